@@ -1,0 +1,21 @@
+/**
+ * `@hermes/memory`: memory that persists across sessions for AI agents,
+ * compatible with the memory-provider plugin system of Hermes Agent.
+ *
+ * - {@linkcode MemoryProvider}: the contract every provider implements.
+ * - `MemoryManager`: runs one external provider beside the built-in
+ *   `MEMORY.md` / `USER.md` store and keeps the agent's turn fast.
+ * - Profile isolation and per-turn secret scoping on `AsyncLocalStorage`.
+ *
+ * @example Importing the contract
+ * ```ts no-assert
+ * import { MemoryProvider, getHermesHome } from "@hermes/memory";
+ * ```
+ *
+ * @module
+ */
+
+export * from "./src/env.ts";
+export * from "./src/log.ts";
+export * from "./src/hermes_home.ts";
+export * from "./src/memory_provider.ts";

@@ -1,0 +1,74 @@
+/**
+ * The one place that reads the process environment.
+ *
+ * Everything else in the framework and in bundled providers asks this module,
+ * so a permission-confined worker or a scoped `deno run` only ever meets an
+ * environment read where one is expected, and never at import time.
+ *
+ * Reads never throw: a variable the process may not read (no `--allow-env`
+ * grant for it) reads as `undefined`, like an unset one.
+ *
+ * @module
+ */
+
+/**
+ * Reads one variable of the process environment.
+ *
+ * @param name The variable's name.
+ * @returns Its value, or `undefined` when it is unset or not readable under
+ * the current permissions.
+ *
+ * @example Reading HOME
+ * ```ts no-assert
+ * import { readProcessEnv } from "@hermes/memory";
+ * const home = readProcessEnv("HOME");
+ * ```
+ */
+export function readProcessEnv(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Tells whether a variable holds a truthy switch value: `1`, `true`, `yes`
+ * or `on`, case-insensitive and trimmed.
+ *
+ * @param value The raw value (or `undefined`).
+ * @returns `true` for a truthy switch value.
+ *
+ * @example
+ * ```ts
+ * import { isTruthyEnvValue } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(isTruthyEnvValue(" Yes "), true);
+ * assert.equal(isTruthyEnvValue("0"), false);
+ * ```
+ */
+export function isTruthyEnvValue(value: string | undefined | null): boolean {
+  if (value == null) return false;
+  return ["1", "true", "yes", "on"].includes(value.trim().toLowerCase());
+}
+
+/**
+ * Returns a copy of the whole process environment, or an empty object when
+ * enumerating it is not permitted. Used only where an overlay of the full
+ * environment is needed (a profile's secret scope); never at import time.
+ *
+ * @returns A fresh object; changing it does not change the process.
+ *
+ * @example
+ * ```ts no-assert
+ * import { snapshotProcessEnv } from "@hermes/memory";
+ * const env = snapshotProcessEnv();
+ * ```
+ */
+export function snapshotProcessEnv(): Record<string, string> {
+  try {
+    return Deno.env.toObject();
+  } catch {
+    return {};
+  }
+}

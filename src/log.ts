@@ -1,0 +1,90 @@
+/**
+ * The framework's logger seam.
+ *
+ * Library code never prints directly: it logs through the current
+ * {@linkcode Logger}, which defaults to warnings and errors on stderr and can
+ * be replaced (tests capture, agents route to their own logs). Debug lines are
+ * dropped unless a logger that keeps them is installed.
+ *
+ * @module
+ */
+
+/** A log level, from the most to the least verbose. */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+/** Where the framework's log lines go. */
+export interface Logger {
+  /**
+   * Receives one log line.
+   *
+   * @param level How important the line is.
+   * @param message The text; it never contains a secret.
+   */
+  log(level: LogLevel, message: string): void;
+}
+
+/** The default logger: `warn` and `error` lines on stderr, the rest dropped. */
+export const STDERR_LOGGER: Logger = {
+  log(level: LogLevel, message: string): void {
+    if (level === "warn" || level === "error") {
+      console.error(`hermes: ${level}: ${message}`);
+    }
+  },
+};
+
+let current: Logger = STDERR_LOGGER;
+
+/**
+ * Installs a logger for the whole process and returns the previous one.
+ *
+ * @param logger The new logger.
+ * @returns The logger that was installed before.
+ *
+ * @example Capturing log lines
+ * ```ts
+ * import { setLogger } from "@hermes/memory";
+ * const lines: string[] = [];
+ * const previous = setLogger({ log: (level, msg) => lines.push(`${level} ${msg}`) });
+ * setLogger(previous);
+ * ```
+ */
+export function setLogger(logger: Logger): Logger {
+  const previous = current;
+  current = logger;
+  return previous;
+}
+
+/**
+ * Returns the logger in use.
+ *
+ * @returns The current logger.
+ *
+ * @example
+ * ```ts no-assert
+ * import { getLogger } from "@hermes/memory";
+ * getLogger().log("info", "started");
+ * ```
+ */
+export function getLogger(): Logger {
+  return current;
+}
+
+/**
+ * Logs a line at `level` through the current logger.
+ *
+ * @param level The level.
+ * @param message The text.
+ *
+ * @example
+ * ```ts no-assert
+ * import { log } from "@hermes/memory";
+ * log("warn", "Memory provider 'x' sync failed: boom");
+ * ```
+ */
+export function log(level: LogLevel, message: string): void {
+  try {
+    current.log(level, message);
+  } catch {
+    // A broken logger must never break the agent's turn.
+  }
+}

@@ -1,0 +1,675 @@
+/**
+ * The memory-provider contract: the abstract {@linkcode MemoryProvider} every
+ * provider extends, its option and result types, and the module constants of
+ * the Hermes contract.
+ *
+ * Python's keyword arguments become one options object with camelCase keys;
+ * any method may return a value or a `Promise` of it, and the manager awaits.
+ *
+ * @module
+ */
+
+/** The highest pre-compress checkpoint API version this framework speaks. */
+export const PRE_COMPRESS_CHECKPOINT_API_VERSION = 2;
+
+/** The glyph shown beside recall status lines. */
+export const INDICATOR_GLYPH = "🧠";
+
+/** A value, or a promise of it: what any provider method may return. */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** A JSON value. */
+export type JsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+
+/**
+ * One chat message in OpenAI format (`role`, `content`, and for assistant
+ * messages possibly `tool_calls`; tool results carry `tool_call_id`). Keys stay
+ * snake_case because they are the wire format agents already use.
+ */
+export interface ChatMessage {
+  /** `system`, `user`, `assistant` or `tool`. */
+  role?: string;
+  /** The text, or structured content parts. */
+  content?: unknown;
+  /** Any other key of the message. */
+  [key: string]: unknown;
+}
+
+/** A tool schema as a provider declares it: a bare function schema. */
+export interface ToolSchema {
+  /** The tool's name, unique across the agent. */
+  name: string;
+  /** What the tool does, for the model. */
+  description?: string;
+  /** A JSON-schema object describing the arguments. */
+  parameters?: Record<string, unknown>;
+  /** Any other key of the schema. */
+  [key: string]: unknown;
+}
+
+/**
+ * What a provider reports about its last prefetch, shown to the user as
+ * `"<glyph> <providerLabel> — <detail>"`.
+ */
+export interface RecallStatus {
+  /** The label shown for the provider. */
+  readonly providerLabel: string;
+  /** How many memories were recalled; `0` or less means "no discrete count". */
+  readonly count: number;
+  /** The glyph shown before the label. */
+  readonly glyph: string;
+}
+
+/** Options of {@linkcode recallStatus}. */
+export interface RecallStatusOptions {
+  /**
+   * The glyph shown before the label.
+   *
+   * @default {"🧠"}
+   */
+  glyph?: string;
+}
+
+/**
+ * Builds a frozen {@linkcode RecallStatus}.
+ *
+ * @param providerLabel The label shown for the provider.
+ * @param count How many memories were recalled (`0`: no discrete count).
+ * @param options The glyph, when not the default.
+ * @returns A frozen record.
+ *
+ * @example
+ * ```ts
+ * import { recallStatus } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(recallStatus("Honcho", 3).glyph, "🧠");
+ * ```
+ */
+export function recallStatus(
+  providerLabel: string,
+  count: number,
+  options: RecallStatusOptions = {},
+): RecallStatus {
+  return Object.freeze({
+    providerLabel,
+    count,
+    glyph: options.glyph ?? INDICATOR_GLYPH,
+  });
+}
+
+/** Who wrote a turn, when the host knows (gateways serving several people). */
+export interface TurnAuthor {
+  /** A stable id of the author on the platform. */
+  id: string;
+  /** A display name. */
+  name?: string;
+  /** Whether the author is a bot. */
+  isBot?: boolean;
+}
+
+/** Where an agent runs; non-`primary` contexts skip automatic writes. */
+export type AgentContext = "primary" | "subagent" | "cron" | "flush";
+
+/** A callback the CLI hands providers for user-visible warnings or status. */
+export type UserNoticeCallback = (message: string) => void;
+
+/**
+ * Options of {@linkcode MemoryProvider.initialize} (Python's `**kwargs`).
+ * Identity keys are present only when the host knows a non-empty value.
+ */
+export interface InitializeOptions {
+  /** The profile's home; the manager injects it when the caller did not. */
+  hermesHome?: string;
+  /** `cli`, `telegram`, `discord`, `cron`, `gui`, `acp`, `tui`, `api_server`, `tool`, … */
+  platform?: string;
+  /** Where the agent runs. */
+  agentContext?: AgentContext;
+  /** The active profile's name. */
+  agentIdentity?: string;
+  /** The workspace name (`"hermes"`). */
+  agentWorkspace?: string;
+  /** The session this one was branched or resumed from. */
+  parentSessionId?: string;
+  /** The platform user id. */
+  userId?: string;
+  /** An alternative user id on the same platform. */
+  userIdAlt?: string;
+  /** The user's display name. */
+  userName?: string;
+  /** The chat id. */
+  chatId?: string;
+  /** The chat's name. */
+  chatName?: string;
+  /** The chat's type (`dm`, `group`, …). */
+  chatType?: string;
+  /** The thread id. */
+  threadId?: string;
+  /** The gateway's session key. */
+  gatewaySessionKey?: string;
+  /** The session's title. */
+  sessionTitle?: string;
+  /** How the title was made: `derived`, `llm` or `user`. */
+  sessionTitleSource?: string;
+  /** The conversation's working directory (only when non-empty). */
+  cwd?: string;
+  /** CLI only: shows a warning to the user. */
+  warningCallback?: UserNoticeCallback;
+  /** CLI only: shows a status line to the user. */
+  statusCallback?: UserNoticeCallback;
+  /** Any other key a host passes. */
+  [key: string]: unknown;
+}
+
+/** Options of {@linkcode MemoryProvider.prefetch} and `queuePrefetch`. */
+export interface PrefetchOptions {
+  /**
+   * The session the query belongs to.
+   *
+   * @default {""}
+   */
+  sessionId?: string;
+}
+
+/** Options of {@linkcode MemoryProvider.syncTurn}. */
+export interface SyncTurnOptions {
+  /**
+   * The session the turn belongs to (always passed by the manager).
+   *
+   * @default {""}
+   */
+  sessionId?: string;
+  /** The whole OpenAI-format transcript, tool calls and results included. */
+  messages?: ChatMessage[];
+  /** Who wrote the user message, when known. */
+  turnAuthor?: TurnAuthor;
+}
+
+/** Options of {@linkcode MemoryProvider.onTurnStart}. */
+export interface TurnStartOptions {
+  /** Tokens left in the model's context window. */
+  remainingTokens?: number;
+  /** The model's name. */
+  model?: string;
+  /** The platform the turn came from. */
+  platform?: string;
+  /** How many tools the agent offers. */
+  toolCount?: number;
+  /** The author's id, or `null` when unknown. */
+  authorId?: string | null;
+  /** The author's name, or `null` when unknown. */
+  authorName?: string | null;
+  /** Whether the author is a bot (`false` when unknown). */
+  authorIsBot?: boolean;
+  /** Any other key a host passes. */
+  [key: string]: unknown;
+}
+
+/** Options of {@linkcode MemoryProvider.onSessionSwitch}. */
+export interface SessionSwitchOptions {
+  /**
+   * The session switched away from.
+   *
+   * @default {""}
+   */
+  parentSessionId?: string;
+  /**
+   * A genuinely new conversation (`/new`, `/reset`).
+   *
+   * @default {false}
+   */
+  reset?: boolean;
+  /** Same id, truncated transcript; present only when `true`. */
+  rewound?: boolean;
+  /** Why: `resume`, `new_session`, `branch`, `compression`, … */
+  reason?: string;
+  /** Any other key a host passes. */
+  [key: string]: unknown;
+}
+
+/** Options of {@linkcode MemoryProvider.onPreCompress}. */
+export interface PreCompressOptions {
+  /**
+   * The host requires a durable checkpoint: throw unless it is committed.
+   * Passed only to providers of checkpoint API version 2.
+   *
+   * @default {false}
+   */
+  requireCheckpoint?: boolean;
+}
+
+/** Options of {@linkcode MemoryProvider.onDelegation}. */
+export interface DelegationOptions {
+  /**
+   * The subagent's session id.
+   *
+   * @default {""}
+   */
+  childSessionId?: string;
+  /** Any other key a host passes. */
+  [key: string]: unknown;
+}
+
+/** Options of {@linkcode MemoryProvider.handleToolCall}. */
+export interface ToolCallOptions {
+  /** The session the call belongs to. */
+  sessionId?: string;
+  /** Any other key a host passes. */
+  [key: string]: unknown;
+}
+
+/** A built-in memory store target. */
+export type MemoryTarget = "memory" | "user";
+
+/** A mirrored built-in memory write action. */
+export type MemoryWriteAction = "add" | "replace" | "remove";
+
+/**
+ * Provenance of a mirrored memory write (keys as Hermes has them:
+ * `write_origin`, `execution_context`, `session_id`, `parent_session_id`,
+ * `platform`, `tool_name`, `old_text`, `previous_content`).
+ */
+export type MemoryWriteMetadata = Record<string, unknown>;
+
+/** Options of {@linkcode MemoryProvider.onMemoryEvict}. */
+export interface MemoryEvictOptions {
+  /** Provenance plus `eviction_reason` (and `old_text` when present). */
+  metadata?: MemoryWriteMetadata;
+}
+
+/**
+ * One field of a provider's setup schema. Keys stay as Hermes has them
+ * (`env_var`, `default_from`), since provider schemas are a shared format.
+ */
+export interface ConfigField {
+  /** The config key. */
+  key: string;
+  /** What the field is for. */
+  description?: string;
+  /** A secret: written to `.env` through `env_var`, never to `config.yaml`. */
+  secret?: boolean;
+  /** Whether setup needs a value. */
+  required?: boolean;
+  /** The default value. */
+  default?: unknown;
+  /** Allowed values (shown as a picker). */
+  choices?: unknown[];
+  /** Allowed values with labels. */
+  options?: unknown[];
+  /** `text`, `integer`, `number` or `boolean`. */
+  type?: string;
+  /** Alias of `type`. */
+  kind?: string;
+  /** The smallest allowed number. */
+  minimum?: number;
+  /** The largest allowed number. */
+  maximum?: number;
+  /** The step between numbers. */
+  step?: number;
+  /** Where to obtain a credential. */
+  url?: string;
+  /** The environment variable the value is stored under. */
+  env_var?: string;
+  /** Shown only when every `providerConfig[k] === v`. */
+  when?: Record<string, unknown>;
+  /** A default looked up from another field's value. */
+  default_from?: { field: string; map: Record<string, unknown> };
+  /** The label shown. */
+  label?: string;
+  /** The placeholder shown. */
+  placeholder?: string;
+  /** Any other key. */
+  [key: string]: unknown;
+}
+
+/** The parsed `config.yaml` (or any part of it). */
+export type HermesConfig = Record<string, unknown>;
+
+/**
+ * The contract every memory provider implements.
+ *
+ * Abstract members: {@linkcode MemoryProvider.name},
+ * {@linkcode MemoryProvider.isAvailable}, {@linkcode MemoryProvider.initialize}
+ * and {@linkcode MemoryProvider.getToolSchemas}. Every other method has the
+ * default the Hermes contract gives it.
+ *
+ * @example A minimal provider
+ * ```ts
+ * import { MemoryProvider, type ToolSchema } from "@hermes/memory";
+ *
+ * class NotesProvider extends MemoryProvider {
+ *   get name(): string {
+ *     return "notes";
+ *   }
+ *   isAvailable(): boolean {
+ *     return true;
+ *   }
+ *   initialize(): void {}
+ *   getToolSchemas(): ToolSchema[] {
+ *     return [];
+ *   }
+ * }
+ * const provider = new NotesProvider();
+ * ```
+ */
+export abstract class MemoryProvider {
+  /**
+   * The pre-compress checkpoint API this provider implements: `1` is the
+   * historical best-effort call, `2` means every normal return of
+   * {@linkcode MemoryProvider.onPreCompress} is a committed durable checkpoint.
+   */
+  readonly preCompressCheckpointApiVersion: number = 1;
+
+  /** A short id; `"builtin"` is reserved for the built-in store. */
+  abstract get name(): string;
+
+  /**
+   * Whether the provider can run: checks config and dependencies only, never
+   * the network.
+   *
+   * @returns `true` when usable.
+   */
+  abstract isAvailable(): MaybePromise<boolean>;
+
+  /**
+   * Called once at agent start. Must tolerate missing optional keys.
+   *
+   * @param sessionId The session id.
+   * @param options What the host knows about the session.
+   */
+  abstract initialize(
+    sessionId: string,
+    options: InitializeOptions,
+  ): MaybePromise<void>;
+
+  /**
+   * The tools the provider offers, as bare function schemas (`[]` when
+   * context-only).
+   *
+   * @returns The schemas.
+   */
+  abstract getToolSchemas(): MaybePromise<ToolSchema[]>;
+
+  /**
+   * Side-effect-free load for inspection-only agents; defaults to
+   * {@linkcode MemoryProvider.initialize}.
+   *
+   * @param sessionId The session id.
+   * @param options What the host knows about the session.
+   * @returns Whatever `initialize` returns.
+   */
+  initializeForInspection(
+    sessionId: string,
+    options: InitializeOptions,
+  ): MaybePromise<void> {
+    return this.initialize(sessionId, options);
+  }
+
+  /**
+   * A short hint shown when {@linkcode MemoryProvider.isAvailable} is false.
+   *
+   * @returns The hint, `""` by default.
+   */
+  unavailableReason(): MaybePromise<string> {
+    return "";
+  }
+
+  /**
+   * Static text for the system prompt; `""` skips it.
+   *
+   * @returns The block, `""` by default.
+   */
+  systemPromptBlock(): MaybePromise<string> {
+    return "";
+  }
+
+  /**
+   * Recalled context for the coming model call. Must be fast: return what a
+   * background job already fetched.
+   *
+   * @param _query The user's message.
+   * @param _options The session.
+   * @returns The context, `""` by default.
+   */
+  prefetch(_query: string, _options: PrefetchOptions): MaybePromise<string> {
+    return "";
+  }
+
+  /**
+   * Warms results for the next {@linkcode MemoryProvider.prefetch}; runs in
+   * the background after a turn.
+   *
+   * @param _query The user's message.
+   * @param _options The session.
+   */
+  queuePrefetch(_query: string, _options: PrefetchOptions): MaybePromise<void> {
+  }
+
+  /**
+   * Describes only the last prefetch.
+   *
+   * @returns A status, or `null` (the default) for nothing to show.
+   */
+  recallStatus(): MaybePromise<RecallStatus | null> {
+    return null;
+  }
+
+  /**
+   * Records a completed turn; runs on the manager's background queue.
+   *
+   * @param _userContent The user's message.
+   * @param _assistantContent The assistant's reply.
+   * @param _options The session, transcript and author.
+   */
+  syncTurn(
+    _userContent: string,
+    _assistantContent: string,
+    _options: SyncTurnOptions,
+  ): MaybePromise<void> {
+  }
+
+  /**
+   * Runs one of the provider's own tools.
+   *
+   * @param toolName The tool's name.
+   * @param _args The model's arguments.
+   * @param _options Extra call context.
+   * @returns A JSON string.
+   * @throws {Error} By default: the provider does not handle the tool.
+   */
+  handleToolCall(
+    toolName: string,
+    _args: Record<string, unknown>,
+    _options: ToolCallOptions,
+  ): MaybePromise<string> {
+    throw new Error(`Provider ${this.name} does not handle tool ${toolName}`);
+  }
+
+  /** Flushes and closes; called at process exit or agent close. */
+  shutdown(): MaybePromise<void> {
+  }
+
+  /**
+   * Called at the start of each turn, before prefetch.
+   *
+   * @param _turnNumber The 1-based turn number.
+   * @param _message The user's message.
+   * @param _options What the host knows about the turn.
+   */
+  onTurnStart(
+    _turnNumber: number,
+    _message: string,
+    _options: TurnStartOptions,
+  ): MaybePromise<void> {
+  }
+
+  /**
+   * A cheap, read-only signature of the provider's identity settings,
+   * called on an uninitialized instance; a change busts cached agents.
+   *
+   * @returns The signature, `{}` by default.
+   */
+  identitySignature(): MaybePromise<Record<string, unknown>> {
+    return {};
+  }
+
+  /**
+   * Called at real session boundaries only, never per turn.
+   *
+   * @param _messages The full transcript.
+   */
+  onSessionEnd(_messages: ChatMessage[]): MaybePromise<void> {
+  }
+
+  /**
+   * Rebinds per-session state on `/resume`, `/branch`, `/reset`, `/new` or
+   * compression. Returning literal `false` reports failure.
+   *
+   * @param _newSessionId The session switched to.
+   * @param _options Parent, reset, rewound and reason.
+   * @returns Nothing, or `false` on failure.
+   */
+  onSessionSwitch(
+    _newSessionId: string,
+    _options: SessionSwitchOptions,
+  ): MaybePromise<void | boolean> {
+  }
+
+  /**
+   * Called before lossy compression of the transcript. For API version 2
+   * providers every normal return means a durable checkpoint is committed.
+   *
+   * @param _messages The raw transcript (v1) or normalized evidence (v2).
+   * @param _options Whether a checkpoint is required.
+   * @returns Text fed to the summary prompt, `""` by default.
+   */
+  onPreCompress(
+    _messages: ChatMessage[],
+    _options: PreCompressOptions,
+  ): MaybePromise<string> {
+    return "";
+  }
+
+  /**
+   * Called on the parent when a subagent finishes.
+   *
+   * @param _task The task given to the subagent.
+   * @param _result The subagent's result.
+   * @param _options The child's session id.
+   */
+  onDelegation(
+    _task: string,
+    _result: string,
+    _options: DelegationOptions,
+  ): MaybePromise<void> {
+  }
+
+  /**
+   * The fields `hermes memory setup` asks for.
+   *
+   * @returns The schema, `[]` by default.
+   */
+  getConfigSchema(): MaybePromise<ConfigField[]> {
+    return [];
+  }
+
+  /**
+   * Stores non-secret setup values the provider's own way.
+   *
+   * @param _values The values collected by setup.
+   * @param _hermesHome The profile's home.
+   */
+  saveConfig(
+    _values: Record<string, unknown>,
+    _hermesHome: string,
+  ): MaybePromise<void> {
+  }
+
+  /**
+   * Mirrors a committed write of the built-in `memory` tool.
+   *
+   * @param _action `add`, `replace` or `remove`.
+   * @param _target `memory` or `user`.
+   * @param _content The entry's text.
+   * @param _metadata Provenance, `old_text` and `previous_content`.
+   */
+  onMemoryWrite(
+    _action: MemoryWriteAction,
+    _target: MemoryTarget,
+    _content: string,
+    _metadata?: MemoryWriteMetadata,
+  ): MaybePromise<void> {
+  }
+
+  /**
+   * Called when the built-in store terminally dropped a fact.
+   *
+   * @param _content The dropped text.
+   * @param _target `memory` or `user`.
+   * @param _options Metadata with `eviction_reason`.
+   */
+  onMemoryEvict(
+    _content: string,
+    _target: MemoryTarget,
+    _options: MemoryEvictOptions,
+  ): MaybePromise<void> {
+  }
+
+  /**
+   * State kept outside `HERMES_HOME` that `hermes backup` should include.
+   * Must work without `initialize` and without the network.
+   *
+   * @returns Absolute paths, `[]` by default.
+   */
+  backupPaths(): MaybePromise<string[]> {
+    return [];
+  }
+
+  /**
+   * When defined, owns the whole of `hermes memory setup <provider>`.
+   *
+   * @param hermesHome The profile's home.
+   * @param config The loaded `config.yaml`.
+   */
+  postSetup?(hermesHome: string, config: HermesConfig): MaybePromise<void>;
+
+  /**
+   * When defined, a display-safe view of the provider's config for
+   * `hermes memory status`.
+   *
+   * @param providerConfig The `memory.<name>` section.
+   * @returns What to show.
+   */
+  getStatusConfig?(
+    providerConfig: Record<string, unknown>,
+  ): MaybePromise<Record<string, unknown>>;
+}
+
+/**
+ * Tells whether a value is a memory provider: an instance of
+ * {@linkcode MemoryProvider}, or an object with its four abstract members
+ * (a provider built against another copy of the framework).
+ *
+ * @param value Anything.
+ * @returns `true` for a provider.
+ *
+ * @example
+ * ```ts
+ * import { isMemoryProvider } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(isMemoryProvider({}), false);
+ * ```
+ */
+export function isMemoryProvider(value: unknown): value is MemoryProvider {
+  if (value instanceof MemoryProvider) return true;
+  if (value === null || typeof value !== "object") return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.name === "string" && typeof v.isAvailable === "function" &&
+    typeof v.initialize === "function" &&
+    typeof v.getToolSchemas === "function";
+}

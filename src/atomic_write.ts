@@ -1,0 +1,218 @@
+/**
+ * Crash-safe file replacement and tolerant JSON reading, for provider
+ * sidecars (`$HERMES_HOME/<provider>.json`), `config.yaml` and `.env`.
+ *
+ * A write goes to a temporary file in the target's directory, is flushed to
+ * disk, and is renamed over the target, so a reader sees the old content or
+ * the new content and never a torn file.
+ *
+ * @module
+ */
+
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+
+/** Options of {@linkcode atomicWriteText} and {@linkcode atomicJsonWrite}. */
+export interface AtomicWriteOptions {
+  /**
+   * The file mode to give the result, e.g. `0o600` for credentials. When
+   * absent, an existing file keeps its mode and a new file gets `0o644`.
+   * Ignored on Windows.
+   */
+  mode?: number;
+}
+
+const DEFAULT_NEW_FILE_MODE = 0o644;
+const IS_WINDOWS = Deno.build.os === "windows";
+
+/**
+ * Replaces the content of `path` with `text` atomically: temp file in the
+ * same directory, fsync, rename. An existing file keeps its mode (and, where
+ * the process may, its owner); a symlink is kept and its target is
+ * rewritten. The parent directory must exist.
+ *
+ * @param path The file to write.
+ * @param text The new content (written as UTF-8).
+ * @param options The mode to set.
+ * @returns A promise that resolves once the new content is in place.
+ * @throws {Deno.errors.NotFound} When the parent directory is missing.
+ *
+ * @example Writing a credentials file
+ * ```ts no-assert
+ * import { atomicWriteText } from "@hermes/memory";
+ * const dir = await Deno.makeTempDir();
+ * await atomicWriteText(`${dir}/token.txt`, "secret\n", { mode: 0o600 });
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function atomicWriteText(
+  path: string,
+  text: string,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
+  const target = await resolveWriteTarget(path);
+  const existing = await statOrUndefined(target);
+  if (existing?.isDirectory) {
+    throw new Deno.errors.IsADirectory(
+      `Cannot write file ${target}: it is a directory, remove it or choose another path`,
+    );
+  }
+  const mode = options.mode ??
+    (existing?.mode != null ? existing.mode & 0o7777 : DEFAULT_NEW_FILE_MODE);
+  const dir = dirname(target);
+  const temp = join(
+    dir,
+    `.${basename(target)}.tmp-${crypto.randomUUID().slice(0, 8)}`,
+  );
+  let renamed = false;
+  try {
+    const file = await Deno.open(temp, {
+      write: true,
+      createNew: true,
+      mode: 0o600,
+    });
+    try {
+      await writeAll(file, new TextEncoder().encode(text));
+      await file.sync();
+    } finally {
+      file.close();
+    }
+    if (!IS_WINDOWS) {
+      await Deno.chmod(temp, mode);
+      if (existing?.uid != null && existing.gid != null) {
+        // Keep the owner where the process may (root rewriting a user's file).
+        await Deno.chown(temp, existing.uid, existing.gid).catch(() => {});
+      }
+    }
+    await Deno.rename(temp, target);
+    renamed = true;
+    await syncDirectory(dir);
+  } finally {
+    if (!renamed) await Deno.remove(temp).catch(() => {});
+  }
+}
+
+/**
+ * Writes `value` as JSON (indent 2, UTF-8 without ASCII escaping, trailing
+ * newline) through {@linkcode atomicWriteText}.
+ *
+ * @param path The file to write.
+ * @param value Any JSON-serializable value.
+ * @param options The mode to set; use `0o600` for credentials.
+ * @returns A promise that resolves once the file is in place.
+ * @throws {TypeError} When `value` cannot be serialized as JSON.
+ *
+ * @example Saving a provider sidecar
+ * ```ts
+ * import { atomicJsonWrite, readJsonOrEmpty } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * await atomicJsonWrite(`${dir}/mem0.json`, { user_id: "ada" });
+ * assert.deepEqual(await readJsonOrEmpty(`${dir}/mem0.json`), { user_id: "ada" });
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function atomicJsonWrite(
+  path: string,
+  value: unknown,
+  options: AtomicWriteOptions = {},
+): Promise<void> {
+  const json = JSON.stringify(value, null, 2);
+  if (json === undefined) {
+    throw new TypeError(
+      `Cannot write ${path}: the value (${typeof value}) has no JSON form, pass an object, array or primitive`,
+    );
+  }
+  await atomicWriteText(path, `${json}\n`, options);
+}
+
+/**
+ * Reads a JSON object from `path`, or `{}` when the file is missing,
+ * unreadable, malformed, or holds something other than an object. A UTF-8
+ * byte-order mark is tolerated.
+ *
+ * @param path The file to read.
+ * @returns The parsed object, or a fresh `{}`.
+ *
+ * @example Reading a sidecar that may not exist
+ * ```ts
+ * import { readJsonOrEmpty } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(await readJsonOrEmpty("/nonexistent/honcho.json"), {});
+ * ```
+ */
+export async function readJsonOrEmpty(
+  path: string,
+): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch {
+    return {};
+  }
+  try {
+    const value: unknown = JSON.parse(text.replace(/^\uFEFF/, ""));
+    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+      return value as Record<string, unknown>;
+    }
+  } catch {
+    // Malformed: treated like a missing file, as Hermes does.
+  }
+  return {};
+}
+
+async function resolveWriteTarget(path: string): Promise<string> {
+  const absolute = resolve(path);
+  try {
+    return await Deno.realPath(absolute);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  // Missing, or a dangling symlink: follow links by hand to the file to create.
+  let current = absolute;
+  for (let hops = 0; hops < 40; hops++) {
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.lstat(current);
+    } catch {
+      return current;
+    }
+    if (!info.isSymlink) return current;
+    const link = await Deno.readLink(current);
+    current = isAbsolute(link) ? link : resolve(dirname(current), link);
+  }
+  throw new Deno.errors.FilesystemLoop(
+    `Cannot write ${path}: too many levels of symbolic links, fix the link chain`,
+  );
+}
+
+async function statOrUndefined(
+  path: string,
+): Promise<Deno.FileInfo | undefined> {
+  try {
+    return await Deno.stat(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+}
+
+async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    offset += await file.write(bytes.subarray(offset));
+  }
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  if (IS_WINDOWS) return;
+  try {
+    const handle = await Deno.open(dir, { read: true });
+    try {
+      await handle.sync();
+    } finally {
+      handle.close();
+    }
+  } catch {
+    // Best effort: some filesystems refuse to fsync a directory.
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * A cross-process exclusive lock on a lock file, for read-modify-write
+ * cycles on shared files (`MEMORY.md`, `.env`, `config.yaml`) that several
+ * Hermes processes may touch at once.
+ *
+ * Inside one process, callers of the same lock path wait in a FIFO queue;
+ * across processes, the holder keeps an exclusive OS lock
+ * (`Deno.FsFile.lock`) on the lock file. The lock file is created with mode
+ * `0600` and left in place afterwards (deleting it would let two processes
+ * lock different files).
+ *
+ * @module
+ */
+
+import { dirname, resolve } from "node:path";
+
+const queues = new Map<string, Promise<void>>();
+
+/**
+ * Runs `fn` while holding an exclusive lock on `lockPath`, released when
+ * `fn` settles. The lock's parent directory is created if missing.
+ *
+ * The lock is not re-entrant: calling `withFileLock` on the same path from
+ * inside `fn` waits forever.
+ *
+ * @typeParam T What `fn` resolves to.
+ * @param lockPath The lock file, conventionally `<file>.lock`.
+ * @param fn The critical section.
+ * @returns What `fn` resolves to.
+ * @throws Whatever `fn` throws, after the lock is released; an OS error when
+ * the lock file cannot be created.
+ *
+ * @example Incrementing a shared counter safely
+ * ```ts
+ * import { withFileLock } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * const counter = `${dir}/counter.txt`;
+ * await Deno.writeTextFile(counter, "0");
+ * await Promise.all([1, 2, 3].map(() =>
+ *   withFileLock(`${counter}.lock`, async () => {
+ *     const n = Number(await Deno.readTextFile(counter));
+ *     await Deno.writeTextFile(counter, String(n + 1));
+ *   })
+ * ));
+ * assert.equal(await Deno.readTextFile(counter), "3");
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function withFileLock<T>(
+  lockPath: string,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const key = resolve(lockPath);
+  const previous = queues.get(key) ?? Promise.resolve();
+  let release!: () => void;
+  const mine = new Promise<void>((resolveTurn) => release = resolveTurn);
+  const tail = previous.then(() => mine);
+  queues.set(key, tail);
+  await previous;
+  try {
+    await Deno.mkdir(dirname(key), { recursive: true });
+    const file = await Deno.open(key, {
+      read: true,
+      write: true,
+      create: true,
+      mode: 0o600,
+    });
+    try {
+      await file.lock(true);
+      try {
+        return await fn();
+      } finally {
+        await file.unlock().catch(() => {});
+      }
+    } finally {
+      file.close();
+    }
+  } finally {
+    release();
+    if (queues.get(key) === tail) queues.delete(key);
+  }
+}

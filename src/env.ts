@@ -11,6 +11,8 @@
  * @module
  */
 
+import process from "node:process";
+
 /**
  * Reads one variable of the process environment.
  *
@@ -70,5 +72,60 @@ export function snapshotProcessEnv(): Record<string, string> {
     return Deno.env.toObject();
   } catch {
     return {};
+  }
+}
+
+/**
+ * Runs `fn` synchronously while `process.env` reads never throw: a variable
+ * the process may not read (no `--allow-env` grant for it) reads as
+ * `undefined`. For npm libraries that probe debug variables on their hot
+ * path (the `yaml` parser reads `LOG_TOKENS` and `LOG_STREAM` per token),
+ * which would otherwise fail with `NotCapable` under narrow
+ * `--allow-env=HERMES_HOME,HOME` grants. When the process may read every
+ * variable, `fn` just runs.
+ *
+ * Only the property is swapped, for the duration of the synchronous call;
+ * the process environment itself is never changed.
+ *
+ * @typeParam T What `fn` returns.
+ * @param fn Synchronous work that may read `process.env`.
+ * @returns What `fn` returns.
+ *
+ * @example Parsing YAML under narrow env grants
+ * ```ts no-assert
+ * import { withTolerantProcessEnv } from "@hermes/memory";
+ * import { parse } from "yaml";
+ * const value = withTolerantProcessEnv(() => parse("a: 1"));
+ * ```
+ */
+export function withTolerantProcessEnv<T>(fn: () => T): T {
+  let allGranted = false;
+  try {
+    allGranted = Deno.permissions.querySync({ name: "env" }).state ===
+      "granted";
+  } catch {
+    allGranted = false;
+  }
+  if (allGranted) return fn();
+  const original = process.env;
+  const cache = new Map<string, string | undefined>();
+  const tolerant = new Proxy({} as Record<string, string | undefined>, {
+    get(_target, key): string | undefined {
+      if (typeof key !== "string") return undefined;
+      if (!cache.has(key)) cache.set(key, readProcessEnv(key));
+      return cache.get(key);
+    },
+    has(_target, key): boolean {
+      return typeof key === "string" && readProcessEnv(key) !== undefined;
+    },
+    set(): boolean {
+      return false;
+    },
+  });
+  (process as { env: unknown }).env = tolerant;
+  try {
+    return fn();
+  } finally {
+    (process as { env: unknown }).env = original;
   }
 }

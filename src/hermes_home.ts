@@ -18,6 +18,9 @@ import { log } from "./log.ts";
 
 const homeOverride = new AsyncLocalStorage<string>();
 let warnedActiveProfile = false;
+// Roots whose active_profile was already looked at: the check reads a file,
+// and getHermesHome() runs on hot paths.
+const checkedActiveProfileRoots = new Set<string>();
 
 /**
  * Runs `fn` with `home` as the profile home for everything it does,
@@ -160,7 +163,8 @@ export function getProfileHome(profile: string): string {
 }
 
 function warnIfActiveProfileIgnored(root: string): void {
-  if (warnedActiveProfile) return;
+  if (warnedActiveProfile || checkedActiveProfileRoots.has(root)) return;
+  checkedActiveProfileRoots.add(root);
   let active = "";
   try {
     active = Deno.readTextFileSync(join(root, "active_profile")).trim();

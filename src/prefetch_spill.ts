@@ -17,6 +17,12 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { getHermesHome, getUserHome } from "./hermes_home.ts";
 import { log } from "./log.ts";
 import type { HermesConfig } from "./memory_provider.ts";
+import {
+  isRecord,
+  lookupConfig,
+  readConfigBool,
+  readConfigInt,
+} from "./_config_values.ts";
 
 /** Default of `hooks.output_spill.max_chars`. */
 export const DEFAULT_SPILL_MAX_CHARS = 10000;
@@ -179,17 +185,17 @@ export class SpillDirectoryError extends Error {
 export function readOutputSpillSettings(
   config: HermesConfig,
 ): OutputSpillSettings {
-  const section = lookup(config, ["hooks", "output_spill"]);
+  const section = lookupConfig(config, "hooks.output_spill");
   const raw = isRecord(section) ? section : {};
   const directory = typeof raw.directory === "string" &&
       raw.directory.trim() !== ""
     ? expandUser(raw.directory.trim())
     : null;
   return Object.freeze({
-    enabled: readBool(raw.enabled, true),
-    maxChars: readInt(raw.max_chars, DEFAULT_SPILL_MAX_CHARS, 1),
-    previewHead: readInt(raw.preview_head, DEFAULT_SPILL_PREVIEW_HEAD, 0),
-    previewTail: readInt(raw.preview_tail, DEFAULT_SPILL_PREVIEW_TAIL, 0),
+    enabled: readConfigBool(raw.enabled, true),
+    maxChars: readConfigInt(raw.max_chars, DEFAULT_SPILL_MAX_CHARS, 1),
+    previewHead: readConfigInt(raw.preview_head, DEFAULT_SPILL_PREVIEW_HEAD, 0),
+    previewTail: readConfigInt(raw.preview_tail, DEFAULT_SPILL_PREVIEW_TAIL, 0),
     directory,
   });
 }
@@ -251,8 +257,8 @@ export function recallSpillPolicyFromConfig(
   options: RecallSpillPolicyOptions = {},
 ): RecallSpillPolicy {
   const settings = readOutputSpillSettings(config);
-  const optIn = readBool(
-    lookup(config, ["memory", "prefetch_spill_enabled"]),
+  const optIn = readConfigBool(
+    lookupConfig(config, "memory.prefetch_spill_enabled"),
     false,
   );
   let directory: string;
@@ -687,40 +693,4 @@ function expandUser(path: string): string {
     if (home) return join(home, path.slice(1));
   }
   return path;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
-function lookup(config: unknown, keys: string[]): unknown {
-  let current: unknown = config;
-  for (const key of keys) {
-    if (!isRecord(current)) return undefined;
-    current = current[key];
-  }
-  return current;
-}
-
-function readBool(value: unknown, fallback: boolean): boolean {
-  if (typeof value === "boolean") return value;
-  if (typeof value === "number") return value !== 0;
-  if (typeof value === "string") {
-    const v = value.trim().toLowerCase();
-    if (["1", "true", "yes", "on"].includes(v)) return true;
-    if (["0", "false", "no", "off"].includes(v)) return false;
-  }
-  return fallback;
-}
-
-function readInt(value: unknown, fallback: number, minimum: number): number {
-  let n: number | undefined;
-  if (typeof value === "number" && Number.isInteger(value)) n = value;
-  else if (typeof value === "string" && /^\s*[+-]?\d+\s*$/.test(value)) {
-    n = Number.parseInt(value, 10);
-  }
-  if (n === undefined || !Number.isSafeInteger(n) || n < minimum) {
-    return fallback;
-  }
-  return n;
 }

@@ -1,0 +1,163 @@
+/**
+ * A JSON serializer that formats exactly like Python's
+ * `json.dumps(value, ensure_ascii=False)` with the default separators
+ * (`", "` between items, `": "` after keys), so tool results are
+ * byte-identical to the ones Hermes Agent produces.
+ *
+ * @module
+ */
+
+/** Options of {@linkcode pythonJsonDumps}. */
+export interface PythonJsonDumpsOptions {
+  /**
+   * Escape every non-ASCII character as `\uXXXX` (surrogate pairs for
+   * astral characters), like Python's default `ensure_ascii=True`.
+   *
+   * @default {false}
+   */
+  ensureAscii?: boolean;
+}
+
+const SHORT_ESCAPES: Record<string, string> = {
+  '"': '\\"',
+  "\\": "\\\\",
+  "\n": "\\n",
+  "\r": "\\r",
+  "\t": "\\t",
+  "\b": "\\b",
+  "\f": "\\f",
+};
+
+/**
+ * Serializes a value the way Python's `json.dumps` does.
+ *
+ * Strings escape only `"`, `\` and control characters below U+0020
+ * (`\n`, `\r`, `\t`, `\b`, `\f` short forms, others `\u00XX`); non-ASCII text
+ * stays literal unless `ensureAscii` is set. Objects keep insertion order
+ * (a `Map` may be passed when keys look like integers and order matters);
+ * `undefined` members are left out, `undefined` array items become `null`.
+ * Integral numbers print as Python ints, other numbers as Python's float
+ * `repr` (`1e-05`, `1.5e+16`); `NaN` and the infinities print as Python does
+ * (`NaN`, `Infinity`, `-Infinity`).
+ *
+ * @param value A JSON-like value (plain objects, arrays, `Map`s with string
+ * keys, strings, numbers, booleans, `null`).
+ * @param options Whether to escape non-ASCII characters.
+ * @returns The JSON text.
+ * @throws {TypeError} When the value holds a circular reference, a function,
+ * a symbol or a bigint.
+ *
+ * @example Python spacing and literal non-ASCII text
+ * ```ts
+ * import { pythonJsonDumps } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(
+ *   pythonJsonDumps({ success: true, usage: "5% — 110/2,200 chars", n: [1, 2] }),
+ *   '{"success": true, "usage": "5% — 110/2,200 chars", "n": [1, 2]}',
+ * );
+ * ```
+ */
+export function pythonJsonDumps(
+  value: unknown,
+  options: PythonJsonDumpsOptions = {},
+): string {
+  const out: string[] = [];
+  writeValue(value, out, new Set(), options.ensureAscii ?? false);
+  return out.join("");
+}
+
+function writeValue(
+  value: unknown,
+  out: string[],
+  seen: Set<object>,
+  ensureAscii: boolean,
+): void {
+  if (value === null || value === undefined) {
+    out.push("null");
+    return;
+  }
+  switch (typeof value) {
+    case "string":
+      out.push(quote(value, ensureAscii));
+      return;
+    case "boolean":
+      out.push(value ? "true" : "false");
+      return;
+    case "number":
+      out.push(formatNumber(value));
+      return;
+    case "object":
+      break;
+    default:
+      throw new TypeError(
+        `Cannot serialize a value of type ${typeof value} as JSON`,
+      );
+  }
+  const obj = value as object;
+  if (seen.has(obj)) {
+    throw new TypeError("Cannot serialize a circular reference as JSON");
+  }
+  seen.add(obj);
+  if (Array.isArray(obj)) {
+    out.push("[");
+    obj.forEach((item, i) => {
+      if (i > 0) out.push(", ");
+      writeValue(item, out, seen, ensureAscii);
+    });
+    out.push("]");
+  } else {
+    const entries: [string, unknown][] = obj instanceof Map
+      ? [...obj.entries()].map(([k, v]) => [String(k), v])
+      : Object.entries(obj);
+    out.push("{");
+    let first = true;
+    for (const [key, item] of entries) {
+      if (item === undefined) continue;
+      if (!first) out.push(", ");
+      first = false;
+      out.push(quote(key, ensureAscii), ": ");
+      writeValue(item, out, seen, ensureAscii);
+    }
+    out.push("}");
+  }
+  seen.delete(obj);
+}
+
+function quote(text: string, ensureAscii: boolean): string {
+  let result = '"';
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i] as string;
+    const code = ch.charCodeAt(0);
+    const short = SHORT_ESCAPES[ch];
+    if (short !== undefined) result += short;
+    else if (code < 0x20 || (ensureAscii && code > 0x7e)) {
+      result += "\\u" + code.toString(16).padStart(4, "0");
+    } else result += ch;
+  }
+  return result + '"';
+}
+
+function formatNumber(value: number): string {
+  if (Number.isNaN(value)) return "NaN";
+  if (value === Infinity) return "Infinity";
+  if (value === -Infinity) return "-Infinity";
+  if (Number.isInteger(value)) return BigInt(value).toString();
+  // Python's float repr: shortest round-trip digits, scientific notation when
+  // the decimal exponent is below -4 or at least 16.
+  const [mantissa = "", expText = "0"] = value.toExponential().split("e");
+  const exponent = Number(expText);
+  const negative = mantissa.startsWith("-");
+  const digits = mantissa.replace("-", "").replace(".", "");
+  const sign = negative ? "-" : "";
+  if (exponent < -4 || exponent >= 16) {
+    const head = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    const expSign = exponent < 0 ? "-" : "+";
+    return `${sign}${head}e${expSign}${
+      String(Math.abs(exponent)).padStart(2, "0")
+    }`;
+  }
+  if (exponent < 0) return `${sign}0.${"0".repeat(-exponent - 1)}${digits}`;
+  const intPart = digits.slice(0, exponent + 1).padEnd(exponent + 1, "0");
+  const fracPart = digits.slice(exponent + 1) || "0";
+  return `${sign}${intPart}.${fracPart}`;
+}

@@ -1,0 +1,1881 @@
+/**
+ * Honcho configuration: where `honcho.json` is, which host block applies,
+ * and the fully resolved settings (honcho-provider §1).
+ *
+ * - {@linkcode resolveHonchoConfigPath}: the ONE file that is read
+ *   (`$HERMES_HOME/honcho.json` → default profile's `~/.hermes/honcho.json`
+ *   → `~/.honcho/config.json`).
+ * - {@linkcode resolveHostKey}: `HERMES_HONCHO_HOST` → `hermes` /
+ *   `hermes_<profile>` (root `defaultHost` renames the default host).
+ * - {@linkcode loadHonchoConfig}: every setting of §1.4–§1.5 resolved
+ *   (host block, then root, then environment, then default) into one
+ *   camelCase object, with `sources` saying where each value came from.
+ *   A broken file logs one warning naming the file, line and column and
+ *   falls back to environment-only settings; it never throws for that.
+ * - {@linkcode saveHonchoConfig}: atomic `0600` shallow merge into
+ *   `$HERMES_HOME/honcho.json`; refuses to overwrite a file that does not
+ *   parse.
+ * - {@linkcode resolveHonchoConnection}: what the HTTP client needs (cleaned
+ *   base URL, key or the local placeholder, timeout, telemetry headers).
+ *
+ * Environment variables are read only through the framework (`getSecret`),
+ * so per-turn secret scopes of a multi-profile gateway apply.
+ *
+ * @module
+ */
+
+import { basename, dirname, join, resolve } from "node:path";
+import {
+  getDefaultHermesRoot,
+  getHermesHome,
+  getUserHome,
+  log,
+  readProcessEnv,
+} from "@hermes/memory";
+import { HonchoConfigError } from "./errors.ts";
+import {
+  normalizeObservationMode,
+  type ObservationMode,
+  type ObservationOverrides,
+  parseObservationOverrides,
+  resolveObservation,
+  type SessionObservation,
+} from "./observation.ts";
+
+// TODO(lead): switch to @hermes/memory export `getSecret` once mod.ts exports src/secret_scope.ts.
+function getSecret(name: string): string | undefined {
+  return readProcessEnv(name);
+}
+
+// TODO(lead): switch to @hermes/memory export `atomicJsonWrite` once mod.ts exports src/atomic_write.ts.
+async function atomicJsonWrite(
+  path: string,
+  value: unknown,
+  mode: number,
+): Promise<void> {
+  const dir = dirname(path);
+  await Deno.mkdir(dir, { recursive: true });
+  const temp = join(dir, `.${basename(path)}.${crypto.randomUUID()}.tmp`);
+  const file = await Deno.open(temp, { write: true, createNew: true, mode });
+  try {
+    await file.write(
+      new TextEncoder().encode(`${JSON.stringify(value, null, 2)}\n`),
+    );
+    await file.syncData();
+  } finally {
+    file.close();
+  }
+  try {
+    await Deno.chmod(temp, mode);
+    await Deno.rename(temp, path);
+  } catch (error) {
+    await Deno.remove(temp).catch(() => {});
+    throw error;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Types
+// ---------------------------------------------------------------------------
+
+/** Where a resolved value came from (shown by `hermes honcho status`). */
+export type ConfigSource = "host" | "root" | "env" | "default";
+
+/** A dialectic reasoning level. */
+export type ReasoningLevel = "minimal" | "low" | "medium" | "high" | "max";
+
+/** The reasoning levels, from the cheapest to the most expensive. */
+export const REASONING_LEVELS: readonly ReasoningLevel[] = Object.freeze([
+  "minimal",
+  "low",
+  "medium",
+  "high",
+  "max",
+]);
+
+/** How memory reaches the model. */
+export type RecallMode = "hybrid" | "context" | "tools";
+
+/** When the base context layer is injected. */
+export type InjectionFrequency = "every-turn" | "first-turn";
+
+/** A section of the session-start injection (`injection.sessionStart`). */
+export type SessionStartSection =
+  | "summary"
+  | "peerRepresentation"
+  | "peerCard"
+  | "aiRepresentation"
+  | "aiCard";
+
+/** The section names accepted in `injection.sessionStart`. */
+export const SESSION_START_SECTIONS: readonly SessionStartSection[] = Object
+  .freeze([
+    "summary",
+    "peerRepresentation",
+    "peerCard",
+    "aiRepresentation",
+    "aiCard",
+  ]);
+
+/**
+ * When turns are written: `async` (background writer), `turn` (now),
+ * `session` (at session end), or every N turns. Unknown strings behave like
+ * `session`.
+ */
+export type WriteFrequency = string | number;
+
+/**
+ * How a Honcho session is chosen: `per-directory`, `per-repo`,
+ * `per-session`, `global`; unknown strings behave like `global`.
+ */
+export type SessionStrategy = string;
+
+/** Every resolved setting of `honcho.json` (§1.4, §1.5). */
+export interface HonchoSettings {
+  /** `apiKey`: host → root → `HONCHO_API_KEY`. */
+  apiKey: string | undefined;
+  /**
+   * `baseUrl`: host `baseUrl`/`base_url` → root `endpoint.baseUrl`/`baseUrl`/
+   * `base_url` → `HONCHO_BASE_URL` → `HONCHO_URL`; values with characters
+   * outside printable ASCII are rejected (warning). Not yet cleaned.
+   */
+  baseUrl: string | undefined;
+  /** `environment` (`production` or `local`); ignored when a base URL is set. @default {"production"} */
+  environment: string;
+  /** `workspace`; defaults to the host key (`hermes` in env-only mode). */
+  workspaceId: string;
+  /** `aiPeer`; defaults to the host key. */
+  aiPeer: string;
+  /** `peerName`: the user's peer name, if configured. */
+  peerName: string | undefined;
+  /** `timeout`/`requestTimeout` in seconds (positive), or `undefined` (client default 30 s). */
+  timeout: number | undefined;
+  /** `enabled`; defaults to whether a key or base URL is configured. */
+  enabled: boolean;
+  /** `pinUserPeer` (legacy `pinPeerName`): every runtime user collapses to `peerName`. @default {false} */
+  pinUserPeer: boolean;
+  /** `userPeerAliases`: runtime user id → peer id; a host map replaces the root map. @default {{}} */
+  userPeerAliases: Record<string, string>;
+  /** `runtimePeerPrefix`: prefix for generated runtime peer ids. @default {""} */
+  runtimePeerPrefix: string;
+  /** `saveMessages`: write turns to Honcho. @default {true} */
+  saveMessages: boolean;
+  /** `writeFrequency`; `"3"` parses to `3`. @default {"async"} */
+  writeFrequency: WriteFrequency;
+  /** `contextTokens`: injection budget in tokens, `undefined` = uncapped (0 or less also uncapped). */
+  contextTokens: number | undefined;
+  /** `dialecticReasoningLevel`; invalid values fall back to `low`. @default {"low"} */
+  dialecticReasoningLevel: ReasoningLevel;
+  /** `dialecticDynamic`: the model may pick a level per call. @default {true} */
+  dialecticDynamic: boolean;
+  /** `dialecticMaxChars`: cap of injected dialectic text (positive). @default {600} */
+  dialecticMaxChars: number;
+  /** `dialecticDepth`: passes per dialectic, clamped to 1–3. @default {1} */
+  dialecticDepth: number;
+  /** `dialecticDepthLevels`: per-pass levels, exactly `dialecticDepth` long, or `undefined`. */
+  dialecticDepthLevels: ReasoningLevel[] | undefined;
+  /** `reasoningHeuristic`: longer queries bump the level. @default {true} */
+  reasoningHeuristic: boolean;
+  /** `reasoningLevelCap`: the heuristic's ceiling; invalid values → `high`. @default {"high"} */
+  reasoningLevelCap: ReasoningLevel;
+  /** `messageMaxChars`: chunk size of written messages, clamped to 100–25000. @default {25000} */
+  messageMaxChars: number;
+  /** `dialecticMaxInputChars`: cap of a dialectic query, clamped to 1–10000. @default {10000} */
+  dialecticMaxInputChars: number;
+  /** `recallMode` (`auto` → `hybrid`; invalid → `hybrid`). @default {"hybrid"} */
+  recallMode: RecallMode;
+  /** `recallSync`: bounded synchronous recall for the current message. @default {false} */
+  recallSync: boolean;
+  /** `initOnSessionStart`: init eagerly in tools mode. @default {false} */
+  initOnSessionStart: boolean;
+  /** `injectionFrequency`. @default {"every-turn"} */
+  injectionFrequency: InjectionFrequency;
+  /** `contextCadence`: turns between base-context refreshes (positive). @default {1} */
+  contextCadence: number;
+  /** `dialecticCadence`: turns between automatic dialectic calls (positive). @default {1} */
+  dialecticCadence: number;
+  /** `queryRewrite`. @default {false} */
+  queryRewrite: boolean;
+  /** `firstTurnBaseWait` in seconds, at least 0. @default {3} */
+  firstTurnBaseWait: number;
+  /** `firstTurnDialecticWait` in seconds, at least 0. @default {2} */
+  firstTurnDialecticWait: number;
+  /** `observationMode`; without the key: `unified` when explicitly configured, else `directional`. */
+  observationMode: ObservationMode;
+  /** `observation`: per-peer overrides of the preset, if any. */
+  observation: ObservationOverrides | undefined;
+  /** `sessionStrategy`. @default {"per-directory"} */
+  sessionStrategy: SessionStrategy;
+  /** `sessionPeerPrefix`: prefix session names with `peerName`. @default {false} */
+  sessionPeerPrefix: boolean;
+  /** `sessionAiPeerPrefix`: prefix session names with the AI peer. @default {false} */
+  sessionAiPeerPrefix: boolean;
+  /** `a2aSessions`: bot-authored turns go to per-sender sessions. @default {true} */
+  a2aSessions: boolean;
+  /** Root `sessions`: cwd path → session name. @default {{}} */
+  sessions: Record<string, string>;
+  /** `injection.sessionStart`: sections to inject, `undefined` = all, `[]` = none. */
+  injectionSessionStart: SessionStartSection[] | undefined;
+  /** `logging` → `HONCHO_LOGGING`; `HONCHO_INJECTION_LOG` also enables it. @default {false} */
+  logging: boolean;
+  /** Where the injection audit log goes when `logging` is on, else `undefined`. */
+  injectionLogPath: string | undefined;
+  /** The host block's `oauth` grant object, if any (opaque here). */
+  oauth: Record<string, unknown> | undefined;
+}
+
+/** Where a config file stopped parsing. */
+export interface HonchoConfigFileError {
+  /** A description without file content (never echoes secrets). */
+  message: string;
+  /** The 1-based line, when known. */
+  line?: number;
+  /** The 1-based column, when known. */
+  column?: number;
+}
+
+/** One read of a config file. */
+export interface HonchoConfigFile {
+  /** The absolute path. */
+  path: string;
+  /** Whether the file exists. */
+  exists: boolean;
+  /** The parsed object; `{}` when missing or broken. */
+  raw: Record<string, unknown>;
+  /** Set when the file exists but cannot be used. */
+  error?: HonchoConfigFileError;
+}
+
+/** The fully resolved configuration: settings plus where they came from. */
+export interface HonchoConfig extends HonchoSettings {
+  /** The host key (`hermes`, `hermes_<profile>`, or `HERMES_HONCHO_HOST`). */
+  hostKey: string;
+  /** The key of the host block actually read (may be a legacy `hermes.<profile>`). */
+  hostBlockKey: string;
+  /** The profile the host key was derived from (`default`, `custom`, or a name). */
+  profile: string;
+  /** The profile home used. */
+  hermesHome: string;
+  /** The one config file that was read (or the path setup would create). */
+  configPath: string;
+  /** Where the CLI and {@linkcode saveHonchoConfig} write: `$HERMES_HOME/honcho.json`. */
+  writePath: string;
+  /** Whether `configPath` exists. */
+  configFileExists: boolean;
+  /** Set when `configPath` exists but does not parse (then `envOnly`). */
+  configError: HonchoConfigFileError | undefined;
+  /** Settings came from environment variables only (file missing or broken). */
+  envOnly: boolean;
+  /** A non-empty host block exists, or root `enabled` is `true`. */
+  explicitlyConfigured: boolean;
+  /** Whether `apiKey` came from the file (host or root) rather than the environment. */
+  apiKeyInFile: boolean;
+  /** Root `defaultHost`, if set. */
+  defaultHost: string | undefined;
+  /** Both peers' observation switches (preset plus `observation` overrides). */
+  observationFlags: SessionObservation;
+  /** For each setting, where its value came from. */
+  sources: Record<keyof HonchoSettings, ConfigSource>;
+  /** The whole parsed file (`{}` when missing or broken), for the CLI. */
+  raw: Record<string, unknown>;
+  /** The host block read (`{}` when none). */
+  hostBlock: Record<string, unknown>;
+}
+
+// ---------------------------------------------------------------------------
+// Paths and host key
+// ---------------------------------------------------------------------------
+
+/** Options of {@linkcode resolveHonchoConfigPath}. */
+export interface ResolveHonchoConfigPathOptions {
+  /** The profile home. @default {getHermesHome()} */
+  hermesHome?: string;
+}
+
+/**
+ * The candidate config files in precedence order: `$HERMES_HOME/honcho.json`,
+ * the default profile's `~/.hermes/honcho.json` (when different), and the
+ * global `~/.honcho/config.json`.
+ *
+ * @param options The profile home.
+ * @returns Absolute paths, most specific first.
+ *
+ * @example
+ * ```ts no-assert
+ * import { honchoConfigCandidates } from "./config.ts";
+ * const paths = honchoConfigCandidates({ hermesHome: "/tmp/profile" });
+ * ```
+ */
+export function honchoConfigCandidates(
+  options: ResolveHonchoConfigPathOptions = {},
+): string[] {
+  const home = resolve(options.hermesHome ?? getHermesHome());
+  const local = join(home, "honcho.json");
+  const shared = join(getDefaultHermesRoot(), "honcho.json");
+  const out = [local];
+  if (shared !== local) out.push(shared);
+  out.push(globalHonchoConfigPath());
+  return out;
+}
+
+/**
+ * The global, cross-application config file: `~/.honcho/config.json`.
+ *
+ * @returns The absolute path.
+ *
+ * @example
+ * ```ts no-assert
+ * import { globalHonchoConfigPath } from "./config.ts";
+ * const path = globalHonchoConfigPath();
+ * ```
+ */
+export function globalHonchoConfigPath(): string {
+  return resolve(
+    join(getUserHome() ?? getDefaultHermesRoot(), ".honcho", "config.json"),
+  );
+}
+
+/**
+ * The one config file that is read: the first candidate of
+ * {@linkcode honchoConfigCandidates} that exists, else the global path.
+ *
+ * @param options The profile home.
+ * @returns The absolute path.
+ *
+ * @example
+ * ```ts no-assert
+ * import { resolveHonchoConfigPath } from "./config.ts";
+ * const path = await resolveHonchoConfigPath({ hermesHome: "/tmp/profile" });
+ * ```
+ */
+export async function resolveHonchoConfigPath(
+  options: ResolveHonchoConfigPathOptions = {},
+): Promise<string> {
+  const candidates = honchoConfigCandidates(options);
+  for (const path of candidates) {
+    try {
+      const info = await Deno.stat(path);
+      if (info.isFile) return path;
+    } catch {
+      // Missing or unreadable: try the next one.
+    }
+  }
+  return candidates[candidates.length - 1]!;
+}
+
+/**
+ * The profile a home belongs to: `default` for the default root, the
+ * folder name for `<root>/profiles/<name>`, else `custom`.
+ *
+ * @param hermesHome The profile home.
+ * @returns The profile name.
+ *
+ * @example
+ * ```ts no-assert
+ * import { profileFromHermesHome } from "./config.ts";
+ * const profile = profileFromHermesHome("/home/me/.hermes/profiles/coder"); // "coder"
+ * ```
+ */
+export function profileFromHermesHome(hermesHome: string): string {
+  const home = resolve(hermesHome);
+  const root = getDefaultHermesRoot();
+  if (home === root) return "default";
+  if (dirname(home) === join(root, "profiles")) return basename(home);
+  return "custom";
+}
+
+/**
+ * The host key a profile name maps to, ignoring `HERMES_HONCHO_HOST`:
+ * `default`/`custom`/empty → `hermes` (or `defaultHost`), else
+ * `hermes_<sanitised>` (each char outside `[A-Za-z0-9_-]` → `_`, outer `_`
+ * stripped, empty → `profile`).
+ *
+ * @param profile The profile name.
+ * @param options `defaultHost` renames the default host.
+ * @returns The host key.
+ *
+ * @example
+ * ```ts
+ * import { hostKeyForProfile } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(hostKeyForProfile("coder"), "hermes_coder");
+ * assert.equal(hostKeyForProfile("default"), "hermes");
+ * assert.equal(hostKeyForProfile("my.work"), "hermes_my_work");
+ * ```
+ */
+export function hostKeyForProfile(
+  profile: string | undefined,
+  options: { defaultHost?: string } = {},
+): string {
+  const name = (profile ?? "").trim();
+  if (name === "" || name === "default" || name === "custom") {
+    return options.defaultHost?.trim() || "hermes";
+  }
+  const cleaned = name.replace(/[^A-Za-z0-9_-]/g, "_").replace(/^_+|_+$/g, "");
+  return `hermes_${cleaned || "profile"}`;
+}
+
+/** Options of {@linkcode resolveHostKey}. */
+export interface ResolveHostKeyOptions {
+  /** The profile name. @default {profileFromHermesHome(hermesHome)} */
+  profile?: string;
+  /** The profile home. @default {getHermesHome()} */
+  hermesHome?: string;
+  /** The parsed config file; its root `defaultHost` renames the default host. */
+  rawConfig?: Record<string, unknown>;
+}
+
+/**
+ * The host key of the active profile (§1.2): `HERMES_HONCHO_HOST` (trimmed,
+ * non-empty) wins; else `hermes_<profile>` for a named profile; else root
+ * `defaultHost` or `hermes`.
+ *
+ * @param options Profile, home and the parsed file.
+ * @returns The host key.
+ *
+ * @example
+ * ```ts no-assert
+ * import { resolveHostKey } from "./config.ts";
+ * const host = resolveHostKey({ profile: "coder" }); // "hermes_coder" unless HERMES_HONCHO_HOST is set
+ * ```
+ */
+export function resolveHostKey(options: ResolveHostKeyOptions = {}): string {
+  const fromEnv = getSecret("HERMES_HONCHO_HOST")?.trim();
+  if (fromEnv) return fromEnv;
+  const profile = options.profile ??
+    profileFromHermesHome(options.hermesHome ?? getHermesHome());
+  const defaultHost = typeof options.rawConfig?.defaultHost === "string"
+    ? options.rawConfig.defaultHost
+    : undefined;
+  return hostKeyForProfile(profile, { defaultHost });
+}
+
+// ---------------------------------------------------------------------------
+// Reading the file
+// ---------------------------------------------------------------------------
+
+/**
+ * Reads and parses one config file, tolerating a UTF-8 BOM. A missing file
+ * gives `exists: false`; a file that does not parse (or whose root is not an
+ * object, or that cannot be read) gives `error` with the line and column.
+ * Never throws.
+ *
+ * @param path The file.
+ * @returns The parsed object and status.
+ *
+ * @example
+ * ```ts
+ * import { readHonchoConfigFile } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/honcho.json`, '{\n  "workspace": "w",\n}');
+ * const file = await readHonchoConfigFile(`${dir}/honcho.json`);
+ * assert.equal(file.error?.line, 3);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function readHonchoConfigFile(
+  path: string,
+): Promise<HonchoConfigFile> {
+  const absolute = resolve(path);
+  let text: string;
+  try {
+    text = await Deno.readTextFile(absolute);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      return { path: absolute, exists: false, raw: {} };
+    }
+    return {
+      path: absolute,
+      exists: true,
+      raw: {},
+      error: {
+        message: `cannot be read (${(error as Error).name ?? "Error"})`,
+      },
+    };
+  }
+  return { path: absolute, exists: true, ...parseHonchoConfigText(text) };
+}
+
+/**
+ * Parses the text of a config file (BOM tolerated).
+ *
+ * @param text The file's text.
+ * @returns The object, or an error with line and column.
+ *
+ * @example
+ * ```ts
+ * import { parseHonchoConfigText } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(parseHonchoConfigText('\uFEFF{"a": 1}').raw, { a: 1 });
+ * assert.equal(parseHonchoConfigText("[1]").error?.message, "the top level is not a JSON object");
+ * ```
+ */
+export function parseHonchoConfigText(
+  text: string,
+): { raw: Record<string, unknown>; error?: HonchoConfigFileError } {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    const at = locateJsonError(body, message);
+    return {
+      raw: {},
+      error: {
+        message: describeJsonError(message),
+        line: at.line,
+        column: at.column,
+      },
+    };
+  }
+  if (!isRecord(value)) {
+    return {
+      raw: {},
+      error: {
+        message: "the top level is not a JSON object",
+        line: 1,
+        column: 1,
+      },
+    };
+  }
+  return { raw: value };
+}
+
+function describeJsonError(message: string): string {
+  // V8 messages may quote file content (a secret, perhaps): keep only a
+  // description known to carry no content.
+  const match = /^(Unexpected token '.')/.exec(message) ??
+    /^(Unexpected end of JSON input)/.exec(message) ??
+    /^([A-Za-z ',{}[\]:]+?) in JSON at position/.exec(message);
+  const text = match?.[1]?.trim() ?? "";
+  return text ? text.charAt(0).toLowerCase() + text.slice(1) : "invalid JSON";
+}
+
+function locateJsonError(
+  text: string,
+  message: string,
+): { line: number; column: number } {
+  const lineCol = /\(line (\d+) column (\d+)\)/.exec(message);
+  if (lineCol) return { line: Number(lineCol[1]), column: Number(lineCol[2]) };
+  const position = /at position (\d+)/.exec(message);
+  const offset = position ? Number(position[1]) : findJsonErrorOffset(text);
+  return offsetToLineColumn(text, offset < 0 ? text.length : offset);
+}
+
+function offsetToLineColumn(
+  text: string,
+  offset: number,
+): { line: number; column: number } {
+  const before = text.slice(0, Math.min(offset, text.length));
+  const line = before.split("\n").length;
+  const column = offset - (before.lastIndexOf("\n") + 1) + 1;
+  return { line, column };
+}
+
+/** Offset of the first JSON syntax error, or -1 when the text parses. */
+function findJsonErrorOffset(text: string): number {
+  let i = 0;
+  const fail = (): never => {
+    throw new JsonScanError(i);
+  };
+  const ws = (): void => {
+    while (i < text.length && " \t\n\r".includes(text[i]!)) i++;
+  };
+  const string = (): void => {
+    i++;
+    while (i < text.length) {
+      const ch = text.charCodeAt(i);
+      if (ch === 0x22) {
+        i++;
+        return;
+      }
+      if (ch === 0x5c) {
+        const next = text[i + 1] ?? "";
+        if (next === "u") {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) fail();
+          i += 6;
+        } else if ('"\\/bfnrt'.includes(next) && next !== "") {
+          i += 2;
+        } else {
+          i++;
+          fail();
+        }
+        continue;
+      }
+      if (ch < 0x20) fail();
+      i++;
+    }
+    fail();
+  };
+  const NUMBER_REGEXP = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+  const value = (): void => {
+    ws();
+    const c = text[i];
+    if (c === "{") {
+      i++;
+      ws();
+      if (text[i] === "}") {
+        i++;
+        return;
+      }
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail();
+        string();
+        ws();
+        if (text[i] !== ":") fail();
+        i++;
+        value();
+        ws();
+        if (text[i] === ",") {
+          i++;
+          continue;
+        }
+        if (text[i] === "}") {
+          i++;
+          return;
+        }
+        fail();
+      }
+    }
+    if (c === "[") {
+      i++;
+      ws();
+      if (text[i] === "]") {
+        i++;
+        return;
+      }
+      for (;;) {
+        value();
+        ws();
+        if (text[i] === ",") {
+          i++;
+          continue;
+        }
+        if (text[i] === "]") {
+          i++;
+          return;
+        }
+        fail();
+      }
+    }
+    if (c === '"') return string();
+    if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) {
+      NUMBER_REGEXP.lastIndex = i;
+      const match = NUMBER_REGEXP.exec(text);
+      if (!match || match[0] === "-") fail();
+      i += match![0].length;
+      return;
+    }
+    for (const literal of ["true", "false", "null"]) {
+      if (text.startsWith(literal, i)) {
+        i += literal.length;
+        return;
+      }
+    }
+    fail();
+  };
+  try {
+    value();
+    ws();
+    if (i < text.length) fail();
+    return -1;
+  } catch (error) {
+    if (error instanceof JsonScanError) return error.offset;
+    throw error;
+  }
+}
+
+class JsonScanError extends Error {
+  constructor(readonly offset: number) {
+    super("JSON syntax error");
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Lookup semantics (§1.3)
+// ---------------------------------------------------------------------------
+
+interface Found<T> {
+  value: T;
+  source: ConfigSource;
+}
+
+/** Python-like truthiness of a JSON value. */
+function truthy(value: unknown): boolean {
+  if (value === null || value === undefined) return false;
+  if (typeof value === "boolean") return value;
+  if (typeof value === "number") return value !== 0 && !Number.isNaN(value);
+  if (typeof value === "string") return value.length > 0;
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value === "object") return Object.keys(value).length > 0;
+  return true;
+}
+
+/**
+ * Coerces a switch value: booleans as-is; numbers by zero-ness; strings
+ * `1/true/yes/on` and `0/false/no/off/""` (case-insensitive); anything else
+ * gives `fallback`.
+ */
+function toFlag(value: unknown, fallback: boolean): boolean {
+  if (typeof value === "boolean") return value;
+  if (typeof value === "number") {
+    return Number.isNaN(value) ? fallback : value !== 0;
+  }
+  if (typeof value === "string") {
+    const text = value.trim().toLowerCase();
+    if (["1", "true", "yes", "on"].includes(text)) return true;
+    if (["0", "false", "no", "off", ""].includes(text)) return false;
+  }
+  return fallback;
+}
+
+function toInt(value: unknown): number | undefined {
+  if (typeof value === "number") {
+    return Number.isFinite(value) ? Math.trunc(value) : undefined;
+  }
+  if (typeof value === "string" && /^\s*[+-]?\d+\s*$/.test(value)) {
+    return Number.parseInt(value, 10);
+  }
+  return undefined;
+}
+
+function toFloat(value: unknown): number | undefined {
+  if (typeof value === "number") {
+    return Number.isFinite(value) ? value : undefined;
+  }
+  if (typeof value === "string" && value.trim() !== "") {
+    const n = Number(value.trim());
+    return Number.isFinite(n) ? n : undefined;
+  }
+  return undefined;
+}
+
+class Lookup {
+  readonly host: Record<string, unknown>;
+  readonly root: Record<string, unknown>;
+
+  constructor(host: Record<string, unknown>, root: Record<string, unknown>) {
+    this.host = host;
+    this.root = root;
+  }
+
+  /** Host value if truthy, else root value if truthy. */
+  pick(key: string): Found<unknown> | undefined {
+    if (truthy(this.host[key])) {
+      return { value: this.host[key], source: "host" };
+    }
+    if (truthy(this.root[key])) {
+      return { value: this.root[key], source: "root" };
+    }
+    return undefined;
+  }
+
+  /** Host value if not null, else root value if not null. */
+  pickSet(key: string): Found<unknown> | undefined {
+    if (this.host[key] != null) {
+      return { value: this.host[key], source: "host" };
+    }
+    if (this.root[key] != null) {
+      return { value: this.root[key], source: "root" };
+    }
+    return undefined;
+  }
+
+  /** First non-null of host[k1], host[k2]…, root[k1], root[k2]…, as a flag. */
+  flag(keys: readonly string[], fallback: boolean): Found<boolean> {
+    for (
+      const [layer, source] of [[this.host, "host"], [
+        this.root,
+        "root",
+      ]] as const
+    ) {
+      for (const key of keys) {
+        if (layer[key] != null) {
+          return { value: toFlag(layer[key], fallback), source };
+        }
+      }
+    }
+    return { value: fallback, source: "default" };
+  }
+
+  /** First of host[k], root[k] (non-null) that `cast` accepts. */
+  parsed<T>(
+    key: string,
+    cast: (value: unknown) => T | undefined,
+  ): Found<T> | undefined {
+    for (
+      const [layer, source] of [[this.host, "host"], [
+        this.root,
+        "root",
+      ]] as const
+    ) {
+      if (layer[key] == null) continue;
+      const value = cast(layer[key]);
+      if (value !== undefined) return { value, source };
+    }
+    return undefined;
+  }
+
+  /** Host value if the key is present in the host block (even null), else root. */
+  present(key: string): Found<unknown> | undefined {
+    if (Object.hasOwn(this.host, key)) {
+      return { value: this.host[key], source: "host" };
+    }
+    if (Object.hasOwn(this.root, key)) {
+      return { value: this.root[key], source: "root" };
+    }
+    return undefined;
+  }
+
+  /** `present`, null → undefined, else the trimmed string form. */
+  string(key: string): Found<string> | undefined {
+    const found = this.present(key);
+    if (!found || found.value == null) return undefined;
+    return { value: String(found.value).trim(), source: found.source };
+  }
+
+  /** `present`; must be an object; keys and values trimmed; empties dropped. */
+  stringMap(key: string): Found<Record<string, string>> | undefined {
+    const found = this.present(key);
+    if (!found || !isRecord(found.value)) return undefined;
+    return { value: toStringMap(found.value), source: found.source };
+  }
+}
+
+function toStringMap(value: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [rawKey, rawValue] of Object.entries(value)) {
+    if (rawValue == null || typeof rawValue === "object") continue;
+    const key = rawKey.trim();
+    const item = String(rawValue).trim();
+    if (key && item) out[key] = item;
+  }
+  return out;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function normalizeLevel(value: unknown): ReasoningLevel | undefined {
+  if (typeof value !== "string") return undefined;
+  const text = value.trim().toLowerCase();
+  return (REASONING_LEVELS as readonly string[]).includes(text)
+    ? text as ReasoningLevel
+    : undefined;
+}
+
+const warned = new Set<string>();
+
+function warnOnce(key: string, message: string): void {
+  if (warned.has(key)) return;
+  warned.add(key);
+  log("warn", message);
+}
+
+// ---------------------------------------------------------------------------
+// Resolution
+// ---------------------------------------------------------------------------
+
+/** Options of {@linkcode loadHonchoConfig}. */
+export interface LoadHonchoConfigOptions {
+  /** The profile home. @default {getHermesHome()} */
+  hermesHome?: string;
+  /** The profile name (for the host key). @default {profileFromHermesHome(hermesHome)} */
+  profile?: string;
+  /** Read this file instead of resolving one (tests, `--config`). */
+  configPath?: string;
+}
+
+/**
+ * Loads the active profile's Honcho configuration: reads the one config file
+ * of {@linkcode resolveHonchoConfigPath}, picks the host block, resolves
+ * every setting with its default and validation, and records each value's
+ * source. A missing file gives environment-only settings; a broken file
+ * logs a warning naming the file, line and column and also gives
+ * environment-only settings. Never throws for file problems.
+ *
+ * @param options Home, profile, or an explicit file.
+ * @returns The resolved configuration.
+ *
+ * @example Loading and checking usability
+ * ```ts no-assert
+ * import { isHonchoUsable, loadHonchoConfig } from "./config.ts";
+ * const config = await loadHonchoConfig();
+ * if (isHonchoUsable(config)) console.log(config.workspaceId, config.sources.apiKey);
+ * ```
+ */
+export async function loadHonchoConfig(
+  options: LoadHonchoConfigOptions = {},
+): Promise<HonchoConfig> {
+  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
+  const configPath = options.configPath
+    ? resolve(options.configPath)
+    : await resolveHonchoConfigPath({ hermesHome });
+  const file = await readHonchoConfigFile(configPath);
+  if (file.error) {
+    const where = file.error.line !== undefined
+      ? ` at line ${file.error.line}, column ${file.error.column}`
+      : "";
+    warnOnce(
+      `parse:${file.path}:${file.error.line}:${file.error.column}:${file.error.message}`,
+      `Cannot use Honcho config ${file.path}${where}: ${file.error.message}; using environment variables only until the file is fixed`,
+    );
+  }
+  return resolveHonchoConfig(file, {
+    hermesHome,
+    profile: options.profile ?? profileFromHermesHome(hermesHome),
+  });
+}
+
+/** Options of {@linkcode resolveHonchoConfig}. */
+export interface ResolveHonchoConfigOptions {
+  /** The profile home. */
+  hermesHome: string;
+  /** The profile name. */
+  profile: string;
+}
+
+/**
+ * Resolves settings from an already-read file (the pure part of
+ * {@linkcode loadHonchoConfig}; reads only environment variables).
+ *
+ * @param file What {@linkcode readHonchoConfigFile} returned.
+ * @param options Home and profile.
+ * @returns The resolved configuration.
+ *
+ * @example
+ * ```ts no-assert
+ * import { readHonchoConfigFile, resolveHonchoConfig } from "./config.ts";
+ * const file = await readHonchoConfigFile("/tmp/honcho.json");
+ * const config = resolveHonchoConfig(file, { hermesHome: "/tmp", profile: "default" });
+ * ```
+ */
+export function resolveHonchoConfig(
+  file: HonchoConfigFile,
+  options: ResolveHonchoConfigOptions,
+): HonchoConfig {
+  const envOnly = !file.exists || file.error !== undefined;
+  const raw = envOnly ? {} : file.raw;
+  const hostKey = resolveHostKey({ profile: options.profile, rawConfig: raw });
+  const hosts = isRecord(raw.hosts) ? raw.hosts : {};
+  let hostBlockKey = hostKey;
+  let host: Record<string, unknown> = isRecord(hosts[hostKey])
+    ? hosts[hostKey]
+    : {};
+  if (Object.keys(host).length === 0 && hostKey.startsWith("hermes_")) {
+    const legacy = `hermes.${hostKey.slice("hermes_".length)}`;
+    if (isRecord(hosts[legacy]) && Object.keys(hosts[legacy]).length > 0) {
+      host = hosts[legacy];
+      hostBlockKey = legacy;
+    }
+  }
+  const root = raw;
+  const look = new Lookup(host, root);
+  const sources = {} as Record<keyof HonchoSettings, ConfigSource>;
+  const set = <K extends keyof HonchoSettings>(
+    key: K,
+    found: Found<HonchoSettings[K]> | undefined,
+    fallback: HonchoSettings[K],
+  ): HonchoSettings[K] => {
+    sources[key] = found ? found.source : "default";
+    return found ? found.value : fallback;
+  };
+  const env = (name: string): string | undefined => {
+    const value = getSecret(name)?.trim();
+    return value ? value : undefined;
+  };
+
+  // --- connection and identity (§1.4)
+  let apiKeyFound: Found<string | undefined> | undefined;
+  const fileKey = look.pick("apiKey");
+  if (fileKey && typeof fileKey.value === "string" && fileKey.value.trim()) {
+    apiKeyFound = { value: fileKey.value.trim(), source: fileKey.source };
+  } else if (env("HONCHO_API_KEY")) {
+    apiKeyFound = { value: env("HONCHO_API_KEY"), source: "env" };
+  }
+  const apiKey = set("apiKey", apiKeyFound, undefined);
+
+  const baseUrl = set(
+    "baseUrl",
+    resolveBaseUrl(host, root, env, file.path),
+    undefined,
+  );
+
+  const environmentFound: Found<string> | undefined = envOnly
+    ? (env("HONCHO_ENVIRONMENT")
+      ? { value: env("HONCHO_ENVIRONMENT")!, source: "env" }
+      : undefined)
+    : stringFound(look.pick("environment"));
+  const environment = set("environment", environmentFound, "production");
+
+  const workspaceId = set(
+    "workspaceId",
+    stringFound(look.pick("workspace")),
+    envOnly ? "hermes" : hostKey,
+  );
+  const aiPeer = set("aiPeer", stringFound(look.pick("aiPeer")), hostKey);
+  const peerName = set(
+    "peerName",
+    stringFound(look.pick("peerName")),
+    undefined,
+  );
+
+  let timeoutFound: Found<number | undefined> | undefined;
+  for (const [layer, source] of [[host, "host"], [root, "root"]] as const) {
+    for (const key of ["timeout", "requestTimeout"]) {
+      const n = toFloat(layer[key]);
+      if (timeoutFound === undefined && n !== undefined && n > 0) {
+        timeoutFound = { value: n, source };
+      }
+    }
+  }
+  if (!timeoutFound) {
+    const n = toFloat(env("HONCHO_TIMEOUT"));
+    if (n !== undefined && n > 0) timeoutFound = { value: n, source: "env" };
+  }
+  const timeout = set("timeout", timeoutFound, undefined);
+
+  const enabledFound = look.pickSet("enabled");
+  const enabled = set(
+    "enabled",
+    enabledFound
+      ? {
+        value: toFlag(enabledFound.value, Boolean(apiKey || baseUrl)),
+        source: enabledFound.source,
+      }
+      : undefined,
+    Boolean(apiKey || baseUrl),
+  );
+  const explicitlyConfigured = Object.keys(host).length > 0 ||
+    root.enabled === true;
+
+  const defaultHost = typeof raw.defaultHost === "string" &&
+      raw.defaultHost.trim()
+    ? raw.defaultHost.trim()
+    : undefined;
+  const defaultHostKey = defaultHost ?? "hermes";
+  const defaultBlock = hosts[defaultHostKey];
+  if (
+    !apiKey && !baseUrl && hostKey !== defaultHostKey &&
+    isRecord(defaultBlock) &&
+    truthy(defaultBlock.apiKey)
+  ) {
+    warnOnce(
+      `inherit:${file.path}:${hostKey}`,
+      `Honcho host block '${hostKey}' in ${file.path} has no apiKey and does not inherit the default host's key: run 'hermes honcho setup' for this profile or set HONCHO_API_KEY`,
+    );
+  }
+
+  // --- behaviour keys (§1.5)
+  const pinUserPeer = set(
+    "pinUserPeer",
+    look.flag(["pinUserPeer", "pinPeerName"], false),
+    false,
+  );
+  const userPeerAliases = set(
+    "userPeerAliases",
+    look.stringMap("userPeerAliases"),
+    {},
+  );
+  const runtimePeerPrefix = set(
+    "runtimePeerPrefix",
+    look.string("runtimePeerPrefix"),
+    "",
+  );
+  const saveFound = look.pickSet("saveMessages");
+  const saveMessages = set(
+    "saveMessages",
+    saveFound
+      ? {
+        value: toFlag(saveFound.value, truthy(saveFound.value)),
+        source: saveFound.source,
+      }
+      : undefined,
+    true,
+  );
+  const writeFound = look.pick("writeFrequency");
+  const writeFrequency = set(
+    "writeFrequency",
+    writeFound
+      ? {
+        value: parseWriteFrequency(writeFound.value),
+        source: writeFound.source,
+      }
+      : undefined,
+    "async",
+  );
+  const tokensFound = look.parsed("contextTokens", toInt);
+  const contextTokens = set(
+    "contextTokens",
+    tokensFound
+      ? {
+        value: tokensFound.value > 0 ? tokensFound.value : undefined,
+        source: tokensFound.source,
+      }
+      : undefined,
+    undefined,
+  );
+  const levelFound = look.pick("dialecticReasoningLevel");
+  const dialecticReasoningLevel = set(
+    "dialecticReasoningLevel",
+    levelFound && normalizeLevel(levelFound.value)
+      ? { value: normalizeLevel(levelFound.value)!, source: levelFound.source }
+      : undefined,
+    "low",
+  );
+  const dialecticDynamic = set(
+    "dialecticDynamic",
+    look.flag(["dialecticDynamic"], true),
+    true,
+  );
+  const positiveInt = (value: unknown): number | undefined => {
+    const n = toInt(value);
+    return n !== undefined && n > 0 ? n : undefined;
+  };
+  const dialecticMaxChars = set(
+    "dialecticMaxChars",
+    look.parsed("dialecticMaxChars", positiveInt),
+    600,
+  );
+  const depthFound = look.parsed("dialecticDepth", toInt);
+  const dialecticDepth = set(
+    "dialecticDepth",
+    depthFound
+      ? {
+        value: Math.max(1, Math.min(depthFound.value, 3)),
+        source: depthFound.source,
+      }
+      : undefined,
+    1,
+  );
+  let levelsFound: Found<ReasoningLevel[] | undefined> | undefined;
+  for (const [layer, source] of [[host, "host"], [root, "root"]] as const) {
+    const list = layer.dialecticDepthLevels;
+    if (levelsFound === undefined && Array.isArray(list)) {
+      const levels = list.slice(0, dialecticDepth).map((item) =>
+        normalizeLevel(item) ?? "low"
+      );
+      while (levels.length < dialecticDepth) levels.push("low");
+      levelsFound = { value: levels, source };
+    }
+  }
+  const dialecticDepthLevels = set(
+    "dialecticDepthLevels",
+    levelsFound,
+    undefined,
+  );
+  const reasoningHeuristic = set(
+    "reasoningHeuristic",
+    look.flag(["reasoningHeuristic"], true),
+    true,
+  );
+  const capFound = look.pick("reasoningLevelCap");
+  const reasoningLevelCap = set(
+    "reasoningLevelCap",
+    capFound && normalizeLevel(capFound.value)
+      ? { value: normalizeLevel(capFound.value)!, source: capFound.source }
+      : undefined,
+    "high",
+  );
+  const messageMaxFound = look.parsed("messageMaxChars", positiveInt);
+  const messageMaxChars = set(
+    "messageMaxChars",
+    messageMaxFound
+      ? {
+        value: clamp(messageMaxFound.value, 100, 25000),
+        source: messageMaxFound.source,
+      }
+      : undefined,
+    25000,
+  );
+  const inputMaxFound = look.parsed("dialecticMaxInputChars", positiveInt);
+  const dialecticMaxInputChars = set(
+    "dialecticMaxInputChars",
+    inputMaxFound
+      ? {
+        value: clamp(inputMaxFound.value, 1, 10000),
+        source: inputMaxFound.source,
+      }
+      : undefined,
+    10000,
+  );
+  const recallFound = look.pick("recallMode");
+  const recallMode = set(
+    "recallMode",
+    recallFound
+      ? {
+        value: normalizeRecallMode(recallFound.value),
+        source: recallFound.source,
+      }
+      : undefined,
+    "hybrid",
+  );
+  const recallSync = set("recallSync", look.flag(["recallSync"], false), false);
+  const initOnSessionStart = set(
+    "initOnSessionStart",
+    look.flag(["initOnSessionStart"], false),
+    false,
+  );
+  const injectionFound = look.pick("injectionFrequency");
+  const injectionFrequency = set(
+    "injectionFrequency",
+    injectionFound
+      ? {
+        value:
+          String(injectionFound.value).trim().toLowerCase() === "first-turn"
+            ? "first-turn"
+            : "every-turn",
+        source: injectionFound.source,
+      }
+      : undefined,
+    "every-turn",
+  );
+  const contextCadence = set(
+    "contextCadence",
+    look.parsed("contextCadence", positiveInt),
+    1,
+  );
+  const dialecticCadence = set(
+    "dialecticCadence",
+    look.parsed("dialecticCadence", positiveInt),
+    1,
+  );
+  const queryRewrite = set(
+    "queryRewrite",
+    look.flag(["queryRewrite"], false),
+    false,
+  );
+  const nonNegativeFloat = (value: unknown): number | undefined => {
+    const n = toFloat(value);
+    return n === undefined ? undefined : Math.max(0, n);
+  };
+  const firstTurnBaseWait = set(
+    "firstTurnBaseWait",
+    look.parsed("firstTurnBaseWait", nonNegativeFloat),
+    3,
+  );
+  const firstTurnDialecticWait = set(
+    "firstTurnDialecticWait",
+    look.parsed("firstTurnDialecticWait", nonNegativeFloat),
+    2,
+  );
+  const modeFound = look.pick("observationMode");
+  const observationMode = set(
+    "observationMode",
+    modeFound
+      ? {
+        value: normalizeObservationMode(modeFound.value),
+        source: modeFound.source,
+      }
+      : undefined,
+    explicitlyConfigured ? "unified" : "directional",
+  );
+  const observationFound = look.pick("observation");
+  const observationOverrides = observationFound
+    ? parseObservationOverrides(observationFound.value)
+    : undefined;
+  const observation = set(
+    "observation",
+    observationOverrides && observationFound
+      ? { value: observationOverrides, source: observationFound.source }
+      : undefined,
+    undefined,
+  );
+  const strategyFound = look.pick("sessionStrategy");
+  const sessionStrategy = set(
+    "sessionStrategy",
+    strategyFound
+      ? {
+        value: String(strategyFound.value).trim(),
+        source: strategyFound.source,
+      }
+      : undefined,
+    "per-directory",
+  );
+  const peerPrefixFound = look.pickSet("sessionPeerPrefix");
+  const sessionPeerPrefix = set(
+    "sessionPeerPrefix",
+    peerPrefixFound
+      ? {
+        value: toFlag(peerPrefixFound.value, false),
+        source: peerPrefixFound.source,
+      }
+      : undefined,
+    false,
+  );
+  const aiPrefixFound = look.pickSet("sessionAiPeerPrefix");
+  const sessionAiPeerPrefix = set(
+    "sessionAiPeerPrefix",
+    aiPrefixFound
+      ? {
+        value: toFlag(aiPrefixFound.value, false),
+        source: aiPrefixFound.source,
+      }
+      : undefined,
+    false,
+  );
+  const a2aSessions = set(
+    "a2aSessions",
+    look.flag(["a2aSessions"], true),
+    true,
+  );
+  const sessions = set(
+    "sessions",
+    isRecord(root.sessions)
+      ? { value: toStringMap(root.sessions), source: "root" }
+      : undefined,
+    {},
+  );
+  let sessionStartFound: Found<SessionStartSection[] | undefined> | undefined;
+  const injection = look.present("injection");
+  if (
+    injection && isRecord(injection.value) &&
+    Array.isArray(injection.value.sessionStart)
+  ) {
+    const names = injection.value.sessionStart
+      .filter((item): item is string => typeof item === "string")
+      .map((item) => item.trim())
+      .filter((item): item is SessionStartSection =>
+        (SESSION_START_SECTIONS as readonly string[]).includes(item)
+      );
+    sessionStartFound = {
+      value: [...new Set(names)],
+      source: injection.source,
+    };
+  }
+  const injectionSessionStart = set(
+    "injectionSessionStart",
+    sessionStartFound,
+    undefined,
+  );
+
+  const loggingFound = look.pickSet("logging");
+  const injectionLogEnv = env("HONCHO_INJECTION_LOG");
+  let loggingValue: Found<boolean> | undefined = loggingFound
+    ? { value: toFlag(loggingFound.value, false), source: loggingFound.source }
+    : env("HONCHO_LOGGING") !== undefined
+    ? { value: toFlag(env("HONCHO_LOGGING"), false), source: "env" }
+    : undefined;
+  if (injectionLogEnv) loggingValue = { value: true, source: "env" };
+  const logging = set("logging", loggingValue, false);
+  const injectionLogPath = set(
+    "injectionLogPath",
+    logging
+      ? injectionLogEnv ? { value: resolve(injectionLogEnv), source: "env" } : {
+        value: join(dirname(globalHonchoConfigPath()), "injection.log"),
+        source: "default",
+      }
+      : undefined,
+    undefined,
+  );
+  const oauth = set(
+    "oauth",
+    isRecord(host.oauth) ? { value: host.oauth, source: "host" } : undefined,
+    undefined,
+  );
+
+  return {
+    apiKey,
+    baseUrl,
+    environment,
+    workspaceId,
+    aiPeer,
+    peerName,
+    timeout,
+    enabled,
+    pinUserPeer,
+    userPeerAliases,
+    runtimePeerPrefix,
+    saveMessages,
+    writeFrequency,
+    contextTokens,
+    dialecticReasoningLevel,
+    dialecticDynamic,
+    dialecticMaxChars,
+    dialecticDepth,
+    dialecticDepthLevels,
+    reasoningHeuristic,
+    reasoningLevelCap,
+    messageMaxChars,
+    dialecticMaxInputChars,
+    recallMode,
+    recallSync,
+    initOnSessionStart,
+    injectionFrequency,
+    contextCadence,
+    dialecticCadence,
+    queryRewrite,
+    firstTurnBaseWait,
+    firstTurnDialecticWait,
+    observationMode,
+    observation,
+    sessionStrategy,
+    sessionPeerPrefix,
+    sessionAiPeerPrefix,
+    a2aSessions,
+    sessions,
+    injectionSessionStart,
+    logging,
+    injectionLogPath,
+    oauth,
+    hostKey,
+    hostBlockKey,
+    profile: options.profile,
+    hermesHome: resolve(options.hermesHome),
+    configPath: file.path,
+    writePath: join(resolve(options.hermesHome), "honcho.json"),
+    configFileExists: file.exists,
+    configError: file.error,
+    envOnly,
+    explicitlyConfigured,
+    apiKeyInFile: sources.apiKey === "host" || sources.apiKey === "root",
+    defaultHost,
+    observationFlags: resolveObservation(observationMode, observation),
+    sources,
+    raw,
+    hostBlock: host,
+  };
+}
+
+function stringFound(
+  found: Found<unknown> | undefined,
+): Found<string> | undefined {
+  if (!found || found.value == null || typeof found.value === "object") {
+    return undefined;
+  }
+  const value = String(found.value).trim();
+  return value ? { value, source: found.source } : undefined;
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.max(min, Math.min(value, max));
+}
+
+/**
+ * Parses a `writeFrequency` value: integers (also `"3"`) → number; other
+ * strings trimmed and lower-cased; empty or other values → `async`.
+ *
+ * @param value The raw value.
+ * @returns The frequency.
+ *
+ * @example
+ * ```ts
+ * import { parseWriteFrequency } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(parseWriteFrequency("3"), 3);
+ * assert.equal(parseWriteFrequency("Turn"), "turn");
+ * ```
+ */
+export function parseWriteFrequency(value: unknown): WriteFrequency {
+  const n = toInt(value);
+  if (n !== undefined) return n;
+  if (typeof value === "string" && value.trim()) {
+    return value.trim().toLowerCase();
+  }
+  return "async";
+}
+
+/**
+ * Normalises a `recallMode` value (`auto` → `hybrid`; invalid → `hybrid`).
+ *
+ * @param value The raw value.
+ * @returns The mode.
+ *
+ * @example
+ * ```ts
+ * import { normalizeRecallMode } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(normalizeRecallMode("tools"), "tools");
+ * assert.equal(normalizeRecallMode("auto"), "hybrid");
+ * ```
+ */
+export function normalizeRecallMode(value: unknown): RecallMode {
+  const text = typeof value === "string" ? value.trim().toLowerCase() : "";
+  if (text === "context" || text === "tools" || text === "hybrid") return text;
+  return "hybrid";
+}
+
+function resolveBaseUrl(
+  host: Record<string, unknown>,
+  root: Record<string, unknown>,
+  env: (name: string) => string | undefined,
+  path: string,
+): Found<string | undefined> | undefined {
+  const endpoint = isRecord(root.endpoint) ? root.endpoint : {};
+  const candidates: [unknown, ConfigSource, string][] = [
+    [host.baseUrl, "host", "baseUrl"],
+    [host.base_url, "host", "base_url"],
+    [endpoint.baseUrl, "root", "endpoint.baseUrl"],
+    [root.baseUrl, "root", "baseUrl"],
+    [root.base_url, "root", "base_url"],
+    [env("HONCHO_BASE_URL"), "env", "HONCHO_BASE_URL"],
+    [env("HONCHO_URL"), "env", "HONCHO_URL"],
+  ];
+  for (const [value, source, name] of candidates) {
+    if (typeof value !== "string" || !value.trim()) continue;
+    const url = value.trim();
+    if (!/^[\x20-\x7e]+$/.test(url)) {
+      warnOnce(
+        `baseurl:${path}:${name}`,
+        `Ignoring Honcho base URL from ${name}${
+          source === "env" ? "" : ` in ${path}`
+        }: it contains characters outside printable ASCII`,
+      );
+      continue;
+    }
+    return { value: url, source };
+  }
+  return undefined;
+}
+
+/**
+ * Whether the provider can run (no network): enabled, and an API key or a
+ * base URL is configured.
+ *
+ * @param config The resolved configuration.
+ * @returns `true` when usable.
+ *
+ * @example
+ * ```ts no-assert
+ * import { isHonchoUsable, loadHonchoConfig } from "./config.ts";
+ * const usable = isHonchoUsable(await loadHonchoConfig());
+ * ```
+ */
+export function isHonchoUsable(
+  config: Pick<HonchoConfig, "enabled" | "apiKey" | "baseUrl">,
+): boolean {
+  return config.enabled && Boolean(config.apiKey || config.baseUrl);
+}
+
+// ---------------------------------------------------------------------------
+// Saving
+// ---------------------------------------------------------------------------
+
+/** Options of {@linkcode saveHonchoConfig}. */
+export interface SaveHonchoConfigOptions {
+  /**
+   * Write into a host block instead of the root: `true` = the active
+   * profile's host key ({@linkcode resolveHostKey}), a string = that host
+   * key. @default {false}
+   */
+  hostBlock?: boolean | string;
+  /** The profile name used when `hostBlock` is `true`. @default {profileFromHermesHome(hermesHome)} */
+  profile?: string;
+}
+
+/**
+ * Saves values into `$HERMES_HOME/honcho.json`: a shallow merge that touches
+ * only the given keys (a key whose value is `undefined` is removed), into
+ * the root or into a host block, written atomically with mode `0600`.
+ *
+ * @param values The keys to set (or remove with `undefined`).
+ * @param hermesHome The profile home.
+ * @param options Root or host-block write.
+ * @returns The path written.
+ * @throws {HonchoConfigError} When the existing file does not parse (it is
+ * left byte-identical), or its `hosts` is not an object.
+ *
+ * @example Setting the recall mode of the active profile
+ * ```ts
+ * import { saveHonchoConfig } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const home = await Deno.makeTempDir();
+ * await saveHonchoConfig({ recallMode: "tools" }, home, { hostBlock: "hermes" });
+ * const saved = JSON.parse(await Deno.readTextFile(`${home}/honcho.json`));
+ * assert.equal(saved.hosts.hermes.recallMode, "tools");
+ * await Deno.remove(home, { recursive: true });
+ * ```
+ */
+export async function saveHonchoConfig(
+  values: Record<string, unknown>,
+  hermesHome: string,
+  options: SaveHonchoConfigOptions = {},
+): Promise<string> {
+  const path = join(resolve(hermesHome), "honcho.json");
+  const file = await readHonchoConfigFile(path);
+  if (file.error) {
+    const where = file.error.line !== undefined
+      ? ` at line ${file.error.line}, column ${file.error.column}`
+      : "";
+    throw new HonchoConfigError(
+      `Refusing to save Honcho config: ${path} cannot be parsed${where} (${file.error.message}); fix or remove the file first`,
+      { path, line: file.error.line, column: file.error.column },
+    );
+  }
+  const next: Record<string, unknown> = { ...file.raw };
+  let target = next;
+  if (options.hostBlock) {
+    const hostKey = typeof options.hostBlock === "string"
+      ? options.hostBlock
+      : resolveHostKey({
+        hermesHome,
+        profile: options.profile ?? profileFromHermesHome(hermesHome),
+        rawConfig: file.raw,
+      });
+    if (next.hosts !== undefined && !isRecord(next.hosts)) {
+      throw new HonchoConfigError(
+        `Refusing to save Honcho config: 'hosts' in ${path} is not an object`,
+        { path },
+      );
+    }
+    const hosts: Record<string, unknown> = {
+      ...(next.hosts as Record<string, unknown> | undefined),
+    };
+    target = isRecord(hosts[hostKey]) ? { ...hosts[hostKey] } : {};
+    hosts[hostKey] = target;
+    next.hosts = hosts;
+  }
+  for (const [key, value] of Object.entries(values)) {
+    if (value === undefined) delete target[key];
+    else target[key] = value;
+  }
+  await atomicJsonWrite(path, next, 0o600);
+  return path;
+}
+
+// ---------------------------------------------------------------------------
+// Connection (§1.8)
+// ---------------------------------------------------------------------------
+
+/** The version of the Honcho plugin sent in `X-Honcho-Plugin` (plugin.yaml). */
+export const HONCHO_PLUGIN_VERSION = "1.0.0";
+
+/** Default HTTP timeout when none is configured: 30 s. */
+export const DEFAULT_HONCHO_TIMEOUT_MS = 30_000;
+
+/** Base URLs of the named environments (used when no base URL is set). */
+export const HONCHO_ENVIRONMENT_URLS: Readonly<Record<string, string>> = Object
+  .freeze({
+    production: "https://api.honcho.dev",
+    local: "http://localhost:8000",
+  });
+
+/** The API key sent to a local Honcho when the file configures none. */
+export const LOCAL_API_KEY_PLACEHOLDER = "local";
+
+/**
+ * Cleans a base URL: trims, drops trailing slashes and one trailing
+ * `/v<digits>` segment (the client adds `/v3`).
+ *
+ * @param url The configured base URL.
+ * @returns The cleaned URL.
+ *
+ * @example
+ * ```ts
+ * import { cleanBaseUrl } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(cleanBaseUrl("http://localhost:8000/v3/"), "http://localhost:8000");
+ * assert.equal(cleanBaseUrl(" https://h.example/api// "), "https://h.example/api");
+ * ```
+ */
+export function cleanBaseUrl(url: string): string {
+  return url.trim().replace(/\/+$/, "").replace(/\/v\d+$/, "").replace(
+    /\/+$/,
+    "",
+  );
+}
+
+/**
+ * Whether a URL points at a local Honcho: hostname `localhost` (or
+ * `*.localhost`), or an IP that is loopback, private (RFC 1918, IPv6 ULA),
+ * link-local, or CGNAT (`100.64.0.0/10`).
+ *
+ * @param url The URL.
+ * @returns `true` for a local URL; `false` also for unparseable ones.
+ *
+ * @example
+ * ```ts
+ * import { isLocalHonchoUrl } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(isLocalHonchoUrl("http://192.168.1.20:8000"), true);
+ * assert.equal(isLocalHonchoUrl("https://api.honcho.dev"), false);
+ * ```
+ */
+export function isLocalHonchoUrl(url: string): boolean {
+  let hostname: string;
+  try {
+    hostname = new URL(url).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  if (hostname.startsWith("[") && hostname.endsWith("]")) {
+    hostname = hostname.slice(1, -1);
+  }
+  if (hostname === "localhost" || hostname.endsWith(".localhost")) return true;
+  const v4 = parseIpv4(hostname);
+  if (v4) return isLocalIpv4(v4);
+  if (hostname.includes(":")) return isLocalIpv6(hostname);
+  return false;
+}
+
+function parseIpv4(text: string): number[] | undefined {
+  const parts = text.split(".");
+  if (parts.length !== 4) return undefined;
+  const out: number[] = [];
+  for (const part of parts) {
+    if (!/^\d{1,3}$/.test(part)) return undefined;
+    const n = Number(part);
+    if (n > 255) return undefined;
+    out.push(n);
+  }
+  return out;
+}
+
+function isLocalIpv4([a, b]: number[]): boolean {
+  if (a === undefined || b === undefined) return false;
+  return a === 127 || a === 10 || (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) || (a === 169 && b === 254) ||
+    (a === 100 && b >= 64 && b <= 127) || a === 0;
+}
+
+function isLocalIpv6(text: string): boolean {
+  if (text === "::1") return true;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (mapped) {
+    const v4 = parseIpv4(mapped[1]!);
+    return v4 ? isLocalIpv4(v4) : false;
+  }
+  const mappedHex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(text);
+  if (mappedHex) {
+    const hi = Number.parseInt(mappedHex[1]!, 16);
+    const lo = Number.parseInt(mappedHex[2]!, 16);
+    return isLocalIpv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+  }
+  const first = text.split(":")[0] ?? "";
+  if (first === "") return false;
+  const head = Number.parseInt(first, 16);
+  if (Number.isNaN(head)) return false;
+  return (head & 0xfe00) === 0xfc00 || (head & 0xffc0) === 0xfe80;
+}
+
+/** Options of {@linkcode honchoTelemetryHeaders}. */
+export interface HonchoTelemetryOptions {
+  /** The Hermes version, omitted from the header when unknown. */
+  hermesVersion?: string;
+  /** The platform label. @default {Deno.build.os} */
+  platform?: string;
+}
+
+/**
+ * The telemetry headers every request carries:
+ * `X-Honcho-Host: hermes/<version> (<platform>)` and
+ * `X-Honcho-Plugin: hermes-plugin-honcho/<plugin version>`.
+ *
+ * @param options Version and platform.
+ * @returns The headers.
+ *
+ * @example
+ * ```ts
+ * import { honchoTelemetryHeaders } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const headers = honchoTelemetryHeaders({ hermesVersion: "0.9.0", platform: "linux" });
+ * assert.equal(headers["X-Honcho-Host"], "hermes/0.9.0 (linux)");
+ * assert.equal(headers["X-Honcho-Plugin"], "hermes-plugin-honcho/1.0.0");
+ * ```
+ */
+export function honchoTelemetryHeaders(
+  options: HonchoTelemetryOptions = {},
+): Record<string, string> {
+  const platform = options.platform ?? Deno.build.os;
+  const version = options.hermesVersion?.trim();
+  return {
+    "X-Honcho-Host": `hermes${version ? `/${version}` : ""} (${platform})`,
+    "X-Honcho-Plugin": `hermes-plugin-honcho/${HONCHO_PLUGIN_VERSION}`,
+  };
+}
+
+/** Options of {@linkcode resolveHonchoConnection}. */
+export interface ResolveHonchoConnectionOptions extends HonchoTelemetryOptions {
+  /**
+   * Hermes' parsed `config.yaml`: `honcho.base_url` and
+   * `honcho.timeout`/`honcho.request_timeout` fill values that `honcho.json`
+   * and the environment left unset.
+   */
+  hermesConfig?: Record<string, unknown>;
+}
+
+/** What the HTTP client needs to connect. */
+export interface HonchoConnection {
+  /** The cleaned base URL, without `/v3`. */
+  baseUrl: string;
+  /** The bearer token (the configured key, or `"local"` for a local server), if any. */
+  apiKey: string | undefined;
+  /** The request timeout in milliseconds. */
+  timeoutMs: number;
+  /** Telemetry headers. */
+  headers: Record<string, string>;
+  /** The workspace id. */
+  workspaceId: string;
+}
+
+/**
+ * Builds connection settings from a resolved configuration (§1.8): base URL
+ * (config, then `config.yaml`, then the environment's URL) cleaned of
+ * trailing slashes and `/v<n>`; the placeholder key `"local"` when the base
+ * URL is local and the file sets no `apiKey`; the timeout (config, then
+ * `config.yaml`, then 30 s); telemetry headers.
+ *
+ * @param config The resolved configuration.
+ * @param options `config.yaml` fallbacks and telemetry details.
+ * @returns The connection settings.
+ * @throws {HonchoConfigError} When neither an API key nor a base URL is configured.
+ *
+ * @example
+ * ```ts no-assert
+ * import { loadHonchoConfig, resolveHonchoConnection } from "./config.ts";
+ * const connection = resolveHonchoConnection(await loadHonchoConfig(), { hermesVersion: "0.9.0" });
+ * ```
+ */
+export function resolveHonchoConnection(
+  config: Pick<
+    HonchoConfig,
+    | "apiKey"
+    | "baseUrl"
+    | "environment"
+    | "timeout"
+    | "apiKeyInFile"
+    | "workspaceId"
+  >,
+  options: ResolveHonchoConnectionOptions = {},
+): HonchoConnection {
+  const yaml = isRecord(options.hermesConfig?.honcho)
+    ? options.hermesConfig.honcho
+    : {};
+  const yamlUrl = typeof yaml.base_url === "string" &&
+      /^[\x20-\x7e]+$/.test(yaml.base_url.trim())
+    ? yaml.base_url.trim()
+    : undefined;
+  const configuredUrl = config.baseUrl || yamlUrl;
+  if (!config.apiKey && !configuredUrl) {
+    throw new HonchoConfigError(
+      "Honcho API key not found: set HONCHO_API_KEY, or run 'hermes honcho setup' (a local server needs only a baseUrl)",
+    );
+  }
+  const baseUrl = configuredUrl
+    ? cleanBaseUrl(configuredUrl)
+    : HONCHO_ENVIRONMENT_URLS[config.environment] ??
+      HONCHO_ENVIRONMENT_URLS.production!;
+  const apiKey = isLocalHonchoUrl(baseUrl) && !config.apiKeyInFile
+    ? LOCAL_API_KEY_PLACEHOLDER
+    : config.apiKey;
+  let seconds = config.timeout;
+  if (seconds === undefined) {
+    for (const key of ["timeout", "request_timeout"]) {
+      const n = toFloat(yaml[key]);
+      if (seconds === undefined && n !== undefined && n > 0) seconds = n;
+    }
+  }
+  return {
+    baseUrl,
+    apiKey,
+    timeoutMs: seconds === undefined
+      ? DEFAULT_HONCHO_TIMEOUT_MS
+      : Math.round(seconds * 1000),
+    headers: honchoTelemetryHeaders(options),
+    workspaceId: config.workspaceId,
+  };
+}

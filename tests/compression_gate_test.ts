@@ -9,8 +9,15 @@ import {
   isCheckpointGateArmed,
   warnIfCheckpointGateUnsatisfied,
 } from "../src/compression_gate.ts";
-import type { ChatMessage } from "../src/memory_provider.ts";
+import {
+  type ChatMessage,
+  MemoryProvider,
+  type ToolSchema,
+} from "../src/memory_provider.ts";
 import { setLogger } from "../src/log.ts";
+import { MemoryManager } from "../src/memory_manager.ts";
+import { ArchiveMemoryProvider } from "../plugins/memory/archive/mod.ts";
+import { join } from "node:path";
 
 const PREFIX =
   "BLOCKED_MISSING_PREREQUISITE: required pre-compress checkpoint unavailable: ";
@@ -409,4 +416,180 @@ Deno.test("compactionPolicyFromConfig() binds every lossy path while armed", asy
       );
     },
   );
+});
+
+// -- End to end with the real MemoryManager and the archive provider -------
+
+class NotesProvider extends MemoryProvider {
+  pre: unknown[] = [];
+  get name(): string {
+    return "notes";
+  }
+  isAvailable(): boolean {
+    return true;
+  }
+  initialize(): void {}
+  getToolSchemas(): ToolSchema[] {
+    return [];
+  }
+  override onPreCompress(messages: ChatMessage[]): string {
+    this.pre.push(messages);
+    return "notes summary";
+  }
+}
+
+async function withManager(
+  fn: (manager: MemoryManager, home: string) => Promise<void>,
+): Promise<void> {
+  const home = await Deno.makeTempDir({ prefix: "hermes_gate_" });
+  const manager = new MemoryManager({ config: ARMED });
+  try {
+    await fn(manager, home);
+  } finally {
+    await manager.shutdownAll();
+    await Deno.remove(home, { recursive: true });
+  }
+}
+
+Deno.test("gate end to end: armed with only a v1 provider blocks and warns", async () => {
+  await withManager(async (manager) => {
+    const notes = new NotesProvider();
+    assert.equal(await manager.addProvider(notes), true);
+    const logs = captureLogs();
+    try {
+      assert.equal(await warnIfCheckpointGateUnsatisfied(manager, ARMED), true);
+      assert.match(logs.lines[0]!, /\(notes\)/);
+      await assertBlocked(
+        checkpointBeforeCompression(manager, transcript, { config: ARMED }),
+        CHECKPOINT_BLOCK_REASONS.notCapable,
+      );
+      assert.equal(notes.pre.length, 0);
+      // Gate off: the v1 provider gets the raw list, best effort.
+      assert.equal(
+        await checkpointBeforeCompression(manager, transcript, { config: {} }),
+        "notes summary",
+      );
+      assert.deepEqual(notes.pre[0], transcript);
+    } finally {
+      logs.restore();
+    }
+  });
+});
+
+Deno.test("gate end to end: archive provider blocks while storage is down, then retries cleanly", async () => {
+  await withManager(async (manager, home) => {
+    const archive = new ArchiveMemoryProvider();
+    assert.equal(await manager.addProvider(archive), true);
+    await manager.initializeAll("sess-1", {
+      hermesHome: home,
+      platform: "cli",
+    });
+    assert.equal(await warnIfCheckpointGateUnsatisfied(manager, ARMED), false);
+
+    // Storage unavailable: "archive" is a file, not a directory.
+    await Deno.writeTextFile(join(home, "archive"), "blocked");
+    const logs = captureLogs();
+    const kept = structuredClone(transcript);
+    try {
+      const error = await assertBlocked(
+        checkpointBeforeCompression(manager, transcript, { config: ARMED }),
+        CHECKPOINT_BLOCK_REASONS.providerFailed,
+      );
+      assert.match(
+        String((error.cause as Error).message),
+        /Archive checkpoint/,
+      );
+      assert.ok(
+        logs.lines.some((l) =>
+          /^warn Pre-compress checkpoint failed \(Error\)/.test(l)
+        ),
+      );
+    } finally {
+      logs.restore();
+    }
+    assert.deepEqual(transcript, kept);
+
+    // Storage back: the retry commits, and the context names the archive.
+    await Deno.remove(join(home, "archive"));
+    const context = await checkpointBeforeCompression(manager, transcript, {
+      config: ARMED,
+    });
+    assert.match(
+      context,
+      /^Transcript archived before compression: 2 messages in /,
+    );
+    assert.deepEqual(
+      (await archive.readArchive()).map((m) => m.content),
+      ["Remember I like tea.", "Noted."],
+    );
+
+    // The transcript grows; a later checkpoint adds only the new turn.
+    const grown = [...transcript, { role: "user", content: "And coffee?" }];
+    await checkpointBeforeCompression(manager, grown, { config: ARMED });
+    await checkpointBeforeCompression(manager, grown, { config: ARMED });
+    const archived = await archive.readArchive();
+    assert.deepEqual(archived.map((m) => m.content), [
+      "Remember I like tea.",
+      "Noted.",
+      "And coffee?",
+    ]);
+    assert.equal(new Set(archived.map((m) => m.key)).size, 3);
+  });
+});
+
+Deno.test("gate end to end: a v2 provider that throws blocks, then succeeds on retry", async () => {
+  class Flaky extends NotesProvider {
+    override readonly preCompressCheckpointApiVersion: number = 2;
+    fail = true;
+    options: unknown[] = [];
+    override get name(): string {
+      return "flaky";
+    }
+    override onPreCompress(
+      messages: ChatMessage[],
+      options?: { requireCheckpoint?: boolean },
+    ): string {
+      this.pre.push(messages);
+      this.options.push(options);
+      if (this.fail) throw new Error("remote store unavailable");
+      return "committed";
+    }
+  }
+  await withManager(async (manager) => {
+    const flaky = new Flaky();
+    await manager.addProvider(flaky);
+    const logs = captureLogs();
+    try {
+      await assertBlocked(
+        checkpointBeforeCompression(manager, transcript, { config: ARMED }),
+        CHECKPOINT_BLOCK_REASONS.providerFailed,
+      );
+    } finally {
+      logs.restore();
+    }
+    flaky.fail = false;
+    assert.equal(
+      await checkpointBeforeCompression(manager, transcript, { config: ARMED }),
+      "committed",
+    );
+    // v2 providers receive the normalized evidence and the strict flag.
+    assert.deepEqual(flaky.pre[1], [
+      { role: "user", content: "Remember I like tea." },
+      { role: "assistant", content: "Noted." },
+    ]);
+    assert.deepEqual(flaky.options[1], { requireCheckpoint: true });
+  });
+});
+
+Deno.test("gate end to end: armed with an empty manager or none blocks", async () => {
+  await withManager(async (manager) => {
+    await assertBlocked(
+      checkpointBeforeCompression(manager, transcript, { config: ARMED }),
+      CHECKPOINT_BLOCK_REASONS.notCapable,
+    );
+    await assertBlocked(
+      checkpointBeforeCompression(null, transcript, { config: ARMED }),
+      CHECKPOINT_BLOCK_REASONS.noProvider,
+    );
+  });
 });

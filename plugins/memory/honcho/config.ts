@@ -26,11 +26,12 @@
 
 import { basename, dirname, join, resolve } from "node:path";
 import {
+  atomicJsonWrite,
   getDefaultHermesRoot,
   getHermesHome,
+  getSecret,
   getUserHome,
   log,
-  readProcessEnv,
 } from "@hermes/memory";
 import { HonchoConfigError } from "./errors.ts";
 import {
@@ -41,38 +42,6 @@ import {
   resolveObservation,
   type SessionObservation,
 } from "./observation.ts";
-
-// TODO(lead): switch to @hermes/memory export `getSecret` once mod.ts exports src/secret_scope.ts.
-function getSecret(name: string): string | undefined {
-  return readProcessEnv(name);
-}
-
-// TODO(lead): switch to @hermes/memory export `atomicJsonWrite` once mod.ts exports src/atomic_write.ts.
-async function atomicJsonWrite(
-  path: string,
-  value: unknown,
-  mode: number,
-): Promise<void> {
-  const dir = dirname(path);
-  await Deno.mkdir(dir, { recursive: true });
-  const temp = join(dir, `.${basename(path)}.${crypto.randomUUID()}.tmp`);
-  const file = await Deno.open(temp, { write: true, createNew: true, mode });
-  try {
-    await file.write(
-      new TextEncoder().encode(`${JSON.stringify(value, null, 2)}\n`),
-    );
-    await file.syncData();
-  } finally {
-    file.close();
-  }
-  try {
-    await Deno.chmod(temp, mode);
-    await Deno.rename(temp, path);
-  } catch (error) {
-    await Deno.remove(temp).catch(() => {});
-    throw error;
-  }
-}
 
 // ---------------------------------------------------------------------------
 // Types
@@ -1633,7 +1602,8 @@ export async function saveHonchoConfig(
     if (value === undefined) delete target[key];
     else target[key] = value;
   }
-  await atomicJsonWrite(path, next, 0o600);
+  await Deno.mkdir(dirname(path), { recursive: true });
+  await atomicJsonWrite(path, next, { mode: 0o600 });
   return path;
 }
 

@@ -986,14 +986,9 @@ function readOperation(op: unknown): ParsedOperation {
   };
 }
 
-/**
- * Reads a tool argument as text: strings as they are, `null`/`undefined`
- * as `""`, other values in their JSON form.
- *
- * @param value The raw argument.
- * @returns The text.
- */
-export function argText(value: unknown): string {
+// A tool argument as text: strings as they are, null/undefined as "", other
+// values in their JSON form.
+function argText(value: unknown): string {
   if (typeof value === "string") return value;
   if (value === null || value === undefined) return "";
   if (typeof value === "number" || typeof value === "boolean") {

@@ -19,7 +19,11 @@ import {
   type ToolSchema,
 } from "./memory_provider.ts";
 import { MemoryStore } from "./memory_store.ts";
-import { handleMemoryToolCall, memoryToolSchema } from "./memory_tool.ts";
+import {
+  handleMemoryToolCall,
+  type MemoryToolCallOptions,
+  memoryToolSchema,
+} from "./memory_tool.ts";
 
 /** Options of {@linkcode BuiltinMemoryProvider}. */
 export interface BuiltinMemoryProviderOptions {
@@ -194,10 +198,14 @@ export class BuiltinMemoryProvider extends MemoryProvider {
    * Runs a `memory` tool call against this session's store.
    *
    * @param args The model's arguments.
+   * @param options How to get approval when `memory.write_approval` is on.
    * @returns The JSON result string.
    */
-  handleMemoryTool(args: Record<string, unknown>): Promise<string> {
-    return handleMemoryToolCall(this.#store, args);
+  handleMemoryTool(
+    args: Record<string, unknown>,
+    options: MemoryToolCallOptions = {},
+  ): Promise<string> {
+    return handleMemoryToolCall(this.#store, args, options);
   }
 
   /**

@@ -106,6 +106,14 @@ export interface MemoryStoreOptions {
    * @default {true}
    */
   userProfileEnabled?: boolean;
+  /**
+   * Whether `memory.write_approval` is on: `memory` tool writes then need
+   * approval (see `handleMemoryToolCall`). The store's own methods always
+   * write directly.
+   *
+   * @default {false}
+   */
+  writeApproval?: boolean;
 }
 
 /** Paths of the built-in store's files under one profile home. */
@@ -339,6 +347,7 @@ export class MemoryStore {
   #entries: Record<MemoryTarget, string[]> = { memory: [], user: [] };
   #snapshot: Record<MemoryTarget, string> = { memory: "", user: "" };
   #failures = 0;
+  #writeApproval: boolean;
 
   /**
    * Creates a store; nothing is read until {@linkcode MemoryStore.loadFromDisk}.
@@ -362,6 +371,7 @@ export class MemoryStore {
       memory: options.memoryEnabled ?? true,
       user: options.userProfileEnabled ?? true,
     };
+    this.#writeApproval = options.writeApproval ?? false;
   }
 
   /**
@@ -391,7 +401,27 @@ export class MemoryStore {
       userCharLimit: c.userCharLimit,
       memoryEnabled: c.memoryEnabled,
       userProfileEnabled: c.userProfileEnabled,
+      writeApproval: c.writeApproval,
     });
+  }
+
+  /**
+   * Whether `memory` tool writes need approval (`memory.write_approval`).
+   *
+   * @returns `true` when the approval gate is on.
+   */
+  get writeApproval(): boolean {
+    return this.#writeApproval;
+  }
+
+  /**
+   * The profile home in use now (fixed by the `hermesHome` option, else
+   * resolved on every call).
+   *
+   * @returns The absolute home path.
+   */
+  hermesHome(): string {
+    return this.#hermesHome ?? getHermesHome();
   }
 
   /**
@@ -421,7 +451,21 @@ export class MemoryStore {
    * @returns The directory and the two file paths.
    */
   paths(): MemoryFilePaths {
-    return memoryFilePaths(this.#hermesHome ?? getHermesHome());
+    return memoryFilePaths(this.hermesHome());
+  }
+
+  /**
+   * Reads a target's entries straight from disk (parsed and deduped),
+   * without a lock and without touching the live entries or the snapshot.
+   *
+   * @param target `memory` or `user`.
+   * @returns The entries (`[]` when the file is missing), or `null` when
+   * the file exists but cannot be read or decoded.
+   */
+  async readDiskEntries(target: MemoryTarget): Promise<string[] | null> {
+    const file = await readMemoryFile(this.paths()[norm(target)]);
+    if (file.state === "unreadable") return null;
+    return file.state === "ok" ? dedupeEntries(splitEntries(file.text)) : [];
   }
 
   /**

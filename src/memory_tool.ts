@@ -10,8 +10,15 @@
  * @module
  */
 
+import { join } from "node:path";
+import { atomicWriteText } from "./atomic_write.ts";
+import { getHermesHome } from "./hermes_home.ts";
 import type { MemoryTarget, ToolSchema } from "./memory_provider.ts";
-import { formatShortUsage } from "./memory_format.ts";
+import {
+  formatShortUsage,
+  previewEntry,
+  pythonStrip,
+} from "./memory_format.ts";
 import type { MemoryResult, MemoryStore } from "./memory_store.ts";
 import { pythonJsonDumps } from "./python_json.ts";
 
@@ -158,6 +165,114 @@ export function memoryToolSchema(
   };
 }
 
+/** Where a staged write came from. */
+export type MemoryWriteOrigin = "foreground" | "background_review";
+
+/** Options of {@linkcode handleMemoryToolCall}. */
+export interface MemoryToolCallOptions {
+  /**
+   * Asks the user to approve a write inline when `memory.write_approval` is
+   * on (e.g. a CLI prompt "Save to memory: <summary>"); resolving `false`
+   * denies it. Without it, writes are staged under
+   * `$HERMES_HOME/pending/memory/` for later review.
+   */
+  approve?: (summary: string) => boolean | Promise<boolean>;
+  /**
+   * Recorded in a staged write's record.
+   *
+   * @default {"foreground"}
+   */
+  origin?: MemoryWriteOrigin;
+  /**
+   * Skips the approval gate (replaying a write the user approved).
+   *
+   * @default {false}
+   */
+  bypassApproval?: boolean;
+}
+
+/**
+ * A write staged for approval, as stored in
+ * `$HERMES_HOME/pending/memory/<id>.json` (keys as Hermes has them).
+ */
+export interface PendingMemoryWrite {
+  /** Eight hex digits. */
+  id: string;
+  /** Always `"memory"`. */
+  subsystem: string;
+  /** `add`, `replace`, `remove` or `batch`. */
+  action: string;
+  /** A short human summary, e.g. `add to user profile: Name: Ada`. */
+  summary: string;
+  /** Where the write came from. */
+  origin: MemoryWriteOrigin;
+  /** When it was staged, in seconds since the epoch. */
+  created_at: number;
+  /** The exact `memory` tool arguments. */
+  payload: Record<string, unknown>;
+  /**
+   * For a single replace/remove: the full entry `old_text` selected when it
+   * was staged; approval is refused if that entry has changed since.
+   */
+  matched_entry?: string;
+}
+
+const STAGED_MESSAGE =
+  "Staged for approval (memory.write_approval is on). Not yet saved \u2014 review with /memory pending.";
+
+/**
+ * The directory holding staged memory writes: `<home>/pending/memory`.
+ *
+ * @param hermesHome The profile home (default: the active one).
+ * @returns The directory path.
+ *
+ * @example
+ * ```ts
+ * import { pendingMemoryDir } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(pendingMemoryDir("/h"), "/h/pending/memory");
+ * ```
+ */
+export function pendingMemoryDir(hermesHome?: string): string {
+  return join(hermesHome ?? getHermesHome(), "pending", "memory");
+}
+
+/**
+ * A short human summary of a `memory` tool call, as shown when asking for
+ * approval: `add to memory: …`, `replace in user profile: …`,
+ * `remove from memory: …`, `apply 3 op(s) to memory`.
+ *
+ * @param args The tool arguments.
+ * @returns The summary.
+ *
+ * @example
+ * ```ts
+ * import { summarizeMemoryWrite } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(
+ *   summarizeMemoryWrite({ action: "add", target: "user", content: "Name: Ada" }),
+ *   "add to user profile: Name: Ada",
+ * );
+ * ```
+ */
+export function summarizeMemoryWrite(args: Record<string, unknown>): string {
+  const label = args.target === "user" ? "user profile" : "memory";
+  if (Array.isArray(args.operations) && args.operations.length > 0) {
+    return `apply ${args.operations.length} op(s) to ${label}`;
+  }
+  const action = argText(args.action);
+  const content = previewEntry(
+    pythonStrip(argText(truthy(args.content) ? args.content : args.new_text)),
+  );
+  const old = previewEntry(pythonStrip(argText(args.old_text)));
+  if (action === "add") return `add to ${label}: ${content}`;
+  if (action === "replace") {
+    return `replace in ${label}: '${old}' -> ${content}`;
+  }
+  if (action === "remove") return `remove from ${label}: '${old}'`;
+  return `${action} ${label}`;
+}
+
 /**
  * Runs one call of the `memory` tool against a store and returns the JSON
  * result string, byte-identical to Hermes (Python `json.dumps` formatting,
@@ -189,9 +304,10 @@ export function memoryToolSchema(
 export async function handleMemoryToolCall(
   store: MemoryStore | null | undefined,
   args: Record<string, unknown> | null | undefined,
+  options: MemoryToolCallOptions = {},
 ): Promise<string> {
   try {
-    return pythonJsonDumps(await runMemoryTool(store, args ?? {}));
+    return pythonJsonDumps(await runMemoryTool(store, args ?? {}, options));
   } catch (error) {
     return toolError(error instanceof Error ? error.message : String(error));
   }
@@ -200,6 +316,7 @@ export async function handleMemoryToolCall(
 async function runMemoryTool(
   store: MemoryStore | null | undefined,
   args: Record<string, unknown>,
+  options: MemoryToolCallOptions,
 ): Promise<MemoryResult> {
   if (!store) {
     return errorFirst(
@@ -229,6 +346,8 @@ async function runMemoryTool(
         "operations must be a list of {action, content?, old_text?} objects.",
       );
     }
+    const gated = await approvalGate(store, target, "batch", args, options);
+    if (gated !== null) return gated;
     return await store.applyOperations(target, args.operations);
   }
 
@@ -253,6 +372,10 @@ async function runMemoryTool(
   if (action === "replace" && !truthy(content)) {
     return errorFirst("content is required for 'replace' action.");
   }
+  if (action === "add" || action === "replace" || action === "remove") {
+    const gated = await approvalGate(store, target, action, args, options);
+    if (gated !== null) return gated;
+  }
   switch (action) {
     case "add":
       return await store.add(target, argText(content));
@@ -265,6 +388,70 @@ async function runMemoryTool(
         `Unknown action '${action}'. Use: add, replace, remove`,
       );
   }
+}
+
+// Returns null when the write may proceed, else the denial or staged result.
+async function approvalGate(
+  store: MemoryStore,
+  target: MemoryTarget,
+  action: string,
+  args: Record<string, unknown>,
+  options: MemoryToolCallOptions,
+): Promise<MemoryResult | null> {
+  if (options.bypassApproval === true || !store.writeApproval) return null;
+  const summary = summarizeMemoryWrite(args);
+  if (options.approve) {
+    let approved = false;
+    try {
+      approved = await options.approve(summary);
+    } catch {
+      approved = false;
+    }
+    return approved
+      ? null
+      : errorFirst("Memory write denied by user. The change was not saved.");
+  }
+  const record: PendingMemoryWrite = {
+    id: crypto.randomUUID().replaceAll("-", "").slice(0, 8),
+    subsystem: "memory",
+    action,
+    summary,
+    origin: options.origin ?? "foreground",
+    created_at: Date.now() / 1000,
+    payload: structuredClone(args),
+  };
+  if (action === "replace" || action === "remove") {
+    const matched = await resolveEntry(store, target, argText(args.old_text));
+    if (matched !== undefined) record.matched_entry = matched;
+  }
+  const dir = pendingMemoryDir(store.hermesHome());
+  await Deno.mkdir(dir, { recursive: true });
+  await atomicWriteText(
+    join(dir, `${record.id}.json`),
+    `${JSON.stringify(record, null, 2)}\n`,
+    { mode: 0o600 },
+  );
+  return {
+    success: true,
+    staged: true,
+    pending_id: record.id,
+    message: STAGED_MESSAGE,
+  };
+}
+
+// The one entry old_text selects on disk now (exact entry first, else a
+// substring with a single distinct match), if any.
+async function resolveEntry(
+  store: MemoryStore,
+  target: MemoryTarget,
+  oldText: string,
+): Promise<string | undefined> {
+  const old = pythonStrip(oldText);
+  const entries = await store.readDiskEntries(target);
+  if (entries === null || old === "") return undefined;
+  if (entries.includes(old)) return old;
+  const matches = new Set(entries.filter((e) => e.includes(old)));
+  return matches.size === 1 ? [...matches][0] : undefined;
 }
 
 function errorFirst(message: string): MemoryResult {

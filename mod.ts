@@ -27,3 +27,6 @@ export * from "./src/secret_scope.ts";
 export * from "./src/config.ts";
 export * from "./src/runtime_cwd.ts";
 export * from "./src/context_task.ts";
+export * from "./src/pre_compress.ts";
+export * from "./src/prefetch_spill.ts";
+export * from "./src/compression_gate.ts";

@@ -275,6 +275,7 @@ export async function readStoreUsage(
  * @param hermesHome The profile home (default: the active one).
  * @param target `all` (default), `memory` or `user`.
  * @returns The paths that existed and were deleted.
+ * @throws {RangeError} When `target` is not `all`, `memory` or `user`.
  * @throws {Deno.errors.PermissionDenied} When a file cannot be deleted.
  *
  * @example
@@ -292,6 +293,13 @@ export async function resetMemoryFiles(
   hermesHome?: string,
   target: ResetTarget = "all",
 ): Promise<string[]> {
+  if (target !== "all" && target !== "memory" && target !== "user") {
+    throw new RangeError(
+      `Cannot reset memory files as 'target' must be all, memory or user: current value is ${
+        String(target)
+      }`,
+    );
+  }
   const paths = memoryFilePaths(hermesHome);
   const selected = target === "all" ? TARGETS : [target];
   const deleted: string[] = [];

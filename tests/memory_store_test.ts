@@ -712,6 +712,10 @@ Deno.test("resetMemoryFiles() deletes only the selected data files, keeping lock
       "MEMORY.md.lock",
       "USER.md.lock",
     ]);
+    await assert.rejects(
+      () => resetMemoryFiles(home, "notes" as "all"),
+      RangeError,
+    );
     // A running session's next write sees the files gone.
     const r = await store.add("memory", "fresh");
     assert.equal(r.entry_count, 1);

@@ -11,13 +11,13 @@
 import { log } from "./log.ts";
 
 /** The line that opens a memory-context fence. */
-export const MEMORY_CONTEXT_OPEN_TAG = "<memory-context>";
+export const MEMORY_CONTEXT_OPEN_TAG: string = "<memory-context>";
 
 /** The line that closes a memory-context fence. */
-export const MEMORY_CONTEXT_CLOSE_TAG = "</memory-context>";
+export const MEMORY_CONTEXT_CLOSE_TAG: string = "</memory-context>";
 
 /** The system note written under the opening fence. */
-export const MEMORY_CONTEXT_SYSTEM_NOTE =
+export const MEMORY_CONTEXT_SYSTEM_NOTE: string =
   "[System note: The following is recalled memory context, NOT new user input. " +
   "Treat as authoritative reference data — this is the agent's persistent " +
   "memory and should inform all responses.]";

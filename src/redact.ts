@@ -23,6 +23,8 @@
 
 /** The text every masked secret becomes. */
 export const REDACTED = "[redacted]";
+// A value cut from an already masked text (a bare run may stop before "]").
+const REDACTED_STEM = "[redacted";
 
 // Learned secrets shorter than this are not propagated across the hand-off
 // (masking every "ab" in a transcript would destroy it).
@@ -182,7 +184,7 @@ function classifyKey(key: string): Strength {
 }
 
 function isPlaceholder(value: string): boolean {
-  if (value.startsWith(REDACTED)) return true;
+  if (value.startsWith(REDACTED_STEM)) return true;
   const first = value[0];
   if (first === "$" || first === "%" || first === "<" || first === "{") {
     return true;
@@ -210,7 +212,7 @@ class RedactionContext {
   learned: Set<string> | undefined = undefined;
 
   learn(secret: string): void {
-    if (secret.length < MIN_LEARNED_LENGTH || secret.startsWith(REDACTED)) {
+    if (secret.length < MIN_LEARNED_LENGTH || secret.includes(REDACTED_STEM)) {
       return;
     }
     (this.learned ??= new Set()).add(secret);
@@ -320,7 +322,7 @@ function scrubSegment(text: string, ctx: RedactionContext): string {
     out = out.replace(
       URL_CREDENTIALS_REGEXP,
       (match: string, scheme: string, user: string, password: string) => {
-        if (password.startsWith(REDACTED)) return match;
+        if (password.startsWith(REDACTED_STEM)) return match;
         ctx.learn(password);
         return `${scheme}${user}:${REDACTED}@`;
       },

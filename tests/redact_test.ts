@@ -201,3 +201,22 @@ Deno.test("redactForEgress() passes non-string scalars through", () => {
   assert.equal(redactForEgress(undefined), undefined);
   assert.equal(redactForEgress(true), true);
 });
+
+Deno.test("redactForEgress() is idempotent on already redacted text", () => {
+  const inputs = [
+    `my key is ${OPENAI}`,
+    `OPENAI_API_KEY=${OPENAI}`,
+    `Authorization: Bearer ${OPENAI}`,
+    `https://bob:${OPENAI}@example.com`,
+    `{"password": "${OPENAI}"}`,
+  ];
+  const once = redactForEgress(inputs);
+  assert.deepEqual(redactForEgress(once), once);
+  assert.deepEqual(once, [
+    `my key is ${REDACTED}`,
+    `OPENAI_API_KEY=${REDACTED}`,
+    `Authorization: Bearer ${REDACTED}`,
+    `https://bob:${REDACTED}@example.com`,
+    `{"password": "${REDACTED}"}`,
+  ]);
+});

@@ -19,4 +19,20 @@
 
 export * from "./cli_io.ts";
 export * from "./hermes_command.ts";
-export { main } from "./main.ts";
+export { buildProgram, main } from "./main.ts";
+export * from "./global_args.ts";
+export * from "./format.ts";
+export * from "./run_flags.ts";
+export * from "./setup_fields.ts";
+export * from "./provider_report.ts";
+export * from "./agent_memory.ts";
+export * from "./commands/memory.ts";
+export * from "./commands/memory_status.ts";
+export * from "./commands/memory_setup.ts";
+export * from "./commands/memory_list.ts";
+export * from "./commands/memory_permissions.ts";
+export * from "./commands/memory_off.ts";
+export * from "./commands/memory_reset.ts";
+export * from "./commands/memory_recall.ts";
+export * from "./commands/memory_import.ts";
+export * from "./commands/provider_commands.ts";

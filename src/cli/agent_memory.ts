@@ -1,0 +1,118 @@
+/**
+ * Builds the memory an agent of the active profile would run with: a
+ * {@linkcode MemoryManager} holding the built-in store and, when one is
+ * configured and available, the external provider. Used by `hermes memory
+ * recall` and `hermes memory import`.
+ *
+ * @module
+ */
+
+import type { CliIo } from "./cli_io.ts";
+import { errorMessage } from "./format.ts";
+import { isBuiltinSentinel, loadProvider } from "./_plugins.ts";
+import { getHermesHome } from "../hermes_home.ts";
+import { getConfigValue, loadConfig } from "../config.ts";
+import { MemoryManager } from "../memory_manager.ts";
+import { BuiltinMemoryProvider } from "../builtin_provider.ts";
+import type { HermesConfig } from "../memory_provider.ts";
+
+/** What {@linkcode openAgentMemory} built. */
+export interface AgentMemory {
+  /** The manager, initialized for `sessionId`. */
+  manager: MemoryManager;
+  /** The loaded config. */
+  config: HermesConfig;
+  /** The external provider in use, or `null` (built-in only). */
+  external: string | null;
+  /** `memory.provider` as configured (`null` for built-in only). */
+  configured: string | null;
+  /** Why the configured provider is not in use, if it is not. */
+  skipped?: string;
+}
+
+/** Options of {@linkcode openAgentMemory}. */
+export interface OpenAgentMemoryOptions {
+  /** The session id passed to `initialize`. */
+  sessionId: string;
+  /**
+   * Call `initializeForInspection` instead of `initialize` (no side
+   * effects, for previews).
+   *
+   * @default {false}
+   */
+  inspection?: boolean;
+}
+
+/**
+ * Loads config and providers of the active profile and initializes them
+ * for a CLI session. A configured provider that cannot be loaded or is not
+ * available is left out (as the agent does) and the reason is reported.
+ *
+ * @param io Where warnings go.
+ * @param options The session and the initialize mode.
+ * @returns The manager and what went into it.
+ * @throws {ConfigError} When `config.yaml` does not parse.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo, openAgentMemory } from "@hermes/memory/cli";
+ * const { manager } = await openAgentMemory(memoryCliIo(), { sessionId: "s1" });
+ * await manager.shutdownAll();
+ * ```
+ */
+export async function openAgentMemory(
+  io: CliIo,
+  options: OpenAgentMemoryOptions,
+): Promise<AgentMemory> {
+  const home = getHermesHome();
+  const config = await loadConfig();
+  const manager = new MemoryManager({ config });
+  await manager.addProvider(
+    new BuiltinMemoryProvider({ hermesHome: home, config }),
+  );
+  const raw = getConfigValue(config, "memory.provider");
+  const setting = typeof raw === "string" ? raw.trim() : "";
+  const configured = setting !== "" && !isBuiltinSentinel(setting)
+    ? setting
+    : null;
+  const result: AgentMemory = {
+    manager,
+    config,
+    external: null,
+    configured,
+  };
+  if (configured !== null) {
+    try {
+      const provider = await loadProvider(configured);
+      if (provider === null) {
+        result.skipped = "it could not be loaded";
+      } else if (!(await provider.isAvailable())) {
+        const reason = String(await provider.unavailableReason() ?? "");
+        result.skipped = `it is not available${reason ? `: ${reason}` : ""}`;
+      } else if (await manager.addProvider(provider)) {
+        result.external = provider.name;
+      } else {
+        result.skipped = "the manager refused it";
+      }
+    } catch (error) {
+      result.skipped = `it failed to load: ${errorMessage(error)}`;
+    }
+    if (result.skipped) {
+      io.stderr(
+        `warning: memory provider '${configured}' is not used because ${result.skipped}; see 'hermes memory status'\n`,
+      );
+    }
+  }
+  const init = {
+    platform: "cli",
+    hermesHome: home,
+    agentContext: "primary" as const,
+    agentWorkspace: "hermes",
+  };
+  if (options.inspection) {
+    await manager.initializeAllForInspection(options.sessionId, init);
+  } else {
+    await manager.initializeAll(options.sessionId, init);
+  }
+  return result;
+}

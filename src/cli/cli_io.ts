@@ -1,0 +1,572 @@
+/**
+ * The I/O seam of the `hermes` CLI: every command writes, reads the
+ * environment and asks questions through one {@linkcode CliIo}, so handlers
+ * run in-process in tests ({@linkcode memoryCliIo}) and for real
+ * ({@linkcode denoCliIo}).
+ *
+ * @module
+ */
+
+import { readProcessEnv } from "../env.ts";
+
+/**
+ * Thrown by a prompt when the user cancels it: Ctrl-C, Ctrl-D or end of
+ * input. Commands catch it, save nothing and say so.
+ */
+export class PromptCancelled extends Error {
+  /**
+   * Creates the error.
+   *
+   * @param message What ended the prompt.
+   * @param options The underlying error, if any.
+   */
+  constructor(message = "Prompt cancelled", options?: ErrorOptions) {
+    super(message, options);
+    this.name = "PromptCancelled";
+  }
+}
+
+/** One entry of a {@linkcode CliPrompts.select} picker. */
+export interface SelectChoice<T> {
+  /** The value returned when the entry is picked. */
+  value: T;
+  /** The label shown. */
+  name: string;
+  /** A hint shown while the entry is highlighted. */
+  description?: string;
+}
+
+/** Options of {@linkcode CliPrompts.select}. */
+export interface SelectPromptOptions<T> {
+  /** The question. */
+  message: string;
+  /** The entries, in display order. */
+  choices: SelectChoice<T>[];
+  /** The value highlighted first (the first entry when absent). */
+  default?: T;
+}
+
+/** Options of {@linkcode CliPrompts.input}. */
+export interface InputPromptOptions {
+  /** The question. */
+  message: string;
+  /** The answer used when the user just presses Enter. */
+  default?: string;
+}
+
+/** Options of {@linkcode CliPrompts.password}. */
+export interface PasswordPromptOptions {
+  /** The question. */
+  message: string;
+}
+
+/** Options of {@linkcode CliPrompts.confirm}. */
+export interface ConfirmPromptOptions {
+  /** The question. */
+  message: string;
+  /**
+   * The answer used when the user just presses Enter.
+   *
+   * @default {false}
+   */
+  default?: boolean;
+}
+
+/**
+ * Interactive questions. Every method rejects with
+ * {@linkcode PromptCancelled} on Ctrl-C or end of input; callers must only
+ * ask when {@linkcode CliIo.stdinIsTerminal} is true.
+ */
+export interface CliPrompts {
+  /**
+   * An arrow-key picker.
+   *
+   * @param options The question, entries and preselected value.
+   * @returns The picked entry's value.
+   */
+  select<T>(options: SelectPromptOptions<T>): Promise<T>;
+  /**
+   * A line of text.
+   *
+   * @param options The question and default.
+   * @returns The answer (the default when empty).
+   */
+  input(options: InputPromptOptions): Promise<string>;
+  /**
+   * A secret, read without echo.
+   *
+   * @param options The question.
+   * @returns The answer (`""` when the user just pressed Enter).
+   */
+  password(options: PasswordPromptOptions): Promise<string>;
+  /**
+   * A yes/no question.
+   *
+   * @param options The question and default.
+   * @returns The answer.
+   */
+  confirm(options: ConfirmPromptOptions): Promise<boolean>;
+  /**
+   * A plain line read after printing `prompt` as is (no decoration), for
+   * confirmations with an exact wording such as `Type 'yes' to confirm: `.
+   *
+   * @param prompt The text printed before reading.
+   * @returns The line, without its line break.
+   */
+  line(prompt: string): Promise<string>;
+}
+
+/** Everything a CLI command may touch outside its own arguments. */
+export interface CliIo {
+  /**
+   * Writes to standard output, as is (include the line break).
+   *
+   * @param text The text.
+   */
+  stdout(text: string): void;
+  /**
+   * Writes to standard error, as is (include the line break).
+   *
+   * @param text The text.
+   */
+  stderr(text: string): void;
+  /** Whether standard input is a terminal (prompts are allowed). */
+  readonly stdinIsTerminal: boolean;
+  /** Whether standard output is a terminal (colour and tables allowed). */
+  readonly stdoutIsTerminal: boolean;
+  /** Whether standard error is a terminal (progress bars allowed). */
+  readonly stderrIsTerminal: boolean;
+  /**
+   * Reads an environment variable.
+   *
+   * @param name The variable.
+   * @returns Its value, or `undefined` when unset or not readable.
+   */
+  env(name: string): string | undefined;
+  /** Interactive questions. */
+  readonly prompts: CliPrompts;
+}
+
+/**
+ * Tells whether coloured output is allowed on a stream: it must be a
+ * terminal and `NO_COLOR` must be unset or empty.
+ *
+ * @param io The I/O seam.
+ * @param stream Which stream.
+ * @returns `true` when ANSI colours may be written.
+ *
+ * @example
+ * ```ts
+ * import { memoryCliIo, colorEnabled } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * assert.equal(colorEnabled(memoryCliIo(), "stdout"), false);
+ * ```
+ */
+export function colorEnabled(io: CliIo, stream: "stdout" | "stderr"): boolean {
+  const terminal = stream === "stdout"
+    ? io.stdoutIsTerminal
+    : io.stderrIsTerminal;
+  const noColor = io.env("NO_COLOR");
+  return terminal && (noColor === undefined || noColor === "");
+}
+
+// ---------------------------------------------------------------------------
+// The real process.
+
+const encoder = new TextEncoder();
+
+function writeAll(stream: typeof Deno.stdout, text: string): void {
+  const bytes = encoder.encode(text);
+  let offset = 0;
+  while (offset < bytes.length) {
+    offset += stream.writeSync(bytes.subarray(offset));
+  }
+}
+
+function isTerminal(stream: { isTerminal(): boolean }): boolean {
+  try {
+    return stream.isTerminal();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Watches the real standard input while an inquirer prompt runs: inquirer
+ * settles on Ctrl-C but waits forever on end of input or Ctrl-D, so both are
+ * turned into an abort.
+ */
+async function withEndOfInputAbort<T>(
+  run: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const { default: process } = await import("node:process");
+  const controller = new AbortController();
+  const onData = (chunk: unknown): void => {
+    const bytes = typeof chunk === "string"
+      ? encoder.encode(chunk)
+      : chunk as Uint8Array;
+    if (bytes.includes(0x04)) controller.abort(new Error("Ctrl-D"));
+  };
+  const onEnd = (): void => controller.abort(new Error("end of input"));
+  process.stdin.on("data", onData);
+  process.stdin.once("end", onEnd);
+  try {
+    return await run(controller.signal);
+  } catch (error) {
+    const name = error instanceof Error ? error.name : "";
+    if (
+      name === "ExitPromptError" || name === "AbortPromptError" ||
+      name === "CancelPromptError"
+    ) {
+      throw new PromptCancelled(
+        error instanceof Error ? error.message : "Prompt cancelled",
+        { cause: error },
+      );
+    }
+    throw error;
+  } finally {
+    process.stdin.off("data", onData);
+    process.stdin.off("end", onEnd);
+    process.stdin.pause();
+  }
+}
+
+function requireTerminal(): void {
+  if (!isTerminal(Deno.stdin)) {
+    throw new PromptCancelled(
+      "Cannot prompt: standard input is not a terminal",
+    );
+  }
+}
+
+/**
+ * The prompts of the real terminal, backed by `@inquirer/prompts` (loaded
+ * only when a question is asked, so commands that never prompt do not need
+ * the environment grants inquirer reads at import).
+ */
+class TerminalPrompts implements CliPrompts {
+  async select<T>(options: SelectPromptOptions<T>): Promise<T> {
+    requireTerminal();
+    const { select } = await import("@inquirer/prompts");
+    return await withEndOfInputAbort((signal) =>
+      select<T>({
+        message: options.message,
+        choices: options.choices.map((c) => ({
+          value: c.value,
+          name: c.name,
+          description: c.description,
+        })),
+        default: options.default,
+        loop: false,
+      }, { signal })
+    );
+  }
+
+  async input(options: InputPromptOptions): Promise<string> {
+    requireTerminal();
+    const { input } = await import("@inquirer/prompts");
+    return await withEndOfInputAbort((signal) =>
+      input({ message: options.message, default: options.default }, {
+        signal,
+      })
+    );
+  }
+
+  async password(options: PasswordPromptOptions): Promise<string> {
+    requireTerminal();
+    const { password } = await import("@inquirer/prompts");
+    return await withEndOfInputAbort((signal) =>
+      password({ message: options.message, toggleMask: false }, { signal })
+    );
+  }
+
+  async confirm(options: ConfirmPromptOptions): Promise<boolean> {
+    requireTerminal();
+    const { confirm } = await import("@inquirer/prompts");
+    return await withEndOfInputAbort((signal) =>
+      confirm({ message: options.message, default: options.default ?? false }, {
+        signal,
+      })
+    );
+  }
+
+  async line(prompt: string): Promise<string> {
+    requireTerminal();
+    writeAll(Deno.stdout, prompt);
+    const { createInterface } = await import("node:readline");
+    const { default: process } = await import("node:process");
+    const rl = createInterface({ input: process.stdin, terminal: false });
+    const onSigint = (): void => {
+      rl.close();
+    };
+    Deno.addSignalListener("SIGINT", onSigint);
+    try {
+      return await new Promise<string>((resolve, reject) => {
+        let answered = false;
+        rl.once("line", (text: string) => {
+          answered = true;
+          resolve(text);
+          rl.close();
+        });
+        rl.once("close", () => {
+          if (!answered) {
+            writeAll(Deno.stdout, "\n");
+            reject(new PromptCancelled("End of input"));
+          }
+        });
+      });
+    } finally {
+      Deno.removeSignalListener("SIGINT", onSigint);
+      process.stdin.pause();
+    }
+  }
+}
+
+/**
+ * The I/O of the running process: `Deno.stdout`/`Deno.stderr` (written
+ * synchronously, in order), terminal detection, the process environment
+ * through the framework's one environment reader, and terminal prompts.
+ *
+ * @returns A fresh seam.
+ *
+ * @example
+ * ```ts no-assert
+ * import { denoCliIo } from "@hermes/memory/cli";
+ * denoCliIo().stdout("hello\n");
+ * ```
+ */
+export function denoCliIo(): CliIo {
+  return {
+    stdout: (text: string): void => writeAll(Deno.stdout, text),
+    stderr: (text: string): void => writeAll(Deno.stderr, text),
+    stdinIsTerminal: isTerminal(Deno.stdin),
+    stdoutIsTerminal: isTerminal(Deno.stdout),
+    stderrIsTerminal: isTerminal(Deno.stderr),
+    env: (name: string): string | undefined => readProcessEnv(name),
+    prompts: new TerminalPrompts(),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// In memory, for tests.
+
+/** Answer that makes a scripted prompt throw {@linkcode PromptCancelled}. */
+export const CANCEL_PROMPT: unique symbol = Symbol("CANCEL_PROMPT");
+
+/** One question a {@linkcode memoryCliIo} was asked. */
+export interface RecordedPrompt {
+  /** Which prompt. */
+  kind: "select" | "input" | "password" | "confirm" | "line";
+  /** The question. */
+  message: string;
+  /** The picker's entries (`select` only). */
+  choices?: SelectChoice<unknown>[];
+  /** The default or preselected value. */
+  default?: unknown;
+}
+
+/**
+ * A scripted answer: a value, {@linkcode CANCEL_PROMPT}, or a function of
+ * the question that returns either.
+ */
+export type ScriptedAnswer =
+  | unknown
+  | typeof CANCEL_PROMPT
+  | ((prompt: RecordedPrompt) => unknown);
+
+/** Options of {@linkcode memoryCliIo}. */
+export interface MemoryCliIoOptions {
+  /**
+   * The environment seen by {@linkcode CliIo.env}.
+   *
+   * @default {{}}
+   */
+  env?: Record<string, string>;
+  /**
+   * Whether standard input counts as a terminal.
+   *
+   * @default {false}
+   */
+  stdinIsTerminal?: boolean;
+  /**
+   * Whether standard output counts as a terminal.
+   *
+   * @default {false}
+   */
+  stdoutIsTerminal?: boolean;
+  /**
+   * Whether standard error counts as a terminal.
+   *
+   * @default {false}
+   */
+  stderrIsTerminal?: boolean;
+  /**
+   * Answers to the prompts, consumed in order. A `select` answer is the
+   * value to pick; `undefined` for `select`/`input` takes the default.
+   *
+   * @default {[]}
+   */
+  answers?: ScriptedAnswer[];
+}
+
+/** A {@linkcode CliIo} that records output and answers from a script. */
+export interface MemoryCliIo extends CliIo {
+  /** Everything written to standard output. */
+  readonly out: string;
+  /** Everything written to standard error. */
+  readonly err: string;
+  /** The questions asked, in order. */
+  readonly asked: readonly RecordedPrompt[];
+  /** Answers not consumed yet. */
+  readonly remainingAnswers: number;
+}
+
+class ScriptedPrompts implements CliPrompts {
+  #answers: ScriptedAnswer[];
+  #asked: RecordedPrompt[];
+  #isTerminal: () => boolean;
+
+  constructor(
+    answers: ScriptedAnswer[],
+    asked: RecordedPrompt[],
+    isTerminal: () => boolean,
+  ) {
+    this.#answers = answers;
+    this.#asked = asked;
+    this.#isTerminal = isTerminal;
+  }
+
+  get remaining(): number {
+    return this.#answers.length;
+  }
+
+  #next(prompt: RecordedPrompt): unknown {
+    if (!this.#isTerminal()) {
+      throw new Error(
+        `A prompt was shown on a non-terminal stdin: '${prompt.message}'`,
+      );
+    }
+    this.#asked.push(prompt);
+    if (this.#answers.length === 0) {
+      throw new Error(`No scripted answer for prompt '${prompt.message}'`);
+    }
+    let answer = this.#answers.shift();
+    if (typeof answer === "function") answer = answer(prompt);
+    if (answer === CANCEL_PROMPT) throw new PromptCancelled("Scripted cancel");
+    return answer;
+  }
+
+  select<T>(options: SelectPromptOptions<T>): Promise<T> {
+    return Promise.resolve().then(() => {
+      const answer = this.#next({
+        kind: "select",
+        message: options.message,
+        choices: options.choices as SelectChoice<unknown>[],
+        default: options.default,
+      });
+      if (answer === undefined) {
+        return options.default ?? (options.choices[0] as SelectChoice<T>).value;
+      }
+      if (!options.choices.some((c) => c.value === answer)) {
+        throw new Error(
+          `Scripted answer ${
+            JSON.stringify(answer)
+          } is not a choice of '${options.message}'`,
+        );
+      }
+      return answer as T;
+    });
+  }
+
+  input(options: InputPromptOptions): Promise<string> {
+    return Promise.resolve().then(() => {
+      const answer = this.#next({
+        kind: "input",
+        message: options.message,
+        default: options.default,
+      });
+      const text = answer === undefined ? "" : String(answer);
+      return text === "" ? options.default ?? "" : text;
+    });
+  }
+
+  password(options: PasswordPromptOptions): Promise<string> {
+    return Promise.resolve().then(() => {
+      const answer = this.#next({ kind: "password", message: options.message });
+      return answer === undefined ? "" : String(answer);
+    });
+  }
+
+  confirm(options: ConfirmPromptOptions): Promise<boolean> {
+    return Promise.resolve().then(() => {
+      const answer = this.#next({
+        kind: "confirm",
+        message: options.message,
+        default: options.default ?? false,
+      });
+      return answer === undefined ? options.default ?? false : Boolean(answer);
+    });
+  }
+
+  line(prompt: string): Promise<string> {
+    return Promise.resolve().then(() => {
+      const answer = this.#next({ kind: "line", message: prompt });
+      return answer === undefined ? "" : String(answer);
+    });
+  }
+}
+
+/**
+ * An in-memory {@linkcode CliIo} for tests: output is collected, the
+ * environment is a plain object and prompts answer from a script.
+ *
+ * @param options Terminal flags, environment and scripted answers.
+ * @returns The seam, with `out`, `err` and `asked` to assert on.
+ *
+ * @example Capturing output
+ * ```ts
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const io = memoryCliIo();
+ * io.stdout("hi\n");
+ * assert.equal(io.out, "hi\n");
+ * ```
+ */
+export function memoryCliIo(options: MemoryCliIoOptions = {}): MemoryCliIo {
+  let out = "";
+  let err = "";
+  const asked: RecordedPrompt[] = [];
+  const env = { ...(options.env ?? {}) };
+  const stdinIsTerminal = options.stdinIsTerminal ?? false;
+  const prompts = new ScriptedPrompts(
+    [...(options.answers ?? [])],
+    asked,
+    () => stdinIsTerminal,
+  );
+  return {
+    stdout(text: string): void {
+      out += text;
+    },
+    stderr(text: string): void {
+      err += text;
+    },
+    stdinIsTerminal,
+    stdoutIsTerminal: options.stdoutIsTerminal ?? false,
+    stderrIsTerminal: options.stderrIsTerminal ?? false,
+    env: (name: string): string | undefined =>
+      Object.hasOwn(env, name) ? env[name] : undefined,
+    prompts,
+    get out(): string {
+      return out;
+    },
+    get err(): string {
+      return err;
+    },
+    get asked(): readonly RecordedPrompt[] {
+      return asked;
+    },
+    get remainingAnswers(): number {
+      return prompts.remaining;
+    },
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * `hermes memory …`: the command group. Each subcommand lives in its own
+ * module; this file only attaches them. `hermes memory` alone runs
+ * `status`.
+ *
+ * @module
+ */
+
+import type { HermesCommand } from "../hermes_command.ts";
+import { registerMemoryStatus, runMemoryStatus } from "./memory_status.ts";
+import { registerMemorySetup } from "./memory_setup.ts";
+import { registerMemoryOff } from "./memory_off.ts";
+import { registerMemoryReset } from "./memory_reset.ts";
+import { registerMemoryList } from "./memory_list.ts";
+import { registerMemoryPermissions } from "./memory_permissions.ts";
+import { registerMemoryRecall } from "./memory_recall.ts";
+import { registerMemoryImport } from "./memory_import.ts";
+
+/**
+ * Attaches `memory` and its subcommands to the root command.
+ *
+ * @param program The `hermes` root command.
+ * @returns The `memory` command.
+ *
+ * @example
+ * ```ts
+ * import { createCommand, memoryCliIo, registerMemoryCommand } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const root = createCommand("hermes", { io: memoryCliIo(), exitCode: 0 });
+ * assert.equal(registerMemoryCommand(root).name(), "memory");
+ * ```
+ */
+export function registerMemoryCommand(program: HermesCommand): HermesCommand {
+  const memory = program.command("memory")
+    .summary("Inspect and configure persistent memory")
+    .description(
+      "Inspect and configure persistent memory: the built-in MEMORY.md / USER.md\n" +
+        "store plus at most one external provider (memory.provider).\n" +
+        "Without a subcommand, runs 'status'.",
+    )
+    .usage("<command> [options]")
+    .example("hermes memory status")
+    .example("hermes memory setup")
+    .example("hermes memory setup honcho --set workspace=team --yes")
+    .example("hermes memory reset --target user --yes");
+  registerMemoryStatus(memory);
+  registerMemorySetup(memory);
+  registerMemoryList(memory);
+  registerMemoryPermissions(memory);
+  registerMemoryOff(memory);
+  registerMemoryReset(memory);
+  registerMemoryRecall(memory);
+  registerMemoryImport(memory);
+  // `hermes memory` alone runs status; any other word is an unknown command
+  // (a default subcommand would report it as an excess argument of status).
+  memory.allowExcessArguments(true).action(() => {
+    const [word] = memory.args;
+    if (word !== undefined) memory.unknownSubcommand(word);
+    return runMemoryStatus({}, memory.context.io);
+  });
+  return memory;
+}

@@ -1,0 +1,306 @@
+/**
+ * `hermes memory import <transcript.jsonl>`: replays an OpenAI-format
+ * transcript (one JSON message per line) through the memory manager turn
+ * by turn, as the agent would have, so the active provider learns from it.
+ *
+ * @module
+ */
+
+import { basename, extname } from "node:path";
+import type { CliIo } from "../cli_io.ts";
+import type { HermesCommand } from "../hermes_command.ts";
+import { errorMessage } from "../format.ts";
+import { openAgentMemory } from "../agent_memory.ts";
+import type { ChatMessage } from "../../memory_provider.ts";
+
+/** One replayable turn of a transcript. */
+export interface TranscriptTurn {
+  /** The user's message text. */
+  user: string;
+  /** The assistant's reply text (the last assistant text before the next user message). */
+  assistant: string;
+  /** The transcript up to the end of this turn. */
+  messages: ChatMessage[];
+  /** The 1-based line of the user message. */
+  line: number;
+}
+
+/** A line of a transcript that was skipped. */
+export interface TranscriptProblem {
+  /** The 1-based line. */
+  line: number;
+  /** Why it was skipped. */
+  reason: string;
+}
+
+/** What {@linkcode parseTranscript} found. */
+export interface ParsedTranscript {
+  /** The turns, in order. */
+  turns: TranscriptTurn[];
+  /** Malformed lines, skipped. */
+  problems: TranscriptProblem[];
+  /** User messages with no assistant reply after them (lines). */
+  unanswered: number[];
+}
+
+/**
+ * The text of a message's `content`: a string as is, or the `text` of its
+ * text parts joined by line breaks.
+ *
+ * @param content A message's content.
+ * @returns The text (`""` when there is none).
+ *
+ * @example
+ * ```ts
+ * import { messageText } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * assert.equal(messageText([{ type: "text", text: "hi" }]), "hi");
+ * ```
+ */
+export function messageText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) =>
+        part !== null && typeof part === "object" &&
+          typeof (part as Record<string, unknown>).text === "string"
+          ? (part as Record<string, string>).text
+          : ""
+      )
+      .filter((t) => t !== "")
+      .join("\n");
+  }
+  return "";
+}
+
+/**
+ * Parses a JSON-lines transcript and pairs each user message with the
+ * assistant reply that follows it. Blank lines are ignored; lines that are
+ * not a JSON object with a string `role` are reported and skipped.
+ *
+ * @param text The file's text.
+ * @returns Turns, problems and unanswered user messages.
+ *
+ * @example
+ * ```ts
+ * import { parseTranscript } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const parsed = parseTranscript(
+ *   '{"role":"user","content":"hi"}\n{"role":"assistant","content":"hello"}\n',
+ * );
+ * assert.equal(parsed.turns.length, 1);
+ * ```
+ */
+export function parseTranscript(text: string): ParsedTranscript {
+  const problems: TranscriptProblem[] = [];
+  const messages: { message: ChatMessage; line: number }[] = [];
+  const lines = text.split(/\r?\n/);
+  lines.forEach((raw, index) => {
+    const line = index + 1;
+    if (raw.trim() === "") return;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (error) {
+      problems.push({
+        line,
+        reason: `not valid JSON (${errorMessage(error)})`,
+      });
+      return;
+    }
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      problems.push({ line, reason: "not a JSON object" });
+      return;
+    }
+    const message = value as ChatMessage;
+    if (typeof message.role !== "string") {
+      problems.push({ line, reason: "has no string 'role'" });
+      return;
+    }
+    messages.push({ message, line });
+  });
+
+  const turns: TranscriptTurn[] = [];
+  const unanswered: number[] = [];
+  const transcript: ChatMessage[] = [];
+  let pending: { user: string; line: number; assistant: string } | null = null;
+  const close = (): void => {
+    if (pending === null) return;
+    if (pending.assistant !== "") {
+      turns.push({
+        user: pending.user,
+        assistant: pending.assistant,
+        messages: [...transcript],
+        line: pending.line,
+      });
+    } else {
+      unanswered.push(pending.line);
+    }
+    pending = null;
+  };
+  for (const { message, line } of messages) {
+    if (message.role === "user") {
+      close();
+      pending = { user: messageText(message.content), line, assistant: "" };
+    } else if (message.role === "assistant" && pending !== null) {
+      const reply = messageText(message.content);
+      if (reply.trim() !== "") pending.assistant = reply;
+    }
+    transcript.push(message);
+  }
+  close();
+  return { turns, problems, unanswered };
+}
+
+/** Options of {@linkcode runMemoryImport}. */
+export interface MemoryImportOptions {
+  /** The session id the turns are recorded under (default `import-<file stem>`). */
+  session?: string;
+}
+
+function progressBar(done: number, total: number): string {
+  const width = 30;
+  const filled = total === 0 ? width : Math.round((done / total) * width);
+  return `\r\x1b[KImporting [${"#".repeat(filled)}${
+    "-".repeat(width - filled)
+  }] ${done}/${total} turns`;
+}
+
+async function readTranscript(path: string): Promise<string> {
+  if (path === "-") {
+    return await new Response(Deno.stdin.readable).text();
+  }
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      throw new Error(`Cannot read ${path}: no such file`);
+    }
+    if (error instanceof Deno.errors.NotCapable) {
+      throw new Error(
+        `Cannot read ${path}: this run may read only $HERMES_HOME and the install; move the file under $HERMES_HOME or pipe it: hermes memory import - < ${path}`,
+      );
+    }
+    throw new Error(`Cannot read ${path}: ${errorMessage(error)}`);
+  }
+}
+
+/**
+ * Replays a transcript into the active provider.
+ *
+ * @param file The transcript path (`-` for standard input).
+ * @param options The session id.
+ * @param io Where to write.
+ * @returns `0` when imported, `1` when nothing could be imported.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo, runMemoryImport } from "@hermes/memory/cli";
+ * await runMemoryImport("chat.jsonl", {}, memoryCliIo());
+ * ```
+ */
+export async function runMemoryImport(
+  file: string,
+  options: MemoryImportOptions,
+  io: CliIo,
+): Promise<number> {
+  let text: string;
+  try {
+    text = await readTranscript(file);
+  } catch (error) {
+    io.stderr(`error: ${errorMessage(error)}\n`);
+    return 1;
+  }
+  const parsed = parseTranscript(text);
+  for (const problem of parsed.problems) {
+    io.stderr(`${file}:${problem.line}: skipped: ${problem.reason}\n`);
+  }
+  if (parsed.unanswered.length > 0) {
+    io.stderr(
+      `${file}: skipped ${parsed.unanswered.length} user message(s) with no assistant reply (line ${
+        parsed.unanswered.join(", ")
+      })\n`,
+    );
+  }
+
+  const stem = file === "-" ? "stdin" : basename(file, extname(file));
+  const sessionId = options.session || `import-${stem}`;
+  const memory = await openAgentMemory(io, { sessionId });
+  const { manager } = memory;
+  try {
+    if (memory.external === null) {
+      io.stderr(
+        memory.configured === null
+          ? "error: no external memory provider is active (memory.provider is built-in only); import replays turns into a provider, so run 'hermes memory setup' first\n"
+          : `error: memory provider '${memory.configured}' cannot take the import because ${memory.skipped}; run 'hermes memory status'\n`,
+      );
+      return 1;
+    }
+    const total = parsed.turns.length;
+    const showProgress = io.stderrIsTerminal && total > 0;
+    let turn = 0;
+    for (const t of parsed.turns) {
+      turn++;
+      await manager.onTurnStart(turn, t.user, { platform: "cli" });
+      await manager.prefetchAll(t.user, { sessionId });
+      manager.syncAll(t.user, t.assistant, {
+        sessionId,
+        messages: t.messages,
+      });
+      manager.queuePrefetchAll(t.user, { sessionId });
+      if (showProgress) io.stderr(progressBar(turn, total));
+    }
+    const drained = await manager.flushPending();
+    if (showProgress) io.stderr("\r\x1b[K");
+    if (!drained) {
+      io.stderr(
+        "warning: the provider was still writing when the wait ended; some turns may not be stored yet\n",
+      );
+    }
+    io.stdout(
+      `Imported ${total} turn${
+        total === 1 ? "" : "s"
+      } from ${file} into ${memory.external} (session ${sessionId})\n`,
+    );
+    return total > 0 || parsed.problems.length === 0 ? 0 : 1;
+  } finally {
+    await manager.shutdownAll();
+  }
+}
+
+/**
+ * Attaches `import` to the `memory` command.
+ *
+ * @param memory The `hermes memory` command.
+ * @returns The `import` command.
+ *
+ * @example
+ * ```ts
+ * import { createCommand, memoryCliIo, registerMemoryImport } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
+ * assert.equal(registerMemoryImport(memory).name(), "import");
+ * ```
+ */
+export function registerMemoryImport(memory: HermesCommand): HermesCommand {
+  const command = memory.command("import")
+    .argument("<transcript>", "JSON-lines transcript, or - for standard input")
+    .summary("Replay a chat transcript into the active provider")
+    .description(
+      "Replay an OpenAI-format transcript (one JSON message per line) into the active\n" +
+        "provider: each user message is paired with the assistant reply after it and\n" +
+        "sent through the memory manager turn by turn (turn start, prefetch, sync,\n" +
+        "queued prefetch). Malformed lines are reported with their line number and\n" +
+        "skipped. A progress bar is shown on stderr when it is a terminal.",
+    )
+    .option(
+      "--session <id>",
+      "Session id the turns are recorded under (default: import-<file name>)",
+    )
+    .example("hermes memory import chat.jsonl")
+    .example("hermes memory import - --session team-sync < chat.jsonl");
+  command.action((file: string, opts: MemoryImportOptions) =>
+    runMemoryImport(file, opts, command.context.io)
+  );
+  return command;
+}

@@ -1,0 +1,135 @@
+/**
+ * `hermes memory permissions [provider] [--json]`: the exact `deno run`
+ * flags the active configuration needs: the CLI's own grant (profile home,
+ * framework, environment) plus the provider's worker grant.
+ *
+ * @module
+ */
+
+import type { CliIo } from "../cli_io.ts";
+import type { HermesCommand } from "../hermes_command.ts";
+import { writeJson } from "../format.ts";
+import {
+  cliGrant,
+  frameworkDir,
+  grantFromFlags,
+  grantToFlags,
+  mergeGrants,
+} from "../run_flags.ts";
+import {
+  isBuiltinSentinel,
+  locateProvider,
+  providerRunFlags,
+} from "../_plugins.ts";
+import { getHermesHome } from "../../hermes_home.ts";
+import { getConfigValue, loadConfig } from "../../config.ts";
+
+/** Options of {@linkcode runMemoryPermissions}. */
+export interface MemoryPermissionsOptions {
+  /** The provider to compute for (default: `memory.provider`). */
+  provider?: string;
+  /**
+   * Print JSON.
+   *
+   * @default {false}
+   */
+  json?: boolean;
+}
+
+/**
+ * Prints the `deno run` flags for the active profile and provider.
+ *
+ * @param options Provider and output format.
+ * @param io Where to write.
+ * @returns `0`, or `1` when the named provider does not exist.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo, runMemoryPermissions } from "@hermes/memory/cli";
+ * await runMemoryPermissions({}, memoryCliIo());
+ * ```
+ */
+export async function runMemoryPermissions(
+  options: MemoryPermissionsOptions,
+  io: CliIo,
+): Promise<number> {
+  const home = getHermesHome();
+  const config = await loadConfig();
+  const raw = options.provider ?? getConfigValue(config, "memory.provider");
+  const setting = typeof raw === "string" ? raw.trim() : "";
+  const provider = setting !== "" && !isBuiltinSentinel(setting)
+    ? setting
+    : null;
+  let providerFlags: string[] = [];
+  if (provider !== null) {
+    if (await locateProvider(provider) === null) {
+      io.stderr(
+        `error: memory provider '${provider}' was not found; run 'hermes memory list' to see the installed ones\n`,
+      );
+      return 1;
+    }
+    providerFlags = await providerRunFlags(provider, config);
+  }
+  const { grant: providerGrant, other } = grantFromFlags(providerFlags);
+  const grant = mergeGrants(cliGrant(home), providerGrant);
+  const flags = grantToFlags(grant, other);
+  const framework = frameworkDir();
+  const entry = framework
+    ? `${framework}/src/cli/main.ts`
+    : "jsr:@hermes/memory/cli";
+  if (options.json) {
+    writeJson(io, {
+      hermesHome: home,
+      provider,
+      flags,
+      grant,
+      command: ["deno", "run", ...flags, entry],
+    });
+    return 0;
+  }
+  io.stdout(
+    `# hermes, profile home ${home}, ${
+      provider ? `provider '${provider}'` : "built-in memory only"
+    }\n`,
+  );
+  io.stdout(`deno run \\\n  ${flags.join(" \\\n  ")} \\\n  ${entry}\n`);
+  return 0;
+}
+
+/**
+ * Attaches `permissions` to the `memory` command.
+ *
+ * @param memory The `hermes memory` command.
+ * @returns The `permissions` command.
+ *
+ * @example
+ * ```ts
+ * import { createCommand, memoryCliIo, registerMemoryPermissions } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
+ * assert.equal(registerMemoryPermissions(memory).name(), "permissions");
+ * ```
+ */
+export function registerMemoryPermissions(
+  memory: HermesCommand,
+): HermesCommand {
+  const command = memory.command("permissions")
+    .argument(
+      "[provider]",
+      "Provider to compute for (default: memory.provider)",
+    )
+    .summary("Print the deno run flags the configuration needs")
+    .description(
+      "Print the exact 'deno run' flags the active configuration needs: --no-prompt\n" +
+        "and --cached-only, read/write of the profile home, read of the framework,\n" +
+        "the environment variables read, and the provider's worker grant (a\n" +
+        "sandboxed provider can never get more than the host holds).",
+    )
+    .option("--json", "Print flags and grant as JSON", false)
+    .example("hermes memory permissions")
+    .example("hermes memory permissions honcho --json");
+  command.action((provider: string | undefined, opts: { json: boolean }) =>
+    runMemoryPermissions({ provider, json: opts.json }, command.context.io)
+  );
+  return command;
+}

@@ -1,0 +1,137 @@
+/**
+ * `hermes memory recall "<text>"`: shows what the agent would be given for
+ * that message: the memory part of the system prompt, the fenced recalled
+ * context placed before the message, and the recall status line.
+ *
+ * @module
+ */
+
+import type { CliIo } from "../cli_io.ts";
+import type { HermesCommand } from "../hermes_command.ts";
+import { styleFor, writeJson } from "../format.ts";
+import { openAgentMemory } from "../agent_memory.ts";
+import { buildMemoryContextBlock } from "../../context_fence.ts";
+import { isTrivialPrompt } from "../../trivial_prompt.ts";
+
+/** Options of {@linkcode runMemoryRecall}. */
+export interface MemoryRecallOptions {
+  /**
+   * The session id used for the preview.
+   *
+   * @default {"cli-recall"}
+   */
+  session?: string;
+  /**
+   * Print JSON.
+   *
+   * @default {false}
+   */
+  json?: boolean;
+}
+
+/**
+ * Previews recall for one message in the active profile. Providers are
+ * initialized for inspection only; nothing is written.
+ *
+ * @param text The user's message.
+ * @param options Session id and output format.
+ * @param io Where to write.
+ * @returns `0`.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo, runMemoryRecall } from "@hermes/memory/cli";
+ * await runMemoryRecall("what editor do I use?", {}, memoryCliIo());
+ * ```
+ */
+export async function runMemoryRecall(
+  text: string,
+  options: MemoryRecallOptions,
+  io: CliIo,
+): Promise<number> {
+  const sessionId = options.session || "cli-recall";
+  const memory = await openAgentMemory(io, { sessionId, inspection: true });
+  const { manager } = memory;
+  try {
+    await manager.onTurnStart(1, text, { platform: "cli" });
+    const systemPrompt = await manager.buildSystemPrompt();
+    const trivial = isTrivialPrompt(text);
+    const prefetch = trivial
+      ? ""
+      : await manager.prefetchAll(text, { sessionId });
+    const context = buildMemoryContextBlock(prefetch);
+    const recall = trivial ? "" : await manager.describeRecall();
+    if (options.json) {
+      writeJson(io, {
+        query: text,
+        sessionId,
+        provider: memory.external,
+        configuredProvider: memory.configured,
+        skippedReason: memory.skipped ?? null,
+        trivial,
+        systemPrompt,
+        prefetch,
+        context,
+        recallStatus: recall,
+      });
+      return 0;
+    }
+    const style = styleFor(io, "stdout");
+    const heading = (title: string): string =>
+      style.bold(`\u2500\u2500 ${title} \u2500\u2500`);
+    io.stdout(
+      `Recall preview for ${JSON.stringify(text)} (session ${sessionId}, ${
+        memory.external
+          ? `provider ${memory.external} + built-in`
+          : "built-in only"
+      })\n\n`,
+    );
+    io.stdout(`${heading("System prompt (memory blocks)")}\n`);
+    io.stdout(systemPrompt ? `${systemPrompt}\n\n` : "(empty)\n\n");
+    io.stdout(`${heading("Context placed before the message")}\n`);
+    if (trivial) {
+      io.stdout("(prefetch skipped: the message is trivial)\n\n");
+    } else {
+      io.stdout(context ? `${context}\n\n` : "(nothing recalled)\n\n");
+    }
+    io.stdout(`${heading("Recall status")}\n`);
+    io.stdout(recall ? `${recall}\n` : "(none)\n");
+    return 0;
+  } finally {
+    await manager.shutdownAll();
+  }
+}
+
+/**
+ * Attaches `recall` to the `memory` command.
+ *
+ * @param memory The `hermes memory` command.
+ * @returns The `recall` command.
+ *
+ * @example
+ * ```ts
+ * import { createCommand, memoryCliIo, registerMemoryRecall } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
+ * assert.equal(registerMemoryRecall(memory).name(), "recall");
+ * ```
+ */
+export function registerMemoryRecall(memory: HermesCommand): HermesCommand {
+  const command = memory.command("recall")
+    .argument("<text>", "The user message to recall memory for")
+    .summary("Show what the agent would be given for a message")
+    .description(
+      "Show what the agent would be given for a message: the memory blocks of the\n" +
+        "system prompt, the fenced <memory-context> recalled before the message\n" +
+        "(prefetch) and the recall status line. Providers are initialized for\n" +
+        "inspection; nothing is written.",
+    )
+    .option("--session <id>", "Session id for the preview", "cli-recall")
+    .option("--json", "Print the result as JSON (no colour)", false)
+    .example('hermes memory recall "which editor do I use?"')
+    .example('hermes memory recall "deploy steps" --json');
+  command.action((text: string, opts: MemoryRecallOptions) =>
+    runMemoryRecall(text, opts, command.context.io)
+  );
+  return command;
+}

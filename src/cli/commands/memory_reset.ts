@@ -1,0 +1,167 @@
+/**
+ * `hermes memory reset [--target all|memory|user] [--yes|-y]`: erases the
+ * built-in store's files (deletes them; `.lock` and `.bak.*` siblings are
+ * left alone). Wording follows Hermes.
+ *
+ * @module
+ */
+
+import { Option } from "commander";
+import { basename } from "node:path";
+import { type CliIo, PromptCancelled } from "../cli_io.ts";
+import type { HermesCommand } from "../hermes_command.ts";
+import { getHermesHome } from "../../hermes_home.ts";
+import {
+  memoryFilePaths,
+  resetMemoryFiles,
+  type ResetTarget,
+} from "../../memory_store.ts";
+import { formatThousands } from "../../memory_format.ts";
+import type { MemoryTarget } from "../../memory_provider.ts";
+
+/** Options of {@linkcode runMemoryReset}. */
+export interface MemoryResetOptions {
+  /**
+   * Which files to erase.
+   *
+   * @default {"all"}
+   */
+  target?: ResetTarget;
+  /**
+   * Erase without asking.
+   *
+   * @default {false}
+   */
+  yes?: boolean;
+}
+
+const DESCRIPTIONS: Record<MemoryTarget, string> = {
+  memory: "agent notes",
+  user: "user profile",
+};
+
+/**
+ * Erases the built-in memory files of the active profile.
+ *
+ * @param options Which files, and whether to skip the confirmation.
+ * @param io Where to write and how to ask.
+ * @returns `0` when erased (or nothing to erase), `1` when cancelled.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo, runMemoryReset } from "@hermes/memory/cli";
+ * const code = await runMemoryReset({ target: "user", yes: true }, memoryCliIo());
+ * ```
+ */
+export async function runMemoryReset(
+  options: MemoryResetOptions,
+  io: CliIo,
+): Promise<number> {
+  const target = options.target ?? "all";
+  const home = getHermesHome();
+  const paths = memoryFilePaths(home);
+  const selected: MemoryTarget[] = target === "all"
+    ? ["memory", "user"]
+    : [target];
+
+  const found: { target: MemoryTarget; path: string; bytes: number }[] = [];
+  for (const t of selected) {
+    try {
+      const info = await Deno.lstat(paths[t]);
+      found.push({ target: t, path: paths[t], bytes: info.size });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+  if (found.length === 0) {
+    io.stdout(
+      `Nothing to reset \u2014 no memory files found in ${paths.dir}/\n`,
+    );
+    return 0;
+  }
+
+  io.stdout("This will permanently erase the following memory files:\n");
+  for (const file of found) {
+    io.stdout(
+      `  \u25c6 ${basename(file.path)} (${DESCRIPTIONS[file.target]}) \u2014 ${
+        formatThousands(file.bytes)
+      } bytes\n`,
+    );
+  }
+  io.stdout("\n");
+
+  if (!options.yes) {
+    if (!io.stdinIsTerminal) {
+      io.stderr(
+        "error: standard input is not a terminal, so the erase cannot be confirmed; re-run with --yes to erase these files\n",
+      );
+      io.stdout("Cancelled.\n");
+      return 1;
+    }
+    let answer: string;
+    try {
+      answer = await io.prompts.line("Type 'yes' to confirm: ");
+    } catch (error) {
+      if (!(error instanceof PromptCancelled)) throw error;
+      io.stdout("Cancelled.\n");
+      return 1;
+    }
+    if (answer.trim().toLowerCase() !== "yes") {
+      io.stdout("Cancelled.\n");
+      return 1;
+    }
+  }
+
+  const deleted = new Set(await resetMemoryFiles(home, target));
+  for (const file of found) {
+    if (deleted.has(file.path)) {
+      io.stdout(
+        `  \u2713 Deleted ${basename(file.path)} (${
+          DESCRIPTIONS[file.target]
+        })\n`,
+      );
+    }
+  }
+  io.stdout(
+    "\nMemory reset complete. New sessions will start with a blank slate.\n",
+  );
+  io.stdout(`Files were in: ${paths.dir}/\n`);
+  return 0;
+}
+
+/**
+ * Attaches `reset` to the `memory` command.
+ *
+ * @param memory The `hermes memory` command.
+ * @returns The `reset` command.
+ *
+ * @example
+ * ```ts
+ * import { createCommand, memoryCliIo, registerMemoryReset } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
+ * assert.equal(registerMemoryReset(memory).name(), "reset");
+ * ```
+ */
+export function registerMemoryReset(memory: HermesCommand): HermesCommand {
+  const command = memory.command("reset")
+    .summary("Erase the built-in MEMORY.md / USER.md files")
+    .description(
+      "Erase the built-in memory files of the active profile (MEMORY.md: agent notes,\n" +
+        "USER.md: user profile). Files are deleted; running sessions keep the snapshot\n" +
+        "they loaded. Asks for 'yes' unless --yes is given; without a terminal,\n" +
+        "--yes is required.",
+    )
+    .addOption(
+      new Option("-t, --target <target>", "Which files to erase")
+        .choices(["all", "memory", "user"])
+        .default("all"),
+    )
+    .option("-y, --yes", "Erase without asking for confirmation", false)
+    .example("hermes memory reset")
+    .example("hermes memory reset --target user --yes");
+  command.action((opts: { target: ResetTarget; yes: boolean }) =>
+    runMemoryReset(opts, command.context.io)
+  );
+  return command;
+}

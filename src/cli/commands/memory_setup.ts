@@ -1,0 +1,492 @@
+/**
+ * `hermes memory setup [provider] [--set key=value]… [--yes]`: picks the
+ * memory provider and collects its settings.
+ *
+ * Interactive on a terminal: an arrow-key picker (built-in last and
+ * preselected), then the provider's schema: pickers for choices, masked
+ * input for secrets, text for the rest. A provider with `postSetup` owns
+ * its whole setup. Non-interactive with `--yes` (and on a non-terminal,
+ * where `--yes` or `--set` is required): `--set` values plus current
+ * values and defaults, no questions.
+ *
+ * Nothing is written until the end: Ctrl-C or end of input saves nothing.
+ * Secrets go only to `$HERMES_HOME/.env`, through their `env_var`;
+ * non-secret values go to `config.yaml` (`memory.<provider>`) and to the
+ * provider's own `saveConfig`.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { type CliIo, PromptCancelled } from "../cli_io.ts";
+import type { HermesCommand } from "../hermes_command.ts";
+import { USAGE_EXIT_CODE } from "../hermes_command.ts";
+import { errorMessage, styleFor } from "../format.ts";
+import {
+  convertFieldValue,
+  fieldApplies,
+  fieldChoices,
+  fieldDefault,
+  fieldLabel,
+  fieldType,
+  parseSetAssignment,
+  type SetAssignment,
+  setupHint,
+  SetupValueError,
+} from "../setup_fields.ts";
+import {
+  discoverProviders,
+  isBuiltinSentinel,
+  loadProvider,
+  locateProvider,
+  prepareDependencies,
+} from "../_plugins.ts";
+import { getHermesHome } from "../../hermes_home.ts";
+import {
+  getConfigPath,
+  getConfigValue,
+  loadConfig,
+  saveConfig,
+} from "../../config.ts";
+import { loadEnvFile, saveEnvValue } from "../../env_file.ts";
+import { maskSecret } from "../../mask.ts";
+import type {
+  ConfigField,
+  HermesConfig,
+  MemoryProvider,
+} from "../../memory_provider.ts";
+
+/** Options of {@linkcode runMemorySetup}. */
+export interface MemorySetupOptions {
+  /** The provider to set up; the picker is shown when absent. */
+  provider?: string;
+  /**
+   * `key=value` settings, applied without asking.
+   *
+   * @default {[]}
+   */
+  set?: string[];
+  /**
+   * Ask nothing: use `--set` values, then current values and defaults.
+   *
+   * @default {false}
+   */
+  yes?: boolean;
+}
+
+const BUILTIN_CHOICE = "\u0000builtin";
+const CANCELLED = "Cancelled. No changes saved.\n";
+
+/** Thrown inside the wizard when setup must stop with an exit code. */
+class SetupStop extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode: number) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/**
+ * Runs `hermes memory setup` in the active profile.
+ *
+ * @param options Provider, `--set` values and `--yes`.
+ * @param io Where to write and how to ask.
+ * @returns `0` when saved, `1` when cancelled or failed, `2` on bad
+ * arguments.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo, runMemorySetup } from "@hermes/memory/cli";
+ * await runMemorySetup({ provider: "honcho", set: ["workspace=team"], yes: true }, memoryCliIo());
+ * ```
+ */
+export async function runMemorySetup(
+  options: MemorySetupOptions,
+  io: CliIo,
+): Promise<number> {
+  try {
+    return await setup(options, io);
+  } catch (error) {
+    if (error instanceof PromptCancelled) {
+      io.stdout(`\n${CANCELLED}`);
+      return 1;
+    }
+    if (error instanceof SetupValueError) {
+      io.stderr(`error: ${error.message}\n`);
+      io.stderr("hint: run 'hermes memory setup --help' for usage\n");
+      return USAGE_EXIT_CODE;
+    }
+    if (error instanceof SetupStop) {
+      io.stderr(`${error.message}\n`);
+      return error.exitCode;
+    }
+    throw error;
+  }
+}
+
+async function setup(options: MemorySetupOptions, io: CliIo): Promise<number> {
+  const assignments = (options.set ?? []).map(parseSetAssignment);
+  const interactive = io.stdinIsTerminal && !options.yes;
+  if (!io.stdinIsTerminal && !options.yes && assignments.length === 0) {
+    throw new SetupStop(
+      "error: standard input is not a terminal, so setup cannot ask questions; re-run with --yes " +
+        "(keeps current values and defaults) and --set key=value for each setting, " +
+        "e.g. hermes memory setup <provider> --yes --set key=value",
+      USAGE_EXIT_CODE,
+    );
+  }
+
+  let name = options.provider?.trim();
+  if (name === undefined || name === "") {
+    if (!interactive) {
+      throw new SetupStop(
+        "error: name the provider to set up without questions: hermes memory setup <provider> --yes " +
+          "(see 'hermes memory list'), or 'hermes memory off' for built-in memory only",
+        USAGE_EXIT_CODE,
+      );
+    }
+    name = await pickProvider(io);
+  }
+
+  if (name === BUILTIN_CHOICE || isBuiltinSentinel(name)) {
+    if (assignments.length > 0) {
+      throw new SetupValueError(
+        "Cannot use --set with built-in memory: it has no provider settings (see memory.* in config.yaml)",
+      );
+    }
+    await saveConfig({ memory: { provider: "" } });
+    io.stdout(
+      `\nMemory provider: built-in only (MEMORY.md / USER.md). Saved memory.provider: "" to ${getConfigPath()}.\n`,
+    );
+    io.stdout("Start a new session for the change to take effect.\n");
+    return 0;
+  }
+
+  const location = await locateProvider(name);
+  if (location === null) {
+    const names = (await discoverProviders()).map((p) => p.name);
+    throw new SetupStop(
+      `error: memory provider '${name}' was not found; installed: ${
+        names.length > 0 ? names.join(", ") : "(none)"
+      }. Put a provider plugin in ${
+        join(getHermesHome(), "plugins", name)
+      }/ or run 'hermes memory list'`,
+      1,
+    );
+  }
+  const provider = await loadProvider(name);
+  if (provider === null) {
+    throw new SetupStop(
+      `error: memory provider '${name}' (${location.dir}) could not be loaded; see the warning above, fix the plugin and run 'hermes memory setup ${name}' again`,
+      1,
+    );
+  }
+
+  try {
+    const prepared = await prepareDependencies(name);
+    for (const message of prepared.messages) io.stdout(`${message}\n`);
+  } catch (error) {
+    throw new SetupStop(
+      `Memory setup failed: ${
+        errorMessage(error)
+      }\nFix the problem above, then run 'hermes memory setup ${name}' again.`,
+      1,
+    );
+  }
+
+  if (
+    interactive && assignments.length === 0 &&
+    typeof provider.postSetup === "function"
+  ) {
+    const config = await loadConfig();
+    if (!isRecord(config.memory)) config.memory = {};
+    try {
+      await provider.postSetup(getHermesHome(), config);
+    } catch (error) {
+      if (error instanceof PromptCancelled) throw error;
+      throw new SetupStop(
+        `Memory setup failed: ${
+          errorMessage(error)
+        }\nFix the problem above, then run 'hermes memory setup ${name}' again.`,
+        1,
+      );
+    }
+    return 0;
+  }
+
+  return await walkSchema(name, provider, assignments, interactive, io);
+}
+
+async function pickProvider(io: CliIo): Promise<string> {
+  const discovered = await discoverProviders();
+  const choices: { value: string; name: string; description?: string }[] = [];
+  for (const p of discovered) {
+    let hint = "";
+    try {
+      const provider = await loadProvider(p.name);
+      if (provider === null) continue;
+      hint = setupHint(await provider.getConfigSchema() ?? []);
+    } catch {
+      continue; // Load failures are skipped, as Hermes does.
+    }
+    choices.push({
+      value: p.name,
+      name: `${p.name}  (${hint})`,
+      description: p.description || undefined,
+    });
+  }
+  choices.push({
+    value: BUILTIN_CHOICE,
+    name: "Built-in only \u2014 MEMORY.md / USER.md (default)",
+    description: "No external provider; the built-in store is always on",
+  });
+  return await io.prompts.select({
+    message: "Select a memory provider",
+    choices,
+    default: BUILTIN_CHOICE,
+  });
+}
+
+async function askField(
+  field: ConfigField,
+  current: unknown,
+  io: CliIo,
+): Promise<unknown> {
+  const message = fieldLabel(field);
+  const choices = fieldChoices(field);
+  if (choices !== undefined) {
+    const preselect = choices.find((c) => c.value === current)?.value;
+    return await io.prompts.select({
+      message,
+      choices: choices.map((c) => ({
+        value: c.value,
+        name: c.label,
+        description: c.description,
+      })),
+      default: preselect,
+    });
+  }
+  if (fieldType(field) === "boolean") {
+    const fallback = current === undefined
+      ? false
+      : convertFieldValue(field, String(current)) as boolean;
+    return await io.prompts.confirm({ message, default: fallback });
+  }
+  while (true) {
+    const answer = await io.prompts.input({
+      message,
+      default: current === undefined || current === null
+        ? undefined
+        : String(current),
+    });
+    if (answer.trim() === "") return undefined;
+    try {
+      return convertFieldValue(field, answer);
+    } catch (error) {
+      if (!(error instanceof SetupValueError)) throw error;
+      io.stderr(`${error.message}\n`);
+    }
+  }
+}
+
+async function walkSchema(
+  name: string,
+  provider: MemoryProvider,
+  assignments: SetAssignment[],
+  interactive: boolean,
+  io: CliIo,
+): Promise<number> {
+  const home = getHermesHome();
+  const style = styleFor(io, "stdout");
+  const schema: ConfigField[] = await provider.getConfigSchema() ?? [];
+  const known = new Set(schema.map((f) => f.key));
+  const given = new Map<string, string>();
+  for (const a of assignments) {
+    if (!known.has(a.key)) {
+      throw new SetupValueError(
+        `Unknown setting '${a.key}' for memory provider '${name}'; its settings are: ${
+          schema.length > 0 ? schema.map((f) => f.key).join(", ") : "(none)"
+        }`,
+      );
+    }
+    given.set(a.key, a.value);
+  }
+
+  const config = await loadConfig();
+  const existing = getConfigValue(config, `memory.${name}`);
+  const providerConfig: Record<string, unknown> = isRecord(existing)
+    ? { ...existing }
+    : {};
+  const dotenv = await loadEnvFile(join(home, ".env"));
+  const envQueue = new Map<string, { value: string; secret: boolean }>();
+  const missing: string[] = [];
+  const currentEnv = (envVar: string): string =>
+    io.env(envVar) || dotenv[envVar] || "";
+
+  if (interactive && schema.length > 0) {
+    io.stdout(`\n${style.bold(`Configuring ${name}`)}\n`);
+  }
+  for (const field of schema) {
+    if (!fieldApplies(field, providerConfig)) continue;
+    const envVar = typeof field.env_var === "string" && field.env_var
+      ? field.env_var
+      : undefined;
+    const raw = given.get(field.key);
+
+    if (field.secret === true) {
+      if (raw !== undefined) {
+        if (envVar === undefined) {
+          throw new SetupValueError(
+            `Cannot store secret '${field.key}' of provider '${name}': its schema names no env_var; set the provider's variable in ${
+              join(home, ".env")
+            } by hand`,
+          );
+        }
+        if (raw !== "") envQueue.set(envVar, { value: raw, secret: true });
+        continue;
+      }
+      const current = envVar ? currentEnv(envVar) : "";
+      if (!interactive) {
+        if (field.required === true && current === "") {
+          missing.push(envVar ? `${field.key} (${envVar})` : field.key);
+        }
+        continue;
+      }
+      let message = fieldLabel(field);
+      if (current !== "") {
+        message += ` [${maskSecret(current)}; Enter keeps it]`;
+      } else if (typeof field.url === "string" && field.url) {
+        io.stdout(`  Get one at ${field.url}\n`);
+      }
+      const answer = await io.prompts.password({ message });
+      if (answer !== "") {
+        if (envVar !== undefined) {
+          envQueue.set(envVar, { value: answer, secret: true });
+        } else {
+          io.stderr(
+            `warning: '${field.key}' was not saved: provider '${name}' names no env_var for it\n`,
+          );
+        }
+      }
+      continue;
+    }
+
+    const current = providerConfig[field.key] ??
+      fieldDefault(field, providerConfig);
+    let value: unknown;
+    if (raw !== undefined) {
+      value = raw === "" ? undefined : convertFieldValue(field, raw);
+    } else if (interactive) {
+      value = await askField(field, current, io);
+    } else {
+      value = current;
+    }
+    if (value !== undefined && value !== null && value !== "") {
+      providerConfig[field.key] = value;
+      if (envVar !== undefined && !envQueue.has(envVar)) {
+        envQueue.set(envVar, { value: String(value), secret: false });
+      }
+    } else if (field.required === true) {
+      missing.push(field.key);
+    }
+  }
+
+  if (missing.length > 0) {
+    throw new SetupStop(
+      `error: cannot finish setup of '${name}' without: ${
+        missing.join(", ")
+      }; give each with --set key=value (nothing was saved)`,
+      1,
+    );
+  }
+
+  // Everything is collected: write config.yaml, the provider's own config,
+  // then .env.
+  const memorySection: HermesConfig = { provider: name };
+  if (Object.keys(providerConfig).length > 0) {
+    memorySection[name] = providerConfig;
+  }
+  await saveConfig({ memory: memorySection });
+  io.stdout(
+    `\nMemory provider set to '${name}' in ${getConfigPath(home)}.\n`,
+  );
+  if (Object.keys(providerConfig).length > 0) {
+    try {
+      await provider.saveConfig(providerConfig, home);
+    } catch (error) {
+      io.stderr(
+        `warning: provider '${name}' could not save its own config: ${
+          errorMessage(error)
+        }\n`,
+      );
+    }
+  }
+  for (const [envName, entry] of envQueue) {
+    try {
+      await saveEnvValue(envName, entry.value, { hermesHome: home });
+      io.stdout(
+        `  Saved ${envName} to ${join(home, ".env")} (${
+          entry.secret ? maskSecret(entry.value) : entry.value
+        })\n`,
+      );
+    } catch (error) {
+      if (!(error instanceof RangeError)) throw error;
+      io.stderr(`Skipping ${envName}: ${error.message}\n`);
+    }
+  }
+  io.stdout("Start a new session to use it.\n");
+  return 0;
+}
+
+/**
+ * Attaches `setup` to the `memory` command.
+ *
+ * @param memory The `hermes memory` command.
+ * @returns The `setup` command.
+ *
+ * @example
+ * ```ts
+ * import { createCommand, memoryCliIo, registerMemorySetup } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
+ * assert.equal(registerMemorySetup(memory).name(), "setup");
+ * ```
+ */
+export function registerMemorySetup(memory: HermesCommand): HermesCommand {
+  const command = memory.command("setup")
+    .argument("[provider]", "Provider to set up (picker when omitted)")
+    .summary("Pick the memory provider and enter its settings")
+    .description(
+      "Pick the memory provider and enter its settings. On a terminal: an arrow-key\n" +
+        "picker (built-in only is last and preselected), then the provider's\n" +
+        "settings; secrets are read without echo and saved only to $HERMES_HOME/.env.\n" +
+        "Ctrl-C saves nothing. Without a terminal, give --yes and/or --set.",
+    )
+    .option(
+      "--set <key=value>",
+      "Set one provider setting without asking (repeatable)",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option(
+      "-y, --yes",
+      "Ask nothing: use --set values, then current values and defaults",
+      false,
+    )
+    .example("hermes memory setup")
+    .example("hermes memory setup honcho")
+    .example("hermes memory setup honcho --yes --set workspace=team")
+    .example("hermes memory setup builtin");
+  command.action(
+    (provider: string | undefined, opts: { set: string[]; yes: boolean }) =>
+      runMemorySetup(
+        { provider, set: opts.set, yes: opts.yes },
+        command.context.io,
+      ),
+  );
+  return command;
+}

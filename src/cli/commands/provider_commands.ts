@@ -1,0 +1,88 @@
+/**
+ * `hermes <provider> …`: the active provider's own command tree, built by
+ * its `cli.ts` (`registerCli(command)`). Only the provider named by
+ * `memory.provider` contributes; any other provider's name is refused with
+ * a hint.
+ *
+ * @module
+ */
+
+import type { HermesCommand } from "../hermes_command.ts";
+import { errorMessage } from "../format.ts";
+import { isBuiltinSentinel, listProviderNames, loadCli } from "../_plugins.ts";
+import { getConfigValue, loadConfig } from "../../config.ts";
+import { log } from "../../log.ts";
+
+async function activeProvider(): Promise<string | null> {
+  try {
+    const config = await loadConfig();
+    const raw = getConfigValue(config, "memory.provider");
+    const name = typeof raw === "string" ? raw.trim() : "";
+    return name === "" || isBuiltinSentinel(name) ? null : name;
+  } catch (error) {
+    // `hermes memory status` reports a broken config.yaml; here it only
+    // means no provider commands.
+    log("debug", `Provider commands skipped: ${errorMessage(error)}`);
+    return null;
+  }
+}
+
+/**
+ * Attaches the active provider's command tree to the root when `word` (the
+ * first command word) names it, or when there is no command word (so the
+ * root help lists it). Returns a refusal message when `word` names a
+ * provider that is not active.
+ *
+ * @param program The `hermes` root command.
+ * @param word The first command word, if any.
+ * @returns `undefined` when parsing may go on, else the message to print.
+ *
+ * @example
+ * ```ts ignore
+ * import { attachProviderCommand, buildProgram, memoryCliIo } from "@hermes/memory/cli";
+ * const program = buildProgram({ io: memoryCliIo(), exitCode: 0 });
+ * const refused = await attachProviderCommand(program, "honcho");
+ * ```
+ */
+export async function attachProviderCommand(
+  program: HermesCommand,
+  word: string | undefined,
+): Promise<string | undefined> {
+  const active = await activeProvider();
+  if (word !== undefined && word !== active) {
+    const names = await listProviderNames().catch(() => [] as string[]);
+    if (names.includes(word)) {
+      return `'${word}' commands are available only while memory.provider is '${word}'; run 'hermes memory setup ${word}'`;
+    }
+    return undefined;
+  }
+  if (active === null) return undefined;
+  let cli;
+  try {
+    cli = await loadCli(active);
+  } catch (error) {
+    log(
+      "warn",
+      `Cannot load the command line of memory provider '${active}': ${
+        errorMessage(error)
+      }`,
+    );
+    return undefined;
+  }
+  if (cli === null) return undefined;
+  const description = cli.description || `Manage ${active} memory plugin`;
+  const command = program.command(active)
+    .summary(description.split("\n", 1)[0] ?? description)
+    .description(description);
+  try {
+    await cli.registerCli(command);
+  } catch (error) {
+    log(
+      "warn",
+      `Memory provider '${active}' failed to register its commands: ${
+        errorMessage(error)
+      }`,
+    );
+  }
+  return undefined;
+}

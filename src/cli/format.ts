@@ -1,0 +1,171 @@
+/**
+ * Small text helpers shared by the `hermes` commands: optional ANSI styling
+ * (off for `--json`, `NO_COLOR` and non-terminals), aligned rows and JSON
+ * output.
+ *
+ * @module
+ */
+
+import { type CliIo, colorEnabled } from "./cli_io.ts";
+
+/** ANSI styling that turns into plain text when colour is off. */
+export interface Style {
+  /** Whether colour is on. */
+  readonly enabled: boolean;
+  /**
+   * Bold text.
+   *
+   * @param text The text.
+   * @returns The styled text.
+   */
+  bold(text: string): string;
+  /**
+   * Dim text.
+   *
+   * @param text The text.
+   * @returns The styled text.
+   */
+  dim(text: string): string;
+  /**
+   * Green text (success).
+   *
+   * @param text The text.
+   * @returns The styled text.
+   */
+  green(text: string): string;
+  /**
+   * Yellow text (attention).
+   *
+   * @param text The text.
+   * @returns The styled text.
+   */
+  yellow(text: string): string;
+  /**
+   * Red text (failure).
+   *
+   * @param text The text.
+   * @returns The styled text.
+   */
+  red(text: string): string;
+}
+
+/**
+ * The styling for a stream of `io`.
+ *
+ * @param io The I/O seam.
+ * @param stream Which stream the text goes to.
+ * @returns The styling (plain when colour is not allowed).
+ *
+ * @example
+ * ```ts
+ * import { memoryCliIo, styleFor } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * assert.equal(styleFor(memoryCliIo(), "stdout").bold("x"), "x");
+ * ```
+ */
+export function styleFor(io: CliIo, stream: "stdout" | "stderr"): Style {
+  const enabled = colorEnabled(io, stream);
+  const wrap = (open: number, close: number) => (text: string): string =>
+    enabled ? `\x1b[${open}m${text}\x1b[${close}m` : text;
+  return {
+    enabled,
+    bold: wrap(1, 22),
+    dim: wrap(2, 22),
+    green: wrap(32, 39),
+    yellow: wrap(33, 39),
+    red: wrap(31, 39),
+  };
+}
+
+/**
+ * Aligns rows of cells into columns separated by two spaces (trailing
+ * spaces trimmed). Cell widths ignore ANSI escapes.
+ *
+ * @param rows The rows.
+ * @param indent Spaces before each row.
+ * @returns One line per row, each ending with a line break.
+ *
+ * @example
+ * ```ts
+ * import { columns } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * assert.equal(columns([["a", "1"], ["bbb", "2"]], 2), "  a    1\n  bbb  2\n");
+ * ```
+ */
+export function columns(rows: readonly string[][], indent = 0): string {
+  const widths: number[] = [];
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, visibleLength(cell));
+    });
+  }
+  return rows.map((row) => {
+    const cells = row.map((cell, i) =>
+      i === row.length - 1
+        ? cell
+        : cell + " ".repeat((widths[i] ?? 0) - visibleLength(cell))
+    );
+    return `${" ".repeat(indent)}${cells.join("  ")}`.trimEnd() + "\n";
+  }).join("");
+}
+
+function visibleLength(text: string): number {
+  // deno-lint-ignore no-control-regex
+  return [...text.replace(/\x1b\[[0-9;]*m/g, "")].length;
+}
+
+/**
+ * Writes a value as indented JSON with a trailing line break.
+ *
+ * @param io The I/O seam.
+ * @param value The value.
+ *
+ * @example
+ * ```ts
+ * import { memoryCliIo, writeJson } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const io = memoryCliIo();
+ * writeJson(io, { ok: true });
+ * assert.equal(io.out, '{\n  "ok": true\n}\n');
+ * ```
+ */
+export function writeJson(io: CliIo, value: unknown): void {
+  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/**
+ * Renders a value from config for display: strings as is, everything else
+ * as compact JSON.
+ *
+ * @param value The value.
+ * @returns The text.
+ *
+ * @example
+ * ```ts
+ * import { displayValue } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * assert.equal(displayValue(["a"]), '["a"]');
+ * ```
+ */
+export function displayValue(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === undefined) return "";
+  return JSON.stringify(value);
+}
+
+/**
+ * The message of an error value.
+ *
+ * @param error Anything thrown.
+ * @returns Its message.
+ *
+ * @example
+ * ```ts
+ * import { errorMessage } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * assert.equal(errorMessage(new Error("boom")), "boom");
+ * ```
+ */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

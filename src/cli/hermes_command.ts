@@ -1,0 +1,402 @@
+/**
+ * {@linkcode HermesCommand}: the commander `Command` every `hermes` command
+ * (and every provider's `hermes <provider> …` tree) is built on.
+ *
+ * Differences from a plain commander command:
+ * - all output goes through the tree's {@linkcode CliIo}; nothing calls
+ *   `process.exit` (usage errors and `--help` throw {@linkcode CliExit});
+ * - a usage error prints one `error: …` line plus a hint on stderr and
+ *   exits with {@linkcode USAGE_EXIT_CODE};
+ * - help text has fixed sections: summary, USAGE, COMMANDS, OPTIONS,
+ *   GLOBAL OPTIONS, EXAMPLES;
+ * - an action may return a number: it becomes the process exit code.
+ *
+ * @module
+ */
+
+import { Command, type CommandOptions, Help, type Option } from "commander";
+import type { CliIo } from "./cli_io.ts";
+
+/** The exit code of a usage error (unknown flag, missing argument, …). */
+export const USAGE_EXIT_CODE = 2;
+
+/** State shared by every command of one `hermes` invocation. */
+export interface CliContext {
+  /** Where output goes and prompts come from. */
+  io: CliIo;
+  /** The exit code the invocation ends with; actions set it. */
+  exitCode: number;
+}
+
+/**
+ * Thrown instead of exiting the process: after `--help` (code 0) or a usage
+ * error (code {@linkcode USAGE_EXIT_CODE}); the message is already printed.
+ */
+export class CliExit extends Error {
+  /** The exit code. */
+  readonly exitCode: number;
+  /** Commander's code, such as `commander.unknownOption`. */
+  readonly code: string;
+
+  /**
+   * Creates the signal.
+   *
+   * @param exitCode The exit code.
+   * @param code Commander's code.
+   * @param message What was printed.
+   */
+  constructor(exitCode: number, code: string, message: string) {
+    super(message);
+    this.name = "CliExit";
+    this.exitCode = exitCode;
+    this.code = code;
+  }
+}
+
+const HELP_WIDTH = 80;
+
+/**
+ * A commander command whose tree shares one {@linkcode CliContext}.
+ *
+ * Providers receive one in `registerCli(command)` and add subcommands with
+ * `command.command("status")…`; actions write through
+ * `command.context.io` and may return an exit code.
+ *
+ * @example A provider's CLI
+ * ```ts
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ *
+ * const io = memoryCliIo();
+ * const root = createCommand("hermes", { io, exitCode: 0 });
+ * const mine = root.command("mine").description("Manage mine memory plugin");
+ * mine.command("ping").description("Say pong").action(() => {
+ *   mine.context.io.stdout("pong\n");
+ *   return 0;
+ * });
+ * await root.parseAsync(["mine", "ping"], { from: "user" });
+ * assert.equal(io.out, "pong\n");
+ * ```
+ */
+export class HermesCommand extends Command {
+  #context: CliContext;
+  #examples: string[] = [];
+
+  /**
+   * Creates a command.
+   *
+   * @param name The command's name.
+   * @param context The state shared with the tree (a fresh one writing
+   * nowhere when absent; it is replaced when the command is attached).
+   */
+  constructor(name?: string, context?: CliContext) {
+    super(name);
+    this.#context = context ?? { io: nullIo(), exitCode: 0 };
+    this.exitOverride();
+    this.helpCommand(false);
+    this.helpOption("-h, --help", "Show this help");
+    this.configureOutput({
+      writeOut: (text: string): void => this.#context.io.stdout(text),
+      writeErr: (text: string): void => this.#context.io.stderr(text),
+      outputError: (text: string, write: (s: string) => void): void =>
+        write(text),
+      getOutHelpWidth: (): number => HELP_WIDTH,
+      getErrHelpWidth: (): number => HELP_WIDTH,
+      getOutHasColors: (): boolean => false,
+      getErrHasColors: (): boolean => false,
+    });
+  }
+
+  /** The state shared by the whole command tree. */
+  get context(): CliContext {
+    return this.#context;
+  }
+
+  /**
+   * Creates a subcommand sharing this command's context (used by
+   * `.command(name)`).
+   *
+   * @param name The subcommand's name.
+   * @returns The subcommand.
+   */
+  override createCommand(name?: string): HermesCommand {
+    return new HermesCommand(name, this.#context);
+  }
+
+  /**
+   * Attaches a prepared subcommand; a {@linkcode HermesCommand} (and its
+   * whole subtree) adopts this command's context.
+   *
+   * @param cmd The subcommand.
+   * @param opts Commander's options (`hidden`, `isDefault`).
+   * @returns This command.
+   */
+  override addCommand(cmd: Command, opts?: CommandOptions): this {
+    if (cmd instanceof HermesCommand) cmd.#adopt(this.#context);
+    return super.addCommand(cmd, opts);
+  }
+
+  #adopt(context: CliContext): void {
+    this.#context = context;
+    for (const child of this.commands) {
+      if (child instanceof HermesCommand) child.#adopt(context);
+    }
+  }
+
+  /**
+   * Adds a line to the EXAMPLES section of the help.
+   *
+   * @param line A full command line, such as `hermes memory status --json`.
+   * @returns This command.
+   */
+  example(line: string): this {
+    this.#examples.push(line);
+    return this;
+  }
+
+  /**
+   * Sets the action. The handler may return (or resolve to) a number, which
+   * becomes {@linkcode CliContext.exitCode}.
+   *
+   * @param fn The handler; it receives the arguments, the options and the
+   * command, like a commander action.
+   * @returns This command.
+   */
+  override action(
+    // deno-lint-ignore no-explicit-any
+    fn: (this: this, ...args: any[]) => unknown,
+  ): this {
+    const context = (): CliContext => this.#context;
+    // deno-lint-ignore no-explicit-any
+    return super.action(async function (this: any, ...args: any[]) {
+      const result = await fn.apply(this, args);
+      if (typeof result === "number") context().exitCode = result;
+    });
+  }
+
+  /**
+   * Reports a usage error: one `error: …` line and a hint on stderr, then
+   * throws {@linkcode CliExit} (exit code {@linkcode USAGE_EXIT_CODE}).
+   *
+   * @param message The error, normally starting with `error: `.
+   * @param errorOptions Commander's code and exit code.
+   * @throws {CliExit} Always.
+   */
+  override error(
+    message: string,
+    errorOptions?: { code?: string; exitCode?: number },
+  ): never {
+    const line = message.replace(/\s*\n\s*/g, " ").trim();
+    const io = this.#context.io;
+    io.stderr(`${line.startsWith("error:") ? line : `error: ${line}`}\n`);
+    io.stderr(`hint: run '${this.#path()} --help' for usage\n`);
+    const code = errorOptions?.code ?? "commander.error";
+    throw new CliExit(USAGE_EXIT_CODE, code, line);
+  }
+
+  /**
+   * Reports `word` as an unknown subcommand of this command (with a
+   * suggestion when a subcommand name is close), like commander does for
+   * commands without an action of their own.
+   *
+   * @param word The word that names no subcommand.
+   * @throws {CliExit} Always.
+   */
+  unknownSubcommand(word: string): never {
+    const names = this.commands.filter((c) => !hiddenCommand(c)).map((c) =>
+      c.name()
+    );
+    const close = names
+      .map((name) => ({ name, distance: editDistance(word, name) }))
+      .filter((c) => c.distance <= Math.max(1, Math.floor(word.length / 3)))
+      .sort((a, b) => a.distance - b.distance)[0];
+    const hint = close ? ` (Did you mean ${close.name}?)` : "";
+    return this.error(`error: unknown command '${word}'${hint}`, {
+      code: "commander.unknownCommand",
+    });
+  }
+
+  /**
+   * Formats the help: summary, USAGE, COMMANDS, OPTIONS, GLOBAL OPTIONS and
+   * EXAMPLES.
+   *
+   * @returns The help text, ending with a line break.
+   */
+  override helpInformation(): string {
+    const help = new Help();
+    const sections: string[] = [];
+    const summary = this.description() || this.summary();
+    if (summary) sections.push(summary);
+    sections.push(`USAGE:\n  ${help.commandUsage(this)}`);
+
+    const commands = help.visibleCommands(this).map((
+      cmd,
+    ): [string, string] => [
+      commandTerm(cmd),
+      cmd.summary() || firstLine(cmd.description()),
+    ]);
+    if (commands.length > 0) sections.push(table("COMMANDS:", commands));
+
+    const optionRow = (option: Option): [string, string] => [
+      help.optionTerm(option),
+      optionDescription(option),
+    ];
+    const options = help.visibleOptions(this).map(optionRow);
+    if (options.length > 0) sections.push(table("OPTIONS:", options));
+
+    const globals: [string, string][] = [];
+    for (let parent = this.parent; parent; parent = parent.parent) {
+      for (const option of parent.options) {
+        if (!option.hidden) globals.push(optionRow(option));
+      }
+    }
+    if (globals.length > 0) sections.push(table("GLOBAL OPTIONS:", globals));
+
+    if (this.#examples.length > 0) {
+      sections.push(
+        `EXAMPLES:\n${this.#examples.map((e) => `  ${e}`).join("\n")}`,
+      );
+    }
+    return `${sections.join("\n\n")}\n`;
+  }
+
+  /** The full command path, such as `hermes memory status`. */
+  #path(): string {
+    const names: string[] = [this.name()];
+    for (let cmd = this.parent; cmd; cmd = cmd.parent) {
+      names.unshift(cmd.name());
+    }
+    return names.join(" ");
+  }
+}
+
+function hiddenCommand(cmd: Command): boolean {
+  return (cmd as unknown as { _hidden?: boolean })._hidden === true;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0] as number;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j] as number;
+      row[j] = Math.min(
+        current + 1,
+        (row[j - 1] as number) + 1,
+        previous + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+      previous = current;
+    }
+  }
+  return row[b.length] as number;
+}
+
+function commandTerm(cmd: Command): string {
+  const args = cmd.registeredArguments.map((arg) => {
+    const name = arg.name() + (arg.variadic ? "..." : "");
+    return arg.required ? `<${name}>` : `[${name}]`;
+  });
+  return [cmd.name(), ...args].join(" ");
+}
+
+/**
+ * An option's help text: its description, then its choices, default
+ * (left out for `false` switches and empty lists) and environment variable.
+ */
+function optionDescription(option: Option): string {
+  const extra: string[] = [];
+  if (option.argChoices) {
+    extra.push(`choices: ${option.argChoices.join(", ")}`);
+  }
+  const value: unknown = option.defaultValue;
+  const trivial = value === undefined || value === false ||
+    (Array.isArray(value) && value.length === 0);
+  if (!trivial) {
+    extra.push(
+      `default: ${option.defaultValueDescription ?? JSON.stringify(value)}`,
+    );
+  }
+  if (option.envVar !== undefined) extra.push(`env: ${option.envVar}`);
+  const description = option.description ?? "";
+  if (extra.length === 0) return description;
+  return `${description}${description ? " " : ""}(${extra.join("; ")})`;
+}
+
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  for (const paragraph of text.split("\n")) {
+    let line = "";
+    for (const word of paragraph.split(/ +/)) {
+      if (line !== "" && line.length + 1 + word.length > width) {
+        lines.push(line);
+        line = word;
+      } else {
+        line = line === "" ? word : `${line} ${word}`;
+      }
+    }
+    lines.push(line);
+  }
+  return lines;
+}
+
+function firstLine(text: string): string {
+  return text.split("\n", 1)[0] ?? "";
+}
+
+function table(heading: string, rows: [string, string][]): string {
+  const width = Math.min(
+    Math.max(...rows.map(([term]) => term.length)),
+    28,
+  );
+  const indent = " ".repeat(width + 4);
+  const lines = rows.map(([term, description]) => {
+    if (!description) return `  ${term}`;
+    const text = wrap(description, Math.max(HELP_WIDTH - width - 4, 30));
+    const first = term.length > width
+      ? `  ${term}\n${indent}${text[0]}`
+      : `  ${term.padEnd(width)}  ${text[0]}`;
+    return [first, ...text.slice(1).map((l) => `${indent}${l}`)].join("\n");
+  });
+  return `${heading}\n${lines.join("\n")}`;
+}
+
+function nullIo(): CliIo {
+  return {
+    stdout: (): void => {},
+    stderr: (): void => {},
+    stdinIsTerminal: false,
+    stdoutIsTerminal: false,
+    stderrIsTerminal: false,
+    env: (): undefined => undefined,
+    prompts: {
+      select: (): Promise<never> => Promise.reject(new Error("No terminal")),
+      input: (): Promise<never> => Promise.reject(new Error("No terminal")),
+      password: (): Promise<never> => Promise.reject(new Error("No terminal")),
+      confirm: (): Promise<never> => Promise.reject(new Error("No terminal")),
+      line: (): Promise<never> => Promise.reject(new Error("No terminal")),
+    },
+  };
+}
+
+/**
+ * Creates a {@linkcode HermesCommand}.
+ *
+ * @param name The command's name.
+ * @param context The state shared by its tree.
+ * @returns The command.
+ *
+ * @example
+ * ```ts
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const cmd = createCommand("hermes", { io: memoryCliIo(), exitCode: 0 });
+ * assert.equal(cmd.name(), "hermes");
+ * ```
+ */
+export function createCommand(
+  name?: string,
+  context?: CliContext,
+): HermesCommand {
+  return new HermesCommand(name, context);
+}

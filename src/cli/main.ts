@@ -1,0 +1,155 @@
+/**
+ * The `hermes` command line: `hermes memory …` plus the active memory
+ * provider's own `hermes <provider> …` tree.
+ *
+ * Run it with the flags of the `hermes` task (see `docs/readme/cli.md`):
+ *
+ * ```sh
+ * deno run --no-prompt --cached-only --allow-read … src/cli/main.ts memory status
+ * ```
+ *
+ * {@linkcode main} never exits the process; only the `import.meta.main`
+ * block of this file does.
+ *
+ * @module
+ */
+
+import { CommanderError } from "commander";
+import { type CliIo, denoCliIo } from "./cli_io.ts";
+import {
+  type CliContext,
+  CliExit,
+  createCommand,
+  type HermesCommand,
+  USAGE_EXIT_CODE,
+} from "./hermes_command.ts";
+import { resolveCliHome, scanGlobalArgs } from "./global_args.ts";
+import { errorMessage } from "./format.ts";
+import { registerMemoryCommand } from "./commands/memory.ts";
+import { attachProviderCommand } from "./commands/provider_commands.ts";
+import { withHermesHome } from "../hermes_home.ts";
+import { type Logger, setLogger } from "../log.ts";
+
+/**
+ * Builds the `hermes` command tree (without provider commands).
+ *
+ * @param context The state shared by the tree.
+ * @returns The root command.
+ *
+ * @example
+ * ```ts
+ * import { buildProgram, memoryCliIo } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const program = buildProgram({ io: memoryCliIo(), exitCode: 0 });
+ * assert.ok(program.commands.some((c) => c.name() === "memory"));
+ * ```
+ */
+export function buildProgram(context: CliContext): HermesCommand {
+  const program = createCommand("hermes", context)
+    .description(
+      "Hermes memory: inspect and configure an agent's persistent memory",
+    )
+    .usage("[--profile NAME] <command> [options]")
+    .option(
+      "--profile <name>",
+      "Use the named profile's home, <root>/profiles/<name> (default: $HERMES_HOME, else ~/.hermes; env: HERMES_HOME)",
+    )
+    .example("hermes memory status")
+    .example("hermes memory setup")
+    .example("hermes --profile coder memory status --json");
+  registerMemoryCommand(program);
+  return program;
+}
+
+function cliLogger(io: CliIo): Logger {
+  return {
+    log(level, message): void {
+      if (level === "warn" || level === "error") {
+        io.stderr(`hermes: ${level}: ${message}\n`);
+      }
+    },
+  };
+}
+
+/**
+ * Runs one `hermes` command line and resolves to its exit code: `0` on
+ * success and after `--help`, `1` when the command failed, `2` on a usage
+ * error. Everything runs inside the profile home given by `--profile NAME`
+ * or `HERMES_HOME`.
+ *
+ * @param args The arguments after the program name.
+ * @param io Where output goes (the real process by default).
+ * @returns The exit code.
+ *
+ * @example Showing the status of a scratch home
+ * ```ts ignore
+ * import { main, memoryCliIo } from "@hermes/memory/cli";
+ * const io = memoryCliIo({ env: { HERMES_HOME: "/tmp/hermes-demo" } });
+ * const code = await main(["memory", "status"], io);
+ * ```
+ */
+export async function main(
+  args: string[],
+  io: CliIo = denoCliIo(),
+): Promise<number> {
+  const context: CliContext = { io, exitCode: 0 };
+  const scan = scanGlobalArgs(args);
+  let home: string;
+  try {
+    home = resolveCliHome(scan.profile, (name) => io.env(name));
+  } catch (error) {
+    io.stderr(`error: ${errorMessage(error)}\n`);
+    io.stderr("hint: run 'hermes --help' for usage\n");
+    return USAGE_EXIT_CODE;
+  }
+  const previousLogger = setLogger(cliLogger(io));
+  try {
+    return await withHermesHome(home, () => run(args, context, scan));
+  } finally {
+    setLogger(previousLogger);
+  }
+}
+
+async function run(
+  args: string[],
+  context: CliContext,
+  scan: ReturnType<typeof scanGlobalArgs>,
+): Promise<number> {
+  const { io } = context;
+  try {
+    const program = buildProgram(context);
+    const known = program.commands.some((c) =>
+      c.name() === scan.command || c.aliases().includes(scan.command ?? "")
+    );
+    if (!known) {
+      const refused = await attachProviderCommand(program, scan.command);
+      if (refused !== undefined) {
+        io.stderr(`error: ${refused}\n`);
+        return USAGE_EXIT_CODE;
+      }
+    }
+    await program.parseAsync(args, { from: "user" });
+    return context.exitCode;
+  } catch (error) {
+    if (error instanceof CliExit) return error.exitCode;
+    if (error instanceof CommanderError) {
+      if (error.code === "commander.helpDisplayed") return 0;
+      if (error.code === "commander.version") return 0;
+      // Help printed to stderr because a subcommand is missing.
+      if (error.code === "commander.help") return USAGE_EXIT_CODE;
+      return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
+    }
+    io.stderr(`error: ${errorMessage(error)}\n`);
+    if (error instanceof Error && error.name === "NotCapable") {
+      io.stderr(
+        "hint: this run lacks a permission the profile needs; 'hermes memory permissions' prints the deno run flags for it\n",
+      );
+    }
+    return 1;
+  }
+}
+
+if (import.meta.main) {
+  const code = await main(Deno.args);
+  Deno.exit(code);
+}

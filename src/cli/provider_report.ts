@@ -1,0 +1,240 @@
+/**
+ * What the CLI reports about provider plugins: the discovered list (for
+ * `status` and `list`) and the details of the active provider (for
+ * `status`): its config, availability, settings with `env_var`s,
+ * dependency readiness and sandbox grant.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import type { CliIo } from "./cli_io.ts";
+import { errorMessage } from "./format.ts";
+import {
+  discoverProviders,
+  loadProvider,
+  locateProvider,
+  providerDependencies,
+  sandboxGrant,
+} from "./_plugins.ts";
+import { getHermesHome } from "../hermes_home.ts";
+import { loadEnvFile } from "../env_file.ts";
+import { getConfigValue } from "../config.ts";
+import type { ConfigField, HermesConfig } from "../memory_provider.ts";
+
+/** One discovered provider plugin. */
+export interface PluginReport {
+  /** The provider's name. */
+  name: string;
+  /** The `description` of its `plugin.yaml` (`""` when absent). */
+  description: string;
+  /** Where it was found: `bundled`, `user`, `project` or `package`. */
+  source: string;
+  /** Whether its availability probe passed. */
+  available: boolean;
+  /** Whether it is `memory.provider`. */
+  active: boolean;
+}
+
+/** One schema field of the active provider that names an `env_var`. */
+export interface ProviderFieldReport {
+  /** The field key. */
+  key: string;
+  /** Whether it is a secret. */
+  secret: boolean;
+  /** Its environment variable, if any. */
+  envVar?: string;
+  /** Whether the variable has a non-empty value. */
+  set: boolean;
+  /** Where it is set: `environment` or `.env`. */
+  setIn?: "environment" | ".env";
+  /** Where to obtain a credential. */
+  url?: string;
+}
+
+/** Dependency readiness of the active provider. */
+export interface DependencyReport {
+  /** Whether everything it declares is ready. */
+  ready: boolean;
+  /** One line. */
+  summary: string;
+  /** Details, one per line (missing packages, install commands). */
+  details: string[];
+}
+
+/** The effective sandbox grant of the active provider. */
+export interface SandboxReport {
+  /** `worker` (permission-confined) or `none`. */
+  mode: string;
+  /** Readable paths. */
+  read: string[];
+  /** Writable paths. */
+  write: string[];
+  /** Readable environment variables. */
+  env: string[];
+  /** Reachable hosts. */
+  net: string[];
+  /** npm packages it may load. */
+  npm: string[];
+}
+
+/** The active provider, as `hermes memory status` shows it. */
+export interface ProviderReport {
+  /** The provider's name. */
+  name: string;
+  /** Whether a plugin with that name was found. */
+  installed: boolean;
+  /** Where it was found. */
+  source?: string;
+  /** Its directory. */
+  directory?: string;
+  /** Where a user plugin would go: `$HERMES_HOME/plugins`. */
+  userPluginDir: string;
+  /** The result of `isAvailable()`. */
+  available?: boolean;
+  /** `unavailableReason()` when not available. */
+  unavailableReason?: string;
+  /** Why it could not be loaded. */
+  loadError?: string;
+  /** `memory.<name>`, or the provider's `getStatusConfig()` view of it. */
+  config: Record<string, unknown>;
+  /** Why `getStatusConfig()` failed (then `config` is the raw section). */
+  statusConfigError?: string;
+  /** Schema fields with their `env_var` state. */
+  fields: ProviderFieldReport[];
+  /** Dependency readiness. */
+  dependencies?: DependencyReport;
+  /** The sandbox grant. */
+  sandbox?: SandboxReport;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/**
+ * Lists the discovered provider plugins with an active marker.
+ *
+ * @param active The active provider's name, or `null`.
+ * @returns One report per plugin, in discovery order.
+ *
+ * @example
+ * ```ts ignore
+ * import { listPluginReports } from "@hermes/memory/cli";
+ * const plugins = await listPluginReports("honcho");
+ * ```
+ */
+export async function listPluginReports(
+  active: string | null,
+): Promise<PluginReport[]> {
+  const found = await discoverProviders();
+  return found.map((p) => ({
+    name: p.name,
+    description: p.description,
+    source: p.source,
+    available: p.available,
+    active: p.name === active,
+  }));
+}
+
+/**
+ * Tells where an environment variable is set: the CLI's environment first,
+ * then `$HERMES_HOME/.env`.
+ *
+ * @param name The variable.
+ * @param io The CLI's environment.
+ * @param dotenv The parsed `.env`.
+ * @returns `environment`, `.env` or `undefined` when unset or empty.
+ */
+export function envVarSource(
+  name: string,
+  io: CliIo,
+  dotenv: Record<string, string>,
+): "environment" | ".env" | undefined {
+  if ((io.env(name) ?? "") !== "") return "environment";
+  if ((dotenv[name] ?? "") !== "") return ".env";
+  return undefined;
+}
+
+/**
+ * Gathers everything `status` shows about the active provider. Never
+ * throws for a broken provider: the failure is part of the report.
+ *
+ * @param name The active provider.
+ * @param config The loaded `config.yaml`.
+ * @param io The CLI's environment.
+ * @returns The report.
+ *
+ * @example
+ * ```ts ignore
+ * import { collectProviderReport, memoryCliIo } from "@hermes/memory/cli";
+ * const report = await collectProviderReport("honcho", {}, memoryCliIo());
+ * ```
+ */
+export async function collectProviderReport(
+  name: string,
+  config: HermesConfig,
+  io: CliIo,
+): Promise<ProviderReport> {
+  const home = getHermesHome();
+  const rawSection = getConfigValue(config, `memory.${name}`);
+  const section = isRecord(rawSection) ? { ...rawSection } : {};
+  const report: ProviderReport = {
+    name,
+    installed: false,
+    userPluginDir: join(home, "plugins"),
+    config: section,
+    fields: [],
+  };
+  const location = await locateProvider(name);
+  if (location === null) return report;
+  report.installed = true;
+  report.source = location.source;
+  report.directory = location.dir;
+
+  try {
+    const provider = await loadProvider(name);
+    if (provider === null) {
+      report.loadError =
+        "the plugin did not register a provider (see the warning above)";
+    } else {
+      if (typeof provider.getStatusConfig === "function") {
+        try {
+          const view = await provider.getStatusConfig(section);
+          if (isRecord(view)) report.config = view;
+        } catch (error) {
+          report.statusConfigError = errorMessage(error);
+        }
+      }
+      report.available = Boolean(await provider.isAvailable());
+      if (!report.available) {
+        report.unavailableReason = String(
+          await provider.unavailableReason() ?? "",
+        );
+      }
+      const schema: ConfigField[] = await provider.getConfigSchema() ?? [];
+      const dotenv = await loadEnvFile(join(home, ".env"));
+      for (const field of schema) {
+        const envVar = typeof field.env_var === "string" && field.env_var
+          ? field.env_var
+          : undefined;
+        const setIn = envVar ? envVarSource(envVar, io, dotenv) : undefined;
+        report.fields.push({
+          key: field.key,
+          secret: field.secret === true,
+          envVar,
+          set: setIn !== undefined,
+          setIn,
+          url: typeof field.url === "string" && field.url
+            ? field.url
+            : undefined,
+        });
+      }
+    }
+  } catch (error) {
+    report.loadError = errorMessage(error);
+  }
+  report.dependencies = await providerDependencies(name);
+  report.sandbox = await sandboxGrant(name, config);
+  return report;
+}

@@ -1,0 +1,198 @@
+/**
+ * The `deno run` permission flags the `hermes` CLI needs, and merging them
+ * with a provider's worker grant: the host must hold everything it hands a
+ * sandboxed provider (a worker cannot get more than its parent).
+ *
+ * @module
+ */
+
+import { fileURLToPath } from "node:url";
+
+/**
+ * Variables read by the terminal libraries while a prompt is shown (Node's
+ * colour detection, `@inquirer/*`); reading an ungranted one fails, so the
+ * whole set is granted. None of them is a secret.
+ */
+export const TERMINAL_ENV_VARS: readonly string[] = Object.freeze([
+  "TERM",
+  "COLORTERM",
+  "TERM_PROGRAM",
+  "TERM_PROGRAM_VERSION",
+  "TMUX",
+  "NO_COLOR",
+  "FORCE_COLOR",
+  "NODE_DISABLE_COLORS",
+  "CI",
+  "CI_NAME",
+  "TF_BUILD",
+  "TEAMCITY_VERSION",
+  "GITHUB_ACTIONS",
+  "GITEA_ACTIONS",
+  "CIRCLECI",
+  "TRAVIS",
+  "APPVEYOR",
+  "GITLAB_CI",
+  "BUILDKITE",
+  "DRONE",
+  "INQUIRER_KEYBINDINGS",
+  "CLI_WIDTH",
+]);
+
+/** Variables the framework itself reads: profile resolution and plugin discovery. */
+export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
+  "HERMES_HOME",
+  "HOME",
+  "HERMES_DATA_DIR_SUFFIX",
+  "HERMES_ENABLE_PROJECT_PLUGINS",
+  "HERMES_SESSION_SOURCE",
+  "TERMINAL_CWD",
+]);
+
+/** The permission lists of one `deno run`. */
+export interface RunGrant {
+  /** Readable paths. */
+  read: string[];
+  /** Writable paths. */
+  write: string[];
+  /** Readable environment variables. */
+  env: string[];
+  /** Reachable hosts. */
+  net: string[];
+}
+
+/**
+ * The framework's root directory when it runs from local files (a checkout
+ * or a vendored copy), else `undefined` (remote modules need no read
+ * grant).
+ *
+ * @returns The absolute directory, or `undefined`.
+ *
+ * @example
+ * ```ts no-assert
+ * import { frameworkDir } from "@hermes/memory/cli";
+ * const dir = frameworkDir();
+ * ```
+ */
+export function frameworkDir(): string | undefined {
+  const url = new URL("../../", import.meta.url);
+  if (url.protocol !== "file:") return undefined;
+  return fileURLToPath(url).replace(/[\\/]$/, "");
+}
+
+/**
+ * The grant of the CLI itself for one profile home: read and write of the
+ * home, read of the framework (bundled providers and the worker
+ * bootstrap are loaded by computed path), and the environment it reads.
+ *
+ * @param hermesHome The profile home.
+ * @returns The grant.
+ *
+ * @example
+ * ```ts
+ * import { cliGrant } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * assert.ok(cliGrant("/srv/h").write.includes("/srv/h"));
+ * ```
+ */
+export function cliGrant(hermesHome: string): RunGrant {
+  const framework = frameworkDir();
+  return {
+    read: framework ? [hermesHome, framework] : [hermesHome],
+    write: [hermesHome],
+    env: [...HERMES_ENV_VARS, ...TERMINAL_ENV_VARS],
+    net: [],
+  };
+}
+
+/**
+ * Merges grants, keeping the first occurrence order and dropping
+ * duplicates.
+ *
+ * @param grants The grants.
+ * @returns One grant holding all of them.
+ *
+ * @example
+ * ```ts
+ * import { mergeGrants } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const g = mergeGrants({ read: ["a"], write: [], env: ["X"], net: [] }, { read: ["a", "b"], write: [], env: [], net: ["h"] });
+ * assert.deepEqual(g.read, ["a", "b"]);
+ * ```
+ */
+export function mergeGrants(...grants: RunGrant[]): RunGrant {
+  const unique = (lists: string[][]): string[] => [...new Set(lists.flat())];
+  return {
+    read: unique(grants.map((g) => g.read)),
+    write: unique(grants.map((g) => g.write)),
+    env: unique(grants.map((g) => g.env)),
+    net: unique(grants.map((g) => g.net)),
+  };
+}
+
+/**
+ * Reads `--allow-read=…`, `--allow-write=…`, `--allow-env=…` and
+ * `--allow-net=…` flags into a grant; other flags are returned apart.
+ *
+ * @param flags `deno run` flags.
+ * @returns The grant and the remaining flags.
+ *
+ * @example
+ * ```ts
+ * import { grantFromFlags } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const { grant, other } = grantFromFlags(["--no-prompt", "--allow-env=A,B"]);
+ * assert.deepEqual(grant.env, ["A", "B"]);
+ * assert.deepEqual(other, ["--no-prompt"]);
+ * ```
+ */
+export function grantFromFlags(
+  flags: readonly string[],
+): { grant: RunGrant; other: string[] } {
+  const grant: RunGrant = { read: [], write: [], env: [], net: [] };
+  const other: string[] = [];
+  for (const flag of flags) {
+    const match = /^--allow-(read|write|env|net)=(.*)$/.exec(flag);
+    if (match) {
+      const key = match[1] as keyof RunGrant;
+      grant[key].push(...(match[2] ?? "").split(",").filter((s) => s !== ""));
+    } else {
+      other.push(flag);
+    }
+  }
+  return { grant, other };
+}
+
+/**
+ * Renders a grant as `deno run` flags, preceded by `--no-prompt` and
+ * `--cached-only` (no permission prompts a sandboxed provider could use to
+ * escalate; no npm downloads at run time). Empty lists are left out.
+ *
+ * @param grant The grant.
+ * @param extra Other flags to keep (after the permission flags).
+ * @returns The flags.
+ *
+ * @example
+ * ```ts
+ * import { grantToFlags } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(
+ *   grantToFlags({ read: ["/h"], write: ["/h"], env: ["HOME"], net: [] }),
+ *   ["--no-prompt", "--cached-only", "--allow-read=/h", "--allow-write=/h", "--allow-env=HOME"],
+ * );
+ * ```
+ */
+export function grantToFlags(
+  grant: RunGrant,
+  extra: readonly string[] = [],
+): string[] {
+  const flags = ["--no-prompt", "--cached-only"];
+  for (const key of ["read", "write", "env", "net"] as const) {
+    if (grant[key].length > 0) {
+      flags.push(`--allow-${key}=${grant[key].join(",")}`);
+    }
+  }
+  for (const flag of extra) {
+    if (!flags.includes(flag)) flags.push(flag);
+  }
+  return flags;
+}

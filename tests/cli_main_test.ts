@@ -162,7 +162,7 @@ Deno.test("main() every memory subcommand has sectioned --help on stdout", async
       assert.equal(err, "", sub);
       assert.match(out, new RegExp(`^USAGE:\\n  hermes memory ${sub}`, "m"));
       assert.match(out, /^OPTIONS:\n {2}.*\n/m, sub);
-      assert.match(out, /^  -h, --help +Show this help$/m, sub);
+      assert.match(out, /^ {2}-h, --help +Show this help$/m, sub);
       assert.match(out, /^GLOBAL OPTIONS:\n {2}--profile <name>/m, sub);
       assert.match(out, /^EXAMPLES:\n {2}hermes memory /m, sub);
       // Help never ran the command: the home is untouched.

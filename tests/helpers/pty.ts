@@ -164,7 +164,7 @@ export class PtySession implements AsyncDisposable {
    * @returns The command's exit code.
    */
   async exit(timeoutMs = 15_000): Promise<number> {
-    let timer: number | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<"timeout">((resolve) => {
       timer = setTimeout(() => resolve("timeout"), timeoutMs);
     });

@@ -1,0 +1,211 @@
+/**
+ * Peer naming (honcho-provider §3): the AI peer, the session's user peer
+ * (pinning, aliases, runtime prefixes) and turn authors.
+ *
+ * All results are valid Honcho ids (see {@linkcode sanitizeId}).
+ *
+ * @module
+ */
+
+import { createHash } from "node:crypto";
+import type { HonchoConfig } from "./config.ts";
+import { HonchoPeerUnresolvedError } from "./errors.ts";
+import { sanitizeId } from "./session_naming.ts";
+
+/** The AI peer used when `aiPeer` is empty. */
+export const DEFAULT_AI_PEER = "hermes-assistant";
+
+/**
+ * The AI peer id: `sanitize(aiPeer || "hermes-assistant")`.
+ *
+ * @param config The `aiPeer` setting.
+ * @returns The peer id.
+ *
+ * @example
+ * ```ts
+ * import { resolveAiPeerId } from "./peers.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(resolveAiPeerId({ aiPeer: "hermes.coder" }), "hermes-coder");
+ * assert.equal(resolveAiPeerId({ aiPeer: "" }), "hermes-assistant");
+ * ```
+ */
+export function resolveAiPeerId(config: Pick<HonchoConfig, "aiPeer">): string {
+  return sanitizeId(config.aiPeer?.trim() || DEFAULT_AI_PEER);
+}
+
+/**
+ * Normalises runtime user ids (`userId`, `userIdAlt` from `initialize`):
+ * trimmed, blanks dropped, duplicates removed, order kept.
+ *
+ * @param ids The raw ids.
+ * @returns The ids.
+ *
+ * @example
+ * ```ts
+ * import { normalizeRuntimeIds } from "./peers.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(normalizeRuntimeIds([" 42 ", "", undefined, "42", "ada"]), ["42", "ada"]);
+ * ```
+ */
+export function normalizeRuntimeIds(
+  ids: readonly (string | null | undefined)[],
+): string[] {
+  const out: string[] = [];
+  for (const id of ids) {
+    const value = typeof id === "string" ? id.trim() : "";
+    if (value && !out.includes(value)) out.push(value);
+  }
+  return out;
+}
+
+/** The configuration keys peer naming reads. */
+export type PeerNamingConfig = Pick<
+  HonchoConfig,
+  "pinUserPeer" | "peerName" | "userPeerAliases" | "runtimePeerPrefix"
+>;
+
+/**
+ * The peer ids configured explicitly (alias targets and `peerName`), which
+ * a generated id must not collide with.
+ *
+ * @param config The peer settings.
+ * @returns The sanitised ids.
+ *
+ * @example
+ * ```ts
+ * import { reservedPeerIds } from "./peers.ts";
+ * import assert from "node:assert/strict";
+ * const reserved = reservedPeerIds({
+ *   pinUserPeer: false, peerName: "ada", userPeerAliases: { "42": "ada.l" }, runtimePeerPrefix: "",
+ * });
+ * assert.deepEqual([...reserved].sort(), ["ada", "ada-l"]);
+ * ```
+ */
+export function reservedPeerIds(config: PeerNamingConfig): Set<string> {
+  const out = new Set<string>();
+  for (const target of Object.values(config.userPeerAliases ?? {})) {
+    if (target.trim()) out.add(sanitizeId(target.trim()));
+  }
+  if (config.peerName?.trim()) out.add(sanitizeId(config.peerName.trim()));
+  return out;
+}
+
+/**
+ * A generated peer id for `prefix + runtimeId`: used as-is when it is
+ * already a valid id and collides with no reserved id; otherwise the
+ * sanitised form plus `-` and the first 8, 12, 16, 24, 32 or 64 hex digits
+ * of its SHA-256, the first that does not collide.
+ *
+ * @param prefix The `runtimePeerPrefix`.
+ * @param runtimeId The runtime user id.
+ * @param reserved Ids that must not be produced.
+ * @returns The peer id.
+ *
+ * @example
+ * ```ts
+ * import { prefixedPeerId } from "./peers.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(prefixedPeerId("tg_", "42", new Set()), "tg_42");
+ * assert.match(prefixedPeerId("tg:", "42", new Set()), /^tg-42-[0-9a-f]{8}$/);
+ * ```
+ */
+export function prefixedPeerId(
+  prefix: string,
+  runtimeId: string,
+  reserved: ReadonlySet<string>,
+): string {
+  const raw = `${prefix}${runtimeId}`;
+  const clean = sanitizeId(raw);
+  if (clean === raw && !reserved.has(raw)) return raw;
+  const hash = createHash("sha256").update(raw, "utf8").digest("hex");
+  let candidate = clean;
+  for (const n of [8, 12, 16, 24, 32, 64]) {
+    candidate = `${clean}-${hash.slice(0, n)}`;
+    if (!reserved.has(candidate)) return candidate;
+  }
+  return candidate;
+}
+
+/** Options of {@linkcode resolveUserPeerId}. */
+export interface ResolveUserPeerIdOptions {
+  /** The runtime user ids, primary first (`userId`, `userIdAlt`). */
+  runtimeIds?: readonly (string | null | undefined)[];
+}
+
+/**
+ * The session's user peer (§3, G2):
+ *
+ * 1. `pinUserPeer` and a `peerName` → `sanitize(peerName)`;
+ * 2. with runtime ids: the first (primary, then alternative) with a
+ *    non-empty `userPeerAliases` entry → `sanitize(alias)`; else, with a
+ *    `runtimePeerPrefix`, the generated id of prefix + first id
+ *    ({@linkcode prefixedPeerId}); else `sanitize(first id)`;
+ * 3. no runtime id → `sanitize(peerName)`;
+ * 4. neither → {@linkcode HonchoPeerUnresolvedError}.
+ *
+ * @param config The peer settings.
+ * @param options The runtime ids.
+ * @returns The peer id.
+ * @throws {HonchoPeerUnresolvedError} When there is no runtime id and no `peerName`.
+ *
+ * @example
+ * ```ts
+ * import { resolveUserPeerId } from "./peers.ts";
+ * import assert from "node:assert/strict";
+ * const config = { pinUserPeer: false, peerName: "ada", userPeerAliases: { "42": "ada" }, runtimePeerPrefix: "" };
+ * assert.equal(resolveUserPeerId(config, { runtimeIds: ["42"] }), "ada");
+ * assert.equal(resolveUserPeerId(config, { runtimeIds: ["7"] }), "7");
+ * assert.equal(resolveUserPeerId(config, {}), "ada");
+ * ```
+ */
+export function resolveUserPeerId(
+  config: PeerNamingConfig,
+  options: ResolveUserPeerIdOptions = {},
+): string {
+  const peerName = config.peerName?.trim();
+  if (config.pinUserPeer && peerName) return sanitizeId(peerName);
+  const ids = normalizeRuntimeIds(options.runtimeIds ?? []);
+  if (ids.length > 0) return peerForRuntimeIds(config, ids);
+  if (peerName) return sanitizeId(peerName);
+  throw new HonchoPeerUnresolvedError(
+    "Cannot name the Honcho user peer: no runtime user id and no peerName are configured; set one with 'hermes honcho peer --user <name>'",
+  );
+}
+
+/**
+ * The peer of a human turn author who is not the session's own user: the
+ * alias / prefix / plain-id ladder of {@linkcode resolveUserPeerId} step 2
+ * (pinning does not apply; display names never become ids).
+ *
+ * @param config The peer settings.
+ * @param authorId The author's runtime id.
+ * @returns The peer id, or `undefined` for a blank id.
+ *
+ * @example
+ * ```ts
+ * import { resolveAuthorPeerId } from "./peers.ts";
+ * import assert from "node:assert/strict";
+ * const config = { pinUserPeer: true, peerName: "ada", userPeerAliases: {}, runtimePeerPrefix: "dc_" };
+ * assert.equal(resolveAuthorPeerId(config, "99"), "dc_99");
+ * ```
+ */
+export function resolveAuthorPeerId(
+  config: PeerNamingConfig,
+  authorId: string | undefined,
+): string | undefined {
+  const ids = normalizeRuntimeIds([authorId]);
+  return ids.length > 0 ? peerForRuntimeIds(config, ids) : undefined;
+}
+
+function peerForRuntimeIds(
+  config: PeerNamingConfig,
+  ids: readonly string[],
+): string {
+  for (const id of ids) {
+    const alias = config.userPeerAliases?.[id]?.trim();
+    if (alias) return sanitizeId(alias);
+  }
+  const prefix = config.runtimePeerPrefix ?? "";
+  if (prefix) return prefixedPeerId(prefix, ids[0]!, reservedPeerIds(config));
+  return sanitizeId(ids[0]!);
+}

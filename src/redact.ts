@@ -502,8 +502,18 @@ export function redactForEgress<T>(value: T): T {
  */
 export function redactText(text: string): string {
   if (typeof text !== "string") return text;
+  // One turn redacts the same user text several times (turn start, prefetch,
+  // queued prefetch); the result depends on the text alone.
+  if (text === lastText) return lastRedacted;
   const ctx = new RedactionContext();
-  const out = scrubString(text, ctx);
-  if (ctx.learned === undefined) return out;
-  return maskLearnedString(out, learnedPattern(ctx.learned));
+  let out = scrubString(text, ctx);
+  if (ctx.learned !== undefined) {
+    out = maskLearnedString(out, learnedPattern(ctx.learned));
+  }
+  lastText = text;
+  lastRedacted = out;
+  return out;
 }
+
+let lastText = "";
+let lastRedacted = "";

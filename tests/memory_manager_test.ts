@@ -590,20 +590,20 @@ Deno.test("MemoryManager.prefetchAll() bounds a hung external provider and skips
   });
   const builtin = new Fake("builtin", { prefetch: () => "local" });
   const manager = await managerWith([builtin, honcho], {
-    externalPrefetchTimeoutMs: 30,
+    externalPrefetchTimeoutMs: 150,
   });
   let started = performance.now();
   assert.equal(await manager.prefetchAll("q1"), "local");
-  assert.ok(performance.now() - started >= 25);
+  assert.ok(performance.now() - started >= 140);
   assert.ok(
     logs.text("warn").includes(
-      "Memory provider 'honcho' prefetch timed out after 0.0s; skipping it until the stuck call returns",
+      "Memory provider 'honcho' prefetch timed out after 0.1s; skipping it until the stuck call returns",
     ),
   );
   // While stuck, later turns skip the provider without waiting.
   started = performance.now();
   assert.equal(await manager.prefetchAll("q2"), "local");
-  assert.ok(performance.now() - started < 25);
+  assert.ok(performance.now() - started < 75);
   assert.equal(calls, 1);
   // Once the stuck call returns, the provider is asked again.
   stuck.resolve("late");
@@ -756,12 +756,12 @@ Deno.test("MemoryManager.onTurnStart() bounds a hung external provider", async (
   using _logs = captureLogs();
   const honcho = new Fake("honcho", { onTurnStart: never });
   const manager = await managerWith([honcho], {
-    externalPrefetchTimeoutMs: 20,
+    externalPrefetchTimeoutMs: 100,
   });
   await manager.onTurnStart(1, "hi");
   const started = performance.now();
   await manager.onTurnStart(2, "hi");
-  assert.ok(performance.now() - started < 15);
+  assert.ok(performance.now() - started < 50);
   assert.equal(honcho.callsOf("onTurnStart").length, 1);
 });
 
@@ -986,7 +986,14 @@ Deno.test("MemoryManager.shutdownAll() times out on a hung write and reports wha
   manager.syncAll("u2", "a2");
   manager.queuePrefetchAll("u2");
   manager.syncAll("u3", "a3");
-  await manager.shutdownAll();
+  const shutdown = manager.shutdownAll();
+  assert.deepEqual(manager.shutdownDrainState, {
+    status: "draining",
+    abandonedWrites: 0,
+    abandonedPrefetches: 0,
+    activeTasks: 4,
+  });
+  await shutdown;
   assert.deepEqual(manager.shutdownDrainState, {
     status: "timed_out",
     abandonedWrites: 2,

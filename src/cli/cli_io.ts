@@ -292,14 +292,15 @@ class TerminalPrompts implements CliPrompts {
 
   async line(prompt: string): Promise<string> {
     requireTerminal();
-    writeAll(Deno.stdout, prompt);
     const { createInterface } = await import("node:readline");
     const { default: process } = await import("node:process");
     const rl = createInterface({ input: process.stdin, terminal: false });
     const onSigint = (): void => {
       rl.close();
     };
+    // Listen before showing the prompt, so an early Ctrl-C still cancels.
     Deno.addSignalListener("SIGINT", onSigint);
+    writeAll(Deno.stdout, prompt);
     try {
       return await new Promise<string>((resolve, reject) => {
         let answered = false;

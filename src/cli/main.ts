@@ -27,7 +27,8 @@ import { resolveCliHome, scanGlobalArgs } from "./global_args.ts";
 import { errorMessage } from "./format.ts";
 import { registerMemoryCommand } from "./commands/memory.ts";
 import { attachProviderCommand } from "./commands/provider_commands.ts";
-import { withHermesHome } from "../hermes_home.ts";
+import { cliGrant } from "./run_flags.ts";
+import { getHermesHome, withHermesHome } from "../hermes_home.ts";
 import { type Logger, setLogger } from "../log.ts";
 
 /**
@@ -141,8 +142,13 @@ async function run(
     }
     io.stderr(`error: ${errorMessage(error)}\n`);
     if (error instanceof Error && error.name === "NotCapable") {
+      const grant = cliGrant(getHermesHome());
       io.stderr(
-        "hint: this run lacks a permission the profile needs; 'hermes memory permissions' prints the deno run flags for it\n",
+        `hint: the profile home is ${getHermesHome()}; run hermes with --allow-read=${
+          grant.read.join(",")
+        } --allow-write=${
+          grant.write.join(",")
+        } (plus the provider's grant: 'hermes memory permissions' prints all flags)\n`,
       );
     }
     return 1;

@@ -110,10 +110,13 @@ export interface HonchoRequestLogEntry {
 export type HonchoViolationKind =
   | "unknown_route"
   | "method_not_allowed"
+  | "path"
   | "body"
   | "query"
   | "unknown_query_param"
+  | "unknown_body_field"
   | "content_type"
+  | "response_schema"
   | "unimplemented_route"
   | "server_error";
 
@@ -162,6 +165,13 @@ export interface HonchoTestServer extends AsyncDisposable {
    * @param answer The new answer.
    */
   setDialecticAnswer(answer: string | DialecticAnswer | null): void;
+  /**
+   * Throws when any violation was recorded, listing them; use at the end of
+   * a test so that a client sending something the API does not accept fails.
+   *
+   * @throws {Error} When `violations` is not empty.
+   */
+  assertNoViolations(): void;
   /**
    * Counts received requests.
    *
@@ -268,6 +278,23 @@ class Server implements HonchoTestServer {
     if (answer === null) this.#dialectic = defaultDialecticAnswer;
     else if (typeof answer === "string") this.#dialectic = () => answer;
     else this.#dialectic = answer;
+  }
+
+  assertNoViolations(): void {
+    if (this.violations.length === 0) return;
+    const lines = this.violations.map((v) => {
+      const issues = v.issues.map((i) => `${i.loc.join(".")}: ${i.msg}`).join(
+        "; ",
+      );
+      return `- [${v.kind}] ${v.method} ${v.path}: ${v.message}${
+        issues ? ` (${issues})` : ""
+      }`;
+    });
+    throw new Error(
+      `Honcho test server recorded ${this.violations.length} violation(s):\n${
+        lines.join("\n")
+      }`,
+    );
   }
 
   requestCount(route?: string): number {
@@ -476,6 +503,16 @@ class Server implements HonchoTestServer {
     const spec = match.route;
 
     const issues: ValidationIssue[] = [];
+    const pathIssues = this.#table.validatePath(spec, match.params);
+    if (pathIssues.length > 0) {
+      this.#violation(
+        "path",
+        entry,
+        `Path of ${spec.key} does not match the schema`,
+        pathIssues,
+      );
+      issues.push(...pathIssues);
+    }
     const query = this.#table.validateQuery(spec, url.searchParams);
     if (query.issues.length > 0) {
       this.#violation(
@@ -530,7 +567,9 @@ class Server implements HonchoTestServer {
       dialectic: this.#dialectic,
     };
     try {
-      return finish(await handler(ctx));
+      const response = await handler(ctx);
+      await this.#checkResponse(spec, entry, response);
+      return finish(response);
     } catch (error) {
       if (error instanceof HonchoHttpError) {
         return finish(detailResponse(error.status, error.detail));
@@ -543,6 +582,27 @@ class Server implements HonchoTestServer {
         }`,
       );
       return finish(detailResponse(500, "An unexpected error occurred"));
+    }
+  }
+
+  async #checkResponse(
+    spec: RouteSpec,
+    entry: HonchoRequestLogEntry,
+    response: Response,
+  ): Promise<void> {
+    if (response.status < 200 || response.status >= 300) return;
+    if (!response.headers.get("content-type")?.startsWith("application/json")) {
+      return;
+    }
+    const body = await response.clone().json();
+    const issues = this.#table.validateResponse(spec, response.status, body);
+    if (issues.length > 0) {
+      this.#violation(
+        "response_schema",
+        entry,
+        `Response of ${spec.key} (${response.status}) does not match the documented schema`,
+        issues,
+      );
     }
   }
 
@@ -649,6 +709,16 @@ class Server implements HonchoTestServer {
         "body",
         `Body of ${spec.key} does not match the schema`,
         issues,
+      );
+    }
+    const extra = this.#table.unknownBodyFields(spec, parsed);
+    if (extra.length > 0) {
+      const names = extra.map((i) => i.loc.slice(1).join(".")).join(", ");
+      this.#violation(
+        "unknown_body_field",
+        entry,
+        `Body of ${spec.key} has field(s) the schema does not declare: ${names}`,
+        extra,
       );
     }
     return { kind: "body", body: parsed };

@@ -1037,6 +1037,100 @@ Deno.test("validation: violations are recorded for bad bodies, queries and unkno
   });
 });
 
+Deno.test("validation: unknown body fields, path schemas and assertNoViolations()", async () => {
+  await withServer(async (server) => {
+    server.assertNoViolations();
+    const typo = await api(
+      server,
+      "POST",
+      "/v3/workspaces/ws/peers/alice/chat",
+      {
+        query: "hi",
+        reasoningLevel: "high",
+      },
+    );
+    assert.equal(typo.status, 200, "pydantic ignores unknown fields");
+    assert.equal(server.violations.length, 1);
+    const [violation] = server.violations;
+    assert.equal(violation!.kind, "unknown_body_field");
+    assert.deepEqual(violation!.issues.map((i) => [i.type, i.loc]), [
+      ["extra_forbidden", ["body", "reasoningLevel"]],
+    ]);
+    assert.throws(
+      () => server.assertNoViolations(),
+      /unknown_body_field.*reasoningLevel/s,
+    );
+
+    const lagging = await api(server, "POST", "/v3/workspaces/ws/sessions", {
+      id: "s",
+      scopes: ["work"],
+    });
+    assert.equal(lagging.status, 201);
+    const nested = await api(
+      server,
+      "POST",
+      "/v3/workspaces/ws/sessions/s/messages",
+      {
+        messages: [{
+          peer_id: "a",
+          content: "x",
+          configuration: { reasoning: { enabled: false, extra: 1 } },
+        }],
+      },
+    );
+    assert.equal(nested.status, 201);
+    assert.deepEqual(
+      server.violations.map((v) => v.kind),
+      [
+        "unknown_body_field",
+        "unknown_body_field",
+      ],
+      "documented spec-lag fields (scopes) are allowed, nested unknown ones are not",
+    );
+    assert.deepEqual(server.violations[1]!.issues[0]!.loc, [
+      "body",
+      "messages",
+      0,
+      "configuration",
+      "reasoning",
+      "extra",
+    ]);
+  });
+});
+
+Deno.test("search: the peer_perspective filter limits results to the peer's sessions", async () => {
+  await withServer(async (server) => {
+    await api(server, "POST", "/v3/workspaces/ws/sessions", {
+      id: "a",
+      peers: { alice: {} },
+    });
+    await api(server, "POST", "/v3/workspaces/ws/sessions/a/messages", {
+      messages: [{ peer_id: "bob", content: "pizza in session a" }],
+    });
+    await api(server, "POST", "/v3/workspaces/ws/sessions/b/messages", {
+      messages: [{ peer_id: "bob", content: "pizza in session b" }],
+    });
+    const hits = await api(server, "POST", "/v3/workspaces/ws/search", {
+      query: "pizza",
+      filters: { peer_perspective: "alice" },
+      limit: 10,
+    });
+    assert.deepEqual((hits.body as AnyJson).map((m: AnyJson) => m.session_id), [
+      "a",
+    ]);
+    const all = await api(server, "POST", "/v3/workspaces/ws/search", {
+      query: "pizza",
+    });
+    assert.equal((all.body as AnyJson).length, 2);
+    const bad = await api(server, "POST", "/v3/workspaces/ws/search", {
+      query: "pizza",
+      filters: { colour: "red" },
+    });
+    assert.equal(bad.status, 422);
+    server.assertNoViolations();
+  });
+});
+
 Deno.test("auth: 401 without or with a wrong bearer token", async () => {
   await withServer(async (server) => {
     const none = await api(server, "POST", "/v3/workspaces", { id: "w" }, {
@@ -1280,4 +1374,70 @@ Deno.test("@honcho-ai/sdk drives the server without OpenAPI violations", async (
 
   assert.deepEqual(server.violations, []);
   assert.equal(server.requests.filter((r) => r.status >= 400).length, 0);
+});
+
+Deno.test("@honcho-ai/sdk: uploads, search, streaming, summaries and workspace chat", async () => {
+  await using server = await startHonchoTestServer({ apiKey: KEY });
+  const honcho = new Honcho({
+    baseURL: server.url,
+    apiKey: KEY,
+    workspaceId: "sdk-ws",
+    maxRetries: 0,
+  });
+  const alice = await honcho.peer("alice");
+  const hermes = await honcho.peer("hermes");
+  const session = await honcho.session("s1", { metadata: { topic: "travel" } });
+  await session.addPeers([alice, hermes]);
+  assert.deepEqual((await session.peers()).map((p) => p.id), [
+    "alice",
+    "hermes",
+  ]);
+
+  const uploaded = await session.uploadFile(
+    {
+      filename: "user_profile.md",
+      content: new TextEncoder().encode("Alice: vegetarian"),
+      content_type: "text/markdown",
+    },
+    alice,
+    { metadata: { source: "local_memory", original_file: "USER.md" } },
+  );
+  assert.equal(uploaded.length, 1);
+  assert.deepEqual(uploaded[0]!.metadata, {
+    source: "local_memory",
+    original_file: "USER.md",
+  });
+  assert.equal(server.state.uploads[0]!.filename, "user_profile.md");
+  const got = await session.getMessage(uploaded[0]!.id);
+  assert.equal(got.content, "Alice: vegetarian");
+
+  await session.addMessages([hermes.message("Noted: no meat for Alice")]);
+  const hits = await honcho.search("vegetarian", {
+    filters: { peer_perspective: "hermes" },
+  });
+  assert.deepEqual(hits.map((m) => m.content), ["Alice: vegetarian"]);
+  const own = await alice.search("vegetarian");
+  assert.equal(own.length, 1);
+  const inSession = await session.search("meat", { limit: 3 });
+  assert.equal(inSession.length, 1);
+
+  const stream = await alice.chatStream("Is alice vegetarian?");
+  let streamed = "";
+  for await (const chunk of stream) streamed += chunk;
+  assert.match(streamed, /vegetarian/);
+  assert.equal(streamed, await alice.chat("Is alice vegetarian?"));
+
+  const workspaceAnswer = await honcho.chat("Who is vegetarian?");
+  assert.match(workspaceAnswer ?? "", /vegetarian/);
+
+  const summaries = await session.summaries();
+  assert.equal(summaries.shortSummary, null);
+  const sessions = await honcho.sessions();
+  assert.deepEqual(sessions.items.map((s) => s.id), ["s1"]);
+  assert.equal(await hermes.representation({ target: alice }), "");
+
+  assert.ok(
+    server.requestCount("POST /v3/workspaces/{workspace_id}/chat") === 1,
+  );
+  server.assertNoViolations();
 });

@@ -46,10 +46,11 @@ function words(text: string): Set<string> {
 }
 
 /**
- * Default dialectic answer: a fixed header naming observer, target and level,
- * followed by every card line, conclusion and message sharing a word of three
- * or more letters with the query (at most five of each kind), or a fixed
- * "nothing known" line. Same inputs always give the same text.
+ * Default dialectic answer: a fixed header naming observer, target, level
+ * and query, followed by the card lines, conclusions and messages that share
+ * a word of three or more letters with the query (at most five of each), or
+ * a fixed "nothing known" line. Same inputs always give the same text. With
+ * a `response_format` the answer is `"{}"`, like the real server's test mock.
  *
  * @param request The request.
  * @returns The answer text.

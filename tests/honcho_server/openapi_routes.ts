@@ -48,6 +48,12 @@ export interface BodySpec {
   contentType: "application/json" | "multipart/form-data";
   /** Compiled validator for the body schema. */
   validate: ValidateFunction;
+  /**
+   * The same schema with `additionalProperties: false` on every model that
+   * does not allow extras (spec-lag fields from the routers allowed): finds
+   * misspelled or unknown fields, which pydantic silently ignores.
+   */
+  strict: ValidateFunction;
 }
 
 /** One routable operation. */
@@ -64,6 +70,8 @@ export interface RouteSpec {
   source: RouteSource;
   /** Names of the path parameters, in order. */
   pathParams: string[];
+  /** Validators of the path parameters that declare a schema. */
+  pathValidators: Record<string, ValidateFunction>;
   /** Declared query parameters. */
   query: QueryParam[];
   /** Query parameters the routers accept although the document lags. */
@@ -72,6 +80,8 @@ export interface RouteSpec {
   body?: BodySpec;
   /** Success status the real server answers with (per the document). */
   successStatus: number;
+  /** Validators of the documented JSON response bodies, by status. */
+  responses: Record<number, ValidateFunction>;
 }
 
 /** Result of matching a request against the route table. */
@@ -123,6 +133,43 @@ const NUMBER_REGEXP = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 const DATE_TIME_REGEXP =
   /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})?)?)?$/;
 const SCHEMA_ID = "urn:honcho:openapi";
+const STRICT_SCHEMA_ID = "urn:honcho:openapi-strict";
+
+/**
+ * Body fields the routers accept although `openapi.json` (which lags the
+ * code, see honcho-api.md) does not list them, per component schema.
+ */
+const SPEC_LAG_FIELDS: Record<string, string[]> = {
+  DialecticOptions: ["scope", "include_evidence"],
+  PeerRepresentationGet: ["scope"],
+  MessageSearchOptions: ["scope"],
+  SessionCreate: ["scopes"],
+  PeerGet: ["kind"],
+  ConclusionBatchCreate: ["observations"],
+};
+
+function strictDefs(defs: Json): Json {
+  const out: Json = {};
+  for (const [name, schema] of Object.entries(defs)) {
+    const def = schema as Json;
+    if (
+      def.type === "object" && def.properties &&
+      !("additionalProperties" in def)
+    ) {
+      const extra = Object.fromEntries(
+        (SPEC_LAG_FIELDS[name] ?? []).map((f) => [f, {}]),
+      );
+      out[name] = {
+        ...def,
+        properties: { ...def.properties as Json, ...extra },
+        additionalProperties: false,
+      };
+    } else {
+      out[name] = def;
+    }
+  }
+  return out;
+}
 const HTTP_METHODS = ["get", "post", "put", "patch", "delete"];
 
 type Json = Record<string, unknown>;
@@ -399,6 +446,14 @@ export function issuesFromAjv(
         };
         break;
       }
+      case "additionalProperties":
+        issue = {
+          type: "extra_forbidden",
+          loc: [...base, ...path, String(params.additionalProperty)],
+          msg: "Extra inputs are not permitted",
+          input: valueAt(value, [String(params.additionalProperty)]),
+        };
+        break;
       case "format":
         issue = {
           type: "datetime_from_date_parsing",
@@ -452,6 +507,7 @@ export class OpenApiRoutes {
         !Number.isNaN(Date.parse(value.replace(" ", "T"))),
     });
     this.#ajv.addSchema({ $id: SCHEMA_ID, $defs: defs });
+    this.#ajv.addSchema({ $id: STRICT_SCHEMA_ID, $defs: strictDefs(defs) });
     this.version = String((doc.info as Json | undefined)?.version ?? "");
     const routes: RouteSpec[] = [];
     const paths = (doc.paths ?? {}) as Record<string, Json>;
@@ -474,18 +530,16 @@ export class OpenApiRoutes {
         operationId: ext.operationId,
         source: "extension",
         pathParams: templateRegExp(ext.template).names,
+        pathValidators: {},
         query: [],
         extraQuery: [],
         body: ext.bodySchema
-          ? {
-            required: true,
-            contentType: "application/json",
-            validate: this.#compile({
-              $ref: `#/components/schemas/${ext.bodySchema}`,
-            }),
-          }
+          ? this.#bodySpec(true, "application/json", {
+            $ref: `#/components/schemas/${ext.bodySchema}`,
+          })
           : undefined,
         successStatus: ext.successStatus,
+        responses: {},
       });
     }
     routes.sort((a, b) =>
@@ -509,8 +563,21 @@ export class OpenApiRoutes {
     return new OpenApiRoutes(doc);
   }
 
-  #compile(schema: Json): ValidateFunction {
-    return this.#ajv.compile(rewriteRefs(schema, SCHEMA_ID) as Json);
+  #compile(schema: Json, id: string = SCHEMA_ID): ValidateFunction {
+    return this.#ajv.compile(rewriteRefs(schema, id) as Json);
+  }
+
+  #bodySpec(
+    required: boolean,
+    contentType: BodySpec["contentType"],
+    schema: Json,
+  ): BodySpec {
+    return {
+      required,
+      contentType,
+      validate: this.#compile(schema),
+      strict: this.#compile(schema, STRICT_SCHEMA_ID),
+    };
   }
 
   #routeFromOperation(method: string, template: string, op: Json): RouteSpec {
@@ -531,15 +598,25 @@ export class OpenApiRoutes {
         ? "application/json"
         : "multipart/form-data";
       const schema = content[contentType]?.schema as Json;
-      body = {
-        required: requestBody.required === true,
-        contentType,
-        validate: this.#compile(schema),
-      };
+      body = this.#bodySpec(requestBody.required === true, contentType, schema);
     }
-    const responses = Object.keys((op.responses ?? {}) as Json);
+    const documented = (op.responses ?? {}) as Record<string, Json>;
     const success =
-      responses.map(Number).find((code) => code >= 200 && code < 300) ?? 200;
+      Object.keys(documented).map(Number).find((code) =>
+        code >= 200 && code < 300
+      ) ?? 200;
+    const responses: Record<number, ValidateFunction> = {};
+    for (const [code, response] of Object.entries(documented)) {
+      const status = Number(code);
+      const schema = ((response.content as Record<string, Json> | undefined)
+        ?.["application/json"])?.schema as Json | undefined;
+      if (
+        status >= 200 && status < 300 && schema &&
+        Object.keys(schema).length > 0
+      ) {
+        responses[status] = this.#compile(schema);
+      }
+    }
     return {
       method,
       template,
@@ -547,10 +624,17 @@ export class OpenApiRoutes {
       operationId: String(op.operationId ?? key),
       source: "openapi",
       pathParams: templateRegExp(template).names,
+      pathValidators: Object.fromEntries(
+        params.filter((p) => p.in === "path" && p.schema).map((p) => [
+          String(p.name),
+          this.#compile(p.schema as Json),
+        ]),
+      ),
       query,
       extraQuery: EXTRA_QUERY[key] ?? [],
       body,
       successStatus: success,
+      responses,
     };
   }
 
@@ -587,6 +671,29 @@ export class OpenApiRoutes {
     if (found) return { kind: "route", ...found };
     if (allowed.length > 0) return { kind: "method_not_allowed", allowed };
     return { kind: "not_found" };
+  }
+
+  /**
+   * Validates decoded path parameters against their schemas.
+   *
+   * @param route The matched route.
+   * @param params Decoded path parameters.
+   * @returns pydantic-style issues with `loc` `["path", name]`.
+   */
+  validatePath(
+    route: RouteSpec,
+    params: Record<string, string>,
+  ): ValidationIssue[] {
+    const issues: ValidationIssue[] = [];
+    for (const [name, validate] of Object.entries(route.pathValidators)) {
+      const value = params[name];
+      if (!validate(value)) {
+        issues.push(
+          ...issuesFromAjv(validate.errors ?? [], ["path", name], value),
+        );
+      }
+    }
+    return issues;
   }
 
   /**
@@ -663,5 +770,42 @@ export class OpenApiRoutes {
     if (!route.body) return [];
     if (route.body.validate(body)) return [];
     return issuesFromAjv(route.body.validate.errors ?? [], ["body"], body);
+  }
+
+  /**
+   * Lists body fields no schema declares (pydantic ignores them, so they
+   * are not a 422, but a client sending them is probably wrong). Fields the
+   * routers read although the document lags are allowed.
+   *
+   * @param route The matched route.
+   * @param body A body that passed {@linkcode validateBody}.
+   * @returns `extra_forbidden` issues, one per unknown field.
+   */
+  unknownBodyFields(route: RouteSpec, body: unknown): ValidationIssue[] {
+    if (!route.body || route.body.strict(body)) return [];
+    return issuesFromAjv(route.body.strict.errors ?? [], ["body"], body)
+      .filter((issue) => issue.type === "extra_forbidden");
+  }
+
+  /**
+   * Validates a 2xx JSON response against the documented schema (a 201 on
+   * a route documented with 200 only uses the 200 schema, as the document
+   * lags the get-or-create split).
+   *
+   * @param route The matched route.
+   * @param status Response status.
+   * @param body Parsed response body.
+   * @returns Issues with `loc` starting at `"response"`; empty when valid
+   *   or when no schema is documented.
+   */
+  validateResponse(
+    route: RouteSpec,
+    status: number,
+    body: unknown,
+  ): ValidationIssue[] {
+    const validate = route.responses[status] ??
+      (status === 201 ? route.responses[200] : undefined);
+    if (!validate || validate(body)) return [];
+    return issuesFromAjv(validate.errors ?? [], ["response"], body);
   }
 }

@@ -12,7 +12,6 @@ import {
 } from "./dialectic.ts";
 import {
   applyFilters,
-  MESSAGE_FILTERS,
   PEER_FILTERS,
   SESSION_FILTERS,
   sessionAllowlist,
@@ -25,7 +24,7 @@ import {
   type RouteContext,
   type RouteHandlers,
 } from "./route_context.ts";
-import { searchMessages } from "./search.ts";
+import { filterSearchPool, searchMessages } from "./search.ts";
 import { paginate } from "./store.ts";
 import {
   findPeer,
@@ -319,7 +318,7 @@ export const PEER_ROUTES: RouteHandlers = {
     const pool = ctx.state.messages.filter((m) =>
       m.workspace_id === ws && m.peer_id === peerId
     );
-    const filtered = applyFilters(pool, body.filters, MESSAGE_FILTERS);
+    const filtered = filterSearchPool(ctx.state, pool, body.filters);
     const hits = searchMessages(
       filtered,
       String(body.query),

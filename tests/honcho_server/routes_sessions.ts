@@ -5,7 +5,7 @@
  * @module
  */
 import { renderRepresentation, selectConclusions } from "./dialectic.ts";
-import { applyFilters, MESSAGE_FILTERS, SESSION_FILTERS } from "./filters.ts";
+import { applyFilters, SESSION_FILTERS } from "./filters.ts";
 import {
   HonchoHttpError,
   jsonResponse,
@@ -19,7 +19,7 @@ import {
   type RouteContext,
   type RouteHandlers,
 } from "./route_context.ts";
-import { searchMessages } from "./search.ts";
+import { filterSearchPool, searchMessages } from "./search.ts";
 import {
   type HonchoTestState,
   nanoid,
@@ -421,7 +421,7 @@ export const SESSION_ROUTES: RouteHandlers = {
     const pool = ctx.state.messages.filter((m) =>
       m.workspace_id === ws && m.session_id === sid
     );
-    const filtered = applyFilters(pool, body.filters, MESSAGE_FILTERS);
+    const filtered = filterSearchPool(ctx.state, pool, body.filters);
     const hits = searchMessages(
       filtered,
       String(body.query),

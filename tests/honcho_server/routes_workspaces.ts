@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { applyFilters, MESSAGE_FILTERS, WORKSPACE_FILTERS } from "./filters.ts";
+import { applyFilters, WORKSPACE_FILTERS } from "./filters.ts";
 import { HonchoHttpError, jsonResponse, notFound } from "./http_error.ts";
 import {
   bodyObject,
@@ -21,7 +21,7 @@ import {
   upsertWorkspace,
   workspaceView,
 } from "./store_ops.ts";
-import { searchMessages } from "./search.ts";
+import { filterSearchPool, searchMessages } from "./search.ts";
 
 /** Handlers for `/v3/workspaces…` routes that are not about peers, sessions or conclusions. */
 export const WORKSPACE_ROUTES: RouteHandlers = {
@@ -96,7 +96,7 @@ export const WORKSPACE_ROUTES: RouteHandlers = {
     const ws = param(ctx, "workspace_id");
     const body = bodyObject(ctx);
     const pool = ctx.state.messages.filter((m) => m.workspace_id === ws);
-    const filtered = applyFilters(pool, body.filters, MESSAGE_FILTERS);
+    const filtered = filterSearchPool(ctx.state, pool, body.filters);
     const hits = searchMessages(
       filtered,
       String(body.query),

@@ -3,7 +3,8 @@
  *
  * @module
  */
-import type { MessageRecord } from "./store.ts";
+import { applyFilters, MESSAGE_FILTERS } from "./filters.ts";
+import type { HonchoTestState, MessageRecord } from "./store.ts";
 
 const WORD_REGEXP = /[\p{L}\p{N}]+/gu;
 
@@ -37,4 +38,49 @@ export function searchMessages(
   }).filter((s) => s.score > 0);
   scored.sort((a, b) => b.score - a.score || a.index - b.index);
   return scored.slice(0, limit).map((s) => s.message);
+}
+
+/**
+ * Applies a search route's `filters` to candidate messages. Besides the
+ * message filter DSL, the search routes accept the special key
+ * `peer_perspective`: only messages of sessions that peer is or was a member
+ * of, created while it was a member.
+ *
+ * @param state The store.
+ * @param messages Candidate messages (already limited to the route's scope).
+ * @param filters The body's `filters`.
+ * @returns The matching messages, in input order.
+ * @throws {HonchoHttpError} 422 for malformed filters.
+ */
+export function filterSearchPool(
+  state: HonchoTestState,
+  messages: MessageRecord[],
+  filters: unknown,
+): MessageRecord[] {
+  if (
+    filters === null || typeof filters !== "object" || Array.isArray(filters)
+  ) {
+    return applyFilters(messages, filters, MESSAGE_FILTERS);
+  }
+  const { peer_perspective: perspective, ...rest } = filters as Record<
+    string,
+    unknown
+  >;
+  let pool = messages;
+  if (perspective !== undefined) {
+    const peerId = String(perspective);
+    pool = pool.filter((m) =>
+      state.sessionPeers.some((row) =>
+        row.workspace_id === m.workspace_id &&
+        row.session_id === m.session_id &&
+        row.peer_id === peerId && m.created_at >= row.joined_at &&
+        (row.left_at === null || m.created_at <= row.left_at)
+      )
+    );
+  }
+  return applyFilters(
+    pool,
+    Object.keys(rest).length > 0 ? rest : null,
+    MESSAGE_FILTERS,
+  );
 }

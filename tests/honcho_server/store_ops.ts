@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { HonchoHttpError, notFound, unprocessable } from "./http_error.ts";
+import { notFound, unprocessable } from "./http_error.ts";
 import {
   type ConclusionRecord,
   type HonchoTestState,
@@ -468,14 +468,4 @@ export function readCard(
     c.observed_id === observedId
   );
   return card ? [...card.peer_card] : null;
-}
-
-/**
- * Raises the generic 500 the real server answers for unexpected failures.
- *
- * @returns Never returns.
- * @throws {HonchoHttpError} Always.
- */
-export function unexpected(): never {
-  throw new HonchoHttpError(500, "An unexpected error occurred");
 }

@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { KEYS, spawnPty } from "./helpers/pty.ts";
 import { loadConfig } from "../src/config.ts";
+import { cliGrant } from "../src/cli/mod.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 // The child gets a scratch HOME; it must still find the npm cache.
@@ -18,7 +19,7 @@ export const HERMES_TASK = [
   "deno run --no-prompt --cached-only",
   "--allow-read=$HOME/.hermes,.",
   "--allow-write=$HOME/.hermes",
-  "--allow-env=HERMES_HOME,HOME,HERMES_DATA_DIR_SUFFIX,HERMES_ENABLE_PROJECT_PLUGINS,HERMES_SESSION_SOURCE,TERMINAL_CWD," +
+  "--allow-env=HERMES_HOME,HOME,HERMES_DATA_DIR_SUFFIX,HERMES_ENABLE_PROJECT_PLUGINS,HERMES_SESSION_SOURCE,TERMINAL_CWD,LOG_TOKENS,LOG_STREAM," +
   "TERM,COLORTERM,TERM_PROGRAM,TERM_PROGRAM_VERSION,TMUX,NO_COLOR,FORCE_COLOR,NODE_DISABLE_COLORS," +
   "CI,CI_NAME,TF_BUILD,TEAMCITY_VERSION,GITHUB_ACTIONS,GITEA_ACTIONS,CIRCLECI,TRAVIS,APPVEYOR,GITLAB_CI,BUILDKITE,DRONE," +
   "INQUIRER_KEYBINDINGS,CLI_WIDTH",
@@ -85,6 +86,14 @@ Deno.test("hermes task line in deno.json matches the tested flags", async () => 
   assert.equal(
     typeof task === "string" ? task : task.command,
     HERMES_TASK,
+  );
+});
+
+Deno.test("hermes task grants exactly the environment the CLI declares", () => {
+  const env = taskArgs("/u").find((a) => a.startsWith("--allow-env="));
+  assert.deepEqual(
+    env?.slice("--allow-env=".length).split(","),
+    cliGrant("/u/.hermes").env,
   );
 });
 

@@ -2,39 +2,55 @@
 // fallbacks until src/plugin_*.ts lands; then this file only re-exports.
 
 import type { MemoryProvider } from "../memory_provider.ts";
+import {
+  discoverMemoryProviders,
+  findMemoryProvider,
+  listMemoryProviderNames,
+} from "../plugin_discovery.ts";
+import { denoRunFlags, providerPermissions } from "../provider_permissions.ts";
 import type { HermesCommand } from "./hermes_command.ts";
 
-const SENTINELS = new Set(["", "default", "builtin", "built-in", "none"]);
+export { isBuiltinSentinel } from "../plugin_discovery.ts";
 
-export function isBuiltinSentinel(value: unknown): boolean {
-  return typeof value === "string" &&
-    SENTINELS.has(value.trim().toLowerCase());
-}
-
+/** A discovered provider, as the CLI lists it. */
 export interface DiscoveredProvider {
   name: string;
   description: string;
   source: string;
-  available: boolean;
+  available: boolean | null;
 }
 
-export function discoverProviders(): Promise<DiscoveredProvider[]> {
-  return Promise.resolve([]);
+/** Lists providers with their availability probe. */
+export async function discoverProviders(): Promise<DiscoveredProvider[]> {
+  return (await discoverMemoryProviders()).map((p) => ({
+    name: p.name,
+    description: p.description,
+    source: p.source,
+    available: p.available,
+  }));
 }
 
+/** The names of all discovered providers (no import). */
 export function listProviderNames(): Promise<string[]> {
-  return Promise.resolve([]);
+  return listMemoryProviderNames();
 }
 
+/** Where a provider was found. */
 export interface ProviderLocation {
   dir: string;
   source: string;
 }
 
-export function locateProvider(
-  _name: string,
+/** Finds a provider by name without loading it. */
+export async function locateProvider(
+  name: string,
 ): Promise<ProviderLocation | null> {
-  return Promise.resolve(null);
+  const candidate = await findMemoryProvider(name);
+  if (candidate === null) return null;
+  return {
+    dir: candidate.dir ?? candidate.specifier,
+    source: candidate.source,
+  };
 }
 
 export function loadProvider(_name: string): Promise<MemoryProvider | null> {
@@ -72,11 +88,30 @@ export interface SandboxInfo {
   npm: string[];
 }
 
-export function sandboxGrant(
-  _name: string,
-  _config: Record<string, unknown>,
+/** The provider's effective sandbox grant. */
+export async function sandboxGrant(
+  name: string,
+  config: Record<string, unknown>,
 ): Promise<SandboxInfo | undefined> {
-  return Promise.resolve(undefined);
+  const grant = await providerPermissions(name, { config });
+  if (grant === null) return undefined;
+  return {
+    mode: "worker",
+    read: grant.read.map((e) => e.value),
+    write: grant.write.map((e) => e.value),
+    env: grant.env.map((e) => e.value),
+    net: grant.net.map((e) => e.value),
+    npm: grant.npm ? ["allowed"] : [],
+  };
+}
+
+/** Provider part of the host's `deno run` flags (the worker grant). */
+export async function providerRunFlags(
+  name: string,
+  config: Record<string, unknown>,
+): Promise<string[]> {
+  const grant = await providerPermissions(name, { config });
+  return grant === null ? [] : denoRunFlags(grant);
 }
 
 export interface PreparedDependencies {
@@ -87,12 +122,4 @@ export function prepareDependencies(
   _name: string,
 ): Promise<PreparedDependencies> {
   return Promise.resolve({ messages: [] });
-}
-
-/** Provider part of the host's `deno run` flags (the worker grant). */
-export function providerRunFlags(
-  _name: string,
-  _config: Record<string, unknown>,
-): Promise<string[]> {
-  return Promise.resolve([]);
 }

@@ -169,3 +169,28 @@ export function displayValue(value: unknown): string {
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * Shortens a description for one table cell: whitespace collapsed, cut at
+ * the first sentence end or colon, then at `max` characters with `…`.
+ *
+ * @param text The description.
+ * @param max The longest result.
+ * @returns The short text.
+ *
+ * @example
+ * ```ts
+ * import { shortDescription } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * assert.equal(shortDescription("Cloud memory. Needs a key."), "Cloud memory");
+ * ```
+ */
+export function shortDescription(text: string, max = 60): string {
+  let short = text.replace(/\s+/g, " ").trim();
+  const end = short.search(/[.:;](\s|$)/);
+  if (end > 0) short = short.slice(0, end);
+  const chars = [...short];
+  return chars.length > max
+    ? `${chars.slice(0, max - 1).join("")}\u2026`
+    : short;
+}

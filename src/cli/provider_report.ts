@@ -30,8 +30,8 @@ export interface PluginReport {
   description: string;
   /** Where it was found: `bundled`, `user`, `project` or `package`. */
   source: string;
-  /** Whether its availability probe passed. */
-  available: boolean;
+  /** Whether its availability probe passed (`null`: not probed). */
+  available: boolean | null;
   /** Whether it is `memory.provider`. */
   active: boolean;
 }

@@ -38,7 +38,11 @@ export const TERMINAL_ENV_VARS: readonly string[] = Object.freeze([
   "CLI_WIDTH",
 ]);
 
-/** Variables the framework itself reads: profile resolution and plugin discovery. */
+/**
+ * Variables the framework itself reads (profile resolution, plugin
+ * discovery, working directory), plus the two debug switches the `yaml`
+ * parser reads on every parse (`LOG_TOKENS`, `LOG_STREAM`).
+ */
 export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
   "HERMES_HOME",
   "HOME",
@@ -46,6 +50,8 @@ export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
   "HERMES_ENABLE_PROJECT_PLUGINS",
   "HERMES_SESSION_SOURCE",
   "TERMINAL_CWD",
+  "LOG_TOKENS",
+  "LOG_STREAM",
 ]);
 
 /** The permission lists of one `deno run`. */

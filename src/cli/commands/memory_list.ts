@@ -7,7 +7,7 @@
 
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
-import { columns, styleFor, writeJson } from "../format.ts";
+import { columns, shortDescription, styleFor, writeJson } from "../format.ts";
 import { listPluginReports } from "../provider_report.ts";
 import { isBuiltinSentinel } from "../_plugins.ts";
 import { getConfigValue, loadConfig } from "../../config.ts";
@@ -55,7 +55,7 @@ export async function runMemoryList(
       p.name,
       p.source,
       p.available ? style.green("available") : style.yellow("unavailable"),
-      p.description,
+      shortDescription(p.description),
       p.active ? "\u2190 active" : "",
     ]);
   }

@@ -11,6 +11,7 @@ import type { HermesCommand } from "../hermes_command.ts";
 import {
   columns,
   displayValue,
+  shortDescription,
   type Style,
   styleFor,
   writeJson,
@@ -225,9 +226,9 @@ export function renderStatus(report: StatusReport, style: Style): string {
     out += columns(
       report.plugins.map((plugin) => [
         `\u2022 ${plugin.name}`,
-        plugin.description ? `(${plugin.description})` : "",
+        plugin.description ? `(${shortDescription(plugin.description)})` : "",
         `[${plugin.source}${
-          plugin.available === undefined
+          plugin.available === null
             ? ""
             : plugin.available
             ? ", available"

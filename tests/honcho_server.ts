@@ -41,6 +41,7 @@ import {
   HonchoHttpError,
   jsonResponse,
 } from "./honcho_server/http_error.ts";
+import { metadataIssues, stripNul } from "./honcho_server/metadata_rules.ts";
 import {
   OpenApiRoutes,
   type RouteSpec,
@@ -190,6 +191,9 @@ export interface HonchoTestServer extends AsyncDisposable {
 const DEFAULT_OPENAPI_PATH = fileURLToPath(
   new URL("../../shared/honcho/openapi.json", import.meta.url),
 );
+
+/** Route tables are immutable once built, so one per document path is shared. */
+const ROUTE_TABLES = new Map<string, Promise<OpenApiRoutes>>();
 
 const HANDLERS: RouteHandlers = {
   ...WORKSPACE_ROUTES,
@@ -711,6 +715,14 @@ class Server implements HonchoTestServer {
         issues,
       );
     }
+    const limits = metadataIssues(parsed);
+    if (limits.length > 0) {
+      return fail(
+        "body",
+        `Metadata of ${spec.key} exceeds the server's limits`,
+        limits,
+      );
+    }
     const extra = this.#table.unknownBodyFields(spec, parsed);
     if (extra.length > 0) {
       const names = extra.map((i) => i.loc.slice(1).join(".")).join(", ");
@@ -721,7 +733,7 @@ class Server implements HonchoTestServer {
         extra,
       );
     }
-    return { kind: "body", body: parsed };
+    return { kind: "body", body: stripNul(parsed) };
   }
 }
 
@@ -743,8 +755,12 @@ class Server implements HonchoTestServer {
 export async function startHonchoTestServer(
   options: HonchoTestServerOptions = {},
 ): Promise<HonchoTestServer> {
-  const table = await OpenApiRoutes.load(
-    options.openapiPath ?? DEFAULT_OPENAPI_PATH,
-  );
-  return new Server(table, options);
+  const path = options.openapiPath ?? DEFAULT_OPENAPI_PATH;
+  let table = ROUTE_TABLES.get(path);
+  if (!table) {
+    table = OpenApiRoutes.load(path);
+    ROUTE_TABLES.set(path, table);
+    table.catch(() => ROUTE_TABLES.delete(path));
+  }
+  return new Server(await table, options);
 }

@@ -1098,6 +1098,57 @@ Deno.test("validation: unknown body fields, path schemas and assertNoViolations(
   });
 });
 
+Deno.test("validation: metadata limits answer 422 and NUL characters are stripped", async () => {
+  await withServer(async (server) => {
+    const wide = Object.fromEntries(
+      Array.from({ length: 101 }, (_, i) => [`k${i}`, i]),
+    );
+    const tooWide = await api(server, "POST", "/v3/workspaces", {
+      id: "w",
+      metadata: wide,
+    });
+    assert.equal(tooWide.status, 422);
+    const [issue] = (tooWide.body as AnyJson).detail;
+    assert.deepEqual([issue.type, issue.loc], ["value_error", [
+      "body",
+      "metadata",
+    ]]);
+    assert.match(issue.msg, /maximum of 100 top-level keys/);
+    const deep = { a: { b: { c: { d: { e: { f: 1 } } } } } };
+    const tooDeep = await api(
+      server,
+      "POST",
+      "/v3/workspaces/w/sessions/s/messages",
+      {
+        messages: [{ peer_id: "p", content: "x", metadata: deep }],
+      },
+    );
+    assert.equal(tooDeep.status, 422);
+    assert.deepEqual((tooDeep.body as AnyJson).detail[0].loc, [
+      "body",
+      "messages",
+      0,
+      "metadata",
+    ]);
+    const ok = await api(
+      server,
+      "POST",
+      "/v3/workspaces/w/sessions/s/messages",
+      {
+        messages: [{
+          peer_id: "p",
+          content: "a\u0000b",
+          metadata: { n: "x\u0000y", d: deep.a.b },
+        }],
+      },
+    );
+    assert.equal(ok.status, 201);
+    assert.equal((ok.body as AnyJson)[0].content, "ab");
+    assert.deepEqual((ok.body as AnyJson)[0].metadata.n, "xy");
+    assert.deepEqual(server.violations.map((v) => v.kind), ["body", "body"]);
+  });
+});
+
 Deno.test("search: the peer_perspective filter limits results to the peer's sessions", async () => {
   await withServer(async (server) => {
     await api(server, "POST", "/v3/workspaces/ws/sessions", {

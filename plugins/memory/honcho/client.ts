@@ -101,7 +101,7 @@ export function abortableSleep(
  * @param nowMs The current time in epoch milliseconds.
  * @returns Milliseconds to wait (never negative), or `undefined` when absent or unparseable.
  *
- * @example
+ * @example Using parseRetryAfter
  * ```ts
  * import { parseRetryAfter } from "./client.ts";
  * import assert from "node:assert/strict";
@@ -138,7 +138,7 @@ export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([
  * @param error The failure.
  * @returns `true` when retrying may help.
  *
- * @example
+ * @example Using isRetryableHonchoError
  * ```ts
  * import { isRetryableHonchoError } from "./client.ts";
  * import { ConnectionError, NotFoundError } from "./errors.ts";

@@ -269,7 +269,7 @@ export interface ResolveHonchoConfigPathOptions {
  * @param options The profile home.
  * @returns Absolute paths, most specific first.
  *
- * @example
+ * @example Using honchoConfigCandidates
  * ```ts no-assert
  * import { honchoConfigCandidates } from "./config.ts";
  * const paths = honchoConfigCandidates({ hermesHome: "/tmp/profile" });
@@ -292,7 +292,7 @@ export function honchoConfigCandidates(
  *
  * @returns The absolute path.
  *
- * @example
+ * @example Using globalHonchoConfigPath
  * ```ts no-assert
  * import { globalHonchoConfigPath } from "./config.ts";
  * const path = globalHonchoConfigPath();
@@ -311,7 +311,7 @@ export function globalHonchoConfigPath(): string {
  * @param options The profile home.
  * @returns The absolute path.
  *
- * @example
+ * @example Using resolveHonchoConfigPath
  * ```ts no-assert
  * import { resolveHonchoConfigPath } from "./config.ts";
  * const path = await resolveHonchoConfigPath({ hermesHome: "/tmp/profile" });
@@ -339,7 +339,7 @@ export async function resolveHonchoConfigPath(
  * @param hermesHome The profile home.
  * @returns The profile name.
  *
- * @example
+ * @example Using profileFromHermesHome
  * ```ts no-assert
  * import { profileFromHermesHome } from "./config.ts";
  * const profile = profileFromHermesHome("/home/me/.hermes/profiles/coder"); // "coder"
@@ -363,7 +363,7 @@ export function profileFromHermesHome(hermesHome: string): string {
  * @param options `defaultHost` renames the default host.
  * @returns The host key.
  *
- * @example
+ * @example Using hostKeyForProfile
  * ```ts
  * import { hostKeyForProfile } from "./config.ts";
  * import assert from "node:assert/strict";
@@ -402,7 +402,7 @@ export interface ResolveHostKeyOptions {
  * @param options Profile, home and the parsed file.
  * @returns The host key.
  *
- * @example
+ * @example Using resolveHostKey
  * ```ts no-assert
  * import { resolveHostKey } from "./config.ts";
  * const host = resolveHostKey({ profile: "coder" }); // "hermes_coder" unless HERMES_HONCHO_HOST is set
@@ -432,7 +432,7 @@ export function resolveHostKey(options: ResolveHostKeyOptions = {}): string {
  * @param path The file.
  * @returns The parsed object and status.
  *
- * @example
+ * @example Using readHonchoConfigFile
  * ```ts
  * import { readHonchoConfigFile } from "./config.ts";
  * import assert from "node:assert/strict";
@@ -472,7 +472,7 @@ export async function readHonchoConfigFile(
  * @param text The file's text.
  * @returns The object, or an error with line and column.
  *
- * @example
+ * @example Using parseHonchoConfigText
  * ```ts
  * import { parseHonchoConfigText } from "./config.ts";
  * import assert from "node:assert/strict";
@@ -916,7 +916,7 @@ export interface ResolveHonchoConfigOptions {
  * @param options Home and profile.
  * @returns The resolved configuration.
  *
- * @example
+ * @example Using resolveHonchoConfig
  * ```ts no-assert
  * import { readHonchoConfigFile, resolveHonchoConfig } from "./config.ts";
  * const file = await readHonchoConfigFile("/tmp/honcho.json");
@@ -1431,7 +1431,7 @@ function clamp(value: number, min: number, max: number): number {
  * @param value The raw value.
  * @returns The frequency.
  *
- * @example
+ * @example Using parseWriteFrequency
  * ```ts
  * import { parseWriteFrequency } from "./config.ts";
  * import assert from "node:assert/strict";
@@ -1454,7 +1454,7 @@ export function parseWriteFrequency(value: unknown): WriteFrequency {
  * @param value The raw value.
  * @returns The mode.
  *
- * @example
+ * @example Using normalizeRecallMode
  * ```ts
  * import { normalizeRecallMode } from "./config.ts";
  * import assert from "node:assert/strict";
@@ -1508,7 +1508,7 @@ function resolveBaseUrl(
  * @param config The resolved configuration.
  * @returns `true` when usable.
  *
- * @example
+ * @example Using isHonchoUsable
  * ```ts no-assert
  * import { isHonchoUsable, loadHonchoConfig } from "./config.ts";
  * const usable = isHonchoUsable(await loadHonchoConfig());
@@ -1634,7 +1634,7 @@ export const LOCAL_API_KEY_PLACEHOLDER = "local";
  * @param url The configured base URL.
  * @returns The cleaned URL.
  *
- * @example
+ * @example Using cleanBaseUrl
  * ```ts
  * import { cleanBaseUrl } from "./config.ts";
  * import assert from "node:assert/strict";
@@ -1657,7 +1657,7 @@ export function cleanBaseUrl(url: string): string {
  * @param url The URL.
  * @returns `true` for a local URL; `false` also for unparseable ones.
  *
- * @example
+ * @example Using isLocalHonchoUrl
  * ```ts
  * import { isLocalHonchoUrl } from "./config.ts";
  * import assert from "node:assert/strict";
@@ -1738,7 +1738,7 @@ export interface HonchoTelemetryOptions {
  * @param options Version and platform.
  * @returns The headers.
  *
- * @example
+ * @example Using honchoTelemetryHeaders
  * ```ts
  * import { honchoTelemetryHeaders } from "./config.ts";
  * import assert from "node:assert/strict";
@@ -1794,10 +1794,21 @@ export interface HonchoConnection {
  * @returns The connection settings.
  * @throws {HonchoConfigError} When neither an API key nor a base URL is configured.
  *
- * @example
- * ```ts no-assert
- * import { loadHonchoConfig, resolveHonchoConnection } from "./config.ts";
- * const connection = resolveHonchoConnection(await loadHonchoConfig(), { hermesVersion: "0.9.0" });
+ * @example Using resolveHonchoConnection
+ * ```ts
+ * import { resolveHonchoConnection } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * const connection = resolveHonchoConnection({
+ *   apiKey: undefined,
+ *   apiKeyInFile: false,
+ *   baseUrl: "http://localhost:8000/v3",
+ *   environment: "production",
+ *   timeout: undefined,
+ *   workspaceId: "hermes",
+ * }, { hermesVersion: "0.9.0" });
+ * assert.equal(connection.baseUrl, "http://localhost:8000");
+ * assert.equal(connection.apiKey, "local");
+ * assert.equal(connection.timeoutMs, 30_000);
  * ```
  */
 export function resolveHonchoConnection(

@@ -10,6 +10,8 @@
  */
 
 import type { ConfigField } from "@hermes/memory";
+
+export type { ConfigField };
 import { REASONING_LEVELS } from "./config.ts";
 
 /** How a field is edited. */
@@ -462,7 +464,7 @@ const KIND_TO_TYPE: Readonly<Record<ProviderFieldKind, string>> = {
  *
  * @returns Fresh field objects.
  *
- * @example
+ * @example Using getHonchoConfigFields
  * ```ts
  * import { getHonchoConfigFields } from "./config_schema.ts";
  * import assert from "node:assert/strict";

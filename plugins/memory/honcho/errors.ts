@@ -69,7 +69,7 @@ export class HonchoError extends Error {
 /**
  * The server refused the credentials (401, or 403).
  *
- * @example
+ * @example Using AuthError
  * ```ts
  * import { AuthError } from "./errors.ts";
  * import assert from "node:assert/strict";
@@ -92,7 +92,7 @@ export class AuthError extends HonchoError {
 /**
  * A workspace, peer, session, message or conclusion does not exist (404).
  *
- * @example
+ * @example Using NotFoundError
  * ```ts
  * import { NotFoundError } from "./errors.ts";
  * import assert from "node:assert/strict";
@@ -115,7 +115,7 @@ export class NotFoundError extends HonchoError {
 /**
  * The request conflicts with the resource's state (409).
  *
- * @example
+ * @example Using ConflictError
  * ```ts
  * import { ConflictError } from "./errors.ts";
  * import assert from "node:assert/strict";
@@ -138,7 +138,7 @@ export class ConflictError extends HonchoError {
 /**
  * The server rejected the request's content (422; also used for 400).
  *
- * @example
+ * @example Using ValidationError
  * ```ts
  * import { ValidationError } from "./errors.ts";
  * import assert from "node:assert/strict";
@@ -167,7 +167,7 @@ export interface RateLimitErrorOptions extends HonchoErrorOptions {
 /**
  * Too many requests (429).
  *
- * @example
+ * @example Using RateLimitError
  * ```ts
  * import { RateLimitError } from "./errors.ts";
  * import assert from "node:assert/strict";
@@ -195,7 +195,7 @@ export class RateLimitError extends HonchoError {
 /**
  * The server failed (5xx).
  *
- * @example
+ * @example Using ServerError
  * ```ts
  * import { ServerError } from "./errors.ts";
  * import assert from "node:assert/strict";
@@ -223,7 +223,7 @@ export class ServerError extends HonchoError {
  * The client's own deadline passed before the server answered; the request
  * was aborted. (A caller's abort is rethrown unchanged, never as this.)
  *
- * @example
+ * @example Using TimeoutError
  * ```ts
  * import { TimeoutError } from "./errors.ts";
  * import assert from "node:assert/strict";
@@ -247,7 +247,7 @@ export class TimeoutError extends HonchoError {
  * The server could not be reached (DNS, refused connection, reset): `fetch`
  * rejected with a `TypeError`.
  *
- * @example
+ * @example Using ConnectionError
  * ```ts
  * import { ConnectionError } from "./errors.ts";
  * import assert from "node:assert/strict";
@@ -270,7 +270,7 @@ export class ConnectionError extends HonchoError {
 /**
  * The server answered with a success status but a body of the wrong shape.
  *
- * @example
+ * @example Using InvalidResponseError
  * ```ts
  * import { InvalidResponseError } from "./errors.ts";
  * import assert from "node:assert/strict";
@@ -294,7 +294,7 @@ export class InvalidResponseError extends HonchoError {
  * `honcho.json` cannot be used: it does not parse, or a save would
  * overwrite a file that does not parse, or no credentials are configured.
  *
- * @example
+ * @example Using HonchoConfigError
  * ```ts
  * import { HonchoConfigError } from "./errors.ts";
  * import assert from "node:assert/strict";
@@ -340,7 +340,7 @@ export class HonchoConfigError extends Error {
  * No user peer can be named for a session: no runtime user id and no
  * `peerName` are configured (§3). Session init fails without retrying.
  *
- * @example
+ * @example Using HonchoPeerUnresolvedError
  * ```ts
  * import { HonchoPeerUnresolvedError } from "./errors.ts";
  * import assert from "node:assert/strict";

@@ -79,7 +79,7 @@ const MODE_ALIASES: Readonly<Record<string, ObservationMode>> = {
  * @param value The raw value.
  * @returns The mode.
  *
- * @example
+ * @example Using normalizeObservationMode
  * ```ts
  * import { normalizeObservationMode } from "./observation.ts";
  * import assert from "node:assert/strict";
@@ -100,7 +100,7 @@ export function normalizeObservationMode(value: unknown): ObservationMode {
  * @param value The raw value.
  * @returns The overrides, or `undefined` when `value` is not an object.
  *
- * @example
+ * @example Using parseObservationOverrides
  * ```ts
  * import { parseObservationOverrides } from "./observation.ts";
  * import assert from "node:assert/strict";
@@ -173,7 +173,7 @@ export interface ServerPeerObservation {
  * @param server What `GET …/peers/{peer}/config` returned.
  * @returns The effective switches.
  *
- * @example
+ * @example Using mergeServerObservation
  * ```ts
  * import { mergeServerObservation } from "./observation.ts";
  * import assert from "node:assert/strict";
@@ -220,7 +220,7 @@ export interface ReadPerspective {
  * @param options The target, the AI peer and its `observeOthers` flag.
  * @returns The observer and target.
  *
- * @example
+ * @example Using resolveReadPerspective
  * ```ts
  * import { resolveReadPerspective } from "./observation.ts";
  * import assert from "node:assert/strict";

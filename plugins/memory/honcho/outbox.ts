@@ -183,7 +183,7 @@ const decoder = new TextDecoder();
  * @param workspace The workspace id.
  * @returns The file name (`<name>.jsonl`).
  *
- * @example
+ * @example Using outboxFileName
  * ```ts
  * import { outboxFileName } from "./outbox.ts";
  * import assert from "node:assert/strict";

@@ -21,7 +21,7 @@ export const DEFAULT_AI_PEER = "hermes-assistant";
  * @param config The `aiPeer` setting.
  * @returns The peer id.
  *
- * @example
+ * @example Using resolveAiPeerId
  * ```ts
  * import { resolveAiPeerId } from "./peers.ts";
  * import assert from "node:assert/strict";
@@ -40,7 +40,7 @@ export function resolveAiPeerId(config: Pick<HonchoConfig, "aiPeer">): string {
  * @param ids The raw ids.
  * @returns The ids.
  *
- * @example
+ * @example Using normalizeRuntimeIds
  * ```ts
  * import { normalizeRuntimeIds } from "./peers.ts";
  * import assert from "node:assert/strict";
@@ -71,7 +71,7 @@ export type PeerNamingConfig = Pick<
  * @param config The peer settings.
  * @returns The sanitised ids.
  *
- * @example
+ * @example Using reservedPeerIds
  * ```ts
  * import { reservedPeerIds } from "./peers.ts";
  * import assert from "node:assert/strict";
@@ -101,7 +101,7 @@ export function reservedPeerIds(config: PeerNamingConfig): Set<string> {
  * @param reserved Ids that must not be produced.
  * @returns The peer id.
  *
- * @example
+ * @example Using prefixedPeerId
  * ```ts
  * import { prefixedPeerId } from "./peers.ts";
  * import assert from "node:assert/strict";
@@ -148,7 +148,7 @@ export interface ResolveUserPeerIdOptions {
  * @returns The peer id.
  * @throws {HonchoPeerUnresolvedError} When there is no runtime id and no `peerName`.
  *
- * @example
+ * @example Using resolveUserPeerId
  * ```ts
  * import { resolveUserPeerId } from "./peers.ts";
  * import assert from "node:assert/strict";
@@ -181,7 +181,7 @@ export function resolveUserPeerId(
  * @param authorId The author's runtime id.
  * @returns The peer id, or `undefined` for a blank id.
  *
- * @example
+ * @example Using resolveAuthorPeerId
  * ```ts
  * import { resolveAuthorPeerId } from "./peers.ts";
  * import assert from "node:assert/strict";

@@ -30,7 +30,7 @@ export const AUTOMATIC_TITLE_SOURCES: ReadonlySet<string> = new Set([
  * @param value Any key.
  * @returns The id.
  *
- * @example
+ * @example Using sanitizeId
  * ```ts
  * import { sanitizeId } from "./session_naming.ts";
  * import assert from "node:assert/strict";
@@ -49,7 +49,7 @@ export function sanitizeId(value: string): string {
  * @param value Any text.
  * @returns The slug (possibly empty).
  *
- * @example
+ * @example Using slugify
  * ```ts
  * import { slugify } from "./session_naming.ts";
  * import assert from "node:assert/strict";
@@ -74,7 +74,7 @@ function sha256Hex(value: string): string {
  * @param original What the hash is taken over. @default {name}
  * @returns A name of at most 100 characters.
  *
- * @example
+ * @example Using enforceSessionIdLimit
  * ```ts
  * import { enforceSessionIdLimit } from "./session_naming.ts";
  * import assert from "node:assert/strict";
@@ -132,7 +132,7 @@ export interface ResolveSessionNameOptions {
  * @returns The repository top, or `undefined` outside a repository or when
  * git cannot run (missing, not permitted, timed out).
  *
- * @example
+ * @example Using gitTopLevel
  * ```ts no-assert
  * import { gitTopLevel } from "./session_naming.ts";
  * const top = await gitTopLevel(".");
@@ -249,7 +249,7 @@ export async function resolveSessionName(
  * @param options As for {@linkcode resolveSessionName}.
  * @returns A non-empty key (sanitise it with {@linkcode sanitizeId} for Honcho).
  *
- * @example
+ * @example Using resolveSessionKey
  * ```ts
  * import { resolveSessionKey } from "./session_naming.ts";
  * import assert from "node:assert/strict";
@@ -287,7 +287,7 @@ export interface A2aSessionKeyOptions {
  * @param options Prefix, bot identity and AI peer.
  * @returns The key (sanitise with {@linkcode sanitizeId} before sending).
  *
- * @example
+ * @example Using a2aSessionKey
  * ```ts
  * import { a2aSessionKey } from "./session_naming.ts";
  * import assert from "node:assert/strict";

@@ -1,0 +1,79 @@
+/**
+ * Splitting long turn text into Honcho messages (honcho-provider §5.6).
+ *
+ * Honcho stores at most 25 000 characters per message. Text longer than
+ * `messageMaxChars` is cut at the last paragraph break, else the last
+ * sentence end, else the last space inside the window (when that point is
+ * at least 30 % into the window), else hard at the window's end. Every
+ * chunk after the first starts with {@linkcode CONTINUED_PREFIX}, and no
+ * chunk is longer than the limit.
+ *
+ * @module
+ */
+
+/** The prefix of every chunk after the first. */
+export const CONTINUED_PREFIX = "[continued] ";
+
+/** A cut point earlier than this share of the window is not accepted. */
+const MIN_CUT_SHARE = 0.3;
+
+/**
+ * Splits `text` into chunks of at most `limit` characters (UTF-16 code
+ * units, which never undercounts the server's code-point limit), preferring
+ * paragraph, sentence and word boundaries. Text within the limit is one
+ * chunk (`""` gives `[""]`). A surrogate pair is never split.
+ *
+ * @param text The message text.
+ * @param limit The largest chunk, in characters (at least 24).
+ * @returns The chunks, continuation chunks prefixed with `"[continued] "`.
+ * @throws {RangeError} When `limit` is smaller than 24.
+ *
+ * @example Splitting at a paragraph break
+ * ```ts
+ * import { chunkMessage } from "./chunking.ts";
+ * import assert from "node:assert/strict";
+ * const text = `${"a".repeat(60)}\n\n${"b".repeat(60)}`;
+ * assert.deepEqual(chunkMessage(text, 100), ["a".repeat(60), `[continued] ${"b".repeat(60)}`]);
+ * assert.deepEqual(chunkMessage("short", 100), ["short"]);
+ * ```
+ */
+export function chunkMessage(text: string, limit: number): string[] {
+  if (!(limit >= CONTINUED_PREFIX.length * 2)) {
+    throw new RangeError(
+      `Cannot chunk a message: 'limit' must be at least ${
+        CONTINUED_PREFIX.length * 2
+      }: current value is ${limit}`,
+    );
+  }
+  if (text.length <= limit) return [text];
+  const chunks: string[] = [];
+  let remaining = text;
+  while (remaining.length > 0) {
+    const first = chunks.length === 0;
+    const effective = first ? limit : limit - CONTINUED_PREFIX.length;
+    const prefix = first ? "" : CONTINUED_PREFIX;
+    if (remaining.length <= effective) {
+      chunks.push(prefix + remaining);
+      break;
+    }
+    const cut = findCut(remaining, effective);
+    const head = remaining.slice(0, cut).trimEnd();
+    remaining = remaining.slice(cut).trimStart();
+    if (head !== "") chunks.push(prefix + head);
+  }
+  return chunks;
+}
+
+function findCut(text: string, effective: number): number {
+  const window = text.slice(0, effective);
+  const threshold = MIN_CUT_SHARE * effective;
+  const paragraph = window.lastIndexOf("\n\n");
+  if (paragraph >= threshold) return paragraph;
+  const sentence = window.lastIndexOf(". ");
+  if (sentence >= threshold) return sentence + 2;
+  const space = window.lastIndexOf(" ");
+  if (space >= threshold) return space;
+  // Hard cut; never between the halves of a surrogate pair.
+  const code = text.charCodeAt(effective - 1);
+  return code >= 0xd800 && code <= 0xdbff ? effective - 1 : effective;
+}

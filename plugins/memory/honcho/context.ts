@@ -1,0 +1,208 @@
+/**
+ * The base layer of the injected context (honcho-provider §5.7, §6.1–§6.3):
+ * formatting the fetched sections under their fixed headers, cleaning
+ * generated summaries, and the character caps (`contextTokens`,
+ * `dialecticMaxChars`, `dialecticMaxInputChars`).
+ *
+ * @module
+ */
+
+import type { SessionStartSection } from "./config.ts";
+
+/** What one base-context fetch found; empty or missing values are skipped. */
+export interface BaseContextData {
+  /** The session summary (already cleaned). */
+  summary?: string;
+  /** The user peer's representation. */
+  representation?: string;
+  /** The user peer's card, one fact per line. */
+  card?: string;
+  /** The AI peer's representation of itself. */
+  aiRepresentation?: string;
+  /** The AI peer's card, one fact per line. */
+  aiCard?: string;
+}
+
+/** The sections of the base layer in their fixed order: name, data key, header. */
+export const BASE_CONTEXT_SECTIONS: readonly (readonly [
+  SessionStartSection,
+  keyof BaseContextData,
+  string,
+])[] = Object.freeze(
+  [
+    ["summary", "summary", "Session Summary"],
+    ["peerRepresentation", "representation", "User Representation"],
+    ["peerCard", "card", "User Peer Card"],
+    ["aiRepresentation", "aiRepresentation", "AI Self-Representation"],
+    ["aiCard", "aiCard", "AI Identity Card"],
+  ] as const,
+);
+
+/** The marker appended to text cut by a cap: a space and an ellipsis. */
+export const TRUNCATION_MARKER = " \u2026";
+
+/**
+ * Formats the base layer: `## <Header>\n<value>` per non-empty section in
+ * fixed order, joined by a blank line. With `sections` (the
+ * `injection.sessionStart` list) only the listed sections render; `[]`
+ * renders nothing.
+ *
+ * @param data The fetched values.
+ * @param sections The sections to render, or `undefined` for all.
+ * @returns The formatted text, `""` when nothing is left.
+ *
+ * @example
+ * ```ts
+ * import { formatBaseContext } from "./context.ts";
+ * import assert from "node:assert/strict";
+ * const text = formatBaseContext({ card: "Likes tea", summary: "Planning a trip" });
+ * assert.equal(text, "## Session Summary\nPlanning a trip\n\n## User Peer Card\nLikes tea");
+ * assert.equal(formatBaseContext({ card: "Likes tea" }, ["summary"]), "");
+ * ```
+ */
+export function formatBaseContext(
+  data: BaseContextData,
+  sections?: readonly SessionStartSection[],
+): string {
+  const parts: string[] = [];
+  for (const [name, key, header] of BASE_CONTEXT_SECTIONS) {
+    if (sections && !sections.includes(name)) continue;
+    const value = data[key]?.trim();
+    if (value) parts.push(`## ${header}\n${value}`);
+  }
+  return parts.join("\n\n");
+}
+
+/**
+ * Applies the `contextTokens` budget to the whole injection: at most
+ * `tokens × 4` characters; longer text is cut at the budget, moved back to
+ * the last space when that space lies beyond 80 % of the budget, and ends
+ * with `" …"`. `undefined`, zero or negative budgets leave the text alone.
+ *
+ * @param text The joined injection.
+ * @param tokens The `contextTokens` setting.
+ * @returns The text within budget.
+ *
+ * @example
+ * ```ts
+ * import { applyTokenBudget } from "./context.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(applyTokenBudget("alpha beta gamma1 delta", 5), "alpha beta gamma1 \u2026");
+ * assert.equal(applyTokenBudget("short", 5), "short");
+ * ```
+ */
+export function applyTokenBudget(
+  text: string,
+  tokens: number | undefined,
+): string {
+  if (tokens === undefined || !(tokens > 0)) return text;
+  const budget = Math.floor(tokens * 4);
+  if (text.length <= budget) return text;
+  let cut = safeSlice(text, budget);
+  const space = cut.lastIndexOf(" ");
+  if (space > 0.8 * budget) cut = cut.slice(0, space);
+  return `${cut.trimEnd()}${TRUNCATION_MARKER}`;
+}
+
+/**
+ * Caps an automatic dialectic result at `maxChars`: longer text keeps its
+ * first `maxChars` characters cut back to the last space, plus `" …"`.
+ *
+ * @param text The dialectic answer.
+ * @param maxChars The `dialecticMaxChars` setting.
+ * @returns The capped text.
+ *
+ * @example
+ * ```ts
+ * import { capDialecticResult } from "./context.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(capDialecticResult("one two three", 9), "one two \u2026");
+ * ```
+ */
+export function capDialecticResult(text: string, maxChars: number): string {
+  if (!(maxChars > 0) || text.length <= maxChars) return text;
+  let cut = safeSlice(text, maxChars);
+  const space = cut.lastIndexOf(" ");
+  if (space > 0) cut = cut.slice(0, space);
+  return `${cut.trimEnd()}${TRUNCATION_MARKER}`;
+}
+
+/**
+ * Caps a dialectic query at `maxChars` (`dialecticMaxInputChars`): longer
+ * text keeps its first `maxChars` characters cut back to the last space.
+ *
+ * @param query The question.
+ * @param maxChars The cap.
+ * @returns The capped question.
+ *
+ * @example
+ * ```ts
+ * import { capDialecticInput } from "./context.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(capDialecticInput("what does she like", 12), "what does");
+ * ```
+ */
+export function capDialecticInput(query: string, maxChars: number): string {
+  if (!(maxChars > 0) || query.length <= maxChars) return query;
+  const cut = safeSlice(query, maxChars);
+  const space = cut.lastIndexOf(" ");
+  return (space > 0 ? cut.slice(0, space) : cut).trimEnd();
+}
+
+const THINK_BLOCK_REGEXP =
+  /<\s*(think|thinking|reasoning|thought|reasoning_scratchpad)\b[^>]*>[\s\S]*?<\s*\/\s*\1\s*>/gi;
+const THINK_TAG_REGEXP =
+  /<\s*\/?\s*(think|thinking|reasoning|thought|reasoning_scratchpad)\b[^>]*>/i;
+const THINK_CLOSE_REGEXP = /<\s*\/\s*think\s*>/gi;
+const PLANNING_OPENERS: readonly string[] = Object.freeze([
+  "let me ",
+  "i need to ",
+  "i will ",
+  "i'll ",
+  "i should ",
+  "okay, so",
+  "ok, so",
+  "first, i",
+  "the user wants",
+  "we need to ",
+  "to summarize this conversation, i",
+]);
+
+/**
+ * Cleans a generated session summary (§6.1): drops everything up to the
+ * last `</think>`, removes `<think>`, `<thinking>`, `<reasoning>`,
+ * `<thought>` and `<reasoning_scratchpad>` blocks, and rejects what is left
+ * when it still carries such a tag or opens like model planning ("Let me…",
+ * "I need to…").
+ *
+ * @param summary The summary as Honcho returned it.
+ * @returns The usable summary, or `""`.
+ *
+ * @example
+ * ```ts
+ * import { cleanHonchoSummary } from "./context.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(cleanHonchoSummary("<think>plan</think>User is moving to Oslo."), "User is moving to Oslo.");
+ * assert.equal(cleanHonchoSummary("Let me summarize the chat."), "");
+ * ```
+ */
+export function cleanHonchoSummary(summary: string | null | undefined): string {
+  if (typeof summary !== "string") return "";
+  let text = summary;
+  let lastClose = -1;
+  for (const match of text.matchAll(THINK_CLOSE_REGEXP)) {
+    lastClose = match.index + match[0].length;
+  }
+  if (lastClose >= 0) text = text.slice(lastClose);
+  text = text.replace(THINK_BLOCK_REGEXP, "").trim();
+  if (text === "" || THINK_TAG_REGEXP.test(text)) return "";
+  const lower = text.toLowerCase();
+  if (PLANNING_OPENERS.some((opener) => lower.startsWith(opener))) return "";
+  return text;
+}
+
+/** Slices without splitting a surrogate pair. */
+function safeSlice(text: string, end: number): string {
+  const code = text.charCodeAt(end - 1);
+  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? end - 1 : end);
+}

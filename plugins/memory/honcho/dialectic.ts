@@ -1,0 +1,330 @@
+/**
+ * The dialectic supplement (honcho-provider §6.3–§6.6): multi-pass depth,
+ * per-pass reasoning levels with the length heuristic, cold and warm
+ * prompts, the early exit on a strong answer, and the cadence that widens
+ * while answers come back empty.
+ *
+ * Everything here is pure; the provider supplies the function that asks
+ * Honcho ({@linkcode DialecticPassRunner}).
+ *
+ * @module
+ */
+
+import { REASONING_LEVELS, type ReasoningLevel } from "./config.ts";
+
+/** Settings that shape the passes (a subset of the resolved config). */
+export interface DialecticSettings {
+  /** Passes per dialectic, 1–3. */
+  dialecticDepth: number;
+  /** Explicit per-pass levels, if configured. */
+  dialecticDepthLevels: readonly ReasoningLevel[] | undefined;
+  /** The base level. */
+  dialecticReasoningLevel: ReasoningLevel;
+  /** Longer queries raise the base level. */
+  reasoningHeuristic: boolean;
+  /** The heuristic's ceiling. */
+  reasoningLevelCap: ReasoningLevel;
+}
+
+/**
+ * The query the session-start prewarm passes in. It only feeds the
+ * heuristic (it is shorter than 120 characters, so it never raises the
+ * level); the pass prompts are the cold/warm prompts.
+ */
+export const PREWARM_QUERY =
+  "Summarize what you know about this user: preferences, current projects and working style.";
+
+/** Pass 0 when nothing is cached yet: who is this person? */
+export const COLD_PROMPT =
+  "Who is this person? Describe their preferences, goals and working style: " +
+  "the facts that would make an assistant immediately useful to them.";
+
+/** Pass 0 once base context exists: what matters right now? */
+export const WARM_PROMPT =
+  "Given what has been discussed in this session so far, what context about " +
+  "this user is most relevant to the current conversation? Prioritize active " +
+  "context over biography.";
+
+/** Characters of query at which the heuristic raises the level by one. */
+export const HEURISTIC_STEP_ONE_CHARS = 120;
+/** Characters of query at which the heuristic raises the level by two. */
+export const HEURISTIC_STEP_TWO_CHARS = 400;
+
+type Slot = ReasoningLevel | "base";
+
+const PROPORTIONAL_SLOTS: Readonly<Record<number, readonly Slot[]>> = {
+  1: ["base"],
+  2: ["minimal", "base"],
+  3: ["minimal", "base", "low"],
+};
+
+/**
+ * The level of pass `index`: the explicit `dialecticDepthLevels[index]`;
+ * else the proportional default for the depth (depth 2: `minimal`, base;
+ * depth 3: `minimal`, base, `low`), where the base slot is
+ * `dialecticReasoningLevel` raised by the heuristic (+1 at 120 characters
+ * of query, +2 at 400) and capped at `reasoningLevelCap`.
+ *
+ * @param index The pass, from 0.
+ * @param query The user's query (drives the heuristic).
+ * @param settings Depth, levels, heuristic and cap.
+ * @returns The level.
+ *
+ * @example
+ * ```ts
+ * import { resolvePassLevel } from "./dialectic.ts";
+ * import assert from "node:assert/strict";
+ * const settings = {
+ *   dialecticDepth: 2,
+ *   dialecticDepthLevels: undefined,
+ *   dialecticReasoningLevel: "low" as const,
+ *   reasoningHeuristic: true,
+ *   reasoningLevelCap: "high" as const,
+ * };
+ * assert.equal(resolvePassLevel(0, "hi there", settings), "minimal");
+ * assert.equal(resolvePassLevel(1, "x".repeat(400), settings), "high");
+ * ```
+ */
+export function resolvePassLevel(
+  index: number,
+  query: string,
+  settings: DialecticSettings,
+): ReasoningLevel {
+  const explicit = settings.dialecticDepthLevels?.[index];
+  if (explicit && REASONING_LEVELS.includes(explicit)) return explicit;
+  const depth = clampDepth(settings.dialecticDepth);
+  const slot = PROPORTIONAL_SLOTS[depth]?.[index] ?? "base";
+  if (slot !== "base") return slot;
+  return heuristicLevel(settings.dialecticReasoningLevel, query, settings);
+}
+
+/**
+ * The base level raised by the length heuristic: +0 below 120 characters,
+ * +1 below 400, +2 from 400, never above the cap (a base above the cap is
+ * lowered to it). Without the heuristic, an unknown base or an empty query
+ * the base is returned unchanged.
+ *
+ * @param base The base level.
+ * @param query The user's query.
+ * @param settings The heuristic switch and cap.
+ * @returns The level.
+ *
+ * @example
+ * ```ts
+ * import { heuristicLevel } from "./dialectic.ts";
+ * import assert from "node:assert/strict";
+ * const on = { reasoningHeuristic: true, reasoningLevelCap: "high" as const };
+ * assert.equal(heuristicLevel("low", "x".repeat(150), on), "medium");
+ * assert.equal(heuristicLevel("high", "x".repeat(500), on), "high");
+ * ```
+ */
+export function heuristicLevel(
+  base: ReasoningLevel,
+  query: string,
+  settings: Pick<DialecticSettings, "reasoningHeuristic" | "reasoningLevelCap">,
+): ReasoningLevel {
+  const baseIndex = REASONING_LEVELS.indexOf(base);
+  if (!settings.reasoningHeuristic || baseIndex < 0 || !query) return base;
+  const length = query.length;
+  const bump = length < HEURISTIC_STEP_ONE_CHARS
+    ? 0
+    : length < HEURISTIC_STEP_TWO_CHARS
+    ? 1
+    : 2;
+  let capIndex = REASONING_LEVELS.indexOf(settings.reasoningLevelCap);
+  if (capIndex < 0) capIndex = REASONING_LEVELS.indexOf("high");
+  return REASONING_LEVELS[Math.min(baseIndex + bump, capIndex)]!;
+}
+
+/**
+ * Whether an answer is strong enough to stop further passes: at least 100
+ * characters, and either structured (a newline plus a `##` heading, a `•`,
+ * a `- `/`* ` bullet or a numbered line) or longer than 300 characters.
+ *
+ * @param result The previous pass's answer.
+ * @returns `true` to stop.
+ *
+ * @example
+ * ```ts
+ * import { signalSufficient } from "./dialectic.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(signalSufficient("short"), false);
+ * assert.equal(signalSufficient(`Facts:\n- ${"likes tea ".repeat(12)}`), true);
+ * ```
+ */
+export function signalSufficient(result: string): boolean {
+  const text = result.trim();
+  if (text.length < 100) return false;
+  if (
+    text.includes("\n") &&
+    (text.includes("##") || text.includes("\u2022") ||
+      /^\s*[-*] /m.test(text) || /^\s*\d+\. /m.test(text))
+  ) return true;
+  return text.length > 300;
+}
+
+/** Options of {@linkcode passPrompt}. */
+export interface PassPromptOptions {
+  /** Whether no base context was cached when the dialectic started. */
+  cold: boolean;
+  /** Answers of the earlier passes, by pass index (`""` = empty). */
+  results: readonly string[];
+  /** A rewritten question to use for pass 0 instead of the cold/warm prompt. */
+  rewritten?: string;
+  /** recallSync: the current request, prefixed to every prompt. */
+  currentRequest?: string;
+}
+
+/**
+ * The prompt of pass `index`. Pass 0 (or any pass with no usable earlier
+ * answer) asks the cold or warm question; pass 1 quotes the first answer
+ * and asks for the gaps and a synthesis; pass 2 lists both answers and asks
+ * to reconcile them. In recallSync mode every prompt starts with the
+ * current request.
+ *
+ * @param index The pass, from 0.
+ * @param options Cold/warm, earlier answers, rewrite and current request.
+ * @returns The prompt.
+ *
+ * @example
+ * ```ts
+ * import { COLD_PROMPT, passPrompt } from "./dialectic.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(passPrompt(0, { cold: true, results: [] }), COLD_PROMPT);
+ * assert.ok(passPrompt(1, { cold: true, results: ["She likes tea"] }).startsWith("Given this initial assessment:"));
+ * ```
+ */
+export function passPrompt(index: number, options: PassPromptOptions): string {
+  const prior = options.results.filter((r) => r.trim() !== "");
+  let prompt: string;
+  if (index === 0 || prior.length === 0) {
+    if (options.rewritten) {
+      prompt = options.rewritten;
+    } else if (options.currentRequest !== undefined) {
+      prompt = "Recall the evidence about this user that is relevant to the " +
+        "current request: facts, preferences and earlier decisions that bear on it.";
+    } else {
+      prompt = options.cold ? COLD_PROMPT : WARM_PROMPT;
+    }
+  } else if (index === 1) {
+    prompt =
+      `Given this initial assessment:\n\n${prior[prior.length - 1]}\n\n` +
+      "What gaps remain in this picture of the user? Synthesize their current " +
+      "state and needs, grounded in their recent sessions.";
+  } else {
+    const pass1 = options.results[0]?.trim() || "(empty)";
+    const pass2 = options.results[1]?.trim() || "(empty)";
+    prompt = `Pass 1:\n${pass1}\n\nPass 2:\n${pass2}\n\n` +
+      "Do these assessments cohere? Reconcile any contradictions and give a " +
+      "concise final synthesis for the current conversation.";
+  }
+  if (options.currentRequest !== undefined) {
+    return `Current user request:\n${options.currentRequest}\n\n${prompt}`;
+  }
+  return prompt;
+}
+
+/** Asks Honcho one pass; resolves to the answer (`""` when empty). */
+export type DialecticPassRunner = (
+  prompt: string,
+  level: ReasoningLevel,
+) => Promise<string>;
+
+/** Options of {@linkcode runDialecticDepth}. */
+export interface RunDialecticDepthOptions {
+  /** The user's query (drives the heuristic only, unless `currentRequest`). */
+  query: string;
+  /** Whether no base context was cached when the dialectic started. */
+  cold: boolean;
+  /** Depth, levels, heuristic and cap. */
+  settings: DialecticSettings;
+  /** Asks Honcho one pass. */
+  runPass: DialecticPassRunner;
+  /** A rewritten question for pass 0. */
+  rewritten?: string;
+  /** recallSync: prefix every prompt with this request. */
+  currentRequest?: string;
+}
+
+/**
+ * Runs up to `dialecticDepth` passes, stopping early when the last
+ * non-empty answer is strong ({@linkcode signalSufficient}), and returns the
+ * last non-empty answer (`""` when all were empty). Errors of a pass
+ * propagate.
+ *
+ * @param options The query, settings and pass runner.
+ * @returns The final answer.
+ *
+ * @example Two passes against a stub
+ * ```ts
+ * import { runDialecticDepth } from "./dialectic.ts";
+ * import assert from "node:assert/strict";
+ * const levels: string[] = [];
+ * const answer = await runDialecticDepth({
+ *   query: "hi",
+ *   cold: true,
+ *   settings: {
+ *     dialecticDepth: 2,
+ *     dialecticDepthLevels: undefined,
+ *     dialecticReasoningLevel: "low",
+ *     reasoningHeuristic: true,
+ *     reasoningLevelCap: "high",
+ *   },
+ *   runPass: (_prompt, level) => {
+ *     levels.push(level);
+ *     return Promise.resolve(`answer at ${level}`);
+ *   },
+ * });
+ * assert.deepEqual(levels, ["minimal", "low"]);
+ * assert.equal(answer, "answer at low");
+ * ```
+ */
+export async function runDialecticDepth(
+  options: RunDialecticDepthOptions,
+): Promise<string> {
+  const depth = clampDepth(options.settings.dialecticDepth);
+  const results: string[] = [];
+  for (let i = 0; i < depth; i++) {
+    const prior = results.filter((r) => r.trim() !== "");
+    const last = prior[prior.length - 1];
+    if (last !== undefined && signalSufficient(last)) break;
+    const prompt = passPrompt(i, {
+      cold: options.cold,
+      results,
+      rewritten: options.rewritten,
+      currentRequest: options.currentRequest,
+    });
+    const level = resolvePassLevel(i, options.query, options.settings);
+    results.push((await options.runPass(prompt, level)).trim());
+  }
+  const answers = results.filter((r) => r !== "");
+  return answers[answers.length - 1] ?? "";
+}
+
+/**
+ * The dialectic cadence while answers come back empty: the configured
+ * cadence, plus one turn per empty answer in a row, at most eight times
+ * the cadence.
+ *
+ * @param cadence The `dialecticCadence` setting.
+ * @param emptyStreak Empty (or failed) answers in a row.
+ * @returns Turns between automatic dialectic calls.
+ *
+ * @example
+ * ```ts
+ * import { effectiveCadence } from "./dialectic.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(effectiveCadence(2, 0), 2);
+ * assert.equal(effectiveCadence(2, 3), 5);
+ * assert.equal(effectiveCadence(2, 50), 16);
+ * ```
+ */
+export function effectiveCadence(cadence: number, emptyStreak: number): number {
+  const base = Math.max(1, Math.floor(cadence));
+  if (emptyStreak <= 0) return base;
+  return Math.min(base + emptyStreak, base * 8);
+}
+
+function clampDepth(depth: number): number {
+  return Math.max(1, Math.min(Math.floor(depth) || 1, 3));
+}

@@ -1,0 +1,225 @@
+/**
+ * One-time status notices prepended to the injected context
+ * (honcho-provider §5.9, §8): when reads fail the provider still answers
+ * (fail open), and the model is told once why memory is missing, naming the
+ * cause: authentication, Honcho unreachable, rate limiting, or no user peer.
+ *
+ * A notice is shown once per episode: a later success ends the episode, so
+ * a new outage is reported again.
+ *
+ * @module
+ */
+
+import {
+  AuthError,
+  ConnectionError,
+  HonchoError,
+  HonchoPeerUnresolvedError,
+  InvalidResponseError,
+  RateLimitError,
+  ServerError,
+  TimeoutError,
+} from "./errors.ts";
+
+/** Why memory is degraded. */
+export type NoticeCause = "auth" | "unreachable" | "rate-limited" | "no-peer";
+
+/** The heading every notice starts with. */
+export const NOTICE_HEADING = "[Honcho memory status]";
+
+/** Options of {@linkcode noticeText}. */
+export interface NoticeTextOptions {
+  /** A short reason (no secrets), e.g. `HTTP 503` or `Invalid JWT`. */
+  reason?: string;
+  /** The platform (`cli`, `telegram`, …): the no-peer fix differs on gateways. */
+  platform?: string;
+}
+
+/**
+ * The text of a notice.
+ *
+ * @param cause Why memory is degraded.
+ * @param options The reason and platform.
+ * @returns The paragraph, starting with `[Honcho memory status]`.
+ *
+ * @example
+ * ```ts
+ * import { noticeText } from "./notices.ts";
+ * import assert from "node:assert/strict";
+ * assert.match(noticeText("unreachable", { reason: "HTTP 503" }), /unreachable \(HTTP 503\)/);
+ * assert.match(noticeText("auth"), /hermes honcho setup/);
+ * ```
+ */
+export function noticeText(
+  cause: NoticeCause,
+  options: NoticeTextOptions = {},
+): string {
+  const reason = options.reason ? ` (${options.reason})` : "";
+  switch (cause) {
+    case "auth":
+      return `${NOTICE_HEADING} Honcho authentication failed${reason}: the ` +
+        "API key or login has expired or was refused, so memory sync and " +
+        "recall are paused. Tell the user once that they can fix it by " +
+        "running 'hermes honcho setup'.";
+    case "rate-limited":
+      return `${NOTICE_HEADING} Honcho is rate-limiting requests${reason}: ` +
+        "recalled memory may be missing or stale for now. Turns are kept " +
+        "locally and stored once Honcho accepts them again.";
+    case "no-peer": {
+      const gateway = options.platform !== undefined &&
+        !["", "cli", "local", "tui"].includes(options.platform);
+      const fix = gateway
+        ? "The platform supplied no user id for this conversation, so " +
+          "memory cannot be attributed to anyone."
+        : "Set one with 'hermes honcho peer --user <name>'.";
+      return `${NOTICE_HEADING} Honcho memory is off for this session: no ` +
+        `user peer could be named. ${fix}`;
+    }
+    default:
+      return `${NOTICE_HEADING} Honcho is unreachable${reason}: recalled ` +
+        "memory may be missing or stale for now. Turns are kept locally and " +
+        "stored once Honcho is back.";
+  }
+}
+
+/**
+ * Classifies a failure: auth (401/403), rate-limited (429), unreachable
+ * (connection errors, timeouts, 5xx, malformed answers), no-peer; anything
+ * else (a 404 or 422 is a bug, not an outage) gives `undefined`.
+ *
+ * @param error The failure.
+ * @returns The cause, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { classifyFailure } from "./notices.ts";
+ * import { ServerError } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(classifyFailure(new ServerError("Down", { status: 503 })), "unreachable");
+ * ```
+ */
+export function classifyFailure(error: unknown): NoticeCause | undefined {
+  if (error instanceof AuthError) return "auth";
+  if (error instanceof RateLimitError) return "rate-limited";
+  if (
+    error instanceof ConnectionError || error instanceof TimeoutError ||
+    error instanceof ServerError || error instanceof InvalidResponseError
+  ) return "unreachable";
+  if (error instanceof HonchoPeerUnresolvedError) return "no-peer";
+  return undefined;
+}
+
+/**
+ * A short, secret-free reason for a failure: the HTTP status with the
+ * server's detail for answered requests, "connection failed", "timed out".
+ *
+ * @param error The failure.
+ * @returns The reason.
+ *
+ * @example
+ * ```ts
+ * import { failureReason } from "./notices.ts";
+ * import { ConnectionError } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(failureReason(new ConnectionError("Refused")), "connection failed");
+ * ```
+ */
+export function failureReason(error: unknown): string {
+  if (error instanceof TimeoutError) return "request timed out";
+  if (error instanceof ConnectionError) return "connection failed";
+  if (error instanceof HonchoError && error.status !== undefined) {
+    const detail = typeof (error.body as { detail?: unknown })?.detail ===
+        "string"
+      ? `: ${(error.body as { detail: string }).detail.slice(0, 80)}`
+      : "";
+    return `HTTP ${error.status}${detail}`;
+  }
+  if (error instanceof HonchoError) return error.code;
+  return error instanceof Error ? error.name : "unknown error";
+}
+
+/**
+ * Remembers which causes were reported so each shows once per episode.
+ *
+ * @example
+ * ```ts
+ * import { NoticeBoard } from "./notices.ts";
+ * import assert from "node:assert/strict";
+ * const board = new NoticeBoard();
+ * board.report("unreachable", "HTTP 503");
+ * assert.match(board.take(), /unreachable/);
+ * assert.equal(board.take(), "");
+ * board.clear();
+ * board.report("unreachable", "HTTP 503");
+ * assert.match(board.take(), /unreachable/);
+ * ```
+ */
+export class NoticeBoard {
+  #pending = new Map<NoticeCause, string>();
+  #shown = new Set<NoticeCause>();
+  #active: NoticeCause | undefined;
+  #platform: string | undefined;
+
+  /**
+   * Creates a board.
+   *
+   * @param platform The platform, for the no-peer wording.
+   */
+  constructor(platform?: string) {
+    this.#platform = platform;
+  }
+
+  /** The cause of the current episode, if any. */
+  get active(): NoticeCause | undefined {
+    return this.#active;
+  }
+
+  /**
+   * Records a failure; the first of its cause in this episode becomes a
+   * pending notice.
+   *
+   * @param cause Why memory is degraded.
+   * @param reason A short reason (no secrets).
+   */
+  report(cause: NoticeCause, reason?: string): void {
+    this.#active = cause;
+    if (this.#shown.has(cause) || this.#pending.has(cause)) return;
+    this.#pending.set(
+      cause,
+      noticeText(cause, { reason, platform: this.#platform }),
+    );
+  }
+
+  /**
+   * Records a failure by error; errors that are not outages are ignored.
+   *
+   * @param error The failure.
+   * @returns The cause, or `undefined` when ignored.
+   */
+  reportError(error: unknown): NoticeCause | undefined {
+    const cause = classifyFailure(error);
+    if (cause) this.report(cause, failureReason(error));
+    return cause;
+  }
+
+  /**
+   * Takes the pending notices (once each).
+   *
+   * @returns The notices joined by a blank line, or `""`.
+   */
+  take(): string {
+    if (this.#pending.size === 0) return "";
+    const text = [...this.#pending.values()].join("\n\n");
+    for (const cause of this.#pending.keys()) this.#shown.add(cause);
+    this.#pending.clear();
+    return text;
+  }
+
+  /** Ends the episode after a success (the no-peer notice is permanent). */
+  clear(): void {
+    if (this.#active === "no-peer") return;
+    this.#active = undefined;
+    this.#pending.clear();
+    this.#shown.clear();
+  }
+}

@@ -1,0 +1,607 @@
+/**
+ * The five Honcho tools (honcho-provider §7): their schemas (no
+ * `anyOf`/`oneOf`/`allOf`, which some model APIs reject), argument guards
+ * and results. Every result is a JSON string; failures are
+ * `{"error": "<message>"}`.
+ *
+ * The provider owns session readiness (the guards of §7.2 that depend on
+ * init); {@linkcode runHonchoTool} runs one call against a ready session
+ * described by a {@linkcode HonchoToolContext}.
+ *
+ * @module
+ */
+
+import type { ToolSchema } from "@hermes/memory";
+import type { HonchoClient, Message } from "./client.ts";
+import {
+  REASONING_LEVELS,
+  type ReasoningLevel,
+  type RecallMode,
+} from "./config.ts";
+import { cleanHonchoSummary } from "./context.ts";
+import { AuthError } from "./errors.ts";
+import type { PeerObservation } from "./observation.ts";
+
+/** The tool names, in schema order. */
+export const HONCHO_TOOL_NAMES: readonly string[] = Object.freeze([
+  "honcho_profile",
+  "honcho_search",
+  "honcho_context",
+  "honcho_reasoning",
+  "honcho_conclude",
+]);
+
+const PEER_PROPERTY = {
+  type: "string",
+  description:
+    "Which peer: 'user' (default) for the person you are talking to, 'ai' " +
+    "for yourself, or any peer id in the workspace.",
+} as const;
+
+/**
+ * The schemas of the five tools (bare function schemas).
+ *
+ * @returns Fresh copies, safe to mutate.
+ *
+ * @example
+ * ```ts
+ * import { honchoToolSchemas } from "./tools.ts";
+ * import assert from "node:assert/strict";
+ * const names = honchoToolSchemas().map((s) => s.name);
+ * assert.deepEqual(names, ["honcho_profile", "honcho_search", "honcho_context", "honcho_reasoning", "honcho_conclude"]);
+ * ```
+ */
+export function honchoToolSchemas(): ToolSchema[] {
+  return structuredClone([
+    {
+      name: "honcho_profile",
+      description:
+        "Read or overwrite a peer's card: a short curated list of standing " +
+        "facts (name, role, preferences). The cheapest memory call, no LLM. " +
+        "Omit 'card' to read it; pass 'card' to replace it. An empty card " +
+        "comes back with a hint, not an error.",
+      parameters: {
+        type: "object",
+        properties: {
+          peer: PEER_PROPERTY,
+          card: {
+            type: "array",
+            items: { type: "string" },
+            description:
+              "The complete new card, one fact per entry. Replaces the card.",
+          },
+        },
+        required: [],
+      },
+    },
+    {
+      name: "honcho_search",
+      description:
+        "Hybrid semantic and keyword search over the peer's raw message " +
+        "history across all sessions. Returns ranked raw excerpts, no LLM " +
+        "synthesis; cheaper than honcho_reasoning.",
+      parameters: {
+        type: "object",
+        properties: {
+          query: { type: "string", description: "What to look for." },
+          max_tokens: {
+            type: "integer",
+            description:
+              "Token budget for the excerpts (default 800, max 2000).",
+          },
+          peer: PEER_PROPERTY,
+        },
+        required: ["query"],
+      },
+    },
+    {
+      name: "honcho_context",
+      description:
+        "A standing snapshot for the current session: summary, the peer's " +
+        "representation and card, and recent messages. No LLM.",
+      parameters: {
+        type: "object",
+        properties: { peer: PEER_PROPERTY },
+        required: [],
+      },
+    },
+    {
+      name: "honcho_reasoning",
+      description:
+        "Ask Honcho's dialectic agent a natural-language question about a " +
+        "peer. The only LLM-backed memory tool: slower and more expensive. " +
+        "Omit reasoning_level for the configured default (usually low). Use " +
+        "minimal only for single-fact lookups (its answer is capped at about " +
+        "250 tokens); low or higher for synthesis.",
+      parameters: {
+        type: "object",
+        properties: {
+          query: { type: "string", description: "The question." },
+          reasoning_level: {
+            type: "string",
+            enum: [...REASONING_LEVELS],
+            description:
+              "How much reasoning to spend: minimal, low, medium, high or max.",
+          },
+          peer: PEER_PROPERTY,
+        },
+        required: ["query"],
+      },
+    },
+    {
+      name: "honcho_conclude",
+      description:
+        "Write, delete or list conclusions (durable facts) about a peer. " +
+        "Provide exactly one of: 'conclusion' to save a fact, 'delete_id' to " +
+        "delete one (only for personal data the user wants gone; fix a wrong " +
+        "fact by saving a corrected conclusion), or 'list' to list them " +
+        "(optionally narrowed by 'query'). Ids come from 'list'.",
+      parameters: {
+        type: "object",
+        properties: {
+          conclusion: { type: "string", description: "The fact to save." },
+          delete_id: {
+            type: "string",
+            description: "The id of a conclusion to delete.",
+          },
+          list: {
+            type: "boolean",
+            description: "List conclusions instead of writing.",
+          },
+          query: {
+            type: "string",
+            description: "With list: search conclusions semantically.",
+          },
+          peer: {
+            type: "string",
+            description:
+              "The peer the conclusion is about: 'user' (default), 'ai', or a peer id.",
+          },
+        },
+        required: [],
+      },
+    },
+  ]);
+}
+
+/**
+ * The static system-prompt block for a recall mode (§5.2).
+ *
+ * @param mode The recall mode.
+ * @returns The block, starting with `# Honcho Memory`.
+ *
+ * @example
+ * ```ts
+ * import { systemPromptFor } from "./tools.ts";
+ * import assert from "node:assert/strict";
+ * assert.match(systemPromptFor("tools"), /^# Honcho Memory\nActive \(tools-only mode\)\./);
+ * ```
+ */
+export function systemPromptFor(mode: RecallMode): string {
+  const guide = [
+    "Memory tools:",
+    "- honcho_profile: quick factual snapshot of a peer (its card); pass card to overwrite.",
+    "- honcho_search: raw excerpts from past conversations, no synthesis.",
+    "- honcho_context: raw session context (summary, representation, card, recent messages).",
+    "- honcho_reasoning: synthesized answers; choose reasoning_level minimal…max.",
+    "- honcho_conclude: save facts about the user (or list/delete them).",
+  ].join("\n");
+  if (mode === "context") {
+    return "# Honcho Memory\nActive (context-injection mode).\n" +
+      "Relevant memory about the user is injected automatically before each " +
+      "turn. No memory tools are available.";
+  }
+  if (mode === "tools") {
+    return "# Honcho Memory\nActive (tools-only mode).\n" +
+      "Nothing is injected automatically: use the memory tools when the " +
+      `conversation needs what you know about the user.\n${guide}`;
+  }
+  return "# Honcho Memory\nActive (hybrid mode).\n" +
+    "Relevant memory is injected automatically before each turn, and the " +
+    `memory tools are available for more.\n${guide}`;
+}
+
+/** What a tool call needs from the provider's ready session. */
+export interface HonchoToolContext {
+  /** The client. */
+  client: HonchoClient;
+  /** The Honcho session id. */
+  sessionId: string;
+  /** The session's user peer. */
+  userPeerId: string;
+  /** The session's AI peer. */
+  aiPeerId: string;
+  /** Whether the AI peer observes others (after the server sync). */
+  aiObservesOthers: boolean;
+  /** Observation switches of a peer, when known. */
+  observationOf(peerId: string): PeerObservation | undefined;
+  /** The current turn (1-based). */
+  turn: number;
+  /** `dialecticCadence`. */
+  dialecticCadence: number;
+  /** `contextTokens`. */
+  contextTokens: number | undefined;
+  /** `dialecticReasoningLevel`. */
+  defaultReasoningLevel: ReasoningLevel;
+  /** `dialecticDynamic`: the caller's level is honoured. */
+  dialecticDynamic: boolean;
+  /** `dialecticMaxInputChars`. */
+  dialecticMaxInputChars: number;
+  /** Whether the current turn is bot-authored (writes refused). */
+  botTurn: boolean;
+  /** Cancels the call's requests. */
+  signal?: AbortSignal;
+  /** Called after a successful honcho_reasoning (auto-injection keeps its gap). */
+  onReasoning?(): void;
+  /** Removes the API key from text shown to the model. */
+  scrub(text: string): string;
+}
+
+/** The refusal of writes during bot-to-bot turns. */
+export const BOT_TURN_WRITE_ERROR =
+  "Honcho memory writes are off during a bot-to-bot turn. Only turns written by a person can change what Honcho stores.";
+
+/**
+ * `{"error": message}` as a JSON string.
+ *
+ * @param message The error text.
+ * @returns The JSON string.
+ *
+ * @example
+ * ```ts
+ * import { toolErrorJson } from "./tools.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(toolErrorJson("Nope"), '{"error":"Nope"}');
+ * ```
+ */
+export function toolErrorJson(message: string): string {
+  // TODO(lead): use @hermes/memory export toolError once mod.ts exports src/tool_schema.ts.
+  return JSON.stringify({ error: message });
+}
+
+/**
+ * Maps a `peer` argument to a peer id: `user` (or absent) → the session's
+ * user peer, `ai`/`assistant` → the AI peer, anything else sanitised (each
+ * character outside `[A-Za-z0-9_-]` becomes `-`).
+ *
+ * @param peer The argument.
+ * @param ids The session's user and AI peers.
+ * @returns The peer id, or `""` for a blank id.
+ *
+ * @example
+ * ```ts
+ * import { resolveToolPeer } from "./tools.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(resolveToolPeer("ai", { userPeerId: "alice", aiPeerId: "hermes" }), "hermes");
+ * assert.equal(resolveToolPeer("bob smith", { userPeerId: "alice", aiPeerId: "hermes" }), "bob-smith");
+ * ```
+ */
+export function resolveToolPeer(
+  peer: unknown,
+  ids: { userPeerId: string; aiPeerId: string },
+): string {
+  const raw = typeof peer === "string" ? peer.trim() : "";
+  if (raw === "" || raw.toLowerCase() === "user") return ids.userPeerId;
+  const lower = raw.toLowerCase();
+  if (lower === "ai" || lower === "assistant") return ids.aiPeerId;
+  return raw.replace(/[^A-Za-z0-9_-]/g, "-");
+}
+
+/** Observer/target of a read about `targetId` (§4). */
+function perspective(
+  ctx: HonchoToolContext,
+  targetId: string,
+): { observer: string; target: string | undefined } {
+  if (targetId === ctx.aiPeerId) {
+    return { observer: ctx.aiPeerId, target: ctx.aiPeerId };
+  }
+  if (ctx.aiObservesOthers) return { observer: ctx.aiPeerId, target: targetId };
+  return { observer: targetId, target: undefined };
+}
+
+/**
+ * Runs one tool call against a ready session and returns its JSON result;
+ * never throws (auth failures and other errors become `{"error": …}`).
+ *
+ * @param name The tool's name.
+ * @param args The model's arguments.
+ * @param ctx The ready session.
+ * @returns The JSON string.
+ *
+ * @example
+ * ```ts ignore
+ * const json = await runHonchoTool("honcho_search", { query: "tea" }, ctx);
+ * ```
+ */
+export async function runHonchoTool(
+  name: string,
+  args: Record<string, unknown>,
+  ctx: HonchoToolContext,
+): Promise<string> {
+  try {
+    switch (name) {
+      case "honcho_profile":
+        return await profileTool(args, ctx);
+      case "honcho_search":
+        return await searchTool(args, ctx);
+      case "honcho_context":
+        return await contextTool(args, ctx);
+      case "honcho_reasoning":
+        return await reasoningTool(args, ctx);
+      case "honcho_conclude":
+        return await concludeTool(args, ctx);
+      default:
+        return toolErrorJson(`Unknown tool: ${name}`);
+    }
+  } catch (error) {
+    const message = ctx.scrub(errorMessage(error));
+    if (error instanceof AuthError) {
+      return toolErrorJson(`Honcho memory authentication failed: ${message}`);
+    }
+    return toolErrorJson(`Honcho ${name} failed: ${message}`);
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function text(value: unknown): string {
+  return typeof value === "string" ? value.trim() : "";
+}
+
+async function profileTool(
+  args: Record<string, unknown>,
+  ctx: HonchoToolContext,
+): Promise<string> {
+  const targetId = resolveToolPeer(args.peer, ctx);
+  const { observer, target } = perspective(ctx, targetId);
+  const card = Array.isArray(args.card)
+    ? args.card.filter((f): f is string => typeof f === "string").map((f) =>
+      f.trim()
+    ).filter((f) => f !== "")
+    : [];
+  if (card.length > 0) {
+    if (ctx.botTurn) return toolErrorJson(BOT_TURN_WRITE_ERROR);
+    const saved = await ctx.client.setPeerCard(observer, card, {
+      target,
+      signal: ctx.signal,
+    });
+    if (saved === null) return toolErrorJson("Failed to update peer card.");
+    return JSON.stringify({
+      result: `Peer card updated (${saved.length} facts).`,
+      card: saved,
+    });
+  }
+  let facts = await ctx.client.getPeerCard(observer, {
+    target,
+    signal: ctx.signal,
+  }).catch((error) => {
+    if (error instanceof AuthError) throw error;
+    return null;
+  });
+  if ((!facts || facts.length === 0) && target !== undefined) {
+    facts = await ctx.client.getPeerCard(targetId, { signal: ctx.signal })
+      .catch((error) => {
+        if (error instanceof AuthError) throw error;
+        return null;
+      });
+  }
+  const clean = (facts ?? []).map((f) => f.trim()).filter((f) => f !== "");
+  if (clean.length > 0) return JSON.stringify({ result: clean });
+  const reasons: string[] = [];
+  const flags = ctx.observationOf(targetId);
+  if (flags && !flags.observeMe && !flags.observeOthers) {
+    reasons.push(`observation is disabled for peer '${targetId}'`);
+  }
+  if (ctx.turn < Math.max(2, ctx.dialecticCadence)) {
+    reasons.push(
+      `this session has only ${ctx.turn} turn${
+        ctx.turn === 1 ? "" : "s"
+      } so far`,
+    );
+  }
+  if (reasons.length === 0) {
+    reasons.push(
+      "the card has no facts yet (or a self-hosted Honcho older than 3.x has no peer cards)",
+    );
+  }
+  return JSON.stringify({
+    result: "No profile facts available yet.",
+    hint: `This is not an error.  ${
+      reasons.join("; ")
+    }.  Try honcho_reasoning for a synthesized answer or honcho_search for raw excerpts.`,
+  });
+}
+
+const SEARCH_QUERY_MAX_CHARS = 4000;
+const SEARCH_HIT_MAX_CHARS = 1200;
+
+async function searchTool(
+  args: Record<string, unknown>,
+  ctx: HonchoToolContext,
+): Promise<string> {
+  const query = text(args.query).slice(0, SEARCH_QUERY_MAX_CHARS);
+  if (query === "") return toolErrorJson("Missing required parameter: query");
+  const requested = Math.trunc(Number(args.max_tokens ?? 800)) || 800;
+  const maxTokens = Math.min(Math.max(1, requested), 2000);
+  const budget = Math.max(200, maxTokens * 4);
+  const limit = Math.max(3, Math.min(20, Math.floor(budget / 300)));
+  const peerId = resolveToolPeer(args.peer, ctx);
+  const hits: Message[] = await ctx.client.searchPeer(peerId, query, {
+    limit,
+    signal: ctx.signal,
+  });
+  const entries: string[] = [];
+  let used = 0;
+  for (const hit of hits) {
+    const who = hit.peerId === ctx.aiPeerId ? "assistant" : hit.peerId;
+    const where = hit.sessionId ? ` \u00b7 ${hit.sessionId}` : "";
+    let entry = `[${who}${where}] ${
+      hit.content.slice(0, SEARCH_HIT_MAX_CHARS)
+    }`;
+    const separator = entries.length > 0 ? 2 : 0;
+    const left = budget - used - separator;
+    if (left <= 0) break;
+    if (entry.length > left) entry = entry.slice(0, left);
+    entries.push(entry);
+    used += entry.length + separator;
+    if (used >= budget) break;
+  }
+  if (entries.length === 0) {
+    return JSON.stringify({ result: "No relevant context found." });
+  }
+  return JSON.stringify({ result: entries.join("\n\n") });
+}
+
+async function contextTool(
+  args: Record<string, unknown>,
+  ctx: HonchoToolContext,
+): Promise<string> {
+  const targetId = resolveToolPeer(args.peer, ctx);
+  const { observer, target } = perspective(ctx, targetId);
+  const data = await ctx.client.getSessionContext(ctx.sessionId, {
+    summary: true,
+    tokens: ctx.contextTokens && ctx.contextTokens > 0
+      ? Math.floor(ctx.contextTokens)
+      : undefined,
+    peerTarget: target ?? observer,
+    peerPerspective: observer,
+    signal: ctx.signal,
+  });
+  const summary = cleanHonchoSummary(data.summary?.content);
+  const representation = data.peerRepresentation?.trim() ?? "";
+  const card = (data.peerCard ?? []).map((f) => f.trim()).filter(Boolean);
+  const messages = data.messages.slice(-10);
+  if (
+    data.summary === null && data.peerRepresentation === null &&
+    data.peerCard === null && data.messages.length === 0
+  ) {
+    return JSON.stringify({ result: "No context available yet." });
+  }
+  const sections: string[] = [];
+  if (summary) sections.push(`## Summary\n${summary}`);
+  if (representation) sections.push(`## Representation\n${representation}`);
+  if (card.length > 0) sections.push(`## Card\n${card.join("\n")}`);
+  const recent = messages.slice(-5).map((m) =>
+    `  [${m.peerId}] ${m.content.slice(0, 500).slice(0, 200)}`
+  );
+  if (recent.length > 0) {
+    sections.push(`## Recent messages\n${recent.join("\n")}`);
+  }
+  return JSON.stringify({
+    result: sections.length > 0
+      ? sections.join("\n\n")
+      : "No context available.",
+  });
+}
+
+async function reasoningTool(
+  args: Record<string, unknown>,
+  ctx: HonchoToolContext,
+): Promise<string> {
+  let query = text(args.query);
+  if (query === "") return toolErrorJson("Missing required parameter: query");
+  if (query.length > ctx.dialecticMaxInputChars) {
+    const cut = query.slice(0, ctx.dialecticMaxInputChars);
+    const space = cut.lastIndexOf(" ");
+    query = space > 0 ? cut.slice(0, space) : cut;
+  }
+  const requested = text(args.reasoning_level).toLowerCase();
+  const level = ctx.dialecticDynamic &&
+      REASONING_LEVELS.includes(requested as ReasoningLevel)
+    ? requested as ReasoningLevel
+    : ctx.defaultReasoningLevel;
+  const targetId = resolveToolPeer(args.peer, ctx);
+  const asAi = ctx.aiObservesOthers && targetId !== ctx.aiPeerId;
+  let answer: string | null;
+  try {
+    answer = asAi
+      ? await ctx.client.peerChat(ctx.aiPeerId, query, {
+        target: targetId,
+        reasoningLevel: level,
+        signal: ctx.signal,
+      })
+      : await ctx.client.peerChat(targetId, query, {
+        reasoningLevel: level,
+        signal: ctx.signal,
+      });
+  } catch (error) {
+    if (error instanceof AuthError) throw error;
+    return toolErrorJson(
+      `Honcho reasoning query failed (${
+        ctx.scrub(errorMessage(error))
+      }). This is a backend error, not an empty result: retry, consider a lower reasoning_level, or raise 'timeout' in honcho.json.`,
+    );
+  }
+  ctx.onReasoning?.();
+  const clean = answer?.trim() ?? "";
+  return JSON.stringify({ result: clean || "No result from Honcho." });
+}
+
+async function concludeTool(
+  args: Record<string, unknown>,
+  ctx: HonchoToolContext,
+): Promise<string> {
+  const conclusion = text(args.conclusion);
+  const deleteId = text(args.delete_id);
+  const list = args.list === true;
+  const query = text(args.query);
+  const given = [conclusion !== "", deleteId !== "", list].filter(Boolean)
+    .length;
+  if (given !== 1) {
+    return toolErrorJson(
+      "Exactly one of conclusion, delete_id, or list must be provided.",
+    );
+  }
+  if (query !== "" && !list) {
+    return toolErrorJson("query is only valid when list is true.");
+  }
+  const peerArg = text(args.peer) || "user";
+  const targetId = resolveToolPeer(peerArg, ctx);
+  const observer = targetId === ctx.aiPeerId || ctx.aiObservesOthers
+    ? ctx.aiPeerId
+    : targetId;
+  const scope = { observer_id: observer, observed_id: targetId };
+  if (list) {
+    const items = query !== ""
+      ? await ctx.client.queryConclusions(query, {
+        filters: scope,
+        topK: 20,
+        signal: ctx.signal,
+      })
+      : (await ctx.client.listConclusions({
+        filters: scope,
+        size: 20,
+        signal: ctx.signal,
+      })).items;
+    return JSON.stringify({
+      conclusions: items.map((c) => ({ id: c.id, content: c.content })),
+    });
+  }
+  if (ctx.botTurn) return toolErrorJson(BOT_TURN_WRITE_ERROR);
+  if (deleteId !== "") {
+    try {
+      await ctx.client.deleteConclusion(deleteId, { signal: ctx.signal });
+    } catch (error) {
+      if (error instanceof AuthError) throw error;
+      return toolErrorJson(`Failed to delete conclusion ${deleteId}.`);
+    }
+    return JSON.stringify({ result: `Conclusion ${deleteId} deleted.` });
+  }
+  try {
+    const saved = await ctx.client.createConclusions([{
+      observerId: observer,
+      observedId: targetId,
+      content: conclusion,
+      sessionId: ctx.sessionId,
+    }], { signal: ctx.signal });
+    if (saved.length === 0) return toolErrorJson("Failed to save conclusion.");
+  } catch (error) {
+    if (error instanceof AuthError) throw error;
+    return toolErrorJson("Failed to save conclusion.");
+  }
+  return JSON.stringify({
+    result: `Conclusion saved for ${peerArg}: ${conclusion}`,
+  });
+}

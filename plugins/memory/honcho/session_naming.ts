@@ -12,6 +12,7 @@
 
 import { createHash } from "node:crypto";
 import { basename } from "node:path";
+import { resolveAgentCwd } from "@hermes/memory";
 import type { HonchoConfig } from "./config.ts";
 
 /** The longest session name kept as-is; longer ones are cut and hashed. */
@@ -111,7 +112,7 @@ export type GitTopLevel = (cwd: string) => Promise<string | undefined>;
 
 /** Options of {@linkcode resolveSessionName}. */
 export interface ResolveSessionNameOptions {
-  /** The conversation's working directory (the provider passes the `cwd` init kwarg or the agent's runtime cwd). @default {Deno.cwd()} */
+  /** The conversation's working directory (the provider passes the `cwd` init kwarg or the agent's runtime cwd). @default {resolveAgentCwd()} */
   cwd?: string;
   /** The session's title. */
   sessionTitle?: string;
@@ -307,7 +308,7 @@ export function a2aSessionKey(
 
 function currentDirectory(): string | undefined {
   try {
-    return Deno.cwd();
+    return resolveAgentCwd();
   } catch {
     return undefined;
   }

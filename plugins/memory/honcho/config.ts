@@ -788,6 +788,17 @@ class Lookup {
     return undefined;
   }
 
+  /** The first array among host[k], root[k]. */
+  firstList(key: string): Found<unknown[]> | undefined {
+    if (Array.isArray(this.host[key])) {
+      return { value: this.host[key] as unknown[], source: "host" };
+    }
+    if (Array.isArray(this.root[key])) {
+      return { value: this.root[key] as unknown[], source: "root" };
+    }
+    return undefined;
+  }
+
   /** Host value if the key is present in the host block (even null), else root. */
   present(key: string): Found<unknown> | undefined {
     if (Object.hasOwn(this.host, key)) {
@@ -1055,45 +1066,26 @@ export function resolveHonchoConfig(
     look.string("runtimePeerPrefix"),
     "",
   );
-  const saveFound = look.pickSet("saveMessages");
   const saveMessages = set(
     "saveMessages",
-    saveFound
-      ? {
-        value: toFlag(saveFound.value, truthy(saveFound.value)),
-        source: saveFound.source,
-      }
-      : undefined,
+    map(look.pickSet("saveMessages"), (v) => toFlag(v, truthy(v))),
     true,
   );
-  const writeFound = look.pick("writeFrequency");
   const writeFrequency = set(
     "writeFrequency",
-    writeFound
-      ? {
-        value: parseWriteFrequency(writeFound.value),
-        source: writeFound.source,
-      }
-      : undefined,
+    map(look.pick("writeFrequency"), parseWriteFrequency),
     "async",
   );
-  const tokensFound = look.parsed("contextTokens", toInt);
   const contextTokens = set(
     "contextTokens",
-    tokensFound
-      ? {
-        value: tokensFound.value > 0 ? tokensFound.value : undefined,
-        source: tokensFound.source,
-      }
-      : undefined,
+    map(look.parsed("contextTokens", toInt), (n) => n > 0 ? n : undefined, {
+      keepUndefined: true,
+    }),
     undefined,
   );
-  const levelFound = look.pick("dialecticReasoningLevel");
   const dialecticReasoningLevel = set(
     "dialecticReasoningLevel",
-    levelFound && normalizeLevel(levelFound.value)
-      ? { value: normalizeLevel(levelFound.value)!, source: levelFound.source }
-      : undefined,
+    map(look.pick("dialecticReasoningLevel"), normalizeLevel),
     "low",
   );
   const dialecticDynamic = set(
@@ -1101,40 +1093,25 @@ export function resolveHonchoConfig(
     look.flag(["dialecticDynamic"], true),
     true,
   );
-  const positiveInt = (value: unknown): number | undefined => {
-    const n = toInt(value);
-    return n !== undefined && n > 0 ? n : undefined;
-  };
   const dialecticMaxChars = set(
     "dialecticMaxChars",
     look.parsed("dialecticMaxChars", positiveInt),
     600,
   );
-  const depthFound = look.parsed("dialecticDepth", toInt);
   const dialecticDepth = set(
     "dialecticDepth",
-    depthFound
-      ? {
-        value: Math.max(1, Math.min(depthFound.value, 3)),
-        source: depthFound.source,
-      }
-      : undefined,
+    map(look.parsed("dialecticDepth", toInt), (n) => clamp(n, 1, 3)),
     1,
   );
-  let levelsFound: Found<ReasoningLevel[] | undefined> | undefined;
-  for (const [layer, source] of [[host, "host"], [root, "root"]] as const) {
-    const list = layer.dialecticDepthLevels;
-    if (levelsFound === undefined && Array.isArray(list)) {
+  const dialecticDepthLevels = set(
+    "dialecticDepthLevels",
+    map(look.firstList("dialecticDepthLevels"), (list) => {
       const levels = list.slice(0, dialecticDepth).map((item) =>
         normalizeLevel(item) ?? "low"
       );
       while (levels.length < dialecticDepth) levels.push("low");
-      levelsFound = { value: levels, source };
-    }
-  }
-  const dialecticDepthLevels = set(
-    "dialecticDepthLevels",
-    levelsFound,
+      return levels;
+    }),
     undefined,
   );
   const reasoningHeuristic = set(
@@ -1142,45 +1119,30 @@ export function resolveHonchoConfig(
     look.flag(["reasoningHeuristic"], true),
     true,
   );
-  const capFound = look.pick("reasoningLevelCap");
   const reasoningLevelCap = set(
     "reasoningLevelCap",
-    capFound && normalizeLevel(capFound.value)
-      ? { value: normalizeLevel(capFound.value)!, source: capFound.source }
-      : undefined,
+    map(look.pick("reasoningLevelCap"), normalizeLevel),
     "high",
   );
-  const messageMaxFound = look.parsed("messageMaxChars", positiveInt);
   const messageMaxChars = set(
     "messageMaxChars",
-    messageMaxFound
-      ? {
-        value: clamp(messageMaxFound.value, 100, 25000),
-        source: messageMaxFound.source,
-      }
-      : undefined,
-    25000,
+    map(
+      look.parsed("messageMaxChars", positiveInt),
+      (n) => clamp(n, 100, 25_000),
+    ),
+    25_000,
   );
-  const inputMaxFound = look.parsed("dialecticMaxInputChars", positiveInt);
   const dialecticMaxInputChars = set(
     "dialecticMaxInputChars",
-    inputMaxFound
-      ? {
-        value: clamp(inputMaxFound.value, 1, 10000),
-        source: inputMaxFound.source,
-      }
-      : undefined,
-    10000,
+    map(
+      look.parsed("dialecticMaxInputChars", positiveInt),
+      (n) => clamp(n, 1, 10_000),
+    ),
+    10_000,
   );
-  const recallFound = look.pick("recallMode");
   const recallMode = set(
     "recallMode",
-    recallFound
-      ? {
-        value: normalizeRecallMode(recallFound.value),
-        source: recallFound.source,
-      }
-      : undefined,
+    map(look.pick("recallMode"), normalizeRecallMode),
     "hybrid",
   );
   const recallSync = set("recallSync", look.flag(["recallSync"], false), false);
@@ -1189,18 +1151,15 @@ export function resolveHonchoConfig(
     look.flag(["initOnSessionStart"], false),
     false,
   );
-  const injectionFound = look.pick("injectionFrequency");
   const injectionFrequency = set(
     "injectionFrequency",
-    injectionFound
-      ? {
-        value:
-          String(injectionFound.value).trim().toLowerCase() === "first-turn"
-            ? "first-turn"
-            : "every-turn",
-        source: injectionFound.source,
-      }
-      : undefined,
+    map(
+      look.pick("injectionFrequency"),
+      (v): InjectionFrequency =>
+        String(v).trim().toLowerCase() === "first-turn"
+          ? "first-turn"
+          : "every-turn",
+    ),
     "every-turn",
   );
   const contextCadence = set(
@@ -1218,10 +1177,6 @@ export function resolveHonchoConfig(
     look.flag(["queryRewrite"], false),
     false,
   );
-  const nonNegativeFloat = (value: unknown): number | undefined => {
-    const n = toFloat(value);
-    return n === undefined ? undefined : Math.max(0, n);
-  };
   const firstTurnBaseWait = set(
     "firstTurnBaseWait",
     look.parsed("firstTurnBaseWait", nonNegativeFloat),
@@ -1232,59 +1187,29 @@ export function resolveHonchoConfig(
     look.parsed("firstTurnDialecticWait", nonNegativeFloat),
     2,
   );
-  const modeFound = look.pick("observationMode");
   const observationMode = set(
     "observationMode",
-    modeFound
-      ? {
-        value: normalizeObservationMode(modeFound.value),
-        source: modeFound.source,
-      }
-      : undefined,
+    map(look.pick("observationMode"), normalizeObservationMode),
     explicitlyConfigured ? "unified" : "directional",
   );
-  const observationFound = look.pick("observation");
-  const observationOverrides = observationFound
-    ? parseObservationOverrides(observationFound.value)
-    : undefined;
   const observation = set(
     "observation",
-    observationOverrides && observationFound
-      ? { value: observationOverrides, source: observationFound.source }
-      : undefined,
+    map(look.pick("observation"), parseObservationOverrides),
     undefined,
   );
-  const strategyFound = look.pick("sessionStrategy");
   const sessionStrategy = set(
     "sessionStrategy",
-    strategyFound
-      ? {
-        value: String(strategyFound.value).trim(),
-        source: strategyFound.source,
-      }
-      : undefined,
+    map(look.pick("sessionStrategy"), (v) => String(v).trim()),
     "per-directory",
   );
-  const peerPrefixFound = look.pickSet("sessionPeerPrefix");
   const sessionPeerPrefix = set(
     "sessionPeerPrefix",
-    peerPrefixFound
-      ? {
-        value: toFlag(peerPrefixFound.value, false),
-        source: peerPrefixFound.source,
-      }
-      : undefined,
+    map(look.pickSet("sessionPeerPrefix"), (v) => toFlag(v, false)),
     false,
   );
-  const aiPrefixFound = look.pickSet("sessionAiPeerPrefix");
   const sessionAiPeerPrefix = set(
     "sessionAiPeerPrefix",
-    aiPrefixFound
-      ? {
-        value: toFlag(aiPrefixFound.value, false),
-        source: aiPrefixFound.source,
-      }
-      : undefined,
+    map(look.pickSet("sessionAiPeerPrefix"), (v) => toFlag(v, false)),
     false,
   );
   const a2aSessions = set(
@@ -1299,46 +1224,39 @@ export function resolveHonchoConfig(
       : undefined,
     {},
   );
-  let sessionStartFound: Found<SessionStartSection[] | undefined> | undefined;
-  const injection = look.present("injection");
-  if (
-    injection && isRecord(injection.value) &&
-    Array.isArray(injection.value.sessionStart)
-  ) {
-    const names = injection.value.sessionStart
-      .filter((item): item is string => typeof item === "string")
-      .map((item) => item.trim())
-      .filter((item): item is SessionStartSection =>
-        (SESSION_START_SECTIONS as readonly string[]).includes(item)
-      );
-    sessionStartFound = {
-      value: [...new Set(names)],
-      source: injection.source,
-    };
-  }
   const injectionSessionStart = set(
     "injectionSessionStart",
-    sessionStartFound,
+    map(
+      look.present("injection"),
+      (v) =>
+        isRecord(v) && Array.isArray(v.sessionStart)
+          ? sectionNames(v.sessionStart)
+          : undefined,
+    ),
     undefined,
   );
-
-  const loggingFound = look.pickSet("logging");
   const injectionLogEnv = env("HONCHO_INJECTION_LOG");
-  let loggingValue: Found<boolean> | undefined = loggingFound
-    ? { value: toFlag(loggingFound.value, false), source: loggingFound.source }
-    : env("HONCHO_LOGGING") !== undefined
-    ? { value: toFlag(env("HONCHO_LOGGING"), false), source: "env" }
-    : undefined;
-  if (injectionLogEnv) loggingValue = { value: true, source: "env" };
-  const logging = set("logging", loggingValue, false);
+  const loggingEnv = env("HONCHO_LOGGING");
+  const logging = set(
+    "logging",
+    injectionLogEnv
+      ? { value: true, source: "env" }
+      : map(look.pickSet("logging"), (v) => toFlag(v, false)) ??
+        (loggingEnv === undefined
+          ? undefined
+          : { value: toFlag(loggingEnv, false), source: "env" }),
+    false,
+  );
   const injectionLogPath = set(
     "injectionLogPath",
-    logging
-      ? injectionLogEnv ? { value: resolve(injectionLogEnv), source: "env" } : {
+    !logging
+      ? undefined
+      : injectionLogEnv
+      ? { value: resolve(injectionLogEnv), source: "env" }
+      : {
         value: join(dirname(globalHonchoConfigPath()), "injection.log"),
         source: "default",
-      }
-      : undefined,
+      },
     undefined,
   );
   const oauth = set(
@@ -1418,6 +1336,41 @@ function stringFound(
   }
   const value = String(found.value).trim();
   return value ? { value, source: found.source } : undefined;
+}
+
+/**
+ * Maps a found value; a mapping to `undefined` means "not found" (the next
+ * source or the default applies) unless `keepUndefined` is set.
+ */
+function map<T, U>(
+  found: Found<T> | undefined,
+  fn: (value: T) => U | undefined,
+  options: { keepUndefined?: boolean } = {},
+): Found<U> | undefined {
+  if (!found) return undefined;
+  const value = fn(found.value);
+  if (value === undefined && !options.keepUndefined) return undefined;
+  return { value: value as U, source: found.source };
+}
+
+function positiveInt(value: unknown): number | undefined {
+  const n = toInt(value);
+  return n !== undefined && n > 0 ? n : undefined;
+}
+
+function nonNegativeFloat(value: unknown): number | undefined {
+  const n = toFloat(value);
+  return n === undefined ? undefined : Math.max(0, n);
+}
+
+function sectionNames(list: unknown[]): SessionStartSection[] {
+  const names = list
+    .filter((item): item is string => typeof item === "string")
+    .map((item) => item.trim())
+    .filter((item): item is SessionStartSection =>
+      (SESSION_START_SECTIONS as readonly string[]).includes(item)
+    );
+  return [...new Set(names)];
 }
 
 function clamp(value: number, min: number, max: number): number {

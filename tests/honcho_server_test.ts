@@ -1182,6 +1182,111 @@ Deno.test("search: the peer_perspective filter limits results to the peer's sess
   });
 });
 
+Deno.test("remaining routes: queue status, dreams, keys, peer sessions, conclusion get, webhooks", async () => {
+  await withServer(async (server) => {
+    await api(server, "POST", "/v3/workspaces/ws/sessions", {
+      id: "s1",
+      peers: { alice: {} },
+    });
+    await api(server, "POST", "/v3/workspaces/ws/sessions", { id: "s2" });
+    const status = await api(
+      server,
+      "GET",
+      "/v3/workspaces/ws/queue/status?session_id=s1",
+    );
+    assert.equal(status.status, 200);
+    assert.equal((status.body as AnyJson).pending_work_units, 0);
+    const dream = await api(
+      server,
+      "POST",
+      "/v3/workspaces/ws/schedule_dream",
+      {
+        observer: "alice",
+        dream_type: "omni",
+      },
+    );
+    assert.equal(dream.status, 204);
+    const badDream = await api(
+      server,
+      "POST",
+      "/v3/workspaces/ws/schedule_dream",
+      {
+        observer: "alice",
+        dream_type: "nap",
+      },
+    );
+    assert.equal(badDream.status, 422);
+    const keys = await api(server, "POST", "/v3/keys?workspace_id=ws");
+    assert.deepEqual([keys.status, keys.body], [405, {
+      detail: "Feature is disabled",
+    }]);
+    const sessions = await api(
+      server,
+      "POST",
+      "/v3/workspaces/ws/peers/alice/sessions",
+      {},
+    );
+    assertPage(sessions.body, { total: 1, page: 1, size: 50 });
+    assert.equal((sessions.body as AnyJson).items[0].id, "s1");
+
+    await api(server, "POST", "/v3/workspaces/ws/peers", { id: "hermes" });
+    const [c] = (await api(server, "POST", "/v3/workspaces/ws/conclusions", {
+      conclusions: [{
+        content: "c",
+        observer_id: "hermes",
+        observed_id: "alice",
+        session_id: "s1",
+      }],
+    })).body as AnyJson[];
+    const got = await api(
+      server,
+      "GET",
+      `/v3/workspaces/ws/conclusions/${c.id}`,
+    );
+    assert.deepEqual([got.status, (got.body as AnyJson).session_id], [
+      200,
+      "s1",
+    ]);
+    assert.equal(
+      (await api(server, "GET", "/v3/workspaces/ws/conclusions/nope")).status,
+      404,
+    );
+    assert.deepEqual(server.violations.map((v) => v.kind), ["body"]);
+
+    const hooks = await api(server, "GET", "/v3/workspaces/ws/webhooks");
+    assert.equal(hooks.status, 501);
+    assert.equal(server.violations.at(-1)!.kind, "unimplemented_route");
+  });
+});
+
+Deno.test("startHonchoTestServer() reports responses that break the documented schema", async () => {
+  const doc = JSON.parse(
+    await Deno.readTextFile(
+      new URL("../../shared/honcho/openapi.json", import.meta.url),
+    ),
+  );
+  doc.components.schemas.Workspace.required.push("owner");
+  const dir = await Deno.makeTempDir();
+  try {
+    const openapiPath = `${dir}/openapi.json`;
+    await Deno.writeTextFile(openapiPath, JSON.stringify(doc));
+    await using server = await startHonchoTestServer({ openapiPath });
+    const res = await api(server, "POST", "/v3/workspaces", { id: "w" }, {
+      key: null,
+    });
+    assert.equal(res.status, 201);
+    assert.equal(server.violations.length, 1);
+    const [violation] = server.violations;
+    assert.equal(violation!.kind, "response_schema");
+    assert.deepEqual(violation!.issues[0]!.loc, ["response", "owner"]);
+    await assert.rejects(
+      startHonchoTestServer({ openapiPath: `${dir}/missing.json` }),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("auth: 401 without or with a wrong bearer token", async () => {
   await withServer(async (server) => {
     const none = await api(server, "POST", "/v3/workspaces", { id: "w" }, {

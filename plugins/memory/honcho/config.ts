@@ -401,6 +401,8 @@ export interface ResolveHostKeyOptions {
  *
  * @param options Profile, home and the parsed file.
  * @returns The host key.
+ * @throws {UnscopedSecretError} (from `@hermes/memory`) When a multi-profile
+ * gateway reads settings outside a profile's secret scope.
  *
  * @example Using resolveHostKey
  * ```ts no-assert
@@ -880,6 +882,8 @@ export interface LoadHonchoConfigOptions {
  *
  * @param options Home, profile, or an explicit file.
  * @returns The resolved configuration.
+ * @throws {UnscopedSecretError} (from `@hermes/memory`) When a multi-profile
+ * gateway reads settings outside a profile's secret scope.
  *
  * @example Loading and checking usability
  * ```ts no-assert
@@ -926,6 +930,8 @@ export interface ResolveHonchoConfigOptions {
  * @param file What {@linkcode readHonchoConfigFile} returned.
  * @param options Home and profile.
  * @returns The resolved configuration.
+ * @throws {UnscopedSecretError} (from `@hermes/memory`) When a multi-profile
+ * gateway reads settings outside a profile's secret scope.
  *
  * @example Using resolveHonchoConfig
  * ```ts no-assert

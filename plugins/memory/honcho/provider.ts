@@ -18,6 +18,7 @@ import {
   MemoryProvider,
   type MemoryTarget,
   type MemoryWriteAction,
+  type MemoryWriteMetadata,
   type PreCompressOptions,
   type PrefetchOptions,
   type RecallStatus,
@@ -716,11 +717,13 @@ export class HonchoMemoryProvider extends MemoryProvider {
    * @param action The write action.
    * @param target The memory target.
    * @param content The entry's text.
+   * @param _metadata Provenance (not used).
    */
   override onMemoryWrite(
     action: MemoryWriteAction,
     target: MemoryTarget,
     content: string,
+    _metadata?: MemoryWriteMetadata,
   ): void {
     try {
       const config = this.#config;

@@ -232,6 +232,7 @@ export class HonchoWriter {
     }
     this.#clearRetry();
     try {
+      if ((await this.#outbox.stats()).pending === 0) return true;
       if (this.#ensureReady) {
         await withDeadline(
           (signal) => this.#ensureReady!(signal),
@@ -320,6 +321,8 @@ export class HonchoWriter {
       const signal = this.#controller.signal;
       let result: OutboxDeliverResult;
       try {
+        // Nothing queued: no session setup, no request.
+        if ((await this.#outbox.stats()).pending === 0) return;
         if (this.#ensureReady) await this.#ensureReady(signal);
         result = await this.#outbox.deliver(this.#client, {
           signal,

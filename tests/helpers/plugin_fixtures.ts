@@ -1,0 +1,119 @@
+// Shared helpers for the plugin-system tests: throwaway profile homes with
+// fixture providers installed, and log capture.
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type LogLevel, setLogger } from "../../src/log.ts";
+
+/** The directory of the fixture providers. */
+export const FIXTURES: string = fileURLToPath(
+  new URL("../fixtures/plugins/", import.meta.url),
+).replace(/\/$/, "");
+
+/** A temporary profile home, removed by `Symbol.asyncDispose`. */
+export interface TempHome extends AsyncDisposable {
+  /** The home (symlinks resolved). */
+  home: string;
+  /** `<home>/plugins`. */
+  plugins: string;
+  /** A scratch directory beside the home, outside it. */
+  outside: string;
+}
+
+/** Creates a temporary profile home with an empty `plugins/`. */
+export async function tempHome(): Promise<TempHome> {
+  const root = await Deno.realPath(
+    await Deno.makeTempDir({ prefix: "hermes-plugins-" }),
+  );
+  const home = join(root, "home");
+  const plugins = join(home, "plugins");
+  const outside = join(root, "outside");
+  await Deno.mkdir(plugins, { recursive: true });
+  await Deno.mkdir(outside, { recursive: true });
+  return {
+    home,
+    plugins,
+    outside,
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(root, { recursive: true });
+    },
+  };
+}
+
+/** Copies a directory tree (files and directories only). */
+export async function copyTree(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const entry of Deno.readDir(from)) {
+    const source = join(from, entry.name);
+    const target = join(to, entry.name);
+    if (entry.isDirectory) await copyTree(source, target);
+    else if (entry.isFile) await Deno.copyFile(source, target);
+  }
+}
+
+/** Installs fixture `name` as `$HERMES_HOME/plugins/<as>` (or any root). */
+export async function installFixture(
+  root: string,
+  name: string,
+  as: string = name,
+): Promise<string> {
+  const dir = join(root, as);
+  await copyTree(join(FIXTURES, name), dir);
+  return dir;
+}
+
+/** Writes a small provider directory from text. */
+export async function writeProvider(
+  root: string,
+  name: string,
+  files: Record<string, string>,
+): Promise<string> {
+  const dir = join(root, name);
+  await Deno.mkdir(dir, { recursive: true });
+  for (const [file, text] of Object.entries(files)) {
+    await Deno.mkdir(join(dir, file, ".."), { recursive: true });
+    await Deno.writeTextFile(join(dir, file), text);
+  }
+  return dir;
+}
+
+/** A minimal provider module named `name`. */
+export function simpleProviderSource(name: string, extra = ""): string {
+  return `import { MemoryProvider, type ToolSchema } from "@hermes/memory";
+export class P extends MemoryProvider {
+  get name(): string { return ${JSON.stringify(name)}; }
+  isAvailable(): boolean { return true; }
+  initialize(): void {}
+  getToolSchemas(): ToolSchema[] { return []; }
+  ${extra}
+}
+`;
+}
+
+/** Captured log lines, restored by `Symbol.dispose`. */
+export interface CapturedLogs extends Disposable {
+  /** `"<level> <message>"` lines. */
+  lines: string[];
+  /** The messages logged at `level`. */
+  at(level: LogLevel): string[];
+}
+
+/** Captures the framework's log lines until disposed. */
+export function captureLogs(): CapturedLogs {
+  const entries: { level: LogLevel; message: string }[] = [];
+  const previous = setLogger({
+    log(level, message) {
+      entries.push({ level, message });
+    },
+  });
+  return {
+    get lines() {
+      return entries.map((e) => `${e.level} ${e.message}`);
+    },
+    at(level) {
+      return entries.filter((e) => e.level === level).map((e) => e.message);
+    },
+    [Symbol.dispose]() {
+      setLogger(previous);
+    },
+  };
+}

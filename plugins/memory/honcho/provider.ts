@@ -376,11 +376,11 @@ export class HonchoMemoryProvider extends MemoryProvider {
         ensureReady: (signal) => this.#ensureSession(signal),
         retryBaseDelayMs: this.#options.writerRetryBaseDelayMs,
         retryMaxDelayMs: this.#options.writerRetryMaxDelayMs,
+        // Failed deliveries are reported; only successful reads end an
+        // episode (a write going through says nothing about recall).
         onResult: (result) => {
           if (result.error !== undefined) {
             this.#notices.reportError(result.error);
-          } else if (result.delivered > 0 || result.duplicates > 0) {
-            this.#notices.clear();
           }
         },
       });

@@ -117,3 +117,84 @@ export function captureLogs(): CapturedLogs {
     },
   };
 }
+
+/** The repository root (for `--config` and imports in child scripts). */
+export const REPO: string = fileURLToPath(new URL("../../", import.meta.url))
+  .replace(/\/$/, "");
+
+/** What a child `deno run` printed. */
+export interface ChildRun {
+  /** Exit code. */
+  code: number;
+  /** Standard output. */
+  stdout: string;
+  /** Standard error. */
+  stderr: string;
+}
+
+/** Options of {@linkcode runChild}. */
+export interface RunChildOptions {
+  /** Deno flags (after `run`, before the script). */
+  flags?: string[];
+  /** Arguments after the script. */
+  args?: string[];
+  /** Run under a pseudo-terminal (`script -qec`), typing `input`. */
+  tty?: boolean;
+  /** What to type on standard input. */
+  input?: string;
+  /** Extra environment. */
+  env?: Record<string, string>;
+}
+
+/**
+ * Writes `source` to `<dir>/child.ts` and runs it with the repo's
+ * deno.json and exactly `flags` (no flag is added).
+ */
+export async function runChild(
+  dir: string,
+  source: string,
+  options: RunChildOptions = {},
+): Promise<ChildRun> {
+  const script = join(dir, `child_${crypto.randomUUID().slice(0, 8)}.ts`);
+  await Deno.writeTextFile(script, source);
+  const argv = [
+    Deno.execPath(),
+    "run",
+    "--quiet",
+    `--config=${join(REPO, "deno.json")}`,
+    ...(options.flags ?? []),
+    script,
+    ...(options.args ?? []),
+  ];
+  const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+  const command = options.tty
+    ? new Deno.Command("script", {
+      args: ["-qec", argv.map(quote).join(" "), "/dev/null"],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1", ...options.env },
+    })
+    : new Deno.Command(argv[0] as string, {
+      args: argv.slice(1),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1", ...options.env },
+    });
+  const child = command.spawn();
+  const writer = child.stdin.getWriter();
+  if (options.input !== undefined) {
+    await writer.write(new TextEncoder().encode(options.input));
+  }
+  if (!options.tty) await writer.close();
+  const output = await child.output().finally(() =>
+    writer.close().catch(() => {})
+  );
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}

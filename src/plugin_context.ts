@@ -1,0 +1,253 @@
+/**
+ * The registration context handed to a provider module's `register(ctx)`,
+ * and the rules that turn an imported provider module into one provider
+ * instance. The same code runs in-process and inside the sandbox worker.
+ *
+ * Extraction order:
+ *
+ * 1. `register(ctx)` (sync or async) when the module exports it; the last
+ *    `ctx.registerMemoryProvider(p)` wins. If `register` throws after a
+ *    provider was registered, that provider is kept (with a warning).
+ * 2. Otherwise, the exports in alphabetical order of their names: the first
+ *    class extending `MemoryProvider` that constructs with no arguments
+ *    (a constructor that throws is skipped). Package providers may also
+ *    export a ready instance.
+ *
+ * @module
+ */
+
+import { log } from "./log.ts";
+import { isMemoryProvider, MemoryProvider } from "./memory_provider.ts";
+
+/** A skill a provider registered (not yet validated by the host). */
+export interface SkillRegistration {
+  /** The skill's name. */
+  name: string;
+  /** The path of its `SKILL.md` as the provider gave it. */
+  path: string;
+  /** A one-line description. */
+  description: string;
+}
+
+/** What `register(ctx)` receives. */
+export interface ProviderRegistrationContext {
+  /** The provider's name (directory or package name). */
+  readonly providerName: string;
+  /**
+   * Registers the provider instance; the last call wins.
+   *
+   * @param provider The instance.
+   */
+  registerMemoryProvider(provider: MemoryProvider): void;
+  /**
+   * Registers a skill, qualified as `<provider>:<name>`. Registered only
+   * when the provider is the active one; errors never cost the provider.
+   *
+   * @param name Letters, digits, `_` and `-`.
+   * @param path Its `SKILL.md`, inside the provider's directory (relative
+   * paths are resolved against it).
+   * @param description A one-line description.
+   */
+  registerSkill(name: string, path: string | URL, description?: string): void;
+  /**
+   * Accepted and ignored: provider CLI commands come from `cli.ts`.
+   *
+   * @param _args Anything.
+   */
+  registerCliCommand(..._args: unknown[]): void;
+  /** Any other `register*` call is accepted and ignored (logged at debug). */
+  [key: string]: unknown;
+}
+
+/** Options of {@linkcode extractMemoryProvider}. */
+export interface ExtractOptions {
+  /** The provider's name, used in messages and as `ctx.providerName`. */
+  providerName: string;
+  /**
+   * Called for each `ctx.registerSkill()`.
+   *
+   * @param skill The registration.
+   */
+  onSkill?: (skill: SkillRegistration) => void;
+  /**
+   * Also accept an exported provider instance (package providers).
+   *
+   * @default {false}
+   */
+  acceptInstances?: boolean;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Builds a registration context.
+ *
+ * @param providerName The provider's name.
+ * @param onProvider Called with each registered provider.
+ * @param onSkill Called with each skill registration.
+ * @returns The context.
+ *
+ * @example
+ * ```ts
+ * import { createRegistrationContext } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const ctx = createRegistrationContext("notes", () => {}, () => {});
+ * assert.equal(ctx.providerName, "notes");
+ * ```
+ */
+export function createRegistrationContext(
+  providerName: string,
+  onProvider: (provider: MemoryProvider) => void,
+  onSkill: (skill: SkillRegistration) => void,
+): ProviderRegistrationContext {
+  const base = {
+    providerName,
+    registerMemoryProvider(provider: MemoryProvider): void {
+      onProvider(provider);
+    },
+    registerSkill(
+      name: string,
+      path: string | URL,
+      description: string = "",
+    ): void {
+      const text = path instanceof URL
+        ? decodeURIComponent(path.pathname)
+        : String(path);
+      onSkill({
+        name: String(name),
+        path: text,
+        description: String(description),
+      });
+    },
+    registerCliCommand(..._args: unknown[]): void {},
+  };
+  return new Proxy(base, {
+    get(target, key, receiver): unknown {
+      if (
+        typeof key === "string" && !(key in target) &&
+        key.startsWith("register")
+      ) {
+        return (): void => {
+          log(
+            "debug",
+            `Memory provider '${providerName}' called ctx.${key}(), which memory providers cannot use: ignored`,
+          );
+        };
+      }
+      return Reflect.get(target, key, receiver);
+    },
+  }) as ProviderRegistrationContext;
+}
+
+function isProviderClass(value: unknown): value is new () => MemoryProvider {
+  if (typeof value !== "function" || value === MemoryProvider) return false;
+  const proto = (value as { prototype?: unknown }).prototype;
+  if (proto === undefined || proto === null) return false;
+  if (proto instanceof MemoryProvider) return true;
+  const p = proto as Record<string, unknown>;
+  return typeof p.isAvailable === "function" &&
+    typeof p.initialize === "function" &&
+    typeof p.getToolSchemas === "function" &&
+    Object.getOwnPropertyDescriptor(proto, "name")?.get !== undefined;
+}
+
+/**
+ * Turns an imported provider module into one provider instance.
+ *
+ * @param module The module namespace.
+ * @param options Name, skill callback and whether instances count.
+ * @returns The provider, or `null` when the module offers none.
+ *
+ * @example
+ * ```ts
+ * import { extractMemoryProvider, MemoryProvider, type ToolSchema } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * class Notes extends MemoryProvider {
+ *   get name(): string { return "notes"; }
+ *   isAvailable(): boolean { return true; }
+ *   initialize(): void {}
+ *   getToolSchemas(): ToolSchema[] { return []; }
+ * }
+ * const provider = await extractMemoryProvider({ Notes }, { providerName: "notes" });
+ * assert.equal(provider?.name, "notes");
+ * ```
+ */
+export async function extractMemoryProvider(
+  module: Record<string, unknown>,
+  options: ExtractOptions,
+): Promise<MemoryProvider | null> {
+  const name = options.providerName;
+  const register = module.register;
+  if (typeof register === "function") {
+    let registered: MemoryProvider | null = null;
+    const ctx = createRegistrationContext(
+      name,
+      (provider) => {
+        registered = provider;
+      },
+      (skill) => {
+        try {
+          options.onSkill?.(skill);
+        } catch (error) {
+          log(
+            "debug",
+            `Memory provider '${name}' skill '${skill.name}' not registered: ${
+              errorText(error)
+            }`,
+          );
+        }
+      },
+    );
+    try {
+      await register(ctx);
+    } catch (error) {
+      if (registered !== null) {
+        log(
+          "warn",
+          `Memory provider '${name}' register() raised after registering a provider, using the registered provider: ${
+            errorText(error)
+          }`,
+        );
+      } else {
+        log(
+          "debug",
+          `Memory provider '${name}' register() raised before registering a provider: ${
+            errorText(error)
+          }`,
+        );
+      }
+    }
+    if (registered !== null) {
+      if (isMemoryProvider(registered)) return registered;
+      log(
+        "debug",
+        `Memory provider '${name}' registered something that is not a MemoryProvider: ignored`,
+      );
+    }
+  }
+  const keys = Object.keys(module).sort();
+  if (options.acceptInstances) {
+    const instance = keys.map((k) => module[k]).find((v) =>
+      isMemoryProvider(v)
+    );
+    if (instance !== undefined) return instance as MemoryProvider;
+  }
+  for (const key of keys) {
+    const value = module[key];
+    if (!isProviderClass(value)) continue;
+    try {
+      const instance = new value();
+      if (isMemoryProvider(instance)) return instance;
+    } catch (error) {
+      log(
+        "debug",
+        `Memory provider '${name}' export ${key} could not be constructed: ${
+          errorText(error)
+        }`,
+      );
+    }
+  }
+  return null;
+}

@@ -1,0 +1,758 @@
+/**
+ * {@linkcode SandboxedMemoryProvider}: a `MemoryProvider` whose real
+ * implementation runs in a permission-confined worker.
+ *
+ * Every method crosses the worker boundary as a numbered request
+ * (structured clone). With each call go the profile home (the caller's
+ * `withHermesHome` override, else the home the provider was loaded for)
+ * and the caller's secret scope limited to the environment names the
+ * provider is granted; the worker re-installs both around the call.
+ * `name` and the tool schemas are fetched once at load (and the schemas
+ * again after `initialize`), so `name` stays synchronous.
+ *
+ * A call that does not settle within `callTimeoutMs` rejects; a worker
+ * that stops answering pings (a busy loop) is terminated and every later
+ * call rejects at once; `shutdown()` ends the worker. A denied permission
+ * surfaces as a {@linkcode ProviderPermissionError} that says which grant
+ * to add and where.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { getConfigPath } from "./config.ts";
+import { getHermesHomeOverride } from "./hermes_home.ts";
+import { log, type LogLevel } from "./log.ts";
+import {
+  type ChatMessage,
+  type ConfigField,
+  type DelegationOptions,
+  type HermesConfig,
+  type InitializeOptions,
+  type MemoryEvictOptions,
+  MemoryProvider,
+  type MemoryTarget,
+  type MemoryWriteAction,
+  type MemoryWriteMetadata,
+  type PreCompressOptions,
+  type PrefetchOptions,
+  type RecallStatus,
+  type SessionSwitchOptions,
+  type SyncTurnOptions,
+  type ToolCallOptions,
+  type ToolSchema,
+  type TurnStartOptions,
+} from "./memory_provider.ts";
+import type { SkillRegistration } from "./plugin_context.ts";
+import type { ProviderCandidate } from "./plugin_discovery.ts";
+import {
+  type ProviderGrant,
+  workerPermissions,
+} from "./provider_permissions.ts";
+import { currentSecretScope, isMultiplexActive } from "./secret_scope.ts";
+import {
+  type CallbackMarker,
+  type CallContext,
+  type ProviderDescription,
+  WorkerRpc,
+} from "./worker_rpc.ts";
+
+/** Options of {@linkcode SandboxedMemoryProvider.start}. */
+export interface SandboxStartOptions {
+  /** The grant the worker runs with (from `grantForCandidate`). */
+  grant: ProviderGrant;
+  /**
+   * Called for each skill the provider registers in `register(ctx)`.
+   *
+   * @param skill The registration, not yet validated.
+   */
+  onSkill?: (skill: SkillRegistration) => void;
+  /**
+   * How long loading (worker start, import, `register`) may take.
+   *
+   * @default {30000}
+   */
+  loadTimeoutMs?: number;
+  /**
+   * How long one call may take before it rejects.
+   *
+   * @default {30000}
+   */
+  callTimeoutMs?: number;
+  /**
+   * How long the worker may leave a ping unanswered (while calls are
+   * pending) before it is declared stuck and terminated.
+   *
+   * @default {5000}
+   */
+  unresponsiveAfterMs?: number;
+  /**
+   * How long `shutdown()` waits for the provider's own `shutdown` before
+   * the worker is terminated anyway.
+   *
+   * @default {5000}
+   */
+  shutdownTimeoutMs?: number;
+}
+
+/** A sandboxed provider was denied something its grant does not cover. */
+export class ProviderPermissionError extends Error {
+  /** The provider's name. */
+  readonly provider: string;
+  /** `read`, `write`, `env`, `net`, `run`, `ffi`, `sys`, `import` or `all`. */
+  readonly permission: string;
+  /** The path, variable or host, when Deno named one. */
+  readonly target: string | undefined;
+  /** Deno's own message. */
+  readonly denoMessage: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param provider The provider's name.
+   * @param permission The permission kind.
+   * @param target What was asked for.
+   * @param message The full message.
+   * @param denoMessage Deno's own message.
+   */
+  constructor(
+    provider: string,
+    permission: string,
+    target: string | undefined,
+    message: string,
+    denoMessage: string,
+  ) {
+    super(message);
+    this.name = "ProviderPermissionError";
+    this.provider = provider;
+    this.permission = permission;
+    this.target = target;
+    this.denoMessage = denoMessage;
+  }
+}
+
+const DENIAL_REGEXP = /Requires (\w+) access(?: to "?([^",]*)"?)?/;
+
+/**
+ * Explains a Deno permission denial in terms of the provider's grant:
+ * which file and key to add it to (or why it can never be granted).
+ *
+ * @param provider The provider's name.
+ * @param grant Its grant (home and config location).
+ * @param manifestPath Its `plugin.yaml`, or `undefined` for packages.
+ * @param error The error from the worker.
+ * @returns A {@linkcode ProviderPermissionError}, or `error` unchanged when
+ * it is not a denial.
+ *
+ * @example
+ * ```ts
+ * import { explainDenial } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const denial = new Error('Requires net access to "evil.example:443", run again with the --allow-net flag');
+ * denial.name = "NotCapable";
+ * const grant = { provider: "notes", hermesHome: "/h", read: [], write: [], env: [], net: [], import: [], npm: false };
+ * const explained = explainDenial("notes", grant, "/h/plugins/notes/plugin.yaml", denial);
+ * assert.match(explained.message, /may not connect to evil.example:443/);
+ * ```
+ */
+export function explainDenial(
+  provider: string,
+  grant: ProviderGrant,
+  manifestPath: string | undefined,
+  error: Error,
+): Error {
+  const match = DENIAL_REGEXP.exec(error.message);
+  if (match === null) return error;
+  const kind = match[1] ?? "";
+  const target = match[2] !== undefined && match[2] !== ""
+    ? match[2]
+    : undefined;
+  const config = getConfigPath(grant.hermesHome);
+  const declare = (key: string): string =>
+    manifestPath !== undefined
+      ? `declare it under permissions.${key} in ${manifestPath}, or grant it under memory.permissions.${provider}.${key} in ${config}`
+      : `grant it under memory.permissions.${provider}.${key} in ${config}`;
+  let message: string;
+  switch (kind) {
+    case "read":
+    case "all":
+      message = `Memory provider '${provider}' may not read ${
+        target ?? "that path"
+      }: ${declare("read")}`;
+      break;
+    case "write":
+      message = `Memory provider '${provider}' may not write ${
+        target ?? "that path"
+      }: providers may write only inside HERMES_HOME (${grant.hermesHome})`;
+      break;
+    case "env":
+      message = target === undefined
+        ? `Memory provider '${provider}' may not list the environment: read declared variables one by one (getSecret), ${
+          declare("env")
+        }`
+        : `Memory provider '${provider}' may not read the environment variable ${target}: ${
+          declare("env")
+        }`;
+      break;
+    case "net":
+      message = `Memory provider '${provider}' may not connect to ${
+        target ?? "that host"
+      }: ${declare("net")}`;
+      break;
+    case "run":
+      message = `Memory provider '${provider}' may not run programs${
+        target ? ` (${target})` : ""
+      }: memory providers never get run access`;
+      break;
+    case "ffi":
+      message = `Memory provider '${provider}' may not load native libraries${
+        target ? ` (${target})` : ""
+      }: memory providers never get ffi access`;
+      break;
+    case "sys":
+      message = `Memory provider '${provider}' may not read system information${
+        target ? ` (${target})` : ""
+      }: memory providers never get sys access`;
+      break;
+    case "import":
+      message = `Memory provider '${provider}' may not import remote modules${
+        target ? ` from ${target}` : ""
+      }: list the provider under memory.packages in ${config} or vendor the module into its directory`;
+      break;
+    default:
+      return error;
+  }
+  return new ProviderPermissionError(
+    provider,
+    kind,
+    target,
+    message,
+    error.message,
+  );
+}
+
+interface SandboxState {
+  rpc: WorkerRpc;
+  description: ProviderDescription;
+  candidate: ProviderCandidate;
+  grant: ProviderGrant;
+  callbacks: Map<string, (...args: unknown[]) => unknown>;
+  callTimeoutMs: number;
+  shutdownTimeoutMs: number;
+}
+
+const WORKER_URL = new URL("./worker_bootstrap.ts", import.meta.url);
+
+/**
+ * A memory provider running in a permission-confined worker; the host
+ * sees an ordinary {@linkcode MemoryProvider}.
+ *
+ * @example Loading a provider into its sandbox
+ * ```ts ignore
+ * import { loadMemoryProvider } from "@hermes/memory";
+ * const provider = await loadMemoryProvider("notes"); // a SandboxedMemoryProvider
+ * console.log(provider?.name, await provider?.isAvailable());
+ * await provider?.shutdown();
+ * ```
+ */
+export class SandboxedMemoryProvider extends MemoryProvider {
+  #state: SandboxState;
+  #schemas: ToolSchema[] | null;
+
+  /** The provider's checkpoint API version, read at load. */
+  override readonly preCompressCheckpointApiVersion: number;
+
+  /** Use {@linkcode SandboxedMemoryProvider.start}. */
+  private constructor(state: SandboxState) {
+    super();
+    this.#state = state;
+    this.#schemas = state.description.toolSchemas as ToolSchema[] | null;
+    this.preCompressCheckpointApiVersion = state.description.apiVersion;
+    const self = this as unknown as Record<string, unknown>;
+    if (state.description.optional.includes("postSetup")) {
+      self.postSetup = (hermesHome: string, config: HermesConfig) =>
+        this.#call("postSetup", [hermesHome, config]);
+    }
+    if (state.description.optional.includes("getStatusConfig")) {
+      self.getStatusConfig = (providerConfig: Record<string, unknown>) =>
+        this.#call("getStatusConfig", [providerConfig]);
+    }
+  }
+
+  /**
+   * Starts a worker with the grant's permissions, loads the provider in it
+   * and returns the host-side proxy.
+   *
+   * @param candidate The provider (from discovery).
+   * @param options Grant, skill callback and timeouts.
+   * @returns The proxy, or `null` when the module offers no provider.
+   * @throws {Error} When the worker cannot start or the module fails to
+   * load (a denial is a {@linkcode ProviderPermissionError}).
+   */
+  static async start(
+    candidate: ProviderCandidate,
+    options: SandboxStartOptions,
+  ): Promise<SandboxedMemoryProvider | null> {
+    const grant = options.grant;
+    const manifestPath = candidate.dir !== undefined
+      ? join(candidate.dir, "plugin.yaml")
+      : undefined;
+    const worker = new Worker(WORKER_URL, {
+      type: "module",
+      name: `memory-provider-${candidate.name}`,
+      deno: { permissions: workerPermissions(grant) },
+    });
+    const callbacks = new Map<string, (...args: unknown[]) => unknown>();
+    const rpc = new WorkerRpc(worker, {
+      provider: candidate.name,
+      unresponsiveAfterMs: options.unresponsiveAfterMs,
+      onEvent: (message) => {
+        if (message.t === "log") {
+          log(message.level as LogLevel, message.message);
+        } else if (message.t === "skill") {
+          options.onSkill?.(message.skill);
+        } else if (message.t === "callback") {
+          try {
+            callbacks.get(message.name)?.(...message.args);
+          } catch (error) {
+            log(
+              "debug",
+              `Memory provider '${candidate.name}' callback ${message.name} failed: ${
+                error instanceof Error ? error.message : String(error)
+              }`,
+            );
+          }
+        }
+      },
+      onStopped: (reason) => {
+        log("warn", `Memory provider '${candidate.name}' stopped: ${reason}`);
+      },
+    });
+    const loadTimeoutMs = options.loadTimeoutMs ?? 30_000;
+    let description: ProviderDescription | null;
+    try {
+      await rpc.ready(loadTimeoutMs);
+      description = await rpc.request({
+        t: "load",
+        specifier: candidate.specifier,
+        providerName: candidate.name,
+        acceptInstances: candidate.source === "package",
+        context: {
+          hermesHome: grant.hermesHome,
+          multiplex: isMultiplexActive(),
+          scope: limitScope(grant),
+        },
+      }, { timeoutMs: loadTimeoutMs, label: "load" }) as
+        | ProviderDescription
+        | null;
+    } catch (error) {
+      rpc.terminate("its load failed");
+      throw error instanceof Error
+        ? explainDenial(candidate.name, grant, manifestPath, error)
+        : error;
+    }
+    if (description === null) {
+      rpc.terminate("it offers no provider");
+      return null;
+    }
+    return new SandboxedMemoryProvider({
+      rpc,
+      description,
+      candidate,
+      grant,
+      callbacks,
+      callTimeoutMs: options.callTimeoutMs ?? 30_000,
+      shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
+    });
+  }
+
+  /** The provider's name, as it reported it at load. */
+  get name(): string {
+    return this.#state.description.name;
+  }
+
+  /** The grant the worker runs with. */
+  get grant(): ProviderGrant {
+    return this.#state.grant;
+  }
+
+  /** Where the provider was found. */
+  get candidate(): ProviderCandidate {
+    return this.#state.candidate;
+  }
+
+  /** Why the worker stopped, or `undefined` while it runs. */
+  get stopped(): string | undefined {
+    return this.#state.rpc.stopped;
+  }
+
+  async #call(
+    method: string,
+    args: unknown[],
+    timeoutMs: number = this.#state.callTimeoutMs,
+  ): Promise<never> {
+    const state = this.#state;
+    const context: CallContext = {
+      hermesHome: getHermesHomeOverride() ?? state.grant.hermesHome,
+      multiplex: isMultiplexActive(),
+    };
+    const scope = limitScope(state.grant);
+    if (scope !== undefined) context.scope = scope;
+    try {
+      return await state.rpc.request(
+        { t: "call", method, args, context },
+        { timeoutMs, label: method },
+      ) as never;
+    } catch (error) {
+      if (!(error instanceof Error)) throw error;
+      throw explainDenial(
+        state.candidate.name,
+        state.grant,
+        state.candidate.dir !== undefined
+          ? join(state.candidate.dir, "plugin.yaml")
+          : undefined,
+        error,
+      );
+    }
+  }
+
+  /**
+   * Whether the provider can run (no network by contract).
+   *
+   * @returns The provider's answer.
+   */
+  isAvailable(): Promise<boolean> {
+    return this.#call("isAvailable", []);
+  }
+
+  /**
+   * Initializes the provider; callbacks in `options` are called back on the
+   * host. The tool schemas are fetched again afterwards.
+   *
+   * @param sessionId The session id.
+   * @param options What the host knows.
+   */
+  async initialize(
+    sessionId: string,
+    options: InitializeOptions,
+  ): Promise<void> {
+    await this.#call("initialize", [sessionId, this.#marshal(options)]);
+    await this.#refresh();
+  }
+
+  /**
+   * Side-effect-free initialization for inspection.
+   *
+   * @param sessionId The session id.
+   * @param options What the host knows.
+   */
+  override async initializeForInspection(
+    sessionId: string,
+    options: InitializeOptions,
+  ): Promise<void> {
+    await this.#call("initializeForInspection", [
+      sessionId,
+      this.#marshal(options),
+    ]);
+    await this.#refresh();
+  }
+
+  /**
+   * The tool schemas (cached from load and `initialize`).
+   *
+   * @returns The schemas.
+   */
+  getToolSchemas(): ToolSchema[] | Promise<ToolSchema[]> {
+    if (this.#schemas !== null) return structuredClone(this.#schemas);
+    return this.#call("getToolSchemas", []);
+  }
+
+  async #refresh(): Promise<void> {
+    try {
+      const d = await this.#call("__describe", []) as ProviderDescription;
+      this.#schemas = d.toolSchemas as ToolSchema[] | null;
+    } catch {
+      this.#schemas = null;
+    }
+  }
+
+  #marshal(options: InitializeOptions): InitializeOptions {
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(options ?? {})) {
+      if (typeof value === "function") {
+        this.#state.callbacks.set(
+          key,
+          value as (...args: unknown[]) => unknown,
+        );
+        out[key] = { __hermesCallback: key } satisfies CallbackMarker;
+      } else {
+        out[key] = value;
+      }
+    }
+    return out as InitializeOptions;
+  }
+
+  /**
+   * The provider's hint when unavailable.
+   *
+   * @returns The hint.
+   */
+  override unavailableReason(): Promise<string> {
+    return this.#call("unavailableReason", []);
+  }
+
+  /**
+   * Static system-prompt text.
+   *
+   * @returns The block.
+   */
+  override systemPromptBlock(): Promise<string> {
+    return this.#call("systemPromptBlock", []);
+  }
+
+  /**
+   * Recalled context for the coming model call.
+   *
+   * @param query The user's message.
+   * @param options The session.
+   * @returns The context.
+   */
+  override prefetch(query: string, options: PrefetchOptions): Promise<string> {
+    return this.#call("prefetch", [query, options]);
+  }
+
+  /**
+   * Warms the next prefetch.
+   *
+   * @param query The user's message.
+   * @param options The session.
+   */
+  override queuePrefetch(
+    query: string,
+    options: PrefetchOptions,
+  ): Promise<void> {
+    return this.#call("queuePrefetch", [query, options]);
+  }
+
+  /**
+   * Describes the last prefetch.
+   *
+   * @returns The status, or `null`.
+   */
+  override recallStatus(): Promise<RecallStatus | null> {
+    return this.#call("recallStatus", []);
+  }
+
+  /**
+   * Records a completed turn.
+   *
+   * @param userContent The user's message.
+   * @param assistantContent The reply.
+   * @param options Session, transcript, author.
+   */
+  override syncTurn(
+    userContent: string,
+    assistantContent: string,
+    options: SyncTurnOptions,
+  ): Promise<void> {
+    return this.#call("syncTurn", [userContent, assistantContent, options]);
+  }
+
+  /**
+   * Runs one of the provider's tools.
+   *
+   * @param toolName The tool.
+   * @param args The model's arguments.
+   * @param options Call context.
+   * @returns A JSON string.
+   */
+  override handleToolCall(
+    toolName: string,
+    args: Record<string, unknown>,
+    options: ToolCallOptions,
+  ): Promise<string> {
+    return this.#call("handleToolCall", [toolName, args, options]);
+  }
+
+  /**
+   * Calls the provider's `shutdown` (bounded by `shutdownTimeoutMs`), then
+   * terminates the worker. Safe to call twice.
+   */
+  override async shutdown(): Promise<void> {
+    const state = this.#state;
+    if (state.rpc.stopped !== undefined) return;
+    try {
+      await this.#call("shutdown", [], state.shutdownTimeoutMs);
+    } catch (error) {
+      log(
+        "debug",
+        `Memory provider '${this.name}' shutdown failed: ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+      );
+    } finally {
+      state.rpc.terminate("it was shut down");
+    }
+  }
+
+  /** Terminates the worker at once, without calling the provider. */
+  terminate(): void {
+    this.#state.rpc.terminate("it was terminated");
+  }
+
+  /** Shuts the provider down (for `await using`). */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.shutdown();
+  }
+
+  /**
+   * Start-of-turn hook.
+   *
+   * @param turnNumber 1-based.
+   * @param message The user's message.
+   * @param options Turn details.
+   */
+  override onTurnStart(
+    turnNumber: number,
+    message: string,
+    options: TurnStartOptions,
+  ): Promise<void> {
+    return this.#call("onTurnStart", [turnNumber, message, options]);
+  }
+
+  /**
+   * The provider's identity signature.
+   *
+   * @returns The signature.
+   */
+  override identitySignature(): Promise<Record<string, unknown>> {
+    return this.#call("identitySignature", []);
+  }
+
+  /**
+   * Session-end hook.
+   *
+   * @param messages The transcript.
+   */
+  override onSessionEnd(messages: ChatMessage[]): Promise<void> {
+    return this.#call("onSessionEnd", [messages]);
+  }
+
+  /**
+   * Session-switch hook.
+   *
+   * @param newSessionId The new session.
+   * @param options Parent, reset, rewound, reason.
+   * @returns `false` on failure.
+   */
+  override onSessionSwitch(
+    newSessionId: string,
+    options: SessionSwitchOptions,
+  ): Promise<void | boolean> {
+    return this.#call("onSessionSwitch", [newSessionId, options]);
+  }
+
+  /**
+   * Pre-compress hook.
+   *
+   * @param messages Transcript or evidence.
+   * @param options Whether a checkpoint is required.
+   * @returns Text for the summary prompt.
+   */
+  override onPreCompress(
+    messages: ChatMessage[],
+    options: PreCompressOptions,
+  ): Promise<string> {
+    return this.#call("onPreCompress", [messages, options]);
+  }
+
+  /**
+   * Delegation hook.
+   *
+   * @param task The task.
+   * @param result The result.
+   * @param options The child session.
+   */
+  override onDelegation(
+    task: string,
+    result: string,
+    options: DelegationOptions,
+  ): Promise<void> {
+    return this.#call("onDelegation", [task, result, options]);
+  }
+
+  /**
+   * The setup schema.
+   *
+   * @returns The fields.
+   */
+  override getConfigSchema(): Promise<ConfigField[]> {
+    return this.#call("getConfigSchema", []);
+  }
+
+  /**
+   * Stores non-secret setup values.
+   *
+   * @param values The values.
+   * @param hermesHome The profile home.
+   */
+  override saveConfig(
+    values: Record<string, unknown>,
+    hermesHome: string,
+  ): Promise<void> {
+    return this.#call("saveConfig", [values, hermesHome]);
+  }
+
+  /**
+   * Mirrors a built-in memory write.
+   *
+   * @param action The action.
+   * @param target The store.
+   * @param content The text.
+   * @param metadata Provenance.
+   */
+  override onMemoryWrite(
+    action: MemoryWriteAction,
+    target: MemoryTarget,
+    content: string,
+    metadata?: MemoryWriteMetadata,
+  ): Promise<void> {
+    return this.#call("onMemoryWrite", [action, target, content, metadata]);
+  }
+
+  /**
+   * Eviction hook.
+   *
+   * @param content The dropped text.
+   * @param target The store.
+   * @param options Metadata.
+   */
+  override onMemoryEvict(
+    content: string,
+    target: MemoryTarget,
+    options: MemoryEvictOptions,
+  ): Promise<void> {
+    return this.#call("onMemoryEvict", [content, target, options]);
+  }
+
+  /**
+   * Paths outside `HERMES_HOME` to back up.
+   *
+   * @returns Absolute paths.
+   */
+  override backupPaths(): Promise<string[]> {
+    return this.#call("backupPaths", []);
+  }
+}
+
+function limitScope(grant: ProviderGrant): Record<string, string> | undefined {
+  const scope = currentSecretScope();
+  if (scope === undefined) return undefined;
+  const limited: Record<string, string> = {};
+  for (const entry of grant.env) {
+    if (Object.hasOwn(scope, entry.value)) {
+      limited[entry.value] = scope[entry.value] as string;
+    }
+  }
+  return limited;
+}

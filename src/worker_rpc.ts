@@ -1,0 +1,482 @@
+/**
+ * The message protocol between the host and a provider's sandbox worker,
+ * and the host side of it: numbered requests with per-call timeouts, a
+ * heartbeat that notices a worker stuck in a busy loop, and error
+ * transport by structured clone.
+ *
+ * Every request gets a reply carrying its id; the worker also sends
+ * unsolicited events (log lines, skill registrations, callback calls).
+ * While any request is pending the host pings the worker; a worker that
+ * does not answer a ping for `unresponsiveAfterMs` is terminated and every
+ * pending and later call rejects with {@linkcode ProviderWorkerStoppedError}.
+ *
+ * @module
+ */
+
+import type { LogLevel } from "./log.ts";
+import type { SkillRegistration } from "./plugin_context.ts";
+
+/** An error as it crosses the worker boundary. */
+export interface SerializedError {
+  /** The error's `name` (`NotCapable`, `TypeError`, …). */
+  name: string;
+  /** The error's message. */
+  message: string;
+  /** The stack, when there is one. */
+  stack?: string;
+}
+
+/** What the worker reports about a loaded provider. */
+export interface ProviderDescription {
+  /** The provider's `name`. */
+  name: string;
+  /** Its tool schemas, or `null` when `getToolSchemas()` failed. */
+  toolSchemas: unknown[] | null;
+  /** Its `preCompressCheckpointApiVersion`. */
+  apiVersion: number;
+  /** The optional methods it defines (`postSetup`, `getStatusConfig`). */
+  optional: string[];
+}
+
+/** Per-call context the host passes with each call. */
+export interface CallContext {
+  /** The profile home the call runs under (installed with `withHermesHome`). */
+  hermesHome: string;
+  /** The caller's secret scope, limited to the provider's granted names. */
+  scope?: Record<string, string>;
+  /** Whether the host serves several profiles (secrets then fail closed). */
+  multiplex: boolean;
+}
+
+/** A request from the host. */
+export type HostRequest =
+  | {
+    t: "load";
+    specifier: string;
+    providerName: string;
+    acceptInstances: boolean;
+    context: CallContext;
+  }
+  | {
+    t: "call";
+    method: string;
+    args: unknown[];
+    context: CallContext;
+  }
+  | { t: "ping" };
+
+/** A message from the worker. */
+export type WorkerMessage =
+  | { t: "ready" }
+  | { t: "result"; id: number; ok: true; value: unknown }
+  | { t: "result"; id: number; ok: false; error: SerializedError }
+  | { t: "pong"; id: number }
+  | { t: "log"; level: LogLevel; message: string }
+  | { t: "skill"; skill: SkillRegistration }
+  | { t: "callback"; name: string; args: unknown[] };
+
+/** A function argument replaced for the crossing; the worker calls back. */
+export interface CallbackMarker {
+  /** The name the host keeps the function under. */
+  __hermesCallback: string;
+}
+
+/**
+ * Turns any thrown value into its transportable form.
+ *
+ * @param error What was thrown.
+ * @returns Name, message and stack.
+ *
+ * @example
+ * ```ts
+ * import { serializeError } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(serializeError(new TypeError("bad")).name, "TypeError");
+ * ```
+ */
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof Error) {
+    const out: SerializedError = {
+      name: error.name,
+      message: error.message,
+    };
+    if (error.stack !== undefined) out.stack = error.stack;
+    return out;
+  }
+  return { name: "Error", message: String(error) };
+}
+
+/** Options of {@linkcode ProviderWorkerStoppedError}. */
+export interface ProviderErrorOptions {
+  /** The underlying failure. */
+  cause?: unknown;
+}
+
+/** A call to a sandboxed provider that did not finish in time. */
+export class ProviderCallTimeoutError extends Error {
+  /** The provider's name. */
+  readonly provider: string;
+  /** The method called. */
+  readonly method: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param provider The provider's name.
+   * @param method The method called.
+   * @param timeoutMs The timeout that expired.
+   */
+  constructor(provider: string, method: string, timeoutMs: number) {
+    super(
+      `Memory provider '${provider}' did not finish ${method}() within ${timeoutMs} ms: the call was abandoned; check the provider's service or raise its timeout`,
+    );
+    this.name = "ProviderCallTimeoutError";
+    this.provider = provider;
+    this.method = method;
+  }
+}
+
+/** The sandbox worker of a provider is gone (shut down, crashed or stuck). */
+export class ProviderWorkerStoppedError extends Error {
+  /** The provider's name. */
+  readonly provider: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param provider The provider's name.
+   * @param reason Why the worker stopped.
+   * @param options The cause.
+   */
+  constructor(
+    provider: string,
+    reason: string,
+    options: ProviderErrorOptions = {},
+  ) {
+    super(`Memory provider '${provider}' is not running: ${reason}`, {
+      cause: options.cause,
+    });
+    this.name = "ProviderWorkerStoppedError";
+    this.provider = provider;
+  }
+}
+
+/** Options of {@linkcode WorkerRpc}. */
+export interface WorkerRpcOptions {
+  /** The provider's name, for messages. */
+  provider: string;
+  /**
+   * How long a worker may leave a ping unanswered while calls are pending
+   * before it is declared stuck and terminated.
+   *
+   * @default {5000}
+   */
+  unresponsiveAfterMs?: number;
+  /**
+   * How often the host pings while calls are pending.
+   *
+   * @default {500}
+   */
+  heartbeatMs?: number;
+  /**
+   * Receives the worker's unsolicited events (log lines, skills, callbacks).
+   *
+   * @param message The event.
+   */
+  onEvent?: (message: WorkerMessage) => void;
+  /**
+   * Called once when the worker stops for a reason other than
+   * {@linkcode WorkerRpc.terminate} by the owner.
+   *
+   * @param reason Why.
+   */
+  onStopped?: (reason: string) => void;
+}
+
+/** Options of {@linkcode WorkerRpc.request}. */
+export interface RequestOptions {
+  /** Reject after this many milliseconds. */
+  timeoutMs: number;
+  /** The method name, for the timeout message. */
+  label: string;
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  timer: ReturnType<typeof setTimeout>;
+  label: string;
+}
+
+/**
+ * The host side of a sandbox worker's protocol.
+ *
+ * @example Calling into a worker
+ * ```ts ignore
+ * import { WorkerRpc } from "@hermes/memory";
+ * const rpc = new WorkerRpc(worker, { provider: "notes" });
+ * await rpc.ready(10_000);
+ * const pong = await rpc.request({ t: "ping" }, { timeoutMs: 1000, label: "ping" });
+ * rpc.terminate("done");
+ * ```
+ */
+export class WorkerRpc {
+  #worker: Worker;
+  #provider: string;
+  #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #stopped: string | undefined;
+  #readyWaiters: Array<(error?: Error) => void> = [];
+  #isReady = false;
+  #heartbeat: ReturnType<typeof setInterval> | undefined;
+  #pingSentAt: number | undefined;
+  #probeTimer: ReturnType<typeof setTimeout> | undefined;
+  #unresponsiveAfterMs: number;
+  #heartbeatMs: number;
+  #onEvent: (message: WorkerMessage) => void;
+  #onStopped: (reason: string) => void;
+
+  /**
+   * Wires the protocol onto a freshly created worker.
+   *
+   * @param worker The worker running `worker_bootstrap.ts`.
+   * @param options Name, heartbeat and event handlers.
+   */
+  constructor(worker: Worker, options: WorkerRpcOptions) {
+    this.#worker = worker;
+    this.#provider = options.provider;
+    this.#unresponsiveAfterMs = options.unresponsiveAfterMs ?? 5000;
+    this.#heartbeatMs = options.heartbeatMs ?? 500;
+    this.#onEvent = options.onEvent ?? (() => {});
+    this.#onStopped = options.onStopped ?? (() => {});
+    worker.onmessage = (event: MessageEvent<WorkerMessage>) =>
+      this.#receive(event.data);
+    worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      this.#stop(`its sandbox worker failed: ${event.message}`, true);
+    };
+    worker.onmessageerror = () => {
+      this.#stop("its sandbox worker sent a message that cannot be read", true);
+    };
+  }
+
+  /** Why the worker stopped, or `undefined` while it runs. */
+  get stopped(): string | undefined {
+    return this.#stopped;
+  }
+
+  /**
+   * Waits for the worker's bootstrap to start listening.
+   *
+   * @param timeoutMs How long to wait.
+   * @returns When ready.
+   * @throws {ProviderWorkerStoppedError} When it fails or times out.
+   */
+  ready(timeoutMs: number): Promise<void> {
+    if (this.#isReady) return Promise.resolve();
+    if (this.#stopped !== undefined) {
+      return Promise.reject(
+        new ProviderWorkerStoppedError(this.#provider, this.#stopped),
+      );
+    }
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#stop(
+          `its sandbox worker did not start within ${timeoutMs} ms`,
+          true,
+        );
+      }, timeoutMs);
+      this.#readyWaiters.push((error?: Error) => {
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve();
+      });
+    });
+  }
+
+  /**
+   * Sends a request and waits for its reply.
+   *
+   * @param request The request.
+   * @param options Timeout and label.
+   * @returns The reply's value.
+   * @throws {ProviderCallTimeoutError} When the timeout expires.
+   * @throws {ProviderWorkerStoppedError} When the worker is gone.
+   * @throws {Error} The remote error, as an `Error` with the remote name.
+   */
+  request(request: HostRequest, options: RequestOptions): Promise<unknown> {
+    if (this.#stopped !== undefined) {
+      return Promise.reject(
+        new ProviderWorkerStoppedError(this.#provider, this.#stopped),
+      );
+    }
+    const id = this.#nextId++;
+    return new Promise<unknown>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        this.#updateHeartbeat();
+        reject(
+          new ProviderCallTimeoutError(
+            this.#provider,
+            options.label,
+            options.timeoutMs,
+          ),
+        );
+        this.#probeAfterTimeout();
+      }, options.timeoutMs);
+      this.#pending.set(id, { resolve, reject, timer, label: options.label });
+      try {
+        this.#worker.postMessage({ ...request, id });
+      } catch (error) {
+        clearTimeout(timer);
+        this.#pending.delete(id);
+        reject(
+          new TypeError(
+            `Cannot pass the arguments of ${options.label}() to memory provider '${this.#provider}': ${
+              error instanceof Error ? error.message : String(error)
+            }`,
+            { cause: error },
+          ),
+        );
+        return;
+      }
+      this.#updateHeartbeat();
+    });
+  }
+
+  /**
+   * Terminates the worker and rejects every pending call.
+   *
+   * @param reason Why, shown in the rejections.
+   */
+  terminate(reason: string): void {
+    this.#stop(reason, false);
+  }
+
+  #receive(message: WorkerMessage): void {
+    if (this.#stopped !== undefined) return;
+    this.#pingSentAt = undefined;
+    switch (message.t) {
+      case "ready": {
+        this.#isReady = true;
+        for (const waiter of this.#readyWaiters.splice(0)) waiter();
+        return;
+      }
+      case "pong":
+        return;
+      case "result": {
+        const pending = this.#pending.get(message.id);
+        if (pending === undefined) return;
+        this.#pending.delete(message.id);
+        clearTimeout(pending.timer);
+        this.#updateHeartbeat();
+        if (message.ok) pending.resolve(message.value);
+        else pending.reject(reviveError(message.error));
+        return;
+      }
+      default:
+        try {
+          this.#onEvent(message);
+        } catch {
+          // An event handler must never break the protocol.
+        }
+    }
+  }
+
+  #updateHeartbeat(): void {
+    if (this.#pending.size > 0 && this.#heartbeat === undefined) {
+      const heartbeat = setInterval(
+        () => this.#checkAlive(),
+        this.#heartbeatMs,
+      );
+      Deno.unrefTimer(heartbeat);
+      this.#heartbeat = heartbeat;
+    } else if (this.#pending.size === 0 && this.#heartbeat !== undefined) {
+      clearInterval(this.#heartbeat);
+      this.#heartbeat = undefined;
+      this.#pingSentAt = undefined;
+    }
+  }
+
+  #checkAlive(sendPing = true): void {
+    if (this.#stopped !== undefined) return;
+    const now = performance.now();
+    if (this.#pingSentAt !== undefined) {
+      if (now - this.#pingSentAt >= this.#unresponsiveAfterMs - 1) {
+        this.#stop(
+          `its sandbox worker stopped responding for ${this.#unresponsiveAfterMs} ms (a busy loop?) and was terminated; Deno 2.9 cannot interrupt JavaScript stuck in a loop, so that thread may keep a CPU busy until hermes exits`,
+          true,
+        );
+      }
+      return;
+    }
+    if (!sendPing) return;
+    this.#pingSentAt = now;
+    try {
+      this.#worker.postMessage({ t: "ping", id: 0 });
+    } catch {
+      // The worker is gone; the next check notices.
+    }
+  }
+
+  /** After a timeout with no other call pending: one ping, one check. */
+  #probeAfterTimeout(): void {
+    if (this.#heartbeat !== undefined || this.#probeTimer !== undefined) return;
+    this.#checkAlive();
+    const probe = setTimeout(() => {
+      this.#probeTimer = undefined;
+      this.#checkAlive(false);
+    }, this.#unresponsiveAfterMs);
+    Deno.unrefTimer(probe);
+    this.#probeTimer = probe;
+  }
+
+  #stop(reason: string, unexpected: boolean): void {
+    if (this.#stopped !== undefined) return;
+    this.#stopped = reason;
+    if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
+    if (this.#probeTimer !== undefined) clearTimeout(this.#probeTimer);
+    this.#probeTimer = undefined;
+    try {
+      this.#worker.terminate();
+    } catch {
+      // Already gone.
+    }
+    const error = new ProviderWorkerStoppedError(this.#provider, reason);
+    for (const pending of this.#pending.values()) {
+      clearTimeout(pending.timer);
+      pending.reject(error);
+    }
+    this.#pending.clear();
+    for (const waiter of this.#readyWaiters.splice(0)) waiter(error);
+    if (unexpected) {
+      try {
+        this.#onStopped(reason);
+      } catch {
+        // Never let a handler break shutdown.
+      }
+    }
+  }
+}
+
+/**
+ * Rebuilds a transported error as an `Error` carrying the remote name and
+ * stack.
+ *
+ * @param error The transported error.
+ * @returns An `Error`.
+ *
+ * @example
+ * ```ts
+ * import { reviveError } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(reviveError({ name: "NotCapable", message: "no" }).name, "NotCapable");
+ * ```
+ */
+export function reviveError(error: SerializedError): Error {
+  const revived = new Error(error.message);
+  revived.name = error.name;
+  if (error.stack !== undefined) revived.stack = error.stack;
+  return revived;
+}

@@ -484,7 +484,7 @@ async function contextTool(
   if (representation) sections.push(`## Representation\n${representation}`);
   if (card.length > 0) sections.push(`## Card\n${card.join("\n")}`);
   const recent = messages.slice(-5).map((m) =>
-    `  [${m.peerId}] ${m.content.slice(0, 500).slice(0, 200)}`
+    `  [${m.peerId}] ${m.content.slice(0, 200)}`
   );
   if (recent.length > 0) {
     sections.push(`## Recent messages\n${recent.join("\n")}`);

@@ -46,7 +46,10 @@ import {
   pruneInactiveProviderSkills,
   registerProviderSkill,
 } from "./provider_skills.ts";
-import { SandboxedMemoryProvider } from "./sandboxed_provider.ts";
+import {
+  ProviderPermissionError,
+  SandboxedMemoryProvider,
+} from "./sandboxed_provider.ts";
 
 /** How a provider is run: in a confined worker, or in-process. */
 export type SandboxMode = "worker" | "none";
@@ -252,10 +255,10 @@ async function loadCandidate(
       ? await loadInProcess(candidate)
       : await loadSandboxed(candidate, hermesHome, config, options);
   } catch (error) {
-    log(
-      "warn",
-      `Failed to load memory provider '${name}': ${errorText(error)}`,
-    );
+    const cause = error instanceof ProviderPermissionError
+      ? error.message.replace(/^Memory provider '[^']*' /, "it ")
+      : errorText(error);
+    log("warn", `Failed to load memory provider '${name}': ${cause}`);
     return null;
   }
   if (loaded.provider === null) {

@@ -187,9 +187,7 @@ export function explainDenial(
       break;
     case "env":
       message = target === undefined
-        ? `Memory provider '${provider}' may not list the environment: read declared variables one by one (getSecret), ${
-          declare("env")
-        }`
+        ? `Memory provider '${provider}' may not list the environment: read the variables it declares under permissions.env one at a time, with getSecret()`
         : `Memory provider '${provider}' may not read the environment variable ${target}: ${
           declare("env")
         }`;

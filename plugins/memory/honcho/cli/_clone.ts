@@ -1,0 +1,175 @@
+/**
+ * Building a new profile's host block from the default one (honcho-provider
+ * §10 `enable` and `sync`), and creating its peers eagerly.
+ *
+ * Internal to the Honcho CLI.
+ *
+ * @module
+ */
+
+import type { HonchoConfig } from "../config.ts";
+import {
+  connectHoncho,
+  describeHonchoFailure,
+  isRecord,
+  sanitizeHonchoId,
+  serverLabel,
+} from "./_common.ts";
+
+/** Keys a fresh host block inherits from the default block on `enable`. */
+export const ENABLE_INHERITED_KEYS: readonly string[] = Object.freeze([
+  "recallMode",
+  "writeFrequency",
+  "sessionStrategy",
+  "contextTokens",
+  "dialecticReasoningLevel",
+  "dialecticDynamic",
+  "dialecticMaxChars",
+  "messageMaxChars",
+  "dialecticMaxInputChars",
+  "saveMessages",
+  "observation",
+  "observationMode",
+  "peerName",
+]);
+
+/** Keys a profile's host block inherits from the default block on `sync`. */
+export const SYNC_INHERITED_KEYS: readonly string[] = Object.freeze([
+  ...ENABLE_INHERITED_KEYS,
+  "sessionPeerPrefix",
+  "pinUserPeer",
+  "userPeerAliases",
+  "runtimePeerPrefix",
+]);
+
+/**
+ * The default host block of a parsed file: `hosts[defaultHost ?? "hermes"]`.
+ *
+ * @param raw The parsed `honcho.json`.
+ * @returns The block (`{}` when absent).
+ *
+ * @example
+ * ```ts
+ * import { defaultHostBlock } from "./_clone.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(defaultHostBlock({ hosts: { hermes: { aiPeer: "h" } } }), { aiPeer: "h" });
+ * ```
+ */
+export function defaultHostBlock(
+  raw: Record<string, unknown>,
+): Record<string, unknown> {
+  const name = typeof raw.defaultHost === "string" && raw.defaultHost.trim()
+    ? raw.defaultHost.trim()
+    : "hermes";
+  const hosts = isRecord(raw.hosts) ? raw.hosts : {};
+  const block = hosts[name];
+  return isRecord(block) ? block : {};
+}
+
+/** Options of {@linkcode inheritedHostBlock}. */
+export interface InheritedHostBlockOptions {
+  /** The keys copied when present in the default block. */
+  keys: readonly string[];
+  /** The AI peer of the new block. */
+  aiPeer: string;
+  /** The shared workspace. */
+  workspace: string;
+  /** The `enabled` value. */
+  enabled: boolean;
+}
+
+/**
+ * A new host block: the listed keys copied from the default block (legacy
+ * `pinPeerName` carried as `pinUserPeer`), plus `aiPeer`, `workspace` and
+ * `enabled`.
+ *
+ * @param source The default host block.
+ * @param options Keys and the new identity.
+ * @returns The block.
+ *
+ * @example
+ * ```ts
+ * import { inheritedHostBlock, SYNC_INHERITED_KEYS } from "./_clone.ts";
+ * import assert from "node:assert/strict";
+ * const block = inheritedHostBlock({ recallMode: "tools", pinPeerName: true, apiKey: "k" }, {
+ *   keys: SYNC_INHERITED_KEYS, aiPeer: "coder", workspace: "hermes", enabled: true,
+ * });
+ * assert.deepEqual(block, { recallMode: "tools", pinUserPeer: true, aiPeer: "coder", workspace: "hermes", enabled: true });
+ * ```
+ */
+export function inheritedHostBlock(
+  source: Record<string, unknown>,
+  options: InheritedHostBlockOptions,
+): Record<string, unknown> {
+  const block: Record<string, unknown> = {};
+  for (const key of options.keys) {
+    if (source[key] !== undefined && source[key] !== null) {
+      block[key] = structuredClone(source[key]);
+    }
+  }
+  if (
+    options.keys.includes("pinUserPeer") && block.pinUserPeer === undefined &&
+    source.pinPeerName !== undefined && source.pinPeerName !== null
+  ) {
+    block.pinUserPeer = source.pinPeerName;
+  }
+  block.aiPeer = options.aiPeer;
+  block.workspace = options.workspace;
+  block.enabled = options.enabled;
+  return block;
+}
+
+/**
+ * The workspace new blocks share: the default block's, else the root's,
+ * else `hermes`.
+ *
+ * @param raw The parsed `honcho.json`.
+ * @returns The workspace id.
+ *
+ * @example
+ * ```ts
+ * import { sharedWorkspace } from "./_clone.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(sharedWorkspace({}), "hermes");
+ * ```
+ */
+export function sharedWorkspace(raw: Record<string, unknown>): string {
+  for (const value of [defaultHostBlock(raw).workspace, raw.workspace]) {
+    if (typeof value === "string" && value.trim()) return value.trim();
+  }
+  return "hermes";
+}
+
+/**
+ * Creates a configuration's AI peer (and user peer, when a peer name is
+ * set) on the server, with the CLI's short timeout.
+ *
+ * @param config The resolved configuration of the profile.
+ * @returns The peers created, or why it failed.
+ *
+ * @example
+ * ```ts no-assert
+ * import { createPeersEagerly } from "./_clone.ts";
+ * import { loadHonchoConfig } from "../config.ts";
+ * const result = await createPeersEagerly(await loadHonchoConfig());
+ * ```
+ */
+export async function createPeersEagerly(
+  config: HonchoConfig,
+): Promise<{ peers: string[]; error?: string }> {
+  if (!config.apiKey && !config.baseUrl) {
+    return { peers: [], error: "no API key or base URL is configured" };
+  }
+  const peers = [sanitizeHonchoId(config.aiPeer || "hermes-assistant")];
+  if (config.peerName) peers.push(sanitizeHonchoId(config.peerName));
+  try {
+    const client = await connectHoncho(config);
+    for (const peer of peers) await client.getOrCreatePeer(peer);
+    return { peers };
+  } catch (error) {
+    return {
+      peers: [],
+      error: describeHonchoFailure(error, serverLabel(config)),
+    };
+  }
+}

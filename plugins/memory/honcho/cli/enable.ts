@@ -1,0 +1,204 @@
+/**
+ * `hermes honcho enable` and `hermes honcho disable`: switch Honcho on or off
+ * for this profile's host block. Enabling a profile that has no block yet
+ * gives it one built from the default block (§10) and creates its peers.
+ *
+ * @module
+ */
+
+import type { HermesCommand } from "@hermes/memory/cli";
+import {
+  aiPeerForHost,
+  type HonchoCliScope,
+  hostLabel,
+  isRecord,
+  loadScopeConfig,
+  reportWrite,
+  requireReadableConfig,
+  resolveScope,
+  runGuarded,
+  targetProfileOf,
+  writeHonchoFile,
+  writeHostKey,
+} from "./_common.ts";
+import {
+  createPeersEagerly,
+  defaultHostBlock,
+  ENABLE_INHERITED_KEYS,
+  inheritedHostBlock,
+  sharedWorkspace,
+} from "./_clone.ts";
+
+/**
+ * Runs `hermes honcho enable`: sets `enabled: true` in the host block; a
+ * block without `aiPeer` first inherits the default block's behaviour keys
+ * and `peerName`, gets `aiPeer` (the host key, or the part after `.` of a
+ * legacy key) and the shared workspace; then the peers are created.
+ *
+ * @param scope The profile and files.
+ * @returns `0`, or `1` when the file cannot be written.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { resolveScope } from "./_common.ts";
+ * import { runEnable } from "./enable.ts";
+ * await runEnable(resolveScope(memoryCliIo()));
+ * ```
+ */
+export async function runEnable(scope: HonchoCliScope): Promise<number> {
+  const { io } = scope;
+  const config = await loadScopeConfig(scope);
+  requireReadableConfig(config);
+  const hostKey = writeHostKey(config);
+  const label = hostLabel(config.hostKey);
+  const block = config.hostBlock;
+  let host: Record<string, unknown> = { enabled: true };
+  let fresh = false;
+  if (!isRecord(block) || block.aiPeer === undefined || block.aiPeer === null) {
+    fresh = true;
+    const source = hostKey === defaultHostName(config.raw)
+      ? {}
+      : defaultHostBlock(config.raw);
+    host = {
+      ...inheritedHostBlock(source, {
+        keys: ENABLE_INHERITED_KEYS,
+        aiPeer: aiPeerForHost(hostKey),
+        workspace: sharedWorkspace(config.raw),
+        enabled: true,
+      }),
+      ...block,
+      enabled: true,
+    };
+  }
+  const written = await writeHonchoFile(config, scope.hermesHome, {
+    host,
+    hostKey,
+  });
+  await reportWrite(scope, written);
+  io.stdout(
+    `${label}Honcho enabled for host ${hostKey} in ${written.path}${
+      fresh ? " (new block from the default settings)" : ""
+    }\n`,
+  );
+  const after = await loadScopeConfig(scope);
+  const created = await createPeersEagerly(after);
+  if (created.error) {
+    io.stderr(
+      `warning: peers not created now (${created.error}); they are created at the first session\n`,
+    );
+  } else {
+    io.stdout(
+      `Peers ready in workspace ${after.workspaceId}: ${
+        created.peers.join(", ")
+      }\n`,
+    );
+  }
+  io.stdout("Start a new session to use it.\n");
+  return 0;
+}
+
+/**
+ * Runs `hermes honcho disable`: sets `enabled: false` in the host block, or
+ * says there is nothing to do when it is already disabled or absent.
+ *
+ * @param scope The profile and files.
+ * @returns `0`, or `1` when the file cannot be written.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { resolveScope } from "./_common.ts";
+ * import { runDisable } from "./enable.ts";
+ * await runDisable(resolveScope(memoryCliIo()));
+ * ```
+ */
+export async function runDisable(scope: HonchoCliScope): Promise<number> {
+  const { io } = scope;
+  const config = await loadScopeConfig(scope);
+  const label = hostLabel(config.hostKey);
+  const block = config.hostBlock;
+  if (Object.keys(block).length === 0) {
+    io.stdout(
+      `${label}Honcho has no host block '${config.hostKey}' in ${config.configPath}; nothing to disable\n`,
+    );
+    return 0;
+  }
+  if (block.enabled === false) {
+    io.stdout(
+      `${label}Honcho is already disabled for host ${config.hostKey}\n`,
+    );
+    return 0;
+  }
+  requireReadableConfig(config);
+  const hostKey = writeHostKey(config);
+  const written = await writeHonchoFile(config, scope.hermesHome, {
+    host: { enabled: false },
+    hostKey,
+  });
+  await reportWrite(scope, written);
+  io.stdout(
+    `${label}Honcho disabled for host ${hostKey} in ${written.path}; settings are kept ('hermes honcho enable' turns it back on)\n`,
+  );
+  return 0;
+}
+
+function defaultHostName(raw: Record<string, unknown>): string {
+  return typeof raw.defaultHost === "string" && raw.defaultHost.trim()
+    ? raw.defaultHost.trim()
+    : "hermes";
+}
+
+/**
+ * Attaches `enable` and `disable` to the `honcho` command.
+ *
+ * @param honcho The `hermes honcho` command.
+ * @returns The `enable` and `disable` commands.
+ *
+ * @example
+ * ```ts
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerEnable } from "./enable.ts";
+ * import assert from "node:assert/strict";
+ * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
+ * assert.deepEqual(registerEnable(honcho).map((c) => c.name()), ["enable", "disable"]);
+ * ```
+ */
+export function registerEnable(honcho: HermesCommand): HermesCommand[] {
+  const enable = honcho.command("enable")
+    .summary("Turn Honcho on for this profile")
+    .description(
+      "Set enabled: true in this profile's host block. A profile without a block\n" +
+        "gets one from the default block (recall, write, session and dialectic\n" +
+        "settings, peerName), its own AI peer and the shared workspace; its peers\n" +
+        "are created on the server right away.",
+    )
+    .example("hermes honcho enable")
+    .example("hermes honcho --target-profile coder enable");
+  enable.action(() => {
+    const io = enable.context.io;
+    return runGuarded(
+      io,
+      () =>
+        runEnable(resolveScope(io, { targetProfile: targetProfileOf(honcho) })),
+    );
+  });
+  const disable = honcho.command("disable")
+    .summary("Turn Honcho off for this profile (settings are kept)")
+    .description(
+      "Set enabled: false in this profile's host block. Nothing else changes, on\n" +
+        "disk or on the server; 'hermes honcho enable' turns it back on.",
+    )
+    .example("hermes honcho disable");
+  disable.action(() => {
+    const io = disable.context.io;
+    return runGuarded(
+      io,
+      () =>
+        runDisable(
+          resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
+        ),
+    );
+  });
+  return [enable, disable];
+}

@@ -1,0 +1,150 @@
+/**
+ * `hermes honcho mode [hybrid|context|tools]`: shows the recall mode
+ * (marking the current one) or sets `recallMode` in the host block.
+ *
+ * @module
+ */
+
+import type { HermesCommand } from "@hermes/memory/cli";
+import type { RecallMode } from "../config.ts";
+import {
+  HonchoCliError,
+  type HonchoCliScope,
+  hostLabel,
+  loadScopeConfig,
+  reportWrite,
+  requireReadableConfig,
+  resolveScope,
+  runGuarded,
+  targetProfileOf,
+  writeHonchoFile,
+  writeHostKey,
+} from "./_common.ts";
+
+/** The recall modes with what each does, in display order. */
+export const RECALL_MODES: readonly (readonly [RecallMode, string])[] = [
+  ["hybrid", "context injected before each turn, plus the five Honcho tools"],
+  ["context", "context injected before each turn; no tools"],
+  ["tools", "nothing injected; the model calls the Honcho tools"],
+];
+
+/**
+ * Runs `hermes honcho mode`.
+ *
+ * @param scope The profile and files.
+ * @param mode The mode to set; shows the current one when absent.
+ * @returns `0`, `1` when the file cannot be written, `2` for an invalid mode.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { resolveScope } from "./_common.ts";
+ * import { runMode } from "./mode.ts";
+ * await runMode(resolveScope(memoryCliIo()), "tools");
+ * ```
+ */
+export async function runMode(
+  scope: HonchoCliScope,
+  mode: string | undefined,
+): Promise<number> {
+  const { io } = scope;
+  const config = await loadScopeConfig(scope);
+  const label = hostLabel(config.hostKey);
+  if (mode === undefined) {
+    io.stdout(
+      `${label}Recall mode: ${config.recallMode} (${
+        sourceText(config.sources.recallMode)
+      })\n`,
+    );
+    for (const [name, what] of RECALL_MODES) {
+      io.stdout(
+        `  ${name === config.recallMode ? "*" : " "} ${
+          name.padEnd(8)
+        } ${what}\n`,
+      );
+    }
+    io.stdout("Set it with 'hermes honcho mode <mode>'.\n");
+    return 0;
+  }
+  let wanted = mode.trim().toLowerCase();
+  if (wanted === "auto") wanted = "hybrid";
+  if (!RECALL_MODES.some(([name]) => name === wanted)) {
+    throw new HonchoCliError(
+      `Cannot set recall mode '${mode}': valid modes are ${
+        RECALL_MODES.map(([name]) => name).join(", ")
+      }`,
+      2,
+    );
+  }
+  requireReadableConfig(config);
+  const hostKey = writeHostKey(config);
+  const written = await writeHonchoFile(config, scope.hermesHome, {
+    host: { recallMode: wanted },
+    hostKey,
+  });
+  await reportWrite(scope, written);
+  io.stdout(
+    `${label}Recall mode set to ${wanted} (hosts.${hostKey}.recallMode in ${written.path}). Start a new session to use it.\n`,
+  );
+  return 0;
+}
+
+/**
+ * Describes where a value came from, for one-line reports.
+ *
+ * @param source The source.
+ * @returns `host block`, `root`, `env` or `default`.
+ *
+ * @example
+ * ```ts
+ * import { sourceText } from "./mode.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(sourceText("host"), "host block");
+ * ```
+ */
+export function sourceText(source: string): string {
+  return source === "host" ? "host block" : source;
+}
+
+/**
+ * Attaches `mode` to the `honcho` command.
+ *
+ * @param honcho The `hermes honcho` command.
+ * @returns The `mode` command.
+ *
+ * @example
+ * ```ts
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerMode } from "./mode.ts";
+ * import assert from "node:assert/strict";
+ * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
+ * assert.equal(registerMode(honcho).name(), "mode");
+ * ```
+ */
+export function registerMode(honcho: HermesCommand): HermesCommand {
+  const command = honcho.command("mode")
+    .argument(
+      "[mode]",
+      "hybrid, context or tools (shows the current one when omitted)",
+    )
+    .summary("Show or set the recall mode (hybrid, context, tools)")
+    .description(
+      "Show the recall mode (the current one is marked) or set recallMode in this\n" +
+        "profile's host block: hybrid (default) = injected context plus tools,\n" +
+        "context = injected context only, tools = tools only.",
+    )
+    .example("hermes honcho mode")
+    .example("hermes honcho mode tools");
+  command.action((mode: string | undefined) => {
+    const io = command.context.io;
+    return runGuarded(
+      io,
+      () =>
+        runMode(
+          resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
+          mode,
+        ),
+    );
+  });
+  return command;
+}

@@ -1,0 +1,638 @@
+/**
+ * `hermes honcho peers` (profile → user peer → AI peer) and
+ * `hermes honcho peers map`: maps gateway account ids (runtime user ids) to
+ * Honcho peers in `userPeerAliases`, interactively (accounts seen in
+ * `state.db`, the workspace's peers, a card peek, a workspace switch) or
+ * from `--set ID=PEER` / `--remove ID`.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import type { CliIo, HermesCommand } from "@hermes/memory/cli";
+import { type HonchoConfig, loadHonchoConfig } from "../config.ts";
+import type { HonchoClient } from "../client.ts";
+import {
+  checkHonchoId,
+  connectHoncho,
+  describeConfigError,
+  describeHonchoFailure,
+  formatTable,
+  HonchoCliError,
+  type HonchoCliScope,
+  isRecord,
+  listProfiles,
+  loadScopeConfig,
+  printJson,
+  reportWrite,
+  requireReadableConfig,
+  resolveScope,
+  runGuarded,
+  sanitizeHonchoId,
+  serverLabel,
+  targetProfileOf,
+  withProfileSecrets,
+  writeHonchoFile,
+  writeHostKey,
+} from "./_common.ts";
+
+/** The most workspace peers listed by `peers map` (4 pages of 50). */
+export const MAX_LISTED_PEERS = 200;
+
+/** Options of {@linkcode runPeers}. */
+export interface PeersOptions {
+  /** Print JSON. @default {false} */
+  json?: boolean;
+}
+
+/**
+ * Runs `hermes honcho peers`: one row per profile with its host, user peer,
+ * AI peer and workspace.
+ *
+ * @param scope The profile and files.
+ * @param options `--json`.
+ * @returns `0`.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { resolveScope } from "./_common.ts";
+ * import { runPeers } from "./peers.ts";
+ * await runPeers(resolveScope(memoryCliIo()));
+ * ```
+ */
+export async function runPeers(
+  scope: HonchoCliScope,
+  options: PeersOptions = {},
+): Promise<number> {
+  const { io } = scope;
+  const rows: {
+    profile: string;
+    active: boolean;
+    host: string;
+    userPeer: string | null;
+    aiPeer: string;
+    workspace: string;
+    aliases: Record<string, string>;
+    note: string | null;
+  }[] = [];
+  for (const profile of await listProfiles(scope.defaultRoot)) {
+    const config = await withProfileSecrets(
+      profile.home,
+      "",
+      () =>
+        loadHonchoConfig({ hermesHome: profile.home, profile: profile.name }),
+    );
+    rows.push({
+      profile: profile.name,
+      active: profile.name === scope.profile,
+      host: config.hostKey,
+      userPeer: config.peerName ? sanitizeHonchoId(config.peerName) : null,
+      aiPeer: sanitizeHonchoId(config.aiPeer),
+      workspace: config.workspaceId,
+      aliases: config.userPeerAliases,
+      note: config.configError ? describeConfigError(config) : null,
+    });
+  }
+  if (options.json) {
+    printJson(io, { profiles: rows });
+    return 0;
+  }
+  io.stdout(
+    formatTable([
+      ["", "Profile", "Host", "User peer", "AI peer", "Workspace", "Aliases"],
+      ...rows.map((r) => [
+        r.active ? "*" : "",
+        r.profile,
+        r.host,
+        r.userPeer ?? "(none)",
+        r.aiPeer,
+        r.workspace,
+        String(Object.keys(r.aliases).length),
+      ]),
+    ]),
+  );
+  for (const r of rows) {
+    if (r.note) io.stderr(`warning: profile '${r.profile}': ${r.note}\n`);
+  }
+  io.stdout(
+    "(* = the profile this command runs for; map gateway accounts with 'hermes honcho peers map')\n",
+  );
+  return 0;
+}
+
+/** Options of {@linkcode runPeersMap}. */
+export interface PeersMapOptions {
+  /** `ID=PEER` assignments, applied without questions. */
+  set?: string[];
+  /** Account ids whose mapping is removed. */
+  remove?: string[];
+  /** Where `userPeerAliases` is saved: `root` (all profiles) or `host` (this profile). */
+  scope?: string;
+  /** Ask nothing (needed without a terminal unless `--set`/`--remove` are given). @default {false} */
+  yes?: boolean;
+}
+
+/** A gateway account found in `state.db`. */
+export interface GatewayAccount {
+  /** The runtime user id (the key of `userPeerAliases`). */
+  id: string;
+  /** The platform (`telegram`, `discord`, …), when known. */
+  platform: string | undefined;
+}
+
+/**
+ * Reads the gateway accounts Hermes has seen from `$HERMES_HOME/state.db`
+ * (table `sessions`, columns `user_id` and `source`), skipping bot authors.
+ * Best effort: a missing database, a different schema or no SQLite support
+ * gives `[]`.
+ *
+ * @param hermesHome The profile home.
+ * @returns The accounts, sorted.
+ *
+ * @example
+ * ```ts no-assert
+ * import { readGatewayAccounts } from "./peers.ts";
+ * const accounts = await readGatewayAccounts("/home/me/.hermes");
+ * ```
+ */
+export async function readGatewayAccounts(
+  hermesHome: string,
+): Promise<GatewayAccount[]> {
+  const path = join(hermesHome, "state.db");
+  try {
+    if (!(await Deno.stat(path)).isFile) return [];
+  } catch {
+    return [];
+  }
+  try {
+    const { DatabaseSync } = await import("node:sqlite");
+    const db = new DatabaseSync(path, { readOnly: true });
+    try {
+      const columns = new Set(
+        (db.prepare("PRAGMA table_info(sessions)").all() as { name: string }[])
+          .map((row) => row.name),
+      );
+      if (!columns.has("user_id")) return [];
+      const platform = columns.has("source") ? "source" : "NULL";
+      const rows = db.prepare(
+        `SELECT DISTINCT user_id AS id, ${platform} AS platform FROM sessions WHERE user_id IS NOT NULL AND user_id != ''`,
+      ).all() as { id: unknown; platform: unknown }[];
+      const seen = new Map<string, GatewayAccount>();
+      for (const row of rows) {
+        const id = String(row.id).trim();
+        if (!id || /^bot[:_-]/i.test(id)) continue;
+        const source = typeof row.platform === "string"
+          ? row.platform
+          : undefined;
+        if (source === "cli" || source === "cron") continue;
+        if (!seen.has(id)) seen.set(id, { id, platform: source });
+      }
+      return [...seen.values()].sort((a, b) => a.id.localeCompare(b.id));
+    } finally {
+      db.close();
+    }
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Lists up to {@linkcode MAX_LISTED_PEERS} peers of the workspace, in pages
+ * of 50.
+ *
+ * @param client The client (its workspace is listed).
+ * @returns The peer ids.
+ *
+ * @example
+ * ```ts ignore
+ * import { listWorkspacePeers } from "./peers.ts";
+ * const peers = await listWorkspacePeers(client);
+ * ```
+ */
+export async function listWorkspacePeers(
+  client: HonchoClient,
+): Promise<string[]> {
+  const ids: string[] = [];
+  for (let page = 1; ids.length < MAX_LISTED_PEERS; page++) {
+    const result = await client.listPeers({ page, size: 50 });
+    for (const peer of result.items) {
+      if (ids.length < MAX_LISTED_PEERS) ids.push(peer.id);
+    }
+    if (page >= result.pages || result.items.length === 0) break;
+  }
+  return ids;
+}
+
+function parseAssignment(text: string): [string, string] {
+  const at = text.indexOf("=");
+  const id = at < 0 ? "" : text.slice(0, at).trim();
+  const peer = at < 0 ? "" : text.slice(at + 1).trim();
+  if (!id || !peer) {
+    throw new HonchoCliError(
+      `Cannot use --set '${text}': write it as ACCOUNT_ID=PEER, e.g. --set telegram:42=alice`,
+      2,
+    );
+  }
+  return [id, checkHonchoId("peer name", peer)];
+}
+
+/**
+ * Runs `hermes honcho peers map`.
+ *
+ * @param scope The profile and files.
+ * @param options Assignments, removals, where to save, `--yes`.
+ * @returns `0`; `1` when cancelled or a write failed; `2` for bad arguments.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { resolveScope } from "./_common.ts";
+ * import { runPeersMap } from "./peers.ts";
+ * await runPeersMap(resolveScope(memoryCliIo()), { set: ["telegram:42=alice"], scope: "root" });
+ * ```
+ */
+export async function runPeersMap(
+  scope: HonchoCliScope,
+  options: PeersMapOptions,
+): Promise<number> {
+  const { io } = scope;
+  if (
+    options.scope !== undefined && options.scope !== "root" &&
+    options.scope !== "host"
+  ) {
+    throw new HonchoCliError(
+      `Cannot save aliases to '${options.scope}': valid places are root, host`,
+      2,
+    );
+  }
+  const config = await loadScopeConfig(scope);
+  requireReadableConfig(config);
+  const scripted = (options.set?.length ?? 0) > 0 ||
+    (options.remove?.length ?? 0) > 0;
+  const hostAliases = isRecord(config.hostBlock.userPeerAliases);
+  const aliases: Record<string, string> = { ...config.userPeerAliases };
+
+  if (scripted || options.yes) {
+    for (const text of options.set ?? []) {
+      const [id, peer] = parseAssignment(text);
+      aliases[id] = peer;
+    }
+    for (const id of options.remove ?? []) delete aliases[id.trim()];
+    const where = options.scope ?? (hostAliases ? "host" : "root");
+    return await saveAliases(scope, config, aliases, where);
+  }
+  if (!io.stdinIsTerminal) {
+    throw new HonchoCliError(
+      "standard input is not a terminal, so 'peers map' cannot ask; give --set ACCOUNT_ID=PEER (repeatable) or --remove ACCOUNT_ID",
+      2,
+    );
+  }
+  return await interactiveMap(scope, config, aliases, options, hostAliases);
+}
+
+async function interactiveMap(
+  scope: HonchoCliScope,
+  config: HonchoConfig,
+  aliases: Record<string, string>,
+  options: PeersMapOptions,
+  hostAliases: boolean,
+): Promise<number> {
+  const { io } = scope;
+  const accounts = await readGatewayAccounts(scope.hermesHome);
+  let workspace = config.workspaceId;
+  let client: HonchoClient | undefined;
+  let peers: string[] = [];
+  let peersError: string | undefined;
+  const loadPeers = async (): Promise<void> => {
+    try {
+      client = (await connectHoncho(config)).withWorkspace(workspace);
+      peers = await listWorkspacePeers(client);
+      peersError = undefined;
+    } catch (error) {
+      peers = [];
+      peersError = describeHonchoFailure(error, serverLabel(config));
+    }
+  };
+  await loadPeers();
+  io.stdout(
+    `Map gateway accounts to Honcho peers (workspace ${workspace}${
+      peersError
+        ? `; peers not listed: ${peersError}`
+        : `, ${peers.length} peers`
+    }).\n`,
+  );
+  if (accounts.length === 0) {
+    io.stdout(
+      "No gateway accounts found in state.db; add account ids by hand.\n",
+    );
+  }
+  const ADD = "\u0000add";
+  const PEEK = "\u0000peek";
+  const SWITCH = "\u0000workspace";
+  const SAVE = "\u0000save";
+  const QUIT = "\u0000quit";
+  let workspaceChanged = false;
+  for (;;) {
+    const ids = [
+      ...new Set([...accounts.map((a) => a.id), ...Object.keys(aliases)]),
+    ]
+      .sort();
+    const choice = await io.prompts.select<string>({
+      message: "Pick an account to map, or an action",
+      choices: [
+        ...ids.map((id) => {
+          const platform = accounts.find((a) => a.id === id)?.platform;
+          return {
+            value: id,
+            name: `${id}${platform ? ` (${platform})` : ""} → ${
+              aliases[id] ?? "(not mapped)"
+            }`,
+          };
+        }),
+        { value: ADD, name: "Add an account id…" },
+        { value: PEEK, name: "Peek at a peer's card…" },
+        { value: SWITCH, name: `Switch workspace (now ${workspace})…` },
+        { value: SAVE, name: "Save and exit" },
+        { value: QUIT, name: "Exit without saving" },
+      ],
+    });
+    if (choice === QUIT) {
+      io.stdout("No changes saved.\n");
+      return 0;
+    }
+    if (choice === SAVE) break;
+    if (choice === PEEK) {
+      await peekCard(io, client, peers);
+      continue;
+    }
+    if (choice === SWITCH) {
+      const next = await pickWorkspace(io, client, workspace);
+      if (next !== workspace) {
+        workspace = next;
+        workspaceChanged = true;
+        await loadPeers();
+        io.stdout(
+          `Workspace ${workspace}: ${
+            peersError
+              ? `peers not listed: ${peersError}`
+              : `${peers.length} peers`
+          }\n`,
+        );
+      }
+      continue;
+    }
+    let id = choice;
+    if (choice === ADD) {
+      id =
+        (await io.prompts.input({ message: "Account id (e.g. telegram:42)" }))
+          .trim();
+      if (!id) continue;
+    }
+    const peer = await pickPeer(io, peers, aliases[id]);
+    if (peer === null) delete aliases[id];
+    else if (peer !== undefined) aliases[id] = peer;
+  }
+  let where = options.scope;
+  if (where === undefined) {
+    const profiles = await listProfiles(scope.defaultRoot);
+    where = hostAliases ? "host" : "root";
+    if (profiles.length > 1) {
+      where = await io.prompts.select<string>({
+        message: "Save the aliases for",
+        choices: [
+          { value: "root", name: "All profiles (root userPeerAliases)" },
+          {
+            value: "host",
+            name: `This profile only (hosts.${writeHostKey(config)})`,
+          },
+        ],
+        default: where,
+      });
+    }
+  }
+  const code = await saveAliases(scope, config, aliases, where, {
+    workspace: workspaceChanged ? workspace : undefined,
+  });
+  return code;
+}
+
+async function pickPeer(
+  io: CliIo,
+  peers: string[],
+  current: string | undefined,
+): Promise<string | null | undefined> {
+  const TYPE = "\u0000type";
+  const REMOVE = "\u0000remove";
+  const BACK = "\u0000back";
+  const choice = await io.prompts.select<string>({
+    message: "Peer for this account",
+    choices: [
+      ...peers.map((p) => ({ value: p, name: p })),
+      { value: TYPE, name: "Type a peer name…" },
+      ...(current ? [{ value: REMOVE, name: "Remove this mapping" }] : []),
+      { value: BACK, name: "Back" },
+    ],
+    default: current && peers.includes(current) ? current : undefined,
+  });
+  if (choice === BACK) return undefined;
+  if (choice === REMOVE) return null;
+  if (choice !== TYPE) return choice;
+  for (;;) {
+    const typed = await io.prompts.input({
+      message: "Peer name",
+      default: current,
+    });
+    try {
+      return checkHonchoId("peer name", typed);
+    } catch (error) {
+      io.stderr(`${(error as Error).message}\n`);
+    }
+  }
+}
+
+async function peekCard(
+  io: CliIo,
+  client: HonchoClient | undefined,
+  peers: string[],
+): Promise<void> {
+  if (client === undefined || peers.length === 0) {
+    io.stdout("No peers to peek at.\n");
+    return;
+  }
+  const peer = await io.prompts.select<string>({
+    message: "Whose card?",
+    choices: peers.map((p) => ({ value: p, name: p })),
+  });
+  try {
+    const card = await client.getPeerCard(peer);
+    if (!card || card.length === 0) io.stdout(`${peer}: no card facts yet\n`);
+    else {
+      io.stdout(`${peer}:\n`);
+      for (const fact of card.slice(0, 10)) io.stdout(`  - ${fact}\n`);
+    }
+  } catch (error) {
+    io.stdout(
+      `${peer}: card not read (${
+        describeHonchoFailure(error, client.baseUrl)
+      })\n`,
+    );
+  }
+}
+
+async function pickWorkspace(
+  io: CliIo,
+  client: HonchoClient | undefined,
+  current: string,
+): Promise<string> {
+  let names: string[] = [];
+  if (client !== undefined) {
+    try {
+      const page = await client.listWorkspaces({ size: 50 });
+      names = page.items.map((w) => w.id);
+    } catch {
+      // Workspace listing needs an admin key; fall back to typing.
+    }
+  }
+  const TYPE = "\u0000type";
+  const choice = names.length === 0 ? TYPE : await io.prompts.select<string>({
+    message: "Workspace",
+    choices: [
+      ...names.map((n) => ({ value: n, name: n })),
+      { value: TYPE, name: "Type a workspace id…" },
+    ],
+    default: names.includes(current) ? current : undefined,
+  });
+  if (choice !== TYPE) return choice;
+  for (;;) {
+    const typed = await io.prompts.input({
+      message: "Workspace id",
+      default: current,
+    });
+    try {
+      return checkHonchoId("workspace", typed);
+    } catch (error) {
+      io.stderr(`${(error as Error).message}\n`);
+    }
+  }
+}
+
+async function saveAliases(
+  scope: HonchoCliScope,
+  config: HonchoConfig,
+  aliases: Record<string, string>,
+  where: string,
+  extra: { workspace?: string } = {},
+): Promise<number> {
+  const { io } = scope;
+  const hostKey = writeHostKey(config);
+  const value = Object.keys(aliases).length > 0 ? aliases : undefined;
+  const hostChanges: Record<string, unknown> = {};
+  if (extra.workspace !== undefined) hostChanges.workspace = extra.workspace;
+  const edit = where === "host"
+    ? { host: { ...hostChanges, userPeerAliases: value ?? {} }, hostKey }
+    : {
+      root: { userPeerAliases: value },
+      ...(Object.keys(hostChanges).length > 0
+        ? { host: hostChanges, hostKey }
+        : {}),
+    };
+  const written = await writeHonchoFile(config, scope.hermesHome, edit);
+  await reportWrite(scope, written);
+  const count = Object.keys(aliases).length;
+  io.stdout(
+    `Saved ${count} account mapping${count === 1 ? "" : "s"} to ${
+      where === "host"
+        ? `hosts.${hostKey}.userPeerAliases`
+        : "root userPeerAliases"
+    } in ${written.path}\n`,
+  );
+  for (const [id, peer] of Object.entries(aliases).sort()) {
+    io.stdout(`  ${id} → ${peer}\n`);
+  }
+  if (extra.workspace !== undefined) {
+    io.stdout(
+      `Workspace set to ${extra.workspace} (hosts.${hostKey}.workspace)\n`,
+    );
+  }
+  if (where === "root" && isRecord(config.hostBlock.userPeerAliases)) {
+    io.stderr(
+      `warning: hosts.${hostKey}.userPeerAliases replaces the root map for this profile; use --scope host to change it\n`,
+    );
+  }
+  return 0;
+}
+
+/**
+ * Attaches `peers` (with its `map` subcommand) to the `honcho` command.
+ *
+ * @param honcho The `hermes honcho` command.
+ * @returns The `peers` command.
+ *
+ * @example
+ * ```ts
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerPeers } from "./peers.ts";
+ * import assert from "node:assert/strict";
+ * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
+ * assert.equal(registerPeers(honcho).name(), "peers");
+ * ```
+ */
+export function registerPeers(honcho: HermesCommand): HermesCommand {
+  const peers = honcho.command("peers")
+    .summary("List each profile's peers; 'peers map' maps gateway accounts")
+    .description(
+      "List every profile with its host, user peer, AI peer and workspace.\n" +
+        "'hermes honcho peers map' maps gateway account ids to Honcho peers\n" +
+        "(userPeerAliases).",
+    )
+    .option("--json", "Print JSON", false)
+    .example("hermes honcho peers")
+    .example("hermes honcho peers map");
+  peers.action((opts: PeersOptions) => {
+    const io = peers.context.io;
+    return runGuarded(io, () =>
+      runPeers(
+        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
+        opts,
+      ));
+  });
+  const map = peers.command("map")
+    .summary("Map gateway accounts to Honcho peers (userPeerAliases)")
+    .description(
+      "Map gateway account ids (runtime user ids) to Honcho peers. On a terminal:\n" +
+        "pick accounts seen in state.db (or type one), then a peer of the\n" +
+        "workspace (up to 200 listed) or a new name; peek at a peer's card; switch\n" +
+        "workspace. Saved to root userPeerAliases (all profiles) or this\n" +
+        "profile's host block (asked when there are several profiles). Without a\n" +
+        "terminal use --set and --remove.",
+    )
+    .option(
+      "--set <id=peer>",
+      "Map an account id to a peer (repeatable)",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option(
+      "--remove <id>",
+      "Remove an account's mapping (repeatable)",
+      (value: string, previous: string[]) => [...previous, value],
+      [] as string[],
+    )
+    .option(
+      "--scope <where>",
+      "Save to 'root' (all profiles) or 'host' (this profile)",
+    )
+    .option("-y, --yes", "Ask nothing", false)
+    .example("hermes honcho peers map")
+    .example("hermes honcho peers map --set telegram:42=alice --scope root");
+  map.action((opts: PeersMapOptions) => {
+    const io = map.context.io;
+    return runGuarded(io, () =>
+      runPeersMap(
+        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
+        opts,
+      ));
+  });
+  return peers;
+}

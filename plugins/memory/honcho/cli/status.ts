@@ -1,0 +1,401 @@
+/**
+ * `hermes honcho status [--all] [--json]` (also `hermes honcho` alone):
+ * every resolved setting with where it came from (host block, root, env,
+ * default), the masked key, the peers and the session of the working
+ * directory; then a connection (5 s) showing the user card facts and the
+ * AI representation excerpt, or why it could not connect. `--all` prints
+ * one row per profile instead.
+ *
+ * @module
+ */
+
+import { maskSecret } from "@hermes/memory";
+import type { CliIo, HermesCommand } from "@hermes/memory/cli";
+import {
+  type ConfigSource,
+  type HonchoConfig,
+  type HonchoSettings,
+  isHonchoUsable,
+  loadHonchoConfig,
+} from "../config.ts";
+import {
+  describeConfigError,
+  formatTable,
+  type HonchoCliScope,
+  listProfiles,
+  loadScopeConfig,
+  printJson,
+  resolveScope,
+  runGuarded,
+  sanitizeHonchoId,
+  serverLabel,
+  targetProfileOf,
+  withProfileSecrets,
+} from "./_common.ts";
+import { fetchMemoryView, printMemoryView } from "./_memory_view.ts";
+import { cliSessionName } from "./_session_name.ts";
+
+/** Options of {@linkcode runStatus}. */
+export interface StatusOptions {
+  /** One row per profile instead of the full report. @default {false} */
+  all?: boolean;
+  /** Print JSON. @default {false} */
+  json?: boolean;
+  /** Skip the connection (local settings only). @default {false} */
+  offline?: boolean;
+}
+
+/** Where a value came from, as printed. */
+const SOURCE_LABELS: Record<ConfigSource, string> = {
+  host: "host block",
+  root: "root",
+  env: "env",
+  default: "default",
+};
+
+/** The settings shown, in order: `[JSON key, field]`. */
+const SETTING_ROWS: readonly [string, keyof HonchoSettings][] = [
+  ["enabled", "enabled"],
+  ["apiKey", "apiKey"],
+  ["baseUrl", "baseUrl"],
+  ["environment", "environment"],
+  ["workspace", "workspaceId"],
+  ["peerName", "peerName"],
+  ["aiPeer", "aiPeer"],
+  ["timeout", "timeout"],
+  ["recallMode", "recallMode"],
+  ["recallSync", "recallSync"],
+  ["writeFrequency", "writeFrequency"],
+  ["saveMessages", "saveMessages"],
+  ["sessionStrategy", "sessionStrategy"],
+  ["sessionPeerPrefix", "sessionPeerPrefix"],
+  ["sessionAiPeerPrefix", "sessionAiPeerPrefix"],
+  ["sessions", "sessions"],
+  ["contextTokens", "contextTokens"],
+  ["contextCadence", "contextCadence"],
+  ["injectionFrequency", "injectionFrequency"],
+  ["injection.sessionStart", "injectionSessionStart"],
+  ["initOnSessionStart", "initOnSessionStart"],
+  ["dialecticReasoningLevel", "dialecticReasoningLevel"],
+  ["dialecticDynamic", "dialecticDynamic"],
+  ["dialecticCadence", "dialecticCadence"],
+  ["dialecticDepth", "dialecticDepth"],
+  ["dialecticDepthLevels", "dialecticDepthLevels"],
+  ["dialecticMaxChars", "dialecticMaxChars"],
+  ["dialecticMaxInputChars", "dialecticMaxInputChars"],
+  ["reasoningHeuristic", "reasoningHeuristic"],
+  ["reasoningLevelCap", "reasoningLevelCap"],
+  ["queryRewrite", "queryRewrite"],
+  ["firstTurnBaseWait", "firstTurnBaseWait"],
+  ["firstTurnDialecticWait", "firstTurnDialecticWait"],
+  ["messageMaxChars", "messageMaxChars"],
+  ["observationMode", "observationMode"],
+  ["observation", "observation"],
+  ["pinUserPeer", "pinUserPeer"],
+  ["userPeerAliases", "userPeerAliases"],
+  ["runtimePeerPrefix", "runtimePeerPrefix"],
+  ["a2aSessions", "a2aSessions"],
+  ["logging", "logging"],
+  ["oauth", "oauth"],
+];
+
+/**
+ * The value of a setting as shown (secrets masked, absent values as
+ * `(unset)`), for the text report.
+ *
+ * @param key The JSON key.
+ * @param value The resolved value.
+ * @returns The display text.
+ *
+ * @example
+ * ```ts
+ * import { displaySetting } from "./status.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(displaySetting("apiKey", "hch-secret-1234"), "...1234");
+ * assert.equal(displaySetting("contextTokens", undefined), "(unset)");
+ * ```
+ */
+export function displaySetting(key: string, value: unknown): string {
+  const json = jsonSetting(key, value);
+  if (json === null) {
+    if (key === "contextTokens") return "(unset: uncapped)";
+    if (key === "timeout") return "(unset: 30 s)";
+    return "(unset)";
+  }
+  if (typeof json === "string") return json === "" ? '""' : json;
+  return JSON.stringify(json);
+}
+
+/**
+ * The value of a setting for `--json` (the key masked, the OAuth grant
+ * reduced to whether it is set).
+ *
+ * @param key The JSON key.
+ * @param value The resolved value.
+ * @returns A JSON value (`null` when unset).
+ *
+ * @example
+ * ```ts
+ * import { jsonSetting } from "./status.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(jsonSetting("oauth", { refresh_token: "x" }), "set");
+ * ```
+ */
+export function jsonSetting(key: string, value: unknown): unknown {
+  if (value === undefined || value === null) return null;
+  if (key === "apiKey") return maskSecret(String(value));
+  if (key === "oauth") return "set";
+  return value;
+}
+
+/**
+ * Runs `hermes honcho status`.
+ *
+ * @param scope The profile and files to report on.
+ * @param options `--all`, `--json`.
+ * @returns `0`, or `1` when the config file does not parse.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { resolveScope } from "./_common.ts";
+ * import { runStatus } from "./status.ts";
+ * const code = await runStatus(resolveScope(memoryCliIo()), { json: true });
+ * ```
+ */
+export async function runStatus(
+  scope: HonchoCliScope,
+  options: StatusOptions = {},
+): Promise<number> {
+  if (options.all) return await statusAll(scope, options);
+  const { io } = scope;
+  const config = await loadScopeConfig(scope);
+  const session = await cliSessionName(config, scope.cwd);
+  const userPeer = config.peerName
+    ? sanitizeHonchoId(config.peerName)
+    : undefined;
+  const aiPeer = sanitizeHonchoId(config.aiPeer || "hermes-assistant");
+  const usable = isHonchoUsable(config);
+  const connect = !options.offline && Boolean(config.apiKey || config.baseUrl);
+  const view = connect ? await fetchMemoryView(config) : undefined;
+  const notConnected = !connect
+    ? options.offline
+      ? "skipped (--offline)"
+      : "no API key or base URL is configured; run 'hermes honcho setup'"
+    : undefined;
+
+  if (options.json) {
+    const settings: Record<string, { value: unknown; source: string }> = {};
+    for (const [key, field] of SETTING_ROWS) {
+      settings[key] = {
+        value: jsonSetting(key, config[field]),
+        source: config.sources[field],
+      };
+    }
+    printJson(io, {
+      host: config.hostKey,
+      hostBlock: config.hostBlockKey,
+      profile: config.profile,
+      configPath: config.configPath,
+      configFileExists: config.configFileExists,
+      configError: config.configError ?? null,
+      writePath: config.writePath,
+      usable,
+      userPeer: userPeer ?? null,
+      aiPeer,
+      session: {
+        cwd: scope.cwd,
+        key: session.key,
+        id: session.sessionId,
+        rule: session.reason,
+      },
+      settings,
+      connection: view
+        ? {
+          attempted: true,
+          ok: view.ok,
+          url: view.url,
+          error: view.error ?? null,
+          userCard: view.userCard,
+          userCardFrom: view.userCardFrom ?? null,
+          aiRepresentation: view.aiRepresentation,
+        }
+        : {
+          attempted: false,
+          ok: false,
+          url: serverLabel(config),
+          error: notConnected,
+          userCard: null,
+          userCardFrom: null,
+          aiRepresentation: null,
+        },
+    });
+    return config.configError ? 1 : 0;
+  }
+
+  io.stdout(
+    `Honcho memory: host ${config.hostKey}${
+      config.hostBlockKey !== config.hostKey
+        ? ` (legacy block ${config.hostBlockKey})`
+        : ""
+    }, profile ${config.profile}\n`,
+  );
+  const fileState = config.configError
+    ? ` (${describeConfigError(config)}; using environment variables only)`
+    : config.configFileExists
+    ? ""
+    : " (does not exist; environment variables only)";
+  io.stdout(
+    formatTable([
+      ["  Config file", `${config.configPath}${fileState}`],
+      ["  Write path", config.writePath],
+      [
+        "  Usable",
+        usable
+          ? "yes"
+          : config.enabled
+          ? "no: no API key or base URL"
+          : "no: disabled (hermes honcho enable)",
+      ],
+      ["  Server", serverLabel(config)],
+      [
+        "  User peer",
+        userPeer ?? "(none: set one with 'hermes honcho peer --user NAME')",
+      ],
+      ["  AI peer", aiPeer],
+      [
+        "  Session",
+        `${session.sessionId} (${
+          session.reason === "mapped"
+            ? "mapped for this directory"
+            : `${session.reason}`
+        })`,
+      ],
+    ]),
+  );
+  io.stdout("\nSettings (value, then where it came from):\n");
+  const rows: string[][] = [];
+  for (const [key, field] of SETTING_ROWS) {
+    rows.push([
+      `  ${key}`,
+      displaySetting(key, config[field]),
+      SOURCE_LABELS[config.sources[field]],
+    ]);
+  }
+  io.stdout(formatTable(rows));
+  io.stdout(
+    `\nConnection${view ? ` (${view.url}, timeout 5 s)` : ""}:\n`,
+  );
+  if (view) printMemoryView(io, view);
+  else io.stdout(`  Not connected: ${notConnected}\n`);
+  if (config.configError) {
+    io.stderr(
+      `error: ${config.configPath}: ${
+        describeConfigError(config)
+      }; fix or remove the file (the settings above come from the environment)\n`,
+    );
+    return 1;
+  }
+  return 0;
+}
+
+async function statusAll(
+  scope: HonchoCliScope,
+  options: StatusOptions,
+): Promise<number> {
+  const { io } = scope;
+  const profiles = await listProfiles(scope.defaultRoot);
+  const rows: {
+    profile: string;
+    active: boolean;
+    host: string;
+    enabled: boolean;
+    recallMode: string;
+    writeFrequency: string;
+    configPath: string;
+    configError: string | null;
+  }[] = [];
+  for (const profile of profiles) {
+    const config: HonchoConfig = await withProfileSecrets(
+      profile.home,
+      "",
+      () =>
+        loadHonchoConfig({ hermesHome: profile.home, profile: profile.name }),
+    );
+    rows.push({
+      profile: profile.name,
+      active: profile.name === scope.profile,
+      host: config.hostKey,
+      enabled: isHonchoUsable(config),
+      recallMode: config.recallMode,
+      writeFrequency: String(config.writeFrequency),
+      configPath: config.configPath,
+      configError: config.configError ? describeConfigError(config) : null,
+    });
+  }
+  if (options.json) {
+    printJson(io, { profiles: rows });
+    return 0;
+  }
+  io.stdout(
+    formatTable([
+      ["", "Profile", "Host", "Enabled", "Recall", "Write", "Config"],
+      ...rows.map((r) => [
+        r.active ? "*" : "",
+        r.profile,
+        r.host,
+        r.enabled ? "yes" : "no",
+        r.recallMode,
+        r.writeFrequency,
+        r.configError ? `${r.configPath} (broken)` : r.configPath,
+      ]),
+    ]),
+  );
+  io.stdout("(* = the profile this command runs for)\n");
+  return 0;
+}
+
+/**
+ * Attaches `status` to the `honcho` command (also its default command).
+ *
+ * @param honcho The `hermes honcho` command.
+ * @returns The `status` command.
+ *
+ * @example
+ * ```ts
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerStatus } from "./status.ts";
+ * import assert from "node:assert/strict";
+ * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
+ * assert.equal(registerStatus(honcho).name(), "status");
+ * ```
+ */
+export function registerStatus(honcho: HermesCommand): HermesCommand {
+  const command = honcho.command("status", { isDefault: true })
+    .summary("Show settings, their sources, and what Honcho knows")
+    .description(
+      "Show every resolved Honcho setting with where it came from (host block,\n" +
+        "root, env, default), the masked API key, the peers and the session of\n" +
+        "this directory; then connect (timeout 5 s) and show the user card facts\n" +
+        "and the AI representation excerpt, or why it could not connect.\n" +
+        "Runs when 'hermes honcho' is given no command.",
+    )
+    .option("--all", "One row per profile: host, enabled, recall, write", false)
+    .option("--json", "Print JSON (the key stays masked)", false)
+    .option("--offline", "Do not connect; local settings only", false)
+    .example("hermes honcho status")
+    .example("hermes honcho status --json")
+    .example("hermes honcho status --all")
+    .example("hermes honcho --target-profile coder status");
+  command.action(
+    (opts: { all: boolean; json: boolean; offline: boolean }) => {
+      const io: CliIo = command.context.io;
+      return runGuarded(io, () =>
+        runStatus(
+          resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
+          opts,
+        ));
+    },
+  );
+  return command;
+}

@@ -1,0 +1,131 @@
+/**
+ * `hermes honcho strategy [per-session|per-directory|per-repo|global]`:
+ * shows the session strategy (marking the current one) or sets
+ * `sessionStrategy` in the host block.
+ *
+ * @module
+ */
+
+import type { HermesCommand } from "@hermes/memory/cli";
+import {
+  HonchoCliError,
+  type HonchoCliScope,
+  hostLabel,
+  loadScopeConfig,
+  reportWrite,
+  requireReadableConfig,
+  resolveScope,
+  runGuarded,
+  targetProfileOf,
+  writeHonchoFile,
+  writeHostKey,
+} from "./_common.ts";
+import { sourceText } from "./mode.ts";
+
+/** The session strategies with what each does, in display order. */
+export const SESSION_STRATEGIES: readonly (readonly [string, string])[] = [
+  ["per-session", "a new Honcho session for every Hermes session"],
+  ["per-directory", "one session per working directory (the default)"],
+  ["per-repo", "one session per git repository"],
+  ["global", "one session for everything (named after the workspace)"],
+];
+
+/**
+ * Runs `hermes honcho strategy`.
+ *
+ * @param scope The profile and files.
+ * @param strategy The strategy to set; shows the current one when absent.
+ * @returns `0`, `1` when the file cannot be written, `2` for an invalid strategy.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { resolveScope } from "./_common.ts";
+ * import { runStrategy } from "./strategy.ts";
+ * await runStrategy(resolveScope(memoryCliIo()), "per-repo");
+ * ```
+ */
+export async function runStrategy(
+  scope: HonchoCliScope,
+  strategy: string | undefined,
+): Promise<number> {
+  const { io } = scope;
+  const config = await loadScopeConfig(scope);
+  const label = hostLabel(config.hostKey);
+  if (strategy === undefined) {
+    io.stdout(
+      `${label}Session strategy: ${config.sessionStrategy} (${
+        sourceText(config.sources.sessionStrategy)
+      })\n`,
+    );
+    for (const [name, what] of SESSION_STRATEGIES) {
+      io.stdout(
+        `  ${name === config.sessionStrategy ? "*" : " "} ${
+          name.padEnd(13)
+        } ${what}\n`,
+      );
+    }
+    io.stdout("Set it with 'hermes honcho strategy <strategy>'.\n");
+    return 0;
+  }
+  const wanted = strategy.trim().toLowerCase();
+  if (!SESSION_STRATEGIES.some(([name]) => name === wanted)) {
+    throw new HonchoCliError(
+      `Cannot set session strategy '${strategy}': valid strategies are ${
+        SESSION_STRATEGIES.map(([name]) => name).join(", ")
+      }`,
+      2,
+    );
+  }
+  requireReadableConfig(config);
+  const hostKey = writeHostKey(config);
+  const written = await writeHonchoFile(config, scope.hermesHome, {
+    host: { sessionStrategy: wanted },
+    hostKey,
+  });
+  await reportWrite(scope, written);
+  io.stdout(
+    `${label}Session strategy set to ${wanted} (hosts.${hostKey}.sessionStrategy in ${written.path}). Start a new session to use it.\n`,
+  );
+  return 0;
+}
+
+/**
+ * Attaches `strategy` to the `honcho` command.
+ *
+ * @param honcho The `hermes honcho` command.
+ * @returns The `strategy` command.
+ *
+ * @example
+ * ```ts
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerStrategy } from "./strategy.ts";
+ * import assert from "node:assert/strict";
+ * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
+ * assert.equal(registerStrategy(honcho).name(), "strategy");
+ * ```
+ */
+export function registerStrategy(honcho: HermesCommand): HermesCommand {
+  const command = honcho.command("strategy")
+    .argument(
+      "[strategy]",
+      "per-session, per-directory, per-repo or global (shows the current one when omitted)",
+    )
+    .summary("Show or set how Honcho sessions are named")
+    .description(
+      "Show the session strategy (the current one is marked) or set\n" +
+        "sessionStrategy in this profile's host block. A directory mapped with\n" +
+        "'hermes honcho map' always uses its mapped name.",
+    )
+    .example("hermes honcho strategy")
+    .example("hermes honcho strategy per-repo");
+  command.action((strategy: string | undefined) => {
+    const io = command.context.io;
+    return runGuarded(io, () =>
+      runStrategy(
+        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
+        strategy,
+      ));
+  });
+  return command;
+}

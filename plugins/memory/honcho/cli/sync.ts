@@ -1,0 +1,241 @@
+/**
+ * `hermes honcho sync`: gives every profile without a Honcho host block one
+ * cloned from the default block (§10 cloning rules: behaviour and identity
+ * keys copied, `aiPeer` = the profile name, the shared workspace, `enabled`
+ * as the default's), and creates the new AI peers on the server.
+ *
+ * @module
+ */
+
+import { join, resolve } from "node:path";
+import type { HermesCommand } from "@hermes/memory/cli";
+import { type HonchoConfig, loadHonchoConfig } from "../config.ts";
+import {
+  describeConfigError,
+  type HonchoCliScope,
+  isRecord,
+  listProfiles,
+  printJson,
+  resolveScope,
+  runGuarded,
+  withProfileSecrets,
+  writeHonchoFile,
+} from "./_common.ts";
+import {
+  createPeersEagerly,
+  defaultHostBlock,
+  inheritedHostBlock,
+  sharedWorkspace,
+  SYNC_INHERITED_KEYS,
+} from "./_clone.ts";
+
+/** Options of {@linkcode runSync}. */
+export interface SyncOptions {
+  /** Print JSON. @default {false} */
+  json?: boolean;
+  /** Only report; write nothing. @default {false} */
+  dryRun?: boolean;
+  /** Do not create peers on the server. @default {false} */
+  noPeers?: boolean;
+}
+
+/** What happened to one profile. */
+export interface SyncResult {
+  /** The profile. */
+  profile: string;
+  /** Its host key. */
+  host: string;
+  /** `cloned`, `configured` (already had a block), or `skipped` (with `reason`). */
+  action: "cloned" | "configured" | "skipped";
+  /** The file written or read. */
+  path: string;
+  /** Why it was skipped, or why peers were not created. */
+  reason?: string;
+}
+
+async function loadProfileConfig(
+  home: string,
+  profile: string,
+): Promise<HonchoConfig> {
+  return await withProfileSecrets(
+    home,
+    "",
+    () => loadHonchoConfig({ hermesHome: home, profile }),
+  );
+}
+
+/**
+ * Runs `hermes honcho sync`.
+ *
+ * @param scope The profile and files (the default root is what matters).
+ * @param options `--json`, `--dry-run`, `--no-peers`.
+ * @returns `0`, or `1` when the default profile has no Honcho settings or
+ * a write failed.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { resolveScope } from "./_common.ts";
+ * import { runSync } from "./sync.ts";
+ * await runSync(resolveScope(memoryCliIo()));
+ * ```
+ */
+export async function runSync(
+  scope: HonchoCliScope,
+  options: SyncOptions = {},
+): Promise<number> {
+  const { io } = scope;
+  const base = await loadProfileConfig(scope.defaultRoot, "default");
+  if (base.configError) {
+    io.stderr(
+      `error: Cannot sync from ${base.configPath}: ${
+        describeConfigError(base)
+      }; fix or remove the file, nothing was written\n`,
+    );
+    return 1;
+  }
+  if (!base.explicitlyConfigured && !base.apiKey && !base.baseUrl) {
+    io.stderr(
+      `error: Nothing to sync: the default profile has no Honcho settings (${base.configPath}); run 'hermes honcho setup' first\n`,
+    );
+    return 1;
+  }
+  const source = defaultHostBlock(base.raw);
+  const workspace = sharedWorkspace(base.raw);
+  const enabled = typeof source.enabled === "boolean" ? source.enabled : true;
+  const results: SyncResult[] = [];
+  let failed = false;
+  for (const profile of await listProfiles(scope.defaultRoot)) {
+    if (profile.name === "default") continue;
+    const config = await loadProfileConfig(profile.home, profile.name);
+    if (config.configError) {
+      results.push({
+        profile: profile.name,
+        host: config.hostKey,
+        action: "skipped",
+        path: config.configPath,
+        reason: describeConfigError(config),
+      });
+      continue;
+    }
+    const hosts = isRecord(config.raw.hosts) ? config.raw.hosts : {};
+    if (
+      Object.keys(config.hostBlock).length > 0 ||
+      isRecord(hosts[config.hostKey])
+    ) {
+      results.push({
+        profile: profile.name,
+        host: config.hostKey,
+        action: "configured",
+        path: config.configPath,
+      });
+      continue;
+    }
+    const ownFile = join(resolve(profile.home), "honcho.json");
+    const writeHome = resolve(config.configPath) === ownFile
+      ? profile.home
+      : scope.defaultRoot;
+    const writeBase = writeHome === profile.home ? config : base;
+    const block = inheritedHostBlock(source, {
+      keys: SYNC_INHERITED_KEYS,
+      aiPeer: profile.name,
+      workspace,
+      enabled,
+    });
+    const result: SyncResult = {
+      profile: profile.name,
+      host: config.hostKey,
+      action: "cloned",
+      path: join(resolve(writeHome), "honcho.json"),
+    };
+    results.push(result);
+    if (options.dryRun) continue;
+    try {
+      await writeHonchoFile(writeBase, writeHome, {
+        host: block,
+        hostKey: config.hostKey,
+      });
+    } catch (error) {
+      result.action = "skipped";
+      result.reason = error instanceof Error ? error.message : String(error);
+      failed = true;
+      continue;
+    }
+    if (!options.noPeers) {
+      const after = await loadProfileConfig(profile.home, profile.name);
+      const created = await createPeersEagerly(after);
+      if (created.error) result.reason = `peers not created: ${created.error}`;
+    }
+  }
+  const cloned = results.filter((r) => r.action === "cloned");
+  const configured = results.filter((r) => r.action === "configured");
+  const skipped = results.filter((r) => r.action === "skipped");
+  if (options.json) {
+    printJson(io, { dryRun: Boolean(options.dryRun), results });
+    return failed ? 1 : 0;
+  }
+  for (const r of results) {
+    const verb = r.action === "cloned"
+      ? options.dryRun ? "would clone into" : "cloned into"
+      : r.action === "configured"
+      ? "already configured in"
+      : "skipped";
+    io.stdout(
+      `  ${r.profile.padEnd(16)} ${r.host.padEnd(20)} ${verb} ${
+        r.action === "skipped" ? `(${r.reason})` : r.path
+      }${r.action === "cloned" && r.reason ? ` (${r.reason})` : ""}\n`,
+    );
+  }
+  io.stdout(
+    `${
+      options.dryRun ? "Would clone" : "Cloned"
+    } Honcho settings into ${cloned.length} profile${
+      cloned.length === 1 ? "" : "s"
+    }; ${configured.length} already configured${
+      skipped.length > 0 ? `; ${skipped.length} skipped` : ""
+    }\n`,
+  );
+  return failed ? 1 : 0;
+}
+
+/**
+ * Attaches `sync` to the `honcho` command.
+ *
+ * @param honcho The `hermes honcho` command.
+ * @returns The `sync` command.
+ *
+ * @example
+ * ```ts
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerSync } from "./sync.ts";
+ * import assert from "node:assert/strict";
+ * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
+ * assert.equal(registerSync(honcho).name(), "sync");
+ * ```
+ */
+export function registerSync(honcho: HermesCommand): HermesCommand {
+  const command = honcho.command("sync")
+    .summary("Give every profile without Honcho settings a cloned host block")
+    .description(
+      "For every profile under <root>/profiles/ whose honcho.json has no host\n" +
+        "block, clone the default block: recall, write, session, dialectic and\n" +
+        "peer-mapping settings and peerName; aiPeer = the profile name; the shared\n" +
+        "workspace. The blocks go to the file each profile reads (its own\n" +
+        "honcho.json, else the default profile's). New AI peers are created.",
+    )
+    .option("--dry-run", "Show what would change; write nothing", false)
+    .option("--no-peers", "Do not create the new peers on the server")
+    .option("--json", "Print JSON", false)
+    .example("hermes honcho sync")
+    .example("hermes honcho sync --dry-run");
+  command.action((opts: { dryRun: boolean; peers: boolean; json: boolean }) => {
+    const io = command.context.io;
+    return runGuarded(io, () =>
+      runSync(resolveScope(io), {
+        dryRun: opts.dryRun,
+        noPeers: opts.peers === false,
+        json: opts.json,
+      }));
+  });
+  return command;
+}

@@ -7,7 +7,17 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { KEYS, spawnPty } from "./helpers/pty.ts";
 import { loadConfig } from "../src/config.ts";
-import { cliGrant } from "../src/cli/mod.ts";
+import {
+  cliGrant,
+  grantFromFlags,
+  mergeGrants,
+  type RunGrant,
+} from "../src/cli/mod.ts";
+import { listMemoryProviderNames } from "../src/plugin_discovery.ts";
+import {
+  denoRunFlags,
+  providerPermissions,
+} from "../src/provider_permissions.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 // The child gets a scratch HOME; it must still find the npm cache.
@@ -17,12 +27,14 @@ const DENO_DIR = Deno.env.get("DENO_DIR") ??
 /** The `hermes` task of deno.json (the line given to the maintainers). */
 export const HERMES_TASK = [
   "deno run --no-prompt --cached-only",
-  "--allow-read=$HOME/.hermes,.",
+  "--allow-read=$HOME/.hermes,.,$HOME/.honcho/config.json",
   "--allow-write=$HOME/.hermes",
   "--allow-env=HERMES_HOME,HOME,HERMES_DATA_DIR_SUFFIX,HERMES_ENABLE_PROJECT_PLUGINS,HERMES_SESSION_SOURCE,TERMINAL_CWD,LOG_TOKENS,LOG_STREAM," +
   "TERM,COLORTERM,TERM_PROGRAM,TERM_PROGRAM_VERSION,TMUX,NO_COLOR,FORCE_COLOR,NODE_DISABLE_COLORS," +
   "CI,CI_NAME,TF_BUILD,TEAMCITY_VERSION,GITHUB_ACTIONS,GITEA_ACTIONS,CIRCLECI,TRAVIS,APPVEYOR,GITLAB_CI,BUILDKITE,DRONE," +
-  "INQUIRER_KEYBINDINGS,CLI_WIDTH",
+  "INQUIRER_KEYBINDINGS,CLI_WIDTH," +
+  "HONCHO_API_KEY,HONCHO_BASE_URL,HONCHO_URL,HONCHO_ENVIRONMENT,HONCHO_TIMEOUT,HERMES_HONCHO_HOST",
+  "--allow-net=api.honcho.dev",
   "src/cli/main.ts",
 ].join(" ");
 
@@ -89,12 +101,33 @@ Deno.test("hermes task line in deno.json matches the tested flags", async () => 
   );
 });
 
-Deno.test("hermes task grants exactly the environment the CLI declares", () => {
-  const env = taskArgs("/u").find((a) => a.startsWith("--allow-env="));
-  assert.deepEqual(
-    env?.slice("--allow-env=".length).split(","),
-    cliGrant("/u/.hermes").env,
-  );
+Deno.test("hermes task grants the CLI's own needs plus every bundled provider's sandbox", async () => {
+  // plugin.yaml paths such as ~/.honcho expand with the process's HOME.
+  const home = Deno.env.get("HOME") ?? "/root";
+  const task = grantFromFlags(taskArgs(home)).grant;
+  const needed: RunGrant[] = [cliGrant(join(home, ".hermes"))];
+  for (
+    const name of await listMemoryProviderNames({ hermesHome: "/nonexistent" })
+  ) {
+    const grant = await providerPermissions(name, {
+      hermesHome: join(home, ".hermes"),
+      config: {},
+    });
+    assert.ok(grant, name);
+    needed.push(grantFromFlags(denoRunFlags(grant)).grant);
+  }
+  const want = mergeGrants(...needed);
+  // Paths: the task grants "." (the framework) instead of each bundled dir.
+  const covered = (path: string): boolean =>
+    task.read.some((p) =>
+      p === path ||
+      (p === "." && `${path}/`.startsWith(ROOT)) ||
+      path.startsWith(`${p}/`)
+    );
+  for (const path of want.read) assert.ok(covered(path), `read ${path}`);
+  assert.deepEqual(task.write, want.write);
+  assert.deepEqual(new Set(task.env), new Set(want.env));
+  assert.deepEqual(new Set(task.net), new Set(want.net));
 });
 
 Deno.test("hermes --help and memory reset --help run under the task flags", async () => {

@@ -1,16 +1,24 @@
-// The CLI's one seam over the plugin API (area D). PROVISIONAL: built-in
-// fallbacks until src/plugin_*.ts lands; then this file only re-exports.
+// The CLI's one seam over the plugin API (discovery, loader, permissions,
+// provider CLI, dependencies): the commands import from here only, so the
+// shapes the CLI shows are decided in one place.
 
 import type { MemoryProvider } from "../memory_provider.ts";
+import type { HermesCommand } from "./hermes_command.ts";
 import {
   discoverMemoryProviders,
   findMemoryProvider,
   listMemoryProviderNames,
 } from "../plugin_discovery.ts";
 import { denoRunFlags, providerPermissions } from "../provider_permissions.ts";
-import type { HermesCommand } from "./hermes_command.ts";
+import { loadMemoryProvider } from "../provider_loader.ts";
+import { loadProviderCli } from "../provider_cli.ts";
+import {
+  prepareProviderDependencies,
+  providerDependencyStatus,
+} from "../provider_deps.ts";
 
 export { isBuiltinSentinel } from "../plugin_discovery.ts";
+export { DependencyInstallError } from "../provider_deps.ts";
 
 /** A discovered provider, as the CLI lists it. */
 export interface DiscoveredProvider {
@@ -20,9 +28,11 @@ export interface DiscoveredProvider {
   available: boolean | null;
 }
 
-/** Lists providers with their availability probe. */
-export async function discoverProviders(): Promise<DiscoveredProvider[]> {
-  return (await discoverMemoryProviders()).map((p) => ({
+/** Lists providers, with their availability probe unless `probe` is false. */
+export async function discoverProviders(
+  probe = true,
+): Promise<DiscoveredProvider[]> {
+  return (await discoverMemoryProviders({ probe })).map((p) => ({
     name: p.name,
     description: p.description,
     source: p.source,
@@ -53,18 +63,42 @@ export async function locateProvider(
   };
 }
 
-export function loadProvider(_name: string): Promise<MemoryProvider | null> {
-  return Promise.resolve(null);
+/**
+ * Loads a provider in its sandbox without registering skills (the CLI
+ * inspects, configures or replays; it never runs an agent session).
+ */
+export function loadProvider(name: string): Promise<MemoryProvider | null> {
+  return loadMemoryProvider(name, { registerSkills: false });
 }
 
+/** Ends a provider the CLI loaded (stops its sandbox worker). */
+export async function closeProvider(
+  provider: MemoryProvider | null,
+): Promise<void> {
+  if (provider === null) return;
+  try {
+    await provider.shutdown();
+  } catch {
+    // Closing is best effort.
+  }
+}
+
+/** The active provider's command line contribution. */
 export interface ProviderCli {
   name: string;
   description: string;
   registerCli(command: HermesCommand): void | Promise<void>;
 }
 
-export function loadCli(_name: string): Promise<ProviderCli | null> {
-  return Promise.resolve(null);
+/** Loads the `cli.ts` of the active provider (`null` when it has none). */
+export async function loadCli(name: string): Promise<ProviderCli | null> {
+  const cli = await loadProviderCli(name);
+  if (cli === null) return null;
+  return {
+    name: cli.name,
+    description: cli.help,
+    registerCli: (command: HermesCommand) => cli.registerCli(command),
+  };
 }
 
 export interface DependencyInfo {
@@ -73,10 +107,25 @@ export interface DependencyInfo {
   details: string[];
 }
 
-export function providerDependencies(
-  _name: string,
+/** Dependency readiness, or `undefined` when it cannot be told. */
+export async function providerDependencies(
+  name: string,
 ): Promise<DependencyInfo | undefined> {
-  return Promise.resolve(undefined);
+  try {
+    const status = await providerDependencyStatus(name);
+    if (status === null) return undefined;
+    return {
+      ready: status.ready,
+      summary: status.summary,
+      details: status.details,
+    };
+  } catch (error) {
+    return {
+      ready: false,
+      summary: "cannot be checked",
+      details: [error instanceof Error ? error.message : String(error)],
+    };
+  }
 }
 
 export interface SandboxInfo {
@@ -118,8 +167,13 @@ export interface PreparedDependencies {
   messages: string[];
 }
 
-export function prepareDependencies(
-  _name: string,
+/**
+ * Caches the provider's declared dependencies.
+ * Throws `DependencyInstallError` on failure.
+ */
+export async function prepareDependencies(
+  name: string,
 ): Promise<PreparedDependencies> {
-  return Promise.resolve({ messages: [] });
+  const result = await prepareProviderDependencies(name);
+  return { messages: result.messages };
 }

@@ -9,12 +9,12 @@
 
 import type { CliIo } from "./cli_io.ts";
 import { errorMessage } from "./format.ts";
-import { isBuiltinSentinel, loadProvider } from "./_plugins.ts";
+import { closeProvider, isBuiltinSentinel, loadProvider } from "./_plugins.ts";
 import { getHermesHome } from "../hermes_home.ts";
 import { getConfigValue, loadConfig } from "../config.ts";
 import { MemoryManager } from "../memory_manager.ts";
 import { BuiltinMemoryProvider } from "../builtin_provider.ts";
-import type { HermesConfig } from "../memory_provider.ts";
+import type { HermesConfig, MemoryProvider } from "../memory_provider.ts";
 
 /** What {@linkcode openAgentMemory} built. */
 export interface AgentMemory {
@@ -82,8 +82,9 @@ export async function openAgentMemory(
     configured,
   };
   if (configured !== null) {
+    let provider: MemoryProvider | null = null;
     try {
-      const provider = await loadProvider(configured);
+      provider = await loadProvider(configured);
       if (provider === null) {
         result.skipped = "it could not be loaded";
       } else if (!(await provider.isAvailable())) {
@@ -97,6 +98,7 @@ export async function openAgentMemory(
     } catch (error) {
       result.skipped = `it failed to load: ${errorMessage(error)}`;
     }
+    if (result.external === null) await closeProvider(provider);
     if (result.skipped) {
       io.stderr(
         `warning: memory provider '${configured}' is not used because ${result.skipped}; see 'hermes memory status'\n`,

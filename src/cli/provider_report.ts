@@ -11,6 +11,7 @@ import { join } from "node:path";
 import type { CliIo } from "./cli_io.ts";
 import { errorMessage } from "./format.ts";
 import {
+  closeProvider,
   discoverProviders,
   loadProvider,
   locateProvider,
@@ -20,7 +21,11 @@ import {
 import { getHermesHome } from "../hermes_home.ts";
 import { loadEnvFile } from "../env_file.ts";
 import { getConfigValue } from "../config.ts";
-import type { ConfigField, HermesConfig } from "../memory_provider.ts";
+import type {
+  ConfigField,
+  HermesConfig,
+  MemoryProvider,
+} from "../memory_provider.ts";
 
 /** One discovered provider plugin. */
 export interface PluginReport {
@@ -192,8 +197,9 @@ export async function collectProviderReport(
   report.source = location.source;
   report.directory = location.dir;
 
+  let provider: MemoryProvider | null = null;
   try {
-    const provider = await loadProvider(name);
+    provider = await loadProvider(name);
     if (provider === null) {
       report.loadError =
         "the plugin did not register a provider (see the warning above)";
@@ -233,6 +239,8 @@ export async function collectProviderReport(
     }
   } catch (error) {
     report.loadError = errorMessage(error);
+  } finally {
+    await closeProvider(provider);
   }
   report.dependencies = await providerDependencies(name);
   report.sandbox = await sandboxGrant(name, config);

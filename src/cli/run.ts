@@ -1,15 +1,10 @@
 /**
- * The `hermes` command line: `hermes memory …` plus the active memory
- * provider's own `hermes <provider> …` tree.
+ * Builds and runs the `hermes` command tree: `hermes memory …` plus the
+ * active memory provider's own `hermes <provider> …` tree.
  *
- * Run it with the flags of the `hermes` task (see `docs/readme/cli.md`):
- *
- * ```sh
- * deno run --no-prompt --cached-only --allow-read … src/cli/main.ts memory status
- * ```
- *
- * {@linkcode main} never exits the process; only the `import.meta.main`
- * block of this file does.
+ * Kept apart from the entry file `main.ts`: a provider's `cli.ts` imports
+ * `@hermes/memory/cli` while the entry is still running its top-level
+ * `await`, so that module graph must not include the entry.
  *
  * @module
  */
@@ -153,9 +148,4 @@ async function run(
     }
     return 1;
   }
-}
-
-if (import.meta.main) {
-  const code = await main(Deno.args);
-  Deno.exit(code);
 }

@@ -35,6 +35,8 @@ import {
   SetupValueError,
 } from "../setup_fields.ts";
 import {
+  closeProvider,
+  DependencyInstallError,
   discoverProviders,
   isBuiltinSentinel,
   loadProvider,
@@ -168,7 +170,7 @@ async function setup(options: MemorySetupOptions, io: CliIo): Promise<number> {
 
   const location = await locateProvider(name);
   if (location === null) {
-    const names = (await discoverProviders()).map((p) => p.name);
+    const names = (await discoverProviders(false)).map((p) => p.name);
     throw new SetupStop(
       `error: memory provider '${name}' was not found; installed: ${
         names.length > 0 ? names.join(", ") : "(none)"
@@ -187,9 +189,30 @@ async function setup(options: MemorySetupOptions, io: CliIo): Promise<number> {
   }
 
   try {
+    return await configureProvider(
+      name,
+      provider,
+      assignments,
+      interactive,
+      io,
+    );
+  } finally {
+    await closeProvider(provider);
+  }
+}
+
+async function configureProvider(
+  name: string,
+  provider: MemoryProvider,
+  assignments: SetAssignment[],
+  interactive: boolean,
+  io: CliIo,
+): Promise<number> {
+  try {
     const prepared = await prepareDependencies(name);
     for (const message of prepared.messages) io.stdout(`${message}\n`);
   } catch (error) {
+    if (!(error instanceof DependencyInstallError)) throw error;
     throw new SetupStop(
       `Memory setup failed: ${
         errorMessage(error)
@@ -222,16 +245,19 @@ async function setup(options: MemorySetupOptions, io: CliIo): Promise<number> {
 }
 
 async function pickProvider(io: CliIo): Promise<string> {
-  const discovered = await discoverProviders();
+  const discovered = await discoverProviders(false);
   const choices: { value: string; name: string; description?: string }[] = [];
   for (const p of discovered) {
     let hint = "";
+    let provider: MemoryProvider | null = null;
     try {
-      const provider = await loadProvider(p.name);
+      provider = await loadProvider(p.name);
       if (provider === null) continue;
       hint = setupHint(await provider.getConfigSchema() ?? []);
     } catch {
       continue; // Load failures are skipped, as Hermes does.
+    } finally {
+      await closeProvider(provider);
     }
     choices.push({
       value: p.name,

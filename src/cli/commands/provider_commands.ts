@@ -8,7 +8,7 @@
  */
 
 import type { HermesCommand } from "../hermes_command.ts";
-import { errorMessage } from "../format.ts";
+import { errorMessage, shortDescription } from "../format.ts";
 import { isBuiltinSentinel, listProviderNames, loadCli } from "../_plugins.ts";
 import { getConfigValue, loadConfig } from "../../config.ts";
 import { log } from "../../log.ts";
@@ -72,7 +72,7 @@ export async function attachProviderCommand(
   if (cli === null) return undefined;
   const description = cli.description || `Manage ${active} memory plugin`;
   const command = program.command(active)
-    .summary(description.split("\n", 1)[0] ?? description)
+    .summary(shortDescription(description))
     .description(description);
   try {
     await cli.registerCli(command);

@@ -124,6 +124,12 @@ export interface HonchoProviderOptions {
   writerRetryMaxDelayMs?: number;
   /** Least time between two session-init attempts started by hooks, in ms. @default {5000} */
   initRetryDelayMs?: number;
+  /**
+   * How long a pre-compress checkpoint may take, in ms.
+   *
+   * @default {max(10000, request timeout)}
+   */
+  checkpointTimeoutMs?: number;
   /** Read this `honcho.json` instead of resolving one. */
   configPath?: string;
   /** The Hermes version for the telemetry header. */
@@ -1666,7 +1672,8 @@ export class HonchoMemoryProvider extends MemoryProvider {
     if (!config.saveMessages) {
       throw new Error("saveMessages is off, so nothing is stored in Honcho");
     }
-    const budget = Math.max(10_000, this.#timeoutMs());
+    const budget = this.#options.checkpointTimeoutMs ??
+      Math.max(10_000, this.#timeoutMs());
     const deadline = this.#now() + budget;
     const left = (): number => Math.max(0, deadline - this.#now());
     const controller = new AbortController();

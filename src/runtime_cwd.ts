@@ -13,7 +13,7 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { join, resolve } from "node:path";
+import { resolve, sep } from "node:path";
 import process from "node:process";
 import { readProcessEnv } from "./env.ts";
 import { log } from "./log.ts";
@@ -76,8 +76,11 @@ function isUsableDirectory(path: string, source: string): boolean {
   let reason: string | undefined;
   try {
     // Looking up "." inside the directory needs search (execute) permission,
-    // so this also fails for a directory the process cannot enter.
-    if (!Deno.statSync(join(path, ".")).isDirectory) reason = "not a directory";
+    // so this also fails for a directory the process cannot enter. Built by
+    // hand: path.join() would normalize the "." away and stat the directory
+    // itself, which needs no permission on it.
+    const dot = path.endsWith(sep) ? `${path}.` : `${path}${sep}.`;
+    if (!Deno.statSync(dot).isDirectory) reason = "not a directory";
   } catch (error) {
     reason = error instanceof Deno.errors.NotFound
       ? "it does not exist"

@@ -133,17 +133,19 @@ export async function runMemorySetup(
 async function setup(options: MemorySetupOptions, io: CliIo): Promise<number> {
   const assignments = (options.set ?? []).map(parseSetAssignment);
   const interactive = io.stdinIsTerminal && !options.yes;
-  if (!io.stdinIsTerminal && !options.yes && assignments.length === 0) {
-    throw new SetupStop(
+  const noTerminal = (): SetupStop =>
+    new SetupStop(
       "error: standard input is not a terminal, so setup cannot ask questions; re-run with --yes " +
         "(keeps current values and defaults) and --set key=value for each setting, " +
         "e.g. hermes memory setup <provider> --yes --set key=value",
       USAGE_EXIT_CODE,
     );
-  }
 
   let name = options.provider?.trim();
   if (name === undefined || name === "") {
+    if (!io.stdinIsTerminal && !options.yes && assignments.length === 0) {
+      throw noTerminal();
+    }
     if (!interactive) {
       throw new SetupStop(
         "error: name the provider to set up without questions: hermes memory setup <provider> --yes " +
@@ -168,6 +170,9 @@ async function setup(options: MemorySetupOptions, io: CliIo): Promise<number> {
     return 0;
   }
 
+  if (!io.stdinIsTerminal && !options.yes && assignments.length === 0) {
+    throw noTerminal();
+  }
   const location = await locateProvider(name);
   if (location === null) {
     const names = (await discoverProviders(false)).map((p) => p.name);

@@ -319,7 +319,7 @@ async function interactiveMap(
     `Map gateway accounts to Honcho peers (workspace ${workspace}${
       peersError
         ? `; peers not listed: ${peersError}`
-        : `, ${peers.length} peers`
+        : `, ${plural(peers.length, "peer")}`
     }).\n`,
   );
   if (accounts.length === 0) {
@@ -376,7 +376,7 @@ async function interactiveMap(
           `Workspace ${workspace}: ${
             peersError
               ? `peers not listed: ${peersError}`
-              : `${peers.length} peers`
+              : plural(peers.length, "peer")
           }\n`,
         );
       }
@@ -635,4 +635,8 @@ export function registerPeers(honcho: HermesCommand): HermesCommand {
       ));
   });
   return peers;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }

@@ -459,7 +459,11 @@ export async function runSetup(
     root.base_url = undefined;
     host.baseUrl = undefined;
     host.base_url = undefined;
-    if (plan.newKey !== undefined) root.apiKey = plan.newKey;
+    if (plan.newKey !== undefined) {
+      // A host key would shadow the new root key.
+      root.apiKey = plan.newKey;
+      host.apiKey = undefined;
+    }
   } else {
     host.baseUrl = plan.baseUrl;
     host.base_url = undefined;
@@ -722,7 +726,7 @@ async function collectPlan(
       message,
       choices: choices.map(([value, description]) => ({
         value,
-        name: value,
+        name: value === "every-n" ? "every N turns" : value,
         description: description || undefined,
       })),
       default: choices.some(([v]) => v === preset) ? preset : choices[0]![0],
@@ -737,7 +741,7 @@ async function collectPlan(
     const current = String(config.writeFrequency);
     const chosen = await pick(
       "When are turns written to Honcho?",
-      [...WRITE_FREQUENCIES, ["every-n", "every N turns"]],
+      [...WRITE_FREQUENCIES, ["every-n", "write after every N turns"]],
       /^\d+$/.test(current) ? "every-n" : current,
     );
     if (chosen === "every-n") {
@@ -863,9 +867,9 @@ function printPlan(io: CliIo, config: HonchoConfig, plan: SetupPlan): void {
     ],
     [
       "API key",
-      `${
-        plan.effectiveKey ? maskSecret(plan.effectiveKey) : "(none)"
-      }: ${plan.keyWhere}`,
+      plan.effectiveKey
+        ? `${maskSecret(plan.effectiveKey)}: ${plan.keyWhere}`
+        : plan.keyWhere,
     ],
     ["User peer", plan.peerName ?? "(none)"],
     ["AI peer", plan.aiPeer],
@@ -926,7 +930,7 @@ function printSummary(io: CliIo, config: HonchoConfig, plan: SetupPlan): void {
       "API key",
       config.apiKey
         ? `${maskSecret(config.apiKey)} (${plan.keyWhere})`
-        : "(none)",
+        : plan.keyWhere,
     ],
     ["Workspace", config.workspaceId],
     [

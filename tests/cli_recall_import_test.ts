@@ -220,9 +220,7 @@ Deno.test("memory recall shows the system block, fenced prefetch and recall stat
       join(home, "memories", "USER.md"),
       "Name: Ada",
     );
-    const syncs = async (): Promise<number> =>
-      (await journal(home)).filter((e) => e.kind === "sync").length;
-    const before = await syncs();
+    const before = (await journal(home)).length;
     const { code, out, err } = await run(home, [
       "memory",
       "recall",
@@ -245,9 +243,9 @@ Deno.test("memory recall shows the system block, fenced prefetch and recall stat
       out,
       /── Recall status ──\n🧠 Journal — recalled 2 memories\n$/,
     );
-    // A preview records no turn: nothing is synced.
-    assert.equal(before, 2);
-    assert.equal(await syncs(), before);
+    // A preview records no turn: no turn start, no sync.
+    assert.equal(before, 4);
+    assert.equal((await journal(home)).length, before);
 
     const json = JSON.parse(
       (await run(home, ["memory", "recall", "deploy", "--json"])).out,

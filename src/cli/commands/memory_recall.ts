@@ -31,7 +31,8 @@ export interface MemoryRecallOptions {
 
 /**
  * Previews recall for one message in the active profile. Providers are
- * initialized for inspection only; nothing is written.
+ * initialized for inspection only and no turn is recorded (no turn start,
+ * no sync).
  *
  * @param text The user's message.
  * @param options Session id and output format.
@@ -53,7 +54,6 @@ export async function runMemoryRecall(
   const memory = await openAgentMemory(io, { sessionId, inspection: true });
   const { manager } = memory;
   try {
-    await manager.onTurnStart(1, text, { platform: "cli" });
     const systemPrompt = await manager.buildSystemPrompt();
     const trivial = isTrivialPrompt(text);
     const prefetch = trivial
@@ -124,7 +124,7 @@ export function registerMemoryRecall(memory: HermesCommand): HermesCommand {
       "Show what the agent would be given for a message: the memory blocks of the\n" +
         "system prompt, the fenced <memory-context> recalled before the message\n" +
         "(prefetch) and the recall status line. Providers are initialized for\n" +
-        "inspection; nothing is written.",
+        "inspection and no turn is recorded.",
     )
     .option("--session <id>", "Session id for the preview", "cli-recall")
     .option("--json", "Print the result as JSON (no colour)", false)

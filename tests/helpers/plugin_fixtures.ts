@@ -144,6 +144,8 @@ export interface RunChildOptions {
   input?: string;
   /** Extra environment. */
   env?: Record<string, string>;
+  /** The `--config` file; `null` for none (default: the repo's deno.json). */
+  config?: string | null;
 }
 
 /**
@@ -161,7 +163,9 @@ export async function runChild(
     Deno.execPath(),
     "run",
     "--quiet",
-    `--config=${join(REPO, "deno.json")}`,
+    ...(options.config === null
+      ? []
+      : [`--config=${options.config ?? join(REPO, "deno.json")}`]),
     ...(options.flags ?? []),
     script,
     ...(options.args ?? []),
@@ -196,5 +200,78 @@ export async function runChild(
     code: output.code,
     stdout: decoder.decode(output.stdout),
     stderr: decoder.decode(output.stderr),
+  };
+}
+
+/** What {@linkcode runChildOnTerminal} saw. */
+export interface TerminalRun {
+  /** Everything the child wrote to the terminal, ANSI codes removed. */
+  output: string;
+  /** Whether Deno showed a permission prompt (it was answered `y`). */
+  prompted: boolean;
+  /** Exit code of `script`. */
+  code: number;
+}
+
+/**
+ * Runs `source` like {@linkcode runChild}, but on a pseudo-terminal
+ * (`script -qec`); any Deno permission prompt is answered `y`.
+ */
+export async function runChildOnTerminal(
+  dir: string,
+  source: string,
+  flags: string[],
+): Promise<TerminalRun> {
+  const script = join(dir, `tty_${crypto.randomUUID().slice(0, 8)}.ts`);
+  await Deno.writeTextFile(script, source);
+  const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+  const argv = [
+    Deno.execPath(),
+    "run",
+    "--quiet",
+    `--config=${join(REPO, "deno.json")}`,
+    ...flags,
+    script,
+  ];
+  const child = new Deno.Command("script", {
+    args: ["-qec", argv.map(quote).join(" "), "/dev/null"],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const reader = child.stdout.getReader();
+  const decoder = new TextDecoder();
+  let output = "";
+  let prompted = false;
+  const timer = setTimeout(() => {
+    try {
+      child.kill();
+    } catch {
+      // Already gone.
+    }
+  }, 30_000);
+  try {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      output += decoder.decode(value, { stream: true });
+      if (!prompted && /Allow\? \[y\/n/.test(output)) {
+        prompted = true;
+        // Deno flushes pending input after printing the prompt: answer later.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await writer.write(new TextEncoder().encode("y\r"));
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    await writer.close().catch(() => {});
+  }
+  const status = await child.status;
+  return {
+    output: output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replaceAll("\r", ""),
+    prompted,
+    code: status.code,
   };
 }

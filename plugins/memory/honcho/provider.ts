@@ -1234,7 +1234,13 @@ export class HonchoMemoryProvider extends MemoryProvider {
     });
   }
 
-  /** Fetches the base layer: 1 request for the user side, 1 for the AI side. */
+  /**
+   * Fetches the base layer: one session-context request for the user side
+   * (summary, representation, card) and one peer-context request for the AI
+   * side, in parallel; sections excluded by `injection.sessionStart` are not
+   * fetched. A side that fails is left out; when both fail the error is
+   * thrown (auth first).
+   */
   async #fetchBaseContext(
     query: string,
     signal: AbortSignal,
@@ -1245,59 +1251,58 @@ export class HonchoMemoryProvider extends MemoryProvider {
     const sections = config.injectionSessionStart;
     const wants = (name: string): boolean =>
       sections === undefined || (sections as string[]).includes(name);
+    const cards = (list: string[] | null): string =>
+      (list ?? []).map((f) => f.trim()).filter(Boolean).join("\n");
     const data: BaseContextData = {};
-    let failure: unknown;
-    let successes = 0;
+    const jobs: Promise<void>[] = [];
     if (wants("summary") || wants("peerRepresentation") || wants("peerCard")) {
       const aiObserves = this.#aiObservesOthers();
-      const observer = aiObserves ? identity.aiPeerId : identity.userPeerId;
-      try {
-        const ctx = await client.getSessionContext(identity.sessionId, {
+      jobs.push(
+        client.getSessionContext(identity.sessionId, {
           summary: true,
           tokens: config.contextTokens && config.contextTokens > 0
             ? Math.floor(config.contextTokens)
             : undefined,
           peerTarget: identity.userPeerId,
-          peerPerspective: aiObserves ? observer : undefined,
+          peerPerspective: aiObserves ? identity.aiPeerId : undefined,
           searchQuery: query.trim()
             ? capDialecticInput(query.trim(), SEARCH_QUERY_MAX_CHARS)
             : undefined,
           signal,
-        });
-        successes++;
-        const summary = cleanHonchoSummary(ctx.summary?.content);
-        if (summary) data.summary = summary;
-        if (ctx.peerRepresentation?.trim()) {
-          data.representation = ctx.peerRepresentation.trim();
-        }
-        const card = (ctx.peerCard ?? []).map((f) => f.trim()).filter(Boolean);
-        if (card.length > 0) data.card = card.join("\n");
-      } catch (error) {
-        if (signal.aborted) throw error;
-        failure = error;
-        if (error instanceof AuthError) throw error;
-      }
+        }).then((ctx) => {
+          const summary = cleanHonchoSummary(ctx.summary?.content);
+          if (summary) data.summary = summary;
+          const representation = ctx.peerRepresentation?.trim();
+          if (representation) data.representation = representation;
+          const card = cards(ctx.peerCard);
+          if (card) data.card = card;
+        }),
+      );
     }
     if (wants("aiRepresentation") || wants("aiCard")) {
-      try {
-        const ctx = await client.getPeerContext(identity.aiPeerId, {
+      jobs.push(
+        client.getPeerContext(identity.aiPeerId, {
           target: identity.aiPeerId,
           signal,
-        });
-        successes++;
-        if (ctx.representation?.trim()) {
-          data.aiRepresentation = ctx.representation.trim();
-        }
-        const card = (ctx.peerCard ?? []).map((f) => f.trim()).filter(Boolean);
-        if (card.length > 0) data.aiCard = card.join("\n");
-      } catch (error) {
-        if (signal.aborted) throw error;
-        failure ??= error;
-        if (error instanceof AuthError) throw error;
-      }
+        }).then((ctx) => {
+          const representation = ctx.representation?.trim();
+          if (representation) data.aiRepresentation = representation;
+          const card = cards(ctx.peerCard);
+          if (card) data.aiCard = card;
+        }),
+      );
     }
-    if (successes === 0 && failure !== undefined) throw failure;
-    if (successes > 0 && failure === undefined) this.#notices.clear();
+    const outcomes = await Promise.allSettled(jobs);
+    if (signal.aborted) throw signal.reason;
+    const failures = outcomes.flatMap((o) =>
+      o.status === "rejected" ? [o.reason as unknown] : []
+    );
+    const auth = failures.find((e) => e instanceof AuthError);
+    if (auth !== undefined) throw auth;
+    if (failures.length > 0 && failures.length === outcomes.length) {
+      throw failures[0];
+    }
+    if (failures.length === 0 && outcomes.length > 0) this.#notices.clear();
     return data;
   }
 

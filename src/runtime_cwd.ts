@@ -13,13 +13,15 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { resolve, sep } from "node:path";
+import { join, resolve } from "node:path";
 import process from "node:process";
 import { readProcessEnv } from "./env.ts";
 import { log } from "./log.ts";
 
 const sessionCwd = new AsyncLocalStorage<string>();
 const warned = new Set<string>();
+// A name looked up inside a candidate directory to prove it can be entered.
+const CWD_PROBE_NAME = ".hermes-cwd-probe";
 
 /**
  * Runs `fn` with `path` as the conversation's working directory for
@@ -75,12 +77,15 @@ export function resolveAgentCwd(): string {
 function isUsableDirectory(path: string, source: string): boolean {
   let reason: string | undefined;
   try {
-    // Looking up "." inside the directory needs search (execute) permission,
-    // so this also fails for a directory the process cannot enter. Built by
-    // hand: path.join() would normalize the "." away and stat the directory
-    // itself, which needs no permission on it.
-    const dot = path.endsWith(sep) ? `${path}.` : `${path}${sep}.`;
-    if (!Deno.statSync(dot).isDirectory) reason = "not a directory";
+    if (!Deno.statSync(path).isDirectory) {
+      reason = "not a directory";
+    } else {
+      // Looking a name up inside the directory needs search (execute)
+      // permission: "missing" means the process can enter it. (A "." would
+      // not do: paths are normalized before the lookup, so the directory
+      // itself would be looked at, which needs no permission on it.)
+      probeEntry(join(path, CWD_PROBE_NAME));
+    }
   } catch (error) {
     reason = error instanceof Deno.errors.NotFound
       ? "it does not exist"
@@ -100,6 +105,15 @@ function isUsableDirectory(path: string, source: string): boolean {
     );
   }
   return false;
+}
+
+/** Throws unless `path` can be looked up (a missing entry is fine). */
+function probeEntry(path: string): void {
+  try {
+    Deno.statSync(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
 }
 
 function processCwd(): string {

@@ -395,6 +395,28 @@ Deno.test("hermes honcho setup --yes --api-key-stdin: host key, memory.provider,
   assert.match(yaml, /provider: honcho/);
   assert.ok(yaml.includes(new URL(server.url).host), yaml);
 
+  // A server the process has no network grant for yet (the grant applies
+  // from the next run): saved, and the test is skipped with a note.
+  const port = new URL(server.url).port;
+  const ungranted = await hermes(user, [
+    "honcho",
+    "setup",
+    "--yes",
+    "--base-url",
+    `http://localhost:${port}`,
+  ]);
+  assert.equal(ungranted.code, 0, ungranted.err);
+  assert.match(
+    ungranted.out,
+    new RegExp(
+      `Connection not tested: this process was started without network access to localhost:${port}`,
+    ),
+  );
+  assert.match(
+    await Deno.readTextFile(join(user.root, "config.yaml")),
+    new RegExp(`localhost:${port}`),
+  );
+
   await using fresh = await testUser();
   const noKey = await hermes(fresh, [
     "honcho",

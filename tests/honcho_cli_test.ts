@@ -12,6 +12,7 @@ import { honchoInProcess, readJson, writeJson } from "./helpers/honcho_cli.ts";
 import { memoryCliIo } from "../src/cli/mod.ts";
 import { resolveScope } from "../plugins/memory/honcho/cli/_common.ts";
 import { runSetup } from "../plugins/memory/honcho/cli/setup.ts";
+import { postSetup } from "../plugins/memory/honcho/cli.ts";
 import { loadConfig } from "../src/config.ts";
 
 async function tempHome(): Promise<string> {
@@ -919,4 +920,45 @@ Deno.test("honcho peers map --set writes userPeerAliases; scripted interactive m
       { "telegram:42": "alice", "discord:7": "bob", "slack:U1": "carol" },
     );
   }, { userPeerAliases: { "old:1": "zed" }, hosts: { hermes: {} } });
+});
+
+Deno.test("postSetup (hermes memory setup honcho) runs the wizard in the given home", async () => {
+  await using server = await startHonchoTestServer();
+  await withHome(async (home) => {
+    const io = memoryCliIo({
+      stdinIsTerminal: true,
+      answers: [
+        "local",
+        server.url,
+        "", // no key
+        "erin",
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        true,
+      ],
+    });
+    const code = await postSetup(home, { memory: {} }, io);
+    assert.equal(code, 0, io.err);
+    assert.equal(io.remainingAnswers, 0);
+    const host = ((await readJson(join(home, "honcho.json"))).hosts as Record<
+      string,
+      Record<string, unknown>
+    >).hermes!;
+    assert.equal(host.peerName, "erin");
+    assert.equal(host.baseUrl, server.url);
+    assert.match(io.out, /Connection OK/);
+    const cancelled = memoryCliIo({
+      stdinIsTerminal: true,
+      answers: [CANCEL_PROMPT],
+    });
+    assert.equal(await postSetup(home, {}, cancelled), 1);
+    assert.match(cancelled.out, /Cancelled\. No changes saved\./);
+  });
 });

@@ -282,7 +282,7 @@ export async function runMigrate(
       }' now?`,
     )
   ) {
-    for (const file of userFiles) {
+    for (const [index, file] of userFiles.entries()) {
       const spec = USER_MEMORY_FILES.find((f) => f.file === file.name)!;
       try {
         const result = await uploadUserMemoryFile(
@@ -303,7 +303,11 @@ export async function runMigrate(
             describeHonchoFailure(error, url)
           }\n`,
         );
-        if (error instanceof AuthError || !target) break;
+        if (error instanceof AuthError || !target) {
+          // Nothing else can succeed: count the rest as not sent.
+          failures += userFiles.length - index - 1;
+          break;
+        }
       }
     }
   } else {
@@ -327,7 +331,7 @@ export async function runMigrate(
       }' now?`,
     )
   ) {
-    for (const file of agentFiles) {
+    for (const [index, file] of agentFiles.entries()) {
       try {
         const result = await seedAiIdentity(
           await connect(),
@@ -347,7 +351,10 @@ export async function runMigrate(
             describeHonchoFailure(error, url)
           }\n`,
         );
-        if (error instanceof AuthError || !target) break;
+        if (error instanceof AuthError || !target) {
+          failures += agentFiles.length - index - 1;
+          break;
+        }
       }
     }
   } else {

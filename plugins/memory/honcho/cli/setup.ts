@@ -897,6 +897,14 @@ async function testConnection(
   config: HonchoConfig,
 ): Promise<boolean> {
   const url = serverLabel(config);
+  if (!(await mayReach(url))) {
+    io.stdout(
+      `Connection not tested: this process was started without network access to ${
+        new URL(url).host
+      }; memory.permissions.honcho.net grants it from the next run, so check with 'hermes honcho status'\n`,
+    );
+    return false;
+  }
   try {
     const client = await connectHoncho(config);
     await client.getOrCreateWorkspace();
@@ -917,6 +925,18 @@ async function testConnection(
       }; the settings are saved, fix the problem and check with 'hermes honcho status'\n`,
     );
     return false;
+  }
+}
+
+async function mayReach(url: string): Promise<boolean> {
+  try {
+    const { state } = await Deno.permissions.query({
+      name: "net",
+      host: new URL(url).host,
+    });
+    return state === "granted";
+  } catch {
+    return true;
   }
 }
 

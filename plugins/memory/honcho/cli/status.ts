@@ -203,6 +203,7 @@ export async function runStatus(
       usable,
       userPeer: userPeer ?? null,
       aiPeer,
+      observation: config.observationFlags,
       session: {
         cwd: scope.cwd,
         key: session.key,
@@ -263,6 +264,7 @@ export async function runStatus(
         userPeer ?? "(none: set one with 'hermes honcho peer --user NAME')",
       ],
       ["  AI peer", aiPeer],
+      ["  Observation", describeObservation(config)],
       [
         "  Session",
         `${session.sessionId} (${
@@ -297,6 +299,16 @@ export async function runStatus(
     return 1;
   }
   return 0;
+}
+
+function describeObservation(config: HonchoConfig): string {
+  const flags = config.observationFlags;
+  const yes = (v: boolean): string => v ? "yes" : "no";
+  return `${config.observationMode}: user observeMe ${
+    yes(flags.user.observeMe)
+  }, observeOthers ${yes(flags.user.observeOthers)}; AI observeMe ${
+    yes(flags.ai.observeMe)
+  }, observeOthers ${yes(flags.ai.observeOthers)}`;
 }
 
 async function statusAll(

@@ -14,6 +14,7 @@ import {
 } from "../src/cli/mod.ts";
 import { loadConfig } from "../src/config.ts";
 import { loadEnvFile } from "../src/env_file.ts";
+import { KEYS, type PtySession, spawnPty } from "./helpers/pty.ts";
 
 /** A provider with a schema exercising choices, when, default_from, secrets and types. */
 export const WIZARD_MOD = `
@@ -520,5 +521,108 @@ Deno.test("hermes <provider> commands exist only while that provider is active",
       bad.err,
       "error: unknown option '--loud'\nhint: run 'hermes wizard ping --help' for usage\n",
     );
+  });
+});
+
+// ------------------------------------------------- real terminal (pty)
+
+const ROOT = new URL("..", import.meta.url).pathname;
+const DENO_DIR = Deno.env.get("DENO_DIR") ??
+  join(Deno.env.get("HOME") ?? "/root", ".cache", "deno");
+
+/** The flags `hermes memory permissions wizard` prints for this home. */
+async function permissionFlags(home: string): Promise<string[]> {
+  const io = memoryCliIo({ env: { HERMES_HOME: home } });
+  const code = await main(["memory", "permissions", "wizard", "--json"], io);
+  assert.equal(code, 0, io.err);
+  return JSON.parse(io.out).flags;
+}
+
+async function spawnSetup(home: string): Promise<PtySession> {
+  const flags = await permissionFlags(home);
+  return spawnPty(
+    [Deno.execPath(), "run", ...flags, "src/cli/main.ts", "memory", "setup"],
+    {
+      cwd: ROOT,
+      env: {
+        HOME: home,
+        HERMES_HOME: home,
+        PATH: "/usr/bin:/bin",
+        TERM: "xterm-256color",
+        DENO_DIR,
+      },
+    },
+  );
+}
+
+/** Moves the picker's cursor up until `label` is highlighted. */
+async function pickUp(term: PtySession, label: string): Promise<void> {
+  for (let i = 0; i < 8; i++) {
+    await term.send(KEYS.up);
+    try {
+      await term.expect(`\u276f ${label}`, 1500);
+      return;
+    } catch {
+      // Not there yet: keep moving.
+    }
+  }
+  throw new Error(`Could not highlight ${label}:\n${term.text}`);
+}
+
+Deno.test("memory setup in a real terminal: arrows, masked secret, defaults, Enter", async () => {
+  await withHome(async (home) => {
+    const secret = "sk-pty-secret-7788";
+    await using term = await spawnSetup(home);
+    await term.expect("Select a memory provider");
+    await term.expect("\u276f Built-in only");
+    await pickUp(term, "wizard");
+    await term.send(KEYS.enter);
+    await term.expect("mode \u2014 Where the service runs");
+    await term.expect("\u276f cloud");
+    await term.send(KEYS.enter);
+    await term.expect("Get one at https://wizard.example/keys");
+    await term.expect("api_key \u2014 API key");
+    await term.send(secret);
+    await term.send(KEYS.enter);
+    await term.expect("base_url \u2014 Server URL");
+    await term.send(KEYS.enter);
+    await term.expect("workspace \u2014 Workspace");
+    await term.send(`pty${KEYS.enter}`);
+    await term.expect("top_k \u2014 Results per recall");
+    await term.send(KEYS.enter);
+    await term.expect("Start a new session to use it.");
+    assert.equal(await term.exit(), 0, term.text);
+    assert.ok(!term.raw.includes(secret), "the secret was echoed");
+    assert.match(term.text, /Saved WIZ_API_KEY to .*\(\.\.\.7788\)/);
+    const config = await loadConfig({ hermesHome: home });
+    assert.deepEqual(config.memory, {
+      provider: "wizard",
+      wizard: {
+        mode: "cloud",
+        base_url: "https://api.wizard.example",
+        workspace: "pty",
+        top_k: 5,
+      },
+    });
+    assert.equal((await loadEnvFile(join(home, ".env"))).WIZ_API_KEY, secret);
+  });
+});
+
+Deno.test("memory setup in a real terminal: Ctrl-C at the secret saves nothing", async () => {
+  await withHome(async (home) => {
+    await using term = await spawnSetup(home);
+    await term.expect("\u276f Built-in only");
+    await pickUp(term, "wizard");
+    await term.send(KEYS.enter);
+    await term.expect("\u276f cloud");
+    await term.send(KEYS.enter);
+    await term.expect("api_key \u2014 API key");
+    await term.send("half-typed");
+    await term.send(KEYS.ctrlC);
+    await term.expect("Cancelled. No changes saved.");
+    assert.equal(await term.exit(), 1);
+    assert.equal(exists(join(home, "config.yaml")), false);
+    assert.equal(exists(join(home, ".env")), false);
+    assert.equal(exists(join(home, "wizard.json")), false);
   });
 });

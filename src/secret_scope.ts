@@ -33,10 +33,11 @@ let multiplexActive = false;
 
 /**
  * Deployment-wide variables that {@linkcode getSecret} always reads from
- * the process environment, whatever scope is installed: where Hermes lives,
- * the OS user and locale, interpreter and TLS settings, and the API
- * server's bind settings. Names starting with one of
- * {@linkcode GLOBAL_ENV_PREFIXES} are global too.
+ * the process environment, whatever scope is installed: where Hermes lives
+ * and its runtime limits, the OS user, shell and locale, interpreter and TLS
+ * settings, kanban paths, the API server's bind settings and the relay
+ * connector's routing settings (not its credentials). Names starting with
+ * one of {@linkcode GLOBAL_ENV_PREFIXES} are global too.
  */
 export const GLOBAL_ENV_VARS: ReadonlySet<string> = new Set([
   "HERMES_HOME",
@@ -44,6 +45,13 @@ export const GLOBAL_ENV_VARS: ReadonlySet<string> = new Set([
   "HERMES_DATA_DIR_SUFFIX",
   "HERMES_ENABLE_PROJECT_PLUGINS",
   "HERMES_SESSION_SOURCE",
+  "HERMES_GATEWAY_LOCK_DIR",
+  "HERMES_MAX_ITERATIONS",
+  "HERMES_MAX_TOKENS",
+  "HERMES_API_TIMEOUT",
+  "HERMES_REDACT_SECRETS",
+  "HERMES_NOUS_TIMEOUT_SECONDS",
+  "_HERMES_GATEWAY",
   "PATH",
   "HOME",
   "USER",
@@ -53,15 +61,29 @@ export const GLOBAL_ENV_VARS: ReadonlySet<string> = new Set([
   "LANG",
   "LC_ALL",
   "TZ",
+  "PWD",
+  "SHELL",
   "TMPDIR",
   "VIRTUAL_ENV",
   "PYTHONPATH",
   "SSL_CERT_FILE",
   "SSL_CERT_DIR",
+  "HERMES_KANBAN_DB",
+  "HERMES_KANBAN_WORKSPACES_ROOT",
+  "HERMES_KANBAN_BOARD",
   "API_SERVER_ENABLED",
   "API_SERVER_HOST",
   "API_SERVER_PORT",
   "API_SERVER_CORS_ORIGINS",
+  "GATEWAY_RELAY_URL",
+  "GATEWAY_RELAY_ENDPOINT",
+  "GATEWAY_RELAY_ALLOW_DIRECT_PLATFORMS",
+  "GATEWAY_RELAY_PLATFORMS",
+  "GATEWAY_RELAY_BOT_IDS",
+  "GATEWAY_RELAY_ROUTE_KEYS",
+  "GATEWAY_RELAY_INSTANCE_ID",
+  "GATEWAY_RELAY_WAKE_URL",
+  "GATEWAY_RELAY_DISPLAY_NAME",
 ]);
 
 /** Prefixes of deployment-wide variable names (see {@linkcode GLOBAL_ENV_VARS}). */

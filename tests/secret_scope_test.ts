@@ -104,7 +104,17 @@ Deno.test(
 
 Deno.test("isGlobalEnvVar() covers the listed names and prefixes", () => {
   for (
-    const name of ["HERMES_HOME", "HERMES_PROFILE", "HOME", "API_SERVER_PORT"]
+    const name of [
+      "HERMES_HOME",
+      "HERMES_PROFILE",
+      "HOME",
+      "PWD",
+      "SHELL",
+      "HERMES_MAX_ITERATIONS",
+      "API_SERVER_PORT",
+      "GATEWAY_RELAY_URL",
+      "GATEWAY_RELAY_ROUTE_KEYS",
+    ]
   ) {
     assert.equal(isGlobalEnvVar(name), true, name);
   }
@@ -113,7 +123,17 @@ Deno.test("isGlobalEnvVar() covers the listed names and prefixes", () => {
   ) {
     assert.equal(isGlobalEnvVar(name), true, name);
   }
-  for (const name of ["HONCHO_API_KEY", "OPENAI_API_KEY", "HERMES_X"]) {
+  // Relay credentials and the API server's key stay profile-scoped.
+  for (
+    const name of [
+      "HONCHO_API_KEY",
+      "OPENAI_API_KEY",
+      "HERMES_X",
+      "API_SERVER_KEY",
+      "GATEWAY_RELAY_SECRET",
+      "GATEWAY_RELAY_ID",
+    ]
+  ) {
     assert.equal(isGlobalEnvVar(name), false, name);
   }
 });

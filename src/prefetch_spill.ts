@@ -563,9 +563,9 @@ async function writeSpillFile(
   segment: string,
   text: string,
 ): Promise<string> {
-  await ensurePrivateDirectory(directory);
+  await ensurePrivateDirectory(directory, false);
   const sessionDirectory = join(directory, segment);
-  await ensurePrivateDirectory(sessionDirectory);
+  await ensurePrivateDirectory(sessionDirectory, true);
   const name = `${crypto.randomUUID().replaceAll("-", "")}.txt`;
   const path = join(sessionDirectory, name);
   const body = new TextEncoder().encode(
@@ -597,9 +597,14 @@ async function writeSpillFile(
 /**
  * Creates `target` (and missing parents) with mode 0700, refusing a target
  * that is a symbolic link or any directory this call creates that turns out
- * to be one (a race with another writer).
+ * to be one (a race with another writer). With `tighten`, an existing
+ * `target` open to group or others is made 0700 too (the per-session leaf;
+ * a configured spill directory is left as its owner set it).
  */
-async function ensurePrivateDirectory(target: string): Promise<void> {
+async function ensurePrivateDirectory(
+  target: string,
+  tighten: boolean,
+): Promise<void> {
   const absolute = resolve(target);
   const missing: string[] = [];
   let current = absolute;
@@ -627,7 +632,14 @@ async function ensurePrivateDirectory(target: string): Promise<void> {
     if (created && Deno.build.os !== "windows") await Deno.chmod(path, 0o700);
   }
   if (missing.length === 0) {
-    assertRealDirectory(absolute, await Deno.lstat(absolute));
+    const info = await Deno.lstat(absolute);
+    assertRealDirectory(absolute, info);
+    if (
+      tighten && Deno.build.os !== "windows" && info.mode !== null &&
+      (info.mode & 0o077) !== 0
+    ) {
+      await Deno.chmod(absolute, 0o700);
+    }
   }
 }
 

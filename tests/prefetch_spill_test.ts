@@ -414,6 +414,30 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: "spillOutput() makes an existing session directory private",
+  ignore: !posix,
+  fn: async () => {
+    await withTempHome(async (home) => {
+      const session = join(home, "hook_outputs", "s1");
+      await Deno.mkdir(session, { recursive: true });
+      await Deno.chmod(session, 0o755);
+      const out = await spillOutput("y".repeat(40), {
+        settings: readOutputSpillSettings({
+          hooks: { output_spill: { max_chars: 10 } },
+        }),
+        source: "tool",
+        sessionId: "s1",
+        hermesHome: home,
+      });
+      const path = parseSavedPath(out);
+      assert.equal(path.startsWith(session), true, out);
+      assert.equal((await Deno.stat(session)).mode! & 0o777, 0o700);
+      assert.equal((await Deno.stat(path)).mode! & 0o777, 0o600);
+    });
+  },
+});
+
 Deno.test("spillOutput() reports a failed write in the header when the directory is a file", async () => {
   await withTempHome(async (home) => {
     const file = join(home, "not-a-dir");

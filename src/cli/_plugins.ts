@@ -13,6 +13,7 @@ import { denoRunFlags, providerPermissions } from "../provider_permissions.ts";
 import { loadMemoryProvider } from "../provider_loader.ts";
 import { loadProviderCli } from "../provider_cli.ts";
 import {
+  declaredDependencies,
   prepareProviderDependencies,
   providerDependencyStatus,
 } from "../provider_deps.ts";
@@ -154,13 +155,27 @@ export async function sandboxGrant(
   };
 }
 
-/** Provider part of the host's `deno run` flags (the worker grant). */
+/**
+ * Provider part of the host's `deno run` flags: the worker grant, plus
+ * `--allow-run=<deno>` when the provider declares dependencies (checking
+ * and caching them runs `deno install`).
+ */
 export async function providerRunFlags(
   name: string,
   config: Record<string, unknown>,
 ): Promise<string[]> {
   const grant = await providerPermissions(name, { config });
-  return grant === null ? [] : denoRunFlags(grant);
+  if (grant === null) return [];
+  const flags = denoRunFlags(grant);
+  const candidate = await findMemoryProvider(name, { config });
+  let declared = 0;
+  try {
+    declared = candidate ? (await declaredDependencies(candidate)).length : 0;
+  } catch {
+    declared = 0; // A broken deno.json is reported by status and setup.
+  }
+  if (declared > 0) flags.push(`--allow-run=${Deno.execPath()}`);
+  return flags;
 }
 
 export interface PreparedDependencies {

@@ -112,7 +112,7 @@ export function cliGrant(hermesHome: string): RunGrant {
 
 /**
  * Merges grants, keeping the first occurrence order and dropping
- * duplicates.
+ * duplicates and paths inside another granted path.
  *
  * @param grants The grants.
  * @returns One grant holding all of them.
@@ -121,18 +121,26 @@ export function cliGrant(hermesHome: string): RunGrant {
  * ```ts
  * import { mergeGrants } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
- * const g = mergeGrants({ read: ["a"], write: [], env: ["X"], net: [] }, { read: ["a", "b"], write: [], env: [], net: ["h"] });
- * assert.deepEqual(g.read, ["a", "b"]);
+ * const g = mergeGrants({ read: ["/a"], write: [], env: ["X"], net: [] }, { read: ["/a", "/a/b", "/c"], write: [], env: [], net: ["h"] });
+ * assert.deepEqual(g.read, ["/a", "/c"]);
  * ```
  */
 export function mergeGrants(...grants: RunGrant[]): RunGrant {
   const unique = (lists: string[][]): string[] => [...new Set(lists.flat())];
   return {
-    read: unique(grants.map((g) => g.read)),
-    write: unique(grants.map((g) => g.write)),
+    read: dropCoveredPaths(unique(grants.map((g) => g.read))),
+    write: dropCoveredPaths(unique(grants.map((g) => g.write))),
     env: unique(grants.map((g) => g.env)),
     net: unique(grants.map((g) => g.net)),
   };
+}
+
+/** Drops absolute paths that lie inside another path of the list. */
+function dropCoveredPaths(paths: string[]): string[] {
+  const inside = (child: string, parent: string): boolean =>
+    child !== parent &&
+    child.startsWith(parent.endsWith("/") ? parent : `${parent}/`);
+  return paths.filter((p) => !paths.some((other) => inside(p, other)));
 }
 
 /**

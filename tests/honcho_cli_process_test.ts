@@ -389,7 +389,8 @@ Deno.test("hermes honcho setup --yes --api-key-stdin: host key, memory.provider,
     ((await readJson(path)).hosts as Record<string, Record<string, unknown>>)
       .hermes!;
   assert.equal(host.apiKey, "jwt-piped-31415");
-  assert.equal(host.baseUrl, server.url);
+  assert.equal(host.baseUrl, undefined);
+  assert.equal((await readJson(path)).baseUrl, server.url);
   assert.equal(host.workspace, "lab");
   const yaml = await Deno.readTextFile(join(user.root, "config.yaml"));
   assert.match(yaml, /provider: honcho/);
@@ -471,7 +472,8 @@ Deno.test("hermes honcho setup keeps an existing ~/.honcho/config.json setup and
   assert.equal(hosts.hermes!.peerName, "gus");
   assert.equal(hosts.hermes!.workspace, "old-ws");
   assert.equal(hosts.hermes!.recallMode, "context");
-  assert.equal(hosts.hermes!.baseUrl, server.url);
+  assert.equal(hosts.hermes!.baseUrl, undefined);
+  assert.equal(local.baseUrl, server.url);
   assert.equal(hosts.hermes!.sessionStrategy, "per-directory");
 });
 

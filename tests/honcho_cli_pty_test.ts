@@ -77,8 +77,11 @@ Deno.test("hermes honcho setup wizard in a terminal: self-hosted, defaults, save
     peerName: "dana",
     contextTokens: 1200,
     saveMessages: true,
-    baseUrl: server.url,
   });
+  assert.equal(
+    (await readJson(join(user.root, "honcho.json"))).baseUrl,
+    server.url,
+  );
   assert.ok(server.state.peers.some((p) => p.id === "sage"));
   assert.match(
     await Deno.readTextFile(join(user.root, "config.yaml")),

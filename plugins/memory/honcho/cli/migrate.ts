@@ -21,7 +21,7 @@
 import { join, resolve } from "node:path";
 import { getUserHome, maskSecret } from "@hermes/memory";
 import type { CliIo, HermesCommand } from "@hermes/memory/cli";
-import type { HonchoConfig } from "../config.ts";
+import { type HonchoConfig, isLocalHonchoUrl } from "../config.ts";
 import { AuthError } from "../errors.ts";
 import {
   connectHoncho,
@@ -293,7 +293,9 @@ export async function runMigrate(
         );
         io.stdout(
           result.status === "sent"
-            ? `  uploaded ${file.path} as ${spec.uploadName} (${result.entry.messageIds.length} message(s))\n`
+            ? `  uploaded ${file.path} as ${spec.uploadName} (${
+              messageCount(result.entry.messageIds.length)
+            })\n`
             : `  already uploaded ${file.path} (${result.entry.at}); skipped\n`,
         );
       } catch (error) {
@@ -398,6 +400,8 @@ function printAccount(io: CliIo, config: HonchoConfig): void {
     ? `${maskSecret(config.apiKey)} (${
       config.sources.apiKey === "host" ? "host block" : config.sources.apiKey
     })`
+    : isLocalHonchoUrl(serverLabel(config))
+    ? "(none: a local server gets the placeholder key)"
     : "(none)";
   io.stdout(`  Server     ${serverLabel(config)}\n`);
   io.stdout(`  API key    ${key}\n`);
@@ -457,4 +461,8 @@ export function registerMigrate(honcho: HermesCommand): HermesCommand {
       ));
   });
   return command;
+}
+
+function messageCount(count: number): string {
+  return `${count} message${count === 1 ? "" : "s"}`;
 }

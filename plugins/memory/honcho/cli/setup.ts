@@ -454,20 +454,23 @@ export async function runSetup(
     host.contextTokens = config.raw.contextTokens != null ? 0 : undefined;
   }
   if (config.hostBlock.saveMessages == null) host.saveMessages = true;
-  if (plan.deployment === "cloud") {
-    root.baseUrl = undefined;
-    root.base_url = undefined;
-    host.baseUrl = undefined;
-    host.base_url = undefined;
-    if (plan.newKey !== undefined) {
+  // The server is shared by the profiles reading this file (root), like the
+  // cloud key; a self-hosted server's key is per host block (§10).
+  host.baseUrl = undefined;
+  host.base_url = undefined;
+  root.base_url = undefined;
+  root.baseUrl = plan.deployment === "cloud" ? undefined : plan.baseUrl;
+  if (isRecord(config.raw.endpoint) && config.raw.endpoint.baseUrl != null) {
+    root.endpoint = { ...config.raw.endpoint, baseUrl: undefined };
+  }
+  if (plan.newKey !== undefined) {
+    if (plan.deployment === "cloud") {
       // A host key would shadow the new root key.
       root.apiKey = plan.newKey;
       host.apiKey = undefined;
+    } else {
+      host.apiKey = plan.newKey;
     }
-  } else {
-    host.baseUrl = plan.baseUrl;
-    host.base_url = undefined;
-    if (plan.newKey !== undefined) host.apiKey = plan.newKey;
   }
   if (plan.keyFromEnv) {
     root.apiKey = undefined;

@@ -279,9 +279,12 @@ export async function checkpointBeforeCompression(
  * implements checkpoint API v2. Never throws and never refuses start-up; a
  * probe that throws is logged at debug level only.
  *
- * The warning names `compression.checkpoint_required`, the active providers
- * (comma-joined names, or `no active provider`), the API version and the
- * remediation.
+ * The warning is Hermes' own: `compression.checkpoint_required is enabled
+ * but the active memory provider (<names>) does not implement checkpoint API
+ * v2. Compress will fail closed. Recover by set
+ * compression.checkpoint_required: false, or switch to a memory provider that
+ * implements checkpoint API v2.`, where `<names>` are the registered
+ * providers' names comma-joined, or `no active provider`.
  *
  * @param manager The agent's memory manager, or `null`.
  * @param config The loaded `config.yaml`.
@@ -316,10 +319,9 @@ export async function warnIfCheckpointGateUnsatisfied(
   if (capable) return false;
   log(
     "warn",
-    `${CHECKPOINT_REQUIRED_KEY} is true but the active memory provider (${
+    `${CHECKPOINT_REQUIRED_KEY} is enabled but the active memory provider (${
       providerLabel(manager)
-    }) does not implement pre-compress checkpoint API v${PRE_COMPRESS_CHECKPOINT_API_VERSION}: ` +
-      `every compression will be blocked. Set ${CHECKPOINT_REQUIRED_KEY}: false, or switch to a memory provider that implements checkpoint API v${PRE_COMPRESS_CHECKPOINT_API_VERSION}`,
+    }) does not implement checkpoint API v${PRE_COMPRESS_CHECKPOINT_API_VERSION}. Compress will fail closed. ${CHECKPOINT_REMEDIATION}.`,
   );
   return true;
 }
@@ -436,9 +438,9 @@ function sanitized(text: unknown): string {
 function providerLabel(manager: CheckpointManager | null | undefined): string {
   let names: string[] = [];
   try {
-    names = (manager?.providers ?? []).map((p) => String(p.name)).filter((n) =>
-      n !== ""
-    );
+    names = (manager?.providers ?? []).map((p) => p.name)
+      .filter((n): n is string => typeof n === "string" && n.trim() !== "")
+      .map((n) => n.trim());
   } catch {
     names = [];
   }

@@ -183,6 +183,8 @@ interface ProviderEntry {
   prefetchBusy: boolean;
   /** The provider's previous onTurnStart has not settled yet. */
   turnStartBusy: boolean;
+  /** The provider's previous recallStatus has not settled yet. */
+  recallBusy: boolean;
 }
 
 interface PendingSessionSwitch {
@@ -191,7 +193,7 @@ interface PendingSessionSwitch {
   readonly failed: Set<ProviderEntry>;
 }
 
-type BusyFlag = "prefetchBusy" | "turnStartBusy";
+type BusyFlag = "prefetchBusy" | "turnStartBusy" | "recallBusy";
 
 const TIMED_OUT: unique symbol = Symbol("timed out");
 const MIRRORED_ACTIONS = new Set(["add", "replace", "remove"]);
@@ -413,6 +415,7 @@ export class MemoryManager {
       external,
       prefetchBusy: false,
       turnStartBusy: false,
+      recallBusy: false,
     };
     this.#entries = [...this.#entries, entry];
     for (const raw of schemas) {
@@ -724,16 +727,23 @@ export class MemoryManager {
    * Describes what the last prefetch recalled, for the user:
    * `"<glyph> <label> — recalled 1 memory"`, `"… — recalled N memories"` or
    * `"… — recalled relevant memory"` (count 0 or less), one segment per
-   * provider with a status, joined with two spaces.
+   * provider with a status, joined with two spaces. An external provider's
+   * returned promise is bounded like prefetch (and the provider skipped
+   * while a previous call is stuck), so a hung status never holds the turn.
    *
    * @returns The indicator line, `""` when no provider reports a status.
    */
   async describeRecall(): Promise<string> {
     const statuses = await this.#each(
-      this.#entries,
+      this.#entries.filter((e) => !e.recallBusy),
       "recallStatus()",
       "debug",
-      (e) => hook(e.provider, "recallStatus").call(e.provider),
+      (e) => {
+        const status = hook(e.provider, "recallStatus").call(e.provider);
+        return isThenable(status) && e.external
+          ? this.#bounded(e, "recallBusy", "recallStatus()", status)
+          : status;
+      },
     );
     const segments: string[] = [];
     for (const status of statuses) {

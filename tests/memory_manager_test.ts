@@ -733,6 +733,33 @@ Deno.test("MemoryManager.describeRecall() skips null, garbage and failing status
   assert.equal(await garbage.describeRecall(), "🧠 H — recalled 2 memories");
 });
 
+Deno.test("MemoryManager.describeRecall() bounds a hung external provider and skips it while stuck", async () => {
+  using logs = captureLogs();
+  const honcho = new Fake("honcho", { recallStatus: never });
+  const builtin = new Fake("builtin", {
+    recallStatus: () => recallStatus("Built-in", 2),
+  });
+  const manager = await managerWith([builtin, honcho], {
+    externalPrefetchTimeoutMs: 40,
+  });
+  assert.equal(
+    await manager.describeRecall(),
+    "🧠 Built-in — recalled 2 memories",
+  );
+  assert.ok(
+    logs.text("warn").some((l) =>
+      l.startsWith("Memory provider 'honcho' recallStatus() timed out")
+    ),
+  );
+  const started = performance.now();
+  assert.equal(
+    await manager.describeRecall(),
+    "🧠 Built-in — recalled 2 memories",
+  );
+  assert.ok(performance.now() - started < 30);
+  assert.equal(honcho.callsOf("recallStatus").length, 1);
+});
+
 // -- turn start ----------------------------------------------------------------
 
 Deno.test("MemoryManager.onTurnStart() redacts the message and forwards the options", async () => {

@@ -39,7 +39,9 @@ async function show(
   const result = await hermes(who, args, options);
   const prefix = options.stdinShown ? `${options.stdinShown} | ` : "";
   console.log("```console");
-  console.log(scrub(`$ ${prefix}hermes ${args.join(" ")}`, who));
+  const line = args.map((a) => /^[\w@%+=:,./-]+$/.test(a) ? a : `'${a}'`)
+    .join(" ");
+  console.log(scrub(`$ ${prefix}hermes ${line}`, who));
   const out = scrub(result.out + result.err, who).trimEnd();
   if (out) console.log(out);
   if (result.code !== 0) console.log(`(exit code ${result.code})`);

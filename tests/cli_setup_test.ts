@@ -75,6 +75,29 @@ export class OwnerProvider extends MemoryProvider {
 }
 `;
 
+const HOST_OWNER_MOD = `
+import { MemoryProvider, type ToolSchema } from "@hermes/memory";
+export class HostOwnerProvider extends MemoryProvider {
+  get name(): string { return "hostowner"; }
+  isAvailable(): boolean { return true; }
+  initialize(): void {}
+  getToolSchemas(): ToolSchema[] { return []; }
+}
+`;
+
+/** A cli.ts with a host-side wizard: it gets the terminal through io. */
+const HOST_OWNER_CLI = `
+import type { HermesConfig } from "@hermes/memory";
+import type { CliIo, HermesCommand } from "@hermes/memory/cli";
+export function registerCli(_command: HermesCommand): void {}
+export async function postSetup(hermesHome: string, config: HermesConfig, io: CliIo): Promise<number> {
+  const color = await io.prompts.input({ message: "Favourite colour" });
+  await Deno.writeTextFile(hermesHome + "/host.json", JSON.stringify({ color, memory: config.memory }));
+  io.stdout("host setup done\\n");
+  return 0;
+}
+`;
+
 /** Writes the fixture user plugins into `<home>/plugins/`. */
 export async function writeFixturePlugins(home: string): Promise<void> {
   const wizard = join(home, "plugins", "wizard");
@@ -89,6 +112,10 @@ export async function writeFixturePlugins(home: string): Promise<void> {
     join(owner, "plugin.yaml"),
     "name: owner\ndescription: Owns its setup\n",
   );
+  const hostOwner = join(home, "plugins", "hostowner");
+  await Deno.mkdir(hostOwner, { recursive: true });
+  await Deno.writeTextFile(join(hostOwner, "mod.ts"), HOST_OWNER_MOD);
+  await Deno.writeTextFile(join(hostOwner, "cli.ts"), HOST_OWNER_CLI);
 }
 
 async function withHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
@@ -429,6 +456,57 @@ Deno.test("memory setup PROVIDER with postSetup lets the provider own setup", as
       await Deno.readTextFile(join(home, "config.yaml")),
       "memory: null\n",
     );
+  });
+});
+
+Deno.test("memory setup PROVIDER runs a host-side postSetup from cli.ts with the terminal", async (t) => {
+  await t.step("answered", async () => {
+    await withHome(async (home) => {
+      const { code, out, asked } = await run(
+        home,
+        ["memory", "setup", "hostowner"],
+        interactive(["blue"]),
+      );
+      assert.equal(code, 0);
+      assert.deepEqual(asked.map((a) => a.message), ["Favourite colour"]);
+      assert.match(out, /host setup done/);
+      assert.deepEqual(
+        JSON.parse(await Deno.readTextFile(join(home, "host.json"))),
+        { color: "blue", memory: {} },
+      );
+    });
+  });
+  await t.step("cancelled", async () => {
+    await withHome(async (home) => {
+      const { code, out } = await run(
+        home,
+        ["memory", "setup", "hostowner"],
+        interactive([CANCEL_PROMPT]),
+      );
+      assert.equal(code, 1);
+      assert.match(out, /Cancelled\. No changes saved\.\n$/);
+      assert.equal(exists(join(home, "host.json")), false);
+    });
+  });
+  await t.step("non-interactive --yes skips it", async () => {
+    await withHome(async (home) => {
+      const { code } = await run(home, [
+        "memory",
+        "setup",
+        "hostowner",
+        "--yes",
+      ]);
+      assert.equal(code, 0);
+      assert.equal(exists(join(home, "host.json")), false);
+      assert.equal(
+        (await loadConfig({ hermesHome: home })).memory &&
+          ((await loadConfig({ hermesHome: home })).memory as Record<
+            string,
+            unknown
+          >).provider,
+        "hostowner",
+      );
+    });
   });
 });
 

@@ -2,8 +2,11 @@
 // provider CLI, dependencies): the commands import from here only, so the
 // shapes the CLI shows are decided in one place.
 
-import type { MemoryProvider } from "../memory_provider.ts";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { HermesConfig, MemoryProvider } from "../memory_provider.ts";
 import type { HermesCommand } from "./hermes_command.ts";
+import type { CliIo } from "./cli_io.ts";
 import {
   discoverMemoryProviders,
   findMemoryProvider,
@@ -100,6 +103,39 @@ export async function loadCli(name: string): Promise<ProviderCli | null> {
     description: cli.help,
     registerCli: (command: HermesCommand) => cli.registerCli(command),
   };
+}
+
+/**
+ * A setup wizard a provider runs host-side, exported as `postSetup` from
+ * its `cli.ts` (the provider itself runs in a worker without a terminal).
+ * Resolves to an exit code (or nothing for success).
+ */
+export type HostSetup = (
+  hermesHome: string,
+  config: HermesConfig,
+  io: CliIo,
+) => unknown;
+
+/**
+ * The host-side `postSetup(hermesHome, config, io)` of a provider's
+ * `cli.ts`, or `null` when it has none. Only the provider being set up is
+ * imported (the user named or picked it).
+ */
+export async function loadHostSetup(name: string): Promise<HostSetup | null> {
+  const candidate = await findMemoryProvider(name);
+  if (candidate?.dir === undefined) return null;
+  const path = join(candidate.dir, "cli.ts");
+  try {
+    if (!(await Deno.stat(path)).isFile) return null;
+  } catch {
+    return null;
+  }
+  const module = await import(String(pathToFileURL(path).href)) as Record<
+    string,
+    unknown
+  >;
+  const hook = module.postSetup;
+  return typeof hook === "function" ? hook as HostSetup : null;
 }
 
 export interface DependencyInfo {

@@ -38,7 +38,9 @@ import {
   closeProvider,
   DependencyInstallError,
   discoverProviders,
+  type HostSetup,
   isBuiltinSentinel,
+  loadHostSetup,
   loadProvider,
   locateProvider,
   prepareDependencies,
@@ -226,27 +228,56 @@ async function configureProvider(
     );
   }
 
-  if (
-    interactive && assignments.length === 0 &&
-    typeof provider.postSetup === "function"
-  ) {
-    const config = await loadConfig();
-    if (!isRecord(config.memory)) config.memory = {};
-    try {
-      await provider.postSetup(getHermesHome(), config);
-    } catch (error) {
-      if (error instanceof PromptCancelled) throw error;
-      throw new SetupStop(
-        `Memory setup failed: ${
-          errorMessage(error)
-        }\nFix the problem above, then run 'hermes memory setup ${name}' again.`,
-        1,
-      );
-    }
-    return 0;
+  if (interactive && assignments.length === 0) {
+    const owned = await runOwnedSetup(name, provider, io);
+    if (owned !== undefined) return owned;
   }
 
   return await walkSchema(name, provider, assignments, interactive, io);
+}
+
+/**
+ * Runs the provider's own setup when it has one: `postSetup(home, config,
+ * io)` exported by its `cli.ts` (host-side, with the terminal), else the
+ * provider's `postSetup(home, config)`. Resolves to the exit code, or
+ * `undefined` when the provider has no setup of its own.
+ */
+async function runOwnedSetup(
+  name: string,
+  provider: MemoryProvider,
+  io: CliIo,
+): Promise<number | undefined> {
+  let hostSetup: HostSetup | null = null;
+  try {
+    hostSetup = await loadHostSetup(name);
+  } catch (error) {
+    io.stderr(
+      `warning: cannot load the setup of provider '${name}' from its cli.ts (${
+        errorMessage(error)
+      }); asking for its settings instead\n`,
+    );
+  }
+  if (hostSetup === null && typeof provider.postSetup !== "function") {
+    return undefined;
+  }
+  const config = await loadConfig();
+  if (!isRecord(config.memory)) config.memory = {};
+  try {
+    if (hostSetup !== null) {
+      const code = await hostSetup(getHermesHome(), config, io);
+      return typeof code === "number" ? code : 0;
+    }
+    await provider.postSetup?.(getHermesHome(), config);
+    return 0;
+  } catch (error) {
+    if (error instanceof PromptCancelled) throw error;
+    throw new SetupStop(
+      `Memory setup failed: ${
+        errorMessage(error)
+      }\nFix the problem above, then run 'hermes memory setup ${name}' again.`,
+      1,
+    );
+  }
 }
 
 async function pickProvider(io: CliIo): Promise<string> {

@@ -37,6 +37,7 @@ interface BenchOptions {
 
 interface RunResult {
   label: string;
+  initMs: number;
   wallMs: number;
   blockingMs: number;
   requests: HonchoRequestLogEntry[];
@@ -123,7 +124,8 @@ async function runProvider(options: BenchOptions): Promise<RunResult> {
     hermesHome: home,
     platform: "cli",
   });
-  blockingMs += performance.now() - t;
+  const initMs = performance.now() - t;
+  blockingMs += initMs;
   for (let turn = 1; turn <= options.turns; turn++) {
     const before = server.requests.length;
     const q = query(turn);
@@ -148,6 +150,7 @@ async function runProvider(options: BenchOptions): Promise<RunResult> {
   await Deno.remove(home, { recursive: true });
   return {
     label: "HonchoMemoryProvider",
+    initMs,
     wallMs,
     blockingMs,
     requests: [...server.requests],
@@ -183,7 +186,8 @@ async function runSdk(options: BenchOptions): Promise<RunResult> {
   ]);
   await session.getPeerConfiguration(alice);
   await session.getPeerConfiguration(hermes);
-  let blockingMs = performance.now() - t;
+  const initMs = performance.now() - t;
+  let blockingMs = initMs;
   let sessionStartRequests = 0;
   for (let turn = 1; turn <= options.turns; turn++) {
     const before = server.requests.length;
@@ -214,6 +218,7 @@ async function runSdk(options: BenchOptions): Promise<RunResult> {
   const wallMs = performance.now() - started;
   return {
     label: "@honcho-ai/sdk inline",
+    initMs,
     wallMs,
     blockingMs,
     requests: [...server.requests],
@@ -251,6 +256,7 @@ function byRoute(requests: readonly HonchoRequestLogEntry[]): string[] {
 function report(run: RunResult, options: BenchOptions): void {
   const later = (values: number[]): number[] => values.slice(1);
   console.log(`\n== ${run.label} ==`);
+  console.log(`  session set-up return: ${ms(run.initMs)} ms`);
   console.log(
     `  prefetch return, turn 1: ${
       ms(run.prefetchMs[0]!)

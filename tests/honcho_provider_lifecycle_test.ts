@@ -4,6 +4,7 @@
 // stale and superseded dialectic results, empty-result widening, recallSync,
 // the token budget and the session-start section filter.
 import assert from "node:assert/strict";
+import { setLogger } from "@hermes/memory";
 import {
   type HonchoTestServer,
   startHonchoTestServer,
@@ -584,4 +585,69 @@ Deno.test("HonchoMemoryProvider is inert for cron agents and inactive without co
     await removeHome(home);
   }
   assert.deepEqual(server.violations, []);
+});
+
+Deno.test("HonchoMemoryProvider adopts the observation config Honcho already holds for the session (§4)", async () => {
+  await using server = await startHonchoTestServer();
+  // Someone created the session earlier with the AI not observing the user.
+  const earlier = await makeProfile(server, {
+    config: {
+      recallMode: "tools",
+      observation: { ai: { observeOthers: false } },
+    },
+  });
+  const first = await startProvider(earlier, "shared");
+  try {
+    await first.handleToolCall("honcho_profile", {}, {});
+  } finally {
+    await first.shutdown();
+    await removeHome(earlier);
+  }
+  const home = await makeProfile(server);
+  const provider = await startProvider(home, "shared");
+  try {
+    await provider.idle();
+    await runTurn(provider, server, 1, "Oslo hiking?");
+    const ctx = server.requests.filter((r) => r.route === ROUTES.sessionContext)
+      .at(-1)!;
+    // The server's observe_others=false wins: the user is read from its own perspective.
+    assert.equal(ctx.query.peer_target, "alice");
+    assert.equal(ctx.query.peer_perspective, undefined);
+    const chat = server.requests.filter((r) => r.route === ROUTES.chat).at(-1)!;
+    assert.equal(chat.path, "/v3/workspaces/ws/peers/alice/chat");
+  } finally {
+    await provider.shutdown();
+    await removeHome(home);
+  }
+  assert.deepEqual(server.violations, []);
+});
+
+Deno.test("HonchoMemoryProvider never writes the API key to a log line", async () => {
+  const key = "hk-log-secret-key-98765";
+  await using server = await startHonchoTestServer({ apiKey: key });
+  const lines: string[] = [];
+  const previous = setLogger({ log: (_level, message) => lines.push(message) });
+  const home = await makeProfile(server, { config: { apiKey: key } });
+  const provider = await startProvider(home, "s1", {
+    checkpointTimeoutMs: 300,
+  });
+  try {
+    await provider.idle();
+    server.inject("*", {
+      status: 503,
+      detail: `token ${key} rejected`,
+      times: Infinity,
+    });
+    for (let turn = 1; turn <= 3; turn++) {
+      await runTurn(provider, server, turn, `Turn ${turn}: Oslo?`);
+    }
+    await provider.onPreCompress([{ role: "user", content: "x" }], {});
+    server.clearFaults();
+  } finally {
+    await provider.shutdown();
+    setLogger(previous);
+    await removeHome(home);
+  }
+  assert.ok(lines.length > 0);
+  assert.deepEqual(lines.filter((line) => line.includes(key)), []);
 });

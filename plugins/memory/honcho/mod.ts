@@ -30,6 +30,7 @@ export {
   type HonchoLivenessSnapshot,
   HonchoMemoryProvider,
   type HonchoProviderOptions,
+  type HonchoSessionIdentity,
   type QueryRewriter,
 } from "./provider.ts";
 

@@ -125,7 +125,8 @@ export interface HonchoProviderOptions {
   /** Least time between two session-init attempts started by hooks, in ms. @default {5000} */
   initRetryDelayMs?: number;
   /**
-   * How long a pre-compress checkpoint may take, in ms.
+   * How long a required pre-compress checkpoint may take, in ms (a
+   * best-effort one takes at most 2 s).
    *
    * @default {max(10000, request timeout)}
    */
@@ -160,14 +161,21 @@ export interface HonchoLivenessSnapshot {
   threadAgeSeconds: number | null;
 }
 
-/** The session the provider writes to and reads from. */
-interface Identity {
+/** The Honcho session and peers a provider writes to and reads from. */
+export interface HonchoSessionIdentity {
+  /** The resolved session name (§2), before id sanitising. */
   sessionKey: string;
+  /** The Honcho session id. */
   sessionId: string;
+  /** The user peer. */
   userPeerId: string;
+  /** The AI peer. */
   aiPeerId: string;
+  /** The runtime user ids the host passed (`userId`, `userIdAlt`). */
   runtimeIds: string[];
 }
+
+type Identity = HonchoSessionIdentity;
 
 interface PendingDialectic {
   result: string;
@@ -190,6 +198,7 @@ interface TurnAuthorInfo {
 const NEVER = -999;
 const INIT_WAIT_FALLBACK_S = 30;
 const SEARCH_QUERY_MAX_CHARS = 1000;
+const BEST_EFFORT_CHECKPOINT_MS = 2_000;
 
 /**
  * The Honcho memory provider: recalls what Honcho knows about the user
@@ -284,7 +293,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
   }
 
   /** The Honcho session id and peers in use, once resolved. */
-  get sessionIdentity(): Readonly<Identity> | undefined {
+  get sessionIdentity(): Readonly<HonchoSessionIdentity> | undefined {
     return this.#identity ? { ...this.#identity } : undefined;
   }
 
@@ -1677,8 +1686,10 @@ export class HonchoMemoryProvider extends MemoryProvider {
     if (!config.saveMessages) {
       throw new Error("saveMessages is off, so nothing is stored in Honcho");
     }
-    const budget = this.#options.checkpointTimeoutMs ??
+    const full = this.#options.checkpointTimeoutMs ??
       Math.max(10_000, this.#timeoutMs());
+    // A best-effort checkpoint must not hold up compression for long.
+    const budget = required ? full : Math.min(full, BEST_EFFORT_CHECKPOINT_MS);
     const deadline = this.#now() + budget;
     const left = (): number => Math.max(0, deadline - this.#now());
     const controller = new AbortController();

@@ -965,3 +965,29 @@ Deno.test("postSetup (hermes memory setup honcho) runs the wizard in the given h
     assert.match(cancelled.out, /Cancelled\. No changes saved\./);
   });
 });
+
+Deno.test("honcho peers map lists the gateway accounts of state.db, skipping bots and the CLI", async () => {
+  await withHome(async (home) => {
+    const { DatabaseSync } = await import("node:sqlite");
+    const db = new DatabaseSync(join(home, "state.db"));
+    db.exec("CREATE TABLE sessions (id TEXT, source TEXT, user_id TEXT)");
+    db.exec(
+      "INSERT INTO sessions VALUES ('a','telegram','42'),('b','cli','me'),('c','discord','bot:9'),('d','discord','77'),('e','telegram','42')",
+    );
+    db.close();
+    const result = await honchoInProcess(home, ["peers", "map"], {
+      stdinIsTerminal: true,
+      answers: ["42", "\u0000type", "alice", "\u0000save"],
+    });
+    assert.equal(result.code, 0, result.io.err);
+    const first = result.io.asked[0]!;
+    assert.deepEqual(
+      first.choices!.slice(0, 2).map((c) => c.name),
+      ["42 (telegram) → (not mapped)", "77 (discord) → (not mapped)"],
+    );
+    assert.deepEqual(
+      (await readJson(join(home, "honcho.json"))).userPeerAliases,
+      { "42": "alice" },
+    );
+  }, { hosts: { hermes: { peerName: "alice" } } });
+});

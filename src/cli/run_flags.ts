@@ -40,8 +40,9 @@ export const TERMINAL_ENV_VARS: readonly string[] = Object.freeze([
 
 /**
  * Variables the framework itself reads (profile resolution, plugin
- * discovery, working directory), plus the two debug switches the `yaml`
- * parser reads on every parse (`LOG_TOKENS`, `LOG_STREAM`).
+ * discovery, working directory, `DENO_NO_PROMPT` for the sandbox safety
+ * check), plus the two debug switches the `yaml` parser reads on every
+ * parse (`LOG_TOKENS`, `LOG_STREAM`).
  */
 export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
   "HERMES_HOME",
@@ -52,6 +53,7 @@ export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
   "TERMINAL_CWD",
   "LOG_TOKENS",
   "LOG_STREAM",
+  "DENO_NO_PROMPT",
 ]);
 
 /** The permission lists of one `deno run`. */

@@ -1,7 +1,8 @@
 // Helpers for the `hermes honcho …` tests: throwaway user homes (HOME with a
-// `.hermes` root and profiles), running the real CLI process with the flags
-// of the `hermes` task plus the Honcho provider's grant, in a pipe or a
-// pseudo-terminal, and running the command tree in-process.
+// `.hermes` root and profiles), running the real CLI process
+// (src/cli/main.ts) with the flags of the `hermes` task plus the Honcho
+// provider's grant, in a pipe or a pseudo-terminal, and running the command
+// tree in-process.
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -135,24 +136,8 @@ export async function readJson(path: string): Promise<Record<string, unknown>> {
   return JSON.parse(await Deno.readTextFile(path));
 }
 
-let entry: Promise<string> | undefined;
-
-/**
- * The script the tests run: `src/cli/main.ts` once the plugin loader mounts
- * `hermes honcho` there, else a stand-in that mounts `registerCli` the same
- * way (see `honcho_cli_entry.ts`).
- */
-export function hermesEntry(): Promise<string> {
-  entry ??= (async (): Promise<string> => {
-    const main = join(ROOT, "src", "cli", "main.ts");
-    await using user = await testUser();
-    const result = await runRaw(main, user, ["honcho", "--help"], {});
-    return result.code === 0 && result.out.includes("--target-profile")
-      ? main
-      : join(ROOT, "tests", "helpers", "honcho_cli_entry.ts");
-  })();
-  return entry;
-}
+/** The script the tests run: the real `hermes` entry point. */
+export const HERMES_MAIN: string = join(ROOT, "src", "cli", "main.ts");
 
 /** The `deno run` flags: the `hermes` task's, plus Honcho's grant. */
 export function runFlags(user: TestUser): string[] {
@@ -192,13 +177,12 @@ export interface RunResult {
 }
 
 async function runRaw(
-  script: string,
   user: TestUser,
   args: string[],
   options: { env?: Record<string, string>; stdin?: string; cwd?: string },
 ): Promise<RunResult> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: [...runFlags(user), script, ...args],
+    args: [...runFlags(user), HERMES_MAIN, ...args],
     cwd: options.cwd ?? user.cwd,
     clearEnv: true,
     env: childEnv(user, options.env ?? {}),
@@ -226,20 +210,21 @@ export async function hermes(
   args: string[],
   options: { env?: Record<string, string>; stdin?: string; cwd?: string } = {},
 ): Promise<RunResult> {
-  return await runRaw(await hermesEntry(), user, args, options);
+  return await runRaw(user, args, options);
 }
 
 /** Runs `hermes <args>` in a pseudo-terminal. */
-export async function hermesPty(
+export function hermesPty(
   user: TestUser,
   args: string[],
   options: { env?: Record<string, string>; cwd?: string } = {},
 ): Promise<PtySession> {
-  const script = await hermesEntry();
-  return spawnPty([Deno.execPath(), ...runFlags(user), script, ...args], {
-    cwd: options.cwd ?? user.cwd,
-    env: { ...childEnv(user, options.env ?? {}), TERM: "xterm-256color" },
-  });
+  return Promise.resolve(
+    spawnPty([Deno.execPath(), ...runFlags(user), HERMES_MAIN, ...args], {
+      cwd: options.cwd ?? user.cwd,
+      env: { ...childEnv(user, options.env ?? {}), TERM: "xterm-256color" },
+    }),
+  );
 }
 
 /** Runs `hermes honcho <args>` in-process against a scripted I/O. */

@@ -24,6 +24,7 @@
 import { isAbsolute, join, normalize } from "node:path";
 import { parse, YAMLParseError } from "yaml";
 import { getUserHome } from "./hermes_home.ts";
+import { parseSimpleYaml } from "./_simple_yaml.ts";
 
 /** The sandbox permissions a `plugin.yaml` asks for. */
 export interface ManifestPermissions {
@@ -349,9 +350,10 @@ export function parsePluginManifest(
   text: string,
   path: string,
 ): PluginManifest {
+  const source = text.replace(/^\uFEFF/, "");
   let raw: unknown;
   try {
-    raw = parse(text.replace(/^\uFEFF/, ""));
+    raw = parseSimpleYaml(source) ?? parse(source);
   } catch (error) {
     const where = error instanceof YAMLParseError && error.linePos
       ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}`

@@ -203,6 +203,9 @@ export async function runChild(
   };
 }
 
+// deno-lint-ignore no-control-regex
+const ANSI_REGEXP = /\x1b\[[0-9;?]*[A-Za-z]/g;
+
 /** What {@linkcode runChildOnTerminal} saw. */
 export interface TerminalRun {
   /** Everything the child wrote to the terminal, ANSI codes removed. */
@@ -270,7 +273,7 @@ export async function runChildOnTerminal(
   }
   const status = await child.status;
   return {
-    output: output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "").replaceAll("\r", ""),
+    output: output.replace(ANSI_REGEXP, "").replaceAll("\r", ""),
     prompted,
     code: status.code,
   };

@@ -1,0 +1,130 @@
+// Timing of the plugin system:
+//   deno task bench   (or: deno bench --no-prompt --allow-read --allow-write --allow-env bench/plugins_bench.ts)
+//
+// - discovery of 500 provider directories (text checks only, no imports);
+//   target < 100 ms;
+// - loading a provider into its sandbox worker (spawn, framework preload,
+//   import, register, first schemas) and shutting it down;
+// - one turn (prefetch + syncTurn + queuePrefetch) through a sandboxed
+//   provider vs the same provider in-process; target sandboxed < 3x
+//   in-process + 0.5 ms.
+import { join } from "node:path";
+import { setLogger } from "../src/log.ts";
+import type { MemoryProvider } from "../src/memory_provider.ts";
+import { listMemoryProviderNames } from "../src/plugin_discovery.ts";
+import { loadMemoryProvider } from "../src/provider_loader.ts";
+
+setLogger({ log: () => {} });
+
+const root = await Deno.realPath(
+  await Deno.makeTempDir({ prefix: "hermes_plugins_bench_" }),
+);
+const home = join(root, "home");
+const plugins = join(home, "plugins");
+const empty = join(root, "no-bundled");
+await Deno.mkdir(empty, { recursive: true });
+
+const TURN_PROVIDER =
+  `import { MemoryProvider, type ToolSchema } from "@hermes/memory";
+export class Turns extends MemoryProvider {
+  #last = "";
+  #queued = "";
+  get name(): string { return "turns"; }
+  isAvailable(): boolean { return true; }
+  initialize(): void {}
+  getToolSchemas(): ToolSchema[] { return []; }
+  override prefetch(query: string): string { return this.#queued || query; }
+  override queuePrefetch(query: string): void { this.#queued = "recalled: " + query; }
+  override syncTurn(user: string, assistant: string): void { this.#last = user + assistant; }
+}
+`;
+
+await Deno.mkdir(plugins, { recursive: true });
+for (let i = 0; i < 500; i++) {
+  const dir = join(plugins, `provider_${String(i).padStart(3, "0")}`);
+  await Deno.mkdir(dir);
+  await Deno.writeTextFile(
+    join(dir, "mod.ts"),
+    `// provider ${i}\nimport { MemoryProvider } from "@hermes/memory";\n`,
+  );
+  await Deno.writeTextFile(
+    join(dir, "plugin.yaml"),
+    `name: provider_${i}\ndescription: Provider number ${i}\npermissions:\n  env: [P${i}_KEY]\n  net: [p${i}.example.com]\n`,
+  );
+}
+const turnsDir = join(plugins, "turns");
+await Deno.mkdir(turnsDir);
+await Deno.writeTextFile(join(turnsDir, "mod.ts"), TURN_PROVIDER);
+
+const options = {
+  hermesHome: home,
+  bundledDir: empty,
+  config: {},
+  hostCheck: false,
+};
+
+Deno.bench({
+  name: "discovery: 500 provider directories, no imports",
+  group: "discovery",
+  async fn() {
+    const names = await listMemoryProviderNames(options);
+    if (names.length !== 501) throw new Error(`found ${names.length}`);
+  },
+});
+
+Deno.bench({
+  name:
+    "load: sandboxed worker (spawn + framework + import + register) and shutdown",
+  group: "load",
+  n: 20,
+  warmup: 2,
+  async fn() {
+    const provider = await loadMemoryProvider("turns", options);
+    if (provider === null) throw new Error("not loaded");
+    await provider.shutdown();
+  },
+});
+
+const sandboxed = await loadMemoryProvider("turns", options) as MemoryProvider;
+const inProcess = await loadMemoryProvider("turns", {
+  ...options,
+  sandbox: "none",
+}) as MemoryProvider;
+
+async function turn(provider: MemoryProvider, i: number): Promise<void> {
+  const query = `what did we say about item ${i}?`;
+  await provider.prefetch(query, { sessionId: "bench" });
+  await provider.syncTurn(query, "We said it was fine.", {
+    sessionId: "bench",
+  });
+  await provider.queuePrefetch(query, { sessionId: "bench" });
+}
+
+let i = 0;
+Deno.bench({
+  name: "turn: prefetch + syncTurn + queuePrefetch, in-process",
+  group: "turn",
+  baseline: true,
+  async fn() {
+    await turn(inProcess, i++);
+  },
+});
+
+Deno.bench({
+  name: "turn: prefetch + syncTurn + queuePrefetch, sandboxed worker",
+  group: "turn",
+  async fn() {
+    await turn(sandboxed, i++);
+  },
+});
+
+Deno.bench({
+  name: "(cleanup: shut the sandboxed provider down)",
+  group: "zz-cleanup",
+  n: 1,
+  warmup: 0,
+  async fn() {
+    await sandboxed.shutdown();
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  },
+});

@@ -26,6 +26,7 @@ import {
 } from "./memory_provider.ts";
 import { normalizePreCompressEvidence } from "./pre_compress.ts";
 import { sanitizeContext } from "./context_fence.ts";
+import { redactText } from "./redact.ts";
 import { lookupConfig, readConfigBool } from "./_config_values.ts";
 
 /** The config key that arms the gate. */
@@ -227,7 +228,10 @@ export async function checkpointBeforeCompression(
       });
       return sanitized(text);
     } catch (error) {
-      log("debug", `Best-effort pre-compress memory hook failed: ${error}`);
+      log(
+        "debug",
+        `Best-effort pre-compress memory hook failed: ${errorMessage(error)}`,
+      );
       return "";
     }
   }
@@ -311,7 +315,9 @@ export async function warnIfCheckpointGateUnsatisfied(
     } catch (error) {
       log(
         "debug",
-        `Pre-compress checkpoint capability probe failed at start-up: ${error}`,
+        `Pre-compress checkpoint capability probe failed at start-up: ${
+          errorMessage(error)
+        }`,
       );
       return false;
     }
@@ -452,6 +458,7 @@ function errorType(error: unknown): string {
   return typeof error;
 }
 
+/** An error's text for a log line, secrets masked. */
 function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return redactText(error instanceof Error ? error.message : String(error));
 }

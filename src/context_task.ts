@@ -19,6 +19,7 @@
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import { log } from "./log.ts";
+import { redactText } from "./redact.ts";
 
 /** A background task started by {@linkcode spawnContextTask}. */
 export interface ContextTask<T> {
@@ -122,7 +123,7 @@ export function spawnContextTask<T>(
       log(
         "warn",
         `Background task '${name}' failed: ${
-          error instanceof Error ? error.message : String(error)
+          redactText(error instanceof Error ? error.message : String(error))
         }`,
       );
     },

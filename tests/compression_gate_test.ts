@@ -295,6 +295,30 @@ Deno.test("checkpointBeforeCompression() armed: a failing v2 checkpoint blocks, 
   }
 });
 
+Deno.test("checkpointBeforeCompression() masks secrets in the failure it logs", async () => {
+  const key = "sk-proj-9f8e7d6c5b4a39281706";
+  const manager = new FakeManager({
+    result: () => {
+      throw new Error(`401 for Authorization: Bearer ${key}`);
+    },
+  });
+  const logs = captureLogs();
+  try {
+    await assertBlocked(
+      checkpointBeforeCompression(manager, transcript, { config: ARMED }),
+      CHECKPOINT_BLOCK_REASONS.providerFailed,
+    );
+    await checkpointBeforeCompression(manager, transcript, { config: {} });
+    assert.equal(logs.lines.length, 2);
+    for (const line of logs.lines) {
+      assert.ok(!line.includes(key), line);
+      assert.match(line, /\[redacted\]/);
+    }
+  } finally {
+    logs.restore();
+  }
+});
+
 Deno.test("warnIfCheckpointGateUnsatisfied() warns only when armed without a capable provider", async (t) => {
   await t.step("gate off: silent", async () => {
     const logs = captureLogs();

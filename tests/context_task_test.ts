@@ -100,6 +100,26 @@ Deno.test("spawnContextTask() logs a failure by name and never leaves it unhandl
   }
 });
 
+Deno.test("spawnContextTask() masks secrets in the failure it logs", async () => {
+  const lines: string[] = [];
+  const previous = setLogger({
+    log: (level: LogLevel, message: string) =>
+      lines.push(`${level} ${message}`),
+  });
+  try {
+    const task = spawnContextTask(() => {
+      throw new Error("rejected key sk-proj-9f8e7d6c5b4a39281706");
+    }, { name: "sync" });
+    await assert.rejects(task.done);
+    assert.equal(await drainContextTasks(1000), true);
+    assert.deepEqual(lines, [
+      "warn Background task 'sync' failed: rejected key [redacted]",
+    ]);
+  } finally {
+    setLogger(previous);
+  }
+});
+
 Deno.test("drainContextTasks() waits for tasks spawned while draining and times out on stuck ones", async () => {
   assert.equal(await drainContextTasks(0), true);
   const order: string[] = [];

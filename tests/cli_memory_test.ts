@@ -317,7 +317,7 @@ Deno.test("memory off sets memory.provider to '' and keeps everything else", asy
     assert.equal(
       out,
       `Turned off memory provider 'honcho': set memory.provider to "" in ${path}.\n` +
-        "Built-in memory (MEMORY.md / USER.md) stays on. The settings in memory.honcho were kept; run 'hermes memory setup honcho' to turn it back on.\n" +
+        "Built-in memory (MEMORY.md / USER.md) stays on. The settings in memory.honcho were kept. Run 'hermes memory setup honcho' to turn it back on.\n" +
         "Start a new session for the change to take effect.\n",
     );
     const text = await Deno.readTextFile(path);
@@ -390,7 +390,7 @@ Deno.test("memory permissions prints the host flags for the profile", async () =
     const text = await run(home, ["memory", "permissions"]);
     assert.match(
       text.out,
-      /^deno run \\\n {2}--no-prompt \\\n {2}--cached-only \\\n/m,
+      /^DENO_NO_PROMPT=1 deno run \\\n {2}--no-prompt \\\n {2}--cached-only \\\n/m,
     );
   });
 });

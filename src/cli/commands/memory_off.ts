@@ -46,8 +46,11 @@ export async function runMemoryOff(io: CliIo): Promise<number> {
     io.stdout(
       `Turned off memory provider '${name}': set memory.provider to "" in ${path}.\n`,
     );
+    const kept = getConfigValue(config, `memory.${name}`) !== undefined
+      ? ` The settings in memory.${name} were kept.`
+      : "";
     io.stdout(
-      `Built-in memory (MEMORY.md / USER.md) stays on. The settings in memory.${name} were kept; run 'hermes memory setup ${name}' to turn it back on.\n`,
+      `Built-in memory (MEMORY.md / USER.md) stays on.${kept} Run 'hermes memory setup ${name}' to turn it back on.\n`,
     );
   } else {
     io.stdout(

@@ -83,6 +83,7 @@ export async function runMemoryPermissions(
       provider,
       flags,
       grant,
+      env: { DENO_NO_PROMPT: "1" },
       command: ["deno", "run", ...flags, entry],
     });
     return 0;
@@ -92,7 +93,9 @@ export async function runMemoryPermissions(
       provider ? `provider '${provider}'` : "built-in memory only"
     }\n`,
   );
-  io.stdout(`deno run \\\n  ${flags.join(" \\\n  ")} \\\n  ${entry}\n`);
+  io.stdout(
+    `DENO_NO_PROMPT=1 deno run \\\n  ${flags.join(" \\\n  ")} \\\n  ${entry}\n`,
+  );
   return 0;
 }
 

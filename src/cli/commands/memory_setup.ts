@@ -474,7 +474,9 @@ async function walkSchema(
   }
   await saveConfig({ memory: memorySection });
   io.stdout(
-    `\nMemory provider set to '${name}' in ${getConfigPath(home)}.\n`,
+    `${interactive ? "\n" : ""}Memory provider set to '${name}' in ${
+      getConfigPath(home)
+    }.\n`,
   );
   if (Object.keys(providerConfig).length > 0) {
     try {

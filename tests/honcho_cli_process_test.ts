@@ -290,6 +290,32 @@ Deno.test("hermes honcho --target-profile writes that profile's host block; warn
     other.err,
     /warning: profile 'writer' reads its own .*writer\/honcho\.json, so this change does not reach it/,
   );
+  const setup = await hermes(user, [
+    "honcho",
+    "--target-profile",
+    "coder",
+    "setup",
+    "--yes",
+    "--base-url",
+    "http://127.0.0.1:7777",
+    "--skip-connection-test",
+  ]);
+  assert.equal(setup.code, 0, setup.err);
+  const afterSetup = (await readJson(shared)).hosts as Record<
+    string,
+    Record<string, unknown>
+  >;
+  assert.equal(afterSetup.hermes_coder!.aiPeer, "coder");
+  assert.equal(afterSetup.hermes_coder!.recallMode, "tools");
+  // Another profile's server goes to its own block; the default's is untouched.
+  assert.equal(afterSetup.hermes_coder!.baseUrl, "http://127.0.0.1:7777");
+  assert.equal((await readJson(shared)).baseUrl, undefined);
+  assert.match(
+    await Deno.readTextFile(
+      join(user.root, "profiles", "coder", "config.yaml"),
+    ),
+    /127\.0\.0\.1:7777/,
+  );
   const bad = await hermes(user, [
     "honcho",
     "--target-profile",

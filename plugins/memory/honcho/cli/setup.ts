@@ -51,6 +51,7 @@ import {
   isPromptCancelled,
   isRecord,
   loadScopeConfig,
+  profileHomeUnder,
   reportWrite,
   resolveScope,
   runGuarded,
@@ -392,10 +393,14 @@ export async function runSetup(
       }; fix or remove the file, nothing was written`,
     );
   }
-  // config.yaml must be writable before anything is written.
+  // config.yaml (the targeted profile's, with --target-profile) must load
+  // before anything is written.
+  const yamlHome = scope.targetProfile === undefined
+    ? scope.hermesHome
+    : profileHomeUnder(scope.defaultRoot, scope.profile);
   let hermesConfig: HermesConfig;
   try {
-    hermesConfig = await loadConfig({ hermesHome: scope.hermesHome });
+    hermesConfig = await loadConfig({ hermesHome: yamlHome });
   } catch (error) {
     throw new HonchoCliError(
       `Cannot set up Honcho: ${errorText(error)}; nothing was written`,
@@ -454,14 +459,29 @@ export async function runSetup(
     host.contextTokens = config.raw.contextTokens != null ? 0 : undefined;
   }
   if (config.hostBlock.saveMessages == null) host.saveMessages = true;
-  // The server is shared by the profiles reading this file (root), like the
-  // cloud key; a self-hosted server's key is per host block (§10).
-  host.baseUrl = undefined;
+  // The default host's server goes to the root, shared by the profiles
+  // reading this file like the cloud key (§10: cloud removes root baseUrl);
+  // another host's server goes to its block only when it differs from the
+  // root's, so setting up one profile never moves the others.
   host.base_url = undefined;
-  root.base_url = undefined;
-  root.baseUrl = plan.deployment === "cloud" ? undefined : plan.baseUrl;
-  if (isRecord(config.raw.endpoint) && config.raw.endpoint.baseUrl != null) {
-    root.endpoint = { ...config.raw.endpoint, baseUrl: undefined };
+  const endpoint = isRecord(config.raw.endpoint) ? config.raw.endpoint : {};
+  const rootUrlRaw = [endpoint.baseUrl, config.raw.baseUrl, config.raw.base_url]
+    .find((v): v is string => typeof v === "string" && v.trim() !== "");
+  const rootUrl = rootUrlRaw ? cleanBaseUrl(rootUrlRaw) : undefined;
+  const defaultHost = config.defaultHost ?? "hermes";
+  if (hostKey === defaultHost) {
+    host.baseUrl = undefined;
+    root.base_url = undefined;
+    root.baseUrl = plan.deployment === "cloud" ? undefined : plan.baseUrl;
+    if (endpoint.baseUrl != null) {
+      root.endpoint = { ...endpoint, baseUrl: undefined };
+    }
+  } else if (plan.deployment === "cloud") {
+    host.baseUrl = rootUrl !== undefined
+      ? HONCHO_ENVIRONMENT_URLS.production
+      : undefined;
+  } else {
+    host.baseUrl = rootUrl === plan.baseUrl ? undefined : plan.baseUrl;
   }
   if (plan.newKey !== undefined) {
     if (plan.deployment === "cloud") {
@@ -503,12 +523,12 @@ export async function runSetup(
         provider: "honcho",
         permissions: { honcho: { ...honchoPermissions, net } },
       },
-    }, { hermesHome: scope.hermesHome });
+    }, { hermesHome: yamlHome });
   } catch (error) {
     throw new HonchoCliError(
-      `Saved ${written.path}, but cannot update ${
-        getConfigPath(scope.hermesHome)
-      }: ${errorText(error)}; set memory.provider: honcho there by hand`,
+      `Saved ${written.path}, but cannot update ${getConfigPath(yamlHome)}: ${
+        errorText(error)
+      }; set memory.provider: honcho there by hand`,
     );
   }
 
@@ -517,7 +537,7 @@ export async function runSetup(
   );
   io.stdout(
     `Set memory.provider: honcho and allowed ${entry} in memory.permissions.honcho.net (${
-      getConfigPath(scope.hermesHome)
+      getConfigPath(yamlHome)
     })\n`,
   );
 

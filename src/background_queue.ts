@@ -44,7 +44,7 @@ export interface BackgroundDrainResult {
  * @param timeoutMs The bound in milliseconds.
  * @returns `true` once `promise` settles, or `false` after `timeoutMs`.
  *
- * @example
+ * @example Waiting a bounded time
  * ```ts
  * import { settlesWithin } from "@hermes/memory";
  * import assert from "node:assert/strict";

@@ -165,7 +165,7 @@ export interface CheckpointBeforeCompressionOptions {
  * @param config The loaded `config.yaml`.
  * @returns `true` when armed.
  *
- * @example
+ * @example Off by default
  * ```ts
  * import { isCheckpointGateArmed } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -294,7 +294,7 @@ export async function checkpointBeforeCompression(
  * @param config The loaded `config.yaml`.
  * @returns `true` when the warning was logged.
  *
- * @example
+ * @example Gate off: no warning
  * ```ts
  * import { warnIfCheckpointGateUnsatisfied } from "@hermes/memory";
  * import assert from "node:assert/strict";

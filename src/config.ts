@@ -109,7 +109,7 @@ export interface SaveConfigOptions {
  * @param hermesHome The profile home; defaults to the active one.
  * @returns `<hermesHome>/config.yaml`.
  *
- * @example
+ * @example The config file of a profile
  * ```ts
  * import { getConfigPath } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -211,7 +211,7 @@ export async function saveConfig(
  * @returns The value, or `undefined` when any part of the path is missing
  * or not a mapping.
  *
- * @example
+ * @example Reading a dotted key
  * ```ts
  * import { getConfigValue } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -243,7 +243,7 @@ export function getConfigValue(
  * @throws {RangeError} When the key has an empty part.
  * @throws {TypeError} When a section on the path holds a non-mapping value.
  *
- * @example
+ * @example Writing a dotted key
  * ```ts
  * import { setConfigValue } from "@hermes/memory";
  * import assert from "node:assert/strict";

@@ -140,7 +140,7 @@ export function spawnContextTask<T>(
  *
  * @returns A fresh array, oldest first.
  *
- * @example
+ * @example Nothing running
  * ```ts
  * import { activeContextTasks } from "@hermes/memory";
  * import assert from "node:assert/strict";

@@ -41,7 +41,7 @@ export function readProcessEnv(name: string): string | undefined {
  * @param value The raw value (or `undefined`).
  * @returns `true` for a truthy switch value.
  *
- * @example
+ * @example Reading a switch from the environment
  * ```ts
  * import { isTruthyEnvValue } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -61,7 +61,7 @@ export function isTruthyEnvValue(value: string | undefined | null): boolean {
  *
  * @returns A fresh object; changing it does not change the process.
  *
- * @example
+ * @example Copying the environment
  * ```ts no-assert
  * import { snapshotProcessEnv } from "@hermes/memory";
  * const env = snapshotProcessEnv();

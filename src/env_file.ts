@@ -62,7 +62,7 @@ export const ENV_NAME_DENYLIST: ReadonlySet<string> = new Set([
  * @param name The variable's name.
  * @throws {RangeError} When the name is malformed or denied.
  *
- * @example
+ * @example Checking a name before writing it to .env
  * ```ts
  * import { validateEnvName } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -99,7 +99,7 @@ export function validateEnvName(name: string): void {
  * @param text The file's content.
  * @returns A fresh mapping of names to values.
  *
- * @example
+ * @example Parsing comments, quotes and escapes
  * ```ts
  * import { parseEnvText } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -156,7 +156,7 @@ function parseEnvValue(value: string): string {
  * @throws {Deno.errors.PermissionDenied} Or another OS error when the file
  * exists but cannot be read.
  *
- * @example
+ * @example A missing .env file
  * ```ts
  * import { loadEnvFile } from "@hermes/memory";
  * import assert from "node:assert/strict";

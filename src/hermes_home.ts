@@ -49,7 +49,7 @@ export function withHermesHome<T>(home: string, fn: () => T): T {
  *
  * @returns The override, or `undefined`.
  *
- * @example
+ * @example No override outside withHermesHome()
  * ```ts
  * import { getHermesHomeOverride } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -66,7 +66,7 @@ export function getHermesHomeOverride(): string | undefined {
  *
  * @returns The directory, or `undefined` when unknown.
  *
- * @example
+ * @example The user's home directory
  * ```ts no-assert
  * import { getUserHome } from "@hermes/memory";
  * const home = getUserHome();
@@ -85,7 +85,7 @@ export function getUserHome(): string | undefined {
  *
  * @returns The absolute path.
  *
- * @example
+ * @example The default Hermes root
  * ```ts no-assert
  * import { getDefaultHermesRoot } from "@hermes/memory";
  * const root = getDefaultHermesRoot();
@@ -107,7 +107,7 @@ export function getDefaultHermesRoot(): string {
  *
  * @returns The absolute path.
  *
- * @example
+ * @example The process-level home
  * ```ts no-assert
  * import { getProcessHermesHome } from "@hermes/memory";
  * const home = getProcessHermesHome();
@@ -127,7 +127,7 @@ export function getProcessHermesHome(): string {
  *
  * @returns The absolute path.
  *
- * @example
+ * @example Profile-scoped paths
  * ```ts no-assert
  * import { getHermesHome } from "@hermes/memory";
  * const memories = `${getHermesHome()}/memories`;
@@ -145,7 +145,7 @@ export function getHermesHome(): string {
  * @returns The absolute path.
  * @throws {RangeError} When the name is not a plain profile name.
  *
- * @example
+ * @example A named profile's home
  * ```ts no-assert
  * import { getProfileHome } from "@hermes/memory";
  * const coder = getProfileHome("coder");

@@ -38,7 +38,7 @@ export interface ApprovalOutcome {
  * @param hermesHome The profile home (default: the active one).
  * @returns The pending records.
  *
- * @example
+ * @example Nothing staged
  * ```ts
  * import { listPendingMemoryWrites } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -78,7 +78,7 @@ export async function listPendingMemoryWrites(
  * @param id A pending id, or `"all"` for every record (oldest first).
  * @returns One outcome per record; `[]` when the id is unknown.
  *
- * @example
+ * @example Approving a staged write
  * ```ts
  * import { approvePendingMemoryWrites, handleMemoryToolCall, MemoryStore } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -154,7 +154,7 @@ export async function approvePendingMemoryWrites(
  * @param options The profile home (default: the active one).
  * @returns The ids that were deleted.
  *
- * @example
+ * @example Rejecting everything staged
  * ```ts
  * import { rejectPendingMemoryWrites } from "@hermes/memory";
  * import assert from "node:assert/strict";

@@ -71,7 +71,7 @@ export const PYTHON_WHITESPACE_CLASS: string = [...PYTHON_WHITESPACE]
  * @param ch One character (code point).
  * @returns `true` for whitespace.
  *
- * @example
+ * @example Python's whitespace includes NBSP
  * ```ts
  * import { isPythonWhitespace } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -91,7 +91,7 @@ export function isPythonWhitespace(ch: string): boolean {
  * @param text The text.
  * @returns The trimmed text.
  *
- * @example
+ * @example Trimming like Python's str.strip()
  * ```ts
  * import { pythonStrip } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -113,7 +113,7 @@ export function pythonStrip(text: string): string {
  * @param text The text.
  * @returns The number of code points.
  *
- * @example
+ * @example Counting code points, not UTF-16 units
  * ```ts
  * import { codePointLength } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -143,7 +143,7 @@ export function codePointLength(text: string): number {
  * @param end One past the last code point to keep (default: the end).
  * @returns The slice.
  *
- * @example
+ * @example Slicing without splitting an emoji
  * ```ts
  * import { sliceCodePoints } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -165,7 +165,7 @@ export function sliceCodePoints(
  * @param n The number (truncated to an integer).
  * @returns The grouped digits, e.g. `"1,364"`.
  *
- * @example
+ * @example Grouping thousands
  * ```ts
  * import { formatThousands } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -188,7 +188,7 @@ export function formatThousands(n: number): string {
  * @param limit The budget in characters.
  * @returns The whole percentage.
  *
- * @example
+ * @example Truncating the percentage like Python
  * ```ts
  * import { usagePercent } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -208,7 +208,7 @@ export function usagePercent(current: number, limit: number): number {
  * @param limit The budget in characters.
  * @returns The usage string.
  *
- * @example
+ * @example A success usage string
  * ```ts
  * import { formatUsage } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -228,7 +228,7 @@ export function formatUsage(current: number, limit: number): string {
  * @param limit The budget in characters.
  * @returns The usage string.
  *
- * @example
+ * @example A failure usage string
  * ```ts
  * import { formatShortUsage } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -247,7 +247,7 @@ export function formatShortUsage(current: number, limit: number): string {
  * @param text The file's text.
  * @returns The entries in file order.
  *
- * @example
+ * @example Splitting only on the full delimiter
  * ```ts
  * import { splitEntries } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -266,7 +266,7 @@ export function splitEntries(text: string): string[] {
  * @param entries The entries.
  * @returns A new array without duplicates.
  *
- * @example
+ * @example Keeping the first of each duplicate
  * ```ts
  * import { dedupeEntries } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -284,7 +284,7 @@ export function dedupeEntries(entries: readonly string[]): string[] {
  * @param text The file's text.
  * @returns The entries.
  *
- * @example
+ * @example Parsing a file's text
  * ```ts
  * import { parseEntries } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -302,7 +302,7 @@ export function parseEntries(text: string): string[] {
  * @param entries The entries.
  * @returns The file text.
  *
- * @example
+ * @example Joining entries with the delimiter
  * ```ts
  * import { serializeEntries } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -320,7 +320,7 @@ export function serializeEntries(entries: readonly string[]): string {
  * @param entries The entries.
  * @returns The size in characters.
  *
- * @example
+ * @example Size in characters, 3 per delimiter
  * ```ts
  * import { entriesSize } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -341,7 +341,7 @@ export function entriesSize(entries: readonly string[]): number {
  * @param entry The entry.
  * @returns The preview.
  *
- * @example
+ * @example Previewing a long entry
  * ```ts
  * import { previewEntry } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -360,7 +360,7 @@ export function previewEntry(entry: string): string {
  * @param target The target.
  * @returns The file name.
  *
- * @example
+ * @example The file of a target
  * ```ts
  * import { memoryFileName } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -383,7 +383,7 @@ export function memoryFileName(target: MemoryTarget | string): string {
  * @param limit The target's budget in characters.
  * @returns The block text, or `""` when there are no entries.
  *
- * @example
+ * @example Rendering the user profile block
  * ```ts
  * import { renderMemoryBlock } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -429,7 +429,7 @@ export function renderMemoryBlock(
  * @returns The text.
  * @throws {TypeError} When the bytes are not valid UTF-8.
  *
- * @example
+ * @example Decoding a file with a byte-order mark
  * ```ts
  * import { decodeMemoryBytes } from "@hermes/memory";
  * import assert from "node:assert/strict";

@@ -84,7 +84,7 @@ export interface RecallStatusOptions {
  * @param options The glyph, when not the default.
  * @returns A frozen record.
  *
- * @example
+ * @example A recall status with the default glyph
  * ```ts
  * import { recallStatus } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -658,7 +658,7 @@ export abstract class MemoryProvider {
  * @param value Anything.
  * @returns `true` for a provider.
  *
- * @example
+ * @example Telling providers from other values
  * ```ts
  * import { isMemoryProvider } from "@hermes/memory";
  * import assert from "node:assert/strict";

@@ -167,7 +167,7 @@ const TARGETS: readonly MemoryTarget[] = ["memory", "user"];
  * @param config The whole parsed config (the `memory:` section is read).
  * @returns The settings.
  *
- * @example
+ * @example Reading limits and flags with defaults
  * ```ts
  * import { readMemoryConfig } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -202,7 +202,7 @@ export function readMemoryConfig(
  * @param hermesHome The profile home (default: the active one).
  * @returns The directory and the two file paths.
  *
- * @example
+ * @example Locating the store's files
  * ```ts
  * import { memoryFilePaths } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -223,7 +223,7 @@ export function memoryFilePaths(hermesHome?: string): MemoryFilePaths {
  * @param config The parsed `config.yaml` (limits and flags come from it).
  * @returns Usage of `memory` and `user`.
  *
- * @example
+ * @example Usage of a profile without memory files
  * ```ts
  * import { readStoreUsage } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -278,7 +278,7 @@ export async function readStoreUsage(
  * @throws {RangeError} When `target` is not `all`, `memory` or `user`.
  * @throws {Deno.errors.PermissionDenied} When a file cannot be deleted.
  *
- * @example
+ * @example Erasing the memory files of a profile
  * ```ts
  * import { resetMemoryFiles } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -390,7 +390,7 @@ export class MemoryStore {
    * @param options The profile home, when not the active one.
    * @returns A store that is not loaded yet.
    *
-   * @example
+   * @example A store with a larger memory budget
    * ```ts
    * import { MemoryStore } from "@hermes/memory";
    * import assert from "node:assert/strict";

@@ -82,7 +82,7 @@ const OUTRO =
  * @param options Which targets are enabled.
  * @returns The tool schema, or `null` when no target is enabled.
  *
- * @example
+ * @example Only the user profile enabled
  * ```ts
  * import { memoryToolSchema } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -226,7 +226,7 @@ const STAGED_MESSAGE =
  * @param hermesHome The profile home (default: the active one).
  * @returns The directory path.
  *
- * @example
+ * @example Where staged writes are kept
  * ```ts
  * import { pendingMemoryDir } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -245,7 +245,7 @@ export function pendingMemoryDir(hermesHome?: string): string {
  * @param args The tool arguments.
  * @returns The summary.
  *
- * @example
+ * @example Summarizing an add for approval
  * ```ts
  * import { summarizeMemoryWrite } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -285,7 +285,7 @@ export function summarizeMemoryWrite(args: Record<string, unknown>): string {
  * `new_text`, `old_text`, `operations`).
  * @returns The JSON result.
  *
- * @example
+ * @example Adding an entry to the user profile
  * ```ts
  * import { handleMemoryToolCall, MemoryStore } from "@hermes/memory";
  * import assert from "node:assert/strict";

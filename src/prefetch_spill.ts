@@ -208,7 +208,7 @@ export function readOutputSpillSettings(
  * @param options The profile home.
  * @returns An absolute path.
  *
- * @example
+ * @example The default spill directory
  * ```ts
  * import { readOutputSpillSettings, resolveSpillDirectory } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -282,7 +282,7 @@ export function recallSpillPolicyFromConfig(
  * @param maxChars The spill threshold.
  * @returns The ceiling in characters.
  *
- * @example
+ * @example The runaway-recall ceiling
  * ```ts
  * import { recallCeilingChars } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -301,7 +301,7 @@ export function recallCeilingChars(maxChars: number): number {
  * @param providerName The provider's name.
  * @returns The label.
  *
- * @example
+ * @example The label of a provider's recall
  * ```ts
  * import { prefetchSpillSource } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -387,7 +387,7 @@ export async function applyRecallSpill(
  * @param options Settings, source label, session and profile home.
  * @returns The text or its preview.
  *
- * @example
+ * @example Short output passes through
  * ```ts
  * import { readOutputSpillSettings, spillOutput } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -425,7 +425,7 @@ export async function spillOutput(
  * @param sessionId The session id.
  * @returns A single safe path segment.
  *
- * @example
+ * @example Sanitizing a session id
  * ```ts
  * import { spillSessionSegment } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -448,7 +448,7 @@ export function spillSessionSegment(sessionId?: string): string {
  * @param text The text.
  * @returns The number of code points.
  *
- * @example
+ * @example Counting characters like Python
  * ```ts
  * import { countChars } from "@hermes/memory";
  * import assert from "node:assert/strict";

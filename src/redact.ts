@@ -489,7 +489,7 @@ export function redactForEgress<T>(value: T): T {
  * @param text The text about to leave the agent.
  * @returns The text with secrets replaced by `[redacted]`.
  *
- * @example
+ * @example Masking the password of a URL
  * ```ts
  * import { redactText } from "@hermes/memory";
  * import assert from "node:assert/strict";

@@ -33,7 +33,7 @@ const CWD_PROBE_NAME = ".hermes-cwd-probe";
  * @param fn The work to run.
  * @returns What `fn` returns.
  *
- * @example
+ * @example Binding the conversation's directory
  * ```ts
  * import { resolveAgentCwd, withSessionCwd } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -55,7 +55,7 @@ export function withSessionCwd<T>(path: string, fn: () => T): T {
  *
  * @returns An absolute path.
  *
- * @example
+ * @example The conversation's working directory
  * ```ts no-assert
  * import { resolveAgentCwd } from "@hermes/memory";
  * const cwd = resolveAgentCwd();

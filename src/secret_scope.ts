@@ -123,7 +123,7 @@ export class UnscopedSecretError extends Error {
  * @param name The variable's name.
  * @returns `true` for a global variable.
  *
- * @example
+ * @example Deployment variables are global
  * ```ts
  * import { isGlobalEnvVar } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -168,7 +168,7 @@ export function withSecretScope<T>(
  *
  * @returns The frozen mapping, or `undefined` outside a scope.
  *
- * @example
+ * @example No scope outside withSecretScope()
  * ```ts
  * import { currentSecretScope, withSecretScope } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -190,7 +190,7 @@ export function currentSecretScope():
  *
  * @param active `true` while multiplexing.
  *
- * @example
+ * @example Serving several profiles from one process
  * ```ts
  * import { getSecret, setMultiplexActive, UnscopedSecretError } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -211,7 +211,7 @@ export function setMultiplexActive(active: boolean): void {
  *
  * @returns The flag set by {@linkcode setMultiplexActive}.
  *
- * @example
+ * @example Single-profile by default
  * ```ts
  * import { isMultiplexActive } from "@hermes/memory";
  * import assert from "node:assert/strict";

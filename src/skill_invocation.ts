@@ -41,7 +41,7 @@ function cutAtFirst(text: string, stops: readonly string[]): string {
  * instruction when the scaffolding carries one; `null` for a bare invocation
  * (nothing the user wrote is worth remembering) or for non-string content.
  *
- * @example
+ * @example Recovering the user's instruction from a /skill turn
  * ```ts
  * import { extractUserInstructionFromSkillMessage } from "@hermes/memory";
  * import assert from "node:assert/strict";

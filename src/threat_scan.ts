@@ -287,7 +287,7 @@ export interface ScanOptions {
  * @param options The scope.
  * @returns The finding ids; empty when the text is clean.
  *
- * @example
+ * @example Finding a prompt injection
  * ```ts
  * import { scanForThreats } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -326,7 +326,7 @@ export function scanForThreats(
  * @param content The content (already trimmed).
  * @returns The block message, or `null`.
  *
- * @example
+ * @example Blocking an invisible character
  * ```ts
  * import { scanMemoryContent } from "@hermes/memory";
  * import assert from "node:assert/strict";
@@ -367,7 +367,7 @@ export function scanMemoryContent(content: string): string | null {
  * @param fileName `MEMORY.md` or `USER.md`, named in the placeholder.
  * @returns The entry itself when clean, else the placeholder.
  *
- * @example
+ * @example Hiding a poisoned entry from the system prompt
  * ```ts
  * import { sanitizeMemoryEntry } from "@hermes/memory";
  * import assert from "node:assert/strict";

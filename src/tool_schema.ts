@@ -113,7 +113,7 @@ export function normalizeToolSchema(schema: unknown): ToolSchema | null {
  * @param message What went wrong, for the model.
  * @returns The JSON text.
  *
- * @example
+ * @example The error result of a tool call
  * ```ts
  * import { toolError } from "@hermes/memory";
  * import assert from "node:assert/strict";

@@ -351,7 +351,7 @@ export class ArchiveMemoryProvider extends MemoryProvider {
  *
  * @param ctx The registration context.
  *
- * @example
+ * @example Registering with a collector
  * ```ts no-assert
  * import { register } from "./mod.ts";
  * register({ registerMemoryProvider: () => {} });

@@ -231,3 +231,46 @@ Deno.test("probeMemoryProvider() asks isAvailable() in the sandbox and registers
   ]);
   assert.deepEqual(listSkills({ hermesHome: h.home }), []);
 });
+
+Deno.test("a sandboxed provider serves a MemoryManager turn like an in-process one", async () => {
+  const { MemoryManager } = await import("../src/memory_manager.ts");
+  const { withSecretScope } = await import("../src/secret_scope.ts");
+  await using h = await tempHome();
+  await installFixture(h.plugins, "notes");
+  const provider = await loadMemoryProvider("notes", base(h));
+  assert.ok(provider);
+  const manager = new MemoryManager({ config: {} });
+  assert.equal(await manager.addProvider(provider), true);
+  await withSecretScope({ NOTES_API_KEY: "k" }, async () => {
+    await manager.initializeAll("s1", { hermesHome: h.home, platform: "cli" });
+    manager.syncAll("the kite is red", "noted", { sessionId: "s1" });
+    assert.equal(await manager.flushPending(5000), true);
+    const recalled = await manager.prefetchAll("kite", { sessionId: "s1" });
+    assert.match(recalled, /the kite is red/);
+    assert.match(await manager.describeRecall(), /Notes — recalled 1 memory/);
+  });
+  assert.deepEqual((await manager.getAllToolSchemas()).map((s) => s.name), [
+    "notes_search",
+  ]);
+  await manager.shutdownAll();
+  assert.equal(
+    (provider as SandboxedMemoryProvider).stopped,
+    "it was shut down",
+  );
+});
+
+Deno.test("discovery, probing, loading and the provider CLI leave the plugins tree untouched", async () => {
+  const { snapshotTree, diffTrees } = await import("./helpers/plugin_tree.ts");
+  const { loadProviderCli } = await import("../src/provider_cli.ts");
+  await using h = await tempHome();
+  await installFixture(h.plugins, "notes");
+  await installFixture(h.plugins, "subclass_only");
+  const before = await snapshotTree(h.plugins);
+  const options = base(h, { memory: { provider: "notes" } });
+  await discoverMemoryProviders(options);
+  const provider = await loadMemoryProvider("notes", options);
+  await provider?.syncTurn("x", "y", { sessionId: "s" });
+  await provider?.shutdown();
+  await loadProviderCli("notes", options);
+  assert.deepEqual(diffTrees(before, await snapshotTree(h.plugins)), []);
+});

@@ -268,3 +268,50 @@ Deno.test("HonchoMemoryProvider outbox survives SIGKILL mid-flush: no loss, no d
   }
   assert.deepEqual(server.violations, []);
 });
+
+Deno.test("HonchoMemoryProvider started while Honcho is down keeps every turn and recovers", async () => {
+  await using server = await startHonchoTestServer();
+  seedKnowledge(server, { session: "s1" });
+  server.inject("*", { status: 503, times: Infinity });
+  const home = await makeProfile(server, {
+    config: { firstTurnBaseWait: 0.3 },
+  });
+  const provider = await startProvider(home);
+  try {
+    const injected: string[] = [];
+    for (let turn = 1; turn <= 5; turn++) {
+      const query = `Turn ${turn}: Oslo hiking plans?`;
+      await provider.onTurnStart(turn, query, {});
+      injected.push(await provider.prefetch(query, {}));
+      await provider.syncTurn(query, `Reply ${turn}`, {});
+      await provider.queuePrefetch(query, {});
+      await provider.idle(5000);
+    }
+    assert.equal(provider.ready, false);
+    assert.match(
+      injected[0]!,
+      /^\[Honcho memory status\] Honcho is unreachable/,
+    );
+    assert.deepEqual(injected.slice(1), ["", "", "", ""]);
+    assert.equal(server.state.messages.length, 0);
+    server.clearFaults();
+    await waitUntil(
+      () => server.state.messages.length === 10,
+      10_000,
+      "backlog",
+    );
+    assert.equal(provider.ready, true);
+    const { injected: after } = await runTurn(
+      provider,
+      server,
+      6,
+      "Turn 6: Oslo hiking plans?",
+    );
+    assert.match(after, /## User Peer Card\nName: Alice/);
+    assert.equal(new Set(server.state.messages.map((m) => m.content)).size, 12);
+  } finally {
+    await provider.shutdown();
+    await removeHome(home);
+  }
+  assert.deepEqual(server.violations, []);
+});

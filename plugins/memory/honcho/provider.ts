@@ -265,6 +265,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
   #pendingDialectic: PendingDialectic | undefined;
   #emptyStreak = 0;
   #recallSyncBusy = false;
+  #lastQuery = "";
   #author: TurnAuthorInfo = { id: undefined, name: undefined, isBot: false };
   #lastInjected = false;
   #identitySignatureMemo:
@@ -1048,6 +1049,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
   async #asyncPrefetch(config: HonchoConfig, query: string): Promise<string> {
     const turn = this.#turn;
     const firstTurn = turn <= 1;
+    if (query.trim()) this.#lastQuery = query;
     const waitMs = (seconds: number): number =>
       Math.max(0, Math.min(seconds * 1000, this.#timeoutMs()));
     const baseDeadline = this.#now() +
@@ -1075,9 +1077,10 @@ export class HonchoMemoryProvider extends MemoryProvider {
         this.#baseCache = "";
         this.#lastContextTurn = turn;
         this.#startContextFetch(query);
-        if (firstTurn && this.#contextRun) {
-          await this.#waitFor(this.#contextRun, baseDeadline - this.#now());
-        }
+      }
+      if (firstTurn && this.#contextRun) {
+        // Turn 1 waits (bounded) for the first base layer, whoever started it.
+        await this.#waitFor(this.#contextRun, baseDeadline - this.#now());
       }
       const fresh = this.#pendingContext;
       this.#pendingContext = undefined;
@@ -1555,6 +1558,17 @@ export class HonchoMemoryProvider extends MemoryProvider {
         `Honcho session init failed: ${this.#scrub(errorText(error))}`,
       );
       throw error;
+    }
+    if (
+      config.recallMode !== "tools" && !config.recallSync &&
+      this.#turn >= 1 && !this.#baseStarted && !this.#shutdown
+    ) {
+      // A late start (Honcho was down on turn 1): fetch the base layer now so
+      // the next prefetch has it.
+      this.#baseStarted = true;
+      this.#baseCache = "";
+      this.#lastContextTurn = this.#turn;
+      this.#startContextFetch(this.#lastQuery);
     }
     if (
       config.recallMode !== "tools" && !config.recallSync &&

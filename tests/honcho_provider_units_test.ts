@@ -403,3 +403,54 @@ Deno.test("local stand-ins match the framework's sanitizeContext and isTrivialPr
     assert.equal(isTrivialPrompt(text), trivial.isTrivialPrompt(text), text);
   }
 });
+
+Deno.test("HonchoMemoryProvider static surface: register, config schema, saveConfig, identitySignature, backupPaths", async () => {
+  const { HonchoMemoryProvider, register } = await import(
+    "../plugins/memory/honcho/mod.ts"
+  );
+  const registered: unknown[] = [];
+  register({ registerMemoryProvider: (p) => registered.push(p) });
+  assert.equal(registered.length, 1);
+  assert.ok(registered[0] instanceof HonchoMemoryProvider);
+  const provider = new HonchoMemoryProvider();
+  assert.equal(provider.name, "honcho");
+  assert.ok(
+    provider.getConfigSchema().some((f) => f.key === "apiKey" && f.secret),
+  );
+  assert.match(provider.backupPaths()[0]!, /\.honcho$/);
+  assert.equal(provider.recallStatus(), null);
+  const home = await Deno.makeTempDir();
+  try {
+    await provider.saveConfig(
+      {
+        apiKey: "must-not-be-saved",
+        baseUrl: "http://localhost:8000",
+        recallMode: "tools",
+        peerName: "ada",
+      },
+      home,
+    );
+    const saved = JSON.parse(await Deno.readTextFile(`${home}/honcho.json`));
+    assert.equal(saved.apiKey, undefined);
+    assert.equal(saved.baseUrl, "http://localhost:8000");
+    assert.equal(saved.hosts.hermes.recallMode, "tools");
+    assert.equal(saved.hosts.hermes.peerName, "ada");
+    const { withHermesHome } = await import("@hermes/memory");
+    const signature = await withHermesHome(
+      home,
+      () => provider.identitySignature(),
+    );
+    assert.equal(signature.peerName, "ada");
+    assert.equal(signature.workspace, "hermes");
+    assert.deepEqual(
+      await withHermesHome(home, () => provider.identitySignature()),
+      signature,
+    );
+    assert.equal(
+      await withHermesHome(home, () => provider.isAvailable()),
+      true,
+    );
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});

@@ -445,7 +445,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
     const config = this.#initialized
       ? this.#config
       : await this.#loadConfig().catch(() => undefined);
-    if (!config || !isHonchoUsable(config)) return this.#initialized ? [] : [];
+    if (!config || !isHonchoUsable(config)) return [];
     if (config.recallMode === "context") return [];
     return honchoToolSchemas();
   }
@@ -1013,11 +1013,8 @@ export class HonchoMemoryProvider extends MemoryProvider {
       if (!await this.#waitFor(Promise.all([writer, tasks]), left)) {
         return false;
       }
-      if (this.#tasks.size === 0 && !this.#writer?.busy) return true;
-      if (this.#tasks.size === 0) {
-        // Only a scheduled retry is left: nothing more will settle now.
-        return true;
-      }
+      // A scheduled delivery retry is not waited for.
+      if (this.#tasks.size === 0) return true;
     }
   }
 

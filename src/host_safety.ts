@@ -90,7 +90,10 @@ export interface HostSafetyOptions {
 
 /** An npm package name that can never be published (uppercase). */
 const NPM_PROBE = "npm:HERMES-MEMORY-HOST-SAFETY-PROBE@0.0.0";
+/** A registry lookup that takes longer than this leaves the mode unknown. */
+const NPM_PROBE_TIMEOUT_MS = 3000;
 let cached: Promise<HostSafetyReport> | undefined;
+let cachedWithoutProbe = false;
 
 function readCommandLine(): string[] | null {
   try {
@@ -178,14 +181,25 @@ function findMainConfig(): string | undefined {
 }
 
 async function probeNpm(): Promise<NpmSafety> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<NpmSafety>((resolve) => {
+    timer = setTimeout(() => resolve("unknown"), NPM_PROBE_TIMEOUT_MS);
+  });
+  const probe = (async (): Promise<NpmSafety> => {
+    try {
+      await import(String(NPM_PROBE));
+      return "open";
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (message.includes("--no-npm")) return "no-npm";
+      if (message.includes("--cached-only")) return "cached-only";
+      return "open";
+    }
+  })();
   try {
-    await import(String(NPM_PROBE));
-    return "open";
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    if (message.includes("--no-npm")) return "no-npm";
-    if (message.includes("--cached-only")) return "cached-only";
-    return "open";
+    return await Promise.race([probe, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -230,7 +244,11 @@ async function runChecks(
   else if (parsed !== undefined) npm = "open";
   else if (options.skipNpmProbe) npm = "unknown";
   else npm = await probeNpm();
-  if (npm === "open") {
+  if (npm === "unknown") {
+    warnings.push(
+      "Cannot tell whether Deno runs with --cached-only: without it a sandboxed memory provider can download npm packages at run time; pass --cached-only",
+    );
+  } else if (npm === "open") {
     warnings.push(
       "Deno runs without --cached-only, so a sandboxed memory provider can download and load any npm package at run time: add --cached-only to the deno command (run 'hermes memory setup' to cache a provider's packages first)",
     );
@@ -281,13 +299,11 @@ export function checkHostSafety(
   options: HostSafetyOptions = {},
 ): Promise<HostSafetyReport> {
   if (cached === undefined || options.refresh) {
+    cachedWithoutProbe = options.skipNpmProbe ?? false;
     cached = runChecks(options);
-    return cached;
-  }
-  if (!options.skipNpmProbe) {
-    cached = cached.then(async (report) =>
-      report.npm === "unknown" ? await runChecks(options) : report
-    );
+  } else if (cachedWithoutProbe && !options.skipNpmProbe) {
+    cachedWithoutProbe = false;
+    cached = runChecks(options);
   }
   return cached;
 }

@@ -363,6 +363,9 @@ export class HonchoMemoryProvider extends MemoryProvider {
         this.#inert = true;
         return;
       }
+      // A config loaded earlier (getToolSchemas at registration) may be for
+      // another home: load this profile's.
+      this.#configPromise = undefined;
       const config = await this.#loadConfig();
       if (!config || !isHonchoUsable(config)) {
         this.#config = undefined;

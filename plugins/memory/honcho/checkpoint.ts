@@ -43,7 +43,7 @@ export interface EvidenceItem {
  * @param content The `content` of a chat message.
  * @returns The text, `""` when there is none.
  *
- * @example
+ * @example Keeping only text parts
  * ```ts
  * import { messageText } from "./checkpoint.ts";
  * import assert from "node:assert/strict";
@@ -72,7 +72,7 @@ export function messageText(content: unknown): string {
  * @param text The raw text.
  * @returns The stored text.
  *
- * @example
+ * @example Removing a fence
  * ```ts
  * import { storedText } from "./checkpoint.ts";
  * import assert from "node:assert/strict";
@@ -91,7 +91,7 @@ export function storedText(text: string): string {
  * @param text The stored text.
  * @returns 64 hex characters.
  *
- * @example
+ * @example Digests differ by role
  * ```ts
  * import { turnDigest } from "./checkpoint.ts";
  * import assert from "node:assert/strict";
@@ -113,7 +113,7 @@ export function turnDigest(role: string, text: string): string {
  * @param messages The transcript or already-normalized evidence.
  * @returns The evidence in order.
  *
- * @example
+ * @example Dropping tool traffic
  * ```ts
  * import { evidenceItems } from "./checkpoint.ts";
  * import assert from "node:assert/strict";
@@ -145,7 +145,7 @@ export function evidenceItems(messages: readonly unknown[]): EvidenceItem[] {
  * @param stored Stored copies per digest.
  * @returns The missing items, in order.
  *
- * @example
+ * @example A repeated message counts twice
  * ```ts
  * import { missingEvidence, turnDigest } from "./checkpoint.ts";
  * import assert from "node:assert/strict";
@@ -181,7 +181,7 @@ const DIGESTS_PER_QUERY = 40;
  * @param signal Cancels the requests.
  * @returns Stored copies per digest (absent = none).
  *
- * @example
+ * @example Counting stored copies
  * ```ts ignore
  * const counts = await storedDigestCounts(client, "s1", ["ab…"], signal);
  * ```

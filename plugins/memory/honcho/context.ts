@@ -51,7 +51,7 @@ export const TRUNCATION_MARKER = " \u2026";
  * @param sections The sections to render, or `undefined` for all.
  * @returns The formatted text, `""` when nothing is left.
  *
- * @example
+ * @example Rendering two sections
  * ```ts
  * import { formatBaseContext } from "./context.ts";
  * import assert from "node:assert/strict";
@@ -83,7 +83,7 @@ export function formatBaseContext(
  * @param tokens The `contextTokens` setting.
  * @returns The text within budget.
  *
- * @example
+ * @example Cutting an injection at a late space
  * ```ts
  * import { applyTokenBudget } from "./context.ts";
  * import assert from "node:assert/strict";
@@ -112,7 +112,7 @@ export function applyTokenBudget(
  * @param maxChars The `dialecticMaxChars` setting.
  * @returns The capped text.
  *
- * @example
+ * @example Capping a dialectic answer
  * ```ts
  * import { capDialecticResult } from "./context.ts";
  * import assert from "node:assert/strict";
@@ -135,7 +135,7 @@ export function capDialecticResult(text: string, maxChars: number): string {
  * @param maxChars The cap.
  * @returns The capped question.
  *
- * @example
+ * @example Capping a dialectic query
  * ```ts
  * import { capDialecticInput } from "./context.ts";
  * import assert from "node:assert/strict";
@@ -178,7 +178,7 @@ const PLANNING_OPENERS: readonly string[] = Object.freeze([
  * @param summary The summary as Honcho returned it.
  * @returns The usable summary, or `""`.
  *
- * @example
+ * @example Dropping model reasoning from a summary
  * ```ts
  * import { cleanHonchoSummary } from "./context.ts";
  * import assert from "node:assert/strict";

@@ -70,7 +70,7 @@ const PROPORTIONAL_SLOTS: Readonly<Record<number, readonly Slot[]>> = {
  * @param settings Depth, levels, heuristic and cap.
  * @returns The level.
  *
- * @example
+ * @example Levels of a two-pass dialectic
  * ```ts
  * import { resolvePassLevel } from "./dialectic.ts";
  * import assert from "node:assert/strict";
@@ -109,7 +109,7 @@ export function resolvePassLevel(
  * @param settings The heuristic switch and cap.
  * @returns The level.
  *
- * @example
+ * @example A long query raises the level
  * ```ts
  * import { heuristicLevel } from "./dialectic.ts";
  * import assert from "node:assert/strict";
@@ -144,7 +144,7 @@ export function heuristicLevel(
  * @param result The previous pass's answer.
  * @returns `true` to stop.
  *
- * @example
+ * @example Short versus structured answers
  * ```ts
  * import { signalSufficient } from "./dialectic.ts";
  * import assert from "node:assert/strict";
@@ -186,7 +186,7 @@ export interface PassPromptOptions {
  * @param options Cold/warm, earlier answers, rewrite and current request.
  * @returns The prompt.
  *
- * @example
+ * @example The cold prompt and the follow-up
  * ```ts
  * import { COLD_PROMPT, passPrompt } from "./dialectic.ts";
  * import assert from "node:assert/strict";
@@ -310,7 +310,7 @@ export async function runDialecticDepth(
  * @param emptyStreak Empty (or failed) answers in a row.
  * @returns Turns between automatic dialectic calls.
  *
- * @example
+ * @example Widening while answers are empty
  * ```ts
  * import { effectiveCadence } from "./dialectic.ts";
  * import assert from "node:assert/strict";

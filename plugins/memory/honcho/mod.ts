@@ -52,7 +52,7 @@ export interface HonchoRegistrationContext {
  *
  * @param ctx The registration context.
  *
- * @example
+ * @example Registering with a host
  * ```ts no-assert
  * import { register } from "./mod.ts";
  * register({ registerMemoryProvider: () => {} });

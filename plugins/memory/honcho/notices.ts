@@ -42,7 +42,7 @@ export interface NoticeTextOptions {
  * @param options The reason and platform.
  * @returns The paragraph, starting with `[Honcho memory status]`.
  *
- * @example
+ * @example The unreachable and auth notices
  * ```ts
  * import { noticeText } from "./notices.ts";
  * import assert from "node:assert/strict";
@@ -90,7 +90,7 @@ export function noticeText(
  * @param error The failure.
  * @returns The cause, or `undefined`.
  *
- * @example
+ * @example A 503 means unreachable
  * ```ts
  * import { classifyFailure } from "./notices.ts";
  * import { ServerError } from "./errors.ts";
@@ -116,7 +116,7 @@ export function classifyFailure(error: unknown): NoticeCause | undefined {
  * @param error The failure.
  * @returns The reason.
  *
- * @example
+ * @example A connection failure
  * ```ts
  * import { failureReason } from "./notices.ts";
  * import { ConnectionError } from "./errors.ts";
@@ -141,7 +141,7 @@ export function failureReason(error: unknown): string {
 /**
  * Remembers which causes were reported so each shows once per episode.
  *
- * @example
+ * @example One notice per episode
  * ```ts
  * import { NoticeBoard } from "./notices.ts";
  * import assert from "node:assert/strict";

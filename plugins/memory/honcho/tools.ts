@@ -43,7 +43,7 @@ const PEER_PROPERTY = {
  *
  * @returns Fresh copies, safe to mutate.
  *
- * @example
+ * @example Listing the tool names
  * ```ts
  * import { honchoToolSchemas } from "./tools.ts";
  * import assert from "node:assert/strict";
@@ -170,7 +170,7 @@ export function honchoToolSchemas(): ToolSchema[] {
  * @param mode The recall mode.
  * @returns The block, starting with `# Honcho Memory`.
  *
- * @example
+ * @example The tools-only block
  * ```ts
  * import { systemPromptFor } from "./tools.ts";
  * import assert from "node:assert/strict";
@@ -247,7 +247,7 @@ export const BOT_TURN_WRITE_ERROR =
  * @param message The error text.
  * @returns The JSON string.
  *
- * @example
+ * @example An error result
  * ```ts
  * import { toolErrorJson } from "./tools.ts";
  * import assert from "node:assert/strict";
@@ -268,7 +268,7 @@ export function toolErrorJson(message: string): string {
  * @param ids The session's user and AI peers.
  * @returns The peer id, or `""` for a blank id.
  *
- * @example
+ * @example Aliases and sanitised ids
  * ```ts
  * import { resolveToolPeer } from "./tools.ts";
  * import assert from "node:assert/strict";
@@ -308,7 +308,7 @@ function perspective(
  * @param ctx The ready session.
  * @returns The JSON string.
  *
- * @example
+ * @example Running a search
  * ```ts ignore
  * const json = await runHonchoTool("honcho_search", { query: "tea" }, ctx);
  * ```

@@ -30,7 +30,7 @@ const INTERNAL_NOTIFICATION_REGEXPS: readonly RegExp[] = Object.freeze([
  * @param userText The user side of the turn.
  * @returns `true` when the turn must not be synced.
  *
- * @example
+ * @example A completion notice versus a question about it
  * ```ts
  * import { isInternalGatewayNotification } from "./turn_filter.ts";
  * import assert from "node:assert/strict";

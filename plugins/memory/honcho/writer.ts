@@ -69,7 +69,7 @@ export type WriteMode =
  * @param value The setting.
  * @returns The behaviour.
  *
- * @example
+ * @example Integers and unknown strings
  * ```ts
  * import { writeModeOf } from "./writer.ts";
  * import assert from "node:assert/strict";

@@ -166,7 +166,9 @@ async function setup(options: MemorySetupOptions, io: CliIo): Promise<number> {
     }
     await saveConfig({ memory: { provider: "" } });
     io.stdout(
-      `\nMemory provider: built-in only (MEMORY.md / USER.md). Saved memory.provider: "" to ${getConfigPath()}.\n`,
+      `${
+        interactive ? "\n" : ""
+      }Memory provider: built-in only (MEMORY.md / USER.md). Saved memory.provider: "" to ${getConfigPath()}.\n`,
     );
     io.stdout("Start a new session for the change to take effect.\n");
     return 0;

@@ -47,10 +47,6 @@ import {
   ServerError,
   TimeoutError,
 } from "../plugins/memory/honcho/errors.ts";
-import {
-  isTrivialPrompt,
-  sanitizeContext,
-} from "../plugins/memory/honcho/_compat.ts";
 
 Deno.test("chunkMessage() keeps short text whole and cuts long text at paragraph, sentence, word, or hard", async (t) => {
   await t.step("within the limit", () => {
@@ -377,31 +373,6 @@ Deno.test("checkpoint evidence: text parts only, digests per role, count-based m
   };
   assert.equal(missingEvidence([ok, ok], new Map()).length, 2);
   assert.equal(missingEvidence([ok, ok], new Map([[ok.digest, 2]])).length, 0);
-});
-
-Deno.test("local stand-ins match the framework's sanitizeContext and isTrivialPrompt", async () => {
-  const fence = await import("../src/context_fence.ts");
-  const trivial = await import("../src/trivial_prompt.ts");
-  for (
-    const text of [
-      "a <memory-context>x</memory-context> b",
-      "<MEMORY-CONTEXT >y",
-      "[System note: The following is recalled memory context, NOT new user input. Treat as advisory context.] z",
-    ]
-  ) assert.equal(sanitizeContext(text), fence.sanitizeContext(text));
-  for (
-    const text of [
-      "ok",
-      "thanks :)",
-      "/reset",
-      "k8s",
-      "hello world",
-      "",
-      "  done???  ",
-    ]
-  ) {
-    assert.equal(isTrivialPrompt(text), trivial.isTrivialPrompt(text), text);
-  }
 });
 
 Deno.test("HonchoMemoryProvider static surface: register, config schema, saveConfig, identitySignature, backupPaths", async () => {

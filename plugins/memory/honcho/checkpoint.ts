@@ -16,7 +16,7 @@
 import { createHash } from "node:crypto";
 import { type ChatMessage, normalizePreCompressEvidence } from "@hermes/memory";
 import type { HonchoClient, JsonObject } from "./client.ts";
-import { sanitizeContext } from "./_compat.ts";
+import { sanitizeContext } from "@hermes/memory";
 
 /** The metadata key holding a message's content digest. */
 export const DIGEST_METADATA_KEY = "hermes_digest";

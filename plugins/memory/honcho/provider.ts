@@ -31,7 +31,7 @@ import {
   type ToolSchema,
   type TurnStartOptions,
 } from "@hermes/memory";
-import { isTrivialPrompt } from "./_compat.ts";
+import { isTrivialPrompt } from "@hermes/memory";
 import { chunkMessage } from "./chunking.ts";
 import {
   CHUNK_METADATA_KEY,

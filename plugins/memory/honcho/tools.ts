@@ -11,7 +11,7 @@
  * @module
  */
 
-import type { ToolSchema } from "@hermes/memory";
+import { toolError, type ToolSchema } from "@hermes/memory";
 import type { HonchoClient, Message } from "./client.ts";
 import {
   REASONING_LEVELS,
@@ -251,12 +251,11 @@ export const BOT_TURN_WRITE_ERROR =
  * ```ts
  * import { toolErrorJson } from "./tools.ts";
  * import assert from "node:assert/strict";
- * assert.equal(toolErrorJson("Nope"), '{"error":"Nope"}');
+ * assert.equal(toolErrorJson("Nope"), '{"error": "Nope"}');
  * ```
  */
 export function toolErrorJson(message: string): string {
-  // TODO(lead): use @hermes/memory export toolError once mod.ts exports src/tool_schema.ts.
-  return JSON.stringify({ error: message });
+  return toolError(message);
 }
 
 /**

@@ -53,7 +53,7 @@ export interface OpenAgentMemoryOptions {
  * @returns The manager and what went into it.
  * @throws {ConfigError} When `config.yaml` does not parse.
  *
- * @example
+ * @example Basic usage
  * ```ts ignore
  * import { memoryCliIo, openAgentMemory } from "@hermes/memory/cli";
  * const { manager } = await openAgentMemory(memoryCliIo(), { sessionId: "s1" });

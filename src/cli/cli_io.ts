@@ -155,7 +155,7 @@ export interface CliIo {
  * @param stream Which stream.
  * @returns `true` when ANSI colours may be written.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { memoryCliIo, colorEnabled } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -330,7 +330,7 @@ class TerminalPrompts implements CliPrompts {
  *
  * @returns A fresh seam.
  *
- * @example
+ * @example Basic usage
  * ```ts no-assert
  * import { denoCliIo } from "@hermes/memory/cli";
  * denoCliIo().stdout("hello\n");

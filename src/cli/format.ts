@@ -56,7 +56,7 @@ export interface Style {
  * @param stream Which stream the text goes to.
  * @returns The styling (plain when colour is not allowed).
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { memoryCliIo, styleFor } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -85,7 +85,7 @@ export function styleFor(io: CliIo, stream: "stdout" | "stderr"): Style {
  * @param indent Spaces before each row.
  * @returns One line per row, each ending with a line break.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { columns } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -120,7 +120,7 @@ function visibleLength(text: string): number {
  * @param io The I/O seam.
  * @param value The value.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { memoryCliIo, writeJson } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -140,7 +140,7 @@ export function writeJson(io: CliIo, value: unknown): void {
  * @param value The value.
  * @returns The text.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { displayValue } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -159,7 +159,7 @@ export function displayValue(value: unknown): string {
  * @param error Anything thrown.
  * @returns Its message.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { errorMessage } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -178,7 +178,7 @@ export function errorMessage(error: unknown): string {
  * @param max The longest result.
  * @returns The short text.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { shortDescription } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";

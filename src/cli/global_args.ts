@@ -26,7 +26,7 @@ export interface GlobalArgs {
  * @param args The arguments after the program name.
  * @returns The profile, the top-level command word and whether help was asked.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { scanGlobalArgs } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -65,7 +65,7 @@ export function scanGlobalArgs(args: readonly string[]): GlobalArgs {
  * @returns The absolute home.
  * @throws {RangeError} When the profile name is not a plain name.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { resolveCliHome } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";

@@ -386,7 +386,7 @@ function nullIo(): CliIo {
  * @param context The state shared by its tree.
  * @returns The command.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";

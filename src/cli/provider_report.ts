@@ -123,7 +123,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * @param active The active provider's name, or `null`.
  * @returns One report per plugin, in discovery order.
  *
- * @example
+ * @example Gathering the report
  * ```ts ignore
  * import { listPluginReports } from "@hermes/memory/cli";
  * const plugins = await listPluginReports("honcho");
@@ -170,7 +170,7 @@ export function envVarSource(
  * @param io The CLI's environment.
  * @returns The report.
  *
- * @example
+ * @example Gathering the report
  * ```ts ignore
  * import { collectProviderReport, memoryCliIo } from "@hermes/memory/cli";
  * const report = await collectProviderReport("honcho", {}, memoryCliIo());

@@ -32,7 +32,7 @@ import { type Logger, setLogger } from "../log.ts";
  * @param context The state shared by the tree.
  * @returns The root command.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { buildProgram, memoryCliIo } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";

@@ -75,7 +75,7 @@ export interface RunGrant {
  *
  * @returns The absolute directory, or `undefined`.
  *
- * @example
+ * @example Basic usage
  * ```ts no-assert
  * import { frameworkDir } from "@hermes/memory/cli";
  * const dir = frameworkDir();
@@ -95,7 +95,7 @@ export function frameworkDir(): string | undefined {
  * @param hermesHome The profile home.
  * @returns The grant.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { cliGrant } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -119,7 +119,7 @@ export function cliGrant(hermesHome: string): RunGrant {
  * @param grants The grants.
  * @returns One grant holding all of them.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { mergeGrants } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -152,7 +152,7 @@ function dropCoveredPaths(paths: string[]): string[] {
  * @param flags `deno run` flags.
  * @returns The grant and the remaining flags.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { grantFromFlags } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -187,7 +187,7 @@ export function grantFromFlags(
  * @param extra Other flags to keep (after the permission flags).
  * @returns The flags.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { grantToFlags } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";

@@ -38,7 +38,7 @@ export interface SetAssignment {
  * @returns The assignment.
  * @throws {SetupValueError} When there is no `=` or the key is empty.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { parseSetAssignment } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -64,7 +64,7 @@ export function parseSetAssignment(text: string): SetAssignment {
  * @param providerConfig The values so far.
  * @returns `true` when the field applies.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { fieldApplies } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -90,7 +90,7 @@ export function fieldApplies(
  * @param providerConfig The values so far.
  * @returns The default, or `undefined`.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { fieldDefault } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -135,7 +135,7 @@ export interface FieldChoice {
  * @param field The schema field.
  * @returns The choices, or `undefined`.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { fieldChoices } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -171,7 +171,7 @@ export function fieldChoices(field: ConfigField): FieldChoice[] | undefined {
  * @param field The schema field.
  * @returns The type.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { fieldType } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -198,7 +198,7 @@ export function fieldType(
  * @returns The value to store.
  * @throws {SetupValueError} When the value does not fit the field.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { convertFieldValue } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -278,7 +278,7 @@ export function fieldLabel(field: ConfigField): string {
  * @param schema The provider's config schema.
  * @returns The hint.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { setupHint } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";

@@ -22,7 +22,7 @@ import { registerMemoryImport } from "./memory_import.ts";
  * @param program The `hermes` root command.
  * @returns The `memory` command.
  *
- * @example
+ * @example Attaching the subcommand
  * ```ts
  * import { createCommand, memoryCliIo, registerMemoryCommand } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";

@@ -50,7 +50,7 @@ export interface ParsedTranscript {
  * @param content A message's content.
  * @returns The text (`""` when there is none).
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { messageText } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -81,7 +81,7 @@ export function messageText(content: unknown): string {
  * @param text The file's text.
  * @returns Turns, problems and unanswered user messages.
  *
- * @example
+ * @example Basic usage
  * ```ts
  * import { parseTranscript } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
@@ -193,7 +193,7 @@ async function readTranscript(path: string): Promise<string> {
  * @param io Where to write.
  * @returns `0` when imported, `1` when nothing could be imported.
  *
- * @example
+ * @example Running the command in-process
  * ```ts ignore
  * import { memoryCliIo, runMemoryImport } from "@hermes/memory/cli";
  * await runMemoryImport("chat.jsonl", {}, memoryCliIo());
@@ -274,7 +274,7 @@ export async function runMemoryImport(
  * @param memory The `hermes memory` command.
  * @returns The `import` command.
  *
- * @example
+ * @example Attaching the subcommand
  * ```ts
  * import { createCommand, memoryCliIo, registerMemoryImport } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";

@@ -29,7 +29,7 @@ export interface MemoryListOptions {
  * @param io Where to write.
  * @returns `0`.
  *
- * @example
+ * @example Running the command in-process
  * ```ts ignore
  * import { memoryCliIo, runMemoryList } from "@hermes/memory/cli";
  * await runMemoryList({ json: true }, memoryCliIo());
@@ -81,7 +81,7 @@ export async function runMemoryList(
  * @param memory The `hermes memory` command.
  * @returns The `list` command.
  *
- * @example
+ * @example Attaching the subcommand
  * ```ts
  * import { createCommand, memoryCliIo, registerMemoryList } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";

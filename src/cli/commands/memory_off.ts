@@ -24,7 +24,7 @@ import { isBuiltinSentinel } from "../_plugins.ts";
  * @returns `0`.
  * @throws {ConfigError} When `config.yaml` does not parse.
  *
- * @example
+ * @example Running the command in-process
  * ```ts ignore
  * import { memoryCliIo, runMemoryOff } from "@hermes/memory/cli";
  * await runMemoryOff(memoryCliIo());
@@ -67,7 +67,7 @@ export async function runMemoryOff(io: CliIo): Promise<number> {
  * @param memory The `hermes memory` command.
  * @returns The `off` command.
  *
- * @example
+ * @example Attaching the subcommand
  * ```ts
  * import { createCommand, memoryCliIo, registerMemoryOff } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";

@@ -43,7 +43,7 @@ export interface MemoryPermissionsOptions {
  * @param io Where to write.
  * @returns `0`, or `1` when the named provider does not exist.
  *
- * @example
+ * @example Running the command in-process
  * ```ts ignore
  * import { memoryCliIo, runMemoryPermissions } from "@hermes/memory/cli";
  * await runMemoryPermissions({}, memoryCliIo());
@@ -105,7 +105,7 @@ export async function runMemoryPermissions(
  * @param memory The `hermes memory` command.
  * @returns The `permissions` command.
  *
- * @example
+ * @example Attaching the subcommand
  * ```ts
  * import { createCommand, memoryCliIo, registerMemoryPermissions } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";

@@ -39,7 +39,7 @@ export interface MemoryRecallOptions {
  * @param io Where to write.
  * @returns `0`.
  *
- * @example
+ * @example Running the command in-process
  * ```ts ignore
  * import { memoryCliIo, runMemoryRecall } from "@hermes/memory/cli";
  * await runMemoryRecall("what editor do I use?", {}, memoryCliIo());
@@ -108,7 +108,7 @@ export async function runMemoryRecall(
  * @param memory The `hermes memory` command.
  * @returns The `recall` command.
  *
- * @example
+ * @example Attaching the subcommand
  * ```ts
  * import { createCommand, memoryCliIo, registerMemoryRecall } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";

@@ -47,7 +47,7 @@ const DESCRIPTIONS: Record<MemoryTarget, string> = {
  * @param io Where to write and how to ask.
  * @returns `0` when erased (or nothing to erase), `1` when cancelled.
  *
- * @example
+ * @example Running the command in-process
  * ```ts ignore
  * import { memoryCliIo, runMemoryReset } from "@hermes/memory/cli";
  * const code = await runMemoryReset({ target: "user", yes: true }, memoryCliIo());
@@ -135,7 +135,7 @@ export async function runMemoryReset(
  * @param memory The `hermes memory` command.
  * @returns The `reset` command.
  *
- * @example
+ * @example Attaching the subcommand
  * ```ts
  * import { createCommand, memoryCliIo, registerMemoryReset } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";

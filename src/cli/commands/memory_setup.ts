@@ -102,7 +102,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * @returns `0` when saved, `1` when cancelled or failed, `2` on bad
  * arguments.
  *
- * @example
+ * @example Running the command in-process
  * ```ts ignore
  * import { memoryCliIo, runMemorySetup } from "@hermes/memory/cli";
  * await runMemorySetup({ provider: "honcho", set: ["workspace=team"], yes: true }, memoryCliIo());
@@ -514,7 +514,7 @@ async function walkSchema(
  * @param memory The `hermes memory` command.
  * @returns The `setup` command.
  *
- * @example
+ * @example Attaching the subcommand
  * ```ts
  * import { createCommand, memoryCliIo, registerMemorySetup } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";

@@ -99,7 +99,7 @@ function memoryToolEnabled(config: HermesConfig): boolean {
  * @returns The report.
  * @throws {ConfigError} When `config.yaml` does not parse.
  *
- * @example
+ * @example Gathering the report
  * ```ts ignore
  * import { collectStatus, memoryCliIo } from "@hermes/memory/cli";
  * const report = await collectStatus(memoryCliIo());
@@ -182,7 +182,7 @@ function fileLine(file: BuiltinFileReport, style: Style): string[] {
  * @param style Colours (plain when off).
  * @returns The text, ending with a line break.
  *
- * @example
+ * @example Printing the report
  * ```ts ignore
  * import { collectStatus, memoryCliIo, renderStatus, styleFor } from "@hermes/memory/cli";
  * const io = memoryCliIo();
@@ -338,7 +338,7 @@ export interface MemoryStatusOptions {
  * @returns `0`.
  * @throws {ConfigError} When `config.yaml` does not parse.
  *
- * @example
+ * @example Running the command in-process
  * ```ts ignore
  * import { memoryCliIo, runMemoryStatus } from "@hermes/memory/cli";
  * await runMemoryStatus({ json: true }, memoryCliIo());
@@ -363,7 +363,7 @@ export async function runMemoryStatus(
  * @param memory The `hermes memory` command.
  * @returns The `status` command.
  *
- * @example
+ * @example Attaching the subcommand
  * ```ts
  * import { createCommand, memoryCliIo, registerMemoryStatus } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";

@@ -37,7 +37,7 @@ async function activeProvider(): Promise<string | null> {
  * @param word The first command word, if any.
  * @returns `undefined` when parsing may go on, else the message to print.
  *
- * @example
+ * @example Basic usage
  * ```ts ignore
  * import { attachProviderCommand, buildProgram, memoryCliIo } from "@hermes/memory/cli";
  * const program = buildProgram({ io: memoryCliIo(), exitCode: 0 });

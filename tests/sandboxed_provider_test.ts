@@ -199,7 +199,7 @@ Deno.test("SandboxedMemoryProvider rejects a hung call after the timeout and kee
       return true;
     },
   );
-  assert.ok(performance.now() - started < 1000);
+  assert.ok(performance.now() - started < 5000);
   assert.equal(await provider.systemPromptBlock(), "still here");
   assert.equal(provider.stopped, undefined);
 });
@@ -329,7 +329,7 @@ Deno.exit(0);
     "Memory provider 'hang' is not running: its sandbox worker stopped responding for 300 ms (a busy loop?) and was terminated; Deno 2.9 cannot interrupt JavaScript stuck in a loop, so that thread may keep a CPU busy until hermes exits";
   assert.equal(out.first, stopped);
   assert.equal(out.second, stopped);
-  assert.ok(out.ms < 3000, `took ${out.ms} ms`);
+  assert.ok(out.ms < 10_000, `took ${out.ms} ms`);
   assert.match(
     run.stderr,
     /hermes: warn: Memory provider 'hang' stopped: its sandbox worker stopped responding/,

@@ -45,7 +45,7 @@ const ctx = { hermesHome: "/h", multiplex: false };
 Deno.test("WorkerRpc matches replies to requests by id, out of order", async () => {
   const rpc = new WorkerRpc(scripted(ECHO), { provider: "p" });
   try {
-    await rpc.ready(5000);
+    await rpc.ready(30_000);
     const slow = rpc.request({
       t: "call",
       method: "slow",
@@ -68,7 +68,7 @@ Deno.test("WorkerRpc matches replies to requests by id, out of order", async () 
 Deno.test("WorkerRpc rejects after the timeout and ignores the late reply", async () => {
   const rpc = new WorkerRpc(scripted(ECHO), { provider: "p" });
   try {
-    await rpc.ready(5000);
+    await rpc.ready(30_000);
     await assert.rejects(
       rpc.request({ t: "call", method: "late", args: [], context: ctx }, {
         timeoutMs: 50,
@@ -99,7 +99,7 @@ Deno.test("WorkerRpc revives remote errors with their name and forwards events",
     onEvent: (m) => events.push(m),
   });
   try {
-    await rpc.ready(5000);
+    await rpc.ready(30_000);
     await assert.rejects(
       rpc.request({ t: "call", method: "fail", args: [], context: ctx }, {
         timeoutMs: 5000,
@@ -120,7 +120,7 @@ Deno.test("WorkerRpc revives remote errors with their name and forwards events",
 Deno.test("WorkerRpc names arguments that cannot cross the boundary", async () => {
   const rpc = new WorkerRpc(scripted(ECHO), { provider: "p" });
   try {
-    await rpc.ready(5000);
+    await rpc.ready(30_000);
     await assert.rejects(
       rpc.request({ t: "call", method: "x", args: [() => 1], context: ctx }, {
         timeoutMs: 5000,
@@ -146,7 +146,7 @@ Deno.test("WorkerRpc terminates a worker that stops answering pings and fails ev
       onStopped: (reason) => stopped.push(reason),
     },
   );
-  await rpc.ready(5000);
+  await rpc.ready(30_000);
   const started = performance.now();
   await assert.rejects(
     rpc.request({ t: "call", method: "x", args: [], context: ctx }, {
@@ -157,7 +157,7 @@ Deno.test("WorkerRpc terminates a worker that stops answering pings and fails ev
       error instanceof ProviderWorkerStoppedError &&
       /stopped responding for 100 ms/.test(error.message),
   );
-  assert.ok(performance.now() - started < 2000);
+  assert.ok(performance.now() - started < 5000);
   assert.equal(stopped.length, 1);
   await assert.rejects(
     rpc.request({ t: "call", method: "x", args: [], context: ctx }, {
@@ -186,7 +186,7 @@ Deno.test("WorkerRpc stops when the worker's module throws", async () => {
     provider: "p",
   });
   await assert.rejects(
-    rpc.ready(5000),
+    rpc.ready(30_000),
     /Memory provider 'p' is not running: its sandbox worker failed: .*bad bootstrap/,
   );
 });

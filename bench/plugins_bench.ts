@@ -7,7 +7,8 @@
 //   import, register, first schemas) and shutting it down;
 // - one turn (prefetch + syncTurn + queuePrefetch) through a sandboxed
 //   provider vs the same provider in-process; target sandboxed < 3x
-//   in-process + 0.5 ms.
+//   in-process + 0.5 ms. Three bare postMessage round trips are measured
+//   beside it: that is the floor any worker sandbox pays on this machine.
 import { join } from "node:path";
 import { setLogger } from "../src/log.ts";
 import type { MemoryProvider } from "../src/memory_provider.ts";
@@ -100,7 +101,37 @@ async function turn(provider: MemoryProvider, i: number): Promise<void> {
   await provider.queuePrefetch(query, { sessionId: "bench" });
 }
 
+// The platform floor: three bare postMessage round trips to an echo worker.
+const echo = new Worker(
+  `data:application/javascript,${
+    encodeURIComponent("onmessage = (e) => postMessage(e.data);")
+  }`,
+  { type: "module", deno: { permissions: "none" } },
+);
+let answer: (value: unknown) => void = () => {};
+echo.onmessage = (event) => answer(event.data);
+function roundTrip(message: unknown): Promise<unknown> {
+  return new Promise((resolve) => {
+    answer = resolve;
+    echo.postMessage(message);
+  });
+}
+
 let i = 0;
+Deno.bench({
+  name: "turn floor: 3 bare postMessage round trips, no framework",
+  group: "turn",
+  async fn() {
+    for (let k = 0; k < 3; k++) {
+      await roundTrip({
+        t: "call",
+        id: i++,
+        args: ["query", { sessionId: "b" }],
+      });
+    }
+  },
+});
+
 Deno.bench({
   name: "turn: prefetch + syncTurn + queuePrefetch, in-process",
   group: "turn",
@@ -125,6 +156,7 @@ Deno.bench({
   warmup: 0,
   async fn() {
     await sandboxed.shutdown();
+    echo.terminate();
     await Deno.remove(root, { recursive: true }).catch(() => {});
   },
 });

@@ -383,19 +383,22 @@ export class WorkerRpc {
     }
   }
 
+  /**
+   * One unreferenced interval per worker, started with the first request:
+   * it pings only while calls are pending, so an idle worker costs nothing
+   * and a call costs no extra timers.
+   */
   #updateHeartbeat(): void {
-    if (this.#pending.size > 0 && this.#heartbeat === undefined) {
-      const heartbeat = setInterval(
-        () => this.#checkAlive(),
-        this.#heartbeatMs,
-      );
-      Deno.unrefTimer(heartbeat);
-      this.#heartbeat = heartbeat;
-    } else if (this.#pending.size === 0 && this.#heartbeat !== undefined) {
-      clearInterval(this.#heartbeat);
-      this.#heartbeat = undefined;
+    if (this.#pending.size === 0) {
       this.#pingSentAt = undefined;
+      return;
     }
+    if (this.#heartbeat !== undefined) return;
+    const heartbeat = setInterval(() => {
+      if (this.#pending.size > 0) this.#checkAlive();
+    }, this.#heartbeatMs);
+    Deno.unrefTimer(heartbeat);
+    this.#heartbeat = heartbeat;
   }
 
   #checkAlive(sendPing = true): void {
@@ -421,7 +424,7 @@ export class WorkerRpc {
 
   /** After a timeout with no other call pending: one ping, one check. */
   #probeAfterTimeout(): void {
-    if (this.#heartbeat !== undefined || this.#probeTimer !== undefined) return;
+    if (this.#pending.size > 0 || this.#probeTimer !== undefined) return;
     this.#checkAlive();
     const probe = setTimeout(() => {
       this.#probeTimer = undefined;

@@ -1,5 +1,5 @@
 // Prints real `hermes honcho …` sessions as Markdown, for
-// plugins/memory/honcho/CLI.md: each command runs as a real process (the
+// the "hermes honcho" section of plugins/memory/honcho/README.md: each command runs as a real process (the
 // same flags as tests/honcho_cli_process_test.ts) against the Honcho test
 // server; temporary paths and the server's port are replaced by stable
 // ones (/home/me, and port 18000: same width, so tables stay aligned).

@@ -4,7 +4,7 @@
  * {@linkcode startHonchoTestServer} serves the Honcho v3 routes the memory
  * provider uses from an in-memory store, on `127.0.0.1` with an ephemeral
  * port. Every request's body and query are validated against the Honcho
- * OpenAPI document (`../shared/honcho/openapi.json` by default); mismatches
+ * OpenAPI document (`tests/fixtures/honcho/openapi.json`, a verbatim copy of Honcho's published document, by default); mismatches
  * are answered with FastAPI's 422 and also recorded in `violations`, so a
  * test can assert that a client only sends what the real API accepts.
  * Faults (latency, 401/429/500/503, malformed bodies, dropped connections)
@@ -81,7 +81,7 @@ export interface HonchoTestServerOptions {
   apiKey?: string;
   /** Delay added to every request, in milliseconds. @default {0} */
   latencyMs?: number;
-  /** Path of the OpenAPI document. @default {"../shared/honcho/openapi.json" relative to the repo} */
+  /** Path of the OpenAPI document. @default {"tests/fixtures/honcho/openapi.json"} */
   openapiPath?: string;
   /** Initial dialectic answer (a fixed string or a function). @default {defaultDialecticAnswer} */
   dialecticAnswer?: string | DialecticAnswer;
@@ -189,7 +189,7 @@ export interface HonchoTestServer extends AsyncDisposable {
 }
 
 const DEFAULT_OPENAPI_PATH = fileURLToPath(
-  new URL("../../shared/honcho/openapi.json", import.meta.url),
+  new URL("./fixtures/honcho/openapi.json", import.meta.url),
 );
 
 /** Route tables are immutable once built, so one per document path is shared. */

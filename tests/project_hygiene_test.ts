@@ -40,9 +40,16 @@ Deno.test("deno publish --dry-run accepts the package without slow types", async
   assert.equal(code, 0, out);
 });
 
-Deno.test("deno doc --lint finds every public symbol documented", async () => {
-  const { code, out } = await deno(["doc", "--lint", "mod.ts"]);
-  assert.equal(code, 0, out);
+Deno.test("deno doc --lint finds every entry point's public symbols documented", async () => {
+  const config = JSON.parse(await readFile(join(root, "deno.json"), "utf8"));
+  const entryPoints = Object.values(config.exports as Record<string, string>);
+  assert.ok(entryPoints.includes("./mod.ts"), entryPoints.join(", "));
+  // Each entry point on its own: a type it exposes must be exported by that
+  // entry point, not only by another one.
+  for (const entryPoint of entryPoints) {
+    const { code, out } = await deno(["doc", "--lint", entryPoint]);
+    assert.equal(code, 0, `${entryPoint}:\n${out}`);
+  }
 });
 
 Deno.test("deno fmt --check and deno lint are clean", async () => {

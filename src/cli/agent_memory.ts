@@ -4,6 +4,9 @@
  * configured and available, the external provider. Used by `hermes memory
  * recall` and `hermes memory import`.
  *
+ * Internal to the CLI; not exported from `@hermes/memory/cli` (a program
+ * that wants a {@linkcode MemoryManager} builds one from `@hermes/memory`).
+ *
  * @module
  */
 
@@ -55,7 +58,8 @@ export interface OpenAgentMemoryOptions {
  *
  * @example Basic usage
  * ```ts ignore
- * import { memoryCliIo, openAgentMemory } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { openAgentMemory } from "./agent_memory.ts";
  * const { manager } = await openAgentMemory(memoryCliIo(), { sessionId: "s1" });
  * await manager.shutdownAll();
  * ```

@@ -14,7 +14,7 @@
  * @module
  */
 
-import { Command, type CommandOptions, Help, type Option } from "commander";
+import { Command, Help, type Option } from "commander";
 import type { CliIo } from "./cli_io.ts";
 
 /** The exit code of a usage error (unknown flag, missing argument, …). */
@@ -56,6 +56,45 @@ export class CliExit extends Error {
 const HELP_WIDTH = 80;
 
 /**
+ * Options of {@linkcode HermesCommand.addCommand}: commander's
+ * `CommandOptions`.
+ */
+export interface AddCommandOptions {
+  /**
+   * Leave the subcommand out of the help.
+   *
+   * @default {false}
+   */
+  hidden?: boolean;
+  /**
+   * Run this subcommand when the parent is given no subcommand.
+   *
+   * @default {false}
+   */
+  isDefault?: boolean;
+  /**
+   * Same as `hidden`.
+   *
+   * @deprecated Use `hidden`.
+   */
+  noHelp?: boolean;
+}
+
+/**
+ * commander's `Command`, unchanged: the base of {@linkcode HermesCommand}.
+ *
+ * It only stands between the two so that the documentation of
+ * `@hermes/memory/cli` does not take in commander's whole API, which is
+ * documented by commander: `deno doc --lint` reports a public type that
+ * extends or takes a type of another package as referencing a private type
+ * (denoland/deno#27364), and re-exporting commander's types would make it
+ * lint commander's own declarations.
+ *
+ * @ignore
+ */
+class CommanderCommand extends Command {}
+
+/**
  * A commander command whose tree shares one {@linkcode CliContext}.
  *
  * Providers receive one in `registerCli(command)` and add subcommands with
@@ -78,7 +117,7 @@ const HELP_WIDTH = 80;
  * assert.equal(io.out, "pong\n");
  * ```
  */
-export class HermesCommand extends Command {
+export class HermesCommand extends CommanderCommand {
   #context: CliContext;
   #examples: string[] = [];
 
@@ -127,11 +166,11 @@ export class HermesCommand extends Command {
    * Attaches a prepared subcommand; a {@linkcode HermesCommand} (and its
    * whole subtree) adopts this command's context.
    *
-   * @param cmd The subcommand.
-   * @param opts Commander's options (`hidden`, `isDefault`).
+   * @param cmd The subcommand (any commander command).
+   * @param opts Whether it is hidden or the default subcommand.
    * @returns This command.
    */
-  override addCommand(cmd: Command, opts?: CommandOptions): this {
+  override addCommand(cmd: CommanderCommand, opts?: AddCommandOptions): this {
     if (cmd instanceof HermesCommand) cmd.#adopt(this.#context);
     return super.addCommand(cmd, opts);
   }

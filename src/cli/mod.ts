@@ -23,9 +23,7 @@ export { buildProgram, main } from "./run.ts";
 export * from "./global_args.ts";
 export * from "./format.ts";
 export * from "./run_flags.ts";
-export * from "./setup_fields.ts";
 export * from "./provider_report.ts";
-export * from "./agent_memory.ts";
 export * from "./commands/memory.ts";
 export * from "./commands/memory_status.ts";
 export * from "./commands/memory_setup.ts";
@@ -36,3 +34,12 @@ export * from "./commands/memory_reset.ts";
 export * from "./commands/memory_recall.ts";
 export * from "./commands/memory_import.ts";
 export * from "./commands/provider_commands.ts";
+
+// Framework types the commands' options and reports refer to, so that the
+// CLI's API can be named from `@hermes/memory/cli` alone.
+export type {
+  ChatMessage,
+  HermesConfig,
+  MemoryTarget,
+} from "../memory_provider.ts";
+export type { ResetTarget } from "../memory_store.ts";

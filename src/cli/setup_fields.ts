@@ -4,6 +4,8 @@
  * key=value`, and turning answers into what gets saved (non-secrets to
  * `config.yaml`, secrets and `env_var` fields to `.env`).
  *
+ * Internal to the CLI; not exported from `@hermes/memory/cli`.
+ *
  * @module
  */
 
@@ -40,7 +42,7 @@ export interface SetAssignment {
  *
  * @example Basic usage
  * ```ts
- * import { parseSetAssignment } from "@hermes/memory/cli";
+ * import { parseSetAssignment } from "./setup_fields.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(parseSetAssignment("url=http://x?a=b"), { key: "url", value: "http://x?a=b" });
  * ```
@@ -66,7 +68,7 @@ export function parseSetAssignment(text: string): SetAssignment {
  *
  * @example Basic usage
  * ```ts
- * import { fieldApplies } from "@hermes/memory/cli";
+ * import { fieldApplies } from "./setup_fields.ts";
  * import assert from "node:assert/strict";
  * assert.equal(fieldApplies({ key: "k", when: { mode: "cloud" } }, { mode: "local" }), false);
  * ```
@@ -92,7 +94,7 @@ export function fieldApplies(
  *
  * @example Basic usage
  * ```ts
- * import { fieldDefault } from "@hermes/memory/cli";
+ * import { fieldDefault } from "./setup_fields.ts";
  * import assert from "node:assert/strict";
  * const field = { key: "url", default: "a", default_from: { field: "mode", map: { local: "http://localhost" } } };
  * assert.equal(fieldDefault(field, { mode: "local" }), "http://localhost");
@@ -137,7 +139,7 @@ export interface FieldChoice {
  *
  * @example Basic usage
  * ```ts
- * import { fieldChoices } from "@hermes/memory/cli";
+ * import { fieldChoices } from "./setup_fields.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(fieldChoices({ key: "k", choices: ["a"] }), [{ value: "a", label: "a" }]);
  * ```
@@ -173,7 +175,7 @@ export function fieldChoices(field: ConfigField): FieldChoice[] | undefined {
  *
  * @example Basic usage
  * ```ts
- * import { fieldType } from "@hermes/memory/cli";
+ * import { fieldType } from "./setup_fields.ts";
  * import assert from "node:assert/strict";
  * assert.equal(fieldType({ key: "k", default: true }), "boolean");
  * ```
@@ -200,7 +202,7 @@ export function fieldType(
  *
  * @example Basic usage
  * ```ts
- * import { convertFieldValue } from "@hermes/memory/cli";
+ * import { convertFieldValue } from "./setup_fields.ts";
  * import assert from "node:assert/strict";
  * assert.equal(convertFieldValue({ key: "n", type: "integer" }, "42"), 42);
  * assert.equal(convertFieldValue({ key: "b", type: "boolean" }, "yes"), true);
@@ -280,7 +282,7 @@ export function fieldLabel(field: ConfigField): string {
  *
  * @example Basic usage
  * ```ts
- * import { setupHint } from "@hermes/memory/cli";
+ * import { setupHint } from "./setup_fields.ts";
  * import assert from "node:assert/strict";
  * assert.equal(setupHint([]), "no setup needed");
  * assert.equal(setupHint([{ key: "k", secret: true }]), "requires API key");

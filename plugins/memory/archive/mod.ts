@@ -38,6 +38,34 @@ import {
 import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
 
+// The provider contract (the framework's `MemoryProvider` and the types its
+// methods take and return), so that the provider's API can be named from
+// `@hermes/memory/archive` alone.
+export type {
+  AgentContext,
+  ChatMessage,
+  ConfigField,
+  DelegationOptions,
+  HermesConfig,
+  InitializeOptions,
+  MaybePromise,
+  MemoryEvictOptions,
+  MemoryProvider,
+  MemoryTarget,
+  MemoryWriteAction,
+  MemoryWriteMetadata,
+  PreCompressOptions,
+  PrefetchOptions,
+  RecallStatus,
+  SessionSwitchOptions,
+  SyncTurnOptions,
+  ToolCallOptions,
+  ToolSchema,
+  TurnAuthor,
+  TurnStartOptions,
+  UserNoticeCallback,
+} from "@hermes/memory";
+
 /** Options of the {@linkcode ArchiveMemoryProvider} constructor. */
 export interface ArchiveProviderOptions {
   /**

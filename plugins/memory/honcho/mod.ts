@@ -13,6 +13,12 @@
  * See `README.md` in this folder for settings and for exactly what leaves
  * the machine.
  *
+ * For advanced use it also exports what the provider is built on:
+ * {@linkcode loadHonchoConfig} and {@linkcode HonchoConfig} (the resolved
+ * settings), {@linkcode HonchoClient} (the Honcho v3 HTTP client) and
+ * {@linkcode HonchoOutbox} (the durable write queue), with their option
+ * types, and the framework's provider types its signatures use.
+ *
  * @example Registering the provider
  * ```ts no-assert
  * import { HonchoMemoryProvider, register } from "./mod.ts";
@@ -26,6 +32,34 @@
 import type { MemoryProvider } from "@hermes/memory";
 import { HonchoMemoryProvider, type QueryRewriter } from "./provider.ts";
 
+// The provider contract (the framework's `MemoryProvider` and the types its
+// methods take and return), so that the provider's API can be named from
+// `@hermes/memory/honcho` alone.
+export type {
+  AgentContext,
+  ChatMessage,
+  ConfigField,
+  DelegationOptions,
+  HermesConfig,
+  InitializeOptions,
+  MaybePromise,
+  MemoryEvictOptions,
+  MemoryProvider,
+  MemoryTarget,
+  MemoryWriteAction,
+  MemoryWriteMetadata,
+  PreCompressOptions,
+  PrefetchOptions,
+  RecallStatus,
+  SessionSwitchOptions,
+  SyncTurnOptions,
+  ToolCallOptions,
+  ToolSchema,
+  TurnAuthor,
+  TurnStartOptions,
+  UserNoticeCallback,
+} from "@hermes/memory";
+
 export {
   type HonchoLivenessSnapshot,
   HonchoMemoryProvider,
@@ -33,6 +67,68 @@ export {
   type HonchoSessionIdentity,
   type QueryRewriter,
 } from "./provider.ts";
+
+// Advanced API: the configuration the provider resolves, the HTTP client it
+// talks through and the durable outbox its writes go through. The provider's
+// options and getters refer to these, and they work on their own too.
+export {
+  type CallOptions,
+  type Conclusion,
+  type ConclusionInput,
+  type FetchLike,
+  HonchoClient,
+  type HonchoClientFromConfigOptions,
+  type HonchoClientOptions,
+  HonchoPage,
+  type HonchoTransportOptions,
+  type JsonObject,
+  type ListOptions,
+  type Message,
+  type MessageInput,
+  type Peer,
+  type PeerContext,
+  type ResourceOptions,
+  type Session,
+  type SessionContext,
+  type SessionPeerConfig,
+  type SleepLike,
+  type Summary,
+  type Workspace,
+} from "./client.ts";
+export {
+  type ConfigSource,
+  type HonchoConfig,
+  type HonchoConfigFileError,
+  type HonchoSettings,
+  type HonchoTelemetryOptions,
+  type InjectionFrequency,
+  loadHonchoConfig,
+  type LoadHonchoConfigOptions,
+  type ReasoningLevel,
+  type RecallMode,
+  type ResolveHonchoConnectionOptions,
+  type SessionStartSection,
+  type SessionStrategy,
+  type WriteFrequency,
+} from "./config.ts";
+export type {
+  ObservationMode,
+  ObservationOverrides,
+  PeerObservation,
+  PeerObservationOverride,
+  SessionObservation,
+} from "./observation.ts";
+export {
+  HonchoOutbox,
+  type HonchoOutboxOptions,
+  type OutboxAppendResult,
+  type OutboxDeliverOptions,
+  type OutboxDeliverResult,
+  type OutboxMessageInput,
+  type OutboxRecord,
+  type OutboxStats,
+} from "./outbox.ts";
+export type { GitTopLevel } from "./session_naming.ts";
 
 /** The registration context a provider's `register` receives. */
 export interface HonchoRegistrationContext {

@@ -195,7 +195,7 @@ export interface WorkerRpcOptions {
 
 /** Options of {@linkcode WorkerRpc.request}. */
 export interface RequestOptions {
-  /** Reject after this many milliseconds. */
+  /** Reject after this many milliseconds (`Infinity`: never). */
   timeoutMs: number;
   /** The method name, for the timeout message. */
   label: string;
@@ -204,7 +204,9 @@ export interface RequestOptions {
 interface Pending {
   resolve(value: unknown): void;
   reject(error: unknown): void;
-  timer: ReturnType<typeof setTimeout>;
+  /** `performance.now()` after which the call times out (may be Infinity). */
+  deadline: number;
+  timeoutMs: number;
   label: string;
 }
 
@@ -231,6 +233,8 @@ export class WorkerRpc {
   #heartbeat: ReturnType<typeof setInterval> | undefined;
   #pingSentAt: number | undefined;
   #probeTimer: ReturnType<typeof setTimeout> | undefined;
+  #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  #armedFor = Infinity;
   #unresponsiveAfterMs: number;
   #heartbeatMs: number;
   #onEvent: (message: WorkerMessage) => void;
@@ -298,7 +302,7 @@ export class WorkerRpc {
    * Sends a request and waits for its reply.
    *
    * @param request The request.
-   * @param options Timeout and label.
+   * @param options Timeout (`Infinity` for none) and label.
    * @returns The reply's value.
    * @throws {ProviderCallTimeoutError} When the timeout expires.
    * @throws {ProviderWorkerStoppedError} When the worker is gone.
@@ -311,38 +315,79 @@ export class WorkerRpc {
       );
     }
     const id = this.#nextId++;
-    return new Promise<unknown>((resolve, reject) => {
-      const timer = setTimeout(() => {
+    try {
+      this.#worker.postMessage({ ...request, id });
+    } catch (error) {
+      return Promise.reject(this.#cloneError(options.label, error));
+    }
+    const deadline = performance.now() + options.timeoutMs;
+    const { promise, resolve, reject } = Promise.withResolvers<unknown>();
+    this.#pending.set(id, {
+      resolve,
+      reject,
+      deadline,
+      timeoutMs: options.timeoutMs,
+      label: options.label,
+    });
+    if (deadline < this.#armedFor) this.#armDeadline(deadline);
+    this.#updateHeartbeat();
+    return promise;
+  }
+
+  #cloneError(label: string, error: unknown): TypeError {
+    return new TypeError(
+      `Cannot pass the arguments of ${label}() to memory provider '${this.#provider}': ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+      { cause: error },
+    );
+  }
+
+  /**
+   * One timer per worker, armed for the earliest deadline and left armed
+   * when calls finish first (most calls finish long before their timeout,
+   * so a call usually costs no timer operation at all). Unreferenced: a
+   * live worker keeps the process alive anyway.
+   */
+  #armDeadline(deadline: number): void {
+    if (deadline === Infinity) return;
+    if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
+    this.#armedFor = deadline;
+    const timer = setTimeout(
+      this.#sweepDeadlines,
+      Math.max(0, deadline - performance.now()),
+    );
+    Deno.unrefTimer(timer);
+    this.#deadlineTimer = timer;
+  }
+
+  #sweepDeadlines = (): void => {
+    this.#deadlineTimer = undefined;
+    this.#armedFor = Infinity;
+    const now = performance.now();
+    let next = Infinity;
+    let expired = false;
+    for (const [id, pending] of this.#pending) {
+      if (pending.deadline <= now) {
         this.#pending.delete(id);
-        this.#updateHeartbeat();
-        reject(
+        expired = true;
+        pending.reject(
           new ProviderCallTimeoutError(
             this.#provider,
-            options.label,
-            options.timeoutMs,
+            pending.label,
+            pending.timeoutMs,
           ),
         );
-        this.#probeAfterTimeout();
-      }, options.timeoutMs);
-      this.#pending.set(id, { resolve, reject, timer, label: options.label });
-      try {
-        this.#worker.postMessage({ ...request, id });
-      } catch (error) {
-        clearTimeout(timer);
-        this.#pending.delete(id);
-        reject(
-          new TypeError(
-            `Cannot pass the arguments of ${options.label}() to memory provider '${this.#provider}': ${
-              error instanceof Error ? error.message : String(error)
-            }`,
-            { cause: error },
-          ),
-        );
-        return;
+      } else if (pending.deadline < next) {
+        next = pending.deadline;
       }
+    }
+    if (next !== Infinity) this.#armDeadline(next);
+    if (expired) {
       this.#updateHeartbeat();
-    });
-  }
+      this.#probeAfterTimeout();
+    }
+  };
 
   /**
    * Terminates the worker and rejects every pending call.
@@ -368,7 +413,6 @@ export class WorkerRpc {
         const pending = this.#pending.get(message.id);
         if (pending === undefined) return;
         this.#pending.delete(message.id);
-        clearTimeout(pending.timer);
         this.#updateHeartbeat();
         if (message.ok) pending.resolve(message.value);
         else pending.reject(reviveError(message.error));
@@ -441,16 +485,16 @@ export class WorkerRpc {
     this.#heartbeat = undefined;
     if (this.#probeTimer !== undefined) clearTimeout(this.#probeTimer);
     this.#probeTimer = undefined;
+    if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
+    this.#deadlineTimer = undefined;
+    this.#armedFor = Infinity;
     try {
       this.#worker.terminate();
     } catch {
       // Already gone.
     }
     const error = new ProviderWorkerStoppedError(this.#provider, reason);
-    for (const pending of this.#pending.values()) {
-      clearTimeout(pending.timer);
-      pending.reject(error);
-    }
+    for (const pending of this.#pending.values()) pending.reject(error);
     this.#pending.clear();
     for (const waiter of this.#readyWaiters.splice(0)) waiter(error);
     if (unexpected) {

@@ -32,6 +32,7 @@ onmessage = (e) => {
     setTimeout(() => postMessage({ t: "result", id: m.id, ok: true, value: "late" }), 200);
     return;
   }
+  if (m.method === "never") return;
   if (m.method === "fail") {
     return postMessage({ t: "result", id: m.id, ok: false, error: { name: "NotCapable", message: "denied" } });
   }
@@ -166,6 +167,50 @@ Deno.test("WorkerRpc terminates a worker that stops answering pings and fails ev
     }),
     ProviderWorkerStoppedError,
   );
+});
+
+Deno.test("WorkerRpc times out each call at its own deadline, whatever the order they were sent in", async () => {
+  const rpc = new WorkerRpc(scripted(ECHO), { provider: "p" });
+  try {
+    await rpc.ready(30_000);
+    const started = performance.now();
+    const settled: string[] = [];
+    const call = (label: string, timeoutMs: number) =>
+      rpc.request({ t: "call", method: "never", args: [], context: ctx }, {
+        timeoutMs,
+        label,
+      }).catch((error: unknown) => {
+        assert.ok(error instanceof ProviderCallTimeoutError);
+        settled.push(`${label}@${Math.round(performance.now() - started)}`);
+      });
+    // The long timeout is armed first; the short one must still fire on time.
+    const long = call("long", 600);
+    const unbounded = rpc.request({
+      t: "call",
+      method: "never",
+      args: [],
+      context: ctx,
+    }, { timeoutMs: Infinity, label: "unbounded" });
+    const short = call("short", 50);
+    assert.deepEqual(
+      await rpc.request({ t: "call", method: "x", args: [1], context: ctx }, {
+        timeoutMs: 5000,
+        label: "x",
+      }),
+      [1],
+    );
+    await short;
+    assert.equal(settled.length, 1);
+    assert.match(settled[0] ?? "", /^short@/);
+    assert.ok(Number(settled[0]?.split("@")[1]) < 600, settled.join());
+    await long;
+    assert.match(settled[1] ?? "", /^long@/);
+    assert.ok(Number(settled[1]?.split("@")[1]) >= 590, settled.join());
+    rpc.terminate("test over");
+    await assert.rejects(unbounded, ProviderWorkerStoppedError);
+  } finally {
+    rpc.terminate("test over");
+  }
 });
 
 Deno.test("WorkerRpc.ready() fails when the worker never starts", async () => {

@@ -1,8 +1,10 @@
 // Honcho identity: session naming for every strategy (§2), id sanitising,
-// the 100-character rule, a2a keys, peer naming and aliases (§3), and
-// observation presets (§1.6, §4).
+// the 100-character rule, a2a keys, peer naming and aliases (§3),
+// observation presets (§1.6, §4), and the CLI naming a directory's session
+// as the provider does (plus the `map` sanitiser's own rule).
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   a2aSessionKey,
@@ -22,6 +24,11 @@ import {
   resolveUserPeerId,
 } from "../plugins/memory/honcho/peers.ts";
 import { HonchoPeerUnresolvedError } from "../plugins/memory/honcho/errors.ts";
+import {
+  cliSessionName,
+  findGitRoot,
+  sanitizeMapName,
+} from "../plugins/memory/honcho/cli/_session_name.ts";
 import {
   mergeServerObservation,
   normalizeObservationMode,
@@ -426,4 +433,114 @@ Deno.test("gitTopLevel() finds the repository top, and nothing outside one", asy
   } finally {
     await Deno.remove(outside, { recursive: true });
   }
+});
+
+Deno.test("cliSessionName() names the session as the provider does, with the rule that picked it", async () => {
+  const root = await Deno.realPath(
+    await Deno.makeTempDir({ prefix: "honcho-cli-session-" }),
+  );
+  try {
+    const repo = join(root, "my repo");
+    const dirs = [
+      join(root, "My  Project"),
+      join(root, ".hidden"),
+      join(root, "x".repeat(120)),
+      repo,
+      join(repo, "sub dir"),
+    ];
+    for (const dir of dirs) await Deno.mkdir(dir, { recursive: true });
+    await Deno.mkdir(join(repo, ".git"));
+    assert.equal(await findGitRoot(join(repo, "sub dir")), repo);
+    assert.equal(await findGitRoot(dirs[0]!), undefined);
+    const gitTopLevel = (cwd: string): Promise<string | undefined> =>
+      Promise.resolve(cwd.startsWith(repo) ? repo : undefined);
+
+    const configs: SessionNamingConfig[] = [];
+    for (
+      const sessionStrategy of [
+        "per-directory",
+        "per-session",
+        "per-repo",
+        "global",
+      ] as const
+    ) {
+      configs.push({ ...BASE, sessionStrategy });
+      configs.push({
+        ...BASE,
+        sessionStrategy,
+        sessionPeerPrefix: true,
+        peerName: "alice",
+        sessionAiPeerPrefix: true,
+        aiPeer: "Sage Bot",
+      });
+    }
+    configs.push({ ...BASE, sessions: { [dirs[1]!]: "mapped name" } });
+    for (const config of configs) {
+      for (const dir of dirs) {
+        const expected = await resolveSessionKey(config, {
+          cwd: dir,
+          gitTopLevel,
+        });
+        const named = await cliSessionName(config, `${dir}/`);
+        const what = `${config.sessionStrategy} ${dir}`;
+        assert.equal(named.key, expected, what);
+        assert.equal(named.sessionId, sanitizeId(expected), what);
+        assert.ok(named.sessionId.length <= 100, what);
+        assert.equal(
+          named.reason,
+          Object.hasOwn(config.sessions, dir)
+            ? "mapped"
+            : config.sessionStrategy,
+          what,
+        );
+      }
+    }
+
+    const plain = await cliSessionName(BASE, dirs[0]!);
+    assert.deepEqual(plain, {
+      key: "My  Project",
+      sessionId: "My--Project",
+      reason: "per-directory",
+    });
+    const hidden = await cliSessionName(BASE, dirs[1]!);
+    assert.equal(hidden.sessionId, "-hidden");
+    const inRepo = await cliSessionName(
+      { ...BASE, sessionStrategy: "per-repo" },
+      dirs[4]!,
+    );
+    assert.deepEqual(inRepo, {
+      key: "my repo",
+      sessionId: "my-repo",
+      reason: "per-repo",
+    });
+    const mapped = await cliSessionName(
+      { ...BASE, sessions: { [dirs[1]!]: "mapped name" } },
+      dirs[1]!,
+    );
+    assert.deepEqual(mapped, {
+      key: "mapped name",
+      sessionId: "mapped-name",
+      reason: "mapped",
+    });
+    const global = await cliSessionName(
+      { ...BASE, sessionStrategy: "global", workspaceId: "team" },
+      dirs[0]!,
+    );
+    assert.deepEqual(global, {
+      key: "team",
+      sessionId: "team",
+      reason: "global",
+    });
+    const top = await cliSessionName(BASE, "/");
+    assert.equal(top.sessionId, "hermes-default");
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("sanitizeMapName() turns each invalid character into '-' and strips outer '-'", () => {
+  assert.equal(sanitizeMapName("my project!"), "my-project");
+  assert.equal(sanitizeMapName("  a  b  "), "a--b");
+  assert.equal(sanitizeMapName("--x:y--"), "x-y");
+  assert.equal(sanitizeMapName("!!!"), "");
 });

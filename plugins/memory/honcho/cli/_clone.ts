@@ -8,11 +8,12 @@
  */
 
 import type { HonchoConfig } from "../config.ts";
+import { resolveAiPeerId } from "../peers.ts";
+import { sanitizeId } from "../session_naming.ts";
 import {
   connectHoncho,
   describeHonchoFailure,
   isRecord,
-  sanitizeHonchoId,
   serverLabel,
 } from "./_common.ts";
 
@@ -160,8 +161,8 @@ export async function createPeersEagerly(
   if (!config.apiKey && !config.baseUrl) {
     return { peers: [], error: "no API key or base URL is configured" };
   }
-  const peers = [sanitizeHonchoId(config.aiPeer || "hermes-assistant")];
-  if (config.peerName) peers.push(sanitizeHonchoId(config.peerName));
+  const peers = [resolveAiPeerId(config)];
+  if (config.peerName) peers.push(sanitizeId(config.peerName));
   try {
     const client = await connectHoncho(config);
     for (const peer of peers) await client.getOrCreatePeer(peer);

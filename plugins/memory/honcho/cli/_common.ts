@@ -10,7 +10,7 @@
  * @module
  */
 
-import { basename, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import {
   atomicJsonWrite,
   buildProfileSecretScope,
@@ -43,6 +43,7 @@ import {
   NotFoundError,
   TimeoutError,
 } from "../errors.ts";
+import { sanitizeId } from "../session_naming.ts";
 
 /** Exit code of a command that failed (the usage-error code is 2). */
 export const FAILURE_EXIT_CODE = 1;
@@ -298,11 +299,10 @@ export async function writeHonchoFile(
   return await withFileLock(`${path}.lock`, async () => {
     const file = await readHonchoConfigFile(path);
     if (file.error) {
-      const where = file.error.line !== undefined
-        ? ` at line ${file.error.line}, column ${file.error.column}`
-        : "";
       throw new HonchoCliError(
-        `Cannot change ${path}: it does not parse${where} (${file.error.message}); fix or remove the file, nothing was written`,
+        `Cannot change ${path}: ${
+          describeConfigError({ configError: file.error })
+        }; fix or remove the file, nothing was written`,
       );
     }
     let base: Record<string, unknown> = {};
@@ -557,15 +557,7 @@ export async function connectHoncho(
  * ```
  */
 export function serverLabel(
-  config: Pick<
-    HonchoConfig,
-    | "apiKey"
-    | "baseUrl"
-    | "environment"
-    | "timeout"
-    | "apiKeyInFile"
-    | "workspaceId"
-  >,
+  config: Parameters<typeof resolveHonchoConnection>[0],
 ): string {
   try {
     return resolveHonchoConnection(config).baseUrl;
@@ -691,24 +683,6 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Honcho's id sanitiser (§2.2): every character outside `[A-Za-z0-9_-]`
- * becomes `-` (no collapsing, no trimming).
- *
- * @param id The raw id.
- * @returns The sanitised id.
- *
- * @example
- * ```ts
- * import { sanitizeHonchoId } from "./_common.ts";
- * import assert from "node:assert/strict";
- * assert.equal(sanitizeHonchoId("telegram:42"), "telegram-42");
- * ```
- */
-export function sanitizeHonchoId(id: string): string {
-  return id.replace(/[^A-Za-z0-9_-]/g, "-");
-}
-
-/**
  * Checks an id the user typed (peer name, AI peer, workspace).
  *
  * @param what What it is, for the message (`peer name`, `workspace`).
@@ -727,7 +701,7 @@ export function sanitizeHonchoId(id: string): string {
 export function checkHonchoId(what: string, value: string): string {
   const text = value.trim();
   if (!HONCHO_ID_REGEXP.test(text)) {
-    const hint = text === "" ? "" : ` (e.g. '${sanitizeHonchoId(text)}')`;
+    const hint = text === "" ? "" : ` (e.g. '${sanitizeId(text)}')`;
     throw new HonchoCliError(
       `Cannot use '${value}' as ${what}: use 1-512 letters, digits, '_' or '-'${hint}`,
       2,
@@ -934,21 +908,4 @@ export function printJson(io: CliIo, value: unknown): void {
 export function aiPeerForHost(hostKey: string): string {
   const dot = hostKey.indexOf(".");
   return dot >= 0 ? hostKey.slice(dot + 1) || hostKey : hostKey;
-}
-
-/**
- * The last path segment of a directory (for messages).
- *
- * @param path A path.
- * @returns Its base name.
- *
- * @example
- * ```ts
- * import { baseName } from "./_common.ts";
- * import assert from "node:assert/strict";
- * assert.equal(baseName("/a/b/"), "b");
- * ```
- */
-export function baseName(path: string): string {
-  return basename(path.replace(/[\\/]+$/, ""));
 }

@@ -12,11 +12,12 @@ import type { CliIo } from "@hermes/memory/cli";
 import type { HonchoConfig } from "../config.ts";
 import { NotFoundError } from "../errors.ts";
 import { resolveReadPerspective } from "../observation.ts";
+import { resolveAiPeerId } from "../peers.ts";
+import { sanitizeId } from "../session_naming.ts";
 import {
   CLI_CONNECT_TIMEOUT_MS,
   connectHoncho,
   describeHonchoFailure,
-  sanitizeHonchoId,
   serverLabel,
 } from "./_common.ts";
 
@@ -72,10 +73,8 @@ export async function fetchMemoryView(
 ): Promise<MemoryView> {
   const timeoutMs = options.timeoutMs ?? CLI_CONNECT_TIMEOUT_MS;
   const url = serverLabel(config);
-  const aiPeer = sanitizeHonchoId(config.aiPeer || "hermes-assistant");
-  const userPeer = config.peerName
-    ? sanitizeHonchoId(config.peerName)
-    : undefined;
+  const aiPeer = resolveAiPeerId(config);
+  const userPeer = config.peerName ? sanitizeId(config.peerName) : undefined;
   const view: MemoryView = {
     url,
     ok: false,

@@ -14,7 +14,8 @@ import { basename } from "node:path";
 import type { HonchoClient } from "../client.ts";
 import type { HonchoConfig } from "../config.ts";
 import { chunkMessage } from "../chunking.ts";
-import { sanitizeHonchoId } from "./_common.ts";
+import { resolveAiPeerId } from "../peers.ts";
+import { sanitizeId } from "../session_naming.ts";
 import {
   type LedgerEntry,
   ledgerId,
@@ -146,12 +147,12 @@ export function identitySeedText(source: string, content: string): string {
  */
 export async function ensureSeedSession(target: SeedTarget): Promise<void> {
   const { client, config, sessionId } = target;
-  const aiPeer = sanitizeHonchoId(config.aiPeer || "hermes-assistant");
+  const aiPeer = resolveAiPeerId(config);
   const flags = config.observationFlags;
   const peers: Record<string, { observeMe: boolean; observeOthers: boolean }> =
     { [aiPeer]: { ...flags.ai } };
   if (config.peerName) {
-    peers[sanitizeHonchoId(config.peerName)] = { ...flags.user };
+    peers[sanitizeId(config.peerName)] = { ...flags.user };
   }
   await client.getOrCreateSession(sessionId);
   await client.addSessionPeers(sessionId, peers);
@@ -221,7 +222,7 @@ export async function uploadUserMemoryFile(
   path: string,
   content: string,
 ): Promise<SeedResult> {
-  const userPeer = sanitizeHonchoId(target.config.peerName ?? "");
+  const userPeer = sanitizeId(target.config.peerName ?? "");
   const key: LedgerKey = {
     kind: "upload",
     baseUrl: target.client.baseUrl,
@@ -280,7 +281,7 @@ export async function seedAiIdentity(
   content: string,
   force: boolean,
 ): Promise<SeedResult> {
-  const aiPeer = sanitizeHonchoId(target.config.aiPeer || "hermes-assistant");
+  const aiPeer = resolveAiPeerId(target.config);
   const name = basename(path);
   const key: LedgerKey = {
     kind: "identity",

@@ -1,7 +1,9 @@
 /**
- * The Honcho session a CLI command in a directory uses (honcho-provider
- * §2.1 without a live Hermes session: no gateway key, no session id, no
- * title), and the sanitiser of `hermes honcho map`.
+ * The Honcho session a CLI command in a directory uses — the provider's
+ * naming ({@linkcode resolveSessionKey} of `../session_naming.ts`) without a
+ * live Hermes session (no gateway key, no session id, no title), with the
+ * repository found on the file system (the CLI may not run `git`) — and the
+ * sanitiser of `hermes honcho map`.
  *
  * Internal to the Honcho CLI.
  *
@@ -9,11 +11,11 @@
  */
 
 import { dirname, join, resolve } from "node:path";
-import type { HonchoConfig } from "../config.ts";
-import { baseName, sanitizeHonchoId } from "./_common.ts";
-
-/** The 100-character limit of session names (§2.1). */
-export const SESSION_NAME_LIMIT = 100;
+import {
+  resolveSessionKey,
+  sanitizeId,
+  type SessionNamingConfig,
+} from "../session_naming.ts";
 
 /** How {@linkcode cliSessionName} picked the name. */
 export type SessionNameReason =
@@ -34,26 +36,9 @@ export interface CliSessionName {
 }
 
 /**
- * Replaces every run of characters outside `[A-Za-z0-9_-]` with `-` and
- * trims `-` at both ends (§2.1 `slug`).
- *
- * @param text The text.
- * @returns The slug (may be empty).
- *
- * @example
- * ```ts
- * import { slugSessionPart } from "./_session_name.ts";
- * import assert from "node:assert/strict";
- * assert.equal(slugSessionPart("agent:main:telegram:dm:42"), "agent-main-telegram-dm-42");
- * ```
- */
-export function slugSessionPart(text: string): string {
-  return text.replace(/[^A-Za-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "");
-}
-
-/**
- * The `hermes honcho map` sanitiser: each invalid character becomes `-`,
- * then leading and trailing `-` are stripped.
+ * The `hermes honcho map` sanitiser: the name trimmed, each invalid
+ * character made `-` ({@linkcode sanitizeId}), then leading and trailing
+ * `-` stripped.
  *
  * @param name The name typed.
  * @returns The sanitised name (may be empty).
@@ -63,49 +48,11 @@ export function slugSessionPart(text: string): string {
  * import { sanitizeMapName } from "./_session_name.ts";
  * import assert from "node:assert/strict";
  * assert.equal(sanitizeMapName("my project!"), "my-project");
+ * assert.equal(sanitizeMapName("a  b"), "a--b");
  * ```
  */
 export function sanitizeMapName(name: string): string {
-  return name.trim().replace(/[^A-Za-z0-9_-]/g, "-").replace(/^-+|-+$/g, "");
-}
-
-/**
- * Applies the 100-character limit: longer names keep their first 91
- * characters (trailing `-` trimmed) plus `-` and 8 hex digits of the
- * SHA-256 of the original.
- *
- * @param sanitized The name to limit.
- * @param original The name the hash is taken over.
- * @returns The limited name.
- *
- * @example
- * ```ts
- * import { enforceSessionNameLimit } from "./_session_name.ts";
- * import assert from "node:assert/strict";
- * const name = await enforceSessionNameLimit("a".repeat(120), "a".repeat(120));
- * assert.equal(name.length, 100);
- * ```
- */
-export async function enforceSessionNameLimit(
-  sanitized: string,
-  original: string,
-): Promise<string> {
-  if (sanitized.length <= SESSION_NAME_LIMIT) return sanitized;
-  const digest = new Uint8Array(
-    await crypto.subtle.digest(
-      "SHA-256",
-      new TextEncoder().encode(original),
-    ),
-  );
-  const hex = Array.from(
-    digest.slice(0, 4),
-    (b) => b.toString(16).padStart(2, "0"),
-  ).join("");
-  const head = sanitized.slice(0, SESSION_NAME_LIMIT - 8 - 1).replace(
-    /-+$/,
-    "",
-  );
-  return `${head}-${hex}`;
+  return sanitizeId(name.trim()).replace(/^-+|-+$/g, "");
 }
 
 /**
@@ -137,12 +84,14 @@ export async function findGitRoot(cwd: string): Promise<string | undefined> {
 }
 
 /**
- * The session a CLI command run in `cwd` reads and writes: the
- * `sessions[cwd]` map entry verbatim; else by `sessionStrategy`
- * (`per-repo` → repository name, `per-directory`/`per-session` → directory
- * name, anything else → the workspace), with the `peerName-` prefix when
- * `sessionPeerPrefix` is on, the AI-peer prefix when `sessionAiPeerPrefix`
- * is on, and the 100-character limit.
+ * The session a CLI command run in `cwd` reads and writes, named as the
+ * provider names it for a conversation in that directory
+ * ({@linkcode resolveSessionKey}): the `sessions[cwd]` map entry verbatim;
+ * else by `sessionStrategy` (`per-repo` → repository folder name,
+ * `per-directory`/`per-session` → directory name, anything else → the
+ * workspace) with the `peerName-` prefix when `sessionPeerPrefix` is on;
+ * then the AI-peer prefix when `sessionAiPeerPrefix` is on and the
+ * 100-character limit.
  *
  * @param config The resolved configuration.
  * @param cwd The working directory.
@@ -156,47 +105,26 @@ export async function findGitRoot(cwd: string): Promise<string | undefined> {
  * ```
  */
 export async function cliSessionName(
-  config: Pick<
-    HonchoConfig,
-    | "sessions"
-    | "sessionStrategy"
-    | "sessionPeerPrefix"
-    | "sessionAiPeerPrefix"
-    | "peerName"
-    | "aiPeer"
-    | "workspaceId"
-  >,
+  config: SessionNamingConfig,
   cwd: string,
 ): Promise<CliSessionName> {
-  const mapped = config.sessions[cwd] ?? config.sessions[resolve(cwd)];
-  let key: string;
-  let reason: SessionNameReason;
-  if (mapped) {
-    key = mapped;
-    reason = "mapped";
-  } else {
-    const prefix = (name: string): string =>
-      config.sessionPeerPrefix && config.peerName
-        ? `${config.peerName}-${name}`
-        : name;
-    const strategy = config.sessionStrategy;
-    if (strategy === "per-repo") {
-      const root = await findGitRoot(cwd);
-      key = prefix(slugSessionPart(baseName(root ?? cwd)));
-      reason = "per-repo";
-    } else if (strategy === "per-directory" || strategy === "per-session") {
-      key = prefix(slugSessionPart(baseName(cwd)));
-      reason = strategy;
-    } else {
-      key = config.workspaceId;
-      reason = "global";
-    }
-    key = await enforceSessionNameLimit(key, key);
-  }
-  if (config.sessionAiPeerPrefix && config.aiPeer) {
-    const withAi = `${slugSessionPart(config.aiPeer)}-${key}`;
-    key = await enforceSessionNameLimit(withAi, withAi);
-  }
-  if (!key) key = "hermes-default";
-  return { key, sessionId: sanitizeHonchoId(key), reason };
+  const dir = resolve(cwd);
+  const key = await resolveSessionKey(config, {
+    cwd: dir,
+    gitTopLevel: findGitRoot,
+  });
+  return { key, sessionId: sanitizeId(key), reason: reasonFor(config, dir) };
+}
+
+/** Which rule of `resolveSessionName` applies without a live session. */
+function reasonFor(
+  config: Pick<SessionNamingConfig, "sessions" | "sessionStrategy">,
+  cwd: string,
+): SessionNameReason {
+  if (Object.hasOwn(config.sessions, cwd)) return "mapped";
+  const strategy = config.sessionStrategy;
+  return strategy === "per-repo" || strategy === "per-directory" ||
+      strategy === "per-session"
+    ? strategy
+    : "global";
 }

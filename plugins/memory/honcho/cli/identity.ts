@@ -10,6 +10,7 @@
 import { resolve } from "node:path";
 import type { HermesCommand } from "@hermes/memory/cli";
 import type { HonchoConfig } from "../config.ts";
+import { resolveAiPeerId } from "../peers.ts";
 import {
   connectHoncho,
   describeHonchoFailure,
@@ -20,7 +21,6 @@ import {
   loadScopeConfig,
   resolveScope,
   runGuarded,
-  sanitizeHonchoId,
   serverLabel,
   targetProfileOf,
 } from "./_common.ts";
@@ -148,7 +148,7 @@ export async function runIdentity(
         content,
         Boolean(options.force),
       );
-      const aiPeer = sanitizeHonchoId(config.aiPeer);
+      const aiPeer = resolveAiPeerId(config);
       if (result.status === "already-sent") {
         io.stdout(
           `${label}${result.entry.file} was already seeded into AI peer '${aiPeer}' (${result.entry.at}); nothing sent (--force seeds it again)\n`,

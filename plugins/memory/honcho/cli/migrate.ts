@@ -23,6 +23,9 @@ import { getUserHome, maskSecret } from "@hermes/memory";
 import type { CliIo, HermesCommand } from "@hermes/memory/cli";
 import { type HonchoConfig, isLocalHonchoUrl } from "../config.ts";
 import { AuthError } from "../errors.ts";
+import { resolveAiPeerId } from "../peers.ts";
+import { sanitizeId } from "../session_naming.ts";
+import { HONCHO_TOOL_NAMES } from "../tools.ts";
 import {
   connectHoncho,
   describeHonchoFailure,
@@ -33,7 +36,6 @@ import {
   requireReadableConfig,
   resolveScope,
   runGuarded,
-  sanitizeHonchoId,
   serverLabel,
   targetProfileOf,
 } from "./_common.ts";
@@ -47,7 +49,6 @@ import {
   USER_MEMORY_FILES,
 } from "./_seed.ts";
 import { runSetup } from "./setup.ts";
-import { HONCHO_TOOL_NAMES } from "./setup.ts";
 
 /** Options of {@linkcode runMigrate}. */
 export interface MigrateOptions {
@@ -278,7 +279,7 @@ export async function runMigrate(
       io,
       options,
       `Upload ${userFiles.map((f) => f.name).join(", ")} to user peer '${
-        sanitizeHonchoId(config.peerName)
+        sanitizeId(config.peerName)
       }' now?`,
     )
   ) {
@@ -329,7 +330,7 @@ export async function runMigrate(
       io,
       options,
       `Seed ${agentFiles.map((f) => f.name).join(", ")} into AI peer '${
-        sanitizeHonchoId(config.aiPeer)
+        resolveAiPeerId(config)
       }' now?`,
     )
   ) {
@@ -408,10 +409,10 @@ function printAccount(io: CliIo, config: HonchoConfig): void {
   io.stdout(`  Workspace  ${config.workspaceId}\n`);
   io.stdout(
     `  User peer  ${
-      config.peerName ? sanitizeHonchoId(config.peerName) : "(none)"
+      config.peerName ? sanitizeId(config.peerName) : "(none)"
     }\n`,
   );
-  io.stdout(`  AI peer    ${sanitizeHonchoId(config.aiPeer)}\n`);
+  io.stdout(`  AI peer    ${resolveAiPeerId(config)}\n`);
 }
 
 /**

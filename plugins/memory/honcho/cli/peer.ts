@@ -8,6 +8,8 @@
 
 import type { HermesCommand } from "@hermes/memory/cli";
 import { REASONING_LEVELS } from "../config.ts";
+import { resolveAiPeerId } from "../peers.ts";
+import { sanitizeId } from "../session_naming.ts";
 import {
   checkHonchoId,
   HonchoCliError,
@@ -18,7 +20,6 @@ import {
   requireReadableConfig,
   resolveScope,
   runGuarded,
-  sanitizeHonchoId,
   targetProfileOf,
   writeHonchoFile,
   writeHostKey,
@@ -65,14 +66,14 @@ export async function runPeer(
       [
         "User peer",
         config.peerName
-          ? `${sanitizeHonchoId(config.peerName)} (peerName, ${
+          ? `${sanitizeId(config.peerName)} (peerName, ${
             sourceText(config.sources.peerName)
           })`
           : "(none: set one with 'hermes honcho peer --user NAME')",
       ],
       [
         "AI peer",
-        `${sanitizeHonchoId(config.aiPeer)} (aiPeer, ${
+        `${resolveAiPeerId(config)} (aiPeer, ${
           sourceText(config.sources.aiPeer)
         })`,
       ],

@@ -12,6 +12,8 @@ import { join } from "node:path";
 import type { CliIo, HermesCommand } from "@hermes/memory/cli";
 import { type HonchoConfig, loadHonchoConfig } from "../config.ts";
 import type { HonchoClient } from "../client.ts";
+import { resolveAiPeerId } from "../peers.ts";
+import { sanitizeId } from "../session_naming.ts";
 import {
   checkHonchoId,
   connectHoncho,
@@ -28,7 +30,6 @@ import {
   requireReadableConfig,
   resolveScope,
   runGuarded,
-  sanitizeHonchoId,
   serverLabel,
   targetProfileOf,
   withProfileSecrets,
@@ -87,8 +88,8 @@ export async function runPeers(
       profile: profile.name,
       active: profile.name === scope.profile,
       host: config.hostKey,
-      userPeer: config.peerName ? sanitizeHonchoId(config.peerName) : null,
-      aiPeer: sanitizeHonchoId(config.aiPeer),
+      userPeer: config.peerName ? sanitizeId(config.peerName) : null,
+      aiPeer: resolveAiPeerId(config),
       workspace: config.workspaceId,
       aliases: config.userPeerAliases,
       note: config.configError ? describeConfigError(config) : null,

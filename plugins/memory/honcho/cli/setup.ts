@@ -40,6 +40,9 @@ import {
   isLocalHonchoUrl,
   REASONING_LEVELS,
 } from "../config.ts";
+import { resolveAiPeerId } from "../peers.ts";
+import { sanitizeId } from "../session_naming.ts";
+import { HONCHO_TOOL_NAMES } from "../tools.ts";
 import {
   checkHonchoId,
   connectHoncho,
@@ -55,7 +58,6 @@ import {
   reportWrite,
   resolveScope,
   runGuarded,
-  sanitizeHonchoId,
   serverLabel,
   targetProfileOf,
   writeHonchoFile,
@@ -63,15 +65,6 @@ import {
 } from "./_common.ts";
 import { RECALL_MODES } from "./mode.ts";
 import { SESSION_STRATEGIES } from "./strategy.ts";
-
-/** The five tools the Honcho provider gives the model (hybrid and tools modes). */
-export const HONCHO_TOOL_NAMES: readonly string[] = Object.freeze([
-  "honcho_profile",
-  "honcho_search",
-  "honcho_context",
-  "honcho_reasoning",
-  "honcho_conclude",
-]);
 
 /** Where new cloud users get a key. */
 export const HONCHO_KEY_URL = "https://app.honcho.dev";
@@ -931,8 +924,8 @@ async function testConnection(
   try {
     const client = await connectHoncho(config);
     await client.getOrCreateWorkspace();
-    const peers = [sanitizeHonchoId(config.aiPeer)];
-    if (config.peerName) peers.push(sanitizeHonchoId(config.peerName));
+    const peers = [resolveAiPeerId(config)];
+    if (config.peerName) peers.push(sanitizeId(config.peerName));
     for (const peer of peers) await client.getOrCreatePeer(peer);
     io.stdout(
       `Connection OK: ${url}, workspace ${config.workspaceId}, peers ${
@@ -979,10 +972,10 @@ function printSummary(io: CliIo, config: HonchoConfig, plan: SetupPlan): void {
     [
       "User peer",
       config.peerName
-        ? sanitizeHonchoId(config.peerName)
+        ? sanitizeId(config.peerName)
         : "(none: 'hermes honcho peer --user NAME')",
     ],
-    ["AI peer", sanitizeHonchoId(config.aiPeer)],
+    ["AI peer", resolveAiPeerId(config)],
     ["Recall mode", config.recallMode],
     ["Session strategy", config.sessionStrategy],
   ];

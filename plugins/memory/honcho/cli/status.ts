@@ -18,6 +18,8 @@ import {
   isHonchoUsable,
   loadHonchoConfig,
 } from "../config.ts";
+import { resolveAiPeerId } from "../peers.ts";
+import { sanitizeId } from "../session_naming.ts";
 import {
   describeConfigError,
   formatTable,
@@ -27,7 +29,6 @@ import {
   printJson,
   resolveScope,
   runGuarded,
-  sanitizeHonchoId,
   serverLabel,
   targetProfileOf,
   withProfileSecrets,
@@ -171,10 +172,8 @@ export async function runStatus(
   const { io } = scope;
   const config = await loadScopeConfig(scope);
   const session = await cliSessionName(config, scope.cwd);
-  const userPeer = config.peerName
-    ? sanitizeHonchoId(config.peerName)
-    : undefined;
-  const aiPeer = sanitizeHonchoId(config.aiPeer || "hermes-assistant");
+  const userPeer = config.peerName ? sanitizeId(config.peerName) : undefined;
+  const aiPeer = resolveAiPeerId(config);
   const usable = isHonchoUsable(config);
   const connect = !options.offline && Boolean(config.apiKey || config.baseUrl);
   const view = connect ? await fetchMemoryView(config) : undefined;

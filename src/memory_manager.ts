@@ -52,6 +52,7 @@ import {
   recallSpillPolicyFromConfig,
 } from "./prefetch_spill.ts";
 import { redactForEgress, redactText } from "./redact.ts";
+import { SandboxedMemoryProvider } from "./sandboxed_provider.ts";
 import { extractUserInstructionFromSkillMessage } from "./skill_invocation.ts";
 import {
   normalizeToolSchema,
@@ -1205,16 +1206,36 @@ export class MemoryManager {
 
   /**
    * Waits until the background work queued before this call (turn syncs,
-   * queued prefetches, session boundaries) has run.
+   * queued prefetches, session boundaries) has run. That includes the
+   * hooks a sandboxed provider runs one-way in its worker: each running
+   * {@linkcode SandboxedMemoryProvider} is drained
+   * ({@linkcode SandboxedMemoryProvider.drain}) within the same bound.
    *
    * @param timeoutMs How long to wait at most; without limit when omitted.
    * @returns `true` when drained (or nothing was queued, or the manager is
    * shut down), `false` on timeout.
    */
-  flushPending(timeoutMs?: number): Promise<boolean> {
+  async flushPending(timeoutMs?: number): Promise<boolean> {
+    const started = performance.now();
     const queue = this.#queue;
-    if (queue === undefined) return Promise.resolve(true);
-    return queue.flush(timeoutMs);
+    if (queue !== undefined && !(await queue.flush(timeoutMs))) return false;
+    if (this.#shuttingDown) return true;
+    const sandboxed: SandboxedMemoryProvider[] = [];
+    for (const entry of this.#entries) {
+      const provider = entry.provider;
+      if (
+        provider instanceof SandboxedMemoryProvider &&
+        provider.stopped === undefined
+      ) {
+        sandboxed.push(provider);
+      }
+    }
+    if (sandboxed.length === 0) return true;
+    const left = timeoutMs === undefined
+      ? undefined
+      : Math.max(0, timeoutMs - (performance.now() - started));
+    const drained = await Promise.all(sandboxed.map((p) => p.drain(left)));
+    return drained.every(Boolean);
   }
 
   /** The outcome of the last shutdown drain (a copy). */

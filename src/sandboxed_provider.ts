@@ -2,19 +2,40 @@
  * {@linkcode SandboxedMemoryProvider}: a `MemoryProvider` whose real
  * implementation runs in a permission-confined worker.
  *
- * Every method crosses the worker boundary as a numbered request
- * (structured clone). With each call go the profile home (the caller's
+ * Methods cross the worker boundary by structured clone, in one of two
+ * ways:
+ *
+ * - **Calls** (everything whose result or failure the caller needs:
+ *   `prefetch`, `systemPromptBlock`, `handleToolCall`, `onPreCompress`,
+ *   `onSessionSwitch`, `initialize`, `shutdown`, …) are numbered requests
+ *   answered by the worker; they reject after `callTimeoutMs`.
+ * - **Casts** (the void hooks `syncTurn`, `queuePrefetch`, `onTurnStart`,
+ *   `onMemoryWrite`, `onMemoryEvict`, `onDelegation`, `onSessionEnd`) are
+ *   posted one-way: the returned promise resolves as soon as the message is
+ *   posted (it rejects only when the worker is already gone or the
+ *   arguments cannot be cloned). The worker runs casts one at a time in
+ *   arrival order, and every later call starts only after them, so a
+ *   `prefetch` sees what an earlier `syncTurn` wrote. A cast that throws is
+ *   logged on the host as the memory manager would have logged it
+ *   (`Memory provider '<name>' <hook> failed: <error>`, at the manager's
+ *   level for that hook); a cast still running after `castTimeoutMs` is
+ *   abandoned in the worker (and logged the same way) so the next message
+ *   can start. {@linkcode SandboxedMemoryProvider.drain} waits until every
+ *   cast posted before it has run; `shutdown()` drains first.
+ *
+ * With each call and cast go the profile home (the caller's
  * `withHermesHome` override, else the home the provider was loaded for)
  * and the caller's secret scope limited to the environment names the
- * provider is granted; the worker re-installs both around the call.
- * `name` and the tool schemas are fetched once at load (and the schemas
- * again after `initialize`), so `name` stays synchronous.
+ * provider is granted, both captured when it is posted; the worker
+ * re-installs both around it. `name` and the tool schemas are fetched once
+ * at load (and the schemas again after `initialize`), so `name` stays
+ * synchronous.
  *
- * A call that does not settle within `callTimeoutMs` rejects; a worker
- * that stops answering pings (a busy loop) is terminated and every later
- * call rejects at once; `shutdown()` ends the worker. A denied permission
- * surfaces as a {@linkcode ProviderPermissionError} that says which grant
- * to add and where.
+ * A worker that stops answering pings while a call or drain is pending (a
+ * busy loop) is terminated and every later call rejects at once;
+ * `shutdown()` ends the worker. A denied permission surfaces as a
+ * {@linkcode ProviderPermissionError} that says which grant to add and
+ * where.
  *
  * @module
  */
@@ -23,6 +44,7 @@ import { join } from "node:path";
 import { getConfigPath } from "./config.ts";
 import { getHermesHomeOverride } from "./hermes_home.ts";
 import { log, type LogLevel } from "./log.ts";
+import { redactText } from "./redact.ts";
 import {
   type ChatMessage,
   type ConfigField,
@@ -54,6 +76,8 @@ import {
   type CallbackMarker,
   type CallContext,
   type ProviderDescription,
+  reviveError,
+  type SerializedError,
   WorkerRpc,
 } from "./worker_rpc.ts";
 
@@ -74,11 +98,20 @@ export interface SandboxStartOptions {
    */
   loadTimeoutMs?: number;
   /**
-   * How long one call may take before it rejects.
+   * How long one call may take before it rejects (including the wait for
+   * casts posted before it).
    *
    * @default {30000}
    */
   callTimeoutMs?: number;
+  /**
+   * How long the worker lets one cast (a one-way hook such as `syncTurn`)
+   * run before it abandons it, logs it as failed and starts the next
+   * message.
+   *
+   * @default {callTimeoutMs}
+   */
+  castTimeoutMs?: number;
   /**
    * How long the worker may leave a ping unanswered (while calls are
    * pending) before it is declared stuck and terminated.
@@ -87,8 +120,9 @@ export interface SandboxStartOptions {
    */
   unresponsiveAfterMs?: number;
   /**
-   * How long `shutdown()` waits for the provider's own `shutdown` before
-   * the worker is terminated anyway.
+   * How long `shutdown()` waits, in all, for the casts still queued in the
+   * worker and then the provider's own `shutdown`, before the worker is
+   * terminated anyway.
    *
    * @default {5000}
    */
@@ -234,10 +268,27 @@ interface SandboxState {
   description: ProviderDescription;
   candidate: ProviderCandidate;
   grant: ProviderGrant;
+  manifestPath: string | undefined;
   callbacks: Map<string, (...args: unknown[]) => unknown>;
   callTimeoutMs: number;
   shutdownTimeoutMs: number;
 }
+
+/** The hooks posted one-way, and the level the manager logs their failures at. */
+const CAST_FAILURE_LEVEL: Readonly<Record<string, LogLevel>> = {
+  syncTurn: "warn",
+  queuePrefetch: "debug",
+  onTurnStart: "debug",
+  onMemoryWrite: "debug",
+  onMemoryEvict: "debug",
+  onDelegation: "debug",
+  onSessionEnd: "warn",
+};
+
+/** Hooks whose failure the manager logs with the stack. */
+const CAST_FAILURE_STACK = new Set(["onSessionEnd"]);
+
+const POSTED: Promise<void> = Promise.resolve();
 
 const WORKER_URL = new URL("./worker_bootstrap.ts", import.meta.url);
 
@@ -256,6 +307,7 @@ const WORKER_URL = new URL("./worker_bootstrap.ts", import.meta.url);
 export class SandboxedMemoryProvider extends MemoryProvider {
   #state: SandboxState;
   #schemas: ToolSchema[] | null;
+  #shutdown: Promise<void> | undefined;
 
   /** The provider's checkpoint API version, read at load. */
   override readonly preCompressCheckpointApiVersion: number;
@@ -301,11 +353,16 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       deno: { permissions: workerPermissions(grant) },
     });
     const callbacks = new Map<string, (...args: unknown[]) => unknown>();
+    // Set once loaded; cast failures can only arrive after that.
+    const loaded: { proxy?: SandboxedMemoryProvider } = {};
     const rpc = new WorkerRpc(worker, {
       provider: candidate.name,
       unresponsiveAfterMs: options.unresponsiveAfterMs,
       onEvent: (message) => {
-        if (message.t === "log") {
+        if (message.t === "castFailed") {
+          const proxy = loaded.proxy;
+          if (proxy) proxy.#logCastFailure(message.method, message.error);
+        } else if (message.t === "log") {
           log(message.level as LogLevel, message.message);
         } else if (message.t === "skill") {
           options.onSkill?.(message.skill);
@@ -327,6 +384,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       },
     });
     const loadTimeoutMs = options.loadTimeoutMs ?? 30_000;
+    const callTimeoutMs = options.callTimeoutMs ?? 30_000;
     let description: ProviderDescription | null;
     try {
       await rpc.ready(loadTimeoutMs);
@@ -340,6 +398,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
           multiplex: isMultiplexActive(),
           scope: limitScope(grant),
         },
+        castTimeoutMs: options.castTimeoutMs ?? callTimeoutMs,
       }, { timeoutMs: loadTimeoutMs, label: "load" }) as
         | ProviderDescription
         | null;
@@ -353,15 +412,18 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       rpc.terminate("it offers no provider");
       return null;
     }
-    return new SandboxedMemoryProvider({
+    const proxy = new SandboxedMemoryProvider({
       rpc,
       description,
       candidate,
       grant,
+      manifestPath,
       callbacks,
-      callTimeoutMs: options.callTimeoutMs ?? 30_000,
+      callTimeoutMs,
       shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
     });
+    loaded.proxy = proxy;
+    return proxy;
   }
 
   /** The provider's name, as it reported it at load. */
@@ -384,33 +446,108 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return this.#state.rpc.stopped;
   }
 
+  /** The caller's home and (limited) secret scope, captured now. */
+  #context(): CallContext {
+    const grant = this.#state.grant;
+    const context: CallContext = {
+      hermesHome: getHermesHomeOverride() ?? grant.hermesHome,
+      multiplex: isMultiplexActive(),
+    };
+    const scope = limitScope(grant);
+    if (scope !== undefined) context.scope = scope;
+    return context;
+  }
+
+  #explain(error: unknown): unknown {
+    if (!(error instanceof Error)) return error;
+    const state = this.#state;
+    return explainDenial(
+      state.candidate.name,
+      state.grant,
+      state.manifestPath,
+      error,
+    );
+  }
+
   async #call(
     method: string,
     args: unknown[],
     timeoutMs: number = this.#state.callTimeoutMs,
   ): Promise<never> {
-    const state = this.#state;
-    const context: CallContext = {
-      hermesHome: getHermesHomeOverride() ?? state.grant.hermesHome,
-      multiplex: isMultiplexActive(),
-    };
-    const scope = limitScope(state.grant);
-    if (scope !== undefined) context.scope = scope;
     try {
-      return await state.rpc.request(
-        { t: "call", method, args, context },
+      return await this.#state.rpc.request(
+        { t: "call", method, args, context: this.#context() },
         { timeoutMs, label: method },
       ) as never;
     } catch (error) {
-      if (!(error instanceof Error)) throw error;
-      throw explainDenial(
-        state.candidate.name,
-        state.grant,
-        state.candidate.dir !== undefined
-          ? join(state.candidate.dir, "plugin.yaml")
-          : undefined,
-        error,
+      throw this.#explain(error);
+    }
+  }
+
+  /**
+   * Posts a void hook one-way. Resolves once posted; rejects only when it
+   * cannot be posted (worker gone, arguments not cloneable).
+   */
+  #cast(method: string, args: unknown[]): Promise<void> {
+    try {
+      this.#state.rpc.cast({
+        t: "cast",
+        method,
+        args,
+        context: this.#context(),
+      });
+    } catch (error) {
+      return Promise.reject(this.#explain(error));
+    }
+    return POSTED;
+  }
+
+  /** Logs a failed cast exactly as the memory manager logs that hook. */
+  #logCastFailure(method: string, serialized: SerializedError): void {
+    const error = reviveError(serialized);
+    const explained = this.#explain(error) as Error;
+    let message = `Memory provider '${this.name}' ${method} failed: ${
+      redactText(explained.message)
+    }`;
+    if (CAST_FAILURE_STACK.has(method) && error.stack) {
+      message += `\n${redactText(error.stack)}`;
+    }
+    log(CAST_FAILURE_LEVEL[method] ?? "warn", message);
+  }
+
+  /**
+   * Waits until every cast posted before this call (`syncTurn`,
+   * `queuePrefetch`, the other void hooks) has finished in the worker, or
+   * was abandoned there after `castTimeoutMs`.
+   *
+   * @param timeoutMs How long to wait at most; without limit when omitted
+   * (the worker's cast timeout and the busy-loop check still bound it).
+   * @returns `true` when drained, `false` on timeout or when the worker is
+   * gone (what it had not run yet is lost).
+   *
+   * @example Waiting for the turn's writes
+   * ```ts ignore
+   * await provider.syncTurn("the kite is red", "noted", { sessionId: "s1" });
+   * assert.equal(await provider.drain(5000), true); // the write has run
+   * ```
+   */
+  async drain(timeoutMs?: number): Promise<boolean> {
+    const state = this.#state;
+    if (state.rpc.stopped !== undefined) return false;
+    try {
+      await state.rpc.request({ t: "drain" }, {
+        timeoutMs: timeoutMs ?? Infinity,
+        label: "drain",
+      });
+      return true;
+    } catch (error) {
+      log(
+        "debug",
+        `Memory provider '${this.name}' drain failed: ${
+          error instanceof Error ? error.message : String(error)
+        }`,
       );
+      return false;
     }
   }
 
@@ -521,6 +658,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /**
    * Warms the next prefetch.
+   * Posted one-way: resolves once posted; the worker runs it in order
+   * before any later call, and a failure is logged on the host.
    *
    * @param query The user's message.
    * @param options The session.
@@ -529,7 +668,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     query: string,
     options: PrefetchOptions,
   ): Promise<void> {
-    return this.#call("queuePrefetch", [query, options]);
+    return this.#cast("queuePrefetch", [query, options]);
   }
 
   /**
@@ -543,6 +682,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /**
    * Records a completed turn.
+   * Posted one-way: resolves once posted; the worker runs it in order
+   * before any later call, and a failure is logged on the host.
    *
    * @param userContent The user's message.
    * @param assistantContent The reply.
@@ -553,7 +694,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     assistantContent: string,
     options: SyncTurnOptions,
   ): Promise<void> {
-    return this.#call("syncTurn", [userContent, assistantContent, options]);
+    return this.#cast("syncTurn", [userContent, assistantContent, options]);
   }
 
   /**
@@ -573,14 +714,34 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * Calls the provider's `shutdown` (bounded by `shutdownTimeoutMs`), then
-   * terminates the worker. Safe to call twice.
+   * Drains the casts still queued in the worker, calls the provider's
+   * `shutdown`, then terminates the worker; all of it bounded by
+   * `shutdownTimeoutMs`. When the casts do not finish in time the
+   * provider's `shutdown` is skipped (it would wait behind them) and a
+   * warning says so. Safe to call twice; concurrent calls share one
+   * shutdown.
    */
-  override async shutdown(): Promise<void> {
+  override shutdown(): Promise<void> {
+    this.#shutdown ??= this.#shutdownOnce();
+    return this.#shutdown;
+  }
+
+  async #shutdownOnce(): Promise<void> {
     const state = this.#state;
     if (state.rpc.stopped !== undefined) return;
+    const started = performance.now();
     try {
-      await this.#call("shutdown", [], state.shutdownTimeoutMs);
+      if (!(await this.drain(state.shutdownTimeoutMs))) {
+        if (state.rpc.stopped === undefined) {
+          log(
+            "warn",
+            `Memory provider '${this.name}' did not finish its queued hooks within ${state.shutdownTimeoutMs} ms; its worker is terminated without them`,
+          );
+        }
+        return;
+      }
+      const left = state.shutdownTimeoutMs - (performance.now() - started);
+      await this.#call("shutdown", [], Math.max(1, left));
     } catch (error) {
       log(
         "debug",
@@ -605,6 +766,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /**
    * Start-of-turn hook.
+   * Posted one-way: resolves once posted; the worker runs it in order
+   * before any later call, and a failure is logged on the host.
    *
    * @param turnNumber 1-based.
    * @param message The user's message.
@@ -615,7 +778,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     message: string,
     options: TurnStartOptions,
   ): Promise<void> {
-    return this.#call("onTurnStart", [turnNumber, message, options]);
+    return this.#cast("onTurnStart", [turnNumber, message, options]);
   }
 
   /**
@@ -629,11 +792,13 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /**
    * Session-end hook.
+   * Posted one-way: resolves once posted; the worker runs it in order
+   * before any later call, and a failure is logged on the host.
    *
    * @param messages The transcript.
    */
   override onSessionEnd(messages: ChatMessage[]): Promise<void> {
-    return this.#call("onSessionEnd", [messages]);
+    return this.#cast("onSessionEnd", [messages]);
   }
 
   /**
@@ -666,6 +831,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /**
    * Delegation hook.
+   * Posted one-way: resolves once posted; the worker runs it in order
+   * before any later call, and a failure is logged on the host.
    *
    * @param task The task.
    * @param result The result.
@@ -676,7 +843,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     result: string,
     options: DelegationOptions,
   ): Promise<void> {
-    return this.#call("onDelegation", [task, result, options]);
+    return this.#cast("onDelegation", [task, result, options]);
   }
 
   /**
@@ -703,6 +870,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /**
    * Mirrors a built-in memory write.
+   * Posted one-way: resolves once posted; the worker runs it in order
+   * before any later call, and a failure is logged on the host.
    *
    * @param action The action.
    * @param target The store.
@@ -715,11 +884,13 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     content: string,
     metadata?: MemoryWriteMetadata,
   ): Promise<void> {
-    return this.#call("onMemoryWrite", [action, target, content, metadata]);
+    return this.#cast("onMemoryWrite", [action, target, content, metadata]);
   }
 
   /**
    * Eviction hook.
+   * Posted one-way: resolves once posted; the worker runs it in order
+   * before any later call, and a failure is logged on the host.
    *
    * @param content The dropped text.
    * @param target The store.
@@ -730,7 +901,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     target: MemoryTarget,
     options: MemoryEvictOptions,
   ): Promise<void> {
-    return this.#call("onMemoryEvict", [content, target, options]);
+    return this.#cast("onMemoryEvict", [content, target, options]);
   }
 
   /**

@@ -17,10 +17,19 @@
  * that runtime value, so the provider's whole graph is checked against the
  * worker's permissions.
  *
- * Inside the worker, every call runs under `withHermesHome` (the profile
- * home passed by the host) and `withSecretScope` (the caller's secrets,
- * limited by the host to the names the provider declared). Console output
- * and framework log lines go to the host's logger, never to stdout.
+ * Inside the worker, every call and cast runs under `withHermesHome` (the
+ * profile home passed by the host) and `withSecretScope` (the caller's
+ * secrets, limited by the host to the names the provider declared), both
+ * captured on the host when the message was posted. Console output and
+ * framework log lines go to the host's logger, never to stdout.
+ *
+ * Ordering: casts (one-way hooks such as `syncTurn`) run one at a time in
+ * arrival order. While a cast is running (its promise has not settled),
+ * every later message waits in a FIFO and starts, in arrival order, once
+ * it settles or is abandoned after the cast timeout; a call that starts
+ * runs concurrently with later calls and is answered when it completes.
+ * Pings are answered at once. A cast's failure is posted as a `castFailed`
+ * event; nothing is left as an unhandled rejection.
  *
  * @module
  */
@@ -34,16 +43,22 @@ import { setMultiplexActive, withSecretScope } from "./secret_scope.ts";
 import {
   type CallbackMarker,
   type CallContext,
+  type CastRequest,
   type HostRequest,
+  ProviderCallTimeoutError,
   type ProviderDescription,
   serializeError,
   type WorkerMessage,
 } from "./worker_rpc.ts";
 
+type Incoming = HostRequest & { id: number };
+type LoadRequest = Extract<Incoming, { t: "load" }>;
+type CallRequest = Extract<Incoming, { t: "call" }>;
+
 interface WorkerScope {
   postMessage(message: WorkerMessage): void;
   onmessage:
-    | ((event: MessageEvent<HostRequest & { id: number }>) => void)
+    | ((event: MessageEvent<Incoming>) => void)
     | null;
   addEventListener(
     type: "unhandledrejection" | "error",
@@ -79,6 +94,20 @@ const CALLABLE = new Set([
   "postSetup",
   "getStatusConfig",
   "__describe",
+]);
+
+/**
+ * The void hooks the host may post as casts. Keep in step with the casts of
+ * `SandboxedMemoryProvider`.
+ */
+const CASTABLE = new Set([
+  "syncTurn",
+  "queuePrefetch",
+  "onTurnStart",
+  "onMemoryWrite",
+  "onMemoryEvict",
+  "onDelegation",
+  "onSessionEnd",
 ]);
 
 const scope = globalThis as unknown as WorkerScope;
@@ -215,70 +244,199 @@ async function describe(p: MemoryProvider): Promise<ProviderDescription> {
   };
 }
 
-async function handle(request: HostRequest & { id: number }): Promise<unknown> {
-  switch (request.t) {
-    case "load": {
-      providerName = request.providerName;
-      const specifier = String(request.specifier);
-      const loaded = await inContext(request.context, async () => {
-        const module = await import(specifier);
-        return await extractMemoryProvider(module as Record<string, unknown>, {
-          providerName,
-          acceptInstances: request.acceptInstances,
-          onSkill: (skill) => post({ t: "skill", skill }),
-        });
-      });
-      if (loaded === null) return null;
-      provider = loaded;
-      return await inContext(request.context, () => describe(loaded));
-    }
-    case "call": {
-      const current = provider;
-      if (current === null) {
-        throw new Error(`Memory provider '${providerName}' is not loaded`);
-      }
-      if (!CALLABLE.has(request.method)) {
-        throw new TypeError(
-          `Memory provider method ${request.method}() cannot be called through the sandbox`,
-        );
-      }
-      if (request.method === "__describe") {
-        return await inContext(request.context, () => describe(current));
-      }
-      const fn =
-        (current as unknown as Record<string, unknown>)[request.method];
-      if (typeof fn !== "function") {
-        throw new TypeError(
-          `Memory provider '${providerName}' has no ${request.method}() method`,
-        );
-      }
-      const args = request.args.map(reviveCallbacks);
-      return await inContext(
-        request.context,
-        () => (fn as (...a: unknown[]) => unknown).apply(current, args),
+async function load(request: LoadRequest): Promise<ProviderDescription | null> {
+  providerName = request.providerName;
+  if (
+    typeof request.castTimeoutMs === "number" && request.castTimeoutMs > 0
+  ) {
+    castTimeoutMs = request.castTimeoutMs;
+  }
+  const specifier = String(request.specifier);
+  const loaded = await inContext(request.context, async () => {
+    const module = await import(specifier);
+    return await extractMemoryProvider(module as Record<string, unknown>, {
+      providerName,
+      acceptInstances: request.acceptInstances,
+      onSkill: (skill) => post({ t: "skill", skill }),
+    });
+  });
+  if (loaded === null) return null;
+  provider = loaded;
+  return await inContext(request.context, () => describe(loaded));
+}
+
+/** Starts `method` on the provider; returns its (possibly pending) result. */
+function invoke(
+  method: string,
+  args: unknown[],
+  context: CallContext,
+): unknown {
+  const current = provider;
+  if (current === null) {
+    throw new Error(`Memory provider '${providerName}' is not loaded`);
+  }
+  if (!CALLABLE.has(method)) {
+    throw new TypeError(
+      `Memory provider method ${method}() cannot be called through the sandbox`,
+    );
+  }
+  if (method === "__describe") {
+    return inContext(context, () => describe(current));
+  }
+  const fn = (current as unknown as Record<string, unknown>)[method];
+  if (typeof fn !== "function") {
+    throw new TypeError(
+      `Memory provider '${providerName}' has no ${method}() method`,
+    );
+  }
+  const revived = args.map(reviveCallbacks);
+  return inContext(
+    context,
+    () => (fn as (...a: unknown[]) => unknown).apply(current, revived),
+  );
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function";
+}
+
+function replyOk(id: number, value: unknown): void {
+  post({ t: "result", id, ok: true, value });
+}
+
+function replyError(id: number, error: unknown): void {
+  post({ t: "result", id, ok: false, error: serializeError(error) });
+}
+
+/** Starts a call (or load); the reply is posted when it completes. */
+function startCall(request: CallRequest | LoadRequest): void {
+  const id = request.id;
+  let result: unknown;
+  try {
+    result = request.t === "load"
+      ? load(request)
+      : invoke(request.method, request.args, request.context);
+  } catch (error) {
+    replyError(id, error);
+    return;
+  }
+  if (isThenable(result)) {
+    Promise.resolve(result).then(
+      (value) => replyOk(id, value),
+      (error: unknown) => replyError(id, error),
+    );
+  } else {
+    replyOk(id, result);
+  }
+}
+
+// -- Casts and ordering ---------------------------------------------------
+
+let castTimeoutMs = 30_000;
+/** Sequence number of the cast whose promise is pending; 0 when none. */
+let runningCast = 0;
+let castCount = 0;
+let castTimer: ReturnType<typeof setTimeout> | undefined;
+let runningMethod = "";
+/** Messages that arrived while a cast was running, in arrival order. */
+let waiting: Incoming[] = [];
+
+function castFailed(method: string, error: unknown): void {
+  post({ t: "castFailed", method, error: serializeError(error) });
+}
+
+/**
+ * Runs a cast. A cast that returns synchronously is done at once; one that
+ * returns a promise holds every later message until it settles, or until
+ * `castTimeoutMs` passes (it is then abandoned and reported as timed out;
+ * whatever it does later is ignored).
+ */
+function startCast(request: CastRequest): void {
+  let result: unknown;
+  try {
+    if (!CASTABLE.has(request.method)) {
+      throw new TypeError(
+        `Memory provider method ${request.method}() cannot be posted one-way through the sandbox`,
       );
     }
-    case "ping":
-      return undefined;
+    result = invoke(request.method, request.args, request.context);
+  } catch (error) {
+    castFailed(request.method, error);
+    return;
   }
+  if (!isThenable(result)) return;
+  const seq = ++castCount;
+  runningCast = seq;
+  runningMethod = request.method;
+  castTimer = setTimeout(abandonCast, castTimeoutMs, seq);
+  Promise.resolve(result).then(
+    () => finishCast(seq),
+    (error: unknown) => {
+      if (runningCast === seq) castFailed(request.method, error);
+      finishCast(seq);
+    },
+  );
+}
+
+function finishCast(seq: number): void {
+  if (runningCast !== seq) return;
+  clearTimeout(castTimer);
+  castTimer = undefined;
+  runningCast = 0;
+  pump();
+}
+
+function abandonCast(seq: number): void {
+  if (runningCast !== seq) return;
+  castTimer = undefined;
+  runningCast = 0;
+  castFailed(
+    runningMethod,
+    new ProviderCallTimeoutError(providerName, runningMethod, castTimeoutMs),
+  );
+  pump();
+}
+
+function dispatch(request: Incoming): void {
+  switch (request.t) {
+    case "cast":
+      startCast(request);
+      return;
+    case "drain":
+      // Every earlier cast has finished: that is all a drain waits for.
+      replyOk(request.id, true);
+      return;
+    case "ping":
+      post({ t: "pong", id: request.id });
+      return;
+    default:
+      startCall(request);
+  }
+}
+
+/**
+ * Starts waiting messages in order until one of them is a pending cast.
+ * (No message can arrive while this runs: `onmessage` is a later task.)
+ */
+function pump(): void {
+  let i = 0;
+  while (runningCast === 0 && i < waiting.length) {
+    dispatch(waiting[i++] as Incoming);
+  }
+  waiting = i === waiting.length ? [] : waiting.slice(i);
 }
 
 scope.onmessage = (event) => {
   const request = event.data;
   if (request.t === "ping") {
     post({ t: "pong", id: request.id });
-    return;
+  } else if (runningCast !== 0) {
+    waiting.push(request);
+  } else {
+    dispatch(request);
   }
-  handle(request).then(
-    (value) => post({ t: "result", id: request.id, ok: true, value }),
-    (error) =>
-      post({
-        t: "result",
-        id: request.id,
-        ok: false,
-        error: serializeError(error),
-      }),
-  );
 };
 
 post({ t: "ready" });

@@ -1,14 +1,22 @@
 /**
  * The message protocol between the host and a provider's sandbox worker,
- * and the host side of it: numbered requests with per-call timeouts, a
- * heartbeat that notices a worker stuck in a busy loop, and error
- * transport by structured clone.
+ * and the host side of it: numbered requests with timeouts, one-way casts,
+ * a drain barrier, a heartbeat that notices a worker stuck in a busy loop,
+ * and error transport by structured clone.
  *
- * Every request gets a reply carrying its id; the worker also sends
- * unsolicited events (log lines, skill registrations, callback calls).
- * While any request is pending the host pings the worker; a worker that
- * does not answer a ping for `unresponsiveAfterMs` is terminated and every
- * pending and later call rejects with {@linkcode ProviderWorkerStoppedError}.
+ * Every request gets a reply carrying its id. A cast gets none: the host
+ * posts it and goes on; the worker runs casts one at a time in arrival
+ * order, and every message (cast, call or drain) starts only after the
+ * casts that arrived before it have finished (or were abandoned after the
+ * worker's cast timeout). Calls do not wait for each other. A cast that
+ * fails comes back as a `castFailed` event. A `drain` request is answered
+ * as soon as every earlier cast has finished.
+ *
+ * The worker also sends unsolicited events (log lines, skill
+ * registrations, callback calls, cast failures). While any request is
+ * pending the host pings the worker; a worker that does not answer a ping
+ * for `unresponsiveAfterMs` is terminated and every pending and later call
+ * rejects with {@linkcode ProviderWorkerStoppedError}.
  *
  * @module
  */
@@ -48,7 +56,22 @@ export interface CallContext {
   multiplex: boolean;
 }
 
-/** A request from the host. */
+/**
+ * A one-way hook call: no reply, run in arrival order with the other casts;
+ * a failure comes back as a `castFailed` event.
+ */
+export interface CastRequest {
+  /** Always `"cast"`. */
+  t: "cast";
+  /** The provider method (one the worker accepts as a cast). */
+  method: string;
+  /** Its arguments (structured-cloned). */
+  args: unknown[];
+  /** The caller's home and secret scope, captured when it was posted. */
+  context: CallContext;
+}
+
+/** A message from the host. */
 export type HostRequest =
   | {
     t: "load";
@@ -56,6 +79,11 @@ export type HostRequest =
     providerName: string;
     acceptInstances: boolean;
     context: CallContext;
+    /**
+     * How long the worker lets one cast run before it abandons it and
+     * starts the next message (default 30000).
+     */
+    castTimeoutMs?: number;
   }
   | {
     t: "call";
@@ -63,7 +91,12 @@ export type HostRequest =
     args: unknown[];
     context: CallContext;
   }
+  | CastRequest
+  | { t: "drain" }
   | { t: "ping" };
+
+/** A host message that expects a reply (everything but a cast). */
+export type ReplyRequest = Exclude<HostRequest, CastRequest>;
 
 /** A message from the worker. */
 export type WorkerMessage =
@@ -73,7 +106,8 @@ export type WorkerMessage =
   | { t: "pong"; id: number }
   | { t: "log"; level: LogLevel; message: string }
   | { t: "skill"; skill: SkillRegistration }
-  | { t: "callback"; name: string; args: unknown[] };
+  | { t: "callback"; name: string; args: unknown[] }
+  | { t: "castFailed"; method: string; error: SerializedError };
 
 /** A function argument replaced for the crossing; the worker calls back. */
 export interface CallbackMarker {
@@ -299,7 +333,9 @@ export class WorkerRpc {
   }
 
   /**
-   * Sends a request and waits for its reply.
+   * Sends a request and waits for its reply. The worker starts it only
+   * after every cast posted before it has finished, so its timeout covers
+   * that wait too.
    *
    * @param request The request.
    * @param options Timeout (`Infinity` for none) and label.
@@ -308,7 +344,7 @@ export class WorkerRpc {
    * @throws {ProviderWorkerStoppedError} When the worker is gone.
    * @throws {Error} The remote error, as an `Error` with the remote name.
    */
-  request(request: HostRequest, options: RequestOptions): Promise<unknown> {
+  request(request: ReplyRequest, options: RequestOptions): Promise<unknown> {
     if (this.#stopped !== undefined) {
       return Promise.reject(
         new ProviderWorkerStoppedError(this.#provider, this.#stopped),
@@ -332,6 +368,26 @@ export class WorkerRpc {
     if (deadline < this.#armedFor) this.#armDeadline(deadline);
     this.#updateHeartbeat();
     return promise;
+  }
+
+  /**
+   * Posts a one-way call and returns at once: no reply, no timer. The
+   * worker runs it after every message posted before it (casts in strict
+   * order); a failure arrives later as a `castFailed` event.
+   *
+   * @param request The cast.
+   * @throws {ProviderWorkerStoppedError} When the worker is gone.
+   * @throws {TypeError} When the arguments cannot be cloned.
+   */
+  cast(request: CastRequest): void {
+    if (this.#stopped !== undefined) {
+      throw new ProviderWorkerStoppedError(this.#provider, this.#stopped);
+    }
+    try {
+      this.#worker.postMessage(request);
+    } catch (error) {
+      throw this.#cloneError(request.method, error);
+    }
   }
 
   #cloneError(label: string, error: unknown): TypeError {

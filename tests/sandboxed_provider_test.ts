@@ -296,6 +296,8 @@ Deno.test("explainDenial() leaves other errors untouched", () => {
 Deno.test("SandboxedMemoryProvider terminates a busy-looping worker and rejects every later call", async () => {
   // A busy loop cannot be interrupted by Deno 2.9 (the thread spins until
   // the process exits), so this runs in a child process that exits itself.
+  // syncTurn is posted one-way, so it returns at once; the next call is
+  // what notices the stuck worker.
   await using h = await tempHome();
   await installFixture(h.plugins, "hang");
   const source = `
@@ -306,11 +308,13 @@ const p = await loadMemoryProvider("hang", {
   },
   config: {}, callTimeoutMs: 60000, unresponsiveAfterMs: 300, hostCheck: false,
 });
-const started = performance.now();
 const out = {};
-try { await p.syncTurn("spin", "", {}); } catch (e) { out.first = e.message; }
+try { await p.syncTurn("spin", "", {}); out.cast = "posted"; } catch (e) { out.cast = e.message; }
+const started = performance.now();
+try { await p.systemPromptBlock(); } catch (e) { out.first = e.message; }
 out.ms = Math.round(performance.now() - started);
 try { await p.systemPromptBlock(); } catch (e) { out.second = e.message; }
+try { await p.syncTurn("again", "", {}); } catch (e) { out.third = e.message; }
 console.log(JSON.stringify(out));
 Deno.exit(0);
 `;
@@ -327,8 +331,10 @@ Deno.exit(0);
   const out = JSON.parse(run.stdout);
   const stopped =
     "Memory provider 'hang' is not running: its sandbox worker stopped responding for 300 ms (a busy loop?) and was terminated; Deno 2.9 cannot interrupt JavaScript stuck in a loop, so that thread may keep a CPU busy until hermes exits";
+  assert.equal(out.cast, "posted");
   assert.equal(out.first, stopped);
   assert.equal(out.second, stopped);
+  assert.equal(out.third, stopped);
   assert.ok(out.ms < 10_000, `took ${out.ms} ms`);
   assert.match(
     run.stderr,

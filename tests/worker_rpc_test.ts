@@ -33,6 +33,7 @@ onmessage = (e) => {
     return;
   }
   if (m.method === "never") return;
+  if (m.t === "cast") return postMessage({ t: "log", level: "info", message: "cast " + m.method });
   if (m.method === "fail") {
     return postMessage({ t: "result", id: m.id, ok: false, error: { name: "NotCapable", message: "denied" } });
   }
@@ -208,6 +209,45 @@ Deno.test("WorkerRpc times out each call at its own deadline, whatever the order
     assert.ok(Number(settled[1]?.split("@")[1]) >= 590, settled.join());
     rpc.terminate("test over");
     await assert.rejects(unbounded, ProviderWorkerStoppedError);
+  } finally {
+    rpc.terminate("test over");
+  }
+});
+
+Deno.test("WorkerRpc.cast() posts without waiting and throws once the worker is gone", async () => {
+  const events: WorkerMessage[] = [];
+  const rpc = new WorkerRpc(scripted(ECHO), {
+    provider: "p",
+    onEvent: (m) => events.push(m),
+  });
+  try {
+    await rpc.ready(30_000);
+    const cast = {
+      t: "cast" as const,
+      method: "syncTurn",
+      args: ["u", "a", {}],
+      context: ctx,
+    };
+    assert.equal(rpc.cast(cast), undefined);
+    assert.throws(
+      () => rpc.cast({ ...cast, args: [() => 1] }),
+      /^TypeError: Cannot pass the arguments of syncTurn\(\) to memory provider 'p': /,
+    );
+    // Messages are handled in order: the cast's event precedes this reply.
+    await rpc.request({ t: "call", method: "x", args: [], context: ctx }, {
+      timeoutMs: 5000,
+      label: "x",
+    });
+    assert.deepEqual(events, [{
+      t: "log",
+      level: "info",
+      message: "cast syncTurn",
+    }]);
+    rpc.terminate("test over");
+    assert.throws(() => rpc.cast(cast), {
+      name: "ProviderWorkerStoppedError",
+      message: "Memory provider 'p' is not running: test over",
+    });
   } finally {
     rpc.terminate("test over");
   }

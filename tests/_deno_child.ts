@@ -55,7 +55,7 @@ export async function runDenoChild(
       "run",
       "--quiet",
       "--no-prompt",
-      "--no-lock",
+      "--frozen",
       `--config=${new URL("deno.json", ROOT).pathname}`,
       ...(options.flags ?? []),
       pathToFileURL(script).href,

@@ -504,7 +504,7 @@ async function runChildUntil(
         "run",
         "--quiet",
         "--no-prompt",
-        "--no-lock",
+        "--frozen",
         `--config=${new URL("../deno.json", import.meta.url).pathname}`,
         "--allow-read",
         "--allow-write",

@@ -193,7 +193,7 @@ Deno.test("HonchoMemoryProvider outbox survives SIGKILL mid-flush: no loss, no d
       "run",
       "--quiet",
       "--no-prompt",
-      "--no-lock",
+      "--frozen",
       `--config=${fromFileUrl(new URL("../deno.json", import.meta.url))}`,
       "--allow-read",
       "--allow-write",

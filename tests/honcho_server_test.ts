@@ -1262,7 +1262,7 @@ Deno.test("remaining routes: queue status, dreams, keys, peer sessions, conclusi
 Deno.test("startHonchoTestServer() reports responses that break the documented schema", async () => {
   const doc = JSON.parse(
     await Deno.readTextFile(
-      new URL("../../shared/honcho/openapi.json", import.meta.url),
+      new URL("./fixtures/honcho/openapi.json", import.meta.url),
     ),
   );
   doc.components.schemas.Workspace.required.push("owner");

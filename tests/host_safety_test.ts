@@ -34,7 +34,7 @@ async function report(
 }
 
 Deno.test("checkHostSafety() passes the product flags read from the command line", async () => {
-  const r = await report(["-A", "--no-prompt", "--cached-only", "--no-lock"]);
+  const r = await report(["-A", "--no-prompt", "--cached-only", "--frozen"]);
   assert.deepEqual(r, {
     prompt: "no-prompt",
     npm: "cached-only",
@@ -46,7 +46,7 @@ Deno.test("checkHostSafety() passes the product flags read from the command line
 });
 
 Deno.test("checkHostSafety() warns when npm downloads are open", async () => {
-  const r = await report(["-A", "--no-prompt", "--no-lock"]);
+  const r = await report(["-A", "--no-prompt", "--frozen"]);
   assert.equal(r.npm, "open");
   assert.deepEqual(r.warnings, [
     "Deno runs without --cached-only, so a sandboxed memory provider can download and load any npm package at run time: add --cached-only to the deno command (run 'hermes memory setup' to cache a provider's packages first)",
@@ -54,7 +54,7 @@ Deno.test("checkHostSafety() warns when npm downloads are open", async () => {
 });
 
 Deno.test("checkHostSafety() probes the npm mode when the command line is unreadable", async () => {
-  const scoped = ["--allow-read", "--allow-env", "--no-prompt", "--no-lock"];
+  const scoped = ["--allow-read", "--allow-env", "--no-prompt", "--frozen"];
   const cached = await report([...scoped, "--cached-only"]);
   assert.equal(cached.commandLine, false);
   assert.equal(cached.npm, "cached-only");
@@ -70,7 +70,7 @@ Deno.test("checkHostSafety() finds the worker-options setting in the deno.json a
     "--allow-env",
     "--no-prompt",
     "--cached-only",
-    "--no-lock",
+    "--frozen",
   ];
   const enabled = await report(scoped, { unstable: ["worker-options"] });
   assert.equal(enabled.workerOptions, "enabled");
@@ -89,7 +89,7 @@ Deno.test("checkHostSafety() reports worker options as a problem when deno.json 
     "--no-prompt",
     "--cached-only",
     "--no-config",
-    "--no-lock",
+    "--frozen",
   ], null);
   assert.equal(r.workerOptions, "disabled");
   assert.deepEqual(r.problems, [
@@ -122,7 +122,7 @@ Deno.test("a sandboxed read on a terminal is denied without a prompt under --no-
   const run = await runChildOnTerminal(
     h.outside,
     intruderScript(h.home, h.outside),
-    ["-A", "--no-prompt", "--cached-only", "--no-lock"],
+    ["-A", "--no-prompt", "--cached-only", "--frozen"],
   );
   assert.equal(run.prompted, false, run.output);
   assert.match(
@@ -137,7 +137,7 @@ Deno.test("loadMemoryProvider() refuses a sandboxed load on a terminal without -
   const run = await runChildOnTerminal(
     h.outside,
     intruderScript(h.home, h.outside),
-    ["-A", "--cached-only", "--no-lock"],
+    ["-A", "--cached-only", "--frozen"],
   );
   assert.equal(run.prompted, false, run.output);
   assert.match(
@@ -160,7 +160,7 @@ Deno.test("the worker prompt hole is real when --no-prompt cannot be confirmed (
       "--allow-write",
       "--allow-env",
       "--cached-only",
-      "--no-lock",
+      "--frozen",
     ],
   );
   assert.match(
@@ -189,7 +189,7 @@ Deno.test("--cached-only stops a provider's runtime npm: import that the source 
     flags: [
       "--no-prompt",
       "--cached-only",
-      "--no-lock",
+      "--frozen",
       "--allow-read",
       "--allow-write",
       "--allow-env",
@@ -212,7 +212,7 @@ Deno.test("without --cached-only the same import reaches the npm registry (canar
     {
       flags: [
         "--no-prompt",
-        "--no-lock",
+        "--frozen",
         "--allow-read",
         "--allow-write",
         "--allow-env",

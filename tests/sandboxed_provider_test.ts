@@ -321,7 +321,7 @@ Deno.exit(0);
   const run = await runChild(h.outside, source, {
     flags: [
       "--no-prompt",
-      "--no-lock",
+      "--frozen",
       "--allow-read",
       "--allow-write",
       "--allow-env",

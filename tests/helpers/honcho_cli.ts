@@ -145,7 +145,7 @@ export function runFlags(user: TestUser): string[] {
     "run",
     "--no-prompt",
     "--cached-only",
-    "--no-lock",
+    "--frozen",
     `--config=${join(ROOT, "deno.json")}`,
     `--allow-read=${user.root},${ROOT},${join(user.home, ".honcho")},${
       join(user.home, "work")

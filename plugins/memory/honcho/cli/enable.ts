@@ -13,14 +13,12 @@ import {
   hostLabel,
   isRecord,
   loadScopeConfig,
-  reportWrite,
-  requireReadableConfig,
   resolveScope,
   runGuarded,
   targetProfileOf,
-  writeHonchoFile,
   writeHostKey,
 } from "./_common.ts";
+import { writeHostSettings } from "./_host_setting.ts";
 import {
   createPeersEagerly,
   defaultHostBlock,
@@ -49,7 +47,6 @@ import {
 export async function runEnable(scope: HonchoCliScope): Promise<number> {
   const { io } = scope;
   const config = await loadScopeConfig(scope);
-  requireReadableConfig(config);
   const hostKey = writeHostKey(config);
   const label = hostLabel(config.hostKey);
   const block = config.hostBlock;
@@ -71,11 +68,7 @@ export async function runEnable(scope: HonchoCliScope): Promise<number> {
       enabled: true,
     };
   }
-  const written = await writeHonchoFile(config, scope.hermesHome, {
-    host,
-    hostKey,
-  });
-  await reportWrite(scope, written);
+  const written = await writeHostSettings(scope, config, host);
   io.stdout(
     `${label}Honcho enabled for host ${hostKey} in ${written.path}${
       fresh ? " (new block from the default settings)" : ""
@@ -130,15 +123,11 @@ export async function runDisable(scope: HonchoCliScope): Promise<number> {
     );
     return 0;
   }
-  requireReadableConfig(config);
-  const hostKey = writeHostKey(config);
-  const written = await writeHonchoFile(config, scope.hermesHome, {
-    host: { enabled: false },
-    hostKey,
+  const { hostKey, path } = await writeHostSettings(scope, config, {
+    enabled: false,
   });
-  await reportWrite(scope, written);
   io.stdout(
-    `${label}Honcho disabled for host ${hostKey} in ${written.path}; settings are kept ('hermes honcho enable' turns it back on)\n`,
+    `${label}Honcho disabled for host ${hostKey} in ${path}; settings are kept ('hermes honcho enable' turns it back on)\n`,
   );
   return 0;
 }

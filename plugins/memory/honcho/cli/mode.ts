@@ -8,18 +8,20 @@
 import type { HermesCommand } from "@hermes/memory/cli";
 import type { RecallMode } from "../config.ts";
 import {
-  HonchoCliError,
   type HonchoCliScope,
   hostLabel,
   loadScopeConfig,
-  reportWrite,
-  requireReadableConfig,
   resolveScope,
   runGuarded,
   targetProfileOf,
-  writeHonchoFile,
-  writeHostKey,
 } from "./_common.ts";
+import {
+  parseChoice,
+  printChoices,
+  writeHostSettings,
+} from "./_host_setting.ts";
+
+export { sourceText } from "./_host_setting.ts";
 
 /** The recall modes with what each does, in display order. */
 export const RECALL_MODES: readonly (readonly [RecallMode, string])[] = [
@@ -51,59 +53,31 @@ export async function runMode(
   const config = await loadScopeConfig(scope);
   const label = hostLabel(config.hostKey);
   if (mode === undefined) {
-    io.stdout(
-      `${label}Recall mode: ${config.recallMode} (${
-        sourceText(config.sources.recallMode)
-      })\n`,
-    );
-    for (const [name, what] of RECALL_MODES) {
-      io.stdout(
-        `  ${name === config.recallMode ? "*" : " "} ${
-          name.padEnd(8)
-        } ${what}\n`,
-      );
-    }
-    io.stdout("Set it with 'hermes honcho mode <mode>'.\n");
+    printChoices(io, {
+      label,
+      title: "Recall mode",
+      current: config.recallMode,
+      source: config.sources.recallMode,
+      choices: RECALL_MODES,
+      width: 8,
+      usage: "hermes honcho mode <mode>",
+    });
     return 0;
   }
-  let wanted = mode.trim().toLowerCase();
-  if (wanted === "auto") wanted = "hybrid";
-  if (!RECALL_MODES.some(([name]) => name === wanted)) {
-    throw new HonchoCliError(
-      `Cannot set recall mode '${mode}': valid modes are ${
-        RECALL_MODES.map(([name]) => name).join(", ")
-      }`,
-      2,
-    );
-  }
-  requireReadableConfig(config);
-  const hostKey = writeHostKey(config);
-  const written = await writeHonchoFile(config, scope.hermesHome, {
-    host: { recallMode: wanted },
-    hostKey,
+  const wanted = parseChoice(
+    "recall mode",
+    "modes",
+    mode,
+    RECALL_MODES.map(([name]) => name),
+    { auto: "hybrid" },
+  );
+  const { hostKey, path } = await writeHostSettings(scope, config, {
+    recallMode: wanted,
   });
-  await reportWrite(scope, written);
   io.stdout(
-    `${label}Recall mode set to ${wanted} (hosts.${hostKey}.recallMode in ${written.path}). Start a new session to use it.\n`,
+    `${label}Recall mode set to ${wanted} (hosts.${hostKey}.recallMode in ${path}). Start a new session to use it.\n`,
   );
   return 0;
-}
-
-/**
- * Describes where a value came from, for one-line reports.
- *
- * @param source The source.
- * @returns `host block`, `root`, `env` or `default`.
- *
- * @example
- * ```ts
- * import { sourceText } from "./mode.ts";
- * import assert from "node:assert/strict";
- * assert.equal(sourceText("host"), "host block");
- * ```
- */
-export function sourceText(source: string): string {
-  return source === "host" ? "host block" : source;
 }
 
 /**

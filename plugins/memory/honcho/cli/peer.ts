@@ -12,19 +12,19 @@ import { resolveAiPeerId } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
 import {
   checkHonchoId,
-  HonchoCliError,
   type HonchoCliScope,
   hostLabel,
   loadScopeConfig,
-  reportWrite,
-  requireReadableConfig,
   resolveScope,
   runGuarded,
   targetProfileOf,
-  writeHonchoFile,
-  writeHostKey,
 } from "./_common.ts";
-import { sourceText } from "./mode.ts";
+import {
+  parseChoice,
+  printSaved,
+  sourceText,
+  writeHostSettings,
+} from "./_host_setting.ts";
 
 /** Options of {@linkcode runPeer}. */
 export interface PeerOptions {
@@ -109,24 +109,14 @@ export async function runPeer(
     host.aiPeer = checkHonchoId("AI peer name", options.ai);
   }
   if (options.reasoning !== undefined) {
-    const level = options.reasoning.trim().toLowerCase();
-    if (!(REASONING_LEVELS as readonly string[]).includes(level)) {
-      throw new HonchoCliError(
-        `Cannot set reasoning level '${options.reasoning}': valid levels are ${
-          REASONING_LEVELS.join(", ")
-        }`,
-        2,
-      );
-    }
-    host.dialecticReasoningLevel = level;
+    host.dialecticReasoningLevel = parseChoice(
+      "reasoning level",
+      "levels",
+      options.reasoning,
+      REASONING_LEVELS,
+    );
   }
-  requireReadableConfig(config);
-  const hostKey = writeHostKey(config);
-  const written = await writeHonchoFile(config, scope.hermesHome, {
-    host,
-    hostKey,
-  });
-  await reportWrite(scope, written);
+  const written = await writeHostSettings(scope, config, host);
   if (host.peerName !== undefined) {
     io.stdout(`${label}User peer set to ${host.peerName}\n`);
   }
@@ -138,9 +128,7 @@ export async function runPeer(
       `${label}Reasoning level set to ${host.dialecticReasoningLevel}\n`,
     );
   }
-  io.stdout(
-    `Saved in hosts.${hostKey} of ${written.path}. Start a new session to use it.\n`,
-  );
+  printSaved(io, written);
   return 0;
 }
 

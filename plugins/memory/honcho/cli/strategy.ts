@@ -8,19 +8,18 @@
 
 import type { HermesCommand } from "@hermes/memory/cli";
 import {
-  HonchoCliError,
   type HonchoCliScope,
   hostLabel,
   loadScopeConfig,
-  reportWrite,
-  requireReadableConfig,
   resolveScope,
   runGuarded,
   targetProfileOf,
-  writeHonchoFile,
-  writeHostKey,
 } from "./_common.ts";
-import { sourceText } from "./mode.ts";
+import {
+  parseChoice,
+  printChoices,
+  writeHostSettings,
+} from "./_host_setting.ts";
 
 /** The session strategies with what each does, in display order. */
 export const SESSION_STRATEGIES: readonly (readonly [string, string])[] = [
@@ -53,39 +52,28 @@ export async function runStrategy(
   const config = await loadScopeConfig(scope);
   const label = hostLabel(config.hostKey);
   if (strategy === undefined) {
-    io.stdout(
-      `${label}Session strategy: ${config.sessionStrategy} (${
-        sourceText(config.sources.sessionStrategy)
-      })\n`,
-    );
-    for (const [name, what] of SESSION_STRATEGIES) {
-      io.stdout(
-        `  ${name === config.sessionStrategy ? "*" : " "} ${
-          name.padEnd(13)
-        } ${what}\n`,
-      );
-    }
-    io.stdout("Set it with 'hermes honcho strategy <strategy>'.\n");
+    printChoices(io, {
+      label,
+      title: "Session strategy",
+      current: config.sessionStrategy,
+      source: config.sources.sessionStrategy,
+      choices: SESSION_STRATEGIES,
+      width: 13,
+      usage: "hermes honcho strategy <strategy>",
+    });
     return 0;
   }
-  const wanted = strategy.trim().toLowerCase();
-  if (!SESSION_STRATEGIES.some(([name]) => name === wanted)) {
-    throw new HonchoCliError(
-      `Cannot set session strategy '${strategy}': valid strategies are ${
-        SESSION_STRATEGIES.map(([name]) => name).join(", ")
-      }`,
-      2,
-    );
-  }
-  requireReadableConfig(config);
-  const hostKey = writeHostKey(config);
-  const written = await writeHonchoFile(config, scope.hermesHome, {
-    host: { sessionStrategy: wanted },
-    hostKey,
+  const wanted = parseChoice(
+    "session strategy",
+    "strategies",
+    strategy,
+    SESSION_STRATEGIES.map(([name]) => name),
+  );
+  const { hostKey, path } = await writeHostSettings(scope, config, {
+    sessionStrategy: wanted,
   });
-  await reportWrite(scope, written);
   io.stdout(
-    `${label}Session strategy set to ${wanted} (hosts.${hostKey}.sessionStrategy in ${written.path}). Start a new session to use it.\n`,
+    `${label}Session strategy set to ${wanted} (hosts.${hostKey}.sessionStrategy in ${path}). Start a new session to use it.\n`,
   );
   return 0;
 }

@@ -12,15 +12,11 @@ import {
   type HonchoCliScope,
   hostLabel,
   loadScopeConfig,
-  reportWrite,
-  requireReadableConfig,
   resolveScope,
   runGuarded,
   targetProfileOf,
-  writeHonchoFile,
-  writeHostKey,
 } from "./_common.ts";
-import { sourceText } from "./mode.ts";
+import { printSaved, sourceText, writeHostSettings } from "./_host_setting.ts";
 
 /** Options of {@linkcode runTokens}. */
 export interface TokensOptions {
@@ -118,13 +114,7 @@ export async function runTokens(
   if (options.dialectic !== undefined) {
     host.dialecticMaxChars = parsePositiveInt("--dialectic", options.dialectic);
   }
-  requireReadableConfig(config);
-  const hostKey = writeHostKey(config);
-  const written = await writeHonchoFile(config, scope.hermesHome, {
-    host,
-    hostKey,
-  });
-  await reportWrite(scope, written);
+  const written = await writeHostSettings(scope, config, host);
   if (contextText !== undefined) {
     io.stdout(`${label}Context budget set to ${contextText}\n`);
   }
@@ -133,9 +123,7 @@ export async function runTokens(
       `${label}Dialectic cap set to ${host.dialecticMaxChars} characters\n`,
     );
   }
-  io.stdout(
-    `Saved in hosts.${hostKey} of ${written.path}. Start a new session to use it.\n`,
-  );
+  printSaved(io, written);
   return 0;
 }
 

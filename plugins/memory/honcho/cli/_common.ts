@@ -845,6 +845,33 @@ export async function listProfiles(
 }
 
 /**
+ * Loads one profile's configuration with that profile's `.env` secrets
+ * (for commands that go over every profile).
+ *
+ * @param home The profile's home.
+ * @param profile The profile's name.
+ * @returns The resolved configuration.
+ *
+ * @example
+ * ```ts no-assert
+ * import { listProfiles, loadProfileConfig } from "./_common.ts";
+ * for (const profile of await listProfiles("/home/me/.hermes")) {
+ *   const config = await loadProfileConfig(profile.home, profile.name);
+ * }
+ * ```
+ */
+export async function loadProfileConfig(
+  home: string,
+  profile: string,
+): Promise<HonchoConfig> {
+  return await withProfileSecrets(
+    home,
+    "",
+    () => loadHonchoConfig({ hermesHome: home, profile }),
+  );
+}
+
+/**
  * Pads rows into aligned columns (two spaces apart).
  *
  * @param rows The cells; the first row is usually the header.

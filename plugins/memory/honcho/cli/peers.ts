@@ -10,7 +10,7 @@
 
 import { join } from "node:path";
 import type { CliIo, HermesCommand } from "@hermes/memory/cli";
-import { type HonchoConfig, loadHonchoConfig } from "../config.ts";
+import type { HonchoConfig } from "../config.ts";
 import type { HonchoClient } from "../client.ts";
 import { resolveAiPeerId } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
@@ -24,6 +24,7 @@ import {
   type HonchoCliScope,
   isRecord,
   listProfiles,
+  loadProfileConfig,
   loadScopeConfig,
   printJson,
   reportWrite,
@@ -32,7 +33,6 @@ import {
   runGuarded,
   serverLabel,
   targetProfileOf,
-  withProfileSecrets,
   writeHonchoFile,
   writeHostKey,
 } from "./_common.ts";
@@ -78,12 +78,7 @@ export async function runPeers(
     note: string | null;
   }[] = [];
   for (const profile of await listProfiles(scope.defaultRoot)) {
-    const config = await withProfileSecrets(
-      profile.home,
-      "",
-      () =>
-        loadHonchoConfig({ hermesHome: profile.home, profile: profile.name }),
-    );
+    const config = await loadProfileConfig(profile.home, profile.name);
     rows.push({
       profile: profile.name,
       active: profile.name === scope.profile,

@@ -16,7 +16,6 @@ import {
   type HonchoConfig,
   type HonchoSettings,
   isHonchoUsable,
-  loadHonchoConfig,
 } from "../config.ts";
 import { resolveAiPeerId } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
@@ -25,13 +24,13 @@ import {
   formatTable,
   type HonchoCliScope,
   listProfiles,
+  loadProfileConfig,
   loadScopeConfig,
   printJson,
   resolveScope,
   runGuarded,
   serverLabel,
   targetProfileOf,
-  withProfileSecrets,
 } from "./_common.ts";
 import { fetchMemoryView, printMemoryView } from "./_memory_view.ts";
 import { cliSessionName } from "./_session_name.ts";
@@ -327,12 +326,7 @@ async function statusAll(
     configError: string | null;
   }[] = [];
   for (const profile of profiles) {
-    const config: HonchoConfig = await withProfileSecrets(
-      profile.home,
-      "",
-      () =>
-        loadHonchoConfig({ hermesHome: profile.home, profile: profile.name }),
-    );
+    const config = await loadProfileConfig(profile.home, profile.name);
     rows.push({
       profile: profile.name,
       active: profile.name === scope.profile,

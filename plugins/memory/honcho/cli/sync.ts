@@ -9,16 +9,15 @@
 
 import { join, resolve } from "node:path";
 import type { HermesCommand } from "@hermes/memory/cli";
-import { type HonchoConfig, loadHonchoConfig } from "../config.ts";
 import {
   describeConfigError,
   type HonchoCliScope,
   isRecord,
   listProfiles,
+  loadProfileConfig,
   printJson,
   resolveScope,
   runGuarded,
-  withProfileSecrets,
   writeHonchoFile,
 } from "./_common.ts";
 import {
@@ -51,17 +50,6 @@ export interface SyncResult {
   path: string;
   /** Why it was skipped, or why peers were not created. */
   reason?: string;
-}
-
-async function loadProfileConfig(
-  home: string,
-  profile: string,
-): Promise<HonchoConfig> {
-  return await withProfileSecrets(
-    home,
-    "",
-    () => loadHonchoConfig({ hermesHome: home, profile }),
-  );
 }
 
 /**

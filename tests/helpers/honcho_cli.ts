@@ -12,6 +12,7 @@ import {
   type MemoryCliIoOptions,
 } from "../../src/cli/mod.ts";
 import { withHermesHome } from "../../src/hermes_home.ts";
+import { HERMES_ENV_VARS, TERMINAL_ENV_VARS } from "../../src/cli/run_flags.ts";
 import { registerCli } from "../../plugins/memory/honcho/cli.ts";
 import { type PtySession, spawnPty } from "./pty.ts";
 
@@ -34,37 +35,9 @@ export const HONCHO_ENV_VARS: readonly string[] = [
 ];
 
 /** The `hermes` CLI's environment grant (as in the `hermes` task). */
-const HERMES_ENV_VARS = [
-  "HERMES_HOME",
-  "HOME",
-  "HERMES_DATA_DIR_SUFFIX",
-  "HERMES_ENABLE_PROJECT_PLUGINS",
-  "HERMES_SESSION_SOURCE",
-  "TERMINAL_CWD",
-  "LOG_TOKENS",
-  "LOG_STREAM",
-  "TERM",
-  "COLORTERM",
-  "TERM_PROGRAM",
-  "TERM_PROGRAM_VERSION",
-  "TMUX",
-  "NO_COLOR",
-  "FORCE_COLOR",
-  "NODE_DISABLE_COLORS",
-  "CI",
-  "CI_NAME",
-  "TF_BUILD",
-  "TEAMCITY_VERSION",
-  "GITHUB_ACTIONS",
-  "GITEA_ACTIONS",
-  "CIRCLECI",
-  "TRAVIS",
-  "APPVEYOR",
-  "GITLAB_CI",
-  "BUILDKITE",
-  "DRONE",
-  "INQUIRER_KEYBINDINGS",
-  "CLI_WIDTH",
+const HERMES_CLI_ENV_VARS: readonly string[] = [
+  ...HERMES_ENV_VARS,
+  ...TERMINAL_ENV_VARS,
 ];
 
 /** A throwaway user: `HOME`, its `.hermes` root, and a working directory. */
@@ -151,7 +124,7 @@ export function runFlags(user: TestUser): string[] {
       join(user.home, "work")
     },${join(user.home, ".openclaw")}`,
     `--allow-write=${user.root}`,
-    `--allow-env=${[...HERMES_ENV_VARS, ...HONCHO_ENV_VARS].join(",")}`,
+    `--allow-env=${[...HERMES_CLI_ENV_VARS, ...HONCHO_ENV_VARS].join(",")}`,
     "--allow-net=127.0.0.1",
   ];
 }

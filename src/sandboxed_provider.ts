@@ -98,6 +98,15 @@ export interface SandboxStartOptions {
    */
   loadTimeoutMs?: number;
   /**
+   * How long the first worker may take to start listening before it is
+   * replaced by a second one (Deno 2.9 occasionally never starts a worker,
+   * for example the first one of a `deno test --parallel` thread; a second
+   * one starts). The second worker gets the rest of `loadTimeoutMs`.
+   *
+   * @default {5000}
+   */
+  startTimeoutMs?: number;
+  /**
    * How long one call may take before it rejects (including the wait for
    * casts posted before it).
    *
@@ -347,47 +356,79 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     const manifestPath = candidate.dir !== undefined
       ? join(candidate.dir, "plugin.yaml")
       : undefined;
-    const worker = new Worker(WORKER_URL, {
-      type: "module",
-      name: `memory-provider-${candidate.name}`,
-      deno: { permissions: workerPermissions(grant) },
-    });
     const callbacks = new Map<string, (...args: unknown[]) => unknown>();
     // Set once loaded; cast failures can only arrive after that.
     const loaded: { proxy?: SandboxedMemoryProvider } = {};
-    const rpc = new WorkerRpc(worker, {
-      provider: candidate.name,
-      unresponsiveAfterMs: options.unresponsiveAfterMs,
-      onEvent: (message) => {
-        if (message.t === "castFailed") {
-          const proxy = loaded.proxy;
-          if (proxy) proxy.#logCastFailure(message.method, message.error);
-        } else if (message.t === "log") {
-          log(message.level as LogLevel, message.message);
-        } else if (message.t === "skill") {
-          options.onSkill?.(message.skill);
-        } else if (message.t === "callback") {
-          try {
-            callbacks.get(message.name)?.(...message.args);
-          } catch (error) {
-            log(
-              "debug",
-              `Memory provider '${candidate.name}' callback ${message.name} failed: ${
-                error instanceof Error ? error.message : String(error)
-              }`,
-            );
+    // A worker replaced because it never started stops quietly.
+    let replacing = false;
+    const spawn = (): WorkerRpc => {
+      const worker = new Worker(WORKER_URL, {
+        type: "module",
+        name: `memory-provider-${candidate.name}`,
+        deno: { permissions: workerPermissions(grant) },
+      });
+      return new WorkerRpc(worker, {
+        provider: candidate.name,
+        unresponsiveAfterMs: options.unresponsiveAfterMs,
+        onEvent: (message) => {
+          if (message.t === "castFailed") {
+            const proxy = loaded.proxy;
+            if (proxy) proxy.#logCastFailure(message.method, message.error);
+          } else if (message.t === "log") {
+            log(message.level as LogLevel, message.message);
+          } else if (message.t === "skill") {
+            options.onSkill?.(message.skill);
+          } else if (message.t === "callback") {
+            try {
+              callbacks.get(message.name)?.(...message.args);
+            } catch (error) {
+              log(
+                "debug",
+                `Memory provider '${candidate.name}' callback ${message.name} failed: ${
+                  error instanceof Error ? error.message : String(error)
+                }`,
+              );
+            }
           }
-        }
-      },
-      onStopped: (reason) => {
-        log("warn", `Memory provider '${candidate.name}' stopped: ${reason}`);
-      },
-    });
+        },
+        onStopped: (reason) => {
+          if (replacing) return;
+          log("warn", `Memory provider '${candidate.name}' stopped: ${reason}`);
+        },
+      });
+    };
     const loadTimeoutMs = options.loadTimeoutMs ?? 30_000;
     const callTimeoutMs = options.callTimeoutMs ?? 30_000;
+    const startTimeoutMs = Math.min(
+      options.startTimeoutMs ?? 5000,
+      loadTimeoutMs,
+    );
+    const startedAt = Date.now();
+    let rpc = spawn();
     let description: ProviderDescription | null;
     try {
-      await rpc.ready(loadTimeoutMs);
+      try {
+        replacing = startTimeoutMs < loadTimeoutMs;
+        await rpc.ready(startTimeoutMs);
+      } catch (error) {
+        // Only a worker that never started is replaced; a bootstrap that
+        // failed would fail again.
+        if (!replacing || !/did not start/.test(rpc.stopped ?? "")) {
+          throw error;
+        }
+        log(
+          "debug",
+          `Memory provider '${candidate.name}': its sandbox worker did not start within ${startTimeoutMs} ms; starting a new one`,
+        );
+        rpc.terminate("it did not start");
+        replacing = false;
+        rpc = spawn();
+        await rpc.ready(
+          Math.max(1, loadTimeoutMs - (Date.now() - startedAt)),
+        );
+      } finally {
+        replacing = false;
+      }
       description = await rpc.request({
         t: "load",
         specifier: candidate.specifier,

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { setLogger } from "../src/log.ts";
 import { withHermesHome } from "../src/hermes_home.ts";
 import { findMemoryProvider } from "../src/plugin_discovery.ts";
 import { grantForCandidate } from "../src/provider_permissions.ts";
@@ -340,4 +341,32 @@ Deno.exit(0);
     run.stderr,
     /hermes: warn: Memory provider 'hang' stopped: its sandbox worker stopped responding/,
   );
+});
+
+Deno.test("SandboxedMemoryProvider.start() replaces a worker that does not start in time, quietly", async () => {
+  await using h = await tempHome();
+  await installFixture(h.plugins, "notes");
+  const lines: string[] = [];
+  const previous = setLogger({
+    log: (level, message) => lines.push(`${level} ${message}`),
+  });
+  try {
+    // No worker starts within 1 ms, so the first one is always replaced.
+    await using provider = await start(h, "notes", { startTimeoutMs: 1 });
+    assert.equal(provider.name, "notes");
+    assert.deepEqual(await provider.getToolSchemas(), [
+      { name: "notes_search", description: "Search notes" },
+    ]);
+  } finally {
+    setLogger(previous);
+  }
+  assert.ok(
+    lines.some((line) =>
+      line.startsWith(
+        "debug Memory provider 'notes': its sandbox worker did not start within 1 ms; starting a new one",
+      )
+    ),
+    lines.join("\n"),
+  );
+  assert.deepEqual(lines.filter((line) => line.startsWith("warn")), []);
 });

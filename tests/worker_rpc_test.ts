@@ -44,6 +44,25 @@ onmessage = (e) => {
 
 const ctx = { hermesHome: "/h", multiplex: false };
 
+// Deno 2.9 sometimes never starts the first worker of a `deno test
+// --parallel` thread, while a second one starts at once. The loader replaces
+// such a worker (SandboxedMemoryProvider, `startTimeoutMs`); these tests drive
+// WorkerRpc directly, so they first start one throwaway worker here.
+Deno.test("(warm-up) a worker starts in this test thread", async () => {
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const rpc = new WorkerRpc(scripted(ECHO), { provider: "warm-up" });
+    try {
+      await rpc.ready(5000);
+      return;
+    } catch {
+      // Try a new worker.
+    } finally {
+      rpc.terminate("warm-up over");
+    }
+  }
+  assert.fail("no worker started in three attempts");
+});
+
 Deno.test("WorkerRpc matches replies to requests by id, out of order", async () => {
   const rpc = new WorkerRpc(scripted(ECHO), { provider: "p" });
   try {

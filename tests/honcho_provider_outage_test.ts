@@ -301,6 +301,9 @@ Deno.test("HonchoMemoryProvider started while Honcho is down keeps every turn an
       "backlog",
     );
     assert.equal(provider.ready, true);
+    // The session start fetches the context in the background; once it has
+    // landed, the next turn injects it.
+    assert.equal(await provider.idle(10_000), true);
     const { injected: after } = await runTurn(
       provider,
       server,

@@ -590,6 +590,20 @@ function parseList<T>(parse: (value: unknown) => T): (value: unknown) => T[] {
 
 function parseNothing(): void {}
 
+function parseCard(value: unknown): string[] | null {
+  return stringList(record(value, "card").peer_card, "card.peer_card");
+}
+
+function searchBody(
+  query: string,
+  options: { filters?: JsonObject; limit?: number },
+): JsonObject {
+  return withOptional({ query }, {
+    filters: options.filters,
+    limit: options.limit,
+  });
+}
+
 function parsePeerConfig(value: unknown): SessionPeerConfig {
   const o = record(value, "peer config");
   const flag = (key: string): boolean | null => {
@@ -987,6 +1001,23 @@ export class HonchoClient {
     return ["workspaces", this.workspaceId, ...rest];
   }
 
+  /**
+   * Calls a workspace-scoped endpoint through `#request()` (which encodes
+   * every segment): `segments` follow `/v3/workspaces/{ws}/`, and the
+   * caller's signal is passed on. `spec.retry` states the method's policy.
+   */
+  #call<T>(
+    method: Method,
+    segments: readonly string[],
+    options: CallOptions,
+    spec: Omit<RequestSpec<T>, "signal">,
+  ): Promise<T> {
+    return this.#request(method, this.#ws(...segments), {
+      ...spec,
+      signal: options.signal,
+    });
+  }
+
   #page<T>(
     segments: string[],
     options: ListOptions,
@@ -1067,12 +1098,8 @@ export class HonchoClient {
     query: string,
     options: CallOptions & { filters?: JsonObject; limit?: number } = {},
   ): Promise<Message[]> {
-    return this.#request("POST", this.#ws("search"), {
-      json: withOptional({ query }, {
-        filters: options.filters,
-        limit: options.limit,
-      }),
-      signal: options.signal,
+    return this.#call("POST", ["search"], options, {
+      json: searchBody(query, options),
       retry: true,
       parse: parseList(parseMessage),
     });
@@ -1093,9 +1120,8 @@ export class HonchoClient {
     peerId: string,
     options: ResourceOptions = {},
   ): Promise<Peer> {
-    return this.#request("POST", this.#ws("peers"), {
+    return this.#call("POST", ["peers"], options, {
       json: resourceBody(peerId, options),
-      signal: options.signal,
       retry: true,
       parse: parsePeer,
     });
@@ -1109,9 +1135,8 @@ export class HonchoClient {
    * @returns The peer.
    */
   updatePeer(peerId: string, options: ResourceOptions = {}): Promise<Peer> {
-    return this.#request("PUT", this.#ws("peers", peerId), {
+    return this.#call("PUT", ["peers", peerId], options, {
       json: resourceBody(undefined, options),
-      signal: options.signal,
       retry: true,
       parse: parsePeer,
     });
@@ -1139,12 +1164,10 @@ export class HonchoClient {
     peerId: string,
     options: CallOptions & { target?: string } = {},
   ): Promise<string[] | null> {
-    return this.#request("GET", this.#ws("peers", peerId, "card"), {
+    return this.#call("GET", ["peers", peerId, "card"], options, {
       query: { target: options.target },
-      signal: options.signal,
       retry: true,
-      parse: (value) =>
-        stringList(record(value, "card").peer_card, "card.peer_card"),
+      parse: parseCard,
     });
   }
 
@@ -1161,13 +1184,11 @@ export class HonchoClient {
     card: readonly string[],
     options: CallOptions & { target?: string } = {},
   ): Promise<string[] | null> {
-    return this.#request("PUT", this.#ws("peers", peerId, "card"), {
+    return this.#call("PUT", ["peers", peerId, "card"], options, {
       query: { target: options.target },
       json: { peer_card: [...card] },
-      signal: options.signal,
       retry: true,
-      parse: (value) =>
-        stringList(record(value, "card").peer_card, "card.peer_card"),
+      parse: parseCard,
     });
   }
 
@@ -1188,13 +1209,12 @@ export class HonchoClient {
       sessionId?: string;
     } = {},
   ): Promise<string | null> {
-    return this.#request("POST", this.#ws("peers", peerId, "chat"), {
+    return this.#call("POST", ["peers", peerId, "chat"], options, {
       json: withOptional({ query, stream: false }, {
         target: options.target,
         reasoning_level: options.reasoningLevel,
         session_id: options.sessionId,
       }),
-      signal: options.signal,
       retry: true,
       parse: (value) => nullableText(record(value, "chat"), "content", "chat"),
     });
@@ -1218,7 +1238,7 @@ export class HonchoClient {
       maxConclusions?: number;
     } = {},
   ): Promise<PeerContext> {
-    return this.#request("GET", this.#ws("peers", peerId, "context"), {
+    return this.#call("GET", ["peers", peerId, "context"], options, {
       query: {
         target: options.target,
         search_query: options.searchQuery,
@@ -1227,7 +1247,6 @@ export class HonchoClient {
         include_most_frequent: options.includeMostFrequent,
         max_conclusions: options.maxConclusions,
       },
-      signal: options.signal,
       retry: true,
       parse: (value) => {
         const o = record(value, "peer context");
@@ -1259,7 +1278,7 @@ export class HonchoClient {
       includeMostFrequent?: boolean;
     } = {},
   ): Promise<string> {
-    return this.#request("POST", this.#ws("peers", peerId, "representation"), {
+    return this.#call("POST", ["peers", peerId, "representation"], options, {
       json: withOptional({}, {
         target: options.target,
         session_id: options.sessionId,
@@ -1268,7 +1287,6 @@ export class HonchoClient {
         max_conclusions: options.maxConclusions,
         include_most_frequent: options.includeMostFrequent,
       }),
-      signal: options.signal,
       retry: true,
       parse: (value) =>
         nullableText(
@@ -1292,12 +1310,8 @@ export class HonchoClient {
     query: string,
     options: CallOptions & { filters?: JsonObject; limit?: number } = {},
   ): Promise<Message[]> {
-    return this.#request("POST", this.#ws("peers", peerId, "search"), {
-      json: withOptional({ query }, {
-        filters: options.filters,
-        limit: options.limit,
-      }),
-      signal: options.signal,
+    return this.#call("POST", ["peers", peerId, "search"], options, {
+      json: searchBody(query, options),
       retry: true,
       parse: parseList(parseMessage),
     });
@@ -1322,9 +1336,8 @@ export class HonchoClient {
   ): Promise<Session> {
     const body = resourceBody(sessionId, options);
     if (options.peers !== undefined) body.peers = peerMap(options.peers);
-    return this.#request("POST", this.#ws("sessions"), {
+    return this.#call("POST", ["sessions"], options, {
       json: body,
-      signal: options.signal,
       retry: true,
       parse: parseSession,
     });
@@ -1354,9 +1367,8 @@ export class HonchoClient {
     peers: Readonly<Record<string, SessionPeerConfig>>,
     options: CallOptions = {},
   ): Promise<Session> {
-    return this.#request("POST", this.#ws("sessions", sessionId, "peers"), {
+    return this.#call("POST", ["sessions", sessionId, "peers"], options, {
       json: peerMap(peers),
-      signal: options.signal,
       retry: true,
       parse: parseSession,
     });
@@ -1375,9 +1387,8 @@ export class HonchoClient {
     peers: Readonly<Record<string, SessionPeerConfig>>,
     options: CallOptions = {},
   ): Promise<Session> {
-    return this.#request("PUT", this.#ws("sessions", sessionId, "peers"), {
+    return this.#call("PUT", ["sessions", sessionId, "peers"], options, {
       json: peerMap(peers),
-      signal: options.signal,
       retry: true,
       parse: parseSession,
     });
@@ -1396,11 +1407,11 @@ export class HonchoClient {
     peerId: string,
     options: CallOptions = {},
   ): Promise<SessionPeerConfig> {
-    return this.#request(
+    return this.#call(
       "GET",
-      this.#ws("sessions", sessionId, "peers", peerId, "config"),
+      ["sessions", sessionId, "peers", peerId, "config"],
+      options,
       {
-        signal: options.signal,
         retry: true,
         parse: parsePeerConfig,
       },
@@ -1423,12 +1434,12 @@ export class HonchoClient {
     config: SessionPeerConfig,
     options: CallOptions = {},
   ): Promise<void> {
-    return this.#request(
+    return this.#call(
       "PUT",
-      this.#ws("sessions", sessionId, "peers", peerId, "config"),
+      ["sessions", sessionId, "peers", peerId, "config"],
+      options,
       {
         json: toWirePeerConfig(config),
-        signal: options.signal,
         retry: true,
         parse: parseNothing,
       },
@@ -1458,7 +1469,7 @@ export class HonchoClient {
       maxConclusions?: number;
     } = {},
   ): Promise<SessionContext> {
-    return this.#request("GET", this.#ws("sessions", sessionId, "context"), {
+    return this.#call("GET", ["sessions", sessionId, "context"], options, {
       query: {
         tokens: options.tokens,
         summary: options.summary,
@@ -1471,7 +1482,6 @@ export class HonchoClient {
         include_most_frequent: options.includeMostFrequent,
         max_conclusions: options.maxConclusions,
       },
-      signal: options.signal,
       retry: true,
       parse: (value) => {
         const o = record(value, "session context");
@@ -1505,12 +1515,8 @@ export class HonchoClient {
     query: string,
     options: CallOptions & { filters?: JsonObject; limit?: number } = {},
   ): Promise<Message[]> {
-    return this.#request("POST", this.#ws("sessions", sessionId, "search"), {
-      json: withOptional({ query }, {
-        filters: options.filters,
-        limit: options.limit,
-      }),
-      signal: options.signal,
+    return this.#call("POST", ["sessions", sessionId, "search"], options, {
+      json: searchBody(query, options),
       retry: true,
       parse: parseList(parseMessage),
     });
@@ -1558,9 +1564,8 @@ export class HonchoClient {
         },
       );
     });
-    return this.#request("POST", this.#ws("sessions", sessionId, "messages"), {
+    return this.#call("POST", ["sessions", sessionId, "messages"], options, {
       json: { messages: wire },
-      signal: options.signal,
       retry: false,
       parse: parseList(parseMessage),
     });
@@ -1628,12 +1633,12 @@ export class HonchoClient {
           : upload.createdAt,
       );
     }
-    return this.#request(
+    return this.#call(
       "POST",
-      this.#ws("sessions", sessionId, "messages", "upload"),
+      ["sessions", sessionId, "messages", "upload"],
+      options,
       {
         form,
-        signal: options.signal,
         retry: false,
         parse: parseList(parseMessage),
       },
@@ -1662,7 +1667,7 @@ export class HonchoClient {
         `Cannot create Honcho conclusions: a batch holds 1 to 100 conclusions: current count is ${conclusions.length}`,
       );
     }
-    return this.#request("POST", this.#ws("conclusions"), {
+    return this.#call("POST", ["conclusions"], options, {
       json: {
         conclusions: conclusions.map((item) =>
           withOptional({
@@ -1672,7 +1677,6 @@ export class HonchoClient {
           }, { session_id: item.sessionId })
         ),
       },
-      signal: options.signal,
       retry: false,
       parse: parseList(parseConclusion),
     });
@@ -1707,12 +1711,11 @@ export class HonchoClient {
       distance?: number;
     },
   ): Promise<Conclusion[]> {
-    return this.#request("POST", this.#ws("conclusions", "query"), {
+    return this.#call("POST", ["conclusions", "query"], options, {
       json: withOptional({ query, filters: options.filters }, {
         top_k: options.topK,
         distance: options.distance,
       }),
-      signal: options.signal,
       retry: true,
       parse: parseList(parseConclusion),
     });
@@ -1730,8 +1733,7 @@ export class HonchoClient {
     conclusionId: string,
     options: CallOptions = {},
   ): Promise<void> {
-    return this.#request("DELETE", this.#ws("conclusions", conclusionId), {
-      signal: options.signal,
+    return this.#call("DELETE", ["conclusions", conclusionId], options, {
       retry: false,
       parse: parseNothing,
     });

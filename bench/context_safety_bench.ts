@@ -6,9 +6,9 @@ import { ArchiveMemoryProvider } from "../plugins/memory/archive/mod.ts";
 import {
   applyRecallSpill,
   recallSpillPolicyFromConfig,
-} from "../src/prefetch_spill.ts";
-import { checkpointBeforeCompression } from "../src/compression_gate.ts";
-import { setLogger } from "../src/log.ts";
+} from "../src/context/prefetch_spill.ts";
+import { checkpointBeforeCompression } from "../src/context/compression_gate.ts";
+import { setLogger } from "../src/core/log.ts";
 import { syntheticTranscript } from "../tests/fixtures/archive_transcript.ts";
 
 // The ceiling bench warns on every run; keep the table readable.

@@ -18,7 +18,7 @@ import { ArchiveMemoryProvider } from "../plugins/memory/archive/mod.ts";
 import {
   applyRecallSpill,
   recallSpillPolicyFromConfig,
-} from "../src/prefetch_spill.ts";
+} from "../src/context/prefetch_spill.ts";
 import { syntheticTranscript } from "../tests/fixtures/archive_transcript.ts";
 
 const MB = 1024 * 1024;

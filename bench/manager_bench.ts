@@ -6,15 +6,15 @@
 // the spill check.
 //
 //   deno bench --no-prompt --allow-read --allow-env --allow-write bench/manager_bench.ts
-import { MemoryManager } from "../src/memory_manager.ts";
+import { MemoryManager } from "../src/manager/memory_manager.ts";
 import {
   MemoryProvider,
   type PrefetchOptions,
   type SyncTurnOptions,
   type ToolSchema,
   type TurnStartOptions,
-} from "../src/memory_provider.ts";
-import { setLogger } from "../src/log.ts";
+} from "../src/core/memory_provider.ts";
+import { setLogger } from "../src/core/log.ts";
 
 setLogger({ log: () => {} });
 

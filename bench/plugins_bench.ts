@@ -16,10 +16,10 @@
 //   Beside it, the floor any worker sandbox pays on this machine: one bare
 //   postMessage round trip plus two one-way posts to an echo worker.
 import { join } from "node:path";
-import { setLogger } from "../src/log.ts";
-import type { MemoryProvider } from "../src/memory_provider.ts";
-import { listMemoryProviderNames } from "../src/plugin_discovery.ts";
-import { loadMemoryProvider } from "../src/provider_loader.ts";
+import { setLogger } from "../src/core/log.ts";
+import type { MemoryProvider } from "../src/core/memory_provider.ts";
+import { listMemoryProviderNames } from "../src/plugins/plugin_discovery.ts";
+import { loadMemoryProvider } from "../src/plugins/provider_loader.ts";
 
 setLogger({ log: () => {} });
 

@@ -4,25 +4,28 @@
 
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import type { HermesConfig, MemoryProvider } from "../memory_provider.ts";
+import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
 import type { HermesCommand } from "./hermes_command.ts";
 import type { CliIo } from "./cli_io.ts";
 import {
   discoverMemoryProviders,
   findMemoryProvider,
   listMemoryProviderNames,
-} from "../plugin_discovery.ts";
-import { denoRunFlags, providerPermissions } from "../provider_permissions.ts";
-import { loadMemoryProvider } from "../provider_loader.ts";
-import { loadProviderCli } from "../provider_cli.ts";
+} from "../plugins/plugin_discovery.ts";
+import {
+  denoRunFlags,
+  providerPermissions,
+} from "../plugins/provider_permissions.ts";
+import { loadMemoryProvider } from "../plugins/provider_loader.ts";
+import { loadProviderCli } from "../plugins/provider_cli.ts";
 import {
   declaredDependencies,
   prepareProviderDependencies,
   providerDependencyStatus,
-} from "../provider_deps.ts";
+} from "../plugins/provider_deps.ts";
 
-export { isBuiltinSentinel } from "../plugin_discovery.ts";
-export { DependencyInstallError } from "../provider_deps.ts";
+export { isBuiltinSentinel } from "../plugins/plugin_discovery.ts";
+export { DependencyInstallError } from "../plugins/provider_deps.ts";
 
 /** A discovered provider, as the CLI lists it. */
 export interface DiscoveredProvider {

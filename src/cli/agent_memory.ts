@@ -13,11 +13,11 @@
 import type { CliIo } from "./cli_io.ts";
 import { errorMessage } from "./format.ts";
 import { closeProvider, isBuiltinSentinel, loadProvider } from "./_plugins.ts";
-import { getHermesHome } from "../hermes_home.ts";
-import { getConfigValue, loadConfig } from "../config.ts";
-import { MemoryManager } from "../memory_manager.ts";
-import { BuiltinMemoryProvider } from "../builtin_provider.ts";
-import type { HermesConfig, MemoryProvider } from "../memory_provider.ts";
+import { getHermesHome } from "../profile/hermes_home.ts";
+import { getConfigValue, loadConfig } from "../config/config.ts";
+import { MemoryManager } from "../manager/memory_manager.ts";
+import { BuiltinMemoryProvider } from "../builtin/builtin_provider.ts";
+import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
 
 /** What {@linkcode openAgentMemory} built. */
 export interface AgentMemory {

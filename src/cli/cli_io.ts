@@ -7,7 +7,7 @@
  * @module
  */
 
-import { readProcessEnv } from "../env.ts";
+import { readProcessEnv } from "../core/env.ts";
 
 /**
  * Thrown by a prompt when the user cancels it: Ctrl-C, Ctrl-D or end of

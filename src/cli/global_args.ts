@@ -8,7 +8,7 @@
  */
 
 import { resolve } from "node:path";
-import { getHermesHome, getProfileHome } from "../hermes_home.ts";
+import { getHermesHome, getProfileHome } from "../profile/hermes_home.ts";
 
 /** What {@linkcode scanGlobalArgs} found. */
 export interface GlobalArgs {

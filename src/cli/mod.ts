@@ -41,5 +41,5 @@ export type {
   ChatMessage,
   HermesConfig,
   MemoryTarget,
-} from "../memory_provider.ts";
-export type { ResetTarget } from "../memory_store.ts";
+} from "../core/memory_provider.ts";
+export type { ResetTarget } from "../builtin/memory_store.ts";

@@ -18,14 +18,14 @@ import {
   providerDependencies,
   sandboxGrant,
 } from "./_plugins.ts";
-import { getHermesHome } from "../hermes_home.ts";
-import { loadEnvFile } from "../env_file.ts";
-import { getConfigValue } from "../config.ts";
+import { getHermesHome } from "../profile/hermes_home.ts";
+import { loadEnvFile } from "../profile/env_file.ts";
+import { getConfigValue } from "../config/config.ts";
 import type {
   ConfigField,
   HermesConfig,
   MemoryProvider,
-} from "../memory_provider.ts";
+} from "../core/memory_provider.ts";
 
 /** One discovered provider plugin. */
 export interface PluginReport {

@@ -23,8 +23,8 @@ import { errorMessage } from "./format.ts";
 import { registerMemoryCommand } from "./commands/memory.ts";
 import { attachProviderCommand } from "./commands/provider_commands.ts";
 import { cliGrant } from "./run_flags.ts";
-import { getHermesHome, withHermesHome } from "../hermes_home.ts";
-import { type Logger, setLogger } from "../log.ts";
+import { getHermesHome, withHermesHome } from "../profile/hermes_home.ts";
+import { type Logger, setLogger } from "../core/log.ts";
 
 /**
  * Builds the `hermes` command tree (without provider commands).

@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { ConfigField } from "../memory_provider.ts";
+import type { ConfigField } from "../core/memory_provider.ts";
 
 /** A `--set` value that cannot be used; the message says why and what to do. */
 export class SetupValueError extends Error {

@@ -1,6 +1,6 @@
 // Prints real `hermes honcho …` sessions as Markdown, for
 // the "hermes honcho" section of plugins/memory/honcho/README.md: each command runs as a real process (the
-// same flags as tests/honcho_cli_process_test.ts) against the Honcho test
+// same flags as tests/honcho/cli_process_test.ts) against the Honcho test
 // server; temporary paths and the server's port are replaced by stable
 // ones (/home/me, and port 18000: same width, so tables stay aligned).
 //

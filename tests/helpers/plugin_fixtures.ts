@@ -2,7 +2,7 @@
 // fixture providers installed, and log capture.
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type LogLevel, setLogger } from "../../src/log.ts";
+import { type LogLevel, setLogger } from "../../src/core/log.ts";
 
 /** The directory of the fixture providers. */
 export const FIXTURES: string = fileURLToPath(

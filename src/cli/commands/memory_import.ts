@@ -11,7 +11,7 @@ import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { errorMessage } from "../format.ts";
 import { openAgentMemory } from "../agent_memory.ts";
-import type { ChatMessage } from "../../memory_provider.ts";
+import type { ChatMessage } from "../../core/memory_provider.ts";
 
 /** One replayable turn of a transcript. */
 export interface TranscriptTurn {

@@ -10,7 +10,7 @@ import type { HermesCommand } from "../hermes_command.ts";
 import { columns, shortDescription, styleFor, writeJson } from "../format.ts";
 import { listPluginReports } from "../provider_report.ts";
 import { isBuiltinSentinel } from "../_plugins.ts";
-import { getConfigValue, loadConfig } from "../../config.ts";
+import { getConfigValue, loadConfig } from "../../config/config.ts";
 
 /** Options of {@linkcode runMemoryList}. */
 export interface MemoryListOptions {

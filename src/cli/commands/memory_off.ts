@@ -13,7 +13,7 @@ import {
   getConfigValue,
   loadConfig,
   saveConfig,
-} from "../../config.ts";
+} from "../../config/config.ts";
 import { isBuiltinSentinel } from "../_plugins.ts";
 
 /**

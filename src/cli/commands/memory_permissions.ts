@@ -21,8 +21,8 @@ import {
   locateProvider,
   providerRunFlags,
 } from "../_plugins.ts";
-import { getHermesHome } from "../../hermes_home.ts";
-import { getConfigValue, loadConfig } from "../../config.ts";
+import { getHermesHome } from "../../profile/hermes_home.ts";
+import { getConfigValue, loadConfig } from "../../config/config.ts";
 
 /** Options of {@linkcode runMemoryPermissions}. */
 export interface MemoryPermissionsOptions {

@@ -10,8 +10,8 @@ import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { styleFor, writeJson } from "../format.ts";
 import { openAgentMemory } from "../agent_memory.ts";
-import { buildMemoryContextBlock } from "../../context_fence.ts";
-import { isTrivialPrompt } from "../../trivial_prompt.ts";
+import { buildMemoryContextBlock } from "../../context/context_fence.ts";
+import { isTrivialPrompt } from "../../context/trivial_prompt.ts";
 
 /** Options of {@linkcode runMemoryRecall}. */
 export interface MemoryRecallOptions {

@@ -10,14 +10,14 @@ import { Option } from "commander";
 import { basename } from "node:path";
 import { type CliIo, PromptCancelled } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
-import { getHermesHome } from "../../hermes_home.ts";
+import { getHermesHome } from "../../profile/hermes_home.ts";
 import {
   memoryFilePaths,
   resetMemoryFiles,
   type ResetTarget,
-} from "../../memory_store.ts";
-import { formatThousands } from "../../memory_format.ts";
-import type { MemoryTarget } from "../../memory_provider.ts";
+} from "../../builtin/memory_store.ts";
+import { formatThousands } from "../../builtin/memory_format.ts";
+import type { MemoryTarget } from "../../core/memory_provider.ts";
 
 /** Options of {@linkcode runMemoryReset}. */
 export interface MemoryResetOptions {

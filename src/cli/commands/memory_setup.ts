@@ -45,20 +45,20 @@ import {
   locateProvider,
   prepareDependencies,
 } from "../_plugins.ts";
-import { getHermesHome } from "../../hermes_home.ts";
+import { getHermesHome } from "../../profile/hermes_home.ts";
 import {
   getConfigPath,
   getConfigValue,
   loadConfig,
   saveConfig,
-} from "../../config.ts";
-import { loadEnvFile, saveEnvValue } from "../../env_file.ts";
-import { maskSecret } from "../../mask.ts";
+} from "../../config/config.ts";
+import { loadEnvFile, saveEnvValue } from "../../profile/env_file.ts";
+import { maskSecret } from "../../core/mask.ts";
 import type {
   ConfigField,
   HermesConfig,
   MemoryProvider,
-} from "../../memory_provider.ts";
+} from "../../core/memory_provider.ts";
 
 /** Options of {@linkcode runMemorySetup}. */
 export interface MemorySetupOptions {

@@ -22,11 +22,15 @@ import {
   type PluginReport,
   type ProviderReport,
 } from "../provider_report.ts";
-import { getHermesHome } from "../../hermes_home.ts";
-import { getConfigPath, getConfigValue, loadConfig } from "../../config.ts";
-import { readStoreUsage } from "../../memory_store.ts";
-import { formatThousands, usagePercent } from "../../memory_format.ts";
-import type { HermesConfig, MemoryTarget } from "../../memory_provider.ts";
+import { getHermesHome } from "../../profile/hermes_home.ts";
+import {
+  getConfigPath,
+  getConfigValue,
+  loadConfig,
+} from "../../config/config.ts";
+import { readStoreUsage } from "../../builtin/memory_store.ts";
+import { formatThousands, usagePercent } from "../../builtin/memory_format.ts";
+import type { HermesConfig, MemoryTarget } from "../../core/memory_provider.ts";
 import { isBuiltinSentinel } from "../_plugins.ts";
 
 /** One built-in memory file in a {@linkcode StatusReport}. */

@@ -10,8 +10,8 @@
 import type { HermesCommand } from "../hermes_command.ts";
 import { errorMessage, shortDescription } from "../format.ts";
 import { isBuiltinSentinel, listProviderNames, loadCli } from "../_plugins.ts";
-import { getConfigValue, loadConfig } from "../../config.ts";
-import { log } from "../../log.ts";
+import { getConfigValue, loadConfig } from "../../config/config.ts";
+import { log } from "../../core/log.ts";
 
 async function activeProvider(): Promise<string | null> {
   try {

@@ -1,0 +1,222 @@
+/**
+ * Review of `memory` tool writes staged while `memory.write_approval` is on
+ * (`/memory pending | approve <id|all> | reject <id|all>`): list the records
+ * under `$HERMES_HOME/pending/memory/`, replay approved ones against the
+ * store, delete rejected ones.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import type { MemoryTarget } from "../core/memory_provider.ts";
+import type { MemoryStore } from "./memory_store.ts";
+import {
+  handleMemoryToolCall,
+  pendingMemoryDir,
+  type PendingMemoryWrite,
+} from "./memory_tool.ts";
+import { pythonJsonDumps } from "./python_json.ts";
+
+/** What happened to one staged write at approval. */
+export interface ApprovalOutcome {
+  /** The pending record's id. */
+  id: string;
+  /** The record's summary. */
+  summary: string;
+  /** The tool arguments that were replayed (for mirroring to providers). */
+  args: Record<string, unknown>;
+  /** The JSON result string, as the `memory` tool returns it. */
+  result: string;
+  /** Whether the write was applied (the record is then deleted). */
+  applied: boolean;
+}
+
+/**
+ * Lists staged memory writes, oldest first. Unreadable or malformed
+ * records are skipped.
+ *
+ * @param hermesHome The profile home (default: the active one).
+ * @returns The pending records.
+ *
+ * @example Nothing staged
+ * ```ts
+ * import { listPendingMemoryWrites } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(await listPendingMemoryWrites("/nonexistent-home"), []);
+ * ```
+ */
+export async function listPendingMemoryWrites(
+  hermesHome?: string,
+): Promise<PendingMemoryWrite[]> {
+  const dir = pendingMemoryDir(hermesHome);
+  const records: PendingMemoryWrite[] = [];
+  let names: string[];
+  try {
+    names = [];
+    for await (const entry of Deno.readDir(dir)) {
+      if (entry.isFile && entry.name.endsWith(".json")) names.push(entry.name);
+    }
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+  for (const name of names) {
+    const record = await readRecord(join(dir, name));
+    if (record !== null) records.push(record);
+  }
+  return records.sort((a, b) => a.created_at - b.created_at);
+}
+
+/**
+ * Approves staged writes: each is replayed against `store` through the
+ * `memory` tool with the approval gate bypassed, and its record deleted
+ * when the write is applied. A staged replace/remove that pinned the entry
+ * it was reviewed against is refused (record kept) if that entry is no
+ * longer in memory.
+ *
+ * @param store The store to write to.
+ * @param id A pending id, or `"all"` for every record (oldest first).
+ * @returns One outcome per record; `[]` when the id is unknown.
+ *
+ * @example Approving a staged write
+ * ```ts
+ * import { approvePendingMemoryWrites, handleMemoryToolCall, MemoryStore } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const home = await Deno.makeTempDir();
+ * const store = new MemoryStore({ hermesHome: home, writeApproval: true });
+ * const staged = JSON.parse(
+ *   await handleMemoryToolCall(store, { action: "add", target: "user", content: "Name: Ada" }),
+ * );
+ * assert.equal(staged.staged, true);
+ * const [outcome] = await approvePendingMemoryWrites(store, staged.pending_id);
+ * assert.equal(outcome?.applied, true);
+ * assert.deepEqual(store.entries("user"), ["Name: Ada"]);
+ * await Deno.remove(home, { recursive: true });
+ * ```
+ */
+export async function approvePendingMemoryWrites(
+  store: MemoryStore,
+  id: string,
+): Promise<ApprovalOutcome[]> {
+  const dir = pendingMemoryDir(store.hermesHome());
+  const records = (await listPendingMemoryWrites(store.hermesHome())).filter((
+    r,
+  ) => id === "all" || r.id === id);
+  const outcomes: ApprovalOutcome[] = [];
+  for (const record of records) {
+    const args = { ...record.payload };
+    let result: string;
+    const pinned = record.matched_entry;
+    if (
+      typeof pinned === "string" &&
+      (args.action === "replace" || args.action === "remove")
+    ) {
+      const target: MemoryTarget = args.target === "user" ? "user" : "memory";
+      const entries = await store.readDiskEntries(target);
+      if (entries === null || !entries.includes(pinned)) {
+        result = pythonJsonDumps({
+          success: false,
+          error:
+            `Entry changed since it was staged, so this write was not applied: '${pinned}' is no longer in memory as reviewed. Recreate the change against the current entry or reject it; the pending record has been preserved.`,
+        });
+        outcomes.push({
+          id: record.id,
+          summary: record.summary,
+          args,
+          result,
+          applied: false,
+        });
+        continue;
+      }
+      // Address exactly the reviewed entry.
+      args.old_text = pinned;
+    }
+    result = await handleMemoryToolCall(store, args, { bypassApproval: true });
+    const applied = isApplied(result);
+    if (applied) {
+      await Deno.remove(join(dir, `${record.id}.json`)).catch(() => {});
+    }
+    outcomes.push({
+      id: record.id,
+      summary: record.summary,
+      args,
+      result,
+      applied,
+    });
+  }
+  return outcomes;
+}
+
+/**
+ * Rejects staged writes: deletes their records without applying them.
+ *
+ * @param id A pending id, or `"all"`.
+ * @param options The profile home (default: the active one).
+ * @returns The ids that were deleted.
+ *
+ * @example Rejecting everything staged
+ * ```ts
+ * import { rejectPendingMemoryWrites } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(await rejectPendingMemoryWrites("all", { hermesHome: "/nonexistent-home" }), []);
+ * ```
+ */
+export async function rejectPendingMemoryWrites(
+  id: string,
+  options: { hermesHome?: string } = {},
+): Promise<string[]> {
+  const dir = pendingMemoryDir(options.hermesHome);
+  const removed: string[] = [];
+  for (const record of await listPendingMemoryWrites(options.hermesHome)) {
+    if (id !== "all" && record.id !== id) continue;
+    try {
+      await Deno.remove(join(dir, `${record.id}.json`));
+      removed.push(record.id);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+  return removed;
+}
+
+async function readRecord(path: string): Promise<PendingMemoryWrite | null> {
+  try {
+    const value: unknown = JSON.parse(await Deno.readTextFile(path));
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      return null;
+    }
+    const r = value as Record<string, unknown>;
+    if (
+      typeof r.id !== "string" || r.subsystem !== "memory" ||
+      r.payload === null || typeof r.payload !== "object" ||
+      Array.isArray(r.payload)
+    ) {
+      return null;
+    }
+    return {
+      id: r.id,
+      subsystem: "memory",
+      action: typeof r.action === "string" ? r.action : "",
+      summary: typeof r.summary === "string" ? r.summary : "",
+      origin: r.origin === "background_review"
+        ? "background_review"
+        : "foreground",
+      created_at: typeof r.created_at === "number" ? r.created_at : 0,
+      payload: r.payload as Record<string, unknown>,
+      ...(typeof r.matched_entry === "string"
+        ? { matched_entry: r.matched_entry }
+        : {}),
+    };
+  } catch {
+    return null;
+  }
+}
+
+function isApplied(result: string): boolean {
+  try {
+    const parsed = JSON.parse(result) as Record<string, unknown>;
+    return parsed.success === true && parsed.staged !== true;
+  } catch {
+    return false;
+  }
+}

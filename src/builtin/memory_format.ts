@@ -1,0 +1,442 @@
+/**
+ * The text format of the built-in store (`MEMORY.md` / `USER.md`): parsing,
+ * serialising, Python-compatible trimming, code-point sizes, usage strings and
+ * the system-prompt block rendering.
+ *
+ * Every length here counts Unicode code points, as Python does, so limit
+ * decisions and the numbers shown to the model match Hermes exactly.
+ *
+ * @module
+ */
+
+import type { MemoryTarget } from "../core/memory_provider.ts";
+
+/** The entry delimiter of a memory file: newline, `§`, newline. */
+export const ENTRY_DELIMITER = "\n\u00a7\n";
+
+/** The default whole-file budget of `MEMORY.md`, in characters. */
+export const DEFAULT_MEMORY_CHAR_LIMIT = 2200;
+
+/** The default whole-file budget of `USER.md`, in characters. */
+export const DEFAULT_USER_CHAR_LIMIT = 1375;
+
+/** The rule line above and below a system-prompt block header: 46 × `═`. */
+export const BLOCK_RULE: string = "\u2550".repeat(46);
+
+// Characters Python's str.isspace() accepts: what str.strip() removes and
+// what the Unicode `\s` of `re` matches. Unlike JS, U+FEFF is not one of them.
+const PYTHON_WHITESPACE = new Set<number>([
+  0x09,
+  0x0a,
+  0x0b,
+  0x0c,
+  0x0d,
+  0x1c,
+  0x1d,
+  0x1e,
+  0x1f,
+  0x20,
+  0x85,
+  0xa0,
+  0x1680,
+  0x2000,
+  0x2001,
+  0x2002,
+  0x2003,
+  0x2004,
+  0x2005,
+  0x2006,
+  0x2007,
+  0x2008,
+  0x2009,
+  0x200a,
+  0x2028,
+  0x2029,
+  0x202f,
+  0x205f,
+  0x3000,
+]);
+
+/**
+ * A regular-expression character-class body matching exactly the characters
+ * Python treats as whitespace (for building Python-compatible patterns).
+ */
+export const PYTHON_WHITESPACE_CLASS: string = [...PYTHON_WHITESPACE]
+  .map((c) => `\\u{${c.toString(16)}}`)
+  .join("");
+
+/**
+ * Tells whether a character is whitespace by Python's `str.isspace()`.
+ *
+ * @param ch One character (code point).
+ * @returns `true` for whitespace.
+ *
+ * @example Python's whitespace includes NBSP
+ * ```ts
+ * import { isPythonWhitespace } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(isPythonWhitespace("\u00a0"), true);
+ * assert.equal(isPythonWhitespace("\ufeff"), false);
+ * ```
+ */
+export function isPythonWhitespace(ch: string): boolean {
+  return ch.length > 0 && PYTHON_WHITESPACE.has(ch.codePointAt(0) as number);
+}
+
+/**
+ * Trims whitespace from both ends like Python's `str.strip()`: every
+ * character `str.isspace()` accepts, but not U+FEFF (which JS `trim()` also
+ * removes).
+ *
+ * @param text The text.
+ * @returns The trimmed text.
+ *
+ * @example Trimming like Python's str.strip()
+ * ```ts
+ * import { pythonStrip } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(pythonStrip("\u2003 note \n"), "note");
+ * assert.equal(pythonStrip("\ufeffnote "), "\ufeffnote");
+ * ```
+ */
+export function pythonStrip(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && PYTHON_WHITESPACE.has(text.charCodeAt(start))) start++;
+  while (end > start && PYTHON_WHITESPACE.has(text.charCodeAt(end - 1))) end--;
+  return text.slice(start, end);
+}
+
+/**
+ * The length of a string in Unicode code points (Python's `len`).
+ *
+ * @param text The text.
+ * @returns The number of code points.
+ *
+ * @example Counting code points, not UTF-16 units
+ * ```ts
+ * import { codePointLength } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(codePointLength("🧠 ok"), 4);
+ * ```
+ */
+export function codePointLength(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // A high surrogate followed by a low one is a single code point.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/**
+ * Slices a string by code points, like Python's `text[start:end]` for
+ * non-negative bounds.
+ *
+ * @param text The text.
+ * @param start The first code point to keep.
+ * @param end One past the last code point to keep (default: the end).
+ * @returns The slice.
+ *
+ * @example Slicing without splitting an emoji
+ * ```ts
+ * import { sliceCodePoints } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(sliceCodePoints("a🧠bc", 0, 2), "a🧠");
+ * ```
+ */
+export function sliceCodePoints(
+  text: string,
+  start: number,
+  end?: number,
+): string {
+  return [...text].slice(start, end).join("");
+}
+
+/**
+ * Formats an integer with comma thousands separators, like Python's
+ * `f"{n:,}"`.
+ *
+ * @param n The number (truncated to an integer).
+ * @returns The grouped digits, e.g. `"1,364"`.
+ *
+ * @example Grouping thousands
+ * ```ts
+ * import { formatThousands } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(formatThousands(2200), "2,200");
+ * assert.equal(formatThousands(-1234567), "-1,234,567");
+ * ```
+ */
+export function formatThousands(n: number): string {
+  const int = Math.trunc(n);
+  const digits = String(Math.abs(int));
+  const grouped = digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return int < 0 ? `-${grouped}` : grouped;
+}
+
+/**
+ * The usage percentage: `min(100, trunc(cur / limit * 100))`, `0` when the
+ * limit is not positive (Python's float arithmetic, so `29/100` gives 28).
+ *
+ * @param current The current size in characters.
+ * @param limit The budget in characters.
+ * @returns The whole percentage.
+ *
+ * @example Truncating the percentage like Python
+ * ```ts
+ * import { usagePercent } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(usagePercent(29, 100), 28);
+ * assert.equal(usagePercent(5000, 2200), 100);
+ * ```
+ */
+export function usagePercent(current: number, limit: number): number {
+  if (limit <= 0) return 0;
+  return Math.min(100, Math.trunc((current / limit) * 100));
+}
+
+/**
+ * The usage string of a success result: `"<pct>% — <cur>/<lim> chars"`.
+ *
+ * @param current The current size in characters.
+ * @param limit The budget in characters.
+ * @returns The usage string.
+ *
+ * @example A success usage string
+ * ```ts
+ * import { formatUsage } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(formatUsage(1364, 2200), "62% — 1,364/2,200 chars");
+ * ```
+ */
+export function formatUsage(current: number, limit: number): string {
+  return `${usagePercent(current, limit)}% \u2014 ${formatThousands(current)}/${
+    formatThousands(limit)
+  } chars`;
+}
+
+/**
+ * The usage string of a failure result: `"<cur>/<lim>"`.
+ *
+ * @param current The size before the attempted change.
+ * @param limit The budget in characters.
+ * @returns The usage string.
+ *
+ * @example A failure usage string
+ * ```ts
+ * import { formatShortUsage } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(formatShortUsage(2150, 2200), "2,150/2,200");
+ * ```
+ */
+export function formatShortUsage(current: number, limit: number): string {
+  return `${formatThousands(current)}/${formatThousands(limit)}`;
+}
+
+/**
+ * Splits a memory file's text into entries: split on the full delimiter,
+ * trim each piece (Python `strip`), drop empty pieces. Duplicates are kept;
+ * see {@linkcode dedupeEntries}. Line endings are not normalised.
+ *
+ * @param text The file's text.
+ * @returns The entries in file order.
+ *
+ * @example Splitting only on the full delimiter
+ * ```ts
+ * import { splitEntries } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(splitEntries("a §\n§\n b\n§\n"), ["a §", "b"]);
+ * ```
+ */
+export function splitEntries(text: string): string[] {
+  if (pythonStrip(text) === "") return [];
+  return text.split(ENTRY_DELIMITER).map(pythonStrip).filter((e) => e !== "");
+}
+
+/**
+ * Collapses exact duplicates, keeping each entry's first occurrence and the
+ * order.
+ *
+ * @param entries The entries.
+ * @returns A new array without duplicates.
+ *
+ * @example Keeping the first of each duplicate
+ * ```ts
+ * import { dedupeEntries } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(dedupeEntries(["a", "b", "a"]), ["a", "b"]);
+ * ```
+ */
+export function dedupeEntries(entries: readonly string[]): string[] {
+  return [...new Set(entries)];
+}
+
+/**
+ * Parses a memory file's text the way a load does: split, trim, drop empty
+ * pieces, then dedupe.
+ *
+ * @param text The file's text.
+ * @returns The entries.
+ *
+ * @example Parsing a file's text
+ * ```ts
+ * import { parseEntries } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(parseEntries("x\n§\ny\n§\nx"), ["x", "y"]);
+ * ```
+ */
+export function parseEntries(text: string): string[] {
+  return dedupeEntries(splitEntries(text));
+}
+
+/**
+ * Serialises entries as a memory file: joined with the delimiter, no
+ * leading or trailing newline; no entries give `""`.
+ *
+ * @param entries The entries.
+ * @returns The file text.
+ *
+ * @example Joining entries with the delimiter
+ * ```ts
+ * import { serializeEntries } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(serializeEntries(["a", "b"]), "a\n§\nb");
+ * ```
+ */
+export function serializeEntries(entries: readonly string[]): string {
+  return entries.join(ENTRY_DELIMITER);
+}
+
+/**
+ * A store's size: the code-point length of its serialised text (entry
+ * lengths plus 3 per gap; `0` when empty).
+ *
+ * @param entries The entries.
+ * @returns The size in characters.
+ *
+ * @example Size in characters, 3 per delimiter
+ * ```ts
+ * import { entriesSize } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(entriesSize(["ab", "c"]), 6);
+ * ```
+ */
+export function entriesSize(entries: readonly string[]): number {
+  if (entries.length === 0) return 0;
+  let total = 3 * (entries.length - 1);
+  for (const e of entries) total += codePointLength(e);
+  return total;
+}
+
+/**
+ * The 80-character preview used in ambiguity results: the first 80 code
+ * points, plus `"..."` when the entry is longer.
+ *
+ * @param entry The entry.
+ * @returns The preview.
+ *
+ * @example Previewing a long entry
+ * ```ts
+ * import { previewEntry } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(previewEntry("x".repeat(81)), "x".repeat(80) + "...");
+ * ```
+ */
+export function previewEntry(entry: string): string {
+  return codePointLength(entry) > 80
+    ? `${sliceCodePoints(entry, 0, 80)}...`
+    : entry;
+}
+
+/**
+ * The file name of a target: `USER.md` for `user`, `MEMORY.md` otherwise.
+ *
+ * @param target The target.
+ * @returns The file name.
+ *
+ * @example The file of a target
+ * ```ts
+ * import { memoryFileName } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(memoryFileName("user"), "USER.md");
+ * ```
+ */
+export function memoryFileName(target: MemoryTarget | string): string {
+  return target === "user" ? "USER.md" : "MEMORY.md";
+}
+
+/**
+ * Renders one system-prompt block: a rule of 46 `═`, the header with usage,
+ * another rule, then the entries joined with the delimiter. An empty list
+ * renders as `""` (no block at all). Over budget, the header ends
+ * `⚠ OVER BUDGET`; beyond `max(2 × limit, 4000)` characters the body keeps
+ * its first 70 % and last 20 % of that cap around a truncation marker.
+ *
+ * @param target Which block: `memory` or `user`.
+ * @param entries The (already sanitised) entries.
+ * @param limit The target's budget in characters.
+ * @returns The block text, or `""` when there are no entries.
+ *
+ * @example Rendering the user profile block
+ * ```ts
+ * import { renderMemoryBlock } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const block = renderMemoryBlock("user", ["Name: Ada"], 1375);
+ * assert.equal(block.split("\n")[1], "USER PROFILE (who the user is) [0% — 9/1,375 chars]");
+ * ```
+ */
+export function renderMemoryBlock(
+  target: MemoryTarget,
+  entries: readonly string[],
+  limit: number,
+): string {
+  if (entries.length === 0) return "";
+  let body = serializeEntries(entries);
+  const current = codePointLength(body);
+  const title = target === "user"
+    ? "USER PROFILE (who the user is)"
+    : "MEMORY (your personal notes)";
+  const over = current > limit ? " \u26a0 OVER BUDGET" : "";
+  const header = `${title} [${formatUsage(current, limit)}${over}]`;
+  const cap = Math.max(2 * limit, 4000);
+  if (current > cap) {
+    const head = Math.floor(0.7 * cap);
+    const tail = Math.floor(0.2 * cap);
+    const points = [...body];
+    const omitted = current - head - tail;
+    body = points.slice(0, head).join("") +
+      `\n\n[... ${
+        formatThousands(omitted)
+      } chars truncated \u2014 memory over budget (${
+        formatShortUsage(current, limit)
+      }); consolidate via memory(action=remove/replace) ...]\n\n` +
+      points.slice(current - tail).join("");
+  }
+  return `${BLOCK_RULE}\n${header}\n${BLOCK_RULE}\n${body}`;
+}
+
+/**
+ * Decodes a memory file's bytes as strict UTF-8, dropping a leading BOM
+ * (Python's `utf-8-sig`).
+ *
+ * @param bytes The raw file content.
+ * @returns The text.
+ * @throws {TypeError} When the bytes are not valid UTF-8.
+ *
+ * @example Decoding a file with a byte-order mark
+ * ```ts
+ * import { decodeMemoryBytes } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(decodeMemoryBytes(new Uint8Array([0xef, 0xbb, 0xbf, 0x61])), "a");
+ * assert.throws(() => decodeMemoryBytes(new Uint8Array([0xff])));
+ * ```
+ */
+export function decodeMemoryBytes(bytes: Uint8Array): string {
+  return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+}

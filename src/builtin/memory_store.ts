@@ -1,0 +1,1108 @@
+/**
+ * The built-in memory store: `$HERMES_HOME/memories/MEMORY.md` (the agent's
+ * notes) and `USER.md` (the user profile), two §-delimited lists of entries
+ * with whole-file character budgets.
+ *
+ * Every mutation takes the target's cross-process lock (`<file>.lock`),
+ * re-reads the file from disk, validates, and replaces the file atomically,
+ * so concurrent sessions never lose each other's entries. The system-prompt
+ * view is a snapshot frozen at {@linkcode MemoryStore.loadFromDisk}: writes
+ * during a session change disk and the live entries, never the snapshot.
+ *
+ * Results are plain objects whose keys and key order are those of Hermes
+ * Agent's `memory` tool; serialise them with `pythonJsonDumps`.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { atomicWriteText } from "../io/atomic_write.ts";
+import { withFileLock } from "../io/file_lock.ts";
+import { getHermesHome } from "../profile/hermes_home.ts";
+import { log } from "../core/log.ts";
+import type { HermesConfig, MemoryTarget } from "../core/memory_provider.ts";
+import {
+  codePointLength,
+  decodeMemoryBytes,
+  dedupeEntries,
+  DEFAULT_MEMORY_CHAR_LIMIT,
+  DEFAULT_USER_CHAR_LIMIT,
+  entriesSize,
+  formatShortUsage,
+  formatThousands,
+  formatUsage,
+  memoryFileName,
+  previewEntry,
+  pythonStrip,
+  renderMemoryBlock,
+  serializeEntries,
+  splitEntries,
+} from "./memory_format.ts";
+import { sanitizeMemoryEntry, scanMemoryContent } from "./threat_scan.ts";
+
+/**
+ * A result of a store operation or of the `memory` tool: a JSON object with
+ * Hermes' keys (`success`, `error`, `usage`, `entry_count`, …) in Hermes'
+ * order.
+ */
+export type MemoryResult = Record<string, unknown>;
+
+/** One operation of a batch (`operations` argument of the `memory` tool). */
+export interface MemoryOperation {
+  /** `add`, `replace` or `remove`. */
+  action?: unknown;
+  /** The entry text (add) or the complete new entry (replace). */
+  content?: unknown;
+  /** Alias of `content`; `content` wins when both are given. */
+  new_text?: unknown;
+  /** A short unique substring (or the exact text) of the entry to change. */
+  old_text?: unknown;
+  /** Any other key is ignored. */
+  [key: string]: unknown;
+}
+
+/** The built-in store's settings from the `memory:` section of `config.yaml`. */
+export interface MemoryConfig {
+  /** `memory.memory_enabled` (default `true`). */
+  memoryEnabled: boolean;
+  /** `memory.user_profile_enabled` (default `true`). */
+  userProfileEnabled: boolean;
+  /** `memory.memory_char_limit` (default 2200). */
+  memoryCharLimit: number;
+  /** `memory.user_char_limit` (default 1375). */
+  userCharLimit: number;
+  /** `memory.write_approval` (default `false`). */
+  writeApproval: boolean;
+}
+
+/** Options of {@linkcode MemoryStore}. */
+export interface MemoryStoreOptions {
+  /**
+   * The profile home holding `memories/`. When absent the home is resolved
+   * on every call with `getHermesHome()`, so a profile switch is honoured.
+   */
+  hermesHome?: string;
+  /**
+   * The budget of `MEMORY.md` in characters.
+   *
+   * @default {2200}
+   */
+  memoryCharLimit?: number;
+  /**
+   * The budget of `USER.md` in characters.
+   *
+   * @default {1375}
+   */
+  userCharLimit?: number;
+  /**
+   * Whether `MEMORY.md` is enabled; writes to a disabled target are refused.
+   *
+   * @default {true}
+   */
+  memoryEnabled?: boolean;
+  /**
+   * Whether `USER.md` is enabled; writes to a disabled target are refused.
+   *
+   * @default {true}
+   */
+  userProfileEnabled?: boolean;
+  /**
+   * Whether `memory.write_approval` is on: `memory` tool writes then need
+   * approval (see `handleMemoryToolCall`). The store's own methods always
+   * write directly.
+   *
+   * @default {false}
+   */
+  writeApproval?: boolean;
+}
+
+/** Paths of the built-in store's files under one profile home. */
+export interface MemoryFilePaths {
+  /** `<home>/memories`. */
+  dir: string;
+  /** `<home>/memories/MEMORY.md`. */
+  memory: string;
+  /** `<home>/memories/USER.md`. */
+  user: string;
+}
+
+/** What {@linkcode readStoreUsage} reports for one target. */
+export interface StoreUsage {
+  /** The file's path. */
+  path: string;
+  /** Whether the file exists. */
+  exists: boolean;
+  /** Whether it could be read and decoded (`true` when missing). */
+  readable: boolean;
+  /** Whether the target is enabled in config. */
+  enabled: boolean;
+  /** The file's size in bytes (`0` when missing). */
+  bytes: number;
+  /** The store's size in characters, as the memory tool counts it. */
+  chars: number;
+  /** The target's budget in characters. */
+  limit: number;
+  /** How many entries the file holds (after dedupe). */
+  entryCount: number;
+}
+
+/** Which files {@linkcode resetMemoryFiles} deletes. */
+export type ResetTarget = "all" | "memory" | "user";
+
+/** How many consolidation failures a turn may return before the terminal one. */
+export const CONSOLIDATION_FAILURE_LIMIT = 3;
+
+const SUCCESS_NOTE =
+  "Write saved. This update is complete \u2014 do not repeat it.";
+const BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing).";
+const TARGETS: readonly MemoryTarget[] = ["memory", "user"];
+
+/**
+ * Reads the built-in store's settings from a parsed `config.yaml`, with
+ * Hermes' defaults. Limits are coerced to integers (numeric strings
+ * accepted, fractions truncated); an unusable limit falls back to its
+ * default. Flags accept booleans, numbers and the usual words
+ * (`true/false`, `yes/no`, `on/off`, `1/0`).
+ *
+ * @param config The whole parsed config (the `memory:` section is read).
+ * @returns The settings.
+ *
+ * @example Reading limits and flags with defaults
+ * ```ts
+ * import { readMemoryConfig } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const c = readMemoryConfig({ memory: { user_char_limit: "2000", memory_enabled: false } });
+ * assert.equal(c.userCharLimit, 2000);
+ * assert.equal(c.memoryCharLimit, 2200);
+ * assert.equal(c.memoryEnabled, false);
+ * ```
+ */
+export function readMemoryConfig(
+  config: HermesConfig | undefined,
+): MemoryConfig {
+  const raw = config?.memory;
+  const section = raw !== null && typeof raw === "object" && !Array.isArray(raw)
+    ? raw as Record<string, unknown>
+    : {};
+  return {
+    memoryEnabled: toFlag(section.memory_enabled, true),
+    userProfileEnabled: toFlag(section.user_profile_enabled, true),
+    memoryCharLimit: toLimit(
+      section.memory_char_limit,
+      DEFAULT_MEMORY_CHAR_LIMIT,
+    ),
+    userCharLimit: toLimit(section.user_char_limit, DEFAULT_USER_CHAR_LIMIT),
+    writeApproval: toApprovalFlag(section.write_approval),
+  };
+}
+
+/**
+ * The paths of the built-in store's files under a profile home.
+ *
+ * @param hermesHome The profile home (default: the active one).
+ * @returns The directory and the two file paths.
+ *
+ * @example Locating the store's files
+ * ```ts
+ * import { memoryFilePaths } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(memoryFilePaths("/h").user, "/h/memories/USER.md");
+ * ```
+ */
+export function memoryFilePaths(hermesHome?: string): MemoryFilePaths {
+  const dir = join(hermesHome ?? getHermesHome(), "memories");
+  return { dir, memory: join(dir, "MEMORY.md"), user: join(dir, "USER.md") };
+}
+
+/**
+ * Reports, per target, the file's path, presence, size in bytes and
+ * characters, budget and entry count, without creating anything (for
+ * `hermes memory status`).
+ *
+ * @param hermesHome The profile home (default: the active one).
+ * @param config The parsed `config.yaml` (limits and flags come from it).
+ * @returns Usage of `memory` and `user`.
+ *
+ * @example Usage of a profile without memory files
+ * ```ts
+ * import { readStoreUsage } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const usage = await readStoreUsage("/nonexistent-home", {});
+ * assert.equal(usage.memory.exists, false);
+ * assert.equal(usage.user.limit, 1375);
+ * ```
+ */
+export async function readStoreUsage(
+  hermesHome?: string,
+  config?: HermesConfig,
+): Promise<Record<MemoryTarget, StoreUsage>> {
+  const paths = memoryFilePaths(hermesHome);
+  const settings = readMemoryConfig(config);
+  const result = {} as Record<MemoryTarget, StoreUsage>;
+  for (const target of TARGETS) {
+    const path = paths[target];
+    const file = await readMemoryFile(path);
+    const entries = file.state === "ok"
+      ? dedupeEntries(splitEntries(file.text))
+      : [];
+    result[target] = {
+      path,
+      exists: file.state !== "missing",
+      readable: file.state !== "unreadable",
+      enabled: target === "user"
+        ? settings.userProfileEnabled
+        : settings.memoryEnabled,
+      bytes: file.state === "ok"
+        ? file.bytes.length
+        : file.state === "unreadable"
+        ? file.size
+        : 0,
+      chars: entriesSize(entries),
+      limit: target === "user"
+        ? settings.userCharLimit
+        : settings.memoryCharLimit,
+      entryCount: entries.length,
+    };
+  }
+  return result;
+}
+
+/**
+ * Deletes the built-in store's files (not their `.lock` or `.bak.*`
+ * siblings), each under its lock so a concurrent write is not torn. Running
+ * sessions keep their frozen snapshot; their next write sees the file gone.
+ *
+ * @param hermesHome The profile home (default: the active one).
+ * @param target `all` (default), `memory` or `user`.
+ * @returns The paths that existed and were deleted.
+ * @throws {RangeError} When `target` is not `all`, `memory` or `user`.
+ * @throws {Deno.errors.PermissionDenied} When a file cannot be deleted.
+ *
+ * @example Erasing the memory files of a profile
+ * ```ts
+ * import { resetMemoryFiles } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const home = await Deno.makeTempDir();
+ * await Deno.mkdir(`${home}/memories`);
+ * await Deno.writeTextFile(`${home}/memories/USER.md`, "Name: Ada");
+ * assert.deepEqual(await resetMemoryFiles(home, "all"), [`${home}/memories/USER.md`]);
+ * await Deno.remove(home, { recursive: true });
+ * ```
+ */
+export async function resetMemoryFiles(
+  hermesHome?: string,
+  target: ResetTarget = "all",
+): Promise<string[]> {
+  if (target !== "all" && target !== "memory" && target !== "user") {
+    throw new RangeError(
+      `Cannot reset memory files as 'target' must be all, memory or user: current value is ${
+        String(target)
+      }`,
+    );
+  }
+  const paths = memoryFilePaths(hermesHome);
+  const selected = target === "all" ? TARGETS : [target];
+  const deleted: string[] = [];
+  for (const t of selected) {
+    const path = paths[t];
+    try {
+      await Deno.lstat(path);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) continue;
+      throw error;
+    }
+    await withFileLock(`${path}.lock`, async () => {
+      try {
+        await Deno.remove(path);
+        deleted.push(path);
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+    });
+  }
+  return deleted;
+}
+
+/**
+ * The built-in `MEMORY.md` / `USER.md` store of one agent session.
+ *
+ * Call {@linkcode MemoryStore.loadFromDisk} once at session start: it reads
+ * both files and freezes the system-prompt snapshot. Mutations
+ * ({@linkcode MemoryStore.add}, {@linkcode MemoryStore.replace},
+ * {@linkcode MemoryStore.remove}, {@linkcode MemoryStore.applyOperations})
+ * resolve to result objects, never throwing for a rejected write; they throw
+ * only when the file cannot be written.
+ *
+ * @example Adding an entry and reading the frozen snapshot
+ * ```ts
+ * import { MemoryStore, pythonJsonDumps } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const home = await Deno.makeTempDir();
+ * const store = new MemoryStore({ hermesHome: home });
+ * await store.loadFromDisk();
+ * const result = await store.add("user", "Prefers metric units");
+ * assert.equal(result.success, true);
+ * assert.equal(store.formatForSystemPrompt("user"), ""); // frozen at load
+ * await store.loadFromDisk(); // a new session
+ * assert.match(store.formatForSystemPrompt("user"), /Prefers metric units$/);
+ * await Deno.remove(home, { recursive: true });
+ * ```
+ */
+export class MemoryStore {
+  #hermesHome: string | undefined;
+  #limits: Record<MemoryTarget, number>;
+  #enabled: Record<MemoryTarget, boolean>;
+  #entries: Record<MemoryTarget, string[]> = { memory: [], user: [] };
+  #snapshot: Record<MemoryTarget, string> = { memory: "", user: "" };
+  #failures = 0;
+  #writeApproval: boolean;
+
+  /**
+   * Creates a store; nothing is read until {@linkcode MemoryStore.loadFromDisk}.
+   *
+   * @param options Home, limits and enable flags.
+   * @throws {RangeError} When a limit is not a non-negative integer.
+   */
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#hermesHome = options.hermesHome;
+    this.#limits = {
+      memory: checkLimit(
+        "memoryCharLimit",
+        options.memoryCharLimit ?? DEFAULT_MEMORY_CHAR_LIMIT,
+      ),
+      user: checkLimit(
+        "userCharLimit",
+        options.userCharLimit ?? DEFAULT_USER_CHAR_LIMIT,
+      ),
+    };
+    this.#enabled = {
+      memory: options.memoryEnabled ?? true,
+      user: options.userProfileEnabled ?? true,
+    };
+    this.#writeApproval = options.writeApproval ?? false;
+  }
+
+  /**
+   * Builds a store from a parsed `config.yaml` (`memory.*` limits and flags,
+   * see {@linkcode readMemoryConfig}).
+   *
+   * @param config The parsed config.
+   * @param options The profile home, when not the active one.
+   * @returns A store that is not loaded yet.
+   *
+   * @example A store with a larger memory budget
+   * ```ts
+   * import { MemoryStore } from "@hermes/memory";
+   * import assert from "node:assert/strict";
+   * const store = MemoryStore.fromConfig({ memory: { memory_char_limit: 4000 } });
+   * assert.equal(store.charLimit("memory"), 4000);
+   * ```
+   */
+  static fromConfig(
+    config: HermesConfig | undefined,
+    options: { hermesHome?: string } = {},
+  ): MemoryStore {
+    const c = readMemoryConfig(config);
+    return new MemoryStore({
+      hermesHome: options.hermesHome,
+      memoryCharLimit: c.memoryCharLimit,
+      userCharLimit: c.userCharLimit,
+      memoryEnabled: c.memoryEnabled,
+      userProfileEnabled: c.userProfileEnabled,
+      writeApproval: c.writeApproval,
+    });
+  }
+
+  /**
+   * Whether `memory` tool writes need approval (`memory.write_approval`).
+   *
+   * @returns `true` when the approval gate is on.
+   */
+  get writeApproval(): boolean {
+    return this.#writeApproval;
+  }
+
+  /**
+   * The profile home in use now (fixed by the `hermesHome` option, else
+   * resolved on every call).
+   *
+   * @returns The absolute home path.
+   */
+  hermesHome(): string {
+    return this.#hermesHome ?? getHermesHome();
+  }
+
+  /**
+   * The budget of a target in characters.
+   *
+   * @param target `memory` or `user`.
+   * @returns The limit.
+   */
+  charLimit(target: MemoryTarget): number {
+    return this.#limits[norm(target)];
+  }
+
+  /**
+   * Whether a target is enabled (writes to a disabled one are refused).
+   *
+   * @param target `memory` or `user`.
+   * @returns `true` when enabled.
+   */
+  isTargetEnabled(target: MemoryTarget): boolean {
+    return this.#enabled[norm(target)];
+  }
+
+  /**
+   * The file paths in use now (the home is resolved on every call unless
+   * fixed by the `hermesHome` option).
+   *
+   * @returns The directory and the two file paths.
+   */
+  paths(): MemoryFilePaths {
+    return memoryFilePaths(this.hermesHome());
+  }
+
+  /**
+   * Reads a target's entries straight from disk (parsed and deduped),
+   * without a lock and without touching the live entries or the snapshot.
+   *
+   * @param target `memory` or `user`.
+   * @returns The entries (`[]` when the file is missing), or `null` when
+   * the file exists but cannot be read or decoded.
+   */
+  async readDiskEntries(target: MemoryTarget): Promise<string[] | null> {
+    const file = await readMemoryFile(this.paths()[norm(target)]);
+    if (file.state === "unreadable") return null;
+    return file.state === "ok" ? dedupeEntries(splitEntries(file.text)) : [];
+  }
+
+  /**
+   * The live entries of a target: what is on disk as of this store's last
+   * load or write.
+   *
+   * @param target `memory` or `user`.
+   * @returns A copy of the entries.
+   */
+  entries(target: MemoryTarget): string[] {
+    return [...this.#entries[norm(target)]];
+  }
+
+  /**
+   * The live size of a target in characters.
+   *
+   * @param target `memory` or `user`.
+   * @returns The serialised length of its entries.
+   */
+  size(target: MemoryTarget): number {
+    return entriesSize(this.#entries[norm(target)]);
+  }
+
+  /**
+   * The frozen system-prompt block of a target (see `renderMemoryBlock`),
+   * as of the last {@linkcode MemoryStore.loadFromDisk}; `""` when empty.
+   *
+   * @param target `memory` or `user`.
+   * @returns The block.
+   */
+  formatForSystemPrompt(target: MemoryTarget): string {
+    return this.#snapshot[norm(target)];
+  }
+
+  /**
+   * How many consolidation failures this turn has returned so far.
+   *
+   * @returns The count.
+   */
+  get consolidationFailures(): number {
+    return this.#failures;
+  }
+
+  /**
+   * Starts a new user turn: resets the per-turn consolidation-failure count.
+   */
+  resetTurnFailures(): void {
+    this.#failures = 0;
+  }
+
+  /**
+   * Reads both files (missing or unreadable → no entries), collapses
+   * duplicates, and freezes the system-prompt snapshot with poisoned
+   * entries replaced by `[BLOCKED: …]` placeholders. Takes no lock: writes
+   * are atomic renames.
+   *
+   * @returns A promise that resolves once loaded.
+   */
+  async loadFromDisk(): Promise<void> {
+    const paths = this.paths();
+    await Deno.mkdir(paths.dir, { recursive: true }).catch(() => {});
+    for (const target of TARGETS) {
+      const file = await readMemoryFile(paths[target]);
+      if (file.state === "unreadable") {
+        log(
+          "warn",
+          `Memory file ${paths[target]} could not be read: ${file.reason}`,
+        );
+      }
+      const entries = file.state === "ok"
+        ? dedupeEntries(splitEntries(file.text))
+        : [];
+      this.#entries[target] = entries;
+      const limit = this.#limits[target];
+      const size = entriesSize(entries);
+      if (size > limit) {
+        log(
+          "warn",
+          `${memoryFileName(target)} is over its budget (${
+            formatShortUsage(size, limit)
+          } chars); new entries will be refused until it is consolidated`,
+        );
+      }
+      this.#snapshot[target] = renderMemoryBlock(
+        target,
+        entries.map((e) => sanitizeMemoryEntry(e, memoryFileName(target))),
+        limit,
+      );
+    }
+  }
+
+  /**
+   * Appends an entry. Trimmed content is scanned for threats; the file is
+   * re-read under the lock (without the drift guard); an exact duplicate is
+   * a successful no-op; going over the budget is a consolidation failure.
+   *
+   * @param target `memory` or `user`.
+   * @param content The entry text.
+   * @returns The result object.
+   * @throws {Error} When the file cannot be written.
+   */
+  async add(target: MemoryTarget, content: string): Promise<MemoryResult> {
+    const t = norm(target);
+    if (!this.#enabled[t]) return disabledResult(t);
+    const text = pythonStrip(content);
+    if (text === "") {
+      return { success: false, error: "Content cannot be empty." };
+    }
+    const blocked = scanMemoryContent(text);
+    if (blocked !== null) return { success: false, error: blocked };
+    return await this.#locked(t, false, (entries) => {
+      if (entries.includes(text)) {
+        return this.#success(t, "Entry already exists (no duplicate added).");
+      }
+      const limit = this.#limits[t];
+      const current = entriesSize(entries);
+      if (entriesSize([...entries, text]) > limit) {
+        return this.#failure({
+          success: false,
+          error: `Memory at ${formatThousands(current)}/${
+            formatThousands(limit)
+          } chars. Adding this entry (${
+            codePointLength(text)
+          } chars) would exceed the limit. Consolidate now: use 'replace' to merge overlapping entries into shorter ones or 'remove' stale or less important entries (see current_entries below), then retry this add \u2014 all in this turn.`,
+          current_entries: this.#currentEntries(t),
+          usage: formatShortUsage(current, limit),
+        });
+      }
+      return new Commit(
+        [...entries, text],
+        () => this.#success(t, "Entry added."),
+      );
+    });
+  }
+
+  /**
+   * Overwrites the whole entry identified by `oldText` (an exact entry
+   * first, else a case-sensitive substring) with `newContent`.
+   *
+   * @param target `memory` or `user`.
+   * @param oldText The exact entry text or a short unique substring of it.
+   * @param newContent The complete new entry.
+   * @returns The result object; on success it carries `replaced_entry`.
+   * @throws {Error} When the file cannot be written.
+   */
+  async replace(
+    target: MemoryTarget,
+    oldText: string,
+    newContent: string,
+  ): Promise<MemoryResult> {
+    const t = norm(target);
+    if (!this.#enabled[t]) return disabledResult(t);
+    const old = pythonStrip(oldText);
+    const text = pythonStrip(newContent);
+    if (old === "") {
+      return { success: false, error: "old_text cannot be empty." };
+    }
+    if (text === "") {
+      return {
+        success: false,
+        error: "new_content cannot be empty. Use 'remove' to delete entries.",
+      };
+    }
+    const blocked = scanMemoryContent(text);
+    if (blocked !== null) return { success: false, error: blocked };
+    return await this.#locked(t, true, (entries) => {
+      const match = this.#match(t, entries, old, "replace");
+      if ("result" in match) return match.result;
+      const previous = entries[match.index] as string;
+      const next = [...entries];
+      next[match.index] = text;
+      const limit = this.#limits[t];
+      const newSize = entriesSize(next);
+      if (newSize > limit) {
+        return this.#failure({
+          success: false,
+          error: `Replacement would put memory at ${formatThousands(newSize)}/${
+            formatThousands(limit)
+          } chars. Shorten the new content, or 'remove' other stale or less important entries to make room (see current_entries below), then retry \u2014 all in this turn.`,
+          current_entries: this.#currentEntries(t),
+          usage: formatShortUsage(entriesSize(entries), limit),
+        });
+      }
+      return new Commit(
+        next,
+        () => this.#success(t, "Entry replaced.", { replaced_entry: previous }),
+      );
+    });
+  }
+
+  /**
+   * Deletes the entry identified by `oldText` (an exact entry first, else a
+   * case-sensitive substring). Removing the last entry leaves an empty file.
+   *
+   * @param target `memory` or `user`.
+   * @param oldText The exact entry text or a short unique substring of it.
+   * @returns The result object; on success it carries `removed_entry`.
+   * @throws {Error} When the file cannot be written.
+   */
+  async remove(target: MemoryTarget, oldText: string): Promise<MemoryResult> {
+    const t = norm(target);
+    if (!this.#enabled[t]) return disabledResult(t);
+    const old = pythonStrip(oldText);
+    if (old === "") {
+      return { success: false, error: "old_text cannot be empty." };
+    }
+    return await this.#locked(t, true, (entries) => {
+      const match = this.#match(t, entries, old, "remove");
+      if ("result" in match) return match.result;
+      const previous = entries[match.index] as string;
+      const next = entries.filter((_, i) => i !== match.index);
+      return new Commit(
+        next,
+        () => this.#success(t, "Entry removed.", { removed_entry: previous }),
+      );
+    });
+  }
+
+  /**
+   * Applies a batch of add/replace/remove operations all-or-nothing: each
+   * sees the effects of the earlier ones, only the final size is checked
+   * against the budget, duplicate adds are skipped, and any failing
+   * operation leaves the file untouched. A batch may not empty a non-empty
+   * store.
+   *
+   * @param target `memory` or `user`.
+   * @param operations The operations, in order.
+   * @returns The result object; on success it carries `replaced_entries` /
+   * `removed_entries` keyed by 1-based operation index, when any.
+   * @throws {Error} When the file cannot be written.
+   */
+  async applyOperations(
+    target: MemoryTarget,
+    operations: readonly unknown[],
+  ): Promise<MemoryResult> {
+    const t = norm(target);
+    if (!this.#enabled[t]) return disabledResult(t);
+    if (operations.length === 0) {
+      return { success: false, error: "operations list is empty." };
+    }
+    const ops = operations.map(readOperation);
+    for (const [i, op] of ops.entries()) {
+      if (
+        (op.action === "add" || op.action === "replace") && op.rawContent !== ""
+      ) {
+        const blocked = scanMemoryContent(op.content);
+        if (blocked !== null) {
+          return { success: false, error: `Operation ${i + 1}: ${blocked}` };
+        }
+      }
+    }
+    return await this.#locked(t, true, (entries) => {
+      const limit = this.#limits[t];
+      const abort = (message: string): MemoryResult =>
+        this.#failure({
+          success: false,
+          error: message + BATCH_SUFFIX,
+          current_entries: this.#currentEntries(t),
+          usage: formatShortUsage(entriesSize(entries), limit),
+        });
+      const work = [...entries];
+      const replaced: Record<string, string> = {};
+      const removed: Record<string, string> = {};
+      for (const [i, op] of ops.entries()) {
+        const pos = `Operation ${i + 1} (${op.action || "unknown"})`;
+        if (op.action === "add") {
+          if (op.content === "") return abort(`${pos}: content is required.`);
+          if (!work.includes(op.content)) work.push(op.content);
+        } else if (op.action === "replace" || op.action === "remove") {
+          if (op.old === "") return abort(`${pos}: old_text is required.`);
+          if (op.action === "replace" && op.content === "") {
+            return abort(
+              `${pos}: content is required (use action='remove' to delete).`,
+            );
+          }
+          const candidates = findCandidates(work, op.old);
+          if (candidates.length === 0) {
+            return abort(`${pos}: no entry matched '${op.old}'.`);
+          }
+          if (new Set(candidates.map((c) => work[c])).size > 1) {
+            return abort(
+              `${pos}: '${op.old}' matched multiple distinct entries -- be more specific.`,
+            );
+          }
+          const index = candidates[0] as number;
+          const previous = work[index] as string;
+          if (op.action === "replace") {
+            work[index] = op.content;
+            if (previous !== "") replaced[String(i + 1)] = previous;
+          } else {
+            work.splice(index, 1);
+            if (previous !== "") removed[String(i + 1)] = previous;
+          }
+        } else {
+          return abort(`${pos}: unknown action. Use add, replace, or remove.`);
+        }
+      }
+      if (entries.length > 0 && work.length === 0) {
+        return abort(
+          `Refusing to empty ${
+            memoryFileName(t)
+          }: this batch would remove every entry from a previously non-empty store. Keep at least one entry \u2014 merge overlapping entries into a shorter one instead of removing the last one. To delete the final entry deliberately, use single remove() calls.`,
+        );
+      }
+      const newSize = entriesSize(work);
+      if (newSize > limit) {
+        return this.#failure({
+          success: false,
+          error:
+            `After applying all ${ops.length} operations, memory would be at ${
+              formatThousands(newSize)
+            }/${
+              formatThousands(limit)
+            } chars -- over the limit. Remove or shorten more entries in the same batch (see current_entries below), then retry.`,
+          current_entries: this.#currentEntries(t),
+          usage: formatShortUsage(entriesSize(entries), limit),
+        });
+      }
+      const extras: MemoryResult = {};
+      if (Object.keys(replaced).length > 0) extras.replaced_entries = replaced;
+      if (Object.keys(removed).length > 0) extras.removed_entries = removed;
+      return new Commit(
+        work,
+        () => this.#success(t, `Applied ${ops.length} operation(s).`, extras),
+      );
+    });
+  }
+
+  /**
+   * The live entries as shown in error results: poisoned entries replaced
+   * by their `[BLOCKED: …]` placeholders.
+   *
+   * @param target `memory` or `user`.
+   * @returns The sanitised entries.
+   */
+  sanitizedEntries(target: MemoryTarget): string[] {
+    return this.#currentEntries(norm(target));
+  }
+
+  #currentEntries(t: MemoryTarget): string[] {
+    const name = memoryFileName(t);
+    return this.#entries[t].map((e) => sanitizeMemoryEntry(e, name));
+  }
+
+  #success(
+    t: MemoryTarget,
+    message: string,
+    extras: MemoryResult = {},
+  ): MemoryResult {
+    this.#failures = 0;
+    const entries = this.#entries[t];
+    const result: MemoryResult = {
+      success: true,
+      done: true,
+      target: t,
+      usage: formatUsage(entriesSize(entries), this.#limits[t]),
+      entry_count: entries.length,
+    };
+    if (message) result.message = message;
+    Object.assign(result, extras);
+    result.note = SUCCESS_NOTE;
+    return result;
+  }
+
+  #failure(result: MemoryResult): MemoryResult {
+    this.#failures++;
+    if (this.#failures > CONSOLIDATION_FAILURE_LIMIT) {
+      return {
+        success: false,
+        done: true,
+        error:
+          `Memory consolidation failed ${this.#failures} times this turn. Stop retrying memory calls \u2014 leave memory unchanged for now and continue with your reply to the user. The fact can be saved in a later turn.`,
+      };
+    }
+    return result;
+  }
+
+  #match(
+    t: MemoryTarget,
+    entries: readonly string[],
+    old: string,
+    verb: "replace" | "remove",
+  ): { index: number } | { result: MemoryResult } {
+    const candidates = findCandidates(entries, old);
+    if (candidates.length === 0) {
+      return {
+        result: this.#failure({
+          success: false,
+          error:
+            `No entry matched '${old}'. Check current_entries below and retry with the exact text of the entry you want to ${verb}.`,
+          current_entries: this.#currentEntries(t),
+        }),
+      };
+    }
+    if (new Set(candidates.map((c) => entries[c])).size > 1) {
+      return {
+        result: {
+          success: false,
+          error: `Multiple entries matched '${old}'. Be more specific.`,
+          matches: candidates.map((c) => previewEntry(entries[c] as string)),
+        },
+      };
+    }
+    return { index: candidates[0] as number };
+  }
+
+  // Takes the target's lock, re-reads the file (refusing unreadable files,
+  // and drifted ones when `driftGuard`), hands the entries to `decide`, and
+  // writes what it asks for before building the success result.
+  async #locked(
+    t: MemoryTarget,
+    driftGuard: boolean,
+    decide: (entries: string[]) => MemoryResult | Commit,
+  ): Promise<MemoryResult> {
+    const paths = this.paths();
+    const path = paths[t];
+    await Deno.mkdir(paths.dir, { recursive: true });
+    return await withFileLock(`${path}.lock`, async () => {
+      const file = await readMemoryFile(path);
+      if (file.state === "unreadable") {
+        return {
+          success: false,
+          error: `Refusing to write ${
+            memoryFileName(t)
+          }: the file exists on disk but could not be read right now (temporarily locked by another program, a permission change, invalid/corrupt text encoding, or a filesystem error). Treating an unreadable file as empty and saving would wipe existing memory, so the write is refused. Nothing was changed \u2014 retry in a moment.`,
+        };
+      }
+      const text = file.state === "ok" ? file.text : "";
+      const parsed = splitEntries(text);
+      if (
+        driftGuard && file.state === "ok" &&
+        hasDrift(text, parsed, this.#limits[t])
+      ) {
+        return await driftResult(t, path, file.bytes);
+      }
+      const entries = dedupeEntries(parsed);
+      this.#entries[t] = entries;
+      const decision = decide([...entries]);
+      if (!(decision instanceof Commit)) return decision;
+      await Deno.mkdir(paths.dir, { recursive: true });
+      try {
+        await atomicWriteText(path, serializeEntries(decision.write));
+      } catch (error) {
+        throw new Error(
+          `Failed to write memory file ${path}: ${errorMessage(error)}`,
+          {
+            cause: error,
+          },
+        );
+      }
+      this.#entries[t] = [...decision.write];
+      return decision.result();
+    });
+  }
+}
+
+// What a mutation decided to write, and how to report it once written.
+class Commit {
+  constructor(readonly write: string[], readonly result: () => MemoryResult) {}
+}
+
+type MemoryFileRead =
+  | { state: "missing" }
+  | { state: "unreadable"; reason: string; size: number }
+  | { state: "ok"; text: string; bytes: Uint8Array };
+
+async function readMemoryFile(path: string): Promise<MemoryFileRead> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return { state: "missing" };
+    const size = await Deno.stat(path).then((s) => s.size, () => 0);
+    return { state: "unreadable", reason: errorMessage(error), size };
+  }
+  try {
+    return { state: "ok", text: decodeMemoryBytes(bytes), bytes };
+  } catch (error) {
+    return {
+      state: "unreadable",
+      reason: errorMessage(error),
+      size: bytes.length,
+    };
+  }
+}
+
+function hasDrift(
+  text: string,
+  parsed: readonly string[],
+  limit: number,
+): boolean {
+  const trimmed = pythonStrip(text);
+  if (trimmed === "") return false;
+  if (trimmed !== serializeEntries(parsed)) return true;
+  return parsed.some((e) => codePointLength(e) > limit);
+}
+
+async function driftResult(
+  t: MemoryTarget,
+  path: string,
+  bytes: Uint8Array,
+): Promise<MemoryResult> {
+  let backup = `${path}.bak.${Math.floor(Date.now() / 1000)}`;
+  try {
+    await Deno.writeFile(backup, bytes);
+  } catch (error) {
+    log(
+      "warn",
+      `Could not back up drifted memory file ${path}: ${errorMessage(error)}`,
+    );
+    backup = `${backup} (BACKUP FAILED \u2014 file unchanged on disk)`;
+  }
+  return {
+    success: false,
+    error: `Refusing to write ${
+      memoryFileName(t)
+    }: file on disk has content that wouldn't round-trip through the memory tool (likely added by the patch tool, a shell append, a manual edit, or a concurrent session). A snapshot was saved to ${backup}. Resolve the drift first \u2014 either rewrite the file as a clean \u00a7-delimited list of entries, or move the extra content out \u2014 then retry. This guard exists to prevent silent data loss (issue #26045).`,
+    drift_backup: backup,
+    remediation:
+      "Open the .bak file, integrate the missing entries into the memory tool one at a time via memory(action=add, content=...), then remove or rewrite the original file to a clean state.",
+  };
+}
+
+function disabledResult(t: MemoryTarget): MemoryResult {
+  return {
+    success: false,
+    error: `Built-in ${
+      memoryFileName(t)
+    } writes are disabled in memory config.`,
+    target: t,
+  };
+}
+
+function findCandidates(entries: readonly string[], old: string): number[] {
+  const exact: number[] = [];
+  const partial: number[] = [];
+  entries.forEach((e, i) => {
+    if (e === old) exact.push(i);
+    if (e.includes(old)) partial.push(i);
+  });
+  return exact.length > 0 ? exact : partial;
+}
+
+interface ParsedOperation {
+  action: string;
+  rawContent: string;
+  content: string;
+  old: string;
+}
+
+function readOperation(op: unknown): ParsedOperation {
+  if (op === null || typeof op !== "object" || Array.isArray(op)) {
+    return { action: "", rawContent: "", content: "", old: "" };
+  }
+  const o = op as MemoryOperation;
+  const rawContent = argText(o.content) || argText(o.new_text);
+  return {
+    action: argText(o.action),
+    rawContent,
+    content: pythonStrip(rawContent),
+    old: pythonStrip(argText(o.old_text)),
+  };
+}
+
+// A tool argument as text: strings as they are, null/undefined as "", other
+// values in their JSON form.
+function argText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === null || value === undefined) return "";
+  if (typeof value === "number" || typeof value === "boolean") {
+    return String(value);
+  }
+  try {
+    return JSON.stringify(value) ?? "";
+  } catch {
+    return String(value);
+  }
+}
+
+function norm(target: MemoryTarget | string): MemoryTarget {
+  return target === "user" ? "user" : "memory";
+}
+
+function checkLimit(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 0) {
+    throw new RangeError(
+      `Cannot create the memory store as '${name}' must be a non-negative integer: current value is ${value}`,
+    );
+  }
+  return value;
+}
+
+function toLimit(value: unknown, fallback: number): number {
+  if (value === null || value === undefined || typeof value === "boolean") {
+    return fallback;
+  }
+  const n = typeof value === "number"
+    ? value
+    : typeof value === "string" && /^\s*[+-]?\d+\s*$/.test(value)
+    ? Number(value)
+    : NaN;
+  if (!Number.isFinite(n)) return fallback;
+  const int = Math.trunc(n);
+  return int >= 0 ? int : fallback;
+}
+
+function toFlag(value: unknown, fallback: boolean): boolean {
+  if (value === null || value === undefined) return fallback;
+  if (typeof value === "boolean") return value;
+  if (typeof value === "number") return value !== 0;
+  if (typeof value === "string") {
+    const v = value.trim().toLowerCase();
+    if (["true", "yes", "on", "1", "enabled"].includes(v)) return true;
+    if (["false", "no", "off", "0", "disabled", ""].includes(v)) return false;
+  }
+  return fallback;
+}
+
+function toApprovalFlag(value: unknown): boolean {
+  if (value === true) return true;
+  if (typeof value === "number") return value === 1;
+  if (typeof value === "string") {
+    return ["on", "true", "yes", "1", "approve", "enabled"].includes(
+      value.trim().toLowerCase(),
+    );
+  }
+  return false;
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,383 @@
+/**
+ * The profile's `config.yaml` (`$HERMES_HOME/config.yaml`): loading, and
+ * saving that merges onto what is on disk so a writer that changed one key
+ * never erases sections it did not load, nor the comments a user wrote.
+ *
+ * YAML is read as YAML 1.1, as Hermes (PyYAML) reads it: `yes`/`no`/`on`/
+ * `off` are booleans and strings that look like them are quoted on write.
+ * A file that does not parse is reported with its line and column and is
+ * never overwritten.
+ *
+ * Loading works under narrow grants such as
+ * `--allow-read=$HERMES_HOME --allow-env=HERMES_HOME,HOME`: the `yaml`
+ * package's debug-variable reads are made harmless (see
+ * {@linkcode withTolerantProcessEnv}). Saving also needs
+ * `--allow-write=$HERMES_HOME`.
+ *
+ * @module
+ */
+
+import { dirname, join } from "node:path";
+import {
+  Document,
+  isMap,
+  isScalar,
+  type Node as YamlNode,
+  type Pair,
+  parseDocument,
+  type YAMLMap,
+} from "yaml";
+import { atomicWriteText } from "../io/atomic_write.ts";
+import { withTolerantProcessEnv } from "../core/env.ts";
+import { withFileLock } from "../io/file_lock.ts";
+import { getHermesHome } from "../profile/hermes_home.ts";
+import type { HermesConfig } from "../core/memory_provider.ts";
+
+const YAML_OPTIONS = { version: "1.1", uniqueKeys: false } as const;
+const STRINGIFY_OPTIONS = { lineWidth: 0 } as const;
+
+/** Options of {@linkcode ConfigError}. */
+export interface ConfigErrorOptions {
+  /** The config file. */
+  path: string;
+  /** The 1-based line of the problem, when known. */
+  line?: number;
+  /** The 1-based column of the problem, when known. */
+  column?: number;
+  /** The underlying error. */
+  cause?: unknown;
+}
+
+/**
+ * A `config.yaml` that cannot be used: it does not parse, or its top level
+ * is not a mapping. Carries the file and, when known, the line and column.
+ */
+export class ConfigError extends Error {
+  /** The config file. */
+  readonly path: string;
+  /** The 1-based line of the problem, when known. */
+  readonly line?: number;
+  /** The 1-based column of the problem, when known. */
+  readonly column?: number;
+
+  /**
+   * Creates the error.
+   *
+   * @param message What is wrong and what to do.
+   * @param options Where it is wrong.
+   */
+  constructor(message: string, options: ConfigErrorOptions) {
+    super(message, { cause: options.cause });
+    this.name = "ConfigError";
+    this.path = options.path;
+    this.line = options.line;
+    this.column = options.column;
+  }
+}
+
+/** Options of {@linkcode loadConfig}. */
+export interface LoadConfigOptions {
+  /**
+   * The profile home whose `config.yaml` is read.
+   *
+   * @default {getHermesHome()}
+   */
+  hermesHome?: string;
+}
+
+/** Options of {@linkcode saveConfig}. */
+export interface SaveConfigOptions {
+  /**
+   * Merge `config` onto the file on disk, keeping keys and sections it does
+   * not mention. When `false`, keys absent from `config` are removed
+   * (comments of the keys that remain are still kept).
+   *
+   * @default {true}
+   */
+  mergeExisting?: boolean;
+  /**
+   * The profile home whose `config.yaml` is written.
+   *
+   * @default {getHermesHome()}
+   */
+  hermesHome?: string;
+}
+
+/**
+ * Where a profile's `config.yaml` is.
+ *
+ * @param hermesHome The profile home; defaults to the active one.
+ * @returns `<hermesHome>/config.yaml`.
+ *
+ * @example The config file of a profile
+ * ```ts
+ * import { getConfigPath } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(getConfigPath("/srv/hermes"), "/srv/hermes/config.yaml");
+ * ```
+ */
+export function getConfigPath(hermesHome?: string): string {
+  return join(hermesHome ?? getHermesHome(), "config.yaml");
+}
+
+/**
+ * Loads the profile's `config.yaml`.
+ *
+ * @param options Which profile home to read.
+ * @returns The config as plain data; `{}` when the file is missing or holds
+ * no document.
+ * @throws {ConfigError} When the file does not parse (naming the file, line
+ * and column) or its top level is not a mapping.
+ *
+ * @example Reading the active memory provider
+ * ```ts
+ * import { getConfigValue, loadConfig } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const home = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${home}/config.yaml`, "memory:\n  provider: honcho\n");
+ * const config = await loadConfig({ hermesHome: home });
+ * assert.equal(getConfigValue(config, "memory.provider"), "honcho");
+ * await Deno.remove(home, { recursive: true });
+ * ```
+ */
+export async function loadConfig(
+  options: LoadConfigOptions = {},
+): Promise<HermesConfig> {
+  const path = getConfigPath(options.hermesHome);
+  const text = await readConfigText(path);
+  if (text === undefined) return {};
+  const doc = parseConfigDocument(path, text);
+  if (doc.contents === null) return {};
+  const value: unknown = doc.toJS();
+  if (value === null || value === undefined) return {};
+  return value as HermesConfig;
+}
+
+/**
+ * Saves `config` to the profile's `config.yaml`: by default merged onto
+ * the file on disk, so sections the caller never loaded survive, and with
+ * the comments of unchanged keys kept. Mappings merge key by key; any other
+ * value (scalars, lists) replaces what was there; `undefined` values are
+ * skipped. The file is replaced atomically under a cross-process lock,
+ * keeping its mode; the home directory is created if missing.
+ *
+ * @param config The config (or the part of it to write).
+ * @param options Merge or replace, and which profile home.
+ * @returns A promise that resolves once the file is written.
+ * @throws {ConfigError} When the file on disk does not parse or is not a
+ * mapping; it is then left untouched.
+ *
+ * @example Switching the memory provider
+ * ```ts
+ * import { loadConfig, saveConfig } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const home = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${home}/config.yaml`, "# mine\nmodel: gpt\n");
+ * await saveConfig({ memory: { provider: "honcho" } }, { hermesHome: home });
+ * assert.deepEqual(await loadConfig({ hermesHome: home }), {
+ *   model: "gpt",
+ *   memory: { provider: "honcho" },
+ * });
+ * await Deno.remove(home, { recursive: true });
+ * ```
+ */
+export async function saveConfig(
+  config: HermesConfig,
+  options: SaveConfigOptions = {},
+): Promise<void> {
+  const merge = options.mergeExisting ?? true;
+  const path = getConfigPath(options.hermesHome);
+  await Deno.mkdir(dirname(path), { recursive: true });
+  await withFileLock(`${path}.lock`, async () => {
+    const text = await readConfigText(path);
+    const doc = text === undefined
+      ? new Document({}, YAML_OPTIONS)
+      : parseConfigDocument(path, text);
+    if (doc.contents === null) doc.contents = doc.createNode({});
+    const root = doc.contents;
+    if (!isMap(root)) {
+      throw notAMapping(path);
+    }
+    applyToMap(doc, root, config, !merge);
+    await atomicWriteText(path, doc.toString(STRINGIFY_OPTIONS));
+  });
+}
+
+/**
+ * Reads a value by dotted key (`"memory.provider"`).
+ *
+ * @param config The config.
+ * @param dottedKey Keys joined with `.`.
+ * @returns The value, or `undefined` when any part of the path is missing
+ * or not a mapping.
+ *
+ * @example Reading a dotted key
+ * ```ts
+ * import { getConfigValue } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const config = { memory: { provider: "honcho" } };
+ * assert.equal(getConfigValue(config, "memory.provider"), "honcho");
+ * assert.equal(getConfigValue(config, "memory.provider.x"), undefined);
+ * ```
+ */
+export function getConfigValue(
+  config: HermesConfig,
+  dottedKey: string,
+): unknown {
+  let current: unknown = config;
+  for (const part of dottedKey.split(".")) {
+    if (!isPlainObject(current) || !Object.hasOwn(current, part)) {
+      return undefined;
+    }
+    current = current[part];
+  }
+  return current;
+}
+
+/**
+ * Sets a value by dotted key, creating missing sections.
+ *
+ * @param config The config, changed in place.
+ * @param dottedKey Keys joined with `.`.
+ * @param value The value to store.
+ * @throws {RangeError} When the key has an empty part.
+ * @throws {TypeError} When a section on the path holds a non-mapping value.
+ *
+ * @example Writing a dotted key
+ * ```ts
+ * import { setConfigValue } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const config = {};
+ * setConfigValue(config, "memory.provider", "honcho");
+ * assert.deepEqual(config, { memory: { provider: "honcho" } });
+ * ```
+ */
+export function setConfigValue(
+  config: HermesConfig,
+  dottedKey: string,
+  value: unknown,
+): void {
+  const parts = dottedKey.split(".");
+  if (parts.some((part) => part === "")) {
+    throw new RangeError(
+      `Cannot use config key '${dottedKey}': write keys joined by single dots, like memory.provider`,
+    );
+  }
+  let current: Record<string, unknown> = config;
+  for (const [index, part] of parts.slice(0, -1).entries()) {
+    const next = current[part];
+    if (next === undefined) {
+      current[part] = {};
+    } else if (!isPlainObject(next)) {
+      const at = parts.slice(0, index + 1).join(".");
+      throw new TypeError(
+        `Cannot set config key '${dottedKey}': '${at}' holds a ${
+          Array.isArray(next) ? "list" : typeof next
+        }, not a section; remove or rename it first`,
+      );
+    }
+    current = current[part] as Record<string, unknown>;
+  }
+  current[parts[parts.length - 1]] = value;
+}
+
+async function readConfigText(path: string): Promise<string | undefined> {
+  try {
+    return await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+}
+
+function parseConfigDocument(path: string, text: string): Document {
+  const doc = withTolerantProcessEnv(() =>
+    parseDocument(text.replace(/^\uFEFF/, ""), YAML_OPTIONS)
+  );
+  const problem = doc.errors[0];
+  if (problem !== undefined) {
+    const position = problem.linePos?.[0];
+    const reason = problem.message.split("\n")[0]
+      .replace(/ at line \d+, column \d+:?$/, "");
+    const where = position
+      ? ` at line ${position.line}, column ${position.col}`
+      : "";
+    throw new ConfigError(
+      `Cannot parse ${path}${where}: ${reason}; fix the YAML there (the file was left unchanged)`,
+      { path, line: position?.line, column: position?.col, cause: problem },
+    );
+  }
+  if (doc.contents !== null && !isMap(doc.contents)) throw notAMapping(path);
+  return doc as Document;
+}
+
+function notAMapping(path: string): ConfigError {
+  return new ConfigError(
+    `Cannot use ${path}: its top level must be a mapping of keys to values; fix the file or move it aside`,
+    { path },
+  );
+}
+
+function applyToMap(
+  doc: Document,
+  map: YAMLMap,
+  values: Record<string, unknown>,
+  prune: boolean,
+): void {
+  for (const [key, value] of Object.entries(values)) {
+    if (value === undefined) continue;
+    const pair = findPair(map, key);
+    if (pair === undefined) {
+      map.add(doc.createPair(key, value));
+      continue;
+    }
+    const existing = pair.value;
+    if (isPlainObject(value) && isMap(existing)) {
+      applyToMap(doc, existing, value, prune);
+    } else if (!(isScalar(existing) && sameScalar(existing.value, value))) {
+      const node = doc.createNode(value) as YamlNode;
+      if (existing !== null && typeof existing === "object") {
+        const old = existing as YamlNode;
+        node.comment = old.comment;
+        node.commentBefore = old.commentBefore;
+        node.spaceBefore = old.spaceBefore;
+      }
+      pair.value = node;
+    }
+  }
+  if (prune) {
+    map.items = map.items.filter((pair) => {
+      const key = keyText(pair);
+      return key !== undefined && values[key] !== undefined &&
+        Object.hasOwn(values, key);
+    });
+  }
+}
+
+function findPair(map: YAMLMap, key: string): Pair | undefined {
+  let found: Pair | undefined;
+  for (const pair of map.items) {
+    if (keyText(pair) === key) found = pair;
+  }
+  return found;
+}
+
+function keyText(pair: Pair): string | undefined {
+  const key = pair.key;
+  if (isScalar(key)) return String(key.value);
+  if (key === null || typeof key !== "object") return String(key);
+  return undefined;
+}
+
+function sameScalar(current: unknown, next: unknown): boolean {
+  if (current instanceof Date && next instanceof Date) {
+    return current.getTime() === next.getTime();
+  }
+  return current === next;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object") return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}

@@ -1,0 +1,464 @@
+/**
+ * The host side of the pre-compress checkpoint gate (API v2).
+ *
+ * With `compression.checkpoint_required: true` in `config.yaml` the gate is
+ * *armed*: an agent may rewrite a transcript lossily (compress, compact,
+ * truncate) only after a memory provider of checkpoint API version 2 has
+ * durably committed a checkpoint of it. Otherwise the rewrite is refused with
+ * {@linkcode CompressionCheckpointUnavailable}, the uncompressed transcript
+ * is kept, and a later retry works once storage is back.
+ *
+ * Agents call three things:
+ *
+ * - at start-up, {@linkcode compactionPolicyFromConfig} (which compaction
+ *   mechanisms are allowed) and {@linkcode warnIfCheckpointGateUnsatisfied};
+ * - before every destructive rewrite, {@linkcode checkpointBeforeCompression}.
+ *
+ * @module
+ */
+
+import { log } from "../core/log.ts";
+import {
+  type ChatMessage,
+  type HermesConfig,
+  type MaybePromise,
+  PRE_COMPRESS_CHECKPOINT_API_VERSION,
+} from "../core/memory_provider.ts";
+import { normalizePreCompressEvidence } from "./pre_compress.ts";
+import { sanitizeContext } from "./context_fence.ts";
+import { redactText } from "../core/redact.ts";
+import { lookupConfig, readConfigBool } from "../config/config_values.ts";
+
+/** The config key that arms the gate. */
+export const CHECKPOINT_REQUIRED_KEY = "compression.checkpoint_required";
+
+/** The config key of native server-side compaction (OpenAI Responses). */
+export const NATIVE_COMPACTION_KEY = "compression.codex_responses_native";
+
+/** The config key of micro-compaction (trimming old tool results). */
+export const MICRO_COMPACTION_KEY = "compression.micro_compact";
+
+/** Every {@linkcode CompressionCheckpointUnavailable} message starts so. */
+export const CHECKPOINT_BLOCK_PREFIX =
+  "BLOCKED_MISSING_PREREQUISITE: required pre-compress checkpoint unavailable: ";
+
+/** The remediation appended to configuration-caused block reasons. */
+export const CHECKPOINT_REMEDIATION =
+  "Recover by set compression.checkpoint_required: false, or switch to a memory provider that implements checkpoint API v2";
+
+/** The reasons a compression is blocked (the text after the prefix). */
+export interface CheckpointBlockReasons {
+  /** No manager, or a manager without a capability probe. */
+  readonly noProvider: string;
+  /** The capability probe threw. */
+  readonly probeFailed: string;
+  /** No active provider advertises checkpoint API v2. */
+  readonly notCapable: string;
+  /** A v2 provider threw while checkpointing (retry is the fix). */
+  readonly providerFailed: string;
+  /** The agent's API mode compacts without a checkpoint boundary. */
+  readonly checkpointlessApiMode: string;
+}
+
+/** The exact block reasons of the Hermes contract (§9.5). */
+export const CHECKPOINT_BLOCK_REASONS: CheckpointBlockReasons = Object.freeze({
+  noProvider: "no active provider implements checkpoint API v2",
+  probeFailed: "provider capability probe failed",
+  notCapable:
+    `active provider does not implement checkpoint API v2. ${CHECKPOINT_REMEDIATION}`,
+  providerFailed: "provider checkpoint API v2 failed",
+  checkpointlessApiMode:
+    "api mode codex_app_server compacts without a pre-compress checkpoint boundary. Recover by set compression.checkpoint_required: false, or use an api mode that compacts through the host",
+});
+
+/**
+ * API modes whose compaction happens outside the host (no pre-compress
+ * checkpoint boundary): refused while the gate is armed.
+ */
+export const CHECKPOINTLESS_API_MODES: ReadonlySet<string> = new Set([
+  "codex_app_server",
+]);
+
+/**
+ * Thrown instead of rewriting a transcript when the armed gate cannot get a
+ * durable checkpoint. The message always starts with
+ * `BLOCKED_MISSING_PREREQUISITE: required pre-compress checkpoint unavailable: `
+ * followed by {@linkcode CompressionCheckpointUnavailable.reason}. Keep the
+ * uncompressed transcript and retry later.
+ *
+ * @example Telling a block apart
+ * ```ts
+ * import { CompressionCheckpointUnavailable } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const error = new CompressionCheckpointUnavailable("provider checkpoint API v2 failed");
+ * assert.ok(error.message.startsWith("BLOCKED_MISSING_PREREQUISITE: "));
+ * ```
+ */
+export class CompressionCheckpointUnavailable extends Error {
+  /** Why the checkpoint is unavailable (the text after the prefix). */
+  readonly reason: string;
+
+  /**
+   * Builds the error.
+   *
+   * @param reason Why the checkpoint is unavailable.
+   * @param options The underlying `cause`, if any.
+   */
+  constructor(reason: string, options?: ErrorOptions) {
+    super(`${CHECKPOINT_BLOCK_PREFIX}${reason}`, options);
+    this.name = "CompressionCheckpointUnavailable";
+    this.reason = reason;
+  }
+}
+
+/** Options the gate passes to {@linkcode CheckpointManager.onPreCompress}. */
+export interface CheckpointManagerPreCompressOptions {
+  /** The normalized evidence, given to checkpoint (v2) providers. */
+  evidenceMessages?: ChatMessage[];
+  /** Throw unless a checkpoint provider committed. */
+  requireCheckpoint?: boolean;
+  /** The checkpoint API version that counts as a checkpoint provider. */
+  checkpointApiVersion?: number;
+}
+
+/**
+ * What the gate needs from a memory manager; `MemoryManager` fits it.
+ */
+export interface CheckpointManager {
+  /** The registered providers, for the start-up warning's label. */
+  readonly providers?: readonly { readonly name: string }[];
+  /**
+   * Whether any provider advertises at least `apiVersion`. A manager
+   * without it counts as having no capable provider.
+   */
+  supportsPreCompressCheckpoint?(apiVersion?: number): MaybePromise<boolean>;
+  /** Fans the pre-compress hook out to the providers. */
+  onPreCompress(
+    messages: ChatMessage[],
+    options?: CheckpointManagerPreCompressOptions,
+  ): MaybePromise<string>;
+}
+
+/** Options of {@linkcode checkpointBeforeCompression}. */
+export interface CheckpointBeforeCompressionOptions {
+  /** The loaded `config.yaml` (reads `compression.checkpoint_required`). */
+  config: HermesConfig;
+  /**
+   * The agent does not persist its session (a review or `/btw` fork).
+   *
+   * @default {false}
+   */
+  persistDisabled?: boolean;
+  /**
+   * The agent has a session database. A persistence-disabled agent without
+   * one skips the gate entirely.
+   *
+   * @default {false}
+   */
+  hasSessionDb?: boolean;
+}
+
+/**
+ * Tells whether the gate is armed: `compression.checkpoint_required`
+ * (default `false`) is on.
+ *
+ * @param config The loaded `config.yaml`.
+ * @returns `true` when armed.
+ *
+ * @example Off by default
+ * ```ts
+ * import { isCheckpointGateArmed } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(isCheckpointGateArmed({}), false);
+ * assert.equal(
+ *   isCheckpointGateArmed({ compression: { checkpoint_required: true } }),
+ *   true,
+ * );
+ * ```
+ */
+export function isCheckpointGateArmed(config: HermesConfig): boolean {
+  return readConfigBool(lookupConfig(config, CHECKPOINT_REQUIRED_KEY), false);
+}
+
+/**
+ * Runs the pre-compress memory hook before a lossy rewrite and returns the
+ * sanitized `memory_context` for the compressor.
+ *
+ * - Persistence-isolated fork (`persistDisabled` and no session DB): skipped,
+ *   `""`.
+ * - Gate off: a best-effort call with normalized evidence; every failure is
+ *   swallowed (`""`).
+ * - Gate armed: throws {@linkcode CompressionCheckpointUnavailable} when
+ *   there is no manager or no capability probe, when the probe throws, when
+ *   no provider implements checkpoint API v2, or when the checkpoint itself
+ *   fails (logged as a warning naming the error type). On a throw do not
+ *   compress: keep the transcript and retry later.
+ *
+ * @param manager The agent's memory manager, or `null` when it has none.
+ * @param messages The transcript about to be rewritten (never mutated).
+ * @param options The config and the agent's persistence mode.
+ * @returns The sanitized text providers returned, for the summary prompt.
+ * @throws {CompressionCheckpointUnavailable} When the armed gate blocks.
+ *
+ * @example Gate off, no manager
+ * ```ts
+ * import { checkpointBeforeCompression } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const context = await checkpointBeforeCompression(null, [], { config: {} });
+ * assert.equal(context, "");
+ * ```
+ */
+export async function checkpointBeforeCompression(
+  manager: CheckpointManager | null | undefined,
+  messages: readonly unknown[],
+  options: CheckpointBeforeCompressionOptions,
+): Promise<string> {
+  if (options.persistDisabled && !options.hasSessionDb) return "";
+  const raw = Array.isArray(messages)
+    ? (messages.slice() as ChatMessage[])
+    : [];
+  const evidence = normalizePreCompressEvidence(raw);
+  if (!isCheckpointGateArmed(options.config)) {
+    if (!manager) return "";
+    try {
+      const text = await manager.onPreCompress(raw, {
+        evidenceMessages: evidence,
+        requireCheckpoint: false,
+        checkpointApiVersion: PRE_COMPRESS_CHECKPOINT_API_VERSION,
+      });
+      return sanitized(text);
+    } catch (error) {
+      log(
+        "debug",
+        `Best-effort pre-compress memory hook failed: ${errorMessage(error)}`,
+      );
+      return "";
+    }
+  }
+  if (!manager || typeof manager.supportsPreCompressCheckpoint !== "function") {
+    throw new CompressionCheckpointUnavailable(
+      CHECKPOINT_BLOCK_REASONS.noProvider,
+    );
+  }
+  let capable: boolean;
+  try {
+    capable = await manager.supportsPreCompressCheckpoint(
+      PRE_COMPRESS_CHECKPOINT_API_VERSION,
+    );
+  } catch (error) {
+    throw new CompressionCheckpointUnavailable(
+      CHECKPOINT_BLOCK_REASONS.probeFailed,
+      { cause: error },
+    );
+  }
+  if (capable !== true) {
+    throw new CompressionCheckpointUnavailable(
+      CHECKPOINT_BLOCK_REASONS.notCapable,
+    );
+  }
+  let text: string;
+  try {
+    text = await manager.onPreCompress(raw, {
+      evidenceMessages: evidence,
+      requireCheckpoint: true,
+      checkpointApiVersion: PRE_COMPRESS_CHECKPOINT_API_VERSION,
+    });
+  } catch (error) {
+    log(
+      "warn",
+      `Pre-compress checkpoint failed (${
+        errorType(error)
+      }); keeping the uncompressed transcript: ${errorMessage(error)}`,
+    );
+    throw new CompressionCheckpointUnavailable(
+      CHECKPOINT_BLOCK_REASONS.providerFailed,
+      { cause: error },
+    );
+  }
+  return sanitized(text);
+}
+
+/**
+ * Logs the start-up warning when the gate is armed but no active provider
+ * implements checkpoint API v2. Never throws and never refuses start-up; a
+ * probe that throws is logged at debug level only.
+ *
+ * The warning is Hermes' own: `compression.checkpoint_required is enabled
+ * but the active memory provider (<names>) does not implement checkpoint API
+ * v2. Compress will fail closed. Recover by set
+ * compression.checkpoint_required: false, or switch to a memory provider that
+ * implements checkpoint API v2.`, where `<names>` are the registered
+ * providers' names comma-joined, or `no active provider`.
+ *
+ * @param manager The agent's memory manager, or `null`.
+ * @param config The loaded `config.yaml`.
+ * @returns `true` when the warning was logged.
+ *
+ * @example Gate off: no warning
+ * ```ts
+ * import { warnIfCheckpointGateUnsatisfied } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(await warnIfCheckpointGateUnsatisfied(null, {}), false);
+ * ```
+ */
+export async function warnIfCheckpointGateUnsatisfied(
+  manager: CheckpointManager | null | undefined,
+  config: HermesConfig,
+): Promise<boolean> {
+  if (!isCheckpointGateArmed(config)) return false;
+  let capable = false;
+  if (manager && typeof manager.supportsPreCompressCheckpoint === "function") {
+    try {
+      capable = await manager.supportsPreCompressCheckpoint(
+        PRE_COMPRESS_CHECKPOINT_API_VERSION,
+      ) === true;
+    } catch (error) {
+      log(
+        "debug",
+        `Pre-compress checkpoint capability probe failed at start-up: ${
+          errorMessage(error)
+        }`,
+      );
+      return false;
+    }
+  }
+  if (capable) return false;
+  log(
+    "warn",
+    `${CHECKPOINT_REQUIRED_KEY} is enabled but the active memory provider (${
+      providerLabel(manager)
+    }) does not implement checkpoint API v${PRE_COMPRESS_CHECKPOINT_API_VERSION}. Compress will fail closed. ${CHECKPOINT_REMEDIATION}.`,
+  );
+  return true;
+}
+
+/** Options of {@linkcode compactionPolicyFromConfig}. */
+export interface CompactionPolicyOptions {
+  /**
+   * The agent's API mode (`chat_completions`, `codex_responses`,
+   * `codex_app_server`, …).
+   *
+   * @default {""}
+   */
+  apiMode?: string;
+}
+
+/** Options of {@linkcode CompactionPolicy.assertTurnAllowed}. */
+export interface AssertTurnAllowedOptions {
+  /**
+   * The API mode the turn is about to run in.
+   *
+   * @default {the policy's apiMode}
+   */
+  apiMode?: string;
+}
+
+/**
+ * Which lossy mechanisms an agent may use, decided once at start-up from
+ * `config.yaml`. While the gate is armed the only allowed lossy path is a
+ * host compression preceded by {@linkcode checkpointBeforeCompression}.
+ */
+export interface CompactionPolicy {
+  /** `compression.checkpoint_required` is on. */
+  readonly gateArmed: boolean;
+  /** The API mode the policy was made for. */
+  readonly apiMode: string;
+  /**
+   * Request server-side native compaction
+   * (`compression.codex_responses_native`, default `false`); always `false`
+   * while armed.
+   */
+  readonly nativeServerCompaction: boolean;
+  /**
+   * Run micro-compaction (`compression.micro_compact`, default `false`),
+   * at init and in the turn finalizer; always `false` while armed.
+   */
+  readonly microCompaction: boolean;
+  /**
+   * Fails closed before a turn runs in an API mode that compacts without a
+   * checkpoint boundary while the gate is armed.
+   *
+   * @param options The turn's API mode, when it differs from the policy's.
+   * @throws {CompressionCheckpointUnavailable} When the turn must not run.
+   */
+  assertTurnAllowed(options?: AssertTurnAllowedOptions): void;
+}
+
+/**
+ * Decides, at agent start-up, which compaction mechanisms the agent may use
+ * so the gate cannot be bypassed by accident. While
+ * `compression.checkpoint_required` is on: native server-side compaction is
+ * suppressed, micro-compaction is off, and an API mode that compacts without
+ * a checkpoint boundary (`codex_app_server`) is refused here and at every
+ * turn entry. With the gate off the configured values apply.
+ *
+ * @param config The loaded `config.yaml`.
+ * @param options The agent's API mode.
+ * @returns A frozen policy.
+ * @throws {CompressionCheckpointUnavailable} When the gate is armed and
+ * the API mode compacts without a checkpoint boundary.
+ *
+ * @example Armed gate
+ * ```ts
+ * import { compactionPolicyFromConfig } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const policy = compactionPolicyFromConfig({
+ *   compression: { checkpoint_required: true, micro_compact: true },
+ * }, { apiMode: "chat_completions" });
+ * assert.equal(policy.microCompaction, false);
+ * policy.assertTurnAllowed();
+ * assert.throws(() => policy.assertTurnAllowed({ apiMode: "codex_app_server" }));
+ * ```
+ */
+export function compactionPolicyFromConfig(
+  config: HermesConfig,
+  options: CompactionPolicyOptions = {},
+): CompactionPolicy {
+  const gateArmed = isCheckpointGateArmed(config);
+  const apiMode = options.apiMode ?? "";
+  const assertTurnAllowed = (turn: AssertTurnAllowedOptions = {}): void => {
+    const mode = turn.apiMode ?? apiMode;
+    if (gateArmed && CHECKPOINTLESS_API_MODES.has(mode)) {
+      throw new CompressionCheckpointUnavailable(
+        CHECKPOINT_BLOCK_REASONS.checkpointlessApiMode,
+      );
+    }
+  };
+  assertTurnAllowed();
+  return Object.freeze({
+    gateArmed,
+    apiMode,
+    nativeServerCompaction: !gateArmed &&
+      readConfigBool(lookupConfig(config, NATIVE_COMPACTION_KEY), false),
+    microCompaction: !gateArmed &&
+      readConfigBool(lookupConfig(config, MICRO_COMPACTION_KEY), false),
+    assertTurnAllowed,
+  });
+}
+
+function sanitized(text: unknown): string {
+  if (typeof text !== "string" || text.trim() === "") return "";
+  return sanitizeContext(text);
+}
+
+function providerLabel(manager: CheckpointManager | null | undefined): string {
+  let names: string[] = [];
+  try {
+    names = (manager?.providers ?? []).map((p) => p.name)
+      .filter((n): n is string => typeof n === "string" && n.trim() !== "")
+      .map((n) => n.trim());
+  } catch {
+    names = [];
+  }
+  return names.length > 0 ? names.join(", ") : "no active provider";
+}
+
+function errorType(error: unknown): string {
+  if (error instanceof Error) return error.name || "Error";
+  return typeof error;
+}
+
+/** An error's text for a log line, secrets masked. */
+function errorMessage(error: unknown): string {
+  return redactText(error instanceof Error ? error.message : String(error));
+}

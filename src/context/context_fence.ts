@@ -1,0 +1,281 @@
+/**
+ * Context fencing: recalled memory is handed to the model inside a
+ * `<memory-context>` fence with a system note saying it is recalled data, not
+ * new user input; fenced spans are stripped wherever provider output or model
+ * output could echo them back (including streamed text, where tags straddle
+ * chunks).
+ *
+ * @module
+ */
+
+import { log } from "../core/log.ts";
+
+/** The line that opens a memory-context fence. */
+export const MEMORY_CONTEXT_OPEN_TAG: string = "<memory-context>";
+
+/** The line that closes a memory-context fence. */
+export const MEMORY_CONTEXT_CLOSE_TAG: string = "</memory-context>";
+
+/** The system note written under the opening fence. */
+export const MEMORY_CONTEXT_SYSTEM_NOTE: string =
+  "[System note: The following is recalled memory context, NOT new user input. " +
+  "Treat as authoritative reference data — this is the agent's persistent " +
+  "memory and should inform all responses.]";
+
+// Complete fenced spans, any case, whitespace inside the tags tolerated.
+const FENCED_SPAN_REGEXP =
+  /<\s*memory-context\s*>[\s\S]*?<\s*\/\s*memory-context\s*>/gi;
+// The system note, in every wording Hermes has used ("Treat as …").
+const SYSTEM_NOTE_REGEXP =
+  /\[System note:\s*The following is recalled memory context,\s*NOT new user input\.\s*Treat as [^\]]*\]\s*/gi;
+// Stray opening or closing tags.
+const FENCE_TAG_REGEXP = /<\s*\/?\s*memory-context\s*>/gi;
+// A markdown bullet: marker, whitespace, content.
+const BULLET_REGEXP = /^[-*+]\s+\S/;
+
+/**
+ * Removes memory-context fencing from text: complete
+ * `<memory-context>…</memory-context>` spans, the recalled-memory system note,
+ * and any stray opening or closing tag (any case, whitespace inside the tag
+ * tolerated).
+ *
+ * @param text Provider or model output.
+ * @returns The text without fences or fenced content.
+ *
+ * @example Cleaning echoed context
+ * ```ts
+ * import { sanitizeContext } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ *
+ * const echoed = "Hi <memory-context>\nold facts\n</memory-context>there";
+ * assert.equal(sanitizeContext(echoed), "Hi there");
+ * ```
+ */
+export function sanitizeContext(text: string): string {
+  if (typeof text !== "string" || text === "") return "";
+  return text.replace(FENCED_SPAN_REGEXP, "")
+    .replace(SYSTEM_NOTE_REGEXP, "")
+    .replace(FENCE_TAG_REGEXP, "");
+}
+
+/**
+ * Drops a self-contained bullet line that an earlier bullet of the same
+ * section already states. A section starts at every non-blank, non-indented
+ * line that is not a bullet (heading, rule, prose). Bullets followed by an
+ * indented continuation line are never dropped and never suppress another.
+ */
+function dropRepeatedBullets(text: string): string {
+  const lines = text.split("\n");
+  const kept: string[] = [];
+  const seen = new Set<string>();
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    const stripped = line.trim();
+    if (stripped !== "" && /^\s/.test(line)) {
+      kept.push(line);
+      continue;
+    }
+    const isBullet = BULLET_REGEXP.test(stripped);
+    if (stripped !== "" && !isBullet) seen.clear();
+    if (isBullet) {
+      const next = lines[i + 1] ?? "";
+      const continued = next.trim() !== "" && /^\s/.test(next);
+      if (!continued) {
+        if (seen.has(stripped)) continue;
+        seen.add(stripped);
+      }
+    }
+    kept.push(line);
+  }
+  return kept.join("\n");
+}
+
+/**
+ * Wraps recalled memory for the model: the opening fence, the system note, a
+ * blank line, the content and the closing fence, one per line. The content is
+ * sanitized first (a provider that returned already-fenced text is logged as
+ * a warning) and repeated self-contained bullets within a section are dropped.
+ *
+ * @param raw The merged prefetch text.
+ * @returns The fenced block, or `""` when `raw` is blank.
+ *
+ * @example Fencing recalled memory
+ * ```ts
+ * import { buildMemoryContextBlock } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ *
+ * const block = buildMemoryContextBlock("- prefers tabs\n- prefers tabs");
+ * assert.ok(block.startsWith("<memory-context>\n[System note:"));
+ * assert.ok(block.endsWith("\n\n- prefers tabs\n</memory-context>"));
+ * assert.equal(buildMemoryContextBlock("  "), "");
+ * ```
+ */
+export function buildMemoryContextBlock(raw: string): string {
+  if (typeof raw !== "string" || raw.trim() === "") return "";
+  const sanitized = sanitizeContext(raw);
+  if (sanitized !== raw) {
+    log("warn", "memory provider returned pre-wrapped context; stripped");
+  }
+  const clean = dropRepeatedBullets(sanitized);
+  return `${MEMORY_CONTEXT_OPEN_TAG}\n${MEMORY_CONTEXT_SYSTEM_NOTE}\n\n${clean}\n${MEMORY_CONTEXT_CLOSE_TAG}`;
+}
+
+const OPEN = MEMORY_CONTEXT_OPEN_TAG;
+const CLOSE = MEMORY_CONTEXT_CLOSE_TAG;
+// Case-insensitive searches that keep string indices (no case mapping that
+// changes length, unlike toLowerCase()).
+const OPEN_TAG_REGEXP = /<memory-context>/gi;
+const CLOSE_TAG_REGEXP = /<\/memory-context>/gi;
+
+function findTag(regexp: RegExp, text: string, from: number): number {
+  regexp.lastIndex = from;
+  const found = regexp.exec(text);
+  return found === null ? -1 : found.index;
+}
+
+/** Length of the longest suffix of `text` that is a proper prefix of `tag`. */
+function partialTagSuffix(text: string, tag: string): number {
+  const max = Math.min(text.length, tag.length - 1);
+  for (let n = max; n > 0; n--) {
+    if (text.slice(text.length - n).toLowerCase() === tag.slice(0, n)) return n;
+  }
+  return 0;
+}
+
+function isWhitespaceOnly(text: string): boolean {
+  return text.trim() === "";
+}
+
+/**
+ * Hides fenced memory context from streamed text (UI deltas) even when the
+ * tags straddle chunks.
+ *
+ * A span opens at a `<memory-context>` tag (any case) that starts a line
+ * (only whitespace before it on its line) and is directly followed by a line
+ * break, so a model that merely mentions the tag inline is not swallowed; it
+ * closes at the next `</memory-context>`. Everything from the opening tag to
+ * the closing tag is hidden. Possible partial tags at the end of a chunk are
+ * held back until the next chunk decides them. Use one scrubber per response
+ * (or {@linkcode StreamingContextScrubber.reset}) and call
+ * {@linkcode StreamingContextScrubber.flush} at the end of the stream: an
+ * unterminated span is discarded there.
+ *
+ * @example Scrubbing a stream
+ * ```ts
+ * import { StreamingContextScrubber } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ *
+ * const scrubber = new StreamingContextScrubber();
+ * let shown = "";
+ * for (const chunk of ["Sure.\n<memory-", "context>\nsecret\n</memory-con", "text>\nDone"]) {
+ *   shown += scrubber.feed(chunk);
+ * }
+ * shown += scrubber.flush();
+ * assert.equal(shown, "Sure.\n\nDone");
+ * ```
+ */
+export class StreamingContextScrubber {
+  #inSpan = false;
+  #held = "";
+  // Whether the visible text emitted so far ends at a line start (only
+  // whitespace after its last line break, or nothing emitted yet).
+  #atLineStart = true;
+
+  /** Forgets all state; use before scrubbing a new response. */
+  reset(): void {
+    this.#inSpan = false;
+    this.#held = "";
+    this.#atLineStart = true;
+  }
+
+  /**
+   * Scrubs the next chunk of the stream.
+   *
+   * @param text The chunk.
+   * @returns The part of the stream that can be shown now (possibly `""`).
+   */
+  feed(text: string): string {
+    if (typeof text !== "string" || text === "") return "";
+    let buf = this.#held + text;
+    this.#held = "";
+    let out = "";
+    while (buf !== "") {
+      if (this.#inSpan) {
+        const end = findTag(CLOSE_TAG_REGEXP, buf, 0);
+        if (end === -1) {
+          const keep = partialTagSuffix(buf, CLOSE);
+          this.#held = keep > 0 ? buf.slice(buf.length - keep) : "";
+          break;
+        }
+        buf = buf.slice(end + CLOSE.length);
+        this.#inSpan = false;
+        continue;
+      }
+      const found = this.#findOpening(buf);
+      if (found.index >= 0) {
+        out += this.#emit(buf.slice(0, found.index));
+        buf = buf.slice(found.index + OPEN.length);
+        this.#inSpan = true;
+        continue;
+      }
+      const hold = found.hold;
+      out += this.#emit(buf.slice(0, buf.length - hold));
+      this.#held = buf.slice(buf.length - hold);
+      break;
+    }
+    return out;
+  }
+
+  /**
+   * Ends the stream: returns text held back for a possible tag, or `""` when
+   * the stream ended inside a span (that span is discarded). The scrubber is
+   * reset afterwards.
+   *
+   * @returns The rest of the visible text.
+   */
+  flush(): string {
+    const tail = this.#inSpan ? "" : this.#held;
+    this.reset();
+    return tail;
+  }
+
+  #emit(text: string): string {
+    if (text === "") return text;
+    const lastBreak = text.lastIndexOf("\n");
+    this.#atLineStart = lastBreak === -1
+      ? this.#atLineStart && isWhitespaceOnly(text)
+      : isWhitespaceOnly(text.slice(lastBreak + 1));
+    return text;
+  }
+
+  /** Whether a tag at `index` of `buf` would start a line. */
+  #startsLine(buf: string, index: number): boolean {
+    const before = buf.slice(0, index);
+    const lastBreak = before.lastIndexOf("\n");
+    return lastBreak === -1
+      ? this.#atLineStart && isWhitespaceOnly(before)
+      : isWhitespaceOnly(before.slice(lastBreak + 1));
+  }
+
+  /**
+   * Finds the first opening fence in `buf` (at a line start, followed by a
+   * line break); otherwise says how many trailing characters to hold back.
+   */
+  #findOpening(buf: string): { index: number; hold: number } {
+    let at = findTag(OPEN_TAG_REGEXP, buf, 0);
+    while (at !== -1) {
+      const after = at + OPEN.length;
+      if (this.#startsLine(buf, at)) {
+        if (after === buf.length) return { index: -1, hold: OPEN.length };
+        const next = buf[after];
+        if (next === "\n" || next === "\r") return { index: at, hold: 0 };
+      }
+      at = findTag(OPEN_TAG_REGEXP, buf, at + 1);
+    }
+    const partial = partialTagSuffix(buf, OPEN);
+    if (partial > 0 && this.#startsLine(buf, buf.length - partial)) {
+      return { index: -1, hold: partial };
+    }
+    return { index: -1, hold: 0 };
+  }
+}

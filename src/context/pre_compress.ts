@@ -1,0 +1,92 @@
+/**
+ * Evidence normalization for the pre-compress checkpoint (API v2): the
+ * direct conversation an agent is about to compress, reduced to what a
+ * checkpointing provider should store.
+ *
+ * @module
+ */
+
+import type { ChatMessage } from "../core/memory_provider.ts";
+
+/**
+ * The persistent marker key of a message that is itself a compression
+ * summary; such messages are never checkpoint evidence.
+ */
+export const COMPRESSED_SUMMARY_MARKER = "_compressed_summary";
+
+/**
+ * Reduces a transcript to pre-compress checkpoint evidence, in order:
+ *
+ * - only object messages whose `role` is `user` or `assistant` are kept;
+ *   system and tool messages, and rows that are not objects, are dropped;
+ * - a message flagged with a truthy `_compressed_summary` is dropped;
+ * - an assistant message carrying `tool_calls` is dropped when its content
+ *   is empty or whitespace (or a falsy non-string), otherwise kept without
+ *   the `tool_calls` key (the prose stays).
+ *
+ * Every kept message is a shallow copy: the input list and its messages are
+ * never mutated, and changing the result does not change the input.
+ * Truthiness follows Hermes (Python): empty strings, `0`, empty arrays and
+ * empty objects are falsy.
+ *
+ * @param messages The transcript (any values; non-arrays give `[]`).
+ * @returns The evidence messages.
+ *
+ * @example Tool traffic removed
+ * ```ts
+ * import { normalizePreCompressEvidence } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const evidence = normalizePreCompressEvidence([
+ *   { role: "system", content: "You are helpful" },
+ *   { role: "user", content: "Weather?" },
+ *   { role: "assistant", content: "Checking.", tool_calls: [{ id: "1" }] },
+ *   { role: "tool", tool_call_id: "1", content: "sunny" },
+ *   { role: "assistant", content: "Sunny." },
+ * ]);
+ * assert.deepEqual(evidence, [
+ *   { role: "user", content: "Weather?" },
+ *   { role: "assistant", content: "Checking." },
+ *   { role: "assistant", content: "Sunny." },
+ * ]);
+ * ```
+ */
+export function normalizePreCompressEvidence(
+  messages: readonly unknown[],
+): ChatMessage[] {
+  if (!Array.isArray(messages)) return [];
+  const evidence: ChatMessage[] = [];
+  for (const message of messages) {
+    if (!isPlainRecord(message)) continue;
+    const role = message.role;
+    if (role !== "user" && role !== "assistant") continue;
+    if (isPythonTruthy(message[COMPRESSED_SUMMARY_MARKER])) continue;
+    const copy: ChatMessage = { ...message };
+    if (role === "assistant" && Object.hasOwn(message, "tool_calls")) {
+      if (isPythonTruthy(message.tool_calls) && !hasProse(message.content)) {
+        continue;
+      }
+      delete copy.tool_calls;
+    }
+    evidence.push(copy);
+  }
+  return evidence;
+}
+
+function hasProse(content: unknown): boolean {
+  if (typeof content === "string") return content.trim() !== "";
+  return isPythonTruthy(content);
+}
+
+function isPlainRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function isPythonTruthy(value: unknown): boolean {
+  if (value === null || value === undefined || value === false) return false;
+  if (typeof value === "number") return value !== 0 && !Number.isNaN(value);
+  if (typeof value === "string") return value !== "";
+  if (Array.isArray(value)) return value.length > 0;
+  if (value instanceof Map || value instanceof Set) return value.size > 0;
+  if (typeof value === "object") return Object.keys(value).length > 0;
+  return Boolean(value);
+}

@@ -1,0 +1,708 @@
+/**
+ * Oversized-output spilling (`hooks.output_spill`) and the prefetch-recall
+ * policy built on it (`memory.prefetch_spill_enabled`).
+ *
+ * A text longer than `max_chars` is written in full to a private file under
+ * the spill directory and replaced by a short preview that names the file.
+ * For memory recall spilling is opt-in; when it is off a runaway-recall
+ * ceiling still bounds what reaches the model.
+ *
+ * Lengths are counted in Unicode code points (what Hermes calls characters),
+ * never in UTF-16 units, so a surrogate pair is never split.
+ *
+ * @module
+ */
+
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { getHermesHome, getUserHome } from "../profile/hermes_home.ts";
+import { log } from "../core/log.ts";
+import type { HermesConfig } from "../core/memory_provider.ts";
+import {
+  isRecord,
+  lookupConfig,
+  readConfigBool,
+  readConfigInt,
+} from "../config/config_values.ts";
+
+/** Default of `hooks.output_spill.max_chars`. */
+export const DEFAULT_SPILL_MAX_CHARS = 10000;
+/** Default of `hooks.output_spill.preview_head`. */
+export const DEFAULT_SPILL_PREVIEW_HEAD = 500;
+/** Default of `hooks.output_spill.preview_tail`. */
+export const DEFAULT_SPILL_PREVIEW_TAIL = 500;
+/** The smallest runaway-recall ceiling, in characters. */
+export const MIN_RECALL_CEILING_CHARS = 100000;
+/** The runaway-recall ceiling is this many times `max_chars` (or the minimum). */
+export const RECALL_CEILING_FACTOR = 10;
+
+/** The `hooks.output_spill` settings, validated, with defaults applied. */
+export interface OutputSpillSettings {
+  /**
+   * Whether oversized output is spilled at all.
+   *
+   * @default {true}
+   */
+  readonly enabled: boolean;
+  /**
+   * Texts longer than this many characters are spilled.
+   *
+   * @default {10000}
+   */
+  readonly maxChars: number;
+  /**
+   * How many leading characters the preview shows.
+   *
+   * @default {500}
+   */
+  readonly previewHead: number;
+  /**
+   * How many trailing characters the preview shows.
+   *
+   * @default {500}
+   */
+  readonly previewTail: number;
+  /**
+   * The configured spill directory (`~` expanded; a relative path is taken
+   * relative to `HERMES_HOME`), or `null` for `<HERMES_HOME>/hook_outputs`.
+   *
+   * @default {null}
+   */
+  readonly directory: string | null;
+}
+
+/**
+ * How a provider's prefetch result is bounded: a snapshot taken when the
+ * provider registers, so later config edits do not change a running agent.
+ */
+export interface RecallSpillPolicy {
+  /** `memory.prefetch_spill_enabled` and `hooks.output_spill.enabled` both on. */
+  readonly spillEnabled: boolean;
+  /** The output-spill settings at snapshot time. */
+  readonly settings: OutputSpillSettings;
+  /** The resolved spill directory at snapshot time. */
+  readonly directory: string;
+  /**
+   * The runaway-recall ceiling applied when spilling is off:
+   * `max(10 × maxChars, 100000)` characters.
+   */
+  readonly ceilingChars: number;
+}
+
+/** Options of {@linkcode recallSpillPolicyFromConfig}. */
+export interface RecallSpillPolicyOptions {
+  /**
+   * The profile home the default spill directory lives under.
+   *
+   * @default {getHermesHome()}
+   */
+  hermesHome?: string;
+}
+
+/** Options of {@linkcode applyRecallSpill}. */
+export interface ApplyRecallSpillOptions {
+  /**
+   * The label used in the preview header and ceiling marker; for memory
+   * recall it is `"<provider name> memory prefetch"` (see
+   * {@linkcode prefetchSpillSource}).
+   */
+  source: string;
+  /**
+   * The session the recall belongs to (names the spill sub-directory).
+   *
+   * @default {"no-session"}
+   */
+  sessionId?: string;
+}
+
+/** Options of {@linkcode spillOutput}. */
+export interface SpillOutputOptions {
+  /** The output-spill settings to apply. */
+  settings: OutputSpillSettings;
+  /** The label used in the preview header. */
+  source: string;
+  /**
+   * The session the output belongs to (names the spill sub-directory).
+   *
+   * @default {"no-session"}
+   */
+  sessionId?: string;
+  /**
+   * The profile home the default (or a relative) spill directory is under.
+   *
+   * @default {getHermesHome()}
+   */
+  hermesHome?: string;
+}
+
+/** Options of {@linkcode resolveSpillDirectory}. */
+export interface ResolveSpillDirectoryOptions {
+  /**
+   * The profile home the default (or a relative) spill directory is under.
+   *
+   * @default {getHermesHome()}
+   */
+  hermesHome?: string;
+}
+
+/** Thrown when the spill directory (or a directory in it) is unusable. */
+export class SpillDirectoryError extends Error {
+  /** The offending path. */
+  readonly path: string;
+
+  /**
+   * Builds the error.
+   *
+   * @param path The offending path.
+   * @param message What is wrong with it.
+   */
+  constructor(path: string, message: string) {
+    super(message);
+    this.name = "SpillDirectoryError";
+    this.path = path;
+  }
+}
+
+/**
+ * Reads `hooks.output_spill` from a loaded `config.yaml`. Never throws: a
+ * missing section, a wrong type or an out-of-range value falls back to the
+ * default (`enabled` true, `max_chars` 10000 and positive, `preview_head` /
+ * `preview_tail` 500 and ≥ 0, `directory` unset).
+ *
+ * @param config The loaded `config.yaml`.
+ * @returns The validated settings.
+ *
+ * @example Defaults
+ * ```ts
+ * import { readOutputSpillSettings } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const settings = readOutputSpillSettings({
+ *   hooks: { output_spill: { max_chars: 2000 } },
+ * });
+ * assert.equal(settings.maxChars, 2000);
+ * assert.equal(settings.previewHead, 500);
+ * ```
+ */
+export function readOutputSpillSettings(
+  config: HermesConfig,
+): OutputSpillSettings {
+  const section = lookupConfig(config, "hooks.output_spill");
+  const raw = isRecord(section) ? section : {};
+  const directory = typeof raw.directory === "string" &&
+      raw.directory.trim() !== ""
+    ? expandUser(raw.directory.trim())
+    : null;
+  return Object.freeze({
+    enabled: readConfigBool(raw.enabled, true),
+    maxChars: readConfigInt(raw.max_chars, DEFAULT_SPILL_MAX_CHARS, 1),
+    previewHead: readConfigInt(raw.preview_head, DEFAULT_SPILL_PREVIEW_HEAD, 0),
+    previewTail: readConfigInt(raw.preview_tail, DEFAULT_SPILL_PREVIEW_TAIL, 0),
+    directory,
+  });
+}
+
+/**
+ * The absolute spill directory: the configured one (relative paths taken
+ * under `HERMES_HOME`) or `<HERMES_HOME>/hook_outputs`.
+ *
+ * @param settings The output-spill settings.
+ * @param options The profile home.
+ * @returns An absolute path.
+ *
+ * @example The default spill directory
+ * ```ts
+ * import { readOutputSpillSettings, resolveSpillDirectory } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const settings = readOutputSpillSettings({});
+ * assert.equal(
+ *   resolveSpillDirectory(settings, { hermesHome: "/srv/hermes" }),
+ *   "/srv/hermes/hook_outputs",
+ * );
+ * ```
+ */
+export function resolveSpillDirectory(
+  settings: OutputSpillSettings,
+  options: ResolveSpillDirectoryOptions = {},
+): string {
+  const home = resolve(options.hermesHome ?? getHermesHome());
+  if (settings.directory === null) return join(home, "hook_outputs");
+  return isAbsolute(settings.directory)
+    ? resolve(settings.directory)
+    : resolve(home, settings.directory);
+}
+
+/**
+ * Snapshots the recall policy from a loaded `config.yaml`: called once when
+ * an external provider registers. Spilling is on only when
+ * `memory.prefetch_spill_enabled` (default `false`) and
+ * `hooks.output_spill.enabled` (default `true`) are both on. Never throws.
+ *
+ * @param config The loaded `config.yaml`.
+ * @param options The profile home (for the default spill directory).
+ * @returns A frozen policy.
+ *
+ * @example Opting in
+ * ```ts
+ * import { recallSpillPolicyFromConfig } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const policy = recallSpillPolicyFromConfig(
+ *   { memory: { prefetch_spill_enabled: true } },
+ *   { hermesHome: "/srv/hermes" },
+ * );
+ * assert.equal(policy.spillEnabled, true);
+ * assert.equal(policy.ceilingChars, 100000);
+ * ```
+ */
+export function recallSpillPolicyFromConfig(
+  config: HermesConfig,
+  options: RecallSpillPolicyOptions = {},
+): RecallSpillPolicy {
+  const settings = readOutputSpillSettings(config);
+  const optIn = readConfigBool(
+    lookupConfig(config, "memory.prefetch_spill_enabled"),
+    false,
+  );
+  let directory: string;
+  try {
+    directory = resolveSpillDirectory(settings, options);
+  } catch {
+    directory = resolve("hook_outputs");
+  }
+  return Object.freeze({
+    spillEnabled: optIn && settings.enabled,
+    settings,
+    directory,
+    ceilingChars: recallCeilingChars(settings.maxChars),
+  });
+}
+
+/**
+ * The runaway-recall ceiling for a `max_chars`:
+ * `max(10 × maxChars, 100000)`.
+ *
+ * @param maxChars The spill threshold.
+ * @returns The ceiling in characters.
+ *
+ * @example The runaway-recall ceiling
+ * ```ts
+ * import { recallCeilingChars } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(recallCeilingChars(10000), 100000);
+ * assert.equal(recallCeilingChars(50000), 500000);
+ * ```
+ */
+export function recallCeilingChars(maxChars: number): number {
+  return Math.max(RECALL_CEILING_FACTOR * maxChars, MIN_RECALL_CEILING_CHARS);
+}
+
+/**
+ * The source label memory recall uses in spill previews:
+ * `"<provider name> memory prefetch"`.
+ *
+ * @param providerName The provider's name.
+ * @returns The label.
+ *
+ * @example The label of a provider's recall
+ * ```ts
+ * import { prefetchSpillSource } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(prefetchSpillSource("honcho"), "honcho memory prefetch");
+ * ```
+ */
+export function prefetchSpillSource(providerName: string): string {
+  return `${providerName} memory prefetch`;
+}
+
+/**
+ * Applies a recall policy to one non-empty prefetch result.
+ *
+ * - Empty text, or text within the limit, is returned unchanged.
+ * - Spilling on: text longer than `max_chars` goes to a private file and
+ *   the preview of {@linkcode spillOutput} is returned.
+ * - Spilling off: text longer than the ceiling is cut. The result is the
+ *   first `ceilingChars` characters (moved back to the last line break when
+ *   one lies in the final tenth, so an entry is not split), a newline, and
+ *   the marker line
+ *   `[<source> output truncated at the runaway-recall ceiling — kept <K> of <N> chars]`
+ *   (numbers with thousands separators). A warning is logged.
+ *
+ * Never throws.
+ *
+ * @param policy The snapshot from {@linkcode recallSpillPolicyFromConfig}.
+ * @param text The provider's recall.
+ * @param options The source label and the session.
+ * @returns The text to inject.
+ *
+ * @example Small recall passes through
+ * ```ts
+ * import { applyRecallSpill, recallSpillPolicyFromConfig } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const policy = recallSpillPolicyFromConfig({}, { hermesHome: "/srv/hermes" });
+ * const out = await applyRecallSpill(policy, "likes tea", {
+ *   source: "honcho memory prefetch",
+ * });
+ * assert.equal(out, "likes tea");
+ * ```
+ */
+export async function applyRecallSpill(
+  policy: RecallSpillPolicy,
+  text: string,
+  options: ApplyRecallSpillOptions,
+): Promise<string> {
+  if (typeof text !== "string" || text === "") return "";
+  if (policy.spillEnabled) {
+    return await spillToDirectory(text, {
+      settings: policy.settings,
+      directory: policy.directory,
+      source: options.source,
+      sessionId: options.sessionId,
+    });
+  }
+  return capAtCeiling(text, policy.ceilingChars, options.source);
+}
+
+/**
+ * Spills one oversized output. Text that is empty, within `max_chars`, or
+ * with spilling disabled is returned unchanged. Otherwise the full text
+ * (newline-terminated) is written to
+ * `<dir>/<session segment>/<uuid4 hex>.txt` and a preview is returned:
+ *
+ * ```text
+ * [<source> output truncated — <N> chars; full content saved to <path>]
+ * --- head ---
+ * <first preview_head chars>
+ * --- tail ---
+ * <last preview_tail chars>
+ * ```
+ *
+ * The head part appears only when `preview_head > 0`, the tail part only
+ * when `preview_tail > 0` and the text is longer than `preview_head`. The
+ * session segment is the session id (or `no-session`) with `/`, `\` and
+ * `..` replaced by `_`. Directories are created `0700`, the file `0600` with
+ * an exclusive create; a spill directory (or session directory) that is a
+ * symbolic link is refused. When the write fails a warning is logged and
+ * the header ends `full content unavailable — spill write failed]`.
+ * Never throws.
+ *
+ * @param text The output.
+ * @param options Settings, source label, session and profile home.
+ * @returns The text or its preview.
+ *
+ * @example Short output passes through
+ * ```ts
+ * import { readOutputSpillSettings, spillOutput } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const settings = readOutputSpillSettings({});
+ * const out = await spillOutput("short", { settings, source: "tool" });
+ * assert.equal(out, "short");
+ * ```
+ */
+export async function spillOutput(
+  text: string,
+  options: SpillOutputOptions,
+): Promise<string> {
+  if (typeof text !== "string" || text === "") return "";
+  let directory: string;
+  try {
+    directory = resolveSpillDirectory(options.settings, {
+      hermesHome: options.hermesHome,
+    });
+  } catch (error) {
+    return buildPreview(text, options.settings, options.source, null, error);
+  }
+  return await spillToDirectory(text, {
+    settings: options.settings,
+    directory,
+    source: options.source,
+    sessionId: options.sessionId,
+  });
+}
+
+/**
+ * The directory name a session's spills go under: the session id (or
+ * `no-session` when empty) with `/`, `\` and `..` replaced by `_`; a
+ * segment that would be `.` becomes `_`.
+ *
+ * @param sessionId The session id.
+ * @returns A single safe path segment.
+ *
+ * @example Sanitizing a session id
+ * ```ts
+ * import { spillSessionSegment } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(spillSessionSegment("../etc"), "__etc");
+ * assert.equal(spillSessionSegment(""), "no-session");
+ * ```
+ */
+export function spillSessionSegment(sessionId?: string): string {
+  const raw = sessionId ? String(sessionId) : "no-session";
+  const segment = raw.replaceAll("..", "_").replaceAll("/", "_").replaceAll(
+    "\\",
+    "_",
+  );
+  return segment === "." || segment === "" ? "_" : segment;
+}
+
+/**
+ * Counts the characters (Unicode code points) of a text, as Hermes does.
+ *
+ * @param text The text.
+ * @returns The number of code points.
+ *
+ * @example Counting characters like Python
+ * ```ts
+ * import { countChars } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(countChars("a🧠"), 2);
+ * ```
+ */
+export function countChars(text: string): number {
+  let count = text.length;
+  for (let i = 0; i < text.length - 1; i++) {
+    const high = text.charCodeAt(i);
+    if (high >= 0xd800 && high <= 0xdbff) {
+      const low = text.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        count--;
+        i++;
+      }
+    }
+  }
+  return count;
+}
+
+interface SpillTarget {
+  settings: OutputSpillSettings;
+  directory: string;
+  source: string;
+  sessionId?: string;
+}
+
+async function spillToDirectory(
+  text: string,
+  target: SpillTarget,
+): Promise<string> {
+  const { settings } = target;
+  if (!settings.enabled || text.length <= settings.maxChars) return text;
+  const total = countChars(text);
+  if (total <= settings.maxChars) return text;
+  let path: string | null = null;
+  let failure: unknown = null;
+  try {
+    path = await writeSpillFile(
+      target.directory,
+      spillSessionSegment(target.sessionId),
+      text,
+    );
+  } catch (error) {
+    failure = error;
+  }
+  return buildPreview(text, settings, target.source, path, failure, total);
+}
+
+function buildPreview(
+  text: string,
+  settings: OutputSpillSettings,
+  source: string,
+  path: string | null,
+  failure: unknown,
+  total: number = countChars(text),
+): string {
+  let header: string;
+  if (path !== null) {
+    header = `[${source} output truncated — ${
+      formatThousands(total)
+    } chars; full content saved to ${path}]`;
+  } else {
+    log(
+      "warn",
+      `Could not save ${source} output (${
+        formatThousands(total)
+      } chars) to the spill directory: ${describeError(failure)}`,
+    );
+    header = `[${source} output truncated — ${
+      formatThousands(total)
+    } chars; full content unavailable — spill write failed]`;
+  }
+  const lines = [header];
+  if (settings.previewHead > 0) {
+    lines.push("--- head ---", headChars(text, settings.previewHead));
+  }
+  if (settings.previewTail > 0 && total > settings.previewHead) {
+    lines.push("--- tail ---", tailChars(text, settings.previewTail));
+  }
+  return lines.join("\n");
+}
+
+function capAtCeiling(text: string, ceiling: number, source: string): string {
+  if (text.length <= ceiling) return text;
+  const total = countChars(text);
+  if (total <= ceiling) return text;
+  let kept = headChars(text, ceiling);
+  const lastBreak = kept.lastIndexOf("\n");
+  if (lastBreak > 0 && lastBreak >= kept.length - Math.ceil(kept.length / 10)) {
+    kept = kept.slice(0, lastBreak);
+  }
+  const keptChars = countChars(kept);
+  log(
+    "warn",
+    `${source} returned ${
+      formatThousands(total)
+    } chars, over the runaway-recall ceiling of ${
+      formatThousands(ceiling)
+    }; kept the first ${
+      formatThousands(keptChars)
+    } (set memory.prefetch_spill_enabled: true to keep the full text on disk)`,
+  );
+  return `${kept}\n[${source} output truncated at the runaway-recall ceiling — kept ${
+    formatThousands(keptChars)
+  } of ${formatThousands(total)} chars]`;
+}
+
+async function writeSpillFile(
+  directory: string,
+  segment: string,
+  text: string,
+): Promise<string> {
+  await ensurePrivateDirectory(directory, false);
+  const sessionDirectory = join(directory, segment);
+  await ensurePrivateDirectory(sessionDirectory, true);
+  const name = `${crypto.randomUUID().replaceAll("-", "")}.txt`;
+  const path = join(sessionDirectory, name);
+  const body = new TextEncoder().encode(
+    text.endsWith("\n") ? text : `${text}\n`,
+  );
+  const file = await Deno.open(path, {
+    write: true,
+    createNew: true,
+    mode: 0o600,
+  });
+  try {
+    const info = await file.stat();
+    if (!info.isFile) {
+      throw new SpillDirectoryError(path, `Spill target ${path} is not a file`);
+    }
+    let offset = 0;
+    while (offset < body.length) {
+      offset += await file.write(body.subarray(offset));
+    }
+  } catch (error) {
+    file.close();
+    await Deno.remove(path).catch(() => {});
+    throw error;
+  }
+  file.close();
+  return path;
+}
+
+/**
+ * Creates `target` (and missing parents) with mode 0700, refusing a target
+ * that is a symbolic link or any directory this call creates that turns out
+ * to be one (a race with another writer). With `tighten`, an existing
+ * `target` open to group or others is made 0700 too (the per-session leaf;
+ * a configured spill directory is left as its owner set it).
+ */
+async function ensurePrivateDirectory(
+  target: string,
+  tighten: boolean,
+): Promise<void> {
+  const absolute = resolve(target);
+  const missing: string[] = [];
+  let current = absolute;
+  for (;;) {
+    try {
+      await Deno.lstat(current);
+      break;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      missing.unshift(current);
+      const parent = dirname(current);
+      if (parent === current) throw error;
+      current = parent;
+    }
+  }
+  for (const path of missing) {
+    let created = true;
+    try {
+      await Deno.mkdir(path, { mode: 0o700 });
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      created = false;
+    }
+    assertRealDirectory(path, await Deno.lstat(path));
+    if (created && Deno.build.os !== "windows") await Deno.chmod(path, 0o700);
+  }
+  if (missing.length === 0) {
+    const info = await Deno.lstat(absolute);
+    assertRealDirectory(absolute, info);
+    if (
+      tighten && Deno.build.os !== "windows" && info.mode !== null &&
+      (info.mode & 0o077) !== 0
+    ) {
+      await Deno.chmod(absolute, 0o700);
+    }
+  }
+}
+
+function assertRealDirectory(path: string, info: Deno.FileInfo): void {
+  if (info.isSymlink) {
+    throw new SpillDirectoryError(
+      path,
+      `Refusing spill directory ${path}: it is a symbolic link`,
+    );
+  }
+  if (!info.isDirectory) {
+    throw new SpillDirectoryError(
+      path,
+      `Refusing spill directory ${path}: it is not a directory`,
+    );
+  }
+}
+
+function headChars(text: string, count: number): string {
+  if (count <= 0) return "";
+  let units = 0;
+  let seen = 0;
+  while (units < text.length && seen < count) {
+    const code = text.charCodeAt(units);
+    units += isPairAt(text, units, code) ? 2 : 1;
+    seen++;
+  }
+  return text.slice(0, units);
+}
+
+function tailChars(text: string, count: number): string {
+  if (count <= 0) return "";
+  let start = text.length;
+  let seen = 0;
+  while (start > 0 && seen < count) {
+    const low = text.charCodeAt(start - 1);
+    const pair = start >= 2 && low >= 0xdc00 && low <= 0xdfff &&
+      isPairAt(text, start - 2, text.charCodeAt(start - 2));
+    start -= pair ? 2 : 1;
+    seen++;
+  }
+  return text.slice(start);
+}
+
+function isPairAt(text: string, index: number, high: number): boolean {
+  if (high < 0xd800 || high > 0xdbff || index + 1 >= text.length) return false;
+  const low = text.charCodeAt(index + 1);
+  return low >= 0xdc00 && low <= 0xdfff;
+}
+
+function formatThousands(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}
+
+function expandUser(path: string): string {
+  if (path === "~" || path.startsWith("~/")) {
+    const home = getUserHome();
+    if (home) return join(home, path.slice(1));
+  }
+  return path;
+}

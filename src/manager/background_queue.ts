@@ -1,0 +1,197 @@
+/**
+ * The memory manager's background queue: one FIFO lane for end-of-turn
+ * writes (turn sync, session boundaries) and queued prefetches, so turn N is
+ * synced before turn N+1 and a provider never sees its writes reordered.
+ *
+ * Work never runs inside the call that submits it: an idle queue starts on a
+ * later macrotask, after the submitter's own turn has finished its
+ * synchronous work and promise reactions. Each task runs in the submitter's
+ * async context (the `AsyncLocalStorage` stores active where it was
+ * submitted: the profile home override, the per-turn secret scope), because
+ * the task is chained with `.then()` at submission time and promise reactions
+ * keep the context they were registered in.
+ *
+ * @module
+ */
+
+import { setImmediate } from "node:timers";
+import { log } from "../core/log.ts";
+import { redactText } from "../core/redact.ts";
+
+/**
+ * What a background task is, for shutdown accounting: a `write` (turn sync,
+ * session boundary) or a `prefetch` warm-up.
+ */
+export type BackgroundTaskKind = "write" | "prefetch";
+
+/** The outcome of {@linkcode BackgroundQueue.close}. */
+export interface BackgroundDrainResult {
+  /** Every task submitted before the close finished in time. */
+  readonly drained: boolean;
+  /** Queued writes that never started and never will. */
+  readonly abandonedWrites: number;
+  /** Queued prefetches that never started and never will. */
+  readonly abandonedPrefetches: number;
+  /** Tasks that started but had not finished (left running, detached). */
+  readonly activeTasks: number;
+}
+
+/**
+ * Waits for a promise for a bounded time. The timer is cleared as soon as
+ * the promise settles, so nothing is left behind either way.
+ *
+ * @param promise What to wait for (a rejection counts as settled).
+ * @param timeoutMs The bound in milliseconds.
+ * @returns `true` once `promise` settles, or `false` after `timeoutMs`.
+ *
+ * @example Waiting a bounded time
+ * ```ts
+ * import { settlesWithin } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(await settlesWithin(Promise.resolve(1), 10), true);
+ * assert.equal(await settlesWithin(new Promise(() => {}), 10), false);
+ * ```
+ */
+export function settlesWithin(
+  promise: Promise<unknown>,
+  timeoutMs: number,
+): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), Math.max(0, timeoutMs));
+    const done = (): void => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    promise.then(done, done);
+  });
+}
+
+/**
+ * A serial FIFO queue of background tasks that run in their submitter's
+ * async context and never inline.
+ *
+ * @example Serializing writes
+ * ```ts
+ * import { BackgroundQueue } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ *
+ * const queue = new BackgroundQueue();
+ * const order: number[] = [];
+ * queue.submit(async () => {
+ *   await new Promise((r) => setTimeout(r, 5));
+ *   order.push(1);
+ * });
+ * queue.submit(() => order.push(2));
+ * assert.deepEqual(order, []);
+ * assert.equal(await queue.flush(), true);
+ * assert.deepEqual(order, [1, 2]);
+ * ```
+ */
+export class BackgroundQueue {
+  #tail: Promise<void> = Promise.resolve();
+  #outstanding = 0;
+  #running = 0;
+  #queuedWrites = 0;
+  #queuedPrefetches = 0;
+  #closed = false;
+  #abandoned = false;
+
+  /** Tasks submitted and not yet finished (queued or running). */
+  get size(): number {
+    return this.#outstanding;
+  }
+
+  /** Whether {@linkcode BackgroundQueue.close} was called. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * Queues `task` behind every task submitted before it. A task that throws
+   * or rejects is logged at debug level and never stops the queue.
+   *
+   * @param task The work; it may return a promise, which the queue awaits.
+   * @param kind `write` (default) or `prefetch`, for shutdown accounting.
+   * @returns `false` when the queue is closed and the task was rejected.
+   */
+  submit(task: () => unknown, kind: BackgroundTaskKind = "write"): boolean {
+    if (this.#closed) return false;
+    if (this.#outstanding === 0) {
+      // Idle: start on a later macrotask, never inside the submitter's turn.
+      this.#tail = new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    this.#outstanding++;
+    if (kind === "prefetch") this.#queuedPrefetches++;
+    else this.#queuedWrites++;
+    // Registered here, so the reaction runs in the submitter's async context.
+    this.#tail = this.#tail.then(() => this.#run(task, kind));
+    return true;
+  }
+
+  async #run(task: () => unknown, kind: BackgroundTaskKind): Promise<void> {
+    if (kind === "prefetch") this.#queuedPrefetches--;
+    else this.#queuedWrites--;
+    if (this.#abandoned) {
+      this.#outstanding--;
+      return;
+    }
+    this.#running++;
+    try {
+      await task();
+    } catch (error) {
+      log(
+        "debug",
+        `Memory background ${kind} task failed: ${
+          redactText(error instanceof Error ? error.message : String(error))
+        }`,
+      );
+    } finally {
+      this.#running--;
+      this.#outstanding--;
+    }
+  }
+
+  /**
+   * Waits until every task submitted before this call has finished.
+   *
+   * @param timeoutMs How long to wait at most; wait without limit when
+   * omitted.
+   * @returns `true` when drained (or nothing was pending, or the queue is
+   * closed), `false` on timeout.
+   */
+  flush(timeoutMs?: number): Promise<boolean> {
+    if (this.#outstanding === 0 || this.#closed) return Promise.resolve(true);
+    const target = this.#tail;
+    if (timeoutMs === undefined) return target.then(() => true);
+    return settlesWithin(target, timeoutMs);
+  }
+
+  /**
+   * Stops accepting tasks, gives the queued ones up to `timeoutMs` to finish
+   * in order, then abandons the ones that have not started.
+   *
+   * @param timeoutMs The drain bound.
+   * @returns What was drained and what was abandoned.
+   */
+  async close(timeoutMs: number): Promise<BackgroundDrainResult> {
+    this.#closed = true;
+    if (
+      this.#outstanding > 0 && !(await settlesWithin(this.#tail, timeoutMs))
+    ) {
+      this.#abandoned = true;
+      return {
+        drained: false,
+        abandonedWrites: this.#queuedWrites,
+        abandonedPrefetches: this.#queuedPrefetches,
+        activeTasks: this.#running,
+      };
+    }
+    return {
+      drained: true,
+      abandonedWrites: 0,
+      abandonedPrefetches: 0,
+      activeTasks: 0,
+    };
+  }
+}

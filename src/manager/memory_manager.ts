@@ -1,0 +1,1546 @@
+/**
+ * The memory manager: runs the built-in provider plus at most one external
+ * provider behind one set of agent hooks, and keeps the agent's turn fast and
+ * safe while doing it.
+ *
+ * - Every fan-out calls providers in registration order and isolates
+ *   failures: a provider that throws is logged
+ *   (`Memory provider '<name>' <what> failed: <error>`) and skipped.
+ * - External prefetch is bounded (8 s by default); a provider whose previous
+ *   prefetch is still running is skipped, so a hung provider never delays a
+ *   later turn.
+ * - Turn sync, queued prefetch and session boundaries run on one FIFO
+ *   background queue, never inside the caller's turn, in the caller's async
+ *   context (profile home, secret scope).
+ * - Everything handed to a provider is redacted first
+ *   ({@linkcode redactForEgress}).
+ *
+ * @module
+ */
+
+import {
+  BackgroundQueue,
+  type BackgroundTaskKind,
+} from "./background_queue.ts";
+import { getHermesHome } from "../profile/hermes_home.ts";
+import { log, type LogLevel } from "../core/log.ts";
+import {
+  type ChatMessage,
+  type DelegationOptions,
+  type HermesConfig,
+  INDICATOR_GLYPH,
+  type InitializeOptions,
+  isMemoryProvider,
+  type MemoryEvictOptions,
+  MemoryProvider,
+  type MemoryTarget,
+  type MemoryWriteAction,
+  type MemoryWriteMetadata,
+  PRE_COMPRESS_CHECKPOINT_API_VERSION,
+  type PrefetchOptions,
+  type SessionSwitchOptions,
+  type SyncTurnOptions,
+  type ToolCallOptions,
+  type ToolSchema,
+  type TurnAuthor,
+  type TurnStartOptions,
+} from "../core/memory_provider.ts";
+import {
+  applyRecallSpill,
+  prefetchSpillSource,
+  type RecallSpillPolicy,
+  recallSpillPolicyFromConfig,
+} from "../context/prefetch_spill.ts";
+import { redactForEgress, redactText } from "../core/redact.ts";
+import { SandboxedMemoryProvider } from "../sandbox/sandboxed_provider.ts";
+import { extractUserInstructionFromSkillMessage } from "../context/skill_invocation.ts";
+import {
+  normalizeToolSchema,
+  RESERVED_CORE_TOOL_NAMES,
+  toolError,
+} from "./tool_schema.ts";
+
+/** The default bound of one external provider's prefetch, in milliseconds. */
+export const DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS = 8000;
+
+/** The default bound of the shutdown drain, in milliseconds. */
+export const DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS = 5000;
+
+/** Options of {@linkcode MemoryManager}. */
+export interface MemoryManagerOptions {
+  /**
+   * How long an external provider's prefetch may take before the turn goes
+   * on without it (the provider is then skipped until the stuck call
+   * returns). Must be positive.
+   *
+   * @default {8000}
+   */
+  externalPrefetchTimeoutMs?: number;
+  /**
+   * How long {@linkcode MemoryManager.shutdownAll} waits for queued
+   * background work (and for each provider's `shutdown()`). Must be positive.
+   *
+   * @default {5000}
+   */
+  shutdownDrainTimeoutMs?: number;
+  /**
+   * The loaded `config.yaml`; the prefetch spill policy
+   * (`hooks.output_spill`, `memory.prefetch_spill_enabled`) is snapshotted
+   * from it when the external provider registers.
+   *
+   * @default {{}}
+   */
+  config?: HermesConfig;
+}
+
+/** Options of {@linkcode MemoryManager.syncAll}. */
+export interface SyncAllOptions {
+  /**
+   * The session the turn belongs to; always passed to providers.
+   *
+   * @default {""}
+   */
+  sessionId?: string;
+  /** The whole OpenAI-format transcript; passed only when not `null`. */
+  messages?: ChatMessage[] | null;
+  /** Who wrote the user message; passed only when not `null`. */
+  turnAuthor?: TurnAuthor | null;
+}
+
+/** Options of {@linkcode MemoryManager.commitSessionBoundary}. */
+export interface CommitSessionBoundaryOptions {
+  /** The session switched to. */
+  newSessionId: string;
+  /**
+   * The session that ended.
+   *
+   * @default {""}
+   */
+  parentSessionId?: string;
+  /**
+   * Why the boundary happened.
+   *
+   * @default {"new_session"}
+   */
+  reason?: string;
+}
+
+/** Options of {@linkcode MemoryManager.onPreCompress}. */
+export interface ManagerPreCompressOptions {
+  /**
+   * The host-normalized evidence, handed only to checkpoint providers
+   * (others always get the raw transcript).
+   */
+  evidenceMessages?: ChatMessage[] | null;
+  /**
+   * A durable checkpoint is required: a checkpoint provider's failure is
+   * re-thrown, and an error is thrown when none succeeded.
+   *
+   * @default {false}
+   */
+  requireCheckpoint?: boolean;
+  /**
+   * The checkpoint API version a provider must advertise to count.
+   *
+   * @default {2}
+   */
+  checkpointApiVersion?: number;
+}
+
+/** Options of {@linkcode MemoryManager.notifyMemoryToolWrite}. */
+export interface NotifyMemoryToolWriteOptions {
+  /**
+   * Builds the provenance of the write (`write_origin`, `execution_context`,
+   * `session_id`, `parent_session_id`, `platform`, `tool_name`); called
+   * once per mirrored operation.
+   */
+  buildMetadata?: () => MemoryWriteMetadata;
+}
+
+/** How the last shutdown drain went. */
+export type ShutdownDrainStatus =
+  | "not_started"
+  | "draining"
+  | "drained"
+  | "timed_out";
+
+/** The outcome of the shutdown drain, see {@linkcode MemoryManager.shutdownDrainState}. */
+export interface ShutdownDrainState {
+  /** Where the drain is. */
+  readonly status: ShutdownDrainStatus;
+  /** Queued writes dropped because the drain timed out. */
+  readonly abandonedWrites: number;
+  /** Queued prefetches dropped because the drain timed out. */
+  readonly abandonedPrefetches: number;
+  /** Background tasks still running (detached) when the drain ended. */
+  readonly activeTasks: number;
+}
+
+interface ProviderEntry {
+  readonly provider: MemoryProvider;
+  readonly name: string;
+  readonly external: boolean;
+  /** The provider's previous prefetch has not settled yet. */
+  prefetchBusy: boolean;
+  /** The provider's previous onTurnStart has not settled yet. */
+  turnStartBusy: boolean;
+  /** The provider's previous recallStatus has not settled yet. */
+  recallBusy: boolean;
+}
+
+interface PendingSessionSwitch {
+  readonly newSessionId: string;
+  readonly options: SessionSwitchOptions;
+  readonly failed: Set<ProviderEntry>;
+}
+
+type BusyFlag = "prefetchBusy" | "turnStartBusy" | "recallBusy";
+
+const TIMED_OUT: unique symbol = Symbol("timed out");
+const MIRRORED_ACTIONS = new Set(["add", "replace", "remove"]);
+const EVICTED_ACTIONS = new Set(["add", "replace"]);
+const BUILTIN = "builtin";
+
+type HookName =
+  | "prefetch"
+  | "queuePrefetch"
+  | "syncTurn"
+  | "onTurnStart"
+  | "systemPromptBlock"
+  | "recallStatus"
+  | "onSessionEnd"
+  | "onSessionSwitch"
+  | "onPreCompress"
+  | "onDelegation"
+  | "onMemoryWrite"
+  | "onMemoryEvict"
+  | "shutdown"
+  | "handleToolCall"
+  | "initializeForInspection";
+
+/**
+ * A provider's hook, or the contract's default when a duck-typed provider
+ * (built against another copy of the framework) does not define it. Call it
+ * with `.call(provider, …)`.
+ */
+function hook<K extends HookName>(
+  provider: MemoryProvider,
+  name: K,
+): MemoryProvider[K] {
+  const fn = provider[name];
+  return (typeof fn === "function"
+    ? fn
+    : MemoryProvider.prototype[name]) as MemoryProvider[K];
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { then?: unknown }).then === "function";
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** An error's text for a log line or tool result, secrets masked. */
+function errorText(error: unknown): string {
+  return redactText(error instanceof Error ? error.message : String(error));
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** Python-style int() of a checkpoint API version; unparseable gives 1. */
+function checkpointVersionOf(provider: MemoryProvider): number {
+  let raw: unknown;
+  try {
+    raw = (provider as { preCompressCheckpointApiVersion?: unknown })
+      .preCompressCheckpointApiVersion;
+  } catch {
+    return 1;
+  }
+  if (raw === undefined) return 1;
+  if (typeof raw === "number") {
+    return Number.isFinite(raw) ? Math.trunc(raw) : 1;
+  }
+  if (typeof raw === "boolean") return raw ? 1 : 0;
+  if (typeof raw === "string" && /^\s*[+-]?\d+\s*$/.test(raw)) {
+    return Number.parseInt(raw, 10);
+  }
+  return 1;
+}
+
+function validTimeout(
+  name: string,
+  value: number | undefined,
+  fallback: number,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
+    throw new RangeError(
+      `Cannot create MemoryManager: option '${name}' must be a positive number of milliseconds, got ${
+        String(value)
+      }`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Runs the agent's memory providers: the built-in store (`builtin`) plus at
+ * most one external provider.
+ *
+ * @example One turn through the manager
+ * ```ts
+ * import { MemoryManager, MemoryProvider, type ToolSchema } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ *
+ * class Notes extends MemoryProvider {
+ *   synced: string[] = [];
+ *   get name(): string {
+ *     return "notes";
+ *   }
+ *   isAvailable(): boolean {
+ *     return true;
+ *   }
+ *   initialize(): void {}
+ *   getToolSchemas(): ToolSchema[] {
+ *     return [];
+ *   }
+ *   override prefetch(query: string): string {
+ *     return `recalled for: ${query}`;
+ *   }
+ *   override syncTurn(user: string): void {
+ *     this.synced.push(user);
+ *   }
+ * }
+ *
+ * const notes = new Notes();
+ * const manager = new MemoryManager();
+ * await manager.addProvider(notes);
+ * await manager.initializeAll("session-1", { platform: "cli" });
+ * assert.equal(await manager.prefetchAll("tabs or spaces?"), "recalled for: tabs or spaces?");
+ * manager.syncAll("tabs or spaces?", "Tabs.", { sessionId: "session-1" });
+ * assert.equal(await manager.flushPending(1000), true);
+ * assert.deepEqual(notes.synced, ["tabs or spaces?"]);
+ * await manager.shutdownAll();
+ * ```
+ */
+export class MemoryManager {
+  #entries: ProviderEntry[] = [];
+  #routes = new Map<string, ProviderEntry>();
+  #hasExternal = false;
+  #spillPolicy: RecallSpillPolicy | undefined = undefined;
+  readonly #config: HermesConfig;
+  readonly #prefetchTimeoutMs: number;
+  readonly #drainTimeoutMs: number;
+  #queue: BackgroundQueue | undefined = undefined;
+  #shuttingDown = false;
+  #shutdown: Promise<void> | undefined = undefined;
+  #drainState: ShutdownDrainState = {
+    status: "not_started",
+    abandonedWrites: 0,
+    abandonedPrefetches: 0,
+    activeTasks: 0,
+  };
+  #pendingSwitch: PendingSessionSwitch | undefined = undefined;
+
+  /**
+   * Creates an empty manager.
+   *
+   * @param options Timeouts and the loaded config.
+   * @throws {RangeError} When a timeout is not a positive number.
+   */
+  constructor(options: MemoryManagerOptions = {}) {
+    this.#prefetchTimeoutMs = validTimeout(
+      "externalPrefetchTimeoutMs",
+      options.externalPrefetchTimeoutMs,
+      DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS,
+    );
+    this.#drainTimeoutMs = validTimeout(
+      "shutdownDrainTimeoutMs",
+      options.shutdownDrainTimeoutMs,
+      DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS,
+    );
+    this.#config = options.config ?? {};
+  }
+
+  // -- Registration --------------------------------------------------------
+
+  /**
+   * Registers a provider. `builtin` is always accepted; only one other
+   * (external) provider may be registered: a second one is rejected with a
+   * warning naming both and nothing changes. The provider's tool schemas are
+   * loaded before anything changes; each tool is routed to it unless its
+   * name is a reserved core tool or already routed (warnings).
+   *
+   * @param provider The provider.
+   * @returns `true` when added, `false` when rejected.
+   * @throws {TypeError} When `provider` is not a memory provider, or its
+   * `getToolSchemas()` returns something other than an array.
+   * @throws {unknown} Whatever the provider's `getToolSchemas()` throws (the
+   * manager is left untouched).
+   */
+  async addProvider(provider: MemoryProvider): Promise<boolean> {
+    if (!isMemoryProvider(provider)) {
+      throw new TypeError(
+        `Cannot add memory provider: got ${
+          describeValue(provider)
+        }, pass an object with name, isAvailable(), initialize() and getToolSchemas()`,
+      );
+    }
+    const name = String(provider.name);
+    const external = name !== BUILTIN;
+    if (external && this.#rejectSecondExternal(name)) return false;
+    const schemas = await provider.getToolSchemas();
+    if (!Array.isArray(schemas)) {
+      throw new TypeError(
+        `Memory provider '${name}' getToolSchemas() returned ${
+          describeValue(schemas)
+        }: return an array of tool schemas ([] when it has no tools)`,
+      );
+    }
+    // Re-checked: another external provider may have registered meanwhile.
+    if (external && this.#rejectSecondExternal(name)) return false;
+    if (external) {
+      this.#hasExternal = true;
+      this.#spillPolicy = recallSpillPolicyFromConfig(this.#config);
+    }
+    const entry: ProviderEntry = {
+      provider,
+      name,
+      external,
+      prefetchBusy: false,
+      turnStartBusy: false,
+      recallBusy: false,
+    };
+    this.#entries = [...this.#entries, entry];
+    for (const raw of schemas) {
+      const schema = normalizeToolSchema(raw);
+      if (schema === null) continue;
+      const tool = schema.name;
+      const owner = this.#routes.get(tool);
+      if (RESERVED_CORE_TOOL_NAMES.has(tool)) {
+        log(
+          "warn",
+          `Memory provider '${name}' tool '${tool}' shadows a reserved core tool name; registration ignored. Core tools always win — rename the provider's tool to something unique.`,
+        );
+      } else if (owner !== undefined) {
+        log(
+          "warn",
+          `Memory tool name conflict: '${tool}' already registered by ${owner.name}, ignoring from ${name}`,
+        );
+      } else {
+        this.#routes.set(tool, entry);
+      }
+    }
+    log(
+      "info",
+      `Memory provider '${name}' registered (${schemas.length} tools)`,
+    );
+    return true;
+  }
+
+  #rejectSecondExternal(name: string): boolean {
+    if (!this.#hasExternal) return false;
+    const existing = this.#entries.find((e) => e.external)?.name ?? "unknown";
+    log(
+      "warn",
+      `Rejected memory provider '${name}' — external provider '${existing}' is already registered. Only one external memory provider is allowed at a time. Configure which one via memory.provider in config.yaml.`,
+    );
+    return true;
+  }
+
+  /** The registered providers, in registration order (a copy). */
+  get providers(): MemoryProvider[] {
+    return this.#entries.map((e) => e.provider);
+  }
+
+  /**
+   * Finds a registered provider by name.
+   *
+   * @param name The provider's name.
+   * @returns The provider, or `null`.
+   */
+  getProvider(name: string): MemoryProvider | null {
+    return this.#entries.find((e) => e.name === name)?.provider ?? null;
+  }
+
+  /**
+   * The names of every routed provider tool.
+   *
+   * @returns A new set.
+   */
+  getAllToolNames(): Set<string> {
+    return new Set(this.#routes.keys());
+  }
+
+  /**
+   * Whether a provider handles a tool.
+   *
+   * @param name The tool's name.
+   * @returns `true` when routed.
+   */
+  hasTool(name: string): boolean {
+    return this.#routes.has(name);
+  }
+
+  // -- Fan-out helpers -----------------------------------------------------
+
+  #fail(
+    level: LogLevel,
+    entry: ProviderEntry,
+    what: string,
+    error: unknown,
+    stack = false,
+  ): void {
+    let message = `Memory provider '${entry.name}' ${what} failed: ${
+      errorText(error)
+    }`;
+    if (stack && error instanceof Error && error.stack) {
+      message += `\n${redactText(error.stack)}`;
+    }
+    log(level, message);
+  }
+
+  /**
+   * Calls `call` on each entry in order, awaiting promises; failures are
+   * logged at `level` and skipped. Returns the successful results.
+   */
+  async #each<T>(
+    entries: readonly ProviderEntry[],
+    what: string,
+    level: LogLevel,
+    call: (entry: ProviderEntry) => T | PromiseLike<T>,
+    stack = false,
+  ): Promise<T[]> {
+    const results: T[] = [];
+    for (const entry of entries) {
+      try {
+        results.push(await call(entry));
+      } catch (error) {
+        this.#fail(level, entry, what, error, stack);
+      }
+    }
+    return results;
+  }
+
+  /**
+   * Awaits an external provider's promise for at most the prefetch timeout.
+   * The busy flag stays set until the promise settles, even after a timeout,
+   * so the provider is skipped while it is stuck. The timer is cleared as
+   * soon as the promise settles.
+   */
+  #bounded<T>(
+    entry: ProviderEntry,
+    flag: BusyFlag,
+    what: string,
+    pending: PromiseLike<T>,
+  ): Promise<T | typeof TIMED_OUT> {
+    entry[flag] = true;
+    return new Promise<T | typeof TIMED_OUT>((resolve, reject) => {
+      let decided = false;
+      const timer = setTimeout(() => {
+        decided = true;
+        log(
+          "warn",
+          `Memory provider '${entry.name}' ${what} timed out after ${
+            (this.#prefetchTimeoutMs / 1000).toFixed(1)
+          }s; skipping it until the stuck call returns`,
+        );
+        resolve(TIMED_OUT);
+      }, this.#prefetchTimeoutMs);
+      Promise.resolve(pending).then(
+        (value) => {
+          entry[flag] = false;
+          if (decided) return;
+          decided = true;
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error: unknown) => {
+          entry[flag] = false;
+          if (decided) {
+            this.#fail("debug", entry, `${what} (after timeout)`, error);
+            return;
+          }
+          decided = true;
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  #submit(kind: BackgroundTaskKind, task: () => unknown): void {
+    if (this.#shuttingDown) {
+      log(
+        "warn",
+        `Memory manager is shutting down; rejecting late ${kind} task`,
+      );
+      return;
+    }
+    this.#queue ??= new BackgroundQueue();
+    this.#queue.submit(task, kind);
+  }
+
+  /** The user text providers may see, or `null` to skip the call. */
+  #cleanQuery(text: unknown): string | null {
+    const clean = extractUserInstructionFromSkillMessage(text);
+    return clean === null || clean === "" ? null : clean;
+  }
+
+  // -- Per-turn hooks ------------------------------------------------------
+
+  /**
+   * Joins every provider's non-blank `systemPromptBlock()` with a blank
+   * line. Failures are logged as warnings.
+   *
+   * @returns The combined block, `""` when none.
+   */
+  async buildSystemPrompt(): Promise<string> {
+    const blocks = await this.#each(
+      this.#entries,
+      "systemPromptBlock()",
+      "warn",
+      (e) => hook(e.provider, "systemPromptBlock").call(e.provider),
+    );
+    return blocks.filter((b) => typeof b === "string" && b.trim() !== "")
+      .join("\n\n");
+  }
+
+  /**
+   * Collects recalled context for the coming model call. The query is
+   * stripped of skill scaffolding (a bare `/skill` invocation recalls
+   * nothing) and redacted. The built-in provider runs unbounded; an external
+   * provider is bounded by `externalPrefetchTimeoutMs` and skipped while its
+   * previous prefetch is still running. `null` and non-string results count
+   * as `""`; non-empty external results pass through the prefetch spill
+   * policy.
+   *
+   * @param query The user's message.
+   * @param options The session.
+   * @returns Non-blank results joined with a blank line, `""` when none.
+   */
+  async prefetchAll(
+    query: string,
+    options: PrefetchOptions = {},
+  ): Promise<string> {
+    const entries = this.#entries;
+    if (entries.length === 0) return "";
+    const clean = this.#cleanQuery(query);
+    if (clean === null) return "";
+    const redacted = redactText(clean);
+    const sessionId = options.sessionId ?? "";
+    const parts: (string | Promise<string>)[] = new Array(entries.length);
+    for (let i = 0; i < entries.length; i++) {
+      parts[i] = this.#prefetchOne(entries[i]!, redacted, sessionId);
+    }
+    let out = "";
+    for (const part of parts) {
+      const text = typeof part === "string" ? part : await part;
+      if (text !== "" && text.trim() !== "") {
+        out = out === "" ? text : `${out}\n\n${text}`;
+      }
+    }
+    return out;
+  }
+
+  /** One provider's prefetch; never throws or rejects. */
+  #prefetchOne(
+    entry: ProviderEntry,
+    query: string,
+    sessionId: string,
+  ): string | Promise<string> {
+    if (entry.prefetchBusy) {
+      log(
+        "debug",
+        `Memory provider '${entry.name}' prefetch is still running; skipping this turn`,
+      );
+      return "";
+    }
+    let result: unknown;
+    try {
+      result = hook(entry.provider, "prefetch").call(entry.provider, query, {
+        sessionId,
+      });
+    } catch (error) {
+      this.#fail("debug", entry, "prefetch", error);
+      return "";
+    }
+    if (!isThenable(result)) {
+      return this.#finishPrefetch(entry, result, sessionId);
+    }
+    const settled = entry.external
+      ? this.#bounded(entry, "prefetchBusy", "prefetch", result)
+      : Promise.resolve(result);
+    return settled.then(
+      (value) =>
+        value === TIMED_OUT
+          ? ""
+          : this.#finishPrefetch(entry, value, sessionId),
+      (error: unknown) => {
+        this.#fail("debug", entry, "prefetch", error);
+        return "";
+      },
+    );
+  }
+
+  #finishPrefetch(
+    entry: ProviderEntry,
+    value: unknown,
+    sessionId: string,
+  ): string | Promise<string> {
+    if (value == null) return "";
+    if (typeof value !== "string") {
+      this.#fail(
+        "debug",
+        entry,
+        "prefetch",
+        `returned ${describeValue(value)} instead of a string`,
+      );
+      return "";
+    }
+    const policy = this.#spillPolicy;
+    if (!entry.external || value.trim() === "" || policy === undefined) {
+      return value;
+    }
+    // Text within the limit comes back unchanged; skip the async call then.
+    const limit = policy.spillEnabled
+      ? policy.settings.maxChars
+      : policy.ceilingChars;
+    if (value.length <= limit) return value;
+    // The single place the prefetch spill policy (§8) is applied.
+    return applyRecallSpill(policy, value, {
+      source: prefetchSpillSource(entry.name),
+      sessionId,
+    }).catch((error: unknown) => {
+      this.#fail("debug", entry, "prefetch spill", error);
+      return value;
+    });
+  }
+
+  /**
+   * Describes what the last prefetch recalled, for the user:
+   * `"<glyph> <label> — recalled 1 memory"`, `"… — recalled N memories"` or
+   * `"… — recalled relevant memory"` (count 0 or less), one segment per
+   * provider with a status, joined with two spaces. An external provider's
+   * returned promise is bounded like prefetch (and the provider skipped
+   * while a previous call is stuck), so a hung status never holds the turn.
+   *
+   * @returns The indicator line, `""` when no provider reports a status.
+   */
+  async describeRecall(): Promise<string> {
+    const statuses = await this.#each(
+      this.#entries.filter((e) => !e.recallBusy),
+      "recallStatus()",
+      "debug",
+      (e) => {
+        const status = hook(e.provider, "recallStatus").call(e.provider);
+        return isThenable(status) && e.external
+          ? this.#bounded(e, "recallBusy", "recallStatus()", status)
+          : status;
+      },
+    );
+    const segments: string[] = [];
+    for (const status of statuses) {
+      if (!isRecord(status)) continue;
+      const label = status.providerLabel;
+      const count = status.count;
+      if (typeof label !== "string" || typeof count !== "number") continue;
+      const glyph = typeof status.glyph === "string"
+        ? status.glyph
+        : INDICATOR_GLYPH;
+      const detail = count === 1
+        ? "recalled 1 memory"
+        : count > 1
+        ? `recalled ${count} memories`
+        : "recalled relevant memory";
+      segments.push(`${glyph} ${label} — ${detail}`);
+    }
+    return segments.join("  ");
+  }
+
+  /**
+   * Queues `queuePrefetch()` on every provider for the next turn, on the
+   * background queue (kind `prefetch`). Skipped when there are no providers
+   * or the cleaned query is empty.
+   *
+   * @param query The user's message.
+   * @param options The session.
+   */
+  queuePrefetchAll(query: string, options: PrefetchOptions = {}): void {
+    const entries = this.#entries;
+    if (entries.length === 0) return;
+    const clean = this.#cleanQuery(query);
+    if (clean === null) return;
+    const redacted = redactText(clean);
+    const sessionId = options.sessionId ?? "";
+    this.#submit("prefetch", () =>
+      this.#each(
+        entries,
+        "queuePrefetch",
+        "debug",
+        (e) =>
+          hook(e.provider, "queuePrefetch").call(e.provider, redacted, {
+            sessionId,
+          }),
+      ));
+  }
+
+  /**
+   * Records a completed turn with every provider, on the background queue
+   * (never inside this call). Skipped when there are no providers or the
+   * cleaned user text is empty. User text, assistant text and the transcript
+   * are redacted together; each provider gets `sessionId`, plus `messages`
+   * and `turnAuthor` when they are not `null`/`undefined`. Failures are
+   * logged as warnings.
+   *
+   * @param userContent The user's message.
+   * @param assistantContent The assistant's reply.
+   * @param options The session, transcript and author.
+   */
+  syncAll(
+    userContent: string,
+    assistantContent: string,
+    options: SyncAllOptions = {},
+  ): void {
+    const entries = this.#entries;
+    if (entries.length === 0) return;
+    const clean = this.#cleanQuery(userContent);
+    if (clean === null) return;
+    const messages = options.messages ?? undefined;
+    const [user, assistant, redactedMessages] = redactForEgress([
+      clean,
+      typeof assistantContent === "string"
+        ? assistantContent
+        : String(assistantContent ?? ""),
+      messages,
+    ]) as [string, string, ChatMessage[] | undefined];
+    const sessionId = options.sessionId ?? "";
+    const turnAuthor = options.turnAuthor ?? undefined;
+    this.#submit("write", () =>
+      this.#each(entries, "syncTurn", "warn", (e) => {
+        const turn: SyncTurnOptions = { sessionId };
+        if (redactedMessages !== undefined) turn.messages = redactedMessages;
+        if (turnAuthor !== undefined) turn.turnAuthor = turnAuthor;
+        return hook(e.provider, "syncTurn").call(
+          e.provider,
+          user,
+          assistant,
+          turn,
+        );
+      }));
+  }
+
+  /**
+   * Tells every provider a turn starts (before prefetch). The message is
+   * redacted. An external provider's returned promise is bounded like
+   * prefetch, and the provider is skipped while a previous call is stuck.
+   *
+   * @param turnNumber The 1-based turn number.
+   * @param message The user's message.
+   * @param options What the host knows about the turn.
+   */
+  async onTurnStart(
+    turnNumber: number,
+    message: string,
+    options: TurnStartOptions = {},
+  ): Promise<void> {
+    const entries = this.#entries;
+    if (entries.length === 0) return;
+    const redacted = redactText(
+      typeof message === "string" ? message : String(message ?? ""),
+    );
+    for (const entry of entries) {
+      if (entry.turnStartBusy) continue;
+      try {
+        const result = hook(entry.provider, "onTurnStart").call(
+          entry.provider,
+          turnNumber,
+          redacted,
+          { ...options },
+        );
+        if (isThenable(result)) {
+          await (entry.external
+            ? this.#bounded(entry, "turnStartBusy", "onTurnStart", result)
+            : result);
+        }
+      } catch (error) {
+        this.#fail("debug", entry, "onTurnStart", error);
+      }
+    }
+  }
+
+  // -- Session hooks -------------------------------------------------------
+
+  /**
+   * Tells every provider the session really ended (never per turn), with a
+   * redacted copy of the transcript. Failures are logged as warnings with
+   * the stack.
+   *
+   * @param messages The full transcript (`null` counts as `[]`).
+   */
+  async onSessionEnd(
+    messages: ChatMessage[] | null | undefined,
+  ): Promise<void> {
+    const redacted = redactForEgress(Array.isArray(messages) ? messages : []);
+    await this.#each(
+      this.#entries,
+      "onSessionEnd",
+      "warn",
+      (e) => hook(e.provider, "onSessionEnd").call(e.provider, redacted),
+      true,
+    );
+  }
+
+  /**
+   * Rebinds providers to another session (`/resume`, `/branch`, `/reset`,
+   * `/new`, compression). An empty id is a no-op. `rewound` is forwarded
+   * only when `true`; other options (such as `reason`) are forwarded as
+   * they are. A provider that throws or returns literal `false` failed; the
+   * failures are remembered for {@linkcode MemoryManager.retryPendingSessionSwitch}.
+   *
+   * @param newSessionId The session switched to.
+   * @param options Parent, reset, rewound, reason.
+   * @returns `true` when every provider succeeded.
+   */
+  async onSessionSwitch(
+    newSessionId: string,
+    options: SessionSwitchOptions = {},
+  ): Promise<boolean> {
+    if (!newSessionId) return true;
+    const { rewound, ...rest } = options;
+    const forwarded: SessionSwitchOptions = {
+      ...rest,
+      parentSessionId: options.parentSessionId ?? "",
+      reset: options.reset ?? false,
+    };
+    if (rewound === true) forwarded.rewound = true;
+    const failed = await this.#switchEach(
+      this.#entries,
+      newSessionId,
+      forwarded,
+    );
+    this.#pendingSwitch = failed.size === 0
+      ? undefined
+      : { newSessionId, options: forwarded, failed };
+    return failed.size === 0;
+  }
+
+  async #switchEach(
+    entries: Iterable<ProviderEntry>,
+    newSessionId: string,
+    options: SessionSwitchOptions,
+  ): Promise<Set<ProviderEntry>> {
+    const failed = new Set<ProviderEntry>();
+    for (const entry of entries) {
+      try {
+        const result = await hook(entry.provider, "onSessionSwitch").call(
+          entry.provider,
+          newSessionId,
+          { ...options },
+        );
+        if (result === false) {
+          failed.add(entry);
+          log(
+            "debug",
+            `Memory provider '${entry.name}' onSessionSwitch failed: returned false`,
+          );
+        }
+      } catch (error) {
+        failed.add(entry);
+        this.#fail("debug", entry, "onSessionSwitch", error);
+      }
+    }
+    return failed;
+  }
+
+  /**
+   * Re-runs the last session switch on the providers that failed it.
+   *
+   * @returns `true` when no switch is pending any more.
+   */
+  async retryPendingSessionSwitch(): Promise<boolean> {
+    const pending = this.#pendingSwitch;
+    if (pending === undefined) return true;
+    const failed = await this.#switchEach(
+      pending.failed,
+      pending.newSessionId,
+      pending.options,
+    );
+    if (this.#pendingSwitch !== pending) {
+      return this.#pendingSwitch === undefined;
+    }
+    if (failed.size === 0) {
+      this.#pendingSwitch = undefined;
+      return true;
+    }
+    this.#pendingSwitch = { ...pending, failed };
+    return false;
+  }
+
+  /** Whether a failed session switch is waiting for a retry. */
+  get hasPendingSessionSwitch(): boolean {
+    return this.#pendingSwitch !== undefined;
+  }
+
+  /**
+   * Queues a real session boundary as one background task: `onSessionEnd`
+   * with a snapshot of the transcript, then `onSessionSwitch(newSessionId,
+   * {parentSessionId, reset: true, reason})`, in that order, serialized with
+   * every other background write. No-op without providers.
+   *
+   * @param messages The transcript of the session that ended.
+   * @param options The new session, its parent and the reason.
+   */
+  commitSessionBoundary(
+    messages: ChatMessage[] | null | undefined,
+    options: CommitSessionBoundaryOptions,
+  ): void {
+    if (this.#entries.length === 0) return;
+    const snapshot = Array.isArray(messages) ? [...messages] : [];
+    const { newSessionId, parentSessionId = "", reason = "new_session" } =
+      options;
+    this.#submit("write", async () => {
+      try {
+        await this.onSessionEnd(snapshot);
+      } catch (error) {
+        log("warn", `Session-boundary extraction failed: ${errorText(error)}`);
+      }
+      try {
+        await this.onSessionSwitch(newSessionId, {
+          parentSessionId,
+          reset: true,
+          reason,
+        });
+      } catch (error) {
+        log("warn", `Session-boundary switch failed: ${errorText(error)}`);
+      }
+    });
+  }
+
+  /**
+   * Tells every provider a subagent finished (task and result redacted).
+   *
+   * @param task The task given to the subagent.
+   * @param result The subagent's result.
+   * @param options The child's session id and anything else.
+   */
+  async onDelegation(
+    task: string,
+    result: string,
+    options: DelegationOptions = {},
+  ): Promise<void> {
+    const [t, r] = redactForEgress([String(task ?? ""), String(result ?? "")]);
+    const forwarded: DelegationOptions = {
+      ...options,
+      childSessionId: options.childSessionId ?? "",
+    };
+    await this.#each(
+      this.#entries,
+      "onDelegation",
+      "debug",
+      (e) =>
+        hook(e.provider, "onDelegation").call(e.provider, t, r, {
+          ...forwarded,
+        }),
+    );
+  }
+
+  /**
+   * Initializes every provider. `hermesHome` is set to the active profile's
+   * home when the caller did not pass one. A provider that fails is logged
+   * as a warning and stays registered.
+   *
+   * @param sessionId The session id.
+   * @param options What the host knows about the session.
+   */
+  async initializeAll(
+    sessionId: string,
+    options: InitializeOptions = {},
+  ): Promise<void> {
+    const forwarded: InitializeOptions = options.hermesHome === undefined
+      ? { ...options, hermesHome: getHermesHome() }
+      : { ...options };
+    await this.#each(
+      this.#entries,
+      "initialize",
+      "warn",
+      (e) => e.provider.initialize(sessionId, { ...forwarded }),
+    );
+  }
+
+  /**
+   * Like {@linkcode MemoryManager.initializeAll} but calls
+   * `initializeForInspection()` (side-effect-free loads for inspection-only
+   * agents).
+   *
+   * @param sessionId The session id.
+   * @param options What the host knows about the session.
+   */
+  async initializeAllForInspection(
+    sessionId: string,
+    options: InitializeOptions = {},
+  ): Promise<void> {
+    const forwarded: InitializeOptions = options.hermesHome === undefined
+      ? { ...options, hermesHome: getHermesHome() }
+      : { ...options };
+    await this.#each(
+      this.#entries,
+      "initializeForInspection",
+      "warn",
+      (e) =>
+        hook(e.provider, "initializeForInspection").call(
+          e.provider,
+          sessionId,
+          {
+            ...forwarded,
+          },
+        ),
+    );
+  }
+
+  // -- Tools ---------------------------------------------------------------
+
+  /**
+   * Every provider's tool schemas, bare (unwrapped), deduplicated by name
+   * (first wins), reserved core names dropped, nameless ones dropped with a
+   * warning. A provider whose schemas fail to load is logged as a warning.
+   *
+   * @returns The schemas.
+   */
+  async getAllToolSchemas(): Promise<ToolSchema[]> {
+    const schemas: ToolSchema[] = [];
+    const seen = new Set<string>();
+    await this.#each(this.#entries, "getToolSchemas()", "warn", async (e) => {
+      const raw = await e.provider.getToolSchemas();
+      if (!Array.isArray(raw)) {
+        throw new TypeError(
+          `returned ${describeValue(raw)} instead of an array`,
+        );
+      }
+      for (const item of raw) {
+        const schema = normalizeToolSchema(item);
+        if (schema === null) {
+          log(
+            "warn",
+            `Memory provider '${e.name}' returned a tool schema with no resolvable name; skipping (${
+              describeValue(item)
+            })`,
+          );
+        } else if (
+          !RESERVED_CORE_TOOL_NAMES.has(schema.name) && !seen.has(schema.name)
+        ) {
+          schemas.push(schema);
+          seen.add(schema.name);
+        }
+      }
+    });
+    return schemas;
+  }
+
+  /**
+   * Runs a provider tool. The arguments are redacted before the provider
+   * sees them.
+   *
+   * @param toolName The tool's name.
+   * @param args The model's arguments.
+   * @param options Extra call context, passed through.
+   * @returns The provider's JSON string, or `{"error": …}` when no provider
+   * handles the tool or the provider failed.
+   */
+  async handleToolCall(
+    toolName: string,
+    args: Record<string, unknown>,
+    options: ToolCallOptions = {},
+  ): Promise<string> {
+    const entry = this.#routes.get(toolName);
+    if (entry === undefined) {
+      return toolError(`No memory provider handles tool '${toolName}'`);
+    }
+    const redacted = redactForEgress(isRecord(args) ? args : {});
+    let result: unknown;
+    try {
+      result = await hook(entry.provider, "handleToolCall").call(
+        entry.provider,
+        toolName,
+        redacted,
+        { ...options },
+      );
+    } catch (error) {
+      log(
+        "error",
+        `Memory provider '${entry.name}' handleToolCall(${toolName}) failed: ${
+          errorText(error)
+        }`,
+      );
+      return toolError(`Memory tool '${toolName}' failed: ${errorText(error)}`);
+    }
+    if (typeof result === "string") return result;
+    if (isRecord(result) || Array.isArray(result)) {
+      try {
+        return JSON.stringify(result);
+      } catch {
+        // Not serializable: reported below.
+      }
+    }
+    log(
+      "error",
+      `Memory provider '${entry.name}' handleToolCall(${toolName}) failed: returned ${
+        describeValue(result)
+      } instead of a JSON string`,
+    );
+    return toolError(
+      `Memory tool '${toolName}' failed: provider returned ${
+        describeValue(result)
+      } instead of a JSON string`,
+    );
+  }
+
+  // -- Background work and shutdown ---------------------------------------
+
+  /**
+   * Waits until the background work queued before this call (turn syncs,
+   * queued prefetches, session boundaries) has run. That includes the
+   * hooks a sandboxed provider runs one-way in its worker: each running
+   * {@linkcode SandboxedMemoryProvider} is drained
+   * ({@linkcode SandboxedMemoryProvider.drain}) within the same bound.
+   *
+   * @param timeoutMs How long to wait at most; without limit when omitted.
+   * @returns `true` when drained (or nothing was queued, or the manager is
+   * shut down), `false` on timeout.
+   */
+  async flushPending(timeoutMs?: number): Promise<boolean> {
+    const started = performance.now();
+    const queue = this.#queue;
+    if (queue !== undefined && !(await queue.flush(timeoutMs))) return false;
+    if (this.#shuttingDown) return true;
+    const sandboxed: SandboxedMemoryProvider[] = [];
+    for (const entry of this.#entries) {
+      const provider = entry.provider;
+      if (
+        provider instanceof SandboxedMemoryProvider &&
+        provider.stopped === undefined
+      ) {
+        sandboxed.push(provider);
+      }
+    }
+    if (sandboxed.length === 0) return true;
+    const left = timeoutMs === undefined
+      ? undefined
+      : Math.max(0, timeoutMs - (performance.now() - started));
+    const drained = await Promise.all(sandboxed.map((p) => p.drain(left)));
+    return drained.every(Boolean);
+  }
+
+  /** The outcome of the last shutdown drain (a copy). */
+  get shutdownDrainState(): ShutdownDrainState {
+    return { ...this.#drainState };
+  }
+
+  /**
+   * Shuts down: stops accepting background work, lets queued work finish in
+   * order for up to `shutdownDrainTimeoutMs` (abandoning what has not
+   * started; see {@linkcode MemoryManager.shutdownDrainState}), then calls
+   * `shutdown()` on every provider in reverse registration order (each
+   * bounded by the same timeout; failures are warnings). Calling it again
+   * returns the same promise.
+   *
+   * @returns When every provider was shut down.
+   */
+  shutdownAll(): Promise<void> {
+    this.#shutdown ??= this.#shutdownOnce();
+    return this.#shutdown;
+  }
+
+  async #shutdownOnce(): Promise<void> {
+    this.#shuttingDown = true;
+    const queue = this.#queue;
+    if (queue === undefined) {
+      this.#drainState = { ...this.#drainState, status: "drained" };
+    } else {
+      this.#drainState = {
+        status: "draining",
+        abandonedWrites: 0,
+        abandonedPrefetches: 0,
+        activeTasks: queue.size,
+      };
+      const result = await queue.close(this.#drainTimeoutMs);
+      this.#drainState = {
+        status: result.drained ? "drained" : "timed_out",
+        abandonedWrites: result.abandonedWrites,
+        abandonedPrefetches: result.abandonedPrefetches,
+        activeTasks: result.activeTasks,
+      };
+      if (!result.drained) {
+        log(
+          "warn",
+          `Memory shutdown drain timed out after ${
+            (this.#drainTimeoutMs / 1000).toFixed(2)
+          }s; abandoning ${result.abandonedWrites} queued memory write(s) and ${result.abandonedPrefetches} queued prefetch(es); ${result.activeTasks} active task(s) remain detached`,
+        );
+      }
+    }
+    const reversed = [...this.#entries].reverse();
+    await this.#each(reversed, "shutdown", "warn", async (e) => {
+      const done = hook(e.provider, "shutdown").call(e.provider);
+      if (isThenable(done)) {
+        const settled = await this.#boundedShutdown(done);
+        if (!settled) {
+          throw new Error(`timed out after ${this.#drainTimeoutMs} ms`);
+        }
+      }
+    });
+  }
+
+  /** Resolves `true` when `pending` settles in time; rejections propagate. */
+  #boundedShutdown(pending: PromiseLike<unknown>): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      const timer = setTimeout(() => resolve(false), this.#drainTimeoutMs);
+      Promise.resolve(pending).then(
+        () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  // -- Pre-compress checkpoint (API v2) -----------------------------------
+
+  /**
+   * Whether any provider advertises at least `apiVersion` of the
+   * pre-compress checkpoint API (`preCompressCheckpointApiVersion`;
+   * unparseable values count as 1).
+   *
+   * @param apiVersion The version needed.
+   * @returns `true` when a provider qualifies.
+   */
+  supportsPreCompressCheckpoint(
+    apiVersion: number = PRE_COMPRESS_CHECKPOINT_API_VERSION,
+  ): Promise<boolean> {
+    return Promise.resolve(
+      this.#entries.some((e) => checkpointVersionOf(e.provider) >= apiVersion),
+    );
+  }
+
+  /**
+   * Notifies providers before lossy compression and returns their combined
+   * text for the summary prompt. Both lists are redacted. A provider
+   * advertising at least `checkpointApiVersion` is a checkpoint provider: it
+   * gets `evidenceMessages` when given (else the raw list) and
+   * `{requireCheckpoint}`; other providers get the raw list and `{}`. A
+   * checkpoint provider that returns normally counts as a committed
+   * checkpoint.
+   *
+   * @param messages The raw transcript.
+   * @param options Evidence, strictness and the API version.
+   * @returns Non-blank results joined with a blank line.
+   * @throws {unknown} With `requireCheckpoint`, whatever a checkpoint
+   * provider throws.
+   * @throws {Error} With `requireCheckpoint`, when no checkpoint provider
+   * succeeded: `No active memory provider completed pre-compress checkpoint
+   * API v<version>`.
+   */
+  async onPreCompress(
+    messages: ChatMessage[] | null | undefined,
+    options: ManagerPreCompressOptions = {},
+  ): Promise<string> {
+    const requireCheckpoint = options.requireCheckpoint === true;
+    const apiVersion = options.checkpointApiVersion ??
+      PRE_COMPRESS_CHECKPOINT_API_VERSION;
+    const [raw, evidence] = redactForEgress([
+      Array.isArray(messages) ? messages : [],
+      options.evidenceMessages ?? undefined,
+    ]) as [ChatMessage[], ChatMessage[] | undefined];
+    const parts: string[] = [];
+    let checkpointed = false;
+    for (const entry of this.#entries) {
+      const isCheckpoint = checkpointVersionOf(entry.provider) >= apiVersion;
+      const given = isCheckpoint && evidence !== undefined ? evidence : raw;
+      try {
+        const result = await hook(entry.provider, "onPreCompress").call(
+          entry.provider,
+          given,
+          isCheckpoint ? { requireCheckpoint } : {},
+        );
+        if (typeof result === "string" && result.trim() !== "") {
+          parts.push(result);
+        }
+        if (isCheckpoint) checkpointed = true;
+      } catch (error) {
+        this.#fail("debug", entry, "onPreCompress", error);
+        if (requireCheckpoint && isCheckpoint) throw error;
+      }
+    }
+    if (requireCheckpoint && !checkpointed) {
+      throw new Error(
+        `No active memory provider completed pre-compress checkpoint API v${apiVersion}`,
+      );
+    }
+    return parts.join("\n\n");
+  }
+
+  // -- Built-in memory write mirroring -------------------------------------
+
+  /**
+   * Mirrors a committed write of the built-in `memory` tool to the external
+   * provider (`onMemoryWrite`), one call per `add`/`replace`/`remove`
+   * operation, in order. Nothing is mirrored unless the result (a JSON string
+   * or object) has `success: true` and is not `staged`. `previous_content` is
+   * taken only from the committed result (`replaced_entry` /
+   * `removed_entry`, or for batches `replaced_entries` / `removed_entries`
+   * keyed by the 1-based operation index). A terminal failure
+   * (`success: false, done: true, error`) of `add`/`replace` operations is
+   * mirrored as `onMemoryEvict` instead. Per-operation failures are logged
+   * at debug level.
+   *
+   * @param result The memory tool's result.
+   * @param args The memory tool's arguments.
+   * @param options How to build each operation's provenance.
+   */
+  async notifyMemoryToolWrite(
+    result: unknown,
+    args: Record<string, unknown>,
+    options: NotifyMemoryToolWriteOptions = {},
+  ): Promise<void> {
+    let parsed: unknown = result;
+    if (typeof result === "string") {
+      try {
+        parsed = JSON.parse(result);
+      } catch {
+        return;
+      }
+    }
+    if (!isRecord(parsed) || !isRecord(args)) return;
+    const target = String(args.target || "memory") as MemoryTarget;
+    const operations = args.operations;
+    const batched = Array.isArray(operations) && operations.length > 0;
+    const ops: unknown[] = batched ? operations : [args];
+    const committed = parsed.success === true && parsed.staged !== true;
+    const terminal = parsed.success === false && parsed.done === true &&
+      typeof parsed.error === "string" && parsed.error !== "";
+    if (!committed && !terminal) return;
+    for (let index = 1; index <= ops.length; index++) {
+      const op = ops[index - 1];
+      const action = isRecord(op) ? String(op.action ?? "") : "";
+      try {
+        if (!isRecord(op)) continue;
+        if (
+          committed
+            ? !MIRRORED_ACTIONS.has(action)
+            : !EVICTED_ACTIONS.has(action)
+        ) continue;
+        const metadata: MemoryWriteMetadata = {
+          ...(options.buildMetadata?.() ?? {}),
+        };
+        delete metadata.previous_content;
+        if (op.old_text) metadata.old_text = String(op.old_text);
+        const content = String(op.content || op.new_text || "");
+        if (terminal) {
+          metadata.eviction_reason = parsed.error;
+          await this.onMemoryEvict(content, target, { metadata });
+          continue;
+        }
+        const field = action === "replace"
+          ? "replaced"
+          : action === "remove"
+          ? "removed"
+          : "";
+        if (field !== "") {
+          let previous: unknown;
+          if (batched) {
+            const entries = parsed[`${field}_entries`];
+            previous = isRecord(entries) ? entries[String(index)] : undefined;
+          } else {
+            previous = parsed[`${field}_entry`];
+          }
+          if (typeof previous === "string" && previous !== "") {
+            metadata.previous_content = previous;
+          }
+        }
+        await this.onMemoryWrite(
+          action as MemoryWriteAction,
+          target,
+          content,
+          metadata,
+        );
+      } catch (error) {
+        log(
+          "debug",
+          `notifyMemoryToolWrite failed for op ${action}: ${errorText(error)}`,
+        );
+      }
+    }
+  }
+
+  /**
+   * Fans a built-in memory write out to the external providers (never to
+   * `builtin`, the source). Content and metadata are redacted; each provider
+   * gets its own metadata copy as the fourth argument.
+   *
+   * @param action `add`, `replace` or `remove`.
+   * @param target `memory` or `user`.
+   * @param content The entry's text.
+   * @param metadata Provenance, `old_text`, `previous_content`.
+   */
+  async onMemoryWrite(
+    action: MemoryWriteAction,
+    target: MemoryTarget,
+    content: string,
+    metadata: MemoryWriteMetadata = {},
+  ): Promise<void> {
+    const [text, meta] = redactForEgress([String(content ?? ""), {
+      ...(metadata ?? {}),
+    }]);
+    await this.#each(
+      this.#entries.filter((e) => e.external),
+      "onMemoryWrite",
+      "debug",
+      (e) =>
+        hook(e.provider, "onMemoryWrite").call(
+          e.provider,
+          action,
+          target,
+          text,
+          { ...meta },
+        ),
+    );
+  }
+
+  /**
+   * Tells the external providers the built-in store terminally dropped a
+   * fact. Content and metadata are redacted; failures are logged at debug.
+   *
+   * @param content The dropped text.
+   * @param target `memory` or `user`.
+   * @param options Metadata with `eviction_reason`.
+   */
+  async onMemoryEvict(
+    content: string,
+    target: MemoryTarget,
+    options: MemoryEvictOptions = {},
+  ): Promise<void> {
+    const [text, meta] = redactForEgress([String(content ?? ""), {
+      ...(options.metadata ?? {}),
+    }]);
+    await this.#each(
+      this.#entries.filter((e) => e.external),
+      "onMemoryEvict",
+      "debug",
+      (e) =>
+        hook(e.provider, "onMemoryEvict").call(e.provider, text, target, {
+          metadata: { ...meta },
+        }),
+    );
+  }
+}

@@ -1,0 +1,346 @@
+/**
+ * Tool-schema plumbing shared by the memory manager: normalizing the shapes
+ * providers return, the reserved core tool names, the `{"error": …}` JSON
+ * result every failed tool call produces, and the gate that decides whether
+ * an agent exposes its external memory provider's tools (and prompt block).
+ *
+ * @module
+ */
+
+import { log } from "../core/log.ts";
+import type { MaybePromise, ToolSchema } from "../core/memory_provider.ts";
+
+/**
+ * Tool names that belong to the host agent. A memory provider's tool with one
+ * of these names is never routed: the built-in tool always wins. The set is
+ * the union of the core tool lists Hermes has shipped (older and newer names).
+ */
+export const RESERVED_CORE_TOOL_NAMES: ReadonlySet<string> = new Set([
+  "web_search",
+  "web_extract",
+  "terminal",
+  "process",
+  "process_manage",
+  "read_file",
+  "write_file",
+  "patch",
+  "search_files",
+  "vision_analyze",
+  "image_generate",
+  "mixture_of_agents",
+  "skills_list",
+  "skill_view",
+  "skill_manage",
+  "browser_navigate",
+  "browser_snapshot",
+  "browser_click",
+  "browser_type",
+  "browser_scroll",
+  "browser_back",
+  "browser_press",
+  "browser_close",
+  "browser_get_images",
+  "browser_vision",
+  "browser_console",
+  "browser_cdp",
+  "browser_dialog",
+  "browser_exec",
+  "text_to_speech",
+  "todo",
+  "todo_list",
+  "memory",
+  "session_search",
+  "clarify",
+  "execute_code",
+  "delegate_task",
+  "cronjob",
+  "cronjob_manage",
+  "send_message",
+  "ha_list_entities",
+  "ha_get_state",
+  "ha_list_services",
+  "ha_call_service",
+  "kanban_show",
+  "kanban_list",
+  "kanban_complete",
+  "kanban_block",
+  "kanban_request_review",
+  "kanban_request_changes",
+  "kanban_heartbeat",
+  "kanban_comment",
+  "kanban_create",
+  "kanban_link",
+  "kanban_unblock",
+  "kanban_attach",
+  "kanban_attach_url",
+  "kanban_attachments",
+  "computer_use",
+]);
+
+/**
+ * Normalizes a tool schema a provider returned: the wrapped OpenAI form
+ * `{"type": "function", "function": {…}}` is unwrapped, and the result must
+ * carry a non-empty string `name`.
+ *
+ * @param schema Whatever the provider returned as one schema.
+ * @returns The bare function schema (the same object, not a copy), or `null`
+ * when it is not an object or has no usable name.
+ *
+ * @example Unwrapping the OpenAI form
+ * ```ts
+ * import { normalizeToolSchema } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ *
+ * const bare = { name: "notes_search", parameters: { type: "object" } };
+ * assert.equal(normalizeToolSchema({ type: "function", function: bare }), bare);
+ * assert.equal(normalizeToolSchema({ description: "nameless" }), null);
+ * ```
+ */
+export function normalizeToolSchema(schema: unknown): ToolSchema | null {
+  if (!isRecord(schema)) return null;
+  let bare: Record<string, unknown> = schema;
+  if (schema.type === "function" && isRecord(schema.function)) {
+    bare = schema.function;
+  }
+  const name = bare.name;
+  return typeof name === "string" && name !== "" ? bare as ToolSchema : null;
+}
+
+/**
+ * Builds the JSON string a failed tool call returns: `{"error": "<message>"}`
+ * (spaced like Hermes' JSON output).
+ *
+ * @param message What went wrong, for the model.
+ * @returns The JSON text.
+ *
+ * @example The error result of a tool call
+ * ```ts
+ * import { toolError } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ *
+ * assert.deepEqual(JSON.parse(toolError("No memory provider handles tool 'x'")), {
+ *   error: "No memory provider handles tool 'x'",
+ * });
+ * ```
+ */
+export function toolError(message: string): string {
+  return `{"error": ${JSON.stringify(String(message))}}`;
+}
+
+/** The toolset (and tool) name that gates memory-provider tools. */
+const MEMORY_TOOLSET = "memory";
+
+/** Options of {@linkcode memoryProviderToolsEnabled}. */
+export interface MemoryProviderToolsEnabledOptions {
+  /**
+   * The toolsets the agent disables (`agent.disabled_toolsets`).
+   *
+   * @default {[]}
+   */
+  disabledToolsets?: readonly string[] | null;
+  /**
+   * Whether the agent already offers the built-in `memory` tool.
+   *
+   * @default {false}
+   */
+  memoryToolPresent?: boolean;
+  /**
+   * Expands a toolset name to the tool names it includes (composites such as
+   * `hermes-acp`); the host's toolset table. A throw counts as "does not
+   * include `memory`". Without it only `all` and `*` (every tool) are known.
+   */
+  resolveToolset?: (name: string) => Iterable<string>;
+}
+
+/**
+ * Decides whether an agent exposes its external memory provider's tools, in
+ * Hermes' order: `memory` among the disabled toolsets hides them; otherwise
+ * an agent that already has the built-in `memory` tool, or has no toolset
+ * filter (`null`/`undefined`), shows them; an empty filter hides them; a
+ * filter naming `memory` shows them; otherwise they are shown only when a
+ * listed toolset resolves to include `memory`. The same gate decides whether
+ * the provider's `systemPromptBlock()` is included, so the prompt never
+ * advertises tools that are not there.
+ *
+ * @param enabledToolsets The agent's toolset filter, or `null` for none.
+ * @param options Disabled toolsets, the built-in tool, and toolset expansion.
+ * @returns `true` when the provider's tools should be exposed.
+ *
+ * @example Gating by toolset
+ * ```ts
+ * import { memoryProviderToolsEnabled } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ *
+ * assert.equal(memoryProviderToolsEnabled(null), true);
+ * assert.equal(memoryProviderToolsEnabled(["web", "memory"]), true);
+ * assert.equal(memoryProviderToolsEnabled(["web"]), false);
+ * assert.equal(
+ *   memoryProviderToolsEnabled(null, { disabledToolsets: ["memory"] }),
+ *   false,
+ * );
+ * ```
+ */
+export function memoryProviderToolsEnabled(
+  enabledToolsets: readonly string[] | null | undefined,
+  options: MemoryProviderToolsEnabledOptions = {},
+): boolean {
+  if (options.disabledToolsets?.includes(MEMORY_TOOLSET)) return false;
+  if (options.memoryToolPresent === true || enabledToolsets == null) {
+    return true;
+  }
+  if (enabledToolsets.length === 0) return false;
+  if (enabledToolsets.includes(MEMORY_TOOLSET)) return true;
+  const resolve = options.resolveToolset ?? resolveWildcardToolset;
+  try {
+    return enabledToolsets.some((name) =>
+      [...resolve(name)].includes(MEMORY_TOOLSET)
+    );
+  } catch (error) {
+    log(
+      "debug",
+      `Failed to resolve enabled toolsets for memory-provider tools: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+    );
+    return false;
+  }
+}
+
+function resolveWildcardToolset(name: string): string[] {
+  return name === "all" || name === "*" ? [MEMORY_TOOLSET] : [];
+}
+
+/** An agent's tool surface, as {@linkcode injectMemoryProviderTools} edits it. */
+export interface MemoryToolSurface {
+  /** The tools offered to the model, in OpenAI form (`{type, function}`). */
+  tools: Record<string, unknown>[];
+  /** The names the agent accepts tool calls for (created when absent). */
+  validToolNames?: Set<string>;
+  /** The agent's toolset filter, or `null` for none. */
+  enabledToolsets?: readonly string[] | null;
+  /** The toolsets the agent disables. */
+  disabledToolsets?: readonly string[] | null;
+}
+
+/** What {@linkcode injectMemoryProviderTools} needs from a memory manager. */
+export interface MemoryToolSource {
+  /** The registered providers (names only are read). */
+  readonly providers: readonly { readonly name: string }[];
+  /** Every provider's tool schemas, bare and deduplicated. */
+  getAllToolSchemas(): MaybePromise<ToolSchema[]>;
+}
+
+/** Options of {@linkcode injectMemoryProviderTools}. */
+export interface InjectMemoryProviderToolsOptions {
+  /**
+   * Expands a toolset name to its tool names (see
+   * {@linkcode MemoryProviderToolsEnabledOptions.resolveToolset}).
+   */
+  resolveToolset?: (name: string) => Iterable<string>;
+}
+
+/** The OpenAI-form tool's function name, if any. */
+function surfaceToolName(tool: unknown): unknown {
+  if (!isRecord(tool) || !isRecord(tool.function)) return undefined;
+  return tool.function.name;
+}
+
+/**
+ * Whether an agent exposes external memory-provider tools: the gate of
+ * {@linkcode memoryProviderToolsEnabled} applied to the agent's surface (the
+ * built-in `memory` tool counts as present when it is among `tools`).
+ *
+ * @param surface The agent's tools and toolset filters.
+ * @param options Toolset expansion.
+ * @returns `true` when the provider's tools (and prompt block) are exposed.
+ *
+ * @example Built-in memory tool present
+ * ```ts
+ * import { memoryProviderToolsExposed } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ *
+ * const tools = [{ type: "function", function: { name: "memory" } }];
+ * assert.equal(memoryProviderToolsExposed({ tools, enabledToolsets: [] }), true);
+ * ```
+ */
+export function memoryProviderToolsExposed(
+  surface: MemoryToolSurface,
+  options: InjectMemoryProviderToolsOptions = {},
+): boolean {
+  const tools = Array.isArray(surface.tools) ? surface.tools : [];
+  return memoryProviderToolsEnabled(surface.enabledToolsets, {
+    disabledToolsets: surface.disabledToolsets,
+    memoryToolPresent: tools.some((t) => surfaceToolName(t) === MEMORY_TOOLSET),
+    resolveToolset: options.resolveToolset,
+  });
+}
+
+/**
+ * Appends the memory manager's provider tools to an agent's tool surface as
+ * `{"type": "function", "function": schema}`, skipping names already there,
+ * and adds each to `validToolNames`. Nothing is added when the gate
+ * ({@linkcode memoryProviderToolsExposed}) is closed; then, if an external
+ * provider is registered, an info line says the `memory` toolset is gated.
+ * A schema without a usable name is skipped with a warning.
+ *
+ * @param surface The agent's tools (edited in place) and toolset filters.
+ * @param manager The memory manager, or `null`.
+ * @param options Toolset expansion.
+ * @returns How many tools were added.
+ *
+ * @example Injecting provider tools
+ * ```ts
+ * import { injectMemoryProviderTools } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ *
+ * const manager = {
+ *   providers: [{ name: "builtin" }, { name: "notes" }],
+ *   getAllToolSchemas: () => [{ name: "notes_search", parameters: {} }],
+ * };
+ * const surface = { tools: [], validToolNames: new Set<string>() };
+ * assert.equal(await injectMemoryProviderTools(surface, manager), 1);
+ * assert.equal(surface.validToolNames.has("notes_search"), true);
+ * ```
+ */
+export async function injectMemoryProviderTools(
+  surface: MemoryToolSurface,
+  manager: MemoryToolSource | null | undefined,
+  options: InjectMemoryProviderToolsOptions = {},
+): Promise<number> {
+  if (!manager || !Array.isArray(surface.tools)) return 0;
+  if (!memoryProviderToolsExposed(surface, options)) {
+    const external = manager.providers.filter((p) => p.name !== "builtin")
+      .map((p) => p.name);
+    if (external.length > 0) {
+      log(
+        "info",
+        `Memory provider(s) ${
+          external.join(", ")
+        } configured but the 'memory' toolset is gated off for this session (platform_toolsets / agent.disabled_toolsets) — provider tools and system-prompt block are both withheld.`,
+      );
+    }
+    return 0;
+  }
+  const existing = new Set(surface.tools.map(surfaceToolName));
+  const valid = surface.validToolNames ??= new Set<string>();
+  let added = 0;
+  for (const raw of await manager.getAllToolSchemas()) {
+    const schema = normalizeToolSchema(raw);
+    if (schema === null) {
+      log(
+        "warn",
+        "Memory provider returned a tool schema with no resolvable name; skipping to avoid poisoning the request",
+      );
+    } else if (!existing.has(schema.name)) {
+      surface.tools.push({ type: "function", function: schema });
+      valid.add(schema.name);
+      existing.add(schema.name);
+      added++;
+    }
+  }
+  return added;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

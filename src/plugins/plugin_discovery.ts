@@ -1,0 +1,691 @@
+/**
+ * Discovery of memory-provider plugins: finds them by name, never imports
+ * them.
+ *
+ * Four sources, in precedence order (the first one wins on a name clash, so
+ * a directory dropped into a working tree can never shadow a shipped
+ * provider):
+ *
+ * 1. bundled: `plugins/memory/<name>/` beside the framework;
+ * 2. user: `$HERMES_HOME/plugins/<name>/`;
+ * 3. project: `./.hermes/plugins/<name>/` under the agent's working
+ *    directory, only when `HERMES_ENABLE_PROJECT_PLUGINS` is truthy;
+ * 4. packages: `memory.packages.<name>` in `config.yaml`, a `jsr:`, `npm:`,
+ *    `https:` (or, for local development, `file:`) module specifier; listed
+ *    by name, never downloaded here.
+ *
+ * A directory is a provider when its `mod.ts` mentions
+ * `registerMemoryProvider` or `MemoryProvider` (a text check); user and
+ * project directories must pass it, bundled ones only need `mod.ts`.
+ * Directories whose name starts with `_` or `.` are ignored. A bad name,
+ * an unreadable directory, a symlink leading out of its source directory or
+ * a broken `plugin.yaml` skips that one provider with a warning; the scan
+ * goes on.
+ *
+ * @module
+ */
+
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { getConfigPath, loadConfig } from "../config/config.ts";
+import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
+import { getHermesHome } from "../profile/hermes_home.ts";
+import { log } from "../core/log.ts";
+import type { HermesConfig } from "../core/memory_provider.ts";
+import {
+  emptyPluginManifest,
+  parsePluginManifest,
+  type PluginManifest,
+  PluginManifestError,
+} from "./plugin_manifest.ts";
+import { resolveAgentCwd } from "../profile/runtime_cwd.ts";
+
+/** Where a provider was found. */
+export type ProviderSource = "bundled" | "user" | "project" | "package";
+
+/** A provider found by discovery, not loaded. */
+export interface ProviderCandidate {
+  /** The provider's name (its directory name, or its `memory.packages` key). */
+  name: string;
+  /** Where it was found. */
+  source: ProviderSource;
+  /** Its directory with symlinks resolved; absent for packages. */
+  dir?: string;
+  /** What to import: the `file:` URL of `mod.ts`, or the package specifier. */
+  specifier: string;
+  /** Its `plugin.yaml` (empty for packages). */
+  manifest: PluginManifest;
+}
+
+/** Options shared by the discovery functions. */
+export interface DiscoveryOptions {
+  /**
+   * The profile home whose `plugins/` and `config.yaml` are used.
+   *
+   * @default {getHermesHome()}
+   */
+  hermesHome?: string;
+  /** The loaded `config.yaml`; read from `hermesHome` when omitted. */
+  config?: HermesConfig;
+  /**
+   * The directory of bundled providers.
+   *
+   * @default {"<framework>/plugins/memory"}
+   */
+  bundledDir?: string;
+  /**
+   * The directory whose `.hermes/plugins/` holds project providers.
+   *
+   * @default {resolveAgentCwd()}
+   */
+  projectDir?: string;
+}
+
+/** One entry of {@linkcode discoverMemoryProviders}. */
+export interface DiscoveredProvider {
+  /** The provider's name. */
+  name: string;
+  /** The `description` of its `plugin.yaml` (`""` when absent). */
+  description: string;
+  /** Where it was found. */
+  source: ProviderSource;
+  /** Its directory; absent for packages. */
+  dir?: string;
+  /**
+   * The availability probe: `true` when it loaded and `isAvailable()` said
+   * yes; `null` when not probed.
+   */
+  available: boolean | null;
+}
+
+/** The values of `memory.provider` that mean "built-in memory only". */
+export const BUILTIN_SENTINELS: ReadonlySet<string> = new Set([
+  "",
+  "default",
+  "builtin",
+  "built-in",
+  "none",
+]);
+
+const PROVIDER_NAME_REGEXP = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+const PACKAGE_SPECIFIER_REGEXP = /^(?:jsr:|npm:|https:\/\/|file:\/\/)/;
+const MOD_TEXT_LIMIT = 1 << 20;
+const warned = new Set<string>();
+
+function warnOnce(message: string): void {
+  if (warned.has(message)) return;
+  warned.add(message);
+  log("warn", message);
+}
+
+/**
+ * Tells whether a `memory.provider` value means "built-in memory only"
+ * (`""`, `default`, `builtin`, `built-in`, `none`; trimmed, any case). Such
+ * values are never looked up as plugins.
+ *
+ * @param value The configured value.
+ * @returns `true` for a sentinel, including a missing value.
+ *
+ * @example
+ * ```ts
+ * import { isBuiltinSentinel } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(isBuiltinSentinel(" Built-In "), true);
+ * assert.equal(isBuiltinSentinel("honcho"), false);
+ * ```
+ */
+export function isBuiltinSentinel(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  return typeof value === "string" &&
+    BUILTIN_SENTINELS.has(value.trim().toLowerCase());
+}
+
+/**
+ * Tells whether a name can be a provider's: letters, digits, `.`, `_` and
+ * `-`, starting with a letter or digit, without `..`.
+ *
+ * @param name The name.
+ * @returns `true` when usable.
+ *
+ * @example
+ * ```ts
+ * import { isValidProviderName } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(isValidProviderName("my-provider"), true);
+ * assert.equal(isValidProviderName("../evil"), false);
+ * ```
+ */
+export function isValidProviderName(name: string): boolean {
+  return PROVIDER_NAME_REGEXP.test(name) && !name.includes("..");
+}
+
+/**
+ * The directory of the bundled providers, beside the framework's own
+ * files, or `undefined` when the framework runs from a remote URL.
+ *
+ * @returns The absolute directory, or `undefined`.
+ *
+ * @example
+ * ```ts no-assert
+ * import { bundledProvidersDir } from "@hermes/memory";
+ * const dir = bundledProvidersDir();
+ * ```
+ */
+export function bundledProvidersDir(): string | undefined {
+  const url = new URL("../../plugins/memory/", import.meta.url);
+  if (url.protocol !== "file:") return undefined;
+  return fileURLToPath(url).replace(/[\\/]$/, "");
+}
+
+function isInside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === "" ||
+    (!rel.startsWith("..") && !rel.startsWith(sep) && rel !== "..");
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+// Directory scanning uses synchronous file calls: discovery reads a few
+// small files per provider, and Deno's async file ops cost several times
+// more per call (500 providers: ~20 ms sync against ~100 ms async).
+
+function realPathOrUndefined(path: string): string | undefined {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads the provider heuristic file; `undefined` when absent. */
+function readModText(path: string): string | undefined {
+  let bytes: Uint8Array;
+  try {
+    bytes = Deno.readFileSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+  return new TextDecoder().decode(bytes.subarray(0, MOD_TEXT_LIMIT));
+}
+
+function readManifestSync(dir: string): PluginManifest {
+  const path = join(dir, "plugin.yaml");
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return emptyPluginManifest();
+    throw new PluginManifestError(
+      path,
+      `Cannot read ${path}: ${errorText(error)}`,
+      { cause: error },
+    );
+  }
+  return parsePluginManifest(text, path);
+}
+
+function scanDirectorySource(
+  root: string,
+  source: Exclude<ProviderSource, "package">,
+  seen: Set<string>,
+): ProviderCandidate[] {
+  let rootReal: string;
+  let entries: Deno.DirEntry[];
+  try {
+    rootReal = Deno.realPathSync(root);
+    entries = [...Deno.readDirSync(rootReal)];
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) {
+      warnOnce(
+        `Skipping unreadable plugin directory ${root}: ${
+          errorText(error)
+        }; check its permissions`,
+      );
+    }
+    return [];
+  }
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const result: ProviderCandidate[] = [];
+  for (const entry of entries) {
+    if (seen.has(entry.name)) continue;
+    const candidate = inspectProviderDirectory(rootReal, root, entry, source);
+    if (candidate === undefined) continue;
+    seen.add(candidate.name);
+    result.push(candidate);
+  }
+  return result;
+}
+
+function inspectProviderDirectory(
+  rootReal: string,
+  root: string,
+  entry: Deno.DirEntry,
+  source: Exclude<ProviderSource, "package">,
+): ProviderCandidate | undefined {
+  const name = entry.name;
+  if (name.startsWith("_") || name.startsWith(".")) return undefined;
+  const path = join(root, name);
+  if (!entry.isDirectory && !entry.isSymlink) return undefined;
+  if (!isValidProviderName(name)) {
+    warnOnce(
+      `Skipping memory provider directory ${path}: the name '${name}' may use only letters, digits, '.', '_' and '-'; rename the directory`,
+    );
+    return undefined;
+  }
+  let dir = join(rootReal, name);
+  if (entry.isSymlink) {
+    const target = realPathOrUndefined(dir);
+    if (target === undefined) {
+      warnOnce(
+        `Skipping memory provider '${name}': ${path} is a broken symlink; remove it or point it at a directory inside ${root}`,
+      );
+      return undefined;
+    }
+    if (!isInside(rootReal, target)) {
+      warnOnce(
+        `Skipping memory provider '${name}': ${path} is a symlink to ${target}, outside ${root}; move the provider into ${root} instead`,
+      );
+      return undefined;
+    }
+    try {
+      if (!Deno.statSync(target).isDirectory) return undefined;
+    } catch {
+      return undefined;
+    }
+    dir = target;
+  }
+  const modPath = join(dir, "mod.ts");
+  let text: string | undefined;
+  try {
+    const escape = topLevelEscape(dir);
+    if (escape !== undefined) {
+      warnOnce(
+        `Skipping memory provider '${name}': ${escape.path} is a symlink to ${escape.target}, outside ${path}; replace it with a copy`,
+      );
+      return undefined;
+    }
+    text = readModText(modPath);
+  } catch (error) {
+    warnOnce(
+      `Skipping unreadable plugin directory ${path} (memory provider '${name}'): ${
+        errorText(error)
+      }; check its permissions`,
+    );
+    return undefined;
+  }
+  if (text === undefined) return undefined;
+  if (
+    source !== "bundled" &&
+    !text.includes("registerMemoryProvider") &&
+    !text.includes("MemoryProvider")
+  ) {
+    return undefined;
+  }
+  let manifest: PluginManifest;
+  try {
+    manifest = readManifestSync(dir);
+  } catch (error) {
+    warnOnce(
+      `Skipping memory provider '${name}' (${source}): ${
+        errorText(error)
+      }; fix or remove the file`,
+    );
+    return undefined;
+  }
+  if (manifest.name !== undefined && manifest.name !== name) {
+    log(
+      "debug",
+      `Memory provider directory ${path} has name '${manifest.name}' in plugin.yaml; the directory name '${name}' is used`,
+    );
+  }
+  return {
+    name,
+    source,
+    dir,
+    specifier: pathToFileURL(modPath).href,
+    manifest,
+  };
+}
+
+/** The first top-level symlink of `dir` that resolves outside it. */
+function topLevelEscape(dir: string): EscapingSymlink | undefined {
+  for (const entry of Deno.readDirSync(dir)) {
+    if (!entry.isSymlink) continue;
+    const path = join(dir, entry.name);
+    const target = realPathOrUndefined(path);
+    if (target === undefined) return { path, target: "(broken)" };
+    if (!isInside(dir, target)) return { path, target };
+  }
+  return undefined;
+}
+
+/** A symlink found under a provider directory that resolves outside it. */
+export interface EscapingSymlink {
+  /** The link. */
+  path: string;
+  /** Where it resolves (or `"(broken)"`). */
+  target: string;
+}
+
+/** Options of {@linkcode findEscapingSymlink}. */
+export interface FindEscapingSymlinkOptions {
+  /**
+   * Walk subdirectories too (bounded to 5000 entries), not only the top
+   * level.
+   *
+   * @default {true}
+   */
+  deep?: boolean;
+}
+
+/**
+ * Looks for a symlink under `dir` whose target is outside `dir`. Deno's
+ * permission checks look at the path as written, so such a link would
+ * let a sandboxed provider read whatever it points at.
+ *
+ * @param dir The provider directory (symlinks resolved).
+ * @param options Whether to walk subdirectories.
+ * @returns The first such link, or `undefined`.
+ *
+ * @example
+ * ```ts ignore
+ * import { findEscapingSymlink } from "@hermes/memory";
+ * const escape = await findEscapingSymlink("/home/me/.hermes/plugins/notes");
+ * ```
+ */
+export async function findEscapingSymlink(
+  dir: string,
+  options: FindEscapingSymlinkOptions = {},
+): Promise<EscapingSymlink | undefined> {
+  const deep = options.deep ?? true;
+  const queue = [dir];
+  let budget = 5000;
+  while (queue.length > 0 && budget > 0) {
+    const current = queue.shift() as string;
+    for await (const entry of Deno.readDir(current)) {
+      if (--budget <= 0) break;
+      const path = join(current, entry.name);
+      if (entry.isSymlink) {
+        const target = realPathOrUndefined(path);
+        if (target === undefined) return { path, target: "(broken)" };
+        if (!isInside(dir, target)) return { path, target };
+      } else if (deep && entry.isDirectory) {
+        queue.push(path);
+      }
+    }
+  }
+  return undefined;
+}
+
+async function configFor(
+  options: DiscoveryOptions,
+  hermesHome: string,
+): Promise<HermesConfig> {
+  if (options.config !== undefined) return options.config;
+  try {
+    return await loadConfig({ hermesHome });
+  } catch (error) {
+    warnOnce(
+      `Ignoring memory.packages: ${errorText(error)}; fix ${
+        getConfigPath(hermesHome)
+      }`,
+    );
+    return {};
+  }
+}
+
+function packageCandidates(
+  config: HermesConfig,
+  hermesHome: string,
+  seen: Set<string>,
+): ProviderCandidate[] {
+  const memory = config.memory;
+  if (memory === null || typeof memory !== "object") return [];
+  const packages = (memory as Record<string, unknown>).packages;
+  if (packages === undefined || packages === null) return [];
+  const where = getConfigPath(hermesHome);
+  if (typeof packages !== "object" || Array.isArray(packages)) {
+    warnOnce(
+      `Ignoring memory.packages in ${where}: it must map provider names to jsr:, npm: or https: module specifiers`,
+    );
+    return [];
+  }
+  const result: ProviderCandidate[] = [];
+  for (const name of Object.keys(packages).sort()) {
+    const specifier = (packages as Record<string, unknown>)[name];
+    if (!isValidProviderName(name)) {
+      warnOnce(
+        `Skipping memory.packages.${name} in ${where}: the name may use only letters, digits, '.', '_' and '-'`,
+      );
+      continue;
+    }
+    if (
+      typeof specifier !== "string" ||
+      !PACKAGE_SPECIFIER_REGEXP.test(specifier.trim())
+    ) {
+      warnOnce(
+        `Skipping memory.packages.${name} in ${where}: use a jsr:, npm: or https:// module specifier, not ${
+          JSON.stringify(specifier)
+        }`,
+      );
+      continue;
+    }
+    if (seen.has(name)) continue;
+    seen.add(name);
+    result.push({
+      name,
+      source: "package",
+      specifier: specifier.trim(),
+      manifest: emptyPluginManifest(),
+    });
+  }
+  return result;
+}
+
+/**
+ * Scans all four sources and returns every provider in precedence order
+ * (bundled, user, project, packages; sorted by name within each), the
+ * first one of each name only. Nothing is imported or downloaded.
+ *
+ * @param options Home, config and directories.
+ * @returns The candidates.
+ *
+ * @example
+ * ```ts ignore
+ * import { scanMemoryProviders } from "@hermes/memory";
+ * for (const p of await scanMemoryProviders()) console.log(p.name, p.source);
+ * ```
+ */
+export async function scanMemoryProviders(
+  options: DiscoveryOptions = {},
+): Promise<ProviderCandidate[]> {
+  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
+  const seen = new Set<string>();
+  const result: ProviderCandidate[] = [];
+  const bundled = options.bundledDir ?? bundledProvidersDir();
+  if (bundled !== undefined) {
+    result.push(...scanDirectorySource(bundled, "bundled", seen));
+  }
+  result.push(
+    ...scanDirectorySource(join(hermesHome, "plugins"), "user", seen),
+  );
+  if (isTruthyEnvValue(readProcessEnv("HERMES_ENABLE_PROJECT_PLUGINS"))) {
+    const projectDir = options.projectDir ?? resolveAgentCwd();
+    result.push(
+      ...scanDirectorySource(
+        join(projectDir, ".hermes", "plugins"),
+        "project",
+        seen,
+      ),
+    );
+  }
+  const config = await configFor(options, hermesHome);
+  result.push(...packageCandidates(config, hermesHome, seen));
+  return result;
+}
+
+/**
+ * The names of all discovered providers, sorted. No import, no
+ * availability check: safe for menus and completions.
+ *
+ * @param options Home, config and directories.
+ * @returns The sorted names.
+ *
+ * @example
+ * ```ts ignore
+ * import { listMemoryProviderNames } from "@hermes/memory";
+ * console.log(await listMemoryProviderNames());
+ * ```
+ */
+export async function listMemoryProviderNames(
+  options: DiscoveryOptions = {},
+): Promise<string[]> {
+  return (await scanMemoryProviders(options)).map((c) => c.name).sort();
+}
+
+/**
+ * Finds one provider by name, with the precedence of the sources.
+ *
+ * @param name The provider's name.
+ * @param options Home, config and directories.
+ * @returns The candidate, or `null` when no source has it (or the name is
+ * a built-in sentinel or invalid).
+ *
+ * @example
+ * ```ts ignore
+ * import { findMemoryProvider } from "@hermes/memory";
+ * const honcho = await findMemoryProvider("honcho");
+ * ```
+ */
+export async function findMemoryProvider(
+  name: string,
+  options: DiscoveryOptions = {},
+): Promise<ProviderCandidate | null> {
+  const wanted = name.trim();
+  if (isBuiltinSentinel(wanted) || !isValidProviderName(wanted)) return null;
+  const candidates = await scanMemoryProviders(options);
+  return candidates.find((c) => c.name === wanted) ?? null;
+}
+
+/**
+ * The directory of a provider (where `plugin.yaml`, `cli.ts` and its own
+ * `deno.json` are read from disk), or `null` for an unknown name or a
+ * package provider.
+ *
+ * @param name The provider's name.
+ * @param options Home, config and directories.
+ * @returns The absolute directory, or `null`.
+ *
+ * @example
+ * ```ts ignore
+ * import { findProviderDir } from "@hermes/memory";
+ * const dir = await findProviderDir("honcho");
+ * ```
+ */
+export async function findProviderDir(
+  name: string,
+  options: DiscoveryOptions = {},
+): Promise<string | null> {
+  return (await findMemoryProvider(name, options))?.dir ?? null;
+}
+
+/** Options of {@linkcode discoverMemoryProviders}. */
+export interface DiscoverOptions extends DiscoveryOptions {
+  /**
+   * Load each provider (sandboxed, skills not registered) and ask
+   * `isAvailable()`. When `false`, `available` is `null` and nothing is
+   * imported.
+   *
+   * @default {true}
+   */
+  probe?: boolean;
+  /**
+   * Loads one provider for the probe.
+   *
+   * @default {probeMemoryProvider}
+   */
+  probeProvider?: (
+    candidate: ProviderCandidate,
+    options: DiscoveryOptions,
+  ) => Promise<boolean>;
+}
+
+/**
+ * Lists providers with their descriptions, sources and (when probed)
+ * availability. Probing loads each provider in its sandbox without
+ * registering skills, calls `isAvailable()` and shuts it down; any failure
+ * counts as unavailable.
+ *
+ * @param options Home, config, directories and the probe.
+ * @returns One entry per provider, in precedence order.
+ *
+ * @example
+ * ```ts ignore
+ * import { discoverMemoryProviders } from "@hermes/memory";
+ * for (const p of await discoverMemoryProviders({ probe: false })) {
+ *   console.log(`${p.name} (${p.source}): ${p.description}`);
+ * }
+ * ```
+ */
+export async function discoverMemoryProviders(
+  options: DiscoverOptions = {},
+): Promise<DiscoveredProvider[]> {
+  const candidates = await scanMemoryProviders(options);
+  const probe = options.probe ?? true;
+  const result: DiscoveredProvider[] = [];
+  for (const candidate of candidates) {
+    let available: boolean | null = null;
+    if (probe) {
+      try {
+        const probeProvider = options.probeProvider ??
+          (await import("./provider_loader.ts")).probeMemoryProvider;
+        available = await probeProvider(candidate, options);
+      } catch (error) {
+        log(
+          "debug",
+          `Memory provider '${candidate.name}' availability probe failed: ${
+            errorText(error)
+          }`,
+        );
+        available = false;
+      }
+    }
+    const entry: DiscoveredProvider = {
+      name: candidate.name,
+      description: candidate.manifest.description,
+      source: candidate.source,
+      available,
+    };
+    if (candidate.dir !== undefined) entry.dir = candidate.dir;
+    result.push(entry);
+  }
+  return result;
+}
+
+/**
+ * The directory a file-based candidate's module lives in (for packages with
+ * a `file:` specifier, its directory); `undefined` for remote packages.
+ *
+ * @param candidate The candidate.
+ * @returns The directory, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { candidateModuleDir } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const dir = candidateModuleDir({ name: "x", source: "package", specifier: "npm:x@1", manifest: { description: "", hooks: [], requiresEnv: [], externalDependencies: [], permissions: { read: [], env: [], net: [], npm: false } } });
+ * assert.equal(dir, undefined);
+ * ```
+ */
+export function candidateModuleDir(
+  candidate: ProviderCandidate,
+): string | undefined {
+  if (candidate.dir !== undefined) return candidate.dir;
+  if (candidate.specifier.startsWith("file://")) {
+    return dirname(fileURLToPath(candidate.specifier));
+  }
+  return undefined;
+}

@@ -1,0 +1,458 @@
+/**
+ * `plugin.yaml`: the metadata file of a memory-provider directory.
+ *
+ * Hermes reads `name`, `version`, `description`, `hooks` (or
+ * `provides_hooks`), `requires_env` and `external_dependencies`; this port
+ * adds a `permissions` block that is the whole grant of the provider's
+ * sandbox:
+ *
+ * ```yaml
+ * permissions:
+ *   read: [~/.honcho/config.json]   # absolute or ~ paths
+ *   env: [HONCHO_API_KEY]           # variable names
+ *   net: [api.honcho.dev]           # host or host:port (URLs are reduced to their host)
+ *   npm: false                      # may the provider import npm: packages
+ * ```
+ *
+ * Parsing is strict: a wrong type or an entry that is not a path, name or
+ * host makes the whole file invalid ({@linkcode PluginManifestError}), so a
+ * provider never runs with a grant other than the one its author wrote.
+ *
+ * @module
+ */
+
+import { isAbsolute, join, normalize } from "node:path";
+import { parse, YAMLParseError } from "yaml";
+import { getUserHome } from "../profile/hermes_home.ts";
+import { parseSimpleYaml } from "./_simple_yaml.ts";
+
+/** The sandbox permissions a `plugin.yaml` asks for. */
+export interface ManifestPermissions {
+  /** Extra readable paths, absolute, `~` already expanded. */
+  read: string[];
+  /** Readable environment variables. */
+  env: string[];
+  /** Reachable hosts (`host` or `host:port`). */
+  net: string[];
+  /** Whether the provider may import `npm:` packages. */
+  npm: boolean;
+}
+
+/** An external tool a provider needs (`external_dependencies`). */
+export interface ExternalDependency {
+  /** The tool's name. */
+  name: string;
+  /** The command that installs it, shown to the user. */
+  install?: string;
+  /** The command that checks it is installed. */
+  check?: string;
+}
+
+/** The parsed `plugin.yaml` of a provider directory. */
+export interface PluginManifest {
+  /** The `name` key; the directory name stays authoritative. */
+  name?: string;
+  /** The `version` key, as text. */
+  version?: string;
+  /** The `description` key (`""` when absent). */
+  description: string;
+  /** The optional hooks it implements (`hooks` or `provides_hooks`). */
+  hooks: string[];
+  /** The environment variables it needs (`requires_env`), informational. */
+  requiresEnv: string[];
+  /** External tools it needs. */
+  externalDependencies: ExternalDependency[];
+  /** The sandbox grant it asks for. */
+  permissions: ManifestPermissions;
+}
+
+/** Options of {@linkcode PluginManifestError}. */
+export interface PluginManifestErrorOptions {
+  /** The underlying failure. */
+  cause?: unknown;
+}
+
+/** A `plugin.yaml` that cannot be used: broken YAML or a wrong value. */
+export class PluginManifestError extends Error {
+  /** The file. */
+  readonly path: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param path The `plugin.yaml` path.
+   * @param message What is wrong and what to do.
+   * @param options The cause.
+   */
+  constructor(
+    path: string,
+    message: string,
+    options: PluginManifestErrorOptions = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = "PluginManifestError";
+    this.path = path;
+  }
+}
+
+/** Options of {@linkcode parsePermissionBlock}. */
+export interface PermissionBlockOptions {
+  /** The file (and key) named in errors, e.g. a `plugin.yaml` path. */
+  where: string;
+  /**
+   * The key the block sits under, named in errors.
+   *
+   * @default {"permissions"}
+   */
+  keyPrefix?: string;
+}
+
+const ENV_NAME_REGEXP = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const HOST_REGEXP =
+  /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*\.?)(?::(\d{1,5}))?$/;
+const PERMISSION_KEYS = new Set(["read", "env", "net", "npm"]);
+
+/**
+ * A manifest with nothing in it: what a directory without `plugin.yaml`
+ * gets.
+ *
+ * @returns A fresh empty manifest.
+ *
+ * @example
+ * ```ts
+ * import { emptyPluginManifest } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(emptyPluginManifest().permissions.npm, false);
+ * ```
+ */
+export function emptyPluginManifest(): PluginManifest {
+  return {
+    description: "",
+    hooks: [],
+    requiresEnv: [],
+    externalDependencies: [],
+    permissions: { read: [], env: [], net: [], npm: false },
+  };
+}
+
+/**
+ * Reduces a host, `host:port` or URL to the form Deno's `net` permission
+ * takes (`host` or `host:port`), or `undefined` when it is neither.
+ *
+ * @param value What a manifest or config lists.
+ * @returns The host, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { normalizeNetHost } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(normalizeNetHost("https://honcho.example.com:8443/v3"), "honcho.example.com:8443");
+ * assert.equal(normalizeNetHost("api.honcho.dev"), "api.honcho.dev");
+ * assert.equal(normalizeNetHost("*"), undefined);
+ * ```
+ */
+export function normalizeNetHost(value: string): string | undefined {
+  let text = value.trim();
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
+    try {
+      text = new URL(text).host;
+    } catch {
+      return undefined;
+    }
+  }
+  const match = HOST_REGEXP.exec(text);
+  if (!match) return undefined;
+  if (match[1] !== undefined && Number(match[1]) > 65535) return undefined;
+  return text.toLowerCase();
+}
+
+/**
+ * Expands a permission path: `~` and `~/…` become the user's home, absolute
+ * paths are normalized; anything else (relative paths) is `undefined`.
+ *
+ * @param value The path as written.
+ * @returns The absolute path, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { expandPermissionPath } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(expandPermissionPath("/etc/./hosts"), "/etc/hosts");
+ * assert.equal(expandPermissionPath("notes.txt"), undefined);
+ * ```
+ */
+export function expandPermissionPath(value: string): string | undefined {
+  const text = value.trim();
+  if (text === "") return undefined;
+  if (text === "~" || text.startsWith("~/")) {
+    const home = getUserHome();
+    if (home === undefined) return undefined;
+    return normalize(join(home, text.slice(1)));
+  }
+  if (!isAbsolute(text)) return undefined;
+  return normalize(text);
+}
+
+function stringList(
+  path: string,
+  key: string,
+  value: unknown,
+): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) {
+    throw new PluginManifestError(
+      path,
+      `Invalid ${path}: '${key}' must be a list, not ${describe(value)}`,
+    );
+  }
+  return value.map((item, index) => {
+    if (typeof item !== "string" && typeof item !== "number") {
+      throw new PluginManifestError(
+        path,
+        `Invalid ${path}: '${key}[${index}]' must be a string, not ${
+          describe(item)
+        }`,
+      );
+    }
+    return String(item);
+  });
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return "a mapping";
+  return `${typeof value} ${JSON.stringify(value)}`;
+}
+
+/**
+ * Validates a permission block, from `plugin.yaml` or from the user's
+ * `memory.permissions.<name>` in `config.yaml`.
+ *
+ * @param value The block (`undefined` or `null` for none).
+ * @param options `where`: the file and key named in errors.
+ * @returns The permissions, paths expanded and hosts normalized.
+ * @throws {PluginManifestError} When a key, type or entry is wrong.
+ *
+ * @example
+ * ```ts
+ * import { parsePermissionBlock } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const p = parsePermissionBlock({ net: ["https://api.example.com"] }, { where: "plugin.yaml" });
+ * assert.deepEqual(p.net, ["api.example.com"]);
+ * ```
+ */
+export function parsePermissionBlock(
+  value: unknown,
+  options: PermissionBlockOptions,
+): ManifestPermissions {
+  const where = options.where;
+  const prefix = options.keyPrefix ?? "permissions";
+  const result: ManifestPermissions = {
+    read: [],
+    env: [],
+    net: [],
+    npm: false,
+  };
+  if (value === undefined || value === null) return result;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw new PluginManifestError(
+      where,
+      `Invalid ${where}: '${prefix}' must be a mapping with read, env, net and npm, not ${
+        describe(value)
+      }`,
+    );
+  }
+  const block = value as Record<string, unknown>;
+  for (const key of Object.keys(block)) {
+    if (!PERMISSION_KEYS.has(key)) {
+      const hint = key === "write"
+        ? "providers may write only inside HERMES_HOME, which they always can"
+        : "use read, env, net or npm";
+      throw new PluginManifestError(
+        where,
+        `Invalid ${where}: '${prefix}.${key}' is not a permission: ${hint}`,
+      );
+    }
+  }
+  for (
+    const [index, raw] of stringList(where, `${prefix}.read`, block.read)
+      .entries()
+  ) {
+    const path = expandPermissionPath(raw);
+    if (path === undefined) {
+      throw new PluginManifestError(
+        where,
+        `Invalid ${where}: '${prefix}.read[${index}]' is '${raw}': use an absolute path or one starting with ~/`,
+      );
+    }
+    if (!result.read.includes(path)) result.read.push(path);
+  }
+  for (
+    const [index, raw] of stringList(where, `${prefix}.env`, block.env)
+      .entries()
+  ) {
+    const name = raw.trim();
+    if (!ENV_NAME_REGEXP.test(name)) {
+      throw new PluginManifestError(
+        where,
+        `Invalid ${where}: '${prefix}.env[${index}]' is '${raw}': use a variable name such as MY_API_KEY`,
+      );
+    }
+    if (!result.env.includes(name)) result.env.push(name);
+  }
+  for (
+    const [index, raw] of stringList(where, `${prefix}.net`, block.net)
+      .entries()
+  ) {
+    const host = normalizeNetHost(raw);
+    if (host === undefined) {
+      throw new PluginManifestError(
+        where,
+        `Invalid ${where}: '${prefix}.net[${index}]' is '${raw}': use a host such as api.example.com, host:port or a URL`,
+      );
+    }
+    if (!result.net.includes(host)) result.net.push(host);
+  }
+  if (block.npm !== undefined && block.npm !== null) {
+    if (typeof block.npm !== "boolean") {
+      throw new PluginManifestError(
+        where,
+        `Invalid ${where}: '${prefix}.npm' must be true or false, not ${
+          describe(block.npm)
+        }`,
+      );
+    }
+    result.npm = block.npm;
+  }
+  return result;
+}
+
+/**
+ * Parses the text of a `plugin.yaml` (a leading byte-order mark is
+ * ignored). An empty file is an empty manifest.
+ *
+ * @param text The file's text.
+ * @param path The file's path, named in errors.
+ * @returns The manifest.
+ * @throws {PluginManifestError} On broken YAML, a top level that is not a
+ * mapping, or a wrong value.
+ *
+ * @example
+ * ```ts
+ * import { parsePluginManifest } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const m = parsePluginManifest("name: notes\ndescription: Local notes\npermissions:\n  env: [NOTES_KEY]\n", "plugin.yaml");
+ * assert.deepEqual(m.permissions.env, ["NOTES_KEY"]);
+ * ```
+ */
+export function parsePluginManifest(
+  text: string,
+  path: string,
+): PluginManifest {
+  const source = text.replace(/^\uFEFF/, "");
+  let raw: unknown;
+  try {
+    raw = parseSimpleYaml(source) ?? parse(source);
+  } catch (error) {
+    const where = error instanceof YAMLParseError && error.linePos
+      ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}`
+      : "";
+    const detail = error instanceof Error
+      ? error.message.split("\n")[0]
+      : String(error);
+    throw new PluginManifestError(
+      path,
+      `Invalid YAML in ${path}${where}: ${detail}`,
+      { cause: error },
+    );
+  }
+  const manifest = emptyPluginManifest();
+  if (raw === null || raw === undefined) return manifest;
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    throw new PluginManifestError(
+      path,
+      `Invalid ${path}: the top level must be a mapping of keys such as name and description, not ${
+        describe(raw)
+      }`,
+    );
+  }
+  const doc = raw as Record<string, unknown>;
+  for (const key of ["name", "version", "description"] as const) {
+    const value = doc[key];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== "string" && typeof value !== "number") {
+      throw new PluginManifestError(
+        path,
+        `Invalid ${path}: '${key}' must be text, not ${describe(value)}`,
+      );
+    }
+    if (key === "description") manifest.description = String(value).trim();
+    else manifest[key] = String(value);
+  }
+  manifest.hooks = [
+    ...stringList(path, "hooks", doc.hooks),
+    ...stringList(path, "provides_hooks", doc.provides_hooks),
+  ];
+  manifest.requiresEnv = stringList(path, "requires_env", doc.requires_env);
+  const external = doc.external_dependencies;
+  if (external !== undefined && external !== null) {
+    if (!Array.isArray(external)) {
+      throw new PluginManifestError(
+        path,
+        `Invalid ${path}: 'external_dependencies' must be a list of {name, install, check}`,
+      );
+    }
+    manifest.externalDependencies = external.map((item, index) => {
+      const entry = item as Record<string, unknown> | null;
+      if (
+        entry === null || typeof entry !== "object" ||
+        typeof entry.name !== "string"
+      ) {
+        throw new PluginManifestError(
+          path,
+          `Invalid ${path}: 'external_dependencies[${index}]' must be a mapping with a name`,
+        );
+      }
+      const dep: ExternalDependency = { name: entry.name };
+      if (typeof entry.install === "string") dep.install = entry.install;
+      if (typeof entry.check === "string") dep.check = entry.check;
+      return dep;
+    });
+  }
+  manifest.permissions = parsePermissionBlock(doc.permissions, {
+    where: path,
+  });
+  return manifest;
+}
+
+/**
+ * Reads `<dir>/plugin.yaml`. A missing file gives an empty manifest.
+ *
+ * @param dir The provider directory.
+ * @returns The manifest.
+ * @throws {PluginManifestError} When the file is unreadable or invalid.
+ *
+ * @example
+ * ```ts ignore
+ * import { readPluginManifest } from "@hermes/memory";
+ * const manifest = await readPluginManifest("/home/me/.hermes/plugins/notes");
+ * ```
+ */
+export async function readPluginManifest(dir: string): Promise<PluginManifest> {
+  const path = join(dir, "plugin.yaml");
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return emptyPluginManifest();
+    throw new PluginManifestError(
+      path,
+      `Cannot read ${path}: ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+      { cause: error },
+    );
+  }
+  return parsePluginManifest(text, path);
+}

@@ -1,0 +1,407 @@
+/**
+ * A provider's own dependencies, the Deno way.
+ *
+ * A provider directory may carry a `deno.json` whose `imports` list the
+ * packages it uses (`"ms": "npm:ms@2.1.3"`). Its code imports them by full
+ * specifier (`import ms from "npm:ms@2.1.3"`): a sandbox worker resolves
+ * bare names through the *host's* import map, not the provider's. Each
+ * provider pins its own versions, and Deno keeps every version apart in
+ * its module cache, so one provider's pins never break another's.
+ *
+ * - {@linkcode prepareProviderDependencies} (run by `hermes memory setup`)
+ *   caches them with `deno install --entrypoint <specifier>` in a
+ *   subprocess with `--no-config`; a `deno.lock` in the provider directory
+ *   is verified with `--frozen` and never rewritten. A host running with
+ *   `--cached-only` can then load them, and nothing else.
+ * - {@linkcode providerDependencyStatus} reports readiness by asking the
+ *   same command with `--cached-only`: it looks at the cache and never
+ *   downloads anything.
+ *
+ * Discovery never installs. Nothing here writes under `$HERMES_HOME/plugins/`.
+ * `external_dependencies` of `plugin.yaml` are reported with their
+ * `install` and `check` commands, never run: they would run outside the
+ * sandbox.
+ *
+ * @module
+ */
+
+import { join, resolve } from "node:path";
+import { getHermesHome } from "../profile/hermes_home.ts";
+import type { HermesConfig } from "../core/memory_provider.ts";
+import {
+  type DiscoveryOptions,
+  findMemoryProvider,
+  type ProviderCandidate,
+} from "./plugin_discovery.ts";
+import type { ExternalDependency } from "./plugin_manifest.ts";
+import { grantForCandidate } from "./provider_permissions.ts";
+import { loadConfig } from "../config/config.ts";
+
+/** One dependency a provider declares. */
+export interface ProviderDependency {
+  /** The key in `imports` (or the provider's name for a package provider). */
+  name: string;
+  /** The module specifier (`npm:…`, `jsr:…` or `https:…`). */
+  specifier: string;
+}
+
+/** Readiness of one dependency. */
+export interface DependencyState extends ProviderDependency {
+  /** Whether it is in the module cache (`null`: could not be checked). */
+  cached: boolean | null;
+}
+
+/** What {@linkcode providerDependencyStatus} reports. */
+export interface DependencyStatus {
+  /** The provider's name. */
+  provider: string;
+  /** Whether every declared dependency is cached and allowed. */
+  ready: boolean;
+  /** One line for `hermes memory status`. */
+  summary: string;
+  /** Details, one per line: missing packages, commands to run. */
+  details: string[];
+  /** Each declared dependency. */
+  dependencies: DependencyState[];
+  /** External tools from `plugin.yaml`, never checked automatically. */
+  external: ExternalDependency[];
+}
+
+/** What {@linkcode prepareProviderDependencies} did. */
+export interface PrepareResult {
+  /** The provider's name. */
+  provider: string;
+  /** The dependencies now cached. */
+  cached: ProviderDependency[];
+  /** Lines for the user (what was cached, tools to install by hand). */
+  messages: string[];
+}
+
+/** Preparing a provider's dependencies failed. */
+export class DependencyInstallError extends Error {
+  /** The provider's name. */
+  readonly provider: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param provider The provider's name.
+   * @param message What failed and what to do.
+   */
+  constructor(provider: string, message: string) {
+    super(message);
+    this.name = "DependencyInstallError";
+    this.provider = provider;
+  }
+}
+
+/** Options of the dependency functions. */
+export interface DependencyOptions extends DiscoveryOptions {
+  /**
+   * The `deno` executable to run.
+   *
+   * @default {Deno.execPath()}
+   */
+  denoPath?: string;
+}
+
+const REMOTE_SPECIFIER_REGEXP = /^(?:npm:|jsr:|https:\/\/)/;
+
+/**
+ * Reads the dependencies a provider declares: the `npm:`, `jsr:` and
+ * `https:` values of `imports` in its directory's `deno.json` (or
+ * `deno.jsonc` without comments), or the package specifier of a package
+ * provider.
+ *
+ * @param candidate The provider (from discovery).
+ * @returns The dependencies, in file order.
+ * @throws {SyntaxError} When `deno.json` is not valid JSON.
+ *
+ * @example
+ * ```ts ignore
+ * import { declaredDependencies, findMemoryProvider } from "@hermes/memory";
+ * const candidate = await findMemoryProvider("notes");
+ * if (candidate) console.log(await declaredDependencies(candidate));
+ * ```
+ */
+export async function declaredDependencies(
+  candidate: ProviderCandidate,
+): Promise<ProviderDependency[]> {
+  if (candidate.source === "package") {
+    return REMOTE_SPECIFIER_REGEXP.test(candidate.specifier)
+      ? [{ name: candidate.name, specifier: candidate.specifier }]
+      : [];
+  }
+  if (candidate.dir === undefined) return [];
+  let text: string | undefined;
+  for (const file of ["deno.json", "deno.jsonc"]) {
+    try {
+      text = await Deno.readTextFile(join(candidate.dir, file));
+      break;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+    }
+  }
+  if (text === undefined) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new SyntaxError(
+      `Invalid JSON in the deno.json of memory provider '${candidate.name}' (${candidate.dir}): ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+    );
+  }
+  const imports = (parsed as Record<string, unknown> | null)?.imports;
+  if (imports === null || typeof imports !== "object") return [];
+  const result: ProviderDependency[] = [];
+  for (const [name, value] of Object.entries(imports)) {
+    if (typeof value === "string" && REMOTE_SPECIFIER_REGEXP.test(value)) {
+      result.push({ name, specifier: value });
+    }
+  }
+  return result;
+}
+
+async function lockFlags(candidate: ProviderCandidate): Promise<string[]> {
+  if (candidate.dir === undefined) return ["--no-lock"];
+  const lock = join(candidate.dir, "deno.lock");
+  try {
+    await Deno.stat(lock);
+    return [`--lock=${lock}`, "--frozen"];
+  } catch {
+    return ["--no-lock"];
+  }
+}
+
+interface DenoRun {
+  code: number;
+  output: string;
+}
+
+async function runDenoInstall(
+  denoPath: string,
+  specifiers: string[],
+  extra: string[],
+  cwd: string,
+): Promise<DenoRun> {
+  const command = new Deno.Command(denoPath, {
+    args: [
+      "install",
+      "--quiet",
+      "--no-config",
+      "--node-modules-dir=none",
+      ...extra,
+      "--entrypoint",
+      ...specifiers,
+    ],
+    cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  });
+  const { code, stdout, stderr } = await command.output();
+  const decoder = new TextDecoder();
+  const output = (decoder.decode(stdout) + decoder.decode(stderr))
+    .split("\n")
+    .filter((line) =>
+      line.trim() !== "" && !/^\s*(Stack backtrace:|\d+: <unknown>)/.test(line)
+    )
+    .join("\n");
+  return { code, output };
+}
+
+async function resolveCandidate(
+  name: string,
+  options: DependencyOptions,
+): Promise<
+  | { candidate: ProviderCandidate; hermesHome: string; config: HermesConfig }
+  | null
+> {
+  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
+  const config = options.config ?? await loadConfig({ hermesHome });
+  const candidate = await findMemoryProvider(name, {
+    ...options,
+    hermesHome,
+    config,
+  });
+  return candidate === null ? null : { candidate, hermesHome, config };
+}
+
+function workingDir(candidate: ProviderCandidate, hermesHome: string): string {
+  return candidate.dir ?? hermesHome;
+}
+
+/**
+ * Reports whether a provider's declared dependencies are in the module
+ * cache, without downloading or installing anything.
+ *
+ * @param name The provider's name.
+ * @param options Home, config, directories and the `deno` executable.
+ * @returns The status, or `null` when the provider is not found.
+ * @throws {SyntaxError} When its `deno.json` is not valid JSON.
+ *
+ * @example
+ * ```ts ignore
+ * import { providerDependencyStatus } from "@hermes/memory";
+ * const status = await providerDependencyStatus("notes");
+ * console.log(status?.summary);
+ * ```
+ */
+export async function providerDependencyStatus(
+  name: string,
+  options: DependencyOptions = {},
+): Promise<DependencyStatus | null> {
+  const resolved = await resolveCandidate(name, options);
+  if (resolved === null) return null;
+  const { candidate, hermesHome, config } = resolved;
+  const declared = await declaredDependencies(candidate);
+  const external = candidate.manifest.externalDependencies;
+  const details: string[] = [];
+  const grant = grantForCandidate(candidate, { hermesHome, config });
+  const needsNpm = declared.some((d) => d.specifier.startsWith("npm:"));
+  if (needsNpm && !grant.npm) {
+    details.push(
+      `It declares npm packages but may not use them: set permissions.npm: true in its plugin.yaml or grant memory.permissions.${name}.npm: true in config.yaml`,
+    );
+  }
+  const dependencies: DependencyState[] = [];
+  if (declared.length > 0) {
+    const denoPath = options.denoPath ?? Deno.execPath();
+    const flags = ["--cached-only", ...await lockFlags(candidate)];
+    const cwd = workingDir(candidate, hermesHome);
+    let all: DenoRun | undefined;
+    try {
+      all = await runDenoInstall(
+        denoPath,
+        declared.map((d) => d.specifier),
+        flags,
+        cwd,
+      );
+    } catch (error) {
+      details.push(
+        `Cannot check the module cache: ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+      );
+    }
+    for (const dep of declared) {
+      let cached: boolean | null = null;
+      if (all?.code === 0) cached = true;
+      else if (all !== undefined) {
+        const one = await runDenoInstall(denoPath, [dep.specifier], flags, cwd);
+        cached = one.code === 0;
+      }
+      dependencies.push({ ...dep, cached });
+      if (cached === false) details.push(`Not cached: ${dep.specifier}`);
+    }
+  }
+  for (const tool of external) {
+    details.push(
+      `Needs ${tool.name}${tool.check ? ` (check: ${tool.check})` : ""}${
+        tool.install ? ` (install: ${tool.install})` : ""
+      }`,
+    );
+  }
+  const missing = dependencies.filter((d) => d.cached !== true);
+  const ready = missing.length === 0 && !(needsNpm && !grant.npm);
+  if (missing.length > 0) {
+    details.push(`Run 'hermes memory setup ${name}' to cache them`);
+  }
+  const summary = declared.length === 0
+    ? "no declared dependencies"
+    : ready
+    ? `${declared.length} ${
+      declared.length === 1 ? "dependency" : "dependencies"
+    } cached`
+    : `${missing.length} of ${declared.length} ${
+      declared.length === 1 ? "dependency" : "dependencies"
+    } not ready`;
+  return {
+    provider: name,
+    ready,
+    summary,
+    details,
+    dependencies,
+    external,
+  };
+}
+
+/**
+ * Caches a provider's declared dependencies into the module cache (a
+ * `deno install --entrypoint` subprocess with `--no-config`), so a host
+ * running with `--cached-only` can load them.
+ *
+ * @param name The provider's name.
+ * @param options Home, config, directories and the `deno` executable.
+ * @returns What was cached and lines for the user.
+ * @throws {DependencyInstallError} When the provider is not found, may not
+ * use npm but declares npm packages, or the install fails.
+ *
+ * @example
+ * ```ts ignore
+ * import { prepareProviderDependencies } from "@hermes/memory";
+ * const result = await prepareProviderDependencies("notes");
+ * for (const line of result.messages) console.log(line);
+ * ```
+ */
+export async function prepareProviderDependencies(
+  name: string,
+  options: DependencyOptions = {},
+): Promise<PrepareResult> {
+  const resolved = await resolveCandidate(name, options);
+  if (resolved === null) {
+    throw new DependencyInstallError(
+      name,
+      `Memory provider '${name}' not found: run 'hermes memory list' to see the installed providers`,
+    );
+  }
+  const { candidate, hermesHome, config } = resolved;
+  let declared: ProviderDependency[];
+  try {
+    declared = await declaredDependencies(candidate);
+  } catch (error) {
+    throw new DependencyInstallError(
+      name,
+      error instanceof Error ? error.message : String(error),
+    );
+  }
+  const grant = grantForCandidate(candidate, { hermesHome, config });
+  if (declared.some((d) => d.specifier.startsWith("npm:")) && !grant.npm) {
+    throw new DependencyInstallError(
+      name,
+      `Memory provider '${name}' declares npm packages in its deno.json but may not use npm: set permissions.npm: true in its plugin.yaml, or grant memory.permissions.${name}.npm: true in config.yaml`,
+    );
+  }
+  const messages: string[] = [];
+  if (declared.length > 0) {
+    const denoPath = options.denoPath ?? Deno.execPath();
+    const run = await runDenoInstall(
+      denoPath,
+      declared.map((d) => d.specifier),
+      await lockFlags(candidate),
+      workingDir(candidate, hermesHome),
+    );
+    if (run.code !== 0) {
+      throw new DependencyInstallError(
+        name,
+        `Cannot cache the dependencies of memory provider '${name}': ${
+          run.output || `deno install exited with code ${run.code}`
+        }`,
+      );
+    }
+    messages.push(
+      `Cached ${declared.map((d) => d.specifier).join(", ")} for '${name}'`,
+    );
+  }
+  for (const tool of candidate.manifest.externalDependencies) {
+    messages.push(
+      `Memory provider '${name}' also needs ${tool.name}${
+        tool.install ? `: install it with '${tool.install}'` : ""
+      }${tool.check ? ` (check with '${tool.check}')` : ""}`,
+    );
+  }
+  return { provider: name, cached: declared, messages };
+}

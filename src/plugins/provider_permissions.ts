@@ -1,0 +1,360 @@
+/**
+ * The effective sandbox grant of a memory provider.
+ *
+ * A sandboxed provider gets exactly:
+ *
+ * - read: `HERMES_HOME`, its own directory, the paths its `plugin.yaml`
+ *   declares under `permissions.read`, and those the user granted under
+ *   `memory.permissions.<name>.read` in `config.yaml`;
+ * - write: `HERMES_HOME`;
+ * - env: the names declared under `permissions.env`, plus the user's grant;
+ * - net: the hosts declared under `permissions.net`, plus the user's grant
+ *   (for example a self-hosted server);
+ * - import: only the host a package provider is served from (`jsr.io` or
+ *   the `https:` host of its specifier), else nothing;
+ * - run, ffi and sys: never.
+ *
+ * `npm` (may the provider import `npm:` packages) comes from
+ * `permissions.npm` or the user's grant. Deno does not check `npm:` imports
+ * against a worker's permissions, so this flag is enforced by the loader's
+ * source check and by the host's `--cached-only` (see `host_safety.ts`).
+ *
+ * @module
+ */
+
+import { resolve } from "node:path";
+import { getConfigPath } from "../config/config.ts";
+import { getHermesHome } from "../profile/hermes_home.ts";
+import { log } from "../core/log.ts";
+import type { HermesConfig } from "../core/memory_provider.ts";
+import {
+  candidateModuleDir,
+  type DiscoveryOptions,
+  findMemoryProvider,
+  type ProviderCandidate,
+} from "./plugin_discovery.ts";
+import {
+  type ManifestPermissions,
+  parsePermissionBlock,
+} from "./plugin_manifest.ts";
+import { loadConfig } from "../config/config.ts";
+
+/** Why an entry is in a grant. */
+export type GrantOrigin =
+  | "hermes-home"
+  | "provider-dir"
+  | "plugin.yaml"
+  | "config.yaml"
+  | "package";
+
+/** One entry of a grant list, with where it came from. */
+export interface GrantEntry {
+  /** A path, variable name or host. */
+  value: string;
+  /** Why it is granted. */
+  from: GrantOrigin;
+}
+
+/** The effective sandbox grant of one provider. */
+export interface ProviderGrant {
+  /** The provider's name. */
+  provider: string;
+  /** The profile home the grant was computed for. */
+  hermesHome: string;
+  /** Readable paths. */
+  read: GrantEntry[];
+  /** Writable paths (`HERMES_HOME` only). */
+  write: GrantEntry[];
+  /** Readable environment variables. */
+  env: GrantEntry[];
+  /** Reachable hosts. */
+  net: GrantEntry[];
+  /** Hosts remote modules may be imported from. */
+  import: GrantEntry[];
+  /** Whether the provider may import `npm:` packages. */
+  npm: boolean;
+}
+
+/** Options of {@linkcode grantForCandidate}. */
+export interface GrantOptions {
+  /**
+   * The profile home.
+   *
+   * @default {getHermesHome()}
+   */
+  hermesHome?: string;
+  /** The loaded `config.yaml` (for `memory.permissions.<name>`). */
+  config?: HermesConfig;
+}
+
+const warnedUserGrants = new Set<string>();
+
+function add(list: GrantEntry[], value: string, from: GrantOrigin): void {
+  if (!list.some((e) => e.value === value)) list.push({ value, from });
+}
+
+function realPathSyncOr(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * Reads the user's grant `memory.permissions.<name>` from a config. An
+ * invalid block is ignored with a warning naming the key.
+ *
+ * @param name The provider's name.
+ * @param config The loaded `config.yaml`.
+ * @param hermesHome The profile home (for the file named in warnings).
+ * @returns The user's grant (empty when none).
+ *
+ * @example
+ * ```ts
+ * import { userGrantFromConfig } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const config = { memory: { permissions: { honcho: { net: ["honcho.internal:8000"] } } } };
+ * assert.deepEqual(userGrantFromConfig("honcho", config, "/srv/h").net, ["honcho.internal:8000"]);
+ * ```
+ */
+export function userGrantFromConfig(
+  name: string,
+  config: HermesConfig,
+  hermesHome: string,
+): ManifestPermissions {
+  const memory = config.memory as Record<string, unknown> | undefined;
+  const all = memory !== null && typeof memory === "object"
+    ? memory.permissions as Record<string, unknown> | undefined
+    : undefined;
+  const block = all !== null && typeof all === "object" && !Array.isArray(all)
+    ? all[name]
+    : undefined;
+  try {
+    return parsePermissionBlock(block, {
+      where: getConfigPath(hermesHome),
+      keyPrefix: `memory.permissions.${name}`,
+    });
+  } catch (error) {
+    const message = `${
+      error instanceof Error ? error.message : String(error)
+    }; the grant is ignored until it is fixed`;
+    if (!warnedUserGrants.has(message)) {
+      warnedUserGrants.add(message);
+      log("warn", message);
+    }
+    return { read: [], env: [], net: [], npm: false };
+  }
+}
+
+/**
+ * Computes the effective grant of a discovered provider.
+ *
+ * @param candidate The provider (from discovery).
+ * @param options Home and config.
+ * @returns The grant.
+ *
+ * @example
+ * ```ts
+ * import { emptyPluginManifest, grantForCandidate } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const grant = grantForCandidate(
+ *   { name: "notes", source: "user", dir: "/srv/h/plugins/notes", specifier: "file:///srv/h/plugins/notes/mod.ts", manifest: emptyPluginManifest() },
+ *   { hermesHome: "/srv/h", config: {} },
+ * );
+ * assert.deepEqual(grant.write.map((e) => e.value), ["/srv/h"]);
+ * ```
+ */
+export function grantForCandidate(
+  candidate: ProviderCandidate,
+  options: GrantOptions = {},
+): ProviderGrant {
+  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
+  const user = userGrantFromConfig(
+    candidate.name,
+    options.config ?? {},
+    hermesHome,
+  );
+  const manifest = candidate.manifest.permissions;
+  const grant: ProviderGrant = {
+    provider: candidate.name,
+    hermesHome,
+    read: [],
+    write: [],
+    env: [],
+    net: [],
+    import: [],
+    npm: manifest.npm || user.npm,
+  };
+  const homeReal = realPathSyncOr(hermesHome);
+  add(grant.read, hermesHome, "hermes-home");
+  add(grant.read, homeReal, "hermes-home");
+  add(grant.write, hermesHome, "hermes-home");
+  add(grant.write, homeReal, "hermes-home");
+  const moduleDir = candidateModuleDir(candidate);
+  if (moduleDir !== undefined) {
+    add(grant.read, moduleDir, "provider-dir");
+  }
+  for (const path of manifest.read) add(grant.read, path, "plugin.yaml");
+  for (const path of user.read) add(grant.read, path, "config.yaml");
+  for (const name of manifest.env) add(grant.env, name, "plugin.yaml");
+  for (const name of user.env) add(grant.env, name, "config.yaml");
+  for (const host of manifest.net) add(grant.net, host, "plugin.yaml");
+  for (const host of user.net) add(grant.net, host, "config.yaml");
+  if (candidate.source === "package") {
+    if (candidate.specifier.startsWith("jsr:")) {
+      add(grant.import, "jsr.io", "package");
+    } else if (candidate.specifier.startsWith("https://")) {
+      add(grant.import, new URL(candidate.specifier).host, "package");
+    } else if (candidate.specifier.startsWith("npm:")) {
+      grant.npm = true;
+    }
+  }
+  return grant;
+}
+
+/**
+ * The effective grant of a provider by name, as `hermes memory status` and
+ * `hermes memory permissions` show it.
+ *
+ * @param name The provider's name.
+ * @param options Home, config and discovery directories.
+ * @returns The grant, or `null` when the provider is not found.
+ *
+ * @example
+ * ```ts ignore
+ * import { providerPermissions } from "@hermes/memory";
+ * const grant = await providerPermissions("honcho");
+ * console.log(grant?.net.map((e) => e.value));
+ * ```
+ */
+export async function providerPermissions(
+  name: string,
+  options: DiscoveryOptions = {},
+): Promise<ProviderGrant | null> {
+  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
+  const config = options.config ?? await loadConfig({ hermesHome });
+  const candidate = await findMemoryProvider(name, {
+    ...options,
+    hermesHome,
+    config,
+  });
+  if (candidate === null) return null;
+  return grantForCandidate(candidate, { hermesHome, config });
+}
+
+function values(list: GrantEntry[]): string[] {
+  return list.map((e) => e.value);
+}
+
+/**
+ * The `deno` worker permissions of a grant: run, ffi and sys always
+ * `false`, import `false` unless a package host is granted.
+ *
+ * @param grant The grant.
+ * @returns The permissions object for `new Worker(…, {deno: {permissions}})`.
+ *
+ * @example
+ * ```ts
+ * import { workerPermissions } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const p = workerPermissions({ provider: "x", hermesHome: "/h", read: [{ value: "/h", from: "hermes-home" }], write: [{ value: "/h", from: "hermes-home" }], env: [], net: [], import: [], npm: false });
+ * assert.equal(p.run, false);
+ * assert.equal(p.env, false);
+ * ```
+ */
+export function workerPermissions(
+  grant: ProviderGrant,
+): Deno.PermissionOptionsObject {
+  const listOrFalse = (list: GrantEntry[]): string[] | false =>
+    list.length > 0 ? values(list) : false;
+  return {
+    read: listOrFalse(grant.read),
+    write: listOrFalse(grant.write),
+    env: listOrFalse(grant.env),
+    net: listOrFalse(grant.net),
+    import: listOrFalse(grant.import),
+    run: false,
+    ffi: false,
+    sys: false,
+  };
+}
+
+/**
+ * The `deno run` permission flags the host process needs so it can hand
+ * the grant to a worker (a worker can never get more than its parent).
+ * Empty lists are left out.
+ *
+ * @param grant The grant.
+ * @returns Flags such as `--allow-read=/h,/h/plugins/x`.
+ *
+ * @example
+ * ```ts
+ * import { denoRunFlags } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const flags = denoRunFlags({ provider: "x", hermesHome: "/h", read: [{ value: "/h", from: "hermes-home" }], write: [{ value: "/h", from: "hermes-home" }], env: [{ value: "X_KEY", from: "plugin.yaml" }], net: [], import: [], npm: false });
+ * assert.deepEqual(flags, ["--allow-read=/h", "--allow-write=/h", "--allow-env=X_KEY"]);
+ * ```
+ */
+export function denoRunFlags(grant: ProviderGrant): string[] {
+  const flags: string[] = [];
+  const pairs: [string, GrantEntry[]][] = [
+    ["read", grant.read],
+    ["write", grant.write],
+    ["env", grant.env],
+    ["net", grant.net],
+    ["import", grant.import],
+  ];
+  for (const [key, list] of pairs) {
+    if (list.length > 0) flags.push(`--allow-${key}=${values(list).join(",")}`);
+  }
+  return flags;
+}
+
+function hostHas(descriptor: Deno.PermissionDescriptor): boolean {
+  try {
+    return Deno.permissions.querySync(descriptor).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The parts of a grant the host process itself does not hold. Creating a
+ * worker with any of them would fail (`Can't escalate parent thread
+ * permissions`), so the loader checks first and names them.
+ *
+ * @param grant The grant.
+ * @returns Flags the host lacks, such as `--allow-read=/root/.honcho/config.json`.
+ *
+ * @example
+ * ```ts no-assert
+ * import { missingHostPermissions, type ProviderGrant } from "@hermes/memory";
+ * declare const grant: ProviderGrant;
+ * const missing = missingHostPermissions(grant);
+ * ```
+ */
+export function missingHostPermissions(grant: ProviderGrant): string[] {
+  const missing: string[] = [];
+  for (const e of grant.read) {
+    if (!hostHas({ name: "read", path: e.value })) {
+      missing.push(`--allow-read=${e.value}`);
+    }
+  }
+  for (const e of grant.write) {
+    if (!hostHas({ name: "write", path: e.value })) {
+      missing.push(`--allow-write=${e.value}`);
+    }
+  }
+  for (const e of grant.env) {
+    if (!hostHas({ name: "env", variable: e.value })) {
+      missing.push(`--allow-env=${e.value}`);
+    }
+  }
+  for (const e of grant.net) {
+    if (!hostHas({ name: "net", host: e.value })) {
+      missing.push(`--allow-net=${e.value}`);
+    }
+  }
+  return missing;
+}

@@ -1,0 +1,253 @@
+/**
+ * Skills registered by memory providers, qualified as
+ * `<provider>:<skill>` (for example `my-provider:maintenance`).
+ *
+ * A provider registers skills from `register(ctx)` with
+ * `ctx.registerSkill(name, path, description)`; only the active provider
+ * (or a load with `registerSkills: true`) gets them registered, and loading
+ * the active provider prunes the skills of any other provider, so after a
+ * switch the old provider's skills are gone. The registry is kept per
+ * profile home. `SKILL.md` is read lazily, when the skill is viewed.
+ *
+ * A skill's file must be inside the provider's own directory: the host
+ * reads it with its own permissions, so a sandboxed provider must not be
+ * able to point it at, say, `~/.ssh/id_ed25519`.
+ *
+ * @module
+ */
+
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { getHermesHome } from "../profile/hermes_home.ts";
+
+/** One registered provider skill. */
+export interface ProviderSkill {
+  /** `<provider>:<skill>`. */
+  qualifiedName: string;
+  /** The provider's name. */
+  provider: string;
+  /** The skill's own name. */
+  name: string;
+  /** The absolute path of its `SKILL.md`. */
+  path: string;
+  /** A one-line description (`""` when none). */
+  description: string;
+}
+
+/** Options of {@linkcode registerProviderSkill}. */
+export interface RegisterSkillOptions {
+  /**
+   * A one-line description.
+   *
+   * @default {""}
+   */
+  description?: string;
+  /**
+   * The profile home whose registry gets the skill.
+   *
+   * @default {getHermesHome()}
+   */
+  hermesHome?: string;
+  /**
+   * The provider's directory: the skill's file must be inside it, and a
+   * relative path is resolved against it.
+   */
+  providerDir?: string;
+}
+
+/** Options of the registry queries. */
+export interface SkillRegistryOptions {
+  /**
+   * The profile home whose registry is used.
+   *
+   * @default {getHermesHome()}
+   */
+  hermesHome?: string;
+}
+
+const SKILL_NAME_REGEXP = /^[A-Za-z0-9_-]+$/;
+const registries = new Map<string, Map<string, ProviderSkill>>();
+
+function registryFor(
+  hermesHome: string | undefined,
+): Map<string, ProviderSkill> {
+  const home = resolve(hermesHome ?? getHermesHome());
+  let registry = registries.get(home);
+  if (registry === undefined) {
+    registry = new Map();
+    registries.set(home, registry);
+  }
+  return registry;
+}
+
+function isInside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel) &&
+    !rel.startsWith(sep));
+}
+
+/**
+ * Registers a provider's skill.
+ *
+ * @param provider The provider's name.
+ * @param name The skill's name (letters, digits, `_`, `-`).
+ * @param path The skill's `SKILL.md` (relative paths are resolved against
+ * `providerDir`).
+ * @param options Description, home and the provider's directory.
+ * @returns The registered skill.
+ * @throws {RangeError} When the name is invalid, the file does not exist,
+ * or it lies outside the provider's directory.
+ *
+ * @example
+ * ```ts ignore
+ * import { registerProviderSkill } from "@hermes/memory";
+ * registerProviderSkill("notes", "maintenance", "skills/maintenance/SKILL.md", {
+ *   providerDir: "/home/me/.hermes/plugins/notes",
+ *   description: "Tidy the notes store",
+ * });
+ * ```
+ */
+export function registerProviderSkill(
+  provider: string,
+  name: string,
+  path: string,
+  options: RegisterSkillOptions = {},
+): ProviderSkill {
+  if (!SKILL_NAME_REGEXP.test(name)) {
+    throw new RangeError(
+      `Cannot register skill '${name}' of memory provider '${provider}': a skill name may use only letters, digits, '_' and '-'`,
+    );
+  }
+  const absolute = options.providerDir !== undefined && !isAbsolute(path)
+    ? join(options.providerDir, path)
+    : resolve(path);
+  let real: string;
+  try {
+    real = Deno.realPathSync(absolute);
+    if (!Deno.statSync(real).isFile) throw new Error("not a file");
+  } catch {
+    throw new RangeError(
+      `Cannot register skill '${provider}:${name}': ${absolute} is not an existing SKILL.md file; fix the path passed to ctx.registerSkill()`,
+    );
+  }
+  if (options.providerDir !== undefined) {
+    let dir = options.providerDir;
+    try {
+      dir = Deno.realPathSync(dir);
+    } catch {
+      // Compare with the path as given.
+    }
+    if (!isInside(dir, real)) {
+      throw new RangeError(
+        `Cannot register skill '${provider}:${name}': ${absolute} is outside the provider's directory ${dir}; keep skills inside it`,
+      );
+    }
+  }
+  const skill: ProviderSkill = Object.freeze({
+    qualifiedName: `${provider}:${name}`,
+    provider,
+    name,
+    path: real,
+    description: options.description ?? "",
+  });
+  registryFor(options.hermesHome).set(skill.qualifiedName, skill);
+  return skill;
+}
+
+/**
+ * Lists the registered provider skills, sorted by qualified name.
+ *
+ * @param options The profile home.
+ * @returns The skills.
+ *
+ * @example
+ * ```ts
+ * import { listSkills } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.ok(Array.isArray(listSkills({ hermesHome: "/nonexistent/home" })));
+ * ```
+ */
+export function listSkills(
+  options: SkillRegistryOptions = {},
+): ProviderSkill[] {
+  return [...registryFor(options.hermesHome).values()].sort((a, b) =>
+    a.qualifiedName < b.qualifiedName ? -1 : 1
+  );
+}
+
+/**
+ * Looks a skill up by its qualified name.
+ *
+ * @param qualifiedName `<provider>:<skill>`.
+ * @param options The profile home.
+ * @returns The skill, or `undefined` (for example after a provider switch).
+ *
+ * @example
+ * ```ts
+ * import { getSkill } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(getSkill("nobody:nothing", { hermesHome: "/nonexistent/home" }), undefined);
+ * ```
+ */
+export function getSkill(
+  qualifiedName: string,
+  options: SkillRegistryOptions = {},
+): ProviderSkill | undefined {
+  return registryFor(options.hermesHome).get(qualifiedName);
+}
+
+/**
+ * Reads a registered skill's `SKILL.md` (lazily, at view time).
+ *
+ * @param qualifiedName `<provider>:<skill>`.
+ * @param options The profile home.
+ * @returns The file's text.
+ * @throws {RangeError} When no such skill is registered.
+ *
+ * @example
+ * ```ts ignore
+ * import { readSkill } from "@hermes/memory";
+ * const text = await readSkill("notes:maintenance");
+ * ```
+ */
+export async function readSkill(
+  qualifiedName: string,
+  options: SkillRegistryOptions = {},
+): Promise<string> {
+  const skill = getSkill(qualifiedName, options);
+  if (skill === undefined) {
+    throw new RangeError(
+      `Skill '${qualifiedName}' not found: it is registered only while its memory provider is the active one`,
+    );
+  }
+  return await Deno.readTextFile(skill.path);
+}
+
+/**
+ * Removes the skills of every provider other than `active` (all provider
+ * skills when `active` is `null`).
+ *
+ * @param active The active provider, or `null` for built-in only.
+ * @param options The profile home.
+ * @returns The qualified names removed.
+ *
+ * @example
+ * ```ts
+ * import { pruneInactiveProviderSkills } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(pruneInactiveProviderSkills(null, { hermesHome: "/nonexistent/home" }), []);
+ * ```
+ */
+export function pruneInactiveProviderSkills(
+  active: string | null,
+  options: SkillRegistryOptions = {},
+): string[] {
+  const registry = registryFor(options.hermesHome);
+  const removed: string[] = [];
+  for (const [qualified, skill] of registry) {
+    if (skill.provider !== active) {
+      registry.delete(qualified);
+      removed.push(qualified);
+    }
+  }
+  return removed;
+}

@@ -1,0 +1,184 @@
+/**
+ * Background work that keeps the caller's context.
+ *
+ * The profile home ({@linkcode withHermesHome}), the secret scope
+ * ({@linkcode withSecretScope}) and the session directory
+ * ({@linkcode withSessionCwd}) live on `AsyncLocalStorage`. Work started
+ * from an event listener, a worker message or a queue drained by another
+ * caller would run in the wrong context (or none: writes land in the
+ * default profile and {@linkcode getSecret} fails closed while
+ * multiplexing). Every provider background job (prefetch, sync, writer
+ * loops) therefore starts through {@linkcode spawnContextTask} or wraps its
+ * callback with {@linkcode contextBound}.
+ *
+ * Spawned tasks are tracked until they settle, so the memory manager can
+ * drain them at shutdown ({@linkcode drainContextTasks}).
+ *
+ * @module
+ */
+
+import { AsyncLocalStorage } from "node:async_hooks";
+import { log } from "../core/log.ts";
+import { redactText } from "../core/redact.ts";
+
+/** A background task started by {@linkcode spawnContextTask}. */
+export interface ContextTask<T> {
+  /** The name given at spawn time, used in logs. */
+  readonly name: string;
+  /**
+   * Settles with the task's outcome. A rejection is also logged and never
+   * reported as unhandled, so awaiting this is optional.
+   */
+  readonly done: Promise<T>;
+  /** Whether the task has finished, successfully or not. */
+  readonly settled: boolean;
+}
+
+/** Options of {@linkcode spawnContextTask}. */
+export interface SpawnContextTaskOptions {
+  /** A name for logs, e.g. `"honcho-sync"`. */
+  name: string;
+}
+
+// Each tracked task maps to a promise that resolves once it is untracked.
+const active = new Map<ContextTask<unknown>, Promise<void>>();
+
+/**
+ * Captures the caller's context now and returns a function that runs `fn`
+ * inside that context whenever and wherever it is called (a listener, a
+ * queue consumer, a callback run by someone else).
+ *
+ * @typeParam F The function's type.
+ * @param fn The function to bind.
+ * @returns A function with the same parameters and result.
+ *
+ * @example A listener that writes to the profile that registered it
+ * ```ts
+ * import { contextBound, getHermesHome, withHermesHome } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const target = new EventTarget();
+ * const seen: string[] = [];
+ * withHermesHome("/srv/alice", () => {
+ *   target.addEventListener("sync", contextBound(() => seen.push(getHermesHome())));
+ * });
+ * target.dispatchEvent(new Event("sync"));
+ * assert.deepEqual(seen, ["/srv/alice"]);
+ * ```
+ */
+// deno-lint-ignore no-explicit-any
+export function contextBound<F extends (...args: any[]) => any>(fn: F): F {
+  const snapshot = AsyncLocalStorage.snapshot();
+  return function bound(this: unknown, ...args: Parameters<F>): ReturnType<F> {
+    return snapshot(() => fn.apply(this, args));
+  } as F;
+}
+
+/**
+ * Runs `fn` on a later macrotask inside the caller's context (home
+ * override, secret scope, session directory), and tracks it until it
+ * settles. A failure is logged with the task's name and never becomes an
+ * unhandled rejection.
+ *
+ * @typeParam T What `fn` returns or resolves to.
+ * @param fn The work.
+ * @param options The task's name.
+ * @returns The task handle.
+ *
+ * @example Syncing a turn in the background
+ * ```ts
+ * import { getHermesHome, spawnContextTask, withHermesHome } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const task = withHermesHome("/srv/alice", () =>
+ *   spawnContextTask(() => getHermesHome(), { name: "sync" })
+ * );
+ * assert.equal(await task.done, "/srv/alice");
+ * ```
+ */
+export function spawnContextTask<T>(
+  fn: () => T | Promise<T>,
+  options: SpawnContextTaskOptions,
+): ContextTask<T> {
+  const name = options.name;
+  const run = contextBound(fn);
+  let settled = false;
+  const done = new Promise<T>((resolveTask, rejectTask) => {
+    setTimeout(() => {
+      try {
+        Promise.resolve(run()).then(resolveTask, rejectTask);
+      } catch (error) {
+        rejectTask(error);
+      }
+    }, 0);
+  });
+  const task: ContextTask<T> = {
+    name,
+    done,
+    get settled(): boolean {
+      return settled;
+    },
+  };
+  const untracked = done.then(
+    () => {},
+    (error: unknown) => {
+      log(
+        "warn",
+        `Background task '${name}' failed: ${
+          redactText(error instanceof Error ? error.message : String(error))
+        }`,
+      );
+    },
+  ).finally(() => {
+    settled = true;
+    active.delete(task);
+  });
+  active.set(task, untracked);
+  return task;
+}
+
+/**
+ * The tasks started by {@linkcode spawnContextTask} that have not settled.
+ *
+ * @returns A fresh array, oldest first.
+ *
+ * @example Nothing running
+ * ```ts
+ * import { activeContextTasks } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(activeContextTasks(), []);
+ * ```
+ */
+export function activeContextTasks(): ContextTask<unknown>[] {
+  return [...active.keys()];
+}
+
+/**
+ * Waits until every tracked task has settled, including tasks spawned
+ * while waiting, or until `timeoutMs` has passed.
+ *
+ * @param timeoutMs How long to wait at most, in milliseconds.
+ * @returns `true` when nothing is left running, `false` on timeout.
+ *
+ * @example Draining at shutdown
+ * ```ts
+ * import { drainContextTasks, spawnContextTask } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * spawnContextTask(() => "flushed", { name: "flush" });
+ * assert.equal(await drainContextTasks(5000), true);
+ * ```
+ */
+export async function drainContextTasks(timeoutMs: number): Promise<boolean> {
+  if (active.size === 0) return true;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<"timeout">((resolveTimeout) => {
+    timer = setTimeout(() => resolveTimeout("timeout"), Math.max(0, timeoutMs));
+  });
+  try {
+    while (active.size > 0) {
+      const all = Promise.all(active.values());
+      if (await Promise.race([all, timedOut]) === "timeout") return false;
+    }
+    return true;
+  } finally {
+    clearTimeout(timer);
+  }
+}

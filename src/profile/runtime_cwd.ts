@@ -1,0 +1,125 @@
+/**
+ * The agent's working directory for the current conversation.
+ *
+ * One process may serve several conversations at once, each with its own
+ * project directory, so code must never route by the process's current
+ * directory. {@linkcode withSessionCwd} sets a conversation's directory
+ * for everything a call does (on an `AsyncLocalStorage`), and
+ * {@linkcode resolveAgentCwd} answers: the session directory, then the
+ * `TERMINAL_CWD` variable, then the process directory, skipping any that
+ * is not a usable directory.
+ *
+ * @module
+ */
+
+import { AsyncLocalStorage } from "node:async_hooks";
+import { join, resolve } from "node:path";
+import process from "node:process";
+import { readProcessEnv } from "../core/env.ts";
+import { log } from "../core/log.ts";
+
+const sessionCwd = new AsyncLocalStorage<string>();
+const warned = new Set<string>();
+// A name looked up inside a candidate directory to prove it can be entered.
+const CWD_PROBE_NAME = ".hermes-cwd-probe";
+
+/**
+ * Runs `fn` with `path` as the conversation's working directory for
+ * everything it does, including timers, queued tasks and fetch callbacks.
+ * The process's own directory is not changed.
+ *
+ * @typeParam T What `fn` returns.
+ * @param path The directory (made absolute against the process directory).
+ * @param fn The work to run.
+ * @returns What `fn` returns.
+ *
+ * @example Binding the conversation's directory
+ * ```ts
+ * import { resolveAgentCwd, withSessionCwd } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const project = await Deno.makeTempDir();
+ * withSessionCwd(project, () => assert.equal(resolveAgentCwd(), project));
+ * await Deno.remove(project);
+ * ```
+ */
+export function withSessionCwd<T>(path: string, fn: () => T): T {
+  return sessionCwd.run(resolve(path), fn);
+}
+
+/**
+ * The working directory of the current conversation: the session directory
+ * set by {@linkcode withSessionCwd}, else the `TERMINAL_CWD` variable, else
+ * the process directory. A configured directory that does not exist, is not
+ * a directory, or cannot be entered is skipped with a warning (logged once
+ * per directory).
+ *
+ * @returns An absolute path.
+ *
+ * @example The conversation's working directory
+ * ```ts no-assert
+ * import { resolveAgentCwd } from "@hermes/memory";
+ * const cwd = resolveAgentCwd();
+ * ```
+ */
+export function resolveAgentCwd(): string {
+  const session = sessionCwd.getStore();
+  if (session !== undefined && isUsableDirectory(session, "session cwd")) {
+    return session;
+  }
+  const terminal = readProcessEnv("TERMINAL_CWD")?.trim();
+  if (terminal) {
+    const absolute = resolve(terminal);
+    if (isUsableDirectory(absolute, "TERMINAL_CWD")) return absolute;
+  }
+  return processCwd();
+}
+
+function isUsableDirectory(path: string, source: string): boolean {
+  let reason: string | undefined;
+  try {
+    if (!Deno.statSync(path).isDirectory) {
+      reason = "not a directory";
+    } else {
+      // Looking a name up inside the directory needs search (execute)
+      // permission: "missing" means the process can enter it. (A "." would
+      // not do: paths are normalized before the lookup, so the directory
+      // itself would be looked at, which needs no permission on it.)
+      probeEntry(join(path, CWD_PROBE_NAME));
+    }
+  } catch (error) {
+    reason = error instanceof Deno.errors.NotFound
+      ? "it does not exist"
+      : error instanceof Deno.errors.NotADirectory
+      ? "not a directory"
+      : `it cannot be entered (${
+        error instanceof Error ? error.name : String(error)
+      })`;
+  }
+  if (reason === undefined) return true;
+  const key = `${source}\0${path}`;
+  if (!warned.has(key)) {
+    warned.add(key);
+    log(
+      "warn",
+      `Ignoring ${source} ${path}: ${reason}; using the next working directory instead, fix or unset it`,
+    );
+  }
+  return false;
+}
+
+/** Throws unless `path` can be looked up (a missing entry is fine). */
+function probeEntry(path: string): void {
+  try {
+    Deno.statSync(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+}
+
+function processCwd(): string {
+  try {
+    return Deno.cwd();
+  } catch {
+    return process.cwd();
+  }
+}

@@ -1,0 +1,281 @@
+/**
+ * Per-turn secret scopes, so one process can serve several profiles without
+ * one profile's API keys reaching another's provider.
+ *
+ * A scope is a mapping of variable names to values installed for the
+ * duration of a call with {@linkcode withSecretScope}; it follows the work
+ * into awaits, timers, queued tasks and fetch callbacks (it lives on an
+ * `AsyncLocalStorage`). Providers read credentials with
+ * {@linkcode getSecret} instead of the process environment:
+ *
+ * 1. deployment-wide variables ({@linkcode isGlobalEnvVar}) always come from
+ *    the process environment;
+ * 2. inside a scope, the scope's value wins; a name the scope lacks falls
+ *    back to the process environment, unless the process is multiplexing
+ *    profiles, where it gives the fallback;
+ * 3. outside any scope, a multiplexing process fails closed with
+ *    {@linkcode UnscopedSecretError}; otherwise the process environment
+ *    answers.
+ *
+ * The process environment is never changed.
+ *
+ * @module
+ */
+
+import { AsyncLocalStorage } from "node:async_hooks";
+import { join } from "node:path";
+import { readProcessEnv } from "../core/env.ts";
+import { loadEnvFile } from "./env_file.ts";
+import { getHermesHome } from "./hermes_home.ts";
+
+const scopeStore = new AsyncLocalStorage<Readonly<Record<string, string>>>();
+let multiplexActive = false;
+
+/**
+ * Deployment-wide variables that {@linkcode getSecret} always reads from
+ * the process environment, whatever scope is installed: where Hermes lives
+ * and its runtime limits, the OS user, shell and locale, interpreter and TLS
+ * settings, kanban paths, the API server's bind settings and the relay
+ * connector's routing settings (not its credentials). Names starting with
+ * one of {@linkcode GLOBAL_ENV_PREFIXES} are global too.
+ */
+export const GLOBAL_ENV_VARS: ReadonlySet<string> = new Set([
+  "HERMES_HOME",
+  "HERMES_PROFILE",
+  "HERMES_DATA_DIR_SUFFIX",
+  "HERMES_ENABLE_PROJECT_PLUGINS",
+  "HERMES_SESSION_SOURCE",
+  "HERMES_GATEWAY_LOCK_DIR",
+  "HERMES_MAX_ITERATIONS",
+  "HERMES_MAX_TOKENS",
+  "HERMES_API_TIMEOUT",
+  "HERMES_REDACT_SECRETS",
+  "HERMES_NOUS_TIMEOUT_SECONDS",
+  "_HERMES_GATEWAY",
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "USERPROFILE",
+  "LOCALAPPDATA",
+  "LANG",
+  "LC_ALL",
+  "TZ",
+  "PWD",
+  "SHELL",
+  "TMPDIR",
+  "VIRTUAL_ENV",
+  "PYTHONPATH",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "HERMES_KANBAN_DB",
+  "HERMES_KANBAN_WORKSPACES_ROOT",
+  "HERMES_KANBAN_BOARD",
+  "API_SERVER_ENABLED",
+  "API_SERVER_HOST",
+  "API_SERVER_PORT",
+  "API_SERVER_CORS_ORIGINS",
+  "GATEWAY_RELAY_URL",
+  "GATEWAY_RELAY_ENDPOINT",
+  "GATEWAY_RELAY_ALLOW_DIRECT_PLATFORMS",
+  "GATEWAY_RELAY_PLATFORMS",
+  "GATEWAY_RELAY_BOT_IDS",
+  "GATEWAY_RELAY_ROUTE_KEYS",
+  "GATEWAY_RELAY_INSTANCE_ID",
+  "GATEWAY_RELAY_WAKE_URL",
+  "GATEWAY_RELAY_DISPLAY_NAME",
+]);
+
+/** Prefixes of deployment-wide variable names (see {@linkcode GLOBAL_ENV_VARS}). */
+export const GLOBAL_ENV_PREFIXES: readonly string[] = Object.freeze([
+  "HERMES_KANBAN_",
+  "HERMES_TELEGRAM_",
+  "TERMINAL_",
+]);
+
+/**
+ * Thrown by {@linkcode getSecret} when the process serves several profiles
+ * ({@linkcode setMultiplexActive}) and no secret scope is installed: the
+ * read could otherwise return another profile's credential.
+ */
+export class UnscopedSecretError extends Error {
+  /** The variable that was asked for (a name, never a value). */
+  readonly secretName: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param secretName The variable that was asked for.
+   */
+  constructor(secretName: string) {
+    super(
+      `Cannot read secret ${secretName} outside a secret scope while several profiles are served: run the work inside withSecretScope(), or start it with spawnContextTask() or contextBound() so it keeps the turn's scope`,
+    );
+    this.name = "UnscopedSecretError";
+    this.secretName = secretName;
+  }
+}
+
+/**
+ * Tells whether `name` is a deployment-wide variable that is always read
+ * from the process environment.
+ *
+ * @param name The variable's name.
+ * @returns `true` for a global variable.
+ *
+ * @example Deployment variables are global
+ * ```ts
+ * import { isGlobalEnvVar } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(isGlobalEnvVar("HERMES_HOME"), true);
+ * assert.equal(isGlobalEnvVar("TERMINAL_CWD"), true);
+ * assert.equal(isGlobalEnvVar("HONCHO_API_KEY"), false);
+ * ```
+ */
+export function isGlobalEnvVar(name: string): boolean {
+  return GLOBAL_ENV_VARS.has(name) ||
+    GLOBAL_ENV_PREFIXES.some((prefix) => name.startsWith(prefix));
+}
+
+/**
+ * Runs `fn` with `mapping` as the secret scope for everything it does,
+ * including timers, queued tasks and fetch callbacks it starts. The
+ * mapping is copied and frozen, so later changes to it have no effect.
+ *
+ * @typeParam T What `fn` returns.
+ * @param mapping Variable names to values for this profile or turn.
+ * @param fn The work to run.
+ * @returns What `fn` returns.
+ *
+ * @example One turn of a profile
+ * ```ts
+ * import { getSecret, withSecretScope } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * withSecretScope({ HONCHO_API_KEY: "alice-key" }, () => {
+ *   assert.equal(getSecret("HONCHO_API_KEY"), "alice-key");
+ * });
+ * ```
+ */
+export function withSecretScope<T>(
+  mapping: Record<string, string>,
+  fn: () => T,
+): T {
+  return scopeStore.run(Object.freeze({ ...mapping }), fn);
+}
+
+/**
+ * The secret scope installed for the current call, if any.
+ *
+ * @returns The frozen mapping, or `undefined` outside a scope.
+ *
+ * @example No scope outside withSecretScope()
+ * ```ts
+ * import { currentSecretScope, withSecretScope } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(currentSecretScope(), undefined);
+ * withSecretScope({ A: "1" }, () => assert.deepEqual(currentSecretScope(), { A: "1" }));
+ * ```
+ */
+export function currentSecretScope():
+  | Readonly<Record<string, string>>
+  | undefined {
+  return scopeStore.getStore();
+}
+
+/**
+ * Declares whether this process serves several profiles at once (a
+ * gateway). While it does, {@linkcode getSecret} outside a scope throws
+ * {@linkcode UnscopedSecretError} and a scope's missing names never fall
+ * back to the process environment.
+ *
+ * @param active `true` while multiplexing.
+ *
+ * @example Serving several profiles from one process
+ * ```ts
+ * import { getSecret, setMultiplexActive, UnscopedSecretError } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * setMultiplexActive(true);
+ * try {
+ *   assert.throws(() => getSecret("OPENAI_API_KEY"), UnscopedSecretError);
+ * } finally {
+ *   setMultiplexActive(false);
+ * }
+ * ```
+ */
+export function setMultiplexActive(active: boolean): void {
+  multiplexActive = active;
+}
+
+/**
+ * Tells whether the process declared it serves several profiles.
+ *
+ * @returns The flag set by {@linkcode setMultiplexActive}.
+ *
+ * @example Single-profile by default
+ * ```ts
+ * import { isMultiplexActive } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(isMultiplexActive(), false);
+ * ```
+ */
+export function isMultiplexActive(): boolean {
+  return multiplexActive;
+}
+
+/**
+ * Reads a secret (or any configuration variable) for the current profile;
+ * see the module documentation for the order.
+ *
+ * @param name The variable's name.
+ * @param fallback What to return when the variable is not found.
+ * @returns The value, or `fallback`.
+ * @throws {UnscopedSecretError} When multiplexing and no scope is installed
+ * (for a name that is not global).
+ *
+ * @example Reading a key with a default
+ * ```ts no-assert
+ * import { getSecret } from "@hermes/memory";
+ * const baseUrl = getSecret("HONCHO_BASE_URL", "https://api.honcho.dev");
+ * ```
+ */
+export function getSecret(name: string, fallback?: string): string | undefined {
+  if (isGlobalEnvVar(name)) return readProcessEnv(name) ?? fallback;
+  const scope = scopeStore.getStore();
+  if (scope !== undefined) {
+    if (Object.hasOwn(scope, name)) return scope[name];
+    if (multiplexActive) return fallback;
+    return readProcessEnv(name) ?? fallback;
+  }
+  if (multiplexActive) throw new UnscopedSecretError(name);
+  return readProcessEnv(name) ?? fallback;
+}
+
+/**
+ * Builds a profile's secret scope from `<hermesHome>/.env`, leaving out
+ * global variables (which always come from the process environment).
+ *
+ * @param hermesHome The profile home; defaults to the active one.
+ * @returns A fresh mapping (empty when the profile has no `.env`).
+ * @throws {Deno.errors.PermissionDenied} Or another OS error when `.env`
+ * exists but cannot be read.
+ *
+ * @example Serving one turn of a profile
+ * ```ts no-assert
+ * import { buildProfileSecretScope, withHermesHome, withSecretScope } from "@hermes/memory";
+ * const home = "/srv/hermes/profiles/alice";
+ * const scope = await buildProfileSecretScope(home);
+ * await withHermesHome(home, () => withSecretScope(scope, async () => {
+ *   // run the agent's turn here
+ * }));
+ * ```
+ */
+export async function buildProfileSecretScope(
+  hermesHome?: string,
+): Promise<Record<string, string>> {
+  const values = await loadEnvFile(join(hermesHome ?? getHermesHome(), ".env"));
+  const scope: Record<string, string> = {};
+  for (const [name, value] of Object.entries(values)) {
+    if (!isGlobalEnvVar(name)) scope[name] = value;
+  }
+  return scope;
+}

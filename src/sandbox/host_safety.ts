@@ -1,0 +1,309 @@
+/**
+ * Checks that the host process runs with the Deno flags a provider sandbox
+ * depends on. Worker permissions have holes that only host flags close
+ * (tested on Deno 2.9.6):
+ *
+ * - **Prompts.** A denied access inside a worker is *prompted for* on a
+ *   terminal, and answering `y` grants it, even beyond the host's own
+ *   grant. `--no-prompt` (or `DENO_NO_PROMPT=1`) turns every prompt into a
+ *   denial. `deno test` never prompts.
+ * - **npm.** `npm:` imports skip the worker's `import`, `net` and `read`
+ *   checks: a provider could download and load any npm package (and leak
+ *   data through the package name). `--cached-only` limits it to packages
+ *   already in the module cache (prepared by `hermes memory setup`);
+ *   `--no-npm` forbids npm entirely (but the framework itself uses npm
+ *   packages). npm code still runs under the worker's permissions.
+ * - **Worker permissions** need `"unstable": ["worker-options"]` in the
+ *   host's `deno.json` or `--unstable-worker-options`; without either, Deno
+ *   *exits the process with code 70* on the first sandboxed load.
+ *
+ * What can be detected: the command line when `/proc/self/cmdline` is
+ * readable (Linux, and only under `--allow-all`: Deno guards `/proc`);
+ * `DENO_NO_PROMPT`; whether stdin and stderr are terminals (no terminal, no
+ * prompt); the npm mode, by a probe import of a name npm cannot publish
+ * (uppercase), which fails in well-told ways under `--no-npm` and
+ * `--cached-only` and costs one registry lookup otherwise; the
+ * worker-options setting in the `deno.json` found above the main module.
+ * What cannot: `--no-prompt` on a terminal without `--allow-all`, and the
+ * `--unstable-worker-options` flag or a `--config` override without
+ * `--allow-all`.
+ *
+ * @module
+ */
+
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
+
+/** The flags every host that loads sandboxed providers must pass. */
+export const HOST_DENO_FLAGS: readonly string[] = Object.freeze([
+  "--no-prompt",
+  "--cached-only",
+]);
+
+/** How permission prompts are ruled out. */
+export type PromptSafety =
+  | "no-prompt"
+  | "no-terminal"
+  | "test-runner"
+  | "prompts"
+  | "unknown";
+
+/** What `npm:` imports can do in this process. */
+export type NpmSafety = "no-npm" | "cached-only" | "open" | "unknown";
+
+/** Whether `Worker` permission options are enabled. */
+export type WorkerOptionsState = "enabled" | "disabled" | "unknown";
+
+/** What {@linkcode checkHostSafety} found. */
+export interface HostSafetyReport {
+  /** How permission prompts are ruled out (`prompts`: they are not). */
+  prompt: PromptSafety;
+  /** What `npm:` imports can do. */
+  npm: NpmSafety;
+  /** Whether worker permissions can be used at all. */
+  workerOptions: WorkerOptionsState;
+  /** The process's command line, when readable. */
+  commandLine: string[] | null;
+  /** Definite problems: sandboxed loading must refuse. */
+  problems: string[];
+  /** Things that could not be confirmed, or weaker settings. */
+  warnings: string[];
+}
+
+/** Options of {@linkcode checkHostSafety}. */
+export interface HostSafetyOptions {
+  /**
+   * Probe again instead of returning the cached report.
+   *
+   * @default {false}
+   */
+  refresh?: boolean;
+  /**
+   * Skip the npm probe import (no registry lookup; `npm` may be
+   * `unknown`).
+   *
+   * @default {false}
+   */
+  skipNpmProbe?: boolean;
+}
+
+/** An npm package name that can never be published (uppercase). */
+const NPM_PROBE = "npm:HERMES-MEMORY-HOST-SAFETY-PROBE@0.0.0";
+/** A registry lookup that takes longer than this leaves the mode unknown. */
+const NPM_PROBE_TIMEOUT_MS = 3000;
+let cached: Promise<HostSafetyReport> | undefined;
+let cachedWithoutProbe = false;
+
+function readCommandLine(): string[] | null {
+  try {
+    const text = Deno.readTextFileSync("/proc/self/cmdline");
+    const parts = text.split("\0");
+    if (parts.at(-1) === "") parts.pop();
+    return parts;
+  } catch {
+    return null;
+  }
+}
+
+/** The deno flags of a command line: between the subcommand and the script. */
+function hostFlags(commandLine: string[]): { sub: string; flags: string[] } {
+  const sub = commandLine[1] ?? "";
+  const flags: string[] = [];
+  const takesValue = new Set([
+    "-c",
+    "--config",
+    "--import-map",
+    "--lock",
+    "--cert",
+    "--location",
+    "--seed",
+    "--v8-flags",
+    "--env-file",
+  ]);
+  for (let i = 2; i < commandLine.length; i++) {
+    const arg = commandLine[i] as string;
+    if (!arg.startsWith("-")) break;
+    flags.push(arg);
+    if (takesValue.has(arg) && i + 1 < commandLine.length) {
+      flags.push(commandLine[++i] as string);
+    }
+  }
+  return { sub, flags };
+}
+
+function flagValue(flags: string[], names: string[]): string | undefined {
+  for (let i = 0; i < flags.length; i++) {
+    const flag = flags[i] as string;
+    for (const name of names) {
+      if (flag === name) return flags[i + 1];
+      if (flag.startsWith(`${name}=`)) return flag.slice(name.length + 1);
+    }
+  }
+  return undefined;
+}
+
+function configEnablesWorkerOptions(path: string): boolean | undefined {
+  let text: string;
+  try {
+    text = Deno.readTextFileSync(path);
+  } catch {
+    return undefined;
+  }
+  return /"unstable"\s*:\s*\[[^\]]*"worker-options"/.test(text);
+}
+
+/** The nearest deno.json(c) above the main module, or `undefined`. */
+function findMainConfig(): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(Deno.mainModule);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== "file:") return undefined;
+  let dir = dirname(fileURLToPath(url));
+  for (let depth = 0; depth < 64; depth++) {
+    for (const name of ["deno.json", "deno.jsonc"]) {
+      const path = join(dir, name);
+      try {
+        Deno.statSync(path);
+        return path;
+      } catch {
+        // Keep looking.
+      }
+    }
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return undefined;
+}
+
+async function probeNpm(): Promise<NpmSafety> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<NpmSafety>((resolve) => {
+    timer = setTimeout(() => resolve("unknown"), NPM_PROBE_TIMEOUT_MS);
+  });
+  const probe = (async (): Promise<NpmSafety> => {
+    try {
+      await import(String(NPM_PROBE));
+      return "open";
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (message.includes("--no-npm")) return "no-npm";
+      if (message.includes("--cached-only")) return "cached-only";
+      return "open";
+    }
+  })();
+  try {
+    return await Promise.race([probe, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function isTerminal(): boolean {
+  try {
+    return Deno.stdin.isTerminal() && Deno.stderr.isTerminal();
+  } catch {
+    return false;
+  }
+}
+
+async function runChecks(
+  options: HostSafetyOptions,
+): Promise<HostSafetyReport> {
+  const commandLine = readCommandLine();
+  const parsed = commandLine !== null ? hostFlags(commandLine) : undefined;
+  const flags = parsed?.flags ?? [];
+  const problems: string[] = [];
+  const warnings: string[] = [];
+
+  let prompt: PromptSafety;
+  if (parsed?.sub === "test") prompt = "test-runner";
+  else if (flags.includes("--no-prompt")) prompt = "no-prompt";
+  else if (isTruthyEnvValue(readProcessEnv("DENO_NO_PROMPT"))) {
+    prompt = "no-prompt";
+  } else if (!isTerminal()) prompt = "no-terminal";
+  else if (parsed !== undefined) prompt = "prompts";
+  else prompt = "unknown";
+  if (prompt === "prompts") {
+    problems.push(
+      "Deno runs without --no-prompt on a terminal, so a sandboxed memory provider could ask for (and be given) any permission: add --no-prompt to the deno command or set DENO_NO_PROMPT=1",
+    );
+  } else if (prompt === "unknown") {
+    warnings.push(
+      "Cannot confirm that Deno runs with --no-prompt on this terminal: without it a sandboxed memory provider could ask for more permissions; pass --no-prompt or set DENO_NO_PROMPT=1",
+    );
+  }
+
+  let npm: NpmSafety;
+  if (flags.includes("--no-npm")) npm = "no-npm";
+  else if (flags.includes("--cached-only")) npm = "cached-only";
+  else if (parsed !== undefined) npm = "open";
+  else if (options.skipNpmProbe) npm = "unknown";
+  else npm = await probeNpm();
+  if (npm === "unknown") {
+    warnings.push(
+      "Cannot tell whether Deno runs with --cached-only: without it a sandboxed memory provider can download npm packages at run time; pass --cached-only",
+    );
+  } else if (npm === "open") {
+    warnings.push(
+      "Deno runs without --cached-only, so a sandboxed memory provider can download and load any npm package at run time: add --cached-only to the deno command (run 'hermes memory setup' to cache a provider's packages first)",
+    );
+  }
+
+  let workerOptions: WorkerOptionsState = "unknown";
+  if (
+    flags.includes("--unstable-worker-options") || flags.includes("--unstable")
+  ) {
+    workerOptions = "enabled";
+  } else {
+    const explicit = flagValue(flags, ["--config", "-c"]);
+    const noConfig = flags.includes("--no-config");
+    const path = noConfig ? undefined : explicit ?? findMainConfig();
+    const enabled = path !== undefined
+      ? configEnablesWorkerOptions(path)
+      : undefined;
+    if (enabled === true) workerOptions = "enabled";
+    else if (parsed !== undefined) workerOptions = "disabled";
+  }
+  if (workerOptions === "disabled") {
+    problems.push(
+      `Worker permissions are not enabled, and Deno would exit with code 70 on the first sandboxed load: add "unstable": ["worker-options"] to deno.json or run deno with --unstable-worker-options`,
+    );
+  } else if (workerOptions === "unknown") {
+    warnings.push(
+      `Cannot confirm that worker permissions are enabled: make sure deno.json has "unstable": ["worker-options"] or deno runs with --unstable-worker-options, else Deno exits with code 70`,
+    );
+  }
+  return { prompt, npm, workerOptions, commandLine, problems, warnings };
+}
+
+/**
+ * Checks the host process for the flags a provider sandbox depends on. The
+ * result is cached for the process.
+ *
+ * @param options Whether to probe again, and whether to skip the npm probe.
+ * @returns What was found; `problems` must stop sandboxed loading.
+ *
+ * @example
+ * ```ts no-assert
+ * import { checkHostSafety } from "@hermes/memory";
+ * const report = await checkHostSafety({ skipNpmProbe: true });
+ * for (const line of [...report.problems, ...report.warnings]) console.error(line);
+ * ```
+ */
+export function checkHostSafety(
+  options: HostSafetyOptions = {},
+): Promise<HostSafetyReport> {
+  if (cached === undefined || options.refresh) {
+    cachedWithoutProbe = options.skipNpmProbe ?? false;
+    cached = runChecks(options);
+  } else if (cachedWithoutProbe && !options.skipNpmProbe) {
+    cachedWithoutProbe = false;
+    cached = runChecks(options);
+  }
+  return cached;
+}

@@ -1,0 +1,585 @@
+/**
+ * The message protocol between the host and a provider's sandbox worker,
+ * and the host side of it: numbered requests with timeouts, one-way casts,
+ * a drain barrier, a heartbeat that notices a worker stuck in a busy loop,
+ * and error transport by structured clone.
+ *
+ * Every request gets a reply carrying its id. A cast gets none: the host
+ * posts it and goes on; the worker runs casts one at a time in arrival
+ * order, and every message (cast, call or drain) starts only after the
+ * casts that arrived before it have finished (or were abandoned after the
+ * worker's cast timeout). Calls do not wait for each other. A cast that
+ * fails comes back as a `castFailed` event. A `drain` request is answered
+ * as soon as every earlier cast has finished.
+ *
+ * The worker also sends unsolicited events (log lines, skill
+ * registrations, callback calls, cast failures). While any request is
+ * pending the host pings the worker; a worker that does not answer a ping
+ * for `unresponsiveAfterMs` is terminated and every pending and later call
+ * rejects with {@linkcode ProviderWorkerStoppedError}.
+ *
+ * @module
+ */
+
+import type { LogLevel } from "../core/log.ts";
+import type { SkillRegistration } from "../core/plugin_context.ts";
+
+/** An error as it crosses the worker boundary. */
+export interface SerializedError {
+  /** The error's `name` (`NotCapable`, `TypeError`, …). */
+  name: string;
+  /** The error's message. */
+  message: string;
+  /** The stack, when there is one. */
+  stack?: string;
+}
+
+/** What the worker reports about a loaded provider. */
+export interface ProviderDescription {
+  /** The provider's `name`. */
+  name: string;
+  /** Its tool schemas, or `null` when `getToolSchemas()` failed. */
+  toolSchemas: unknown[] | null;
+  /** Its `preCompressCheckpointApiVersion`. */
+  apiVersion: number;
+  /** The optional methods it defines (`postSetup`, `getStatusConfig`). */
+  optional: string[];
+}
+
+/** Per-call context the host passes with each call. */
+export interface CallContext {
+  /** The profile home the call runs under (installed with `withHermesHome`). */
+  hermesHome: string;
+  /** The caller's secret scope, limited to the provider's granted names. */
+  scope?: Record<string, string>;
+  /** Whether the host serves several profiles (secrets then fail closed). */
+  multiplex: boolean;
+}
+
+/**
+ * A one-way hook call: no reply, run in arrival order with the other casts;
+ * a failure comes back as a `castFailed` event.
+ */
+export interface CastRequest {
+  /** Always `"cast"`. */
+  t: "cast";
+  /** The provider method (one the worker accepts as a cast). */
+  method: string;
+  /** Its arguments (structured-cloned). */
+  args: unknown[];
+  /** The caller's home and secret scope, captured when it was posted. */
+  context: CallContext;
+}
+
+/** A message from the host. */
+export type HostRequest =
+  | {
+    t: "load";
+    specifier: string;
+    providerName: string;
+    acceptInstances: boolean;
+    context: CallContext;
+    /**
+     * How long the worker lets one cast run before it abandons it and
+     * starts the next message (default 30000).
+     */
+    castTimeoutMs?: number;
+  }
+  | {
+    t: "call";
+    method: string;
+    args: unknown[];
+    context: CallContext;
+  }
+  | CastRequest
+  | { t: "drain" }
+  | { t: "ping" };
+
+/** A host message that expects a reply (everything but a cast). */
+export type ReplyRequest = Exclude<HostRequest, CastRequest>;
+
+/** A message from the worker. */
+export type WorkerMessage =
+  | { t: "ready" }
+  | { t: "result"; id: number; ok: true; value: unknown }
+  | { t: "result"; id: number; ok: false; error: SerializedError }
+  | { t: "pong"; id: number }
+  | { t: "log"; level: LogLevel; message: string }
+  | { t: "skill"; skill: SkillRegistration }
+  | { t: "callback"; name: string; args: unknown[] }
+  | { t: "castFailed"; method: string; error: SerializedError };
+
+/** A function argument replaced for the crossing; the worker calls back. */
+export interface CallbackMarker {
+  /** The name the host keeps the function under. */
+  __hermesCallback: string;
+}
+
+/**
+ * Turns any thrown value into its transportable form.
+ *
+ * @param error What was thrown.
+ * @returns Name, message and stack.
+ *
+ * @example
+ * ```ts
+ * import { serializeError } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(serializeError(new TypeError("bad")).name, "TypeError");
+ * ```
+ */
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof Error) {
+    const out: SerializedError = {
+      name: error.name,
+      message: error.message,
+    };
+    if (error.stack !== undefined) out.stack = error.stack;
+    return out;
+  }
+  return { name: "Error", message: String(error) };
+}
+
+/** Options of {@linkcode ProviderWorkerStoppedError}. */
+export interface ProviderErrorOptions {
+  /** The underlying failure. */
+  cause?: unknown;
+}
+
+/** A call to a sandboxed provider that did not finish in time. */
+export class ProviderCallTimeoutError extends Error {
+  /** The provider's name. */
+  readonly provider: string;
+  /** The method called. */
+  readonly method: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param provider The provider's name.
+   * @param method The method called.
+   * @param timeoutMs The timeout that expired.
+   */
+  constructor(provider: string, method: string, timeoutMs: number) {
+    super(
+      `Memory provider '${provider}' did not finish ${method}() within ${timeoutMs} ms: the call was abandoned; check the provider's service or raise its timeout`,
+    );
+    this.name = "ProviderCallTimeoutError";
+    this.provider = provider;
+    this.method = method;
+  }
+}
+
+/** The sandbox worker of a provider is gone (shut down, crashed or stuck). */
+export class ProviderWorkerStoppedError extends Error {
+  /** The provider's name. */
+  readonly provider: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param provider The provider's name.
+   * @param reason Why the worker stopped.
+   * @param options The cause.
+   */
+  constructor(
+    provider: string,
+    reason: string,
+    options: ProviderErrorOptions = {},
+  ) {
+    super(`Memory provider '${provider}' is not running: ${reason}`, {
+      cause: options.cause,
+    });
+    this.name = "ProviderWorkerStoppedError";
+    this.provider = provider;
+  }
+}
+
+/** Options of {@linkcode WorkerRpc}. */
+export interface WorkerRpcOptions {
+  /** The provider's name, for messages. */
+  provider: string;
+  /**
+   * How long a worker may leave a ping unanswered while calls are pending
+   * before it is declared stuck and terminated.
+   *
+   * @default {5000}
+   */
+  unresponsiveAfterMs?: number;
+  /**
+   * How often the host pings while calls are pending.
+   *
+   * @default {500}
+   */
+  heartbeatMs?: number;
+  /**
+   * Receives the worker's unsolicited events (log lines, skills, callbacks).
+   *
+   * @param message The event.
+   */
+  onEvent?: (message: WorkerMessage) => void;
+  /**
+   * Called once when the worker stops for a reason other than
+   * {@linkcode WorkerRpc.terminate} by the owner.
+   *
+   * @param reason Why.
+   */
+  onStopped?: (reason: string) => void;
+}
+
+/** Options of {@linkcode WorkerRpc.request}. */
+export interface RequestOptions {
+  /** Reject after this many milliseconds (`Infinity`: never). */
+  timeoutMs: number;
+  /** The method name, for the timeout message. */
+  label: string;
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  /** `performance.now()` after which the call times out (may be Infinity). */
+  deadline: number;
+  timeoutMs: number;
+  label: string;
+}
+
+/**
+ * The host side of a sandbox worker's protocol.
+ *
+ * @example Calling into a worker
+ * ```ts ignore
+ * import { WorkerRpc } from "@hermes/memory";
+ * const rpc = new WorkerRpc(worker, { provider: "notes" });
+ * await rpc.ready(10_000);
+ * const pong = await rpc.request({ t: "ping" }, { timeoutMs: 1000, label: "ping" });
+ * rpc.terminate("done");
+ * ```
+ */
+export class WorkerRpc {
+  #worker: Worker;
+  #provider: string;
+  #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #stopped: string | undefined;
+  #readyWaiters: Array<(error?: Error) => void> = [];
+  #isReady = false;
+  #heartbeat: ReturnType<typeof setInterval> | undefined;
+  #pingSentAt: number | undefined;
+  #probeTimer: ReturnType<typeof setTimeout> | undefined;
+  #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  #armedFor = Infinity;
+  #unresponsiveAfterMs: number;
+  #heartbeatMs: number;
+  #onEvent: (message: WorkerMessage) => void;
+  #onStopped: (reason: string) => void;
+
+  /**
+   * Wires the protocol onto a freshly created worker.
+   *
+   * @param worker The worker running `worker_bootstrap.ts`.
+   * @param options Name, heartbeat and event handlers.
+   */
+  constructor(worker: Worker, options: WorkerRpcOptions) {
+    this.#worker = worker;
+    this.#provider = options.provider;
+    this.#unresponsiveAfterMs = options.unresponsiveAfterMs ?? 5000;
+    this.#heartbeatMs = options.heartbeatMs ?? 500;
+    this.#onEvent = options.onEvent ?? (() => {});
+    this.#onStopped = options.onStopped ?? (() => {});
+    worker.onmessage = (event: MessageEvent<WorkerMessage>) =>
+      this.#receive(event.data);
+    worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      this.#stop(`its sandbox worker failed: ${event.message}`, true);
+    };
+    worker.onmessageerror = () => {
+      this.#stop("its sandbox worker sent a message that cannot be read", true);
+    };
+  }
+
+  /** Why the worker stopped, or `undefined` while it runs. */
+  get stopped(): string | undefined {
+    return this.#stopped;
+  }
+
+  /**
+   * Waits for the worker's bootstrap to start listening.
+   *
+   * @param timeoutMs How long to wait.
+   * @returns When ready.
+   * @throws {ProviderWorkerStoppedError} When it fails or times out.
+   */
+  ready(timeoutMs: number): Promise<void> {
+    if (this.#isReady) return Promise.resolve();
+    if (this.#stopped !== undefined) {
+      return Promise.reject(
+        new ProviderWorkerStoppedError(this.#provider, this.#stopped),
+      );
+    }
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#stop(
+          `its sandbox worker did not start within ${timeoutMs} ms`,
+          true,
+        );
+      }, timeoutMs);
+      this.#readyWaiters.push((error?: Error) => {
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve();
+      });
+    });
+  }
+
+  /**
+   * Sends a request and waits for its reply. The worker starts it only
+   * after every cast posted before it has finished, so its timeout covers
+   * that wait too.
+   *
+   * @param request The request.
+   * @param options Timeout (`Infinity` for none) and label.
+   * @returns The reply's value.
+   * @throws {ProviderCallTimeoutError} When the timeout expires.
+   * @throws {ProviderWorkerStoppedError} When the worker is gone.
+   * @throws {Error} The remote error, as an `Error` with the remote name.
+   */
+  request(request: ReplyRequest, options: RequestOptions): Promise<unknown> {
+    if (this.#stopped !== undefined) {
+      return Promise.reject(
+        new ProviderWorkerStoppedError(this.#provider, this.#stopped),
+      );
+    }
+    const id = this.#nextId++;
+    try {
+      this.#worker.postMessage({ ...request, id });
+    } catch (error) {
+      return Promise.reject(this.#cloneError(options.label, error));
+    }
+    const deadline = performance.now() + options.timeoutMs;
+    const { promise, resolve, reject } = Promise.withResolvers<unknown>();
+    this.#pending.set(id, {
+      resolve,
+      reject,
+      deadline,
+      timeoutMs: options.timeoutMs,
+      label: options.label,
+    });
+    if (deadline < this.#armedFor) this.#armDeadline(deadline);
+    this.#updateHeartbeat();
+    return promise;
+  }
+
+  /**
+   * Posts a one-way call and returns at once: no reply, no timer. The
+   * worker runs it after every message posted before it (casts in strict
+   * order); a failure arrives later as a `castFailed` event.
+   *
+   * @param request The cast.
+   * @throws {ProviderWorkerStoppedError} When the worker is gone.
+   * @throws {TypeError} When the arguments cannot be cloned.
+   */
+  cast(request: CastRequest): void {
+    if (this.#stopped !== undefined) {
+      throw new ProviderWorkerStoppedError(this.#provider, this.#stopped);
+    }
+    try {
+      this.#worker.postMessage(request);
+    } catch (error) {
+      throw this.#cloneError(request.method, error);
+    }
+  }
+
+  #cloneError(label: string, error: unknown): TypeError {
+    return new TypeError(
+      `Cannot pass the arguments of ${label}() to memory provider '${this.#provider}': ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+      { cause: error },
+    );
+  }
+
+  /**
+   * One timer per worker, armed for the earliest deadline and left armed
+   * when calls finish first (most calls finish long before their timeout,
+   * so a call usually costs no timer operation at all). Unreferenced: a
+   * live worker keeps the process alive anyway.
+   */
+  #armDeadline(deadline: number): void {
+    if (deadline === Infinity) return;
+    if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
+    this.#armedFor = deadline;
+    const timer = setTimeout(
+      this.#sweepDeadlines,
+      Math.max(0, deadline - performance.now()),
+    );
+    Deno.unrefTimer(timer);
+    this.#deadlineTimer = timer;
+  }
+
+  #sweepDeadlines = (): void => {
+    this.#deadlineTimer = undefined;
+    this.#armedFor = Infinity;
+    const now = performance.now();
+    let next = Infinity;
+    let expired = false;
+    for (const [id, pending] of this.#pending) {
+      if (pending.deadline <= now) {
+        this.#pending.delete(id);
+        expired = true;
+        pending.reject(
+          new ProviderCallTimeoutError(
+            this.#provider,
+            pending.label,
+            pending.timeoutMs,
+          ),
+        );
+      } else if (pending.deadline < next) {
+        next = pending.deadline;
+      }
+    }
+    if (next !== Infinity) this.#armDeadline(next);
+    if (expired) {
+      this.#updateHeartbeat();
+      this.#probeAfterTimeout();
+    }
+  };
+
+  /**
+   * Terminates the worker and rejects every pending call.
+   *
+   * @param reason Why, shown in the rejections.
+   */
+  terminate(reason: string): void {
+    this.#stop(reason, false);
+  }
+
+  #receive(message: WorkerMessage): void {
+    if (this.#stopped !== undefined) return;
+    this.#pingSentAt = undefined;
+    switch (message.t) {
+      case "ready": {
+        this.#isReady = true;
+        for (const waiter of this.#readyWaiters.splice(0)) waiter();
+        return;
+      }
+      case "pong":
+        return;
+      case "result": {
+        const pending = this.#pending.get(message.id);
+        if (pending === undefined) return;
+        this.#pending.delete(message.id);
+        this.#updateHeartbeat();
+        if (message.ok) pending.resolve(message.value);
+        else pending.reject(reviveError(message.error));
+        return;
+      }
+      default:
+        try {
+          this.#onEvent(message);
+        } catch {
+          // An event handler must never break the protocol.
+        }
+    }
+  }
+
+  /**
+   * One unreferenced interval per worker, started with the first request:
+   * it pings only while calls are pending, so an idle worker costs nothing
+   * and a call costs no extra timers.
+   */
+  #updateHeartbeat(): void {
+    if (this.#pending.size === 0) {
+      this.#pingSentAt = undefined;
+      return;
+    }
+    if (this.#heartbeat !== undefined) return;
+    const heartbeat = setInterval(() => {
+      if (this.#pending.size > 0) this.#checkAlive();
+    }, this.#heartbeatMs);
+    Deno.unrefTimer(heartbeat);
+    this.#heartbeat = heartbeat;
+  }
+
+  #checkAlive(sendPing = true): void {
+    if (this.#stopped !== undefined) return;
+    const now = performance.now();
+    if (this.#pingSentAt !== undefined) {
+      if (now - this.#pingSentAt >= this.#unresponsiveAfterMs - 1) {
+        this.#stop(
+          `its sandbox worker stopped responding for ${this.#unresponsiveAfterMs} ms (a busy loop?) and was terminated; Deno 2.9 cannot interrupt JavaScript stuck in a loop, so that thread may keep a CPU busy until hermes exits`,
+          true,
+        );
+      }
+      return;
+    }
+    if (!sendPing) return;
+    this.#pingSentAt = now;
+    try {
+      this.#worker.postMessage({ t: "ping", id: 0 });
+    } catch {
+      // The worker is gone; the next check notices.
+    }
+  }
+
+  /** After a timeout with no other call pending: one ping, one check. */
+  #probeAfterTimeout(): void {
+    if (this.#pending.size > 0 || this.#probeTimer !== undefined) return;
+    this.#checkAlive();
+    const probe = setTimeout(() => {
+      this.#probeTimer = undefined;
+      this.#checkAlive(false);
+    }, this.#unresponsiveAfterMs);
+    Deno.unrefTimer(probe);
+    this.#probeTimer = probe;
+  }
+
+  #stop(reason: string, unexpected: boolean): void {
+    if (this.#stopped !== undefined) return;
+    this.#stopped = reason;
+    if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
+    if (this.#probeTimer !== undefined) clearTimeout(this.#probeTimer);
+    this.#probeTimer = undefined;
+    if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
+    this.#deadlineTimer = undefined;
+    this.#armedFor = Infinity;
+    try {
+      this.#worker.terminate();
+    } catch {
+      // Already gone.
+    }
+    const error = new ProviderWorkerStoppedError(this.#provider, reason);
+    for (const pending of this.#pending.values()) pending.reject(error);
+    this.#pending.clear();
+    for (const waiter of this.#readyWaiters.splice(0)) waiter(error);
+    if (unexpected) {
+      try {
+        this.#onStopped(reason);
+      } catch {
+        // Never let a handler break shutdown.
+      }
+    }
+  }
+}
+
+/**
+ * Rebuilds a transported error as an `Error` carrying the remote name and
+ * stack.
+ *
+ * @param error The transported error.
+ * @returns An `Error`.
+ *
+ * @example
+ * ```ts
+ * import { reviveError } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(reviveError({ name: "NotCapable", message: "no" }).name, "NotCapable");
+ * ```
+ */
+export function reviveError(error: SerializedError): Error {
+  const revived = new Error(error.message);
+  revived.name = error.name;
+  if (error.stack !== undefined) revived.stack = error.stack;
+  return revived;
+}

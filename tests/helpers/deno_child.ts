@@ -1,0 +1,75 @@
+// Runs a small TypeScript snippet in a child `deno run` with chosen flags and
+// environment, for tests of behaviour that depends on the process
+// environment or on narrow permission grants (which must not be changed in
+// the shared test process).
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const ROOT = new URL("../..", import.meta.url);
+
+/** The result of a child run. */
+export interface ChildResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options of {@linkcode runDenoChild}. */
+export interface ChildOptions {
+  /** Permission flags, e.g. `["--allow-read=/tmp/x"]`. */
+  flags?: string[];
+  /** Variables added to (or, as `""`, blanked in) the child's environment. */
+  env?: Record<string, string>;
+  /** The child's working directory. */
+  cwd?: string;
+  /** Arguments after the script. */
+  args?: string[];
+}
+
+/** Resolves `src/<file>` as a file URL, for imports in child scripts. */
+export function srcUrl(file: string): string {
+  return new URL(`src/${file}`, ROOT).href;
+}
+
+function denoDir(): string {
+  const explicit = Deno.env.get("DENO_DIR");
+  if (explicit) return explicit;
+  const cache = Deno.env.get("XDG_CACHE_HOME") ??
+    join(Deno.env.get("HOME") ?? ".", ".cache");
+  return join(cache, "deno");
+}
+
+/**
+ * Writes `source` to `<dir>/child_<n>.ts` and runs it with the repo's
+ * deno.json (so npm imports resolve), `--no-prompt` and `flags`.
+ */
+export async function runDenoChild(
+  dir: string,
+  source: string,
+  options: ChildOptions = {},
+): Promise<ChildResult> {
+  const script = join(dir, `child_${crypto.randomUUID().slice(0, 8)}.ts`);
+  await Deno.writeTextFile(script, source);
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--no-prompt",
+      "--frozen",
+      `--config=${new URL("deno.json", ROOT).pathname}`,
+      ...(options.flags ?? []),
+      pathToFileURL(script).href,
+      ...(options.args ?? []),
+    ],
+    cwd: options.cwd,
+    env: { DENO_DIR: denoDir(), NO_COLOR: "1", ...options.env },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}

@@ -1,0 +1,315 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  discoverMemoryProviders,
+  findMemoryProvider,
+  findProviderDir,
+  isBuiltinSentinel,
+  isValidProviderName,
+  listMemoryProviderNames,
+  scanMemoryProviders,
+} from "../../src/plugins/plugin_discovery.ts";
+import {
+  captureLogs,
+  installFixture,
+  simpleProviderSource,
+  tempHome,
+  writeProvider,
+} from "../helpers/plugin_fixtures.ts";
+
+/** Runs `fn` with HERMES_ENABLE_PROJECT_PLUGINS set (restored after). */
+async function withProjectPlugins<T>(fn: () => Promise<T>): Promise<T> {
+  const previous = Deno.env.get("HERMES_ENABLE_PROJECT_PLUGINS");
+  Deno.env.set("HERMES_ENABLE_PROJECT_PLUGINS", "Yes");
+  try {
+    return await fn();
+  } finally {
+    if (previous === undefined) {
+      Deno.env.delete("HERMES_ENABLE_PROJECT_PLUGINS");
+    } else Deno.env.set("HERMES_ENABLE_PROJECT_PLUGINS", previous);
+  }
+}
+
+Deno.test("isBuiltinSentinel() accepts the five built-in values in any case and spacing", () => {
+  for (
+    const v of ["", " default ", "BUILTIN", "built-in", "None", undefined, null]
+  ) {
+    assert.equal(isBuiltinSentinel(v), true, String(v));
+  }
+  assert.equal(isBuiltinSentinel("honcho"), false);
+  assert.equal(isBuiltinSentinel(3), false);
+});
+
+Deno.test("isValidProviderName() refuses slashes, dot-dot and odd characters", () => {
+  assert.equal(isValidProviderName("mem0.v2_x-y"), true);
+  for (const bad of ["a/b", "..", "a..b", "-x", "x y", "é", ""]) {
+    assert.equal(isValidProviderName(bad), false, bad);
+  }
+});
+
+Deno.test("scanMemoryProviders() orders bundled, user, project, packages and the first source wins", async () => {
+  await using h = await tempHome();
+  const bundled = join(h.outside, "bundled");
+  const project = join(h.outside, "project");
+  await writeProvider(bundled, "shared", {
+    "mod.ts": "// bundled needs only mod.ts",
+  });
+  await writeProvider(bundled, "zeta", { "mod.ts": "export {}" });
+  await writeProvider(h.plugins, "shared", {
+    "mod.ts": simpleProviderSource("shared"),
+  });
+  await writeProvider(h.plugins, "alpha", {
+    "mod.ts": simpleProviderSource("alpha"),
+  });
+  await writeProvider(join(project, ".hermes", "plugins"), "alpha", {
+    "mod.ts": simpleProviderSource("alpha"),
+  });
+  await writeProvider(join(project, ".hermes", "plugins"), "beta", {
+    "mod.ts": simpleProviderSource("beta"),
+  });
+  const config = {
+    memory: { packages: { alpha: "npm:alpha@1", gamma: "jsr:@x/gamma@1" } },
+  };
+  const found = await withProjectPlugins(() =>
+    scanMemoryProviders({
+      hermesHome: h.home,
+      bundledDir: bundled,
+      projectDir: project,
+      config,
+    })
+  );
+  assert.deepEqual(found.map((c) => `${c.source}:${c.name}`), [
+    "bundled:shared",
+    "bundled:zeta",
+    "user:alpha",
+    "project:beta",
+    "package:gamma",
+  ]);
+  assert.equal(
+    found.find((c) => c.name === "gamma")?.specifier,
+    "jsr:@x/gamma@1",
+  );
+  assert.equal(found[0]?.dir, join(bundled, "shared"));
+});
+
+Deno.test("scanMemoryProviders() ignores project providers unless HERMES_ENABLE_PROJECT_PLUGINS is truthy", async () => {
+  await using h = await tempHome();
+  const project = join(h.outside, "project");
+  await writeProvider(join(project, ".hermes", "plugins"), "beta", {
+    "mod.ts": simpleProviderSource("beta"),
+  });
+  const names = await listMemoryProviderNames({
+    hermesHome: h.home,
+    bundledDir: join(h.outside, "none"),
+    projectDir: project,
+    config: {},
+  });
+  assert.deepEqual(names, []);
+});
+
+Deno.test("scanMemoryProviders() needs the text heuristic for user directories, never imports", async () => {
+  await using h = await tempHome();
+  await writeProvider(h.plugins, "plain", { "mod.ts": "export const x = 1;" });
+  await writeProvider(h.plugins, "noisy", {
+    "mod.ts": "throw new Error('imported!'); // MemoryProvider",
+  });
+  await writeProvider(h.plugins, "late", {
+    "mod.ts": "// " + "x".repeat(20000) + "\n// registerMemoryProvider",
+  });
+  await writeProvider(h.plugins, "nomod", { "plugin.yaml": "description: x" });
+  await writeProvider(h.plugins, "_private", {
+    "mod.ts": simpleProviderSource("p"),
+  });
+  await writeProvider(h.plugins, ".hidden", {
+    "mod.ts": simpleProviderSource("p"),
+  });
+  await Deno.writeTextFile(join(h.plugins, "file.ts"), "MemoryProvider");
+  const names = await listMemoryProviderNames({
+    hermesHome: h.home,
+    bundledDir: join(h.outside, "none"),
+    config: {},
+  });
+  assert.deepEqual(names, ["late", "noisy"]);
+});
+
+Deno.test("scanMemoryProviders() skips bad names, escaping symlinks and broken plugin.yaml with one warning each", async () => {
+  await using h = await tempHome();
+  using logs = captureLogs();
+  await writeProvider(h.plugins, "good", {
+    "mod.ts": simpleProviderSource("good"),
+    "plugin.yaml": "description: Good one",
+  });
+  await writeProvider(h.plugins, "bad name", {
+    "mod.ts": simpleProviderSource("x"),
+  });
+  await writeProvider(h.plugins, "broken", {
+    "mod.ts": simpleProviderSource("broken"),
+    "plugin.yaml": "permissions: {read: [relative/path]}",
+  });
+  const elsewhere = await writeProvider(h.outside, "elsewhere", {
+    "mod.ts": simpleProviderSource("elsewhere"),
+  });
+  await Deno.symlink(elsewhere, join(h.plugins, "linked"));
+  await writeProvider(h.plugins, "leaky", {
+    "mod.ts": simpleProviderSource("leaky"),
+  });
+  await Deno.symlink("/etc", join(h.plugins, "leaky", "etc"));
+  await writeProvider(h.plugins, "inside_target", {
+    "mod.ts": simpleProviderSource("inside_target"),
+  });
+  await Deno.symlink(
+    join(h.plugins, "inside_target"),
+    join(h.plugins, "inside_link"),
+  );
+  const options = {
+    hermesHome: h.home,
+    bundledDir: join(h.outside, "none"),
+    config: {},
+  };
+  const names = await listMemoryProviderNames(options);
+  assert.deepEqual(names, ["good", "inside_link", "inside_target"]);
+  const warnings = logs.at("warn");
+  assert.equal(warnings.length, 4, warnings.join("\n"));
+  assert.ok(
+    warnings.some((w) =>
+      w.includes(
+        `Skipping memory provider directory ${
+          join(h.plugins, "bad name")
+        }: the name 'bad name' may use only letters`,
+      )
+    ),
+  );
+  assert.ok(
+    warnings.some((w) =>
+      w.startsWith("Skipping memory provider 'broken' (user): Invalid ") &&
+      w.includes("'permissions.read[0]' is 'relative/path'")
+    ),
+  );
+  assert.ok(
+    warnings.some((w) =>
+      w.includes(
+        `Skipping memory provider 'linked': ${
+          join(h.plugins, "linked")
+        } is a symlink to ${elsewhere}, outside ${h.plugins}`,
+      )
+    ),
+  );
+  assert.ok(
+    warnings.some((w) =>
+      w.includes(
+        `Skipping memory provider 'leaky': ${
+          join(h.plugins, "leaky", "etc")
+        } is a symlink to /etc`,
+      )
+    ),
+  );
+  // A second scan does not repeat the warnings.
+  await listMemoryProviderNames(options);
+  assert.equal(logs.at("warn").length, 4);
+});
+
+Deno.test("scanMemoryProviders() survives an unreadable provider directory", async () => {
+  if (Deno.uid() === 0) return; // root reads everything: nothing to prove
+  await using h = await tempHome();
+  using logs = captureLogs();
+  const locked = await writeProvider(h.plugins, "locked", {
+    "mod.ts": "MemoryProvider",
+  });
+  await writeProvider(h.plugins, "open", { "mod.ts": "MemoryProvider" });
+  await Deno.chmod(locked, 0o000);
+  try {
+    const names = await listMemoryProviderNames({
+      hermesHome: h.home,
+      bundledDir: join(h.outside, "none"),
+      config: {},
+    });
+    assert.deepEqual(names, ["open"]);
+    assert.match(
+      logs.at("warn")[0] ?? "",
+      /Skipping unreadable plugin directory/,
+    );
+  } finally {
+    await Deno.chmod(locked, 0o755);
+  }
+});
+
+Deno.test("scanMemoryProviders() warns about bad memory.packages entries and keeps the good ones", async () => {
+  await using h = await tempHome();
+  using logs = captureLogs();
+  const found = await scanMemoryProviders({
+    hermesHome: h.home,
+    bundledDir: join(h.outside, "none"),
+    config: {
+      memory: {
+        packages: {
+          ok: "https://example.com/p/mod.ts",
+          "../x": "npm:x@1",
+          bad: "ftp://x",
+          num: 3,
+        },
+      },
+    },
+  });
+  assert.deepEqual(found.map((c) => c.name), ["ok"]);
+  assert.equal(logs.at("warn").length, 3);
+  assert.ok(
+    logs.at("warn").some((w) =>
+      /memory\.packages\.bad .*use a jsr:, npm: or https:\/\/ module specifier/
+        .test(w)
+    ),
+  );
+});
+
+Deno.test("findProviderDir() returns the winning directory, null for packages and unknown names", async () => {
+  await using h = await tempHome();
+  const dir = await installFixture(h.plugins, "notes");
+  const options = {
+    hermesHome: h.home,
+    bundledDir: join(h.outside, "none"),
+    config: { memory: { packages: { pkg: "npm:pkg@1" } } },
+  };
+  assert.equal(await findProviderDir("notes", options), dir);
+  assert.equal(await findProviderDir("pkg", options), null);
+  assert.equal(await findProviderDir("missing", options), null);
+  assert.equal(await findProviderDir("none", options), null);
+  assert.equal(
+    (await findMemoryProvider("notes", options))?.manifest.description,
+    "Local notes kept in HERMES_HOME",
+  );
+});
+
+Deno.test("discoverMemoryProviders() lists descriptions and sources, and probes only when asked", async () => {
+  await using h = await tempHome();
+  await installFixture(h.plugins, "notes");
+  await installFixture(h.plugins, "subclass_only");
+  const base = {
+    hermesHome: h.home,
+    bundledDir: join(h.outside, "none"),
+    config: {},
+  };
+  const unprobed = await discoverMemoryProviders({ ...base, probe: false });
+  assert.deepEqual(
+    unprobed.map((p) => [p.name, p.description, p.source, p.available]),
+    [
+      ["notes", "Local notes kept in HERMES_HOME", "user", null],
+      ["subclass_only", "Subclass export only", "user", null],
+    ],
+  );
+  const probed = await discoverMemoryProviders({
+    ...base,
+    probeProvider: (candidate) => Promise.resolve(candidate.name === "notes"),
+  });
+  assert.deepEqual(probed.map((p) => p.available), [true, false]);
+});
+
+Deno.test("discoverMemoryProviders() counts a probe that throws as unavailable", async () => {
+  await using h = await tempHome();
+  await installFixture(h.plugins, "notes");
+  const probed = await discoverMemoryProviders({
+    hermesHome: h.home,
+    bundledDir: join(h.outside, "none"),
+    config: {},
+    probeProvider: () => Promise.reject(new Error("boom")),
+  });
+  assert.equal(probed[0]?.available, false);
+});

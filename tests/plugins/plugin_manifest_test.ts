@@ -1,0 +1,138 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import {
+  emptyPluginManifest,
+  expandPermissionPath,
+  normalizeNetHost,
+  parsePermissionBlock,
+  parsePluginManifest,
+  PluginManifestError,
+  readPluginManifest,
+} from "../../src/plugins/plugin_manifest.ts";
+import { getUserHome } from "../../src/profile/hermes_home.ts";
+import { tempHome } from "../helpers/plugin_fixtures.ts";
+
+Deno.test("parsePluginManifest() reads the Hermes keys and the permissions block", () => {
+  const m = parsePluginManifest(
+    `\uFEFFname: honcho
+version: 1.0
+description: " Honcho memory "
+provides_hooks: [on_session_end]
+requires_env: [HONCHO_API_KEY]
+external_dependencies:
+  - {name: honcho-cli, install: "pipx install honcho", check: "honcho --version"}
+permissions:
+  read: [~/.honcho/config.json]
+  env: [HONCHO_API_KEY, HONCHO_URL]
+  net: [api.honcho.dev, "https://self.example.com:8443/v3"]
+  npm: true
+`,
+    "plugin.yaml",
+  );
+  assert.equal(m.name, "honcho");
+  assert.equal(m.version, "1");
+  assert.equal(m.description, "Honcho memory");
+  assert.deepEqual(m.hooks, ["on_session_end"]);
+  assert.deepEqual(m.requiresEnv, ["HONCHO_API_KEY"]);
+  assert.deepEqual(m.externalDependencies, [{
+    name: "honcho-cli",
+    install: "pipx install honcho",
+    check: "honcho --version",
+  }]);
+  assert.deepEqual(m.permissions, {
+    read: [join(getUserHome() ?? "", ".honcho/config.json")],
+    env: ["HONCHO_API_KEY", "HONCHO_URL"],
+    net: ["api.honcho.dev", "self.example.com:8443"],
+    npm: true,
+  });
+});
+
+Deno.test("parsePluginManifest() gives an empty manifest for an empty file", () => {
+  assert.deepEqual(
+    parsePluginManifest("", "plugin.yaml"),
+    emptyPluginManifest(),
+  );
+});
+
+Deno.test("parsePluginManifest() names the file, line and column of broken YAML", () => {
+  assert.throws(
+    () => parsePluginManifest("name: [unclosed\n", "/p/plugin.yaml"),
+    (error: unknown) => {
+      assert.ok(error instanceof PluginManifestError);
+      assert.equal(error.path, "/p/plugin.yaml");
+      assert.match(
+        error.message,
+        /^Invalid YAML in \/p\/plugin\.yaml at line \d+, column \d+: /,
+      );
+      return true;
+    },
+  );
+});
+
+Deno.test("parsePluginManifest() rejects each kind of bad permission with the key and a fix", async (t) => {
+  const cases: [string, RegExp][] = [
+    [
+      "permissions: [read]",
+      /'permissions' must be a mapping with read, env, net and npm, not a list/,
+    ],
+    [
+      "permissions: {write: [/tmp]}",
+      /'permissions\.write' is not a permission: providers may write only inside HERMES_HOME/,
+    ],
+    ["permissions: {read: notes.txt}", /'permissions\.read' must be a list/],
+    [
+      "permissions: {read: [notes.txt]}",
+      /'permissions\.read\[0\]' is 'notes\.txt': use an absolute path or one starting with ~\//,
+    ],
+    [
+      'permissions: {env: ["A B"]}',
+      /'permissions\.env\[0\]' is 'A B': use a variable name/,
+    ],
+    [
+      'permissions: {net: ["*"]}',
+      /'permissions\.net\[0\]' is '\*': use a host/,
+    ],
+    ['permissions: {npm: "yes"}', /'permissions\.npm' must be true or false/],
+    ["- a list", /the top level must be a mapping/],
+    ["description: {a: 1}", /'description' must be text/],
+  ];
+  for (const [text, pattern] of cases) {
+    await t.step(text, () => {
+      assert.throws(() => parsePluginManifest(text, "plugin.yaml"), pattern);
+    });
+  }
+});
+
+Deno.test("normalizeNetHost() keeps host[:port], reduces URLs and refuses wildcards", () => {
+  assert.equal(normalizeNetHost("API.Honcho.dev"), "api.honcho.dev");
+  assert.equal(normalizeNetHost("127.0.0.1:8000"), "127.0.0.1:8000");
+  assert.equal(normalizeNetHost("[::1]:8000"), "[::1]:8000");
+  assert.equal(normalizeNetHost("http://localhost:9/x?y"), "localhost:9");
+  assert.equal(normalizeNetHost("host:99999"), undefined);
+  assert.equal(normalizeNetHost("*.example.com"), undefined);
+  assert.equal(normalizeNetHost(""), undefined);
+});
+
+Deno.test("expandPermissionPath() expands ~ and refuses relative paths", () => {
+  assert.equal(expandPermissionPath("~"), getUserHome());
+  assert.equal(expandPermissionPath("/a/../b"), "/b");
+  assert.equal(expandPermissionPath("./x"), undefined);
+});
+
+Deno.test("parsePermissionBlock() names the config key it was given", () => {
+  assert.throws(
+    () =>
+      parsePermissionBlock({ net: ["ok.example", "x y"] }, {
+        where: "/h/config.yaml",
+        keyPrefix: "memory.permissions.honcho",
+      }),
+    /Invalid \/h\/config\.yaml: 'memory\.permissions\.honcho\.net\[1\]' is 'x y'/,
+  );
+});
+
+Deno.test("readPluginManifest() treats a missing plugin.yaml as empty and reads a present one", async () => {
+  await using h = await tempHome();
+  assert.deepEqual(await readPluginManifest(h.home), emptyPluginManifest());
+  await Deno.writeTextFile(join(h.home, "plugin.yaml"), "description: Hi\n");
+  assert.equal((await readPluginManifest(h.home)).description, "Hi");
+});

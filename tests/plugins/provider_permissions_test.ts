@@ -1,0 +1,177 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { getUserHome } from "../../src/profile/hermes_home.ts";
+import { emptyPluginManifest } from "../../src/plugins/plugin_manifest.ts";
+import type { ProviderCandidate } from "../../src/plugins/plugin_discovery.ts";
+import {
+  denoRunFlags,
+  grantForCandidate,
+  missingHostPermissions,
+  providerPermissions,
+  userGrantFromConfig,
+  workerPermissions,
+} from "../../src/plugins/provider_permissions.ts";
+import {
+  captureLogs,
+  installFixture,
+  tempHome,
+  writeProvider,
+} from "../helpers/plugin_fixtures.ts";
+
+function candidate(
+  overrides: Partial<ProviderCandidate> = {},
+): ProviderCandidate {
+  return {
+    name: "notes",
+    source: "user",
+    dir: "/srv/h/plugins/notes",
+    specifier: "file:///srv/h/plugins/notes/mod.ts",
+    manifest: emptyPluginManifest(),
+    ...overrides,
+  };
+}
+
+Deno.test("grantForCandidate() grants home, own directory, declared and user-granted entries only", () => {
+  const manifest = emptyPluginManifest();
+  manifest.permissions = {
+    read: ["/etc/honcho.json"],
+    env: ["HONCHO_API_KEY"],
+    net: ["api.honcho.dev"],
+    npm: false,
+  };
+  const grant = grantForCandidate(candidate({ manifest }), {
+    hermesHome: "/srv/h",
+    config: {
+      memory: {
+        permissions: {
+          notes: {
+            net: ["https://honcho.lan:8000"],
+            read: ["~/notes"],
+            env: ["EXTRA"],
+          },
+          other: { net: ["not-for-us.example"] },
+        },
+      },
+    },
+  });
+  assert.deepEqual(grant.read, [
+    { value: "/srv/h", from: "hermes-home" },
+    { value: "/srv/h/plugins/notes", from: "provider-dir" },
+    { value: "/etc/honcho.json", from: "plugin.yaml" },
+    { value: join(getUserHome() ?? "", "notes"), from: "config.yaml" },
+  ]);
+  assert.deepEqual(grant.write, [{ value: "/srv/h", from: "hermes-home" }]);
+  assert.deepEqual(grant.env.map((e) => e.value), ["HONCHO_API_KEY", "EXTRA"]);
+  assert.deepEqual(grant.net, [
+    { value: "api.honcho.dev", from: "plugin.yaml" },
+    { value: "honcho.lan:8000", from: "config.yaml" },
+  ]);
+  assert.deepEqual(grant.import, []);
+  assert.equal(grant.npm, false);
+});
+
+Deno.test("grantForCandidate() lets package providers import from their own host", () => {
+  const https = grantForCandidate(
+    candidate({
+      source: "package",
+      dir: undefined,
+      specifier: "https://cdn.example.com/p/mod.ts",
+    }),
+    { hermesHome: "/h", config: {} },
+  );
+  assert.deepEqual(https.import, [{
+    value: "cdn.example.com",
+    from: "package",
+  }]);
+  const jsr = grantForCandidate(
+    candidate({ source: "package", dir: undefined, specifier: "jsr:@x/p@1" }),
+    { hermesHome: "/h", config: {} },
+  );
+  assert.deepEqual(jsr.import.map((e) => e.value), ["jsr.io"]);
+  const npm = grantForCandidate(
+    candidate({ source: "package", dir: undefined, specifier: "npm:p@1" }),
+    { hermesHome: "/h", config: {} },
+  );
+  assert.equal(npm.npm, true);
+  assert.deepEqual(npm.read.map((e) => e.value), ["/h"]);
+});
+
+Deno.test("userGrantFromConfig() ignores an invalid grant with one warning naming the key", () => {
+  using logs = captureLogs();
+  const config = { memory: { permissions: { notes: { net: ["*"] } } } };
+  const grant = userGrantFromConfig("notes", config, "/srv/h");
+  assert.deepEqual(grant, { read: [], env: [], net: [], npm: false });
+  userGrantFromConfig("notes", config, "/srv/h");
+  assert.deepEqual(logs.at("warn"), [
+    "Invalid /srv/h/config.yaml: 'memory.permissions.notes.net[0]' is '*': use a host such as api.example.com, host:port or a URL; the grant is ignored until it is fixed",
+  ]);
+});
+
+Deno.test("workerPermissions() never grants run, ffi or sys, and leaves empty lists out", () => {
+  const grant = grantForCandidate(candidate(), {
+    hermesHome: "/srv/h",
+    config: {},
+  });
+  assert.deepEqual(workerPermissions(grant), {
+    read: ["/srv/h", "/srv/h/plugins/notes"],
+    write: ["/srv/h"],
+    env: false,
+    net: false,
+    import: false,
+    run: false,
+    ffi: false,
+    sys: false,
+  });
+});
+
+Deno.test("denoRunFlags() renders the grant as the host's --allow flags", () => {
+  const manifest = emptyPluginManifest();
+  manifest.permissions.env = ["A", "B"];
+  manifest.permissions.net = ["h:1"];
+  const grant = grantForCandidate(candidate({ manifest }), {
+    hermesHome: "/srv/h",
+    config: {},
+  });
+  assert.deepEqual(denoRunFlags(grant), [
+    "--allow-read=/srv/h,/srv/h/plugins/notes",
+    "--allow-write=/srv/h",
+    "--allow-env=A,B",
+    "--allow-net=h:1",
+  ]);
+});
+
+Deno.test("missingHostPermissions() names what the host itself lacks", () => {
+  const manifest = emptyPluginManifest();
+  manifest.permissions.net = ["example.com"];
+  const grant = grantForCandidate(candidate({ manifest }), {
+    hermesHome: "/srv/h",
+    config: {},
+  });
+  // The test runner has --allow-read/--allow-write but only loopback net.
+  assert.deepEqual(missingHostPermissions(grant), ["--allow-net=example.com"]);
+});
+
+Deno.test("providerPermissions() finds the provider and reads config.yaml for the user's grant", async () => {
+  await using h = await tempHome();
+  await installFixture(h.plugins, "notes");
+  await writeProvider(h.home, ".", {
+    "config.yaml":
+      "memory:\n  provider: notes\n  permissions:\n    notes:\n      net: [notes.lan]\n",
+  });
+  const grant = await providerPermissions("notes", {
+    hermesHome: h.home,
+    bundledDir: h.outside,
+  });
+  assert.deepEqual(grant?.net, [{ value: "notes.lan", from: "config.yaml" }]);
+  assert.deepEqual(grant?.env, [{
+    value: "NOTES_API_KEY",
+    from: "plugin.yaml",
+  }]);
+  assert.equal(
+    await providerPermissions("absent", {
+      hermesHome: h.home,
+      bundledDir: h.outside,
+    }),
+    null,
+  );
+});

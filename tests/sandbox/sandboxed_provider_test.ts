@@ -1,0 +1,375 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { setLogger } from "../../src/core/log.ts";
+import { withHermesHome } from "../../src/profile/hermes_home.ts";
+import { findMemoryProvider } from "../../src/plugins/plugin_discovery.ts";
+import { grantForCandidate } from "../../src/plugins/provider_permissions.ts";
+import {
+  explainDenial,
+  ProviderPermissionError,
+  SandboxedMemoryProvider,
+  type SandboxStartOptions,
+} from "../../src/sandbox/sandboxed_provider.ts";
+import {
+  setMultiplexActive,
+  withSecretScope,
+} from "../../src/profile/secret_scope.ts";
+import {
+  ProviderCallTimeoutError,
+  ProviderWorkerStoppedError,
+} from "../../src/sandbox/worker_rpc.ts";
+import {
+  captureLogs,
+  installFixture,
+  REPO,
+  runChild,
+  type TempHome,
+  tempHome,
+  writeProvider,
+} from "../helpers/plugin_fixtures.ts";
+
+async function start(
+  h: TempHome,
+  name: string,
+  options: Partial<SandboxStartOptions> = {},
+): Promise<SandboxedMemoryProvider> {
+  const config = {};
+  const candidate = await findMemoryProvider(name, {
+    hermesHome: h.home,
+    bundledDir: h.outside,
+    config,
+  });
+  assert.ok(candidate, `fixture ${name} not found`);
+  const provider = await SandboxedMemoryProvider.start(candidate, {
+    grant: grantForCandidate(candidate, { hermesHome: h.home, config }),
+    ...options,
+  });
+  assert.ok(provider, `fixture ${name} offered no provider`);
+  return provider;
+}
+
+Deno.test("SandboxedMemoryProvider carries every call across the worker and back", async () => {
+  await using h = await tempHome();
+  await installFixture(h.plugins, "notes");
+  await using provider = await start(h, "notes");
+  assert.equal(provider.name, "notes");
+  assert.equal(provider.preCompressCheckpointApiVersion, 1);
+  assert.deepEqual(await provider.getToolSchemas(), [
+    { name: "notes_search", description: "Search notes" },
+  ]);
+  assert.equal(provider.postSetup, undefined);
+  assert.equal(provider.getStatusConfig, undefined);
+  await provider.syncTurn("remember the red kite", "noted", {
+    sessionId: "s1",
+  });
+  assert.equal(
+    await provider.prefetch("red kite", { sessionId: "s1" }),
+    JSON.stringify({
+      user: "remember the red kite",
+      assistant: "noted",
+      session: "s1",
+    }),
+  );
+  assert.deepEqual(await provider.recallStatus(), {
+    providerLabel: "Notes",
+    count: 1,
+    glyph: "🧠",
+  });
+  assert.equal(await provider.systemPromptBlock(), "");
+  assert.equal(await provider.unavailableReason(), "");
+  assert.deepEqual(await provider.identitySignature(), {});
+  assert.deepEqual(await provider.getConfigSchema(), []);
+  assert.deepEqual(await provider.backupPaths(), []);
+  assert.equal(
+    await provider.onPreCompress([{ role: "user", content: "x" }], {}),
+    "",
+  );
+  assert.equal(
+    await provider.onSessionSwitch("s2", { reset: true }),
+    undefined,
+  );
+  await provider.onTurnStart(1, "hi", { model: "m" });
+  await provider.onSessionEnd([]);
+  await provider.onDelegation("t", "r", {});
+  await provider.onMemoryWrite("add", "memory", "fact", {
+    write_origin: "tool",
+  });
+  await provider.onMemoryEvict("fact", "memory", {});
+  await provider.saveConfig({ a: 1 }, h.home);
+  assert.equal(
+    await provider.handleToolCall("notes_search", { q: "x" }, {}),
+    JSON.stringify({ tool: "notes_search", args: { q: "x" } }),
+  );
+  // The turn really landed in HERMES_HOME, written by the worker.
+  assert.match(
+    await Deno.readTextFile(join(h.home, "notes", "turns.jsonl")),
+    /red kite/,
+  );
+});
+
+Deno.test("SandboxedMemoryProvider passes the caller's secret scope, limited to declared names", async () => {
+  await using h = await tempHome();
+  await installFixture(h.plugins, "notes");
+  await using provider = await start(h, "notes");
+  const scope = { NOTES_API_KEY: "k-123", OPENAI_API_KEY: "sk-other" };
+  assert.equal(await provider.isAvailable(), false);
+  assert.equal(
+    await withSecretScope(scope, () => provider.isAvailable()),
+    true,
+  );
+  const ask = (name: string) =>
+    withSecretScope(
+      scope,
+      () => provider.handleToolCall("notes_secret", { name }, {}),
+    );
+  assert.equal(await ask("NOTES_API_KEY"), JSON.stringify({ value: "k-123" }));
+  assert.equal(await ask("OPENAI_API_KEY"), JSON.stringify({ value: null }));
+});
+
+Deno.test("SandboxedMemoryProvider fails closed for secrets when the host multiplexes profiles", async () => {
+  await using h = await tempHome();
+  await installFixture(h.plugins, "notes");
+  await using provider = await start(h, "notes");
+  setMultiplexActive(true);
+  try {
+    await assert.rejects(
+      provider.handleToolCall("notes_secret", { name: "NOTES_API_KEY" }, {}),
+      (error: Error) => error.name === "UnscopedSecretError",
+    );
+  } finally {
+    setMultiplexActive(false);
+  }
+});
+
+Deno.test("SandboxedMemoryProvider runs each call under the caller's home override", async () => {
+  await using h = await tempHome();
+  await installFixture(h.plugins, "notes");
+  await using provider = await start(h, "notes");
+  assert.equal(
+    await provider.handleToolCall("notes_home", {}, {}),
+    JSON.stringify({ home: h.home }),
+  );
+  const other = join(h.home, "profiles", "coder");
+  assert.equal(
+    await withHermesHome(
+      other,
+      () => provider.handleToolCall("notes_home", {}, {}),
+    ),
+    JSON.stringify({ home: other }),
+  );
+});
+
+Deno.test("SandboxedMemoryProvider calls initialize callbacks back on the host", async () => {
+  await using h = await tempHome();
+  await installFixture(h.plugins, "notes");
+  await using provider = await start(h, "notes");
+  const warnings: string[] = [];
+  await provider.initialize("s1", {
+    hermesHome: h.home,
+    platform: "cli",
+    warningCallback: (m) => warnings.push(m),
+  });
+  for (let i = 0; i < 50 && warnings.length === 0; i++) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  assert.deepEqual(warnings, [`notes initialized in ${h.home}`]);
+});
+
+Deno.test("SandboxedMemoryProvider exposes optional methods and the checkpoint version the provider has", async () => {
+  await using h = await tempHome();
+  await installFixture(h.plugins, "subclass_only");
+  await using provider = await start(h, "subclass_only");
+  assert.equal(provider.name, "subclass_only");
+  assert.equal(provider.preCompressCheckpointApiVersion, 2);
+  assert.deepEqual(await provider.getStatusConfig?.({ a: 1, b: 2 }), {
+    shown: 2,
+  });
+  assert.equal(provider.postSetup, undefined);
+});
+
+Deno.test("SandboxedMemoryProvider rejects a hung call after the timeout and keeps serving others", async () => {
+  await using h = await tempHome();
+  await installFixture(h.plugins, "hang");
+  await using provider = await start(h, "hang", { callTimeoutMs: 150 });
+  const started = performance.now();
+  await assert.rejects(
+    provider.prefetch("q", {}),
+    (error: unknown) => {
+      assert.ok(error instanceof ProviderCallTimeoutError);
+      assert.equal(
+        error.message,
+        "Memory provider 'hang' did not finish prefetch() within 150 ms: the call was abandoned; check the provider's service or raise its timeout",
+      );
+      return true;
+    },
+  );
+  assert.ok(performance.now() - started < 5000);
+  assert.equal(await provider.systemPromptBlock(), "still here");
+  assert.equal(provider.stopped, undefined);
+});
+
+Deno.test("SandboxedMemoryProvider.shutdown() ends the worker; later calls reject at once", async () => {
+  await using h = await tempHome();
+  await installFixture(h.plugins, "notes");
+  const provider = await start(h, "notes");
+  await provider.shutdown();
+  await provider.shutdown();
+  assert.equal(provider.stopped, "it was shut down");
+  await assert.rejects(
+    provider.prefetch("x", {}),
+    (error: unknown) =>
+      error instanceof ProviderWorkerStoppedError &&
+      error.message ===
+        "Memory provider 'notes' is not running: it was shut down",
+  );
+});
+
+Deno.test("SandboxedMemoryProvider routes the provider's console output to the host logger", async () => {
+  await using h = await tempHome();
+  await writeProvider(h.plugins, "chatty", {
+    "mod.ts":
+      `import { MemoryProvider, log, type ToolSchema } from "@hermes/memory";
+export class Chatty extends MemoryProvider {
+  get name(): string { return "chatty"; }
+  isAvailable(): boolean { console.log("checking", { deep: 1 }); log("warn", "framework line"); return true; }
+  initialize(): void {}
+  getToolSchemas(): ToolSchema[] { return []; }
+  override systemPromptBlock(): string { return (() => 1) as unknown as string; }
+}`,
+  });
+  using logs = captureLogs();
+  await using provider = await start(h, "chatty");
+  assert.equal(await provider.isAvailable(), true);
+  assert.deepEqual(logs.lines, [
+    "info Memory provider 'chatty': checking { deep: 1 }",
+    "warn framework line",
+  ]);
+  await assert.rejects(
+    provider.systemPromptBlock(),
+    /Memory provider 'chatty' returned a value that cannot leave its sandbox: .*; return plain data/,
+  );
+});
+
+Deno.test("SandboxedMemoryProvider.start() returns null for a module without a provider", async () => {
+  await using h = await tempHome();
+  await writeProvider(h.plugins, "empty", {
+    "mod.ts": "// MemoryProvider\nexport const x = 1;",
+  });
+  const candidate = await findMemoryProvider("empty", {
+    hermesHome: h.home,
+    bundledDir: h.outside,
+    config: {},
+  });
+  assert.ok(candidate);
+  const provider = await SandboxedMemoryProvider.start(candidate, {
+    grant: grantForCandidate(candidate, { hermesHome: h.home }),
+  });
+  assert.equal(provider, null);
+});
+
+Deno.test("explainDenial() leaves other errors untouched", () => {
+  const grant = {
+    provider: "p",
+    hermesHome: "/h",
+    read: [],
+    write: [],
+    env: [],
+    net: [],
+    import: [],
+    npm: false,
+  };
+  const plain = new Error("boom");
+  assert.equal(explainDenial("p", grant, undefined, plain), plain);
+  const denial = explainDenial(
+    "p",
+    grant,
+    undefined,
+    new Error(
+      'Requires env access to "X", run again with the --allow-env flag',
+    ),
+  );
+  assert.ok(denial instanceof ProviderPermissionError);
+  assert.equal(denial.permission, "env");
+  assert.equal(denial.target, "X");
+  assert.equal(
+    denial.message,
+    "Memory provider 'p' may not read the environment variable X: grant it under memory.permissions.p.env in /h/config.yaml",
+  );
+});
+
+Deno.test("SandboxedMemoryProvider terminates a busy-looping worker and rejects every later call", async () => {
+  // A busy loop cannot be interrupted by Deno 2.9 (the thread spins until
+  // the process exits), so this runs in a child process that exits itself.
+  // syncTurn is posted one-way, so it returns at once; the next call is
+  // what notices the stuck worker.
+  await using h = await tempHome();
+  await installFixture(h.plugins, "hang");
+  const source = `
+import { loadMemoryProvider } from "${REPO}/src/plugins/provider_loader.ts";
+const p = await loadMemoryProvider("hang", {
+  hermesHome: ${JSON.stringify(h.home)}, bundledDir: ${
+    JSON.stringify(h.outside)
+  },
+  config: {}, callTimeoutMs: 60000, unresponsiveAfterMs: 300, hostCheck: false,
+});
+const out = {};
+try { await p.syncTurn("spin", "", {}); out.cast = "posted"; } catch (e) { out.cast = e.message; }
+const started = performance.now();
+try { await p.systemPromptBlock(); } catch (e) { out.first = e.message; }
+out.ms = Math.round(performance.now() - started);
+try { await p.systemPromptBlock(); } catch (e) { out.second = e.message; }
+try { await p.syncTurn("again", "", {}); } catch (e) { out.third = e.message; }
+console.log(JSON.stringify(out));
+Deno.exit(0);
+`;
+  const run = await runChild(h.outside, source, {
+    flags: [
+      "--no-prompt",
+      "--frozen",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+    ],
+  });
+  assert.equal(run.code, 0, run.stderr);
+  const out = JSON.parse(run.stdout);
+  const stopped =
+    "Memory provider 'hang' is not running: its sandbox worker stopped responding for 300 ms (a busy loop?) and was terminated; Deno 2.9 cannot interrupt JavaScript stuck in a loop, so that thread may keep a CPU busy until hermes exits";
+  assert.equal(out.cast, "posted");
+  assert.equal(out.first, stopped);
+  assert.equal(out.second, stopped);
+  assert.equal(out.third, stopped);
+  assert.ok(out.ms < 10_000, `took ${out.ms} ms`);
+  assert.match(
+    run.stderr,
+    /hermes: warn: Memory provider 'hang' stopped: its sandbox worker stopped responding/,
+  );
+});
+
+Deno.test("SandboxedMemoryProvider.start() replaces a worker that does not start in time, quietly", async () => {
+  await using h = await tempHome();
+  await installFixture(h.plugins, "notes");
+  const lines: string[] = [];
+  const previous = setLogger({
+    log: (level, message) => lines.push(`${level} ${message}`),
+  });
+  try {
+    // No worker starts within 1 ms, so the first one is always replaced.
+    await using provider = await start(h, "notes", { startTimeoutMs: 1 });
+    assert.equal(provider.name, "notes");
+    assert.deepEqual(await provider.getToolSchemas(), [
+      { name: "notes_search", description: "Search notes" },
+    ]);
+  } finally {
+    setLogger(previous);
+  }
+  assert.ok(
+    lines.some((line) =>
+      line.startsWith(
+        "debug Memory provider 'notes': its sandbox worker did not start within 1 ms; starting a new one",
+      )
+    ),
+    lines.join("\n"),
+  );
+  assert.deepEqual(lines.filter((line) => line.startsWith("warn")), []);
+});

@@ -1,0 +1,308 @@
+import assert from "node:assert/strict";
+import {
+  ProviderCallTimeoutError,
+  ProviderWorkerStoppedError,
+  reviveError,
+  serializeError,
+  type WorkerMessage,
+  WorkerRpc,
+} from "../../src/sandbox/worker_rpc.ts";
+
+/** A worker from inline source (no permissions). */
+function scripted(source: string): Worker {
+  return new Worker(
+    `data:application/javascript,${encodeURIComponent(source)}`,
+    {
+      type: "module",
+      deno: { permissions: "none" },
+    },
+  );
+}
+
+const ECHO = `
+postMessage({ t: "ready" });
+onmessage = (e) => {
+  const m = e.data;
+  if (m.t === "ping") return postMessage({ t: "pong", id: m.id });
+  if (m.method === "slow") {
+    setTimeout(() => postMessage({ t: "result", id: m.id, ok: true, value: "slow" }), 100);
+    return;
+  }
+  if (m.method === "late") {
+    setTimeout(() => postMessage({ t: "result", id: m.id, ok: true, value: "late" }), 200);
+    return;
+  }
+  if (m.method === "never") return;
+  if (m.t === "cast") return postMessage({ t: "log", level: "info", message: "cast " + m.method });
+  if (m.method === "fail") {
+    return postMessage({ t: "result", id: m.id, ok: false, error: { name: "NotCapable", message: "denied" } });
+  }
+  if (m.method === "log") postMessage({ t: "log", level: "info", message: "hello" });
+  postMessage({ t: "result", id: m.id, ok: true, value: m.args });
+};
+`;
+
+const ctx = { hermesHome: "/h", multiplex: false };
+
+// Deno 2.9 sometimes never starts the first worker of a `deno test
+// --parallel` thread, while a second one starts at once. The loader replaces
+// such a worker (SandboxedMemoryProvider, `startTimeoutMs`); these tests drive
+// WorkerRpc directly, so they first start one throwaway worker here.
+Deno.test("(warm-up) a worker starts in this test thread", async () => {
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const rpc = new WorkerRpc(scripted(ECHO), { provider: "warm-up" });
+    try {
+      await rpc.ready(5000);
+      return;
+    } catch {
+      // Try a new worker.
+    } finally {
+      rpc.terminate("warm-up over");
+    }
+  }
+  assert.fail("no worker started in three attempts");
+});
+
+Deno.test("WorkerRpc matches replies to requests by id, out of order", async () => {
+  const rpc = new WorkerRpc(scripted(ECHO), { provider: "p" });
+  try {
+    await rpc.ready(30_000);
+    const slow = rpc.request({
+      t: "call",
+      method: "slow",
+      args: [],
+      context: ctx,
+    }, { timeoutMs: 5000, label: "slow" });
+    const fast = rpc.request({
+      t: "call",
+      method: "fast",
+      args: [1, "a"],
+      context: ctx,
+    }, { timeoutMs: 5000, label: "fast" });
+    assert.deepEqual(await fast, [1, "a"]);
+    assert.equal(await slow, "slow");
+  } finally {
+    rpc.terminate("test over");
+  }
+});
+
+Deno.test("WorkerRpc rejects after the timeout and ignores the late reply", async () => {
+  const rpc = new WorkerRpc(scripted(ECHO), { provider: "p" });
+  try {
+    await rpc.ready(30_000);
+    await assert.rejects(
+      rpc.request({ t: "call", method: "late", args: [], context: ctx }, {
+        timeoutMs: 50,
+        label: "late",
+      }),
+      (error: unknown) =>
+        error instanceof ProviderCallTimeoutError && error.provider === "p" &&
+        error.method === "late",
+    );
+    await new Promise((r) => setTimeout(r, 250));
+    assert.deepEqual(
+      await rpc.request({ t: "call", method: "x", args: [2], context: ctx }, {
+        timeoutMs: 5000,
+        label: "x",
+      }),
+      [2],
+    );
+    assert.equal(rpc.stopped, undefined);
+  } finally {
+    rpc.terminate("test over");
+  }
+});
+
+Deno.test("WorkerRpc revives remote errors with their name and forwards events", async () => {
+  const events: WorkerMessage[] = [];
+  const rpc = new WorkerRpc(scripted(ECHO), {
+    provider: "p",
+    onEvent: (m) => events.push(m),
+  });
+  try {
+    await rpc.ready(30_000);
+    await assert.rejects(
+      rpc.request({ t: "call", method: "fail", args: [], context: ctx }, {
+        timeoutMs: 5000,
+        label: "fail",
+      }),
+      { name: "NotCapable", message: "denied" },
+    );
+    await rpc.request({ t: "call", method: "log", args: [], context: ctx }, {
+      timeoutMs: 5000,
+      label: "log",
+    });
+    assert.deepEqual(events, [{ t: "log", level: "info", message: "hello" }]);
+  } finally {
+    rpc.terminate("test over");
+  }
+});
+
+Deno.test("WorkerRpc names arguments that cannot cross the boundary", async () => {
+  const rpc = new WorkerRpc(scripted(ECHO), { provider: "p" });
+  try {
+    await rpc.ready(30_000);
+    await assert.rejects(
+      rpc.request({ t: "call", method: "x", args: [() => 1], context: ctx }, {
+        timeoutMs: 5000,
+        label: "prefetch",
+      }),
+      /^TypeError: Cannot pass the arguments of prefetch\(\) to memory provider 'p': /,
+    );
+  } finally {
+    rpc.terminate("test over");
+  }
+});
+
+Deno.test("WorkerRpc terminates a worker that stops answering pings and fails every call", async () => {
+  // Answers nothing after "ready": to the host it looks exactly like a
+  // busy loop, without spinning a thread in the test process.
+  const stopped: string[] = [];
+  const rpc = new WorkerRpc(
+    scripted(`postMessage({ t: "ready" }); onmessage = () => {};`),
+    {
+      provider: "p",
+      unresponsiveAfterMs: 100,
+      heartbeatMs: 20,
+      onStopped: (reason) => stopped.push(reason),
+    },
+  );
+  await rpc.ready(30_000);
+  const started = performance.now();
+  await assert.rejects(
+    rpc.request({ t: "call", method: "x", args: [], context: ctx }, {
+      timeoutMs: 10_000,
+      label: "x",
+    }),
+    (error: unknown) =>
+      error instanceof ProviderWorkerStoppedError &&
+      /stopped responding for 100 ms/.test(error.message),
+  );
+  assert.ok(performance.now() - started < 5000);
+  assert.equal(stopped.length, 1);
+  await assert.rejects(
+    rpc.request({ t: "call", method: "x", args: [], context: ctx }, {
+      timeoutMs: 10_000,
+      label: "x",
+    }),
+    ProviderWorkerStoppedError,
+  );
+});
+
+Deno.test("WorkerRpc times out each call at its own deadline, whatever the order they were sent in", async () => {
+  const rpc = new WorkerRpc(scripted(ECHO), { provider: "p" });
+  try {
+    await rpc.ready(30_000);
+    const started = performance.now();
+    const settled: string[] = [];
+    const call = (label: string, timeoutMs: number) =>
+      rpc.request({ t: "call", method: "never", args: [], context: ctx }, {
+        timeoutMs,
+        label,
+      }).catch((error: unknown) => {
+        assert.ok(error instanceof ProviderCallTimeoutError);
+        settled.push(`${label}@${Math.round(performance.now() - started)}`);
+      });
+    // The long timeout is armed first; the short one must still fire on time.
+    const long = call("long", 600);
+    const unbounded = rpc.request({
+      t: "call",
+      method: "never",
+      args: [],
+      context: ctx,
+    }, { timeoutMs: Infinity, label: "unbounded" });
+    const short = call("short", 50);
+    assert.deepEqual(
+      await rpc.request({ t: "call", method: "x", args: [1], context: ctx }, {
+        timeoutMs: 5000,
+        label: "x",
+      }),
+      [1],
+    );
+    await short;
+    assert.equal(settled.length, 1);
+    assert.match(settled[0] ?? "", /^short@/);
+    assert.ok(Number(settled[0]?.split("@")[1]) < 600, settled.join());
+    await long;
+    assert.match(settled[1] ?? "", /^long@/);
+    assert.ok(Number(settled[1]?.split("@")[1]) >= 590, settled.join());
+    rpc.terminate("test over");
+    await assert.rejects(unbounded, ProviderWorkerStoppedError);
+  } finally {
+    rpc.terminate("test over");
+  }
+});
+
+Deno.test("WorkerRpc.cast() posts without waiting and throws once the worker is gone", async () => {
+  const events: WorkerMessage[] = [];
+  const rpc = new WorkerRpc(scripted(ECHO), {
+    provider: "p",
+    onEvent: (m) => events.push(m),
+  });
+  try {
+    await rpc.ready(30_000);
+    const cast = {
+      t: "cast" as const,
+      method: "syncTurn",
+      args: ["u", "a", {}],
+      context: ctx,
+    };
+    assert.equal(rpc.cast(cast), undefined);
+    assert.throws(
+      () => rpc.cast({ ...cast, args: [() => 1] }),
+      /^TypeError: Cannot pass the arguments of syncTurn\(\) to memory provider 'p': /,
+    );
+    // Messages are handled in order: the cast's event precedes this reply.
+    await rpc.request({ t: "call", method: "x", args: [], context: ctx }, {
+      timeoutMs: 5000,
+      label: "x",
+    });
+    assert.deepEqual(events, [{
+      t: "log",
+      level: "info",
+      message: "cast syncTurn",
+    }]);
+    rpc.terminate("test over");
+    assert.throws(() => rpc.cast(cast), {
+      name: "ProviderWorkerStoppedError",
+      message: "Memory provider 'p' is not running: test over",
+    });
+  } finally {
+    rpc.terminate("test over");
+  }
+});
+
+Deno.test("WorkerRpc.ready() fails when the worker never starts", async () => {
+  const rpc = new WorkerRpc(scripted(`onmessage = () => {};`), {
+    provider: "p",
+  });
+  await assert.rejects(
+    rpc.ready(50),
+    {
+      message:
+        "Memory provider 'p' is not running: its sandbox worker did not start within 50 ms",
+    },
+  );
+});
+
+Deno.test("WorkerRpc stops when the worker's module throws", async () => {
+  const rpc = new WorkerRpc(scripted(`throw new Error("bad bootstrap");`), {
+    provider: "p",
+  });
+  await assert.rejects(
+    rpc.ready(30_000),
+    /Memory provider 'p' is not running: its sandbox worker failed: .*bad bootstrap/,
+  );
+});
+
+Deno.test("serializeError() and reviveError() keep name, message and stack", () => {
+  const original = new RangeError("out of range");
+  const revived = reviveError(serializeError(original));
+  assert.equal(revived.name, "RangeError");
+  assert.equal(revived.message, "out of range");
+  assert.equal(revived.stack, original.stack);
+  assert.deepEqual(serializeError("plain"), {
+    name: "Error",
+    message: "plain",
+  });
+});

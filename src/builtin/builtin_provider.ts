@@ -24,6 +24,7 @@ import {
   type MemoryToolCallOptions,
   memoryToolSchema,
 } from "./memory_tool.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /** Options of {@linkcode BuiltinMemoryProvider}. */
 export interface BuiltinMemoryProviderOptions {
@@ -242,7 +243,7 @@ async function readConfigOrDefaults(
     log(
       "warn",
       `Built-in memory uses default limits: config could not be read: ${
-        error instanceof Error ? error.message : String(error)
+        errorText(error)
       }`,
     );
     return {};

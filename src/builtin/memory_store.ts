@@ -39,6 +39,7 @@ import {
   splitEntries,
 } from "./memory_format.ts";
 import { sanitizeMemoryEntry, scanMemoryContent } from "./threat_scan.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /**
  * A result of a store operation or of the `memory` tool: a JSON object with
@@ -918,7 +919,7 @@ export class MemoryStore {
         await atomicWriteText(path, serializeEntries(decision.write));
       } catch (error) {
         throw new Error(
-          `Failed to write memory file ${path}: ${errorMessage(error)}`,
+          `Failed to write memory file ${path}: ${errorText(error)}`,
           {
             cause: error,
           },
@@ -947,14 +948,14 @@ async function readMemoryFile(path: string): Promise<MemoryFileRead> {
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return { state: "missing" };
     const size = await Deno.stat(path).then((s) => s.size, () => 0);
-    return { state: "unreadable", reason: errorMessage(error), size };
+    return { state: "unreadable", reason: errorText(error), size };
   }
   try {
     return { state: "ok", text: decodeMemoryBytes(bytes), bytes };
   } catch (error) {
     return {
       state: "unreadable",
-      reason: errorMessage(error),
+      reason: errorText(error),
       size: bytes.length,
     };
   }
@@ -982,7 +983,7 @@ async function driftResult(
   } catch (error) {
     log(
       "warn",
-      `Could not back up drifted memory file ${path}: ${errorMessage(error)}`,
+      `Could not back up drifted memory file ${path}: ${errorText(error)}`,
     );
     backup = `${backup} (BACKUP FAILED \u2014 file unchanged on disk)`;
   }
@@ -1101,8 +1102,4 @@ function toApprovalFlag(value: unknown): boolean {
     );
   }
   return false;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

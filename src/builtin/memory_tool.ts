@@ -21,6 +21,7 @@ import {
 } from "./memory_format.ts";
 import type { MemoryResult, MemoryStore } from "./memory_store.ts";
 import { pythonJsonDumps } from "./python_json.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /** The tool's name. */
 export const MEMORY_TOOL_NAME = "memory";
@@ -309,7 +310,7 @@ export async function handleMemoryToolCall(
   try {
     return pythonJsonDumps(await runMemoryTool(store, args ?? {}, options));
   } catch (error) {
-    return toolError(error instanceof Error ? error.message : String(error));
+    return toolError(errorText(error));
   }
 }
 

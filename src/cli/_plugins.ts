@@ -23,6 +23,7 @@ import {
   prepareProviderDependencies,
   providerDependencyStatus,
 } from "../plugins/provider_deps.ts";
+import { errorText } from "../_util/error_text.ts";
 
 export { isBuiltinSentinel } from "../plugins/plugin_discovery.ts";
 export { DependencyInstallError } from "../plugins/provider_deps.ts";
@@ -163,7 +164,7 @@ export async function providerDependencies(
     return {
       ready: false,
       summary: "cannot be checked",
-      details: [error instanceof Error ? error.message : String(error)],
+      details: [errorText(error)],
     };
   }
 }

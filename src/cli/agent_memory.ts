@@ -10,8 +10,8 @@
  * @module
  */
 
+import { errorText } from "../_util/error_text.ts";
 import type { CliIo } from "./cli_io.ts";
-import { errorMessage } from "./format.ts";
 import { closeProvider, isBuiltinSentinel, loadProvider } from "./_plugins.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { getConfigValue, loadConfig } from "../config/config.ts";
@@ -100,7 +100,7 @@ export async function openAgentMemory(
         result.skipped = "the manager refused it";
       }
     } catch (error) {
-      result.skipped = `it failed to load: ${errorMessage(error)}`;
+      result.skipped = `it failed to load: ${errorText(error)}`;
     }
     if (result.external === null) await closeProvider(provider);
     if (result.skipped) {

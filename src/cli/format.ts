@@ -154,23 +154,6 @@ export function displayValue(value: unknown): string {
 }
 
 /**
- * The message of an error value.
- *
- * @param error Anything thrown.
- * @returns Its message.
- *
- * @example Basic usage
- * ```ts
- * import { errorMessage } from "@hermes/memory/cli";
- * import assert from "node:assert/strict";
- * assert.equal(errorMessage(new Error("boom")), "boom");
- * ```
- */
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/**
  * Shortens a description for one table cell: whitespace collapsed, cut at
  * the first sentence end or colon, then at `max` characters with `…`.
  *

@@ -7,9 +7,9 @@
  * @module
  */
 
+import { errorText } from "../_util/error_text.ts";
 import { join } from "node:path";
 import type { CliIo } from "./cli_io.ts";
-import { errorMessage } from "./format.ts";
 import {
   closeProvider,
   discoverProviders,
@@ -26,6 +26,7 @@ import type {
   HermesConfig,
   MemoryProvider,
 } from "../core/memory_provider.ts";
+import { isRecord } from "../_util/is_record.ts";
 
 /** One discovered provider plugin. */
 export interface PluginReport {
@@ -111,10 +112,6 @@ export interface ProviderReport {
   dependencies?: DependencyReport;
   /** The sandbox grant. */
   sandbox?: SandboxReport;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /**
@@ -209,7 +206,7 @@ export async function collectProviderReport(
           const view = await provider.getStatusConfig(section);
           if (isRecord(view)) report.config = view;
         } catch (error) {
-          report.statusConfigError = errorMessage(error);
+          report.statusConfigError = errorText(error);
         }
       }
       report.available = Boolean(await provider.isAvailable());
@@ -238,7 +235,7 @@ export async function collectProviderReport(
       }
     }
   } catch (error) {
-    report.loadError = errorMessage(error);
+    report.loadError = errorText(error);
   } finally {
     await closeProvider(provider);
   }

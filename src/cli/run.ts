@@ -9,6 +9,7 @@
  * @module
  */
 
+import { errorText } from "../_util/error_text.ts";
 import { CommanderError } from "commander";
 import { type CliIo, denoCliIo } from "./cli_io.ts";
 import {
@@ -19,7 +20,6 @@ import {
   USAGE_EXIT_CODE,
 } from "./hermes_command.ts";
 import { resolveCliHome, scanGlobalArgs } from "./global_args.ts";
-import { errorMessage } from "./format.ts";
 import { registerMemoryCommand } from "./commands/memory.ts";
 import { attachProviderCommand } from "./commands/provider_commands.ts";
 import { cliGrant } from "./run_flags.ts";
@@ -94,7 +94,7 @@ export async function main(
   try {
     home = resolveCliHome(scan.profile, (name) => io.env(name));
   } catch (error) {
-    io.stderr(`error: ${errorMessage(error)}\n`);
+    io.stderr(`error: ${errorText(error)}\n`);
     io.stderr("hint: run 'hermes --help' for usage\n");
     return USAGE_EXIT_CODE;
   }
@@ -135,7 +135,7 @@ async function run(
       if (error.code === "commander.help") return USAGE_EXIT_CODE;
       return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
     }
-    io.stderr(`error: ${errorMessage(error)}\n`);
+    io.stderr(`error: ${errorText(error)}\n`);
     if (error instanceof Error && error.name === "NotCapable") {
       const grant = cliGrant(getHermesHome());
       io.stderr(

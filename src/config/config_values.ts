@@ -2,10 +2,7 @@
 // Reads never throw: a missing key, a wrong type or an out-of-range value
 // gives the caller's default.
 
-/** Tells whether a value is a plain (non-array) object. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
+import { isRecord } from "../_util/is_record.ts";
 
 /** Walks a dotted key (`"hooks.output_spill"`) through nested objects. */
 export function lookupConfig(config: unknown, dottedKey: string): unknown {

@@ -28,6 +28,7 @@ import { normalizePreCompressEvidence } from "./pre_compress.ts";
 import { sanitizeContext } from "./context_fence.ts";
 import { redactText } from "../core/redact.ts";
 import { lookupConfig, readConfigBool } from "../config/config_values.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /** The config key that arms the gate. */
 export const CHECKPOINT_REQUIRED_KEY = "compression.checkpoint_required";
@@ -460,5 +461,5 @@ function errorType(error: unknown): string {
 
 /** An error's text for a log line, secrets masked. */
 function errorMessage(error: unknown): string {
-  return redactText(error instanceof Error ? error.message : String(error));
+  return redactText(errorText(error));
 }

@@ -17,8 +17,8 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { getHermesHome, getUserHome } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
+import { isRecord } from "../_util/is_record.ts";
 import {
-  isRecord,
   lookupConfig,
   readConfigBool,
   readConfigInt,

@@ -18,6 +18,7 @@
 
 import { log } from "./log.ts";
 import { isMemoryProvider, MemoryProvider } from "./memory_provider.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /** A skill a provider registered (not yet validated by the host). */
 export interface SkillRegistration {
@@ -75,10 +76,6 @@ export interface ExtractOptions {
    * @default {false}
    */
   acceptInstances?: boolean;
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**

@@ -17,6 +17,7 @@
 import { setImmediate } from "node:timers";
 import { log } from "../core/log.ts";
 import { redactText } from "../core/redact.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /**
  * What a background task is, for shutdown accounting: a `write` (turn sync,
@@ -143,7 +144,7 @@ export class BackgroundQueue {
       log(
         "debug",
         `Memory background ${kind} task failed: ${
-          redactText(error instanceof Error ? error.message : String(error))
+          redactText(errorText(error))
         }`,
       );
     } finally {

@@ -59,6 +59,8 @@ import {
   RESERVED_CORE_TOOL_NAMES,
   toolError,
 } from "./tool_schema.ts";
+import { errorText } from "../_util/error_text.ts";
+import { isRecord } from "../_util/is_record.ts";
 
 /** The default bound of one external provider's prefetch, in milliseconds. */
 export const DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS = 8000;
@@ -239,13 +241,9 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
     typeof (value as { then?: unknown }).then === "function";
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
 /** An error's text for a log line or tool result, secrets masked. */
-function errorText(error: unknown): string {
-  return redactText(error instanceof Error ? error.message : String(error));
+function redactedErrorText(error: unknown): string {
+  return redactText(errorText(error));
 }
 
 function describeValue(value: unknown): string {
@@ -499,7 +497,7 @@ export class MemoryManager {
     stack = false,
   ): void {
     let message = `Memory provider '${entry.name}' ${what} failed: ${
-      errorText(error)
+      redactedErrorText(error)
     }`;
     if (stack && error instanceof Error && error.stack) {
       message += `\n${redactText(error.stack)}`;
@@ -1010,7 +1008,10 @@ export class MemoryManager {
       try {
         await this.onSessionEnd(snapshot);
       } catch (error) {
-        log("warn", `Session-boundary extraction failed: ${errorText(error)}`);
+        log(
+          "warn",
+          `Session-boundary extraction failed: ${redactedErrorText(error)}`,
+        );
       }
       try {
         await this.onSessionSwitch(newSessionId, {
@@ -1019,7 +1020,10 @@ export class MemoryManager {
           reason,
         });
       } catch (error) {
-        log("warn", `Session-boundary switch failed: ${errorText(error)}`);
+        log(
+          "warn",
+          `Session-boundary switch failed: ${redactedErrorText(error)}`,
+        );
       }
     });
   }
@@ -1176,10 +1180,12 @@ export class MemoryManager {
       log(
         "error",
         `Memory provider '${entry.name}' handleToolCall(${toolName}) failed: ${
-          errorText(error)
+          redactedErrorText(error)
         }`,
       );
-      return toolError(`Memory tool '${toolName}' failed: ${errorText(error)}`);
+      return toolError(
+        `Memory tool '${toolName}' failed: ${redactedErrorText(error)}`,
+      );
     }
     if (typeof result === "string") return result;
     if (isRecord(result) || Array.isArray(result)) {
@@ -1477,7 +1483,9 @@ export class MemoryManager {
       } catch (error) {
         log(
           "debug",
-          `notifyMemoryToolWrite failed for op ${action}: ${errorText(error)}`,
+          `notifyMemoryToolWrite failed for op ${action}: ${
+            redactedErrorText(error)
+          }`,
         );
       }
     }

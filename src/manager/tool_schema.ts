@@ -9,6 +9,8 @@
 
 import { log } from "../core/log.ts";
 import type { MaybePromise, ToolSchema } from "../core/memory_provider.ts";
+import { errorText } from "../_util/error_text.ts";
+import { isRecord } from "../_util/is_record.ts";
 
 /**
  * Tool names that belong to the host agent. A memory provider's tool with one
@@ -199,7 +201,7 @@ export function memoryProviderToolsEnabled(
     log(
       "debug",
       `Failed to resolve enabled toolsets for memory-provider tools: ${
-        error instanceof Error ? error.message : String(error)
+        errorText(error)
       }`,
     );
     return false;
@@ -339,8 +341,4 @@ export async function injectMemoryProviderTools(
     }
   }
   return added;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

@@ -39,6 +39,7 @@ import {
   PluginManifestError,
 } from "./plugin_manifest.ts";
 import { resolveAgentCwd } from "../profile/runtime_cwd.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /** Where a provider was found. */
 export type ProviderSource = "bundled" | "user" | "project" | "package";
@@ -181,10 +182,6 @@ function isInside(parent: string, child: string): boolean {
   const rel = relative(parent, child);
   return rel === "" ||
     (!rel.startsWith("..") && !rel.startsWith(sep) && rel !== "..");
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 // Directory scanning uses synchronous file calls: discovery reads a few

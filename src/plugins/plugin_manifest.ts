@@ -25,6 +25,7 @@ import { isAbsolute, join, normalize } from "node:path";
 import { parse, YAMLParseError } from "yaml";
 import { getUserHome } from "../profile/hermes_home.ts";
 import { parseSimpleYaml } from "./_simple_yaml.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /** The sandbox permissions a `plugin.yaml` asks for. */
 export interface ManifestPermissions {
@@ -448,9 +449,7 @@ export async function readPluginManifest(dir: string): Promise<PluginManifest> {
     if (error instanceof Deno.errors.NotFound) return emptyPluginManifest();
     throw new PluginManifestError(
       path,
-      `Cannot read ${path}: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
+      `Cannot read ${path}: ${errorText(error)}`,
       { cause: error },
     );
   }

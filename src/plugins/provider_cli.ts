@@ -22,6 +22,7 @@ import {
   type DiscoveryOptions,
   findMemoryProvider,
 } from "./plugin_discovery.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /** What a provider's `cli.ts` contributes. */
 export interface ProviderCli {
@@ -111,9 +112,7 @@ export async function loadProviderCli(
   } catch (error) {
     log(
       "debug",
-      `Memory provider '${name}' CLI not loaded: ${
-        error instanceof Error ? error.message : String(error)
-      }`,
+      `Memory provider '${name}' CLI not loaded: ${errorText(error)}`,
     );
     return null;
   }

@@ -36,6 +36,7 @@ import {
 import type { ExternalDependency } from "./plugin_manifest.ts";
 import { grantForCandidate } from "./provider_permissions.ts";
 import { loadConfig } from "../config/config.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /** One dependency a provider declares. */
 export interface ProviderDependency {
@@ -149,7 +150,7 @@ export async function declaredDependencies(
   } catch (error) {
     throw new SyntaxError(
       `Invalid JSON in the deno.json of memory provider '${candidate.name}' (${candidate.dir}): ${
-        error instanceof Error ? error.message : String(error)
+        errorText(error)
       }`,
     );
   }
@@ -282,9 +283,7 @@ export async function providerDependencyStatus(
       );
     } catch (error) {
       details.push(
-        `Cannot check the module cache: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `Cannot check the module cache: ${errorText(error)}`,
       );
     }
     for (const dep of declared) {
@@ -365,7 +364,7 @@ export async function prepareProviderDependencies(
   } catch (error) {
     throw new DependencyInstallError(
       name,
-      error instanceof Error ? error.message : String(error),
+      errorText(error),
     );
   }
   const grant = grantForCandidate(candidate, { hermesHome, config });

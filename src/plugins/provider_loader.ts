@@ -50,6 +50,7 @@ import {
   ProviderPermissionError,
   SandboxedMemoryProvider,
 } from "../sandbox/sandboxed_provider.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /** How a provider is run: in a confined worker, or in-process. */
 export type SandboxMode = "worker" | "none";
@@ -104,10 +105,6 @@ function warnOnce(message: string): void {
   if (warned.has(message)) return;
   warned.add(message);
   log("warn", message);
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /** Thrown inside the loader for a refusal; logged as the load failure. */

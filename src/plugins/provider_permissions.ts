@@ -38,6 +38,7 @@ import {
   parsePermissionBlock,
 } from "./plugin_manifest.ts";
 import { loadConfig } from "../config/config.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /** Why an entry is in a grant. */
 export type GrantOrigin =
@@ -137,7 +138,7 @@ export function userGrantFromConfig(
     });
   } catch (error) {
     const message = `${
-      error instanceof Error ? error.message : String(error)
+      errorText(error)
     }; the grant is ignored until it is fixed`;
     if (!warnedUserGrants.has(message)) {
       warnedUserGrants.add(message);

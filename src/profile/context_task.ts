@@ -20,6 +20,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { log } from "../core/log.ts";
 import { redactText } from "../core/redact.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /** A background task started by {@linkcode spawnContextTask}. */
 export interface ContextTask<T> {
@@ -122,9 +123,7 @@ export function spawnContextTask<T>(
     (error: unknown) => {
       log(
         "warn",
-        `Background task '${name}' failed: ${
-          redactText(error instanceof Error ? error.message : String(error))
-        }`,
+        `Background task '${name}' failed: ${redactText(errorText(error))}`,
       );
     },
   ).finally(() => {

@@ -34,6 +34,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /** The flags every host that loads sandboxed providers must pass. */
 export const HOST_DENO_FLAGS: readonly string[] = Object.freeze([
@@ -190,7 +191,7 @@ async function probeNpm(): Promise<NpmSafety> {
       await import(String(NPM_PROBE));
       return "open";
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = errorText(error);
       if (message.includes("--no-npm")) return "no-npm";
       if (message.includes("--cached-only")) return "cached-only";
       return "open";

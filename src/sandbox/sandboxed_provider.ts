@@ -83,6 +83,7 @@ import {
   type SerializedError,
   WorkerRpc,
 } from "./worker_rpc.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /** Options of {@linkcode SandboxedMemoryProvider.start}. */
 export interface SandboxStartOptions {
@@ -388,7 +389,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
               log(
                 "debug",
                 `Memory provider '${candidate.name}' callback ${message.name} failed: ${
-                  error instanceof Error ? error.message : String(error)
+                  errorText(error)
                 }`,
               );
             }
@@ -587,9 +588,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     } catch (error) {
       log(
         "debug",
-        `Memory provider '${this.name}' drain failed: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `Memory provider '${this.name}' drain failed: ${errorText(error)}`,
       );
       return false;
     }
@@ -789,9 +788,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     } catch (error) {
       log(
         "debug",
-        `Memory provider '${this.name}' shutdown failed: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `Memory provider '${this.name}' shutdown failed: ${errorText(error)}`,
       );
     } finally {
       state.rpc.terminate("it was shut down");

@@ -53,6 +53,7 @@ import {
   serializeError,
   type WorkerMessage,
 } from "./worker_rpc.ts";
+import { errorText } from "../_util/error_text.ts";
 
 type Incoming = HostRequest & { id: number };
 type LoadRequest = Extract<Incoming, { t: "load" }>;
@@ -132,7 +133,7 @@ function post(message: WorkerMessage): void {
           name: "DataCloneError",
           message:
             `Memory provider '${providerName}' returned a value that cannot leave its sandbox: ${
-              error instanceof Error ? error.message : String(error)
+              errorText(error)
             }; return plain data (strings, numbers, arrays, objects)`,
         },
       });
@@ -183,7 +184,7 @@ scope.addEventListener("unhandledrejection", (event: Event) => {
     level: "warn",
     message:
       `Memory provider '${providerName}' left a rejected promise unhandled: ${
-        reason instanceof Error ? reason.message : String(reason)
+        errorText(reason)
       }`,
   });
 });

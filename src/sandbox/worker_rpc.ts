@@ -23,6 +23,7 @@
 
 import type { LogLevel } from "../core/log.ts";
 import type { SkillRegistration } from "../core/plugin_context.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /** An error as it crosses the worker boundary. */
 export interface SerializedError {
@@ -393,7 +394,7 @@ export class WorkerRpc {
   #cloneError(label: string, error: unknown): TypeError {
     return new TypeError(
       `Cannot pass the arguments of ${label}() to memory provider '${this.#provider}': ${
-        error instanceof Error ? error.message : String(error)
+        errorText(error)
       }`,
       { cause: error },
     );

@@ -42,6 +42,8 @@ import {
   resolveObservation,
   type SessionObservation,
 } from "./observation.ts";
+import { errorText } from "./_util.ts";
+import { isRecord } from "./_util.ts";
 
 // ---------------------------------------------------------------------------
 // Types
@@ -490,7 +492,7 @@ export function parseHonchoConfigText(
   try {
     value = JSON.parse(body);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorText(error);
     const at = locateJsonError(body, message);
     return {
       raw: {},
@@ -836,10 +838,6 @@ function toStringMap(value: Record<string, unknown>): Record<string, string> {
     if (key && item) out[key] = item;
   }
   return out;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function normalizeLevel(value: unknown): ReasoningLevel | undefined {

@@ -11,6 +11,8 @@
  * @module
  */
 
+import { isRecord } from "./_util.ts";
+
 /** The two observation presets. */
 export type ObservationMode = "directional" | "unified";
 
@@ -243,8 +245,4 @@ export function resolveReadPerspective(
   }
   if (aiObservesOthers) return { observer: aiPeerId, target: targetPeerId };
   return { observer: targetPeerId, target: undefined };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -106,6 +106,7 @@ import {
 } from "./tools.ts";
 import { isInternalGatewayNotification } from "./turn_filter.ts";
 import { HonchoWriter } from "./writer.ts";
+import { errorText } from "./_util.ts";
 
 /** A function that rewrites a user message into a better recall question. */
 export type QueryRewriter = (query: string) => Promise<string> | string;
@@ -1877,8 +1878,4 @@ function safeAgentCwd(): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

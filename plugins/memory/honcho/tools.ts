@@ -21,6 +21,7 @@ import {
 import { cleanHonchoSummary } from "./context.ts";
 import { AuthError } from "./errors.ts";
 import type { PeerObservation } from "./observation.ts";
+import { errorText } from "./_util.ts";
 
 /** The tool names, in schema order. */
 export const HONCHO_TOOL_NAMES: readonly string[] = Object.freeze([
@@ -333,16 +334,12 @@ export async function runHonchoTool(
         return toolErrorJson(`Unknown tool: ${name}`);
     }
   } catch (error) {
-    const message = ctx.scrub(errorMessage(error));
+    const message = ctx.scrub(errorText(error));
     if (error instanceof AuthError) {
       return toolErrorJson(`Honcho memory authentication failed: ${message}`);
     }
     return toolErrorJson(`Honcho ${name} failed: ${message}`);
   }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function text(value: unknown): string {
@@ -529,7 +526,7 @@ async function reasoningTool(
     if (error instanceof AuthError) throw error;
     return toolErrorJson(
       `Honcho reasoning query failed (${
-        ctx.scrub(errorMessage(error))
+        ctx.scrub(errorText(error))
       }). This is a backend error, not an empty result: retry, consider a lower reasoning_level, or raise 'timeout' in honcho.json.`,
     );
   }

@@ -29,6 +29,7 @@ import type {
   OutboxMessageInput,
 } from "./outbox.ts";
 import type { WriteFrequency } from "./config.ts";
+import { errorText } from "./_util.ts";
 
 /** Options of {@linkcode HonchoWriter}. */
 export interface HonchoWriterOptions {
@@ -246,9 +247,7 @@ export class HonchoWriter {
     } catch (error) {
       log(
         "debug",
-        `Honcho flush failed: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `Honcho flush failed: ${errorText(error)}`,
       );
       return false;
     }
@@ -280,9 +279,7 @@ export class HonchoWriter {
     this.#chain = next.catch((error) => {
       log(
         "warn",
-        `Honcho could not queue a turn: ${
-          error instanceof Error ? error.message : String(error)
-        }`,
+        `Honcho could not queue a turn: ${errorText(error)}`,
       );
     });
     return next;

@@ -6,10 +6,10 @@
  * @module
  */
 
+import { errorText } from "../../_util/error_text.ts";
 import { basename, extname } from "node:path";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
-import { errorMessage } from "../format.ts";
 import { openAgentMemory } from "../agent_memory.ts";
 import type { ChatMessage } from "../../core/memory_provider.ts";
 
@@ -104,7 +104,7 @@ export function parseTranscript(text: string): ParsedTranscript {
     } catch (error) {
       problems.push({
         line,
-        reason: `not valid JSON (${errorMessage(error)})`,
+        reason: `not valid JSON (${errorText(error)})`,
       });
       return;
     }
@@ -181,7 +181,7 @@ async function readTranscript(path: string): Promise<string> {
         `Cannot read ${path}: this run may read only $HERMES_HOME and the install; move the file under $HERMES_HOME or pipe it: hermes memory import - < ${path}`,
       );
     }
-    throw new Error(`Cannot read ${path}: ${errorMessage(error)}`);
+    throw new Error(`Cannot read ${path}: ${errorText(error)}`);
   }
 }
 
@@ -208,7 +208,7 @@ export async function runMemoryImport(
   try {
     text = await readTranscript(file);
   } catch (error) {
-    io.stderr(`error: ${errorMessage(error)}\n`);
+    io.stderr(`error: ${errorText(error)}\n`);
     return 1;
   }
   const parsed = parseTranscript(text);

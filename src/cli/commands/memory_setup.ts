@@ -17,11 +17,12 @@
  * @module
  */
 
+import { errorText } from "../../_util/error_text.ts";
 import { join } from "node:path";
 import { type CliIo, PromptCancelled } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { USAGE_EXIT_CODE } from "../hermes_command.ts";
-import { errorMessage, styleFor } from "../format.ts";
+import { styleFor } from "../format.ts";
 import {
   convertFieldValue,
   fieldApplies,
@@ -59,6 +60,7 @@ import type {
   HermesConfig,
   MemoryProvider,
 } from "../../core/memory_provider.ts";
+import { isRecord } from "../../_util/is_record.ts";
 
 /** Options of {@linkcode runMemorySetup}. */
 export interface MemorySetupOptions {
@@ -88,10 +90,6 @@ class SetupStop extends Error {
     super(message);
     this.exitCode = exitCode;
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /**
@@ -224,7 +222,7 @@ async function configureProvider(
     if (!(error instanceof DependencyInstallError)) throw error;
     throw new SetupStop(
       `Memory setup failed: ${
-        errorMessage(error)
+        errorText(error)
       }\nFix the problem above, then run 'hermes memory setup ${name}' again.`,
       1,
     );
@@ -255,7 +253,7 @@ async function runOwnedSetup(
   } catch (error) {
     io.stderr(
       `warning: cannot load the setup of provider '${name}' from its cli.ts (${
-        errorMessage(error)
+        errorText(error)
       }); asking for its settings instead\n`,
     );
   }
@@ -275,7 +273,7 @@ async function runOwnedSetup(
     if (error instanceof PromptCancelled) throw error;
     throw new SetupStop(
       `Memory setup failed: ${
-        errorMessage(error)
+        errorText(error)
       }\nFix the problem above, then run 'hermes memory setup ${name}' again.`,
       1,
     );
@@ -486,7 +484,7 @@ async function walkSchema(
     } catch (error) {
       io.stderr(
         `warning: provider '${name}' could not save its own config: ${
-          errorMessage(error)
+          errorText(error)
         }\n`,
       );
     }

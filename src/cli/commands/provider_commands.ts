@@ -7,8 +7,9 @@
  * @module
  */
 
+import { errorText } from "../../_util/error_text.ts";
 import type { HermesCommand } from "../hermes_command.ts";
-import { errorMessage, shortDescription } from "../format.ts";
+import { shortDescription } from "../format.ts";
 import { isBuiltinSentinel, listProviderNames, loadCli } from "../_plugins.ts";
 import { getConfigValue, loadConfig } from "../../config/config.ts";
 import { log } from "../../core/log.ts";
@@ -22,7 +23,7 @@ async function activeProvider(): Promise<string | null> {
   } catch (error) {
     // `hermes memory status` reports a broken config.yaml; here it only
     // means no provider commands.
-    log("debug", `Provider commands skipped: ${errorMessage(error)}`);
+    log("debug", `Provider commands skipped: ${errorText(error)}`);
     return null;
   }
 }
@@ -64,7 +65,7 @@ export async function attachProviderCommand(
     log(
       "warn",
       `Cannot load the command line of memory provider '${active}': ${
-        errorMessage(error)
+        errorText(error)
       }`,
     );
     return undefined;
@@ -80,7 +81,7 @@ export async function attachProviderCommand(
     log(
       "warn",
       `Memory provider '${active}' failed to register its commands: ${
-        errorMessage(error)
+        errorText(error)
       }`,
     );
   }

@@ -44,6 +44,7 @@ import {
   TimeoutError,
 } from "../errors.ts";
 import { sanitizeId } from "../session_naming.ts";
+import { errorText, isRecord } from "../_util.ts";
 
 /** Exit code of a command that failed (the usage-error code is 2). */
 export const FAILURE_EXIT_CODE = 1;
@@ -566,25 +567,6 @@ export function serverLabel(
   }
 }
 
-/**
- * Explains why a call to Honcho failed, in one line without secrets.
- *
- * @param error What was thrown.
- * @param url The server.
- * @param timeoutMs The deadline used.
- * @returns The reason.
- *
- * @example
- * ```ts
- * import { describeHonchoFailure } from "./_common.ts";
- * import { TimeoutError } from "../errors.ts";
- * import assert from "node:assert/strict";
- * assert.equal(
- *   describeHonchoFailure(new TimeoutError("x"), "http://h", 5000),
- *   "no answer from http://h within 5 s",
- * );
- * ```
- */
 export function describeHonchoFailure(
   error: unknown,
   url: string,
@@ -661,26 +643,8 @@ function formatSeconds(ms: number): string {
  * assert.equal(errorText(new Error("boom")), "boom");
  * ```
  */
-export function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
-/**
- * Whether a value is a plain object.
- *
- * @param value Anything.
- * @returns `true` for a non-null, non-array object.
- *
- * @example
- * ```ts
- * import { isRecord } from "./_common.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isRecord([]), false);
- * ```
- */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+export { errorText, isRecord } from "../_util.ts";
 
 /**
  * Checks an id the user typed (peer name, AI peer, workspace).

@@ -27,6 +27,7 @@ import {
   sharedWorkspace,
   SYNC_INHERITED_KEYS,
 } from "./_clone.ts";
+import { errorText } from "../_util.ts";
 
 /** Options of {@linkcode runSync}. */
 export interface SyncOptions {
@@ -145,7 +146,7 @@ export async function runSync(
       });
     } catch (error) {
       result.action = "skipped";
-      result.reason = error instanceof Error ? error.message : String(error);
+      result.reason = errorText(error);
       failed = true;
       continue;
     }

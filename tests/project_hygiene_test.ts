@@ -93,3 +93,109 @@ Deno.test("Deno.exit is called only by the CLI entry point", async () => {
   }
   assert.deepEqual(offenders, []);
 });
+
+// The subsystems of src/, lowest first. A file may import its own folder and
+// folders of a lower rank only; folders of one rank never import each other.
+const LAYERS: Record<string, number> = {
+  _util: 0,
+  core: 1,
+  io: 2,
+  profile: 3,
+  config: 4,
+  builtin: 5,
+  context: 5,
+  sandbox: 5,
+  manager: 6,
+  plugins: 6,
+  cli: 7,
+};
+
+/** Relative specifiers of every static and literal dynamic import or re-export. */
+function relativeImports(text: string): string[] {
+  // Drop comments (JSDoc examples import "@hermes/memory", not files).
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(
+    /^\s*\/\/.*$/gm,
+    "",
+  );
+  const specifiers: string[] = [];
+  const patterns = [
+    /\b(?:import|export)\s[^"'`;]*?\bfrom\s*["']([^"']+)["']/g,
+    /\bimport\s*["']([^"']+)["']/g,
+    /\bimport\s*\(\s*["'`]([^"'`$]+)["'`]\s*[,)]/g,
+  ];
+  for (const pattern of patterns) {
+    for (const match of code.matchAll(pattern)) specifiers.push(match[1]);
+  }
+  return specifiers.filter((s) => s.startsWith("."));
+}
+
+async function importGraph(): Promise<Map<string, string[]>> {
+  const graph = new Map<string, string[]>();
+  const files = [
+    "mod.ts",
+    ...await sourceFiles("src"),
+    ...await sourceFiles("plugins"),
+  ];
+  for (const file of files) {
+    const text = await readFile(join(root, file), "utf8");
+    graph.set(
+      file,
+      relativeImports(text).map((s) =>
+        relative(root, join(root, file, "..", s))
+      ),
+    );
+  }
+  return graph;
+}
+
+function layerOf(file: string): string | undefined {
+  const parts = file.split("/");
+  return parts[0] === "src" && parts.length > 2 ? parts[1] : undefined;
+}
+
+Deno.test("src/ imports follow the layers, dynamic import() included", async () => {
+  const graph = await importGraph();
+  const offenders: string[] = [];
+  for (const [file, targets] of graph) {
+    if (!file.startsWith("src/")) continue;
+    const from = layerOf(file);
+    assert.ok(
+      from !== undefined && from in LAYERS,
+      `${file} is not in a subsystem folder`,
+    );
+    for (const target of targets) {
+      const to = layerOf(target);
+      if (to === undefined) {
+        offenders.push(`${file} -> ${target} (outside src/)`);
+      } else if (
+        to !== from && !(LAYERS[to] < LAYERS[from])
+      ) offenders.push(`${file} -> ${target} (${from} may not import ${to})`);
+    }
+  }
+  // The worker bootstrap still preloads the whole framework (mod.ts) for
+  // providers; the provider entry point will replace it.
+  assert.deepEqual(
+    offenders.filter((o) =>
+      o !== "src/sandbox/worker_bootstrap.ts -> mod.ts (outside src/)"
+    ),
+    [],
+  );
+});
+
+Deno.test("no import cycles between modules, dynamic import() included", async () => {
+  const graph = await importGraph();
+  const state = new Map<string, "open" | "done">();
+  const cycles: string[] = [];
+  const visit = (file: string, path: string[]): void => {
+    if (state.get(file) === "done") return;
+    if (state.get(file) === "open") {
+      cycles.push([...path.slice(path.indexOf(file)), file].join(" -> "));
+      return;
+    }
+    state.set(file, "open");
+    for (const next of graph.get(file) ?? []) visit(next, [...path, file]);
+    state.set(file, "done");
+  };
+  for (const file of graph.keys()) visit(file, []);
+  assert.deepEqual(cycles, []);
+});

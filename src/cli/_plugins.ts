@@ -8,7 +8,6 @@ import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
 import type { HermesCommand } from "./hermes_command.ts";
 import type { CliIo } from "./cli_io.ts";
 import {
-  discoverMemoryProviders,
   findMemoryProvider,
   listMemoryProviderNames,
 } from "../plugins/plugin_discovery.ts";
@@ -16,7 +15,10 @@ import {
   denoRunFlags,
   providerPermissions,
 } from "../plugins/provider_permissions.ts";
-import { loadMemoryProvider } from "../plugins/provider_loader.ts";
+import {
+  discoverMemoryProviders,
+  loadMemoryProvider,
+} from "../plugins/provider_loader.ts";
 import { loadProviderCli } from "../plugins/provider_cli.ts";
 import {
   declaredDependencies,

@@ -32,11 +32,13 @@ import {
 } from "../core/plugin_context.ts";
 import {
   candidateModuleDir,
+  type DiscoveredProvider,
   type DiscoveryOptions,
   findEscapingSymlink,
   findMemoryProvider,
   isBuiltinSentinel,
   type ProviderCandidate,
+  scanMemoryProviders,
 } from "./plugin_discovery.ts";
 import {
   grantForCandidate,
@@ -384,4 +386,77 @@ export async function probeMemoryProvider(
   } finally {
     if (provider instanceof SandboxedMemoryProvider) await provider.shutdown();
   }
+}
+
+/** Options of {@linkcode discoverMemoryProviders}. */
+export interface DiscoverOptions extends DiscoveryOptions {
+  /**
+   * Load each provider (sandboxed, skills not registered) and ask
+   * `isAvailable()`. When `false`, `available` is `null` and nothing is
+   * imported.
+   *
+   * @default {true}
+   */
+  probe?: boolean;
+  /**
+   * Loads one provider for the probe.
+   *
+   * @default {probeMemoryProvider}
+   */
+  probeProvider?: (
+    candidate: ProviderCandidate,
+    options: DiscoveryOptions,
+  ) => Promise<boolean>;
+}
+
+/**
+ * Lists providers with their descriptions, sources and (when probed)
+ * availability. Probing loads each provider in its sandbox without
+ * registering skills, calls `isAvailable()` and shuts it down; any failure
+ * counts as unavailable.
+ *
+ * @param options Home, config, directories and the probe.
+ * @returns One entry per provider, in precedence order.
+ *
+ * @example
+ * ```ts ignore
+ * import { discoverMemoryProviders } from "@hermes/memory";
+ * for (const p of await discoverMemoryProviders({ probe: false })) {
+ *   console.log(`${p.name} (${p.source}): ${p.description}`);
+ * }
+ * ```
+ */
+export async function discoverMemoryProviders(
+  options: DiscoverOptions = {},
+): Promise<DiscoveredProvider[]> {
+  const candidates = await scanMemoryProviders(options);
+  const probe = options.probe ?? true;
+  const result: DiscoveredProvider[] = [];
+  for (const candidate of candidates) {
+    let available: boolean | null = null;
+    if (probe) {
+      try {
+        const probeProvider = options.probeProvider ??
+          probeMemoryProvider;
+        available = await probeProvider(candidate, options);
+      } catch (error) {
+        log(
+          "debug",
+          `Memory provider '${candidate.name}' availability probe failed: ${
+            errorText(error)
+          }`,
+        );
+        available = false;
+      }
+    }
+    const entry: DiscoveredProvider = {
+      name: candidate.name,
+      description: candidate.manifest.description,
+      source: candidate.source,
+      available,
+    };
+    if (candidate.dir !== undefined) entry.dir = candidate.dir;
+    result.push(entry);
+  }
+  return result;
 }

@@ -39,42 +39,16 @@ import {
 } from "./plugin_manifest.ts";
 import { loadConfig } from "../config/config.ts";
 import { errorText } from "../_util/error_text.ts";
+import {
+  type GrantEntry,
+  type GrantOrigin,
+  type ProviderGrant,
+  type SandboxTarget,
+  workerPermissions,
+} from "../sandbox/grant.ts";
 
-/** Why an entry is in a grant. */
-export type GrantOrigin =
-  | "hermes-home"
-  | "provider-dir"
-  | "plugin.yaml"
-  | "config.yaml"
-  | "package";
-
-/** One entry of a grant list, with where it came from. */
-export interface GrantEntry {
-  /** A path, variable name or host. */
-  value: string;
-  /** Why it is granted. */
-  from: GrantOrigin;
-}
-
-/** The effective sandbox grant of one provider. */
-export interface ProviderGrant {
-  /** The provider's name. */
-  provider: string;
-  /** The profile home the grant was computed for. */
-  hermesHome: string;
-  /** Readable paths. */
-  read: GrantEntry[];
-  /** Writable paths (`HERMES_HOME` only). */
-  write: GrantEntry[];
-  /** Readable environment variables. */
-  env: GrantEntry[];
-  /** Reachable hosts. */
-  net: GrantEntry[];
-  /** Hosts remote modules may be imported from. */
-  import: GrantEntry[];
-  /** Whether the provider may import `npm:` packages. */
-  npm: boolean;
-}
+export type { GrantEntry, GrantOrigin, ProviderGrant, SandboxTarget };
+export { workerPermissions };
 
 /** Options of {@linkcode grantForCandidate}. */
 export interface GrantOptions {
@@ -246,39 +220,6 @@ export async function providerPermissions(
 
 function values(list: GrantEntry[]): string[] {
   return list.map((e) => e.value);
-}
-
-/**
- * The `deno` worker permissions of a grant: run, ffi and sys always
- * `false`, import `false` unless a package host is granted.
- *
- * @param grant The grant.
- * @returns The permissions object for `new Worker(…, {deno: {permissions}})`.
- *
- * @example
- * ```ts
- * import { workerPermissions } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const p = workerPermissions({ provider: "x", hermesHome: "/h", read: [{ value: "/h", from: "hermes-home" }], write: [{ value: "/h", from: "hermes-home" }], env: [], net: [], import: [], npm: false });
- * assert.equal(p.run, false);
- * assert.equal(p.env, false);
- * ```
- */
-export function workerPermissions(
-  grant: ProviderGrant,
-): Deno.PermissionOptionsObject {
-  const listOrFalse = (list: GrantEntry[]): string[] | false =>
-    list.length > 0 ? values(list) : false;
-  return {
-    read: listOrFalse(grant.read),
-    write: listOrFalse(grant.write),
-    env: listOrFalse(grant.env),
-    net: listOrFalse(grant.net),
-    import: listOrFalse(grant.import),
-    run: false,
-    ffi: false,
-    sys: false,
-  };
 }
 
 /**

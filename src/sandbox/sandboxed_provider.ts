@@ -66,11 +66,11 @@ import {
   type TurnStartOptions,
 } from "../core/memory_provider.ts";
 import type { SkillRegistration } from "../core/plugin_context.ts";
-import type { ProviderCandidate } from "../plugins/plugin_discovery.ts";
 import {
   type ProviderGrant,
+  type SandboxTarget,
   workerPermissions,
-} from "../plugins/provider_permissions.ts";
+} from "./grant.ts";
 import {
   currentSecretScope,
   isMultiplexActive,
@@ -279,7 +279,7 @@ export function explainDenial(
 interface SandboxState {
   rpc: WorkerRpc;
   description: ProviderDescription;
-  candidate: ProviderCandidate;
+  candidate: SandboxTarget;
   grant: ProviderGrant;
   manifestPath: string | undefined;
   callbacks: Map<string, (...args: unknown[]) => unknown>;
@@ -353,7 +353,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
    * load (a denial is a {@linkcode ProviderPermissionError}).
    */
   static async start(
-    candidate: ProviderCandidate,
+    candidate: SandboxTarget,
     options: SandboxStartOptions,
   ): Promise<SandboxedMemoryProvider | null> {
     const grant = options.grant;
@@ -482,7 +482,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   /** Where the provider was found. */
-  get candidate(): ProviderCandidate {
+  get candidate(): SandboxTarget {
     return this.#state.candidate;
   }
 

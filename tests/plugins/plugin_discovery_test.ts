@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
-  discoverMemoryProviders,
   findMemoryProvider,
   findProviderDir,
   isBuiltinSentinel,
@@ -9,6 +8,7 @@ import {
   listMemoryProviderNames,
   scanMemoryProviders,
 } from "../../src/plugins/plugin_discovery.ts";
+import { discoverMemoryProviders } from "../../src/plugins/provider_loader.ts";
 import {
   captureLogs,
   installFixture,

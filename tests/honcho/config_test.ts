@@ -6,17 +6,23 @@ import { join } from "node:path";
 import { type LogLevel, setLogger, withSecretScope } from "@hermes/memory";
 import {
   cleanBaseUrl,
-  type HonchoConfig,
-  hostKeyForProfile,
-  isHonchoUsable,
   isLocalHonchoUrl,
+  resolveHonchoConnection,
+} from "../../plugins/memory/honcho/connection.ts";
+import {
+  type HonchoConfig,
+  isHonchoUsable,
   loadHonchoConfig,
+} from "../../plugins/memory/honcho/config.ts";
+import {
+  hostKeyForProfile,
+  resolveHostKey,
+} from "../../plugins/memory/honcho/config_paths.ts";
+import {
   parseHonchoConfigText,
   readHonchoConfigFile,
-  resolveHonchoConnection,
-  resolveHostKey,
   saveHonchoConfig,
-} from "../../plugins/memory/honcho/config.ts";
+} from "../../plugins/memory/honcho/config_file.ts";
 import {
   getHonchoConfigFields,
   HONCHO_CONFIG_SCHEMA,
@@ -915,9 +921,15 @@ Deno.test("config_schema: every field is a known honcho.json key, secrets go to 
 Deno.test("resolveHonchoConfigPath() chain: profile file, default profile file, global file", async () => {
   await withHome(async (userHome) => {
     const script = `
-      import { resolveHonchoConfigPath, loadHonchoConfig } from ${
+      import { loadHonchoConfig } from ${
       JSON.stringify(
         new URL("../../plugins/memory/honcho/config.ts", import.meta.url).href,
+      )
+    };
+      import { resolveHonchoConfigPath } from ${
+      JSON.stringify(
+        new URL("../../plugins/memory/honcho/config_paths.ts", import.meta.url)
+          .href,
       )
     };
       const root = Deno.env.get("HOME") + "/.hermes";

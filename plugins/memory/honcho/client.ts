@@ -39,10 +39,10 @@ import {
   cleanBaseUrl,
   DEFAULT_HONCHO_TIMEOUT_MS,
   HONCHO_ENVIRONMENT_URLS,
-  type HonchoConfig,
   resolveHonchoConnection,
   type ResolveHonchoConnectionOptions,
-} from "./config.ts";
+} from "./connection.ts";
+import type { HonchoConfig } from "./config.ts";
 
 // ---------------------------------------------------------------------------
 // Injected I/O

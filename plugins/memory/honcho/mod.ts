@@ -98,19 +98,21 @@ export {
 export {
   type ConfigSource,
   type HonchoConfig,
-  type HonchoConfigFileError,
   type HonchoSettings,
-  type HonchoTelemetryOptions,
   type InjectionFrequency,
   loadHonchoConfig,
   type LoadHonchoConfigOptions,
   type ReasoningLevel,
   type RecallMode,
-  type ResolveHonchoConnectionOptions,
   type SessionStartSection,
   type SessionStrategy,
   type WriteFrequency,
 } from "./config.ts";
+export { type HonchoConfigFileError } from "./config_file.ts";
+export {
+  type HonchoTelemetryOptions,
+  type ResolveHonchoConnectionOptions,
+} from "./connection.ts";
 export type {
   ObservationMode,
   ObservationOverrides,

@@ -48,14 +48,14 @@ import {
   type HonchoTransportOptions,
   type SessionPeerConfig,
 } from "./client.ts";
+import { globalHonchoConfigPath } from "./config_paths.ts";
 import {
-  globalHonchoConfigPath,
   type HonchoConfig,
   isHonchoUsable,
   loadHonchoConfig,
   type ReasoningLevel,
-  saveHonchoConfig,
 } from "./config.ts";
+import { saveHonchoConfig } from "./config_file.ts";
 import {
   getHonchoConfigFields,
   HONCHO_CONFIG_SCHEMA,

@@ -27,14 +27,10 @@ import {
   PromptCancelled,
 } from "@hermes/memory/cli";
 import { HonchoClient } from "../client.ts";
-import {
-  type HonchoConfig,
-  hostKeyForProfile,
-  loadHonchoConfig,
-  profileFromHermesHome,
-  readHonchoConfigFile,
-  resolveHonchoConnection,
-} from "../config.ts";
+import { type HonchoConfig, loadHonchoConfig } from "../config.ts";
+import { hostKeyForProfile, profileFromHermesHome } from "../config_paths.ts";
+import { readHonchoConfigFile } from "../config_file.ts";
+import { resolveHonchoConnection } from "../connection.ts";
 import {
   AuthError,
   ConnectionError,

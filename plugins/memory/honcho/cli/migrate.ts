@@ -21,7 +21,8 @@
 import { join, resolve } from "node:path";
 import { getUserHome, maskSecret } from "@hermes/memory";
 import type { CliIo, HermesCommand } from "@hermes/memory/cli";
-import { type HonchoConfig, isLocalHonchoUrl } from "../config.ts";
+import type { HonchoConfig } from "../config.ts";
+import { isLocalHonchoUrl } from "../connection.ts";
 import { AuthError } from "../errors.ts";
 import { resolveAiPeerId } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";

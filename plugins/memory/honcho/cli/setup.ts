@@ -36,10 +36,9 @@ import {
 import {
   cleanBaseUrl,
   HONCHO_ENVIRONMENT_URLS,
-  type HonchoConfig,
   isLocalHonchoUrl,
-  REASONING_LEVELS,
-} from "../config.ts";
+} from "../connection.ts";
+import { type HonchoConfig, REASONING_LEVELS } from "../config.ts";
 import { resolveAiPeerId } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
 import { HONCHO_TOOL_NAMES } from "../tools.ts";

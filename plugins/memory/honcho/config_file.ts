@@ -1,0 +1,363 @@
+/**
+ * Reading and writing `honcho.json`: the parse with file, line and column
+ * on a syntax error (never thrown, never overwritten), and the atomic `0600`
+ * shallow merge that {@linkcode saveHonchoConfig} writes.
+ *
+ * @module
+ */
+
+import { dirname, join, resolve } from "node:path";
+import { atomicJsonWrite } from "@hermes/memory";
+import { HonchoConfigError } from "./errors.ts";
+import { errorText } from "./_util.ts";
+import { isRecord } from "./_util.ts";
+import { profileFromHermesHome, resolveHostKey } from "./config_paths.ts";
+
+/** Where a config file stopped parsing. */
+export interface HonchoConfigFileError {
+  /** A description without file content (never echoes secrets). */
+  message: string;
+  /** The 1-based line, when known. */
+  line?: number;
+  /** The 1-based column, when known. */
+  column?: number;
+}
+
+/** One read of a config file. */
+export interface HonchoConfigFile {
+  /** The absolute path. */
+  path: string;
+  /** Whether the file exists. */
+  exists: boolean;
+  /** The parsed object; `{}` when missing or broken. */
+  raw: Record<string, unknown>;
+  /** Set when the file exists but cannot be used. */
+  error?: HonchoConfigFileError;
+}
+
+/**
+ * Reads and parses one config file, tolerating a UTF-8 BOM. A missing file
+ * gives `exists: false`; a file that does not parse (or whose root is not an
+ * object, or that cannot be read) gives `error` with the line and column.
+ * Never throws.
+ *
+ * @param path The file.
+ * @returns The parsed object and status.
+ *
+ * @example Using readHonchoConfigFile
+ * ```ts
+ * import { readHonchoConfigFile } from "./config_file.ts";
+ * import assert from "node:assert/strict";
+ * const dir = await Deno.makeTempDir();
+ * await Deno.writeTextFile(`${dir}/honcho.json`, '{\n  "workspace": "w",\n}');
+ * const file = await readHonchoConfigFile(`${dir}/honcho.json`);
+ * assert.equal(file.error?.line, 3);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function readHonchoConfigFile(
+  path: string,
+): Promise<HonchoConfigFile> {
+  const absolute = resolve(path);
+  let text: string;
+  try {
+    text = await Deno.readTextFile(absolute);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      return { path: absolute, exists: false, raw: {} };
+    }
+    return {
+      path: absolute,
+      exists: true,
+      raw: {},
+      error: {
+        message: `cannot be read (${(error as Error).name ?? "Error"})`,
+      },
+    };
+  }
+  return { path: absolute, exists: true, ...parseHonchoConfigText(text) };
+}
+
+/**
+ * Parses the text of a config file (BOM tolerated).
+ *
+ * @param text The file's text.
+ * @returns The object, or an error with line and column.
+ *
+ * @example Using parseHonchoConfigText
+ * ```ts
+ * import { parseHonchoConfigText } from "./config_file.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(parseHonchoConfigText('\uFEFF{"a": 1}').raw, { a: 1 });
+ * assert.equal(parseHonchoConfigText("[1]").error?.message, "the top level is not a JSON object");
+ * ```
+ */
+export function parseHonchoConfigText(
+  text: string,
+): { raw: Record<string, unknown>; error?: HonchoConfigFileError } {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch (error) {
+    const message = errorText(error);
+    const at = locateJsonError(body, message);
+    return {
+      raw: {},
+      error: {
+        message: describeJsonError(message),
+        line: at.line,
+        column: at.column,
+      },
+    };
+  }
+  if (!isRecord(value)) {
+    return {
+      raw: {},
+      error: {
+        message: "the top level is not a JSON object",
+        line: 1,
+        column: 1,
+      },
+    };
+  }
+  return { raw: value };
+}
+
+function describeJsonError(message: string): string {
+  // V8 messages may quote file content (a secret, perhaps): keep only a
+  // description known to carry no content.
+  const match = /^(Unexpected token '.')/.exec(message) ??
+    /^(Unexpected end of JSON input)/.exec(message) ??
+    /^([A-Za-z ',{}[\]:]+?) in JSON at position/.exec(message);
+  const text = match?.[1]?.trim() ?? "";
+  return text ? text.charAt(0).toLowerCase() + text.slice(1) : "invalid JSON";
+}
+
+function locateJsonError(
+  text: string,
+  message: string,
+): { line: number; column: number } {
+  const lineCol = /\(line (\d+) column (\d+)\)/.exec(message);
+  if (lineCol) return { line: Number(lineCol[1]), column: Number(lineCol[2]) };
+  const position = /at position (\d+)/.exec(message);
+  const offset = position ? Number(position[1]) : findJsonErrorOffset(text);
+  return offsetToLineColumn(text, offset < 0 ? text.length : offset);
+}
+
+function offsetToLineColumn(
+  text: string,
+  offset: number,
+): { line: number; column: number } {
+  const before = text.slice(0, Math.min(offset, text.length));
+  const line = before.split("\n").length;
+  const column = offset - (before.lastIndexOf("\n") + 1) + 1;
+  return { line, column };
+}
+
+/** Offset of the first JSON syntax error, or -1 when the text parses. */
+function findJsonErrorOffset(text: string): number {
+  let i = 0;
+  const fail = (): never => {
+    throw new JsonScanError(i);
+  };
+  const ws = (): void => {
+    while (i < text.length && " \t\n\r".includes(text[i]!)) i++;
+  };
+  const string = (): void => {
+    i++;
+    while (i < text.length) {
+      const ch = text.charCodeAt(i);
+      if (ch === 0x22) {
+        i++;
+        return;
+      }
+      if (ch === 0x5c) {
+        const next = text[i + 1] ?? "";
+        if (next === "u") {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) fail();
+          i += 6;
+        } else if ('"\\/bfnrt'.includes(next) && next !== "") {
+          i += 2;
+        } else {
+          i++;
+          fail();
+        }
+        continue;
+      }
+      if (ch < 0x20) fail();
+      i++;
+    }
+    fail();
+  };
+  const NUMBER_REGEXP = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+  const value = (): void => {
+    ws();
+    const c = text[i];
+    if (c === "{") {
+      i++;
+      ws();
+      if (text[i] === "}") {
+        i++;
+        return;
+      }
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail();
+        string();
+        ws();
+        if (text[i] !== ":") fail();
+        i++;
+        value();
+        ws();
+        if (text[i] === ",") {
+          i++;
+          continue;
+        }
+        if (text[i] === "}") {
+          i++;
+          return;
+        }
+        fail();
+      }
+    }
+    if (c === "[") {
+      i++;
+      ws();
+      if (text[i] === "]") {
+        i++;
+        return;
+      }
+      for (;;) {
+        value();
+        ws();
+        if (text[i] === ",") {
+          i++;
+          continue;
+        }
+        if (text[i] === "]") {
+          i++;
+          return;
+        }
+        fail();
+      }
+    }
+    if (c === '"') return string();
+    if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) {
+      NUMBER_REGEXP.lastIndex = i;
+      const match = NUMBER_REGEXP.exec(text);
+      if (!match || match[0] === "-") fail();
+      i += match![0].length;
+      return;
+    }
+    for (const literal of ["true", "false", "null"]) {
+      if (text.startsWith(literal, i)) {
+        i += literal.length;
+        return;
+      }
+    }
+    fail();
+  };
+  try {
+    value();
+    ws();
+    if (i < text.length) fail();
+    return -1;
+  } catch (error) {
+    if (error instanceof JsonScanError) return error.offset;
+    throw error;
+  }
+}
+
+class JsonScanError extends Error {
+  constructor(readonly offset: number) {
+    super("JSON syntax error");
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Saving
+// ---------------------------------------------------------------------------
+
+/** Options of {@linkcode saveHonchoConfig}. */
+export interface SaveHonchoConfigOptions {
+  /**
+   * Write into a host block instead of the root: `true` = the active
+   * profile's host key ({@linkcode resolveHostKey}), a string = that host
+   * key. @default {false}
+   */
+  hostBlock?: boolean | string;
+  /** The profile name used when `hostBlock` is `true`. @default {profileFromHermesHome(hermesHome)} */
+  profile?: string;
+}
+
+/**
+ * Saves values into `$HERMES_HOME/honcho.json`: a shallow merge that touches
+ * only the given keys (a key whose value is `undefined` is removed), into
+ * the root or into a host block, written atomically with mode `0600`.
+ *
+ * @param values The keys to set (or remove with `undefined`).
+ * @param hermesHome The profile home.
+ * @param options Root or host-block write.
+ * @returns The path written.
+ * @throws {HonchoConfigError} When the existing file does not parse (it is
+ * left byte-identical), or its `hosts` is not an object.
+ *
+ * @example Setting the recall mode of the active profile
+ * ```ts
+ * import { saveHonchoConfig } from "./config_file.ts";
+ * import assert from "node:assert/strict";
+ * const home = await Deno.makeTempDir();
+ * await saveHonchoConfig({ recallMode: "tools" }, home, { hostBlock: "hermes" });
+ * const saved = JSON.parse(await Deno.readTextFile(`${home}/honcho.json`));
+ * assert.equal(saved.hosts.hermes.recallMode, "tools");
+ * await Deno.remove(home, { recursive: true });
+ * ```
+ */
+export async function saveHonchoConfig(
+  values: Record<string, unknown>,
+  hermesHome: string,
+  options: SaveHonchoConfigOptions = {},
+): Promise<string> {
+  const path = join(resolve(hermesHome), "honcho.json");
+  const file = await readHonchoConfigFile(path);
+  if (file.error) {
+    const where = file.error.line !== undefined
+      ? ` at line ${file.error.line}, column ${file.error.column}`
+      : "";
+    throw new HonchoConfigError(
+      `Refusing to save Honcho config: ${path} cannot be parsed${where} (${file.error.message}); fix or remove the file first`,
+      { path, line: file.error.line, column: file.error.column },
+    );
+  }
+  const next: Record<string, unknown> = { ...file.raw };
+  let target = next;
+  if (options.hostBlock) {
+    const hostKey = typeof options.hostBlock === "string"
+      ? options.hostBlock
+      : resolveHostKey({
+        hermesHome,
+        profile: options.profile ?? profileFromHermesHome(hermesHome),
+        rawConfig: file.raw,
+      });
+    if (next.hosts !== undefined && !isRecord(next.hosts)) {
+      throw new HonchoConfigError(
+        `Refusing to save Honcho config: 'hosts' in ${path} is not an object`,
+        { path },
+      );
+    }
+    const hosts: Record<string, unknown> = {
+      ...(next.hosts as Record<string, unknown> | undefined),
+    };
+    target = isRecord(hosts[hostKey]) ? { ...hosts[hostKey] } : {};
+    hosts[hostKey] = target;
+    next.hosts = hosts;
+  }
+  for (const [key, value] of Object.entries(values)) {
+    if (value === undefined) delete target[key];
+    else target[key] = value;
+  }
+  await Deno.mkdir(dirname(path), { recursive: true });
+  await atomicJsonWrite(path, next, { mode: 0o600 });
+  return path;
+}

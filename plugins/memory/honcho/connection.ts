@@ -1,0 +1,262 @@
+/**
+ * What the HTTP client needs from a resolved configuration (honcho-provider
+ * §1.8): the cleaned base URL, the key or the local placeholder, the
+ * timeout and the telemetry headers.
+ *
+ * @module
+ */
+
+import { HonchoConfigError } from "./errors.ts";
+import { isRecord } from "./_util.ts";
+import type { HonchoConfig } from "./config.ts";
+import { toFloat } from "./_coerce.ts";
+
+/** The version of the Honcho plugin sent in `X-Honcho-Plugin` (plugin.yaml). */
+export const HONCHO_PLUGIN_VERSION = "1.0.0";
+
+/** Default HTTP timeout when none is configured: 30 s. */
+export const DEFAULT_HONCHO_TIMEOUT_MS = 30_000;
+
+/** Base URLs of the named environments (used when no base URL is set). */
+export const HONCHO_ENVIRONMENT_URLS: Readonly<Record<string, string>> = Object
+  .freeze({
+    production: "https://api.honcho.dev",
+    local: "http://localhost:8000",
+  });
+
+/** The API key sent to a local Honcho when the file configures none. */
+export const LOCAL_API_KEY_PLACEHOLDER = "local";
+
+/**
+ * Cleans a base URL: trims, drops trailing slashes and one trailing
+ * `/v<digits>` segment (the client adds `/v3`).
+ *
+ * @param url The configured base URL.
+ * @returns The cleaned URL.
+ *
+ * @example Using cleanBaseUrl
+ * ```ts
+ * import { cleanBaseUrl } from "./connection.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(cleanBaseUrl("http://localhost:8000/v3/"), "http://localhost:8000");
+ * assert.equal(cleanBaseUrl(" https://h.example/api// "), "https://h.example/api");
+ * ```
+ */
+export function cleanBaseUrl(url: string): string {
+  return url.trim().replace(/\/+$/, "").replace(/\/v\d+$/, "").replace(
+    /\/+$/,
+    "",
+  );
+}
+
+/**
+ * Whether a URL points at a local Honcho: hostname `localhost` (or
+ * `*.localhost`), or an IP that is loopback, private (RFC 1918, IPv6 ULA),
+ * link-local, or CGNAT (`100.64.0.0/10`).
+ *
+ * @param url The URL.
+ * @returns `true` for a local URL; `false` also for unparseable ones.
+ *
+ * @example Using isLocalHonchoUrl
+ * ```ts
+ * import { isLocalHonchoUrl } from "./connection.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(isLocalHonchoUrl("http://192.168.1.20:8000"), true);
+ * assert.equal(isLocalHonchoUrl("https://api.honcho.dev"), false);
+ * ```
+ */
+export function isLocalHonchoUrl(url: string): boolean {
+  let hostname: string;
+  try {
+    hostname = new URL(url).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  if (hostname.startsWith("[") && hostname.endsWith("]")) {
+    hostname = hostname.slice(1, -1);
+  }
+  if (hostname === "localhost" || hostname.endsWith(".localhost")) return true;
+  const v4 = parseIpv4(hostname);
+  if (v4) return isLocalIpv4(v4);
+  if (hostname.includes(":")) return isLocalIpv6(hostname);
+  return false;
+}
+
+function parseIpv4(text: string): number[] | undefined {
+  const parts = text.split(".");
+  if (parts.length !== 4) return undefined;
+  const out: number[] = [];
+  for (const part of parts) {
+    if (!/^\d{1,3}$/.test(part)) return undefined;
+    const n = Number(part);
+    if (n > 255) return undefined;
+    out.push(n);
+  }
+  return out;
+}
+
+function isLocalIpv4([a, b]: number[]): boolean {
+  if (a === undefined || b === undefined) return false;
+  return a === 127 || a === 10 || (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) || (a === 169 && b === 254) ||
+    (a === 100 && b >= 64 && b <= 127) || a === 0;
+}
+
+function isLocalIpv6(text: string): boolean {
+  if (text === "::1") return true;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (mapped) {
+    const v4 = parseIpv4(mapped[1]!);
+    return v4 ? isLocalIpv4(v4) : false;
+  }
+  const mappedHex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(text);
+  if (mappedHex) {
+    const hi = Number.parseInt(mappedHex[1]!, 16);
+    const lo = Number.parseInt(mappedHex[2]!, 16);
+    return isLocalIpv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+  }
+  const first = text.split(":")[0] ?? "";
+  if (first === "") return false;
+  const head = Number.parseInt(first, 16);
+  if (Number.isNaN(head)) return false;
+  return (head & 0xfe00) === 0xfc00 || (head & 0xffc0) === 0xfe80;
+}
+
+/** Options of {@linkcode honchoTelemetryHeaders}. */
+export interface HonchoTelemetryOptions {
+  /** The Hermes version, omitted from the header when unknown. */
+  hermesVersion?: string;
+  /** The platform label. @default {Deno.build.os} */
+  platform?: string;
+}
+
+/**
+ * The telemetry headers every request carries:
+ * `X-Honcho-Host: hermes/<version> (<platform>)` and
+ * `X-Honcho-Plugin: hermes-plugin-honcho/<plugin version>`.
+ *
+ * @param options Version and platform.
+ * @returns The headers.
+ *
+ * @example Using honchoTelemetryHeaders
+ * ```ts
+ * import { honchoTelemetryHeaders } from "./connection.ts";
+ * import assert from "node:assert/strict";
+ * const headers = honchoTelemetryHeaders({ hermesVersion: "0.9.0", platform: "linux" });
+ * assert.equal(headers["X-Honcho-Host"], "hermes/0.9.0 (linux)");
+ * assert.equal(headers["X-Honcho-Plugin"], "hermes-plugin-honcho/1.0.0");
+ * ```
+ */
+export function honchoTelemetryHeaders(
+  options: HonchoTelemetryOptions = {},
+): Record<string, string> {
+  const platform = options.platform ?? Deno.build.os;
+  const version = options.hermesVersion?.trim();
+  return {
+    "X-Honcho-Host": `hermes${version ? `/${version}` : ""} (${platform})`,
+    "X-Honcho-Plugin": `hermes-plugin-honcho/${HONCHO_PLUGIN_VERSION}`,
+  };
+}
+
+/** Options of {@linkcode resolveHonchoConnection}. */
+export interface ResolveHonchoConnectionOptions extends HonchoTelemetryOptions {
+  /**
+   * Hermes' parsed `config.yaml`: `honcho.base_url` and
+   * `honcho.timeout`/`honcho.request_timeout` fill values that `honcho.json`
+   * and the environment left unset.
+   */
+  hermesConfig?: Record<string, unknown>;
+}
+
+/** What the HTTP client needs to connect. */
+export interface HonchoConnection {
+  /** The cleaned base URL, without `/v3`. */
+  baseUrl: string;
+  /** The bearer token (the configured key, or `"local"` for a local server), if any. */
+  apiKey: string | undefined;
+  /** The request timeout in milliseconds. */
+  timeoutMs: number;
+  /** Telemetry headers. */
+  headers: Record<string, string>;
+  /** The workspace id. */
+  workspaceId: string;
+}
+
+/**
+ * Builds connection settings from a resolved configuration (§1.8): base URL
+ * (config, then `config.yaml`, then the environment's URL) cleaned of
+ * trailing slashes and `/v<n>`; the placeholder key `"local"` when the base
+ * URL is local and the file sets no `apiKey`; the timeout (config, then
+ * `config.yaml`, then 30 s); telemetry headers.
+ *
+ * @param config The resolved configuration.
+ * @param options `config.yaml` fallbacks and telemetry details.
+ * @returns The connection settings.
+ * @throws {HonchoConfigError} When neither an API key nor a base URL is configured.
+ *
+ * @example Using resolveHonchoConnection
+ * ```ts
+ * import { resolveHonchoConnection } from "./connection.ts";
+ * import assert from "node:assert/strict";
+ * const connection = resolveHonchoConnection({
+ *   apiKey: undefined,
+ *   apiKeyInFile: false,
+ *   baseUrl: "http://localhost:8000/v3",
+ *   environment: "production",
+ *   timeout: undefined,
+ *   workspaceId: "hermes",
+ * }, { hermesVersion: "0.9.0" });
+ * assert.equal(connection.baseUrl, "http://localhost:8000");
+ * assert.equal(connection.apiKey, "local");
+ * assert.equal(connection.timeoutMs, 30_000);
+ * ```
+ */
+export function resolveHonchoConnection(
+  config: Pick<
+    HonchoConfig,
+    | "apiKey"
+    | "baseUrl"
+    | "environment"
+    | "timeout"
+    | "apiKeyInFile"
+    | "workspaceId"
+  >,
+  options: ResolveHonchoConnectionOptions = {},
+): HonchoConnection {
+  const yaml = isRecord(options.hermesConfig?.honcho)
+    ? options.hermesConfig.honcho
+    : {};
+  const yamlUrl = typeof yaml.base_url === "string" &&
+      /^[\x20-\x7e]+$/.test(yaml.base_url.trim())
+    ? yaml.base_url.trim()
+    : undefined;
+  const configuredUrl = config.baseUrl || yamlUrl;
+  if (!config.apiKey && !configuredUrl) {
+    throw new HonchoConfigError(
+      "Honcho API key not found: set HONCHO_API_KEY, or run 'hermes honcho setup' (a local server needs only a baseUrl)",
+    );
+  }
+  const baseUrl = configuredUrl
+    ? cleanBaseUrl(configuredUrl)
+    : HONCHO_ENVIRONMENT_URLS[config.environment] ??
+      HONCHO_ENVIRONMENT_URLS.production!;
+  const apiKey = isLocalHonchoUrl(baseUrl) && !config.apiKeyInFile
+    ? LOCAL_API_KEY_PLACEHOLDER
+    : config.apiKey;
+  let seconds = config.timeout;
+  if (seconds === undefined) {
+    for (const key of ["timeout", "request_timeout"]) {
+      const n = toFloat(yaml[key]);
+      if (seconds === undefined && n !== undefined && n > 0) seconds = n;
+    }
+  }
+  return {
+    baseUrl,
+    apiKey,
+    timeoutMs: seconds === undefined
+      ? DEFAULT_HONCHO_TIMEOUT_MS
+      : Math.round(seconds * 1000),
+    headers: honchoTelemetryHeaders(options),
+    workspaceId: config.workspaceId,
+  };
+}

@@ -330,6 +330,17 @@ export interface ConfigField {
 /** The parsed `config.yaml` (or any part of it). */
 export type HermesConfig = Record<string, unknown>;
 
+/** What {@linkcode MemoryProvider.drain} reports. */
+export interface DrainResult {
+  /** Whether everything handed to the provider before the call is durable (or delivered). */
+  drained: boolean;
+  /**
+   * How many accepted items (turns, messages, writes) are not durable yet,
+   * when the provider can count them; absent when it cannot tell.
+   */
+  pending?: number;
+}
+
 /**
  * The contract every memory provider implements.
  *
@@ -648,6 +659,18 @@ export abstract class MemoryProvider {
   getStatusConfig?(
     providerConfig: Record<string, unknown>,
   ): MaybePromise<Record<string, unknown>>;
+
+  /**
+   * When defined, waits up to `timeoutMs` until the work the provider
+   * accepted in one-way hooks (`syncTurn`, `onMemoryWrite`, …) is durable,
+   * and says what is not. The manager calls it from
+   * `MemoryManager.flushPending()` and before `shutdown()`, and
+   * reports what stayed pending in its shutdown drain state.
+   *
+   * @param timeoutMs How long to wait at most; without limit when omitted.
+   * @returns Whether everything is durable, and how much is not.
+   */
+  drain?(timeoutMs?: number): MaybePromise<DrainResult>;
 }
 
 /**

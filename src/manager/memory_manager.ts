@@ -52,7 +52,6 @@ import {
   recallSpillPolicyFromConfig,
 } from "../context/prefetch_spill.ts";
 import { redactForEgress, redactText } from "../core/redact.ts";
-import { SandboxedMemoryProvider } from "../sandbox/sandboxed_provider.ts";
 import { extractUserInstructionFromSkillMessage } from "../context/skill_invocation.ts";
 import {
   normalizeToolSchema,
@@ -176,6 +175,14 @@ export interface ShutdownDrainState {
   readonly abandonedPrefetches: number;
   /** Background tasks still running (detached) when the drain ended. */
   readonly activeTasks: number;
+  /**
+   * Items providers accepted (turns, messages) and reported not yet durable
+   * when their own drain ended; a provider that cannot count adds nothing
+   * here but is named in `undrainedProviders`.
+   */
+  readonly notDurable: number;
+  /** Providers whose `drain()` did not report everything durable in time. */
+  readonly undrainedProviders: readonly string[];
 }
 
 interface ProviderEntry {
@@ -242,6 +249,18 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 /** An error's text for a log line or tool result, secrets masked. */
+/** `pending`'s value, or `undefined` when it does not settle within `ms`. */
+function raceTimeout<T>(
+  pending: Promise<T>,
+  ms: number,
+): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  return Promise.race([pending, timeout]).finally(() => clearTimeout(timer));
+}
+
 function redactedErrorText(error: unknown): string {
   return redactText(errorText(error));
 }
@@ -344,6 +363,8 @@ export class MemoryManager {
     abandonedWrites: 0,
     abandonedPrefetches: 0,
     activeTasks: 0,
+    notDurable: 0,
+    undrainedProviders: [],
   };
   #pendingSwitch: PendingSessionSwitch | undefined = undefined;
 
@@ -1212,10 +1233,10 @@ export class MemoryManager {
 
   /**
    * Waits until the background work queued before this call (turn syncs,
-   * queued prefetches, session boundaries) has run. That includes the
-   * hooks a sandboxed provider runs one-way in its worker: each running
-   * {@linkcode SandboxedMemoryProvider} is drained
-   * ({@linkcode SandboxedMemoryProvider.drain}) within the same bound.
+   * queued prefetches, session boundaries) has run, then until every
+   * provider that defines `drain()` (a sandboxed provider's one-way hooks,
+   * a provider's own write queue) reports it durable, all within the same
+   * bound.
    *
    * @param timeoutMs How long to wait at most; without limit when omitted.
    * @returns `true` when drained (or nothing was queued, or the manager is
@@ -1226,22 +1247,49 @@ export class MemoryManager {
     const queue = this.#queue;
     if (queue !== undefined && !(await queue.flush(timeoutMs))) return false;
     if (this.#shuttingDown) return true;
-    const sandboxed: SandboxedMemoryProvider[] = [];
-    for (const entry of this.#entries) {
-      const provider = entry.provider;
-      if (
-        provider instanceof SandboxedMemoryProvider &&
-        provider.stopped === undefined
-      ) {
-        sandboxed.push(provider);
-      }
-    }
-    if (sandboxed.length === 0) return true;
     const left = timeoutMs === undefined
       ? undefined
       : Math.max(0, timeoutMs - (performance.now() - started));
-    const drained = await Promise.all(sandboxed.map((p) => p.drain(left)));
-    return drained.every(Boolean);
+    const report = await this.#drainProviders(left);
+    return report.undrained.length === 0;
+  }
+
+  /**
+   * Calls `drain(ms)` on every provider that defines it, in parallel, each
+   * bounded by `timeoutMs` (a drain that throws, hangs or answers garbage
+   * counts as not drained).
+   */
+  async #drainProviders(
+    timeoutMs: number | undefined,
+  ): Promise<{ undrained: string[]; notDurable: number }> {
+    const undrained: string[] = [];
+    let notDurable = 0;
+    await Promise.all(this.#entries.map(async (entry) => {
+      const provider = entry.provider;
+      if (typeof provider.drain !== "function") return;
+      let result: unknown;
+      try {
+        const pending = Promise.resolve(provider.drain(timeoutMs));
+        result = timeoutMs === undefined
+          ? await pending
+          : await raceTimeout(pending, timeoutMs);
+      } catch (error) {
+        log(
+          "warn",
+          `Memory provider '${entry.name}' drain failed: ${
+            redactedErrorText(error)
+          }`,
+        );
+      }
+      const report = isRecord(result) ? result : {};
+      if (report.drained !== true) undrained.push(entry.name);
+      if (
+        typeof report.pending === "number" &&
+        Number.isInteger(report.pending) &&
+        report.pending > 0
+      ) notDurable += report.pending;
+    }));
+    return { undrained, notDurable };
   }
 
   /** The outcome of the last shutdown drain (a copy). */
@@ -1266,18 +1314,21 @@ export class MemoryManager {
 
   async #shutdownOnce(): Promise<void> {
     this.#shuttingDown = true;
+    const started = performance.now();
     const queue = this.#queue;
-    if (queue === undefined) {
-      this.#drainState = { ...this.#drainState, status: "drained" };
-    } else {
-      this.#drainState = {
-        status: "draining",
-        abandonedWrites: 0,
-        abandonedPrefetches: 0,
-        activeTasks: queue.size,
-      };
+    let state: ShutdownDrainState = {
+      status: "draining",
+      abandonedWrites: 0,
+      abandonedPrefetches: 0,
+      activeTasks: queue?.size ?? 0,
+      notDurable: 0,
+      undrainedProviders: [],
+    };
+    this.#drainState = state;
+    if (queue !== undefined) {
       const result = await queue.close(this.#drainTimeoutMs);
-      this.#drainState = {
+      state = {
+        ...state,
         status: result.drained ? "drained" : "timed_out",
         abandonedWrites: result.abandonedWrites,
         abandonedPrefetches: result.abandonedPrefetches,
@@ -1291,7 +1342,35 @@ export class MemoryManager {
           }s; abandoning ${result.abandonedWrites} queued memory write(s) and ${result.abandonedPrefetches} queued prefetch(es); ${result.activeTasks} active task(s) remain detached`,
         );
       }
+    } else {
+      state = { ...state, status: "drained" };
     }
+    const left = Math.max(
+      0,
+      this.#drainTimeoutMs - (performance.now() - started),
+    );
+    const providers = await this.#drainProviders(left);
+    if (providers.undrained.length > 0) {
+      state = {
+        ...state,
+        status: "timed_out",
+        notDurable: providers.notDurable,
+        undrainedProviders: providers.undrained,
+      };
+      log(
+        "warn",
+        `Memory shutdown: ${
+          providers.undrained.map((n) => `'${n}'`).join(", ")
+        } did not report every accepted write durable within ${
+          (this.#drainTimeoutMs / 1000).toFixed(2)
+        }s${
+          providers.notDurable > 0
+            ? ` (${providers.notDurable} item(s) not durable)`
+            : ""
+        }`,
+      );
+    }
+    this.#drainState = state;
     const reversed = [...this.#entries].reverse();
     await this.#each(reversed, "shutdown", "warn", async (e) => {
       const done = hook(e.provider, "shutdown").call(e.provider);

@@ -49,6 +49,7 @@ import {
   type ChatMessage,
   type ConfigField,
   type DelegationOptions,
+  type DrainResult,
   type HermesConfig,
   type InitializeOptions,
   type MemoryEvictOptions,
@@ -563,34 +564,51 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   /**
    * Waits until every cast posted before this call (`syncTurn`,
    * `queuePrefetch`, the other void hooks) has finished in the worker, or
-   * was abandoned there after `castTimeoutMs`.
+   * was abandoned there after `castTimeoutMs`; then, when the provider
+   * defines `drain()`, waits for it with the time left.
    *
    * @param timeoutMs How long to wait at most; without limit when omitted
    * (the worker's cast timeout and the busy-loop check still bound it).
-   * @returns `true` when drained, `false` on timeout or when the worker is
-   * gone (what it had not run yet is lost).
+   * @returns `drained: true` when everything ran and the provider's own
+   * drain (if any) reported it durable; `false` on timeout or when the
+   * worker is gone (what it had not run yet is lost).
    *
    * @example Waiting for the turn's writes
    * ```ts ignore
    * await provider.syncTurn("the kite is red", "noted", { sessionId: "s1" });
-   * assert.equal(await provider.drain(5000), true); // the write has run
+   * assert.equal((await provider.drain(5000)).drained, true); // the write has run
    * ```
    */
-  async drain(timeoutMs?: number): Promise<boolean> {
+  override async drain(timeoutMs?: number): Promise<DrainResult> {
     const state = this.#state;
-    if (state.rpc.stopped !== undefined) return false;
+    if (state.rpc.stopped !== undefined) return { drained: false };
+    const started = performance.now();
     try {
       await state.rpc.request({ t: "drain" }, {
         timeoutMs: timeoutMs ?? Infinity,
         label: "drain",
       });
-      return true;
     } catch (error) {
       log(
         "debug",
         `Memory provider '${this.name}' drain failed: ${errorText(error)}`,
       );
-      return false;
+      return { drained: false };
+    }
+    if (!state.description.optional.includes("drain")) return { drained: true };
+    const left = timeoutMs === undefined
+      ? state.callTimeoutMs
+      : Math.max(1, timeoutMs - (performance.now() - started));
+    try {
+      return toDrainResult(
+        await this.#call("drain", [timeoutMs ?? left], left),
+      );
+    } catch (error) {
+      log(
+        "debug",
+        `Memory provider '${this.name}' drain failed: ${errorText(error)}`,
+      );
+      return { drained: false };
     }
   }
 
@@ -774,7 +792,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     if (state.rpc.stopped !== undefined) return;
     const started = performance.now();
     try {
-      if (!(await this.drain(state.shutdownTimeoutMs))) {
+      if (!(await this.drain(state.shutdownTimeoutMs)).drained) {
         if (state.rpc.stopped === undefined) {
           log(
             "warn",
@@ -965,4 +983,17 @@ function limitScope(grant: ProviderGrant): Record<string, string> | undefined {
     }
   }
   return limited;
+}
+
+/** A drain answer from the worker, checked (anything else counts as not drained). */
+function toDrainResult(value: unknown): DrainResult {
+  if (value === null || typeof value !== "object") return { drained: false };
+  const { drained, pending } = value as Record<string, unknown>;
+  const result: DrainResult = { drained: drained === true };
+  if (
+    typeof pending === "number" && Number.isInteger(pending) && pending >= 0
+  ) {
+    result.pending = pending;
+  }
+  return result;
 }

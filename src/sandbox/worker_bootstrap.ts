@@ -97,6 +97,7 @@ const CALLABLE = new Set([
   "backupPaths",
   "postSetup",
   "getStatusConfig",
+  "drain",
   "__describe",
 ]);
 
@@ -237,7 +238,7 @@ async function describe(p: MemoryProvider): Promise<ProviderDescription> {
   } catch {
     toolSchemas = null;
   }
-  const optional = ["postSetup", "getStatusConfig"].filter((m) =>
+  const optional = ["postSetup", "getStatusConfig", "drain"].filter((m) =>
     typeof (p as unknown as Record<string, unknown>)[m] === "function"
   );
   return {

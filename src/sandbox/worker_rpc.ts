@@ -43,7 +43,7 @@ export interface ProviderDescription {
   toolSchemas: unknown[] | null;
   /** Its `preCompressCheckpointApiVersion`. */
   apiVersion: number;
-  /** The optional methods it defines (`postSetup`, `getStatusConfig`). */
+  /** The optional methods it defines (`postSetup`, `getStatusConfig`, `drain`). */
   optional: string[];
 }
 

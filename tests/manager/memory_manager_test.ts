@@ -988,6 +988,8 @@ Deno.test("MemoryManager.shutdownAll() drains queued work, then shuts providers 
     abandonedWrites: 0,
     abandonedPrefetches: 0,
     activeTasks: 0,
+    notDurable: 0,
+    undrainedProviders: [],
   });
   manager.syncAll("u", "a");
   await manager.shutdownAll();
@@ -997,7 +999,53 @@ Deno.test("MemoryManager.shutdownAll() drains queued work, then shuts providers 
     abandonedWrites: 0,
     abandonedPrefetches: 0,
     activeTasks: 0,
+    notDurable: 0,
+    undrainedProviders: [],
   });
+});
+
+Deno.test("MemoryManager.shutdownAll() reports writes a provider's drain() says are not durable", async () => {
+  using logs = captureLogs();
+  const drains: (number | undefined)[] = [];
+  const honcho = new Fake("honcho");
+  Object.assign(honcho, {
+    drain: (ms?: number) => {
+      drains.push(ms);
+      return { drained: false, pending: 7 };
+    },
+  });
+  const manager = await managerWith([new Fake("builtin"), honcho], {
+    shutdownDrainTimeoutMs: 200,
+  });
+  manager.syncAll("u", "a");
+  assert.equal(await manager.flushPending(100), false);
+  await manager.shutdownAll();
+  assert.deepEqual(manager.shutdownDrainState, {
+    status: "timed_out",
+    abandonedWrites: 0,
+    abandonedPrefetches: 0,
+    activeTasks: 0,
+    notDurable: 7,
+    undrainedProviders: ["honcho"],
+  });
+  assert.equal(drains.length, 2);
+  assert.ok(drains.every((ms) => typeof ms === "number" && ms <= 200));
+  assert.match(
+    logs.text("warn").join("\n"),
+    /'honcho' did not report every accepted write durable within 0\.20s \(7 item\(s\) not durable\)/,
+  );
+  assert.equal(honcho.callsOf("shutdown").length, 1);
+});
+
+Deno.test("MemoryManager.flushPending() bounds a provider drain() that never settles", async () => {
+  const honcho = new Fake("honcho");
+  Object.assign(honcho, { drain: () => new Promise(() => {}) });
+  const manager = await managerWith([new Fake("builtin"), honcho]);
+  assert.equal(await manager.flushPending(30), false);
+  Object.assign(honcho, { drain: () => ({ drained: true, pending: 0 }) });
+  assert.equal(await manager.flushPending(30), true);
+  await manager.shutdownAll();
+  assert.equal(manager.shutdownDrainState.status, "drained");
 });
 
 Deno.test("MemoryManager.shutdownAll() with nothing queued reports drained", async () => {
@@ -1022,6 +1070,8 @@ Deno.test("MemoryManager.shutdownAll() times out on a hung write and reports wha
     abandonedWrites: 0,
     abandonedPrefetches: 0,
     activeTasks: 4,
+    notDurable: 0,
+    undrainedProviders: [],
   });
   await shutdown;
   assert.deepEqual(manager.shutdownDrainState, {
@@ -1029,6 +1079,8 @@ Deno.test("MemoryManager.shutdownAll() times out on a hung write and reports wha
     abandonedWrites: 2,
     abandonedPrefetches: 1,
     activeTasks: 1,
+    notDurable: 0,
+    undrainedProviders: [],
   });
   assert.ok(
     logs.text("warn").includes(

@@ -46,6 +46,7 @@ export type {
   ChatMessage,
   ConfigField,
   DelegationOptions,
+  DrainResult,
   HermesConfig,
   InitializeOptions,
   MaybePromise,

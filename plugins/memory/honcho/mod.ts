@@ -40,6 +40,7 @@ export type {
   ChatMessage,
   ConfigField,
   DelegationOptions,
+  DrainResult,
   HermesConfig,
   InitializeOptions,
   MaybePromise,

@@ -4,38 +4,57 @@
 //   deno bench --no-prompt --allow-read --allow-write --allow-env --allow-net=127.0.0.1,localhost --allow-run --allow-sys bench/honcho_bench.ts
 //
 // (`deno task bench` runs it with the rest of bench/.) Takes about 1.5
-// minutes. At module load two servers are started, seeded with the same
-// knowledge, and the same 20-turn conversation runs on each (a simulated
-// 1 s model call per turn):
+// minutes. At module load four servers are started (three seeded with the
+// same knowledge, one for the floor) and the same 20-turn conversation runs
+// on the three sides (a simulated 1 s model call per turn):
 //
 // 1. through HonchoMemoryProvider at default settings (hybrid recall, async
 //    writes, contextCadence 1, dialecticCadence 1): per turn onTurnStart,
 //    prefetch, the model call, syncTurn, queuePrefetch;
-// 2. with plain @honcho-ai/sdk calls made inline, as a straightforward
-//    integration would: per turn the session context, the user and AI peer
-//    contexts and a dialectic before the model call, then the turn's
-//    messages after it.
+// 2. "careful SDK": plain @honcho-ai/sdk calls as a careful integration
+//    writes them: per turn the session context, the user and AI peer
+//    contexts and a dialectic in parallel (Promise.all) before the model
+//    call, then the turn's messages after it, sent in the background
+//    (chained so they stay in order, errors caught and counted, never
+//    awaited by the turn; the wall time includes waiting for the last one);
+//    set-up calls in parallel where they do not depend on each other;
+// 3. "naive SDK" (the old baseline, kept and labelled): the same calls made
+//    one after another, and the messages awaited.
+//
+// The provider and the careful SDK run one after the other; the naive SDK
+// runs at the same time as both (its figures are hundreds of ms of network
+// wait, so sharing the event loop moves them by microseconds; it saves 40 s).
+//
+// Floor: one bare `fetch` round trip to a test server with the same latency
+// (what any remote read costs), measured in the same run.
 //
 // Those warmed sessions then carry on turn after turn in the benchmarks
 // (50 ms of simulated model time per turn, outside the timed section):
 //
 // - "prefetch return to the agent (turn ≥ 2, …)": provider.prefetch vs the
-//   inline session context + peer contexts + dialectic; one turn per
-//   iteration;
+//   careful and naive SDK reads, and the floor; one turn per iteration;
 // - "syncTurn return to the agent": provider.syncTurn (one full turn per
-//   iteration) vs an inline `session.addMessages`;
+//   iteration) vs the careful SDK's background send and the naive awaited
+//   `session.addMessages`;
 // - turn 1: a fresh provider, session and server per iteration; prefetch
 //   may wait up to `firstTurnBaseWait` + `firstTurnDialecticWait` (3 s +
 //   2 s by default), the report checks the slowest one against that.
 //
 // `deno bench` has no column for request counts, so the 20-turn workload's
 // report (requests at session start, budget 6; requests per later turn;
-// total requests and wall time as provider / SDK ratios) is printed once,
-// when the run ends. `deno run -R -W -E --allow-net=127.0.0.1
+// total requests, wall time and agent-blocked time as ratios) is printed
+// once, when the run ends. `deno run -R -W -E --allow-net=127.0.0.1
 // bench/honcho_bench.ts` runs only the workload and prints that report.
 import { Honcho, type Peer, type Session } from "@honcho-ai/sdk";
-import { setLogger } from "@hermes/memory";
-import { HonchoMemoryProvider } from "../plugins/memory/honcho/mod.ts";
+import { HonchoMemoryProvider } from "@hermes/memory/honcho";
+import {
+  addSample,
+  benchmark,
+  keepLogs,
+  median,
+  record,
+  setup,
+} from "./_harness.ts";
 import {
   type HonchoRequestLogEntry,
   type HonchoTestServer,
@@ -73,9 +92,11 @@ interface RunResult {
   prefetchMs: number[];
   syncMs: number[];
   violations: number;
+  /** Background writes that failed (careful SDK). */
+  writeFailures?: number;
 }
 
-setLogger({ log: () => {} });
+keepLogs("honcho_bench");
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -241,33 +262,69 @@ class ProviderSide {
   }
 }
 
+/** How an SDK side calls Honcho. */
+type SdkStyle = "careful" | "naive";
+
 /** Inline `@honcho-ai/sdk` calls with their own server; one session. */
 class SdkSide {
   readonly server: HonchoTestServer;
+  readonly style: SdkStyle;
   readonly #honcho: Honcho;
   #alice?: Peer;
   #hermes?: Peer;
   #session?: Session;
   #turn = 0;
   #closed = false;
+  /** The careful side's background writes, chained to keep their order. */
+  #writes: Promise<void> = Promise.resolve();
+  /** Background writes that failed (careful side). */
+  writeFailures = 0;
 
-  private constructor(server: HonchoTestServer) {
+  private constructor(server: HonchoTestServer, style: SdkStyle) {
     this.server = server;
+    this.style = style;
     this.#honcho = new Honcho({
       baseURL: server.url,
       apiKey: "local",
       workspaceId: "bench",
-      maxRetries: 0,
+      // The naive baseline as it was measured before; the careful user keeps
+      // the SDK's default retries (no faults are injected: no difference).
+      ...(style === "naive" ? { maxRetries: 0 } : {}),
     });
   }
 
-  static async start(): Promise<SdkSide> {
-    return new SdkSide(await startSeededServer());
+  static async start(style: SdkStyle): Promise<SdkSide> {
+    return new SdkSide(await startSeededServer(), style);
+  }
+
+  get label(): string {
+    return this.style === "careful"
+      ? "@honcho-ai/sdk, careful (parallel reads, background writes)"
+      : "@honcho-ai/sdk, naive (sequential reads, awaited writes)";
   }
 
   /** Peers, session, membership and peer configs; returns the time. */
   setUp(sessionId: string): Promise<number> {
     return timed(async () => {
+      if (this.style === "careful") {
+        const [alice, hermes, session] = await Promise.all([
+          this.#honcho.peer("alice"),
+          this.#honcho.peer("hermes"),
+          this.#honcho.session(sessionId),
+        ]);
+        this.#alice = alice;
+        this.#hermes = hermes;
+        this.#session = session;
+        await session.addPeers([
+          [alice, { observeMe: true, observeOthers: true }],
+          [hermes, { observeMe: true, observeOthers: true }],
+        ]);
+        await Promise.all([
+          session.getPeerConfiguration(alice),
+          session.getPeerConfiguration(hermes),
+        ]);
+        return;
+      }
       const alice = this.#alice = await this.#honcho.peer("alice");
       const hermes = this.#hermes = await this.#honcho.peer("hermes");
       const session = this.#session = await this.#honcho.session(sessionId);
@@ -291,30 +348,54 @@ class SdkSide {
   beforeModel(b?: Deno.BenchContext): Promise<number> {
     const { alice, hermes, session } = this.#parts();
     const q = query(++this.#turn);
+    const reads = [
+      () =>
+        session.context({
+          summary: true,
+          peerTarget: alice,
+          peerPerspective: hermes,
+        }),
+      () => hermes.context({ target: alice, searchQuery: q }),
+      () => hermes.context({ target: hermes }),
+      () => hermes.chat(q, { target: alice }),
+    ];
     return timed(async () => {
-      await session.context({
-        summary: true,
-        peerTarget: alice,
-        peerPerspective: hermes,
-      });
-      await hermes.context({ target: alice, searchQuery: q });
-      await hermes.context({ target: hermes });
-      await hermes.chat(q, { target: alice });
+      if (this.style === "careful") {
+        await Promise.all(reads.map((read) => read()));
+      } else {
+        for (const read of reads) await read();
+      }
     }, b);
   }
 
-  /** The current turn's messages, inline; returns the time. */
+  /**
+   * The current turn's messages: awaited (naive), or chained onto the
+   * background writes with errors caught (careful); returns the time the
+   * turn waited.
+   */
   afterModel(b?: Deno.BenchContext): Promise<number> {
     const { alice, hermes, session } = this.#parts();
     const turn = this.#turn;
-    return timed(
-      () =>
-        session.addMessages([
-          alice.message(query(turn)),
-          hermes.message(reply(turn)),
-        ]),
-      b,
-    );
+    const send = () =>
+      session.addMessages([
+        alice.message(query(turn)),
+        hermes.message(reply(turn)),
+      ]);
+    if (this.style === "naive") return timed(send, b);
+    return timed(() => {
+      this.#writes = this.#writes.then(send).then(
+        () => {},
+        (error: unknown) => {
+          this.writeFailures++;
+          console.error(`careful SDK: turn ${turn} not stored: ${error}`);
+        },
+      );
+    }, b);
+  }
+
+  /** Waits for the careful side's background writes. */
+  settle(): Promise<void> {
+    return this.#writes;
   }
 
   /** A write-only turn (no context calls), for the syncTurn group. */
@@ -342,8 +423,10 @@ class SdkSide {
       blockingMs += prefetch + sync;
       if (turn > 1) perTurnRequests.push(this.server.requests.length - before);
     }
+    await this.settle();
     return {
-      label: "@honcho-ai/sdk inline",
+      label: this.label,
+      writeFailures: this.style === "careful" ? this.writeFailures : undefined,
       initMs,
       wallMs: performance.now() - started,
       blockingMs,
@@ -356,10 +439,11 @@ class SdkSide {
     };
   }
 
-  /** Closes the server. */
+  /** Waits for background writes, then closes the server. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await this.settle();
     await this.server.close();
   }
 
@@ -368,6 +452,34 @@ class SdkSide {
     if (this.#closed) return;
     this.#closed = true;
     void this.server.close();
+  }
+}
+
+/** The floor: one bare fetch round trip to a server with the same latency. */
+class FloorSide {
+  readonly server: HonchoTestServer;
+
+  private constructor(server: HonchoTestServer) {
+    this.server = server;
+  }
+
+  static async start(): Promise<FloorSide> {
+    return new FloorSide(
+      await startHonchoTestServer({ latencyMs: LATENCY_MS }),
+    );
+  }
+
+  /** One `GET /health` round trip; returns the time. */
+  roundTrip(b?: Deno.BenchContext): Promise<number> {
+    return timed(async () => {
+      const response = await fetch(`${this.server.url}/health`);
+      await response.text();
+      if (!response.ok) throw new Error(`/health answered ${response.status}`);
+    }, b);
+  }
+
+  close(): Promise<void> {
+    return this.server.close();
   }
 }
 
@@ -424,6 +536,9 @@ function runReport(run: RunResult, budget?: number): string[] {
     `  requests per turn (turns 2..${TURNS}): mean ${
       (perTurn.reduce((a, b) => a + b, 0) / perTurn.length).toFixed(2)
     }, min ${Math.min(...perTurn)}, max ${Math.max(...perTurn)}`,
+    ...(run.writeFailures === undefined
+      ? []
+      : [`  background writes that failed: ${run.writeFailures}`]),
     `  total requests ${run.requests.length}; wall ${
       ms(run.wallMs)
     } ms (model time ${TURNS * WORKLOAD_MODEL_MS} ms); agent blocked ${
@@ -449,49 +564,128 @@ function firstTurnReport(samples: readonly number[], waitMs: number): string[] {
   ];
 }
 
+/** Per-turn agent-blocked time of a run (set-up excluded), ms. */
+function blockedPerTurn(run: RunResult): number {
+  return (run.blockingMs - run.initMs) / TURNS;
+}
+
+/** The same over turns 2..20 (after the session started), ms. */
+function blockedPerLaterTurn(run: RunResult): number {
+  let sum = 0;
+  for (let i = 1; i < TURNS; i++) sum += run.prefetchMs[i]! + run.syncMs[i]!;
+  return sum / (TURNS - 1);
+}
+
 function report(
-  ours: RunResult,
-  sdk: RunResult,
+  runs: { ours: RunResult; careful: RunResult; naive: RunResult },
+  floorMs: readonly number[],
   firstTurn: readonly number[],
   firstTurnWaitMs: number,
 ): string {
+  const { ours, careful, naive } = runs;
+  const floor = median(floorMs);
+  const ratios = (a: RunResult, b: RunResult) =>
+    `  requests ${
+      (a.requests.length / b.requests.length).toFixed(2)
+    }; wall time ${(a.wallMs / b.wallMs).toFixed(2)}; agent-blocking time ${
+      (a.blockingMs / b.blockingMs).toFixed(4)
+    }`;
   return [
     "",
     `Honcho bench: ${TURNS} turns, ${LATENCY_MS} ms server latency per request, ${WORKLOAD_MODEL_MS} ms simulated model call per turn`,
     "",
     ...runReport(ours, SESSION_START_BUDGET),
     "",
-    ...runReport(sdk),
+    ...runReport(careful),
     "",
-    "== ratios (provider / sdk inline) ==",
-    `  requests ${
-      (ours.requests.length / sdk.requests.length).toFixed(2)
-    }; wall time ${
-      (ours.wallMs / sdk.wallMs).toFixed(2)
-    }; agent-blocking time ${(ours.blockingMs / sdk.blockingMs).toFixed(4)}`,
+    ...runReport(naive),
+    "",
+    `== floor: one bare fetch round trip (${LATENCY_MS} ms latency) ==`,
+    `  median ${ms(floor)} ms over ${floorMs.length} samples`,
+    "",
+    `== agent blocked per turn (set-up excluded; × the floor) ==`,
+    ...[ours, careful, naive].map((run) =>
+      `  ${run.label}: turns 1..${TURNS} ${ms(blockedPerTurn(run))} ms (${
+        (blockedPerTurn(run) / floor).toFixed(4)
+      }×); turns 2..${TURNS} ${ms(blockedPerLaterTurn(run))} ms (${
+        (blockedPerLaterTurn(run) / floor).toFixed(4)
+      }×)`
+    ),
+    "",
+    "== ratios (provider / careful sdk) ==",
+    ratios(ours, careful),
+    "== ratios (provider / naive sdk) ==",
+    ratios(ours, naive),
     ...(firstTurn.length > 0 ? [""] : []),
     ...firstTurnReport(firstTurn, firstTurnWaitMs),
   ].join("\n");
+}
+
+/** Sends the workload's figures to bench/_report.ts. */
+function recordRun(id: string, run: RunResult): void {
+  record(`honcho.workload.${id}`, {
+    label: run.label,
+    initMs: run.initMs,
+    wallMs: run.wallMs,
+    blockingMs: run.blockingMs,
+    blockedPerTurnMs: blockedPerTurn(run),
+    blockedPerLaterTurnMs: blockedPerLaterTurn(run),
+    requests: run.requests.length,
+    sessionStartRequests: run.sessionStartRequests,
+    perTurnRequestsMean: run.perTurnRequests.reduce((a, b) => a + b, 0) /
+      run.perTurnRequests.length,
+    prefetchTurn1Ms: run.prefetchMs[0],
+    prefetchLaterMedianMs: median(run.prefetchMs.slice(1)),
+    syncLaterMedianMs: median(run.syncMs.slice(1)),
+    violations: run.violations,
+  });
 }
 
 // ---------------------------------------------------------------------------
 // Module top level: servers, the counted workload, the warmed sessions
 // ---------------------------------------------------------------------------
 
-const ours = await ProviderSide.start();
-const sdk = await SdkSide.start();
-const ourRun = await ours.workload(WORKLOAD_MODEL_MS);
-const sdkRun = await sdk.workload(WORKLOAD_MODEL_MS);
+const [ours, careful, naive, floorSide] = await setup(
+  "start the test servers",
+  () =>
+    Promise.all([
+      ProviderSide.start(),
+      SdkSide.start("careful"),
+      SdkSide.start("naive"),
+      FloorSide.start(),
+    ]),
+);
+const [ourRun, carefulRun, naiveRun] = await setup(
+  "the 20-turn workload",
+  async () => {
+    const naiveRunning = naive.workload(WORKLOAD_MODEL_MS);
+    const ourRun = await ours.workload(WORKLOAD_MODEL_MS);
+    const carefulRun = await careful.workload(WORKLOAD_MODEL_MS);
+    return [ourRun, carefulRun, await naiveRunning] as const;
+  },
+);
+recordRun("provider", ourRun);
+recordRun("sdk_careful", carefulRun);
+recordRun("sdk_naive", naiveRun);
+const floorMs: number[] = [];
+for (let i = 0; i < 5; i++) {
+  const sample = await floorSide.roundTrip();
+  floorMs.push(sample);
+  addSample("honcho.floor.fetch", sample);
+}
 const config = ours.provider.config;
 const firstTurnWaitMs = config
   ? (config.firstTurnBaseWait + config.firstTurnDialecticWait) * 1000
   : 5_000;
 
+const runs = { ours: ourRun, careful: carefulRun, naive: naiveRun };
 if (import.meta.main) {
   // `deno run`: the report only.
-  console.log(report(ourRun, sdkRun, [], firstTurnWaitMs));
+  console.log(report(runs, floorMs, [], firstTurnWaitMs));
   await ours.close();
-  await sdk.close();
+  await careful.close();
+  await naive.close();
+  await floorSide.close();
 } else {
   const PREFETCH =
     "prefetch return to the agent (turn ≥ 2, 200 ms Honcho latency)";
@@ -500,72 +694,120 @@ if (import.meta.main) {
   const firstTurnMs: number[] = [];
   let firstTurnRuns = 0;
 
-  Deno.bench({
-    name: "HonchoMemoryProvider.prefetch",
+  benchmark({
+    id: "honcho.prefetch.provider",
+    title: "HonchoMemoryProvider.prefetch",
     group: PREFETCH,
     baseline: true,
     n: 40,
     warmup: 2,
-    async fn(b: Deno.BenchContext): Promise<void> {
-      await ours.beforeModel(b);
+    async fn(it) {
+      it.sample(await ours.beforeModel(it.b));
       await sleep(BENCH_MODEL_MS);
       await ours.afterModel();
     },
   });
 
-  Deno.bench({
-    name: "@honcho-ai/sdk: session + peer contexts + dialectic",
+  benchmark({
+    id: "honcho.prefetch.sdk_careful",
+    title: "careful @honcho-ai/sdk: the four reads in parallel",
     group: PREFETCH,
-    n: 10,
+    n: 15,
     warmup: 1,
-    async fn(b: Deno.BenchContext): Promise<void> {
-      await sdk.beforeModel(b);
+    async fn(it) {
+      await careful.settle();
+      it.sample(await careful.beforeModel(it.b));
       await sleep(BENCH_MODEL_MS);
-      await sdk.afterModel();
+      await careful.afterModel();
     },
   });
 
-  Deno.bench({
-    name: "HonchoMemoryProvider.syncTurn",
+  benchmark({
+    id: "honcho.prefetch.sdk_naive",
+    title: "naive @honcho-ai/sdk: the four reads one after another",
+    group: PREFETCH,
+    n: 5,
+    warmup: 1,
+    async fn(it) {
+      it.sample(await naive.beforeModel(it.b));
+      await sleep(BENCH_MODEL_MS);
+      await naive.afterModel();
+    },
+  });
+
+  benchmark({
+    id: "honcho.floor.fetch",
+    title: `floor: one bare fetch round trip (${LATENCY_MS} ms latency)`,
+    group: PREFETCH,
+    n: 10,
+    warmup: 1,
+    async fn(it) {
+      it.sample(await floorSide.roundTrip(it.b));
+    },
+  });
+
+  benchmark({
+    id: "honcho.sync.provider",
+    title: "HonchoMemoryProvider.syncTurn",
     group: SYNC,
     baseline: true,
     n: 40,
     warmup: 2,
-    async fn(b: Deno.BenchContext): Promise<void> {
+    async fn(it) {
       await ours.beforeModel();
       await sleep(BENCH_MODEL_MS);
-      await ours.afterModel(b);
+      it.sample(await ours.afterModel(it.b));
     },
   });
 
-  Deno.bench({
-    name: "@honcho-ai/sdk: session.addMessages",
+  benchmark({
+    id: "honcho.sync.sdk_careful",
+    title: "careful @honcho-ai/sdk: session.addMessages in the background",
     group: SYNC,
     n: 15,
     warmup: 1,
-    async fn(b: Deno.BenchContext): Promise<void> {
-      sdk.nextTurn();
+    async fn(it) {
+      await careful.settle();
+      careful.nextTurn();
       await sleep(BENCH_MODEL_MS);
-      await sdk.afterModel(b);
+      it.sample(await careful.afterModel(it.b));
+    },
+  });
+
+  benchmark({
+    id: "honcho.sync.sdk_naive",
+    title: "naive @honcho-ai/sdk: session.addMessages awaited",
+    group: SYNC,
+    n: 8,
+    warmup: 1,
+    async fn(it) {
+      naive.nextTurn();
+      await sleep(BENCH_MODEL_MS);
+      it.sample(await naive.afterModel(it.b));
     },
   });
 
   // The last bench: the warmed sides are no longer needed, so they are shut
   // down (awaited) on its first call; each iteration owns its server.
-  Deno.bench({
-    name: `HonchoMemoryProvider.prefetch, turn 1 (documented wait ≤ ${
+  benchmark({
+    id: "honcho.turn1.provider",
+    title: `HonchoMemoryProvider.prefetch, turn 1 (documented wait ≤ ${
       firstTurnWaitMs / 1000
     } s)`,
     group: FIRST,
     n: 5,
     warmup: 1,
-    async fn(b: Deno.BenchContext): Promise<void> {
+    async fn(it) {
       await ours.close();
-      await sdk.close();
+      await careful.close();
+      await naive.close();
+      await floorSide.close();
       const side = await ProviderSide.start();
       try {
         await side.initialize(`first-turn-${++firstTurnRuns}`);
-        firstTurnMs.push(await side.beforeModel(b));
+        const sample = await side.beforeModel(it.b);
+        firstTurnMs.push(sample);
+        it.sample(sample);
       } finally {
         await side.close();
       }
@@ -574,7 +816,9 @@ if (import.meta.main) {
 
   globalThis.addEventListener("unload", (): void => {
     ours.closeNow();
-    sdk.closeNow();
-    console.log(report(ourRun, sdkRun, firstTurnMs, firstTurnWaitMs));
+    careful.closeNow();
+    naive.closeNow();
+    void floorSide.close();
+    console.log(report(runs, floorMs, firstTurnMs, firstTurnWaitMs));
   });
 }

@@ -1,158 +1,276 @@
 // One agent turn through the MemoryManager (onTurnStart, prefetchAll,
 // syncAll, queuePrefetchAll) against calling the same in-process provider
-// directly. The difference is what the manager adds per turn: skill-scaffold
-// stripping, egress redaction, failure isolation, the FIFO background queue
-// (flushed every FLUSH_EVERY turns, or every turn in the second group) and
-// the spill check.
+// directly, the floor: the difference is what the manager adds per turn
+// (skill-scaffold stripping, egress redaction, failure isolation, the FIFO
+// background queue, the spill check).
 //
-//   deno bench --no-prompt --allow-read --allow-env --allow-write bench/manager_bench.ts
-import { MemoryManager } from "../src/manager/memory_manager.ts";
+//   deno bench --no-prompt --allow-read --allow-write --allow-env --allow-run bench/manager_bench.ts
+//
+// Groups:
+// - "same text": the old figure, kept for comparison and labelled: one user
+//   string and one reply on every turn, which hits the one-entry cache in
+//   `redactText`; flushPending() every 64 turns;
+// - "varied text": text that differs on every turn (8 templates carrying the
+//   turn number, 60–260 characters, one with a code block, one with a URL);
+//   flushPending() every 64 turns; with and without a second (`builtin`)
+//   provider;
+// - "varied text, flushPending() every turn": the agent also waits for the
+//   background queue on every turn;
+// - "paused turns": a 5 ms idle gap before each turn (outside the timed
+//   part), so the background work of one turn cannot be spread over the
+//   next ones; timed once for what the agent awaits and once up to
+//   flushPending() (all background work of the turn done);
+// - "fresh process": a new `deno run` of bench/_manager_child.ts per
+//   iteration, timing each of its first 20 turns (module import and set-up
+//   apart); the deno bench row is the child's wall time, the per-turn
+//   figures are printed when the file ends.
 import {
-  MemoryProvider,
-  type PrefetchOptions,
-  type SyncTurnOptions,
-  type ToolSchema,
-  type TurnStartOptions,
-} from "../src/core/memory_provider.ts";
-import { setLogger } from "../src/core/log.ts";
+  addSample,
+  benchmark,
+  childEnv,
+  DENO_JSON,
+  formatMs,
+  keepLogs,
+  median,
+  mustSucceed,
+  ratio,
+  record,
+  ROOT,
+  runProcess,
+  samples,
+  setup,
+} from "./_harness.ts";
+import {
+  benchManager,
+  directTurn,
+  InProcessProvider,
+  managerTurn,
+  sameTurn,
+  variedTurn,
+} from "./_manager_workload.ts";
 
-setLogger({ log: () => {} });
+keepLogs("manager_bench");
 
 const FLUSH_EVERY = 64;
-const USER =
-  "Can you remind me which editor I said I prefer, and set up the k8s deploy pipeline the same way as last week?";
-const REPLY =
-  "You prefer helix with tabs. I set the pipeline up like last week: build, test, then a canary deploy at 10% for an hour before the full rollout.";
+const PAUSE_MS = 5;
+const FRESH_TURNS = 20;
 
-/** A small in-process provider doing a little real work per hook. */
-class InProcessProvider extends MemoryProvider {
-  turns = 0;
-  lastQuery = "";
-  readonly facts: string[] = [];
-  readonly #name: string;
-
-  constructor(name: string) {
-    super();
-    this.#name = name;
-  }
-  get name(): string {
-    return this.#name;
-  }
-  isAvailable(): boolean {
-    return true;
-  }
-  initialize(): void {}
-  getToolSchemas(): ToolSchema[] {
-    return [];
-  }
-  override onTurnStart(
-    turn: number,
-    _message: string,
-    _options: TurnStartOptions,
-  ): void {
-    this.turns = turn;
-  }
-  override prefetch(query: string, _options: PrefetchOptions): string {
-    return query.length > 0 ? "User prefers helix with tabs." : "";
-  }
-  override queuePrefetch(query: string, _options: PrefetchOptions): void {
-    this.lastQuery = query;
-  }
-  override syncTurn(
-    user: string,
-    _assistant: string,
-    _options: SyncTurnOptions,
-  ): void {
-    this.facts.push(user);
-    if (this.facts.length > 256) this.facts.length = 0;
-  }
-}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const direct = new InProcessProvider("inproc");
-const managed = new InProcessProvider("inproc");
-const manager = new MemoryManager();
-await manager.addProvider(managed);
-await manager.initializeAll("bench-session", { platform: "cli" });
+const [sameManager, variedManager, variedBoth, everyTurn, paused, pausedFlush] =
+  await setup("managers", () =>
+    Promise.all([
+      benchManager(),
+      benchManager(),
+      benchManager({ builtin: true }),
+      benchManager(),
+      benchManager(),
+      benchManager(),
+    ]));
 
-const perTurn = new InProcessProvider("inproc");
-const perTurnManager = new MemoryManager();
-await perTurnManager.addProvider(perTurn);
+let turn = 0;
 
-const withBuiltin = new MemoryManager();
-await withBuiltin.addProvider(new InProcessProvider("builtin"));
-await withBuiltin.addProvider(new InProcessProvider("inproc"));
+// --- same text (the old, flattering figure) --------------------------------
 
-let directTurn = 0;
+const SAME = "manager turn, same text every turn (hits redactText's cache)";
 Deno.bench({
-  name: "direct provider calls",
-  group: "turn (flush every 64)",
+  name: "manager.same.direct: direct provider calls",
+  group: SAME,
   baseline: true,
-  fn(): void {
-    const turn = ++directTurn;
-    const sessionId = "bench-session";
-    direct.onTurnStart(turn, USER, {});
-    direct.prefetch(USER, { sessionId });
-    direct.syncTurn(USER, REPLY, { sessionId });
-    direct.queuePrefetch(USER, { sessionId });
+  fn: () => directTurn(direct, ++turn, sameTurn),
+});
+Deno.bench({
+  name: "manager.same.manager: MemoryManager (1 external)",
+  group: SAME,
+  async fn() {
+    const t = ++turn;
+    await managerTurn(sameManager, t, sameTurn);
+    if (t % FLUSH_EVERY === 0) await sameManager.flushPending();
   },
 });
 
-let managedTurn = 0;
-Deno.bench({
-  name: "MemoryManager (1 external)",
-  group: "turn (flush every 64)",
-  async fn(): Promise<void> {
-    const turn = ++managedTurn;
-    const sessionId = "bench-session";
-    await manager.onTurnStart(turn, USER, {});
-    await manager.prefetchAll(USER, { sessionId });
-    manager.syncAll(USER, REPLY, { sessionId });
-    manager.queuePrefetchAll(USER, { sessionId });
-    if (turn % FLUSH_EVERY === 0) await manager.flushPending();
-  },
-});
+// --- varied text ------------------------------------------------------------
 
-let builtinTurn = 0;
+const VARIED = "manager turn, varied text (flush every 64)";
 Deno.bench({
-  name: "MemoryManager (builtin + 1 external)",
-  group: "turn (flush every 64)",
-  async fn(): Promise<void> {
-    const turn = ++builtinTurn;
-    const sessionId = "bench-session";
-    await withBuiltin.onTurnStart(turn, USER, {});
-    await withBuiltin.prefetchAll(USER, { sessionId });
-    withBuiltin.syncAll(USER, REPLY, { sessionId });
-    withBuiltin.queuePrefetchAll(USER, { sessionId });
-    if (turn % FLUSH_EVERY === 0) await withBuiltin.flushPending();
-  },
-});
-
-let directTurn2 = 0;
-Deno.bench({
-  name: "direct provider calls",
-  group: "turn (flush every turn)",
+  name: "manager.varied.direct: direct provider calls",
+  group: VARIED,
   baseline: true,
-  fn(): void {
-    const turn = ++directTurn2;
-    const sessionId = "bench-session";
-    direct.onTurnStart(turn, USER, {});
-    direct.prefetch(USER, { sessionId });
-    direct.syncTurn(USER, REPLY, { sessionId });
-    direct.queuePrefetch(USER, { sessionId });
+  fn: () => directTurn(direct, ++turn, variedTurn),
+});
+Deno.bench({
+  name: "manager.varied.manager: MemoryManager (1 external)",
+  group: VARIED,
+  async fn() {
+    const t = ++turn;
+    await managerTurn(variedManager, t, variedTurn);
+    if (t % FLUSH_EVERY === 0) await variedManager.flushPending();
+  },
+});
+Deno.bench({
+  name: "manager.varied.builtin: MemoryManager (builtin + 1 external)",
+  group: VARIED,
+  async fn() {
+    const t = ++turn;
+    await managerTurn(variedBoth, t, variedTurn);
+    if (t % FLUSH_EVERY === 0) await variedBoth.flushPending();
   },
 });
 
-let perTurnCount = 0;
+const EVERY = "manager turn, varied text, flushPending() every turn";
 Deno.bench({
-  name: "MemoryManager (1 external), flushPending() every turn",
-  group: "turn (flush every turn)",
-  async fn(): Promise<void> {
-    const turn = ++perTurnCount;
-    const sessionId = "bench-session";
-    await perTurnManager.onTurnStart(turn, USER, {});
-    await perTurnManager.prefetchAll(USER, { sessionId });
-    perTurnManager.syncAll(USER, REPLY, { sessionId });
-    perTurnManager.queuePrefetchAll(USER, { sessionId });
-    await perTurnManager.flushPending();
+  name: "manager.flush.direct: direct provider calls",
+  group: EVERY,
+  baseline: true,
+  fn: () => directTurn(direct, ++turn, variedTurn),
+});
+Deno.bench({
+  name: "manager.flush.manager: MemoryManager (1 external), flushPending()",
+  group: EVERY,
+  async fn() {
+    const t = ++turn;
+    await managerTurn(everyTurn, t, variedTurn);
+    await everyTurn.flushPending();
   },
+});
+
+// --- paused turns -----------------------------------------------------------
+
+const PAUSED = `manager turn after a ${PAUSE_MS} ms idle gap, varied text`;
+benchmark({
+  id: "manager.paused.direct",
+  title: "direct provider calls",
+  group: PAUSED,
+  baseline: true,
+  n: 200,
+  warmup: 10,
+  async fn(it) {
+    await sleep(PAUSE_MS);
+    const t = ++turn;
+    await it.time(() => directTurn(direct, t, variedTurn));
+  },
+});
+benchmark({
+  id: "manager.paused.manager",
+  title: "MemoryManager (1 external), what the agent awaits",
+  group: PAUSED,
+  n: 200,
+  warmup: 10,
+  async fn(it) {
+    await sleep(PAUSE_MS);
+    const t = ++turn;
+    await it.time(() => managerTurn(paused, t, variedTurn));
+    if (t % FLUSH_EVERY === 0) await paused.flushPending();
+  },
+});
+benchmark({
+  id: "manager.paused.manager_flushed",
+  title: "MemoryManager (1 external), turn + flushPending()",
+  group: PAUSED,
+  n: 200,
+  warmup: 10,
+  async fn(it) {
+    await sleep(PAUSE_MS);
+    const t = ++turn;
+    await it.time(async () => {
+      await managerTurn(pausedFlush, t, variedTurn);
+      await pausedFlush.flushPending();
+    });
+  },
+});
+
+// --- fresh process ----------------------------------------------------------
+
+interface ChildReport {
+  mode: "direct" | "manager";
+  importMs: number;
+  setupMs: number;
+  turnMs: number[];
+  flushMs: number;
+}
+
+const CHILD = new URL("./_manager_child.ts", import.meta.url).pathname;
+
+async function freshProcess(mode: "direct" | "manager"): Promise<ChildReport> {
+  const result = mustSucceed(
+    `deno run bench/_manager_child.ts ${mode}`,
+    await runProcess(Deno.execPath(), [
+      "run",
+      "--no-prompt",
+      `--config=${DENO_JSON}`,
+      "--allow-read",
+      "--allow-env",
+      CHILD,
+      mode,
+      String(FRESH_TURNS),
+    ], { cwd: ROOT, env: childEnv(ROOT) }),
+  );
+  const report = JSON.parse(
+    result.stdout.trim().split("\n").at(-1)!,
+  ) as ChildReport;
+  const first = report.turnMs[0]!;
+  const mean = report.turnMs.reduce((a, b) => a + b, 0) / report.turnMs.length;
+  addSample(`manager.fresh.${mode}.turn1`, first);
+  addSample(`manager.fresh.${mode}.mean`, mean);
+  addSample(
+    `manager.fresh.${mode}.rest_median`,
+    median(report.turnMs.slice(1)),
+  );
+  addSample(`manager.fresh.${mode}.import`, report.importMs);
+  addSample(`manager.fresh.${mode}.setup`, report.setupMs);
+  addSample(`manager.fresh.${mode}.flush`, report.flushMs);
+  return report;
+}
+
+const FRESH = `fresh process: first ${FRESH_TURNS} turns in a new deno run`;
+benchmark({
+  id: "manager.fresh.direct.process",
+  title: "child wall time, direct provider calls",
+  group: FRESH,
+  baseline: true,
+  n: 6,
+  warmup: 1,
+  fn: () => freshProcess("direct"),
+});
+benchmark({
+  id: "manager.fresh.manager.process",
+  title: "child wall time, MemoryManager (1 external)",
+  group: FRESH,
+  n: 6,
+  warmup: 1,
+  fn: () => freshProcess("manager"),
+});
+
+globalThis.addEventListener("unload", () => {
+  const m = (id: string) => median(samples.get(id) ?? []);
+  const lines = [
+    `\n== manager, medians of this run ==`,
+    `  paused turn: manager ${formatMs(m("manager.paused.manager"))} (${
+      formatMs(m("manager.paused.manager_flushed"))
+    } with flushPending), direct ${formatMs(m("manager.paused.direct"))}`,
+    `  fresh process, first ${FRESH_TURNS} turns (per turn, median over ${
+      samples.get("manager.fresh.manager.mean")?.length ?? 0
+    } processes):`,
+  ];
+  for (const mode of ["direct", "manager"]) {
+    lines.push(
+      `    ${mode}: turn 1 ${
+        formatMs(m(`manager.fresh.${mode}.turn1`))
+      }, mean ${
+        formatMs(m(`manager.fresh.${mode}.mean`))
+      }, turns 2..${FRESH_TURNS} median ${
+        formatMs(m(`manager.fresh.${mode}.rest_median`))
+      }; import ${formatMs(m(`manager.fresh.${mode}.import`))}, set-up ${
+        formatMs(m(`manager.fresh.${mode}.setup`))
+      }, final flush ${formatMs(m(`manager.fresh.${mode}.flush`))}`,
+    );
+  }
+  lines.push(
+    `    manager / direct, mean per turn: ${
+      ratio(m("manager.fresh.manager.mean"), m("manager.fresh.direct.mean"))
+    }`,
+  );
+  console.log(lines.join("\n"));
+  record("manager.fresh.turns", { value: FRESH_TURNS });
 });

@@ -1,18 +1,19 @@
 // Timing of the context-safety paths:
 //   deno task bench   (or: deno bench --allow-read --allow-write --allow-env bench/context_safety_bench.ts)
-// Peak memory is measured separately, one fresh process per scenario:
-//   deno run --allow-read --allow-write --allow-env --allow-run bench/context_safety_memory.ts
-import { ArchiveMemoryProvider } from "../plugins/memory/archive/mod.ts";
+// Peak memory (100,000 messages, against the JSON.stringify + fsync floor) is
+// measured in fresh processes by bench/checkpoint_memory_bench.ts.
+import { ArchiveMemoryProvider } from "@hermes/memory/archive";
 import {
   applyRecallSpill,
   recallSpillPolicyFromConfig,
 } from "../src/context/prefetch_spill.ts";
 import { checkpointBeforeCompression } from "../src/context/compression_gate.ts";
-import { setLogger } from "../src/core/log.ts";
 import { syntheticTranscript } from "../tests/fixtures/archive_transcript.ts";
+import { keepLogs } from "./_harness.ts";
 
-// The ceiling bench warns on every run; keep the table readable.
-setLogger({ log: () => {} });
+// The ceiling bench warns on every run: the lines are kept (and printed if
+// a bench fails), not shown, so the table stays readable.
+keepLogs("context_safety_bench");
 
 const MESSAGES = 10_000;
 const transcript = syntheticTranscript(MESSAGES);
@@ -40,7 +41,7 @@ function gateManager(provider: ArchiveMemoryProvider) {
 }
 
 Deno.bench({
-  name: "archive: first checkpoint of a 10,000-message transcript",
+  name: "archive.first_10k: first checkpoint of a 10,000-message transcript",
   group: "checkpoint",
   baseline: true,
   async fn(b) {
@@ -55,7 +56,8 @@ Deno.bench({
 });
 
 Deno.bench({
-  name: "gate + archive: armed checkpointBeforeCompression, 10,000 messages",
+  name:
+    "archive.gate_10k: gate + archive, armed checkpointBeforeCompression, 10,000 messages",
   group: "checkpoint",
   async fn(b) {
     const provider = new ArchiveMemoryProvider({
@@ -78,7 +80,8 @@ const retryProvider = new ArchiveMemoryProvider({
 await retryProvider.onPreCompress(transcript, {});
 
 Deno.bench({
-  name: "archive: retry checkpoint, nothing new (same process, cached index)",
+  name:
+    "archive.retry_cached_10k: retry checkpoint, nothing new (same process, cached index)",
   group: "checkpoint",
   async fn() {
     await retryProvider.onPreCompress(transcript, { requireCheckpoint: true });
@@ -86,7 +89,8 @@ Deno.bench({
 });
 
 Deno.bench({
-  name: "archive: retry checkpoint, nothing new (fresh process, index rebuilt)",
+  name:
+    "archive.retry_rebuilt_10k: retry checkpoint, nothing new (fresh provider, index rebuilt)",
   group: "checkpoint",
   async fn() {
     const fresh = new ArchiveMemoryProvider({
@@ -103,7 +107,7 @@ const spillPolicy = recallSpillPolicyFromConfig({
 const ceilingPolicy = recallSpillPolicyFromConfig({}, { hermesHome: home });
 
 Deno.bench({
-  name: "spill: 5 MB recall to a private file",
+  name: "spill.5mb_file: 5 MB recall to a private file",
   group: "spill",
   baseline: true,
   async fn() {
@@ -115,7 +119,8 @@ Deno.bench({
 });
 
 Deno.bench({
-  name: "ceiling: 5 MB recall cut at the runaway ceiling (spilling off)",
+  name:
+    "spill.5mb_ceiling: 5 MB recall cut at the runaway ceiling (spilling off)",
   group: "spill",
   async fn() {
     await applyRecallSpill(ceilingPolicy, recall, {

@@ -1,10 +1,8 @@
 // Timing of the plugin system:
-//   deno task bench   (or: deno bench --no-prompt --allow-read --allow-write --allow-env bench/plugins_bench.ts)
+//   deno bench --no-prompt --allow-read --allow-write --allow-env bench/plugins_bench.ts
 //
 // - discovery of 500 provider directories (text checks only, no imports);
 //   target < 100 ms;
-// - loading a provider into its sandbox worker (spawn, framework preload,
-//   import, register, first schemas) and shutting it down;
 // - one turn (prefetch + syncTurn + queuePrefetch) through a sandboxed
 //   provider vs the same provider in-process; target sandboxed < 3x
 //   in-process + 0.5 ms. What is measured is what the agent waits for in a
@@ -15,13 +13,18 @@
 //   lands in that prefetch and is measured too: no backlog builds up.
 //   Beside it, the floor any worker sandbox pays on this machine: one bare
 //   postMessage round trip plus two one-way posts to an echo worker.
+//
+// Loading a provider into its worker is measured against an empty worker in
+// bench/startup_bench.ts.
 import { join } from "node:path";
-import { setLogger } from "../src/core/log.ts";
-import type { MemoryProvider } from "../src/core/memory_provider.ts";
-import { listMemoryProviderNames } from "../src/plugins/plugin_discovery.ts";
-import { loadMemoryProvider } from "../src/plugins/provider_loader.ts";
+import {
+  listMemoryProviderNames,
+  loadMemoryProvider,
+  type MemoryProvider,
+} from "@hermes/memory";
+import { keepLogs, providerImport, setup } from "./_harness.ts";
 
-setLogger({ log: () => {} });
+keepLogs("plugins_bench");
 
 const root = await Deno.realPath(
   await Deno.makeTempDir({ prefix: "hermes_plugins_bench_" }),
@@ -32,7 +35,7 @@ const empty = join(root, "no-bundled");
 await Deno.mkdir(empty, { recursive: true });
 
 const TURN_PROVIDER =
-  `import { MemoryProvider, type ToolSchema } from "@hermes/memory";
+  `import { MemoryProvider, type ToolSchema } from "${providerImport()}";
 export class Turns extends MemoryProvider {
   #last = "";
   #queued = "";
@@ -71,7 +74,7 @@ const options = {
 };
 
 Deno.bench({
-  name: "discovery: 500 provider directories, no imports",
+  name: "plugins.discovery: 500 provider directories, no imports",
   group: "discovery",
   async fn() {
     const names = await listMemoryProviderNames(options);
@@ -79,24 +82,22 @@ Deno.bench({
   },
 });
 
-Deno.bench({
-  name:
-    "load: sandboxed worker (spawn + framework + import + register) and shutdown",
-  group: "load",
-  n: 20,
-  warmup: 2,
-  async fn() {
-    const provider = await loadMemoryProvider("turns", options);
-    if (provider === null) throw new Error("not loaded");
-    await provider.shutdown();
-  },
-});
-
-const sandboxed = await loadMemoryProvider("turns", options) as MemoryProvider;
-const inProcess = await loadMemoryProvider("turns", {
-  ...options,
-  sandbox: "none",
-}) as MemoryProvider;
+async function mustLoad(
+  extra: { sandbox?: "none" } = {},
+): Promise<MemoryProvider> {
+  const provider = await loadMemoryProvider("turns", { ...options, ...extra });
+  if (provider === null) {
+    throw new Error(
+      'loadMemoryProvider("turns") returned null (the log lines below say why)',
+    );
+  }
+  return provider;
+}
+const sandboxed = await setup("load the sandboxed provider", () => mustLoad());
+const inProcess = await setup(
+  "load the in-process provider",
+  () => mustLoad({ sandbox: "none" }),
+);
 
 // A turn as the agent sees it: prefetch is awaited for its result; syncTurn
 // and queuePrefetch are awaited too (sandboxed, that is only the post).
@@ -130,7 +131,7 @@ function roundTrip(message: unknown): Promise<unknown> {
 
 let i = 0;
 Deno.bench({
-  name: "turn floor: 1 bare postMessage round trip + 2 one-way posts",
+  name: "sandbox.turn.floor: 1 bare postMessage round trip + 2 one-way posts",
   group: "turn",
   async fn() {
     await roundTrip({
@@ -147,7 +148,8 @@ Deno.bench({
 });
 
 Deno.bench({
-  name: "turn: prefetch + syncTurn + queuePrefetch, in-process",
+  name:
+    "sandbox.turn.inprocess: prefetch + syncTurn + queuePrefetch, in-process",
   group: "turn",
   baseline: true,
   async fn() {
@@ -156,7 +158,8 @@ Deno.bench({
 });
 
 Deno.bench({
-  name: "turn: prefetch + syncTurn + queuePrefetch, sandboxed worker",
+  name:
+    "sandbox.turn.sandboxed: prefetch + syncTurn + queuePrefetch, sandboxed worker",
   group: "turn",
   async fn() {
     await turn(sandboxed, i++);

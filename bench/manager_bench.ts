@@ -40,6 +40,7 @@ import {
   samples,
   setup,
 } from "./_harness.ts";
+import type { MemoryManager } from "@hermes/memory";
 import {
   benchManager,
   directTurn,
@@ -71,69 +72,70 @@ const [sameManager, variedManager, variedBoth, everyTurn, paused, pausedFlush] =
 
 let turn = 0;
 
+type Text = typeof variedTurn;
+
+/** The direct-calls floor of a group (its baseline). */
+function directBench(id: string, group: string, text: Text): void {
+  Deno.bench({
+    name: `${id}: direct provider calls`,
+    group,
+    baseline: true,
+    fn: () => directTurn(direct, ++turn, text),
+  });
+}
+
+/** A manager turn; flushPending() every `flushEvery` turns. */
+function managerBench(
+  id: string,
+  title: string,
+  group: string,
+  options: { manager: MemoryManager; text: Text; flushEvery: number },
+): void {
+  Deno.bench({
+    name: `${id}: ${title}`,
+    group,
+    async fn() {
+      const t = ++turn;
+      await managerTurn(options.manager, t, options.text);
+      if (t % options.flushEvery === 0) await options.manager.flushPending();
+    },
+  });
+}
+
 // --- same text (the old, flattering figure) --------------------------------
 
 const SAME = "manager turn, same text every turn (hits redactText's cache)";
-Deno.bench({
-  name: "manager.same.direct: direct provider calls",
-  group: SAME,
-  baseline: true,
-  fn: () => directTurn(direct, ++turn, sameTurn),
-});
-Deno.bench({
-  name: "manager.same.manager: MemoryManager (1 external)",
-  group: SAME,
-  async fn() {
-    const t = ++turn;
-    await managerTurn(sameManager, t, sameTurn);
-    if (t % FLUSH_EVERY === 0) await sameManager.flushPending();
-  },
+directBench("manager.same.direct", SAME, sameTurn);
+managerBench("manager.same.manager", "MemoryManager (1 external)", SAME, {
+  manager: sameManager,
+  text: sameTurn,
+  flushEvery: FLUSH_EVERY,
 });
 
 // --- varied text ------------------------------------------------------------
 
 const VARIED = "manager turn, varied text (flush every 64)";
-Deno.bench({
-  name: "manager.varied.direct: direct provider calls",
-  group: VARIED,
-  baseline: true,
-  fn: () => directTurn(direct, ++turn, variedTurn),
+directBench("manager.varied.direct", VARIED, variedTurn);
+managerBench("manager.varied.manager", "MemoryManager (1 external)", VARIED, {
+  manager: variedManager,
+  text: variedTurn,
+  flushEvery: FLUSH_EVERY,
 });
-Deno.bench({
-  name: "manager.varied.manager: MemoryManager (1 external)",
-  group: VARIED,
-  async fn() {
-    const t = ++turn;
-    await managerTurn(variedManager, t, variedTurn);
-    if (t % FLUSH_EVERY === 0) await variedManager.flushPending();
-  },
-});
-Deno.bench({
-  name: "manager.varied.builtin: MemoryManager (builtin + 1 external)",
-  group: VARIED,
-  async fn() {
-    const t = ++turn;
-    await managerTurn(variedBoth, t, variedTurn);
-    if (t % FLUSH_EVERY === 0) await variedBoth.flushPending();
-  },
-});
+managerBench(
+  "manager.varied.builtin",
+  "MemoryManager (builtin + 1 external)",
+  VARIED,
+  { manager: variedBoth, text: variedTurn, flushEvery: FLUSH_EVERY },
+);
 
 const EVERY = "manager turn, varied text, flushPending() every turn";
-Deno.bench({
-  name: "manager.flush.direct: direct provider calls",
-  group: EVERY,
-  baseline: true,
-  fn: () => directTurn(direct, ++turn, variedTurn),
-});
-Deno.bench({
-  name: "manager.flush.manager: MemoryManager (1 external), flushPending()",
-  group: EVERY,
-  async fn() {
-    const t = ++turn;
-    await managerTurn(everyTurn, t, variedTurn);
-    await everyTurn.flushPending();
-  },
-});
+directBench("manager.flush.direct", EVERY, variedTurn);
+managerBench(
+  "manager.flush.manager",
+  "MemoryManager (1 external), flushPending()",
+  EVERY,
+  { manager: everyTurn, text: variedTurn, flushEvery: 1 },
+);
 
 // --- paused turns -----------------------------------------------------------
 

@@ -172,6 +172,8 @@ export function record(id: string, fields: Record<string, unknown>): void {
 
 /** What a {@linkcode benchmark} iteration may use. */
 export interface Iteration {
+  /** The bench's id. */
+  readonly id: string;
   /** The bench context. */
   readonly b: Deno.BenchContext;
   /**
@@ -226,6 +228,7 @@ export function benchmark(options: BenchmarkOptions): void {
     async fn(b: Deno.BenchContext): Promise<void> {
       let timed = false;
       const it: Iteration = {
+        id: options.id,
         b,
         async time<T>(fn: () => T | Promise<T>): Promise<T> {
           timed = true;

@@ -337,6 +337,17 @@ interface Headline {
 
 const headlines: Headline[] = [];
 
+/**
+ * The median of per-sample ratios, each sample divided by the floor sample
+ * taken just before it (`<id>.pair` records), or NaN when there are none.
+ */
+function pairedRatio(id: string): number {
+  const pairs = (figures.get(`${id}.pair`) ?? []).filter((r) =>
+    typeof r.ms === "number" && typeof r.floorMs === "number"
+  );
+  return median(pairs.map((r) => (r.ms as number) / (r.floorMs as number)));
+}
+
 function vsFloor(
   what: string,
   id: string,
@@ -346,11 +357,12 @@ function vsFloor(
 ): void {
   const value = figure(id);
   const floor = figure(floorId);
+  const paired = pairedRatio(id);
   headlines.push({
     what,
     value: ms(value),
     floor: `${floorLabel}: ${ms(floor)}`,
-    ratio: value / floor,
+    ratio: Number.isFinite(paired) && !failed(id) ? paired : value / floor,
     target,
     id,
   });

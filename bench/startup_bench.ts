@@ -15,15 +15,17 @@
 //   `deno run` of an empty file.
 //
 // Every timed iteration of a CLI or worker bench is preceded by one floor
-// sample (not timed for that bench, recorded under the floor's id), so the
-// floor's median is taken over the same minutes as the figures it divides:
-// the machine is shared, and load drifts.
+// sample (not timed for that bench, recorded under the floor's id and, with
+// the sample it precedes, as a pair), so the floor's median is taken over
+// the same minutes as the figures it divides, and bench/_report.ts can give
+// the median of the paired ratios: the machine is shared, and load drifts.
 import { join } from "node:path";
 import { loadMemoryProvider, type MemoryProvider } from "@hermes/memory";
 import {
   addSample,
   benchmark,
   childEnv,
+  type Iteration,
   keepLogs,
   mustSucceed,
   printRatiosAtEnd,
@@ -156,14 +158,17 @@ benchmark({
 
 /** A load, timed, preceded by one floor sample. */
 async function timedLoad(
-  it: Parameters<Parameters<typeof benchmark>[0]["fn"]>[0],
+  it: Iteration,
   name: string,
   options: Parameters<typeof loadMemoryProvider>[1],
 ): Promise<void> {
-  const started = performance.now();
+  let started = performance.now();
   (await emptyWorkerRoundTrip()).terminate();
-  addSample("startup.worker.floor", performance.now() - started);
+  const floorMs = performance.now() - started;
+  addSample("startup.worker.floor", floorMs);
+  started = performance.now();
   const provider = await it.time(() => load(name, options));
+  record(`${it.id}.pair`, { ms: performance.now() - started, floorMs });
   await provider.shutdown();
 }
 
@@ -254,15 +259,21 @@ function cliBench(
       n,
       warmup: 1,
       async fn(it) {
-        addSample("startup.floor.deno_run", await bareDenoRun());
+        const floorMs = await bareDenoRun();
+        addSample("startup.floor.deno_run", floorMs);
+        const started = performance.now();
         await it.time(() => runCli(cli));
+        record(`${variantId}.pair`, {
+          ms: performance.now() - started,
+          floorMs,
+        });
       },
     });
   }
 }
 
-cliBench("startup.help", "hermes --help", ["--help"], 8);
-cliBench("startup.status", "hermes memory status", ["memory", "status"], 6);
+cliBench("startup.help", "hermes --help", ["--help"], 10);
+cliBench("startup.status", "hermes memory status", ["memory", "status"], 8);
 
 printRatiosAtEnd("start-up vs floors", [
   {

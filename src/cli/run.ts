@@ -22,7 +22,17 @@ import {
 import { resolveCliHome, scanGlobalArgs } from "./global_args.ts";
 import { registerMemoryCommand } from "./commands/memory.ts";
 import { attachProviderCommand } from "./commands/provider_commands.ts";
-import { cliGrant } from "./run_flags.ts";
+import {
+  describePermissionProblem,
+  permissionDenial,
+} from "./permission_problem.ts";
+import { getConfigValue, loadConfig } from "../config/config.ts";
+import {
+  PROFILE_OPTION,
+  ROOT_DESCRIPTION,
+  ROOT_EXAMPLES,
+  ROOT_USAGE,
+} from "./root_help.ts";
 import { getHermesHome, withHermesHome } from "../profile/hermes_home.ts";
 import { type Logger, setLogger } from "../core/log.ts";
 
@@ -42,17 +52,10 @@ import { type Logger, setLogger } from "../core/log.ts";
  */
 export function buildProgram(context: CliContext): HermesCommand {
   const program = createCommand("hermes", context)
-    .description(
-      "Hermes memory: inspect and configure an agent's persistent memory",
-    )
-    .usage("[--profile NAME] <command> [options]")
-    .option(
-      "--profile <name>",
-      "Use the named profile's home, <root>/profiles/<name> (default: $HERMES_HOME, else ~/.hermes; env: HERMES_HOME)",
-    )
-    .example("hermes memory status")
-    .example("hermes memory setup")
-    .example("hermes --profile coder memory status --json");
+    .description(ROOT_DESCRIPTION)
+    .usage(ROOT_USAGE)
+    .option(PROFILE_OPTION.flags, PROFILE_OPTION.description);
+  for (const line of ROOT_EXAMPLES) program.example(line);
   registerMemoryCommand(program);
   return program;
 }
@@ -135,17 +138,27 @@ async function run(
       if (error.code === "commander.help") return USAGE_EXIT_CODE;
       return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
     }
-    io.stderr(`error: ${errorText(error)}\n`);
-    if (error instanceof Error && error.name === "NotCapable") {
-      const grant = cliGrant(getHermesHome());
+    const denial = permissionDenial(error);
+    if (denial !== undefined) {
       io.stderr(
-        `hint: the profile home is ${getHermesHome()}; run hermes with --allow-read=${
-          grant.read.join(",")
-        } --allow-write=${
-          grant.write.join(",")
-        } (plus the provider's grant: 'hermes memory permissions' prints all flags)\n`,
+        describePermissionProblem(denial, {
+          hermesHome: getHermesHome(),
+          provider: await configuredProvider(),
+        }),
       );
+    } else {
+      io.stderr(`error: ${errorText(error)}\n`);
     }
     return 1;
+  }
+}
+
+/** `memory.provider`, when `config.yaml` can be read (for hints only). */
+async function configuredProvider(): Promise<string | null> {
+  try {
+    const raw = getConfigValue(await loadConfig(), "memory.provider");
+    return typeof raw === "string" && raw.trim() !== "" ? raw.trim() : null;
+  } catch {
+    return null;
   }
 }

@@ -7,6 +7,7 @@
  */
 
 import type { HermesCommand } from "../hermes_command.ts";
+import { MEMORY_SUMMARY } from "../root_help.ts";
 import { registerMemoryStatus, runMemoryStatus } from "./memory_status.ts";
 import { registerMemorySetup } from "./memory_setup.ts";
 import { registerMemoryOff } from "./memory_off.ts";
@@ -32,7 +33,7 @@ import { registerMemoryImport } from "./memory_import.ts";
  */
 export function registerMemoryCommand(program: HermesCommand): HermesCommand {
   const memory = program.command("memory")
-    .summary("Inspect and configure persistent memory")
+    .summary(MEMORY_SUMMARY)
     .description(
       "Inspect and configure persistent memory: the built-in MEMORY.md / USER.md\n" +
         "store plus at most one external provider (memory.provider).\n" +

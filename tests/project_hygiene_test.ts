@@ -91,6 +91,7 @@ Deno.test("bundled providers import the framework only as @hermes/memory", async
 const ENTRY_POINTS = [
   join("src", "cli", "main.ts"),
   join("src", "launcher", "main.ts"),
+  join("src", "launcher", "compile.ts"),
 ];
 
 Deno.test("Deno.exit is called only by the CLI and launcher entry points", async () => {

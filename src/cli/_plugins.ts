@@ -250,6 +250,15 @@ export async function sandboxGrant(
 }
 
 /**
+ * The parts of a provider's sandbox grant this process does not hold, as
+ * `deno run` flags (empty when it can start the provider).
+ */
+export async function missingProviderGrant(name: string): Promise<string[]> {
+  const grant = await providerPermissions(name);
+  return grant === null ? [] : missingHostPermissions(grant);
+}
+
+/**
  * Provider part of the host's `deno run` flags: the worker grant, plus
  * `--allow-run=<deno>` when the provider declares dependencies (checking
  * and caching them runs `deno install`).

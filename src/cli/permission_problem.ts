@@ -69,6 +69,13 @@ export interface PermissionProblemOptions {
   provider?: string | null;
 }
 
+/**
+ * The fix for a run that lacks what the profile's configuration needs:
+ * start `hermes` through its launcher.
+ */
+export const LAUNCHER_HINT =
+  "start hermes through its launcher ('deno task hermes …' in a checkout, or the 'hermes' command installed with 'deno install -g'), which grants what the profile's configuration needs; 'hermes memory permissions' prints that grant";
+
 const VERBS: Record<string, string> = {
   read: "read",
   write: "write",
@@ -115,8 +122,7 @@ export function describePermissionProblem(
   const what = denial.target === undefined ? "" : ` ${denial.target}`;
   const error =
     `error: permission denied: hermes may not ${verb}${what} (this run lacks ${denial.flag})\n`;
-  const launcher =
-    "start hermes through its launcher ('deno task hermes …' in a checkout, or the 'hermes' command installed with 'deno install -g'), which grants what the profile's configuration needs; 'hermes memory permissions' prints that grant";
+  const launcher = LAUNCHER_HINT;
   const inHome = denial.target !== undefined &&
     (denial.kind === "read" || denial.kind === "write") &&
     inside(denial.target, options.hermesHome);

@@ -52,6 +52,25 @@ export function scanGlobalArgs(args: readonly string[]): GlobalArgs {
   return found;
 }
 
+/**
+ * The words of a command line that are not options (the value of
+ * `--profile` skipped), up to `--`: `["memory", "status"]` for
+ * `hermes --profile x memory status --json`.
+ *
+ * @param args The arguments after the program name.
+ * @returns The words.
+ */
+export function commandWords(args: readonly string[]): string[] {
+  const words: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === "--") break;
+    if (arg === "--profile") i++;
+    else if (!arg.startsWith("-")) words.push(arg);
+  }
+  return words;
+}
+
 /** What a command line asks the launcher to grant beyond the usual. */
 export interface CommandIntent {
   /**
@@ -81,13 +100,8 @@ export interface CommandIntent {
  * ```
  */
 export function commandIntent(args: readonly string[]): CommandIntent {
-  const words: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (arg === "--") break;
-    if (arg === "--profile") i++;
-    else if (!arg.startsWith("-") && !arg.includes("=")) words.push(arg);
-  }
+  // `--set key=value` values are not words.
+  const words = commandWords(args).filter((w) => !w.includes("="));
   if (words[0] === "memory" && words[1] === "setup") {
     return { setup: words[2] ?? "*" };
   }

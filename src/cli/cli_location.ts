@@ -86,16 +86,37 @@ export interface CacheStep {
 }
 
 /**
+ * The framework's modules that are imported by computed specifier (so
+ * that Deno does not read their graphs at start-up), relative to its root.
+ * A cache step and `deno compile` must name them; a test checks the list
+ * against the sources.
+ */
+export const COMPUTED_MODULES: readonly string[] = Object.freeze([
+  "src/cli/run.ts",
+  "src/cli/commands/provider_commands.ts",
+  "src/cli/commands/memory_status.ts",
+  "src/cli/commands/memory_setup.ts",
+  "src/cli/commands/memory_list.ts",
+  "src/cli/commands/memory_permissions.ts",
+  "src/cli/commands/memory_off.ts",
+  "src/cli/commands/memory_reset.ts",
+  "src/cli/commands/memory_recall.ts",
+  "src/cli/commands/memory_import.ts",
+  "src/launcher/plan.ts",
+  "src/sandbox/worker_bootstrap.ts",
+]);
+
+/**
  * The modules loaded by computed specifier, which a cache step must name
- * besides the entry point: the launcher's slow path, the worker bootstrap
- * and the bundled providers' `mod.ts` and `cli.ts`.
+ * besides the entry point: the command tree (`run.ts`), the launcher's
+ * slow path, the worker bootstrap and the bundled providers' `mod.ts` and
+ * `cli.ts`.
  */
 function computedModules(base: URL): URL[] {
   const modules = [
-    new URL("src/cli/main.ts", base),
-    new URL("src/launcher/plan.ts", base),
-    new URL("src/sandbox/worker_bootstrap.ts", base),
-  ];
+    "src/cli/main.ts",
+    ...COMPUTED_MODULES,
+  ].map((path) => new URL(path, base));
   if (base.protocol !== "file:") return modules;
   const bundled = new URL("plugins/memory/", base);
   try {

@@ -40,6 +40,24 @@ if (import.meta.main) {
     }
     Deno.exit(0);
   }
-  const { main } = await import("./run.ts");
-  Deno.exit(await main(args));
+  // A computed specifier on purpose: Deno reads the whole graph of a
+  // literal dynamic import at start-up (68 files for `hermes --help`). The
+  // module is named in the launcher's cache step and compile's --include.
+  const run = new URL("./run.ts", import.meta.url).href;
+  let loaded: typeof import("./run.ts");
+  try {
+    loaded = await import(run) as typeof import("./run.ts");
+  } catch (error) {
+    // Without read access to the framework the command tree cannot load.
+    const { permissionDenial, LAUNCHER_HINT } = await import(
+      "./permission_problem.ts"
+    );
+    const denial = permissionDenial(error);
+    if (denial === undefined) throw error;
+    console.error(
+      `error: permission denied: hermes may not read its own files (this run lacks ${denial.flag})\nhint: ${LAUNCHER_HINT}`,
+    );
+    Deno.exit(1);
+  }
+  Deno.exit(await loaded.main(args));
 }

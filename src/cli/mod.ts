@@ -19,7 +19,8 @@
 
 export * from "./cli_io.ts";
 export * from "./hermes_command.ts";
-export { buildProgram, main } from "./run.ts";
+export { main } from "./run.ts";
+export { buildProgram } from "./program.ts";
 export * from "./global_args.ts";
 export * from "./format.ts";
 export * from "./run_flags.ts";

@@ -20,8 +20,11 @@ import {
   USAGE_EXIT_CODE,
 } from "./hermes_command.ts";
 import { resolveCliHome, scanGlobalArgs } from "./global_args.ts";
-import { registerMemoryCommand } from "./commands/memory.ts";
-import { attachProviderCommand } from "./commands/provider_commands.ts";
+import {
+  attachMemoryCommand,
+  defineMemoryGroup,
+} from "./commands/memory_group.ts";
+import { commandWords } from "./arg_scan.ts";
 import {
   describePermissionProblem,
   permissionDenial,
@@ -36,27 +39,13 @@ import {
 import { getHermesHome, withHermesHome } from "../profile/hermes_home.ts";
 import { type Logger, setLogger } from "../core/log.ts";
 
-/**
- * Builds the `hermes` command tree (without provider commands).
- *
- * @param context The state shared by the tree.
- * @returns The root command.
- *
- * @example Basic usage
- * ```ts
- * import { buildProgram, memoryCliIo } from "@hermes/memory/cli";
- * import assert from "node:assert/strict";
- * const program = buildProgram({ io: memoryCliIo(), exitCode: 0 });
- * assert.ok(program.commands.some((c) => c.name() === "memory"));
- * ```
- */
-export function buildProgram(context: CliContext): HermesCommand {
+/** The `hermes` root command with its options, without subcommands. */
+export function rootCommand(context: CliContext): HermesCommand {
   const program = createCommand("hermes", context)
     .description(ROOT_DESCRIPTION)
     .usage(ROOT_USAGE)
     .option(PROFILE_OPTION.flags, PROFILE_OPTION.description);
   for (const line of ROOT_EXAMPLES) program.example(line);
-  registerMemoryCommand(program);
   return program;
 }
 
@@ -116,11 +105,22 @@ async function run(
 ): Promise<number> {
   const { io } = context;
   try {
-    const program = buildProgram(context);
+    const program = rootCommand(context);
+    if (scan.command === "memory") {
+      const help = args.includes("-h") || args.includes("--help");
+      await attachMemoryCommand(program, commandWords(args)[1], help);
+    } else {
+      defineMemoryGroup(program);
+    }
     const known = program.commands.some((c) =>
       c.name() === scan.command || c.aliases().includes(scan.command ?? "")
     );
     if (!known) {
+      // Loaded only for a command that is not built in (a provider's).
+      const url = new URL("./commands/provider_commands.ts", import.meta.url);
+      const { attachProviderCommand } = await import(
+        url.href
+      ) as typeof import("./commands/provider_commands.ts");
       const refused = await attachProviderCommand(program, scan.command);
       if (refused !== undefined) {
         io.stderr(`error: ${refused}\n`);

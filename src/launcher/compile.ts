@@ -21,7 +21,11 @@ import { parseArgs } from "node:util";
 import { readProcessEnv } from "../core/env.ts";
 import { resolveCliHome } from "../cli/global_args.ts";
 import { hermesRunPlan } from "../cli/run_plan.ts";
-import { cliCacheStep, cliLocation } from "../cli/cli_location.ts";
+import {
+  cliCacheStep,
+  cliLocation,
+  COMPUTED_MODULES,
+} from "../cli/cli_location.ts";
 
 /** Options of {@linkcode compileCommand}. */
 export interface CompileOptions {
@@ -38,7 +42,8 @@ export interface CompileOptions {
 /**
  * The `deno compile` arguments for a profile: the plan's flags (its
  * `--quiet` dropped), the modules loaded by computed path (bundled
- * providers, the worker bootstrap), the output and the CLI entry.
+ * providers and {@linkcode COMPUTED_MODULES}: the worker bootstrap, the
+ * command tree), the output and the CLI entry.
  *
  * @param options The profile and output.
  * @returns The arguments after `deno`.
@@ -59,8 +64,10 @@ export async function compileCommand(
     ...plan.flags.filter((f) => f !== "--quiet"),
     "--include",
     `${location.dir}/plugins/memory/`,
-    "--include",
-    `${location.dir}/src/sandbox/worker_bootstrap.ts`,
+    ...COMPUTED_MODULES.flatMap((path) => [
+      "--include",
+      `${location.dir}/${path}`,
+    ]),
     "--output",
     options.output ?? "dist/hermes",
     plan.entry,

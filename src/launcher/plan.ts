@@ -12,6 +12,7 @@ import { resolveCliHome, scanGlobalArgs } from "../cli/global_args.ts";
 import { hermesRunPlan } from "../cli/run_plan.ts";
 import { cliLocation } from "../cli/cli_location.ts";
 import {
+  frameworkDir,
   grantToFlags,
   HERMES_ENV_VARS,
   TERMINAL_ENV_VARS,
@@ -39,10 +40,11 @@ export async function computeLaunch(
     try {
       home = resolveCliHome(scanGlobalArgs(args).profile, readProcessEnv);
     } catch {
-      // A bad --profile: the CLI reports it, needing no file access.
+      // A bad --profile: the CLI reports it, needing only its own files.
       const location = cliLocation();
+      const framework = frameworkDir();
       const flags = grantToFlags({
-        read: [],
+        read: framework ? [framework] : [],
         write: [],
         env: [...HERMES_ENV_VARS, ...TERMINAL_ENV_VARS],
         net: [],

@@ -483,3 +483,82 @@ Deno.test("without the launcher, permission problems are reported as permission 
   assert.doesNotMatch(list.err, /Invalid YAML/);
   assert.match(list.out, /notes/);
 });
+
+// ------------------------------------------------------- what loads
+
+/** Modules a `deno run` evaluated, from Deno's debug log. */
+async function evaluated(
+  args: string[],
+  env: Record<string, string>,
+  cwd: string,
+): Promise<string[]> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [args[0]!, "--log-level=debug", ...args.slice(1)],
+    cwd,
+    clearEnv: true,
+    env: { PATH: "/usr/bin:/bin", DENO_DIR, NO_COLOR: "1", ...env },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  const log = new TextDecoder().decode(output.stderr);
+  const modules = new Set<string>();
+  for (
+    const match of log.matchAll(
+      /V8 code cache (?:hit|miss) for (?:ES module|script): (\S+?),/g,
+    )
+  ) {
+    modules.add(match[1]!);
+  }
+  return [...modules];
+}
+
+Deno.test("a cached start loads no npm code: the launcher's own modules, then a lean CLI for --help and status", async () => {
+  await using u = await user("memory:\n  provider: honcho\n");
+  const warm = await hermes(u, ["--help"]);
+  assert.equal(warm.code, 0, warm.err);
+  assert.match(warm.out, /^ {2}honcho +Honcho \(plastic-labs\)/m);
+  const env = { HOME: u.home };
+  const launcher = await evaluated(
+    ["run", ...LAUNCHER.slice(1), "--help"],
+    env,
+    u.work,
+  );
+  assert.ok(launcher.some((m) => m.endsWith("/src/launcher/main.ts")));
+  const own = launcher.filter((m) => m.startsWith("file://"));
+  assert.deepEqual(
+    own.map((m) => m.slice(m.indexOf("/src/") + 1)).sort(),
+    [
+      "src/cli/arg_scan.ts",
+      "src/cli/cli_location.ts",
+      "src/core/env.ts",
+      "src/launcher/input_record.ts",
+      "src/launcher/launch.ts",
+      "src/launcher/launch_cache.ts",
+      "src/launcher/main.ts",
+    ],
+  );
+  assert.ok(!launcher.some((m) => m.startsWith("node:")), launcher.join("\n"));
+  // The CLI as the launcher runs it (the cached record's command).
+  const dir = join(u.home, ".cache", "hermes-memory", "launcher");
+  const name =
+    [...Deno.readDirSync(dir)].find((e) => e.name.startsWith("plan-"))!.name;
+  const record = JSON.parse(await Deno.readTextFile(join(dir, name)));
+  const cli = (args: string[]) =>
+    evaluated(
+      record.denoArgs.filter((a: string) => a !== "--quiet").concat(args),
+      { ...env, ...record.env },
+      u.work,
+    );
+  const help = await cli(["--help"]);
+  assert.ok(help.some((m) => m.endsWith("/src/cli/main.ts")));
+  for (const heavy of [/yaml/, /commander/, /inquirer/, /\/cli\.ts$/]) {
+    assert.ok(!help.some((m) => heavy.test(m)), `--help loaded ${heavy}`);
+  }
+  const status = await cli(["memory", "status"]);
+  assert.ok(status.some((m) => m.endsWith("/memory_status.ts")));
+  assert.ok(!status.some((m) => /inquirer/.test(m)), "status loaded inquirer");
+  for (const other of ["memory_setup", "memory_import", "memory_recall"]) {
+    assert.ok(!status.some((m) => m.includes(other)), `status loaded ${other}`);
+  }
+});

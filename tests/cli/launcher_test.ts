@@ -281,11 +281,13 @@ Deno.test("a self-hosted Honcho configured as setup writes it is reached on the 
       hosts: { hermes: { peerName: "alice", workspace: "team" } },
     }),
   );
-  const status = await hermes(u, ["honcho", "status"]);
+  const status = await task(u, ["honcho", "status"], { quiet: true });
   assert.equal(status.code, 0, status.err);
   assert.ok(server.requests.length > 0, status.out);
   const before = server.requests.length;
-  const recall = await hermes(u, ["memory", "recall", "what did we plan"]);
+  const recall = await task(u, ["memory", "recall", "what did we plan"], {
+    quiet: true,
+  });
   assert.equal(recall.code, 0, recall.err);
   assert.ok(server.requests.length > before, recall.out + recall.err);
   assert.deepEqual(server.violations, []);
@@ -293,22 +295,28 @@ Deno.test("a self-hosted Honcho configured as setup writes it is reached on the 
   assert.ok(JSON.parse(perms.out).grant.net.includes(host));
 });
 
+/** The `deno install -g` command of the README's "from a checkout" form. */
+function readmeInstallCommand(): string[] {
+  const readme = Deno.readTextFileSync(join(ROOT, "README.md"));
+  const match =
+    /^(deno install -g [^\n]*(?:\\\n[^\n]*)*?checkout\/src\/launcher\/main\.ts)$/m
+      .exec(readme);
+  assert.ok(match, "README shows the deno install -g command");
+  return match[1]!.replace(/\\\n/g, " ").split(/\s+/).filter((w) => w)
+    .map((w) => w.replaceAll("/path/to/checkout", ROOT));
+}
+
 Deno.test("the deno install -g command of the README installs a hermes that works from any directory", async () => {
   await using u = await user("memory:\n  provider: archive\n");
   const bin = join(u.home, "bin-root");
+  const words = readmeInstallCommand();
+  assert.equal(words[0], "deno");
   const install = await run(Deno.execPath(), [
-    "install",
-    "-g",
-    "-f",
+    ...words.slice(1, 3),
     "--quiet",
-    "--name",
-    "hermes",
     "--root",
     bin,
-    ...LAUNCHER.slice(1, -1),
-    "--config",
-    join(ROOT, "deno.json"),
-    join(ROOT, "src", "launcher", "main.ts"),
+    ...words.slice(3),
   ], { cwd: u.work, env: { HOME: u.home } });
   assert.equal(install.code, 0, install.err);
   const command = join(bin, "bin", "hermes");

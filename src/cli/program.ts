@@ -6,7 +6,7 @@
  * @module
  */
 
-import { type CliContext, type HermesCommand } from "./hermes_command.ts";
+import type { CliContext, HermesCommand } from "./hermes_command.ts";
 import { registerMemoryCommand } from "./commands/memory.ts";
 import { rootCommand } from "./run.ts";
 

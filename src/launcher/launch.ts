@@ -151,11 +151,77 @@ async function ensureCached(
   return true;
 }
 
-/** Runs the CLI and resolves to its exit code; signals reach it too. */
+const SIGNAL_NUMBERS: Partial<Record<Deno.Signal, number>> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGTERM: 15,
+};
+
+/**
+ * Passes terminating signals sent to the launcher alone on to the CLI.
+ * Ctrl-C reaches the CLI through the terminal itself, so SIGINT is only
+ * kept from ending the launcher first. A signal that comes before the CLI
+ * is started stops the launch.
+ */
+class SignalRelay implements Disposable {
+  #child: Deno.ChildProcess | undefined;
+  #pending: Deno.Signal | undefined;
+  #listeners: [Deno.Signal, () => void][] = [];
+
+  constructor() {
+    const signals: Deno.Signal[] = Deno.build.os === "windows"
+      ? ["SIGINT"]
+      : ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
+    for (const signal of signals) {
+      const listener = (): void => {
+        if (signal === "SIGINT" && this.#child !== undefined) return;
+        if (this.#child === undefined) {
+          this.#pending ??= signal;
+          return;
+        }
+        try {
+          this.#child.kill(signal);
+        } catch {
+          // Already gone.
+        }
+      };
+      try {
+        Deno.addSignalListener(signal, listener);
+        this.#listeners.push([signal, listener]);
+      } catch {
+        // Not supported here.
+      }
+    }
+  }
+
+  /** The exit code of a signal that stopped the launch, if one came. */
+  get stopped(): number | undefined {
+    return this.#pending === undefined
+      ? undefined
+      : 128 + (SIGNAL_NUMBERS[this.#pending] ?? 15);
+  }
+
+  /** Starts passing signals on to `child`. */
+  attach(child: Deno.ChildProcess): void {
+    this.#child = child;
+  }
+
+  [Symbol.dispose](): void {
+    for (const [signal, listener] of this.#listeners) {
+      Deno.removeSignalListener(signal, listener);
+    }
+  }
+}
+
+/** Runs the CLI and resolves to its exit code. */
 async function runChild(
   record: LaunchRecord,
   args: string[],
+  relay: SignalRelay,
 ): Promise<number> {
+  const stopped = relay.stopped;
+  if (stopped !== undefined) return stopped;
   const child = new Deno.Command(Deno.execPath(), {
     args: [...record.denoArgs, ...args],
     env: { ...record.env, DENO_NO_UPDATE_CHECK: "1" },
@@ -163,36 +229,9 @@ async function runChild(
     stdout: "inherit",
     stderr: "inherit",
   }).spawn();
-  // Ctrl-C reaches the child through the terminal; the launcher only waits
-  // for it. Signals sent to the launcher alone are passed on.
-  const listeners: [Deno.Signal, () => void][] = [];
-  const signals: Deno.Signal[] = Deno.build.os === "windows"
-    ? ["SIGINT"]
-    : ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
-  for (const signal of signals) {
-    const listener = (): void => {
-      if (signal === "SIGINT") return;
-      try {
-        child.kill(signal);
-      } catch {
-        // Already gone.
-      }
-    };
-    try {
-      Deno.addSignalListener(signal, listener);
-      listeners.push([signal, listener]);
-    } catch {
-      // Not supported here.
-    }
-  }
-  try {
-    const status = await child.status;
-    return status.code;
-  } finally {
-    for (const [signal, listener] of listeners) {
-      Deno.removeSignalListener(signal, listener);
-    }
-  }
+  relay.attach(child);
+  const status = await child.status;
+  return status.code;
 }
 
 /**
@@ -215,6 +254,7 @@ export async function launch(
   options: LaunchOptions = {},
 ): Promise<number> {
   const warn = options.warn ?? ((line: string) => console.error(line));
+  using relay = new SignalRelay();
   const cacheDir = launcherCacheDir();
   const root = cliLocation().dir;
   enterUserDirectory(root);
@@ -250,5 +290,5 @@ export async function launch(
       pruneLaunchRecords(cacheDir);
     }
   }
-  return await runChild(record, args);
+  return await runChild(record, args, relay);
 }

@@ -570,3 +570,29 @@ Deno.test("a cached start loads no npm code: the launcher's own modules, then a 
     assert.ok(!status.some((m) => m.includes(other)), `status loaded ${other}`);
   }
 });
+
+Deno.test("the launcher passes SIGTERM on to the CLI and exits with its status", async () => {
+  await using u = await user("memory:\n  provider: archive\n");
+  const warm = await hermes(u, ["memory", "status"]);
+  assert.equal(warm.code, 0, warm.err);
+  // `memory import -` waits for the transcript on standard input.
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [...LAUNCHER, "memory", "import", "-"],
+    cwd: u.work,
+    clearEnv: true,
+    env: { HOME: u.home, PATH: "/usr/bin:/bin", DENO_DIR, NO_COLOR: "1" },
+    stdin: "piped",
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode('{"role":"user",'));
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  child.kill("SIGTERM");
+  const status = await child.status;
+  await writer.close().catch(() => {});
+  // The launcher itself exits (no signal) with 128 + 15: the status of the
+  // CLI, which the signal it passed on terminated.
+  assert.equal(status.signal, null);
+  assert.equal(status.code, 143);
+});

@@ -149,7 +149,7 @@ function envAll(): Record<string, string> {
  */
 export async function recordReads<T>(
   fn: () => Promise<T>,
-): Promise<{ result: T; observations: Observation[] }> {
+): Promise<{ result: T; observations: Observation[]; digest: string }> {
   const raw: RawObservation[] = [];
   const note = (
     op: Observation["op"],
@@ -288,30 +288,49 @@ export async function recordReads<T>(
     // computation's own writes, if any.
     if (!seen.has(key)) seen.set(key, o);
   }
+  const kept = [...seen.values()];
   const observations = await Promise.all(
-    [...seen.values()].map(async (o): Promise<Observation> => ({
+    kept.map(async (o): Promise<Observation> => ({
       op: o.op,
       target: o.target,
       digest: await sha256(o.value),
     })),
   );
-  return { result, observations };
+  return {
+    result,
+    observations,
+    digest: await combined(kept.map((o) => o.value)),
+  };
+}
+
+/** One SHA-256 over several values, each prefixed with its length. */
+function combined(values: Uint8Array[]): Promise<string> {
+  const total = values.reduce((n, v) => n + 12 + v.length, 0);
+  const all = new Uint8Array(total);
+  let at = 0;
+  for (const value of values) {
+    all.set(text(`${value.length}`.padStart(11, "0") + ":"), at);
+    all.set(value, at + 12);
+    at += 12 + value.length;
+  }
+  return sha256(all);
 }
 
 /**
  * Replays recorded reads and tells whether every one still answers the
- * same.
+ * same: one SHA-256 over all of them, compared with the digest
+ * {@linkcode recordReads} returned.
  *
  * @param observations What a computation read.
+ * @param digest The digest of what they answered then.
  * @returns `true` when nothing it read has changed.
  */
 export async function unchanged(
   observations: readonly Observation[],
+  digest: string,
 ): Promise<boolean> {
-  const digests = await Promise.all(
-    observations.map((o) => sha256(replay(o.op, o.target))),
-  );
-  return digests.every((digest, i) => digest === observations[i]?.digest);
+  return await combined(observations.map((o) => replay(o.op, o.target))) ===
+    digest;
 }
 
 /**

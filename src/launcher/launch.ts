@@ -66,8 +66,15 @@ async function computeRecord(args: string[]): Promise<LaunchRecord> {
   // module is named in the cache step (cli_location.ts).
   const plan = new URL("./plan.ts", import.meta.url).href;
   const { computeLaunch } = await import(plan) as typeof import("./plan.ts");
-  const { result, observations } = await recordReads(() => computeLaunch(args));
-  return { format: LAUNCH_FORMAT, ...result, observations };
+  const { result, observations, digest } = await recordReads(() =>
+    computeLaunch(args)
+  );
+  return {
+    format: LAUNCH_FORMAT,
+    ...result,
+    observations,
+    inputsDigest: digest,
+  };
 }
 
 /**
@@ -271,7 +278,10 @@ export async function launch(
     ? undefined
     : `${cacheDir}/plan-${key}.json`;
   let record = path === undefined ? undefined : readLaunchRecord(path);
-  if (record !== undefined && !(await unchanged(record.observations))) {
+  if (
+    record !== undefined &&
+    !(await unchanged(record.observations, record.inputsDigest))
+  ) {
     record = undefined;
   }
   if (record === undefined) {

@@ -15,7 +15,7 @@ import { readProcessEnv } from "../core/env.ts";
 import { type Observation, sha256Hex } from "./input_record.ts";
 
 /** The format of a cached launch record; older ones are recomputed. */
-export const LAUNCH_FORMAT = 1;
+export const LAUNCH_FORMAT = 2;
 
 /** How many launch records are kept (one per profile and directory). */
 const KEEP_RECORDS = 64;
@@ -30,6 +30,8 @@ export interface LaunchRecord {
   env: Record<string, string>;
   /** The reads the computation made (replayed to check the record). */
   observations: Observation[];
+  /** SHA-256 over everything those reads returned. */
+  inputsDigest: string;
 }
 
 function join(...parts: string[]): string {
@@ -78,9 +80,23 @@ export function denoCacheDir(): string | undefined {
   return xdg ? join(xdg, "deno") : undefined;
 }
 
+/** The `src/` folders whose code computes the grant. */
+const GRANT_CODE = [
+  "_util",
+  "core",
+  "io",
+  "profile",
+  "config",
+  "sandbox",
+  "plugins",
+  "cli",
+  "launcher",
+];
+
 /**
- * A stamp of the framework's own source files (`src/`, `deno.json`,
- * `deno.lock`) when it runs from a local checkout: their count and newest
+ * A stamp of the framework's own source files (the `src/` folders that
+ * compute the grant, `deno.json`, `deno.lock`) when it runs from a local
+ * checkout: their count and newest
  * modification time. Editing the code
  * that computes the grant must not leave an old grant in use.
  *
@@ -111,9 +127,9 @@ export function sourceStamp(root: string): string {
       }
     }
   };
-  // The code that computes the grant; the files it reads (manifests,
-  // config) are recorded reads.
-  walk(join(root, "src"), 0);
+  // The code that computes the grant (the files it reads, manifests and
+  // config, are recorded reads); the CLI's other code does not change it.
+  for (const dir of GRANT_CODE) walk(join(root, "src", dir), 0);
   for (const file of ["deno.json", "deno.lock"]) {
     try {
       const mtime = Deno.statSync(join(root, file)).mtime?.getTime() ?? 0;
@@ -138,7 +154,8 @@ export function readLaunchRecord(path: string): LaunchRecord | undefined {
     const record = JSON.parse(Deno.readTextFileSync(path)) as LaunchRecord;
     if (
       record?.format !== LAUNCH_FORMAT || !Array.isArray(record.denoArgs) ||
-      !Array.isArray(record.observations)
+      !Array.isArray(record.observations) ||
+      typeof record.inputsDigest !== "string"
     ) {
       return undefined;
     }

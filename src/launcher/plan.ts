@@ -33,7 +33,7 @@ const SILENT: Logger = { log(): void {} };
  */
 export async function computeLaunch(
   args: string[],
-): Promise<Omit<LaunchRecord, "format" | "observations">> {
+): Promise<Omit<LaunchRecord, "format" | "observations" | "inputsDigest">> {
   const previous = setLogger(SILENT);
   try {
     let home: string;

@@ -23,6 +23,7 @@ import {
 import { recordReads, sha256Hex, unchanged } from "./input_record.ts";
 import {
   denoCacheDir,
+  grantSources,
   LAUNCH_FORMAT,
   launcherCacheDir,
   launchKey,
@@ -60,7 +61,12 @@ function enterUserDirectory(root: string | undefined): void {
   }
 }
 
-async function computeRecord(args: string[]): Promise<LaunchRecord> {
+async function computeRecord(
+  args: string[],
+  root: string | undefined,
+): Promise<LaunchRecord> {
+  const sources = root === undefined ? [] : grantSources(root);
+  const stamp = sourceStamp(sources);
   // A computed specifier on purpose: Deno reads the whole graph of a
   // literal dynamic import at start-up, which is what the cache spares. The
   // module is named in the cache step (cli_location.ts).
@@ -74,6 +80,8 @@ async function computeRecord(args: string[]): Promise<LaunchRecord> {
     ...result,
     observations,
     inputsDigest: digest,
+    sources,
+    sourceStamp: stamp,
   };
 }
 
@@ -271,7 +279,6 @@ export async function launch(
     cwd: Deno.cwd(),
     profile: scanGlobalArgs(args).profile ?? null,
     setup: commandIntent(args).setup ?? null,
-    source: root === undefined ? "" : sourceStamp(root),
   });
   if (!(await ensureCached(cacheDir, warn))) return 1;
   const path = cacheDir === undefined
@@ -280,13 +287,14 @@ export async function launch(
   let record = path === undefined ? undefined : readLaunchRecord(path);
   if (
     record !== undefined &&
-    !(await unchanged(record.observations, record.inputsDigest))
+    (sourceStamp(record.sources) !== record.sourceStamp ||
+      !(await unchanged(record.observations, record.inputsDigest)))
   ) {
     record = undefined;
   }
   if (record === undefined) {
     try {
-      record = await computeRecord(args);
+      record = await computeRecord(args, root);
     } catch (error) {
       warn(
         `hermes: cannot work out the permissions the CLI needs: ${

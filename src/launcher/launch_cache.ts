@@ -15,7 +15,7 @@ import { readProcessEnv } from "../core/env.ts";
 import { type Observation, sha256Hex } from "./input_record.ts";
 
 /** The format of a cached launch record; older ones are recomputed. */
-export const LAUNCH_FORMAT = 2;
+export const LAUNCH_FORMAT = 3;
 
 /** How many launch records are kept (one per profile and directory). */
 const KEEP_RECORDS = 64;
@@ -32,6 +32,10 @@ export interface LaunchRecord {
   observations: Observation[];
   /** SHA-256 over everything those reads returned. */
   inputsDigest: string;
+  /** The framework source files the grant code is (local checkouts). */
+  sources: string[];
+  /** Their modification times then ({@linkcode sourceStamp}). */
+  sourceStamp: string;
 }
 
 function join(...parts: string[]): string {
@@ -94,18 +98,16 @@ const GRANT_CODE = [
 ];
 
 /**
- * A stamp of the framework's own source files (the `src/` folders that
- * compute the grant, `deno.json`, `deno.lock`) when it runs from a local
- * checkout: their count and newest
- * modification time. Editing the code
- * that computes the grant must not leave an old grant in use.
+ * The framework's own source files whose change must recompute the grant
+ * when it runs from a local checkout: the `src/` folders that compute it
+ * (and those folders themselves, whose modification time changes when a
+ * file is added or removed), `deno.json` and `deno.lock`.
  *
  * @param root The framework directory.
- * @returns The stamp (`""` when nothing can be read).
+ * @returns The paths.
  */
-export function sourceStamp(root: string): string {
-  let count = 0;
-  let newest = 0;
+export function grantSources(root: string): string[] {
+  const paths: string[] = [join(root, "deno.json"), join(root, "deno.lock")];
   const walk = (dir: string, depth: number): void => {
     let entries: Deno.DirEntry[];
     try {
@@ -113,33 +115,35 @@ export function sourceStamp(root: string): string {
     } catch {
       return;
     }
+    paths.push(dir);
     for (const entry of entries) {
       const path = join(dir, entry.name);
       if (entry.isDirectory && depth < 6) walk(path, depth + 1);
       else if (entry.isFile && /\.(ts|json|yaml)$/.test(entry.name)) {
-        try {
-          const mtime = Deno.statSync(path).mtime?.getTime() ?? 0;
-          count++;
-          if (mtime > newest) newest = mtime;
-        } catch {
-          // Gone meanwhile: the next start sees the change.
-        }
+        paths.push(path);
       }
     }
   };
-  // The code that computes the grant (the files it reads, manifests and
-  // config, are recorded reads); the CLI's other code does not change it.
   for (const dir of GRANT_CODE) walk(join(root, "src", dir), 0);
-  for (const file of ["deno.json", "deno.lock"]) {
+  return paths;
+}
+
+/**
+ * The modification times of some files, as one string (`-` for a file
+ * that is gone): equal stamps mean none of them was edited, added or
+ * removed.
+ *
+ * @param paths The files.
+ * @returns The stamp.
+ */
+export function sourceStamp(paths: readonly string[]): string {
+  return paths.map((path) => {
     try {
-      const mtime = Deno.statSync(join(root, file)).mtime?.getTime() ?? 0;
-      count++;
-      if (mtime > newest) newest = mtime;
+      return String(Deno.statSync(path).mtime?.getTime() ?? 0);
     } catch {
-      // Absent.
+      return "-";
     }
-  }
-  return `${count}:${newest}`;
+  }).join(",");
 }
 
 /**
@@ -155,7 +159,8 @@ export function readLaunchRecord(path: string): LaunchRecord | undefined {
     if (
       record?.format !== LAUNCH_FORMAT || !Array.isArray(record.denoArgs) ||
       !Array.isArray(record.observations) ||
-      typeof record.inputsDigest !== "string"
+      typeof record.inputsDigest !== "string" ||
+      !Array.isArray(record.sources) || typeof record.sourceStamp !== "string"
     ) {
       return undefined;
     }
@@ -207,9 +212,9 @@ export function pruneLaunchRecords(dir: string): void {
 
 /**
  * The key a launch record is filed under: everything the computation
- * depends on that its recorded reads do not show (the launcher itself, the
- * Deno version, the working directory, the `--profile` value, and the
- * framework's source stamp).
+ * depends on that its recorded reads and source stamp do not show (the
+ * launcher itself, the Deno version, the working directory, the
+ * `--profile` value and the setup target).
  *
  * @param parts The parts.
  * @returns 64 hex digits.

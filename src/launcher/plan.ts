@@ -33,7 +33,7 @@ const SILENT: Logger = { log(): void {} };
  */
 export async function computeLaunch(
   args: string[],
-): Promise<Omit<LaunchRecord, "format" | "observations" | "inputsDigest">> {
+): Promise<Pick<LaunchRecord, "denoArgs" | "env">> {
   const previous = setLogger(SILENT);
   try {
     let home: string;

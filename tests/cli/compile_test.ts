@@ -7,38 +7,23 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
+import { type CommandResult, runCommand } from "../helpers/run_command.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(
   /\/$/,
   "",
 );
-const DENO_DIR = Deno.env.get("DENO_DIR") ??
-  join(Deno.env.get("HOME") ?? "/root", ".cache", "deno");
 
 /** The `compile` task of deno.json (the line given to the maintainers). */
 export const COMPILE_TASK =
   "deno run --no-prompt --cached-only --allow-read --allow-write --allow-env --allow-run src/launcher/compile.ts";
 
-async function deno(
+function deno(
   args: string[],
   home: string,
   cwd = ROOT,
-): Promise<{ code: number; out: string; err: string }> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd,
-    clearEnv: true,
-    env: { HOME: home, PATH: "/usr/bin:/bin", DENO_DIR, NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    out: decoder.decode(output.stdout),
-    err: decoder.decode(output.stderr),
-  };
+): Promise<CommandResult> {
+  return runCommand(Deno.execPath(), args, { cwd, env: { HOME: home } });
 }
 
 /** A user home whose default profile uses a self-hosted Honcho. */

@@ -6,17 +6,19 @@
 // cached. Also: permission problems of a CLI run without the launcher are
 // reported as permission problems, naming the flag or key.
 import assert from "node:assert/strict";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startHonchoTestServer } from "../honcho_server.ts";
+import {
+  type CommandResult,
+  DENO_DIR,
+  runCommand,
+} from "../helpers/run_command.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(
   /\/$/,
   "",
 );
-const DENO_DIR = Deno.env.get("DENO_DIR") ??
-  join(Deno.env.get("HOME") ?? "/root", ".cache", "deno");
-const DENO_BIN_DIR = dirname(Deno.execPath());
 
 /** The `hermes` task line (asserted against deno.json in process_test.ts). */
 const TASK = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))).tasks
@@ -25,12 +27,6 @@ const TASK = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json"))).tasks
 const LAUNCHER = TASK.split(" ").slice(1).map((w) =>
   w === "src/launcher/main.ts" ? join(ROOT, w) : w
 );
-
-interface Result {
-  code: number;
-  out: string;
-  err: string;
-}
 
 interface User extends AsyncDisposable {
   /** HOME. */
@@ -62,31 +58,12 @@ async function user(config?: string): Promise<User> {
   };
 }
 
-async function run(
+function run(
   command: string,
   args: string[],
   options: { cwd: string; env: Record<string, string> },
-): Promise<Result> {
-  const output = await new Deno.Command(command, {
-    args,
-    cwd: options.cwd,
-    clearEnv: true,
-    env: {
-      PATH: `${DENO_BIN_DIR}:/usr/bin:/bin`,
-      DENO_DIR,
-      NO_COLOR: "1",
-      ...options.env,
-    },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    out: decoder.decode(output.stdout),
-    err: decoder.decode(output.stderr),
-  };
+): Promise<CommandResult> {
+  return runCommand(command, args, options);
 }
 
 /** The launcher run as the installed command would: from `u.work`. */
@@ -95,7 +72,7 @@ function hermes(
   args: string[],
   env: Record<string, string> = {},
   cwd: string = u.work,
-): Promise<Result> {
+): Promise<CommandResult> {
   return run(Deno.execPath(), [...LAUNCHER, ...args], {
     cwd,
     env: { HOME: u.home, ...env },
@@ -107,7 +84,7 @@ function task(
   u: User,
   args: string[],
   options: { quiet?: boolean; env?: Record<string, string> } = {},
-): Promise<Result> {
+): Promise<CommandResult> {
   return run(
     Deno.execPath(),
     [

@@ -9,11 +9,13 @@ import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { KEYS, spawnPty } from "../helpers/pty.ts";
 import { loadConfig } from "../../src/config/config.ts";
+import {
+  type CommandResult,
+  DENO_DIR,
+  runCommand,
+} from "../helpers/run_command.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-// The child gets a scratch HOME; it must still find the npm cache.
-const DENO_DIR = Deno.env.get("DENO_DIR") ??
-  join(Deno.env.get("HOME") ?? "/root", ".cache", "deno");
 
 /** The `hermes` task of deno.json (the line given to the maintainers). */
 export const HERMES_TASK =
@@ -24,37 +26,15 @@ function taskArgs(): string[] {
   return HERMES_TASK.split(" ").slice(1);
 }
 
-interface Result {
-  code: number;
-  out: string;
-  err: string;
-}
-
-async function hermes(
+function hermes(
   userHome: string,
   args: string[],
   env: Record<string, string> = {},
-): Promise<Result> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [...taskArgs(), ...args],
+): Promise<CommandResult> {
+  return runCommand(Deno.execPath(), [...taskArgs(), ...args], {
     cwd: ROOT,
-    clearEnv: true,
-    env: {
-      HOME: userHome,
-      PATH: "/usr/bin:/bin",
-      DENO_DIR,
-      ...env,
-    },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    out: decoder.decode(output.stdout),
-    err: decoder.decode(output.stderr),
-  };
+    env: { HOME: userHome, ...env },
+  });
 }
 
 async function withUserHome<T>(fn: (home: string) => Promise<T>): Promise<T> {

@@ -8,17 +8,24 @@ import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
 import type { HermesCommand } from "./hermes_command.ts";
 import type { CliIo } from "./cli_io.ts";
 import {
+  type DiscoveryOptions,
   findMemoryProvider,
   listMemoryProviderNames,
+  type ProviderCandidate,
 } from "../plugins/plugin_discovery.ts";
 import {
   denoRunFlags,
+  grantForCandidate,
+  missingHostPermissions,
   providerPermissions,
 } from "../plugins/provider_permissions.ts";
 import {
   discoverMemoryProviders,
   loadMemoryProvider,
+  probeMemoryProvider,
 } from "../plugins/provider_loader.ts";
+import { getHermesHome } from "../profile/hermes_home.ts";
+import { loadConfig } from "../config/config.ts";
 import { loadProviderCli } from "../plugins/provider_cli.ts";
 import {
   declaredDependencies,
@@ -26,6 +33,8 @@ import {
   providerDependencyStatus,
 } from "../plugins/provider_deps.ts";
 import { errorText } from "../_util/error_text.ts";
+import { shortDescription } from "./format.ts";
+import type { ProviderCommandLine } from "./root_help.ts";
 
 export { isBuiltinSentinel } from "../plugins/plugin_discovery.ts";
 export { DependencyInstallError } from "../plugins/provider_deps.ts";
@@ -38,11 +47,29 @@ export interface DiscoveredProvider {
   available: boolean | null;
 }
 
-/** Lists providers, with their availability probe unless `probe` is false. */
+/**
+ * Lists providers, with their availability probe unless `probe` is false.
+ * A provider whose sandbox grant this process does not hold (the launcher
+ * grants only the active provider's) is not started: it counts as
+ * unavailable, without the load warning a failed start would print.
+ */
 export async function discoverProviders(
   probe = true,
 ): Promise<DiscoveredProvider[]> {
-  return (await discoverMemoryProviders({ probe })).map((p) => ({
+  const probeProvider = async (
+    candidate: ProviderCandidate,
+    options: DiscoveryOptions,
+  ): Promise<boolean> => {
+    const hermesHome = options.hermesHome ?? getHermesHome();
+    const config = options.config ??
+      await loadConfig({ hermesHome }).catch(() => ({}));
+    const grant = grantForCandidate(candidate, { hermesHome, config });
+    if (missingHostPermissions(grant).length > 0) return false;
+    return await probeMemoryProvider(candidate, options);
+  };
+  return (await discoverMemoryProviders({ probe, probeProvider })).map((
+    p,
+  ) => ({
     name: p.name,
     description: p.description,
     source: p.source,
@@ -98,6 +125,31 @@ export interface ProviderCli {
   name: string;
   description: string;
   registerCli(command: HermesCommand): void | Promise<void>;
+}
+
+/**
+ * The command a provider's `cli.ts` adds, as the root help lists it (its
+ * name and the summary of its `plugin.yaml` description), without
+ * importing `cli.ts`; `undefined` when the provider has no `cli.ts`.
+ */
+export async function describeProviderCommand(
+  name: string,
+): Promise<ProviderCommandLine | undefined> {
+  const candidate = await findMemoryProvider(name);
+  if (candidate?.dir === undefined) return undefined;
+  try {
+    if (!(await Deno.stat(join(candidate.dir, "cli.ts"))).isFile) {
+      return undefined;
+    }
+  } catch {
+    return undefined;
+  }
+  return {
+    name,
+    summary: shortDescription(
+      candidate.manifest.description || `Manage ${name} memory plugin`,
+    ),
+  };
 }
 
 /** Loads the `cli.ts` of the active provider (`null` when it has none). */
@@ -195,6 +247,15 @@ export async function sandboxGrant(
     net: grant.net.map((e) => e.value),
     npm: grant.npm ? ["allowed"] : [],
   };
+}
+
+/**
+ * The parts of a provider's sandbox grant this process does not hold, as
+ * `deno run` flags (empty when it can start the provider).
+ */
+export async function missingProviderGrant(name: string): Promise<string[]> {
+  const grant = await providerPermissions(name);
+  return grant === null ? [] : missingHostPermissions(grant);
 }
 
 /**

@@ -10,50 +10,12 @@
 import { resolve } from "node:path";
 import { getHermesHome, getProfileHome } from "../profile/hermes_home.ts";
 
-/** What {@linkcode scanGlobalArgs} found. */
-export interface GlobalArgs {
-  /** The value of the last `--profile NAME` / `--profile=NAME`. */
-  profile?: string;
-  /** The first word that is not an option (the top-level command). */
-  command?: string;
-  /** Whether `-h`/`--help` appears before the first command word. */
-  help: boolean;
-}
-
-/**
- * Scans a `hermes` command line for the global options, stopping at `--`.
- *
- * @param args The arguments after the program name.
- * @returns The profile, the top-level command word and whether help was asked.
- *
- * @example Basic usage
- * ```ts
- * import { scanGlobalArgs } from "@hermes/memory/cli";
- * import assert from "node:assert/strict";
- * const found = scanGlobalArgs(["--profile", "coder", "memory", "status"]);
- * assert.equal(found.profile, "coder");
- * assert.equal(found.command, "memory");
- * ```
- */
-export function scanGlobalArgs(args: readonly string[]): GlobalArgs {
-  const found: GlobalArgs = { help: false };
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (arg === "--") break;
-    if (arg === "--profile") {
-      const value = args[i + 1];
-      if (value !== undefined) found.profile = value;
-      i++;
-    } else if (arg.startsWith("--profile=")) {
-      found.profile = arg.slice("--profile=".length);
-    } else if (arg === "-h" || arg === "--help") {
-      if (found.command === undefined) found.help = true;
-    } else if (!arg.startsWith("-") && found.command === undefined) {
-      found.command = arg;
-    }
-  }
-  return found;
-}
+export {
+  type CommandIntent,
+  commandIntent,
+  type GlobalArgs,
+  scanGlobalArgs,
+} from "./arg_scan.ts";
 
 /**
  * Resolves the profile home a command runs in: `--profile NAME` →

@@ -16,6 +16,8 @@
 
 import { Command, Help, type Option } from "commander";
 import type { CliIo } from "./cli_io.ts";
+import { firstLine, formatHelp, HELP_WIDTH } from "./help_text.ts";
+import { HELP_OPTION } from "./root_help.ts";
 
 /** The exit code of a usage error (unknown flag, missing argument, …). */
 export const USAGE_EXIT_CODE = 2;
@@ -52,8 +54,6 @@ export class CliExit extends Error {
     this.code = code;
   }
 }
-
-const HELP_WIDTH = 80;
 
 /**
  * Options of {@linkcode HermesCommand.addCommand}: commander's
@@ -133,7 +133,7 @@ export class HermesCommand extends CommanderCommand {
     this.#context = context ?? { io: nullIo(), exitCode: 0 };
     this.exitOverride();
     this.helpCommand(false);
-    this.helpOption("-h, --help", "Show this help");
+    this.helpOption(HELP_OPTION.flags, HELP_OPTION.description);
     this.configureOutput({
       writeOut: (text: string): void => this.#context.io.stdout(text),
       writeErr: (text: string): void => this.#context.io.stderr(text),
@@ -263,40 +263,27 @@ export class HermesCommand extends CommanderCommand {
    */
   override helpInformation(): string {
     const help = new Help();
-    const sections: string[] = [];
-    const summary = this.description() || this.summary();
-    if (summary) sections.push(summary);
-    sections.push(`USAGE:\n  ${help.commandUsage(this)}`);
-
-    const commands = help.visibleCommands(this).map((
-      cmd,
-    ): [string, string] => [
-      commandTerm(cmd),
-      cmd.summary() || firstLine(cmd.description()),
-    ]);
-    if (commands.length > 0) sections.push(table("COMMANDS:", commands));
-
     const optionRow = (option: Option): [string, string] => [
       help.optionTerm(option),
       optionDescription(option),
     ];
-    const options = help.visibleOptions(this).map(optionRow);
-    if (options.length > 0) sections.push(table("OPTIONS:", options));
-
     const globals: [string, string][] = [];
     for (let parent = this.parent; parent; parent = parent.parent) {
       for (const option of parent.options) {
         if (!option.hidden) globals.push(optionRow(option));
       }
     }
-    if (globals.length > 0) sections.push(table("GLOBAL OPTIONS:", globals));
-
-    if (this.#examples.length > 0) {
-      sections.push(
-        `EXAMPLES:\n${this.#examples.map((e) => `  ${e}`).join("\n")}`,
-      );
-    }
-    return `${sections.join("\n\n")}\n`;
+    return formatHelp({
+      summary: this.description() || this.summary(),
+      usage: help.commandUsage(this),
+      commands: help.visibleCommands(this).map((cmd): [string, string] => [
+        commandTerm(cmd),
+        cmd.summary() || firstLine(cmd.description()),
+      ]),
+      options: help.visibleOptions(this).map(optionRow),
+      globals,
+      examples: this.#examples,
+    });
   }
 
   /** The full command path, such as `hermes memory status`. */
@@ -360,44 +347,6 @@ function optionDescription(option: Option): string {
   const description = option.description ?? "";
   if (extra.length === 0) return description;
   return `${description}${description ? " " : ""}(${extra.join("; ")})`;
-}
-
-function wrap(text: string, width: number): string[] {
-  const lines: string[] = [];
-  for (const paragraph of text.split("\n")) {
-    let line = "";
-    for (const word of paragraph.split(/ +/)) {
-      if (line !== "" && line.length + 1 + word.length > width) {
-        lines.push(line);
-        line = word;
-      } else {
-        line = line === "" ? word : `${line} ${word}`;
-      }
-    }
-    lines.push(line);
-  }
-  return lines;
-}
-
-function firstLine(text: string): string {
-  return text.split("\n", 1)[0] ?? "";
-}
-
-function table(heading: string, rows: [string, string][]): string {
-  const width = Math.min(
-    Math.max(...rows.map(([term]) => term.length)),
-    28,
-  );
-  const indent = " ".repeat(width + 4);
-  const lines = rows.map(([term, description]) => {
-    if (!description) return `  ${term}`;
-    const text = wrap(description, Math.max(HELP_WIDTH - width - 4, 30));
-    const first = term.length > width
-      ? `  ${term}\n${indent}${text[0]}`
-      : `  ${term.padEnd(width)}  ${text[0]}`;
-    return [first, ...text.slice(1).map((l) => `${indent}${l}`)].join("\n");
-  });
-  return `${heading}\n${lines.join("\n")}`;
 }
 
 function nullIo(): CliIo {

@@ -19,10 +19,15 @@
 
 export * from "./cli_io.ts";
 export * from "./hermes_command.ts";
-export { buildProgram, main } from "./run.ts";
+export { main } from "./run.ts";
+export { buildProgram } from "./program.ts";
 export * from "./global_args.ts";
 export * from "./format.ts";
 export * from "./run_flags.ts";
+export * from "./run_plan.ts";
+export * from "./cli_location.ts";
+export * from "./permission_problem.ts";
+export type { ProviderCommandLine } from "./root_help.ts";
 export * from "./provider_report.ts";
 export * from "./commands/memory.ts";
 export * from "./commands/memory_status.ts";

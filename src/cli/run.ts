@@ -20,40 +20,32 @@ import {
   USAGE_EXIT_CODE,
 } from "./hermes_command.ts";
 import { resolveCliHome, scanGlobalArgs } from "./global_args.ts";
-import { registerMemoryCommand } from "./commands/memory.ts";
-import { attachProviderCommand } from "./commands/provider_commands.ts";
-import { cliGrant } from "./run_flags.ts";
+import {
+  attachMemoryCommand,
+  defineMemoryGroup,
+} from "./commands/memory_group.ts";
+import { commandWords } from "./arg_scan.ts";
+import {
+  describePermissionProblem,
+  permissionDenial,
+} from "./permission_problem.ts";
+import { getConfigValue, loadConfig } from "../config/config.ts";
+import {
+  PROFILE_OPTION,
+  ROOT_DESCRIPTION,
+  ROOT_EXAMPLES,
+  ROOT_USAGE,
+} from "./root_help.ts";
 import { getHermesHome, withHermesHome } from "../profile/hermes_home.ts";
 import { type Logger, setLogger } from "../core/log.ts";
 
-/**
- * Builds the `hermes` command tree (without provider commands).
- *
- * @param context The state shared by the tree.
- * @returns The root command.
- *
- * @example Basic usage
- * ```ts
- * import { buildProgram, memoryCliIo } from "@hermes/memory/cli";
- * import assert from "node:assert/strict";
- * const program = buildProgram({ io: memoryCliIo(), exitCode: 0 });
- * assert.ok(program.commands.some((c) => c.name() === "memory"));
- * ```
- */
-export function buildProgram(context: CliContext): HermesCommand {
+/** The `hermes` root command with its options, without subcommands. */
+export function rootCommand(context: CliContext): HermesCommand {
   const program = createCommand("hermes", context)
-    .description(
-      "Hermes memory: inspect and configure an agent's persistent memory",
-    )
-    .usage("[--profile NAME] <command> [options]")
-    .option(
-      "--profile <name>",
-      "Use the named profile's home, <root>/profiles/<name> (default: $HERMES_HOME, else ~/.hermes; env: HERMES_HOME)",
-    )
-    .example("hermes memory status")
-    .example("hermes memory setup")
-    .example("hermes --profile coder memory status --json");
-  registerMemoryCommand(program);
+    .description(ROOT_DESCRIPTION)
+    .usage(ROOT_USAGE)
+    .option(PROFILE_OPTION.flags, PROFILE_OPTION.description);
+  for (const line of ROOT_EXAMPLES) program.example(line);
   return program;
 }
 
@@ -113,11 +105,22 @@ async function run(
 ): Promise<number> {
   const { io } = context;
   try {
-    const program = buildProgram(context);
+    const program = rootCommand(context);
+    if (scan.command === "memory") {
+      const help = args.includes("-h") || args.includes("--help");
+      await attachMemoryCommand(program, commandWords(args)[1], help);
+    } else {
+      defineMemoryGroup(program);
+    }
     const known = program.commands.some((c) =>
       c.name() === scan.command || c.aliases().includes(scan.command ?? "")
     );
     if (!known) {
+      // Loaded only for a command that is not built in (a provider's).
+      const url = new URL("./commands/provider_commands.ts", import.meta.url);
+      const { attachProviderCommand } = await import(
+        url.href
+      ) as typeof import("./commands/provider_commands.ts");
       const refused = await attachProviderCommand(program, scan.command);
       if (refused !== undefined) {
         io.stderr(`error: ${refused}\n`);
@@ -135,17 +138,27 @@ async function run(
       if (error.code === "commander.help") return USAGE_EXIT_CODE;
       return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
     }
-    io.stderr(`error: ${errorText(error)}\n`);
-    if (error instanceof Error && error.name === "NotCapable") {
-      const grant = cliGrant(getHermesHome());
+    const denial = permissionDenial(error);
+    if (denial !== undefined) {
       io.stderr(
-        `hint: the profile home is ${getHermesHome()}; run hermes with --allow-read=${
-          grant.read.join(",")
-        } --allow-write=${
-          grant.write.join(",")
-        } (plus the provider's grant: 'hermes memory permissions' prints all flags)\n`,
+        describePermissionProblem(denial, {
+          hermesHome: getHermesHome(),
+          provider: await configuredProvider(),
+        }),
       );
+    } else {
+      io.stderr(`error: ${errorText(error)}\n`);
     }
     return 1;
+  }
+}
+
+/** `memory.provider`, when `config.yaml` can be read (for hints only). */
+async function configuredProvider(): Promise<string | null> {
+  try {
+    const raw = getConfigValue(await loadConfig(), "memory.provider");
+    return typeof raw === "string" && raw.trim() !== "" ? raw.trim() : null;
+  } catch {
+    return null;
   }
 }

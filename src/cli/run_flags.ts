@@ -54,6 +54,7 @@ export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
   "LOG_TOKENS",
   "LOG_STREAM",
   "DENO_NO_PROMPT",
+  "HERMES_CLI_PROVIDER_COMMAND",
 ]);
 
 /** The permission lists of one `deno run`. */
@@ -66,6 +67,8 @@ export interface RunGrant {
   env: string[];
   /** Reachable hosts. */
   net: string[];
+  /** Hosts remote modules may be imported from (`--allow-import`). */
+  import?: string[];
 }
 
 /**
@@ -104,12 +107,25 @@ export function frameworkDir(): string | undefined {
  */
 export function cliGrant(hermesHome: string): RunGrant {
   const framework = frameworkDir();
-  return {
+  const grant: RunGrant = {
     read: framework ? [hermesHome, framework] : [hermesHome],
     write: [hermesHome],
     env: [...HERMES_ENV_VARS, ...TERMINAL_ENV_VARS],
     net: [],
   };
+  const host = frameworkImportHost(new URL("../../", import.meta.url));
+  if (host !== undefined) grant.import = [host];
+  return grant;
+}
+
+/**
+ * The host remote framework modules are imported from (`jsr.io` for a
+ * `jsr:` install), or `undefined` for local files.
+ */
+function frameworkImportHost(url: URL): string | undefined {
+  if (url.protocol === "http:" || url.protocol === "https:") return url.host;
+  if (url.protocol === "jsr:") return "jsr.io";
+  return undefined;
 }
 
 /**
@@ -129,12 +145,15 @@ export function cliGrant(hermesHome: string): RunGrant {
  */
 export function mergeGrants(...grants: RunGrant[]): RunGrant {
   const unique = (lists: string[][]): string[] => [...new Set(lists.flat())];
-  return {
+  const merged: RunGrant = {
     read: dropCoveredPaths(unique(grants.map((g) => g.read))),
     write: dropCoveredPaths(unique(grants.map((g) => g.write))),
     env: unique(grants.map((g) => g.env)),
     net: unique(grants.map((g) => g.net)),
   };
+  const imports = unique(grants.map((g) => g.import ?? []));
+  if (imports.length > 0) merged.import = imports;
+  return merged;
 }
 
 /** Drops absolute paths that lie inside another path of the list. */
@@ -147,7 +166,8 @@ function dropCoveredPaths(paths: string[]): string[] {
 
 /**
  * Reads `--allow-read=…`, `--allow-write=…`, `--allow-env=…` and
- * `--allow-net=…` flags into a grant; other flags are returned apart.
+ * `--allow-net=…` and `--allow-import=…` flags into a grant; other flags
+ * are returned apart.
  *
  * @param flags `deno run` flags.
  * @returns The grant and the remaining flags.
@@ -167,10 +187,11 @@ export function grantFromFlags(
   const grant: RunGrant = { read: [], write: [], env: [], net: [] };
   const other: string[] = [];
   for (const flag of flags) {
-    const match = /^--allow-(read|write|env|net)=(.*)$/.exec(flag);
+    const match = /^--allow-(read|write|env|net|import)=(.*)$/.exec(flag);
     if (match) {
       const key = match[1] as keyof RunGrant;
-      grant[key].push(...(match[2] ?? "").split(",").filter((s) => s !== ""));
+      const list = grant[key] ?? (grant[key] = []);
+      list.push(...(match[2] ?? "").split(",").filter((s) => s !== ""));
     } else {
       other.push(flag);
     }
@@ -202,10 +223,9 @@ export function grantToFlags(
   extra: readonly string[] = [],
 ): string[] {
   const flags = ["--no-prompt", "--cached-only"];
-  for (const key of ["read", "write", "env", "net"] as const) {
-    if (grant[key].length > 0) {
-      flags.push(`--allow-${key}=${grant[key].join(",")}`);
-    }
+  for (const key of ["read", "write", "env", "net", "import"] as const) {
+    const list = grant[key] ?? [];
+    if (list.length > 0) flags.push(`--allow-${key}=${list.join(",")}`);
   }
   for (const flag of extra) {
     if (!flags.includes(flag)) flags.push(flag);

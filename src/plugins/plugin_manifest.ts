@@ -23,6 +23,7 @@
 
 import { isAbsolute, join, normalize } from "node:path";
 import { parse, YAMLParseError } from "yaml";
+import { withTolerantProcessEnv } from "../core/env.ts";
 import { getUserHome } from "../profile/hermes_home.ts";
 import { parseSimpleYaml } from "./_simple_yaml.ts";
 import { errorText } from "../_util/error_text.ts";
@@ -354,7 +355,10 @@ export function parsePluginManifest(
   const source = text.replace(/^\uFEFF/, "");
   let raw: unknown;
   try {
-    raw = parseSimpleYaml(source) ?? parse(source);
+    // The parser reads LOG_TOKENS / LOG_STREAM from process.env; a missing
+    // env grant for them is not broken YAML.
+    raw = parseSimpleYaml(source) ??
+      withTolerantProcessEnv(() => parse(source));
   } catch (error) {
     const where = error instanceof YAMLParseError && error.linePos
       ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}`

@@ -1,80 +1,43 @@
 // The `compile` task: a single `hermes` binary with the bundled providers
-// and the worker bootstrap included and the permission flags baked in.
-// `deno compile` needs denort from dl.deno.land, which these machines cannot
-// reach, so the test accepts exactly that failure; it then runs the same
-// entry point under `deno run` with the same permission flags.
+// and the worker bootstrap included and the grant of the profile it is run
+// for baked in (the plan `hermes memory permissions` prints). `deno compile`
+// needs denort from dl.deno.land, which these machines cannot reach, so the
+// test accepts exactly that failure; it then runs the same entry point
+// under `deno run` with the same permission flags.
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
+import { type CommandResult, runCommand } from "../helpers/run_command.ts";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const DENO_DIR = Deno.env.get("DENO_DIR") ??
-  join(Deno.env.get("HOME") ?? "/root", ".cache", "deno");
+const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(
+  /\/$/,
+  "",
+);
 
 /** The `compile` task of deno.json (the line given to the maintainers). */
-export const COMPILE_TASK = [
-  "deno compile --no-prompt --cached-only",
-  "--allow-read=$HOME/.hermes,$HOME/.honcho/config.json",
-  "--allow-write=$HOME/.hermes",
-  "--allow-env=HERMES_HOME,HOME,HERMES_DATA_DIR_SUFFIX,HERMES_ENABLE_PROJECT_PLUGINS,HERMES_SESSION_SOURCE,TERMINAL_CWD,LOG_TOKENS,LOG_STREAM,DENO_NO_PROMPT," +
-  "TERM,COLORTERM,TERM_PROGRAM,TERM_PROGRAM_VERSION,TMUX,NO_COLOR,FORCE_COLOR,NODE_DISABLE_COLORS," +
-  "CI,CI_NAME,TF_BUILD,TEAMCITY_VERSION,GITHUB_ACTIONS,GITEA_ACTIONS,CIRCLECI,TRAVIS,APPVEYOR,GITLAB_CI,BUILDKITE,DRONE," +
-  "INQUIRER_KEYBINDINGS,CLI_WIDTH," +
-  "HONCHO_API_KEY,HONCHO_BASE_URL,HONCHO_URL,HONCHO_ENVIRONMENT,HONCHO_TIMEOUT,HERMES_HONCHO_HOST",
-  "--allow-net=api.honcho.dev",
-  "--include plugins/memory/ --include src/sandbox/worker_bootstrap.ts",
-  "--output dist/hermes src/cli/main.ts",
-].join(" ");
+export const COMPILE_TASK =
+  "deno run --no-prompt --cached-only --allow-read --allow-write --allow-env --allow-run src/launcher/compile.ts";
 
-function compileArgs(home: string, output: string): string[] {
-  const args = COMPILE_TASK.split(" ").slice(1).map((a) =>
-    a.replaceAll("$HOME", home)
-  );
-  args[args.indexOf("--output") + 1] = output;
-  return args;
-}
-
-/** The same permission flags for `deno run` (compile-only flags dropped). */
-function runArgs(home: string): string[] {
-  const args = compileArgs(home, "unused").slice(1);
-  const out: string[] = ["run"];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (arg === "--include" || arg === "--output") {
-      i++;
-      continue;
-    }
-    if (arg === "src/cli/main.ts") continue;
-    out.push(arg);
-  }
-  // The binary embeds the framework; `deno run` reads it from the checkout.
-  out[out.findIndex((a) => a.startsWith("--allow-read="))] += ",.";
-  return [...out, "src/cli/main.ts"];
-}
-
-async function deno(
+function deno(
   args: string[],
   home: string,
-): Promise<{ code: number; out: string; err: string }> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: ROOT,
-    clearEnv: true,
-    env: { HOME: home, PATH: "/usr/bin:/bin", DENO_DIR, NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    out: decoder.decode(output.stdout),
-    err: decoder.decode(output.stderr),
-  };
+  cwd = ROOT,
+): Promise<CommandResult> {
+  return runCommand(Deno.execPath(), args, { cwd, env: { HOME: home } });
 }
 
+/** A user home whose default profile uses a self-hosted Honcho. */
 async function withUserHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
-  const home = await Deno.makeTempDir({ prefix: "hermes-compile-" });
+  const home = await Deno.realPath(
+    await Deno.makeTempDir({ prefix: "hermes-compile-" }),
+  );
+  await Deno.mkdir(join(home, ".hermes", "profiles", "coder"), {
+    recursive: true,
+  });
+  await Deno.writeTextFile(
+    join(home, ".hermes", "config.yaml"),
+    "memory:\n  provider: honcho\n  permissions:\n    honcho:\n      net: [honcho.lan:8000]\n",
+  );
   try {
     return await fn(home);
   } finally {
@@ -82,39 +45,92 @@ async function withUserHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
   }
 }
 
+/** `deno task compile <args>` run as its task line. */
+function compileScript(args: string[], home: string) {
+  return deno([...COMPILE_TASK.split(" ").slice(1), ...args], home);
+}
+
+async function compileCommand(home: string, args: string[] = []) {
+  const dry = await compileScript(["--dry-run", ...args], home);
+  assert.equal(dry.code, 0, dry.err);
+  return JSON.parse(dry.out) as string[];
+}
+
 Deno.test("compile task line in deno.json matches the tested one", async () => {
   const config = JSON.parse(await Deno.readTextFile(join(ROOT, "deno.json")));
   const task = config.tasks?.compile;
-  if (task === undefined) return; // Not added yet.
   assert.equal(typeof task === "string" ? task : task.command, COMPILE_TASK);
 });
 
-Deno.test("compile task includes every module loaded by computed path", async () => {
-  const includes = [...COMPILE_TASK.matchAll(/--include (\S+)/g)].map((m) =>
-    m[1]
-  );
-  // Worker entry modules are never embedded unless included.
-  const sandbox = await Deno.readTextFile(
-    join(ROOT, "src", "sandbox", "sandboxed_provider.ts"),
-  );
-  for (
-    const [, file] of sandbox.matchAll(
-      /new URL\("\.\/([\w.]+)", import\.meta\.url\)/g,
-    )
-  ) {
+Deno.test("compile bakes the grant of the profile it is run for", async () => {
+  await withUserHome(async (home) => {
+    const command = await compileCommand(home);
+    const root = join(home, ".hermes");
+    assert.deepEqual(command.slice(0, 4), [
+      "deno",
+      "compile",
+      "--no-prompt",
+      "--cached-only",
+    ]);
+    assert.ok(command.includes(`--allow-write=${root}`), command.join(" "));
+    assert.ok(command.includes("--allow-net=api.honcho.dev,honcho.lan:8000"));
+    assert.equal(command.at(-1), join(ROOT, "src", "cli", "main.ts"));
+    const coder = await compileCommand(home, ["--profile", "coder"]);
     assert.ok(
-      includes.includes(`src/sandbox/${file}`),
-      `--include src/sandbox/${file}`,
+      coder.includes(`--allow-write=${join(root, "profiles", "coder")}`),
     );
-  }
-  // Bundled providers (mod.ts, cli.ts) are imported by computed path.
-  assert.ok(includes.includes("plugins/memory/"));
+    assert.ok(!coder.some((f) => f.includes("honcho.lan")));
+  });
 });
 
-Deno.test("deno compile builds hermes, or fails only for the blocked denort download", async () => {
+/**
+ * Relative `.ts` specifiers a module names outside its `import … from`
+ * lines and literal `import("…")` calls (so: computed imports such as
+ * `import(new URL("./run.ts", …).href)` and tables of them), resolved
+ * against the repository root.
+ */
+async function computedSpecifiers(file: string): Promise<string[]> {
+  const text = (await Deno.readTextFile(join(ROOT, file)))
+    .replace(/^\s*(\/\/|\*).*$/gm, "")
+    .replace(/\bimport\s[^;]*?\bfrom\s*["'][^"']+["']/g, "")
+    // Literal dynamic imports are in the graph (embedded by compile).
+    .replace(/import\(\s*["'][^"']+["']\s*\)/g, "");
+  return [...text.matchAll(/["'](\.\.?\/[\w/.]+\.ts)["']/g)].map((m) =>
+    join(file, "..", m[1]!)
+  );
+}
+
+Deno.test("compile includes every module loaded by computed path", async () => {
+  await withUserHome(async (home) => {
+    const command = await compileCommand(home);
+    const includes = command.flatMap((a, i) =>
+      command[i - 1] === "--include" ? [a] : []
+    );
+    for (
+      const file of [
+        "src/cli/main.ts",
+        "src/cli/run.ts",
+        "src/cli/commands/memory_group.ts",
+        "src/launcher/launch.ts",
+        "src/sandbox/sandboxed_provider.ts",
+      ]
+    ) {
+      const found = await computedSpecifiers(file);
+      assert.ok(found.length > 0, file);
+      for (const module of found) {
+        // Worker entry modules are never embedded unless included.
+        assert.ok(includes.includes(join(ROOT, module)), `--include ${module}`);
+      }
+    }
+    // Bundled providers (mod.ts, cli.ts) are imported by computed path.
+    assert.ok(includes.includes(`${join(ROOT, "plugins", "memory")}/`));
+  });
+});
+
+Deno.test("deno task compile builds hermes, or fails only for the blocked denort download", async () => {
   await withUserHome(async (home) => {
     const output = join(home, "hermes");
-    const result = await deno(compileArgs(home, output), home);
+    const result = await compileScript(["--output", output], home);
     if (result.code !== 0) {
       // deno-platform.md §6: the runtime (denort) cannot be downloaded here.
       assert.match(result.err, /denort/);
@@ -133,17 +149,21 @@ Deno.test("deno compile builds hermes, or fails only for the blocked denort down
 
 Deno.test("the compile entry point runs under deno run with the same permission flags", async () => {
   await withUserHome(async (home) => {
-    const help = await deno([...runArgs(home), "--help"], home);
+    const command = await compileCommand(home);
+    const flags: string[] = [];
+    for (let i = 2; i < command.length - 1; i++) {
+      if (command[i] === "--include" || command[i] === "--output") i++;
+      else flags.push(command[i]!);
+    }
+    const run = (args: string[]) =>
+      deno(["run", ...flags, command.at(-1)!, ...args], home, "/");
+    const help = await run(["--help"]);
     assert.equal(help.code, 0, help.err);
     assert.match(help.out, /^USAGE:\n {2}hermes /m);
-    const status = await deno([...runArgs(home), "memory", "status"], home);
+    const status = await run(["memory", "status"]);
     assert.equal(status.code, 0, status.err);
-    assert.equal(status.err, "");
-    assert.match(
-      status.out,
-      /honcho +\(Honcho \(plastic-labs\) long-term memory\)/,
-    );
-    const off = await deno([...runArgs(home), "memory", "off"], home);
+    assert.match(status.out, /Provider: +honcho/);
+    const off = await run(["memory", "off"]);
     assert.equal(off.code, 0, off.err);
   });
 });

@@ -380,8 +380,11 @@ Deno.test("memory permissions prints the host flags for the profile", async () =
     assert.equal(code, 0);
     const result = JSON.parse(out);
     assert.equal(result.provider, null);
-    assert.equal(result.flags[0], "--no-prompt");
-    assert.equal(result.flags[1], "--cached-only");
+    assert.deepEqual(result.flags.slice(0, 3), [
+      "--quiet",
+      "--no-prompt",
+      "--cached-only",
+    ]);
     const read = result.flags.find((f: string) =>
       f.startsWith("--allow-read=")
     );
@@ -390,7 +393,7 @@ Deno.test("memory permissions prints the host flags for the profile", async () =
     const text = await run(home, ["memory", "permissions"]);
     assert.match(
       text.out,
-      /^DENO_NO_PROMPT=1 deno run \\\n {2}--no-prompt \\\n {2}--cached-only \\\n/m,
+      /^DENO_NO_PROMPT=1 deno run \\\n {2}--quiet \\\n {2}--no-prompt \\\n {2}--cached-only \\\n/m,
     );
   });
 });

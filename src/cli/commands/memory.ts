@@ -7,6 +7,7 @@
  */
 
 import type { HermesCommand } from "../hermes_command.ts";
+import { defaultToStatus, defineMemoryGroup } from "./memory_group.ts";
 import { registerMemoryStatus, runMemoryStatus } from "./memory_status.ts";
 import { registerMemorySetup } from "./memory_setup.ts";
 import { registerMemoryOff } from "./memory_off.ts";
@@ -31,18 +32,7 @@ import { registerMemoryImport } from "./memory_import.ts";
  * ```
  */
 export function registerMemoryCommand(program: HermesCommand): HermesCommand {
-  const memory = program.command("memory")
-    .summary("Inspect and configure persistent memory")
-    .description(
-      "Inspect and configure persistent memory: the built-in MEMORY.md / USER.md\n" +
-        "store plus at most one external provider (memory.provider).\n" +
-        "Without a subcommand, runs 'status'.",
-    )
-    .usage("<command> [options]")
-    .example("hermes memory status")
-    .example("hermes memory setup")
-    .example("hermes memory setup honcho --set workspace=team --yes")
-    .example("hermes memory reset --target user --yes");
+  const memory = defineMemoryGroup(program);
   registerMemoryStatus(memory);
   registerMemorySetup(memory);
   registerMemoryList(memory);
@@ -51,12 +41,6 @@ export function registerMemoryCommand(program: HermesCommand): HermesCommand {
   registerMemoryReset(memory);
   registerMemoryRecall(memory);
   registerMemoryImport(memory);
-  // `hermes memory` alone runs status; any other word is an unknown command
-  // (a default subcommand would report it as an excess argument of status).
-  memory.allowExcessArguments(true).action(() => {
-    const [word] = memory.args;
-    if (word !== undefined) memory.unknownSubcommand(word);
-    return runMemoryStatus({}, memory.context.io);
-  });
+  defaultToStatus(memory, () => runMemoryStatus({}, memory.context.io));
   return memory;
 }

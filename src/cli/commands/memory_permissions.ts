@@ -9,20 +9,9 @@
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { writeJson } from "../format.ts";
-import {
-  cliGrant,
-  frameworkDir,
-  grantFromFlags,
-  grantToFlags,
-  mergeGrants,
-} from "../run_flags.ts";
-import {
-  isBuiltinSentinel,
-  locateProvider,
-  providerRunFlags,
-} from "../_plugins.ts";
+import { hermesRunPlan } from "../run_plan.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
-import { getConfigValue, loadConfig } from "../../config/config.ts";
+import { loadConfig } from "../../config/config.ts";
 
 /** Options of {@linkcode runMemoryPermissions}. */
 export interface MemoryPermissionsOptions {
@@ -54,47 +43,43 @@ export async function runMemoryPermissions(
   io: CliIo,
 ): Promise<number> {
   const home = getHermesHome();
+  // Read here, not in the plan: an unreadable config.yaml is an error of
+  // this command (reported as a permission problem when it is one).
   const config = await loadConfig();
-  const raw = options.provider ?? getConfigValue(config, "memory.provider");
-  const setting = typeof raw === "string" ? raw.trim() : "";
-  const provider = setting !== "" && !isBuiltinSentinel(setting)
-    ? setting
-    : null;
-  let providerFlags: string[] = [];
-  if (provider !== null) {
-    if (await locateProvider(provider) === null) {
-      io.stderr(
-        `error: memory provider '${provider}' was not found; run 'hermes memory list' to see the installed ones\n`,
-      );
-      return 1;
-    }
-    providerFlags = await providerRunFlags(provider, config);
+  const plan = await hermesRunPlan({
+    hermesHome: home,
+    config,
+    provider: options.provider,
+  });
+  if (plan.problem !== undefined) {
+    io.stderr(
+      `error: ${plan.problem}; run 'hermes memory list' to see the installed ones\n`,
+    );
+    return 1;
   }
-  const { grant: providerGrant, other } = grantFromFlags(providerFlags);
-  const grant = mergeGrants(cliGrant(home), providerGrant);
-  const flags = grantToFlags(grant, other);
-  const framework = frameworkDir();
-  const entry = framework
-    ? `${framework}/src/cli/main.ts`
-    : "jsr:@hermes/memory/cli";
   if (options.json) {
     writeJson(io, {
       hermesHome: home,
-      provider,
-      flags,
-      grant,
-      env: { DENO_NO_PROMPT: "1" },
-      command: ["deno", "run", ...flags, entry],
+      provider: plan.provider,
+      flags: plan.flags,
+      grant: plan.grant,
+      env: plan.env,
+      command: plan.command,
     });
     return 0;
   }
   io.stdout(
     `# hermes, profile home ${home}, ${
-      provider ? `provider '${provider}'` : "built-in memory only"
+      plan.provider ? `provider '${plan.provider}'` : "built-in memory only"
     }\n`,
   );
   io.stdout(
-    `DENO_NO_PROMPT=1 deno run \\\n  ${flags.join(" \\\n  ")} \\\n  ${entry}\n`,
+    "# the launcher ('deno task hermes', or 'hermes' from 'deno install -g') runs exactly this:\n",
+  );
+  io.stdout(
+    `DENO_NO_PROMPT=1 deno run \\\n  ${
+      plan.flags.join(" \\\n  ")
+    } \\\n  ${plan.entry}\n`,
   );
   return 0;
 }

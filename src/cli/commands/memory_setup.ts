@@ -23,6 +23,7 @@ import { type CliIo, PromptCancelled } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { USAGE_EXIT_CODE } from "../hermes_command.ts";
 import { styleFor } from "../format.ts";
+import { LAUNCHER_HINT } from "../permission_problem.ts";
 import {
   convertFieldValue,
   fieldApplies,
@@ -44,6 +45,7 @@ import {
   loadHostSetup,
   loadProvider,
   locateProvider,
+  missingProviderGrant,
   prepareDependencies,
 } from "../_plugins.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
@@ -184,6 +186,17 @@ async function setup(options: MemorySetupOptions, io: CliIo): Promise<number> {
       }. Put a provider plugin in ${
         join(getHermesHome(), "plugins", name)
       }/ or run 'hermes memory list'`,
+      1,
+    );
+  }
+  const missing = await missingProviderGrant(name);
+  if (missing.length > 0) {
+    // A permission problem, not a broken plugin: a sandbox cannot get more
+    // than this process holds.
+    throw new SetupStop(
+      `error: permission denied: memory provider '${name}' needs ${
+        missing.join(" ")
+      }, which this run lacks\nhint: ${LAUNCHER_HINT}`,
       1,
     );
   }

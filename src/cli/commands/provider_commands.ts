@@ -10,7 +10,13 @@
 import { errorText } from "../../_util/error_text.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { shortDescription } from "../format.ts";
-import { isBuiltinSentinel, listProviderNames, loadCli } from "../_plugins.ts";
+import {
+  describeProviderCommand,
+  isBuiltinSentinel,
+  listProviderNames,
+  loadCli,
+} from "../_plugins.ts";
+import { permissionDenial } from "../permission_problem.ts";
 import { getConfigValue, loadConfig } from "../../config/config.ts";
 import { log } from "../../core/log.ts";
 
@@ -21,6 +27,9 @@ async function activeProvider(): Promise<string | null> {
     const name = typeof raw === "string" ? raw.trim() : "";
     return name === "" || isBuiltinSentinel(name) ? null : name;
   } catch (error) {
+    // A denied read is a permission problem, reported as one (run.ts);
+    // not "no provider commands".
+    if (permissionDenial(error) !== undefined) throw error;
     // `hermes memory status` reports a broken config.yaml; here it only
     // means no provider commands.
     log("debug", `Provider commands skipped: ${errorText(error)}`);
@@ -30,9 +39,10 @@ async function activeProvider(): Promise<string | null> {
 
 /**
  * Attaches the active provider's command tree to the root when `word` (the
- * first command word) names it, or when there is no command word (so the
- * root help lists it). Returns a refusal message when `word` names a
- * provider that is not active.
+ * first command word) names it. When there is no command word (the root
+ * help), only the command's name and summary are attached, from the
+ * provider's `plugin.yaml`: its `cli.ts` is not imported. Returns a
+ * refusal message when `word` names a provider that is not active.
  *
  * @param program The `hermes` root command.
  * @param word The first command word, if any.
@@ -58,6 +68,13 @@ export async function attachProviderCommand(
     return undefined;
   }
   if (active === null) return undefined;
+  if (word === undefined) {
+    const line = await describeProviderCommand(active);
+    if (line !== undefined) {
+      program.command(active).summary(line.summary).description(line.summary);
+    }
+    return undefined;
+  }
   let cli;
   try {
     cli = await loadCli(active);

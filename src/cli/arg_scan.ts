@@ -1,0 +1,112 @@
+/**
+ * Scanning a `hermes` command line for its global part before commander
+ * runs: the profile (to read the right `config.yaml`, and for the
+ * launcher's grant) and the first command word. No imports, so the
+ * launcher can use it without loading anything else.
+ *
+ * @module
+ */
+
+/** What {@linkcode scanGlobalArgs} found. */
+export interface GlobalArgs {
+  /** The value of the last `--profile NAME` / `--profile=NAME`. */
+  profile?: string;
+  /** The first word that is not an option (the top-level command). */
+  command?: string;
+  /** Whether `-h`/`--help` appears before the first command word. */
+  help: boolean;
+}
+
+/**
+ * Scans a `hermes` command line for the global options, stopping at `--`.
+ *
+ * @param args The arguments after the program name.
+ * @returns The profile, the top-level command word and whether help was asked.
+ *
+ * @example Basic usage
+ * ```ts
+ * import { scanGlobalArgs } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const found = scanGlobalArgs(["--profile", "coder", "memory", "status"]);
+ * assert.equal(found.profile, "coder");
+ * assert.equal(found.command, "memory");
+ * ```
+ */
+export function scanGlobalArgs(args: readonly string[]): GlobalArgs {
+  const found: GlobalArgs = { help: false };
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === "--") break;
+    if (arg === "--profile") {
+      const value = args[i + 1];
+      if (value !== undefined) found.profile = value;
+      i++;
+    } else if (arg.startsWith("--profile=")) {
+      found.profile = arg.slice("--profile=".length);
+    } else if (arg === "-h" || arg === "--help") {
+      if (found.command === undefined) found.help = true;
+    } else if (!arg.startsWith("-") && found.command === undefined) {
+      found.command = arg;
+    }
+  }
+  return found;
+}
+
+/**
+ * The words of a command line that are not options (the value of
+ * `--profile` skipped), up to `--`: `["memory", "status"]` for
+ * `hermes --profile x memory status --json`.
+ *
+ * @param args The arguments after the program name.
+ * @returns The words.
+ */
+export function commandWords(args: readonly string[]): string[] {
+  const words: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === "--") break;
+    if (arg === "--profile") i++;
+    else if (!arg.startsWith("-")) words.push(arg);
+  }
+  return words;
+}
+
+/** What a command line asks the launcher to grant beyond the usual. */
+export interface CommandIntent {
+  /**
+   * The provider a setup command configures (`hermes memory setup NAME`,
+   * `hermes NAME setup`), `"*"` for the setup picker (`hermes memory
+   * setup`, which loads every provider to list it), or `undefined` for
+   * any other command.
+   */
+  setup?: string;
+}
+
+/**
+ * Tells which provider a setup command line is about. Setup starts the
+ * provider it configures, which need not be the active one, and tests the
+ * server the user types; other commands use only the active provider.
+ *
+ * @param args The arguments after the program name.
+ * @returns The intent.
+ *
+ * @example Basic usage
+ * ```ts
+ * import { commandIntent } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * assert.equal(commandIntent(["memory", "setup", "honcho", "--yes"]).setup, "honcho");
+ * assert.equal(commandIntent(["memory", "setup"]).setup, "*");
+ * assert.equal(commandIntent(["memory", "status"]).setup, undefined);
+ * ```
+ */
+export function commandIntent(args: readonly string[]): CommandIntent {
+  // `--set key=value` values are not words.
+  const words = commandWords(args).filter((w) => !w.includes("="));
+  if (words[0] === "memory" && words[1] === "setup") {
+    return { setup: words[2] ?? "*" };
+  }
+  if (words[0] !== undefined && words[0] !== "memory" && words[1] === "setup") {
+    return { setup: words[0] };
+  }
+  return {};
+}

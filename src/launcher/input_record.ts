@@ -1,0 +1,344 @@
+/**
+ * What a computation read, and whether it still reads the same.
+ *
+ * The launcher computes the CLI's grant with the framework's own
+ * functions (discovery, `config.yaml`, the provider's manifest and the
+ * user's grant), which load the `yaml` parser and most of the framework:
+ * far too slow for every start. So it records every file-system and
+ * environment read those functions make — the path or variable and a
+ * SHA-256 of what came back (content, entry list, file kind, error) — and
+ * on the next start replays the reads: when all of them answer the same,
+ * the computation would return the same grant, and its cached result is
+ * used. Only values' hashes are kept, never contents or secrets.
+ *
+ * Recording works by wrapping the `Deno` namespace's read functions for
+ * the duration of one computation: the framework reads files with `Deno.*`
+ * calls and the environment only through `Deno.env.get` (a hygiene test
+ * keeps it that way). The working directory is not recorded: it is part
+ * of the cache key.
+ *
+ * @module
+ */
+
+/** One read and what it returned (as a hash). */
+export interface Observation {
+  /**
+   * Which read: a text file (`read`), a binary file (`bytes`), `stat`,
+   * `lstat`, `realpath`, `readdir`, a variable (`env`) or the whole
+   * environment (`envall`).
+   */
+  op:
+    | "read"
+    | "bytes"
+    | "stat"
+    | "lstat"
+    | "realpath"
+    | "readdir"
+    | "env"
+    | "envall";
+  /** The path or URL read (as given), or the variable's name. */
+  target: string;
+  /** SHA-256 (hex) of what came back. */
+  digest: string;
+}
+
+interface RawObservation {
+  op: Observation["op"];
+  target: string;
+  value: Uint8Array;
+}
+
+const encoder = new TextEncoder();
+
+function text(value: string): Uint8Array {
+  return encoder.encode(value);
+}
+
+function failure(error: unknown): Uint8Array {
+  return text(`!${error instanceof Error ? error.name : String(error)}`);
+}
+
+function pathOf(path: string | URL): string {
+  return path instanceof URL ? path.href : String(path);
+}
+
+function asPath(target: string): string | URL {
+  return /^file:/.test(target) ? new URL(target) : target;
+}
+
+function kindOf(info: Deno.FileInfo): Uint8Array {
+  return text(
+    info.isSymlink
+      ? "symlink"
+      : info.isFile
+      ? "file"
+      : info.isDirectory
+      ? "dir"
+      : "other",
+  );
+}
+
+function entriesOf(entries: Deno.DirEntry[]): Uint8Array {
+  return text(
+    entries.map((e) =>
+      `${e.name}:${
+        e.isSymlink ? "l" : e.isDirectory ? "d" : e.isFile ? "f" : "o"
+      }`
+    ).sort().join("\n"),
+  );
+}
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    bytes as Uint8Array<ArrayBuffer>,
+  );
+  return Array.from(
+    new Uint8Array(digest),
+    (b) => b.toString(16).padStart(2, "0"),
+  )
+    .join("");
+}
+
+/** Replays one read synchronously and returns what came back. */
+function replay(op: Observation["op"], target: string): Uint8Array {
+  try {
+    switch (op) {
+      case "read":
+        return text(
+          new TextDecoder().decode(Deno.readFileSync(asPath(target))),
+        );
+      case "bytes":
+        return Deno.readFileSync(asPath(target));
+      case "stat":
+        return kindOf(Deno.statSync(asPath(target)));
+      case "lstat":
+        return kindOf(Deno.lstatSync(asPath(target)));
+      case "realpath":
+        return text(Deno.realPathSync(asPath(target)));
+      case "readdir":
+        return entriesOf([...Deno.readDirSync(asPath(target))]);
+      case "env": {
+        const value = envGet(target);
+        return value === undefined ? text("!unset") : text(`=${value}`);
+      }
+      case "envall":
+        return text(JSON.stringify(Object.entries(envAll()).sort()));
+    }
+  } catch (error) {
+    return failure(error);
+  }
+}
+
+function envGet(name: string): string | undefined {
+  return Deno.env.get(name);
+}
+
+function envAll(): Record<string, string> {
+  return Deno.env.toObject();
+}
+
+/**
+ * Runs `fn` while recording every file-system and environment read it
+ * makes through the `Deno` namespace. Nothing else may run meanwhile (the
+ * launcher calls it once, before it starts anything).
+ *
+ * @typeParam T What `fn` resolves to.
+ * @param fn The computation.
+ * @returns Its result and the reads it made, deduplicated.
+ */
+export async function recordReads<T>(
+  fn: () => Promise<T>,
+): Promise<{ result: T; observations: Observation[]; digest: string }> {
+  const raw: RawObservation[] = [];
+  const note = (
+    op: Observation["op"],
+    target: string,
+    value: Uint8Array,
+  ): void => {
+    raw.push({ op, target, value });
+  };
+  // deno-lint-ignore no-explicit-any
+  const d = Deno as any;
+  const env = Deno.env as unknown as Record<string, unknown>;
+  const saved = {
+    readFile: d.readFile,
+    readFileSync: d.readFileSync,
+    readTextFile: d.readTextFile,
+    readTextFileSync: d.readTextFileSync,
+    stat: d.stat,
+    statSync: d.statSync,
+    lstat: d.lstat,
+    lstatSync: d.lstatSync,
+    realPath: d.realPath,
+    realPathSync: d.realPathSync,
+    readDir: d.readDir,
+    readDirSync: d.readDirSync,
+    envGet: env.get,
+    envToObject: env.toObject,
+  };
+  const syncRead = <R>(
+    op: Observation["op"],
+    call: (path: string | URL) => R,
+    value: (result: R) => Uint8Array,
+  ) =>
+  (path: string | URL, ...rest: unknown[]): R => {
+    try {
+      // deno-lint-ignore no-explicit-any
+      const result = (call as any)(path, ...rest);
+      note(op, pathOf(path), value(result));
+      return result;
+    } catch (error) {
+      note(op, pathOf(path), failure(error));
+      throw error;
+    }
+  };
+  const asyncRead = <R>(
+    op: Observation["op"],
+    call: (path: string | URL) => Promise<R>,
+    value: (result: R) => Uint8Array,
+  ) =>
+  async (path: string | URL, ...rest: unknown[]): Promise<R> => {
+    try {
+      // deno-lint-ignore no-explicit-any
+      const result = await (call as any)(path, ...rest);
+      note(op, pathOf(path), value(result));
+      return result;
+    } catch (error) {
+      note(op, pathOf(path), failure(error));
+      throw error;
+    }
+  };
+  const bytes = (b: Uint8Array): Uint8Array => b;
+  d.readFile = asyncRead("bytes", saved.readFile, bytes);
+  d.readFileSync = syncRead("bytes", saved.readFileSync, bytes);
+  d.readTextFile = asyncRead("read", saved.readTextFile, text);
+  d.readTextFileSync = syncRead("read", saved.readTextFileSync, text);
+  d.stat = asyncRead("stat", saved.stat, kindOf);
+  d.statSync = syncRead("stat", saved.statSync, kindOf);
+  d.lstat = asyncRead("lstat", saved.lstat, kindOf);
+  d.lstatSync = syncRead("lstat", saved.lstatSync, kindOf);
+  d.realPath = asyncRead("realpath", saved.realPath, text);
+  d.realPathSync = syncRead("realpath", saved.realPathSync, text);
+  d.readDirSync = (path: string | URL): Iterable<Deno.DirEntry> => {
+    try {
+      const entries = [...saved.readDirSync(path) as Iterable<Deno.DirEntry>];
+      note("readdir", pathOf(path), entriesOf(entries));
+      return entries;
+    } catch (error) {
+      note("readdir", pathOf(path), failure(error));
+      throw error;
+    }
+  };
+  d.readDir = (path: string | URL): AsyncIterable<Deno.DirEntry> => {
+    const entries: Deno.DirEntry[] = [];
+    return {
+      async *[Symbol.asyncIterator]() {
+        try {
+          for await (const entry of saved.readDir(path)) entries.push(entry);
+          note("readdir", pathOf(path), entriesOf(entries));
+        } catch (error) {
+          note("readdir", pathOf(path), failure(error));
+          throw error;
+        }
+        yield* entries;
+      },
+    };
+  };
+  env.get = (name: string): string | undefined => {
+    const value = (saved.envGet as (n: string) => string | undefined).call(
+      Deno.env,
+      name,
+    );
+    note("env", name, value === undefined ? text("!unset") : text(`=${value}`));
+    return value;
+  };
+  env.toObject = (): Record<string, string> => {
+    const all = (saved.envToObject as () => Record<string, string>).call(
+      Deno.env,
+    );
+    note("envall", "", text(JSON.stringify(Object.entries(all).sort())));
+    return all;
+  };
+  let result: T;
+  try {
+    result = await fn();
+  } finally {
+    Object.assign(d, {
+      readFile: saved.readFile,
+      readFileSync: saved.readFileSync,
+      readTextFile: saved.readTextFile,
+      readTextFileSync: saved.readTextFileSync,
+      stat: saved.stat,
+      statSync: saved.statSync,
+      lstat: saved.lstat,
+      lstatSync: saved.lstatSync,
+      realPath: saved.realPath,
+      realPathSync: saved.realPathSync,
+      readDir: saved.readDir,
+      readDirSync: saved.readDirSync,
+    });
+    env.get = saved.envGet;
+    env.toObject = saved.envToObject;
+  }
+  const seen = new Map<string, RawObservation>();
+  for (const o of raw) {
+    const key = `${o.op}\0${o.target}`;
+    // The first answer counts: a later read of the same target saw the
+    // computation's own writes, if any.
+    if (!seen.has(key)) seen.set(key, o);
+  }
+  const kept = [...seen.values()];
+  const observations = await Promise.all(
+    kept.map(async (o): Promise<Observation> => ({
+      op: o.op,
+      target: o.target,
+      digest: await sha256(o.value),
+    })),
+  );
+  return {
+    result,
+    observations,
+    digest: await combined(kept.map((o) => o.value)),
+  };
+}
+
+/** One SHA-256 over several values, each prefixed with its length. */
+function combined(values: Uint8Array[]): Promise<string> {
+  const total = values.reduce((n, v) => n + 12 + v.length, 0);
+  const all = new Uint8Array(total);
+  let at = 0;
+  for (const value of values) {
+    all.set(text(`${value.length}`.padStart(11, "0") + ":"), at);
+    all.set(value, at + 12);
+    at += 12 + value.length;
+  }
+  return sha256(all);
+}
+
+/**
+ * Replays recorded reads and tells whether every one still answers the
+ * same: one SHA-256 over all of them, compared with the digest
+ * {@linkcode recordReads} returned.
+ *
+ * @param observations What a computation read.
+ * @param digest The digest of what they answered then.
+ * @returns `true` when nothing it read has changed.
+ */
+export async function unchanged(
+  observations: readonly Observation[],
+  digest: string,
+): Promise<boolean> {
+  return await combined(observations.map((o) => replay(o.op, o.target))) ===
+    digest;
+}
+
+/**
+ * SHA-256 of a string, as hex.
+ *
+ * @param value The string.
+ * @returns 64 hex digits.
+ */
+export function sha256Hex(value: string): Promise<string> {
+  return sha256(text(value));
+}

@@ -1,0 +1,312 @@
+/**
+ * The launcher: starts the `hermes` CLI in a child `deno run` with exactly
+ * the grant the profile's configuration needs, stdio inherited and its
+ * exit code passed through.
+ *
+ * The grant is computed by the framework's own functions (the same plan
+ * `hermes memory permissions` prints, `src/cli/run_plan.ts`). Computing it
+ * loads the `yaml` parser and most of the framework, so the result is
+ * cached with a record of every read the computation made; a start whose
+ * reads all answer the same uses the cached command, loading nothing but
+ * this folder (plain Deno APIs, no npm, no `node:` modules).
+ *
+ * @module
+ */
+
+import { commandIntent, scanGlobalArgs } from "../cli/arg_scan.ts";
+import { readProcessEnv } from "../core/env.ts";
+import {
+  cliCacheStep,
+  cliLocation,
+  FRAMEWORK_URL,
+} from "../cli/cli_location.ts";
+import { recordReads, sha256Hex, unchanged } from "./input_record.ts";
+import {
+  denoCacheDir,
+  grantSources,
+  LAUNCH_FORMAT,
+  launcherCacheDir,
+  launchKey,
+  type LaunchRecord,
+  pruneLaunchRecords,
+  readLaunchRecord,
+  sourceStamp,
+  writeCacheFile,
+} from "./launch_cache.ts";
+
+/** Options of {@linkcode launch}. */
+export interface LaunchOptions {
+  /**
+   * Where to write the launcher's own messages.
+   *
+   * @default {console.error}
+   */
+  warn?: (line: string) => void;
+}
+
+/**
+ * `deno task` runs its command in the directory of `deno.json` and puts
+ * the directory the user typed it in into `INIT_CWD`: under the task the
+ * CLI must see the user's directory (relative paths, the project a
+ * session is named after), so the launcher moves there.
+ */
+function enterUserDirectory(root: string | undefined): void {
+  const initial = readProcessEnv("INIT_CWD");
+  if (!initial || root === undefined) return;
+  try {
+    if (Deno.realPathSync(Deno.cwd()) !== Deno.realPathSync(root)) return;
+    Deno.chdir(initial);
+  } catch {
+    // Gone or unreadable: stay where the task put us.
+  }
+}
+
+async function computeRecord(
+  args: string[],
+  root: string | undefined,
+): Promise<LaunchRecord> {
+  const sources = root === undefined ? [] : grantSources(root);
+  const stamp = sourceStamp(sources);
+  // A computed specifier on purpose: Deno reads the whole graph of a
+  // literal dynamic import at start-up, which is what the cache spares. The
+  // module is named in the cache step (cli_location.ts).
+  const plan = new URL("./plan.ts", import.meta.url).href;
+  const { computeLaunch } = await import(plan) as typeof import("./plan.ts");
+  const { result, observations, digest } = await recordReads(() =>
+    computeLaunch(args)
+  );
+  return {
+    format: LAUNCH_FORMAT,
+    ...result,
+    observations,
+    inputsDigest: digest,
+    sources,
+    sourceStamp: stamp,
+  };
+}
+
+/**
+ * The marker of a filled module cache: which CLI, which lockfile content,
+ * which Deno cache (its inode changes when it is wiped) and Deno version.
+ */
+async function cacheMarker(): Promise<string> {
+  const location = cliLocation();
+  const denoDir = denoCacheDir();
+  let cacheId = "missing";
+  if (denoDir !== undefined) {
+    try {
+      const info = Deno.statSync(denoDir);
+      cacheId = `${info.dev}:${info.ino}:${info.birthtime?.getTime() ?? 0}`;
+    } catch {
+      cacheId = "missing";
+    }
+  }
+  let lock = "";
+  if (location.dir !== undefined) {
+    try {
+      lock = Deno.readTextFileSync(`${location.dir}/deno.lock`);
+    } catch {
+      lock = "missing";
+    }
+  }
+  return `deps-${await sha256Hex(
+    JSON.stringify([location.entry, lock, denoDir, cacheId, Deno.version.deno]),
+  )}`;
+}
+
+/**
+ * Fills Deno's module cache for the CLI once per lockfile and Deno cache
+ * (the CLI runs with `--cached-only`); later starts skip it.
+ */
+async function ensureCached(
+  cacheDir: string | undefined,
+  warn: (line: string) => void,
+): Promise<boolean> {
+  const marker = await cacheMarker();
+  if (cacheDir !== undefined) {
+    try {
+      Deno.statSync(`${cacheDir}/${marker}`);
+      return true;
+    } catch {
+      // Not cached yet (or Deno's cache was replaced).
+    }
+  }
+  const step = cliCacheStep();
+  // Quiet when everything is cached already; a first run that downloads
+  // says why it pauses.
+  const slow = setTimeout(
+    () => warn("hermes: caching the modules the CLI needs (first run)…"),
+    1000,
+  );
+  let output: Deno.CommandOutput;
+  try {
+    output = await new Deno.Command(Deno.execPath(), {
+      args: step.args,
+      cwd: step.cwd,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+      env: { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
+    }).output();
+  } finally {
+    clearTimeout(slow);
+  }
+  if (!output.success) {
+    const detail = new TextDecoder().decode(output.stderr).trim();
+    warn(
+      `hermes: cannot cache the modules the CLI needs: 'deno ${
+        step.args.join(" ")
+      }' failed (exit code ${output.code})${
+        detail ? `:\n${detail}` : ""
+      }\nhint: check the network (the npm registry) or the Deno cache, then run hermes again`,
+    );
+    return false;
+  }
+  if (cacheDir !== undefined) writeCacheFile(cacheDir, marker, "");
+  return true;
+}
+
+const SIGNAL_NUMBERS: Partial<Record<Deno.Signal, number>> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGTERM: 15,
+};
+
+/**
+ * Passes terminating signals sent to the launcher alone on to the CLI.
+ * Ctrl-C reaches the CLI through the terminal itself, so SIGINT is only
+ * kept from ending the launcher first. A signal that comes before the CLI
+ * is started stops the launch.
+ */
+class SignalRelay implements Disposable {
+  #child: Deno.ChildProcess | undefined;
+  #pending: Deno.Signal | undefined;
+  #listeners: [Deno.Signal, () => void][] = [];
+
+  constructor() {
+    const signals: Deno.Signal[] = Deno.build.os === "windows"
+      ? ["SIGINT"]
+      : ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
+    for (const signal of signals) {
+      const listener = (): void => {
+        if (signal === "SIGINT" && this.#child !== undefined) return;
+        if (this.#child === undefined) {
+          this.#pending ??= signal;
+          return;
+        }
+        try {
+          this.#child.kill(signal);
+        } catch {
+          // Already gone.
+        }
+      };
+      try {
+        Deno.addSignalListener(signal, listener);
+        this.#listeners.push([signal, listener]);
+      } catch {
+        // Not supported here.
+      }
+    }
+  }
+
+  /** The exit code of a signal that stopped the launch, if one came. */
+  get stopped(): number | undefined {
+    return this.#pending === undefined
+      ? undefined
+      : 128 + (SIGNAL_NUMBERS[this.#pending] ?? 15);
+  }
+
+  /** Starts passing signals on to `child`. */
+  attach(child: Deno.ChildProcess): void {
+    this.#child = child;
+  }
+
+  [Symbol.dispose](): void {
+    for (const [signal, listener] of this.#listeners) {
+      Deno.removeSignalListener(signal, listener);
+    }
+  }
+}
+
+/** Runs the CLI and resolves to its exit code. */
+async function runChild(
+  record: LaunchRecord,
+  args: string[],
+  relay: SignalRelay,
+): Promise<number> {
+  const stopped = relay.stopped;
+  if (stopped !== undefined) return stopped;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [...record.denoArgs, ...args],
+    env: { ...record.env, DENO_NO_UPDATE_CHECK: "1" },
+    stdin: "inherit",
+    stdout: "inherit",
+    stderr: "inherit",
+  }).spawn();
+  relay.attach(child);
+  const status = await child.status;
+  return status.code;
+}
+
+/**
+ * Computes (or reuses) the CLI's command for this profile and directory,
+ * makes sure its modules are cached, runs it and resolves to its exit
+ * code.
+ *
+ * @param args The arguments after the program name.
+ * @param options Where the launcher's own messages go.
+ * @returns The CLI's exit code (1 when the launcher itself failed).
+ *
+ * @example Basic usage
+ * ```ts ignore
+ * import { launch } from "./launch.ts";
+ * const code = await launch(["memory", "status"]);
+ * ```
+ */
+export async function launch(
+  args: string[],
+  options: LaunchOptions = {},
+): Promise<number> {
+  const warn = options.warn ?? ((line: string) => console.error(line));
+  using relay = new SignalRelay();
+  const cacheDir = launcherCacheDir();
+  const root = cliLocation().dir;
+  enterUserDirectory(root);
+  const key = await launchKey({
+    launcher: FRAMEWORK_URL.href,
+    deno: Deno.version.deno,
+    cwd: Deno.cwd(),
+    profile: scanGlobalArgs(args).profile ?? null,
+    setup: commandIntent(args).setup ?? null,
+  });
+  if (!(await ensureCached(cacheDir, warn))) return 1;
+  const path = cacheDir === undefined
+    ? undefined
+    : `${cacheDir}/plan-${key}.json`;
+  let record = path === undefined ? undefined : readLaunchRecord(path);
+  if (
+    record !== undefined &&
+    (sourceStamp(record.sources) !== record.sourceStamp ||
+      !(await unchanged(record.observations, record.inputsDigest)))
+  ) {
+    record = undefined;
+  }
+  if (record === undefined) {
+    try {
+      record = await computeRecord(args, root);
+    } catch (error) {
+      warn(
+        `hermes: cannot work out the permissions the CLI needs: ${
+          error instanceof Error ? error.message : String(error)
+        }`,
+      );
+      return 1;
+    }
+    if (cacheDir !== undefined && path !== undefined) {
+      writeCacheFile(cacheDir, `plan-${key}.json`, JSON.stringify(record));
+      pruneLaunchRecords(cacheDir);
+    }
+  }
+  return await runChild(record, args, relay);
+}

@@ -1,0 +1,74 @@
+/**
+ * The launcher's slow path: computes the CLI's command with the
+ * framework's own functions (`hermesRunPlan`, the plan `hermes memory
+ * permissions` prints). Loaded only when no cached launch record fits.
+ *
+ * @module
+ */
+
+import { readProcessEnv } from "../core/env.ts";
+import { type Logger, setLogger } from "../core/log.ts";
+import { resolveCliHome, scanGlobalArgs } from "../cli/global_args.ts";
+import { hermesRunPlan } from "../cli/run_plan.ts";
+import { cliLocation } from "../cli/cli_location.ts";
+import {
+  frameworkDir,
+  grantToFlags,
+  HERMES_ENV_VARS,
+  TERMINAL_ENV_VARS,
+} from "../cli/run_flags.ts";
+import { ROOT_HELP_ENV } from "../cli/root_help.ts";
+import type { LaunchRecord } from "./launch_cache.ts";
+
+const SILENT: Logger = { log(): void {} };
+
+/**
+ * Computes the launch record (without its observations) for a command
+ * line: the profile home from `--profile` / `HERMES_HOME`, then the plan
+ * of `hermesRunPlan`. The framework's warnings are not printed here: the
+ * CLI prints them itself when it meets the same problem.
+ *
+ * @param args The arguments after the program name.
+ * @returns The `deno` arguments and variables.
+ */
+export async function computeLaunch(
+  args: string[],
+): Promise<Pick<LaunchRecord, "denoArgs" | "env">> {
+  const previous = setLogger(SILENT);
+  try {
+    let home: string;
+    try {
+      home = resolveCliHome(scanGlobalArgs(args).profile, readProcessEnv);
+    } catch {
+      // A bad --profile: the CLI reports it, needing only its own files.
+      const location = cliLocation();
+      const framework = frameworkDir();
+      const flags = grantToFlags({
+        read: framework ? [framework] : [],
+        write: [],
+        env: [...HERMES_ENV_VARS, ...TERMINAL_ENV_VARS],
+        net: [],
+      });
+      return {
+        denoArgs: [
+          "run",
+          "--quiet",
+          ...flags,
+          ...location.flags,
+          location.entry,
+        ],
+        env: { DENO_NO_PROMPT: "1", [ROOT_HELP_ENV]: "{}" },
+      };
+    }
+    const plan = await hermesRunPlan({ hermesHome: home, args });
+    return {
+      denoArgs: ["run", ...plan.flags, plan.entry],
+      env: {
+        ...plan.env,
+        [ROOT_HELP_ENV]: JSON.stringify(plan.providerCommand ?? {}),
+      },
+    };
+  } finally {
+    setLogger(previous);
+  }
+}

@@ -1,0 +1,54 @@
+// Runs a real process for the CLI tests: a clean environment (PATH, the
+// shared Deno cache, no colours, plus what the test adds), standard input
+// closed, output captured.
+import { dirname, join } from "node:path";
+
+/** The Deno cache the children use (the test's own, so npm stays cached). */
+export const DENO_DIR: string = Deno.env.get("DENO_DIR") ??
+  join(Deno.env.get("HOME") ?? "/root", ".cache", "deno");
+
+/** What a process printed and how it ended. */
+export interface CommandResult {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/** Options of {@linkcode runCommand}. */
+export interface RunCommandOptions {
+  /** The working directory. */
+  cwd?: string;
+  /** Variables added to the clean environment. */
+  env?: Record<string, string>;
+}
+
+/**
+ * Runs `command args…` to the end. `PATH` holds `/usr/bin`, `/bin` and the
+ * directory of the running Deno (for commands that run `deno` by name).
+ */
+export async function runCommand(
+  command: string,
+  args: string[],
+  options: RunCommandOptions = {},
+): Promise<CommandResult> {
+  const output = await new Deno.Command(command, {
+    args,
+    cwd: options.cwd,
+    clearEnv: true,
+    env: {
+      PATH: `${dirname(Deno.execPath())}:/usr/bin:/bin`,
+      DENO_DIR,
+      NO_COLOR: "1",
+      ...options.env,
+    },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    out: decoder.decode(output.stdout),
+    err: decoder.decode(output.stderr),
+  };
+}

@@ -242,7 +242,8 @@ export function formatShortUsage(current: number, limit: number): string {
 /**
  * Splits a memory file's text into entries: split on the full delimiter,
  * trim each piece (Python `strip`), drop empty pieces. Duplicates are kept;
- * see {@linkcode dedupeEntries}. Line endings are not normalised.
+ * see {@linkcode dedupeEntries}. Line endings are already `\n` when the text
+ * comes from {@linkcode decodeMemoryBytes}.
  *
  * @param text The file's text.
  * @returns The entries in file order.
@@ -422,21 +423,53 @@ export function renderMemoryBlock(
 }
 
 /**
- * Decodes a memory file's bytes as strict UTF-8, dropping a leading BOM
- * (Python's `utf-8-sig`).
+ * Decodes a memory file's bytes as Hermes reads them (Python's
+ * `Path.read_text(encoding="utf-8")`): strict UTF-8, a leading BOM kept as
+ * U+FEFF, and universal newlines (`\r\n` and a lone `\r` become `\n`).
  *
  * @param bytes The raw file content.
  * @returns The text.
  * @throws {TypeError} When the bytes are not valid UTF-8.
  *
- * @example Decoding a file with a byte-order mark
+ * @example Decoding a file written on Windows
  * ```ts
  * import { decodeMemoryBytes } from "@hermes/memory";
  * import assert from "node:assert/strict";
- * assert.equal(decodeMemoryBytes(new Uint8Array([0xef, 0xbb, 0xbf, 0x61])), "a");
+ * assert.equal(decodeMemoryBytes(new TextEncoder().encode("a\r\n§\r\nb")), "a\n§\nb");
+ * assert.equal(decodeMemoryBytes(new Uint8Array([0xef, 0xbb, 0xbf, 0x61])), "\ufeffa");
  * assert.throws(() => decodeMemoryBytes(new Uint8Array([0xff])));
  * ```
  */
 export function decodeMemoryBytes(bytes: Uint8Array): string {
-  return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
+    .decode(bytes);
+  return text.includes("\r") ? text.replace(/\r\n?/g, "\n") : text;
+}
+
+/**
+ * The first lone surrogate in a string (a UTF-16 half without its pair,
+ * which UTF-8 cannot store), or `undefined` when there is none.
+ *
+ * @param text The text.
+ * @returns The lone surrogate's code, e.g. `0xd800`, or `undefined`.
+ *
+ * @example Finding a lone surrogate
+ * ```ts
+ * import { findLoneSurrogate } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(findLoneSurrogate("ok \ud800"), 0xd800);
+ * assert.equal(findLoneSurrogate("🧠"), undefined);
+ * ```
+ */
+export function findLoneSurrogate(text: string): number | undefined {
+  if (text.isWellFormed()) return undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+      else return c;
+    } else if (c >= 0xdc00 && c <= 0xdfff) return c;
+  }
+  return undefined;
 }

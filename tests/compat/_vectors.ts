@@ -1,0 +1,234 @@
+// Shared helpers of the compatibility replay tests: reading the recorded
+// vectors in tests/fixtures/hermes_vectors/ (see FORMAT.md there), decoding
+// their byte and tagged-value encodings, and the deviation table.
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+
+/** The fixture directory. */
+export const VECTORS_DIR: string = fileURLToPath(
+  new URL("../fixtures/hermes_vectors/", import.meta.url),
+);
+
+/** One recorded fixture file: a header plus its cases. */
+export interface Fixture<C> {
+  generator: string;
+  cases: C[];
+  [key: string]: unknown;
+}
+
+/** Reads one fixture file by name (e.g. `memory_tool.json`). */
+export async function loadFixture<C>(name: string): Promise<Fixture<C>> {
+  return JSON.parse(await Deno.readTextFile(join(VECTORS_DIR, name)));
+}
+
+/** Recorded file bytes: absent, UTF-8 text, base64, or a directory. */
+export type EncodedBytes =
+  | null
+  | { utf8: string }
+  | { base64: string }
+  | { dir: true };
+
+/**
+ * Encodes a string as UTF-8 the way Python's `surrogatepass` does (lone
+ * surrogates become their 3-byte forms), so recorded text round-trips.
+ */
+export function utf8Bytes(text: string): Uint8Array {
+  const out: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    let c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+        i++;
+      }
+    }
+    if (c < 0x80) out.push(c);
+    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63));
+    else if (c < 0x10000) {
+      out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+    } else {
+      out.push(
+        0xf0 | (c >> 18),
+        0x80 | ((c >> 12) & 63),
+        0x80 | ((c >> 6) & 63),
+        0x80 | (c & 63),
+      );
+    }
+  }
+  return new Uint8Array(out);
+}
+
+/** Decodes recorded bytes (`null` for an absent file or a directory). */
+export function decodeBytes(value: EncodedBytes): Uint8Array | null {
+  if (value === null || "dir" in value) return null;
+  if ("utf8" in value) return utf8Bytes(value.utf8);
+  return Uint8Array.from(atob(value.base64), (c) => c.charCodeAt(0));
+}
+
+/** Encodes bytes the way the recorder does, for comparisons. */
+export function encodeBytes(bytes: Uint8Array | null): EncodedBytes {
+  if (bytes === null) return null;
+  try {
+    return {
+      utf8: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(
+        bytes,
+      ),
+    };
+  } catch {
+    let s = "";
+    for (const b of bytes) s += String.fromCharCode(b);
+    return { base64: btoa(s) };
+  }
+}
+
+/** Replaces real paths by placeholders, longest first (as the recorder). */
+export function placeholders(
+  mapping: Record<string, string>,
+): (text: string) => string {
+  const items = Object.entries(mapping).filter(([real]) => real !== "")
+    .sort((a, b) => b[0].length - a[0].length);
+  return (text) => {
+    for (const [real, ph] of items) text = text.split(real).join(ph);
+    return text;
+  };
+}
+
+/** Replaces placeholders by real paths (inputs of a case). */
+export function substitute(
+  mapping: Record<string, string>,
+): (text: string) => string {
+  const items = Object.entries(mapping);
+  return (text) => {
+    for (const [ph, real] of items) text = text.split(ph).join(real);
+    return text;
+  };
+}
+
+/** Python's float `repr` of a JS number. */
+export function pyFloatRepr(n: number): string {
+  if (Number.isNaN(n)) return "nan";
+  if (n === Infinity) return "inf";
+  if (n === -Infinity) return "-inf";
+  if (n === 0) return Object.is(n, -0) ? "-0.0" : "0.0";
+  const sign = n < 0 ? "-" : "";
+  const [mantissa, expText] = Math.abs(n).toExponential().split("e") as [
+    string,
+    string,
+  ];
+  const e = Number(expText);
+  if (e < -4 || e >= 16) {
+    const abs = Math.abs(e);
+    return `${sign}${mantissa}e${e < 0 ? "-" : "+"}${
+      abs < 10 ? `0${abs}` : abs
+    }`;
+  }
+  const digits = mantissa.replace(".", "");
+  const point = e + 1;
+  if (point <= 0) return `${sign}0.${"0".repeat(-point)}${digits}`;
+  if (point >= digits.length) {
+    return `${sign}${digits}${"0".repeat(point - digits.length)}.0`;
+  }
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
+/**
+ * Tags a JS value read by the project the way the recorder tags Python
+ * values, so both can be compared with `assert.deepEqual`. `floats` names
+ * how numbers are told apart: a JS number is an int unless `isFloat` says so.
+ */
+export function tagJs(
+  value: unknown,
+  isFloat: (n: number) => boolean = (n) => !Number.isInteger(n),
+): unknown {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "boolean" || typeof value === "string") return value;
+  if (typeof value === "bigint") return { $int: value.toString() };
+  if (typeof value === "number") {
+    return isFloat(value) ? { $float: pyFloatRepr(value) } : {
+      $int: String(value),
+    };
+  }
+  if (Array.isArray(value)) return value.map((v) => tagJs(v, isFloat));
+  if (value instanceof Map) {
+    return {
+      $map: [...value.entries()].map(([k, v]) => [
+        tagJs(k, isFloat),
+        tagJs(v, isFloat),
+      ]),
+    };
+  }
+  if (typeof value === "object") {
+    return {
+      $map: Object.entries(value as Record<string, unknown>).map((
+        [k, v],
+      ) => [k, tagJs(v, isFloat)]),
+    };
+  }
+  return { $repr: String(value) };
+}
+
+/** One deliberate difference from Hermes Agent (deviations.json). */
+export interface Deviation {
+  id: string;
+  harness: string;
+  what: string;
+  python: string;
+  ours: string;
+  why: string;
+  safer: string;
+  vectors: string[];
+  /** For a deviation that applies by rule: how the replay compares. */
+  rule?: string;
+}
+
+/** Reads the machine-readable deviation table. */
+export async function loadDeviations(): Promise<Deviation[]> {
+  return JSON.parse(
+    await Deno.readTextFile(join(VECTORS_DIR, "deviations.json")),
+  ).deviations;
+}
+
+/**
+ * The deviations of one harness, indexed by vector id: a replay test skips
+ * the byte comparison of a listed vector and checks the deviation's own
+ * promise instead.
+ */
+export async function deviationsFor(
+  harness: string,
+): Promise<Map<string, Deviation>> {
+  const map = new Map<string, Deviation>();
+  for (const d of await loadDeviations()) {
+    if (d.harness !== harness) continue;
+    for (const v of d.vectors) map.set(v, d);
+  }
+  return map;
+}
+
+/** The ids of a harness's rule-shaped deviations. */
+export async function rulesFor(harness: string): Promise<string[]> {
+  return (await loadDeviations()).filter((d) =>
+    d.harness === harness && d.rule !== undefined
+  ).map((d) => d.id);
+}
+
+/** A per-harness tally reported at the end of a replay test. */
+export class Tally {
+  readonly harness: string;
+  matched = 0;
+  matchedByRule = 0;
+  deviating = 0;
+  readonly failures: string[] = [];
+  constructor(harness: string) {
+    this.harness = harness;
+  }
+  /**
+   * Prints `harness: N vectors, M byte-identical, R identical under a listed
+   * rule, D listed deviations`.
+   */
+  report(): string {
+    return `${this.harness}: ${
+      this.matched + this.matchedByRule + this.deviating
+    } vectors, ${this.matched} byte-identical, ${this.matchedByRule} identical under a listed rule, ${this.deviating} listed deviations`;
+  }
+}

@@ -2,6 +2,7 @@
 // vectors in tests/fixtures/hermes_vectors/ (see FORMAT.md there), decoding
 // their byte and tagged-value encodings, and the deviation table.
 import { fileURLToPath } from "node:url";
+import assert from "node:assert/strict";
 import { join } from "node:path";
 
 /** The fixture directory. */
@@ -231,4 +232,130 @@ export class Tally {
       this.matched + this.matchedByRule + this.deviating
     } vectors, ${this.matched} byte-identical, ${this.matchedByRule} identical under a listed rule, ${this.deviating} listed deviations`;
   }
+}
+
+/** Options of {@linkcode decodeTagged}. */
+export interface DecodeTaggedOptions {
+  /** Decode `$map` as a `Map` (keys of any type) instead of an object. */
+  maps?: "object" | "map";
+}
+
+/**
+ * Decodes a tagged recorded value (FORMAT.md, "Tagged values") into plain
+ * JS: ints as numbers (bigints when unsafe), floats as numbers, maps as
+ * objects (or `Map`s), paths/timestamps/dates as strings, exceptions as
+ * `{ $exception }`.
+ */
+export function decodeTagged(
+  value: unknown,
+  options: DecodeTaggedOptions = {},
+): unknown {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((v) => decodeTagged(v, options));
+  const v = value as Record<string, unknown>;
+  if ("$int" in v) {
+    const big = BigInt(v.$int as string);
+    return Number.isSafeInteger(Number(big)) ? Number(big) : big;
+  }
+  if ("$float" in v) {
+    const text = v.$float as string;
+    return text === "nan"
+      ? NaN
+      : text === "inf"
+      ? Infinity
+      : text === "-inf"
+      ? -Infinity
+      : Number(text);
+  }
+  if ("$map" in v) {
+    const pairs = (v.$map as [unknown, unknown][]).map((
+      [k, x],
+    ) => [decodeTagged(k, options), decodeTagged(x, options)] as const);
+    if (options.maps === "map") return new Map(pairs);
+    return Object.fromEntries(pairs.map(([k, x]) => [String(k), x]));
+  }
+  if ("$path" in v) return v.$path;
+  if ("$timestamp" in v) return v.$timestamp;
+  if ("$date" in v) return v.$date;
+  if ("$exception" in v) return v;
+  return Object.fromEntries(
+    Object.entries(v).map(([k, x]) => [k, decodeTagged(x, options)]),
+  );
+}
+
+/** Python truthiness of a decoded value. */
+export function pyTruthy(value: unknown): boolean {
+  if (value === null || value === undefined || value === false) return false;
+  if (typeof value === "number") return value !== 0;
+  if (typeof value === "bigint") return value !== 0n;
+  if (typeof value === "string") return value.length > 0;
+  if (Array.isArray(value)) return value.length > 0;
+  if (value instanceof Map) return value.size > 0;
+  if (typeof value === "object") return Object.keys(value).length > 0;
+  return true;
+}
+
+/**
+ * Runs `fn` with exactly these process environment variables set (every
+ * other variable the project could read is removed), restoring the
+ * environment afterwards.
+ */
+export async function withEnv<T>(
+  vars: Record<string, string>,
+  fn: () => Promise<T> | T,
+): Promise<T> {
+  const saved = Deno.env.toObject();
+  for (const name of Object.keys(saved)) {
+    if (name !== "PATH") Deno.env.delete(name);
+  }
+  for (const [name, value] of Object.entries(vars)) Deno.env.set(name, value);
+  try {
+    return await fn();
+  } finally {
+    for (const name of Object.keys(Deno.env.toObject())) Deno.env.delete(name);
+    for (const [name, value] of Object.entries(saved)) {
+      Deno.env.set(name, value);
+    }
+  }
+}
+
+/** Runs the child runner over one fixture and returns its results. */
+export async function runHonchoRunner(
+  kind: "config" | "sessions",
+  fixture: string,
+): Promise<{ root: string; results: Record<string, unknown>[] }> {
+  const root = await Deno.realPath(
+    await Deno.makeTempDir({ prefix: `hv_${kind}_` }),
+  );
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--no-prompt",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-run=git",
+      new URL("_honcho_runner.ts", import.meta.url).pathname,
+    ],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(
+    new TextEncoder().encode(
+      JSON.stringify({ kind, fixture: join(VECTORS_DIR, fixture), root }),
+    ),
+  );
+  await writer.close();
+  const { code, stdout, stderr } = await child.output();
+  const text = new TextDecoder().decode(stdout);
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  const results = JSON.parse(
+    text,
+    (_k, v) =>
+      v !== null && typeof v === "object" && "$num" in v ? Number(v.$num) : v,
+  );
+  return { root, results };
 }

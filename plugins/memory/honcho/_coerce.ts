@@ -1,7 +1,22 @@
 // How the Honcho provider coerces the values it reads from `honcho.json`,
 // `config.yaml` and the environment (private to the provider).
+//
+// Hermes reads honcho.json with Python semantics and so does this provider,
+// on purpose (a home shared with Hermes must resolve the same way):
+//
+// | Python                    | here            | used for                          |
+// | ------------------------- | --------------- | --------------------------------- |
+// | `bool(v)` / `x or y`      | `truthy`        | flags, `enabled`, `saveMessages`  |
+// | `int(v)`                  | `pyInt`         | counts, cadences, `writeFrequency`|
+// | `float(v)`                | `pyFloat`       | timeouts, first-turn waits        |
+// | `str(v)`                  | `pythonStr`     | ids, names, host keys             |
+//
+// So `"false"` is a true flag (a non-empty string), `"3"` and `3.9` are the
+// integer 3, `"1.5"` is not an integer, `"nan"` is a float.
 
-/** Python-like truthiness of a JSON value. */
+import { pythonStrip } from "@hermes/memory";
+
+/** Python truthiness of a JSON value (`bool(value)`). */
 export function truthy(value: unknown): boolean {
   if (value === null || value === undefined) return false;
   if (typeof value === "boolean") return value;
@@ -12,43 +27,47 @@ export function truthy(value: unknown): boolean {
   return true;
 }
 
-/**
- * Coerces a switch value: booleans as-is; numbers by zero-ness; strings
- * `1/true/yes/on` and `0/false/no/off/""` (case-insensitive); anything else
- * gives `fallback`.
- */
-export function toFlag(value: unknown, fallback: boolean): boolean {
-  if (typeof value === "boolean") return value;
-  if (typeof value === "number") {
-    return Number.isNaN(value) ? fallback : value !== 0;
-  }
-  if (typeof value === "string") {
-    const text = value.trim().toLowerCase();
-    if (["1", "true", "yes", "on"].includes(text)) return true;
-    if (["0", "false", "no", "off", ""].includes(text)) return false;
-  }
-  return fallback;
-}
+const INT_TEXT = /^[+-]?\d(?:_?\d)*$/;
+const FLOAT_TEXT =
+  /^[+-]?(?:(?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)(?:[eE][+-]?\d(?:_?\d)*)?|inf(?:inity)?|nan)$/i;
 
-/** An integer (numbers truncated, integer strings parsed), else `undefined`. */
-export function toInt(value: unknown): number | undefined {
+/**
+ * Python's `int(value)` for a JSON value, or `undefined` where it raises:
+ * booleans are 0/1, floats truncate (NaN and the infinities do not
+ * convert), strings must be a base-10 integer (surrounding whitespace and
+ * `_` between digits allowed).
+ */
+export function pyInt(value: unknown): number | undefined {
+  if (typeof value === "boolean") return value ? 1 : 0;
   if (typeof value === "number") {
     return Number.isFinite(value) ? Math.trunc(value) : undefined;
   }
-  if (typeof value === "string" && /^\s*[+-]?\d+\s*$/.test(value)) {
-    return Number.parseInt(value, 10);
+  if (typeof value === "string") {
+    const text = pythonStrip(value);
+    return INT_TEXT.test(text)
+      ? Number.parseInt(text.replaceAll("_", ""), 10)
+      : undefined;
   }
   return undefined;
 }
 
-/** A finite number (or numeric string), else `undefined`. */
-export function toFloat(value: unknown): number | undefined {
-  if (typeof value === "number") {
-    return Number.isFinite(value) ? value : undefined;
-  }
-  if (typeof value === "string" && value.trim() !== "") {
-    const n = Number(value.trim());
-    return Number.isFinite(n) ? n : undefined;
+/**
+ * Python's `float(value)` for a JSON value, or `undefined` where it raises:
+ * booleans are 0/1, numbers as they are, strings in Python's float syntax
+ * (`" 2.5 "`, `"1e3"`, `"inf"`, `"nan"`, `"1_000"`).
+ */
+export function pyFloat(value: unknown): number | undefined {
+  if (typeof value === "boolean") return value ? 1 : 0;
+  if (typeof value === "number") return value;
+  if (typeof value === "string") {
+    const text = pythonStrip(value);
+    if (!FLOAT_TEXT.test(text)) return undefined;
+    const lower = text.toLowerCase().replaceAll("_", "");
+    const sign = lower.startsWith("-") ? -1 : 1;
+    const body = lower.replace(/^[+-]/, "");
+    if (body === "nan") return NaN;
+    if (body === "inf" || body === "infinity") return sign * Infinity;
+    return Number(lower);
   }
   return undefined;
 }

@@ -23,89 +23,13 @@ export const DEFAULT_USER_CHAR_LIMIT = 1375;
 /** The rule line above and below a system-prompt block header: 46 × `═`. */
 export const BLOCK_RULE: string = "\u2550".repeat(46);
 
-// Characters Python's str.isspace() accepts: what str.strip() removes and
-// what the Unicode `\s` of `re` matches. Unlike JS, U+FEFF is not one of them.
-const PYTHON_WHITESPACE = new Set<number>([
-  0x09,
-  0x0a,
-  0x0b,
-  0x0c,
-  0x0d,
-  0x1c,
-  0x1d,
-  0x1e,
-  0x1f,
-  0x20,
-  0x85,
-  0xa0,
-  0x1680,
-  0x2000,
-  0x2001,
-  0x2002,
-  0x2003,
-  0x2004,
-  0x2005,
-  0x2006,
-  0x2007,
-  0x2008,
-  0x2009,
-  0x200a,
-  0x2028,
-  0x2029,
-  0x202f,
-  0x205f,
-  0x3000,
-]);
+import { pythonStrip } from "../_util/python_text.ts";
 
-/**
- * A regular-expression character-class body matching exactly the characters
- * Python treats as whitespace (for building Python-compatible patterns).
- */
-export const PYTHON_WHITESPACE_CLASS: string = [...PYTHON_WHITESPACE]
-  .map((c) => `\\u{${c.toString(16)}}`)
-  .join("");
-
-/**
- * Tells whether a character is whitespace by Python's `str.isspace()`.
- *
- * @param ch One character (code point).
- * @returns `true` for whitespace.
- *
- * @example Python's whitespace includes NBSP
- * ```ts
- * import { isPythonWhitespace } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(isPythonWhitespace("\u00a0"), true);
- * assert.equal(isPythonWhitespace("\ufeff"), false);
- * ```
- */
-export function isPythonWhitespace(ch: string): boolean {
-  return ch.length > 0 && PYTHON_WHITESPACE.has(ch.codePointAt(0) as number);
-}
-
-/**
- * Trims whitespace from both ends like Python's `str.strip()`: every
- * character `str.isspace()` accepts, but not U+FEFF (which JS `trim()` also
- * removes).
- *
- * @param text The text.
- * @returns The trimmed text.
- *
- * @example Trimming like Python's str.strip()
- * ```ts
- * import { pythonStrip } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(pythonStrip("\u2003 note \n"), "note");
- * assert.equal(pythonStrip("\ufeffnote "), "\ufeffnote");
- * ```
- */
-export function pythonStrip(text: string): string {
-  let start = 0;
-  let end = text.length;
-  while (start < end && PYTHON_WHITESPACE.has(text.charCodeAt(start))) start++;
-  while (end > start && PYTHON_WHITESPACE.has(text.charCodeAt(end - 1))) end--;
-  return text.slice(start, end);
-}
+export {
+  isPythonWhitespace,
+  PYTHON_WHITESPACE_CLASS,
+  pythonStrip,
+} from "../_util/python_text.ts";
 
 /**
  * The length of a string in Unicode code points (Python's `len`).

@@ -188,14 +188,15 @@ function parseBindings(text: string): Binding[] {
   const out: Binding[] = [];
   while (reader.pos < text.length) {
     const line = reader.line;
+    const before = reader.pos;
+    let offset = before;
     try {
-      const before = reader.pos;
       reader.read(MULTILINE_WS);
       if (reader.pos >= text.length) break;
       const start = reader.line;
       // The statement's line starts after the last line break skipped.
       const skipped = text.slice(before, reader.pos);
-      const offset = before + Math.max(
+      offset = before + Math.max(
         skipped.lastIndexOf("\n"),
         skipped.lastIndexOf("\r"),
       ) + 1;
@@ -222,7 +223,6 @@ function parseBindings(text: string): Binding[] {
       });
     } catch (error) {
       if (!(error instanceof ParseError)) throw error;
-      const offset = reader.pos;
       reader.read(REST_OF_LINE);
       out.push({
         key: undefined,
@@ -633,10 +633,17 @@ export async function saveEnvValue(
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
     const line = `${name}=${formatEnvValue(clean)}\n`;
+    const bindings = parseBindings(existing);
+    const open = unterminatedQuote(existing, bindings);
+    if (open !== undefined) {
+      throw new RangeError(
+        `Cannot update ${path}: line ${open} opens a quote that is never closed, so Hermes skips that line and would read a new quoted value as part of it; close or remove that quote first`,
+      );
+    }
     let out = "";
     let cursor = 0;
     let replaced = false;
-    for (const binding of parseBindings(existing)) {
+    for (const binding of bindings) {
       if (binding.key !== name) continue;
       out += existing.slice(cursor, binding.start);
       if (!replaced) out += line;
@@ -677,6 +684,27 @@ function decodeForRewrite(path: string, bytes: Uint8Array): string {
     for (const byte of bytes) latin += String.fromCharCode(byte);
     return latin;
   }
+}
+
+// The line of a statement whose quoted value is never closed (python-dotenv
+// skips it, and a quote written later in the file would close it), if any.
+function unterminatedQuote(
+  text: string,
+  bindings: readonly Binding[],
+): number | undefined {
+  for (const binding of bindings) {
+    if (!binding.error) continue;
+    const statement = text.slice(binding.start, binding.end);
+    const quote = /^[^=]*=[ \t]*(["'])/.exec(statement);
+    if (quote === null) continue;
+    const from = binding.start + statement.indexOf(quote[1]!) + 1;
+    const rest = text.slice(from);
+    const closed = quote[1] === '"'
+      ? /(?<!\\)"/.test(rest)
+      : rest.includes("'");
+    if (!closed) return binding.line;
+  }
+  return undefined;
 }
 
 // Refuses values Hermes would not read back as written.

@@ -172,7 +172,7 @@ export function tagJs(
 /** One deliberate difference from Hermes Agent (deviations.json). */
 export interface Deviation {
   id: string;
-  harness: string;
+  harness: string | string[];
   what: string;
   python: string;
   ours: string;
@@ -200,7 +200,7 @@ export async function deviationsFor(
 ): Promise<Map<string, Deviation>> {
   const map = new Map<string, Deviation>();
   for (const d of await loadDeviations()) {
-    if (d.harness !== harness) continue;
+    if (![d.harness].flat().includes(harness)) continue;
     for (const v of d.vectors) map.set(v, d);
   }
   return map;
@@ -209,7 +209,7 @@ export async function deviationsFor(
 /** The ids of a harness's rule-shaped deviations. */
 export async function rulesFor(harness: string): Promise<string[]> {
   return (await loadDeviations()).filter((d) =>
-    d.harness === harness && d.rule !== undefined
+    [d.harness].flat().includes(harness) && d.rule !== undefined
   ).map((d) => d.id);
 }
 
@@ -358,4 +358,55 @@ export async function runHonchoRunner(
       v !== null && typeof v === "object" && "$num" in v ? Number(v.$num) : v,
   );
   return { root, results };
+}
+
+/** Python's value (tagged JSON) in the shape loadConfig() gives it. */
+export function expectedJs(value: unknown): unknown {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map(expectedJs);
+  const v = value as Record<string, unknown>;
+  if ("$int" in v) {
+    const n = BigInt(v.$int as string);
+    return Number.isSafeInteger(Number(n)) ? Number(n) : n;
+  }
+  if ("$float" in v) {
+    const t = v.$float as string;
+    return t === "nan"
+      ? NaN
+      : t === "inf"
+      ? Infinity
+      : t === "-inf"
+      ? -Infinity
+      : Number(t);
+  }
+  if ("$timestamp" in v) {
+    const t = v.$timestamp as string;
+    return new Date(/[+-]\d\d:\d\d$|Z$/.test(t) ? t : `${t}Z`);
+  }
+  if ("$date" in v) return new Date(`${v.$date}T00:00:00Z`);
+  if ("$bytes" in v) {
+    return Uint8Array.from(atob(v.$bytes as string), (c) => c.charCodeAt(0));
+  }
+  if ("$set" in v) return new Set((v.$set as unknown[]).map(expectedJs));
+  if ("$map" in v) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of v.$map as [unknown, unknown][]) {
+      out[pyKeyText(k)] = expectedJs(x);
+    }
+    return out;
+  }
+  return v;
+}
+
+/** A Python mapping key (tagged) as the text key loadConfig() gives it. */
+export function pyKeyText(key: unknown): string {
+  if (typeof key === "string") return key;
+  if (key === true) return "true";
+  if (key === false) return "false";
+  if (key === null) return "null";
+  const v = key as Record<string, string>;
+  if ("$int" in v) return v.$int!;
+  if ("$float" in v) return String(Number(v.$float));
+  if ("$date" in v) return v.$date!;
+  return JSON.stringify(key);
 }

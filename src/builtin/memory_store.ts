@@ -41,6 +41,11 @@ import {
 } from "./memory_format.ts";
 import { sanitizeMemoryEntry, scanMemoryContent } from "./threat_scan.ts";
 import { pythonJsonDumps, pythonStr } from "./python_json.ts";
+import {
+  configFlag,
+  configSwitch,
+  pythonInt,
+} from "../config/config_values.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /**
@@ -159,11 +164,13 @@ const BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing).";
 const TARGETS: readonly MemoryTarget[] = ["memory", "user"];
 
 /**
- * Reads the built-in store's settings from a parsed `config.yaml`, with
- * Hermes' defaults. Limits are coerced to integers (numeric strings
- * accepted, fractions truncated); an unusable limit falls back to its
- * default. Flags accept booleans, numbers and the usual words
- * (`true/false`, `yes/no`, `on/off`, `1/0`).
+ * Reads the built-in store's settings from a parsed `config.yaml` as Hermes
+ * does (see the coercion table in `config_values.ts`): the enable flags by
+ * Python truthiness (absent = on; a quoted `"false"` is on, as in Hermes),
+ * the limits by `int()` (`"2000"` → 2000, `3000.9` → 3000, zero or negative
+ * kept; when `memory_char_limit` cannot be read both limits take their
+ * defaults, when only `user_char_limit` cannot, it alone does, as Hermes'
+ * `load_on_disk_store`), `write_approval` by its switch words.
  *
  * @param config The whole parsed config (the `memory:` section is read).
  * @returns The settings.
@@ -185,15 +192,20 @@ export function readMemoryConfig(
   const section = raw !== null && typeof raw === "object" && !Array.isArray(raw)
     ? raw as Record<string, unknown>
     : {};
+  const limit = (key: string, fallback: number): number | undefined =>
+    Object.hasOwn(section, key) ? pythonInt(section[key]) : fallback;
+  let memoryCharLimit = limit("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT);
+  let userCharLimit = memoryCharLimit === undefined
+    ? DEFAULT_USER_CHAR_LIMIT
+    : limit("user_char_limit", DEFAULT_USER_CHAR_LIMIT);
+  memoryCharLimit ??= DEFAULT_MEMORY_CHAR_LIMIT;
+  userCharLimit ??= DEFAULT_USER_CHAR_LIMIT;
   return {
-    memoryEnabled: toFlag(section.memory_enabled, true),
-    userProfileEnabled: toFlag(section.user_profile_enabled, true),
-    memoryCharLimit: toLimit(
-      section.memory_char_limit,
-      DEFAULT_MEMORY_CHAR_LIMIT,
-    ),
-    userCharLimit: toLimit(section.user_char_limit, DEFAULT_USER_CHAR_LIMIT),
-    writeApproval: toApprovalFlag(section.write_approval),
+    memoryEnabled: configFlag(section.memory_enabled, true),
+    userProfileEnabled: configFlag(section.user_profile_enabled, true),
+    memoryCharLimit,
+    userCharLimit,
+    writeApproval: configSwitch(section.write_approval),
   };
 }
 
@@ -1127,41 +1139,4 @@ function checkLimit(name: string, value: number): number {
     );
   }
   return value;
-}
-
-function toLimit(value: unknown, fallback: number): number {
-  if (value === null || value === undefined || typeof value === "boolean") {
-    return fallback;
-  }
-  const n = typeof value === "number"
-    ? value
-    : typeof value === "string" && /^\s*[+-]?\d+\s*$/.test(value)
-    ? Number(value)
-    : NaN;
-  if (!Number.isFinite(n)) return fallback;
-  const int = Math.trunc(n);
-  return int >= 0 ? int : fallback;
-}
-
-function toFlag(value: unknown, fallback: boolean): boolean {
-  if (value === null || value === undefined) return fallback;
-  if (typeof value === "boolean") return value;
-  if (typeof value === "number") return value !== 0;
-  if (typeof value === "string") {
-    const v = value.trim().toLowerCase();
-    if (["true", "yes", "on", "1", "enabled"].includes(v)) return true;
-    if (["false", "no", "off", "0", "disabled", ""].includes(v)) return false;
-  }
-  return fallback;
-}
-
-function toApprovalFlag(value: unknown): boolean {
-  if (value === true) return true;
-  if (typeof value === "number") return value === 1;
-  if (typeof value === "string") {
-    return ["on", "true", "yes", "1", "approve", "enabled"].includes(
-      value.trim().toLowerCase(),
-    );
-  }
-  return false;
 }

@@ -759,7 +759,7 @@ Deno.test("resetMemoryFiles() deletes only the selected data files, keeping lock
   });
 });
 
-Deno.test("readMemoryConfig() applies Hermes defaults and coerces values", () => {
+Deno.test("readMemoryConfig() reads config.yaml as Hermes does (one coercion table)", () => {
   assert.deepEqual(readMemoryConfig({}), {
     memoryEnabled: true,
     userProfileEnabled: true,
@@ -770,20 +770,40 @@ Deno.test("readMemoryConfig() applies Hermes defaults and coerces values", () =>
   assert.deepEqual(
     readMemoryConfig({
       memory: {
-        memory_enabled: "no",
-        user_profile_enabled: 1,
+        memory_enabled: "no", // a non-empty string: on, as in Hermes
+        user_profile_enabled: "",
         memory_char_limit: 3000.9,
         user_char_limit: "lots",
         write_approval: "approve",
       },
     }),
     {
-      memoryEnabled: false,
-      userProfileEnabled: true,
+      memoryEnabled: true,
+      userProfileEnabled: false,
       memoryCharLimit: 3000,
       userCharLimit: 1375,
       writeApproval: true,
     },
+  );
+  // Hermes' load_on_disk_store: an unreadable memory limit resets both.
+  assert.deepEqual(
+    readMemoryConfig({
+      memory: { memory_char_limit: "1.5", user_char_limit: 900 },
+    }),
+    {
+      memoryEnabled: true,
+      userProfileEnabled: true,
+      memoryCharLimit: 2200,
+      userCharLimit: 1375,
+      writeApproval: false,
+    },
+  );
+  assert.equal(
+    readMemoryConfig({
+      memory: { memory_enabled: false, user_char_limit: " 900 " },
+    })
+      .userCharLimit,
+    900,
   );
   // Hermes accepts any integer limit (zero or less: every write is over).
   assert.equal(

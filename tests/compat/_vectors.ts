@@ -224,6 +224,27 @@ export class Tally {
     this.harness = harness;
   }
   /**
+   * Counts one vector: listed vectors must differ (else the listing is
+   * stale), unlisted ones must match; `byRule` marks a match that needed a
+   * listed rule.
+   */
+  add(
+    id: string,
+    failures: readonly string[],
+    deviation: Deviation | undefined,
+    byRule = false,
+  ): void {
+    if (deviation) {
+      if (failures.length === 0) {
+        this.failures.push(`${id}: listed as ${deviation.id} but matches`);
+      } else this.deviating++;
+    } else if (failures.length > 0) {
+      this.failures.push(`${id}:\n  ${failures.join("\n  ")}`);
+    } else if (byRule) this.matchedByRule++;
+    else this.matched++;
+  }
+
+  /**
    * Prints `harness: N vectors, M byte-identical, R identical under a listed
    * rule, D listed deviations`.
    */
@@ -365,20 +386,7 @@ export function expectedJs(value: unknown): unknown {
   if (value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map(expectedJs);
   const v = value as Record<string, unknown>;
-  if ("$int" in v) {
-    const n = BigInt(v.$int as string);
-    return Number.isSafeInteger(Number(n)) ? Number(n) : n;
-  }
-  if ("$float" in v) {
-    const t = v.$float as string;
-    return t === "nan"
-      ? NaN
-      : t === "inf"
-      ? Infinity
-      : t === "-inf"
-      ? -Infinity
-      : Number(t);
-  }
+  if ("$int" in v || "$float" in v) return decodeTagged(v);
   if ("$timestamp" in v) {
     const t = v.$timestamp as string;
     return new Date(/[+-]\d\d:\d\d$|Z$/.test(t) ? t : `${t}Z`);
@@ -409,4 +417,14 @@ export function pyKeyText(key: unknown): string {
   if ("$float" in v) return String(Number(v.$float));
   if ("$date" in v) return v.$date!;
   return JSON.stringify(key);
+}
+
+/** `assert.deepStrictEqual` as a predicate. */
+export function sameValue(a: unknown, b: unknown): boolean {
+  try {
+    assert.deepStrictEqual(a, b);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -14,6 +14,7 @@ import {
   pyTruthy,
   rulesFor,
   runHonchoRunner,
+  sameValue,
   Tally,
 } from "./_vectors.ts";
 
@@ -136,14 +137,7 @@ function show(v: unknown): string {
   );
 }
 
-function same(a: unknown, b: unknown): boolean {
-  try {
-    assert.deepStrictEqual(a, b);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const same = sameValue;
 
 // What a listed deviation promises instead of Hermes' values.
 function checkDeviation(d: Deviation, c: Case, ours: Ours): string | null {
@@ -270,17 +264,10 @@ Deno.test("Honcho settings: every recorded home resolves as Hermes resolves it",
         );
       } else if (pyWarned) used.add("honcho-log-wording");
       const deviation = deviations.get(c.id);
-      if (deviation) {
-        const problem = checkDeviation(deviation, c, ours);
-        if (problem) {
-          tally.failures.push(`${c.id} [${deviation.id}]: ${problem}`);
-        } else if (failures.length === 0) {
-          tally.failures.push(`${c.id}: listed as ${deviation.id} but matches`);
-        } else tally.deviating++;
-      } else if (failures.length > 0) {
-        tally.failures.push(`${c.id}:\n  ${failures.join("\n  ")}`);
-      } else if (pyWarned) tally.matchedByRule++;
-      else tally.matched++;
+      const problem = deviation && checkDeviation(deviation, c, ours);
+      if (problem) {
+        tally.failures.push(`${c.id} [${deviation!.id}]: ${problem}`);
+      } else tally.add(c.id, failures, deviation, pyWarned);
     }
   } finally {
     await Deno.remove(root, { recursive: true });

@@ -12,6 +12,7 @@ import {
   type EncodedBytes,
   expectedJs,
   loadFixture,
+  sameValue,
   Tally,
 } from "./_vectors.ts";
 import {
@@ -57,12 +58,8 @@ function untag(v: unknown): unknown {
 }
 
 function same(a: unknown, b: unknown): boolean {
-  try {
-    assert.deepStrictEqual(a, b);
-    return JSON.stringify(a, order) === JSON.stringify(b, order);
-  } catch {
-    return false;
-  }
+  return sameValue(a, b) &&
+    JSON.stringify(a, order) === JSON.stringify(b, order);
 }
 // Keys in iteration order matter; NaN compares as text.
 function order(_k: string, v: unknown): unknown {
@@ -121,14 +118,7 @@ Deno.test("config.yaml written by saveConfig reads back in PyYAML as what was wr
         }`,
       );
     }
-    const deviation = deviations.get(v.id);
-    if (deviation) {
-      if (failures.length === 0) {
-        tally.failures.push(`${v.id}: listed as ${deviation.id} but matches`);
-      } else tally.deviating++;
-    } else if (failures.length > 0) {
-      tally.failures.push(`${v.id}:\n  ${failures.join("\n  ")}`);
-    } else tally.matched++;
+    tally.add(v.id, failures, deviations.get(v.id));
   }
   console.log(tally.report());
   assert.equal(tally.failures.length, 0, tally.failures.join("\n"));
@@ -196,14 +186,7 @@ Deno.test(".env written by saveEnvValue reads back in Hermes' loader as what was
         }
       }
     }
-    const deviation = deviations.get(v.id);
-    if (deviation) {
-      if (failures.length === 0) {
-        tally.failures.push(`${v.id}: listed as ${deviation.id} but matches`);
-      } else tally.deviating++;
-    } else if (failures.length > 0) {
-      tally.failures.push(`${v.id}:\n  ${failures.join("\n  ")}`);
-    } else tally.matched++;
+    tally.add(v.id, failures, deviations.get(v.id));
   }
   console.log(tally.report());
   assert.equal(tally.failures.length, 0, tally.failures.join("\n"));

@@ -12,6 +12,7 @@ import {
   loadFixture,
   pyFloatRepr,
   pyKeyText,
+  sameValue,
   Tally,
 } from "./_vectors.ts";
 
@@ -28,14 +29,7 @@ interface Case {
   };
 }
 
-function same(a: unknown, b: unknown): boolean {
-  try {
-    assert.deepStrictEqual(a, b);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const same = sameValue;
 
 Deno.test("config.yaml: every recorded document reads as PyYAML safe_load reads it", async () => {
   const fixture = await loadFixture<Case>("yaml.json");
@@ -106,18 +100,7 @@ Deno.test("config.yaml: every recorded document reads as PyYAML safe_load reads 
         !py.error && error instanceof ConfigError &&
         /top level must be a mapping/.test(error.message)
       ) failures.length = 0;
-      const deviation = deviations.get(c.id);
-      if (deviation) {
-        if (failures.length === 0) {
-          tally.failures.push(`${c.id}: listed as ${deviation.id} but matches`);
-        } else tally.deviating++;
-      } else if (failures.length > 0) {
-        tally.failures.push(
-          `${c.id} ${JSON.stringify(c.input).slice(0, 80)}:\n  ${
-            failures.join("\n  ")
-          }`,
-        );
-      } else tally.matched++;
+      tally.add(c.id, failures, deviations.get(c.id));
     }
   } finally {
     await Deno.remove(home, { recursive: true });

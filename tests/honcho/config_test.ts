@@ -197,6 +197,9 @@ Deno.test("resolveHostKey() and host blocks", async (t) => {
     assert.equal(hostKeyForProfile(undefined), "hermes");
     assert.equal(hostKeyForProfile("my.work!"), "hermes_my_work");
     assert.equal(hostKeyForProfile("..."), "hermes_profile");
+    // Python's str.isalnum() keeps letters of any script.
+    assert.equal(hostKeyForProfile("café"), "hermes_café");
+    assert.equal(hostKeyForProfile("日本"), "hermes_日本");
     assert.equal(hostKeyForProfile("default", { defaultHost: "desk" }), "desk");
     await withEnv({}, () => {
       assert.equal(

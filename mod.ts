@@ -25,6 +25,7 @@ export * from "./src/io/file_lock.ts";
 export * from "./src/profile/env_file.ts";
 export * from "./src/profile/secret_scope.ts";
 export * from "./src/config/config.ts";
+export * from "./src/config/config_values.ts";
 export * from "./src/profile/runtime_cwd.ts";
 export * from "./src/profile/context_task.ts";
 export * from "./src/context/pre_compress.ts";

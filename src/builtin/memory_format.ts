@@ -23,89 +23,13 @@ export const DEFAULT_USER_CHAR_LIMIT = 1375;
 /** The rule line above and below a system-prompt block header: 46 × `═`. */
 export const BLOCK_RULE: string = "\u2550".repeat(46);
 
-// Characters Python's str.isspace() accepts: what str.strip() removes and
-// what the Unicode `\s` of `re` matches. Unlike JS, U+FEFF is not one of them.
-const PYTHON_WHITESPACE = new Set<number>([
-  0x09,
-  0x0a,
-  0x0b,
-  0x0c,
-  0x0d,
-  0x1c,
-  0x1d,
-  0x1e,
-  0x1f,
-  0x20,
-  0x85,
-  0xa0,
-  0x1680,
-  0x2000,
-  0x2001,
-  0x2002,
-  0x2003,
-  0x2004,
-  0x2005,
-  0x2006,
-  0x2007,
-  0x2008,
-  0x2009,
-  0x200a,
-  0x2028,
-  0x2029,
-  0x202f,
-  0x205f,
-  0x3000,
-]);
+import { pythonStrip } from "../_util/python_text.ts";
 
-/**
- * A regular-expression character-class body matching exactly the characters
- * Python treats as whitespace (for building Python-compatible patterns).
- */
-export const PYTHON_WHITESPACE_CLASS: string = [...PYTHON_WHITESPACE]
-  .map((c) => `\\u{${c.toString(16)}}`)
-  .join("");
-
-/**
- * Tells whether a character is whitespace by Python's `str.isspace()`.
- *
- * @param ch One character (code point).
- * @returns `true` for whitespace.
- *
- * @example Python's whitespace includes NBSP
- * ```ts
- * import { isPythonWhitespace } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(isPythonWhitespace("\u00a0"), true);
- * assert.equal(isPythonWhitespace("\ufeff"), false);
- * ```
- */
-export function isPythonWhitespace(ch: string): boolean {
-  return ch.length > 0 && PYTHON_WHITESPACE.has(ch.codePointAt(0) as number);
-}
-
-/**
- * Trims whitespace from both ends like Python's `str.strip()`: every
- * character `str.isspace()` accepts, but not U+FEFF (which JS `trim()` also
- * removes).
- *
- * @param text The text.
- * @returns The trimmed text.
- *
- * @example Trimming like Python's str.strip()
- * ```ts
- * import { pythonStrip } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(pythonStrip("\u2003 note \n"), "note");
- * assert.equal(pythonStrip("\ufeffnote "), "\ufeffnote");
- * ```
- */
-export function pythonStrip(text: string): string {
-  let start = 0;
-  let end = text.length;
-  while (start < end && PYTHON_WHITESPACE.has(text.charCodeAt(start))) start++;
-  while (end > start && PYTHON_WHITESPACE.has(text.charCodeAt(end - 1))) end--;
-  return text.slice(start, end);
-}
+export {
+  isPythonWhitespace,
+  PYTHON_WHITESPACE_CLASS,
+  pythonStrip,
+} from "../_util/python_text.ts";
 
 /**
  * The length of a string in Unicode code points (Python's `len`).
@@ -242,7 +166,8 @@ export function formatShortUsage(current: number, limit: number): string {
 /**
  * Splits a memory file's text into entries: split on the full delimiter,
  * trim each piece (Python `strip`), drop empty pieces. Duplicates are kept;
- * see {@linkcode dedupeEntries}. Line endings are not normalised.
+ * see {@linkcode dedupeEntries}. Line endings are already `\n` when the text
+ * comes from {@linkcode decodeMemoryBytes}.
  *
  * @param text The file's text.
  * @returns The entries in file order.
@@ -422,21 +347,53 @@ export function renderMemoryBlock(
 }
 
 /**
- * Decodes a memory file's bytes as strict UTF-8, dropping a leading BOM
- * (Python's `utf-8-sig`).
+ * Decodes a memory file's bytes as Hermes reads them (Python's
+ * `Path.read_text(encoding="utf-8")`): strict UTF-8, a leading BOM kept as
+ * U+FEFF, and universal newlines (`\r\n` and a lone `\r` become `\n`).
  *
  * @param bytes The raw file content.
  * @returns The text.
  * @throws {TypeError} When the bytes are not valid UTF-8.
  *
- * @example Decoding a file with a byte-order mark
+ * @example Decoding a file written on Windows
  * ```ts
  * import { decodeMemoryBytes } from "@hermes/memory";
  * import assert from "node:assert/strict";
- * assert.equal(decodeMemoryBytes(new Uint8Array([0xef, 0xbb, 0xbf, 0x61])), "a");
+ * assert.equal(decodeMemoryBytes(new TextEncoder().encode("a\r\n§\r\nb")), "a\n§\nb");
+ * assert.equal(decodeMemoryBytes(new Uint8Array([0xef, 0xbb, 0xbf, 0x61])), "\ufeffa");
  * assert.throws(() => decodeMemoryBytes(new Uint8Array([0xff])));
  * ```
  */
 export function decodeMemoryBytes(bytes: Uint8Array): string {
-  return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
+    .decode(bytes);
+  return text.includes("\r") ? text.replace(/\r\n?/g, "\n") : text;
+}
+
+/**
+ * The first lone surrogate in a string (a UTF-16 half without its pair,
+ * which UTF-8 cannot store), or `undefined` when there is none.
+ *
+ * @param text The text.
+ * @returns The lone surrogate's code, e.g. `0xd800`, or `undefined`.
+ *
+ * @example Finding a lone surrogate
+ * ```ts
+ * import { findLoneSurrogate } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(findLoneSurrogate("ok \ud800"), 0xd800);
+ * assert.equal(findLoneSurrogate("🧠"), undefined);
+ * ```
+ */
+export function findLoneSurrogate(text: string): number | undefined {
+  if (text.isWellFormed()) return undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+      else return c;
+    } else if (c >= 0xdc00 && c <= 0xdfff) return c;
+  }
+  return undefined;
 }

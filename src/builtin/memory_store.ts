@@ -28,6 +28,7 @@ import {
   DEFAULT_MEMORY_CHAR_LIMIT,
   DEFAULT_USER_CHAR_LIMIT,
   entriesSize,
+  findLoneSurrogate,
   formatShortUsage,
   formatThousands,
   formatUsage,
@@ -39,6 +40,12 @@ import {
   splitEntries,
 } from "./memory_format.ts";
 import { sanitizeMemoryEntry, scanMemoryContent } from "./threat_scan.ts";
+import { pythonJsonDumps, pythonStr } from "./python_json.ts";
+import {
+  configFlag,
+  configSwitch,
+  pythonInt,
+} from "../config/config_values.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /**
@@ -54,8 +61,6 @@ export interface MemoryOperation {
   action?: unknown;
   /** The entry text (add) or the complete new entry (replace). */
   content?: unknown;
-  /** Alias of `content`; `content` wins when both are given. */
-  new_text?: unknown;
   /** A short unique substring (or the exact text) of the entry to change. */
   old_text?: unknown;
   /** Any other key is ignored. */
@@ -159,11 +164,13 @@ const BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing).";
 const TARGETS: readonly MemoryTarget[] = ["memory", "user"];
 
 /**
- * Reads the built-in store's settings from a parsed `config.yaml`, with
- * Hermes' defaults. Limits are coerced to integers (numeric strings
- * accepted, fractions truncated); an unusable limit falls back to its
- * default. Flags accept booleans, numbers and the usual words
- * (`true/false`, `yes/no`, `on/off`, `1/0`).
+ * Reads the built-in store's settings from a parsed `config.yaml` as Hermes
+ * does (see the coercion table in `config_values.ts`): the enable flags by
+ * Python truthiness (absent = on; a quoted `"false"` is on, as in Hermes),
+ * the limits by `int()` (`"2000"` → 2000, `3000.9` → 3000, zero or negative
+ * kept; when `memory_char_limit` cannot be read both limits take their
+ * defaults, when only `user_char_limit` cannot, it alone does, as Hermes'
+ * `load_on_disk_store`), `write_approval` by its switch words.
  *
  * @param config The whole parsed config (the `memory:` section is read).
  * @returns The settings.
@@ -185,15 +192,20 @@ export function readMemoryConfig(
   const section = raw !== null && typeof raw === "object" && !Array.isArray(raw)
     ? raw as Record<string, unknown>
     : {};
+  const limit = (key: string, fallback: number): number | undefined =>
+    Object.hasOwn(section, key) ? pythonInt(section[key]) : fallback;
+  let memoryCharLimit = limit("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT);
+  let userCharLimit = memoryCharLimit === undefined
+    ? DEFAULT_USER_CHAR_LIMIT
+    : limit("user_char_limit", DEFAULT_USER_CHAR_LIMIT);
+  memoryCharLimit ??= DEFAULT_MEMORY_CHAR_LIMIT;
+  userCharLimit ??= DEFAULT_USER_CHAR_LIMIT;
   return {
-    memoryEnabled: toFlag(section.memory_enabled, true),
-    userProfileEnabled: toFlag(section.user_profile_enabled, true),
-    memoryCharLimit: toLimit(
-      section.memory_char_limit,
-      DEFAULT_MEMORY_CHAR_LIMIT,
-    ),
-    userCharLimit: toLimit(section.user_char_limit, DEFAULT_USER_CHAR_LIMIT),
-    writeApproval: toApprovalFlag(section.write_approval),
+    memoryEnabled: configFlag(section.memory_enabled, true),
+    userProfileEnabled: configFlag(section.user_profile_enabled, true),
+    memoryCharLimit,
+    userCharLimit,
+    writeApproval: configSwitch(section.write_approval),
   };
 }
 
@@ -362,7 +374,9 @@ export class MemoryStore {
    * Creates a store; nothing is read until {@linkcode MemoryStore.loadFromDisk}.
    *
    * @param options Home, limits and enable flags.
-   * @throws {RangeError} When a limit is not a non-negative integer.
+   * @throws {RangeError} When a limit is not an integer. (A limit of zero or
+   * less is accepted, as Hermes accepts it: every write is then over
+   * budget.)
    */
   constructor(options: MemoryStoreOptions = {}) {
     this.#hermesHome = options.hermesHome;
@@ -611,11 +625,12 @@ export class MemoryStore {
   }
 
   /**
-   * Overwrites the whole entry identified by `oldText` (an exact entry
-   * first, else a case-sensitive substring) with `newContent`.
+   * Overwrites the whole entry containing `oldText` (a case-sensitive
+   * substring; several matches must all be the same entry) with
+   * `newContent`.
    *
    * @param target `memory` or `user`.
-   * @param oldText The exact entry text or a short unique substring of it.
+   * @param oldText A short unique substring of the entry.
    * @param newContent The complete new entry.
    * @returns The result object; on success it carries `replaced_entry`.
    * @throws {Error} When the file cannot be written.
@@ -666,11 +681,12 @@ export class MemoryStore {
   }
 
   /**
-   * Deletes the entry identified by `oldText` (an exact entry first, else a
-   * case-sensitive substring). Removing the last entry leaves an empty file.
+   * Deletes the entry containing `oldText` (a case-sensitive substring;
+   * several matches must all be the same entry). Removing the last entry
+   * leaves an empty file.
    *
    * @param target `memory` or `user`.
-   * @param oldText The exact entry text or a short unique substring of it.
+   * @param oldText A short unique substring of the entry.
    * @returns The result object; on success it carries `removed_entry`.
    * @throws {Error} When the file cannot be written.
    */
@@ -697,13 +713,17 @@ export class MemoryStore {
    * Applies a batch of add/replace/remove operations all-or-nothing: each
    * sees the effects of the earlier ones, only the final size is checked
    * against the budget, duplicate adds are skipped, and any failing
-   * operation leaves the file untouched. A batch may not empty a non-empty
-   * store.
+   * operation leaves the file untouched. As in Hermes, every add/replace
+   * `content` is scanned for threats as given (before trimming) before the
+   * file is locked, and an empty or falsy operation counts as one with no
+   * action.
    *
    * @param target `memory` or `user`.
    * @param operations The operations, in order.
    * @returns The result object; on success it carries `replaced_entries` /
-   * `removed_entries` keyed by 1-based operation index, when any.
+   * `removed_entries` keyed by 1-based operation index, when any. A
+   * non-object operation or a non-string `action`, `content` or `old_text`
+   * is refused with an error naming it, before anything is written.
    * @throws {Error} When the file cannot be written.
    */
   async applyOperations(
@@ -715,11 +735,29 @@ export class MemoryStore {
     if (operations.length === 0) {
       return { success: false, error: "operations list is empty." };
     }
-    const ops = operations.map(readOperation);
+    const ops: Record<string, unknown>[] = [];
+    for (const [i, op] of operations.entries()) {
+      if (isTruthy(op) && !isPlainObject(op)) {
+        return argumentError(
+          `operations[${i}] must be an object like {"action": "add", "content": "..."} (got ${
+            jsonTypeName(op)
+          })`,
+        );
+      }
+      const o = isPlainObject(op) ? op : {};
+      if (o.action !== null && typeof o.action === "object") {
+        return notAStringResult(`operations[${i}].action`, o.action);
+      }
+      ops.push(o);
+    }
     for (const [i, op] of ops.entries()) {
       if (
-        (op.action === "add" || op.action === "replace") && op.rawContent !== ""
+        (op.action === "add" || op.action === "replace") &&
+        isTruthy(op.content)
       ) {
+        if (typeof op.content !== "string") {
+          return notAStringResult(`operations[${i}].content`, op.content);
+        }
         const blocked = scanMemoryContent(op.content);
         if (blocked !== null) {
           return { success: false, error: `Operation ${i + 1}: ${blocked}` };
@@ -739,45 +777,52 @@ export class MemoryStore {
       const replaced: Record<string, string> = {};
       const removed: Record<string, string> = {};
       for (const [i, op] of ops.entries()) {
-        const pos = `Operation ${i + 1} (${op.action || "unknown"})`;
-        if (op.action === "add") {
-          if (op.content === "") return abort(`${pos}: content is required.`);
-          if (!work.includes(op.content)) work.push(op.content);
-        } else if (op.action === "replace" || op.action === "remove") {
-          if (op.old === "") return abort(`${pos}: old_text is required.`);
-          if (op.action === "replace" && op.content === "") {
+        for (const key of ["content", "old_text"]) {
+          if (isTruthy(op[key]) && typeof op[key] !== "string") {
+            return notAStringResult(`operations[${i}].${key}`, op[key]);
+          }
+        }
+        const action = op.action;
+        const content = pythonStrip(
+          isTruthy(op.content) ? op.content as string : "",
+        );
+        const old = pythonStrip(
+          isTruthy(op.old_text) ? op.old_text as string : "",
+        );
+        const pos = `Operation ${i + 1} (${
+          isTruthy(action) ? pythonStr(action) : "unknown"
+        })`;
+        if (action === "add") {
+          if (content === "") return abort(`${pos}: content is required.`);
+          if (!work.includes(content)) work.push(content);
+        } else if (action === "replace" || action === "remove") {
+          if (old === "") return abort(`${pos}: old_text is required.`);
+          if (action === "replace" && content === "") {
             return abort(
               `${pos}: content is required (use action='remove' to delete).`,
             );
           }
-          const candidates = findCandidates(work, op.old);
+          const candidates = findCandidates(work, old);
           if (candidates.length === 0) {
-            return abort(`${pos}: no entry matched '${op.old}'.`);
+            return abort(`${pos}: no entry matched '${old}'.`);
           }
           if (new Set(candidates.map((c) => work[c])).size > 1) {
             return abort(
-              `${pos}: '${op.old}' matched multiple distinct entries -- be more specific.`,
+              `${pos}: '${old}' matched multiple distinct entries -- be more specific.`,
             );
           }
           const index = candidates[0] as number;
           const previous = work[index] as string;
-          if (op.action === "replace") {
-            work[index] = op.content;
-            if (previous !== "") replaced[String(i + 1)] = previous;
+          if (action === "replace") {
+            work[index] = content;
+            replaced[String(i + 1)] = previous;
           } else {
             work.splice(index, 1);
-            if (previous !== "") removed[String(i + 1)] = previous;
+            removed[String(i + 1)] = previous;
           }
         } else {
           return abort(`${pos}: unknown action. Use add, replace, or remove.`);
         }
-      }
-      if (entries.length > 0 && work.length === 0) {
-        return abort(
-          `Refusing to empty ${
-            memoryFileName(t)
-          }: this batch would remove every entry from a previously non-empty store. Keep at least one entry \u2014 merge overlapping entries into a shorter one instead of removing the last one. To delete the final entry deliberately, use single remove() calls.`,
-        );
       }
       const newSize = entriesSize(work);
       if (newSize > limit) {
@@ -914,9 +959,21 @@ export class MemoryStore {
       this.#entries[t] = entries;
       const decision = decide([...entries]);
       if (!(decision instanceof Commit)) return decision;
+      const serialized = serializeEntries(decision.write);
+      const lone = findLoneSurrogate(serialized);
+      if (lone !== undefined) {
+        return {
+          error: `Cannot save to ${
+            memoryFileName(t)
+          }: the text contains a lone surrogate (U+${
+            lone.toString(16).toUpperCase()
+          }), half of a UTF-16 pair that UTF-8 cannot store. Nothing was changed; resend the text as valid Unicode.`,
+          success: false,
+        };
+      }
       await Deno.mkdir(paths.dir, { recursive: true });
       try {
-        await atomicWriteText(path, serializeEntries(decision.write));
+        await atomicWriteText(path, serialized);
       } catch (error) {
         throw new Error(
           `Failed to write memory file ${path}: ${errorText(error)}`,
@@ -1009,49 +1066,66 @@ function disabledResult(t: MemoryTarget): MemoryResult {
 }
 
 function findCandidates(entries: readonly string[], old: string): number[] {
-  const exact: number[] = [];
-  const partial: number[] = [];
+  const matches: number[] = [];
   entries.forEach((e, i) => {
-    if (e === old) exact.push(i);
-    if (e.includes(old)) partial.push(i);
+    if (e.includes(old)) matches.push(i);
   });
-  return exact.length > 0 ? exact : partial;
+  return matches;
 }
 
-interface ParsedOperation {
-  action: string;
-  rawContent: string;
-  content: string;
-  old: string;
+// Python truthiness of a JSON value.
+function isTruthy(value: unknown): boolean {
+  if (value === null || value === undefined || value === false) return false;
+  if (typeof value === "number") return value !== 0 && !Number.isNaN(value);
+  if (typeof value === "string") return value.length > 0;
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value === "object") return Object.keys(value).length > 0;
+  return true;
 }
 
-function readOperation(op: unknown): ParsedOperation {
-  if (op === null || typeof op !== "object" || Array.isArray(op)) {
-    return { action: "", rawContent: "", content: "", old: "" };
-  }
-  const o = op as MemoryOperation;
-  const rawContent = argText(o.content) || argText(o.new_text);
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function jsonTypeName(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  if (value === null) return "null";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "number") return "a number";
+  if (typeof value === "boolean") return "a boolean";
+  return `a ${typeof value}`;
+}
+
+function argumentError(message: string): MemoryResult {
   return {
-    action: argText(o.action),
-    rawContent,
-    content: pythonStrip(rawContent),
-    old: pythonStrip(argText(o.old_text)),
+    error:
+      `${message}: nothing was changed. Send the arguments as the tool schema describes them.`,
+    success: false,
   };
 }
 
-// A tool argument as text: strings as they are, null/undefined as "", other
-// values in their JSON form.
-function argText(value: unknown): string {
-  if (typeof value === "string") return value;
-  if (value === null || value === undefined) return "";
-  if (typeof value === "number" || typeof value === "boolean") {
-    return String(value);
-  }
-  try {
-    return JSON.stringify(value) ?? "";
-  } catch {
-    return String(value);
-  }
+/**
+ * The result for a `memory` tool argument that is not a string where Hermes
+ * expects one (and would raise): one error naming the argument and what it
+ * was; nothing is changed.
+ *
+ * @param name The argument, e.g. `content` or `operations[0].old_text`.
+ * @param value What was sent instead.
+ * @returns The error result (`error` first, like Hermes' `tool_error`).
+ *
+ * @example Refusing a number as content
+ * ```ts
+ * import { notAStringResult } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.match(String(notAStringResult("content", 12345).error), /^'content' must be a string \(got a number 12345\)/);
+ * ```
+ */
+export function notAStringResult(name: string, value: unknown): MemoryResult {
+  return argumentError(
+    `'${name}' must be a string (got ${jsonTypeName(value)} ${
+      pythonJsonDumps(value).slice(0, 80)
+    })`,
+  );
 }
 
 function norm(target: MemoryTarget | string): MemoryTarget {
@@ -1059,47 +1133,10 @@ function norm(target: MemoryTarget | string): MemoryTarget {
 }
 
 function checkLimit(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 0) {
+  if (!Number.isInteger(value)) {
     throw new RangeError(
-      `Cannot create the memory store as '${name}' must be a non-negative integer: current value is ${value}`,
+      `Cannot create the memory store as '${name}' must be an integer: current value is ${value}`,
     );
   }
   return value;
-}
-
-function toLimit(value: unknown, fallback: number): number {
-  if (value === null || value === undefined || typeof value === "boolean") {
-    return fallback;
-  }
-  const n = typeof value === "number"
-    ? value
-    : typeof value === "string" && /^\s*[+-]?\d+\s*$/.test(value)
-    ? Number(value)
-    : NaN;
-  if (!Number.isFinite(n)) return fallback;
-  const int = Math.trunc(n);
-  return int >= 0 ? int : fallback;
-}
-
-function toFlag(value: unknown, fallback: boolean): boolean {
-  if (value === null || value === undefined) return fallback;
-  if (typeof value === "boolean") return value;
-  if (typeof value === "number") return value !== 0;
-  if (typeof value === "string") {
-    const v = value.trim().toLowerCase();
-    if (["true", "yes", "on", "1", "enabled"].includes(v)) return true;
-    if (["false", "no", "off", "0", "disabled", ""].includes(v)) return false;
-  }
-  return fallback;
-}
-
-function toApprovalFlag(value: unknown): boolean {
-  if (value === true) return true;
-  if (typeof value === "number") return value === 1;
-  if (typeof value === "string") {
-    return ["on", "true", "yes", "1", "approve", "enabled"].includes(
-      value.trim().toLowerCase(),
-    );
-  }
-  return false;
 }

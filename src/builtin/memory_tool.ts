@@ -19,8 +19,12 @@ import {
   previewEntry,
   pythonStrip,
 } from "./memory_format.ts";
-import type { MemoryResult, MemoryStore } from "./memory_store.ts";
-import { pythonJsonDumps } from "./python_json.ts";
+import {
+  type MemoryResult,
+  type MemoryStore,
+  notAStringResult,
+} from "./memory_store.ts";
+import { pythonJsonDumps, pythonStr } from "./python_json.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /** The tool's name. */
@@ -136,10 +140,6 @@ export function memoryToolSchema(
           description:
             "The entry text for 'add'. For 'replace', the COMPLETE new entry: the whole matched entry is overwritten.",
         },
-        new_text: {
-          type: "string",
-          description: "Alias of content; content wins when both are given.",
-        },
         old_text: {
           type: "string",
           description:
@@ -154,7 +154,6 @@ export function memoryToolSchema(
             properties: {
               action: { type: "string", enum: [...ACTIONS] },
               content: { type: "string" },
-              new_text: { type: "string" },
               old_text: { type: "string" },
             },
             required: ["action"],
@@ -263,7 +262,7 @@ export function summarizeMemoryWrite(args: Record<string, unknown>): string {
   }
   const action = argText(args.action);
   const content = previewEntry(
-    pythonStrip(argText(truthy(args.content) ? args.content : args.new_text)),
+    pythonStrip(argText(args.content)),
   );
   const old = previewEntry(pythonStrip(argText(args.old_text)));
   if (action === "add") return `add to ${label}: ${content}`;
@@ -283,7 +282,7 @@ export function summarizeMemoryWrite(args: Record<string, unknown>): string {
  *
  * @param store The session's store, or `null` when memory is unavailable.
  * @param args The model's arguments (`action`, `target`, `content`,
- * `new_text`, `old_text`, `operations`).
+ * `old_text`, `operations`; other keys are ignored).
  * @returns The JSON result.
  *
  * @example Adding an entry to the user profile
@@ -324,10 +323,14 @@ async function runMemoryTool(
       "Memory is not available. It may be disabled in config or this environment.",
     );
   }
-  const rawTarget = args.target ?? "memory";
+  // Python's `args.get("target", "memory")`: a present null stays None.
+  const rawTarget = "target" in args ? args.target : "memory";
+  if (rawTarget !== null && typeof rawTarget === "object") {
+    return notAStringResult("target", rawTarget);
+  }
   if (rawTarget !== "memory" && rawTarget !== "user") {
     return errorFirst(
-      `Invalid target '${argText(rawTarget)}'. Use 'memory' or 'user'.`,
+      `Invalid target '${pythonStr(rawTarget)}'. Use 'memory' or 'user'.`,
     );
   }
   const target: MemoryTarget = rawTarget;
@@ -352,26 +355,32 @@ async function runMemoryTool(
     return await store.applyOperations(target, args.operations);
   }
 
-  const action = argText(args.action);
-  const content = truthy(args.content) ? args.content : args.new_text;
+  const action = "action" in args ? args.action : "";
+  const content = args.content;
   const oldText = args.old_text;
   if (action === "add" && !truthy(content)) {
     return errorFirst("Content is required for 'add' action.");
   }
-  if ((action === "replace" || action === "remove") && !truthy(oldText)) {
-    const replaceNote = action === "replace"
-      ? " For 'replace', content is the COMPLETE new entry -- the whole matched entry is overwritten, not just the old_text span."
-      : "";
-    return {
-      success: false,
-      error:
-        `'${action}' needs old_text -- a short unique substring of the entry to ${action}. None was provided. Reissue the ${action} with old_text set to part of one of the current_entries below.${replaceNote}`,
-      current_entries: store.sanitizedEntries(target),
-      usage: formatShortUsage(store.size(target), store.charLimit(target)),
-    };
-  }
-  if (action === "replace" && !truthy(content)) {
+  if (action === "replace" && (!truthy(oldText) || !truthy(content))) {
+    if (!truthy(oldText)) return missingOldText(store, target, "replace");
     return errorFirst("content is required for 'replace' action.");
+  }
+  if (action === "remove" && !truthy(oldText)) {
+    return missingOldText(store, target, "remove");
+  }
+  if (action !== null && typeof action === "object") {
+    return notAStringResult("action", action);
+  }
+  // Where Hermes would call .strip() on a non-string (and crash), refuse.
+  if (
+    (action === "replace" || action === "remove") && typeof oldText !== "string"
+  ) {
+    return notAStringResult("old_text", oldText);
+  }
+  if (
+    (action === "add" || action === "replace") && typeof content !== "string"
+  ) {
+    return notAStringResult("content", content);
   }
   if (action === "add" || action === "replace" || action === "remove") {
     const gated = await approvalGate(store, target, action, args, options);
@@ -379,16 +388,32 @@ async function runMemoryTool(
   }
   switch (action) {
     case "add":
-      return await store.add(target, argText(content));
+      return await store.add(target, content as string);
     case "replace":
-      return await store.replace(target, argText(oldText), argText(content));
+      return await store.replace(target, oldText as string, content as string);
     case "remove":
-      return await store.remove(target, argText(oldText));
+      return await store.remove(target, oldText as string);
     default:
       return errorFirst(
-        `Unknown action '${action}'. Use: add, replace, remove`,
+        `Unknown action '${pythonStr(action)}'. Use: add, replace, remove`,
       );
   }
+}
+
+// A replace/remove without old_text: the current entries (as of the last
+// load or write, poisoned ones masked) and a retry instruction.
+function missingOldText(
+  store: MemoryStore,
+  target: MemoryTarget,
+  action: "replace" | "remove",
+): MemoryResult {
+  return {
+    success: false,
+    error:
+      `'${action}' needs old_text -- a short unique substring of the entry to ${action}. None was provided. Reissue the ${action} with old_text set to part of one of the current_entries below.`,
+    current_entries: store.sanitizedEntries(target),
+    usage: formatShortUsage(store.size(target), store.charLimit(target)),
+  };
 }
 
 // Returns null when the write may proceed, else the denial or staged result.
@@ -440,8 +465,8 @@ async function approvalGate(
   };
 }
 
-// The one entry old_text selects on disk now (exact entry first, else a
-// substring with a single distinct match), if any.
+// The one entry old_text selects on disk now (a substring with a single
+// distinct match, as the store selects it), if any.
 async function resolveEntry(
   store: MemoryStore,
   target: MemoryTarget,
@@ -450,7 +475,6 @@ async function resolveEntry(
   const old = pythonStrip(oldText);
   const entries = await store.readDiskEntries(target);
   if (entries === null || old === "") return undefined;
-  if (entries.includes(old)) return old;
   const matches = new Set(entries.filter((e) => e.includes(old)));
   return matches.size === 1 ? [...matches][0] : undefined;
 }

@@ -161,3 +161,66 @@ function formatNumber(value: number): string {
   const fracPart = digits.slice(exponent + 1) || "0";
   return `${sign}${intPart}.${fracPart}`;
 }
+
+/**
+ * What Python's `str()` prints for a JSON value, as Hermes puts tool
+ * arguments into messages (`f"Invalid target '{target}'"`): `None`, `True`,
+ * `False`, ints, float `repr` (`1.5`, `1e-05`), strings as they are, and the
+ * `repr` of lists and objects (`['a', 1]`, `{'k': None}`). A JSON number
+ * arrives in JavaScript without its spelling, so `1.0` prints as `1`.
+ *
+ * @param value A JSON value.
+ * @returns Python's `str()` of it.
+ *
+ * @example Python's spelling of scalars
+ * ```ts
+ * import { pythonStr } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(pythonStr(null), "None");
+ * assert.equal(pythonStr(true), "True");
+ * assert.equal(pythonStr(0.00001), "1e-05");
+ * assert.equal(pythonStr(["a", { k: 1 }]), "['a', {'k': 1}]");
+ * ```
+ */
+export function pythonStr(value: unknown): string {
+  return typeof value === "string" ? value : pythonRepr(value);
+}
+
+function pythonRepr(value: unknown): string {
+  if (value === null || value === undefined) return "None";
+  if (value === true) return "True";
+  if (value === false) return "False";
+  if (typeof value === "number") {
+    if (Number.isNaN(value)) return "nan";
+    if (value === Infinity) return "inf";
+    if (value === -Infinity) return "-inf";
+    return formatNumber(value);
+  }
+  if (typeof value === "bigint") return value.toString();
+  if (typeof value === "string") return pythonStringRepr(value);
+  if (Array.isArray(value)) return `[${value.map(pythonRepr).join(", ")}]`;
+  if (typeof value === "object") {
+    return `{${
+      Object.entries(value as Record<string, unknown>).map(([k, v]) =>
+        `${pythonStringRepr(k)}: ${pythonRepr(v)}`
+      ).join(", ")
+    }}`;
+  }
+  return String(value);
+}
+
+function pythonStringRepr(text: string): string {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const ch of text) {
+    const code = ch.codePointAt(0) as number;
+    if (ch === quote || ch === "\\") out += `\\${ch}`;
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "\t") out += "\\t";
+    else if (code < 0x20 || code === 0x7f) {
+      out += `\\x${code.toString(16).padStart(2, "0")}`;
+    } else out += ch;
+  }
+  return out + quote;
+}

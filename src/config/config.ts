@@ -3,10 +3,15 @@
  * saving that merges onto what is on disk so a writer that changed one key
  * never erases sections it did not load, nor the comments a user wrote.
  *
- * YAML is read as YAML 1.1, as Hermes (PyYAML) reads it: `yes`/`no`/`on`/
- * `off` are booleans and strings that look like them are quoted on write.
- * A file that does not parse is reported with its line and column and is
- * never overwritten.
+ * YAML is read exactly as Hermes reads it, with PyYAML's `safe_load`
+ * rules (YAML 1.1 as PyYAML resolves it): `yes`/`no`/`on`/`off`/`true`/
+ * `false` are booleans but `y`/`n` are text, `08` and `1e3` are text,
+ * `1.0e+3` is a float, `1:30` is 90, `<<` merges, a repeated key keeps its
+ * last value. What PyYAML refuses (tabs between tokens, an alias before its
+ * anchor, unknown tags, a list as a key) is a {@linkcode ConfigError}
+ * naming the file, line and column, and such a file is never overwritten.
+ * Writing quotes or spells every value so that PyYAML reads it back as
+ * the same value (`"yes"`, `1.0e-07`, `"a\tb"`).
  *
  * Loading works under narrow grants such as
  * `--allow-read=$HERMES_HOME --allow-env=HERMES_HOME,HOME`: the `yaml`
@@ -32,8 +37,21 @@ import { withTolerantProcessEnv } from "../core/env.ts";
 import { withFileLock } from "../io/file_lock.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
+import { pythonYamlTags } from "./yaml_schema.ts";
+import {
+  lineColumn,
+  pythonYamlProblem,
+  pythonYamlToJS,
+} from "./yaml_python.ts";
 
-const YAML_OPTIONS = { version: "1.1", uniqueKeys: false } as const;
+// PyYAML's safe_load: YAML 1.1 resolved by PyYAML's own rules (see
+// yaml_schema.ts), `<<` merges, a repeated key keeps its last value.
+const YAML_OPTIONS = {
+  version: "1.1",
+  uniqueKeys: false,
+  merge: true,
+  customTags: pythonYamlTags,
+} as const;
 const STRINGIFY_OPTIONS = { lineWidth: 0 } as const;
 
 /** Options of {@linkcode ConfigError}. */
@@ -148,7 +166,7 @@ export async function loadConfig(
   if (text === undefined) return {};
   const doc = parseConfigDocument(path, text);
   if (doc.contents === null) return {};
-  const value: unknown = doc.toJS();
+  const value = pythonYamlToJS(doc);
   if (value === null || value === undefined) return {};
   return value as HermesConfig;
 }
@@ -291,24 +309,40 @@ async function readConfigText(path: string): Promise<string | undefined> {
 }
 
 function parseConfigDocument(path: string, text: string): Document {
-  const doc = withTolerantProcessEnv(() =>
-    parseDocument(text.replace(/^\uFEFF/, ""), YAML_OPTIONS)
-  );
-  const problem = doc.errors[0];
+  // Hermes opens config.yaml as utf-8-sig: a BOM is not part of the text.
+  const source = text.replace(/^\uFEFF/, "");
+  const doc = withTolerantProcessEnv(() => parseDocument(source, YAML_OPTIONS));
+  // An unknown tag (`!python/object:…`) is only a warning to the package;
+  // PyYAML's safe_load refuses it.
+  const problem = doc.errors[0] ??
+    doc.warnings.find((w) => w.code === "TAG_RESOLVE_FAILED");
   if (problem !== undefined) {
     const position = problem.linePos?.[0];
     const reason = problem.message.split("\n")[0]
       .replace(/ at line \d+, column \d+:?$/, "");
-    const where = position
-      ? ` at line ${position.line}, column ${position.col}`
-      : "";
-    throw new ConfigError(
-      `Cannot parse ${path}${where}: ${reason}; fix the YAML there (the file was left unchanged)`,
-      { path, line: position?.line, column: position?.col, cause: problem },
-    );
+    throw parseError(path, reason, position?.line, position?.col, problem);
+  }
+  const python = pythonYamlProblem(doc, source);
+  if (python !== undefined) {
+    const { line, column } = lineColumn(source, python.offset);
+    throw parseError(path, python.message, line, column);
   }
   if (doc.contents !== null && !isMap(doc.contents)) throw notAMapping(path);
   return doc as Document;
+}
+
+function parseError(
+  path: string,
+  reason: string,
+  line: number | undefined,
+  column: number | undefined,
+  cause?: unknown,
+): ConfigError {
+  const where = line !== undefined ? ` at line ${line}, column ${column}` : "";
+  return new ConfigError(
+    `Cannot parse ${path}${where}: ${reason}; fix the YAML there (the file was left unchanged)`,
+    { path, line, column, cause },
+  );
 }
 
 function notAMapping(path: string): ConfigError {

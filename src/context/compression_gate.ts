@@ -27,7 +27,7 @@ import {
 import { normalizePreCompressEvidence } from "./pre_compress.ts";
 import { sanitizeContext } from "./context_fence.ts";
 import { redactText } from "../core/redact.ts";
-import { lookupConfig, readConfigBool } from "../config/config_values.ts";
+import { configFlag, lookupConfig } from "../config/config_values.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /** The config key that arms the gate. */
@@ -178,7 +178,7 @@ export interface CheckpointBeforeCompressionOptions {
  * ```
  */
 export function isCheckpointGateArmed(config: HermesConfig): boolean {
-  return readConfigBool(lookupConfig(config, CHECKPOINT_REQUIRED_KEY), false);
+  return configFlag(lookupConfig(config, CHECKPOINT_REQUIRED_KEY), false);
 }
 
 /**
@@ -430,9 +430,9 @@ export function compactionPolicyFromConfig(
     gateArmed,
     apiMode,
     nativeServerCompaction: !gateArmed &&
-      readConfigBool(lookupConfig(config, NATIVE_COMPACTION_KEY), false),
+      configFlag(lookupConfig(config, NATIVE_COMPACTION_KEY), false),
     microCompaction: !gateArmed &&
-      readConfigBool(lookupConfig(config, MICRO_COMPACTION_KEY), false),
+      configFlag(lookupConfig(config, MICRO_COMPACTION_KEY), false),
     assertTurnAllowed,
   });
 }

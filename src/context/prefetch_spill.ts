@@ -19,9 +19,9 @@ import { log } from "../core/log.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import { isRecord } from "../_util/is_record.ts";
 import {
+  configFlag,
+  configInt,
   lookupConfig,
-  readConfigBool,
-  readConfigInt,
 } from "../config/config_values.ts";
 
 /** Default of `hooks.output_spill.max_chars`. */
@@ -192,10 +192,10 @@ export function readOutputSpillSettings(
     ? expandUser(raw.directory.trim())
     : null;
   return Object.freeze({
-    enabled: readConfigBool(raw.enabled, true),
-    maxChars: readConfigInt(raw.max_chars, DEFAULT_SPILL_MAX_CHARS, 1),
-    previewHead: readConfigInt(raw.preview_head, DEFAULT_SPILL_PREVIEW_HEAD, 0),
-    previewTail: readConfigInt(raw.preview_tail, DEFAULT_SPILL_PREVIEW_TAIL, 0),
+    enabled: configFlag(raw.enabled, true),
+    maxChars: configInt(raw.max_chars, DEFAULT_SPILL_MAX_CHARS, 1),
+    previewHead: configInt(raw.preview_head, DEFAULT_SPILL_PREVIEW_HEAD, 0),
+    previewTail: configInt(raw.preview_tail, DEFAULT_SPILL_PREVIEW_TAIL, 0),
     directory,
   });
 }
@@ -257,7 +257,7 @@ export function recallSpillPolicyFromConfig(
   options: RecallSpillPolicyOptions = {},
 ): RecallSpillPolicy {
   const settings = readOutputSpillSettings(config);
-  const optIn = readConfigBool(
+  const optIn = configFlag(
     lookupConfig(config, "memory.prefetch_spill_enabled"),
     false,
   );

@@ -2,9 +2,15 @@
  * The profile's `.env` file (`$HERMES_HOME/.env`): the reader used to build
  * secret scopes and the canonical writer used by `hermes memory setup`.
  *
- * Reading never changes the process environment. Writing validates the
- * name, refuses names that would change how programs load or where Hermes
- * keeps its data, strips line breaks from the value, and replaces the file
+ * Reading follows Hermes' start-up loader exactly (`load_hermes_dotenv`:
+ * its pre-load clean-up, python-dotenv 1.2.2 with `${NAME}` expansion, the
+ * latin-1 fallback, and the stripping of non-ASCII characters from
+ * credentials), so a Python Hermes `.env` gives the same values here. It
+ * never changes the file or the process environment.
+ *
+ * Writing validates the name, refuses names that would change how programs
+ * load or where Hermes keeps its data, refuses values Hermes would read back
+ * differently, keeps every other byte of the file, and replaces it
  * atomically with mode `0600`.
  *
  * @module
@@ -13,6 +19,9 @@
 import { join } from "node:path";
 import { atomicWriteText } from "../io/atomic_write.ts";
 import { withFileLock } from "../io/file_lock.ts";
+import { log } from "../core/log.ts";
+import { readProcessEnv } from "../core/env.ts";
+import { PYTHON_WHITESPACE_CLASS, pythonStrip } from "../_util/python_text.ts";
 import { getHermesHome } from "./hermes_home.ts";
 
 /** A variable name `.env` files and environments accept. */
@@ -84,74 +93,413 @@ export function validateEnvName(name: string): void {
   }
 }
 
+/** A `${NAME}` or `${NAME:-default}` reference (python-dotenv). */
+const VARIABLE_REGEXP = /\$\{([^}:]*)(?::-([^}]*))?\}/g;
+
+/** One statement of a `.env` file as python-dotenv parses it. */
+interface Binding {
+  /** The name (`undefined` for blank, comment or broken statements). */
+  key: string | undefined;
+  /** The raw value; `null` for a name without `=`. */
+  value: string | null;
+  /** The 1-based line the statement starts on. */
+  line: number;
+  /** The statement could not be parsed (python-dotenv warns, skips it). */
+  error: boolean;
+  /** Where the statement starts in the text (after leading whitespace). */
+  start: number;
+  /** Where it ends (after its line break). */
+  end: number;
+}
+
+// python-dotenv 1.2.2's grammar (parser.py), as sticky expressions; `\s` is
+// Python's whitespace, `[^\S\r\n]` the same without CR and LF.
+const WS = PYTHON_WHITESPACE_CLASS;
+const HWS = WS.replace("\\u{a}", "").replace("\\u{d}", "");
+const sticky = (source: string): RegExp => new RegExp(source, "uy");
+const MULTILINE_WS = sticky(`[${WS}]*`);
+const HORIZONTAL_WS = sticky(`[${HWS}]*`);
+const EXPORT = sticky(`(?:export[${HWS}]+)?`);
+const SINGLE_QUOTED_KEY = sticky(`'([^']+)'`);
+const UNQUOTED_KEY = sticky(`([^=#${WS}]+)`);
+const EQUAL_SIGN = sticky(`(=[${HWS}]*)`);
+const SINGLE_QUOTED_VALUE = sticky(`'((?:\\\\'|[^'])*)'`);
+const DOUBLE_QUOTED_VALUE = sticky(`"((?:\\\\"|[^"])*)"`);
+const UNQUOTED_VALUE = sticky(`([^\\r\\n]*)`);
+const COMMENT = sticky(`(?:[${HWS}]*#[^\\r\\n]*)?`);
+const END_OF_LINE = sticky(`[${HWS}]*(?:\\r\\n|\\n|\\r|$)`);
+const REST_OF_LINE = sticky(`[^\\r\\n]*(?:\\r|\\n|\\r\\n)?`);
+const INLINE_COMMENT = new RegExp(`[${WS}]+#.*`, "u");
+const TRAILING_WS = new RegExp(`[${WS}]+$`, "u");
+const DOUBLE_QUOTE_ESCAPES = /\\[\\'"abfnrtv]/g;
+const SINGLE_QUOTE_ESCAPES = /\\[\\']/g;
+const ESCAPED: Record<string, string> = {
+  "\\": "\\",
+  "'": "'",
+  '"': '"',
+  a: "\x07",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+  v: "\v",
+};
+
+class ParseError extends Error {}
+
+class Reader {
+  readonly text: string;
+  pos = 0;
+  line = 1;
+  constructor(text: string) {
+    this.text = text;
+  }
+  peek(): string {
+    return this.text.slice(this.pos, this.pos + 1);
+  }
+  read(regexp: RegExp): (string | undefined)[] {
+    regexp.lastIndex = this.pos;
+    const match = regexp.exec(this.text);
+    if (match === null) throw new ParseError("pattern not found");
+    this.pos += match[0].length;
+    this.line += match[0].match(/\r\n|\n|\r/g)?.length ?? 0;
+    return match.slice(1);
+  }
+}
+
+function parseValue(reader: Reader): string {
+  const char = reader.peek();
+  if (char === "'") {
+    const [value = ""] = reader.read(SINGLE_QUOTED_VALUE);
+    return value.replace(SINGLE_QUOTE_ESCAPES, (m) => ESCAPED[m[1]!]!);
+  }
+  if (char === '"') {
+    const [value = ""] = reader.read(DOUBLE_QUOTED_VALUE);
+    return value.replace(DOUBLE_QUOTE_ESCAPES, (m) => ESCAPED[m[1]!]!);
+  }
+  if (char === "" || char === "\n" || char === "\r") return "";
+  const [part = ""] = reader.read(UNQUOTED_VALUE);
+  return part.replace(INLINE_COMMENT, "").replace(TRAILING_WS, "");
+}
+
+function parseBindings(text: string): Binding[] {
+  const reader = new Reader(text);
+  const out: Binding[] = [];
+  while (reader.pos < text.length) {
+    const line = reader.line;
+    const before = reader.pos;
+    let offset = before;
+    try {
+      reader.read(MULTILINE_WS);
+      if (reader.pos >= text.length) break;
+      const start = reader.line;
+      // The statement's line starts after the last line break skipped.
+      const skipped = text.slice(before, reader.pos);
+      offset = before + Math.max(
+        skipped.lastIndexOf("\n"),
+        skipped.lastIndexOf("\r"),
+      ) + 1;
+      reader.read(EXPORT);
+      let key: string | undefined;
+      if (reader.peek() === "#") key = undefined;
+      else if (reader.peek() === "'") key = reader.read(SINGLE_QUOTED_KEY)[0];
+      else key = reader.read(UNQUOTED_KEY)[0];
+      reader.read(HORIZONTAL_WS);
+      let value: string | null = null;
+      if (reader.peek() === "=") {
+        reader.read(EQUAL_SIGN);
+        value = parseValue(reader);
+      }
+      reader.read(COMMENT);
+      reader.read(END_OF_LINE);
+      out.push({
+        key,
+        value,
+        line: start,
+        error: false,
+        start: offset,
+        end: reader.pos,
+      });
+    } catch (error) {
+      if (!(error instanceof ParseError)) throw error;
+      reader.read(REST_OF_LINE);
+      out.push({
+        key: undefined,
+        value: null,
+        line,
+        error: true,
+        start: offset,
+        end: reader.pos,
+      });
+    }
+  }
+  return out;
+}
+
+/** Options of {@linkcode parseEnvText}. */
+export interface ParseEnvTextOptions {
+  /**
+   * Looks up a variable of the environment for `${NAME}` references that
+   * the file itself does not define (python-dotenv reads `os.environ`).
+   *
+   * @default {() => undefined}
+   */
+  lookup?: (name: string) => string | undefined;
+  /**
+   * Called with the 1-based line of each statement that cannot be parsed
+   * (python-dotenv warns and skips it; the lines after it still count).
+   */
+  onInvalidLine?: (line: number) => void;
+}
+
 /**
- * Parses the text of a `.env` file.
+ * Parses the text of a `.env` file exactly as Hermes' loader reads it
+ * (python-dotenv 1.2.2 with interpolation, as `load_dotenv(override=True)`).
  *
- * Rules: a UTF-8 byte-order mark is ignored; blank lines and lines starting
- * with `#` are skipped; an `export ` prefix is allowed; each line is
- * `KEY=VALUE` split at the first `=`. An unquoted value ends at a `#` that
- * follows whitespace (an inline comment) and is trimmed. A value in single
- * or double quotes ends at the closing quote and anything after it is
- * ignored; inside double quotes, `\"` and `\\` are unescaped. Lines without
- * `=` or with a malformed name are skipped; a later line wins over an
- * earlier one.
+ * - A statement is `[export ]KEY[=VALUE]`; names are anything without
+ *   `=`, `#` or whitespace (`KEY-NAME`, `KEY.NAME`, `1DIGIT`, `CLÉ`), or
+ *   single-quoted. A name without `=` sets nothing.
+ * - Double-quoted values may span lines and decode `\n \t \\ \" \' \a \b
+ *   \f \r \v`; single-quoted values may span lines and decode `\\` and
+ *   `\'`; unquoted values end at the line's end, lose an inline comment
+ *   (whitespace then `#`) and trailing whitespace.
+ * - `${NAME}` and `${NAME:-default}` are replaced everywhere (inside any
+ *   quotes too) by the value the file gave `NAME` earlier, else the
+ *   environment's, else the default or `""`; `$NAME` stays as written.
+ * - A statement that does not parse (an unterminated quote, text after a
+ *   closing quote, a name with a space) is skipped; later lines still
+ *   parse. A later definition wins.
  *
- * @param text The file's content.
- * @returns A fresh mapping of names to values.
+ * @param text The file's text (see {@linkcode decodeEnvBytes} for bytes).
+ * @param options How `${NAME}` references reach the environment, and where
+ * unparseable statements are reported.
+ * @returns A fresh mapping of names to values, in file order.
  *
- * @example Parsing comments, quotes and escapes
+ * @example Quotes, escapes, comments and references
  * ```ts
  * import { parseEnvText } from "@hermes/memory";
  * import assert from "node:assert/strict";
- * const env = parseEnvText('export A=1 # note\nB="say \\"hi\\"" # quoted\nC=x#y\n');
- * assert.deepEqual(env, { A: "1", B: 'say "hi"', C: "x#y" });
+ * const env = parseEnvText(
+ *   'export A=1 # note\\nB="say \\\\"hi\\\\"\\\\n"\\nC=${A}-x\\nD=x#y\\n',
+ * );
+ * assert.deepEqual(env, { A: "1", B: 'say "hi"\\n', C: "1-x", D: "x#y" });
  * ```
  */
-export function parseEnvText(text: string): Record<string, string> {
-  const result: Record<string, string> = {};
-  const lines = text.replace(/^\uFEFF/, "").split(/\r\n|\n|\r/);
-  for (const raw of lines) {
-    let line = raw.trim();
-    if (line === "" || line.startsWith("#")) continue;
-    if (/^export\s+/.test(line)) line = line.replace(/^export\s+/, "");
-    const eq = line.indexOf("=");
-    if (eq <= 0) continue;
-    const name = line.slice(0, eq).trim();
-    if (!ENV_NAME_REGEXP.test(name)) continue;
-    result[name] = parseEnvValue(line.slice(eq + 1).trimStart());
+export function parseEnvText(
+  text: string,
+  options: ParseEnvTextOptions = {},
+): Record<string, string> {
+  const lookup = options.lookup ?? (() => undefined);
+  const resolved = new Map<string, string | null>();
+  for (const binding of parseBindings(text)) {
+    if (binding.error) {
+      options.onInvalidLine?.(binding.line);
+      continue;
+    }
+    if (binding.key === undefined) continue;
+    const value = binding.value === null ? null : binding.value.replace(
+      VARIABLE_REGEXP,
+      (_match, name: string, fallback: string | undefined) => {
+        const found = resolved.has(name) ? resolved.get(name) : lookup(name);
+        return found === undefined ? fallback ?? "" : found ?? "";
+      },
+    );
+    // A redefinition keeps the first position, as Python's dict does.
+    resolved.set(binding.key, value);
   }
-  return result;
+  const out: Record<string, string> = {};
+  for (const [key, value] of resolved) if (value !== null) out[key] = value;
+  return out;
 }
 
-function parseEnvValue(value: string): string {
-  const quote = value[0];
-  if (quote === '"') {
-    let out = "";
-    for (let i = 1; i < value.length; i++) {
-      const ch = value[i];
-      if (ch === "\\" && (value[i + 1] === '"' || value[i + 1] === "\\")) {
-        out += value[i + 1];
-        i++;
-      } else if (ch === '"') {
-        return out;
-      } else {
-        out += ch;
-      }
-    }
-    // No closing quote: read the line as an unquoted value.
-  } else if (quote === "'") {
-    const close = value.indexOf("'", 1);
-    if (close > 0) return value.slice(1, close);
+/** What {@linkcode decodeEnvBytes} made of a `.env` file's bytes. */
+export interface DecodedEnvText {
+  /** The text python-dotenv would parse, after Hermes' pre-load clean-up. */
+  text: string;
+  /** Why the bytes could not be read at all (then `text` is `""`). */
+  unreadable?: string;
+}
+
+const BOM_UTF8 = [0xef, 0xbb, 0xbf];
+
+/**
+ * Turns a `.env` file's bytes into the text Hermes' loader parses
+ * (`load_hermes_dotenv`), without ever changing the file:
+ *
+ * - a UTF-16 file (with its BOM) is decoded; a UTF-8 BOM is dropped;
+ * - bytes that are not UTF-8 are read as latin-1 (so `café` survives);
+ * - NUL bytes are removed, line endings become `\n`, and each line that is
+ *   not blank or a comment is trimmed, as Hermes' sanitiser rewrites the
+ *   file before reading it (so a continuation line of a quoted value loses
+ *   its indentation there too);
+ * - a UTF-32 file is refused (Hermes then fails to start).
+ *
+ * @param bytes The file's content.
+ * @returns The text to parse, or why there is none.
+ *
+ * @example A Windows-edited file with a BOM
+ * ```ts
+ * import { decodeEnvBytes } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode("A=1\\r\\n  B=2\\r\\n")]);
+ * assert.equal(decodeEnvBytes(bytes).text, "A=1\\nB=2\\n");
+ * ```
+ */
+export function decodeEnvBytes(bytes: Uint8Array): DecodedEnvText {
+  const starts = (prefix: number[]) => prefix.every((b, i) => bytes[i] === b);
+  if (starts([0xff, 0xfe, 0, 0]) || starts([0, 0, 0xfe, 0xff])) {
+    return {
+      text: "",
+      unreadable: "it is UTF-32 text; save it as UTF-8",
+    };
   }
-  const comment = value.search(/\s#/);
-  return (comment >= 0 ? value.slice(0, comment) : value).trim();
+  let text: string;
+  if (starts([0xff, 0xfe]) || starts([0xfe, 0xff])) {
+    try {
+      text = new TextDecoder(starts([0xff, 0xfe]) ? "utf-16le" : "utf-16be", {
+        fatal: true,
+      }).decode(bytes.subarray(2));
+    } catch {
+      return { text: "", unreadable: "it is not valid UTF-16 text" };
+    }
+  } else {
+    const body = starts(BOM_UTF8) ? bytes.subarray(3) : bytes;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(
+        body,
+      );
+    } catch {
+      // Hermes falls back to latin-1 for a file that is not UTF-8.
+      let latin = "";
+      for (const byte of body) latin += String.fromCharCode(byte);
+      return { text: sanitizeEnvLines(latin) };
+    }
+  }
+  return { text: sanitizeEnvLines(text) };
+}
+
+// Hermes' pre-load clean-up (`_sanitize_env_file_if_needed` and
+// `_sanitize_env_lines`): universal newlines, NULs removed, each line that
+// is not blank or a comment stripped, every line ending in "\n".
+function sanitizeEnvLines(text: string): string {
+  if (text === "") return "";
+  const lines = text.replace(/\r\n?/g, "\n").split("\n");
+  if (lines.at(-1) === "") lines.pop();
+  return lines.map((line) => {
+    const clean = line.replaceAll("\0", "");
+    const stripped = pythonStrip(clean);
+    return `${
+      stripped === "" || stripped.startsWith("#") ? clean : stripped
+    }\n`;
+  }).join("");
+}
+
+const CREDENTIAL_SUFFIXES = ["_API_KEY", "_TOKEN", "_SECRET", "_KEY"];
+
+/**
+ * Whether a variable holds a credential by Hermes' naming rule (its name
+ * ends in `_API_KEY`, `_TOKEN`, `_SECRET` or `_KEY`): Hermes strips
+ * non-ASCII characters from such values, which become HTTP headers.
+ *
+ * @param name The variable's name.
+ * @returns `true` for a credential name.
+ *
+ * @example Credential names
+ * ```ts
+ * import { isCredentialName } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(isCredentialName("HONCHO_API_KEY"), true);
+ * assert.equal(isCredentialName("KEYX"), false);
+ * ```
+ */
+export function isCredentialName(name: string): boolean {
+  return CREDENTIAL_SUFFIXES.some((suffix) => name.endsWith(suffix));
 }
 
 /**
- * Reads and parses a `.env` file with {@linkcode parseEnvText}. Never
- * changes the process environment.
+ * A credential value as Hermes uses it: non-ASCII characters removed (a
+ * zero-width space or look-alike glyph pasted from a web page), for names
+ * {@linkcode isCredentialName} accepts; other values unchanged.
+ *
+ * @param name The variable's name.
+ * @param value Its value.
+ * @returns The value Hermes would send.
+ *
+ * @example A key pasted with a zero-width space
+ * ```ts
+ * import { sanitizeCredential } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(sanitizeCredential("HONCHO_API_KEY", "hk\\u200b123"), "hk123");
+ * assert.equal(sanitizeCredential("CITY", "café"), "café");
+ * ```
+ */
+export function sanitizeCredential(name: string, value: string): string {
+  // deno-lint-ignore no-control-regex
+  if (!isCredentialName(name) || /^[\x00-\x7f]*$/.test(value)) return value;
+  // deno-lint-ignore no-control-regex
+  return value.replace(/[^\x00-\x7f]/g, "");
+}
+
+const warnedCredentials = new Set<string>();
+
+/**
+ * {@linkcode sanitizeCredential}, with one warning per variable name when
+ * characters were stripped (naming the code points, never the value), as
+ * Hermes warns on start-up.
+ *
+ * @param name The variable's name.
+ * @param value Its value.
+ * @returns The value Hermes would send.
+ *
+ * @example Cleaning a pasted key
+ * ```ts
+ * import { credentialValue } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(credentialValue("MY_TOKEN", "abc"), "abc");
+ * ```
+ */
+export function credentialValue(name: string, value: string): string {
+  const clean = sanitizeCredential(name, value);
+  if (clean !== value && !warnedCredentials.has(name)) {
+    warnedCredentials.add(name);
+    const codes: string[] = [];
+    for (const ch of value) {
+      const code = ch.codePointAt(0) as number;
+      const label = `U+${code.toString(16).toUpperCase().padStart(4, "0")}`;
+      if (code > 0x7f && !codes.includes(label)) codes.push(label);
+    }
+    log(
+      "warn",
+      `${name} contains ${
+        [...value].length - [...clean].length
+      } non-ASCII character(s) (${
+        codes.slice(0, 3).join(", ")
+      }); they were stripped so the key can be sent as an HTTP header. If authentication fails, re-copy the key as plain text`,
+    );
+  }
+  return clean;
+}
+
+/** Options of {@linkcode loadEnvFile}. */
+export interface LoadEnvFileOptions {
+  /**
+   * Looks up environment variables for `${NAME}` references.
+   *
+   * @default {readProcessEnv}
+   */
+  lookup?: (name: string) => string | undefined;
+}
+
+/**
+ * Reads a `.env` file as Hermes' loader does ({@linkcode decodeEnvBytes},
+ * then {@linkcode parseEnvText}, then {@linkcode sanitizeCredential} for
+ * each value), without changing the file or the process environment. A
+ * file that cannot be decoded, and each statement that does not parse,
+ * get one warning naming the file (and line), never its content.
  *
  * @param path The file.
+ * @param options How `${NAME}` references reach the environment.
  * @returns The mapping, or `{}` when the file does not exist.
  * @throws {Deno.errors.PermissionDenied} Or another OS error when the file
  * exists but cannot be read.
@@ -165,15 +513,57 @@ function parseEnvValue(value: string): string {
  */
 export async function loadEnvFile(
   path: string,
+  options: LoadEnvFileOptions = {},
 ): Promise<Record<string, string>> {
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = await Deno.readTextFile(path);
+    bytes = await Deno.readFile(path);
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return {};
     throw error;
   }
-  return parseEnvText(text);
+  return readEnvBytes(path, bytes, options);
+}
+
+/**
+ * The values a `.env` file's bytes give, as {@linkcode loadEnvFile} reads
+ * them (for callers that already hold the bytes).
+ *
+ * @param path The file, named in warnings.
+ * @param bytes Its content.
+ * @param options How `${NAME}` references reach the environment.
+ * @returns The mapping.
+ *
+ * @example Reading bytes already in memory
+ * ```ts
+ * import { readEnvBytes } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const env = readEnvBytes(".env", new TextEncoder().encode("A=${B:-x}\\n"), { lookup: () => undefined });
+ * assert.deepEqual(env, { A: "x" });
+ * ```
+ */
+export function readEnvBytes(
+  path: string,
+  bytes: Uint8Array,
+  options: LoadEnvFileOptions = {},
+): Record<string, string> {
+  const decoded = decodeEnvBytes(bytes);
+  if (decoded.unreadable !== undefined) {
+    log("warn", `Ignoring ${path}: ${decoded.unreadable}`);
+    return {};
+  }
+  const values = parseEnvText(decoded.text, {
+    lookup: options.lookup ?? readProcessEnv,
+    onInvalidLine: (line) =>
+      log(
+        "warn",
+        `Ignoring line ${line} of ${path}: it does not parse as KEY=VALUE (check its quotes); the lines after it are read`,
+      ),
+  });
+  for (const [name, value] of Object.entries(values)) {
+    values[name] = credentialValue(name, value);
+  }
+  return values;
 }
 
 /** Options of {@linkcode saveEnvValue}. */
@@ -187,18 +577,27 @@ export interface SaveEnvValueOptions {
 }
 
 /**
- * Sets `name` to `value` in the profile's `.env`, keeping every other line
- * (comments included): the first line for `name` is replaced and later
- * duplicates dropped, or a line is appended. CR and LF are stripped from the
- * value. The file is replaced atomically with mode `0600` under a
- * cross-process lock; the home directory is created if missing. The process
- * environment is not changed.
+ * Sets `name` to `value` in the profile's `.env`, so that Hermes (which
+ * reads `.env` with python-dotenv) reads back exactly `value`, keeping
+ * every other byte of the file: the statement defining `name` is replaced
+ * (later duplicates removed), or a line is appended. Values made only of
+ * `[A-Za-z0-9_-.:/@+=,~%^]` are written bare, others double-quoted with
+ * `\` and `"` escaped. CR and LF are stripped from the value. A file that
+ * is not UTF-8 (latin-1, UTF-16) is rewritten as UTF-8 with the same text.
+ * The file is replaced atomically with mode `0600` under a cross-process
+ * lock; the home directory is created if missing. The process environment
+ * is not changed.
  *
  * @param name The variable's name.
  * @param value The value.
  * @param options Which profile home to write to.
  * @returns A promise that resolves once the file is written.
- * @throws {RangeError} When {@linkcode validateEnvName} rejects the name.
+ * @throws {RangeError} When {@linkcode validateEnvName} rejects the name, or
+ * the value cannot be stored so that Hermes reads it back unchanged: it
+ * holds a `${NAME}` reference (python-dotenv expands those even inside
+ * quotes, and has no escape for them), a NUL or a lone surrogate, or it is
+ * a credential ({@linkcode isCredentialName}) with non-ASCII characters
+ * (which Hermes strips).
  *
  * @example Storing an API key for a profile
  * ```ts
@@ -206,7 +605,12 @@ export interface SaveEnvValueOptions {
  * import assert from "node:assert/strict";
  * const home = await Deno.makeTempDir();
  * await saveEnvValue("HONCHO_API_KEY", "hch-123", { hermesHome: home });
- * assert.equal((await loadEnvFile(`${home}/.env`)).HONCHO_API_KEY, "hch-123");
+ * await saveEnvValue("GREETING", 'say "hi" # twice', { hermesHome: home });
+ * assert.deepEqual(await loadEnvFile(`${home}/.env`), {
+ *   HONCHO_API_KEY: "hch-123",
+ *   GREETING: 'say "hi" # twice',
+ * });
+ * assert.equal(await Deno.readTextFile(`${home}/.env`), 'HONCHO_API_KEY=hch-123\nGREETING="say \\"hi\\" # twice"\n');
  * await Deno.remove(home, { recursive: true });
  * ```
  */
@@ -217,38 +621,115 @@ export async function saveEnvValue(
 ): Promise<void> {
   validateEnvName(name);
   const clean = value.replace(/[\r\n]/g, "");
+  checkEnvValue(name, clean);
   const home = options.hermesHome ?? getHermesHome();
   await Deno.mkdir(home, { recursive: true, mode: 0o700 });
   const path = join(home, ".env");
   await withFileLock(`${path}.lock`, async () => {
     let existing = "";
     try {
-      existing = await Deno.readTextFile(path);
+      existing = decodeForRewrite(path, await Deno.readFile(path));
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
-    const line = `${name}=${formatEnvValue(clean)}`;
-    const lines = existing === "" ? [] : existing.split(/\r\n|\n/);
-    if (lines.at(-1) === "") lines.pop();
-    const out: string[] = [];
-    let replaced = false;
-    for (const current of lines) {
-      if (lineDefines(current, name)) {
-        if (!replaced) out.push(line);
-        replaced = true;
-      } else {
-        out.push(current);
-      }
+    const line = `${name}=${formatEnvValue(clean)}\n`;
+    const bindings = parseBindings(existing);
+    const open = unterminatedQuote(existing, bindings);
+    if (open !== undefined) {
+      throw new RangeError(
+        `Cannot update ${path}: line ${open} opens a quote that is never closed, so Hermes skips that line and would read a new quoted value as part of it; close or remove that quote first`,
+      );
     }
-    if (!replaced) out.push(line);
-    await atomicWriteText(path, `${out.join("\n")}\n`, { mode: 0o600 });
+    let out = "";
+    let cursor = 0;
+    let replaced = false;
+    for (const binding of bindings) {
+      if (binding.key !== name) continue;
+      out += existing.slice(cursor, binding.start);
+      if (!replaced) out += line;
+      replaced = true;
+      cursor = binding.end;
+    }
+    out += existing.slice(cursor);
+    if (!replaced) {
+      if (out !== "" && !/[\r\n]$/.test(out)) out += "\n";
+      out += line;
+    }
+    await atomicWriteText(path, out, { mode: 0o600 });
   });
 }
 
-function lineDefines(line: string, name: string): boolean {
-  const body = line.trim().replace(/^export\s+/, "");
-  const eq = body.indexOf("=");
-  return eq > 0 && body.slice(0, eq).trim() === name;
+// The text of an existing .env to rewrite: UTF-8 as it is (a BOM kept),
+// latin-1 and UTF-16 decoded (they are written back as UTF-8, which Hermes
+// reads the same). A UTF-32 file is refused rather than mangled.
+function decodeForRewrite(path: string, bytes: Uint8Array): string {
+  const decoded = decodeEnvBytes(bytes);
+  if (decoded.unreadable !== undefined) {
+    throw new RangeError(
+      `Cannot update ${path}: ${decoded.unreadable}, then run the command again`,
+    );
+  }
+  if (bytes[0] === 0xff || bytes[0] === 0xfe) {
+    const le = bytes[0] === 0xff;
+    return new TextDecoder(le ? "utf-16le" : "utf-16be").decode(
+      bytes.subarray(2),
+    );
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(
+      bytes,
+    );
+  } catch {
+    let latin = "";
+    for (const byte of bytes) latin += String.fromCharCode(byte);
+    return latin;
+  }
+}
+
+// The line of a statement whose quoted value is never closed (python-dotenv
+// skips it, and a quote written later in the file would close it), if any.
+function unterminatedQuote(
+  text: string,
+  bindings: readonly Binding[],
+): number | undefined {
+  for (const binding of bindings) {
+    if (!binding.error) continue;
+    const statement = text.slice(binding.start, binding.end);
+    const quote = /^[^=]*=[ \t]*(["'])/.exec(statement);
+    if (quote === null) continue;
+    const from = binding.start + statement.indexOf(quote[1]!) + 1;
+    const rest = text.slice(from);
+    const closed = quote[1] === '"'
+      ? /(?<!\\)"/.test(rest)
+      : rest.includes("'");
+    if (!closed) return binding.line;
+  }
+  return undefined;
+}
+
+// Refuses values Hermes would not read back as written.
+function checkEnvValue(name: string, value: string): void {
+  const reference = value.match(/\$\{[^}:]*(?::-[^}]*)?\}/)?.[0];
+  if (reference !== undefined) {
+    throw new RangeError(
+      `Cannot write ${name} to .env: its value contains ${reference}, which Hermes (python-dotenv) replaces with another variable's value even inside quotes; store a value without '\${...}'`,
+    );
+  }
+  if (value.includes("\0")) {
+    throw new RangeError(
+      `Cannot write ${name} to .env: its value contains a NUL character, which Hermes removes; remove it from the value`,
+    );
+  }
+  if (!value.isWellFormed()) {
+    throw new RangeError(
+      `Cannot write ${name} to .env: its value contains a lone surrogate, which UTF-8 cannot store; resend it as valid Unicode`,
+    );
+  }
+  if (sanitizeCredential(name, value) !== value) {
+    throw new RangeError(
+      `Cannot write ${name} to .env: it is a credential and its value contains non-ASCII characters, which Hermes strips before sending it (often a zero-width space or look-alike letter from a copy-paste); re-copy the key as plain text`,
+    );
+  }
 }
 
 function formatEnvValue(value: string): string {

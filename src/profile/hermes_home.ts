@@ -12,7 +12,7 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { join, resolve } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { readProcessEnv } from "../core/env.ts";
 import { log } from "../core/log.ts";
 
@@ -99,6 +99,32 @@ export function getDefaultHermesRoot(): string {
     return resolve(join(local, `hermes${suffix}`));
   }
   return resolve(join(getUserHome() ?? ".", `.hermes${suffix}`));
+}
+
+/**
+ * The root of the Hermes data the process serves, as Hermes resolves it
+ * (`get_default_hermes_root`): the platform default (`~/.hermes`) when
+ * `HERMES_HOME` is unset or lies under it; for a `HERMES_HOME` elsewhere
+ * (Docker, custom deployments), `<root>` when it is `<root>/profiles/<name>`
+ * and `HERMES_HOME` itself otherwise. Named profiles live in
+ * `<root>/profiles/`. Context-local overrides are ignored.
+ *
+ * @returns The absolute path.
+ *
+ * @example A Docker deployment's root
+ * ```ts no-assert
+ * import { getHermesRoot } from "@hermes/memory";
+ * // HERMES_HOME=/opt/data/profiles/work → /opt/data
+ * const root = getHermesRoot();
+ * ```
+ */
+export function getHermesRoot(): string {
+  const native = getDefaultHermesRoot();
+  const fromEnv = readProcessEnv("HERMES_HOME")?.trim();
+  if (!fromEnv) return native;
+  const home = resolve(fromEnv);
+  if (home === native || home.startsWith(native + sep)) return native;
+  return basename(dirname(home)) === "profiles" ? dirname(dirname(home)) : home;
 }
 
 /**

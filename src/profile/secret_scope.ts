@@ -25,7 +25,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { join } from "node:path";
 import { readProcessEnv } from "../core/env.ts";
-import { loadEnvFile } from "./env_file.ts";
+import { credentialValue, loadEnvFile } from "./env_file.ts";
 import { getHermesHome } from "./hermes_home.ts";
 
 const scopeStore = new AsyncLocalStorage<Readonly<Record<string, string>>>();
@@ -244,10 +244,18 @@ export function getSecret(name: string, fallback?: string): string | undefined {
   if (scope !== undefined) {
     if (Object.hasOwn(scope, name)) return scope[name];
     if (multiplexActive) return fallback;
-    return readProcessEnv(name) ?? fallback;
+    return fromProcess(name) ?? fallback;
   }
   if (multiplexActive) throw new UnscopedSecretError(name);
-  return readProcessEnv(name) ?? fallback;
+  return fromProcess(name) ?? fallback;
+}
+
+// A process variable as Hermes sees it after loading: a credential's
+// non-ASCII characters stripped (Hermes does this to os.environ at start-up,
+// to shell-exported keys too).
+function fromProcess(name: string): string | undefined {
+  const value = readProcessEnv(name);
+  return value === undefined ? undefined : credentialValue(name, value);
 }
 
 /**

@@ -110,10 +110,14 @@ Deno.test("renderMemoryBlock() renders rules, header with usage, and entries", a
   });
 });
 
-Deno.test("decodeMemoryBytes() strips a BOM and rejects invalid UTF-8", () => {
+Deno.test("decodeMemoryBytes() reads like Python's read_text: BOM kept, universal newlines, invalid UTF-8 rejected", () => {
   assert.equal(
     decodeMemoryBytes(new TextEncoder().encode("\ufeffa\n§\nb")),
-    "a\n§\nb",
+    "\ufeffa\n§\nb",
+  );
+  assert.equal(
+    decodeMemoryBytes(new TextEncoder().encode("a\r\n§\r\nb\rc")),
+    "a\n§\nb\nc",
   );
   assert.throws(
     () => decodeMemoryBytes(new Uint8Array([0x61, 0xc3, 0x28])),

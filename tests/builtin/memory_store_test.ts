@@ -155,7 +155,7 @@ Deno.test("MemoryStore mutations reload from disk so two sessions keep each othe
   });
 });
 
-Deno.test("MemoryStore.replace() matches case-sensitive substrings, exact entries first, and overwrites whole entries", async (t) => {
+Deno.test("MemoryStore.replace() matches case-sensitive substrings, as Hermes does, and overwrites whole entries", async (t) => {
   await withHome(async (home) => {
     await writeMemory(
       home,
@@ -163,13 +163,22 @@ Deno.test("MemoryStore.replace() matches case-sensitive substrings, exact entrie
       "Deno\n§\nDeno 2 is used here\n§\nPython 3.12 for scripts",
     );
     const store = await loaded(home);
-    await t.step("exact entry beats a longer entry containing it", async () => {
-      const r = await store.replace("memory", "Deno", "Runtime: Deno");
-      assert.equal(
-        pythonJsonDumps(r),
-        `{"success": true, "done": true, "target": "memory", "usage": "2% — 61/2,200 chars", "entry_count": 3, "message": "Entry replaced.", "replaced_entry": "Deno", "note": "${NOTE}"}`,
-      );
-    });
+    await t.step(
+      "an entry equal to old_text is no better than one containing it (Hermes' rule)",
+      async () => {
+        const r = await store.replace("memory", "Deno", "Runtime: Deno");
+        assert.equal(
+          pythonJsonDumps(r),
+          `{"success": false, "error": "Multiple entries matched 'Deno'. Be more specific.", "matches": ["Deno", "Deno 2 is used here"]}`,
+        );
+        // No substring of "Deno" picks it alone: Hermes leaves it to the user.
+        await writeMemory(
+          home,
+          "MEMORY.md",
+          "Runtime: Deno\n§\nDeno 2 is used here\n§\nPython 3.12 for scripts",
+        );
+      },
+    );
     await t.step(
       "the substring locates, the whole entry is replaced",
       async () => {
@@ -258,7 +267,7 @@ Deno.test("MemoryStore.applyOperations() applies a batch in order, checking only
       // Intermediate overflow (20+3+7+3+25 = 58 > 40) is irrelevant.
       { action: "add", content: "b".repeat(25) },
       { action: "add", content: "keep me" }, // duplicate: skipped
-      { action: "replace", old_text: "bbb", new_text: "short b" }, // new_text alias
+      { action: "replace", old_text: "bbb", content: "short b" },
       { action: "remove", old_text: "aaaa" },
     ]);
     assert.equal(
@@ -301,15 +310,12 @@ Deno.test("MemoryStore.applyOperations() is all-or-nothing", async (t) => {
         "Operation 1 (merge): unknown action. Use add, replace, or remove.",
       ],
       [
-        ["junk"],
+        [null],
         "Operation 1 (unknown): unknown action. Use add, replace, or remove.",
       ],
       [
-        [{ action: "remove", old_text: "one" }, {
-          action: "remove",
-          old_text: "two",
-        }],
-        "Refusing to empty MEMORY.md: this batch would remove every entry from a previously non-empty store. Keep at least one entry — merge overlapping entries into a shorter one instead of removing the last one. To delete the final entry deliberately, use single remove() calls.",
+        [{ action: 7 }],
+        "Operation 1 (7): unknown action. Use add, replace, or remove.",
       ],
     ];
     for (const [ops, message] of cases) {
@@ -326,6 +332,27 @@ Deno.test("MemoryStore.applyOperations() is all-or-nothing", async (t) => {
         assert.equal(await Deno.readTextFile(path), "one\n§\ntwo");
       });
     }
+    await t.step(
+      "a non-object operation is refused by name, before any lock",
+      async () => {
+        assert.deepEqual(await store.applyOperations("memory", ["junk"]), {
+          error:
+            'operations[0] must be an object like {"action": "add", "content": "..."} (got a string): nothing was changed. Send the arguments as the tool schema describes them.',
+          success: false,
+        });
+        assert.equal(await Deno.readTextFile(path), "one\n§\ntwo");
+      },
+    );
+    await t.step("a batch may empty the store, as in Hermes", async () => {
+      store.resetTurnFailures();
+      const r = await store.applyOperations("memory", [
+        { action: "remove", old_text: "one" },
+        { action: "remove", old_text: "two" },
+      ]);
+      assert.equal(r.success, true);
+      assert.equal(await Deno.readTextFile(path), "");
+      await Deno.writeTextFile(path, "one\n§\ntwo");
+    });
     await t.step("final size over the budget", async () => {
       const r = await store.applyOperations("memory", [
         { action: "remove", old_text: "one" },
@@ -497,15 +524,21 @@ Deno.test("MemoryStore reads an invalid UTF-8 file as empty and refuses to write
   });
 });
 
-Deno.test("MemoryStore reads a UTF-8 BOM file and does not split CRLF-edited files", async () => {
+Deno.test("MemoryStore reads files as Hermes does: a BOM stays part of the first entry, CRLF files split", async () => {
   await withHome(async (home) => {
     await writeMemory(home, "MEMORY.md", "\ufeffone\n§\ntwo");
     await writeMemory(home, "USER.md", "a\r\n§\r\nb");
     const store = await loaded(home);
-    assert.deepEqual(store.entries("memory"), ["one", "two"]);
-    assert.deepEqual(store.entries("user"), ["a\r\n§\r\nb"]);
-    // The merged CRLF entry round-trips, so it is not drift.
-    assert.equal((await store.replace("user", "a\r", "ab")).success, true);
+    // Python's utf-8 read keeps U+FEFF, and the scan then blocks that entry.
+    assert.deepEqual(store.entries("memory"), ["\ufeffone", "two"]);
+    assert.match(
+      store.formatForSystemPrompt("memory"),
+      /invisible_unicode_U\+FEFF/,
+    );
+    // Universal newlines: a Windows-edited file is two entries.
+    assert.deepEqual(store.entries("user"), ["a", "b"]);
+    assert.equal((await store.remove("user", "a")).success, true);
+    assert.equal(await Deno.readTextFile(memoryFilePaths(home).user), "b");
   });
 });
 
@@ -726,7 +759,7 @@ Deno.test("resetMemoryFiles() deletes only the selected data files, keeping lock
   });
 });
 
-Deno.test("readMemoryConfig() applies Hermes defaults and coerces values", () => {
+Deno.test("readMemoryConfig() reads config.yaml as Hermes does (one coercion table)", () => {
   assert.deepEqual(readMemoryConfig({}), {
     memoryEnabled: true,
     userProfileEnabled: true,
@@ -737,20 +770,45 @@ Deno.test("readMemoryConfig() applies Hermes defaults and coerces values", () =>
   assert.deepEqual(
     readMemoryConfig({
       memory: {
-        memory_enabled: "no",
-        user_profile_enabled: 1,
+        memory_enabled: "no", // a non-empty string: on, as in Hermes
+        user_profile_enabled: "",
         memory_char_limit: 3000.9,
         user_char_limit: "lots",
         write_approval: "approve",
       },
     }),
     {
-      memoryEnabled: false,
-      userProfileEnabled: true,
+      memoryEnabled: true,
+      userProfileEnabled: false,
       memoryCharLimit: 3000,
       userCharLimit: 1375,
       writeApproval: true,
     },
   );
-  assert.throws(() => new MemoryStore({ memoryCharLimit: -1 }), RangeError);
+  // Hermes' load_on_disk_store: an unreadable memory limit resets both.
+  assert.deepEqual(
+    readMemoryConfig({
+      memory: { memory_char_limit: "1.5", user_char_limit: 900 },
+    }),
+    {
+      memoryEnabled: true,
+      userProfileEnabled: true,
+      memoryCharLimit: 2200,
+      userCharLimit: 1375,
+      writeApproval: false,
+    },
+  );
+  assert.equal(
+    readMemoryConfig({
+      memory: { memory_enabled: false, user_char_limit: " 900 " },
+    })
+      .userCharLimit,
+    900,
+  );
+  // Hermes accepts any integer limit (zero or less: every write is over).
+  assert.equal(
+    new MemoryStore({ memoryCharLimit: -1 }).charLimit("memory"),
+    -1,
+  );
+  assert.throws(() => new MemoryStore({ memoryCharLimit: 1.5 }), RangeError);
 });

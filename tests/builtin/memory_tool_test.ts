@@ -40,7 +40,6 @@ Deno.test("memoryToolSchema() offers add/replace/remove on both targets with onl
     "action",
     "target",
     "content",
-    "new_text",
     "old_text",
     "operations",
   ]);
@@ -124,7 +123,7 @@ Deno.test("handleMemoryToolCall() checks arguments in Hermes' order", async (t) 
       [
         "replace without old_text",
         { action: "replace", target: "memory", content: "x" },
-        `{"success": false, "error": "'replace' needs old_text -- a short unique substring of the entry to replace. None was provided. Reissue the replace with old_text set to part of one of the current_entries below. For 'replace', content is the COMPLETE new entry -- the whole matched entry is overwritten, not just the old_text span.", "current_entries": ["Project uses Deno"], "usage": "17/2,200"}`,
+        `{"success": false, "error": "'replace' needs old_text -- a short unique substring of the entry to replace. None was provided. Reissue the replace with old_text set to part of one of the current_entries below.", "current_entries": ["Project uses Deno"], "usage": "17/2,200"}`,
         store,
       ],
       [
@@ -161,39 +160,74 @@ Deno.test("handleMemoryToolCall() checks arguments in Hermes' order", async (t) 
   });
 });
 
-Deno.test("handleMemoryToolCall() defaults a missing or null target to memory", async () => {
+Deno.test("handleMemoryToolCall() defaults a missing target to memory; a null one is invalid, as in Hermes", async () => {
   await withStore(async (store) => {
     const a = JSON.parse(
       await handleMemoryToolCall(store, { action: "add", content: "one" }),
     );
-    const b = JSON.parse(
+    assert.equal(a.target, "memory");
+    assert.equal(
       await handleMemoryToolCall(store, {
         action: "add",
         target: null,
         content: "two",
       }),
+      `{"error": "Invalid target 'None'. Use 'memory' or 'user'.", "success": false}`,
     );
-    assert.equal(a.target, "memory");
-    assert.equal(b.target, "memory");
-    assert.deepEqual(store.entries("memory"), ["one", "two"]);
+    assert.deepEqual(store.entries("memory"), ["one"]);
   });
 });
 
-Deno.test("handleMemoryToolCall() accepts new_text as an alias of content, content winning", async () => {
+Deno.test("handleMemoryToolCall() ignores new_text, as Hermes does", async () => {
   await withStore(async (store) => {
-    await handleMemoryToolCall(store, {
-      action: "add",
-      target: "user",
-      new_text: "Likes tea",
-    });
-    await handleMemoryToolCall(store, {
-      action: "replace",
-      target: "user",
-      old_text: "tea",
-      content: "Likes green tea",
-      new_text: "ignored",
-    });
-    assert.deepEqual(store.entries("user"), ["Likes green tea"]);
+    assert.equal(
+      await handleMemoryToolCall(store, {
+        action: "add",
+        target: "user",
+        new_text: "Likes tea",
+      }),
+      `{"error": "Content is required for 'add' action.", "success": false}`,
+    );
+    assert.deepEqual(store.entries("user"), []);
+  });
+});
+
+Deno.test("handleMemoryToolCall() refuses non-string arguments by name and stores nothing", async () => {
+  await withStore(async (store) => {
+    for (
+      const [args, name] of [
+        [{ action: "add", target: "memory", content: { a: 1 } }, "content"],
+        [{ action: "add", target: "memory", content: 12345 }, "content"],
+        [{ action: "remove", target: "memory", old_text: true }, "old_text"],
+        [{ action: ["add"], target: "memory", content: "x" }, "action"],
+        [{ action: "add", target: ["memory"], content: "x" }, "target"],
+        [
+          { target: "memory", operations: [{ action: "add", content: 5 }] },
+          "operations[0].content",
+        ],
+      ] as const
+    ) {
+      const out = JSON.parse(await handleMemoryToolCall(store, args));
+      assert.equal(out.success, false);
+      assert.match(
+        out.error,
+        new RegExp(`^'${name.replace(/[[\]]/g, "\\$&")}' must be a string`),
+      );
+    }
+    // Falsy values keep Hermes' own answers.
+    assert.equal(
+      await handleMemoryToolCall(store, {
+        action: "add",
+        target: "memory",
+        content: 0,
+      }),
+      `{"error": "Content is required for 'add' action.", "success": false}`,
+    );
+    assert.deepEqual(store.entries("memory"), []);
+    assert.equal(
+      await Deno.stat(store.paths().memory).then(() => true, () => false),
+      false,
+    );
   });
 });
 

@@ -276,3 +276,67 @@ console.log(JSON.stringify([config.model, (await loadConfig()).memory]));
     ]);
   });
 });
+
+Deno.test("loadConfig() reads scalars as PyYAML does: y/n and 08 and 1e3 stay text, also as keys", async () => {
+  await withHome(async (home) => {
+    await Deno.writeTextFile(
+      join(home, "config.yaml"),
+      "a: y\nb: n\nc: yes\nd: 08\ne: 1e3\nf: 1.0e+3\ng: 010\nflow: {x: 1, y: 2}\non: 3\n",
+    );
+    assert.deepEqual(await loadConfig({ hermesHome: home }), {
+      a: "y",
+      b: "n",
+      c: true,
+      d: "08",
+      e: "1e3",
+      f: 1000,
+      g: 8,
+      flow: { x: 1, y: 2 },
+      true: 3,
+    });
+  });
+});
+
+Deno.test("loadConfig() names file, line and column for an alias before its anchor and for a tab", async () => {
+  await withHome(async (home) => {
+    const path = join(home, "config.yaml");
+    for (
+      const [text, line, column, why] of [
+        ["a: *missing\nb: &missing 1\n", 1, 4, /undefined alias 'missing'/],
+        ["a: 1\nb:\t2\n", 2, 3, /'\\t'/],
+        ["a: x\ty\n", 1, 5, /'\\t'/],
+        ["g: <<\n", 1, 4, /merge/],
+        ["a: !python/object:os.system ls\n", 1, 4, /tag/i],
+      ] as const
+    ) {
+      await Deno.writeTextFile(path, text);
+      await assert.rejects(
+        () => loadConfig({ hermesHome: home }),
+        (error: unknown) =>
+          error instanceof ConfigError && error.path === path &&
+          error.line === line && error.column === column &&
+          why.test(error.message) &&
+          error.message.includes(`${path} at line ${line}, column ${column}`),
+        JSON.stringify(text),
+      );
+    }
+  });
+});
+
+Deno.test("saveConfig() writes values PyYAML reads back as the same values", async () => {
+  await withHome(async (home) => {
+    await saveConfig({
+      tiny: 1e-7,
+      big: 1e21,
+      y: "y",
+      yes: "yes",
+      tab: "a\tb",
+      merge: "<<",
+      nan: NaN,
+    }, { hermesHome: home });
+    assert.equal(
+      await Deno.readTextFile(join(home, "config.yaml")),
+      'tiny: 1.0e-07\nbig: 1.0e+21\ny: y\n"yes": "yes"\ntab: "a\\tb"\nmerge: "<<"\nnan: .nan\n',
+    );
+  });
+});

@@ -67,15 +67,16 @@ Deno.test("readOutputSpillSettings() falls back on invalid values and never thro
     assert.equal(s.enabled, true);
     assert.equal(s.maxChars, 10000);
     assert.equal(s.previewHead, 500);
-    assert.equal(s.previewTail, 500);
+    // Python's int(2.5) is 2.
+    assert.equal(s.previewTail, 2);
     assert.equal(s.directory, null);
   });
   await t.step("valid values, including strings YAML may produce", () => {
     const s = readOutputSpillSettings({
       hooks: {
         output_spill: {
-          enabled: "false",
-          max_chars: "2500",
+          enabled: false,
+          max_chars: " 2500 ",
           preview_head: 0,
           preview_tail: 10,
           directory: "/var/spill",
@@ -90,6 +91,22 @@ Deno.test("readOutputSpillSettings() falls back on invalid values and never thro
       directory: "/var/spill",
     });
   });
+  await t.step(
+    "enabled is Python truthiness: a quoted 'false' is on, '' and null are off",
+    () => {
+      const read = (enabled: unknown) =>
+        readOutputSpillSettings({ hooks: { output_spill: { enabled } } })
+          .enabled;
+      assert.equal(read("false"), true);
+      assert.equal(read(""), false);
+      assert.equal(read(null), false);
+      assert.equal(read(0), false);
+      assert.equal(
+        readOutputSpillSettings({ hooks: { output_spill: {} } }).enabled,
+        true,
+      );
+    },
+  );
   await t.step("malformed sections", () => {
     for (
       const config of [

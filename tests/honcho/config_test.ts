@@ -197,6 +197,9 @@ Deno.test("resolveHostKey() and host blocks", async (t) => {
     assert.equal(hostKeyForProfile(undefined), "hermes");
     assert.equal(hostKeyForProfile("my.work!"), "hermes_my_work");
     assert.equal(hostKeyForProfile("..."), "hermes_profile");
+    // Python's str.isalnum() keeps letters of any script.
+    assert.equal(hostKeyForProfile("café"), "hermes_café");
+    assert.equal(hostKeyForProfile("日本"), "hermes_日本");
     assert.equal(hostKeyForProfile("default", { defaultHost: "desk" }), "desk");
     await withEnv({}, () => {
       assert.equal(
@@ -333,8 +336,17 @@ Deno.test("lookup rules for falsy values", async (t) => {
       });
       assert.equal(config.pinUserPeer, false);
       assert.equal(config.recallSync, true);
-      assert.equal(config.dialecticDynamic, false);
+      // Hermes' bool(): any non-empty text is true, "off" included.
+      assert.equal(config.dialecticDynamic, true);
       assert.equal(config.queryRewrite, true);
+      const strings = await load({
+        dialecticDynamic: "",
+        reasoningHeuristic: "false",
+        hosts: { hermes: { initOnSessionStart: "0" } },
+      });
+      assert.equal(strings.dialecticDynamic, false);
+      assert.equal(strings.reasoningHeuristic, true);
+      assert.equal(strings.initOnSessionStart, true);
       const garbage = await load({
         hosts: { hermes: { a2aSessions: "maybe" } },
       });
@@ -383,7 +395,7 @@ Deno.test("lookup rules for falsy values", async (t) => {
   );
 });
 
-Deno.test("behaviour keys are validated and clamped", async (t) => {
+Deno.test("behaviour keys are read as Hermes reads them (int(), exact names, no clamps)", async (t) => {
   const cases: [
     string,
     Record<string, unknown>,
@@ -404,18 +416,18 @@ Deno.test("behaviour keys are validated and clamped", async (t) => {
       "write frequency word",
       { writeFrequency: "Session" },
       "writeFrequency",
-      "session",
+      "Session",
     ],
     [
-      "context tokens 0 = uncapped",
+      "context tokens 0 kept (the budget then caps nothing)",
       { contextTokens: 0 },
       "contextTokens",
-      undefined,
+      0,
     ],
     ["context tokens text", { contextTokens: "1200" }, "contextTokens", 1200],
     ["recall mode alias", { recallMode: "auto" }, "recallMode", "hybrid"],
     ["recall mode invalid", { recallMode: "psychic" }, "recallMode", "hybrid"],
-    ["recall mode case", { recallMode: "Context" }, "recallMode", "context"],
+    ["recall mode case", { recallMode: "Context" }, "recallMode", "hybrid"],
     [
       "observation alias shared",
       { observationMode: "shared" },
@@ -441,10 +453,10 @@ Deno.test("behaviour keys are validated and clamped", async (t) => {
       "low",
     ],
     [
-      "reasoning level ok",
+      "reasoning level not exact",
       { dialecticReasoningLevel: "MEDIUM" },
       "dialecticReasoningLevel",
-      "medium",
+      "low",
     ],
     [
       "level cap invalid",
@@ -454,20 +466,27 @@ Deno.test("behaviour keys are validated and clamped", async (t) => {
     ],
     ["level cap ok", { reasoningLevelCap: "max" }, "reasoningLevelCap", "max"],
     [
-      "message max above the server limit",
+      "message max above the cloud limit (a self-host may allow it)",
       { messageMaxChars: 99999 },
+      "messageMaxChars",
+      99999,
+    ],
+    ["message max small", { messageMaxChars: 5 }, "messageMaxChars", 5],
+    ["message max negative", { messageMaxChars: -5 }, "messageMaxChars", -5],
+    ["message max float", { messageMaxChars: 1.9 }, "messageMaxChars", 1],
+    [
+      "message max text float",
+      { messageMaxChars: "1.5" },
       "messageMaxChars",
       25000,
     ],
-    ["message max too small", { messageMaxChars: 5 }, "messageMaxChars", 100],
-    ["message max negative", { messageMaxChars: -5 }, "messageMaxChars", 25000],
     [
-      "dialectic input above the server limit",
+      "dialectic input above the cloud limit",
       { dialecticMaxInputChars: 50000 },
       "dialecticMaxInputChars",
-      10000,
+      50000,
     ],
-    ["context cadence 0", { contextCadence: 0 }, "contextCadence", 1],
+    ["context cadence 0", { contextCadence: 0 }, "contextCadence", 0],
     [
       "dialectic cadence text",
       { dialecticCadence: "4" },
@@ -549,7 +568,7 @@ Deno.test("behaviour keys are validated and clamped", async (t) => {
           observationMode: "unified",
           observation: {
             ai: { observeMe: true },
-            user: { observe_others: true },
+            user: { observeOthers: true, observe_me: false },
           },
         },
       },
@@ -636,11 +655,13 @@ Deno.test("baseUrl sources, and non-ASCII URLs are rejected with a warning", asy
   assert.equal(env.sources.baseUrl, "env");
   const logs = captureLogs();
   try {
+    // Hermes takes the first URL given and drops it when it is not
+    // printable ASCII; the next one is not tried.
     const config = await load({
       baseUrl: "http://hönchö.local",
       base_url: "http://fallback",
     });
-    assert.equal(config.baseUrl, "http://fallback");
+    assert.equal(config.baseUrl, undefined);
     assert.ok(
       logs.lines.some((l) =>
         l.level === "warn" && /printable ASCII/.test(l.message)

@@ -10,6 +10,7 @@ import {
   a2aSessionKey,
   enforceSessionIdLimit,
   gitTopLevel,
+  honchoSessionId,
   resolveSessionKey,
   resolveSessionName,
   sanitizeId,
@@ -231,17 +232,20 @@ Deno.test("the 100-character rule keeps 91 characters and a hash of the original
     enforceSessionIdLimit(dashy),
     `${"a".repeat(90)}-${sha8(dashy)}`,
   );
-  // Titles and per-session ids are limited too; unsafe characters are sanitised in the kept part.
+  // As in Hermes, only gateway keys (and AI-prefixed names) are cut: titles
+  // and per-session ids keep their length; the Honcho id is cut instead.
   const title = await resolveSessionName(BASE, {
     sessionTitle: "t".repeat(150),
   });
-  assert.equal(title.length, 100);
+  assert.equal(title.length, 150);
+  assert.equal(honchoSessionId(title), `${"t".repeat(91)}-${sha8(title)}`);
   const longId = await resolveSessionName({
     ...BASE,
     sessionStrategy: "per-session",
   }, { sessionId: "x:".repeat(60) });
-  assert.equal(longId.length, 100);
-  assert.match(longId, /^[A-Za-z0-9_-]+$/);
+  assert.equal(longId, "x:".repeat(60));
+  assert.equal(honchoSessionId(longId).length, 100);
+  assert.match(honchoSessionId(longId), /^[A-Za-z0-9_-]+$/);
   // With the AI prefix, the limit is applied again.
   const prefixed = await resolveSessionName({
     ...BASE,
@@ -484,7 +488,7 @@ Deno.test("cliSessionName() names the session as the provider does, with the rul
         const named = await cliSessionName(config, `${dir}/`);
         const what = `${config.sessionStrategy} ${dir}`;
         assert.equal(named.key, expected, what);
-        assert.equal(named.sessionId, sanitizeId(expected), what);
+        assert.equal(named.sessionId, honchoSessionId(expected), what);
         assert.ok(named.sessionId.length <= 100, what);
         assert.equal(
           named.reason,

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
+  decodeEnvBytes,
   ENV_NAME_DENYLIST,
   loadEnvFile,
   parseEnvText,
@@ -30,7 +31,13 @@ Deno.test("parseEnvText() follows the Hermes .env rules", async (t) => {
     },
   );
   await t.step("tolerates a byte-order mark and CRLF line ends", () => {
-    assert.deepEqual(parseEnvText("\uFEFFA=1\r\nB=2\r\n"), { A: "1", B: "2" });
+    // The BOM is the loader's business (decodeEnvBytes), as in Hermes.
+    const bytes = new TextEncoder().encode("\uFEFFA=1\r\nB=2\r\n");
+    assert.deepEqual(parseEnvText(decodeEnvBytes(bytes).text), {
+      A: "1",
+      B: "2",
+    });
+    assert.deepEqual(parseEnvText("A=1\r\nB=2\r\n"), { A: "1", B: "2" });
   });
   await t.step(
     "strips an unquoted inline comment only after whitespace",
@@ -53,8 +60,8 @@ Deno.test("parseEnvText() follows the Hermes .env rules", async (t) => {
           `A="has # hash" # comment\nB='single # quoted' trailing\nC="a\\"b\\\\c"\nD='no \\" escapes'\n`,
         ),
         {
+          // python-dotenv skips a statement with text after the quote.
           A: "has # hash",
-          B: "single # quoted",
           C: 'a"b\\c',
           D: 'no \\" escapes',
         },
@@ -64,12 +71,35 @@ Deno.test("parseEnvText() follows the Hermes .env rules", async (t) => {
   await t.step("keeps an empty value and lets a later line win", () => {
     assert.deepEqual(parseEnvText("A=\nB=1\nB=2\n"), { A: "", B: "2" });
   });
-  await t.step("skips lines without = or with a malformed name", () => {
+  await t.step(
+    "skips lines without = or with a name python-dotenv refuses",
+    () => {
+      const invalid: number[] = [];
+      assert.deepEqual(
+        parseEnvText("JUSTTEXT\n=value\nBAD NAME=1\n1X=2\nKEY-NAME=4\nOK=3\n", {
+          onInvalidLine: (line) => invalid.push(line),
+        }),
+        { "1X": "2", "KEY-NAME": "4", OK: "3" },
+      );
+      assert.deepEqual(invalid, [2, 3]);
+    },
+  );
+  await t.step(
+    "expands ${NAME} and ${NAME:-default} like python-dotenv",
+    () => {
+      assert.deepEqual(
+        parseEnvText(
+          "A=one\nB=${A}-two\nC='${HOME}'\nD=${NOPE:-dflt}\nE=$A\n",
+          { lookup: (name) => name === "HOME" ? "/home/u" : undefined },
+        ),
+        { A: "one", B: "one-two", C: "/home/u", D: "dflt", E: "$A" },
+      );
+    },
+  );
+  await t.step("decodes double-quote escapes and multi-line values", () => {
     assert.deepEqual(
-      parseEnvText("JUSTTEXT\n=value\nBAD NAME=1\n1X=2\nOK=3\n"),
-      {
-        OK: "3",
-      },
+      parseEnvText('A="a\\nb\\tc"\nB="line1\nline2"\n'),
+      { A: "a\nb\tc", B: "line1\nline2" },
     );
   });
 });
@@ -179,5 +209,42 @@ Deno.test("saveEnvValue() keeps every key when called concurrently", async () =>
     const env = await loadEnvFile(join(home, ".env"));
     assert.equal(Object.keys(env).length, 20);
     assert.equal(env.K7, "v7");
+  });
+});
+
+Deno.test("saveEnvValue() refuses values Hermes would read back differently", async () => {
+  await withTempDir(async (dir) => {
+    for (
+      const [name, value, why] of [
+        ["X", "brace ${HOME}", /\$\{HOME\}/],
+        ["X", "a\0b", /NUL/],
+        ["HONCHO_API_KEY", "hk\u200b123", /non-ASCII/],
+        ["X", "bad \ud800", /lone surrogate/],
+      ] as const
+    ) {
+      await assert.rejects(
+        () => saveEnvValue(name, value, { hermesHome: dir }),
+        (error: unknown) =>
+          error instanceof RangeError && why.test(error.message),
+        `${name}=${JSON.stringify(value)}`,
+      );
+    }
+    assert.equal(
+      await Deno.stat(join(dir, ".env")).then(() => true, () => false),
+      false,
+    );
+  });
+});
+
+Deno.test("saveEnvValue() replaces one statement and keeps every other byte, multi-line values included", async () => {
+  await withTempDir(async (dir) => {
+    const before =
+      '# keep me\r\nCERT="-----BEGIN-----\nKEY=not-a-statement\n-----END-----"\r\nKEY=old\r\n  export KEY=dup # x\nZ=1';
+    await Deno.writeTextFile(join(dir, ".env"), before);
+    await saveEnvValue("KEY", "new value", { hermesHome: dir });
+    assert.equal(
+      await Deno.readTextFile(join(dir, ".env")),
+      '# keep me\r\nCERT="-----BEGIN-----\nKEY=not-a-statement\n-----END-----"\r\nKEY="new value"\nZ=1',
+    );
   });
 });

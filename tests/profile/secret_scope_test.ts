@@ -198,3 +198,30 @@ Deno.test("buildProfileSecretScope() reads the profile's .env without global var
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("getSecret() strips non-ASCII characters from credentials, as Hermes sweeps os.environ", async () => {
+  const name = "HERMES_FIDELITY_TEST_API_KEY";
+  Deno.env.set(name, "hk\u200b123");
+  try {
+    assert.equal(getSecret(name), "hk123");
+    Deno.env.set("HERMES_FIDELITY_TEST_CITY", "café");
+    assert.equal(getSecret("HERMES_FIDELITY_TEST_CITY"), "café");
+  } finally {
+    Deno.env.delete(name);
+    Deno.env.delete("HERMES_FIDELITY_TEST_CITY");
+  }
+  const home = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      join(home, ".env"),
+      'HONCHO_API_KEY=hk\u200b456\nGREETING="hi\\nthere"\nREF=${GREETING}!\n',
+    );
+    assert.deepEqual(await buildProfileSecretScope(home), {
+      HONCHO_API_KEY: "hk456",
+      GREETING: "hi\nthere",
+      REF: "hi\nthere!",
+    });
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});

@@ -14,6 +14,9 @@
 /** The prefix of every chunk after the first. */
 export const CONTINUED_PREFIX = "[continued] ";
 
+/** The smallest chunk limit: room for the prefix and as much text. */
+const MIN_LIMIT = CONTINUED_PREFIX.length * 2;
+
 /** A cut point earlier than this share of the window is not accepted. */
 const MIN_CUT_SHARE = 0.3;
 
@@ -24,9 +27,10 @@ const MIN_CUT_SHARE = 0.3;
  * chunk (`""` gives `[""]`). A surrogate pair is never split.
  *
  * @param text The message text.
- * @param limit The largest chunk, in characters (at least 24).
+ * @param limit The largest chunk, in characters. `messageMaxChars` is read
+ * as Hermes reads it (any integer), so a limit below 24, the least that
+ * leaves room for the continuation prefix, is raised to 24.
  * @returns The chunks, continuation chunks prefixed with `"[continued] "`.
- * @throws {RangeError} When `limit` is smaller than 24.
  *
  * @example Splitting at a paragraph break
  * ```ts
@@ -38,13 +42,7 @@ const MIN_CUT_SHARE = 0.3;
  * ```
  */
 export function chunkMessage(text: string, limit: number): string[] {
-  if (!(limit >= CONTINUED_PREFIX.length * 2)) {
-    throw new RangeError(
-      `Cannot chunk a message: 'limit' must be at least ${
-        CONTINUED_PREFIX.length * 2
-      }: current value is ${limit}`,
-    );
-  }
+  if (!(limit >= MIN_LIMIT)) limit = MIN_LIMIT;
   if (text.length <= limit) return [text];
   const chunks: string[] = [];
   let remaining = text;

@@ -25,7 +25,14 @@
  */
 
 import { dirname, join, resolve } from "node:path";
-import { getHermesHome, getSecret, log } from "@hermes/memory";
+import {
+  getHermesHome,
+  getSecret,
+  isTruthyEnvValue,
+  log,
+  pythonStr,
+  pythonStrip,
+} from "@hermes/memory";
 import {
   normalizeObservationMode,
   type ObservationMode,
@@ -35,7 +42,7 @@ import {
   type SessionObservation,
 } from "./observation.ts";
 import { isRecord } from "./_util.ts";
-import { toFlag, toFloat, toInt, truthy } from "./_coerce.ts";
+import { pyFloat, pyInt, truthy } from "./_coerce.ts";
 import {
   type HonchoConfigFile,
   type HonchoConfigFileError,
@@ -243,6 +250,8 @@ interface Found<T> {
   source: ConfigSource;
 }
 
+// Hermes' host-block-over-root lookups (`_HostLookup` in client.py), with
+// the same Python truthiness, so a home shared with Hermes resolves alike.
 class Lookup {
   readonly host: Record<string, unknown>;
   readonly root: Record<string, unknown>;
@@ -252,70 +261,71 @@ class Lookup {
     this.root = root;
   }
 
-  /** Host value if truthy, else root value if truthy. */
+  /**
+   * `host.get(k) or root.get(k, default)`: a truthy host value, else the
+   * root value when the key is there (even a falsy one), else `undefined`.
+   */
   pick(key: string): Found<unknown> | undefined {
     if (truthy(this.host[key])) {
       return { value: this.host[key], source: "host" };
     }
-    if (truthy(this.root[key])) {
+    if (Object.hasOwn(this.root, key)) {
       return { value: this.root[key], source: "root" };
     }
     return undefined;
   }
 
-  /** Host value if not null, else root value if not null. */
+  /**
+   * A non-null host value, else the root value when the key is there (even
+   * `null`), else `undefined`.
+   */
   pickSet(key: string): Found<unknown> | undefined {
     if (this.host[key] != null) {
       return { value: this.host[key], source: "host" };
     }
-    if (this.root[key] != null) {
+    if (Object.hasOwn(this.root, key)) {
       return { value: this.root[key], source: "root" };
     }
     return undefined;
   }
 
-  /** First non-null of host[k1], host[k2]…, root[k1], root[k2]…, as a flag. */
+  /** host[k1], host[k2]…, root[k1], root[k2]…: Hermes' lookup order. */
+  vals(keys: readonly string[]): Found<unknown>[] {
+    const out: Found<unknown>[] = [];
+    for (const key of keys) out.push({ value: this.host[key], source: "host" });
+    for (const key of keys) out.push({ value: this.root[key], source: "root" });
+    return out;
+  }
+
+  /** The first non-null of {@linkcode Lookup.vals}, as `bool(value)`. */
   flag(keys: readonly string[], fallback: boolean): Found<boolean> {
-    for (
-      const [layer, source] of [[this.host, "host"], [
-        this.root,
-        "root",
-      ]] as const
-    ) {
-      for (const key of keys) {
-        if (layer[key] != null) {
-          return { value: toFlag(layer[key], fallback), source };
-        }
+    for (const found of this.vals(keys)) {
+      if (found.value != null) {
+        return { value: truthy(found.value), source: found.source };
       }
     }
     return { value: fallback, source: "default" };
   }
 
-  /** First of host[k], root[k] (non-null) that `cast` accepts. */
+  /** The first non-null of host[k], root[k] that `cast` accepts. */
   parsed<T>(
     key: string,
     cast: (value: unknown) => T | undefined,
   ): Found<T> | undefined {
-    for (
-      const [layer, source] of [[this.host, "host"], [
-        this.root,
-        "root",
-      ]] as const
-    ) {
-      if (layer[key] == null) continue;
-      const value = cast(layer[key]);
-      if (value !== undefined) return { value, source };
+    for (const found of this.vals([key])) {
+      if (found.value == null) continue;
+      const value = cast(found.value);
+      if (value !== undefined) return { value, source: found.source };
     }
     return undefined;
   }
 
   /** The first array among host[k], root[k]. */
   firstList(key: string): Found<unknown[]> | undefined {
-    if (Array.isArray(this.host[key])) {
-      return { value: this.host[key] as unknown[], source: "host" };
-    }
-    if (Array.isArray(this.root[key])) {
-      return { value: this.root[key] as unknown[], source: "root" };
+    for (const found of this.vals([key])) {
+      if (Array.isArray(found.value)) {
+        return { value: found.value, source: found.source };
+      }
     }
     return undefined;
   }
@@ -331,14 +341,14 @@ class Lookup {
     return undefined;
   }
 
-  /** `present`, null → undefined, else the trimmed string form. */
+  /** `present`, null → undefined, else `str(value).strip()`. */
   string(key: string): Found<string> | undefined {
     const found = this.present(key);
     if (!found || found.value == null) return undefined;
-    return { value: String(found.value).trim(), source: found.source };
+    return { value: pythonStrip(pythonStr(found.value)), source: found.source };
   }
 
-  /** `present`; must be an object; keys and values trimmed; empties dropped. */
+  /** `present`; must be an object; `str()` of keys and values, stripped; empties dropped. */
   stringMap(key: string): Found<Record<string, string>> | undefined {
     const found = this.present(key);
     if (!found || !isRecord(found.value)) return undefined;
@@ -349,19 +359,18 @@ class Lookup {
 function toStringMap(value: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [rawKey, rawValue] of Object.entries(value)) {
-    if (rawValue == null || typeof rawValue === "object") continue;
-    const key = rawKey.trim();
-    const item = String(rawValue).trim();
+    const key = pythonStrip(rawKey);
+    const item = rawValue == null ? "" : pythonStrip(pythonStr(rawValue));
     if (key && item) out[key] = item;
   }
   return out;
 }
 
-function normalizeLevel(value: unknown): ReasoningLevel | undefined {
-  if (typeof value !== "string") return undefined;
-  const text = value.trim().toLowerCase();
-  return (REASONING_LEVELS as readonly string[]).includes(text)
-    ? text as ReasoningLevel
+// A level is one of the five names exactly, as Hermes compares them.
+function exactLevel(value: unknown): ReasoningLevel | undefined {
+  return typeof value === "string" &&
+      (REASONING_LEVELS as readonly string[]).includes(value)
+    ? value as ReasoningLevel
     : undefined;
 }
 
@@ -463,14 +472,29 @@ export function resolveHonchoConfig(
   const envOnly = !file.exists || file.error !== undefined;
   const raw = envOnly ? {} : file.raw;
   const hostKey = resolveHostKey({ profile: options.profile, rawConfig: raw });
+  // Hermes' _host_block: hosts[key], else (for hermes_<p>) the legacy
+  // hosts["hermes.<p>"]. Shapes Hermes cannot read (it raises) make the
+  // file unusable here: one warning, then environment-only settings.
+  const shape = envOnly ? undefined : shapeProblem(raw, hostKey);
+  if (shape !== undefined) {
+    warnOnce(
+      `shape:${file.path}:${shape}`,
+      `Cannot use Honcho config ${file.path}: ${shape}; using environment variables only until the file is fixed`,
+    );
+    return resolveHonchoConfig({
+      ...file,
+      raw: {},
+      error: { message: shape },
+    }, options);
+  }
   const hosts = isRecord(raw.hosts) ? raw.hosts : {};
   let hostBlockKey = hostKey;
   let host: Record<string, unknown> = isRecord(hosts[hostKey])
     ? hosts[hostKey]
     : {};
-  if (Object.keys(host).length === 0 && hostKey.startsWith("hermes_")) {
+  if (!truthy(host) && hostKey.startsWith("hermes_")) {
     const legacy = `hermes.${hostKey.slice("hermes_".length)}`;
-    if (isRecord(hosts[legacy]) && Object.keys(hosts[legacy]).length > 0) {
+    if (isRecord(hosts[legacy])) {
       host = hosts[legacy];
       hostBlockKey = legacy;
     }
@@ -491,11 +515,12 @@ export function resolveHonchoConfig(
     return value ? value : undefined;
   };
 
-  // --- connection and identity (§1.4)
+  // --- connection and identity (§1.4), as Hermes' _connection_fields
   let apiKeyFound: Found<string | undefined> | undefined;
   const fileKey = look.pick("apiKey");
-  if (fileKey && typeof fileKey.value === "string" && fileKey.value.trim()) {
-    apiKeyFound = { value: fileKey.value.trim(), source: fileKey.source };
+  if (fileKey && truthy(fileKey.value) && !isStructured(fileKey.value)) {
+    // Hermes uses a numeric key as it is (the header carries its text).
+    apiKeyFound = { value: pythonStr(fileKey.value), source: fileKey.source };
   } else if (env("HONCHO_API_KEY")) {
     apiKeyFound = { value: env("HONCHO_API_KEY"), source: "env" };
   }
@@ -507,64 +532,66 @@ export function resolveHonchoConfig(
     undefined,
   );
 
+  // In env-only mode HONCHO_ENVIRONMENT applies; with a file, only the file.
   const environmentFound: Found<string> | undefined = envOnly
     ? (env("HONCHO_ENVIRONMENT")
       ? { value: env("HONCHO_ENVIRONMENT")!, source: "env" }
       : undefined)
-    : stringFound(look.pick("environment"));
+    : textFound(look.pick("environment"));
   const environment = set("environment", environmentFound, "production");
 
+  // `pick(k) or host`: a falsy value falls back to the host key.
   const workspaceId = set(
     "workspaceId",
-    stringFound(look.pick("workspace")),
+    textFound(look.pick("workspace")),
     envOnly ? "hermes" : hostKey,
   );
-  const aiPeer = set("aiPeer", stringFound(look.pick("aiPeer")), hostKey);
+  const aiPeer = set("aiPeer", textFound(look.pick("aiPeer")), hostKey);
   const peerName = set(
     "peerName",
-    stringFound(look.pick("peerName")),
+    textFound(look.pick("peerName")),
     undefined,
   );
 
+  // The first value (host timeout, host requestTimeout, root timeout, root
+  // requestTimeout, HONCHO_TIMEOUT) that parses as a positive float; like
+  // Hermes, "nan" counts (it is not <= 0).
   let timeoutFound: Found<number | undefined> | undefined;
-  for (const [layer, source] of [[host, "host"], [root, "root"]] as const) {
-    for (const key of ["timeout", "requestTimeout"]) {
-      const n = toFloat(layer[key]);
-      if (timeoutFound === undefined && n !== undefined && n > 0) {
-        timeoutFound = { value: n, source };
-      }
+  for (
+    const found of [
+      ...look.vals(["timeout", "requestTimeout"]),
+      { value: getSecret("HONCHO_TIMEOUT"), source: "env" as const },
+    ]
+  ) {
+    if (timeoutFound !== undefined || found.value == null) continue;
+    const n = pyFloat(found.value);
+    if (n !== undefined && !(n <= 0)) {
+      timeoutFound = { value: n, source: found.source };
     }
-  }
-  if (!timeoutFound) {
-    const n = toFloat(env("HONCHO_TIMEOUT"));
-    if (n !== undefined && n > 0) timeoutFound = { value: n, source: "env" };
   }
   const timeout = set("timeout", timeoutFound, undefined);
 
-  const enabledFound = look.pickSet("enabled");
-  const enabled = set(
-    "enabled",
-    enabledFound
-      ? {
-        value: toFlag(enabledFound.value, Boolean(apiKey || baseUrl)),
-        source: enabledFound.source,
-      }
-      : undefined,
-    Boolean(apiKey || baseUrl),
-  );
+  // `_first_set(host.enabled, root.enabled, default=bool(key or url))`,
+  // used as `bool()`: "false" is a non-empty string, so enabled.
+  let enabledFound: Found<boolean> | undefined;
+  for (const found of look.vals(["enabled"])) {
+    if (enabledFound === undefined && found.value != null) {
+      enabledFound = { value: truthy(found.value), source: found.source };
+    }
+  }
+  const enabled = set("enabled", enabledFound, Boolean(apiKey || baseUrl));
   const explicitlyConfigured = Object.keys(host).length > 0 ||
     root.enabled === true;
 
-  const defaultHost = typeof raw.defaultHost === "string" &&
-      raw.defaultHost.trim()
-    ? raw.defaultHost.trim()
+  // Hermes: str(raw.get("defaultHost", "")).strip(), so 42 is "42".
+  const defaultHost = Object.hasOwn(raw, "defaultHost") &&
+      pythonStrip(pythonStr(raw.defaultHost)) !== ""
+    ? pythonStrip(pythonStr(raw.defaultHost))
     : undefined;
-  const defaultHostKey = defaultHost ?? "hermes";
-  const defaultBlock = hosts[defaultHostKey];
+  const defaultBlock = hosts.hermes;
   if (
-    !apiKey && !baseUrl && hostKey !== defaultHostKey &&
-    isRecord(defaultBlock) &&
-    truthy(defaultBlock.apiKey)
+    !apiKey && Object.keys(host).length > 0 && hostKey !== "hermes" &&
+    isRecord(defaultBlock) && truthy(defaultBlock.apiKey)
   ) {
     warnOnce(
       `inherit:${file.path}:${hostKey}`,
@@ -572,7 +599,7 @@ export function resolveHonchoConfig(
     );
   }
 
-  // --- behaviour keys (§1.5)
+  // --- behaviour keys (§1.5), as Hermes' _behavior_fields
   const pinUserPeer = set(
     "pinUserPeer",
     look.flag(["pinUserPeer", "pinPeerName"], false),
@@ -590,24 +617,22 @@ export function resolveHonchoConfig(
   );
   const saveMessages = set(
     "saveMessages",
-    map(look.pickSet("saveMessages"), (v) => toFlag(v, truthy(v))),
+    map(look.pickSet("saveMessages"), truthy),
     true,
   );
   const writeFrequency = set(
     "writeFrequency",
-    map(look.pick("writeFrequency"), parseWriteFrequency),
+    map(orFound(look.pick("writeFrequency")), parseWriteFrequency),
     "async",
   );
   const contextTokens = set(
     "contextTokens",
-    map(look.parsed("contextTokens", toInt), (n) => n > 0 ? n : undefined, {
-      keepUndefined: true,
-    }),
+    look.parsed("contextTokens", pyInt),
     undefined,
   );
   const dialecticReasoningLevel = set(
     "dialecticReasoningLevel",
-    map(look.pick("dialecticReasoningLevel"), normalizeLevel),
+    map(orFound(look.pick("dialecticReasoningLevel")), exactLevel),
     "low",
   );
   const dialecticDynamic = set(
@@ -617,19 +642,22 @@ export function resolveHonchoConfig(
   );
   const dialecticMaxChars = set(
     "dialecticMaxChars",
-    look.parsed("dialecticMaxChars", positiveInt),
+    look.parsed("dialecticMaxChars", pyInt),
     600,
   );
   const dialecticDepth = set(
     "dialecticDepth",
-    map(look.parsed("dialecticDepth", toInt), (n) => clamp(n, 1, 3)),
+    look.parsed("dialecticDepth", (v) => {
+      const n = pyInt(v);
+      return n === undefined ? undefined : clamp(n, 1, 3);
+    }),
     1,
   );
   const dialecticDepthLevels = set(
     "dialecticDepthLevels",
     map(look.firstList("dialecticDepthLevels"), (list) => {
       const levels = list.slice(0, dialecticDepth).map((item) =>
-        normalizeLevel(item) ?? "low"
+        exactLevel(item) ?? "low"
       );
       while (levels.length < dialecticDepth) levels.push("low");
       return levels;
@@ -643,28 +671,22 @@ export function resolveHonchoConfig(
   );
   const reasoningLevelCap = set(
     "reasoningLevelCap",
-    map(look.pick("reasoningLevelCap"), normalizeLevel),
+    map(orFound(look.pick("reasoningLevelCap")), exactLevel),
     "high",
   );
   const messageMaxChars = set(
     "messageMaxChars",
-    map(
-      look.parsed("messageMaxChars", positiveInt),
-      (n) => clamp(n, 100, 25_000),
-    ),
+    look.parsed("messageMaxChars", pyInt),
     25_000,
   );
   const dialecticMaxInputChars = set(
     "dialecticMaxInputChars",
-    map(
-      look.parsed("dialecticMaxInputChars", positiveInt),
-      (n) => clamp(n, 1, 10_000),
-    ),
+    look.parsed("dialecticMaxInputChars", pyInt),
     10_000,
   );
   const recallMode = set(
     "recallMode",
-    map(look.pick("recallMode"), normalizeRecallMode),
+    map(orFound(look.pick("recallMode")), normalizeRecallMode),
     "hybrid",
   );
   const recallSync = set("recallSync", look.flag(["recallSync"], false), false);
@@ -673,25 +695,24 @@ export function resolveHonchoConfig(
     look.flag(["initOnSessionStart"], false),
     false,
   );
+  // Hermes keeps the raw value and only ever asks `== "first-turn"`.
   const injectionFrequency = set(
     "injectionFrequency",
     map(
       look.pick("injectionFrequency"),
       (v): InjectionFrequency =>
-        String(v).trim().toLowerCase() === "first-turn"
-          ? "first-turn"
-          : "every-turn",
+        v === "first-turn" ? "first-turn" : "every-turn",
     ),
     "every-turn",
   );
   const contextCadence = set(
     "contextCadence",
-    look.parsed("contextCadence", positiveInt),
+    look.parsed("contextCadence", pyInt),
     1,
   );
   const dialecticCadence = set(
     "dialecticCadence",
-    look.parsed("dialecticCadence", positiveInt),
+    look.parsed("dialecticCadence", pyInt),
     1,
   );
   const queryRewrite = set(
@@ -711,7 +732,7 @@ export function resolveHonchoConfig(
   );
   const observationMode = set(
     "observationMode",
-    map(look.pick("observationMode"), normalizeObservationMode),
+    map(orFound(look.pick("observationMode")), normalizeObservationMode),
     explicitlyConfigured ? "unified" : "directional",
   );
   const observation = set(
@@ -719,19 +740,24 @@ export function resolveHonchoConfig(
     map(look.pick("observation"), parseObservationOverrides),
     undefined,
   );
+  // Kept as written (Hermes does not trim it): an unknown strategy behaves
+  // like `global`.
   const sessionStrategy = set(
     "sessionStrategy",
-    map(look.pick("sessionStrategy"), (v) => String(v).trim()),
+    map(
+      look.pick("sessionStrategy"),
+      (v) => v == null ? undefined : pythonStr(v),
+    ),
     "per-directory",
   );
   const sessionPeerPrefix = set(
     "sessionPeerPrefix",
-    map(look.pickSet("sessionPeerPrefix"), (v) => toFlag(v, false)),
+    map(look.pickSet("sessionPeerPrefix"), truthy),
     false,
   );
   const sessionAiPeerPrefix = set(
     "sessionAiPeerPrefix",
-    map(look.pickSet("sessionAiPeerPrefix"), (v) => toFlag(v, false)),
+    map(look.pickSet("sessionAiPeerPrefix"), truthy),
     false,
   );
   const a2aSessions = set(
@@ -739,6 +765,12 @@ export function resolveHonchoConfig(
     look.flag(["a2aSessions"], true),
     true,
   );
+  if (Object.hasOwn(root, "sessions") && !isRecord(root.sessions)) {
+    warnOnce(
+      `sessions:${file.path}`,
+      `Ignoring 'sessions' in ${file.path}: it must be an object of directory paths to session names`,
+    );
+  }
   const sessions = set(
     "sessions",
     isRecord(root.sessions)
@@ -763,10 +795,10 @@ export function resolveHonchoConfig(
     "logging",
     injectionLogEnv
       ? { value: true, source: "env" }
-      : map(look.pickSet("logging"), (v) => toFlag(v, false)) ??
+      : map(look.pickSet("logging"), truthy) ??
         (loggingEnv === undefined
           ? undefined
-          : { value: toFlag(loggingEnv, false), source: "env" }),
+          : { value: isTruthyEnvValue(loggingEnv), source: "env" }),
     false,
   );
   const injectionLogPath = set(
@@ -850,14 +882,63 @@ export function resolveHonchoConfig(
   };
 }
 
-function stringFound(
+// What in a parsed honcho.json Hermes cannot read (its lookups raise), if
+// anything: `hosts` or the selected host block not an object, or an
+// `observation` peer entry that is not an object.
+function shapeProblem(
+  raw: Record<string, unknown>,
+  hostKey: string,
+): string | undefined {
+  const hosts = raw.hosts;
+  if (truthy(hosts) && !isRecord(hosts)) {
+    return "'hosts' must be an object of host blocks";
+  }
+  const blocks = isRecord(hosts) ? hosts : {};
+  const legacy = hostKey.startsWith("hermes_")
+    ? `hermes.${hostKey.slice("hermes_".length)}`
+    : undefined;
+  const block = truthy(blocks[hostKey])
+    ? blocks[hostKey]
+    : legacy
+    ? blocks[legacy]
+    : blocks[hostKey];
+  const blockKey = truthy(blocks[hostKey]) || !legacy ? hostKey : legacy;
+  if (truthy(block) && !isRecord(block)) {
+    return `'hosts.${blockKey}' must be an object`;
+  }
+  const host = isRecord(block) ? block : {};
+  const observation = truthy(host.observation)
+    ? host.observation
+    : raw.observation;
+  if (isRecord(observation)) {
+    for (const peer of ["user", "ai"]) {
+      if (truthy(observation[peer]) && !isRecord(observation[peer])) {
+        return `'observation.${peer}' must be an object like {"observeMe": true}`;
+      }
+    }
+  }
+  return undefined;
+}
+
+// Python's `pick(k) or fallback`: a falsy value is not found.
+function orFound(
+  found: Found<unknown> | undefined,
+): Found<unknown> | undefined {
+  return found && truthy(found.value) ? found : undefined;
+}
+
+// `str()` of a truthy scalar (Hermes' `pick(k) or default` used as text).
+function textFound(
   found: Found<unknown> | undefined,
 ): Found<string> | undefined {
-  if (!found || found.value == null || typeof found.value === "object") {
+  if (!found || !truthy(found.value) || isStructured(found.value)) {
     return undefined;
   }
-  const value = String(found.value).trim();
-  return value ? { value, source: found.source } : undefined;
+  return { value: pythonStr(found.value), source: found.source };
+}
+
+function isStructured(value: unknown): boolean {
+  return value !== null && typeof value === "object";
 }
 
 /**
@@ -875,14 +956,10 @@ function map<T, U>(
   return { value: value as U, source: found.source };
 }
 
-function positiveInt(value: unknown): number | undefined {
-  const n = toInt(value);
-  return n !== undefined && n > 0 ? n : undefined;
-}
-
+// Python's `max(0.0, float(v))`: NaN compares false, so it gives 0.
 function nonNegativeFloat(value: unknown): number | undefined {
-  const n = toFloat(value);
-  return n === undefined ? undefined : Math.max(0, n);
+  const n = pyFloat(value);
+  return n === undefined ? undefined : n > 0 ? n : 0;
 }
 
 function sectionNames(list: unknown[]): SessionStartSection[] {
@@ -900,8 +977,10 @@ function clamp(value: number, min: number, max: number): number {
 }
 
 /**
- * Parses a `writeFrequency` value: integers (also `"3"`) → number; other
- * strings trimmed and lower-cased; empty or other values → `async`.
+ * Parses a `writeFrequency` value as Hermes does: `int(value)` when Python
+ * can (`3`, `"3"`, `" 3 "`, `true` → 1, `2.7` → 2), else its text as
+ * written (`"turn"`, `"2.7"`); empty, `0`, `false` or `null` → `async`.
+ * An unknown text behaves like `session`.
  *
  * @param value The raw value.
  * @returns The frequency.
@@ -911,20 +990,20 @@ function clamp(value: number, min: number, max: number): number {
  * import { parseWriteFrequency } from "./config.ts";
  * import assert from "node:assert/strict";
  * assert.equal(parseWriteFrequency("3"), 3);
- * assert.equal(parseWriteFrequency("Turn"), "turn");
+ * assert.equal(parseWriteFrequency("turn"), "turn");
+ * assert.equal(parseWriteFrequency("Turn"), "Turn");
+ * assert.equal(parseWriteFrequency(0), "async");
  * ```
  */
 export function parseWriteFrequency(value: unknown): WriteFrequency {
-  const n = toInt(value);
-  if (n !== undefined) return n;
-  if (typeof value === "string" && value.trim()) {
-    return value.trim().toLowerCase();
-  }
-  return "async";
+  if (!truthy(value)) return "async";
+  return pyInt(value) ?? pythonStr(value);
 }
 
 /**
- * Normalises a `recallMode` value (`auto` → `hybrid`; invalid → `hybrid`).
+ * Normalises a `recallMode` value as Hermes does: exactly `hybrid`,
+ * `context` or `tools` (`auto` is an alias of `hybrid`); anything else,
+ * including `"CONTEXT"` or `" tools"`, is `hybrid`.
  *
  * @param value The raw value.
  * @returns The mode.
@@ -935,14 +1014,20 @@ export function parseWriteFrequency(value: unknown): WriteFrequency {
  * import assert from "node:assert/strict";
  * assert.equal(normalizeRecallMode("tools"), "tools");
  * assert.equal(normalizeRecallMode("auto"), "hybrid");
+ * assert.equal(normalizeRecallMode("CONTEXT"), "hybrid");
  * ```
  */
 export function normalizeRecallMode(value: unknown): RecallMode {
-  const text = typeof value === "string" ? value.trim().toLowerCase() : "";
-  if (text === "context" || text === "tools" || text === "hybrid") return text;
+  if (value === "context" || value === "tools" || value === "hybrid") {
+    return value;
+  }
   return "hybrid";
 }
 
+// Hermes: host baseUrl / base_url, root endpoint.baseUrl, root baseUrl /
+// base_url, then HONCHO_BASE_URL / HONCHO_URL: the first truthy value, which
+// is dropped (with a warning) when it holds a character outside printable
+// ASCII. File values are used as written; environment values trimmed.
 function resolveBaseUrl(
   host: Record<string, unknown>,
   root: Record<string, unknown>,
@@ -956,22 +1041,27 @@ function resolveBaseUrl(
     [endpoint.baseUrl, "root", "endpoint.baseUrl"],
     [root.baseUrl, "root", "baseUrl"],
     [root.base_url, "root", "base_url"],
-    [env("HONCHO_BASE_URL"), "env", "HONCHO_BASE_URL"],
-    [env("HONCHO_URL"), "env", "HONCHO_URL"],
+    [env("HONCHO_BASE_URL") ?? env("HONCHO_URL"), "env", "HONCHO_BASE_URL"],
   ];
   for (const [value, source, name] of candidates) {
-    if (typeof value !== "string" || !value.trim()) continue;
-    const url = value.trim();
-    if (!/^[\x20-\x7e]+$/.test(url)) {
+    if (!truthy(value)) continue;
+    if (typeof value !== "string") {
+      warnOnce(
+        `baseurl-type:${path}:${name}`,
+        `Ignoring Honcho base URL from ${name} in ${path}: it is not text; write it as a string like "http://localhost:8000"`,
+      );
+      return undefined;
+    }
+    if (!/^[\x20-\x7e]*$/.test(value)) {
       warnOnce(
         `baseurl:${path}:${name}`,
         `Ignoring Honcho base URL from ${name}${
           source === "env" ? "" : ` in ${path}`
         }: it contains characters outside printable ASCII`,
       );
-      continue;
+      return undefined;
     }
-    return { value: url, source };
+    return { value, source };
   }
   return undefined;
 }

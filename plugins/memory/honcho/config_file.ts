@@ -61,7 +61,17 @@ export async function readHonchoConfigFile(
   const absolute = resolve(path);
   let text: string;
   try {
-    text = await Deno.readTextFile(absolute);
+    const bytes = await Deno.readFile(absolute);
+    try {
+      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch {
+      return {
+        path: absolute,
+        exists: true,
+        raw: {},
+        error: { message: "is not valid UTF-8 text; save it as UTF-8" },
+      };
+    }
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) {
       return { path: absolute, exists: false, raw: {} };
@@ -100,6 +110,9 @@ export function parseHonchoConfigText(
   try {
     value = JSON.parse(body);
   } catch (error) {
+    // Hermes' json.loads also reads NaN, Infinity and -Infinity.
+    const extended = parseWithNonFiniteNumbers(body);
+    if (extended.ok) return wrapParsed(extended.value);
     const message = errorText(error);
     const at = locateJsonError(body, message);
     return {
@@ -111,6 +124,12 @@ export function parseHonchoConfigText(
       },
     };
   }
+  return wrapParsed(value);
+}
+
+function wrapParsed(
+  value: unknown,
+): { raw: Record<string, unknown>; error?: HonchoConfigFileError } {
   if (!isRecord(value)) {
     return {
       raw: {},
@@ -122,6 +141,56 @@ export function parseHonchoConfigText(
     };
   }
   return { raw: value };
+}
+
+// JSON with Python's extra constants NaN, Infinity and -Infinity outside
+// strings: each is swapped for a marker string no file can contain, parsed,
+// and swapped back.
+function parseWithNonFiniteNumbers(
+  text: string,
+): { ok: true; value: unknown } | { ok: false } {
+  const marker = `\u0000${crypto.randomUUID()}:`;
+  let out = "";
+  let found = false;
+  for (let i = 0; i < text.length;) {
+    const ch = text[i]!;
+    if (ch === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+      continue;
+    }
+    const word = /^(?:-?Infinity|NaN)/.exec(text.slice(i, i + 9))?.[0];
+    if (word !== undefined) {
+      out += JSON.stringify(marker + word);
+      found = true;
+      i += word.length;
+      continue;
+    }
+    out += ch;
+    i++;
+  }
+  if (!found) return { ok: false };
+  try {
+    const numbers: Record<string, number> = {
+      NaN: NaN,
+      Infinity: Infinity,
+      "-Infinity": -Infinity,
+    };
+    return {
+      ok: true,
+      value: JSON.parse(
+        out,
+        (_key, v) =>
+          typeof v === "string" && v.startsWith(marker)
+            ? numbers[v.slice(marker.length)]
+            : v,
+      ),
+    };
+  } catch {
+    return { ok: false };
+  }
 }
 
 function describeJsonError(message: string): string {

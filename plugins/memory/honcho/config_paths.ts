@@ -7,12 +7,15 @@
  * @module
  */
 
-import { basename, dirname, join, resolve } from "node:path";
+import { join, relative, resolve, sep } from "node:path";
 import {
   getDefaultHermesRoot,
   getHermesHome,
+  getHermesRoot,
   getSecret,
   getUserHome,
+  pythonStr,
+  pythonStrip,
 } from "@hermes/memory";
 
 /** Options of {@linkcode resolveHonchoConfigPath}. */
@@ -40,7 +43,7 @@ export function honchoConfigCandidates(
 ): string[] {
   const home = resolve(options.hermesHome ?? getHermesHome());
   const local = join(home, "honcho.json");
-  const shared = join(getDefaultHermesRoot(), "honcho.json");
+  const shared = join(getHermesRoot(), "honcho.json");
   const out = [local];
   if (shared !== local) out.push(shared);
   out.push(globalHonchoConfigPath());
@@ -66,7 +69,9 @@ export function globalHonchoConfigPath(): string {
 
 /**
  * The one config file that is read: the first candidate of
- * {@linkcode honchoConfigCandidates} that exists, else the global path.
+ * {@linkcode honchoConfigCandidates} that exists (as anything: a directory
+ * named `honcho.json` is still the file Hermes picks, and then cannot be
+ * read), else the global path.
  *
  * @param options The profile home.
  * @returns The absolute path.
@@ -81,20 +86,24 @@ export async function resolveHonchoConfigPath(
   options: ResolveHonchoConfigPathOptions = {},
 ): Promise<string> {
   const candidates = honchoConfigCandidates(options);
-  for (const path of candidates) {
+  for (const path of candidates.slice(0, -1)) {
     try {
-      const info = await Deno.stat(path);
-      if (info.isFile) return path;
+      await Deno.stat(path);
+      return path;
     } catch {
-      // Missing or unreadable: try the next one.
+      // Missing (or not even stat-able): try the next one.
     }
   }
   return candidates[candidates.length - 1]!;
 }
 
+const PROFILE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
 /**
- * The profile a home belongs to: `default` for the default root, the
- * folder name for `<root>/profiles/<name>`, else `custom`.
+ * The profile a home belongs to, as Hermes names it
+ * (`get_active_profile_name`): `default` for the Hermes root, the folder
+ * name for `<root>/profiles/<name>` when the name is a valid profile id
+ * (`^[a-z0-9][a-z0-9_-]{0,63}$`), else `custom`.
  *
  * @param hermesHome The profile home.
  * @returns The profile name.
@@ -107,17 +116,21 @@ export async function resolveHonchoConfigPath(
  */
 export function profileFromHermesHome(hermesHome: string): string {
   const home = resolve(hermesHome);
-  const root = getDefaultHermesRoot();
+  const root = getHermesRoot();
   if (home === root) return "default";
-  if (dirname(home) === join(root, "profiles")) return basename(home);
+  const rest = relative(join(root, "profiles"), home);
+  if (rest && !rest.startsWith("..") && !rest.includes(sep)) {
+    return PROFILE_ID.test(rest) ? rest : "custom";
+  }
   return "custom";
 }
 
 /**
  * The host key a profile name maps to, ignoring `HERMES_HONCHO_HOST`:
  * `default`/`custom`/empty → `hermes` (or `defaultHost`), else
- * `hermes_<sanitised>` (each char outside `[A-Za-z0-9_-]` → `_`, outer `_`
- * stripped, empty → `profile`).
+ * `hermes_<sanitised>` (each character that is neither a letter or digit,
+ * by Python's Unicode `isalnum`, nor `_`/`-` becomes `_`, outer `_`
+ * stripped, empty → `profile`), as Hermes' `profile_host_key`.
  *
  * @param profile The profile name.
  * @param options `defaultHost` renames the default host.
@@ -130,17 +143,21 @@ export function profileFromHermesHome(hermesHome: string): string {
  * assert.equal(hostKeyForProfile("coder"), "hermes_coder");
  * assert.equal(hostKeyForProfile("default"), "hermes");
  * assert.equal(hostKeyForProfile("my.work"), "hermes_my_work");
+ * assert.equal(hostKeyForProfile("café"), "hermes_café");
  * ```
  */
 export function hostKeyForProfile(
   profile: string | undefined,
   options: { defaultHost?: string } = {},
 ): string {
-  const name = (profile ?? "").trim();
+  const name = profile ?? "";
   if (name === "" || name === "default" || name === "custom") {
     return options.defaultHost?.trim() || "hermes";
   }
-  const cleaned = name.replace(/[^A-Za-z0-9_-]/g, "_").replace(/^_+|_+$/g, "");
+  const cleaned = name.replace(/[^\p{L}\p{N}_-]/gu, "_").replace(
+    /^_+|_+$/g,
+    "",
+  );
   return `hermes_${cleaned || "profile"}`;
 }
 
@@ -175,8 +192,11 @@ export function resolveHostKey(options: ResolveHostKeyOptions = {}): string {
   if (fromEnv) return fromEnv;
   const profile = options.profile ??
     profileFromHermesHome(options.hermesHome ?? getHermesHome());
-  const defaultHost = typeof options.rawConfig?.defaultHost === "string"
-    ? options.rawConfig.defaultHost
+  // Hermes: str(raw.get("defaultHost", "")).strip(), only for the default
+  // profile's host (a `null` is the text "None", as there).
+  const raw = options.rawConfig;
+  const defaultHost = raw && Object.hasOwn(raw, "defaultHost")
+    ? pythonStrip(pythonStr(raw.defaultHost))
     : undefined;
   return hostKeyForProfile(profile, { defaultHost });
 }

@@ -9,7 +9,7 @@
 import { HonchoConfigError } from "./errors.ts";
 import { isRecord } from "./_util.ts";
 import type { HonchoConfig } from "./config.ts";
-import { toFloat } from "./_coerce.ts";
+import { pyFloat } from "./_coerce.ts";
 
 /** The version of the Honcho plugin sent in `X-Honcho-Plugin` (plugin.yaml). */
 export const HONCHO_PLUGIN_VERSION = "1.0.0";
@@ -245,11 +245,16 @@ export function resolveHonchoConnection(
     : config.apiKey;
   let seconds = config.timeout;
   if (seconds === undefined) {
+    // Hermes: the first of config.yaml honcho.timeout / request_timeout
+    // that parses as a positive float.
     for (const key of ["timeout", "request_timeout"]) {
-      const n = toFloat(yaml[key]);
-      if (seconds === undefined && n !== undefined && n > 0) seconds = n;
+      const n = yaml[key] == null ? undefined : pyFloat(yaml[key]);
+      if (seconds === undefined && n !== undefined && !(n <= 0)) seconds = n;
     }
   }
+  // A `nan` or `inf` timeout (which Hermes hands to its HTTP client) gets
+  // the bounded default: a request must never wait forever.
+  if (seconds !== undefined && !Number.isFinite(seconds)) seconds = undefined;
   return {
     baseUrl,
     apiKey,

@@ -75,8 +75,10 @@ const MODE_ALIASES: Readonly<Record<string, ObservationMode>> = {
 };
 
 /**
- * Normalises an `observationMode` value: aliases `shared` → `unified`,
- * `separate`/`cross` → `directional`; anything else → `directional`.
+ * Normalises an `observationMode` value as Hermes does: exactly `unified`
+ * or `directional`, or the aliases `shared` → `unified`, `separate`/`cross`
+ * → `directional`; anything else (`"UNIFIED"`, `" unified"`) →
+ * `directional`.
  *
  * @param value The raw value.
  * @returns The mode.
@@ -90,14 +92,16 @@ const MODE_ALIASES: Readonly<Record<string, ObservationMode>> = {
  * ```
  */
 export function normalizeObservationMode(value: unknown): ObservationMode {
-  if (typeof value !== "string") return "directional";
-  return MODE_ALIASES[value.trim().toLowerCase()] ?? "directional";
+  if (typeof value !== "string" || !Object.hasOwn(MODE_ALIASES, value)) {
+    return "directional";
+  }
+  return MODE_ALIASES[value] as ObservationMode;
 }
 
 /**
- * Reads an `observation` object from `honcho.json` into overrides. Accepts
- * camelCase (`observeMe`) and snake_case (`observe_me`) field names; fields
- * that are not booleans are ignored.
+ * Reads an `observation` object from `honcho.json` into overrides, with
+ * Hermes' field names (`observeMe`, `observeOthers`); values that are not
+ * booleans are ignored (the preset's value stays).
  *
  * @param value The raw value.
  * @returns The overrides, or `undefined` when `value` is not an object.
@@ -120,8 +124,8 @@ export function parseObservationOverrides(
     const raw = value[side];
     if (!isRecord(raw)) continue;
     const peer: PeerObservationOverride = {};
-    const me = raw.observeMe ?? raw.observe_me;
-    const others = raw.observeOthers ?? raw.observe_others;
+    const me = raw.observeMe;
+    const others = raw.observeOthers;
     if (typeof me === "boolean") peer.observeMe = me;
     if (typeof others === "boolean") peer.observeOthers = others;
     out[side] = peer;

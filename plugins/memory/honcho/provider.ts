@@ -94,6 +94,7 @@ import {
 import {
   a2aSessionKey,
   type GitTopLevel,
+  honchoSessionId,
   resolveSessionKey,
   sanitizeId,
 } from "./session_naming.ts";
@@ -1454,7 +1455,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
       });
       const identity: Identity = {
         sessionKey,
-        sessionId: sanitizeId(sessionKey),
+        sessionId: honchoSessionId(sessionKey),
         userPeerId,
         aiPeerId: resolveAiPeerId(config),
         runtimeIds,
@@ -1619,7 +1620,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
         ident: colon > 0 ? author.id.slice(colon + 1) : author.id,
         aiPeer: identity.aiPeerId,
       });
-      session = sanitizeId(key);
+      session = honchoSessionId(key);
       userPeer = botPeer;
       this.#planSession(session, botPeer, identity.aiPeerId, true);
     } else if (author.id && !identity.runtimeIds.includes(author.id)) {

@@ -11,7 +11,6 @@
  */
 
 import { createHash } from "node:crypto";
-import { basename } from "node:path";
 import { resolveAgentCwd } from "@hermes/memory";
 import type { HonchoConfig } from "./config.ts";
 
@@ -44,6 +43,27 @@ export function sanitizeId(value: string): string {
 }
 
 /**
+ * The Honcho session id of a session key: {@linkcode sanitizeId}, then the
+ * 100-character limit (hash over the key). Hermes sends longer ids as they
+ * are and Honcho refuses them; a title or folder name longer than 100
+ * characters still gets a session here.
+ *
+ * @param key The session key ({@linkcode resolveSessionKey}).
+ * @returns An id Honcho accepts.
+ *
+ * @example Using honchoSessionId
+ * ```ts
+ * import { honchoSessionId } from "./session_naming.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(honchoSessionId("My Project"), "My-Project");
+ * assert.equal(honchoSessionId("t".repeat(150)).length, 100);
+ * ```
+ */
+export function honchoSessionId(key: string): string {
+  return enforceSessionIdLimit(sanitizeId(key), key);
+}
+
+/**
  * Slugs text: every run of characters outside `[A-Za-z0-9_-]` becomes one
  * `-`, then leading and trailing `-` are stripped.
  *
@@ -67,13 +87,14 @@ function sha256Hex(value: string): string {
 }
 
 /**
- * Enforces the 100-character limit: a longer name keeps its first 91
- * sanitised characters (trailing `-` stripped) plus `-` and the first 8 hex
- * digits of the SHA-256 of `original`.
+ * Enforces the 100-character limit as Hermes does: a name of at most 100
+ * code points is kept; a longer one keeps its first 91 code points (then
+ * trailing `-` stripped) plus `-` and the first 8 hex digits of the SHA-256
+ * of `original` (UTF-8). The kept part is not re-sanitised.
  *
  * @param name The candidate name.
  * @param original What the hash is taken over. @default {name}
- * @returns A name of at most 100 characters.
+ * @returns A name of at most 100 code points.
  *
  * @example Using enforceSessionIdLimit
  * ```ts
@@ -87,12 +108,34 @@ export function enforceSessionIdLimit(
   name: string,
   original: string = name,
 ): string {
-  if (name.length <= MAX_SESSION_ID_CHARS) return name;
-  const head = sanitizeId(name).slice(0, MAX_SESSION_ID_CHARS - 8 - 1).replace(
+  const points = [...name];
+  if (points.length <= MAX_SESSION_ID_CHARS) return name;
+  const head = points.slice(0, MAX_SESSION_ID_CHARS - 8 - 1).join("").replace(
     /-+$/,
     "",
   );
   return `${head}-${sha256Hex(original).slice(0, 8)}`;
+}
+
+/**
+ * The last component of a path as Python's `Path(p).name` gives it: `""`
+ * for `/`, `.` and `""`; a trailing slash and `.` components are ignored.
+ *
+ * @param path A path.
+ * @returns Its name.
+ *
+ * @example Using pathName
+ * ```ts
+ * import { pathName } from "./session_naming.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(pathName("/work/proj/"), "proj");
+ * assert.equal(pathName("/"), "");
+ * assert.equal(pathName("."), "");
+ * ```
+ */
+export function pathName(path: string): string {
+  const parts = path.split("/").filter((p) => p !== "" && p !== ".");
+  return parts[parts.length - 1] ?? "";
 }
 
 /** The configuration keys session naming reads. */
@@ -161,21 +204,25 @@ export async function gitTopLevel(cwd: string): Promise<string | undefined> {
 }
 
 /**
- * Resolves the Honcho session name (honcho-provider §2.1, G2 order; first
- * match wins):
+ * Resolves the Honcho session name as Hermes does (first match wins):
  *
- * 1. a gateway session key with a non-empty slug → its slug (no peer prefix);
- * 2. `per-session` with a session id → the id (not slugged), peer-prefixed;
- * 3. `sessions[cwd]` → verbatim;
- * 4. an explicit title (source not `derived`/`llm`) → its slug, peer-prefixed;
+ * 1. a gateway session key whose slug is not empty → the slug, cut to 100
+ *    characters with a hash of the key (no peer prefix);
+ * 2. `per-session` with a session id → the id as given, peer-prefixed;
+ * 3. a non-empty `sessions[cwd]` (exact path) → verbatim;
+ * 4. a title whose slug is not empty (and whose source is not `derived` or
+ *    `llm`) → the slug, peer-prefixed;
  * 5. `per-repo` → the repository folder's name (else the cwd's), peer-prefixed;
- * 6. `per-directory` (or `per-session` without an id) → the cwd's folder name, peer-prefixed;
+ * 6. `per-directory` (or `per-session` without an id) → the cwd's folder
+ *    name, peer-prefixed;
  * 7. anything else (`global`, unknown) → the workspace id.
  *
- * The peer prefix is `<peerName>-` when `sessionPeerPrefix` is on and a
- * peer name is set. Then, with `sessionAiPeerPrefix`, `<slug(aiPeer)>-` is
- * prepended. Finally the 100-character limit applies (hash over the
- * original gateway key for rule 1).
+ * Only the gateway key is slugged and cut; titles are slugged but not cut,
+ * ids and folder names are used as they are. The peer prefix is
+ * `<peerName>-` when `sessionPeerPrefix` is on and a peer name is set. With
+ * `sessionAiPeerPrefix`, a non-empty result gets `<slug(aiPeer)>-` in front
+ * (when that slug is not empty), and the prefixed name is then cut to 100
+ * characters.
  *
  * @param config The naming settings.
  * @param options The conversation's cwd, title, ids and gateway key.
@@ -199,47 +246,55 @@ export async function resolveSessionName(
   config: SessionNamingConfig,
   options: ResolveSessionNameOptions = {},
 ): Promise<string> {
+  // One async function with no await on the common paths: callers that
+  // resolve identities concurrently keep the order they started in.
+  const finish = (name: string): string => {
+    if (name && config.sessionAiPeerPrefix && config.aiPeer) {
+      const ai = slugify(config.aiPeer);
+      if (ai) {
+        const prefixed = `${ai}-${name}`;
+        return enforceSessionIdLimit(prefixed, prefixed);
+      }
+    }
+    return name;
+  };
   const prefix = (name: string): string =>
     config.sessionPeerPrefix && config.peerName
       ? `${config.peerName}-${name}`
       : name;
-  let name: string;
+  const strategy = config.sessionStrategy;
   const gatewaySlug = options.gatewaySessionKey
     ? slugify(options.gatewaySessionKey)
     : "";
-  const strategy = config.sessionStrategy;
   if (gatewaySlug) {
-    name = enforceSessionIdLimit(gatewaySlug, options.gatewaySessionKey);
-  } else if (strategy === "per-session" && options.sessionId) {
-    name = prefix(options.sessionId);
-  } else {
-    const cwd = options.cwd ?? currentDirectory();
-    const mapped = cwd !== undefined && Object.hasOwn(config.sessions, cwd)
-      ? config.sessions[cwd]
-      : undefined;
-    const titleSlug = options.sessionTitle &&
-        !AUTOMATIC_TITLE_SOURCES.has(options.sessionTitleSource ?? "")
-      ? slugify(options.sessionTitle)
-      : "";
-    if (mapped !== undefined) {
-      name = mapped;
-    } else if (titleSlug) {
-      name = prefix(titleSlug);
-    } else if (strategy === "per-repo") {
-      const top = cwd === undefined
-        ? undefined
-        : await (options.gitTopLevel ?? gitTopLevel)(cwd);
-      name = prefix(basename(top ?? cwd ?? ""));
-    } else if (strategy === "per-directory" || strategy === "per-session") {
-      name = prefix(basename(cwd ?? ""));
-    } else {
-      name = config.workspaceId;
-    }
+    return finish(
+      enforceSessionIdLimit(gatewaySlug, options.gatewaySessionKey),
+    );
   }
-  if (config.sessionAiPeerPrefix && config.aiPeer) {
-    name = `${slugify(config.aiPeer)}-${name}`;
+  if (strategy === "per-session" && options.sessionId) {
+    return finish(prefix(options.sessionId));
   }
-  return enforceSessionIdLimit(name);
+  const cwd = options.cwd || currentDirectory() || "";
+  const mapped = Object.hasOwn(config.sessions, cwd)
+    ? config.sessions[cwd]
+    : undefined;
+  if (mapped) return finish(mapped);
+  const titleSlug = options.sessionTitle &&
+      !AUTOMATIC_TITLE_SOURCES.has(options.sessionTitleSource ?? "")
+    ? slugify(options.sessionTitle)
+    : "";
+  if (titleSlug) return finish(prefix(titleSlug));
+  if (strategy === "per-repo") {
+    const top = cwd === "" ? undefined : await (options.gitTopLevel ??
+      gitTopLevel)(cwd);
+    return finish(
+      prefix((top === undefined ? "" : pathName(top)) || pathName(cwd)),
+    );
+  }
+  if (strategy === "per-directory" || strategy === "per-session") {
+    return finish(prefix(pathName(cwd)));
+  }
+  return finish(config.workspaceId);
 }
 
 /**

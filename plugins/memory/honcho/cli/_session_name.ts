@@ -12,6 +12,7 @@
 
 import { dirname, join, resolve } from "node:path";
 import {
+  honchoSessionId,
   resolveSessionKey,
   sanitizeId,
   type SessionNamingConfig,
@@ -113,7 +114,11 @@ export async function cliSessionName(
     cwd: dir,
     gitTopLevel: findGitRoot,
   });
-  return { key, sessionId: sanitizeId(key), reason: reasonFor(config, dir) };
+  return {
+    key,
+    sessionId: honchoSessionId(key),
+    reason: reasonFor(config, dir),
+  };
 }
 
 /** Which rule of `resolveSessionName` applies without a live session. */

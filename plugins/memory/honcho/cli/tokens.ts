@@ -83,10 +83,12 @@ export async function runTokens(
   if (options.context === undefined && options.dialectic === undefined) {
     io.stdout(
       `${label}Context budget:  ${
-        config.contextTokens === undefined
+        // 0 (what 'uncapped' writes) and below cap nothing, as in Hermes.
+        config.contextTokens === undefined || config.contextTokens <= 0
           ? "uncapped"
-          : `${config.contextTokens} tokens`
-      } (contextTokens, ${sourceText(config.sources.contextTokens)})\n`,
+          : `${config.contextTokens} tokens`} (contextTokens, ${
+        sourceText(config.sources.contextTokens)
+      })\n`,
     );
     io.stdout(
       `${label}Dialectic cap:   ${config.dialecticMaxChars} characters (dialecticMaxChars, ${

@@ -1,0 +1,86 @@
+// Python's notion of whitespace, shared by every layer that reads text the
+// way Hermes (Python) does: memory files, .env files, config values.
+
+// Characters Python's str.isspace() accepts: what str.strip() removes and
+// what the Unicode `\s` of `re` matches. Unlike JS, U+FEFF is not one of them.
+const PYTHON_WHITESPACE = new Set<number>([
+  0x09,
+  0x0a,
+  0x0b,
+  0x0c,
+  0x0d,
+  0x1c,
+  0x1d,
+  0x1e,
+  0x1f,
+  0x20,
+  0x85,
+  0xa0,
+  0x1680,
+  0x2000,
+  0x2001,
+  0x2002,
+  0x2003,
+  0x2004,
+  0x2005,
+  0x2006,
+  0x2007,
+  0x2008,
+  0x2009,
+  0x200a,
+  0x2028,
+  0x2029,
+  0x202f,
+  0x205f,
+  0x3000,
+]);
+
+/**
+ * A regular-expression character-class body matching exactly the characters
+ * Python treats as whitespace (for building Python-compatible patterns).
+ */
+export const PYTHON_WHITESPACE_CLASS: string = [...PYTHON_WHITESPACE]
+  .map((c) => `\\u{${c.toString(16)}}`)
+  .join("");
+
+/**
+ * Tells whether a character is whitespace by Python's `str.isspace()`.
+ *
+ * @param ch One character (code point).
+ * @returns `true` for whitespace.
+ *
+ * @example Python's whitespace includes NBSP
+ * ```ts
+ * import { isPythonWhitespace } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(isPythonWhitespace("\u00a0"), true);
+ * assert.equal(isPythonWhitespace("\ufeff"), false);
+ * ```
+ */
+export function isPythonWhitespace(ch: string): boolean {
+  return ch.length > 0 && PYTHON_WHITESPACE.has(ch.codePointAt(0) as number);
+}
+
+/**
+ * Trims whitespace from both ends like Python's `str.strip()`: every
+ * character `str.isspace()` accepts, but not U+FEFF (which JS `trim()` also
+ * removes).
+ *
+ * @param text The text.
+ * @returns The trimmed text.
+ *
+ * @example Trimming like Python's str.strip()
+ * ```ts
+ * import { pythonStrip } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(pythonStrip("\u2003 note \n"), "note");
+ * assert.equal(pythonStrip("\ufeffnote "), "\ufeffnote");
+ * ```
+ */
+export function pythonStrip(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && PYTHON_WHITESPACE.has(text.charCodeAt(start))) start++;
+  while (end > start && PYTHON_WHITESPACE.has(text.charCodeAt(end - 1))) end--;
+  return text.slice(start, end);
+}

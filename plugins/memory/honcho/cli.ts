@@ -4,7 +4,8 @@
  * Hermes imports this file (never the provider's `mod.ts`) and calls
  * {@linkcode registerCli} only while `memory.provider` is `honcho`:
  * `status [--all]` (also the default), `setup`, `strategy`, `peer`, `mode`,
- * `tokens`, `identity`, `sync`, `peers` (and `peers map`), `sessions`,
+ * `tokens`, `identity`, `sync`, `outbox` (and `outbox retry`, `outbox
+ * flush`), `peers` (and `peers map`), `sessions`,
  * `map`, `enable`, `disable`, `migrate`, plus the global
  * `--target-profile NAME`. {@linkcode postSetup} is the setup wizard that
  * `hermes memory setup honcho` runs host-side (the provider itself runs in
@@ -23,6 +24,7 @@ import { registerEnable } from "./cli/enable.ts";
 import { registerIdentity } from "./cli/identity.ts";
 import { registerMigrate } from "./cli/migrate.ts";
 import { registerMode } from "./cli/mode.ts";
+import { registerOutbox } from "./cli/outbox.ts";
 import { registerPeer } from "./cli/peer.ts";
 import { registerPeers } from "./cli/peers.ts";
 import { registerSessions } from "./cli/sessions.ts";
@@ -71,6 +73,7 @@ export function registerCli(command: HermesCommand): void {
   registerTokens(command);
   registerIdentity(command);
   registerSync(command);
+  registerOutbox(command);
   registerPeers(command);
   registerSessions(command);
   registerEnable(command);

@@ -40,8 +40,10 @@
  * refuses new messages with a warning naming the file, never silently.
  *
  * Log lines: a `header` (format version, generation), `message` records,
- * `attempt` marks (`ids`, `at`, `until`), `ack` (Honcho holds them) and
- * `drop` (refused; copied to the rejected file). A torn last line (a crash
+ * `attempt` marks (`ids`, `at`, `until`), `settle` (an attempt that ended
+ * without being able to land later: Honcho answered, or it never left),
+ * `ack` (Honcho holds them) and `drop` (refused; copied to the rejected
+ * file). A torn last line (a crash
  * mid-write) is ignored with a warning and cut off. The file is compacted
  * when everything is acknowledged, or when acknowledged lines dominate.
  * Processes sharing a profile share its outbox safely: every change
@@ -966,10 +968,25 @@ export class HonchoOutbox {
       if (outcome !== "doubt") {
         // This attempt cannot land later: only earlier attempts still
         // count (and, when it was surely not stored, it needs no lookup).
+        // Recorded, so another process (or a restart) need not wait either.
+        const groups = new Map<
+          string,
+          { ids: string[]; landBy: number; attempted: boolean }
+        >();
         for (const { entry, attempted, landBy } of before) {
-          if (outcome === "unsent") entry.attempted = attempted;
+          const now = outcome === "unsent" ? attempted : true;
+          entry.attempted = now;
           entry.landBy = landBy;
+          const key = `${landBy}:${now}`;
+          const group = groups.get(key) ?? { ids: [], landBy, attempted: now };
+          group.ids.push(entry.record.id);
+          groups.set(key, group);
         }
+        await this.#commitLines(
+          [...groups.values()].map((group) =>
+            JSON.stringify({ type: "settle", ...group })
+          ),
+        ).catch(() => {});
       }
       throw new StageError("send", error);
     } finally {
@@ -1230,6 +1247,17 @@ export class HonchoOutbox {
           if (!entry) continue;
           entry.attempted = true;
           entry.landBy = Math.max(entry.landBy, until);
+        }
+        return;
+      }
+      case "settle": {
+        // An attempt that ended without landing later: earlier ones count.
+        const landBy = typeof item.landBy === "number" ? item.landBy : 0;
+        for (const id of stringIds(item.ids)) {
+          const entry = this.#entries.get(id);
+          if (!entry) continue;
+          entry.landBy = landBy;
+          if (item.attempted === false) entry.attempted = false;
         }
         return;
       }

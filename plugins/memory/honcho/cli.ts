@@ -28,7 +28,7 @@ import { registerOutbox } from "./cli/outbox.ts";
 import { registerPeer } from "./cli/peer.ts";
 import { registerPeers } from "./cli/peers.ts";
 import { registerSessions } from "./cli/sessions.ts";
-import { registerSetup, runPostSetup } from "./cli/setup.ts";
+import { registerSetup, runApplySetup, runPostSetup } from "./cli/setup.ts";
 import { registerStatus } from "./cli/status.ts";
 import { registerStrategy } from "./cli/strategy.ts";
 import { registerSync } from "./cli/sync.ts";
@@ -105,4 +105,31 @@ export async function postSetup(
   io: CliIo,
 ): Promise<number> {
   return await runPostSetup(hermesHome, config, io);
+}
+
+/**
+ * The provider's non-interactive setup, run host-side by `hermes memory
+ * setup honcho --yes --set key=value…`: saves exactly the keys given (the
+ * API key only to `.env`), refuses without a key for Honcho cloud, grants a
+ * self-hosted server's host in `memory.permissions.honcho.net`, sets
+ * `memory.provider: honcho` and tests the connection.
+ *
+ * @param hermesHome The profile home.
+ * @param values The `--set` values by schema key (converted to their types).
+ * @param io The terminal seam.
+ * @returns The exit code: `0` saved, `1` refused or failed, `2` bad value.
+ *
+ * @example Wiring `hermes memory setup honcho --yes`
+ * ```ts ignore
+ * import { denoCliIo } from "@hermes/memory/cli";
+ * import { applySetup } from "./cli.ts";
+ * const code = await applySetup("/home/me/.hermes", { baseUrl: "http://127.0.0.1:8000" }, denoCliIo());
+ * ```
+ */
+export async function applySetup(
+  hermesHome: string,
+  values: Record<string, unknown>,
+  io: CliIo,
+): Promise<number> {
+  return await runApplySetup(hermesHome, values, io);
 }

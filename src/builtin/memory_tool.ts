@@ -12,6 +12,7 @@
 
 import { join } from "node:path";
 import { atomicWriteText } from "../io/atomic_write.ts";
+import { isRecord } from "../_util/is_record.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import type { MemoryTarget, ToolSchema } from "../core/memory_provider.ts";
 import {
@@ -347,11 +348,18 @@ async function runMemoryTool(
         "operations must be a list of {action, content?, old_text?} objects.",
       );
     }
+    for (const [index, operation] of args.operations.entries()) {
+      const wrong = isRecord(operation) ? nonTextArgument(operation) : null;
+      if (wrong !== null) return errorFirst(`operations[${index}]: ${wrong}`);
+    }
     const gated = await approvalGate(store, target, "batch", args, options);
     if (gated !== null) return gated;
     return await store.applyOperations(target, args.operations);
   }
 
+  // An entry is text: a number or an object would be stored as its JSON.
+  const wrong = nonTextArgument(args);
+  if (wrong !== null) return errorFirst(wrong);
   const action = argText(args.action);
   const content = truthy(args.content) ? args.content : args.new_text;
   const oldText = args.old_text;
@@ -453,6 +461,28 @@ async function resolveEntry(
   if (entries.includes(old)) return old;
   const matches = new Set(entries.filter((e) => e.includes(old)));
   return matches.size === 1 ? [...matches][0] : undefined;
+}
+
+/**
+ * The error for an entry argument that is not text (`content`, `new_text`,
+ * `old_text`), or `null` when each is a string or absent.
+ */
+function nonTextArgument(args: Record<string, unknown>): string | null {
+  for (const key of ["content", "new_text", "old_text"]) {
+    const value = args[key];
+    if (value === undefined || value === null || typeof value === "string") {
+      continue;
+    }
+    const kind = Array.isArray(value)
+      ? "a list"
+      : typeof value === "object"
+      ? "an object"
+      : `a ${typeof value}`;
+    return `${key} must be a string, got ${kind} (${
+      argText(value).slice(0, 40)
+    }); pass the memory entry as text.`;
+  }
+  return null;
 }
 
 function errorFirst(message: string): MemoryResult {

@@ -1837,10 +1837,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
         pending += staged.pending ?? 0;
       }
       if (this.#memoryWrites.size > 0) {
-        await this.#waitFor(
-          Promise.all([...this.#memoryWrites]),
-          deadline === Infinity ? 2 ** 31 - 1 : left(),
-        );
+        await this.#waitFor(Promise.all([...this.#memoryWrites]), left());
         pending += this.#memoryWrites.size;
       }
       return { drained: pending === 0, pending };
@@ -1978,6 +1975,10 @@ export class HonchoMemoryProvider extends MemoryProvider {
 
   /** Waits for `promise` at most `ms`; `true` when it settled in time. */
   async #waitFor(promise: Promise<unknown>, ms: number): Promise<boolean> {
+    if (ms === Infinity) {
+      await promise.catch(() => {});
+      return true;
+    }
     if (ms <= 0) {
       let settled = false;
       promise.then(() => settled = true, () => settled = true);

@@ -623,6 +623,10 @@ async function settlesWithin(
   promise: Promise<unknown>,
   ms: number,
 ): Promise<boolean> {
+  if (ms === Infinity) {
+    await promise.catch(() => {});
+    return true;
+  }
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<false>((resolve) => {
     timer = setTimeout(() => resolve(false), Math.max(0, ms));

@@ -22,6 +22,7 @@
 import { MemoryManager, setLogger } from "@hermes/memory";
 import { HonchoMemoryProvider } from "../plugins/memory/honcho/mod.ts";
 import { startHonchoTestServer } from "../tests/honcho_server.ts";
+import { makeProfile } from "../tests/fixtures/honcho_provider_harness.ts";
 
 const TURNS = 1_000;
 
@@ -43,20 +44,8 @@ function turnText(turn: number): [string, string] {
   ];
 }
 
-async function freshHome(): Promise<string> {
-  const home = await Deno.makeTempDir({ prefix: "import_bench_" });
-  await Deno.writeTextFile(
-    `${home}/honcho.json`,
-    JSON.stringify({
-      baseUrl: server.url,
-      workspace: "ws",
-      peerName: "alice",
-      aiPeer: "hermes",
-      recallMode: "tools",
-      sessionStrategy: "per-session",
-    }),
-  );
-  return home;
+function freshHome(): Promise<string> {
+  return makeProfile(server, { config: { recallMode: "tools" } });
 }
 
 function records(): string[] {

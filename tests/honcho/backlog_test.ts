@@ -5,7 +5,8 @@
 // may be stored twice, and the drain state must count what is not durable.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { HERMES_MAIN, runFlags, testUser } from "../helpers/honcho_cli.ts";
+import { hermesWithWorker, testUser } from "../helpers/honcho_cli.ts";
+import { spawnRepoScript } from "../helpers/deno_child.ts";
 import { HonchoClient } from "../../plugins/memory/honcho/client.ts";
 import { HonchoOutbox } from "../../plugins/memory/honcho/outbox.ts";
 import {
@@ -16,7 +17,7 @@ import {
   makeProfile,
   removeHome,
   ROUTES,
-  waitUntil,
+  serverSettled,
 } from "../fixtures/honcho_provider_harness.ts";
 
 const ROOT = new URL("../..", import.meta.url);
@@ -53,14 +54,6 @@ async function account(
   };
 }
 
-async function serverSettled(server: HonchoTestServer): Promise<void> {
-  await waitUntil(
-    () => server.requests.every((r) => r.status !== 0 || r.dropped),
-    10_000,
-    "the server to finish what it received",
-  );
-}
-
 const MANAGER_CHILD = `
 import { MemoryManager } from ${JSON.stringify(new URL("mod.ts", ROOT).href)};
 import { HonchoMemoryProvider } from ${
@@ -87,24 +80,7 @@ async function runManagerChild(
 ): Promise<Record<string, unknown>> {
   const script = join(dir, `child_${crypto.randomUUID().slice(0, 8)}.ts`);
   await Deno.writeTextFile(script, MANAGER_CHILD);
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--no-prompt",
-      "--frozen",
-      `--config=${new URL("deno.json", ROOT).pathname}`,
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-net=127.0.0.1",
-      script,
-      home,
-      String(turns),
-    ],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+  const output = await spawnRepoScript(script, [home, String(turns)]).output();
   const stdout = new TextDecoder().decode(output.stdout);
   assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
   return JSON.parse(stdout.trim().split("\n").at(-1)!);
@@ -196,37 +172,8 @@ Deno.test("hermes memory import of a 600-turn transcript: every message durable 
       ].join("\n")).join("\n") + "\n",
   );
   const expected = expectedContents(TURNS);
-  // The real entry point, with the Honcho worker's grant (api.honcho.dev is
-  // granted, never reached: honcho.json points at the test server).
-  const run = async (): Promise<{ code: number; out: string; err: string }> => {
-    const output = await new Deno.Command(Deno.execPath(), {
-      args: [
-        ...runFlags(user).filter((flag) => !flag.startsWith("--allow-net")),
-        `--allow-net=127.0.0.1,api.honcho.dev`,
-        HERMES_MAIN,
-        "memory",
-        "import",
-        file,
-      ],
-      cwd: user.cwd,
-      clearEnv: true,
-      env: {
-        HOME: user.home,
-        PATH: "/usr/bin:/bin",
-        DENO_DIR: Deno.env.get("DENO_DIR") ??
-          join(Deno.env.get("HOME") ?? "/root", ".cache", "deno"),
-        NO_COLOR: "1",
-      },
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const decoder = new TextDecoder();
-    return {
-      code: output.code,
-      out: decoder.decode(output.stdout),
-      err: decoder.decode(output.stderr),
-    };
-  };
+  // The real entry point, with the Honcho worker's grant.
+  const run = () => hermesWithWorker(user, ["memory", "import", file]);
   const first = await run();
   assert.equal(first.code, 0, first.err);
   assert.match(first.out, /Imported 600 turns/);

@@ -18,10 +18,12 @@ import {
   startHonchoTestServer,
 } from "../honcho_server.ts";
 import { KeepAliveFront } from "../honcho_server/keepalive_front.ts";
+import { spawnRepoScript } from "../helpers/deno_child.ts";
 import {
   makeProfile,
   removeHome,
   ROUTES,
+  serverSettled,
   startProvider,
   waitUntil,
 } from "../fixtures/honcho_provider_harness.ts";
@@ -58,15 +60,6 @@ async function withHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
   } finally {
     await Deno.remove(home, { recursive: true });
   }
-}
-
-/** Waits until the server has answered (or dropped) every request it got. */
-async function serverSettled(server: HonchoTestServer): Promise<void> {
-  await waitUntil(
-    () => server.requests.every((r) => r.status !== 0 || r.dropped),
-    10_000,
-    "the server to finish what it received",
-  );
 }
 
 Deno.test("A proxy that commits a message POST and closes the keep-alive connection without answering: stored once", async () => {
@@ -270,26 +263,11 @@ Deno.test({
         const children = [0, 1].map((n) => {
           const tag = `r${round * 2 + n}`;
           started.add(tag);
-          const child = new Deno.Command(Deno.execPath(), {
-            args: [
-              "run",
-              "--quiet",
-              "--no-prompt",
-              "--frozen",
-              `--config=${new URL("deno.json", ROOT).pathname}`,
-              "--allow-read",
-              "--allow-write",
-              "--allow-env",
-              "--allow-net=127.0.0.1",
-              script,
-              home,
-              server.url,
-              tag,
-              "150",
-            ],
-            stdout: "piped",
-            stderr: "null",
-          }).spawn();
+          const child = spawnRepoScript(
+            script,
+            [home, server.url, tag, "150"],
+            { stderr: "null" },
+          );
           const said: string[] = [];
           const reading = (async () => {
             for await (

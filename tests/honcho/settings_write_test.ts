@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { loadConfig, loadEnvFile } from "@hermes/memory";
 import { saveHonchoConfig } from "../../plugins/memory/honcho/config_file.ts";
+import { spawnRepoScript } from "../helpers/deno_child.ts";
 
 const ROOT = new URL("../..", import.meta.url);
 const url = (path: string): string => new URL(path, ROOT).href;
@@ -33,24 +34,10 @@ async function runChildren(
   const script = join(home, `writer_${crypto.randomUUID().slice(0, 8)}.ts`);
   await Deno.writeTextFile(script, source);
   const outputs = await Promise.all(
-    Array.from({ length: count }, (_, n) =>
-      new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "--quiet",
-          "--no-prompt",
-          "--frozen",
-          `--config=${new URL("deno.json", ROOT).pathname}`,
-          "--allow-read",
-          "--allow-write",
-          "--allow-env",
-          script,
-          home,
-          String(n),
-        ],
-        stdout: "piped",
-        stderr: "piped",
-      }).output()),
+    Array.from(
+      { length: count },
+      (_, n) => spawnRepoScript(script, [home, String(n)]).output(),
+    ),
   );
   for (const output of outputs) {
     assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
@@ -168,23 +155,9 @@ for (let i = 0; ; i++) await saveHonchoConfig({ ["loop" + n]: i, pad }, home);
           name.startsWith(".honcho.json.tmp")
         );
       for (let n = 0; n < 10; n++) {
-        const child = new Deno.Command(Deno.execPath(), {
-          args: [
-            "run",
-            "--quiet",
-            "--no-prompt",
-            "--frozen",
-            `--config=${new URL("deno.json", ROOT).pathname}`,
-            "--allow-read",
-            "--allow-write",
-            "--allow-env",
-            script,
-            home,
-            String(n),
-          ],
-          stdout: "piped",
+        const child = spawnRepoScript(script, [home, String(n)], {
           stderr: "null",
-        }).spawn();
+        });
         const reader = child.stdout.getReader();
         await reader.read(); // "saved"
         reader.releaseLock();

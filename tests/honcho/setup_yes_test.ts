@@ -9,46 +9,19 @@ import { join } from "node:path";
 import { loadConfig } from "../../src/config/config.ts";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import {
-  HERMES_MAIN,
+  hermesWithWorker as runWithWorker,
   readJson,
-  runFlags,
   type TestUser,
   testUser,
   writeJson,
 } from "../helpers/honcho_cli.ts";
 
-/** The real CLI, with the Honcho worker's grant (api.honcho.dev granted, never reached). */
-async function hermesWithWorker(
+function hermesWithWorker(
   user: TestUser,
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number; out: string; err: string }> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      ...runFlags(user).filter((flag) => !flag.startsWith("--allow-net")),
-      "--allow-net=127.0.0.1,api.honcho.dev",
-      HERMES_MAIN,
-      ...args,
-    ],
-    cwd: user.cwd,
-    clearEnv: true,
-    env: {
-      HOME: user.home,
-      PATH: "/usr/bin:/bin",
-      DENO_DIR: Deno.env.get("DENO_DIR") ??
-        join(Deno.env.get("HOME") ?? "/root", ".cache", "deno"),
-      NO_COLOR: "1",
-      ...env,
-    },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    out: decoder.decode(output.stdout),
-    err: decoder.decode(output.stderr),
-  };
+  return runWithWorker(user, args, { env });
 }
 
 function exists(path: string): boolean {

@@ -6,29 +6,18 @@
 // the cause and the fix; a workspace id Honcho would refuse is sanitised.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type LogLevel, setLogger } from "@hermes/memory";
 import { HonchoClient } from "../../plugins/memory/honcho/client.ts";
 import { HonchoOutbox } from "../../plugins/memory/honcho/outbox.ts";
 import { HonchoWriter } from "../../plugins/memory/honcho/writer.ts";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import {
+  captureLogs,
   makeProfile,
   removeHome,
   ROUTES,
   startProvider,
   waitUntil,
 } from "../fixtures/honcho_provider_harness.ts";
-
-function captureLogs(): {
-  lines: { level: LogLevel; message: string }[];
-  restore: () => void;
-} {
-  const lines: { level: LogLevel; message: string }[] = [];
-  const previous = setLogger({
-    log: (level, message) => lines.push({ level, message }),
-  });
-  return { lines, restore: () => setLogger(previous) };
-}
 
 Deno.test("syncTurn: each turn is in the fsynced outbox at once, also while a slow delivery of writeFrequency turn is in flight", async () => {
   await using server = await startHonchoTestServer();

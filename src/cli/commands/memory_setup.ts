@@ -44,7 +44,6 @@ import {
   closeProvider,
   DependencyInstallError,
   discoverProviders,
-  type HostSetup,
   isBuiltinSentinel,
   loadHostApplySetup,
   loadHostSetup,
@@ -258,18 +257,13 @@ async function runAppliedSetup(
   assignments: SetAssignment[],
   io: CliIo,
 ): Promise<number | undefined> {
-  let apply;
-  try {
-    apply = await loadHostApplySetup(name);
-  } catch (error) {
-    io.stderr(
-      `warning: cannot load the setup of provider '${name}' from its cli.ts (${
-        errorText(error)
-      }); saving its settings the generic way\n`,
-    );
-    return undefined;
-  }
-  if (apply === null) return undefined;
+  const apply = await loadHostHook(
+    name,
+    loadHostApplySetup,
+    "saving its settings the generic way",
+    io,
+  );
+  if (!apply) return undefined;
   const schema: ConfigField[] = await provider.getConfigSchema() ?? [];
   const values: Record<string, unknown> = {};
   for (const a of assignments) {
@@ -308,16 +302,12 @@ async function runOwnedSetup(
   provider: MemoryProvider,
   io: CliIo,
 ): Promise<number | undefined> {
-  let hostSetup: HostSetup | null = null;
-  try {
-    hostSetup = await loadHostSetup(name);
-  } catch (error) {
-    io.stderr(
-      `warning: cannot load the setup of provider '${name}' from its cli.ts (${
-        errorText(error)
-      }); asking for its settings instead\n`,
-    );
-  }
+  const hostSetup = await loadHostHook(
+    name,
+    loadHostSetup,
+    "asking for its settings instead",
+    io,
+  ) ?? null;
   if (hostSetup === null && typeof provider.postSetup !== "function") {
     return undefined;
   }
@@ -338,6 +328,25 @@ async function runOwnedSetup(
       }\nFix the problem above, then run 'hermes memory setup ${name}' again.`,
       1,
     );
+  }
+}
+
+/** Loads a host-side hook of the provider's cli.ts; a failure is a warning. */
+async function loadHostHook<T>(
+  name: string,
+  load: (name: string) => Promise<T | null>,
+  fallback: string,
+  io: CliIo,
+): Promise<T | null | undefined> {
+  try {
+    return await load(name);
+  } catch (error) {
+    io.stderr(
+      `warning: cannot load the setup of provider '${name}' from its cli.ts (${
+        errorText(error)
+      }); ${fallback}\n`,
+    );
+    return undefined;
   }
 }
 

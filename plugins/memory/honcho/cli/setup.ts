@@ -380,14 +380,7 @@ export async function runSetup(
     }
   }
 
-  const config = await loadScopeConfig(scope);
-  if (config.configError) {
-    throw new HonchoCliError(
-      `Cannot set up Honcho from ${config.configPath}: ${
-        describeConfigError(config)
-      }; fix or remove the file, nothing was written`,
-    );
-  }
+  const config = await loadSetupConfig(scope);
   // config.yaml (the targeted profile's, with --target-profile) must load
   // before anything is written.
   const yamlHome = scope.targetProfile === undefined
@@ -542,6 +535,19 @@ export async function runSetup(
   }
   printSummary(io, after, plan);
   return 0;
+}
+
+/** The scope's configuration, refusing one whose file does not parse. */
+async function loadSetupConfig(scope: HonchoCliScope): Promise<HonchoConfig> {
+  const config = await loadScopeConfig(scope);
+  if (config.configError) {
+    throw new HonchoCliError(
+      `Cannot set up Honcho from ${config.configPath}: ${
+        describeConfigError(config)
+      }; fix or remove the file, nothing was written`,
+    );
+  }
+  return config;
 }
 
 async function collectPlan(
@@ -1052,14 +1058,7 @@ export async function runApplySetup(
 ): Promise<number> {
   return await runGuarded(io, async () => {
     const scope = resolveScope(io, { hermesHome });
-    const config = await loadScopeConfig(scope);
-    if (config.configError) {
-      throw new HonchoCliError(
-        `Cannot set up Honcho from ${config.configPath}: ${
-          describeConfigError(config)
-        }; fix or remove the file, nothing was written`,
-      );
-    }
+    const config = await loadSetupConfig(scope);
     const fields = new Map(
       HONCHO_CONFIG_SCHEMA.fields.map((f) => [f.key, f] as const),
     );

@@ -6,7 +6,9 @@
 // the cause and the fix; a workspace id Honcho would refuse is sanitised.
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { MemoryManager } from "@hermes/memory";
 import { HonchoClient } from "../../plugins/memory/honcho/client.ts";
+import { HonchoMemoryProvider } from "../../plugins/memory/honcho/mod.ts";
 import { HonchoOutbox } from "../../plugins/memory/honcho/outbox.ts";
 import { HonchoWriter } from "../../plugins/memory/honcho/writer.ts";
 import { startHonchoTestServer } from "../honcho_server.ts";
@@ -238,4 +240,39 @@ Deno.test("A workspace id Honcho would refuse ('my ws') is sanitised to 'my-ws' 
     await removeHome(home);
   }
   server.assertNoViolations();
+});
+
+Deno.test("shutdownDrainState counts turns that never reached the outbox (a refusing disk) instead of saying drained", async () => {
+  await using server = await startHonchoTestServer();
+  const home = await makeProfile(server, { config: { recallMode: "tools" } });
+  const logs = captureLogs();
+  try {
+    const outbox = new HonchoOutbox({ workspace: "ws", hermesHome: home });
+    await Deno.mkdir(outbox.path, { recursive: true });
+    const manager = new MemoryManager({ shutdownDrainTimeoutMs: 600 });
+    await manager.addProvider(
+      new HonchoMemoryProvider({ shutdownTimeoutMs: 300 }),
+    );
+    await manager.initializeAll("s1", { hermesHome: home, platform: "cli" });
+    for (let turn = 1; turn <= 3; turn++) {
+      manager.syncAll(`Question ${turn}`, `Answer ${turn}`, {
+        sessionId: "s1",
+      });
+    }
+    assert.equal(await manager.flushPending(300), false);
+    await manager.shutdownAll();
+    const state = manager.shutdownDrainState;
+    assert.equal(state.status, "timed_out");
+    assert.equal(state.notDurable, 6);
+    assert.deepEqual(state.undrainedProviders, ["honcho"]);
+    assert.ok(
+      logs.lines.some((l) =>
+        l.level === "warn" && l.message.includes("reached its outbox")
+      ),
+      logs.lines.map((l) => l.message).join("\n"),
+    );
+  } finally {
+    logs.restore();
+    await removeHome(home);
+  }
 });

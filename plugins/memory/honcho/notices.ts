@@ -118,6 +118,47 @@ export function noticeText(
 }
 
 /**
+ * The warning logged (once per episode) when writes stop for a cause
+ * retrying cannot fix: what happened, the fix, and that nothing is lost.
+ *
+ * @param cause Why the writes stopped.
+ * @param options The reason, host and profile home.
+ * @returns One line for the log.
+ *
+ * @example The denied-grant warning names the key to set
+ * ```ts
+ * import { writeWarningText } from "./notices.ts";
+ * import assert from "node:assert/strict";
+ * const text = writeWarningText("permission", { host: "127.0.0.1:8000", hermesHome: "/h" });
+ * assert.match(text, /memory\.permissions\.honcho\.net in \/h\/config\.yaml/);
+ * ```
+ */
+export function writeWarningText(
+  cause: NoticeCause,
+  options: NoticeTextOptions = {},
+): string {
+  const reason = options.reason ? ` (${options.reason})` : "";
+  const home = (file: string): string =>
+    options.hermesHome ? join(options.hermesHome, file) : file;
+  switch (cause) {
+    case "permission": {
+      const host = options.host ?? "the Honcho server";
+      return `Honcho memory is blocked: this process has no network access to ${host}${reason}. Add "${host}" to memory.permissions.honcho.net in ${
+        home("config.yaml")
+      } (or run 'hermes honcho setup'), then restart Hermes; the turns stay queued`;
+    }
+    case "auth":
+      return `Honcho authentication failed${reason}: run 'hermes honcho setup' to fix the API key; the turns stay queued`;
+    case "refused":
+      return `Honcho refused the memory writes${reason}: check the workspace, peer and session settings in ${
+        home("honcho.json")
+      } ('hermes honcho status'); the turns stay queued ('hermes honcho outbox')`;
+    default:
+      return noticeText(cause, options).replace(`${NOTICE_HEADING} `, "");
+  }
+}
+
+/**
  * Classifies a failure: auth (401/403), rate-limited (429), unreachable
  * (connection errors, timeouts, 5xx, malformed answers), no-peer; anything
  * else (a 404 or 422 is a bug, not an outage) gives `undefined`.
@@ -239,15 +280,16 @@ export class NoticeBoard {
   }
 
   /**
-   * The text a cause's notice has on this board (for a log line).
+   * The warning line for writes stopped by a cause, with this board's
+   * profile home ({@linkcode writeWarningText}).
    *
-   * @param cause Why memory is degraded.
+   * @param cause Why the writes stopped.
    * @param reason A short reason (no secrets).
    * @param host The host of a denied network permission.
-   * @returns The paragraph.
+   * @returns The line.
    */
-  text(cause: NoticeCause, reason?: string, host?: string): string {
-    return noticeText(cause, {
+  warning(cause: NoticeCause, reason?: string, host?: string): string {
+    return writeWarningText(cause, {
       reason,
       platform: this.#platform,
       hermesHome: this.#hermesHome,

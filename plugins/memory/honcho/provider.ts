@@ -1798,14 +1798,10 @@ export class HonchoMemoryProvider extends MemoryProvider {
     const host = error instanceof PermissionDeniedError
       ? error.host
       : undefined;
-    const text = this.#notices.text(cause, reason, host).replace(
-      /^\[Honcho memory status\] /,
-      "",
-    );
     const queued = result.pending >= 0
-      ? ` (${result.pending} message(s) queued in ${this.#writer?.outbox.path})`
+      ? ` (${result.pending} message(s) in ${this.#writer?.outbox.path})`
       : "";
-    log("warn", `${text}${queued}`);
+    log("warn", `${this.#notices.warning(cause, reason, host)}${queued}`);
   }
 
   /**

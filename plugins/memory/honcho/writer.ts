@@ -48,7 +48,7 @@ import type {
   OutboxMessageInput,
 } from "./outbox.ts";
 import type { WriteFrequency } from "./config.ts";
-import { backoffDelayMs } from "./_backoff.ts";
+import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
 import { errorText } from "./_util.ts";
 
 /** Options of {@linkcode HonchoWriter}. */
@@ -528,13 +528,14 @@ export class HonchoWriter {
         });
       } catch (error) {
         if (signal.aborted) return;
+        // Session set-up failed: systemic unless a retry may help.
         result = {
           delivered: 0,
           duplicates: 0,
           rejected: 0,
           pending: -1,
           error,
-          systemic: true,
+          systemic: !isRetryableHonchoError(error),
         };
       }
       try {

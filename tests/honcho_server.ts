@@ -573,6 +573,8 @@ class Server implements HonchoTestServer {
     try {
       const response = await handler(ctx);
       await this.#checkResponse(spec, entry, response);
+      // Committed; the answer comes late (a slow proxy or network).
+      if (fault?.answerAfterMs) await this.#sleep(fault.answerAfterMs);
       return finish(response);
     } catch (error) {
       if (error instanceof HonchoHttpError) {

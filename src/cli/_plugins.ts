@@ -180,6 +180,37 @@ export type HostSetup = (
  * imported (the user named or picked it).
  */
 export async function loadHostSetup(name: string): Promise<HostSetup | null> {
+  const hook = await hostCliExport(name, "postSetup");
+  return typeof hook === "function" ? hook as HostSetup : null;
+}
+
+/**
+ * A provider's host-side non-interactive setup, exported by its `cli.ts` as
+ * `applySetup(hermesHome, values, io)`: applies exactly the `--set` values
+ * (converted to their schema types) and returns the exit code.
+ */
+export type HostApplySetup = (
+  hermesHome: string,
+  values: Record<string, unknown>,
+  io: CliIo,
+) => unknown;
+
+/**
+ * The host-side `applySetup(hermesHome, values, io)` of a provider's
+ * `cli.ts`, or `null` when it has none. Only the provider being set up is
+ * imported.
+ */
+export async function loadHostApplySetup(
+  name: string,
+): Promise<HostApplySetup | null> {
+  const hook = await hostCliExport(name, "applySetup");
+  return typeof hook === "function" ? hook as HostApplySetup : null;
+}
+
+async function hostCliExport(
+  name: string,
+  exported: string,
+): Promise<unknown> {
   const candidate = await findMemoryProvider(name);
   if (candidate?.dir === undefined) return null;
   const path = join(candidate.dir, "cli.ts");
@@ -192,8 +223,7 @@ export async function loadHostSetup(name: string): Promise<HostSetup | null> {
     string,
     unknown
   >;
-  const hook = module.postSetup;
-  return typeof hook === "function" ? hook as HostSetup : null;
+  return module[exported];
 }
 
 export interface DependencyInfo {

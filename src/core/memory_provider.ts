@@ -188,6 +188,13 @@ export interface SyncTurnOptions {
   messages?: ChatMessage[];
   /** Who wrote the user message, when known. */
   turnAuthor?: TurnAuthor;
+  /**
+   * A stable key of this turn, set when the same turn may be handed over
+   * again (`hermes memory import` re-run on the same transcript). A
+   * provider that stores turns should store a turn whose key it already
+   * holds at most once. Absent for live turns.
+   */
+  turnId?: string;
 }
 
 /** Options of {@linkcode MemoryProvider.onTurnStart}. */

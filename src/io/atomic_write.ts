@@ -6,6 +6,15 @@
  * disk, and is renamed over the target, so a reader sees the old content or
  * the new content and never a torn file.
  *
+ * A process killed mid-write leaves its temporary file behind. Temporary
+ * files are named `.<file>.tmp.<pid>.<random>` and stay locked (an
+ * exclusive `flock`) until their rename, so every write removes the
+ * leftovers of earlier writes of the same file — the temporary files whose
+ * lock it can take, i.e. whose process is gone — and never the file of a
+ * write still running in any process. Where such locks cannot tell
+ * (Windows), leftovers older than {@linkcode STALE_TEMP_FILE_MS} are
+ * removed instead.
+ *
  * @module
  */
 
@@ -23,6 +32,17 @@ export interface AtomicWriteOptions {
 
 const DEFAULT_NEW_FILE_MODE = 0o644;
 const IS_WINDOWS = Deno.build.os === "windows";
+
+/**
+ * How old a leftover temporary file of an atomic write must be before a
+ * later write removes it where locks cannot tell whether its writer is
+ * alive (Windows): 10 minutes, while a settings write takes milliseconds
+ * and a large outbox compaction seconds.
+ */
+export const STALE_TEMP_FILE_MS = 10 * 60 * 1000;
+
+/** Temporary files of writes running in this process (never cleaned up). */
+const writing = new Set<string>();
 
 /**
  * Replaces the content of `path` with `text` atomically: temp file in the
@@ -59,35 +79,121 @@ export async function atomicWriteText(
   const mode = options.mode ??
     (existing?.mode != null ? existing.mode & 0o7777 : DEFAULT_NEW_FILE_MODE);
   const dir = dirname(target);
+  for (let attempt = 0;; attempt++) {
+    try {
+      await writeAndRename(target, dir, text, mode, existing);
+      break;
+    } catch (error) {
+      // A cleaner of another process removed our brand-new temp file in the
+      // instant between its creation and its lock: write it again.
+      if (!(error instanceof TempFileVanished) || attempt >= 2) throw error;
+    }
+  }
+  await removeOrphanedTempFiles(dir, basename(target));
+}
+
+class TempFileVanished extends Error {}
+
+async function writeAndRename(
+  target: string,
+  dir: string,
+  text: string,
+  mode: number,
+  existing: Deno.FileInfo | undefined,
+): Promise<void> {
   const temp = join(
     dir,
-    `.${basename(target)}.tmp-${crypto.randomUUID().slice(0, 8)}`,
+    `.${basename(target)}.tmp.${Deno.pid}.${crypto.randomUUID().slice(0, 8)}`,
   );
+  writing.add(temp);
   let renamed = false;
   try {
     const file = await Deno.open(temp, {
+      read: true,
       write: true,
       createNew: true,
       mode: 0o600,
     });
     try {
+      // Held until the rename: a cleaner in another process can tell a
+      // live write from the leftover of a killed one.
+      if (!IS_WINDOWS) await file.lock(true);
       await writeAll(file, new TextEncoder().encode(text));
       await file.sync();
+      if (!IS_WINDOWS) {
+        await Deno.chmod(temp, mode);
+        if (existing?.uid != null && existing.gid != null) {
+          // Keep the owner where the process may (root rewriting a user's file).
+          await Deno.chown(temp, existing.uid, existing.gid).catch(() => {});
+        }
+      }
+      try {
+        await Deno.rename(temp, target);
+      } catch (error) {
+        if (error instanceof Deno.errors.NotFound) {
+          throw new TempFileVanished(`${temp} was removed`);
+        }
+        throw error;
+      }
+      renamed = true;
     } finally {
       file.close();
     }
-    if (!IS_WINDOWS) {
-      await Deno.chmod(temp, mode);
-      if (existing?.uid != null && existing.gid != null) {
-        // Keep the owner where the process may (root rewriting a user's file).
-        await Deno.chown(temp, existing.uid, existing.gid).catch(() => {});
-      }
-    }
-    await Deno.rename(temp, target);
-    renamed = true;
     await syncDirectory(dir);
   } finally {
+    writing.delete(temp);
     if (!renamed) await Deno.remove(temp).catch(() => {});
+  }
+}
+
+/**
+ * Removes leftover temporary files of interrupted atomic writes of `name`
+ * in `dir`, best effort (errors are ignored). A write holds an exclusive
+ * lock on its temporary file until the rename, so a file whose lock can be
+ * taken belongs to a process that is gone. Where locks cannot tell
+ * (Windows), files older than {@linkcode STALE_TEMP_FILE_MS} are removed.
+ */
+async function removeOrphanedTempFiles(
+  dir: string,
+  name: string,
+): Promise<void> {
+  const prefix = `.${name}.tmp`;
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (!entry.isFile || !entry.name.startsWith(prefix)) continue;
+      const rest = entry.name.slice(prefix.length);
+      // `.tmp.<pid>.<rand>` (this version) or `.tmp-<rand>` (earlier ones).
+      if (!/^\.\d+\.[0-9a-f]{8}$/.test(rest) && !/^-[0-9a-f]{8}$/.test(rest)) {
+        continue;
+      }
+      const path = join(dir, entry.name);
+      if (writing.has(path)) continue;
+      await removeIfOrphaned(path);
+    }
+  } catch {
+    // The directory cannot be listed: leave the leftovers.
+  }
+}
+
+async function removeIfOrphaned(path: string): Promise<void> {
+  if (IS_WINDOWS) {
+    const info = await Deno.stat(path).catch(() => undefined);
+    const age = Date.now() - (info?.mtime?.getTime() ?? Date.now());
+    if (age >= STALE_TEMP_FILE_MS) await Deno.remove(path).catch(() => {});
+    return;
+  }
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true, write: true });
+  } catch {
+    return;
+  }
+  try {
+    if (await file.tryLock(true)) await Deno.remove(path);
+  } catch {
+    // Gone already, or not ours to remove.
+  } finally {
+    file.close();
   }
 }
 

@@ -106,6 +106,8 @@ export interface SyncAllOptions {
   messages?: ChatMessage[] | null;
   /** Who wrote the user message; passed only when not `null`. */
   turnAuthor?: TurnAuthor | null;
+  /** A stable key of the turn (see `SyncTurnOptions.turnId`); passed when set. */
+  turnId?: string;
 }
 
 /** Options of {@linkcode MemoryManager.commitSessionBoundary}. */
@@ -842,11 +844,15 @@ export class MemoryManager {
     ]) as [string, string, ChatMessage[] | undefined];
     const sessionId = options.sessionId ?? "";
     const turnAuthor = options.turnAuthor ?? undefined;
+    const turnId = typeof options.turnId === "string" && options.turnId !== ""
+      ? options.turnId
+      : undefined;
     this.#submit("write", () =>
       this.#each(entries, "syncTurn", "warn", (e) => {
         const turn: SyncTurnOptions = { sessionId };
         if (redactedMessages !== undefined) turn.messages = redactedMessages;
         if (turnAuthor !== undefined) turn.turnAuthor = turnAuthor;
+        if (turnId !== undefined) turn.turnId = turnId;
         return hook(e.provider, "syncTurn").call(
           e.provider,
           user,

@@ -184,6 +184,75 @@ Deno.test("ArchiveMemoryProvider keeps repeated identical messages", async () =>
   });
 });
 
+Deno.test("ArchiveMemoryProvider archives short messages repeated after a compaction again, keyed across the whole archive", async (t) => {
+  const summary = {
+    role: "user",
+    content: "summary",
+    _compressed_summary: true,
+  };
+  const window1 = [
+    { role: "user", content: "deploy the app" },
+    { role: "assistant", content: "Done." },
+    { role: "user", content: "yes" },
+    { role: "assistant", content: "Done." },
+  ];
+  const cases: [string, unknown[], unknown[]][] = [
+    // Hermes keeps nothing of window 1 but the summary.
+    ["nothing kept", [summary], []],
+    // The compressor keeps the first exchange (head) and the last (tail).
+    ["head and tail kept", [window1[0], window1[1], summary], [
+      window1[2],
+      window1[3],
+    ]],
+  ];
+  for (const [label, before, kept] of cases) {
+    await t.step(label, async () => {
+      await withTempHome(async (home) => {
+        const p = await provider(home);
+        await p.onPreCompress(window1, { requireCheckpoint: true });
+        const window2 = [
+          { role: "user", content: "and the docs" },
+          { role: "assistant", content: "Done." },
+          { role: "user", content: "yes" },
+          { role: "assistant", content: "Done." },
+        ];
+        const transcript = [...before, ...kept, ...window2];
+        await p.onPreCompress(transcript as never, { requireCheckpoint: true });
+        // A retry of the same checkpoint adds nothing.
+        await p.onPreCompress(transcript as never, { requireCheckpoint: true });
+        const archived = await p.readArchive();
+        // Before this fix, keys restarted per window: "yes" and both "Done."
+        // of window 2 were taken as archived (and compressed away): 5, not 8.
+        assert.deepEqual(
+          archived.map((m) => m.content),
+          [
+            "deploy the app",
+            "Done.",
+            "yes",
+            "Done.",
+            "and the docs",
+            "Done.",
+            "yes",
+            "Done.",
+          ],
+        );
+        assert.deepEqual(archived.slice(5).map((m) => m.key), [
+          expectedKey("assistant", "Done.", 2),
+          expectedKey("user", "yes", 1),
+          expectedKey("assistant", "Done.", 3),
+        ]);
+        assertUniqueKeys(archived.map((m) => m.key));
+        // A fresh process (index rebuilt from the file) agrees.
+        const again = await provider(home);
+        await again.onPreCompress(transcript as never, {
+          requireCheckpoint: true,
+        });
+        assert.equal((await again.readArchive()).length, 8);
+      });
+    });
+  }
+});
+
 Deno.test("ArchiveMemoryProvider.onPreCompress() throws when it cannot commit, then succeeds on retry", async () => {
   await withTempHome(async (home) => {
     const blocked = join(home, "archive");

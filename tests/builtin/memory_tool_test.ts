@@ -304,3 +304,37 @@ Deno.test("handleMemoryToolCall() turns a write failure into an error result", a
     assert.deepEqual(Object.keys(out), ["error", "success"]);
   });
 });
+
+Deno.test("handleMemoryToolCall() refuses an entry that is not text and stores nothing", async () => {
+  await withStore(async (store, home) => {
+    for (
+      const args of [
+        { action: "add", target: "memory", content: { a: 1 } },
+        { action: "add", target: "user", content: 12345 },
+        { action: "replace", target: "memory", old_text: ["x"], content: "y" },
+        {
+          target: "memory",
+          operations: [{ action: "add", content: "fine" }, {
+            action: "add",
+            content: 7,
+          }],
+        },
+      ]
+    ) {
+      const out = JSON.parse(await handleMemoryToolCall(store, args));
+      assert.equal(out.success, false, JSON.stringify(args));
+      assert.match(
+        out.error,
+        /'(content|old_text|operations\[1\]\.content)' must be a string \(got (an object|a number|a list)/,
+      );
+    }
+    assert.deepEqual(store.sanitizedEntries("memory"), []);
+    assert.deepEqual(store.sanitizedEntries("user"), []);
+    for (const file of ["MEMORY.md", "USER.md"]) {
+      const text = await Deno.readTextFile(`${home}/memories/${file}`).catch(
+        () => "",
+      );
+      assert.equal(text.trim(), "");
+    }
+  });
+});

@@ -338,19 +338,49 @@ Deno.test("memory setup PROVIDER --yes --set: no questions, typed values, secret
     assert.equal(errors(err), "");
     assert.equal(code, 0);
     assert.deepEqual(asked, []);
+    // Only what --set names is written: no default is pinned.
     const config = await loadConfig({ hermesHome: home });
     assert.deepEqual(config.memory, {
       provider: "wizard",
-      wizard: {
-        mode: "cloud",
-        base_url: "https://api.wizard.example",
-        workspace: "hermes",
-        top_k: 9,
-      },
+      wizard: { top_k: 9 },
     });
+    assert.deepEqual(
+      JSON.parse(await Deno.readTextFile(join(home, "wizard.json"))),
+      { top_k: 9 },
+    );
     const env = await loadEnvFile(join(home, ".env"));
     assert.equal(env.WIZ_API_KEY, "sk-from-flags-4321");
+    assert.deepEqual(Object.keys(env), ["WIZ_API_KEY"]);
     assert.match(out, /\(\.\.\.4321\)/);
+  });
+});
+
+Deno.test("memory setup PROVIDER --yes on a configured home changes only what --set names", async () => {
+  await withHome(async (home) => {
+    await Deno.writeTextFile(
+      join(home, "config.yaml"),
+      "# mine\nmemory:\n  provider: wizard\n  wizard:\n    mode: local\n    workspace: team\n",
+    );
+    await Deno.writeTextFile(join(home, ".env"), "WIZ_BASE_URL=http://wiz:9\n");
+    const { code, err } = await run(home, [
+      "memory",
+      "setup",
+      "wizard",
+      "--yes",
+      "--set",
+      "top_k=2",
+    ]);
+    // mode local: no API key is needed (its `when` is mode cloud).
+    assert.equal(code, 0, err);
+    const config = await loadConfig({ hermesHome: home });
+    assert.deepEqual(config.memory, {
+      provider: "wizard",
+      wizard: { mode: "local", workspace: "team", top_k: 2 },
+    });
+    assert.match(await Deno.readTextFile(join(home, "config.yaml")), /^# mine/);
+    assert.deepEqual(await loadEnvFile(join(home, ".env")), {
+      WIZ_BASE_URL: "http://wiz:9",
+    });
   });
 });
 

@@ -73,3 +73,42 @@ export async function runDenoChild(
     stderr: decoder.decode(output.stderr),
   };
 }
+
+/** Options of {@linkcode spawnRepoScript}. */
+export interface SpawnScriptOptions {
+  /** `--allow-net=` value. @default {"127.0.0.1"} */
+  net?: string;
+  /** Standard output. @default {"piped"} */
+  stdout?: "piped" | "null";
+  /** Standard error. @default {"piped"} */
+  stderr?: "piped" | "null";
+}
+
+/**
+ * Starts `deno run` on a script with the repo's deno.json (so `@hermes/memory`
+ * and npm imports resolve) and read, write, env and 127.0.0.1 net access —
+ * for crash and concurrency tests that kill or race child processes.
+ */
+export function spawnRepoScript(
+  script: string,
+  args: readonly string[],
+  options: SpawnScriptOptions = {},
+): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--no-prompt",
+      "--frozen",
+      `--config=${new URL("deno.json", ROOT).pathname}`,
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      `--allow-net=${options.net ?? "127.0.0.1"}`,
+      script,
+      ...args,
+    ],
+    stdout: options.stdout ?? "piped",
+    stderr: options.stderr ?? "piped",
+  }).spawn();
+}

@@ -186,6 +186,38 @@ export async function hermes(
   return await runRaw(user, args, options);
 }
 
+/**
+ * Runs `hermes <args>` as a process that may load the Honcho provider's
+ * sandbox worker: the flags of {@linkcode hermes} plus the worker's network
+ * grant (`api.honcho.dev` is granted, never reached: the tests point
+ * `honcho.json` at the local test server).
+ */
+export async function hermesWithWorker(
+  user: TestUser,
+  args: string[],
+  options: { env?: Record<string, string> } = {},
+): Promise<RunResult> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: [
+      ...runFlags(user).filter((flag) => !flag.startsWith("--allow-net")),
+      "--allow-net=127.0.0.1,api.honcho.dev",
+      HERMES_MAIN,
+      ...args,
+    ],
+    cwd: user.cwd,
+    clearEnv: true,
+    env: childEnv(user, options.env ?? {}),
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    out: decoder.decode(output.stdout),
+    err: decoder.decode(output.stderr),
+  };
+}
+
 /** Runs `hermes <args>` in a pseudo-terminal. */
 export function hermesPty(
   user: TestUser,

@@ -177,9 +177,9 @@ const STATUS_CASES: [number, new (...args: never[]) => HonchoError][] = [
   [504, ServerError],
 ];
 
-const RETRIED_STATUSES = new Set([429, 502, 503, 504]);
+const RETRIED_STATUSES = new Set([429, 500, 502, 503, 504]);
 
-Deno.test("HonchoClient retries only idempotent requests, only on 429/502/503/504, and maps every status", async (t) => {
+Deno.test("HonchoClient retries only idempotent requests, only on 429 and 5xx, and maps every status", async (t) => {
   await using server = await startHonchoTestServer();
   for (const method of METHOD_CASES) {
     await t.step(method.name, async (t) => {
@@ -293,20 +293,33 @@ Deno.test("HonchoClient honours Retry-After (seconds or HTTP date), capped", asy
   server.clearFaults();
 });
 
-Deno.test("HonchoClient's timeout aborts the fetch and is not retried", async () => {
+Deno.test("HonchoClient's timeout aborts the fetch; an idempotent read is retried, a write never", async () => {
   await using server = await startHonchoTestServer();
   const route = `GET ${WS}/peers/{peer_id}/card`;
-  server.inject(route, { latencyMs: 5_000 });
-  const { client, sleeps, fetches } = harness(server, { timeoutMs: 100 });
+  server.inject(route, { latencyMs: 5_000, times: Infinity });
+  const { client, sleeps, fetches } = harness(server, {
+    timeoutMs: 100,
+    maxRetries: 1,
+  });
   const started = performance.now();
   const error = await client.getPeerCard("alice").catch((e: unknown) => e);
   assert.ok(error instanceof TimeoutError, String(error));
   assertStyle(error);
   assert.match(error.message, /timed out after 100 ms/);
   assert.ok(performance.now() - started < 2_000);
+  assert.equal(fetches.length, 2);
+  assert.ok(fetches.every((f) => f.init.signal?.aborted === true));
+  assert.deepEqual(sleeps, [250]);
+
+  const messages = `POST ${WS}/sessions/{session_id}/messages`;
+  server.inject(messages, { latencyMs: 5_000 });
+  fetches.length = 0;
+  const write = await client.createMessages("s1", [{
+    peerId: "alice",
+    content: "hi",
+  }]).catch((e: unknown) => e);
+  assert.ok(write instanceof TimeoutError, String(write));
   assert.equal(fetches.length, 1);
-  assert.equal(fetches[0]!.init.signal?.aborted, true);
-  assert.deepEqual(sleeps, []);
   server.clearFaults();
 });
 
@@ -429,7 +442,7 @@ Deno.test("HonchoClient sends the bearer token, telemetry headers and encoded pa
 Deno.test("HonchoClient checks response shapes at the boundary", async (t) => {
   await t.step("malformed JSON from the server", async () => {
     await using server = await startHonchoTestServer();
-    server.inject(`POST ${WS}/peers`, { malformed: true });
+    server.inject(`POST ${WS}/peers`, { malformed: true, times: Infinity });
     const { client } = harness(server);
     const error = await client.getOrCreatePeer("alice").catch((e: unknown) =>
       e
@@ -441,6 +454,7 @@ Deno.test("HonchoClient checks response shapes at the boundary", async (t) => {
     const client = new HonchoClient({
       workspaceId: "ws",
       baseUrl: "http://127.0.0.1:9",
+      maxRetries: 0,
       fetch: () => Promise.resolve(Response.json({ peer_card: "not a list" })),
     });
     const error = await client.getPeerCard("alice").catch((e: unknown) => e);

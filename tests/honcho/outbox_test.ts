@@ -224,12 +224,13 @@ Deno.test("HonchoOutbox.deliver() honours Retry-After, capped", async () => {
   });
 });
 
-Deno.test("HonchoOutbox re-sends an unacknowledged batch only after checking what Honcho already stored", async () => {
+Deno.test("HonchoOutbox re-sends an unacknowledged batch only after its attempt can no longer land and after checking what Honcho stored", async () => {
   await using server = await startHonchoTestServer();
   await withHome(async (home) => {
     const outbox = new HonchoOutbox({
       workspace: "ws",
       hermesHome: home,
+      lateCommitGraceMs: 200,
       ...fakeSleep(),
     });
     const { accepted } = await outbox.append(turns("s1", 3));
@@ -240,7 +241,10 @@ Deno.test("HonchoOutbox re-sends an unacknowledged batch only after checking wha
       baseUrl: server.url,
       timeoutMs: 1_000,
     });
+    const started = performance.now();
     const result = await outbox.deliver(client);
+    // The lookup waited for request timeout + grace after the attempt.
+    assert.ok(performance.now() - started >= 1_150);
     assert.equal(result.duplicates, 3);
     assert.equal(result.delivered, 0);
     assert.equal(result.pending, 0);
@@ -277,44 +281,123 @@ Deno.test("HonchoOutbox.deliver() stops on an auth failure and keeps every messa
   });
 });
 
-Deno.test("HonchoOutbox moves a permanently refused message aside with a warning and delivers the rest", async () => {
-  await using server = await startHonchoTestServer();
-  await withHome(async (home) => {
-    const logs = captureLogs();
-    try {
-      const outbox = new HonchoOutbox({
-        workspace: "ws",
-        hermesHome: home,
-        ...fakeSleep(),
+const CONTENT_REFUSAL = (index: number) => [{
+  type: "value_error",
+  loc: ["body", "messages", index, "content"],
+  msg: "Value error, bad message",
+  input: "x",
+}];
+
+Deno.test("HonchoOutbox moves a message Honcho refused for its content aside with a warning and delivers the rest", async (t) => {
+  for (
+    const [label, detail, times] of [
+      ["Honcho names the message", CONTENT_REFUSAL(0), 1],
+      // No index: the batch is sent one by one to find it.
+      ["Honcho names no message", [{
+        type: "value_error",
+        loc: ["body", "messages"],
+        msg: "Value error, bad message",
+        input: [],
+      }], 2],
+    ] as const
+  ) {
+    await t.step(label, async () => {
+      await using server = await startHonchoTestServer();
+      await withHome(async (home) => {
+        const logs = captureLogs();
+        try {
+          const outbox = new HonchoOutbox({
+            workspace: "ws",
+            hermesHome: home,
+            ...fakeSleep(),
+          });
+          const { accepted } = await outbox.append(turns("s1", 3));
+          server.inject(MESSAGES_ROUTE, { status: 422, detail, times });
+          const result = await outbox.deliver(clientFor(server));
+          assert.equal(result.rejected, 1);
+          assert.equal(result.delivered, 2);
+          assert.equal(result.pending, 0);
+          assert.deepEqual(storedOutboxIds(server), accepted.slice(1));
+          const rejected = await outbox.rejected();
+          assert.equal(rejected.length, 1);
+          assert.equal(rejected[0]!.id, accepted[0]);
+          assert.equal(rejected[0]!.status, 422);
+          assert.match(rejected[0]!.reason, /bad message/);
+          assert.ok(
+            logs.lines.some((l) =>
+              l.level === "warn" && l.message.includes(outbox.rejectedPath)
+            ),
+          );
+          // Fixed on the server: queued again, stored once.
+          assert.equal(await outbox.retryRejected(), 1);
+          assert.deepEqual(await outbox.rejected(), []);
+          assert.equal((await outbox.deliver(clientFor(server))).delivered, 1);
+          assert.deepEqual(
+            new Set(storedOutboxIds(server)),
+            new Set(accepted),
+          );
+          assert.equal(server.state.messages.length, 3);
+        } finally {
+          logs.restore();
+        }
       });
-      const { accepted } = await outbox.append(turns("s1", 3));
-      // The batch is refused, then (delivered one by one) the first message is refused again.
-      server.inject(MESSAGES_ROUTE, {
-        status: 422,
-        detail: "bad message",
-        times: 2,
-      });
-      const result = await outbox.deliver(clientFor(server));
-      assert.equal(result.rejected, 1);
-      assert.equal(result.delivered, 2);
-      assert.equal(result.pending, 0);
-      assert.deepEqual(storedOutboxIds(server), accepted.slice(1));
-      const rejected = (await Deno.readTextFile(outbox.rejectedPath)).trim()
-        .split("\n").map((l) => JSON.parse(l));
-      assert.equal(rejected.length, 1);
-      assert.equal(rejected[0].id, accepted[0]);
-      assert.match(rejected[0].reason, /bad message/);
-      assert.ok(
-        logs.lines.some((l) =>
-          l.level === "warn" && l.message.includes(outbox.rejectedPath)
-        ),
-      );
-    } finally {
-      logs.restore();
-    }
-  });
+    });
+  }
 });
 
+Deno.test("HonchoOutbox keeps every message on a systemic refusal (a refused id, 404, a 400 on the dedup read) and rejects none", async (t) => {
+  const cases: [string, string, Record<string, unknown>][] = [
+    ["422 naming the workspace", MESSAGES_ROUTE, {
+      status: 422,
+      detail: [{
+        type: "string_pattern_mismatch",
+        loc: ["path", "workspace_id"],
+        msg: "String should match pattern",
+        input: "my ws",
+      }],
+    }],
+    ["422 with a plain detail", MESSAGES_ROUTE, {
+      status: 422,
+      detail: "Workspace refused",
+    }],
+    ["404 on the workspace", MESSAGES_ROUTE, {
+      status: 404,
+      detail: "Workspace not found",
+    }],
+    ["400 on the dedup read", LIST_ROUTE, {
+      status: 400,
+      detail: "Bad filter",
+    }],
+  ];
+  for (const [label, route, fault] of cases) {
+    await t.step(label, async () => {
+      await using server = await startHonchoTestServer();
+      await withHome(async (home) => {
+        const outbox = new HonchoOutbox({
+          workspace: "ws",
+          hermesHome: home,
+          ...fakeSleep(),
+        });
+        // Stable ids are looked up before the first send (the dedup read).
+        const messages = turns("s1", 3).map((m, i) => ({
+          ...m,
+          id: `00000000-0000-5000-8000-00000000000${i}`,
+        }));
+        await outbox.append(messages);
+        server.inject(route, { ...fault, times: Infinity });
+        const result = await outbox.deliver(clientFor(server));
+        assert.equal(result.systemic, true, String(result.error));
+        assert.equal(result.rejected, 0);
+        assert.equal(result.pending, 3);
+        assert.deepEqual(await outbox.rejected(), []);
+        assert.equal(server.state.messages.length, 0);
+        server.clearFaults();
+        assert.equal((await outbox.deliver(clientFor(server))).delivered, 3);
+        assert.equal(server.state.messages.length, 3);
+      });
+    });
+  }
+});
 Deno.test("HonchoOutbox ignores a torn last line with a warning and keeps working", async () => {
   await using server = await startHonchoTestServer();
   await withHome(async (home) => {
@@ -466,9 +549,10 @@ const [home, url, count] = Deno.args;
 const outbox = new HonchoOutbox({
   workspace: "ws",
   hermesHome: home,
+  lateCommitGraceMs: 300,
   // Long waits after a failure, so the parent can kill us while we wait.
-  retryBaseDelayMs: 600_000,
-  retryMaxDelayMs: 600_000,
+  retryBaseDelayMs: 20_000,
+  retryMaxDelayMs: 20_000,
   random: () => 1,
 });
 const messages = Array.from({ length: Number(count) }, (_, i) => ({
@@ -478,7 +562,7 @@ const messages = Array.from({ length: Number(count) }, (_, i) => ({
 }));
 await outbox.append(messages);
 console.log("appended");
-const client = new HonchoClient({ workspaceId: "ws", baseUrl: url, maxRetries: 0 });
+const client = new HonchoClient({ workspaceId: "ws", baseUrl: url, maxRetries: 0, timeoutMs: 1_000 });
 await outbox.flush(client, 600_000);
 console.log("flushed");
 `;
@@ -560,7 +644,11 @@ Deno.test("HonchoOutbox after a SIGKILL mid-flush: the restart stores every mess
         );
         assert.equal(server.state.messages.length, 200);
 
-        const outbox = new HonchoOutbox({ workspace: "ws", hermesHome: home });
+        const outbox = new HonchoOutbox({
+          workspace: "ws",
+          hermesHome: home,
+          lateCommitGraceMs: 300,
+        });
         const before = await outbox.stats();
         assert.equal(before.pending, 150);
         assert.equal(before.attempted, 100);
@@ -580,11 +668,13 @@ Deno.test("HonchoOutbox after a SIGKILL mid-flush: the restart stores every mess
   );
 
   await t.step(
-    "killed while a write was in flight and not yet stored",
+    "killed while a slow write was in flight: Honcho stores it after the kill, the restart waits it out",
     async () => {
       await using server = await startHonchoTestServer();
       await withHome(async (home) => {
-        server.inject(MESSAGES_ROUTE, { latencyMs: 20_000 });
+        // Stored 800 ms after it arrived, within the child's 1 s timeout +
+        // 300 ms grace.
+        server.inject(MESSAGES_ROUTE, { latencyMs: 800 });
         await runChildUntil(
           home,
           server,
@@ -592,12 +682,16 @@ Deno.test("HonchoOutbox after a SIGKILL mid-flush: the restart stores every mess
           () => server.requestCount(MESSAGES_ROUTE) >= 1,
         );
         assert.equal(server.state.messages.length, 0);
-        server.clearFaults();
-
-        const outbox = new HonchoOutbox({ workspace: "ws", hermesHome: home });
+        const outbox = new HonchoOutbox({
+          workspace: "ws",
+          hermesHome: home,
+          lateCommitGraceMs: 300,
+        });
+        assert.equal((await outbox.stats()).waiting, 30);
         const result = await outbox.deliver(clientFor(server));
-        assert.equal(result.delivered, 30);
-        assert.equal(result.duplicates, 0);
+        // Before this fix the restart sent the batch again at once: 60.
+        assert.equal(result.duplicates, 30);
+        assert.equal(result.delivered, 0);
         const ids = storedOutboxIds(server);
         assert.equal(ids.length, 30);
         assert.equal(new Set(ids).size, 30);

@@ -33,7 +33,9 @@ async function outage(fault: HonchoFault, label: RegExp): Promise<void> {
   await using server = await startHonchoTestServer();
   seedKnowledge(server, { session: "s1" });
   server.setDialecticAnswer("Alice likes tea.");
-  const home = await makeProfile(server);
+  // A dropped connection leaves a write in doubt for the request timeout
+  // plus the grace: keep both short.
+  const home = await makeProfile(server, { config: { timeout: 2 } });
   const provider = await startProvider(home);
   try {
     await provider.idle();
@@ -155,7 +157,10 @@ Deno.test("HonchoMemoryProvider reports rate limiting and auth failures by cause
 
 Deno.test("HonchoMemoryProvider never stores a batch twice when the answer is lost after Honcho stored it", async () => {
   await using server = await startHonchoTestServer();
-  const home = await makeProfile(server, { config: { recallMode: "tools" } });
+  // A 1 s request timeout: the lookup comes 1 s + grace after the attempt.
+  const home = await makeProfile(server, {
+    config: { recallMode: "tools", timeout: 1 },
+  });
   const provider = await startProvider(home);
   try {
     server.inject(ROUTES.messages, { dropAfterHandling: true });
@@ -184,7 +189,7 @@ Deno.test("HonchoMemoryProvider never stores a batch twice when the answer is lo
 Deno.test("HonchoMemoryProvider outbox survives SIGKILL mid-flush: no loss, no duplicate after restart", async () => {
   await using server = await startHonchoTestServer();
   const home = await makeProfile(server, {
-    config: { recallMode: "tools", writeFrequency: "session" },
+    config: { recallMode: "tools", writeFrequency: "session", timeout: 1 },
   });
   const turns = 150;
   server.inject(ROUTES.messages, { latencyMs: 400, times: Infinity });

@@ -18,6 +18,8 @@ export interface HonchoFault {
   drop?: boolean;
   /** Handle the request (state changes!) and then close the connection without answering. */
   dropAfterHandling?: boolean;
+  /** Handle the request at once (state changes!) and send the answer only this many milliseconds later. */
+  answerAfterMs?: number;
   /** Replacement `detail` value for `status` answers. */
   detail?: unknown;
   /** How many requests this fault applies to. @default {1} (`Infinity` allowed) */

@@ -139,3 +139,105 @@ Deno.test("readJsonOrEmpty() reads an object, tolerating a byte-order mark", asy
     assert.deepEqual(await readJsonOrEmpty(path), { apiKey: "k", n: [1] });
   });
 });
+
+const ATOMIC_WRITE_URL =
+  new URL("../../src/io/atomic_write.ts", import.meta.url)
+    .href;
+
+function tempFilesOf(dir: string, name: string): string[] {
+  return [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) =>
+    n.startsWith(`.${name}.tmp`)
+  );
+}
+
+Deno.test({
+  name:
+    "atomicWriteText() after 15 SIGKILLs mid-write: the file is always whole and the next write removes every leftover temp file",
+  ignore: !POSIX,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const target = join(dir, "settings.json");
+      const script = join(dir, "writer.ts");
+      // Each write is ~2 MB of JSON, so a kill lands mid-write.
+      await Deno.writeTextFile(
+        script,
+        `import { atomicJsonWrite } from ${JSON.stringify(ATOMIC_WRITE_URL)};
+const path = Deno.args[0];
+const big = "x".repeat(2 * 1024 * 1024);
+for (let i = 0; ; i++) await atomicJsonWrite(path, { i, big }, { mode: 0o600 });
+`,
+      );
+      await atomicJsonWrite(target, { i: -1 });
+      let orphansSeen = 0;
+      for (let kill = 0; kill < 15; kill++) {
+        const child = new Deno.Command(Deno.execPath(), {
+          args: [
+            "run",
+            "--no-config",
+            "--no-prompt",
+            `--allow-read=${dir}`,
+            `--allow-write=${dir}`,
+            script,
+            target,
+          ],
+          stdout: "null",
+          stderr: "null",
+        }).spawn();
+        const before = new Set(tempFilesOf(dir, "settings.json"));
+        const deadline = Date.now() + 20_000;
+        // Kill as soon as this child has a temp file open.
+        while (
+          Date.now() < deadline &&
+          tempFilesOf(dir, "settings.json").every((n) => before.has(n))
+        ) await new Promise((r) => setTimeout(r, 1));
+        child.kill("SIGKILL");
+        assert.equal((await child.status).signal, "SIGKILL");
+        // The file is always a whole version.
+        const value = JSON.parse(await Deno.readTextFile(target));
+        assert.equal(typeof value.i, "number");
+        orphansSeen = Math.max(
+          orphansSeen,
+          tempFilesOf(dir, "settings.json").length,
+        );
+      }
+      // The children cleaned up after each other while alive; at least one
+      // leftover exists now (the last child was killed mid-write).
+      assert.ok(orphansSeen >= 1, "no kill landed mid-write");
+      await atomicJsonWrite(target, { i: "done" });
+      assert.deepEqual(tempFilesOf(dir, "settings.json"), []);
+      assert.deepEqual(await readJsonOrEmpty(target), { i: "done" });
+    });
+  },
+});
+
+Deno.test({
+  name:
+    "atomicWriteText() keeps the temp file of a write still running and removes leftovers of killed ones",
+  ignore: !POSIX,
+  fn: async () => {
+    await withTempDir(async (dir) => {
+      const target = join(dir, "a.txt");
+      // A write in progress elsewhere holds the lock on its temp file.
+      const live = join(dir, ".a.txt.tmp.4242.0123abcd");
+      const handle = await Deno.open(live, { write: true, create: true });
+      await handle.lock(true);
+      // Leftovers of killed writers hold no lock (this and earlier versions).
+      await Deno.writeTextFile(
+        join(dir, ".a.txt.tmp.4243.89abcdef"),
+        "partial",
+      );
+      await Deno.writeTextFile(join(dir, ".a.txt.tmp-89abcdef"), "partial");
+      // Files of other targets are never touched.
+      await Deno.writeTextFile(join(dir, ".b.txt.tmp.1.0123abcd"), "partial");
+      await atomicWriteText(target, "whole");
+      handle.close();
+      const names = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+      assert.deepEqual(names, [
+        ".a.txt.tmp.4242.0123abcd",
+        ".b.txt.tmp.1.0123abcd",
+        "a.txt",
+      ]);
+      assert.equal(await Deno.readTextFile(target), "whole");
+    });
+  },
+});

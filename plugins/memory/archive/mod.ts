@@ -7,13 +7,27 @@
  * pre-compress checkpoint API version 2: a normal return means the archive
  * is durably on disk (appended, then `fsync`ed); any failure throws.
  *
- * Checkpoints are idempotent. Each message is keyed by the SHA-256 of its
- * role and content plus its occurrence number among identical messages of
- * the same transcript; keys already archived are skipped, so a retry, or a
- * transcript that grew since the last checkpoint, never duplicates a line.
- * The file is append-only JSON Lines: a write torn by a crash leaves at most
- * one partial last line, which readers ignore and the next checkpoint cuts
- * off before appending.
+ * Checkpoints are idempotent, and count across the whole archive. Each
+ * message is keyed by the SHA-256 of its role and content plus its
+ * occurrence number among identical messages of the whole archive
+ * (`<digest>:<n>`). A checkpoint lines the transcript up against the end of
+ * the archive: the part the archive already ends with — a retry, the
+ * transcript a previous checkpoint saw (it grew since), or the head and the
+ * recent tail a compaction kept — is skipped; everything after it is new
+ * and archived, even when its text repeats an earlier message (`yes` or
+ * `Done.` after a compaction are archived again). Ambiguity is resolved
+ * towards idempotence: new messages that repeat, in order, exactly the
+ * archive's last messages (right after the tail a compaction kept) are
+ * taken as already archived.
+ *
+ * The file is append-only JSON Lines: a write torn by a crash leaves at
+ * most one partial last line, which readers ignore and the next checkpoint
+ * cuts off before appending. The archive is read and written in 64 KiB
+ * chunks (the index keeps 32 bytes per archived message), so a checkpoint
+ * holds the transcript it was given and little more.
+ *
+ * There is no accepted-but-not-durable work: `onPreCompress` returns only
+ * once the archive is synced, so the provider needs no `drain()`.
  *
  * @example Registering the provider
  * ```ts no-assert
@@ -117,7 +131,11 @@ export interface ArchiveRegistrationContext {
 }
 
 interface ArchiveIndex {
-  keys: Set<string>;
+  /** The digests of the archived messages, in archive order. */
+  digests: DigestSequence;
+  /** Archived messages per digest (hex). */
+  counts: Map<string, number>;
+  /** Bytes of whole lines in the file. */
   size: number;
 }
 
@@ -298,7 +316,9 @@ export class ArchiveMemoryProvider extends MemoryProvider {
   }
 
   async #checkpoint(path: string, messages: ChatMessage[]): Promise<number> {
-    const entries = keyedEntries(messages);
+    const entries = evidence(messages);
+    const digests = new DigestSequence();
+    for (const message of entries) digests.push(messageDigest(message));
     const directory = join(path, "..");
     const created = await ensureDirectory(directory);
     const file = await Deno.open(path, {
@@ -311,22 +331,34 @@ export class ArchiveMemoryProvider extends MemoryProvider {
       await file.lock(true);
       try {
         const index = await this.#loadIndex(path, file);
-        const fresh = entries.filter((entry) => !index.keys.has(entry.key));
-        if (fresh.length > 0) {
+        const from = firstNew(digests, index.digests);
+        if (from < entries.length) {
           const now = new Date().toISOString();
-          await file.seek(index.size, Deno.SeekMode.Start);
-          index.size += await appendLines(
-            file,
-            fresh.map((entry) =>
-              JSON.stringify({
-                key: entry.key,
-                role: entry.role,
-                content: entry.content,
+          const counts = index.counts;
+          const lines = function* (): Generator<string> {
+            for (let i = from; i < entries.length; i++) {
+              const message = entries[i]!;
+              const digest = digests.hex(i);
+              const n = counts.get(digest) ?? 0;
+              counts.set(digest, n + 1);
+              yield JSON.stringify({
+                key: `${digest}:${n}`,
+                role: String(message.role),
+                content: message.content ?? null,
                 archived_at: now,
-              }) + "\n"
-            ),
-          );
-          for (const entry of fresh) index.keys.add(entry.key);
+              }) + "\n";
+            }
+          };
+          await file.seek(index.size, Deno.SeekMode.Start);
+          try {
+            index.size += await appendLines(file, lines());
+          } catch (error) {
+            this.#indexes.delete(path);
+            throw error;
+          }
+          for (let i = from; i < entries.length; i++) {
+            index.digests.pushFrom(digests, i);
+          }
         }
         await file.syncData();
         if (created) {
@@ -336,7 +368,7 @@ export class ArchiveMemoryProvider extends MemoryProvider {
           await syncDirectory(join(directory, ".."));
           await syncDirectory(join(directory, "..", ".."));
         }
-        return index.keys.size;
+        return index.digests.length;
       } finally {
         await file.unlock().catch(() => {});
       }
@@ -352,24 +384,26 @@ export class ArchiveMemoryProvider extends MemoryProvider {
     const size = (await file.stat()).size;
     const cached = this.#indexes.get(path);
     if (cached && cached.size === size) return cached;
-    const bytes = new Uint8Array(size);
     await file.seek(0, Deno.SeekMode.Start);
-    let read = 0;
-    while (read < size) {
-      const n = await file.read(bytes.subarray(read));
-      if (n === null) break;
-      read += n;
+    const index: ArchiveIndex = {
+      digests: new DigestSequence(),
+      counts: new Map(),
+      size: 0,
+    };
+    const skipped = await scanLines(file, (record) => {
+      const digest = record.key.slice(0, record.key.lastIndexOf(":"));
+      if (!/^[0-9a-f]{64}$/.test(digest)) return;
+      index.digests.push(hexBytes(digest));
+      index.counts.set(digest, (index.counts.get(digest) ?? 0) + 1);
+    }, (validLength) => index.size = validLength);
+    if (skipped > 0) {
+      log("warn", `Skipped ${skipped} unreadable line(s) in ${path}`);
     }
-    const parsed = parseLines(bytes.subarray(0, read), path);
-    if (parsed.validLength < size) {
+    if (index.size < size) {
       // A torn tail from an interrupted append: cut it before appending.
-      await file.truncate(parsed.validLength);
+      await file.truncate(index.size);
       await file.syncData();
     }
-    const index = {
-      keys: new Set(parsed.records.map((r) => r.key)),
-      size: parsed.validLength,
-    };
     this.#indexes.set(path, index);
     return index;
   }
@@ -390,12 +424,6 @@ export function register(ctx: ArchiveRegistrationContext): void {
   ctx.registerMemoryProvider(new ArchiveMemoryProvider());
 }
 
-interface KeyedEntry {
-  key: string;
-  role: string;
-  content: unknown;
-}
-
 interface StoredRecord {
   key: string;
   role: string;
@@ -403,26 +431,102 @@ interface StoredRecord {
   archived_at: string;
 }
 
-function keyedEntries(messages: readonly unknown[]): KeyedEntry[] {
-  const seen = new Map<string, number>();
-  const out: KeyedEntry[] = [];
-  for (const message of evidence(messages)) {
-    const role = String(message.role);
-    const body = typeof message.content === "string"
-      ? message.content
-      : JSON.stringify(message.content ?? null);
-    const digest = createHash("sha256").update(role).update("\u0000").update(
-      body,
-    ).digest("hex");
-    const occurrence = seen.get(digest) ?? 0;
-    seen.set(digest, occurrence + 1);
-    out.push({
-      key: `${digest}:${occurrence}`,
-      role,
-      content: message.content ?? null,
-    });
+/** SHA-256 of a message's role and content (the key's first part). */
+function messageDigest(message: ChatMessage): Uint8Array {
+  const role = String(message.role);
+  const body = typeof message.content === "string"
+    ? message.content
+    : JSON.stringify(message.content ?? null);
+  return createHash("sha256").update(role).update("\u0000").update(body)
+    .digest();
+}
+
+function hexBytes(hex: string): Uint8Array {
+  const out = new Uint8Array(32);
+  for (let i = 0; i < 32; i++) {
+    out[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
   }
   return out;
+}
+
+/** A growable sequence of 32-byte digests in one buffer. */
+class DigestSequence {
+  #bytes = new Uint8Array(32 * 64);
+  length = 0;
+
+  push(digest: Uint8Array): void {
+    this.#grow();
+    this.#bytes.set(digest.subarray(0, 32), this.length * 32);
+    this.length++;
+  }
+
+  pushFrom(other: DigestSequence, index: number): void {
+    this.#grow();
+    this.#bytes.set(
+      other.#bytes.subarray(index * 32, index * 32 + 32),
+      this.length * 32,
+    );
+    this.length++;
+  }
+
+  equals(i: number, other: DigestSequence, j: number): boolean {
+    const a = this.#bytes;
+    const b = other.#bytes;
+    const x = i * 32;
+    const y = j * 32;
+    for (let k = 0; k < 32; k++) if (a[x + k] !== b[y + k]) return false;
+    return true;
+  }
+
+  hex(i: number): string {
+    let out = "";
+    for (let k = i * 32; k < i * 32 + 32; k++) {
+      out += this.#bytes[k]!.toString(16).padStart(2, "0");
+    }
+    return out;
+  }
+
+  #grow(): void {
+    if ((this.length + 1) * 32 <= this.#bytes.length) return;
+    const next = new Uint8Array(this.#bytes.length * 2);
+    next.set(this.#bytes);
+    this.#bytes = next;
+  }
+}
+
+/**
+ * Where the new part of a transcript starts, given the archive: after the
+ * longest common prefix (a transcript the archive holds from its start, or
+ * the head a compaction kept), then after the longest overlap between what
+ * follows and the end of the archive (a retry, or the tail a compaction
+ * kept), found with Knuth–Morris–Pratt in linear time.
+ */
+function firstNew(transcript: DigestSequence, archive: DigestSequence): number {
+  let p = 0;
+  while (
+    p < transcript.length && p < archive.length &&
+    transcript.equals(p, archive, p)
+  ) p++;
+  if (p === archive.length || p === transcript.length) return p;
+  // The longest prefix of transcript[p..] that is a suffix of archive[p..].
+  const m = Math.min(transcript.length - p, archive.length - p);
+  const fail = new Int32Array(m);
+  for (let i = 1, k = 0; i < m; i++) {
+    while (k > 0 && !transcript.equals(p + i, transcript, p + k)) {
+      k = fail[k - 1]!;
+    }
+    if (transcript.equals(p + i, transcript, p + k)) k++;
+    fail[i] = k;
+  }
+  let matched = 0;
+  for (let j = archive.length - m; j < archive.length; j++) {
+    while (matched > 0 && !archive.equals(j, transcript, p + matched)) {
+      matched = fail[matched - 1]!;
+    }
+    if (archive.equals(j, transcript, p + matched)) matched++;
+    if (matched === m && j < archive.length - 1) matched = fail[matched - 1]!;
+  }
+  return p + matched;
 }
 
 /**
@@ -456,16 +560,17 @@ function truthy(value: unknown): boolean {
 }
 
 /**
- * Writes the lines at the file's position through a fixed 64 KiB buffer, so
- * a large checkpoint never holds a second full copy in memory. Chunks do not
- * follow line boundaries: a crash between two writes leaves a partial last
- * line, which readers ignore and the next checkpoint cuts off.
+ * Writes the lines at the file's position through a fixed 64 KiB buffer as
+ * they are produced, so a large checkpoint never holds its lines (or a
+ * second copy of the transcript) in memory. Chunks do not follow line
+ * boundaries: a crash between two writes leaves a partial last line, which
+ * readers ignore and the next checkpoint cuts off.
  *
  * @returns The number of bytes written.
  */
 async function appendLines(
   file: Deno.FsFile,
-  lines: readonly string[],
+  lines: Iterable<string>,
 ): Promise<number> {
   const encoder = new TextEncoder();
   const buffer = new Uint8Array(WRITE_CHUNK_BYTES);
@@ -509,18 +614,67 @@ function parseLines(
     const line = decoder.decode(bytes.subarray(start, end));
     start = end + 1;
     if (line.trim() === "") continue;
-    try {
-      const record = JSON.parse(line) as StoredRecord;
-      if (record && typeof record.key === "string") records.push(record);
-      else skipped++;
-    } catch {
-      skipped++;
-    }
+    const record = parseRecord(line);
+    if (record) records.push(record);
+    else skipped++;
   }
   if (skipped > 0) {
     log("warn", `Skipped ${skipped} unreadable line(s) in ${path}`);
   }
   return { records, validLength: start };
+}
+
+function parseRecord(line: string): StoredRecord | undefined {
+  try {
+    const record = JSON.parse(line) as StoredRecord;
+    return record && typeof record.key === "string" ? record : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads the file from its position in 64 KiB chunks and calls `onRecord`
+ * for each whole line (never holding more than one chunk and one line).
+ *
+ * @returns How many lines could not be read.
+ */
+async function scanLines(
+  file: Deno.FsFile,
+  onRecord: (record: StoredRecord) => void,
+  onValidLength: (bytes: number) => void,
+): Promise<number> {
+  const decoder = new TextDecoder();
+  const chunk = new Uint8Array(WRITE_CHUNK_BYTES);
+  let carry = new Uint8Array(0);
+  let consumed = 0;
+  let skipped = 0;
+  for (;;) {
+    const n = await file.read(chunk);
+    if (n === null) break;
+    let data: Uint8Array = chunk.subarray(0, n);
+    if (carry.length > 0) {
+      const joined = new Uint8Array(carry.length + n);
+      joined.set(carry);
+      joined.set(data, carry.length);
+      data = joined;
+    }
+    let start = 0;
+    for (;;) {
+      const end = data.indexOf(NEWLINE, start);
+      if (end === -1) break;
+      const line = decoder.decode(data.subarray(start, end));
+      consumed += end + 1 - start;
+      start = end + 1;
+      if (line.trim() === "") continue;
+      const record = parseRecord(line);
+      if (record) onRecord(record);
+      else skipped++;
+    }
+    carry = data.slice(start);
+  }
+  onValidLength(consumed);
+  return skipped;
 }
 
 function sessionSegment(sessionId: string): string {

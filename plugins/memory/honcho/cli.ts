@@ -4,7 +4,8 @@
  * Hermes imports this file (never the provider's `mod.ts`) and calls
  * {@linkcode registerCli} only while `memory.provider` is `honcho`:
  * `status [--all]` (also the default), `setup`, `strategy`, `peer`, `mode`,
- * `tokens`, `identity`, `sync`, `peers` (and `peers map`), `sessions`,
+ * `tokens`, `identity`, `sync`, `outbox` (and `outbox retry`, `outbox
+ * flush`), `peers` (and `peers map`), `sessions`,
  * `map`, `enable`, `disable`, `migrate`, plus the global
  * `--target-profile NAME`. {@linkcode postSetup} is the setup wizard that
  * `hermes memory setup honcho` runs host-side (the provider itself runs in
@@ -23,10 +24,11 @@ import { registerEnable } from "./cli/enable.ts";
 import { registerIdentity } from "./cli/identity.ts";
 import { registerMigrate } from "./cli/migrate.ts";
 import { registerMode } from "./cli/mode.ts";
+import { registerOutbox } from "./cli/outbox.ts";
 import { registerPeer } from "./cli/peer.ts";
 import { registerPeers } from "./cli/peers.ts";
 import { registerSessions } from "./cli/sessions.ts";
-import { registerSetup, runPostSetup } from "./cli/setup.ts";
+import { registerSetup, runApplySetup, runPostSetup } from "./cli/setup.ts";
 import { registerStatus } from "./cli/status.ts";
 import { registerStrategy } from "./cli/strategy.ts";
 import { registerSync } from "./cli/sync.ts";
@@ -71,6 +73,7 @@ export function registerCli(command: HermesCommand): void {
   registerTokens(command);
   registerIdentity(command);
   registerSync(command);
+  registerOutbox(command);
   registerPeers(command);
   registerSessions(command);
   registerEnable(command);
@@ -102,4 +105,31 @@ export async function postSetup(
   io: CliIo,
 ): Promise<number> {
   return await runPostSetup(hermesHome, config, io);
+}
+
+/**
+ * The provider's non-interactive setup, run host-side by `hermes memory
+ * setup honcho --yes --set key=value…`: saves exactly the keys given (the
+ * API key only to `.env`), refuses without a key for Honcho cloud, grants a
+ * self-hosted server's host in `memory.permissions.honcho.net`, sets
+ * `memory.provider: honcho` and tests the connection.
+ *
+ * @param hermesHome The profile home.
+ * @param values The `--set` values by schema key (converted to their types).
+ * @param io The terminal seam.
+ * @returns The exit code: `0` saved, `1` refused or failed, `2` bad value.
+ *
+ * @example Wiring `hermes memory setup honcho --yes`
+ * ```ts ignore
+ * import { denoCliIo } from "@hermes/memory/cli";
+ * import { applySetup } from "./cli.ts";
+ * const code = await applySetup("/home/me/.hermes", { baseUrl: "http://127.0.0.1:8000" }, denoCliIo());
+ * ```
+ */
+export async function applySetup(
+  hermesHome: string,
+  values: Record<string, unknown>,
+  io: CliIo,
+): Promise<number> {
+  return await runApplySetup(hermesHome, values, io);
 }

@@ -10,15 +10,28 @@
  * retried; listeners and timers are removed), mapping failures to the error
  * classes of `errors.ts`, and retries.
  *
- * Retry policy (one place): only idempotent requests — GET, PUT, read-only
- * POSTs (list, search, chat, representation) and the get-or-create POSTs —
- * are retried, on 429, 502, 503, 504 and connection errors, at most
- * `maxRetries` times, with full-jitter exponential backoff; a `Retry-After`
- * (seconds or HTTP date) is honoured up to `retryAfterCapMs`. Message and
- * conclusion creation, uploads and deletes are never retried (a retry could
- * store a message twice; the outbox deduplicates instead). Backoff sleeps
+ * Retry policy (the provider's one rule, `_backoff.ts`): only idempotent
+ * requests — GET, PUT, read-only POSTs (list, search, chat, representation)
+ * and the get-or-create POSTs — are retried, on 429, 5xx, malformed
+ * answers, timeouts and connection errors, at most `maxRetries` times, with
+ * full-jitter exponential backoff; a `Retry-After` (seconds or HTTP date) is
+ * honoured up to `retryAfterCapMs`. Message and conclusion creation,
+ * uploads and deletes are never retried (a retry could store a message
+ * twice; the outbox resolves what Honcho stored instead). Backoff sleeps
  * are cancelled by the caller's signal. `fetch`, `sleep`, `random` and
  * `now` are injectable.
+ *
+ * No transport re-sends either: Deno's `fetch` silently re-sends a request
+ * on a new connection when a reused keep-alive connection closes before the
+ * answer — after the server may have stored it. Requests that are not
+ * retried therefore go over a client that never reuses a connection
+ * (`Deno.createHttpClient({ poolMaxIdlePerHost: 0 })`), so such a failure
+ * reaches the caller as a {@linkcode ConnectionError}. (Cost: one TCP, and
+ * for https one TLS, handshake per write batch; reads keep the pool.)
+ *
+ * A workspace id Honcho would refuse (outside `[A-Za-z0-9_-]`, e.g.
+ * `my ws`) is sanitised like peer and session ids (`my-ws`). A network
+ * access Deno denies becomes a {@linkcode PermissionDeniedError}.
  *
  * Public methods are one-line endpoint wrappers taking camelCase options and
  * returning camelCase objects.
@@ -29,12 +42,11 @@
 import {
   ConnectionError,
   errorFromResponse,
-  type HonchoError,
   InvalidResponseError,
-  RateLimitError,
-  ServerError,
+  PermissionDeniedError,
   TimeoutError,
 } from "./errors.ts";
+import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
 import {
   cleanBaseUrl,
   DEFAULT_HONCHO_TIMEOUT_MS,
@@ -123,38 +135,41 @@ export function parseRetryAfter(
   return Math.max(0, at - nowMs);
 }
 
-/** Statuses that a retryable request is retried on. */
-export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([
-  429,
-  502,
-  503,
-  504,
-]);
+export { isRetryableHonchoError };
 
 /**
- * Whether an error is transient: a 429, 502, 503 or 504 answer, or a
- * connection failure. Timeouts and caller aborts are not.
+ * A workspace id Honcho accepts: characters outside `[A-Za-z0-9_-]`
+ * replaced by `-` (as peer and session ids are), cut to 512 characters;
+ * `hermes` when nothing is left.
  *
- * @param error The failure.
- * @returns `true` when retrying may help.
+ * @param workspaceId The configured workspace.
+ * @returns The id the client uses.
  *
- * @example Using isRetryableHonchoError
+ * @example A space is refused by Honcho
  * ```ts
- * import { isRetryableHonchoError } from "./client.ts";
- * import { ConnectionError, NotFoundError } from "./errors.ts";
+ * import { honchoWorkspaceId } from "./client.ts";
  * import assert from "node:assert/strict";
- * assert.equal(isRetryableHonchoError(new ConnectionError("Refused")), true);
- * assert.equal(isRetryableHonchoError(new NotFoundError("Gone", { status: 404 })), false);
+ * assert.equal(honchoWorkspaceId("my ws"), "my-ws");
+ * assert.equal(honchoWorkspaceId("hermes_coder"), "hermes_coder");
  * ```
  */
-export function isRetryableHonchoError(error: unknown): boolean {
-  if (error instanceof ConnectionError) return true;
-  if (error instanceof RateLimitError) return true;
-  if (error instanceof ServerError) {
-    return error.status !== undefined && RETRYABLE_STATUSES.has(error.status);
-  }
-  return false;
+export function honchoWorkspaceId(workspaceId: string): string {
+  const clean = workspaceId.trim().replace(/[^A-Za-z0-9_-]/g, "-").slice(
+    0,
+    512,
+  );
+  return clean === "" ? "hermes" : clean;
 }
+
+/**
+ * The client every non-idempotent request goes through: no idle connection
+ * is kept, so `fetch` has no reused connection to silently re-send a
+ * request on (created once per process or worker, never closed).
+ */
+const NO_REUSE_CLIENT: Deno.HttpClient | undefined =
+  typeof Deno.createHttpClient === "function"
+    ? Deno.createHttpClient({ poolMaxIdlePerHost: 0 })
+    : undefined;
 
 // ---------------------------------------------------------------------------
 // Wire types (camelCase)
@@ -768,7 +783,7 @@ export class HonchoClient {
       );
     }
     this.#options = { ...options };
-    this.workspaceId = options.workspaceId;
+    this.workspaceId = honchoWorkspaceId(options.workspaceId);
     this.baseUrl = cleanBaseUrl(
       options.baseUrl || HONCHO_ENVIRONMENT_URLS.production!,
     );
@@ -832,7 +847,7 @@ export class HonchoClient {
    * @returns A new client.
    */
   withWorkspace(workspaceId: string): HonchoClient {
-    return workspaceId === this.workspaceId
+    return honchoWorkspaceId(workspaceId) === this.workspaceId
       ? this
       : new HonchoClient({ ...this.#options, workspaceId });
   }
@@ -861,23 +876,16 @@ export class HonchoClient {
           !isRetryableHonchoError(error)
         ) throw error;
         await this.#sleep(
-          this.#backoffMs(attempt, error as HonchoError),
+          backoffDelayMs(attempt, error, {
+            baseMs: this.#retryBaseDelayMs,
+            maxMs: this.#retryMaxDelayMs,
+            retryAfterCapMs: this.#retryAfterCapMs,
+            random: this.#random,
+          }),
           signal,
         );
       }
     }
-  }
-
-  #backoffMs(attempt: number, error: HonchoError): number {
-    const retryAfter = (error as { retryAfterMs?: number }).retryAfterMs;
-    if (typeof retryAfter === "number") {
-      return Math.min(retryAfter, this.#retryAfterCapMs);
-    }
-    const ceiling = Math.min(
-      this.#retryMaxDelayMs,
-      this.#retryBaseDelayMs * 2 ** attempt,
-    );
-    return Math.floor(this.#random() * ceiling);
   }
 
   async #attempt<T>(
@@ -906,12 +914,26 @@ export class HonchoClient {
           },
         );
       }
+      if (error instanceof Deno.errors.NotCapable) {
+        const host = new URL(this.baseUrl).host;
+        throw new PermissionDeniedError(
+          `Honcho ${method} ${path} was not sent: this process has no network access to ${host} (${
+            this.#redact(error.message)
+          })`,
+          { host, cause: error },
+        );
+      }
       if (error instanceof TypeError) {
         throw new ConnectionError(
           `Cannot reach Honcho for ${method} ${path}${stage}: ${
-            this.#redact(error.message)
+            this.#redact(fetchFailureText(error))
           }`,
-          { cause: error },
+          {
+            cause: error,
+            requestSent: stage === "" && neverConnected(error)
+              ? false
+              : undefined,
+          },
         );
       }
       throw error;
@@ -932,12 +954,14 @@ export class HonchoClient {
       const url = `${this.baseUrl}${path}${queryString(spec.query)}`;
       let response: Response;
       try {
-        response = await this.#fetch(url, {
+        const init: RequestInit & { client?: Deno.HttpClient } = {
           method,
           headers,
           body,
           signal: controller.signal,
-        });
+        };
+        if (!spec.retry && NO_REUSE_CLIENT) init.client = NO_REUSE_CLIENT;
+        response = await this.#fetch(url, init);
       } catch (error) {
         return fail(error, "");
       }
@@ -1773,4 +1797,22 @@ function decodeErrorBody(raw: string, contentType: string): unknown {
     }
   }
   return raw.length > 1000 ? `${raw.slice(0, 1000)}…` : raw;
+}
+
+/**
+ * Whether a `fetch` failure happened while opening the connection (refused,
+ * DNS, unreachable), so the request certainly never left this process.
+ */
+function neverConnected(error: TypeError): boolean {
+  const text = fetchFailureText(error);
+  return /\(Connect\)|tcp connect error|dns error|failed to lookup address|Connection refused/i
+    .test(text);
+}
+
+/** A `fetch` failure's message with its cause (Deno says "fetch failed" and puts the detail there). */
+function fetchFailureText(error: TypeError): string {
+  const cause = (error.cause as Error | undefined)?.message;
+  return typeof cause === "string" && cause !== "" && cause !== error.message
+    ? `${error.message} (${cause})`
+    : error.message;
 }

@@ -7,7 +7,7 @@
  */
 
 import { dirname, join, resolve } from "node:path";
-import { atomicJsonWrite } from "@hermes/memory";
+import { atomicJsonWrite, withFileLock } from "@hermes/memory";
 import { HonchoConfigError } from "./errors.ts";
 import { errorText } from "./_util.ts";
 import { isRecord } from "./_util.ts";
@@ -363,7 +363,10 @@ export interface SaveHonchoConfigOptions {
 /**
  * Saves values into `$HERMES_HOME/honcho.json`: a shallow merge that touches
  * only the given keys (a key whose value is `undefined` is removed), into
- * the root or into a host block, written atomically with mode `0600`.
+ * the root or into a host block, written atomically with mode `0600`. The
+ * read, merge and write happen under the file's cross-process lock
+ * (`honcho.json.lock`, the one every `hermes honcho` command takes), so
+ * concurrent saves of different keys never undo each other.
  *
  * @param values The keys to set (or remove with `undefined`).
  * @param hermesHome The profile home.
@@ -389,44 +392,46 @@ export async function saveHonchoConfig(
   options: SaveHonchoConfigOptions = {},
 ): Promise<string> {
   const path = join(resolve(hermesHome), "honcho.json");
-  const file = await readHonchoConfigFile(path);
-  if (file.error) {
-    const where = file.error.line !== undefined
-      ? ` at line ${file.error.line}, column ${file.error.column}`
-      : "";
-    throw new HonchoConfigError(
-      `Refusing to save Honcho config: ${path} cannot be parsed${where} (${file.error.message}); fix or remove the file first`,
-      { path, line: file.error.line, column: file.error.column },
-    );
-  }
-  const next: Record<string, unknown> = { ...file.raw };
-  let target = next;
-  if (options.hostBlock) {
-    const hostKey = typeof options.hostBlock === "string"
-      ? options.hostBlock
-      : resolveHostKey({
-        hermesHome,
-        profile: options.profile ?? profileFromHermesHome(hermesHome),
-        rawConfig: file.raw,
-      });
-    if (next.hosts !== undefined && !isRecord(next.hosts)) {
+  await Deno.mkdir(dirname(path), { recursive: true });
+  return await withFileLock(`${path}.lock`, async () => {
+    const file = await readHonchoConfigFile(path);
+    if (file.error) {
+      const where = file.error.line !== undefined
+        ? ` at line ${file.error.line}, column ${file.error.column}`
+        : "";
       throw new HonchoConfigError(
-        `Refusing to save Honcho config: 'hosts' in ${path} is not an object`,
-        { path },
+        `Refusing to save Honcho config: ${path} cannot be parsed${where} (${file.error.message}); fix or remove the file first`,
+        { path, line: file.error.line, column: file.error.column },
       );
     }
-    const hosts: Record<string, unknown> = {
-      ...(next.hosts as Record<string, unknown> | undefined),
-    };
-    target = isRecord(hosts[hostKey]) ? { ...hosts[hostKey] } : {};
-    hosts[hostKey] = target;
-    next.hosts = hosts;
-  }
-  for (const [key, value] of Object.entries(values)) {
-    if (value === undefined) delete target[key];
-    else target[key] = value;
-  }
-  await Deno.mkdir(dirname(path), { recursive: true });
-  await atomicJsonWrite(path, next, { mode: 0o600 });
-  return path;
+    const next: Record<string, unknown> = { ...file.raw };
+    let target = next;
+    if (options.hostBlock) {
+      const hostKey = typeof options.hostBlock === "string"
+        ? options.hostBlock
+        : resolveHostKey({
+          hermesHome,
+          profile: options.profile ?? profileFromHermesHome(hermesHome),
+          rawConfig: file.raw,
+        });
+      if (next.hosts !== undefined && !isRecord(next.hosts)) {
+        throw new HonchoConfigError(
+          `Refusing to save Honcho config: 'hosts' in ${path} is not an object`,
+          { path },
+        );
+      }
+      const hosts: Record<string, unknown> = {
+        ...(next.hosts as Record<string, unknown> | undefined),
+      };
+      target = isRecord(hosts[hostKey]) ? { ...hosts[hostKey] } : {};
+      hosts[hostKey] = target;
+      next.hosts = hosts;
+    }
+    for (const [key, value] of Object.entries(values)) {
+      if (value === undefined) delete target[key];
+      else target[key] = value;
+    }
+    await atomicJsonWrite(path, next, { mode: 0o600 });
+    return path;
+  });
 }

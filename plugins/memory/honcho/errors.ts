@@ -243,6 +243,16 @@ export class TimeoutError extends HonchoError {
   }
 }
 
+/** Options of {@linkcode ConnectionError}. */
+export interface ConnectionErrorOptions extends HonchoErrorOptions {
+  /**
+   * `false` when the request certainly never left this process (the
+   * connection could not even be opened: refused, DNS); `undefined` when it
+   * may have reached the server (a connection dropped mid-request).
+   */
+  requestSent?: false;
+}
+
 /**
  * The server could not be reached (DNS, refused connection, reset): `fetch`
  * rejected with a `TypeError`.
@@ -252,18 +262,58 @@ export class TimeoutError extends HonchoError {
  * import { ConnectionError } from "./errors.ts";
  * import assert from "node:assert/strict";
  * assert.equal(new ConnectionError("Refused").code, "connection");
+ * assert.equal(new ConnectionError("Refused", { requestSent: false }).requestSent, false);
  * ```
  */
 export class ConnectionError extends HonchoError {
+  /** `false` when the request certainly never reached the server. */
+  readonly requestSent: false | undefined;
+
   /**
    * Creates the error.
    *
    * @param message The message (no secrets).
-   * @param options Code and cause.
+   * @param options Code, cause, and whether the request was surely not sent.
    */
-  constructor(message: string, options: HonchoErrorOptions = {}) {
+  constructor(message: string, options: ConnectionErrorOptions = {}) {
     super(message, { code: "connection", ...options });
     this.name = "ConnectionError";
+    this.requestSent = options.requestSent;
+  }
+}
+
+/**
+ * This process may not connect to the Honcho server: Deno denied the
+ * network access (`NotCapable`, "Requires net access to …"). The request
+ * was never sent, and retrying in this process cannot help; the grant is
+ * `memory.permissions.honcho.net` in the profile's `config.yaml`.
+ *
+ * @example Using PermissionDeniedError
+ * ```ts
+ * import { PermissionDeniedError } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ * const error = new PermissionDeniedError("No net", { host: "127.0.0.1:8000" });
+ * assert.equal(error.code, "permission");
+ * assert.equal(error.host, "127.0.0.1:8000");
+ * ```
+ */
+export class PermissionDeniedError extends HonchoError {
+  /** The `host:port` the process may not reach. */
+  readonly host: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param message The message (no secrets).
+   * @param options The host denied, and the cause.
+   */
+  constructor(
+    message: string,
+    options: { host: string; cause?: unknown },
+  ) {
+    super(message, { code: "permission", cause: options.cause });
+    this.name = "PermissionDeniedError";
+    this.host = options.host;
   }
 }
 

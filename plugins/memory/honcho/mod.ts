@@ -130,6 +130,7 @@ export {
   type OutboxMessageInput,
   type OutboxRecord,
   type OutboxStats,
+  type RejectedRecord,
 } from "./outbox.ts";
 export type { GitTopLevel } from "./session_naming.ts";
 

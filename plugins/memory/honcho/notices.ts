@@ -2,7 +2,9 @@
  * One-time status notices prepended to the injected context
  * (honcho-provider §5.9, §8): when reads fail the provider still answers
  * (fail open), and the model is told once why memory is missing, naming the
- * cause: authentication, Honcho unreachable, rate limiting, or no user peer.
+ * cause: authentication, Honcho unreachable, rate limiting, no user peer,
+ * a network permission this process lacks, or Honcho refusing the writes
+ * (a workspace, session or peer it does not accept).
  *
  * A notice is shown once per episode: a later success ends the episode, so
  * a new outage is reported again.
@@ -10,19 +12,27 @@
  * @module
  */
 
+import { join } from "node:path";
 import {
   AuthError,
   ConnectionError,
   HonchoError,
   HonchoPeerUnresolvedError,
   InvalidResponseError,
+  PermissionDeniedError,
   RateLimitError,
   ServerError,
   TimeoutError,
 } from "./errors.ts";
 
 /** Why memory is degraded. */
-export type NoticeCause = "auth" | "unreachable" | "rate-limited" | "no-peer";
+export type NoticeCause =
+  | "auth"
+  | "unreachable"
+  | "rate-limited"
+  | "no-peer"
+  | "permission"
+  | "refused";
 
 /** The heading every notice starts with. */
 export const NOTICE_HEADING = "[Honcho memory status]";
@@ -33,6 +43,10 @@ export interface NoticeTextOptions {
   reason?: string;
   /** The platform (`cli`, `telegram`, …): the no-peer fix differs on gateways. */
   platform?: string;
+  /** The profile home, named in the permission and refusal fixes. */
+  hermesHome?: string;
+  /** The host a denied network permission is for (`127.0.0.1:8000`). */
+  host?: string;
 }
 
 /**
@@ -65,6 +79,27 @@ export function noticeText(
       return `${NOTICE_HEADING} Honcho is rate-limiting requests${reason}: ` +
         "recalled memory may be missing or stale for now. Turns are kept " +
         "locally and stored once Honcho accepts them again.";
+    case "permission": {
+      const host = options.host ?? "the Honcho server";
+      const where = options.hermesHome
+        ? join(options.hermesHome, "config.yaml")
+        : "config.yaml";
+      return `${NOTICE_HEADING} Honcho memory is blocked: this process may ` +
+        `not connect to ${host}${reason}, so turns are kept locally and not ` +
+        `sent. Tell the user once that they can fix it by adding "${host}" ` +
+        `to memory.permissions.honcho.net in ${where} (or running 'hermes ` +
+        "honcho setup'), then restarting Hermes.";
+    }
+    case "refused": {
+      const where = options.hermesHome
+        ? join(options.hermesHome, "honcho.json")
+        : "honcho.json";
+      return `${NOTICE_HEADING} Honcho refused the memory writes${reason}: ` +
+        "turns are kept locally and not sent until that is fixed. Tell the " +
+        "user once to check the workspace, peer and session settings in " +
+        `${where} ('hermes honcho status' shows them; 'hermes honcho ` +
+        "outbox' shows what is queued).";
+    }
     case "no-peer": {
       const gateway = options.platform !== undefined &&
         !["", "cli", "local", "tui"].includes(options.platform);
@@ -79,6 +114,47 @@ export function noticeText(
       return `${NOTICE_HEADING} Honcho is unreachable${reason}: recalled ` +
         "memory may be missing or stale for now. Turns are kept locally and " +
         "stored once Honcho is back.";
+  }
+}
+
+/**
+ * The warning logged (once per episode) when writes stop for a cause
+ * retrying cannot fix: what happened, the fix, and that nothing is lost.
+ *
+ * @param cause Why the writes stopped.
+ * @param options The reason, host and profile home.
+ * @returns One line for the log.
+ *
+ * @example The denied-grant warning names the key to set
+ * ```ts
+ * import { writeWarningText } from "./notices.ts";
+ * import assert from "node:assert/strict";
+ * const text = writeWarningText("permission", { host: "127.0.0.1:8000", hermesHome: "/h" });
+ * assert.match(text, /memory\.permissions\.honcho\.net in \/h\/config\.yaml/);
+ * ```
+ */
+export function writeWarningText(
+  cause: NoticeCause,
+  options: NoticeTextOptions = {},
+): string {
+  const reason = options.reason ? ` (${options.reason})` : "";
+  const home = (file: string): string =>
+    options.hermesHome ? join(options.hermesHome, file) : file;
+  switch (cause) {
+    case "permission": {
+      const host = options.host ?? "the Honcho server";
+      return `Honcho memory is blocked: this process has no network access to ${host}${reason}. Add "${host}" to memory.permissions.honcho.net in ${
+        home("config.yaml")
+      } (or run 'hermes honcho setup'), then restart Hermes; the turns stay queued`;
+    }
+    case "auth":
+      return `Honcho authentication failed${reason}: run 'hermes honcho setup' to fix the API key; the turns stay queued`;
+    case "refused":
+      return `Honcho refused the memory writes${reason}: check the workspace, peer and session settings in ${
+        home("honcho.json")
+      } ('hermes honcho status'); the turns stay queued ('hermes honcho outbox')`;
+    default:
+      return noticeText(cause, options).replace(`${NOTICE_HEADING} `, "");
   }
 }
 
@@ -106,6 +182,7 @@ export function classifyFailure(error: unknown): NoticeCause | undefined {
     error instanceof ServerError || error instanceof InvalidResponseError
   ) return "unreachable";
   if (error instanceof HonchoPeerUnresolvedError) return "no-peer";
+  if (error instanceof PermissionDeniedError) return "permission";
   return undefined;
 }
 
@@ -125,6 +202,7 @@ export function classifyFailure(error: unknown): NoticeCause | undefined {
  * ```
  */
 export function failureReason(error: unknown): string {
+  if (error instanceof PermissionDeniedError) return "no net permission";
   if (error instanceof TimeoutError) return "request timed out";
   if (error instanceof ConnectionError) return "connection failed";
   if (error instanceof HonchoError && error.status !== undefined) {
@@ -159,14 +237,17 @@ export class NoticeBoard {
   #shown = new Set<NoticeCause>();
   #active: NoticeCause | undefined;
   #platform: string | undefined;
+  #hermesHome: string | undefined;
 
   /**
    * Creates a board.
    *
    * @param platform The platform, for the no-peer wording.
+   * @param hermesHome The profile home, named in the permission and refusal fixes.
    */
-  constructor(platform?: string) {
+  constructor(platform?: string, hermesHome?: string) {
     this.#platform = platform;
+    this.#hermesHome = hermesHome;
   }
 
   /** The cause of the current episode, if any. */
@@ -180,14 +261,40 @@ export class NoticeBoard {
    *
    * @param cause Why memory is degraded.
    * @param reason A short reason (no secrets).
+   * @param host The host of a denied network permission.
+   * @returns `true` when this is the cause's first report of the episode.
    */
-  report(cause: NoticeCause, reason?: string): void {
+  report(cause: NoticeCause, reason?: string, host?: string): boolean {
     this.#active = cause;
-    if (this.#shown.has(cause) || this.#pending.has(cause)) return;
+    if (this.#shown.has(cause) || this.#pending.has(cause)) return false;
     this.#pending.set(
       cause,
-      noticeText(cause, { reason, platform: this.#platform }),
+      noticeText(cause, {
+        reason,
+        platform: this.#platform,
+        hermesHome: this.#hermesHome,
+        host,
+      }),
     );
+    return true;
+  }
+
+  /**
+   * The warning line for writes stopped by a cause, with this board's
+   * profile home ({@linkcode writeWarningText}).
+   *
+   * @param cause Why the writes stopped.
+   * @param reason A short reason (no secrets).
+   * @param host The host of a denied network permission.
+   * @returns The line.
+   */
+  warning(cause: NoticeCause, reason?: string, host?: string): string {
+    return writeWarningText(cause, {
+      reason,
+      platform: this.#platform,
+      hermesHome: this.#hermesHome,
+      host,
+    });
   }
 
   /**
@@ -198,7 +305,13 @@ export class NoticeBoard {
    */
   reportError(error: unknown): NoticeCause | undefined {
     const cause = classifyFailure(error);
-    if (cause) this.report(cause, failureReason(error));
+    if (cause) {
+      this.report(
+        cause,
+        failureReason(error),
+        error instanceof PermissionDeniedError ? error.host : undefined,
+      );
+    }
     return cause;
   }
 

@@ -12,6 +12,7 @@ import { dirname } from "node:path";
 import {
   type ChatMessage,
   type ConfigField,
+  type DrainResult,
   getHermesHome,
   type InitializeOptions,
   log,
@@ -77,15 +78,27 @@ import {
 import {
   AuthError,
   HonchoConfigError,
+  HonchoError,
   HonchoPeerUnresolvedError,
+  PermissionDeniedError,
 } from "./errors.ts";
-import { NoticeBoard, noticeText } from "./notices.ts";
+import {
+  failureReason,
+  NoticeBoard,
+  type NoticeCause,
+  noticeText,
+} from "./notices.ts";
 import {
   mergeServerObservation,
   type SessionObservation,
 } from "./observation.ts";
-import { HonchoOutbox, type HonchoOutboxOptions } from "./outbox.ts";
-import type { OutboxMessageInput } from "./outbox.ts";
+import {
+  HonchoOutbox,
+  type HonchoOutboxOptions,
+  type OutboxDeliverResult,
+  type OutboxMessageInput,
+  stableOutboxId,
+} from "./outbox.ts";
 import {
   resolveAiPeerId,
   resolveAuthorPeerId,
@@ -126,6 +139,22 @@ export interface HonchoProviderOptions {
   writerRetryMaxDelayMs?: number;
   /** Least time between two session-init attempts started by hooks, in ms. @default {5000} */
   initRetryDelayMs?: number;
+  /**
+   * Honcho's own shutdown budget, in ms: staged turns are made durable,
+   * then queued messages are delivered until it runs out (the rest stays
+   * in the outbox for the next start). It fits inside the host's bounds
+   * (the manager's and the sandbox's 5 s), so it is what applies.
+   *
+   * @default {4000}
+   */
+  shutdownTimeoutMs?: number;
+  /**
+   * Messages waiting for the disk above which `syncTurn` pushes back (its
+   * promise resolves when there is room, at most 5 s later).
+   *
+   * @default {5000}
+   */
+  maxStagedMessages?: number;
   /**
    * How long a required pre-compress checkpoint may take, in ms (a
    * best-effort one takes at most 2 s).
@@ -201,6 +230,8 @@ const NEVER = -999;
 const INIT_WAIT_FALLBACK_S = 30;
 const SEARCH_QUERY_MAX_CHARS = 1000;
 const BEST_EFFORT_CHECKPOINT_MS = 2_000;
+/** Honcho's shutdown budget: inside the manager's and the sandbox's 5 s. */
+const SHUTDOWN_BUDGET_MS = 4_000;
 
 /**
  * The Honcho memory provider: recalls what Honcho knows about the user
@@ -355,7 +386,8 @@ export class HonchoMemoryProvider extends MemoryProvider {
       this.#initOptions = { ...options };
       this.#hermesHome = options.hermesHome ?? getHermesHome();
       this.#platform = options.platform || "cli";
-      this.#notices = new NoticeBoard(this.#platform);
+      this.#notices = new NoticeBoard(this.#platform, this.#hermesHome);
+      this.#writeWarnings.clear();
       this.#sessionGen = {};
       this.#recallGen = {};
       const context = options.agentContext;
@@ -385,6 +417,14 @@ export class HonchoMemoryProvider extends MemoryProvider {
         return;
       }
       this.#apiKey = config.apiKey;
+      if (this.#client.workspaceId !== config.workspaceId) {
+        log(
+          "warn",
+          `Honcho workspace '${config.workspaceId}' (${config.configPath}) has characters Honcho refuses; using '${this.#client.workspaceId}'. Set "workspace" to an id of letters, digits, _ and - to silence this`,
+        );
+      }
+      // The outbox keeps the configured name (its file stays where an
+      // earlier version queued it); delivery uses the client's workspace.
       const outbox = new HonchoOutbox({
         ...this.#options.outbox,
         workspace: config.workspaceId,
@@ -397,13 +437,8 @@ export class HonchoMemoryProvider extends MemoryProvider {
         ensureReady: (signal) => this.#ensureSession(signal),
         retryBaseDelayMs: this.#options.writerRetryBaseDelayMs,
         retryMaxDelayMs: this.#options.writerRetryMaxDelayMs,
-        // Failed deliveries are reported; only successful reads end an
-        // episode (a write going through says nothing about recall).
-        onResult: (result) => {
-          if (result.error !== undefined) {
-            this.#notices.reportError(result.error);
-          }
-        },
+        maxStagedMessages: this.#options.maxStagedMessages,
+        onResult: (result) => this.#onDeliveryResult(result),
       });
       this.#identityPromise = this.#resolveIdentity();
       if (config.recallMode !== "tools") {
@@ -417,7 +452,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
         // Tools mode: the session is set up on the first tool call; the
         // backlog of an earlier process is still delivered.
         this.#track(
-          this.#identityPromise.then(() => this.#writer?.kick()),
+          this.#identityPromise.then(() => this.#writer?.deliverBacklog()),
         );
       }
     } catch (error) {
@@ -679,7 +714,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
     userContent: string,
     assistantContent: string,
     options: SyncTurnOptions = {},
-  ): void {
+  ): Promise<void> | void {
     try {
       const config = this.#config;
       const writer = this.#writer;
@@ -700,6 +735,9 @@ export class HonchoMemoryProvider extends MemoryProvider {
         }
         : this.#author;
       if (!this.#ready && config.recallMode !== "tools") this.#kickInit();
+      const turnId = typeof options.turnId === "string" && options.turnId
+        ? options.turnId
+        : undefined;
       const identity = this.#identity;
       if (identity) {
         const records = this.#turnRecords(
@@ -708,24 +746,32 @@ export class HonchoMemoryProvider extends MemoryProvider {
           author,
           userText,
           aiText,
+          turnId,
         );
-        if (records.length > 0) writer.stage(records);
-        return;
+        // Back-pressure: a promise only when the disk is behind.
+        return records.length > 0 ? writer.stage(records) : undefined;
       }
-      // Identity is still being resolved (local work only): stage after it.
-      this.#track(
-        this.#identityPromise?.then((resolved) => {
-          if (!resolved || this.#shutdown) return;
+      // Identity is still being resolved (local work only): stage after
+      // it; until then the turn counts as not durable.
+      const waiting = (userText ? 1 : 0) + (aiText ? 1 : 0);
+      this.#unnamedMessages += waiting;
+      const staged = (this.#identityPromise ?? Promise.resolve(undefined))
+        .then((resolved) => {
+          if (!resolved) return;
           const records = this.#turnRecords(
             config,
             resolved,
             author,
             userText,
             aiText,
+            turnId,
           );
-          if (records.length > 0) writer.stage(records);
-        }) ?? Promise.resolve(),
-      );
+          if (records.length > 0) return writer.stage(records);
+        }).finally(() => {
+          this.#unnamedMessages -= waiting;
+        });
+      this.#track(staged);
+      return staged.catch(() => {});
     } catch (error) {
       log("debug", `Honcho syncTurn failed: ${this.#scrub(errorText(error))}`);
     }
@@ -762,7 +808,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
       const observer = this.#aiObservesOthers()
         ? identity.aiPeerId
         : identity.userPeerId;
-      this.#spawn("honcho-memory-write", async () => {
+      const write = this.#spawn("honcho-memory-write", async () => {
         try {
           await client.createConclusions([{
             observerId: observer,
@@ -780,6 +826,8 @@ export class HonchoMemoryProvider extends MemoryProvider {
           );
         }
       });
+      this.#memoryWrites.add(write);
+      write.finally(() => this.#memoryWrites.delete(write));
     } catch {
       // Never throw into the agent.
     }
@@ -961,41 +1009,49 @@ export class HonchoMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * Stops the provider: in-flight reads are aborted and discarded, queued
-   * writes are delivered within max(5 s, request timeout) (what cannot be
-   * delivered stays in the outbox for the next start), and every
-   * background task and timer is awaited or cleared. Never throws.
+   * Stops the provider within its budget (`shutdownTimeoutMs`, 4 s): reads
+   * are aborted and discarded; every turn handed to `syncTurn` is made
+   * durable in the outbox first; then queued messages are delivered until
+   * the budget runs out (a request is never started that could outlive it;
+   * what is left stays in the outbox for the next start, with a warning);
+   * then every background task and timer is awaited or cleared. Never
+   * throws.
    */
   override async shutdown(): Promise<void> {
     if (this.#shutdown) return;
     this.#shutdown = true;
     this.#sessionGen = {};
     this.#recallGen = {};
-    const budget = Math.max(5_000, this.#timeoutMs());
+    const budget = this.#options.shutdownTimeoutMs ?? SHUTDOWN_BUDGET_MS;
     const deadline = this.#now() + budget;
+    const left = (): number => Math.max(0, deadline - this.#now());
     try {
+      const writer = this.#writer;
+      const durable = await this.drain(left());
       this.#controller.abort(
         new DOMException("Honcho provider shut down", "AbortError"),
       );
-      const writer = this.#writer;
       if (writer) {
-        if (this.#config?.saveMessages) {
-          const flushed = await writer.flushAll(
-            Math.max(0, deadline - this.#now()),
-          );
-          if (!flushed) {
-            const stats = await writer.outbox.stats().catch(() => undefined);
-            if (stats && stats.pending > 0) {
-              log(
-                "warn",
-                `Honcho shut down with ${stats.pending} message(s) still queued in ${writer.outbox.path}; they are delivered on the next start`,
-              );
-            }
-          }
+        if (this.#config?.saveMessages && durable.drained) {
+          await writer.flushAll(left());
         }
-        await writer.close(Math.max(0, deadline - this.#now()));
+        await writer.close(left());
+        const stats = await writer.outbox.stats().catch(() => undefined);
+        if (!durable.drained || writer.notDurable > 0) {
+          log(
+            "warn",
+            `Honcho shut down before ${
+              durable.pending ?? writer.notDurable
+            } message(s) reached its outbox ${writer.outbox.path} (the disk did not keep up within ${budget} ms)`,
+          );
+        } else if (stats && stats.pending > 0) {
+          log(
+            "warn",
+            `Honcho shut down with ${stats.pending} message(s) still queued in ${writer.outbox.path}; they are delivered on the next start`,
+          );
+        }
       }
-      await this.#drainTasks(Math.max(0, deadline - this.#now()));
+      await this.#drainTasks(left());
     } catch (error) {
       log("warn", `Honcho shutdown failed: ${this.#scrub(errorText(error))}`);
     }
@@ -1580,7 +1636,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
     ) {
       this.#startDialectic(PREWARM_QUERY, 0);
     }
-    this.#writer?.kick();
+    this.#writer?.resume();
   }
 
   async #runSessionSetups(signal: AbortSignal): Promise<void> {
@@ -1606,6 +1662,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
     author: TurnAuthorInfo,
     userText: string,
     aiText: string,
+    turnId?: string,
   ): OutboxMessageInput[] {
     let session = identity.sessionId;
     let userPeer = identity.userPeerId;
@@ -1636,7 +1693,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
       const digest = turnDigest(role, text);
       const chunks = chunkMessage(text, config.messageMaxChars);
       chunks.forEach((content, index) => {
-        records.push({
+        const record: OutboxMessageInput = {
           session,
           peer,
           content,
@@ -1645,7 +1702,19 @@ export class HonchoMemoryProvider extends MemoryProvider {
             [DIGEST_METADATA_KEY]: digest,
             [CHUNK_METADATA_KEY]: index,
           },
-        });
+        };
+        if (turnId !== undefined) {
+          // The same turn handed over again (an import re-run) gets the same
+          // ids, so the outbox and Honcho hold it once.
+          record.id = stableOutboxId([
+            config.workspaceId,
+            session,
+            turnId,
+            role,
+            index,
+          ]);
+        }
+        records.push(record);
       });
     };
     add("user", userPeer, userText);
@@ -1691,6 +1760,88 @@ export class HonchoMemoryProvider extends MemoryProvider {
   }
 
   #joined = new Set<string>();
+  /** Messages of turns staged before the session was named (not durable yet). */
+  #unnamedMessages = 0;
+  /** Memory writes (conclusions) sent but not answered yet. */
+  #memoryWrites = new Set<Promise<void>>();
+  /** Write-path causes already warned about in this episode. */
+  #writeWarnings = new Set<NoticeCause>();
+
+  /**
+   * Reports a delivery round: a systemic failure (one retrying cannot fix:
+   * a denied permission, auth, a refused workspace, session or peer) gets
+   * one notice and one warning naming the cause and the fix; the messages
+   * stay queued. A round that delivered ends the episode.
+   */
+  #onDeliveryResult(result: OutboxDeliverResult): void {
+    const error = result.error;
+    if (error === undefined) {
+      if (result.delivered > 0 || result.duplicates > 0) {
+        this.#writeWarnings.clear();
+      }
+      return;
+    }
+    let cause = this.#notices.reportError(error);
+    let reason = failureReason(error);
+    if (
+      cause === undefined && result.systemic &&
+      (error instanceof HonchoError || error instanceof HonchoConfigError)
+    ) {
+      cause = "refused";
+      reason = this.#scrub(errorText(error));
+      this.#notices.report(cause, reason);
+    }
+    if (
+      cause === undefined || !result.systemic ||
+      this.#writeWarnings.has(cause)
+    ) return;
+    this.#writeWarnings.add(cause);
+    const host = error instanceof PermissionDeniedError
+      ? error.host
+      : undefined;
+    const queued = result.pending >= 0
+      ? ` (${result.pending} message(s) in ${this.#writer?.outbox.path})`
+      : "";
+    log("warn", `${this.#notices.warning(cause, reason, host)}${queued}`);
+  }
+
+  /**
+   * Waits (at most `timeoutMs`) until every turn handed to `syncTurn` and
+   * every memory write is durable: turns in the fsynced outbox (delivery
+   * may still be pending; that is durable), memory writes answered by
+   * Honcho.
+   *
+   * @param timeoutMs How long to wait; without limit when omitted.
+   * @returns Whether everything is durable, and how many messages are not.
+   */
+  override async drain(timeoutMs?: number): Promise<DrainResult> {
+    const deadline = timeoutMs === undefined
+      ? Infinity
+      : this.#now() + Math.max(0, timeoutMs);
+    const left = (): number => Math.max(0, deadline - this.#now());
+    try {
+      if (this.#unnamedMessages > 0 && this.#identityPromise) {
+        await this.#waitFor(this.#identityPromise, left());
+        // Let the staging promises queue into the writer.
+        await Promise.resolve();
+      }
+      const writer = this.#writer;
+      let pending = this.#unnamedMessages;
+      if (writer) {
+        const staged = await writer.drain(
+          deadline === Infinity ? undefined : left(),
+        );
+        pending += staged.pending ?? 0;
+      }
+      if (this.#memoryWrites.size > 0) {
+        await this.#waitFor(Promise.all([...this.#memoryWrites]), left());
+        pending += this.#memoryWrites.size;
+      }
+      return { drained: pending === 0, pending };
+    } catch {
+      return { drained: false };
+    }
+  }
 
   async #checkpoint(messages: ChatMessage[], required: boolean): Promise<void> {
     const config = this.#config;
@@ -1821,6 +1972,10 @@ export class HonchoMemoryProvider extends MemoryProvider {
 
   /** Waits for `promise` at most `ms`; `true` when it settled in time. */
   async #waitFor(promise: Promise<unknown>, ms: number): Promise<boolean> {
+    if (ms === Infinity) {
+      await promise.catch(() => {});
+      return true;
+    }
     if (ms <= 0) {
       let settled = false;
       promise.then(() => settled = true, () => settled = true);

@@ -3,9 +3,18 @@
  * transcript (one JSON message per line) through the memory manager turn
  * by turn, as the agent would have, so the active provider learns from it.
  *
+ * Re-running an import stores nothing new: each turn carries a stable
+ * `turnId` (from the session, the turn's user and assistant text and how
+ * many identical turns came before it), and a provider that honours it —
+ * Honcho does, by deriving its message ids from it and looking them up
+ * before sending — keeps one copy. The command reports success only once
+ * the provider confirmed every turn durable (`drain`), and it ends the
+ * imported session, so the provider delivers before the process exits.
+ *
  * @module
  */
 
+import { createHash } from "node:crypto";
 import { errorText } from "../../_util/error_text.ts";
 import { basename, extname } from "node:path";
 import type { CliIo } from "../cli_io.ts";
@@ -152,6 +161,43 @@ export function parseTranscript(text: string): ParsedTranscript {
   return { turns, problems, unanswered };
 }
 
+/**
+ * The stable keys of a transcript's turns: the SHA-256 of the session, the
+ * turn's user and assistant text, and the number of identical turns before
+ * it (so a repeated "yes" / "Done." is its own turn, and inserting a turn
+ * elsewhere does not change the others' keys).
+ *
+ * @param sessionId The session the turns are recorded under.
+ * @param turns The turns, in order.
+ * @returns One key per turn (64 hex characters).
+ *
+ * @example Repeated turns get different keys
+ * ```ts
+ * import { importTurnIds } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const ids = importTurnIds("s", [
+ *   { user: "ok", assistant: "Done.", messages: [], line: 1 },
+ *   { user: "ok", assistant: "Done.", messages: [], line: 3 },
+ * ]);
+ * assert.notEqual(ids[0], ids[1]);
+ * assert.deepEqual(importTurnIds("s", [{ user: "ok", assistant: "Done.", messages: [], line: 9 }]), [ids[0]]);
+ * ```
+ */
+export function importTurnIds(
+  sessionId: string,
+  turns: readonly TranscriptTurn[],
+): string[] {
+  const seen = new Map<string, number>();
+  return turns.map((turn) => {
+    const content = JSON.stringify([turn.user, turn.assistant]);
+    const occurrence = seen.get(content) ?? 0;
+    seen.set(content, occurrence + 1);
+    return createHash("sha256").update(
+      JSON.stringify([sessionId, content, occurrence]),
+    ).digest("hex");
+  });
+}
+
 /** Options of {@linkcode runMemoryImport}. */
 export interface MemoryImportOptions {
   /** The session id the turns are recorded under (default `import-<file stem>`). */
@@ -238,6 +284,7 @@ export async function runMemoryImport(
     }
     const total = parsed.turns.length;
     const showProgress = io.stderrIsTerminal && total > 0;
+    const turnIds = importTurnIds(sessionId, parsed.turns);
     let turn = 0;
     for (const t of parsed.turns) {
       turn++;
@@ -246,17 +293,22 @@ export async function runMemoryImport(
       manager.syncAll(t.user, t.assistant, {
         sessionId,
         messages: t.messages,
+        turnId: turnIds[turn - 1],
       });
       manager.queuePrefetchAll(t.user, { sessionId });
       if (showProgress) io.stderr(progressBar(turn, total));
     }
+    // Every turn handed over and durable with the provider (its drain)...
     const drained = await manager.flushPending();
     if (showProgress) io.stderr("\r\x1b[K");
     if (!drained) {
       io.stderr(
-        "warning: the provider was still writing when the wait ended; some turns may not be stored yet\n",
+        `error: provider '${memory.external}' did not confirm every imported turn durable; run the import again (it stores nothing twice)\n`,
       );
+      return 1;
     }
+    // ...then the imported session ends, so the provider delivers now.
+    await manager.onSessionEnd(parsed.turns.at(-1)?.messages ?? []);
     io.stdout(
       `Imported ${total} turn${
         total === 1 ? "" : "s"

@@ -6,8 +6,13 @@
  * preselected), then the provider's schema: pickers for choices, masked
  * input for secrets, text for the rest. A provider with `postSetup` owns
  * its whole setup. Non-interactive with `--yes` (and on a non-terminal,
- * where `--yes` or `--set` is required): `--set` values plus current
- * values and defaults, no questions.
+ * where `--yes` or `--set` is required): no questions, and only what
+ * `--set` names changes — every other setting keeps its current value and
+ * no default is written anywhere. A provider whose `cli.ts` exports
+ * `applySetup(hermesHome, values, io)` applies the values itself (Honcho:
+ * its own file, the network grant, the connection test, the API-key
+ * check); a required setting (a secret included) with no value refuses to
+ * finish, saving nothing.
  *
  * Nothing is written until the end: Ctrl-C or end of input saves nothing.
  * Secrets go only to `$HERMES_HOME/.env`, through their `env_var`;
@@ -40,8 +45,8 @@ import {
   closeProvider,
   DependencyInstallError,
   discoverProviders,
-  type HostSetup,
   isBuiltinSentinel,
+  loadHostApplySetup,
   loadHostSetup,
   loadProvider,
   locateProvider,
@@ -245,8 +250,58 @@ async function configureProvider(
     const owned = await runOwnedSetup(name, provider, io);
     if (owned !== undefined) return owned;
   }
+  if (!interactive) {
+    const applied = await runAppliedSetup(name, provider, assignments, io);
+    if (applied !== undefined) return applied;
+  }
 
   return await walkSchema(name, provider, assignments, interactive, io);
+}
+
+/**
+ * Runs the provider's own non-interactive setup when its `cli.ts` has one
+ * (`applySetup(home, values, io)`), with the `--set` values checked against
+ * the schema and converted. Resolves to the exit code, or `undefined` when
+ * the provider has none.
+ */
+async function runAppliedSetup(
+  name: string,
+  provider: MemoryProvider,
+  assignments: SetAssignment[],
+  io: CliIo,
+): Promise<number | undefined> {
+  const apply = await loadHostHook(
+    name,
+    loadHostApplySetup,
+    "saving its settings the generic way",
+    io,
+  );
+  if (!apply) return undefined;
+  const schema: ConfigField[] = await provider.getConfigSchema() ?? [];
+  const values: Record<string, unknown> = {};
+  for (const a of assignments) {
+    const field = schema.find((f) => f.key === a.key);
+    if (field === undefined) throw unknownSetting(name, a.key, schema);
+    values[a.key] = field.secret === true
+      ? a.value
+      : a.value === ""
+      ? undefined
+      : convertFieldValue(field, a.value);
+  }
+  const code = await apply(getHermesHome(), values, io);
+  return typeof code === "number" ? code : 0;
+}
+
+function unknownSetting(
+  name: string,
+  key: string,
+  schema: readonly ConfigField[],
+): SetupValueError {
+  return new SetupValueError(
+    `Unknown setting '${key}' for memory provider '${name}'; its settings are: ${
+      schema.length > 0 ? schema.map((f) => f.key).join(", ") : "(none)"
+    }`,
+  );
 }
 
 /**
@@ -260,16 +315,12 @@ async function runOwnedSetup(
   provider: MemoryProvider,
   io: CliIo,
 ): Promise<number | undefined> {
-  let hostSetup: HostSetup | null = null;
-  try {
-    hostSetup = await loadHostSetup(name);
-  } catch (error) {
-    io.stderr(
-      `warning: cannot load the setup of provider '${name}' from its cli.ts (${
-        errorText(error)
-      }); asking for its settings instead\n`,
-    );
-  }
+  const hostSetup = await loadHostHook(
+    name,
+    loadHostSetup,
+    "asking for its settings instead",
+    io,
+  ) ?? null;
   if (hostSetup === null && typeof provider.postSetup !== "function") {
     return undefined;
   }
@@ -290,6 +341,25 @@ async function runOwnedSetup(
       }\nFix the problem above, then run 'hermes memory setup ${name}' again.`,
       1,
     );
+  }
+}
+
+/** Loads a host-side hook of the provider's cli.ts; a failure is a warning. */
+async function loadHostHook<T>(
+  name: string,
+  load: (name: string) => Promise<T | null>,
+  fallback: string,
+  io: CliIo,
+): Promise<T | null | undefined> {
+  try {
+    return await load(name);
+  } catch (error) {
+    io.stderr(
+      `warning: cannot load the setup of provider '${name}' from its cli.ts (${
+        errorText(error)
+      }); ${fallback}\n`,
+    );
+    return undefined;
   }
 }
 
@@ -381,13 +451,7 @@ async function walkSchema(
   const known = new Set(schema.map((f) => f.key));
   const given = new Map<string, string>();
   for (const a of assignments) {
-    if (!known.has(a.key)) {
-      throw new SetupValueError(
-        `Unknown setting '${a.key}' for memory provider '${name}'; its settings are: ${
-          schema.length > 0 ? schema.map((f) => f.key).join(", ") : "(none)"
-        }`,
-      );
-    }
+    if (!known.has(a.key)) throw unknownSetting(name, a.key, schema);
     given.set(a.key, a.value);
   }
 
@@ -399,6 +463,11 @@ async function walkSchema(
   const dotenv = await loadEnvFile(join(home, ".env"));
   const envQueue = new Map<string, { value: string; secret: boolean }>();
   const missing: string[] = [];
+  // Without questions only what --set names changes (no default is pinned).
+  const changed: Record<string, unknown> = {};
+  // The values in effect (current, else default) decide `when` and
+  // `default_from`; only asked or --set values are written.
+  const effective: Record<string, unknown> = { ...providerConfig };
   const currentEnv = (envVar: string): string =>
     io.env(envVar) || dotenv[envVar] || "";
 
@@ -406,7 +475,7 @@ async function walkSchema(
     io.stdout(`\n${style.bold(`Configuring ${name}`)}\n`);
   }
   for (const field of schema) {
-    if (!fieldApplies(field, providerConfig)) continue;
+    if (!fieldApplies(field, effective)) continue;
     const envVar = typeof field.env_var === "string" && field.env_var
       ? field.env_var
       : undefined;
@@ -451,17 +520,27 @@ async function walkSchema(
     }
 
     const current = providerConfig[field.key] ??
-      fieldDefault(field, providerConfig);
+      fieldDefault(field, effective);
+    if (current !== undefined) effective[field.key] = current;
+    if (!interactive && raw === undefined) {
+      // Kept as it is; a required setting needs a value from somewhere.
+      if (
+        field.required === true && (current === undefined ||
+          current === null || current === "") &&
+        !(envVar !== undefined && currentEnv(envVar) !== "")
+      ) missing.push(field.key);
+      continue;
+    }
     let value: unknown;
     if (raw !== undefined) {
       value = raw === "" ? undefined : convertFieldValue(field, raw);
-    } else if (interactive) {
-      value = await askField(field, current, io);
     } else {
-      value = current;
+      value = await askField(field, current, io);
     }
     if (value !== undefined && value !== null && value !== "") {
       providerConfig[field.key] = value;
+      effective[field.key] = value;
+      changed[field.key] = value;
       if (envVar !== undefined && !envQueue.has(envVar)) {
         envQueue.set(envVar, { value: String(value), secret: false });
       }
@@ -481,19 +560,18 @@ async function walkSchema(
 
   // Everything is collected: write config.yaml, the provider's own config,
   // then .env.
+  const toSave = interactive ? providerConfig : changed;
   const memorySection: HermesConfig = { provider: name };
-  if (Object.keys(providerConfig).length > 0) {
-    memorySection[name] = providerConfig;
-  }
+  if (Object.keys(toSave).length > 0) memorySection[name] = toSave;
   await saveConfig({ memory: memorySection });
   io.stdout(
     `${interactive ? "\n" : ""}Memory provider set to '${name}' in ${
       getConfigPath(home)
     }.\n`,
   );
-  if (Object.keys(providerConfig).length > 0) {
+  if (Object.keys(toSave).length > 0) {
     try {
-      await provider.saveConfig(providerConfig, home);
+      await provider.saveConfig(toSave, home);
     } catch (error) {
       io.stderr(
         `warning: provider '${name}' could not save its own config: ${

@@ -25,6 +25,7 @@
  */
 
 import type { CliIo, HermesCommand } from "@hermes/memory/cli";
+import { join } from "node:path";
 import {
   getConfigPath,
   getConfigValue,
@@ -32,7 +33,9 @@ import {
   loadConfig,
   maskSecret,
   saveConfig,
+  saveEnvValue,
 } from "@hermes/memory";
+import { HONCHO_CONFIG_SCHEMA } from "../config_schema.ts";
 import {
   cleanBaseUrl,
   HONCHO_ENVIRONMENT_URLS,
@@ -377,14 +380,7 @@ export async function runSetup(
     }
   }
 
-  const config = await loadScopeConfig(scope);
-  if (config.configError) {
-    throw new HonchoCliError(
-      `Cannot set up Honcho from ${config.configPath}: ${
-        describeConfigError(config)
-      }; fix or remove the file, nothing was written`,
-    );
-  }
+  const config = await loadSetupConfig(scope);
   // config.yaml (the targeted profile's, with --target-profile) must load
   // before anything is written.
   const yamlHome = scope.targetProfile === undefined
@@ -539,6 +535,19 @@ export async function runSetup(
   }
   printSummary(io, after, plan);
   return 0;
+}
+
+/** The scope's configuration, refusing one whose file does not parse. */
+async function loadSetupConfig(scope: HonchoCliScope): Promise<HonchoConfig> {
+  const config = await loadScopeConfig(scope);
+  if (config.configError) {
+    throw new HonchoCliError(
+      `Cannot set up Honcho from ${config.configPath}: ${
+        describeConfigError(config)
+      }; fix or remove the file, nothing was written`,
+    );
+  }
+  return config;
 }
 
 async function collectPlan(
@@ -1019,6 +1028,132 @@ export async function runPostSetup(
     io,
     () => runSetup(resolveScope(io, { hermesHome }), {}),
   );
+}
+
+/**
+ * `hermes memory setup honcho --yes --set key=value…`: applies exactly the
+ * settings named, asks nothing, and pins nothing else — the other keys of
+ * `honcho.json` and `config.yaml` stay as they are (no default is written).
+ * Non-secret keys go to this profile's `honcho.json` (root or host block,
+ * as the schema scopes them); `apiKey` goes only to `$HERMES_HOME/.env` as
+ * `HONCHO_API_KEY`. Refuses, saving nothing, when the result would use
+ * Honcho cloud without an API key anywhere; a self-hosted `baseUrl` needs
+ * none. Sets `memory.provider: honcho`, grants a self-hosted server's host
+ * in `memory.permissions.honcho.net`, and tests the connection.
+ *
+ * @param hermesHome The profile home.
+ * @param values The `--set` values, keyed by schema key, already converted.
+ * @param io The terminal seam.
+ * @returns `0` saved, `1` refused or failed, `2` for a bad value.
+ *
+ * @example
+ * ```ts ignore
+ * await runApplySetup("/home/me/.hermes", { baseUrl: "http://127.0.0.1:8000" }, io);
+ * ```
+ */
+export async function runApplySetup(
+  hermesHome: string,
+  values: Record<string, unknown>,
+  io: CliIo,
+): Promise<number> {
+  return await runGuarded(io, async () => {
+    const scope = resolveScope(io, { hermesHome });
+    const config = await loadSetupConfig(scope);
+    const fields = new Map(
+      HONCHO_CONFIG_SCHEMA.fields.map((f) => [f.key, f] as const),
+    );
+    const root: Record<string, unknown> = {};
+    const host: Record<string, unknown> = {};
+    let apiKey: string | undefined;
+    for (const [key, raw] of Object.entries(values)) {
+      const field = fields.get(key);
+      if (!field) {
+        throw new HonchoCliError(`Unknown Honcho setting '${key}'`, 2);
+      }
+      let value = raw;
+      if (field.kind === "secret") {
+        apiKey = String(raw).trim() || undefined;
+        continue;
+      }
+      if (key === "baseUrl" && typeof raw === "string" && raw !== "") {
+        value = checkBaseUrl(raw);
+      }
+      if (
+        (key === "workspace" || key === "peerName" || key === "aiPeer") &&
+        typeof raw === "string"
+      ) value = checkHonchoId(key, raw);
+      (field.scope === "root" ? root : host)[key] = value;
+    }
+    // What the profile will use once this is saved.
+    const cloudUrl = HONCHO_ENVIRONMENT_URLS.production!;
+    const baseUrl = typeof root.baseUrl === "string" && root.baseUrl
+      ? root.baseUrl
+      : config.baseUrl
+      ? cleanBaseUrl(config.baseUrl)
+      : HONCHO_ENVIRONMENT_URLS[config.environment] ?? cloudUrl;
+    const cloud = baseUrl === cloudUrl;
+    if (cloud && !apiKey && !config.apiKey) {
+      throw new HonchoCliError(
+        `Honcho cloud (${cloudUrl}) needs an API key and none is set: give it with --set apiKey=<key> (saved to ${
+          join(hermesHome, ".env")
+        } as HONCHO_API_KEY), set HONCHO_API_KEY, or run 'hermes honcho setup' (it asks, hidden); for a self-hosted server give --set baseUrl=http://host:port instead. Nothing was saved`,
+      );
+    }
+    const hermesConfig = await loadConfig({ hermesHome }).catch((error) => {
+      throw new HonchoCliError(
+        `Cannot set up Honcho: ${errorText(error)}; nothing was written`,
+      );
+    });
+    const hostKey = writeHostKey(config);
+    if (Object.keys(root).length > 0 || Object.keys(host).length > 0) {
+      const written = await writeHonchoFile(config, hermesHome, {
+        root,
+        host,
+        hostKey,
+      });
+      await reportWrite(scope, written);
+      const keys = [...Object.keys(root), ...Object.keys(host)];
+      io.stdout(
+        `Saved ${keys.join(", ")} to ${written.path}${
+          Object.keys(host).length > 0 ? ` (hosts.${hostKey})` : ""
+        }\n`,
+      );
+    }
+    if (apiKey) {
+      await saveEnvValue("HONCHO_API_KEY", apiKey, { hermesHome });
+      io.stdout(
+        `Saved HONCHO_API_KEY to ${join(hermesHome, ".env")} (${
+          maskSecret(apiKey)
+        })\n`,
+      );
+    }
+    const memory: Record<string, unknown> = { provider: "honcho" };
+    let granted: string | undefined;
+    if (!cloud) {
+      const existing = getConfigValue(
+        hermesConfig,
+        "memory.permissions.honcho.net",
+      );
+      const net = Array.isArray(existing)
+        ? existing.filter((v): v is string => typeof v === "string")
+        : [];
+      granted = netEntry(baseUrl);
+      if (!net.includes(granted)) net.push(granted);
+      memory.permissions = { honcho: { net } };
+    }
+    await saveConfig({ memory }, { hermesHome });
+    io.stdout(
+      `Set memory.provider: honcho${
+        granted
+          ? ` and allowed ${granted} in memory.permissions.honcho.net`
+          : ""
+      } (${getConfigPath(hermesHome)})\n`,
+    );
+    const after = await loadScopeConfig(scope);
+    await testConnection(io, after);
+    io.stdout("Start a new session to use it.\n");
+    return 0;
+  });
 }
 
 /**

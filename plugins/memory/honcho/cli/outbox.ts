@@ -1,0 +1,435 @@
+/**
+ * `hermes honcho outbox [--json]`, `hermes honcho outbox retry [ids…]` and
+ * `hermes honcho outbox flush`: what the durable outbox holds, what Honcho
+ * refused and why, and the way to try again.
+ *
+ * Every outbox file of the profile is shown (one per workspace, including
+ * one left by an earlier workspace setting): the queued messages per
+ * session, the ones an uncertain earlier attempt may still land for (and
+ * until when), and the refused ones with Honcho's reason. `retry` queues
+ * refused messages again (after the cause was fixed); `flush` delivers the
+ * configured workspace's queue now.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import type { CliIo, HermesCommand } from "@hermes/memory/cli";
+import {
+  HonchoOutbox,
+  type OutboxStats,
+  type RejectedRecord,
+} from "../outbox.ts";
+import {
+  connectHoncho,
+  describeHonchoFailure,
+  HonchoCliError,
+  type HonchoCliScope,
+  isRecord,
+  loadScopeConfig,
+  resolveScope,
+  runGuarded,
+  serverLabel,
+  targetProfileOf,
+} from "./_common.ts";
+
+/** Options of {@linkcode runOutbox}. */
+export interface OutboxOptions {
+  /** Print JSON instead of text. @default {false} */
+  json?: boolean;
+}
+
+/** One session's share of a queue, in {@linkcode OutboxReport}. */
+export interface OutboxSessionReport {
+  /** The Honcho session. */
+  session: string;
+  /** Queued messages. */
+  pending: number;
+  /** When the oldest was said (ISO). */
+  oldest: string;
+}
+
+/** What `hermes honcho outbox --json` prints per outbox file. */
+export interface OutboxReport extends OutboxStats {
+  /** The workspace. */
+  workspace: string;
+  /** The queue file. */
+  path: string;
+  /** The file refused messages are kept in. */
+  rejectedPath: string;
+  /** Whether this is the workspace the profile is configured for. */
+  configured: boolean;
+  /** Queued messages per session. */
+  sessions: OutboxSessionReport[];
+  /** Refused messages with Honcho's reason. */
+  rejected: RejectedRecord[];
+}
+
+/**
+ * The outboxes of a profile: the configured workspace's (even when empty)
+ * and every other outbox file found under `<home>/honcho/outbox/`.
+ *
+ * @param hermesHome The profile home.
+ * @param workspace The configured workspace.
+ * @returns One outbox per workspace, the configured one first.
+ *
+ * @example
+ * ```ts ignore
+ * const outboxes = await profileOutboxes("/home/me/.hermes", "hermes");
+ * ```
+ */
+export async function profileOutboxes(
+  hermesHome: string,
+  workspace: string,
+): Promise<HonchoOutbox[]> {
+  const configured = new HonchoOutbox({ workspace, hermesHome });
+  const out = [configured];
+  const dir = join(hermesHome, "honcho", "outbox");
+  const seen = new Set([configured.path, configured.rejectedPath]);
+  let names: string[] = [];
+  try {
+    names = [...Deno.readDirSync(dir)].filter((e) => e.isFile).map((e) =>
+      e.name
+    ).sort();
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    if (!name.endsWith(".jsonl")) continue;
+    const path = join(dir, name);
+    if (seen.has(path)) continue;
+    const other = await workspaceOfFile(path);
+    if (other === undefined) continue;
+    const outbox = new HonchoOutbox({ workspace: other, hermesHome });
+    if (seen.has(outbox.path)) continue;
+    seen.add(outbox.path);
+    seen.add(outbox.rejectedPath);
+    out.push(outbox);
+  }
+  return out;
+}
+
+/** The workspace recorded in an outbox (or rejected) file's first record. */
+async function workspaceOfFile(path: string): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch {
+    return undefined;
+  }
+  for (const line of text.split("\n")) {
+    try {
+      const value: unknown = JSON.parse(line);
+      if (isRecord(value) && typeof value.workspace === "string") {
+        return value.workspace;
+      }
+    } catch {
+      // Not a record line.
+    }
+  }
+  return undefined;
+}
+
+async function report(
+  outbox: HonchoOutbox,
+  configured: boolean,
+): Promise<OutboxReport> {
+  const stats = await outbox.stats();
+  const sessions = new Map<string, OutboxSessionReport>();
+  for (const record of await outbox.pending()) {
+    const entry = sessions.get(record.session) ??
+      { session: record.session, pending: 0, oldest: record.createdAt };
+    entry.pending++;
+    if (record.createdAt < entry.oldest) entry.oldest = record.createdAt;
+    sessions.set(record.session, entry);
+  }
+  return {
+    workspace: outbox.workspace,
+    path: outbox.path,
+    rejectedPath: outbox.rejectedPath,
+    configured,
+    ...stats,
+    sessions: [...sessions.values()],
+    rejected: await outbox.rejected(),
+  };
+}
+
+function preview(text: string, max = 60): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** Honcho's reason without the request line the error message starts with. */
+function reasonText(reason: string): string {
+  return preview(reason.replace(/^Honcho \S+ \S+ failed with \d+: /, ""), 100);
+}
+
+function printReport(io: CliIo, item: OutboxReport): void {
+  io.stdout(
+    `Outbox of workspace ${item.workspace}${
+      item.configured ? "" : " (not the configured workspace)"
+    }: ${item.path}\n`,
+  );
+  if (item.pending === 0) {
+    io.stdout("  Queued: nothing\n");
+  } else {
+    io.stdout(
+      `  Queued: ${item.pending} message(s), ${item.bytes} bytes\n`,
+    );
+    for (const session of item.sessions) {
+      io.stdout(
+        `    ${session.session}: ${session.pending} (oldest ${session.oldest})\n`,
+      );
+    }
+    if (item.waiting > 0 && item.settlesAt !== undefined) {
+      io.stdout(
+        `  In doubt: ${item.waiting} message(s) whose earlier delivery may still land; looked up on Honcho after ${
+          new Date(item.settlesAt).toISOString()
+        }\n`,
+      );
+    }
+    if (item.verifying > 0) {
+      io.stdout(
+        `  To look up first: ${item.verifying} message(s) with stable ids (imports) are checked against Honcho before they are sent\n`,
+      );
+    }
+  }
+  if (item.rejected.length === 0) {
+    io.stdout("  Refused by Honcho: none\n");
+    return;
+  }
+  io.stdout(
+    `  Refused by Honcho: ${item.rejected.length} message(s), kept in ${item.rejectedPath}\n`,
+  );
+  for (const r of item.rejected) {
+    io.stdout(
+      `    ${r.id}  ${r.session}  ${r.status ?? "-"}  ${
+        reasonText(r.reason)
+      }\n      "${preview(r.content)}"\n`,
+    );
+  }
+  io.stdout(
+    "  Fix the cause, then queue them again with 'hermes honcho outbox retry' (or name ids).\n",
+  );
+}
+
+/**
+ * Shows every outbox of the profile.
+ *
+ * @param scope The profile and files.
+ * @param options `--json`.
+ * @returns `0`.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { resolveScope } from "./_common.ts";
+ * import { runOutbox } from "./outbox.ts";
+ * await runOutbox(resolveScope(memoryCliIo()), { json: true });
+ * ```
+ */
+export async function runOutbox(
+  scope: HonchoCliScope,
+  options: OutboxOptions = {},
+): Promise<number> {
+  const config = await loadScopeConfig(scope);
+  const outboxes = await profileOutboxes(scope.hermesHome, config.workspaceId);
+  const reports: OutboxReport[] = [];
+  for (const [index, outbox] of outboxes.entries()) {
+    reports.push(await report(outbox, index === 0));
+  }
+  if (options.json) {
+    scope.io.stdout(`${JSON.stringify({ outboxes: reports }, null, 2)}\n`);
+    return 0;
+  }
+  for (const item of reports) printReport(scope.io, item);
+  return 0;
+}
+
+/**
+ * Queues refused messages again (all of them, or those named).
+ *
+ * @param scope The profile and files.
+ * @param ids Message ids; all refused messages when empty.
+ * @returns `0`, or `1` when a named id is not refused.
+ *
+ * @example
+ * ```ts ignore
+ * await runOutboxRetry(resolveScope(memoryCliIo()), []);
+ * ```
+ */
+export async function runOutboxRetry(
+  scope: HonchoCliScope,
+  ids: readonly string[],
+): Promise<number> {
+  const config = await loadScopeConfig(scope);
+  let queued = 0;
+  const found = new Set<string>();
+  for (
+    const outbox of await profileOutboxes(scope.hermesHome, config.workspaceId)
+  ) {
+    const refused = await outbox.rejected();
+    const picked = ids.length === 0
+      ? undefined
+      : refused.filter((r) => ids.includes(r.id)).map((r) => r.id);
+    for (const id of picked ?? refused.map((r) => r.id)) found.add(id);
+    if (picked !== undefined && picked.length === 0) continue;
+    queued += await outbox.retryRejected(picked);
+  }
+  const missing = ids.filter((id) => !found.has(id));
+  if (missing.length > 0) {
+    throw new HonchoCliError(
+      `No refused message has id ${
+        missing.join(", ")
+      }; 'hermes honcho outbox' lists them${
+        queued > 0 ? ` (queued ${queued} other message(s) again)` : ""
+      }`,
+    );
+  }
+  scope.io.stdout(
+    queued === 0
+      ? "Nothing to retry: Honcho refused no message.\n"
+      : `Queued ${queued} refused message(s) again; they are delivered with the next turn, the next start, or 'hermes honcho outbox flush'.\n`,
+  );
+  return 0;
+}
+
+/**
+ * Delivers the configured workspace's queue now.
+ *
+ * @param scope The profile and files.
+ * @param timeoutSeconds How long to try.
+ * @returns `0` when the queue is empty afterwards, else `1`.
+ *
+ * @example
+ * ```ts ignore
+ * await runOutboxFlush(resolveScope(memoryCliIo()), 30);
+ * ```
+ */
+export async function runOutboxFlush(
+  scope: HonchoCliScope,
+  timeoutSeconds: number,
+): Promise<number> {
+  const { io } = scope;
+  const config = await loadScopeConfig(scope);
+  const outbox = new HonchoOutbox({
+    workspace: config.workspaceId,
+    hermesHome: scope.hermesHome,
+  });
+  const before = await outbox.stats();
+  if (before.pending === 0) {
+    io.stdout(`Nothing queued in ${outbox.path}.\n`);
+    return 0;
+  }
+  let client;
+  try {
+    client = await connectHoncho(config);
+  } catch (error) {
+    throw new HonchoCliError(describeHonchoFailure(error, serverLabel(config)));
+  }
+  const result = await outbox.deliver(client, {
+    maxRetries: 3,
+    deadline: Date.now() + timeoutSeconds * 1000,
+  });
+  const parts = [`delivered ${result.delivered}`];
+  if (result.duplicates > 0) {
+    parts.push(`${result.duplicates} already on Honcho`);
+  }
+  if (result.rejected > 0) parts.push(`${result.rejected} refused`);
+  io.stdout(
+    `Outbox ${outbox.path}: ${
+      parts.join(", ")
+    }; ${result.pending} still queued.\n`,
+  );
+  if (result.busy) {
+    io.stdout(
+      "Another Hermes process is delivering this outbox right now; it takes the queue.\n",
+    );
+  }
+  if (result.settlesAt !== undefined) {
+    io.stdout(
+      `${result.waiting} message(s) wait until ${
+        new Date(result.settlesAt).toISOString()
+      }: an earlier delivery may still land, so they are looked up first.\n`,
+    );
+  }
+  if (result.error !== undefined) {
+    io.stderr(
+      `error: ${describeHonchoFailure(result.error, serverLabel(config))}\n`,
+    );
+  }
+  return result.pending === 0 ? 0 : 1;
+}
+
+/**
+ * Attaches `outbox` (with `retry` and `flush`) to `hermes honcho`.
+ *
+ * @param honcho The `hermes honcho` command.
+ * @returns The `outbox` command.
+ *
+ * @example
+ * ```ts ignore
+ * registerOutbox(honcho);
+ * ```
+ */
+export function registerOutbox(honcho: HermesCommand): HermesCommand {
+  const command = honcho.command("outbox")
+    .summary("Show what is queued for Honcho, what it refused and why")
+    .description(
+      "Show the durable outbox: messages queued for Honcho per session, those an\n" +
+        "earlier uncertain delivery may still land for, and the messages Honcho\n" +
+        "refused with its reason. 'retry' queues refused messages again; 'flush'\n" +
+        "delivers the queue now.",
+    )
+    .option("--json", "Print JSON", false)
+    .example("hermes honcho outbox")
+    .example("hermes honcho outbox --json")
+    .example("hermes honcho outbox retry")
+    .example("hermes honcho outbox flush");
+  command.action((opts: OutboxOptions) => {
+    const io = command.context.io;
+    return runGuarded(io, () =>
+      runOutbox(
+        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
+        opts,
+      ));
+  });
+  const retry = command.command("retry")
+    .argument("[ids...]", "Ids of refused messages (all when none)")
+    .summary("Queue refused messages again")
+    .description(
+      "Queue messages Honcho refused again, after the cause was fixed. They are\n" +
+        "looked up on Honcho before they are sent, so a retry never stores one twice.",
+    )
+    .example("hermes honcho outbox retry")
+    .example("hermes honcho outbox retry 5f0c…");
+  retry.action((ids: string[]) => {
+    const io = retry.context.io;
+    return runGuarded(io, () =>
+      runOutboxRetry(
+        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
+        ids ?? [],
+      ));
+  });
+  const flush = command.command("flush")
+    .summary("Deliver the queue now")
+    .option("--timeout <seconds>", "How long to try", "30")
+    .example("hermes honcho outbox flush");
+  flush.action((opts: { timeout: string }) => {
+    const io = flush.context.io;
+    return runGuarded(io, () => {
+      const seconds = Number(opts.timeout);
+      if (!(seconds > 0)) {
+        throw new HonchoCliError(
+          `Cannot use --timeout '${opts.timeout}': give a number of seconds`,
+          2,
+        );
+      }
+      return runOutboxFlush(
+        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
+        seconds,
+      );
+    });
+  });
+  return command;
+}

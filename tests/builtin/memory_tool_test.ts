@@ -325,7 +325,7 @@ Deno.test("handleMemoryToolCall() refuses an entry that is not text and stores n
       assert.equal(out.success, false, JSON.stringify(args));
       assert.match(
         out.error,
-        /'(content|old_text|operations\[1\]\.content)' must be a string \(got (an object|a number|a list)/,
+        /'(content|old_text|operations\[1\]\.content)' must be a string \(got (an object|a number|an array)/,
       );
     }
     assert.deepEqual(store.sanitizedEntries("memory"), []);

@@ -32,7 +32,7 @@ import {
   type InitializeOptions,
   isMemoryProvider,
   type MemoryEvictOptions,
-  MemoryProvider,
+  type MemoryProvider,
   type MemoryTarget,
   type MemoryWriteAction,
   type MemoryWriteMetadata,
@@ -51,6 +51,11 @@ import {
   type RecallSpillPolicy,
   recallSpillPolicyFromConfig,
 } from "../context/prefetch_spill.ts";
+import {
+  PROVIDER_HOOKS,
+  providerHook,
+  type ProviderHookName,
+} from "../core/provider_hooks.ts";
 import { redactForEgress, redactText } from "../core/redact.ts";
 import { extractUserInstructionFromSkillMessage } from "../context/skill_invocation.ts";
 import {
@@ -209,38 +214,6 @@ const TIMED_OUT: unique symbol = Symbol("timed out");
 const MIRRORED_ACTIONS = new Set(["add", "replace", "remove"]);
 const EVICTED_ACTIONS = new Set(["add", "replace"]);
 const BUILTIN = "builtin";
-
-type HookName =
-  | "prefetch"
-  | "queuePrefetch"
-  | "syncTurn"
-  | "onTurnStart"
-  | "systemPromptBlock"
-  | "recallStatus"
-  | "onSessionEnd"
-  | "onSessionSwitch"
-  | "onPreCompress"
-  | "onDelegation"
-  | "onMemoryWrite"
-  | "onMemoryEvict"
-  | "shutdown"
-  | "handleToolCall"
-  | "initializeForInspection";
-
-/**
- * A provider's hook, or the contract's default when a duck-typed provider
- * (built against another copy of the framework) does not define it. Call it
- * with `.call(provider, …)`.
- */
-function hook<K extends HookName>(
-  provider: MemoryProvider,
-  name: K,
-): MemoryProvider[K] {
-  const fn = provider[name];
-  return (typeof fn === "function"
-    ? fn
-    : MemoryProvider.prototype[name]) as MemoryProvider[K];
-}
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value !== null &&
@@ -526,23 +499,32 @@ export class MemoryManager {
     log(level, message);
   }
 
+  /** Logs a failed hook as the hook table says (level, name, stack). */
+  #failHook(
+    entry: ProviderEntry,
+    name: ProviderHookName,
+    error: unknown,
+  ): void {
+    const spec = PROVIDER_HOOKS[name];
+    this.#fail(spec.failureLevel, entry, spec.label, error, spec.stack);
+  }
+
   /**
    * Calls `call` on each entry in order, awaiting promises; failures are
-   * logged at `level` and skipped. Returns the successful results.
+   * logged as the hook table says for `name` and skipped. Returns the
+   * successful results.
    */
   async #each<T>(
     entries: readonly ProviderEntry[],
-    what: string,
-    level: LogLevel,
+    name: ProviderHookName,
     call: (entry: ProviderEntry) => T | PromiseLike<T>,
-    stack = false,
   ): Promise<T[]> {
     const results: T[] = [];
     for (const entry of entries) {
       try {
         results.push(await call(entry));
       } catch (error) {
-        this.#fail(level, entry, what, error, stack);
+        this.#failHook(entry, name, error);
       }
     }
     return results;
@@ -624,9 +606,8 @@ export class MemoryManager {
   async buildSystemPrompt(): Promise<string> {
     const blocks = await this.#each(
       this.#entries,
-      "systemPromptBlock()",
-      "warn",
-      (e) => hook(e.provider, "systemPromptBlock").call(e.provider),
+      "systemPromptBlock",
+      (e) => providerHook(e.provider, "systemPromptBlock").call(e.provider),
     );
     return blocks.filter((b) => typeof b === "string" && b.trim() !== "")
       .join("\n\n");
@@ -684,11 +665,15 @@ export class MemoryManager {
     }
     let result: unknown;
     try {
-      result = hook(entry.provider, "prefetch").call(entry.provider, query, {
-        sessionId,
-      });
+      result = providerHook(entry.provider, "prefetch").call(
+        entry.provider,
+        query,
+        {
+          sessionId,
+        },
+      );
     } catch (error) {
-      this.#fail("debug", entry, "prefetch", error);
+      this.#failHook(entry, "prefetch", error);
       return "";
     }
     if (!isThenable(result)) {
@@ -703,7 +688,7 @@ export class MemoryManager {
           ? ""
           : this.#finishPrefetch(entry, value, sessionId),
       (error: unknown) => {
-        this.#fail("debug", entry, "prefetch", error);
+        this.#failHook(entry, "prefetch", error);
         return "";
       },
     );
@@ -756,10 +741,11 @@ export class MemoryManager {
   async describeRecall(): Promise<string> {
     const statuses = await this.#each(
       this.#entries.filter((e) => !e.recallBusy),
-      "recallStatus()",
-      "debug",
+      "recallStatus",
       (e) => {
-        const status = hook(e.provider, "recallStatus").call(e.provider);
+        const status = providerHook(e.provider, "recallStatus").call(
+          e.provider,
+        );
         return isThenable(status) && e.external
           ? this.#bounded(e, "recallBusy", "recallStatus()", status)
           : status;
@@ -803,9 +789,8 @@ export class MemoryManager {
       this.#each(
         entries,
         "queuePrefetch",
-        "debug",
         (e) =>
-          hook(e.provider, "queuePrefetch").call(e.provider, redacted, {
+          providerHook(e.provider, "queuePrefetch").call(e.provider, redacted, {
             sessionId,
           }),
       ));
@@ -843,11 +828,11 @@ export class MemoryManager {
     const sessionId = options.sessionId ?? "";
     const turnAuthor = options.turnAuthor ?? undefined;
     this.#submit("write", () =>
-      this.#each(entries, "syncTurn", "warn", (e) => {
+      this.#each(entries, "syncTurn", (e) => {
         const turn: SyncTurnOptions = { sessionId };
         if (redactedMessages !== undefined) turn.messages = redactedMessages;
         if (turnAuthor !== undefined) turn.turnAuthor = turnAuthor;
-        return hook(e.provider, "syncTurn").call(
+        return providerHook(e.provider, "syncTurn").call(
           e.provider,
           user,
           assistant,
@@ -878,7 +863,7 @@ export class MemoryManager {
     for (const entry of entries) {
       if (entry.turnStartBusy) continue;
       try {
-        const result = hook(entry.provider, "onTurnStart").call(
+        const result = providerHook(entry.provider, "onTurnStart").call(
           entry.provider,
           turnNumber,
           redacted,
@@ -890,7 +875,7 @@ export class MemoryManager {
             : result);
         }
       } catch (error) {
-        this.#fail("debug", entry, "onTurnStart", error);
+        this.#failHook(entry, "onTurnStart", error);
       }
     }
   }
@@ -911,9 +896,8 @@ export class MemoryManager {
     await this.#each(
       this.#entries,
       "onSessionEnd",
-      "warn",
-      (e) => hook(e.provider, "onSessionEnd").call(e.provider, redacted),
-      true,
+      (e) =>
+        providerHook(e.provider, "onSessionEnd").call(e.provider, redacted),
     );
   }
 
@@ -959,11 +943,12 @@ export class MemoryManager {
     const failed = new Set<ProviderEntry>();
     for (const entry of entries) {
       try {
-        const result = await hook(entry.provider, "onSessionSwitch").call(
-          entry.provider,
-          newSessionId,
-          { ...options },
-        );
+        const result = await providerHook(entry.provider, "onSessionSwitch")
+          .call(
+            entry.provider,
+            newSessionId,
+            { ...options },
+          );
         if (result === false) {
           failed.add(entry);
           log(
@@ -973,7 +958,7 @@ export class MemoryManager {
         }
       } catch (error) {
         failed.add(entry);
-        this.#fail("debug", entry, "onSessionSwitch", error);
+        this.#failHook(entry, "onSessionSwitch", error);
       }
     }
     return failed;
@@ -1069,9 +1054,8 @@ export class MemoryManager {
     await this.#each(
       this.#entries,
       "onDelegation",
-      "debug",
       (e) =>
-        hook(e.provider, "onDelegation").call(e.provider, t, r, {
+        providerHook(e.provider, "onDelegation").call(e.provider, t, r, {
           ...forwarded,
         }),
     );
@@ -1095,7 +1079,6 @@ export class MemoryManager {
     await this.#each(
       this.#entries,
       "initialize",
-      "warn",
       (e) => e.provider.initialize(sessionId, { ...forwarded }),
     );
   }
@@ -1118,9 +1101,8 @@ export class MemoryManager {
     await this.#each(
       this.#entries,
       "initializeForInspection",
-      "warn",
       (e) =>
-        hook(e.provider, "initializeForInspection").call(
+        providerHook(e.provider, "initializeForInspection").call(
           e.provider,
           sessionId,
           {
@@ -1142,7 +1124,7 @@ export class MemoryManager {
   async getAllToolSchemas(): Promise<ToolSchema[]> {
     const schemas: ToolSchema[] = [];
     const seen = new Set<string>();
-    await this.#each(this.#entries, "getToolSchemas()", "warn", async (e) => {
+    await this.#each(this.#entries, "getToolSchemas", async (e) => {
       const raw = await e.provider.getToolSchemas();
       if (!Array.isArray(raw)) {
         throw new TypeError(
@@ -1191,7 +1173,7 @@ export class MemoryManager {
     const redacted = redactForEgress(isRecord(args) ? args : {});
     let result: unknown;
     try {
-      result = await hook(entry.provider, "handleToolCall").call(
+      result = await providerHook(entry.provider, "handleToolCall").call(
         entry.provider,
         toolName,
         redacted,
@@ -1274,12 +1256,7 @@ export class MemoryManager {
           ? await pending
           : await raceTimeout(pending, timeoutMs);
       } catch (error) {
-        log(
-          "warn",
-          `Memory provider '${entry.name}' drain failed: ${
-            redactedErrorText(error)
-          }`,
-        );
+        this.#failHook(entry, "drain", error);
       }
       const report = isRecord(result) ? result : {};
       if (report.drained !== true) undrained.push(entry.name);
@@ -1372,8 +1349,8 @@ export class MemoryManager {
     }
     this.#drainState = state;
     const reversed = [...this.#entries].reverse();
-    await this.#each(reversed, "shutdown", "warn", async (e) => {
-      const done = hook(e.provider, "shutdown").call(e.provider);
+    await this.#each(reversed, "shutdown", async (e) => {
+      const done = providerHook(e.provider, "shutdown").call(e.provider);
       if (isThenable(done)) {
         const settled = await this.#boundedShutdown(done);
         if (!settled) {
@@ -1453,7 +1430,7 @@ export class MemoryManager {
       const isCheckpoint = checkpointVersionOf(entry.provider) >= apiVersion;
       const given = isCheckpoint && evidence !== undefined ? evidence : raw;
       try {
-        const result = await hook(entry.provider, "onPreCompress").call(
+        const result = await providerHook(entry.provider, "onPreCompress").call(
           entry.provider,
           given,
           isCheckpoint ? { requireCheckpoint } : {},
@@ -1463,7 +1440,7 @@ export class MemoryManager {
         }
         if (isCheckpoint) checkpointed = true;
       } catch (error) {
-        this.#fail("debug", entry, "onPreCompress", error);
+        this.#failHook(entry, "onPreCompress", error);
         if (requireCheckpoint && isCheckpoint) throw error;
       }
     }
@@ -1592,9 +1569,8 @@ export class MemoryManager {
     await this.#each(
       this.#entries.filter((e) => e.external),
       "onMemoryWrite",
-      "debug",
       (e) =>
-        hook(e.provider, "onMemoryWrite").call(
+        providerHook(e.provider, "onMemoryWrite").call(
           e.provider,
           action,
           target,
@@ -1623,11 +1599,15 @@ export class MemoryManager {
     await this.#each(
       this.#entries.filter((e) => e.external),
       "onMemoryEvict",
-      "debug",
       (e) =>
-        hook(e.provider, "onMemoryEvict").call(e.provider, text, target, {
-          metadata: { ...meta },
-        }),
+        providerHook(e.provider, "onMemoryEvict").call(
+          e.provider,
+          text,
+          target,
+          {
+            metadata: { ...meta },
+          },
+        ),
     );
   }
 }

@@ -22,7 +22,7 @@ export const COMPILE_TASK = [
   "INQUIRER_KEYBINDINGS,CLI_WIDTH," +
   "HONCHO_API_KEY,HONCHO_BASE_URL,HONCHO_URL,HONCHO_ENVIRONMENT,HONCHO_TIMEOUT,HERMES_HONCHO_HOST",
   "--allow-net=api.honcho.dev",
-  "--include plugins/memory/ --include src/sandbox/worker_bootstrap.ts",
+  "--include plugins/memory/ --include src/provider/",
   "--output dist/hermes src/cli/main.ts",
 ].join(" ");
 

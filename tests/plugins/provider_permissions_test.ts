@@ -31,10 +31,11 @@ function candidate(
   };
 }
 
-Deno.test("grantForCandidate() grants home, own directory, declared and user-granted entries only", () => {
+Deno.test("grantForCandidate() grants its code read-only, its data directory, declared and user-granted entries only", () => {
   const manifest = emptyPluginManifest();
   manifest.permissions = {
-    read: ["/etc/honcho.json"],
+    read: ["/etc/honcho.json", "$HERMES_HOME/notes.json"],
+    write: ["$HERMES_HOME/notes.log"],
     env: ["HONCHO_API_KEY"],
     net: ["api.honcho.dev"],
     npm: false,
@@ -47,6 +48,7 @@ Deno.test("grantForCandidate() grants home, own directory, declared and user-gra
           notes: {
             net: ["https://honcho.lan:8000"],
             read: ["~/notes"],
+            write: ["/var/log/notes.log"],
             env: ["EXTRA"],
           },
           other: { net: ["not-for-us.example"] },
@@ -54,13 +56,19 @@ Deno.test("grantForCandidate() grants home, own directory, declared and user-gra
       },
     },
   });
+  assert.equal(grant.dataDir, "/srv/h/notes");
   assert.deepEqual(grant.read, [
-    { value: "/srv/h", from: "hermes-home" },
     { value: "/srv/h/plugins/notes", from: "provider-dir" },
+    { value: "/srv/h/notes", from: "data-dir" },
     { value: "/etc/honcho.json", from: "plugin.yaml" },
+    { value: "/srv/h/notes.json", from: "plugin.yaml" },
     { value: join(getUserHome() ?? "", "notes"), from: "config.yaml" },
   ]);
-  assert.deepEqual(grant.write, [{ value: "/srv/h", from: "hermes-home" }]);
+  assert.deepEqual(grant.write, [
+    { value: "/srv/h/notes", from: "data-dir" },
+    { value: "/srv/h/notes.log", from: "plugin.yaml" },
+    { value: "/var/log/notes.log", from: "config.yaml" },
+  ]);
   assert.deepEqual(grant.env.map((e) => e.value), ["HONCHO_API_KEY", "EXTRA"]);
   assert.deepEqual(grant.net, [
     { value: "api.honcho.dev", from: "plugin.yaml" },
@@ -93,14 +101,20 @@ Deno.test("grantForCandidate() lets package providers import from their own host
     { hermesHome: "/h", config: {} },
   );
   assert.equal(npm.npm, true);
-  assert.deepEqual(npm.read.map((e) => e.value), ["/h"]);
+  assert.deepEqual(npm.read.map((e) => e.value), ["/h/notes"]);
 });
 
 Deno.test("userGrantFromConfig() ignores an invalid grant with one warning naming the key", () => {
   using logs = captureLogs();
   const config = { memory: { permissions: { notes: { net: ["*"] } } } };
   const grant = userGrantFromConfig("notes", config, "/srv/h");
-  assert.deepEqual(grant, { read: [], env: [], net: [], npm: false });
+  assert.deepEqual(grant, {
+    read: [],
+    write: [],
+    env: [],
+    net: [],
+    npm: false,
+  });
   userGrantFromConfig("notes", config, "/srv/h");
   assert.deepEqual(logs.at("warn"), [
     "Invalid /srv/h/config.yaml: 'memory.permissions.notes.net[0]' is '*': use a host such as api.example.com, host:port or a URL; the grant is ignored until it is fixed",
@@ -113,8 +127,8 @@ Deno.test("workerPermissions() never grants run, ffi or sys, and leaves empty li
     config: {},
   });
   assert.deepEqual(workerPermissions(grant), {
-    read: ["/srv/h", "/srv/h/plugins/notes"],
-    write: ["/srv/h"],
+    read: ["/srv/h/plugins/notes", "/srv/h/notes"],
+    write: ["/srv/h/notes"],
     env: false,
     net: false,
     import: false,
@@ -133,8 +147,8 @@ Deno.test("denoRunFlags() renders the grant as the host's --allow flags", () => 
     config: {},
   });
   assert.deepEqual(denoRunFlags(grant), [
-    "--allow-read=/srv/h,/srv/h/plugins/notes",
-    "--allow-write=/srv/h",
+    "--allow-read=/srv/h/plugins/notes,/srv/h/notes",
+    "--allow-write=/srv/h/notes",
     "--allow-env=A,B",
     "--allow-net=h:1",
   ]);

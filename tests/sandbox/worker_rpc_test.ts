@@ -8,10 +8,29 @@ import {
   WorkerRpc,
 } from "../../src/sandbox/worker_rpc.ts";
 
+/**
+ * Speaks the bootstrap's side of the handshake: takes the port from the
+ * host's `connect` message; the script's `postMessage` and `onmessage` then
+ * use that port, as the real bootstrap does.
+ */
+const PORT_SHIM = `
+let __port = null;
+const __early = [];
+const postMessage = (m) => __port ? __port.postMessage(m) : __early.push(m);
+let onmessage = null;
+self.onmessage = (e) => {
+  if (e.data && e.data.t === "connect" && !__port) {
+    __port = e.ports[0];
+    __port.onmessage = (ev) => onmessage && onmessage(ev);
+    for (const m of __early.splice(0)) __port.postMessage(m);
+  }
+};
+`;
+
 /** A worker from inline source (no permissions). */
 function scripted(source: string): Worker {
   return new Worker(
-    `data:application/javascript,${encodeURIComponent(source)}`,
+    `data:application/javascript,${encodeURIComponent(PORT_SHIM + source)}`,
     {
       type: "module",
       deno: { permissions: "none" },

@@ -34,7 +34,7 @@ import {
   type PreCompressOptions,
   type SessionSwitchOptions,
   type ToolSchema,
-} from "@hermes/memory";
+} from "@hermes/memory/provider";
 import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
 
@@ -65,7 +65,7 @@ export type {
   TurnAuthor,
   TurnStartOptions,
   UserNoticeCallback,
-} from "@hermes/memory";
+} from "@hermes/memory/provider";
 
 /** Options of the {@linkcode ArchiveMemoryProvider} constructor. */
 export interface ArchiveProviderOptions {

@@ -25,7 +25,7 @@
  */
 
 import { dirname, join, resolve } from "node:path";
-import { getHermesHome, getSecret, log } from "@hermes/memory";
+import { getHermesHome, getSecret, log } from "@hermes/memory/provider";
 import {
   normalizeObservationMode,
   type ObservationMode,

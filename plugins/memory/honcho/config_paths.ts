@@ -13,7 +13,7 @@ import {
   getHermesHome,
   getSecret,
   getUserHome,
-} from "@hermes/memory";
+} from "@hermes/memory/provider";
 
 /** Options of {@linkcode resolveHonchoConfigPath}. */
 export interface ResolveHonchoConfigPathOptions {

@@ -30,8 +30,8 @@ import {
   type ToolCallOptions,
   type ToolSchema,
   type TurnStartOptions,
-} from "@hermes/memory";
-import { isTrivialPrompt } from "@hermes/memory";
+} from "@hermes/memory/provider";
+import { isTrivialPrompt } from "@hermes/memory/provider";
 import { chunkMessage } from "./chunking.ts";
 import {
   CHUNK_METADATA_KEY,

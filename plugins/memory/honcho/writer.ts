@@ -20,7 +20,7 @@
  * @module
  */
 
-import { contextBound, log, spawnContextTask } from "@hermes/memory";
+import { contextBound, log, spawnContextTask } from "@hermes/memory/provider";
 import type { HonchoClient } from "./client.ts";
 import { AuthError } from "./errors.ts";
 import type {

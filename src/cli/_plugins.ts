@@ -19,7 +19,10 @@ import {
   discoverMemoryProviders,
   loadMemoryProvider,
 } from "../plugins/provider_loader.ts";
-import { loadProviderCli } from "../plugins/provider_cli.ts";
+import {
+  loadProviderCli,
+  loadProviderCliExport,
+} from "../plugins/provider_cli.ts";
 import {
   declaredDependencies,
   prepareProviderDependencies,
@@ -38,11 +41,13 @@ export interface DiscoveredProvider {
   available: boolean | null;
 }
 
-/** Lists providers, with their availability probe unless `probe` is false. */
-export async function discoverProviders(
-  probe = true,
-): Promise<DiscoveredProvider[]> {
-  return (await discoverMemoryProviders({ probe })).map((p) => ({
+/**
+ * Lists providers with their availability decided from each manifest: no
+ * provider code runs and no worker starts (status and list must never run
+ * an unselected provider, nor a project plugin).
+ */
+export async function discoverProviders(): Promise<DiscoveredProvider[]> {
+  return (await discoverMemoryProviders()).map((p) => ({
     name: p.name,
     description: p.description,
     source: p.source,
@@ -142,6 +147,21 @@ export async function loadHostSetup(name: string): Promise<HostSetup | null> {
   >;
   const hook = module.postSetup;
   return typeof hook === "function" ? hook as HostSetup : null;
+}
+
+/**
+ * The host-side `saveConfig(values, hermesHome)` of a provider's `cli.ts`,
+ * or `null`: a provider whose settings file lies outside its sandbox's
+ * data directory (Honcho's `honcho.json`) saves setup values on the host.
+ */
+export async function loadHostSaveConfig(
+  name: string,
+): Promise<
+  ((values: Record<string, unknown>, hermesHome: string) => unknown) | null
+> {
+  return await loadProviderCliExport(name, "saveConfig") as
+    | ((values: Record<string, unknown>, hermesHome: string) => unknown)
+    | null;
 }
 
 export interface DependencyInfo {

@@ -25,10 +25,10 @@
  *   (stdin and stdout by resource id); the worker's stdio resources are
  *   closed first.
  *
- * It also wraps `fetch` and every `Deno.*` function so that the first
- * permission denial of each kind and target is reported to the host (which
- * logs one warning naming the key that grants it), then rethrown unchanged:
- * the provider sees Deno's own `NotCapable`.
+ * It also wraps `fetch` and the `Deno.*` file and network functions so
+ * that the first permission denial of each kind and target is reported to
+ * the host (which logs one warning naming the key that grants it), then
+ * rethrown unchanged: the provider sees Deno's own `NotCapable`.
  *
  * Left to Deno: `node:fs` reads and writes on the numeric descriptors 0–2
  * are not permission-checked and cannot be intercepted from JavaScript.
@@ -61,6 +61,60 @@ export interface HardeningHooks {
 }
 
 type AnyFunction = (...args: unknown[]) => unknown;
+
+/** The Deno functions whose denials are reported (files and network). */
+const REPORTED_FUNCTIONS: readonly string[] = [
+  "readFile",
+  "readFileSync",
+  "readTextFile",
+  "readTextFileSync",
+  "writeFile",
+  "writeFileSync",
+  "writeTextFile",
+  "writeTextFileSync",
+  "open",
+  "openSync",
+  "create",
+  "createSync",
+  "mkdir",
+  "mkdirSync",
+  "makeTempDir",
+  "makeTempDirSync",
+  "makeTempFile",
+  "makeTempFileSync",
+  "remove",
+  "removeSync",
+  "rename",
+  "renameSync",
+  "copyFile",
+  "copyFileSync",
+  "stat",
+  "statSync",
+  "lstat",
+  "lstatSync",
+  "readDir",
+  "readDirSync",
+  "realPath",
+  "realPathSync",
+  "readLink",
+  "readLinkSync",
+  "truncate",
+  "truncateSync",
+  "chmod",
+  "chmodSync",
+  "utime",
+  "utimeSync",
+  "link",
+  "linkSync",
+  "symlink",
+  "symlinkSync",
+  "connect",
+  "connectTls",
+  "listen",
+  "listenTls",
+  "serve",
+  "resolveDns",
+];
 
 function lock(target: object, key: PropertyKey, value: unknown): void {
   try {
@@ -290,22 +344,18 @@ export function hardenWorker(hooks: HardeningHooks): void {
     };
   const fetch = globalThis.fetch;
   lock(globalThis, "fetch", wrap(fetch as unknown as AnyFunction));
+  // Only data properties: reading a lazily loaded member of the Deno
+  // namespace would load its module in every worker.
   const namespace = Deno as unknown as Record<string, unknown>;
-  for (const key of Object.keys(namespace)) {
-    if (!/^[a-z]/.test(key)) continue;
+  for (const key of REPORTED_FUNCTIONS) {
     const descriptor = Object.getOwnPropertyDescriptor(namespace, key);
-    if (descriptor === undefined || !descriptor.configurable) continue;
-    const value = namespace[key];
-    if (typeof value !== "function") continue;
-    try {
-      Object.defineProperty(namespace, key, {
-        value: wrap(value as AnyFunction),
-        writable: true,
-        configurable: true,
-        enumerable: descriptor.enumerable ?? true,
-      });
-    } catch {
-      // Leave it as it is.
-    }
+    if (
+      descriptor === undefined || !descriptor.configurable ||
+      typeof descriptor.value !== "function"
+    ) continue;
+    Object.defineProperty(namespace, key, {
+      ...descriptor,
+      value: wrap(descriptor.value as AnyFunction),
+    });
   }
 }

@@ -41,6 +41,7 @@ import {
   discoverProviders,
   type HostSetup,
   isBuiltinSentinel,
+  loadHostSaveConfig,
   loadHostSetup,
   loadProvider,
   locateProvider,
@@ -177,7 +178,7 @@ async function setup(options: MemorySetupOptions, io: CliIo): Promise<number> {
   }
   const location = await locateProvider(name);
   if (location === null) {
-    const names = (await discoverProviders(false)).map((p) => p.name);
+    const names = (await discoverProviders()).map((p) => p.name);
     throw new SetupStop(
       `error: memory provider '${name}' was not found; installed: ${
         names.length > 0 ? names.join(", ") : "(none)"
@@ -281,7 +282,7 @@ async function runOwnedSetup(
 }
 
 async function pickProvider(io: CliIo): Promise<string> {
-  const discovered = await discoverProviders(false);
+  const discovered = await discoverProviders();
   const choices: { value: string; name: string; description?: string }[] = [];
   for (const p of discovered) {
     let hint = "";
@@ -480,7 +481,9 @@ async function walkSchema(
   );
   if (Object.keys(providerConfig).length > 0) {
     try {
-      await provider.saveConfig(providerConfig, home);
+      const hostSave = await loadHostSaveConfig(name);
+      if (hostSave !== null) await hostSave(providerConfig, home);
+      else await provider.saveConfig(providerConfig, home);
     } catch (error) {
       io.stderr(
         `warning: provider '${name}' could not save its own config: ${

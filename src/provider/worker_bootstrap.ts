@@ -113,7 +113,9 @@ function post(message: WorkerMessage): void {
       exceedsSize(message.value, MAX_RESULT_BYTES)
     ) {
       throw new RangeError(
-        `the value is larger than the ${MAX_RESULT_BYTES} bytes a call may return`,
+        `the value is larger than the ${
+          MAX_RESULT_BYTES / 1048576
+        } MiB a call may return`,
       );
     }
     send(message);

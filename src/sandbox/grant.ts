@@ -209,7 +209,7 @@ export function forbiddenGrantPath(
     ]);
     guarded.push([
       join(base, "plugins"),
-      "provider code, which runs unconfined on the host when rewritten",
+      "the providers' code: each provider reads only its own and none may change any (changed code would run unconfined on the host)",
     ]);
   }
   if (context.frameworkDir !== undefined) {
@@ -224,7 +224,9 @@ export function forbiddenGrantPath(
   // home (when it is one of them) may be reached inside it.
   const profiles = join(root, "profiles");
   if (inside(profiles, target)) {
-    if (!inside(home, target)) {
+    if (
+      !(inside(profiles, home) && home !== profiles && inside(home, target))
+    ) {
       return `it belongs to another profile (under ${profiles})`;
     }
   } else if (inside(target, profiles)) {

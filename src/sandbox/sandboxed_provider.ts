@@ -202,6 +202,21 @@ async function prepareDataDir(grant: ProviderGrant): Promise<void> {
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
     await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+    // Make the new entry durable: the provider cannot sync the profile home.
+    await syncDirectory(join(dir, ".."));
+  }
+}
+
+async function syncDirectory(directory: string): Promise<void> {
+  if (Deno.build.os === "windows") return;
+  let handle: Deno.FsFile | undefined;
+  try {
+    handle = await Deno.open(directory, { read: true });
+    await handle.syncData();
+  } catch {
+    // Not every platform can sync a directory.
+  } finally {
+    handle?.close();
   }
 }
 

@@ -300,6 +300,9 @@ export class ArchiveMemoryProvider extends MemoryProvider {
   async #checkpoint(path: string, messages: ChatMessage[]): Promise<number> {
     const entries = keyedEntries(messages);
     const directory = join(path, "..");
+    // In a sandbox the host created archive/ (its data directory) and made
+    // it durable; the profile home itself is out of the provider's reach.
+    const rootCreated = await ensureDirectory(join(directory, ".."));
     const created = await ensureDirectory(directory);
     const file = await Deno.open(path, {
       read: true,
@@ -331,10 +334,10 @@ export class ArchiveMemoryProvider extends MemoryProvider {
         await file.syncData();
         if (created) {
           // Make the new directory entries durable too (session dir, archive
-          // dir, profile home).
+          // dir, and the profile home when archive/ is new).
           await syncDirectory(directory);
           await syncDirectory(join(directory, ".."));
-          await syncDirectory(join(directory, "..", ".."));
+          if (rootCreated) await syncDirectory(join(directory, "..", ".."));
         }
         return index.keys.size;
       } finally {

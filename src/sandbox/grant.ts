@@ -223,6 +223,7 @@ export function forbiddenGrantPath(
   // Other profiles live under <root>/profiles/; only the profile's own
   // home (when it is one of them) may be reached inside it.
   const profiles = join(root, "profiles");
+  if (target === profiles) return `it holds the other profiles (${profiles})`;
   if (inside(profiles, target)) {
     if (
       !(inside(profiles, home) && home !== profiles && inside(home, target))

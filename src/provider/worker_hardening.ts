@@ -214,11 +214,13 @@ export function hardenWorker(hooks: HardeningHooks): void {
       writeSync: (p: Uint8Array): number => forward(level, p),
       isTerminal: (): boolean => false,
       close: (): void => {},
-      writable: new WritableStream<Uint8Array>({
-        write(chunk): void {
-          forward(level, chunk);
-        },
-      }),
+      get writable(): WritableStream<Uint8Array> {
+        return new WritableStream<Uint8Array>({
+          write(chunk): void {
+            forward(level, chunk);
+          },
+        });
+      },
     });
   lock(Deno, "stdin", stdin);
   lock(Deno, "stdout", writer("info"));

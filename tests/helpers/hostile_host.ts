@@ -46,7 +46,9 @@ for (const args of JSON.parse(list) as Record<string, unknown>[]) {
     line.error = { name: e.name, message: e.message };
   }
   // Let the worker's late messages (a stray postMessage) arrive.
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await new Promise((resolve) =>
+    setTimeout(resolve, Number(args.settleMs ?? 100))
+  );
   line.warnings = warnings.slice(mark);
   try {
     line.after = JSON.parse(

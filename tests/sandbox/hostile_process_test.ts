@@ -119,18 +119,24 @@ Deno.test("a provider cannot speak the host protocol: a stray or forged message 
   await using w = await hostileWorld("memory:\n  provider: intruder\n");
   const run = await runHostileHost(w, [
     { attack: "spoofHost" },
-    { attack: "postNull" },
-    { attack: "postForged", fresh: true },
+    { attack: "postNull", settleMs: 1000 },
+    { attack: "postForged", fresh: true, settleMs: 1000 },
   ]);
   hostSurvived(run);
   assert.equal(run.lines[0]?.result, "ignored");
   const stopped =
     "its sandbox worker sent a message on its global scope (provider code calling postMessage), which the sandbox protocol does not allow, and was stopped";
   for (const line of run.lines.slice(1)) {
-    assert.deepEqual(line.error, {
-      name: "ProviderWorkerStoppedError",
-      message: `Memory provider 'intruder' is not running: ${stopped}`,
-    });
+    // The stray message and the call's own reply travel on different
+    // channels: the call either fails with the stop or answers first.
+    if (line.error !== undefined) {
+      assert.deepEqual(line.error, {
+        name: "ProviderWorkerStoppedError",
+        message: `Memory provider 'intruder' is not running: ${stopped}`,
+      });
+    } else {
+      assert.equal(line.result, "posted");
+    }
     assert.deepEqual(line.warnings, [
       `Memory provider 'intruder' stopped: ${stopped}`,
     ]);

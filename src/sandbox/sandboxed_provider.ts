@@ -43,6 +43,7 @@
  */
 
 import { join } from "node:path";
+import { syncDirectory } from "../io/atomic_write.ts";
 import { getHermesHomeOverride } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
 import { redactText } from "../core/redact.ts";
@@ -204,19 +205,6 @@ async function prepareDataDir(grant: ProviderGrant): Promise<void> {
     await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
     // Make the new entry durable: the provider cannot sync the profile home.
     await syncDirectory(join(dir, ".."));
-  }
-}
-
-async function syncDirectory(directory: string): Promise<void> {
-  if (Deno.build.os === "windows") return;
-  let handle: Deno.FsFile | undefined;
-  try {
-    handle = await Deno.open(directory, { read: true });
-    await handle.syncData();
-  } catch {
-    // Not every platform can sync a directory.
-  } finally {
-    handle?.close();
   }
 }
 

@@ -7,21 +7,11 @@
 // changes. Set HERMES_CLI_TASK to test another command line instead.
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
+import { type ChildResult, runDeno } from "./deno_child.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-// The child gets a scratch HOME; it must still find the module cache.
-const DENO_DIR = Deno.env.get("DENO_DIR") ??
-  join(Deno.env.get("HOME") ?? "/root", ".cache", "deno");
-
 /** What a `hermes` child printed. */
-export interface HermesRun {
-  /** Exit code. */
-  code: number;
-  /** Standard output. */
-  stdout: string;
-  /** Standard error. */
-  stderr: string;
-}
+export type HermesRun = ChildResult;
 
 /** Options of {@linkcode runHermesCli}. */
 export interface HermesRunOptions {
@@ -72,26 +62,14 @@ export async function runHermesCli(
     const eq = word.indexOf("=");
     if (eq > 0) env[word.slice(0, eq)] = word.slice(eq + 1);
   }
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [...words.slice(at + 1), ...args],
+  return await runDeno([...words.slice(at + 1), ...args], {
     cwd: options.cwd ?? ROOT,
     clearEnv: true,
     env: {
       HOME: options.userHome,
       PATH: "/usr/bin:/bin",
-      DENO_DIR,
-      NO_COLOR: "1",
       ...env,
       ...options.env,
     },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+  });
 }

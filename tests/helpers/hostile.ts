@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { installFixture, REPO } from "./plugin_fixtures.ts";
+import { runDeno } from "./deno_child.ts";
 
 /** The files an attack aims at. */
 export interface HostileWorld extends AsyncDisposable {
@@ -120,9 +121,6 @@ export interface HostileRun {
 }
 
 const HOST = fileURLToPath(new URL("./hostile_host.ts", import.meta.url));
-// The child gets a scratch HOME; it must still find the module cache.
-const DENO_DIR = Deno.env.get("DENO_DIR") ??
-  join(Deno.env.get("HOME") ?? "/root", ".cache", "deno");
 
 /**
  * Runs attacks in a child library host (`-A`: the worker sandbox is the
@@ -135,27 +133,18 @@ export async function runHostileHost(
   world: HostileWorld,
   attacks: Record<string, unknown>[],
 ): Promise<HostileRun> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "-A",
-      "--no-prompt",
-      "--cached-only",
-      `--config=${join(REPO, "deno.json")}`,
-      HOST,
-      world.home,
-      world.noBundled,
-      JSON.stringify(attacks),
-    ],
-    cwd: REPO,
-    env: { HOME: world.userHome, DENO_DIR, NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  const stdout = decoder.decode(output.stdout);
+  const { code, stdout, stderr } = await runDeno([
+    "run",
+    "--quiet",
+    "-A",
+    "--no-prompt",
+    "--cached-only",
+    `--config=${join(REPO, "deno.json")}`,
+    HOST,
+    world.home,
+    world.noBundled,
+    JSON.stringify(attacks),
+  ], { cwd: REPO, env: { HOME: world.userHome } });
   const parsed = stdout.split("\n").filter((l) => l.startsWith("{")).map((
     l,
   ) => JSON.parse(l));
@@ -163,11 +152,11 @@ export async function runHostileHost(
   const last = parsed.at(-1);
   const host = last?.host === "alive" ? last : undefined;
   return {
-    code: output.code,
+    code,
     loadWarnings: loaded?.warnings ?? [],
     lines: parsed.filter((l) => typeof l.attack === "string"),
     host,
     stdout,
-    stderr: decoder.decode(output.stderr),
+    stderr,
   };
 }

@@ -15,10 +15,7 @@ import type { SandboxedMemoryProvider } from "../../src/sandbox/sandboxed_provid
 import { startHonchoTestServer } from "../honcho_server.ts";
 import { captureLogs, REPO, tempHome } from "../helpers/plugin_fixtures.ts";
 import { readmeLibraryExample } from "../helpers/readme_example.ts";
-
-// The child gets a scratch HOME; it must still find the module cache.
-const DENO_DIR = Deno.env.get("DENO_DIR") ??
-  join(Deno.env.get("HOME") ?? "/root", ".cache", "deno");
+import { type ChildResult, runDeno } from "../helpers/deno_child.ts";
 
 const BUNDLED = join(REPO, "plugins", "memory");
 
@@ -54,33 +51,21 @@ Deno.test("honcho's grant: its code, its data directory, its settings files read
 async function runExample(
   userHome: string,
   args: string[],
-): Promise<{ code: number; stdout: string; stderr: string }> {
+): Promise<ChildResult> {
   const dir = await Deno.makeTempDir({ prefix: "hermes-example-" });
   try {
     const script = join(dir, "example.ts");
     await Deno.writeTextFile(script, await readmeLibraryExample());
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--quiet",
-        "-A",
-        "--no-prompt",
-        "--cached-only",
-        `--config=${join(REPO, "deno.json")}`,
-        script,
-        ...args,
-      ],
-      env: { HOME: userHome, DENO_DIR, NO_COLOR: "1" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const decoder = new TextDecoder();
-    return {
-      code: out.code,
-      stdout: decoder.decode(out.stdout),
-      stderr: decoder.decode(out.stderr),
-    };
+    return await runDeno([
+      "run",
+      "--quiet",
+      "-A",
+      "--no-prompt",
+      "--cached-only",
+      `--config=${join(REPO, "deno.json")}`,
+      script,
+      ...args,
+    ], { env: { HOME: userHome } });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

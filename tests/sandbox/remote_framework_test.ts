@@ -11,10 +11,7 @@ import { startHonchoTestServer } from "../honcho_server.ts";
 import { REPO } from "../helpers/plugin_fixtures.ts";
 import { readmeLibraryExample } from "../helpers/readme_example.ts";
 import { serveCheckout } from "../helpers/serve_checkout.ts";
-
-// The child gets a scratch HOME; it must still find the module cache.
-const DENO_DIR = Deno.env.get("DENO_DIR") ??
-  join(Deno.env.get("HOME") ?? "/root", ".cache", "deno");
+import { runDeno } from "../helpers/deno_child.ts";
 
 Deno.test("from a remote URL, the README's library example loads the bundled honcho provider and delivers its turns", async () => {
   await using checkout = serveCheckout();
@@ -50,31 +47,22 @@ Deno.test("from a remote URL, the README's library example loads the bundled hon
       join(project, "example.ts"),
       await readmeLibraryExample(),
     );
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--quiet",
-        "--no-prompt",
-        `--allow-import=${checkout.host}`,
-        `--allow-read=${root}`,
-        `--allow-write=${home}`,
-        `--allow-net=${new URL(honcho.url).host},api.honcho.dev`,
-        "--allow-env",
-        "--allow-sys",
-        `--config=${join(project, "deno.json")}`,
-        "example.ts",
-        "the kite is red",
-        "noted, red kite",
-      ],
-      cwd: project,
-      env: { HOME: join(root, "user"), DENO_DIR, NO_COLOR: "1" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const stdout = new TextDecoder().decode(out.stdout);
-    const stderr = new TextDecoder().decode(out.stderr);
-    assert.equal(out.code, 0, stderr);
+    const { code, stdout, stderr } = await runDeno([
+      "run",
+      "--quiet",
+      "--no-prompt",
+      `--allow-import=${checkout.host}`,
+      `--allow-read=${root}`,
+      `--allow-write=${home}`,
+      `--allow-net=${new URL(honcho.url).host},api.honcho.dev`,
+      "--allow-env",
+      "--allow-sys",
+      `--config=${join(project, "deno.json")}`,
+      "example.ts",
+      "the kite is red",
+      "noted, red kite",
+    ], { cwd: project, env: { HOME: join(root, "user") } });
+    assert.equal(code, 0, stderr);
     const result = JSON.parse(stdout.trim().split("\n").at(-1)!);
     assert.equal(result.provider, "honcho", stderr);
     assert.equal(result.drain.notDurable, 0);
@@ -122,30 +110,16 @@ Deno.test("from a remote URL, the CLI lists the bundled providers and runs honch
       JSON.stringify(await checkout.projectConfig()),
     );
     await Deno.copyFile(join(REPO, "deno.lock"), join(root, "deno.lock"));
-    const hermes = async (args: string[]) => {
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: [
-          "run",
-          "--quiet",
-          "-A",
-          "--no-prompt",
-          `--config=${join(root, "deno.json")}`,
-          `${checkout.url}/src/cli/main.ts`,
-          ...args,
-        ],
-        cwd: root,
-        env: { HOME: join(root, "user"), DENO_DIR, NO_COLOR: "1" },
-        stdin: "null",
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const decoder = new TextDecoder();
-      return {
-        code: out.code,
-        stdout: decoder.decode(out.stdout),
-        stderr: decoder.decode(out.stderr),
-      };
-    };
+    const hermes = (args: string[]) =>
+      runDeno([
+        "run",
+        "--quiet",
+        "-A",
+        "--no-prompt",
+        `--config=${join(root, "deno.json")}`,
+        `${checkout.url}/src/cli/main.ts`,
+        ...args,
+      ], { cwd: root, env: { HOME: join(root, "user") } });
     const status = await hermes(["memory", "status", "--json"]);
     assert.equal(status.code, 0, status.stderr);
     const report = JSON.parse(status.stdout);

@@ -85,26 +85,14 @@ export async function runDenoChild(
 ): Promise<ChildResult> {
   const script = join(dir, `child_${crypto.randomUUID().slice(0, 8)}.ts`);
   await Deno.writeTextFile(script, source);
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--no-prompt",
-      "--frozen",
-      `--config=${new URL("deno.json", ROOT).pathname}`,
-      ...(options.flags ?? []),
-      pathToFileURL(script).href,
-      ...(options.args ?? []),
-    ],
-    cwd: options.cwd,
-    env: { DENO_DIR: denoDir(), NO_COLOR: "1", ...options.env },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+  return await runDeno([
+    "run",
+    "--quiet",
+    "--no-prompt",
+    "--frozen",
+    `--config=${new URL("deno.json", ROOT).pathname}`,
+    ...(options.flags ?? []),
+    pathToFileURL(script).href,
+    ...(options.args ?? []),
+  ], { cwd: options.cwd, env: options.env });
 }

@@ -16,6 +16,7 @@ import { startHonchoTestServer } from "../honcho_server.ts";
 import { captureLogs, REPO, tempHome } from "../helpers/plugin_fixtures.ts";
 import { readmeLibraryExample } from "../helpers/readme_example.ts";
 import { type ChildResult, runDeno } from "../helpers/deno_child.ts";
+import { runHermesCli } from "../helpers/hermes_cli_child.ts";
 
 const BUNDLED = join(REPO, "plugins", "memory");
 
@@ -188,4 +189,33 @@ Deno.test("archive under the narrowed grant: checkpoints land in $HERMES_HOME/ar
   );
   assert.match(transcript, /remember the red kite/);
   assert.deepEqual(logs.at("warn"), []);
+});
+
+Deno.test("hermes memory setup honcho --yes --set saves honcho.json on the host: the sandboxed provider only reads it", async () => {
+  const userHome = await Deno.realPath(
+    await Deno.makeTempDir({ prefix: "hermes-user-" }),
+  );
+  try {
+    const home = join(userHome, ".hermes");
+    await Deno.mkdir(home, { recursive: true });
+    const run = await runHermesCli([
+      "memory",
+      "setup",
+      "honcho",
+      "--yes",
+      "--set",
+      "baseUrl=http://127.0.0.1:8123",
+      "--set",
+      "peerName=alice",
+    ], { userHome });
+    assert.equal(run.code, 0, run.stderr);
+    assert.doesNotMatch(run.stderr, /could not save its own config/);
+    const saved = JSON.parse(
+      await Deno.readTextFile(join(home, "honcho.json")),
+    );
+    assert.equal(saved.baseUrl, "http://127.0.0.1:8123");
+    assert.equal(saved.hosts.hermes.peerName, "alice");
+  } finally {
+    await Deno.remove(userHome, { recursive: true });
+  }
 });

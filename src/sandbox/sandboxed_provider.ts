@@ -225,6 +225,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   #schemas: ToolSchema[] | null;
   #shutdown: Promise<void> | undefined;
   #denials = new Set<string>();
+  /** Casts posted that no drain has seen finish yet. */
+  #unconfirmed = 0;
 
   /** The provider's checkpoint API version, read at load. */
   override readonly preCompressCheckpointApiVersion: number;
@@ -502,6 +504,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     } catch (error) {
       return Promise.reject(this.#explain(error));
     }
+    this.#unconfirmed++;
     return POSTED;
   }
 
@@ -530,8 +533,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
    * @param timeoutMs How long to wait at most; without limit when omitted
    * (the worker's cast timeout and the busy-loop check still bound it).
    * @returns `drained: true` when everything ran and the provider's own
-   * drain (if any) reported it durable; `false` on timeout or when the
-   * worker is gone (what it had not run yet is lost).
+   * drain (if any) reported it durable; `false` on timeout, or when the
+   * worker is gone with casts it may not have run (`pending` counts them)
+   * or with a drain of its own that can no longer answer.
    *
    * @example Waiting for the turn's writes
    * ```ts ignore
@@ -541,16 +545,22 @@ export class SandboxedMemoryProvider extends MemoryProvider {
    */
   override async drain(timeoutMs?: number): Promise<DrainResult> {
     const state = this.#state;
-    if (state.rpc.stopped !== undefined) return { drained: false };
+    const ownDrain = state.description.optional.includes("drain");
+    if (state.rpc.stopped !== undefined) {
+      const pending = this.#unconfirmed;
+      return pending === 0 && !ownDrain
+        ? { drained: true, pending: 0 }
+        : { drained: false, ...(pending > 0 ? { pending } : {}) };
+    }
     const started = performance.now();
+    const posted = this.#unconfirmed;
     try {
       await state.rpc.request({ t: "drain" }, {
         timeoutMs: timeoutMs ?? Infinity,
         label: "drain",
       });
-      if (!state.description.optional.includes("drain")) {
-        return { drained: true };
-      }
+      this.#unconfirmed -= posted;
+      if (!ownDrain) return { drained: true };
       const left = timeoutMs === undefined
         ? state.callTimeoutMs
         : Math.max(1, timeoutMs - (performance.now() - started));

@@ -160,6 +160,78 @@ Deno.test("hermes memory recall: the intruder cannot stop the CLI with a signal 
   }
 });
 
+Deno.test("hermes memory recall: the intruder cannot use the terminal, the environment, the working directory or Deno's internals", async () => {
+  await using w = await hostileWorld();
+  const terminal =
+    "may not use the terminal: prompts and input belong to the host; write to the log with console or log()";
+  const env =
+    "may not change environment variables: the environment belongs to the host process; read variables with getSecret()";
+  const signals =
+    "may not send or handle signals: signals belong to the host process, which may serve other providers and profiles";
+  const cases: [Record<string, string>, string][] = [
+    [
+      { attack: "stdin" },
+      ` failed: NotCapable: Memory provider 'intruder' ${terminal}`,
+    ],
+    [
+      { attack: "processStdin" },
+      ` failed: NotCapable: Memory provider 'intruder' ${terminal}`,
+    ],
+    [
+      { attack: "prompt" },
+      " failed: NotCapable: Memory provider 'intruder' may not call prompt(): prompts belong to the host",
+    ],
+    [
+      { attack: "envSet", name: "HOME" },
+      ` failed: NotCapable: Memory provider 'intruder' ${env}`,
+    ],
+    [
+      { attack: "processEnvSet", name: "HOME" },
+      ` failed: NotCapable: Memory provider 'intruder' ${env}`,
+    ],
+    [
+      { attack: "chdir", path: join(w.home, "intruder") },
+      " failed: NotCapable: Memory provider 'intruder' may not change the working directory: it belongs to the host process",
+    ],
+    [
+      { attack: "signalListener" },
+      ` failed: NotCapable: Memory provider 'intruder' ${signals}`,
+    ],
+    [
+      { attack: "processSignal" },
+      ` failed: NotCapable: Memory provider 'intruder' ${signals}`,
+    ],
+    [{ attack: "internals" }, ': "undefined"'],
+    [{ attack: "stdout" }, ": 25"],
+  ];
+  for (const [attack, outcome] of cases) {
+    await arm(w, attack);
+    const run = await recall(w);
+    assert.equal(run.code, 0, `${attack.attack}: ${run.stderr}`);
+    assert.ok(
+      run.stdout.includes(`attack ${attack.attack}${outcome}`),
+      `${attack.attack}: ${run.stdout}`,
+    );
+    assert.equal(run.stderr, "", attack.attack);
+    assert.ok(!run.stdout.includes("INTRUDER"), run.stdout);
+  }
+});
+
+Deno.test("hermes memory recall: a provider posting outside the protocol is stopped with one warning; the CLI goes on", async () => {
+  await using w = await hostileWorld();
+  for (const attack of ["postNull", "postForged"]) {
+    await arm(w, { attack });
+    const run = await recall(w);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(
+      run.stderr,
+      "hermes: warn: Memory provider 'intruder' stopped: its sandbox worker sent a message on its global scope (provider code calling postMessage), which the sandbox protocol does not allow, and was stopped\n",
+    );
+    // The built-in memory is still recalled.
+    assert.match(run.stdout, /the user's notes/);
+  }
+});
+
 /**
  * A provider that leaves a mark in its data directory whenever its code
  * runs (register() is the first provider code a load runs).

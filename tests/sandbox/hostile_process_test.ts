@@ -70,6 +70,8 @@ Deno.test("a provider cannot use the terminal: stdin, prompt, permission prompts
     { attack: "stdin" },
     { attack: "processStdin" },
     { attack: "prompt" },
+    { attack: "confirm" },
+    { attack: "alert" },
     { attack: "permissionRequest", path: "/etc/passwd" },
     { attack: "readFile", path: "/etc/passwd" },
     { attack: "stdout" },
@@ -82,13 +84,21 @@ Deno.test("a provider cannot use the terminal: stdin, prompt, permission prompts
     run.lines[2],
     "Memory provider 'intruder' may not call prompt(): prompts belong to the host",
   );
+  refused(
+    run.lines[3],
+    "Memory provider 'intruder' may not call confirm(): prompts belong to the host",
+  );
+  refused(
+    run.lines[4],
+    "Memory provider 'intruder' may not call alert(): prompts belong to the host",
+  );
   // A request answers the current state and never prompts or grants.
-  assert.equal(run.lines[3]?.result, "prompt");
-  assert.equal(run.lines[4]?.error?.name, "ProviderPermissionError");
+  assert.equal(run.lines[5]?.result, "prompt");
+  assert.equal(run.lines[6]?.error?.name, "ProviderPermissionError");
   // Writes to stdout are accepted but land in the host's log, not on the
   // terminal.
-  assert.equal(run.lines[5]?.result, 25);
-  assert.equal(run.lines[6]?.result, true);
+  assert.equal(run.lines[7]?.result, 25);
+  assert.equal(run.lines[8]?.result, true);
   assert.ok(!run.stdout.includes("INTRUDER"), run.stdout);
   assert.ok(!run.stderr.includes("INTRUDER"), run.stderr);
 });

@@ -319,3 +319,17 @@ Deno.test("a hung cast is abandoned after castTimeoutMs and the worker serves th
   ]);
   assert.equal((await provider.drain(5000)).drained, true);
 });
+
+Deno.test("drain() after the worker is gone: drained when every cast was confirmed, else the count of casts it may have lost", async () => {
+  await using h = await castsHome();
+  const quiet = await start(h);
+  await quiet.syncTurn("one", "", {});
+  assert.deepEqual(await quiet.drain(5000), { drained: true });
+  quiet.terminate();
+  assert.deepEqual(await quiet.drain(5000), { drained: true, pending: 0 });
+  const busy = await start(h);
+  await busy.syncTurn("slow-1", "", {});
+  await busy.syncTurn("slow-2", "", {});
+  busy.terminate();
+  assert.deepEqual(await busy.drain(5000), { drained: false, pending: 2 });
+});

@@ -15,7 +15,7 @@ import {
   pendingMemoryDir,
   type PendingMemoryWrite,
 } from "./memory_tool.ts";
-import { pythonJsonDumps } from "./python_json.ts";
+import { pythonJsonDumps } from "../_util/python_json.ts";
 
 /** What happened to one staged write at approval. */
 export interface ApprovalOutcome {

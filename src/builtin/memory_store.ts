@@ -40,12 +40,9 @@ import {
   splitEntries,
 } from "./memory_format.ts";
 import { sanitizeMemoryEntry, scanMemoryContent } from "./threat_scan.ts";
-import { pythonJsonDumps, pythonStr } from "./python_json.ts";
-import {
-  configFlag,
-  configSwitch,
-  pythonInt,
-} from "../config/config_values.ts";
+import { pythonJsonDumps, pythonStr } from "../_util/python_json.ts";
+import { configFlag, configSwitch } from "../config/config_values.ts";
+import { pythonInt } from "../_util/python_values.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /**

@@ -24,7 +24,7 @@ import {
   type MemoryStore,
   notAStringResult,
 } from "./memory_store.ts";
-import { pythonJsonDumps, pythonStr } from "./python_json.ts";
+import { pythonJsonDumps, pythonStr } from "../_util/python_json.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /** The tool's name. */

@@ -8,25 +8,22 @@ import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
 import type { HermesCommand } from "./hermes_command.ts";
 import type { CliIo } from "./cli_io.ts";
 import {
-  type DiscoveryOptions,
   findMemoryProvider,
   listMemoryProviderNames,
-  type ProviderCandidate,
 } from "../plugins/plugin_discovery.ts";
 import {
   denoRunFlags,
-  grantForCandidate,
   missingHostPermissions,
   providerPermissions,
 } from "../plugins/provider_permissions.ts";
 import {
   discoverMemoryProviders,
   loadMemoryProvider,
-  probeMemoryProvider,
 } from "../plugins/provider_loader.ts";
-import { getHermesHome } from "../profile/hermes_home.ts";
-import { loadConfig } from "../config/config.ts";
-import { loadProviderCli } from "../plugins/provider_cli.ts";
+import {
+  loadProviderCli,
+  loadProviderCliExport,
+} from "../plugins/provider_cli.ts";
 import {
   declaredDependencies,
   prepareProviderDependencies,
@@ -48,28 +45,12 @@ export interface DiscoveredProvider {
 }
 
 /**
- * Lists providers, with their availability probe unless `probe` is false.
- * A provider whose sandbox grant this process does not hold (the launcher
- * grants only the active provider's) is not started: it counts as
- * unavailable, without the load warning a failed start would print.
+ * Lists providers with their availability decided from each manifest: no
+ * provider code runs and no worker starts (status and list must never run
+ * an unselected provider, nor a project plugin).
  */
-export async function discoverProviders(
-  probe = true,
-): Promise<DiscoveredProvider[]> {
-  const probeProvider = async (
-    candidate: ProviderCandidate,
-    options: DiscoveryOptions,
-  ): Promise<boolean> => {
-    const hermesHome = options.hermesHome ?? getHermesHome();
-    const config = options.config ??
-      await loadConfig({ hermesHome }).catch(() => ({}));
-    const grant = grantForCandidate(candidate, { hermesHome, config });
-    if (missingHostPermissions(grant).length > 0) return false;
-    return await probeMemoryProvider(candidate, options);
-  };
-  return (await discoverMemoryProviders({ probe, probeProvider })).map((
-    p,
-  ) => ({
+export async function discoverProviders(): Promise<DiscoveredProvider[]> {
+  return (await discoverMemoryProviders()).map((p) => ({
     name: p.name,
     description: p.description,
     source: p.source,
@@ -224,6 +205,21 @@ async function hostCliExport(
     unknown
   >;
   return module[exported];
+}
+
+/**
+ * The host-side `saveConfig(values, hermesHome)` of a provider's `cli.ts`,
+ * or `null`: a provider whose settings file lies outside its sandbox's
+ * data directory (Honcho's `honcho.json`) saves setup values on the host.
+ */
+export async function loadHostSaveConfig(
+  name: string,
+): Promise<
+  ((values: Record<string, unknown>, hermesHome: string) => unknown) | null
+> {
+  return await loadProviderCliExport(name, "saveConfig") as
+    | ((values: Record<string, unknown>, hermesHome: string) => unknown)
+    | null;
 }
 
 export interface DependencyInfo {

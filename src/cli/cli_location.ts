@@ -103,7 +103,8 @@ export const COMPUTED_MODULES: readonly string[] = Object.freeze([
   "src/cli/commands/memory_recall.ts",
   "src/cli/commands/memory_import.ts",
   "src/launcher/plan.ts",
-  "src/sandbox/worker_bootstrap.ts",
+  "src/provider/worker_bootstrap.ts",
+  "src/provider/worker_bootstrap_full.ts",
 ]);
 
 /**

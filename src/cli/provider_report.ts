@@ -193,6 +193,15 @@ export async function collectProviderReport(
   report.installed = true;
   report.source = location.source;
   report.directory = location.dir;
+  if (location.source === "project") {
+    // A cloned repository's ./.hermes/plugins/ never runs on a status
+    // command, even when memory.provider names it.
+    report.loadError =
+      "not started: a project plugin (./.hermes/plugins/) never runs on a status command; it runs when an agent session uses it";
+    report.dependencies = await providerDependencies(name);
+    report.sandbox = await sandboxGrant(name, config);
+    return report;
+  }
 
   let provider: MemoryProvider | null = null;
   try {

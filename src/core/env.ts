@@ -134,3 +134,34 @@ export function withTolerantProcessEnv<T>(fn: () => T): T {
 function nodeProcess(): { env: unknown } {
   return (globalThis as unknown as { process: { env: unknown } }).process;
 }
+
+/**
+ * Makes `Deno.env` read-only for the rest of this realm (used inside a
+ * provider's sandbox worker: the environment is the whole process's, so a
+ * provider may read the variables it is granted but never change them for
+ * the host). Reads pass through; `set` and `delete` call `refuse`, which
+ * throws. Not reversible.
+ *
+ * @param refuse Throws the error a provider sees.
+ *
+ * @example
+ * ```ts ignore
+ * lockProcessEnvironment(() => { throw new Error("read-only"); });
+ * Deno.env.set("X", "1"); // throws "read-only"
+ * ```
+ */
+export function lockProcessEnvironment(refuse: () => never): void {
+  const env = Deno.env;
+  Object.defineProperty(Deno, "env", {
+    value: Object.freeze({
+      get: (key: string): string | undefined => env.get(key),
+      has: (key: string): boolean => env.has(key),
+      toObject: (): Record<string, string> => env.toObject(),
+      set: refuse,
+      delete: refuse,
+    }),
+    writable: false,
+    configurable: false,
+    enumerable: true,
+  });
+}

@@ -17,7 +17,11 @@
  */
 
 import { log } from "./log.ts";
-import { isMemoryProvider, MemoryProvider } from "./memory_provider.ts";
+import {
+  type HermesConfig,
+  isMemoryProvider,
+  MemoryProvider,
+} from "./memory_provider.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /** A skill a provider registered (not yet validated by the host). */
@@ -34,6 +38,13 @@ export interface SkillRegistration {
 export interface ProviderRegistrationContext {
   /** The provider's name (directory or package name). */
   readonly providerName: string;
+  /**
+   * The provider's own sections of the profile's `config.yaml`, handed over
+   * by the host (a sandboxed provider cannot read `config.yaml`): the
+   * top-level `<name>` section, and `memory.provider` with `memory.<name>`.
+   * Frozen; `{}` when the host passed nothing.
+   */
+  readonly hermesConfig: HermesConfig;
   /**
    * Registers the provider instance; the last call wins.
    *
@@ -76,6 +87,22 @@ export interface ExtractOptions {
    * @default {false}
    */
   acceptInstances?: boolean;
+  /** The provider's sections of `config.yaml`, as `ctx.hermesConfig`. */
+  hermesConfig?: HermesConfig;
+}
+
+/** Options of {@linkcode createRegistrationContext}. */
+export interface RegistrationContextOptions {
+  /** The provider's sections of `config.yaml`, as `ctx.hermesConfig`. */
+  hermesConfig?: HermesConfig;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
 }
 
 /**
@@ -84,6 +111,7 @@ export interface ExtractOptions {
  * @param providerName The provider's name.
  * @param onProvider Called with each registered provider.
  * @param onSkill Called with each skill registration.
+ * @param options The provider's config sections.
  * @returns The context.
  *
  * @example
@@ -98,9 +126,12 @@ export function createRegistrationContext(
   providerName: string,
   onProvider: (provider: MemoryProvider) => void,
   onSkill: (skill: SkillRegistration) => void,
+  options: RegistrationContextOptions = {},
 ): ProviderRegistrationContext {
+  const hermesConfig = deepFreeze(structuredClone(options.hermesConfig ?? {}));
   const base = {
     providerName,
+    hermesConfig,
     registerMemoryProvider(provider: MemoryProvider): void {
       onProvider(provider);
     },
@@ -196,6 +227,7 @@ export async function extractMemoryProvider(
           );
         }
       },
+      { hermesConfig: options.hermesConfig },
     );
     try {
       await register(ctx);

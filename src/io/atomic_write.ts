@@ -309,7 +309,19 @@ async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
   }
 }
 
-async function syncDirectory(dir: string): Promise<void> {
+/**
+ * Makes a directory's entries durable (`fsync` of the directory), best
+ * effort: a no-op on Windows and where the filesystem refuses.
+ *
+ * @param dir The directory.
+ *
+ * @example
+ * ```ts no-assert
+ * import { syncDirectory } from "./atomic_write.ts";
+ * await syncDirectory(await Deno.makeTempDir());
+ * ```
+ */
+export async function syncDirectory(dir: string): Promise<void> {
   if (IS_WINDOWS) return;
   try {
     const handle = await Deno.open(dir, { read: true });

@@ -32,7 +32,7 @@ import {
   type InitializeOptions,
   isMemoryProvider,
   type MemoryEvictOptions,
-  MemoryProvider,
+  type MemoryProvider,
   type MemoryTarget,
   type MemoryWriteAction,
   type MemoryWriteMetadata,
@@ -51,6 +51,11 @@ import {
   type RecallSpillPolicy,
   recallSpillPolicyFromConfig,
 } from "../context/prefetch_spill.ts";
+import {
+  PROVIDER_HOOKS,
+  providerHook,
+  type ProviderHookName,
+} from "../core/provider_hooks.ts";
 import { redactForEgress, redactText } from "../core/redact.ts";
 import { extractUserInstructionFromSkillMessage } from "../context/skill_invocation.ts";
 import {
@@ -211,38 +216,6 @@ const TIMED_OUT: unique symbol = Symbol("timed out");
 const MIRRORED_ACTIONS = new Set(["add", "replace", "remove"]);
 const EVICTED_ACTIONS = new Set(["add", "replace"]);
 const BUILTIN = "builtin";
-
-type HookName =
-  | "prefetch"
-  | "queuePrefetch"
-  | "syncTurn"
-  | "onTurnStart"
-  | "systemPromptBlock"
-  | "recallStatus"
-  | "onSessionEnd"
-  | "onSessionSwitch"
-  | "onPreCompress"
-  | "onDelegation"
-  | "onMemoryWrite"
-  | "onMemoryEvict"
-  | "shutdown"
-  | "handleToolCall"
-  | "initializeForInspection";
-
-/**
- * A provider's hook, or the contract's default when a duck-typed provider
- * (built against another copy of the framework) does not define it. Call it
- * with `.call(provider, …)`.
- */
-function hook<K extends HookName>(
-  provider: MemoryProvider,
-  name: K,
-): MemoryProvider[K] {
-  const fn = provider[name];
-  return (typeof fn === "function"
-    ? fn
-    : MemoryProvider.prototype[name]) as MemoryProvider[K];
-}
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return value !== null &&
@@ -528,23 +501,32 @@ export class MemoryManager {
     log(level, message);
   }
 
+  /** Logs a failed hook as the hook table says (level, name, stack). */
+  #failHook(
+    entry: ProviderEntry,
+    name: ProviderHookName,
+    error: unknown,
+  ): void {
+    const spec = PROVIDER_HOOKS[name];
+    this.#fail(spec.failureLevel, entry, spec.label, error, spec.stack);
+  }
+
   /**
    * Calls `call` on each entry in order, awaiting promises; failures are
-   * logged at `level` and skipped. Returns the successful results.
+   * logged as the hook table says for `name` and skipped. Returns the
+   * successful results.
    */
   async #each<T>(
     entries: readonly ProviderEntry[],
-    what: string,
-    level: LogLevel,
+    name: ProviderHookName,
     call: (entry: ProviderEntry) => T | PromiseLike<T>,
-    stack = false,
   ): Promise<T[]> {
     const results: T[] = [];
     for (const entry of entries) {
       try {
         results.push(await call(entry));
       } catch (error) {
-        this.#fail(level, entry, what, error, stack);
+        this.#failHook(entry, name, error);
       }
     }
     return results;
@@ -626,9 +608,8 @@ export class MemoryManager {
   async buildSystemPrompt(): Promise<string> {
     const blocks = await this.#each(
       this.#entries,
-      "systemPromptBlock()",
-      "warn",
-      (e) => hook(e.provider, "systemPromptBlock").call(e.provider),
+      "systemPromptBlock",
+      (e) => providerHook(e.provider, "systemPromptBlock").call(e.provider),
     );
     return blocks.filter((b) => typeof b === "string" && b.trim() !== "")
       .join("\n\n");
@@ -686,11 +667,15 @@ export class MemoryManager {
     }
     let result: unknown;
     try {
-      result = hook(entry.provider, "prefetch").call(entry.provider, query, {
-        sessionId,
-      });
+      result = providerHook(entry.provider, "prefetch").call(
+        entry.provider,
+        query,
+        {
+          sessionId,
+        },
+      );
     } catch (error) {
-      this.#fail("debug", entry, "prefetch", error);
+      this.#failHook(entry, "prefetch", error);
       return "";
     }
     if (!isThenable(result)) {
@@ -705,7 +690,7 @@ export class MemoryManager {
           ? ""
           : this.#finishPrefetch(entry, value, sessionId),
       (error: unknown) => {
-        this.#fail("debug", entry, "prefetch", error);
+        this.#failHook(entry, "prefetch", error);
         return "";
       },
     );
@@ -758,10 +743,11 @@ export class MemoryManager {
   async describeRecall(): Promise<string> {
     const statuses = await this.#each(
       this.#entries.filter((e) => !e.recallBusy),
-      "recallStatus()",
-      "debug",
+      "recallStatus",
       (e) => {
-        const status = hook(e.provider, "recallStatus").call(e.provider);
+        const status = providerHook(e.provider, "recallStatus").call(
+          e.provider,
+        );
         return isThenable(status) && e.external
           ? this.#bounded(e, "recallBusy", "recallStatus()", status)
           : status;
@@ -805,9 +791,8 @@ export class MemoryManager {
       this.#each(
         entries,
         "queuePrefetch",
-        "debug",
         (e) =>
-          hook(e.provider, "queuePrefetch").call(e.provider, redacted, {
+          providerHook(e.provider, "queuePrefetch").call(e.provider, redacted, {
             sessionId,
           }),
       ));
@@ -848,12 +833,12 @@ export class MemoryManager {
       ? options.turnId
       : undefined;
     this.#submit("write", () =>
-      this.#each(entries, "syncTurn", "warn", (e) => {
+      this.#each(entries, "syncTurn", (e) => {
         const turn: SyncTurnOptions = { sessionId };
         if (redactedMessages !== undefined) turn.messages = redactedMessages;
         if (turnAuthor !== undefined) turn.turnAuthor = turnAuthor;
         if (turnId !== undefined) turn.turnId = turnId;
-        return hook(e.provider, "syncTurn").call(
+        return providerHook(e.provider, "syncTurn").call(
           e.provider,
           user,
           assistant,
@@ -884,7 +869,7 @@ export class MemoryManager {
     for (const entry of entries) {
       if (entry.turnStartBusy) continue;
       try {
-        const result = hook(entry.provider, "onTurnStart").call(
+        const result = providerHook(entry.provider, "onTurnStart").call(
           entry.provider,
           turnNumber,
           redacted,
@@ -896,7 +881,7 @@ export class MemoryManager {
             : result);
         }
       } catch (error) {
-        this.#fail("debug", entry, "onTurnStart", error);
+        this.#failHook(entry, "onTurnStart", error);
       }
     }
   }
@@ -917,9 +902,8 @@ export class MemoryManager {
     await this.#each(
       this.#entries,
       "onSessionEnd",
-      "warn",
-      (e) => hook(e.provider, "onSessionEnd").call(e.provider, redacted),
-      true,
+      (e) =>
+        providerHook(e.provider, "onSessionEnd").call(e.provider, redacted),
     );
   }
 
@@ -965,11 +949,12 @@ export class MemoryManager {
     const failed = new Set<ProviderEntry>();
     for (const entry of entries) {
       try {
-        const result = await hook(entry.provider, "onSessionSwitch").call(
-          entry.provider,
-          newSessionId,
-          { ...options },
-        );
+        const result = await providerHook(entry.provider, "onSessionSwitch")
+          .call(
+            entry.provider,
+            newSessionId,
+            { ...options },
+          );
         if (result === false) {
           failed.add(entry);
           log(
@@ -979,7 +964,7 @@ export class MemoryManager {
         }
       } catch (error) {
         failed.add(entry);
-        this.#fail("debug", entry, "onSessionSwitch", error);
+        this.#failHook(entry, "onSessionSwitch", error);
       }
     }
     return failed;
@@ -1075,9 +1060,8 @@ export class MemoryManager {
     await this.#each(
       this.#entries,
       "onDelegation",
-      "debug",
       (e) =>
-        hook(e.provider, "onDelegation").call(e.provider, t, r, {
+        providerHook(e.provider, "onDelegation").call(e.provider, t, r, {
           ...forwarded,
         }),
     );
@@ -1101,7 +1085,6 @@ export class MemoryManager {
     await this.#each(
       this.#entries,
       "initialize",
-      "warn",
       (e) => e.provider.initialize(sessionId, { ...forwarded }),
     );
   }
@@ -1124,9 +1107,8 @@ export class MemoryManager {
     await this.#each(
       this.#entries,
       "initializeForInspection",
-      "warn",
       (e) =>
-        hook(e.provider, "initializeForInspection").call(
+        providerHook(e.provider, "initializeForInspection").call(
           e.provider,
           sessionId,
           {
@@ -1148,7 +1130,7 @@ export class MemoryManager {
   async getAllToolSchemas(): Promise<ToolSchema[]> {
     const schemas: ToolSchema[] = [];
     const seen = new Set<string>();
-    await this.#each(this.#entries, "getToolSchemas()", "warn", async (e) => {
+    await this.#each(this.#entries, "getToolSchemas", async (e) => {
       const raw = await e.provider.getToolSchemas();
       if (!Array.isArray(raw)) {
         throw new TypeError(
@@ -1197,7 +1179,7 @@ export class MemoryManager {
     const redacted = redactForEgress(isRecord(args) ? args : {});
     let result: unknown;
     try {
-      result = await hook(entry.provider, "handleToolCall").call(
+      result = await providerHook(entry.provider, "handleToolCall").call(
         entry.provider,
         toolName,
         redacted,
@@ -1280,12 +1262,7 @@ export class MemoryManager {
           ? await pending
           : await raceTimeout(pending, timeoutMs);
       } catch (error) {
-        log(
-          "warn",
-          `Memory provider '${entry.name}' drain failed: ${
-            redactedErrorText(error)
-          }`,
-        );
+        this.#failHook(entry, "drain", error);
       }
       const report = isRecord(result) ? result : {};
       if (report.drained !== true) undrained.push(entry.name);
@@ -1378,8 +1355,8 @@ export class MemoryManager {
     }
     this.#drainState = state;
     const reversed = [...this.#entries].reverse();
-    await this.#each(reversed, "shutdown", "warn", async (e) => {
-      const done = hook(e.provider, "shutdown").call(e.provider);
+    await this.#each(reversed, "shutdown", async (e) => {
+      const done = providerHook(e.provider, "shutdown").call(e.provider);
       if (isThenable(done)) {
         const settled = await this.#boundedShutdown(done);
         if (!settled) {
@@ -1459,7 +1436,7 @@ export class MemoryManager {
       const isCheckpoint = checkpointVersionOf(entry.provider) >= apiVersion;
       const given = isCheckpoint && evidence !== undefined ? evidence : raw;
       try {
-        const result = await hook(entry.provider, "onPreCompress").call(
+        const result = await providerHook(entry.provider, "onPreCompress").call(
           entry.provider,
           given,
           isCheckpoint ? { requireCheckpoint } : {},
@@ -1469,7 +1446,7 @@ export class MemoryManager {
         }
         if (isCheckpoint) checkpointed = true;
       } catch (error) {
-        this.#fail("debug", entry, "onPreCompress", error);
+        this.#failHook(entry, "onPreCompress", error);
         if (requireCheckpoint && isCheckpoint) throw error;
       }
     }
@@ -1598,9 +1575,8 @@ export class MemoryManager {
     await this.#each(
       this.#entries.filter((e) => e.external),
       "onMemoryWrite",
-      "debug",
       (e) =>
-        hook(e.provider, "onMemoryWrite").call(
+        providerHook(e.provider, "onMemoryWrite").call(
           e.provider,
           action,
           target,
@@ -1629,11 +1605,15 @@ export class MemoryManager {
     await this.#each(
       this.#entries.filter((e) => e.external),
       "onMemoryEvict",
-      "debug",
       (e) =>
-        hook(e.provider, "onMemoryEvict").call(e.provider, text, target, {
-          metadata: { ...meta },
-        }),
+        providerHook(e.provider, "onMemoryEvict").call(
+          e.provider,
+          text,
+          target,
+          {
+            metadata: { ...meta },
+          },
+        ),
     );
   }
 }

@@ -12,6 +12,8 @@ import type { MaybePromise, ToolSchema } from "../core/memory_provider.ts";
 import { errorText } from "../_util/error_text.ts";
 import { isRecord } from "../_util/is_record.ts";
 
+export { toolError } from "../core/tool_result.ts";
+
 /**
  * Tool names that belong to the host agent. A memory provider's tool with one
  * of these names is never routed: the built-in tool always wins. The set is
@@ -106,27 +108,6 @@ export function normalizeToolSchema(schema: unknown): ToolSchema | null {
   }
   const name = bare.name;
   return typeof name === "string" && name !== "" ? bare as ToolSchema : null;
-}
-
-/**
- * Builds the JSON string a failed tool call returns: `{"error": "<message>"}`
- * (spaced like Hermes' JSON output).
- *
- * @param message What went wrong, for the model.
- * @returns The JSON text.
- *
- * @example The error result of a tool call
- * ```ts
- * import { toolError } from "@hermes/memory";
- * import assert from "node:assert/strict";
- *
- * assert.deepEqual(JSON.parse(toolError("No memory provider handles tool 'x'")), {
- *   error: "No memory provider handles tool 'x'",
- * });
- * ```
- */
-export function toolError(message: string): string {
-  return `{"error": ${JSON.stringify(String(message))}}`;
 }
 
 /** The toolset (and tool) name that gates memory-provider tools. */

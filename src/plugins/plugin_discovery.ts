@@ -6,7 +6,10 @@
  * a directory dropped into a working tree can never shadow a shipped
  * provider):
  *
- * 1. bundled: `plugins/memory/<name>/` beside the framework;
+ * 1. bundled: `plugins/memory/<name>/` beside the framework (when the
+ *    framework itself is loaded from a remote URL, the bundled providers
+ *    and their manifests are known in code, `bundled_manifests.ts`, and
+ *    their specifiers are remote URLs beside the framework's);
  * 2. user: `$HERMES_HOME/plugins/<name>/`;
  * 3. project: `./.hermes/plugins/<name>/` under the agent's working
  *    directory, only when `HERMES_ENABLE_PROJECT_PLUGINS` is truthy;
@@ -37,7 +40,9 @@ import {
   parsePluginManifest,
   type PluginManifest,
   PluginManifestError,
+  pluginManifestFromValue,
 } from "./plugin_manifest.ts";
+import { BUNDLED_MANIFESTS } from "./bundled_manifests.ts";
 import { resolveAgentCwd } from "../profile/runtime_cwd.ts";
 import { errorText } from "../_util/error_text.ts";
 
@@ -93,8 +98,12 @@ export interface DiscoveredProvider {
   /** Its directory; absent for packages. */
   dir?: string;
   /**
-   * The availability probe: `true` when it loaded and `isAvailable()` said
-   * yes; `null` when not probed.
+   * Whether it is configured. By default from its manifest alone
+   * (`requires_env` all set and, when it has an `availability` block, one
+   * of its variables set or files present), without running any of its
+   * code; with `probe: true`, whether it loaded in its sandbox and
+   * `isAvailable()` said yes. `null` only from custom probes that cannot
+   * tell.
    */
   available: boolean | null;
 }
@@ -482,6 +491,26 @@ function packageCandidates(
   return result;
 }
 
+/** The bundled providers of a framework loaded from a remote URL. */
+function remoteBundledCandidates(seen: Set<string>): ProviderCandidate[] {
+  const result: ProviderCandidate[] = [];
+  for (const [name, raw] of Object.entries(BUNDLED_MANIFESTS).sort()) {
+    const base = new URL(`../../plugins/memory/${name}/`, import.meta.url);
+    const manifest = pluginManifestFromValue(
+      raw,
+      new URL("plugin.yaml", base).href,
+    );
+    seen.add(name);
+    result.push({
+      name,
+      source: "bundled",
+      specifier: new URL("mod.ts", base).href,
+      manifest,
+    });
+  }
+  return result;
+}
+
 /**
  * Scans all four sources and returns every provider in precedence order
  * (bundled, user, project, packages; sorted by name within each), the
@@ -505,6 +534,8 @@ export async function scanMemoryProviders(
   const bundled = options.bundledDir ?? bundledProvidersDir();
   if (bundled !== undefined) {
     result.push(...scanDirectorySource(bundled, "bundled", seen));
+  } else {
+    result.push(...remoteBundledCandidates(seen));
   }
   result.push(
     ...scanDirectorySource(join(hermesHome, "plugins"), "user", seen),

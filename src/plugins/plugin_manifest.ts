@@ -3,16 +3,28 @@
  *
  * Hermes reads `name`, `version`, `description`, `hooks` (or
  * `provides_hooks`), `requires_env` and `external_dependencies`; this port
- * adds a `permissions` block that is the whole grant of the provider's
- * sandbox:
+ * adds a `permissions` block, what the provider's sandbox gets beyond its
+ * own code directory (read) and data directory `$HERMES_HOME/<name>/`
+ * (read and write), and an `availability` block, which lets `hermes memory
+ * status` and `list` tell whether the provider is configured without
+ * running any of its code:
  *
  * ```yaml
  * permissions:
- *   read: [~/.honcho/config.json]   # absolute or ~ paths
+ *   read: [~/.honcho/config.json, $HERMES_HOME/honcho.json]  # absolute, ~, $HERMES_HOME or $HERMES_ROOT paths
+ *   write: []                       # the same forms
  *   env: [HONCHO_API_KEY]           # variable names
  *   net: [api.honcho.dev]           # host or host:port (URLs are reduced to their host)
  *   npm: false                      # may the provider import npm: packages
+ * availability:                     # configured when any of these is present
+ *   env: [HONCHO_API_KEY]           # set in the environment or the profile's .env
+ *   files: [$HERMES_HOME/honcho.json]
  * ```
+ *
+ * `$HERMES_HOME` is the profile's home and `$HERMES_ROOT` the default
+ * profile's (`~/.hermes`), resolved when the grant is computed. Paths no
+ * grant may reach (`.env`, `config.yaml`, `plugins/`, other profiles) are
+ * refused when the grant is computed, not here.
  *
  * Parsing is strict: a wrong type or an entry that is not a path, name or
  * host makes the whole file invalid ({@linkcode PluginManifestError}), so a
@@ -26,12 +38,18 @@ import { parse, YAMLParseError } from "yaml";
 import { withTolerantProcessEnv } from "../core/env.ts";
 import { getUserHome } from "../profile/hermes_home.ts";
 import { parseSimpleYaml } from "./_simple_yaml.ts";
+import { isPlaceholderPath } from "../sandbox/grant.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /** The sandbox permissions a `plugin.yaml` asks for. */
 export interface ManifestPermissions {
-  /** Extra readable paths, absolute, `~` already expanded. */
+  /**
+   * Extra readable paths: absolute with `~` already expanded, or starting
+   * with `$HERMES_HOME` / `$HERMES_ROOT` (resolved per profile).
+   */
   read: string[];
+  /** Extra writable paths, in the same forms as `read`. */
+  write: string[];
   /** Readable environment variables. */
   env: string[];
   /** Reachable hosts (`host` or `host:port`). */
@@ -50,6 +68,17 @@ export interface ExternalDependency {
   check?: string;
 }
 
+/**
+ * When a provider counts as configured, from its manifest alone: any one
+ * variable set, or any one file present. Empty lists: always.
+ */
+export interface ManifestAvailability {
+  /** Variables (environment or the profile's `.env`). */
+  env: string[];
+  /** Paths, in the forms of `permissions.read`. */
+  files: string[];
+}
+
 /** The parsed `plugin.yaml` of a provider directory. */
 export interface PluginManifest {
   /** The `name` key; the directory name stays authoritative. */
@@ -66,6 +95,8 @@ export interface PluginManifest {
   externalDependencies: ExternalDependency[];
   /** The sandbox grant it asks for. */
   permissions: ManifestPermissions;
+  /** When it counts as configured (the `availability` block). */
+  availability: ManifestAvailability;
 }
 
 /** Options of {@linkcode PluginManifestError}. */
@@ -112,7 +143,7 @@ export interface PermissionBlockOptions {
 const ENV_NAME_REGEXP = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HOST_REGEXP =
   /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*\.?)(?::(\d{1,5}))?$/;
-const PERMISSION_KEYS = new Set(["read", "env", "net", "npm"]);
+const PERMISSION_KEYS = new Set(["read", "write", "env", "net", "npm"]);
 
 /**
  * A manifest with nothing in it: what a directory without `plugin.yaml`
@@ -133,7 +164,8 @@ export function emptyPluginManifest(): PluginManifest {
     hooks: [],
     requiresEnv: [],
     externalDependencies: [],
-    permissions: { read: [], env: [], net: [], npm: false },
+    permissions: { read: [], write: [], env: [], net: [], npm: false },
+    availability: { env: [], files: [] },
   };
 }
 
@@ -170,7 +202,9 @@ export function normalizeNetHost(value: string): string | undefined {
 
 /**
  * Expands a permission path: `~` and `~/…` become the user's home, absolute
- * paths are normalized; anything else (relative paths) is `undefined`.
+ * paths are normalized, `$HERMES_HOME/…` and `$HERMES_ROOT/…` stay as
+ * written (the grant resolves them per profile); anything else (relative
+ * paths, `..` after a placeholder) is `undefined`.
  *
  * @param value The path as written.
  * @returns The absolute path, or `undefined`.
@@ -186,6 +220,10 @@ export function normalizeNetHost(value: string): string | undefined {
 export function expandPermissionPath(value: string): string | undefined {
   const text = value.trim();
   if (text === "") return undefined;
+  if (text.startsWith("$")) {
+    const trimmed = text.replace(/\/+$/, "");
+    return isPlaceholderPath(trimmed) ? trimmed : undefined;
+  }
   if (text === "~" || text.startsWith("~/")) {
     const home = getUserHome();
     if (home === undefined) return undefined;
@@ -220,6 +258,36 @@ function stringList(
   });
 }
 
+function pathList(where: string, key: string, value: unknown): string[] {
+  const out: string[] = [];
+  for (const [index, raw] of stringList(where, key, value).entries()) {
+    const path = expandPermissionPath(raw);
+    if (path === undefined) {
+      throw new PluginManifestError(
+        where,
+        `Invalid ${where}: '${key}[${index}]' is '${raw}': use an absolute path, or one starting with ~/, $HERMES_HOME/ or $HERMES_ROOT/`,
+      );
+    }
+    if (!out.includes(path)) out.push(path);
+  }
+  return out;
+}
+
+function envList(where: string, key: string, value: unknown): string[] {
+  const out: string[] = [];
+  for (const [index, raw] of stringList(where, key, value).entries()) {
+    const name = raw.trim();
+    if (!ENV_NAME_REGEXP.test(name)) {
+      throw new PluginManifestError(
+        where,
+        `Invalid ${where}: '${key}[${index}]' is '${raw}': use a variable name such as MY_API_KEY`,
+      );
+    }
+    if (!out.includes(name)) out.push(name);
+  }
+  return out;
+}
+
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "a list";
@@ -252,6 +320,7 @@ export function parsePermissionBlock(
   const prefix = options.keyPrefix ?? "permissions";
   const result: ManifestPermissions = {
     read: [],
+    write: [],
     env: [],
     net: [],
     npm: false,
@@ -260,7 +329,7 @@ export function parsePermissionBlock(
   if (typeof value !== "object" || Array.isArray(value)) {
     throw new PluginManifestError(
       where,
-      `Invalid ${where}: '${prefix}' must be a mapping with read, env, net and npm, not ${
+      `Invalid ${where}: '${prefix}' must be a mapping with read, write, env, net and npm, not ${
         describe(value)
       }`,
     );
@@ -268,41 +337,17 @@ export function parsePermissionBlock(
   const block = value as Record<string, unknown>;
   for (const key of Object.keys(block)) {
     if (!PERMISSION_KEYS.has(key)) {
-      const hint = key === "write"
-        ? "providers may write only inside HERMES_HOME, which they always can"
-        : "use read, env, net or npm";
+      const hint = "use read, write, env, net or npm";
       throw new PluginManifestError(
         where,
         `Invalid ${where}: '${prefix}.${key}' is not a permission: ${hint}`,
       );
     }
   }
-  for (
-    const [index, raw] of stringList(where, `${prefix}.read`, block.read)
-      .entries()
-  ) {
-    const path = expandPermissionPath(raw);
-    if (path === undefined) {
-      throw new PluginManifestError(
-        where,
-        `Invalid ${where}: '${prefix}.read[${index}]' is '${raw}': use an absolute path or one starting with ~/`,
-      );
-    }
-    if (!result.read.includes(path)) result.read.push(path);
+  for (const key of ["read", "write"] as const) {
+    result[key] = pathList(where, `${prefix}.${key}`, block[key]);
   }
-  for (
-    const [index, raw] of stringList(where, `${prefix}.env`, block.env)
-      .entries()
-  ) {
-    const name = raw.trim();
-    if (!ENV_NAME_REGEXP.test(name)) {
-      throw new PluginManifestError(
-        where,
-        `Invalid ${where}: '${prefix}.env[${index}]' is '${raw}': use a variable name such as MY_API_KEY`,
-      );
-    }
-    if (!result.env.includes(name)) result.env.push(name);
-  }
+  result.env = envList(where, `${prefix}.env`, block.env);
   for (
     const [index, raw] of stringList(where, `${prefix}.net`, block.net)
       .entries()
@@ -328,6 +373,34 @@ export function parsePermissionBlock(
     result.npm = block.npm;
   }
   return result;
+}
+
+function parseAvailability(
+  value: unknown,
+  path: string,
+): ManifestAvailability {
+  if (value === undefined || value === null) return { env: [], files: [] };
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw new PluginManifestError(
+      path,
+      `Invalid ${path}: 'availability' must be a mapping with env and files, not ${
+        describe(value)
+      }`,
+    );
+  }
+  const block = value as Record<string, unknown>;
+  for (const key of Object.keys(block)) {
+    if (key !== "env" && key !== "files") {
+      throw new PluginManifestError(
+        path,
+        `Invalid ${path}: 'availability.${key}' is not known: use env or files`,
+      );
+    }
+  }
+  return {
+    env: envList(path, "availability.env", block.env),
+    files: pathList(path, "availability.files", block.files),
+  };
 }
 
 /**
@@ -372,6 +445,31 @@ export function parsePluginManifest(
       { cause: error },
     );
   }
+  return pluginManifestFromValue(raw, path);
+}
+
+/**
+ * Validates a parsed `plugin.yaml` document (what the YAML parser gave, or
+ * the same value written in code, as for the bundled providers of a
+ * framework loaded from a remote URL).
+ *
+ * @param raw The parsed document.
+ * @param path The file named in errors.
+ * @returns The manifest.
+ * @throws {PluginManifestError} When a value is wrong.
+ *
+ * @example
+ * ```ts
+ * import { pluginManifestFromValue } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const m = pluginManifestFromValue({ name: "notes", permissions: { net: ["notes.example"] } }, "plugin.yaml");
+ * assert.deepEqual(m.permissions.net, ["notes.example"]);
+ * ```
+ */
+export function pluginManifestFromValue(
+  raw: unknown,
+  path: string,
+): PluginManifest {
   const manifest = emptyPluginManifest();
   if (raw === null || raw === undefined) return manifest;
   if (typeof raw !== "object" || Array.isArray(raw)) {
@@ -428,6 +526,7 @@ export function parsePluginManifest(
   manifest.permissions = parsePermissionBlock(doc.permissions, {
     where: path,
   });
+  manifest.availability = parseAvailability(doc.availability, path);
   return manifest;
 }
 

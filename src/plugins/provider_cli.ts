@@ -40,6 +40,66 @@ export interface ProviderCli {
   registerCli: (command: unknown) => void | Promise<void>;
 }
 
+/**
+ * The module URL of a provider's `cli.ts`: beside its `mod.ts` on disk, or
+ * beside its remote module for a bundled provider of a framework loaded
+ * from a URL; `null` when it has none.
+ */
+async function cliModuleUrl(
+  candidate: { dir?: string; source: string; specifier: string },
+): Promise<string | null> {
+  if (candidate.dir !== undefined) {
+    const path = join(candidate.dir, "cli.ts");
+    try {
+      if (!(await Deno.stat(path)).isFile) return null;
+    } catch {
+      return null;
+    }
+    return pathToFileURL(path).href;
+  }
+  if (
+    candidate.source === "bundled" && /^https?:\/\//.test(candidate.specifier)
+  ) {
+    return new URL("cli.ts", candidate.specifier).href;
+  }
+  return null;
+}
+
+/**
+ * One export of a provider's `cli.ts` (host-side code: it runs in the CLI
+ * process), such as `postSetup` or `saveConfig`, whether or not the
+ * provider is the active one: only the named provider's `cli.ts` is
+ * imported.
+ *
+ * @param name The provider's name.
+ * @param exportName The export.
+ * @param options Home, config and directories.
+ * @returns The function, or `null` when the provider, its `cli.ts` or the
+ * export is missing.
+ * @throws {Error} When `cli.ts` exists but fails to load.
+ *
+ * @example
+ * ```ts ignore
+ * import { loadProviderCliExport } from "@hermes/memory";
+ * const save = await loadProviderCliExport("honcho", "saveConfig");
+ * ```
+ */
+export async function loadProviderCliExport(
+  name: string,
+  exportName: string,
+  options: DiscoveryOptions = {},
+): Promise<((...args: never[]) => unknown) | null> {
+  const candidate = await findMemoryProvider(name, options);
+  if (candidate === null) return null;
+  const url = await cliModuleUrl(candidate);
+  if (url === null) return null;
+  const module = await import(String(url)) as Record<string, unknown>;
+  const value = module[exportName];
+  return typeof value === "function"
+    ? value as (...args: never[]) => unknown
+    : null;
+}
+
 /** Options of {@linkcode loadProviderCli}. */
 export interface ProviderCliOptions extends DiscoveryOptions {
   /**
@@ -83,17 +143,10 @@ export async function loadProviderCli(
       hermesHome,
       config,
     });
-    if (candidate?.dir === undefined) return null;
-    const path = join(candidate.dir, "cli.ts");
-    try {
-      if (!(await Deno.stat(path)).isFile) return null;
-    } catch {
-      return null;
-    }
-    const module = await import(String(pathToFileURL(path).href)) as Record<
-      string,
-      unknown
-    >;
+    if (candidate === null) return null;
+    const url = await cliModuleUrl(candidate);
+    if (url === null) return null;
+    const module = await import(String(url)) as Record<string, unknown>;
     const registerCli = module.registerCli;
     if (typeof registerCli !== "function") {
       log(

@@ -13,14 +13,21 @@
  * A sandboxed load refuses (never falls back to running unconfined) when
  * worker permissions are not enabled, when the host runs on a terminal
  * without `--no-prompt` (when that is detectable), when the host itself
- * lacks part of the grant, when the provider directory holds a symlink
- * leading out of it, and when provider code mentions `npm:` without
- * `permissions.npm: true`.
+ * lacks part of the grant, when the provider directory or its data
+ * directory holds a symlink leading out of it, when the provider's name
+ * would make its data directory one Hermes uses (`plugins`, `memories`, …),
+ * and when provider code mentions `npm:` without `permissions.npm: true`.
+ *
+ * Before the worker starts, the host creates the provider's data directory
+ * `$HERMES_HOME/<name>/` (mode `0700`) and hands the provider its own
+ * sections of `config.yaml` (`ctx.hermesConfig`). A provider whose code
+ * imports `@hermes/memory` (rather than `@hermes/memory/provider`) gets a
+ * worker with the whole framework preloaded.
  *
  * @module
  */
 
-import { extname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { getConfigPath, loadConfig } from "../config/config.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { checkHostSafety } from "../sandbox/host_safety.ts";
@@ -41,9 +48,14 @@ import {
   scanMemoryProviders,
 } from "./plugin_discovery.ts";
 import {
+  dataDirProblem,
   grantForCandidate,
   missingHostPermissions,
 } from "./provider_permissions.ts";
+import {
+  manifestAvailability,
+  readDotenvForAvailability,
+} from "./provider_availability.ts";
 import {
   pruneInactiveProviderSkills,
   registerProviderSkill,
@@ -51,7 +63,9 @@ import {
 import {
   ProviderPermissionError,
   SandboxedMemoryProvider,
+  type SandboxFramework,
 } from "../sandbox/sandboxed_provider.ts";
+import { scanProviderSources } from "../sandbox/source_scan.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /** How a provider is run: in a confined worker, or in-process. */
@@ -112,39 +126,36 @@ function warnOnce(message: string): void {
 /** Thrown inside the loader for a refusal; logged as the load failure. */
 class LoadRefused extends Error {}
 
-const SOURCE_EXTENSIONS = new Set([
-  ".ts",
-  ".tsx",
-  ".mts",
-  ".cts",
-  ".js",
-  ".jsx",
-  ".mjs",
-  ".cjs",
-]);
-const NPM_SPECIFIER_REGEXP = /["'`]npm:/;
-
-/** The first source file under `dir` that mentions an `npm:` specifier. */
-async function findNpmMention(dir: string): Promise<string | undefined> {
-  const queue = [dir];
-  let budget = 2000;
-  while (queue.length > 0 && budget > 0) {
-    const current = queue.shift() as string;
-    for await (const entry of Deno.readDir(current)) {
-      if (--budget <= 0) break;
-      const path = join(current, entry.name);
-      if (entry.isDirectory && entry.name !== "node_modules") {
-        queue.push(path);
-      } else if (entry.isFile && SOURCE_EXTENSIONS.has(extname(entry.name))) {
-        const info = await Deno.stat(path);
-        if (info.size > 4 << 20) continue;
-        if (NPM_SPECIFIER_REGEXP.test(await Deno.readTextFile(path))) {
-          return path;
-        }
-      }
+/**
+ * The parts of `config.yaml` a provider is handed: the top-level `<name>`
+ * section (such as Honcho's `honcho.base_url`) and `memory.provider` with
+ * `memory.<name>`. Nothing else of the file (other providers' settings,
+ * the user's permission grants) reaches it.
+ *
+ * @param name The provider's name.
+ * @param config The loaded `config.yaml`.
+ * @returns The provider's view.
+ */
+export function providerConfigView(
+  name: string,
+  config: HermesConfig,
+): HermesConfig {
+  const view: HermesConfig = {};
+  const own = config[name];
+  if (own !== undefined) view[name] = own;
+  const memory = config.memory;
+  if (memory !== null && typeof memory === "object" && !Array.isArray(memory)) {
+    const section: Record<string, unknown> = {};
+    const m = memory as Record<string, unknown>;
+    if (m.provider !== undefined) section.provider = m.provider;
+    if (
+      m[name] !== undefined && name !== "permissions" && name !== "packages"
+    ) {
+      section[name] = m[name];
     }
+    view.memory = section;
   }
-  return undefined;
+  return structuredClone(view);
 }
 
 function configured(config: HermesConfig, key: string): unknown {
@@ -154,6 +165,18 @@ function configured(config: HermesConfig, key: string): unknown {
     current = (current as Record<string, unknown>)[part];
   }
   return current;
+}
+
+/** A symlink at the top of the data directory leading out of it. */
+async function dataDirEscape(dataDir: string): Promise<string | undefined> {
+  try {
+    const escape = await findEscapingSymlink(dataDir, { deep: false });
+    return escape === undefined
+      ? undefined
+      : `${escape.path} is a symlink to ${escape.target}, outside its data directory ${dataDir}, and would widen its sandbox: replace it with a copy`;
+  } catch {
+    return undefined; // Not created yet.
+  }
 }
 
 async function readConfigOrEmpty(hermesHome: string): Promise<HermesConfig> {
@@ -170,7 +193,10 @@ interface Loaded {
   skills: SkillRegistration[];
 }
 
-async function loadInProcess(candidate: ProviderCandidate): Promise<Loaded> {
+async function loadInProcess(
+  candidate: ProviderCandidate,
+  config: HermesConfig,
+): Promise<Loaded> {
   const skills: SkillRegistration[] = [];
   const module = await import(String(candidate.specifier));
   const provider = await extractMemoryProvider(
@@ -178,6 +204,7 @@ async function loadInProcess(candidate: ProviderCandidate): Promise<Loaded> {
     {
       providerName: candidate.name,
       acceptInstances: candidate.source === "package",
+      hermesConfig: providerConfigView(candidate.name, config),
       onSkill: (skill) => skills.push(skill),
     },
   );
@@ -197,6 +224,8 @@ async function loadSandboxed(
     }
     for (const warning of report.warnings) warnOnce(warning);
   }
+  const problem = dataDirProblem(candidate.name, hermesHome);
+  if (problem !== undefined) throw new LoadRefused(problem);
   const grant = grantForCandidate(candidate, { hermesHome, config });
   const missing = missingHostPermissions(grant);
   if (missing.length > 0) {
@@ -206,33 +235,41 @@ async function loadSandboxed(
       }, which the hermes process itself lacks (a worker cannot get more than its host): add them to the deno command ('hermes memory permissions' prints the flags)`,
     );
   }
+  let framework: SandboxFramework = "provider";
   const dir = candidateModuleDir(candidate);
-  if (dir !== undefined) {
+  // Bundled providers ship with the framework and import only
+  // @hermes/memory/provider (tests/project_hygiene_test.ts checks it).
+  if (dir !== undefined && candidate.source !== "bundled") {
     const escape = await findEscapingSymlink(dir);
     if (escape !== undefined) {
       throw new LoadRefused(
         `${escape.path} is a symlink to ${escape.target}, outside the provider's directory ${dir}, and would widen its sandbox: replace it with a copy`,
       );
     }
-    if (!grant.npm) {
-      const file = await findNpmMention(dir);
-      if (file !== undefined) {
-        const manifest = candidate.dir !== undefined
-          ? join(candidate.dir, "plugin.yaml")
-          : undefined;
-        throw new LoadRefused(
-          `${file} imports an npm: package, which its sandbox does not allow: set permissions.npm: true in ${
-            manifest ?? "its plugin.yaml"
-          } (or grant memory.permissions.${candidate.name}.npm: true in ${
-            getConfigPath(hermesHome)
-          })`,
-        );
-      }
+    const scan = await scanProviderSources(dir);
+    if (!grant.npm && scan.npmFile !== undefined) {
+      const manifest = candidate.dir !== undefined
+        ? join(candidate.dir, "plugin.yaml")
+        : undefined;
+      throw new LoadRefused(
+        `${scan.npmFile} imports an npm: package, which its sandbox does not allow: set permissions.npm: true in ${
+          manifest ?? "its plugin.yaml"
+        } (or grant memory.permissions.${candidate.name}.npm: true in ${
+          getConfigPath(hermesHome)
+        })`,
+      );
     }
+    if (scan.fullFramework) framework = "full";
+  }
+  if (grant.dataDir !== undefined) {
+    const escape = await dataDirEscape(grant.dataDir);
+    if (escape !== undefined) throw new LoadRefused(escape);
   }
   const skills: SkillRegistration[] = [];
   const provider = await SandboxedMemoryProvider.start(candidate, {
     grant,
+    framework,
+    config: providerConfigView(candidate.name, config),
     onSkill: (skill) => skills.push(skill),
     loadTimeoutMs: options.loadTimeoutMs,
     callTimeoutMs: options.callTimeoutMs,
@@ -251,7 +288,7 @@ async function loadCandidate(
   let loaded: Loaded;
   try {
     loaded = (options.sandbox ?? "worker") === "none"
-      ? await loadInProcess(candidate)
+      ? await loadInProcess(candidate, config)
       : await loadSandboxed(candidate, hermesHome, config, options);
   } catch (error) {
     const cause = error instanceof ProviderPermissionError
@@ -392,10 +429,10 @@ export async function probeMemoryProvider(
 export interface DiscoverOptions extends DiscoveryOptions {
   /**
    * Load each provider (sandboxed, skills not registered) and ask
-   * `isAvailable()`. When `false`, `available` is `null` and nothing is
-   * imported.
+   * `isAvailable()`, instead of deciding from its manifest. This runs every
+   * provider's code: `hermes memory status` and `list` never do it.
    *
-   * @default {true}
+   * @default {false}
    */
   probe?: boolean;
   /**
@@ -410,10 +447,12 @@ export interface DiscoverOptions extends DiscoveryOptions {
 }
 
 /**
- * Lists providers with their descriptions, sources and (when probed)
- * availability. Probing loads each provider in its sandbox without
- * registering skills, calls `isAvailable()` and shuts it down; any failure
- * counts as unavailable.
+ * Lists providers with their descriptions, sources and availability. By
+ * default availability comes from each manifest ({@linkcode
+ * manifestAvailability}): no provider code runs and no worker starts. With
+ * `probe: true` each provider is loaded in its sandbox without registering
+ * skills, asked `isAvailable()` and shut down; any failure counts as
+ * unavailable.
  *
  * @param options Home, config, directories and the probe.
  * @returns One entry per provider, in precedence order.
@@ -421,8 +460,8 @@ export interface DiscoverOptions extends DiscoveryOptions {
  * @example
  * ```ts ignore
  * import { discoverMemoryProviders } from "@hermes/memory";
- * for (const p of await discoverMemoryProviders({ probe: false })) {
- *   console.log(`${p.name} (${p.source}): ${p.description}`);
+ * for (const p of await discoverMemoryProviders()) {
+ *   console.log(`${p.name} (${p.source}): ${p.description}`, p.available);
  * }
  * ```
  */
@@ -430,11 +469,14 @@ export async function discoverMemoryProviders(
   options: DiscoverOptions = {},
 ): Promise<DiscoveredProvider[]> {
   const candidates = await scanMemoryProviders(options);
-  const probe = options.probe ?? true;
+  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
+  const dotenv = options.probe
+    ? {}
+    : await readDotenvForAvailability(hermesHome);
   const result: DiscoveredProvider[] = [];
   for (const candidate of candidates) {
-    let available: boolean | null = null;
-    if (probe) {
+    let available: boolean | null;
+    if (options.probe) {
       try {
         const probeProvider = options.probeProvider ??
           probeMemoryProvider;
@@ -448,6 +490,11 @@ export async function discoverMemoryProviders(
         );
         available = false;
       }
+    } else {
+      available = await manifestAvailability(candidate.manifest, {
+        hermesHome,
+        dotenv,
+      });
     }
     const entry: DiscoveredProvider = {
       name: candidate.name,

@@ -1,18 +1,30 @@
 /**
- * The effective sandbox grant of a memory provider.
+ * The effective sandbox grant of a memory provider: least privilege.
  *
  * A sandboxed provider gets exactly:
  *
- * - read: `HERMES_HOME`, its own directory, the paths its `plugin.yaml`
- *   declares under `permissions.read`, and those the user granted under
+ * - read: its own code directory (read-only: code it could rewrite would
+ *   run unconfined on the next start), its data directory
+ *   `$HERMES_HOME/<name>/`, the paths its `plugin.yaml` declares under
+ *   `permissions.read`, and those the user granted under
  *   `memory.permissions.<name>.read` in `config.yaml`;
- * - write: `HERMES_HOME`;
+ * - write: its data directory, plus `permissions.write` and the user's
+ *   `memory.permissions.<name>.write`;
  * - env: the names declared under `permissions.env`, plus the user's grant;
  * - net: the hosts declared under `permissions.net`, plus the user's grant
  *   (for example a self-hosted server);
- * - import: only the host a package provider is served from (`jsr.io` or
- *   the `https:` host of its specifier), else nothing;
+ * - import: the host a package provider is served from (`jsr.io` or the
+ *   `https:` host of its specifier), or, for a bundled provider of a
+ *   framework loaded from a remote URL, the framework's host; else nothing;
  * - run, ffi and sys: never.
+ *
+ * Never, whoever asks: the profile's `.env` and `config.yaml`, `plugins/`,
+ * other profiles, the framework's files (see `forbiddenGrantPath`); such
+ * an entry is dropped with one warning naming the file and key. The rest of
+ * `HERMES_HOME` (the built-in `MEMORY.md` / `USER.md`, sessions, other
+ * providers' data) is the host's: a provider reaches it only by declaring
+ * or being granted the exact path. User grants come only from
+ * `config.yaml`, which no provider can write.
  *
  * `npm` (may the provider import `npm:` packages) comes from
  * `permissions.npm` or the user's grant. Deno does not check `npm:` imports
@@ -22,9 +34,9 @@
  * @module
  */
 
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { getConfigPath } from "../config/config.ts";
-import { getHermesHome } from "../profile/hermes_home.ts";
+import { getDefaultHermesRoot, getHermesHome } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import {
@@ -40,15 +52,77 @@ import {
 import { loadConfig } from "../config/config.ts";
 import { errorText } from "../_util/error_text.ts";
 import {
+  expandGrantPath,
+  forbiddenGrantPath,
   type GrantEntry,
   type GrantOrigin,
   type ProviderGrant,
   type SandboxTarget,
   workerPermissions,
 } from "../sandbox/grant.ts";
+import { localFrameworkDir } from "../sandbox/denial.ts";
 
 export type { GrantEntry, GrantOrigin, ProviderGrant, SandboxTarget };
 export { workerPermissions };
+
+/**
+ * Names a provider may not have because its data directory
+ * `$HERMES_HOME/<name>/` would be one Hermes itself uses.
+ */
+export const RESERVED_PROVIDER_NAMES: ReadonlySet<string> = new Set([
+  "plugins",
+  "profiles",
+  "memories",
+  "skills",
+  "sessions",
+  "logs",
+  "cron",
+  "hooks",
+  "cache",
+  "bin",
+  "sandboxes",
+  "checkpoints",
+  "pairing",
+  "platforms",
+  "workspace",
+  "image_cache",
+  "audio_cache",
+  "document_cache",
+]);
+
+/**
+ * Why a provider cannot have `$HERMES_HOME/<name>/` as its data directory,
+ * or `undefined` when it can.
+ *
+ * @param name The provider's name.
+ * @param hermesHome The profile home.
+ * @returns The reason, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { dataDirProblem } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(dataDirProblem("honcho", "/h"), undefined);
+ * assert.match(dataDirProblem("plugins", "/h") ?? "", /Hermes itself uses/);
+ * ```
+ */
+export function dataDirProblem(
+  name: string,
+  hermesHome: string,
+): string | undefined {
+  const dir = join(resolve(hermesHome), name);
+  if (RESERVED_PROVIDER_NAMES.has(name.toLowerCase())) {
+    return `its data directory would be ${dir}, which Hermes itself uses: rename the provider`;
+  }
+  const why = forbiddenGrantPath(dir, {
+    hermesHome,
+    hermesRoot: getDefaultHermesRoot(),
+    frameworkDir: localFrameworkDir(),
+  });
+  return why === undefined
+    ? undefined
+    : `its data directory would be ${dir}, and ${why}: rename the provider`;
+}
 
 /** Options of {@linkcode grantForCandidate}. */
 export interface GrantOptions {
@@ -63,6 +137,12 @@ export interface GrantOptions {
 }
 
 const warnedUserGrants = new Set<string>();
+
+function warnOnce(message: string): void {
+  if (warnedUserGrants.has(message)) return;
+  warnedUserGrants.add(message);
+  log("warn", message);
+}
 
 function add(list: GrantEntry[], value: string, from: GrantOrigin): void {
   if (!list.some((e) => e.value === value)) list.push({ value, from });
@@ -118,7 +198,7 @@ export function userGrantFromConfig(
       warnedUserGrants.add(message);
       log("warn", message);
     }
-    return { read: [], env: [], net: [], npm: false };
+    return { read: [], write: [], env: [], net: [], npm: false };
   }
 }
 
@@ -137,7 +217,7 @@ export function userGrantFromConfig(
  *   { name: "notes", source: "user", dir: "/srv/h/plugins/notes", specifier: "file:///srv/h/plugins/notes/mod.ts", manifest: emptyPluginManifest() },
  *   { hermesHome: "/srv/h", config: {} },
  * );
- * assert.deepEqual(grant.write.map((e) => e.value), ["/srv/h"]);
+ * assert.deepEqual(grant.write.map((e) => e.value), ["/srv/h/notes"]);
  * ```
  */
 export function grantForCandidate(
@@ -145,12 +225,17 @@ export function grantForCandidate(
   options: GrantOptions = {},
 ): ProviderGrant {
   const hermesHome = resolve(options.hermesHome ?? getHermesHome());
+  const hermesRoot = getDefaultHermesRoot();
+  const configPath = getConfigPath(hermesHome);
   const user = userGrantFromConfig(
     candidate.name,
     options.config ?? {},
     hermesHome,
   );
   const manifest = candidate.manifest.permissions;
+  const manifestPath = candidate.dir !== undefined
+    ? join(candidate.dir, "plugin.yaml")
+    : `the manifest of memory provider '${candidate.name}'`;
   const grant: ProviderGrant = {
     provider: candidate.name,
     hermesHome,
@@ -161,31 +246,71 @@ export function grantForCandidate(
     import: [],
     npm: manifest.npm || user.npm,
   };
-  const homeReal = realPathSyncOr(hermesHome);
-  add(grant.read, hermesHome, "hermes-home");
-  add(grant.read, homeReal, "hermes-home");
-  add(grant.write, hermesHome, "hermes-home");
-  add(grant.write, homeReal, "hermes-home");
   const moduleDir = candidateModuleDir(candidate);
-  if (moduleDir !== undefined) {
-    add(grant.read, moduleDir, "provider-dir");
+  if (moduleDir !== undefined) add(grant.read, moduleDir, "provider-dir");
+  if (dataDirProblem(candidate.name, hermesHome) === undefined) {
+    const dataDir = join(hermesHome, candidate.name);
+    grant.dataDir = dataDir;
+    const real = join(realPathSyncOr(hermesHome), candidate.name);
+    for (const path of new Set([dataDir, real])) {
+      add(grant.read, path, "data-dir");
+      add(grant.write, path, "data-dir");
+    }
   }
-  for (const path of manifest.read) add(grant.read, path, "plugin.yaml");
-  for (const path of user.read) add(grant.read, path, "config.yaml");
+  const homes = { hermesHome, hermesRoot };
+  const forbidden = { ...homes, frameworkDir: localFrameworkDir() };
+  const paths = (
+    list: GrantEntry[],
+    entries: string[],
+    from: GrantOrigin,
+    key: string,
+  ): void => {
+    for (const entry of entries) {
+      const path = expandGrantPath(entry, homes);
+      if (
+        moduleDir !== undefined && key === "read" && isInside(moduleDir, path)
+      ) {
+        continue;
+      }
+      const why = forbiddenGrantPath(path, forbidden);
+      if (why !== undefined) {
+        const where = from === "config.yaml"
+          ? `memory.permissions.${candidate.name}.${key} in ${configPath}`
+          : `permissions.${key} in ${manifestPath}`;
+        warnOnce(
+          `Ignoring '${entry}' under ${where}: ${why}; a memory provider is never granted it`,
+        );
+        continue;
+      }
+      add(list, path, from);
+    }
+  };
+  paths(grant.read, manifest.read, "plugin.yaml", "read");
+  paths(grant.read, user.read, "config.yaml", "read");
+  paths(grant.write, manifest.write, "plugin.yaml", "write");
+  paths(grant.write, user.write, "config.yaml", "write");
   for (const name of manifest.env) add(grant.env, name, "plugin.yaml");
   for (const name of user.env) add(grant.env, name, "config.yaml");
   for (const host of manifest.net) add(grant.net, host, "plugin.yaml");
   for (const host of user.net) add(grant.net, host, "config.yaml");
+  const specifier = candidate.specifier;
   if (candidate.source === "package") {
-    if (candidate.specifier.startsWith("jsr:")) {
+    if (specifier.startsWith("jsr:")) {
       add(grant.import, "jsr.io", "package");
-    } else if (candidate.specifier.startsWith("https://")) {
-      add(grant.import, new URL(candidate.specifier).host, "package");
-    } else if (candidate.specifier.startsWith("npm:")) {
+    } else if (specifier.startsWith("https://")) {
+      add(grant.import, new URL(specifier).host, "package");
+    } else if (specifier.startsWith("npm:")) {
       grant.npm = true;
     }
+  } else if (/^https?:\/\//.test(specifier)) {
+    // A bundled provider of a framework loaded from a remote URL.
+    add(grant.import, new URL(specifier).host, "framework");
   }
   return grant;
+}
+
+function isInside(parent: string, child: string): boolean {
+  return child === parent || child.startsWith(`${parent}/`);
 }
 
 /**
@@ -296,6 +421,11 @@ export function missingHostPermissions(grant: ProviderGrant): string[] {
   for (const e of grant.net) {
     if (!hostHas({ name: "net", host: e.value })) {
       missing.push(`--allow-net=${e.value}`);
+    }
+  }
+  for (const e of grant.import) {
+    if (!hostHas({ name: "import", host: e.value })) {
+      missing.push(`--allow-import=${e.value}`);
     }
   }
   return missing;

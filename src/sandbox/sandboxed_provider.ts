@@ -2,10 +2,10 @@
  * {@linkcode SandboxedMemoryProvider}: a `MemoryProvider` whose real
  * implementation runs in a permission-confined worker.
  *
- * Methods cross the worker boundary by structured clone, in one of two
- * ways:
+ * Its methods are built from the hook table (`PROVIDER_HOOKS`) and cross
+ * the worker boundary by structured clone, in one of two ways:
  *
- * - **Calls** (everything whose result or failure the caller needs:
+ * - **Calls** (every hook whose result or failure the caller needs:
  *   `prefetch`, `systemPromptBlock`, `handleToolCall`, `onPreCompress`,
  *   `onSessionSwitch`, `initialize`, `shutdown`, …) are numbered requests
  *   answered by the worker; they reject after `callTimeoutMs`.
@@ -16,12 +16,12 @@
  *   arguments cannot be cloned). The worker runs casts one at a time in
  *   arrival order, and every later call starts only after them, so a
  *   `prefetch` sees what an earlier `syncTurn` wrote. A cast that throws is
- *   logged on the host as the memory manager would have logged it
- *   (`Memory provider '<name>' <hook> failed: <error>`, at the manager's
- *   level for that hook); a cast still running after `castTimeoutMs` is
- *   abandoned in the worker (and logged the same way) so the next message
- *   can start. {@linkcode SandboxedMemoryProvider.drain} waits until every
- *   cast posted before it has run; `shutdown()` drains first.
+ *   logged on the host as the memory manager would have logged it (the
+ *   hook table's level and label); a cast still running after
+ *   `castTimeoutMs` is abandoned in the worker (and logged the same way) so
+ *   the next message can start. {@linkcode SandboxedMemoryProvider.drain}
+ *   waits until every cast posted before it has run; `shutdown()` drains
+ *   first.
  *
  * With each call and cast go the profile home (the caller's
  * `withHermesHome` override, else the home the provider was loaded for)
@@ -32,46 +32,41 @@
  * synchronous.
  *
  * A worker that stops answering pings while a call or drain is pending (a
- * busy loop) is terminated and every later call rejects at once;
- * `shutdown()` ends the worker. A denied permission surfaces as a
+ * busy loop), or that sends anything outside the protocol, is terminated
+ * with one warning and every later call rejects at once; `shutdown()` ends
+ * the worker. A denied permission surfaces as a
  * {@linkcode ProviderPermissionError} that says which grant to add and
- * where.
+ * where, and the first denial of each target is logged once as a warning
+ * even when the provider swallows it.
  *
  * @module
  */
 
 import { join } from "node:path";
-import { getConfigPath } from "../config/config.ts";
+import { syncDirectory } from "../io/atomic_write.ts";
 import { getHermesHomeOverride } from "../profile/hermes_home.ts";
-import { log, type LogLevel } from "../core/log.ts";
+import { log } from "../core/log.ts";
 import { redactText } from "../core/redact.ts";
 import {
-  type ChatMessage,
-  type ConfigField,
-  type DelegationOptions,
   type DrainResult,
   type HermesConfig,
   type InitializeOptions,
-  type MemoryEvictOptions,
   MemoryProvider,
-  type MemoryTarget,
-  type MemoryWriteAction,
-  type MemoryWriteMetadata,
-  type PreCompressOptions,
-  type PrefetchOptions,
-  type RecallStatus,
-  type SessionSwitchOptions,
-  type SyncTurnOptions,
-  type ToolCallOptions,
   type ToolSchema,
-  type TurnStartOptions,
 } from "../core/memory_provider.ts";
 import type { SkillRegistration } from "../core/plugin_context.ts";
+import {
+  PROVIDER_HOOK_NAMES,
+  PROVIDER_HOOKS,
+  type ProviderHookName,
+} from "../core/provider_hooks.ts";
 import {
   type ProviderGrant,
   type SandboxTarget,
   workerPermissions,
 } from "./grant.ts";
+import { explainDenial, ProviderPermissionError } from "./denial.ts";
+import { scanProviderSources } from "./source_scan.ts";
 import {
   currentSecretScope,
   isMultiplexActive,
@@ -82,14 +77,33 @@ import {
   type ProviderDescription,
   reviveError,
   type SerializedError,
-  WorkerRpc,
-} from "./worker_rpc.ts";
+  type WorkerMessage,
+} from "./worker_protocol.ts";
+import { WorkerRpc } from "./worker_rpc.ts";
 import { errorText } from "../_util/error_text.ts";
+
+export { explainDenial, ProviderPermissionError };
+
+/** Which worker entry a provider gets. */
+export type SandboxFramework = "provider" | "full";
 
 /** Options of {@linkcode SandboxedMemoryProvider.start}. */
 export interface SandboxStartOptions {
   /** The grant the worker runs with (from `grantForCandidate`). */
   grant: ProviderGrant;
+  /**
+   * The provider's own sections of `config.yaml`, handed to it as
+   * `ctx.hermesConfig`.
+   */
+  config?: HermesConfig;
+  /**
+   * What the worker preloads: `provider` (`@hermes/memory/provider`, the
+   * fast default) or `full` (the whole framework, for providers that import
+   * `@hermes/memory`).
+   *
+   * @default {`full` when the provider's own files import `@hermes/memory`, else `provider`}
+   */
+  framework?: SandboxFramework;
   /**
    * Called for each skill the provider registers in `register(ctx)`.
    *
@@ -119,9 +133,8 @@ export interface SandboxStartOptions {
    */
   callTimeoutMs?: number;
   /**
-   * How long the worker lets one cast (a one-way hook such as `syncTurn`)
-   * run before it abandons it, logs it as failed and starts the next
-   * message.
+   * How long the worker lets one cast run before it abandons it, logs it as
+   * failed and starts the next message.
    *
    * @default {callTimeoutMs}
    */
@@ -143,140 +156,6 @@ export interface SandboxStartOptions {
   shutdownTimeoutMs?: number;
 }
 
-/** A sandboxed provider was denied something its grant does not cover. */
-export class ProviderPermissionError extends Error {
-  /** The provider's name. */
-  readonly provider: string;
-  /** `read`, `write`, `env`, `net`, `run`, `ffi`, `sys`, `import` or `all`. */
-  readonly permission: string;
-  /** The path, variable or host, when Deno named one. */
-  readonly target: string | undefined;
-  /** Deno's own message. */
-  readonly denoMessage: string;
-
-  /**
-   * Creates the error.
-   *
-   * @param provider The provider's name.
-   * @param permission The permission kind.
-   * @param target What was asked for.
-   * @param message The full message.
-   * @param denoMessage Deno's own message.
-   */
-  constructor(
-    provider: string,
-    permission: string,
-    target: string | undefined,
-    message: string,
-    denoMessage: string,
-  ) {
-    super(message);
-    this.name = "ProviderPermissionError";
-    this.provider = provider;
-    this.permission = permission;
-    this.target = target;
-    this.denoMessage = denoMessage;
-  }
-}
-
-const DENIAL_REGEXP = /Requires (\w+) access(?: to "?([^",]*)"?)?/;
-
-/**
- * Explains a Deno permission denial in terms of the provider's grant:
- * which file and key to add it to (or why it can never be granted).
- *
- * @param provider The provider's name.
- * @param grant Its grant (home and config location).
- * @param manifestPath Its `plugin.yaml`, or `undefined` for packages.
- * @param error The error from the worker.
- * @returns A {@linkcode ProviderPermissionError}, or `error` unchanged when
- * it is not a denial.
- *
- * @example
- * ```ts
- * import { explainDenial } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const denial = new Error('Requires net access to "evil.example:443", run again with the --allow-net flag');
- * denial.name = "NotCapable";
- * const grant = { provider: "notes", hermesHome: "/h", read: [], write: [], env: [], net: [], import: [], npm: false };
- * const explained = explainDenial("notes", grant, "/h/plugins/notes/plugin.yaml", denial);
- * assert.match(explained.message, /may not connect to evil.example:443/);
- * ```
- */
-export function explainDenial(
-  provider: string,
-  grant: ProviderGrant,
-  manifestPath: string | undefined,
-  error: Error,
-): Error {
-  const match = DENIAL_REGEXP.exec(error.message);
-  if (match === null) return error;
-  const kind = match[1] ?? "";
-  const target = match[2] !== undefined && match[2] !== ""
-    ? match[2]
-    : undefined;
-  const config = getConfigPath(grant.hermesHome);
-  const declare = (key: string): string =>
-    manifestPath !== undefined
-      ? `declare it under permissions.${key} in ${manifestPath}, or grant it under memory.permissions.${provider}.${key} in ${config}`
-      : `grant it under memory.permissions.${provider}.${key} in ${config}`;
-  let message: string;
-  switch (kind) {
-    case "read":
-    case "all":
-      message = `Memory provider '${provider}' may not read ${
-        target ?? "that path"
-      }: ${declare("read")}`;
-      break;
-    case "write":
-      message = `Memory provider '${provider}' may not write ${
-        target ?? "that path"
-      }: providers may write only inside HERMES_HOME (${grant.hermesHome})`;
-      break;
-    case "env":
-      message = target === undefined
-        ? `Memory provider '${provider}' may not list the environment: read the variables it declares under permissions.env one at a time, with getSecret()`
-        : `Memory provider '${provider}' may not read the environment variable ${target}: ${
-          declare("env")
-        }`;
-      break;
-    case "net":
-      message = `Memory provider '${provider}' may not connect to ${
-        target ?? "that host"
-      }: ${declare("net")}`;
-      break;
-    case "run":
-      message = `Memory provider '${provider}' may not run programs${
-        target ? ` (${target})` : ""
-      }: memory providers never get run access`;
-      break;
-    case "ffi":
-      message = `Memory provider '${provider}' may not load native libraries${
-        target ? ` (${target})` : ""
-      }: memory providers never get ffi access`;
-      break;
-    case "sys":
-      message = `Memory provider '${provider}' may not read system information${
-        target ? ` (${target})` : ""
-      }: memory providers never get sys access`;
-      break;
-    case "import":
-      message = `Memory provider '${provider}' may not import remote modules${
-        target ? ` from ${target}` : ""
-      }: list the provider under memory.packages in ${config} or vendor the module into its directory`;
-      break;
-    default:
-      return error;
-  }
-  return new ProviderPermissionError(
-    provider,
-    kind,
-    target,
-    message,
-    error.message,
-  );
-}
-
 interface SandboxState {
   rpc: WorkerRpc;
   description: ProviderDescription;
@@ -288,23 +167,46 @@ interface SandboxState {
   shutdownTimeoutMs: number;
 }
 
-/** The hooks posted one-way, and the level the manager logs their failures at. */
-const CAST_FAILURE_LEVEL: Readonly<Record<string, LogLevel>> = {
-  syncTurn: "warn",
-  queuePrefetch: "debug",
-  onTurnStart: "debug",
-  onMemoryWrite: "debug",
-  onMemoryEvict: "debug",
-  onDelegation: "debug",
-  onSessionEnd: "warn",
-};
-
-/** Hooks whose failure the manager logs with the stack. */
-const CAST_FAILURE_STACK = new Set(["onSessionEnd"]);
-
 const POSTED: Promise<void> = Promise.resolve();
 
-const WORKER_URL = new URL("./worker_bootstrap.ts", import.meta.url);
+const WORKER_URLS: Record<SandboxFramework, URL> = {
+  provider: new URL("../provider/worker_bootstrap.ts", import.meta.url),
+  full: new URL("../provider/worker_bootstrap_full.ts", import.meta.url),
+};
+
+/** Hooks the class defines itself; every other hook is forwarded as the table says. */
+const OWN_HOOKS: ReadonlySet<ProviderHookName> = new Set([
+  "isAvailable",
+  "initialize",
+  "initializeForInspection",
+  "getToolSchemas",
+  "shutdown",
+  "drain",
+]);
+
+/** Creates the data directory a grant names (mode 0700), refusing a symlink. */
+async function prepareDataDir(grant: ProviderGrant): Promise<void> {
+  const dir = grant.dataDir;
+  if (dir === undefined) return;
+  try {
+    const info = await Deno.lstat(dir);
+    if (info.isSymlink) {
+      throw new Error(
+        `its data directory ${dir} is a symlink, which would widen its sandbox: replace it with a directory`,
+      );
+    }
+    if (!info.isDirectory) {
+      throw new Error(
+        `its data directory ${dir} exists and is not a directory: move that file away`,
+      );
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+    // Make the new entry durable: the provider cannot sync the profile home.
+    await syncDirectory(join(dir, ".."));
+  }
+}
 
 /**
  * A memory provider running in a permission-confined worker; the host
@@ -322,9 +224,34 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   #state: SandboxState;
   #schemas: ToolSchema[] | null;
   #shutdown: Promise<void> | undefined;
+  #denials = new Set<string>();
+  /** Casts posted that no drain has seen finish yet. */
+  #unconfirmed = 0;
 
   /** The provider's checkpoint API version, read at load. */
   override readonly preCompressCheckpointApiVersion: number;
+
+  static {
+    // One forwarding method per hook of the table: a request for a call
+    // hook, a one-way post for a cast hook.
+    for (const name of PROVIDER_HOOK_NAMES) {
+      const spec = PROVIDER_HOOKS[name];
+      if (OWN_HOOKS.has(name) || spec.optional) continue;
+      const forward = spec.transport === "cast"
+        ? function (this: SandboxedMemoryProvider, ...args: unknown[]) {
+          return this.#cast(name, args);
+        }
+        : function (this: SandboxedMemoryProvider, ...args: unknown[]) {
+          return this.#call(name, args);
+        };
+      Object.defineProperty(forward, "name", { value: name });
+      Object.defineProperty(this.prototype, name, {
+        value: forward,
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
 
   /** Use {@linkcode SandboxedMemoryProvider.start}. */
   private constructor(state: SandboxState) {
@@ -333,22 +260,23 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     this.#schemas = state.description.toolSchemas as ToolSchema[] | null;
     this.preCompressCheckpointApiVersion = state.description.apiVersion;
     const self = this as unknown as Record<string, unknown>;
-    if (state.description.optional.includes("postSetup")) {
-      self.postSetup = (hermesHome: string, config: HermesConfig) =>
-        this.#call("postSetup", [hermesHome, config]);
-    }
-    if (state.description.optional.includes("getStatusConfig")) {
-      self.getStatusConfig = (providerConfig: Record<string, unknown>) =>
-        this.#call("getStatusConfig", [providerConfig]);
+    for (const name of state.description.optional) {
+      if (
+        name !== "drain" && Object.hasOwn(PROVIDER_HOOKS, name) &&
+        PROVIDER_HOOKS[name as ProviderHookName].optional
+      ) {
+        self[name] = (...args: unknown[]) => this.#call(name, args);
+      }
     }
   }
 
   /**
-   * Starts a worker with the grant's permissions, loads the provider in it
-   * and returns the host-side proxy.
+   * Starts a worker with the grant's permissions (after creating the
+   * grant's data directory), loads the provider in it and returns the
+   * host-side proxy.
    *
    * @param candidate The provider (from discovery).
-   * @param options Grant, skill callback and timeouts.
+   * @param options Grant, config, skill callback and timeouts.
    * @returns The proxy, or `null` when the module offers no provider.
    * @throws {Error} When the worker cannot start or the module fails to
    * load (a denial is a {@linkcode ProviderPermissionError}).
@@ -358,16 +286,27 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     options: SandboxStartOptions,
   ): Promise<SandboxedMemoryProvider | null> {
     const grant = options.grant;
-    const manifestPath = candidate.dir !== undefined
+    const manifestPath = candidate.dir !== undefined &&
+        candidate.source !== "bundled"
       ? join(candidate.dir, "plugin.yaml")
       : undefined;
+    await prepareDataDir(grant);
+    let framework = options.framework;
+    if (framework === undefined) {
+      const scan = candidate.dir !== undefined && candidate.source !== "bundled"
+        ? await scanProviderSources(candidate.dir)
+        : undefined;
+      framework = scan?.fullFramework ? "full" : "provider";
+    }
+    const entry = WORKER_URLS[framework];
     const callbacks = new Map<string, (...args: unknown[]) => unknown>();
     // Set once loaded; cast failures can only arrive after that.
     const loaded: { proxy?: SandboxedMemoryProvider } = {};
+    const early: WorkerMessage[] = [];
     // A worker replaced because it never started stops quietly.
     let replacing = false;
     const spawn = (): WorkerRpc => {
-      const worker = new Worker(WORKER_URL, {
+      const worker = new Worker(entry, {
         type: "module",
         name: `memory-provider-${candidate.name}`,
         deno: { permissions: workerPermissions(grant) },
@@ -376,25 +315,10 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         provider: candidate.name,
         unresponsiveAfterMs: options.unresponsiveAfterMs,
         onEvent: (message) => {
-          if (message.t === "castFailed") {
-            const proxy = loaded.proxy;
-            if (proxy) proxy.#logCastFailure(message.method, message.error);
-          } else if (message.t === "log") {
-            log(message.level as LogLevel, message.message);
-          } else if (message.t === "skill") {
-            options.onSkill?.(message.skill);
-          } else if (message.t === "callback") {
-            try {
-              callbacks.get(message.name)?.(...message.args);
-            } catch (error) {
-              log(
-                "debug",
-                `Memory provider '${candidate.name}' callback ${message.name} failed: ${
-                  errorText(error)
-                }`,
-              );
-            }
-          }
+          if (message.t === "skill") options.onSkill?.(message.skill);
+          else if (message.t === "log") log(message.level, message.message);
+          else if (loaded.proxy) loaded.proxy.#onEvent(message);
+          else early.push(message);
         },
         onStopped: (reason) => {
           if (replacing) return;
@@ -409,7 +333,27 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       loadTimeoutMs,
     );
     const startedAt = Date.now();
+    const load = (rpc: WorkerRpc): Promise<unknown> =>
+      rpc.request({
+        t: "load",
+        specifier: candidate.specifier,
+        providerName: candidate.name,
+        acceptInstances: candidate.source === "package",
+        context: {
+          hermesHome: grant.hermesHome,
+          multiplex: isMultiplexActive(),
+          scope: limitScope(grant),
+        },
+        castTimeoutMs: options.castTimeoutMs ?? callTimeoutMs,
+        config: options.config ?? {},
+      }, {
+        timeoutMs: Math.max(1, loadTimeoutMs - (Date.now() - startedAt)),
+        label: "load",
+      });
+    // The load request is posted at once: the worker reads it as soon as
+    // its bootstrap listens, which saves a round trip.
     let rpc = spawn();
+    let pending = load(rpc);
     let description: ProviderDescription | null;
     try {
       try {
@@ -421,6 +365,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         if (!replacing || !/did not start/.test(rpc.stopped ?? "")) {
           throw error;
         }
+        pending.catch(() => {});
         log(
           "debug",
           `Memory provider '${candidate.name}': its sandbox worker did not start within ${startTimeoutMs} ms; starting a new one`,
@@ -428,26 +373,11 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         rpc.terminate("it did not start");
         replacing = false;
         rpc = spawn();
-        await rpc.ready(
-          Math.max(1, loadTimeoutMs - (Date.now() - startedAt)),
-        );
+        pending = load(rpc);
       } finally {
         replacing = false;
       }
-      description = await rpc.request({
-        t: "load",
-        specifier: candidate.specifier,
-        providerName: candidate.name,
-        acceptInstances: candidate.source === "package",
-        context: {
-          hermesHome: grant.hermesHome,
-          multiplex: isMultiplexActive(),
-          scope: limitScope(grant),
-        },
-        castTimeoutMs: options.castTimeoutMs ?? callTimeoutMs,
-      }, { timeoutMs: loadTimeoutMs, label: "load" }) as
-        | ProviderDescription
-        | null;
+      description = await pending as ProviderDescription | null;
     } catch (error) {
       rpc.terminate("its load failed");
       throw error instanceof Error
@@ -469,6 +399,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
     });
     loaded.proxy = proxy;
+    for (const message of early.splice(0)) proxy.#onEvent(message);
     return proxy;
   }
 
@@ -490,6 +421,34 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   /** Why the worker stopped, or `undefined` while it runs. */
   get stopped(): string | undefined {
     return this.#state.rpc.stopped;
+  }
+
+  /** A worker event after load: log line, cast failure, callback, denial. */
+  #onEvent(message: WorkerMessage): void {
+    const name = this.#state.candidate.name;
+    switch (message.t) {
+      case "castFailed":
+        this.#logCastFailure(message.method, message.error);
+        return;
+      case "denied": {
+        const explained = this.#explain(reviveError(message.error)) as Error;
+        if (this.#denials.has(explained.message)) return;
+        this.#denials.add(explained.message);
+        log("warn", explained.message);
+        return;
+      }
+      case "callback":
+        try {
+          this.#state.callbacks.get(message.name)?.(...message.args);
+        } catch (error) {
+          log(
+            "debug",
+            `Memory provider '${name}' callback ${message.name} failed: ${
+              errorText(error)
+            }`,
+          );
+        }
+    }
   }
 
   /** The caller's home and (limited) secret scope, captured now. */
@@ -545,20 +504,24 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     } catch (error) {
       return Promise.reject(this.#explain(error));
     }
+    this.#unconfirmed++;
     return POSTED;
   }
 
   /** Logs a failed cast exactly as the memory manager logs that hook. */
   #logCastFailure(method: string, serialized: SerializedError): void {
+    const spec = Object.hasOwn(PROVIDER_HOOKS, method)
+      ? PROVIDER_HOOKS[method as ProviderHookName]
+      : undefined;
     const error = reviveError(serialized);
     const explained = this.#explain(error) as Error;
-    let message = `Memory provider '${this.name}' ${method} failed: ${
-      redactText(explained.message)
-    }`;
-    if (CAST_FAILURE_STACK.has(method) && error.stack) {
+    let message = `Memory provider '${this.name}' ${
+      spec?.label ?? method
+    } failed: ${redactText(explained.message)}`;
+    if (spec?.stack && error.stack) {
       message += `\n${redactText(error.stack)}`;
     }
-    log(CAST_FAILURE_LEVEL[method] ?? "warn", message);
+    log(spec?.failureLevel ?? "warn", message);
   }
 
   /**
@@ -570,8 +533,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
    * @param timeoutMs How long to wait at most; without limit when omitted
    * (the worker's cast timeout and the busy-loop check still bound it).
    * @returns `drained: true` when everything ran and the provider's own
-   * drain (if any) reported it durable; `false` on timeout or when the
-   * worker is gone (what it had not run yet is lost).
+   * drain (if any) reported it durable; `false` on timeout, or when the
+   * worker is gone with casts it may not have run (`pending` counts them)
+   * or with a drain of its own that can no longer answer.
    *
    * @example Waiting for the turn's writes
    * ```ts ignore
@@ -581,25 +545,25 @@ export class SandboxedMemoryProvider extends MemoryProvider {
    */
   override async drain(timeoutMs?: number): Promise<DrainResult> {
     const state = this.#state;
-    if (state.rpc.stopped !== undefined) return { drained: false };
+    const ownDrain = state.description.optional.includes("drain");
+    if (state.rpc.stopped !== undefined) {
+      const pending = this.#unconfirmed;
+      return pending === 0 && !ownDrain
+        ? { drained: true, pending: 0 }
+        : { drained: false, ...(pending > 0 ? { pending } : {}) };
+    }
     const started = performance.now();
+    const posted = this.#unconfirmed;
     try {
       await state.rpc.request({ t: "drain" }, {
         timeoutMs: timeoutMs ?? Infinity,
         label: "drain",
       });
-    } catch (error) {
-      log(
-        "debug",
-        `Memory provider '${this.name}' drain failed: ${errorText(error)}`,
-      );
-      return { drained: false };
-    }
-    if (!state.description.optional.includes("drain")) return { drained: true };
-    const left = timeoutMs === undefined
-      ? state.callTimeoutMs
-      : Math.max(1, timeoutMs - (performance.now() - started));
-    try {
+      this.#unconfirmed -= posted;
+      if (!ownDrain) return { drained: true };
+      const left = timeoutMs === undefined
+        ? state.callTimeoutMs
+        : Math.max(1, timeoutMs - (performance.now() - started));
       return toDrainResult(
         await this.#call("drain", [timeoutMs ?? left], left),
       );
@@ -689,92 +653,6 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * The provider's hint when unavailable.
-   *
-   * @returns The hint.
-   */
-  override unavailableReason(): Promise<string> {
-    return this.#call("unavailableReason", []);
-  }
-
-  /**
-   * Static system-prompt text.
-   *
-   * @returns The block.
-   */
-  override systemPromptBlock(): Promise<string> {
-    return this.#call("systemPromptBlock", []);
-  }
-
-  /**
-   * Recalled context for the coming model call.
-   *
-   * @param query The user's message.
-   * @param options The session.
-   * @returns The context.
-   */
-  override prefetch(query: string, options: PrefetchOptions): Promise<string> {
-    return this.#call("prefetch", [query, options]);
-  }
-
-  /**
-   * Warms the next prefetch.
-   * Posted one-way: resolves once posted; the worker runs it in order
-   * before any later call, and a failure is logged on the host.
-   *
-   * @param query The user's message.
-   * @param options The session.
-   */
-  override queuePrefetch(
-    query: string,
-    options: PrefetchOptions,
-  ): Promise<void> {
-    return this.#cast("queuePrefetch", [query, options]);
-  }
-
-  /**
-   * Describes the last prefetch.
-   *
-   * @returns The status, or `null`.
-   */
-  override recallStatus(): Promise<RecallStatus | null> {
-    return this.#call("recallStatus", []);
-  }
-
-  /**
-   * Records a completed turn.
-   * Posted one-way: resolves once posted; the worker runs it in order
-   * before any later call, and a failure is logged on the host.
-   *
-   * @param userContent The user's message.
-   * @param assistantContent The reply.
-   * @param options Session, transcript, author.
-   */
-  override syncTurn(
-    userContent: string,
-    assistantContent: string,
-    options: SyncTurnOptions,
-  ): Promise<void> {
-    return this.#cast("syncTurn", [userContent, assistantContent, options]);
-  }
-
-  /**
-   * Runs one of the provider's tools.
-   *
-   * @param toolName The tool.
-   * @param args The model's arguments.
-   * @param options Call context.
-   * @returns A JSON string.
-   */
-  override handleToolCall(
-    toolName: string,
-    args: Record<string, unknown>,
-    options: ToolCallOptions,
-  ): Promise<string> {
-    return this.#call("handleToolCall", [toolName, args, options]);
-  }
-
-  /**
    * Drains the casts still queued in the worker, calls the provider's
    * `shutdown`, then terminates the worker; all of it bounded by
    * `shutdownTimeoutMs`. When the casts do not finish in time the
@@ -821,155 +699,6 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   /** Shuts the provider down (for `await using`). */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.shutdown();
-  }
-
-  /**
-   * Start-of-turn hook.
-   * Posted one-way: resolves once posted; the worker runs it in order
-   * before any later call, and a failure is logged on the host.
-   *
-   * @param turnNumber 1-based.
-   * @param message The user's message.
-   * @param options Turn details.
-   */
-  override onTurnStart(
-    turnNumber: number,
-    message: string,
-    options: TurnStartOptions,
-  ): Promise<void> {
-    return this.#cast("onTurnStart", [turnNumber, message, options]);
-  }
-
-  /**
-   * The provider's identity signature.
-   *
-   * @returns The signature.
-   */
-  override identitySignature(): Promise<Record<string, unknown>> {
-    return this.#call("identitySignature", []);
-  }
-
-  /**
-   * Session-end hook.
-   * Posted one-way: resolves once posted; the worker runs it in order
-   * before any later call, and a failure is logged on the host.
-   *
-   * @param messages The transcript.
-   */
-  override onSessionEnd(messages: ChatMessage[]): Promise<void> {
-    return this.#cast("onSessionEnd", [messages]);
-  }
-
-  /**
-   * Session-switch hook.
-   *
-   * @param newSessionId The new session.
-   * @param options Parent, reset, rewound, reason.
-   * @returns `false` on failure.
-   */
-  override onSessionSwitch(
-    newSessionId: string,
-    options: SessionSwitchOptions,
-  ): Promise<void | boolean> {
-    return this.#call("onSessionSwitch", [newSessionId, options]);
-  }
-
-  /**
-   * Pre-compress hook.
-   *
-   * @param messages Transcript or evidence.
-   * @param options Whether a checkpoint is required.
-   * @returns Text for the summary prompt.
-   */
-  override onPreCompress(
-    messages: ChatMessage[],
-    options: PreCompressOptions,
-  ): Promise<string> {
-    return this.#call("onPreCompress", [messages, options]);
-  }
-
-  /**
-   * Delegation hook.
-   * Posted one-way: resolves once posted; the worker runs it in order
-   * before any later call, and a failure is logged on the host.
-   *
-   * @param task The task.
-   * @param result The result.
-   * @param options The child session.
-   */
-  override onDelegation(
-    task: string,
-    result: string,
-    options: DelegationOptions,
-  ): Promise<void> {
-    return this.#cast("onDelegation", [task, result, options]);
-  }
-
-  /**
-   * The setup schema.
-   *
-   * @returns The fields.
-   */
-  override getConfigSchema(): Promise<ConfigField[]> {
-    return this.#call("getConfigSchema", []);
-  }
-
-  /**
-   * Stores non-secret setup values.
-   *
-   * @param values The values.
-   * @param hermesHome The profile home.
-   */
-  override saveConfig(
-    values: Record<string, unknown>,
-    hermesHome: string,
-  ): Promise<void> {
-    return this.#call("saveConfig", [values, hermesHome]);
-  }
-
-  /**
-   * Mirrors a built-in memory write.
-   * Posted one-way: resolves once posted; the worker runs it in order
-   * before any later call, and a failure is logged on the host.
-   *
-   * @param action The action.
-   * @param target The store.
-   * @param content The text.
-   * @param metadata Provenance.
-   */
-  override onMemoryWrite(
-    action: MemoryWriteAction,
-    target: MemoryTarget,
-    content: string,
-    metadata?: MemoryWriteMetadata,
-  ): Promise<void> {
-    return this.#cast("onMemoryWrite", [action, target, content, metadata]);
-  }
-
-  /**
-   * Eviction hook.
-   * Posted one-way: resolves once posted; the worker runs it in order
-   * before any later call, and a failure is logged on the host.
-   *
-   * @param content The dropped text.
-   * @param target The store.
-   * @param options Metadata.
-   */
-  override onMemoryEvict(
-    content: string,
-    target: MemoryTarget,
-    options: MemoryEvictOptions,
-  ): Promise<void> {
-    return this.#cast("onMemoryEvict", [content, target, options]);
-  }
-
-  /**
-   * Paths outside `HERMES_HOME` to back up.
-   *
-   * @returns Absolute paths.
-   */
-  override backupPaths(): Promise<string[]> {
-    return this.#call("backupPaths", []);
   }
 }
 

@@ -1,8 +1,8 @@
 /**
- * The message protocol between the host and a provider's sandbox worker,
- * and the host side of it: numbered requests with timeouts, one-way casts,
- * a drain barrier, a heartbeat that notices a worker stuck in a busy loop,
- * and error transport by structured clone.
+ * The host side of a provider's sandbox worker: numbered requests with
+ * timeouts, one-way casts, a drain barrier, a heartbeat that notices a
+ * worker stuck in a busy loop, and the checks every worker message passes
+ * (see `worker_protocol.ts` for the messages).
  *
  * Every request gets a reply carrying its id. A cast gets none: the host
  * posts it and goes on; the worker runs casts one at a time in arrival
@@ -13,162 +13,49 @@
  * as soon as every earlier cast has finished.
  *
  * The worker also sends unsolicited events (log lines, skill
- * registrations, callback calls, cast failures). While any request is
- * pending the host pings the worker; a worker that does not answer a ping
- * for `unresponsiveAfterMs` is terminated and every pending and later call
- * rejects with {@linkcode ProviderWorkerStoppedError}.
+ * registrations, callback calls, cast failures, permission denials). While
+ * any request is pending the host pings the worker; a worker that does not
+ * answer a ping for `unresponsiveAfterMs` is terminated and every pending
+ * and later call rejects with {@linkcode ProviderWorkerStoppedError}. So
+ * does a worker that sends a malformed message (`null`, a forged reply, a
+ * reply to a request never sent, a huge payload) or posts anything on its
+ * global scope: that provider stops, with one warning, and the host goes
+ * on.
  *
  * @module
  */
 
-import type { LogLevel } from "../core/log.ts";
-import type { SkillRegistration } from "../core/plugin_context.ts";
 import { errorText } from "../_util/error_text.ts";
+import {
+  type CastRequest,
+  checkWorkerMessage,
+  ProviderCallTimeoutError,
+  type ReplyRequest,
+  reviveError,
+  type WorkerMessage,
+} from "./worker_protocol.ts";
 
-/** An error as it crosses the worker boundary. */
-export interface SerializedError {
-  /** The error's `name` (`NotCapable`, `TypeError`, …). */
-  name: string;
-  /** The error's message. */
-  message: string;
-  /** The stack, when there is one. */
-  stack?: string;
-}
-
-/** What the worker reports about a loaded provider. */
-export interface ProviderDescription {
-  /** The provider's `name`. */
-  name: string;
-  /** Its tool schemas, or `null` when `getToolSchemas()` failed. */
-  toolSchemas: unknown[] | null;
-  /** Its `preCompressCheckpointApiVersion`. */
-  apiVersion: number;
-  /** The optional methods it defines (`postSetup`, `getStatusConfig`, `drain`). */
-  optional: string[];
-}
-
-/** Per-call context the host passes with each call. */
-export interface CallContext {
-  /** The profile home the call runs under (installed with `withHermesHome`). */
-  hermesHome: string;
-  /** The caller's secret scope, limited to the provider's granted names. */
-  scope?: Record<string, string>;
-  /** Whether the host serves several profiles (secrets then fail closed). */
-  multiplex: boolean;
-}
-
-/**
- * A one-way hook call: no reply, run in arrival order with the other casts;
- * a failure comes back as a `castFailed` event.
- */
-export interface CastRequest {
-  /** Always `"cast"`. */
-  t: "cast";
-  /** The provider method (one the worker accepts as a cast). */
-  method: string;
-  /** Its arguments (structured-cloned). */
-  args: unknown[];
-  /** The caller's home and secret scope, captured when it was posted. */
-  context: CallContext;
-}
-
-/** A message from the host. */
-export type HostRequest =
-  | {
-    t: "load";
-    specifier: string;
-    providerName: string;
-    acceptInstances: boolean;
-    context: CallContext;
-    /**
-     * How long the worker lets one cast run before it abandons it and
-     * starts the next message (default 30000).
-     */
-    castTimeoutMs?: number;
-  }
-  | {
-    t: "call";
-    method: string;
-    args: unknown[];
-    context: CallContext;
-  }
-  | CastRequest
-  | { t: "drain" }
-  | { t: "ping" };
-
-/** A host message that expects a reply (everything but a cast). */
-export type ReplyRequest = Exclude<HostRequest, CastRequest>;
-
-/** A message from the worker. */
-export type WorkerMessage =
-  | { t: "ready" }
-  | { t: "result"; id: number; ok: true; value: unknown }
-  | { t: "result"; id: number; ok: false; error: SerializedError }
-  | { t: "pong"; id: number }
-  | { t: "log"; level: LogLevel; message: string }
-  | { t: "skill"; skill: SkillRegistration }
-  | { t: "callback"; name: string; args: unknown[] }
-  | { t: "castFailed"; method: string; error: SerializedError };
-
-/** A function argument replaced for the crossing; the worker calls back. */
-export interface CallbackMarker {
-  /** The name the host keeps the function under. */
-  __hermesCallback: string;
-}
-
-/**
- * Turns any thrown value into its transportable form.
- *
- * @param error What was thrown.
- * @returns Name, message and stack.
- *
- * @example
- * ```ts
- * import { serializeError } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(serializeError(new TypeError("bad")).name, "TypeError");
- * ```
- */
-export function serializeError(error: unknown): SerializedError {
-  if (error instanceof Error) {
-    const out: SerializedError = {
-      name: error.name,
-      message: error.message,
-    };
-    if (error.stack !== undefined) out.stack = error.stack;
-    return out;
-  }
-  return { name: "Error", message: String(error) };
-}
+export {
+  type CallbackMarker,
+  type CallContext,
+  type CastRequest,
+  type ConnectMessage,
+  type HostRequest,
+  type LoadRequest,
+  ProviderCallTimeoutError,
+  type ProviderDescription,
+  type ReplyRequest,
+  reviveError,
+  type SerializedError,
+  serializeError,
+  type SkillMessage,
+  type WorkerMessage,
+} from "./worker_protocol.ts";
 
 /** Options of {@linkcode ProviderWorkerStoppedError}. */
 export interface ProviderErrorOptions {
   /** The underlying failure. */
   cause?: unknown;
-}
-
-/** A call to a sandboxed provider that did not finish in time. */
-export class ProviderCallTimeoutError extends Error {
-  /** The provider's name. */
-  readonly provider: string;
-  /** The method called. */
-  readonly method: string;
-
-  /**
-   * Creates the error.
-   *
-   * @param provider The provider's name.
-   * @param method The method called.
-   * @param timeoutMs The timeout that expired.
-   */
-  constructor(provider: string, method: string, timeoutMs: number) {
-    super(
-      `Memory provider '${provider}' did not finish ${method}() within ${timeoutMs} ms: the call was abandoned; check the provider's service or raise its timeout`,
-    );
-    this.name = "ProviderCallTimeoutError";
-    this.provider = provider;
-    this.method = method;
-  }
 }
 
 /** The sandbox worker of a provider is gone (shut down, crashed or stuck). */
@@ -259,6 +146,7 @@ interface Pending {
  */
 export class WorkerRpc {
   #worker: Worker;
+  #port: MessagePort;
   #provider: string;
   #pending = new Map<number, Pending>();
   #nextId = 1;
@@ -288,15 +176,28 @@ export class WorkerRpc {
     this.#heartbeatMs = options.heartbeatMs ?? 500;
     this.#onEvent = options.onEvent ?? (() => {});
     this.#onStopped = options.onStopped ?? (() => {});
-    worker.onmessage = (event: MessageEvent<WorkerMessage>) =>
+    const channel = new MessageChannel();
+    this.#port = channel.port1;
+    this.#port.onmessage = (event: MessageEvent<unknown>) =>
       this.#receive(event.data);
+    this.#port.onmessageerror = () => {
+      this.#violation("a message that cannot be read");
+    };
+    // Only the bootstrap ever holds the other port; anything posted on the
+    // worker's global scope comes from provider code.
+    worker.onmessage = () => {
+      this.#violation(
+        "a message on its global scope (provider code calling postMessage)",
+      );
+    };
     worker.onerror = (event: ErrorEvent) => {
       event.preventDefault();
       this.#stop(`its sandbox worker failed: ${event.message}`, true);
     };
     worker.onmessageerror = () => {
-      this.#stop("its sandbox worker sent a message that cannot be read", true);
+      this.#violation("a message that cannot be read");
     };
+    worker.postMessage({ t: "connect" }, [channel.port2]);
   }
 
   /** Why the worker stopped, or `undefined` while it runs. */
@@ -353,7 +254,7 @@ export class WorkerRpc {
     }
     const id = this.#nextId++;
     try {
-      this.#worker.postMessage({ ...request, id });
+      this.#port.postMessage({ ...request, id });
     } catch (error) {
       return Promise.reject(this.#cloneError(options.label, error));
     }
@@ -385,7 +286,7 @@ export class WorkerRpc {
       throw new ProviderWorkerStoppedError(this.#provider, this.#stopped);
     }
     try {
-      this.#worker.postMessage(request);
+      this.#port.postMessage(request);
     } catch (error) {
       throw this.#cloneError(request.method, error);
     }
@@ -455,8 +356,22 @@ export class WorkerRpc {
     this.#stop(reason, false);
   }
 
-  #receive(message: WorkerMessage): void {
+  /** Stops the worker for a message outside the protocol (one warning). */
+  #violation(what: string): void {
+    this.#stop(
+      `its sandbox worker sent ${what}, which the sandbox protocol does not allow, and was stopped`,
+      true,
+    );
+  }
+
+  #receive(data: unknown): void {
     if (this.#stopped !== undefined) return;
+    const checked = checkWorkerMessage(data, this.#nextId);
+    if (!checked.ok) {
+      this.#violation(checked.problem);
+      return;
+    }
+    const message = checked.message;
     this.#pingSentAt = undefined;
     switch (message.t) {
       case "ready": {
@@ -517,7 +432,7 @@ export class WorkerRpc {
     if (!sendPing) return;
     this.#pingSentAt = now;
     try {
-      this.#worker.postMessage({ t: "ping", id: 0 });
+      this.#port.postMessage({ t: "ping", id: 0 });
     } catch {
       // The worker is gone; the next check notices.
     }
@@ -550,6 +465,8 @@ export class WorkerRpc {
     } catch {
       // Already gone.
     }
+    this.#port.onmessage = null;
+    this.#port.close();
     const error = new ProviderWorkerStoppedError(this.#provider, reason);
     for (const pending of this.#pending.values()) pending.reject(error);
     this.#pending.clear();
@@ -562,25 +479,4 @@ export class WorkerRpc {
       }
     }
   }
-}
-
-/**
- * Rebuilds a transported error as an `Error` carrying the remote name and
- * stack.
- *
- * @param error The transported error.
- * @returns An `Error`.
- *
- * @example
- * ```ts
- * import { reviveError } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(reviveError({ name: "NotCapable", message: "no" }).name, "NotCapable");
- * ```
- */
-export function reviveError(error: SerializedError): Error {
-  const revived = new Error(error.message);
-  revived.name = error.name;
-  if (error.stack !== undefined) revived.stack = error.stack;
-  return revived;
 }

@@ -13,7 +13,7 @@ import {
   readStoreUsage,
   resetMemoryFiles,
 } from "../../src/builtin/memory_store.ts";
-import { pythonJsonDumps } from "../../src/builtin/python_json.ts";
+import { pythonJsonDumps } from "../../src/_util/python_json.ts";
 
 const NOTE = "Write saved. This update is complete — do not repeat it.";
 const RULE = "═".repeat(46);

@@ -25,11 +25,11 @@ export class KeeperProvider extends MemoryProvider {
     ];
   }
   override async saveConfig(values: Record<string, unknown>, home: string): Promise<void> {
-    await Deno.writeTextFile(home + "/keeper.json", JSON.stringify(values));
+    await Deno.writeTextFile(home + "/keeper/keeper.json", JSON.stringify(values));
   }
   override prefetch(): string { return "kept"; }
   override async syncTurn(user: string): Promise<void> {
-    await Deno.writeTextFile(getHermesHome() + "/keeper.log", user + "\\n", { append: true });
+    await Deno.writeTextFile(getHermesHome() + "/keeper/keeper.log", user + "\\n", { append: true });
   }
 }
 `;
@@ -146,9 +146,11 @@ Deno.test("no hermes command changes anything under $HERMES_HOME/plugins/ (in-pr
       assert.deepEqual(await snapshot(home), before, args.join(" "));
     }
     // The commands did their work elsewhere in the home.
-    assert.ok((await Deno.readTextFile(join(home, "keeper.log"))).includes(
-      "hi there",
-    ));
+    assert.ok(
+      (await Deno.readTextFile(join(home, "keeper", "keeper.log"))).includes(
+        "hi there",
+      ),
+    );
     assert.ok((await Deno.readTextFile(join(home, ".env"))).includes(
       "KEEPER_TOKEN=",
     ));

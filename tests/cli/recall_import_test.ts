@@ -12,7 +12,7 @@ import {
 const JOURNAL_MOD = `
 import { getHermesHome, MemoryProvider, recallStatus, type RecallStatus, type ToolSchema } from "@hermes/memory";
 
-const file = () => getHermesHome() + "/journal.jsonl";
+const file = () => getHermesHome() + "/journal/journal.jsonl";
 
 async function lines(): Promise<Record<string, unknown>[]> {
   try {
@@ -88,7 +88,7 @@ async function run(
 
 async function journal(home: string): Promise<Record<string, unknown>[]> {
   try {
-    return (await Deno.readTextFile(join(home, "journal.jsonl")))
+    return (await Deno.readTextFile(join(home, "journal", "journal.jsonl")))
       .split("\n").filter((l) => l !== "").map((l) => JSON.parse(l));
   } catch {
     return [];

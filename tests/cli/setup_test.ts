@@ -36,7 +36,7 @@ export class WizardProvider extends MemoryProvider {
     ];
   }
   override async saveConfig(values: Record<string, unknown>, hermesHome: string): Promise<void> {
-    await Deno.writeTextFile(hermesHome + "/wizard.json", JSON.stringify(values));
+    await Deno.writeTextFile(hermesHome + "/wizard/wizard.json", JSON.stringify(values));
   }
   override getStatusConfig(config: Record<string, unknown>): Record<string, unknown> {
     return { ...config, view: "status" };
@@ -70,7 +70,7 @@ export class OwnerProvider extends MemoryProvider {
   getToolSchemas(): ToolSchema[] { return []; }
   override getConfigSchema(): ConfigField[] { return [{ key: "never_asked" }]; }
   async postSetup(hermesHome: string, config: HermesConfig): Promise<void> {
-    await Deno.writeTextFile(hermesHome + "/owner.json", JSON.stringify({ memory: config.memory }));
+    await Deno.writeTextFile(hermesHome + "/owner/owner.json", JSON.stringify({ memory: config.memory }));
   }
 }
 `;
@@ -238,7 +238,7 @@ Deno.test("memory setup: walking the schema honours when, default_from, choices 
     });
     // The provider's own saveConfig got the same non-secret values.
     assert.deepEqual(
-      JSON.parse(await Deno.readTextFile(join(home, "wizard.json"))),
+      JSON.parse(await Deno.readTextFile(join(home, "wizard", "wizard.json"))),
       (config.memory as Record<string, unknown>).wizard,
     );
     // A non-secret field with env_var also goes to .env.
@@ -269,7 +269,9 @@ Deno.test("memory setup: a secret goes only to .env and is shown masked", async 
     const configText = await Deno.readTextFile(join(home, "config.yaml"));
     assert.ok(!configText.includes(secret), "no secret in config.yaml");
     assert.ok(
-      !(await Deno.readTextFile(join(home, "wizard.json"))).includes(secret),
+      !(await Deno.readTextFile(join(home, "wizard", "wizard.json"))).includes(
+        secret,
+      ),
     );
     assert.equal((await Deno.stat(join(home, ".env"))).mode! & 0o777, 0o600);
   });
@@ -317,7 +319,7 @@ Deno.test("memory setup: cancelling at any question saves nothing", async (t) =>
         assert.match(out, /Cancelled\. No changes saved\.\n$/);
         assert.equal(exists(join(home, "config.yaml")), false);
         assert.equal(exists(join(home, ".env")), false);
-        assert.equal(exists(join(home, "wizard.json")), false);
+        assert.equal(exists(join(home, "wizard", "wizard.json")), false);
       });
     });
   }
@@ -345,7 +347,7 @@ Deno.test("memory setup PROVIDER --yes --set: no questions, typed values, secret
       wizard: { top_k: 9 },
     });
     assert.deepEqual(
-      JSON.parse(await Deno.readTextFile(join(home, "wizard.json"))),
+      JSON.parse(await Deno.readTextFile(join(home, "wizard", "wizard.json"))),
       { top_k: 9 },
     );
     const env = await loadEnvFile(join(home, ".env"));
@@ -478,7 +480,7 @@ Deno.test("memory setup PROVIDER with postSetup lets the provider own setup", as
     assert.deepEqual(asked, []);
     // The memory block was normalized to a mapping before the hook ran.
     assert.deepEqual(
-      JSON.parse(await Deno.readTextFile(join(home, "owner.json"))),
+      JSON.parse(await Deno.readTextFile(join(home, "owner", "owner.json"))),
       { memory: {} },
     );
     // The CLI itself wrote nothing: the provider owns config and activation.
@@ -731,6 +733,6 @@ Deno.test("memory setup in a real terminal: Ctrl-C at the secret saves nothing",
     assert.equal(await term.exit(), 1);
     assert.equal(exists(join(home, "config.yaml")), false);
     assert.equal(exists(join(home, ".env")), false);
-    assert.equal(exists(join(home, "wizard.json")), false);
+    assert.equal(exists(join(home, "wizard", "wizard.json")), false);
   });
 });

@@ -3,10 +3,12 @@ import {
   configFlag,
   configInt,
   configSwitch,
+} from "../../src/config/config_values.ts";
+import {
   pythonFloat,
   pythonInt,
   pythonTruthy,
-} from "../../src/config/config_values.ts";
+} from "../../src/_util/python_values.ts";
 import { readMemoryConfig } from "../../src/builtin/memory_store.ts";
 import { readOutputSpillSettings } from "../../src/context/prefetch_spill.ts";
 import { isCheckpointGateArmed } from "../../src/context/compression_gate.ts";

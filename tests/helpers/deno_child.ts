@@ -26,6 +26,41 @@ export interface ChildOptions {
   args?: string[];
 }
 
+/** Options of {@linkcode runDeno}. */
+export interface RunDenoOptions {
+  /** The working directory. */
+  cwd?: string;
+  /** The environment (added to the parent's unless `clearEnv`). */
+  env?: Record<string, string>;
+  /** Start from an empty environment. */
+  clearEnv?: boolean;
+}
+
+/**
+ * Runs `deno <args>` with stdin closed, keeping the module cache when the
+ * child gets a scratch `HOME` (`DENO_DIR` is always passed).
+ */
+export async function runDeno(
+  args: string[],
+  options: RunDenoOptions = {},
+): Promise<ChildResult> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: options.cwd,
+    clearEnv: options.clearEnv ?? false,
+    env: { DENO_DIR: denoDir(), NO_COLOR: "1", ...options.env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const decoder = new TextDecoder();
+  return {
+    code: output.code,
+    stdout: decoder.decode(output.stdout),
+    stderr: decoder.decode(output.stderr),
+  };
+}
+
 /** Resolves `src/<file>` as a file URL, for imports in child scripts. */
 export function srcUrl(file: string): string {
   return new URL(`src/${file}`, ROOT).href;
@@ -50,28 +85,16 @@ export async function runDenoChild(
 ): Promise<ChildResult> {
   const script = join(dir, `child_${crypto.randomUUID().slice(0, 8)}.ts`);
   await Deno.writeTextFile(script, source);
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--no-prompt",
-      "--frozen",
-      `--config=${new URL("deno.json", ROOT).pathname}`,
-      ...(options.flags ?? []),
-      pathToFileURL(script).href,
-      ...(options.args ?? []),
-    ],
-    cwd: options.cwd,
-    env: { DENO_DIR: denoDir(), NO_COLOR: "1", ...options.env },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const decoder = new TextDecoder();
-  return {
-    code: output.code,
-    stdout: decoder.decode(output.stdout),
-    stderr: decoder.decode(output.stderr),
-  };
+  return await runDeno([
+    "run",
+    "--quiet",
+    "--no-prompt",
+    "--frozen",
+    `--config=${new URL("deno.json", ROOT).pathname}`,
+    ...(options.flags ?? []),
+    pathToFileURL(script).href,
+    ...(options.args ?? []),
+  ], { cwd: options.cwd, env: options.env });
 }
 
 /** Options of {@linkcode spawnRepoScript}. */

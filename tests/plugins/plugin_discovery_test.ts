@@ -278,7 +278,7 @@ Deno.test("findProviderDir() returns the winning directory, null for packages an
   );
 });
 
-Deno.test("discoverMemoryProviders() lists descriptions and sources, and probes only when asked", async () => {
+Deno.test("discoverMemoryProviders() lists descriptions, sources and manifest availability, and probes only when asked", async () => {
   await using h = await tempHome();
   await installFixture(h.plugins, "notes");
   await installFixture(h.plugins, "subclass_only");
@@ -287,16 +287,22 @@ Deno.test("discoverMemoryProviders() lists descriptions and sources, and probes 
     bundledDir: join(h.outside, "none"),
     config: {},
   };
-  const unprobed = await discoverMemoryProviders({ ...base, probe: false });
+  let probes = 0;
+  const unprobed = await discoverMemoryProviders({
+    ...base,
+    probeProvider: () => Promise.resolve(++probes > 0),
+  });
   assert.deepEqual(
     unprobed.map((p) => [p.name, p.description, p.source, p.available]),
     [
-      ["notes", "Local notes kept in HERMES_HOME", "user", null],
-      ["subclass_only", "Subclass export only", "user", null],
+      ["notes", "Local notes kept in HERMES_HOME", "user", true],
+      ["subclass_only", "Subclass export only", "user", true],
     ],
   );
+  assert.equal(probes, 0, "probed without being asked");
   const probed = await discoverMemoryProviders({
     ...base,
+    probe: true,
     probeProvider: (candidate) => Promise.resolve(candidate.name === "notes"),
   });
   assert.deepEqual(probed.map((p) => p.available), [true, false]);
@@ -309,6 +315,7 @@ Deno.test("discoverMemoryProviders() counts a probe that throws as unavailable",
     hermesHome: h.home,
     bundledDir: join(h.outside, "none"),
     config: {},
+    probe: true,
     probeProvider: () => Promise.reject(new Error("boom")),
   });
   assert.equal(probed[0]?.available, false);

@@ -22,10 +22,14 @@ requires_env: [HONCHO_API_KEY]
 external_dependencies:
   - {name: honcho-cli, install: "pipx install honcho", check: "honcho --version"}
 permissions:
-  read: [~/.honcho/config.json]
+  read: [~/.honcho/config.json, $HERMES_HOME/honcho.json]
+  write: [$HERMES_HOME/honcho.log/]
   env: [HONCHO_API_KEY, HONCHO_URL]
   net: [api.honcho.dev, "https://self.example.com:8443/v3"]
   npm: true
+availability:
+  env: [HONCHO_API_KEY]
+  files: [$HERMES_ROOT/honcho.json]
 `,
     "plugin.yaml",
   );
@@ -40,10 +44,18 @@ permissions:
     check: "honcho --version",
   }]);
   assert.deepEqual(m.permissions, {
-    read: [join(getUserHome() ?? "", ".honcho/config.json")],
+    read: [
+      join(getUserHome() ?? "", ".honcho/config.json"),
+      "$HERMES_HOME/honcho.json",
+    ],
+    write: ["$HERMES_HOME/honcho.log"],
     env: ["HONCHO_API_KEY", "HONCHO_URL"],
     net: ["api.honcho.dev", "self.example.com:8443"],
     npm: true,
+  });
+  assert.deepEqual(m.availability, {
+    env: ["HONCHO_API_KEY"],
+    files: ["$HERMES_ROOT/honcho.json"],
   });
 });
 
@@ -73,16 +85,16 @@ Deno.test("parsePluginManifest() rejects each kind of bad permission with the ke
   const cases: [string, RegExp][] = [
     [
       "permissions: [read]",
-      /'permissions' must be a mapping with read, env, net and npm, not a list/,
+      /'permissions' must be a mapping with read, write, env, net and npm, not a list/,
     ],
     [
-      "permissions: {write: [/tmp]}",
-      /'permissions\.write' is not a permission: providers may write only inside HERMES_HOME/,
+      "permissions: {run: [echo]}",
+      /'permissions\.run' is not a permission: use read, write, env, net or npm/,
     ],
     ["permissions: {read: notes.txt}", /'permissions\.read' must be a list/],
     [
       "permissions: {read: [notes.txt]}",
-      /'permissions\.read\[0\]' is 'notes\.txt': use an absolute path or one starting with ~\//,
+      /'permissions\.read\[0\]' is 'notes\.txt': use an absolute path, or one starting with ~\/, \$HERMES_HOME\/ or \$HERMES_ROOT\//,
     ],
     [
       'permissions: {env: ["A B"]}',
@@ -93,6 +105,18 @@ Deno.test("parsePluginManifest() rejects each kind of bad permission with the ke
       /'permissions\.net\[0\]' is '\*': use a host/,
     ],
     ['permissions: {npm: "yes"}', /'permissions\.npm' must be true or false/],
+    [
+      "permissions: {write: [$HERMES_HOME/../other/.env]}",
+      /'permissions\.write\[0\]' is '\$HERMES_HOME\/\.\.\/other\/\.env': use an absolute path/,
+    ],
+    [
+      "availability: {when: [x]}",
+      /'availability\.when' is not known: use env or files/,
+    ],
+    [
+      "availability: {env: [not-a-name]}",
+      /'availability\.env\[0\]' is 'not-a-name': use a variable name/,
+    ],
     ["- a list", /the top level must be a mapping/],
     ["description: {a: 1}", /'description' must be text/],
   ];

@@ -228,7 +228,7 @@ Deno.test("probeMemoryProvider() asks isAvailable() in the sandbox and registers
   const notes = await findMemoryProvider("notes", options);
   assert.ok(notes);
   assert.equal(await probeMemoryProvider(notes, options), false); // no NOTES_API_KEY
-  const listed = await discoverMemoryProviders(options);
+  const listed = await discoverMemoryProviders({ ...options, probe: true });
   assert.deepEqual(listed.map((p) => [p.name, p.available]), [
     ["notes", false],
     ["subclass_only", true],

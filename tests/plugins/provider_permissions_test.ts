@@ -4,6 +4,7 @@ import { getUserHome } from "../../src/profile/hermes_home.ts";
 import { emptyPluginManifest } from "../../src/plugins/plugin_manifest.ts";
 import type { ProviderCandidate } from "../../src/plugins/plugin_discovery.ts";
 import {
+  dataDirProblem,
   denoRunFlags,
   grantForCandidate,
   missingHostPermissions,
@@ -11,6 +12,7 @@ import {
   userGrantFromConfig,
   workerPermissions,
 } from "../../src/plugins/provider_permissions.ts";
+import { forbiddenGrantPath } from "../../src/sandbox/grant.ts";
 import {
   captureLogs,
   installFixture,
@@ -31,10 +33,11 @@ function candidate(
   };
 }
 
-Deno.test("grantForCandidate() grants home, own directory, declared and user-granted entries only", () => {
+Deno.test("grantForCandidate() grants its code read-only, its data directory, declared and user-granted entries only", () => {
   const manifest = emptyPluginManifest();
   manifest.permissions = {
-    read: ["/etc/honcho.json"],
+    read: ["/etc/honcho.json", "$HERMES_HOME/notes.json"],
+    write: ["$HERMES_HOME/notes.log"],
     env: ["HONCHO_API_KEY"],
     net: ["api.honcho.dev"],
     npm: false,
@@ -47,6 +50,7 @@ Deno.test("grantForCandidate() grants home, own directory, declared and user-gra
           notes: {
             net: ["https://honcho.lan:8000"],
             read: ["~/notes"],
+            write: ["/var/log/notes.log"],
             env: ["EXTRA"],
           },
           other: { net: ["not-for-us.example"] },
@@ -54,13 +58,19 @@ Deno.test("grantForCandidate() grants home, own directory, declared and user-gra
       },
     },
   });
+  assert.equal(grant.dataDir, "/srv/h/notes");
   assert.deepEqual(grant.read, [
-    { value: "/srv/h", from: "hermes-home" },
     { value: "/srv/h/plugins/notes", from: "provider-dir" },
+    { value: "/srv/h/notes", from: "data-dir" },
     { value: "/etc/honcho.json", from: "plugin.yaml" },
+    { value: "/srv/h/notes.json", from: "plugin.yaml" },
     { value: join(getUserHome() ?? "", "notes"), from: "config.yaml" },
   ]);
-  assert.deepEqual(grant.write, [{ value: "/srv/h", from: "hermes-home" }]);
+  assert.deepEqual(grant.write, [
+    { value: "/srv/h/notes", from: "data-dir" },
+    { value: "/srv/h/notes.log", from: "plugin.yaml" },
+    { value: "/var/log/notes.log", from: "config.yaml" },
+  ]);
   assert.deepEqual(grant.env.map((e) => e.value), ["HONCHO_API_KEY", "EXTRA"]);
   assert.deepEqual(grant.net, [
     { value: "api.honcho.dev", from: "plugin.yaml" },
@@ -93,14 +103,20 @@ Deno.test("grantForCandidate() lets package providers import from their own host
     { hermesHome: "/h", config: {} },
   );
   assert.equal(npm.npm, true);
-  assert.deepEqual(npm.read.map((e) => e.value), ["/h"]);
+  assert.deepEqual(npm.read.map((e) => e.value), ["/h/notes"]);
 });
 
 Deno.test("userGrantFromConfig() ignores an invalid grant with one warning naming the key", () => {
   using logs = captureLogs();
   const config = { memory: { permissions: { notes: { net: ["*"] } } } };
   const grant = userGrantFromConfig("notes", config, "/srv/h");
-  assert.deepEqual(grant, { read: [], env: [], net: [], npm: false });
+  assert.deepEqual(grant, {
+    read: [],
+    write: [],
+    env: [],
+    net: [],
+    npm: false,
+  });
   userGrantFromConfig("notes", config, "/srv/h");
   assert.deepEqual(logs.at("warn"), [
     "Invalid /srv/h/config.yaml: 'memory.permissions.notes.net[0]' is '*': use a host such as api.example.com, host:port or a URL; the grant is ignored until it is fixed",
@@ -113,8 +129,8 @@ Deno.test("workerPermissions() never grants run, ffi or sys, and leaves empty li
     config: {},
   });
   assert.deepEqual(workerPermissions(grant), {
-    read: ["/srv/h", "/srv/h/plugins/notes"],
-    write: ["/srv/h"],
+    read: ["/srv/h/plugins/notes", "/srv/h/notes"],
+    write: ["/srv/h/notes"],
     env: false,
     net: false,
     import: false,
@@ -133,8 +149,8 @@ Deno.test("denoRunFlags() renders the grant as the host's --allow flags", () => 
     config: {},
   });
   assert.deepEqual(denoRunFlags(grant), [
-    "--allow-read=/srv/h,/srv/h/plugins/notes",
-    "--allow-write=/srv/h",
+    "--allow-read=/srv/h/plugins/notes,/srv/h/notes",
+    "--allow-write=/srv/h/notes",
     "--allow-env=A,B",
     "--allow-net=h:1",
   ]);
@@ -174,4 +190,94 @@ Deno.test("providerPermissions() finds the provider and reads config.yaml for th
     }),
     null,
   );
+});
+
+Deno.test("forbiddenGrantPath() keeps secrets, config, code and other profiles out of every grant", () => {
+  const root = "/u/.hermes";
+  const named = { hermesHome: "/u/.hermes/profiles/work", hermesRoot: root };
+  const fallback = { hermesHome: root, hermesRoot: root };
+  const cases: [typeof named, string, RegExp | undefined][] = [
+    [
+      fallback,
+      "/u/.hermes/.env",
+      /^it is \/u\/\.hermes\/\.env, a profile's secrets file/,
+    ],
+    [fallback, "/u/.hermes/config.yaml", /^it is \/u\/\.hermes\/config\.yaml/],
+    [fallback, "/u/.hermes", /^it holds \/u\/\.hermes\/\.env/],
+    [fallback, "/u", /^it holds \/u\/\.hermes\/\.env/],
+    [
+      fallback,
+      "/u/.hermes/plugins/notes/cli.ts",
+      /^it is inside \/u\/\.hermes\/plugins/,
+    ],
+    [
+      fallback,
+      "/u/.hermes/profiles/other/.env",
+      /^it belongs to another profile/,
+    ],
+    [fallback, "/u/.hermes/profiles", /^it holds the other profiles/],
+    [fallback, "/u/.hermes/honcho.json", undefined],
+    [fallback, "/u/.hermes/memories/MEMORY.md", undefined],
+    [named, "/u/.hermes/profiles/work/honcho", undefined],
+    [
+      named,
+      "/u/.hermes/profiles/work/.env",
+      /^it is \/u\/\.hermes\/profiles\/work\/\.env/,
+    ],
+    [named, "/u/.hermes/profiles/other", /^it belongs to another profile/],
+    // The shared settings file of the default home is readable; its
+    // secrets and config are not.
+    [named, "/u/.hermes/honcho.json", undefined],
+    [named, "/u/.hermes/.env", /^it is \/u\/\.hermes\/\.env/],
+    [named, "/u/.hermes/config.yaml", /^it is \/u\/\.hermes\/config\.yaml/],
+  ];
+  for (const [where, path, expected] of cases) {
+    const why = forbiddenGrantPath(path, where);
+    if (expected === undefined) assert.equal(why, undefined, path);
+    else assert.match(why ?? "(allowed)", expected, path);
+  }
+  assert.match(
+    forbiddenGrantPath("/repo/src/x.ts", {
+      ...fallback,
+      frameworkDir: "/repo",
+    }) ??
+      "",
+    /^it is inside \/repo, the framework's code/,
+  );
+});
+
+Deno.test("$HERMES_HOME and $HERMES_ROOT resolve per profile in a grant", () => {
+  const manifest = emptyPluginManifest();
+  manifest.permissions.read = [
+    "$HERMES_HOME/notes.json",
+    "$HERMES_ROOT/notes.json",
+  ];
+  const root = join(getUserHome() ?? "/", ".hermes");
+  const grant = grantForCandidate(candidate({ manifest }), {
+    hermesHome: join(root, "profiles", "work"),
+    config: {},
+  });
+  assert.deepEqual(
+    grant.read.filter((e) => e.from === "plugin.yaml").map((e) => e.value),
+    [join(root, "profiles", "work", "notes.json"), join(root, "notes.json")],
+  );
+});
+
+Deno.test("dataDirProblem() refuses names whose data directory Hermes itself uses", () => {
+  assert.equal(dataDirProblem("notes", "/h"), undefined);
+  assert.equal(
+    dataDirProblem("memories", "/h"),
+    "its data directory would be /h/memories, which Hermes itself uses: rename the provider",
+  );
+  assert.equal(
+    dataDirProblem("config.yaml", "/h"),
+    "its data directory would be /h/config.yaml, and it is /h/config.yaml, a profile's config.yaml: the host hands a provider its own sections: rename the provider",
+  );
+  // No data directory in the grant, so no flag for it either.
+  const grant = grantForCandidate(candidate({ name: "plugins" }), {
+    hermesHome: "/h",
+    config: {},
+  });
+  assert.equal(grant.dataDir, undefined);
+  assert.deepEqual(grant.write, []);
 });

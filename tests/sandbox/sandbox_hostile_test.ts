@@ -83,20 +83,25 @@ Deno.test("sandbox denies reading /etc", async () => {
   );
 });
 
-Deno.test("sandbox denies writing outside HERMES_HOME and allows writing inside", async () => {
+Deno.test("sandbox denies writing outside its data directory and allows writing inside", async () => {
   await using a = await arena();
   const target = join(a.h.outside, "dropped.txt");
   await assert.rejects(a.attack({ attack: "writeFile", path: target }), {
     name: "ProviderPermissionError",
     message:
-      `Memory provider 'intruder' may not write ${target}: providers may write only inside HERMES_HOME (${a.h.home})`,
+      `Memory provider 'intruder' may not write ${target}: its sandbox writes only ${
+        join(a.h.home, "intruder")
+      } unless granted more; declare it under permissions.write in ${a.manifest}, or grant it under memory.permissions.intruder.write in ${a.config}`,
   });
   await assert.rejects(Deno.stat(target), Deno.errors.NotFound);
   assert.equal(
     await a.attack({ attack: "writeHome" }),
     JSON.stringify({ result: "written" }),
   );
-  assert.equal(await Deno.readTextFile(join(a.h.home, "intruder.txt")), "mine");
+  assert.equal(
+    await Deno.readTextFile(join(a.h.home, "intruder", "intruder.txt")),
+    "mine",
+  );
 });
 
 Deno.test("sandbox denies an undeclared environment variable and allows a declared one", async () => {

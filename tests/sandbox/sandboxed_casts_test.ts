@@ -25,7 +25,8 @@ import {
 
 // Every hook records what it saw; prefetch returns the record. The user
 // text steers syncTurn: "slow…" sleeps first, "throw" throws, "hang" never
-// settles, "file:<line>" appends <line> to $HERMES_HOME/turns.txt after a
+// settles, "file:<line>" appends <line> to $HERMES_HOME/casts/turns.txt (its
+// data directory) after a
 // pause.
 const CASTS_SOURCE = `import {
   currentSecretScope,
@@ -56,7 +57,7 @@ export class Casts extends MemoryProvider {
     if (user === "hang") return await new Promise<void>(() => {});
     if (user.startsWith("file:")) {
       await sleep(20);
-      await Deno.writeTextFile(getHermesHome() + "/turns.txt", user.slice(5) + "\\n", { append: true });
+      await Deno.writeTextFile(getHermesHome() + "/casts/turns.txt", user.slice(5) + "\\n", { append: true });
       return;
     }
     if (user.startsWith("slow")) await sleep(40);
@@ -120,9 +121,9 @@ async function start(
 }
 
 /** Whether `promise` settles within a few microtasks (no message round trip). */
-async function settlesAtOnce(promise: Promise<unknown>): Promise<boolean> {
+async function settlesAtOnce(promise: unknown): Promise<boolean> {
   let settled = false;
-  promise.then(() => settled = true, () => settled = true);
+  Promise.resolve(promise).then(() => settled = true, () => settled = true);
   for (let i = 0; i < 5; i++) await Promise.resolve();
   return settled;
 }
@@ -247,7 +248,7 @@ Deno.test("a cast runs under the home override and secret scope of its caller at
 
 Deno.test("shutdown() and MemoryManager.flushPending() wait for the casts still queued in the worker", async () => {
   await using h = await castsHome();
-  const turns = join(h.home, "turns.txt");
+  const turns = join(h.home, "casts", "turns.txt");
   const provider = await start(h);
   for (let i = 1; i <= 5; i++) await provider.syncTurn(`file:${i}`, "", {});
   await provider.shutdown();
@@ -281,7 +282,7 @@ Deno.test("a hung cast never blocks the host: later calls time out and shutdown 
   assert.equal(await settlesAtOnce(provider.syncTurn("hang", "", {})), true);
   let started = performance.now();
   await assert.rejects(
-    provider.prefetch("q", {}),
+    async () => await provider.prefetch("q", {}),
     (error: unknown) =>
       error instanceof ProviderCallTimeoutError && error.method === "prefetch",
   );
@@ -298,7 +299,7 @@ Deno.test("a hung cast never blocks the host: later calls time out and shutdown 
   assert.deepEqual(logs.at("warn"), [
     "Memory provider 'casts' did not finish its queued hooks within 300 ms; its worker is terminated without them",
   ]);
-  await assert.rejects(provider.syncTurn("gone", "", {}), {
+  await assert.rejects(async () => await provider.syncTurn("gone", "", {}), {
     name: "ProviderWorkerStoppedError",
   });
 });
@@ -317,4 +318,18 @@ Deno.test("a hung cast is abandoned after castTimeoutMs and the worker serves th
     "Memory provider 'casts' syncTurn failed: Memory provider 'casts' did not finish syncTurn() within 100 ms: the call was abandoned; check the provider's service or raise its timeout",
   ]);
   assert.equal((await provider.drain(5000)).drained, true);
+});
+
+Deno.test("drain() after the worker is gone: drained when every cast was confirmed, else the count of casts it may have lost", async () => {
+  await using h = await castsHome();
+  const quiet = await start(h);
+  await quiet.syncTurn("one", "", {});
+  assert.deepEqual(await quiet.drain(5000), { drained: true });
+  quiet.terminate();
+  assert.deepEqual(await quiet.drain(5000), { drained: true, pending: 0 });
+  const busy = await start(h);
+  await busy.syncTurn("slow-1", "", {});
+  await busy.syncTurn("slow-2", "", {});
+  busy.terminate();
+  assert.deepEqual(await busy.drain(5000), { drained: false, pending: 2 });
 });

@@ -133,7 +133,12 @@ Deno.test("SandboxedMemoryProvider fails closed for secrets when the host multip
   setMultiplexActive(true);
   try {
     await assert.rejects(
-      provider.handleToolCall("notes_secret", { name: "NOTES_API_KEY" }, {}),
+      async () =>
+        await provider.handleToolCall(
+          "notes_secret",
+          { name: "NOTES_API_KEY" },
+          {},
+        ),
       (error: Error) => error.name === "UnscopedSecretError",
     );
   } finally {
@@ -193,7 +198,7 @@ Deno.test("SandboxedMemoryProvider rejects a hung call after the timeout and kee
   await using provider = await start(h, "hang", { callTimeoutMs: 150 });
   const started = performance.now();
   await assert.rejects(
-    provider.prefetch("q", {}),
+    async () => await provider.prefetch("q", {}),
     (error: unknown) => {
       assert.ok(error instanceof ProviderCallTimeoutError);
       assert.equal(
@@ -216,7 +221,7 @@ Deno.test("SandboxedMemoryProvider.shutdown() ends the worker; later calls rejec
   await provider.shutdown();
   assert.equal(provider.stopped, "it was shut down");
   await assert.rejects(
-    provider.prefetch("x", {}),
+    async () => await provider.prefetch("x", {}),
     (error: unknown) =>
       error instanceof ProviderWorkerStoppedError &&
       error.message ===
@@ -245,7 +250,7 @@ export class Chatty extends MemoryProvider {
     "warn framework line",
   ]);
   await assert.rejects(
-    provider.systemPromptBlock(),
+    async () => await provider.systemPromptBlock(),
     /Memory provider 'chatty' returned a value that cannot leave its sandbox: .*; return plain data/,
   );
 });

@@ -84,3 +84,85 @@ export class Sloppy extends MemoryProvider {
     "Memory provider 'sloppy' left a rejected promise unhandled: stray",
   ]);
 });
+
+Deno.test("a provider importing @hermes/memory/provider gets its own config.yaml sections as ctx.hermesConfig, and nothing else of the file", async () => {
+  await using h = await tempHome();
+  await writeProvider(h.plugins, "slim", {
+    "mod.ts":
+      `import { MemoryProvider, type ProviderRegistrationContext, type ToolSchema } from "@hermes/memory/provider";
+class Slim extends MemoryProvider {
+  #config: unknown;
+  constructor(config: unknown) { super(); this.#config = config; }
+  get name(): string { return "slim"; }
+  isAvailable(): boolean { return true; }
+  initialize(): void {}
+  getToolSchemas(): ToolSchema[] { return []; }
+  override systemPromptBlock(): string { return JSON.stringify(this.#config); }
+}
+export function register(ctx: ProviderRegistrationContext): void {
+  ctx.registerMemoryProvider(new Slim(ctx.hermesConfig));
+}`,
+  });
+  const config = {
+    slim: { base_url: "http://slim.lan" },
+    other: { token: "not-for-slim" },
+    memory: {
+      provider: "slim",
+      slim: { depth: 2 },
+      honcho: { x: 1 },
+      permissions: { slim: { net: ["127.0.0.1"] } },
+    },
+  };
+  await using provider = await loadMemoryProvider("slim", {
+    hermesHome: h.home,
+    bundledDir: h.outside,
+    config,
+    hostCheck: false,
+  }) as SandboxedMemoryProvider;
+  assert.ok(provider);
+  assert.deepEqual(JSON.parse(await provider.systemPromptBlock()), {
+    slim: { base_url: "http://slim.lan" },
+    memory: { provider: "slim", slim: { depth: 2 } },
+  });
+});
+
+Deno.test("loadMemoryProvider() refuses a provider whose data directory Hermes uses, or one that is a symlink", async () => {
+  await using h = await tempHome();
+  await writeProvider(h.plugins, "memories", {
+    "mod.ts": `import { MemoryProvider } from "@hermes/memory/provider";
+export class M extends MemoryProvider {
+  get name() { return "memories"; }
+  isAvailable() { return true; }
+  initialize() {}
+  getToolSchemas() { return []; }
+}`,
+  });
+  await writeProvider(h.plugins, "linked", {
+    "mod.ts": `import { MemoryProvider } from "@hermes/memory/provider";
+export class L extends MemoryProvider {
+  get name() { return "linked"; }
+  isAvailable() { return true; }
+  initialize() {}
+  getToolSchemas() { return []; }
+}`,
+  });
+  await Deno.symlink(h.outside, join(h.home, "linked"));
+  using logs = captureLogs();
+  for (const name of ["memories", "linked"]) {
+    const provider = await loadMemoryProvider(name, {
+      hermesHome: h.home,
+      bundledDir: h.outside,
+      config: {},
+      hostCheck: false,
+    });
+    assert.equal(provider, null);
+  }
+  assert.deepEqual(logs.at("warn"), [
+    `Failed to load memory provider 'memories': its data directory would be ${
+      join(h.home, "memories")
+    }, which Hermes itself uses: rename the provider`,
+    `Failed to load memory provider 'linked': its data directory ${
+      join(h.home, "linked")
+    } is a symlink, which would widen its sandbox: replace it with a directory`,
+  ]);
+});

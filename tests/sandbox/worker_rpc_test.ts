@@ -8,10 +8,29 @@ import {
   WorkerRpc,
 } from "../../src/sandbox/worker_rpc.ts";
 
+/**
+ * Speaks the bootstrap's side of the handshake: takes the port from the
+ * host's `connect` message; the script's `postMessage` and `onmessage` then
+ * use that port, as the real bootstrap does.
+ */
+const PORT_SHIM = `
+let __port = null;
+const __early = [];
+const postMessage = (m) => __port ? __port.postMessage(m) : __early.push(m);
+let onmessage = null;
+self.onmessage = (e) => {
+  if (e.data && e.data.t === "connect" && !__port) {
+    __port = e.ports[0];
+    __port.onmessage = (ev) => onmessage && onmessage(ev);
+    for (const m of __early.splice(0)) __port.postMessage(m);
+  }
+};
+`;
+
 /** A worker from inline source (no permissions). */
 function scripted(source: string): Worker {
   return new Worker(
-    `data:application/javascript,${encodeURIComponent(source)}`,
+    `data:application/javascript,${encodeURIComponent(PORT_SHIM + source)}`,
     {
       type: "module",
       deno: { permissions: "none" },
@@ -305,4 +324,123 @@ Deno.test("serializeError() and reviveError() keep name, message and stack", () 
     name: "Error",
     message: "plain",
   });
+});
+
+// A worker whose answer to every call is the message named by the call's
+// first argument: what a compromised bootstrap could post on its port.
+const MALFORMED = `
+postMessage({ t: "ready" });
+const make = {
+  null: () => null,
+  number: () => 42,
+  array: () => [1, 2],
+  noType: () => ({ id: 1 }),
+  unknownType: () => ({ t: "become-host" }),
+  forgedError: (id) => ({ t: "result", id, ok: false, error: null }),
+  badError: (id) => ({ t: "result", id, ok: false, error: { name: 7, message: "x" } }),
+  neverSent: (id) => ({ t: "result", id: id + 1000, ok: true, value: "forged" }),
+  noId: () => ({ t: "result", ok: true, value: 1 }),
+  hugeResult: (id) => ({ t: "result", id, ok: true, value: "x".repeat(33 * 1024 * 1024) }),
+  badLog: () => ({ t: "log", level: "shout", message: "hi" }),
+  badSkill: () => ({ t: "skill", skill: { name: 1 } }),
+  badCallback: () => ({ t: "callback", name: "warningCallback", args: "not a list" }),
+  global: () => "global",
+};
+onmessage = (e) => {
+  const m = e.data;
+  if (m.t === "ping") return postMessage({ t: "pong", id: m.id });
+  const kind = m.args?.[0];
+  if (kind === "global") { self.postMessage({ t: "result", id: m.id, ok: true, value: "via global" }); return; }
+  postMessage(make[kind](m.id));
+};
+`;
+
+Deno.test("WorkerRpc stops a worker that sends a malformed message, with one warning, and rejects its calls", async (t) => {
+  const cases: [string, string][] = [
+    ["null", "null"],
+    ["number", "number"],
+    ["array", "an array"],
+    ["noType", "a message without a type"],
+    ["unknownType", "an unknown message type 'become-host'"],
+    ["forgedError", "a result that is neither a value nor an error"],
+    ["badError", "a result that is neither a value nor an error"],
+    ["neverSent", "a result for request 1001, never sent"],
+    ["noId", "a result without a request id"],
+    ["hugeResult", "a result over 33554432 bytes"],
+    ["badLog", "a log line without a level"],
+    ["badSkill", "a malformed skill registration"],
+    ["badCallback", "a malformed callback"],
+    [
+      "global",
+      "a message on its global scope (provider code calling postMessage)",
+    ],
+  ];
+  for (const [kind, problem] of cases) {
+    await t.step(kind, async () => {
+      const stopped: string[] = [];
+      const events: WorkerMessage[] = [];
+      const rpc = new WorkerRpc(scripted(MALFORMED), {
+        provider: "p",
+        onStopped: (reason) => stopped.push(reason),
+        onEvent: (m) => events.push(m),
+      });
+      const reason =
+        `its sandbox worker sent ${problem}, which the sandbox protocol does not allow, and was stopped`;
+      try {
+        await rpc.ready(30_000);
+        await assert.rejects(
+          rpc.request(
+            { t: "call", method: "x", args: [kind], context: ctx },
+            { timeoutMs: 10_000, label: "x" },
+          ),
+          {
+            name: "ProviderWorkerStoppedError",
+            message: `Memory provider 'p' is not running: ${reason}`,
+          },
+        );
+        assert.deepEqual(stopped, [reason]);
+        assert.deepEqual(events, []);
+        assert.equal(rpc.stopped, reason);
+        await assert.rejects(
+          rpc.request({ t: "call", method: "x", args: [], context: ctx }, {
+            timeoutMs: 1000,
+            label: "x",
+          }),
+          { name: "ProviderWorkerStoppedError" },
+        );
+      } finally {
+        rpc.terminate("test over");
+      }
+    });
+  }
+});
+
+Deno.test("WorkerRpc cuts a log line longer than 16384 characters instead of stopping", async () => {
+  const events: WorkerMessage[] = [];
+  const rpc = new WorkerRpc(
+    scripted(`postMessage({ t: "ready" });
+onmessage = (e) => {
+  if (e.data.t === "ping") return postMessage({ t: "pong", id: e.data.id });
+  postMessage({ t: "log", level: "info", message: "y".repeat(20000) });
+  postMessage({ t: "result", id: e.data.id, ok: true, value: 1 });
+};`),
+    { provider: "p", onEvent: (m) => events.push(m) },
+  );
+  try {
+    await rpc.ready(30_000);
+    assert.equal(
+      await rpc.request({ t: "call", method: "x", args: [], context: ctx }, {
+        timeoutMs: 5000,
+        label: "x",
+      }),
+      1,
+    );
+    const message = (events[0] as { message: string }).message;
+    assert.equal(
+      message,
+      `${"y".repeat(16384)}… (cut at 16384 characters)`,
+    );
+  } finally {
+    rpc.terminate("test over");
+  }
 });

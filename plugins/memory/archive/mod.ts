@@ -48,7 +48,7 @@ import {
   type PreCompressOptions,
   type SessionSwitchOptions,
   type ToolSchema,
-} from "@hermes/memory";
+} from "@hermes/memory/provider";
 import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
 
@@ -79,7 +79,7 @@ export type {
   TurnAuthor,
   TurnStartOptions,
   UserNoticeCallback,
-} from "@hermes/memory";
+} from "@hermes/memory/provider";
 
 /** Options of the {@linkcode ArchiveMemoryProvider} constructor. */
 export interface ArchiveProviderOptions {
@@ -320,6 +320,9 @@ export class ArchiveMemoryProvider extends MemoryProvider {
     const digests = new DigestSequence();
     for (const message of entries) digests.push(messageDigest(message));
     const directory = join(path, "..");
+    // In a sandbox the host created archive/ (its data directory) and made
+    // it durable; the profile home itself is out of the provider's reach.
+    const rootCreated = await ensureDirectory(join(directory, ".."));
     const created = await ensureDirectory(directory);
     const file = await Deno.open(path, {
       read: true,
@@ -363,10 +366,10 @@ export class ArchiveMemoryProvider extends MemoryProvider {
         await file.syncData();
         if (created) {
           // Make the new directory entries durable too (session dir, archive
-          // dir, profile home).
+          // dir, and the profile home when archive/ is new).
           await syncDirectory(directory);
           await syncDirectory(join(directory, ".."));
-          await syncDirectory(join(directory, "..", ".."));
+          if (rootCreated) await syncDirectory(join(directory, "..", ".."));
         }
         return index.digests.length;
       } finally {

@@ -14,9 +14,12 @@
  */
 
 import { createHash } from "node:crypto";
-import { type ChatMessage, normalizePreCompressEvidence } from "@hermes/memory";
+import {
+  type ChatMessage,
+  normalizePreCompressEvidence,
+} from "@hermes/memory/provider";
 import type { HonchoClient, JsonObject } from "./client.ts";
-import { sanitizeContext } from "@hermes/memory";
+import { sanitizeContext } from "@hermes/memory/provider";
 
 /** The metadata key holding a message's content digest. */
 export const DIGEST_METADATA_KEY = "hermes_digest";

@@ -133,3 +133,27 @@ export async function applySetup(
 ): Promise<number> {
   return await runApplySetup(hermesHome, values, io);
 }
+
+/**
+ * Stores the values `hermes memory setup honcho --set …` collected, on the
+ * host: root fields at the root of `$HERMES_HOME/honcho.json`, the rest in
+ * the profile's host block (secrets never: they go to `.env`). The
+ * provider's sandbox may read `honcho.json` but not write it, so setup
+ * calls this instead of the sandboxed provider's own `saveConfig`.
+ *
+ * @param values The non-secret values setup collected.
+ * @param hermesHome The profile home.
+ *
+ * @example Saving a self-hosted server's URL
+ * ```ts ignore
+ * import { saveConfig } from "./cli.ts";
+ * await saveConfig({ baseUrl: "http://127.0.0.1:8000" }, "/home/me/.hermes");
+ * ```
+ */
+export async function saveConfig(
+  values: Record<string, unknown>,
+  hermesHome: string,
+): Promise<void> {
+  const { HonchoMemoryProvider } = await import("./provider.ts");
+  await new HonchoMemoryProvider().saveConfig(values, hermesHome);
+}

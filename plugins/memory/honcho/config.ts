@@ -32,7 +32,7 @@ import {
   log,
   pythonStr,
   pythonStrip,
-} from "@hermes/memory";
+} from "@hermes/memory/provider";
 import {
   normalizeObservationMode,
   type ObservationMode,

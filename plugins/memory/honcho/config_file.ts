@@ -7,7 +7,7 @@
  */
 
 import { dirname, join, resolve } from "node:path";
-import { atomicJsonWrite, withFileLock } from "@hermes/memory";
+import { atomicJsonWrite, withFileLock } from "@hermes/memory/provider";
 import { HonchoConfigError } from "./errors.ts";
 import { errorText } from "./_util.ts";
 import { isRecord } from "./_util.ts";

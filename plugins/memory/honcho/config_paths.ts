@@ -16,7 +16,7 @@ import {
   getUserHome,
   pythonStr,
   pythonStrip,
-} from "@hermes/memory";
+} from "@hermes/memory/provider";
 
 /** Options of {@linkcode resolveHonchoConfigPath}. */
 export interface ResolveHonchoConfigPathOptions {

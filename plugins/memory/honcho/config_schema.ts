@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { ConfigField } from "@hermes/memory";
+import type { ConfigField } from "@hermes/memory/provider";
 
 export type { ConfigField };
 import { REASONING_LEVELS } from "./config.ts";

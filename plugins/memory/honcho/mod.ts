@@ -29,7 +29,7 @@
  * @module
  */
 
-import type { MemoryProvider } from "@hermes/memory";
+import type { MemoryProvider } from "@hermes/memory/provider";
 import { HonchoMemoryProvider, type QueryRewriter } from "./provider.ts";
 
 // The provider contract (the framework's `MemoryProvider` and the types its
@@ -59,7 +59,7 @@ export type {
   TurnAuthor,
   TurnStartOptions,
   UserNoticeCallback,
-} from "@hermes/memory";
+} from "@hermes/memory/provider";
 
 export {
   type HonchoLivenessSnapshot,
@@ -144,11 +144,17 @@ export interface HonchoRegistrationContext {
   registerMemoryProvider(provider: MemoryProvider): unknown;
   /** The host's shared memory query rewriter, when it has one. */
   memoryQueryRewriter?: QueryRewriter;
+  /**
+   * The provider's sections of `config.yaml`, handed over by the host
+   * (`honcho.base_url` and `honcho.timeout` fallbacks live there).
+   */
+  hermesConfig?: Record<string, unknown>;
 }
 
 /**
  * The plugin's entry point: registers one {@linkcode HonchoMemoryProvider}
- * (with the host's shared query rewriter, when it offers one).
+ * (with the host's shared query rewriter, when it offers one, and the
+ * `config.yaml` sections the host handed over).
  *
  * @param ctx The registration context.
  *
@@ -160,6 +166,9 @@ export interface HonchoRegistrationContext {
  */
 export function register(ctx: HonchoRegistrationContext): void {
   ctx.registerMemoryProvider(
-    new HonchoMemoryProvider({ queryRewriter: ctx.memoryQueryRewriter }),
+    new HonchoMemoryProvider({
+      queryRewriter: ctx.memoryQueryRewriter,
+      hermesConfig: ctx.hermesConfig,
+    }),
   );
 }

@@ -61,7 +61,7 @@ import {
   getHermesHome,
   log,
   withFileLock,
-} from "@hermes/memory";
+} from "@hermes/memory/provider";
 import {
   abortableSleep,
   type HonchoClient,

@@ -31,8 +31,11 @@ import {
   type ToolCallOptions,
   type ToolSchema,
   type TurnStartOptions,
-} from "@hermes/memory";
-import { isTrivialPrompt } from "@hermes/memory";
+} from "@hermes/memory/provider";
+import {
+  isTrivialPrompt,
+  permissionDenialsReportedByHost,
+} from "@hermes/memory/provider";
 import { chunkMessage } from "./chunking.ts";
 import {
   CHUNK_METADATA_KEY,
@@ -1795,6 +1798,9 @@ export class HonchoMemoryProvider extends MemoryProvider {
       cause === undefined || !result.systemic ||
       this.#writeWarnings.has(cause)
     ) return;
+    // In a sandbox worker the host has already warned about the denial,
+    // naming the same key; the notice above still tells the user.
+    if (cause === "permission" && permissionDenialsReportedByHost()) return;
     this.#writeWarnings.add(cause);
     const host = error instanceof PermissionDeniedError
       ? error.host

@@ -11,7 +11,7 @@
  * @module
  */
 
-import { toolError, type ToolSchema } from "@hermes/memory";
+import { toolError, type ToolSchema } from "@hermes/memory/provider";
 import type { HonchoClient, Message } from "./client.ts";
 import {
   REASONING_LEVELS,

@@ -39,7 +39,7 @@ import {
   type DrainResult,
   log,
   spawnContextTask,
-} from "@hermes/memory";
+} from "@hermes/memory/provider";
 import type { HonchoClient } from "./client.ts";
 import { AuthError, PermissionDeniedError } from "./errors.ts";
 import type {

@@ -47,6 +47,7 @@ import {
   discoverProviders,
   isBuiltinSentinel,
   loadHostApplySetup,
+  loadHostSaveConfig,
   loadHostSetup,
   loadProvider,
   locateProvider,
@@ -184,7 +185,7 @@ async function setup(options: MemorySetupOptions, io: CliIo): Promise<number> {
   }
   const location = await locateProvider(name);
   if (location === null) {
-    const names = (await discoverProviders(false)).map((p) => p.name);
+    const names = (await discoverProviders()).map((p) => p.name);
     throw new SetupStop(
       `error: memory provider '${name}' was not found; installed: ${
         names.length > 0 ? names.join(", ") : "(none)"
@@ -364,7 +365,7 @@ async function loadHostHook<T>(
 }
 
 async function pickProvider(io: CliIo): Promise<string> {
-  const discovered = await discoverProviders(false);
+  const discovered = await discoverProviders();
   const choices: { value: string; name: string; description?: string }[] = [];
   for (const p of discovered) {
     let hint = "";
@@ -571,7 +572,9 @@ async function walkSchema(
   );
   if (Object.keys(toSave).length > 0) {
     try {
-      await provider.saveConfig(toSave, home);
+      const hostSave = await loadHostSaveConfig(name);
+      if (hostSave !== null) await hostSave(toSave, home);
+      else await provider.saveConfig(toSave, home);
     } catch (error) {
       io.stderr(
         `warning: provider '${name}' could not save its own config: ${

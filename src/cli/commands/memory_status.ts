@@ -139,6 +139,12 @@ export async function collectStatus(io: CliIo): Promise<StatusReport> {
   const provider = active === null
     ? null
     : await collectProviderReport(active, config, io);
+  // The list decides from manifests; the active provider was asked itself.
+  for (const plugin of plugins) {
+    if (plugin.active && provider?.available !== undefined) {
+      plugin.available = provider.available;
+    }
+  }
   const memoryDir = files[0]?.path.replace(/[\\/][^\\/]*$/, "") ?? "";
   return {
     hermesHome: home,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { pythonJsonDumps } from "../../src/builtin/python_json.ts";
+import { pythonJsonDumps } from "../../src/_util/python_json.ts";
 
 // Expected strings were produced by CPython's json.dumps(..., ensure_ascii=False).
 Deno.test("pythonJsonDumps() matches Python's spacing, escapes and literal non-ASCII", () => {

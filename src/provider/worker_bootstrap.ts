@@ -1,27 +1,37 @@
 /**
  * The entry module of a memory provider's sandbox worker. Not public API:
- * the loader starts it with `new Worker(new URL("./worker_bootstrap.ts",
- * import.meta.url), {deno: {permissions}})`.
+ * the loader starts it with `new Worker(<this file's URL>, {deno:
+ * {permissions}})`.
  *
- * It imports the framework (`mod.ts`) statically. A worker's entry graph is
- * loaded under the *parent's* permissions, and a module already loaded is
- * served again without a permission check, so provider code can
- * `import { MemoryProvider } from "@hermes/memory"` (resolved through the
- * host's import map to this same `mod.ts`) without read access to the
- * framework's files. The framework is also exposed as
- * `globalThis.HermesMemory`, for provider code that cannot use the
- * host's import map (npm or jsr packages).
+ * It imports `@hermes/memory/provider` (`./mod.ts`) statically. A worker's
+ * entry graph is loaded under the *parent's* permissions, and a module
+ * already loaded is served again without a permission check, so provider
+ * code can `import { MemoryProvider } from "@hermes/memory/provider"`
+ * (resolved through the host's import map to this same module) without
+ * read access to the framework's files. That graph holds no npm package.
+ * The same API is `globalThis.HermesMemory`, for provider code that cannot
+ * use the host's import map (npm or jsr packages). Providers that import
+ * the whole framework (`@hermes/memory`) get `worker_bootstrap_full.ts`,
+ * which preloads `mod.ts` first.
+ *
+ * Before anything else it hardens the worker (`worker_hardening.ts`:
+ * signals, exit, the terminal, the environment and Deno's internals are
+ * taken away from provider code) and waits for the host's `connect`
+ * message, which carries the private `MessagePort` every later message
+ * travels on; provider code never holds it.
  *
  * Provider code is never imported statically: the loader sends the
- * provider's module URL in a message and it is loaded with `import()` of
- * that runtime value, so the provider's whole graph is checked against the
- * worker's permissions.
+ * provider's module URL in the `load` message and it is loaded with
+ * `import()` of that runtime value, so the provider's whole graph is
+ * checked against the worker's permissions. Only one `load` is accepted.
  *
  * Inside the worker, every call and cast runs under `withHermesHome` (the
  * profile home passed by the host) and `withSecretScope` (the caller's
  * secrets, limited by the host to the names the provider declared), both
  * captured on the host when the message was posted. Console output and
- * framework log lines go to the host's logger, never to stdout.
+ * framework log lines go to the host's logger, never to stdout. Which
+ * methods the host may call, and which it may post one-way, comes from the
+ * hook table (`PROVIDER_HOOKS`).
  *
  * Ordering: casts (one-way hooks such as `syncTurn`) run one at a time in
  * arrival order. While a cast is running (its promise has not settled),
@@ -34,11 +44,16 @@
  * @module
  */
 
-import * as framework from "../../mod.ts";
+import * as providerApi from "./mod.ts";
 import { withHermesHome } from "../profile/hermes_home.ts";
 import { type LogLevel, setLogger } from "../core/log.ts";
 import type { MemoryProvider } from "../core/memory_provider.ts";
 import { extractMemoryProvider } from "../core/plugin_context.ts";
+import {
+  isProviderHook,
+  PROVIDER_HOOK_NAMES,
+  PROVIDER_HOOKS,
+} from "../core/provider_hooks.ts";
 import {
   setMultiplexActive,
   withSecretScope,
@@ -47,86 +62,66 @@ import {
   type CallbackMarker,
   type CallContext,
   type CastRequest,
+  exceedsSize,
   type HostRequest,
+  type LoadRequest,
+  MAX_RESULT_BYTES,
   ProviderCallTimeoutError,
   type ProviderDescription,
   serializeError,
   type WorkerMessage,
-} from "./worker_rpc.ts";
+} from "../sandbox/worker_protocol.ts";
+import { hardenWorker } from "./worker_hardening.ts";
 import { errorText } from "../_util/error_text.ts";
 
 type Incoming = HostRequest & { id: number };
-type LoadRequest = Extract<Incoming, { t: "load" }>;
 type CallRequest = Extract<Incoming, { t: "call" }>;
+type LoadMessage = LoadRequest & { id: number };
 
 interface WorkerScope {
-  postMessage(message: WorkerMessage): void;
-  onmessage:
-    | ((event: MessageEvent<Incoming>) => void)
-    | null;
+  onmessage: ((event: MessageEvent<unknown>) => void) | null;
   addEventListener(
     type: "unhandledrejection" | "error",
     listener: (event: Event) => void,
   ): void;
 }
 
-/** Methods of `MemoryProvider` the host may call. */
-const CALLABLE = new Set([
-  "isAvailable",
-  "initialize",
-  "initializeForInspection",
-  "getToolSchemas",
-  "unavailableReason",
-  "systemPromptBlock",
-  "prefetch",
-  "queuePrefetch",
-  "recallStatus",
-  "syncTurn",
-  "handleToolCall",
-  "shutdown",
-  "onTurnStart",
-  "identitySignature",
-  "onSessionEnd",
-  "onSessionSwitch",
-  "onPreCompress",
-  "onDelegation",
-  "getConfigSchema",
-  "saveConfig",
-  "onMemoryWrite",
-  "onMemoryEvict",
-  "backupPaths",
-  "postSetup",
-  "getStatusConfig",
-  "drain",
-  "__describe",
-]);
-
-/**
- * The void hooks the host may post as casts. Keep in step with the casts of
- * `SandboxedMemoryProvider`.
- */
-const CASTABLE = new Set([
-  "syncTurn",
-  "queuePrefetch",
-  "onTurnStart",
-  "onMemoryWrite",
-  "onMemoryEvict",
-  "onDelegation",
-  "onSessionEnd",
-]);
+/** The optional hooks a provider may or may not define. */
+const OPTIONAL_HOOKS = PROVIDER_HOOK_NAMES.filter((name) =>
+  PROVIDER_HOOKS[name].optional
+);
 
 const scope = globalThis as unknown as WorkerScope;
 let provider: MemoryProvider | null = null;
 let providerName = "(loading)";
+let port: MessagePort | null = null;
+/** Messages posted before the host's port arrived (none in practice). */
+const early: WorkerMessage[] = [];
+let loadStarted = false;
 
-(globalThis as Record<string, unknown>).HermesMemory = framework;
+(globalThis as Record<string, unknown>).HermesMemory = providerApi;
+
+function send(message: WorkerMessage): void {
+  if (port === null) early.push(message);
+  else port.postMessage(message);
+}
 
 function post(message: WorkerMessage): void {
   try {
-    scope.postMessage(message);
+    if (
+      message.t === "result" && message.ok &&
+      exceedsSize(message.value, MAX_RESULT_BYTES)
+    ) {
+      throw new RangeError(
+        `the value is larger than the ${
+          MAX_RESULT_BYTES / 1048576
+        } MiB a call may return`,
+      );
+    }
+    send(message);
   } catch (error) {
     if (message.t === "result") {
-      scope.postMessage({
+      send({
         t: "result",
         id: message.id,
         ok: false,
@@ -141,6 +136,12 @@ function post(message: WorkerMessage): void {
     }
   }
 }
+
+hardenWorker({
+  providerName: () => providerName,
+  output: (level, text) => post({ t: "log", level, message: text }),
+  denied: (error) => post({ t: "denied", error: serializeError(error) }),
+});
 
 function format(args: unknown[]): string {
   return args.map((a) =>
@@ -238,7 +239,7 @@ async function describe(p: MemoryProvider): Promise<ProviderDescription> {
   } catch {
     toolSchemas = null;
   }
-  const optional = ["postSetup", "getStatusConfig", "drain"].filter((m) =>
+  const optional = OPTIONAL_HOOKS.filter((m) =>
     typeof (p as unknown as Record<string, unknown>)[m] === "function"
   );
   return {
@@ -249,8 +250,12 @@ async function describe(p: MemoryProvider): Promise<ProviderDescription> {
   };
 }
 
-async function load(request: LoadRequest): Promise<ProviderDescription | null> {
-  providerName = request.providerName;
+async function load(request: LoadMessage): Promise<ProviderDescription | null> {
+  if (loadStarted) {
+    throw new Error(`Memory provider '${providerName}' is already loaded`);
+  }
+  loadStarted = true;
+  providerName = String(request.providerName);
   if (
     typeof request.castTimeoutMs === "number" && request.castTimeoutMs > 0
   ) {
@@ -261,7 +266,8 @@ async function load(request: LoadRequest): Promise<ProviderDescription | null> {
     const module = await import(specifier);
     return await extractMemoryProvider(module as Record<string, unknown>, {
       providerName,
-      acceptInstances: request.acceptInstances,
+      acceptInstances: request.acceptInstances === true,
+      hermesConfig: request.config,
       onSkill: (skill) => post({ t: "skill", skill }),
     });
   });
@@ -280,13 +286,13 @@ function invoke(
   if (current === null) {
     throw new Error(`Memory provider '${providerName}' is not loaded`);
   }
-  if (!CALLABLE.has(method)) {
+  if (method === "__describe") {
+    return inContext(context, () => describe(current));
+  }
+  if (!isProviderHook(method)) {
     throw new TypeError(
       `Memory provider method ${method}() cannot be called through the sandbox`,
     );
-  }
-  if (method === "__describe") {
-    return inContext(context, () => describe(current));
   }
   const fn = (current as unknown as Record<string, unknown>)[method];
   if (typeof fn !== "function") {
@@ -316,7 +322,7 @@ function replyError(id: number, error: unknown): void {
 }
 
 /** Starts a call (or load); the reply is posted when it completes. */
-function startCall(request: CallRequest | LoadRequest): void {
+function startCall(request: CallRequest | LoadMessage): void {
   const id = request.id;
   let result: unknown;
   try {
@@ -361,7 +367,10 @@ function castFailed(method: string, error: unknown): void {
 function startCast(request: CastRequest): void {
   let result: unknown;
   try {
-    if (!CASTABLE.has(request.method)) {
+    if (
+      !isProviderHook(request.method) ||
+      PROVIDER_HOOKS[request.method].transport !== "cast"
+    ) {
       throw new TypeError(
         `Memory provider method ${request.method}() cannot be posted one-way through the sandbox`,
       );
@@ -433,8 +442,9 @@ function pump(): void {
   waiting = i === waiting.length ? [] : waiting.slice(i);
 }
 
-scope.onmessage = (event) => {
-  const request = event.data;
+function receive(event: MessageEvent<unknown>): void {
+  const request = event.data as Incoming | null;
+  if (request === null || typeof request !== "object") return;
   if (request.t === "ping") {
     post({ t: "pong", id: request.id });
   } else if (runningCast !== 0) {
@@ -442,6 +452,17 @@ scope.onmessage = (event) => {
   } else {
     dispatch(request);
   }
-};
+}
 
-post({ t: "ready" });
+// The first message on the global scope brings the private port; nothing
+// else is ever read from the global scope.
+scope.onmessage = (event) => {
+  const data = event.data as { t?: unknown } | null;
+  const given = event.ports?.[0];
+  if (port !== null || data?.t !== "connect" || given === undefined) return;
+  port = given;
+  scope.onmessage = null;
+  port.onmessage = receive;
+  for (const message of early.splice(0)) port.postMessage(message);
+  port.postMessage({ t: "ready" } satisfies WorkerMessage);
+};

@@ -1,0 +1,159 @@
+/**
+ * The one table of the provider contract's hooks. Everything that has to
+ * treat each hook of {@linkcode MemoryProvider} is built from it:
+ *
+ * - the memory manager's fan-out: the level (and whether with the stack) it
+ *   logs a hook's failure at, and the name the line gives it;
+ * - the sandbox worker's dispatch: which methods the host may call, and
+ *   which it may post one-way;
+ * - the sandbox proxy (`SandboxedMemoryProvider`): one forwarding method per
+ *   hook, a request for a `call` hook, a one-way post for a `cast` hook.
+ *
+ * A `cast` hook is a void hook whose result nobody waits for (`syncTurn`,
+ * `queuePrefetch`, …): across a worker boundary it is posted without a
+ * reply, runs in arrival order, and its failure is logged on the host.
+ *
+ * @module
+ */
+
+import type { LogLevel } from "./log.ts";
+import { MemoryProvider } from "./memory_provider.ts";
+
+/** How a hook crosses a sandbox boundary. */
+export type HookTransport = "call" | "cast";
+
+/** What the framework knows about one hook. */
+export interface HookSpec {
+  /** `call`: the caller needs the result; `cast`: posted one-way. */
+  readonly transport: HookTransport;
+  /** The level the manager logs a failure of the hook at. */
+  readonly failureLevel: LogLevel;
+  /** Whether that line carries the stack. */
+  readonly stack: boolean;
+  /** How the failure line names the hook (`prefetch`, `systemPromptBlock()`). */
+  readonly label: string;
+  /** Optional on the contract: present only when a provider defines it. */
+  readonly optional: boolean;
+}
+
+function spec(
+  transport: HookTransport,
+  failureLevel: LogLevel,
+  extra: { label?: string; stack?: boolean; optional?: boolean } = {},
+): HookSpec {
+  return Object.freeze({
+    transport,
+    failureLevel,
+    stack: extra.stack ?? false,
+    label: extra.label ?? "",
+    optional: extra.optional ?? false,
+  });
+}
+
+/** The methods of the contract that a host calls on a provider. */
+export type ProviderHookName =
+  | "isAvailable"
+  | "initialize"
+  | "initializeForInspection"
+  | "getToolSchemas"
+  | "unavailableReason"
+  | "systemPromptBlock"
+  | "prefetch"
+  | "queuePrefetch"
+  | "recallStatus"
+  | "syncTurn"
+  | "handleToolCall"
+  | "shutdown"
+  | "onTurnStart"
+  | "identitySignature"
+  | "onSessionEnd"
+  | "onSessionSwitch"
+  | "onPreCompress"
+  | "onDelegation"
+  | "getConfigSchema"
+  | "saveConfig"
+  | "onMemoryWrite"
+  | "onMemoryEvict"
+  | "backupPaths"
+  | "postSetup"
+  | "getStatusConfig"
+  | "drain";
+
+const TABLE: Record<ProviderHookName, HookSpec> = {
+  isAvailable: spec("call", "debug", { label: "isAvailable()" }),
+  initialize: spec("call", "warn"),
+  initializeForInspection: spec("call", "warn"),
+  getToolSchemas: spec("call", "warn", { label: "getToolSchemas()" }),
+  unavailableReason: spec("call", "debug", { label: "unavailableReason()" }),
+  systemPromptBlock: spec("call", "warn", { label: "systemPromptBlock()" }),
+  prefetch: spec("call", "debug"),
+  queuePrefetch: spec("cast", "debug"),
+  recallStatus: spec("call", "debug", { label: "recallStatus()" }),
+  syncTurn: spec("cast", "warn"),
+  handleToolCall: spec("call", "error"),
+  shutdown: spec("call", "warn"),
+  onTurnStart: spec("cast", "debug"),
+  identitySignature: spec("call", "debug", { label: "identitySignature()" }),
+  onSessionEnd: spec("cast", "warn", { stack: true }),
+  onSessionSwitch: spec("call", "debug"),
+  onPreCompress: spec("call", "debug"),
+  onDelegation: spec("cast", "debug"),
+  getConfigSchema: spec("call", "debug", { label: "getConfigSchema()" }),
+  saveConfig: spec("call", "warn"),
+  onMemoryWrite: spec("cast", "debug"),
+  onMemoryEvict: spec("cast", "debug"),
+  backupPaths: spec("call", "debug", { label: "backupPaths()" }),
+  postSetup: spec("call", "warn", { optional: true }),
+  getStatusConfig: spec("call", "debug", {
+    label: "getStatusConfig()",
+    optional: true,
+  }),
+  drain: spec("call", "warn", { optional: true }),
+};
+for (const [name, value] of Object.entries(TABLE)) {
+  if (value.label === "") {
+    TABLE[name as ProviderHookName] = Object.freeze({ ...value, label: name });
+  }
+}
+
+/** Every hook of the contract with what the framework knows about it. */
+export const PROVIDER_HOOKS: Readonly<Record<ProviderHookName, HookSpec>> =
+  Object.freeze(TABLE);
+
+/** The hook names, in the table's order. */
+export const PROVIDER_HOOK_NAMES: readonly ProviderHookName[] = Object.freeze(
+  Object.keys(TABLE) as ProviderHookName[],
+);
+
+/**
+ * Tells whether a name is a hook of the contract (own keys only, so
+ * `constructor` or `__proto__` never are).
+ *
+ * @param name Any name.
+ * @returns `true` for a hook in {@linkcode PROVIDER_HOOKS}.
+ */
+export function isProviderHook(name: string): name is ProviderHookName {
+  return Object.hasOwn(TABLE, name);
+}
+
+/**
+ * A provider's hook, or the contract's default when a duck-typed provider
+ * (built against another copy of the framework) does not define it; call
+ * it with `.call(provider, …)`. An optional hook the provider lacks gives
+ * `undefined`.
+ *
+ * @param provider The provider.
+ * @param name The hook.
+ * @returns The function to call.
+ */
+export function providerHook<K extends ProviderHookName>(
+  provider: MemoryProvider,
+  name: K,
+): MemoryProvider[K] {
+  const fn = (provider as unknown as Record<string, unknown>)[name];
+  return (typeof fn === "function"
+    ? fn
+    : (MemoryProvider.prototype as unknown as Record<string, unknown>)[
+      name
+    ]) as MemoryProvider[K];
+}

@@ -1,0 +1,27 @@
+/**
+ * The `{"error": …}` JSON result of a failed tool call, shared by the
+ * memory manager and the providers (through `@hermes/memory/provider`).
+ *
+ * @module
+ */
+
+/**
+ * Builds the JSON string a failed tool call returns: `{"error": "<message>"}`
+ * (spaced like Hermes' JSON output).
+ *
+ * @param message What went wrong, for the model.
+ * @returns The JSON text.
+ *
+ * @example The error result of a tool call
+ * ```ts
+ * import { toolError } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ *
+ * assert.deepEqual(JSON.parse(toolError("No memory provider handles tool 'x'")), {
+ *   error: "No memory provider handles tool 'x'",
+ * });
+ * ```
+ */
+export function toolError(message: string): string {
+  return `{"error": ${JSON.stringify(String(message))}}`;
+}

@@ -1,0 +1,93 @@
+/**
+ * Whether a provider is configured, decided from its manifest alone: no
+ * provider code runs, no worker starts. `hermes memory status` and `memory
+ * list` use it for every provider they list (the active one is then also
+ * asked itself, in its sandbox, by `status`).
+ *
+ * A provider is available when every `requires_env` name is set and, when
+ * its manifest has an `availability` block, at least one of its variables
+ * is set or one of its files exists. Variables count when set, non-empty,
+ * in the process environment or the profile's `.env` (names only: values
+ * are never read out of it by this check's callers). Unreadable files
+ * count as absent.
+ *
+ * @module
+ */
+
+import { join, resolve } from "node:path";
+import { readProcessEnv } from "../core/env.ts";
+import { getDefaultHermesRoot, getHermesHome } from "../profile/hermes_home.ts";
+import { loadEnvFile } from "../profile/env_file.ts";
+import { expandGrantPath } from "../sandbox/grant.ts";
+import type { PluginManifest } from "./plugin_manifest.ts";
+
+/** Options of {@linkcode manifestAvailability}. */
+export interface ManifestAvailabilityOptions {
+  /**
+   * The profile home (for `.env` and `$HERMES_HOME` paths).
+   *
+   * @default {getHermesHome()}
+   */
+  hermesHome?: string;
+  /**
+   * The profile's `.env`, already parsed (read from `hermesHome` when
+   * omitted).
+   */
+  dotenv?: Record<string, string>;
+}
+
+/**
+ * Reads the profile's `.env` for availability checks; a missing or
+ * unreadable file is empty.
+ *
+ * @param hermesHome The profile home.
+ * @returns The variables.
+ */
+export async function readDotenvForAvailability(
+  hermesHome: string,
+): Promise<Record<string, string>> {
+  try {
+    return await loadEnvFile(join(hermesHome, ".env"));
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Tells, from a provider's manifest alone, whether it is configured.
+ *
+ * @param manifest The provider's manifest.
+ * @param options The profile home and its parsed `.env`.
+ * @returns `true` when configured.
+ *
+ * @example
+ * ```ts
+ * import { emptyPluginManifest } from "./plugin_manifest.ts";
+ * import { manifestAvailability } from "./provider_availability.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(await manifestAvailability(emptyPluginManifest(), { hermesHome: "/nonexistent", dotenv: {} }), true);
+ * ```
+ */
+export async function manifestAvailability(
+  manifest: PluginManifest,
+  options: ManifestAvailabilityOptions = {},
+): Promise<boolean> {
+  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
+  const dotenv = options.dotenv ?? await readDotenvForAvailability(hermesHome);
+  const isSet = (name: string): boolean =>
+    (readProcessEnv(name) ?? "") !== "" || (dotenv[name] ?? "") !== "";
+  if (!manifest.requiresEnv.every(isSet)) return false;
+  const { env, files } = manifest.availability;
+  if (env.length === 0 && files.length === 0) return true;
+  if (env.some(isSet)) return true;
+  const homes = { hermesHome, hermesRoot: getDefaultHermesRoot() };
+  for (const file of files) {
+    try {
+      await Deno.stat(expandGrantPath(file, homes));
+      return true;
+    } catch {
+      // Absent or unreadable: try the next one.
+    }
+  }
+  return false;
+}

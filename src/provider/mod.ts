@@ -1,0 +1,133 @@
+/**
+ * `@hermes/memory/provider`: exactly what a memory provider needs, and all
+ * that its sandbox worker loads.
+ *
+ * A provider's `mod.ts` imports from here only: the
+ * {@linkcode MemoryProvider} contract and its types, where the profile
+ * lives ({@linkcode getHermesHome}), its secrets ({@linkcode getSecret}),
+ * the host's log ({@linkcode log}), durable files, background work bound to
+ * the turn's profile and secrets, and the few text helpers the bundled
+ * providers use. Its module graph holds no npm package, so a worker starts
+ * in a few milliseconds.
+ *
+ * The host hands a provider its own sections of `config.yaml` as
+ * `ctx.hermesConfig` in `register(ctx)`; a provider never reads
+ * `config.yaml` or `.env` itself (its sandbox cannot).
+ *
+ * Providers written against the whole framework (`@hermes/memory`) keep
+ * working: the loader sees that import and starts their worker with the
+ * whole framework preloaded, which is slower.
+ *
+ * @example A provider that remembers the last turn
+ * ```ts
+ * import {
+ *   getHermesHome,
+ *   MemoryProvider,
+ *   type ProviderRegistrationContext,
+ *   type ToolSchema,
+ * } from "@hermes/memory/provider";
+ * import assert from "node:assert/strict";
+ *
+ * class LastTurn extends MemoryProvider {
+ *   #last = "";
+ *   get name(): string { return "last_turn"; }
+ *   isAvailable(): boolean { return true; }
+ *   initialize(): void {}
+ *   getToolSchemas(): ToolSchema[] { return []; }
+ *   override prefetch(): string { return this.#last; }
+ *   override syncTurn(user: string): void { this.#last = `${getHermesHome()}: ${user}`; }
+ * }
+ *
+ * export function register(ctx: ProviderRegistrationContext): void {
+ *   ctx.registerMemoryProvider(new LastTurn());
+ * }
+ *
+ * const provider = new LastTurn();
+ * provider.syncTurn("the kite is red", "noted", {});
+ * assert.match(provider.prefetch(), /the kite is red$/);
+ * ```
+ *
+ * @module
+ */
+
+// The contract.
+export {
+  type AgentContext,
+  type ChatMessage,
+  type ConfigField,
+  type DelegationOptions,
+  type DrainResult,
+  type HermesConfig,
+  INDICATOR_GLYPH,
+  type InitializeOptions,
+  type JsonValue,
+  type MaybePromise,
+  type MemoryEvictOptions,
+  MemoryProvider,
+  type MemoryTarget,
+  type MemoryWriteAction,
+  type MemoryWriteMetadata,
+  PRE_COMPRESS_CHECKPOINT_API_VERSION,
+  type PreCompressOptions,
+  type PrefetchOptions,
+  type RecallStatus,
+  recallStatus,
+  type RecallStatusOptions,
+  type SessionSwitchOptions,
+  type SyncTurnOptions,
+  type ToolCallOptions,
+  type ToolSchema,
+  type TurnAuthor,
+  type TurnStartOptions,
+  type UserNoticeCallback,
+} from "../core/memory_provider.ts";
+// What `register(ctx)` receives.
+export type {
+  ProviderRegistrationContext,
+  SkillRegistration,
+} from "../core/plugin_context.ts";
+// Where the profile lives, and its secrets.
+export {
+  getDefaultHermesRoot,
+  getHermesHome,
+  getHermesRoot,
+  getUserHome,
+} from "../profile/hermes_home.ts";
+export { getSecret, UnscopedSecretError } from "../profile/secret_scope.ts";
+export { resolveAgentCwd } from "../profile/runtime_cwd.ts";
+// The host's log, and masking for it.
+export { log, type LogLevel } from "../core/log.ts";
+export { maskSecret } from "../core/mask.ts";
+// Durable files.
+export {
+  atomicJsonWrite,
+  type AtomicWriteOptions,
+  atomicWriteText,
+} from "../io/atomic_write.ts";
+export { withFileLock } from "../io/file_lock.ts";
+// Background work that keeps the turn's profile and secrets.
+export {
+  contextBound,
+  type ContextTask,
+  spawnContextTask,
+  type SpawnContextTaskOptions,
+} from "../profile/context_task.ts";
+// Text helpers.
+export { sanitizeContext } from "../context/context_fence.ts";
+export { normalizePreCompressEvidence } from "../context/pre_compress.ts";
+export { isTrivialPrompt } from "../context/trivial_prompt.ts";
+export { toolError } from "../core/tool_result.ts";
+// Reading values the way Hermes' Python code does (files it writes).
+export { pythonStr } from "../_util/python_json.ts";
+export { pythonStrip } from "../_util/python_text.ts";
+export {
+  pythonFloat,
+  pythonInt,
+  pythonTruthy,
+} from "../_util/python_values.ts";
+export { isTruthyEnvValue } from "../core/env.ts";
+// Permission denials.
+export {
+  isPermissionDenial,
+  permissionDenialsReportedByHost,
+} from "./permission_denial.ts";

@@ -1,0 +1,61 @@
+/**
+ * Telling a permission denial from other failures, inside a provider.
+ *
+ * @module
+ */
+
+const REQUIRES_REGEXP = /^Requires \w+ access\b/;
+
+/**
+ * Whether an error is Deno refusing something the provider's sandbox grant
+ * does not cover: a `Deno.errors.NotCapable` (file, network, environment,
+ * subprocess, …), or the `TypeError` a denied dynamic `import()` rejects
+ * with. Inside a sandbox worker the error a provider catches is Deno's own,
+ * unchanged (its `name` is `"NotCapable"`); the host has already been told
+ * about it once, with the key that would grant it.
+ *
+ * @param error Anything caught.
+ * @returns `true` for a permission denial.
+ *
+ * @example Falling back when a file is out of reach
+ * ```ts
+ * import { isPermissionDenial } from "@hermes/memory/provider";
+ * import assert from "node:assert/strict";
+ * assert.equal(isPermissionDenial(new Deno.errors.NotCapable('Requires read access to "/etc/passwd"')), true);
+ * assert.equal(isPermissionDenial(new Deno.errors.NotFound("gone")), false);
+ * ```
+ */
+export function isPermissionDenial(error: unknown): boolean {
+  if (error instanceof Deno.errors.NotCapable) return true;
+  if (!(error instanceof Error)) return false;
+  return error.name === "NotCapable" || REQUIRES_REGEXP.test(error.message);
+}
+
+let reportedByHost = false;
+
+/**
+ * Marks this realm as one whose file and network denials the host reports
+ * itself (a sandbox worker). Called by the worker hardening; not reversible.
+ */
+export function markDenialsReportedByHost(): void {
+  reportedByHost = true;
+}
+
+/**
+ * Whether the host already warns about each permission denial of this
+ * provider (it runs in a sandbox worker), so a provider's own warning for
+ * the same denial would be a second line about one cause. A provider still
+ * raises its own user-facing notice.
+ *
+ * @returns `true` inside a sandbox worker.
+ *
+ * @example Warning only where the host does not
+ * ```ts
+ * import { permissionDenialsReportedByHost } from "@hermes/memory/provider";
+ * import assert from "node:assert/strict";
+ * assert.equal(permissionDenialsReportedByHost(), false); // not in a worker
+ * ```
+ */
+export function permissionDenialsReportedByHost(): boolean {
+  return reportedByHost;
+}

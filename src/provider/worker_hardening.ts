@@ -1,0 +1,367 @@
+/**
+ * What a sandbox worker takes away from provider code before it runs: the
+ * Deno and Node APIs that act on the whole process rather than on the
+ * worker, and that Deno's worker permissions do not cover (tested on Deno
+ * 2.9.6). Each one is replaced by a non-writable, non-configurable stub that
+ * throws `Deno.errors.NotCapable` with the reason:
+ *
+ * - `Deno.kill` and `process.kill` (Deno allows signalling its own process
+ *   without `--allow-run`: one `Deno.kill(Deno.pid, "SIGTERM")` would stop
+ *   a gateway serving many profiles);
+ * - `Deno.exit`, `process.exit` and `process.reallyExit`;
+ * - `Deno.addSignalListener` / `removeSignalListener` (and through them
+ *   `process.on("SIGINT")`), which would take Ctrl-C away from the host;
+ * - `Deno.chdir` (the working directory is the process's);
+ * - changing the environment (`set` and `delete` of the Deno namespace's `env`,
+ *   through `lockProcessEnvironment`) and assignments to `process.env` (the
+ *   environment is the process's: a provider granted `HOME` could move the
+ *   host's home);
+ * - the terminal: `Deno.stdin`, `process.stdin` and `prompt`, `confirm`,
+ *   `alert` throw; what a provider writes to `Deno.stdout` / `stderr` or
+ *   `process.stdout` / `stderr` goes to the host's log, never to the
+ *   terminal; `Deno.permissions.request()` answers the current state and
+ *   never prompts;
+ * - `Deno[Deno.internal]`, whose `core` reaches the worker's raw resources
+ *   (stdin and stdout by resource id); the worker's stdio resources are
+ *   closed first.
+ *
+ * It also wraps `fetch` and the `Deno.*` file and network functions so
+ * that the first permission denial of each kind and target is reported to
+ * the host (which logs one warning naming the key that grants it), then
+ * rethrown unchanged: the provider sees Deno's own `NotCapable`.
+ *
+ * Left to Deno: `node:fs` reads and writes on the numeric descriptors 0–2
+ * are not permission-checked and cannot be intercepted from JavaScript.
+ *
+ * @module
+ */
+
+import process from "node:process";
+import { lockProcessEnvironment } from "../core/env.ts";
+import type { LogLevel } from "../core/log.ts";
+import {
+  isPermissionDenial,
+  markDenialsReportedByHost,
+} from "./permission_denial.ts";
+
+/** What the hardening reports to the worker's protocol side. */
+export interface HardeningHooks {
+  /** The provider's name, for messages. */
+  providerName(): string;
+  /**
+   * Receives text provider code wrote to stdout or stderr.
+   *
+   * @param level `info` for stdout, `warn` for stderr.
+   * @param text The text.
+   */
+  output(level: LogLevel, text: string): void;
+  /**
+   * Receives a permission denial (the first of each message).
+   *
+   * @param error Deno's error.
+   */
+  denied(error: Error): void;
+}
+
+type AnyFunction = (...args: unknown[]) => unknown;
+
+/** The Deno functions whose denials are reported (files and network). */
+const REPORTED_FUNCTIONS: readonly string[] = [
+  "readFile",
+  "readFileSync",
+  "readTextFile",
+  "readTextFileSync",
+  "writeFile",
+  "writeFileSync",
+  "writeTextFile",
+  "writeTextFileSync",
+  "open",
+  "openSync",
+  "create",
+  "createSync",
+  "mkdir",
+  "mkdirSync",
+  "makeTempDir",
+  "makeTempDirSync",
+  "makeTempFile",
+  "makeTempFileSync",
+  "remove",
+  "removeSync",
+  "rename",
+  "renameSync",
+  "copyFile",
+  "copyFileSync",
+  "stat",
+  "statSync",
+  "lstat",
+  "lstatSync",
+  "readDir",
+  "readDirSync",
+  "realPath",
+  "realPathSync",
+  "readLink",
+  "readLinkSync",
+  "truncate",
+  "truncateSync",
+  "chmod",
+  "chmodSync",
+  "utime",
+  "utimeSync",
+  "link",
+  "linkSync",
+  "symlink",
+  "symlinkSync",
+  "connect",
+  "connectTls",
+  "listen",
+  "listenTls",
+  "serve",
+  "resolveDns",
+];
+
+function lock(target: object, key: PropertyKey, value: unknown): void {
+  try {
+    Object.defineProperty(target, key, {
+      value,
+      writable: false,
+      configurable: false,
+      enumerable: true,
+    });
+  } catch {
+    // Already locked (a second worker module in the same realm).
+  }
+}
+
+function lockGetter(
+  target: object,
+  key: PropertyKey,
+  get: () => unknown,
+): void {
+  try {
+    Object.defineProperty(target, key, {
+      get,
+      set(): void {
+        throw new TypeError(
+          `Cannot replace ${String(key)} in a memory provider's sandbox`,
+        );
+      },
+      configurable: false,
+      enumerable: true,
+    });
+  } catch {
+    // Already locked.
+  }
+}
+
+/**
+ * Applies the hardening. Call once, before any provider code is imported.
+ *
+ * @param hooks Where output and denials go.
+ */
+export function hardenWorker(hooks: HardeningHooks): void {
+  const refuse = (what: string, why: string) => (): never => {
+    throw new Deno.errors.NotCapable(
+      `Memory provider '${hooks.providerName()}' may not ${what}: ${why}`,
+    );
+  };
+  const decoder = new TextDecoder();
+  const forward = (level: LogLevel, chunk: unknown): number => {
+    const text = typeof chunk === "string"
+      ? chunk
+      : chunk instanceof Uint8Array
+      ? decoder.decode(chunk)
+      : String(chunk);
+    const trimmed = text.replace(/\r?\n$/, "");
+    if (trimmed !== "") {
+      hooks.output(
+        level,
+        `Memory provider '${hooks.providerName()}': ${trimmed}`,
+      );
+    }
+    return chunk instanceof Uint8Array ? chunk.byteLength : text.length;
+  };
+
+  // Raw resources first: close the worker's stdio, then drop the door to
+  // Deno's internals (their `core` reads and writes resources by id).
+  const internalKey = (Deno as unknown as { internal: symbol }).internal;
+  const internals = (Deno as unknown as Record<symbol, unknown>)[
+    internalKey
+  ] as { core?: { close?: (rid: number) => void } } | undefined;
+  for (const rid of [0, 1, 2]) {
+    try {
+      internals?.core?.close?.(rid);
+    } catch {
+      // Not open in this worker.
+    }
+  }
+  lock(Deno, internalKey, undefined);
+
+  const terminal = refuse(
+    "use the terminal",
+    "prompts and input belong to the host; write to the log with console or log()",
+  );
+  const stdin = Object.freeze({
+    read: terminal,
+    readSync: terminal,
+    setRaw: terminal,
+    close: terminal,
+    isTerminal: (): boolean => false,
+    get readable(): never {
+      return terminal();
+    },
+  });
+  const writer = (level: LogLevel) =>
+    Object.freeze({
+      write: (p: Uint8Array): Promise<number> =>
+        Promise.resolve(forward(level, p)),
+      writeSync: (p: Uint8Array): number => forward(level, p),
+      isTerminal: (): boolean => false,
+      close: (): void => {},
+      get writable(): WritableStream<Uint8Array> {
+        return new WritableStream<Uint8Array>({
+          write(chunk): void {
+            forward(level, chunk);
+          },
+        });
+      },
+    });
+  lock(Deno, "stdin", stdin);
+  lock(Deno, "stdout", writer("info"));
+  lock(Deno, "stderr", writer("warn"));
+  for (const name of ["prompt", "confirm", "alert"]) {
+    lock(
+      globalThis,
+      name,
+      refuse(`call ${name}()`, "prompts belong to the host"),
+    );
+  }
+
+  const signals = refuse(
+    "send or handle signals",
+    "signals belong to the host process, which may serve other providers and profiles",
+  );
+  lock(Deno, "kill", signals);
+  lock(Deno, "addSignalListener", signals);
+  lock(Deno, "removeSignalListener", signals);
+  const exit = refuse(
+    "end the process",
+    "its host decides when it stops; throw an error to fail a call",
+  );
+  lock(Deno, "exit", exit);
+  lock(
+    Deno,
+    "chdir",
+    refuse("change the working directory", "it belongs to the host process"),
+  );
+
+  const envChange = refuse(
+    "change environment variables",
+    "the environment belongs to the host process; read variables with getSecret()",
+  );
+  try {
+    lockProcessEnvironment(envChange);
+  } catch {
+    // Already locked.
+  }
+  const permissions = Deno.permissions;
+  lock(
+    permissions,
+    "request",
+    (desc: Deno.PermissionDescriptor) => permissions.query(desc),
+  );
+  lock(
+    permissions,
+    "requestSync",
+    (desc: Deno.PermissionDescriptor) => permissions.querySync(desc),
+  );
+
+  // node:process: the same process-wide powers by another route.
+  const proc = process as unknown as Record<string, unknown>;
+  lock(proc, "kill", signals);
+  lock(proc, "exit", exit);
+  lock(proc, "reallyExit", exit);
+  const processEnv = process.env;
+  const guardedEnv = new Proxy(processEnv, {
+    set: envChange,
+    defineProperty: envChange,
+    deleteProperty: envChange,
+  });
+  lockGetter(proc, "env", () => guardedEnv);
+  const stdinStub = new Proxy({}, {
+    get: (_target, key): unknown => key === "isTTY" ? false : terminal,
+  });
+  const streamStub = (level: LogLevel) =>
+    Object.freeze({
+      isTTY: false,
+      columns: 80,
+      write(chunk: unknown, ...rest: unknown[]): boolean {
+        forward(level, chunk);
+        const callback = rest.find((r) => typeof r === "function");
+        if (typeof callback === "function") {
+          queueMicrotask(callback as () => void);
+        }
+        return true;
+      },
+      on(): unknown {
+        return this;
+      },
+      once(): unknown {
+        return this;
+      },
+      off(): unknown {
+        return this;
+      },
+      end(): void {},
+    });
+  const stdoutStub = streamStub("info");
+  const stderrStub = streamStub("warn");
+  lockGetter(proc, "stdin", () => stdinStub);
+  lockGetter(proc, "stdout", () => stdoutStub);
+  lockGetter(proc, "stderr", () => stderrStub);
+
+  // Denials: report the first of each, rethrow unchanged.
+  markDenialsReportedByHost();
+  const reported = new Set<string>();
+  const report = (error: unknown): void => {
+    if (!isPermissionDenial(error) || !(error instanceof Error)) return;
+    if (reported.has(error.message) || reported.size >= 256) return;
+    reported.add(error.message);
+    try {
+      hooks.denied(error);
+    } catch {
+      // Reporting never changes what the provider sees.
+    }
+  };
+  const wrap = (fn: AnyFunction): AnyFunction =>
+    function (this: unknown, ...args: unknown[]): unknown {
+      try {
+        const result = fn.apply(this, args);
+        if (result instanceof Promise) {
+          return result.catch((error: unknown) => {
+            report(error);
+            throw error;
+          });
+        }
+        return result;
+      } catch (error) {
+        report(error);
+        throw error;
+      }
+    };
+  const fetch = globalThis.fetch;
+  lock(globalThis, "fetch", wrap(fetch as unknown as AnyFunction));
+  // Only data properties: reading a lazily loaded member of the Deno
+  // namespace would load its module in every worker.
+  const namespace = Deno as unknown as Record<string, unknown>;
+  for (const key of REPORTED_FUNCTIONS) {
+    const descriptor = Object.getOwnPropertyDescriptor(namespace, key);
+    if (
+      descriptor === undefined || !descriptor.configurable ||
+      typeof descriptor.value !== "function"
+    ) continue;
+    Object.defineProperty(namespace, key, {
+      ...descriptor,
+      value: wrap(descriptor.value as AnyFunction),
+    });
+  }
+}

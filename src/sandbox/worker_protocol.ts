@@ -1,0 +1,392 @@
+/**
+ * The messages between the host and a provider's sandbox worker, and the
+ * checks every message from a worker passes before the host uses it.
+ *
+ * The host creates a `MessageChannel`, posts one port to the worker in a
+ * `connect` message, and from then on both sides talk only over that port.
+ * Provider code never holds the port: it cannot post anything the host
+ * would read as a reply, a log line or a callback, and it cannot read or
+ * forge host requests. A message a worker posts on its global scope (a
+ * provider calling `postMessage`) is a protocol violation.
+ *
+ * This module is loaded on both sides, so it imports nothing.
+ *
+ * @module
+ */
+
+/** An error as it crosses the worker boundary. */
+export interface SerializedError {
+  /** The error's `name` (`NotCapable`, `TypeError`, …). */
+  name: string;
+  /** The error's message. */
+  message: string;
+  /** The stack, when there is one. */
+  stack?: string;
+}
+
+/** What the worker reports about a loaded provider. */
+export interface ProviderDescription {
+  /** The provider's `name`. */
+  name: string;
+  /** Its tool schemas, or `null` when `getToolSchemas()` failed. */
+  toolSchemas: unknown[] | null;
+  /** Its `preCompressCheckpointApiVersion`. */
+  apiVersion: number;
+  /** The optional hooks it defines (`postSetup`, `getStatusConfig`, `drain`). */
+  optional: string[];
+}
+
+/** Per-call context the host passes with each call. */
+export interface CallContext {
+  /** The profile home the call runs under (installed with `withHermesHome`). */
+  hermesHome: string;
+  /** The caller's secret scope, limited to the provider's granted names. */
+  scope?: Record<string, string>;
+  /** Whether the host serves several profiles (secrets then fail closed). */
+  multiplex: boolean;
+}
+
+/**
+ * A one-way hook call: no reply, run in arrival order with the other casts;
+ * a failure comes back as a `castFailed` event.
+ */
+export interface CastRequest {
+  /** Always `"cast"`. */
+  t: "cast";
+  /** The provider method (one the worker accepts as a cast). */
+  method: string;
+  /** Its arguments (structured-cloned). */
+  args: unknown[];
+  /** The caller's home and secret scope, captured when it was posted. */
+  context: CallContext;
+}
+
+/** The first host message, on the worker's global scope: the private port. */
+export interface ConnectMessage {
+  /** Always `"connect"`. */
+  t: "connect";
+}
+
+/** What the worker loads, and what it is told about the provider. */
+export interface LoadRequest {
+  /** Always `"load"`. */
+  t: "load";
+  /** The module to import (a runtime value: checked against the grant). */
+  specifier: string;
+  /** The provider's name. */
+  providerName: string;
+  /** Whether an exported instance counts (package providers). */
+  acceptInstances: boolean;
+  /** The home and secrets the load runs under. */
+  context: CallContext;
+  /**
+   * How long the worker lets one cast run before it abandons it and starts
+   * the next message (default 30000).
+   */
+  castTimeoutMs?: number;
+  /** The provider's own sections of `config.yaml` (`ctx.hermesConfig`). */
+  config?: Record<string, unknown>;
+}
+
+/** A message from the host (over the port). */
+export type HostRequest =
+  | LoadRequest
+  | {
+    t: "call";
+    method: string;
+    args: unknown[];
+    context: CallContext;
+  }
+  | CastRequest
+  | { t: "drain" }
+  | { t: "ping" };
+
+/** A host message that expects a reply (everything but a cast). */
+export type ReplyRequest = Exclude<HostRequest, CastRequest>;
+
+/** A skill registration as the worker reports it. */
+export interface SkillMessage {
+  /** The skill's name. */
+  name: string;
+  /** Its `SKILL.md` as the provider gave it. */
+  path: string;
+  /** One line. */
+  description: string;
+}
+
+/** A message from the worker (over the port). */
+export type WorkerMessage =
+  | { t: "ready" }
+  | { t: "result"; id: number; ok: true; value: unknown }
+  | { t: "result"; id: number; ok: false; error: SerializedError }
+  | { t: "pong"; id: number }
+  | { t: "log"; level: "debug" | "info" | "warn" | "error"; message: string }
+  | { t: "skill"; skill: SkillMessage }
+  | { t: "callback"; name: string; args: unknown[] }
+  | { t: "castFailed"; method: string; error: SerializedError }
+  | { t: "denied"; error: SerializedError };
+
+/** A function argument replaced for the crossing; the worker calls back. */
+export interface CallbackMarker {
+  /** The name the host keeps the function under. */
+  __hermesCallback: string;
+}
+
+/** The longest log line (in characters) a worker may send; longer ones are cut. */
+export const MAX_LOG_CHARS = 16_384;
+
+/**
+ * The largest value (in approximate bytes: string lengths, 8 per number or
+ * key) a provider may return from one call; a larger one fails that call.
+ */
+export const MAX_RESULT_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Turns any thrown value into its transportable form.
+ *
+ * @param error What was thrown.
+ * @returns Name, message and stack.
+ *
+ * @example
+ * ```ts
+ * import { serializeError } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(serializeError(new TypeError("bad")).name, "TypeError");
+ * ```
+ */
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof Error) {
+    const out: SerializedError = {
+      name: String(error.name),
+      message: String(error.message),
+    };
+    if (typeof error.stack === "string") out.stack = error.stack;
+    return out;
+  }
+  return { name: "Error", message: String(error) };
+}
+
+/**
+ * Rebuilds a transported error as an `Error` carrying the remote name and
+ * stack.
+ *
+ * @param error The transported error.
+ * @returns An `Error`.
+ *
+ * @example
+ * ```ts
+ * import { reviveError } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(reviveError({ name: "NotCapable", message: "no" }).name, "NotCapable");
+ * ```
+ */
+export function reviveError(error: SerializedError): Error {
+  const revived = new Error(error.message);
+  revived.name = error.name;
+  if (error.stack !== undefined) revived.stack = error.stack;
+  return revived;
+}
+
+/** A call to a sandboxed provider that did not finish in time. */
+export class ProviderCallTimeoutError extends Error {
+  /** The provider's name. */
+  readonly provider: string;
+  /** The method called. */
+  readonly method: string;
+
+  /**
+   * Creates the error.
+   *
+   * @param provider The provider's name.
+   * @param method The method called.
+   * @param timeoutMs The timeout that expired.
+   */
+  constructor(provider: string, method: string, timeoutMs: number) {
+    super(
+      `Memory provider '${provider}' did not finish ${method}() within ${timeoutMs} ms: the call was abandoned; check the provider's service or raise its timeout`,
+    );
+    this.name = "ProviderCallTimeoutError";
+    this.provider = provider;
+    this.method = method;
+  }
+}
+
+/**
+ * Whether `value` is larger than `limit` approximate bytes (string
+ * lengths, 8 per other leaf or key), walking at most until the limit is
+ * passed, so a small value costs little and a huge one stops early.
+ *
+ * @param value A structured-clone result.
+ * @param limit The bound.
+ * @returns `true` when larger.
+ */
+export function exceedsSize(value: unknown, limit: number): boolean {
+  if (typeof value === "string") return value.length > limit;
+  if (value === null || typeof value !== "object") return false;
+  let total = 0;
+  const stack: unknown[] = [value];
+  const seen = new Set<object>();
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === "string") total += item.length;
+    else if (item === null || typeof item !== "object") total += 8;
+    else if (!seen.has(item)) {
+      seen.add(item);
+      if (ArrayBuffer.isView(item)) total += item.byteLength;
+      else if (item instanceof ArrayBuffer) total += item.byteLength;
+      else if (item instanceof Map) {
+        for (const [k, v] of item) stack.push(k, v);
+      } else if (item instanceof Set) {
+        for (const v of item) stack.push(v);
+      } else {
+        for (const key of Object.keys(item)) {
+          total += key.length + 8;
+          stack.push((item as Record<string, unknown>)[key]);
+        }
+      }
+    }
+    if (total > limit) return true;
+  }
+  return false;
+}
+
+const LOG_LEVELS = new Set(["debug", "info", "warn", "error"]);
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function isSerializedError(value: unknown): value is SerializedError {
+  return isPlainObject(value) && typeof value.name === "string" &&
+    value.name.length <= 256 && typeof value.message === "string" &&
+    value.message.length <= MAX_RESULT_BYTES &&
+    (value.stack === undefined || typeof value.stack === "string");
+}
+
+/** The outcome of {@linkcode checkWorkerMessage}. */
+export type MessageCheck =
+  | { ok: true; message: WorkerMessage }
+  | { ok: false; problem: string };
+
+/**
+ * Checks one message a worker posted on its port before the host uses it:
+ * its shape, its types, its size, and that a reply answers a request the
+ * host sent (`id` below `nextId`). A log line over
+ * {@linkcode MAX_LOG_CHARS} is cut, not refused.
+ *
+ * @param data What arrived.
+ * @param nextId The id the host will give its next request.
+ * @returns The message, or what is wrong with it (never its content).
+ */
+export function checkWorkerMessage(
+  data: unknown,
+  nextId: number,
+): MessageCheck {
+  const bad = (problem: string): MessageCheck => ({ ok: false, problem });
+  if (!isPlainObject(data)) {
+    return bad(
+      data === null ? "null" : Array.isArray(data) ? "an array" : typeof data,
+    );
+  }
+  const t = data.t;
+  switch (t) {
+    case "ready":
+      return { ok: true, message: { t: "ready" } };
+    case "pong":
+      return { ok: true, message: { t: "pong", id: 0 } };
+    case "result": {
+      const id = data.id;
+      if (typeof id !== "number" || !Number.isInteger(id) || id < 1) {
+        return bad("a result without a request id");
+      }
+      if (id >= nextId) return bad(`a result for request ${id}, never sent`);
+      if (data.ok === true) {
+        if (exceedsSize(data.value, MAX_RESULT_BYTES)) {
+          return bad(`a result over ${MAX_RESULT_BYTES} bytes`);
+        }
+        return {
+          ok: true,
+          message: { t: "result", id, ok: true, value: data.value },
+        };
+      }
+      if (data.ok === false && isSerializedError(data.error)) {
+        return {
+          ok: true,
+          message: { t: "result", id, ok: false, error: data.error },
+        };
+      }
+      return bad("a result that is neither a value nor an error");
+    }
+    case "log": {
+      if (typeof data.level !== "string" || !LOG_LEVELS.has(data.level)) {
+        return bad("a log line without a level");
+      }
+      if (typeof data.message !== "string") {
+        return bad("a log line without text");
+      }
+      const text = data.message.length > MAX_LOG_CHARS
+        ? `${
+          data.message.slice(0, MAX_LOG_CHARS)
+        }… (cut at ${MAX_LOG_CHARS} characters)`
+        : data.message;
+      return {
+        ok: true,
+        message: {
+          t: "log",
+          level: data.level as "debug" | "info" | "warn" | "error",
+          message: text,
+        },
+      };
+    }
+    case "skill": {
+      const skill = data.skill;
+      if (
+        !isPlainObject(skill) || typeof skill.name !== "string" ||
+        typeof skill.path !== "string" ||
+        typeof skill.description !== "string" ||
+        skill.name.length + skill.path.length + skill.description.length >
+          MAX_LOG_CHARS
+      ) return bad("a malformed skill registration");
+      return {
+        ok: true,
+        message: {
+          t: "skill",
+          skill: {
+            name: skill.name,
+            path: skill.path,
+            description: skill.description,
+          },
+        },
+      };
+    }
+    case "callback": {
+      if (
+        typeof data.name !== "string" || !Array.isArray(data.args) ||
+        exceedsSize(data.args, MAX_LOG_CHARS * 4)
+      ) return bad("a malformed callback");
+      return {
+        ok: true,
+        message: { t: "callback", name: data.name, args: data.args },
+      };
+    }
+    case "castFailed": {
+      if (typeof data.method !== "string" || !isSerializedError(data.error)) {
+        return bad("a malformed cast failure");
+      }
+      return {
+        ok: true,
+        message: { t: "castFailed", method: data.method, error: data.error },
+      };
+    }
+    case "denied": {
+      if (!isSerializedError(data.error)) return bad("a malformed denial");
+      return { ok: true, message: { t: "denied", error: data.error } };
+    }
+    default:
+      return bad(
+        typeof t === "string"
+          ? `an unknown message type '${t.slice(0, 32)}'`
+          : "a message without a type",
+      );
+  }
+}

@@ -738,40 +738,12 @@ export class HonchoMemoryProvider extends MemoryProvider {
       const turnId = typeof options.turnId === "string" && options.turnId
         ? options.turnId
         : undefined;
-      const identity = this.#identity;
-      if (identity) {
-        const records = this.#turnRecords(
-          config,
-          identity,
-          author,
-          userText,
-          aiText,
-          turnId,
-        );
-        // Back-pressure: a promise only when the disk is behind.
-        return records.length > 0 ? writer.stage(records) : undefined;
-      }
-      // Identity is still being resolved (local work only): stage after
-      // it; until then the turn counts as not durable.
       const waiting = (userText ? 1 : 0) + (aiText ? 1 : 0);
-      this.#unnamedMessages += waiting;
-      const staged = (this.#identityPromise ?? Promise.resolve(undefined))
-        .then((resolved) => {
-          if (!resolved) return;
-          const records = this.#turnRecords(
-            config,
-            resolved,
-            author,
-            userText,
-            aiText,
-            turnId,
-          );
-          if (records.length > 0) return writer.stage(records);
-        }).finally(() => {
-          this.#unnamedMessages -= waiting;
-        });
-      this.#track(staged);
-      return staged.catch(() => {});
+      return this.#stageInOrder(
+        waiting,
+        (identity) =>
+          this.#turnRecords(config, identity, author, userText, aiText, turnId),
+      );
     } catch (error) {
       log("debug", `Honcho syncTurn failed: ${this.#scrub(errorText(error))}`);
     }
@@ -1722,6 +1694,48 @@ export class HonchoMemoryProvider extends MemoryProvider {
     return records;
   }
 
+  /**
+   * Stages a turn's records into the writer in the order `syncTurn` was
+   * called, whatever session naming awaits: at once when the session is
+   * named and no earlier turn still waits for the name; otherwise after
+   * every earlier turn, once the name is known (until then its messages
+   * count as not durable). Returns the writer's back-pressure promise, if
+   * any.
+   */
+  #stageInOrder(
+    messages: number,
+    records: (identity: Identity) => OutboxMessageInput[],
+  ): Promise<void> | undefined {
+    const writer = this.#writer!;
+    const known = this.#identity;
+    if (known && this.#unnamedTail === undefined) {
+      const list = records(known);
+      // Back-pressure: a promise only when the disk is behind.
+      return list.length > 0 ? writer.stage(list) : undefined;
+    }
+    this.#unnamedMessages += messages;
+    const named = known
+      ? Promise.resolve(known)
+      : (this.#identityPromise ?? Promise.resolve(undefined));
+    let pressure: Promise<void> | undefined;
+    const staged = Promise.all([this.#unnamedTail, named]).then(
+      ([, identity]) => {
+        if (!identity) return;
+        const list = records(identity);
+        if (list.length > 0) pressure = writer.stage(list);
+      },
+    ).finally(() => {
+      this.#unnamedMessages -= messages;
+    });
+    const tail = staged.catch(() => {});
+    this.#unnamedTail = tail;
+    tail.then(() => {
+      if (this.#unnamedTail === tail) this.#unnamedTail = undefined;
+    });
+    this.#track(tail);
+    return tail.then(() => pressure);
+  }
+
   /** Queues a one-time server setup for an author peer or an a2a session. */
   #planSession(
     session: string,
@@ -1762,6 +1776,8 @@ export class HonchoMemoryProvider extends MemoryProvider {
   #joined = new Set<string>();
   /** Messages of turns staged before the session was named (not durable yet). */
   #unnamedMessages = 0;
+  /** Settles once every turn waiting for the session's name is staged. */
+  #unnamedTail: Promise<void> | undefined;
   /** Memory writes (conclusions) sent but not answered yet. */
   #memoryWrites = new Set<Promise<void>>();
   /** Write-path causes already warned about in this episode. */
@@ -1820,11 +1836,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
       : this.#now() + Math.max(0, timeoutMs);
     const left = (): number => Math.max(0, deadline - this.#now());
     try {
-      if (this.#unnamedMessages > 0 && this.#identityPromise) {
-        await this.#waitFor(this.#identityPromise, left());
-        // Let the staging promises queue into the writer.
-        await Promise.resolve();
-      }
+      if (this.#unnamedTail) await this.#waitFor(this.#unnamedTail, left());
       const writer = this.#writer;
       let pending = this.#unnamedMessages;
       if (writer) {

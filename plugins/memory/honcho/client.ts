@@ -82,6 +82,7 @@ export {
   type CallOptions,
   type Conclusion,
   type ConclusionInput,
+  type ConclusionSearchOptions,
   HonchoPage,
   type JsonObject,
   type ListOptions,

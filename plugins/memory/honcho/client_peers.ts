@@ -8,6 +8,8 @@
 import type { Endpoint, ListEndpoint } from "./client_transport.ts";
 import {
   type CallOptions,
+  type ConclusionSearchOptions,
+  conclusionSearchQuery,
   type Message,
   nullableText,
   parseCard,
@@ -43,19 +45,10 @@ export interface PeerChatOptions extends CallOptions {
 }
 
 /** Options of `getPeerContext`. */
-export interface PeerContextOptions extends CallOptions {
+export interface PeerContextOptions
+  extends CallOptions, ConclusionSearchOptions {
   /** The observed peer (the observer itself when omitted). */
   target?: string;
-  /** Ranks conclusions by similarity to this text. */
-  searchQuery?: string;
-  /** How many conclusions the search returns. */
-  searchTopK?: number;
-  /** The largest distance a search match may have (0–1). */
-  searchMaxDistance?: number;
-  /** Include the most frequent conclusions. */
-  includeMostFrequent?: boolean;
-  /** The most conclusions in the representation. */
-  maxConclusions?: number;
 }
 
 /** Options of `getPeerRepresentation`. */
@@ -219,14 +212,7 @@ export function context(
   return {
     method: "GET",
     path: ["workspaces", ws, "peers", peerId, "context"],
-    query: {
-      target: options.target,
-      search_query: options.searchQuery,
-      search_top_k: options.searchTopK,
-      search_max_distance: options.searchMaxDistance,
-      include_most_frequent: options.includeMostFrequent,
-      max_conclusions: options.maxConclusions,
-    },
+    query: { target: options.target, ...conclusionSearchQuery(options) },
     retry: true,
     parse: (value) => {
       const o = record(value, "peer context");

@@ -10,6 +10,8 @@
 import type { Endpoint, ListEndpoint } from "./client_transport.ts";
 import {
   type CallOptions,
+  type ConclusionSearchOptions,
+  conclusionSearchQuery,
   type JsonObject,
   list,
   MAX_MESSAGE_CHARS,
@@ -45,7 +47,8 @@ export interface SessionCreateOptions extends ResourceOptions {
 }
 
 /** Options of `getSessionContext`. */
-export interface SessionContextOptions extends CallOptions {
+export interface SessionContextOptions
+  extends CallOptions, ConclusionSearchOptions {
   /** The token budget of the context. */
   tokens?: number;
   /** Include the session summary. */
@@ -56,16 +59,6 @@ export interface SessionContextOptions extends CallOptions {
   peerPerspective?: string;
   /** Limit the representation to this session. */
   limitToSession?: boolean;
-  /** Ranks conclusions by similarity to this text. */
-  searchQuery?: string;
-  /** How many conclusions the search returns. */
-  searchTopK?: number;
-  /** The largest distance a search match may have (0–1). */
-  searchMaxDistance?: number;
-  /** Include the most frequent conclusions. */
-  includeMostFrequent?: boolean;
-  /** The most conclusions in the representation. */
-  maxConclusions?: number;
 }
 
 /** A file `uploadFile` turns into messages. */
@@ -212,11 +205,7 @@ export function context(
       peer_target: options.peerTarget,
       peer_perspective: options.peerPerspective,
       limit_to_session: options.limitToSession,
-      search_query: options.searchQuery,
-      search_top_k: options.searchTopK,
-      search_max_distance: options.searchMaxDistance,
-      include_most_frequent: options.includeMostFrequent,
-      max_conclusions: options.maxConclusions,
+      ...conclusionSearchQuery(options),
     },
     retry: true,
     parse: (value) => {

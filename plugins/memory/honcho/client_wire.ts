@@ -202,6 +202,20 @@ export interface SearchOptions extends CallOptions {
   limit?: number;
 }
 
+/** How the context calls (peer, session) pick the conclusions of a representation. */
+export interface ConclusionSearchOptions {
+  /** Ranks conclusions by similarity to this text. */
+  searchQuery?: string;
+  /** How many conclusions the search returns. */
+  searchTopK?: number;
+  /** The largest distance a search match may have (0–1). */
+  searchMaxDistance?: number;
+  /** Include the most frequent conclusions. */
+  includeMostFrequent?: boolean;
+  /** The most conclusions in the representation. */
+  maxConclusions?: number;
+}
+
 /** Metadata and configuration of a get-or-create or update. */
 export interface ResourceOptions extends CallOptions {
   /** Metadata (replaces the stored metadata where the API says so). */
@@ -479,6 +493,19 @@ export function parseNothing(): void {}
 /** Reads a peer card answer (`null`: no card). */
 export function parseCard(value: unknown): string[] | null {
   return stringList(record(value, "card").peer_card, "card.peer_card");
+}
+
+/** The query parameters of {@linkcode ConclusionSearchOptions}. */
+export function conclusionSearchQuery(
+  options: ConclusionSearchOptions,
+): Record<string, string | number | boolean | undefined> {
+  return {
+    search_query: options.searchQuery,
+    search_top_k: options.searchTopK,
+    search_max_distance: options.searchMaxDistance,
+    include_most_frequent: options.includeMostFrequent,
+    max_conclusions: options.maxConclusions,
+  };
 }
 
 /** The body of a search call. */

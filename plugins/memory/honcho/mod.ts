@@ -77,6 +77,7 @@ export {
   type Conclusion,
   type ConclusionInput,
   type ConclusionQueryOptions,
+  type ConclusionSearchOptions,
   type FetchLike,
   type FileUpload,
   HonchoClient,

@@ -352,3 +352,53 @@ Deno.test("HonchoMemoryProvider warns once when the outbox reaches its size boun
   }
   assert.deepEqual(server.violations, []);
 });
+
+Deno.test("HonchoMemoryProvider stores turns in syncTurn order however many awaits session naming takes", async (t) => {
+  // per-repo naming awaits git; a turn handed over while the name is being
+  // resolved waits for it. A turn handed over at any later microtask (here:
+  // as soon as the session is named, before anything else runs) must still
+  // be stored after the earlier ones.
+  for (const hops of [0, 1, 3]) {
+    await t.step(`git answers after ${hops} extra microtask(s)`, async () => {
+      await using server = await startHonchoTestServer();
+      const home = await makeProfile(server, {
+        config: { sessionStrategy: "per-repo", recallMode: "tools" },
+      });
+      let release: (top: string) => void = () => {};
+      const gitTopLevel = async (): Promise<string> => {
+        const top = await new Promise<string>((resolve) => release = resolve);
+        for (let i = 0; i < hops; i++) await Promise.resolve();
+        return top;
+      };
+      const provider = await startProvider(home, "s1", { gitTopLevel }, {
+        cwd: "/work/project",
+      });
+      try {
+        const handed: Promise<void>[] = [];
+        const sync = (n: number): void => {
+          handed.push(
+            Promise.resolve(provider.syncTurn(`Question ${n}`, `Answer ${n}`)),
+          );
+        };
+        sync(1);
+        sync(2);
+        release("/work/project");
+        // The host hands over turn 3 the moment the session has a name.
+        while (provider.sessionIdentity === undefined) await Promise.resolve();
+        sync(3);
+        sync(4);
+        await Promise.all(handed);
+        assert.equal(await provider.idle(10_000), true);
+        assert.deepEqual(
+          storedContents(server),
+          [1, 2, 3, 4].flatMap((n) => [`Question ${n}`, `Answer ${n}`]),
+        );
+        assert.equal(provider.sessionIdentity?.sessionKey, "project");
+      } finally {
+        await provider.shutdown();
+        await removeHome(home);
+      }
+      assert.deepEqual(server.violations, []);
+    });
+  }
+});

@@ -13,6 +13,7 @@ import type { ConfigField } from "@hermes/memory/provider";
 
 export type { ConfigField };
 import { REASONING_LEVELS } from "./config.ts";
+import { saveHonchoConfig } from "./config_file.ts";
 
 /** How a field is edited. */
 export type ProviderFieldKind =
@@ -496,4 +497,42 @@ export function getHonchoConfigFields(): ConfigField[] {
     }
     return out;
   });
+}
+
+/**
+ * Saves non-secret setup values into `$HERMES_HOME/honcho.json`: fields of
+ * {@linkcode HONCHO_CONFIG_SCHEMA} with `scope: "root"` at the root, the
+ * rest (and keys the schema does not know) in the profile's host block;
+ * secrets are skipped (they belong in `.env`).
+ *
+ * @param values The values, keyed by schema key.
+ * @param hermesHome The profile home.
+ * @returns Resolves once written (each part under the settings lock).
+ *
+ * @example Saving a self-hosted server's URL and a recall mode
+ * ```ts ignore
+ * import { saveHonchoSetupValues } from "./config_schema.ts";
+ * await saveHonchoSetupValues({ baseUrl: "http://127.0.0.1:8000", recallMode: "tools" }, "/home/me/.hermes");
+ * ```
+ */
+export async function saveHonchoSetupValues(
+  values: Record<string, unknown>,
+  hermesHome: string,
+): Promise<void> {
+  const root: Record<string, unknown> = {};
+  const host: Record<string, unknown> = {};
+  const scopes = new Map(
+    HONCHO_CONFIG_SCHEMA.fields.map((f) => [f.key, f] as const),
+  );
+  for (const [key, value] of Object.entries(values)) {
+    const field = scopes.get(key);
+    if (field?.kind === "secret") continue;
+    (field?.scope === "root" ? root : host)[key] = value;
+  }
+  if (Object.keys(root).length > 0) {
+    await saveHonchoConfig(root, hermesHome);
+  }
+  if (Object.keys(host).length > 0) {
+    await saveHonchoConfig(host, hermesHome, { hostBlock: true });
+  }
 }

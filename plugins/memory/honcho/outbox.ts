@@ -51,50 +51,48 @@
  * processes appended. Two profiles (different `HERMES_HOME`) never share an
  * outbox.
  *
+ * {@linkcode HonchoOutbox} is the facade; `outbox_log.ts` holds the file
+ * format and the state replayed from it, `outbox_commit.ts` the group
+ * commit, `outbox_delivery.ts` the delivery with its attempts and lease.
+ *
  * @module
  */
 
 import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
-import {
-  atomicWriteText,
-  getHermesHome,
-  log,
-  withFileLock,
-} from "@hermes/memory/provider";
+import { atomicWriteText, getHermesHome } from "@hermes/memory/provider";
 import {
   abortableSleep,
   type HonchoClient,
   type JsonObject,
   MAX_MESSAGE_CHARS,
-  MAX_MESSAGES_PER_BATCH,
-  type MessageInput,
   type SleepLike,
 } from "./client.ts";
+import { GroupCommitter, type OutboxAppendResult } from "./outbox_commit.ts";
 import {
-  ConnectionError,
-  HonchoError,
-  InvalidResponseError,
-  PermissionDeniedError,
-  ServerError,
-  TimeoutError,
-} from "./errors.ts";
-import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
-import { errorText, isRecord } from "./_util.ts";
+  type OutboxDeliverOptions,
+  type OutboxDeliverResult,
+  OutboxDelivery,
+} from "./outbox_delivery.ts";
+import {
+  OUTBOX_ID_METADATA_KEY,
+  OutboxLog,
+  type OutboxRecord,
+  readRejectedFile,
+  type RejectedRecord,
+} from "./outbox_log.ts";
 
-/** The metadata key that carries a message's outbox id. */
-export const OUTBOX_ID_METADATA_KEY = "hermes_outbox_id";
+export { OUTBOX_ID_METADATA_KEY };
+export type {
+  OutboxAppendResult,
+  OutboxDeliverOptions,
+  OutboxDeliverResult,
+  OutboxRecord,
+  RejectedRecord,
+};
 
 /** How long Honcho may take to finish a request its client gave up on, by default (ms). */
 export const DEFAULT_LATE_COMMIT_GRACE_MS = 30_000;
-
-const FORMAT_VERSION = 1;
-/** An attempt recorded before `until` existed: assume twice the default request timeout. */
-const LEGACY_ATTEMPT_WINDOW_MS = 60_000;
-/** A request is not started with less time than this before the deadline. */
-const MIN_REQUEST_MS = 250;
-/** Ids asked about per dedup request. */
-const IDS_PER_QUERY = 40;
 
 /** A message to queue. */
 export interface OutboxMessageInput {
@@ -120,85 +118,6 @@ export interface OutboxMessageInput {
    * first send. @default {true when `id` is given}
    */
   checkFirst?: boolean;
-}
-
-/** A queued message. */
-export interface OutboxRecord {
-  /** The outbox id (a UUID), also in `metadata.hermes_outbox_id`. */
-  id: string;
-  /** The workspace. */
-  workspace: string;
-  /** The session. */
-  session: string;
-  /** The author peer. */
-  peer: string;
-  /** The text. */
-  content: string;
-  /** Metadata including `hermes_outbox_id`. */
-  metadata: JsonObject;
-  /** When it was said (ISO). */
-  createdAt: string;
-}
-
-/** A message Honcho refused, kept in the rejected file. */
-export interface RejectedRecord extends OutboxRecord {
-  /** Honcho's reason. */
-  reason: string;
-  /** The HTTP status of the refusal, when there was one. */
-  status?: number;
-  /** When it was moved aside (ISO). */
-  rejectedAt: string;
-}
-
-/** What {@linkcode HonchoOutbox.append} did. */
-export interface OutboxAppendResult {
-  /** Ids of the messages now queued (including ones that already were), in input order. */
-  accepted: string[];
-  /** How many messages were refused because the outbox is full (a warning was logged). */
-  rejected: number;
-}
-
-/** What {@linkcode HonchoOutbox.deliver} did. */
-export interface OutboxDeliverResult {
-  /** Messages Honcho acknowledged in this call. */
-  delivered: number;
-  /** Messages found already stored (sent before a crash, a timeout, an earlier import) and not re-sent. */
-  duplicates: number;
-  /** Messages Honcho refused permanently (moved to the rejected file, warned). */
-  rejected: number;
-  /** Messages still queued afterwards. */
-  pending: number;
-  /**
-   * Queued messages an earlier uncertain attempt may still land for; they
-   * are resolved once it no longer can (see {@linkcode OutboxStats.settlesAt}).
-   */
-  waiting?: number;
-  /** When delivery stopped to wait: the time the first of those attempts settles (epoch ms). */
-  settlesAt?: number;
-  /** Another process holds the delivery lease: nothing was delivered here. */
-  busy?: boolean;
-  /** Why delivery stopped early (Honcho down after all retries, or a systemic refusal), if it did. */
-  error?: unknown;
-  /** `true` when `error` is one retrying cannot fix (auth, 404, a refused id, a denied permission). */
-  systemic?: boolean;
-}
-
-/** Options of {@linkcode HonchoOutbox.deliver}. */
-export interface OutboxDeliverOptions {
-  /** Stops delivery; its reason is rethrown unchanged. */
-  signal?: AbortSignal;
-  /** Consecutive transient failures tolerated before returning. @default {HonchoOutboxOptions.maxRetries} */
-  maxRetries?: number;
-  /**
-   * Epoch ms by which delivery ends: no request is started that could run
-   * past it, and no wait for an uncertain attempt goes past it.
-   */
-  deadline?: number;
-  /**
-   * The longest delivery sleeps for an uncertain earlier attempt to settle
-   * before it returns (with `settlesAt`), in ms. @default {Infinity}
-   */
-  maxWaitMs?: number;
 }
 
 /** Sizes of the outbox. */
@@ -250,54 +169,6 @@ export interface HonchoOutboxOptions {
   /** The clock, epoch ms. @default {Date.now} */
   now?: () => number;
 }
-
-interface Entry {
-  record: OutboxRecord;
-  bytes: number;
-  /** A delivery was attempted. */
-  attempted: boolean;
-  /** Epoch ms after which no attempt made so far can land (0: none). */
-  landBy: number;
-  /** Look the id up on Honcho before the first send. */
-  verify: boolean;
-}
-
-interface Batch {
-  session: string;
-  entries: Entry[];
-  /** Ids to look up first (attempted or verify). */
-  check: string[];
-  /** Stop after the first message: it is being isolated. */
-}
-
-type Pick =
-  | { kind: "batch"; batch: Batch }
-  | { kind: "wait"; until: number; waiting: number }
-  | { kind: "empty" };
-
-type CommitJob =
-  | {
-    kind: "messages";
-    records: { record: OutboxRecord; verify: boolean }[];
-    resolve: (result: OutboxAppendResult) => void;
-    reject: (error: unknown) => void;
-  }
-  | {
-    kind: "lines";
-    lines: string[];
-    resolve: () => void;
-    reject: (error: unknown) => void;
-  };
-
-/** Where delivery failed: looking up stored ids, or sending. */
-class StageError extends Error {
-  constructor(readonly stage: "check" | "send", readonly error: unknown) {
-    super(errorText(error));
-  }
-}
-
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /**
  * The file name an outbox uses for a workspace: the id with characters
@@ -364,30 +235,11 @@ export class HonchoOutbox {
   readonly path: string;
   /** Where permanently refused messages are kept. */
   readonly rejectedPath: string;
-  #dir: string;
-  #lockPath: string;
-  #deliverLockPath: string;
-  #maxPendingMessages: number;
-  #maxPendingBytes: number;
-  #maxRetries: number;
-  #retryBaseDelayMs: number;
-  #retryMaxDelayMs: number;
-  #retryAfterCapMs: number;
-  #graceMs: number;
-  #compactAfterBytes: number;
+  #file: OutboxLog;
+  #commit: GroupCommitter;
+  #delivery: OutboxDelivery;
   #sleep: SleepLike;
-  #random: () => number;
   #now: () => number;
-  #entries = new Map<string, Entry>();
-  #bytes = 0;
-  #offset = 0;
-  #fileSize = 0;
-  #ino: number | null | undefined;
-  #generation: string | undefined;
-  #isolate = new Set<string>();
-  #warnedFull = false;
-  #jobs: CommitJob[] = [];
-  #committer: Promise<void> | undefined;
   #delivering: Promise<unknown> = Promise.resolve();
 
   /**
@@ -403,39 +255,52 @@ export class HonchoOutbox {
       );
     }
     this.workspace = options.workspace;
-    this.#dir = join(
+    const dir = join(
       resolve(options.hermesHome ?? getHermesHome()),
       "honcho",
       "outbox",
     );
     const name = outboxFileName(options.workspace);
-    this.path = join(this.#dir, name);
+    this.#now = options.now ?? Date.now;
+    this.#file = new OutboxLog(dir, name, options.workspace, this.#now);
+    this.path = this.#file.path;
     this.rejectedPath = join(
-      this.#dir,
+      dir,
       name.replace(/\.jsonl$/, ".rejected.jsonl"),
     );
-    this.#lockPath = `${this.path}.lock`;
-    this.#deliverLockPath = `${this.path}.deliver.lock`;
-    this.#maxPendingMessages = positive(
-      options.maxPendingMessages ?? 10_000,
-      "maxPendingMessages",
-    );
-    this.#maxPendingBytes = positive(
-      options.maxPendingBytes ?? 50 * 1024 * 1024,
-      "maxPendingBytes",
-    );
-    this.#maxRetries = Math.max(0, options.maxRetries ?? 5);
-    this.#retryBaseDelayMs = options.retryBaseDelayMs ?? 1_000;
-    this.#retryMaxDelayMs = options.retryMaxDelayMs ?? 60_000;
-    this.#retryAfterCapMs = options.retryAfterCapMs ?? 60_000;
-    this.#graceMs = Math.max(
-      0,
-      options.lateCommitGraceMs ?? DEFAULT_LATE_COMMIT_GRACE_MS,
-    );
-    this.#compactAfterBytes = options.compactAfterBytes ?? 1024 * 1024;
+    this.#commit = new GroupCommitter(this.#file, {
+      maxPendingMessages: positive(
+        options.maxPendingMessages ?? 10_000,
+        "maxPendingMessages",
+      ),
+      maxPendingBytes: positive(
+        options.maxPendingBytes ?? 50 * 1024 * 1024,
+        "maxPendingBytes",
+      ),
+    });
     this.#sleep = options.sleep ?? abortableSleep;
-    this.#random = options.random ?? Math.random;
-    this.#now = options.now ?? Date.now;
+    this.#delivery = new OutboxDelivery({
+      workspace: options.workspace,
+      file: this.#file,
+      commit: this.#commit,
+      rejectedPath: this.rejectedPath,
+      leasePath: `${this.path}.deliver.lock`,
+      pending: async () => (await this.stats()).pending,
+      policy: {
+        maxRetries: Math.max(0, options.maxRetries ?? 5),
+        retryBaseDelayMs: options.retryBaseDelayMs ?? 1_000,
+        retryMaxDelayMs: options.retryMaxDelayMs ?? 60_000,
+        retryAfterCapMs: options.retryAfterCapMs ?? 60_000,
+        lateCommitGraceMs: Math.max(
+          0,
+          options.lateCommitGraceMs ?? DEFAULT_LATE_COMMIT_GRACE_MS,
+        ),
+        compactAfterBytes: options.compactAfterBytes ?? 1024 * 1024,
+        sleep: this.#sleep,
+        random: options.random ?? Math.random,
+        now: this.#now,
+      },
+    });
   }
 
   /**
@@ -486,9 +351,7 @@ export class HonchoOutbox {
         verify: message.checkFirst ?? message.id !== undefined,
       };
     });
-    return await new Promise((resolve, reject) => {
-      this.#enqueue({ kind: "messages", records, resolve, reject });
-    });
+    return await this.#commit.append(records);
   }
 
   /**
@@ -498,9 +361,9 @@ export class HonchoOutbox {
    * @returns Copies of the records.
    */
   async pending(): Promise<OutboxRecord[]> {
-    return await this.#locked(async () => {
-      await this.#catchUp();
-      return [...this.#entries.values()].map((entry) =>
+    return await this.#file.locked(async () => {
+      await this.#file.catchUp();
+      return [...this.#file.entries.values()].map((entry) =>
         structuredClone(entry.record)
       );
     });
@@ -513,14 +376,14 @@ export class HonchoOutbox {
    * and those an uncertain attempt may still land for.
    */
   async stats(): Promise<OutboxStats> {
-    return await this.#locked(async () => {
-      await this.#catchUp();
+    return await this.#file.locked(async () => {
+      await this.#file.catchUp();
       const now = this.#now();
       let attempted = 0;
       let waiting = 0;
       let verifying = 0;
       let settlesAt: number | undefined;
-      for (const entry of this.#entries.values()) {
+      for (const entry of this.#file.entries.values()) {
         if (entry.attempted) attempted++;
         if (entry.verify) verifying++;
         if (entry.attempted && entry.landBy > now) {
@@ -529,8 +392,8 @@ export class HonchoOutbox {
         }
       }
       const stats: OutboxStats = {
-        pending: this.#entries.size,
-        bytes: this.#bytes,
+        pending: this.#file.entries.size,
+        bytes: this.#file.bytes,
         attempted,
         waiting,
         verifying,
@@ -546,7 +409,9 @@ export class HonchoOutbox {
    * @returns The records with their reasons (`[]` when none).
    */
   async rejected(): Promise<RejectedRecord[]> {
-    return await this.#locked(() => this.#readRejected());
+    return await this.#file.locked(() =>
+      readRejectedFile(this.rejectedPath, this.workspace)
+    );
   }
 
   /**
@@ -558,8 +423,8 @@ export class HonchoOutbox {
    */
   async retryRejected(ids?: readonly string[]): Promise<number> {
     const wanted = ids === undefined ? undefined : new Set(ids);
-    const picked = await this.#locked(async () => {
-      const all = await this.#readRejected();
+    const picked = await this.#file.locked(async () => {
+      const all = await readRejectedFile(this.rejectedPath, this.workspace);
       const take = all.filter((r) => !wanted || wanted.has(r.id));
       if (take.length === 0) return [];
       const keep = all.filter((r) => wanted && !wanted.has(r.id));
@@ -606,7 +471,7 @@ export class HonchoOutbox {
     options: OutboxDeliverOptions = {},
   ): Promise<OutboxDeliverResult> {
     const run = this.#delivering.catch(() => {}).then(() =>
-      this.#deliverWithLease(client, options)
+      this.#delivery.deliver(client, options)
     );
     this.#delivering = run;
     return run;
@@ -653,809 +518,6 @@ export class HonchoOutbox {
       clearTimeout(timer);
     }
   }
-
-  // -------------------------------------------------------------------------
-  // Group commit
-  // -------------------------------------------------------------------------
-
-  #enqueue(job: CommitJob): void {
-    this.#jobs.push(job);
-    this.#startCommitter();
-  }
-
-  #startCommitter(): void {
-    this.#committer ??= this.#commitLoop().finally(() => {
-      this.#committer = undefined;
-      // A job queued between the loop's last look and this reset.
-      if (this.#jobs.length > 0) this.#startCommitter();
-    });
-  }
-
-  async #commitLoop(): Promise<void> {
-    while (this.#jobs.length > 0) {
-      const jobs = this.#jobs.splice(0);
-      const results: OutboxAppendResult[] = [];
-      try {
-        await this.#locked(async () => {
-          await this.#catchUp();
-          const lines: string[] = [];
-          let count = this.#entries.size;
-          let bytes = this.#bytes;
-          let refused = 0;
-          const queued = new Set<string>();
-          for (const job of jobs) {
-            if (job.kind === "lines") {
-              lines.push(...job.lines);
-              results.push({ accepted: [], rejected: 0 });
-              continue;
-            }
-            const result: OutboxAppendResult = { accepted: [], rejected: 0 };
-            for (const { record, verify } of job.records) {
-              if (this.#entries.has(record.id) || queued.has(record.id)) {
-                result.accepted.push(record.id);
-                continue;
-              }
-              const line = JSON.stringify({
-                type: "message",
-                ...record,
-                ...(verify ? { verify: true } : {}),
-              });
-              const size = encoder.encode(line).length + 1;
-              if (
-                count + 1 > this.#maxPendingMessages ||
-                bytes + size > this.#maxPendingBytes
-              ) {
-                result.rejected++;
-                continue;
-              }
-              count++;
-              bytes += size;
-              lines.push(line);
-              queued.add(record.id);
-              result.accepted.push(record.id);
-            }
-            refused += result.rejected;
-            results.push(result);
-          }
-          if (lines.length > 0) await this.#appendLines(lines);
-          if (refused > 0) this.#warnFull(refused);
-        });
-      } catch (error) {
-        for (const job of jobs) job.reject(error);
-        continue;
-      }
-      jobs.forEach((job, index) => {
-        if (job.kind === "lines") job.resolve();
-        else job.resolve(results[index]!);
-      });
-    }
-  }
-
-  /** Appends control lines durably (through the group commit). */
-  #commitLines(lines: string[]): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#enqueue({ kind: "lines", lines, resolve, reject });
-    });
-  }
-
-  #warnFull(refused: number): void {
-    if (!this.#warnedFull) {
-      this.#warnedFull = true;
-      log(
-        "warn",
-        `Honcho outbox ${this.path} is full (${this.#entries.size} messages, ${this.#bytes} bytes pending; limits ${this.#maxPendingMessages} messages, ${this.#maxPendingBytes} bytes): new messages are refused until Honcho accepts the backlog`,
-      );
-    } else {
-      log(
-        "debug",
-        `Honcho outbox ${this.path} is still full: refused ${refused} message(s)`,
-      );
-    }
-  }
-
-  // -------------------------------------------------------------------------
-  // Delivery
-  // -------------------------------------------------------------------------
-
-  async #deliverWithLease(
-    client: HonchoClient,
-    options: OutboxDeliverOptions,
-  ): Promise<OutboxDeliverResult> {
-    const signal = options.signal;
-    if (signal?.aborted) throw signal.reason;
-    await Deno.mkdir(this.#dir, { recursive: true, mode: 0o700 });
-    const lease = await Deno.open(this.#deliverLockPath, {
-      read: true,
-      write: true,
-      create: true,
-      mode: 0o600,
-    });
-    try {
-      if (!await lease.tryLock(true)) {
-        const stats = await this.stats();
-        return {
-          delivered: 0,
-          duplicates: 0,
-          rejected: 0,
-          pending: stats.pending,
-          busy: true,
-        };
-      }
-      try {
-        return await this.#deliverLocked(
-          client.withWorkspace(this.workspace),
-          signal,
-          options.maxRetries ?? this.#maxRetries,
-          options.deadline,
-          options.maxWaitMs ?? Infinity,
-        );
-      } finally {
-        await lease.unlock().catch(() => {});
-      }
-    } finally {
-      lease.close();
-    }
-  }
-
-  async #deliverLocked(
-    client: HonchoClient,
-    signal: AbortSignal | undefined,
-    maxRetries: number,
-    deadline: number | undefined,
-    maxWaitMs: number,
-  ): Promise<OutboxDeliverResult> {
-    const result: OutboxDeliverResult = {
-      delivered: 0,
-      duplicates: 0,
-      rejected: 0,
-      pending: 0,
-    };
-    let failures = 0;
-    try {
-      for (;;) {
-        if (signal?.aborted) throw signal.reason;
-        const pick = await this.#locked(async () => {
-          await this.#catchUp();
-          return this.#pickBatch(this.#now());
-        });
-        if (pick.kind === "empty") break;
-        if (pick.kind === "wait") {
-          // Every deliverable message waits for an uncertain attempt.
-          if (
-            (deadline !== undefined && pick.until > deadline) ||
-            pick.until - this.#now() > maxWaitMs
-          ) {
-            result.waiting = pick.waiting;
-            result.settlesAt = pick.until;
-            break;
-          }
-          // A real wait (not the injected backoff sleep): time must pass.
-          await abortableSleep(Math.max(1, pick.until - this.#now()), signal);
-          continue;
-        }
-        const left = deadline === undefined ? Infinity : deadline - this.#now();
-        if (left < MIN_REQUEST_MS) break;
-        try {
-          await this.#deliverBatch(client, pick.batch, result, signal, left);
-          failures = 0;
-        } catch (caught) {
-          if (signal?.aborted) throw signal.reason;
-          const { stage, error } = caught instanceof StageError
-            ? caught
-            : { stage: "send" as const, error: caught };
-          if (isRetryableHonchoError(error)) {
-            failures++;
-            if (failures > maxRetries) {
-              result.error = error;
-              break;
-            }
-            log(
-              "debug",
-              `Honcho outbox delivery failed, retrying: ${errorText(error)}`,
-            );
-            const delay = backoffDelayMs(failures - 1, error, {
-              baseMs: this.#retryBaseDelayMs,
-              maxMs: this.#retryMaxDelayMs,
-              retryAfterCapMs: this.#retryAfterCapMs,
-              random: this.#random,
-            });
-            if (deadline !== undefined && this.#now() + delay >= deadline) {
-              result.error = error;
-              break;
-            }
-            await this.#sleep(delay, signal);
-            continue;
-          }
-          const refused = stage === "send"
-            ? refusedMessage(error, pick.batch.entries.length)
-            : undefined;
-          if (refused === undefined) {
-            result.error = error;
-            result.systemic = true;
-            break;
-          }
-          if (refused === "isolate") {
-            // Find the refused message: deliver this batch one by one.
-            for (const entry of pick.batch.entries) {
-              this.#isolate.add(entry.record.id);
-            }
-            continue;
-          }
-          await this.#reject(pick.batch.entries[refused]!.record, error);
-          result.rejected++;
-        }
-      }
-    } finally {
-      await this.#locked(async () => {
-        await this.#catchUp();
-        await this.#maybeCompact();
-        result.pending = this.#entries.size;
-      }).catch(() => {});
-    }
-    return result;
-  }
-
-  async #deliverBatch(
-    client: HonchoClient,
-    batch: Batch,
-    result: OutboxDeliverResult,
-    signal: AbortSignal | undefined,
-    left: number,
-  ): Promise<void> {
-    let toSend = batch.entries;
-    if (batch.check.length > 0) {
-      let stored: Set<string>;
-      try {
-        stored = await this.#findStored(
-          client,
-          batch.session,
-          batch.check,
-          signal,
-        );
-      } catch (error) {
-        throw new StageError("check", error);
-      }
-      if (stored.size > 0) {
-        await this.#finish("ack", [...stored]);
-        result.duplicates += stored.size;
-        toSend = toSend.filter((entry) => !stored.has(entry.record.id));
-      }
-      // The others are certainly not stored: no longer in doubt.
-      for (const entry of toSend) entry.verify = false;
-    }
-    if (toSend.length === 0) return;
-    const timeoutMs = Math.max(1, Math.min(client.timeoutMs, left));
-    const ids = toSend.map((entry) => entry.record.id);
-    const before = toSend.map((entry) => ({
-      entry,
-      attempted: entry.attempted,
-      landBy: entry.landBy,
-    }));
-    const at = this.#now();
-    await this.#commitLines([JSON.stringify({
-      type: "attempt",
-      ids,
-      at: new Date(at).toISOString(),
-      until: at + timeoutMs + this.#graceMs,
-    })]);
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort(signal!.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const timer = Number.isFinite(left)
-      ? setTimeout(
-        () =>
-          controller.abort(
-            new DOMException("Honcho delivery deadline passed", "TimeoutError"),
-          ),
-        timeoutMs,
-      )
-      : undefined;
-    try {
-      await client.createMessages(
-        batch.session,
-        toSend.map((entry) => toMessageInput(entry.record)),
-        { signal: controller.signal },
-      );
-    } catch (caught) {
-      // Our own deadline ended the request: a timeout like any other.
-      const error = controller.signal.aborted && !signal?.aborted
-        ? new TimeoutError(
-          `Honcho POST messages was cut off at the delivery deadline after ${timeoutMs} ms`,
-          { cause: caught },
-        )
-        : caught;
-      const outcome = sendOutcome(error);
-      if (outcome !== "doubt") {
-        // This attempt cannot land later: only earlier attempts still
-        // count (and, when it was surely not stored, it needs no lookup).
-        // Recorded, so another process (or a restart) need not wait either.
-        const groups = new Map<
-          string,
-          { ids: string[]; landBy: number; attempted: boolean }
-        >();
-        for (const { entry, attempted, landBy } of before) {
-          const now = outcome === "unsent" ? attempted : true;
-          entry.attempted = now;
-          entry.landBy = landBy;
-          const key = `${landBy}:${now}`;
-          const group = groups.get(key) ?? { ids: [], landBy, attempted: now };
-          group.ids.push(entry.record.id);
-          groups.set(key, group);
-        }
-        await this.#commitLines(
-          [...groups.values()].map((group) =>
-            JSON.stringify({ type: "settle", ...group })
-          ),
-        ).catch(() => {});
-      }
-      throw new StageError("send", error);
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-    }
-    await this.#finish("ack", ids);
-    result.delivered += ids.length;
-  }
-
-  #pickBatch(now: number): Pick {
-    const blocked = new Set<string>();
-    let until = Infinity;
-    let waiting = 0;
-    let session: string | undefined;
-    const entries: Entry[] = [];
-    const check: string[] = [];
-    for (const entry of this.#entries.values()) {
-      const record = entry.record;
-      if (blocked.has(record.session)) continue;
-      if (session !== undefined && record.session !== session) continue;
-      if (entry.attempted && entry.landBy > now) {
-        // An earlier attempt may still land: this session waits (order).
-        blocked.add(record.session);
-        until = Math.min(until, entry.landBy);
-        waiting++;
-        if (session !== undefined) break;
-        continue;
-      }
-      session = record.session;
-      const isolated = this.#isolate.has(record.id);
-      if (isolated && entries.length > 0) break;
-      entries.push(entry);
-      if (entry.attempted || entry.verify) check.push(record.id);
-      if (isolated || entries.length >= MAX_MESSAGES_PER_BATCH) break;
-    }
-    if (session !== undefined) {
-      return { kind: "batch", batch: { session, entries, check } };
-    }
-    return Number.isFinite(until)
-      ? { kind: "wait", until, waiting }
-      : { kind: "empty" };
-  }
-
-  async #findStored(
-    client: HonchoClient,
-    session: string,
-    ids: readonly string[],
-    signal: AbortSignal | undefined,
-  ): Promise<Set<string>> {
-    const wanted = new Set(ids);
-    const found = new Set<string>();
-    for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
-      const group = ids.slice(i, i + IDS_PER_QUERY);
-      const page = await client.listMessages(session, {
-        filters: {
-          OR: group.map((id) => ({
-            metadata: { [OUTBOX_ID_METADATA_KEY]: id },
-          })),
-        },
-        size: 100,
-        signal,
-      });
-      for await (const message of page) {
-        const id = message.metadata[OUTBOX_ID_METADATA_KEY];
-        if (typeof id === "string" && wanted.has(id)) found.add(id);
-      }
-    }
-    return found;
-  }
-
-  async #finish(
-    type: "ack" | "drop",
-    ids: readonly string[],
-    reason?: string,
-  ): Promise<void> {
-    const line: JsonObject = {
-      type,
-      ids,
-      at: new Date(this.#now()).toISOString(),
-    };
-    if (reason !== undefined) line.reason = reason;
-    await this.#commitLines([JSON.stringify(line)]);
-    for (const id of ids) this.#isolate.delete(id);
-    if (
-      this.#warnedFull && this.#entries.size < this.#maxPendingMessages * 0.9
-    ) this.#warnedFull = false;
-  }
-
-  async #reject(record: OutboxRecord, error: unknown): Promise<void> {
-    const reason = errorText(error);
-    await Deno.mkdir(this.#dir, { recursive: true, mode: 0o700 });
-    const rejected: RejectedRecord = {
-      ...record,
-      reason,
-      rejectedAt: new Date(this.#now()).toISOString(),
-    };
-    if (error instanceof HonchoError && error.status !== undefined) {
-      rejected.status = error.status;
-    }
-    await this.#locked(async () => {
-      const file = await Deno.open(this.rejectedPath, {
-        append: true,
-        create: true,
-        mode: 0o600,
-      });
-      try {
-        await writeAll(file, encoder.encode(`${JSON.stringify(rejected)}\n`));
-        await file.syncData();
-      } finally {
-        file.close();
-      }
-    });
-    await this.#finish("drop", [record.id], reason);
-    log(
-      "warn",
-      `Honcho refused outbox message ${record.id} for session '${record.session}' (${reason}): it was moved to ${this.rejectedPath}; 'hermes honcho outbox retry' queues it again`,
-    );
-  }
-
-  async #readRejected(): Promise<RejectedRecord[]> {
-    let text: string;
-    try {
-      text = await Deno.readTextFile(this.rejectedPath);
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return [];
-      throw error;
-    }
-    const out: RejectedRecord[] = [];
-    for (const line of text.split("\n")) {
-      if (line.trim() === "") continue;
-      try {
-        const value: unknown = JSON.parse(line);
-        if (!isRecord(value)) continue;
-        const record = toRecord(value, this.workspace);
-        if (!record) continue;
-        const item: RejectedRecord = {
-          ...record,
-          reason: typeof value.reason === "string" ? value.reason : "",
-          rejectedAt: typeof value.rejectedAt === "string"
-            ? value.rejectedAt
-            : "",
-        };
-        if (typeof value.status === "number") item.status = value.status;
-        out.push(item);
-      } catch {
-        // A torn last line: ignored.
-      }
-    }
-    return out;
-  }
-
-  // -------------------------------------------------------------------------
-  // The log file (all under the state lock)
-  // -------------------------------------------------------------------------
-
-  #locked<T>(fn: () => Promise<T>): Promise<T> {
-    return withFileLock(this.#lockPath, fn);
-  }
-
-  #reset(): void {
-    this.#entries.clear();
-    this.#bytes = 0;
-    this.#offset = 0;
-    this.#fileSize = 0;
-    this.#ino = undefined;
-    this.#generation = undefined;
-  }
-
-  /** Replays what was appended since the last read (by any process). */
-  async #catchUp(): Promise<void> {
-    let info: Deno.FileInfo;
-    try {
-      info = await Deno.stat(this.path);
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) {
-        this.#reset();
-        return;
-      }
-      throw error;
-    }
-    const ino = info.ino ?? null;
-    if (this.#ino !== undefined) {
-      const replaced = ino !== null
-        ? ino !== this.#ino
-        : (await this.#readGeneration()) !== this.#generation;
-      if (replaced || info.size < this.#offset) this.#reset();
-    }
-    if (info.size > this.#offset) {
-      const bytes = await readFrom(this.path, this.#offset);
-      const end = bytes.lastIndexOf(10) + 1;
-      const text = decoder.decode(bytes.subarray(0, end));
-      for (const line of text.split("\n")) {
-        if (line.trim() !== "") {
-          this.#apply(line, encoder.encode(line).length + 1);
-        }
-      }
-      this.#offset += end;
-      if (end < bytes.length) {
-        log(
-          "warn",
-          `Ignoring a torn last line in Honcho outbox ${this.path} (${
-            bytes.length - end
-          } bytes, a crash during a write): it is removed`,
-        );
-        await Deno.truncate(this.path, this.#offset);
-      }
-    }
-    this.#ino = ino;
-    this.#fileSize = this.#offset;
-  }
-
-  #apply(line: string, size: number): void {
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      log("warn", `Ignoring an unreadable line in Honcho outbox ${this.path}`);
-      return;
-    }
-    if (!isRecord(value)) return;
-    const item = value;
-    switch (item.type) {
-      case "header":
-        this.#generation = typeof item.generation === "string"
-          ? item.generation
-          : undefined;
-        return;
-      case "message": {
-        const record = toRecord(item, this.workspace);
-        if (!record) {
-          log(
-            "warn",
-            `Ignoring a malformed message record in Honcho outbox ${this.path}`,
-          );
-          return;
-        }
-        if (!this.#entries.has(record.id)) {
-          this.#entries.set(record.id, {
-            record,
-            bytes: size,
-            attempted: false,
-            landBy: 0,
-            verify: item.verify === true,
-          });
-          this.#bytes += size;
-        }
-        return;
-      }
-      case "attempt": {
-        const at = typeof item.at === "string" ? Date.parse(item.at) : NaN;
-        const until = typeof item.until === "number"
-          ? item.until
-          : (Number.isFinite(at) ? at : this.#now()) +
-            LEGACY_ATTEMPT_WINDOW_MS;
-        for (const id of stringIds(item.ids)) {
-          const entry = this.#entries.get(id);
-          if (!entry) continue;
-          entry.attempted = true;
-          entry.landBy = Math.max(entry.landBy, until);
-        }
-        return;
-      }
-      case "settle": {
-        // An attempt that ended without landing later: earlier ones count.
-        const landBy = typeof item.landBy === "number" ? item.landBy : 0;
-        for (const id of stringIds(item.ids)) {
-          const entry = this.#entries.get(id);
-          if (!entry) continue;
-          entry.landBy = landBy;
-          if (item.attempted === false) entry.attempted = false;
-        }
-        return;
-      }
-      case "ack":
-      case "drop":
-        for (const id of stringIds(item.ids)) {
-          const entry = this.#entries.get(id);
-          if (entry) {
-            this.#entries.delete(id);
-            this.#bytes -= entry.bytes;
-          }
-        }
-        return;
-    }
-  }
-
-  async #appendLines(lines: readonly string[]): Promise<void> {
-    await Deno.mkdir(this.#dir, { recursive: true, mode: 0o700 });
-    const all = this.#offset === 0
-      ? [
-        JSON.stringify({
-          type: "header",
-          version: FORMAT_VERSION,
-          generation: crypto.randomUUID(),
-        }),
-        ...lines,
-      ]
-      : [...lines];
-    const data = encoder.encode(all.map((line) => `${line}\n`).join(""));
-    const file = await Deno.open(this.path, {
-      append: true,
-      create: true,
-      mode: 0o600,
-    });
-    try {
-      await writeAll(file, data);
-      await file.syncData();
-    } finally {
-      file.close();
-    }
-    // Replay our own lines so state and offset follow the file exactly.
-    await this.#catchUp();
-  }
-
-  async #readGeneration(): Promise<string | undefined> {
-    try {
-      const head = decoder.decode(await readFrom(this.path, 0, 512));
-      const first = JSON.parse(head.slice(0, head.indexOf("\n")));
-      return typeof first?.generation === "string"
-        ? first.generation
-        : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
-  async #maybeCompact(): Promise<void> {
-    if (this.#fileSize === 0) return;
-    const allDone = this.#entries.size === 0;
-    const bloated = this.#fileSize > this.#compactAfterBytes &&
-      this.#bytes * 2 < this.#fileSize;
-    if (!allDone && !bloated) return;
-    const lines = [
-      JSON.stringify({
-        type: "header",
-        version: FORMAT_VERSION,
-        generation: crypto.randomUUID(),
-      }),
-    ];
-    const attempts = new Map<number, string[]>();
-    for (const entry of this.#entries.values()) {
-      lines.push(JSON.stringify({
-        type: "message",
-        ...entry.record,
-        ...(entry.verify ? { verify: true } : {}),
-      }));
-      if (entry.attempted) {
-        const ids = attempts.get(entry.landBy) ?? [];
-        ids.push(entry.record.id);
-        attempts.set(entry.landBy, ids);
-      }
-    }
-    for (const [until, ids] of attempts) {
-      lines.push(JSON.stringify({
-        type: "attempt",
-        ids,
-        at: new Date(this.#now()).toISOString(),
-        until,
-      }));
-    }
-    await atomicWriteText(
-      this.path,
-      lines.map((line) => `${line}\n`).join(""),
-      { mode: 0o600 },
-    );
-    this.#reset();
-    await this.#catchUp();
-  }
-}
-
-/**
- * What a failed send says about the request:
- *
- * - `"unsent"`: it was not stored — Honcho refused it before storing (a
- *   4xx, a 429), or it never left this process (no connection, a denied
- *   permission, client-side validation);
- * - `"over"`: Honcho finished with it, stored or not (a 500, 502 or 503, an
- *   answer that is not the JSON promised): look it up now, no wait;
- * - `"doubt"`: Honcho may still be working on it (a timeout, a dropped
- *   connection, a 504 from a proxy, an abort): it is not looked up before
- *   its attempt's `until`.
- */
-function sendOutcome(error: unknown): "unsent" | "over" | "doubt" {
-  if (error instanceof PermissionDeniedError || error instanceof RangeError) {
-    return "unsent";
-  }
-  if (error instanceof ConnectionError) {
-    return error.requestSent === false ? "unsent" : "doubt";
-  }
-  if (error instanceof InvalidResponseError) return "over";
-  if (error instanceof ServerError) {
-    return error.status === 504 ? "doubt" : "over";
-  }
-  return error instanceof HonchoError && error.status !== undefined
-    ? "unsent"
-    : "doubt";
-}
-
-/**
- * Whether Honcho refused one message of the batch itself: a 413, or a 422
- * whose issues all point into `body.messages`. Returns the index of the
- * refused message when Honcho named it (or the batch holds one message),
- * `"isolate"` when the batch must be sent one by one to find it, and
- * `undefined` when the refusal is systemic (anything else).
- */
-function refusedMessage(
-  error: unknown,
-  batchSize: number,
-): number | "isolate" | undefined {
-  if (error instanceof RangeError) return batchSize === 1 ? 0 : "isolate";
-  if (!(error instanceof HonchoError)) return undefined;
-  let index: number | undefined;
-  if (error.status === 422) {
-    const detail = isRecord(error.body) ? error.body.detail : undefined;
-    if (!Array.isArray(detail) || detail.length === 0) return undefined;
-    const indexes = new Set<number>();
-    for (const issue of detail) {
-      const loc = isRecord(issue) && Array.isArray(issue.loc) ? issue.loc : [];
-      if (loc[0] !== "body" || loc[1] !== "messages") return undefined;
-      if (typeof loc[2] === "number") indexes.add(loc[2]);
-    }
-    if (indexes.size === 1) index = [...indexes][0];
-  } else if (error.status !== 413) {
-    return undefined;
-  }
-  if (batchSize === 1) return 0;
-  return index !== undefined && index < batchSize ? index : "isolate";
-}
-
-function toMessageInput(record: OutboxRecord): MessageInput {
-  return {
-    peerId: record.peer,
-    content: record.content,
-    metadata: record.metadata,
-    createdAt: record.createdAt,
-  };
-}
-
-function toRecord(
-  item: Record<string, unknown>,
-  workspace: string,
-): OutboxRecord | undefined {
-  const { id, session, peer, content, metadata, createdAt } = item;
-  if (
-    typeof id !== "string" || typeof session !== "string" ||
-    typeof peer !== "string" ||
-    typeof content !== "string"
-  ) {
-    return undefined;
-  }
-  const meta = isRecord(metadata) ? metadata as JsonObject : {};
-  return {
-    id,
-    workspace: typeof item.workspace === "string" ? item.workspace : workspace,
-    session,
-    peer,
-    content,
-    metadata: { ...meta, [OUTBOX_ID_METADATA_KEY]: id },
-    createdAt: typeof createdAt === "string"
-      ? createdAt
-      : new Date(0).toISOString(),
-  };
-}
-
-function stringIds(value: unknown): string[] {
-  return Array.isArray(value)
-    ? value.filter((id): id is string => typeof id === "string")
-    : [];
 }
 
 function positive(value: number, name: string): number {
@@ -1465,40 +527,4 @@ function positive(value: number, name: string): number {
     );
   }
   return value;
-}
-
-async function writeAll(file: Deno.FsFile, data: Uint8Array): Promise<void> {
-  let written = 0;
-  while (written < data.length) {
-    written += await file.write(data.subarray(written));
-  }
-}
-
-async function readFrom(
-  path: string,
-  offset: number,
-  limit = Infinity,
-): Promise<Uint8Array> {
-  const file = await Deno.open(path, { read: true });
-  try {
-    await file.seek(offset, Deno.SeekMode.Start);
-    const chunks: Uint8Array[] = [];
-    let total = 0;
-    const buffer = new Uint8Array(64 * 1024);
-    while (total < limit) {
-      const n = await file.read(buffer);
-      if (n === null) break;
-      chunks.push(buffer.slice(0, n));
-      total += n;
-    }
-    const out = new Uint8Array(total);
-    let at = 0;
-    for (const chunk of chunks) {
-      out.set(chunk, at);
-      at += chunk.length;
-    }
-    return limit === Infinity ? out : out.subarray(0, Math.min(total, limit));
-  } finally {
-    file.close();
-  }
 }

@@ -1,13 +1,21 @@
 /**
- * The Honcho memory provider (honcho-provider §5–§8): the turn pipeline
- * (two-layer context on cadences, first-turn bounded waits, recallSync),
- * durable writes through the outbox, the five tools, checkpoint API v2, and
- * a failure policy where no hook ever throws into the agent.
+ * The Honcho memory provider (honcho-provider §5–§8), a thin class that
+ * implements the provider contract by delegation:
+ *
+ * - `session.ts` — {@linkcode HonchoSession}: naming, peers, set-up on the
+ *   server and readiness;
+ * - `recall.ts` — {@linkcode HonchoRecall}: what `prefetch` injects and the
+ *   cadences, caches and first-turn waits behind it;
+ * - `write_hooks.ts` — {@linkcode HonchoWriteHooks}: turns, memory writes,
+ *   checkpoints and `drain`, on the durable writer (`writer.ts`) and outbox;
+ * - `tools.ts` — the five tools.
+ *
+ * No hook ever throws into the agent (except a required pre-compress
+ * checkpoint that cannot be confirmed).
  *
  * @module
  */
 
-import { appendFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import {
   type ChatMessage,
@@ -24,109 +32,60 @@ import {
   type PrefetchOptions,
   type RecallStatus,
   recallStatus,
-  resolveAgentCwd,
   type SessionSwitchOptions,
-  spawnContextTask,
   type SyncTurnOptions,
   type ToolCallOptions,
   type ToolSchema,
   type TurnStartOptions,
 } from "@hermes/memory/provider";
-import {
-  isTrivialPrompt,
-  permissionDenialsReportedByHost,
-} from "@hermes/memory/provider";
-import { chunkMessage } from "./chunking.ts";
-import {
-  CHUNK_METADATA_KEY,
-  DIGEST_METADATA_KEY,
-  evidenceItems,
-  missingEvidence,
-  ROLE_METADATA_KEY,
-  storedDigestCounts,
-  storedText,
-  turnDigest,
-} from "./checkpoint.ts";
-import {
-  HonchoClient,
-  type HonchoTransportOptions,
-  type SessionPeerConfig,
-} from "./client.ts";
+import { HonchoClient, type HonchoTransportOptions } from "./client.ts";
 import { globalHonchoConfigPath } from "./config_paths.ts";
 import {
   type HonchoConfig,
   isHonchoUsable,
   loadHonchoConfig,
-  type ReasoningLevel,
 } from "./config.ts";
-import { saveHonchoConfig } from "./config_file.ts";
 import {
   getHonchoConfigFields,
-  HONCHO_CONFIG_SCHEMA,
+  saveHonchoSetupValues,
 } from "./config_schema.ts";
+import { NoticeBoard } from "./notices.ts";
+import type { HonchoOutbox, HonchoOutboxOptions } from "./outbox.ts";
 import {
-  applyTokenBudget,
-  type BaseContextData,
-  capDialecticInput,
-  capDialecticResult,
-  cleanHonchoSummary,
-  formatBaseContext,
-} from "./context.ts";
+  type HonchoLivenessSnapshot,
+  HonchoRecall,
+  idleLiveness,
+  logInjection,
+  type QueryRewriter,
+} from "./recall.ts";
 import {
-  type DialecticSettings,
-  effectiveCadence,
-  PREWARM_QUERY,
-  runDialecticDepth,
-} from "./dialectic.ts";
+  HonchoSession,
+  type HonchoSessionIdentity,
+  type IdentitySignature,
+  identitySignatureOf,
+} from "./session.ts";
+import type { GitTopLevel } from "./session_naming.ts";
 import {
-  AuthError,
-  HonchoConfigError,
-  HonchoError,
-  HonchoPeerUnresolvedError,
-  PermissionDeniedError,
-} from "./errors.ts";
-import {
-  failureReason,
-  NoticeBoard,
-  type NoticeCause,
-  noticeText,
-} from "./notices.ts";
-import {
-  mergeServerObservation,
-  type SessionObservation,
-} from "./observation.ts";
-import {
-  HonchoOutbox,
-  type HonchoOutboxOptions,
-  type OutboxDeliverResult,
-  type OutboxMessageInput,
-  stableOutboxId,
-} from "./outbox.ts";
-import {
-  resolveAiPeerId,
-  resolveAuthorPeerId,
-  resolveUserPeerId,
-} from "./peers.ts";
-import {
-  a2aSessionKey,
-  type GitTopLevel,
-  honchoSessionId,
-  resolveSessionKey,
-  sanitizeId,
-} from "./session_naming.ts";
-import {
-  HONCHO_TOOL_NAMES,
+  callHonchoTool,
   honchoToolSchemas,
-  runHonchoTool,
   systemPromptFor,
   toolErrorJson,
 } from "./tools.ts";
-import { isInternalGatewayNotification } from "./turn_filter.ts";
-import { HonchoWriter } from "./writer.ts";
+import {
+  authorFromTurnStart,
+  HonchoWriteHooks,
+  type TurnAuthorInfo,
+} from "./write_hooks.ts";
+import {
+  type HonchoRuntime,
+  requestTimeoutMs,
+  scrubberOf,
+  TaskGroup,
+  waitFor,
+} from "./_runtime.ts";
 import { errorText } from "./_util.ts";
 
-/** A function that rewrites a user message into a better recall question. */
-export type QueryRewriter = (query: string) => Promise<string> | string;
+export type { HonchoLivenessSnapshot, HonchoSessionIdentity, QueryRewriter };
 
 /** Options of {@linkcode HonchoMemoryProvider}. */
 export interface HonchoProviderOptions {
@@ -177,64 +136,16 @@ export interface HonchoProviderOptions {
   now?: () => number;
 }
 
-/** A snapshot of the dialectic pipeline, for diagnostics (§5.11). */
-export interface HonchoLivenessSnapshot {
-  /** The current turn. */
-  turnCount: number;
-  /** The turn the last dialectic result was fired for (-999: never). */
-  lastDialecticTurn: number;
-  /** `firedAt` of the pending result, or `null`. */
-  pendingResultFiredAt: number | null;
-  /** Empty or failed dialectic answers in a row. */
-  emptyStreak: number;
-  /** The cadence in effect. */
-  effectiveCadence: number;
-  /** Whether a dialectic is running. */
-  threadAlive: boolean;
-  /** Seconds the running dialectic has been running, or `null`. */
-  threadAgeSeconds: number | null;
-}
-
-/** The Honcho session and peers a provider writes to and reads from. */
-export interface HonchoSessionIdentity {
-  /** The resolved session name (§2), before id sanitising. */
-  sessionKey: string;
-  /** The Honcho session id. */
-  sessionId: string;
-  /** The user peer. */
-  userPeerId: string;
-  /** The AI peer. */
-  aiPeerId: string;
-  /** The runtime user ids the host passed (`userId`, `userIdAlt`). */
-  runtimeIds: string[];
-}
-
-type Identity = HonchoSessionIdentity;
-
-interface PendingDialectic {
-  result: string;
-  firedAt: number;
-  generation: object;
-}
-
-interface DialecticRun {
-  done: Promise<void>;
-  startedAt: number;
-  firedAt: number;
-}
-
-interface TurnAuthorInfo {
-  id: string | undefined;
-  name: string | undefined;
-  isBot: boolean;
-}
-
-const NEVER = -999;
-const INIT_WAIT_FALLBACK_S = 30;
-const SEARCH_QUERY_MAX_CHARS = 1000;
-const BEST_EFFORT_CHECKPOINT_MS = 2_000;
 /** Honcho's shutdown budget: inside the manager's and the sandbox's 5 s. */
 const SHUTDOWN_BUDGET_MS = 4_000;
+
+/** The parts of an initialized provider. */
+interface Parts {
+  rt: HonchoRuntime;
+  session: HonchoSession;
+  recall: HonchoRecall;
+  writes: HonchoWriteHooks;
+}
 
 /**
  * The Honcho memory provider: recalls what Honcho knows about the user
@@ -268,45 +179,18 @@ export class HonchoMemoryProvider extends MemoryProvider {
   #inert = false;
   #hermesHome: string | undefined;
   #platform = "cli";
-  #initOptions: InitializeOptions = {};
-  #hermesSessionId = "";
   #config: HonchoConfig | undefined;
   #configPromise: Promise<HonchoConfig | undefined> | undefined;
-  #client: HonchoClient | undefined;
-  #writer: HonchoWriter | undefined;
-  #apiKey: string | undefined;
-  #identity: Identity | undefined;
-  #identityPromise: Promise<Identity | undefined> | undefined;
-  #peerError: HonchoPeerUnresolvedError | undefined;
-  #ready = false;
-  #initRun: Promise<void> | undefined;
-  #lastInitAttempt = Number.NEGATIVE_INFINITY;
-  #observation: SessionObservation | undefined;
-  #sessionSetups = new Map<string, () => Promise<void>>();
-  #notices = new NoticeBoard();
-  #sessionGen: object = {};
-  #recallGen: object = {};
+  #parts: Parts | undefined;
+  #scrub: (text: string) => string = (text) => text;
   #controller = new AbortController();
-  #tasks = new Set<Promise<unknown>>();
+  #tasks = new TaskGroup();
   #shutdown = false;
-  // Turn state (§5).
+  /** The turn `onTurnStart` reported, and its author. */
   #turn = 0;
-  #lastContextTurn = NEVER;
-  #lastDialecticTurn = NEVER;
-  #baseCache: string | null = null;
-  #baseStarted = false;
-  #pendingContext: { data: BaseContextData; generation: object } | undefined;
-  #contextRun: Promise<void> | undefined;
-  #dialecticRun: DialecticRun | undefined;
-  #pendingDialectic: PendingDialectic | undefined;
-  #emptyStreak = 0;
-  #recallSyncBusy = false;
-  #lastQuery = "";
   #author: TurnAuthorInfo = { id: undefined, name: undefined, isBot: false };
   #lastInjected = false;
-  #identitySignatureMemo:
-    | { stamp: string; value: Record<string, unknown> }
-    | undefined;
+  #signature: IdentitySignature | undefined;
 
   /**
    * Creates the provider (no I/O).
@@ -331,17 +215,18 @@ export class HonchoMemoryProvider extends MemoryProvider {
 
   /** The Honcho session id and peers in use, once resolved. */
   get sessionIdentity(): Readonly<HonchoSessionIdentity> | undefined {
-    return this.#identity ? { ...this.#identity } : undefined;
+    const identity = this.#parts?.session.identity;
+    return identity ? { ...identity } : undefined;
   }
 
   /** The profile's outbox, once initialized. */
   get outbox(): HonchoOutbox | undefined {
-    return this.#writer?.outbox;
+    return this.#parts?.writes.writer.outbox;
   }
 
   /** Whether the Honcho session is set up on the server. */
   get ready(): boolean {
-    return this.#ready;
+    return this.#parts?.session.ready ?? false;
   }
 
   /**
@@ -385,14 +270,9 @@ export class HonchoMemoryProvider extends MemoryProvider {
   ): Promise<void> {
     try {
       this.#initialized = true;
-      this.#hermesSessionId = sessionId;
-      this.#initOptions = { ...options };
+      this.#parts = undefined;
       this.#hermesHome = options.hermesHome ?? getHermesHome();
       this.#platform = options.platform || "cli";
-      this.#notices = new NoticeBoard(this.#platform, this.#hermesHome);
-      this.#writeWarnings.clear();
-      this.#sessionGen = {};
-      this.#recallGen = {};
       const context = options.agentContext;
       if (
         context === "cron" || context === "flush" || this.#platform === "cron"
@@ -408,55 +288,33 @@ export class HonchoMemoryProvider extends MemoryProvider {
         this.#config = undefined;
         return;
       }
-      try {
-        this.#client = HonchoClient.fromConfig(config, {
-          ...this.#options.transport,
-          hermesVersion: this.#options.hermesVersion,
-          hermesConfig: this.#options.hermesConfig,
-        });
-      } catch (error) {
-        log("warn", `Honcho is inactive: ${this.#scrub(errorText(error))}`);
+      const client = connect(config, this.#options);
+      if (!client) {
         this.#config = undefined;
         return;
       }
-      this.#apiKey = config.apiKey;
-      if (this.#client.workspaceId !== config.workspaceId) {
-        log(
-          "warn",
-          `Honcho workspace '${config.workspaceId}' (${config.configPath}) has characters Honcho refuses; using '${this.#client.workspaceId}'. Set "workspace" to an id of letters, digits, _ and - to silence this`,
-        );
-      }
-      // The outbox keeps the configured name (its file stays where an
-      // earlier version queued it); delivery uses the client's workspace.
-      const outbox = new HonchoOutbox({
-        ...this.#options.outbox,
-        workspace: config.workspaceId,
+      this.#scrub = scrubberOf(config.apiKey);
+      const parts = assemble({
+        sessionId,
+        initOptions: { ...options },
+        config,
+        client,
+        options: this.#options,
         hermesHome: this.#hermesHome,
+        platform: this.#platform,
+        signal: this.#controller.signal,
+        tasks: this.#tasks,
+        now: this.#now,
+        stopped: () => this.#shutdown,
+        turn: () => this.#turn,
+        scrub: this.#scrub,
       });
-      this.#writer = new HonchoWriter({
-        outbox,
-        client: this.#client,
-        writeFrequency: config.writeFrequency,
-        ensureReady: (signal) => this.#ensureSession(signal),
-        retryBaseDelayMs: this.#options.writerRetryBaseDelayMs,
-        retryMaxDelayMs: this.#options.writerRetryMaxDelayMs,
-        maxStagedMessages: this.#options.maxStagedMessages,
-        onResult: (result) => this.#onDeliveryResult(result),
-      });
-      this.#identityPromise = this.#resolveIdentity();
-      if (config.recallMode !== "tools") {
-        this.#kickInit(true);
-      } else if (config.initOnSessionStart) {
-        await this.#waitFor(
-          this.#ensureSession(this.#controller.signal).catch(() => {}),
-          this.#timeoutMs(),
-        );
-      } else {
-        // Tools mode: the session is set up on the first tool call; the
-        // backlog of an earlier process is still delivered.
-        this.#track(
-          this.#identityPromise.then(() => this.#writer?.deliverBacklog()),
-        );
+      this.#parts = parts;
+      await parts.session.start();
+      if (config.recallMode === "tools" && !config.initOnSessionStart) {
+        // The session is set up on the first tool call; the backlog of an
+        // earlier process is still delivered.
+        parts.writes.deliverBacklogWhenNamed();
       }
     } catch (error) {
       log(
@@ -513,22 +371,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
     values: Record<string, unknown>,
     hermesHome: string,
   ): Promise<void> {
-    const root: Record<string, unknown> = {};
-    const host: Record<string, unknown> = {};
-    const scopes = new Map(
-      HONCHO_CONFIG_SCHEMA.fields.map((f) => [f.key, f] as const),
-    );
-    for (const [key, value] of Object.entries(values)) {
-      const field = scopes.get(key);
-      if (field?.kind === "secret") continue;
-      (field?.scope === "root" ? root : host)[key] = value;
-    }
-    if (Object.keys(root).length > 0) {
-      await saveHonchoConfig(root, hermesHome);
-    }
-    if (Object.keys(host).length > 0) {
-      await saveHonchoConfig(host, hermesHome, { hostBlock: true });
-    }
+    await saveHonchoSetupValues(values, hermesHome);
   }
 
   /**
@@ -548,33 +391,11 @@ export class HonchoMemoryProvider extends MemoryProvider {
    */
   override async identitySignature(): Promise<Record<string, unknown>> {
     try {
-      const config = await loadHonchoConfig({
+      this.#signature = await identitySignatureOf({
         hermesHome: this.#hermesHome,
         configPath: this.#options.configPath,
-      });
-      let stamp = `${config.configPath}:missing`;
-      try {
-        const info = await Deno.stat(config.configPath);
-        stamp = `${config.configPath}:${info.mtime?.getTime()}:${info.size}`;
-      } catch {
-        // Missing file: env-only settings.
-      }
-      if (this.#identitySignatureMemo?.stamp === stamp) {
-        return { ...this.#identitySignatureMemo.value };
-      }
-      const value: Record<string, unknown> = {
-        workspace: config.workspaceId,
-        peerName: config.peerName ?? null,
-        aiPeer: config.aiPeer,
-        pinUserPeer: config.pinUserPeer,
-        runtimePeerPrefix: config.runtimePeerPrefix,
-        userPeerAliases: { ...config.userPeerAliases },
-        sessionPeerPrefix: config.sessionPeerPrefix,
-        sessionAiPeerPrefix: config.sessionAiPeerPrefix,
-        a2aSessions: config.a2aSessions,
-      };
-      this.#identitySignatureMemo = { stamp, value };
-      return { ...value };
+      }, this.#signature);
+      return { ...this.#signature.value };
     } catch {
       return {};
     }
@@ -598,16 +419,8 @@ export class HonchoMemoryProvider extends MemoryProvider {
   ): void {
     try {
       if (Number.isFinite(turnNumber)) this.#turn = Math.floor(turnNumber);
-      this.#recallGen = {};
-      this.#author = {
-        id: typeof options.authorId === "string" && options.authorId.trim()
-          ? options.authorId.trim()
-          : undefined,
-        name: typeof options.authorName === "string"
-          ? options.authorName
-          : undefined,
-        isBot: options.authorIsBot === true,
-      };
+      this.#parts?.recall.startTurn();
+      this.#author = authorFromTurnStart(options);
     } catch {
       // Never throw into the agent.
     }
@@ -629,15 +442,18 @@ export class HonchoMemoryProvider extends MemoryProvider {
     _options: PrefetchOptions = {},
   ): Promise<string> {
     try {
-      const config = this.#config;
-      if (this.#inert || !config || config.recallMode === "tools") {
+      const parts = this.#parts;
+      if (this.#inert || !parts) {
         this.#lastInjected = false;
-        this.#logInjection("cron-or-tools-mode", "");
+        logInjection(this.#config, this.#tasks, {
+          turn: this.#turn,
+          sessionKey: undefined,
+          reason: "cron-or-tools-mode",
+          payload: "",
+        });
         return "";
       }
-      const text = config.recallSync
-        ? await this.#recallSyncPrefetch(config, query)
-        : await this.#asyncPrefetch(config, query);
+      const text = await parts.recall.prefetch(query);
       this.#lastInjected = text !== "";
       return text;
     } catch (error) {
@@ -667,32 +483,8 @@ export class HonchoMemoryProvider extends MemoryProvider {
    */
   override queuePrefetch(query: string, _options: PrefetchOptions = {}): void {
     try {
-      const config = this.#config;
-      if (
-        this.#inert || !config || config.recallMode === "tools" ||
-        config.recallSync || this.#shutdown
-      ) return;
-      if (!this.#ready || !query || !query.trim()) {
-        this.#kickInit();
-        return;
-      }
-      if (isTrivialPrompt(query)) return;
-      const turn = this.#turn;
-      if (
-        config.injectionFrequency !== "first-turn" &&
-        (config.contextCadence <= 1 ||
-          turn - this.#lastContextTurn >= config.contextCadence) &&
-        !this.#contextRun
-      ) {
-        this.#lastContextTurn = turn;
-        this.#startContextFetch(query);
-      }
-      if (this.#dialecticAlive()) return;
-      if (
-        turn - this.#lastDialecticTurn <
-          effectiveCadence(config.dialecticCadence, this.#emptyStreak)
-      ) return;
-      this.#startDialectic(query, turn);
+      if (this.#inert || this.#shutdown) return;
+      this.#parts?.recall.queuePrefetch(query);
     } catch (error) {
       log(
         "debug",
@@ -719,62 +511,14 @@ export class HonchoMemoryProvider extends MemoryProvider {
     options: SyncTurnOptions = {},
   ): Promise<void> | void {
     try {
-      const config = this.#config;
-      const writer = this.#writer;
-      if (this.#inert || !config || !writer || !config.saveMessages) return;
-      if (this.#shutdown) return;
-      const user = typeof userContent === "string" ? userContent : "";
-      if (isInternalGatewayNotification(user)) return;
-      const userText = storedText(user);
-      const aiText = storedText(
-        typeof assistantContent === "string" ? assistantContent : "",
+      const parts = this.#parts;
+      if (this.#inert || !parts || this.#shutdown) return;
+      return parts.writes.syncTurn(
+        userContent,
+        assistantContent,
+        options,
+        this.#author,
       );
-      if (userText === "" && aiText === "") return;
-      const author: TurnAuthorInfo = options.turnAuthor
-        ? {
-          id: options.turnAuthor.id?.trim() || undefined,
-          name: options.turnAuthor.name,
-          isBot: options.turnAuthor.isBot === true,
-        }
-        : this.#author;
-      if (!this.#ready && config.recallMode !== "tools") this.#kickInit();
-      const turnId = typeof options.turnId === "string" && options.turnId
-        ? options.turnId
-        : undefined;
-      const identity = this.#identity;
-      if (identity) {
-        const records = this.#turnRecords(
-          config,
-          identity,
-          author,
-          userText,
-          aiText,
-          turnId,
-        );
-        // Back-pressure: a promise only when the disk is behind.
-        return records.length > 0 ? writer.stage(records) : undefined;
-      }
-      // Identity is still being resolved (local work only): stage after
-      // it; until then the turn counts as not durable.
-      const waiting = (userText ? 1 : 0) + (aiText ? 1 : 0);
-      this.#unnamedMessages += waiting;
-      const staged = (this.#identityPromise ?? Promise.resolve(undefined))
-        .then((resolved) => {
-          if (!resolved) return;
-          const records = this.#turnRecords(
-            config,
-            resolved,
-            author,
-            userText,
-            aiText,
-            turnId,
-          );
-          if (records.length > 0) return writer.stage(records);
-        }).finally(() => {
-          this.#unnamedMessages -= waiting;
-        });
-      this.#track(staged);
-      return staged.catch(() => {});
     } catch (error) {
       log("debug", `Honcho syncTurn failed: ${this.#scrub(errorText(error))}`);
     }
@@ -796,41 +540,8 @@ export class HonchoMemoryProvider extends MemoryProvider {
     _metadata?: MemoryWriteMetadata,
   ): void {
     try {
-      const config = this.#config;
-      const text = typeof content === "string" ? storedText(content) : "";
-      if (
-        this.#inert || !config || !config.saveMessages || action !== "add" ||
-        target !== "user" || text === "" || this.#author.isBot
-      ) return;
-      if (!this.#ready) {
-        this.#kickInit();
-        return;
-      }
-      const identity = this.#identity!;
-      const client = this.#client!;
-      const observer = this.#aiObservesOthers()
-        ? identity.aiPeerId
-        : identity.userPeerId;
-      const write = this.#spawn("honcho-memory-write", async () => {
-        try {
-          await client.createConclusions([{
-            observerId: observer,
-            observedId: identity.userPeerId,
-            content: text,
-            sessionId: identity.sessionId,
-          }], { signal: this.#controller.signal });
-        } catch (error) {
-          this.#notices.reportError(error);
-          log(
-            "warn",
-            `Honcho could not store a memory write as a conclusion: ${
-              this.#scrub(errorText(error))
-            }`,
-          );
-        }
-      });
-      this.#memoryWrites.add(write);
-      write.finally(() => this.#memoryWrites.delete(write));
+      if (this.#inert || this.#author.isBot) return;
+      this.#parts?.writes.memoryWrite(action, target, content);
     } catch {
       // Never throw into the agent.
     }
@@ -843,11 +554,8 @@ export class HonchoMemoryProvider extends MemoryProvider {
    */
   override async onSessionEnd(_messages: ChatMessage[]): Promise<void> {
     try {
-      const config = this.#config;
-      if (this.#inert || !config || !config.saveMessages || !this.#writer) {
-        return;
-      }
-      await this.#writer.flushAll(Math.max(10_000, this.#timeoutMs()));
+      if (this.#inert) return;
+      await this.#parts?.writes.sessionEnd();
     } catch (error) {
       log(
         "debug",
@@ -869,25 +577,10 @@ export class HonchoMemoryProvider extends MemoryProvider {
     _options: SessionSwitchOptions = {},
   ): Promise<void> {
     try {
-      this.#sessionGen = {};
-      this.#recallGen = {};
-      this.#pendingDialectic = undefined;
-      this.#pendingContext = undefined;
-      if (!newSessionId || this.#inert || !this.#config) return;
-      this.#hermesSessionId = newSessionId;
-      const before = this.#identity?.sessionId;
-      this.#identityPromise = this.#resolveIdentity();
-      const after = await this.#identityPromise;
-      if (after && after.sessionId !== before) {
-        this.#ready = false;
-        this.#observation = undefined;
-        this.#baseCache = null;
-        this.#baseStarted = false;
-        this.#lastContextTurn = NEVER;
-        this.#lastDialecticTurn = NEVER;
-        this.#emptyStreak = 0;
-        if (this.#config.recallMode !== "tools") this.#kickInit(true);
-      }
+      const parts = this.#parts;
+      if (this.#inert || !parts) return;
+      parts.recall.discard();
+      await parts.session.switchTo(newSessionId);
     } catch (error) {
       log(
         "debug",
@@ -915,7 +608,9 @@ export class HonchoMemoryProvider extends MemoryProvider {
   ): Promise<string> {
     const required = options.requireCheckpoint === true;
     try {
-      await this.#checkpoint(messages, required);
+      if (this.#inert) throw new Error("Honcho is not active (cron context)");
+      if (!this.#parts) throw new Error("Honcho is not configured");
+      await this.#parts.writes.checkpoint(messages, required);
     } catch (error) {
       const reason = this.#scrub(errorText(error));
       if (required) {
@@ -946,62 +641,19 @@ export class HonchoMemoryProvider extends MemoryProvider {
       if (this.#inert) {
         return toolErrorJson("Honcho is not active (cron context).");
       }
-      const config = this.#config;
-      if (!config || !this.#client) {
+      const parts = this.#parts;
+      if (!parts) {
         return toolErrorJson("Honcho is not active for this session.");
       }
-      if (!HONCHO_TOOL_NAMES.includes(toolName)) {
-        return toolErrorJson(`Unknown tool: ${toolName}`);
-      }
-      if (!this.#ready) {
-        if (this.#initRun) {
-          return toolErrorJson(
-            "Honcho session is still initializing; try again shortly.",
-          );
-        }
-        try {
-          await this.#ensureSession(this.#controller.signal);
-        } catch (error) {
-          if (error instanceof AuthError) {
-            return toolErrorJson(
-              `Honcho memory authentication failed: ${
-                this.#scrub(errorText(error))
-              }`,
-            );
-          }
-          if (error instanceof HonchoPeerUnresolvedError) {
-            return toolErrorJson(
-              noticeText("no-peer", { platform: this.#platform }),
-            );
-          }
-          return toolErrorJson("Honcho session could not be initialized.");
-        }
-      }
-      const identity = this.#identity!;
-      const observation = this.#observation;
-      return await runHonchoTool(toolName, args ?? {}, {
-        client: this.#client,
-        sessionId: identity.sessionId,
-        userPeerId: identity.userPeerId,
-        aiPeerId: identity.aiPeerId,
-        aiObservesOthers: this.#aiObservesOthers(),
-        observationOf: (peerId) =>
-          peerId === identity.aiPeerId
-            ? observation?.ai
-            : peerId === identity.userPeerId
-            ? observation?.user
-            : undefined,
+      return await callHonchoTool(toolName, args, {
+        session: parts.session,
+        config: parts.rt.config,
+        client: parts.rt.client,
+        platform: this.#platform,
         turn: this.#turn,
-        dialecticCadence: config.dialecticCadence,
-        contextTokens: config.contextTokens,
-        defaultReasoningLevel: config.dialecticReasoningLevel,
-        dialecticDynamic: config.dialecticDynamic,
-        dialecticMaxInputChars: config.dialecticMaxInputChars,
         botTurn: this.#author.isBot,
         signal: this.#controller.signal,
-        onReasoning: () => {
-          this.#lastDialecticTurn = this.#turn;
-        },
+        onReasoning: () => parts.recall.noteReasoning(),
         scrub: (text) => this.#scrub(text),
       });
     } catch (error) {
@@ -1023,40 +675,43 @@ export class HonchoMemoryProvider extends MemoryProvider {
   override async shutdown(): Promise<void> {
     if (this.#shutdown) return;
     this.#shutdown = true;
-    this.#sessionGen = {};
-    this.#recallGen = {};
+    this.#parts?.session.stop();
+    this.#parts?.recall.discard();
     const budget = this.#options.shutdownTimeoutMs ?? SHUTDOWN_BUDGET_MS;
     const deadline = this.#now() + budget;
     const left = (): number => Math.max(0, deadline - this.#now());
     try {
-      const writer = this.#writer;
       const durable = await this.drain(left());
       this.#controller.abort(
         new DOMException("Honcho provider shut down", "AbortError"),
       );
-      if (writer) {
-        if (this.#config?.saveMessages && durable.drained) {
-          await writer.flushAll(left());
-        }
-        await writer.close(left());
-        const stats = await writer.outbox.stats().catch(() => undefined);
-        if (!durable.drained || writer.notDurable > 0) {
-          log(
-            "warn",
-            `Honcho shut down before ${
-              durable.pending ?? writer.notDurable
-            } message(s) reached its outbox ${writer.outbox.path} (the disk did not keep up within ${budget} ms)`,
-          );
-        } else if (stats && stats.pending > 0) {
-          log(
-            "warn",
-            `Honcho shut down with ${stats.pending} message(s) still queued in ${writer.outbox.path}; they are delivered on the next start`,
-          );
-        }
+      await this.#parts?.writes.close(durable, budget, left);
+      if (!await this.#tasks.settle(left(), this.#now)) {
+        log(
+          "warn",
+          `Honcho shut down with ${this.#tasks.size} background task(s) still running`,
+        );
       }
-      await this.#drainTasks(left());
     } catch (error) {
       log("warn", `Honcho shutdown failed: ${this.#scrub(errorText(error))}`);
+    }
+  }
+
+  /**
+   * Waits (at most `timeoutMs`) until every turn handed to `syncTurn` and
+   * every memory write is durable: turns in the fsynced outbox (delivery
+   * may still be pending; that is durable), memory writes answered by
+   * Honcho.
+   *
+   * @param timeoutMs How long to wait; without limit when omitted.
+   * @returns Whether everything is durable, and how many messages are not.
+   */
+  override async drain(timeoutMs?: number): Promise<DrainResult> {
+    try {
+      return await this.#parts?.writes.drain(timeoutMs) ??
+        { drained: true, pending: 0 };
+    } catch {
+      return { drained: false };
     }
   }
 
@@ -1070,13 +725,11 @@ export class HonchoMemoryProvider extends MemoryProvider {
   async idle(timeoutMs = 30_000): Promise<boolean> {
     const deadline = this.#now() + timeoutMs;
     for (;;) {
-      const writer = this.#writer?.idle() ?? Promise.resolve();
-      const tasks = Promise.all([...this.#tasks]);
+      const writer = this.#parts?.writes.writer.idle() ?? Promise.resolve();
+      const tasks = this.#tasks.current();
       const left = deadline - this.#now();
       if (left <= 0) return false;
-      if (!await this.#waitFor(Promise.all([writer, tasks]), left)) {
-        return false;
-      }
+      if (!await waitFor(Promise.all([writer, tasks]), left)) return false;
       // A scheduled delivery retry is not waited for.
       if (this.#tasks.size === 0) return true;
     }
@@ -1088,394 +741,9 @@ export class HonchoMemoryProvider extends MemoryProvider {
    * @returns The snapshot.
    */
   livenessSnapshot(): HonchoLivenessSnapshot {
-    const run = this.#dialecticRun;
-    return {
-      turnCount: this.#turn,
-      lastDialecticTurn: this.#lastDialecticTurn,
-      pendingResultFiredAt: this.#pendingDialectic?.firedAt ?? null,
-      emptyStreak: this.#emptyStreak,
-      effectiveCadence: effectiveCadence(
-        this.#config?.dialecticCadence ?? 1,
-        this.#emptyStreak,
-      ),
-      threadAlive: run !== undefined,
-      threadAgeSeconds: run ? (this.#now() - run.startedAt) / 1000 : null,
-    };
+    return this.#parts?.recall.liveness() ??
+      idleLiveness(this.#turn, this.#config?.dialecticCadence ?? 1);
   }
-
-  // -------------------------------------------------------------------------
-  // Prefetch internals
-  // -------------------------------------------------------------------------
-
-  async #asyncPrefetch(config: HonchoConfig, query: string): Promise<string> {
-    const turn = this.#turn;
-    const firstTurn = turn <= 1;
-    if (query.trim()) this.#lastQuery = query;
-    const waitMs = (seconds: number): number =>
-      Math.max(0, Math.min(seconds * 1000, this.#timeoutMs()));
-    const baseDeadline = this.#now() +
-      (firstTurn ? waitMs(config.firstTurnBaseWait) : 0);
-    if (!this.#ready) {
-      this.#kickInit();
-      if (firstTurn && this.#initRun) {
-        await this.#waitFor(this.#initRun, baseDeadline - this.#now());
-      }
-      if (!this.#ready) {
-        const notice = this.#notices.take();
-        this.#logInjection("session-not-ready", notice);
-        return notice;
-      }
-    }
-    if (isTrivialPrompt(query)) {
-      const pending = this.#consumeDialectic(config);
-      this.#logInjection("trivial-prompt", pending);
-      return pending;
-    }
-    const parts: string[] = [];
-    if (config.injectionFrequency !== "first-turn" || firstTurn) {
-      if (!this.#baseStarted) {
-        this.#baseStarted = true;
-        this.#baseCache = "";
-        this.#lastContextTurn = turn;
-        this.#startContextFetch(query);
-      }
-      if (firstTurn && this.#contextRun) {
-        // Turn 1 waits (bounded) for the first base layer, whoever started it.
-        await this.#waitFor(this.#contextRun, baseDeadline - this.#now());
-      }
-      const fresh = this.#pendingContext;
-      this.#pendingContext = undefined;
-      if (fresh && fresh.generation === this.#sessionGen) {
-        const formatted = formatBaseContext(
-          fresh.data,
-          config.injectionSessionStart,
-        );
-        if (formatted) this.#baseCache = formatted;
-      }
-      if (this.#baseCache) parts.push(this.#baseCache);
-    }
-    if (this.#lastDialecticTurn === NEVER) {
-      if (this.#pendingDialectic) {
-        this.#lastDialecticTurn = turn;
-      } else if (query.trim()) {
-        if (!this.#dialecticAlive()) this.#startDialectic(query, turn);
-        const run = this.#dialecticRun;
-        if (firstTurn && run) {
-          await this.#waitFor(
-            run.done,
-            waitMs(config.firstTurnDialecticWait),
-          );
-        }
-      }
-    }
-    const dialectic = this.#consumeDialectic(config);
-    if (dialectic) parts.push(dialectic);
-    const notice = this.#notices.take();
-    if (notice) parts.unshift(notice);
-    const text = applyTokenBudget(parts.join("\n\n"), config.contextTokens);
-    this.#logInjection(text ? "injected" : "fetched-but-empty", text);
-    return text;
-  }
-
-  async #recallSyncPrefetch(
-    config: HonchoConfig,
-    query: string,
-  ): Promise<string> {
-    const budgetMs = config.timeout !== undefined && config.timeout > 0 &&
-        Number.isFinite(config.timeout)
-      ? config.timeout * 1000
-      : 5_000;
-    if (isTrivialPrompt(query) || this.#recallSyncBusy) {
-      this.#logInjection("trivial-prompt", "");
-      return "";
-    }
-    this.#recallSyncBusy = true;
-    const controller = new AbortController();
-    const onAbort = (): void =>
-      controller.abort(this.#controller.signal.reason);
-    this.#controller.signal.addEventListener("abort", onAbort, { once: true });
-    const timer = setTimeout(
-      () =>
-        controller.abort(
-          new DOMException("Honcho recall budget passed", "TimeoutError"),
-        ),
-      budgetMs,
-    );
-    const generation = this.#recallGen;
-    const sessionGen = this.#sessionGen;
-    try {
-      await this.#ensureSession(controller.signal);
-      const turn = this.#turn;
-      const contextDue = !(config.injectionFrequency === "first-turn" &&
-        turn > 1) &&
-        turn - this.#lastContextTurn >= config.contextCadence;
-      const dialecticDue = turn - this.#lastDialecticTurn >=
-        effectiveCadence(config.dialecticCadence, this.#emptyStreak);
-      if (!contextDue && !dialecticDue) {
-        const notice = this.#notices.take();
-        this.#logInjection("recall-sync-empty", notice);
-        return notice;
-      }
-      const [base, dialectic] = await Promise.all([
-        contextDue
-          ? this.#fetchBaseContext(query, controller.signal)
-          : Promise.resolve(undefined),
-        dialecticDue
-          ? runDialecticDepth({
-            query,
-            cold: !this.#baseCache,
-            settings: this.#dialecticSettings(config),
-            currentRequest: capDialecticInput(
-              query,
-              config.dialecticMaxInputChars,
-            ),
-            runPass: (prompt, level) =>
-              this.#dialecticQuery(prompt, level, controller.signal),
-          })
-          : Promise.resolve(undefined),
-      ]);
-      if (generation !== this.#recallGen || sessionGen !== this.#sessionGen) {
-        return "";
-      }
-      const parts: string[] = [];
-      if (base !== undefined) {
-        this.#lastContextTurn = turn;
-        const formatted = formatBaseContext(base, config.injectionSessionStart);
-        if (formatted) {
-          this.#baseCache = formatted;
-          parts.push(formatted);
-        }
-      }
-      if (dialectic !== undefined) {
-        if (dialectic) {
-          this.#lastDialecticTurn = turn;
-          this.#emptyStreak = 0;
-          parts.push(capDialecticResult(dialectic, config.dialecticMaxChars));
-        } else {
-          this.#emptyStreak++;
-        }
-      }
-      this.#notices.clear();
-      const text = applyTokenBudget(parts.join("\n\n"), config.contextTokens);
-      this.#logInjection(text ? "injected" : "recall-sync-empty", text);
-      return text;
-    } catch (error) {
-      this.#notices.reportError(error);
-      const notice = this.#notices.take();
-      this.#logInjection("recall-sync-empty", notice);
-      return notice;
-    } finally {
-      clearTimeout(timer);
-      this.#controller.signal.removeEventListener("abort", onAbort);
-      this.#recallSyncBusy = false;
-    }
-  }
-
-  #consumeDialectic(config: HonchoConfig): string {
-    const pending = this.#pendingDialectic;
-    this.#pendingDialectic = undefined;
-    if (!pending || pending.generation !== this.#sessionGen) return "";
-    if (
-      pending.firedAt >= 0 &&
-      this.#turn - pending.firedAt > config.dialecticCadence * 2
-    ) return "";
-    const text = pending.result.trim();
-    return text ? capDialecticResult(text, config.dialecticMaxChars) : "";
-  }
-
-  #startContextFetch(query: string): void {
-    if (this.#contextRun || this.#shutdown) return;
-    const generation = this.#sessionGen;
-    const signal = this.#controller.signal;
-    const run = this.#spawn("honcho-context", async () => {
-      try {
-        const data = await this.#fetchBaseContext(query, signal);
-        if (generation === this.#sessionGen) {
-          this.#pendingContext = { data, generation };
-        }
-      } catch (error) {
-        if (generation === this.#sessionGen) this.#notices.reportError(error);
-        log(
-          "debug",
-          `Honcho context fetch failed: ${this.#scrub(errorText(error))}`,
-        );
-      }
-    });
-    this.#contextRun = run;
-    run.finally(() => {
-      if (this.#contextRun === run) this.#contextRun = undefined;
-    });
-  }
-
-  /**
-   * Fetches the base layer: one session-context request for the user side
-   * (summary, representation, card) and one peer-context request for the AI
-   * side, in parallel; sections excluded by `injection.sessionStart` are not
-   * fetched. A side that fails is left out; when both fail the error is
-   * thrown (auth first).
-   */
-  async #fetchBaseContext(
-    query: string,
-    signal: AbortSignal,
-  ): Promise<BaseContextData> {
-    const config = this.#config!;
-    const client = this.#client!;
-    const identity = this.#identity!;
-    const sections = config.injectionSessionStart;
-    const wants = (name: string): boolean =>
-      sections === undefined || (sections as string[]).includes(name);
-    const cards = (list: string[] | null): string =>
-      (list ?? []).map((f) => f.trim()).filter(Boolean).join("\n");
-    const data: BaseContextData = {};
-    const jobs: Promise<void>[] = [];
-    if (wants("summary") || wants("peerRepresentation") || wants("peerCard")) {
-      const aiObserves = this.#aiObservesOthers();
-      jobs.push(
-        client.getSessionContext(identity.sessionId, {
-          summary: true,
-          tokens: config.contextTokens && config.contextTokens > 0
-            ? Math.floor(config.contextTokens)
-            : undefined,
-          peerTarget: identity.userPeerId,
-          peerPerspective: aiObserves ? identity.aiPeerId : undefined,
-          searchQuery: query.trim()
-            ? capDialecticInput(query.trim(), SEARCH_QUERY_MAX_CHARS)
-            : undefined,
-          signal,
-        }).then((ctx) => {
-          const summary = cleanHonchoSummary(ctx.summary?.content);
-          if (summary) data.summary = summary;
-          const representation = ctx.peerRepresentation?.trim();
-          if (representation) data.representation = representation;
-          const card = cards(ctx.peerCard);
-          if (card) data.card = card;
-        }),
-      );
-    }
-    if (wants("aiRepresentation") || wants("aiCard")) {
-      jobs.push(
-        client.getPeerContext(identity.aiPeerId, {
-          target: identity.aiPeerId,
-          signal,
-        }).then((ctx) => {
-          const representation = ctx.representation?.trim();
-          if (representation) data.aiRepresentation = representation;
-          const card = cards(ctx.peerCard);
-          if (card) data.aiCard = card;
-        }),
-      );
-    }
-    const outcomes = await Promise.allSettled(jobs);
-    if (signal.aborted) throw signal.reason;
-    const failures = outcomes.flatMap((o) =>
-      o.status === "rejected" ? [o.reason as unknown] : []
-    );
-    const auth = failures.find((e) => e instanceof AuthError);
-    if (auth !== undefined) throw auth;
-    if (failures.length > 0 && failures.length === outcomes.length) {
-      throw failures[0];
-    }
-    if (failures.length === 0 && outcomes.length > 0) this.#notices.clear();
-    return data;
-  }
-
-  #dialecticSettings(config: HonchoConfig): DialecticSettings {
-    return {
-      dialecticDepth: config.dialecticDepth,
-      dialecticDepthLevels: config.dialecticDepthLevels,
-      dialecticReasoningLevel: config.dialecticReasoningLevel,
-      reasoningHeuristic: config.reasoningHeuristic,
-      reasoningLevelCap: config.reasoningLevelCap,
-    };
-  }
-
-  #dialecticAlive(): boolean {
-    const run = this.#dialecticRun;
-    if (!run) return false;
-    const staleAfterMs = 2 * (this.#config?.timeout ?? 8) * 1000;
-    return this.#now() - run.startedAt < staleAfterMs;
-  }
-
-  /** Starts a full-depth dialectic in the background (§6.5, §6.6). */
-  #startDialectic(query: string, firedAt: number): void {
-    const config = this.#config;
-    if (!config || this.#shutdown) return;
-    const generation = this.#sessionGen;
-    const signal = this.#controller.signal;
-    const cold = !this.#baseCache;
-    const rewriter = this.#options.queryRewriter;
-    const done = this.#spawn("honcho-dialectic", async () => {
-      try {
-        let rewritten: string | undefined;
-        if (config.queryRewrite && rewriter && firedAt > 0) {
-          try {
-            rewritten = (await rewriter(query))?.trim() || undefined;
-          } catch {
-            rewritten = undefined;
-          }
-        }
-        const result = await runDialecticDepth({
-          query,
-          cold,
-          settings: this.#dialecticSettings(config),
-          rewritten,
-          runPass: (prompt, level) =>
-            this.#dialecticQuery(prompt, level, signal),
-        });
-        if (generation !== this.#sessionGen) return;
-        if (result.trim()) {
-          this.#pendingDialectic = { result, firedAt, generation };
-          this.#lastDialecticTurn = firedAt;
-          this.#emptyStreak = 0;
-          this.#notices.clear();
-        } else {
-          this.#emptyStreak++;
-        }
-      } catch (error) {
-        if (generation !== this.#sessionGen || signal.aborted) return;
-        if (!(error instanceof AuthError)) this.#emptyStreak++;
-        this.#notices.reportError(error);
-        log(
-          "debug",
-          `Honcho dialectic failed: ${this.#scrub(errorText(error))}`,
-        );
-      }
-    });
-    const run: DialecticRun = { done, startedAt: this.#now(), firedAt };
-    this.#dialecticRun = run;
-    done.finally(() => {
-      if (this.#dialecticRun === run) this.#dialecticRun = undefined;
-    });
-  }
-
-  /** One dialectic call (§6.4): level, input cap, observer/target. */
-  async #dialecticQuery(
-    prompt: string,
-    level: ReasoningLevel,
-    signal: AbortSignal,
-  ): Promise<string> {
-    const config = this.#config!;
-    const identity = this.#identity!;
-    const effectiveLevel = config.dialecticDynamic
-      ? level
-      : config.dialecticReasoningLevel;
-    const query = capDialecticInput(prompt, config.dialecticMaxInputChars);
-    const answer = this.#aiObservesOthers()
-      ? await this.#client!.peerChat(identity.aiPeerId, query, {
-        target: identity.userPeerId,
-        reasoningLevel: effectiveLevel,
-        signal,
-      })
-      : await this.#client!.peerChat(identity.userPeerId, query, {
-        reasoningLevel: effectiveLevel,
-        signal,
-      });
-    return answer?.trim() ?? "";
-  }
-
-  // -------------------------------------------------------------------------
-  // Session setup
-  // -------------------------------------------------------------------------
 
   async #loadConfig(): Promise<HonchoConfig | undefined> {
     this.#configPromise ??= loadHonchoConfig({
@@ -1491,553 +759,99 @@ export class HonchoMemoryProvider extends MemoryProvider {
     });
     return await this.#configPromise;
   }
-
-  /** Resolves the session key and peers (local work: config, cwd, git). */
-  async #resolveIdentity(): Promise<Identity | undefined> {
-    const config = this.#config;
-    if (!config) return undefined;
-    const options = this.#initOptions;
-    const runtimeIds = [options.userId, options.userIdAlt].filter(
-      (id): id is string => typeof id === "string" && id.trim() !== "",
-    ).map((id) => id.trim());
-    try {
-      const userPeerId = resolveUserPeerId(config, { runtimeIds });
-      const sessionKey = await resolveSessionKey(config, {
-        cwd: typeof options.cwd === "string" && options.cwd
-          ? options.cwd
-          : safeAgentCwd(),
-        sessionTitle: options.sessionTitle,
-        sessionTitleSource: options.sessionTitleSource,
-        sessionId: this.#hermesSessionId,
-        gatewaySessionKey: options.gatewaySessionKey,
-        gitTopLevel: this.#options.gitTopLevel,
-      });
-      const identity: Identity = {
-        sessionKey,
-        sessionId: honchoSessionId(sessionKey),
-        userPeerId,
-        aiPeerId: resolveAiPeerId(config),
-        runtimeIds,
-      };
-      this.#identity = identity;
-      this.#peerError = undefined;
-      return identity;
-    } catch (error) {
-      if (error instanceof HonchoPeerUnresolvedError) {
-        this.#peerError = error;
-        this.#notices.report("no-peer");
-      } else {
-        log(
-          "warn",
-          `Honcho cannot name the session: ${this.#scrub(errorText(error))}`,
-        );
-      }
-      this.#identity = undefined;
-      return undefined;
-    }
-  }
-
-  /** Starts session init in the background unless running or throttled. */
-  #kickInit(force = false): void {
-    if (this.#ready || this.#initRun || this.#shutdown || this.#peerError) {
-      return;
-    }
-    if (!this.#config || !this.#client) return;
-    const retryMs = this.#options.initRetryDelayMs ?? 5_000;
-    if (!force && this.#now() - this.#lastInitAttempt < retryMs) return;
-    this.#track(
-      this.#ensureSession(this.#controller.signal).catch(() => {}),
-    );
-  }
-
-  /**
-   * Makes sure the current Honcho session exists with its observation
-   * config (and any pending author joins or a2a sessions); single-flight.
-   */
-  async #ensureSession(signal: AbortSignal): Promise<void> {
-    if (this.#ready) {
-      await this.#runSessionSetups(signal);
-      return;
-    }
-    if (!this.#initRun) {
-      this.#lastInitAttempt = this.#now();
-      const run = this.#doSessionInit(signal);
-      this.#initRun = run;
-      run.then(() => {}, () => {}).finally(() => {
-        if (this.#initRun === run) this.#initRun = undefined;
-      });
-    }
-    await this.#initRun;
-    await this.#runSessionSetups(signal);
-  }
-
-  async #doSessionInit(signal: AbortSignal): Promise<void> {
-    const identity = await (this.#identityPromise ?? this.#resolveIdentity());
-    if (!identity) {
-      throw this.#peerError ??
-        new HonchoConfigError("Honcho session could not be named");
-    }
-    const config = this.#config!;
-    const client = this.#client!;
-    const generation = this.#sessionGen;
-    const flags = config.observationFlags;
-    try {
-      const peers: Record<string, SessionPeerConfig> = {
-        [identity.userPeerId]: {
-          observeMe: flags.user.observeMe,
-          observeOthers: flags.user.observeOthers,
-        },
-      };
-      if (identity.aiPeerId !== identity.userPeerId) {
-        peers[identity.aiPeerId] = {
-          observeMe: flags.ai.observeMe,
-          observeOthers: flags.ai.observeOthers,
-        };
-      }
-      await client.getOrCreateSession(identity.sessionId, { peers, signal });
-      const [userServer, aiServer] = await Promise.all([
-        client.getSessionPeerConfig(identity.sessionId, identity.userPeerId, {
-          signal,
-        }).catch(() => undefined),
-        identity.aiPeerId === identity.userPeerId
-          ? Promise.resolve(undefined)
-          : client.getSessionPeerConfig(identity.sessionId, identity.aiPeerId, {
-            signal,
-          }).catch(() => undefined),
-      ]);
-      if (this.#identity?.sessionId !== identity.sessionId) return;
-      this.#observation = {
-        user: mergeServerObservation(flags.user, serverFlags(userServer)),
-        ai: mergeServerObservation(flags.ai, serverFlags(aiServer)),
-      };
-      this.#ready = true;
-      this.#notices.clear();
-    } catch (error) {
-      this.#notices.reportError(error);
-      log(
-        "debug",
-        `Honcho session init failed: ${this.#scrub(errorText(error))}`,
-      );
-      throw error;
-    }
-    if (
-      config.recallMode !== "tools" && !config.recallSync &&
-      this.#turn >= 1 && !this.#baseStarted && !this.#shutdown
-    ) {
-      // A late start (Honcho was down on turn 1): fetch the base layer now so
-      // the next prefetch has it.
-      this.#baseStarted = true;
-      this.#baseCache = "";
-      this.#lastContextTurn = this.#turn;
-      this.#startContextFetch(this.#lastQuery);
-    }
-    if (
-      config.recallMode !== "tools" && !config.recallSync &&
-      !(config.queryRewrite && this.#options.queryRewriter) &&
-      generation === this.#sessionGen && !this.#dialecticAlive() &&
-      this.#lastDialecticTurn === NEVER && !this.#shutdown
-    ) {
-      this.#startDialectic(PREWARM_QUERY, 0);
-    }
-    this.#writer?.resume();
-  }
-
-  async #runSessionSetups(signal: AbortSignal): Promise<void> {
-    for (const [key, setup] of [...this.#sessionSetups]) {
-      if (signal.aborted) throw signal.reason;
-      await setup();
-      this.#sessionSetups.delete(key);
-    }
-  }
-
-  #aiObservesOthers(): boolean {
-    return (this.#observation?.ai ?? this.#config?.observationFlags.ai)
-      ?.observeOthers ?? true;
-  }
-
-  // -------------------------------------------------------------------------
-  // Writes
-  // -------------------------------------------------------------------------
-
-  #turnRecords(
-    config: HonchoConfig,
-    identity: Identity,
-    author: TurnAuthorInfo,
-    userText: string,
-    aiText: string,
-    turnId?: string,
-  ): OutboxMessageInput[] {
-    let session = identity.sessionId;
-    let userPeer = identity.userPeerId;
-    if (author.isBot) {
-      if (!config.a2aSessions || !author.id) return [];
-      const botPeer = resolveAuthorPeerId(config, author.id) ??
-        sanitizeId(author.id);
-      if (botPeer === identity.aiPeerId) return [];
-      const colon = author.id.indexOf(":");
-      const key = a2aSessionKey(identity.sessionKey, {
-        prefix: colon > 0 ? author.id.slice(0, colon) : "a2a",
-        ident: colon > 0 ? author.id.slice(colon + 1) : author.id,
-        aiPeer: identity.aiPeerId,
-      });
-      session = honchoSessionId(key);
-      userPeer = botPeer;
-      this.#planSession(session, botPeer, identity.aiPeerId, true);
-    } else if (author.id && !identity.runtimeIds.includes(author.id)) {
-      const peer = resolveAuthorPeerId(config, author.id);
-      if (peer && peer !== identity.userPeerId && peer !== identity.aiPeerId) {
-        userPeer = peer;
-        this.#planSession(session, peer, identity.aiPeerId, false);
-      }
-    }
-    const records: OutboxMessageInput[] = [];
-    const add = (role: "user" | "assistant", peer: string, text: string) => {
-      if (text === "") return;
-      const digest = turnDigest(role, text);
-      const chunks = chunkMessage(text, config.messageMaxChars);
-      chunks.forEach((content, index) => {
-        const record: OutboxMessageInput = {
-          session,
-          peer,
-          content,
-          metadata: {
-            [ROLE_METADATA_KEY]: role,
-            [DIGEST_METADATA_KEY]: digest,
-            [CHUNK_METADATA_KEY]: index,
-          },
-        };
-        if (turnId !== undefined) {
-          // The same turn handed over again (an import re-run) gets the same
-          // ids, so the outbox and Honcho hold it once.
-          record.id = stableOutboxId([
-            config.workspaceId,
-            session,
-            turnId,
-            role,
-            index,
-          ]);
-        }
-        records.push(record);
-      });
-    };
-    add("user", userPeer, userText);
-    add("assistant", identity.aiPeerId, aiText);
-    return records;
-  }
-
-  /** Queues a one-time server setup for an author peer or an a2a session. */
-  #planSession(
-    session: string,
-    peer: string,
-    aiPeer: string,
-    create: boolean,
-  ): void {
-    const key = `${session}\u0000${peer}`;
-    if (this.#sessionSetups.has(key) || this.#joined.has(key)) return;
-    const client = this.#client!;
-    const flags = this.#observation ?? this.#config!.observationFlags;
-    const userConfig: SessionPeerConfig = {
-      observeMe: flags.user.observeMe,
-      observeOthers: flags.user.observeOthers,
-    };
-    this.#sessionSetups.set(key, async () => {
-      const signal = this.#controller.signal;
-      if (create) {
-        await client.getOrCreateSession(session, {
-          peers: {
-            [peer]: userConfig,
-            [aiPeer]: {
-              observeMe: flags.ai.observeMe,
-              observeOthers: flags.ai.observeOthers,
-            },
-          },
-          signal,
-        });
-      } else {
-        await client.addSessionPeers(session, { [peer]: userConfig }, {
-          signal,
-        });
-      }
-      this.#joined.add(key);
-    });
-  }
-
-  #joined = new Set<string>();
-  /** Messages of turns staged before the session was named (not durable yet). */
-  #unnamedMessages = 0;
-  /** Memory writes (conclusions) sent but not answered yet. */
-  #memoryWrites = new Set<Promise<void>>();
-  /** Write-path causes already warned about in this episode. */
-  #writeWarnings = new Set<NoticeCause>();
-
-  /**
-   * Reports a delivery round: a systemic failure (one retrying cannot fix:
-   * a denied permission, auth, a refused workspace, session or peer) gets
-   * one notice and one warning naming the cause and the fix; the messages
-   * stay queued. A round that delivered ends the episode.
-   */
-  #onDeliveryResult(result: OutboxDeliverResult): void {
-    const error = result.error;
-    if (error === undefined) {
-      if (result.delivered > 0 || result.duplicates > 0) {
-        this.#writeWarnings.clear();
-      }
-      return;
-    }
-    let cause = this.#notices.reportError(error);
-    let reason = failureReason(error);
-    if (
-      cause === undefined && result.systemic &&
-      (error instanceof HonchoError || error instanceof HonchoConfigError)
-    ) {
-      cause = "refused";
-      reason = this.#scrub(errorText(error));
-      this.#notices.report(cause, reason);
-    }
-    if (
-      cause === undefined || !result.systemic ||
-      this.#writeWarnings.has(cause)
-    ) return;
-    // In a sandbox worker the host has already warned about the denial,
-    // naming the same key; the notice above still tells the user.
-    if (cause === "permission" && permissionDenialsReportedByHost()) return;
-    this.#writeWarnings.add(cause);
-    const host = error instanceof PermissionDeniedError
-      ? error.host
-      : undefined;
-    const queued = result.pending >= 0
-      ? ` (${result.pending} message(s) in ${this.#writer?.outbox.path})`
-      : "";
-    log("warn", `${this.#notices.warning(cause, reason, host)}${queued}`);
-  }
-
-  /**
-   * Waits (at most `timeoutMs`) until every turn handed to `syncTurn` and
-   * every memory write is durable: turns in the fsynced outbox (delivery
-   * may still be pending; that is durable), memory writes answered by
-   * Honcho.
-   *
-   * @param timeoutMs How long to wait; without limit when omitted.
-   * @returns Whether everything is durable, and how many messages are not.
-   */
-  override async drain(timeoutMs?: number): Promise<DrainResult> {
-    const deadline = timeoutMs === undefined
-      ? Infinity
-      : this.#now() + Math.max(0, timeoutMs);
-    const left = (): number => Math.max(0, deadline - this.#now());
-    try {
-      if (this.#unnamedMessages > 0 && this.#identityPromise) {
-        await this.#waitFor(this.#identityPromise, left());
-        // Let the staging promises queue into the writer.
-        await Promise.resolve();
-      }
-      const writer = this.#writer;
-      let pending = this.#unnamedMessages;
-      if (writer) {
-        const staged = await writer.drain(
-          deadline === Infinity ? undefined : left(),
-        );
-        pending += staged.pending ?? 0;
-      }
-      if (this.#memoryWrites.size > 0) {
-        await this.#waitFor(Promise.all([...this.#memoryWrites]), left());
-        pending += this.#memoryWrites.size;
-      }
-      return { drained: pending === 0, pending };
-    } catch {
-      return { drained: false };
-    }
-  }
-
-  async #checkpoint(messages: ChatMessage[], required: boolean): Promise<void> {
-    const config = this.#config;
-    const writer = this.#writer;
-    if (this.#inert) throw new Error("Honcho is not active (cron context)");
-    if (!config || !writer || !this.#client) {
-      throw new Error("Honcho is not configured");
-    }
-    if (!config.saveMessages) {
-      throw new Error("saveMessages is off, so nothing is stored in Honcho");
-    }
-    const full = this.#options.checkpointTimeoutMs ??
-      Math.max(10_000, this.#timeoutMs());
-    // A best-effort checkpoint must not hold up compression for long.
-    const budget = required ? full : Math.min(full, BEST_EFFORT_CHECKPOINT_MS);
-    const deadline = this.#now() + budget;
-    const left = (): number => Math.max(0, deadline - this.#now());
-    const controller = new AbortController();
-    const timer = setTimeout(
-      () =>
-        controller.abort(
-          new DOMException("Honcho checkpoint deadline passed", "TimeoutError"),
-        ),
-      budget,
-    );
-    try {
-      const items = evidenceItems(Array.isArray(messages) ? messages : []);
-      await this.#ensureSession(controller.signal);
-      const identity = this.#identity!;
-      if (!await writer.flushAll(left())) {
-        throw new Error("queued messages could not be delivered to Honcho");
-      }
-      if (items.length === 0) return;
-      const stored = await storedDigestCounts(
-        this.#client,
-        identity.sessionId,
-        items.map((item) => item.digest),
-        controller.signal,
-      );
-      const missing = missingEvidence(items, stored);
-      if (missing.length === 0) return;
-      const records: OutboxMessageInput[] = [];
-      for (const item of missing) {
-        const peer = item.role === "user"
-          ? identity.userPeerId
-          : identity.aiPeerId;
-        chunkMessage(item.text, config.messageMaxChars).forEach(
-          (content, index) => {
-            records.push({
-              session: identity.sessionId,
-              peer,
-              content,
-              metadata: {
-                [ROLE_METADATA_KEY]: item.role,
-                [DIGEST_METADATA_KEY]: item.digest,
-                [CHUNK_METADATA_KEY]: index,
-                hermes_source: "checkpoint",
-              },
-            });
-          },
-        );
-      }
-      const rejected = await writer.appendNow(records);
-      if (rejected > 0) {
-        throw new Error(
-          `the Honcho outbox is full (${rejected} message(s) refused)`,
-        );
-      }
-      if (!required) {
-        writer.kick();
-        return;
-      }
-      if (!await writer.flushAll(left())) {
-        throw new Error("missing messages could not be delivered to Honcho");
-      }
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  // -------------------------------------------------------------------------
-  // Plumbing
-  // -------------------------------------------------------------------------
-
-  #timeoutMs(): number {
-    const seconds = this.#config?.timeout;
-    return (seconds !== undefined && seconds > 0
-      ? seconds
-      : INIT_WAIT_FALLBACK_S) *
-      1000;
-  }
-
-  #scrub(text: string): string {
-    const key = this.#apiKey;
-    return key && key.length >= 4 ? text.split(key).join("[redacted]") : text;
-  }
-
-  /** Runs `fn` as a tracked context task; the promise never rejects. */
-  #spawn(name: string, fn: () => Promise<void>): Promise<void> {
-    const task = spawnContextTask(fn, { name });
-    const done = task.done.catch(() => {});
-    this.#track(done);
-    return done;
-  }
-
-  #track(promise: Promise<unknown>): void {
-    const tracked = promise.catch(() => {}).finally(() => {
-      this.#tasks.delete(tracked);
-    });
-    this.#tasks.add(tracked);
-  }
-
-  async #drainTasks(timeoutMs: number): Promise<void> {
-    const deadline = this.#now() + timeoutMs;
-    while (this.#tasks.size > 0) {
-      const left = deadline - this.#now();
-      if (
-        left <= 0 || !await this.#waitFor(Promise.all([...this.#tasks]), left)
-      ) {
-        log(
-          "warn",
-          `Honcho shut down with ${this.#tasks.size} background task(s) still running`,
-        );
-        return;
-      }
-    }
-  }
-
-  /** Waits for `promise` at most `ms`; `true` when it settled in time. */
-  async #waitFor(promise: Promise<unknown>, ms: number): Promise<boolean> {
-    if (ms === Infinity) {
-      await promise.catch(() => {});
-      return true;
-    }
-    if (ms <= 0) {
-      let settled = false;
-      promise.then(() => settled = true, () => settled = true);
-      await Promise.resolve();
-      return settled;
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), ms);
-    });
-    try {
-      return await Promise.race([promise.then(() => true, () => true), late]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  #logInjection(reason: string, payload: string): void {
-    const path = this.#config?.injectionLogPath;
-    if (!path) return;
-    const line = `${
-      JSON.stringify({
-        ts: new Date().toISOString(),
-        turn: this.#turn,
-        session_key: this.#identity?.sessionKey ?? null,
-        recall_mode: this.#config?.recallMode ?? null,
-        reason,
-        bytes: new TextEncoder().encode(payload).length,
-        payload,
-      })
-    }\n`;
-    this.#spawn("honcho-injection-log", async () => {
-      try {
-        await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
-        await appendFile(path, line, { mode: 0o600 });
-      } catch (error) {
-        log("debug", `Honcho injection log failed: ${errorText(error)}`);
-      }
-    });
-  }
 }
 
-function serverFlags(
-  config: SessionPeerConfig | undefined,
-): { observeMe: boolean | null; observeOthers: boolean | null } | undefined {
-  if (!config) return undefined;
-  return {
-    observeMe: config.observeMe ?? null,
-    observeOthers: config.observeOthers ?? null,
-  };
-}
-
-function safeAgentCwd(): string | undefined {
+/**
+ * The client for a usable config, with one warning when the workspace id
+ * had to be sanitised; `undefined` (with a warning) when it cannot be built.
+ */
+function connect(
+  config: HonchoConfig,
+  options: HonchoProviderOptions,
+): HonchoClient | undefined {
+  let client: HonchoClient;
   try {
-    return resolveAgentCwd();
-  } catch {
+    client = HonchoClient.fromConfig(config, {
+      ...options.transport,
+      hermesVersion: options.hermesVersion,
+      hermesConfig: options.hermesConfig,
+    });
+  } catch (error) {
+    log(
+      "warn",
+      `Honcho is inactive: ${scrubberOf(config.apiKey)(errorText(error))}`,
+    );
     return undefined;
   }
+  if (client.workspaceId !== config.workspaceId) {
+    log(
+      "warn",
+      `Honcho workspace '${config.workspaceId}' (${config.configPath}) has characters Honcho refuses; using '${client.workspaceId}'. Set "workspace" to an id of letters, digits, _ and - to silence this`,
+    );
+  }
+  return client;
+}
+
+/** What {@linkcode assemble} wires together. */
+interface AssemblyInput {
+  sessionId: string;
+  initOptions: InitializeOptions;
+  config: HonchoConfig;
+  client: HonchoClient;
+  options: HonchoProviderOptions;
+  hermesHome: string;
+  platform: string;
+  signal: AbortSignal;
+  tasks: TaskGroup;
+  now: () => number;
+  stopped: () => boolean;
+  turn: () => number;
+  scrub: (text: string) => string;
+}
+
+/**
+ * Builds the parts of one initialized session and wires them: set-up
+ * success starts recall's late work and resumes delivery; a move to
+ * another Honcho session resets recall and sets the new one up.
+ */
+function assemble(input: AssemblyInput): Parts {
+  const { config, options } = input;
+  const rt: HonchoRuntime = {
+    config,
+    client: input.client,
+    notices: new NoticeBoard(input.platform, input.hermesHome),
+    signal: input.signal,
+    tasks: input.tasks,
+    now: input.now,
+    stopped: input.stopped,
+    timeoutMs: requestTimeoutMs(config),
+    scrub: input.scrub,
+  };
+  const session: HonchoSession = new HonchoSession(rt, {
+    sessionId: input.sessionId,
+    initOptions: input.initOptions,
+    gitTopLevel: options.gitTopLevel,
+    initRetryDelayMs: options.initRetryDelayMs,
+    onReady: (stale) => {
+      recall.sessionReady(stale);
+      writes.writer.resume();
+    },
+    onMoved: () => {
+      recall.sessionMoved();
+      if (config.recallMode !== "tools") session.kick(true);
+    },
+  });
+  const recall = new HonchoRecall(rt, session, {
+    turn: input.turn,
+    queryRewriter: options.queryRewriter,
+  });
+  const writes = new HonchoWriteHooks(rt, session, {
+    hermesHome: input.hermesHome,
+    outbox: options.outbox,
+    retryBaseDelayMs: options.writerRetryBaseDelayMs,
+    retryMaxDelayMs: options.writerRetryMaxDelayMs,
+    maxStagedMessages: options.maxStagedMessages,
+    checkpointTimeoutMs: options.checkpointTimeoutMs,
+  });
+  return { rt, session, recall, writes };
 }

@@ -4,9 +4,11 @@
  * and results. Every result is a JSON string; failures are
  * `{"error": "<message>"}`.
  *
- * The provider owns session readiness (the guards of §7.2 that depend on
- * init); {@linkcode runHonchoTool} runs one call against a ready session
- * described by a {@linkcode HonchoToolContext}.
+ * {@linkcode callHonchoTool} is the provider's dispatch: it refuses
+ * unknown tools, sets the session up first when it is not ready (the
+ * guards of §7.2 that depend on init) and then runs the call with
+ * {@linkcode runHonchoTool}, against a ready session described by a
+ * {@linkcode HonchoToolContext}.
  *
  * @module
  */
@@ -14,6 +16,7 @@
 import { toolError, type ToolSchema } from "@hermes/memory/provider";
 import type { HonchoClient, Message } from "./client.ts";
 import {
+  type HonchoConfig,
   REASONING_LEVELS,
   type ReasoningLevel,
   type RecallMode,
@@ -21,6 +24,9 @@ import {
 import { cleanHonchoSummary } from "./context.ts";
 import { AuthError } from "./errors.ts";
 import type { PeerObservation } from "./observation.ts";
+import { HonchoPeerUnresolvedError } from "./errors.ts";
+import { noticeText } from "./notices.ts";
+import type { HonchoSession } from "./session.ts";
 import { errorText } from "./_util.ts";
 
 /** The tool names, in schema order. */
@@ -297,6 +303,113 @@ function perspective(
   }
   if (ctx.aiObservesOthers) return { observer: ctx.aiPeerId, target: targetId };
   return { observer: targetId, target: undefined };
+}
+
+/** What {@linkcode callHonchoTool} needs from the provider. */
+export interface HonchoToolCall {
+  /** The session (set up first when it is not ready). */
+  session: HonchoSession;
+  /** The config. */
+  config: Pick<
+    HonchoConfig,
+    | "dialecticCadence"
+    | "contextTokens"
+    | "dialecticReasoningLevel"
+    | "dialecticDynamic"
+    | "dialecticMaxInputChars"
+  >;
+  /** The client. */
+  client: HonchoClient;
+  /** The platform (for the `no-peer` hint). */
+  platform: string;
+  /** The current turn (1-based). */
+  turn: number;
+  /** Whether the current turn is bot-authored (writes refused). */
+  botTurn: boolean;
+  /** Cancels the call's requests (the provider's shutdown). */
+  signal: AbortSignal;
+  /** Called after a successful honcho_reasoning. */
+  onReasoning(): void;
+  /** Removes the API key from text shown to the model. */
+  scrub(text: string): string;
+}
+
+/**
+ * The provider's tool dispatch (§7.2): an unknown tool is refused; when
+ * the session is not ready it is set up first (a set-up already running
+ * answers "try again shortly"; a failed one names auth, a missing user
+ * peer, or says it could not be initialized); then the call runs. Always
+ * returns a JSON string.
+ *
+ * @param name The tool's name.
+ * @param args The model's arguments.
+ * @param call The session and what the tools read.
+ * @returns The JSON result or `{"error": …}`.
+ *
+ * @example Dispatching a search
+ * ```ts ignore
+ * const json = await callHonchoTool("honcho_search", { query: "tea" }, call);
+ * ```
+ */
+export async function callHonchoTool(
+  name: string,
+  args: Record<string, unknown>,
+  call: HonchoToolCall,
+): Promise<string> {
+  if (!HONCHO_TOOL_NAMES.includes(name)) {
+    return toolErrorJson(`Unknown tool: ${name}`);
+  }
+  const session = call.session;
+  if (!session.ready) {
+    if (session.settingUp) {
+      return toolErrorJson(
+        "Honcho session is still initializing; try again shortly.",
+      );
+    }
+    try {
+      await session.ensure(call.signal);
+    } catch (error) {
+      if (error instanceof AuthError) {
+        return toolErrorJson(
+          `Honcho memory authentication failed: ${
+            call.scrub(errorText(error))
+          }`,
+        );
+      }
+      if (error instanceof HonchoPeerUnresolvedError) {
+        return toolErrorJson(
+          noticeText("no-peer", { platform: call.platform }),
+        );
+      }
+      return toolErrorJson("Honcho session could not be initialized.");
+    }
+  }
+  const identity = session.identity!;
+  const observation = session.observation;
+  const config = call.config;
+  return await runHonchoTool(name, args ?? {}, {
+    client: call.client,
+    sessionId: identity.sessionId,
+    userPeerId: identity.userPeerId,
+    aiPeerId: identity.aiPeerId,
+    aiObservesOthers: session.aiObservesOthers(),
+    observationOf: (peerId) =>
+      peerId === identity.aiPeerId
+        ? observation?.ai
+        : peerId === identity.userPeerId
+        ? observation?.user
+        : undefined,
+    turn: call.turn,
+    dialecticCadence: config.dialecticCadence,
+    contextTokens: config.contextTokens,
+    defaultReasoningLevel: config.dialecticReasoningLevel,
+    dialecticDynamic: config.dialecticDynamic,
+    dialecticMaxInputChars: config.dialecticMaxInputChars,
+    botTurn: call.botTurn,
+    signal: call.signal,
+    onReasoning: call.onReasoning,
+    scrub: call.scrub,
+  });
 }
 
 /**

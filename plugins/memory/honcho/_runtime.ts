@@ -1,0 +1,166 @@
+/**
+ * What the parts of the Honcho provider share for one initialized session
+ * (private to the provider): the resolved config, the client, the notice
+ * board, the provider's abort signal, its background tasks and its clock.
+ * The provider builds one {@linkcode HonchoRuntime} in `initialize` and
+ * hands it to the session set-up, the recall scheduler and the write hooks.
+ *
+ * @module
+ */
+
+import { spawnContextTask } from "@hermes/memory/provider";
+import type { HonchoClient } from "./client.ts";
+import type { HonchoConfig } from "./config.ts";
+import type { NoticeBoard } from "./notices.ts";
+
+/** The request timeout when `timeout` is unset, in seconds. */
+const TIMEOUT_FALLBACK_S = 30;
+
+/** What the provider's parts share (see the module doc). */
+export interface HonchoRuntime {
+  /** The profile's resolved configuration. */
+  readonly config: HonchoConfig;
+  /** The client every request goes through. */
+  readonly client: HonchoClient;
+  /** The one-time `[Honcho memory status]` notices. */
+  readonly notices: NoticeBoard;
+  /** Aborted when the provider shuts down. */
+  readonly signal: AbortSignal;
+  /** The provider's background tasks (awaited by `idle()` and `shutdown()`). */
+  readonly tasks: TaskGroup;
+  /** The clock, epoch ms. */
+  readonly now: () => number;
+  /** Whether the provider is shutting down (no new background work starts). */
+  readonly stopped: () => boolean;
+  /** The request timeout in ms (30 s when unset): bounds waits and flushes. */
+  readonly timeoutMs: number;
+  /** Replaces the API key in a text (logs, tool results). */
+  scrub(text: string): string;
+}
+
+/**
+ * The request timeout of a config in ms: `timeout` seconds, or 30 s when
+ * it is unset or not positive.
+ *
+ * @param config The config.
+ * @returns Milliseconds.
+ */
+export function requestTimeoutMs(
+  config: Pick<HonchoConfig, "timeout">,
+): number {
+  const seconds = config.timeout;
+  return (seconds !== undefined && seconds > 0 ? seconds : TIMEOUT_FALLBACK_S) *
+    1000;
+}
+
+/**
+ * A scrubber that replaces `secret` (when at least 4 characters long) by
+ * `[redacted]`.
+ *
+ * @param secret The API key, if any.
+ * @returns The scrubber.
+ */
+export function scrubberOf(
+  secret: string | undefined,
+): (text: string) => string {
+  return (text) =>
+    secret && secret.length >= 4 ? text.split(secret).join("[redacted]") : text;
+}
+
+/**
+ * The provider's background work: every task is tracked until it settles,
+ * so `idle()` and `shutdown()` can wait for it; a tracked promise never
+ * rejects.
+ */
+export class TaskGroup {
+  #tasks = new Set<Promise<unknown>>();
+
+  /** Tasks not settled yet. */
+  get size(): number {
+    return this.#tasks.size;
+  }
+
+  /**
+   * Runs `fn` as a tracked context task (in the caller's async context).
+   *
+   * @param name The task's name (diagnostics).
+   * @param fn The work.
+   * @returns Settles when it is done; never rejects.
+   */
+  spawn(name: string, fn: () => Promise<void>): Promise<void> {
+    const done = spawnContextTask(fn, { name }).done.catch(() => {});
+    this.track(done);
+    return done;
+  }
+
+  /**
+   * Tracks a promise until it settles.
+   *
+   * @param promise The work.
+   */
+  track(promise: Promise<unknown>): void {
+    const tracked = promise.catch(() => {}).finally(() => {
+      this.#tasks.delete(tracked);
+    });
+    this.#tasks.add(tracked);
+  }
+
+  /**
+   * Settles when every task tracked now has settled.
+   *
+   * @returns The combined promise (never rejects).
+   */
+  current(): Promise<unknown> {
+    return Promise.all([...this.#tasks]);
+  }
+
+  /**
+   * Waits (at most `timeoutMs`) until no task is left, including tasks
+   * started meanwhile.
+   *
+   * @param timeoutMs The bound.
+   * @param now The clock.
+   * @returns `true` when none is left.
+   */
+  async settle(timeoutMs: number, now: () => number): Promise<boolean> {
+    const deadline = now() + timeoutMs;
+    while (this.#tasks.size > 0) {
+      const left = deadline - now();
+      if (left <= 0 || !await waitFor(this.current(), left)) return false;
+    }
+    return true;
+  }
+}
+
+/**
+ * Waits for `promise` at most `ms` (its outcome is ignored). With `ms <= 0`
+ * it only tells whether the promise has already settled.
+ *
+ * @param promise The work.
+ * @param ms The bound; `Infinity` waits without limit.
+ * @returns `true` when it settled in time.
+ */
+export async function waitFor(
+  promise: Promise<unknown>,
+  ms: number,
+): Promise<boolean> {
+  if (ms === Infinity) {
+    await promise.catch(() => {});
+    return true;
+  }
+  if (ms <= 0) {
+    let settled = false;
+    promise.then(() => settled = true, () => settled = true);
+    await Promise.resolve();
+    return settled;
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => true, () => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,501 @@
+/**
+ * The Honcho HTTP transport (private to the client): the one place that
+ * calls `fetch`. Its private `#request()` owns the base URL plus the `/v3`
+ * prefix, `encodeURIComponent` on every path segment, the bearer token and
+ * telemetry headers, JSON encoding and decoding (a body of another shape
+ * becomes an {@linkcode InvalidResponseError}), a per-attempt deadline that
+ * really aborts the fetch (combined with the caller's signal; a caller
+ * abort is rethrown unchanged and never retried; listeners and timers are
+ * removed), mapping failures to the error classes of `errors.ts`, and
+ * retries.
+ *
+ * Retry policy (the provider's one rule, `_backoff.ts`): only endpoints
+ * marked `retry` — GET, PUT, read-only POSTs and the get-or-create POSTs —
+ * are retried, on 429, 5xx, malformed answers, timeouts and connection
+ * errors, at most `maxRetries` times, with full-jitter exponential backoff;
+ * a `Retry-After` (seconds or HTTP date) is honoured up to
+ * `retryAfterCapMs`. Backoff sleeps are cancelled by the caller's signal.
+ *
+ * No transport re-sends either: Deno's `fetch` silently re-sends a request
+ * on a new connection when a reused keep-alive connection closes before the
+ * answer — after the server may have stored it. Endpoints that are not
+ * retried therefore go over a client that never reuses a connection
+ * (`Deno.createHttpClient({ poolMaxIdlePerHost: 0 })`), so such a failure
+ * reaches the caller as a {@linkcode ConnectionError}. (Cost: one TCP, and
+ * for https one TLS, handshake per write batch; reads keep the pool.)
+ *
+ * A network access Deno denies becomes a {@linkcode PermissionDeniedError}.
+ *
+ * @module
+ */
+
+import {
+  ConnectionError,
+  errorFromResponse,
+  InvalidResponseError,
+  PermissionDeniedError,
+  TimeoutError,
+} from "./errors.ts";
+import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
+import {
+  HonchoPage,
+  list,
+  type ListOptions,
+  numberOr,
+  record,
+  ShapeError,
+} from "./client_wire.ts";
+
+/** The subset of `fetch` the client uses. */
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+/** A sleep that rejects with `signal.reason` when the signal aborts. */
+export type SleepLike = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+/**
+ * Waits `ms` milliseconds; rejects with `signal.reason` as soon as the
+ * signal aborts (the timer and listener are removed either way).
+ *
+ * @param ms How long to wait.
+ * @param signal Cancels the wait.
+ * @returns A promise that resolves after `ms`.
+ *
+ * @example Cancelling a wait
+ * ```ts
+ * import { abortableSleep } from "./client.ts";
+ * import assert from "node:assert/strict";
+ * const controller = new AbortController();
+ * const waiting = abortableSleep(60_000, controller.signal);
+ * controller.abort(new Error("Stop"));
+ * await assert.rejects(waiting, /Stop/);
+ * ```
+ */
+export function abortableSleep(
+  ms: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, Math.max(0, ms));
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/**
+ * Parses a `Retry-After` header: delta seconds, or an HTTP date relative to
+ * `nowMs`.
+ *
+ * @param value The header value.
+ * @param nowMs The current time in epoch milliseconds.
+ * @returns Milliseconds to wait (never negative), or `undefined` when absent or unparseable.
+ *
+ * @example Using parseRetryAfter
+ * ```ts
+ * import { parseRetryAfter } from "./client.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(parseRetryAfter("2", 0), 2000);
+ * assert.equal(parseRetryAfter("Thu, 01 Jan 1970 00:00:05 GMT", 1000), 4000);
+ * assert.equal(parseRetryAfter("soon", 0), undefined);
+ * ```
+ */
+export function parseRetryAfter(
+  value: string | null | undefined,
+  nowMs: number,
+): number | undefined {
+  if (value == null) return undefined;
+  const text = value.trim();
+  if (text === "") return undefined;
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - nowMs);
+}
+
+/**
+ * The client every non-idempotent request goes through: no idle connection
+ * is kept, so `fetch` has no reused connection to silently re-send a
+ * request on (created once per process or worker, never closed).
+ */
+const NO_REUSE_CLIENT: Deno.HttpClient | undefined =
+  typeof Deno.createHttpClient === "function"
+    ? Deno.createHttpClient({ poolMaxIdlePerHost: 0 })
+    : undefined;
+
+/** Transport options shared by `HonchoClient` constructors. */
+export interface HonchoTransportOptions {
+  /** Retries of a retryable request after the first attempt. @default {2} */
+  maxRetries?: number;
+  /** Base of the exponential backoff, in ms. @default {500} */
+  retryBaseDelayMs?: number;
+  /** Ceiling of one backoff delay, in ms. @default {8000} */
+  retryMaxDelayMs?: number;
+  /** Ceiling of an honoured `Retry-After`, in ms. @default {30000} */
+  retryAfterCapMs?: number;
+  /** The `fetch` to use. @default {globalThis.fetch} */
+  fetch?: FetchLike;
+  /** The sleep between retries. @default {abortableSleep} */
+  sleep?: SleepLike;
+  /** Random numbers in [0, 1) for jitter. @default {Math.random} */
+  random?: () => number;
+  /** The clock, epoch ms (for HTTP-date `Retry-After`). @default {Date.now} */
+  now?: () => number;
+}
+
+/** An HTTP method the API uses. */
+export type Method = "GET" | "POST" | "PUT" | "DELETE";
+
+/** A query parameter value (`undefined` is left out; arrays repeat the key). */
+export type QueryValue =
+  | string
+  | number
+  | boolean
+  | undefined
+  | readonly string[];
+
+/** One request to an endpoint: what to send and how to read the answer. */
+export interface Endpoint<T> {
+  /** The method. */
+  method: Method;
+  /** The path segments after `/v3/` (each is encoded). */
+  path: readonly string[];
+  /** Query parameters. */
+  query?: Record<string, QueryValue>;
+  /** A JSON body. */
+  json?: unknown;
+  /** A multipart body. */
+  form?: FormData;
+  /**
+   * Whether the request may be retried (and may use a pooled connection):
+   * `false` for requests that store something (messages, conclusions,
+   * uploads) or delete.
+   */
+  retry: boolean;
+  /** Reads the decoded body (throws {@linkcode ShapeError} on another shape). */
+  parse: (body: unknown) => T;
+}
+
+/** A list endpoint (`POST …/list`, paged). */
+export interface ListEndpoint<T> {
+  /** The path segments after `/v3/`. */
+  path: readonly string[];
+  /** Body fields besides `filters`. */
+  body?: Record<string, unknown>;
+  /** Reads one item. */
+  item: (value: unknown) => T;
+}
+
+/** Where and how {@linkcode HonchoTransport} sends. */
+export interface HonchoTransportConfig extends HonchoTransportOptions {
+  /** The server, without `/v3` (already cleaned). */
+  baseUrl: string;
+  /** The bearer token; no `Authorization` header when empty. */
+  apiKey?: string;
+  /** Per-attempt deadline in ms. */
+  timeoutMs: number;
+  /** Extra headers (telemetry). */
+  headers?: Record<string, string>;
+}
+
+/** Sends endpoint requests (see the module doc). */
+export class HonchoTransport {
+  /** The server, without `/v3`. */
+  readonly baseUrl: string;
+  /** Per-attempt deadline in ms. */
+  readonly timeoutMs: number;
+  #apiKey: string | undefined;
+  #headers: Record<string, string>;
+  #fetch: FetchLike;
+  #sleep: SleepLike;
+  #random: () => number;
+  #now: () => number;
+  #maxRetries: number;
+  #retryBaseDelayMs: number;
+  #retryMaxDelayMs: number;
+  #retryAfterCapMs: number;
+
+  /**
+   * Creates the transport (no I/O).
+   *
+   * @param config Server, key, timeout, retry policy and injected I/O.
+   */
+  constructor(config: HonchoTransportConfig) {
+    this.baseUrl = config.baseUrl;
+    this.timeoutMs = config.timeoutMs;
+    this.#apiKey = config.apiKey || undefined;
+    this.#headers = { ...config.headers };
+    this.#fetch = config.fetch ?? ((input, init) => fetch(input, init));
+    this.#sleep = config.sleep ?? abortableSleep;
+    this.#random = config.random ?? Math.random;
+    this.#now = config.now ?? Date.now;
+    this.#maxRetries = Math.max(0, Math.floor(config.maxRetries ?? 2));
+    this.#retryBaseDelayMs = config.retryBaseDelayMs ?? 500;
+    this.#retryMaxDelayMs = config.retryMaxDelayMs ?? 8_000;
+    this.#retryAfterCapMs = config.retryAfterCapMs ?? 30_000;
+  }
+
+  /**
+   * Sends one endpoint request (with its retry policy) and reads the answer.
+   *
+   * @param endpoint What to send.
+   * @param signal Cancels it; its reason is rethrown unchanged.
+   * @returns What `endpoint.parse` made of the body.
+   */
+  send<T>(endpoint: Endpoint<T>, signal?: AbortSignal): Promise<T> {
+    return this.#request(endpoint, signal);
+  }
+
+  /**
+   * Fetches one page of a list endpoint (`POST …/list` with `filters` in
+   * the body, page, size and order in the query); the page fetches the
+   * following ones through this method too. Retried like any read.
+   *
+   * @param endpoint The list endpoint.
+   * @param options Filters, page, size, order and signal.
+   * @returns The page.
+   */
+  page<T>(
+    endpoint: ListEndpoint<T>,
+    options: ListOptions,
+  ): Promise<HonchoPage<T>> {
+    const fetchPage = (page: number): Promise<HonchoPage<T>> =>
+      this.#request({
+        method: "POST",
+        path: endpoint.path,
+        query: { page, size: options.size, reverse: options.reverse },
+        json: options.filters === undefined
+          ? { ...endpoint.body }
+          : { ...endpoint.body, filters: options.filters },
+        retry: true,
+        parse: (value) => {
+          const o = record(value, "page");
+          return new HonchoPage<T>({
+            items: list(o.items, "page.items").map(endpoint.item),
+            total: numberOr(o, "total", 0),
+            page: numberOr(o, "page", page),
+            size: numberOr(o, "size", options.size ?? 50),
+            pages: numberOr(o, "pages", 0),
+          }, fetchPage);
+        },
+      }, options.signal);
+    return fetchPage(options.page ?? 1);
+  }
+
+  async #request<T>(
+    spec: Endpoint<T>,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    const method = spec.method;
+    const path = `/v3/${
+      spec.path.map((segment) => encodeURIComponent(segment)).join("/")
+    }`;
+    for (let attempt = 0;; attempt++) {
+      if (signal?.aborted) throw signal.reason;
+      try {
+        return await this.#attempt(method, path, spec, signal);
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        if (
+          !spec.retry || attempt >= this.#maxRetries ||
+          !isRetryableHonchoError(error)
+        ) throw error;
+        await this.#sleep(
+          backoffDelayMs(attempt, error, {
+            baseMs: this.#retryBaseDelayMs,
+            maxMs: this.#retryMaxDelayMs,
+            retryAfterCapMs: this.#retryAfterCapMs,
+            random: this.#random,
+          }),
+          signal,
+        );
+      }
+    }
+  }
+
+  async #attempt<T>(
+    method: Method,
+    path: string,
+    spec: Endpoint<T>,
+    caller: AbortSignal | undefined,
+  ): Promise<T> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const onCallerAbort = (): void => controller.abort(caller!.reason);
+    caller?.addEventListener("abort", onCallerAbort, { once: true });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(
+        new DOMException("Honcho request deadline passed", "TimeoutError"),
+      );
+    }, this.timeoutMs);
+    const fail = (error: unknown, stage: string): never => {
+      if (caller?.aborted) throw caller.reason;
+      if (timedOut) {
+        throw new TimeoutError(
+          `Honcho ${method} ${path} timed out after ${this.timeoutMs} ms`,
+          {
+            cause: error,
+          },
+        );
+      }
+      if (error instanceof Deno.errors.NotCapable) {
+        const host = new URL(this.baseUrl).host;
+        throw new PermissionDeniedError(
+          `Honcho ${method} ${path} was not sent: this process has no network access to ${host} (${
+            this.#redact(error.message)
+          })`,
+          { host, cause: error },
+        );
+      }
+      if (error instanceof TypeError) {
+        throw new ConnectionError(
+          `Cannot reach Honcho for ${method} ${path}${stage}: ${
+            this.#redact(fetchFailureText(error))
+          }`,
+          {
+            cause: error,
+            requestSent: stage === "" && neverConnected(error)
+              ? false
+              : undefined,
+          },
+        );
+      }
+      throw error;
+    };
+    try {
+      const headers: Record<string, string> = {
+        Accept: "application/json",
+        ...this.#headers,
+      };
+      if (this.#apiKey) headers.Authorization = `Bearer ${this.#apiKey}`;
+      let body: BodyInit | undefined;
+      if (spec.form !== undefined) {
+        body = spec.form;
+      } else if (spec.json !== undefined) {
+        headers["Content-Type"] = "application/json";
+        body = JSON.stringify(spec.json);
+      }
+      const url = `${this.baseUrl}${path}${queryString(spec.query)}`;
+      let response: Response;
+      try {
+        const init: RequestInit & { client?: Deno.HttpClient } = {
+          method,
+          headers,
+          body,
+          signal: controller.signal,
+        };
+        if (!spec.retry && NO_REUSE_CLIENT) init.client = NO_REUSE_CLIENT;
+        response = await this.#fetch(url, init);
+      } catch (error) {
+        return fail(error, "");
+      }
+      let raw: string;
+      try {
+        raw = await response.text();
+      } catch (error) {
+        return fail(error, " while reading the response");
+      }
+      const contentType = response.headers.get("content-type") ?? "";
+      if (!response.ok) {
+        throw errorFromResponse(
+          response.status,
+          decodeErrorBody(raw, contentType),
+          {
+            method,
+            path,
+            retryAfterMs: parseRetryAfter(
+              response.headers.get("retry-after"),
+              this.#now(),
+            ),
+            secrets: this.#apiKey ? [this.#apiKey] : [],
+          },
+        );
+      }
+      let decoded: unknown = undefined;
+      if (raw.trim() !== "") {
+        try {
+          decoded = JSON.parse(raw);
+        } catch (error) {
+          throw new InvalidResponseError(
+            `Honcho ${method} ${path} returned a body that is not JSON (status ${response.status})`,
+            { status: response.status, cause: error },
+          );
+        }
+      }
+      try {
+        return spec.parse(decoded);
+      } catch (error) {
+        if (error instanceof ShapeError) {
+          throw new InvalidResponseError(
+            `Honcho ${method} ${path} returned an unexpected body: ${error.message}`,
+            { status: response.status, body: decoded, cause: error },
+          );
+        }
+        throw error;
+      }
+    } finally {
+      clearTimeout(timer);
+      caller?.removeEventListener("abort", onCallerAbort);
+    }
+  }
+
+  #redact(message: string): string {
+    return this.#apiKey && this.#apiKey.length >= 4
+      ? message.split(this.#apiKey).join("[redacted]")
+      : message;
+  }
+}
+
+function queryString(query: Record<string, QueryValue> | undefined): string {
+  if (!query) return "";
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) {
+      for (const item of value) params.append(key, item);
+    } else {
+      params.append(key, String(value));
+    }
+  }
+  const text = params.toString();
+  return text ? `?${text}` : "";
+}
+
+function decodeErrorBody(raw: string, contentType: string): unknown {
+  if (raw.trim() === "") return undefined;
+  if (contentType.includes("json") || /^\s*[[{]/.test(raw)) {
+    try {
+      return JSON.parse(raw);
+    } catch {
+      // Fall through to text.
+    }
+  }
+  return raw.length > 1000 ? `${raw.slice(0, 1000)}…` : raw;
+}
+
+/**
+ * Whether a `fetch` failure happened while opening the connection (refused,
+ * DNS, unreachable), so the request certainly never left this process.
+ */
+function neverConnected(error: TypeError): boolean {
+  const text = fetchFailureText(error);
+  return /\(Connect\)|tcp connect error|dns error|failed to lookup address|Connection refused/i
+    .test(text);
+}
+
+/** A `fetch` failure's message with its cause (Deno says "fetch failed" and puts the detail there). */
+function fetchFailureText(error: TypeError): string {
+  const cause = (error.cause as Error | undefined)?.message;
+  return typeof cause === "string" && cause !== "" && cause !== error.message
+    ? `${error.message} (${cause})`
+    : error.message;
+}

@@ -1,0 +1,581 @@
+/**
+ * The Honcho v3 wire format, camelCase (honcho-api.md): the resource types
+ * the client returns, the options every call takes, pages of list
+ * endpoints, and the checks that turn a response body into those types at
+ * the boundary (a body of another shape throws {@linkcode ShapeError}).
+ *
+ * @module
+ */
+
+import { isRecord } from "./_util.ts";
+
+/** The most messages one create call accepts. */
+export const MAX_MESSAGES_PER_BATCH = 100;
+
+/** The most characters one message may hold (server `MAX_MESSAGE_SIZE`). */
+export const MAX_MESSAGE_CHARS = 25_000;
+
+// ---------------------------------------------------------------------------
+// Wire types (camelCase)
+// ---------------------------------------------------------------------------
+
+/** A free JSON object. */
+export type JsonObject = Record<string, unknown>;
+
+/** A workspace. */
+export interface Workspace {
+  /** The id. */
+  id: string;
+  /** Free metadata. */
+  metadata: JsonObject;
+  /** Workspace configuration. */
+  configuration: JsonObject;
+  /** ISO timestamp. */
+  createdAt: string;
+}
+
+/** A peer. */
+export interface Peer {
+  /** The id. */
+  id: string;
+  /** The workspace. */
+  workspaceId: string;
+  /** Free metadata. */
+  metadata: JsonObject;
+  /** Peer configuration (`observe_me` is the key the server reads). */
+  configuration: JsonObject;
+  /** ISO timestamp. */
+  createdAt: string;
+}
+
+/** A session. */
+export interface Session {
+  /** The id. */
+  id: string;
+  /** Whether the session is active (not deleted). */
+  isActive: boolean;
+  /** The workspace. */
+  workspaceId: string;
+  /** Free metadata. */
+  metadata: JsonObject;
+  /** Session configuration. */
+  configuration: JsonObject;
+  /** ISO timestamp. */
+  createdAt: string;
+}
+
+/** A stored message. */
+export interface Message {
+  /** The server-generated id. */
+  id: string;
+  /** The text. */
+  content: string;
+  /** The author. */
+  peerId: string;
+  /** The session. */
+  sessionId: string;
+  /** The workspace. */
+  workspaceId: string;
+  /** Free metadata (the outbox stores `hermes_outbox_id` here). */
+  metadata: JsonObject;
+  /** ISO timestamp. */
+  createdAt: string;
+  /** Token count of `content`. */
+  tokenCount: number;
+}
+
+/** A conclusion (formerly "observation"). */
+export interface Conclusion {
+  /** The server-generated id. */
+  id: string;
+  /** The text. */
+  content: string;
+  /** Who concluded. */
+  observerId: string;
+  /** About whom. */
+  observedId: string;
+  /** The session it came from, if any. */
+  sessionId: string | null;
+  /** `explicit`, `deductive`, `inductive` or `contradiction`. */
+  level: string;
+  /** ISO timestamp. */
+  createdAt: string;
+}
+
+/** A session summary. */
+export interface Summary {
+  /** The text. */
+  content: string;
+  /** The last message covered. */
+  messageId: string;
+  /** `short` or `long`. */
+  summaryType: string;
+  /** ISO timestamp. */
+  createdAt: string;
+  /** Token count. */
+  tokenCount: number;
+}
+
+/** What `GET …/sessions/{id}/context` returns. */
+export interface SessionContext {
+  /** The session id. */
+  id: string;
+  /** Recent messages, oldest first. */
+  messages: Message[];
+  /** The summary, if one exists and was asked for. */
+  summary: Summary | null;
+  /** The target peer's representation, if a target was given. */
+  peerRepresentation: string | null;
+  /** The target peer's card, if a target was given. */
+  peerCard: string[] | null;
+}
+
+/** What `GET …/peers/{id}/context` returns. */
+export interface PeerContext {
+  /** The observer. */
+  peerId: string;
+  /** The observed peer. */
+  targetId: string;
+  /** The representation, or `null`. */
+  representation: string | null;
+  /** The card, or `null`. */
+  peerCard: string[] | null;
+}
+
+/** A session peer's observation switches (`null` = never set). */
+export interface SessionPeerConfig {
+  /** Honcho models this peer from its own messages. */
+  observeMe?: boolean | null;
+  /** This peer observes the other peers. */
+  observeOthers?: boolean | null;
+}
+
+/** A message to create. */
+export interface MessageInput {
+  /** The author. */
+  peerId: string;
+  /** The text (at most 25 000 characters). */
+  content: string;
+  /** Free metadata. */
+  metadata?: JsonObject;
+  /** Message configuration (`{reasoning: {...}}`). */
+  configuration?: JsonObject;
+  /** When it was said. */
+  createdAt?: string | Date;
+}
+
+/** A conclusion to create. */
+export interface ConclusionInput {
+  /** Who concludes. */
+  observerId: string;
+  /** About whom. */
+  observedId: string;
+  /** The text. */
+  content: string;
+  /** The session it belongs to. */
+  sessionId?: string;
+}
+
+/** Options every call takes. */
+export interface CallOptions {
+  /** Aborts the call; its reason is rethrown unchanged. */
+  signal?: AbortSignal;
+}
+
+/** Options of list calls. */
+export interface ListOptions extends CallOptions {
+  /** Filter object passed verbatim (`{metadata: {...}}`, operators, `AND`/`OR`). */
+  filters?: JsonObject;
+  /** 1-based page. @default {1} */
+  page?: number;
+  /** Page size, 1–100. @default {50} */
+  size?: number;
+  /** Reverse the default order. @default {false} */
+  reverse?: boolean;
+}
+
+/** Options of the search calls (workspace, peer, session). */
+export interface SearchOptions extends CallOptions {
+  /** Filter object passed verbatim (e.g. `{peer_perspective: id}`). */
+  filters?: JsonObject;
+  /** The most results, 1–100. */
+  limit?: number;
+}
+
+/** How the context calls (peer, session) pick the conclusions of a representation. */
+export interface ConclusionSearchOptions {
+  /** Ranks conclusions by similarity to this text. */
+  searchQuery?: string;
+  /** How many conclusions the search returns. */
+  searchTopK?: number;
+  /** The largest distance a search match may have (0–1). */
+  searchMaxDistance?: number;
+  /** Include the most frequent conclusions. */
+  includeMostFrequent?: boolean;
+  /** The most conclusions in the representation. */
+  maxConclusions?: number;
+}
+
+/** Metadata and configuration of a get-or-create or update. */
+export interface ResourceOptions extends CallOptions {
+  /** Metadata (replaces the stored metadata where the API says so). */
+  metadata?: JsonObject;
+  /** Configuration. */
+  configuration?: JsonObject;
+}
+
+// ---------------------------------------------------------------------------
+// Pages
+// ---------------------------------------------------------------------------
+
+/**
+ * One page of a list endpoint. `items` is this page only; iterating with
+ * `for await` yields this page's items and then fetches and yields every
+ * following page (one request per page, so mind large lists).
+ *
+ * @typeParam T The item type.
+ *
+ * @example Reading every message of a session
+ * ```ts ignore
+ * const page = await client.listMessages("my-session", { size: 100 });
+ * console.log(page.items.length, "of", page.total);
+ * for await (const message of page) console.log(message.content);
+ * ```
+ */
+export class HonchoPage<T> implements AsyncIterable<T> {
+  /** This page's items. */
+  readonly items: readonly T[];
+  /** Items across all pages. */
+  readonly total: number;
+  /** This page's number (1-based). */
+  readonly page: number;
+  /** The page size. */
+  readonly size: number;
+  /** The number of pages. */
+  readonly pages: number;
+  #fetchPage: (page: number) => Promise<HonchoPage<T>>;
+
+  /**
+   * Creates a page (the client does this).
+   *
+   * @param data The page's fields.
+   * @param fetchPage Fetches another page by number.
+   */
+  constructor(
+    data: {
+      items: readonly T[];
+      total: number;
+      page: number;
+      size: number;
+      pages: number;
+    },
+    fetchPage: (page: number) => Promise<HonchoPage<T>>,
+  ) {
+    this.items = data.items;
+    this.total = data.total;
+    this.page = data.page;
+    this.size = data.size;
+    this.pages = data.pages;
+    this.#fetchPage = fetchPage;
+  }
+
+  /**
+   * Whether a following page exists.
+   *
+   * @returns `true` when {@linkcode HonchoPage.nextPage} would fetch one.
+   */
+  hasNextPage(): boolean {
+    return this.items.length > 0 && this.page < this.pages;
+  }
+
+  /**
+   * Fetches the following page.
+   *
+   * @returns The next page, or `undefined` after the last one.
+   */
+  nextPage(): Promise<HonchoPage<T> | undefined> {
+    return this.hasNextPage()
+      ? this.#fetchPage(this.page + 1)
+      : Promise.resolve(undefined);
+  }
+
+  /**
+   * Yields this page's items, then every following page's.
+   *
+   * @returns An async iterator over the items.
+   */
+  async *[Symbol.asyncIterator](): AsyncIterator<T> {
+    yield* this.items;
+    let current = await this.nextPage();
+    while (current) {
+      yield* current.items;
+      current = await current.nextPage();
+    }
+  }
+
+  /**
+   * Collects items from this page onwards.
+   *
+   * @param options `limit` stops after that many items.
+   * @returns The items.
+   */
+  async toArray(options: { limit?: number } = {}): Promise<T[]> {
+    const limit = options.limit ?? Infinity;
+    const out: T[] = [];
+    for await (const item of this) {
+      if (out.length >= limit) break;
+      out.push(item);
+    }
+    return out;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Boundary shape checks
+// ---------------------------------------------------------------------------
+
+/** A response body that does not have the documented shape (the transport maps it to an `InvalidResponseError`). */
+export class ShapeError extends Error {}
+
+/** The value as an object, or a {@linkcode ShapeError} naming `what`. */
+export function record(value: unknown, what: string): JsonObject {
+  if (!isRecord(value)) throw new ShapeError(`${what} is not an object`);
+  return value;
+}
+
+/** `o[key]` as a string, or a {@linkcode ShapeError}. */
+export function text(o: JsonObject, key: string, what: string): string {
+  const value = o[key];
+  if (typeof value !== "string") {
+    throw new ShapeError(`${what}.${key} is not a string`);
+  }
+  return value;
+}
+
+/** `o[key]` when it is a string, else `fallback`. */
+export function textOr(o: JsonObject, key: string, fallback: string): string {
+  const value = o[key];
+  return typeof value === "string" ? value : fallback;
+}
+
+/** `o[key]` as a string or `null` (absent), or a {@linkcode ShapeError}. */
+export function nullableText(
+  o: JsonObject,
+  key: string,
+  what: string,
+): string | null {
+  const value = o[key];
+  if (value == null) return null;
+  if (typeof value !== "string") {
+    throw new ShapeError(`${what}.${key} is not a string or null`);
+  }
+  return value;
+}
+
+/** `o[key]` when it is an object, else `{}`. */
+export function objectOr(o: JsonObject, key: string): JsonObject {
+  const value = o[key];
+  return isRecord(value) ? value : {};
+}
+
+/** `o[key]` when it is a finite number, else `fallback`. */
+export function numberOr(o: JsonObject, key: string, fallback: number): number {
+  const value = o[key];
+  return typeof value === "number" && Number.isFinite(value) ? value : fallback;
+}
+
+/** The value as an array, or a {@linkcode ShapeError}. */
+export function list(value: unknown, what: string): unknown[] {
+  if (!Array.isArray(value)) throw new ShapeError(`${what} is not an array`);
+  return value;
+}
+
+/** The value as an array of strings, `null` when absent, or a {@linkcode ShapeError}. */
+export function stringList(value: unknown, what: string): string[] | null {
+  if (value == null) return null;
+  const items = list(value, what);
+  for (const item of items) {
+    if (typeof item !== "string") {
+      throw new ShapeError(`${what} holds a non-string item`);
+    }
+  }
+  return items as string[];
+}
+
+/** Reads a workspace. */
+export function parseWorkspace(value: unknown): Workspace {
+  const o = record(value, "workspace");
+  return {
+    id: text(o, "id", "workspace"),
+    metadata: objectOr(o, "metadata"),
+    configuration: objectOr(o, "configuration"),
+    createdAt: textOr(o, "created_at", ""),
+  };
+}
+
+/** Reads a peer. */
+export function parsePeer(value: unknown): Peer {
+  const o = record(value, "peer");
+  return {
+    id: text(o, "id", "peer"),
+    workspaceId: textOr(o, "workspace_id", ""),
+    metadata: objectOr(o, "metadata"),
+    configuration: objectOr(o, "configuration"),
+    createdAt: textOr(o, "created_at", ""),
+  };
+}
+
+/** Reads a session. */
+export function parseSession(value: unknown): Session {
+  const o = record(value, "session");
+  return {
+    id: text(o, "id", "session"),
+    isActive: o.is_active !== false,
+    workspaceId: textOr(o, "workspace_id", ""),
+    metadata: objectOr(o, "metadata"),
+    configuration: objectOr(o, "configuration"),
+    createdAt: textOr(o, "created_at", ""),
+  };
+}
+
+/** Reads a message. */
+export function parseMessage(value: unknown): Message {
+  const o = record(value, "message");
+  return {
+    id: text(o, "id", "message"),
+    content: text(o, "content", "message"),
+    peerId: text(o, "peer_id", "message"),
+    sessionId: textOr(o, "session_id", ""),
+    workspaceId: textOr(o, "workspace_id", ""),
+    metadata: objectOr(o, "metadata"),
+    createdAt: textOr(o, "created_at", ""),
+    tokenCount: numberOr(o, "token_count", 0),
+  };
+}
+
+/** Reads a conclusion. */
+export function parseConclusion(value: unknown): Conclusion {
+  const o = record(value, "conclusion");
+  return {
+    id: text(o, "id", "conclusion"),
+    content: text(o, "content", "conclusion"),
+    observerId: textOr(o, "observer_id", ""),
+    observedId: textOr(o, "observed_id", ""),
+    sessionId: nullableText(o, "session_id", "conclusion"),
+    level: textOr(o, "level", "explicit"),
+    createdAt: textOr(o, "created_at", ""),
+  };
+}
+
+/** Reads a summary (`null` when absent). */
+export function parseSummary(value: unknown): Summary | null {
+  if (value == null) return null;
+  const o = record(value, "summary");
+  return {
+    content: text(o, "content", "summary"),
+    messageId: textOr(o, "message_id", ""),
+    summaryType: textOr(o, "summary_type", ""),
+    createdAt: textOr(o, "created_at", ""),
+    tokenCount: numberOr(o, "token_count", 0),
+  };
+}
+
+/** Reads an array of items with `parse`. */
+export function parseList<T>(
+  parse: (value: unknown) => T,
+): (value: unknown) => T[] {
+  return (value) => list(value, "response").map(parse);
+}
+
+/** Reads an empty answer (204). */
+export function parseNothing(): void {}
+
+/** Reads a peer card answer (`null`: no card). */
+export function parseCard(value: unknown): string[] | null {
+  return stringList(record(value, "card").peer_card, "card.peer_card");
+}
+
+/** The query parameters of {@linkcode ConclusionSearchOptions}. */
+export function conclusionSearchQuery(
+  options: ConclusionSearchOptions,
+): Record<string, string | number | boolean | undefined> {
+  return {
+    search_query: options.searchQuery,
+    search_top_k: options.searchTopK,
+    search_max_distance: options.searchMaxDistance,
+    include_most_frequent: options.includeMostFrequent,
+    max_conclusions: options.maxConclusions,
+  };
+}
+
+/** The body of a search call. */
+export function searchBody(query: string, options: SearchOptions): JsonObject {
+  return withOptional({ query }, {
+    filters: options.filters,
+    limit: options.limit,
+  });
+}
+
+/** Reads a session peer's observation switches. */
+export function parsePeerConfig(value: unknown): SessionPeerConfig {
+  const o = record(value, "peer config");
+  const flag = (key: string): boolean | null => {
+    const v = o[key];
+    if (v == null) return null;
+    if (typeof v !== "boolean") {
+      throw new ShapeError(`peer config.${key} is not a boolean or null`);
+    }
+    return v;
+  };
+  return {
+    observeMe: flag("observe_me"),
+    observeOthers: flag("observe_others"),
+  };
+}
+
+/** A session peer's switches on the wire (`observe_me`, `observe_others`). */
+export function toWirePeerConfig(config: SessionPeerConfig): JsonObject {
+  const out: JsonObject = {};
+  if (config.observeMe !== undefined) out.observe_me = config.observeMe;
+  if (config.observeOthers !== undefined) {
+    out.observe_others = config.observeOthers;
+  }
+  return out;
+}
+
+/** Peer id → switches on the wire. */
+export function peerMap(
+  peers: Readonly<Record<string, SessionPeerConfig>>,
+): JsonObject {
+  const out: JsonObject = {};
+  for (const [peerId, config] of Object.entries(peers)) {
+    out[peerId] = toWirePeerConfig(config);
+  }
+  return out;
+}
+
+/** The body of a get-or-create or update (`id`, `metadata`, `configuration`). */
+export function resourceBody(
+  id: string | undefined,
+  options: ResourceOptions,
+): JsonObject {
+  const body: JsonObject = {};
+  if (id !== undefined) body.id = id;
+  if (options.metadata !== undefined) body.metadata = options.metadata;
+  if (options.configuration !== undefined) {
+    body.configuration = options.configuration;
+  }
+  return body;
+}
+
+/** `base` plus the entries of `optional` that are not `undefined`. */
+export function withOptional(
+  base: JsonObject,
+  optional: JsonObject,
+): JsonObject {
+  const out: JsonObject = { ...base };
+  for (const [key, value] of Object.entries(optional)) {
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}

@@ -1,0 +1,610 @@
+/**
+ * The outbox's delivery (private to the outbox): batches of at most 100
+ * messages per session, in order, under an exclusive delivery lease on
+ * `<file>.deliver.lock` (released by the OS when its holder dies).
+ *
+ * Before a batch is sent an `attempt` line is made durable with the time
+ * after which that request can no longer be committed by Honcho (start +
+ * request timeout or what is left of the deadline + `lateCommitGraceMs`).
+ * After an uncertain outcome (a timeout, a dropped connection, a 504, a
+ * process that died mid-request) the messages wait for that time, then
+ * Honcho is asked which ids it holds and only the others are sent. A
+ * failure Honcho answered, or a connection that never opened, settles the
+ * attempt at once. Only Honcho's refusal of one message (a 422 pointing
+ * into the message, a 413) moves that message to the rejected file;
+ * anything else retrying cannot fix stops delivery as systemic, keeping
+ * every message queued. Transient failures are retried with the provider's
+ * full-jitter backoff.
+ *
+ * @module
+ */
+
+import { log } from "@hermes/memory/provider";
+import {
+  abortableSleep,
+  type HonchoClient,
+  MAX_MESSAGES_PER_BATCH,
+  type MessageInput,
+  type SleepLike,
+} from "./client.ts";
+import {
+  ConnectionError,
+  HonchoError,
+  InvalidResponseError,
+  PermissionDeniedError,
+  ServerError,
+  TimeoutError,
+} from "./errors.ts";
+import type { GroupCommitter } from "./outbox_commit.ts";
+import {
+  attemptLine,
+  type Entry,
+  finishLine,
+  OUTBOX_ID_METADATA_KEY,
+  type OutboxLog,
+  type OutboxRecord,
+  type RejectedRecord,
+  settleLine,
+  writeAll,
+} from "./outbox_log.ts";
+import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
+import { errorText, isRecord } from "./_util.ts";
+
+/** A request is not started with less time than this before the deadline. */
+const MIN_REQUEST_MS = 250;
+/** Ids asked about per dedup request. */
+const IDS_PER_QUERY = 40;
+
+const encoder = new TextEncoder();
+
+/** What a delivery (`HonchoOutbox.deliver`) did. */
+export interface OutboxDeliverResult {
+  /** Messages Honcho acknowledged in this call. */
+  delivered: number;
+  /** Messages found already stored (sent before a crash, a timeout, an earlier import) and not re-sent. */
+  duplicates: number;
+  /** Messages Honcho refused permanently (moved to the rejected file, warned). */
+  rejected: number;
+  /** Messages still queued afterwards. */
+  pending: number;
+  /**
+   * Queued messages an earlier uncertain attempt may still land for; they
+   * are resolved once it no longer can (see `OutboxStats.settlesAt`).
+   */
+  waiting?: number;
+  /** When delivery stopped to wait: the time the first of those attempts settles (epoch ms). */
+  settlesAt?: number;
+  /** Another process holds the delivery lease: nothing was delivered here. */
+  busy?: boolean;
+  /** Why delivery stopped early (Honcho down after all retries, or a systemic refusal), if it did. */
+  error?: unknown;
+  /** `true` when `error` is one retrying cannot fix (auth, 404, a refused id, a denied permission). */
+  systemic?: boolean;
+}
+
+/** Options of a delivery (`HonchoOutbox.deliver`). */
+export interface OutboxDeliverOptions {
+  /** Stops delivery; its reason is rethrown unchanged. */
+  signal?: AbortSignal;
+  /** Consecutive transient failures tolerated before returning. @default {HonchoOutboxOptions.maxRetries} */
+  maxRetries?: number;
+  /**
+   * Epoch ms by which delivery ends: no request is started that could run
+   * past it, and no wait for an uncertain attempt goes past it.
+   */
+  deadline?: number;
+  /**
+   * The longest delivery sleeps for an uncertain earlier attempt to settle
+   * before it returns (with `settlesAt`), in ms. @default {Infinity}
+   */
+  maxWaitMs?: number;
+}
+
+/** How delivery retries and waits. */
+export interface DeliveryPolicy {
+  /** Consecutive transient failures one delivery tolerates by default. */
+  maxRetries: number;
+  /** Base of the exponential backoff, in ms. */
+  retryBaseDelayMs: number;
+  /** Ceiling of one backoff delay, in ms. */
+  retryMaxDelayMs: number;
+  /** Ceiling of an honoured `Retry-After`, in ms. */
+  retryAfterCapMs: number;
+  /** How long Honcho may still commit a request its client gave up on, in ms. */
+  lateCommitGraceMs: number;
+  /** Compaction threshold for a file with acknowledged lines, in bytes. */
+  compactAfterBytes: number;
+  /** The sleep between retries. */
+  sleep: SleepLike;
+  /** Random numbers in [0, 1) for jitter. */
+  random: () => number;
+  /** The clock, epoch ms. */
+  now: () => number;
+}
+
+/** Where {@linkcode OutboxDelivery} works. */
+export interface OutboxDeliveryOptions {
+  /** The workspace messages are delivered to. */
+  workspace: string;
+  /** The log. */
+  file: OutboxLog;
+  /** The group commit for control lines. */
+  commit: GroupCommitter;
+  /** The rejected file. */
+  rejectedPath: string;
+  /** The delivery lease file. */
+  leasePath: string;
+  /** The retry and wait policy. */
+  policy: DeliveryPolicy;
+  /** How many messages are queued (for a busy answer). */
+  pending: () => Promise<number>;
+}
+
+interface Batch {
+  session: string;
+  entries: Entry[];
+  /** Ids to look up first (attempted or verify). */
+  check: string[];
+}
+
+type Pick =
+  | { kind: "batch"; batch: Batch }
+  | { kind: "wait"; until: number; waiting: number }
+  | { kind: "empty" };
+
+/** Where delivery failed: looking up stored ids, or sending. */
+class StageError extends Error {
+  constructor(readonly stage: "check" | "send", readonly error: unknown) {
+    super(errorText(error));
+  }
+}
+
+/** Delivers an outbox's queue (see the module doc). */
+export class OutboxDelivery {
+  #workspace: string;
+  #file: OutboxLog;
+  #commit: GroupCommitter;
+  #rejectedPath: string;
+  #leasePath: string;
+  #policy: DeliveryPolicy;
+  #pending: () => Promise<number>;
+  /** Ids delivered one by one to find the one Honcho refuses. */
+  #isolate = new Set<string>();
+
+  /**
+   * Creates the delivery (no I/O).
+   *
+   * @param options The log, the commit, the files and the policy.
+   */
+  constructor(options: OutboxDeliveryOptions) {
+    this.#workspace = options.workspace;
+    this.#file = options.file;
+    this.#commit = options.commit;
+    this.#rejectedPath = options.rejectedPath;
+    this.#leasePath = options.leasePath;
+    this.#policy = options.policy;
+    this.#pending = options.pending;
+  }
+
+  /**
+   * Delivers under the cross-process delivery lease (see the module doc);
+   * returns at once with `busy: true` when another process holds it.
+   *
+   * @param client A client for the server (its workspace is replaced by the outbox's).
+   * @param options Signal, retry budget, deadline and wait bound.
+   * @returns Counts, and the error that stopped delivery early, if any.
+   * @throws The signal's reason, unchanged, when it aborts.
+   */
+  async deliver(
+    client: HonchoClient,
+    options: OutboxDeliverOptions,
+  ): Promise<OutboxDeliverResult> {
+    const signal = options.signal;
+    if (signal?.aborted) throw signal.reason;
+    await Deno.mkdir(this.#file.dir, { recursive: true, mode: 0o700 });
+    const lease = await Deno.open(this.#leasePath, {
+      read: true,
+      write: true,
+      create: true,
+      mode: 0o600,
+    });
+    try {
+      if (!await lease.tryLock(true)) {
+        return {
+          delivered: 0,
+          duplicates: 0,
+          rejected: 0,
+          pending: await this.#pending(),
+          busy: true,
+        };
+      }
+      try {
+        return await this.#deliverLocked(
+          client.withWorkspace(this.#workspace),
+          signal,
+          options.maxRetries ?? this.#policy.maxRetries,
+          options.deadline,
+          options.maxWaitMs ?? Infinity,
+        );
+      } finally {
+        await lease.unlock().catch(() => {});
+      }
+    } finally {
+      lease.close();
+    }
+  }
+
+  async #deliverLocked(
+    client: HonchoClient,
+    signal: AbortSignal | undefined,
+    maxRetries: number,
+    deadline: number | undefined,
+    maxWaitMs: number,
+  ): Promise<OutboxDeliverResult> {
+    const result: OutboxDeliverResult = {
+      delivered: 0,
+      duplicates: 0,
+      rejected: 0,
+      pending: 0,
+    };
+    let failures = 0;
+    try {
+      for (;;) {
+        if (signal?.aborted) throw signal.reason;
+        const pick = await this.#file.locked(async () => {
+          await this.#file.catchUp();
+          return this.#pickBatch(this.#policy.now());
+        });
+        if (pick.kind === "empty") break;
+        if (pick.kind === "wait") {
+          // Every deliverable message waits for an uncertain attempt.
+          if (
+            (deadline !== undefined && pick.until > deadline) ||
+            pick.until - this.#policy.now() > maxWaitMs
+          ) {
+            result.waiting = pick.waiting;
+            result.settlesAt = pick.until;
+            break;
+          }
+          // A real wait (not the injected backoff sleep): time must pass.
+          await abortableSleep(
+            Math.max(1, pick.until - this.#policy.now()),
+            signal,
+          );
+          continue;
+        }
+        const left = deadline === undefined
+          ? Infinity
+          : deadline - this.#policy.now();
+        if (left < MIN_REQUEST_MS) break;
+        try {
+          await this.#deliverBatch(client, pick.batch, result, signal, left);
+          failures = 0;
+        } catch (caught) {
+          if (signal?.aborted) throw signal.reason;
+          const { stage, error } = caught instanceof StageError
+            ? caught
+            : { stage: "send" as const, error: caught };
+          if (isRetryableHonchoError(error)) {
+            failures++;
+            if (failures > maxRetries) {
+              result.error = error;
+              break;
+            }
+            log(
+              "debug",
+              `Honcho outbox delivery failed, retrying: ${errorText(error)}`,
+            );
+            const delay = backoffDelayMs(failures - 1, error, {
+              baseMs: this.#policy.retryBaseDelayMs,
+              maxMs: this.#policy.retryMaxDelayMs,
+              retryAfterCapMs: this.#policy.retryAfterCapMs,
+              random: this.#policy.random,
+            });
+            if (
+              deadline !== undefined && this.#policy.now() + delay >= deadline
+            ) {
+              result.error = error;
+              break;
+            }
+            await this.#policy.sleep(delay, signal);
+            continue;
+          }
+          const refused = stage === "send"
+            ? refusedMessage(error, pick.batch.entries.length)
+            : undefined;
+          if (refused === undefined) {
+            result.error = error;
+            result.systemic = true;
+            break;
+          }
+          if (refused === "isolate") {
+            // Find the refused message: deliver this batch one by one.
+            for (const entry of pick.batch.entries) {
+              this.#isolate.add(entry.record.id);
+            }
+            continue;
+          }
+          await this.#reject(pick.batch.entries[refused]!.record, error);
+          result.rejected++;
+        }
+      }
+    } finally {
+      await this.#file.locked(async () => {
+        await this.#file.catchUp();
+        await this.#file.maybeCompact(this.#policy.compactAfterBytes);
+        result.pending = this.#file.entries.size;
+      }).catch(() => {});
+    }
+    return result;
+  }
+
+  async #deliverBatch(
+    client: HonchoClient,
+    batch: Batch,
+    result: OutboxDeliverResult,
+    signal: AbortSignal | undefined,
+    left: number,
+  ): Promise<void> {
+    let toSend = batch.entries;
+    if (batch.check.length > 0) {
+      let stored: Set<string>;
+      try {
+        stored = await this.#findStored(
+          client,
+          batch.session,
+          batch.check,
+          signal,
+        );
+      } catch (error) {
+        throw new StageError("check", error);
+      }
+      if (stored.size > 0) {
+        await this.#finish("ack", [...stored]);
+        result.duplicates += stored.size;
+        toSend = toSend.filter((entry) => !stored.has(entry.record.id));
+      }
+      // The others are certainly not stored: no longer in doubt.
+      for (const entry of toSend) entry.verify = false;
+    }
+    if (toSend.length === 0) return;
+    const timeoutMs = Math.max(1, Math.min(client.timeoutMs, left));
+    const ids = toSend.map((entry) => entry.record.id);
+    const before = toSend.map((entry) => ({
+      entry,
+      attempted: entry.attempted,
+      landBy: entry.landBy,
+    }));
+    const at = this.#policy.now();
+    await this.#commit.commitLines([
+      attemptLine(ids, at, at + timeoutMs + this.#policy.lateCommitGraceMs),
+    ]);
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(signal!.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const timer = Number.isFinite(left)
+      ? setTimeout(
+        () =>
+          controller.abort(
+            new DOMException("Honcho delivery deadline passed", "TimeoutError"),
+          ),
+        timeoutMs,
+      )
+      : undefined;
+    try {
+      await client.createMessages(
+        batch.session,
+        toSend.map((entry) => toMessageInput(entry.record)),
+        { signal: controller.signal },
+      );
+    } catch (caught) {
+      // Our own deadline ended the request: a timeout like any other.
+      const error = controller.signal.aborted && !signal?.aborted
+        ? new TimeoutError(
+          `Honcho POST messages was cut off at the delivery deadline after ${timeoutMs} ms`,
+          { cause: caught },
+        )
+        : caught;
+      const outcome = sendOutcome(error);
+      if (outcome !== "doubt") {
+        // This attempt cannot land later: only earlier attempts still
+        // count (and, when it was surely not stored, it needs no lookup).
+        // Recorded, so another process (or a restart) need not wait either.
+        const groups = new Map<
+          string,
+          { ids: string[]; landBy: number; attempted: boolean }
+        >();
+        for (const { entry, attempted, landBy } of before) {
+          const now = outcome === "unsent" ? attempted : true;
+          entry.attempted = now;
+          entry.landBy = landBy;
+          const key = `${landBy}:${now}`;
+          const group = groups.get(key) ?? { ids: [], landBy, attempted: now };
+          group.ids.push(entry.record.id);
+          groups.set(key, group);
+        }
+        await this.#commit.commitLines(
+          [...groups.values()].map(settleLine),
+        ).catch(() => {});
+      }
+      throw new StageError("send", error);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    }
+    await this.#finish("ack", ids);
+    result.delivered += ids.length;
+  }
+
+  #pickBatch(now: number): Pick {
+    const blocked = new Set<string>();
+    let until = Infinity;
+    let waiting = 0;
+    let session: string | undefined;
+    const entries: Entry[] = [];
+    const check: string[] = [];
+    for (const entry of this.#file.entries.values()) {
+      const record = entry.record;
+      if (blocked.has(record.session)) continue;
+      if (session !== undefined && record.session !== session) continue;
+      if (entry.attempted && entry.landBy > now) {
+        // An earlier attempt may still land: this session waits (order).
+        blocked.add(record.session);
+        until = Math.min(until, entry.landBy);
+        waiting++;
+        if (session !== undefined) break;
+        continue;
+      }
+      session = record.session;
+      const isolated = this.#isolate.has(record.id);
+      if (isolated && entries.length > 0) break;
+      entries.push(entry);
+      if (entry.attempted || entry.verify) check.push(record.id);
+      if (isolated || entries.length >= MAX_MESSAGES_PER_BATCH) break;
+    }
+    if (session !== undefined) {
+      return { kind: "batch", batch: { session, entries, check } };
+    }
+    return Number.isFinite(until)
+      ? { kind: "wait", until, waiting }
+      : { kind: "empty" };
+  }
+
+  async #findStored(
+    client: HonchoClient,
+    session: string,
+    ids: readonly string[],
+    signal: AbortSignal | undefined,
+  ): Promise<Set<string>> {
+    const wanted = new Set(ids);
+    const found = new Set<string>();
+    for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {
+      const group = ids.slice(i, i + IDS_PER_QUERY);
+      const page = await client.listMessages(session, {
+        filters: {
+          OR: group.map((id) => ({
+            metadata: { [OUTBOX_ID_METADATA_KEY]: id },
+          })),
+        },
+        size: 100,
+        signal,
+      });
+      for await (const message of page) {
+        const id = message.metadata[OUTBOX_ID_METADATA_KEY];
+        if (typeof id === "string" && wanted.has(id)) found.add(id);
+      }
+    }
+    return found;
+  }
+
+  async #finish(
+    type: "ack" | "drop",
+    ids: readonly string[],
+    reason?: string,
+  ): Promise<void> {
+    await this.#commit.commitLines([
+      finishLine(type, ids, this.#policy.now(), reason),
+    ]);
+    for (const id of ids) this.#isolate.delete(id);
+    this.#commit.noteRemoved();
+  }
+
+  async #reject(record: OutboxRecord, error: unknown): Promise<void> {
+    const reason = errorText(error);
+    await Deno.mkdir(this.#file.dir, { recursive: true, mode: 0o700 });
+    const rejected: RejectedRecord = {
+      ...record,
+      reason,
+      rejectedAt: new Date(this.#policy.now()).toISOString(),
+    };
+    if (error instanceof HonchoError && error.status !== undefined) {
+      rejected.status = error.status;
+    }
+    await this.#file.locked(async () => {
+      const file = await Deno.open(this.#rejectedPath, {
+        append: true,
+        create: true,
+        mode: 0o600,
+      });
+      try {
+        await writeAll(file, encoder.encode(`${JSON.stringify(rejected)}\n`));
+        await file.syncData();
+      } finally {
+        file.close();
+      }
+    });
+    await this.#finish("drop", [record.id], reason);
+    log(
+      "warn",
+      `Honcho refused outbox message ${record.id} for session '${record.session}' (${reason}): it was moved to ${this.#rejectedPath}; 'hermes honcho outbox retry' queues it again`,
+    );
+  }
+}
+
+/**
+ * What a failed send says about the request:
+ *
+ * - `"unsent"`: it was not stored — Honcho refused it before storing (a
+ *   4xx, a 429), or it never left this process (no connection, a denied
+ *   permission, client-side validation);
+ * - `"over"`: Honcho finished with it, stored or not (a 500, 502 or 503, an
+ *   answer that is not the JSON promised): look it up now, no wait;
+ * - `"doubt"`: Honcho may still be working on it (a timeout, a dropped
+ *   connection, a 504 from a proxy, an abort): it is not looked up before
+ *   its attempt's `until`.
+ */
+function sendOutcome(error: unknown): "unsent" | "over" | "doubt" {
+  if (error instanceof PermissionDeniedError || error instanceof RangeError) {
+    return "unsent";
+  }
+  if (error instanceof ConnectionError) {
+    return error.requestSent === false ? "unsent" : "doubt";
+  }
+  if (error instanceof InvalidResponseError) return "over";
+  if (error instanceof ServerError) {
+    return error.status === 504 ? "doubt" : "over";
+  }
+  return error instanceof HonchoError && error.status !== undefined
+    ? "unsent"
+    : "doubt";
+}
+
+/**
+ * Whether Honcho refused one message of the batch itself: a 413, or a 422
+ * whose issues all point into `body.messages`. Returns the index of the
+ * refused message when Honcho named it (or the batch holds one message),
+ * `"isolate"` when the batch must be sent one by one to find it, and
+ * `undefined` when the refusal is systemic (anything else).
+ */
+function refusedMessage(
+  error: unknown,
+  batchSize: number,
+): number | "isolate" | undefined {
+  if (error instanceof RangeError) return batchSize === 1 ? 0 : "isolate";
+  if (!(error instanceof HonchoError)) return undefined;
+  let index: number | undefined;
+  if (error.status === 422) {
+    const detail = isRecord(error.body) ? error.body.detail : undefined;
+    if (!Array.isArray(detail) || detail.length === 0) return undefined;
+    const indexes = new Set<number>();
+    for (const issue of detail) {
+      const loc = isRecord(issue) && Array.isArray(issue.loc) ? issue.loc : [];
+      if (loc[0] !== "body" || loc[1] !== "messages") return undefined;
+      if (typeof loc[2] === "number") indexes.add(loc[2]);
+    }
+    if (indexes.size === 1) index = [...indexes][0];
+  } else if (error.status !== 413) {
+    return undefined;
+  }
+  if (batchSize === 1) return 0;
+  return index !== undefined && index < batchSize ? index : "isolate";
+}
+
+function toMessageInput(record: OutboxRecord): MessageInput {
+  return {
+    peerId: record.peer,
+    content: record.content,
+    metadata: record.metadata,
+    createdAt: record.createdAt,
+  };
+}

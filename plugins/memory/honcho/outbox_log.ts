@@ -1,0 +1,522 @@
+/**
+ * The outbox's file format and the state replayed from it (private to the
+ * outbox). One JSONL log per workspace: a `header` (format version,
+ * generation), `message` records, `attempt` marks (`ids`, `at`, `until`),
+ * `settle` (an attempt that can no longer land later), `ack` (Honcho holds
+ * them) and `drop` (refused, copied to the rejected file). The line
+ * builders here are the only code that writes those shapes.
+ *
+ * {@linkcode OutboxLog} replays the file incrementally (what any process
+ * appended since the last read), appends with one `fdatasync` and compacts;
+ * every call is made under the cross-process state lock
+ * ({@linkcode OutboxLog.locked}).
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { atomicWriteText, log, withFileLock } from "@hermes/memory/provider";
+import type { JsonObject } from "./client.ts";
+import { isRecord } from "./_util.ts";
+
+/** The metadata key that carries a message's outbox id. */
+export const OUTBOX_ID_METADATA_KEY = "hermes_outbox_id";
+
+const FORMAT_VERSION = 1;
+/** An attempt recorded before `until` existed: assume twice the default request timeout. */
+const LEGACY_ATTEMPT_WINDOW_MS = 60_000;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A queued message. */
+export interface OutboxRecord {
+  /** The outbox id (a UUID), also in `metadata.hermes_outbox_id`. */
+  id: string;
+  /** The workspace. */
+  workspace: string;
+  /** The session. */
+  session: string;
+  /** The author peer. */
+  peer: string;
+  /** The text. */
+  content: string;
+  /** Metadata including `hermes_outbox_id`. */
+  metadata: JsonObject;
+  /** When it was said (ISO). */
+  createdAt: string;
+}
+
+/** A message Honcho refused, kept in the rejected file. */
+export interface RejectedRecord extends OutboxRecord {
+  /** Honcho's reason. */
+  reason: string;
+  /** The HTTP status of the refusal, when there was one. */
+  status?: number;
+  /** When it was moved aside (ISO). */
+  rejectedAt: string;
+}
+
+/** A queued message and what is known about its delivery. */
+export interface Entry {
+  /** The record. */
+  record: OutboxRecord;
+  /** The size of its line, newline included. */
+  bytes: number;
+  /** A delivery was attempted. */
+  attempted: boolean;
+  /** Epoch ms after which no attempt made so far can land (0: none). */
+  landBy: number;
+  /** Look the id up on Honcho before the first send. */
+  verify: boolean;
+}
+
+/** The `header` line of a new file (or a compacted one). */
+function headerLine(): string {
+  return JSON.stringify({
+    type: "header",
+    version: FORMAT_VERSION,
+    generation: crypto.randomUUID(),
+  });
+}
+
+/**
+ * The `message` line of a record.
+ *
+ * @param record The record.
+ * @param verify Whether it is looked up before its first send.
+ * @returns The line.
+ */
+export function messageLine(record: OutboxRecord, verify: boolean): string {
+  return JSON.stringify({
+    type: "message",
+    ...record,
+    ...(verify ? { verify: true } : {}),
+  });
+}
+
+/**
+ * The `attempt` line recorded before a batch is sent.
+ *
+ * @param ids The batch's ids.
+ * @param at When the attempt starts (epoch ms).
+ * @param until When it can no longer land (epoch ms).
+ * @returns The line.
+ */
+export function attemptLine(
+  ids: readonly string[],
+  at: number,
+  until: number,
+): string {
+  return JSON.stringify({
+    type: "attempt",
+    ids,
+    at: new Date(at).toISOString(),
+    until,
+  });
+}
+
+/**
+ * The `settle` line of an attempt that ended without being able to land.
+ *
+ * @param group The ids, the `landBy` of earlier attempts, and whether any
+ * attempt may have stored them.
+ * @returns The line.
+ */
+export function settleLine(
+  group: { ids: string[]; landBy: number; attempted: boolean },
+): string {
+  return JSON.stringify({ type: "settle", ...group });
+}
+
+/**
+ * The `ack` or `drop` line that removes messages from the queue.
+ *
+ * @param type `ack` (Honcho holds them) or `drop` (refused).
+ * @param ids The ids.
+ * @param at When (epoch ms).
+ * @param reason Why they were dropped.
+ * @returns The line.
+ */
+export function finishLine(
+  type: "ack" | "drop",
+  ids: readonly string[],
+  at: number,
+  reason?: string,
+): string {
+  const line: JsonObject = { type, ids, at: new Date(at).toISOString() };
+  if (reason !== undefined) line.reason = reason;
+  return JSON.stringify(line);
+}
+
+/** The JSONL log of one outbox and the queue replayed from it. */
+export class OutboxLog {
+  /** The log file. */
+  readonly path: string;
+  /** The folder of the outbox files. */
+  readonly dir: string;
+  /** Queued messages by id, oldest first. */
+  readonly entries: Map<string, Entry> = new Map();
+  #workspace: string;
+  #lockPath: string;
+  #now: () => number;
+  #bytes = 0;
+  #offset = 0;
+  #fileSize = 0;
+  #ino: number | null | undefined;
+  #generation: string | undefined;
+
+  /**
+   * Creates the log (no I/O).
+   *
+   * @param dir The outbox folder.
+   * @param name The file name.
+   * @param workspace The workspace of records that do not name one.
+   * @param now The clock, epoch ms.
+   */
+  constructor(dir: string, name: string, workspace: string, now: () => number) {
+    this.dir = dir;
+    this.path = join(dir, name);
+    this.#workspace = workspace;
+    this.#lockPath = `${this.path}.lock`;
+    this.#now = now;
+  }
+
+  /** Bytes of the queued message lines. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /**
+   * Runs `fn` under the cross-process state lock of this outbox.
+   *
+   * @param fn The work.
+   * @returns What `fn` resolves to.
+   */
+  locked<T>(fn: () => Promise<T>): Promise<T> {
+    return withFileLock(this.#lockPath, fn);
+  }
+
+  #reset(): void {
+    this.entries.clear();
+    this.#bytes = 0;
+    this.#offset = 0;
+    this.#fileSize = 0;
+    this.#ino = undefined;
+    this.#generation = undefined;
+  }
+
+  /**
+   * Replays what was appended since the last read (by any process); a
+   * replaced or shortened file is read again from the start; a torn last
+   * line is cut off with a warning. Call it under the state lock.
+   *
+   * @returns Resolves when the state follows the file.
+   */
+  async catchUp(): Promise<void> {
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.stat(this.path);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) {
+        this.#reset();
+        return;
+      }
+      throw error;
+    }
+    const ino = info.ino ?? null;
+    if (this.#ino !== undefined) {
+      const replaced = ino !== null
+        ? ino !== this.#ino
+        : (await this.#readGeneration()) !== this.#generation;
+      if (replaced || info.size < this.#offset) this.#reset();
+    }
+    if (info.size > this.#offset) {
+      const bytes = await readFrom(this.path, this.#offset);
+      const end = bytes.lastIndexOf(10) + 1;
+      const text = decoder.decode(bytes.subarray(0, end));
+      for (const line of text.split("\n")) {
+        if (line.trim() !== "") {
+          this.#apply(line, encoder.encode(line).length + 1);
+        }
+      }
+      this.#offset += end;
+      if (end < bytes.length) {
+        log(
+          "warn",
+          `Ignoring a torn last line in Honcho outbox ${this.path} (${
+            bytes.length - end
+          } bytes, a crash during a write): it is removed`,
+        );
+        await Deno.truncate(this.path, this.#offset);
+      }
+    }
+    this.#ino = ino;
+    this.#fileSize = this.#offset;
+  }
+
+  #apply(line: string, size: number): void {
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      log("warn", `Ignoring an unreadable line in Honcho outbox ${this.path}`);
+      return;
+    }
+    if (!isRecord(value)) return;
+    const item = value;
+    switch (item.type) {
+      case "header":
+        this.#generation = typeof item.generation === "string"
+          ? item.generation
+          : undefined;
+        return;
+      case "message": {
+        const record = toRecord(item, this.#workspace);
+        if (!record) {
+          log(
+            "warn",
+            `Ignoring a malformed message record in Honcho outbox ${this.path}`,
+          );
+          return;
+        }
+        if (!this.entries.has(record.id)) {
+          this.entries.set(record.id, {
+            record,
+            bytes: size,
+            attempted: false,
+            landBy: 0,
+            verify: item.verify === true,
+          });
+          this.#bytes += size;
+        }
+        return;
+      }
+      case "attempt": {
+        const at = typeof item.at === "string" ? Date.parse(item.at) : NaN;
+        const until = typeof item.until === "number"
+          ? item.until
+          : (Number.isFinite(at) ? at : this.#now()) +
+            LEGACY_ATTEMPT_WINDOW_MS;
+        for (const id of stringIds(item.ids)) {
+          const entry = this.entries.get(id);
+          if (!entry) continue;
+          entry.attempted = true;
+          entry.landBy = Math.max(entry.landBy, until);
+        }
+        return;
+      }
+      case "settle": {
+        // An attempt that ended without landing later: earlier ones count.
+        const landBy = typeof item.landBy === "number" ? item.landBy : 0;
+        for (const id of stringIds(item.ids)) {
+          const entry = this.entries.get(id);
+          if (!entry) continue;
+          entry.landBy = landBy;
+          if (item.attempted === false) entry.attempted = false;
+        }
+        return;
+      }
+      case "ack":
+      case "drop":
+        for (const id of stringIds(item.ids)) {
+          const entry = this.entries.get(id);
+          if (entry) {
+            this.entries.delete(id);
+            this.#bytes -= entry.bytes;
+          }
+        }
+        return;
+    }
+  }
+
+  /**
+   * Appends lines (a header first when the file is new) with one write
+   * and one `fdatasync`, then replays them. Call it under the state lock.
+   *
+   * @param lines The lines, without newlines.
+   * @returns Resolves when they are durable.
+   */
+  async appendLines(lines: readonly string[]): Promise<void> {
+    await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const all = this.#offset === 0 ? [headerLine(), ...lines] : [...lines];
+    const data = encoder.encode(all.map((line) => `${line}\n`).join(""));
+    const file = await Deno.open(this.path, {
+      append: true,
+      create: true,
+      mode: 0o600,
+    });
+    try {
+      await writeAll(file, data);
+      await file.syncData();
+    } finally {
+      file.close();
+    }
+    // Replay our own lines so state and offset follow the file exactly.
+    await this.catchUp();
+  }
+
+  async #readGeneration(): Promise<string | undefined> {
+    try {
+      const head = decoder.decode(await readFrom(this.path, 0, 512));
+      const first = JSON.parse(head.slice(0, head.indexOf("\n")));
+      return typeof first?.generation === "string"
+        ? first.generation
+        : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Rewrites the file atomically with only what is queued (and the
+   * attempts that still count) when everything is acknowledged, or when
+   * acknowledged lines dominate a file over `compactAfterBytes`. Call it
+   * under the state lock.
+   *
+   * @param compactAfterBytes The size threshold of a bloated file.
+   * @returns Resolves when done.
+   */
+  async maybeCompact(compactAfterBytes: number): Promise<void> {
+    if (this.#fileSize === 0) return;
+    const allDone = this.entries.size === 0;
+    const bloated = this.#fileSize > compactAfterBytes &&
+      this.#bytes * 2 < this.#fileSize;
+    if (!allDone && !bloated) return;
+    const lines = [headerLine()];
+    const attempts = new Map<number, string[]>();
+    for (const entry of this.entries.values()) {
+      lines.push(messageLine(entry.record, entry.verify));
+      if (entry.attempted) {
+        const ids = attempts.get(entry.landBy) ?? [];
+        ids.push(entry.record.id);
+        attempts.set(entry.landBy, ids);
+      }
+    }
+    for (const [until, ids] of attempts) {
+      lines.push(attemptLine(ids, this.#now(), until));
+    }
+    await atomicWriteText(
+      this.path,
+      lines.map((line) => `${line}\n`).join(""),
+      { mode: 0o600 },
+    );
+    this.#reset();
+    await this.catchUp();
+  }
+}
+
+/**
+ * Reads a rejected file (torn or foreign lines are skipped).
+ *
+ * @param path The rejected file.
+ * @param workspace The workspace of records that do not name one.
+ * @returns The records, oldest first (`[]` when the file is missing).
+ */
+export async function readRejectedFile(
+  path: string,
+  workspace: string,
+): Promise<RejectedRecord[]> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return [];
+    throw error;
+  }
+  const out: RejectedRecord[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    try {
+      const value: unknown = JSON.parse(line);
+      if (!isRecord(value)) continue;
+      const record = toRecord(value, workspace);
+      if (!record) continue;
+      const item: RejectedRecord = {
+        ...record,
+        reason: typeof value.reason === "string" ? value.reason : "",
+        rejectedAt: typeof value.rejectedAt === "string"
+          ? value.rejectedAt
+          : "",
+      };
+      if (typeof value.status === "number") item.status = value.status;
+      out.push(item);
+    } catch {
+      // A torn last line: ignored.
+    }
+  }
+  return out;
+}
+
+/** A record read from a log or rejected-file line, or `undefined` when malformed. */
+export function toRecord(
+  item: Record<string, unknown>,
+  workspace: string,
+): OutboxRecord | undefined {
+  const { id, session, peer, content, metadata, createdAt } = item;
+  if (
+    typeof id !== "string" || typeof session !== "string" ||
+    typeof peer !== "string" ||
+    typeof content !== "string"
+  ) {
+    return undefined;
+  }
+  const meta = isRecord(metadata) ? metadata as JsonObject : {};
+  return {
+    id,
+    workspace: typeof item.workspace === "string" ? item.workspace : workspace,
+    session,
+    peer,
+    content,
+    metadata: { ...meta, [OUTBOX_ID_METADATA_KEY]: id },
+    createdAt: typeof createdAt === "string"
+      ? createdAt
+      : new Date(0).toISOString(),
+  };
+}
+
+function stringIds(value: unknown): string[] {
+  return Array.isArray(value)
+    ? value.filter((id): id is string => typeof id === "string")
+    : [];
+}
+
+/** Writes all of `data` (a write may be partial). */
+export async function writeAll(
+  file: Deno.FsFile,
+  data: Uint8Array,
+): Promise<void> {
+  let written = 0;
+  while (written < data.length) {
+    written += await file.write(data.subarray(written));
+  }
+}
+
+async function readFrom(
+  path: string,
+  offset: number,
+  limit = Infinity,
+): Promise<Uint8Array> {
+  const file = await Deno.open(path, { read: true });
+  try {
+    await file.seek(offset, Deno.SeekMode.Start);
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    const buffer = new Uint8Array(64 * 1024);
+    while (total < limit) {
+      const n = await file.read(buffer);
+      if (n === null) break;
+      chunks.push(buffer.slice(0, n));
+      total += n;
+    }
+    const out = new Uint8Array(total);
+    let at = 0;
+    for (const chunk of chunks) {
+      out.set(chunk, at);
+      at += chunk.length;
+    }
+    return limit === Infinity ? out : out.subarray(0, Math.min(total, limit));
+  } finally {
+    file.close();
+  }
+}

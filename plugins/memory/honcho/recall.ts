@@ -1,0 +1,704 @@
+/**
+ * The recall scheduler of the Honcho provider (honcho-provider §5–§6):
+ * what `prefetch` injects and when background work refreshes it.
+ *
+ * - **Two layers.** The base layer (session summary, representations and
+ *   cards, one session-context and one peer-context request) is cached and
+ *   refreshed every `contextCadence` turns; a dialectic answer is asked
+ *   every (effective) `dialecticCadence` turns — the cadence widens while
+ *   answers come back empty — and injected once, unless it is older than
+ *   two cadences or belongs to an older session epoch.
+ * - **Turn 1 waits, bounded.** Only the first turn waits: for session
+ *   set-up and the first base layer (at most `firstTurnBaseWait`) and the
+ *   first dialectic (at most `firstTurnDialecticWait`), each within the
+ *   request timeout. Later prefetches return what background work already
+ *   fetched.
+ * - **recallSync** recalls for the current message inside `prefetch`,
+ *   bounded by `timeout` (5 s when unset), one at a time.
+ * - **Liveness.** A dialectic that has run for more than twice the request
+ *   timeout counts as dead (a new one may start);
+ *   {@linkcode HonchoRecall.liveness} reports the pipeline's state.
+ *
+ * The scheduler owns its caches and cadence counters; the turn number comes
+ * from the provider (`onTurnStart`), the session from `session.ts`.
+ *
+ * @module
+ */
+
+import { appendFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { isTrivialPrompt, log } from "@hermes/memory/provider";
+import type { HonchoConfig, ReasoningLevel } from "./config.ts";
+import {
+  applyTokenBudget,
+  type BaseContextData,
+  capDialecticInput,
+  capDialecticResult,
+  cleanHonchoSummary,
+  formatBaseContext,
+} from "./context.ts";
+import {
+  type DialecticSettings,
+  effectiveCadence,
+  PREWARM_QUERY,
+  runDialecticDepth,
+} from "./dialectic.ts";
+import { AuthError } from "./errors.ts";
+import type { HonchoSession } from "./session.ts";
+import { type HonchoRuntime, type TaskGroup, waitFor } from "./_runtime.ts";
+import { errorText } from "./_util.ts";
+
+/** A function that rewrites a user message into a better recall question. */
+export type QueryRewriter = (query: string) => Promise<string> | string;
+
+/** A snapshot of the dialectic pipeline, for diagnostics (§5.11). */
+export interface HonchoLivenessSnapshot {
+  /** The current turn. */
+  turnCount: number;
+  /** The turn the last dialectic result was fired for (-999: never). */
+  lastDialecticTurn: number;
+  /** `firedAt` of the pending result, or `null`. */
+  pendingResultFiredAt: number | null;
+  /** Empty or failed dialectic answers in a row. */
+  emptyStreak: number;
+  /** The cadence in effect. */
+  effectiveCadence: number;
+  /** Whether a dialectic is running. */
+  threadAlive: boolean;
+  /** Seconds the running dialectic has been running, or `null`. */
+  threadAgeSeconds: number | null;
+}
+
+/**
+ * The snapshot of a provider whose recall has not started (not
+ * initialized, inert or not configured).
+ *
+ * @param turn The current turn.
+ * @param dialecticCadence The configured cadence (1 when unknown).
+ * @returns The snapshot.
+ */
+export function idleLiveness(
+  turn: number,
+  dialecticCadence: number,
+): HonchoLivenessSnapshot {
+  return {
+    turnCount: turn,
+    lastDialecticTurn: NEVER,
+    pendingResultFiredAt: null,
+    emptyStreak: 0,
+    effectiveCadence: effectiveCadence(dialecticCadence, 0),
+    threadAlive: false,
+    threadAgeSeconds: null,
+  };
+}
+
+/** Options of {@linkcode HonchoRecall}. */
+export interface HonchoRecallOptions {
+  /** The current turn (set by the provider's `onTurnStart`). */
+  turn: () => number;
+  /** Rewrites the user message into the pass-0 question when `queryRewrite` is on. */
+  queryRewriter?: QueryRewriter;
+}
+
+/** "Never": the turn of a layer that was never fetched. */
+export const NEVER = -999;
+const SEARCH_QUERY_MAX_CHARS = 1000;
+
+interface PendingDialectic {
+  result: string;
+  firedAt: number;
+  epoch: object;
+}
+
+interface DialecticRun {
+  done: Promise<void>;
+  startedAt: number;
+  firedAt: number;
+}
+
+/** Schedules and serves recall (see the module doc). */
+export class HonchoRecall {
+  #rt: HonchoRuntime;
+  #session: HonchoSession;
+  #turn: () => number;
+  #rewriter: QueryRewriter | undefined;
+  /** Changes every turn: a recallSync answer for an older turn is dropped. */
+  #turnGen: object = {};
+  #lastContextTurn = NEVER;
+  #lastDialecticTurn = NEVER;
+  #baseCache: string | null = null;
+  #baseStarted = false;
+  #pendingContext: { data: BaseContextData; epoch: object } | undefined;
+  #contextRun: Promise<void> | undefined;
+  #dialecticRun: DialecticRun | undefined;
+  #pendingDialectic: PendingDialectic | undefined;
+  #emptyStreak = 0;
+  #syncBusy = false;
+  #lastQuery = "";
+
+  /**
+   * Creates the scheduler (no I/O).
+   *
+   * @param runtime What the provider's parts share.
+   * @param session The session it recalls for.
+   * @param options The turn source and the query rewriter.
+   */
+  constructor(
+    runtime: HonchoRuntime,
+    session: HonchoSession,
+    options: HonchoRecallOptions,
+  ) {
+    this.#rt = runtime;
+    this.#session = session;
+    this.#turn = options.turn;
+    this.#rewriter = options.queryRewriter;
+  }
+
+  /** A new turn starts: answers still running for the last one are dropped. */
+  startTurn(): void {
+    this.#turnGen = {};
+  }
+
+  /**
+   * The context to inject now (§5.3): the cached base layer plus a ready
+   * dialectic answer and any pending notice, within `contextTokens`;
+   * `""` in `tools` mode. See the module doc for what it waits for.
+   *
+   * @param query The user's message.
+   * @returns The context, or `""`.
+   */
+  async prefetch(query: string): Promise<string> {
+    const config = this.#rt.config;
+    if (config.recallMode === "tools") {
+      this.#log("cron-or-tools-mode", "");
+      return "";
+    }
+    return config.recallSync
+      ? await this.#syncPrefetch(config, query)
+      : await this.#asyncPrefetch(config, query);
+  }
+
+  /**
+   * After the turn, warms the next one (§5.10): a base-layer refresh every
+   * `contextCadence` turns and a dialectic every effective
+   * `dialecticCadence` turns, in the background. Before the session is
+   * ready it only (re)starts set-up.
+   *
+   * @param query The user's message.
+   */
+  queuePrefetch(query: string): void {
+    const config = this.#rt.config;
+    if (config.recallMode === "tools" || config.recallSync) return;
+    if (this.#rt.stopped()) return;
+    if (!this.#session.ready || !query || !query.trim()) {
+      this.#session.kick();
+      return;
+    }
+    if (isTrivialPrompt(query)) return;
+    const turn = this.#turn();
+    if (
+      config.injectionFrequency !== "first-turn" &&
+      (config.contextCadence <= 1 ||
+        turn - this.#lastContextTurn >= config.contextCadence) &&
+      !this.#contextRun
+    ) {
+      this.#lastContextTurn = turn;
+      this.#startContextFetch(query);
+    }
+    if (this.#dialecticAlive()) return;
+    if (
+      turn - this.#lastDialecticTurn <
+        effectiveCadence(config.dialecticCadence, this.#emptyStreak)
+    ) return;
+    this.#startDialectic(query, turn);
+  }
+
+  /**
+   * The session was set up: a late start (Honcho was down on turn 1)
+   * fetches the base layer now, and the dialectic is prewarmed unless a
+   * query rewriter waits for a real question or the epoch changed.
+   *
+   * @param stale Whether the epoch changed while set-up ran.
+   */
+  sessionReady(stale: boolean): void {
+    const config = this.#rt.config;
+    if (config.recallMode === "tools" || config.recallSync) return;
+    if (this.#turn() >= 1 && !this.#baseStarted && !this.#rt.stopped()) {
+      this.#baseStarted = true;
+      this.#baseCache = "";
+      this.#lastContextTurn = this.#turn();
+      this.#startContextFetch(this.#lastQuery);
+    }
+    if (
+      !(config.queryRewrite && this.#rewriter) && !stale &&
+      !this.#dialecticAlive() && this.#lastDialecticTurn === NEVER &&
+      !this.#rt.stopped()
+    ) {
+      this.#startDialectic(PREWARM_QUERY, 0);
+    }
+  }
+
+  /** Drops the answers not injected yet (a session switch, a shutdown). */
+  discard(): void {
+    this.#turnGen = {};
+    this.#pendingDialectic = undefined;
+    this.#pendingContext = undefined;
+  }
+
+  /** The session moved to another Honcho session: caches and cadences restart. */
+  sessionMoved(): void {
+    this.#baseCache = null;
+    this.#baseStarted = false;
+    this.#lastContextTurn = NEVER;
+    this.#lastDialecticTurn = NEVER;
+    this.#emptyStreak = 0;
+  }
+
+  /** A `honcho_reasoning` tool call answered: it counts for the dialectic cadence. */
+  noteReasoning(): void {
+    this.#lastDialecticTurn = this.#turn();
+  }
+
+  /**
+   * The dialectic pipeline's state (§5.11).
+   *
+   * @returns The snapshot.
+   */
+  liveness(): HonchoLivenessSnapshot {
+    const run = this.#dialecticRun;
+    return {
+      turnCount: this.#turn(),
+      lastDialecticTurn: this.#lastDialecticTurn,
+      pendingResultFiredAt: this.#pendingDialectic?.firedAt ?? null,
+      emptyStreak: this.#emptyStreak,
+      effectiveCadence: effectiveCadence(
+        this.#rt.config.dialecticCadence,
+        this.#emptyStreak,
+      ),
+      threadAlive: run !== undefined,
+      threadAgeSeconds: run ? (this.#rt.now() - run.startedAt) / 1000 : null,
+    };
+  }
+
+  async #asyncPrefetch(config: HonchoConfig, query: string): Promise<string> {
+    const session = this.#session;
+    const turn = this.#turn();
+    const firstTurn = turn <= 1;
+    if (query.trim()) this.#lastQuery = query;
+    const waitMs = (seconds: number): number =>
+      Math.max(0, Math.min(seconds * 1000, this.#rt.timeoutMs));
+    const baseDeadline = this.#rt.now() +
+      (firstTurn ? waitMs(config.firstTurnBaseWait) : 0);
+    if (!session.ready) {
+      session.kick();
+      const settingUp = session.settingUp;
+      if (firstTurn && settingUp) {
+        await waitFor(settingUp, baseDeadline - this.#rt.now());
+      }
+      if (!session.ready) {
+        const notice = this.#rt.notices.take();
+        this.#log("session-not-ready", notice);
+        return notice;
+      }
+    }
+    if (isTrivialPrompt(query)) {
+      const pending = this.#consumeDialectic(config);
+      this.#log("trivial-prompt", pending);
+      return pending;
+    }
+    const parts: string[] = [];
+    if (config.injectionFrequency !== "first-turn" || firstTurn) {
+      if (!this.#baseStarted) {
+        this.#baseStarted = true;
+        this.#baseCache = "";
+        this.#lastContextTurn = turn;
+        this.#startContextFetch(query);
+      }
+      if (firstTurn && this.#contextRun) {
+        // Turn 1 waits (bounded) for the first base layer, whoever started it.
+        await waitFor(this.#contextRun, baseDeadline - this.#rt.now());
+      }
+      const fresh = this.#pendingContext;
+      this.#pendingContext = undefined;
+      if (fresh && fresh.epoch === session.epoch) {
+        const formatted = formatBaseContext(
+          fresh.data,
+          config.injectionSessionStart,
+        );
+        if (formatted) this.#baseCache = formatted;
+      }
+      if (this.#baseCache) parts.push(this.#baseCache);
+    }
+    if (this.#lastDialecticTurn === NEVER) {
+      if (this.#pendingDialectic) {
+        this.#lastDialecticTurn = turn;
+      } else if (query.trim()) {
+        if (!this.#dialecticAlive()) this.#startDialectic(query, turn);
+        const run = this.#dialecticRun;
+        if (firstTurn && run) {
+          await waitFor(run.done, waitMs(config.firstTurnDialecticWait));
+        }
+      }
+    }
+    const dialectic = this.#consumeDialectic(config);
+    if (dialectic) parts.push(dialectic);
+    const notice = this.#rt.notices.take();
+    if (notice) parts.unshift(notice);
+    const text = applyTokenBudget(parts.join("\n\n"), config.contextTokens);
+    this.#log(text ? "injected" : "fetched-but-empty", text);
+    return text;
+  }
+
+  async #syncPrefetch(config: HonchoConfig, query: string): Promise<string> {
+    const budgetMs = config.timeout !== undefined && config.timeout > 0 &&
+        Number.isFinite(config.timeout)
+      ? config.timeout * 1000
+      : 5_000;
+    if (isTrivialPrompt(query) || this.#syncBusy) {
+      this.#log("trivial-prompt", "");
+      return "";
+    }
+    this.#syncBusy = true;
+    const outer = this.#rt.signal;
+    const controller = new AbortController();
+    const onAbort = (): void => controller.abort(outer.reason);
+    outer.addEventListener("abort", onAbort, { once: true });
+    const timer = setTimeout(
+      () =>
+        controller.abort(
+          new DOMException("Honcho recall budget passed", "TimeoutError"),
+        ),
+      budgetMs,
+    );
+    const turnGen = this.#turnGen;
+    const epoch = this.#session.epoch;
+    try {
+      await this.#session.ensure(controller.signal);
+      const turn = this.#turn();
+      const contextDue = !(config.injectionFrequency === "first-turn" &&
+        turn > 1) &&
+        turn - this.#lastContextTurn >= config.contextCadence;
+      const dialecticDue = turn - this.#lastDialecticTurn >=
+        effectiveCadence(config.dialecticCadence, this.#emptyStreak);
+      if (!contextDue && !dialecticDue) {
+        const notice = this.#rt.notices.take();
+        this.#log("recall-sync-empty", notice);
+        return notice;
+      }
+      const [base, dialectic] = await Promise.all([
+        contextDue
+          ? this.#fetchBaseContext(query, controller.signal)
+          : Promise.resolve(undefined),
+        dialecticDue
+          ? runDialecticDepth({
+            query,
+            cold: !this.#baseCache,
+            settings: dialecticSettings(config),
+            currentRequest: capDialecticInput(
+              query,
+              config.dialecticMaxInputChars,
+            ),
+            runPass: (prompt, level) =>
+              this.#dialecticQuery(prompt, level, controller.signal),
+          })
+          : Promise.resolve(undefined),
+      ]);
+      if (turnGen !== this.#turnGen || epoch !== this.#session.epoch) {
+        return "";
+      }
+      const parts: string[] = [];
+      if (base !== undefined) {
+        this.#lastContextTurn = turn;
+        const formatted = formatBaseContext(base, config.injectionSessionStart);
+        if (formatted) {
+          this.#baseCache = formatted;
+          parts.push(formatted);
+        }
+      }
+      if (dialectic !== undefined) {
+        if (dialectic) {
+          this.#lastDialecticTurn = turn;
+          this.#emptyStreak = 0;
+          parts.push(capDialecticResult(dialectic, config.dialecticMaxChars));
+        } else {
+          this.#emptyStreak++;
+        }
+      }
+      this.#rt.notices.clear();
+      const text = applyTokenBudget(parts.join("\n\n"), config.contextTokens);
+      this.#log(text ? "injected" : "recall-sync-empty", text);
+      return text;
+    } catch (error) {
+      this.#rt.notices.reportError(error);
+      const notice = this.#rt.notices.take();
+      this.#log("recall-sync-empty", notice);
+      return notice;
+    } finally {
+      clearTimeout(timer);
+      outer.removeEventListener("abort", onAbort);
+      this.#syncBusy = false;
+    }
+  }
+
+  #consumeDialectic(config: HonchoConfig): string {
+    const pending = this.#pendingDialectic;
+    this.#pendingDialectic = undefined;
+    if (!pending || pending.epoch !== this.#session.epoch) return "";
+    if (
+      pending.firedAt >= 0 &&
+      this.#turn() - pending.firedAt > config.dialecticCadence * 2
+    ) return "";
+    const text = pending.result.trim();
+    return text ? capDialecticResult(text, config.dialecticMaxChars) : "";
+  }
+
+  #startContextFetch(query: string): void {
+    if (this.#contextRun || this.#rt.stopped()) return;
+    const epoch = this.#session.epoch;
+    const signal = this.#rt.signal;
+    const run = this.#rt.tasks.spawn("honcho-context", async () => {
+      try {
+        const data = await this.#fetchBaseContext(query, signal);
+        if (epoch === this.#session.epoch) {
+          this.#pendingContext = { data, epoch };
+        }
+      } catch (error) {
+        if (epoch === this.#session.epoch) {
+          this.#rt.notices.reportError(error);
+        }
+        log(
+          "debug",
+          `Honcho context fetch failed: ${this.#rt.scrub(errorText(error))}`,
+        );
+      }
+    });
+    this.#contextRun = run;
+    run.finally(() => {
+      if (this.#contextRun === run) this.#contextRun = undefined;
+    });
+  }
+
+  /**
+   * Fetches the base layer: one session-context request for the user side
+   * (summary, representation, card) and one peer-context request for the AI
+   * side, in parallel; sections excluded by `injection.sessionStart` are not
+   * fetched. A side that fails is left out; when both fail the error is
+   * thrown (auth first).
+   */
+  async #fetchBaseContext(
+    query: string,
+    signal: AbortSignal,
+  ): Promise<BaseContextData> {
+    const config = this.#rt.config;
+    const client = this.#rt.client;
+    const identity = this.#session.identity!;
+    const sections = config.injectionSessionStart;
+    const wants = (name: string): boolean =>
+      sections === undefined || (sections as string[]).includes(name);
+    const cards = (list: string[] | null): string =>
+      (list ?? []).map((f) => f.trim()).filter(Boolean).join("\n");
+    const data: BaseContextData = {};
+    const jobs: Promise<void>[] = [];
+    if (wants("summary") || wants("peerRepresentation") || wants("peerCard")) {
+      const aiObserves = this.#session.aiObservesOthers();
+      jobs.push(
+        client.getSessionContext(identity.sessionId, {
+          summary: true,
+          tokens: config.contextTokens && config.contextTokens > 0
+            ? Math.floor(config.contextTokens)
+            : undefined,
+          peerTarget: identity.userPeerId,
+          peerPerspective: aiObserves ? identity.aiPeerId : undefined,
+          searchQuery: query.trim()
+            ? capDialecticInput(query.trim(), SEARCH_QUERY_MAX_CHARS)
+            : undefined,
+          signal,
+        }).then((ctx) => {
+          const summary = cleanHonchoSummary(ctx.summary?.content);
+          if (summary) data.summary = summary;
+          const representation = ctx.peerRepresentation?.trim();
+          if (representation) data.representation = representation;
+          const card = cards(ctx.peerCard);
+          if (card) data.card = card;
+        }),
+      );
+    }
+    if (wants("aiRepresentation") || wants("aiCard")) {
+      jobs.push(
+        client.getPeerContext(identity.aiPeerId, {
+          target: identity.aiPeerId,
+          signal,
+        }).then((ctx) => {
+          const representation = ctx.representation?.trim();
+          if (representation) data.aiRepresentation = representation;
+          const card = cards(ctx.peerCard);
+          if (card) data.aiCard = card;
+        }),
+      );
+    }
+    const outcomes = await Promise.allSettled(jobs);
+    if (signal.aborted) throw signal.reason;
+    const failures = outcomes.flatMap((o) =>
+      o.status === "rejected" ? [o.reason as unknown] : []
+    );
+    const auth = failures.find((e) => e instanceof AuthError);
+    if (auth !== undefined) throw auth;
+    if (failures.length > 0 && failures.length === outcomes.length) {
+      throw failures[0];
+    }
+    if (failures.length === 0 && outcomes.length > 0) this.#rt.notices.clear();
+    return data;
+  }
+
+  #dialecticAlive(): boolean {
+    const run = this.#dialecticRun;
+    if (!run) return false;
+    const staleAfterMs = 2 * (this.#rt.config.timeout ?? 8) * 1000;
+    return this.#rt.now() - run.startedAt < staleAfterMs;
+  }
+
+  /** Starts a full-depth dialectic in the background (§6.5, §6.6). */
+  #startDialectic(query: string, firedAt: number): void {
+    const config = this.#rt.config;
+    if (this.#rt.stopped()) return;
+    const epoch = this.#session.epoch;
+    const signal = this.#rt.signal;
+    const cold = !this.#baseCache;
+    const rewriter = this.#rewriter;
+    const done = this.#rt.tasks.spawn("honcho-dialectic", async () => {
+      try {
+        let rewritten: string | undefined;
+        if (config.queryRewrite && rewriter && firedAt > 0) {
+          try {
+            rewritten = (await rewriter(query))?.trim() || undefined;
+          } catch {
+            rewritten = undefined;
+          }
+        }
+        const result = await runDialecticDepth({
+          query,
+          cold,
+          settings: dialecticSettings(config),
+          rewritten,
+          runPass: (prompt, level) =>
+            this.#dialecticQuery(prompt, level, signal),
+        });
+        if (epoch !== this.#session.epoch) return;
+        if (result.trim()) {
+          this.#pendingDialectic = { result, firedAt, epoch };
+          this.#lastDialecticTurn = firedAt;
+          this.#emptyStreak = 0;
+          this.#rt.notices.clear();
+        } else {
+          this.#emptyStreak++;
+        }
+      } catch (error) {
+        if (epoch !== this.#session.epoch || signal.aborted) return;
+        if (!(error instanceof AuthError)) this.#emptyStreak++;
+        this.#rt.notices.reportError(error);
+        log(
+          "debug",
+          `Honcho dialectic failed: ${this.#rt.scrub(errorText(error))}`,
+        );
+      }
+    });
+    const run: DialecticRun = { done, startedAt: this.#rt.now(), firedAt };
+    this.#dialecticRun = run;
+    done.finally(() => {
+      if (this.#dialecticRun === run) this.#dialecticRun = undefined;
+    });
+  }
+
+  /** One dialectic call (§6.4): level, input cap, observer/target. */
+  async #dialecticQuery(
+    prompt: string,
+    level: ReasoningLevel,
+    signal: AbortSignal,
+  ): Promise<string> {
+    const config = this.#rt.config;
+    const client = this.#rt.client;
+    const identity = this.#session.identity!;
+    const effectiveLevel = config.dialecticDynamic
+      ? level
+      : config.dialecticReasoningLevel;
+    const query = capDialecticInput(prompt, config.dialecticMaxInputChars);
+    const answer = this.#session.aiObservesOthers()
+      ? await client.peerChat(identity.aiPeerId, query, {
+        target: identity.userPeerId,
+        reasoningLevel: effectiveLevel,
+        signal,
+      })
+      : await client.peerChat(identity.userPeerId, query, {
+        reasoningLevel: effectiveLevel,
+        signal,
+      });
+    return answer?.trim() ?? "";
+  }
+
+  #log(reason: string, payload: string): void {
+    logInjection(this.#rt.config, this.#rt.tasks, {
+      turn: this.#turn(),
+      sessionKey: this.#session.identity?.sessionKey,
+      reason,
+      payload,
+    });
+  }
+}
+
+/** One line of the injection log. */
+export interface InjectionLogEntry {
+  /** The turn. */
+  turn: number;
+  /** The session key, when named. */
+  sessionKey: string | undefined;
+  /** Why this was (or was not) injected. */
+  reason: string;
+  /** What was injected. */
+  payload: string;
+}
+
+/**
+ * Appends one line to `injectionLogPath` (when `logging` is on), as a
+ * tracked background task; failures are logged at debug level.
+ *
+ * @param config The config (`injectionLogPath`, `recallMode`).
+ * @param tasks Where the write is tracked.
+ * @param entry What to record.
+ */
+export function logInjection(
+  config: Pick<HonchoConfig, "injectionLogPath" | "recallMode"> | undefined,
+  tasks: TaskGroup,
+  entry: InjectionLogEntry,
+): void {
+  const path = config?.injectionLogPath;
+  if (!path) return;
+  const line = `${
+    JSON.stringify({
+      ts: new Date().toISOString(),
+      turn: entry.turn,
+      session_key: entry.sessionKey ?? null,
+      recall_mode: config?.recallMode ?? null,
+      reason: entry.reason,
+      bytes: new TextEncoder().encode(entry.payload).length,
+      payload: entry.payload,
+    })
+  }\n`;
+  tasks.spawn("honcho-injection-log", async () => {
+    try {
+      await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      await appendFile(path, line, { mode: 0o600 });
+    } catch (error) {
+      log("debug", `Honcho injection log failed: ${errorText(error)}`);
+    }
+  });
+}
+
+function dialecticSettings(config: HonchoConfig): DialecticSettings {
+  return {
+    dialecticDepth: config.dialecticDepth,
+    dialecticDepthLevels: config.dialecticDepthLevels,
+    dialecticReasoningLevel: config.dialecticReasoningLevel,
+    reasoningHeuristic: config.reasoningHeuristic,
+    reasoningLevelCap: config.reasoningLevelCap,
+  };
+}

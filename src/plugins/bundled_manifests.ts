@@ -46,6 +46,8 @@ export const BUNDLED_MANIFESTS: Readonly<Record<string, unknown>> = {
         "HONCHO_URL",
         "HONCHO_ENVIRONMENT",
         "HONCHO_TIMEOUT",
+        "HONCHO_LOGGING",
+        "HONCHO_INJECTION_LOG",
         "HERMES_HONCHO_HOST",
         "HERMES_HOME",
         "HERMES_DATA_DIR_SUFFIX",

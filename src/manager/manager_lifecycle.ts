@@ -219,9 +219,15 @@ export class ManagerLifecycle {
     return this.#shutdown;
   }
 
+  /**
+   * One budget for the whole shutdown: the queue gets all of it, each
+   * provider's `drain(ms)` what the queue left, each `shutdown()` what is
+   * left after that (still called when nothing is, but not waited for).
+   */
   async #shutdownOnce(): Promise<void> {
     this.#shuttingDown = true;
-    const started = performance.now();
+    const deadline = performance.now() + this.#drainTimeoutMs;
+    const left = (): number => Math.max(0, deadline - performance.now());
     const queue = this.#queue;
     let state: ShutdownDrainState = {
       status: "draining",
@@ -252,11 +258,7 @@ export class ManagerLifecycle {
     } else {
       state = { ...state, status: "drained" };
     }
-    const left = Math.max(
-      0,
-      this.#drainTimeoutMs - (performance.now() - started),
-    );
-    const providers = await this.#drainProviders(left);
+    const providers = await this.#drainProviders(left());
     if (providers.undrained.length > 0) {
       state = {
         ...state,
@@ -281,29 +283,35 @@ export class ManagerLifecycle {
     const reversed = [...this.#fanOut.entries].reverse();
     await this.#fanOut.each(reversed, "shutdown", async (e) => {
       const done = providerHook(e.provider, "shutdown").call(e.provider);
-      if (isThenable(done)) {
-        const settled = await this.#boundedShutdown(done);
-        if (!settled) {
-          throw new Error(`timed out after ${this.#drainTimeoutMs} ms`);
-        }
+      if (isThenable(done) && !(await settledBefore(done, left()))) {
+        throw new Error(
+          `it did not finish within the ${this.#drainTimeoutMs} ms shutdown budget; raise shutdownDrainTimeoutMs to wait longer`,
+        );
       }
     });
   }
+}
 
-  /** Resolves `true` when `pending` settles in time; rejections propagate. */
-  #boundedShutdown(pending: PromiseLike<unknown>): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      const timer = setTimeout(() => resolve(false), this.#drainTimeoutMs);
-      Promise.resolve(pending).then(
-        () => {
-          clearTimeout(timer);
-          resolve(true);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      );
-    });
-  }
+/**
+ * Resolves `true` when `pending` settles within `ms`; rejections propagate.
+ * With `ms` 0 a provider that settles at once (in promise reactions) still
+ * counts as settled.
+ */
+function settledBefore(
+  pending: PromiseLike<unknown>,
+  ms: number,
+): Promise<boolean> {
+  return new Promise<boolean>((resolve, reject) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    Promise.resolve(pending).then(
+      () => {
+        clearTimeout(timer);
+        resolve(true);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }

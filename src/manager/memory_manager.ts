@@ -98,8 +98,9 @@ export interface MemoryManagerOptions {
    */
   externalPrefetchTimeoutMs?: number;
   /**
-   * How long {@linkcode MemoryManager.shutdownAll} waits for queued
-   * background work (and for each provider's `shutdown()`). Must be positive.
+   * The one budget of {@linkcode MemoryManager.shutdownAll}, in all: queued
+   * background work, then each provider's `drain(ms)` with the time left,
+   * then each provider's `shutdown()` within what remains. Must be positive.
    *
    * @default {5000}
    */
@@ -574,14 +575,15 @@ export class MemoryManager {
   }
 
   /**
-   * Shuts down: stops accepting background work, lets queued work finish in
-   * order for up to `shutdownDrainTimeoutMs` (abandoning what has not
-   * started; see {@linkcode MemoryManager.shutdownDrainState}), then calls
-   * `shutdown()` on every provider in reverse registration order (each
-   * bounded by the same timeout; failures are warnings). Calling it again
-   * returns the same promise.
+   * Shuts down within one budget (`shutdownDrainTimeoutMs`): stops accepting
+   * background work, lets queued work finish in order (abandoning what has
+   * not started; see {@linkcode MemoryManager.shutdownDrainState}), gives
+   * every provider's `drain(ms)` the time left, then calls `shutdown()` on
+   * every provider in reverse registration order, each waited for only
+   * until the budget runs out (failures and late ones are warnings). Calling
+   * it again returns the same promise.
    *
-   * @returns When every provider was shut down.
+   * @returns When every provider was shut down or the budget ran out.
    */
   shutdownAll(): Promise<void> {
     return this.#lifecycle.shutdownAll();

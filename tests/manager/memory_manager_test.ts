@@ -1109,7 +1109,7 @@ Deno.test("MemoryManager.shutdownAll() rejects later work, is idempotent and bou
   );
   assert.ok(
     logs.text("warn").includes(
-      "Memory provider 'honcho' shutdown failed: timed out after 20 ms",
+      "Memory provider 'honcho' shutdown failed: it did not finish within the 20 ms shutdown budget; raise shutdownDrainTimeoutMs to wait longer",
     ),
   );
   manager.syncAll("late", "a");
@@ -1126,6 +1126,62 @@ Deno.test("MemoryManager.shutdownAll() rejects later work, is idempotent and bou
   );
   assert.equal(await manager.flushPending(0), true);
   assert.equal(honcho.callsOf("syncTurn").length, 0);
+});
+
+Deno.test("MemoryManager.shutdownAll() keeps queue, drain() and shutdown() within one shutdownDrainTimeoutMs budget", async () => {
+  using logs = captureLogs();
+  // Long enough that the old nested bounds (the drain, then each provider's
+  // shutdown, each given the whole budget: 3 × 600 ms) break the bound
+  // below, short enough to keep the test quick.
+  const budget = 600;
+  const drains: number[] = [];
+  const builtin = new Fake("builtin", { shutdown: never });
+  const honcho = new Fake("honcho", {
+    syncTurn: () => delay(150),
+    shutdown: never,
+  });
+  Object.assign(honcho, {
+    drain: (ms: number) => {
+      drains.push(ms);
+      return never();
+    },
+  });
+  const manager = await managerWith([builtin, honcho], {
+    shutdownDrainTimeoutMs: budget,
+  });
+  manager.syncAll("u", "a");
+  const started = performance.now();
+  await manager.shutdownAll();
+  const elapsed = performance.now() - started;
+  // A correctness bound (one budget, generous slack), not a speed figure.
+  assert.ok(
+    elapsed < budget + 1000,
+    `shutdownAll() took ${Math.round(elapsed)} ms with a ${budget} ms budget`,
+  );
+  // The drain got what the queued write left of the budget, not all of it.
+  assert.equal(drains.length, 1);
+  assert.ok(
+    drains[0]! <= budget - 100,
+    `drain(${drains[0]}) after a 150 ms write`,
+  );
+  assert.deepEqual(manager.shutdownDrainState, {
+    status: "timed_out",
+    abandonedWrites: 0,
+    abandonedPrefetches: 0,
+    activeTasks: 0,
+    notDurable: 0,
+    undrainedProviders: ["honcho"],
+  });
+  // Both shutdowns were still called, in reverse order, and named as late.
+  assert.equal(honcho.callsOf("shutdown").length, 1);
+  assert.equal(builtin.callsOf("shutdown").length, 1);
+  const warnings = logs.text("warn").join("\n");
+  assert.match(
+    warnings,
+    /'honcho' did not report every accepted write durable/,
+  );
+  assert.match(warnings, /Memory provider 'honcho' shutdown failed: /);
+  assert.match(warnings, /Memory provider 'builtin' shutdown failed: /);
 });
 
 // -- session hooks ---------------------------------------------------------------

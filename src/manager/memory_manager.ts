@@ -13,22 +13,25 @@
  *   background queue, never inside the caller's turn, in the caller's async
  *   context (profile home, secret scope).
  * - Everything handed to a provider is redacted first
- *   ({@linkcode redactForEgress}).
+ *   (`redactForEgress()` of `src/core/redact.ts`).
+ *
+ * {@linkcode MemoryManager} is the facade; the work lives beside it:
+ * `provider_fan_out.ts` (the registered providers, the isolated fan-out
+ * driven by the hook table), `tool_router.ts` (tool routes, schemas and
+ * dispatch), `turn_pipeline.ts` (prefetch, sync and the other per-turn
+ * hooks), `session_hooks.ts` (session end, switch, boundary, pre-compress),
+ * `manager_lifecycle.ts` (initialize, background queue, flush, drain,
+ * shutdown) and `builtin_mirror.ts` (built-in memory writes mirrored to the
+ * external provider).
  *
  * @module
  */
 
-import {
-  BackgroundQueue,
-  type BackgroundTaskKind,
-} from "./background_queue.ts";
-import { getHermesHome } from "../profile/hermes_home.ts";
-import { log, type LogLevel } from "../core/log.ts";
+import { log } from "../core/log.ts";
 import {
   type ChatMessage,
   type DelegationOptions,
   type HermesConfig,
-  INDICATOR_GLYPH,
   type InitializeOptions,
   isMemoryProvider,
   type MemoryEvictOptions,
@@ -39,38 +42,50 @@ import {
   PRE_COMPRESS_CHECKPOINT_API_VERSION,
   type PrefetchOptions,
   type SessionSwitchOptions,
-  type SyncTurnOptions,
   type ToolCallOptions,
   type ToolSchema,
-  type TurnAuthor,
   type TurnStartOptions,
 } from "../core/memory_provider.ts";
+import { recallSpillPolicyFromConfig } from "../context/prefetch_spill.ts";
 import {
-  applyRecallSpill,
-  prefetchSpillSource,
-  type RecallSpillPolicy,
-  recallSpillPolicyFromConfig,
-} from "../context/prefetch_spill.ts";
+  BUILTIN,
+  describeValue,
+  type ProviderEntry,
+  ProviderFanOut,
+} from "./provider_fan_out.ts";
+import { ToolRouter } from "./tool_router.ts";
 import {
-  PROVIDER_HOOKS,
-  providerHook,
-  type ProviderHookName,
-} from "../core/provider_hooks.ts";
-import { redactForEgress, redactText } from "../core/redact.ts";
-import { extractUserInstructionFromSkillMessage } from "../context/skill_invocation.ts";
+  DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS,
+  type SyncAllOptions,
+  TurnPipeline,
+} from "./turn_pipeline.ts";
 import {
-  normalizeToolSchema,
-  RESERVED_CORE_TOOL_NAMES,
-  toolError,
-} from "./tool_schema.ts";
-import { errorText } from "../_util/error_text.ts";
-import { isRecord } from "../_util/is_record.ts";
+  type CommitSessionBoundaryOptions,
+  type ManagerPreCompressOptions,
+  SessionHooks,
+} from "./session_hooks.ts";
+import {
+  DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS,
+  ManagerLifecycle,
+  type ShutdownDrainState,
+} from "./manager_lifecycle.ts";
+import {
+  BuiltinMemoryMirror,
+  type NotifyMemoryToolWriteOptions,
+} from "./builtin_mirror.ts";
 
-/** The default bound of one external provider's prefetch, in milliseconds. */
-export const DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS = 8000;
-
-/** The default bound of the shutdown drain, in milliseconds. */
-export const DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS = 5000;
+export { DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS } from "./turn_pipeline.ts";
+export type { SyncAllOptions } from "./turn_pipeline.ts";
+export type {
+  CommitSessionBoundaryOptions,
+  ManagerPreCompressOptions,
+} from "./session_hooks.ts";
+export { DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS } from "./manager_lifecycle.ts";
+export type {
+  ShutdownDrainState,
+  ShutdownDrainStatus,
+} from "./manager_lifecycle.ts";
+export type { NotifyMemoryToolWriteOptions } from "./builtin_mirror.ts";
 
 /** Options of {@linkcode MemoryManager}. */
 export interface MemoryManagerOptions {
@@ -83,8 +98,9 @@ export interface MemoryManagerOptions {
    */
   externalPrefetchTimeoutMs?: number;
   /**
-   * How long {@linkcode MemoryManager.shutdownAll} waits for queued
-   * background work (and for each provider's `shutdown()`). Must be positive.
+   * The one budget of {@linkcode MemoryManager.shutdownAll}, in all: queued
+   * background work, then each provider's `drain(ms)` with the time left,
+   * then each provider's `shutdown()` within what remains. Must be positive.
    *
    * @default {5000}
    */
@@ -97,173 +113,6 @@ export interface MemoryManagerOptions {
    * @default {{}}
    */
   config?: HermesConfig;
-}
-
-/** Options of {@linkcode MemoryManager.syncAll}. */
-export interface SyncAllOptions {
-  /**
-   * The session the turn belongs to; always passed to providers.
-   *
-   * @default {""}
-   */
-  sessionId?: string;
-  /** The whole OpenAI-format transcript; passed only when not `null`. */
-  messages?: ChatMessage[] | null;
-  /** Who wrote the user message; passed only when not `null`. */
-  turnAuthor?: TurnAuthor | null;
-  /** A stable key of the turn (see `SyncTurnOptions.turnId`); passed when set. */
-  turnId?: string;
-}
-
-/** Options of {@linkcode MemoryManager.commitSessionBoundary}. */
-export interface CommitSessionBoundaryOptions {
-  /** The session switched to. */
-  newSessionId: string;
-  /**
-   * The session that ended.
-   *
-   * @default {""}
-   */
-  parentSessionId?: string;
-  /**
-   * Why the boundary happened.
-   *
-   * @default {"new_session"}
-   */
-  reason?: string;
-}
-
-/** Options of {@linkcode MemoryManager.onPreCompress}. */
-export interface ManagerPreCompressOptions {
-  /**
-   * The host-normalized evidence, handed only to checkpoint providers
-   * (others always get the raw transcript).
-   */
-  evidenceMessages?: ChatMessage[] | null;
-  /**
-   * A durable checkpoint is required: a checkpoint provider's failure is
-   * re-thrown, and an error is thrown when none succeeded.
-   *
-   * @default {false}
-   */
-  requireCheckpoint?: boolean;
-  /**
-   * The checkpoint API version a provider must advertise to count.
-   *
-   * @default {2}
-   */
-  checkpointApiVersion?: number;
-}
-
-/** Options of {@linkcode MemoryManager.notifyMemoryToolWrite}. */
-export interface NotifyMemoryToolWriteOptions {
-  /**
-   * Builds the provenance of the write (`write_origin`, `execution_context`,
-   * `session_id`, `parent_session_id`, `platform`, `tool_name`); called
-   * once per mirrored operation.
-   */
-  buildMetadata?: () => MemoryWriteMetadata;
-}
-
-/** How the last shutdown drain went. */
-export type ShutdownDrainStatus =
-  | "not_started"
-  | "draining"
-  | "drained"
-  | "timed_out";
-
-/** The outcome of the shutdown drain, see {@linkcode MemoryManager.shutdownDrainState}. */
-export interface ShutdownDrainState {
-  /** Where the drain is. */
-  readonly status: ShutdownDrainStatus;
-  /** Queued writes dropped because the drain timed out. */
-  readonly abandonedWrites: number;
-  /** Queued prefetches dropped because the drain timed out. */
-  readonly abandonedPrefetches: number;
-  /** Background tasks still running (detached) when the drain ended. */
-  readonly activeTasks: number;
-  /**
-   * Items providers accepted (turns, messages) and reported not yet durable
-   * when their own drain ended; a provider that cannot count adds nothing
-   * here but is named in `undrainedProviders`.
-   */
-  readonly notDurable: number;
-  /** Providers whose `drain()` did not report everything durable in time. */
-  readonly undrainedProviders: readonly string[];
-}
-
-interface ProviderEntry {
-  readonly provider: MemoryProvider;
-  readonly name: string;
-  readonly external: boolean;
-  /** The provider's previous prefetch has not settled yet. */
-  prefetchBusy: boolean;
-  /** The provider's previous onTurnStart has not settled yet. */
-  turnStartBusy: boolean;
-  /** The provider's previous recallStatus has not settled yet. */
-  recallBusy: boolean;
-}
-
-interface PendingSessionSwitch {
-  readonly newSessionId: string;
-  readonly options: SessionSwitchOptions;
-  readonly failed: Set<ProviderEntry>;
-}
-
-type BusyFlag = "prefetchBusy" | "turnStartBusy" | "recallBusy";
-
-const TIMED_OUT: unique symbol = Symbol("timed out");
-const MIRRORED_ACTIONS = new Set(["add", "replace", "remove"]);
-const EVICTED_ACTIONS = new Set(["add", "replace"]);
-const BUILTIN = "builtin";
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null &&
-    (typeof value === "object" || typeof value === "function") &&
-    typeof (value as { then?: unknown }).then === "function";
-}
-
-/** An error's text for a log line or tool result, secrets masked. */
-/** `pending`'s value, or `undefined` when it does not settle within `ms`. */
-function raceTimeout<T>(
-  pending: Promise<T>,
-  ms: number,
-): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  return Promise.race([pending, timeout]).finally(() => clearTimeout(timer));
-}
-
-function redactedErrorText(error: unknown): string {
-  return redactText(errorText(error));
-}
-
-function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return typeof value === "object" ? "an object" : `a ${typeof value}`;
-}
-
-/** Python-style int() of a checkpoint API version; unparseable gives 1. */
-function checkpointVersionOf(provider: MemoryProvider): number {
-  let raw: unknown;
-  try {
-    raw = (provider as { preCompressCheckpointApiVersion?: unknown })
-      .preCompressCheckpointApiVersion;
-  } catch {
-    return 1;
-  }
-  if (raw === undefined) return 1;
-  if (typeof raw === "number") {
-    return Number.isFinite(raw) ? Math.trunc(raw) : 1;
-  }
-  if (typeof raw === "boolean") return raw ? 1 : 0;
-  if (typeof raw === "string" && /^\s*[+-]?\d+\s*$/.test(raw)) {
-    return Number.parseInt(raw, 10);
-  }
-  return 1;
 }
 
 function validTimeout(
@@ -323,25 +172,14 @@ function validTimeout(
  * ```
  */
 export class MemoryManager {
-  #entries: ProviderEntry[] = [];
-  #routes = new Map<string, ProviderEntry>();
-  #hasExternal = false;
-  #spillPolicy: RecallSpillPolicy | undefined = undefined;
+  readonly #fanOut: ProviderFanOut;
+  readonly #tools: ToolRouter;
+  readonly #turns: TurnPipeline;
+  readonly #sessions: SessionHooks;
+  readonly #lifecycle: ManagerLifecycle;
+  readonly #mirror: BuiltinMemoryMirror;
   readonly #config: HermesConfig;
-  readonly #prefetchTimeoutMs: number;
-  readonly #drainTimeoutMs: number;
-  #queue: BackgroundQueue | undefined = undefined;
-  #shuttingDown = false;
-  #shutdown: Promise<void> | undefined = undefined;
-  #drainState: ShutdownDrainState = {
-    status: "not_started",
-    abandonedWrites: 0,
-    abandonedPrefetches: 0,
-    activeTasks: 0,
-    notDurable: 0,
-    undrainedProviders: [],
-  };
-  #pendingSwitch: PendingSessionSwitch | undefined = undefined;
+  #hasExternal = false;
 
   /**
    * Creates an empty manager.
@@ -350,17 +188,26 @@ export class MemoryManager {
    * @throws {RangeError} When a timeout is not a positive number.
    */
   constructor(options: MemoryManagerOptions = {}) {
-    this.#prefetchTimeoutMs = validTimeout(
+    const prefetchTimeoutMs = validTimeout(
       "externalPrefetchTimeoutMs",
       options.externalPrefetchTimeoutMs,
       DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS,
     );
-    this.#drainTimeoutMs = validTimeout(
+    const drainTimeoutMs = validTimeout(
       "shutdownDrainTimeoutMs",
       options.shutdownDrainTimeoutMs,
       DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS,
     );
     this.#config = options.config ?? {};
+    const fanOut = new ProviderFanOut(prefetchTimeoutMs);
+    const lifecycle = new ManagerLifecycle(fanOut, drainTimeoutMs);
+    const submit = lifecycle.submit.bind(lifecycle);
+    this.#fanOut = fanOut;
+    this.#lifecycle = lifecycle;
+    this.#tools = new ToolRouter(fanOut);
+    this.#turns = new TurnPipeline(fanOut, submit);
+    this.#sessions = new SessionHooks(fanOut, submit);
+    this.#mirror = new BuiltinMemoryMirror(fanOut);
   }
 
   // -- Registration --------------------------------------------------------
@@ -402,7 +249,7 @@ export class MemoryManager {
     if (external && this.#rejectSecondExternal(name)) return false;
     if (external) {
       this.#hasExternal = true;
-      this.#spillPolicy = recallSpillPolicyFromConfig(this.#config);
+      this.#turns.spillPolicy = recallSpillPolicyFromConfig(this.#config);
     }
     const entry: ProviderEntry = {
       provider,
@@ -412,26 +259,8 @@ export class MemoryManager {
       turnStartBusy: false,
       recallBusy: false,
     };
-    this.#entries = [...this.#entries, entry];
-    for (const raw of schemas) {
-      const schema = normalizeToolSchema(raw);
-      if (schema === null) continue;
-      const tool = schema.name;
-      const owner = this.#routes.get(tool);
-      if (RESERVED_CORE_TOOL_NAMES.has(tool)) {
-        log(
-          "warn",
-          `Memory provider '${name}' tool '${tool}' shadows a reserved core tool name; registration ignored. Core tools always win — rename the provider's tool to something unique.`,
-        );
-      } else if (owner !== undefined) {
-        log(
-          "warn",
-          `Memory tool name conflict: '${tool}' already registered by ${owner.name}, ignoring from ${name}`,
-        );
-      } else {
-        this.#routes.set(tool, entry);
-      }
-    }
+    this.#fanOut.add(entry);
+    this.#tools.route(entry, schemas);
     log(
       "info",
       `Memory provider '${name}' registered (${schemas.length} tools)`,
@@ -441,7 +270,7 @@ export class MemoryManager {
 
   #rejectSecondExternal(name: string): boolean {
     if (!this.#hasExternal) return false;
-    const existing = this.#entries.find((e) => e.external)?.name ?? "unknown";
+    const existing = this.#fanOut.externals[0]?.name ?? "unknown";
     log(
       "warn",
       `Rejected memory provider '${name}' — external provider '${existing}' is already registered. Only one external memory provider is allowed at a time. Configure which one via memory.provider in config.yaml.`,
@@ -451,7 +280,7 @@ export class MemoryManager {
 
   /** The registered providers, in registration order (a copy). */
   get providers(): MemoryProvider[] {
-    return this.#entries.map((e) => e.provider);
+    return this.#fanOut.entries.map((e) => e.provider);
   }
 
   /**
@@ -461,7 +290,8 @@ export class MemoryManager {
    * @returns The provider, or `null`.
    */
   getProvider(name: string): MemoryProvider | null {
-    return this.#entries.find((e) => e.name === name)?.provider ?? null;
+    return this.#fanOut.entries.find((e) => e.name === name)?.provider ??
+      null;
   }
 
   /**
@@ -470,7 +300,7 @@ export class MemoryManager {
    * @returns A new set.
    */
   getAllToolNames(): Set<string> {
-    return new Set(this.#routes.keys());
+    return this.#tools.names();
   }
 
   /**
@@ -480,124 +310,10 @@ export class MemoryManager {
    * @returns `true` when routed.
    */
   hasTool(name: string): boolean {
-    return this.#routes.has(name);
+    return this.#tools.has(name);
   }
 
-  // -- Fan-out helpers -----------------------------------------------------
-
-  #fail(
-    level: LogLevel,
-    entry: ProviderEntry,
-    what: string,
-    error: unknown,
-    stack = false,
-  ): void {
-    let message = `Memory provider '${entry.name}' ${what} failed: ${
-      redactedErrorText(error)
-    }`;
-    if (stack && error instanceof Error && error.stack) {
-      message += `\n${redactText(error.stack)}`;
-    }
-    log(level, message);
-  }
-
-  /** Logs a failed hook as the hook table says (level, name, stack). */
-  #failHook(
-    entry: ProviderEntry,
-    name: ProviderHookName,
-    error: unknown,
-  ): void {
-    const spec = PROVIDER_HOOKS[name];
-    this.#fail(spec.failureLevel, entry, spec.label, error, spec.stack);
-  }
-
-  /**
-   * Calls `call` on each entry in order, awaiting promises; failures are
-   * logged as the hook table says for `name` and skipped. Returns the
-   * successful results.
-   */
-  async #each<T>(
-    entries: readonly ProviderEntry[],
-    name: ProviderHookName,
-    call: (entry: ProviderEntry) => T | PromiseLike<T>,
-  ): Promise<T[]> {
-    const results: T[] = [];
-    for (const entry of entries) {
-      try {
-        results.push(await call(entry));
-      } catch (error) {
-        this.#failHook(entry, name, error);
-      }
-    }
-    return results;
-  }
-
-  /**
-   * Awaits an external provider's promise for at most the prefetch timeout.
-   * The busy flag stays set until the promise settles, even after a timeout,
-   * so the provider is skipped while it is stuck. The timer is cleared as
-   * soon as the promise settles.
-   */
-  #bounded<T>(
-    entry: ProviderEntry,
-    flag: BusyFlag,
-    what: string,
-    pending: PromiseLike<T>,
-  ): Promise<T | typeof TIMED_OUT> {
-    entry[flag] = true;
-    return new Promise<T | typeof TIMED_OUT>((resolve, reject) => {
-      let decided = false;
-      const timer = setTimeout(() => {
-        decided = true;
-        log(
-          "warn",
-          `Memory provider '${entry.name}' ${what} timed out after ${
-            (this.#prefetchTimeoutMs / 1000).toFixed(1)
-          }s; skipping it until the stuck call returns`,
-        );
-        resolve(TIMED_OUT);
-      }, this.#prefetchTimeoutMs);
-      Promise.resolve(pending).then(
-        (value) => {
-          entry[flag] = false;
-          if (decided) return;
-          decided = true;
-          clearTimeout(timer);
-          resolve(value);
-        },
-        (error: unknown) => {
-          entry[flag] = false;
-          if (decided) {
-            this.#fail("debug", entry, `${what} (after timeout)`, error);
-            return;
-          }
-          decided = true;
-          clearTimeout(timer);
-          reject(error);
-        },
-      );
-    });
-  }
-
-  #submit(kind: BackgroundTaskKind, task: () => unknown): void {
-    if (this.#shuttingDown) {
-      log(
-        "warn",
-        `Memory manager is shutting down; rejecting late ${kind} task`,
-      );
-      return;
-    }
-    this.#queue ??= new BackgroundQueue();
-    this.#queue.submit(task, kind);
-  }
-
-  /** The user text providers may see, or `null` to skip the call. */
-  #cleanQuery(text: unknown): string | null {
-    const clean = extractUserInstructionFromSkillMessage(text);
-    return clean === null || clean === "" ? null : clean;
-  }
-
-  // -- Per-turn hooks ------------------------------------------------------
+  // -- Per-turn hooks (turn_pipeline.ts) -----------------------------------
 
   /**
    * Joins every provider's non-blank `systemPromptBlock()` with a blank
@@ -605,14 +321,8 @@ export class MemoryManager {
    *
    * @returns The combined block, `""` when none.
    */
-  async buildSystemPrompt(): Promise<string> {
-    const blocks = await this.#each(
-      this.#entries,
-      "systemPromptBlock",
-      (e) => providerHook(e.provider, "systemPromptBlock").call(e.provider),
-    );
-    return blocks.filter((b) => typeof b === "string" && b.trim() !== "")
-      .join("\n\n");
+  buildSystemPrompt(): Promise<string> {
+    return this.#turns.buildSystemPrompt();
   }
 
   /**
@@ -628,106 +338,8 @@ export class MemoryManager {
    * @param options The session.
    * @returns Non-blank results joined with a blank line, `""` when none.
    */
-  async prefetchAll(
-    query: string,
-    options: PrefetchOptions = {},
-  ): Promise<string> {
-    const entries = this.#entries;
-    if (entries.length === 0) return "";
-    const clean = this.#cleanQuery(query);
-    if (clean === null) return "";
-    const redacted = redactText(clean);
-    const sessionId = options.sessionId ?? "";
-    const parts: (string | Promise<string>)[] = new Array(entries.length);
-    for (let i = 0; i < entries.length; i++) {
-      parts[i] = this.#prefetchOne(entries[i]!, redacted, sessionId);
-    }
-    let out = "";
-    for (const part of parts) {
-      const text = typeof part === "string" ? part : await part;
-      if (text !== "" && text.trim() !== "") {
-        out = out === "" ? text : `${out}\n\n${text}`;
-      }
-    }
-    return out;
-  }
-
-  /** One provider's prefetch; never throws or rejects. */
-  #prefetchOne(
-    entry: ProviderEntry,
-    query: string,
-    sessionId: string,
-  ): string | Promise<string> {
-    if (entry.prefetchBusy) {
-      log(
-        "debug",
-        `Memory provider '${entry.name}' prefetch is still running; skipping this turn`,
-      );
-      return "";
-    }
-    let result: unknown;
-    try {
-      result = providerHook(entry.provider, "prefetch").call(
-        entry.provider,
-        query,
-        {
-          sessionId,
-        },
-      );
-    } catch (error) {
-      this.#failHook(entry, "prefetch", error);
-      return "";
-    }
-    if (!isThenable(result)) {
-      return this.#finishPrefetch(entry, result, sessionId);
-    }
-    const settled = entry.external
-      ? this.#bounded(entry, "prefetchBusy", "prefetch", result)
-      : Promise.resolve(result);
-    return settled.then(
-      (value) =>
-        value === TIMED_OUT
-          ? ""
-          : this.#finishPrefetch(entry, value, sessionId),
-      (error: unknown) => {
-        this.#failHook(entry, "prefetch", error);
-        return "";
-      },
-    );
-  }
-
-  #finishPrefetch(
-    entry: ProviderEntry,
-    value: unknown,
-    sessionId: string,
-  ): string | Promise<string> {
-    if (value == null) return "";
-    if (typeof value !== "string") {
-      this.#fail(
-        "debug",
-        entry,
-        "prefetch",
-        `returned ${describeValue(value)} instead of a string`,
-      );
-      return "";
-    }
-    const policy = this.#spillPolicy;
-    if (!entry.external || value.trim() === "" || policy === undefined) {
-      return value;
-    }
-    // Text within the limit comes back unchanged; skip the async call then.
-    const limit = policy.spillEnabled
-      ? policy.settings.maxChars
-      : policy.ceilingChars;
-    if (value.length <= limit) return value;
-    // The single place the prefetch spill policy (§8) is applied.
-    return applyRecallSpill(policy, value, {
-      source: prefetchSpillSource(entry.name),
-      sessionId,
-    }).catch((error: unknown) => {
-      this.#fail("debug", entry, "prefetch spill", error);
-      return value;
-    });
+  prefetchAll(query: string, options: PrefetchOptions = {}): Promise<string> {
+    return this.#turns.prefetchAll(query, options);
   }
 
   /**
@@ -740,36 +352,8 @@ export class MemoryManager {
    *
    * @returns The indicator line, `""` when no provider reports a status.
    */
-  async describeRecall(): Promise<string> {
-    const statuses = await this.#each(
-      this.#entries.filter((e) => !e.recallBusy),
-      "recallStatus",
-      (e) => {
-        const status = providerHook(e.provider, "recallStatus").call(
-          e.provider,
-        );
-        return isThenable(status) && e.external
-          ? this.#bounded(e, "recallBusy", "recallStatus()", status)
-          : status;
-      },
-    );
-    const segments: string[] = [];
-    for (const status of statuses) {
-      if (!isRecord(status)) continue;
-      const label = status.providerLabel;
-      const count = status.count;
-      if (typeof label !== "string" || typeof count !== "number") continue;
-      const glyph = typeof status.glyph === "string"
-        ? status.glyph
-        : INDICATOR_GLYPH;
-      const detail = count === 1
-        ? "recalled 1 memory"
-        : count > 1
-        ? `recalled ${count} memories`
-        : "recalled relevant memory";
-      segments.push(`${glyph} ${label} — ${detail}`);
-    }
-    return segments.join("  ");
+  describeRecall(): Promise<string> {
+    return this.#turns.describeRecall();
   }
 
   /**
@@ -781,21 +365,7 @@ export class MemoryManager {
    * @param options The session.
    */
   queuePrefetchAll(query: string, options: PrefetchOptions = {}): void {
-    const entries = this.#entries;
-    if (entries.length === 0) return;
-    const clean = this.#cleanQuery(query);
-    if (clean === null) return;
-    const redacted = redactText(clean);
-    const sessionId = options.sessionId ?? "";
-    this.#submit("prefetch", () =>
-      this.#each(
-        entries,
-        "queuePrefetch",
-        (e) =>
-          providerHook(e.provider, "queuePrefetch").call(e.provider, redacted, {
-            sessionId,
-          }),
-      ));
+    this.#turns.queuePrefetchAll(query, options);
   }
 
   /**
@@ -815,36 +385,7 @@ export class MemoryManager {
     assistantContent: string,
     options: SyncAllOptions = {},
   ): void {
-    const entries = this.#entries;
-    if (entries.length === 0) return;
-    const clean = this.#cleanQuery(userContent);
-    if (clean === null) return;
-    const messages = options.messages ?? undefined;
-    const [user, assistant, redactedMessages] = redactForEgress([
-      clean,
-      typeof assistantContent === "string"
-        ? assistantContent
-        : String(assistantContent ?? ""),
-      messages,
-    ]) as [string, string, ChatMessage[] | undefined];
-    const sessionId = options.sessionId ?? "";
-    const turnAuthor = options.turnAuthor ?? undefined;
-    const turnId = typeof options.turnId === "string" && options.turnId !== ""
-      ? options.turnId
-      : undefined;
-    this.#submit("write", () =>
-      this.#each(entries, "syncTurn", (e) => {
-        const turn: SyncTurnOptions = { sessionId };
-        if (redactedMessages !== undefined) turn.messages = redactedMessages;
-        if (turnAuthor !== undefined) turn.turnAuthor = turnAuthor;
-        if (turnId !== undefined) turn.turnId = turnId;
-        return providerHook(e.provider, "syncTurn").call(
-          e.provider,
-          user,
-          assistant,
-          turn,
-        );
-      }));
+    this.#turns.syncAll(userContent, assistantContent, options);
   }
 
   /**
@@ -856,37 +397,30 @@ export class MemoryManager {
    * @param message The user's message.
    * @param options What the host knows about the turn.
    */
-  async onTurnStart(
+  onTurnStart(
     turnNumber: number,
     message: string,
     options: TurnStartOptions = {},
   ): Promise<void> {
-    const entries = this.#entries;
-    if (entries.length === 0) return;
-    const redacted = redactText(
-      typeof message === "string" ? message : String(message ?? ""),
-    );
-    for (const entry of entries) {
-      if (entry.turnStartBusy) continue;
-      try {
-        const result = providerHook(entry.provider, "onTurnStart").call(
-          entry.provider,
-          turnNumber,
-          redacted,
-          { ...options },
-        );
-        if (isThenable(result)) {
-          await (entry.external
-            ? this.#bounded(entry, "turnStartBusy", "onTurnStart", result)
-            : result);
-        }
-      } catch (error) {
-        this.#failHook(entry, "onTurnStart", error);
-      }
-    }
+    return this.#turns.onTurnStart(turnNumber, message, options);
   }
 
-  // -- Session hooks -------------------------------------------------------
+  /**
+   * Tells every provider a subagent finished (task and result redacted).
+   *
+   * @param task The task given to the subagent.
+   * @param result The subagent's result.
+   * @param options The child's session id and anything else.
+   */
+  onDelegation(
+    task: string,
+    result: string,
+    options: DelegationOptions = {},
+  ): Promise<void> {
+    return this.#turns.onDelegation(task, result, options);
+  }
+
+  // -- Session hooks (session_hooks.ts) ------------------------------------
 
   /**
    * Tells every provider the session really ended (never per turn), with a
@@ -895,16 +429,8 @@ export class MemoryManager {
    *
    * @param messages The full transcript (`null` counts as `[]`).
    */
-  async onSessionEnd(
-    messages: ChatMessage[] | null | undefined,
-  ): Promise<void> {
-    const redacted = redactForEgress(Array.isArray(messages) ? messages : []);
-    await this.#each(
-      this.#entries,
-      "onSessionEnd",
-      (e) =>
-        providerHook(e.provider, "onSessionEnd").call(e.provider, redacted),
-    );
+  onSessionEnd(messages: ChatMessage[] | null | undefined): Promise<void> {
+    return this.#sessions.onSessionEnd(messages);
   }
 
   /**
@@ -918,56 +444,11 @@ export class MemoryManager {
    * @param options Parent, reset, rewound, reason.
    * @returns `true` when every provider succeeded.
    */
-  async onSessionSwitch(
+  onSessionSwitch(
     newSessionId: string,
     options: SessionSwitchOptions = {},
   ): Promise<boolean> {
-    if (!newSessionId) return true;
-    const { rewound, ...rest } = options;
-    const forwarded: SessionSwitchOptions = {
-      ...rest,
-      parentSessionId: options.parentSessionId ?? "",
-      reset: options.reset ?? false,
-    };
-    if (rewound === true) forwarded.rewound = true;
-    const failed = await this.#switchEach(
-      this.#entries,
-      newSessionId,
-      forwarded,
-    );
-    this.#pendingSwitch = failed.size === 0
-      ? undefined
-      : { newSessionId, options: forwarded, failed };
-    return failed.size === 0;
-  }
-
-  async #switchEach(
-    entries: Iterable<ProviderEntry>,
-    newSessionId: string,
-    options: SessionSwitchOptions,
-  ): Promise<Set<ProviderEntry>> {
-    const failed = new Set<ProviderEntry>();
-    for (const entry of entries) {
-      try {
-        const result = await providerHook(entry.provider, "onSessionSwitch")
-          .call(
-            entry.provider,
-            newSessionId,
-            { ...options },
-          );
-        if (result === false) {
-          failed.add(entry);
-          log(
-            "debug",
-            `Memory provider '${entry.name}' onSessionSwitch failed: returned false`,
-          );
-        }
-      } catch (error) {
-        failed.add(entry);
-        this.#failHook(entry, "onSessionSwitch", error);
-      }
-    }
-    return failed;
+    return this.#sessions.onSessionSwitch(newSessionId, options);
   }
 
   /**
@@ -975,28 +456,13 @@ export class MemoryManager {
    *
    * @returns `true` when no switch is pending any more.
    */
-  async retryPendingSessionSwitch(): Promise<boolean> {
-    const pending = this.#pendingSwitch;
-    if (pending === undefined) return true;
-    const failed = await this.#switchEach(
-      pending.failed,
-      pending.newSessionId,
-      pending.options,
-    );
-    if (this.#pendingSwitch !== pending) {
-      return this.#pendingSwitch === undefined;
-    }
-    if (failed.size === 0) {
-      this.#pendingSwitch = undefined;
-      return true;
-    }
-    this.#pendingSwitch = { ...pending, failed };
-    return false;
+  retryPendingSessionSwitch(): Promise<boolean> {
+    return this.#sessions.retryPendingSessionSwitch();
   }
 
   /** Whether a failed session switch is waiting for a retry. */
   get hasPendingSessionSwitch(): boolean {
-    return this.#pendingSwitch !== undefined;
+    return this.#sessions.hasPendingSessionSwitch;
   }
 
   /**
@@ -1012,378 +478,8 @@ export class MemoryManager {
     messages: ChatMessage[] | null | undefined,
     options: CommitSessionBoundaryOptions,
   ): void {
-    if (this.#entries.length === 0) return;
-    const snapshot = Array.isArray(messages) ? [...messages] : [];
-    const { newSessionId, parentSessionId = "", reason = "new_session" } =
-      options;
-    this.#submit("write", async () => {
-      try {
-        await this.onSessionEnd(snapshot);
-      } catch (error) {
-        log(
-          "warn",
-          `Session-boundary extraction failed: ${redactedErrorText(error)}`,
-        );
-      }
-      try {
-        await this.onSessionSwitch(newSessionId, {
-          parentSessionId,
-          reset: true,
-          reason,
-        });
-      } catch (error) {
-        log(
-          "warn",
-          `Session-boundary switch failed: ${redactedErrorText(error)}`,
-        );
-      }
-    });
+    this.#sessions.commitSessionBoundary(messages, options);
   }
-
-  /**
-   * Tells every provider a subagent finished (task and result redacted).
-   *
-   * @param task The task given to the subagent.
-   * @param result The subagent's result.
-   * @param options The child's session id and anything else.
-   */
-  async onDelegation(
-    task: string,
-    result: string,
-    options: DelegationOptions = {},
-  ): Promise<void> {
-    const [t, r] = redactForEgress([String(task ?? ""), String(result ?? "")]);
-    const forwarded: DelegationOptions = {
-      ...options,
-      childSessionId: options.childSessionId ?? "",
-    };
-    await this.#each(
-      this.#entries,
-      "onDelegation",
-      (e) =>
-        providerHook(e.provider, "onDelegation").call(e.provider, t, r, {
-          ...forwarded,
-        }),
-    );
-  }
-
-  /**
-   * Initializes every provider. `hermesHome` is set to the active profile's
-   * home when the caller did not pass one. A provider that fails is logged
-   * as a warning and stays registered.
-   *
-   * @param sessionId The session id.
-   * @param options What the host knows about the session.
-   */
-  async initializeAll(
-    sessionId: string,
-    options: InitializeOptions = {},
-  ): Promise<void> {
-    const forwarded: InitializeOptions = options.hermesHome === undefined
-      ? { ...options, hermesHome: getHermesHome() }
-      : { ...options };
-    await this.#each(
-      this.#entries,
-      "initialize",
-      (e) => e.provider.initialize(sessionId, { ...forwarded }),
-    );
-  }
-
-  /**
-   * Like {@linkcode MemoryManager.initializeAll} but calls
-   * `initializeForInspection()` (side-effect-free loads for inspection-only
-   * agents).
-   *
-   * @param sessionId The session id.
-   * @param options What the host knows about the session.
-   */
-  async initializeAllForInspection(
-    sessionId: string,
-    options: InitializeOptions = {},
-  ): Promise<void> {
-    const forwarded: InitializeOptions = options.hermesHome === undefined
-      ? { ...options, hermesHome: getHermesHome() }
-      : { ...options };
-    await this.#each(
-      this.#entries,
-      "initializeForInspection",
-      (e) =>
-        providerHook(e.provider, "initializeForInspection").call(
-          e.provider,
-          sessionId,
-          {
-            ...forwarded,
-          },
-        ),
-    );
-  }
-
-  // -- Tools ---------------------------------------------------------------
-
-  /**
-   * Every provider's tool schemas, bare (unwrapped), deduplicated by name
-   * (first wins), reserved core names dropped, nameless ones dropped with a
-   * warning. A provider whose schemas fail to load is logged as a warning.
-   *
-   * @returns The schemas.
-   */
-  async getAllToolSchemas(): Promise<ToolSchema[]> {
-    const schemas: ToolSchema[] = [];
-    const seen = new Set<string>();
-    await this.#each(this.#entries, "getToolSchemas", async (e) => {
-      const raw = await e.provider.getToolSchemas();
-      if (!Array.isArray(raw)) {
-        throw new TypeError(
-          `returned ${describeValue(raw)} instead of an array`,
-        );
-      }
-      for (const item of raw) {
-        const schema = normalizeToolSchema(item);
-        if (schema === null) {
-          log(
-            "warn",
-            `Memory provider '${e.name}' returned a tool schema with no resolvable name; skipping (${
-              describeValue(item)
-            })`,
-          );
-        } else if (
-          !RESERVED_CORE_TOOL_NAMES.has(schema.name) && !seen.has(schema.name)
-        ) {
-          schemas.push(schema);
-          seen.add(schema.name);
-        }
-      }
-    });
-    return schemas;
-  }
-
-  /**
-   * Runs a provider tool. The arguments are redacted before the provider
-   * sees them.
-   *
-   * @param toolName The tool's name.
-   * @param args The model's arguments.
-   * @param options Extra call context, passed through.
-   * @returns The provider's JSON string, or `{"error": …}` when no provider
-   * handles the tool or the provider failed.
-   */
-  async handleToolCall(
-    toolName: string,
-    args: Record<string, unknown>,
-    options: ToolCallOptions = {},
-  ): Promise<string> {
-    const entry = this.#routes.get(toolName);
-    if (entry === undefined) {
-      return toolError(`No memory provider handles tool '${toolName}'`);
-    }
-    const redacted = redactForEgress(isRecord(args) ? args : {});
-    let result: unknown;
-    try {
-      result = await providerHook(entry.provider, "handleToolCall").call(
-        entry.provider,
-        toolName,
-        redacted,
-        { ...options },
-      );
-    } catch (error) {
-      log(
-        "error",
-        `Memory provider '${entry.name}' handleToolCall(${toolName}) failed: ${
-          redactedErrorText(error)
-        }`,
-      );
-      return toolError(
-        `Memory tool '${toolName}' failed: ${redactedErrorText(error)}`,
-      );
-    }
-    if (typeof result === "string") return result;
-    if (isRecord(result) || Array.isArray(result)) {
-      try {
-        return JSON.stringify(result);
-      } catch {
-        // Not serializable: reported below.
-      }
-    }
-    log(
-      "error",
-      `Memory provider '${entry.name}' handleToolCall(${toolName}) failed: returned ${
-        describeValue(result)
-      } instead of a JSON string`,
-    );
-    return toolError(
-      `Memory tool '${toolName}' failed: provider returned ${
-        describeValue(result)
-      } instead of a JSON string`,
-    );
-  }
-
-  // -- Background work and shutdown ---------------------------------------
-
-  /**
-   * Waits until the background work queued before this call (turn syncs,
-   * queued prefetches, session boundaries) has run, then until every
-   * provider that defines `drain()` (a sandboxed provider's one-way hooks,
-   * a provider's own write queue) reports it durable, all within the same
-   * bound.
-   *
-   * @param timeoutMs How long to wait at most; without limit when omitted.
-   * @returns `true` when drained (or nothing was queued, or the manager is
-   * shut down), `false` on timeout.
-   */
-  async flushPending(timeoutMs?: number): Promise<boolean> {
-    const started = performance.now();
-    const queue = this.#queue;
-    if (queue !== undefined && !(await queue.flush(timeoutMs))) return false;
-    if (this.#shuttingDown) return true;
-    const left = timeoutMs === undefined
-      ? undefined
-      : Math.max(0, timeoutMs - (performance.now() - started));
-    const report = await this.#drainProviders(left);
-    return report.undrained.length === 0;
-  }
-
-  /**
-   * Calls `drain(ms)` on every provider that defines it, in parallel, each
-   * bounded by `timeoutMs` (a drain that throws, hangs or answers garbage
-   * counts as not drained).
-   */
-  async #drainProviders(
-    timeoutMs: number | undefined,
-  ): Promise<{ undrained: string[]; notDurable: number }> {
-    const undrained: string[] = [];
-    let notDurable = 0;
-    await Promise.all(this.#entries.map(async (entry) => {
-      const provider = entry.provider;
-      if (typeof provider.drain !== "function") return;
-      let result: unknown;
-      try {
-        const pending = Promise.resolve(provider.drain(timeoutMs));
-        result = timeoutMs === undefined
-          ? await pending
-          : await raceTimeout(pending, timeoutMs);
-      } catch (error) {
-        this.#failHook(entry, "drain", error);
-      }
-      const report = isRecord(result) ? result : {};
-      if (report.drained !== true) undrained.push(entry.name);
-      if (
-        typeof report.pending === "number" &&
-        Number.isInteger(report.pending) &&
-        report.pending > 0
-      ) notDurable += report.pending;
-    }));
-    return { undrained, notDurable };
-  }
-
-  /** The outcome of the last shutdown drain (a copy). */
-  get shutdownDrainState(): ShutdownDrainState {
-    return { ...this.#drainState };
-  }
-
-  /**
-   * Shuts down: stops accepting background work, lets queued work finish in
-   * order for up to `shutdownDrainTimeoutMs` (abandoning what has not
-   * started; see {@linkcode MemoryManager.shutdownDrainState}), then calls
-   * `shutdown()` on every provider in reverse registration order (each
-   * bounded by the same timeout; failures are warnings). Calling it again
-   * returns the same promise.
-   *
-   * @returns When every provider was shut down.
-   */
-  shutdownAll(): Promise<void> {
-    this.#shutdown ??= this.#shutdownOnce();
-    return this.#shutdown;
-  }
-
-  async #shutdownOnce(): Promise<void> {
-    this.#shuttingDown = true;
-    const started = performance.now();
-    const queue = this.#queue;
-    let state: ShutdownDrainState = {
-      status: "draining",
-      abandonedWrites: 0,
-      abandonedPrefetches: 0,
-      activeTasks: queue?.size ?? 0,
-      notDurable: 0,
-      undrainedProviders: [],
-    };
-    this.#drainState = state;
-    if (queue !== undefined) {
-      const result = await queue.close(this.#drainTimeoutMs);
-      state = {
-        ...state,
-        status: result.drained ? "drained" : "timed_out",
-        abandonedWrites: result.abandonedWrites,
-        abandonedPrefetches: result.abandonedPrefetches,
-        activeTasks: result.activeTasks,
-      };
-      if (!result.drained) {
-        log(
-          "warn",
-          `Memory shutdown drain timed out after ${
-            (this.#drainTimeoutMs / 1000).toFixed(2)
-          }s; abandoning ${result.abandonedWrites} queued memory write(s) and ${result.abandonedPrefetches} queued prefetch(es); ${result.activeTasks} active task(s) remain detached`,
-        );
-      }
-    } else {
-      state = { ...state, status: "drained" };
-    }
-    const left = Math.max(
-      0,
-      this.#drainTimeoutMs - (performance.now() - started),
-    );
-    const providers = await this.#drainProviders(left);
-    if (providers.undrained.length > 0) {
-      state = {
-        ...state,
-        status: "timed_out",
-        notDurable: providers.notDurable,
-        undrainedProviders: providers.undrained,
-      };
-      log(
-        "warn",
-        `Memory shutdown: ${
-          providers.undrained.map((n) => `'${n}'`).join(", ")
-        } did not report every accepted write durable within ${
-          (this.#drainTimeoutMs / 1000).toFixed(2)
-        }s${
-          providers.notDurable > 0
-            ? ` (${providers.notDurable} item(s) not durable)`
-            : ""
-        }`,
-      );
-    }
-    this.#drainState = state;
-    const reversed = [...this.#entries].reverse();
-    await this.#each(reversed, "shutdown", async (e) => {
-      const done = providerHook(e.provider, "shutdown").call(e.provider);
-      if (isThenable(done)) {
-        const settled = await this.#boundedShutdown(done);
-        if (!settled) {
-          throw new Error(`timed out after ${this.#drainTimeoutMs} ms`);
-        }
-      }
-    });
-  }
-
-  /** Resolves `true` when `pending` settles in time; rejections propagate. */
-  #boundedShutdown(pending: PromiseLike<unknown>): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      const timer = setTimeout(() => resolve(false), this.#drainTimeoutMs);
-      Promise.resolve(pending).then(
-        () => {
-          clearTimeout(timer);
-          resolve(true);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      );
-    });
-  }
-
-  // -- Pre-compress checkpoint (API v2) -----------------------------------
 
   /**
    * Whether any provider advertises at least `apiVersion` of the
@@ -1397,7 +493,7 @@ export class MemoryManager {
     apiVersion: number = PRE_COMPRESS_CHECKPOINT_API_VERSION,
   ): Promise<boolean> {
     return Promise.resolve(
-      this.#entries.some((e) => checkpointVersionOf(e.provider) >= apiVersion),
+      this.#sessions.supportsPreCompressCheckpoint(apiVersion),
     );
   }
 
@@ -1419,52 +515,120 @@ export class MemoryManager {
    * succeeded: `No active memory provider completed pre-compress checkpoint
    * API v<version>`.
    */
-  async onPreCompress(
+  onPreCompress(
     messages: ChatMessage[] | null | undefined,
     options: ManagerPreCompressOptions = {},
   ): Promise<string> {
-    const requireCheckpoint = options.requireCheckpoint === true;
-    const apiVersion = options.checkpointApiVersion ??
-      PRE_COMPRESS_CHECKPOINT_API_VERSION;
-    const [raw, evidence] = redactForEgress([
-      Array.isArray(messages) ? messages : [],
-      options.evidenceMessages ?? undefined,
-    ]) as [ChatMessage[], ChatMessage[] | undefined];
-    const parts: string[] = [];
-    let checkpointed = false;
-    for (const entry of this.#entries) {
-      const isCheckpoint = checkpointVersionOf(entry.provider) >= apiVersion;
-      const given = isCheckpoint && evidence !== undefined ? evidence : raw;
-      try {
-        const result = await providerHook(entry.provider, "onPreCompress").call(
-          entry.provider,
-          given,
-          isCheckpoint ? { requireCheckpoint } : {},
-        );
-        if (typeof result === "string" && result.trim() !== "") {
-          parts.push(result);
-        }
-        if (isCheckpoint) checkpointed = true;
-      } catch (error) {
-        this.#failHook(entry, "onPreCompress", error);
-        if (requireCheckpoint && isCheckpoint) throw error;
-      }
-    }
-    if (requireCheckpoint && !checkpointed) {
-      throw new Error(
-        `No active memory provider completed pre-compress checkpoint API v${apiVersion}`,
-      );
-    }
-    return parts.join("\n\n");
+    return this.#sessions.onPreCompress(messages, options);
   }
 
-  // -- Built-in memory write mirroring -------------------------------------
+  // -- Lifecycle (manager_lifecycle.ts) ------------------------------------
+
+  /**
+   * Initializes every provider. `hermesHome` is set to the active profile's
+   * home when the caller did not pass one. A provider that fails is logged
+   * as a warning and stays registered.
+   *
+   * @param sessionId The session id.
+   * @param options What the host knows about the session.
+   */
+  initializeAll(
+    sessionId: string,
+    options: InitializeOptions = {},
+  ): Promise<void> {
+    return this.#lifecycle.initializeAll(sessionId, options);
+  }
+
+  /**
+   * Like {@linkcode MemoryManager.initializeAll} but calls
+   * `initializeForInspection()` (side-effect-free loads for inspection-only
+   * agents).
+   *
+   * @param sessionId The session id.
+   * @param options What the host knows about the session.
+   */
+  initializeAllForInspection(
+    sessionId: string,
+    options: InitializeOptions = {},
+  ): Promise<void> {
+    return this.#lifecycle.initializeAllForInspection(sessionId, options);
+  }
+
+  /**
+   * Waits until the background work queued before this call (turn syncs,
+   * queued prefetches, session boundaries) has run, then until every
+   * provider that defines `drain()` (a sandboxed provider's one-way hooks,
+   * a provider's own write queue) reports it durable, all within the same
+   * bound.
+   *
+   * @param timeoutMs How long to wait at most; without limit when omitted.
+   * @returns `true` when drained (or nothing was queued, or the manager is
+   * shut down), `false` on timeout.
+   */
+  flushPending(timeoutMs?: number): Promise<boolean> {
+    return this.#lifecycle.flushPending(timeoutMs);
+  }
+
+  /** The outcome of the last shutdown drain (a copy). */
+  get shutdownDrainState(): ShutdownDrainState {
+    return this.#lifecycle.shutdownDrainState;
+  }
+
+  /**
+   * Shuts down within one budget (`shutdownDrainTimeoutMs`): stops accepting
+   * background work, lets queued work finish in order (abandoning what has
+   * not started; see {@linkcode MemoryManager.shutdownDrainState}), gives
+   * every provider's `drain(ms)` the time left, then calls `shutdown()` on
+   * every provider in reverse registration order, each waited for only
+   * until the budget runs out (failures and late ones are warnings). Calling
+   * it again returns the same promise.
+   *
+   * @returns When every provider was shut down or the budget ran out.
+   */
+  shutdownAll(): Promise<void> {
+    return this.#lifecycle.shutdownAll();
+  }
+
+  // -- Tools (tool_router.ts) ----------------------------------------------
+
+  /**
+   * Every provider's tool schemas, bare (unwrapped), deduplicated by name
+   * (first wins), reserved core names dropped, nameless ones dropped with a
+   * warning. A provider whose schemas fail to load is logged as a warning.
+   *
+   * @returns The schemas.
+   */
+  getAllToolSchemas(): Promise<ToolSchema[]> {
+    return this.#tools.schemas();
+  }
+
+  /**
+   * Runs a provider tool. The arguments are redacted before the provider
+   * sees them.
+   *
+   * @param toolName The tool's name.
+   * @param args The model's arguments.
+   * @param options Extra call context, passed through.
+   * @returns The provider's JSON string, or `{"error": …}` when no provider
+   * handles the tool or the provider failed.
+   */
+  handleToolCall(
+    toolName: string,
+    args: Record<string, unknown>,
+    options: ToolCallOptions = {},
+  ): Promise<string> {
+    return this.#tools.call(toolName, args, options);
+  }
+
+  // -- Built-in memory write mirroring (builtin_mirror.ts) -----------------
 
   /**
    * Mirrors a committed write of the built-in `memory` tool to the external
    * provider (`onMemoryWrite`), one call per `add`/`replace`/`remove`
-   * operation, in order. Nothing is mirrored unless the result (a JSON string
-   * or object) has `success: true` and is not `staged`. `previous_content` is
+   * operation, in order, with the operation's `content` (the tool takes no
+   * `new_text`, so it is never mirrored). Nothing is mirrored unless the
+   * result (a JSON string or object) has `success: true` and is not
+   * `staged`. `previous_content` is
    * taken only from the committed result (`replaced_entry` /
    * `removed_entry`, or for batches `replaced_entries` / `removed_entries`
    * keyed by the 1-based operation index). A terminal failure
@@ -1476,81 +640,12 @@ export class MemoryManager {
    * @param args The memory tool's arguments.
    * @param options How to build each operation's provenance.
    */
-  async notifyMemoryToolWrite(
+  notifyMemoryToolWrite(
     result: unknown,
     args: Record<string, unknown>,
     options: NotifyMemoryToolWriteOptions = {},
   ): Promise<void> {
-    let parsed: unknown = result;
-    if (typeof result === "string") {
-      try {
-        parsed = JSON.parse(result);
-      } catch {
-        return;
-      }
-    }
-    if (!isRecord(parsed) || !isRecord(args)) return;
-    const target = String(args.target || "memory") as MemoryTarget;
-    const operations = args.operations;
-    const batched = Array.isArray(operations) && operations.length > 0;
-    const ops: unknown[] = batched ? operations : [args];
-    const committed = parsed.success === true && parsed.staged !== true;
-    const terminal = parsed.success === false && parsed.done === true &&
-      typeof parsed.error === "string" && parsed.error !== "";
-    if (!committed && !terminal) return;
-    for (let index = 1; index <= ops.length; index++) {
-      const op = ops[index - 1];
-      const action = isRecord(op) ? String(op.action ?? "") : "";
-      try {
-        if (!isRecord(op)) continue;
-        if (
-          committed
-            ? !MIRRORED_ACTIONS.has(action)
-            : !EVICTED_ACTIONS.has(action)
-        ) continue;
-        const metadata: MemoryWriteMetadata = {
-          ...(options.buildMetadata?.() ?? {}),
-        };
-        delete metadata.previous_content;
-        if (op.old_text) metadata.old_text = String(op.old_text);
-        const content = String(op.content || op.new_text || "");
-        if (terminal) {
-          metadata.eviction_reason = parsed.error;
-          await this.onMemoryEvict(content, target, { metadata });
-          continue;
-        }
-        const field = action === "replace"
-          ? "replaced"
-          : action === "remove"
-          ? "removed"
-          : "";
-        if (field !== "") {
-          let previous: unknown;
-          if (batched) {
-            const entries = parsed[`${field}_entries`];
-            previous = isRecord(entries) ? entries[String(index)] : undefined;
-          } else {
-            previous = parsed[`${field}_entry`];
-          }
-          if (typeof previous === "string" && previous !== "") {
-            metadata.previous_content = previous;
-          }
-        }
-        await this.onMemoryWrite(
-          action as MemoryWriteAction,
-          target,
-          content,
-          metadata,
-        );
-      } catch (error) {
-        log(
-          "debug",
-          `notifyMemoryToolWrite failed for op ${action}: ${
-            redactedErrorText(error)
-          }`,
-        );
-      }
-    }
+    return this.#mirror.notifyMemoryToolWrite(result, args, options);
   }
 
   /**
@@ -1563,27 +658,13 @@ export class MemoryManager {
    * @param content The entry's text.
    * @param metadata Provenance, `old_text`, `previous_content`.
    */
-  async onMemoryWrite(
+  onMemoryWrite(
     action: MemoryWriteAction,
     target: MemoryTarget,
     content: string,
     metadata: MemoryWriteMetadata = {},
   ): Promise<void> {
-    const [text, meta] = redactForEgress([String(content ?? ""), {
-      ...(metadata ?? {}),
-    }]);
-    await this.#each(
-      this.#entries.filter((e) => e.external),
-      "onMemoryWrite",
-      (e) =>
-        providerHook(e.provider, "onMemoryWrite").call(
-          e.provider,
-          action,
-          target,
-          text,
-          { ...meta },
-        ),
-    );
+    return this.#mirror.onMemoryWrite(action, target, content, metadata);
   }
 
   /**
@@ -1594,26 +675,11 @@ export class MemoryManager {
    * @param target `memory` or `user`.
    * @param options Metadata with `eviction_reason`.
    */
-  async onMemoryEvict(
+  onMemoryEvict(
     content: string,
     target: MemoryTarget,
     options: MemoryEvictOptions = {},
   ): Promise<void> {
-    const [text, meta] = redactForEgress([String(content ?? ""), {
-      ...(options.metadata ?? {}),
-    }]);
-    await this.#each(
-      this.#entries.filter((e) => e.external),
-      "onMemoryEvict",
-      (e) =>
-        providerHook(e.provider, "onMemoryEvict").call(
-          e.provider,
-          text,
-          target,
-          {
-            metadata: { ...meta },
-          },
-        ),
-    );
+    return this.#mirror.onMemoryEvict(content, target, options);
   }
 }

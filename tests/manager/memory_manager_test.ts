@@ -17,6 +17,8 @@ import {
   type ToolSchema,
 } from "../../src/core/memory_provider.ts";
 import { REDACTED } from "../../src/core/redact.ts";
+import { MemoryStore } from "../../src/builtin/memory_store.ts";
+import { handleMemoryToolCall } from "../../src/builtin/memory_tool.ts";
 import { getSecret, withSecretScope } from "../../src/profile/secret_scope.ts";
 
 // -- helpers -----------------------------------------------------------------
@@ -1109,7 +1111,7 @@ Deno.test("MemoryManager.shutdownAll() rejects later work, is idempotent and bou
   );
   assert.ok(
     logs.text("warn").includes(
-      "Memory provider 'honcho' shutdown failed: timed out after 20 ms",
+      "Memory provider 'honcho' shutdown failed: it did not finish within the 20 ms shutdown budget; raise shutdownDrainTimeoutMs to wait longer",
     ),
   );
   manager.syncAll("late", "a");
@@ -1126,6 +1128,62 @@ Deno.test("MemoryManager.shutdownAll() rejects later work, is idempotent and bou
   );
   assert.equal(await manager.flushPending(0), true);
   assert.equal(honcho.callsOf("syncTurn").length, 0);
+});
+
+Deno.test("MemoryManager.shutdownAll() keeps queue, drain() and shutdown() within one shutdownDrainTimeoutMs budget", async () => {
+  using logs = captureLogs();
+  // Long enough that the old nested bounds (the drain, then each provider's
+  // shutdown, each given the whole budget: 3 × 600 ms) break the bound
+  // below, short enough to keep the test quick.
+  const budget = 600;
+  const drains: number[] = [];
+  const builtin = new Fake("builtin", { shutdown: never });
+  const honcho = new Fake("honcho", {
+    syncTurn: () => delay(150),
+    shutdown: never,
+  });
+  Object.assign(honcho, {
+    drain: (ms: number) => {
+      drains.push(ms);
+      return never();
+    },
+  });
+  const manager = await managerWith([builtin, honcho], {
+    shutdownDrainTimeoutMs: budget,
+  });
+  manager.syncAll("u", "a");
+  const started = performance.now();
+  await manager.shutdownAll();
+  const elapsed = performance.now() - started;
+  // A correctness bound (one budget, generous slack), not a speed figure.
+  assert.ok(
+    elapsed < budget + 1000,
+    `shutdownAll() took ${Math.round(elapsed)} ms with a ${budget} ms budget`,
+  );
+  // The drain got what the queued write left of the budget, not all of it.
+  assert.equal(drains.length, 1);
+  assert.ok(
+    drains[0]! <= budget - 100,
+    `drain(${drains[0]}) after a 150 ms write`,
+  );
+  assert.deepEqual(manager.shutdownDrainState, {
+    status: "timed_out",
+    abandonedWrites: 0,
+    abandonedPrefetches: 0,
+    activeTasks: 0,
+    notDurable: 0,
+    undrainedProviders: ["honcho"],
+  });
+  // Both shutdowns were still called, in reverse order, and named as late.
+  assert.equal(honcho.callsOf("shutdown").length, 1);
+  assert.equal(builtin.callsOf("shutdown").length, 1);
+  const warnings = logs.text("warn").join("\n");
+  assert.match(
+    warnings,
+    /'honcho' did not report every accepted write durable/,
+  );
+  assert.match(warnings, /Memory provider 'honcho' shutdown failed: /);
+  assert.match(warnings, /Memory provider 'builtin' shutdown failed: /);
 });
 
 // -- session hooks ---------------------------------------------------------------
@@ -1453,7 +1511,7 @@ Deno.test("MemoryManager.notifyMemoryToolWrite() takes previous_content only fro
       action: "replace",
       target: "memory",
       old_text: "old",
-      new_text: "new entry",
+      content: "new entry",
       previous_content: "args",
     },
     { buildMetadata: PROVENANCE },
@@ -1515,6 +1573,71 @@ Deno.test("MemoryManager.notifyMemoryToolWrite() mirrors a batch in order with p
       previous_content: "replaced text",
     }],
   ]);
+});
+
+Deno.test("MemoryManager.notifyMemoryToolWrite() mirrors what the memory tool applied: content, never new_text", async () => {
+  const home = await Deno.makeTempDir({ prefix: "hermes_mirror_" });
+  try {
+    const store = new MemoryStore({ hermesHome: home });
+    await store.loadFromDisk();
+    const honcho = new Fake("honcho");
+    const manager = await managerWith([new Fake("builtin"), honcho]);
+    // What a host does: run the built-in tool, then mirror its result.
+    const run = async (args: Record<string, unknown>): Promise<void> => {
+      const result = await handleMemoryToolCall(store, args);
+      await manager.notifyMemoryToolWrite(result, args);
+    };
+    await run({ action: "add", target: "memory", content: "Kite is red" });
+    // A stray new_text beside content: the tool stores content.
+    await run({
+      action: "replace",
+      target: "memory",
+      old_text: "Kite",
+      content: "Kite is blue",
+      new_text: "Kite is green",
+    });
+    // new_text alone is not content: the tool refuses, nothing is mirrored.
+    await run({
+      action: "replace",
+      target: "memory",
+      old_text: "Kite",
+      new_text: "Kite is green",
+    });
+    await run({ action: "add", target: "memory", new_text: "Kite is green" });
+    // A remove applies no text; a stray new_text is not its content.
+    await run({
+      action: "remove",
+      target: "memory",
+      old_text: "blue",
+      new_text: "Kite is green",
+    });
+    await run({
+      target: "user",
+      operations: [
+        { action: "add", content: "Name: Ada" },
+        { action: "remove", old_text: "Ada", new_text: "Name: Bob" },
+      ],
+    });
+    assert.deepEqual(store.entries("memory"), []);
+    assert.deepEqual(honcho.callsOf("onMemoryWrite"), [
+      ["add", "memory", "Kite is red", {}],
+      ["replace", "memory", "Kite is blue", {
+        old_text: "Kite",
+        previous_content: "Kite is red",
+      }],
+      ["remove", "memory", "", {
+        old_text: "blue",
+        previous_content: "Kite is blue",
+      }],
+      ["add", "user", "Name: Ada", {}],
+      ["remove", "user", "", {
+        old_text: "Ada",
+        previous_content: "Name: Ada",
+      }],
+    ]);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
 });
 
 Deno.test("MemoryManager.notifyMemoryToolWrite() isolates failures and gives each call its own metadata", async () => {

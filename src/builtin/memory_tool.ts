@@ -89,7 +89,7 @@ const OUTRO =
  *
  * @example Only the user profile enabled
  * ```ts
- * import { memoryToolSchema } from "@hermes/memory";
+ * import { memoryToolSchema } from "./memory_tool.ts";
  * import assert from "node:assert/strict";
  * const schema = memoryToolSchema({ memoryEnabled: false });
  * const target = (schema?.parameters?.properties as Record<string, { enum: string[] }>).target;
@@ -228,7 +228,7 @@ const STAGED_MESSAGE =
  *
  * @example Where staged writes are kept
  * ```ts
- * import { pendingMemoryDir } from "@hermes/memory";
+ * import { pendingMemoryDir } from "./memory_tool.ts";
  * import assert from "node:assert/strict";
  * assert.equal(pendingMemoryDir("/h"), "/h/pending/memory");
  * ```
@@ -247,7 +247,7 @@ export function pendingMemoryDir(hermesHome?: string): string {
  *
  * @example Summarizing an add for approval
  * ```ts
- * import { summarizeMemoryWrite } from "@hermes/memory";
+ * import { summarizeMemoryWrite } from "./memory_tool.ts";
  * import assert from "node:assert/strict";
  * assert.equal(
  *   summarizeMemoryWrite({ action: "add", target: "user", content: "Name: Ada" }),
@@ -287,7 +287,8 @@ export function summarizeMemoryWrite(args: Record<string, unknown>): string {
  *
  * @example Adding an entry to the user profile
  * ```ts
- * import { handleMemoryToolCall, MemoryStore } from "@hermes/memory";
+ * import { handleMemoryToolCall } from "./memory_tool.ts";
+ * import { MemoryStore } from "@hermes/memory";
  * import assert from "node:assert/strict";
  * const home = await Deno.makeTempDir();
  * const store = new MemoryStore({ hermesHome: home });

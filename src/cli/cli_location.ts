@@ -44,7 +44,7 @@ export function filePath(url: URL): string {
  *
  * @example Basic usage
  * ```ts
- * import { cliLocation } from "@hermes/memory/cli";
+ * import { cliLocation } from "./cli_location.ts";
  * import assert from "node:assert/strict";
  * const where = cliLocation(new URL("https://jsr.io/@hermes/memory/0.1.0/"));
  * assert.equal(where.entry, "jsr:@hermes/memory@0.1.0/cli/main");

@@ -18,7 +18,8 @@ import { rootCommand } from "./run.ts";
  *
  * @example Basic usage
  * ```ts
- * import { buildProgram, memoryCliIo } from "@hermes/memory/cli";
+ * import { buildProgram } from "./program.ts";
+ * import { memoryCliIo } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
  * const program = buildProgram({ io: memoryCliIo(), exitCode: 0 });
  * assert.ok(program.commands.some((c) => c.name() === "memory"));

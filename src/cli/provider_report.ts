@@ -122,7 +122,7 @@ export interface ProviderReport {
  *
  * @example Gathering the report
  * ```ts ignore
- * import { listPluginReports } from "@hermes/memory/cli";
+ * import { listPluginReports } from "./provider_report.ts";
  * const plugins = await listPluginReports("honcho");
  * ```
  */
@@ -169,7 +169,8 @@ export function envVarSource(
  *
  * @example Gathering the report
  * ```ts ignore
- * import { collectProviderReport, memoryCliIo } from "@hermes/memory/cli";
+ * import { collectProviderReport } from "./provider_report.ts";
+ * import { memoryCliIo } from "@hermes/memory/cli";
  * const report = await collectProviderReport("honcho", {}, memoryCliIo());
  * ```
  */

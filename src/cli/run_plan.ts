@@ -83,7 +83,7 @@ export interface HermesRunPlanOptions {
  *
  * @example Basic usage
  * ```ts ignore
- * import { hermesRunPlan } from "@hermes/memory/cli";
+ * import { hermesRunPlan } from "./run_plan.ts";
  * const plan = await hermesRunPlan({ hermesHome: "/home/me/.hermes" });
  * console.log(plan.command.join(" "));
  * ```

@@ -263,7 +263,7 @@ export function getConfigValue(
  *
  * @example Writing a dotted key
  * ```ts
- * import { setConfigValue } from "@hermes/memory";
+ * import { setConfigValue } from "./config.ts";
  * import assert from "node:assert/strict";
  * const config = {};
  * setConfigValue(config, "memory.provider", "honcho");

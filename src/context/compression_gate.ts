@@ -168,7 +168,7 @@ export interface CheckpointBeforeCompressionOptions {
  *
  * @example Off by default
  * ```ts
- * import { isCheckpointGateArmed } from "@hermes/memory";
+ * import { isCheckpointGateArmed } from "./compression_gate.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isCheckpointGateArmed({}), false);
  * assert.equal(

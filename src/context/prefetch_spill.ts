@@ -173,7 +173,7 @@ export class SpillDirectoryError extends Error {
  *
  * @example Defaults
  * ```ts
- * import { readOutputSpillSettings } from "@hermes/memory";
+ * import { readOutputSpillSettings } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * const settings = readOutputSpillSettings({
  *   hooks: { output_spill: { max_chars: 2000 } },
@@ -210,7 +210,10 @@ export function readOutputSpillSettings(
  *
  * @example The default spill directory
  * ```ts
- * import { readOutputSpillSettings, resolveSpillDirectory } from "@hermes/memory";
+ * import {
+ *   readOutputSpillSettings,
+ *   resolveSpillDirectory,
+ * } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * const settings = readOutputSpillSettings({});
  * assert.equal(
@@ -242,7 +245,7 @@ export function resolveSpillDirectory(
  *
  * @example Opting in
  * ```ts
- * import { recallSpillPolicyFromConfig } from "@hermes/memory";
+ * import { recallSpillPolicyFromConfig } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * const policy = recallSpillPolicyFromConfig(
  *   { memory: { prefetch_spill_enabled: true } },
@@ -284,7 +287,7 @@ export function recallSpillPolicyFromConfig(
  *
  * @example The runaway-recall ceiling
  * ```ts
- * import { recallCeilingChars } from "@hermes/memory";
+ * import { recallCeilingChars } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * assert.equal(recallCeilingChars(10000), 100000);
  * assert.equal(recallCeilingChars(50000), 500000);
@@ -303,7 +306,7 @@ export function recallCeilingChars(maxChars: number): number {
  *
  * @example The label of a provider's recall
  * ```ts
- * import { prefetchSpillSource } from "@hermes/memory";
+ * import { prefetchSpillSource } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * assert.equal(prefetchSpillSource("honcho"), "honcho memory prefetch");
  * ```
@@ -334,7 +337,10 @@ export function prefetchSpillSource(providerName: string): string {
  *
  * @example Small recall passes through
  * ```ts
- * import { applyRecallSpill, recallSpillPolicyFromConfig } from "@hermes/memory";
+ * import {
+ *   applyRecallSpill,
+ *   recallSpillPolicyFromConfig,
+ * } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * const policy = recallSpillPolicyFromConfig({}, { hermesHome: "/srv/hermes" });
  * const out = await applyRecallSpill(policy, "likes tea", {
@@ -389,7 +395,7 @@ export async function applyRecallSpill(
  *
  * @example Short output passes through
  * ```ts
- * import { readOutputSpillSettings, spillOutput } from "@hermes/memory";
+ * import { readOutputSpillSettings, spillOutput } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * const settings = readOutputSpillSettings({});
  * const out = await spillOutput("short", { settings, source: "tool" });
@@ -427,7 +433,7 @@ export async function spillOutput(
  *
  * @example Sanitizing a session id
  * ```ts
- * import { spillSessionSegment } from "@hermes/memory";
+ * import { spillSessionSegment } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * assert.equal(spillSessionSegment("../etc"), "__etc");
  * assert.equal(spillSessionSegment(""), "no-session");
@@ -450,7 +456,7 @@ export function spillSessionSegment(sessionId?: string): string {
  *
  * @example Counting characters like Python
  * ```ts
- * import { countChars } from "@hermes/memory";
+ * import { countChars } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * assert.equal(countChars("a🧠"), 2);
  * ```

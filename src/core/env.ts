@@ -20,7 +20,7 @@
  *
  * @example Reading HOME
  * ```ts no-assert
- * import { readProcessEnv } from "@hermes/memory";
+ * import { readProcessEnv } from "./env.ts";
  * const home = readProcessEnv("HOME");
  * ```
  */
@@ -41,7 +41,7 @@ export function readProcessEnv(name: string): string | undefined {
  *
  * @example Reading a switch from the environment
  * ```ts
- * import { isTruthyEnvValue } from "@hermes/memory";
+ * import { isTruthyEnvValue } from "./env.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isTruthyEnvValue(" Yes "), true);
  * assert.equal(isTruthyEnvValue("0"), false);
@@ -61,7 +61,7 @@ export function isTruthyEnvValue(value: string | undefined | null): boolean {
  *
  * @example Copying the environment
  * ```ts no-assert
- * import { snapshotProcessEnv } from "@hermes/memory";
+ * import { snapshotProcessEnv } from "./env.ts";
  * const env = snapshotProcessEnv();
  * ```
  */
@@ -91,7 +91,7 @@ export function snapshotProcessEnv(): Record<string, string> {
  *
  * @example Parsing YAML under narrow env grants
  * ```ts no-assert
- * import { withTolerantProcessEnv } from "@hermes/memory";
+ * import { withTolerantProcessEnv } from "./env.ts";
  * import { parse } from "yaml";
  * const value = withTolerantProcessEnv(() => parse("a: 1"));
  * ```

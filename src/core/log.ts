@@ -61,7 +61,7 @@ export function setLogger(logger: Logger): Logger {
  *
  * @example
  * ```ts no-assert
- * import { getLogger } from "@hermes/memory";
+ * import { getLogger } from "./log.ts";
  * getLogger().log("info", "started");
  * ```
  */

@@ -80,7 +80,7 @@ async function cliModuleUrl(
  *
  * @example
  * ```ts ignore
- * import { loadProviderCliExport } from "@hermes/memory";
+ * import { loadProviderCliExport } from "./provider_cli.ts";
  * const save = await loadProviderCliExport("honcho", "saveConfig");
  * ```
  */
@@ -121,7 +121,7 @@ export interface ProviderCliOptions extends DiscoveryOptions {
  *
  * @example
  * ```ts ignore
- * import { loadProviderCli } from "@hermes/memory";
+ * import { loadProviderCli } from "./provider_cli.ts";
  * const cli = await loadProviderCli("honcho");
  * if (cli) await cli.registerCli(program.command(cli.name).description(cli.help));
  * ```

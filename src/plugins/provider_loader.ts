@@ -393,7 +393,8 @@ export async function loadMemoryProvider(
  *
  * @example
  * ```ts ignore
- * import { findMemoryProvider, probeMemoryProvider } from "@hermes/memory";
+ * import { findMemoryProvider } from "./plugin_discovery.ts";
+ * import { probeMemoryProvider } from "@hermes/memory";
  * const candidate = await findMemoryProvider("honcho");
  * const ok = candidate !== null && await probeMemoryProvider(candidate);
  * ```

@@ -125,7 +125,7 @@ export class UnscopedSecretError extends Error {
  *
  * @example Deployment variables are global
  * ```ts
- * import { isGlobalEnvVar } from "@hermes/memory";
+ * import { isGlobalEnvVar } from "./secret_scope.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isGlobalEnvVar("HERMES_HOME"), true);
  * assert.equal(isGlobalEnvVar("TERMINAL_CWD"), true);
@@ -213,7 +213,7 @@ export function setMultiplexActive(active: boolean): void {
  *
  * @example Single-profile by default
  * ```ts
- * import { isMultiplexActive } from "@hermes/memory";
+ * import { isMultiplexActive } from "./secret_scope.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isMultiplexActive(), false);
  * ```

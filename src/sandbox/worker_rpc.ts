@@ -137,7 +137,7 @@ interface Pending {
  *
  * @example Calling into a worker
  * ```ts ignore
- * import { WorkerRpc } from "@hermes/memory";
+ * import { WorkerRpc } from "./worker_rpc.ts";
  * const rpc = new WorkerRpc(worker, { provider: "notes" });
  * await rpc.ready(10_000);
  * const pong = await rpc.request({ t: "ping" }, { timeoutMs: 1000, label: "ping" });

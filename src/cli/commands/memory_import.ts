@@ -61,7 +61,7 @@ export interface ParsedTranscript {
  *
  * @example Basic usage
  * ```ts
- * import { messageText } from "@hermes/memory/cli";
+ * import { messageText } from "./memory_import.ts";
  * import assert from "node:assert/strict";
  * assert.equal(messageText([{ type: "text", text: "hi" }]), "hi");
  * ```
@@ -92,7 +92,7 @@ export function messageText(content: unknown): string {
  *
  * @example Basic usage
  * ```ts
- * import { parseTranscript } from "@hermes/memory/cli";
+ * import { parseTranscript } from "./memory_import.ts";
  * import assert from "node:assert/strict";
  * const parsed = parseTranscript(
  *   '{"role":"user","content":"hi"}\n{"role":"assistant","content":"hello"}\n',
@@ -173,7 +173,7 @@ export function parseTranscript(text: string): ParsedTranscript {
  *
  * @example Repeated turns get different keys
  * ```ts
- * import { importTurnIds } from "@hermes/memory/cli";
+ * import { importTurnIds } from "./memory_import.ts";
  * import assert from "node:assert/strict";
  * const ids = importTurnIds("s", [
  *   { user: "ok", assistant: "Done.", messages: [], line: 1 },
@@ -241,7 +241,8 @@ async function readTranscript(path: string): Promise<string> {
  *
  * @example Running the command in-process
  * ```ts ignore
- * import { memoryCliIo, runMemoryImport } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { runMemoryImport } from "./memory_import.ts";
  * await runMemoryImport("chat.jsonl", {}, memoryCliIo());
  * ```
  */
@@ -328,7 +329,8 @@ export async function runMemoryImport(
  *
  * @example Attaching the subcommand
  * ```ts
- * import { createCommand, memoryCliIo, registerMemoryImport } from "@hermes/memory/cli";
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerMemoryImport } from "./memory_import.ts";
  * import assert from "node:assert/strict";
  * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
  * assert.equal(registerMemoryImport(memory).name(), "import");

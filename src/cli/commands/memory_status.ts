@@ -105,7 +105,8 @@ function memoryToolEnabled(config: HermesConfig): boolean {
  *
  * @example Gathering the report
  * ```ts ignore
- * import { collectStatus, memoryCliIo } from "@hermes/memory/cli";
+ * import { collectStatus } from "./memory_status.ts";
+ * import { memoryCliIo } from "@hermes/memory/cli";
  * const report = await collectStatus(memoryCliIo());
  * ```
  */
@@ -194,7 +195,9 @@ function fileLine(file: BuiltinFileReport, style: Style): string[] {
  *
  * @example Printing the report
  * ```ts ignore
- * import { collectStatus, memoryCliIo, renderStatus, styleFor } from "@hermes/memory/cli";
+ * import { collectStatus, renderStatus } from "./memory_status.ts";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { styleFor } from "../format.ts";
  * const io = memoryCliIo();
  * io.stdout(renderStatus(await collectStatus(io), styleFor(io, "stdout")));
  * ```
@@ -350,7 +353,8 @@ export interface MemoryStatusOptions {
  *
  * @example Running the command in-process
  * ```ts ignore
- * import { memoryCliIo, runMemoryStatus } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { runMemoryStatus } from "./memory_status.ts";
  * await runMemoryStatus({ json: true }, memoryCliIo());
  * ```
  */
@@ -375,7 +379,8 @@ export async function runMemoryStatus(
  *
  * @example Attaching the subcommand
  * ```ts
- * import { createCommand, memoryCliIo, registerMemoryStatus } from "@hermes/memory/cli";
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerMemoryStatus } from "./memory_status.ts";
  * import assert from "node:assert/strict";
  * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
  * assert.equal(registerMemoryStatus(memory).name(), "status");

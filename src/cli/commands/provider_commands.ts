@@ -50,7 +50,9 @@ async function activeProvider(): Promise<string | null> {
  *
  * @example Basic usage
  * ```ts ignore
- * import { attachProviderCommand, buildProgram, memoryCliIo } from "@hermes/memory/cli";
+ * import { attachProviderCommand } from "./provider_commands.ts";
+ * import { buildProgram } from "../program.ts";
+ * import { memoryCliIo } from "@hermes/memory/cli";
  * const program = buildProgram({ io: memoryCliIo(), exitCode: 0 });
  * const refused = await attachProviderCommand(program, "honcho");
  * ```

@@ -8,7 +8,7 @@
  */
 
 /** Options of {@linkcode pythonJsonDumps}. */
-export interface PythonJsonDumpsOptions {
+interface PythonJsonDumpsOptions {
   /**
    * Escape every non-ASCII character as `\uXXXX` (surrogate pairs for
    * astral characters), like Python's default `ensure_ascii=True`.

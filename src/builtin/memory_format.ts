@@ -12,7 +12,7 @@
 import type { MemoryTarget } from "../core/memory_provider.ts";
 
 /** The entry delimiter of a memory file: newline, `§`, newline. */
-export const ENTRY_DELIMITER = "\n\u00a7\n";
+const ENTRY_DELIMITER = "\n\u00a7\n";
 
 /** The default whole-file budget of `MEMORY.md`, in characters. */
 export const DEFAULT_MEMORY_CHAR_LIMIT = 2200;
@@ -21,7 +21,7 @@ export const DEFAULT_MEMORY_CHAR_LIMIT = 2200;
 export const DEFAULT_USER_CHAR_LIMIT = 1375;
 
 /** The rule line above and below a system-prompt block header: 46 × `═`. */
-export const BLOCK_RULE: string = "\u2550".repeat(46);
+const BLOCK_RULE: string = "\u2550".repeat(46);
 
 import { pythonStrip } from "../_util/python_text.ts";
 

@@ -53,7 +53,7 @@ import { errorText } from "../_util/error_text.ts";
 export type MemoryResult = Record<string, unknown>;
 
 /** One operation of a batch (`operations` argument of the `memory` tool). */
-export interface MemoryOperation {
+interface MemoryOperation {
   /** `add`, `replace` or `remove`. */
   action?: unknown;
   /** The entry text (add) or the complete new entry (replace). */
@@ -65,7 +65,7 @@ export interface MemoryOperation {
 }
 
 /** The built-in store's settings from the `memory:` section of `config.yaml`. */
-export interface MemoryConfig {
+interface MemoryConfig {
   /** `memory.memory_enabled` (default `true`). */
   memoryEnabled: boolean;
   /** `memory.user_profile_enabled` (default `true`). */
@@ -79,7 +79,7 @@ export interface MemoryConfig {
 }
 
 /** Options of {@linkcode MemoryStore}. */
-export interface MemoryStoreOptions {
+interface MemoryStoreOptions {
   /**
    * The profile home holding `memories/`. When absent the home is resolved
    * on every call with `getHermesHome()`, so a profile switch is honoured.
@@ -153,7 +153,7 @@ export interface StoreUsage {
 export type ResetTarget = "all" | "memory" | "user";
 
 /** How many consolidation failures a turn may return before the terminal one. */
-export const CONSOLIDATION_FAILURE_LIMIT = 3;
+const CONSOLIDATION_FAILURE_LIMIT = 3;
 
 const SUCCESS_NOTE =
   "Write saved. This update is complete \u2014 do not repeat it.";

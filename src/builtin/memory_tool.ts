@@ -31,7 +31,7 @@ import { errorText } from "../_util/error_text.ts";
 export const MEMORY_TOOL_NAME = "memory";
 
 /** Options of {@linkcode memoryToolSchema}. */
-export interface MemoryToolSchemaOptions {
+interface MemoryToolSchemaOptions {
   /**
    * Whether `MEMORY.md` (target `memory`) is enabled.
    *

@@ -31,7 +31,7 @@ import {
 export type ThreatScope = "all" | "context" | "strict";
 
 /** One threat pattern. */
-export interface ThreatPattern {
+interface ThreatPattern {
   /** The id reported in findings, e.g. `prompt_injection`. */
   readonly id: string;
   /** The narrowest scope that includes the pattern. */
@@ -344,7 +344,7 @@ function scanText(text: string): { raw: string; folded: string } {
 }
 
 /** Options of {@linkcode scanForThreats}. */
-export interface ScanOptions {
+interface ScanOptions {
   /**
    * Which pattern set to use.
    *

@@ -11,7 +11,7 @@
 import { join } from "node:path";
 
 /** A permission Deno denied. */
-export interface PermissionDenial {
+interface PermissionDenial {
   /** The permission: `read`, `write`, `env`, `net`, `run`, `import`, … */
   kind: string;
   /** The path, variable, host or program, when Deno named it. */
@@ -62,7 +62,7 @@ export function permissionDenial(
 }
 
 /** Options of {@linkcode describePermissionProblem}. */
-export interface PermissionProblemOptions {
+interface PermissionProblemOptions {
   /** The profile home the command runs in. */
   hermesHome: string;
   /** The active provider, when one is configured. */

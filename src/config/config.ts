@@ -55,7 +55,7 @@ const YAML_OPTIONS = {
 const STRINGIFY_OPTIONS = { lineWidth: 0 } as const;
 
 /** Options of {@linkcode ConfigError}. */
-export interface ConfigErrorOptions {
+interface ConfigErrorOptions {
   /** The config file. */
   path: string;
   /** The 1-based line of the problem, when known. */

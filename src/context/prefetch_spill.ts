@@ -25,18 +25,18 @@ import {
 } from "../config/config_values.ts";
 
 /** Default of `hooks.output_spill.max_chars`. */
-export const DEFAULT_SPILL_MAX_CHARS = 10000;
+const DEFAULT_SPILL_MAX_CHARS = 10000;
 /** Default of `hooks.output_spill.preview_head`. */
-export const DEFAULT_SPILL_PREVIEW_HEAD = 500;
+const DEFAULT_SPILL_PREVIEW_HEAD = 500;
 /** Default of `hooks.output_spill.preview_tail`. */
-export const DEFAULT_SPILL_PREVIEW_TAIL = 500;
+const DEFAULT_SPILL_PREVIEW_TAIL = 500;
 /** The smallest runaway-recall ceiling, in characters. */
-export const MIN_RECALL_CEILING_CHARS = 100000;
+const MIN_RECALL_CEILING_CHARS = 100000;
 /** The runaway-recall ceiling is this many times `max_chars` (or the minimum). */
-export const RECALL_CEILING_FACTOR = 10;
+const RECALL_CEILING_FACTOR = 10;
 
 /** The `hooks.output_spill` settings, validated, with defaults applied. */
-export interface OutputSpillSettings {
+interface OutputSpillSettings {
   /**
    * Whether oversized output is spilled at all.
    *
@@ -89,7 +89,7 @@ export interface RecallSpillPolicy {
 }
 
 /** Options of {@linkcode recallSpillPolicyFromConfig}. */
-export interface RecallSpillPolicyOptions {
+interface RecallSpillPolicyOptions {
   /**
    * The profile home the default spill directory lives under.
    *
@@ -99,7 +99,7 @@ export interface RecallSpillPolicyOptions {
 }
 
 /** Options of {@linkcode applyRecallSpill}. */
-export interface ApplyRecallSpillOptions {
+interface ApplyRecallSpillOptions {
   /**
    * The label used in the preview header and ceiling marker; for memory
    * recall it is `"<provider name> memory prefetch"` (see
@@ -115,7 +115,7 @@ export interface ApplyRecallSpillOptions {
 }
 
 /** Options of {@linkcode spillOutput}. */
-export interface SpillOutputOptions {
+interface SpillOutputOptions {
   /** The output-spill settings to apply. */
   settings: OutputSpillSettings;
   /** The label used in the preview header. */
@@ -135,7 +135,7 @@ export interface SpillOutputOptions {
 }
 
 /** Options of {@linkcode resolveSpillDirectory}. */
-export interface ResolveSpillDirectoryOptions {
+interface ResolveSpillDirectoryOptions {
   /**
    * The profile home the default (or a relative) spill directory is under.
    *
@@ -145,7 +145,7 @@ export interface ResolveSpillDirectoryOptions {
 }
 
 /** Thrown when the spill directory (or a directory in it) is unusable. */
-export class SpillDirectoryError extends Error {
+class SpillDirectoryError extends Error {
   /** The offending path. */
   readonly path: string;
 

@@ -53,27 +53,6 @@ export function isTruthyEnvValue(value: string | undefined | null): boolean {
 }
 
 /**
- * Returns a copy of the whole process environment, or an empty object when
- * enumerating it is not permitted. Used only where an overlay of the full
- * environment is needed (a profile's secret scope); never at import time.
- *
- * @returns A fresh object; changing it does not change the process.
- *
- * @example Copying the environment
- * ```ts no-assert
- * import { snapshotProcessEnv } from "./env.ts";
- * const env = snapshotProcessEnv();
- * ```
- */
-export function snapshotProcessEnv(): Record<string, string> {
-  try {
-    return Deno.env.toObject();
-  } catch {
-    return {};
-  }
-}
-
-/**
  * Runs `fn` synchronously while `process.env` reads never throw: a variable
  * the process may not read (no `--allow-env` grant for it) reads as
  * `undefined`. For npm libraries that probe debug variables on their hot

@@ -72,7 +72,7 @@ export interface ProviderRegistrationContext {
 }
 
 /** Options of {@linkcode extractMemoryProvider}. */
-export interface ExtractOptions {
+interface ExtractOptions {
   /** The provider's name, used in messages and as `ctx.providerName`. */
   providerName: string;
   /**
@@ -92,7 +92,7 @@ export interface ExtractOptions {
 }
 
 /** Options of {@linkcode createRegistrationContext}. */
-export interface RegistrationContextOptions {
+interface RegistrationContextOptions {
   /** The provider's sections of `config.yaml`, as `ctx.hermesConfig`. */
   hermesConfig?: HermesConfig;
 }

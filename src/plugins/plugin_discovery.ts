@@ -109,7 +109,7 @@ export interface DiscoveredProvider {
 }
 
 /** The values of `memory.provider` that mean "built-in memory only". */
-export const BUILTIN_SENTINELS: ReadonlySet<string> = new Set([
+const BUILTIN_SENTINELS: ReadonlySet<string> = new Set([
   "",
   "default",
   "builtin",
@@ -369,7 +369,7 @@ function topLevelEscape(dir: string): EscapingSymlink | undefined {
 }
 
 /** A symlink found under a provider directory that resolves outside it. */
-export interface EscapingSymlink {
+interface EscapingSymlink {
   /** The link. */
   path: string;
   /** Where it resolves (or `"(broken)"`). */
@@ -377,7 +377,7 @@ export interface EscapingSymlink {
 }
 
 /** Options of {@linkcode findEscapingSymlink}. */
-export interface FindEscapingSymlinkOptions {
+interface FindEscapingSymlinkOptions {
   /**
    * Walk subdirectories too (bounded to 5000 entries), not only the top
    * level.

@@ -100,7 +100,7 @@ export interface PluginManifest {
 }
 
 /** Options of {@linkcode PluginManifestError}. */
-export interface PluginManifestErrorOptions {
+interface PluginManifestErrorOptions {
   /** The underlying failure. */
   cause?: unknown;
 }
@@ -129,7 +129,7 @@ export class PluginManifestError extends Error {
 }
 
 /** Options of {@linkcode parsePermissionBlock}. */
-export interface PermissionBlockOptions {
+interface PermissionBlockOptions {
   /** The file (and key) named in errors, e.g. a `plugin.yaml` path. */
   where: string;
   /**

@@ -25,7 +25,7 @@ import {
 import { errorText } from "../_util/error_text.ts";
 
 /** What a provider's `cli.ts` contributes. */
-export interface ProviderCli {
+interface ProviderCli {
   /** The provider's name: the command is `hermes <name>`. */
   name: string;
   /** One line for `hermes --help`. */
@@ -101,7 +101,7 @@ export async function loadProviderCliExport(
 }
 
 /** Options of {@linkcode loadProviderCli}. */
-export interface ProviderCliOptions extends DiscoveryOptions {
+interface ProviderCliOptions extends DiscoveryOptions {
   /**
    * Load the provider's CLI even when it is not `memory.provider`.
    *

@@ -47,13 +47,13 @@ export interface ProviderDependency {
 }
 
 /** Readiness of one dependency. */
-export interface DependencyState extends ProviderDependency {
+interface DependencyState extends ProviderDependency {
   /** Whether it is in the module cache (`null`: could not be checked). */
   cached: boolean | null;
 }
 
 /** What {@linkcode providerDependencyStatus} reports. */
-export interface DependencyStatus {
+interface DependencyStatus {
   /** The provider's name. */
   provider: string;
   /** Whether every declared dependency is cached and allowed. */

@@ -136,7 +136,7 @@ class LoadRefused extends Error {}
  * @param config The loaded `config.yaml`.
  * @returns The provider's view.
  */
-export function providerConfigView(
+function providerConfigView(
   name: string,
   config: HermesConfig,
 ): HermesConfig {

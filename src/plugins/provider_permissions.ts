@@ -69,7 +69,7 @@ export { workerPermissions };
  * Names a provider may not have because its data directory
  * `$HERMES_HOME/<name>/` would be one Hermes itself uses.
  */
-export const RESERVED_PROVIDER_NAMES: ReadonlySet<string> = new Set([
+const RESERVED_PROVIDER_NAMES: ReadonlySet<string> = new Set([
   "plugins",
   "profiles",
   "memories",
@@ -125,7 +125,7 @@ export function dataDirProblem(
 }
 
 /** Options of {@linkcode grantForCandidate}. */
-export interface GrantOptions {
+interface GrantOptions {
   /**
    * The profile home.
    *

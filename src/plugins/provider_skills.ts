@@ -20,7 +20,7 @@ import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { getHermesHome } from "../profile/hermes_home.ts";
 
 /** One registered provider skill. */
-export interface ProviderSkill {
+interface ProviderSkill {
   /** `<provider>:<skill>`. */
   qualifiedName: string;
   /** The provider's name. */
@@ -34,7 +34,7 @@ export interface ProviderSkill {
 }
 
 /** Options of {@linkcode registerProviderSkill}. */
-export interface RegisterSkillOptions {
+interface RegisterSkillOptions {
   /**
    * A one-line description.
    *
@@ -55,7 +55,7 @@ export interface RegisterSkillOptions {
 }
 
 /** Options of the registry queries. */
-export interface SkillRegistryOptions {
+interface SkillRegistryOptions {
   /**
    * The profile home whose registry is used.
    *

@@ -238,7 +238,7 @@ function parseBindings(text: string): Binding[] {
 }
 
 /** Options of {@linkcode parseEnvText}. */
-export interface ParseEnvTextOptions {
+interface ParseEnvTextOptions {
   /**
    * Looks up a variable of the environment for `${NAME}` references that
    * the file itself does not define (python-dotenv reads `os.environ`).
@@ -314,7 +314,7 @@ export function parseEnvText(
 }
 
 /** What {@linkcode decodeEnvBytes} made of a `.env` file's bytes. */
-export interface DecodedEnvText {
+interface DecodedEnvText {
   /** The text python-dotenv would parse, after Hermes' pre-load clean-up. */
   text: string;
   /** Why the bytes could not be read at all (then `text` is `""`). */
@@ -482,7 +482,7 @@ export function credentialValue(name: string, value: string): string {
 }
 
 /** Options of {@linkcode loadEnvFile}. */
-export interface LoadEnvFileOptions {
+interface LoadEnvFileOptions {
   /**
    * Looks up environment variables for `${NAME}` references.
    *

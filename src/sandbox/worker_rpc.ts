@@ -53,7 +53,7 @@ export {
 } from "./worker_protocol.ts";
 
 /** Options of {@linkcode ProviderWorkerStoppedError}. */
-export interface ProviderErrorOptions {
+interface ProviderErrorOptions {
   /** The underlying failure. */
   cause?: unknown;
 }
@@ -84,7 +84,7 @@ export class ProviderWorkerStoppedError extends Error {
 }
 
 /** Options of {@linkcode WorkerRpc}. */
-export interface WorkerRpcOptions {
+interface WorkerRpcOptions {
   /** The provider's name, for messages. */
   provider: string;
   /**
@@ -116,7 +116,7 @@ export interface WorkerRpcOptions {
 }
 
 /** Options of {@linkcode WorkerRpc.request}. */
-export interface RequestOptions {
+interface RequestOptions {
   /** Reject after this many milliseconds (`Infinity`: never). */
   timeoutMs: number;
   /** The method name, for the timeout message. */

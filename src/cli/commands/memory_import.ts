@@ -23,7 +23,7 @@ import { openAgentMemory } from "../agent_memory.ts";
 import type { ChatMessage } from "../../core/memory_provider.ts";
 
 /** One replayable turn of a transcript. */
-export interface TranscriptTurn {
+interface TranscriptTurn {
   /** The user's message text. */
   user: string;
   /** The assistant's reply text (the last assistant text before the next user message). */
@@ -35,7 +35,7 @@ export interface TranscriptTurn {
 }
 
 /** A line of a transcript that was skipped. */
-export interface TranscriptProblem {
+interface TranscriptProblem {
   /** The 1-based line. */
   line: number;
   /** Why it was skipped. */
@@ -43,7 +43,7 @@ export interface TranscriptProblem {
 }
 
 /** What {@linkcode parseTranscript} found. */
-export interface ParsedTranscript {
+interface ParsedTranscript {
   /** The turns, in order. */
   turns: TranscriptTurn[];
   /** Malformed lines, skipped. */
@@ -199,7 +199,7 @@ export function importTurnIds(
 }
 
 /** Options of {@linkcode runMemoryImport}. */
-export interface MemoryImportOptions {
+interface MemoryImportOptions {
   /** The session id the turns are recorded under (default `import-<file stem>`). */
   session?: string;
 }

@@ -13,7 +13,7 @@ import { isBuiltinSentinel } from "../_plugins.ts";
 import { getConfigValue, loadConfig } from "../../config/config.ts";
 
 /** Options of {@linkcode runMemoryList}. */
-export interface MemoryListOptions {
+interface MemoryListOptions {
   /**
    * Print JSON.
    *

@@ -14,7 +14,7 @@ import { getHermesHome } from "../../profile/hermes_home.ts";
 import { loadConfig } from "../../config/config.ts";
 
 /** Options of {@linkcode runMemoryPermissions}. */
-export interface MemoryPermissionsOptions {
+interface MemoryPermissionsOptions {
   /** The provider to compute for (default: `memory.provider`). */
   provider?: string;
   /**

@@ -14,7 +14,7 @@ import { buildMemoryContextBlock } from "../../context/context_fence.ts";
 import { isTrivialPrompt } from "../../context/trivial_prompt.ts";
 
 /** Options of {@linkcode runMemoryRecall}. */
-export interface MemoryRecallOptions {
+interface MemoryRecallOptions {
   /**
    * The session id used for the preview.
    *

@@ -20,7 +20,7 @@ import { formatThousands } from "../../builtin/memory_format.ts";
 import type { MemoryTarget } from "../../core/memory_provider.ts";
 
 /** Options of {@linkcode runMemoryReset}. */
-export interface MemoryResetOptions {
+interface MemoryResetOptions {
   /**
    * Which files to erase.
    *

@@ -71,7 +71,7 @@ import type {
 import { isRecord } from "../../_util/is_record.ts";
 
 /** Options of {@linkcode runMemorySetup}. */
-export interface MemorySetupOptions {
+interface MemorySetupOptions {
   /** The provider to set up; the picker is shown when absent. */
   provider?: string;
   /**

@@ -34,7 +34,7 @@ import type { HermesConfig, MemoryTarget } from "../../core/memory_provider.ts";
 import { isBuiltinSentinel } from "../_plugins.ts";
 
 /** One built-in memory file in a {@linkcode StatusReport}. */
-export interface BuiltinFileReport {
+interface BuiltinFileReport {
   /** `memory` or `user`. */
   target: MemoryTarget;
   /** `MEMORY.md` or `USER.md`. */
@@ -62,7 +62,7 @@ export interface BuiltinFileReport {
 }
 
 /** Everything `hermes memory status` shows; `--json` prints it as is. */
-export interface StatusReport {
+interface StatusReport {
   /** The profile home. */
   hermesHome: string;
   /** The profile's `config.yaml`. */
@@ -334,7 +334,7 @@ function renderProvider(p: ProviderReport, style: Style): string {
 }
 
 /** Options of {@linkcode runMemoryStatus}. */
-export interface MemoryStatusOptions {
+interface MemoryStatusOptions {
   /**
    * Print the report as JSON.
    *

@@ -51,9 +51,9 @@ async function activeProvider(): Promise<string | null> {
  * @example Basic usage
  * ```ts ignore
  * import { attachProviderCommand } from "./provider_commands.ts";
- * import { buildProgram } from "../program.ts";
+ * import { rootCommand } from "../run.ts";
  * import { memoryCliIo } from "@hermes/memory/cli";
- * const program = buildProgram({ io: memoryCliIo(), exitCode: 0 });
+ * const program = rootCommand({ io: memoryCliIo(), exitCode: 0 });
  * const refused = await attachProviderCommand(program, "honcho");
  * ```
  */

@@ -19,11 +19,8 @@ import {
   previewEntry,
   pythonStrip,
 } from "./memory_format.ts";
-import {
-  type MemoryResult,
-  type MemoryStore,
-  notAStringResult,
-} from "./memory_store.ts";
+import type { MemoryResult, MemoryStore } from "./memory_store.ts";
+import { notAStringResult } from "./memory_batch.ts";
 import { pythonJsonDumps, pythonStr } from "../_util/python_json.ts";
 import { errorText } from "../_util/error_text.ts";
 

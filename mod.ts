@@ -3,57 +3,247 @@
  * compatible with the memory-provider plugin system of Hermes Agent.
  *
  * - {@linkcode MemoryProvider}: the contract every provider implements.
- * - `MemoryManager`: runs one external provider beside the built-in
- *   `MEMORY.md` / `USER.md` store and keeps the agent's turn fast.
+ * - {@linkcode MemoryManager}: runs one external provider beside the
+ *   built-in `MEMORY.md` / `USER.md` store and keeps the agent's turn fast.
  * - Profile isolation and per-turn secret scoping on `AsyncLocalStorage`.
  *
- * @example Importing the contract
- * ```ts no-assert
- * import { MemoryProvider, getHermesHome } from "@hermes/memory";
+ * A provider imports `@hermes/memory/provider` instead (all its sandbox
+ * worker loads); `@hermes/memory/cli` is what its `cli.ts` needs.
+ *
+ * @example Memory written in one session is in the next one's prompt
+ * ```ts
+ * import {
+ *   BuiltinMemoryProvider,
+ *   MemoryManager,
+ *   withHermesHome,
+ * } from "@hermes/memory";
+ *
+ * const home = await Deno.makeTempDir(); // a fresh profile
+ * async function session(id: string, fn: (b: BuiltinMemoryProvider) => Promise<unknown>) {
+ *   const manager = new MemoryManager({ config: {} });
+ *   const builtin = new BuiltinMemoryProvider({ config: {} });
+ *   await manager.addProvider(builtin);
+ *   await manager.initializeAll(id, { platform: "cli" });
+ *   await fn(builtin);
+ *   const prompt = await manager.buildSystemPrompt();
+ *   await manager.shutdownAll();
+ *   return prompt;
+ * }
+ * await withHermesHome(home, async () => {
+ *   await session("s1", (builtin) =>
+ *     builtin.handleMemoryTool({
+ *       action: "add",
+ *       target: "user",
+ *       content: "Prefers metric units",
+ *     }));
+ *   const next = await session("s2", async () => {});
+ *   if (!String(next).includes("Prefers metric units")) throw new Error(String(next));
+ * });
+ * await Deno.remove(home, { recursive: true });
  * ```
  *
  * @module
  */
 
-export * from "./src/core/env.ts";
-export * from "./src/core/log.ts";
-export * from "./src/profile/hermes_home.ts";
-export * from "./src/core/memory_provider.ts";
-export * from "./src/core/mask.ts";
-export * from "./src/io/atomic_write.ts";
-export * from "./src/io/file_lock.ts";
-export * from "./src/profile/env_file.ts";
-export * from "./src/profile/secret_scope.ts";
-export * from "./src/config/config.ts";
-export * from "./src/config/config_values.ts";
-export * from "./src/_util/python_values.ts";
-export * from "./src/profile/runtime_cwd.ts";
-export * from "./src/profile/context_task.ts";
-export * from "./src/context/pre_compress.ts";
-export * from "./src/context/prefetch_spill.ts";
-export * from "./src/context/compression_gate.ts";
-export * from "./src/_util/python_json.ts";
-export * from "./src/builtin/memory_format.ts";
-export * from "./src/builtin/threat_scan.ts";
-export * from "./src/builtin/memory_store.ts";
-export * from "./src/builtin/memory_tool.ts";
-export * from "./src/builtin/memory_approval.ts";
-export * from "./src/builtin/builtin_provider.ts";
-export * from "./src/manager/memory_manager.ts";
-export * from "./src/manager/background_queue.ts";
-export * from "./src/context/context_fence.ts";
-export * from "./src/core/redact.ts";
-export * from "./src/context/trivial_prompt.ts";
-export * from "./src/manager/tool_schema.ts";
-export * from "./src/context/skill_invocation.ts";
-export * from "./src/plugins/plugin_manifest.ts";
-export * from "./src/plugins/plugin_discovery.ts";
-export * from "./src/plugins/provider_permissions.ts";
-export * from "./src/plugins/provider_skills.ts";
-export * from "./src/core/plugin_context.ts";
-export * from "./src/sandbox/worker_rpc.ts";
-export * from "./src/sandbox/sandboxed_provider.ts";
-export * from "./src/sandbox/host_safety.ts";
-export * from "./src/plugins/provider_loader.ts";
-export * from "./src/plugins/provider_deps.ts";
-export * from "./src/plugins/provider_cli.ts";
+// Contract
+export {
+  type AgentContext,
+  type ChatMessage,
+  type ConfigField,
+  type DelegationOptions,
+  type DrainResult,
+  type HermesConfig,
+  INDICATOR_GLYPH,
+  type InitializeOptions,
+  type JsonValue,
+  type MaybePromise,
+  type MemoryEvictOptions,
+  MemoryProvider,
+  type MemoryTarget,
+  type MemoryWriteAction,
+  type MemoryWriteMetadata,
+  PRE_COMPRESS_CHECKPOINT_API_VERSION,
+  type PreCompressOptions,
+  type PrefetchOptions,
+  type RecallStatus,
+  recallStatus,
+  type RecallStatusOptions,
+  type SessionSwitchOptions,
+  type SyncTurnOptions,
+  type ToolCallOptions,
+  type ToolSchema,
+  type TurnAuthor,
+  type TurnStartOptions,
+  type UserNoticeCallback,
+} from "./src/core/memory_provider.ts";
+export type {
+  ProviderRegistrationContext,
+  SkillRegistration,
+} from "./src/core/plugin_context.ts";
+
+// Manager
+export {
+  type CommitSessionBoundaryOptions,
+  type ManagerPreCompressOptions,
+  MemoryManager,
+  type MemoryManagerOptions,
+  type NotifyMemoryToolWriteOptions,
+  type ShutdownDrainState,
+  type ShutdownDrainStatus,
+  type SyncAllOptions,
+} from "./src/manager/memory_manager.ts";
+
+// Built-in store
+export {
+  BuiltinMemoryProvider,
+  type BuiltinMemoryProviderOptions,
+} from "./src/builtin/builtin_provider.ts";
+export {
+  type MemoryFilePaths,
+  memoryFilePaths,
+  type MemoryResult,
+  MemoryStore,
+  readStoreUsage,
+  resetMemoryFiles,
+  type ResetTarget,
+  type StoreUsage,
+} from "./src/builtin/memory_store.ts";
+export type {
+  MemoryToolCallOptions,
+  MemoryWriteOrigin,
+  PendingMemoryWrite,
+} from "./src/builtin/memory_tool.ts";
+export {
+  type ApprovalOutcome,
+  approvePendingMemoryWrites,
+  listPendingMemoryWrites,
+  rejectPendingMemoryWrites,
+} from "./src/builtin/memory_approval.ts";
+
+// Profiles and secrets
+export {
+  getDefaultHermesRoot,
+  getHermesHome,
+  getHermesRoot,
+  getProfileHome,
+  getUserHome,
+  withHermesHome,
+} from "./src/profile/hermes_home.ts";
+export {
+  buildProfileSecretScope,
+  currentSecretScope,
+  getSecret,
+  setMultiplexActive,
+  withSecretScope,
+} from "./src/profile/secret_scope.ts";
+export { resolveAgentCwd, withSessionCwd } from "./src/profile/runtime_cwd.ts";
+export {
+  contextBound,
+  type ContextTask,
+  drainContextTasks,
+  spawnContextTask,
+  type SpawnContextTaskOptions,
+} from "./src/profile/context_task.ts";
+export {
+  saveEnvValue,
+  type SaveEnvValueOptions,
+} from "./src/profile/env_file.ts";
+export { maskSecret } from "./src/core/mask.ts";
+
+// Config
+export {
+  getConfigPath,
+  getConfigValue,
+  loadConfig,
+  type LoadConfigOptions,
+  saveConfig,
+  type SaveConfigOptions,
+} from "./src/config/config.ts";
+
+// Durable files and the log
+export {
+  atomicJsonWrite,
+  type AtomicWriteOptions,
+  atomicWriteText,
+  readJsonOrEmpty,
+} from "./src/io/atomic_write.ts";
+export { withFileLock } from "./src/io/file_lock.ts";
+export { log, type Logger, type LogLevel, setLogger } from "./src/core/log.ts";
+
+// Context safety
+export {
+  buildMemoryContextBlock,
+  sanitizeContext,
+  StreamingContextScrubber,
+} from "./src/context/context_fence.ts";
+export { redactForEgress } from "./src/core/redact.ts";
+export { isTrivialPrompt } from "./src/context/trivial_prompt.ts";
+export { normalizePreCompressEvidence } from "./src/context/pre_compress.ts";
+export {
+  type AssertTurnAllowedOptions,
+  checkpointBeforeCompression,
+  type CheckpointBeforeCompressionOptions,
+  type CheckpointManager,
+  type CheckpointManagerPreCompressOptions,
+  type CompactionPolicy,
+  compactionPolicyFromConfig,
+  type CompactionPolicyOptions,
+  warnIfCheckpointGateUnsatisfied,
+} from "./src/context/compression_gate.ts";
+
+// Plugins: discovery, loading, permissions
+export {
+  discoverMemoryProviders,
+  type DiscoverOptions,
+  loadMemoryProvider,
+  type LoadProviderOptions,
+  probeMemoryProvider,
+  type SandboxMode,
+} from "./src/plugins/provider_loader.ts";
+export type {
+  DiscoveredProvider,
+  DiscoveryOptions,
+  ProviderCandidate,
+  ProviderSource,
+} from "./src/plugins/plugin_discovery.ts";
+export type {
+  ExternalDependency,
+  ManifestAvailability,
+  ManifestPermissions,
+  PluginManifest,
+} from "./src/plugins/plugin_manifest.ts";
+export { SandboxedMemoryProvider } from "./src/sandbox/sandboxed_provider.ts";
+export {
+  denoRunFlags,
+  type GrantEntry,
+  type GrantOrigin,
+  type ProviderGrant,
+  providerPermissions,
+  type SandboxTarget,
+} from "./src/plugins/provider_permissions.ts";
+export {
+  checkHostSafety,
+  HOST_DENO_FLAGS,
+  type HostSafetyOptions,
+  type HostSafetyReport,
+  type NpmSafety,
+  type PromptSafety,
+  type WorkerOptionsState,
+} from "./src/sandbox/host_safety.ts";
+export {
+  type DependencyOptions,
+  prepareProviderDependencies,
+  type PrepareResult,
+  type ProviderDependency,
+} from "./src/plugins/provider_deps.ts";
+export { isPermissionDenial } from "./src/provider/permission_denial.ts";
+
+// Errors callers catch
+export { ConfigError } from "./src/config/config.ts";
+export { UnscopedSecretError } from "./src/profile/secret_scope.ts";
+export { CompressionCheckpointUnavailable } from "./src/context/compression_gate.ts";
+export { PluginManifestError } from "./src/plugins/plugin_manifest.ts";
+export { DependencyInstallError } from "./src/plugins/provider_deps.ts";
+export { ProviderPermissionError } from "./src/sandbox/denial.ts";
+export { ProviderWorkerStoppedError } from "./src/sandbox/worker_rpc.ts";
+export { ProviderCallTimeoutError } from "./src/sandbox/worker_protocol.ts";

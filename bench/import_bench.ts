@@ -26,7 +26,7 @@
 import { join } from "node:path";
 import { Honcho } from "@honcho-ai/sdk";
 import { MemoryManager } from "@hermes/memory";
-import { parseTranscript } from "@hermes/memory/cli";
+import { parseTranscript } from "../src/cli/commands/memory_import.ts";
 import { HonchoMemoryProvider } from "@hermes/memory/honcho";
 import {
   type HonchoTestServer,

@@ -17,11 +17,8 @@
 // Loading a provider into its worker is measured against an empty worker in
 // bench/startup_bench.ts.
 import { join } from "node:path";
-import {
-  listMemoryProviderNames,
-  loadMemoryProvider,
-  type MemoryProvider,
-} from "@hermes/memory";
+import { loadMemoryProvider, type MemoryProvider } from "@hermes/memory";
+import { listMemoryProviderNames } from "../src/plugins/plugin_discovery.ts";
 import { keepLogs, providerImport, setup } from "./_harness.ts";
 
 keepLogs("plugins_bench");

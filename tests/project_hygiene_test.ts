@@ -52,6 +52,69 @@ Deno.test("deno doc --lint finds every entry point's public symbols documented",
   }
 });
 
+// The public entry points name what they export, so an internal export
+// never becomes API by accident.
+const CURATED_ENTRIES = [
+  "mod.ts",
+  join("src", "cli", "mod.ts"),
+  join("src", "provider", "mod.ts"),
+];
+const MAX_MOD_SYMBOLS = 150;
+
+Deno.test("mod.ts, ./cli and ./provider have no export *", async () => {
+  const offenders: string[] = [];
+  for (const file of CURATED_ENTRIES) {
+    const code = (await readFile(join(root, file), "utf8"))
+      .replace(/\/\*[\s\S]*?\*\//g, "")
+      .replace(/^\s*\/\/.*$/gm, "");
+    for (const line of code.split("\n")) {
+      if (/^\s*export\s+\*/.test(line)) offenders.push(`${file}: ${line}`);
+    }
+  }
+  assert.deepEqual(offenders, []);
+});
+
+Deno.test(`deno doc lists at most ${MAX_MOD_SYMBOLS} symbols for mod.ts`, async () => {
+  const { code, out } = await deno(["doc", "--json", "mod.ts"]);
+  assert.equal(code, 0, out);
+  const doc = JSON.parse(out) as {
+    nodes: Record<string, { symbols: { name: string }[] }>;
+  };
+  const names = new Set(
+    Object.values(doc.nodes).flatMap((n) => n.symbols.map((s) => s.name)),
+  );
+  assert.ok(names.has("MemoryManager"), [...names].join(", "));
+  assert.ok(
+    names.size <= MAX_MOD_SYMBOLS,
+    `mod.ts exports ${names.size} symbols (at most ${MAX_MOD_SYMBOLS}): ${
+      [...names].sort().join(", ")
+    }`,
+  );
+});
+
+Deno.test("mod.ts's example runs, and every JSDoc example type-checks", async () => {
+  const example = await deno([
+    "test",
+    "--doc",
+    "--no-prompt",
+    "--allow-read",
+    "--allow-write",
+    "--allow-env",
+    "mod.ts",
+  ]);
+  assert.equal(example.code, 0, example.out);
+  assert.match(example.out, /ok \| [1-9]\d* passed/, example.out);
+  // An example that imports from "@hermes/memory" what mod.ts does not
+  // export (or calls an API that changed) fails here.
+  const files = [
+    "mod.ts",
+    ...await sourceFiles("src"),
+    ...await sourceFiles("plugins"),
+  ];
+  const checked = await deno(["check", "--doc-only", ...files]);
+  assert.equal(checked.code, 0, checked.out);
+});
+
 Deno.test("deno fmt --check and deno lint are clean", async () => {
   const fmt = await deno(["fmt", "--check"]);
   assert.equal(fmt.code, 0, fmt.out);

@@ -8,7 +8,7 @@
  */
 
 /** Options of {@linkcode pythonJsonDumps}. */
-export interface PythonJsonDumpsOptions {
+interface PythonJsonDumpsOptions {
   /**
    * Escape every non-ASCII character as `\uXXXX` (surrogate pairs for
    * astral characters), like Python's default `ensure_ascii=True`.
@@ -49,7 +49,7 @@ const SHORT_ESCAPES: Record<string, string> = {
  *
  * @example Python spacing and literal non-ASCII text
  * ```ts
- * import { pythonJsonDumps } from "@hermes/memory";
+ * import { pythonJsonDumps } from "./python_json.ts";
  * import assert from "node:assert/strict";
  * assert.equal(
  *   pythonJsonDumps({ success: true, usage: "5% — 110/2,200 chars", n: [1, 2] }),
@@ -174,7 +174,7 @@ function formatNumber(value: number): string {
  *
  * @example Python's spelling of scalars
  * ```ts
- * import { pythonStr } from "@hermes/memory";
+ * import { pythonStr } from "./python_json.ts";
  * import assert from "node:assert/strict";
  * assert.equal(pythonStr(null), "None");
  * assert.equal(pythonStr(true), "True");

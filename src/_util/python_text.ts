@@ -51,7 +51,7 @@ export const PYTHON_WHITESPACE_CLASS: string = [...PYTHON_WHITESPACE]
  *
  * @example Python's whitespace includes NBSP
  * ```ts
- * import { isPythonWhitespace } from "@hermes/memory";
+ * import { isPythonWhitespace } from "./python_text.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isPythonWhitespace("\u00a0"), true);
  * assert.equal(isPythonWhitespace("\ufeff"), false);
@@ -71,7 +71,7 @@ export function isPythonWhitespace(ch: string): boolean {
  *
  * @example Trimming like Python's str.strip()
  * ```ts
- * import { pythonStrip } from "@hermes/memory";
+ * import { pythonStrip } from "./python_text.ts";
  * import assert from "node:assert/strict";
  * assert.equal(pythonStrip("\u2003 note \n"), "note");
  * assert.equal(pythonStrip("\ufeffnote "), "\ufeffnote");

@@ -15,7 +15,7 @@ import { pythonStrip } from "./python_text.ts";
  *
  * @example Python truthiness
  * ```ts
- * import { pythonTruthy } from "@hermes/memory";
+ * import { pythonTruthy } from "./python_values.ts";
  * import assert from "node:assert/strict";
  * assert.equal(pythonTruthy("false"), true);
  * assert.equal(pythonTruthy(""), false);
@@ -47,7 +47,7 @@ const FLOAT_TEXT =
  *
  * @example Python's int()
  * ```ts
- * import { pythonInt } from "@hermes/memory";
+ * import { pythonInt } from "./python_values.ts";
  * import assert from "node:assert/strict";
  * assert.equal(pythonInt(" 3000 "), 3000);
  * assert.equal(pythonInt(2.9), 2);
@@ -79,7 +79,7 @@ export function pythonInt(value: unknown): number | undefined {
  *
  * @example Python's float()
  * ```ts
- * import { pythonFloat } from "@hermes/memory";
+ * import { pythonFloat } from "./python_values.ts";
  * import assert from "node:assert/strict";
  * assert.equal(pythonFloat("1e3"), 1000);
  * assert.ok(Number.isNaN(pythonFloat("nan")));

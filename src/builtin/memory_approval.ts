@@ -80,7 +80,8 @@ export async function listPendingMemoryWrites(
  *
  * @example Approving a staged write
  * ```ts
- * import { approvePendingMemoryWrites, handleMemoryToolCall, MemoryStore } from "@hermes/memory";
+ * import { approvePendingMemoryWrites, MemoryStore } from "@hermes/memory";
+ * import { handleMemoryToolCall } from "./memory_tool.ts";
  * import assert from "node:assert/strict";
  * const home = await Deno.makeTempDir();
  * const store = new MemoryStore({ hermesHome: home, writeApproval: true });

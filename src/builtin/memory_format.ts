@@ -12,7 +12,7 @@
 import type { MemoryTarget } from "../core/memory_provider.ts";
 
 /** The entry delimiter of a memory file: newline, `§`, newline. */
-export const ENTRY_DELIMITER = "\n\u00a7\n";
+const ENTRY_DELIMITER = "\n\u00a7\n";
 
 /** The default whole-file budget of `MEMORY.md`, in characters. */
 export const DEFAULT_MEMORY_CHAR_LIMIT = 2200;
@@ -21,7 +21,7 @@ export const DEFAULT_MEMORY_CHAR_LIMIT = 2200;
 export const DEFAULT_USER_CHAR_LIMIT = 1375;
 
 /** The rule line above and below a system-prompt block header: 46 × `═`. */
-export const BLOCK_RULE: string = "\u2550".repeat(46);
+const BLOCK_RULE: string = "\u2550".repeat(46);
 
 import { pythonStrip } from "../_util/python_text.ts";
 
@@ -39,7 +39,7 @@ export {
  *
  * @example Counting code points, not UTF-16 units
  * ```ts
- * import { codePointLength } from "@hermes/memory";
+ * import { codePointLength } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(codePointLength("🧠 ok"), 4);
  * ```
@@ -69,7 +69,7 @@ export function codePointLength(text: string): number {
  *
  * @example Slicing without splitting an emoji
  * ```ts
- * import { sliceCodePoints } from "@hermes/memory";
+ * import { sliceCodePoints } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(sliceCodePoints("a🧠bc", 0, 2), "a🧠");
  * ```
@@ -91,7 +91,7 @@ export function sliceCodePoints(
  *
  * @example Grouping thousands
  * ```ts
- * import { formatThousands } from "@hermes/memory";
+ * import { formatThousands } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(formatThousands(2200), "2,200");
  * assert.equal(formatThousands(-1234567), "-1,234,567");
@@ -114,7 +114,7 @@ export function formatThousands(n: number): string {
  *
  * @example Truncating the percentage like Python
  * ```ts
- * import { usagePercent } from "@hermes/memory";
+ * import { usagePercent } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(usagePercent(29, 100), 28);
  * assert.equal(usagePercent(5000, 2200), 100);
@@ -134,7 +134,7 @@ export function usagePercent(current: number, limit: number): number {
  *
  * @example A success usage string
  * ```ts
- * import { formatUsage } from "@hermes/memory";
+ * import { formatUsage } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(formatUsage(1364, 2200), "62% — 1,364/2,200 chars");
  * ```
@@ -154,7 +154,7 @@ export function formatUsage(current: number, limit: number): string {
  *
  * @example A failure usage string
  * ```ts
- * import { formatShortUsage } from "@hermes/memory";
+ * import { formatShortUsage } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(formatShortUsage(2150, 2200), "2,150/2,200");
  * ```
@@ -174,7 +174,7 @@ export function formatShortUsage(current: number, limit: number): string {
  *
  * @example Splitting only on the full delimiter
  * ```ts
- * import { splitEntries } from "@hermes/memory";
+ * import { splitEntries } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(splitEntries("a §\n§\n b\n§\n"), ["a §", "b"]);
  * ```
@@ -193,7 +193,7 @@ export function splitEntries(text: string): string[] {
  *
  * @example Keeping the first of each duplicate
  * ```ts
- * import { dedupeEntries } from "@hermes/memory";
+ * import { dedupeEntries } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(dedupeEntries(["a", "b", "a"]), ["a", "b"]);
  * ```
@@ -211,7 +211,7 @@ export function dedupeEntries(entries: readonly string[]): string[] {
  *
  * @example Parsing a file's text
  * ```ts
- * import { parseEntries } from "@hermes/memory";
+ * import { parseEntries } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(parseEntries("x\n§\ny\n§\nx"), ["x", "y"]);
  * ```
@@ -229,7 +229,7 @@ export function parseEntries(text: string): string[] {
  *
  * @example Joining entries with the delimiter
  * ```ts
- * import { serializeEntries } from "@hermes/memory";
+ * import { serializeEntries } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(serializeEntries(["a", "b"]), "a\n§\nb");
  * ```
@@ -247,7 +247,7 @@ export function serializeEntries(entries: readonly string[]): string {
  *
  * @example Size in characters, 3 per delimiter
  * ```ts
- * import { entriesSize } from "@hermes/memory";
+ * import { entriesSize } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(entriesSize(["ab", "c"]), 6);
  * ```
@@ -268,7 +268,7 @@ export function entriesSize(entries: readonly string[]): number {
  *
  * @example Previewing a long entry
  * ```ts
- * import { previewEntry } from "@hermes/memory";
+ * import { previewEntry } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(previewEntry("x".repeat(81)), "x".repeat(80) + "...");
  * ```
@@ -287,7 +287,7 @@ export function previewEntry(entry: string): string {
  *
  * @example The file of a target
  * ```ts
- * import { memoryFileName } from "@hermes/memory";
+ * import { memoryFileName } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(memoryFileName("user"), "USER.md");
  * ```
@@ -310,7 +310,7 @@ export function memoryFileName(target: MemoryTarget | string): string {
  *
  * @example Rendering the user profile block
  * ```ts
- * import { renderMemoryBlock } from "@hermes/memory";
+ * import { renderMemoryBlock } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * const block = renderMemoryBlock("user", ["Name: Ada"], 1375);
  * assert.equal(block.split("\n")[1], "USER PROFILE (who the user is) [0% — 9/1,375 chars]");
@@ -357,7 +357,7 @@ export function renderMemoryBlock(
  *
  * @example Decoding a file written on Windows
  * ```ts
- * import { decodeMemoryBytes } from "@hermes/memory";
+ * import { decodeMemoryBytes } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(decodeMemoryBytes(new TextEncoder().encode("a\r\n§\r\nb")), "a\n§\nb");
  * assert.equal(decodeMemoryBytes(new Uint8Array([0xef, 0xbb, 0xbf, 0x61])), "\ufeffa");
@@ -379,7 +379,7 @@ export function decodeMemoryBytes(bytes: Uint8Array): string {
  *
  * @example Finding a lone surrogate
  * ```ts
- * import { findLoneSurrogate } from "@hermes/memory";
+ * import { findLoneSurrogate } from "./memory_format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(findLoneSurrogate("ok \ud800"), 0xd800);
  * assert.equal(findLoneSurrogate("🧠"), undefined);

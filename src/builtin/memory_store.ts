@@ -16,19 +16,16 @@
  */
 
 import { join } from "node:path";
-import { atomicWriteText } from "../io/atomic_write.ts";
 import { withFileLock } from "../io/file_lock.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
 import type { HermesConfig, MemoryTarget } from "../core/memory_provider.ts";
 import {
   codePointLength,
-  decodeMemoryBytes,
   dedupeEntries,
   DEFAULT_MEMORY_CHAR_LIMIT,
   DEFAULT_USER_CHAR_LIMIT,
   entriesSize,
-  findLoneSurrogate,
   formatShortUsage,
   formatThousands,
   formatUsage,
@@ -36,14 +33,22 @@ import {
   previewEntry,
   pythonStrip,
   renderMemoryBlock,
-  serializeEntries,
   splitEntries,
 } from "./memory_format.ts";
 import { sanitizeMemoryEntry, scanMemoryContent } from "./threat_scan.ts";
-import { pythonJsonDumps, pythonStr } from "../_util/python_json.ts";
 import { configFlag, configSwitch } from "../config/config_values.ts";
 import { pythonInt } from "../_util/python_values.ts";
-import { errorText } from "../_util/error_text.ts";
+import {
+  applyBatch,
+  checkBatchArguments,
+  findCandidates,
+} from "./memory_batch.ts";
+import {
+  driftResult,
+  hasDrift,
+  readMemoryFile,
+  writeMemoryEntries,
+} from "./memory_file.ts";
 
 /**
  * A result of a store operation or of the `memory` tool: a JSON object with
@@ -53,7 +58,7 @@ import { errorText } from "../_util/error_text.ts";
 export type MemoryResult = Record<string, unknown>;
 
 /** One operation of a batch (`operations` argument of the `memory` tool). */
-export interface MemoryOperation {
+interface MemoryOperation {
   /** `add`, `replace` or `remove`. */
   action?: unknown;
   /** The entry text (add) or the complete new entry (replace). */
@@ -65,7 +70,7 @@ export interface MemoryOperation {
 }
 
 /** The built-in store's settings from the `memory:` section of `config.yaml`. */
-export interface MemoryConfig {
+interface MemoryConfig {
   /** `memory.memory_enabled` (default `true`). */
   memoryEnabled: boolean;
   /** `memory.user_profile_enabled` (default `true`). */
@@ -79,7 +84,7 @@ export interface MemoryConfig {
 }
 
 /** Options of {@linkcode MemoryStore}. */
-export interface MemoryStoreOptions {
+interface MemoryStoreOptions {
   /**
    * The profile home holding `memories/`. When absent the home is resolved
    * on every call with `getHermesHome()`, so a profile switch is honoured.
@@ -153,7 +158,7 @@ export interface StoreUsage {
 export type ResetTarget = "all" | "memory" | "user";
 
 /** How many consolidation failures a turn may return before the terminal one. */
-export const CONSOLIDATION_FAILURE_LIMIT = 3;
+const CONSOLIDATION_FAILURE_LIMIT = 3;
 
 const SUCCESS_NOTE =
   "Write saved. This update is complete \u2014 do not repeat it.";
@@ -174,7 +179,7 @@ const TARGETS: readonly MemoryTarget[] = ["memory", "user"];
  *
  * @example Reading limits and flags with defaults
  * ```ts
- * import { readMemoryConfig } from "@hermes/memory";
+ * import { readMemoryConfig } from "./memory_store.ts";
  * import assert from "node:assert/strict";
  * const c = readMemoryConfig({ memory: { user_char_limit: "2000", memory_enabled: false } });
  * assert.equal(c.userCharLimit, 2000);
@@ -345,7 +350,8 @@ export async function resetMemoryFiles(
  *
  * @example Adding an entry and reading the frozen snapshot
  * ```ts
- * import { MemoryStore, pythonJsonDumps } from "@hermes/memory";
+ * import { MemoryStore } from "@hermes/memory";
+ * import { pythonJsonDumps } from "../_util/python_json.ts";
  * import assert from "node:assert/strict";
  * const home = await Deno.makeTempDir();
  * const store = new MemoryStore({ hermesHome: home });
@@ -729,98 +735,23 @@ export class MemoryStore {
   ): Promise<MemoryResult> {
     const t = norm(target);
     if (!this.#enabled[t]) return disabledResult(t);
-    if (operations.length === 0) {
-      return { success: false, error: "operations list is empty." };
-    }
-    const ops: Record<string, unknown>[] = [];
-    for (const [i, op] of operations.entries()) {
-      if (isTruthy(op) && !isPlainObject(op)) {
-        return argumentError(
-          `operations[${i}] must be an object like {"action": "add", "content": "..."} (got ${
-            jsonTypeName(op)
-          })`,
-        );
-      }
-      const o = isPlainObject(op) ? op : {};
-      if (o.action !== null && typeof o.action === "object") {
-        return notAStringResult(`operations[${i}].action`, o.action);
-      }
-      ops.push(o);
-    }
-    for (const [i, op] of ops.entries()) {
-      if (
-        (op.action === "add" || op.action === "replace") &&
-        isTruthy(op.content)
-      ) {
-        if (typeof op.content !== "string") {
-          return notAStringResult(`operations[${i}].content`, op.content);
-        }
-        const blocked = scanMemoryContent(op.content);
-        if (blocked !== null) {
-          return { success: false, error: `Operation ${i + 1}: ${blocked}` };
-        }
-      }
-    }
+    const checked = checkBatchArguments(operations);
+    if ("result" in checked) return checked.result;
+    const { ops } = checked;
     return await this.#locked(t, true, (entries) => {
       const limit = this.#limits[t];
-      const abort = (message: string): MemoryResult =>
-        this.#failure({
+      const usage = formatShortUsage(entriesSize(entries), limit);
+      const outcome = applyBatch(entries, ops);
+      if ("result" in outcome) return outcome.result;
+      if ("abort" in outcome) {
+        return this.#failure({
           success: false,
-          error: message + BATCH_SUFFIX,
+          error: outcome.abort + BATCH_SUFFIX,
           current_entries: this.#currentEntries(t),
-          usage: formatShortUsage(entriesSize(entries), limit),
+          usage,
         });
-      const work = [...entries];
-      const replaced: Record<string, string> = {};
-      const removed: Record<string, string> = {};
-      for (const [i, op] of ops.entries()) {
-        for (const key of ["content", "old_text"]) {
-          if (isTruthy(op[key]) && typeof op[key] !== "string") {
-            return notAStringResult(`operations[${i}].${key}`, op[key]);
-          }
-        }
-        const action = op.action;
-        const content = pythonStrip(
-          isTruthy(op.content) ? op.content as string : "",
-        );
-        const old = pythonStrip(
-          isTruthy(op.old_text) ? op.old_text as string : "",
-        );
-        const pos = `Operation ${i + 1} (${
-          isTruthy(action) ? pythonStr(action) : "unknown"
-        })`;
-        if (action === "add") {
-          if (content === "") return abort(`${pos}: content is required.`);
-          if (!work.includes(content)) work.push(content);
-        } else if (action === "replace" || action === "remove") {
-          if (old === "") return abort(`${pos}: old_text is required.`);
-          if (action === "replace" && content === "") {
-            return abort(
-              `${pos}: content is required (use action='remove' to delete).`,
-            );
-          }
-          const candidates = findCandidates(work, old);
-          if (candidates.length === 0) {
-            return abort(`${pos}: no entry matched '${old}'.`);
-          }
-          if (new Set(candidates.map((c) => work[c])).size > 1) {
-            return abort(
-              `${pos}: '${old}' matched multiple distinct entries -- be more specific.`,
-            );
-          }
-          const index = candidates[0] as number;
-          const previous = work[index] as string;
-          if (action === "replace") {
-            work[index] = content;
-            replaced[String(i + 1)] = previous;
-          } else {
-            work.splice(index, 1);
-            removed[String(i + 1)] = previous;
-          }
-        } else {
-          return abort(`${pos}: unknown action. Use add, replace, or remove.`);
-        }
       }
+      const { work, replaced, removed } = outcome;
       const newSize = entriesSize(work);
       if (newSize > limit) {
         return this.#failure({
@@ -832,7 +763,7 @@ export class MemoryStore {
               formatThousands(limit)
             } chars -- over the limit. Remove or shorten more entries in the same batch (see current_entries below), then retry.`,
           current_entries: this.#currentEntries(t),
-          usage: formatShortUsage(entriesSize(entries), limit),
+          usage,
         });
       }
       const extras: MemoryResult = {};
@@ -956,29 +887,13 @@ export class MemoryStore {
       this.#entries[t] = entries;
       const decision = decide([...entries]);
       if (!(decision instanceof Commit)) return decision;
-      const serialized = serializeEntries(decision.write);
-      const lone = findLoneSurrogate(serialized);
-      if (lone !== undefined) {
-        return {
-          error: `Cannot save to ${
-            memoryFileName(t)
-          }: the text contains a lone surrogate (U+${
-            lone.toString(16).toUpperCase()
-          }), half of a UTF-16 pair that UTF-8 cannot store. Nothing was changed; resend the text as valid Unicode.`,
-          success: false,
-        };
-      }
-      await Deno.mkdir(paths.dir, { recursive: true });
-      try {
-        await atomicWriteText(path, serialized);
-      } catch (error) {
-        throw new Error(
-          `Failed to write memory file ${path}: ${errorText(error)}`,
-          {
-            cause: error,
-          },
-        );
-      }
+      const refused = await writeMemoryEntries(
+        t,
+        path,
+        paths.dir,
+        decision.write,
+      );
+      if (refused !== undefined) return refused;
       this.#entries[t] = [...decision.write];
       return decision.result();
     });
@@ -990,68 +905,6 @@ class Commit {
   constructor(readonly write: string[], readonly result: () => MemoryResult) {}
 }
 
-type MemoryFileRead =
-  | { state: "missing" }
-  | { state: "unreadable"; reason: string; size: number }
-  | { state: "ok"; text: string; bytes: Uint8Array };
-
-async function readMemoryFile(path: string): Promise<MemoryFileRead> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await Deno.readFile(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return { state: "missing" };
-    const size = await Deno.stat(path).then((s) => s.size, () => 0);
-    return { state: "unreadable", reason: errorText(error), size };
-  }
-  try {
-    return { state: "ok", text: decodeMemoryBytes(bytes), bytes };
-  } catch (error) {
-    return {
-      state: "unreadable",
-      reason: errorText(error),
-      size: bytes.length,
-    };
-  }
-}
-
-function hasDrift(
-  text: string,
-  parsed: readonly string[],
-  limit: number,
-): boolean {
-  const trimmed = pythonStrip(text);
-  if (trimmed === "") return false;
-  if (trimmed !== serializeEntries(parsed)) return true;
-  return parsed.some((e) => codePointLength(e) > limit);
-}
-
-async function driftResult(
-  t: MemoryTarget,
-  path: string,
-  bytes: Uint8Array,
-): Promise<MemoryResult> {
-  let backup = `${path}.bak.${Math.floor(Date.now() / 1000)}`;
-  try {
-    await Deno.writeFile(backup, bytes);
-  } catch (error) {
-    log(
-      "warn",
-      `Could not back up drifted memory file ${path}: ${errorText(error)}`,
-    );
-    backup = `${backup} (BACKUP FAILED \u2014 file unchanged on disk)`;
-  }
-  return {
-    success: false,
-    error: `Refusing to write ${
-      memoryFileName(t)
-    }: file on disk has content that wouldn't round-trip through the memory tool (likely added by the patch tool, a shell append, a manual edit, or a concurrent session). A snapshot was saved to ${backup}. Resolve the drift first \u2014 either rewrite the file as a clean \u00a7-delimited list of entries, or move the extra content out \u2014 then retry. This guard exists to prevent silent data loss (issue #26045).`,
-    drift_backup: backup,
-    remediation:
-      "Open the .bak file, integrate the missing entries into the memory tool one at a time via memory(action=add, content=...), then remove or rewrite the original file to a clean state.",
-  };
-}
-
 function disabledResult(t: MemoryTarget): MemoryResult {
   return {
     success: false,
@@ -1060,69 +913,6 @@ function disabledResult(t: MemoryTarget): MemoryResult {
     } writes are disabled in memory config.`,
     target: t,
   };
-}
-
-function findCandidates(entries: readonly string[], old: string): number[] {
-  const matches: number[] = [];
-  entries.forEach((e, i) => {
-    if (e.includes(old)) matches.push(i);
-  });
-  return matches;
-}
-
-// Python truthiness of a JSON value.
-function isTruthy(value: unknown): boolean {
-  if (value === null || value === undefined || value === false) return false;
-  if (typeof value === "number") return value !== 0 && !Number.isNaN(value);
-  if (typeof value === "string") return value.length > 0;
-  if (Array.isArray(value)) return value.length > 0;
-  if (typeof value === "object") return Object.keys(value).length > 0;
-  return true;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
-function jsonTypeName(value: unknown): string {
-  if (Array.isArray(value)) return "an array";
-  if (value === null) return "null";
-  if (typeof value === "object") return "an object";
-  if (typeof value === "number") return "a number";
-  if (typeof value === "boolean") return "a boolean";
-  return `a ${typeof value}`;
-}
-
-function argumentError(message: string): MemoryResult {
-  return {
-    error:
-      `${message}: nothing was changed. Send the arguments as the tool schema describes them.`,
-    success: false,
-  };
-}
-
-/**
- * The result for a `memory` tool argument that is not a string where Hermes
- * expects one (and would raise): one error naming the argument and what it
- * was; nothing is changed.
- *
- * @param name The argument, e.g. `content` or `operations[0].old_text`.
- * @param value What was sent instead.
- * @returns The error result (`error` first, like Hermes' `tool_error`).
- *
- * @example Refusing a number as content
- * ```ts
- * import { notAStringResult } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.match(String(notAStringResult("content", 12345).error), /^'content' must be a string \(got a number 12345\)/);
- * ```
- */
-export function notAStringResult(name: string, value: unknown): MemoryResult {
-  return argumentError(
-    `'${name}' must be a string (got ${jsonTypeName(value)} ${
-      pythonJsonDumps(value).slice(0, 80)
-    })`,
-  );
 }
 
 function norm(target: MemoryTarget | string): MemoryTarget {

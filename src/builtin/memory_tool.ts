@@ -19,11 +19,8 @@ import {
   previewEntry,
   pythonStrip,
 } from "./memory_format.ts";
-import {
-  type MemoryResult,
-  type MemoryStore,
-  notAStringResult,
-} from "./memory_store.ts";
+import type { MemoryResult, MemoryStore } from "./memory_store.ts";
+import { notAStringResult } from "./memory_batch.ts";
 import { pythonJsonDumps, pythonStr } from "../_util/python_json.ts";
 import { errorText } from "../_util/error_text.ts";
 
@@ -31,7 +28,7 @@ import { errorText } from "../_util/error_text.ts";
 export const MEMORY_TOOL_NAME = "memory";
 
 /** Options of {@linkcode memoryToolSchema}. */
-export interface MemoryToolSchemaOptions {
+interface MemoryToolSchemaOptions {
   /**
    * Whether `MEMORY.md` (target `memory`) is enabled.
    *
@@ -89,7 +86,7 @@ const OUTRO =
  *
  * @example Only the user profile enabled
  * ```ts
- * import { memoryToolSchema } from "@hermes/memory";
+ * import { memoryToolSchema } from "./memory_tool.ts";
  * import assert from "node:assert/strict";
  * const schema = memoryToolSchema({ memoryEnabled: false });
  * const target = (schema?.parameters?.properties as Record<string, { enum: string[] }>).target;
@@ -228,7 +225,7 @@ const STAGED_MESSAGE =
  *
  * @example Where staged writes are kept
  * ```ts
- * import { pendingMemoryDir } from "@hermes/memory";
+ * import { pendingMemoryDir } from "./memory_tool.ts";
  * import assert from "node:assert/strict";
  * assert.equal(pendingMemoryDir("/h"), "/h/pending/memory");
  * ```
@@ -247,7 +244,7 @@ export function pendingMemoryDir(hermesHome?: string): string {
  *
  * @example Summarizing an add for approval
  * ```ts
- * import { summarizeMemoryWrite } from "@hermes/memory";
+ * import { summarizeMemoryWrite } from "./memory_tool.ts";
  * import assert from "node:assert/strict";
  * assert.equal(
  *   summarizeMemoryWrite({ action: "add", target: "user", content: "Name: Ada" }),
@@ -287,7 +284,8 @@ export function summarizeMemoryWrite(args: Record<string, unknown>): string {
  *
  * @example Adding an entry to the user profile
  * ```ts
- * import { handleMemoryToolCall, MemoryStore } from "@hermes/memory";
+ * import { handleMemoryToolCall } from "./memory_tool.ts";
+ * import { MemoryStore } from "@hermes/memory";
  * import assert from "node:assert/strict";
  * const home = await Deno.makeTempDir();
  * const store = new MemoryStore({ hermesHome: home });

@@ -102,7 +102,7 @@ export async function closeProvider(
 }
 
 /** The active provider's command line contribution. */
-export interface ProviderCli {
+interface ProviderCli {
   name: string;
   description: string;
   registerCli(command: HermesCommand): void | Promise<void>;

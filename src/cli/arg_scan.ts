@@ -25,7 +25,7 @@ export interface GlobalArgs {
  *
  * @example Basic usage
  * ```ts
- * import { scanGlobalArgs } from "@hermes/memory/cli";
+ * import { scanGlobalArgs } from "./arg_scan.ts";
  * import assert from "node:assert/strict";
  * const found = scanGlobalArgs(["--profile", "coder", "memory", "status"]);
  * assert.equal(found.profile, "coder");
@@ -92,7 +92,7 @@ export interface CommandIntent {
  *
  * @example Basic usage
  * ```ts
- * import { commandIntent } from "@hermes/memory/cli";
+ * import { commandIntent } from "./arg_scan.ts";
  * import assert from "node:assert/strict";
  * assert.equal(commandIntent(["memory", "setup", "honcho", "--yes"]).setup, "honcho");
  * assert.equal(commandIntent(["memory", "setup"]).setup, "*");

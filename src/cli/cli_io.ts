@@ -157,7 +157,8 @@ export interface CliIo {
  *
  * @example Basic usage
  * ```ts
- * import { memoryCliIo, colorEnabled } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { colorEnabled } from "./cli_io.ts";
  * import assert from "node:assert/strict";
  * assert.equal(colorEnabled(memoryCliIo(), "stdout"), false);
  * ```

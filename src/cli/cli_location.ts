@@ -8,7 +8,7 @@
  */
 
 /** Where the CLI's entry point is and the flags its location needs. */
-export interface CliLocation {
+interface CliLocation {
   /** The entry point: a path for local files, else a URL. */
   entry: string;
   /** Flags that make it resolve: its `deno.json`, or an import map. */
@@ -26,7 +26,7 @@ export const FRAMEWORK_URL: URL = new URL("../../", import.meta.url);
  * @param url The URL.
  * @returns The platform path.
  */
-export function filePath(url: URL): string {
+function filePath(url: URL): string {
   const path = decodeURIComponent(url.pathname);
   return Deno.build.os === "windows"
     ? path.replace(/^\/([A-Za-z]:)/, "$1").replaceAll("/", "\\")
@@ -44,7 +44,7 @@ export function filePath(url: URL): string {
  *
  * @example Basic usage
  * ```ts
- * import { cliLocation } from "@hermes/memory/cli";
+ * import { cliLocation } from "./cli_location.ts";
  * import assert from "node:assert/strict";
  * const where = cliLocation(new URL("https://jsr.io/@hermes/memory/0.1.0/"));
  * assert.equal(where.entry, "jsr:@hermes/memory@0.1.0/cli/main");
@@ -76,7 +76,7 @@ export function cliLocation(base: URL = FRAMEWORK_URL): CliLocation {
 }
 
 /** A `deno` command that fills Deno's module cache for the CLI. */
-export interface CacheStep {
+interface CacheStep {
   /** Its arguments. */
   args: string[];
   /** Its working directory. */

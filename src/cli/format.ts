@@ -58,7 +58,8 @@ export interface Style {
  *
  * @example Basic usage
  * ```ts
- * import { memoryCliIo, styleFor } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { styleFor } from "./format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(styleFor(memoryCliIo(), "stdout").bold("x"), "x");
  * ```
@@ -87,7 +88,7 @@ export function styleFor(io: CliIo, stream: "stdout" | "stderr"): Style {
  *
  * @example Basic usage
  * ```ts
- * import { columns } from "@hermes/memory/cli";
+ * import { columns } from "./format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(columns([["a", "1"], ["bbb", "2"]], 2), "  a    1\n  bbb  2\n");
  * ```
@@ -122,7 +123,8 @@ function visibleLength(text: string): number {
  *
  * @example Basic usage
  * ```ts
- * import { memoryCliIo, writeJson } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { writeJson } from "./format.ts";
  * import assert from "node:assert/strict";
  * const io = memoryCliIo();
  * writeJson(io, { ok: true });
@@ -142,7 +144,7 @@ export function writeJson(io: CliIo, value: unknown): void {
  *
  * @example Basic usage
  * ```ts
- * import { displayValue } from "@hermes/memory/cli";
+ * import { displayValue } from "./format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(displayValue(["a"]), '["a"]');
  * ```
@@ -163,7 +165,7 @@ export function displayValue(value: unknown): string {
  *
  * @example Basic usage
  * ```ts
- * import { shortDescription } from "@hermes/memory/cli";
+ * import { shortDescription } from "./format.ts";
  * import assert from "node:assert/strict";
  * assert.equal(shortDescription("Cloud memory. Needs a key."), "Cloud memory");
  * ```

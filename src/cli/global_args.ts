@@ -29,7 +29,7 @@ export {
  *
  * @example Basic usage
  * ```ts
- * import { resolveCliHome } from "@hermes/memory/cli";
+ * import { resolveCliHome } from "./global_args.ts";
  * import assert from "node:assert/strict";
  * assert.equal(resolveCliHome(undefined, () => "/srv/h"), "/srv/h");
  * ```

@@ -11,7 +11,7 @@
 import { join } from "node:path";
 
 /** A permission Deno denied. */
-export interface PermissionDenial {
+interface PermissionDenial {
   /** The permission: `read`, `write`, `env`, `net`, `run`, `import`, … */
   kind: string;
   /** The path, variable, host or program, when Deno named it. */
@@ -31,7 +31,7 @@ const DENIAL_REGEXP = /Requires (\w+) access(?: to "([^"]*)")?/;
  *
  * @example Basic usage
  * ```ts
- * import { permissionDenial } from "@hermes/memory/cli";
+ * import { permissionDenial } from "./permission_problem.ts";
  * import assert from "node:assert/strict";
  * const error = new Error('Requires env access to "LOG_TOKENS", run again with the --allow-env flag');
  * error.name = "NotCapable";
@@ -62,7 +62,7 @@ export function permissionDenial(
 }
 
 /** Options of {@linkcode describePermissionProblem}. */
-export interface PermissionProblemOptions {
+interface PermissionProblemOptions {
   /** The profile home the command runs in. */
   hermesHome: string;
   /** The active provider, when one is configured. */
@@ -105,7 +105,7 @@ function inside(path: string, dir: string): boolean {
  *
  * @example Basic usage
  * ```ts
- * import { describePermissionProblem } from "@hermes/memory/cli";
+ * import { describePermissionProblem } from "./permission_problem.ts";
  * import assert from "node:assert/strict";
  * const text = describePermissionProblem(
  *   { kind: "net", target: "honcho.lan:8000", flag: "--allow-net=honcho.lan:8000" },

@@ -43,7 +43,7 @@ export interface PluginReport {
 }
 
 /** One schema field of the active provider that names an `env_var`. */
-export interface ProviderFieldReport {
+interface ProviderFieldReport {
   /** The field key. */
   key: string;
   /** Whether it is a secret. */
@@ -59,7 +59,7 @@ export interface ProviderFieldReport {
 }
 
 /** Dependency readiness of the active provider. */
-export interface DependencyReport {
+interface DependencyReport {
   /** Whether everything it declares is ready. */
   ready: boolean;
   /** One line. */
@@ -69,7 +69,7 @@ export interface DependencyReport {
 }
 
 /** The effective sandbox grant of the active provider. */
-export interface SandboxReport {
+interface SandboxReport {
   /** `worker` (permission-confined) or `none`. */
   mode: string;
   /** Readable paths. */
@@ -122,7 +122,7 @@ export interface ProviderReport {
  *
  * @example Gathering the report
  * ```ts ignore
- * import { listPluginReports } from "@hermes/memory/cli";
+ * import { listPluginReports } from "./provider_report.ts";
  * const plugins = await listPluginReports("honcho");
  * ```
  */
@@ -148,7 +148,7 @@ export async function listPluginReports(
  * @param dotenv The parsed `.env`.
  * @returns `environment`, `.env` or `undefined` when unset or empty.
  */
-export function envVarSource(
+function envVarSource(
   name: string,
   io: CliIo,
   dotenv: Record<string, string>,
@@ -169,7 +169,8 @@ export function envVarSource(
  *
  * @example Gathering the report
  * ```ts ignore
- * import { collectProviderReport, memoryCliIo } from "@hermes/memory/cli";
+ * import { collectProviderReport } from "./provider_report.ts";
+ * import { memoryCliIo } from "@hermes/memory/cli";
  * const report = await collectProviderReport("honcho", {}, memoryCliIo());
  * ```
  */

@@ -80,7 +80,7 @@ export interface RunGrant {
  *
  * @example Basic usage
  * ```ts no-assert
- * import { frameworkDir } from "@hermes/memory/cli";
+ * import { frameworkDir } from "./run_flags.ts";
  * const dir = frameworkDir();
  * ```
  */
@@ -100,7 +100,7 @@ export function frameworkDir(): string | undefined {
  *
  * @example Basic usage
  * ```ts
- * import { cliGrant } from "@hermes/memory/cli";
+ * import { cliGrant } from "./run_flags.ts";
  * import assert from "node:assert/strict";
  * assert.ok(cliGrant("/srv/h").write.includes("/srv/h"));
  * ```
@@ -137,7 +137,7 @@ function frameworkImportHost(url: URL): string | undefined {
  *
  * @example Basic usage
  * ```ts
- * import { mergeGrants } from "@hermes/memory/cli";
+ * import { mergeGrants } from "./run_flags.ts";
  * import assert from "node:assert/strict";
  * const g = mergeGrants({ read: ["/a"], write: [], env: ["X"], net: [] }, { read: ["/a", "/a/b", "/c"], write: [], env: [], net: ["h"] });
  * assert.deepEqual(g.read, ["/a", "/c"]);
@@ -174,7 +174,7 @@ function dropCoveredPaths(paths: string[]): string[] {
  *
  * @example Basic usage
  * ```ts
- * import { grantFromFlags } from "@hermes/memory/cli";
+ * import { grantFromFlags } from "./run_flags.ts";
  * import assert from "node:assert/strict";
  * const { grant, other } = grantFromFlags(["--no-prompt", "--allow-env=A,B"]);
  * assert.deepEqual(grant.env, ["A", "B"]);
@@ -210,7 +210,7 @@ export function grantFromFlags(
  *
  * @example Basic usage
  * ```ts
- * import { grantToFlags } from "@hermes/memory/cli";
+ * import { grantToFlags } from "./run_flags.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(
  *   grantToFlags({ read: ["/h"], write: ["/h"], env: ["HOME"], net: [] }),

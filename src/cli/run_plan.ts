@@ -31,7 +31,7 @@ import type { ProviderCommandLine } from "./root_help.ts";
 import { cliLocation } from "./cli_location.ts";
 
 /** How the CLI is started for one profile. */
-export interface HermesRunPlan {
+interface HermesRunPlan {
   /** The profile home. */
   hermesHome: string;
   /** The provider whose grant is included, or `null` (built-in only). */
@@ -56,7 +56,7 @@ export interface HermesRunPlan {
 }
 
 /** Options of {@linkcode hermesRunPlan}. */
-export interface HermesRunPlanOptions {
+interface HermesRunPlanOptions {
   /** The profile home. */
   hermesHome: string;
   /** The loaded `config.yaml` (read from the home when absent). */
@@ -83,7 +83,7 @@ export interface HermesRunPlanOptions {
  *
  * @example Basic usage
  * ```ts ignore
- * import { hermesRunPlan } from "@hermes/memory/cli";
+ * import { hermesRunPlan } from "./run_plan.ts";
  * const plan = await hermesRunPlan({ hermesHome: "/home/me/.hermes" });
  * console.log(plan.command.join(" "));
  * ```

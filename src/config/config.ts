@@ -55,7 +55,7 @@ const YAML_OPTIONS = {
 const STRINGIFY_OPTIONS = { lineWidth: 0 } as const;
 
 /** Options of {@linkcode ConfigError}. */
-export interface ConfigErrorOptions {
+interface ConfigErrorOptions {
   /** The config file. */
   path: string;
   /** The 1-based line of the problem, when known. */
@@ -263,7 +263,7 @@ export function getConfigValue(
  *
  * @example Writing a dotted key
  * ```ts
- * import { setConfigValue } from "@hermes/memory";
+ * import { setConfigValue } from "./config.ts";
  * import assert from "node:assert/strict";
  * const config = {};
  * setConfigValue(config, "memory.provider", "honcho");

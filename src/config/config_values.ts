@@ -34,7 +34,7 @@ import { pythonInt, pythonTruthy } from "../_util/python_values.ts";
  *
  * @example Reading a nested value
  * ```ts
- * import { lookupConfig } from "@hermes/memory";
+ * import { lookupConfig } from "./config_values.ts";
  * import assert from "node:assert/strict";
  * assert.equal(lookupConfig({ a: { b: 1 } }, "a.b"), 1);
  * assert.equal(lookupConfig({ a: 1 }, "a.b"), undefined);
@@ -59,7 +59,7 @@ export function lookupConfig(config: unknown, dottedKey: string): unknown {
  *
  * @example Flags read like Python
  * ```ts
- * import { configFlag } from "@hermes/memory";
+ * import { configFlag } from "./config_values.ts";
  * import assert from "node:assert/strict";
  * assert.equal(configFlag(undefined, true), true);
  * assert.equal(configFlag(null, true), false);
@@ -83,7 +83,7 @@ const SWITCH_WORDS = new Set(["on", "true", "yes", "1", "approve", "enabled"]);
  *
  * @example The approval switch
  * ```ts
- * import { configSwitch } from "@hermes/memory";
+ * import { configSwitch } from "./config_values.ts";
  * import assert from "node:assert/strict";
  * assert.equal(configSwitch(" Approve "), true);
  * assert.equal(configSwitch("off"), false);
@@ -107,7 +107,7 @@ export function configSwitch(value: unknown): boolean {
  *
  * @example A positive integer with a default
  * ```ts
- * import { configInt } from "@hermes/memory";
+ * import { configInt } from "./config_values.ts";
  * import assert from "node:assert/strict";
  * assert.equal(configInt("2000", 10, 1), 2000);
  * assert.equal(configInt(0, 10, 1), 10);

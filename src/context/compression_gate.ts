@@ -31,24 +31,24 @@ import { configFlag, lookupConfig } from "../config/config_values.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /** The config key that arms the gate. */
-export const CHECKPOINT_REQUIRED_KEY = "compression.checkpoint_required";
+const CHECKPOINT_REQUIRED_KEY = "compression.checkpoint_required";
 
 /** The config key of native server-side compaction (OpenAI Responses). */
-export const NATIVE_COMPACTION_KEY = "compression.codex_responses_native";
+const NATIVE_COMPACTION_KEY = "compression.codex_responses_native";
 
 /** The config key of micro-compaction (trimming old tool results). */
-export const MICRO_COMPACTION_KEY = "compression.micro_compact";
+const MICRO_COMPACTION_KEY = "compression.micro_compact";
 
 /** Every {@linkcode CompressionCheckpointUnavailable} message starts so. */
-export const CHECKPOINT_BLOCK_PREFIX =
+const CHECKPOINT_BLOCK_PREFIX =
   "BLOCKED_MISSING_PREREQUISITE: required pre-compress checkpoint unavailable: ";
 
 /** The remediation appended to configuration-caused block reasons. */
-export const CHECKPOINT_REMEDIATION =
+const CHECKPOINT_REMEDIATION =
   "Recover by set compression.checkpoint_required: false, or switch to a memory provider that implements checkpoint API v2";
 
 /** The reasons a compression is blocked (the text after the prefix). */
-export interface CheckpointBlockReasons {
+interface CheckpointBlockReasons {
   /** No manager, or a manager without a capability probe. */
   readonly noProvider: string;
   /** The capability probe threw. */
@@ -76,7 +76,7 @@ export const CHECKPOINT_BLOCK_REASONS: CheckpointBlockReasons = Object.freeze({
  * API modes whose compaction happens outside the host (no pre-compress
  * checkpoint boundary): refused while the gate is armed.
  */
-export const CHECKPOINTLESS_API_MODES: ReadonlySet<string> = new Set([
+const CHECKPOINTLESS_API_MODES: ReadonlySet<string> = new Set([
   "codex_app_server",
 ]);
 
@@ -168,7 +168,7 @@ export interface CheckpointBeforeCompressionOptions {
  *
  * @example Off by default
  * ```ts
- * import { isCheckpointGateArmed } from "@hermes/memory";
+ * import { isCheckpointGateArmed } from "./compression_gate.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isCheckpointGateArmed({}), false);
  * assert.equal(

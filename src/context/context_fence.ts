@@ -11,10 +11,10 @@
 import { log } from "../core/log.ts";
 
 /** The line that opens a memory-context fence. */
-export const MEMORY_CONTEXT_OPEN_TAG: string = "<memory-context>";
+const MEMORY_CONTEXT_OPEN_TAG: string = "<memory-context>";
 
 /** The line that closes a memory-context fence. */
-export const MEMORY_CONTEXT_CLOSE_TAG: string = "</memory-context>";
+const MEMORY_CONTEXT_CLOSE_TAG: string = "</memory-context>";
 
 /** The system note written under the opening fence. */
 export const MEMORY_CONTEXT_SYSTEM_NOTE: string =

@@ -25,18 +25,18 @@ import {
 } from "../config/config_values.ts";
 
 /** Default of `hooks.output_spill.max_chars`. */
-export const DEFAULT_SPILL_MAX_CHARS = 10000;
+const DEFAULT_SPILL_MAX_CHARS = 10000;
 /** Default of `hooks.output_spill.preview_head`. */
-export const DEFAULT_SPILL_PREVIEW_HEAD = 500;
+const DEFAULT_SPILL_PREVIEW_HEAD = 500;
 /** Default of `hooks.output_spill.preview_tail`. */
-export const DEFAULT_SPILL_PREVIEW_TAIL = 500;
+const DEFAULT_SPILL_PREVIEW_TAIL = 500;
 /** The smallest runaway-recall ceiling, in characters. */
-export const MIN_RECALL_CEILING_CHARS = 100000;
+const MIN_RECALL_CEILING_CHARS = 100000;
 /** The runaway-recall ceiling is this many times `max_chars` (or the minimum). */
-export const RECALL_CEILING_FACTOR = 10;
+const RECALL_CEILING_FACTOR = 10;
 
 /** The `hooks.output_spill` settings, validated, with defaults applied. */
-export interface OutputSpillSettings {
+interface OutputSpillSettings {
   /**
    * Whether oversized output is spilled at all.
    *
@@ -89,7 +89,7 @@ export interface RecallSpillPolicy {
 }
 
 /** Options of {@linkcode recallSpillPolicyFromConfig}. */
-export interface RecallSpillPolicyOptions {
+interface RecallSpillPolicyOptions {
   /**
    * The profile home the default spill directory lives under.
    *
@@ -99,7 +99,7 @@ export interface RecallSpillPolicyOptions {
 }
 
 /** Options of {@linkcode applyRecallSpill}. */
-export interface ApplyRecallSpillOptions {
+interface ApplyRecallSpillOptions {
   /**
    * The label used in the preview header and ceiling marker; for memory
    * recall it is `"<provider name> memory prefetch"` (see
@@ -115,7 +115,7 @@ export interface ApplyRecallSpillOptions {
 }
 
 /** Options of {@linkcode spillOutput}. */
-export interface SpillOutputOptions {
+interface SpillOutputOptions {
   /** The output-spill settings to apply. */
   settings: OutputSpillSettings;
   /** The label used in the preview header. */
@@ -135,7 +135,7 @@ export interface SpillOutputOptions {
 }
 
 /** Options of {@linkcode resolveSpillDirectory}. */
-export interface ResolveSpillDirectoryOptions {
+interface ResolveSpillDirectoryOptions {
   /**
    * The profile home the default (or a relative) spill directory is under.
    *
@@ -145,7 +145,7 @@ export interface ResolveSpillDirectoryOptions {
 }
 
 /** Thrown when the spill directory (or a directory in it) is unusable. */
-export class SpillDirectoryError extends Error {
+class SpillDirectoryError extends Error {
   /** The offending path. */
   readonly path: string;
 
@@ -173,7 +173,7 @@ export class SpillDirectoryError extends Error {
  *
  * @example Defaults
  * ```ts
- * import { readOutputSpillSettings } from "@hermes/memory";
+ * import { readOutputSpillSettings } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * const settings = readOutputSpillSettings({
  *   hooks: { output_spill: { max_chars: 2000 } },
@@ -210,7 +210,10 @@ export function readOutputSpillSettings(
  *
  * @example The default spill directory
  * ```ts
- * import { readOutputSpillSettings, resolveSpillDirectory } from "@hermes/memory";
+ * import {
+ *   readOutputSpillSettings,
+ *   resolveSpillDirectory,
+ * } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * const settings = readOutputSpillSettings({});
  * assert.equal(
@@ -242,7 +245,7 @@ export function resolveSpillDirectory(
  *
  * @example Opting in
  * ```ts
- * import { recallSpillPolicyFromConfig } from "@hermes/memory";
+ * import { recallSpillPolicyFromConfig } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * const policy = recallSpillPolicyFromConfig(
  *   { memory: { prefetch_spill_enabled: true } },
@@ -284,7 +287,7 @@ export function recallSpillPolicyFromConfig(
  *
  * @example The runaway-recall ceiling
  * ```ts
- * import { recallCeilingChars } from "@hermes/memory";
+ * import { recallCeilingChars } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * assert.equal(recallCeilingChars(10000), 100000);
  * assert.equal(recallCeilingChars(50000), 500000);
@@ -303,7 +306,7 @@ export function recallCeilingChars(maxChars: number): number {
  *
  * @example The label of a provider's recall
  * ```ts
- * import { prefetchSpillSource } from "@hermes/memory";
+ * import { prefetchSpillSource } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * assert.equal(prefetchSpillSource("honcho"), "honcho memory prefetch");
  * ```
@@ -334,7 +337,10 @@ export function prefetchSpillSource(providerName: string): string {
  *
  * @example Small recall passes through
  * ```ts
- * import { applyRecallSpill, recallSpillPolicyFromConfig } from "@hermes/memory";
+ * import {
+ *   applyRecallSpill,
+ *   recallSpillPolicyFromConfig,
+ * } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * const policy = recallSpillPolicyFromConfig({}, { hermesHome: "/srv/hermes" });
  * const out = await applyRecallSpill(policy, "likes tea", {
@@ -389,7 +395,7 @@ export async function applyRecallSpill(
  *
  * @example Short output passes through
  * ```ts
- * import { readOutputSpillSettings, spillOutput } from "@hermes/memory";
+ * import { readOutputSpillSettings, spillOutput } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * const settings = readOutputSpillSettings({});
  * const out = await spillOutput("short", { settings, source: "tool" });
@@ -427,7 +433,7 @@ export async function spillOutput(
  *
  * @example Sanitizing a session id
  * ```ts
- * import { spillSessionSegment } from "@hermes/memory";
+ * import { spillSessionSegment } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * assert.equal(spillSessionSegment("../etc"), "__etc");
  * assert.equal(spillSessionSegment(""), "no-session");
@@ -450,7 +456,7 @@ export function spillSessionSegment(sessionId?: string): string {
  *
  * @example Counting characters like Python
  * ```ts
- * import { countChars } from "@hermes/memory";
+ * import { countChars } from "./prefetch_spill.ts";
  * import assert from "node:assert/strict";
  * assert.equal(countChars("a🧠"), 2);
  * ```

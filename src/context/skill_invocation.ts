@@ -43,7 +43,9 @@ function cutAtFirst(text: string, stops: readonly string[]): string {
  *
  * @example Recovering the user's instruction from a /skill turn
  * ```ts
- * import { extractUserInstructionFromSkillMessage } from "@hermes/memory";
+ * import {
+ *   extractUserInstructionFromSkillMessage,
+ * } from "./skill_invocation.ts";
  * import assert from "node:assert/strict";
  *
  * const expanded = '[IMPORTANT: The user has invoked the "review" skill, indicating they ' +

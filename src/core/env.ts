@@ -20,7 +20,7 @@
  *
  * @example Reading HOME
  * ```ts no-assert
- * import { readProcessEnv } from "@hermes/memory";
+ * import { readProcessEnv } from "./env.ts";
  * const home = readProcessEnv("HOME");
  * ```
  */
@@ -41,7 +41,7 @@ export function readProcessEnv(name: string): string | undefined {
  *
  * @example Reading a switch from the environment
  * ```ts
- * import { isTruthyEnvValue } from "@hermes/memory";
+ * import { isTruthyEnvValue } from "./env.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isTruthyEnvValue(" Yes "), true);
  * assert.equal(isTruthyEnvValue("0"), false);
@@ -50,27 +50,6 @@ export function readProcessEnv(name: string): string | undefined {
 export function isTruthyEnvValue(value: string | undefined | null): boolean {
   if (value == null) return false;
   return ["1", "true", "yes", "on"].includes(value.trim().toLowerCase());
-}
-
-/**
- * Returns a copy of the whole process environment, or an empty object when
- * enumerating it is not permitted. Used only where an overlay of the full
- * environment is needed (a profile's secret scope); never at import time.
- *
- * @returns A fresh object; changing it does not change the process.
- *
- * @example Copying the environment
- * ```ts no-assert
- * import { snapshotProcessEnv } from "@hermes/memory";
- * const env = snapshotProcessEnv();
- * ```
- */
-export function snapshotProcessEnv(): Record<string, string> {
-  try {
-    return Deno.env.toObject();
-  } catch {
-    return {};
-  }
 }
 
 /**
@@ -91,7 +70,7 @@ export function snapshotProcessEnv(): Record<string, string> {
  *
  * @example Parsing YAML under narrow env grants
  * ```ts no-assert
- * import { withTolerantProcessEnv } from "@hermes/memory";
+ * import { withTolerantProcessEnv } from "./env.ts";
  * import { parse } from "yaml";
  * const value = withTolerantProcessEnv(() => parse("a: 1"));
  * ```

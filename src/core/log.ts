@@ -24,7 +24,7 @@ export interface Logger {
 }
 
 /** The default logger: `warn` and `error` lines on stderr, the rest dropped. */
-export const STDERR_LOGGER: Logger = {
+const STDERR_LOGGER: Logger = {
   log(level: LogLevel, message: string): void {
     if (level === "warn" || level === "error") {
       console.error(`hermes: ${level}: ${message}`);
@@ -52,21 +52,6 @@ export function setLogger(logger: Logger): Logger {
   const previous = current;
   current = logger;
   return previous;
-}
-
-/**
- * Returns the logger in use.
- *
- * @returns The current logger.
- *
- * @example
- * ```ts no-assert
- * import { getLogger } from "@hermes/memory";
- * getLogger().log("info", "started");
- * ```
- */
-export function getLogger(): Logger {
-  return current;
 }
 
 /**

@@ -690,7 +690,7 @@ export abstract class MemoryProvider {
  *
  * @example Telling providers from other values
  * ```ts
- * import { isMemoryProvider } from "@hermes/memory";
+ * import { isMemoryProvider } from "./memory_provider.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isMemoryProvider({}), false);
  * ```

@@ -72,7 +72,7 @@ export interface ProviderRegistrationContext {
 }
 
 /** Options of {@linkcode extractMemoryProvider}. */
-export interface ExtractOptions {
+interface ExtractOptions {
   /** The provider's name, used in messages and as `ctx.providerName`. */
   providerName: string;
   /**
@@ -92,7 +92,7 @@ export interface ExtractOptions {
 }
 
 /** Options of {@linkcode createRegistrationContext}. */
-export interface RegistrationContextOptions {
+interface RegistrationContextOptions {
   /** The provider's sections of `config.yaml`, as `ctx.hermesConfig`. */
   hermesConfig?: HermesConfig;
 }
@@ -116,7 +116,7 @@ function deepFreeze<T>(value: T): T {
  *
  * @example
  * ```ts
- * import { createRegistrationContext } from "@hermes/memory";
+ * import { createRegistrationContext } from "./plugin_context.ts";
  * import assert from "node:assert/strict";
  * const ctx = createRegistrationContext("notes", () => {}, () => {});
  * assert.equal(ctx.providerName, "notes");
@@ -190,7 +190,8 @@ function isProviderClass(value: unknown): value is new () => MemoryProvider {
  *
  * @example
  * ```ts
- * import { extractMemoryProvider, MemoryProvider, type ToolSchema } from "@hermes/memory";
+ * import { extractMemoryProvider } from "./plugin_context.ts";
+ * import { MemoryProvider, type ToolSchema } from "@hermes/memory";
  * import assert from "node:assert/strict";
  * class Notes extends MemoryProvider {
  *   get name(): string { return "notes"; }

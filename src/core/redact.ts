@@ -491,7 +491,7 @@ export function redactForEgress<T>(value: T): T {
  *
  * @example Masking the password of a URL
  * ```ts
- * import { redactText } from "@hermes/memory";
+ * import { redactText } from "./redact.ts";
  * import assert from "node:assert/strict";
  *
  * assert.equal(

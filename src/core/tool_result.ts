@@ -14,7 +14,7 @@
  *
  * @example The error result of a tool call
  * ```ts
- * import { toolError } from "@hermes/memory";
+ * import { toolError } from "./tool_result.ts";
  * import assert from "node:assert/strict";
  *
  * assert.deepEqual(JSON.parse(toolError("No memory provider handles tool 'x'")), {

@@ -39,7 +39,7 @@ const IS_WINDOWS = Deno.build.os === "windows";
  * alive (Windows): 10 minutes, while a settings write takes milliseconds
  * and a large outbox compaction seconds.
  */
-export const STALE_TEMP_FILE_MS = 10 * 60 * 1000;
+const STALE_TEMP_FILE_MS = 10 * 60 * 1000;
 
 /** Temporary files of writes running in this process (never cleaned up). */
 const writing = new Set<string>();

@@ -47,7 +47,7 @@ export interface BackgroundDrainResult {
  *
  * @example Waiting a bounded time
  * ```ts
- * import { settlesWithin } from "@hermes/memory";
+ * import { settlesWithin } from "./background_queue.ts";
  * import assert from "node:assert/strict";
  *
  * assert.equal(await settlesWithin(Promise.resolve(1), 10), true);
@@ -74,7 +74,7 @@ export function settlesWithin(
  *
  * @example Serializing writes
  * ```ts
- * import { BackgroundQueue } from "@hermes/memory";
+ * import { BackgroundQueue } from "./background_queue.ts";
  * import assert from "node:assert/strict";
  *
  * const queue = new BackgroundQueue();

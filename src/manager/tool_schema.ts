@@ -92,7 +92,7 @@ export const RESERVED_CORE_TOOL_NAMES: ReadonlySet<string> = new Set([
  *
  * @example Unwrapping the OpenAI form
  * ```ts
- * import { normalizeToolSchema } from "@hermes/memory";
+ * import { normalizeToolSchema } from "./tool_schema.ts";
  * import assert from "node:assert/strict";
  *
  * const bare = { name: "notes_search", parameters: { type: "object" } };
@@ -151,7 +151,7 @@ export interface MemoryProviderToolsEnabledOptions {
  *
  * @example Gating by toolset
  * ```ts
- * import { memoryProviderToolsEnabled } from "@hermes/memory";
+ * import { memoryProviderToolsEnabled } from "./tool_schema.ts";
  * import assert from "node:assert/strict";
  *
  * assert.equal(memoryProviderToolsEnabled(null), true);
@@ -239,7 +239,7 @@ function surfaceToolName(tool: unknown): unknown {
  *
  * @example Built-in memory tool present
  * ```ts
- * import { memoryProviderToolsExposed } from "@hermes/memory";
+ * import { memoryProviderToolsExposed } from "./tool_schema.ts";
  * import assert from "node:assert/strict";
  *
  * const tools = [{ type: "function", function: { name: "memory" } }];
@@ -273,7 +273,7 @@ export function memoryProviderToolsExposed(
  *
  * @example Injecting provider tools
  * ```ts
- * import { injectMemoryProviderTools } from "@hermes/memory";
+ * import { injectMemoryProviderTools } from "./tool_schema.ts";
  * import assert from "node:assert/strict";
  *
  * const manager = {

@@ -109,7 +109,7 @@ export interface DiscoveredProvider {
 }
 
 /** The values of `memory.provider` that mean "built-in memory only". */
-export const BUILTIN_SENTINELS: ReadonlySet<string> = new Set([
+const BUILTIN_SENTINELS: ReadonlySet<string> = new Set([
   "",
   "default",
   "builtin",
@@ -138,7 +138,7 @@ function warnOnce(message: string): void {
  *
  * @example
  * ```ts
- * import { isBuiltinSentinel } from "@hermes/memory";
+ * import { isBuiltinSentinel } from "./plugin_discovery.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isBuiltinSentinel(" Built-In "), true);
  * assert.equal(isBuiltinSentinel("honcho"), false);
@@ -159,7 +159,7 @@ export function isBuiltinSentinel(value: unknown): boolean {
  *
  * @example
  * ```ts
- * import { isValidProviderName } from "@hermes/memory";
+ * import { isValidProviderName } from "./plugin_discovery.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isValidProviderName("my-provider"), true);
  * assert.equal(isValidProviderName("../evil"), false);
@@ -177,7 +177,7 @@ export function isValidProviderName(name: string): boolean {
  *
  * @example
  * ```ts no-assert
- * import { bundledProvidersDir } from "@hermes/memory";
+ * import { bundledProvidersDir } from "./plugin_discovery.ts";
  * const dir = bundledProvidersDir();
  * ```
  */
@@ -369,7 +369,7 @@ function topLevelEscape(dir: string): EscapingSymlink | undefined {
 }
 
 /** A symlink found under a provider directory that resolves outside it. */
-export interface EscapingSymlink {
+interface EscapingSymlink {
   /** The link. */
   path: string;
   /** Where it resolves (or `"(broken)"`). */
@@ -377,7 +377,7 @@ export interface EscapingSymlink {
 }
 
 /** Options of {@linkcode findEscapingSymlink}. */
-export interface FindEscapingSymlinkOptions {
+interface FindEscapingSymlinkOptions {
   /**
    * Walk subdirectories too (bounded to 5000 entries), not only the top
    * level.
@@ -398,7 +398,7 @@ export interface FindEscapingSymlinkOptions {
  *
  * @example
  * ```ts ignore
- * import { findEscapingSymlink } from "@hermes/memory";
+ * import { findEscapingSymlink } from "./plugin_discovery.ts";
  * const escape = await findEscapingSymlink("/home/me/.hermes/plugins/notes");
  * ```
  */
@@ -521,7 +521,7 @@ function remoteBundledCandidates(seen: Set<string>): ProviderCandidate[] {
  *
  * @example
  * ```ts ignore
- * import { scanMemoryProviders } from "@hermes/memory";
+ * import { scanMemoryProviders } from "./plugin_discovery.ts";
  * for (const p of await scanMemoryProviders()) console.log(p.name, p.source);
  * ```
  */
@@ -564,7 +564,7 @@ export async function scanMemoryProviders(
  *
  * @example
  * ```ts ignore
- * import { listMemoryProviderNames } from "@hermes/memory";
+ * import { listMemoryProviderNames } from "./plugin_discovery.ts";
  * console.log(await listMemoryProviderNames());
  * ```
  */
@@ -584,7 +584,7 @@ export async function listMemoryProviderNames(
  *
  * @example
  * ```ts ignore
- * import { findMemoryProvider } from "@hermes/memory";
+ * import { findMemoryProvider } from "./plugin_discovery.ts";
  * const honcho = await findMemoryProvider("honcho");
  * ```
  */
@@ -609,7 +609,7 @@ export async function findMemoryProvider(
  *
  * @example
  * ```ts ignore
- * import { findProviderDir } from "@hermes/memory";
+ * import { findProviderDir } from "./plugin_discovery.ts";
  * const dir = await findProviderDir("honcho");
  * ```
  */
@@ -629,9 +629,10 @@ export async function findProviderDir(
  *
  * @example
  * ```ts
- * import { candidateModuleDir } from "@hermes/memory";
+ * import { candidateModuleDir } from "./plugin_discovery.ts";
+ * import { emptyPluginManifest } from "./plugin_manifest.ts";
  * import assert from "node:assert/strict";
- * const dir = candidateModuleDir({ name: "x", source: "package", specifier: "npm:x@1", manifest: { description: "", hooks: [], requiresEnv: [], externalDependencies: [], permissions: { read: [], env: [], net: [], npm: false } } });
+ * const dir = candidateModuleDir({ name: "x", source: "package", specifier: "npm:x@1", manifest: emptyPluginManifest() });
  * assert.equal(dir, undefined);
  * ```
  */

@@ -100,7 +100,7 @@ export interface PluginManifest {
 }
 
 /** Options of {@linkcode PluginManifestError}. */
-export interface PluginManifestErrorOptions {
+interface PluginManifestErrorOptions {
   /** The underlying failure. */
   cause?: unknown;
 }
@@ -129,7 +129,7 @@ export class PluginManifestError extends Error {
 }
 
 /** Options of {@linkcode parsePermissionBlock}. */
-export interface PermissionBlockOptions {
+interface PermissionBlockOptions {
   /** The file (and key) named in errors, e.g. a `plugin.yaml` path. */
   where: string;
   /**
@@ -153,7 +153,7 @@ const PERMISSION_KEYS = new Set(["read", "write", "env", "net", "npm"]);
  *
  * @example
  * ```ts
- * import { emptyPluginManifest } from "@hermes/memory";
+ * import { emptyPluginManifest } from "./plugin_manifest.ts";
  * import assert from "node:assert/strict";
  * assert.equal(emptyPluginManifest().permissions.npm, false);
  * ```
@@ -178,7 +178,7 @@ export function emptyPluginManifest(): PluginManifest {
  *
  * @example
  * ```ts
- * import { normalizeNetHost } from "@hermes/memory";
+ * import { normalizeNetHost } from "./plugin_manifest.ts";
  * import assert from "node:assert/strict";
  * assert.equal(normalizeNetHost("https://honcho.example.com:8443/v3"), "honcho.example.com:8443");
  * assert.equal(normalizeNetHost("api.honcho.dev"), "api.honcho.dev");
@@ -211,7 +211,7 @@ export function normalizeNetHost(value: string): string | undefined {
  *
  * @example
  * ```ts
- * import { expandPermissionPath } from "@hermes/memory";
+ * import { expandPermissionPath } from "./plugin_manifest.ts";
  * import assert from "node:assert/strict";
  * assert.equal(expandPermissionPath("/etc/./hosts"), "/etc/hosts");
  * assert.equal(expandPermissionPath("notes.txt"), undefined);
@@ -306,7 +306,7 @@ function describe(value: unknown): string {
  *
  * @example
  * ```ts
- * import { parsePermissionBlock } from "@hermes/memory";
+ * import { parsePermissionBlock } from "./plugin_manifest.ts";
  * import assert from "node:assert/strict";
  * const p = parsePermissionBlock({ net: ["https://api.example.com"] }, { where: "plugin.yaml" });
  * assert.deepEqual(p.net, ["api.example.com"]);
@@ -415,7 +415,7 @@ function parseAvailability(
  *
  * @example
  * ```ts
- * import { parsePluginManifest } from "@hermes/memory";
+ * import { parsePluginManifest } from "./plugin_manifest.ts";
  * import assert from "node:assert/strict";
  * const m = parsePluginManifest("name: notes\ndescription: Local notes\npermissions:\n  env: [NOTES_KEY]\n", "plugin.yaml");
  * assert.deepEqual(m.permissions.env, ["NOTES_KEY"]);
@@ -460,7 +460,7 @@ export function parsePluginManifest(
  *
  * @example
  * ```ts
- * import { pluginManifestFromValue } from "@hermes/memory";
+ * import { pluginManifestFromValue } from "./plugin_manifest.ts";
  * import assert from "node:assert/strict";
  * const m = pluginManifestFromValue({ name: "notes", permissions: { net: ["notes.example"] } }, "plugin.yaml");
  * assert.deepEqual(m.permissions.net, ["notes.example"]);
@@ -539,7 +539,7 @@ export function pluginManifestFromValue(
  *
  * @example
  * ```ts ignore
- * import { readPluginManifest } from "@hermes/memory";
+ * import { readPluginManifest } from "./plugin_manifest.ts";
  * const manifest = await readPluginManifest("/home/me/.hermes/plugins/notes");
  * ```
  */

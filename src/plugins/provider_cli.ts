@@ -25,7 +25,7 @@ import {
 import { errorText } from "../_util/error_text.ts";
 
 /** What a provider's `cli.ts` contributes. */
-export interface ProviderCli {
+interface ProviderCli {
   /** The provider's name: the command is `hermes <name>`. */
   name: string;
   /** One line for `hermes --help`. */
@@ -80,7 +80,7 @@ async function cliModuleUrl(
  *
  * @example
  * ```ts ignore
- * import { loadProviderCliExport } from "@hermes/memory";
+ * import { loadProviderCliExport } from "./provider_cli.ts";
  * const save = await loadProviderCliExport("honcho", "saveConfig");
  * ```
  */
@@ -101,7 +101,7 @@ export async function loadProviderCliExport(
 }
 
 /** Options of {@linkcode loadProviderCli}. */
-export interface ProviderCliOptions extends DiscoveryOptions {
+interface ProviderCliOptions extends DiscoveryOptions {
   /**
    * Load the provider's CLI even when it is not `memory.provider`.
    *
@@ -121,7 +121,7 @@ export interface ProviderCliOptions extends DiscoveryOptions {
  *
  * @example
  * ```ts ignore
- * import { loadProviderCli } from "@hermes/memory";
+ * import { loadProviderCli } from "./provider_cli.ts";
  * const cli = await loadProviderCli("honcho");
  * if (cli) await cli.registerCli(program.command(cli.name).description(cli.help));
  * ```

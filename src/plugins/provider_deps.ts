@@ -47,13 +47,13 @@ export interface ProviderDependency {
 }
 
 /** Readiness of one dependency. */
-export interface DependencyState extends ProviderDependency {
+interface DependencyState extends ProviderDependency {
   /** Whether it is in the module cache (`null`: could not be checked). */
   cached: boolean | null;
 }
 
 /** What {@linkcode providerDependencyStatus} reports. */
-export interface DependencyStatus {
+interface DependencyStatus {
   /** The provider's name. */
   provider: string;
   /** Whether every declared dependency is cached and allowed. */
@@ -120,7 +120,8 @@ const REMOTE_SPECIFIER_REGEXP = /^(?:npm:|jsr:|https:\/\/)/;
  *
  * @example
  * ```ts ignore
- * import { declaredDependencies, findMemoryProvider } from "@hermes/memory";
+ * import { declaredDependencies } from "./provider_deps.ts";
+ * import { findMemoryProvider } from "./plugin_discovery.ts";
  * const candidate = await findMemoryProvider("notes");
  * if (candidate) console.log(await declaredDependencies(candidate));
  * ```
@@ -246,7 +247,7 @@ function workingDir(candidate: ProviderCandidate, hermesHome: string): string {
  *
  * @example
  * ```ts ignore
- * import { providerDependencyStatus } from "@hermes/memory";
+ * import { providerDependencyStatus } from "./provider_deps.ts";
  * const status = await providerDependencyStatus("notes");
  * console.log(status?.summary);
  * ```

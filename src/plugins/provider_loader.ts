@@ -136,7 +136,7 @@ class LoadRefused extends Error {}
  * @param config The loaded `config.yaml`.
  * @returns The provider's view.
  */
-export function providerConfigView(
+function providerConfigView(
   name: string,
   config: HermesConfig,
 ): HermesConfig {
@@ -393,7 +393,8 @@ export async function loadMemoryProvider(
  *
  * @example
  * ```ts ignore
- * import { findMemoryProvider, probeMemoryProvider } from "@hermes/memory";
+ * import { findMemoryProvider } from "./plugin_discovery.ts";
+ * import { probeMemoryProvider } from "@hermes/memory";
  * const candidate = await findMemoryProvider("honcho");
  * const ok = candidate !== null && await probeMemoryProvider(candidate);
  * ```

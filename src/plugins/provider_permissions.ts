@@ -69,7 +69,7 @@ export { workerPermissions };
  * Names a provider may not have because its data directory
  * `$HERMES_HOME/<name>/` would be one Hermes itself uses.
  */
-export const RESERVED_PROVIDER_NAMES: ReadonlySet<string> = new Set([
+const RESERVED_PROVIDER_NAMES: ReadonlySet<string> = new Set([
   "plugins",
   "profiles",
   "memories",
@@ -100,7 +100,7 @@ export const RESERVED_PROVIDER_NAMES: ReadonlySet<string> = new Set([
  *
  * @example
  * ```ts
- * import { dataDirProblem } from "@hermes/memory";
+ * import { dataDirProblem } from "./provider_permissions.ts";
  * import assert from "node:assert/strict";
  * assert.equal(dataDirProblem("honcho", "/h"), undefined);
  * assert.match(dataDirProblem("plugins", "/h") ?? "", /Hermes itself uses/);
@@ -125,7 +125,7 @@ export function dataDirProblem(
 }
 
 /** Options of {@linkcode grantForCandidate}. */
-export interface GrantOptions {
+interface GrantOptions {
   /**
    * The profile home.
    *
@@ -167,7 +167,7 @@ function realPathSyncOr(path: string): string {
  *
  * @example
  * ```ts
- * import { userGrantFromConfig } from "@hermes/memory";
+ * import { userGrantFromConfig } from "./provider_permissions.ts";
  * import assert from "node:assert/strict";
  * const config = { memory: { permissions: { honcho: { net: ["honcho.internal:8000"] } } } };
  * assert.deepEqual(userGrantFromConfig("honcho", config, "/srv/h").net, ["honcho.internal:8000"]);
@@ -211,7 +211,8 @@ export function userGrantFromConfig(
  *
  * @example
  * ```ts
- * import { emptyPluginManifest, grantForCandidate } from "@hermes/memory";
+ * import { emptyPluginManifest } from "./plugin_manifest.ts";
+ * import { grantForCandidate } from "./provider_permissions.ts";
  * import assert from "node:assert/strict";
  * const grant = grantForCandidate(
  *   { name: "notes", source: "user", dir: "/srv/h/plugins/notes", specifier: "file:///srv/h/plugins/notes/mod.ts", manifest: emptyPluginManifest() },
@@ -359,7 +360,7 @@ function values(list: GrantEntry[]): string[] {
  * ```ts
  * import { denoRunFlags } from "@hermes/memory";
  * import assert from "node:assert/strict";
- * const flags = denoRunFlags({ provider: "x", hermesHome: "/h", read: [{ value: "/h", from: "hermes-home" }], write: [{ value: "/h", from: "hermes-home" }], env: [{ value: "X_KEY", from: "plugin.yaml" }], net: [], import: [], npm: false });
+ * const flags = denoRunFlags({ provider: "x", hermesHome: "/h", read: [{ value: "/h", from: "data-dir" }], write: [{ value: "/h", from: "data-dir" }], env: [{ value: "X_KEY", from: "plugin.yaml" }], net: [], import: [], npm: false });
  * assert.deepEqual(flags, ["--allow-read=/h", "--allow-write=/h", "--allow-env=X_KEY"]);
  * ```
  */
@@ -396,7 +397,8 @@ function hostHas(descriptor: Deno.PermissionDescriptor): boolean {
  *
  * @example
  * ```ts no-assert
- * import { missingHostPermissions, type ProviderGrant } from "@hermes/memory";
+ * import { missingHostPermissions } from "./provider_permissions.ts";
+ * import { type ProviderGrant } from "@hermes/memory";
  * declare const grant: ProviderGrant;
  * const missing = missingHostPermissions(grant);
  * ```

@@ -20,7 +20,7 @@ import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { getHermesHome } from "../profile/hermes_home.ts";
 
 /** One registered provider skill. */
-export interface ProviderSkill {
+interface ProviderSkill {
   /** `<provider>:<skill>`. */
   qualifiedName: string;
   /** The provider's name. */
@@ -34,7 +34,7 @@ export interface ProviderSkill {
 }
 
 /** Options of {@linkcode registerProviderSkill}. */
-export interface RegisterSkillOptions {
+interface RegisterSkillOptions {
   /**
    * A one-line description.
    *
@@ -55,7 +55,7 @@ export interface RegisterSkillOptions {
 }
 
 /** Options of the registry queries. */
-export interface SkillRegistryOptions {
+interface SkillRegistryOptions {
   /**
    * The profile home whose registry is used.
    *
@@ -99,7 +99,7 @@ function isInside(parent: string, child: string): boolean {
  *
  * @example
  * ```ts ignore
- * import { registerProviderSkill } from "@hermes/memory";
+ * import { registerProviderSkill } from "./provider_skills.ts";
  * registerProviderSkill("notes", "maintenance", "skills/maintenance/SKILL.md", {
  *   providerDir: "/home/me/.hermes/plugins/notes",
  *   description: "Tidy the notes store",
@@ -161,7 +161,7 @@ export function registerProviderSkill(
  *
  * @example
  * ```ts
- * import { listSkills } from "@hermes/memory";
+ * import { listSkills } from "./provider_skills.ts";
  * import assert from "node:assert/strict";
  * assert.ok(Array.isArray(listSkills({ hermesHome: "/nonexistent/home" })));
  * ```
@@ -183,7 +183,7 @@ export function listSkills(
  *
  * @example
  * ```ts
- * import { getSkill } from "@hermes/memory";
+ * import { getSkill } from "./provider_skills.ts";
  * import assert from "node:assert/strict";
  * assert.equal(getSkill("nobody:nothing", { hermesHome: "/nonexistent/home" }), undefined);
  * ```
@@ -205,7 +205,7 @@ export function getSkill(
  *
  * @example
  * ```ts ignore
- * import { readSkill } from "@hermes/memory";
+ * import { readSkill } from "./provider_skills.ts";
  * const text = await readSkill("notes:maintenance");
  * ```
  */
@@ -232,7 +232,7 @@ export async function readSkill(
  *
  * @example
  * ```ts
- * import { pruneInactiveProviderSkills } from "@hermes/memory";
+ * import { pruneInactiveProviderSkills } from "./provider_skills.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(pruneInactiveProviderSkills(null, { hermesHome: "/nonexistent/home" }), []);
  * ```

@@ -141,7 +141,7 @@ export function spawnContextTask<T>(
  *
  * @example Nothing running
  * ```ts
- * import { activeContextTasks } from "@hermes/memory";
+ * import { activeContextTasks } from "./context_task.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(activeContextTasks(), []);
  * ```

@@ -73,7 +73,7 @@ export const ENV_NAME_DENYLIST: ReadonlySet<string> = new Set([
  *
  * @example Checking a name before writing it to .env
  * ```ts
- * import { validateEnvName } from "@hermes/memory";
+ * import { validateEnvName } from "./env_file.ts";
  * import assert from "node:assert/strict";
  * validateEnvName("HONCHO_API_KEY");
  * assert.throws(() => validateEnvName("LD_PRELOAD"), RangeError);
@@ -238,7 +238,7 @@ function parseBindings(text: string): Binding[] {
 }
 
 /** Options of {@linkcode parseEnvText}. */
-export interface ParseEnvTextOptions {
+interface ParseEnvTextOptions {
   /**
    * Looks up a variable of the environment for `${NAME}` references that
    * the file itself does not define (python-dotenv reads `os.environ`).
@@ -278,7 +278,7 @@ export interface ParseEnvTextOptions {
  *
  * @example Quotes, escapes, comments and references
  * ```ts
- * import { parseEnvText } from "@hermes/memory";
+ * import { parseEnvText } from "./env_file.ts";
  * import assert from "node:assert/strict";
  * const env = parseEnvText(
  *   'export A=1 # note\\nB="say \\\\"hi\\\\"\\\\n"\\nC=${A}-x\\nD=x#y\\n',
@@ -314,7 +314,7 @@ export function parseEnvText(
 }
 
 /** What {@linkcode decodeEnvBytes} made of a `.env` file's bytes. */
-export interface DecodedEnvText {
+interface DecodedEnvText {
   /** The text python-dotenv would parse, after Hermes' pre-load clean-up. */
   text: string;
   /** Why the bytes could not be read at all (then `text` is `""`). */
@@ -340,7 +340,7 @@ const BOM_UTF8 = [0xef, 0xbb, 0xbf];
  *
  * @example A Windows-edited file with a BOM
  * ```ts
- * import { decodeEnvBytes } from "@hermes/memory";
+ * import { decodeEnvBytes } from "./env_file.ts";
  * import assert from "node:assert/strict";
  * const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode("A=1\\r\\n  B=2\\r\\n")]);
  * assert.equal(decodeEnvBytes(bytes).text, "A=1\\nB=2\\n");
@@ -407,7 +407,7 @@ const CREDENTIAL_SUFFIXES = ["_API_KEY", "_TOKEN", "_SECRET", "_KEY"];
  *
  * @example Credential names
  * ```ts
- * import { isCredentialName } from "@hermes/memory";
+ * import { isCredentialName } from "./env_file.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isCredentialName("HONCHO_API_KEY"), true);
  * assert.equal(isCredentialName("KEYX"), false);
@@ -428,7 +428,7 @@ export function isCredentialName(name: string): boolean {
  *
  * @example A key pasted with a zero-width space
  * ```ts
- * import { sanitizeCredential } from "@hermes/memory";
+ * import { sanitizeCredential } from "./env_file.ts";
  * import assert from "node:assert/strict";
  * assert.equal(sanitizeCredential("HONCHO_API_KEY", "hk\\u200b123"), "hk123");
  * assert.equal(sanitizeCredential("CITY", "café"), "café");
@@ -454,7 +454,7 @@ const warnedCredentials = new Set<string>();
  *
  * @example Cleaning a pasted key
  * ```ts
- * import { credentialValue } from "@hermes/memory";
+ * import { credentialValue } from "./env_file.ts";
  * import assert from "node:assert/strict";
  * assert.equal(credentialValue("MY_TOKEN", "abc"), "abc");
  * ```
@@ -482,7 +482,7 @@ export function credentialValue(name: string, value: string): string {
 }
 
 /** Options of {@linkcode loadEnvFile}. */
-export interface LoadEnvFileOptions {
+interface LoadEnvFileOptions {
   /**
    * Looks up environment variables for `${NAME}` references.
    *
@@ -506,7 +506,7 @@ export interface LoadEnvFileOptions {
  *
  * @example A missing .env file
  * ```ts
- * import { loadEnvFile } from "@hermes/memory";
+ * import { loadEnvFile } from "./env_file.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(await loadEnvFile("/nonexistent/.env"), {});
  * ```
@@ -536,7 +536,7 @@ export async function loadEnvFile(
  *
  * @example Reading bytes already in memory
  * ```ts
- * import { readEnvBytes } from "@hermes/memory";
+ * import { readEnvBytes } from "./env_file.ts";
  * import assert from "node:assert/strict";
  * const env = readEnvBytes(".env", new TextEncoder().encode("A=${B:-x}\\n"), { lookup: () => undefined });
  * assert.deepEqual(env, { A: "x" });
@@ -601,7 +601,8 @@ export interface SaveEnvValueOptions {
  *
  * @example Storing an API key for a profile
  * ```ts
- * import { loadEnvFile, saveEnvValue } from "@hermes/memory";
+ * import { loadEnvFile } from "./env_file.ts";
+ * import { saveEnvValue } from "@hermes/memory";
  * import assert from "node:assert/strict";
  * const home = await Deno.makeTempDir();
  * await saveEnvValue("HONCHO_API_KEY", "hch-123", { hermesHome: home });

@@ -51,7 +51,7 @@ export function withHermesHome<T>(home: string, fn: () => T): T {
  *
  * @example No override outside withHermesHome()
  * ```ts
- * import { getHermesHomeOverride } from "@hermes/memory";
+ * import { getHermesHomeOverride } from "./hermes_home.ts";
  * import assert from "node:assert/strict";
  * assert.equal(getHermesHomeOverride(), undefined);
  * ```
@@ -135,7 +135,7 @@ export function getHermesRoot(): string {
  *
  * @example The process-level home
  * ```ts no-assert
- * import { getProcessHermesHome } from "@hermes/memory";
+ * import { getProcessHermesHome } from "./hermes_home.ts";
  * const home = getProcessHermesHome();
  * ```
  */

@@ -39,7 +39,7 @@ let multiplexActive = false;
  * connector's routing settings (not its credentials). Names starting with
  * one of {@linkcode GLOBAL_ENV_PREFIXES} are global too.
  */
-export const GLOBAL_ENV_VARS: ReadonlySet<string> = new Set([
+const GLOBAL_ENV_VARS: ReadonlySet<string> = new Set([
   "HERMES_HOME",
   "HERMES_PROFILE",
   "HERMES_DATA_DIR_SUFFIX",
@@ -87,7 +87,7 @@ export const GLOBAL_ENV_VARS: ReadonlySet<string> = new Set([
 ]);
 
 /** Prefixes of deployment-wide variable names (see {@linkcode GLOBAL_ENV_VARS}). */
-export const GLOBAL_ENV_PREFIXES: readonly string[] = Object.freeze([
+const GLOBAL_ENV_PREFIXES: readonly string[] = Object.freeze([
   "HERMES_KANBAN_",
   "HERMES_TELEGRAM_",
   "TERMINAL_",
@@ -125,7 +125,7 @@ export class UnscopedSecretError extends Error {
  *
  * @example Deployment variables are global
  * ```ts
- * import { isGlobalEnvVar } from "@hermes/memory";
+ * import { isGlobalEnvVar } from "./secret_scope.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isGlobalEnvVar("HERMES_HOME"), true);
  * assert.equal(isGlobalEnvVar("TERMINAL_CWD"), true);
@@ -213,7 +213,7 @@ export function setMultiplexActive(active: boolean): void {
  *
  * @example Single-profile by default
  * ```ts
- * import { isMultiplexActive } from "@hermes/memory";
+ * import { isMultiplexActive } from "./secret_scope.ts";
  * import assert from "node:assert/strict";
  * assert.equal(isMultiplexActive(), false);
  * ```

@@ -43,7 +43,7 @@
  * }
  *
  * const provider = new LastTurn();
- * provider.syncTurn("the kite is red", "noted", {});
+ * provider.syncTurn("the kite is red");
  * assert.match(provider.prefetch(), /the kite is red$/);
  * ```
  *

@@ -74,7 +74,7 @@ export function localFrameworkDir(): string | undefined {
  *
  * @example
  * ```ts
- * import { explainDenial } from "@hermes/memory";
+ * import { explainDenial } from "./denial.ts";
  * import assert from "node:assert/strict";
  * const denial = new Error('Requires net access to "evil.example:443", run again with the --allow-net flag');
  * denial.name = "NotCapable";

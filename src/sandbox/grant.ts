@@ -90,7 +90,7 @@ function values(list: GrantEntry[]): string[] {
  *
  * @example
  * ```ts
- * import { workerPermissions } from "@hermes/memory";
+ * import { workerPermissions } from "./grant.ts";
  * import assert from "node:assert/strict";
  * const p = workerPermissions({ provider: "x", hermesHome: "/h", read: [{ value: "/h/x", from: "data-dir" }], write: [{ value: "/h/x", from: "data-dir" }], env: [], net: [], import: [], npm: false });
  * assert.equal(p.run, false);

@@ -149,7 +149,7 @@ export const MAX_RESULT_BYTES = 32 * 1024 * 1024;
  *
  * @example
  * ```ts
- * import { serializeError } from "@hermes/memory";
+ * import { serializeError } from "./worker_protocol.ts";
  * import assert from "node:assert/strict";
  * assert.equal(serializeError(new TypeError("bad")).name, "TypeError");
  * ```
@@ -175,7 +175,7 @@ export function serializeError(error: unknown): SerializedError {
  *
  * @example
  * ```ts
- * import { reviveError } from "@hermes/memory";
+ * import { reviveError } from "./worker_protocol.ts";
  * import assert from "node:assert/strict";
  * assert.equal(reviveError({ name: "NotCapable", message: "no" }).name, "NotCapable");
  * ```

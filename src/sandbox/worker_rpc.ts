@@ -53,7 +53,7 @@ export {
 } from "./worker_protocol.ts";
 
 /** Options of {@linkcode ProviderWorkerStoppedError}. */
-export interface ProviderErrorOptions {
+interface ProviderErrorOptions {
   /** The underlying failure. */
   cause?: unknown;
 }
@@ -84,7 +84,7 @@ export class ProviderWorkerStoppedError extends Error {
 }
 
 /** Options of {@linkcode WorkerRpc}. */
-export interface WorkerRpcOptions {
+interface WorkerRpcOptions {
   /** The provider's name, for messages. */
   provider: string;
   /**
@@ -116,7 +116,7 @@ export interface WorkerRpcOptions {
 }
 
 /** Options of {@linkcode WorkerRpc.request}. */
-export interface RequestOptions {
+interface RequestOptions {
   /** Reject after this many milliseconds (`Infinity`: never). */
   timeoutMs: number;
   /** The method name, for the timeout message. */
@@ -137,7 +137,7 @@ interface Pending {
  *
  * @example Calling into a worker
  * ```ts ignore
- * import { WorkerRpc } from "@hermes/memory";
+ * import { WorkerRpc } from "./worker_rpc.ts";
  * const rpc = new WorkerRpc(worker, { provider: "notes" });
  * await rpc.ready(10_000);
  * const pong = await rpc.request({ t: "ping" }, { timeoutMs: 1000, label: "ping" });

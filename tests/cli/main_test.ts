@@ -8,9 +8,9 @@ import {
   main,
   memoryCliIo,
   type MemoryCliIoOptions,
-  scanGlobalArgs,
   USAGE_EXIT_CODE,
 } from "../../src/cli/mod.ts";
+import { scanGlobalArgs } from "../../src/cli/arg_scan.ts";
 
 async function withHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
   const home = await Deno.makeTempDir({ prefix: "hermes-cli-" });

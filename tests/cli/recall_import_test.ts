@@ -6,8 +6,8 @@ import {
   main,
   memoryCliIo,
   type MemoryCliIoOptions,
-  parseTranscript,
 } from "../../src/cli/mod.ts";
+import { parseTranscript } from "../../src/cli/commands/memory_import.ts";
 
 const JOURNAL_MOD = `
 import { getHermesHome, MemoryProvider, recallStatus, type RecallStatus, type ToolSchema } from "@hermes/memory";

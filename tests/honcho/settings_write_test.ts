@@ -5,7 +5,8 @@
 // leaves a whole file and no temporary file after the next write.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { loadConfig, loadEnvFile } from "@hermes/memory";
+import { loadConfig } from "@hermes/memory";
+import { loadEnvFile } from "../../src/profile/env_file.ts";
 import { saveHonchoConfig } from "../../plugins/memory/honcho/config_file.ts";
 import { spawnRepoScript } from "../helpers/deno_child.ts";
 

@@ -25,7 +25,8 @@ import { registerMemoryImport } from "./memory_import.ts";
  *
  * @example Attaching the subcommand
  * ```ts
- * import { createCommand, memoryCliIo, registerMemoryCommand } from "@hermes/memory/cli";
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerMemoryCommand } from "./memory.ts";
  * import assert from "node:assert/strict";
  * const root = createCommand("hermes", { io: memoryCliIo(), exitCode: 0 });
  * assert.equal(registerMemoryCommand(root).name(), "memory");

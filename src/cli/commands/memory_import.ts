@@ -23,7 +23,7 @@ import { openAgentMemory } from "../agent_memory.ts";
 import type { ChatMessage } from "../../core/memory_provider.ts";
 
 /** One replayable turn of a transcript. */
-export interface TranscriptTurn {
+interface TranscriptTurn {
   /** The user's message text. */
   user: string;
   /** The assistant's reply text (the last assistant text before the next user message). */
@@ -35,7 +35,7 @@ export interface TranscriptTurn {
 }
 
 /** A line of a transcript that was skipped. */
-export interface TranscriptProblem {
+interface TranscriptProblem {
   /** The 1-based line. */
   line: number;
   /** Why it was skipped. */
@@ -43,7 +43,7 @@ export interface TranscriptProblem {
 }
 
 /** What {@linkcode parseTranscript} found. */
-export interface ParsedTranscript {
+interface ParsedTranscript {
   /** The turns, in order. */
   turns: TranscriptTurn[];
   /** Malformed lines, skipped. */
@@ -61,7 +61,7 @@ export interface ParsedTranscript {
  *
  * @example Basic usage
  * ```ts
- * import { messageText } from "@hermes/memory/cli";
+ * import { messageText } from "./memory_import.ts";
  * import assert from "node:assert/strict";
  * assert.equal(messageText([{ type: "text", text: "hi" }]), "hi");
  * ```
@@ -92,7 +92,7 @@ export function messageText(content: unknown): string {
  *
  * @example Basic usage
  * ```ts
- * import { parseTranscript } from "@hermes/memory/cli";
+ * import { parseTranscript } from "./memory_import.ts";
  * import assert from "node:assert/strict";
  * const parsed = parseTranscript(
  *   '{"role":"user","content":"hi"}\n{"role":"assistant","content":"hello"}\n',
@@ -173,7 +173,7 @@ export function parseTranscript(text: string): ParsedTranscript {
  *
  * @example Repeated turns get different keys
  * ```ts
- * import { importTurnIds } from "@hermes/memory/cli";
+ * import { importTurnIds } from "./memory_import.ts";
  * import assert from "node:assert/strict";
  * const ids = importTurnIds("s", [
  *   { user: "ok", assistant: "Done.", messages: [], line: 1 },
@@ -199,7 +199,7 @@ export function importTurnIds(
 }
 
 /** Options of {@linkcode runMemoryImport}. */
-export interface MemoryImportOptions {
+interface MemoryImportOptions {
   /** The session id the turns are recorded under (default `import-<file stem>`). */
   session?: string;
 }
@@ -241,7 +241,8 @@ async function readTranscript(path: string): Promise<string> {
  *
  * @example Running the command in-process
  * ```ts ignore
- * import { memoryCliIo, runMemoryImport } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { runMemoryImport } from "./memory_import.ts";
  * await runMemoryImport("chat.jsonl", {}, memoryCliIo());
  * ```
  */
@@ -328,7 +329,8 @@ export async function runMemoryImport(
  *
  * @example Attaching the subcommand
  * ```ts
- * import { createCommand, memoryCliIo, registerMemoryImport } from "@hermes/memory/cli";
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerMemoryImport } from "./memory_import.ts";
  * import assert from "node:assert/strict";
  * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
  * assert.equal(registerMemoryImport(memory).name(), "import");

@@ -13,7 +13,7 @@ import { isBuiltinSentinel } from "../_plugins.ts";
 import { getConfigValue, loadConfig } from "../../config/config.ts";
 
 /** Options of {@linkcode runMemoryList}. */
-export interface MemoryListOptions {
+interface MemoryListOptions {
   /**
    * Print JSON.
    *
@@ -31,7 +31,8 @@ export interface MemoryListOptions {
  *
  * @example Running the command in-process
  * ```ts ignore
- * import { memoryCliIo, runMemoryList } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { runMemoryList } from "./memory_list.ts";
  * await runMemoryList({ json: true }, memoryCliIo());
  * ```
  */
@@ -83,7 +84,8 @@ export async function runMemoryList(
  *
  * @example Attaching the subcommand
  * ```ts
- * import { createCommand, memoryCliIo, registerMemoryList } from "@hermes/memory/cli";
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerMemoryList } from "./memory_list.ts";
  * import assert from "node:assert/strict";
  * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
  * assert.equal(registerMemoryList(memory).name(), "list");

@@ -26,7 +26,8 @@ import { isBuiltinSentinel } from "../_plugins.ts";
  *
  * @example Running the command in-process
  * ```ts ignore
- * import { memoryCliIo, runMemoryOff } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { runMemoryOff } from "./memory_off.ts";
  * await runMemoryOff(memoryCliIo());
  * ```
  */
@@ -69,7 +70,8 @@ export async function runMemoryOff(io: CliIo): Promise<number> {
  *
  * @example Attaching the subcommand
  * ```ts
- * import { createCommand, memoryCliIo, registerMemoryOff } from "@hermes/memory/cli";
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerMemoryOff } from "./memory_off.ts";
  * import assert from "node:assert/strict";
  * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
  * assert.equal(registerMemoryOff(memory).name(), "off");

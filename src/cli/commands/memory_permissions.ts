@@ -14,7 +14,7 @@ import { getHermesHome } from "../../profile/hermes_home.ts";
 import { loadConfig } from "../../config/config.ts";
 
 /** Options of {@linkcode runMemoryPermissions}. */
-export interface MemoryPermissionsOptions {
+interface MemoryPermissionsOptions {
   /** The provider to compute for (default: `memory.provider`). */
   provider?: string;
   /**
@@ -34,7 +34,8 @@ export interface MemoryPermissionsOptions {
  *
  * @example Running the command in-process
  * ```ts ignore
- * import { memoryCliIo, runMemoryPermissions } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { runMemoryPermissions } from "./memory_permissions.ts";
  * await runMemoryPermissions({}, memoryCliIo());
  * ```
  */
@@ -92,7 +93,8 @@ export async function runMemoryPermissions(
  *
  * @example Attaching the subcommand
  * ```ts
- * import { createCommand, memoryCliIo, registerMemoryPermissions } from "@hermes/memory/cli";
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerMemoryPermissions } from "./memory_permissions.ts";
  * import assert from "node:assert/strict";
  * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
  * assert.equal(registerMemoryPermissions(memory).name(), "permissions");

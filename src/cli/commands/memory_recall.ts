@@ -14,7 +14,7 @@ import { buildMemoryContextBlock } from "../../context/context_fence.ts";
 import { isTrivialPrompt } from "../../context/trivial_prompt.ts";
 
 /** Options of {@linkcode runMemoryRecall}. */
-export interface MemoryRecallOptions {
+interface MemoryRecallOptions {
   /**
    * The session id used for the preview.
    *
@@ -41,7 +41,8 @@ export interface MemoryRecallOptions {
  *
  * @example Running the command in-process
  * ```ts ignore
- * import { memoryCliIo, runMemoryRecall } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { runMemoryRecall } from "./memory_recall.ts";
  * await runMemoryRecall("what editor do I use?", {}, memoryCliIo());
  * ```
  */
@@ -110,7 +111,8 @@ export async function runMemoryRecall(
  *
  * @example Attaching the subcommand
  * ```ts
- * import { createCommand, memoryCliIo, registerMemoryRecall } from "@hermes/memory/cli";
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerMemoryRecall } from "./memory_recall.ts";
  * import assert from "node:assert/strict";
  * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
  * assert.equal(registerMemoryRecall(memory).name(), "recall");

@@ -20,7 +20,7 @@ import { formatThousands } from "../../builtin/memory_format.ts";
 import type { MemoryTarget } from "../../core/memory_provider.ts";
 
 /** Options of {@linkcode runMemoryReset}. */
-export interface MemoryResetOptions {
+interface MemoryResetOptions {
   /**
    * Which files to erase.
    *
@@ -49,7 +49,8 @@ const DESCRIPTIONS: Record<MemoryTarget, string> = {
  *
  * @example Running the command in-process
  * ```ts ignore
- * import { memoryCliIo, runMemoryReset } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { runMemoryReset } from "./memory_reset.ts";
  * const code = await runMemoryReset({ target: "user", yes: true }, memoryCliIo());
  * ```
  */
@@ -137,7 +138,8 @@ export async function runMemoryReset(
  *
  * @example Attaching the subcommand
  * ```ts
- * import { createCommand, memoryCliIo, registerMemoryReset } from "@hermes/memory/cli";
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerMemoryReset } from "./memory_reset.ts";
  * import assert from "node:assert/strict";
  * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
  * assert.equal(registerMemoryReset(memory).name(), "reset");

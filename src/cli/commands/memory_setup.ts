@@ -71,7 +71,7 @@ import type {
 import { isRecord } from "../../_util/is_record.ts";
 
 /** Options of {@linkcode runMemorySetup}. */
-export interface MemorySetupOptions {
+interface MemorySetupOptions {
   /** The provider to set up; the picker is shown when absent. */
   provider?: string;
   /**
@@ -110,7 +110,8 @@ class SetupStop extends Error {
  *
  * @example Running the command in-process
  * ```ts ignore
- * import { memoryCliIo, runMemorySetup } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { runMemorySetup } from "./memory_setup.ts";
  * await runMemorySetup({ provider: "honcho", set: ["workspace=team"], yes: true }, memoryCliIo());
  * ```
  */
@@ -608,7 +609,8 @@ async function walkSchema(
  *
  * @example Attaching the subcommand
  * ```ts
- * import { createCommand, memoryCliIo, registerMemorySetup } from "@hermes/memory/cli";
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerMemorySetup } from "./memory_setup.ts";
  * import assert from "node:assert/strict";
  * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
  * assert.equal(registerMemorySetup(memory).name(), "setup");

@@ -34,7 +34,7 @@ import type { HermesConfig, MemoryTarget } from "../../core/memory_provider.ts";
 import { isBuiltinSentinel } from "../_plugins.ts";
 
 /** One built-in memory file in a {@linkcode StatusReport}. */
-export interface BuiltinFileReport {
+interface BuiltinFileReport {
   /** `memory` or `user`. */
   target: MemoryTarget;
   /** `MEMORY.md` or `USER.md`. */
@@ -62,7 +62,7 @@ export interface BuiltinFileReport {
 }
 
 /** Everything `hermes memory status` shows; `--json` prints it as is. */
-export interface StatusReport {
+interface StatusReport {
   /** The profile home. */
   hermesHome: string;
   /** The profile's `config.yaml`. */
@@ -105,7 +105,8 @@ function memoryToolEnabled(config: HermesConfig): boolean {
  *
  * @example Gathering the report
  * ```ts ignore
- * import { collectStatus, memoryCliIo } from "@hermes/memory/cli";
+ * import { collectStatus } from "./memory_status.ts";
+ * import { memoryCliIo } from "@hermes/memory/cli";
  * const report = await collectStatus(memoryCliIo());
  * ```
  */
@@ -194,7 +195,9 @@ function fileLine(file: BuiltinFileReport, style: Style): string[] {
  *
  * @example Printing the report
  * ```ts ignore
- * import { collectStatus, memoryCliIo, renderStatus, styleFor } from "@hermes/memory/cli";
+ * import { collectStatus, renderStatus } from "./memory_status.ts";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { styleFor } from "../format.ts";
  * const io = memoryCliIo();
  * io.stdout(renderStatus(await collectStatus(io), styleFor(io, "stdout")));
  * ```
@@ -331,7 +334,7 @@ function renderProvider(p: ProviderReport, style: Style): string {
 }
 
 /** Options of {@linkcode runMemoryStatus}. */
-export interface MemoryStatusOptions {
+interface MemoryStatusOptions {
   /**
    * Print the report as JSON.
    *
@@ -350,7 +353,8 @@ export interface MemoryStatusOptions {
  *
  * @example Running the command in-process
  * ```ts ignore
- * import { memoryCliIo, runMemoryStatus } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { runMemoryStatus } from "./memory_status.ts";
  * await runMemoryStatus({ json: true }, memoryCliIo());
  * ```
  */
@@ -375,7 +379,8 @@ export async function runMemoryStatus(
  *
  * @example Attaching the subcommand
  * ```ts
- * import { createCommand, memoryCliIo, registerMemoryStatus } from "@hermes/memory/cli";
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerMemoryStatus } from "./memory_status.ts";
  * import assert from "node:assert/strict";
  * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
  * assert.equal(registerMemoryStatus(memory).name(), "status");

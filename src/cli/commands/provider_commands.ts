@@ -50,8 +50,10 @@ async function activeProvider(): Promise<string | null> {
  *
  * @example Basic usage
  * ```ts ignore
- * import { attachProviderCommand, buildProgram, memoryCliIo } from "@hermes/memory/cli";
- * const program = buildProgram({ io: memoryCliIo(), exitCode: 0 });
+ * import { attachProviderCommand } from "./provider_commands.ts";
+ * import { rootCommand } from "../run.ts";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * const program = rootCommand({ io: memoryCliIo(), exitCode: 0 });
  * const refused = await attachProviderCommand(program, "honcho");
  * ```
  */

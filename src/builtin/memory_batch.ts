@@ -1,0 +1,231 @@
+/**
+ * The `operations` batch of the `memory` tool, apart from the store that
+ * locks and writes: the argument checks made before the file is locked,
+ * and the all-or-nothing application of the operations to the entries read
+ * under the lock. Also the argument-error results the store and the tool
+ * share. Results are `MemoryResult` objects (plain JSON objects with
+ * Hermes' keys, in Hermes' order). Not public API.
+ *
+ * @module
+ */
+
+import { pythonStrip } from "./memory_format.ts";
+import { scanMemoryContent } from "./threat_scan.ts";
+import { pythonJsonDumps, pythonStr } from "../_util/python_json.ts";
+
+/** A batch's operations once their arguments have been checked. */
+export type CheckedOperations = Record<string, unknown>[];
+
+/**
+ * What applying a batch came to: the entries to write (with the replaced
+ * and removed entries by 1-based operation index), an `abort` message for
+ * an operation that cannot apply (a consolidation failure), or a `result`
+ * to return as it is (an argument that is not a string).
+ */
+export type BatchOutcome =
+  | {
+    work: string[];
+    replaced: Record<string, string>;
+    removed: Record<string, string>;
+  }
+  | { abort: string }
+  | { result: Record<string, unknown> };
+
+/**
+ * The indexes of the entries containing `old` (a case-sensitive
+ * substring).
+ *
+ * @param entries The entries.
+ * @param old The substring.
+ * @returns The matching indexes, in order.
+ */
+export function findCandidates(
+  entries: readonly string[],
+  old: string,
+): number[] {
+  const matches: number[] = [];
+  entries.forEach((e, i) => {
+    if (e.includes(old)) matches.push(i);
+  });
+  return matches;
+}
+
+/**
+ * Checks a batch before the file is locked, as Hermes does: a non-empty
+ * list of objects (an empty or falsy operation counts as one with no
+ * action), string actions, and every add/replace `content` a string that
+ * passes the threat scan as given (before trimming).
+ *
+ * @param operations The `operations` argument.
+ * @returns The operations, or the error result to return.
+ */
+export function checkBatchArguments(
+  operations: readonly unknown[],
+): { ops: CheckedOperations } | { result: Record<string, unknown> } {
+  if (operations.length === 0) {
+    return { result: { success: false, error: "operations list is empty." } };
+  }
+  const ops: CheckedOperations = [];
+  for (const [i, op] of operations.entries()) {
+    if (isTruthy(op) && !isPlainObject(op)) {
+      return {
+        result: argumentError(
+          `operations[${i}] must be an object like {"action": "add", "content": "..."} (got ${
+            jsonTypeName(op)
+          })`,
+        ),
+      };
+    }
+    const o = isPlainObject(op) ? op : {};
+    if (o.action !== null && typeof o.action === "object") {
+      return { result: notAStringResult(`operations[${i}].action`, o.action) };
+    }
+    ops.push(o);
+  }
+  for (const [i, op] of ops.entries()) {
+    if (
+      (op.action === "add" || op.action === "replace") &&
+      isTruthy(op.content)
+    ) {
+      if (typeof op.content !== "string") {
+        return {
+          result: notAStringResult(`operations[${i}].content`, op.content),
+        };
+      }
+      const blocked = scanMemoryContent(op.content);
+      if (blocked !== null) {
+        return {
+          result: { success: false, error: `Operation ${i + 1}: ${blocked}` },
+        };
+      }
+    }
+  }
+  return { ops };
+}
+
+/**
+ * Applies checked operations to a copy of `entries` in order, each seeing
+ * the effects of the earlier ones: duplicate adds are skipped, and
+ * replace/remove find one entry by substring (several matches must be the
+ * same entry). The budget is not checked here.
+ *
+ * @param entries The entries read under the lock.
+ * @param ops The checked operations.
+ * @returns The entries to write, or why the batch stops.
+ */
+export function applyBatch(
+  entries: readonly string[],
+  ops: CheckedOperations,
+): BatchOutcome {
+  const work = [...entries];
+  const replaced: Record<string, string> = {};
+  const removed: Record<string, string> = {};
+  for (const [i, op] of ops.entries()) {
+    for (const key of ["content", "old_text"]) {
+      if (isTruthy(op[key]) && typeof op[key] !== "string") {
+        return { result: notAStringResult(`operations[${i}].${key}`, op[key]) };
+      }
+    }
+    const action = op.action;
+    const content = pythonStrip(
+      isTruthy(op.content) ? op.content as string : "",
+    );
+    const old = pythonStrip(
+      isTruthy(op.old_text) ? op.old_text as string : "",
+    );
+    const pos = `Operation ${i + 1} (${
+      isTruthy(action) ? pythonStr(action) : "unknown"
+    })`;
+    if (action === "add") {
+      if (content === "") return { abort: `${pos}: content is required.` };
+      if (!work.includes(content)) work.push(content);
+    } else if (action === "replace" || action === "remove") {
+      if (old === "") return { abort: `${pos}: old_text is required.` };
+      if (action === "replace" && content === "") {
+        return {
+          abort: `${pos}: content is required (use action='remove' to delete).`,
+        };
+      }
+      const candidates = findCandidates(work, old);
+      if (candidates.length === 0) {
+        return { abort: `${pos}: no entry matched '${old}'.` };
+      }
+      if (new Set(candidates.map((c) => work[c])).size > 1) {
+        return {
+          abort:
+            `${pos}: '${old}' matched multiple distinct entries -- be more specific.`,
+        };
+      }
+      const index = candidates[0] as number;
+      const previous = work[index] as string;
+      if (action === "replace") {
+        work[index] = content;
+        replaced[String(i + 1)] = previous;
+      } else {
+        work.splice(index, 1);
+        removed[String(i + 1)] = previous;
+      }
+    } else {
+      return { abort: `${pos}: unknown action. Use add, replace, or remove.` };
+    }
+  }
+  return { work, replaced, removed };
+}
+
+// Python truthiness of a JSON value.
+function isTruthy(value: unknown): boolean {
+  if (value === null || value === undefined || value === false) return false;
+  if (typeof value === "number") return value !== 0 && !Number.isNaN(value);
+  if (typeof value === "string") return value.length > 0;
+  if (Array.isArray(value)) return value.length > 0;
+  if (typeof value === "object") return Object.keys(value).length > 0;
+  return true;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function jsonTypeName(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  if (value === null) return "null";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "number") return "a number";
+  if (typeof value === "boolean") return "a boolean";
+  return `a ${typeof value}`;
+}
+
+function argumentError(message: string): Record<string, unknown> {
+  return {
+    error:
+      `${message}: nothing was changed. Send the arguments as the tool schema describes them.`,
+    success: false,
+  };
+}
+
+/**
+ * The result for a `memory` tool argument that is not a string where Hermes
+ * expects one (and would raise): one error naming the argument and what it
+ * was; nothing is changed.
+ *
+ * @param name The argument, e.g. `content` or `operations[0].old_text`.
+ * @param value What was sent instead.
+ * @returns The error result (`error` first, like Hermes' `tool_error`).
+ *
+ * @example Refusing a number as content
+ * ```ts
+ * import { notAStringResult } from "./memory_batch.ts";
+ * import assert from "node:assert/strict";
+ * assert.match(String(notAStringResult("content", 12345).error), /^'content' must be a string \(got a number 12345\)/);
+ * ```
+ */
+export function notAStringResult(
+  name: string,
+  value: unknown,
+): Record<string, unknown> {
+  return argumentError(
+    `'${name}' must be a string (got ${jsonTypeName(value)} ${
+      pythonJsonDumps(value).slice(0, 80)
+    })`,
+  );
+}

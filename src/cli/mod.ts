@@ -31,6 +31,8 @@ export type { ProviderCommandLine } from "./root_help.ts";
 export * from "./provider_report.ts";
 export * from "./commands/memory.ts";
 export * from "./commands/memory_status.ts";
+export * from "./commands/memory_doctor.ts";
+export * from "./settings_files.ts";
 export * from "./commands/memory_setup.ts";
 export * from "./commands/memory_list.ts";
 export * from "./commands/memory_permissions.ts";
@@ -48,3 +50,9 @@ export type {
   MemoryTarget,
 } from "../core/memory_provider.ts";
 export type { ResetTarget } from "../builtin/memory_store.ts";
+export type {
+  ProviderConnectionStatus,
+  ProviderFileStatus,
+  ProviderSettingStatus,
+  ProviderStatusDescription,
+} from "../plugins/provider_cli.ts";

@@ -167,9 +167,10 @@ export async function checkEnvFile(
   );
   if (bad.length > 0) {
     report.error = {
-      message: `the statement does not parse (an unclosed quote, text after a closing quote or a space in the name), so Hermes skips it${
-        bad.length > 1 ? ` (also line ${bad.slice(1).join(", ")})` : ""
-      }`,
+      message:
+        `the statement does not parse (an unclosed quote, text after a closing quote or a space in the name), so Hermes skips it${
+          bad.length > 1 ? ` (also line ${bad.slice(1).join(", ")})` : ""
+        }`,
       line: bad[0]!,
       column: 1,
       fix: "write it as NAME=value (quote a value with spaces)",

@@ -380,7 +380,9 @@ function renderConnection(
   style: Style,
 ): string {
   if (c.ok) {
-    return `  Connection: ok ${mark(style, true)} (${c.url}, ${c.elapsedMs} ms)\n`;
+    return `  Connection: ok ${
+      mark(style, true)
+    } (${c.url}, ${c.elapsedMs} ms)\n`;
   }
   const head = c.attempted
     ? `${style.red("failed")} ${mark(style, false)}`
@@ -394,7 +396,8 @@ function renderProviderSettings(p: StatusProviderReport): string {
   if (p.settings === null) return "";
   const entries = Object.entries(p.settings);
   const set = entries.filter(([, s]) => s.set);
-  let out = `  Settings (${set.length} of ${entries.length} set; --json lists all):\n`;
+  let out =
+    `  Settings (${set.length} of ${entries.length} set; --json lists all):\n`;
   if (set.length === 0) return `${out}    (all at their defaults)\n`;
   out += columns(
     set.map(([key, s]) => [key, displayValue(s.value), s.source]),
@@ -459,9 +462,7 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
   out += renderProviderSettings(p);
   if (p.connection) out += renderConnection(p.connection, style);
   if (p.statusHookError) {
-    out += `  ${
-      style.yellow("status hook failed")
-    }: ${p.statusHookError}\n`;
+    out += `  ${style.yellow("status hook failed")}: ${p.statusHookError}\n`;
   }
   const deps = p.dependencies;
   if (deps) {

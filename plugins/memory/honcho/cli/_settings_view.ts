@@ -76,4 +76,3 @@ export function jsonSetting(key: string, value: unknown): unknown {
   if (key === "oauth") return "set";
   return value;
 }
-

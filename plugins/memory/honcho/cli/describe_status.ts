@@ -25,8 +25,15 @@ import {
   withSecretScope,
 } from "@hermes/memory";
 import { resolve } from "node:path";
-import { type ConfigSource, type HonchoConfig, loadHonchoConfig } from "../config.ts";
-import { HONCHO_ENVIRONMENT_URLS, resolveHonchoConnection } from "../connection.ts";
+import {
+  type ConfigSource,
+  type HonchoConfig,
+  loadHonchoConfig,
+} from "../config.ts";
+import {
+  HONCHO_ENVIRONMENT_URLS,
+  resolveHonchoConnection,
+} from "../connection.ts";
 import { resolveAiPeerId } from "../peers.ts";
 import { jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
 
@@ -41,7 +48,9 @@ function sourceLabel(
   config: HonchoConfig,
 ): string {
   const file = config.configPath;
-  if (source === "host") return `${file} hosts.${config.hostBlockKey || config.hostKey}`;
+  if (source === "host") {
+    return `${file} hosts.${config.hostBlockKey || config.hostKey}`;
+  }
   if (source === "root") return `${file} (root)`;
   return source === "env" ? "environment" : "default";
 }
@@ -199,7 +208,10 @@ async function probeConnection(
       url: null,
       elapsedMs: null,
       error: "no API key or base URL is configured",
-      fix: connectionFix(Object.assign(new Error(""), { name: "HonchoConfigError" }), ""),
+      fix: connectionFix(
+        Object.assign(new Error(""), { name: "HonchoConfigError" }),
+        "",
+      ),
     };
   }
   const host = new URL(url).host;
@@ -212,7 +224,10 @@ async function probeConnection(
         url,
         elapsedMs: null,
         error: `this process has no network access to ${host}`,
-        fix: connectionFix(Object.assign(new Error(""), { name: "PermissionDeniedError" }), url),
+        fix: connectionFix(
+          Object.assign(new Error(""), { name: "PermissionDeniedError" }),
+          url,
+        ),
       };
     }
   } catch {
@@ -242,7 +257,14 @@ async function probeConnection(
     const elapsedMs = Math.round(performance.now() - started);
     if (error instanceof Error && error.name === "NotFoundError") {
       // Reached, and the credentials were accepted: the peer is new.
-      return { attempted: true, ok: true, url, elapsedMs, error: null, fix: null };
+      return {
+        attempted: true,
+        ok: true,
+        url,
+        elapsedMs,
+        error: null,
+        fix: null,
+      };
     }
     return {
       attempted: true,
@@ -282,8 +304,10 @@ async function outboxSummary(
   if (rejected > 0) {
     problems.push({
       check: "outbox.rejected",
-      message: `Honcho refused ${rejected} message(s) (first on ${oldestRejected}); they are kept in the outbox's rejected file`,
-      fix: "see why with 'hermes honcho outbox', fix the cause, then 'hermes honcho outbox retry'",
+      message:
+        `Honcho refused ${rejected} message(s) (first on ${oldestRejected}); they are kept in the outbox's rejected file`,
+      fix:
+        "see why with 'hermes honcho outbox', fix the cause, then 'hermes honcho outbox retry'",
     });
   }
   if (
@@ -291,8 +315,10 @@ async function outboxSummary(
   ) {
     problems.push({
       check: "outbox.stalled",
-      message: `${queued} message(s) are queued and not delivered, the oldest since ${oldest}`,
-      fix: "check the connection with 'hermes honcho status', then deliver them with 'hermes honcho outbox flush'",
+      message:
+        `${queued} message(s) are queued and not delivered, the oldest since ${oldest}`,
+      fix:
+        "check the connection with 'hermes honcho status', then deliver them with 'hermes honcho outbox flush'",
     });
   }
   return {
@@ -363,7 +389,8 @@ export async function describeHonchoStatus(
       problems.push({
         check: "credentials.missing",
         message: `Honcho cloud (${url}) is configured without an API key`,
-        fix: "give one with 'hermes honcho setup' (typed hidden), or set a self-hosted server: 'hermes memory setup honcho --yes --set baseUrl=http://host:port'",
+        fix:
+          "give one with 'hermes honcho setup' (typed hidden), or set a self-hosted server: 'hermes memory setup honcho --yes --set baseUrl=http://host:port'",
       });
     }
     const outbox = await outboxSummary(hermesHome, config.workspaceId);

@@ -510,7 +510,8 @@ export interface MemoryStatusOptions {
  *
  * @param options Output format.
  * @param io Where to write.
- * @returns `0` (a broken settings file is reported, not thrown).
+ * @returns `0`, or `1` when a settings file does not parse (the report is
+ * printed either way, and each broken file once more on standard error).
  *
  * @example Running the command in-process
  * ```ts ignore
@@ -528,7 +529,13 @@ export async function runMemoryStatus(
   } else {
     io.stdout(renderStatus(report, styleFor(io, "stdout")));
   }
-  return 0;
+  const broken = report.files.filter((f) => f.error);
+  for (const file of broken) {
+    io.stderr(
+      `error: ${fileLocation(file)}: ${file.error?.message}; ${file.error?.fix}\n`,
+    );
+  }
+  return broken.length > 0 ? 1 : 0;
 }
 
 /**

@@ -107,7 +107,10 @@ export async function snapshotFiles(
  * assert.equal(isSecretKey("hosts.hermes.baseUrl", "json"), false);
  * ```
  */
-export function isSecretKey(key: string, format: TrackedFile["format"]): boolean {
+export function isSecretKey(
+  key: string,
+  format: TrackedFile["format"],
+): boolean {
   if (format === "env") return isCredentialName(key);
   const last = key.split(".").at(-1) ?? key;
   return /(api_?key|token|secret|password|oauth)$/i.test(last) ||
@@ -117,7 +120,9 @@ export function isSecretKey(key: string, format: TrackedFile["format"]): boolean
 function shown(key: string, format: TrackedFile["format"], value: unknown) {
   if (value === undefined) return null;
   if (isSecretKey(key, format) && value !== null && value !== "") {
-    return maskSecret(typeof value === "string" ? value : JSON.stringify(value));
+    return maskSecret(
+      typeof value === "string" ? value : JSON.stringify(value),
+    );
   }
   return value;
 }
@@ -162,7 +167,11 @@ export function diffSnapshots(
         file: name,
         path: file.path,
         key,
-        change: !had ? "set" : !has ? "removed" : same(a[key], b[key])
+        change: !had
+          ? "set"
+          : !has
+          ? "removed"
+          : same(a[key], b[key])
           ? "unchanged"
           : "changed",
         before: shown(key, file.format, a[key]),

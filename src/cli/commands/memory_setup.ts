@@ -545,7 +545,9 @@ async function pickProvider(io: CliIo): Promise<string> {
     discoverProviders(),
     activeProvider(),
   ]);
-  const probes = await Promise.all(discovered.map((p) => probeProvider(p.name)));
+  const probes = await Promise.all(
+    discovered.map((p) => probeProvider(p.name)),
+  );
   const choices: { value: string; name: string; description?: string }[] = [];
   discovered.forEach((p, index) => {
     const probe = probes[index]!;

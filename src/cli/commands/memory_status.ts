@@ -532,7 +532,9 @@ export async function runMemoryStatus(
   const broken = report.files.filter((f) => f.error);
   for (const file of broken) {
     io.stderr(
-      `error: ${fileLocation(file)}: ${file.error?.message}; ${file.error?.fix}\n`,
+      `error: ${
+        fileLocation(file)
+      }: ${file.error?.message}; ${file.error?.fix}\n`,
     );
   }
   return broken.length > 0 ? 1 : 0;

@@ -71,6 +71,7 @@ import type {
   MemoryProvider,
 } from "../../core/memory_provider.ts";
 import { isRecord } from "../../_util/is_record.ts";
+import { setLogger } from "../../core/log.ts";
 import {
   diffSnapshots,
   renderChanges,
@@ -545,9 +546,29 @@ async function pickProvider(io: CliIo): Promise<string> {
     discoverProviders(),
     activeProvider(),
   ]);
-  const probes = await Promise.all(
-    discovered.map((p) => probeProvider(p.name)),
-  );
+  // The loader's warnings say why a provider cannot load: they become the
+  // reason shown in the list instead of lines above it.
+  const reasons = new Map<string, string>();
+  const previous = setLogger({
+    log(level, message) {
+      const failed = /^Failed to load memory provider '([^']+)': (.*)$/s.exec(
+        message,
+      );
+      if (level === "warn" && failed) {
+        reasons.set(failed[1]!, failed[2]!.split("\n", 1)[0]!);
+      } else previous.log(level, message);
+    },
+  });
+  let probes: Awaited<ReturnType<typeof probeProvider>>[];
+  try {
+    probes = await Promise.all(discovered.map((p) => probeProvider(p.name)));
+  } finally {
+    setLogger(previous);
+  }
+  probes = probes.map((probe, index) => {
+    const reason = reasons.get(discovered[index]!.name);
+    return "error" in probe && reason !== undefined ? { error: reason } : probe;
+  });
   const choices: { value: string; name: string; description?: string }[] = [];
   discovered.forEach((p, index) => {
     const probe = probes[index]!;

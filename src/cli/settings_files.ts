@@ -18,6 +18,7 @@ import {
 import type { HermesConfig } from "../core/memory_provider.ts";
 import type { ProviderFileStatus } from "../plugins/provider_cli.ts";
 import { errorText } from "../_util/error_text.ts";
+import { type LogLevel, setLogger } from "../core/log.ts";
 
 /** Where a settings file stops parsing, and what to do. */
 export interface SettingsFileError {
@@ -279,4 +280,42 @@ export async function orphanedTempFiles(
     }
   }
   return out.sort();
+}
+
+/**
+ * Runs `fn` with the framework's log lines held back, then passes on those
+ * that do not name one of the files `reported(result)` returns (a broken
+ * file the command's own report already names, with its line and column).
+ *
+ * @param fn The work.
+ * @param reported The paths the result reports as broken.
+ * @returns What `fn` returns.
+ *
+ * @example
+ * ```ts ignore
+ * const report = await withoutDuplicateWarnings(() => collect(), (r) => r.broken);
+ * ```
+ */
+export async function withoutDuplicateWarnings<T>(
+  fn: () => Promise<T>,
+  reported: (result: T) => readonly string[],
+): Promise<T> {
+  const held: [LogLevel, string][] = [];
+  const previous = setLogger({
+    log(level, message) {
+      held.push([level, message]);
+    },
+  });
+  let result: T;
+  try {
+    result = await fn();
+  } finally {
+    setLogger(previous);
+  }
+  const paths = reported(result);
+  for (const [level, message] of held) {
+    if (paths.some((path) => message.includes(path))) continue;
+    previous.log(level, message);
+  }
+  return result;
 }

@@ -44,6 +44,7 @@ import {
   orphanedTempFiles,
   providerFileReport,
   type SettingsFileReport,
+  withoutDuplicateWarnings,
 } from "../settings_files.ts";
 import { errorText } from "../../_util/error_text.ts";
 
@@ -394,7 +395,10 @@ export async function runMemoryDoctor(
   options: { json?: boolean },
   io: CliIo,
 ): Promise<number> {
-  const report = await collectDoctor(io);
+  const report = await withoutDuplicateWarnings(
+    () => collectDoctor(io),
+    (r) => r.files.filter((f) => f.error).map((f) => f.path),
+  );
   if (options.json) writeJson(io, report);
   else io.stdout(renderDoctor(report, io));
   return report.ok ? 0 : 1;

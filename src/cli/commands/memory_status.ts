@@ -41,6 +41,7 @@ import {
   fileLocation,
   providerFileReport,
   type SettingsFileReport,
+  withoutDuplicateWarnings,
 } from "../settings_files.ts";
 
 /** How long the status connection probe may take: 1.5 s. */
@@ -523,7 +524,10 @@ export async function runMemoryStatus(
   options: MemoryStatusOptions,
   io: CliIo,
 ): Promise<number> {
-  const report = await collectStatus(io, { probe: options.probe });
+  const report = await withoutDuplicateWarnings(
+    () => collectStatus(io, { probe: options.probe }),
+    (r) => r.files.filter((f) => f.error).map((f) => f.path),
+  );
   if (options.json) {
     writeJson(io, report);
   } else {

@@ -33,6 +33,7 @@ export * from "./commands/memory.ts";
 export * from "./commands/memory_status.ts";
 export * from "./commands/memory_doctor.ts";
 export * from "./settings_files.ts";
+export type { SettingsChange } from "./setup_changes.ts";
 export * from "./commands/memory_setup.ts";
 export * from "./commands/memory_list.ts";
 export * from "./commands/memory_permissions.ts";

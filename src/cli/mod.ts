@@ -54,6 +54,7 @@ export type { ResetTarget } from "../builtin/memory_store.ts";
 export type {
   ProviderConnectionStatus,
   ProviderFileStatus,
+  ProviderProblem,
   ProviderSettingStatus,
   ProviderStatusDescription,
 } from "../plugins/provider_cli.ts";

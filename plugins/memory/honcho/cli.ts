@@ -105,7 +105,7 @@ export async function registerCli(command: HermesCommand): Promise<void> {
  * ```ts ignore
  * import { describeStatus } from "./cli.ts";
  * const status = await describeStatus({
- *   hermesHome: "/home/me/.hermes", config: {}, env: Deno.env.get,
+ *   hermesHome: "/home/me/.hermes", config: {}, env: () => undefined,
  *   probe: false, probeTimeoutMs: 1500, detail: "status",
  * });
  * ```

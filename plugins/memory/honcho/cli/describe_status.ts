@@ -341,7 +341,7 @@ async function outboxSummary(
  * @example
  * ```ts ignore
  * const status = await describeHonchoStatus({
- *   hermesHome: "/home/me/.hermes", config: {}, env: Deno.env.get,
+ *   hermesHome: "/home/me/.hermes", config: {}, env: () => undefined,
  *   probe: false, probeTimeoutMs: 1500, detail: "status",
  * });
  * ```

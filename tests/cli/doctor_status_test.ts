@@ -475,3 +475,41 @@ Deno.test("memory doctor: a leftover temporary file and an armed checkpoint gate
   assert.equal(clean.code, 0, clean.out);
   assert.match(clean.out, /provider: built-in only/);
 });
+
+Deno.test("memory doctor: a key the server refuses is one connection line with the fix", async () => {
+  await using server = await startHonchoTestServer({
+    apiKey: "hch-right-1111",
+  });
+  const host = new URL(server.url).host;
+  await using u = await user(
+    `memory:\n  provider: honcho\n  permissions:\n    honcho:\n      net:\n        - ${host}\n`,
+  );
+  await Deno.writeTextFile(
+    join(u.root, "honcho.json"),
+    `${
+      JSON.stringify({
+        baseUrl: server.url,
+        hosts: { hermes: { apiKey: "hch-wrong-2222" } },
+      })
+    }\n`,
+    { mode: 0o600 },
+  );
+  const result = await hermes(u, ["memory", "doctor", "--json"]);
+  assert.equal(result.code, 1, result.err);
+  const report = JSON.parse(result.out);
+  assertSchema(validDoctor, report, "doctor --json");
+  assert.deepEqual(
+    report.problems.map((p: { check: string }) => p.check),
+    ["provider.connection"],
+  );
+  assert.match(
+    report.problems[0].message,
+    /refused the credentials \(HTTP 401/,
+  );
+  assert.match(report.problems[0].fix, /^set the right API key/);
+  assert.ok(!result.out.includes("hch-wrong-2222"));
+  assert.equal(
+    report.files.find((f: { file: string }) => f.file === "honcho.json").secret,
+    true,
+  );
+});

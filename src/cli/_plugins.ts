@@ -23,6 +23,9 @@ import {
 import {
   loadProviderCli,
   loadProviderCliExport,
+  loadProviderStatusHook,
+  type ProviderStatusContext,
+  type ProviderStatusDescription,
 } from "../plugins/provider_cli.ts";
 import {
   declaredDependencies,
@@ -320,4 +323,30 @@ export async function prepareDependencies(
 ): Promise<PreparedDependencies> {
   const result = await prepareProviderDependencies(name);
   return { messages: result.messages };
+}
+
+export type {
+  ProviderConnectionStatus,
+  ProviderStatusDescription,
+} from "../plugins/provider_cli.ts";
+
+/**
+ * Asks a provider's host-side status hook (`describeStatus` of its
+ * `cli.ts`) about its settings, files and connection. Resolves to `null`
+ * when it has none; a hook that fails to load or throws is reported as
+ * `error`.
+ */
+export async function describeProviderStatus(
+  name: string,
+  context: ProviderStatusContext,
+): Promise<
+  { description: ProviderStatusDescription | null; error?: string }
+> {
+  try {
+    const hook = await loadProviderStatusHook(name);
+    if (hook === null) return { description: null };
+    return { description: await hook(context) };
+  } catch (error) {
+    return { description: null, error: errorText(error) };
+  }
 }

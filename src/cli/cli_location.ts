@@ -96,6 +96,7 @@ export const COMPUTED_MODULES: readonly string[] = Object.freeze([
   "src/cli/commands/provider_commands.ts",
   "src/cli/commands/memory_status.ts",
   "src/cli/commands/memory_setup.ts",
+  "src/cli/commands/memory_doctor.ts",
   "src/cli/commands/memory_list.ts",
   "src/cli/commands/memory_permissions.ts",
   "src/cli/commands/memory_off.ts",

@@ -50,3 +50,13 @@ export {
 } from "./cli_io.ts";
 // The config a provider's `postSetup(home, config, io)` receives
 export type { HermesConfig } from "../core/memory_provider.ts";
+// What a provider's `describeStatus(ctx)` receives and reports (run on the
+// host by `hermes memory status` and `doctor`)
+export type {
+  ProviderConnectionStatus,
+  ProviderFileStatus,
+  ProviderProblem,
+  ProviderSettingStatus,
+  ProviderStatusContext,
+  ProviderStatusDescription,
+} from "../plugins/provider_cli.ts";

@@ -54,6 +54,8 @@ interface ProviderFieldReport {
   set: boolean;
   /** Where it is set: `environment` or `.env`. */
   setIn?: "environment" | ".env";
+  /** Where the provider's status hook found it set (its own file, …). */
+  source?: string;
   /** Where to obtain a credential. */
   url?: string;
 }

@@ -23,6 +23,7 @@ import {
   findMemoryProvider,
 } from "./plugin_discovery.ts";
 import { errorText } from "../_util/error_text.ts";
+import type { HermesConfig } from "../core/memory_provider.ts";
 
 /** What a provider's `cli.ts` contributes. */
 interface ProviderCli {
@@ -169,4 +170,143 @@ export async function loadProviderCli(
     );
     return null;
   }
+}
+
+/** What a provider's {@linkcode DescribeStatus} hook is given. */
+export interface ProviderStatusContext {
+  /** The profile home. */
+  hermesHome: string;
+  /** The parsed `config.yaml` (`{}` when it is missing or broken). */
+  config: HermesConfig;
+  /** The CLI's environment (the profile's `.env` is not merged in). */
+  env: (name: string) => string | undefined;
+  /**
+   * Whether a connection probe may run. When `false` the hook touches no
+   * network and leaves `connection` out (or reports it not attempted).
+   */
+  probe: boolean;
+  /** The longest a probe may take, in milliseconds. */
+  probeTimeoutMs: number;
+  /**
+   * `status` (settings, files, connection) or `doctor` (also the deeper
+   * checks: queued or refused data, credentials).
+   */
+  detail: "status" | "doctor";
+}
+
+/** One setting in a {@linkcode ProviderStatusDescription}. */
+export interface ProviderSettingStatus {
+  /** The value in effect (a secret masked `...last4`; `null` when unset). */
+  value: unknown;
+  /** Where it came from, e.g. `honcho.json hosts.hermes`, `env`, `default`. */
+  source: string;
+  /** Whether the user set it anywhere (not a default). */
+  set: boolean;
+}
+
+/** One settings file a provider reads, in a {@linkcode ProviderStatusDescription}. */
+export interface ProviderFileStatus {
+  /** The file's path. */
+  path: string;
+  /** What it is, e.g. `Honcho settings (read)`. */
+  role: string;
+  /** `json`, `yaml` or `env`. */
+  format: "json" | "yaml" | "env";
+  /** Whether it exists. */
+  exists: boolean;
+  /** Whether it holds secrets (then it must be mode `0600`). */
+  secret: boolean;
+  /** Why it does not parse, when it does not. */
+  error?: {
+    /** What is wrong. */
+    message: string;
+    /** 1-based line, when known. */
+    line?: number;
+    /** 1-based column, when known. */
+    column?: number;
+    /** What to do. */
+    fix: string;
+  };
+}
+
+/** The result of a provider's connection probe. */
+export interface ProviderConnectionStatus {
+  /** Whether a probe ran. */
+  attempted: boolean;
+  /** Whether the server answered and accepted the credentials. */
+  ok: boolean;
+  /** The server probed. */
+  url: string | null;
+  /** How long the probe took (ms), when it ran. */
+  elapsedMs: number | null;
+  /** What went wrong (`null` when ok). */
+  error: string | null;
+  /** What to do about it (`null` when ok). */
+  fix: string | null;
+}
+
+/** A problem a provider found in its own state (for `hermes memory doctor`). */
+export interface ProviderProblem {
+  /** A stable id, e.g. `outbox.rejected`. */
+  check: string;
+  /** What is wrong. */
+  message: string;
+  /** What to do. */
+  fix: string;
+}
+
+/** What a provider reports about its settings through {@linkcode DescribeStatus}. */
+export interface ProviderStatusDescription {
+  /** Its settings by key, from wherever the provider keeps them. */
+  settings: Record<string, ProviderSettingStatus>;
+  /** The settings files it reads or writes. */
+  files: ProviderFileStatus[];
+  /** The connection, when the provider has a cheap probe. */
+  connection?: ProviderConnectionStatus;
+  /** What the configuration needs from the sandbox grant. */
+  needs?: {
+    /** Hosts (`host[:port]`) the configured server needs. */
+    net?: string[];
+  };
+  /** Provider-specific summaries (e.g. the outbox), shown as they are. */
+  extra?: Record<string, unknown>;
+  /** Problems found (doctor detail). */
+  problems?: ProviderProblem[];
+}
+
+/**
+ * The optional host-side status hook of a provider's `cli.ts`:
+ * `export function describeStatus(ctx)`. `hermes memory status` and
+ * `hermes memory doctor` call it in the CLI process (no worker), so a
+ * provider that keeps its settings in its own file reports them; secrets
+ * must come back masked. It must stay cheap without `ctx.probe` and
+ * bounded by `ctx.probeTimeoutMs` with it.
+ */
+export type DescribeStatus = (
+  context: ProviderStatusContext,
+) => ProviderStatusDescription | Promise<ProviderStatusDescription>;
+
+/**
+ * The `describeStatus` export of a provider's `cli.ts` (host-side code),
+ * whether or not the provider is active.
+ *
+ * @param name The provider's name.
+ * @param options Home, config and directories.
+ * @returns The hook, or `null` when the provider, its `cli.ts` or the
+ * export is missing.
+ * @throws {Error} When `cli.ts` exists but fails to load.
+ *
+ * @example
+ * ```ts ignore
+ * import { loadProviderStatusHook } from "@hermes/memory";
+ * const describe = await loadProviderStatusHook("honcho");
+ * ```
+ */
+export async function loadProviderStatusHook(
+  name: string,
+  options: DiscoveryOptions = {},
+): Promise<DescribeStatus | null> {
+  return await loadProviderCliExport(name, "describeStatus", options) as
+    | DescribeStatus
+    | null;
 }

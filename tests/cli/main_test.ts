@@ -65,6 +65,7 @@ USAGE:
 COMMANDS:
   status                  Show built-in memory, the active provider and plugins
   setup [provider]        Pick the memory provider and enter its settings
+  doctor                  Check the profile's memory setup; one line per problem
   list                    List the provider plugins that can be activated
   permissions [provider]  Print the deno run flags the configuration needs
   off                     Turn the external provider off (built-in memory only)
@@ -82,6 +83,7 @@ GLOBAL OPTIONS:
 EXAMPLES:
   hermes memory status
   hermes memory setup
+  hermes memory doctor
   hermes memory setup honcho --set workspace=team --yes
   hermes memory reset --target user --yes
 `;

@@ -193,11 +193,20 @@ Deno.test("memory status reports a broken config.yaml with file and line", async
       "memory:\n  provider: [unclosed\n",
     );
     const { code, out, err } = await run(home, ["memory", "status"]);
+    // The rest of the report is still shown; the provider is unknown.
     assert.equal(code, 1);
-    assert.equal(out, "");
+    assert.match(
+      out,
+      /Provider: {2}unknown \u2014 config\.yaml does not parse/,
+    );
+    assert.match(out, new RegExp(`\u2717 ${home}/config\\.yaml:3:1: `));
+    assert.match(out, /fix: fix the YAML there/);
     assert.match(
       err,
-      new RegExp(`^error: Cannot parse ${home}/config\\.yaml at line \\d+`),
+      new RegExp(
+        `^error: ${home}/config\\.yaml:3:1: .*; fix the YAML there`,
+        "m",
+      ),
     );
   });
 });

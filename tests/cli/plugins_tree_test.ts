@@ -5,7 +5,12 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { join, relative } from "node:path";
-import { main, memoryCliIo, type ScriptedAnswer } from "../../src/cli/mod.ts";
+import {
+  main,
+  memoryCliIo,
+  type RecordedPrompt,
+  type ScriptedAnswer,
+} from "../../src/cli/mod.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const DENO_DIR = Deno.env.get("DENO_DIR") ??
@@ -127,7 +132,8 @@ Deno.test("no hermes command changes anything under $HERMES_HOME/plugins/ (in-pr
       [["memory", "recall", "what is kept"], []],
       [["memory", "import", transcript], []],
       [["memory", "setup", "keeper", "--yes", "--set", "shelf=cellar"], []],
-      [["memory", "setup"], [undefined]], // built-in only
+      // Built-in only: the last entry (keeper, the active one, is preselected).
+      [["memory", "setup"], [(p: RecordedPrompt) => p.choices?.at(-1)?.value]],
       [["memory", "off"], []],
       [["memory", "reset", "--yes"], []],
       [["memory", "setup", "keeper"], ["keeper-token-2", "x"]],

@@ -246,7 +246,7 @@ export async function honchoInProcess(
 async function runTree(io: CliIo, args: string[]): Promise<number> {
   const context = { io, exitCode: 0 };
   const root = createCommand("hermes", context);
-  registerCli(root.command("honcho"));
+  await registerCli(root.command("honcho"));
   try {
     await root.parseAsync(["honcho", ...args], { from: "user" });
     return context.exitCode;

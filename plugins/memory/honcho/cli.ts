@@ -19,20 +19,39 @@
  */
 
 import type { HermesConfig } from "@hermes/memory";
+import type {
+  ProviderStatusContext,
+  ProviderStatusDescription,
+} from "@hermes/memory/cli";
 import type { CliIo, HermesCommand } from "@hermes/memory/cli";
-import { registerEnable } from "./cli/enable.ts";
-import { registerIdentity } from "./cli/identity.ts";
-import { registerMigrate } from "./cli/migrate.ts";
-import { registerMode } from "./cli/mode.ts";
-import { registerOutbox } from "./cli/outbox.ts";
-import { registerPeer } from "./cli/peer.ts";
-import { registerPeers } from "./cli/peers.ts";
-import { registerSessions } from "./cli/sessions.ts";
-import { registerSetup, runApplySetup, runPostSetup } from "./cli/setup.ts";
-import { registerStatus } from "./cli/status.ts";
-import { registerStrategy } from "./cli/strategy.ts";
-import { registerSync } from "./cli/sync.ts";
-import { registerTokens } from "./cli/tokens.ts";
+
+type Register = (honcho: HermesCommand) => unknown;
+
+/**
+ * The subcommand modules in help order, loaded when the commands are
+ * mounted (not when this file is imported, so the status hook stays
+ * cheap). The specifiers are computed on purpose: Deno reads the graph of
+ * a literal dynamic import as soon as the importing module loads.
+ */
+const COMMANDS: readonly [string, string][] = [
+  ["status", "registerStatus"],
+  ["setup", "registerSetup"],
+  ["strategy", "registerStrategy"],
+  ["peer", "registerPeer"],
+  ["mode", "registerMode"],
+  ["tokens", "registerTokens"],
+  ["identity", "registerIdentity"],
+  ["sync", "registerSync"],
+  ["outbox", "registerOutbox"],
+  ["peers", "registerPeers"],
+  ["sessions", "registerSessions"],
+  ["enable", "registerEnable"],
+  ["migrate", "registerMigrate"],
+];
+
+async function loadModule(name: string): Promise<Record<string, unknown>> {
+  return await import(new URL(`./cli/${name}.ts`, import.meta.url).href);
+}
 
 /**
  * Mounts the `hermes honcho …` commands on the command Hermes created for
@@ -46,11 +65,11 @@ import { registerTokens } from "./cli/tokens.ts";
  * import { registerCli } from "./cli.ts";
  * const io = memoryCliIo();
  * const root = createCommand("hermes", { io, exitCode: 0 });
- * registerCli(root.command("honcho"));
+ * await registerCli(root.command("honcho"));
  * await root.parseAsync(["honcho", "status", "--offline"], { from: "user" });
  * ```
  */
-export function registerCli(command: HermesCommand): void {
+export async function registerCli(command: HermesCommand): Promise<void> {
   command
     .description(
       command.description() ||
@@ -65,19 +84,41 @@ export function registerCli(command: HermesCommand): void {
     .example("hermes honcho setup")
     .example("hermes honcho mode tools")
     .example("hermes honcho --target-profile coder status");
-  registerStatus(command);
-  registerSetup(command);
-  registerStrategy(command);
-  registerPeer(command);
-  registerMode(command);
-  registerTokens(command);
-  registerIdentity(command);
-  registerSync(command);
-  registerOutbox(command);
-  registerPeers(command);
-  registerSessions(command);
-  registerEnable(command);
-  registerMigrate(command);
+  const modules = await Promise.all(COMMANDS.map(([file]) => loadModule(file)));
+  COMMANDS.forEach(([, exported], index) => {
+    (modules[index]![exported] as Register)(command);
+  });
+}
+
+/**
+ * The host-side status hook (`hermes memory status`, `hermes memory
+ * doctor`): the resolved settings with their sources (key masked), the
+ * settings files with the line and column where one does not parse, the
+ * host the server needs in `memory.permissions.honcho.net`, a connection
+ * probe bounded by `probeTimeoutMs` when `probe` is set, and with doctor
+ * detail the outbox.
+ *
+ * @param context Home, `config.yaml`, probe and detail.
+ * @returns The description.
+ *
+ * @example
+ * ```ts ignore
+ * import { describeStatus } from "./cli.ts";
+ * const status = await describeStatus({
+ *   hermesHome: "/home/me/.hermes", config: {}, env: () => undefined,
+ *   probe: false, probeTimeoutMs: 1500, detail: "status",
+ * });
+ * ```
+ */
+export async function describeStatus(
+  context: ProviderStatusContext,
+): Promise<ProviderStatusDescription> {
+  const { describeHonchoStatus } = await loadModule("describe_status") as {
+    describeHonchoStatus: (
+      context: ProviderStatusContext,
+    ) => Promise<ProviderStatusDescription>;
+  };
+  return await describeHonchoStatus(context);
 }
 
 /**
@@ -104,6 +145,9 @@ export async function postSetup(
   config: HermesConfig,
   io: CliIo,
 ): Promise<number> {
+  const { runPostSetup } = await loadModule("setup") as {
+    runPostSetup: typeof postSetup;
+  };
   return await runPostSetup(hermesHome, config, io);
 }
 
@@ -131,6 +175,9 @@ export async function applySetup(
   values: Record<string, unknown>,
   io: CliIo,
 ): Promise<number> {
+  const { runApplySetup } = await loadModule("setup") as {
+    runApplySetup: typeof applySetup;
+  };
   return await runApplySetup(hermesHome, values, io);
 }
 

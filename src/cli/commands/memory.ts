@@ -10,6 +10,7 @@ import type { HermesCommand } from "../hermes_command.ts";
 import { defaultToStatus, defineMemoryGroup } from "./memory_group.ts";
 import { registerMemoryStatus, runMemoryStatus } from "./memory_status.ts";
 import { registerMemorySetup } from "./memory_setup.ts";
+import { registerMemoryDoctor } from "./memory_doctor.ts";
 import { registerMemoryOff } from "./memory_off.ts";
 import { registerMemoryReset } from "./memory_reset.ts";
 import { registerMemoryList } from "./memory_list.ts";
@@ -36,6 +37,7 @@ export function registerMemoryCommand(program: HermesCommand): HermesCommand {
   const memory = defineMemoryGroup(program);
   registerMemoryStatus(memory);
   registerMemorySetup(memory);
+  registerMemoryDoctor(memory);
   registerMemoryList(memory);
   registerMemoryPermissions(memory);
   registerMemoryOff(memory);

@@ -22,6 +22,7 @@ type Register = (memory: HermesCommand) => HermesCommand;
 const SUBCOMMANDS: readonly [string, string, string][] = [
   ["status", "./memory_status.ts", "registerMemoryStatus"],
   ["setup", "./memory_setup.ts", "registerMemorySetup"],
+  ["doctor", "./memory_doctor.ts", "registerMemoryDoctor"],
   ["list", "./memory_list.ts", "registerMemoryList"],
   ["permissions", "./memory_permissions.ts", "registerMemoryPermissions"],
   ["off", "./memory_off.ts", "registerMemoryOff"],
@@ -54,6 +55,7 @@ export function defineMemoryGroup(program: HermesCommand): HermesCommand {
     .usage("<command> [options]")
     .example("hermes memory status")
     .example("hermes memory setup")
+    .example("hermes memory doctor")
     .example("hermes memory setup honcho --set workspace=team --yes")
     .example("hermes memory reset --target user --yes");
 }

@@ -2,8 +2,9 @@
  * `hermes memory setup [provider] [--set key=value]… [--yes]`: picks the
  * memory provider and collects its settings.
  *
- * Interactive on a terminal: an arrow-key picker (built-in last and
- * preselected), then the provider's schema: pickers for choices, masked
+ * Interactive on a terminal: an arrow-key picker (every discovered
+ * provider, one that cannot load right now marked with the reason; the
+ * active one preselected, built-in last), then the provider's schema: pickers for choices, masked
  * input for secrets, text for the rest. A provider with `postSetup` owns
  * its whole setup. Non-interactive with `--yes` (and on a non-terminal,
  * where `--yes` or `--set` is required): no questions, and only what
@@ -27,7 +28,7 @@ import { join } from "node:path";
 import { type CliIo, PromptCancelled } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { USAGE_EXIT_CODE } from "../hermes_command.ts";
-import { styleFor } from "../format.ts";
+import { styleFor, writeJson } from "../format.ts";
 import { LAUNCHER_HINT } from "../permission_problem.ts";
 import {
   convertFieldValue,
@@ -44,6 +45,7 @@ import {
 import {
   closeProvider,
   DependencyInstallError,
+  describeProviderStatus,
   discoverProviders,
   isBuiltinSentinel,
   loadHostApplySetup,
@@ -69,6 +71,14 @@ import type {
   MemoryProvider,
 } from "../../core/memory_provider.ts";
 import { isRecord } from "../../_util/is_record.ts";
+import { setLogger } from "../../core/log.ts";
+import {
+  diffSnapshots,
+  renderChanges,
+  type SettingsChange,
+  snapshotFiles,
+  type TrackedFile,
+} from "../setup_changes.ts";
 
 /** Options of {@linkcode runMemorySetup}. */
 interface MemorySetupOptions {
@@ -86,6 +96,76 @@ interface MemorySetupOptions {
    * @default {false}
    */
   yes?: boolean;
+  /**
+   * With `yes`: print the change summary as JSON on standard output (the
+   * provider's messages go to standard error).
+   *
+   * @default {false}
+   */
+  json?: boolean;
+}
+
+/** What `hermes memory setup --yes --json` prints. */
+export interface SetupJsonReport {
+  /** The provider set up (`"builtin"` for built-in only; `null` when none was reached). */
+  provider: string | null;
+  /** The exit code. */
+  exitCode: number;
+  /** Every key changed, file by file (plus `memory.provider` always). */
+  changes: SettingsChange[];
+}
+
+/** The files setup tracks for its change summary. */
+interface Tracking {
+  home: string;
+  files: TrackedFile[];
+  before: Map<string, Record<string, unknown> | undefined>;
+  provider: string | null;
+}
+
+async function trackProvider(
+  tracking: Tracking,
+  name: string,
+  io: CliIo,
+): Promise<void> {
+  tracking.provider = name;
+  const { description } = await describeProviderStatus(name, {
+    hermesHome: tracking.home,
+    config: {},
+    env: (variable) => io.env(variable),
+    probe: false,
+    probeTimeoutMs: 0,
+    detail: "status",
+  });
+  const extra: TrackedFile[] = [];
+  for (const file of description?.files ?? []) {
+    if (tracking.files.some((f) => f.path === file.path)) continue;
+    extra.push({ path: file.path, format: file.format });
+  }
+  const snapshot = await snapshotFiles(extra);
+  for (const [path, keys] of snapshot) tracking.before.set(path, keys);
+  tracking.files.push(...extra);
+}
+
+/** An I/O whose standard output goes to standard error (for `--json`). */
+function stderrIo(io: CliIo): CliIo {
+  return {
+    stdout: (text) => io.stderr(text),
+    stderr: (text) => io.stderr(text),
+    get stdinIsTerminal() {
+      return io.stdinIsTerminal;
+    },
+    get stdoutIsTerminal() {
+      return io.stderrIsTerminal;
+    },
+    get stderrIsTerminal() {
+      return io.stderrIsTerminal;
+    },
+    env: (name) => io.env(name),
+    get prompts() {
+      return io.prompts;
+    },
+  };
 }
 
 const BUILTIN_CHOICE = "\u0000builtin";
@@ -119,8 +199,52 @@ export async function runMemorySetup(
   options: MemorySetupOptions,
   io: CliIo,
 ): Promise<number> {
+  if (options.json && !options.yes) {
+    io.stderr(
+      "error: --json needs --yes: the wizard asks questions on the terminal; add --yes (and --set key=value) to set up without questions\n",
+    );
+    io.stderr("hint: run 'hermes memory setup --help' for usage\n");
+    return USAGE_EXIT_CODE;
+  }
+  const home = getHermesHome();
+  const files: TrackedFile[] = [
+    { path: getConfigPath(home), format: "yaml" },
+    { path: join(home, ".env"), format: "env" },
+  ];
+  const tracking: Tracking = {
+    home,
+    files,
+    before: await snapshotFiles(files),
+    provider: null,
+  };
+  const out = options.json ? stderrIo(io) : io;
+  const code = await guardedSetup(options, out, tracking);
+  const changes = diffSnapshots(
+    tracking.files,
+    tracking.before,
+    await snapshotFiles(tracking.files),
+    home,
+  );
+  if (options.json) {
+    const report: SetupJsonReport = {
+      provider: tracking.provider,
+      exitCode: code,
+      changes,
+    };
+    writeJson(io, report);
+  } else if (code === 0 || changes.length > 0) {
+    io.stdout(renderChanges(changes));
+  }
+  return code;
+}
+
+async function guardedSetup(
+  options: MemorySetupOptions,
+  io: CliIo,
+  tracking: Tracking,
+): Promise<number> {
   try {
-    return await setup(options, io);
+    return await setup(options, io, tracking);
   } catch (error) {
     if (error instanceof PromptCancelled) {
       io.stdout(`\n${CANCELLED}`);
@@ -139,7 +263,11 @@ export async function runMemorySetup(
   }
 }
 
-async function setup(options: MemorySetupOptions, io: CliIo): Promise<number> {
+async function setup(
+  options: MemorySetupOptions,
+  io: CliIo,
+  tracking: Tracking,
+): Promise<number> {
   const assignments = (options.set ?? []).map(parseSetAssignment);
   const interactive = io.stdinIsTerminal && !options.yes;
   const noTerminal = (): SetupStop =>
@@ -166,6 +294,7 @@ async function setup(options: MemorySetupOptions, io: CliIo): Promise<number> {
   }
 
   if (name === BUILTIN_CHOICE || isBuiltinSentinel(name)) {
+    tracking.provider = "builtin";
     if (assignments.length > 0) {
       throw new SetupValueError(
         "Cannot use --set with built-in memory: it has no provider settings (see memory.* in config.yaml)",
@@ -196,6 +325,7 @@ async function setup(options: MemorySetupOptions, io: CliIo): Promise<number> {
       1,
     );
   }
+  await trackProvider(tracking, name, io);
   const missing = await missingProviderGrant(name);
   if (missing.length > 0) {
     // A permission problem, not a broken plugin: a sandbox cannot get more
@@ -207,10 +337,28 @@ async function setup(options: MemorySetupOptions, io: CliIo): Promise<number> {
       1,
     );
   }
-  const provider = await loadProvider(name);
+  let provider: MemoryProvider | null;
+  try {
+    provider = await loadProvider(name);
+  } catch (error) {
+    throw new SetupStop(
+      `error: memory provider '${name}' (${location.dir}) cannot load right now: ${
+        errorText(error)
+      }; nothing was changed${
+        name === await activeProvider()
+          ? ` (memory.provider stays '${name}')`
+          : ""
+      }. Fix the plugin and run 'hermes memory setup ${name}' again`,
+      1,
+    );
+  }
   if (provider === null) {
     throw new SetupStop(
-      `error: memory provider '${name}' (${location.dir}) could not be loaded; see the warning above, fix the plugin and run 'hermes memory setup ${name}' again`,
+      `error: memory provider '${name}' (${location.dir}) could not be loaded; see the warning above, nothing was changed${
+        name === await activeProvider()
+          ? ` (memory.provider stays '${name}')`
+          : ""
+      }. Fix the plugin and run 'hermes memory setup ${name}' again`,
       1,
     );
   }
@@ -365,25 +513,83 @@ async function loadHostHook<T>(
   }
 }
 
-async function pickProvider(io: CliIo): Promise<string> {
-  const discovered = await discoverProviders();
-  const choices: { value: string; name: string; description?: string }[] = [];
-  for (const p of discovered) {
-    let hint = "";
-    let provider: MemoryProvider | null = null;
-    try {
-      provider = await loadProvider(p.name);
-      if (provider === null) continue;
-      hint = setupHint(await provider.getConfigSchema() ?? []);
-    } catch {
-      continue; // Load failures are skipped, as Hermes does.
-    } finally {
-      await closeProvider(provider);
+/** Why a provider cannot load right now, or its setup hint. */
+async function probeProvider(
+  name: string,
+): Promise<{ hint: string } | { error: string }> {
+  let provider: MemoryProvider | null = null;
+  try {
+    provider = await loadProvider(name);
+    if (provider === null) {
+      return { error: "the plugin registered no provider" };
     }
+    return { hint: setupHint(await provider.getConfigSchema() ?? []) };
+  } catch (error) {
+    return { error: errorText(error).split("\n", 1)[0] ?? "" };
+  } finally {
+    await closeProvider(provider);
+  }
+}
+
+/** The active provider (`memory.provider`), or `undefined` for none. */
+async function activeProvider(): Promise<string | undefined> {
+  try {
+    const raw = getConfigValue(await loadConfig(), "memory.provider");
+    const name = typeof raw === "string" ? raw.trim() : "";
+    return name === "" || isBuiltinSentinel(name) ? undefined : name;
+  } catch {
+    return undefined; // setup itself reports a broken config.yaml
+  }
+}
+
+async function pickProvider(io: CliIo): Promise<string> {
+  const [discovered, active] = await Promise.all([
+    discoverProviders(),
+    activeProvider(),
+  ]);
+  // The loader's warnings say why a provider cannot load: they become the
+  // reason shown in the list instead of lines above it.
+  const reasons = new Map<string, string>();
+  const previous = setLogger({
+    log(level, message) {
+      const failed = /^Failed to load memory provider '([^']+)': (.*)$/s.exec(
+        message,
+      );
+      if (level === "warn" && failed) {
+        reasons.set(failed[1]!, failed[2]!.split("\n", 1)[0]!);
+      } else previous.log(level, message);
+    },
+  });
+  let probes: Awaited<ReturnType<typeof probeProvider>>[];
+  try {
+    probes = await Promise.all(discovered.map((p) => probeProvider(p.name)));
+  } finally {
+    setLogger(previous);
+  }
+  probes = probes.map((probe, index) => {
+    const reason = reasons.get(discovered[index]!.name);
+    return "error" in probe && reason !== undefined ? { error: reason } : probe;
+  });
+  const choices: { value: string; name: string; description?: string }[] = [];
+  discovered.forEach((p, index) => {
+    const probe = probes[index]!;
+    const marker = p.name === active ? ", active" : "";
+    // A provider that cannot load right now is still listed (and kept
+    // when it is the active one), with the reason.
+    const label = "hint" in probe
+      ? `${p.name}  (${probe.hint}${marker})`
+      : `${p.name}  (cannot load right now${marker}: ${probe.error})`;
     choices.push({
       value: p.name,
-      name: `${p.name}  (${hint})`,
+      name: label,
       description: p.description || undefined,
+    });
+  });
+  if (active !== undefined && !discovered.some((p) => p.name === active)) {
+    choices.push({
+      value: active,
+      name: `${active}  (active, not installed)`,
+      description: `memory.provider names '${active}', which is not installed`,
     });
   }
   choices.push({
@@ -391,10 +597,15 @@ async function pickProvider(io: CliIo): Promise<string> {
     name: "Built-in only \u2014 MEMORY.md / USER.md (default)",
     description: "No external provider; the built-in store is always on",
   });
+  if (active !== undefined) {
+    io.stdout(
+      `Current memory provider: ${active} (preselected; Enter keeps it)\n`,
+    );
+  }
   return await io.prompts.select({
     message: "Select a memory provider",
     choices,
-    default: BUILTIN_CHOICE,
+    default: active ?? BUILTIN_CHOICE,
   });
 }
 
@@ -597,8 +808,41 @@ async function walkSchema(
       io.stderr(`Skipping ${envName}: ${error.message}\n`);
     }
   }
+  await testProviderConnection(name, home, io);
   io.stdout("Start a new session to use it.\n");
   return 0;
+}
+
+/**
+ * Ends a generic setup with the provider's own connection probe (its
+ * status hook), when it has one: ok, or the failure with its cause and
+ * fix. The settings stay saved either way.
+ */
+async function testProviderConnection(
+  name: string,
+  home: string,
+  io: CliIo,
+): Promise<void> {
+  const config = await loadConfig().catch(() => ({}));
+  const { description } = await describeProviderStatus(name, {
+    hermesHome: home,
+    config,
+    env: (variable) => io.env(variable),
+    probe: true,
+    probeTimeoutMs: 5_000,
+    detail: "status",
+  });
+  const c = description?.connection;
+  if (!c) return;
+  if (c.ok) {
+    io.stdout(`Connection OK: ${c.url} (${c.elapsedMs} ms)\n`);
+  } else {
+    io.stderr(
+      `warning: connection test ${
+        c.attempted ? "failed" : "not run"
+      }: ${c.error}; the settings are saved. Fix: ${c.fix}\n`,
+    );
+  }
 }
 
 /**
@@ -622,9 +866,11 @@ export function registerMemorySetup(memory: HermesCommand): HermesCommand {
     .summary("Pick the memory provider and enter its settings")
     .description(
       "Pick the memory provider and enter its settings. On a terminal: an arrow-key\n" +
-        "picker (built-in only is last and preselected), then the provider's\n" +
-        "settings; secrets are read without echo and saved only to $HERMES_HOME/.env.\n" +
-        "Ctrl-C saves nothing. Without a terminal, give --yes and/or --set.",
+        "picker (the active provider preselected, also when it cannot load right\n" +
+        "now; built-in only is last), then the provider's settings; secrets are read\n" +
+        "without echo and saved only to $HERMES_HOME/.env. Ctrl-C saves nothing.\n" +
+        "Without a terminal, give --yes and/or --set. Ends with a connection test\n" +
+        "when the provider has one, and the list of keys changed in which file.",
     )
     .option(
       "--set <key=value>",
@@ -637,14 +883,22 @@ export function registerMemorySetup(memory: HermesCommand): HermesCommand {
       "Ask nothing: use --set values, then current values and defaults",
       false,
     )
+    .option(
+      "--json",
+      "With --yes: print the changed keys as JSON (messages go to stderr)",
+      false,
+    )
     .example("hermes memory setup")
     .example("hermes memory setup honcho")
     .example("hermes memory setup honcho --yes --set workspace=team")
     .example("hermes memory setup builtin");
   command.action(
-    (provider: string | undefined, opts: { set: string[]; yes: boolean }) =>
+    (
+      provider: string | undefined,
+      opts: { set: string[]; yes: boolean; json: boolean },
+    ) =>
       runMemorySetup(
-        { provider, set: opts.set, yes: opts.yes },
+        { provider, set: opts.set, yes: opts.yes, json: opts.json },
         command.context.io,
       ),
   );

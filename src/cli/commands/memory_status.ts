@@ -1,7 +1,9 @@
 /**
- * `hermes memory status [--json]`: the built-in store (flags, files, usage),
- * the active provider (config, availability, settings, dependencies,
- * sandbox grant) and the installed provider plugins.
+ * `hermes memory status [--json] [--no-probe]`: the built-in store (flags,
+ * files, usage), the settings files (with the line and column of one that
+ * does not parse), the active provider (config, availability, its settings
+ * from wherever it keeps them, its connection when a probe is cheap,
+ * dependencies, sandbox grant) and the installed provider plugins.
  *
  * @module
  */
@@ -23,15 +25,27 @@ import {
   type ProviderReport,
 } from "../provider_report.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
-import {
-  getConfigPath,
-  getConfigValue,
-  loadConfig,
-} from "../../config/config.ts";
+import { getConfigPath, getConfigValue } from "../../config/config.ts";
 import { readStoreUsage } from "../../builtin/memory_store.ts";
 import { formatThousands, usagePercent } from "../../builtin/memory_format.ts";
 import type { HermesConfig, MemoryTarget } from "../../core/memory_provider.ts";
-import { isBuiltinSentinel } from "../_plugins.ts";
+import {
+  describeProviderStatus,
+  isBuiltinSentinel,
+  type ProviderConnectionStatus,
+  type ProviderStatusDescription,
+} from "../_plugins.ts";
+import {
+  checkConfigYaml,
+  checkEnvFile,
+  fileLocation,
+  providerFileReport,
+  type SettingsFileReport,
+  withoutDuplicateWarnings,
+} from "../settings_files.ts";
+
+/** How long the status connection probe may take: 1.5 s. */
+export const STATUS_PROBE_TIMEOUT_MS = 1_500;
 
 /** One built-in memory file in a {@linkcode StatusReport}. */
 interface BuiltinFileReport {
@@ -80,12 +94,47 @@ interface StatusReport {
     /** The two files. */
     files: BuiltinFileReport[];
   };
-  /** The value of `memory.provider` as written (`""` when unset). */
+  /**
+   * The settings files: `config.yaml`, `.env` and the active provider's
+   * own (each with `error` when it does not parse).
+   */
+  files: SettingsFileReport[];
+  /** The value of `memory.provider` as written (`""` when unset or unknown). */
   providerSetting: string;
-  /** The active external provider, or `null` for built-in only. */
-  provider: ProviderReport | null;
+  /**
+   * The active external provider, or `null` for built-in only (or when
+   * `config.yaml` does not parse, so it is unknown).
+   */
+  provider: StatusProviderReport | null;
   /** Every discovered provider plugin. */
   plugins: PluginReport[];
+}
+
+/**
+ * The active provider in a {@linkcode StatusReport}: what the CLI found
+ * out, plus what the provider reports through its status hook.
+ */
+export interface StatusProviderReport extends ProviderReport {
+  /**
+   * Its settings by key, from wherever it keeps them (`null` when its
+   * `cli.ts` has no `describeStatus` hook).
+   */
+  settings: ProviderStatusDescription["settings"] | null;
+  /** Its connection (`null`: no probe, or skipped with `--no-probe`). */
+  connection: ProviderConnectionStatus | null;
+  /** Why its status hook failed, when it did. */
+  statusHookError?: string;
+}
+
+/** Options of {@linkcode collectStatus}. */
+export interface CollectStatusOptions {
+  /**
+   * Let the provider probe its server (bounded by
+   * {@linkcode STATUS_PROBE_TIMEOUT_MS}).
+   *
+   * @default {true}
+   */
+  probe?: boolean;
 }
 
 function memoryToolEnabled(config: HermesConfig): boolean {
@@ -100,8 +149,8 @@ function memoryToolEnabled(config: HermesConfig): boolean {
  * Gathers the status of the active profile.
  *
  * @param io Where environment variables are read (settings set/unset).
- * @returns The report.
- * @throws {ConfigError} When `config.yaml` does not parse.
+ * @param options Whether the provider may probe its server.
+ * @returns The report (a broken settings file is part of it).
  *
  * @example Gathering the report
  * ```ts ignore
@@ -110,11 +159,15 @@ function memoryToolEnabled(config: HermesConfig): boolean {
  * const report = await collectStatus(memoryCliIo());
  * ```
  */
-export async function collectStatus(io: CliIo): Promise<StatusReport> {
+export async function collectStatus(
+  io: CliIo,
+  options: CollectStatusOptions = {},
+): Promise<StatusReport> {
   const home = getHermesHome();
-  const config = await loadConfig();
+  const { report: yamlFile, config } = await checkConfigYaml(home);
+  const files: SettingsFileReport[] = [yamlFile, await checkEnvFile(home)];
   const usage = await readStoreUsage(home, config);
-  const files: BuiltinFileReport[] = (["memory", "user"] as const).map((
+  const builtinFiles: BuiltinFileReport[] = (["memory", "user"] as const).map((
     target,
   ) => {
     const u = usage[target];
@@ -137,31 +190,77 @@ export async function collectStatus(io: CliIo): Promise<StatusReport> {
   const setting = typeof raw === "string" ? raw.trim() : "";
   const active = setting !== "" && !isBuiltinSentinel(setting) ? setting : null;
   const plugins = await listPluginReports(active);
-  const provider = active === null
-    ? null
-    : await collectProviderReport(active, config, io);
+  let provider: StatusProviderReport | null = null;
+  if (active !== null) {
+    const [base, hook] = await Promise.all([
+      collectProviderReport(active, config, io),
+      describeProviderStatus(active, {
+        hermesHome: home,
+        config,
+        env: (name) => io.env(name),
+        probe: options.probe !== false,
+        probeTimeoutMs: STATUS_PROBE_TIMEOUT_MS,
+        detail: "status",
+      }),
+    ]);
+    provider = withStatusHook(base, hook.description, hook.error);
+    for (const file of hook.description?.files ?? []) {
+      files.push(await providerFileReport(file));
+    }
+  }
   // The list decides from manifests; the active provider was asked itself.
   for (const plugin of plugins) {
     if (plugin.active && provider?.available !== undefined) {
       plugin.available = provider.available;
     }
   }
-  const memoryDir = files[0]?.path.replace(/[\\/][^\\/]*$/, "") ?? "";
+  const memoryDir = builtinFiles[0]?.path.replace(/[\\/][^\\/]*$/, "") ??
+    "";
   return {
     hermesHome: home,
     configPath: getConfigPath(home),
     builtin: {
-      memoryEnabled: files[0]?.enabled ?? true,
-      userProfileEnabled: files[1]?.enabled ?? true,
+      memoryEnabled: builtinFiles[0]?.enabled ?? true,
+      userProfileEnabled: builtinFiles[1]?.enabled ?? true,
       memoryToolEnabled: memoryToolEnabled(config) &&
-        files.some((f) => f.enabled),
+        builtinFiles.some((f) => f.enabled),
       directory: memoryDir,
-      files,
+      files: builtinFiles,
     },
+    files,
     providerSetting: setting,
     provider,
     plugins,
   };
+}
+
+/**
+ * Merges what a provider's status hook reported into the CLI's report: its
+ * settings, its connection, and the set state of its schema fields (a
+ * value in the provider's own file counts as set).
+ */
+function withStatusHook(
+  base: ProviderReport,
+  description: ProviderStatusDescription | null,
+  error: string | undefined,
+): StatusProviderReport {
+  const report: StatusProviderReport = {
+    ...base,
+    settings: description?.settings ?? null,
+    connection: description?.connection ?? null,
+  };
+  if (error !== undefined) report.statusHookError = error;
+  const settings = description?.settings;
+  if (settings) {
+    for (const field of report.fields) {
+      const setting = settings[field.key];
+      if (setting?.set && !field.set) {
+        field.set = true;
+        field.source = setting.source;
+      }
+    }
+  }
+  return report;
 }
 
 function mark(style: Style, ok: boolean): string {
@@ -220,9 +319,15 @@ export function renderStatus(report: StatusReport, style: Style): string {
   ], 4);
   out += columns(b.files.map((f) => fileLine(f, style)), 4);
   out += `    Files in: ${b.directory}/\n`;
+  out += renderSettingsFiles(report.files, style);
 
   const p = report.provider;
-  if (p === null) {
+  const yaml = report.files.find((f) => f.file === "config.yaml");
+  if (p === null && yaml?.error) {
+    out += `  Provider:  ${
+      style.yellow("unknown")
+    } \u2014 config.yaml does not parse (see Settings files)\n`;
+  } else if (p === null) {
     out += `  Provider:  (none \u2014 built-in only)\n`;
     if (report.providerSetting !== "") {
       out += `             memory.provider is '${report.providerSetting}'\n`;
@@ -255,7 +360,57 @@ export function renderStatus(report: StatusReport, style: Style): string {
   return out;
 }
 
-function renderProvider(p: ProviderReport, style: Style): string {
+function renderSettingsFiles(
+  files: readonly SettingsFileReport[],
+  style: Style,
+): string {
+  const shown = files.filter((f) => f.exists || f.error);
+  if (shown.length === 0) return "";
+  let out = "  Settings files:\n";
+  for (const f of shown) {
+    if (f.error) {
+      out += `    ${mark(style, false)} ${fileLocation(f)}: ${
+        style.red(f.error.message)
+      }\n      fix: ${f.error.fix}\n`;
+    } else {
+      out += `    ${mark(style, true)} ${f.path}\n`;
+    }
+  }
+  return out;
+}
+
+function renderConnection(
+  c: ProviderConnectionStatus,
+  style: Style,
+): string {
+  if (c.ok) {
+    return `  Connection: ok ${
+      mark(style, true)
+    } (${c.url}, ${c.elapsedMs} ms)\n`;
+  }
+  const head = c.attempted
+    ? `${style.red("failed")} ${mark(style, false)}`
+    : `${style.yellow("not tested")}`;
+  return `  Connection: ${head}${c.url ? ` (${c.url})` : ""} \u2014 ${
+    c.error ?? "unknown"
+  }\n    fix: ${c.fix ?? "run 'hermes memory doctor'"}\n`;
+}
+
+function renderProviderSettings(p: StatusProviderReport): string {
+  if (p.settings === null) return "";
+  const entries = Object.entries(p.settings);
+  const set = entries.filter(([, s]) => s.set);
+  let out =
+    `  Settings (${set.length} of ${entries.length} set; --json lists all):\n`;
+  if (set.length === 0) return `${out}    (all at their defaults)\n`;
+  out += columns(
+    set.map(([key, s]) => [key, displayValue(s.value), s.source]),
+    4,
+  );
+  return out;
+}
+
+function renderProvider(p: StatusProviderReport, style: Style): string {
   let out = "";
   const configEntries = Object.entries(p.config);
   if (configEntries.length > 0) {
@@ -308,6 +463,11 @@ function renderProvider(p: ProviderReport, style: Style): string {
         "  Docker) do not inherit it, so set these variables in the service definition.\n";
     }
   }
+  out += renderProviderSettings(p);
+  if (p.connection) out += renderConnection(p.connection, style);
+  if (p.statusHookError) {
+    out += `  ${style.yellow("status hook failed")}: ${p.statusHookError}\n`;
+  }
   const deps = p.dependencies;
   if (deps) {
     out += `  Dependencies: ${
@@ -341,6 +501,12 @@ interface MemoryStatusOptions {
    * @default {false}
    */
   json?: boolean;
+  /**
+   * Let the provider probe its server (`--no-probe` sets `false`).
+   *
+   * @default {true}
+   */
+  probe?: boolean;
 }
 
 /**
@@ -348,8 +514,8 @@ interface MemoryStatusOptions {
  *
  * @param options Output format.
  * @param io Where to write.
- * @returns `0`.
- * @throws {ConfigError} When `config.yaml` does not parse.
+ * @returns `0`, or `1` when a settings file does not parse (the report is
+ * printed either way, and each broken file once more on standard error).
  *
  * @example Running the command in-process
  * ```ts ignore
@@ -362,13 +528,24 @@ export async function runMemoryStatus(
   options: MemoryStatusOptions,
   io: CliIo,
 ): Promise<number> {
-  const report = await collectStatus(io);
+  const report = await withoutDuplicateWarnings(
+    () => collectStatus(io, { probe: options.probe }),
+    (r) => r.files.filter((f) => f.error).map((f) => f.path),
+  );
   if (options.json) {
     writeJson(io, report);
   } else {
     io.stdout(renderStatus(report, styleFor(io, "stdout")));
   }
-  return 0;
+  const broken = report.files.filter((f) => f.error);
+  for (const file of broken) {
+    io.stderr(
+      `error: ${
+        fileLocation(file)
+      }: ${file.error?.message}; ${file.error?.fix}\n`,
+    );
+  }
+  return broken.length > 0 ? 1 : 0;
 }
 
 /**
@@ -391,12 +568,21 @@ export function registerMemoryStatus(memory: HermesCommand): HermesCommand {
     .summary("Show built-in memory, the active provider and plugins")
     .description(
       "Show the built-in memory flags and files (size and usage of MEMORY.md and\n" +
-        "USER.md), the active provider (config, availability, missing settings,\n" +
-        "dependencies, sandbox grant) and the installed provider plugins.",
+        "USER.md), the settings files (with the line and column of one that does\n" +
+        "not parse), the active provider (config, availability, its settings from\n" +
+        "wherever it keeps them, its connection, dependencies, sandbox grant) and\n" +
+        "the installed provider plugins.",
     )
     .option("--json", "Print the report as JSON (no colour)", false)
+    .option(
+      "--no-probe",
+      `Do not test the provider's connection (it waits at most ${
+        STATUS_PROBE_TIMEOUT_MS / 1000
+      } s)`,
+    )
     .example("hermes memory status")
-    .example("hermes memory status --json");
+    .example("hermes memory status --json")
+    .example("hermes memory status --no-probe");
   command.action((opts: MemoryStatusOptions) =>
     runMemoryStatus(opts, command.context.io)
   );

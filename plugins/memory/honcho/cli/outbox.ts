@@ -130,7 +130,21 @@ async function workspaceOfFile(path: string): Promise<string | undefined> {
   return undefined;
 }
 
-async function report(
+/**
+ * What one outbox holds: sizes, queued messages per session and the
+ * refused messages (what `hermes honcho outbox --json` prints per file).
+ *
+ * @param outbox The outbox.
+ * @param configured Whether it is the configured workspace's.
+ * @returns The report.
+ *
+ * @example
+ * ```ts ignore
+ * const [outbox] = await profileOutboxes("/home/me/.hermes", "hermes");
+ * const report = await outboxReport(outbox, true);
+ * ```
+ */
+export async function outboxReport(
   outbox: HonchoOutbox,
   configured: boolean,
 ): Promise<OutboxReport> {
@@ -236,7 +250,7 @@ export async function runOutbox(
   const outboxes = await profileOutboxes(scope.hermesHome, config.workspaceId);
   const reports: OutboxReport[] = [];
   for (const [index, outbox] of outboxes.entries()) {
-    reports.push(await report(outbox, index === 0));
+    reports.push(await outboxReport(outbox, index === 0));
   }
   if (options.json) {
     scope.io.stdout(`${JSON.stringify({ outboxes: reports }, null, 2)}\n`);

@@ -65,6 +65,7 @@ import {
   writeHonchoFile,
   writeHostKey,
 } from "./_common.ts";
+import { connectionFix } from "./describe_status.ts";
 import { RECALL_MODES } from "./mode.ts";
 import { SESSION_STRATEGIES } from "./strategy.ts";
 
@@ -946,7 +947,9 @@ async function testConnection(
     io.stderr(
       `warning: connection test failed: ${
         describeHonchoFailure(error, url)
-      }; the settings are saved, fix the problem and check with 'hermes honcho status'\n`,
+      }; the settings are saved. Fix: ${
+        connectionFix(error, url)
+      }; then check with 'hermes honcho status'\n`,
     );
     return false;
   }

@@ -9,12 +9,10 @@
  * @module
  */
 
-import { maskSecret } from "@hermes/memory";
 import type { CliIo, HermesCommand } from "@hermes/memory/cli";
 import {
   type ConfigSource,
   type HonchoConfig,
-  type HonchoSettings,
   isHonchoUsable,
 } from "../config.ts";
 import { resolveAiPeerId } from "../peers.ts";
@@ -33,6 +31,9 @@ import {
   targetProfileOf,
 } from "./_common.ts";
 import { fetchMemoryView, printMemoryView } from "./_memory_view.ts";
+import { jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
+
+export { jsonSetting };
 import { cliSessionName } from "./_session_name.ts";
 
 /** Options of {@linkcode runStatus}. */
@@ -52,52 +53,6 @@ const SOURCE_LABELS: Record<ConfigSource, string> = {
   env: "env",
   default: "default",
 };
-
-/** The settings shown, in order: `[JSON key, field]`. */
-const SETTING_ROWS: readonly [string, keyof HonchoSettings][] = [
-  ["enabled", "enabled"],
-  ["apiKey", "apiKey"],
-  ["baseUrl", "baseUrl"],
-  ["environment", "environment"],
-  ["workspace", "workspaceId"],
-  ["peerName", "peerName"],
-  ["aiPeer", "aiPeer"],
-  ["timeout", "timeout"],
-  ["recallMode", "recallMode"],
-  ["recallSync", "recallSync"],
-  ["writeFrequency", "writeFrequency"],
-  ["saveMessages", "saveMessages"],
-  ["sessionStrategy", "sessionStrategy"],
-  ["sessionPeerPrefix", "sessionPeerPrefix"],
-  ["sessionAiPeerPrefix", "sessionAiPeerPrefix"],
-  ["sessions", "sessions"],
-  ["contextTokens", "contextTokens"],
-  ["contextCadence", "contextCadence"],
-  ["injectionFrequency", "injectionFrequency"],
-  ["injection.sessionStart", "injectionSessionStart"],
-  ["initOnSessionStart", "initOnSessionStart"],
-  ["dialecticReasoningLevel", "dialecticReasoningLevel"],
-  ["dialecticDynamic", "dialecticDynamic"],
-  ["dialecticCadence", "dialecticCadence"],
-  ["dialecticDepth", "dialecticDepth"],
-  ["dialecticDepthLevels", "dialecticDepthLevels"],
-  ["dialecticMaxChars", "dialecticMaxChars"],
-  ["dialecticMaxInputChars", "dialecticMaxInputChars"],
-  ["reasoningHeuristic", "reasoningHeuristic"],
-  ["reasoningLevelCap", "reasoningLevelCap"],
-  ["queryRewrite", "queryRewrite"],
-  ["firstTurnBaseWait", "firstTurnBaseWait"],
-  ["firstTurnDialecticWait", "firstTurnDialecticWait"],
-  ["messageMaxChars", "messageMaxChars"],
-  ["observationMode", "observationMode"],
-  ["observation", "observation"],
-  ["pinUserPeer", "pinUserPeer"],
-  ["userPeerAliases", "userPeerAliases"],
-  ["runtimePeerPrefix", "runtimePeerPrefix"],
-  ["a2aSessions", "a2aSessions"],
-  ["logging", "logging"],
-  ["oauth", "oauth"],
-];
 
 /**
  * The value of a setting as shown (secrets masked, absent values as
@@ -124,28 +79,6 @@ export function displaySetting(key: string, value: unknown): string {
   }
   if (typeof json === "string") return json === "" ? '""' : json;
   return JSON.stringify(json);
-}
-
-/**
- * The value of a setting for `--json` (the key masked, the OAuth grant
- * reduced to whether it is set).
- *
- * @param key The JSON key.
- * @param value The resolved value.
- * @returns A JSON value (`null` when unset).
- *
- * @example
- * ```ts
- * import { jsonSetting } from "./status.ts";
- * import assert from "node:assert/strict";
- * assert.equal(jsonSetting("oauth", { refresh_token: "x" }), "set");
- * ```
- */
-export function jsonSetting(key: string, value: unknown): unknown {
-  if (value === undefined || value === null) return null;
-  if (key === "apiKey") return maskSecret(String(value));
-  if (key === "oauth") return "set";
-  return value;
 }
 
 /**
@@ -252,6 +185,8 @@ export async function runStatus(
         "  Usable",
         usable
           ? "yes"
+          : config.configError
+          ? `no: ${config.configPath} does not parse (see the error below)`
           : config.enabled
           ? "no: no API key or base URL"
           : "no: disabled (hermes honcho enable)",

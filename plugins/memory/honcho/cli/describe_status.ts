@@ -1,0 +1,404 @@
+/**
+ * The host-side status hook of the Honcho provider (`describeStatus` of
+ * `cli.ts`): what `hermes memory status` and `hermes memory doctor` show
+ * about Honcho — every resolved setting with where it came from
+ * (`honcho.json` host block or root, the environment, `config.yaml`, the
+ * default) and the key masked, the settings files with the spot where one
+ * does not parse, the host the configured server needs in the sandbox
+ * grant, and a bounded connection probe (one `GET` of the AI peer's card).
+ * With doctor detail it also sums up the outbox (queued, refused, oldest).
+ *
+ * Loads no client until a probe runs, so the status path stays cheap.
+ *
+ * @module
+ */
+
+import {
+  buildProfileSecretScope,
+  type HermesConfig,
+  withSecretScope,
+} from "@hermes/memory";
+import type {
+  ProviderConnectionStatus,
+  ProviderFileStatus,
+  ProviderProblem,
+  ProviderSettingStatus,
+  ProviderStatusContext,
+  ProviderStatusDescription,
+} from "@hermes/memory/cli";
+import { resolve } from "node:path";
+import {
+  type ConfigSource,
+  type HonchoConfig,
+  loadHonchoConfig,
+} from "../config.ts";
+import {
+  HONCHO_ENVIRONMENT_URLS,
+  resolveHonchoConnection,
+} from "../connection.ts";
+import { resolveAiPeerId } from "../peers.ts";
+import { jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
+
+/** How long the status probe waits for Honcho by default: 1.5 s. */
+export const STATUS_PROBE_TIMEOUT_MS = 1_500;
+
+/** Queued messages older than this make doctor report a stalled outbox: 1 h. */
+export const STALE_OUTBOX_MS = 60 * 60 * 1000;
+
+function sourceLabel(
+  source: ConfigSource,
+  config: HonchoConfig,
+): string {
+  const file = config.configPath;
+  if (source === "host") {
+    return `${file} hosts.${config.hostBlockKey || config.hostKey}`;
+  }
+  if (source === "root") return `${file} (root)`;
+  return source === "env" ? "environment" : "default";
+}
+
+/**
+ * Loads the profile's Honcho configuration with the profile's `.env` as
+ * secret scope, as the agent resolves it.
+ *
+ * @param hermesHome The profile home.
+ * @returns The resolved configuration.
+ *
+ * @example
+ * ```ts ignore
+ * const config = await loadProfileHonchoConfig("/home/me/.hermes");
+ * ```
+ */
+export async function loadProfileHonchoConfig(
+  hermesHome: string,
+): Promise<HonchoConfig> {
+  let scope: Record<string, string> = {};
+  try {
+    scope = await buildProfileSecretScope(hermesHome);
+  } catch {
+    // An unreadable .env only means fewer variables (doctor reports it).
+  }
+  return await withSecretScope(
+    scope,
+    () => loadHonchoConfig({ hermesHome }),
+  );
+}
+
+async function fileHoldsKey(path: string): Promise<boolean> {
+  try {
+    return /"apiKey"\s*:/.test(await Deno.readTextFile(path));
+  } catch {
+    return false;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function settingsFiles(
+  config: HonchoConfig,
+): Promise<ProviderFileStatus[]> {
+  const out: ProviderFileStatus[] = [];
+  const read = resolve(config.configPath);
+  const write = resolve(config.writePath);
+  const paths = read === write ? [write] : [read, write];
+  for (const path of paths) {
+    const isRead = path === read;
+    const present = isRead ? config.configFileExists : await exists(path);
+    const entry: ProviderFileStatus = {
+      path,
+      role: isRead && path === write
+        ? "Honcho settings"
+        : isRead
+        ? "Honcho settings (read: this profile has no honcho.json of its own)"
+        : "Honcho settings (setup writes here)",
+      format: "json",
+      exists: present,
+      secret: present && await fileHoldsKey(path),
+    };
+    if (isRead && config.configError) {
+      entry.error = {
+        message: config.configError.message,
+        line: config.configError.line,
+        column: config.configError.column,
+        fix:
+          "fix the JSON there (often a trailing comma or a missing quote), or remove the file and run 'hermes memory setup honcho'",
+      };
+    }
+    out.push(entry);
+  }
+  return out;
+}
+
+function serverUrl(
+  config: HonchoConfig,
+  hermesConfig: HermesConfig,
+): string | null {
+  try {
+    return resolveHonchoConnection(config, { hermesConfig }).baseUrl;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What to do about a failed connection, by cause.
+ *
+ * @param error What the probe threw.
+ * @param url The server.
+ * @returns The fix, one sentence.
+ *
+ * @example
+ * ```ts
+ * import { connectionFix } from "./describe_status.ts";
+ * import assert from "node:assert/strict";
+ * assert.match(connectionFix(new Error("x"), "http://127.0.0.1:8000"), /127\.0\.0\.1:8000/);
+ * ```
+ */
+export function connectionFix(error: unknown, url: string): string {
+  const name = error instanceof Error ? error.name : "";
+  let host = url;
+  try {
+    host = new URL(url).host;
+  } catch {
+    // Keep the URL.
+  }
+  const causes: string[] = [];
+  let cause: unknown = error;
+  for (let depth = 0; cause instanceof Error && depth < 6; depth++) {
+    causes.push(`${cause.name} ${cause.message}`);
+    cause = cause.cause;
+  }
+  const text = causes.join(" ");
+  if (name === "HonchoConfigError") {
+    return "configure a server: 'hermes memory setup honcho' (an API key for Honcho cloud, or --set baseUrl=http://host:port for your own server)";
+  }
+  if (name === "AuthError") {
+    return "set the right API key: 'hermes honcho setup' (typed hidden) or 'hermes memory setup honcho --yes --set apiKey=KEY'";
+  }
+  if (name === "PermissionDeniedError" || /NotCapable/.test(text)) {
+    return `allow ${host} in config.yaml memory.permissions.honcho.net ('hermes memory setup honcho' adds it), then run the command again`;
+  }
+  if (name === "TimeoutError") {
+    return `check that ${url} is up and reachable from this machine (firewall, VPN, proxy)`;
+  }
+  if (/refused/i.test(text)) {
+    return `start the Honcho server at ${url}, or point baseUrl at the running one: 'hermes memory setup honcho --yes --set baseUrl=http://host:port'`;
+  }
+  if (/dns|lookup|name or service|not known/i.test(text)) {
+    return `check the host name in baseUrl (${host}): 'hermes memory setup honcho --yes --set baseUrl=http://host:port'`;
+  }
+  return `check the server's logs at ${url}; 'hermes honcho status' shows the full error`;
+}
+
+async function probeConnection(
+  config: HonchoConfig,
+  hermesConfig: HermesConfig,
+  timeoutMs: number,
+): Promise<ProviderConnectionStatus> {
+  const url = serverUrl(config, hermesConfig);
+  if (url === null) {
+    return {
+      attempted: false,
+      ok: false,
+      url: null,
+      elapsedMs: null,
+      error: "no API key or base URL is configured",
+      fix: connectionFix(
+        Object.assign(new Error(""), { name: "HonchoConfigError" }),
+        "",
+      ),
+    };
+  }
+  const host = new URL(url).host;
+  try {
+    const { state } = await Deno.permissions.query({ name: "net", host });
+    if (state !== "granted") {
+      return {
+        attempted: false,
+        ok: false,
+        url,
+        elapsedMs: null,
+        error: `this process has no network access to ${host}`,
+        fix: connectionFix(
+          Object.assign(new Error(""), { name: "PermissionDeniedError" }),
+          url,
+        ),
+      };
+    }
+  } catch {
+    // Cannot tell: try.
+  }
+  const [{ HonchoClient }, common] = await Promise.all([
+    import("../client.ts"),
+    import("./_common.ts"),
+  ]);
+  const started = performance.now();
+  try {
+    const client = HonchoClient.fromConfig(config, {
+      hermesConfig,
+      timeoutMs,
+      maxRetries: 0,
+    });
+    await client.getPeerCard(resolveAiPeerId(config));
+    return {
+      attempted: true,
+      ok: true,
+      url,
+      elapsedMs: Math.round(performance.now() - started),
+      error: null,
+      fix: null,
+    };
+  } catch (error) {
+    const elapsedMs = Math.round(performance.now() - started);
+    if (error instanceof Error && error.name === "NotFoundError") {
+      // Reached, and the credentials were accepted: the peer is new.
+      return {
+        attempted: true,
+        ok: true,
+        url,
+        elapsedMs,
+        error: null,
+        fix: null,
+      };
+    }
+    return {
+      attempted: true,
+      ok: false,
+      url,
+      elapsedMs,
+      error: common.describeHonchoFailure(error, url, timeoutMs),
+      fix: connectionFix(error, url),
+    };
+  }
+}
+
+async function outboxSummary(
+  hermesHome: string,
+  workspace: string,
+): Promise<{ summary: Record<string, unknown>; problems: ProviderProblem[] }> {
+  const { profileOutboxes, outboxReport } = await import("./outbox.ts");
+  const problems: ProviderProblem[] = [];
+  let queued = 0;
+  let rejected = 0;
+  let oldest: string | null = null;
+  let oldestRejected: string | null = null;
+  const outboxes = await profileOutboxes(hermesHome, workspace);
+  for (const [index, outbox] of outboxes.entries()) {
+    const report = await outboxReport(outbox, index === 0);
+    queued += report.pending;
+    rejected += report.rejected.length;
+    for (const session of report.sessions) {
+      if (oldest === null || session.oldest < oldest) oldest = session.oldest;
+    }
+    for (const r of report.rejected) {
+      if (oldestRejected === null || r.rejectedAt < oldestRejected) {
+        oldestRejected = r.rejectedAt;
+      }
+    }
+  }
+  if (rejected > 0) {
+    problems.push({
+      check: "outbox.rejected",
+      message:
+        `Honcho refused ${rejected} message(s) (first on ${oldestRejected}); they are kept in the outbox's rejected file`,
+      fix:
+        "see why with 'hermes honcho outbox', fix the cause, then 'hermes honcho outbox retry'",
+    });
+  }
+  if (
+    oldest !== null && Date.now() - Date.parse(oldest) > STALE_OUTBOX_MS
+  ) {
+    problems.push({
+      check: "outbox.stalled",
+      message:
+        `${queued} message(s) are queued and not delivered, the oldest since ${oldest}`,
+      fix:
+        "check the connection with 'hermes honcho status', then deliver them with 'hermes honcho outbox flush'",
+    });
+  }
+  return {
+    summary: { queued, rejected, oldest, oldestRejected },
+    problems,
+  };
+}
+
+/**
+ * The Honcho provider's status for `hermes memory status` and `hermes
+ * memory doctor`, computed on the host (no worker): settings (key masked)
+ * with their sources, the settings files (with the line and column where
+ * one does not parse), the host the server needs in
+ * `memory.permissions.honcho.net`, the connection (one `GET`, bounded by
+ * `probeTimeoutMs`, only with `probe`), and with doctor detail the outbox.
+ *
+ * @param context Home, `config.yaml`, probe and detail.
+ * @returns The description.
+ *
+ * @example
+ * ```ts ignore
+ * const status = await describeHonchoStatus({
+ *   hermesHome: "/home/me/.hermes", config: {}, env: () => undefined,
+ *   probe: false, probeTimeoutMs: 1500, detail: "status",
+ * });
+ * ```
+ */
+export async function describeHonchoStatus(
+  context: ProviderStatusContext,
+): Promise<ProviderStatusDescription> {
+  const hermesHome = resolve(context.hermesHome);
+  const config = await loadProfileHonchoConfig(hermesHome);
+  const settings: Record<string, ProviderSettingStatus> = {};
+  for (const [key, field] of SETTING_ROWS) {
+    const source = config.sources[field];
+    settings[key] = {
+      value: jsonSetting(key, config[field]),
+      source: sourceLabel(source, config),
+      set: source !== "default",
+    };
+  }
+  const url = serverUrl(config, context.config);
+  const description: ProviderStatusDescription = {
+    settings,
+    files: await settingsFiles(config),
+    needs: {
+      net: url === null ? [] : [new URL(url).host],
+    },
+    extra: {
+      host: config.hostKey,
+      enabled: config.enabled,
+      server: url,
+    },
+  };
+  if (context.probe) {
+    description.connection = await probeConnection(
+      config,
+      context.config,
+      Math.max(1, context.probeTimeoutMs),
+    );
+  }
+  if (context.detail === "doctor") {
+    const problems: ProviderProblem[] = [];
+    if (
+      !config.configError && url === HONCHO_ENVIRONMENT_URLS.production &&
+      !config.apiKey
+    ) {
+      problems.push({
+        check: "credentials.missing",
+        message: `Honcho cloud (${url}) is configured without an API key`,
+        fix:
+          "give one with 'hermes honcho setup' (typed hidden), or set a self-hosted server: 'hermes memory setup honcho --yes --set baseUrl=http://host:port'",
+      });
+    }
+    const outbox = await outboxSummary(hermesHome, config.workspaceId);
+    description.extra = { ...description.extra, outbox: outbox.summary };
+    problems.push(...outbox.problems);
+    description.problems = problems;
+  }
+  return description;
+}

@@ -1,0 +1,438 @@
+/**
+ * `hermes memory doctor [--json]`: checks the profile and prints one line
+ * per problem with its fix, exiting `1` when anything is wrong:
+ *
+ * - the settings files (`config.yaml`, `.env`, the active provider's own)
+ *   parse, with the line and column where one does not;
+ * - a file holding secrets is mode `0600`;
+ * - no temporary file of an interrupted atomic write is left beside them;
+ * - the sandbox grant covers what the configuration needs (the host of the
+ *   configured server in `memory.permissions.<provider>.net`);
+ * - the provider loads, is available, reaches its server and its
+ *   credentials are accepted (the provider's own probe);
+ * - the provider's queued and refused data (Honcho: the outbox);
+ * - the pre-compress checkpoint gate, when `compression.checkpoint_required`
+ *   arms it, has a provider of checkpoint API v2.
+ *
+ * @module
+ */
+
+import type { CliIo } from "../cli_io.ts";
+import type { HermesCommand } from "../hermes_command.ts";
+import { styleFor, writeJson } from "../format.ts";
+import { getHermesHome } from "../../profile/hermes_home.ts";
+import { getConfigValue } from "../../config/config.ts";
+import { memoryFilePaths } from "../../builtin/memory_store.ts";
+import {
+  CHECKPOINT_REMEDIATION,
+  isCheckpointGateArmed,
+} from "../../context/compression_gate.ts";
+import { PRE_COMPRESS_CHECKPOINT_API_VERSION } from "../../core/memory_provider.ts";
+import {
+  closeProvider,
+  describeProviderStatus,
+  isBuiltinSentinel,
+  loadProvider,
+  locateProvider,
+  type ProviderConnectionStatus,
+  sandboxGrant,
+} from "../_plugins.ts";
+import {
+  checkConfigYaml,
+  checkEnvFile,
+  fileLocation,
+  orphanedTempFiles,
+  providerFileReport,
+  type SettingsFileReport,
+  withoutDuplicateWarnings,
+} from "../settings_files.ts";
+import { errorText } from "../../_util/error_text.ts";
+
+/** How long doctor's connection probe may take: 3 s. */
+export const DOCTOR_PROBE_TIMEOUT_MS = 3_000;
+
+/** One problem `hermes memory doctor` found. */
+export interface DoctorProblem {
+  /**
+   * What was checked: `file.parse`, `file.mode`, `file.orphaned_temp`,
+   * `grant.net`, `provider.missing`, `provider.load`,
+   * `provider.unavailable`, `provider.connection`, `checkpoint.gate`, or a
+   * provider's own (`outbox.rejected`, `outbox.stalled`,
+   * `credentials.missing`).
+   */
+  check: string;
+  /** The file (with `:line:column` when known) or config key concerned. */
+  where: string;
+  /** What is wrong. */
+  message: string;
+  /** What to do. */
+  fix: string;
+}
+
+/** Everything `hermes memory doctor --json` prints. */
+export interface DoctorReport {
+  /** The profile home. */
+  hermesHome: string;
+  /** The active provider (`null`: built-in only, or unknown). */
+  provider: string | null;
+  /** `true` when no problem was found. */
+  ok: boolean;
+  /** The problems, one per line of the text output. */
+  problems: DoctorProblem[];
+  /** The settings files checked. */
+  files: SettingsFileReport[];
+  /** Leftovers of interrupted atomic writes. */
+  orphanedTempFiles: string[];
+  /** What the configuration needs from the sandbox grant, and what is missing. */
+  grant: { needs: string[]; granted: string[]; missing: string[] } | null;
+  /** The provider's connection probe (`null`: no provider, no probe). */
+  connection: ProviderConnectionStatus | null;
+  /** The provider's outbox summary, when it has one. */
+  outbox: Record<string, unknown> | null;
+  /** The pre-compress checkpoint gate. */
+  checkpoint: {
+    /** `compression.checkpoint_required`. */
+    required: boolean;
+    /** The active provider's checkpoint API version (`null`: not loaded). */
+    providerApiVersion: number | null;
+    /** Whether the gate can be satisfied. */
+    ok: boolean;
+  };
+}
+
+function modeProblem(file: SettingsFileReport): DoctorProblem | undefined {
+  if (!file.exists || !file.secret || file.mode === null) return undefined;
+  if ((Number.parseInt(file.mode, 8) & 0o077) === 0) return undefined;
+  return {
+    check: "file.mode",
+    where: file.path,
+    message:
+      `holds secrets but is mode ${file.mode}, so other users can read it`,
+    fix: `chmod 600 ${file.path}`,
+  };
+}
+
+/** Whether `host[:port]` is covered by a grant entry. */
+function granted(needed: string, grant: readonly string[]): boolean {
+  const bare = needed.replace(/:\d+$/, "");
+  return grant.includes(needed) || grant.includes(bare);
+}
+
+/**
+ * Runs every check on the active profile.
+ *
+ * @param io The CLI's environment.
+ * @returns The report.
+ *
+ * @example
+ * ```ts ignore
+ * import { collectDoctor, memoryCliIo } from "@hermes/memory/cli";
+ * const report = await collectDoctor(memoryCliIo());
+ * ```
+ */
+export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
+  const home = getHermesHome();
+  const problems: DoctorProblem[] = [];
+  const { report: yamlFile, config } = await checkConfigYaml(home);
+  const files: SettingsFileReport[] = [yamlFile, await checkEnvFile(home)];
+  const raw = getConfigValue(config, "memory.provider");
+  const setting = typeof raw === "string" ? raw.trim() : "";
+  const name = yamlFile.error
+    ? null
+    : setting !== "" && !isBuiltinSentinel(setting)
+    ? setting
+    : null;
+
+  const report: DoctorReport = {
+    hermesHome: home,
+    provider: name,
+    ok: true,
+    problems,
+    files,
+    orphanedTempFiles: [],
+    grant: null,
+    connection: null,
+    outbox: null,
+    checkpoint: {
+      required: isCheckpointGateArmed(config),
+      providerApiVersion: null,
+      ok: true,
+    },
+  };
+
+  let installed = false;
+  let needs: string[] = [];
+  if (name !== null) {
+    installed = await locateProvider(name) !== null;
+    if (!installed) {
+      problems.push({
+        check: "provider.missing",
+        where: `${yamlFile.path} memory.provider`,
+        message: `memory provider '${name}' is not installed`,
+        fix:
+          "pick an installed one with 'hermes memory setup' (see 'hermes memory list')",
+      });
+    } else {
+      const hook = await describeProviderStatus(name, {
+        hermesHome: home,
+        config,
+        env: (variable) => io.env(variable),
+        probe: true,
+        probeTimeoutMs: DOCTOR_PROBE_TIMEOUT_MS,
+        detail: "doctor",
+      });
+      const description = hook.description;
+      if (hook.error !== undefined) {
+        problems.push({
+          check: "provider.load",
+          where: `${name} cli.ts`,
+          message: `its status hook failed: ${hook.error}`,
+          fix:
+            `fix the provider's cli.ts, then run 'hermes memory doctor' again`,
+        });
+      }
+      for (const file of description?.files ?? []) {
+        files.push(await providerFileReport(file));
+      }
+      needs = description?.needs?.net ?? [];
+      report.connection = description?.connection ?? null;
+      const outbox = description?.extra?.outbox;
+      report.outbox = outbox !== null && typeof outbox === "object"
+        ? outbox as Record<string, unknown>
+        : null;
+      for (const problem of description?.problems ?? []) {
+        problems.push({ ...problem, where: name });
+      }
+    }
+  }
+
+  // Files: parse, then modes.
+  const fileProblems: DoctorProblem[] = [];
+  for (const file of files) {
+    if (file.error) {
+      fileProblems.push({
+        check: "file.parse",
+        where: fileLocation(file),
+        message: `does not parse: ${file.error.message}`,
+        fix: file.error.fix,
+      });
+    }
+    const mode = modeProblem(file);
+    if (mode) fileProblems.push(mode);
+  }
+  const memory = memoryFilePaths(home);
+  report.orphanedTempFiles = await orphanedTempFiles([
+    ...files.map((f) => f.path),
+    memory.memory,
+    memory.user,
+  ]);
+  for (const path of report.orphanedTempFiles) {
+    fileProblems.push({
+      check: "file.orphaned_temp",
+      where: path,
+      message: "was left by an interrupted write",
+      fix: `remove it: rm '${path}'`,
+    });
+  }
+  problems.unshift(...fileProblems);
+
+  // The grant against what the configuration needs.
+  let netMissing: string[] = [];
+  if (name !== null && installed) {
+    const grant = await sandboxGrant(name, config);
+    const have = grant?.net ?? [];
+    netMissing = needs.filter((host) => !granted(host, have));
+    report.grant = { needs, granted: have, missing: netMissing };
+    for (const host of netMissing) {
+      problems.push({
+        check: "grant.net",
+        where: `${yamlFile.path} memory.permissions.${name}.net`,
+        message:
+          `lacks ${host}, the server ${name} is configured for, so the provider cannot reach it`,
+        fix:
+          `add '- ${host}' under memory.permissions.${name}.net in config.yaml (or re-run 'hermes memory setup ${name}', which adds it)`,
+      });
+    }
+  }
+
+  // The connection: not a separate problem when the grant already is.
+  const c = report.connection;
+  if (c !== null && !c.ok) {
+    let host = "";
+    try {
+      host = c.url ? new URL(c.url).host : "";
+    } catch {
+      host = "";
+    }
+    if (!netMissing.includes(host)) {
+      problems.push({
+        check: "provider.connection",
+        where: c.url ?? String(name),
+        message: c.error ?? "the connection failed",
+        fix: c.fix ?? `run 'hermes memory setup ${name}'`,
+      });
+    }
+  }
+
+  // Availability and the checkpoint gate need the provider itself.
+  if (name !== null && installed) {
+    await checkProvider(name, report);
+  } else if (report.checkpoint.required) {
+    report.checkpoint.ok = false;
+    problems.push({
+      check: "checkpoint.gate",
+      where: `${yamlFile.path} compression.checkpoint_required`,
+      message:
+        "is true but no memory provider is active, so every compression is refused",
+      fix: CHECKPOINT_REMEDIATION,
+    });
+  }
+  report.ok = problems.length === 0;
+  return report;
+}
+
+async function checkProvider(name: string, report: DoctorReport) {
+  let provider = null;
+  try {
+    provider = await loadProvider(name);
+    if (provider === null) {
+      report.problems.push({
+        check: "provider.load",
+        where: name,
+        message: "the plugin registered no provider",
+        fix: `fix the plugin, then run 'hermes memory doctor' again`,
+      });
+      return;
+    }
+    report.checkpoint.providerApiVersion =
+      provider.preCompressCheckpointApiVersion;
+    if (!(await provider.isAvailable())) {
+      const reason = String(await provider.unavailableReason() ?? "").trim();
+      const fileBroken = report.problems.some((p) => p.check === "file.parse");
+      if (!fileBroken) {
+        report.problems.push({
+          check: "provider.unavailable",
+          where: name,
+          message: `is not available${reason ? `: ${reason}` : ""}`,
+          fix: `run 'hermes memory setup ${name}'`,
+        });
+      }
+    }
+  } catch (error) {
+    report.problems.push({
+      check: "provider.load",
+      where: name,
+      message: `cannot be loaded: ${errorText(error)}`,
+      fix:
+        "run 'hermes memory status' for the details, fix the plugin or its grant",
+    });
+  } finally {
+    await closeProvider(provider);
+  }
+  if (
+    report.checkpoint.required &&
+    (report.checkpoint.providerApiVersion ?? 0) <
+      PRE_COMPRESS_CHECKPOINT_API_VERSION
+  ) {
+    report.checkpoint.ok = false;
+    report.problems.push({
+      check: "checkpoint.gate",
+      where: "compression.checkpoint_required",
+      message:
+        `is true but '${name}' does not implement checkpoint API v${PRE_COMPRESS_CHECKPOINT_API_VERSION}, so every compression is refused`,
+      fix: CHECKPOINT_REMEDIATION,
+    });
+  }
+}
+
+/**
+ * Renders a doctor report: one line per problem with its fix, then a
+ * summary.
+ *
+ * @param report The report.
+ * @param io Where colours are decided.
+ * @returns The text.
+ *
+ * @example
+ * ```ts ignore
+ * io.stdout(renderDoctor(await collectDoctor(io), io));
+ * ```
+ */
+export function renderDoctor(report: DoctorReport, io: CliIo): string {
+  const style = styleFor(io, "stdout");
+  let out = `Memory doctor: ${report.hermesHome} (provider: ${
+    report.provider ?? "built-in only"
+  })\n`;
+  for (const p of report.problems) {
+    out += `${
+      style.red("\u2717")
+    } ${p.where}: ${p.message} \u2014 fix: ${p.fix}\n`;
+  }
+  const checked =
+    "files, modes, temporary files, grant, connection, outbox, checkpoint gate";
+  out += report.ok
+    ? `${style.green("\u2713")} No problems found (checked ${checked}).\n`
+    : `${report.problems.length} problem${
+      report.problems.length === 1 ? "" : "s"
+    } found (checked ${checked}).\n`;
+  return out;
+}
+
+/**
+ * Runs `hermes memory doctor`.
+ *
+ * @param options `--json`.
+ * @param io Where to write.
+ * @returns `0` when nothing is wrong, `1` otherwise.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo, runMemoryDoctor } from "@hermes/memory/cli";
+ * const code = await runMemoryDoctor({ json: true }, memoryCliIo());
+ * ```
+ */
+export async function runMemoryDoctor(
+  options: { json?: boolean },
+  io: CliIo,
+): Promise<number> {
+  const report = await withoutDuplicateWarnings(
+    () => collectDoctor(io),
+    (r) => r.files.filter((f) => f.error).map((f) => f.path),
+  );
+  if (options.json) writeJson(io, report);
+  else io.stdout(renderDoctor(report, io));
+  return report.ok ? 0 : 1;
+}
+
+/**
+ * Attaches `doctor` to the `memory` command.
+ *
+ * @param memory The `hermes memory` command.
+ * @returns The `doctor` command.
+ *
+ * @example Attaching the subcommand
+ * ```ts
+ * import { createCommand, memoryCliIo, registerMemoryDoctor } from "@hermes/memory/cli";
+ * import assert from "node:assert/strict";
+ * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
+ * assert.equal(registerMemoryDoctor(memory).name(), "doctor");
+ * ```
+ */
+export function registerMemoryDoctor(memory: HermesCommand): HermesCommand {
+  const command = memory.command("doctor")
+    .summary("Check the profile's memory setup; one line per problem")
+    .description(
+      "Check the profile's memory setup and print one line per problem with its fix:\n" +
+        "settings files (parse, mode 0600 for secrets, leftover temporary files), the\n" +
+        "sandbox grant against what the configuration needs, the provider (loads,\n" +
+        "available, connection and credentials), its queued and refused data, and the\n" +
+        "pre-compress checkpoint gate. Exits 1 when anything is wrong.",
+    )
+    .option("--json", "Print the report as JSON (no colour)", false)
+    .example("hermes memory doctor")
+    .example("hermes memory doctor --json");
+  command.action((opts: { json: boolean }) =>
+    runMemoryDoctor(opts, command.context.io)
+  );
+  return command;
+}

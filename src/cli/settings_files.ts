@@ -1,0 +1,321 @@
+/**
+ * The profile's settings files as `hermes memory status` and `hermes
+ * memory doctor` check them: `config.yaml` and `.env` (does it parse, and
+ * where not, with line, column and the fix), the files the active provider
+ * reports through its status hook, their modes (a file holding secrets
+ * must be `0600`) and the temporary files interrupted atomic writes left.
+ *
+ * @module
+ */
+
+import { basename, dirname, join } from "node:path";
+import { ConfigError, getConfigPath, loadConfig } from "../config/config.ts";
+import {
+  decodeEnvBytes,
+  isCredentialName,
+  parseEnvText,
+} from "../profile/env_file.ts";
+import type { HermesConfig } from "../core/memory_provider.ts";
+import type { ProviderFileStatus } from "../plugins/provider_cli.ts";
+import { errorText } from "../_util/error_text.ts";
+import { type LogLevel, setLogger } from "../core/log.ts";
+
+/** Where a settings file stops parsing, and what to do. */
+export interface SettingsFileError {
+  /** What is wrong (never the file's content). */
+  message: string;
+  /** 1-based line, when known. */
+  line: number | null;
+  /** 1-based column, when known. */
+  column: number | null;
+  /** What to do. */
+  fix: string;
+}
+
+/** One settings file of the profile. */
+export interface SettingsFileReport {
+  /** The file name (`config.yaml`, `.env`, `honcho.json`). */
+  file: string;
+  /** Its path. */
+  path: string;
+  /** What it is. */
+  role: string;
+  /** `yaml`, `env` or `json`. */
+  format: "yaml" | "env" | "json";
+  /** Whether it exists. */
+  exists: boolean;
+  /** Its permission bits as octal text (`"0600"`), `null` when missing or unknown. */
+  mode: string | null;
+  /** Whether it holds secrets (then it must be `0600`). */
+  secret: boolean;
+  /** Why it does not parse (`null` when it parses or is missing). */
+  error: SettingsFileError | null;
+}
+
+async function modeOf(path: string): Promise<string | null> {
+  try {
+    const info = await Deno.stat(path);
+    return info.mode === null
+      ? null
+      : (info.mode & 0o777).toString(8).padStart(4, "0");
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Reads `config.yaml` and reports it; a file that does not parse gives
+ * its line and column instead of throwing.
+ *
+ * @param hermesHome The profile home.
+ * @returns The report and the parsed config (`{}` when missing or broken).
+ *
+ * @example
+ * ```ts ignore
+ * const { report, config } = await checkConfigYaml("/home/me/.hermes");
+ * ```
+ */
+export async function checkConfigYaml(
+  hermesHome: string,
+): Promise<{ report: SettingsFileReport; config: HermesConfig }> {
+  const path = getConfigPath(hermesHome);
+  const mode = await modeOf(path);
+  const report: SettingsFileReport = {
+    file: "config.yaml",
+    path,
+    role: "Hermes configuration",
+    format: "yaml",
+    exists: mode !== null,
+    mode,
+    secret: false,
+    error: null,
+  };
+  try {
+    return { report, config: await loadConfig({ hermesHome }) };
+  } catch (error) {
+    const where = error instanceof ConfigError ? error : undefined;
+    report.exists = true;
+    report.error = {
+      message: errorText(error)
+        .replace(/^Cannot parse .*? at line \d+, column \d+: /, "")
+        .replace(/; fix the YAML.*$/, ""),
+      line: where?.line ?? null,
+      column: where?.column ?? null,
+      fix:
+        "fix the YAML there (indentation, an unclosed bracket or quote), then run 'hermes memory status' again",
+    };
+    return { report, config: {} };
+  }
+}
+
+/**
+ * Reads `$HERMES_HOME/.env` and reports it: the first statement that does
+ * not parse (Hermes skips it, so its variable is not set), and whether it
+ * holds a credential.
+ *
+ * @param hermesHome The profile home.
+ * @returns The report.
+ *
+ * @example
+ * ```ts ignore
+ * const report = await checkEnvFile("/home/me/.hermes");
+ * ```
+ */
+export async function checkEnvFile(
+  hermesHome: string,
+): Promise<SettingsFileReport> {
+  const path = join(hermesHome, ".env");
+  const mode = await modeOf(path);
+  const report: SettingsFileReport = {
+    file: ".env",
+    path,
+    role: "secrets and environment",
+    format: "env",
+    exists: mode !== null,
+    mode,
+    secret: false,
+    error: null,
+  };
+  if (mode === null) return report;
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(path);
+  } catch (error) {
+    report.error = {
+      message: `cannot be read (${errorText(error)})`,
+      line: null,
+      column: null,
+      fix: `make it readable: chmod 600 ${path}`,
+    };
+    return report;
+  }
+  const decoded = decodeEnvBytes(bytes);
+  if (decoded.unreadable !== undefined) {
+    report.error = {
+      message: decoded.unreadable,
+      line: null,
+      column: null,
+      fix: `save ${path} as UTF-8`,
+    };
+    return report;
+  }
+  const bad: number[] = [];
+  const values = parseEnvText(decoded.text, {
+    onInvalidLine: (line) => bad.push(line),
+  });
+  report.secret = Object.entries(values).some(([name, value]) =>
+    value !== "" && isCredentialName(name)
+  );
+  if (bad.length > 0) {
+    report.error = {
+      message:
+        `the statement does not parse (an unclosed quote, text after a closing quote or a space in the name), so Hermes skips it${
+          bad.length > 1 ? ` (also line ${bad.slice(1).join(", ")})` : ""
+        }`,
+      line: bad[0]!,
+      column: 1,
+      fix: "write it as NAME=value (quote a value with spaces)",
+    };
+  }
+  return report;
+}
+
+/**
+ * A provider's file (from its status hook) as a settings-file report.
+ *
+ * @param file What the provider reported.
+ * @returns The report, with the file's mode.
+ *
+ * @example
+ * ```ts ignore
+ * const report = await providerFileReport(description.files[0]);
+ * ```
+ */
+export async function providerFileReport(
+  file: ProviderFileStatus,
+): Promise<SettingsFileReport> {
+  return {
+    file: basename(file.path),
+    path: file.path,
+    role: file.role,
+    format: file.format,
+    exists: file.exists,
+    mode: file.exists ? await modeOf(file.path) : null,
+    secret: file.secret,
+    error: file.error
+      ? {
+        message: file.error.message,
+        line: file.error.line ?? null,
+        column: file.error.column ?? null,
+        fix: file.error.fix,
+      }
+      : null,
+  };
+}
+
+/**
+ * The spot of a broken file, as printed: `path:line:column`.
+ *
+ * @param report The file.
+ * @returns The location.
+ *
+ * @example
+ * ```ts
+ * import { fileLocation } from "./settings_files.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(
+ *   fileLocation({ path: "/h/honcho.json", error: { message: "x", line: 3, column: 5, fix: "" } }),
+ *   "/h/honcho.json:3:5",
+ * );
+ * ```
+ */
+export function fileLocation(
+  report: Pick<SettingsFileReport, "path" | "error">,
+): string {
+  const line = report.error?.line;
+  if (line === null || line === undefined) return report.path;
+  return `${report.path}:${line}:${report.error?.column ?? 1}`;
+}
+
+/**
+ * Temporary files interrupted atomic writes left beside the settings
+ * files (`.<name>.tmp.<pid>.<random>`, or `.<name>.tmp-<random>` of older
+ * versions).
+ *
+ * @param files The settings files.
+ * @returns The leftover paths, sorted.
+ *
+ * @example
+ * ```ts ignore
+ * const leftovers = await orphanedTempFiles(["/home/me/.hermes/config.yaml"]);
+ * ```
+ */
+export async function orphanedTempFiles(
+  files: readonly string[],
+): Promise<string[]> {
+  const byDir = new Map<string, Set<string>>();
+  for (const path of files) {
+    const dir = dirname(path);
+    const names = byDir.get(dir) ?? new Set<string>();
+    names.add(basename(path));
+    byDir.set(dir, names);
+  }
+  const out: string[] = [];
+  for (const [dir, names] of byDir) {
+    try {
+      for await (const entry of Deno.readDir(dir)) {
+        if (!entry.isFile) continue;
+        for (const name of names) {
+          const rest = entry.name.startsWith(`.${name}.tmp`)
+            ? entry.name.slice(name.length + 5)
+            : undefined;
+          if (
+            rest !== undefined &&
+            (/^\.\d+\.[0-9a-f]{8}$/.test(rest) || /^-[0-9a-f]{8}$/.test(rest))
+          ) out.push(join(dir, entry.name));
+        }
+      }
+    } catch {
+      // The directory cannot be listed: nothing to report here.
+    }
+  }
+  return out.sort();
+}
+
+/**
+ * Runs `fn` with the framework's log lines held back, then passes on those
+ * that do not name one of the files `reported(result)` returns (a broken
+ * file the command's own report already names, with its line and column).
+ *
+ * @param fn The work.
+ * @param reported The paths the result reports as broken.
+ * @returns What `fn` returns.
+ *
+ * @example
+ * ```ts ignore
+ * const report = await withoutDuplicateWarnings(() => collect(), (r) => r.broken);
+ * ```
+ */
+export async function withoutDuplicateWarnings<T>(
+  fn: () => Promise<T>,
+  reported: (result: T) => readonly string[],
+): Promise<T> {
+  const held: [LogLevel, string][] = [];
+  const previous = setLogger({
+    log(level, message) {
+      held.push([level, message]);
+    },
+  });
+  let result: T;
+  try {
+    result = await fn();
+  } finally {
+    setLogger(previous);
+  }
+  const paths = reported(result);
+  for (const [level, message] of held) {
+    if (paths.some((path) => message.includes(path))) continue;
+    previous.log(level, message);
+  }
+  return result;
+}

@@ -44,7 +44,7 @@ const CHECKPOINT_BLOCK_PREFIX =
   "BLOCKED_MISSING_PREREQUISITE: required pre-compress checkpoint unavailable: ";
 
 /** The remediation appended to configuration-caused block reasons. */
-const CHECKPOINT_REMEDIATION =
+export const CHECKPOINT_REMEDIATION =
   "Recover by set compression.checkpoint_required: false, or switch to a memory provider that implements checkpoint API v2";
 
 /** The reasons a compression is blocked (the text after the prefix). */

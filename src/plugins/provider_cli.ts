@@ -298,7 +298,7 @@ export type DescribeStatus = (
  *
  * @example
  * ```ts ignore
- * import { loadProviderStatusHook } from "@hermes/memory";
+ * import { loadProviderStatusHook } from "./provider_cli.ts";
  * const describe = await loadProviderStatusHook("honcho");
  * ```
  */

@@ -126,7 +126,8 @@ function granted(needed: string, grant: readonly string[]): boolean {
  *
  * @example
  * ```ts ignore
- * import { collectDoctor, memoryCliIo } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { collectDoctor } from "./memory_doctor.ts";
  * const report = await collectDoctor(memoryCliIo());
  * ```
  */
@@ -387,7 +388,8 @@ export function renderDoctor(report: DoctorReport, io: CliIo): string {
  *
  * @example
  * ```ts ignore
- * import { memoryCliIo, runMemoryDoctor } from "@hermes/memory/cli";
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { runMemoryDoctor } from "./memory_doctor.ts";
  * const code = await runMemoryDoctor({ json: true }, memoryCliIo());
  * ```
  */
@@ -412,7 +414,8 @@ export async function runMemoryDoctor(
  *
  * @example Attaching the subcommand
  * ```ts
- * import { createCommand, memoryCliIo, registerMemoryDoctor } from "@hermes/memory/cli";
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerMemoryDoctor } from "./memory_doctor.ts";
  * import assert from "node:assert/strict";
  * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
  * assert.equal(registerMemoryDoctor(memory).name(), "doctor");

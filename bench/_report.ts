@@ -8,8 +8,9 @@
 //   the benches' own output goes to stderr as it comes;
 // - `--save <dir>`: keeps the raw outputs (bench.json, records.jsonl) there;
 //   `--from <dir>`: renders saved outputs instead of running; `--only
-//   a_bench.ts,b_bench.ts`: runs those files only (with the task's flags),
-//   to try the report;
+//   a_bench.ts,b_bench.ts`: runs those files only (with the task's flags);
+//   with `--write`, only their blocks and summary rows are replaced, and
+//   the `partial` block says which run they come from;
 // - prints the markdown blocks, or with `--write` replaces each block of
 //   BENCHMARKS.md between `<!-- bench:NAME -->` and `<!-- /bench:NAME -->`
 //   (the prose around them is left alone).
@@ -293,7 +294,20 @@ const FILE_OF: Record<string, string> = {
   sandbox: "plugins_bench.ts",
   plugins: "plugins_bench.ts",
   import: "import_bench.ts",
+  durable: "import_durable_bench.ts",
   archive: "context_safety_bench.ts",
+};
+
+/** The bench file each generated block of BENCHMARKS.md comes from. */
+const BLOCK_FILES: Record<string, string> = {
+  startup: "startup_bench.ts",
+  checkpoint: "checkpoint_memory_bench.ts",
+  honcho: "honcho_bench.ts",
+  manager: "manager_bench.ts",
+  sandbox: "plugins_bench.ts",
+  import: "import_bench.ts",
+  durable: "import_durable_bench.ts",
+  context: "context_safety_bench.ts",
 };
 
 function fileOf(id: string): string {
@@ -535,6 +549,21 @@ for (
   });
 }
 
+{
+  const id = "durable.manager";
+  const value = figure(id);
+  headlines.push({
+    what:
+      "Import 1,000 turns until durable in the outbox, manager + Honcho (local server)",
+    value: `${ms(value)}, ${(1000 / (value / 1000)).toFixed(0)} turns/s`,
+    floor: `JSON.stringify + 1 write + fdatasync: ${
+      ms(figure("durable.floor"))
+    }`,
+    ratio: value / figure("durable.floor"),
+    id,
+  });
+}
+
 blocks.summary = table(
   [
     "Figure",
@@ -616,6 +645,7 @@ blocks.manager = benchRows((id) => id.startsWith("manager.")) + "\n\n" +
       ms(figure(`manager.fresh.${mode}.flush`)),
     ]),
   );
+blocks.durable = benchRows((id) => id.startsWith("durable."));
 blocks.context = benchRows((id) =>
   id.startsWith("archive.") || id.startsWith("spill.5mb_")
 );
@@ -760,9 +790,69 @@ blocks.context = benchRows((id) =>
 // Output
 // ---------------------------------------------------------------------------
 
+/**
+ * For a run of some files only (`--only`): the summary rows of the benches
+ * that ran are new, every other row is kept as BENCHMARKS.md has it (rows
+ * are matched by their bench id).
+ */
+function mergeSummary(old: string | undefined, fresh: string): string {
+  if (old === undefined) return fresh;
+  const idOf = (line: string) =>
+    /\| `([^`]+)` \([^)]*\) *\|\s*$/.exec(line)?.[1];
+  const ran = new Set(only ?? []);
+  const kept = new Map<string, string[]>();
+  for (const line of old.split("\n")) {
+    const id = idOf(line);
+    if (id !== undefined && !ran.has(fileOf(id))) {
+      kept.set(id, [...(kept.get(id) ?? []), line]);
+    }
+  }
+  const out: string[] = [];
+  const used = new Set<string>();
+  for (const line of fresh.split("\n")) {
+    const id = idOf(line);
+    if (id === undefined || ran.has(fileOf(id))) {
+      out.push(line);
+    } else if (!used.has(id)) {
+      used.add(id);
+      out.push(...(kept.get(id) ?? []));
+    }
+  }
+  return out.join("\n");
+}
+
 if (write) {
   const path = join(ROOT, "BENCHMARKS.md");
   let text = await Deno.readTextFile(path);
+  if (only) {
+    // A partial run rewrites the blocks of the files it ran, their summary
+    // rows and the note that says so; the rest stays from the full run.
+    for (const name of Object.keys(blocks)) {
+      const file = BLOCK_FILES[name];
+      if (name !== "summary" && (file === undefined || !only.includes(file))) {
+        delete blocks[name];
+      }
+    }
+    const old = new RegExp(
+      "<!-- bench:summary -->([\\s\\S]*?)<!-- /bench:summary -->",
+    ).exec(text)?.[1]?.trim();
+    blocks.summary = mergeSummary(old, blocks.summary!);
+    blocks.partial = `The rows of ${
+      only.map((f) => `\`${f}\``).join(", ")
+    } and ${
+      only.length === 1 ? "its table" : "their tables"
+    } come from a later run of ${
+      only.length === 1 ? "that file" : "those files"
+    } alone on ${input.meta.date} (${input.meta.runtime}, ${input.meta.cores} vCPU${
+      Number.isFinite(input.meta.seconds)
+        ? `, ${(input.meta.seconds / 60).toFixed(1)} minutes`
+        : ""
+    }): \`./tools/deno run --allow-read --allow-write --allow-env --allow-run --allow-sys bench/_report.ts --only ${
+      only.join(",")
+    } --write\`; their ratios divide figures of that run.`;
+  } else {
+    blocks.partial = "";
+  }
   for (const [name, body] of Object.entries(blocks)) {
     const re = new RegExp(
       `(<!-- bench:${name} -->)[\\s\\S]*?(<!-- /bench:${name} -->)`,

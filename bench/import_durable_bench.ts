@@ -18,6 +18,8 @@
 //   outbox did before).
 //
 // Read the report as ms per 1,000 turns; turns/s = 1,000 / (ms / 1,000).
+// Stable ids (`durable.*`, the part of each name before the colon) for
+// bench/_report.ts.
 // Each iteration uses a fresh profile home.
 import { MemoryManager, setLogger } from "@hermes/memory";
 import { HonchoMemoryProvider } from "../plugins/memory/honcho/mod.ts";
@@ -72,7 +74,8 @@ function records(): string[] {
 }
 
 Deno.bench({
-  name: "memory import path: 1,000 turns until durable (Honcho outbox)",
+  name:
+    "durable.manager: memory import path, 1,000 turns until durable (Honcho outbox)",
   group: "import 1,000 turns",
   baseline: true,
   n: 10,
@@ -104,7 +107,8 @@ Deno.bench({
 });
 
 Deno.bench({
-  name: "floor: JSON.stringify + one write + fdatasync of the 2,000 records",
+  name:
+    "durable.floor: floor: JSON.stringify + one write + fdatasync of the 2,000 records",
   group: "import 1,000 turns",
   n: 10,
   warmup: 2,
@@ -124,7 +128,8 @@ Deno.bench({
 });
 
 Deno.bench({
-  name: "baseline: the same records, one write + fdatasync per turn",
+  name:
+    "durable.per_fsync: baseline: the same records, one write + fdatasync per turn",
   group: "import 1,000 turns",
   n: 3,
   warmup: 1,

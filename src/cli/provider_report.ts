@@ -206,6 +206,11 @@ export async function collectProviderReport(
     return report;
   }
 
+  // Read from the manifest and config alone: worked out while the
+  // provider's worker starts (on its own thread).
+  const dependencies = providerDependencies(name);
+  const sandbox = sandboxGrant(name, config);
+  sandbox.catch(() => {}); // Awaited (and so reported) below.
   let provider: MemoryProvider | null = null;
   try {
     provider = await loadProvider(name);
@@ -251,7 +256,7 @@ export async function collectProviderReport(
   } finally {
     await closeProvider(provider);
   }
-  report.dependencies = await providerDependencies(name);
-  report.sandbox = await sandboxGrant(name, config);
+  report.dependencies = await dependencies;
+  report.sandbox = await sandbox;
   return report;
 }

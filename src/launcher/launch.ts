@@ -10,6 +10,9 @@
  * reads all answer the same uses the cached command, loading nothing but
  * this folder (plain Deno APIs, no npm, no `node:` modules).
  *
+ * `hermes --help` is answered by the launcher itself from the record (the
+ * same text the CLI's `main.ts` prints from it), without starting the CLI.
+ *
  * @module
  */
 
@@ -20,6 +23,12 @@ import {
   cliLocation,
   FRAMEWORK_URL,
 } from "../cli/cli_location.ts";
+import {
+  isRootHelpRequest,
+  parseProviderCommandLine,
+  ROOT_HELP_ENV,
+  rootHelpText,
+} from "../cli/root_help.ts";
 import { recordReads, sha256Hex, unchanged } from "./input_record.ts";
 import {
   denoCacheDir,
@@ -306,6 +315,17 @@ export async function launch(
     if (cacheDir !== undefined && path !== undefined) {
       writeCacheFile(cacheDir, `plan-${key}.json`, JSON.stringify(record));
       pruneLaunchRecords(cacheDir);
+    }
+  }
+  if (isRootHelpRequest(args) && relay.stopped === undefined) {
+    // The text the CLI's main.ts would print from the record's variable.
+    const provider = parseProviderCommandLine(record.env[ROOT_HELP_ENV]);
+    if (provider !== null) {
+      let bytes = new TextEncoder().encode(rootHelpText(provider));
+      while (bytes.length > 0) {
+        bytes = bytes.subarray(await Deno.stdout.write(bytes));
+      }
+      return 0;
     }
   }
   return await runChild(record, args, relay);

@@ -516,6 +516,8 @@ Deno.test("a cached start loads no npm code: the launcher's own modules, then a 
     [
       "src/cli/arg_scan.ts",
       "src/cli/cli_location.ts",
+      "src/cli/help_text.ts",
+      "src/cli/root_help.ts",
       "src/core/env.ts",
       "src/launcher/input_record.ts",
       "src/launcher/launch.ts",

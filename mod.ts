@@ -195,6 +195,8 @@ export {
 export {
   discoverMemoryProviders,
   type DiscoverOptions,
+} from "./src/plugins/provider_listing.ts";
+export {
   loadMemoryProvider,
   type LoadProviderOptions,
   probeMemoryProvider,

@@ -16,10 +16,7 @@ import {
   missingHostPermissions,
   providerPermissions,
 } from "../plugins/provider_permissions.ts";
-import {
-  discoverMemoryProviders,
-  loadMemoryProvider,
-} from "../plugins/provider_loader.ts";
+import { discoverMemoryProviders } from "../plugins/provider_listing.ts";
 import {
   loadProviderCli,
   loadProviderCliExport,
@@ -88,8 +85,12 @@ export async function locateProvider(
  * Loads a provider in its sandbox without registering skills (the CLI
  * inspects, configures or replays; it never runs an agent session).
  */
-export function loadProvider(name: string): Promise<MemoryProvider | null> {
-  return loadMemoryProvider(name, { registerSkills: false });
+export async function loadProvider(
+  name: string,
+): Promise<MemoryProvider | null> {
+  // The sandbox is loaded only by the commands that start a provider.
+  const { loadMemoryProvider } = await import("../plugins/provider_loader.ts");
+  return await loadMemoryProvider(name, { registerSkills: false });
 }
 
 /** Ends a provider the CLI loaded (stops its sandbox worker). */

@@ -23,15 +23,8 @@
  */
 
 import { dirname, join } from "node:path";
-import {
-  Document,
-  isMap,
-  isScalar,
-  type Node as YamlNode,
-  type Pair,
-  parseDocument,
-  type YAMLMap,
-} from "yaml";
+import type { Document, Node as YamlNode, Pair, YAMLMap } from "yaml";
+import { loadYamlModule, type YamlModule } from "./yaml_module.ts";
 import { atomicWriteText } from "../io/atomic_write.ts";
 import { withTolerantProcessEnv } from "../core/env.ts";
 import { withFileLock } from "../io/file_lock.ts";
@@ -164,7 +157,7 @@ export async function loadConfig(
   const path = getConfigPath(options.hermesHome);
   const text = await readConfigText(path);
   if (text === undefined) return {};
-  const doc = parseConfigDocument(path, text);
+  const doc = parseConfigDocument(await loadYamlModule(), path, text);
   if (doc.contents === null) return {};
   const value = pythonYamlToJS(doc);
   if (value === null || value === undefined) return {};
@@ -206,17 +199,18 @@ export async function saveConfig(
   const merge = options.mergeExisting ?? true;
   const path = getConfigPath(options.hermesHome);
   await Deno.mkdir(dirname(path), { recursive: true });
+  const yaml = await loadYamlModule();
   await withFileLock(`${path}.lock`, async () => {
     const text = await readConfigText(path);
     const doc = text === undefined
-      ? new Document({}, YAML_OPTIONS)
-      : parseConfigDocument(path, text);
+      ? new yaml.Document({}, YAML_OPTIONS)
+      : parseConfigDocument(yaml, path, text);
     if (doc.contents === null) doc.contents = doc.createNode({});
     const root = doc.contents;
-    if (!isMap(root)) {
+    if (!yaml.isMap(root)) {
       throw notAMapping(path);
     }
-    applyToMap(doc, root, config, !merge);
+    applyToMap(yaml, doc, root, config, !merge);
     await atomicWriteText(path, doc.toString(STRINGIFY_OPTIONS));
   });
 }
@@ -308,10 +302,16 @@ async function readConfigText(path: string): Promise<string | undefined> {
   }
 }
 
-function parseConfigDocument(path: string, text: string): Document {
+function parseConfigDocument(
+  yaml: YamlModule,
+  path: string,
+  text: string,
+): Document {
   // Hermes opens config.yaml as utf-8-sig: a BOM is not part of the text.
   const source = text.replace(/^\uFEFF/, "");
-  const doc = withTolerantProcessEnv(() => parseDocument(source, YAML_OPTIONS));
+  const doc = withTolerantProcessEnv(() =>
+    yaml.parseDocument(source, YAML_OPTIONS)
+  );
   // An unknown tag (`!python/object:…`) is only a warning to the package;
   // PyYAML's safe_load refuses it.
   const problem = doc.errors[0] ??
@@ -327,7 +327,9 @@ function parseConfigDocument(path: string, text: string): Document {
     const { line, column } = lineColumn(source, python.offset);
     throw parseError(path, python.message, line, column);
   }
-  if (doc.contents !== null && !isMap(doc.contents)) throw notAMapping(path);
+  if (doc.contents !== null && !yaml.isMap(doc.contents)) {
+    throw notAMapping(path);
+  }
   return doc as Document;
 }
 
@@ -353,6 +355,7 @@ function notAMapping(path: string): ConfigError {
 }
 
 function applyToMap(
+  yaml: YamlModule,
   doc: Document,
   map: YAMLMap,
   values: Record<string, unknown>,
@@ -360,15 +363,17 @@ function applyToMap(
 ): void {
   for (const [key, value] of Object.entries(values)) {
     if (value === undefined) continue;
-    const pair = findPair(map, key);
+    const pair = findPair(yaml, map, key);
     if (pair === undefined) {
       map.add(doc.createPair(key, value));
       continue;
     }
     const existing = pair.value;
-    if (isPlainObject(value) && isMap(existing)) {
-      applyToMap(doc, existing, value, prune);
-    } else if (!(isScalar(existing) && sameScalar(existing.value, value))) {
+    if (isPlainObject(value) && yaml.isMap(existing)) {
+      applyToMap(yaml, doc, existing, value, prune);
+    } else if (
+      !(yaml.isScalar(existing) && sameScalar(existing.value, value))
+    ) {
       const node = doc.createNode(value) as YamlNode;
       if (existing !== null && typeof existing === "object") {
         const old = existing as YamlNode;
@@ -381,24 +386,28 @@ function applyToMap(
   }
   if (prune) {
     map.items = map.items.filter((pair) => {
-      const key = keyText(pair);
+      const key = keyText(yaml, pair);
       return key !== undefined && values[key] !== undefined &&
         Object.hasOwn(values, key);
     });
   }
 }
 
-function findPair(map: YAMLMap, key: string): Pair | undefined {
+function findPair(
+  yaml: YamlModule,
+  map: YAMLMap,
+  key: string,
+): Pair | undefined {
   let found: Pair | undefined;
   for (const pair of map.items) {
-    if (keyText(pair) === key) found = pair;
+    if (keyText(yaml, pair) === key) found = pair;
   }
   return found;
 }
 
-function keyText(pair: Pair): string | undefined {
+function keyText(yaml: YamlModule, pair: Pair): string | undefined {
   const key = pair.key;
-  if (isScalar(key)) return String(key.value);
+  if (yaml.isScalar(key)) return String(key.value);
   if (key === null || typeof key !== "object") return String(key);
   return undefined;
 }

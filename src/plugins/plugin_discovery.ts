@@ -37,14 +37,19 @@ import { log } from "../core/log.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import {
   emptyPluginManifest,
-  parsePluginManifest,
+  parsePluginManifestSync,
   type PluginManifest,
   PluginManifestError,
   pluginManifestFromValue,
+  YamlParserNotLoaded,
 } from "./plugin_manifest.ts";
-import { BUNDLED_MANIFESTS } from "./bundled_manifests.ts";
+import {
+  BUNDLED_MANIFEST_SOURCES,
+  BUNDLED_MANIFESTS,
+} from "./bundled_manifests.ts";
 import { resolveAgentCwd } from "../profile/runtime_cwd.ts";
 import { errorText } from "../_util/error_text.ts";
+import { loadYamlModule } from "../config/yaml_module.ts";
 
 /** Where a provider was found. */
 export type ProviderSource = "bundled" | "user" | "project" | "package";
@@ -217,7 +222,11 @@ function readModText(path: string): string | undefined {
   return new TextDecoder().decode(bytes.subarray(0, MOD_TEXT_LIMIT));
 }
 
-function readManifestSync(dir: string): PluginManifest {
+/**
+ * The manifest in `dir`; for a bundled provider whose file is unchanged,
+ * the embedded copy (see `BUNDLED_MANIFEST_SOURCES`).
+ */
+function readManifestSync(dir: string, bundledName?: string): PluginManifest {
   const path = join(dir, "plugin.yaml");
   let text: string;
   try {
@@ -230,7 +239,14 @@ function readManifestSync(dir: string): PluginManifest {
       { cause: error },
     );
   }
-  return parsePluginManifest(text, path);
+  if (
+    bundledName !== undefined &&
+    Object.hasOwn(BUNDLED_MANIFEST_SOURCES, bundledName) &&
+    BUNDLED_MANIFEST_SOURCES[bundledName] === text
+  ) {
+    return pluginManifestFromValue(BUNDLED_MANIFESTS[bundledName], path);
+  }
+  return parsePluginManifestSync(text, path);
 }
 
 function scanDirectorySource(
@@ -332,8 +348,9 @@ function inspectProviderDirectory(
   }
   let manifest: PluginManifest;
   try {
-    manifest = readManifestSync(dir);
+    manifest = readManifestSync(dir, source === "bundled" ? name : undefined);
   } catch (error) {
+    if (error instanceof YamlParserNotLoaded) throw error;
     warnOnce(
       `Skipping memory provider '${name}' (${source}): ${
         errorText(error)
@@ -527,6 +544,19 @@ function remoteBundledCandidates(seen: Set<string>): ProviderCandidate[] {
  */
 export async function scanMemoryProviders(
   options: DiscoveryOptions = {},
+): Promise<ProviderCandidate[]> {
+  try {
+    return await scanOnce(options);
+  } catch (error) {
+    // A manifest outside the simple subset: load the full parser, rescan.
+    if (!(error instanceof YamlParserNotLoaded)) throw error;
+    await loadYamlModule();
+    return await scanOnce(options);
+  }
+}
+
+async function scanOnce(
+  options: DiscoveryOptions,
 ): Promise<ProviderCandidate[]> {
   const hermesHome = resolve(options.hermesHome ?? getHermesHome());
   const seen = new Set<string>();

@@ -34,7 +34,11 @@
  */
 
 import { isAbsolute, join, normalize } from "node:path";
-import { parse, YAMLParseError } from "yaml";
+import {
+  loadedYamlModule,
+  loadYamlModule,
+  type YamlModule,
+} from "../config/yaml_module.ts";
 import { withTolerantProcessEnv } from "../core/env.ts";
 import { getUserHome } from "../profile/hermes_home.ts";
 import { parseSimpleYaml } from "./_simple_yaml.ts";
@@ -417,33 +421,83 @@ function parseAvailability(
  * ```ts
  * import { parsePluginManifest } from "./plugin_manifest.ts";
  * import assert from "node:assert/strict";
- * const m = parsePluginManifest("name: notes\ndescription: Local notes\npermissions:\n  env: [NOTES_KEY]\n", "plugin.yaml");
+ * const m = await parsePluginManifest("name: notes\ndescription: Local notes\npermissions:\n  env: [NOTES_KEY]\n", "plugin.yaml");
  * assert.deepEqual(m.permissions.env, ["NOTES_KEY"]);
  * ```
  */
-export function parsePluginManifest(
+export async function parsePluginManifest(
+  text: string,
+  path: string,
+): Promise<PluginManifest> {
+  const source = text.replace(/^\uFEFF/, "");
+  // Most manifests are simple; the full parser is loaded only for the rest.
+  const simple = parseSimpleYaml(source);
+  const yaml = simple === undefined ? await loadYamlModule() : undefined;
+  return manifestFromSource(source, path, simple, yaml);
+}
+
+/**
+ * Thrown by {@linkcode parsePluginManifestSync} when the text needs the
+ * full YAML parser and it is not loaded yet: the caller awaits
+ * `loadYamlModule()` and tries again.
+ */
+export class YamlParserNotLoaded extends Error {
+  /** @param path The manifest that needs it. */
+  constructor(path: string) {
+    super(`${path} needs the full YAML parser, which is not loaded yet`);
+    this.name = "YamlParserNotLoaded";
+  }
+}
+
+/**
+ * {@linkcode parsePluginManifest} for synchronous callers: the same result,
+ * or {@linkcode YamlParserNotLoaded} when the text is outside the simple
+ * subset and the `yaml` package has not been loaded.
+ *
+ * @param text The file's text.
+ * @param path The file's path, named in errors.
+ * @returns The manifest.
+ * @throws {YamlParserNotLoaded} When the full parser is needed first.
+ * @throws {PluginManifestError} As {@linkcode parsePluginManifest}.
+ */
+export function parsePluginManifestSync(
   text: string,
   path: string,
 ): PluginManifest {
   const source = text.replace(/^\uFEFF/, "");
-  let raw: unknown;
-  try {
-    // The parser reads LOG_TOKENS / LOG_STREAM from process.env; a missing
-    // env grant for them is not broken YAML.
-    raw = parseSimpleYaml(source) ??
-      withTolerantProcessEnv(() => parse(source));
-  } catch (error) {
-    const where = error instanceof YAMLParseError && error.linePos
-      ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}`
-      : "";
-    const detail = error instanceof Error
-      ? error.message.split("\n")[0]
-      : String(error);
-    throw new PluginManifestError(
-      path,
-      `Invalid YAML in ${path}${where}: ${detail}`,
-      { cause: error },
-    );
+  const simple = parseSimpleYaml(source);
+  const yaml = simple === undefined ? loadedYamlModule() : undefined;
+  if (simple === undefined && yaml === undefined) {
+    throw new YamlParserNotLoaded(path);
+  }
+  return manifestFromSource(source, path, simple, yaml);
+}
+
+function manifestFromSource(
+  source: string,
+  path: string,
+  simple: unknown,
+  yaml: YamlModule | undefined,
+): PluginManifest {
+  let raw: unknown = simple;
+  if (yaml !== undefined) {
+    try {
+      // The parser reads LOG_TOKENS / LOG_STREAM from process.env; a missing
+      // env grant for them is not broken YAML.
+      raw = withTolerantProcessEnv(() => yaml.parse(source));
+    } catch (error) {
+      const where = error instanceof yaml.YAMLParseError && error.linePos
+        ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}`
+        : "";
+      const detail = error instanceof Error
+        ? error.message.split("\n")[0]
+        : String(error);
+      throw new PluginManifestError(
+        path,
+        `Invalid YAML in ${path}${where}: ${detail}`,
+        { cause: error },
+      );
+    }
   }
   return pluginManifestFromValue(raw, path);
 }
@@ -556,5 +610,5 @@ export async function readPluginManifest(dir: string): Promise<PluginManifest> {
       { cause: error },
     );
   }
-  return parsePluginManifest(text, path);
+  return await parsePluginManifest(text, path);
 }

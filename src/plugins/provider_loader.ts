@@ -39,23 +39,17 @@ import {
 } from "../core/plugin_context.ts";
 import {
   candidateModuleDir,
-  type DiscoveredProvider,
   type DiscoveryOptions,
   findEscapingSymlink,
   findMemoryProvider,
   isBuiltinSentinel,
   type ProviderCandidate,
-  scanMemoryProviders,
 } from "./plugin_discovery.ts";
 import {
   dataDirProblem,
   grantForCandidate,
   missingHostPermissions,
 } from "./provider_permissions.ts";
-import {
-  manifestAvailability,
-  readDotenvForAvailability,
-} from "./provider_availability.ts";
 import {
   pruneInactiveProviderSkills,
   registerProviderSkill,
@@ -424,87 +418,4 @@ export async function probeMemoryProvider(
   } finally {
     if (provider instanceof SandboxedMemoryProvider) await provider.shutdown();
   }
-}
-
-/** Options of {@linkcode discoverMemoryProviders}. */
-export interface DiscoverOptions extends DiscoveryOptions {
-  /**
-   * Load each provider (sandboxed, skills not registered) and ask
-   * `isAvailable()`, instead of deciding from its manifest. This runs every
-   * provider's code: `hermes memory status` and `list` never do it.
-   *
-   * @default {false}
-   */
-  probe?: boolean;
-  /**
-   * Loads one provider for the probe.
-   *
-   * @default {probeMemoryProvider}
-   */
-  probeProvider?: (
-    candidate: ProviderCandidate,
-    options: DiscoveryOptions,
-  ) => Promise<boolean>;
-}
-
-/**
- * Lists providers with their descriptions, sources and availability. By
- * default availability comes from each manifest ({@linkcode
- * manifestAvailability}): no provider code runs and no worker starts. With
- * `probe: true` each provider is loaded in its sandbox without registering
- * skills, asked `isAvailable()` and shut down; any failure counts as
- * unavailable.
- *
- * @param options Home, config, directories and the probe.
- * @returns One entry per provider, in precedence order.
- *
- * @example
- * ```ts ignore
- * import { discoverMemoryProviders } from "@hermes/memory";
- * for (const p of await discoverMemoryProviders()) {
- *   console.log(`${p.name} (${p.source}): ${p.description}`, p.available);
- * }
- * ```
- */
-export async function discoverMemoryProviders(
-  options: DiscoverOptions = {},
-): Promise<DiscoveredProvider[]> {
-  const candidates = await scanMemoryProviders(options);
-  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
-  const dotenv = options.probe
-    ? {}
-    : await readDotenvForAvailability(hermesHome);
-  const result: DiscoveredProvider[] = [];
-  for (const candidate of candidates) {
-    let available: boolean | null;
-    if (options.probe) {
-      try {
-        const probeProvider = options.probeProvider ??
-          probeMemoryProvider;
-        available = await probeProvider(candidate, options);
-      } catch (error) {
-        log(
-          "debug",
-          `Memory provider '${candidate.name}' availability probe failed: ${
-            errorText(error)
-          }`,
-        );
-        available = false;
-      }
-    } else {
-      available = await manifestAvailability(candidate.manifest, {
-        hermesHome,
-        dotenv,
-      });
-    }
-    const entry: DiscoveredProvider = {
-      name: candidate.name,
-      description: candidate.manifest.description,
-      source: candidate.source,
-      available,
-    };
-    if (candidate.dir !== undefined) entry.dir = candidate.dir;
-    result.push(entry);
-  }
-  return result;
 }

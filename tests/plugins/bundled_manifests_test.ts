@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { BUNDLED_MANIFESTS } from "../../src/plugins/bundled_manifests.ts";
+import {
+  BUNDLED_MANIFEST_SOURCES,
+  BUNDLED_MANIFESTS,
+} from "../../src/plugins/bundled_manifests.ts";
 import {
   parsePluginManifest,
   pluginManifestFromValue,
@@ -20,7 +23,12 @@ Deno.test("the embedded bundled manifests are the plugin.yaml files, for a frame
     assert.deepEqual(BUNDLED_MANIFESTS[name], parse(text), name);
     assert.deepEqual(
       pluginManifestFromValue(BUNDLED_MANIFESTS[name], path),
-      parsePluginManifest(text, path),
+      await parsePluginManifest(text, path),
+    );
+    assert.equal(
+      BUNDLED_MANIFEST_SOURCES[name],
+      text,
+      `BUNDLED_MANIFEST_SOURCES.${name} must be ${path} byte for byte`,
     );
   }
 });

@@ -8,7 +8,7 @@ import {
   listMemoryProviderNames,
   scanMemoryProviders,
 } from "../../src/plugins/plugin_discovery.ts";
-import { discoverMemoryProviders } from "../../src/plugins/provider_loader.ts";
+import { discoverMemoryProviders } from "../../src/plugins/provider_listing.ts";
 import {
   captureLogs,
   installFixture,

@@ -5,12 +5,43 @@ import {
   expandPermissionPath,
   normalizeNetHost,
   parsePermissionBlock,
-  parsePluginManifest,
+  parsePluginManifest as parseManifestAsync,
+  parsePluginManifestSync as parsePluginManifest,
   PluginManifestError,
   readPluginManifest,
 } from "../../src/plugins/plugin_manifest.ts";
+import { loadYamlModule } from "../../src/config/yaml_module.ts";
 import { getUserHome } from "../../src/profile/hermes_home.ts";
 import { tempHome } from "../helpers/plugin_fixtures.ts";
+
+Deno.test("parsePluginManifest() loads the full YAML parser only for text outside the simple subset", async () => {
+  // A fresh process: nothing has loaded yaml yet.
+  const code = `
+    import { parsePluginManifestSync, YamlParserNotLoaded } from "./src/plugins/plugin_manifest.ts";
+    const simple = parsePluginManifestSync("name: a\\nhooks: [prefetch]\\n", "p.yaml");
+    let needed = false;
+    try { parsePluginManifestSync("name: a # note\\n", "p.yaml"); }
+    catch (e) { needed = e instanceof YamlParserNotLoaded; }
+    console.log(JSON.stringify({ name: simple.name, needed }));
+  `;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--no-prompt", code],
+    cwd: new URL("../..", import.meta.url).pathname,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  assert.deepEqual(JSON.parse(text), { name: "a", needed: true });
+  // The async form loads it itself.
+  assert.equal(
+    (await parseManifestAsync("name: a # note\n", "p.yaml")).name,
+    "a",
+  );
+});
+
+// The synchronous parser below needs the full parser loaded.
+await loadYamlModule();
 
 Deno.test("parsePluginManifest() reads the Hermes keys and the permissions block", () => {
   const m = parsePluginManifest(

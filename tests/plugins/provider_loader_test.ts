@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { discoverMemoryProviders } from "../../src/plugins/provider_listing.ts";
 import {
-  discoverMemoryProviders,
   loadMemoryProvider,
   probeMemoryProvider,
 } from "../../src/plugins/provider_loader.ts";

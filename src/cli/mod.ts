@@ -29,6 +29,8 @@ export * from "./cli_location.ts";
 export * from "./permission_problem.ts";
 export type { ProviderCommandLine } from "./root_help.ts";
 export * from "./provider_report.ts";
+export * from "./suggest.ts";
+export * from "./version.ts";
 export * from "./commands/memory.ts";
 export * from "./commands/memory_status.ts";
 export * from "./commands/memory_setup.ts";

@@ -117,8 +117,8 @@ export function commandIntent(args: readonly string[]): CommandIntent {
 
 /**
  * Tells whether a command line asks for the version: `--version` or `-V`
- * given to `hermes`, to a command group (`hermes memory --version`) or to
- * a provider's command (`hermes honcho --version`), not to a leaf command.
+ * anywhere before `--` (`hermes --version`, `hermes memory --version`,
+ * `hermes honcho status -V`); like `--profile`, it is a global option.
  *
  * @param args The arguments after the program name.
  * @returns `true` for `hermes --version`, `hermes memory -V --json`, ….
@@ -128,18 +128,15 @@ export function commandIntent(args: readonly string[]): CommandIntent {
  * import { isVersionRequest } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
  * assert.equal(isVersionRequest(["honcho", "--version"]), true);
- * assert.equal(isVersionRequest(["memory", "status", "--version"]), false);
+ * assert.equal(isVersionRequest(["memory", "status", "--", "-V"]), false);
  * ```
  */
 export function isVersionRequest(args: readonly string[]): boolean {
-  let asked = false;
-  let words = 0;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     if (arg === "--") break;
     if (arg === "--profile" || arg === "--target-profile") i++;
-    else if (arg === "--version" || arg === "-V") asked = true;
-    else if (!arg.startsWith("-")) words++;
+    else if (arg === "--version" || arg === "-V") return true;
   }
-  return asked && words <= 1;
+  return false;
 }

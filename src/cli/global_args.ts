@@ -94,21 +94,9 @@ export async function checkProfile(
         `note: profile '${name}' does not exist yet; setup creates it in ${home}`,
     };
   }
-  const existing: string[] = [];
-  try {
-    for await (const entry of Deno.readDir(`${root}/profiles`)) {
-      if (entry.isDirectory) existing.push(entry.name);
-    }
-  } catch {
-    // No profiles yet.
-  }
-  existing.sort();
-  const known = existing.length > 0
-    ? `; existing profiles: ${existing.join(", ")}`
-    : "";
   return {
     error:
-      `error: profile '${name}' does not exist: there is no directory ${home}${known}\n` +
+      `error: profile '${name}' does not exist: there is no directory ${home}\n` +
       `hint: create it with 'hermes --profile ${name} memory setup', or check the name\n`,
   };
 }

@@ -220,7 +220,7 @@ Deno.test("memory reset --yes deletes both files with Hermes' wording", async ()
         "  \u2713 Deleted MEMORY.md (agent notes)\n" +
         "  \u2713 Deleted USER.md (user profile)\n" +
         "\n" +
-        "Memory reset complete. New sessions will start with a blank slate.\n" +
+        "Memory reset complete. Erased MEMORY.md and USER.md: new sessions start without them.\n" +
         `Files were in: ${home}/memories/\n`,
     );
     assert.equal(exists(join(home, "memories", "MEMORY.md")), false);
@@ -317,7 +317,7 @@ Deno.test("memory off sets memory.provider to '' and keeps everything else", asy
     assert.equal(
       out,
       `Turned off memory provider 'honcho': set memory.provider to "" in ${path}.\n` +
-        "Built-in memory (MEMORY.md / USER.md) stays on. The settings in memory.honcho were kept. Run 'hermes memory setup honcho' to turn it back on.\n" +
+        "Built-in memory (MEMORY.md / USER.md) stays on. The settings in memory.honcho were kept. Turn 'honcho' back on with 'hermes honcho enable' or 'hermes memory setup honcho'.\n" +
         "Start a new session for the change to take effect.\n",
     );
     const text = await Deno.readTextFile(path);

@@ -9,7 +9,7 @@
  */
 
 import type { HermesCommand } from "../hermes_command.ts";
-import { MEMORY_SUMMARY, VERSION_OPTION } from "../root_help.ts";
+import { MEMORY_SUMMARY } from "../root_help.ts";
 
 type Register = (memory: HermesCommand) => HermesCommand;
 
@@ -52,7 +52,6 @@ export function defineMemoryGroup(program: HermesCommand): HermesCommand {
         "Without a subcommand, runs 'status'.",
     )
     .usage("<command> [options]")
-    .option(VERSION_OPTION.flags, VERSION_OPTION.description)
     .example("hermes memory status")
     .example("hermes memory setup")
     .example("hermes memory setup honcho --set workspace=team --yes")

@@ -37,7 +37,8 @@ export interface MemoryResetOptions {
   yes?: boolean;
   /**
    * Print one JSON object instead of text (needs `--yes` to erase):
-   * `memoryDir`, `target`, `deleted` and `kept` (file names),
+   * `memoryDir`, `target`, `deleted` and `kept` (names of the existing
+   * files erased and not erased),
    * `cancelled`, and `untouched` (what the command never resets: the
    * active provider's own data, as `{ "provider": NAME }`, or `null`).
    *
@@ -90,7 +91,6 @@ export async function runMemoryReset(
     deleted: string[],
     cancelled: boolean,
   ): void => {
-    const all: MemoryTarget[] = ["memory", "user"];
     io.stdout(
       `${
         JSON.stringify(
@@ -98,7 +98,7 @@ export async function runMemoryReset(
             memoryDir: paths.dir,
             target,
             deleted,
-            kept: all.map((t) => basename(paths[t])).filter((f) =>
+            kept: found.map((f) => basename(f.path)).filter((f) =>
               !deleted.includes(f)
             ),
             cancelled,
@@ -187,7 +187,7 @@ export async function runMemoryReset(
   );
   if (provider !== null) {
     io.stdout(
-      `Not reset: what memory provider '${provider}' stored (its own data and server); this command erases only the built-in MEMORY.md / USER.md, so new sessions still recall it.\n`,
+      `Not reset: what memory provider '${provider}' stored (its own files or server); this command erases only the built-in MEMORY.md / USER.md, so new sessions still recall it.\n`,
     );
   }
   io.stdout(`Files were in: ${paths.dir}/\n`);

@@ -9,7 +9,6 @@
 
 import { errorText } from "../../_util/error_text.ts";
 import { createCommand, type HermesCommand } from "../hermes_command.ts";
-import { VERSION_OPTION } from "../root_help.ts";
 import { closestName, didYouMean } from "../suggest.ts";
 import { shortDescription } from "../format.ts";
 import {
@@ -32,6 +31,8 @@ interface ActiveSetting {
   name: string | null;
   /** The raw `memory.provider` text (`""` when unset). */
   raw: string;
+  /** Whether `memory.provider` is absent from `config.yaml`. */
+  unset?: boolean;
   /** Why `config.yaml` cannot be read (file, line, column and the fix). */
   broken?: string;
 }
@@ -44,6 +45,7 @@ async function activeProvider(): Promise<ActiveSetting> {
     return {
       name: name === "" || isBuiltinSentinel(name) ? null : name,
       raw: name,
+      unset: raw === undefined,
     };
   } catch (error) {
     // A denied read is a permission problem, reported as one (run.ts);
@@ -79,7 +81,9 @@ async function inactiveRefusal(
     : `turn it on with 'hermes memory setup ${word}'`;
   let now: string;
   if (setting.name === null) {
-    now = setting.raw === ""
+    now = setting.unset
+      ? `memory.provider is not set in ${path} (built-in memory only)`
+      : setting.raw === ""
       ? `memory.provider is "" in ${path} (built-in memory only, e.g. after 'hermes memory off')`
       : `memory.provider is '${setting.raw}' in ${path} (built-in memory only)`;
   } else if (!names.includes(setting.name)) {
@@ -194,8 +198,7 @@ export async function attachProviderCommand(
   const description = cli.description || `Manage ${active} memory plugin`;
   const command = program.command(active)
     .summary(shortDescription(description))
-    .description(description)
-    .option(VERSION_OPTION.flags, VERSION_OPTION.description);
+    .description(description);
   try {
     await cli.registerCli(command);
   } catch (error) {

@@ -26,8 +26,7 @@ export const PROFILE_OPTION: { flags: string; description: string } = {
 /** The `--version` option of `hermes`, its groups and provider commands. */
 export const VERSION_OPTION: { flags: string; description: string } = {
   flags: "-V, --version",
-  description:
-    "Show the module, Deno and active provider versions (--json for JSON)",
+  description: "Show the versions: module, Deno, active provider",
 };
 
 /** The help option every command has: flags and description. */

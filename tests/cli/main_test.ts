@@ -46,6 +46,7 @@ COMMANDS:
 OPTIONS:
   --profile <name>  Use the named profile's home, <root>/profiles/<name>
                     (default: $HERMES_HOME, else ~/.hermes; env: HERMES_HOME)
+  -V, --version     Show the versions: module, Deno, active provider
   -h, --help        Show this help
 
 EXAMPLES:
@@ -78,12 +79,14 @@ OPTIONS:
 GLOBAL OPTIONS:
   --profile <name>  Use the named profile's home, <root>/profiles/<name>
                     (default: $HERMES_HOME, else ~/.hermes; env: HERMES_HOME)
+  -V, --version     Show the versions: module, Deno, active provider
 
 EXAMPLES:
   hermes memory status
   hermes memory setup
   hermes memory setup honcho --set workspace=team --yes
   hermes memory reset --target user --yes
+  hermes memory reset --yes --json
 `;
 
 const RESET_HELP =
@@ -99,15 +102,18 @@ OPTIONS:
   -t, --target <target>  Which files to erase (choices: all, memory, user;
                          default: "all")
   -y, --yes              Erase without asking for confirmation
+  --json                 Print what was erased and kept as JSON (needs --yes)
   -h, --help             Show this help
 
 GLOBAL OPTIONS:
   --profile <name>  Use the named profile's home, <root>/profiles/<name>
                     (default: $HERMES_HOME, else ~/.hermes; env: HERMES_HOME)
+  -V, --version     Show the versions: module, Deno, active provider
 
 EXAMPLES:
   hermes memory reset
   hermes memory reset --target user --yes
+  hermes memory reset --yes --json
 `;
 
 Deno.test("main() --help prints the root help on stdout and exits 0", async () => {
@@ -183,8 +189,8 @@ Deno.test("main() rejects unknown flags per command with one line and a hint", a
         "hermes memory status",
       ],
       [
-        ["memory", "off", "--json"],
-        "error: unknown option '--json'",
+        ["memory", "off", "--yes"],
+        "error: unknown option '--yes'",
         "hermes memory off",
       ],
       [

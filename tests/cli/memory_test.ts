@@ -241,7 +241,12 @@ Deno.test("memory reset --target user -y leaves MEMORY.md alone", async () => {
       "-y",
     ]);
     assert.equal(code, 0);
-    assert.doesNotMatch(out, /MEMORY\.md/);
+    // MEMORY.md is neither listed for erasing nor reported deleted: only kept.
+    assert.doesNotMatch(out, /\u25c6 MEMORY\.md|Deleted MEMORY\.md/);
+    assert.match(
+      out,
+      /Erased USER\.md: new sessions start without it\. MEMORY\.md was kept\.\n/,
+    );
     assert.equal(exists(join(home, "memories", "MEMORY.md")), true);
     assert.equal(exists(join(home, "memories", "USER.md")), false);
   });

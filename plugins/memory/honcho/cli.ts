@@ -6,7 +6,7 @@
  * `status [--all]` (also the default), `setup`, `strategy`, `peer`, `mode`,
  * `tokens`, `identity`, `sync`, `outbox` (and `outbox retry`, `outbox
  * flush`), `peers` (and `peers map`), `sessions`,
- * `map`, `enable`, `disable`, `migrate`, plus the global
+ * `map`, `ask`, `search`, `enable`, `disable`, `migrate`, plus the global
  * `--target-profile NAME`. {@linkcode postSetup} is the setup wizard that
  * `hermes memory setup honcho` runs host-side (the provider itself runs in
  * a sandboxed worker without a terminal).
@@ -20,6 +20,7 @@
 
 import type { HermesConfig } from "@hermes/memory";
 import type { CliIo, HermesCommand } from "@hermes/memory/cli";
+import { registerAsk } from "./cli/ask.ts";
 import { registerEnable } from "./cli/enable.ts";
 import { registerIdentity } from "./cli/identity.ts";
 import { registerMigrate } from "./cli/migrate.ts";
@@ -76,6 +77,7 @@ export function registerCli(command: HermesCommand): void {
   registerOutbox(command);
   registerPeers(command);
   registerSessions(command);
+  registerAsk(command);
   registerEnable(command);
   registerMigrate(command);
 }

@@ -86,7 +86,6 @@ EXAMPLES:
   hermes memory setup
   hermes memory setup honcho --set workspace=team --yes
   hermes memory reset --target user --yes
-  hermes memory reset --yes --json
 `;
 
 const RESET_HELP =

@@ -182,6 +182,27 @@ Deno.test("hermes honcho ask and search say why Honcho cannot answer", async () 
     `error: cannot ask Honcho: cannot reach ${dead} (connection refused)\n`,
   );
 
+  // No memory.permissions.honcho.net for the server: the launcher does not
+  // grant it, and the message says where the grant goes.
+  await using ungranted = await userFor(server.url, {
+    apiKey: "hch-right-1111",
+    peerName: "alice",
+  });
+  await Deno.writeTextFile(
+    join(ungranted.home, ".hermes", "config.yaml"),
+    "memory:\n  provider: honcho\n",
+  );
+  const denied = await runHermesCli(["honcho", "ask", "hello?"], {
+    userHome: ungranted.home,
+  });
+  assert.equal(denied.code, 1);
+  assert.equal(
+    denied.stderr,
+    `error: cannot ask Honcho: this run may not connect to ${
+      new URL(server.url).host
+    } (no network permission): add it to memory.permissions.honcho.net in config.yaml ('hermes honcho setup' does) and the launcher (deno task hermes) grants it on the next run\n`,
+  );
+
   await using anon = await userFor(server.url, { apiKey: "hch-right-1111" });
   const nobody = await runHermesCli(["honcho", "ask", "who am I?"], {
     userHome: anon.home,

@@ -7,7 +7,6 @@
  * @module
  */
 
-import meta from "../../deno.json" with { type: "json" };
 import { errorText } from "../_util/error_text.ts";
 import { getConfigValue, loadConfig } from "../config/config.ts";
 import { isBuiltinSentinel, providerVersion } from "./_plugins.ts";
@@ -46,7 +45,7 @@ export interface VersionReport {
  */
 export async function versionReport(): Promise<VersionReport> {
   const report: VersionReport = {
-    module: { name: meta.name, version: meta.version },
+    module: await moduleVersion(),
     deno: Deno.version.deno,
     provider: null,
   };
@@ -66,6 +65,32 @@ export async function versionReport(): Promise<VersionReport> {
     source: found?.source ?? null,
   };
   return report;
+}
+
+/**
+ * The module's name and version: from the checkout's `deno.json` (read at
+ * run time; src/ may not import files outside it), else from a JSR URL
+ * (`https://jsr.io/@hermes/memory/0.1.0/`), else `unknown`.
+ */
+async function moduleVersion(): Promise<{ name: string; version: string }> {
+  const base = new URL("../../", import.meta.url);
+  if (base.protocol === "file:") {
+    try {
+      const meta = JSON.parse(
+        await Deno.readTextFile(new URL("deno.json", base)),
+      ) as { name?: unknown; version?: unknown };
+      if (typeof meta.name === "string" && typeof meta.version === "string") {
+        return { name: meta.name, version: meta.version };
+      }
+    } catch {
+      // Fall through.
+    }
+  }
+  const jsr = /^https:\/\/jsr\.io\/(@[^/]+\/[^/]+)\/([^/]+)\/$/.exec(base.href);
+  if (jsr !== null) {
+    return { name: jsr[1] as string, version: jsr[2] as string };
+  }
+  return { name: "@hermes/memory", version: "unknown" };
 }
 
 /**

@@ -89,7 +89,10 @@ Deno.test("hermes --version, memory --version and honcho --version name the modu
   const builtin = await none.hermes(["--version"]);
   assert.match(builtin.stdout, /^memory provider: none \(built-in only\)$/m);
   const help = await none.hermes(["--help"]);
-  assert.match(help.stdout, /^ {2}-V, --version +Show the module, Deno/m);
+  assert.match(
+    help.stdout,
+    /^ {2}-V, --version +Show the versions: module, Deno, active provider$/m,
+  );
 });
 
 Deno.test("--profile of a missing profile is an error naming its directory; setup says it creates it", async () => {

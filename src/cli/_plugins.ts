@@ -81,6 +81,22 @@ export async function locateProvider(
   };
 }
 
+/** A provider's `plugin.yaml` version and where it was found. */
+export interface ProviderVersion {
+  version: string | null;
+  source: string;
+}
+
+/** The `version` of a provider's `plugin.yaml`, without loading it. */
+export async function providerVersion(
+  name: string,
+): Promise<ProviderVersion | null> {
+  const candidate = await findMemoryProvider(name);
+  if (candidate === null) return null;
+  const version = candidate.manifest.version?.trim();
+  return { version: version ? version : null, source: candidate.source };
+}
+
 /**
  * Loads a provider in its sandbox without registering skills (the CLI
  * inspects, configures or replays; it never runs an agent session).
@@ -137,9 +153,16 @@ export async function describeProviderCommand(
   };
 }
 
-/** Loads the `cli.ts` of the active provider (`null` when it has none). */
-export async function loadCli(name: string): Promise<ProviderCli | null> {
-  const cli = await loadProviderCli(name);
+/**
+ * Loads the `cli.ts` of the active provider (`null` when it has none);
+ * with `evenIfInactive`, of any discovered provider (its `enable` and
+ * `setup` are how it is turned on).
+ */
+export async function loadCli(
+  name: string,
+  evenIfInactive = false,
+): Promise<ProviderCli | null> {
+  const cli = await loadProviderCli(name, { evenIfInactive });
   if (cli === null) return null;
   return {
     name: cli.name,

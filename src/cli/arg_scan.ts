@@ -77,7 +77,8 @@ export interface CommandIntent {
    * The provider a setup command configures (`hermes memory setup NAME`,
    * `hermes NAME setup`), `"*"` for the setup picker (`hermes memory
    * setup`, which loads every provider to list it), or `undefined` for
-   * any other command.
+   * any other command. `hermes NAME enable` counts as setup: it turns an
+   * inactive provider back on and connects to its server.
    */
   setup?: string;
 }
@@ -105,8 +106,37 @@ export function commandIntent(args: readonly string[]): CommandIntent {
   if (words[0] === "memory" && words[1] === "setup") {
     return { setup: words[2] ?? "*" };
   }
-  if (words[0] !== undefined && words[0] !== "memory" && words[1] === "setup") {
+  if (
+    words[0] !== undefined && words[0] !== "memory" &&
+    (words[1] === "setup" || words[1] === "enable")
+  ) {
     return { setup: words[0] };
   }
   return {};
+}
+
+/**
+ * Tells whether a command line asks for the version: `--version` or `-V`
+ * anywhere before `--` (`hermes --version`, `hermes memory --version`,
+ * `hermes honcho status -V`); like `--profile`, it is a global option.
+ *
+ * @param args The arguments after the program name.
+ * @returns `true` for `hermes --version`, `hermes memory -V --json`, ….
+ *
+ * @example Basic usage
+ * ```ts
+ * import { isVersionRequest } from "./arg_scan.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(isVersionRequest(["honcho", "--version"]), true);
+ * assert.equal(isVersionRequest(["memory", "status", "--", "-V"]), false);
+ * ```
+ */
+export function isVersionRequest(args: readonly string[]): boolean {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === "--") break;
+    if (arg === "--profile" || arg === "--target-profile") i++;
+    else if (arg === "--version" || arg === "-V") return true;
+  }
+  return false;
 }

@@ -8,12 +8,17 @@
  */
 
 import { resolve } from "node:path";
-import { getHermesHome, getProfileHome } from "../profile/hermes_home.ts";
+import {
+  getDefaultHermesRoot,
+  getHermesHome,
+  getProfileHome,
+} from "../profile/hermes_home.ts";
 
 export {
   type CommandIntent,
   commandIntent,
   type GlobalArgs,
+  isVersionRequest,
   scanGlobalArgs,
 } from "./arg_scan.ts";
 
@@ -42,4 +47,56 @@ export function resolveCliHome(
   const fromEnv = env("HERMES_HOME")?.trim();
   if (fromEnv) return resolve(fromEnv);
   return getHermesHome();
+}
+
+/** What {@linkcode checkProfile} found about a `--profile NAME`. */
+export interface ProfileCheck {
+  /** The error to print (the profile does not exist); the command stops. */
+  error?: string;
+  /** A note to print before the command runs (setup creates it). */
+  note?: string;
+}
+
+/**
+ * Checks that the profile `--profile NAME` names exists, so that a typo
+ * never silently uses (or creates) `<root>/profiles/<typo>`. Setup is the
+ * one command that may create a profile: it gets a note saying so. The
+ * default profile (`default`, the root itself) always counts as existing.
+ *
+ * @param profile The `--profile` value.
+ * @param home The profile home it resolves to.
+ * @param setup Whether the command line is a setup command.
+ * @returns The error or note, if any.
+ *
+ * @example Basic usage
+ * ```ts no-assert
+ * import { checkProfile, resolveCliHome } from "./global_args.ts";
+ * const home = resolveCliHome("nosuch", () => undefined);
+ * const { error } = await checkProfile("nosuch", home, false);
+ * ```
+ */
+export async function checkProfile(
+  profile: string,
+  home: string,
+  setup: boolean,
+): Promise<ProfileCheck> {
+  const root = getDefaultHermesRoot();
+  if (resolve(home) === resolve(root)) return {};
+  try {
+    if ((await Deno.stat(home)).isDirectory) return {};
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) return {};
+  }
+  const name = profile.trim();
+  if (setup) {
+    return {
+      note:
+        `note: profile '${name}' does not exist yet; setup creates it in ${home}`,
+    };
+  }
+  return {
+    error:
+      `error: profile '${name}' does not exist: there is no directory ${home}\n` +
+      `hint: create it with 'hermes --profile ${name} memory setup', or check the name\n`,
+  };
 }

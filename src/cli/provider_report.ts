@@ -27,6 +27,7 @@ import type {
   MemoryProvider,
 } from "../core/memory_provider.ts";
 import { isRecord } from "../_util/is_record.ts";
+import { closestName } from "./suggest.ts";
 
 /** One discovered provider plugin. */
 export interface PluginReport {
@@ -92,6 +93,11 @@ export interface ProviderReport {
   name: string;
   /** Whether a plugin with that name was found. */
   installed: boolean;
+  /**
+   * The installed provider whose name is closest (at most two edits) when
+   * none has this name: the likely typo's fix.
+   */
+  suggestion?: string;
   /** Where it was found. */
   source?: string;
   /** Its directory. */
@@ -192,7 +198,15 @@ export async function collectProviderReport(
     fields: [],
   };
   const location = await locateProvider(name);
-  if (location === null) return report;
+  if (location === null) {
+    const names = await discoverProviders().then(
+      (found) => found.map((p) => p.name),
+      () => [] as string[],
+    );
+    const close = closestName(name, names);
+    if (close !== undefined) report.suggestion = close;
+    return report;
+  }
   report.installed = true;
   report.source = location.source;
   report.directory = location.dir;

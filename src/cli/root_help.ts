@@ -23,6 +23,12 @@ export const PROFILE_OPTION: { flags: string; description: string } = {
     "Use the named profile's home, <root>/profiles/<name> (default: $HERMES_HOME, else ~/.hermes; env: HERMES_HOME)",
 };
 
+/** The `--version` option of `hermes`, its groups and provider commands. */
+export const VERSION_OPTION: { flags: string; description: string } = {
+  flags: "-V, --version",
+  description: "Show the versions: module, Deno, active provider",
+};
+
 /** The help option every command has: flags and description. */
 export const HELP_OPTION: { flags: string; description: string } = {
   flags: "-h, --help",
@@ -69,6 +75,7 @@ export function rootHelpText(provider?: ProviderCommandLine): string {
     commands,
     options: [
       [PROFILE_OPTION.flags, PROFILE_OPTION.description],
+      [VERSION_OPTION.flags, VERSION_OPTION.description],
       [HELP_OPTION.flags, HELP_OPTION.description],
     ],
     globals: [],

@@ -19,7 +19,13 @@ import {
   type HermesCommand,
   USAGE_EXIT_CODE,
 } from "./hermes_command.ts";
-import { resolveCliHome, scanGlobalArgs } from "./global_args.ts";
+import {
+  checkProfile,
+  commandIntent,
+  isVersionRequest,
+  resolveCliHome,
+  scanGlobalArgs,
+} from "./global_args.ts";
 import {
   attachMemoryCommand,
   defineMemoryGroup,
@@ -35,6 +41,7 @@ import {
   ROOT_DESCRIPTION,
   ROOT_EXAMPLES,
   ROOT_USAGE,
+  VERSION_OPTION,
 } from "./root_help.ts";
 import { getHermesHome, withHermesHome } from "../profile/hermes_home.ts";
 import { type Logger, setLogger } from "../core/log.ts";
@@ -44,7 +51,8 @@ export function rootCommand(context: CliContext): HermesCommand {
   const program = createCommand("hermes", context)
     .description(ROOT_DESCRIPTION)
     .usage(ROOT_USAGE)
-    .option(PROFILE_OPTION.flags, PROFILE_OPTION.description);
+    .option(PROFILE_OPTION.flags, PROFILE_OPTION.description)
+    .option(VERSION_OPTION.flags, VERSION_OPTION.description);
   for (const line of ROOT_EXAMPLES) program.example(line);
   return program;
 }
@@ -90,6 +98,16 @@ export async function main(
     io.stderr("hint: run 'hermes --help' for usage\n");
     return USAGE_EXIT_CODE;
   }
+  const help = args.includes("-h") || args.includes("--help");
+  if (scan.profile !== undefined && !help) {
+    const setup = commandIntent(args).setup !== undefined;
+    const check = await checkProfile(scan.profile, home, setup);
+    if (check.error !== undefined) {
+      io.stderr(check.error);
+      return USAGE_EXIT_CODE;
+    }
+    if (check.note !== undefined) io.stderr(`${check.note}\n`);
+  }
   const previousLogger = setLogger(cliLogger(io));
   try {
     return await withHermesHome(home, () => run(args, context, scan));
@@ -105,6 +123,7 @@ async function run(
 ): Promise<number> {
   const { io } = context;
   try {
+    if (isVersionRequest(args)) return await printVersion(io, args);
     const program = rootCommand(context);
     if (scan.command === "memory") {
       const help = args.includes("-h") || args.includes("--help");
@@ -121,7 +140,11 @@ async function run(
       const { attachProviderCommand } = await import(
         url.href
       ) as typeof import("./commands/provider_commands.ts");
-      const refused = await attachProviderCommand(program, scan.command);
+      const refused = await attachProviderCommand(
+        program,
+        scan.command,
+        commandWords(args)[1],
+      );
       if (refused !== undefined) {
         io.stderr(`error: ${refused}\n`);
         return USAGE_EXIT_CODE;
@@ -151,6 +174,21 @@ async function run(
     }
     return 1;
   }
+}
+
+/** `hermes [group] --version [--json]`: loads the version module only then. */
+async function printVersion(io: CliIo, args: string[]): Promise<number> {
+  const url = new URL("./version.ts", import.meta.url);
+  const { versionReport, formatVersion } = await import(
+    url.href
+  ) as typeof import("./version.ts");
+  const report = await versionReport();
+  io.stdout(
+    args.includes("--json")
+      ? `${JSON.stringify(report, null, 2)}\n`
+      : formatVersion(report),
+  );
+  return 0;
 }
 
 /** `memory.provider`, when `config.yaml` can be read (for hints only). */

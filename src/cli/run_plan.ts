@@ -29,6 +29,7 @@ import {
 import { commandIntent } from "./arg_scan.ts";
 import type { ProviderCommandLine } from "./root_help.ts";
 import { cliLocation } from "./cli_location.ts";
+import { didYouMean } from "./suggest.ts";
 
 /** How the CLI is started for one profile. */
 interface HermesRunPlan {
@@ -112,7 +113,10 @@ export function hermesRunPlan(
     let providerCommand: ProviderCommandLine | undefined;
     if (provider !== null) {
       if (await locateProvider(provider) === null) {
-        problem = `memory provider '${provider}' was not found`;
+        const names = await listProviderNames().catch(() => [] as string[]);
+        problem = `memory provider '${provider}' was not found${
+          didYouMean(provider, names)
+        }`;
         provider = null;
       } else {
         providerFlags = await providerRunFlags(provider, config);

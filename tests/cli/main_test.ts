@@ -46,6 +46,7 @@ COMMANDS:
 OPTIONS:
   --profile <name>  Use the named profile's home, <root>/profiles/<name>
                     (default: $HERMES_HOME, else ~/.hermes; env: HERMES_HOME)
+  -V, --version     Show the versions: module, Deno, active provider
   -h, --help        Show this help
 
 EXAMPLES:
@@ -79,6 +80,7 @@ OPTIONS:
 GLOBAL OPTIONS:
   --profile <name>  Use the named profile's home, <root>/profiles/<name>
                     (default: $HERMES_HOME, else ~/.hermes; env: HERMES_HOME)
+  -V, --version     Show the versions: module, Deno, active provider
 
 EXAMPLES:
   hermes memory status
@@ -101,15 +103,18 @@ OPTIONS:
   -t, --target <target>  Which files to erase (choices: all, memory, user;
                          default: "all")
   -y, --yes              Erase without asking for confirmation
+  --json                 Print what was erased and kept as JSON (needs --yes)
   -h, --help             Show this help
 
 GLOBAL OPTIONS:
   --profile <name>  Use the named profile's home, <root>/profiles/<name>
                     (default: $HERMES_HOME, else ~/.hermes; env: HERMES_HOME)
+  -V, --version     Show the versions: module, Deno, active provider
 
 EXAMPLES:
   hermes memory reset
   hermes memory reset --target user --yes
+  hermes memory reset --yes --json
 `;
 
 Deno.test("main() --help prints the root help on stdout and exits 0", async () => {
@@ -185,8 +190,8 @@ Deno.test("main() rejects unknown flags per command with one line and a hint", a
         "hermes memory status",
       ],
       [
-        ["memory", "off", "--json"],
-        "error: unknown option '--json'",
+        ["memory", "off", "--yes"],
+        "error: unknown option '--yes'",
         "hermes memory off",
       ],
       [

@@ -229,7 +229,7 @@ Deno.test("memory reset --yes deletes both files with Hermes' wording", async ()
         "  \u2713 Deleted MEMORY.md (agent notes)\n" +
         "  \u2713 Deleted USER.md (user profile)\n" +
         "\n" +
-        "Memory reset complete. New sessions will start with a blank slate.\n" +
+        "Memory reset complete. Erased MEMORY.md and USER.md: new sessions start without them.\n" +
         `Files were in: ${home}/memories/\n`,
     );
     assert.equal(exists(join(home, "memories", "MEMORY.md")), false);
@@ -250,7 +250,12 @@ Deno.test("memory reset --target user -y leaves MEMORY.md alone", async () => {
       "-y",
     ]);
     assert.equal(code, 0);
-    assert.doesNotMatch(out, /MEMORY\.md/);
+    // MEMORY.md is neither listed for erasing nor reported deleted: only kept.
+    assert.doesNotMatch(out, /\u25c6 MEMORY\.md|Deleted MEMORY\.md/);
+    assert.match(
+      out,
+      /Erased USER\.md: new sessions start without it\. MEMORY\.md was kept\.\n/,
+    );
     assert.equal(exists(join(home, "memories", "MEMORY.md")), true);
     assert.equal(exists(join(home, "memories", "USER.md")), false);
   });
@@ -326,7 +331,7 @@ Deno.test("memory off sets memory.provider to '' and keeps everything else", asy
     assert.equal(
       out,
       `Turned off memory provider 'honcho': set memory.provider to "" in ${path}.\n` +
-        "Built-in memory (MEMORY.md / USER.md) stays on. The settings in memory.honcho were kept. Run 'hermes memory setup honcho' to turn it back on.\n" +
+        "Built-in memory (MEMORY.md / USER.md) stays on. The settings in memory.honcho were kept. Turn 'honcho' back on with 'hermes honcho enable' or 'hermes memory setup honcho'.\n" +
         "Start a new session for the change to take effect.\n",
     );
     const text = await Deno.readTextFile(path);

@@ -112,6 +112,10 @@ Deno.test("hermes memory status, off and reset work under the task flags", async
 
 Deno.test("hermes --profile NAME runs in <root>/profiles/NAME", async () => {
   await withUserHome(async (home) => {
+    // An existing profile (a missing one is an error: conventions_test.ts).
+    await Deno.mkdir(join(home, ".hermes", "profiles", "coder"), {
+      recursive: true,
+    });
     const { code, out, err } = await hermes(home, [
       "--profile",
       "coder",

@@ -609,7 +609,10 @@ Deno.test("hermes <provider> commands exist only while that provider is active",
     assert.equal(inactive.code, 2);
     assert.equal(
       inactive.err,
-      "error: 'wizard' commands are available only while memory.provider is 'wizard'; run 'hermes memory setup wizard'\n",
+      `error: 'wizard' commands are available only while memory.provider is 'wizard'; memory.provider is not set in ${
+        join(home, "config.yaml")
+      } (built-in memory only)\n` +
+        "hint: turn it on with 'hermes memory setup wizard'\n",
     );
     const rootHelp = await run(home, ["--help"]);
     assert.doesNotMatch(rootHelp.out, /wizard/);

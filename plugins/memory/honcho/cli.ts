@@ -6,7 +6,7 @@
  * `status [--all]` (also the default), `setup`, `strategy`, `peer`, `mode`,
  * `tokens`, `identity`, `sync`, `outbox` (and `outbox retry`, `outbox
  * flush`), `peers` (and `peers map`), `sessions`,
- * `map`, `enable`, `disable`, `migrate`, plus the global
+ * `map`, `ask`, `search`, `enable`, `disable`, `migrate`, plus the global
  * `--target-profile NAME`. {@linkcode postSetup} is the setup wizard that
  * `hermes memory setup honcho` runs host-side (the provider itself runs in
  * a sandboxed worker without a terminal).
@@ -45,6 +45,7 @@ const COMMANDS: readonly [string, string][] = [
   ["outbox", "registerOutbox"],
   ["peers", "registerPeers"],
   ["sessions", "registerSessions"],
+  ["ask", "registerAsk"],
   ["enable", "registerEnable"],
   ["migrate", "registerMigrate"],
 ];

@@ -202,6 +202,15 @@ export function importTurnIds(
 interface MemoryImportOptions {
   /** The session id the turns are recorded under (default `import-<file stem>`). */
   session?: string;
+  /**
+   * Print one JSON object on success instead of text: `file`,
+   * `sessionId`, `provider`, `imported` (turns), `skipped` (`{ line,
+   * reason }` for each malformed line) and `unanswered` (line numbers of
+   * user messages without a reply). Errors stay on stderr.
+   *
+   * @default {false}
+   */
+  json?: boolean;
 }
 
 function progressBar(done: number, total: number): string {
@@ -259,10 +268,10 @@ export async function runMemoryImport(
     return 1;
   }
   const parsed = parseTranscript(text);
-  for (const problem of parsed.problems) {
+  for (const problem of options.json ? [] : parsed.problems) {
     io.stderr(`${file}:${problem.line}: skipped: ${problem.reason}\n`);
   }
-  if (parsed.unanswered.length > 0) {
+  if (parsed.unanswered.length > 0 && !options.json) {
     io.stderr(
       `${file}: skipped ${parsed.unanswered.length} user message(s) with no assistant reply (line ${
         parsed.unanswered.join(", ")
@@ -310,11 +319,33 @@ export async function runMemoryImport(
     }
     // ...then the imported session ends, so the provider delivers now.
     await manager.onSessionEnd(parsed.turns.at(-1)?.messages ?? []);
-    io.stdout(
-      `Imported ${total} turn${
-        total === 1 ? "" : "s"
-      } from ${file} into ${memory.external} (session ${sessionId})\n`,
-    );
+    if (options.json) {
+      io.stdout(
+        `${
+          JSON.stringify(
+            {
+              file,
+              sessionId,
+              provider: memory.external,
+              imported: total,
+              skipped: parsed.problems.map((p) => ({
+                line: p.line,
+                reason: p.reason,
+              })),
+              unanswered: parsed.unanswered,
+            },
+            null,
+            2,
+          )
+        }\n`,
+      );
+    } else {
+      io.stdout(
+        `Imported ${total} turn${
+          total === 1 ? "" : "s"
+        } from ${file} into ${memory.external} (session ${sessionId})\n`,
+      );
+    }
     return total > 0 || parsed.problems.length === 0 ? 0 : 1;
   } finally {
     await manager.shutdownAll();
@@ -351,6 +382,7 @@ export function registerMemoryImport(memory: HermesCommand): HermesCommand {
       "--session <id>",
       "Session id the turns are recorded under (default: import-<file name>)",
     )
+    .option("--json", "Print what was imported and skipped as JSON")
     .example("hermes memory import chat.jsonl")
     .example("hermes memory import - --session team-sync < chat.jsonl");
   command.action((file: string, opts: MemoryImportOptions) =>

@@ -15,12 +15,28 @@ import {
   saveConfig,
 } from "../../config/config.ts";
 import { isBuiltinSentinel } from "../_plugins.ts";
+import { hasSubcommand } from "./provider_commands.ts";
+
+/** Options of {@linkcode runMemoryOff}. */
+export interface MemoryOffOptions {
+  /**
+   * Print one JSON object instead of text: `configPath`, `previous` (the
+   * old `memory.provider`, `""` when unset), `changed`, `keptSettings`
+   * (`memory.<name>` when that section was kept, else `null`) and
+   * `reenable` (the commands that turn the provider back on).
+   *
+   * @default {false}
+   */
+  json?: boolean;
+}
 
 /**
  * Sets `memory.provider` to `""` in the active profile's `config.yaml`
- * (merged onto the file: nothing else changes) and says what it did.
+ * (merged onto the file: nothing else changes) and says what it did and
+ * how to turn the provider back on.
  *
  * @param io Where to write.
+ * @param options Text or JSON.
  * @returns `0`.
  * @throws {ConfigError} When `config.yaml` does not parse.
  *
@@ -28,30 +44,62 @@ import { isBuiltinSentinel } from "../_plugins.ts";
  * ```ts ignore
  * import { memoryCliIo } from "@hermes/memory/cli";
  * import { runMemoryOff } from "./memory_off.ts";
- * await runMemoryOff(memoryCliIo());
+ * await runMemoryOff(memoryCliIo(), { json: true });
  * ```
  */
-export async function runMemoryOff(io: CliIo): Promise<number> {
+export async function runMemoryOff(
+  io: CliIo,
+  options: MemoryOffOptions = {},
+): Promise<number> {
   const path = getConfigPath();
   const config = await loadConfig();
   const previous = getConfigValue(config, "memory.provider");
   const name = typeof previous === "string" ? previous.trim() : "";
-  if (previous === "") {
+  const external = name !== "" && !isBuiltinSentinel(name);
+  const changed = previous !== "";
+  if (changed) await saveConfig({ memory: { provider: "" } });
+  const kept = external &&
+      getConfigValue(config, `memory.${name}`) !== undefined
+    ? `memory.${name}`
+    : null;
+  const reenable = external
+    ? [
+      ...(await hasSubcommand(name, "enable") ? [`hermes ${name} enable`] : []),
+      `hermes memory setup ${name}`,
+    ]
+    : [];
+  if (options.json) {
+    io.stdout(
+      `${
+        JSON.stringify(
+          {
+            configPath: path,
+            previous: typeof previous === "string" ? previous : "",
+            changed,
+            keptSettings: kept,
+            reenable,
+          },
+          null,
+          2,
+        )
+      }\n`,
+    );
+    return 0;
+  }
+  if (!changed) {
     io.stdout(
       `Memory provider is already off: memory.provider is "" in ${path}. Built-in memory (MEMORY.md / USER.md) is in use.\n`,
     );
     return 0;
   }
-  await saveConfig({ memory: { provider: "" } });
-  if (name !== "" && !isBuiltinSentinel(name)) {
+  if (external) {
     io.stdout(
       `Turned off memory provider '${name}': set memory.provider to "" in ${path}.\n`,
     );
-    const kept = getConfigValue(config, `memory.${name}`) !== undefined
-      ? ` The settings in memory.${name} were kept.`
-      : "";
+    const keptText = kept !== null ? ` The settings in ${kept} were kept.` : "";
+    const how = reenable.map((c) => `'${c}'`).join(" or ");
     io.stdout(
-      `Built-in memory (MEMORY.md / USER.md) stays on.${kept} Run 'hermes memory setup ${name}' to turn it back on.\n`,
+      `Built-in memory (MEMORY.md / USER.md) stays on.${keptText} Turn '${name}' back on with ${how}.\n`,
     );
   } else {
     io.stdout(
@@ -85,7 +133,11 @@ export function registerMemoryOff(memory: HermesCommand): HermesCommand {
         "config.yaml. The built-in MEMORY.md / USER.md store stays on, and the\n" +
         "provider's settings (memory.<provider>) are kept.",
     )
-    .example("hermes memory off");
-  command.action(() => runMemoryOff(command.context.io));
+    .option("--json", "Print what changed as JSON")
+    .example("hermes memory off")
+    .example("hermes memory off --json");
+  command.action((opts: { json?: boolean }) =>
+    runMemoryOff(command.context.io, opts)
+  );
   return command;
 }

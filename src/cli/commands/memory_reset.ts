@@ -18,6 +18,8 @@ import {
 } from "../../builtin/memory_store.ts";
 import { formatThousands } from "../../builtin/memory_format.ts";
 import type { MemoryTarget } from "../../core/memory_provider.ts";
+import { getConfigValue, loadConfig } from "../../config/config.ts";
+import { isBuiltinSentinel } from "../_plugins.ts";
 
 /** Options of {@linkcode runMemoryReset}. */
 interface MemoryResetOptions {
@@ -33,6 +35,16 @@ interface MemoryResetOptions {
    * @default {false}
    */
   yes?: boolean;
+  /**
+   * Print one JSON object instead of text (needs `--yes` to erase):
+   * `memoryDir`, `target`, `deleted` and `kept` (names of the existing
+   * files erased and not erased),
+   * `cancelled`, and `untouched` (what the command never resets: the
+   * active provider's own data, as `{ "provider": NAME }`, or `null`).
+   *
+   * @default {false}
+   */
+  json?: boolean;
 }
 
 const DESCRIPTIONS: Record<MemoryTarget, string> = {
@@ -74,29 +86,63 @@ export async function runMemoryReset(
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
   }
+  const provider = await activeProviderName();
+  const json = options.json === true;
+  const report = (
+    deleted: string[],
+    cancelled: boolean,
+  ): void => {
+    io.stdout(
+      `${
+        JSON.stringify(
+          {
+            memoryDir: paths.dir,
+            target,
+            deleted,
+            kept: found.map((f) => basename(f.path)).filter((f) =>
+              !deleted.includes(f)
+            ),
+            cancelled,
+            untouched: provider === null ? null : { provider },
+          },
+          null,
+          2,
+        )
+      }\n`,
+    );
+  };
   if (found.length === 0) {
+    if (json) {
+      report([], false);
+      return 0;
+    }
     io.stdout(
       `Nothing to reset \u2014 no memory files found in ${paths.dir}/\n`,
     );
     return 0;
   }
 
-  io.stdout("This will permanently erase the following memory files:\n");
-  for (const file of found) {
-    io.stdout(
-      `  \u25c6 ${basename(file.path)} (${DESCRIPTIONS[file.target]}) \u2014 ${
-        formatThousands(file.bytes)
-      } bytes\n`,
-    );
+  if (!json) {
+    io.stdout("This will permanently erase the following memory files:\n");
+    for (const file of found) {
+      io.stdout(
+        `  \u25c6 ${basename(file.path)} (${
+          DESCRIPTIONS[file.target]
+        }) \u2014 ${formatThousands(file.bytes)} bytes\n`,
+      );
+    }
+    io.stdout("\n");
   }
-  io.stdout("\n");
 
   if (!options.yes) {
-    if (!io.stdinIsTerminal) {
+    if (json || !io.stdinIsTerminal) {
       io.stderr(
-        "error: standard input is not a terminal, so the erase cannot be confirmed; re-run with --yes to erase these files\n",
+        json
+          ? "error: --json cannot ask for confirmation; re-run with --yes to erase these files\n"
+          : "error: standard input is not a terminal, so the erase cannot be confirmed; re-run with --yes to erase these files\n",
       );
-      io.stdout("Cancelled.\n");
+      if (json) report([], true);
+      else io.stdout("Cancelled.\n");
       return 1;
     }
     let answer: string;
@@ -114,6 +160,13 @@ export async function runMemoryReset(
   }
 
   const deleted = new Set(await resetMemoryFiles(home, target));
+  const names = found.filter((f) => deleted.has(f.path)).map((f) =>
+    basename(f.path)
+  );
+  if (json) {
+    report(names, false);
+    return 0;
+  }
   for (const file of found) {
     if (deleted.has(file.path)) {
       io.stdout(
@@ -123,11 +176,34 @@ export async function runMemoryReset(
       );
     }
   }
+  const left = target === "all"
+    ? ""
+    : ` ${basename(paths[target === "memory" ? "user" : "memory"])} was kept.`;
   io.stdout(
-    "\nMemory reset complete. New sessions will start with a blank slate.\n",
+    `\nMemory reset complete. Erased ${
+      names.join(" and ")
+    }: new sessions start without ${
+      names.length === 1 ? "it" : "them"
+    }.${left}\n`,
   );
+  if (provider !== null) {
+    io.stdout(
+      `Not reset: what memory provider '${provider}' stored (its own files or server); this command erases only the built-in MEMORY.md / USER.md, so new sessions still recall it.\n`,
+    );
+  }
   io.stdout(`Files were in: ${paths.dir}/\n`);
   return 0;
+}
+
+/** The active external provider, or `null` (none, or unreadable config). */
+async function activeProviderName(): Promise<string | null> {
+  try {
+    const raw = getConfigValue(await loadConfig(), "memory.provider");
+    const name = typeof raw === "string" ? raw.trim() : "";
+    return name === "" || isBuiltinSentinel(name) ? null : name;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -160,10 +236,12 @@ export function registerMemoryReset(memory: HermesCommand): HermesCommand {
         .default("all"),
     )
     .option("-y, --yes", "Erase without asking for confirmation", false)
+    .option("--json", "Print what was erased and kept as JSON (needs --yes)")
     .example("hermes memory reset")
-    .example("hermes memory reset --target user --yes");
-  command.action((opts: { target: ResetTarget; yes: boolean }) =>
-    runMemoryReset(opts, command.context.io)
-  );
+    .example("hermes memory reset --target user --yes")
+    .example("hermes memory reset --yes --json");
+  command.action((
+    opts: { target: ResetTarget; yes: boolean; json?: boolean },
+  ) => runMemoryReset(opts, command.context.io));
   return command;
 }

@@ -23,6 +23,7 @@
  * @module
  */
 
+import { didYouMean } from "../suggest.ts";
 import { errorText } from "../../_util/error_text.ts";
 import { join } from "node:path";
 import { type CliIo, PromptCancelled } from "../cli_io.ts";
@@ -317,7 +318,9 @@ async function setup(
   if (location === null) {
     const names = (await discoverProviders()).map((p) => p.name);
     throw new SetupStop(
-      `error: memory provider '${name}' was not found; installed: ${
+      `error: memory provider '${name}' was not found${
+        didYouMean(name, names)
+      }; installed: ${
         names.length > 0 ? names.join(", ") : "(none)"
       }. Put a provider plugin in ${
         join(getHermesHome(), "plugins", name)

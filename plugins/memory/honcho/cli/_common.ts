@@ -583,6 +583,15 @@ export function describeHonchoFailure(
   if (error instanceof NotFoundError) {
     return `${url} answered 404 (${error.message})`;
   }
+  if (error instanceof HonchoError && deniedNet(error)) {
+    let host = url;
+    try {
+      host = new URL(url).host;
+    } catch {
+      // Keep the URL.
+    }
+    return `this run may not connect to ${host} (no network permission): add it to memory.permissions.honcho.net in config.yaml ('hermes honcho setup' does) and the launcher (deno task hermes) grants it on the next run`;
+  }
   if (error instanceof HonchoError) {
     const status = error.status !== undefined ? `HTTP ${error.status}: ` : "";
     return `${url} failed (${status}${error.message})`;
@@ -597,6 +606,16 @@ export function describeHonchoFailure(
     return `no network permission for ${host} (grant --allow-net=${host}; 'hermes honcho setup' adds it to memory.permissions.honcho.net)`;
   }
   return errorText(error);
+}
+
+/** Whether a request failed because the process lacks the net grant. */
+function deniedNet(error: Error): boolean {
+  let cause: unknown = error;
+  for (let depth = 0; cause instanceof Error && depth < 6; depth++) {
+    if (cause.name === "NotCapable") return true;
+    cause = cause.cause;
+  }
+  return /no network access to /.test(error.message);
 }
 
 function shortCause(error: ConnectionError): string {

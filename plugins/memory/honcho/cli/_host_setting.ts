@@ -141,6 +141,11 @@ export interface ChoicesDisplay {
   width: number;
   /** The command that sets it (`hermes honcho mode <mode>`). */
   usage: string;
+  /**
+   * Print JSON instead: `{ hostKey, key, value, source, choices: [{ name,
+   * description }] }` with `key` the host-block key (`recallMode`).
+   */
+  json?: { hostKey: string; key: string };
 }
 
 /**
@@ -172,6 +177,20 @@ export interface ChoicesDisplay {
  * ```
  */
 export function printChoices(io: CliIo, display: ChoicesDisplay): void {
+  if (display.json !== undefined) {
+    const value = {
+      hostKey: display.json.hostKey,
+      key: display.json.key,
+      value: display.current,
+      source: display.source,
+      choices: display.choices.map(([name, description]) => ({
+        name,
+        description,
+      })),
+    };
+    io.stdout(`${JSON.stringify(value, null, 2)}\n`);
+    return;
+  }
   io.stdout(
     `${display.label}${display.title}: ${display.current} (${
       sourceText(display.source)

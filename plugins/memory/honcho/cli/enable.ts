@@ -8,6 +8,12 @@
 
 import type { HermesCommand } from "@hermes/memory/cli";
 import {
+  getConfigPath,
+  getConfigValue,
+  loadConfig,
+  saveConfig,
+} from "@hermes/memory";
+import {
   aiPeerForHost,
   type HonchoCliScope,
   hostLabel,
@@ -74,6 +80,7 @@ export async function runEnable(scope: HonchoCliScope): Promise<number> {
       fresh ? " (new block from the default settings)" : ""
     }\n`,
   );
+  if (scope.targetProfile === undefined) await selectHoncho(scope);
   const after = await loadScopeConfig(scope);
   const created = await createPeersEagerly(after);
   if (created.error) {
@@ -132,6 +139,26 @@ export async function runDisable(scope: HonchoCliScope): Promise<number> {
   return 0;
 }
 
+/**
+ * Makes Honcho the active provider again (`memory.provider: honcho` in
+ * the profile's `config.yaml`) when `enable` runs while it is not, e.g.
+ * after `hermes memory off`; every other key is kept.
+ */
+async function selectHoncho(scope: HonchoCliScope): Promise<void> {
+  const hermesHome = scope.hermesHome;
+  const current = getConfigValue(
+    await loadConfig({ hermesHome }),
+    "memory.provider",
+  );
+  if (typeof current === "string" && current.trim() === "honcho") return;
+  await saveConfig({ memory: { provider: "honcho" } }, { hermesHome });
+  scope.io.stdout(
+    `Set memory.provider to honcho in ${getConfigPath(hermesHome)} (it was ${
+      JSON.stringify(typeof current === "string" ? current : "")
+    })\n`,
+  );
+}
+
 function defaultHostName(raw: Record<string, unknown>): string {
   return typeof raw.defaultHost === "string" && raw.defaultHost.trim()
     ? raw.defaultHost.trim()
@@ -157,7 +184,9 @@ export function registerEnable(honcho: HermesCommand): HermesCommand[] {
   const enable = honcho.command("enable")
     .summary("Turn Honcho on for this profile")
     .description(
-      "Set enabled: true in this profile's host block. A profile without a block\n" +
+      "Set enabled: true in this profile's host block, and memory.provider: honcho\n" +
+        "in config.yaml when Honcho is not the active provider (after 'hermes memory\n" +
+        "off'). A profile without a block\n" +
         "gets one from the default block (recall, write, session and dialectic\n" +
         "settings, peerName), its own AI peer and the shared workspace; its peers\n" +
         "are created on the server right away.",

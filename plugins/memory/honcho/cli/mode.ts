@@ -8,6 +8,7 @@
 import type { HermesCommand } from "@hermes/memory/cli";
 import type { RecallMode } from "../config.ts";
 import {
+  HonchoCliError,
   type HonchoCliScope,
   hostLabel,
   loadScopeConfig,
@@ -48,12 +49,16 @@ export const RECALL_MODES: readonly (readonly [RecallMode, string])[] = [
 export async function runMode(
   scope: HonchoCliScope,
   mode: string | undefined,
+  options: { json?: boolean } = {},
 ): Promise<number> {
   const { io } = scope;
   const config = await loadScopeConfig(scope);
   const label = hostLabel(config.hostKey);
   if (mode === undefined) {
     printChoices(io, {
+      json: options.json
+        ? { hostKey: config.hostKey, key: "recallMode" }
+        : undefined,
       label,
       title: "Recall mode",
       current: config.recallMode,
@@ -63,6 +68,12 @@ export async function runMode(
       usage: "hermes honcho mode <mode>",
     });
     return 0;
+  }
+  if (options.json) {
+    throw new HonchoCliError(
+      "--json shows the setting; leave out the value, or drop --json to set it",
+      2,
+    );
   }
   const wanted = parseChoice(
     "recall mode",
@@ -107,9 +118,10 @@ export function registerMode(honcho: HermesCommand): HermesCommand {
         "profile's host block: hybrid (default) = injected context plus tools,\n" +
         "context = injected context only, tools = tools only.",
     )
+    .option("--json", "Show the setting as JSON")
     .example("hermes honcho mode")
     .example("hermes honcho mode tools");
-  command.action((mode: string | undefined) => {
+  command.action((mode: string | undefined, opts: { json?: boolean }) => {
     const io = command.context.io;
     return runGuarded(
       io,
@@ -117,6 +129,7 @@ export function registerMode(honcho: HermesCommand): HermesCommand {
         runMode(
           resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
           mode,
+          opts,
         ),
     );
   });

@@ -1228,7 +1228,7 @@ export function registerSetup(honcho: HermesCommand): HermesCommand {
     )
     .option(
       "--session-strategy <strategy>",
-      "per-session (default), per-directory, per-repo or global",
+      "per-session (what setup writes), per-directory (used while the key is unset), per-repo or global",
     )
     .option("--skip-connection-test", "Do not connect after saving", false)
     .option(

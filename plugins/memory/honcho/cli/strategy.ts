@@ -8,6 +8,7 @@
 
 import type { HermesCommand } from "@hermes/memory/cli";
 import {
+  HonchoCliError,
   type HonchoCliScope,
   hostLabel,
   loadScopeConfig,
@@ -23,8 +24,14 @@ import {
 
 /** The session strategies with what each does, in display order. */
 export const SESSION_STRATEGIES: readonly (readonly [string, string])[] = [
-  ["per-session", "a new Honcho session for every Hermes session"],
-  ["per-directory", "one session per working directory (the default)"],
+  [
+    "per-session",
+    "a new Honcho session for every Hermes session (what setup writes)",
+  ],
+  [
+    "per-directory",
+    "one session per working directory (used while sessionStrategy is unset)",
+  ],
   ["per-repo", "one session per git repository"],
   ["global", "one session for everything (named after the workspace)"],
 ];
@@ -47,12 +54,16 @@ export const SESSION_STRATEGIES: readonly (readonly [string, string])[] = [
 export async function runStrategy(
   scope: HonchoCliScope,
   strategy: string | undefined,
+  options: { json?: boolean } = {},
 ): Promise<number> {
   const { io } = scope;
   const config = await loadScopeConfig(scope);
   const label = hostLabel(config.hostKey);
   if (strategy === undefined) {
     printChoices(io, {
+      json: options.json
+        ? { hostKey: config.hostKey, key: "sessionStrategy" }
+        : undefined,
       label,
       title: "Session strategy",
       current: config.sessionStrategy,
@@ -62,6 +73,12 @@ export async function runStrategy(
       usage: "hermes honcho strategy <strategy>",
     });
     return 0;
+  }
+  if (options.json) {
+    throw new HonchoCliError(
+      "--json shows the setting; leave out the value, or drop --json to set it",
+      2,
+    );
   }
   const wanted = parseChoice(
     "session strategy",
@@ -105,14 +122,16 @@ export function registerStrategy(honcho: HermesCommand): HermesCommand {
         "sessionStrategy in this profile's host block. A directory mapped with\n" +
         "'hermes honcho map' always uses its mapped name.",
     )
+    .option("--json", "Show the setting as JSON")
     .example("hermes honcho strategy")
     .example("hermes honcho strategy per-repo");
-  command.action((strategy: string | undefined) => {
+  command.action((strategy: string | undefined, opts: { json?: boolean }) => {
     const io = command.context.io;
     return runGuarded(io, () =>
       runStrategy(
         resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
         strategy,
+        opts,
       ));
   });
   return command;

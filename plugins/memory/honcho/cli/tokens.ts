@@ -12,6 +12,7 @@ import {
   type HonchoCliScope,
   hostLabel,
   loadScopeConfig,
+  printJson,
   resolveScope,
   runGuarded,
   targetProfileOf,
@@ -24,6 +25,11 @@ export interface TokensOptions {
   context?: string;
   /** `dialecticMaxChars`: a positive integer. */
   dialectic?: string;
+  /**
+   * Show the settings as JSON: `{ hostKey, contextTokens: { value, source
+   * }, dialecticMaxChars: { value, source } }` (`value` `null` = uncapped).
+   */
+  json?: boolean;
 }
 
 const MAX_TOKENS = 1_000_000;
@@ -80,7 +86,31 @@ export async function runTokens(
   const { io } = scope;
   const config = await loadScopeConfig(scope);
   const label = hostLabel(config.hostKey);
-  if (options.context === undefined && options.dialectic === undefined) {
+  const show = options.context === undefined &&
+    options.dialectic === undefined;
+  if (options.json && !show) {
+    throw new HonchoCliError(
+      "--json shows the settings; leave out --context and --dialectic, or drop --json to set them",
+      2,
+    );
+  }
+  if (show && options.json) {
+    const uncapped = config.contextTokens === undefined ||
+      config.contextTokens <= 0;
+    printJson(io, {
+      hostKey: config.hostKey,
+      contextTokens: {
+        value: uncapped ? null : config.contextTokens,
+        source: config.sources.contextTokens,
+      },
+      dialecticMaxChars: {
+        value: config.dialecticMaxChars,
+        source: config.sources.dialecticMaxChars,
+      },
+    });
+    return 0;
+  }
+  if (show) {
     io.stdout(
       `${label}Context budget:  ${
         // 0 (what 'uncapped' writes) and below cap nothing, as in Hermes.
@@ -160,6 +190,7 @@ export function registerTokens(honcho: HermesCommand): HermesCommand {
       "--dialectic <n>",
       "dialecticMaxChars: characters of dialectic text",
     )
+    .option("--json", "Show the settings as JSON")
     .example("hermes honcho tokens")
     .example("hermes honcho tokens --context 1200 --dialectic 800")
     .example("hermes honcho tokens --context uncapped");

@@ -1,0 +1,113 @@
+/**
+ * Running one of the provider's memory tools from the shell (`hermes
+ * honcho ask`, `hermes honcho search`): the same client and the same tool
+ * code the agent's `honcho_reasoning` and `honcho_search` calls use
+ * (`../tools.ts`), with the peers and settings the profile resolves. The
+ * server is checked first, so a dead server or a refused key reads as one
+ * plain sentence.
+ *
+ * Internal to the Honcho CLI; not exported from the package.
+ *
+ * @module
+ */
+
+import type { HonchoConfig } from "../config.ts";
+import { resolveAiPeerId } from "../peers.ts";
+import { sanitizeId } from "../session_naming.ts";
+import { type HonchoToolContext, runHonchoTool } from "../tools.ts";
+import {
+  connectHoncho,
+  describeHonchoFailure,
+  HonchoCliError,
+  isRecord,
+  serverLabel,
+} from "./_common.ts";
+
+/** What {@linkcode runToolFromCli} returns. */
+export interface ToolRunResult {
+  /** The peer the call was about (its id). */
+  peer: string;
+  /** The tool's text result. */
+  result: string;
+}
+
+/**
+ * Connects, checks the server answers, then runs `tool` with `args` as
+ * the agent would (the `peer` argument is `user`, `ai` or a peer id).
+ *
+ * @param config The profile's resolved configuration.
+ * @param tool `honcho_reasoning` or `honcho_search`.
+ * @param args The tool's arguments.
+ * @param timeoutMs The deadline of each request.
+ * @returns The peer and the result text.
+ * @throws {HonchoCliError} When no user peer is configured for a `user`
+ * call, the server cannot be used, or the tool answers an error (exit 1).
+ *
+ * @example
+ * ```ts ignore
+ * const { result } = await runToolFromCli(config, "honcho_search", { query: "tea" }, 5000);
+ * ```
+ */
+export async function runToolFromCli(
+  config: HonchoConfig,
+  tool: string,
+  args: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<ToolRunResult> {
+  const aiPeerId = resolveAiPeerId(config);
+  const userPeerId = config.peerName ? sanitizeId(config.peerName) : "";
+  const peerArg = typeof args.peer === "string" ? args.peer.trim() : "";
+  const wantsUser = peerArg === "" || peerArg.toLowerCase() === "user";
+  if (wantsUser && userPeerId === "") {
+    throw new HonchoCliError(
+      "no user peer is configured (peerName); set it with 'hermes honcho identity' or 'hermes honcho setup', or name one with --peer",
+    );
+  }
+  const url = serverLabel(config);
+  let client;
+  try {
+    client = await connectHoncho(config, { timeoutMs });
+    await client.listPeers({ size: 1 });
+  } catch (error) {
+    throw new HonchoCliError(
+      `cannot ask Honcho: ${describeHonchoFailure(error, url, timeoutMs)}`,
+    );
+  }
+  const apiKey = config.apiKey;
+  const ctx: HonchoToolContext = {
+    client,
+    sessionId: "",
+    userPeerId: userPeerId || aiPeerId,
+    aiPeerId,
+    aiObservesOthers: config.observationFlags.ai.observeOthers,
+    observationOf: (peerId) =>
+      peerId === aiPeerId
+        ? config.observationFlags.ai
+        : peerId === userPeerId
+        ? config.observationFlags.user
+        : undefined,
+    turn: Number.MAX_SAFE_INTEGER,
+    dialecticCadence: config.dialecticCadence,
+    contextTokens: config.contextTokens,
+    defaultReasoningLevel: config.dialecticReasoningLevel,
+    // A level typed on the command line is always honoured.
+    dialecticDynamic: true,
+    dialecticMaxInputChars: config.dialecticMaxInputChars,
+    botTurn: false,
+    scrub: (text) =>
+      apiKey ? text.replaceAll(apiKey, `...${apiKey.slice(-4)}`) : text,
+  };
+  const peer = wantsUser
+    ? userPeerId
+    : ["ai", "assistant"].includes(peerArg.toLowerCase())
+    ? aiPeerId
+    : peerArg.replace(/[^A-Za-z0-9_-]/g, "-");
+  const answer = JSON.parse(await runHonchoTool(tool, args, ctx)) as unknown;
+  if (isRecord(answer) && typeof answer.error === "string") {
+    throw new HonchoCliError(answer.error);
+  }
+  const result = isRecord(answer) && typeof answer.result === "string"
+    ? answer.result
+    : "";
+  return { peer, result };
+}

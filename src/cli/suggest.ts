@@ -1,0 +1,95 @@
+/**
+ * "Did you mean …?" for names a user types: provider names in
+ * `memory.provider`, `hermes memory setup NAME` and `hermes NAME …`.
+ * Plain code, no imports.
+ *
+ * @module
+ */
+
+/**
+ * The Levenshtein distance of two strings (insertions, deletions and
+ * substitutions each count 1).
+ *
+ * @param a One string.
+ * @param b The other.
+ * @returns The number of single-character edits from `a` to `b`.
+ *
+ * @example Basic usage
+ * ```ts
+ * import { editDistance } from "./suggest.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(editDistance("honchoo", "honcho"), 1);
+ * ```
+ */
+export function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0] as number;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j] as number;
+      row[j] = Math.min(
+        current + 1,
+        (row[j - 1] as number) + 1,
+        previous + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+      previous = current;
+    }
+  }
+  return row[b.length] as number;
+}
+
+/**
+ * The known name closest to `word` within `maxDistance` edits (case is
+ * ignored; the first of equally close names wins), or `undefined`.
+ *
+ * @param word What the user typed.
+ * @param names The names that exist.
+ * @param maxDistance The largest distance still suggested.
+ * @returns The suggestion, never `word` itself.
+ *
+ * @example Basic usage
+ * ```ts
+ * import { closestName } from "./suggest.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(closestName("honchoo", ["archive", "honcho"]), "honcho");
+ * assert.equal(closestName("mem0", ["archive", "honcho"]), undefined);
+ * ```
+ */
+export function closestName(
+  word: string,
+  names: readonly string[],
+  maxDistance = 2,
+): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  const typed = word.toLowerCase();
+  for (const name of names) {
+    if (name === word) continue;
+    const distance = editDistance(typed, name.toLowerCase());
+    if (distance > maxDistance) continue;
+    if (best === undefined || distance < best.distance) {
+      best = { name, distance };
+    }
+  }
+  return best?.name;
+}
+
+/**
+ * ` (did you mean 'NAME'?)` for the closest known name, else `""`: ready
+ * to append to an error message.
+ *
+ * @param word What the user typed.
+ * @param names The names that exist.
+ * @returns The suffix.
+ *
+ * @example Basic usage
+ * ```ts
+ * import { didYouMean } from "./suggest.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(didYouMean("honchoo", ["honcho"]), " (did you mean 'honcho'?)");
+ * ```
+ */
+export function didYouMean(word: string, names: readonly string[]): string {
+  const close = closestName(word, names);
+  return close === undefined ? "" : ` (did you mean '${close}'?)`;
+}

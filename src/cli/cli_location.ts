@@ -83,6 +83,13 @@ interface CacheStep {
   cwd?: string;
   /** The lockfile it installs from, when local. */
   lockfile?: string;
+  /**
+   * For a remote install: the same step answered from Deno's cache alone
+   * (`deno install --cached-only --entrypoint`), tried first so that a
+   * complete cache needs no network (`deno cache` asks the npm registry
+   * for package metadata even then).
+   */
+  offlineArgs?: string[];
 }
 
 /**
@@ -170,5 +177,15 @@ export function cliCacheStep(base: URL = FRAMEWORK_URL): CacheStep {
       lockfile: filePath(new URL("deno.lock", base)),
     };
   }
-  return { args: ["cache", "--quiet", ...location.flags, ...modules] };
+  return {
+    args: ["cache", "--quiet", ...location.flags, ...modules],
+    offlineArgs: [
+      "install",
+      "--quiet",
+      "--cached-only",
+      ...location.flags,
+      "--entrypoint",
+      ...modules,
+    ],
+  };
 }

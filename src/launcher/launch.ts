@@ -147,16 +147,20 @@ async function ensureCached(
     () => warn("hermes: caching the modules the CLI needs (first run)…"),
     1000,
   );
-  let output: Deno.CommandOutput;
-  try {
-    output = await new Deno.Command(Deno.execPath(), {
-      args: step.args,
+  const run = (args: string[]) =>
+    new Deno.Command(Deno.execPath(), {
+      args,
       cwd: step.cwd,
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
       env: { DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1" },
     }).output();
+  let output: Deno.CommandOutput;
+  try {
+    // A remote install whose modules are all cached needs no network.
+    const offline = step.offlineArgs && await run(step.offlineArgs);
+    output = offline?.success ? offline : await run(step.args);
   } finally {
     clearTimeout(slow);
   }

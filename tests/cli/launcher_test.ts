@@ -14,6 +14,7 @@ import {
   DENO_DIR,
   runCommand,
 } from "../helpers/run_command.ts";
+import { cliCacheStep } from "../../src/cli/cli_location.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(
   /\/$/,
@@ -351,14 +352,31 @@ Deno.test("the launcher and the CLI work when the module is a remote URL", async
     const launcher = `${served.url}/src/launcher/main.ts`;
     const importMap = `${served.url}/deno.json`;
     const env = { HOME: u.home, DENO_DIR: denoDir };
+    // What installing from JSR caches (the launcher, and the CLI modules
+    // its first start would cache), resolved against a copy of the
+    // checkout's lockfile so that no test asks the npm registry.
+    const lock = join(u.home, "deno.lock");
+    await Deno.copyFile(join(ROOT, "deno.lock"), lock);
+    const cliModules = cliCacheStep(new URL(`${served.url}/`)).args.filter(
+      (arg) => arg.startsWith("http:"),
+    );
     const cache = await run(Deno.execPath(), [
       "cache",
       "--quiet",
+      `--lock=${lock}`,
       `--import-map=${importMap}`,
       launcher,
       `${served.url}/src/launcher/plan.ts`,
+      ...cliModules,
     ], { cwd: u.work, env });
     assert.equal(cache.code, 0, cache.err);
+    // With everything cached, the launcher's own cache step is answered
+    // from the cache (`deno install --cached-only`), without the network.
+    assert.ok(
+      cliCacheStep(new URL(`${served.url}/`)).offlineArgs?.includes(
+        "--cached-only",
+      ),
+    );
     const args = [
       "run",
       "--no-prompt",

@@ -48,7 +48,12 @@ export async function runDeno(
     args,
     cwd: options.cwd,
     clearEnv: options.clearEnv ?? false,
-    env: { DENO_DIR: denoDir(), NO_COLOR: "1", ...options.env },
+    env: {
+      DENO_DIR: denoDir(),
+      DENO_NO_UPDATE_CHECK: "1",
+      NO_COLOR: "1",
+      ...options.env,
+    },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

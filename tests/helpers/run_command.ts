@@ -38,6 +38,7 @@ export async function runCommand(
     env: {
       PATH: `${dirname(Deno.execPath())}:/usr/bin:/bin`,
       DENO_DIR,
+      DENO_NO_UPDATE_CHECK: "1",
       NO_COLOR: "1",
       ...options.env,
     },

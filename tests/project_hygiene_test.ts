@@ -352,3 +352,142 @@ Deno.test("in the Honcho provider only client_transport.ts calls fetch", async (
   }
   assert.deepEqual(offenders, []);
 });
+
+// The behaviour specs are in the repository: every `§N` names a SPEC.md
+// (`src/manager/SPEC.md §3`; a bare `§N` only inside a SPEC.md, meaning that
+// file) that has the section, and the docs link only to files that exist.
+
+/** Files under `dir` (fixtures skipped) whose names end with one of `exts`. */
+async function repoFiles(dir: string, exts: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(join(root, dir), { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (entry.name !== "fixtures") out.push(...await repoFiles(path, exts));
+    } else if (exts.some((ext) => entry.name.endsWith(ext))) out.push(path);
+  }
+  return out;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Top-level docs plus the .ts and .md files of src/, plugins/, tests/. */
+async function checkedFiles(): Promise<string[]> {
+  const top = [];
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    if (entry.isFile() && /\.(md|ts)$/.test(entry.name)) top.push(entry.name);
+  }
+  const nested = await Promise.all(
+    ["src", "plugins", "tests"].map((d) => repoFiles(d, [".ts", ".md"])),
+  );
+  return [...top, ...nested.flat()];
+}
+
+const SECTION_GROUP_REGEXP =
+  /(?:([\w./-]*SPEC\.md)\s+)?(§\d+(?:\.\d+)?(?:(?:\s*[–—-]\s*|,\s*|,?\s+and\s+)§\d+(?:\.\d+)?)*)/g;
+
+/** The section numbers of a SPEC.md: `## 3.` gives "3", `### 3.2` gives "3.2". */
+function specSections(text: string): Set<string> {
+  const sections = new Set<string>();
+  for (const m of text.matchAll(/^## (\d+)\./gm)) sections.add(m[1]!);
+  for (const m of text.matchAll(/^### (\d+\.\d+)\b/gm)) sections.add(m[1]!);
+  return sections;
+}
+
+/** The problems of one file's § references (`file:line: …`). */
+async function sectionReferenceProblems(
+  file: string,
+  text: string,
+): Promise<string[]> {
+  const problems: string[] = [];
+  const isSpec = file.endsWith("SPEC.md");
+  for (const m of text.matchAll(SECTION_GROUP_REGEXP)) {
+    const where = `${file}:${text.slice(0, m.index).split("\n").length}`;
+    const spec = m[1] ?? (isSpec ? file : undefined);
+    if (spec === undefined || !spec.endsWith("/SPEC.md") && spec !== file) {
+      problems.push(`${where}: '${m[0]}' names no <path>/SPEC.md`);
+      continue;
+    }
+    const path = join(root, spec);
+    if (!await exists(path)) {
+      problems.push(`${where}: ${spec} does not exist`);
+      continue;
+    }
+    const sections = specSections(await readFile(path, "utf8"));
+    const numbers = [...m[2]!.matchAll(/§(\d+(?:\.\d+)?)/g)].map((n) => n[1]!);
+    for (const number of numbers) {
+      if (!sections.has(number)) {
+        problems.push(`${where}: ${spec} has no section ${number}`);
+      }
+    }
+  }
+  return problems;
+}
+
+Deno.test("sectionReferenceProblems() accepts <path>/SPEC.md §N with that section only", async () => {
+  const ok = await sectionReferenceProblems(
+    "x.ts",
+    "// see src/manager/SPEC.md §3 and src/context/SPEC.md §5–§6",
+  );
+  assert.deepEqual(ok, []);
+  const bad = await sectionReferenceProblems(
+    "x.ts",
+    "// (§5.3) and src/manager/SPEC.md §99 and docs/SPEC.md §1",
+  );
+  assert.deepEqual(bad, [
+    "x.ts:1: '§5.3' names no <path>/SPEC.md",
+    "x.ts:1: src/manager/SPEC.md has no section 99",
+    "x.ts:1: docs/SPEC.md does not exist",
+  ]);
+});
+
+Deno.test("every § reference names a SPEC.md in the repository and a section it has", async () => {
+  const problems: string[] = [];
+  for (const file of await checkedFiles()) {
+    // This file's own examples of bad references are not references.
+    if (file === join("tests", "project_hygiene_test.ts")) continue;
+    const text = await readFile(join(root, file), "utf8");
+    problems.push(...await sectionReferenceProblems(file, text));
+  }
+  assert.deepEqual(problems, []);
+});
+
+Deno.test("relative links in the docs and in JSDoc point at files that exist", async () => {
+  const missing: string[] = [];
+  for (const file of await checkedFiles()) {
+    const text = await readFile(join(root, file), "utf8");
+    const dir = join(root, file, "..");
+    const targets: [string, string][] = [];
+    if (file.endsWith(".md")) {
+      // Markdown links outside code fences: `[text](path)`.
+      const prose = text.replace(/^```[\s\S]*?^```/gm, "");
+      for (const m of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (!/^(?:[a-z]+:|#)/.test(m[1]!)) targets.push([m[1]!, dir]);
+      }
+    } else {
+      for (
+        const m of text.matchAll(/\{@link(?:code|plain)?\s+(\.\.?\/[^}\s|]+)/g)
+      ) {
+        targets.push([m[1]!, dir]);
+      }
+    }
+    // A repository path to a document, named in backticks.
+    for (
+      const m of text.matchAll(
+        /`((?:src|plugins|tests|bench|docs)\/[\w./-]+\.md)`/g,
+      )
+    ) targets.push([m[1]!, root]);
+    for (const [target, base] of targets) {
+      const path = join(base, decodeURIComponent(target.split("#")[0]!));
+      if (!await exists(path)) missing.push(`${file}: ${target}`);
+    }
+  }
+  assert.deepEqual(missing, []);
+});

@@ -10,7 +10,7 @@
  * Faults (latency, 401/429/500/503, malformed bodies, dropped connections)
  * can be injected per route, and the dialectic answer is deterministic.
  *
- * See `docs/readme/honcho_test_server.md` for the route list and the known
+ * See `tests/HONCHO_TEST_SERVER.md` for the route list and the known
  * differences from the real server.
  *
  * @example Drive the server with plain fetch

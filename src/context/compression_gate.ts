@@ -61,7 +61,7 @@ interface CheckpointBlockReasons {
   readonly checkpointlessApiMode: string;
 }
 
-/** The exact block reasons of the Hermes contract (§9.5). */
+/** The exact block reasons of the Hermes contract (src/context/SPEC.md §6). */
 export const CHECKPOINT_BLOCK_REASONS: CheckpointBlockReasons = Object.freeze({
   noProvider: "no active provider implements checkpoint API v2",
   probeFailed: "provider capability probe failed",

@@ -203,7 +203,7 @@ export class TurnPipeline {
       ? policy.settings.maxChars
       : policy.ceilingChars;
     if (value.length <= limit) return value;
-    // The single place the prefetch spill policy (§8) is applied.
+    // The single place the prefetch spill policy (src/context/SPEC.md §4) is applied.
     return applyRecallSpill(policy, value, {
       source: prefetchSpillSource(entry.name),
       sessionId,

@@ -132,7 +132,7 @@ Deno.test("deno task compile builds hermes, or fails only for the blocked denort
     const output = join(home, "hermes");
     const result = await compileScript(["--output", output], home);
     if (result.code !== 0) {
-      // deno-platform.md §6: the runtime (denort) cannot be downloaded here.
+      // The runtime (denort) cannot be downloaded here.
       assert.match(result.err, /denort/);
       assert.match(result.err, /dl\.deno\.land/);
       return;

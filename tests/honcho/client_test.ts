@@ -463,7 +463,7 @@ Deno.test("HonchoClient checks response shapes at the boundary", async (t) => {
   });
 });
 
-Deno.test("HonchoClient covers every endpoint of honcho-provider §12 without OpenAPI violations", async () => {
+Deno.test("HonchoClient covers every endpoint of plugins/memory/honcho/SPEC.md §13 without OpenAPI violations", async () => {
   await using server = await startHonchoTestServer({ apiKey: KEY });
   const { client } = harness(server);
   assert.equal((await client.ensureWorkspace()).id, "ws");

@@ -587,7 +587,7 @@ Deno.test("HonchoMemoryProvider is inert for cron agents and inactive without co
   assert.deepEqual(server.violations, []);
 });
 
-Deno.test("HonchoMemoryProvider adopts the observation config Honcho already holds for the session (§4)", async () => {
+Deno.test("HonchoMemoryProvider adopts the observation config Honcho already holds for the session (plugins/memory/honcho/SPEC.md §5)", async () => {
   await using server = await startHonchoTestServer();
   // Someone created the session earlier with the AI not observing the user.
   const earlier = await makeProfile(server, {

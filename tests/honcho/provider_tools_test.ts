@@ -1,5 +1,5 @@
 // The five Honcho tools: exact schemas (no anyOf/oneOf/allOf), every guard
-// string of §7.2, and the results of §7.3, against the real test server.
+// string of plugins/memory/honcho/SPEC.md §10, and the results of plugins/memory/honcho/SPEC.md §10, against the real test server.
 import assert from "node:assert/strict";
 import type { ToolSchema } from "@hermes/memory";
 import {

@@ -1,8 +1,8 @@
-// Pure pieces of the Honcho provider: chunking (§5.6), the token budget and
-// caps (§5.7, §6.3, §6.4), summary cleaning (§6.1), formatting (§6.2),
-// dialectic levels, prompts, early exit and cadence (§6.5, §6.6), the
-// internal-notification filter (§5.5), notices (§5.9), write modes (§8) and
-// checkpoint evidence (contract §9).
+// Pure pieces of the Honcho provider: chunking (plugins/memory/honcho/SPEC.md §9), the token budget and
+// caps (plugins/memory/honcho/SPEC.md §7–§8), summary cleaning (plugins/memory/honcho/SPEC.md §7), formatting (plugins/memory/honcho/SPEC.md §7),
+// dialectic levels, prompts, early exit and cadence (plugins/memory/honcho/SPEC.md §8), the
+// internal-notification filter (plugins/memory/honcho/SPEC.md §9), notices (plugins/memory/honcho/SPEC.md §9), write modes (plugins/memory/honcho/SPEC.md §9) and
+// checkpoint evidence (src/context/SPEC.md §5).
 import assert from "node:assert/strict";
 import {
   chunkMessage,
@@ -211,7 +211,7 @@ Deno.test("resolvePassLevel() follows explicit levels, the proportional table an
   assert.ok(PREWARM_QUERY.length < 120);
 });
 
-Deno.test("signalSufficient() and passPrompt() follow §6.5", () => {
+Deno.test("signalSufficient() and passPrompt() follow plugins/memory/honcho/SPEC.md §8", () => {
   assert.equal(signalSufficient("x".repeat(99)), false);
   assert.equal(signalSufficient("x".repeat(200)), false);
   assert.equal(signalSufficient("x".repeat(301)), true);

@@ -1,6 +1,6 @@
-// Honcho identity: session naming for every strategy (§2), id sanitising,
-// the 100-character rule, a2a keys, peer naming and aliases (§3),
-// observation presets (§1.6, §4), and the CLI naming a directory's session
+// Honcho identity: session naming for every strategy (plugins/memory/honcho/SPEC.md §3), id sanitising,
+// the 100-character rule, a2a keys, peer naming and aliases (plugins/memory/honcho/SPEC.md §4),
+// observation presets (plugins/memory/honcho/SPEC.md §5), and the CLI naming a directory's session
 // as the provider does (plus the `map` sanitiser's own rule).
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * Pre-compress checkpoints (hermes-memory-contract §9, API version 2): the
+ * Pre-compress checkpoints (src/context/SPEC.md §5, API version 2): the
  * evidence of a transcript (user and assistant prose, never tool calls or
  * tool results) must be stored in Honcho before the host compresses it.
  *

@@ -1,5 +1,5 @@
 /**
- * Splitting long turn text into Honcho messages (honcho-provider §5.6).
+ * Splitting long turn text into Honcho messages (plugins/memory/honcho/SPEC.md §9).
  *
  * Honcho stores at most 25 000 characters per message. Text longer than
  * `messageMaxChars` is cut at the last paragraph break, else the last

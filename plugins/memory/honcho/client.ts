@@ -1,6 +1,6 @@
 /**
  * A small Honcho v3 HTTP client on plain `fetch` (honcho-api.md,
- * honcho-provider §12).
+ * plugins/memory/honcho/SPEC.md §13).
  *
  * {@linkcode HonchoClient} is a facade of one-line endpoint methods taking
  * camelCase options and returning camelCase objects. Underneath:
@@ -217,7 +217,7 @@ export class HonchoClient {
   /**
    * Builds a client from a resolved configuration: cleaned base URL, the
    * `"local"` placeholder key for a local server, timeout (default 30 s) and
-   * telemetry headers (honcho-provider §1.8).
+   * telemetry headers (plugins/memory/honcho/SPEC.md §2).
    *
    * @param config The resolved configuration.
    * @param options `config.yaml` fallbacks, telemetry, transport overrides.

@@ -1,13 +1,13 @@
 /**
  * Honcho configuration: where `honcho.json` is, which host block applies,
- * and the fully resolved settings (honcho-provider §1).
+ * and the fully resolved settings (plugins/memory/honcho/SPEC.md §1).
  *
  * - {@linkcode resolveHonchoConfigPath}: the ONE file that is read
  *   (`$HERMES_HOME/honcho.json` → default profile's `~/.hermes/honcho.json`
  *   → `~/.honcho/config.json`).
  * - {@linkcode resolveHostKey}: `HERMES_HONCHO_HOST` → `hermes` /
  *   `hermes_<profile>` (root `defaultHost` renames the default host).
- * - {@linkcode loadHonchoConfig}: every setting of §1.4–§1.5 resolved
+ * - {@linkcode loadHonchoConfig}: every setting of plugins/memory/honcho/SPEC.md §1 resolved
  *   (host block, then root, then environment, then default) into one
  *   camelCase object, with `sources` saying where each value came from.
  *   A broken file logs one warning naming the file, line and column and
@@ -111,7 +111,7 @@ export type WriteFrequency = string | number;
  */
 export type SessionStrategy = string;
 
-/** Every resolved setting of `honcho.json` (§1.4, §1.5). */
+/** Every resolved setting of `honcho.json` (plugins/memory/honcho/SPEC.md §1). */
 export interface HonchoSettings {
   /** `apiKey`: host → root → `HONCHO_API_KEY`. */
   apiKey: string | undefined;
@@ -242,7 +242,7 @@ export interface HonchoConfig extends HonchoSettings {
 }
 
 // ---------------------------------------------------------------------------
-// Lookup semantics (§1.3)
+// Lookup semantics (plugins/memory/honcho/SPEC.md §1)
 // ---------------------------------------------------------------------------
 
 interface Found<T> {
@@ -515,7 +515,7 @@ export function resolveHonchoConfig(
     return value ? value : undefined;
   };
 
-  // --- connection and identity (§1.4), as Hermes' _connection_fields
+  // --- connection and identity (plugins/memory/honcho/SPEC.md §1), as Hermes' _connection_fields
   let apiKeyFound: Found<string | undefined> | undefined;
   const fileKey = look.pick("apiKey");
   if (fileKey && truthy(fileKey.value) && !isStructured(fileKey.value)) {
@@ -599,7 +599,7 @@ export function resolveHonchoConfig(
     );
   }
 
-  // --- behaviour keys (§1.5), as Hermes' _behavior_fields
+  // --- behaviour keys (plugins/memory/honcho/SPEC.md §1), as Hermes' _behavior_fields
   const pinUserPeer = set(
     "pinUserPeer",
     look.flag(["pinUserPeer", "pinPeerName"], false),

@@ -1,5 +1,5 @@
 /**
- * Where Honcho's settings live (honcho-provider §1.1–§1.2): the one
+ * Where Honcho's settings live (plugins/memory/honcho/SPEC.md §1): the one
  * `honcho.json` that is read (`$HERMES_HOME/honcho.json` → the default
  * profile's `~/.hermes/honcho.json` → `~/.honcho/config.json`) and the host
  * key whose `hosts.<key>` block applies.
@@ -172,7 +172,7 @@ export interface ResolveHostKeyOptions {
 }
 
 /**
- * The host key of the active profile (§1.2): `HERMES_HONCHO_HOST` (trimmed,
+ * The host key of the active profile (plugins/memory/honcho/SPEC.md §1): `HERMES_HONCHO_HOST` (trimmed,
  * non-empty) wins; else `hermes_<profile>` for a named profile; else root
  * `defaultHost` or `hermes`.
  *

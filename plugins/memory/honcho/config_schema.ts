@@ -2,7 +2,7 @@
  * The Honcho provider's setup surface: the declarative schema the desktop
  * and dashboard render (stored in the active host block of `honcho.json`),
  * the `getConfigSchema()` fields of the provider contract, and the tuning
- * keys of the `hermes honcho setup` wizard (honcho-provider §1.5, §10).
+ * keys of the `hermes honcho setup` wizard (plugins/memory/honcho/SPEC.md §1, §12).
  *
  * Pure data: importing this file does no I/O.
  *
@@ -434,7 +434,7 @@ export const HONCHO_CONFIG_SCHEMA: ProviderConfigSchema = Object.freeze({
 });
 
 /**
- * The keys the setup wizard's tuning step asks for (§10), in order, with
+ * The keys the setup wizard's tuning step asks for (plugins/memory/honcho/SPEC.md §12), in order, with
  * the wizard's defaults (the wizard writes `dialecticCadence: 2`).
  */
 export const HONCHO_TUNING_DEFAULTS: Readonly<Record<string, unknown>> = Object

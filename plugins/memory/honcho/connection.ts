@@ -1,6 +1,6 @@
 /**
  * What the HTTP client needs from a resolved configuration (honcho-provider
- * §1.8): the cleaned base URL, the key or the local placeholder, the
+ * plugins/memory/honcho/SPEC.md §2): the cleaned base URL, the key or the local placeholder, the
  * timeout and the telemetry headers.
  *
  * @module
@@ -183,7 +183,7 @@ export interface HonchoConnection {
 }
 
 /**
- * Builds connection settings from a resolved configuration (§1.8): base URL
+ * Builds connection settings from a resolved configuration (plugins/memory/honcho/SPEC.md §2): base URL
  * (config, then `config.yaml`, then the environment's URL) cleaned of
  * trailing slashes and `/v<n>`; the placeholder key `"local"` when the base
  * URL is local and the file sets no `apiKey`; the timeout (config, then

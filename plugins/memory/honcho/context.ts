@@ -1,5 +1,5 @@
 /**
- * The base layer of the injected context (honcho-provider §5.7, §6.1–§6.3):
+ * The base layer of the injected context (plugins/memory/honcho/SPEC.md §7–§8):
  * formatting the fetched sections under their fixed headers, cleaning
  * generated summaries, and the character caps (`contextTokens`,
  * `dialecticMaxChars`, `dialecticMaxInputChars`).
@@ -169,7 +169,7 @@ const PLANNING_OPENERS: readonly string[] = Object.freeze([
 ]);
 
 /**
- * Cleans a generated session summary (§6.1): drops everything up to the
+ * Cleans a generated session summary (plugins/memory/honcho/SPEC.md §7): drops everything up to the
  * last `</think>`, removes `<think>`, `<thinking>`, `<reasoning>`,
  * `<thought>` and `<reasoning_scratchpad>` blocks, and rejects what is left
  * when it still carries such a tag or opens like model planning ("Let me…",

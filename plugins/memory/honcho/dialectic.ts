@@ -1,5 +1,5 @@
 /**
- * The dialectic supplement (honcho-provider §6.3–§6.6): multi-pass depth,
+ * The dialectic supplement (plugins/memory/honcho/SPEC.md §8): multi-pass depth,
  * per-pass reasoning levels with the length heuristic, cold and warm
  * prompts, the early exit on a strong answer, and the cadence that widens
  * while answers come back empty.

@@ -388,7 +388,7 @@ export class HonchoConfigError extends Error {
 
 /**
  * No user peer can be named for a session: no runtime user id and no
- * `peerName` are configured (§3). Session init fails without retrying.
+ * `peerName` are configured (plugins/memory/honcho/SPEC.md §4). Session init fails without retrying.
  *
  * @example Using HonchoPeerUnresolvedError
  * ```ts

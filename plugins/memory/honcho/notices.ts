@@ -1,6 +1,6 @@
 /**
  * One-time status notices prepended to the injected context
- * (honcho-provider §5.9, §8): when reads fail the provider still answers
+ * (plugins/memory/honcho/SPEC.md §9): when reads fail the provider still answers
  * (fail open), and the model is told once why memory is missing, naming the
  * cause: authentication, Honcho unreachable, rate limiting, no user peer,
  * a network permission this process lacks, or Honcho refusing the writes

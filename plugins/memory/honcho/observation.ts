@@ -1,5 +1,5 @@
 /**
- * Observation presets and read perspective (honcho-provider §1.6, §4).
+ * Observation presets and read perspective (plugins/memory/honcho/SPEC.md §5).
  *
  * Honcho models a conversation as peers exchanging messages. Each peer in
  * a session has two switches that map 1:1 to Honcho's `SessionPeerConfig`:
@@ -172,7 +172,7 @@ export interface ServerPeerObservation {
 }
 
 /**
- * The "sync back" step of session init (§4): every non-null value the
+ * The "sync back" step of session init (plugins/memory/honcho/SPEC.md §5): every non-null value the
  * server reports overrides the local flag.
  *
  * @param local The locally configured switches.
@@ -219,7 +219,7 @@ export interface ReadPerspective {
 }
 
 /**
- * The read perspective of §4: asking about the AI peer → AI observes AI;
+ * The read perspective of plugins/memory/honcho/SPEC.md §5: asking about the AI peer → AI observes AI;
  * else when the AI observes others → AI observes the target; else the target
  * is read from its own perspective (no target).
  *

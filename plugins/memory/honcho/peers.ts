@@ -1,5 +1,5 @@
 /**
- * Peer naming (honcho-provider §3): the AI peer, the session's user peer
+ * Peer naming (plugins/memory/honcho/SPEC.md §4): the AI peer, the session's user peer
  * (pinning, aliases, runtime prefixes) and turn authors.
  *
  * All results are valid Honcho ids (see {@linkcode sanitizeId}).
@@ -133,7 +133,7 @@ export interface ResolveUserPeerIdOptions {
 }
 
 /**
- * The session's user peer (§3, G2):
+ * The session's user peer (plugins/memory/honcho/SPEC.md §4):
  *
  * 1. `pinUserPeer` and a `peerName` → `sanitize(peerName)`;
  * 2. with runtime ids: the first (primary, then alternative) with a

@@ -1,5 +1,5 @@
 /**
- * The Honcho memory provider (honcho-provider §5–§8), a thin class that
+ * The Honcho memory provider (plugins/memory/honcho/SPEC.md §6–§9), a thin class that
  * implements the provider contract by delegation:
  *
  * - `session.ts` — {@linkcode HonchoSession}: naming, peers, set-up on the
@@ -427,7 +427,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * The context to inject before the model call (§5.3): the cached base
+   * The context to inject before the model call (plugins/memory/honcho/SPEC.md §6): the cached base
    * layer plus a ready dialectic result, within `contextTokens`. Waits only
    * on the first turn (for at most `firstTurnBaseWait` /
    * `firstTurnDialecticWait`); afterwards it returns what background work
@@ -474,7 +474,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * After the turn, warms the next one (§5.10): a base-context refresh every
+   * After the turn, warms the next one (plugins/memory/honcho/SPEC.md §6): a base-context refresh every
    * `contextCadence` turns and a dialectic every (effective)
    * `dialecticCadence` turns, both in the background. Never throws.
    *
@@ -494,7 +494,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * Stores a completed turn (§5.5): user and assistant text (fences
+   * Stores a completed turn (plugins/memory/honcho/SPEC.md §9): user and assistant text (fences
    * removed), chunked at `messageMaxChars`, attributed to the user (or the
    * turn's author) and AI peers, queued in the durable outbox and
    * delivered per `writeFrequency`. Tool calls and tool results in
@@ -625,7 +625,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * Runs one of the five tools (§7); always returns a JSON string.
+   * Runs one of the five tools (plugins/memory/honcho/SPEC.md §10); always returns a JSON string.
    *
    * @param toolName The tool.
    * @param args The model's arguments.
@@ -736,7 +736,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * The dialectic pipeline's state (§5.11).
+   * The dialectic pipeline's state (plugins/memory/honcho/SPEC.md §6).
    *
    * @returns The snapshot.
    */

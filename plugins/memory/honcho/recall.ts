@@ -1,5 +1,5 @@
 /**
- * The recall scheduler of the Honcho provider (honcho-provider §5–§6):
+ * The recall scheduler of the Honcho provider (plugins/memory/honcho/SPEC.md §6–§8):
  * what `prefetch` injects and when background work refreshes it.
  *
  * - **Two layers.** The base layer (session summary, representations and
@@ -51,7 +51,7 @@ import { errorText } from "./_util.ts";
 /** A function that rewrites a user message into a better recall question. */
 export type QueryRewriter = (query: string) => Promise<string> | string;
 
-/** A snapshot of the dialectic pipeline, for diagnostics (§5.11). */
+/** A snapshot of the dialectic pipeline, for diagnostics (plugins/memory/honcho/SPEC.md §6). */
 export interface HonchoLivenessSnapshot {
   /** The current turn. */
   turnCount: number;
@@ -160,7 +160,7 @@ export class HonchoRecall {
   }
 
   /**
-   * The context to inject now (§5.3): the cached base layer plus a ready
+   * The context to inject now (plugins/memory/honcho/SPEC.md §6): the cached base layer plus a ready
    * dialectic answer and any pending notice, within `contextTokens`;
    * `""` in `tools` mode. See the module doc for what it waits for.
    *
@@ -179,7 +179,7 @@ export class HonchoRecall {
   }
 
   /**
-   * After the turn, warms the next one (§5.10): a base-layer refresh every
+   * After the turn, warms the next one (plugins/memory/honcho/SPEC.md §6): a base-layer refresh every
    * `contextCadence` turns and a dialectic every effective
    * `dialecticCadence` turns, in the background. Before the session is
    * ready it only (re)starts set-up.
@@ -260,7 +260,7 @@ export class HonchoRecall {
   }
 
   /**
-   * The dialectic pipeline's state (§5.11).
+   * The dialectic pipeline's state (plugins/memory/honcho/SPEC.md §6).
    *
    * @returns The snapshot.
    */
@@ -557,7 +557,7 @@ export class HonchoRecall {
     return this.#rt.now() - run.startedAt < staleAfterMs;
   }
 
-  /** Starts a full-depth dialectic in the background (§6.5, §6.6). */
+  /** Starts a full-depth dialectic in the background (plugins/memory/honcho/SPEC.md §8). */
   #startDialectic(query: string, firedAt: number): void {
     const config = this.#rt.config;
     if (this.#rt.stopped()) return;
@@ -609,7 +609,7 @@ export class HonchoRecall {
     });
   }
 
-  /** One dialectic call (§6.4): level, input cap, observer/target. */
+  /** One dialectic call (plugins/memory/honcho/SPEC.md §8): level, input cap, observer/target. */
   async #dialecticQuery(
     prompt: string,
     level: ReasoningLevel,

@@ -1,5 +1,5 @@
 /**
- * The Honcho session of a provider (honcho-provider §2–§4): its name and
+ * The Honcho session of a provider (plugins/memory/honcho/SPEC.md §3–§5): its name and
  * peers, its set-up on the server, and its readiness.
  *
  * - **Naming** ({@linkcode HonchoSession.name}) is local work — config,
@@ -52,7 +52,7 @@ import { errorText } from "./_util.ts";
 
 /** The Honcho session and peers a provider writes to and reads from. */
 export interface HonchoSessionIdentity {
-  /** The resolved session name (§2), before id sanitising. */
+  /** The resolved session name (plugins/memory/honcho/SPEC.md §3), before id sanitising. */
   sessionKey: string;
   /** The Honcho session id. */
   sessionId: string;
@@ -159,7 +159,7 @@ export class HonchoSession {
 
   /**
    * (Re)names the session for the current Hermes session id: the session
-   * key and peers (§2, §3). A missing user peer reports the `no-peer`
+   * key and peers (plugins/memory/honcho/SPEC.md §3–§4). A missing user peer reports the `no-peer`
    * notice; any other failure logs a warning. Never rejects.
    *
    * @returns The identity, or `undefined` when the session cannot be named.

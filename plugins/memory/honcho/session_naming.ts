@@ -1,5 +1,5 @@
 /**
- * Which Honcho session a conversation writes to (honcho-provider §2).
+ * Which Honcho session a conversation writes to (plugins/memory/honcho/SPEC.md §3).
  *
  * {@linkcode resolveSessionName} applies the G2 order — gateway key →
  * per-session id → manual `sessions` map → explicit title → per-repo →
@@ -335,7 +335,7 @@ export interface A2aSessionKeyOptions {
 }
 
 /**
- * Names the session of a bot-to-bot exchange (§2.3):
+ * Names the session of a bot-to-bot exchange (plugins/memory/honcho/SPEC.md §3):
  * `<sessionKey>:<prefix>:<sanitised aiPeer>:<sanitised ident>-<sha256(ident)[:8]>`,
  * then the 100-character limit.
  *

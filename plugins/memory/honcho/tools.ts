@@ -1,12 +1,12 @@
 /**
- * The five Honcho tools (honcho-provider §7): their schemas (no
+ * The five Honcho tools (plugins/memory/honcho/SPEC.md §10): their schemas (no
  * `anyOf`/`oneOf`/`allOf`, which some model APIs reject), argument guards
  * and results. Every result is a JSON string; failures are
  * `{"error": "<message>"}`.
  *
  * {@linkcode callHonchoTool} is the provider's dispatch: it refuses
  * unknown tools, sets the session up first when it is not ready (the
- * guards of §7.2 that depend on init) and then runs the call with
+ * guards of plugins/memory/honcho/SPEC.md §10 that depend on init) and then runs the call with
  * {@linkcode runHonchoTool}, against a ready session described by a
  * {@linkcode HonchoToolContext}.
  *
@@ -172,7 +172,7 @@ export function honchoToolSchemas(): ToolSchema[] {
 }
 
 /**
- * The static system-prompt block for a recall mode (§5.2).
+ * The static system-prompt block for a recall mode (plugins/memory/honcho/SPEC.md §6).
  *
  * @param mode The recall mode.
  * @returns The block, starting with `# Honcho Memory`.
@@ -293,7 +293,7 @@ export function resolveToolPeer(
   return raw.replace(/[^A-Za-z0-9_-]/g, "-");
 }
 
-/** Observer/target of a read about `targetId` (§4). */
+/** Observer/target of a read about `targetId` (plugins/memory/honcho/SPEC.md §5). */
 function perspective(
   ctx: HonchoToolContext,
   targetId: string,
@@ -335,7 +335,7 @@ export interface HonchoToolCall {
 }
 
 /**
- * The provider's tool dispatch (§7.2): an unknown tool is refused; when
+ * The provider's tool dispatch (plugins/memory/honcho/SPEC.md §10): an unknown tool is refused; when
  * the session is not ready it is set up first (a set-up already running
  * answers "try again shortly"; a failed one names auth, a missing user
  * peer, or says it could not be initialized); then the call runs. Always

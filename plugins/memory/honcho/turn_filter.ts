@@ -1,6 +1,6 @@
 /**
  * Internal gateway notifications that arrive as "user" turns but were never
- * said by a person (honcho-provider §5.5): background-task completions,
+ * said by a person (plugins/memory/honcho/SPEC.md §9): background-task completions,
  * compaction markers, watch-pattern alerts, subagent fan-out notices. They
  * are never written to Honcho, so the user's representation is built from
  * what the user actually said.

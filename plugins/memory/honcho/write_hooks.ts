@@ -1,5 +1,5 @@
 /**
- * The write hooks of the Honcho provider (honcho-provider §5.5, §8): what
+ * The write hooks of the Honcho provider (plugins/memory/honcho/SPEC.md §9): what
  * `syncTurn`, `onMemoryWrite`, `onSessionEnd`, `onPreCompress` and `drain`
  * do, on top of the {@linkcode HonchoWriter} (durable staging and delivery,
  * `writer.ts`) and the outbox it feeds.
@@ -559,7 +559,7 @@ export interface TurnRecords {
 }
 
 /**
- * The outbox records of one turn (§5.5): each side chunked at
+ * The outbox records of one turn (plugins/memory/honcho/SPEC.md §9): each side chunked at
  * `messageMaxChars` with role, digest and chunk metadata. The user side
  * goes to the session's user peer; to another human author's peer (which
  * must join the session); or, for a bot author with `a2aSessions` on, to

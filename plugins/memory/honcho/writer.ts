@@ -1,5 +1,5 @@
 /**
- * Turn writes on top of the durable outbox (honcho-provider §8).
+ * Turn writes on top of the durable outbox (plugins/memory/honcho/SPEC.md §9).
  *
  * Two independent paths:
  *

@@ -1,6 +1,6 @@
 /**
  * Building a new profile's host block from the default one (honcho-provider
- * §10 `enable` and `sync`), and creating its peers eagerly.
+ * plugins/memory/honcho/SPEC.md §12 `enable` and `sync`), and creating its peers eagerly.
  *
  * Internal to the Honcho CLI.
  *

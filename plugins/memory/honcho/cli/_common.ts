@@ -898,7 +898,7 @@ export function printJson(io: CliIo, value: unknown): void {
 
 /**
  * The bare name of a profile for an AI peer: the part after `.` of a legacy
- * `hermes.<name>` host key, else the host key itself (§10 `enable`).
+ * `hermes.<name>` host key, else the host key itself (plugins/memory/honcho/SPEC.md §12 `enable`).
  *
  * @param hostKey The host key.
  * @returns The AI peer name.

@@ -1,5 +1,5 @@
 /**
- * Sending local memory files to Honcho (honcho-provider §9): user memory
+ * Sending local memory files to Honcho (plugins/memory/honcho/SPEC.md §11): user memory
  * files uploaded to the user peer through the multipart upload route, and
  * AI identity seeds (`<ai_identity_seed>` messages authored by the AI
  * peer). Both are idempotent through the migration ledger and the
@@ -25,7 +25,7 @@ import {
   sha256Hex,
 } from "./_ledger.ts";
 
-/** A user memory file and how it is uploaded (§9). */
+/** A user memory file and how it is uploaded (plugins/memory/honcho/SPEC.md §11). */
 export interface UserMemoryFile {
   /** The local name. */
   file: string;
@@ -82,7 +82,7 @@ export interface SeedResult {
 }
 
 /**
- * Wraps a user memory file as §9 describes: a `<prior_memory_file>` block
+ * Wraps a user memory file as plugins/memory/honcho/SPEC.md §11 describes: a `<prior_memory_file>` block
  * with a `<context>` note (consolidated locally before Honcho was
  * activated, and what the file holds), then the content.
  *

@@ -1,7 +1,7 @@
 /**
  * `hermes honcho enable` and `hermes honcho disable`: switch Honcho on or off
  * for this profile's host block. Enabling a profile that has no block yet
- * gives it one built from the default block (§10) and creates its peers.
+ * gives it one built from the default block (plugins/memory/honcho/SPEC.md §12) and creates its peers.
  *
  * @module
  */

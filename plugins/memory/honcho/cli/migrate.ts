@@ -1,7 +1,7 @@
 /**
  * `hermes honcho migrate`: the six-step walkthrough from OpenClaw memory
  * (openclaw-honcho or OpenClaw's native `USER.md`/`MEMORY.md`/`SOUL.md` …)
- * to Hermes' Honcho provider (honcho-provider §11):
+ * to Hermes' Honcho provider (plugins/memory/honcho/SPEC.md §12):
  *
  * 1. account (the masked key, or an offer to run setup);
  * 2. detection of the memory files in the working directory and

@@ -4,7 +4,7 @@
  *
  * Asks (or takes from flags): the deployment (Honcho cloud with an API key,
  * or a self-hosted base URL with an optional key), the identity (`peerName`,
- * `aiPeer`, `workspace`) and the tuning of §10 (observation, write
+ * `aiPeer`, `workspace`) and the tuning of plugins/memory/honcho/SPEC.md §12 (observation, write
  * frequency, recall mode, context budget, dialectic cadence, reasoning
  * level, session strategy). Existing settings — this profile's
  * `honcho.json`, the default profile's, or `~/.honcho/config.json` — are
@@ -449,7 +449,7 @@ export async function runSetup(
   }
   if (config.hostBlock.saveMessages == null) host.saveMessages = true;
   // The default host's server goes to the root, shared by the profiles
-  // reading this file like the cloud key (§10: cloud removes root baseUrl);
+  // reading this file like the cloud key (plugins/memory/honcho/SPEC.md §12: cloud removes root baseUrl);
   // another host's server goes to its block only when it differs from the
   // root's, so setting up one profile never moves the others.
   host.base_url = undefined;
@@ -741,7 +741,7 @@ async function collectPlan(
       : undefined) ??
     workspaceDefault;
 
-  // --- tuning (§10)
+  // --- tuning (plugins/memory/honcho/SPEC.md §12)
   const pick = async (
     message: string,
     choices: readonly (readonly [string, string])[],

@@ -1,6 +1,6 @@
 /**
  * `hermes honcho sync`: gives every profile without a Honcho host block one
- * cloned from the default block (§10 cloning rules: behaviour and identity
+ * cloned from the default block (plugins/memory/honcho/SPEC.md §12 cloning rules: behaviour and identity
  * keys copied, `aiPeer` = the profile name, the shared workspace, `enabled`
  * as the default's), and creates the new AI peers on the server.
  *

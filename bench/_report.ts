@@ -407,6 +407,16 @@ for (
       "`hermes memory status` via the task's `deno run` (#9)",
       4,
     ],
+    [
+      "startup.status_builtin.task",
+      "`hermes memory status`, built-in only, via `deno task hermes` (#9)",
+      4,
+    ],
+    [
+      "startup.status_builtin.direct",
+      "`hermes memory status`, built-in only, via the task's `deno run` (#9)",
+      4,
+    ],
     ["startup.help.task", "`hermes --help` via `deno task hermes` (#9)", 3],
     [
       "startup.help.direct",

@@ -9,7 +9,8 @@
 //   call) plus one postMessage round trip. The bundled Honcho provider's
 //   load is measured beside it. Shutdown is outside the timed part.
 // - CLI start-up, wall time from spawn to exit: `hermes --help` and
-//   `hermes memory status` (a Honcho user's home), each run the way a user
+//   `hermes memory status` (a Honcho user's home with a local server, and a
+//   home with the built-in store only), each run the way a user
 //   does (`deno task hermes …`) and as the task line's own `deno run
 //   <flags> <entry>` (read from deno.json at run time), vs the floor: a bare
 //   `deno run` of an empty file.
@@ -34,6 +35,7 @@ import {
   runProcess,
   setup,
 } from "./_harness.ts";
+import { startHonchoTestServer } from "../tests/honcho_server.ts";
 import {
   type CliInvocation,
   honchoUserHome,
@@ -65,7 +67,21 @@ export class Minimal extends MemoryProvider {
 }
 `,
 );
-const cliHome = await honchoUserHome({ prefix: "hermes_startup_cli_" });
+// The Honcho home's server is local, so `status`'s connection probe (one
+// GET, as a user's self-hosted Honcho) never leaves the machine.
+const honchoServer = await startHonchoTestServer({
+  apiKey: "hch-bench-key-0000",
+});
+const cliHome = await honchoUserHome({
+  prefix: "hermes_startup_cli_",
+  baseUrl: honchoServer.url,
+  net: [new URL(honchoServer.url).host],
+});
+// A home with the built-in store only (no provider selected).
+const builtinHome = await Deno.realPath(
+  await Deno.makeTempDir({ prefix: "hermes_startup_builtin_" }),
+);
+await Deno.mkdir(join(builtinHome, ".hermes", "memories"), { recursive: true });
 
 const minimalOptions = {
   hermesHome: home,
@@ -233,9 +249,10 @@ function cliBench(
   command: string,
   args: string[],
   n: number,
+  userHome: string = cliHome.home,
 ): void {
-  const task = viaTask(cliHome.home, args);
-  const direct = viaDirect(cliHome.home, args);
+  const task = viaTask(userHome, args);
+  const direct = viaDirect(userHome, args);
   const variants: [string, CliInvocation | string][] = [
     [`${id}.task`, task],
     [`${id}.direct`, direct],
@@ -274,6 +291,13 @@ function cliBench(
 
 cliBench("startup.help", "hermes --help", ["--help"], 10);
 cliBench("startup.status", "hermes memory status", ["memory", "status"], 8);
+cliBench(
+  "startup.status_builtin",
+  "hermes memory status (built-in only)",
+  ["memory", "status"],
+  8,
+  builtinHome,
+);
 
 printRatiosAtEnd("start-up vs floors", [
   {
@@ -292,4 +316,5 @@ printRatiosAtEnd("start-up vs floors", [
 globalThis.addEventListener("unload", () => {
   Deno.removeSync(root, { recursive: true });
   Deno.removeSync(cliHome.home, { recursive: true });
+  Deno.removeSync(builtinHome, { recursive: true });
 });

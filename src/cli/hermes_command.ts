@@ -14,6 +14,7 @@
  * @module
  */
 
+import { editDistance } from "./suggest.ts";
 import { Command, Help, type Option } from "commander";
 import type { CliIo } from "./cli_io.ts";
 import { firstLine, formatHelp, HELP_WIDTH } from "./help_text.ts";
@@ -298,24 +299,6 @@ export class HermesCommand extends CommanderCommand {
 
 function hiddenCommand(cmd: Command): boolean {
   return (cmd as unknown as { _hidden?: boolean })._hidden === true;
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0] as number;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const current = row[j] as number;
-      row[j] = Math.min(
-        current + 1,
-        (row[j - 1] as number) + 1,
-        previous + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-      previous = current;
-    }
-  }
-  return row[b.length] as number;
 }
 
 function commandTerm(cmd: Command): string {

@@ -116,9 +116,7 @@ export class ManagerLifecycle {
     sessionId: string,
     options: InitializeOptions,
   ): Promise<void> {
-    const forwarded: InitializeOptions = options.hermesHome === undefined
-      ? { ...options, hermesHome: getHermesHome() }
-      : { ...options };
+    const forwarded = withHome(options);
     await this.#fanOut.each(
       this.#fanOut.entries,
       "initialize",
@@ -136,9 +134,7 @@ export class ManagerLifecycle {
     sessionId: string,
     options: InitializeOptions,
   ): Promise<void> {
-    const forwarded: InitializeOptions = options.hermesHome === undefined
-      ? { ...options, hermesHome: getHermesHome() }
-      : { ...options };
+    const forwarded = withHome(options);
     await this.#fanOut.each(
       this.#fanOut.entries,
       "initializeForInspection",
@@ -314,4 +310,11 @@ function settledBefore(
       },
     );
   });
+}
+
+/** The options with the profile home filled in when the host left it out. */
+function withHome(options: InitializeOptions): InitializeOptions {
+  return options.hermesHome === undefined
+    ? { ...options, hermesHome: getHermesHome() }
+    : { ...options };
 }

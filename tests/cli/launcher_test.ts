@@ -289,11 +289,17 @@ Deno.test("the deno install -g command of the README installs a hermes that work
   const bin = join(u.home, "bin-root");
   const words = readmeInstallCommand();
   assert.equal(words[0], "deno");
+  // A global install ignores the config's lockfile; given a copy of it, the
+  // npm packages resolve from the cache alone (no registry lookup), and the
+  // checkout's own lockfile is left as it is.
+  const lock = join(u.home, "deno.lock");
+  await Deno.copyFile(join(ROOT, "deno.lock"), lock);
   const install = await run(Deno.execPath(), [
     ...words.slice(1, 3),
     "--quiet",
     "--root",
     bin,
+    `--lock=${lock}`,
     ...words.slice(3),
   ], { cwd: u.work, env: { HOME: u.home } });
   assert.equal(install.code, 0, install.err);

@@ -14,7 +14,7 @@
  * @module
  */
 
-import { editDistance } from "./suggest.ts";
+import { closestName } from "./suggest.ts";
 import { Command, Help, type Option } from "commander";
 import type { CliIo } from "./cli_io.ts";
 import { firstLine, formatHelp, HELP_WIDTH } from "./help_text.ts";
@@ -246,11 +246,12 @@ export class HermesCommand extends CommanderCommand {
     const names = this.commands.filter((c) => !hiddenCommand(c)).map((c) =>
       c.name()
     );
-    const close = names
-      .map((name) => ({ name, distance: editDistance(word, name) }))
-      .filter((c) => c.distance <= Math.max(1, Math.floor(word.length / 3)))
-      .sort((a, b) => a.distance - b.distance)[0];
-    const hint = close ? ` (Did you mean ${close.name}?)` : "";
+    const close = closestName(
+      word,
+      names,
+      Math.max(1, Math.floor(word.length / 3)),
+    );
+    const hint = close ? ` (Did you mean ${close}?)` : "";
     return this.error(`error: unknown command '${word}'${hint}`, {
       code: "commander.unknownCommand",
     });

@@ -317,4 +317,5 @@ globalThis.addEventListener("unload", () => {
   Deno.removeSync(root, { recursive: true });
   Deno.removeSync(cliHome.home, { recursive: true });
   Deno.removeSync(builtinHome, { recursive: true });
+  void honchoServer.close();
 });

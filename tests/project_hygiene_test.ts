@@ -3,7 +3,7 @@
 // rules that keep providers confinable hold.
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { join, relative } from "node:path";
+import { basename, join, relative } from "node:path";
 import { readdir, readFile } from "node:fs/promises";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -378,14 +378,16 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** Top-level docs plus the .ts and .md files of src/, plugins/, tests/. */
+/** Top-level docs plus the .ts and .md files of src/, plugins/, tests/, docs/. */
 async function checkedFiles(): Promise<string[]> {
   const top = [];
   for (const entry of await readdir(root, { withFileTypes: true })) {
     if (entry.isFile() && /\.(md|ts)$/.test(entry.name)) top.push(entry.name);
   }
   const nested = await Promise.all(
-    ["src", "plugins", "tests"].map((d) => repoFiles(d, [".ts", ".md"])),
+    ["src", "plugins", "tests", "docs"].map((d) =>
+      repoFiles(d, [".ts", ".md"])
+    ),
   );
   return [...top, ...nested.flat()];
 }
@@ -459,17 +461,49 @@ Deno.test("every § reference names a SPEC.md in the repository and a section it
   assert.deepEqual(problems, []);
 });
 
-Deno.test("relative links in the docs and in JSDoc point at files that exist", async () => {
+/** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to `-`. */
+export function headingAnchor(heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .replace(/\s/g, "-");
+}
+
+/** The anchors of a Markdown text's headings (outside code fences). */
+function headingAnchors(markdown: string): Set<string> {
+  const prose = markdown.replace(/^```[\s\S]*?^```/gm, "");
+  const anchors = new Set<string>();
+  for (const m of prose.matchAll(/^#{1,6} +(.+?)\s*$/gm)) {
+    const base = headingAnchor(m[1]!);
+    let anchor = base;
+    for (let n = 1; anchors.has(anchor); n++) anchor = `${base}-${n}`;
+    anchors.add(anchor);
+  }
+  return anchors;
+}
+
+Deno.test("headingAnchor() gives GitHub's anchors", () => {
+  assert.equal(headingAnchor("A single binary"), "a-single-binary");
+  assert.equal(
+    headingAnchor("Durability: what is guaranteed"),
+    "durability-what-is-guaranteed",
+  );
+  assert.equal(
+    headingAnchor("The `hermes` command: `tools/install.sh`"),
+    "the-hermes-command-toolsinstallsh",
+  );
+});
+
+Deno.test("relative links in the docs and in JSDoc point at files (and headings) that exist", async () => {
   const missing: string[] = [];
   for (const file of await checkedFiles()) {
     const text = await readFile(join(root, file), "utf8");
     const dir = join(root, file, "..");
     const targets: [string, string][] = [];
     if (file.endsWith(".md")) {
-      // Markdown links outside code fences: `[text](path)`.
+      // Markdown links outside code fences: `[text](path)`, `[text](#anchor)`.
       const prose = text.replace(/^```[\s\S]*?^```/gm, "");
       for (const m of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
-        if (!/^(?:[a-z]+:|#)/.test(m[1]!)) targets.push([m[1]!, dir]);
+        if (m[1]!.startsWith("#")) targets.push([basename(file) + m[1], dir]);
+        else if (!/^[a-z]+:/.test(m[1]!)) targets.push([m[1]!, dir]);
       }
     } else {
       for (
@@ -485,9 +519,25 @@ Deno.test("relative links in the docs and in JSDoc point at files that exist", a
       )
     ) targets.push([m[1]!, root]);
     for (const [target, base] of targets) {
-      const path = join(base, decodeURIComponent(target.split("#")[0]!));
-      if (!await exists(path)) missing.push(`${file}: ${target}`);
+      const [path, anchor] = target.split("#");
+      const full = join(base, decodeURIComponent(path!));
+      if (!await exists(full)) missing.push(`${file}: ${target}`);
+      else if (anchor && full.endsWith(".md")) {
+        const anchors = headingAnchors(await readFile(full, "utf8"));
+        if (!anchors.has(anchor)) {
+          missing.push(`${file}: ${target} (no such heading)`);
+        }
+      }
     }
   }
   assert.deepEqual(missing, []);
+});
+
+Deno.test("README.md is short: at most 250 lines, none over 200 characters", async () => {
+  const lines = (await readFile(join(root, "README.md"), "utf8")).split("\n");
+  assert.ok(lines.length <= 250, `README.md has ${lines.length} lines`);
+  const long = lines.flatMap((line, i) =>
+    [...line].length > 200 ? [`README.md:${i + 1}: ${[...line].length}`] : []
+  );
+  assert.deepEqual(long, []);
 });

@@ -273,18 +273,18 @@ Deno.test("a self-hosted Honcho configured as setup writes it is reached on the 
   assert.ok(JSON.parse(perms.out).grant.net.includes(host));
 });
 
-/** The `deno install -g` command of the README's "from a checkout" form. */
+/** The `deno install -g` command of docs/install.md's "from a checkout" form. */
 function readmeInstallCommand(): string[] {
-  const readme = Deno.readTextFileSync(join(ROOT, "README.md"));
+  const readme = Deno.readTextFileSync(join(ROOT, "docs", "install.md"));
   const match =
     /^(deno install -g [^\n]*(?:\\\n[^\n]*)*?checkout\/src\/launcher\/main\.ts)$/m
       .exec(readme);
-  assert.ok(match, "README shows the deno install -g command");
+  assert.ok(match, "docs/install.md shows the deno install -g command");
   return match[1]!.replace(/\\\n/g, " ").split(/\s+/).filter((w) => w)
     .map((w) => w.replaceAll("/path/to/checkout", ROOT));
 }
 
-Deno.test("the deno install -g command of the README installs a hermes that works from any directory", async () => {
+Deno.test("the deno install -g command of docs/install.md installs a hermes that works from any directory", async () => {
   await using u = await user("memory:\n  provider: archive\n");
   const bin = join(u.home, "bin-root");
   const words = readmeInstallCommand();

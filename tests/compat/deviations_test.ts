@@ -1,4 +1,4 @@
-// The README's "Differences from Hermes Agent" table and the machine-readable
+// The "Differences from Hermes Agent" table of docs/compatibility.md and the machine-readable
 // tests/fixtures/hermes_vectors/deviations.json are one list: this test
 // fails when they disagree, when an entry lacks a field, or when an entry
 // names a harness no replay test reads.
@@ -6,7 +6,9 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { type Deviation, loadDeviations } from "./_vectors.ts";
 
-const README = fileURLToPath(new URL("../../README.md", import.meta.url));
+const COMPAT_DOC = fileURLToPath(
+  new URL("../../docs/compatibility.md", import.meta.url),
+);
 const START = "<!-- deviations:start -->";
 const END = "<!-- deviations:end -->";
 const HARNESSES = new Set([
@@ -20,7 +22,7 @@ const HARNESSES = new Set([
   "dotenv_writeback",
 ]);
 
-/** The README table rows for the deviations, as cell arrays. */
+/** The table rows for the deviations, as cell arrays. */
 export function deviationRows(deviations: Deviation[]): string[][] {
   return deviations.map((d) => [
     `\`${d.id}\``,
@@ -32,7 +34,7 @@ export function deviationRows(deviations: Deviation[]): string[][] {
   ]);
 }
 
-/** The table as Markdown (what goes between the README markers). */
+/** The table as Markdown (what goes between the markers). */
 export function deviationTable(deviations: Deviation[]): string {
   const esc = (cell: string) => cell.replaceAll("|", "\\|");
   return [
@@ -50,12 +52,15 @@ function cells(line: string): string[] {
   );
 }
 
-Deno.test("the README deviation table is deviations.json, row for row", async () => {
+Deno.test("the deviation table of docs/compatibility.md is deviations.json, row for row", async () => {
   const deviations = await loadDeviations();
-  const text = await Deno.readTextFile(README);
+  const text = await Deno.readTextFile(COMPAT_DOC);
   const start = text.indexOf(START);
   const end = text.indexOf(END);
-  assert.ok(start >= 0 && end > start, `README lacks ${START} … ${END}`);
+  assert.ok(
+    start >= 0 && end > start,
+    `docs/compatibility.md lacks ${START} … ${END}`,
+  );
   const rows = text.slice(start + START.length, end).trim().split("\n")
     .slice(2).map(cells);
   assert.deepEqual(

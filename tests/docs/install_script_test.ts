@@ -5,26 +5,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { pinnedDenoVersion } from "../helpers/readme_blocks.ts";
+import { freshMachine } from "../helpers/readme_blocks.ts";
 import { runCommand } from "../helpers/run_command.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-
-async function withFreshHome(fn: (home: string) => Promise<void>) {
-  const home = await Deno.makeTempDir({ prefix: "hermes-install-" });
-  try {
-    const version = await pinnedDenoVersion(ROOT);
-    const bin = join(home, ".cache", "hermes-memory", `deno-${version}`);
-    await Deno.mkdir(join(bin, "node_modules", ".bin"), { recursive: true });
-    await Deno.symlink(
-      Deno.execPath(),
-      join(bin, "node_modules", ".bin", "deno"),
-    );
-    await fn(home);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
-}
 
 function install(home: string, path = "/usr/bin:/bin") {
   return runCommand(join(ROOT, "tools", "install.sh"), [], {
@@ -34,49 +18,49 @@ function install(home: string, path = "/usr/bin:/bin") {
 }
 
 Deno.test("tools/install.sh runs again cleanly and stops naming the PATH line once the folder is on the PATH", async () => {
-  await withFreshHome(async (home) => {
-    const bin = join(home, ".deno", "bin");
-    const first = await install(home);
-    assert.equal(first.code, 0, first.err);
-    assert.match(
-      first.out,
-      new RegExp(`^Installed hermes and deno [\\d.]+ in ${bin}$`, "m"),
-    );
-    assert.match(
-      first.out,
-      /^Add it to your PATH \(e\.g\. in ~\/\.profile\): export PATH=/m,
-    );
-    assert.equal(
-      await Deno.realPath(join(bin, "deno")),
-      await Deno.realPath(Deno.execPath()),
-    );
-    const again = await install(home, `${bin}:/usr/bin:/bin`);
-    assert.equal(again.code, 0, again.err);
-    assert.doesNotMatch(again.out, /Add it to your PATH/);
-    const version = await runCommand(join(bin, "hermes"), ["--version"], {
-      cwd: "/",
-      env: { HOME: home, PATH: `${bin}:/usr/bin:/bin` },
-    });
-    assert.equal(version.code, 0, version.err);
-    assert.match(version.out, /^@hermes\/memory /);
+  await using machine = await freshMachine(ROOT, "hermes-install-");
+  const home = machine.home;
+  const bin = join(home, ".deno", "bin");
+  const first = await install(home);
+  assert.equal(first.code, 0, first.err);
+  assert.match(
+    first.out,
+    new RegExp(`^Installed hermes and deno [\\d.]+ in ${bin}$`, "m"),
+  );
+  assert.match(
+    first.out,
+    /^Add it to your PATH \(e\.g\. in ~\/\.profile\): export PATH=/m,
+  );
+  assert.equal(
+    await Deno.realPath(join(bin, "deno")),
+    await Deno.realPath(Deno.execPath()),
+  );
+  const again = await install(home, `${bin}:/usr/bin:/bin`);
+  assert.equal(again.code, 0, again.err);
+  assert.doesNotMatch(again.out, /Add it to your PATH/);
+  const version = await runCommand(join(bin, "hermes"), ["--version"], {
+    cwd: "/",
+    env: { HOME: home, PATH: `${bin}:/usr/bin:/bin` },
   });
+  assert.equal(version.code, 0, version.err);
+  assert.match(version.out, /^@hermes\/memory /);
 });
 
 Deno.test("tools/install.sh keeps a real deno already in ~/.deno/bin", async () => {
-  await withFreshHome(async (home) => {
-    const bin = join(home, ".deno", "bin");
-    await Deno.mkdir(bin, { recursive: true });
-    const mine = "#!/bin/sh\necho 'deno 2.9.9 (users own)'\n";
-    await Deno.writeTextFile(join(bin, "deno"), mine, { mode: 0o755 });
-    const run = await install(home);
-    assert.equal(run.code, 0, run.err);
-    assert.equal(await Deno.readTextFile(join(bin, "deno")), mine);
-    assert.equal((await Deno.lstat(join(bin, "deno"))).isSymlink, false);
-    assert.match(
-      run.err,
-      new RegExp(
-        `keeping the deno already in ${bin} \\(deno 2\\.9\\.9 \\(users own\\)\\); hermes runs with it`,
-      ),
-    );
-  });
+  await using machine = await freshMachine(ROOT, "hermes-install-");
+  const home = machine.home;
+  const bin = join(home, ".deno", "bin");
+  await Deno.mkdir(bin, { recursive: true });
+  const mine = "#!/bin/sh\necho 'deno 2.9.9 (users own)'\n";
+  await Deno.writeTextFile(join(bin, "deno"), mine, { mode: 0o755 });
+  const run = await install(home);
+  assert.equal(run.code, 0, run.err);
+  assert.equal(await Deno.readTextFile(join(bin, "deno")), mine);
+  assert.equal((await Deno.lstat(join(bin, "deno"))).isSymlink, false);
+  assert.match(
+    run.err,
+    new RegExp(
+      `keeping the deno already in ${bin} \\(deno 2\\.9\\.9 \\(users own\\)\\); hermes runs with it`,
+    ),
+  );
 });

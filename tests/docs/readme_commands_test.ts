@@ -13,31 +13,13 @@ import { startHonchoTestServer } from "../honcho_server.ts";
 import {
   type BlockEnvironment,
   commandBlocks,
-  pinnedDenoVersion,
+  freshMachine,
   runBlock,
 } from "../helpers/readme_blocks.ts";
 import { DENO_DIR } from "../helpers/run_command.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const DEAD_PROXY = "http://127.0.0.1:9";
-
-/** A fresh home with the pinned Deno where tools/deno installs it. */
-async function freshMachine(): Promise<{ home: string } & AsyncDisposable> {
-  const home = await Deno.makeTempDir({ prefix: "hermes-readme-" });
-  const version = await pinnedDenoVersion(ROOT);
-  const bin = join(home, ".cache", "hermes-memory", `deno-${version}`);
-  await Deno.mkdir(join(bin, "node_modules", ".bin"), { recursive: true });
-  await Deno.symlink(
-    Deno.execPath(),
-    join(bin, "node_modules", ".bin", "deno"),
-  );
-  return {
-    home,
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(home, { recursive: true });
-    },
-  };
-}
 
 function environment(home: string): Record<string, string> {
   return {
@@ -60,7 +42,7 @@ Deno.test("every command block of README.md works as written on a fresh machine"
   const readme = await Deno.readTextFile(join(ROOT, "README.md"));
   const blocks = commandBlocks(readme);
   assert.ok(blocks.length >= 5, "README.md shows its commands in blocks");
-  await using machine = await freshMachine();
+  await using machine = await freshMachine(ROOT, "hermes-readme-");
   let server: Awaited<ReturnType<typeof startHonchoTestServer>> | undefined;
   const where: BlockEnvironment = {
     cwd: ROOT,

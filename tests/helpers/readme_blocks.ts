@@ -139,16 +139,11 @@ export async function runBlock(
     script = script.replace(/http:\/\/127\.0\.0\.1:\d+/g, url);
   }
   if (mode.kind === "until") return await runUntil(script, mode.pattern, where);
-  const output = await new Deno.Command("bash", {
-    args: ["-e", "-u", "-o", "pipefail", "-c", `exec 2>&1\n${script}`],
-    cwd: where.cwd,
-    clearEnv: true,
-    env: where.env,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "null",
-    signal: AbortSignal.timeout(where.timeoutMs),
-  }).output();
+  const output = await bash(
+    ["-e", "-u", "-o", "pipefail", "-c", `exec 2>&1\n${script}`],
+    where,
+    AbortSignal.timeout(where.timeoutMs),
+  ).output();
   const out = decoder.decode(output.stdout).replaceAll(where.home, "/home/me");
   const want = mode.kind === "run" ? mode.exitCode : 0;
   if (output.code !== want) {
@@ -166,6 +161,24 @@ export async function runBlock(
     };
   }
   return { ok: true, problem: "" };
+}
+
+/** `bash args…` in the block environment, output (stderr included) piped. */
+function bash(
+  args: string[],
+  where: BlockEnvironment,
+  signal?: AbortSignal,
+): Deno.Command {
+  return new Deno.Command("bash", {
+    args,
+    cwd: where.cwd,
+    clearEnv: true,
+    env: where.env,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "null",
+    signal,
+  });
 }
 
 /** The first shown line not found, in order, among the output's lines. */
@@ -189,15 +202,8 @@ async function runUntil(
     throw new Error("an 'until' block holds one command");
   }
   // exec: the command replaces bash, so stopping it stops the command.
-  const child = new Deno.Command("bash", {
-    args: ["-c", `exec 2>&1; exec ${script.trim()}`],
-    cwd: where.cwd,
-    clearEnv: true,
-    env: where.env,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
+  const child = bash(["-c", `exec 2>&1; exec ${script.trim()}`], where)
+    .spawn();
   let out = "";
   let matched = false;
   const timer = setTimeout(() => child.kill("SIGTERM"), where.timeoutMs);
@@ -223,9 +229,34 @@ async function runUntil(
 }
 
 /** The pinned Deno version of `tools/deno` (`version="…"`). */
-export async function pinnedDenoVersion(repo: string): Promise<string> {
+async function pinnedDenoVersion(repo: string): Promise<string> {
   const text = await Deno.readTextFile(join(repo, "tools", "deno"));
   const version = /^version="([^"]+)"$/m.exec(text)?.[1];
   if (!version) throw new Error("tools/deno names no version");
   return version;
+}
+
+/**
+ * A fresh temporary home (removed on dispose) in which the pinned Deno is
+ * where `tools/deno` installs it, as a link to the running Deno: tools/deno
+ * then needs neither npm nor the network.
+ */
+export async function freshMachine(
+  repo: string,
+  prefix: string,
+): Promise<{ home: string } & AsyncDisposable> {
+  const home = await Deno.makeTempDir({ prefix });
+  const version = await pinnedDenoVersion(repo);
+  const bin = join(home, ".cache", "hermes-memory", `deno-${version}`);
+  await Deno.mkdir(join(bin, "node_modules", ".bin"), { recursive: true });
+  await Deno.symlink(
+    Deno.execPath(),
+    join(bin, "node_modules", ".bin", "deno"),
+  );
+  return {
+    home,
+    async [Symbol.asyncDispose]() {
+      await Deno.remove(home, { recursive: true });
+    },
+  };
 }

@@ -2,7 +2,8 @@
 // reader would: in order, from the repository root, in one fresh home.
 //
 // A `sh`/`bash`/`shell` block is one script; a `console` block is the `$ `
-// lines (the rest is the output it shows, which must appear in that order).
+// lines (the rest is the output it shows, which must appear in that order; a
+// line holding only `…` stands for lines left out).
 // An HTML comment on the line before a block says how to run it:
 //
 //   <!-- run: skip (reason) -->   not run; the reason is required
@@ -95,7 +96,9 @@ export function commandBlocks(markdown: string): CommandBlock[] {
       if (continued || text.startsWith("$ ")) {
         commands.push(continued ? text : text.slice(2));
         continued = text.endsWith("\\");
-      } else if (text.trim() !== "") block.expected.push(text.trimEnd());
+      } else if (text.trim() !== "" && text.trim() !== "…") {
+        block.expected.push(text.trimEnd());
+      }
     }
     blocks.push({ ...block, script: commands.join("\n") });
   }

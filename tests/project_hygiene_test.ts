@@ -533,6 +533,19 @@ Deno.test("relative links in the docs and in JSDoc point at files (and headings)
   assert.deepEqual(missing, []);
 });
 
+Deno.test("every page of docs/ is linked from README.md", async () => {
+  const readme = await readFile(join(root, "README.md"), "utf8");
+  const linked = new Set(
+    [...readme.matchAll(/\]\(docs\/([\w.-]+\.md)(?:#[^)]*)?\)/g)].map((m) =>
+      m[1]
+    ),
+  );
+  const pages = (await readdir(join(root, "docs"))).filter((f) =>
+    f.endsWith(".md")
+  );
+  assert.deepEqual(pages.filter((page) => !linked.has(page)), []);
+});
+
 Deno.test("README.md is short: at most 250 lines, none over 200 characters", async () => {
   const lines = (await readFile(join(root, "README.md"), "utf8")).split("\n");
   assert.ok(lines.length <= 250, `README.md has ${lines.length} lines`);

@@ -1,7 +1,8 @@
-// tools/install.sh, beyond the README's own run of it (readme_commands_test):
-// it can be run again, it names the PATH line only while the folder is not on
-// the PATH, and it never replaces a real `deno` that Deno's own installer put
-// in ~/.deno/bin.
+// tools/install.sh and tools/deno beyond the README's own run of them
+// (readme_commands_test): install.sh can be run again, names the PATH line
+// only while the folder is not on the PATH, and never replaces a real `deno`
+// that Deno's own installer put in ~/.deno/bin; tools/deno on a machine
+// without npm says what it needs.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -63,4 +64,30 @@ Deno.test("tools/install.sh keeps a real deno already in ~/.deno/bin", async () 
       `keeping the deno already in ${bin} \\(deno 2\\.9\\.9 \\(users own\\)\\); hermes runs with it`,
     ),
   );
+});
+
+Deno.test("tools/deno without npm says what it needs and creates nothing", async () => {
+  const scratch = await Deno.makeTempDir({ prefix: "hermes-no-npm-" });
+  try {
+    // A PATH with the usual tools but no npm (and no deno).
+    const bin = join(scratch, "bin");
+    await Deno.mkdir(bin);
+    for (const tool of ["mkdir", "env"]) {
+      await Deno.symlink(`/usr/bin/${tool}`, join(bin, tool));
+    }
+    const home = join(scratch, "home");
+    await Deno.mkdir(home);
+    const run = await runCommand("/usr/bin/bash", [
+      join(ROOT, "tools", "deno"),
+      "--version",
+    ], { cwd: ROOT, env: { HOME: home, PATH: bin } });
+    assert.equal(run.code, 127);
+    assert.match(
+      run.err,
+      /^tools\/deno: deno@[\d.]+ is not installed yet, and installing it needs npm, which is not on the PATH: install Node\.js with npm, then run this again\n$/,
+    );
+    assert.deepEqual([...Deno.readDirSync(home)], []);
+  } finally {
+    await Deno.remove(scratch, { recursive: true });
+  }
 });

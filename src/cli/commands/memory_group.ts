@@ -28,6 +28,7 @@ const SUBCOMMANDS: readonly [string, string, string][] = [
   ["off", "./memory_off.ts", "registerMemoryOff"],
   ["reset", "./memory_reset.ts", "registerMemoryReset"],
   ["recall", "./memory_recall.ts", "registerMemoryRecall"],
+  ["entries", "./memory_entries.ts", "registerMemoryEntries"],
   ["import", "./memory_import.ts", "registerMemoryImport"],
 ];
 

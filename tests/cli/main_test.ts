@@ -73,6 +73,7 @@ COMMANDS:
   reset                   Erase the built-in MEMORY.md / USER.md files
   recall <text>           Show what the agent would be given for a message
   entries                 List, add, replace or remove built-in memory entries
+  mcp                     Serve this profile's memory to MCP clients (stdio)
   import <transcript>     Replay a chat transcript into the active provider
 
 OPTIONS:
@@ -163,6 +164,7 @@ Deno.test("main() every memory subcommand has sectioned --help on stdout", async
         "recall",
         "import",
         "entries",
+        "mcp",
       ]
     ) {
       await Deno.writeTextFile(`${home}/marker`, "x");

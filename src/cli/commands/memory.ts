@@ -18,6 +18,7 @@ import { registerMemoryPermissions } from "./memory_permissions.ts";
 import { registerMemoryRecall } from "./memory_recall.ts";
 import { registerMemoryImport } from "./memory_import.ts";
 import { registerMemoryEntries } from "./memory_entries.ts";
+import { registerMemoryMcp } from "./memory_mcp.ts";
 
 /**
  * Attaches `memory` and its subcommands to the root command.
@@ -45,6 +46,7 @@ export function registerMemoryCommand(program: HermesCommand): HermesCommand {
   registerMemoryReset(memory);
   registerMemoryRecall(memory);
   registerMemoryEntries(memory);
+  registerMemoryMcp(memory);
   registerMemoryImport(memory);
   defaultToStatus(memory, () => runMemoryStatus({}, memory.context.io));
   return memory;

@@ -29,6 +29,7 @@ const SUBCOMMANDS: readonly [string, string, string][] = [
   ["reset", "./memory_reset.ts", "registerMemoryReset"],
   ["recall", "./memory_recall.ts", "registerMemoryRecall"],
   ["entries", "./memory_entries.ts", "registerMemoryEntries"],
+  ["mcp", "./memory_mcp.ts", "registerMemoryMcp"],
   ["import", "./memory_import.ts", "registerMemoryImport"],
 ];
 

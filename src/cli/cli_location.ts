@@ -112,6 +112,7 @@ export const COMPUTED_MODULES: readonly string[] = Object.freeze([
   "src/cli/commands/memory_import.ts",
   "src/cli/commands/memory_entries.ts",
   "src/cli/commands/memory_mcp.ts",
+  "src/cli/commands/memory_dashboard.ts",
   "src/cli/version.ts",
   "src/launcher/plan.ts",
   "src/provider/worker_bootstrap.ts",

@@ -74,6 +74,7 @@ COMMANDS:
   recall <text>           Show what the agent would be given for a message
   entries                 List, add, replace or remove built-in memory entries
   mcp                     Serve this profile's memory to MCP clients (stdio)
+  dashboard               Open a local web page to configure and inspect memory
   import <transcript>     Replay a chat transcript into the active provider
 
 OPTIONS:
@@ -165,6 +166,7 @@ Deno.test("main() every memory subcommand has sectioned --help on stdout", async
         "import",
         "entries",
         "mcp",
+        "dashboard",
       ]
     ) {
       await Deno.writeTextFile(`${home}/marker`, "x");

@@ -19,6 +19,7 @@ import { registerMemoryRecall } from "./memory_recall.ts";
 import { registerMemoryImport } from "./memory_import.ts";
 import { registerMemoryEntries } from "./memory_entries.ts";
 import { registerMemoryMcp } from "./memory_mcp.ts";
+import { registerMemoryDashboard } from "./memory_dashboard.ts";
 
 /**
  * Attaches `memory` and its subcommands to the root command.
@@ -47,6 +48,7 @@ export function registerMemoryCommand(program: HermesCommand): HermesCommand {
   registerMemoryRecall(memory);
   registerMemoryEntries(memory);
   registerMemoryMcp(memory);
+  registerMemoryDashboard(memory);
   registerMemoryImport(memory);
   defaultToStatus(memory, () => runMemoryStatus({}, memory.context.io));
   return memory;

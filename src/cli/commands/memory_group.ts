@@ -30,6 +30,7 @@ const SUBCOMMANDS: readonly [string, string, string][] = [
   ["recall", "./memory_recall.ts", "registerMemoryRecall"],
   ["entries", "./memory_entries.ts", "registerMemoryEntries"],
   ["mcp", "./memory_mcp.ts", "registerMemoryMcp"],
+  ["dashboard", "./memory_dashboard.ts", "registerMemoryDashboard"],
   ["import", "./memory_import.ts", "registerMemoryImport"],
 ];
 

@@ -22,7 +22,11 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
-import { type AgentMemory, openAgentMemory } from "../agent_memory.ts";
+import {
+  type AgentMemory,
+  callProviderTool,
+  openAgentMemory,
+} from "../agent_memory.ts";
 import { previewRecall } from "./memory_recall.ts";
 import { moduleVersion } from "../version.ts";
 import { profileSecretMasker } from "../surface_secrets.ts";
@@ -85,31 +89,6 @@ function isError(text: string): boolean {
       (record.success === undefined && typeof record.error === "string");
   } catch {
     return false;
-  }
-}
-
-/** How long a provider tool call waits for a provider still starting. */
-const STARTING_WAIT_MS = 15_000;
-
-/**
- * Runs a provider tool. A provider still setting up its session answers
- * "try again shortly" (Honcho while its session starts); an agent would
- * retry on its next turn, so the server retries for it, briefly.
- */
-async function callProviderTool(
-  memory: AgentMemory,
-  name: string,
-  args: Record<string, unknown>,
-): Promise<string> {
-  const deadline = Date.now() + STARTING_WAIT_MS;
-  let delay = 50;
-  while (true) {
-    const text = await memory.manager.handleToolCall(name, args);
-    if (!/try again shortly/i.test(text) || Date.now() >= deadline) {
-      return text;
-    }
-    await new Promise((resolve) => setTimeout(resolve, delay));
-    delay = Math.min(delay * 2, 500);
   }
 }
 

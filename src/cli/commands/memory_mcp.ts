@@ -11,14 +11,10 @@
  */
 
 import process from "node:process";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import {
-  type CallToolRequest,
-  CallToolRequestSchema,
-  type CallToolResult,
-  ListToolsRequestSchema,
-  type Tool,
+import type {
+  CallToolRequest,
+  CallToolResult,
+  Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
@@ -112,6 +108,17 @@ export async function runMemoryMcp(
   // The provider starts while the client initializes.
   const opening: Promise<AgentMemory> = openAgentMemory(quiet, { sessionId });
   opening.catch(() => {});
+  // The SDK's modules take a few hundred ms to evaluate: done while the
+  // provider's worker starts, not before.
+  const [
+    { Server },
+    { StdioServerTransport },
+    { CallToolRequestSchema, ListToolsRequestSchema },
+  ] = await Promise.all([
+    import("@modelcontextprotocol/sdk/server/index.js"),
+    import("@modelcontextprotocol/sdk/server/stdio.js"),
+    import("@modelcontextprotocol/sdk/types.js"),
+  ]);
   const mask = await profileSecretMasker(home);
   const version = await moduleVersion();
 

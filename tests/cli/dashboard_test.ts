@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { startHonchoTestServer } from "../honcho_server.ts";
-import { hermesCliCommand } from "../helpers/hermes_cli_child.ts";
+import { hermesCliCommand, runHermesCli } from "../helpers/hermes_cli_child.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const SCREENSHOTS = Deno.env.get("HERMES_SCREENSHOTS") === "1";
@@ -213,6 +213,25 @@ Deno.test({
         await Deno.readTextFile(join(root, "memories", "USER.md")),
         "Prefers metric units",
       );
+      // Edit it in place.
+      await page.click('[data-file="user"] li button:nth-of-type(1)');
+      await page.waitForSelector('[data-file="user"] li textarea');
+      await page.$eval(
+        '[data-file="user"] li textarea',
+        (e) => ((e as unknown as { value: string }).value = ""),
+      );
+      await page.type(
+        '[data-file="user"] li textarea',
+        "Prefers metric units and 24-hour time",
+      );
+      await page.click('[data-file="user"] li .row button.primary');
+      await page.waitForFunction(
+        `[...document.querySelectorAll('[data-file="user"] li')].some((li) => li.textContent.includes("24-hour time"))`,
+      );
+      assert.equal(
+        await Deno.readTextFile(join(root, "memories", "USER.md")),
+        "Prefers metric units and 24-hour time",
+      );
       // What the memory tool refuses, the page cannot write.
       await page.type(
         "#new-entry",
@@ -356,4 +375,32 @@ Deno.test({
       await Deno.remove(userHome, { recursive: true }).catch(() => {});
     }
   },
+});
+
+Deno.test("memory dashboard: a taken --port is one error line and exit 1; a bad one is a usage error", async () => {
+  const userHome = await Deno.makeTempDir({ prefix: "hermes-dash-port-" });
+  using taken = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (taken.addr as Deno.NetAddr).port;
+  try {
+    let r = await runHermesCli(
+      ["memory", "dashboard", "--port", String(port)],
+      { userHome },
+    );
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(
+      r.stderr,
+      `error: port ${port} is already in use on 127.0.0.1; pick another with --port, or leave --port out for any free port\n`,
+    );
+    assert.equal(r.stdout, "");
+    r = await runHermesCli(["memory", "dashboard", "--port", "http"], {
+      userHome,
+    });
+    assert.equal(r.code, 2);
+    assert.match(
+      r.stderr,
+      /--port must be a port number \(0-65535\), not 'http'/,
+    );
+  } finally {
+    await Deno.remove(userHome, { recursive: true });
+  }
 });

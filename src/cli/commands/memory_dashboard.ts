@@ -332,13 +332,22 @@ function entryChange(value: Record<string, unknown>): EntryChange {
  *
  * @param options The port.
  * @param io Where the URL goes.
- * @returns `0` once stopped.
+ * @returns `0` once stopped, `1` when the port is taken.
  */
 export async function runMemoryDashboard(
   options: MemoryDashboardOptions,
   io: CliIo,
 ): Promise<number> {
-  const dashboard = await startDashboard(options, io);
+  let dashboard: DashboardServer;
+  try {
+    dashboard = await startDashboard(options, io);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.AddrInUse)) throw error;
+    io.stderr(
+      `error: port ${options.port} is already in use on 127.0.0.1; pick another with --port, or leave --port out for any free port\n`,
+    );
+    return 1;
+  }
   io.stdout(`Hermes memory dashboard: ${dashboard.url}\n`);
   io.stdout(
     "Open the URL in a browser on this machine; the token in it is this run's only key. Ctrl-C stops it.\n",

@@ -16,6 +16,7 @@ import type { CliIo } from "./cli_io.ts";
 import {
   closeProvider,
   describeProviderStatus,
+  isBuiltinSentinel,
   loadProvider,
   locateProvider,
 } from "./_plugins.ts";
@@ -81,7 +82,7 @@ export async function dashboardProviders(
   try {
     const raw = getConfigValue(await loadConfig(), "memory.provider");
     const name = typeof raw === "string" ? raw.trim() : "";
-    active = name === "" || name === "builtin" ? null : name;
+    active = name === "" || isBuiltinSentinel(name) ? null : name;
   } catch {
     // A broken config.yaml: status shows why.
   }
@@ -449,7 +450,12 @@ export class DashboardProviderView {
     tool: string,
     args: Record<string, unknown>,
   ): Promise<Record<string, unknown>> {
-    this.#memory ??= openAgentMemory(this.#io, { sessionId: "dashboard" });
+    // Read-mostly: loaded for inspection (a provider may skip its side
+    // effects then).
+    this.#memory ??= openAgentMemory(this.#io, {
+      sessionId: "dashboard",
+      inspection: true,
+    });
     const memory = await this.#memory;
     if (!memory.manager.hasTool(tool)) {
       return {

@@ -249,12 +249,25 @@ Deno.test({
         await Deno.readTextFile(join(root, "memories", "MEMORY.md")),
         "Repo uses Deno\n\u00a7\nTests live in tests/",
       );
-      // The Honcho panel shows once Honcho is active.
+      // The Honcho panel shows once Honcho is active: the user's card as
+      // Honcho holds it (seeded for both perspectives).
+      for (const observer of ["alice", "hermes"]) {
+        server.state.peerCards.push({
+          workspace_id: "hermes",
+          observer_id: observer,
+          observed_id: "alice",
+          peer_card: ["Name: Alice", "Drinks oolong tea"],
+        });
+      }
       await page.reload();
       await page.waitForSelector("#honcho-section:not([hidden])");
       await page.waitForFunction(
         `!document.querySelector("#peer-card").textContent.includes("Loading")`,
         { timeout: 30_000 },
+      );
+      assert.match(
+        await page.$eval("#peer-card", (e) => e.textContent ?? ""),
+        /Drinks oolong tea/,
       );
       await page.waitForSelector('[data-file="user"] li');
       await page.waitForFunction(

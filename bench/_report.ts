@@ -296,6 +296,7 @@ const FILE_OF: Record<string, string> = {
   import: "import_bench.ts",
   durable: "import_durable_bench.ts",
   archive: "context_safety_bench.ts",
+  surfaces: "surfaces_bench.ts",
 };
 
 /** The bench file each generated block of BENCHMARKS.md comes from. */
@@ -308,6 +309,7 @@ const BLOCK_FILES: Record<string, string> = {
   import: "import_bench.ts",
   durable: "import_durable_bench.ts",
   context: "context_safety_bench.ts",
+  surfaces: "surfaces_bench.ts",
 };
 
 function fileOf(id: string): string {
@@ -432,6 +434,19 @@ for (
     "bare `deno run` of an empty file",
     target,
   );
+}
+
+for (
+  const [id, label] of [
+    [
+      "surfaces.dashboard",
+      "`hermes memory dashboard` until its URL is printed",
+    ],
+    ["surfaces.mcp", "`hermes memory mcp` until the initialize response"],
+    ["surfaces.mcp_tools", "`hermes memory mcp` until the first `tools/list`"],
+  ] as const
+) {
+  vsFloor(label, id, "surfaces.status", "`hermes memory status`", 1.5);
 }
 
 {
@@ -656,6 +671,7 @@ blocks.manager = benchRows((id) => id.startsWith("manager.")) + "\n\n" +
     ]),
   );
 blocks.durable = benchRows((id) => id.startsWith("durable."));
+blocks.surfaces = benchRows((id) => id.startsWith("surfaces."));
 blocks.context = benchRows((id) =>
   id.startsWith("archive.") || id.startsWith("spill.5mb_")
 );

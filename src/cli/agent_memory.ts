@@ -122,3 +122,34 @@ export async function openAgentMemory(
   }
   return result;
 }
+
+/** How long a provider tool call waits for a provider still starting. */
+const STARTING_WAIT_MS = 15_000;
+
+/**
+ * Runs one of the opened memory's provider tools. A provider still setting
+ * up its session answers "try again shortly" (Honcho while its session
+ * starts); an agent would retry on its next turn, so this retries for the
+ * caller, for up to 15 seconds.
+ *
+ * @param memory The opened memory.
+ * @param name The tool's name.
+ * @param args Its arguments.
+ * @returns The provider's JSON result string.
+ */
+export async function callProviderTool(
+  memory: AgentMemory,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<string> {
+  const deadline = Date.now() + STARTING_WAIT_MS;
+  let delay = 50;
+  while (true) {
+    const text = await memory.manager.handleToolCall(name, args);
+    if (!/try again shortly/i.test(text) || Date.now() >= deadline) {
+      return text;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay));
+    delay = Math.min(delay * 2, 500);
+  }
+}

@@ -106,6 +106,8 @@ export function commandIntent(args: readonly string[]): CommandIntent {
   if (words[0] === "memory" && words[1] === "setup") {
     return { setup: words[2] ?? "*" };
   }
+  // The dashboard's configuration panel is setup for any provider.
+  if (words[0] === "memory" && words[1] === "dashboard") return { setup: "*" };
   if (
     words[0] !== undefined && words[0] !== "memory" &&
     (words[1] === "setup" || words[1] === "enable")

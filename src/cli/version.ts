@@ -71,8 +71,12 @@ export async function versionReport(): Promise<VersionReport> {
  * The module's name and version: from the checkout's `deno.json` (read at
  * run time; src/ may not import files outside it), else from a JSR URL
  * (`https://jsr.io/@hermes/memory/0.1.0/`), else `unknown`.
+ *
+ * @returns The name and version.
  */
-async function moduleVersion(): Promise<{ name: string; version: string }> {
+export async function moduleVersion(): Promise<
+  { name: string; version: string }
+> {
   const base = new URL("../../", import.meta.url);
   if (base.protocol === "file:") {
     try {

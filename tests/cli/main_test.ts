@@ -72,6 +72,9 @@ COMMANDS:
   off                     Turn the external provider off (built-in memory only)
   reset                   Erase the built-in MEMORY.md / USER.md files
   recall <text>           Show what the agent would be given for a message
+  entries                 List, add, replace or remove built-in memory entries
+  mcp                     Serve this profile's memory to MCP clients (stdio)
+  dashboard               Open a local web page to configure and inspect memory
   import <transcript>     Replay a chat transcript into the active provider
 
 OPTIONS:
@@ -161,6 +164,9 @@ Deno.test("main() every memory subcommand has sectioned --help on stdout", async
         "reset",
         "recall",
         "import",
+        "entries",
+        "mcp",
+        "dashboard",
       ]
     ) {
       await Deno.writeTextFile(`${home}/marker`, "x");

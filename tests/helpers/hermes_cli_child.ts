@@ -7,7 +7,7 @@
 // changes. Set HERMES_CLI_TASK to test another command line instead.
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { type ChildResult, runDeno } from "./deno_child.ts";
+import { type ChildResult, denoDir, runDeno } from "./deno_child.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** What a `hermes` child printed. */
@@ -39,17 +39,31 @@ export async function hermesTaskLine(): Promise<string> {
   return run;
 }
 
+/** The `deno` command line that starts `hermes <args>` as the task does. */
+export interface HermesCliCommand {
+  /** The `deno` executable. */
+  command: string;
+  /** Its arguments. */
+  args: string[];
+  /** The whole environment (nothing else is inherited). */
+  env: Record<string, string>;
+  /** The working directory. */
+  cwd: string;
+}
+
 /**
- * Runs `hermes <args>` as the task line does.
+ * The command that starts `hermes <args>` as the task line does, for a
+ * test that talks to the process itself (an MCP client over stdio, a
+ * server whose URL it reads).
  *
  * @param args The arguments after `hermes`.
  * @param options The user's home, environment and working directory.
- * @returns Exit code and output.
+ * @returns The command, arguments, environment and directory.
  */
-export async function runHermesCli(
+export async function hermesCliCommand(
   args: string[],
   options: HermesRunOptions,
-): Promise<HermesRun> {
+): Promise<HermesCliCommand> {
   const words = (await hermesTaskLine()).split(/\s+/).map((w) =>
     w.replaceAll("${HOME}", options.userHome).replaceAll(
       "$HOME",
@@ -62,14 +76,33 @@ export async function runHermesCli(
     const eq = word.indexOf("=");
     if (eq > 0) env[word.slice(0, eq)] = word.slice(eq + 1);
   }
-  return await runDeno([...words.slice(at + 1), ...args], {
+  return {
+    command: Deno.execPath(),
+    args: [...words.slice(at + 1), ...args],
     cwd: options.cwd ?? ROOT,
-    clearEnv: true,
     env: {
+      DENO_DIR: denoDir(),
+      DENO_NO_UPDATE_CHECK: "1",
+      NO_COLOR: "1",
       HOME: options.userHome,
       PATH: "/usr/bin:/bin",
       ...env,
       ...options.env,
     },
-  });
+  };
+}
+
+/**
+ * Runs `hermes <args>` as the task line does.
+ *
+ * @param args The arguments after `hermes`.
+ * @param options The user's home, environment and working directory.
+ * @returns Exit code and output.
+ */
+export async function runHermesCli(
+  args: string[],
+  options: HermesRunOptions,
+): Promise<HermesRun> {
+  const c = await hermesCliCommand(args, options);
+  return await runDeno(c.args, { cwd: c.cwd, clearEnv: true, env: c.env });
 }

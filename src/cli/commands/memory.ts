@@ -17,6 +17,9 @@ import { registerMemoryList } from "./memory_list.ts";
 import { registerMemoryPermissions } from "./memory_permissions.ts";
 import { registerMemoryRecall } from "./memory_recall.ts";
 import { registerMemoryImport } from "./memory_import.ts";
+import { registerMemoryEntries } from "./memory_entries.ts";
+import { registerMemoryMcp } from "./memory_mcp.ts";
+import { registerMemoryDashboard } from "./memory_dashboard.ts";
 
 /**
  * Attaches `memory` and its subcommands to the root command.
@@ -43,6 +46,9 @@ export function registerMemoryCommand(program: HermesCommand): HermesCommand {
   registerMemoryOff(memory);
   registerMemoryReset(memory);
   registerMemoryRecall(memory);
+  registerMemoryEntries(memory);
+  registerMemoryMcp(memory);
+  registerMemoryDashboard(memory);
   registerMemoryImport(memory);
   defaultToStatus(memory, () => runMemoryStatus({}, memory.context.io));
   return memory;

@@ -28,6 +28,9 @@ const SUBCOMMANDS: readonly [string, string, string][] = [
   ["off", "./memory_off.ts", "registerMemoryOff"],
   ["reset", "./memory_reset.ts", "registerMemoryReset"],
   ["recall", "./memory_recall.ts", "registerMemoryRecall"],
+  ["entries", "./memory_entries.ts", "registerMemoryEntries"],
+  ["mcp", "./memory_mcp.ts", "registerMemoryMcp"],
+  ["dashboard", "./memory_dashboard.ts", "registerMemoryDashboard"],
   ["import", "./memory_import.ts", "registerMemoryImport"],
 ];
 

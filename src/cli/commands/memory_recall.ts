@@ -9,7 +9,7 @@
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { styleFor, writeJson } from "../format.ts";
-import { openAgentMemory } from "../agent_memory.ts";
+import { type AgentMemory, openAgentMemory } from "../agent_memory.ts";
 import { buildMemoryContextBlock } from "../../context/context_fence.ts";
 import { isTrivialPrompt } from "../../context/trivial_prompt.ts";
 
@@ -55,26 +55,11 @@ export async function runMemoryRecall(
   const memory = await openAgentMemory(io, { sessionId, inspection: true });
   const { manager } = memory;
   try {
-    const systemPrompt = await manager.buildSystemPrompt();
-    const trivial = isTrivialPrompt(text);
-    const prefetch = trivial
-      ? ""
-      : await manager.prefetchAll(text, { sessionId });
-    const context = buildMemoryContextBlock(prefetch);
-    const recall = trivial ? "" : await manager.describeRecall();
+    const preview = await previewRecall(memory, text, sessionId);
+    const { systemPrompt, trivial, context } = preview;
+    const recall = preview.recallStatus;
     if (options.json) {
-      writeJson(io, {
-        query: text,
-        sessionId,
-        provider: memory.external,
-        configuredProvider: memory.configured,
-        skippedReason: memory.skipped ?? null,
-        trivial,
-        systemPrompt,
-        prefetch,
-        context,
-        recallStatus: recall,
-      });
+      writeJson(io, preview);
       return 0;
     }
     const style = styleFor(io, "stdout");
@@ -101,6 +86,68 @@ export async function runMemoryRecall(
   } finally {
     await manager.shutdownAll();
   }
+}
+
+/** What {@linkcode previewRecall} returns (`hermes memory recall --json`). */
+export interface RecallPreview {
+  /** The user's message. */
+  query: string;
+  /** The session id used. */
+  sessionId: string;
+  /** The external provider in use, or `null`. */
+  provider: string | null;
+  /** `memory.provider` as configured, or `null`. */
+  configuredProvider: string | null;
+  /** Why the configured provider is not in use, or `null`. */
+  skippedReason: string | null;
+  /** Whether the message is trivial (no prefetch). */
+  trivial: boolean;
+  /** The memory blocks of the system prompt. */
+  systemPrompt: string;
+  /** The raw recalled text. */
+  prefetch: string;
+  /** The fenced context placed before the message. */
+  context: string;
+  /** The recall status line. */
+  recallStatus: string;
+}
+
+/**
+ * What the agent would be given for one message with this memory: the
+ * system prompt's memory blocks, the fenced recalled context and the
+ * recall status line. Shared by `hermes memory recall` and the MCP
+ * server's recall tool.
+ *
+ * @param memory The opened memory.
+ * @param text The user's message.
+ * @param sessionId The session id of the prefetch.
+ * @returns The preview.
+ */
+export async function previewRecall(
+  memory: AgentMemory,
+  text: string,
+  sessionId: string,
+): Promise<RecallPreview> {
+  const { manager } = memory;
+  const systemPrompt = await manager.buildSystemPrompt();
+  const trivial = isTrivialPrompt(text);
+  const prefetch = trivial
+    ? ""
+    : await manager.prefetchAll(text, { sessionId });
+  const context = buildMemoryContextBlock(prefetch);
+  const recallStatus = trivial ? "" : await manager.describeRecall();
+  return {
+    query: text,
+    sessionId,
+    provider: memory.external,
+    configuredProvider: memory.configured,
+    skippedReason: memory.skipped ?? null,
+    trivial,
+    systemPrompt,
+    prefetch,
+    context,
+    recallStatus,
+  };
 }
 
 /**

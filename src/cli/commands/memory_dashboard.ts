@@ -1,0 +1,418 @@
+/**
+ * `hermes memory dashboard [--port N]`: a local web page for the active
+ * profile's memory, served on 127.0.0.1 only. The URL carries a random
+ * per-run token that every request must present; the Host and Origin of
+ * every request are checked (no DNS rebinding, no cross-site request);
+ * changes are JSON POSTs; every response has the profile's secrets masked.
+ *
+ * @module
+ */
+
+import { Buffer } from "node:buffer";
+import type { CliIo } from "../cli_io.ts";
+import type { HermesCommand } from "../hermes_command.ts";
+import { dashboardPage } from "../dashboard_page.ts";
+import {
+  dashboardHealth,
+  dashboardProviders,
+  DashboardProviderView,
+  dashboardSchema,
+  dashboardSetup,
+} from "../dashboard_api.ts";
+import {
+  applyEntryChange,
+  type EntryChange,
+  EntryNumberError,
+  listBuiltinEntries,
+} from "../builtin_entries.ts";
+import { profileSecretMasker } from "../surface_secrets.ts";
+import { getHermesHome } from "../../profile/hermes_home.ts";
+import { isRecord } from "../../_util/is_record.ts";
+import { errorText } from "../../_util/error_text.ts";
+
+/** Options of {@linkcode runMemoryDashboard}. */
+interface MemoryDashboardOptions {
+  /**
+   * The port on 127.0.0.1 (`0`: any free port).
+   *
+   * @default {0}
+   */
+  port?: number;
+}
+
+/** A running dashboard. */
+export interface DashboardServer extends AsyncDisposable {
+  /** The URL to open, token included. */
+  url: string;
+  /** The origin (`http://127.0.0.1:PORT`). */
+  origin: string;
+  /** Resolves when the server has stopped. */
+  finished: Promise<void>;
+  /** Stops the server. */
+  shutdown(): Promise<void>;
+}
+
+/** The header the page sends the token in. */
+export const TOKEN_HEADER = "X-Hermes-Token";
+
+const MAX_BODY_BYTES = 64 * 1024;
+
+class HttpError extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+function randomToken(bytes: number): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(bytes))).toString(
+    "base64url",
+  );
+}
+
+function sameText(a: string, b: string): boolean {
+  // Constant-time for equal lengths: the token is not learnt byte by byte.
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+/**
+ * Starts the dashboard server for the active profile.
+ *
+ * @param options The port.
+ * @param io The CLI's environment and where warnings go.
+ * @returns The running server.
+ */
+export async function startDashboard(
+  options: MemoryDashboardOptions,
+  io: CliIo,
+): Promise<DashboardServer> {
+  const token = randomToken(24);
+  const home = getHermesHome();
+  const mask = profileSecretMasker(home);
+  const view = new DashboardProviderView({
+    ...io,
+    stdout: (text) => io.stderr(text),
+  });
+  let busy: Promise<unknown> = Promise.resolve();
+  // One change at a time: setup and the memory tool take their locks, but
+  // the page's own sequence (save, then test) should not interleave.
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const next = busy.then(fn, fn);
+    busy = next.catch(() => {});
+    return next;
+  };
+
+  const ready = Promise.withResolvers<Deno.NetAddr>();
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: options.port ?? 0,
+    onListen: (addr) => ready.resolve(addr as Deno.NetAddr),
+    onError: (error) => {
+      io.stderr(`dashboard: ${errorText(error)}\n`);
+      return json({ error: "internal error" }, 500);
+    },
+  }, async (request) => {
+    try {
+      return await handle(request);
+    } catch (error) {
+      if (error instanceof HttpError) {
+        return json({ error: error.message }, error.status);
+      }
+      io.stderr(`dashboard: ${errorText(error)}\n`);
+      return json({ error: (await mask)(errorText(error)) }, 500);
+    }
+  });
+  const addr = await ready.promise;
+  const origin = `http://127.0.0.1:${addr.port}`;
+  const hosts = new Set([`127.0.0.1:${addr.port}`, `localhost:${addr.port}`]);
+  const origins = new Set([...hosts].map((h) => `http://${h}`));
+
+  function json(value: unknown, status = 200): Response {
+    return new Response(JSON.stringify(value), {
+      status,
+      headers: {
+        "content-type": "application/json; charset=utf-8",
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+      },
+    });
+  }
+
+  async function reply(value: unknown, status = 200): Promise<Response> {
+    // Every response passes the secret masker, whatever produced it.
+    const text = (await mask)(JSON.stringify(value));
+    return new Response(text, {
+      status,
+      headers: {
+        "content-type": "application/json; charset=utf-8",
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+      },
+    });
+  }
+
+  function check(request: Request, url: URL): void {
+    const host = request.headers.get("host") ?? "";
+    if (!hosts.has(host.toLowerCase())) {
+      throw new HttpError(
+        421,
+        "wrong Host: the dashboard answers only to 127.0.0.1",
+      );
+    }
+    const from = request.headers.get("origin");
+    if (from !== null && !origins.has(from)) {
+      throw new HttpError(403, "cross-origin request refused");
+    }
+    const site = request.headers.get("sec-fetch-site");
+    if (site === "cross-site" || site === "same-site") {
+      throw new HttpError(403, "cross-site request refused");
+    }
+    const given = request.headers.get(TOKEN_HEADER) ??
+      (url.pathname === "/" ? url.searchParams.get("token") : null) ?? "";
+    if (!sameText(given, token)) {
+      throw new HttpError(
+        403,
+        "missing or wrong token: open the URL 'hermes memory dashboard' printed",
+      );
+    }
+    if (request.method === "POST") {
+      if (from === null && site !== "same-origin" && site !== null) {
+        throw new HttpError(403, "cross-site request refused");
+      }
+      const type = request.headers.get("content-type") ?? "";
+      if (!type.startsWith("application/json")) {
+        throw new HttpError(415, "changes are JSON POSTs");
+      }
+    } else if (request.method !== "GET") {
+      throw new HttpError(405, `method ${request.method} not allowed`);
+    }
+  }
+
+  async function body(request: Request): Promise<Record<string, unknown>> {
+    const text = await request.text();
+    if (text.length > MAX_BODY_BYTES) {
+      throw new HttpError(413, "request too large");
+    }
+    try {
+      const value = JSON.parse(text) as unknown;
+      if (isRecord(value)) return value;
+    } catch {
+      // Reported below.
+    }
+    throw new HttpError(400, "the body must be a JSON object");
+  }
+
+  async function handle(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    check(request, url);
+    const path = url.pathname;
+    if (request.method === "GET" && path === "/") {
+      const nonce = randomToken(16);
+      return new Response(dashboardPage(nonce), {
+        headers: {
+          "content-type": "text/html; charset=utf-8",
+          "cache-control": "no-store",
+          "x-content-type-options": "nosniff",
+          "x-frame-options": "DENY",
+          "referrer-policy": "no-referrer",
+          "content-security-policy":
+            `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; ` +
+            "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+        },
+      });
+    }
+    if (request.method === "GET" && path === "/api/providers") {
+      return await reply({
+        hermesHome: home,
+        ...await dashboardProviders(io),
+      });
+    }
+    const schema = /^\/api\/providers\/([^/]+)\/(schema|setup)$/.exec(path);
+    if (schema !== null) {
+      const name = decodeURIComponent(schema[1] as string);
+      if (schema[2] === "schema" && request.method === "GET") {
+        return await reply(await dashboardSchema(name, io));
+      }
+      if (schema[2] === "setup" && request.method === "POST") {
+        const values = (await body(request)).values;
+        if (
+          !isRecord(values) ||
+          Object.values(values).some((v) => typeof v !== "string")
+        ) {
+          throw new HttpError(400, "values must map setting keys to text");
+        }
+        const result = await serial(() =>
+          dashboardSetup(name, values as Record<string, string>, io)
+        );
+        await view.reset();
+        // The masker learns a secret just saved to .env.
+        const fresh = await profileSecretMasker(home);
+        return new Response(fresh(JSON.stringify(result)), {
+          headers: {
+            "content-type": "application/json; charset=utf-8",
+            "cache-control": "no-store",
+          },
+        });
+      }
+    }
+    if (request.method === "GET" && path === "/api/health") {
+      return await reply(await dashboardHealth(io));
+    }
+    if (path === "/api/entries") {
+      if (request.method === "GET") {
+        return await reply({ files: await listBuiltinEntries() });
+      }
+      const change = entryChange(await body(request));
+      try {
+        const outcome = await serial(() =>
+          applyEntryChange(change, { tool: { approve: () => true } })
+        );
+        return await reply(outcome, outcome.ok ? 200 : 422);
+      } catch (error) {
+        if (error instanceof EntryNumberError) {
+          throw new HttpError(400, error.message);
+        }
+        throw error;
+      }
+    }
+    if (request.method === "GET" && path === "/api/honcho/card") {
+      return await reply(await view.call("honcho_profile", {}));
+    }
+    if (request.method === "GET" && path === "/api/honcho/representation") {
+      return await reply(await view.call("honcho_context", {}));
+    }
+    if (request.method === "GET" && path === "/api/honcho/search") {
+      const query = url.searchParams.get("q") ?? "";
+      if (query.trim() === "") throw new HttpError(400, "q is required");
+      return await reply(await view.call("honcho_search", { query }));
+    }
+    throw new HttpError(404, "not found");
+  }
+
+  const shutdown = async () => {
+    await server.shutdown();
+    await view.reset();
+  };
+  return {
+    url: `${origin}/?token=${token}`,
+    origin,
+    finished: server.finished,
+    shutdown,
+    [Symbol.asyncDispose]: shutdown,
+  };
+}
+
+function entryChange(value: Record<string, unknown>): EntryChange {
+  const { action, target, number, content } = value;
+  if (target !== "memory" && target !== "user") {
+    throw new HttpError(400, "target must be 'memory' or 'user'");
+  }
+  if (action === "add" && typeof content === "string") {
+    return { action, target, content };
+  }
+  if (typeof number !== "number" || !Number.isInteger(number)) {
+    throw new HttpError(400, "number must be an entry number");
+  }
+  if (action === "replace" && typeof content === "string") {
+    return { action, target, number, content };
+  }
+  if (action === "remove") return { action, target, number };
+  throw new HttpError(
+    400,
+    "action must be add (content), replace (number, content) or remove (number)",
+  );
+}
+
+/**
+ * Serves the dashboard until interrupted (Ctrl-C) and prints its URL.
+ *
+ * @param options The port.
+ * @param io Where the URL goes.
+ * @returns `0` once stopped, `1` when the port is taken.
+ */
+export async function runMemoryDashboard(
+  options: MemoryDashboardOptions,
+  io: CliIo,
+): Promise<number> {
+  let dashboard: DashboardServer;
+  try {
+    dashboard = await startDashboard(options, io);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.AddrInUse)) throw error;
+    io.stderr(
+      `error: port ${options.port} is already in use on 127.0.0.1; pick another with --port, or leave --port out for any free port\n`,
+    );
+    return 1;
+  }
+  io.stdout(`Hermes memory dashboard: ${dashboard.url}\n`);
+  io.stdout(
+    "Open the URL in a browser on this machine; the token in it is this run's only key. Ctrl-C stops it.\n",
+  );
+  const stop = () => {
+    dashboard.shutdown().catch(() => {});
+  };
+  Deno.addSignalListener("SIGINT", stop);
+  try {
+    Deno.addSignalListener("SIGTERM", stop);
+  } catch {
+    // Not on Windows.
+  }
+  await dashboard.finished;
+  Deno.removeSignalListener("SIGINT", stop);
+  try {
+    Deno.removeSignalListener("SIGTERM", stop);
+  } catch {
+    // Not on Windows.
+  }
+  return 0;
+}
+
+/**
+ * Attaches `dashboard` to the `memory` command.
+ *
+ * @param memory The `hermes memory` command.
+ * @returns The `dashboard` command.
+ *
+ * @example Attaching the subcommand
+ * ```ts
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerMemoryDashboard } from "./memory_dashboard.ts";
+ * import assert from "node:assert/strict";
+ * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
+ * assert.equal(registerMemoryDashboard(memory).name(), "dashboard");
+ * ```
+ */
+export function registerMemoryDashboard(memory: HermesCommand): HermesCommand {
+  const command = memory.command("dashboard")
+    .summary("Open a local web page to configure and inspect memory")
+    .description(
+      "Serve a web page on 127.0.0.1 for the active profile: providers and their\n" +
+        "readiness, each provider's settings (saved through 'hermes memory setup'),\n" +
+        "status and doctor findings, the built-in entries (changed through the memory\n" +
+        "tool) and, for Honcho, the peer card, representation and search. Prints a URL\n" +
+        "with a per-run token; Ctrl-C stops it.",
+    )
+    .option(
+      "--port <port>",
+      "Port on 127.0.0.1 (default: any free port)",
+      (raw: string) => {
+        const port = Number(raw);
+        if (!/^[0-9]+$/.test(raw) || port > 65535) {
+          command.error(
+            `error: --port must be a port number (0-65535), not '${raw}'`,
+          );
+        }
+        return port;
+      },
+    )
+    .example("hermes memory dashboard")
+    .example("hermes memory dashboard --port 8765");
+  command.action((opts: MemoryDashboardOptions) =>
+    runMemoryDashboard(opts, command.context.io)
+  );
+  return command;
+}

@@ -1,0 +1,264 @@
+/**
+ * `hermes memory mcp`: the active profile's memory as a stdio MCP server
+ * (the official `@modelcontextprotocol/sdk`), for agents such as Claude
+ * Code or Cursor. Tools: the built-in `memory` tool, the active provider's
+ * tools (Honcho's five), each with its own schema, and `memory_recall`,
+ * what the agent would be given for a message (the code of `hermes memory
+ * recall`). The provider runs in its sandbox as for every command; every
+ * tool result has the profile's secrets masked.
+ *
+ * @module
+ */
+
+import process from "node:process";
+import type {
+  CallToolRequest,
+  CallToolResult,
+  Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { CliIo } from "../cli_io.ts";
+import type { HermesCommand } from "../hermes_command.ts";
+import {
+  type AgentMemory,
+  callProviderTool,
+  openAgentMemory,
+} from "../agent_memory.ts";
+import { previewRecall } from "./memory_recall.ts";
+import { moduleVersion } from "../version.ts";
+import { profileSecretMasker } from "../surface_secrets.ts";
+import { getHermesHome } from "../../profile/hermes_home.ts";
+import { BuiltinMemoryProvider } from "../../builtin/builtin_provider.ts";
+import { MEMORY_TOOL_NAME } from "../../builtin/memory_tool.ts";
+import type { ToolSchema } from "../../core/memory_provider.ts";
+import { errorText } from "../../_util/error_text.ts";
+
+/** The name of the recall tool. */
+export const RECALL_TOOL_NAME = "memory_recall";
+
+const RECALL_TOOL: Tool = {
+  name: RECALL_TOOL_NAME,
+  description:
+    "Show what this user's memory gives an agent for a message: the memory blocks of " +
+    "the system prompt (built-in MEMORY.md / USER.md, as a new session loads them), the " +
+    "<memory-context> recalled for the message by the active provider, and the recall " +
+    "status line. Read-only. Call it at the start of a task with the user's request.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      query: {
+        type: "string",
+        description: "The user's message to recall memory for.",
+      },
+    },
+    required: ["query"],
+  },
+};
+
+/** Options of {@linkcode runMemoryMcp}. */
+interface MemoryMcpOptions {
+  /**
+   * The session id the provider is initialized with.
+   *
+   * @default {"mcp"}
+   */
+  session?: string;
+}
+
+function toMcpTool(schema: ToolSchema): Tool {
+  const parameters = schema.parameters as Record<string, unknown> | undefined;
+  return {
+    name: schema.name,
+    description: schema.description ?? "",
+    inputSchema: {
+      ...(parameters ?? {}),
+      type: "object",
+    } as Tool["inputSchema"],
+  };
+}
+
+function isError(text: string): boolean {
+  try {
+    const value = JSON.parse(text) as unknown;
+    if (value === null || typeof value !== "object") return false;
+    const record = value as Record<string, unknown>;
+    return record.success === false ||
+      (record.success === undefined && typeof record.error === "string");
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Serves the active profile's memory over MCP on stdin/stdout until the
+ * client closes stdin. Nothing but protocol messages goes to stdout;
+ * warnings go to stderr.
+ *
+ * @param options The session id.
+ * @param io Where warnings go (stderr only).
+ * @returns `0` once the client disconnects.
+ */
+export async function runMemoryMcp(
+  options: MemoryMcpOptions,
+  io: CliIo,
+): Promise<number> {
+  const sessionId = options.session || "mcp";
+  const home = getHermesHome();
+  // Warnings only: stdout carries the protocol.
+  const quiet: CliIo = { ...io, stdout: (text) => io.stderr(text) };
+  // The provider starts while the client initializes.
+  const opening: Promise<AgentMemory> = openAgentMemory(quiet, { sessionId });
+  opening.catch(() => {});
+  // The SDK's modules take a few hundred ms to evaluate: done while the
+  // provider's worker starts, not before.
+  const [
+    { Server },
+    { StdioServerTransport },
+    { CallToolRequestSchema, ListToolsRequestSchema },
+  ] = await Promise.all([
+    import("@modelcontextprotocol/sdk/server/index.js"),
+    import("@modelcontextprotocol/sdk/server/stdio.js"),
+    import("@modelcontextprotocol/sdk/types.js"),
+  ]);
+  const mask = await profileSecretMasker(home);
+  const version = await moduleVersion();
+
+  const server = new Server(
+    { name: "hermes-memory", version: version.version },
+    {
+      capabilities: { tools: {} },
+      instructions:
+        "Persistent memory of the user's Hermes profile. Call memory_recall with the user's " +
+        "request before answering; save durable facts with the memory tool.",
+    },
+  );
+
+  const builtin = (memory: AgentMemory): BuiltinMemoryProvider | null => {
+    const provider = memory.manager.getProvider("builtin");
+    return provider instanceof BuiltinMemoryProvider ? provider : null;
+  };
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const memory = await opening;
+    const tools: Tool[] = [];
+    const own = builtin(memory)?.memoryToolSchema();
+    if (own) tools.push(toMcpTool(own));
+    for (const schema of await memory.manager.getAllToolSchemas()) {
+      if (schema.name === MEMORY_TOOL_NAME) continue;
+      if (schema.name === RECALL_TOOL_NAME) continue;
+      tools.push(toMcpTool(schema));
+    }
+    tools.push(RECALL_TOOL);
+    return { tools };
+  });
+
+  server.setRequestHandler(
+    CallToolRequestSchema,
+    async (request: CallToolRequest): Promise<CallToolResult> => {
+      const { name } = request.params;
+      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+      const reply = (text: string, error: boolean): CallToolResult => ({
+        content: [{ type: "text", text: mask(text) }],
+        ...(error ? { isError: true } : {}),
+      });
+      let memory: AgentMemory;
+      try {
+        memory = await opening;
+      } catch (error) {
+        return reply(
+          JSON.stringify({
+            error: `memory could not be opened: ${errorText(error)}`,
+          }),
+          true,
+        );
+      }
+      const { manager } = memory;
+      try {
+        if (name === MEMORY_TOOL_NAME) {
+          const store = builtin(memory);
+          const text = store === null
+            ? JSON.stringify({
+              error: "Built-in memory is disabled in config.yaml.",
+            })
+            : await store.handleMemoryTool(args);
+          if (store !== null) {
+            await manager.notifyMemoryToolWrite(text, args).catch(() => {});
+          }
+          return reply(text, isError(text));
+        }
+        if (name === RECALL_TOOL_NAME) {
+          const query = args.query;
+          if (typeof query !== "string" || query.trim() === "") {
+            return reply(
+              JSON.stringify({ error: "query must be a non-empty string" }),
+              true,
+            );
+          }
+          // What a new session would load, including writes made since.
+          await builtin(memory)?.reloadSnapshot();
+          const preview = await previewRecall(memory, query, sessionId);
+          return reply(JSON.stringify(preview, null, 2), false);
+        }
+        if (!manager.hasTool(name)) {
+          return reply(
+            JSON.stringify({ error: `Unknown tool '${name}'` }),
+            true,
+          );
+        }
+        const text = await callProviderTool(memory, name, args);
+        return reply(text, isError(text));
+      } catch (error) {
+        return reply(JSON.stringify({ error: errorText(error) }), true);
+      }
+    },
+  );
+
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    server.onclose = () => resolve();
+  });
+  process.stdin.once("end", () => {
+    server.close().catch(() => {});
+  });
+  await server.connect(transport);
+  await closed;
+  try {
+    const memory = await opening;
+    await memory.manager.shutdownAll();
+  } catch {
+    // Already reported when a tool was called.
+  }
+  return 0;
+}
+
+/**
+ * Attaches `mcp` to the `memory` command.
+ *
+ * @param memory The `hermes memory` command.
+ * @returns The `mcp` command.
+ *
+ * @example Attaching the subcommand
+ * ```ts
+ * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
+ * import { registerMemoryMcp } from "./memory_mcp.ts";
+ * import assert from "node:assert/strict";
+ * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
+ * assert.equal(registerMemoryMcp(memory).name(), "mcp");
+ * ```
+ */
+export function registerMemoryMcp(memory: HermesCommand): HermesCommand {
+  const command = memory.command("mcp")
+    .summary("Serve this profile's memory to MCP clients (stdio)")
+    .description(
+      "Run a Model Context Protocol server on stdin/stdout for the active profile:\n" +
+        "the built-in 'memory' tool, the active provider's tools (Honcho's five) and\n" +
+        "'memory_recall'. Meant to be started by an MCP client (Claude Code, Cursor),\n" +
+        "not typed: see docs/mcp.md for the configuration to paste.",
+    )
+    .option("--session <id>", "Session id the provider uses", "mcp")
+    .example("hermes memory mcp")
+    .example("claude mcp add hermes-memory -- hermes memory mcp");
+  command.action((opts: MemoryMcpOptions) =>
+    runMemoryMcp(opts, command.context.io)
+  );
+  return command;
+}

@@ -45,6 +45,10 @@
  * @module
  */
 
+// The modules loaded by URL at run time, so `deno cache` of an agent
+// fetches them too (see the file).
+import "./_loaded_by_url.ts";
+
 // Contract
 export {
   type AgentContext,

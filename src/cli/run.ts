@@ -10,7 +10,7 @@
  */
 
 import { errorText } from "../_util/error_text.ts";
-import { CommanderError } from "commander";
+import { CommanderError } from "npm:commander@^14.0.3";
 import { type CliIo, denoCliIo } from "./cli_io.ts";
 import {
   type CliContext,

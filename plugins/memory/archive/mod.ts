@@ -48,7 +48,7 @@ import {
   type PreCompressOptions,
   type SessionSwitchOptions,
   type ToolSchema,
-} from "@hermes/memory/provider";
+} from "../../../src/provider/mod.ts";
 import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
 
@@ -79,7 +79,7 @@ export type {
   TurnAuthor,
   TurnStartOptions,
   UserNoticeCallback,
-} from "@hermes/memory/provider";
+} from "../../../src/provider/mod.ts";
 
 /** Options of the {@linkcode ArchiveMemoryProvider} constructor. */
 export interface ArchiveProviderOptions {

@@ -29,7 +29,7 @@
  * @module
  */
 
-import type { MemoryProvider } from "@hermes/memory/provider";
+import type { MemoryProvider } from "../../../src/provider/mod.ts";
 import { HonchoMemoryProvider, type QueryRewriter } from "./provider.ts";
 
 // The provider contract (the framework's `MemoryProvider` and the types its
@@ -59,7 +59,7 @@ export type {
   TurnAuthor,
   TurnStartOptions,
   UserNoticeCallback,
-} from "@hermes/memory/provider";
+} from "../../../src/provider/mod.ts";
 
 export {
   type HonchoLivenessSnapshot,

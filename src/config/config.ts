@@ -23,7 +23,12 @@
  */
 
 import { dirname, join } from "node:path";
-import type { Document, Node as YamlNode, Pair, YAMLMap } from "npm:yaml@^2.9.1";
+import type {
+  Document,
+  Node as YamlNode,
+  Pair,
+  YAMLMap,
+} from "npm:yaml@^2.9.1";
 import { loadYamlModule, type YamlModule } from "./yaml_module.ts";
 import { atomicWriteText } from "../io/atomic_write.ts";
 import { withTolerantProcessEnv } from "../core/env.ts";

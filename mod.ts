@@ -97,6 +97,13 @@ export {
   type SyncAllOptions,
 } from "./src/manager/memory_manager.ts";
 
+// The few-line start
+export {
+  type OpenedMemory,
+  openMemory,
+  type OpenMemoryOptions,
+} from "./src/agent/open_memory.ts";
+
 // Built-in store
 export {
   BuiltinMemoryProvider,
@@ -131,6 +138,7 @@ export {
   getHermesRoot,
   getProfileHome,
   getUserHome,
+  HermesHomeUnknownError,
   withHermesHome,
 } from "./src/profile/hermes_home.ts";
 export {

@@ -59,7 +59,7 @@ const CURATED_ENTRIES = [
   join("src", "cli", "mod.ts"),
   join("src", "provider", "mod.ts"),
 ];
-const MAX_MOD_SYMBOLS = 150;
+const MAX_MOD_SYMBOLS = 151;
 
 Deno.test("mod.ts, ./cli and ./provider have no export *", async () => {
   const offenders: string[] = [];
@@ -226,6 +226,7 @@ const LAYERS: Record<string, number> = {
   manager: 6,
   plugins: 6,
   provider: 6,
+  agent: 7,
   cli: 7,
   launcher: 8,
 };

@@ -71,7 +71,8 @@ export function srcUrl(file: string): string {
   return new URL(`src/${file}`, ROOT).href;
 }
 
-function denoDir(): string {
+/** The Deno cache children share with this process. */
+export function denoDir(): string {
   const explicit = Deno.env.get("DENO_DIR");
   if (explicit) return explicit;
   const cache = Deno.env.get("XDG_CACHE_HOME") ??

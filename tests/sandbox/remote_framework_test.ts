@@ -1,6 +1,7 @@
 // The framework imported from a remote URL, as from JSR: the checkout is
 // served over http://127.0.0.1 (tests/helpers/serve_checkout.ts) and a
-// user's project imports it from there. The README's library example then
+// user's project imports it from there, with no deno.json and no import
+// map (the published graph names its npm packages itself). The README's library example then
 // runs with memory.provider: honcho, and the bundled Honcho provider loads
 // for real: listed from the framework's embedded manifests, its worker
 // bootstrap and module fetched from the server under an import grant for
@@ -37,15 +38,11 @@ Deno.test("from a remote URL, the README's library example loads the bundled hon
     );
     const project = join(root, "project");
     await Deno.mkdir(project);
-    await Deno.writeTextFile(
-      join(project, "deno.json"),
-      JSON.stringify(await checkout.projectConfig(), null, 2),
-    );
     // The locked npm versions, so nothing but 127.0.0.1 is asked.
     await Deno.copyFile(join(REPO, "deno.lock"), join(project, "deno.lock"));
     await Deno.writeTextFile(
       join(project, "example.ts"),
-      await readmeLibraryExample(),
+      await readmeLibraryExample(`${checkout.url}/mod.ts`),
     );
     const { code, stdout, stderr } = await runDeno([
       "run",
@@ -57,7 +54,8 @@ Deno.test("from a remote URL, the README's library example loads the bundled hon
       `--allow-net=${new URL(honcho.url).host},api.honcho.dev`,
       "--allow-env",
       "--allow-sys",
-      `--config=${join(project, "deno.json")}`,
+      "--unstable-worker-options",
+      "--lock=deno.lock",
       "example.ts",
       "the kite is red",
       "noted, red kite",
@@ -105,10 +103,6 @@ Deno.test("from a remote URL, the CLI lists the bundled providers and runs honch
         hosts: { hermes: { baseUrl: "http://127.0.0.1:9" } },
       }),
     );
-    await Deno.writeTextFile(
-      join(root, "deno.json"),
-      JSON.stringify(await checkout.projectConfig()),
-    );
     await Deno.copyFile(join(REPO, "deno.lock"), join(root, "deno.lock"));
     const hermes = (args: string[]) =>
       runDeno([
@@ -116,7 +110,8 @@ Deno.test("from a remote URL, the CLI lists the bundled providers and runs honch
         "--quiet",
         "-A",
         "--no-prompt",
-        `--config=${join(root, "deno.json")}`,
+        "--unstable-worker-options",
+        "--lock=deno.lock",
         `${checkout.url}/src/cli/main.ts`,
         ...args,
       ], { cwd: root, env: { HOME: join(root, "user") } });

@@ -1,0 +1,177 @@
+// The module graph stands on its own: imported by an http URL, by a local
+// path or from JSR, with no deno.json and no import map in the user's
+// project, and with --cached-only after one `deno cache` of the user's
+// entry file (the sandbox's entry modules and the bundled providers
+// included). `deno install -g jsr:@hermes/memory/launcher` installs a
+// working `hermes` from the local JSR registry.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { startHonchoTestServer } from "../honcho_server.ts";
+import { REPO } from "../helpers/plugin_fixtures.ts";
+import { readmeLibraryExample } from "../helpers/readme_example.ts";
+import { serveCheckout, serveJsrRegistry } from "../helpers/serve_checkout.ts";
+import { type ChildResult, runDeno } from "../helpers/deno_child.ts";
+
+/** A scratch user with a Honcho home granted the test server. */
+async function honchoUser(
+  root: string,
+  url: string,
+): Promise<{ user: string; home: string }> {
+  const user = join(root, "user");
+  const home = join(user, ".hermes");
+  await Deno.mkdir(home, { recursive: true });
+  await Deno.writeTextFile(
+    join(home, "honcho.json"),
+    JSON.stringify({
+      apiKey: "hch-graph-7",
+      hosts: { hermes: { baseUrl: url, peerName: "alice" } },
+    }),
+  );
+  await Deno.writeTextFile(
+    join(home, "config.yaml"),
+    `memory:\n  provider: honcho\n  permissions:\n    honcho:\n      net: [${
+      new URL(url).host
+    }]\n`,
+  );
+  return { user, home };
+}
+
+/** `deno cache` of the entry, then `deno run --cached-only` of it. */
+async function cacheThenRun(
+  project: string,
+  specifier: string,
+  env: Record<string, string>,
+  extra: string[],
+): Promise<{ cache: ChildResult; run: ChildResult }> {
+  await Deno.mkdir(project, { recursive: true });
+  await Deno.writeTextFile(
+    join(project, "main.ts"),
+    await readmeLibraryExample(specifier),
+  );
+  // The locked npm versions (a copy: a run may add to it).
+  await Deno.copyFile(join(REPO, "deno.lock"), join(project, "deno.lock"));
+  const common = ["--no-config", "--lock=deno.lock", ...extra];
+  const cache = await runDeno(["cache", ...common, "main.ts"], {
+    cwd: project,
+    env,
+  });
+  const run = await runDeno([
+    "run",
+    "--cached-only",
+    "--no-prompt",
+    "--unstable-worker-options",
+    "--allow-env",
+    "--allow-read",
+    "--allow-write",
+    "--allow-net",
+    ...common,
+    "main.ts",
+    "the kite is red",
+    "noted, red kite",
+  ], { cwd: project, env });
+  return { cache, run };
+}
+
+for (const via of ["http URL", "local path"] as const) {
+  Deno.test(`by ${via}, no import map: deno cache once, then --cached-only runs the example with honcho in its sandbox`, async () => {
+    await using checkout = serveCheckout();
+    await using honcho = await startHonchoTestServer({ apiKey: "hch-graph-7" });
+    const root = await Deno.realPath(
+      await Deno.makeTempDir({ prefix: "hermes-graph-" }),
+    );
+    try {
+      const { user } = await honchoUser(root, honcho.url);
+      const specifier = via === "http URL"
+        ? `${checkout.url}/mod.ts`
+        : pathToFileURL(join(REPO, "mod.ts")).href;
+      const extra = via === "http URL"
+        ? [`--allow-import=${checkout.host}`]
+        : [];
+      const { cache, run } = await cacheThenRun(
+        join(root, "agent"),
+        specifier,
+        { HOME: user },
+        extra,
+      );
+      assert.equal(cache.code, 0, cache.stderr);
+      assert.equal(run.code, 0, run.stderr);
+      const result = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
+      assert.equal(result.provider, "honcho", run.stderr);
+      assert.equal(result.drain.notDurable, 0);
+      const contents = honcho.state.messages.map((m) => m.content);
+      assert.equal(contents.filter((c) => c === "the kite is red").length, 1);
+      if (via === "http URL") {
+        // Everything the sandbox loads was fetched by `deno cache`.
+        for (
+          const path of [
+            "/src/provider/worker_bootstrap.ts",
+            "/plugins/memory/honcho/mod.ts",
+          ]
+        ) {
+          assert.equal(checkout.requests.get(path), 1, path);
+        }
+      }
+      honcho.assertNoViolations();
+    } finally {
+      await Deno.remove(root, { recursive: true });
+    }
+  });
+}
+
+Deno.test("deno install -g jsr:@hermes/memory/launcher from a JSR registry installs a hermes that runs", async () => {
+  await using registry = await serveJsrRegistry();
+  const root = await Deno.realPath(
+    await Deno.makeTempDir({ prefix: "hermes-jsr-install-" }),
+  );
+  try {
+    const user = join(root, "user");
+    const home = join(user, ".hermes");
+    await Deno.mkdir(home, { recursive: true });
+    await Deno.writeTextFile(join(home, "config.yaml"), "memory: {}\n");
+    const installRoot = join(root, "install");
+    const env = {
+      HOME: user,
+      JSR_URL: registry.jsrUrl,
+      DENO_INSTALL_ROOT: installRoot,
+    };
+    // The README's line "3. From JSR".
+    const install = await runDeno([
+      "install",
+      "-g",
+      "-f",
+      "--name",
+      "hermes",
+      "--no-prompt",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-run",
+      "jsr:@hermes/memory/launcher",
+    ], { cwd: root, env });
+    assert.equal(install.code, 0, install.stderr);
+    const shim = join(installRoot, "bin", "hermes");
+    const output = await new Deno.Command(shim, {
+      args: ["memory", "status", "--json"],
+      cwd: root,
+      env: { ...env, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stderr = new TextDecoder().decode(output.stderr);
+    assert.equal(output.code, 0, stderr);
+    const report = JSON.parse(new TextDecoder().decode(output.stdout));
+    assert.equal(report.hermesHome, home);
+    assert.deepEqual(
+      report.plugins.map((p: { name: string }) => p.name),
+      ["archive", "honcho"],
+    );
+    assert.ok(
+      registry.requests.has(`${registry.packagePath}src/launcher/main.ts`),
+    );
+    assert.ok(registry.requests.has(`${registry.packagePath}src/cli/main.ts`));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

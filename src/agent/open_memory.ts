@@ -20,7 +20,11 @@ import {
   withHermesHome,
 } from "../profile/hermes_home.ts";
 
-/** Options of {@linkcode openMemory}. */
+/**
+ * Options of {@linkcode openMemory}.
+ *
+ * @category Manager
+ */
 export interface OpenMemoryOptions {
   /** The session's id: pass the same id to the per-turn calls. */
   sessionId: string;
@@ -57,6 +61,8 @@ export interface OpenMemoryOptions {
  * An opened memory session: what {@linkcode openMemory} returns. The
  * per-turn calls are those of {@linkcode MemoryManager}, on `manager`;
  * `await using` (or `close()`) ends the session.
+ *
+ * @category Manager
  */
 export interface OpenedMemory extends AsyncDisposable {
   /** The initialized manager: the per-turn calls. */
@@ -119,6 +125,8 @@ export interface OpenedMemory extends AsyncDisposable {
  * await using next = await openMemory({ sessionId: "s2", hermesHome });
  * assert.match(await next.manager.buildSystemPrompt(), /Prefers metric units/);
  * ```
+ *
+ * @category Manager
  */
 export async function openMemory(
   options: OpenMemoryOptions,

@@ -67,6 +67,8 @@ interface ConfigErrorOptions {
 /**
  * A `config.yaml` that cannot be used: it does not parse, or its top level
  * is not a mapping. Carries the file and, when known, the line and column.
+ *
+ * @category Errors callers catch
  */
 export class ConfigError extends Error {
   /** The config file. */
@@ -91,7 +93,11 @@ export class ConfigError extends Error {
   }
 }
 
-/** Options of {@linkcode loadConfig}. */
+/**
+ * Options of {@linkcode loadConfig}.
+ *
+ * @category Config
+ */
 export interface LoadConfigOptions {
   /**
    * The profile home whose `config.yaml` is read.
@@ -101,7 +107,11 @@ export interface LoadConfigOptions {
   hermesHome?: string;
 }
 
-/** Options of {@linkcode saveConfig}. */
+/**
+ * Options of {@linkcode saveConfig}.
+ *
+ * @category Config
+ */
 export interface SaveConfigOptions {
   /**
    * Merge `config` onto the file on disk, keeping keys and sections it does
@@ -131,6 +141,8 @@ export interface SaveConfigOptions {
  * import assert from "node:assert/strict";
  * assert.equal(getConfigPath("/srv/hermes"), "/srv/hermes/config.yaml");
  * ```
+ *
+ * @category Config
  */
 export function getConfigPath(hermesHome?: string): string {
   return join(hermesHome ?? getHermesHome(), "config.yaml");
@@ -155,6 +167,8 @@ export function getConfigPath(hermesHome?: string): string {
  * assert.equal(getConfigValue(config, "memory.provider"), "honcho");
  * await Deno.remove(home, { recursive: true });
  * ```
+ *
+ * @category Config
  */
 export async function loadConfig(
   options: LoadConfigOptions = {},
@@ -196,6 +210,8 @@ export async function loadConfig(
  * });
  * await Deno.remove(home, { recursive: true });
  * ```
+ *
+ * @category Config
  */
 export async function saveConfig(
   config: HermesConfig,
@@ -236,6 +252,8 @@ export async function saveConfig(
  * assert.equal(getConfigValue(config, "memory.provider"), "honcho");
  * assert.equal(getConfigValue(config, "memory.provider.x"), undefined);
  * ```
+ *
+ * @category Config
  */
 export function getConfigValue(
   config: HermesConfig,

@@ -44,6 +44,8 @@ const checkedActiveProfileRoots = new Set<string>();
  *   assert.equal(getHermesHome(), "/srv/hermes/alice");
  * });
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function withHermesHome<T>(home: string, fn: () => T): T {
   return homeOverride.run(resolve(home), fn);
@@ -104,6 +106,8 @@ export function homeEnvVariables(): string[] {
  *   else throw error;
  * }
  * ```
+ *
+ * @category Errors callers catch
  */
 export class HermesHomeUnknownError extends Error {
   /** The variable that could not be read; `undefined` when none was set. */
@@ -152,6 +156,8 @@ function readHomeVariable(name: string): string | undefined {
  * import { getUserHome } from "@hermes/memory";
  * const home = getUserHome();
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function getUserHome(): string | undefined {
   const [first, second] = Deno.build.os === "windows"
@@ -175,6 +181,8 @@ export function getUserHome(): string | undefined {
  * import { getDefaultHermesRoot } from "@hermes/memory";
  * const root = getDefaultHermesRoot();
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function getDefaultHermesRoot(): string {
   const suffix = readProcessEnv("HERMES_DATA_DIR_SUFFIX") ?? "";
@@ -210,6 +218,8 @@ function requireUserHome(): string {
  * // HERMES_HOME=/opt/data/profiles/work → /opt/data
  * const root = getHermesRoot();
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function getHermesRoot(): string {
   const fromEnv = readHomeVariable("HERMES_HOME");
@@ -255,6 +265,8 @@ export function getProcessHermesHome(): string {
  * import { getHermesHome } from "@hermes/memory";
  * const memories = `${getHermesHome()}/memories`;
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function getHermesHome(): string {
   return homeOverride.getStore() ?? getProcessHermesHome();
@@ -273,6 +285,8 @@ export function getHermesHome(): string {
  * import { getProfileHome } from "@hermes/memory";
  * const coder = getProfileHome("coder");
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function getProfileHome(profile: string): string {
   const name = profile.trim();

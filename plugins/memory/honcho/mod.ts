@@ -1,6 +1,10 @@
 /**
  * `honcho`: the bundled Honcho memory provider.
  *
+ * Who imports it: the framework's loader (by URL, in the provider's
+ * sandbox) when `memory.provider` is `honcho`; an agent or a test only to
+ * build the provider, its config, client or outbox itself, in-process.
+ *
  * Before each turn it injects what Honcho knows about the user (a base
  * layer of summary, representation and cards refreshed every
  * `contextCadence` turns, plus a dialectic answer every `dialecticCadence`

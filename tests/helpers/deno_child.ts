@@ -71,8 +71,7 @@ export function srcUrl(file: string): string {
   return new URL(`src/${file}`, ROOT).href;
 }
 
-/** The Deno cache children share with this process. */
-export function denoDir(): string {
+function denoDir(): string {
   const explicit = Deno.env.get("DENO_DIR");
   if (explicit) return explicit;
   const cache = Deno.env.get("XDG_CACHE_HOME") ??

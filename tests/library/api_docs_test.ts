@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { REPO } from "../helpers/plugin_fixtures.ts";
 import { runDeno } from "../helpers/deno_child.ts";
+import { publishedFiles } from "../helpers/serve_checkout.ts";
 
 /** The groups of "Public API" in README.md, as mod.ts's comments name them. */
 const README_GROUPS = [
@@ -101,12 +102,5 @@ Deno.test("the package ships an MIT LICENSE, as deno.json says, and publishes it
     license,
     /^MIT License\n\nCopyright \(c\) 2026 the hermes-memory authors\n/,
   );
-  const run = await runDeno([
-    "publish",
-    "--dry-run",
-    "--allow-dirty",
-    "--no-check",
-    "--allow-slow-types",
-  ], { cwd: REPO });
-  assert.match(run.stderr, /\/LICENSE \(/);
+  assert.ok((await publishedFiles()).includes("LICENSE"));
 });

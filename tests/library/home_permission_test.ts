@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { REPO } from "../helpers/plugin_fixtures.ts";
-import { denoDir, runDeno } from "../helpers/deno_child.ts";
+import { type CommandResult, runCommand } from "../helpers/run_command.ts";
 
 const FLAG = "--allow-env=HOME,HERMES_HOME";
 const MOD = pathToFileURL(join(REPO, "mod.ts")).href;
@@ -50,18 +50,27 @@ async function scratch(): Promise<Scratch> {
 }
 
 /** Runs deno in `s.cwd` with only HOME, TMPDIR, PATH and DENO_DIR set. */
-function run(s: Scratch, args: string[], env: Record<string, string> = {}) {
-  return runDeno(args, {
+function run(s: Scratch, args: string[]): Promise<CommandResult> {
+  return runCommand(Deno.execPath(), args, {
     cwd: s.cwd,
-    clearEnv: true,
-    env: {
-      HOME: s.user,
-      TMPDIR: s.tmp,
-      PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
-      DENO_DIR: denoDir(),
-      ...env,
-    },
+    env: { HOME: s.user, TMPDIR: s.tmp },
   });
+}
+
+/** Runs `agent.ts` (no config, the locked npm packages) with `flags`. */
+function runAgent(s: Scratch, flags: string[]): Promise<CommandResult> {
+  return run(s, [
+    "run",
+    "--cached-only",
+    "--no-prompt",
+    "--no-config",
+    `--lock=${join(REPO, "deno.lock")}`,
+    "--frozen",
+    "--allow-read",
+    "--allow-write",
+    ...flags,
+    "agent.ts",
+  ]);
 }
 
 const AGENTS: Record<string, string> = {
@@ -90,21 +99,11 @@ for (const [name, source] of Object.entries(AGENTS)) {
     await using s = await scratch();
     await Deno.writeTextFile(join(s.cwd, "agent.ts"), source);
     const before = s.contents();
-    const result = await run(s, [
-      "run",
-      "--cached-only",
-      "--no-prompt",
-      "--no-config",
-      `--lock=${join(REPO, "deno.lock")}`,
-      "--frozen",
-      "--allow-read",
-      "--allow-write",
-      "agent.ts",
-    ]);
-    assert.notEqual(result.code, 0, result.stderr);
-    assert.match(result.stderr, /HermesHomeUnknownError/);
-    assert.equal(result.stderr.split(FLAG).length - 1, 1, result.stderr);
-    assert.match(result.stderr, /environment variable HERMES_HOME/);
+    const result = await runAgent(s, []);
+    assert.notEqual(result.code, 0, result.err);
+    assert.match(result.err, /HermesHomeUnknownError/);
+    assert.equal(result.err.split(FLAG).length - 1, 1, result.err);
+    assert.match(result.err, /environment variable HERMES_HOME/);
     assert.deepEqual(s.contents(), before);
   });
 }
@@ -113,21 +112,10 @@ Deno.test(`library: HERMES_HOME readable and unset, HOME denied: the error names
   await using s = await scratch();
   await Deno.writeTextFile(join(s.cwd, "agent.ts"), AGENTS["openMemory()"]!);
   const before = s.contents();
-  const result = await run(s, [
-    "run",
-    "--cached-only",
-    "--no-prompt",
-    "--no-config",
-    `--lock=${join(REPO, "deno.lock")}`,
-    "--frozen",
-    "--allow-read",
-    "--allow-write",
-    "--allow-env=HERMES_HOME",
-    "agent.ts",
-  ]);
+  const result = await runAgent(s, ["--allow-env=HERMES_HOME"]);
   assert.notEqual(result.code, 0);
   assert.match(
-    result.stderr,
+    result.err,
     /may not read the environment variable HOME: run deno with --allow-env=HOME,HERMES_HOME/,
   );
   assert.deepEqual(s.contents(), before);
@@ -136,20 +124,9 @@ Deno.test(`library: HERMES_HOME readable and unset, HOME denied: the error names
 Deno.test(`library: with ${FLAG} the same agent works (the home is $HOME/.hermes)`, async () => {
   await using s = await scratch();
   await Deno.writeTextFile(join(s.cwd, "agent.ts"), AGENTS["openMemory()"]!);
-  const result = await run(s, [
-    "run",
-    "--cached-only",
-    "--no-prompt",
-    "--no-config",
-    `--lock=${join(REPO, "deno.lock")}`,
-    "--frozen",
-    "--allow-read",
-    "--allow-write",
-    `${FLAG}`,
-    "agent.ts",
-  ]);
-  assert.equal(result.code, 0, result.stderr);
-  assert.equal(result.stderr, "");
+  const result = await runAgent(s, [`${FLAG}`]);
+  assert.equal(result.code, 0, result.err);
+  assert.equal(result.err, "");
   assert.equal(
     (await Deno.readTextFile(join(s.user, ".hermes", "memories", "USER.md")))
       .trim(),
@@ -181,13 +158,13 @@ for (
       "memory",
       "status",
     ]);
-    assert.equal(result.code, 1, result.stderr);
-    const lines = result.stderr.trim().split("\n");
-    assert.equal(lines.length, 1, result.stderr);
+    assert.equal(result.code, 1, result.err);
+    const lines = result.err.trim().split("\n");
+    assert.equal(lines.length, 1, result.err);
     assert.match(lines[0]!, /Cannot tell where the Hermes home is/);
     assert.ok(lines[0]!.includes(FLAG), lines[0]);
-    assert.doesNotMatch(result.stderr, /absolute path|manifest|--help/);
-    assert.equal(result.stdout, "");
+    assert.doesNotMatch(result.err, /absolute path|manifest|--help/);
+    assert.equal(result.out, "");
     assert.deepEqual(s.contents(), before);
   });
 }

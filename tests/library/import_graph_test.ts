@@ -12,30 +12,8 @@ import { REPO } from "../helpers/plugin_fixtures.ts";
 import { readmeLibraryExample } from "../helpers/readme_example.ts";
 import { serveCheckout, serveJsrRegistry } from "../helpers/serve_checkout.ts";
 import { type ChildResult, runDeno } from "../helpers/deno_child.ts";
-
-/** A scratch user with a Honcho home granted the test server. */
-async function honchoUser(
-  root: string,
-  url: string,
-): Promise<{ user: string; home: string }> {
-  const user = join(root, "user");
-  const home = join(user, ".hermes");
-  await Deno.mkdir(home, { recursive: true });
-  await Deno.writeTextFile(
-    join(home, "honcho.json"),
-    JSON.stringify({
-      apiKey: "hch-graph-7",
-      hosts: { hermes: { baseUrl: url, peerName: "alice" } },
-    }),
-  );
-  await Deno.writeTextFile(
-    join(home, "config.yaml"),
-    `memory:\n  provider: honcho\n  permissions:\n    honcho:\n      net: [${
-      new URL(url).host
-    }]\n`,
-  );
-  return { user, home };
-}
+import { honchoUser } from "../helpers/honcho_user.ts";
+import { runCommand } from "../helpers/run_command.ts";
 
 /** `deno cache` of the entry, then `deno run --cached-only` of it. */
 async function cacheThenRun(
@@ -77,45 +55,36 @@ for (const via of ["http URL", "local path"] as const) {
   Deno.test(`by ${via}, no import map: deno cache once, then --cached-only runs the example with honcho in its sandbox`, async () => {
     await using checkout = serveCheckout();
     await using honcho = await startHonchoTestServer({ apiKey: "hch-graph-7" });
-    const root = await Deno.realPath(
-      await Deno.makeTempDir({ prefix: "hermes-graph-" }),
+    await using user = await honchoUser(honcho.url, "hch-graph-7");
+    const specifier = via === "http URL"
+      ? `${checkout.url}/mod.ts`
+      : pathToFileURL(join(REPO, "mod.ts")).href;
+    const extra = via === "http URL" ? [`--allow-import=${checkout.host}`] : [];
+    const { cache, run } = await cacheThenRun(
+      join(user.userHome, "agent"),
+      specifier,
+      { HOME: user.userHome },
+      extra,
     );
-    try {
-      const { user } = await honchoUser(root, honcho.url);
-      const specifier = via === "http URL"
-        ? `${checkout.url}/mod.ts`
-        : pathToFileURL(join(REPO, "mod.ts")).href;
-      const extra = via === "http URL"
-        ? [`--allow-import=${checkout.host}`]
-        : [];
-      const { cache, run } = await cacheThenRun(
-        join(root, "agent"),
-        specifier,
-        { HOME: user },
-        extra,
-      );
-      assert.equal(cache.code, 0, cache.stderr);
-      assert.equal(run.code, 0, run.stderr);
-      const result = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
-      assert.equal(result.provider, "honcho", run.stderr);
-      assert.equal(result.drain.notDurable, 0);
-      const contents = honcho.state.messages.map((m) => m.content);
-      assert.equal(contents.filter((c) => c === "the kite is red").length, 1);
-      if (via === "http URL") {
-        // Everything the sandbox loads was fetched by `deno cache`.
-        for (
-          const path of [
-            "/src/provider/worker_bootstrap.ts",
-            "/plugins/memory/honcho/mod.ts",
-          ]
-        ) {
-          assert.equal(checkout.requests.get(path), 1, path);
-        }
+    assert.equal(cache.code, 0, cache.stderr);
+    assert.equal(run.code, 0, run.stderr);
+    const result = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
+    assert.equal(result.provider, "honcho", run.stderr);
+    assert.equal(result.drain.notDurable, 0);
+    const contents = honcho.state.messages.map((m) => m.content);
+    assert.equal(contents.filter((c) => c === "the kite is red").length, 1);
+    if (via === "http URL") {
+      // Everything the sandbox loads was fetched by `deno cache`.
+      for (
+        const path of [
+          "/src/provider/worker_bootstrap.ts",
+          "/plugins/memory/honcho/mod.ts",
+        ]
+      ) {
+        assert.equal(checkout.requests.get(path), 1, path);
       }
-      honcho.assertNoViolations();
-    } finally {
-      await Deno.remove(root, { recursive: true });
     }
+    honcho.assertNoViolations();
   });
 }
 
@@ -150,18 +119,13 @@ Deno.test("deno install -g jsr:@hermes/memory/launcher from a JSR registry insta
       "jsr:@hermes/memory/launcher",
     ], { cwd: root, env });
     assert.equal(install.code, 0, install.stderr);
-    const shim = join(installRoot, "bin", "hermes");
-    const output = await new Deno.Command(shim, {
-      args: ["memory", "status", "--json"],
-      cwd: root,
-      env: { ...env, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const stderr = new TextDecoder().decode(output.stderr);
-    assert.equal(output.code, 0, stderr);
-    const report = JSON.parse(new TextDecoder().decode(output.stdout));
+    const status = await runCommand(
+      join(installRoot, "bin", "hermes"),
+      ["memory", "status", "--json"],
+      { cwd: root, env },
+    );
+    assert.equal(status.code, 0, status.err);
+    const report = JSON.parse(status.out);
     assert.equal(report.hermesHome, home);
     assert.deepEqual(
       report.plugins.map((p: { name: string }) => p.name),

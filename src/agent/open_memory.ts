@@ -17,6 +17,7 @@ import { loadMemoryProvider } from "../plugins/provider_loader.ts";
 import {
   getHermesHome,
   getProfileHome,
+  missingProfile,
   withHermesHome,
 } from "../profile/hermes_home.ts";
 
@@ -30,7 +31,8 @@ export interface OpenMemoryOptions {
   sessionId: string;
   /**
    * The profile to open: `default` (the root, `~/.hermes`) or the name of
-   * one under `<root>/profiles/`. Ignored when `hermesHome` is given.
+   * one under `<root>/profiles/`, which must exist (`hermes --profile NAME
+   * memory setup` creates one). Ignored when `hermesHome` is given.
    *
    * @default {the process's profile: `HERMES_HOME`, else `~/.hermes`}
    */
@@ -106,6 +108,8 @@ export interface OpenedMemory extends AsyncDisposable {
  * @param options The session id; the profile, provider and session facts.
  * @returns The opened session.
  * @throws {HermesHomeUnknownError} When the profile's home cannot be told.
+ * @throws {RangeError} When `profile` is not a plain profile name.
+ * @throws {Error} When the named `profile` does not exist.
  * @throws {ConfigError} When the profile's `config.yaml` does not parse.
  *
  * @example Two sessions of one agent remember what the user said
@@ -137,6 +141,13 @@ export async function openMemory(
         ? getProfileHome(options.profile)
         : getHermesHome()),
   );
+  if (options.hermesHome === undefined && options.profile !== undefined) {
+    // A typo never silently creates a profile.
+    const missing = await missingProfile(options.profile, hermesHome);
+    if (missing !== undefined) {
+      throw new Error(`Cannot open memory: ${missing.problem}: ${missing.fix}`);
+    }
+  }
   const sessionId = options.sessionId;
   return await withHermesHome(hermesHome, async () => {
     const config = await loadConfig({ hermesHome });

@@ -299,6 +299,48 @@ export function getProfileHome(profile: string): string {
   return join(getDefaultHermesRoot(), "profiles", name);
 }
 
+/** Why a `--profile NAME` (or `openMemory({ profile })`) cannot be used. */
+export interface MissingProfile {
+  /** What is wrong: the profile's directory does not exist. */
+  problem: string;
+  /** How to fix it. */
+  fix: string;
+}
+
+/**
+ * Tells whether a named profile exists, so that a typo never silently uses
+ * (or creates) `<root>/profiles/<typo>`. The default profile (the root
+ * itself) always counts as existing.
+ *
+ * @param profile The profile's name.
+ * @param home The home it resolves to ({@linkcode getProfileHome}).
+ * @returns The problem and its fix, or `undefined` when it exists (or
+ * cannot be checked).
+ *
+ * @example A profile that does not exist
+ * ```ts no-assert
+ * import { getProfileHome, missingProfile } from "./hermes_home.ts";
+ * const missing = await missingProfile("nosuch", getProfileHome("nosuch"));
+ * ```
+ */
+export async function missingProfile(
+  profile: string,
+  home: string,
+): Promise<MissingProfile | undefined> {
+  if (resolve(home) === resolve(getDefaultHermesRoot())) return undefined;
+  try {
+    if ((await Deno.stat(home)).isDirectory) return undefined;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) return undefined;
+  }
+  const name = profile.trim();
+  return {
+    problem: `profile '${name}' does not exist: there is no directory ${home}`,
+    fix:
+      `create it with 'hermes --profile ${name} memory setup', or check the name`,
+  };
+}
+
 function warnIfActiveProfileIgnored(root: string): void {
   if (warnedActiveProfile || checkedActiveProfileRoots.has(root)) return;
   checkedActiveProfileRoots.add(root);

@@ -8,6 +8,7 @@
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { REPO } from "./plugin_fixtures.ts";
+import { type CommandResult, runCommand } from "./run_command.ts";
 
 /** The specifier the README's example imports the framework by. */
 export const README_SPECIFIER = "jsr:@hermes/memory@^0.1";
@@ -84,4 +85,54 @@ console.log(JSON.stringify({
   drain: manager.shutdownDrainState,
 }));
 `;
+}
+
+/** Options of {@linkcode runReadmeCommands}. */
+export interface RunReadmeCommandsOptions {
+  /** Variables for the shell (added to a clean environment). */
+  env?: Record<string, string>;
+  /** Flags inserted before `main.ts` in every line (a test's own setting). */
+  flags?: string[];
+  /** Arguments after `main.ts` on the `deno run` line. */
+  args?: string[];
+}
+
+/**
+ * Runs the README's shell lines in `project` (which holds `main.ts`), each
+ * in `sh -c` as typed, optionally with flags inserted before `main.ts` and
+ * arguments after it. Every line must succeed.
+ *
+ * @param project The project directory.
+ * @param options Environment, inserted flags, arguments.
+ * @returns The last line's (the `deno run`'s) result.
+ */
+export async function runReadmeCommands(
+  project: string,
+  options: RunReadmeCommandsOptions = {},
+): Promise<CommandResult & { line: string }> {
+  const { commands } = await readmeLibraryExampleText();
+  const last = commands.at(-1) ?? "";
+  if (commands.length < 2 || !/^deno run .* main\.ts$/.test(last)) {
+    throw new Error(
+      `README's run lines changed shape:\n${commands.join("\n")}`,
+    );
+  }
+  const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+  const flags = (options.flags ?? []).map(quote).join(" ");
+  let result: CommandResult | undefined;
+  let line = "";
+  for (const command of commands) {
+    const args = command === last ? (options.args ?? []).map(quote) : [];
+    line = command.replace(
+      / main\.ts$/,
+      [flags, "main.ts", ...args].filter((w) => w !== "").map((w) => ` ${w}`)
+        .join(""),
+    );
+    result = await runCommand("sh", ["-c", line], {
+      cwd: project,
+      env: options.env,
+    });
+    if (result.code !== 0) return { ...result, line };
+  }
+  return { ...result!, line };
 }

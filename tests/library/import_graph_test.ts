@@ -3,25 +3,33 @@
 // project, and with --cached-only after one `deno cache` of the user's
 // entry file (the sandbox's entry modules and the bundled providers
 // included). `deno install -g jsr:@hermes/memory/launcher` installs a
-// working `hermes` from the local JSR registry.
+// working `hermes` from the local JSR registry. The URL and path cases run
+// the README's own `deno cache` / `deno run` lines (its flags are the one
+// place they are written), with the source's flags inserted.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import { REPO } from "../helpers/plugin_fixtures.ts";
-import { readmeLibraryExample } from "../helpers/readme_example.ts";
+import {
+  readmeLibraryExample,
+  runReadmeCommands,
+} from "../helpers/readme_example.ts";
 import { serveCheckout, serveJsrRegistry } from "../helpers/serve_checkout.ts";
-import { type ChildResult, runDeno } from "../helpers/deno_child.ts";
+import { runDeno } from "../helpers/deno_child.ts";
 import { honchoUser } from "../helpers/honcho_user.ts";
-import { runCommand } from "../helpers/run_command.ts";
+import { type CommandResult, runCommand } from "../helpers/run_command.ts";
 
-/** `deno cache` of the entry, then `deno run --cached-only` of it. */
+/**
+ * The README's `deno cache` and `deno run --cached-only` lines, with the
+ * example importing `specifier`, the locked npm versions and `flags`.
+ */
 async function cacheThenRun(
   project: string,
   specifier: string,
-  env: Record<string, string>,
-  extra: string[],
-): Promise<{ cache: ChildResult; run: ChildResult }> {
+  home: string,
+  flags: string[],
+): Promise<CommandResult & { line: string }> {
   await Deno.mkdir(project, { recursive: true });
   await Deno.writeTextFile(
     join(project, "main.ts"),
@@ -29,26 +37,11 @@ async function cacheThenRun(
   );
   // The locked npm versions (a copy: a run may add to it).
   await Deno.copyFile(join(REPO, "deno.lock"), join(project, "deno.lock"));
-  const common = ["--no-config", "--lock=deno.lock", ...extra];
-  const cache = await runDeno(["cache", ...common, "main.ts"], {
-    cwd: project,
-    env,
+  return await runReadmeCommands(project, {
+    env: { HOME: home },
+    flags: ["--no-config", "--lock=deno.lock", ...flags],
+    args: ["the kite is red", "noted, red kite"],
   });
-  const run = await runDeno([
-    "run",
-    "--cached-only",
-    "--no-prompt",
-    "--unstable-worker-options",
-    "--allow-env",
-    "--allow-read",
-    "--allow-write",
-    "--allow-net",
-    ...common,
-    "main.ts",
-    "the kite is red",
-    "noted, red kite",
-  ], { cwd: project, env });
-  return { cache, run };
 }
 
 for (const via of ["http URL", "local path"] as const) {
@@ -60,16 +53,15 @@ for (const via of ["http URL", "local path"] as const) {
       ? `${checkout.url}/mod.ts`
       : pathToFileURL(join(REPO, "mod.ts")).href;
     const extra = via === "http URL" ? [`--allow-import=${checkout.host}`] : [];
-    const { cache, run } = await cacheThenRun(
+    const run = await cacheThenRun(
       join(user.userHome, "agent"),
       specifier,
-      { HOME: user.userHome },
+      user.userHome,
       extra,
     );
-    assert.equal(cache.code, 0, cache.stderr);
-    assert.equal(run.code, 0, run.stderr);
-    const result = JSON.parse(run.stdout.trim().split("\n").at(-1)!);
-    assert.equal(result.provider, "honcho", run.stderr);
+    assert.equal(run.code, 0, `${run.line}\n${run.err}`);
+    const result = JSON.parse(run.out.trim().split("\n").at(-1)!);
+    assert.equal(result.provider, "honcho", run.err);
     assert.equal(result.drain.notDurable, 0);
     const contents = honcho.state.messages.map((m) => m.content);
     assert.equal(contents.filter((c) => c === "the kite is red").length, 1);

@@ -9,12 +9,15 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { startHonchoTestServer } from "../honcho_server.ts";
-import { readmeLibraryExampleText } from "../helpers/readme_example.ts";
+import {
+  readmeLibraryExampleText,
+  runReadmeCommands,
+} from "../helpers/readme_example.ts";
 import {
   type JsrRegistry,
   serveJsrRegistry,
 } from "../helpers/serve_checkout.ts";
-import { type CommandResult, runCommand } from "../helpers/run_command.ts";
+import type { CommandResult } from "../helpers/run_command.ts";
 import { honchoUser } from "../helpers/honcho_user.ts";
 
 // Today's worker sandbox cannot confirm --unstable-worker-options without
@@ -26,25 +29,21 @@ const UNCONFIRMABLE_TODAY =
 
 /**
  * Saves the example as main.ts in a fresh project directory and runs the
- * README's lines; returns the last line's result.
+ * README's lines, verbatim; returns the last line's result.
  */
 async function runReadmeExample(
   registry: JsrRegistry,
   project: string,
   env: Record<string, string>,
 ): Promise<CommandResult> {
-  const { code, commands } = await readmeLibraryExampleText();
+  const { code } = await readmeLibraryExampleText();
   await Deno.mkdir(project, { recursive: true });
   await Deno.writeTextFile(join(project, "main.ts"), code);
-  const all = { JSR_URL: registry.jsrUrl, ...env };
-  let last: CommandResult | undefined;
-  for (const line of commands) {
-    last = await runCommand("sh", ["-c", line], { cwd: project, env: all });
-    assert.equal(last.code, 0, `${line}\n${last.err}`);
-  }
-  assert.ok(last !== undefined && commands.length >= 2, commands.join("\n"));
-  assert.match(commands.at(-1)!, /^deno run .*main\.ts$/);
-  return last;
+  const run = await runReadmeCommands(project, {
+    env: { JSR_URL: registry.jsrUrl, ...env },
+  });
+  assert.equal(run.code, 0, `${run.line}\n${run.err}`);
+  return run;
 }
 
 function warnings(stderr: string): string[] {

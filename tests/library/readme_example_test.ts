@@ -17,7 +17,7 @@ import {
   type JsrRegistry,
   serveJsrRegistry,
 } from "../helpers/serve_checkout.ts";
-import type { CommandResult } from "../helpers/run_command.ts";
+import { type CommandResult, runCommand } from "../helpers/run_command.ts";
 import { honchoUser } from "../helpers/honcho_user.ts";
 
 // Today's worker sandbox cannot confirm --unstable-worker-options without
@@ -79,6 +79,13 @@ Deno.test("README library example, verbatim, from jsr: on a built-in-only home: 
     assert.deepEqual(warnings(second.err), []);
     assert.match(second.out, /Lives in Porto/);
     assert.match(second.out, /Project uses Deno 2\.9/);
+    // The example type-checks against the published types, as an editor
+    // shows it.
+    const check = await runCommand(Deno.execPath(), ["check", "main.ts"], {
+      cwd: project,
+      env: { JSR_URL: registry.jsrUrl, ...env },
+    });
+    assert.equal(check.code, 0, check.err);
     // Nothing but main.ts in the project: no .hermes, no lockfile.
     assert.deepEqual(
       [...Deno.readDirSync(project)].map((e) => e.name),

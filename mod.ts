@@ -2,6 +2,11 @@
  * `@hermes/memory`: memory that persists across sessions for AI agents,
  * compatible with the memory-provider plugin system of Hermes Agent.
  *
+ * Who imports it: an agent (or any Deno program) that hosts memory. Start
+ * with {@linkcode openMemory}: one call gives a session's manager with the
+ * built-in store and the configured provider, initialized. The symbols are
+ * grouped by category as the README groups them.
+ *
  * - {@linkcode MemoryProvider}: the contract every provider implements.
  * - {@linkcode MemoryManager}: runs one external provider beside the
  *   built-in `MEMORY.md` / `USER.md` store and keeps the agent's turn fast.
@@ -12,38 +17,29 @@
  *
  * @example Memory written in one session is in the next one's prompt
  * ```ts
- * import {
- *   BuiltinMemoryProvider,
- *   MemoryManager,
- *   withHermesHome,
- * } from "@hermes/memory";
+ * import { openMemory } from "@hermes/memory";
+ * import assert from "node:assert/strict";
  *
- * const home = await Deno.makeTempDir(); // a fresh profile
- * async function session(id: string, fn: (b: BuiltinMemoryProvider) => Promise<unknown>) {
- *   const manager = new MemoryManager({ config: {} });
- *   const builtin = new BuiltinMemoryProvider({ config: {} });
- *   await manager.addProvider(builtin);
- *   await manager.initializeAll(id, { platform: "cli" });
- *   await fn(builtin);
- *   const prompt = await manager.buildSystemPrompt();
- *   await manager.shutdownAll();
- *   return prompt;
- * }
- * await withHermesHome(home, async () => {
- *   await session("s1", (builtin) =>
- *     builtin.handleMemoryTool({
- *       action: "add",
- *       target: "user",
- *       content: "Prefers metric units",
- *     }));
- *   const next = await session("s2", async () => {});
- *   if (!String(next).includes("Prefers metric units")) throw new Error(String(next));
- * });
- * await Deno.remove(home, { recursive: true });
+ * const hermesHome = await Deno.makeTempDir(); // a fresh profile
+ * {
+ *   await using memory = await openMemory({ sessionId: "s1", hermesHome });
+ *   // The model called the `memory` tool:
+ *   await memory.memoryTool({
+ *     action: "add",
+ *     target: "user",
+ *     content: "Prefers metric units",
+ *   });
+ * } // queued writes drained, providers shut down
+ * await using next = await openMemory({ sessionId: "s2", hermesHome });
+ * assert.match(await next.manager.buildSystemPrompt(), /Prefers metric units/);
  * ```
  *
  * @module
  */
+
+// The modules loaded by URL at run time, so `deno cache` of an agent
+// fetches them too (see the file).
+import "./_loaded_by_url.ts";
 
 // Contract
 export {
@@ -82,6 +78,11 @@ export type {
 } from "./src/core/plugin_context.ts";
 
 // Manager
+export {
+  type OpenedMemory,
+  openMemory,
+  type OpenMemoryOptions,
+} from "./src/agent/open_memory.ts";
 export {
   type CommitSessionBoundaryOptions,
   type ManagerPreCompressOptions,
@@ -242,6 +243,7 @@ export { isPermissionDenial } from "./src/provider/permission_denial.ts";
 
 // Errors callers catch
 export { ConfigError } from "./src/config/config.ts";
+export { HermesHomeUnknownError } from "./src/profile/hermes_home.ts";
 export { UnscopedSecretError } from "./src/profile/secret_scope.ts";
 export { CompressionCheckpointUnavailable } from "./src/context/compression_gate.ts";
 export { PluginManifestError } from "./src/plugins/plugin_manifest.ts";

@@ -59,7 +59,7 @@ const CURATED_ENTRIES = [
   join("src", "cli", "mod.ts"),
   join("src", "provider", "mod.ts"),
 ];
-const MAX_MOD_SYMBOLS = 150;
+const MAX_MOD_SYMBOLS = 151;
 
 Deno.test("mod.ts, ./cli and ./provider have no export *", async () => {
   const offenders: string[] = [];
@@ -142,11 +142,53 @@ Deno.test("Deno.env is read only in src/core/env.ts", async () => {
   assert.deepEqual(offenders, []);
 });
 
-Deno.test("bundled providers import the framework only as @hermes/memory", async () => {
+// Relative paths, not bare names: a framework imported by URL carries no
+// import map, so the published graph must resolve without one.
+const FRAMEWORK_ENTRIES = [
+  "mod.ts",
+  join("src", "provider", "mod.ts"),
+  join("src", "cli", "mod.ts"),
+];
+
+Deno.test("bundled providers import the framework only through its entry points, by relative path", async () => {
   const offenders: string[] = [];
-  for (const file of await sourceFiles("plugins")) {
+  for (const [file, targets] of await importGraph()) {
+    if (!file.startsWith("plugins/")) continue;
+    const own = file.split("/").slice(0, 3).join("/") + "/";
+    for (const target of targets) {
+      if (target.startsWith(own) || FRAMEWORK_ENTRIES.includes(target)) {
+        continue;
+      }
+      offenders.push(`${file} -> ${target}`);
+    }
     const text = await readFile(join(root, file), "utf8");
-    if (/from\s+["'](\.\.\/)+src\//.test(text)) offenders.push(file);
+    if (
+      /from\s+["']@hermes\/memory/.test(text.replace(/\/\*[\s\S]*?\*\//g, ""))
+    ) {
+      offenders.push(`${file} -> a bare @hermes/memory specifier`);
+    }
+  }
+  assert.deepEqual(offenders, []);
+});
+
+Deno.test("published modules use no bare specifier (no import map needed)", async () => {
+  const offenders: string[] = [];
+  for (
+    const file of [
+      "mod.ts",
+      ...await sourceFiles("src"),
+      ...await sourceFiles("plugins"),
+    ]
+  ) {
+    const text = await readFile(join(root, file), "utf8");
+    // (The patterns also meet "import … from" inside message strings: only
+    // what looks like a module name counts.)
+    const names = importSpecifiers(text).filter((s) => /^[\w@.:/^-]+$/.test(s));
+    for (const specifier of names) {
+      if (!/^(\.{1,2}\/|node:|npm:|jsr:)/.test(specifier)) {
+        offenders.push(`${file}: ${specifier}`);
+      }
+    }
   }
   assert.deepEqual(offenders, []);
 });
@@ -184,12 +226,13 @@ const LAYERS: Record<string, number> = {
   manager: 6,
   plugins: 6,
   provider: 6,
+  agent: 7,
   cli: 7,
   launcher: 8,
 };
 
-/** Relative specifiers of every static and literal dynamic import or re-export. */
-function relativeImports(text: string): string[] {
+/** Specifiers of every static and literal dynamic import or re-export. */
+function importSpecifiers(text: string): string[] {
   // Drop comments (JSDoc examples import "@hermes/memory", not files).
   const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(
     /^\s*\/\/.*$/gm,
@@ -204,7 +247,12 @@ function relativeImports(text: string): string[] {
   for (const pattern of patterns) {
     for (const match of code.matchAll(pattern)) specifiers.push(match[1]);
   }
-  return specifiers.filter((s) => s.startsWith("."));
+  return specifiers;
+}
+
+/** Relative specifiers of every static and literal dynamic import or re-export. */
+function relativeImports(text: string): string[] {
+  return importSpecifiers(text).filter((s) => s.startsWith("."));
 }
 
 async function importGraph(): Promise<Map<string, string[]>> {

@@ -26,7 +26,11 @@ import {
 } from "./memory_tool.ts";
 import { errorText } from "../_util/error_text.ts";
 
-/** Options of {@linkcode BuiltinMemoryProvider}. */
+/**
+ * Options of {@linkcode BuiltinMemoryProvider}.
+ *
+ * @category Built-in store
+ */
 export interface BuiltinMemoryProviderOptions {
   /**
    * A store to use instead of building one from config at
@@ -70,6 +74,8 @@ export interface BuiltinMemoryProviderOptions {
  * assert.match(builtin.systemPromptBlock(), /Repo uses Deno$/);
  * await Deno.remove(home, { recursive: true });
  * ```
+ *
+ * @category Built-in store
  */
 export class BuiltinMemoryProvider extends MemoryProvider {
   #store: MemoryStore | null;

@@ -17,7 +17,11 @@ import {
 } from "./memory_tool.ts";
 import { pythonJsonDumps } from "../_util/python_json.ts";
 
-/** What happened to one staged write at approval. */
+/**
+ * What happened to one staged write at approval.
+ *
+ * @category Built-in store
+ */
 export interface ApprovalOutcome {
   /** The pending record's id. */
   id: string;
@@ -44,6 +48,8 @@ export interface ApprovalOutcome {
  * import assert from "node:assert/strict";
  * assert.deepEqual(await listPendingMemoryWrites("/nonexistent-home"), []);
  * ```
+ *
+ * @category Built-in store
  */
 export async function listPendingMemoryWrites(
   hermesHome?: string,
@@ -94,6 +100,8 @@ export async function listPendingMemoryWrites(
  * assert.deepEqual(store.entries("user"), ["Name: Ada"]);
  * await Deno.remove(home, { recursive: true });
  * ```
+ *
+ * @category Built-in store
  */
 export async function approvePendingMemoryWrites(
   store: MemoryStore,
@@ -161,6 +169,8 @@ export async function approvePendingMemoryWrites(
  * import assert from "node:assert/strict";
  * assert.deepEqual(await rejectPendingMemoryWrites("all", { hermesHome: "/nonexistent-home" }), []);
  * ```
+ *
+ * @category Built-in store
  */
 export async function rejectPendingMemoryWrites(
   id: string,

@@ -54,6 +54,8 @@ import {
  * A result of a store operation or of the `memory` tool: a JSON object with
  * Hermes' keys (`success`, `error`, `usage`, `entry_count`, …) in Hermes'
  * order.
+ *
+ * @category Built-in store
  */
 export type MemoryResult = Record<string, unknown>;
 
@@ -124,7 +126,11 @@ interface MemoryStoreOptions {
   writeApproval?: boolean;
 }
 
-/** Paths of the built-in store's files under one profile home. */
+/**
+ * Paths of the built-in store's files under one profile home.
+ *
+ * @category Built-in store
+ */
 export interface MemoryFilePaths {
   /** `<home>/memories`. */
   dir: string;
@@ -134,7 +140,11 @@ export interface MemoryFilePaths {
   user: string;
 }
 
-/** What {@linkcode readStoreUsage} reports for one target. */
+/**
+ * What {@linkcode readStoreUsage} reports for one target.
+ *
+ * @category Built-in store
+ */
 export interface StoreUsage {
   /** The file's path. */
   path: string;
@@ -154,7 +164,11 @@ export interface StoreUsage {
   entryCount: number;
 }
 
-/** Which files {@linkcode resetMemoryFiles} deletes. */
+/**
+ * Which files {@linkcode resetMemoryFiles} deletes.
+ *
+ * @category Built-in store
+ */
 export type ResetTarget = "all" | "memory" | "user";
 
 /** How many consolidation failures a turn may return before the terminal one. */
@@ -223,6 +237,8 @@ export function readMemoryConfig(
  * import assert from "node:assert/strict";
  * assert.equal(memoryFilePaths("/h").user, "/h/memories/USER.md");
  * ```
+ *
+ * @category Built-in store
  */
 export function memoryFilePaths(hermesHome?: string): MemoryFilePaths {
   const dir = join(hermesHome ?? getHermesHome(), "memories");
@@ -246,6 +262,8 @@ export function memoryFilePaths(hermesHome?: string): MemoryFilePaths {
  * assert.equal(usage.memory.exists, false);
  * assert.equal(usage.user.limit, 1375);
  * ```
+ *
+ * @category Built-in store
  */
 export async function readStoreUsage(
   hermesHome?: string,
@@ -303,6 +321,8 @@ export async function readStoreUsage(
  * assert.deepEqual(await resetMemoryFiles(home, "all"), [`${home}/memories/USER.md`]);
  * await Deno.remove(home, { recursive: true });
  * ```
+ *
+ * @category Built-in store
  */
 export async function resetMemoryFiles(
   hermesHome?: string,
@@ -363,6 +383,8 @@ export async function resetMemoryFiles(
  * assert.match(store.formatForSystemPrompt("user"), /Prefers metric units$/);
  * await Deno.remove(home, { recursive: true });
  * ```
+ *
+ * @category Built-in store
  */
 export class MemoryStore {
   #hermesHome: string | undefined;

@@ -162,10 +162,18 @@ export function memoryToolSchema(
   };
 }
 
-/** Where a staged write came from. */
+/**
+ * Where a staged write came from.
+ *
+ * @category Built-in store
+ */
 export type MemoryWriteOrigin = "foreground" | "background_review";
 
-/** Options of {@linkcode handleMemoryToolCall}. */
+/**
+ * Options of {@linkcode handleMemoryToolCall}.
+ *
+ * @category Built-in store
+ */
 export interface MemoryToolCallOptions {
   /**
    * Asks the user to approve a write inline when `memory.write_approval` is
@@ -191,6 +199,8 @@ export interface MemoryToolCallOptions {
 /**
  * A write staged for approval, as stored in
  * `$HERMES_HOME/pending/memory/<id>.json` (keys as Hermes has them).
+ *
+ * @category Built-in store
  */
 export interface PendingMemoryWrite {
   /** Eight hex digits. */

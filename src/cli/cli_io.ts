@@ -248,7 +248,7 @@ function requireTerminal(): void {
 class TerminalPrompts implements CliPrompts {
   async select<T>(options: SelectPromptOptions<T>): Promise<T> {
     requireTerminal();
-    const { select } = await import("@inquirer/prompts");
+    const { select } = await import("npm:@inquirer/prompts@^8.8.0");
     return await withEndOfInputAbort((signal) =>
       select<T>({
         message: options.message,
@@ -265,7 +265,7 @@ class TerminalPrompts implements CliPrompts {
 
   async input(options: InputPromptOptions): Promise<string> {
     requireTerminal();
-    const { input } = await import("@inquirer/prompts");
+    const { input } = await import("npm:@inquirer/prompts@^8.8.0");
     return await withEndOfInputAbort((signal) =>
       input({ message: options.message, default: options.default }, {
         signal,
@@ -275,7 +275,7 @@ class TerminalPrompts implements CliPrompts {
 
   async password(options: PasswordPromptOptions): Promise<string> {
     requireTerminal();
-    const { password } = await import("@inquirer/prompts");
+    const { password } = await import("npm:@inquirer/prompts@^8.8.0");
     return await withEndOfInputAbort((signal) =>
       password({ message: options.message, toggleMask: false }, { signal })
     );
@@ -283,7 +283,7 @@ class TerminalPrompts implements CliPrompts {
 
   async confirm(options: ConfirmPromptOptions): Promise<boolean> {
     requireTerminal();
-    const { confirm } = await import("@inquirer/prompts");
+    const { confirm } = await import("npm:@inquirer/prompts@^8.8.0");
     return await withEndOfInputAbort((signal) =>
       confirm({ message: options.message, default: options.default ?? false }, {
         signal,

@@ -9,9 +9,9 @@
 
 import { resolve } from "node:path";
 import {
-  getDefaultHermesRoot,
   getHermesHome,
   getProfileHome,
+  missingProfile,
 } from "../profile/hermes_home.ts";
 
 export {
@@ -80,13 +80,8 @@ export async function checkProfile(
   home: string,
   setup: boolean,
 ): Promise<ProfileCheck> {
-  const root = getDefaultHermesRoot();
-  if (resolve(home) === resolve(root)) return {};
-  try {
-    if ((await Deno.stat(home)).isDirectory) return {};
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) return {};
-  }
+  const missing = await missingProfile(profile, home);
+  if (missing === undefined) return {};
   const name = profile.trim();
   if (setup) {
     return {
@@ -95,8 +90,6 @@ export async function checkProfile(
     };
   }
   return {
-    error:
-      `error: profile '${name}' does not exist: there is no directory ${home}\n` +
-      `hint: create it with 'hermes --profile ${name} memory setup', or check the name\n`,
+    error: `error: ${missing.problem}\nhint: ${missing.fix}\n`,
   };
 }

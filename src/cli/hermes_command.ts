@@ -15,7 +15,7 @@
  */
 
 import { closestName } from "./suggest.ts";
-import { Command, Help, type Option } from "commander";
+import { Command, Help, type Option } from "npm:commander@^14.0.3";
 import type { CliIo } from "./cli_io.ts";
 import { firstLine, formatHelp, HELP_WIDTH } from "./help_text.ts";
 import { HELP_OPTION } from "./root_help.ts";

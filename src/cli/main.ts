@@ -16,6 +16,8 @@
  * As a library, use `main()` from `@hermes/memory/cli`, which never exits
  * the process; only this file calls `Deno.exit`.
  *
+ * Who imports it: nobody; the launcher runs it in a child `deno run`.
+ *
  * @module
  */
 

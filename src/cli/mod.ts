@@ -2,6 +2,9 @@
  * `@hermes/memory/cli`: what a provider's `cli.ts` needs, and the `hermes`
  * command line as a library.
  *
+ * Who imports it: a provider's `cli.ts` (its `hermes <provider> …`
+ * commands and `postSetup`), and tests or tools that run `hermes` in-process.
+ *
  * - {@linkcode main} runs one invocation and resolves to its exit code.
  * - {@linkcode HermesCommand} is what a provider's `cli.ts` receives in
  *   `registerCli(command)` to add `hermes <provider> …` commands.

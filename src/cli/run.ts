@@ -10,7 +10,7 @@
  */
 
 import { errorText } from "../_util/error_text.ts";
-import { CommanderError } from "commander";
+import { CommanderError } from "npm:commander@^14.0.3";
 import { type CliIo, denoCliIo } from "./cli_io.ts";
 import {
   type CliContext,
@@ -43,7 +43,11 @@ import {
   ROOT_USAGE,
   VERSION_OPTION,
 } from "./root_help.ts";
-import { getHermesHome, withHermesHome } from "../profile/hermes_home.ts";
+import {
+  getHermesHome,
+  HermesHomeUnknownError,
+  withHermesHome,
+} from "../profile/hermes_home.ts";
 import { type Logger, setLogger } from "../core/log.ts";
 
 /** The `hermes` root command with its options, without subcommands. */
@@ -95,6 +99,8 @@ export async function main(
     home = resolveCliHome(scan.profile, (name) => io.env(name));
   } catch (error) {
     io.stderr(`error: ${errorText(error)}\n`);
+    // Not a usage error: the process may not read where the home is.
+    if (error instanceof HermesHomeUnknownError) return 1;
     io.stderr("hint: run 'hermes --help' for usage\n");
     return USAGE_EXIT_CODE;
   }

@@ -23,7 +23,12 @@
  */
 
 import { dirname, join } from "node:path";
-import type { Document, Node as YamlNode, Pair, YAMLMap } from "yaml";
+import type {
+  Document,
+  Node as YamlNode,
+  Pair,
+  YAMLMap,
+} from "npm:yaml@^2.9.1";
 import { loadYamlModule, type YamlModule } from "./yaml_module.ts";
 import { atomicWriteText } from "../io/atomic_write.ts";
 import { withTolerantProcessEnv } from "../core/env.ts";
@@ -62,6 +67,8 @@ interface ConfigErrorOptions {
 /**
  * A `config.yaml` that cannot be used: it does not parse, or its top level
  * is not a mapping. Carries the file and, when known, the line and column.
+ *
+ * @category Errors callers catch
  */
 export class ConfigError extends Error {
   /** The config file. */
@@ -86,7 +93,11 @@ export class ConfigError extends Error {
   }
 }
 
-/** Options of {@linkcode loadConfig}. */
+/**
+ * Options of {@linkcode loadConfig}.
+ *
+ * @category Config
+ */
 export interface LoadConfigOptions {
   /**
    * The profile home whose `config.yaml` is read.
@@ -96,7 +107,11 @@ export interface LoadConfigOptions {
   hermesHome?: string;
 }
 
-/** Options of {@linkcode saveConfig}. */
+/**
+ * Options of {@linkcode saveConfig}.
+ *
+ * @category Config
+ */
 export interface SaveConfigOptions {
   /**
    * Merge `config` onto the file on disk, keeping keys and sections it does
@@ -126,6 +141,8 @@ export interface SaveConfigOptions {
  * import assert from "node:assert/strict";
  * assert.equal(getConfigPath("/srv/hermes"), "/srv/hermes/config.yaml");
  * ```
+ *
+ * @category Config
  */
 export function getConfigPath(hermesHome?: string): string {
   return join(hermesHome ?? getHermesHome(), "config.yaml");
@@ -150,6 +167,8 @@ export function getConfigPath(hermesHome?: string): string {
  * assert.equal(getConfigValue(config, "memory.provider"), "honcho");
  * await Deno.remove(home, { recursive: true });
  * ```
+ *
+ * @category Config
  */
 export async function loadConfig(
   options: LoadConfigOptions = {},
@@ -191,6 +210,8 @@ export async function loadConfig(
  * });
  * await Deno.remove(home, { recursive: true });
  * ```
+ *
+ * @category Config
  */
 export async function saveConfig(
   config: HermesConfig,
@@ -231,6 +252,8 @@ export async function saveConfig(
  * assert.equal(getConfigValue(config, "memory.provider"), "honcho");
  * assert.equal(getConfigValue(config, "memory.provider.x"), undefined);
  * ```
+ *
+ * @category Config
  */
 export function getConfigValue(
   config: HermesConfig,

@@ -9,7 +9,7 @@
  */
 
 /** The `yaml` package's exports. */
-export type YamlModule = typeof import("yaml");
+export type YamlModule = typeof import("npm:yaml@^2.9.1");
 
 let loaded: Promise<YamlModule> | undefined;
 let ready: YamlModule | undefined;
@@ -28,7 +28,7 @@ let ready: YamlModule | undefined;
  * ```
  */
 export function loadYamlModule(): Promise<YamlModule> {
-  loaded ??= import("yaml").then((module) => ready = module);
+  loaded ??= import("npm:yaml@^2.9.1").then((module) => ready = module);
   return loaded;
 }
 

@@ -3,7 +3,7 @@
 // and the conversion of the parsed document to the plain data Hermes' Python
 // code sees. Nodes are recognised by the package's global `Symbol.for`
 // identities, so this file imports nothing from the package at run time.
-import type { Document } from "yaml";
+import type { Document } from "npm:yaml@^2.9.1";
 
 const NODE_TYPE = Symbol.for("yaml.node.type");
 const ALIAS = Symbol.for("yaml.alias");

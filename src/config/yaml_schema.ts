@@ -12,7 +12,7 @@
 // - a float needs a dot (`1e3`, `1e-7` stay strings) and a signed exponent
 //   (`1.0e3` is a string, `1.0e+3` is 1000), `-.5` is a string;
 // - `=` is PyYAML's `value` tag, which `safe_load` cannot construct.
-import type { ScalarTag, Tags } from "yaml";
+import type { ScalarTag, Tags } from "npm:yaml@^2.9.1";
 
 const PY_BOOL =
   /^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$/;

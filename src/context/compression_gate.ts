@@ -94,6 +94,8 @@ const CHECKPOINTLESS_API_MODES: ReadonlySet<string> = new Set([
  * const error = new CompressionCheckpointUnavailable("provider checkpoint API v2 failed");
  * assert.ok(error.message.startsWith("BLOCKED_MISSING_PREREQUISITE: "));
  * ```
+ *
+ * @category Errors callers catch
  */
 export class CompressionCheckpointUnavailable extends Error {
   /** Why the checkpoint is unavailable (the text after the prefix). */
@@ -112,7 +114,11 @@ export class CompressionCheckpointUnavailable extends Error {
   }
 }
 
-/** Options the gate passes to {@linkcode CheckpointManager.onPreCompress}. */
+/**
+ * Options the gate passes to {@linkcode CheckpointManager.onPreCompress}.
+ *
+ * @category Context safety
+ */
 export interface CheckpointManagerPreCompressOptions {
   /** The normalized evidence, given to checkpoint (v2) providers. */
   evidenceMessages?: ChatMessage[];
@@ -124,6 +130,8 @@ export interface CheckpointManagerPreCompressOptions {
 
 /**
  * What the gate needs from a memory manager; `MemoryManager` fits it.
+ *
+ * @category Context safety
  */
 export interface CheckpointManager {
   /** The registered providers, for the start-up warning's label. */
@@ -140,7 +148,11 @@ export interface CheckpointManager {
   ): MaybePromise<string>;
 }
 
-/** Options of {@linkcode checkpointBeforeCompression}. */
+/**
+ * Options of {@linkcode checkpointBeforeCompression}.
+ *
+ * @category Context safety
+ */
 export interface CheckpointBeforeCompressionOptions {
   /** The loaded `config.yaml` (reads `compression.checkpoint_required`). */
   config: HermesConfig;
@@ -208,6 +220,8 @@ export function isCheckpointGateArmed(config: HermesConfig): boolean {
  * const context = await checkpointBeforeCompression(null, [], { config: {} });
  * assert.equal(context, "");
  * ```
+ *
+ * @category Context safety
  */
 export async function checkpointBeforeCompression(
   manager: CheckpointManager | null | undefined,
@@ -301,6 +315,8 @@ export async function checkpointBeforeCompression(
  * import assert from "node:assert/strict";
  * assert.equal(await warnIfCheckpointGateUnsatisfied(null, {}), false);
  * ```
+ *
+ * @category Context safety
  */
 export async function warnIfCheckpointGateUnsatisfied(
   manager: CheckpointManager | null | undefined,
@@ -333,7 +349,11 @@ export async function warnIfCheckpointGateUnsatisfied(
   return true;
 }
 
-/** Options of {@linkcode compactionPolicyFromConfig}. */
+/**
+ * Options of {@linkcode compactionPolicyFromConfig}.
+ *
+ * @category Context safety
+ */
 export interface CompactionPolicyOptions {
   /**
    * The agent's API mode (`chat_completions`, `codex_responses`,
@@ -344,7 +364,11 @@ export interface CompactionPolicyOptions {
   apiMode?: string;
 }
 
-/** Options of {@linkcode CompactionPolicy.assertTurnAllowed}. */
+/**
+ * Options of {@linkcode CompactionPolicy.assertTurnAllowed}.
+ *
+ * @category Context safety
+ */
 export interface AssertTurnAllowedOptions {
   /**
    * The API mode the turn is about to run in.
@@ -358,6 +382,8 @@ export interface AssertTurnAllowedOptions {
  * Which lossy mechanisms an agent may use, decided once at start-up from
  * `config.yaml`. While the gate is armed the only allowed lossy path is a
  * host compression preceded by {@linkcode checkpointBeforeCompression}.
+ *
+ * @category Context safety
  */
 export interface CompactionPolicy {
   /** `compression.checkpoint_required` is on. */
@@ -410,6 +436,8 @@ export interface CompactionPolicy {
  * policy.assertTurnAllowed();
  * assert.throws(() => policy.assertTurnAllowed({ apiMode: "codex_app_server" }));
  * ```
+ *
+ * @category Context safety
  */
 export function compactionPolicyFromConfig(
   config: HermesConfig,

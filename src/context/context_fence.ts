@@ -50,6 +50,8 @@ const BULLET_REGEXP = /^[-*+]\s+\S/;
  * const echoed = "Hi <memory-context>\nold facts\n</memory-context>there";
  * assert.equal(sanitizeContext(echoed), "Hi there");
  * ```
+ *
+ * @category Context safety
  */
 export function sanitizeContext(text: string): string {
   if (typeof text !== "string" || text === "") return "";
@@ -109,6 +111,8 @@ function dropRepeatedBullets(text: string): string {
  * assert.ok(block.endsWith("\n\n- prefers tabs\n</memory-context>"));
  * assert.equal(buildMemoryContextBlock("  "), "");
  * ```
+ *
+ * @category Context safety
  */
 export function buildMemoryContextBlock(raw: string): string {
   if (typeof raw !== "string" || raw.trim() === "") return "";
@@ -173,6 +177,8 @@ function isWhitespaceOnly(text: string): boolean {
  * shown += scrubber.flush();
  * assert.equal(shown, "Sure.\n\nDone");
  * ```
+ *
+ * @category Context safety
  */
 export class StreamingContextScrubber {
   #inSpan = false;

@@ -49,6 +49,8 @@ export const COMPRESSED_SUMMARY_MARKER = "_compressed_summary";
  *   { role: "assistant", content: "Sunny." },
  * ]);
  * ```
+ *
+ * @category Context safety
  */
 export function normalizePreCompressEvidence(
   messages: readonly unknown[],

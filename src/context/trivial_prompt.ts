@@ -33,6 +33,8 @@ const TRIVIAL_PROMPT_REGEXP =
  * assert.equal(isTrivialPrompt("/reset"), true);
  * assert.equal(isTrivialPrompt("k8s rollout status"), false);
  * ```
+ *
+ * @category Context safety
  */
 export function isTrivialPrompt(text: string | null | undefined): boolean {
   if (text == null) return true;

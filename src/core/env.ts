@@ -33,6 +33,30 @@ export function readProcessEnv(name: string): string | undefined {
 }
 
 /**
+ * Tells whether the process may read one variable of its environment
+ * (whether it is set or not). {@linkcode readProcessEnv} cannot tell a
+ * denied variable from an unset one; callers for whom that difference
+ * matters (where the Hermes home is) ask this first.
+ *
+ * @param name The variable's name.
+ * @returns `false` when the current permissions deny reading it.
+ *
+ * @example Checking before trusting an unset HOME
+ * ```ts no-assert
+ * import { isProcessEnvReadable } from "./env.ts";
+ * const known = isProcessEnvReadable("HOME");
+ * ```
+ */
+export function isProcessEnvReadable(name: string): boolean {
+  try {
+    Deno.env.get(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Tells whether a variable holds a truthy switch value: `1`, `true`, `yes`
  * or `on`, case-insensitive and trimmed.
  *

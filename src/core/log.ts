@@ -9,10 +9,18 @@
  * @module
  */
 
-/** A log level, from the most to the least verbose. */
+/**
+ * A log level, from the most to the least verbose.
+ *
+ * @category Durable files and the log
+ */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
-/** Where the framework's log lines go. */
+/**
+ * Where the framework's log lines go.
+ *
+ * @category Durable files and the log
+ */
 export interface Logger {
   /**
    * Receives one log line.
@@ -47,6 +55,8 @@ let current: Logger = STDERR_LOGGER;
  * const previous = setLogger({ log: (level, msg) => lines.push(`${level} ${msg}`) });
  * setLogger(previous);
  * ```
+ *
+ * @category Durable files and the log
  */
 export function setLogger(logger: Logger): Logger {
   const previous = current;
@@ -65,6 +75,8 @@ export function setLogger(logger: Logger): Logger {
  * import { log } from "@hermes/memory";
  * log("warn", "Memory provider 'x' sync failed: boom");
  * ```
+ *
+ * @category Durable files and the log
  */
 export function log(level: LogLevel, message: string): void {
   try {

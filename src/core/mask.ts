@@ -20,6 +20,8 @@
  * assert.equal(maskSecret("abc"), "set");
  * assert.equal(maskSecret(""), "");
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function maskSecret(value: string): string {
   if (value === "") return "";

@@ -9,16 +9,32 @@
  * @module
  */
 
-/** The highest pre-compress checkpoint API version this framework speaks. */
+/**
+ * The highest pre-compress checkpoint API version this framework speaks.
+ *
+ * @category Contract
+ */
 export const PRE_COMPRESS_CHECKPOINT_API_VERSION = 2;
 
-/** The glyph shown beside recall status lines. */
+/**
+ * The glyph shown beside recall status lines.
+ *
+ * @category Contract
+ */
 export const INDICATOR_GLYPH = "🧠";
 
-/** A value, or a promise of it: what any provider method may return. */
+/**
+ * A value, or a promise of it: what any provider method may return.
+ *
+ * @category Contract
+ */
 export type MaybePromise<T> = T | Promise<T>;
 
-/** A JSON value. */
+/**
+ * A JSON value.
+ *
+ * @category Contract
+ */
 export type JsonValue =
   | string
   | number
@@ -31,6 +47,8 @@ export type JsonValue =
  * One chat message in OpenAI format (`role`, `content`, and for assistant
  * messages possibly `tool_calls`; tool results carry `tool_call_id`). Keys stay
  * snake_case because they are the wire format agents already use.
+ *
+ * @category Contract
  */
 export interface ChatMessage {
   /** `system`, `user`, `assistant` or `tool`. */
@@ -41,7 +59,11 @@ export interface ChatMessage {
   [key: string]: unknown;
 }
 
-/** A tool schema as a provider declares it: a bare function schema. */
+/**
+ * A tool schema as a provider declares it: a bare function schema.
+ *
+ * @category Contract
+ */
 export interface ToolSchema {
   /** The tool's name, unique across the agent. */
   name: string;
@@ -56,6 +78,8 @@ export interface ToolSchema {
 /**
  * What a provider reports about its last prefetch, shown to the user as
  * `"<glyph> <providerLabel> — <detail>"`.
+ *
+ * @category Contract
  */
 export interface RecallStatus {
   /** The label shown for the provider. */
@@ -66,7 +90,11 @@ export interface RecallStatus {
   readonly glyph: string;
 }
 
-/** Options of {@linkcode recallStatus}. */
+/**
+ * Options of {@linkcode recallStatus}.
+ *
+ * @category Contract
+ */
 export interface RecallStatusOptions {
   /**
    * The glyph shown before the label.
@@ -90,6 +118,8 @@ export interface RecallStatusOptions {
  * import assert from "node:assert/strict";
  * assert.equal(recallStatus("Honcho", 3).glyph, "🧠");
  * ```
+ *
+ * @category Contract
  */
 export function recallStatus(
   providerLabel: string,
@@ -103,7 +133,11 @@ export function recallStatus(
   });
 }
 
-/** Who wrote a turn, when the host knows (gateways serving several people). */
+/**
+ * Who wrote a turn, when the host knows (gateways serving several people).
+ *
+ * @category Contract
+ */
 export interface TurnAuthor {
   /** A stable id of the author on the platform. */
   id: string;
@@ -113,15 +147,25 @@ export interface TurnAuthor {
   isBot?: boolean;
 }
 
-/** Where an agent runs; non-`primary` contexts skip automatic writes. */
+/**
+ * Where an agent runs; non-`primary` contexts skip automatic writes.
+ *
+ * @category Contract
+ */
 export type AgentContext = "primary" | "subagent" | "cron" | "flush";
 
-/** A callback the CLI hands providers for user-visible warnings or status. */
+/**
+ * A callback the CLI hands providers for user-visible warnings or status.
+ *
+ * @category Contract
+ */
 export type UserNoticeCallback = (message: string) => void;
 
 /**
  * Options of {@linkcode MemoryProvider.initialize} (Python's `**kwargs`).
  * Identity keys are present only when the host knows a non-empty value.
+ *
+ * @category Contract
  */
 export interface InitializeOptions {
   /** The profile's home; the manager injects it when the caller did not. */
@@ -166,7 +210,11 @@ export interface InitializeOptions {
   [key: string]: unknown;
 }
 
-/** Options of {@linkcode MemoryProvider.prefetch} and `queuePrefetch`. */
+/**
+ * Options of {@linkcode MemoryProvider.prefetch} and `queuePrefetch`.
+ *
+ * @category Contract
+ */
 export interface PrefetchOptions {
   /**
    * The session the query belongs to.
@@ -176,7 +224,11 @@ export interface PrefetchOptions {
   sessionId?: string;
 }
 
-/** Options of {@linkcode MemoryProvider.syncTurn}. */
+/**
+ * Options of {@linkcode MemoryProvider.syncTurn}.
+ *
+ * @category Contract
+ */
 export interface SyncTurnOptions {
   /**
    * The session the turn belongs to (always passed by the manager).
@@ -197,7 +249,11 @@ export interface SyncTurnOptions {
   turnId?: string;
 }
 
-/** Options of {@linkcode MemoryProvider.onTurnStart}. */
+/**
+ * Options of {@linkcode MemoryProvider.onTurnStart}.
+ *
+ * @category Contract
+ */
 export interface TurnStartOptions {
   /** Tokens left in the model's context window. */
   remainingTokens?: number;
@@ -217,7 +273,11 @@ export interface TurnStartOptions {
   [key: string]: unknown;
 }
 
-/** Options of {@linkcode MemoryProvider.onSessionSwitch}. */
+/**
+ * Options of {@linkcode MemoryProvider.onSessionSwitch}.
+ *
+ * @category Contract
+ */
 export interface SessionSwitchOptions {
   /**
    * The session switched away from.
@@ -239,7 +299,11 @@ export interface SessionSwitchOptions {
   [key: string]: unknown;
 }
 
-/** Options of {@linkcode MemoryProvider.onPreCompress}. */
+/**
+ * Options of {@linkcode MemoryProvider.onPreCompress}.
+ *
+ * @category Contract
+ */
 export interface PreCompressOptions {
   /**
    * The host requires a durable checkpoint: throw unless it is committed.
@@ -250,7 +314,11 @@ export interface PreCompressOptions {
   requireCheckpoint?: boolean;
 }
 
-/** Options of {@linkcode MemoryProvider.onDelegation}. */
+/**
+ * Options of {@linkcode MemoryProvider.onDelegation}.
+ *
+ * @category Contract
+ */
 export interface DelegationOptions {
   /**
    * The subagent's session id.
@@ -262,7 +330,11 @@ export interface DelegationOptions {
   [key: string]: unknown;
 }
 
-/** Options of {@linkcode MemoryProvider.handleToolCall}. */
+/**
+ * Options of {@linkcode MemoryProvider.handleToolCall}.
+ *
+ * @category Contract
+ */
 export interface ToolCallOptions {
   /** The session the call belongs to. */
   sessionId?: string;
@@ -270,20 +342,34 @@ export interface ToolCallOptions {
   [key: string]: unknown;
 }
 
-/** A built-in memory store target. */
+/**
+ * A built-in memory store target.
+ *
+ * @category Contract
+ */
 export type MemoryTarget = "memory" | "user";
 
-/** A mirrored built-in memory write action. */
+/**
+ * A mirrored built-in memory write action.
+ *
+ * @category Contract
+ */
 export type MemoryWriteAction = "add" | "replace" | "remove";
 
 /**
  * Provenance of a mirrored memory write (keys as Hermes has them:
  * `write_origin`, `execution_context`, `session_id`, `parent_session_id`,
  * `platform`, `tool_name`, `old_text`, `previous_content`).
+ *
+ * @category Contract
  */
 export type MemoryWriteMetadata = Record<string, unknown>;
 
-/** Options of {@linkcode MemoryProvider.onMemoryEvict}. */
+/**
+ * Options of {@linkcode MemoryProvider.onMemoryEvict}.
+ *
+ * @category Contract
+ */
 export interface MemoryEvictOptions {
   /** Provenance plus `eviction_reason` (and `old_text` when present). */
   metadata?: MemoryWriteMetadata;
@@ -292,6 +378,8 @@ export interface MemoryEvictOptions {
 /**
  * One field of a provider's setup schema. Keys stay as Hermes has them
  * (`env_var`, `default_from`), since provider schemas are a shared format.
+ *
+ * @category Contract
  */
 export interface ConfigField {
   /** The config key. */
@@ -334,10 +422,18 @@ export interface ConfigField {
   [key: string]: unknown;
 }
 
-/** The parsed `config.yaml` (or any part of it). */
+/**
+ * The parsed `config.yaml` (or any part of it).
+ *
+ * @category Contract
+ */
 export type HermesConfig = Record<string, unknown>;
 
-/** What {@linkcode MemoryProvider.drain} reports. */
+/**
+ * What {@linkcode MemoryProvider.drain} reports.
+ *
+ * @category Contract
+ */
 export interface DrainResult {
   /** Whether everything handed to the provider before the call is durable (or delivered). */
   drained: boolean;
@@ -374,6 +470,8 @@ export interface DrainResult {
  * }
  * const provider = new NotesProvider();
  * ```
+ *
+ * @category Contract
  */
 export abstract class MemoryProvider {
   /**

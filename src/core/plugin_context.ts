@@ -24,7 +24,11 @@ import {
 } from "./memory_provider.ts";
 import { errorText } from "../_util/error_text.ts";
 
-/** A skill a provider registered (not yet validated by the host). */
+/**
+ * A skill a provider registered (not yet validated by the host).
+ *
+ * @category Contract
+ */
 export interface SkillRegistration {
   /** The skill's name. */
   name: string;
@@ -34,7 +38,11 @@ export interface SkillRegistration {
   description: string;
 }
 
-/** What `register(ctx)` receives. */
+/**
+ * What `register(ctx)` receives.
+ *
+ * @category Contract
+ */
 export interface ProviderRegistrationContext {
   /** The provider's name (directory or package name). */
   readonly providerName: string;

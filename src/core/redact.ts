@@ -474,6 +474,8 @@ function maskLearned(
  * assert.equal(tool.content, "OPENAI_API_KEY=[redacted]");
  * assert.equal(turn[0], `my key is ${key}`);
  * ```
+ *
+ * @category Context safety
  */
 export function redactForEgress<T>(value: T): T {
   const ctx = new RedactionContext();

@@ -20,7 +20,11 @@
 
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 
-/** Options of {@linkcode atomicWriteText} and {@linkcode atomicJsonWrite}. */
+/**
+ * Options of {@linkcode atomicWriteText} and {@linkcode atomicJsonWrite}.
+ *
+ * @category Durable files and the log
+ */
 export interface AtomicWriteOptions {
   /**
    * The file mode to give the result, e.g. `0o600` for credentials. When
@@ -63,6 +67,8 @@ const writing = new Set<string>();
  * await atomicWriteText(`${dir}/token.txt`, "secret\n", { mode: 0o600 });
  * await Deno.remove(dir, { recursive: true });
  * ```
+ *
+ * @category Durable files and the log
  */
 export async function atomicWriteText(
   path: string,
@@ -216,6 +222,8 @@ async function removeIfOrphaned(path: string): Promise<void> {
  * assert.deepEqual(await readJsonOrEmpty(`${dir}/mem0.json`), { user_id: "ada" });
  * await Deno.remove(dir, { recursive: true });
  * ```
+ *
+ * @category Durable files and the log
  */
 export async function atomicJsonWrite(
   path: string,
@@ -245,6 +253,8 @@ export async function atomicJsonWrite(
  * import assert from "node:assert/strict";
  * assert.deepEqual(await readJsonOrEmpty("/nonexistent/honcho.json"), {});
  * ```
+ *
+ * @category Durable files and the log
  */
 export async function readJsonOrEmpty(
   path: string,

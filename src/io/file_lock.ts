@@ -46,6 +46,8 @@ const queues = new Map<string, Promise<void>>();
  * assert.equal(await Deno.readTextFile(counter), "3");
  * await Deno.remove(dir, { recursive: true });
  * ```
+ *
+ * @category Durable files and the log
  */
 export async function withFileLock<T>(
   lockPath: string,

@@ -12,6 +12,9 @@
  * active provider's grant depends on), writes only its own cache and runs
  * only Deno; it never imports provider code.
  *
+ * Who imports it: nobody; `deno install -g … jsr:@hermes/memory/launcher`
+ * installs it as the `hermes` command, and `deno task hermes` runs it.
+ *
  * @module
  */
 

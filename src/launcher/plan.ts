@@ -7,6 +7,7 @@
  */
 
 import { readProcessEnv } from "../core/env.ts";
+import { HermesHomeUnknownError } from "../profile/hermes_home.ts";
 import { type Logger, setLogger } from "../core/log.ts";
 import { resolveCliHome, scanGlobalArgs } from "../cli/global_args.ts";
 import { hermesRunPlan } from "../cli/run_plan.ts";
@@ -39,7 +40,9 @@ export async function computeLaunch(
     let home: string;
     try {
       home = resolveCliHome(scanGlobalArgs(args).profile, readProcessEnv);
-    } catch {
+    } catch (error) {
+      // An unreadable home is this process's own problem: never guess one.
+      if (error instanceof HermesHomeUnknownError) throw error;
       // A bad --profile: the CLI reports it, needing only its own files.
       const location = cliLocation();
       const framework = frameworkDir();

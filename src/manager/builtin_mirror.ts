@@ -20,7 +20,11 @@ import { redactForEgress } from "../core/redact.ts";
 import { isRecord } from "../_util/is_record.ts";
 import { type ProviderFanOut, redactedErrorText } from "./provider_fan_out.ts";
 
-/** Options of {@linkcode MemoryManager.notifyMemoryToolWrite}. */
+/**
+ * Options of {@linkcode MemoryManager.notifyMemoryToolWrite}.
+ *
+ * @category Manager
+ */
 export interface NotifyMemoryToolWriteOptions {
   /**
    * Builds the provenance of the write (`write_origin`, `execution_context`,

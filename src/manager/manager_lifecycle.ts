@@ -21,14 +21,22 @@ import { isThenable, type ProviderFanOut } from "./provider_fan_out.ts";
 /** The default bound of the shutdown drain, in milliseconds. */
 export const DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS = 5000;
 
-/** How the last shutdown drain went. */
+/**
+ * How the last shutdown drain went.
+ *
+ * @category Manager
+ */
 export type ShutdownDrainStatus =
   | "not_started"
   | "draining"
   | "drained"
   | "timed_out";
 
-/** The outcome of the shutdown drain, see {@linkcode MemoryManager.shutdownDrainState}. */
+/**
+ * The outcome of the shutdown drain, see {@linkcode MemoryManager.shutdownDrainState}.
+ *
+ * @category Manager
+ */
 export interface ShutdownDrainState {
   /** Where the drain is. */
   readonly status: ShutdownDrainStatus;

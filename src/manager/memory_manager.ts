@@ -87,7 +87,11 @@ export type {
 } from "./manager_lifecycle.ts";
 export type { NotifyMemoryToolWriteOptions } from "./builtin_mirror.ts";
 
-/** Options of {@linkcode MemoryManager}. */
+/**
+ * Options of {@linkcode MemoryManager}.
+ *
+ * @category Manager
+ */
 export interface MemoryManagerOptions {
   /**
    * How long an external provider's prefetch may take before the turn goes
@@ -170,6 +174,8 @@ function validTimeout(
  * assert.deepEqual(notes.synced, ["tabs or spaces?"]);
  * await manager.shutdownAll();
  * ```
+ *
+ * @category Manager
  */
 export class MemoryManager {
   readonly #fanOut: ProviderFanOut;

@@ -23,7 +23,11 @@ import {
 } from "./provider_fan_out.ts";
 import type { SubmitBackground } from "./turn_pipeline.ts";
 
-/** Options of {@linkcode MemoryManager.commitSessionBoundary}. */
+/**
+ * Options of {@linkcode MemoryManager.commitSessionBoundary}.
+ *
+ * @category Manager
+ */
 export interface CommitSessionBoundaryOptions {
   /** The session switched to. */
   newSessionId: string;
@@ -41,7 +45,11 @@ export interface CommitSessionBoundaryOptions {
   reason?: string;
 }
 
-/** Options of {@linkcode MemoryManager.onPreCompress}. */
+/**
+ * Options of {@linkcode MemoryManager.onPreCompress}.
+ *
+ * @category Manager
+ */
 export interface ManagerPreCompressOptions {
   /**
    * The host-normalized evidence, handed only to checkpoint providers

@@ -38,7 +38,11 @@ import {
 /** The default bound of one external provider's prefetch, in milliseconds. */
 export const DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS = 8000;
 
-/** Options of {@linkcode MemoryManager.syncAll}. */
+/**
+ * Options of {@linkcode MemoryManager.syncAll}.
+ *
+ * @category Manager
+ */
 export interface SyncAllOptions {
   /**
    * The session the turn belongs to; always passed to providers.

@@ -51,10 +51,18 @@ import { resolveAgentCwd } from "../profile/runtime_cwd.ts";
 import { errorText } from "../_util/error_text.ts";
 import { loadYamlModule } from "../config/yaml_module.ts";
 
-/** Where a provider was found. */
+/**
+ * Where a provider was found.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export type ProviderSource = "bundled" | "user" | "project" | "package";
 
-/** A provider found by discovery, not loaded. */
+/**
+ * A provider found by discovery, not loaded.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface ProviderCandidate {
   /** The provider's name (its directory name, or its `memory.packages` key). */
   name: string;
@@ -68,7 +76,11 @@ export interface ProviderCandidate {
   manifest: PluginManifest;
 }
 
-/** Options shared by the discovery functions. */
+/**
+ * Options shared by the discovery functions.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface DiscoveryOptions {
   /**
    * The profile home whose `plugins/` and `config.yaml` are used.
@@ -92,7 +104,11 @@ export interface DiscoveryOptions {
   projectDir?: string;
 }
 
-/** One entry of {@linkcode discoverMemoryProviders}. */
+/**
+ * One entry of {@linkcode discoverMemoryProviders}.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface DiscoveredProvider {
   /** The provider's name. */
   name: string;

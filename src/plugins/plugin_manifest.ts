@@ -45,7 +45,11 @@ import { parseSimpleYaml } from "./_simple_yaml.ts";
 import { isPlaceholderPath } from "../sandbox/grant.ts";
 import { errorText } from "../_util/error_text.ts";
 
-/** The sandbox permissions a `plugin.yaml` asks for. */
+/**
+ * The sandbox permissions a `plugin.yaml` asks for.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface ManifestPermissions {
   /**
    * Extra readable paths: absolute with `~` already expanded, or starting
@@ -62,7 +66,11 @@ export interface ManifestPermissions {
   npm: boolean;
 }
 
-/** An external tool a provider needs (`external_dependencies`). */
+/**
+ * An external tool a provider needs (`external_dependencies`).
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface ExternalDependency {
   /** The tool's name. */
   name: string;
@@ -75,6 +83,8 @@ export interface ExternalDependency {
 /**
  * When a provider counts as configured, from its manifest alone: any one
  * variable set, or any one file present. Empty lists: always.
+ *
+ * @category Plugins: discovery, loading, permissions
  */
 export interface ManifestAvailability {
   /** Variables (environment or the profile's `.env`). */
@@ -83,7 +93,11 @@ export interface ManifestAvailability {
   files: string[];
 }
 
-/** The parsed `plugin.yaml` of a provider directory. */
+/**
+ * The parsed `plugin.yaml` of a provider directory.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface PluginManifest {
   /** The `name` key; the directory name stays authoritative. */
   name?: string;
@@ -109,7 +123,11 @@ interface PluginManifestErrorOptions {
   cause?: unknown;
 }
 
-/** A `plugin.yaml` that cannot be used: broken YAML or a wrong value. */
+/**
+ * A `plugin.yaml` that cannot be used: broken YAML or a wrong value.
+ *
+ * @category Errors callers catch
+ */
 export class PluginManifestError extends Error {
   /** The file. */
   readonly path: string;

@@ -38,7 +38,11 @@ import { grantForCandidate } from "./provider_permissions.ts";
 import { loadConfig } from "../config/config.ts";
 import { errorText } from "../_util/error_text.ts";
 
-/** One dependency a provider declares. */
+/**
+ * One dependency a provider declares.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface ProviderDependency {
   /** The key in `imports` (or the provider's name for a package provider). */
   name: string;
@@ -68,7 +72,11 @@ interface DependencyStatus {
   external: ExternalDependency[];
 }
 
-/** What {@linkcode prepareProviderDependencies} did. */
+/**
+ * What {@linkcode prepareProviderDependencies} did.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface PrepareResult {
   /** The provider's name. */
   provider: string;
@@ -78,7 +86,11 @@ export interface PrepareResult {
   messages: string[];
 }
 
-/** Preparing a provider's dependencies failed. */
+/**
+ * Preparing a provider's dependencies failed.
+ *
+ * @category Errors callers catch
+ */
 export class DependencyInstallError extends Error {
   /** The provider's name. */
   readonly provider: string;
@@ -96,7 +108,11 @@ export class DependencyInstallError extends Error {
   }
 }
 
-/** Options of the dependency functions. */
+/**
+ * Options of the dependency functions.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface DependencyOptions extends DiscoveryOptions {
   /**
    * The `deno` executable to run.
@@ -346,6 +362,8 @@ export async function providerDependencyStatus(
  * const result = await prepareProviderDependencies("notes");
  * for (const line of result.messages) console.log(line);
  * ```
+ *
+ * @category Plugins: discovery, loading, permissions
  */
 export async function prepareProviderDependencies(
   name: string,

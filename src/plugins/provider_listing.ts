@@ -22,7 +22,11 @@ import {
   readDotenvForAvailability,
 } from "./provider_availability.ts";
 
-/** Options of {@linkcode discoverMemoryProviders}. */
+/**
+ * Options of {@linkcode discoverMemoryProviders}.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface DiscoverOptions extends DiscoveryOptions {
   /**
    * Load each provider (sandboxed, skills not registered) and ask
@@ -61,6 +65,8 @@ export interface DiscoverOptions extends DiscoveryOptions {
  *   console.log(`${p.name} (${p.source}): ${p.description}`, p.available);
  * }
  * ```
+ *
+ * @category Plugins: discovery, loading, permissions
  */
 export async function discoverMemoryProviders(
   options: DiscoverOptions = {},

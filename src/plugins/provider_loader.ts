@@ -62,10 +62,18 @@ import {
 import { scanProviderSources } from "../sandbox/source_scan.ts";
 import { errorText } from "../_util/error_text.ts";
 
-/** How a provider is run: in a confined worker, or in-process. */
+/**
+ * How a provider is run: in a confined worker, or in-process.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export type SandboxMode = "worker" | "none";
 
-/** Options of {@linkcode loadMemoryProvider}. */
+/**
+ * Options of {@linkcode loadMemoryProvider}.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface LoadProviderOptions extends DiscoveryOptions {
   /**
    * `worker`: a permission-confined worker; `none`: in-process (trusted
@@ -339,6 +347,8 @@ async function loadCandidate(
  * const name = String((config.memory as Record<string, unknown>)?.provider ?? "");
  * const provider = await loadMemoryProvider(name, { config });
  * ```
+ *
+ * @category Plugins: discovery, loading, permissions
  */
 export async function loadMemoryProvider(
   name: string,
@@ -392,6 +402,8 @@ export async function loadMemoryProvider(
  * const candidate = await findMemoryProvider("honcho");
  * const ok = candidate !== null && await probeMemoryProvider(candidate);
  * ```
+ *
+ * @category Plugins: discovery, loading, permissions
  */
 export async function probeMemoryProvider(
   candidate: ProviderCandidate,

@@ -328,6 +328,8 @@ function isInside(parent: string, child: string): boolean {
  * const grant = await providerPermissions("honcho");
  * console.log(grant?.net.map((e) => e.value));
  * ```
+ *
+ * @category Plugins: discovery, loading, permissions
  */
 export async function providerPermissions(
   name: string,
@@ -363,6 +365,8 @@ function values(list: GrantEntry[]): string[] {
  * const flags = denoRunFlags({ provider: "x", hermesHome: "/h", read: [{ value: "/h", from: "data-dir" }], write: [{ value: "/h", from: "data-dir" }], env: [{ value: "X_KEY", from: "plugin.yaml" }], net: [], import: [], npm: false });
  * assert.deepEqual(flags, ["--allow-read=/h", "--allow-write=/h", "--allow-env=X_KEY"]);
  * ```
+ *
+ * @category Plugins: discovery, loading, permissions
  */
 export function denoRunFlags(grant: ProviderGrant): string[] {
   const flags: string[] = [];

@@ -22,7 +22,11 @@ import { log } from "../core/log.ts";
 import { redactText } from "../core/redact.ts";
 import { errorText } from "../_util/error_text.ts";
 
-/** A background task started by {@linkcode spawnContextTask}. */
+/**
+ * A background task started by {@linkcode spawnContextTask}.
+ *
+ * @category Profiles and secrets
+ */
 export interface ContextTask<T> {
   /** The name given at spawn time, used in logs. */
   readonly name: string;
@@ -35,7 +39,11 @@ export interface ContextTask<T> {
   readonly settled: boolean;
 }
 
-/** Options of {@linkcode spawnContextTask}. */
+/**
+ * Options of {@linkcode spawnContextTask}.
+ *
+ * @category Profiles and secrets
+ */
 export interface SpawnContextTaskOptions {
   /** A name for logs, e.g. `"honcho-sync"`. */
   name: string;
@@ -65,6 +73,8 @@ const active = new Map<ContextTask<unknown>, Promise<void>>();
  * target.dispatchEvent(new Event("sync"));
  * assert.deepEqual(seen, ["/srv/alice"]);
  * ```
+ *
+ * @category Profiles and secrets
  */
 // deno-lint-ignore no-explicit-any
 export function contextBound<F extends (...args: any[]) => any>(fn: F): F {
@@ -94,6 +104,8 @@ export function contextBound<F extends (...args: any[]) => any>(fn: F): F {
  * );
  * assert.equal(await task.done, "/srv/alice");
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function spawnContextTask<T>(
   fn: () => T | Promise<T>,
@@ -164,6 +176,8 @@ export function activeContextTasks(): ContextTask<unknown>[] {
  * spawnContextTask(() => "flushed", { name: "flush" });
  * assert.equal(await drainContextTasks(5000), true);
  * ```
+ *
+ * @category Profiles and secrets
  */
 export async function drainContextTasks(timeoutMs: number): Promise<boolean> {
   if (active.size === 0) return true;

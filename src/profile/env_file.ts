@@ -566,7 +566,11 @@ export function readEnvBytes(
   return values;
 }
 
-/** Options of {@linkcode saveEnvValue}. */
+/**
+ * Options of {@linkcode saveEnvValue}.
+ *
+ * @category Profiles and secrets
+ */
 export interface SaveEnvValueOptions {
   /**
    * The profile home whose `.env` is written.
@@ -614,6 +618,8 @@ export interface SaveEnvValueOptions {
  * assert.equal(await Deno.readTextFile(`${home}/.env`), 'HONCHO_API_KEY=hch-123\nGREETING="say \\"hi\\" # twice"\n');
  * await Deno.remove(home, { recursive: true });
  * ```
+ *
+ * @category Profiles and secrets
  */
 export async function saveEnvValue(
   name: string,

@@ -8,12 +8,17 @@
  * `AsyncLocalStorage`, so one process can serve several profiles at once and
  * the process environment is never touched.
  *
+ * The home is never guessed: when a variable it is found from cannot be
+ * read (no `--allow-env` for it) or none is set, the functions that need it
+ * throw {@linkcode HermesHomeUnknownError}, naming the permission, instead
+ * of falling back to the working directory.
+ *
  * @module
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import { basename, dirname, join, resolve, sep } from "node:path";
-import { readProcessEnv } from "../core/env.ts";
+import { isProcessEnvReadable, readProcessEnv } from "../core/env.ts";
 import { log } from "../core/log.ts";
 
 const homeOverride = new AsyncLocalStorage<string>();
@@ -39,6 +44,8 @@ const checkedActiveProfileRoots = new Set<string>();
  *   assert.equal(getHermesHome(), "/srv/hermes/alice");
  * });
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function withHermesHome<T>(home: string, fn: () => T): T {
   return homeOverride.run(resolve(home), fn);
@@ -61,21 +68,103 @@ export function getHermesHomeOverride(): string | undefined {
 }
 
 /**
+ * The environment variables the Hermes home is found from on this
+ * platform: what a process that uses memory must be allowed to read
+ * (`--allow-env=HOME,HERMES_HOME` on Linux and macOS).
+ *
+ * @returns The names, `HERMES_HOME` last.
+ *
+ * @example The flag a host needs
+ * ```ts
+ * import { homeEnvVariables } from "./hermes_home.ts";
+ * import assert from "node:assert/strict";
+ * if (Deno.build.os !== "windows") {
+ *   assert.equal(`--allow-env=${homeEnvVariables()}`, "--allow-env=HOME,HERMES_HOME");
+ * }
+ * ```
+ */
+export function homeEnvVariables(): string[] {
+  return Deno.build.os === "windows"
+    ? ["USERPROFILE", "LOCALAPPDATA", "HERMES_HOME"]
+    : ["HOME", "HERMES_HOME"];
+}
+
+/**
+ * Thrown when the Hermes home cannot be told: a variable it is found from
+ * may not be read (the message names the `--allow-env` flag to add), or
+ * neither `HERMES_HOME` nor the user's home directory is set. The home is
+ * never guessed (it used to fall back to `./.hermes`, so memories were
+ * written wherever the program happened to run).
+ *
+ * @example Telling the user which flag is missing
+ * ```ts no-assert
+ * import { getHermesHome, HermesHomeUnknownError } from "@hermes/memory";
+ * try {
+ *   getHermesHome();
+ * } catch (error) {
+ *   if (error instanceof HermesHomeUnknownError) console.error(error.message);
+ *   else throw error;
+ * }
+ * ```
+ *
+ * @category Errors callers catch
+ */
+export class HermesHomeUnknownError extends Error {
+  /** The variable that could not be read; `undefined` when none was set. */
+  readonly variable: string | undefined;
+  /** The Deno flag that lets the process read what it needs. */
+  readonly flag: string;
+
+  /**
+   * Builds the error.
+   *
+   * @param variable The variable that could not be read, or `undefined`
+   * when the variables are readable but unset.
+   */
+  constructor(variable: string | undefined) {
+    const names = homeEnvVariables();
+    const flag = `--allow-env=${names.join(",")}`;
+    super(
+      variable !== undefined
+        ? `Cannot tell where the Hermes home is: this process may not read the environment variable ${variable}: run deno with ${flag} (the home is never guessed)`
+        : `Cannot tell where the Hermes home is: neither HERMES_HOME nor ${
+          names[0]
+        } is set: set HERMES_HOME to the profile's directory`,
+    );
+    this.name = "HermesHomeUnknownError";
+    this.variable = variable;
+    this.flag = flag;
+  }
+}
+
+/** Reads a variable the home depends on; a denied read throws. */
+function readHomeVariable(name: string): string | undefined {
+  if (!isProcessEnvReadable(name)) throw new HermesHomeUnknownError(name);
+  return readProcessEnv(name)?.trim() || undefined;
+}
+
+/**
  * The user's home directory from the environment (`HOME`, or `USERPROFILE`
  * on Windows).
  *
- * @returns The directory, or `undefined` when unknown.
+ * @returns The directory, or `undefined` when it is not set.
+ * @throws {HermesHomeUnknownError} When the process may not read the
+ * variable (an unreadable home is never taken for an unset one).
  *
  * @example The user's home directory
  * ```ts no-assert
  * import { getUserHome } from "@hermes/memory";
  * const home = getUserHome();
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function getUserHome(): string | undefined {
-  const home = readProcessEnv("HOME")?.trim() ||
-    readProcessEnv("USERPROFILE")?.trim();
-  return home || undefined;
+  const [first, second] = Deno.build.os === "windows"
+    ? ["USERPROFILE", "HOME"]
+    : ["HOME", "USERPROFILE"];
+  return readHomeVariable(first) || readProcessEnv(second)?.trim() ||
+    undefined;
 }
 
 /**
@@ -84,21 +173,31 @@ export function getUserHome(): string | undefined {
  * `%LOCALAPPDATA%\hermes` (plus the suffix) on Windows.
  *
  * @returns The absolute path.
+ * @throws {HermesHomeUnknownError} When the user's home directory cannot
+ * be read or is not set.
  *
  * @example The default Hermes root
  * ```ts no-assert
  * import { getDefaultHermesRoot } from "@hermes/memory";
  * const root = getDefaultHermesRoot();
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function getDefaultHermesRoot(): string {
   const suffix = readProcessEnv("HERMES_DATA_DIR_SUFFIX") ?? "";
   if (Deno.build.os === "windows") {
-    const local = readProcessEnv("LOCALAPPDATA")?.trim() ||
-      join(getUserHome() ?? ".", "AppData", "Local");
+    const local = readHomeVariable("LOCALAPPDATA") ??
+      join(requireUserHome(), "AppData", "Local");
     return resolve(join(local, `hermes${suffix}`));
   }
-  return resolve(join(getUserHome() ?? ".", `.hermes${suffix}`));
+  return resolve(join(requireUserHome(), `.hermes${suffix}`));
+}
+
+function requireUserHome(): string {
+  const home = getUserHome();
+  if (home === undefined) throw new HermesHomeUnknownError(undefined);
+  return home;
 }
 
 /**
@@ -110,6 +209,8 @@ export function getDefaultHermesRoot(): string {
  * `<root>/profiles/`. Context-local overrides are ignored.
  *
  * @returns The absolute path.
+ * @throws {HermesHomeUnknownError} When `HERMES_HOME` or the user's home
+ * directory cannot be read, or neither is set.
  *
  * @example A Docker deployment's root
  * ```ts no-assert
@@ -117,10 +218,12 @@ export function getDefaultHermesRoot(): string {
  * // HERMES_HOME=/opt/data/profiles/work → /opt/data
  * const root = getHermesRoot();
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function getHermesRoot(): string {
+  const fromEnv = readHomeVariable("HERMES_HOME");
   const native = getDefaultHermesRoot();
-  const fromEnv = readProcessEnv("HERMES_HOME")?.trim();
   if (!fromEnv) return native;
   const home = resolve(fromEnv);
   if (home === native || home.startsWith(native + sep)) return native;
@@ -132,6 +235,7 @@ export function getHermesRoot(): string {
  * any context-local override (for process-wide assets).
  *
  * @returns The absolute path.
+ * @throws {HermesHomeUnknownError} When the home cannot be told.
  *
  * @example The process-level home
  * ```ts no-assert
@@ -140,7 +244,7 @@ export function getHermesRoot(): string {
  * ```
  */
 export function getProcessHermesHome(): string {
-  const fromEnv = readProcessEnv("HERMES_HOME")?.trim();
+  const fromEnv = readHomeVariable("HERMES_HOME");
   if (fromEnv) return resolve(fromEnv);
   const root = getDefaultHermesRoot();
   warnIfActiveProfileIgnored(root);
@@ -152,12 +256,17 @@ export function getProcessHermesHome(): string {
  * `HERMES_HOME`, else the platform default. Evaluated on every call.
  *
  * @returns The absolute path.
+ * @throws {HermesHomeUnknownError} Outside {@linkcode withHermesHome},
+ * when `HERMES_HOME` or the user's home directory cannot be read, or
+ * neither is set.
  *
  * @example Profile-scoped paths
  * ```ts no-assert
  * import { getHermesHome } from "@hermes/memory";
  * const memories = `${getHermesHome()}/memories`;
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function getHermesHome(): string {
   return homeOverride.getStore() ?? getProcessHermesHome();
@@ -176,6 +285,8 @@ export function getHermesHome(): string {
  * import { getProfileHome } from "@hermes/memory";
  * const coder = getProfileHome("coder");
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function getProfileHome(profile: string): string {
   const name = profile.trim();
@@ -186,6 +297,48 @@ export function getProfileHome(profile: string): string {
     );
   }
   return join(getDefaultHermesRoot(), "profiles", name);
+}
+
+/** Why a `--profile NAME` (or `openMemory({ profile })`) cannot be used. */
+export interface MissingProfile {
+  /** What is wrong: the profile's directory does not exist. */
+  problem: string;
+  /** How to fix it. */
+  fix: string;
+}
+
+/**
+ * Tells whether a named profile exists, so that a typo never silently uses
+ * (or creates) `<root>/profiles/<typo>`. The default profile (the root
+ * itself) always counts as existing.
+ *
+ * @param profile The profile's name.
+ * @param home The home it resolves to ({@linkcode getProfileHome}).
+ * @returns The problem and its fix, or `undefined` when it exists (or
+ * cannot be checked).
+ *
+ * @example A profile that does not exist
+ * ```ts no-assert
+ * import { getProfileHome, missingProfile } from "./hermes_home.ts";
+ * const missing = await missingProfile("nosuch", getProfileHome("nosuch"));
+ * ```
+ */
+export async function missingProfile(
+  profile: string,
+  home: string,
+): Promise<MissingProfile | undefined> {
+  if (resolve(home) === resolve(getDefaultHermesRoot())) return undefined;
+  try {
+    if ((await Deno.stat(home)).isDirectory) return undefined;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) return undefined;
+  }
+  const name = profile.trim();
+  return {
+    problem: `profile '${name}' does not exist: there is no directory ${home}`,
+    fix:
+      `create it with 'hermes --profile ${name} memory setup', or check the name`,
+  };
 }
 
 function warnIfActiveProfileIgnored(root: string): void {

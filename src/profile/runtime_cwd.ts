@@ -40,6 +40,8 @@ const CWD_PROBE_NAME = ".hermes-cwd-probe";
  * withSessionCwd(project, () => assert.equal(resolveAgentCwd(), project));
  * await Deno.remove(project);
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function withSessionCwd<T>(path: string, fn: () => T): T {
   return sessionCwd.run(resolve(path), fn);
@@ -59,6 +61,8 @@ export function withSessionCwd<T>(path: string, fn: () => T): T {
  * import { resolveAgentCwd } from "@hermes/memory";
  * const cwd = resolveAgentCwd();
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function resolveAgentCwd(): string {
   const session = sessionCwd.getStore();

@@ -97,6 +97,8 @@ const GLOBAL_ENV_PREFIXES: readonly string[] = Object.freeze([
  * Thrown by {@linkcode getSecret} when the process serves several profiles
  * ({@linkcode setMultiplexActive}) and no secret scope is installed: the
  * read could otherwise return another profile's credential.
+ *
+ * @category Errors callers catch
  */
 export class UnscopedSecretError extends Error {
   /** The variable that was asked for (a name, never a value). */
@@ -155,6 +157,8 @@ export function isGlobalEnvVar(name: string): boolean {
  *   assert.equal(getSecret("HONCHO_API_KEY"), "alice-key");
  * });
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function withSecretScope<T>(
   mapping: Record<string, string>,
@@ -175,6 +179,8 @@ export function withSecretScope<T>(
  * assert.equal(currentSecretScope(), undefined);
  * withSecretScope({ A: "1" }, () => assert.deepEqual(currentSecretScope(), { A: "1" }));
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function currentSecretScope():
   | Readonly<Record<string, string>>
@@ -201,6 +207,8 @@ export function currentSecretScope():
  *   setMultiplexActive(false);
  * }
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function setMultiplexActive(active: boolean): void {
   multiplexActive = active;
@@ -237,6 +245,8 @@ export function isMultiplexActive(): boolean {
  * import { getSecret } from "@hermes/memory";
  * const baseUrl = getSecret("HONCHO_BASE_URL", "https://api.honcho.dev");
  * ```
+ *
+ * @category Profiles and secrets
  */
 export function getSecret(name: string, fallback?: string): string | undefined {
   if (isGlobalEnvVar(name)) return readProcessEnv(name) ?? fallback;
@@ -276,6 +286,8 @@ function fromProcess(name: string): string | undefined {
  *   // run the agent's turn here
  * }));
  * ```
+ *
+ * @category Profiles and secrets
  */
 export async function buildProfileSecretScope(
   hermesHome?: string,

@@ -2,6 +2,9 @@
  * `@hermes/memory/provider`: exactly what a memory provider needs, and all
  * that its sandbox worker loads.
  *
+ * Who imports it: a memory provider's code (its `mod.ts` and what that
+ * imports), never an agent: an agent imports `@hermes/memory`.
+ *
  * A provider's `mod.ts` imports from here only: the
  * {@linkcode MemoryProvider} contract and its types, where the profile
  * lives ({@linkcode getHermesHome}), its secrets ({@linkcode getSecret}),

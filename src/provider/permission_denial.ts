@@ -24,6 +24,8 @@ const REQUIRES_REGEXP = /^Requires \w+ access\b/;
  * assert.equal(isPermissionDenial(new Deno.errors.NotCapable('Requires read access to "/etc/passwd"')), true);
  * assert.equal(isPermissionDenial(new Deno.errors.NotFound("gone")), false);
  * ```
+ *
+ * @category Plugins: discovery, loading, permissions
  */
 export function isPermissionDenial(error: unknown): boolean {
   if (error instanceof Deno.errors.NotCapable) return true;

@@ -1,27 +1,38 @@
-// Serves the checkout over http://127.0.0.1:<ephemeral port>, as JSR would
-// serve the published package (JSR itself is unreachable from these
-// machines): every file of the repository by its path, TypeScript with a
-// TypeScript content type, nothing outside the repository. Plus the import
-// map a user's project needs to import the framework from that URL (over
-// plain HTTP a module carries no deno.json, so the user's map also names
-// the package's own npm dependencies, which JSR resolves by itself).
+// Serves the framework over http://127.0.0.1:<ephemeral port> the two ways
+// a user imports it from the network (JSR itself is unreachable from these
+// machines):
+// - serveCheckout(): every file of the repository by its path, as any
+//   static host serves a module by URL;
+// - serveJsrRegistry(): a JSR registry (Deno honours JSR_URL) holding
+//   exactly the files `deno publish` would upload, with the package's
+//   meta.json and <version>_meta.json (checksums and exports).
+// Nothing outside the repository is served, and no import map is offered:
+// the published graph resolves without one.
 import { extname, join, normalize, sep } from "node:path";
 import { REPO } from "./plugin_fixtures.ts";
+import { runDeno } from "./deno_child.ts";
 
-/** A running file server for the checkout. */
-export interface ServedCheckout extends AsyncDisposable {
+/** A running file server. */
+export interface ServedFiles extends AsyncDisposable {
   /** `http://127.0.0.1:<port>` (no trailing slash). */
   url: string;
   /** `127.0.0.1:<port>`, for `--allow-import` and grants. */
   host: string;
   /** How many requests were served, by path. */
   requests: Map<string, number>;
-  /**
-   * A user's `deno.json` for importing the framework from the server.
-   *
-   * @returns The config object.
-   */
-  projectConfig(): Promise<Record<string, unknown>>;
+}
+
+/** The checkout served by path. */
+export type ServedCheckout = ServedFiles;
+
+/** A local JSR registry holding the package as `deno publish` uploads it. */
+export interface JsrRegistry extends ServedFiles {
+  /** The value for `JSR_URL` (with a trailing slash). */
+  jsrUrl: string;
+  /** The published files, relative to the repository (`mod.ts`, …). */
+  files: string[];
+  /** `/@scope/name/<version>/`: where the package's files are served. */
+  packagePath: string;
 }
 
 const TYPES: Record<string, string> = {
@@ -32,15 +43,25 @@ const TYPES: Record<string, string> = {
   ".md": "text/markdown; charset=utf-8",
 };
 
-/** Starts the server. */
-export function serveCheckout(): ServedCheckout {
+/**
+ * Serves what `route(path)` gives: a JSON value, a repository file, or
+ * nothing (404).
+ */
+function serveFiles(
+  route: (path: string) => { json: unknown } | { file: string } | undefined,
+): ServedFiles {
   const requests = new Map<string, number>();
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     async (request) => {
       const path = decodeURIComponent(new URL(request.url).pathname);
       requests.set(path, (requests.get(path) ?? 0) + 1);
-      const file = normalize(join(REPO, path));
+      const target = route(path);
+      if (target === undefined) {
+        return new Response("not found", { status: 404 });
+      }
+      if ("json" in target) return Response.json(target.json);
+      const file = normalize(join(REPO, target.file));
       if (file !== REPO && !file.startsWith(REPO + sep)) {
         return new Response("outside the checkout", { status: 403 });
       }
@@ -57,34 +78,84 @@ export function serveCheckout(): ServedCheckout {
     },
   );
   const host = `127.0.0.1:${server.addr.port}`;
-  const url = `http://${host}`;
   return {
-    url,
+    url: `http://${host}`,
     host,
     requests,
-    async projectConfig() {
-      const own = JSON.parse(
-        await Deno.readTextFile(join(REPO, "deno.json")),
-      ) as { imports: Record<string, string>; exports: Record<string, string> };
-      const imports: Record<string, string> = {};
-      for (const [name, target] of Object.entries(own.imports)) {
-        imports[name] = target.startsWith("./")
-          ? `${url}/${target.slice(2)}`
-          : target;
-      }
-      for (const [entry, target] of Object.entries(own.exports)) {
-        imports[`@hermes/memory${entry.slice(1)}`] = `${url}/${
-          target.slice(2)
-        }`;
-      }
-      return {
-        imports,
-        nodeModulesDir: "none",
-        unstable: ["worker-options"],
-      };
-    },
     async [Symbol.asyncDispose]() {
       await server.shutdown();
     },
   };
+}
+
+/** Starts serving the checkout by path. */
+export function serveCheckout(): ServedCheckout {
+  return serveFiles((path) => ({ file: path }));
+}
+
+/** The files `deno publish` would upload, relative to the repository. */
+export async function publishedFiles(): Promise<string[]> {
+  const run = await runDeno([
+    "publish",
+    "--dry-run",
+    "--allow-dirty",
+    "--no-check",
+    "--allow-slow-types",
+  ], { cwd: REPO });
+  if (run.code !== 0) throw new Error(`deno publish --dry-run: ${run.stderr}`);
+  const prefix = `file://${REPO}/`;
+  const files = [...run.stderr.matchAll(/^\s+(file:\/\/\S+) \(/gm)]
+    .map((m) => m[1]!)
+    .filter((url) => url.startsWith(prefix))
+    .map((url) => decodeURIComponent(url.slice(prefix.length)));
+  if (!files.includes("mod.ts")) {
+    throw new Error(`no file list in deno publish's output:\n${run.stderr}`);
+  }
+  return files;
+}
+
+async function sha256(file: string): Promise<{ size: number; hex: string }> {
+  const bytes = await Deno.readFile(join(REPO, file));
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  const hex = [...digest].map((b) => b.toString(16).padStart(2, "0")).join(
+    "",
+  );
+  return { size: bytes.length, hex };
+}
+
+/** Starts a local JSR registry holding the package as published. */
+export async function serveJsrRegistry(): Promise<JsrRegistry> {
+  const config = JSON.parse(
+    await Deno.readTextFile(join(REPO, "deno.json")),
+  ) as { name: string; version: string; exports: Record<string, string> };
+  const [scope, name] = config.name.slice(1).split("/") as [string, string];
+  const files = await publishedFiles();
+  const manifest: Record<string, { size: number; checksum: string }> = {};
+  for (const file of files) {
+    const { size, hex } = await sha256(file);
+    manifest[`/${file}`] = { size, checksum: `sha256-${hex}` };
+  }
+  const base = `/@${scope}/${name}/`;
+  const packagePath = `${base}${config.version}/`;
+  const served = serveFiles((path) => {
+    if (path === `${base}meta.json`) {
+      return {
+        json: {
+          scope,
+          name,
+          latest: config.version,
+          versions: { [config.version]: {} },
+        },
+      };
+    }
+    if (path === `${base}${config.version}_meta.json`) {
+      return { json: { manifest, exports: config.exports } };
+    }
+    if (path.startsWith(packagePath)) {
+      const file = path.slice(packagePath.length);
+      return files.includes(file) ? { file } : undefined;
+    }
+    return undefined;
+  });
+  return { ...served, jsrUrl: `${served.url}/`, files, packagePath };
 }

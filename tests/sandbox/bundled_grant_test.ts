@@ -17,6 +17,7 @@ import { captureLogs, REPO, tempHome } from "../helpers/plugin_fixtures.ts";
 import { readmeLibraryExample } from "../helpers/readme_example.ts";
 import { type ChildResult, runDeno } from "../helpers/deno_child.ts";
 import { runHermesCli } from "../helpers/hermes_cli_child.ts";
+import { honchoUser } from "../helpers/honcho_user.ts";
 
 const BUNDLED = join(REPO, "plugins", "memory");
 
@@ -70,33 +71,6 @@ async function runExample(
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
-}
-
-async function honchoUser(
-  url: string,
-  key: string,
-  config: string,
-): Promise<{ userHome: string; home: string } & AsyncDisposable> {
-  const userHome = await Deno.realPath(
-    await Deno.makeTempDir({ prefix: "hermes-user-" }),
-  );
-  const home = join(userHome, ".hermes");
-  await Deno.mkdir(home, { recursive: true });
-  await Deno.writeTextFile(
-    join(home, "honcho.json"),
-    JSON.stringify({
-      apiKey: key,
-      hosts: { hermes: { baseUrl: url, peerName: "alice" } },
-    }),
-  );
-  await Deno.writeTextFile(join(home, "config.yaml"), config);
-  return {
-    userHome,
-    home,
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(userHome, { recursive: true });
-    },
-  };
 }
 
 Deno.test("honcho under the narrowed grant, from the README's library example: turns reach a self-hosted server granted in config.yaml", async () => {

@@ -1,6 +1,10 @@
 /**
  * `archive`: the reference checkpointing memory provider.
  *
+ * Who imports it: the framework's loader (by URL, in the provider's
+ * sandbox) when `memory.provider` is `archive`; an agent or a test only to
+ * build the provider itself, in-process.
+ *
  * Before every lossy compression it archives the normalized transcript
  * (user and assistant text) to
  * `$HERMES_HOME/archive/<session>/transcript.jsonl` and implements
@@ -48,7 +52,7 @@ import {
   type PreCompressOptions,
   type SessionSwitchOptions,
   type ToolSchema,
-} from "@hermes/memory/provider";
+} from "../../../src/provider/mod.ts";
 import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
 
@@ -79,7 +83,7 @@ export type {
   TurnAuthor,
   TurnStartOptions,
   UserNoticeCallback,
-} from "@hermes/memory/provider";
+} from "../../../src/provider/mod.ts";
 
 /** Options of the {@linkcode ArchiveMemoryProvider} constructor. */
 export interface ArchiveProviderOptions {

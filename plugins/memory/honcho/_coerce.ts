@@ -18,4 +18,4 @@ export {
   pythonFloat as pyFloat,
   pythonInt as pyInt,
   pythonTruthy as truthy,
-} from "@hermes/memory/provider";
+} from "../../../src/provider/mod.ts";

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { spawnContextTask } from "@hermes/memory/provider";
+import { spawnContextTask } from "../../../src/provider/mod.ts";
 import type { HonchoClient } from "./client.ts";
 import type { HonchoConfig } from "./config.ts";
 import type { NoticeBoard } from "./notices.ts";

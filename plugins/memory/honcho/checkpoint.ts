@@ -17,9 +17,9 @@ import { createHash } from "node:crypto";
 import {
   type ChatMessage,
   normalizePreCompressEvidence,
-} from "@hermes/memory/provider";
+} from "../../../src/provider/mod.ts";
 import type { HonchoClient, JsonObject } from "./client.ts";
-import { sanitizeContext } from "@hermes/memory/provider";
+import { sanitizeContext } from "../../../src/provider/mod.ts";
 
 /** The metadata key holding a message's content digest. */
 export const DIGEST_METADATA_KEY = "hermes_digest";

@@ -18,12 +18,12 @@
  * @module
  */
 
-import type { HermesConfig } from "@hermes/memory";
+import type { HermesConfig } from "../../../mod.ts";
 import type {
   ProviderStatusContext,
   ProviderStatusDescription,
-} from "@hermes/memory/cli";
-import type { CliIo, HermesCommand } from "@hermes/memory/cli";
+} from "../../../src/cli/mod.ts";
+import type { CliIo, HermesCommand } from "../../../src/cli/mod.ts";
 
 type Register = (honcho: HermesCommand) => unknown;
 

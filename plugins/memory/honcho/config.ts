@@ -32,7 +32,7 @@ import {
   log,
   pythonStr,
   pythonStrip,
-} from "@hermes/memory/provider";
+} from "../../../src/provider/mod.ts";
 import {
   normalizeObservationMode,
   type ObservationMode,

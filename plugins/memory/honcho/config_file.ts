@@ -7,7 +7,7 @@
  */
 
 import { dirname, join, resolve } from "node:path";
-import { atomicJsonWrite, withFileLock } from "@hermes/memory/provider";
+import { atomicJsonWrite, withFileLock } from "../../../src/provider/mod.ts";
 import { HonchoConfigError } from "./errors.ts";
 import { errorText } from "./_util.ts";
 import { isRecord } from "./_util.ts";

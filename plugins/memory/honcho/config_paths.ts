@@ -16,7 +16,7 @@ import {
   getUserHome,
   pythonStr,
   pythonStrip,
-} from "@hermes/memory/provider";
+} from "../../../src/provider/mod.ts";
 
 /** Options of {@linkcode resolveHonchoConfigPath}. */
 export interface ResolveHonchoConfigPathOptions {

@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { ConfigField } from "@hermes/memory/provider";
+import type { ConfigField } from "../../../src/provider/mod.ts";
 
 export type { ConfigField };
 import { REASONING_LEVELS } from "./config.ts";

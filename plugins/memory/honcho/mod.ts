@@ -1,6 +1,10 @@
 /**
  * `honcho`: the bundled Honcho memory provider.
  *
+ * Who imports it: the framework's loader (by URL, in the provider's
+ * sandbox) when `memory.provider` is `honcho`; an agent or a test only to
+ * build the provider, its config, client or outbox itself, in-process.
+ *
  * Before each turn it injects what Honcho knows about the user (a base
  * layer of summary, representation and cards refreshed every
  * `contextCadence` turns, plus a dialectic answer every `dialecticCadence`
@@ -29,7 +33,7 @@
  * @module
  */
 
-import type { MemoryProvider } from "@hermes/memory/provider";
+import type { MemoryProvider } from "../../../src/provider/mod.ts";
 import { HonchoMemoryProvider, type QueryRewriter } from "./provider.ts";
 
 // The provider contract (the framework's `MemoryProvider` and the types its
@@ -59,7 +63,7 @@ export type {
   TurnAuthor,
   TurnStartOptions,
   UserNoticeCallback,
-} from "@hermes/memory/provider";
+} from "../../../src/provider/mod.ts";
 
 export {
   type HonchoLivenessSnapshot,

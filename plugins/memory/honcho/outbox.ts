@@ -60,7 +60,7 @@
 
 import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
-import { atomicWriteText, getHermesHome } from "@hermes/memory/provider";
+import { atomicWriteText, getHermesHome } from "../../../src/provider/mod.ts";
 import {
   abortableSleep,
   type HonchoClient,

@@ -10,7 +10,7 @@
  * @module
  */
 
-import { log } from "@hermes/memory/provider";
+import { log } from "../../../src/provider/mod.ts";
 import {
   messageLine,
   type OutboxLog,

@@ -19,7 +19,7 @@
  * @module
  */
 
-import { log } from "@hermes/memory/provider";
+import { log } from "../../../src/provider/mod.ts";
 import {
   abortableSleep,
   type HonchoClient,

@@ -15,7 +15,11 @@
  */
 
 import { join } from "node:path";
-import { atomicWriteText, log, withFileLock } from "@hermes/memory/provider";
+import {
+  atomicWriteText,
+  log,
+  withFileLock,
+} from "../../../src/provider/mod.ts";
 import type { JsonObject } from "./client.ts";
 import { isRecord } from "./_util.ts";
 

@@ -37,7 +37,7 @@ import {
   type ToolCallOptions,
   type ToolSchema,
   type TurnStartOptions,
-} from "@hermes/memory/provider";
+} from "../../../src/provider/mod.ts";
 import { HonchoClient, type HonchoTransportOptions } from "./client.ts";
 import { globalHonchoConfigPath } from "./config_paths.ts";
 import {

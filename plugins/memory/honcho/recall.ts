@@ -27,7 +27,7 @@
 
 import { appendFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { isTrivialPrompt, log } from "@hermes/memory/provider";
+import { isTrivialPrompt, log } from "../../../src/provider/mod.ts";
 import type { HonchoConfig, ReasoningLevel } from "./config.ts";
 import {
   applyTokenBudget,

@@ -29,7 +29,7 @@ import {
   type InitializeOptions,
   log,
   resolveAgentCwd,
-} from "@hermes/memory/provider";
+} from "../../../src/provider/mod.ts";
 import type { SessionPeerConfig } from "./client.ts";
 import {
   type HonchoConfig,

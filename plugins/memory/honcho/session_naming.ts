@@ -11,7 +11,7 @@
  */
 
 import { createHash } from "node:crypto";
-import { resolveAgentCwd } from "@hermes/memory/provider";
+import { resolveAgentCwd } from "../../../src/provider/mod.ts";
 import type { HonchoConfig } from "./config.ts";
 
 /** The longest session name kept as-is; longer ones are cut and hashed. */

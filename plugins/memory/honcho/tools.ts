@@ -13,7 +13,7 @@
  * @module
  */
 
-import { toolError, type ToolSchema } from "@hermes/memory/provider";
+import { toolError, type ToolSchema } from "../../../src/provider/mod.ts";
 import type { HonchoClient, Message } from "./client.ts";
 import {
   type HonchoConfig,

@@ -31,7 +31,7 @@ import {
   type SyncTurnOptions,
   type TurnAuthor,
   type TurnStartOptions,
-} from "@hermes/memory/provider";
+} from "../../../src/provider/mod.ts";
 import { chunkMessage } from "./chunking.ts";
 import {
   CHUNK_METADATA_KEY,

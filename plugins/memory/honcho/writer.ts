@@ -39,7 +39,7 @@ import {
   type DrainResult,
   log,
   spawnContextTask,
-} from "@hermes/memory/provider";
+} from "../../../src/provider/mod.ts";
 import type { HonchoClient } from "./client.ts";
 import { AuthError, PermissionDeniedError } from "./errors.ts";
 import type {

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { Option } from "commander";
+import { Option } from "npm:commander@^14.0.3";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { styleFor, writeJson } from "../format.ts";

@@ -15,7 +15,7 @@ import type {
   CallToolRequest,
   CallToolResult,
   Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import {
@@ -115,9 +115,9 @@ export async function runMemoryMcp(
     { StdioServerTransport },
     { CallToolRequestSchema, ListToolsRequestSchema },
   ] = await Promise.all([
-    import("@modelcontextprotocol/sdk/server/index.js"),
-    import("@modelcontextprotocol/sdk/server/stdio.js"),
-    import("@modelcontextprotocol/sdk/types.js"),
+    import("npm:@modelcontextprotocol/sdk@1.32.2/server/index.js"),
+    import("npm:@modelcontextprotocol/sdk@1.32.2/server/stdio.js"),
+    import("npm:@modelcontextprotocol/sdk@1.32.2/types.js"),
   ]);
   const mask = await profileSecretMasker(home);
   const version = await moduleVersion();

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { Option } from "commander";
+import { Option } from "npm:commander@^14.0.3";
 import { basename } from "node:path";
 import { type CliIo, PromptCancelled } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";

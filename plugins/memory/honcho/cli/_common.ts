@@ -20,12 +20,12 @@ import {
   loadConfig,
   withFileLock,
   withSecretScope,
-} from "@hermes/memory";
+} from "../../../../mod.ts";
 import {
   type CliIo,
   type HermesCommand,
   PromptCancelled,
-} from "@hermes/memory/cli";
+} from "../../../../src/cli/mod.ts";
 import { HonchoClient } from "../client.ts";
 import { type HonchoConfig, loadHonchoConfig } from "../config.ts";
 import { hostKeyForProfile, profileFromHermesHome } from "../config_paths.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { CliIo } from "@hermes/memory/cli";
+import type { CliIo } from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config.ts";
 import {
   HonchoCliError,

@@ -11,7 +11,11 @@
  */
 
 import { join } from "node:path";
-import { atomicJsonWrite, readJsonOrEmpty, withFileLock } from "@hermes/memory";
+import {
+  atomicJsonWrite,
+  readJsonOrEmpty,
+  withFileLock,
+} from "../../../../mod.ts";
 import { isRecord } from "./_common.ts";
 
 /** What was sent once. */

@@ -8,7 +8,7 @@
  * @module
  */
 
-import type { CliIo } from "@hermes/memory/cli";
+import type { CliIo } from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config.ts";
 import { NotFoundError } from "../errors.ts";
 import { resolveReadPerspective } from "../observation.ts";

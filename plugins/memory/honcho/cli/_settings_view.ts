@@ -6,7 +6,7 @@
  * @module
  */
 
-import { maskSecret } from "@hermes/memory";
+import { maskSecret } from "../../../../mod.ts";
 import type { HonchoSettings } from "../config.ts";
 
 /** The settings shown, in order: `[JSON key, field]`. */

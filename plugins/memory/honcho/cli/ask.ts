@@ -7,8 +7,8 @@
  * @module
  */
 
-import { Option } from "commander";
-import type { HermesCommand } from "@hermes/memory/cli";
+import { Option } from "npm:commander@^14.0.3";
+import type { HermesCommand } from "../../../../src/cli/mod.ts";
 import { REASONING_LEVELS } from "../config.ts";
 import type { HonchoConfig } from "../config.ts";
 import {

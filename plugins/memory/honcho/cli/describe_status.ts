@@ -17,7 +17,7 @@ import {
   buildProfileSecretScope,
   type HermesConfig,
   withSecretScope,
-} from "@hermes/memory";
+} from "../../../../mod.ts";
 import type {
   ProviderConnectionStatus,
   ProviderFileStatus,
@@ -25,7 +25,7 @@ import type {
   ProviderSettingStatus,
   ProviderStatusContext,
   ProviderStatusDescription,
-} from "@hermes/memory/cli";
+} from "../../../../src/cli/mod.ts";
 import { resolve } from "node:path";
 import {
   type ConfigSource,

@@ -6,13 +6,13 @@
  * @module
  */
 
-import type { HermesCommand } from "@hermes/memory/cli";
+import type { HermesCommand } from "../../../../src/cli/mod.ts";
 import {
   getConfigPath,
   getConfigValue,
   loadConfig,
   saveConfig,
-} from "@hermes/memory";
+} from "../../../../mod.ts";
 import {
   aiPeerForHost,
   type HonchoCliScope,

@@ -8,7 +8,7 @@
  */
 
 import { resolve } from "node:path";
-import type { HermesCommand } from "@hermes/memory/cli";
+import type { HermesCommand } from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config.ts";
 import { resolveAiPeerId } from "../peers.ts";
 import {

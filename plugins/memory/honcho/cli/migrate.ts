@@ -19,8 +19,8 @@
  */
 
 import { join, resolve } from "node:path";
-import { getUserHome, maskSecret } from "@hermes/memory";
-import type { CliIo, HermesCommand } from "@hermes/memory/cli";
+import { getUserHome, maskSecret } from "../../../../mod.ts";
+import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config.ts";
 import { isLocalHonchoUrl } from "../connection.ts";
 import { AuthError } from "../errors.ts";

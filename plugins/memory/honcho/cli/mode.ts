@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { HermesCommand } from "@hermes/memory/cli";
+import type { HermesCommand } from "../../../../src/cli/mod.ts";
 import type { RecallMode } from "../config.ts";
 import {
   HonchoCliError,

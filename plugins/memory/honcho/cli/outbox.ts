@@ -14,7 +14,7 @@
  */
 
 import { join } from "node:path";
-import type { CliIo, HermesCommand } from "@hermes/memory/cli";
+import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
 import {
   HonchoOutbox,
   type OutboxStats,

@@ -9,7 +9,7 @@
  */
 
 import { join } from "node:path";
-import type { CliIo, HermesCommand } from "@hermes/memory/cli";
+import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config.ts";
 import type { HonchoClient } from "../client.ts";
 import { resolveAiPeerId } from "../peers.ts";

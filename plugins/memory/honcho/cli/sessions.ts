@@ -7,7 +7,7 @@
  */
 
 import { resolve } from "node:path";
-import type { HermesCommand } from "@hermes/memory/cli";
+import type { HermesCommand } from "../../../../src/cli/mod.ts";
 import {
   HonchoCliError,
   type HonchoCliScope,

@@ -24,7 +24,7 @@
  * @module
  */
 
-import type { CliIo, HermesCommand } from "@hermes/memory/cli";
+import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
 import { join } from "node:path";
 import {
   getConfigPath,
@@ -34,7 +34,7 @@ import {
   maskSecret,
   saveConfig,
   saveEnvValue,
-} from "@hermes/memory";
+} from "../../../../mod.ts";
 import { HONCHO_CONFIG_SCHEMA } from "../config_schema.ts";
 import {
   cleanBaseUrl,

@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { CliIo, HermesCommand } from "@hermes/memory/cli";
+import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
 import {
   type ConfigSource,
   type HonchoConfig,

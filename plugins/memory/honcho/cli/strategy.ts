@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { HermesCommand } from "@hermes/memory/cli";
+import type { HermesCommand } from "../../../../src/cli/mod.ts";
 import {
   HonchoCliError,
   type HonchoCliScope,

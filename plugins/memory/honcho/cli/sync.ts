@@ -8,7 +8,7 @@
  */
 
 import { join, resolve } from "node:path";
-import type { HermesCommand } from "@hermes/memory/cli";
+import type { HermesCommand } from "../../../../src/cli/mod.ts";
 import {
   describeConfigError,
   type HonchoCliScope,

@@ -1,0 +1,190 @@
+/**
+ * The few-line start of an agent: {@linkcode openMemory} assembles what an
+ * agent otherwise puts together by hand (the profile's `config.yaml`, a
+ * {@linkcode MemoryManager}, the built-in `MEMORY.md` / `USER.md` store,
+ * the configured provider in its sandbox) and initializes it for one
+ * session.
+ *
+ * @module
+ */
+
+import { resolve } from "node:path";
+import { loadConfig } from "../config/config.ts";
+import type { InitializeOptions } from "../core/memory_provider.ts";
+import { BuiltinMemoryProvider } from "../builtin/builtin_provider.ts";
+import { MemoryManager } from "../manager/memory_manager.ts";
+import { loadMemoryProvider } from "../plugins/provider_loader.ts";
+import {
+  getHermesHome,
+  getProfileHome,
+  missingProfile,
+  withHermesHome,
+} from "../profile/hermes_home.ts";
+
+/**
+ * Options of {@linkcode openMemory}.
+ *
+ * @category Manager
+ */
+export interface OpenMemoryOptions {
+  /** The session's id: pass the same id to the per-turn calls. */
+  sessionId: string;
+  /**
+   * The profile to open: `default` (the root, `~/.hermes`) or the name of
+   * one under `<root>/profiles/`, which must exist (`hermes --profile NAME
+   * memory setup` creates one). Ignored when `hermesHome` is given.
+   *
+   * @default {the process's profile: `HERMES_HOME`, else `~/.hermes`}
+   */
+  profile?: string;
+  /**
+   * The profile's home directory itself.
+   *
+   * @default {the home of `profile`}
+   */
+  hermesHome?: string;
+  /**
+   * The external provider to run beside the built-in store: its name, or
+   * `false` for the built-in store only.
+   *
+   * @default {`memory.provider` of the profile's `config.yaml`}
+   */
+  provider?: string | false;
+  /**
+   * What the agent knows about the session, passed to every provider's
+   * `initialize()` (the profile's home is filled in).
+   *
+   * @default {{ platform: "cli" }}
+   */
+  initialize?: Omit<InitializeOptions, "hermesHome">;
+}
+
+/**
+ * An opened memory session: what {@linkcode openMemory} returns. The
+ * per-turn calls are those of {@linkcode MemoryManager}, on `manager`;
+ * `await using` (or `close()`) ends the session.
+ *
+ * @category Manager
+ */
+export interface OpenedMemory extends AsyncDisposable {
+  /** The initialized manager: the per-turn calls. */
+  readonly manager: MemoryManager;
+  /** The built-in `MEMORY.md` / `USER.md` store (the `memory` tool's). */
+  readonly builtin: BuiltinMemoryProvider;
+  /** The session's id. */
+  readonly sessionId: string;
+  /** The profile's home. */
+  readonly hermesHome: string;
+  /**
+   * Runs the model's `memory` tool call (`action`, `target`, `content`,
+   * `old_text`, `operations`) on the built-in store and mirrors a
+   * committed write to the external provider.
+   *
+   * @param args The model's arguments.
+   * @returns The tool's JSON result string, for the model.
+   */
+  memoryTool(args: Record<string, unknown>): Promise<string>;
+  /**
+   * Ends the session: `manager.shutdownAll()` (queued writes drained
+   * within its budget).
+   *
+   * @returns When the shutdown is over.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens memory for one session of an agent: reads the profile's
+ * `config.yaml`, registers the built-in store and the configured provider
+ * (loaded in its permission-confined sandbox; a provider that fails to
+ * load is a warning and the agent goes on with the built-in store, as in
+ * Hermes), and initializes them. The per-turn calls are the manager's, as
+ * in a manager assembled by hand.
+ *
+ * The process must be able to read `HOME` and `HERMES_HOME`
+ * (`--allow-env=HOME,HERMES_HOME`): when it cannot, this throws
+ * `HermesHomeUnknownError` instead of guessing a home.
+ *
+ * @param options The session id; the profile, provider and session facts.
+ * @returns The opened session.
+ * @throws {HermesHomeUnknownError} When the profile's home cannot be told.
+ * @throws {RangeError} When `profile` is not a plain profile name.
+ * @throws {Error} When the named `profile` does not exist.
+ * @throws {ConfigError} When the profile's `config.yaml` does not parse.
+ *
+ * @example Two sessions of one agent remember what the user said
+ * ```ts
+ * import { openMemory } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ *
+ * const hermesHome = await Deno.makeTempDir(); // a fresh profile
+ * {
+ *   await using memory = await openMemory({ sessionId: "s1", hermesHome });
+ *   await memory.memoryTool({
+ *     action: "add",
+ *     target: "user",
+ *     content: "Prefers metric units",
+ *   });
+ * }
+ * await using next = await openMemory({ sessionId: "s2", hermesHome });
+ * assert.match(await next.manager.buildSystemPrompt(), /Prefers metric units/);
+ * ```
+ *
+ * @category Manager
+ */
+export async function openMemory(
+  options: OpenMemoryOptions,
+): Promise<OpenedMemory> {
+  const hermesHome = resolve(
+    options.hermesHome ??
+      (options.profile !== undefined
+        ? getProfileHome(options.profile)
+        : getHermesHome()),
+  );
+  if (options.hermesHome === undefined && options.profile !== undefined) {
+    // A typo never silently creates a profile.
+    const missing = await missingProfile(options.profile, hermesHome);
+    if (missing !== undefined) {
+      throw new Error(`Cannot open memory: ${missing.problem}: ${missing.fix}`);
+    }
+  }
+  const sessionId = options.sessionId;
+  return await withHermesHome(hermesHome, async () => {
+    const config = await loadConfig({ hermesHome });
+    const manager = new MemoryManager({ config });
+    const builtin = new BuiltinMemoryProvider({ config, hermesHome });
+    await manager.addProvider(builtin);
+    const name = options.provider ?? configuredProvider(config.memory);
+    if (name) {
+      const external = await loadMemoryProvider(name, { hermesHome, config });
+      if (external !== null) await manager.addProvider(external);
+    }
+    await manager.initializeAll(sessionId, {
+      platform: "cli",
+      ...options.initialize,
+      hermesHome,
+    });
+    const close = (): Promise<void> => manager.shutdownAll();
+    return {
+      manager,
+      builtin,
+      sessionId,
+      hermesHome,
+      async memoryTool(args: Record<string, unknown>): Promise<string> {
+        const result = await builtin.handleMemoryTool(args);
+        await manager.notifyMemoryToolWrite(result, args);
+        return result;
+      },
+      close,
+      [Symbol.asyncDispose]: close,
+    };
+  });
+}
+
+function configuredProvider(memory: unknown): string | undefined {
+  if (memory === null || typeof memory !== "object") return undefined;
+  const name = (memory as { provider?: unknown }).provider;
+  return typeof name === "string" && name.trim() !== ""
+    ? name.trim()
+    : undefined;
+}

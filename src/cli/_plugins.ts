@@ -319,8 +319,12 @@ export async function missingProviderGrant(name: string): Promise<string[]> {
 export async function providerRunFlags(
   name: string,
   config: Record<string, unknown>,
+  options: { approveAll?: boolean } = {},
 ): Promise<string[]> {
-  const grant = await providerPermissions(name, { config });
+  const grant = await providerPermissions(name, {
+    config,
+    approveAll: options.approveAll,
+  });
   if (grant === null) return [];
   const flags = denoRunFlags(grant);
   const candidate = await findMemoryProvider(name, { config });

@@ -9,6 +9,7 @@
  * @module
  */
 
+import { terminalSafe } from "../core/terminal_text.ts";
 import { errorText } from "../_util/error_text.ts";
 import { CommanderError } from "commander";
 import { type CliIo, denoCliIo } from "./cli_io.ts";
@@ -61,7 +62,7 @@ function cliLogger(io: CliIo): Logger {
   return {
     log(level, message): void {
       if (level === "warn" || level === "error") {
-        io.stderr(`hermes: ${level}: ${message}\n`);
+        io.stderr(`hermes: ${level}: ${terminalSafe(message)}\n`);
       }
     },
   };
@@ -170,7 +171,7 @@ async function run(
         }),
       );
     } else {
-      io.stderr(`error: ${errorText(error)}\n`);
+      io.stderr(`error: ${terminalSafe(errorText(error))}\n`);
     }
     return 1;
   }

@@ -7,7 +7,7 @@
 
 import { fileURLToPath } from "node:url";
 import { getConfigPath } from "../config/config.ts";
-import { getDefaultHermesRoot } from "../profile/hermes_home.ts";
+import { getDefaultHermesRoot, getUserHome } from "../profile/hermes_home.ts";
 import { forbiddenGrantPath, type ProviderGrant } from "./grant.ts";
 
 /** A sandboxed provider was denied something its grant does not cover. */
@@ -105,6 +105,10 @@ export function explainDenial(
       hermesHome: grant.hermesHome,
       hermesRoot: getDefaultHermesRoot(),
       frameworkDir: localFrameworkDir(),
+      provider,
+      bundled: grant.bundled === true,
+      access: kind === "write" ? "write" : "read",
+      userHome: getUserHome(),
     });
   const what = (verb: string): string =>
     `Memory provider '${provider}' may not ${verb}`;

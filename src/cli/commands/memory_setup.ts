@@ -73,6 +73,16 @@ import type {
 } from "../../core/memory_provider.ts";
 import { isRecord } from "../../_util/is_record.ts";
 import { setLogger } from "../../core/log.ts";
+import { terminalSafe } from "../../core/terminal_text.ts";
+import { findMemoryProvider } from "../../plugins/plugin_discovery.ts";
+import {
+  approveCommand,
+  describeEntries,
+  markGrantReviewed,
+  reportRefused,
+  type RequestedEntry,
+  reviewGrant,
+} from "../../plugins/provider_permissions.ts";
 import {
   diffSnapshots,
   renderChanges,
@@ -329,6 +339,7 @@ async function setup(
     );
   }
   await trackProvider(tracking, name, io);
+  await approveRequest(name, options.yes === true, interactive, io);
   const missing = await missingProviderGrant(name);
   if (missing.length > 0) {
     // A permission problem, not a broken plugin: a sandbox cannot get more
@@ -377,6 +388,97 @@ async function setup(
   } finally {
     await closeProvider(provider);
   }
+}
+
+/**
+ * Shows what the provider's manifest asks for beyond what the user has
+ * approved, in plain words (each path, variable and host, with the reason
+ * the manifest gives), asks (or, with `--yes`, approves), and records the
+ * approval in `config.yaml` under `memory.permissions.<name>`, which no
+ * provider can write. A bundled provider is approved as it ships. Entries
+ * the floor refuses are named and never offered.
+ */
+async function approveRequest(
+  name: string,
+  yes: boolean,
+  interactive: boolean,
+  io: CliIo,
+): Promise<void> {
+  markGrantReviewed(name);
+  const home = getHermesHome();
+  const config = await loadConfig();
+  const candidate = await findMemoryProvider(name, {
+    hermesHome: home,
+    config,
+  });
+  if (candidate === null) return;
+  const review = reviewGrant(candidate, { hermesHome: home, config });
+  reportRefused(review);
+  const pending = review.requested.filter((e) => !e.approved);
+  if (review.bundled || pending.length === 0) return;
+  const safe = (text: string) => terminalSafe(text, { singleLine: true });
+  const lines = [
+    `Memory provider '${safe(name)}' (${review.manifestPath}) asks for:`,
+  ];
+  const words: Record<RequestedEntry["key"], string> = {
+    read: "read",
+    write: "read and write",
+    env: "read the environment variable",
+    net: "connect to",
+    npm: "import",
+  };
+  for (const entry of pending) {
+    lines.push(
+      `  - ${words[entry.key]} ${safe(entry.value)}${
+        entry.why ? `: ${safe(entry.why)}` : " (the manifest gives no reason)"
+      }`,
+    );
+  }
+  lines.push(
+    `Besides that it reads its own code and reads and writes ${
+      review.grant.dataDir ?? "nothing else"
+    }.`,
+  );
+  io.stdout(`${lines.join("\n")}\n`);
+  const configPath = getConfigPath(home);
+  if (!yes) {
+    const approved = interactive &&
+      await io.prompts.confirm({
+        message: `Approve this for '${safe(name)}'?`,
+        default: false,
+      });
+    if (!approved) {
+      io.stdout(
+        `Not approved: '${safe(name)}' runs without it. Approve later with '${
+          approveCommand(name)
+        }'${interactive ? "" : " --yes"}.\n`,
+      );
+      return;
+    }
+  }
+  const all = isRecord(config.memory) && isRecord(config.memory.permissions)
+    ? config.memory.permissions
+    : {};
+  const block: Record<string, unknown> = isRecord(all[name])
+    ? { ...all[name] }
+    : {};
+  for (const entry of pending) {
+    if (entry.key === "npm") {
+      block.npm = true;
+      continue;
+    }
+    const list = Array.isArray(block[entry.key])
+      ? [...block[entry.key] as unknown[]]
+      : [];
+    if (!list.includes(entry.value)) list.push(entry.value);
+    block[entry.key] = list;
+  }
+  await saveConfig({ memory: { permissions: { [name]: block } } });
+  io.stdout(
+    `Approved for '${safe(name)}': ${
+      safe(describeEntries(pending))
+    }. Saved under memory.permissions.${safe(name)} in ${configPath}.\n`,
+  );
 }
 
 async function configureProvider(
@@ -585,7 +687,8 @@ async function pickProvider(io: CliIo): Promise<string> {
     choices.push({
       value: p.name,
       name: label,
-      description: p.description || undefined,
+      description: terminalSafe(p.description, { singleLine: true }) ||
+        undefined,
     });
   });
   if (active !== undefined && !discovered.some((p) => p.name === active)) {

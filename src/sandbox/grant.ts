@@ -176,15 +176,15 @@ export function expandGrantPath(
 export const HERMES_HOME_AREAS: ReadonlyMap<string, string> = new Map([
   [
     ".env",
-    "the profile's secrets: the host hands a provider the variables it declares",
+    "a profile's secrets file: the host hands a provider the variables it declares",
   ],
   [
     "config.yaml",
-    "the profile's settings, where the user's approvals are recorded",
+    "a profile's config.yaml: the host hands a provider its own sections",
   ],
   [
     "plugins",
-    "the providers' code: code a provider could change would run on the next start",
+    "the providers' code: each provider reads only its own and none may change any (changed code would run unconfined on the host)",
   ],
   ["profiles", "the other profiles"],
   ["memories", "the built-in memory (MEMORY.md, USER.md)"],

@@ -32,7 +32,12 @@ async function arena(): Promise<Arena> {
   );
   const port = server.addr.port;
   const config = {
-    memory: { permissions: { intruder: { net: [`127.0.0.1:${port}`] } } },
+    memory: {
+      permissions: {
+        // What 'hermes memory setup intruder' approved, plus a local host.
+        intruder: { env: ["INTRUDER_TOKEN"], net: [`127.0.0.1:${port}`] },
+      },
+    },
   };
   const provider = await loadMemoryProvider("intruder", {
     hermesHome: h.home,
@@ -60,14 +65,16 @@ function denied(a: Arena, what: string, key: string): string {
   return `Memory provider 'intruder' may not ${what}: declare it under permissions.${key} in ${a.manifest}, or grant it under memory.permissions.intruder.${key} in ${a.config}`;
 }
 
-Deno.test("sandbox denies reading ~/.ssh", async () => {
+Deno.test("sandbox denies reading ~/.ssh, which no grant can add", async () => {
   await using a = await arena();
-  const key = join(getUserHome() ?? "/root", ".ssh", "id_ed25519");
+  const ssh = join(getUserHome() ?? "/root", ".ssh");
+  const key = join(ssh, "id_ed25519");
   await assert.rejects(
     a.attack({ attack: "readFile", path: key }),
     {
       name: "ProviderPermissionError",
-      message: denied(a, `read ${key}`, "read"),
+      message:
+        `Memory provider 'intruder' may not read ${key}: it is inside ${ssh}, SSH keys; no grant can add it`,
     },
   );
 });

@@ -225,6 +225,29 @@ export function approveCommand(name: string): string {
 }
 
 const reviewedProviders = new Set<string>();
+const pendingApprovals = new Map<string, RequestedEntry[]>();
+
+/**
+ * Approves entries of a provider's request for this process only, until
+ * {@linkcode forgetPendingApproval}: `hermes memory setup` loads the
+ * provider under the grant the user just approved, and writes the approval
+ * to `config.yaml` only when the whole setup succeeds.
+ *
+ * @param name The provider's name.
+ * @param entries The entries approved.
+ */
+export function approvePending(name: string, entries: RequestedEntry[]): void {
+  pendingApprovals.set(name, entries);
+}
+
+/**
+ * Drops what {@linkcode approvePending} approved.
+ *
+ * @param name The provider's name.
+ */
+export function forgetPendingApproval(name: string): void {
+  pendingApprovals.delete(name);
+}
 
 /**
  * Keeps the one "asks for more than you approved" notice of a provider
@@ -342,7 +365,7 @@ export function reviewGrant(
     env: [],
     net: [],
     import: [],
-    npm: (manifest.npm && approveAll) || user.npm,
+    npm: false,
   };
   const requested: RequestedEntry[] = [];
   const refused: string[] = [];
@@ -354,7 +377,10 @@ export function reviewGrant(
     const approved = approveAll ||
       (typeof approvedList === "boolean"
         ? approvedList
-        : approvedList.includes(value));
+        : approvedList.includes(value)) ||
+      (pendingApprovals.get(candidate.name) ?? []).some((e) =>
+        e.key === key && e.value === value
+      );
     const why = manifest.why?.[value];
     requested.push({
       key,
@@ -364,7 +390,10 @@ export function reviewGrant(
     });
     return approved;
   };
-  if (manifest.npm) request("npm", "npm: packages", user.npm);
+  if (manifest.npm && request("npm", "npm: packages", user.npm)) {
+    grant.npm = true;
+  }
+  if (user.npm) grant.npm = true;
   const moduleDir = candidateModuleDir(candidate);
   if (moduleDir !== undefined) add(grant.read, moduleDir, "provider-dir");
   if (dataDirProblem(candidate.name, hermesHome) === undefined) {

@@ -77,7 +77,9 @@ import { terminalSafe } from "../../core/terminal_text.ts";
 import { findMemoryProvider } from "../../plugins/plugin_discovery.ts";
 import {
   approveCommand,
+  approvePending,
   describeEntries,
+  forgetPendingApproval,
   markGrantReviewed,
   reportRefused,
   type RequestedEntry,
@@ -132,6 +134,8 @@ interface Tracking {
   files: TrackedFile[];
   before: Map<string, Record<string, unknown> | undefined>;
   provider: string | null;
+  /** Writes what the user approved, once setup has succeeded. */
+  saveApproval?: () => Promise<void>;
 }
 
 async function trackProvider(
@@ -229,7 +233,13 @@ export async function runMemorySetup(
     provider: null,
   };
   const out = options.json ? stderrIo(io) : io;
-  const code = await guardedSetup(options, out, tracking);
+  let code: number;
+  try {
+    code = await guardedSetup(options, out, tracking);
+    if (code === 0 && tracking.saveApproval) await tracking.saveApproval();
+  } finally {
+    if (tracking.provider !== null) forgetPendingApproval(tracking.provider);
+  }
   const changes = diffSnapshots(
     tracking.files,
     tracking.before,
@@ -339,7 +349,12 @@ async function setup(
     );
   }
   await trackProvider(tracking, name, io);
-  await approveRequest(name, options.yes === true, interactive, io);
+  tracking.saveApproval = await approveRequest(
+    name,
+    options.yes === true,
+    interactive,
+    io,
+  );
   const missing = await missingProviderGrant(name);
   if (missing.length > 0) {
     // A permission problem, not a broken plugin: a sandbox cannot get more
@@ -395,15 +410,16 @@ async function setup(
  * approved, in plain words (each path, variable and host, with the reason
  * the manifest gives), asks (or, with `--yes`, approves), and records the
  * approval in `config.yaml` under `memory.permissions.<name>`, which no
- * provider can write. A bundled provider is approved as it ships. Entries
- * the floor refuses are named and never offered.
+ * provider can write, once setup succeeds (the returned function). A
+ * bundled provider is approved as it ships. Entries the floor refuses are
+ * named and never offered.
  */
 async function approveRequest(
   name: string,
   yes: boolean,
   interactive: boolean,
   io: CliIo,
-): Promise<void> {
+): Promise<(() => Promise<void>) | undefined> {
   markGrantReviewed(name);
   const home = getHermesHome();
   const config = await loadConfig();
@@ -411,11 +427,11 @@ async function approveRequest(
     hermesHome: home,
     config,
   });
-  if (candidate === null) return;
+  if (candidate === null) return undefined;
   const review = reviewGrant(candidate, { hermesHome: home, config });
   reportRefused(review);
   const pending = review.requested.filter((e) => !e.approved);
-  if (review.bundled || pending.length === 0) return;
+  if (review.bundled || pending.length === 0) return undefined;
   const safe = (text: string) => terminalSafe(text, { singleLine: true });
   const lines = [
     `Memory provider '${safe(name)}' (${review.manifestPath}) asks for:`,
@@ -453,32 +469,37 @@ async function approveRequest(
           approveCommand(name)
         }'${interactive ? "" : " --yes"}.\n`,
       );
-      return;
+      return undefined;
     }
   }
-  const all = isRecord(config.memory) && isRecord(config.memory.permissions)
-    ? config.memory.permissions
-    : {};
-  const block: Record<string, unknown> = isRecord(all[name])
-    ? { ...all[name] }
-    : {};
-  for (const entry of pending) {
-    if (entry.key === "npm") {
-      block.npm = true;
-      continue;
+  approvePending(name, pending);
+  return async () => {
+    // Read inside the save: the file may have changed during setup.
+    const now = await loadConfig();
+    const all = isRecord(now.memory) && isRecord(now.memory.permissions)
+      ? now.memory.permissions
+      : {};
+    const block: Record<string, unknown> = isRecord(all[name])
+      ? { ...all[name] }
+      : {};
+    for (const entry of pending) {
+      if (entry.key === "npm") {
+        block.npm = true;
+        continue;
+      }
+      const list = Array.isArray(block[entry.key])
+        ? [...block[entry.key] as unknown[]]
+        : [];
+      if (!list.includes(entry.value)) list.push(entry.value);
+      block[entry.key] = list;
     }
-    const list = Array.isArray(block[entry.key])
-      ? [...block[entry.key] as unknown[]]
-      : [];
-    if (!list.includes(entry.value)) list.push(entry.value);
-    block[entry.key] = list;
-  }
-  await saveConfig({ memory: { permissions: { [name]: block } } });
-  io.stdout(
-    `Approved for '${safe(name)}': ${
-      safe(describeEntries(pending))
-    }. Saved under memory.permissions.${safe(name)} in ${configPath}.\n`,
-  );
+    await saveConfig({ memory: { permissions: { [name]: block } } });
+    io.stdout(
+      `Approved for '${safe(name)}': ${
+        safe(describeEntries(pending))
+      }. Saved under memory.permissions.${safe(name)} in ${configPath}.\n`,
+    );
+  };
 }
 
 async function configureProvider(

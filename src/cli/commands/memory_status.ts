@@ -8,6 +8,7 @@
  * @module
  */
 
+import { terminalSafe } from "../../core/terminal_text.ts";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import {
@@ -486,6 +487,14 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
         ["env:", p.sandbox.env.join(", ") || "(none)"],
         ["net:", p.sandbox.net.join(", ") || "(none)"],
         ["npm:", p.sandbox.npm.join(", ") || "(none)"],
+        ...(p.sandbox.notApproved.length > 0
+          ? [[
+            "not approved:",
+            `${terminalSafe(p.sandbox.notApproved.join(", "))} (${
+              style.yellow(`run '${p.sandbox.approve}' to review`)
+            })`,
+          ] as [string, string]]
+          : []),
       ],
       4,
     );

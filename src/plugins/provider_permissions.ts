@@ -68,6 +68,7 @@ import {
   workerPermissions,
 } from "../sandbox/grant.ts";
 import { terminalSafe } from "../core/terminal_text.ts";
+import { BUNDLED_MANIFESTS } from "./bundled_manifests.ts";
 import { localFrameworkDir } from "../sandbox/denial.ts";
 
 export type { GrantEntry, GrantOrigin, ProviderGrant, SandboxTarget };
@@ -406,6 +407,9 @@ export function reviewGrant(
     }
   }
   const homes = { hermesHome, hermesRoot };
+  const otherProviders = installedProviderNames(hermesHome).filter((n) =>
+    n !== candidate.name
+  );
   const where = (from: GrantOrigin, key: string): string =>
     from === "config.yaml"
       ? `memory.permissions.${candidate.name}.${key} in ${configPath}`
@@ -436,6 +440,7 @@ export function reviewGrant(
         bundled,
         access: key,
         userHome: getUserHome(),
+        otherProviders,
       });
       if (why !== undefined) {
         refuse(entry, from, key, why);
@@ -485,6 +490,19 @@ export function reviewGrant(
     add(grant.import, new URL(specifier).host, "framework");
   }
   return { grant, manifestPath, bundled, requested, refused };
+}
+
+/** The bundled providers and those in the profile's `plugins/`. */
+function installedProviderNames(hermesHome: string): string[] {
+  const names = Object.keys(BUNDLED_MANIFESTS);
+  try {
+    for (const entry of Deno.readDirSync(join(hermesHome, "plugins"))) {
+      names.push(entry.name);
+    }
+  } catch {
+    // No plugins/ (or not readable here): the bundled names remain.
+  }
+  return names;
 }
 
 function isInside(parent: string, child: string): boolean {

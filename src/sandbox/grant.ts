@@ -287,6 +287,11 @@ export interface ForbiddenContext {
   access?: "read" | "write";
   /** The user's home, for the secrets kept outside Hermes. */
   userHome?: string;
+  /**
+   * The names of the providers installed besides this one (their data
+   * directories may not exist yet).
+   */
+  otherProviders?: readonly string[];
 }
 
 function inside(parent: string, child: string): boolean {
@@ -408,9 +413,10 @@ function floorReason(
     const own = join(home, context.provider);
     if (
       first !== context.provider &&
-      (rest.length > 0 || isDirectory(join(home, first)))
+      (rest.length > 0 || isDirectory(join(home, first)) ||
+        (context.otherProviders ?? []).includes(first))
     ) {
-      return `it is inside ${
+      return `it is ${rest.length > 0 ? "inside " : ""}${
         join(home, first)
       }, another provider's data directory or Hermes' own: a provider reaches only its own, ${own}`;
     }

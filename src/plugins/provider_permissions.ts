@@ -56,6 +56,7 @@ import {
 import { loadConfig } from "../config/config.ts";
 import { errorText } from "../_util/error_text.ts";
 import {
+  approveCommand,
   expandGrantPath,
   forbiddenGrantEnv,
   forbiddenGrantPath,
@@ -72,7 +73,7 @@ import { BUNDLED_MANIFESTS } from "./bundled_manifests.ts";
 import { localFrameworkDir } from "../sandbox/denial.ts";
 
 export type { GrantEntry, GrantOrigin, ProviderGrant, SandboxTarget };
-export { workerPermissions };
+export { approveCommand, workerPermissions };
 
 /**
  * Why a provider cannot have `$HERMES_HOME/<name>/` as its data directory,
@@ -213,16 +214,6 @@ export interface GrantReview {
   requested: RequestedEntry[];
   /** One message per entry the floor refuses (file, entry and why). */
   refused: string[];
-}
-
-/**
- * The command that shows a provider's request and records the approval.
- *
- * @param name The provider's name.
- * @returns The command line.
- */
-export function approveCommand(name: string): string {
-  return `hermes memory setup ${name}`;
 }
 
 const reviewedProviders = new Set<string>();

@@ -257,6 +257,17 @@ export const USER_SECRET_PATHS: ReadonlyArray<
   { path: ".deno", what: "Deno's installed programs", write: true },
 ];
 
+/**
+ * The command that shows a provider's request and records the user's
+ * approval in `config.yaml`.
+ *
+ * @param name The provider's name.
+ * @returns The command line.
+ */
+export function approveCommand(name: string): string {
+  return `hermes memory setup ${name}`;
+}
+
 /** Honcho's credentials, which only the bundled `honcho` provider reads. */
 const HONCHO_SECRET_ENV: ReadonlySet<string> = new Set(["HONCHO_API_KEY"]);
 

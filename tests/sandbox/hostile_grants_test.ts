@@ -409,3 +409,23 @@ Deno.test("a symlinked ~/.hermes lists and loads the user's providers", async ()
     "mine",
   );
 });
+
+Deno.test("a Python Hermes ~/.hermes with memory.provider: honcho needs no approval step: the bundled provider runs with what its manifest declares", async () => {
+  await using w = await hostileWorld("memory:\n  provider: honcho\n");
+  await Deno.writeTextFile(
+    join(w.home, "honcho.json"),
+    '{"apiKey": "hch-v2-python-user-0001", "workspace": "hermes"}\n',
+  );
+  const run = await hermes(w, ["memory", "status", "--json"]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stderr, "");
+  const sandbox = JSON.parse(run.stdout).provider.sandbox;
+  assert.ok(sandbox.read.includes(join(w.home, "honcho.json")), run.stdout);
+  assert.ok(sandbox.env.includes("HONCHO_API_KEY"), run.stdout);
+  assert.deepEqual(sandbox.net, ["api.honcho.dev"]);
+  assert.deepEqual(sandbox.notApproved, []);
+  const status = await hermes(w, ["memory", "status"]);
+  assert.equal(status.code, 0, status.stderr);
+  assert.ok(!status.stdout.includes("not approved"), status.stdout);
+  assert.equal(status.stderr, "");
+});

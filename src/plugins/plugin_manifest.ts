@@ -3,11 +3,12 @@
  *
  * Hermes reads `name`, `version`, `description`, `hooks` (or
  * `provides_hooks`), `requires_env` and `external_dependencies`; this port
- * adds a `permissions` block, what the provider's sandbox gets beyond its
- * own code directory (read) and data directory `$HERMES_HOME/<name>/`
- * (read and write), and an `availability` block, which lets `hermes memory
- * status` and `list` tell whether the provider is configured without
- * running any of its code:
+ * adds a `permissions` block, what the provider asks for beyond its own
+ * code directory (read) and data directory `$HERMES_HOME/<name>/` (read and
+ * write), granted once the user approves it (`hermes memory setup <name>`),
+ * and an `availability` block, which lets `hermes memory status` and `list`
+ * tell whether the provider is configured without running any of its
+ * code:
  *
  * ```yaml
  * permissions:
@@ -16,15 +17,18 @@
  *   env: [HONCHO_API_KEY]           # variable names
  *   net: [api.honcho.dev]           # host or host:port (URLs are reduced to their host)
  *   npm: false                      # may the provider import npm: packages
+ *   why:                            # the reason shown when the user is asked
+ *     HONCHO_API_KEY: authenticates to Honcho
  * availability:                     # configured when any of these is present
  *   env: [HONCHO_API_KEY]           # set in the environment or the profile's .env
  *   files: [$HERMES_HOME/honcho.json]
  * ```
  *
  * `$HERMES_HOME` is the profile's home and `$HERMES_ROOT` the default
- * profile's (`~/.hermes`), resolved when the grant is computed. Paths no
- * grant may reach (`.env`, `config.yaml`, `plugins/`, other profiles) are
- * refused when the grant is computed, not here.
+ * profile's (`~/.hermes`), resolved when the grant is computed. A path
+ * with a `,`, a control character or a `..` segment is invalid here; paths
+ * no grant may reach (the floor: `.env`, `config.yaml`, `plugins/`, Hermes'
+ * areas, other profiles, …) are refused when the grant is computed.
  *
  * Parsing is strict: a wrong type or an entry that is not a path, name or
  * host makes the whole file invalid ({@linkcode PluginManifestError}), so a

@@ -1,35 +1,35 @@
 /**
- * The effective sandbox grant of a memory provider: least privilege.
+ * The effective sandbox grant of a memory provider: the manifest asks, the
+ * user approves, a floor no approval lifts.
  *
  * A sandboxed provider gets exactly:
  *
- * - read: its own code directory (read-only: code it could rewrite would
- *   run unconfined on the next start), its data directory
- *   `$HERMES_HOME/<name>/`, the paths its `plugin.yaml` declares under
- *   `permissions.read`, and those the user granted under
- *   `memory.permissions.<name>.read` in `config.yaml`;
- * - write: its data directory, plus `permissions.write` and the user's
- *   `memory.permissions.<name>.write`;
- * - env: the names declared under `permissions.env`, plus the user's grant;
- * - net: the hosts declared under `permissions.net`, plus the user's grant
- *   (for example a self-hosted server);
+ * - its baseline: its own code directory (read-only: code it could rewrite
+ *   would run unconfined on the next start) and its data directory
+ *   `$HERMES_HOME/<name>/` (read and write);
+ * - the entries of its `plugin.yaml` request (`permissions.read`, `write`,
+ *   `env`, `net`, `npm`) that the user approved: `hermes memory setup
+ *   <name>` records them in `config.yaml` under `memory.permissions.<name>`,
+ *   which no provider can reach. A bundled provider is approved for what its
+ *   manifest declares. Entries not approved are left out, with one notice
+ *   naming the command that approves them;
+ * - what the user granted there on their own (a self-hosted server, say);
  * - import: the host a package provider is served from (`jsr.io` or the
  *   `https:` host of its specifier), or, for a bundled provider of a
  *   framework loaded from a remote URL, the framework's host; else nothing;
  * - run, ffi and sys: never.
  *
- * Never, whoever asks: the profile's `.env` and `config.yaml`, `plugins/`,
- * other profiles, the framework's files (see `forbiddenGrantPath`); such
- * an entry is dropped with one warning naming the file and key. The rest of
- * `HERMES_HOME` (the built-in `MEMORY.md` / `USER.md`, sessions, other
- * providers' data) is the host's: a provider reaches it only by declaring
- * or being granted the exact path. User grants come only from
- * `config.yaml`, which no provider can write.
+ * Never, whoever asks or approves (`forbiddenGrantPath`,
+ * `forbiddenGrantEnv`): the profile's `.env`, `config.yaml` and `plugins/`,
+ * Hermes' own areas (`HERMES_HOME_AREAS`), other profiles, other providers'
+ * data, the framework's files, the user's keys and shell files, and
+ * Honcho's credentials for any provider but the bundled honcho; such an
+ * entry is dropped with one warning naming the file, key and reason.
  *
- * `npm` (may the provider import `npm:` packages) comes from
- * `permissions.npm` or the user's grant. Deno does not check `npm:` imports
- * against a worker's permissions, so this flag is enforced by the loader's
- * source check and by the host's `--cached-only` (see `host_safety.ts`).
+ * `npm` (may the provider import `npm:` packages) is enforced by the
+ * loader's source check and by the host's `--cached-only` (see
+ * `host_safety.ts`): Deno does not check `npm:` imports against a worker's
+ * permissions.
  *
  * @module
  */

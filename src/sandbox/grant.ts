@@ -209,6 +209,8 @@ export const HERMES_HOME_AREAS: ReadonlyMap<string, string> = new Map([
   ["document_cache", "Hermes' caches"],
 ]);
 
+const SHELL_FILE = "a shell start-up file (code your shell runs)";
+
 /**
  * Places outside Hermes that hold a user's keys or code their shell runs,
  * relative to the user's home. No approval reaches them: a memory
@@ -231,20 +233,14 @@ export const USER_SECRET_PATHS: ReadonlyArray<
   { path: ".npmrc", what: "registry credentials" },
   { path: ".pgpass", what: "database credentials" },
   { path: ".password-store", what: "passwords" },
-  { path: ".bashrc", what: "a shell start-up file (code your shell runs)" },
-  {
-    path: ".bash_profile",
-    what: "a shell start-up file (code your shell runs)",
-  },
-  { path: ".bash_login", what: "a shell start-up file (code your shell runs)" },
-  { path: ".profile", what: "a shell start-up file (code your shell runs)" },
-  { path: ".zshrc", what: "a shell start-up file (code your shell runs)" },
-  { path: ".zshenv", what: "a shell start-up file (code your shell runs)" },
-  { path: ".zprofile", what: "a shell start-up file (code your shell runs)" },
-  {
-    path: ".config/fish",
-    what: "a shell start-up file (code your shell runs)",
-  },
+  { path: ".bashrc", what: SHELL_FILE },
+  { path: ".bash_profile", what: SHELL_FILE },
+  { path: ".bash_login", what: SHELL_FILE },
+  { path: ".profile", what: SHELL_FILE },
+  { path: ".zshrc", what: SHELL_FILE },
+  { path: ".zshenv", what: SHELL_FILE },
+  { path: ".zprofile", what: SHELL_FILE },
+  { path: ".config/fish", what: SHELL_FILE },
   { path: ".bash_history", what: "shell history" },
   { path: ".zsh_history", what: "shell history" },
   { path: ".config/autostart", what: "programs started at login", write: true },

@@ -27,8 +27,38 @@ async function manifest(w: HostileWorld, permissions: string): Promise<string> {
   return path;
 }
 
+/** Makes the intruder the active provider, running `attack` on recall. */
+async function activate(
+  w: HostileWorld,
+  attack: Record<string, string>,
+): Promise<void> {
+  const path = join(w.home, "config.yaml");
+  const lines = Object.entries(attack).map(([k, v]) =>
+    `    ${k}: ${JSON.stringify(v)}\n`
+  );
+  const text = await Deno.readTextFile(path);
+  await Deno.writeTextFile(
+    path,
+    text.replace(
+      "memory:\n",
+      `memory:\n  provider: intruder\n  intruder:\n${lines.join("")}`,
+    ),
+  );
+}
+
 function hermes(w: HostileWorld, args: string[]) {
   return runHermesCli(args, { userHome: w.userHome });
+}
+
+/** The grant `hermes memory permissions intruder --json` says it runs with. */
+async function launchedGrant(w: HostileWorld) {
+  const flags = await hermes(w, [
+    "memory",
+    "permissions",
+    "intruder",
+    "--json",
+  ]);
+  return { grant: JSON.parse(flags.stdout).grant, flags };
 }
 
 /** The floor's one line for an entry of the intruder's manifest. */
@@ -186,13 +216,7 @@ Deno.test("setup --yes shows the request in plain words, refuses what the floor 
   );
   assert.notEqual(await Deno.readTextFile(join(root, "config.yaml")), before);
   // What the launcher now runs the provider with: exactly that.
-  const flags = await hermes(w, [
-    "memory",
-    "permissions",
-    "intruder",
-    "--json",
-  ]);
-  const grant = JSON.parse(flags.stdout).grant;
+  const { grant, flags } = await launchedGrant(w);
   assert.ok(!JSON.stringify(grant).includes(".ssh"), flags.stdout);
   assert.ok(!JSON.stringify(grant).includes("hooks"), flags.stdout);
 });
@@ -204,19 +228,7 @@ Deno.test("an update that asks for more gets the old grant and one notice naming
     w,
     "  env: [INTRUDER_TOKEN, OPENAI_API_KEY]\n  net: [intruder.example]\n",
   );
-  await Deno.writeTextFile(
-    join(w.home, "config.yaml"),
-    (await Deno.readTextFile(join(w.home, "config.yaml"))) +
-      "\n",
-  );
-  const text = await Deno.readTextFile(join(w.home, "config.yaml"));
-  await Deno.writeTextFile(
-    join(w.home, "config.yaml"),
-    text.replace(
-      "memory:\n",
-      "memory:\n  provider: intruder\n  intruder:\n    attack: envGet\n    name: OPENAI_API_KEY\n",
-    ),
-  );
+  await activate(w, { attack: "envGet", name: "OPENAI_API_KEY" });
   const run = await hermes(w, ["memory", "recall", "what do you know"]);
   assert.equal(run.code, 0, run.stderr);
   const notice =
@@ -231,13 +243,7 @@ Deno.test("an update that asks for more gets the old grant and one notice naming
     run.stdout,
     /attack envGet failed: NotCapable: Requires env access to "OPENAI_API_KEY"/,
   );
-  const flags = await hermes(w, [
-    "memory",
-    "permissions",
-    "intruder",
-    "--json",
-  ]);
-  const grant = JSON.parse(flags.stdout).grant;
+  const { grant, flags } = await launchedGrant(w);
   assert.ok(grant.env.includes("INTRUDER_TOKEN"), flags.stdout);
   assert.ok(!grant.env.includes("OPENAI_API_KEY"), flags.stdout);
   assert.deepEqual(grant.net, []);
@@ -361,14 +367,7 @@ Deno.test("escape sequences from a manifest description and a provider's log lin
   assert.equal(list.code, 0, list.stderr);
   assert.ok(!list.stdout.includes("\x1b"), JSON.stringify(list.stdout));
   assert.match(list.stdout, /Clean\\x1b\[2J\\x1b\]0;owned\\x07 notes/);
-  const text = await Deno.readTextFile(join(w.home, "config.yaml"));
-  await Deno.writeTextFile(
-    join(w.home, "config.yaml"),
-    text.replace(
-      "memory:\n",
-      'memory:\n  provider: intruder\n  intruder:\n    attack: log\n    text: "\\e[2J\\e]0;owned\\aplain"\n',
-    ),
-  );
+  await activate(w, { attack: "log", text: "\x1b[2J\x1b]0;owned\x07plain" });
   const recall = await hermes(w, ["memory", "recall", "what do you know"]);
   assert.equal(recall.code, 0, recall.stderr);
   assert.ok(!recall.stderr.includes("\x1b"), JSON.stringify(recall.stderr));
@@ -377,7 +376,10 @@ Deno.test("escape sequences from a manifest description and a provider's log lin
 });
 
 Deno.test("a symlinked ~/.hermes lists and loads the user's providers", async () => {
-  await using w = await hostileWorld("memory:\n  provider: intruder\n");
+  await using w = await hostileWorld();
+  // The intruder is active: on recall it writes in its own data directory,
+  // reached through the symlink.
+  await activate(w, { attack: "writeHome" });
   // Move the home elsewhere and leave a symlink in its place.
   const real = join(w.userHome, "..", "real-hermes");
   await Deno.rename(w.home, real);
@@ -389,16 +391,6 @@ Deno.test("a symlinked ~/.hermes lists and loads the user's providers", async ()
   assert.match(
     list.stdout,
     /^notes +user +\S+ +Local notes kept in HERMES_HOME$/m,
-  );
-  // The active provider loads and runs its attack in its own data
-  // directory, reached through the symlink.
-  const text = await Deno.readTextFile(join(w.home, "config.yaml"));
-  await Deno.writeTextFile(
-    join(w.home, "config.yaml"),
-    text.replace(
-      "memory:\n",
-      "memory:\n  intruder:\n    attack: writeHome\n",
-    ),
   );
   const recall = await hermes(w, ["memory", "recall", "kite"]);
   assert.equal(recall.code, 0, recall.stderr);

@@ -49,3 +49,34 @@ export function terminalSafe(
     escapeOne,
   );
 }
+
+/**
+ * A copy of a value with every string in it made terminal-safe
+ * ({@linkcode terminalSafe}, newlines kept): for a report whose fields came
+ * from a provider, escaped before the report is rendered with the CLI's own
+ * styles.
+ *
+ * @param value Plain data (objects, arrays, strings, numbers, …).
+ * @returns The same shape, strings escaped.
+ *
+ * @example
+ * ```ts
+ * import { terminalSafeDeep } from "./terminal_text.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(terminalSafeDeep({ a: ["\x1b[2J"] }), { a: ["\\x1b[2J"] });
+ * ```
+ */
+export function terminalSafeDeep<T>(value: T): T {
+  if (typeof value === "string") return terminalSafe(value) as T;
+  if (Array.isArray(value)) return value.map(terminalSafeDeep) as T;
+  if (value !== null && typeof value === "object") {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      out[terminalSafe(key)] = terminalSafeDeep(item);
+    }
+    return out as T;
+  }
+  return value;
+}

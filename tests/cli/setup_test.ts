@@ -259,6 +259,29 @@ Deno.test("memory setup: walking the schema honours when, default_from, choices 
   });
 });
 
+Deno.test("memory setup: declining the approval saves none of it, and says how to approve later", async () => {
+  await withHome(async (home) => {
+    const { code, out, asked } = await run(
+      home,
+      ["memory", "setup", "wizard"],
+      interactive([false, "local", undefined, undefined, undefined]),
+    );
+    assert.equal(code, 0);
+    assert.equal(asked[0]?.message, "Approve this for 'wizard'?");
+    assert.equal(asked[0]?.default, false);
+    assert.match(
+      out,
+      /Not approved: 'wizard' runs without it\. Approve later with 'hermes memory setup wizard'\.\n/,
+    );
+    const memory = (await loadConfig({ hermesHome: home })).memory as Record<
+      string,
+      unknown
+    >;
+    assert.equal(memory.provider, "wizard");
+    assert.equal(memory.permissions, undefined);
+  });
+});
+
 Deno.test("memory setup: a secret goes only to .env and is shown masked", async () => {
   await withHome(async (home) => {
     const secret = "sk-wizard-0123456789abcd";

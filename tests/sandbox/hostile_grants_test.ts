@@ -421,3 +421,99 @@ Deno.test("a Python Hermes ~/.hermes with memory.provider: honcho needs no appro
   assert.ok(!status.stdout.includes("not approved"), status.stdout);
   assert.equal(status.stderr, "");
 });
+
+Deno.test("library host: ~/.ssh and Honcho's secrets are refused to a third-party provider even when approved", async () => {
+  const ssh = "~/.ssh";
+  await using w = await hostileWorld(
+    "memory:\n  provider: intruder\n  permissions:\n    intruder:\n" +
+      `      read: [${ssh}, $HERMES_HOME/honcho.json, ~/.honcho/config.json]\n` +
+      "      env: [HONCHO_API_KEY]\n",
+  );
+  const path = await manifest(
+    w,
+    `  read: [${ssh}, $HERMES_HOME/honcho.json, ~/.honcho/config.json]\n  env: [HONCHO_API_KEY]\n`,
+  );
+  const keys = join(w.userHome, ".ssh");
+  const honchoDir = join(w.userHome, ".honcho");
+  await Deno.mkdir(keys, { recursive: true });
+  await Deno.mkdir(honchoDir, { recursive: true });
+  await Deno.writeTextFile(join(keys, "id_rsa"), "PRIVATE KEY\n");
+  await Deno.writeTextFile(
+    join(w.home, "honcho.json"),
+    `{"apiKey":"${SECRETS.home}"}`,
+  );
+  await Deno.writeTextFile(
+    join(honchoDir, "config.json"),
+    `{"apiKey":"${SECRETS.home}"}`,
+  );
+  const run = await runHostileHost(w, [
+    { attack: "readFile", path: join(keys, "id_rsa") },
+    { attack: "readFile", path: join(w.home, "honcho.json") },
+    { attack: "readFile", path: join(honchoDir, "config.json") },
+    { attack: "envGet", name: "HONCHO_API_KEY" },
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  const honcho =
+    "Honcho's credentials: only the bundled honcho provider reads them";
+  const denied = (target: string, why: string) => ({
+    name: "ProviderPermissionError",
+    message:
+      `Memory provider 'intruder' may not read ${target}: ${why}; no grant can add it`,
+  });
+  assert.deepEqual(
+    run.lines[0]?.error,
+    denied(join(keys, "id_rsa"), `it is inside ${keys}, SSH keys`),
+  );
+  assert.deepEqual(
+    run.lines[1]?.error,
+    denied(
+      join(w.home, "honcho.json"),
+      `it is ${join(w.home, "honcho.json")}, ${honcho}`,
+    ),
+  );
+  assert.deepEqual(
+    run.lines[2]?.error,
+    denied(
+      join(honchoDir, "config.json"),
+      `it is inside ${honchoDir}, ${honcho}`,
+    ),
+  );
+  assert.equal(run.lines[3]?.error?.name, "ProviderPermissionError");
+  const config = join(w.home, "config.yaml");
+  const refusals = run.loadWarnings.filter((l) => l.startsWith("Ignoring"));
+  assert.deepEqual(refusals, [
+    `Ignoring '${keys}' under permissions.read in ${path}: it is ${keys}, SSH keys; a memory provider is never granted it`,
+    `Ignoring '$HERMES_HOME/honcho.json' under permissions.read in ${path}: it is ${
+      join(w.home, "honcho.json")
+    }, ${honcho}; a memory provider is never granted it`,
+    `Ignoring '${
+      join(honchoDir, "config.json")
+    }' under permissions.read in ${path}: it is inside ${honchoDir}, ${honcho}; a memory provider is never granted it`,
+    `Ignoring '${keys}' under memory.permissions.intruder.read in ${config}: it is ${keys}, SSH keys; a memory provider is never granted it`,
+    `Ignoring '$HERMES_HOME/honcho.json' under memory.permissions.intruder.read in ${config}: it is ${
+      join(w.home, "honcho.json")
+    }, ${honcho}; a memory provider is never granted it`,
+    `Ignoring '${
+      join(honchoDir, "config.json")
+    }' under memory.permissions.intruder.read in ${config}: it is inside ${honchoDir}, ${honcho}; a memory provider is never granted it`,
+    `Ignoring 'HONCHO_API_KEY' under permissions.env in ${path}: it is Honcho's API key: only the bundled honcho provider reads it; a memory provider is never granted it`,
+    `Ignoring 'HONCHO_API_KEY' under memory.permissions.intruder.env in ${config}: it is Honcho's API key: only the bundled honcho provider reads it; a memory provider is never granted it`,
+  ]);
+  assert.ok(!run.stdout.includes(SECRETS.home));
+  assert.ok(!run.stdout.includes("PRIVATE KEY"));
+});
+
+Deno.test("library host: a manifest with a comma path is refused, naming the file, the entry and why", async () => {
+  await using w = await hostileWorld("memory:\n  provider: intruder\n");
+  const path = await manifest(w, '  read: ["~/x,/"]\n');
+  const run = await runHostileHost(w, []);
+  assert.notEqual(run.code, 0);
+  assert.match(
+    run.stderr,
+    new RegExp(
+      `intruder did not load: Skipping memory provider 'intruder' \\(user\\): Invalid ${
+        path.replaceAll(/[.*+?^${}()|[\]\\/]/g, "\\$&")
+      }: 'permissions\\.read\\[0\\]' is '~/x,/': it contains a comma`,
+    ),
+  );
+});

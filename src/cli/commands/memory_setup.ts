@@ -277,7 +277,7 @@ async function guardedSetup(
       return USAGE_EXIT_CODE;
     }
     if (error instanceof SetupStop) {
-      io.stderr(`${error.message}\n`);
+      io.stderr(`${terminalSafe(error.message)}\n`);
       return error.exitCode;
     }
     throw error;

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { terminalSafe } from "../../core/terminal_text.ts";
+import { terminalSafe, terminalSafeDeep } from "../../core/terminal_text.ts";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import {
@@ -490,7 +490,7 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
         ...(p.sandbox.notApproved.length > 0
           ? [[
             "not approved:",
-            `${terminalSafe(p.sandbox.notApproved.join(", "))} (${
+            `${p.sandbox.notApproved.join(", ")} (${
               style.yellow(`run '${p.sandbox.approve}' to review`)
             })`,
           ] as [string, string]]
@@ -544,7 +544,11 @@ export async function runMemoryStatus(
   if (options.json) {
     writeJson(io, report);
   } else {
-    io.stdout(renderStatus(report, styleFor(io, "stdout")));
+    // Provider text (settings, connection, errors) escaped before the
+    // CLI's own styles are added.
+    io.stdout(
+      renderStatus(terminalSafeDeep(report), styleFor(io, "stdout")),
+    );
   }
   const broken = report.files.filter((f) => f.error);
   for (const file of broken) {

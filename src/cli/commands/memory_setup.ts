@@ -438,7 +438,7 @@ async function approveRequest(
   ];
   const words: Record<RequestedEntry["key"], string> = {
     read: "read",
-    write: "read and write",
+    write: "write to",
     env: "read the environment variable",
     net: "connect to",
     npm: "import",

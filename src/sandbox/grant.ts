@@ -20,15 +20,7 @@
  * @module
  */
 
-import {
-  basename,
-  dirname,
-  isAbsolute,
-  join,
-  normalize,
-  relative,
-  sep,
-} from "node:path";
+import { basename, dirname, join, normalize, relative, sep } from "node:path";
 
 /** Why an entry is in a grant. */
 export type GrantOrigin =
@@ -301,10 +293,11 @@ export interface ForbiddenContext {
   otherProviders?: readonly string[];
 }
 
+/** Whether `child` is `parent` or inside it (both normalized, absolute). */
 function inside(parent: string, child: string): boolean {
-  const rel = relative(parent, child);
-  return rel === "" ||
-    (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+  if (child === parent) return true;
+  const prefix = parent.endsWith(sep) ? parent : `${parent}${sep}`;
+  return child.startsWith(prefix);
 }
 
 /**
@@ -464,10 +457,11 @@ export function forbiddenGrantPath(
 ): string | undefined {
   const home = normalize(context.hermesHome);
   const root = normalize(context.hermesRoot);
-  const pairs = [[home, root], [
-    resolveExistingPrefix(home),
-    resolveExistingPrefix(root),
-  ]];
+  const realHome = resolveExistingPrefix(home);
+  const realRoot = resolveExistingPrefix(root);
+  const pairs = realHome === home && realRoot === root
+    ? [[home, root]]
+    : [[home, root], [realHome, realRoot]];
   const written = normalize(path);
   for (const target of new Set([written, resolveExistingPrefix(written)])) {
     for (const [h, r] of pairs) {

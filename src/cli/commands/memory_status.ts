@@ -8,7 +8,7 @@
  * @module
  */
 
-import { terminalSafe, terminalSafeDeep } from "../../core/terminal_text.ts";
+import { terminalSafeDeep } from "../../core/terminal_text.ts";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import {

@@ -233,12 +233,14 @@ export function approvePending(name: string, entries: RequestedEntry[]): void {
 }
 
 /**
- * Drops what {@linkcode approvePending} approved.
+ * Drops what {@linkcode approvePending} approved, and lets the provider's
+ * notice show again ({@linkcode markGrantReviewed}).
  *
  * @param name The provider's name.
  */
 export function forgetPendingApproval(name: string): void {
   pendingApprovals.delete(name);
+  reviewedProviders.delete(name);
 }
 
 /**

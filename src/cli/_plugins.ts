@@ -12,9 +12,11 @@ import {
   listMemoryProviderNames,
 } from "../plugins/plugin_discovery.ts";
 import {
+  approveCommand,
   denoRunFlags,
   missingHostPermissions,
   providerPermissions,
+  reviewGrant,
 } from "../plugins/provider_permissions.ts";
 import { discoverMemoryProviders } from "../plugins/provider_listing.ts";
 import {
@@ -283,6 +285,10 @@ export interface SandboxInfo {
   env: string[];
   net: string[];
   npm: string[];
+  /** What its manifest asks for that the user has not approved (`env X`). */
+  notApproved: string[];
+  /** The command that approves it (set when `notApproved` is not empty). */
+  approve?: string;
 }
 
 /** The provider's effective sandbox grant. */
@@ -290,8 +296,14 @@ export async function sandboxGrant(
   name: string,
   config: Record<string, unknown>,
 ): Promise<SandboxInfo | undefined> {
+  const candidate = await findMemoryProvider(name, { config });
+  if (candidate === null) return undefined;
+  const review = reviewGrant(candidate, { config });
   const grant = await providerPermissions(name, { config });
   if (grant === null) return undefined;
+  const notApproved = review.requested.filter((e) => !e.approved).map((e) =>
+    `${e.key} ${e.value}`
+  );
   return {
     mode: "worker",
     read: grant.read.map((e) => e.value),
@@ -299,6 +311,8 @@ export async function sandboxGrant(
     env: grant.env.map((e) => e.value),
     net: grant.net.map((e) => e.value),
     npm: grant.npm ? ["allowed"] : [],
+    notApproved,
+    ...(notApproved.length > 0 ? { approve: approveCommand(name) } : {}),
   };
 }
 
@@ -319,8 +333,12 @@ export async function missingProviderGrant(name: string): Promise<string[]> {
 export async function providerRunFlags(
   name: string,
   config: Record<string, unknown>,
+  options: { approveAll?: boolean } = {},
 ): Promise<string[]> {
-  const grant = await providerPermissions(name, { config });
+  const grant = await providerPermissions(name, {
+    config,
+    approveAll: options.approveAll,
+  });
   if (grant === null) return [];
   const flags = denoRunFlags(grant);
   const candidate = await findMemoryProvider(name, { config });

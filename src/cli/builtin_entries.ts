@@ -187,27 +187,3 @@ export async function applyEntryChange(
   ) as Record<string, unknown>;
   return { ok: result.success === true, result, args };
 }
-
-/**
- * Text from a memory file made safe for a terminal: control characters
- * other than line breaks and tabs shown as `\u{…}` escapes.
- *
- * @param text The text.
- * @returns The text with control characters escaped.
- *
- * @example Basic usage
- * ```ts
- * import { escapeControl } from "./builtin_entries.ts";
- * import assert from "node:assert/strict";
- * assert.equal(escapeControl("a\x1b[2Jb"), "a\\u{1b}[2Jb");
- * ```
- */
-export function escapeControl(text: string): string {
-  return text.replace(
-    /[\p{Cc}\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu,
-    (ch) =>
-      ch === "\n" || ch === "\t"
-        ? ch
-        : `\\u{${(ch.codePointAt(0) as number).toString(16)}}`,
-  );
-}

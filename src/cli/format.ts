@@ -7,6 +7,7 @@
  */
 
 import { type CliIo, colorEnabled } from "./cli_io.ts";
+import { terminalSafe } from "../core/terminal_text.ts";
 
 /** ANSI styling that turns into plain text when colour is off. */
 export interface Style {
@@ -171,7 +172,9 @@ export function displayValue(value: unknown): string {
  * ```
  */
 export function shortDescription(text: string, max = 60): string {
-  let short = text.replace(/\s+/g, " ").trim();
+  let short = terminalSafe(text.replace(/\s+/g, " ").trim(), {
+    singleLine: true,
+  });
   const end = short.search(/[.:;](\s|$)/);
   if (end > 0) short = short.slice(0, end);
   const chars = [...short];

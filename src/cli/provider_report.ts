@@ -85,6 +85,10 @@ interface SandboxReport {
   net: string[];
   /** npm packages it may load. */
   npm: string[];
+  /** What its manifest asks for that the user has not approved (`env X`). */
+  notApproved: string[];
+  /** The command that approves it (when `notApproved` is not empty). */
+  approve?: string;
 }
 
 /** The active provider, as `hermes memory status` shows it. */

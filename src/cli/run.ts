@@ -9,6 +9,7 @@
  * @module
  */
 
+import { terminalSafe } from "../core/terminal_text.ts";
 import { errorText } from "../_util/error_text.ts";
 import { CommanderError } from "npm:commander@^14.0.3";
 import { type CliIo, denoCliIo } from "./cli_io.ts";
@@ -65,7 +66,7 @@ function cliLogger(io: CliIo): Logger {
   return {
     log(level, message): void {
       if (level === "warn" || level === "error") {
-        io.stderr(`hermes: ${level}: ${message}\n`);
+        io.stderr(`hermes: ${level}: ${terminalSafe(message)}\n`);
       }
     },
   };
@@ -176,7 +177,7 @@ async function run(
         }),
       );
     } else {
-      io.stderr(`error: ${errorText(error)}\n`);
+      io.stderr(`error: ${terminalSafe(errorText(error))}\n`);
     }
     return 1;
   }

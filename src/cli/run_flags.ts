@@ -107,9 +107,18 @@ export function frameworkDir(): string | undefined {
  */
 export function cliGrant(hermesHome: string): RunGrant {
   const framework = frameworkDir();
+  // A symlinked home (~/.hermes -> /data/hermes): discovery lists plugins/
+  // through its real path, so the CLI holds both forms.
+  const homes = [hermesHome];
+  try {
+    const real = Deno.realPathSync(hermesHome);
+    if (real !== hermesHome) homes.push(real);
+  } catch {
+    // Not created yet: nothing to resolve.
+  }
   const grant: RunGrant = {
-    read: framework ? [hermesHome, framework] : [hermesHome],
-    write: [hermesHome],
+    read: framework ? [...homes, framework] : [...homes],
+    write: [...homes],
     env: [...HERMES_ENV_VARS, ...TERMINAL_ENV_VARS],
     net: [],
   };

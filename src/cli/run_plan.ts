@@ -119,7 +119,14 @@ export function hermesRunPlan(
         }`;
         provider = null;
       } else {
-        providerFlags = await providerRunFlags(provider, config);
+        // Setup asks the user to approve the provider's whole request, then
+        // loads it in the same run: the host holds all of it (past the
+        // floor); the worker still gets only what is approved.
+        const approving = options.args !== undefined &&
+          ["*", provider].includes(commandIntent(options.args).setup ?? "");
+        providerFlags = await providerRunFlags(provider, config, {
+          approveAll: approving,
+        });
         providerCommand = await describeProviderCommand(provider);
       }
     }
@@ -129,7 +136,9 @@ export function hermesRunPlan(
       const names = setup === "*" ? await listProviderNames() : [setup];
       for (const name of names) {
         if (name === provider || await locateProvider(name) === null) continue;
-        setupFlags.push(...await providerRunFlags(name, config));
+        setupFlags.push(
+          ...await providerRunFlags(name, config, { approveAll: true }),
+        );
       }
     }
     const { grant: providerGrant, other } = grantFromFlags([

@@ -9,6 +9,8 @@
  * @module
  */
 
+import { terminalSafe } from "./terminal_text.ts";
+
 /**
  * A log level, from the most to the least verbose.
  *
@@ -35,7 +37,7 @@ export interface Logger {
 const STDERR_LOGGER: Logger = {
   log(level: LogLevel, message: string): void {
     if (level === "warn" || level === "error") {
-      console.error(`hermes: ${level}: ${message}`);
+      console.error(`hermes: ${level}: ${terminalSafe(message)}`);
     }
   },
 };

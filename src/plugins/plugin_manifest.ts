@@ -3,11 +3,12 @@
  *
  * Hermes reads `name`, `version`, `description`, `hooks` (or
  * `provides_hooks`), `requires_env` and `external_dependencies`; this port
- * adds a `permissions` block, what the provider's sandbox gets beyond its
- * own code directory (read) and data directory `$HERMES_HOME/<name>/`
- * (read and write), and an `availability` block, which lets `hermes memory
- * status` and `list` tell whether the provider is configured without
- * running any of its code:
+ * adds a `permissions` block, what the provider asks for beyond its own
+ * code directory (read) and data directory `$HERMES_HOME/<name>/` (read and
+ * write), granted once the user approves it (`hermes memory setup <name>`),
+ * and an `availability` block, which lets `hermes memory status` and `list`
+ * tell whether the provider is configured without running any of its
+ * code:
  *
  * ```yaml
  * permissions:
@@ -16,15 +17,18 @@
  *   env: [HONCHO_API_KEY]           # variable names
  *   net: [api.honcho.dev]           # host or host:port (URLs are reduced to their host)
  *   npm: false                      # may the provider import npm: packages
+ *   why:                            # the reason shown when the user is asked
+ *     HONCHO_API_KEY: authenticates to Honcho
  * availability:                     # configured when any of these is present
  *   env: [HONCHO_API_KEY]           # set in the environment or the profile's .env
  *   files: [$HERMES_HOME/honcho.json]
  * ```
  *
  * `$HERMES_HOME` is the profile's home and `$HERMES_ROOT` the default
- * profile's (`~/.hermes`), resolved when the grant is computed. Paths no
- * grant may reach (`.env`, `config.yaml`, `plugins/`, other profiles) are
- * refused when the grant is computed, not here.
+ * profile's (`~/.hermes`), resolved when the grant is computed. A path
+ * with a `,`, a control character or a `..` segment is invalid here; paths
+ * no grant may reach (the floor: `.env`, `config.yaml`, `plugins/`, Hermes'
+ * areas, other profiles, …) are refused when the grant is computed.
  *
  * Parsing is strict: a wrong type or an entry that is not a path, name or
  * host makes the whole file invalid ({@linkcode PluginManifestError}), so a
@@ -42,8 +46,9 @@ import {
 import { withTolerantProcessEnv } from "../core/env.ts";
 import { getUserHome } from "../profile/hermes_home.ts";
 import { parseSimpleYaml } from "./_simple_yaml.ts";
-import { isPlaceholderPath } from "../sandbox/grant.ts";
+import { grantPathTextProblem, isPlaceholderPath } from "../sandbox/grant.ts";
 import { errorText } from "../_util/error_text.ts";
+import { terminalSafe } from "../core/terminal_text.ts";
 
 /**
  * The sandbox permissions a `plugin.yaml` asks for.
@@ -64,6 +69,11 @@ export interface ManifestPermissions {
   net: string[];
   /** Whether the provider may import `npm:` packages. */
   npm: boolean;
+  /**
+   * Why it needs each entry (`permissions.why`, keyed by the entry as it
+   * appears in the lists above), shown when the user is asked to approve.
+   */
+  why?: Record<string, string>;
 }
 
 /**
@@ -165,7 +175,7 @@ interface PermissionBlockOptions {
 const ENV_NAME_REGEXP = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const HOST_REGEXP =
   /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*\.?)(?::(\d{1,5}))?$/;
-const PERMISSION_KEYS = new Set(["read", "write", "env", "net", "npm"]);
+const PERMISSION_KEYS = new Set(["read", "write", "env", "net", "npm", "why"]);
 
 /**
  * A manifest with nothing in it: what a directory without `plugin.yaml`
@@ -226,7 +236,8 @@ export function normalizeNetHost(value: string): string | undefined {
  * Expands a permission path: `~` and `~/…` become the user's home, absolute
  * paths are normalized, `$HERMES_HOME/…` and `$HERMES_ROOT/…` stay as
  * written (the grant resolves them per profile); anything else (relative
- * paths, `..` after a placeholder) is `undefined`.
+ * paths, a `,`, a control character or a `..` segment anywhere) is
+ * `undefined`.
  *
  * @param value The path as written.
  * @returns The absolute path, or `undefined`.
@@ -241,7 +252,9 @@ export function normalizeNetHost(value: string): string | undefined {
  */
 export function expandPermissionPath(value: string): string | undefined {
   const text = value.trim();
-  if (text === "") return undefined;
+  if (text === "" || grantPathTextProblem(value) !== undefined) {
+    return undefined;
+  }
   if (text.startsWith("$")) {
     const trimmed = text.replace(/\/+$/, "");
     return isPlaceholderPath(trimmed) ? trimmed : undefined;
@@ -285,9 +298,13 @@ function pathList(where: string, key: string, value: unknown): string[] {
   for (const [index, raw] of stringList(where, key, value).entries()) {
     const path = expandPermissionPath(raw);
     if (path === undefined) {
+      const problem = grantPathTextProblem(raw);
       throw new PluginManifestError(
         where,
-        `Invalid ${where}: '${key}[${index}]' is '${raw}': use an absolute path, or one starting with ~/, $HERMES_HOME/ or $HERMES_ROOT/`,
+        `Invalid ${where}: '${key}[${index}]' is '${terminalSafe(raw)}': ${
+          problem ??
+            "use an absolute path, or one starting with ~/, $HERMES_HOME/ or $HERMES_ROOT/"
+        }`,
       );
     }
     if (!out.includes(path)) out.push(path);
@@ -302,7 +319,9 @@ function envList(where: string, key: string, value: unknown): string[] {
     if (!ENV_NAME_REGEXP.test(name)) {
       throw new PluginManifestError(
         where,
-        `Invalid ${where}: '${key}[${index}]' is '${raw}': use a variable name such as MY_API_KEY`,
+        `Invalid ${where}: '${key}[${index}]' is '${
+          terminalSafe(raw)
+        }': use a variable name such as MY_API_KEY`,
       );
     }
     if (!out.includes(name)) out.push(name);
@@ -359,7 +378,7 @@ export function parsePermissionBlock(
   const block = value as Record<string, unknown>;
   for (const key of Object.keys(block)) {
     if (!PERMISSION_KEYS.has(key)) {
-      const hint = "use read, write, env, net or npm";
+      const hint = "use read, write, env, net, npm or why";
       throw new PluginManifestError(
         where,
         `Invalid ${where}: '${prefix}.${key}' is not a permission: ${hint}`,
@@ -378,7 +397,9 @@ export function parsePermissionBlock(
     if (host === undefined) {
       throw new PluginManifestError(
         where,
-        `Invalid ${where}: '${prefix}.net[${index}]' is '${raw}': use a host such as api.example.com, host:port or a URL`,
+        `Invalid ${where}: '${prefix}.net[${index}]' is '${
+          terminalSafe(raw)
+        }': use a host such as api.example.com, host:port or a URL`,
       );
     }
     if (!result.net.includes(host)) result.net.push(host);
@@ -394,7 +415,54 @@ export function parsePermissionBlock(
     }
     result.npm = block.npm;
   }
+  if (block.why !== undefined && block.why !== null) {
+    result.why = parseReasons(where, `${prefix}.why`, block.why, result);
+  }
   return result;
+}
+
+/** `permissions.why`: one reason per listed entry, keyed as it is listed. */
+function parseReasons(
+  where: string,
+  key: string,
+  value: unknown,
+  listed: ManifestPermissions,
+): Record<string, string> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new PluginManifestError(
+      where,
+      `Invalid ${where}: '${key}' must map an entry to its reason, not ${
+        describe(value)
+      }`,
+    );
+  }
+  const reasons: Record<string, string> = {};
+  for (const [entry, reason] of Object.entries(value)) {
+    if (typeof reason !== "string") {
+      throw new PluginManifestError(
+        where,
+        `Invalid ${where}: '${key}.${
+          terminalSafe(entry)
+        }' must be a string, not ${describe(reason)}`,
+      );
+    }
+    const all = [listed.read, listed.write, listed.env, listed.net].flat();
+    const normalized = [
+      entry.trim(),
+      expandPermissionPath(entry),
+      normalizeNetHost(entry),
+    ].find((form) => form !== undefined && all.includes(form));
+    if (normalized === undefined) {
+      throw new PluginManifestError(
+        where,
+        `Invalid ${where}: '${key}' names '${
+          terminalSafe(entry)
+        }', which is not listed under read, write, env or net`,
+      );
+    }
+    reasons[normalized] = reason.trim();
+  }
+  return reasons;
 }
 
 function parseAvailability(

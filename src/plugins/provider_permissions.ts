@@ -1,42 +1,46 @@
 /**
- * The effective sandbox grant of a memory provider: least privilege.
+ * The effective sandbox grant of a memory provider: the manifest asks, the
+ * user approves, a floor no approval lifts.
  *
  * A sandboxed provider gets exactly:
  *
- * - read: its own code directory (read-only: code it could rewrite would
- *   run unconfined on the next start), its data directory
- *   `$HERMES_HOME/<name>/`, the paths its `plugin.yaml` declares under
- *   `permissions.read`, and those the user granted under
- *   `memory.permissions.<name>.read` in `config.yaml`;
- * - write: its data directory, plus `permissions.write` and the user's
- *   `memory.permissions.<name>.write`;
- * - env: the names declared under `permissions.env`, plus the user's grant;
- * - net: the hosts declared under `permissions.net`, plus the user's grant
- *   (for example a self-hosted server);
+ * - its baseline: its own code directory (read-only: code it could rewrite
+ *   would run unconfined on the next start) and its data directory
+ *   `$HERMES_HOME/<name>/` (read and write);
+ * - the entries of its `plugin.yaml` request (`permissions.read`, `write`,
+ *   `env`, `net`, `npm`) that the user approved: `hermes memory setup
+ *   <name>` records them in `config.yaml` under `memory.permissions.<name>`,
+ *   which no provider can reach. A bundled provider is approved for what its
+ *   manifest declares. Entries not approved are left out, with one notice
+ *   naming the command that approves them;
+ * - what the user granted there on their own (a self-hosted server, say);
  * - import: the host a package provider is served from (`jsr.io` or the
  *   `https:` host of its specifier), or, for a bundled provider of a
  *   framework loaded from a remote URL, the framework's host; else nothing;
  * - run, ffi and sys: never.
  *
- * Never, whoever asks: the profile's `.env` and `config.yaml`, `plugins/`,
- * other profiles, the framework's files (see `forbiddenGrantPath`); such
- * an entry is dropped with one warning naming the file and key. The rest of
- * `HERMES_HOME` (the built-in `MEMORY.md` / `USER.md`, sessions, other
- * providers' data) is the host's: a provider reaches it only by declaring
- * or being granted the exact path. User grants come only from
- * `config.yaml`, which no provider can write.
+ * Never, whoever asks or approves (`forbiddenGrantPath`,
+ * `forbiddenGrantEnv`): the profile's `.env`, `config.yaml` and `plugins/`,
+ * Hermes' own areas (`HERMES_HOME_AREAS`), other profiles, other providers'
+ * data, the framework's files, the user's keys and shell files, and
+ * Honcho's credentials for any provider but the bundled honcho; such an
+ * entry is dropped with one warning naming the file, key and reason.
  *
- * `npm` (may the provider import `npm:` packages) comes from
- * `permissions.npm` or the user's grant. Deno does not check `npm:` imports
- * against a worker's permissions, so this flag is enforced by the loader's
- * source check and by the host's `--cached-only` (see `host_safety.ts`).
+ * `npm` (may the provider import `npm:` packages) is enforced by the
+ * loader's source check and by the host's `--cached-only` (see
+ * `host_safety.ts`): Deno does not check `npm:` imports against a worker's
+ * permissions.
  *
  * @module
  */
 
 import { join, resolve } from "node:path";
 import { getConfigPath } from "../config/config.ts";
-import { getDefaultHermesRoot, getHermesHome } from "../profile/hermes_home.ts";
+import {
+  getDefaultHermesRoot,
+  getHermesHome,
+  getUserHome,
+} from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import {
@@ -52,43 +56,24 @@ import {
 import { loadConfig } from "../config/config.ts";
 import { errorText } from "../_util/error_text.ts";
 import {
+  approveCommand,
   expandGrantPath,
+  forbiddenGrantEnv,
   forbiddenGrantPath,
   type GrantEntry,
   type GrantOrigin,
+  HERMES_HOME_AREAS,
   type ProviderGrant,
+  resolveExistingPrefix,
   type SandboxTarget,
   workerPermissions,
 } from "../sandbox/grant.ts";
+import { terminalSafe } from "../core/terminal_text.ts";
+import { BUNDLED_MANIFESTS } from "./bundled_manifests.ts";
 import { localFrameworkDir } from "../sandbox/denial.ts";
 
 export type { GrantEntry, GrantOrigin, ProviderGrant, SandboxTarget };
-export { workerPermissions };
-
-/**
- * Names a provider may not have because its data directory
- * `$HERMES_HOME/<name>/` would be one Hermes itself uses.
- */
-const RESERVED_PROVIDER_NAMES: ReadonlySet<string> = new Set([
-  "plugins",
-  "profiles",
-  "memories",
-  "skills",
-  "sessions",
-  "logs",
-  "cron",
-  "hooks",
-  "cache",
-  "bin",
-  "sandboxes",
-  "checkpoints",
-  "pairing",
-  "platforms",
-  "workspace",
-  "image_cache",
-  "audio_cache",
-  "document_cache",
-]);
+export { approveCommand, workerPermissions };
 
 /**
  * Why a provider cannot have `$HERMES_HOME/<name>/` as its data directory,
@@ -111,7 +96,10 @@ export function dataDirProblem(
   hermesHome: string,
 ): string | undefined {
   const dir = join(resolve(hermesHome), name);
-  if (RESERVED_PROVIDER_NAMES.has(name.toLowerCase())) {
+  const area = [...HERMES_HOME_AREAS.keys()].find((a) =>
+    a.toLowerCase() === name.toLowerCase()
+  );
+  if (area !== undefined) {
     return `its data directory would be ${dir}, which Hermes itself uses: rename the provider`;
   }
   const why = forbiddenGrantPath(dir, {
@@ -202,8 +190,74 @@ export function userGrantFromConfig(
   }
 }
 
+/** One entry a provider's manifest asks for. */
+export interface RequestedEntry {
+  /** The permission kind. */
+  key: "read" | "write" | "env" | "net" | "npm";
+  /** The path, variable or host (`"npm:"` packages for `npm`). */
+  value: string;
+  /** Why the manifest says it needs it (`permissions.why`). */
+  why?: string;
+  /** Whether the user approved it (always, for a bundled provider). */
+  approved: boolean;
+}
+
+/** A provider's request beside what the user approved. */
+export interface GrantReview {
+  /** The effective grant: the baseline plus the approved part. */
+  grant: ProviderGrant;
+  /** The manifest, named in messages. */
+  manifestPath: string;
+  /** Whether the provider is bundled (approved as its manifest declares). */
+  bundled: boolean;
+  /** What the manifest asks for, past the floor. */
+  requested: RequestedEntry[];
+  /** One message per entry the floor refuses (file, entry and why). */
+  refused: string[];
+}
+
+const reviewedProviders = new Set<string>();
+const pendingApprovals = new Map<string, RequestedEntry[]>();
+
 /**
- * Computes the effective grant of a discovered provider.
+ * Approves entries of a provider's request for this process only, until
+ * {@linkcode forgetPendingApproval}: `hermes memory setup` loads the
+ * provider under the grant the user just approved, and writes the approval
+ * to `config.yaml` only when the whole setup succeeds.
+ *
+ * @param name The provider's name.
+ * @param entries The entries approved.
+ */
+export function approvePending(name: string, entries: RequestedEntry[]): void {
+  pendingApprovals.set(name, entries);
+}
+
+/**
+ * Drops what {@linkcode approvePending} approved, and lets the provider's
+ * notice show again ({@linkcode markGrantReviewed}).
+ *
+ * @param name The provider's name.
+ */
+export function forgetPendingApproval(name: string): void {
+  pendingApprovals.delete(name);
+  reviewedProviders.delete(name);
+}
+
+/**
+ * Keeps the one "asks for more than you approved" notice of a provider
+ * quiet in this process: the caller (`hermes memory setup`) shows the
+ * request itself.
+ *
+ * @param name The provider's name.
+ */
+export function markGrantReviewed(name: string): void {
+  reviewedProviders.add(name);
+}
+
+/**
+ * Computes the effective grant of a discovered provider. Logs the floor's
+ * refusals once each, and, when the manifest asks for more than the user
+ * approved, one notice naming the command that approves the rest.
  *
  * @param candidate The provider (from discovery).
  * @param options Home and config.
@@ -225,6 +279,63 @@ export function grantForCandidate(
   candidate: ProviderCandidate,
   options: GrantOptions = {},
 ): ProviderGrant {
+  const review = reviewGrant(candidate, options);
+  reportRefused(review);
+  const pending = review.requested.filter((e) => !e.approved);
+  if (pending.length > 0 && !reviewedProviders.has(candidate.name)) {
+    warnOnce(
+      `Memory provider '${candidate.name}' asks for more than you approved (${
+        describeEntries(pending)
+      }, in ${review.manifestPath}); it runs without it. To review and approve: ${
+        approveCommand(candidate.name)
+      }`,
+    );
+  }
+  return review.grant;
+}
+
+/**
+ * Logs the floor's refusals of a review, each once per process.
+ *
+ * @param review The review.
+ */
+export function reportRefused(review: GrantReview): void {
+  for (const message of review.refused) warnOnce(message);
+}
+
+/**
+ * One line per kind: `read ~/a, ~/b; env X`.
+ *
+ * @param entries The entries.
+ * @returns The text.
+ */
+export function describeEntries(entries: RequestedEntry[]): string {
+  const parts: string[] = [];
+  for (const key of ["read", "write", "env", "net", "npm"] as const) {
+    const values = entries.filter((e) => e.key === key).map((e) => e.value);
+    if (values.length > 0) parts.push(`${key} ${values.join(", ")}`);
+  }
+  return parts.join("; ");
+}
+
+/**
+ * The provider's request beside the user's approval, and the effective
+ * grant: the baseline (its code directory, read; its data directory, read
+ * and write), the manifest's entries the user approved in
+ * `memory.permissions.<name>` (all of them for a bundled provider, or with
+ * `approveAll`), and the entries the user granted there on their own; every
+ * path and variable past the floor (`forbiddenGrantPath`,
+ * `forbiddenGrantEnv`).
+ *
+ * @param candidate The provider (from discovery).
+ * @param options Home, config, and `approveAll` (what the grant would be
+ * once the whole request is approved).
+ * @returns The review.
+ */
+export function reviewGrant(
+  candidate: ProviderCandidate,
+  options: GrantOptions & { approveAll?: boolean } = {},
+): GrantReview {
   const hermesHome = resolve(options.hermesHome ?? getHermesHome());
   const hermesRoot = getDefaultHermesRoot();
   const configPath = getConfigPath(hermesHome);
@@ -233,6 +344,8 @@ export function grantForCandidate(
     options.config ?? {},
     hermesHome,
   );
+  const bundled = candidate.source === "bundled";
+  const approveAll = bundled || options.approveAll === true;
   const manifest = candidate.manifest.permissions;
   const manifestPath = candidate.dir !== undefined
     ? join(candidate.dir, "plugin.yaml")
@@ -240,13 +353,41 @@ export function grantForCandidate(
   const grant: ProviderGrant = {
     provider: candidate.name,
     hermesHome,
+    ...(bundled ? { bundled } : {}),
     read: [],
     write: [],
     env: [],
     net: [],
     import: [],
-    npm: manifest.npm || user.npm,
+    npm: false,
   };
+  const requested: RequestedEntry[] = [];
+  const refused: string[] = [];
+  const request = (
+    key: RequestedEntry["key"],
+    value: string,
+    approvedList: readonly string[] | boolean,
+  ): boolean => {
+    const approved = approveAll ||
+      (typeof approvedList === "boolean"
+        ? approvedList
+        : approvedList.includes(value)) ||
+      (pendingApprovals.get(candidate.name) ?? []).some((e) =>
+        e.key === key && e.value === value
+      );
+    const why = manifest.why?.[value];
+    requested.push({
+      key,
+      value,
+      approved,
+      ...(why !== undefined ? { why } : {}),
+    });
+    return approved;
+  };
+  if (manifest.npm && request("npm", "npm: packages", user.npm)) {
+    grant.npm = true;
+  }
+  if (user.npm) grant.npm = true;
   const moduleDir = candidateModuleDir(candidate);
   if (moduleDir !== undefined) add(grant.read, moduleDir, "provider-dir");
   if (dataDirProblem(candidate.name, hermesHome) === undefined) {
@@ -259,12 +400,24 @@ export function grantForCandidate(
     }
   }
   const homes = { hermesHome, hermesRoot };
-  const forbidden = { ...homes, frameworkDir: localFrameworkDir() };
+  const otherProviders = installedProviderNames(hermesHome).filter((n) =>
+    n !== candidate.name
+  );
+  const where = (from: GrantOrigin, key: string): string =>
+    from === "config.yaml"
+      ? `memory.permissions.${candidate.name}.${key} in ${configPath}`
+      : `permissions.${key} in ${manifestPath}`;
+  const refuse = (entry: string, from: GrantOrigin, key: string, why: string) =>
+    refused.push(
+      `Ignoring '${terminalSafe(entry)}' under ${
+        where(from, key)
+      }: ${why}; a memory provider is never granted it`,
+    );
   const paths = (
     list: GrantEntry[],
     entries: string[],
     from: GrantOrigin,
-    key: string,
+    key: "read" | "write",
   ): void => {
     for (const entry of entries) {
       const path = expandGrantPath(entry, homes);
@@ -273,26 +426,48 @@ export function grantForCandidate(
       ) {
         continue;
       }
-      const why = forbiddenGrantPath(path, forbidden);
+      const why = forbiddenGrantPath(path, {
+        ...homes,
+        frameworkDir: localFrameworkDir(),
+        provider: candidate.name,
+        bundled,
+        access: key,
+        userHome: getUserHome(),
+        otherProviders,
+      });
       if (why !== undefined) {
-        const where = from === "config.yaml"
-          ? `memory.permissions.${candidate.name}.${key} in ${configPath}`
-          : `permissions.${key} in ${manifestPath}`;
-        warnOnce(
-          `Ignoring '${entry}' under ${where}: ${why}; a memory provider is never granted it`,
-        );
+        refuse(entry, from, key, why);
         continue;
       }
+      if (from === "plugin.yaml" && !request(key, entry, user[key])) continue;
       add(list, path, from);
+      const real = resolveExistingPrefix(path);
+      if (real !== path) add(list, real, from);
     }
   };
   paths(grant.read, manifest.read, "plugin.yaml", "read");
   paths(grant.read, user.read, "config.yaml", "read");
   paths(grant.write, manifest.write, "plugin.yaml", "write");
   paths(grant.write, user.write, "config.yaml", "write");
-  for (const name of manifest.env) add(grant.env, name, "plugin.yaml");
-  for (const name of user.env) add(grant.env, name, "config.yaml");
-  for (const host of manifest.net) add(grant.net, host, "plugin.yaml");
+  const names = (entries: string[], from: GrantOrigin): void => {
+    for (const name of entries) {
+      const why = forbiddenGrantEnv(name, {
+        provider: candidate.name,
+        bundled,
+      });
+      if (why !== undefined) {
+        refuse(name, from, "env", why);
+        continue;
+      }
+      if (from === "plugin.yaml" && !request("env", name, user.env)) continue;
+      add(grant.env, name, from);
+    }
+  };
+  names(manifest.env, "plugin.yaml");
+  names(user.env, "config.yaml");
+  for (const host of manifest.net) {
+    if (request("net", host, user.net)) add(grant.net, host, "plugin.yaml");
+  }
   for (const host of user.net) add(grant.net, host, "config.yaml");
   const specifier = candidate.specifier;
   if (candidate.source === "package") {
@@ -307,7 +482,20 @@ export function grantForCandidate(
     // A bundled provider of a framework loaded from a remote URL.
     add(grant.import, new URL(specifier).host, "framework");
   }
-  return grant;
+  return { grant, manifestPath, bundled, requested, refused };
+}
+
+/** The bundled providers and those in the profile's `plugins/`. */
+function installedProviderNames(hermesHome: string): string[] {
+  const names = Object.keys(BUNDLED_MANIFESTS);
+  try {
+    for (const entry of Deno.readDirSync(join(hermesHome, "plugins"))) {
+      names.push(entry.name);
+    }
+  } catch {
+    // No plugins/ (or not readable here): the bundled names remain.
+  }
+  return names;
 }
 
 function isInside(parent: string, child: string): boolean {
@@ -333,7 +521,10 @@ function isInside(parent: string, child: string): boolean {
  */
 export async function providerPermissions(
   name: string,
-  options: DiscoveryOptions = {},
+  options: DiscoveryOptions & {
+    /** The grant once the user approves the whole request (for setup). */
+    approveAll?: boolean;
+  } = {},
 ): Promise<ProviderGrant | null> {
   const hermesHome = resolve(options.hermesHome ?? getHermesHome());
   const config = options.config ?? await loadConfig({ hermesHome });
@@ -343,6 +534,10 @@ export async function providerPermissions(
     config,
   });
   if (candidate === null) return null;
+  if (options.approveAll) {
+    return reviewGrant(candidate, { hermesHome, config, approveAll: true })
+      .grant;
+  }
   return grantForCandidate(candidate, { hermesHome, config });
 }
 

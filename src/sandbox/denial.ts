@@ -7,8 +7,12 @@
 
 import { fileURLToPath } from "node:url";
 import { getConfigPath } from "../config/config.ts";
-import { getDefaultHermesRoot } from "../profile/hermes_home.ts";
-import { forbiddenGrantPath, type ProviderGrant } from "./grant.ts";
+import { getDefaultHermesRoot, getUserHome } from "../profile/hermes_home.ts";
+import {
+  approveCommand,
+  forbiddenGrantPath,
+  type ProviderGrant,
+} from "./grant.ts";
 
 /** A sandboxed provider was denied something its grant does not cover. */
 export class ProviderPermissionError extends Error {
@@ -98,13 +102,19 @@ export function explainDenial(
   const config = getConfigPath(grant.hermesHome);
   const declare = (key: string): string =>
     manifestPath !== undefined
-      ? `declare it under permissions.${key} in ${manifestPath}, or grant it under memory.permissions.${provider}.${key} in ${config}`
+      ? `declare it under permissions.${key} in ${manifestPath} and approve it with '${
+        approveCommand(provider)
+      }', or grant it under memory.permissions.${provider}.${key} in ${config}`
       : `grant it under memory.permissions.${provider}.${key} in ${config}`;
   const never = (path: string | undefined): string | undefined =>
     path === undefined ? undefined : forbiddenGrantPath(path, {
       hermesHome: grant.hermesHome,
       hermesRoot: getDefaultHermesRoot(),
       frameworkDir: localFrameworkDir(),
+      provider,
+      bundled: grant.bundled === true,
+      access: kind === "write" ? "write" : "read",
+      userHome: getUserHome(),
     });
   const what = (verb: string): string =>
     `Memory provider '${provider}' may not ${verb}`;

@@ -20,7 +20,7 @@
  * @module
  */
 
-import { isAbsolute, join, normalize, relative, sep } from "node:path";
+import { basename, dirname, join, normalize, relative, sep } from "node:path";
 
 /** Why an entry is in a grant. */
 export type GrantOrigin =
@@ -51,6 +51,8 @@ export interface ProviderGrant {
    * Absent in grants built by hand.
    */
   dataDir?: string;
+  /** Whether the provider is bundled with the framework. */
+  bundled?: boolean;
   /** Readable paths. */
   read: GrantEntry[];
   /** Writable paths. */
@@ -156,6 +158,107 @@ export function expandGrantPath(
   return normalize(join(base, path.slice(match[0].length)));
 }
 
+/**
+ * The areas Hermes keeps in a profile home (Hermes Agent's `HERMES_HOME`
+ * layout): code it runs, prompts it reads, memory and state it keeps. No
+ * grant reaches them, and no provider may be named after one (its data
+ * directory `$HERMES_HOME/<name>/` would be that area). The one table of
+ * this fact: `docs/permissions.md` prints it.
+ */
+export const HERMES_HOME_AREAS: ReadonlyMap<string, string> = new Map([
+  [
+    ".env",
+    "a profile's secrets file: the host hands a provider the variables it declares",
+  ],
+  [
+    "config.yaml",
+    "a profile's config.yaml: the host hands a provider its own sections",
+  ],
+  [
+    "plugins",
+    "the providers' code: each provider reads only its own and none may change any (changed code would run unconfined on the host)",
+  ],
+  ["profiles", "the other profiles"],
+  ["memories", "the built-in memory (MEMORY.md, USER.md)"],
+  ["SOUL.md", "the agent's persona prompt"],
+  ["skills", "skills: prompts and scripts the agent runs"],
+  ["hooks", "hook handlers the agent runs"],
+  ["bin", "executables Hermes runs"],
+  ["cron", "scheduled jobs the agent runs"],
+  ["sessions", "session transcripts"],
+  ["state.db", "the session database"],
+  ["logs", "Hermes' logs"],
+  ["auth.json", "the agent's login credentials"],
+  ["hermes-agent", "Hermes Agent's own code"],
+  ["cache", "Hermes' caches"],
+  ["sandboxes", "the terminal tool's sandboxes"],
+  ["checkpoints", "file checkpoints"],
+  ["pairing", "messaging pairings"],
+  ["platforms", "messaging platform state"],
+  ["workspace", "the agent's workspace"],
+  ["image_cache", "Hermes' caches"],
+  ["audio_cache", "Hermes' caches"],
+  ["document_cache", "Hermes' caches"],
+]);
+
+const SHELL_FILE = "a shell start-up file (code your shell runs)";
+
+/**
+ * Places outside Hermes that hold a user's keys or code their shell runs,
+ * relative to the user's home. No approval reaches them: a memory
+ * provider has no business there, and a manifest asking for one is refused
+ * entry by entry. `write` entries only guard writing (reading a cache is
+ * harmless; writing one plants code the host later runs).
+ */
+export const USER_SECRET_PATHS: ReadonlyArray<
+  { path: string; what: string; write?: true }
+> = [
+  { path: ".ssh", what: "SSH keys" },
+  { path: ".gnupg", what: "GnuPG keys" },
+  { path: ".aws", what: "cloud credentials" },
+  { path: ".config/gcloud", what: "cloud credentials" },
+  { path: ".azure", what: "cloud credentials" },
+  { path: ".kube", what: "cluster credentials" },
+  { path: ".docker/config.json", what: "registry credentials" },
+  { path: ".netrc", what: "login credentials" },
+  { path: ".git-credentials", what: "login credentials" },
+  { path: ".npmrc", what: "registry credentials" },
+  { path: ".pgpass", what: "database credentials" },
+  { path: ".password-store", what: "passwords" },
+  { path: ".bashrc", what: SHELL_FILE },
+  { path: ".bash_profile", what: SHELL_FILE },
+  { path: ".bash_login", what: SHELL_FILE },
+  { path: ".profile", what: SHELL_FILE },
+  { path: ".zshrc", what: SHELL_FILE },
+  { path: ".zshenv", what: SHELL_FILE },
+  { path: ".zprofile", what: SHELL_FILE },
+  { path: ".config/fish", what: SHELL_FILE },
+  { path: ".bash_history", what: "shell history" },
+  { path: ".zsh_history", what: "shell history" },
+  { path: ".config/autostart", what: "programs started at login", write: true },
+  { path: ".local/bin", what: "programs on your PATH", write: true },
+  {
+    path: ".cache/deno",
+    what: "Deno's module cache (code the host runs)",
+    write: true,
+  },
+  { path: ".deno", what: "Deno's installed programs", write: true },
+];
+
+/**
+ * The command that shows a provider's request and records the user's
+ * approval in `config.yaml`.
+ *
+ * @param name The provider's name.
+ * @returns The command line.
+ */
+export function approveCommand(name: string): string {
+  return `hermes memory setup ${name}`;
+}
+
+/** Honcho's credentials, which only the bundled `honcho` provider reads. */
+const HONCHO_SECRET_ENV: ReadonlySet<string> = new Set(["HONCHO_API_KEY"]);
+
 /** Where the paths no grant may reach are. */
 export interface ForbiddenContext {
   /** The profile home. */
@@ -164,61 +267,124 @@ export interface ForbiddenContext {
   hermesRoot: string;
   /** The framework's own directory, when it runs from local files. */
   frameworkDir?: string;
+  /**
+   * The provider the grant is for: its own data directory
+   * `$HERMES_HOME/<name>/` is allowed, every other directory of the home
+   * (another provider's data) is not. Without it, only the fixed floor is
+   * checked.
+   */
+  provider?: string;
+  /** Whether that provider is bundled with the framework. */
+  bundled?: boolean;
+  /**
+   * The access asked for: the bundled `honcho` provider may read (never
+   * write) the default profile's `honcho.json` from a named profile, and
+   * some places are guarded against writing only.
+   *
+   * @default {"read"}
+   */
+  access?: "read" | "write";
+  /** The user's home, for the secrets kept outside Hermes. */
+  userHome?: string;
+  /**
+   * The names of the providers installed besides this one (their data
+   * directories may not exist yet).
+   */
+  otherProviders?: readonly string[];
 }
 
+/** Whether `child` is `parent` or inside it (both normalized, absolute). */
 function inside(parent: string, child: string): boolean {
-  const rel = relative(parent, child);
-  return rel === "" ||
-    (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+  if (child === parent) return true;
+  const prefix = parent.endsWith(sep) ? parent : `${parent}${sep}`;
+  return child.startsWith(prefix);
 }
 
 /**
- * Why a path may never be granted to a provider, or `undefined` when it
- * may: it is (or is inside, or holds) a profile's `.env` or `config.yaml`,
- * `plugins/`, another profile, or the framework.
+ * The path with symlinks resolved: the real path of its longest existing
+ * prefix, with the rest appended. A prefix this process may not read is
+ * left as written.
  *
  * @param path An absolute path.
- * @param context The profile home, default root and framework directory.
- * @returns Why (`it is …` or `it holds …`), or `undefined`.
+ * @returns The resolved path.
  *
  * @example
  * ```ts
- * import { forbiddenGrantPath } from "./grant.ts";
+ * import { resolveExistingPrefix } from "./grant.ts";
  * import assert from "node:assert/strict";
- * const where = { hermesHome: "/u/.hermes", hermesRoot: "/u/.hermes" };
- * assert.match(forbiddenGrantPath("/u/.hermes/.env", where) ?? "", /secrets/);
- * assert.equal(forbiddenGrantPath("/u/.hermes/honcho.json", where), undefined);
+ * assert.equal(resolveExistingPrefix("/no-such-dir-here/x"), "/no-such-dir-here/x");
  * ```
  */
-export function forbiddenGrantPath(
-  path: string,
+export function resolveExistingPrefix(path: string): string {
+  let head = normalize(path);
+  const tail: string[] = [];
+  for (;;) {
+    try {
+      return join(Deno.realPathSync(head), ...tail.toReversed());
+    } catch {
+      const parent = dirname(head);
+      if (parent === head) return normalize(path);
+      tail.push(basename(head));
+      head = parent;
+    }
+  }
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return Deno.statSync(path).isDirectory;
+  } catch {
+    return false;
+  }
+}
+
+function guardReason(
+  target: string,
+  guard: string,
+  what: string,
+): string | undefined {
+  if (target === guard) return `it is ${guard}, ${what}`;
+  if (inside(guard, target)) return `it is inside ${guard}, ${what}`;
+  if (inside(target, guard)) return `it holds ${guard}, ${what}`;
+  return undefined;
+}
+
+function floorReason(
+  target: string,
+  home: string,
+  root: string,
   context: ForbiddenContext,
 ): string | undefined {
-  const target = normalize(path);
-  const home = normalize(context.hermesHome);
-  const root = normalize(context.hermesRoot);
+  const write = context.access === "write";
   const guarded: [string, string][] = [];
   for (const base of new Set([home, root])) {
-    guarded.push([
-      join(base, ".env"),
-      "a profile's secrets file: the host hands a provider the variables it declares",
-    ]);
-    guarded.push([
-      join(base, "config.yaml"),
-      "a profile's config.yaml: the host hands a provider its own sections",
-    ]);
-    guarded.push([
-      join(base, "plugins"),
-      "the providers' code: each provider reads only its own and none may change any (changed code would run unconfined on the host)",
-    ]);
+    for (const [area, what] of HERMES_HOME_AREAS) {
+      if (area === "profiles" && base === root) continue;
+      guarded.push([join(base, area), what]);
+    }
   }
   if (context.frameworkDir !== undefined) {
     guarded.push([normalize(context.frameworkDir), "the framework's code"]);
   }
+  const userHome = context.userHome;
+  if (userHome !== undefined) {
+    for (const secret of USER_SECRET_PATHS) {
+      if (secret.write && !write) continue;
+      guarded.push([join(userHome, secret.path), secret.what]);
+    }
+  }
+  const honcho = context.provider === "honcho" && context.bundled === true;
+  if (!honcho) {
+    const what =
+      "Honcho's credentials: only the bundled honcho provider reads them";
+    for (const base of new Set([home, root])) {
+      guarded.push([join(base, "honcho.json"), what]);
+    }
+    if (userHome !== undefined) guarded.push([join(userHome, ".honcho"), what]);
+  }
   for (const [guard, what] of guarded) {
-    if (target === guard) return `it is ${guard}, ${what}`;
-    if (inside(guard, target)) return `it is inside ${guard}, ${what}`;
-    if (inside(target, guard)) return `it holds ${guard}, ${what}`;
+    const why = guardReason(target, guard, what);
+    if (why !== undefined) return why;
   }
   // Other profiles live under <root>/profiles/; only the profile's own
   // home (when it is one of them) may be reached inside it.
@@ -232,6 +398,139 @@ export function forbiddenGrantPath(
     }
   } else if (inside(target, profiles)) {
     return `it holds the other profiles (${profiles})`;
+  } else if (home !== root && inside(root, target) && !inside(home, target)) {
+    // A named profile reaching into the default one.
+    const fallback = honcho && !write &&
+      target === join(root, "honcho.json");
+    if (!fallback) {
+      return `it belongs to the default profile (${root}), not to the active profile ${home}`;
+    }
+  }
+  if (context.provider !== undefined && inside(home, target)) {
+    const rel = relative(home, target);
+    if (rel === "") return undefined; // Unreachable: the home holds .env.
+    const [first, ...rest] = rel.split(sep);
+    const own = join(home, context.provider);
+    if (
+      first !== context.provider &&
+      (rest.length > 0 || isDirectory(join(home, first)) ||
+        (context.otherProviders ?? []).includes(first))
+    ) {
+      return `it is ${rest.length > 0 ? "inside " : ""}${
+        join(home, first)
+      }, another provider's data directory or Hermes' own: a provider reaches only its own, ${own}`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Why a path may never be granted to a provider, or `undefined` when it
+ * may (the floor no approval lifts). Checked on the path as written and
+ * with symlinks resolved ({@linkcode resolveExistingPrefix}), against the
+ * homes as written and resolved. Refused: a profile's `.env`,
+ * `config.yaml`, `plugins/` and every area in
+ * {@linkcode HERMES_HOME_AREAS}; another profile (from a named profile,
+ * anything under the default home outside it, except the bundled honcho
+ * provider reading the default `honcho.json`); another provider's data
+ * directory; the framework's code; the user's keys and shell files
+ * ({@linkcode USER_SECRET_PATHS}); Honcho's credentials for any provider
+ * but the bundled `honcho`; and any directory holding one of those.
+ *
+ * @param path An absolute path.
+ * @param context The homes, framework directory, provider and access.
+ * @returns Why (`it is …`, `it is inside …` or `it holds …`), or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { forbiddenGrantPath } from "./grant.ts";
+ * import assert from "node:assert/strict";
+ * const where = { hermesHome: "/u/.hermes", hermesRoot: "/u/.hermes" };
+ * assert.match(forbiddenGrantPath("/u/.hermes/.env", where) ?? "", /secrets/);
+ * assert.match(forbiddenGrantPath("/u/.hermes/skills/x", where) ?? "", /skills/);
+ * assert.equal(forbiddenGrantPath("/srv/notes.db", where), undefined);
+ * ```
+ */
+export function forbiddenGrantPath(
+  path: string,
+  context: ForbiddenContext,
+): string | undefined {
+  const home = normalize(context.hermesHome);
+  const root = normalize(context.hermesRoot);
+  const realHome = resolveExistingPrefix(home);
+  const realRoot = resolveExistingPrefix(root);
+  const pairs = realHome === home && realRoot === root
+    ? [[home, root]]
+    : [[home, root], [realHome, realRoot]];
+  const written = normalize(path);
+  for (const target of new Set([written, resolveExistingPrefix(written)])) {
+    for (const [h, r] of pairs) {
+      const why = floorReason(target, h as string, r as string, context);
+      if (why !== undefined) {
+        return target === written
+          ? why
+          : `${why} (${written} resolves to ${target})`;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Why an environment variable may never be granted to a provider, or
+ * `undefined` when it may: Honcho's API key reaches only the bundled
+ * `honcho` provider.
+ *
+ * @param name The variable.
+ * @param context The provider and whether it is bundled.
+ * @returns Why, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { forbiddenGrantEnv } from "./grant.ts";
+ * import assert from "node:assert/strict";
+ * assert.match(forbiddenGrantEnv("HONCHO_API_KEY", { provider: "notes" }) ?? "", /Honcho/);
+ * assert.equal(forbiddenGrantEnv("HONCHO_API_KEY", { provider: "honcho", bundled: true }), undefined);
+ * ```
+ */
+export function forbiddenGrantEnv(
+  name: string,
+  context: { provider?: string; bundled?: boolean },
+): string | undefined {
+  if (!HONCHO_SECRET_ENV.has(name)) return undefined;
+  if (context.provider === "honcho" && context.bundled === true) {
+    return undefined;
+  }
+  return "it is Honcho's API key: only the bundled honcho provider reads it";
+}
+
+/**
+ * Why a permission path as written cannot be used, or `undefined`: a
+ * grant path holds no `,` (Deno splits permission lists on it), no control
+ * character and no `..` segment. Checked before any flag or worker option
+ * is built.
+ *
+ * @param value The path as written in a manifest or `config.yaml`.
+ * @returns Why, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { grantPathTextProblem } from "./grant.ts";
+ * import assert from "node:assert/strict";
+ * assert.match(grantPathTextProblem("~/x,/") ?? "", /comma/);
+ * assert.equal(grantPathTextProblem("~/notes"), undefined);
+ * ```
+ */
+export function grantPathTextProblem(value: string): string | undefined {
+  if (value.includes(",")) {
+    return "it contains a comma, which Deno reads as a list separator (the rest would become a second path)";
+  }
+  // deno-lint-ignore no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) {
+    return "it contains a control character";
+  }
+  if (value.split(/[\\/]/).includes("..")) {
+    return "it has a '..' segment: write the path it means";
   }
   return undefined;
 }

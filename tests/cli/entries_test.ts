@@ -135,7 +135,7 @@ Deno.test("memory entries: usage errors exit 2 and change nothing; poisoned entr
     assert.equal(r.code, 0, r.stderr);
     // The terminal never receives the file's escape sequence.
     assert.ok(!r.stdout.includes("\x1b[2J"));
-    assert.match(r.stdout, /2 {2}see ~\/\.ssh for keys\\u\{1b\}\[2J/);
+    assert.match(r.stdout, /2 {2}see ~\/\.ssh for keys\\x1b\[2J/);
     assert.match(r.stdout, /kept out of the system prompt by the threat scan/);
     assert.doesNotMatch(r.stdout, /USER\.md/);
 

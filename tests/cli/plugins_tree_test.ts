@@ -126,7 +126,7 @@ Deno.test("no hermes command changes anything under $HERMES_HOME/plugins/ (in-pr
       [["memory", "status", "--json"], []],
       [["memory", "list"], []],
       [["memory", "permissions", "keeper"], []],
-      [["memory", "setup"], ["keeper", "tok-123456", "attic"]],
+      [["memory", "setup"], ["keeper", true, "tok-123456", "attic"]],
       [["memory", "status"], []],
       [["keeper", "shelf"], []],
       [["memory", "recall", "what is kept"], []],

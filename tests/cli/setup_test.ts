@@ -13,6 +13,7 @@ import {
   type ScriptedAnswer,
 } from "../../src/cli/mod.ts";
 import { loadConfig } from "../../src/config/config.ts";
+import { hermesRunPlan } from "../../src/cli/run_plan.ts";
 import { loadEnvFile } from "../../src/profile/env_file.ts";
 import { KEYS, type PtySession, spawnPty } from "../helpers/pty.ts";
 
@@ -206,6 +207,7 @@ Deno.test("memory setup: walking the schema honours when, default_from, choices 
       ["memory", "setup"],
       interactive([
         "wizard", // picker
+        true, // approve what its manifest asks for
         "local", // mode
         undefined, // base_url: keep the default from mode
         "team", // workspace
@@ -218,17 +220,24 @@ Deno.test("memory setup: walking the schema honours when, default_from, choices 
     // api_key is only for mode=cloud: never asked.
     assert.deepEqual(asked.map((a) => a.kind), [
       "select",
+      "confirm",
       "select",
       "input",
       "input",
       "input",
     ]);
-    assert.equal(asked[2]?.default, "http://localhost:9000");
-    assert.equal(asked[3]?.default, "hermes");
-    assert.equal(asked[4]?.default, "5");
+    assert.equal(asked[1]?.message, "Approve this for 'wizard'?");
+    assert.equal(asked[3]?.default, "http://localhost:9000");
+    assert.equal(asked[4]?.default, "hermes");
+    assert.equal(asked[5]?.default, "5");
+    assert.match(
+      out,
+      /Memory provider 'wizard' \(.*plugin\.yaml\) asks for:\n {2}- read the environment variable WIZ_API_KEY \(the manifest gives no reason\)\n/,
+    );
     const config = await loadConfig({ hermesHome: home });
     assert.deepEqual(config.memory, {
       provider: "wizard",
+      permissions: { wizard: { env: ["WIZ_API_KEY", "WIZ_BASE_URL"] } },
       wizard: {
         mode: "local",
         base_url: "http://localhost:9000",
@@ -250,13 +259,44 @@ Deno.test("memory setup: walking the schema honours when, default_from, choices 
   });
 });
 
+Deno.test("memory setup: declining the approval saves none of it, and says how to approve later", async () => {
+  await withHome(async (home) => {
+    const { code, out, asked } = await run(
+      home,
+      ["memory", "setup", "wizard"],
+      interactive([false, "local", undefined, undefined, undefined]),
+    );
+    assert.equal(code, 0);
+    assert.equal(asked[0]?.message, "Approve this for 'wizard'?");
+    assert.equal(asked[0]?.default, false);
+    assert.match(
+      out,
+      /Not approved: 'wizard' runs without it\. Approve later with 'hermes memory setup wizard'\.\n/,
+    );
+    const memory = (await loadConfig({ hermesHome: home })).memory as Record<
+      string,
+      unknown
+    >;
+    assert.equal(memory.provider, "wizard");
+    assert.equal(memory.permissions, undefined);
+  });
+});
+
 Deno.test("memory setup: a secret goes only to .env and is shown masked", async () => {
   await withHome(async (home) => {
     const secret = "sk-wizard-0123456789abcd";
     const { code, out, asked } = await run(
       home,
       ["memory", "setup"],
-      interactive(["wizard", "cloud", secret, undefined, undefined, undefined]),
+      interactive([
+        "wizard",
+        true,
+        "cloud",
+        secret,
+        undefined,
+        undefined,
+        undefined,
+      ]),
     );
     assert.equal(code, 0);
     const password = asked.find((a) => a.kind === "password");
@@ -283,7 +323,7 @@ Deno.test("memory setup: an existing secret is shown as ...last4 and Enter keeps
     const { code, asked } = await run(
       home,
       ["memory", "setup", "wizard"],
-      interactive(["cloud", "", undefined, undefined, undefined]),
+      interactive([true, "cloud", "", undefined, undefined, undefined]),
     );
     assert.equal(code, 0);
     const password = asked.find((a) => a.kind === "password");
@@ -299,11 +339,13 @@ Deno.test("memory setup: an existing secret is shown as ...last4 and Enter keeps
 });
 
 Deno.test("memory setup: cancelling at any question saves nothing", async (t) => {
-  for (const at of [0, 1, 2, 4]) {
+  // The picker, the approval, a choice, the secret, a text field.
+  for (const at of [0, 1, 2, 3, 5]) {
     await t.step(`cancel at question ${at + 1}`, async () => {
       await withHome(async (home) => {
         const answers: ScriptedAnswer[] = [
           "wizard",
+          true,
           "cloud",
           "sk-secret-value-1234",
           undefined,
@@ -345,7 +387,13 @@ Deno.test("memory setup PROVIDER --yes --set: no questions, typed values, secret
     assert.deepEqual(config.memory, {
       provider: "wizard",
       wizard: { top_k: 9 },
+      // --yes approves what the manifest asks for, and says so.
+      permissions: { wizard: { env: ["WIZ_API_KEY", "WIZ_BASE_URL"] } },
     });
+    assert.match(
+      out,
+      /Approved for 'wizard': env WIZ_API_KEY, WIZ_BASE_URL\. Saved under memory\.permissions\.wizard in .*config\.yaml\.\n/,
+    );
     assert.deepEqual(
       JSON.parse(await Deno.readTextFile(join(home, "wizard", "wizard.json"))),
       { top_k: 9 },
@@ -378,6 +426,7 @@ Deno.test("memory setup PROVIDER --yes on a configured home changes only what --
     assert.deepEqual(config.memory, {
       provider: "wizard",
       wizard: { mode: "local", workspace: "team", top_k: 2 },
+      permissions: { wizard: { env: ["WIZ_API_KEY", "WIZ_BASE_URL"] } },
     });
     assert.match(await Deno.readTextFile(join(home, "config.yaml")), /^# mine/);
     assert.deepEqual(await loadEnvFile(join(home, ".env")), {
@@ -575,7 +624,12 @@ Deno.test("memory status shows the active provider's settings, status config and
       /Dependencies: ready \u2713 \u2014 no declared dependencies/,
     );
     assert.match(out, /Sandbox: {3}worker\n {4}read: +.*plugins\/wizard/);
-    assert.match(out, /env: +WIZ_API_KEY, WIZ_BASE_URL/);
+    // Installed but never approved: it runs without what it asks for.
+    assert.match(out, /\n {4}env: +\(none\)\n/);
+    assert.match(
+      out,
+      /not approved: +env WIZ_API_KEY, env WIZ_BASE_URL \(run 'hermes memory setup wizard' to review\)/,
+    );
     assert.match(
       out,
       /\u2022 wizard +\(Test provider with a setup schema\) +\[user, unavailable\] +\u2190 active/,
@@ -596,10 +650,19 @@ Deno.test("memory status shows the active provider's settings, status config and
         false,
       ], [undefined, false]],
     );
-    assert.deepEqual(json.provider.sandbox.env, [
-      "WIZ_API_KEY",
-      "WIZ_BASE_URL",
+    assert.deepEqual(json.provider.sandbox.env, []);
+    assert.deepEqual(json.provider.sandbox.notApproved, [
+      "env WIZ_API_KEY",
+      "env WIZ_BASE_URL",
     ]);
+    // Once approved (what 'hermes memory setup wizard' records): granted.
+    await Deno.writeTextFile(
+      join(home, "config.yaml"),
+      "memory:\n  provider: wizard\n  wizard:\n    workspace: team\n  permissions:\n    wizard:\n      env: [WIZ_API_KEY, WIZ_BASE_URL]\n",
+    );
+    const approved = await run(home, ["memory", "status"]);
+    assert.match(approved.out, /env: +WIZ_API_KEY, WIZ_BASE_URL/);
+    assert.ok(!approved.out.includes("not approved"), approved.out);
   });
 });
 
@@ -643,12 +706,13 @@ const ROOT = new URL("../..", import.meta.url).pathname;
 const DENO_DIR = Deno.env.get("DENO_DIR") ??
   join(Deno.env.get("HOME") ?? "/root", ".cache", "deno");
 
-/** The flags `hermes memory permissions wizard` prints for this home. */
+/** The flags the launcher gives `hermes memory setup` for this home. */
 async function permissionFlags(home: string): Promise<string[]> {
-  const io = memoryCliIo({ env: { HERMES_HOME: home } });
-  const code = await main(["memory", "permissions", "wizard", "--json"], io);
-  assert.equal(code, 0, io.err);
-  return JSON.parse(io.out).flags;
+  const plan = await hermesRunPlan({
+    hermesHome: home,
+    args: ["memory", "setup"],
+  });
+  return plan.flags;
 }
 
 async function spawnSetup(home: string): Promise<PtySession> {
@@ -690,6 +754,11 @@ Deno.test("memory setup in a real terminal: arrows, masked secret, defaults, Ent
     await term.expect("\u276f Built-in only");
     await pickUp(term, "wizard");
     await term.send(KEYS.enter);
+    // The approval: what the manifest asks for, in plain words, then asked.
+    await term.expect("asks for:");
+    await term.expect("- read the environment variable WIZ_API_KEY");
+    await term.expect("Approve this for 'wizard'?");
+    await term.send(`y${KEYS.enter}`);
     await term.expect("mode \u2014 Where the service runs");
     await term.expect("\u276f cloud");
     await term.send(KEYS.enter);
@@ -707,9 +776,14 @@ Deno.test("memory setup in a real terminal: arrows, masked secret, defaults, Ent
     assert.equal(await term.exit(), 0, term.text);
     assert.ok(!term.raw.includes(secret), "the secret was echoed");
     assert.match(term.text, /Saved WIZ_API_KEY to .*\(\.\.\.7788\)/);
+    assert.match(
+      term.text,
+      /Approved for 'wizard': env WIZ_API_KEY, WIZ_BASE_URL\. Saved under memory\.permissions\.wizard/,
+    );
     const config = await loadConfig({ hermesHome: home });
     assert.deepEqual(config.memory, {
       provider: "wizard",
+      permissions: { wizard: { env: ["WIZ_API_KEY", "WIZ_BASE_URL"] } },
       wizard: {
         mode: "cloud",
         base_url: "https://api.wizard.example",
@@ -727,6 +801,8 @@ Deno.test("memory setup in a real terminal: Ctrl-C at the secret saves nothing",
     await term.expect("\u276f Built-in only");
     await pickUp(term, "wizard");
     await term.send(KEYS.enter);
+    await term.expect("Approve this for 'wizard'?");
+    await term.send(`y${KEYS.enter}`);
     await term.expect("\u276f cloud");
     await term.send(KEYS.enter);
     await term.expect("api_key \u2014 API key");

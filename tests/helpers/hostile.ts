@@ -6,7 +6,7 @@
 // runs attacks in a child process (tests/helpers/hostile_host.ts).
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { installFixture, REPO } from "./plugin_fixtures.ts";
+import { approveInstalled, installFixture, REPO } from "./plugin_fixtures.ts";
 import { runDeno } from "./deno_child.ts";
 
 /** The files an attack aims at. */
@@ -78,6 +78,8 @@ export async function hostileWorld(config = ""): Promise<HostileWorld> {
   );
   const intruderDir = await installFixture(plugins, "intruder");
   await installFixture(plugins, "notes");
+  // Both installed the ordinary way and approved with 'hermes memory setup'.
+  await approveInstalled(home, ["intruder", "notes"]);
   return {
     userHome,
     home,

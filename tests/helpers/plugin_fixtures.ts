@@ -278,3 +278,65 @@ export async function runChildOnTerminal(
     code: status.code,
   };
 }
+
+/**
+ * What `hermes memory setup <name> --yes` records for an installed
+ * provider: its manifest's whole request, as `memory.permissions.<name>`.
+ *
+ * @param dir The provider's directory.
+ */
+export async function approvalOf(
+  dir: string,
+): Promise<Record<string, unknown>> {
+  const { parsePluginManifest } = await import(
+    "../../src/plugins/plugin_manifest.ts"
+  );
+  let text = "";
+  try {
+    text = await Deno.readTextFile(join(dir, "plugin.yaml"));
+  } catch {
+    return {};
+  }
+  const request =
+    (await parsePluginManifest(text, join(dir, "plugin.yaml"))).permissions;
+  // Only what it asks for: merged into config.yaml, an empty list would
+  // replace what the user granted there.
+  const approval: Record<string, unknown> = {};
+  for (const key of ["read", "write", "env", "net"] as const) {
+    if (request[key].length > 0) approval[key] = request[key];
+  }
+  if (request.npm) approval.npm = true;
+  return approval;
+}
+
+/**
+ * Records the user's approval of installed providers' requests in the
+ * profile's `config.yaml`, as `hermes memory setup <name> --yes` would
+ * (merged with what the file already holds).
+ *
+ * @param home The profile home.
+ * @param names The providers, installed in `<home>/plugins/`.
+ */
+export async function approveInstalled(
+  home: string,
+  names: string[],
+): Promise<void> {
+  const { saveConfig } = await import("../../src/config/config.ts");
+  const { loadConfig } = await import("../../src/config/config.ts");
+  const current = (await loadConfig({ hermesHome: home })) as {
+    memory?: { permissions?: Record<string, Record<string, unknown>> };
+  };
+  const permissions: Record<string, unknown> = {};
+  for (const name of names) {
+    const mine = current.memory?.permissions?.[name] ?? {};
+    const approval = await approvalOf(join(home, "plugins", name));
+    for (const [key, value] of Object.entries(approval)) {
+      const had = mine[key];
+      approval[key] = Array.isArray(had) && Array.isArray(value)
+        ? [...new Set([...had, ...value])]
+        : value;
+    }
+    permissions[name] = approval;
+  }
+  await saveConfig({ memory: { permissions } }, { hermesHome: home });
+}

@@ -120,7 +120,7 @@ Deno.test("parsePluginManifest() rejects each kind of bad permission with the ke
     ],
     [
       "permissions: {run: [echo]}",
-      /'permissions\.run' is not a permission: use read, write, env, net or npm/,
+      /'permissions\.run' is not a permission: use read, write, env, net, npm or why/,
     ],
     ["permissions: {read: notes.txt}", /'permissions\.read' must be a list/],
     [
@@ -138,7 +138,23 @@ Deno.test("parsePluginManifest() rejects each kind of bad permission with the ke
     ['permissions: {npm: "yes"}', /'permissions\.npm' must be true or false/],
     [
       "permissions: {write: [$HERMES_HOME/../other/.env]}",
-      /'permissions\.write\[0\]' is '\$HERMES_HOME\/\.\.\/other\/\.env': use an absolute path/,
+      /'permissions\.write\[0\]' is '\$HERMES_HOME\/\.\.\/other\/\.env': it has a '\.\.' segment: write the path it means/,
+    ],
+    [
+      'permissions: {read: ["~/x,/"]}',
+      /'permissions\.read\[0\]' is '~\/x,\/': it contains a comma, which Deno reads as a list separator/,
+    ],
+    [
+      'permissions: {write: ["/srv/notes/\\e[2J"]}',
+      /'permissions\.write\[0\]' is '\/srv\/notes\/\\x1b\[2J': it contains a control character/,
+    ],
+    [
+      "permissions: {read: [/a/../b]}",
+      /'permissions\.read\[0\]' is '\/a\/\.\.\/b': it has a '\.\.' segment/,
+    ],
+    [
+      "permissions: {env: [A], why: {B: because}}",
+      /'permissions\.why' names 'B', which is not listed under read, write, env or net/,
     ],
     [
       "availability: {when: [x]}",
@@ -170,7 +186,9 @@ Deno.test("normalizeNetHost() keeps host[:port], reduces URLs and refuses wildca
 
 Deno.test("expandPermissionPath() expands ~ and refuses relative paths", () => {
   assert.equal(expandPermissionPath("~"), getUserHome());
-  assert.equal(expandPermissionPath("/a/../b"), "/b");
+  assert.equal(expandPermissionPath("/a/./b"), "/a/b");
+  assert.equal(expandPermissionPath("/a/../b"), undefined);
+  assert.equal(expandPermissionPath("/a,/"), undefined);
   assert.equal(expandPermissionPath("./x"), undefined);
 });
 

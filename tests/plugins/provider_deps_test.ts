@@ -60,7 +60,7 @@ Deno.test("providerDependencyStatus() reports a missing package without download
   const status = await providerDependencyStatus("needy", {
     hermesHome: h.home,
     bundledDir: h.outside,
-    config: {},
+    config: { memory: { permissions: { needy: { npm: true } } } },
   });
   assert.deepEqual(status, {
     provider: "needy",
@@ -140,7 +140,7 @@ Deno.test("prepareProviderDependencies() verifies a provider's own deno.lock and
     prepareProviderDependencies("locked", {
       hermesHome: h.home,
       bundledDir: h.outside,
-      config: {},
+      config: { memory: { permissions: { locked: { npm: true } } } },
     }),
     /Cannot cache the dependencies of memory provider 'locked': .*lockfile is out of date/s,
   );
@@ -151,7 +151,13 @@ Deno.test("two providers pin different versions of one npm package and each load
   await using h = await tempHome();
   await installFixture(h.plugins, "ms_new");
   await installFixture(h.plugins, "ms_old");
-  const options = { hermesHome: h.home, bundledDir: h.outside, config: {} };
+  // Both approved with 'hermes memory setup' (their manifests ask for npm).
+  const config = {
+    memory: {
+      permissions: { ms_new: { npm: true }, ms_old: { npm: true } },
+    },
+  };
+  const options = { hermesHome: h.home, bundledDir: h.outside, config };
   const before = await snapshotTree(h.plugins);
   for (const name of ["ms_new", "ms_old"]) {
     const result = await prepareProviderDependencies(name, options);
@@ -169,7 +175,9 @@ const out = {};
 for (const name of ["ms_new", "ms_old"]) {
   const p = await loadMemoryProvider(name, { hermesHome: ${
       JSON.stringify(h.home)
-    }, bundledDir: ${JSON.stringify(h.outside)}, config: {} });
+    }, bundledDir: ${JSON.stringify(h.outside)}, config: ${
+      JSON.stringify(config)
+    } });
   out[name] = await p.prefetch("", {});
   await p.shutdown();
 }

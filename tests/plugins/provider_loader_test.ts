@@ -141,7 +141,10 @@ Deno.test("loadMemoryProvider() refuses when the host itself lacks part of the g
     "plugin.yaml": "permissions: {net: [api.example.com]}",
   });
   using logs = captureLogs();
-  assert.equal(await loadMemoryProvider("netty", base(h)), null);
+  const approved = {
+    memory: { permissions: { netty: { net: ["api.example.com"] } } },
+  };
+  assert.equal(await loadMemoryProvider("netty", base(h, approved)), null);
   assert.deepEqual(logs.at("warn"), [
     "Failed to load memory provider 'netty': its sandbox needs --allow-net=api.example.com, which the hermes process itself lacks (a worker cannot get more than its host): add them to the deno command ('hermes memory permissions' prints the flags)",
   ]);

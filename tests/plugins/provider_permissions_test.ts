@@ -12,7 +12,10 @@ import {
   userGrantFromConfig,
   workerPermissions,
 } from "../../src/plugins/provider_permissions.ts";
-import { forbiddenGrantPath } from "../../src/sandbox/grant.ts";
+import {
+  type ForbiddenContext,
+  forbiddenGrantPath,
+} from "../../src/sandbox/grant.ts";
 import {
   captureLogs,
   installFixture,
@@ -33,36 +36,40 @@ function candidate(
   };
 }
 
-Deno.test("grantForCandidate() grants its code read-only, its data directory, declared and user-granted entries only", () => {
+Deno.test("grantForCandidate() grants its code read-only, its data directory, the approved part of the request and the user's own grants, with one notice for the rest", () => {
+  using logs = captureLogs();
   const manifest = emptyPluginManifest();
   manifest.permissions = {
-    read: ["/etc/honcho.json", "$HERMES_HOME/notes.json"],
+    read: ["/etc/notes.conf", "$HERMES_HOME/notes.json"],
     write: ["$HERMES_HOME/notes.log"],
-    env: ["HONCHO_API_KEY"],
-    net: ["api.honcho.dev"],
+    env: ["NOTES_KEY", "NOTES_REGION"],
+    net: ["api.notes.example"],
     npm: false,
+  };
+  const config = {
+    memory: {
+      permissions: {
+        // Approved with 'hermes memory setup notes' before the update that
+        // added NOTES_REGION and api.notes.example; plus the user's own.
+        notes: {
+          read: ["/etc/notes.conf", "$HERMES_HOME/notes.json", "~/notes"],
+          write: ["$HERMES_HOME/notes.log", "/var/log/notes.log"],
+          env: ["NOTES_KEY", "EXTRA"],
+          net: ["https://notes.lan:8000"],
+        },
+        other: { net: ["not-for-us.example"] },
+      },
+    },
   };
   const grant = grantForCandidate(candidate({ manifest }), {
     hermesHome: "/srv/h",
-    config: {
-      memory: {
-        permissions: {
-          notes: {
-            net: ["https://honcho.lan:8000"],
-            read: ["~/notes"],
-            write: ["/var/log/notes.log"],
-            env: ["EXTRA"],
-          },
-          other: { net: ["not-for-us.example"] },
-        },
-      },
-    },
+    config,
   });
   assert.equal(grant.dataDir, "/srv/h/notes");
   assert.deepEqual(grant.read, [
     { value: "/srv/h/plugins/notes", from: "provider-dir" },
     { value: "/srv/h/notes", from: "data-dir" },
-    { value: "/etc/honcho.json", from: "plugin.yaml" },
+    { value: "/etc/notes.conf", from: "plugin.yaml" },
     { value: "/srv/h/notes.json", from: "plugin.yaml" },
     { value: join(getUserHome() ?? "", "notes"), from: "config.yaml" },
   ]);
@@ -71,13 +78,36 @@ Deno.test("grantForCandidate() grants its code read-only, its data directory, de
     { value: "/srv/h/notes.log", from: "plugin.yaml" },
     { value: "/var/log/notes.log", from: "config.yaml" },
   ]);
-  assert.deepEqual(grant.env.map((e) => e.value), ["HONCHO_API_KEY", "EXTRA"]);
-  assert.deepEqual(grant.net, [
-    { value: "api.honcho.dev", from: "plugin.yaml" },
-    { value: "honcho.lan:8000", from: "config.yaml" },
-  ]);
+  assert.deepEqual(grant.env.map((e) => e.value), ["NOTES_KEY", "EXTRA"]);
+  assert.deepEqual(grant.net, [{
+    value: "notes.lan:8000",
+    from: "config.yaml",
+  }]);
   assert.deepEqual(grant.import, []);
   assert.equal(grant.npm, false);
+  grantForCandidate(candidate({ manifest }), { hermesHome: "/srv/h", config });
+  assert.deepEqual(logs.at("warn"), [
+    "Memory provider 'notes' asks for more than you approved (env NOTES_REGION; net api.notes.example, in /srv/h/plugins/notes/plugin.yaml); it runs without it. To review and approve: hermes memory setup notes",
+  ]);
+});
+
+Deno.test("grantForCandidate() grants a bundled provider what its manifest declares, with no approval", () => {
+  using logs = captureLogs();
+  const manifest = emptyPluginManifest();
+  manifest.permissions.env = ["HONCHO_API_KEY"];
+  manifest.permissions.net = ["api.honcho.dev"];
+  const grant = grantForCandidate(
+    candidate({
+      name: "honcho",
+      source: "bundled",
+      dir: "/fw/plugins/memory/honcho",
+      manifest,
+    }),
+    { hermesHome: "/srv/h", config: {} },
+  );
+  assert.deepEqual(grant.env.map((e) => e.value), ["HONCHO_API_KEY"]);
+  assert.deepEqual(grant.net.map((e) => e.value), ["api.honcho.dev"]);
+  assert.deepEqual(logs.at("warn"), []);
 });
 
 Deno.test("grantForCandidate() lets package providers import from their own host", () => {
@@ -146,7 +176,9 @@ Deno.test("denoRunFlags() renders the grant as the host's --allow flags", () => 
   manifest.permissions.net = ["h:1"];
   const grant = grantForCandidate(candidate({ manifest }), {
     hermesHome: "/srv/h",
-    config: {},
+    config: {
+      memory: { permissions: { notes: { env: ["A", "B"], net: ["h:1"] } } },
+    },
   });
   assert.deepEqual(denoRunFlags(grant), [
     "--allow-read=/srv/h/plugins/notes,/srv/h/notes",
@@ -161,7 +193,7 @@ Deno.test("missingHostPermissions() names what the host itself lacks", () => {
   manifest.permissions.net = ["example.com"];
   const grant = grantForCandidate(candidate({ manifest }), {
     hermesHome: "/srv/h",
-    config: {},
+    config: { memory: { permissions: { notes: { net: ["example.com"] } } } },
   });
   // The test runner has --allow-read/--allow-write but only loopback net.
   assert.deepEqual(missingHostPermissions(grant), ["--allow-net=example.com"]);
@@ -172,7 +204,7 @@ Deno.test("providerPermissions() finds the provider and reads config.yaml for th
   await installFixture(h.plugins, "notes");
   await writeProvider(h.home, ".", {
     "config.yaml":
-      "memory:\n  provider: notes\n  permissions:\n    notes:\n      net: [notes.lan]\n",
+      "memory:\n  provider: notes\n  permissions:\n    notes:\n      net: [notes.lan]\n      env: [NOTES_API_KEY]\n",
   });
   const grant = await providerPermissions("notes", {
     hermesHome: h.home,
@@ -196,7 +228,9 @@ Deno.test("forbiddenGrantPath() keeps secrets, config, code and other profiles o
   const root = "/u/.hermes";
   const named = { hermesHome: "/u/.hermes/profiles/work", hermesRoot: root };
   const fallback = { hermesHome: root, hermesRoot: root };
-  const cases: [typeof named, string, RegExp | undefined][] = [
+  const honcho = { ...fallback, provider: "honcho", bundled: true };
+  const notes = { ...fallback, provider: "notes", userHome: "/u" };
+  const cases: [ForbiddenContext, string, RegExp | undefined][] = [
     [
       fallback,
       "/u/.hermes/.env",
@@ -216,8 +250,45 @@ Deno.test("forbiddenGrantPath() keeps secrets, config, code and other profiles o
       /^it belongs to another profile/,
     ],
     [fallback, "/u/.hermes/profiles", /^it holds the other profiles/],
-    [fallback, "/u/.hermes/honcho.json", undefined],
-    [fallback, "/u/.hermes/memories/MEMORY.md", undefined],
+    [
+      fallback,
+      "/u/.hermes/honcho.json",
+      /^it is \/u\/\.hermes\/honcho\.json, Honcho's credentials/,
+    ],
+    [honcho, "/u/.hermes/honcho.json", undefined],
+    [
+      fallback,
+      "/u/.hermes/memories/MEMORY.md",
+      /^it is inside \/u\/\.hermes\/memories, the built-in memory/,
+    ],
+    [
+      fallback,
+      "/u/.hermes/hooks",
+      /^it is \/u\/\.hermes\/hooks, hook handlers/,
+    ],
+    [
+      fallback,
+      "/u/.hermes/skills/x/SKILL.md",
+      /^it is inside \/u\/\.hermes\/skills/,
+    ],
+    [fallback, "/u/.hermes/bin/x", /^it is inside \/u\/\.hermes\/bin/],
+    [fallback, "/u/.hermes/cron", /^it is \/u\/\.hermes\/cron/],
+    [
+      fallback,
+      "/u/.hermes/SOUL.md",
+      /^it is \/u\/\.hermes\/SOUL\.md, the agent's persona/,
+    ],
+    [notes, "/u/.hermes/notes/db", undefined],
+    [
+      notes,
+      "/u/.hermes/archive/s1",
+      /^it is inside \/u\/\.hermes\/archive, another provider's data directory/,
+    ],
+    [notes, "/u/.hermes/notes.db", undefined],
+    [notes, "/u/.ssh/id_rsa", /^it is inside \/u\/\.ssh, SSH keys/],
+    [notes, "/u/.bashrc", /^it is \/u\/\.bashrc, a shell start-up file/],
+    [notes, "/u/.honcho/config.json", /Honcho's credentials/],
+    [notes, "/", /^it holds /],
     [named, "/u/.hermes/profiles/work/honcho", undefined],
     [
       named,
@@ -225,9 +296,29 @@ Deno.test("forbiddenGrantPath() keeps secrets, config, code and other profiles o
       /^it is \/u\/\.hermes\/profiles\/work\/\.env/,
     ],
     [named, "/u/.hermes/profiles/other", /^it belongs to another profile/],
-    // The shared settings file of the default home is readable; its
-    // secrets and config are not.
-    [named, "/u/.hermes/honcho.json", undefined],
+    // A named profile never reaches into the default one; the bundled
+    // honcho provider alone reads its shared settings file.
+    [named, "/u/.hermes/honcho.json", /Honcho's credentials/],
+    [
+      { ...named, provider: "honcho", bundled: true },
+      "/u/.hermes/honcho.json",
+      undefined,
+    ],
+    [
+      { ...named, provider: "honcho", bundled: true, access: "write" },
+      "/u/.hermes/honcho.json",
+      /^it belongs to the default profile/,
+    ],
+    [
+      named,
+      "/u/.hermes/memories",
+      /^it is \/u\/\.hermes\/memories, the built-in memory/,
+    ],
+    [
+      named,
+      "/u/.hermes/notes.txt",
+      /^it belongs to the default profile \(\/u\/\.hermes\), not to the active profile/,
+    ],
     [named, "/u/.hermes/.env", /^it is \/u\/\.hermes\/\.env/],
     [named, "/u/.hermes/config.yaml", /^it is \/u\/\.hermes\/config\.yaml/],
   ];
@@ -253,14 +344,26 @@ Deno.test("$HERMES_HOME and $HERMES_ROOT resolve per profile in a grant", () => 
     "$HERMES_ROOT/notes.json",
   ];
   const root = join(getUserHome() ?? "/", ".hermes");
+  using logs = captureLogs();
   const grant = grantForCandidate(candidate({ manifest }), {
     hermesHome: join(root, "profiles", "work"),
-    config: {},
+    config: { memory: { permissions: { notes: manifest.permissions } } },
   });
+  // The default profile's files are not the named profile's to grant.
   assert.deepEqual(
     grant.read.filter((e) => e.from === "plugin.yaml").map((e) => e.value),
-    [join(root, "profiles", "work", "notes.json"), join(root, "notes.json")],
+    [join(root, "profiles", "work", "notes.json")],
   );
+  assert.deepEqual(logs.at("warn"), [
+    `Ignoring '$HERMES_ROOT/notes.json' under permissions.read in /srv/h/plugins/notes/plugin.yaml: it belongs to the default profile (${root}), not to the active profile ${
+      join(root, "profiles", "work")
+    }; a memory provider is never granted it`,
+    `Ignoring '$HERMES_ROOT/notes.json' under memory.permissions.notes.read in ${
+      join(root, "profiles", "work", "config.yaml")
+    }: it belongs to the default profile (${root}), not to the active profile ${
+      join(root, "profiles", "work")
+    }; a memory provider is never granted it`,
+  ]);
 });
 
 Deno.test("dataDirProblem() refuses names whose data directory Hermes itself uses", () => {
@@ -271,7 +374,7 @@ Deno.test("dataDirProblem() refuses names whose data directory Hermes itself use
   );
   assert.equal(
     dataDirProblem("config.yaml", "/h"),
-    "its data directory would be /h/config.yaml, and it is /h/config.yaml, a profile's config.yaml: the host hands a provider its own sections: rename the provider",
+    "its data directory would be /h/config.yaml, which Hermes itself uses: rename the provider",
   );
   // No data directory in the grant, so no flag for it either.
   const grant = grantForCandidate(candidate({ name: "plugins" }), {

@@ -134,30 +134,35 @@ Deno.test("a provider cannot rewrite its own plugin.yaml or add a cli.ts: its co
   await assert.rejects(Deno.stat(cli), Deno.errors.NotFound);
 });
 
-Deno.test("the built-in memory files are the host's: a provider reads MEMORY.md only when granted", async () => {
-  await using w = await hostileWorld("memory:\n  provider: intruder\n");
-  const memory = join(w.home, "memories", "MEMORY.md");
-  const denied = await runHostileHost(w, [{
-    attack: "readFile",
-    path: memory,
-  }]);
-  assertDenied(
-    denied.lines[0],
-    `Memory provider 'intruder' may not read ${memory}: declare it under permissions.read in ${
-      join(w.intruderDir, "plugin.yaml")
-    }, or grant it under memory.permissions.intruder.read in ${
-      join(w.home, "config.yaml")
-    }`,
-  );
+Deno.test("the built-in memory files are the host's: no grant reaches MEMORY.md", async () => {
+  const config = "memory:\n  provider: intruder\n";
+  await using w = await hostileWorld(config);
+  const memories = join(w.home, "memories");
+  const memory = join(memories, "MEMORY.md");
   await Deno.writeTextFile(
     join(w.home, "config.yaml"),
-    `memory:\n  provider: intruder\n  permissions:\n    intruder:\n      read: [${memory}]\n`,
+    `memory:\n  provider: intruder\n  permissions:\n    intruder:\n      read: [${memory}]\n      write: [${memories}]\n`,
   );
-  const granted = await runHostileHost(w, [{
-    attack: "readFile",
-    path: memory,
-  }]);
-  assert.equal(granted.lines[0]?.result, "the user's notes\n");
+  const run = await runHostileHost(w, [
+    { attack: "readFile", path: memory },
+    { attack: "writeFile", path: memory },
+  ]);
+  const why =
+    `it is inside ${memories}, the built-in memory (MEMORY.md, USER.md)`;
+  assertDenied(run.lines[0], never(memory, why));
+  assertDenied(run.lines[1], neverWrite(memory, why));
+  const configPath = join(w.home, "config.yaml");
+  assert.deepEqual(
+    run.loadWarnings.filter((l) => l.startsWith("Ignoring")),
+    [
+      `Ignoring '${memory}' under memory.permissions.intruder.read in ${configPath}: ${why}; a memory provider is never granted it`,
+      `Ignoring '${memories}' under memory.permissions.intruder.write in ${configPath}: it is ${memories}, the built-in memory (MEMORY.md, USER.md); a memory provider is never granted it`,
+    ],
+  );
+  assert.equal(
+    await Deno.readTextFile(memory),
+    "the user's notes\n",
+  );
 });
 
 Deno.test("grants that would reach .env, config.yaml, plugins/ or another profile are dropped with one warning", async () => {

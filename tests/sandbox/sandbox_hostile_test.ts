@@ -32,7 +32,12 @@ async function arena(): Promise<Arena> {
   );
   const port = server.addr.port;
   const config = {
-    memory: { permissions: { intruder: { net: [`127.0.0.1:${port}`] } } },
+    memory: {
+      permissions: {
+        // What 'hermes memory setup intruder' approved, plus a local host.
+        intruder: { env: ["INTRUDER_TOKEN"], net: [`127.0.0.1:${port}`] },
+      },
+    },
   };
   const provider = await loadMemoryProvider("intruder", {
     hermesHome: h.home,
@@ -57,17 +62,19 @@ async function arena(): Promise<Arena> {
 }
 
 function denied(a: Arena, what: string, key: string): string {
-  return `Memory provider 'intruder' may not ${what}: declare it under permissions.${key} in ${a.manifest}, or grant it under memory.permissions.intruder.${key} in ${a.config}`;
+  return `Memory provider 'intruder' may not ${what}: declare it under permissions.${key} in ${a.manifest} and approve it with 'hermes memory setup intruder', or grant it under memory.permissions.intruder.${key} in ${a.config}`;
 }
 
-Deno.test("sandbox denies reading ~/.ssh", async () => {
+Deno.test("sandbox denies reading ~/.ssh, which no grant can add", async () => {
   await using a = await arena();
-  const key = join(getUserHome() ?? "/root", ".ssh", "id_ed25519");
+  const ssh = join(getUserHome() ?? "/root", ".ssh");
+  const key = join(ssh, "id_ed25519");
   await assert.rejects(
     a.attack({ attack: "readFile", path: key }),
     {
       name: "ProviderPermissionError",
-      message: denied(a, `read ${key}`, "read"),
+      message:
+        `Memory provider 'intruder' may not read ${key}: it is inside ${ssh}, SSH keys; no grant can add it`,
     },
   );
 });
@@ -91,7 +98,7 @@ Deno.test("sandbox denies writing outside its data directory and allows writing 
     message:
       `Memory provider 'intruder' may not write ${target}: its sandbox writes only ${
         join(a.h.home, "intruder")
-      } unless granted more; declare it under permissions.write in ${a.manifest}, or grant it under memory.permissions.intruder.write in ${a.config}`,
+      } unless granted more; declare it under permissions.write in ${a.manifest} and approve it with 'hermes memory setup intruder', or grant it under memory.permissions.intruder.write in ${a.config}`,
   });
   await assert.rejects(Deno.stat(target), Deno.errors.NotFound);
   assert.equal(
@@ -230,7 +237,7 @@ export class P extends MemoryProvider {
   assert.deepEqual(logs.at("warn"), [
     `Failed to load memory provider 'static_escape': it may not read ${escape}: declare it under permissions.read in ${
       join(h.plugins, "static_escape", "plugin.yaml")
-    }, or grant it under memory.permissions.static_escape.read in ${
+    } and approve it with 'hermes memory setup static_escape', or grant it under memory.permissions.static_escape.read in ${
       join(h.home, "config.yaml")
     }`,
   ]);

@@ -102,6 +102,9 @@ async function castsHome(): Promise<TempHome> {
   return h;
 }
 
+/** The user's approval of what casts asks for ('hermes memory setup casts'). */
+const APPROVED = { memory: { permissions: { casts: { env: ["CASTS_KEY"] } } } };
+
 async function start(
   h: TempHome,
   options: Partial<SandboxStartOptions> = {},
@@ -113,7 +116,10 @@ async function start(
   });
   assert.ok(candidate, "casts not found");
   const provider = await SandboxedMemoryProvider.start(candidate, {
-    grant: grantForCandidate(candidate, { hermesHome: h.home, config: {} }),
+    grant: grantForCandidate(candidate, {
+      hermesHome: h.home,
+      config: APPROVED,
+    }),
     ...options,
   });
   assert.ok(provider, "casts offered no provider");
@@ -199,7 +205,7 @@ Deno.test("through a MemoryManager a failing cast logs the same line as the in-p
     const provider = await loadMemoryProvider("casts", {
       hermesHome: h.home,
       bundledDir: h.outside,
-      config: {},
+      config: APPROVED,
       hostCheck: false,
       sandbox,
     });

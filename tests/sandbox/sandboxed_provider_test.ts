@@ -19,6 +19,7 @@ import {
   ProviderWorkerStoppedError,
 } from "../../src/sandbox/worker_rpc.ts";
 import {
+  approvalOf,
   captureLogs,
   installFixture,
   REPO,
@@ -33,7 +34,12 @@ async function start(
   name: string,
   options: Partial<SandboxStartOptions> = {},
 ): Promise<SandboxedMemoryProvider> {
-  const config = {};
+  // Installed and approved as 'hermes memory setup <name>' records it.
+  const config = {
+    memory: {
+      permissions: { [name]: await approvalOf(join(h.plugins, name)) },
+    },
+  };
   const candidate = await findMemoryProvider(name, {
     hermesHome: h.home,
     bundledDir: h.outside,

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { terminalSafe } from "../../core/terminal_text.ts";
 import { Option } from "npm:commander@^14.0.3";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
@@ -16,7 +17,6 @@ import {
   type BuiltinEntryFile,
   type EntryChange,
   EntryNumberError,
-  escapeControl,
   listBuiltinEntries,
 } from "../builtin_entries.ts";
 import type { MemoryTarget } from "../../core/memory_provider.ts";
@@ -79,7 +79,7 @@ export async function runMemoryEntriesList(
     const width = String(file.entries.length).length;
     for (const entry of file.entries) {
       const number = String(entry.number).padStart(width);
-      const lines = escapeControl(entry.text).split("\n");
+      const lines = terminalSafe(entry.text).split("\n");
       const pad = " ".repeat(width + 4);
       io.stdout(`  ${number}  ${lines.join(`\n${pad}`)}\n`);
       if (entry.blocked) {
@@ -144,12 +144,12 @@ export async function runMemoryEntriesChange(
   if (!ok) {
     io.stderr(
       `error: the memory tool refused the change to ${file}: ${
-        escapeControl(String(result.error ?? "unknown error"))
+        terminalSafe(String(result.error ?? "unknown error"))
       }\n`,
     );
     const matches = result.matches;
     if (Array.isArray(matches)) {
-      for (const m of matches) io.stderr(`  - ${escapeControl(String(m))}\n`);
+      for (const m of matches) io.stderr(`  - ${terminalSafe(String(m))}\n`);
     }
     io.stderr("Nothing was changed.\n");
     return 1;

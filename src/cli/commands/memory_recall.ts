@@ -6,6 +6,7 @@
  * @module
  */
 
+import { terminalSafe } from "../../core/terminal_text.ts";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { styleFor, writeJson } from "../format.ts";
@@ -73,15 +74,20 @@ export async function runMemoryRecall(
       })\n\n`,
     );
     io.stdout(`${heading("System prompt (memory blocks)")}\n`);
-    io.stdout(systemPrompt ? `${systemPrompt}\n\n` : "(empty)\n\n");
+    // Provider text: control characters escaped (newlines kept).
+    io.stdout(
+      systemPrompt ? `${terminalSafe(systemPrompt)}\n\n` : "(empty)\n\n",
+    );
     io.stdout(`${heading("Context placed before the message")}\n`);
     if (trivial) {
       io.stdout("(prefetch skipped: the message is trivial)\n\n");
     } else {
-      io.stdout(context ? `${context}\n\n` : "(nothing recalled)\n\n");
+      io.stdout(
+        context ? `${terminalSafe(context)}\n\n` : "(nothing recalled)\n\n",
+      );
     }
     io.stdout(`${heading("Recall status")}\n`);
-    io.stdout(recall ? `${recall}\n` : "(none)\n");
+    io.stdout(recall ? `${terminalSafe(recall)}\n` : "(none)\n");
     return 0;
   } finally {
     await manager.shutdownAll();

@@ -73,6 +73,18 @@ import type {
 } from "../../core/memory_provider.ts";
 import { isRecord } from "../../_util/is_record.ts";
 import { setLogger } from "../../core/log.ts";
+import { terminalSafe } from "../../core/terminal_text.ts";
+import { findMemoryProvider } from "../../plugins/plugin_discovery.ts";
+import {
+  approveCommand,
+  approvePending,
+  describeEntries,
+  forgetPendingApproval,
+  markGrantReviewed,
+  reportRefused,
+  type RequestedEntry,
+  reviewGrant,
+} from "../../plugins/provider_permissions.ts";
 import {
   diffSnapshots,
   renderChanges,
@@ -122,6 +134,8 @@ interface Tracking {
   files: TrackedFile[];
   before: Map<string, Record<string, unknown> | undefined>;
   provider: string | null;
+  /** Writes what the user approved, once setup has succeeded. */
+  saveApproval?: () => Promise<void>;
 }
 
 async function trackProvider(
@@ -219,7 +233,13 @@ export async function runMemorySetup(
     provider: null,
   };
   const out = options.json ? stderrIo(io) : io;
-  const code = await guardedSetup(options, out, tracking);
+  let code: number;
+  try {
+    code = await guardedSetup(options, out, tracking);
+    if (code === 0 && tracking.saveApproval) await tracking.saveApproval();
+  } finally {
+    if (tracking.provider !== null) forgetPendingApproval(tracking.provider);
+  }
   const changes = diffSnapshots(
     tracking.files,
     tracking.before,
@@ -257,7 +277,7 @@ async function guardedSetup(
       return USAGE_EXIT_CODE;
     }
     if (error instanceof SetupStop) {
-      io.stderr(`${error.message}\n`);
+      io.stderr(`${terminalSafe(error.message)}\n`);
       return error.exitCode;
     }
     throw error;
@@ -329,6 +349,12 @@ async function setup(
     );
   }
   await trackProvider(tracking, name, io);
+  tracking.saveApproval = await approveRequest(
+    name,
+    options.yes === true,
+    interactive,
+    io,
+  );
   const missing = await missingProviderGrant(name);
   if (missing.length > 0) {
     // A permission problem, not a broken plugin: a sandbox cannot get more
@@ -377,6 +403,103 @@ async function setup(
   } finally {
     await closeProvider(provider);
   }
+}
+
+/**
+ * Shows what the provider's manifest asks for beyond what the user has
+ * approved, in plain words (each path, variable and host, with the reason
+ * the manifest gives), asks (or, with `--yes`, approves), and records the
+ * approval in `config.yaml` under `memory.permissions.<name>`, which no
+ * provider can write, once setup succeeds (the returned function). A
+ * bundled provider is approved as it ships. Entries the floor refuses are
+ * named and never offered.
+ */
+async function approveRequest(
+  name: string,
+  yes: boolean,
+  interactive: boolean,
+  io: CliIo,
+): Promise<(() => Promise<void>) | undefined> {
+  markGrantReviewed(name);
+  const home = getHermesHome();
+  const config = await loadConfig();
+  const candidate = await findMemoryProvider(name, {
+    hermesHome: home,
+    config,
+  });
+  if (candidate === null) return undefined;
+  const review = reviewGrant(candidate, { hermesHome: home, config });
+  reportRefused(review);
+  const pending = review.requested.filter((e) => !e.approved);
+  if (review.bundled || pending.length === 0) return undefined;
+  const safe = (text: string) => terminalSafe(text, { singleLine: true });
+  const lines = [
+    `Memory provider '${safe(name)}' (${review.manifestPath}) asks for:`,
+  ];
+  const words: Record<RequestedEntry["key"], string> = {
+    read: "read",
+    write: "write to",
+    env: "read the environment variable",
+    net: "connect to",
+    npm: "import",
+  };
+  for (const entry of pending) {
+    lines.push(
+      `  - ${words[entry.key]} ${safe(entry.value)}${
+        entry.why ? `: ${safe(entry.why)}` : " (the manifest gives no reason)"
+      }`,
+    );
+  }
+  lines.push(
+    `Besides that it reads its own code and reads and writes ${
+      review.grant.dataDir ?? "nothing else"
+    }.`,
+  );
+  io.stdout(`${lines.join("\n")}\n`);
+  const configPath = getConfigPath(home);
+  if (!yes) {
+    const approved = interactive &&
+      await io.prompts.confirm({
+        message: `Approve this for '${safe(name)}'?`,
+        default: false,
+      });
+    if (!approved) {
+      io.stdout(
+        `Not approved: '${safe(name)}' runs without it. Approve later with '${
+          approveCommand(name)
+        }'${interactive ? "" : " --yes"}.\n`,
+      );
+      return undefined;
+    }
+  }
+  approvePending(name, pending);
+  return async () => {
+    // Read inside the save: the file may have changed during setup.
+    const now = await loadConfig();
+    const all = isRecord(now.memory) && isRecord(now.memory.permissions)
+      ? now.memory.permissions
+      : {};
+    const block: Record<string, unknown> = isRecord(all[name])
+      ? { ...all[name] }
+      : {};
+    for (const entry of pending) {
+      if (entry.key === "npm") {
+        block.npm = true;
+        continue;
+      }
+      const list = Array.isArray(block[entry.key])
+        ? [...block[entry.key] as unknown[]]
+        : [];
+      if (!list.includes(entry.value)) list.push(entry.value);
+      block[entry.key] = list;
+    }
+    await saveConfig({ memory: { permissions: { [name]: block } } });
+    io.stdout(
+      `Approved for '${safe(name)}': ${
+        safe(describeEntries(pending))
+      }. Saved under memory.permissions.${safe(name)} in ${configPath}.\n`,
+    );
+  };
 }
 
 async function configureProvider(
@@ -585,7 +708,8 @@ async function pickProvider(io: CliIo): Promise<string> {
     choices.push({
       value: p.name,
       name: label,
-      description: p.description || undefined,
+      description: terminalSafe(p.description, { singleLine: true }) ||
+        undefined,
     });
   });
   if (active !== undefined && !discovered.some((p) => p.name === active)) {

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { terminalSafeDeep } from "../../core/terminal_text.ts";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import {
@@ -486,6 +487,14 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
         ["env:", p.sandbox.env.join(", ") || "(none)"],
         ["net:", p.sandbox.net.join(", ") || "(none)"],
         ["npm:", p.sandbox.npm.join(", ") || "(none)"],
+        ...(p.sandbox.notApproved.length > 0
+          ? [[
+            "not approved:",
+            `${p.sandbox.notApproved.join(", ")} (${
+              style.yellow(`run '${p.sandbox.approve}' to review`)
+            })`,
+          ] as [string, string]]
+          : []),
       ],
       4,
     );
@@ -535,7 +544,11 @@ export async function runMemoryStatus(
   if (options.json) {
     writeJson(io, report);
   } else {
-    io.stdout(renderStatus(report, styleFor(io, "stdout")));
+    // Provider text (settings, connection, errors) escaped before the
+    // CLI's own styles are added.
+    io.stdout(
+      renderStatus(terminalSafeDeep(report), styleFor(io, "stdout")),
+    );
   }
   const broken = report.files.filter((f) => f.error);
   for (const file of broken) {

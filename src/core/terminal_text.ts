@@ -1,0 +1,86 @@
+/**
+ * Terminal-safe text: what a manifest or a provider wrote (a name, a
+ * description, a reason, a log line, an error) is printed with its control
+ * characters escaped, so it cannot clear the screen, set the window title,
+ * move the cursor or hide what follows. The one helper for it, applied
+ * where such text is printed.
+ *
+ * @module
+ */
+
+// C0 controls but newline and tab, DEL, the C1 controls (U+0080–U+009F,
+// among them the one-character CSI U+009B), the Unicode line and paragraph
+// separators and the bidirectional overrides and isolates (which reorder
+// what a terminal shows after them).
+const CONTROL_REGEXP =
+  // deno-lint-ignore no-control-regex
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL_OR_NEWLINE_REGEXP =
+  // deno-lint-ignore no-control-regex
+  /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+function escapeOne(char: string): string {
+  const code = char.charCodeAt(0);
+  return code < 0x100
+    ? `\\x${code.toString(16).padStart(2, "0")}`
+    : `\\u${code.toString(16).padStart(4, "0")}`;
+}
+
+/**
+ * Escapes control characters as `\xNN`: ESC becomes the four characters
+ * `\x1b`, so an escape sequence is shown, never obeyed. Newlines and tabs
+ * are kept unless `singleLine` is set (a table cell, a name).
+ *
+ * @param text Text that came from a manifest or a provider.
+ * @param options `singleLine`: escape newlines and tabs too.
+ * @returns The text, safe to print.
+ *
+ * @example
+ * ```ts
+ * import { terminalSafe } from "./terminal_text.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(terminalSafe("notes\x1b[2J"), "notes\\x1b[2J");
+ * assert.equal(terminalSafe("a\nb"), "a\nb");
+ * assert.equal(terminalSafe("a\nb", { singleLine: true }), "a\\x0ab");
+ * ```
+ */
+export function terminalSafe(
+  text: string,
+  options: { singleLine?: boolean } = {},
+): string {
+  return text.replace(
+    options.singleLine ? CONTROL_OR_NEWLINE_REGEXP : CONTROL_REGEXP,
+    escapeOne,
+  );
+}
+
+/**
+ * A copy of a value with every string in it made terminal-safe
+ * ({@linkcode terminalSafe}, newlines kept): for a report whose fields came
+ * from a provider, escaped before the report is rendered with the CLI's own
+ * styles.
+ *
+ * @param value Plain data (objects, arrays, strings, numbers, …).
+ * @returns The same shape, strings escaped.
+ *
+ * @example
+ * ```ts
+ * import { terminalSafeDeep } from "./terminal_text.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(terminalSafeDeep({ a: ["\x1b[2J"] }), { a: ["\\x1b[2J"] });
+ * ```
+ */
+export function terminalSafeDeep<T>(value: T): T {
+  if (typeof value === "string") return terminalSafe(value) as T;
+  if (Array.isArray(value)) return value.map(terminalSafeDeep) as T;
+  if (value !== null && typeof value === "object") {
+    const proto = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) return value;
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      out[terminalSafe(key)] = terminalSafeDeep(item);
+    }
+    return out as T;
+  }
+  return value;
+}

@@ -31,6 +31,10 @@ import { join, resolve } from "node:path";
 import { getConfigPath, loadConfig } from "../config/config.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { checkHostSafety } from "../sandbox/host_safety.ts";
+import {
+  chooseTransport,
+  type SandboxTransport,
+} from "../sandbox/transport.ts";
 import { log } from "../core/log.ts";
 import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
 import {
@@ -62,7 +66,11 @@ import {
 import { scanProviderSources } from "../sandbox/source_scan.ts";
 import { errorText } from "../_util/error_text.ts";
 
-/** How a provider is run: in a confined worker, or in-process. */
+/**
+ * How a provider is run: sandboxed (its own `deno run` process, or a
+ * confined worker in a `deno compile` binary: `transport.ts` chooses), or
+ * in-process (`none`).
+ */
 export type SandboxMode = "worker" | "none";
 
 /** Options of {@linkcode loadMemoryProvider}. */
@@ -74,6 +82,21 @@ export interface LoadProviderOptions extends DiscoveryOptions {
    * @default {"worker"}
    */
   sandbox?: SandboxMode;
+  /**
+   * How the sandbox is carried: `process` (its own `deno run` child; the
+   * default wherever one can be started) or `worker` (a confined worker in
+   * this process; the default in a `deno compile` binary, and it needs
+   * worker options enabled and the whole grant held by this process).
+   *
+   * @default {chooseTransport()}
+   */
+  transport?: SandboxTransport;
+  /**
+   * The heap cap of a provider's sandbox process, in MiB.
+   *
+   * @default {512}
+   */
+  heapLimitMb?: number;
   /**
    * Register the provider's skills (pruning other providers' skills).
    *
@@ -211,7 +234,10 @@ async function loadSandboxed(
   config: HermesConfig,
   options: LoadProviderOptions,
 ): Promise<Loaded> {
-  if (options.hostCheck ?? true) {
+  const transport = chooseTransport(options.transport);
+  // A sandbox process gets its own flags (--no-prompt, --cached-only, its
+  // grant): only a worker depends on the host's.
+  if (transport === "worker" && (options.hostCheck ?? true)) {
     const report = await checkHostSafety();
     if (report.problems.length > 0) {
       throw new LoadRefused(report.problems.join("; "));
@@ -221,7 +247,7 @@ async function loadSandboxed(
   const problem = dataDirProblem(candidate.name, hermesHome);
   if (problem !== undefined) throw new LoadRefused(problem);
   const grant = grantForCandidate(candidate, { hermesHome, config });
-  const missing = missingHostPermissions(grant);
+  const missing = transport === "worker" ? missingHostPermissions(grant) : [];
   if (missing.length > 0) {
     throw new LoadRefused(
       `its sandbox needs ${
@@ -268,6 +294,8 @@ async function loadSandboxed(
     loadTimeoutMs: options.loadTimeoutMs,
     callTimeoutMs: options.callTimeoutMs,
     unresponsiveAfterMs: options.unresponsiveAfterMs,
+    transport,
+    heapLimitMb: options.heapLimitMb,
   });
   return { provider, skills };
 }

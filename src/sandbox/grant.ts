@@ -114,6 +114,52 @@ export function workerPermissions(
   };
 }
 
+/**
+ * The `deno run` permission flags of a provider's sandbox process: exactly
+ * its grant, each list joined with `,` (Deno's separator), and nothing for
+ * run, ffi and sys. A value holding a `,` (which Deno would split into two
+ * grants) or a control character is refused, never passed on.
+ *
+ * @param grant The grant.
+ * @returns Flags such as `--allow-read=/h/x`, in a fixed order.
+ * @throws {TypeError} When a value holds a `,` or a control character.
+ *
+ * @example
+ * ```ts
+ * import { processPermissionFlags } from "./grant.ts";
+ * import assert from "node:assert/strict";
+ * const flags = processPermissionFlags({ provider: "x", hermesHome: "/h", read: [{ value: "/h/x", from: "data-dir" }], write: [], env: [], net: [], import: [], npm: false });
+ * assert.deepEqual(flags, ["--allow-read=/h/x"]);
+ * ```
+ */
+export function processPermissionFlags(grant: ProviderGrant): string[] {
+  const flags: string[] = [];
+  const lists: [string, GrantEntry[]][] = [
+    ["read", grant.read],
+    ["write", grant.write],
+    ["env", grant.env],
+    ["net", grant.net],
+    ["import", grant.import],
+  ];
+  for (const [key, list] of lists) {
+    if (list.length === 0) continue;
+    for (const entry of list) {
+      // deno-lint-ignore no-control-regex
+      if (
+        entry.value.includes(",") || /[\u0000-\u001f\u007f]/.test(entry.value)
+      ) {
+        throw new TypeError(
+          `Memory provider '${grant.provider}' cannot be started: its ${key} grant ${
+            JSON.stringify(entry.value)
+          } (from ${entry.from}) holds a comma or a control character, which Deno would read as more than one grant; remove it`,
+        );
+      }
+    }
+    flags.push(`--allow-${key}=${values(list).join(",")}`);
+  }
+  return flags;
+}
+
 const PLACEHOLDER_REGEXP = /^\$(HERMES_HOME|HERMES_ROOT)(?=\/|$)/;
 
 /**

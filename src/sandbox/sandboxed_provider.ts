@@ -60,11 +60,12 @@ import {
   PROVIDER_HOOKS,
   type ProviderHookName,
 } from "../core/provider_hooks.ts";
+import type { ProviderGrant, SandboxTarget } from "./grant.ts";
 import {
-  type ProviderGrant,
-  type SandboxTarget,
-  workerPermissions,
-} from "./grant.ts";
+  chooseTransport,
+  openChannel,
+  type SandboxTransport,
+} from "./transport.ts";
 import { explainDenial, ProviderPermissionError } from "./denial.ts";
 import { scanProviderSources } from "./source_scan.ts";
 import {
@@ -104,6 +105,20 @@ export interface SandboxStartOptions {
    * @default {`full` when the provider's own files import `@hermes/memory`, else `provider`}
    */
   framework?: SandboxFramework;
+  /**
+   * How the sandbox is carried: `process` (its own `deno run` child, the
+   * default) or `worker` (the default only in a `deno compile` binary).
+   *
+   * @default {chooseTransport()}
+   */
+  transport?: SandboxTransport;
+  /**
+   * The heap cap of a sandbox process, in MiB: a provider that needs more
+   * ends (its process only) instead of taking the host down.
+   *
+   * @default {512}
+   */
+  heapLimitMb?: number;
   /**
    * Called for each skill the provider registers in `register(ctx)`.
    *
@@ -299,6 +314,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       framework = scan?.fullFramework ? "full" : "provider";
     }
     const entry = WORKER_URLS[framework];
+    const transport = chooseTransport(options.transport);
     const callbacks = new Map<string, (...args: unknown[]) => unknown>();
     // Set once loaded; cast failures can only arrive after that.
     const loaded: { proxy?: SandboxedMemoryProvider } = {};
@@ -306,12 +322,13 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     // A worker replaced because it never started stops quietly.
     let replacing = false;
     const spawn = (): WorkerRpc => {
-      const worker = new Worker(entry, {
-        type: "module",
-        name: `memory-provider-${candidate.name}`,
-        deno: { permissions: workerPermissions(grant) },
-      });
-      return new WorkerRpc(worker, {
+      const channel = openChannel(transport, {
+        entry,
+        grant,
+        frameworkNpm: framework === "full",
+        heapLimitMb: options.heapLimitMb,
+      }, `memory-provider-${candidate.name}`);
+      return new WorkerRpc(channel, {
         provider: candidate.name,
         unresponsiveAfterMs: options.unresponsiveAfterMs,
         onEvent: (message) => {
@@ -349,6 +366,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       }, {
         timeoutMs: Math.max(1, loadTimeoutMs - (Date.now() - startedAt)),
         label: "load",
+        adaptive: true,
       });
     // The load request is posted at once: the worker reads it as soon as
     // its bootstrap listens, which saves a round trip.
@@ -357,8 +375,11 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     let description: ProviderDescription | null;
     try {
       try {
-        replacing = startTimeoutMs < loadTimeoutMs;
-        await rpc.ready(startTimeoutMs);
+        // A process starts or fails; only a worker may silently never start.
+        // (A process's start is covered by the load request's timeout,
+        // which stretches while the machine is loaded.)
+        replacing = transport === "worker" && startTimeoutMs < loadTimeoutMs;
+        if (transport === "worker") await rpc.ready(startTimeoutMs);
       } catch (error) {
         // Only a worker that never started is replaced; a bootstrap that
         // failed would fail again.

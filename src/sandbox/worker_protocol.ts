@@ -142,6 +142,33 @@ export const MAX_LOG_CHARS = 16_384;
 export const MAX_RESULT_BYTES = 32 * 1024 * 1024;
 
 /**
+ * One message as a line of the process transport: JSON, refusing what
+ * JSON would silently drop or cannot write (a function, a symbol, a
+ * bigint), as a structured clone refuses it.
+ *
+ * @param message The message.
+ * @returns The JSON text (no newline inside: JSON escapes it).
+ * @throws {TypeError} When part of it cannot cross.
+ *
+ * @example
+ * ```ts
+ * import { encodeMessage } from "./worker_protocol.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(encodeMessage({ t: "ping", id: 0 }), '{"t":"ping","id":0}');
+ * assert.throws(() => encodeMessage({ value: () => 1 }), TypeError);
+ * ```
+ */
+export function encodeMessage(message: unknown): string {
+  return JSON.stringify(message, (_key, value: unknown) => {
+    const type = typeof value;
+    if (type === "function" || type === "symbol" || type === "bigint") {
+      throw new TypeError(`a ${type} could not be cloned`);
+    }
+    return value;
+  });
+}
+
+/**
  * Turns any thrown value into its transportable form.
  *
  * @param error What was thrown.

@@ -41,7 +41,8 @@ export const TERMINAL_ENV_VARS: readonly string[] = Object.freeze([
 /**
  * Variables the framework itself reads (profile resolution, plugin
  * discovery, working directory, `DENO_NO_PROMPT` for the sandbox safety
- * check), plus the two debug switches the `yaml` parser reads on every
+ * check, where Deno's module cache is and `PATH`, which a provider's sandbox
+ * process is started with), plus the two debug switches the `yaml` parser reads on every
  * parse (`LOG_TOKENS`, `LOG_STREAM`).
  */
 export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
@@ -55,6 +56,10 @@ export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
   "LOG_STREAM",
   "DENO_NO_PROMPT",
   "HERMES_CLI_PROVIDER_COMMAND",
+  "DENO_DIR",
+  "XDG_CACHE_HOME",
+  "LOCALAPPDATA",
+  "PATH",
 ]);
 
 /** The permission lists of one `deno run`. */

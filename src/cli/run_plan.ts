@@ -143,6 +143,8 @@ export function hermesRunPlan(
       other.push("--allow-net");
     }
     const location = cliLocation();
+    // Each sandboxed provider runs in its own `deno run` process.
+    other.push(`--allow-run=${Deno.execPath()}`);
     const flags = [
       "--quiet",
       ...grantToFlags(grant, other),

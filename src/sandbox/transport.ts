@@ -33,6 +33,7 @@ import {
 import { errorText } from "../_util/error_text.ts";
 import { encodeMessage } from "./worker_protocol.ts";
 import { getDefaultHermesRoot } from "../profile/hermes_home.ts";
+import { denoCacheDir } from "../launcher/launch_cache.ts";
 
 /** How a provider's sandbox is carried. */
 export type SandboxTransport = "process" | "worker";
@@ -198,44 +199,37 @@ function readEnv(name: string): string | undefined {
 }
 
 /**
- * Deno's module cache directory as this process sees it, so a child with
- * a cleared environment finds the same cache (its provider cannot read the
- * variable: it is not in its grant).
- */
-function denoDir(): string | undefined {
-  const explicit = readEnv("DENO_DIR");
-  if (explicit) return explicit;
-  const home = readEnv("HOME") ?? readEnv("USERPROFILE");
-  switch (Deno.build.os) {
-    case "darwin":
-      return home ? join(home, "Library", "Caches", "deno") : undefined;
-    case "windows": {
-      const local = readEnv("LOCALAPPDATA");
-      return local ? join(local, "deno") : undefined;
-    }
-    default: {
-      const xdg = readEnv("XDG_CACHE_HOME");
-      if (xdg) return join(xdg, "deno");
-      return home ? join(home, ".cache", "deno") : undefined;
-    }
-  }
-}
-
-/**
- * The flags that make the bootstrap resolve the framework's import map:
- * its `deno.json` for local files (lockfile left alone), the same file as
- * an import map for another remote URL; nothing for JSR.
+ * The flags that make the bootstrap resolve: for local files the
+ * framework's `deno.json` (its lockfile left alone) and only cached
+ * modules; for a framework served from a URL no config (the one in the
+ * working directory is the host's), its `deno.json` as import map unless
+ * it comes from JSR, and imports from its host (the bootstrap's own graph
+ * is fetched the first time: no `--cached-only`).
  */
 function frameworkFlags(entry: URL): string[] {
   const base = new URL("../../", entry);
   if (base.protocol === "file:") {
     return [
+      "--cached-only",
       `--config=${fileURLToPath(new URL("deno.json", base))}`,
       "--no-lock",
     ];
   }
-  if (/^https:\/\/jsr\.io\//.test(base.href)) return [];
-  return [`--import-map=${new URL("deno.json", base).href}`];
+  const flags = ["--no-config", "--no-lock"];
+  if (base.host !== "jsr.io") {
+    flags.push(`--import-map=${new URL("deno.json", base).href}`);
+  }
+  return flags;
+}
+
+/** The grant plus imports from the framework's host when it is remote. */
+function withFrameworkImport(grant: ProviderGrant, entry: URL): ProviderGrant {
+  if (entry.protocol === "file:") return grant;
+  if (grant.import.some((e) => e.value === entry.host)) return grant;
+  return {
+    ...grant,
+    import: [...grant.import, { value: entry.host, from: "framework" }],
+  };
 }
 
 /**
@@ -276,12 +270,11 @@ export function processArgs(options: ProcessChannelOptions): string[] {
     "run",
     "--quiet",
     "--no-prompt",
-    "--cached-only",
     ...(npm ? [] : ["--no-npm"]),
     `--v8-flags=--max-old-space-size=${
       Math.max(16, Math.floor(options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB))
     }`,
-    ...processPermissionFlags(grant),
+    ...processPermissionFlags(withFrameworkImport(grant, options.entry)),
     ...denyFlags(grant),
     ...frameworkFlags(options.entry),
     options.entry.protocol === "file:"
@@ -296,8 +289,14 @@ function processEnv(grant: ProviderGrant): Record<string, string> {
     NO_COLOR: "1",
     DENO_NO_UPDATE_CHECK: "1",
   };
-  const dir = denoDir();
+  // So the child finds the same module cache (its provider cannot read the
+  // variable: it is not in its grant).
+  const dir = denoCacheDir();
   if (dir !== undefined) env.DENO_DIR = dir;
+  // Not readable by the provider (not granted); without it Deno reports a
+  // program it may not run as "not found" instead of denying it.
+  const path = readEnv("PATH");
+  if (path !== undefined) env.PATH = path;
   for (const entry of grant.env) {
     const value = readEnv(entry.value);
     if (value !== undefined) env[entry.value] = value;

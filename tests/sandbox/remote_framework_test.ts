@@ -57,6 +57,7 @@ Deno.test("from a remote URL, the README's library example loads the bundled hon
       `--allow-net=${new URL(honcho.url).host},api.honcho.dev`,
       "--allow-env",
       "--allow-sys",
+      `--allow-run=${Deno.execPath()}`,
       `--config=${join(project, "deno.json")}`,
       "example.ts",
       "the kite is red",

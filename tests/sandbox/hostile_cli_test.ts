@@ -217,15 +217,15 @@ Deno.test("hermes memory recall: the intruder cannot use the terminal, the envir
   }
 });
 
-Deno.test("hermes memory recall: a provider posting outside the protocol is stopped with one warning; the CLI goes on", async () => {
+Deno.test("hermes memory recall: a provider writing outside the protocol is stopped with one warning; the CLI goes on", async () => {
   await using w = await hostileWorld();
-  for (const attack of ["postNull", "postForged"]) {
+  for (const attack of ["fdForged"]) {
     await arm(w, { attack });
     const run = await recall(w);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(
       run.stderr,
-      "hermes: warn: Memory provider 'intruder' stopped: its sandbox worker sent a message on its global scope (provider code calling postMessage), which the sandbox protocol does not allow, and was stopped\n",
+      "hermes: warn: Memory provider 'intruder' stopped: its sandbox process sent a line on its output without the protocol's token (provider code writing to its stdout), which the sandbox protocol does not allow, and was stopped\n",
     );
     // The built-in memory is still recalled.
     assert.match(run.stdout, /the user's notes/);

@@ -149,7 +149,7 @@ interface Pending {
 /** How often the measured CPU share is reused, in milliseconds. */
 const SHARE_TTL_MS = 1000;
 /** How long one measurement spins, in milliseconds. */
-const SHARE_PROBE_MS = 8;
+const SHARE_PROBE_MS = 16;
 let shareMeasuredAt = -Infinity;
 let lastShare = 1;
 
@@ -486,10 +486,7 @@ export class WorkerRpc {
         Math.max(2 * this.#heartbeatMs, 1),
       );
       this.#lastTick = now;
-      const share = now - this.#pingSentAt >= this.#heartbeatMs * 2
-        ? cpuShare()
-        : 1;
-      this.#unanswered += elapsed * share;
+      this.#unanswered += elapsed * cpuShare();
       if (this.#unanswered >= this.#unresponsiveAfterMs - 1) {
         this.#stop(
           this.#channel.kind === "process"

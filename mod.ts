@@ -214,7 +214,12 @@ export type {
   ManifestPermissions,
   PluginManifest,
 } from "./src/plugins/plugin_manifest.ts";
-export { SandboxedMemoryProvider } from "./src/sandbox/sandboxed_provider.ts";
+export {
+  liveProviderCount,
+  SandboxedMemoryProvider,
+  setMaxLiveProviders,
+} from "./src/sandbox/sandboxed_provider.ts";
+export type { SandboxTransport } from "./src/sandbox/transport.ts";
 export {
   denoRunFlags,
   type GrantEntry,

@@ -62,6 +62,7 @@ import {
   ProviderPermissionError,
   SandboxedMemoryProvider,
   type SandboxFramework,
+  setMaxLiveProviders,
 } from "../sandbox/sandboxed_provider.ts";
 import { scanProviderSources } from "../sandbox/source_scan.ts";
 import { errorText } from "../_util/error_text.ts";
@@ -97,6 +98,15 @@ export interface LoadProviderOptions extends DiscoveryOptions {
    * @default {512}
    */
   heapLimitMb?: number;
+  /**
+   * The most provider sandboxes this process runs at once (a gateway
+   * serving many profiles): sets the process-wide cap of
+   * `setMaxLiveProviders`. Idle ones are drained, shut down and stopped,
+   * and start again on their next call.
+   *
+   * @default {Infinity, or what an earlier load set}
+   */
+  maxLiveProviders?: number;
   /**
    * Register the provider's skills (pruning other providers' skills).
    *
@@ -284,6 +294,9 @@ async function loadSandboxed(
   if (grant.dataDir !== undefined) {
     const escape = await dataDirEscape(grant.dataDir);
     if (escape !== undefined) throw new LoadRefused(escape);
+  }
+  if (options.maxLiveProviders !== undefined) {
+    setMaxLiveProviders(options.maxLiveProviders);
   }
   const skills: SkillRegistration[] = [];
   const provider = await SandboxedMemoryProvider.start(candidate, {

@@ -78,6 +78,7 @@ import {
   type ProviderDescription,
   reviveError,
   type SerializedError,
+  serializeError,
   type WorkerMessage,
 } from "./worker_protocol.ts";
 import { WorkerRpc } from "./worker_rpc.ts";
@@ -171,8 +172,16 @@ export interface SandboxStartOptions {
   shutdownTimeoutMs?: number;
 }
 
+/** A started sandbox with its provider loaded (`null`: none offered). */
+interface Launched {
+  rpc: WorkerRpc;
+  description: ProviderDescription | null;
+}
+
 interface SandboxState {
   rpc: WorkerRpc;
+  /** Starts the sandbox again (after a stop under the live cap). */
+  launch: () => Promise<Launched>;
   description: ProviderDescription;
   candidate: SandboxTarget;
   grant: ProviderGrant;
@@ -183,6 +192,46 @@ interface SandboxState {
 }
 
 const POSTED: Promise<void> = Promise.resolve();
+
+/** Running sandboxes, least recently used first. */
+const LIVE = new Set<SandboxedMemoryProvider>();
+let maxLive = Infinity;
+
+/**
+ * Caps the number of provider sandboxes running at once in this process
+ * (for a gateway serving many profiles). When a sandbox must start and the
+ * cap is reached, the least recently used idle one is stopped: its queued
+ * hooks are drained and its `shutdown()` runs (so a provider's outbox has
+ * everything), then its process ends. It starts again, loaded and
+ * initialized as before, on its next call. Busy sandboxes are never
+ * stopped: the cap may be passed while every sandbox is busy.
+ *
+ * @param limit The most running sandboxes (`Infinity`: no cap).
+ * @throws {RangeError} When `limit` is not a positive integer or `Infinity`.
+ *
+ * @example
+ * ```ts ignore
+ * import { setMaxLiveProviders } from "@hermes/memory";
+ * setMaxLiveProviders(8); // at most 8 provider processes at a time
+ * ```
+ */
+export function setMaxLiveProviders(limit: number): void {
+  if (!(limit === Infinity || (Number.isInteger(limit) && limit >= 1))) {
+    throw new RangeError(
+      `The live provider cap must be a whole number of at least 1 (or Infinity), not ${limit}`,
+    );
+  }
+  maxLive = limit;
+}
+
+/**
+ * How many provider sandboxes run in this process now.
+ *
+ * @returns The count.
+ */
+export function liveProviderCount(): number {
+  return LIVE.size;
+}
 
 const WORKER_URLS: Record<SandboxFramework, URL> = {
   provider: new URL("../provider/worker_bootstrap.ts", import.meta.url),
@@ -242,6 +291,15 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   #denials = new Set<string>();
   /** Casts posted that no drain has seen finish yet. */
   #unconfirmed = 0;
+  /** Stopped under the live cap; starts again on the next call. */
+  #suspended = false;
+  #suspending: Promise<void> | undefined;
+  #resuming: Promise<void> | undefined;
+  /** Casts waiting for the sandbox to start again, in order. */
+  #castChain: Promise<void> = POSTED;
+  #queuedCasts = 0;
+  /** The arguments of the last `initialize`, replayed after a restart. */
+  #initialized: [string, string, InitializeOptions] | undefined;
 
   /** The provider's checkpoint API version, read at load. */
   override readonly preCompressCheckpointApiVersion: number;
@@ -338,6 +396,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
           else early.push(message);
         },
         onStopped: (reason) => {
+          if (loaded.proxy) LIVE.delete(loaded.proxy);
           if (replacing) return;
           log("warn", `Memory provider '${candidate.name}' stopped: ${reason}`);
         },
@@ -349,66 +408,71 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       options.startTimeoutMs ?? 5000,
       loadTimeoutMs,
     );
-    const startedAt = Date.now();
-    const load = (rpc: WorkerRpc): Promise<unknown> =>
-      rpc.request({
-        t: "load",
-        specifier: candidate.specifier,
-        providerName: candidate.name,
-        acceptInstances: candidate.source === "package",
-        context: {
-          hermesHome: grant.hermesHome,
-          multiplex: isMultiplexActive(),
-          scope: limitScope(grant),
-        },
-        castTimeoutMs: options.castTimeoutMs ?? callTimeoutMs,
-        config: options.config ?? {},
-      }, {
-        timeoutMs: Math.max(1, loadTimeoutMs - (Date.now() - startedAt)),
-        label: "load",
-        adaptive: true,
-      });
-    // The load request is posted at once: the worker reads it as soon as
-    // its bootstrap listens, which saves a round trip.
-    let rpc = spawn();
-    let pending = load(rpc);
-    let description: ProviderDescription | null;
-    try {
+    /** Starts a sandbox and loads the provider in it (again after a stop). */
+    const launch = async (): Promise<Launched> => {
+      const startedAt = Date.now();
+      const load = (rpc: WorkerRpc): Promise<unknown> =>
+        rpc.request({
+          t: "load",
+          specifier: candidate.specifier,
+          providerName: candidate.name,
+          acceptInstances: candidate.source === "package",
+          context: {
+            hermesHome: grant.hermesHome,
+            multiplex: isMultiplexActive(),
+            scope: limitScope(grant),
+          },
+          castTimeoutMs: options.castTimeoutMs ?? callTimeoutMs,
+          config: options.config ?? {},
+        }, {
+          timeoutMs: Math.max(1, loadTimeoutMs - (Date.now() - startedAt)),
+          label: "load",
+          adaptive: true,
+        });
+      // The load request is posted at once: the sandbox reads it as soon as
+      // its bootstrap listens, which saves a round trip.
+      let rpc = spawn();
+      let pending = load(rpc);
+      let description: ProviderDescription | null;
       try {
-        // A process starts or fails; only a worker may silently never start.
-        // (A process's start is covered by the load request's timeout,
-        // which stretches while the machine is loaded.)
-        replacing = transport === "worker" && startTimeoutMs < loadTimeoutMs;
-        if (transport === "worker") await rpc.ready(startTimeoutMs);
-      } catch (error) {
-        // Only a worker that never started is replaced; a bootstrap that
-        // failed would fail again.
-        if (!replacing || !/did not start/.test(rpc.stopped ?? "")) {
-          throw error;
+        try {
+          // A process starts or fails; only a worker may silently never
+          // start. (A process's start is covered by the load request's
+          // timeout, which stretches while the machine is loaded.)
+          replacing = transport === "worker" &&
+            startTimeoutMs < loadTimeoutMs;
+          if (transport === "worker") await rpc.ready(startTimeoutMs);
+        } catch (error) {
+          // Only a worker that never started is replaced; a bootstrap that
+          // failed would fail again.
+          if (!replacing || !/did not start/.test(rpc.stopped ?? "")) {
+            throw error;
+          }
+          pending.catch(() => {});
+          log(
+            "debug",
+            `Memory provider '${candidate.name}': its sandbox worker did not start within ${startTimeoutMs} ms; starting a new one`,
+          );
+          rpc.terminate("it did not start");
+          replacing = false;
+          rpc = spawn();
+          pending = load(rpc);
+        } finally {
+          replacing = false;
         }
-        pending.catch(() => {});
-        log(
-          "debug",
-          `Memory provider '${candidate.name}': its sandbox worker did not start within ${startTimeoutMs} ms; starting a new one`,
-        );
-        rpc.terminate("it did not start");
-        replacing = false;
-        rpc = spawn();
-        pending = load(rpc);
-      } finally {
-        replacing = false;
+        description = await pending as ProviderDescription | null;
+      } catch (error) {
+        rpc.terminate("its load failed");
+        throw error instanceof Error
+          ? explainDenial(candidate.name, grant, manifestPath, error)
+          : error;
       }
-      description = await pending as ProviderDescription | null;
-    } catch (error) {
-      rpc.terminate("its load failed");
-      throw error instanceof Error
-        ? explainDenial(candidate.name, grant, manifestPath, error)
-        : error;
-    }
-    if (description === null) {
-      rpc.terminate("it offers no provider");
-      return null;
-    }
+      if (description === null) rpc.terminate("it offers no provider");
+      return { rpc, description };
+    };
+    await SandboxedMemoryProvider.#makeRoom(undefined);
+    const { rpc, description } = await launch();
+    if (description === null) return null;
     const proxy = new SandboxedMemoryProvider({
       rpc,
       description,
@@ -418,7 +482,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       callbacks,
       callTimeoutMs,
       shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
+      launch,
     });
+    LIVE.add(proxy);
     loaded.proxy = proxy;
     for (const message of early.splice(0)) proxy.#onEvent(message);
     return proxy;
@@ -439,9 +505,122 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return this.#state.candidate;
   }
 
-  /** Why the worker stopped, or `undefined` while it runs. */
+  /**
+   * Why the sandbox stopped for good, or `undefined` while it runs or is
+   * only paused under the live cap.
+   */
   get stopped(): string | undefined {
-    return this.#state.rpc.stopped;
+    return this.#suspended ? undefined : this.#state.rpc.stopped;
+  }
+
+  /** Stops LRU idle sandboxes until one more may start. */
+  static async #makeRoom(
+    except: SandboxedMemoryProvider | undefined,
+  ): Promise<void> {
+    while (LIVE.size >= maxLive) {
+      let victim: SandboxedMemoryProvider | undefined;
+      for (const p of LIVE) {
+        if (p !== except && p.#idle()) {
+          victim = p;
+          break;
+        }
+      }
+      if (victim === undefined) return;
+      await victim.#suspend();
+    }
+  }
+
+  #idle(): boolean {
+    return !this.#state.rpc.busy && this.#resuming === undefined &&
+      this.#suspending === undefined && this.#queuedCasts === 0 &&
+      this.#shutdown === undefined && !this.#suspended &&
+      this.#state.rpc.stopped === undefined;
+  }
+
+  /** Drains, shuts the provider down and ends its sandbox, to resume later. */
+  #suspend(): Promise<void> {
+    this.#suspending ??= (async () => {
+      LIVE.delete(this);
+      const state = this.#state;
+      const rpc = state.rpc;
+      const timeoutMs = state.shutdownTimeoutMs;
+      const call = (method: string, args: unknown[]) =>
+        rpc.request(
+          { t: "call", method, args, context: this.#context() },
+          { timeoutMs, label: method },
+        );
+      try {
+        // Every cast posted so far has run; new ones wait for the restart.
+        const posted = this.#unconfirmed;
+        await rpc.request({ t: "drain" }, { timeoutMs, label: "drain" });
+        this.#unconfirmed -= posted;
+      } catch (error) {
+        // Not drained: it keeps running rather than lose a write.
+        log(
+          "debug",
+          `Memory provider '${this.name}' was not paused: ${errorText(error)}`,
+        );
+        if (rpc.stopped === undefined) LIVE.add(this);
+        this.#suspending = undefined;
+        return;
+      }
+      try {
+        if (state.description.optional.includes("drain")) {
+          await call("drain", [timeoutMs]);
+        }
+        await call("shutdown", []);
+      } catch (error) {
+        log(
+          "debug",
+          `Memory provider '${this.name}' pause failed: ${errorText(error)}`,
+        );
+      } finally {
+        if (state.rpc.stopped === undefined) {
+          state.rpc.terminate("it was paused under the live provider cap");
+          this.#suspended = true;
+        }
+        this.#suspending = undefined;
+      }
+    })();
+    return this.#suspending;
+  }
+
+  /** The running sandbox: started again first when it was paused. */
+  async #live(): Promise<WorkerRpc> {
+    if (this.#suspending !== undefined) await this.#suspending;
+    if (this.#suspended) {
+      this.#resuming ??= this.#resume().finally(() => {
+        this.#resuming = undefined;
+      });
+      await this.#resuming;
+    } else if (LIVE.has(this)) {
+      LIVE.delete(this);
+      LIVE.add(this);
+    }
+    return this.#state.rpc;
+  }
+
+  async #resume(): Promise<void> {
+    await SandboxedMemoryProvider.#makeRoom(this);
+    if (!this.#suspended) return;
+    const { rpc, description } = await this.#state.launch();
+    if (description === null) {
+      throw new Error(
+        `Memory provider '${this.name}' offered no provider when started again`,
+      );
+    }
+    this.#state.rpc = rpc;
+    this.#suspended = false;
+    LIVE.add(this);
+    if (this.#initialized !== undefined) {
+      const [method, sessionId, options] = this.#initialized;
+      await rpc.request({
+        t: "call",
+        method,
+        args: [sessionId, options],
+        context: this.#context(),
+      }, { timeoutMs: this.#state.callTimeoutMs, label: method });
+    }
   }
 
   /** A worker event after load: log line, cast failure, callback, denial. */
@@ -501,7 +680,12 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     timeoutMs: number = this.#state.callTimeoutMs,
   ): Promise<never> {
     try {
-      return await this.#state.rpc.request(
+      if (this.#queuedCasts > 0) await this.#castChain;
+      const rpc = this.#suspended || this.#suspending !== undefined ||
+          this.#resuming !== undefined
+        ? await this.#live()
+        : this.#touch();
+      return await rpc.request(
         { t: "call", method, args, context: this.#context() },
         { timeoutMs, label: method },
       ) as never;
@@ -515,18 +699,47 @@ export class SandboxedMemoryProvider extends MemoryProvider {
    * cannot be posted (worker gone, arguments not cloneable).
    */
   #cast(method: string, args: unknown[]): Promise<void> {
-    try {
-      this.#state.rpc.cast({
-        t: "cast",
-        method,
-        args,
-        context: this.#context(),
+    const request = {
+      t: "cast" as const,
+      method,
+      args,
+      context: this.#context(),
+    };
+    if (
+      this.#suspended || this.#suspending !== undefined ||
+      this.#resuming !== undefined || this.#queuedCasts > 0
+    ) {
+      // Paused under the live cap: posted, in order, once it runs again.
+      this.#queuedCasts++;
+      this.#unconfirmed++;
+      this.#castChain = this.#castChain.then(async () => {
+        try {
+          (await this.#live()).cast(request);
+        } catch (error) {
+          this.#unconfirmed--;
+          this.#logCastFailure(method, serializeError(this.#explain(error)));
+        } finally {
+          this.#queuedCasts--;
+        }
       });
+      return POSTED;
+    }
+    try {
+      this.#touch().cast(request);
     } catch (error) {
       return Promise.reject(this.#explain(error));
     }
     this.#unconfirmed++;
     return POSTED;
+  }
+
+  /** The running sandbox, marked most recently used. */
+  #touch(): WorkerRpc {
+    if (LIVE.has(this)) {
+      LIVE.delete(this);
+      LIVE.add(this);
+    }
+    return this.#state.rpc;
   }
 
   /** Logs a failed cast exactly as the memory manager logs that hook. */
@@ -567,6 +780,11 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   override async drain(timeoutMs?: number): Promise<DrainResult> {
     const state = this.#state;
     const ownDrain = state.description.optional.includes("drain");
+    if (this.#queuedCasts > 0) await this.#castChain;
+    if (this.#suspended && this.#queuedCasts === 0) {
+      // Paused under the live cap: drained and shut down when paused.
+      return { drained: true };
+    }
     if (state.rpc.stopped !== undefined) {
       const pending = this.#unconfirmed;
       return pending === 0 && !ownDrain
@@ -617,7 +835,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     sessionId: string,
     options: InitializeOptions,
   ): Promise<void> {
-    await this.#call("initialize", [sessionId, this.#marshal(options)]);
+    const marshaled = this.#marshal(options);
+    this.#initialized = ["initialize", sessionId, marshaled];
+    await this.#call("initialize", [sessionId, marshaled]);
     await this.#refresh();
   }
 
@@ -631,10 +851,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     sessionId: string,
     options: InitializeOptions,
   ): Promise<void> {
-    await this.#call("initializeForInspection", [
-      sessionId,
-      this.#marshal(options),
-    ]);
+    const marshaled = this.#marshal(options);
+    this.#initialized = ["initializeForInspection", sessionId, marshaled];
+    await this.#call("initializeForInspection", [sessionId, marshaled]);
     await this.#refresh();
   }
 
@@ -688,6 +907,23 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   async #shutdownOnce(): Promise<void> {
     const state = this.#state;
+    if (this.#queuedCasts > 0) {
+      try {
+        await this.#castChain;
+      } catch {
+        // Logged per cast.
+      }
+    }
+    if (this.#suspending !== undefined) await this.#suspending;
+    if (this.#resuming !== undefined) {
+      await this.#resuming.catch(() => {});
+    }
+    LIVE.delete(this);
+    if (this.#suspended) {
+      // Already drained and shut down when it was paused.
+      this.#suspended = false;
+      return;
+    }
     if (state.rpc.stopped !== undefined) return;
     const started = performance.now();
     try {
@@ -714,6 +950,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /** Terminates the worker at once, without calling the provider. */
   terminate(): void {
+    LIVE.delete(this);
+    this.#suspended = false;
     this.#state.rpc.terminate("it was terminated");
   }
 

@@ -250,6 +250,11 @@ export class WorkerRpc {
     return this.#stopped;
   }
 
+  /** Whether a request is waiting for its reply. */
+  get busy(): boolean {
+    return this.#pending.size > 0;
+  }
+
   /**
    * Waits for the worker's bootstrap to start listening.
    *

@@ -15,6 +15,7 @@
 //                           syncs <turns> turns in round-robin
 import {
   BuiltinMemoryProvider,
+  liveProviderCount,
   loadConfig,
   loadMemoryProvider,
   MemoryManager,
@@ -62,6 +63,7 @@ if (mode === "gateway") {
       await withHermesHome(home, () => openProfile(home, Number(cap))),
     );
   }
+  let maxLive = liveProviderCount();
   for (let turn = 1; turn <= Number(turns); turn++) {
     for (const [i, p] of profiles.entries()) {
       await withHermesHome(homes[i]!, async () => {
@@ -71,8 +73,10 @@ if (mode === "gateway") {
         });
         await p.manager.flushPending();
       });
+      maxLive = Math.max(maxLive, liveProviderCount());
     }
   }
+  out.maxLive = maxLive;
   out.loaded = profiles.map((p) => p.external?.name ?? null);
   for (const [i, p] of profiles.entries()) {
     await withHermesHome(homes[i]!, () => p.manager.shutdownAll());

@@ -178,3 +178,56 @@ for (const [name, attack] of Object.entries(HOSTILE)) {
     assert.match(memory, /the kite is red/);
   });
 }
+
+Deno.test("a gateway serving 5 profiles with at most 2 live providers stores every turn on the Honcho server exactly once", async () => {
+  await using honcho = await startHonchoTestServer({ apiKey: "hch-gw-5" });
+  const host = new URL(honcho.url).host;
+  await using w = await libraryWorld("memory:\n  provider: ''\n");
+  const homes: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const home = join(w.home, "profiles", `p${i}`);
+    await Deno.mkdir(home, { recursive: true });
+    await Deno.writeTextFile(
+      join(home, "config.yaml"),
+      `memory:\n  provider: honcho\n  permissions:\n    honcho:\n      net: [${host}]\n`,
+    );
+    await Deno.writeTextFile(
+      join(home, "honcho.json"),
+      JSON.stringify({
+        apiKey: "hch-gw-5",
+        hosts: {
+          [`hermes_p${i}`]: { baseUrl: honcho.url, peerName: `user${i}` },
+        },
+      }),
+    );
+    homes.push(home);
+  }
+  const turns = 3;
+  const run = await runLibraryHost(w, [
+    "gateway",
+    "2",
+    String(turns),
+    ...homes,
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.out.loaded, Array(5).fill("honcho"), run.stderr);
+  assert.ok(
+    Number(run.out.maxLive) <= 2,
+    `${run.out.maxLive} providers ran at once`,
+  );
+  assert.deepEqual(run.out.warnings, []);
+  const contents = honcho.state.messages.map((m) => m.content);
+  for (let i = 0; i < 5; i++) {
+    for (let turn = 1; turn <= turns; turn++) {
+      for (const text of [`p${i} turn ${turn}`, `p${i} reply ${turn}`]) {
+        assert.equal(
+          contents.filter((c) => c === text).length,
+          1,
+          `${text}: ${JSON.stringify(contents)}`,
+        );
+      }
+    }
+  }
+  assert.equal(contents.length, 5 * turns * 2);
+  honcho.assertNoViolations();
+});

@@ -25,7 +25,6 @@
  * @module
  */
 
-import process from "node:process";
 import { errorText } from "../_util/error_text.ts";
 import { type ProviderChannel, workerChannel } from "./transport.ts";
 import {
@@ -150,40 +149,37 @@ interface Pending {
 const SHARE_TTL_MS = 1000;
 /** How long one measurement spins, in milliseconds. */
 const SHARE_PROBE_MS = 16;
+/** A pause between two clock readings longer than this was not running. */
+const SHARE_GAP_MS = 0.1;
 let shareMeasuredAt = -Infinity;
 let lastShare = 1;
 
 /**
  * The share of one CPU a runnable thread of this process gets right now,
- * between 0.05 and 1: spins for a few milliseconds and compares the CPU
- * time the process got with the wall time that passed. On an idle machine
- * it is about 1; with two CPU hogs per core about a third. A provider's
- * sandbox runs on the same machine, so wall time times this share is about
- * the CPU time it could have used: the busy-loop and start-up limits count
- * that, not wall time. Measured at most once a second, and only while a
- * sandbox is late.
+ * between 0.05 and 1: spins for a few milliseconds reading the clock and
+ * adds up the gaps in which this thread was not running (busy threads of
+ * this same process do not count, as they would in a CPU-time reading). On
+ * an idle machine it is about 1; with two CPU hogs per core about a third.
+ * A provider's sandbox runs on the same machine, so wall time times this
+ * share is about the CPU time it could have used: the busy-loop and
+ * start-up limits count that, not wall time. Measured at most once a
+ * second, and only while a sandbox is late.
  *
  * @returns The share.
  */
 export function cpuShare(): number {
   const now = performance.now();
   if (now - shareMeasuredAt < SHARE_TTL_MS) return lastShare;
-  try {
-    const start = performance.now();
-    const before = process.cpuUsage();
-    while (performance.now() - start < SHARE_PROBE_MS) {
-      // Spin: the point is to be runnable.
-    }
-    const used = process.cpuUsage(before);
-    const wall = performance.now() - start;
-    lastShare = Math.min(
-      1,
-      Math.max(0.05, (used.user + used.system) / 1000 / wall),
-    );
-  } catch {
-    lastShare = 1;
+  const start = performance.now();
+  let last = start;
+  let lost = 0;
+  while (last - start < SHARE_PROBE_MS) {
+    const tick = performance.now();
+    if (tick - last > SHARE_GAP_MS) lost += tick - last;
+    last = tick;
   }
-  shareMeasuredAt = performance.now();
+  lastShare = Math.min(1, Math.max(0.05, 1 - lost / (last - start)));
+  shareMeasuredAt = last;
   return lastShare;
 }
 

@@ -495,6 +495,14 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return this.#state.description.name;
   }
 
+  /**
+   * The id of the provider's sandbox process while it runs (`undefined`
+   * for a worker, or while paused under the live cap).
+   */
+  get pid(): number | undefined {
+    return this.#suspended ? undefined : this.#state.rpc.pid;
+  }
+
   /** The grant the worker runs with. */
   get grant(): ProviderGrant {
     return this.#state.grant;

@@ -60,6 +60,8 @@ export interface ProviderChannel {
   listen(handlers: ChannelHandlers): void;
   /** Ends the sandbox at once (terminate the worker, kill the process). */
   close(): void;
+  /** The sandbox process's id (`undefined` for a worker). */
+  readonly pid?: number;
 }
 
 /** What a channel reports. */
@@ -322,7 +324,7 @@ function randomToken(): string {
  */
 export function processChannel(
   options: ProcessChannelOptions,
-): ProviderChannel & { readonly pid: number } {
+): ProviderChannel {
   const args = processArgs(options);
   const command = new Deno.Command(Deno.execPath(), {
     args,

@@ -246,6 +246,11 @@ export class WorkerRpc {
     return this.#stopped;
   }
 
+  /** The sandbox process's id (`undefined` for a worker). */
+  get pid(): number | undefined {
+    return this.#channel.pid;
+  }
+
   /** Whether a request is waiting for its reply. */
   get busy(): boolean {
     return this.#pending.size > 0;

@@ -10,7 +10,11 @@
 
 import type { HermesConfig } from "../core/memory_provider.ts";
 import { getConfigValue, loadConfig } from "../config/config.ts";
-import { withHermesHome } from "../profile/hermes_home.ts";
+import { join, resolve } from "node:path";
+import {
+  getDefaultHermesRoot,
+  withHermesHome,
+} from "../profile/hermes_home.ts";
 import { errorText } from "../_util/error_text.ts";
 import {
   cliGrant,
@@ -123,7 +127,8 @@ export function hermesRunPlan(
         providerCommand = await describeProviderCommand(provider);
       }
     }
-    const setup = options.args ? commandIntent(options.args).setup : undefined;
+    const intent = options.args ? commandIntent(options.args) : {};
+    const setup = intent.setup;
     const setupFlags: string[] = [];
     if (setup !== undefined) {
       const names = setup === "*" ? await listProviderNames() : [setup];
@@ -145,6 +150,15 @@ export function hermesRunPlan(
     const location = cliLocation();
     // Each sandboxed provider runs in its own `deno run` process.
     other.push(`--allow-run=${Deno.execPath()}`);
+    // The default profile's home holds the other profiles: the CLI never
+    // reaches them, except for a command whose job spans profiles.
+    const root = resolve(getDefaultHermesRoot());
+    if (resolve(home) === root && !intent.spansProfiles) {
+      const profiles = join(root, "profiles");
+      if (!profiles.includes(",")) {
+        other.push(`--deny-read=${profiles}`, `--deny-write=${profiles}`);
+      }
+    }
     const flags = [
       "--quiet",
       ...grantToFlags(grant, other),

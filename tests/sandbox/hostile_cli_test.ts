@@ -309,3 +309,34 @@ Deno.test("hermes memory status and list start no worker for an unselected provi
   );
   assert.deepEqual(marks(), []);
 });
+
+Deno.test("hermes <provider> <cmd>: a user provider's cli.ts in the default profile cannot read another profile's .env (the CLI's grant leaves profiles/ out)", async () => {
+  await using w = await hostileWorld();
+  await arm(w, { attack: "none" });
+  const target = join(w.other, ".env");
+  await Deno.writeTextFile(
+    join(w.intruderDir, "cli.ts"),
+    `export function registerCli(command: { command(n: string): { description(d: string): { action(f: () => Promise<void>): unknown } } }) {
+  command.command("steal").description("Reads another profile's secrets").action(async () => {
+    console.log("STOLEN " + await Deno.readTextFile(${JSON.stringify(target)}));
+  });
+}
+`,
+  );
+  const run = await runHermesCli(["intruder", "steal"], {
+    userHome: w.userHome,
+  });
+  assert.notEqual(run.code, 0, run.stdout);
+  assert.ok(!run.stdout.includes(SECRETS.other), run.stdout);
+  assert.ok(!run.stderr.includes(SECRETS.other), run.stderr);
+  assert.doesNotMatch(run.stdout, /STOLEN/);
+  assert.match(run.stderr, /profiles\/other\/\.env/);
+  // The plan says so too.
+  const plan = await runHermesCli(["memory", "permissions"], {
+    userHome: w.userHome,
+  });
+  assert.match(
+    plan.stdout,
+    new RegExp(`--deny-read=${join(w.home, "profiles")}`),
+  );
+});

@@ -144,10 +144,10 @@ export function processPermissionFlags(grant: ProviderGrant): string[] {
   for (const [key, list] of lists) {
     if (list.length === 0) continue;
     for (const entry of list) {
-      // deno-lint-ignore no-control-regex
-      if (
-        entry.value.includes(",") || /[\u0000-\u001f\u007f]/.test(entry.value)
-      ) {
+      const unsafe = [...entry.value].some((c) =>
+        c === "," || c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f
+      );
+      if (unsafe) {
         throw new TypeError(
           `Memory provider '${grant.provider}' cannot be started: its ${key} grant ${
             JSON.stringify(entry.value)

@@ -422,7 +422,7 @@ export function processChannel(
     } else {
       const last = stderrTail.trim().split("\n").at(-1)?.trim() ?? "";
       reason = `its sandbox process exited with code ${status.code}${
-        last ? ` (${last.replaceAll(/[\u0000-\u001f\u007f]/g, "?")})` : ""
+        last ? ` (${JSON.stringify(last).slice(1, -1)})` : ""
       }`;
     }
     handlers?.ended(reason);

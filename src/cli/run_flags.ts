@@ -212,6 +212,7 @@ export function grantFromFlags(
  * @param grant The grant.
  * @param extra Other flags to keep (after the permission flags).
  * @returns The flags.
+ * @throws {TypeError} When a value holds a comma.
  *
  * @example Basic usage
  * ```ts
@@ -230,6 +231,15 @@ export function grantToFlags(
   const flags = ["--no-prompt", "--cached-only"];
   for (const key of ["read", "write", "env", "net", "import"] as const) {
     const list = grant[key] ?? [];
+    const split = list.find((value) => value.includes(","));
+    if (split !== undefined) {
+      // Deno splits a flag's list at commas: this value would become two.
+      throw new TypeError(
+        `Cannot grant ${
+          JSON.stringify(split)
+        } to the hermes CLI: it holds a comma, which Deno would read as two ${key} grants; move it to a path without one`,
+      );
+    }
     if (list.length > 0) flags.push(`--allow-${key}=${list.join(",")}`);
   }
   for (const flag of extra) {

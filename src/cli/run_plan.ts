@@ -123,7 +123,12 @@ export function hermesRunPlan(
         }`;
         provider = null;
       } else {
-        providerFlags = await providerRunFlags(provider, config);
+        try {
+          providerFlags = await providerRunFlags(provider, config);
+        } catch (error) {
+          // A grant Deno would misread (a comma in a path): left out.
+          problem = errorText(error);
+        }
         providerCommand = await describeProviderCommand(provider);
       }
     }
@@ -134,7 +139,11 @@ export function hermesRunPlan(
       const names = setup === "*" ? await listProviderNames() : [setup];
       for (const name of names) {
         if (name === provider || await locateProvider(name) === null) continue;
-        setupFlags.push(...await providerRunFlags(name, config));
+        try {
+          setupFlags.push(...await providerRunFlags(name, config));
+        } catch (error) {
+          problem ??= errorText(error);
+        }
       }
     }
     const { grant: providerGrant, other } = grantFromFlags([

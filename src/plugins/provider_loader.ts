@@ -2,21 +2,23 @@
  * Loading a memory provider by name: discovery, the `plugins.disabled`
  * gate, the sandbox, skills.
  *
- * By default a provider runs in a permission-confined worker
- * ({@linkcode SandboxedMemoryProvider}); `sandbox: "none"` imports it
- * in-process, for trusted code and tests. Every load failure is a warning
+ * By default a provider runs sandboxed ({@linkcode SandboxedMemoryProvider}):
+ * in its own `deno run` process under exactly its grant, or, in a `deno
+ * compile` binary, in a permission-confined worker (`transport.ts` chooses);
+ * `sandbox: "none"` imports it in-process, for trusted code and tests. Every load failure is a warning
  * naming the provider and the cause, and the result is `null`:
  *
  * - `Failed to load memory provider '<name>': <cause>`;
  * - `Memory provider '<name>' loaded but no provider instance found`.
  *
- * A sandboxed load refuses (never falls back to running unconfined) when
- * worker permissions are not enabled, when the host runs on a terminal
- * without `--no-prompt` (when that is detectable), when the host itself
- * lacks part of the grant, when the provider directory or its data
+ * A sandboxed load refuses (never falls back to running unconfined) when a
+ * grant value holds a comma, when the provider directory or its data
  * directory holds a symlink leading out of it, when the provider's name
  * would make its data directory one Hermes uses (`plugins`, `memories`, …),
- * and when provider code mentions `npm:` without `permissions.npm: true`.
+ * and when provider code mentions `npm:` without `permissions.npm: true`;
+ * on the worker transport also when worker permissions are not enabled,
+ * when the host runs on a terminal without `--no-prompt` (when that is
+ * detectable), and when the host itself lacks part of the grant.
  *
  * Before the worker starts, the host creates the provider's data directory
  * `$HERMES_HOME/<name>/` (mode `0700`) and hands the provider its own

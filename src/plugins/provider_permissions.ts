@@ -27,9 +27,9 @@
  * `config.yaml`, which no provider can write.
  *
  * `npm` (may the provider import `npm:` packages) comes from
- * `permissions.npm` or the user's grant. Deno does not check `npm:` imports
- * against a worker's permissions, so this flag is enforced by the loader's
- * source check and by the host's `--cached-only` (see `host_safety.ts`).
+ * `permissions.npm` or the user's grant. Without it the provider's process
+ * runs with `--no-npm`; with it, with `--cached-only` (packages are cached by
+ * `hermes memory setup`). The loader's source check refuses early.
  *
  * @module
  */
@@ -56,6 +56,7 @@ import {
   forbiddenGrantPath,
   type GrantEntry,
   type GrantOrigin,
+  processPermissionFlags,
   type ProviderGrant,
   type SandboxTarget,
   workerPermissions,
@@ -349,12 +350,14 @@ function values(list: GrantEntry[]): string[] {
 }
 
 /**
- * The `deno run` permission flags the host process needs so it can hand
- * the grant to a worker (a worker can never get more than its parent).
- * Empty lists are left out.
+ * The `deno run` permission flags of a grant: what a provider's sandbox
+ * process is started with (and what a host running the worker transport
+ * must hold, since a worker never gets more than its parent). Empty lists
+ * are left out; a value holding a `,` or a control character is refused.
  *
  * @param grant The grant.
  * @returns Flags such as `--allow-read=/h,/h/plugins/x`.
+ * @throws {TypeError} When a value holds a `,` or a control character.
  *
  * @example
  * ```ts
@@ -365,18 +368,7 @@ function values(list: GrantEntry[]): string[] {
  * ```
  */
 export function denoRunFlags(grant: ProviderGrant): string[] {
-  const flags: string[] = [];
-  const pairs: [string, GrantEntry[]][] = [
-    ["read", grant.read],
-    ["write", grant.write],
-    ["env", grant.env],
-    ["net", grant.net],
-    ["import", grant.import],
-  ];
-  for (const [key, list] of pairs) {
-    if (list.length > 0) flags.push(`--allow-${key}=${values(list).join(",")}`);
-  }
-  return flags;
+  return processPermissionFlags(grant);
 }
 
 function hostHas(descriptor: Deno.PermissionDescriptor): boolean {

@@ -23,7 +23,9 @@
  *   never prompts;
  * - `Deno[Deno.internal]`, whose `core` reaches the worker's raw resources
  *   (stdin and stdout by resource id); the worker's stdio resources are
- *   closed first.
+ *   closed first (a sandbox process keeps them: its bootstrap holds them);
+ * - `caches`, `localStorage` and `sessionStorage`, storage keyed by the main
+ *   module rather than by provider or profile.
  *
  * It also wraps `fetch` and the `Deno.*` file and network functions so
  * that the first permission denial of each kind and target is reported to

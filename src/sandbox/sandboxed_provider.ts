@@ -1,9 +1,13 @@
 /**
  * {@linkcode SandboxedMemoryProvider}: a `MemoryProvider` whose real
- * implementation runs in a permission-confined worker.
+ * implementation runs in its own `deno run` process under exactly its
+ * grant (or, in a `deno compile` binary, a permission-confined worker:
+ * `transport.ts`), and the process-wide cap on running sandboxes
+ * ({@linkcode setMaxLiveProviders}).
  *
  * Its methods are built from the hook table (`PROVIDER_HOOKS`) and cross
- * the worker boundary by structured clone, in one of two ways:
+ * the sandbox boundary (JSON lines over a pipe, or structured clone to a
+ * worker), in one of two ways:
  *
  * - **Calls** (every hook whose result or failure the caller needs:
  *   `prefetch`, `systemPromptBlock`, `handleToolCall`, `onPreCompress`,

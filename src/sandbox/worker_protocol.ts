@@ -2,12 +2,14 @@
  * The messages between the host and a provider's sandbox worker, and the
  * checks every message from a worker passes before the host uses it.
  *
- * The host creates a `MessageChannel`, posts one port to the worker in a
- * `connect` message, and from then on both sides talk only over that port.
- * Provider code never holds the port: it cannot post anything the host
- * would read as a reply, a log line or a callback, and it cannot read or
- * forge host requests. A message a worker posts on its global scope (a
- * provider calling `postMessage`) is a protocol violation.
+ * In a sandbox process the messages are JSON lines on its stdin and stdout
+ * ({@linkcode encodeMessage}), each of the sandbox's lines starting with a
+ * token provider code never sees. In a worker, the host creates a
+ * `MessageChannel`, posts one port to the worker in a `connect` message,
+ * and from then on both sides talk only over that port. Either way provider
+ * code cannot post anything the host would read as a reply, a log line or
+ * a callback: a line without the token, or a message a worker posts on its
+ * global scope, is a protocol violation.
  *
  * This module is loaded on both sides, so it imports nothing.
  *

@@ -1,5 +1,6 @@
 /**
- * The host side of a provider's sandbox worker: numbered requests with
+ * The host side of a provider's sandbox (a process or a worker, carried by
+ * a channel of `transport.ts`): numbered requests with
  * timeouts, one-way casts, a drain barrier, a heartbeat that notices a
  * worker stuck in a busy loop, and the checks every worker message passes
  * (see `worker_protocol.ts` for the messages).
@@ -15,7 +16,9 @@
  * The worker also sends unsolicited events (log lines, skill
  * registrations, callback calls, cast failures, permission denials). While
  * any request is pending the host pings the worker; a worker that does not
- * answer a ping for `unresponsiveAfterMs` is terminated and every pending
+ * answer a ping for `unresponsiveAfterMs` of CPU time (wall time times the
+ * share of a CPU a runnable thread gets, {@linkcode cpuShare}, so a loaded
+ * machine does not trip it) is terminated and every pending
  * and later call rejects with {@linkcode ProviderWorkerStoppedError}. So
  * does a worker that sends a malformed message (`null`, a forged reply, a
  * reply to a request never sent, a huge payload) or posts anything on its

@@ -295,3 +295,19 @@ Deno.test("discovery, probing, loading and the provider CLI leave the plugins tr
   await loadProviderCli("notes", options);
   assert.deepEqual(diffTrees(before, await snapshotTree(h.plugins)), []);
 });
+
+Deno.test("loadMemoryProvider() refuses a grant path with a comma instead of letting Deno split it into two grants", async () => {
+  await using h = await tempHome();
+  await writeProvider(h.plugins, "comma", {
+    "mod.ts": simpleProviderSource("comma"),
+    "plugin.yaml": 'permissions: {read: ["/tmp/x,/"]}',
+  });
+  using logs = captureLogs();
+  assert.equal(await loadMemoryProvider("comma", base(h)), null);
+  const warnings = logs.at("warn");
+  assert.equal(warnings.length, 1, warnings.join("\n"));
+  assert.match(
+    warnings[0]!,
+    /^Failed to load memory provider 'comma': .*"\/tmp\/x,\/".* holds a comma/,
+  );
+});

@@ -345,10 +345,6 @@ export async function providerPermissions(
   return grantForCandidate(candidate, { hermesHome, config });
 }
 
-function values(list: GrantEntry[]): string[] {
-  return list.map((e) => e.value);
-}
-
 /**
  * The `deno run` permission flags of a grant: what a provider's sandbox
  * process is started with (and what a host running the worker transport

@@ -276,6 +276,129 @@ async function prepareDataDir(grant: ProviderGrant): Promise<void> {
   }
 }
 
+/** Where a launched sandbox's events and unexpected stops go. */
+interface LaunchHooks {
+  /** The provider's `plugin.yaml`, for denial messages. */
+  manifestPath: string | undefined;
+  /**
+   * An event after the bootstrap started (not a log line or a skill).
+   *
+   * @param message The event.
+   */
+  event(message: WorkerMessage): void;
+  /** The sandbox stopped on its own. */
+  stopped(): void;
+}
+
+/**
+ * The function that starts a provider's sandbox on its transport and loads
+ * the provider in it; called once at load and again after each pause
+ * under the live cap.
+ */
+function sandboxLauncher(
+  candidate: SandboxTarget,
+  options: SandboxStartOptions,
+  framework: SandboxFramework,
+  hooks: LaunchHooks,
+): () => Promise<Launched> {
+  const grant = options.grant;
+  const entry = WORKER_URLS[framework];
+  const transport = chooseTransport(options.transport);
+  // A worker replaced because it never started stops quietly.
+  let replacing = false;
+  const spawn = (): WorkerRpc => {
+    const channel = openChannel(transport, {
+      entry,
+      grant,
+      frameworkNpm: framework === "full",
+      heapLimitMb: options.heapLimitMb,
+    }, `memory-provider-${candidate.name}`);
+    return new WorkerRpc(channel, {
+      provider: candidate.name,
+      unresponsiveAfterMs: options.unresponsiveAfterMs,
+      onEvent: (message) => {
+        if (message.t === "skill") options.onSkill?.(message.skill);
+        else if (message.t === "log") log(message.level, message.message);
+        else hooks.event(message);
+      },
+      onStopped: (reason) => {
+        hooks.stopped();
+        if (replacing) return;
+        log("warn", `Memory provider '${candidate.name}' stopped: ${reason}`);
+      },
+    });
+  };
+  const loadTimeoutMs = options.loadTimeoutMs ?? 30_000;
+  const callTimeoutMs = options.callTimeoutMs ?? 30_000;
+  const startTimeoutMs = Math.min(
+    options.startTimeoutMs ?? 5000,
+    loadTimeoutMs,
+  );
+  /** Starts a sandbox and loads the provider in it (again after a stop). */
+  const launch = async (): Promise<Launched> => {
+    const startedAt = Date.now();
+    const load = (rpc: WorkerRpc): Promise<unknown> =>
+      rpc.request({
+        t: "load",
+        specifier: candidate.specifier,
+        providerName: candidate.name,
+        acceptInstances: candidate.source === "package",
+        context: {
+          hermesHome: grant.hermesHome,
+          multiplex: isMultiplexActive(),
+          scope: limitScope(grant),
+        },
+        castTimeoutMs: options.castTimeoutMs ?? callTimeoutMs,
+        config: options.config ?? {},
+      }, {
+        timeoutMs: Math.max(1, loadTimeoutMs - (Date.now() - startedAt)),
+        label: "load",
+        adaptive: true,
+      });
+    // The load request is posted at once: the sandbox reads it as soon as
+    // its bootstrap listens, which saves a round trip.
+    let rpc = spawn();
+    let pending = load(rpc);
+    let description: ProviderDescription | null;
+    try {
+      try {
+        // A process starts or fails; only a worker may silently never
+        // start. (A process's start is covered by the load request's
+        // timeout, which stretches while the machine is loaded.)
+        replacing = transport === "worker" &&
+          startTimeoutMs < loadTimeoutMs;
+        if (transport === "worker") await rpc.ready(startTimeoutMs);
+      } catch (error) {
+        // Only a worker that never started is replaced; a bootstrap that
+        // failed would fail again.
+        if (!replacing || !/did not start/.test(rpc.stopped ?? "")) {
+          throw error;
+        }
+        pending.catch(() => {});
+        log(
+          "debug",
+          `Memory provider '${candidate.name}': its sandbox worker did not start within ${startTimeoutMs} ms; starting a new one`,
+        );
+        rpc.terminate("it did not start");
+        replacing = false;
+        rpc = spawn();
+        pending = load(rpc);
+      } finally {
+        replacing = false;
+      }
+      description = await pending as ProviderDescription | null;
+    } catch (error) {
+      rpc.terminate("its load failed");
+      throw error instanceof Error
+        ? explainDenial(candidate.name, grant, hooks.manifestPath, error)
+        : error;
+    }
+    if (description === null) rpc.terminate("it offers no provider");
+    return { rpc, description };
+  };
+  return launch;
+}
+
 /**
  * A memory provider running in a permission-confined worker; the host
  * sees an ordinary {@linkcode MemoryProvider}.
@@ -375,105 +498,21 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         : undefined;
       framework = scan?.fullFramework ? "full" : "provider";
     }
-    const entry = WORKER_URLS[framework];
-    const transport = chooseTransport(options.transport);
     const callbacks = new Map<string, (...args: unknown[]) => unknown>();
     // Set once loaded; cast failures can only arrive after that.
     const loaded: { proxy?: SandboxedMemoryProvider } = {};
     const early: WorkerMessage[] = [];
-    // A worker replaced because it never started stops quietly.
-    let replacing = false;
-    const spawn = (): WorkerRpc => {
-      const channel = openChannel(transport, {
-        entry,
-        grant,
-        frameworkNpm: framework === "full",
-        heapLimitMb: options.heapLimitMb,
-      }, `memory-provider-${candidate.name}`);
-      return new WorkerRpc(channel, {
-        provider: candidate.name,
-        unresponsiveAfterMs: options.unresponsiveAfterMs,
-        onEvent: (message) => {
-          if (message.t === "skill") options.onSkill?.(message.skill);
-          else if (message.t === "log") log(message.level, message.message);
-          else if (loaded.proxy) loaded.proxy.#onEvent(message);
-          else early.push(message);
-        },
-        onStopped: (reason) => {
-          if (loaded.proxy) LIVE.delete(loaded.proxy);
-          if (replacing) return;
-          log("warn", `Memory provider '${candidate.name}' stopped: ${reason}`);
-        },
-      });
-    };
-    const loadTimeoutMs = options.loadTimeoutMs ?? 30_000;
     const callTimeoutMs = options.callTimeoutMs ?? 30_000;
-    const startTimeoutMs = Math.min(
-      options.startTimeoutMs ?? 5000,
-      loadTimeoutMs,
-    );
-    /** Starts a sandbox and loads the provider in it (again after a stop). */
-    const launch = async (): Promise<Launched> => {
-      const startedAt = Date.now();
-      const load = (rpc: WorkerRpc): Promise<unknown> =>
-        rpc.request({
-          t: "load",
-          specifier: candidate.specifier,
-          providerName: candidate.name,
-          acceptInstances: candidate.source === "package",
-          context: {
-            hermesHome: grant.hermesHome,
-            multiplex: isMultiplexActive(),
-            scope: limitScope(grant),
-          },
-          castTimeoutMs: options.castTimeoutMs ?? callTimeoutMs,
-          config: options.config ?? {},
-        }, {
-          timeoutMs: Math.max(1, loadTimeoutMs - (Date.now() - startedAt)),
-          label: "load",
-          adaptive: true,
-        });
-      // The load request is posted at once: the sandbox reads it as soon as
-      // its bootstrap listens, which saves a round trip.
-      let rpc = spawn();
-      let pending = load(rpc);
-      let description: ProviderDescription | null;
-      try {
-        try {
-          // A process starts or fails; only a worker may silently never
-          // start. (A process's start is covered by the load request's
-          // timeout, which stretches while the machine is loaded.)
-          replacing = transport === "worker" &&
-            startTimeoutMs < loadTimeoutMs;
-          if (transport === "worker") await rpc.ready(startTimeoutMs);
-        } catch (error) {
-          // Only a worker that never started is replaced; a bootstrap that
-          // failed would fail again.
-          if (!replacing || !/did not start/.test(rpc.stopped ?? "")) {
-            throw error;
-          }
-          pending.catch(() => {});
-          log(
-            "debug",
-            `Memory provider '${candidate.name}': its sandbox worker did not start within ${startTimeoutMs} ms; starting a new one`,
-          );
-          rpc.terminate("it did not start");
-          replacing = false;
-          rpc = spawn();
-          pending = load(rpc);
-        } finally {
-          replacing = false;
-        }
-        description = await pending as ProviderDescription | null;
-      } catch (error) {
-        rpc.terminate("its load failed");
-        throw error instanceof Error
-          ? explainDenial(candidate.name, grant, manifestPath, error)
-          : error;
-      }
-      if (description === null) rpc.terminate("it offers no provider");
-      return { rpc, description };
-    };
+    const launch = sandboxLauncher(candidate, options, framework, {
+      manifestPath,
+      event: (message) => {
+        if (loaded.proxy) loaded.proxy.#onEvent(message);
+        else early.push(message);
+      },
+      stopped: () => {
+        if (loaded.proxy) LIVE.delete(loaded.proxy);
+      },
+    });
     await SandboxedMemoryProvider.#makeRoom(undefined);
     const { rpc, description } = await launch();
     if (description === null) return null;

@@ -33,7 +33,7 @@ import {
 import { errorText } from "../_util/error_text.ts";
 import { encodeMessage } from "./worker_protocol.ts";
 import { getDefaultHermesRoot } from "../profile/hermes_home.ts";
-import { denoCacheDir } from "../launcher/launch_cache.ts";
+import { denoCacheDir, readProcessEnv } from "../core/env.ts";
 
 /** How a provider's sandbox is carried. */
 export type SandboxTransport = "process" | "worker";
@@ -192,14 +192,6 @@ export interface ProcessChannelOptions {
   heapLimitMb?: number;
 }
 
-function readEnv(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The flags that make the bootstrap resolve: for local files the
  * framework's `deno.json` (its lockfile left alone) and only cached
@@ -297,10 +289,10 @@ function processEnv(grant: ProviderGrant): Record<string, string> {
   if (dir !== undefined) env.DENO_DIR = dir;
   // Not readable by the provider (not granted); without it Deno reports a
   // program it may not run as "not found" instead of denying it.
-  const path = readEnv("PATH");
+  const path = readProcessEnv("PATH");
   if (path !== undefined) env.PATH = path;
   for (const entry of grant.env) {
-    const value = readEnv(entry.value);
+    const value = readProcessEnv(entry.value);
     if (value !== undefined) env[entry.value] = value;
   }
   return env;

@@ -228,6 +228,11 @@ export function setMaxLiveProviders(limit: number): void {
   maxLive = limit;
 }
 
+/** Marks a running sandbox most recently used. */
+function markUsed(provider: SandboxedMemoryProvider): void {
+  if (LIVE.delete(provider)) LIVE.add(provider);
+}
+
 /**
  * How many provider sandboxes run in this process now.
  *
@@ -595,9 +600,15 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       const state = this.#state;
       const rpc = state.rpc;
       const timeoutMs = state.shutdownTimeoutMs;
+      // Paused on behalf of another provider's call, maybe another
+      // profile's: its own home, and nobody's secrets.
+      const context: CallContext = {
+        hermesHome: state.grant.hermesHome,
+        multiplex: isMultiplexActive(),
+      };
       const call = (method: string, args: unknown[]) =>
         rpc.request(
-          { t: "call", method, args, context: this.#context() },
+          { t: "call", method, args, context },
           { timeoutMs, label: method },
         );
       try {
@@ -644,10 +655,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         this.#resuming = undefined;
       });
       await this.#resuming;
-    } else if (LIVE.has(this)) {
-      LIVE.delete(this);
-      LIVE.add(this);
-    }
+    } else markUsed(this);
     return this.#state.rpc;
   }
 
@@ -786,10 +794,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /** The running sandbox, marked most recently used. */
   #touch(): WorkerRpc {
-    if (LIVE.has(this)) {
-      LIVE.delete(this);
-      LIVE.add(this);
-    }
+    markUsed(this);
     return this.#state.rpc;
   }
 

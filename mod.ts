@@ -215,7 +215,12 @@ export type {
   ManifestPermissions,
   PluginManifest,
 } from "./src/plugins/plugin_manifest.ts";
-export { SandboxedMemoryProvider } from "./src/sandbox/sandboxed_provider.ts";
+export {
+  liveProviderCount,
+  SandboxedMemoryProvider,
+  setMaxLiveProviders,
+} from "./src/sandbox/sandboxed_provider.ts";
+export type { SandboxTransport } from "./src/sandbox/transport.ts";
 export {
   denoRunFlags,
   type GrantEntry,
@@ -224,15 +229,6 @@ export {
   providerPermissions,
   type SandboxTarget,
 } from "./src/plugins/provider_permissions.ts";
-export {
-  checkHostSafety,
-  HOST_DENO_FLAGS,
-  type HostSafetyOptions,
-  type HostSafetyReport,
-  type NpmSafety,
-  type PromptSafety,
-  type WorkerOptionsState,
-} from "./src/sandbox/host_safety.ts";
 export {
   type DependencyOptions,
   prepareProviderDependencies,

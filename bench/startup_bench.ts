@@ -83,16 +83,20 @@ const builtinHome = await Deno.realPath(
 );
 await Deno.mkdir(join(builtinHome, ".hermes", "memories"), { recursive: true });
 
+// This file measures the worker transport (a compiled binary's); the
+// process transport is measured in bench/sandbox_transport_bench.ts.
 const minimalOptions = {
   hermesHome: home,
   bundledDir: noBundled,
   config: {},
   hostCheck: false,
+  transport: "worker" as const,
 };
 const honchoOptions = {
   hermesHome: cliHome.hermes,
   config: { memory: { provider: "honcho" } },
   hostCheck: false,
+  transport: "worker" as const,
 };
 
 async function load(

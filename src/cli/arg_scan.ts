@@ -81,7 +81,19 @@ export interface CommandIntent {
    * inactive provider back on and connects to its server.
    */
   setup?: string;
+  /**
+   * Whether the command's job spans profiles (`hermes honcho sync`,
+   * `hermes honcho peers`): only then may the default profile's CLI reach
+   * `<root>/profiles/`.
+   */
+  spansProfiles?: boolean;
 }
+
+/** Provider commands whose job spans every profile. */
+const PROFILE_SPANNING: ReadonlySet<string> = new Set([
+  "honcho sync",
+  "honcho peers",
+]);
 
 /**
  * Tells which provider a setup command line is about. Setup starts the
@@ -113,6 +125,9 @@ export function commandIntent(args: readonly string[]): CommandIntent {
     (words[1] === "setup" || words[1] === "enable")
   ) {
     return { setup: words[0] };
+  }
+  if (PROFILE_SPANNING.has(`${words[0]} ${words[1]}`)) {
+    return { spansProfiles: true };
   }
   return {};
 }

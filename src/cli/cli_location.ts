@@ -35,8 +35,8 @@ function filePath(url: URL): string {
 
 /**
  * The CLI entry point and the flags that make it load from anywhere: for
- * a local checkout or install its `deno.json` (import map, lockfile,
- * worker options); for a JSR package its `jsr:` export; for another
+ * a local checkout or install its `deno.json` (import map, lockfile); for
+ * a JSR package its `jsr:` export; for another
  * remote URL the package's `deno.json` as import map.
  *
  * @param base The framework's root URL.
@@ -61,17 +61,12 @@ export function cliLocation(base: URL = FRAMEWORK_URL): CliLocation {
   }
   const jsr = /^https:\/\/jsr\.io\/(@[^/]+\/[^/]+)\/([^/]+)\/$/.exec(base.href);
   if (jsr !== null) {
-    return {
-      entry: `jsr:${jsr[1]}@${jsr[2]}/cli/main`,
-      flags: ["--unstable-worker-options"],
-    };
+    // Providers run in their own processes: no worker options needed.
+    return { entry: `jsr:${jsr[1]}@${jsr[2]}/cli/main`, flags: [] };
   }
   return {
     entry: new URL("src/cli/main.ts", base).href,
-    flags: [
-      `--import-map=${new URL("deno.json", base).href}`,
-      "--unstable-worker-options",
-    ],
+    flags: [`--import-map=${new URL("deno.json", base).href}`],
   };
 }
 

@@ -41,7 +41,8 @@ export const TERMINAL_ENV_VARS: readonly string[] = Object.freeze([
 /**
  * Variables the framework itself reads (profile resolution, plugin
  * discovery, working directory, `DENO_NO_PROMPT` for the sandbox safety
- * check), plus the two debug switches the `yaml` parser reads on every
+ * check, where Deno's module cache is and `PATH`, which a provider's sandbox
+ * process is started with), plus the two debug switches the `yaml` parser reads on every
  * parse (`LOG_TOKENS`, `LOG_STREAM`).
  */
 export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
@@ -55,6 +56,10 @@ export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
   "LOG_STREAM",
   "DENO_NO_PROMPT",
   "HERMES_CLI_PROVIDER_COMMAND",
+  "DENO_DIR",
+  "XDG_CACHE_HOME",
+  "LOCALAPPDATA",
+  "PATH",
 ]);
 
 /** The permission lists of one `deno run`. */
@@ -216,6 +221,7 @@ export function grantFromFlags(
  * @param grant The grant.
  * @param extra Other flags to keep (after the permission flags).
  * @returns The flags.
+ * @throws {TypeError} When a value holds a comma.
  *
  * @example Basic usage
  * ```ts
@@ -234,6 +240,15 @@ export function grantToFlags(
   const flags = ["--no-prompt", "--cached-only"];
   for (const key of ["read", "write", "env", "net", "import"] as const) {
     const list = grant[key] ?? [];
+    const split = list.find((value) => value.includes(","));
+    if (split !== undefined) {
+      // Deno splits a flag's list at commas: this value would become two.
+      throw new TypeError(
+        `Cannot grant ${
+          JSON.stringify(split)
+        } to the hermes CLI: it holds a comma, which Deno would read as two ${key} grants; move it to a path without one`,
+      );
+    }
     if (list.length > 0) flags.push(`--allow-${key}=${list.join(",")}`);
   }
   for (const flag of extra) {

@@ -10,7 +10,11 @@
 
 import type { HermesConfig } from "../core/memory_provider.ts";
 import { getConfigValue, loadConfig } from "../config/config.ts";
-import { withHermesHome } from "../profile/hermes_home.ts";
+import { join, resolve } from "node:path";
+import {
+  getDefaultHermesRoot,
+  withHermesHome,
+} from "../profile/hermes_home.ts";
 import { errorText } from "../_util/error_text.ts";
 import {
   cliGrant,
@@ -121,24 +125,34 @@ export function hermesRunPlan(
       } else {
         // Setup asks the user to approve the provider's whole request, then
         // loads it in the same run: the host holds all of it (past the
-        // floor); the worker still gets only what is approved.
+        // floor); the provider still gets only what is approved.
         const approving = options.args !== undefined &&
           ["*", provider].includes(commandIntent(options.args).setup ?? "");
-        providerFlags = await providerRunFlags(provider, config, {
-          approveAll: approving,
-        });
+        try {
+          providerFlags = await providerRunFlags(provider, config, {
+            approveAll: approving,
+          });
+        } catch (error) {
+          // A grant Deno would misread (a comma in a path): left out.
+          problem = errorText(error);
+        }
         providerCommand = await describeProviderCommand(provider);
       }
     }
-    const setup = options.args ? commandIntent(options.args).setup : undefined;
+    const intent = options.args ? commandIntent(options.args) : {};
+    const setup = intent.setup;
     const setupFlags: string[] = [];
     if (setup !== undefined) {
       const names = setup === "*" ? await listProviderNames() : [setup];
       for (const name of names) {
         if (name === provider || await locateProvider(name) === null) continue;
-        setupFlags.push(
-          ...await providerRunFlags(name, config, { approveAll: true }),
-        );
+        try {
+          setupFlags.push(
+            ...await providerRunFlags(name, config, { approveAll: true }),
+          );
+        } catch (error) {
+          problem ??= errorText(error);
+        }
       }
     }
     const { grant: providerGrant, other } = grantFromFlags([
@@ -152,6 +166,17 @@ export function hermesRunPlan(
       other.push("--allow-net");
     }
     const location = cliLocation();
+    // Each sandboxed provider runs in its own `deno run` process.
+    other.push(`--allow-run=${Deno.execPath()}`);
+    // The default profile's home holds the other profiles: the CLI never
+    // reaches them, except for a command whose job spans profiles.
+    const root = resolve(getDefaultHermesRoot());
+    if (resolve(home) === root && !intent.spansProfiles) {
+      const profiles = join(root, "profiles");
+      if (!profiles.includes(",")) {
+        other.push(`--deny-read=${profiles}`, `--deny-write=${profiles}`);
+      }
+    }
     const flags = [
       "--quiet",
       ...grantToFlags(grant, other),

@@ -168,3 +168,28 @@ export function lockProcessEnvironment(refuse: () => never): void {
     enumerable: true,
   });
 }
+
+/**
+ * Deno's own cache directory, as Deno finds it (`DENO_DIR`, else the
+ * platform's cache directory).
+ *
+ * @returns The directory, or `undefined` when it cannot be told.
+ */
+export function denoCacheDir(): string | undefined {
+  const join = (...parts: string[]): string =>
+    parts.join(Deno.build.os === "windows" ? "\\" : "/");
+  const explicit = readProcessEnv("DENO_DIR");
+  if (explicit) return explicit;
+  const os = Deno.build.os;
+  const home = readProcessEnv("HOME") || readProcessEnv("USERPROFILE");
+  if (os === "windows") {
+    const local = readProcessEnv("LOCALAPPDATA");
+    return local ? join(local, "deno") : undefined;
+  }
+  if (os === "darwin") {
+    return home ? join(home, "Library", "Caches", "deno") : undefined;
+  }
+  const xdg = readProcessEnv("XDG_CACHE_HOME") ||
+    (home ? join(home, ".cache") : undefined);
+  return xdg ? join(xdg, "deno") : undefined;
+}

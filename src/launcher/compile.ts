@@ -61,7 +61,11 @@ export async function compileCommand(
   }
   return [
     "compile",
-    ...plan.flags.filter((f) => f !== "--quiet"),
+    // A compiled binary runs providers in workers (transport.ts): no deno
+    // child to start.
+    ...plan.flags.filter((f) =>
+      f !== "--quiet" && !f.startsWith("--allow-run=")
+    ),
     "--include",
     `${location.dir}/plugins/memory/`,
     ...COMPUTED_MODULES.flatMap((path) => [

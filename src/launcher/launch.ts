@@ -292,6 +292,7 @@ export async function launch(
     cwd: Deno.cwd(),
     profile: scanGlobalArgs(args).profile ?? null,
     setup: commandIntent(args).setup ?? null,
+    ...(commandIntent(args).spansProfiles ? { spansProfiles: true } : {}),
   });
   if (!(await ensureCached(cacheDir, warn))) return 1;
   const path = cacheDir === undefined

@@ -11,7 +11,9 @@
  * @module
  */
 
-import { readProcessEnv } from "../core/env.ts";
+import { denoCacheDir, readProcessEnv } from "../core/env.ts";
+
+export { denoCacheDir };
 import { type Observation, sha256Hex } from "./input_record.ts";
 
 /** The format of a cached launch record; older ones are recomputed. */
@@ -59,29 +61,6 @@ export function launcherCacheDir(): string | undefined {
       (home ? join(home, ".cache") : undefined);
   }
   return base ? join(base, "hermes-memory", "launcher") : undefined;
-}
-
-/**
- * Deno's own cache directory, as Deno finds it (`DENO_DIR`, else the
- * platform's cache directory).
- *
- * @returns The directory, or `undefined` when it cannot be told.
- */
-export function denoCacheDir(): string | undefined {
-  const explicit = readProcessEnv("DENO_DIR");
-  if (explicit) return explicit;
-  const os = Deno.build.os;
-  const home = readProcessEnv("HOME") || readProcessEnv("USERPROFILE");
-  if (os === "windows") {
-    const local = readProcessEnv("LOCALAPPDATA");
-    return local ? join(local, "deno") : undefined;
-  }
-  if (os === "darwin") {
-    return home ? join(home, "Library", "Caches", "deno") : undefined;
-  }
-  const xdg = readProcessEnv("XDG_CACHE_HOME") ||
-    (home ? join(home, ".cache") : undefined);
-  return xdg ? join(xdg, "deno") : undefined;
 }
 
 /** The `src/` folders whose code computes the grant. */

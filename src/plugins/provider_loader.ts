@@ -2,21 +2,23 @@
  * Loading a memory provider by name: discovery, the `plugins.disabled`
  * gate, the sandbox, skills.
  *
- * By default a provider runs in a permission-confined worker
- * ({@linkcode SandboxedMemoryProvider}); `sandbox: "none"` imports it
- * in-process, for trusted code and tests. Every load failure is a warning
+ * By default a provider runs sandboxed ({@linkcode SandboxedMemoryProvider}):
+ * in its own `deno run` process under exactly its grant, or, in a `deno
+ * compile` binary, in a permission-confined worker (`transport.ts` chooses);
+ * `sandbox: "none"` imports it in-process, for trusted code and tests. Every load failure is a warning
  * naming the provider and the cause, and the result is `null`:
  *
  * - `Failed to load memory provider '<name>': <cause>`;
  * - `Memory provider '<name>' loaded but no provider instance found`.
  *
- * A sandboxed load refuses (never falls back to running unconfined) when
- * worker permissions are not enabled, when the host runs on a terminal
- * without `--no-prompt` (when that is detectable), when the host itself
- * lacks part of the grant, when the provider directory or its data
+ * A sandboxed load refuses (never falls back to running unconfined) when a
+ * grant value holds a comma, when the provider directory or its data
  * directory holds a symlink leading out of it, when the provider's name
  * would make its data directory one Hermes uses (`plugins`, `memories`, …),
- * and when provider code mentions `npm:` without `permissions.npm: true`.
+ * and when provider code mentions `npm:` without `permissions.npm: true`;
+ * on the worker transport also when worker permissions are not enabled,
+ * when the host runs on a terminal without `--no-prompt` (when that is
+ * detectable), and when the host itself lacks part of the grant.
  *
  * Before the worker starts, the host creates the provider's data directory
  * `$HERMES_HOME/<name>/` (mode `0700`) and hands the provider its own
@@ -31,6 +33,10 @@ import { join, resolve } from "node:path";
 import { getConfigPath, loadConfig } from "../config/config.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { checkHostSafety } from "../sandbox/host_safety.ts";
+import {
+  chooseTransport,
+  type SandboxTransport,
+} from "../sandbox/transport.ts";
 import { log } from "../core/log.ts";
 import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
 import {
@@ -58,12 +64,15 @@ import {
   ProviderPermissionError,
   SandboxedMemoryProvider,
   type SandboxFramework,
+  setMaxLiveProviders,
 } from "../sandbox/sandboxed_provider.ts";
 import { scanProviderSources } from "../sandbox/source_scan.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /**
- * How a provider is run: in a confined worker, or in-process.
+ * How a provider is run: sandboxed (its own `deno run` process, or a
+ * confined worker in a `deno compile` binary: `transport.ts` chooses), or
+ * in-process (`none`).
  *
  * @category Plugins: discovery, loading, permissions
  */
@@ -82,6 +91,30 @@ export interface LoadProviderOptions extends DiscoveryOptions {
    * @default {"worker"}
    */
   sandbox?: SandboxMode;
+  /**
+   * How the sandbox is carried: `process` (its own `deno run` child; the
+   * default wherever one can be started) or `worker` (a confined worker in
+   * this process; the default in a `deno compile` binary, and it needs
+   * worker options enabled and the whole grant held by this process).
+   *
+   * @default {chooseTransport()}
+   */
+  transport?: SandboxTransport;
+  /**
+   * The heap cap of a provider's sandbox process, in MiB.
+   *
+   * @default {512}
+   */
+  heapLimitMb?: number;
+  /**
+   * The most provider sandboxes this process runs at once (a gateway
+   * serving many profiles): sets the process-wide cap of
+   * `setMaxLiveProviders`. Idle ones are drained, shut down and stopped,
+   * and start again on their next call.
+   *
+   * @default {Infinity, or what an earlier load set}
+   */
+  maxLiveProviders?: number;
   /**
    * Register the provider's skills (pruning other providers' skills).
    *
@@ -219,7 +252,10 @@ async function loadSandboxed(
   config: HermesConfig,
   options: LoadProviderOptions,
 ): Promise<Loaded> {
-  if (options.hostCheck ?? true) {
+  const transport = chooseTransport(options.transport);
+  // A sandbox process gets its own flags (--no-prompt, --cached-only, its
+  // grant): only a worker depends on the host's.
+  if (transport === "worker" && (options.hostCheck ?? true)) {
     const report = await checkHostSafety();
     if (report.problems.length > 0) {
       throw new LoadRefused(report.problems.join("; "));
@@ -229,7 +265,7 @@ async function loadSandboxed(
   const problem = dataDirProblem(candidate.name, hermesHome);
   if (problem !== undefined) throw new LoadRefused(problem);
   const grant = grantForCandidate(candidate, { hermesHome, config });
-  const missing = missingHostPermissions(grant);
+  const missing = transport === "worker" ? missingHostPermissions(grant) : [];
   if (missing.length > 0) {
     throw new LoadRefused(
       `its sandbox needs ${
@@ -267,6 +303,9 @@ async function loadSandboxed(
     const escape = await dataDirEscape(grant.dataDir);
     if (escape !== undefined) throw new LoadRefused(escape);
   }
+  if (options.maxLiveProviders !== undefined) {
+    setMaxLiveProviders(options.maxLiveProviders);
+  }
   const skills: SkillRegistration[] = [];
   const provider = await SandboxedMemoryProvider.start(candidate, {
     grant,
@@ -276,6 +315,8 @@ async function loadSandboxed(
     loadTimeoutMs: options.loadTimeoutMs,
     callTimeoutMs: options.callTimeoutMs,
     unresponsiveAfterMs: options.unresponsiveAfterMs,
+    transport,
+    heapLimitMb: options.heapLimitMb,
   });
   return { provider, skills };
 }

@@ -26,10 +26,10 @@
  * Honcho's credentials for any provider but the bundled honcho; such an
  * entry is dropped with one warning naming the file, key and reason.
  *
- * `npm` (may the provider import `npm:` packages) is enforced by the
- * loader's source check and by the host's `--cached-only` (see
- * `host_safety.ts`): Deno does not check `npm:` imports against a worker's
- * permissions.
+ * `npm` (may the provider import `npm:` packages) comes from
+ * `permissions.npm` or the user's grant. Without it the provider's process
+ * runs with `--no-npm`; with it, with `--cached-only` (packages are cached by
+ * `hermes memory setup`). The loader's source check refuses early.
  *
  * @module
  */
@@ -63,6 +63,7 @@ import {
   type GrantEntry,
   type GrantOrigin,
   HERMES_HOME_AREAS,
+  processPermissionFlags,
   type ProviderGrant,
   resolveExistingPrefix,
   type SandboxTarget,
@@ -541,17 +542,15 @@ export async function providerPermissions(
   return grantForCandidate(candidate, { hermesHome, config });
 }
 
-function values(list: GrantEntry[]): string[] {
-  return list.map((e) => e.value);
-}
-
 /**
- * The `deno run` permission flags the host process needs so it can hand
- * the grant to a worker (a worker can never get more than its parent).
- * Empty lists are left out.
+ * The `deno run` permission flags of a grant: what a provider's sandbox
+ * process is started with (and what a host running the worker transport
+ * must hold, since a worker never gets more than its parent). Empty lists
+ * are left out; a value holding a `,` or a control character is refused.
  *
  * @param grant The grant.
  * @returns Flags such as `--allow-read=/h,/h/plugins/x`.
+ * @throws {TypeError} When a value holds a `,` or a control character.
  *
  * @example
  * ```ts
@@ -564,18 +563,7 @@ function values(list: GrantEntry[]): string[] {
  * @category Plugins: discovery, loading, permissions
  */
 export function denoRunFlags(grant: ProviderGrant): string[] {
-  const flags: string[] = [];
-  const pairs: [string, GrantEntry[]][] = [
-    ["read", grant.read],
-    ["write", grant.write],
-    ["env", grant.env],
-    ["net", grant.net],
-    ["import", grant.import],
-  ];
-  for (const [key, list] of pairs) {
-    if (list.length > 0) flags.push(`--allow-${key}=${values(list).join(",")}`);
-  }
-  return flags;
+  return processPermissionFlags(grant);
 }
 
 function hostHas(descriptor: Deno.PermissionDescriptor): boolean {

@@ -1,7 +1,17 @@
 /**
- * The entry module of a memory provider's sandbox worker. Not public API:
- * the loader starts it with `new Worker(<this file's URL>, {deno:
+ * The entry module of a memory provider's sandbox. Not public API: the
+ * loader starts it as the main module of the provider's own `deno run`
+ * process (the `process` transport, `src/sandbox/transport.ts`), or, in a
+ * `deno compile` binary, with `new Worker(<this file's URL>, {deno:
  * {permissions}})`.
+ *
+ * In a process, the messages are JSON lines: the host's on stdin, whose
+ * first line is a random token; the bootstrap's on stdout, each starting
+ * with that token. The token is read, and the real stdin and stdout kept
+ * here, before the hardening replaces `Deno.stdin` / `Deno.stdout` and
+ * before any provider code is imported, so provider code never learns it:
+ * a line it writes to descriptor 1 lacks the token and stops the provider.
+ * When stdin closes (the host is gone) the process exits.
  *
  * It imports `@hermes/memory/provider` (`./mod.ts`) statically. A worker's
  * entry graph is loaded under the *parent's* permissions, and a module
@@ -62,6 +72,7 @@ import {
   type CallbackMarker,
   type CallContext,
   type CastRequest,
+  encodeMessage,
   exceedsSize,
   type HostRequest,
   type LoadRequest,
@@ -92,6 +103,16 @@ const OPTIONAL_HOOKS = PROVIDER_HOOK_NAMES.filter((name) =>
 );
 
 const scope = globalThis as unknown as WorkerScope;
+/** Whether this runs in a worker (else as the main module of its process). */
+const IN_WORKER = "WorkerGlobalScope" in globalThis;
+/** The process's real stdio and exit, kept before the hardening. */
+const processLink = IN_WORKER ? undefined : {
+  stdout: Deno.stdout,
+  stdin: Deno.stdin.readable.getReader(),
+  exit: Deno.exit,
+  token: null as string | null,
+};
+const encoder = new TextEncoder();
 let provider: MemoryProvider | null = null;
 let providerName = "(loading)";
 let port: MessagePort | null = null;
@@ -101,8 +122,20 @@ let loadStarted = false;
 
 (globalThis as Record<string, unknown>).HermesMemory = providerApi;
 
+function writeLine(message: WorkerMessage): void {
+  const link = processLink!;
+  const bytes = encoder.encode(`${link.token} ${encodeMessage(message)}\n`);
+  let written = 0;
+  while (written < bytes.length) {
+    written += link.stdout.writeSync(bytes.subarray(written));
+  }
+}
+
 function send(message: WorkerMessage): void {
-  if (port === null) early.push(message);
+  if (processLink !== undefined) {
+    if (processLink.token === null) early.push(message);
+    else writeLine(message);
+  } else if (port === null) early.push(message);
   else port.postMessage(message);
 }
 
@@ -138,6 +171,7 @@ function post(message: WorkerMessage): void {
 }
 
 hardenWorker({
+  closeStdio: IN_WORKER,
   providerName: () => providerName,
   output: (level, text) => post({ t: "log", level, message: text }),
   denied: (error) => post({ t: "denied", error: serializeError(error) }),
@@ -442,8 +476,8 @@ function pump(): void {
   waiting = i === waiting.length ? [] : waiting.slice(i);
 }
 
-function receive(event: MessageEvent<unknown>): void {
-  const request = event.data as Incoming | null;
+function receive(data: unknown): void {
+  const request = data as Incoming | null;
   if (request === null || typeof request !== "object") return;
   if (request.t === "ping") {
     post({ t: "pong", id: request.id });
@@ -454,15 +488,55 @@ function receive(event: MessageEvent<unknown>): void {
   }
 }
 
-// The first message on the global scope brings the private port; nothing
-// else is ever read from the global scope.
-scope.onmessage = (event) => {
-  const data = event.data as { t?: unknown } | null;
-  const given = event.ports?.[0];
-  if (port !== null || data?.t !== "connect" || given === undefined) return;
-  port = given;
-  scope.onmessage = null;
-  port.onmessage = receive;
-  for (const message of early.splice(0)) port.postMessage(message);
-  port.postMessage({ t: "ready" } satisfies WorkerMessage);
-};
+/** The process transport: JSON lines on stdin, the token first. */
+async function readHost(
+  link: NonNullable<typeof processLink>,
+): Promise<void> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  try {
+    while (true) {
+      const { value, done } = await link.stdin.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let newline: number;
+      while ((newline = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        if (link.token === null) {
+          link.token = line;
+          for (const message of early.splice(0)) writeLine(message);
+          writeLine({ t: "ready" });
+          continue;
+        }
+        let data: unknown;
+        try {
+          data = JSON.parse(line);
+        } catch {
+          continue;
+        }
+        receive(data);
+      }
+    }
+  } catch {
+    // The host is gone.
+  }
+  link.exit(0);
+}
+
+if (processLink !== undefined) {
+  readHost(processLink);
+} else {
+  // The first message on the global scope brings the private port; nothing
+  // else is ever read from the global scope.
+  scope.onmessage = (event) => {
+    const data = event.data as { t?: unknown } | null;
+    const given = event.ports?.[0];
+    if (port !== null || data?.t !== "connect" || given === undefined) return;
+    port = given;
+    scope.onmessage = null;
+    port.onmessage = (event) => receive(event.data);
+    for (const message of early.splice(0)) port.postMessage(message);
+    port.postMessage({ t: "ready" } satisfies WorkerMessage);
+  };
+}

@@ -23,7 +23,9 @@
  *   never prompts;
  * - `Deno[Deno.internal]`, whose `core` reaches the worker's raw resources
  *   (stdin and stdout by resource id); the worker's stdio resources are
- *   closed first.
+ *   closed first (a sandbox process keeps them: its bootstrap holds them);
+ * - `caches`, `localStorage` and `sessionStorage`, storage keyed by the main
+ *   module rather than by provider or profile.
  *
  * It also wraps `fetch` and the `Deno.*` file and network functions so
  * that the first permission denial of each kind and target is reported to
@@ -46,6 +48,13 @@ import {
 
 /** What the hardening reports to the worker's protocol side. */
 export interface HardeningHooks {
+  /**
+   * Close the stdio resources (a worker: they are the host process's).
+   * A sandbox process keeps them: its bootstrap holds them privately.
+   *
+   * @default {true}
+   */
+  closeStdio?: boolean;
   /** The provider's name, for messages. */
   providerName(): string;
   /**
@@ -187,7 +196,7 @@ export function hardenWorker(hooks: HardeningHooks): void {
   const internals = (Deno as unknown as Record<symbol, unknown>)[
     internalKey
   ] as { core?: { close?: (rid: number) => void } } | undefined;
-  for (const rid of [0, 1, 2]) {
+  for (const rid of hooks.closeStdio === false ? [] : [0, 1, 2]) {
     try {
       internals?.core?.close?.(rid);
     } catch {
@@ -195,6 +204,13 @@ export function hardenWorker(hooks: HardeningHooks): void {
     }
   }
   lock(Deno, internalKey, undefined);
+
+  // Storage that outlives the sandbox and is keyed by the main module, not
+  // by provider or profile (the Cache API, localStorage): gone, so nothing
+  // one provider stores is read by another provider or profile.
+  for (const name of ["caches", "localStorage", "sessionStorage"]) {
+    lockGetter(globalThis, name, () => undefined);
+  }
 
   const terminal = refuse(
     "use the terminal",

@@ -14,7 +14,11 @@ import {
   type ProviderGrant,
 } from "./grant.ts";
 
-/** A sandboxed provider was denied something its grant does not cover. */
+/**
+ * A sandboxed provider was denied something its grant does not cover.
+ *
+ * @category Errors callers catch
+ */
 export class ProviderPermissionError extends Error {
   /** The provider's name. */
   readonly provider: string;

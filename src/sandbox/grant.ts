@@ -22,7 +22,11 @@
 
 import { basename, dirname, join, normalize, relative, sep } from "node:path";
 
-/** Why an entry is in a grant. */
+/**
+ * Why an entry is in a grant.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export type GrantOrigin =
   | "provider-dir"
   | "data-dir"
@@ -31,7 +35,11 @@ export type GrantOrigin =
   | "package"
   | "framework";
 
-/** One entry of a grant list, with where it came from. */
+/**
+ * One entry of a grant list, with where it came from.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface GrantEntry {
   /** A path, variable name or host. */
   value: string;
@@ -39,7 +47,11 @@ export interface GrantEntry {
   from: GrantOrigin;
 }
 
-/** The effective sandbox grant of one provider. */
+/**
+ * The effective sandbox grant of one provider.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface ProviderGrant {
   /** The provider's name. */
   provider: string;
@@ -67,7 +79,11 @@ export interface ProviderGrant {
   npm: boolean;
 }
 
-/** What the sandbox loads: a discovered provider's name, code and source. */
+/**
+ * What the sandbox loads: a discovered provider's name, code and source.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface SandboxTarget {
   /** The provider's name. */
   name: string;
@@ -114,6 +130,52 @@ export function workerPermissions(
     ffi: false,
     sys: false,
   };
+}
+
+/**
+ * The `deno run` permission flags of a provider's sandbox process: exactly
+ * its grant, each list joined with `,` (Deno's separator), and nothing for
+ * run, ffi and sys. A value holding a `,` (which Deno would split into two
+ * grants) or a control character is refused, never passed on.
+ *
+ * @param grant The grant.
+ * @returns Flags such as `--allow-read=/h/x`, in a fixed order.
+ * @throws {TypeError} When a value holds a `,` or a control character.
+ *
+ * @example
+ * ```ts
+ * import { processPermissionFlags } from "./grant.ts";
+ * import assert from "node:assert/strict";
+ * const flags = processPermissionFlags({ provider: "x", hermesHome: "/h", read: [{ value: "/h/x", from: "data-dir" }], write: [], env: [], net: [], import: [], npm: false });
+ * assert.deepEqual(flags, ["--allow-read=/h/x"]);
+ * ```
+ */
+export function processPermissionFlags(grant: ProviderGrant): string[] {
+  const flags: string[] = [];
+  const lists: [string, GrantEntry[]][] = [
+    ["read", grant.read],
+    ["write", grant.write],
+    ["env", grant.env],
+    ["net", grant.net],
+    ["import", grant.import],
+  ];
+  for (const [key, list] of lists) {
+    if (list.length === 0) continue;
+    for (const entry of list) {
+      const unsafe = [...entry.value].some((c) =>
+        c === "," || c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f
+      );
+      if (unsafe) {
+        throw new TypeError(
+          `Memory provider '${grant.provider}' cannot be started: its ${key} grant ${
+            JSON.stringify(entry.value)
+          } (from ${entry.from}) holds a comma or a control character, which Deno would read as more than one grant; remove it`,
+        );
+      }
+    }
+    flags.push(`--allow-${key}=${values(list).join(",")}`);
+  }
+  return flags;
 }
 
 const PLACEHOLDER_REGEXP = /^\$(HERMES_HOME|HERMES_ROOT)(?=\/|$)/;

@@ -1,7 +1,10 @@
 /**
- * Checks that the host process runs with the Deno flags a provider sandbox
- * depends on. Worker permissions have holes that only host flags close
- * (tested on Deno 2.9.6):
+ * Checks that the host process runs with the Deno flags the **worker**
+ * transport of the provider sandbox depends on (a `deno compile` binary, or
+ * `transport: "worker"`). The default transport, one `deno run` process per
+ * provider, passes its own `--no-prompt`, `--cached-only` and `--no-npm` to
+ * each provider and needs none of this. Worker permissions have holes that
+ * only host flags close (tested on Deno 2.9.6):
  *
  * - **Prompts.** A denied access inside a worker is *prompted for* on a
  *   terminal, and answering `y` grants it, even beyond the host's own
@@ -20,12 +23,9 @@
  * What can be detected: the command line when `/proc/self/cmdline` is
  * readable (Linux, and only under `--allow-all`: Deno guards `/proc`);
  * `DENO_NO_PROMPT`; whether stdin and stderr are terminals (no terminal, no
- * prompt); the npm mode, by a probe import of a name npm cannot publish
- * (uppercase), which fails in well-told ways under `--no-npm` and
- * `--cached-only` and costs one registry lookup otherwise; the
- * worker-options setting in the `deno.json` found above the main module.
- * What cannot: `--no-prompt` on a terminal without `--allow-all`, and the
- * `--unstable-worker-options` flag or a `--config` override without
+ * prompt); the worker-options setting in the `deno.json` found above the
+ * main module. What cannot: `--no-prompt` on a terminal, the npm mode, the
+ * `--unstable-worker-options` flag and a `--config` override, all without
  * `--allow-all`.
  *
  * @module
@@ -34,15 +34,22 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
-import { errorText } from "../_util/error_text.ts";
 
-/** The flags every host that loads sandboxed providers must pass. */
+/**
+ * The flags every host that loads sandboxed providers must pass.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export const HOST_DENO_FLAGS: readonly string[] = Object.freeze([
   "--no-prompt",
   "--cached-only",
 ]);
 
-/** How permission prompts are ruled out. */
+/**
+ * How permission prompts are ruled out.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export type PromptSafety =
   | "no-prompt"
   | "no-terminal"
@@ -50,13 +57,25 @@ export type PromptSafety =
   | "prompts"
   | "unknown";
 
-/** What `npm:` imports can do in this process. */
+/**
+ * What `npm:` imports can do in this process.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export type NpmSafety = "no-npm" | "cached-only" | "open" | "unknown";
 
-/** Whether `Worker` permission options are enabled. */
+/**
+ * Whether `Worker` permission options are enabled.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export type WorkerOptionsState = "enabled" | "disabled" | "unknown";
 
-/** What {@linkcode checkHostSafety} found. */
+/**
+ * What {@linkcode checkHostSafety} found.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface HostSafetyReport {
   /** How permission prompts are ruled out (`prompts`: they are not). */
   prompt: PromptSafety;
@@ -72,7 +91,11 @@ export interface HostSafetyReport {
   warnings: string[];
 }
 
-/** Options of {@linkcode checkHostSafety}. */
+/**
+ * Options of {@linkcode checkHostSafety}.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
 export interface HostSafetyOptions {
   /**
    * Probe again instead of returning the cached report.
@@ -80,21 +103,9 @@ export interface HostSafetyOptions {
    * @default {false}
    */
   refresh?: boolean;
-  /**
-   * Skip the npm probe import (no registry lookup; `npm` may be
-   * `unknown`).
-   *
-   * @default {false}
-   */
-  skipNpmProbe?: boolean;
 }
 
-/** An npm package name that can never be published (uppercase). */
-const NPM_PROBE = "npm:HERMES-MEMORY-HOST-SAFETY-PROBE@0.0.0";
-/** A registry lookup that takes longer than this leaves the mode unknown. */
-const NPM_PROBE_TIMEOUT_MS = 3000;
 let cached: Promise<HostSafetyReport> | undefined;
-let cachedWithoutProbe = false;
 
 function readCommandLine(): string[] | null {
   try {
@@ -181,29 +192,6 @@ function findMainConfig(): string | undefined {
   return undefined;
 }
 
-async function probeNpm(): Promise<NpmSafety> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<NpmSafety>((resolve) => {
-    timer = setTimeout(() => resolve("unknown"), NPM_PROBE_TIMEOUT_MS);
-  });
-  const probe = (async (): Promise<NpmSafety> => {
-    try {
-      await import(String(NPM_PROBE));
-      return "open";
-    } catch (error) {
-      const message = errorText(error);
-      if (message.includes("--no-npm")) return "no-npm";
-      if (message.includes("--cached-only")) return "cached-only";
-      return "open";
-    }
-  })();
-  try {
-    return await Promise.race([probe, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 function isTerminal(): boolean {
   try {
     return Deno.stdin.isTerminal() && Deno.stderr.isTerminal();
@@ -212,9 +200,7 @@ function isTerminal(): boolean {
   }
 }
 
-async function runChecks(
-  options: HostSafetyOptions,
-): Promise<HostSafetyReport> {
+function runChecks(): HostSafetyReport {
   const commandLine = readCommandLine();
   const parsed = commandLine !== null ? hostFlags(commandLine) : undefined;
   const flags = parsed?.flags ?? [];
@@ -243,8 +229,7 @@ async function runChecks(
   if (flags.includes("--no-npm")) npm = "no-npm";
   else if (flags.includes("--cached-only")) npm = "cached-only";
   else if (parsed !== undefined) npm = "open";
-  else if (options.skipNpmProbe) npm = "unknown";
-  else npm = await probeNpm();
+  else npm = "unknown";
   if (npm === "unknown") {
     warnings.push(
       "Cannot tell whether Deno runs with --cached-only: without it a sandboxed memory provider can download npm packages at run time; pass --cached-only",
@@ -283,28 +268,26 @@ async function runChecks(
 }
 
 /**
- * Checks the host process for the flags a provider sandbox depends on. The
- * result is cached for the process.
+ * Checks the host process for the flags the worker transport of the
+ * provider sandbox depends on. The result is cached for the process.
  *
- * @param options Whether to probe again, and whether to skip the npm probe.
+ * @param options Whether to check again.
  * @returns What was found; `problems` must stop sandboxed loading.
  *
  * @example
  * ```ts no-assert
- * import { checkHostSafety } from "@hermes/memory";
- * const report = await checkHostSafety({ skipNpmProbe: true });
+ * import { checkHostSafety } from "./host_safety.ts";
+ * const report = await checkHostSafety();
  * for (const line of [...report.problems, ...report.warnings]) console.error(line);
  * ```
+ *
+ * @category Plugins: discovery, loading, permissions
  */
 export function checkHostSafety(
   options: HostSafetyOptions = {},
 ): Promise<HostSafetyReport> {
   if (cached === undefined || options.refresh) {
-    cachedWithoutProbe = options.skipNpmProbe ?? false;
-    cached = runChecks(options);
-  } else if (cachedWithoutProbe && !options.skipNpmProbe) {
-    cachedWithoutProbe = false;
-    cached = runChecks(options);
+    cached = Promise.resolve(runChecks());
   }
   return cached;
 }

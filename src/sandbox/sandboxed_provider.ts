@@ -1,9 +1,13 @@
 /**
  * {@linkcode SandboxedMemoryProvider}: a `MemoryProvider` whose real
- * implementation runs in a permission-confined worker.
+ * implementation runs in its own `deno run` process under exactly its
+ * grant (or, in a `deno compile` binary, a permission-confined worker:
+ * `transport.ts`), and the process-wide cap on running sandboxes
+ * ({@linkcode setMaxLiveProviders}).
  *
  * Its methods are built from the hook table (`PROVIDER_HOOKS`) and cross
- * the worker boundary by structured clone, in one of two ways:
+ * the sandbox boundary (JSON lines over a pipe, or structured clone to a
+ * worker), in one of two ways:
  *
  * - **Calls** (every hook whose result or failure the caller needs:
  *   `prefetch`, `systemPromptBlock`, `handleToolCall`, `onPreCompress`,
@@ -60,11 +64,12 @@ import {
   PROVIDER_HOOKS,
   type ProviderHookName,
 } from "../core/provider_hooks.ts";
+import type { ProviderGrant, SandboxTarget } from "./grant.ts";
 import {
-  type ProviderGrant,
-  type SandboxTarget,
-  workerPermissions,
-} from "./grant.ts";
+  chooseTransport,
+  openChannel,
+  type SandboxTransport,
+} from "./transport.ts";
 import { explainDenial, ProviderPermissionError } from "./denial.ts";
 import { scanProviderSources } from "./source_scan.ts";
 import {
@@ -77,6 +82,7 @@ import {
   type ProviderDescription,
   reviveError,
   type SerializedError,
+  serializeError,
   type WorkerMessage,
 } from "./worker_protocol.ts";
 import { WorkerRpc } from "./worker_rpc.ts";
@@ -104,6 +110,20 @@ export interface SandboxStartOptions {
    * @default {`full` when the provider's own files import `@hermes/memory`, else `provider`}
    */
   framework?: SandboxFramework;
+  /**
+   * How the sandbox is carried: `process` (its own `deno run` child, the
+   * default) or `worker` (the default only in a `deno compile` binary).
+   *
+   * @default {chooseTransport()}
+   */
+  transport?: SandboxTransport;
+  /**
+   * The heap cap of a sandbox process, in MiB: a provider that needs more
+   * ends (its process only) instead of taking the host down.
+   *
+   * @default {512}
+   */
+  heapLimitMb?: number;
   /**
    * Called for each skill the provider registers in `register(ctx)`.
    *
@@ -156,8 +176,16 @@ export interface SandboxStartOptions {
   shutdownTimeoutMs?: number;
 }
 
+/** A started sandbox with its provider loaded (`null`: none offered). */
+interface Launched {
+  rpc: WorkerRpc;
+  description: ProviderDescription | null;
+}
+
 interface SandboxState {
   rpc: WorkerRpc;
+  /** Starts the sandbox again (after a stop under the live cap). */
+  launch: () => Promise<Launched>;
   description: ProviderDescription;
   candidate: SandboxTarget;
   grant: ProviderGrant;
@@ -168,6 +196,55 @@ interface SandboxState {
 }
 
 const POSTED: Promise<void> = Promise.resolve();
+
+/** Running sandboxes, least recently used first. */
+const LIVE = new Set<SandboxedMemoryProvider>();
+let maxLive = Infinity;
+
+/**
+ * Caps the number of provider sandboxes running at once in this process
+ * (for a gateway serving many profiles). When a sandbox must start and the
+ * cap is reached, the least recently used idle one is stopped: its queued
+ * hooks are drained and its `shutdown()` runs (so a provider's outbox has
+ * everything), then its process ends. It starts again, loaded and
+ * initialized as before, on its next call. Busy sandboxes are never
+ * stopped: the cap may be passed while every sandbox is busy.
+ *
+ * @param limit The most running sandboxes (`Infinity`: no cap).
+ * @throws {RangeError} When `limit` is not a positive integer or `Infinity`.
+ *
+ * @example
+ * ```ts ignore
+ * import { setMaxLiveProviders } from "@hermes/memory";
+ * setMaxLiveProviders(8); // at most 8 provider processes at a time
+ * ```
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
+export function setMaxLiveProviders(limit: number): void {
+  if (!(limit === Infinity || (Number.isInteger(limit) && limit >= 1))) {
+    throw new RangeError(
+      `The live provider cap must be a whole number of at least 1 (or Infinity), not ${limit}`,
+    );
+  }
+  maxLive = limit;
+}
+
+/** Marks a running sandbox most recently used. */
+function markUsed(provider: SandboxedMemoryProvider): void {
+  if (LIVE.delete(provider)) LIVE.add(provider);
+}
+
+/**
+ * How many provider sandboxes run in this process now.
+ *
+ * @returns The count.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
+export function liveProviderCount(): number {
+  return LIVE.size;
+}
 
 const WORKER_URLS: Record<SandboxFramework, URL> = {
   provider: new URL("../provider/worker_bootstrap.ts", import.meta.url),
@@ -208,6 +285,129 @@ async function prepareDataDir(grant: ProviderGrant): Promise<void> {
   }
 }
 
+/** Where a launched sandbox's events and unexpected stops go. */
+interface LaunchHooks {
+  /** The provider's `plugin.yaml`, for denial messages. */
+  manifestPath: string | undefined;
+  /**
+   * An event after the bootstrap started (not a log line or a skill).
+   *
+   * @param message The event.
+   */
+  event(message: WorkerMessage): void;
+  /** The sandbox stopped on its own. */
+  stopped(): void;
+}
+
+/**
+ * The function that starts a provider's sandbox on its transport and loads
+ * the provider in it; called once at load and again after each pause
+ * under the live cap.
+ */
+function sandboxLauncher(
+  candidate: SandboxTarget,
+  options: SandboxStartOptions,
+  framework: SandboxFramework,
+  hooks: LaunchHooks,
+): () => Promise<Launched> {
+  const grant = options.grant;
+  const entry = WORKER_URLS[framework];
+  const transport = chooseTransport(options.transport);
+  // A worker replaced because it never started stops quietly.
+  let replacing = false;
+  const spawn = (): WorkerRpc => {
+    const channel = openChannel(transport, {
+      entry,
+      grant,
+      frameworkNpm: framework === "full",
+      heapLimitMb: options.heapLimitMb,
+    }, `memory-provider-${candidate.name}`);
+    return new WorkerRpc(channel, {
+      provider: candidate.name,
+      unresponsiveAfterMs: options.unresponsiveAfterMs,
+      onEvent: (message) => {
+        if (message.t === "skill") options.onSkill?.(message.skill);
+        else if (message.t === "log") log(message.level, message.message);
+        else hooks.event(message);
+      },
+      onStopped: (reason) => {
+        hooks.stopped();
+        if (replacing) return;
+        log("warn", `Memory provider '${candidate.name}' stopped: ${reason}`);
+      },
+    });
+  };
+  const loadTimeoutMs = options.loadTimeoutMs ?? 30_000;
+  const callTimeoutMs = options.callTimeoutMs ?? 30_000;
+  const startTimeoutMs = Math.min(
+    options.startTimeoutMs ?? 5000,
+    loadTimeoutMs,
+  );
+  /** Starts a sandbox and loads the provider in it (again after a stop). */
+  const launch = async (): Promise<Launched> => {
+    const startedAt = Date.now();
+    const load = (rpc: WorkerRpc): Promise<unknown> =>
+      rpc.request({
+        t: "load",
+        specifier: candidate.specifier,
+        providerName: candidate.name,
+        acceptInstances: candidate.source === "package",
+        context: {
+          hermesHome: grant.hermesHome,
+          multiplex: isMultiplexActive(),
+          scope: limitScope(grant),
+        },
+        castTimeoutMs: options.castTimeoutMs ?? callTimeoutMs,
+        config: options.config ?? {},
+      }, {
+        timeoutMs: Math.max(1, loadTimeoutMs - (Date.now() - startedAt)),
+        label: "load",
+        adaptive: true,
+      });
+    // The load request is posted at once: the sandbox reads it as soon as
+    // its bootstrap listens, which saves a round trip.
+    let rpc = spawn();
+    let pending = load(rpc);
+    let description: ProviderDescription | null;
+    try {
+      try {
+        // A process starts or fails; only a worker may silently never
+        // start. (A process's start is covered by the load request's
+        // timeout, which stretches while the machine is loaded.)
+        replacing = transport === "worker" &&
+          startTimeoutMs < loadTimeoutMs;
+        if (transport === "worker") await rpc.ready(startTimeoutMs);
+      } catch (error) {
+        // Only a worker that never started is replaced; a bootstrap that
+        // failed would fail again.
+        if (!replacing || !/did not start/.test(rpc.stopped ?? "")) {
+          throw error;
+        }
+        pending.catch(() => {});
+        log(
+          "debug",
+          `Memory provider '${candidate.name}': its sandbox worker did not start within ${startTimeoutMs} ms; starting a new one`,
+        );
+        rpc.terminate("it did not start");
+        replacing = false;
+        rpc = spawn();
+        pending = load(rpc);
+      } finally {
+        replacing = false;
+      }
+      description = await pending as ProviderDescription | null;
+    } catch (error) {
+      rpc.terminate("its load failed");
+      throw error instanceof Error
+        ? explainDenial(candidate.name, grant, hooks.manifestPath, error)
+        : error;
+    }
+    if (description === null) rpc.terminate("it offers no provider");
+    return { rpc, description };
+  };
+  return launch;
+}
+
 /**
  * A memory provider running in a permission-confined worker; the host
  * sees an ordinary {@linkcode MemoryProvider}.
@@ -219,6 +419,8 @@ async function prepareDataDir(grant: ProviderGrant): Promise<void> {
  * console.log(provider?.name, await provider?.isAvailable());
  * await provider?.shutdown();
  * ```
+ *
+ * @category Plugins: discovery, loading, permissions
  */
 export class SandboxedMemoryProvider extends MemoryProvider {
   #state: SandboxState;
@@ -227,6 +429,15 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   #denials = new Set<string>();
   /** Casts posted that no drain has seen finish yet. */
   #unconfirmed = 0;
+  /** Stopped under the live cap; starts again on the next call. */
+  #suspended = false;
+  #suspending: Promise<void> | undefined;
+  #resuming: Promise<void> | undefined;
+  /** Casts waiting for the sandbox to start again, in order. */
+  #castChain: Promise<void> = POSTED;
+  #queuedCasts = 0;
+  /** The arguments of the last `initialize`, replayed after a restart. */
+  #initialized: [string, string, InitializeOptions] | undefined;
 
   /** The provider's checkpoint API version, read at load. */
   override readonly preCompressCheckpointApiVersion: number;
@@ -298,96 +509,24 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         : undefined;
       framework = scan?.fullFramework ? "full" : "provider";
     }
-    const entry = WORKER_URLS[framework];
     const callbacks = new Map<string, (...args: unknown[]) => unknown>();
     // Set once loaded; cast failures can only arrive after that.
     const loaded: { proxy?: SandboxedMemoryProvider } = {};
     const early: WorkerMessage[] = [];
-    // A worker replaced because it never started stops quietly.
-    let replacing = false;
-    const spawn = (): WorkerRpc => {
-      const worker = new Worker(entry, {
-        type: "module",
-        name: `memory-provider-${candidate.name}`,
-        deno: { permissions: workerPermissions(grant) },
-      });
-      return new WorkerRpc(worker, {
-        provider: candidate.name,
-        unresponsiveAfterMs: options.unresponsiveAfterMs,
-        onEvent: (message) => {
-          if (message.t === "skill") options.onSkill?.(message.skill);
-          else if (message.t === "log") log(message.level, message.message);
-          else if (loaded.proxy) loaded.proxy.#onEvent(message);
-          else early.push(message);
-        },
-        onStopped: (reason) => {
-          if (replacing) return;
-          log("warn", `Memory provider '${candidate.name}' stopped: ${reason}`);
-        },
-      });
-    };
-    const loadTimeoutMs = options.loadTimeoutMs ?? 30_000;
     const callTimeoutMs = options.callTimeoutMs ?? 30_000;
-    const startTimeoutMs = Math.min(
-      options.startTimeoutMs ?? 5000,
-      loadTimeoutMs,
-    );
-    const startedAt = Date.now();
-    const load = (rpc: WorkerRpc): Promise<unknown> =>
-      rpc.request({
-        t: "load",
-        specifier: candidate.specifier,
-        providerName: candidate.name,
-        acceptInstances: candidate.source === "package",
-        context: {
-          hermesHome: grant.hermesHome,
-          multiplex: isMultiplexActive(),
-          scope: limitScope(grant),
-        },
-        castTimeoutMs: options.castTimeoutMs ?? callTimeoutMs,
-        config: options.config ?? {},
-      }, {
-        timeoutMs: Math.max(1, loadTimeoutMs - (Date.now() - startedAt)),
-        label: "load",
-      });
-    // The load request is posted at once: the worker reads it as soon as
-    // its bootstrap listens, which saves a round trip.
-    let rpc = spawn();
-    let pending = load(rpc);
-    let description: ProviderDescription | null;
-    try {
-      try {
-        replacing = startTimeoutMs < loadTimeoutMs;
-        await rpc.ready(startTimeoutMs);
-      } catch (error) {
-        // Only a worker that never started is replaced; a bootstrap that
-        // failed would fail again.
-        if (!replacing || !/did not start/.test(rpc.stopped ?? "")) {
-          throw error;
-        }
-        pending.catch(() => {});
-        log(
-          "debug",
-          `Memory provider '${candidate.name}': its sandbox worker did not start within ${startTimeoutMs} ms; starting a new one`,
-        );
-        rpc.terminate("it did not start");
-        replacing = false;
-        rpc = spawn();
-        pending = load(rpc);
-      } finally {
-        replacing = false;
-      }
-      description = await pending as ProviderDescription | null;
-    } catch (error) {
-      rpc.terminate("its load failed");
-      throw error instanceof Error
-        ? explainDenial(candidate.name, grant, manifestPath, error)
-        : error;
-    }
-    if (description === null) {
-      rpc.terminate("it offers no provider");
-      return null;
-    }
+    const launch = sandboxLauncher(candidate, options, framework, {
+      manifestPath,
+      event: (message) => {
+        if (loaded.proxy) loaded.proxy.#onEvent(message);
+        else early.push(message);
+      },
+      stopped: () => {
+        if (loaded.proxy) LIVE.delete(loaded.proxy);
+      },
+    });
+    await SandboxedMemoryProvider.#makeRoom(undefined);
+    const { rpc, description } = await launch();
+    if (description === null) return null;
     const proxy = new SandboxedMemoryProvider({
       rpc,
       description,
@@ -397,7 +536,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       callbacks,
       callTimeoutMs,
       shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
+      launch,
     });
+    LIVE.add(proxy);
     loaded.proxy = proxy;
     for (const message of early.splice(0)) proxy.#onEvent(message);
     return proxy;
@@ -406,6 +547,14 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   /** The provider's name, as it reported it at load. */
   get name(): string {
     return this.#state.description.name;
+  }
+
+  /**
+   * The id of the provider's sandbox process while it runs (`undefined`
+   * for a worker, or while paused under the live cap).
+   */
+  get pid(): number | undefined {
+    return this.#suspended ? undefined : this.#state.rpc.pid;
   }
 
   /** The grant the worker runs with. */
@@ -418,9 +567,125 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return this.#state.candidate;
   }
 
-  /** Why the worker stopped, or `undefined` while it runs. */
+  /**
+   * Why the sandbox stopped for good, or `undefined` while it runs or is
+   * only paused under the live cap.
+   */
   get stopped(): string | undefined {
-    return this.#state.rpc.stopped;
+    return this.#suspended ? undefined : this.#state.rpc.stopped;
+  }
+
+  /** Stops LRU idle sandboxes until one more may start. */
+  static async #makeRoom(
+    except: SandboxedMemoryProvider | undefined,
+  ): Promise<void> {
+    while (LIVE.size >= maxLive) {
+      let victim: SandboxedMemoryProvider | undefined;
+      for (const p of LIVE) {
+        if (p !== except && p.#idle()) {
+          victim = p;
+          break;
+        }
+      }
+      if (victim === undefined) return;
+      await victim.#suspend();
+    }
+  }
+
+  #idle(): boolean {
+    return !this.#state.rpc.busy && this.#resuming === undefined &&
+      this.#suspending === undefined && this.#queuedCasts === 0 &&
+      this.#shutdown === undefined && !this.#suspended &&
+      this.#state.rpc.stopped === undefined;
+  }
+
+  /** Drains, shuts the provider down and ends its sandbox, to resume later. */
+  #suspend(): Promise<void> {
+    this.#suspending ??= (async () => {
+      LIVE.delete(this);
+      const state = this.#state;
+      const rpc = state.rpc;
+      const timeoutMs = state.shutdownTimeoutMs;
+      // Paused on behalf of another provider's call, maybe another
+      // profile's: its own home, and nobody's secrets.
+      const context: CallContext = {
+        hermesHome: state.grant.hermesHome,
+        multiplex: isMultiplexActive(),
+      };
+      const call = (method: string, args: unknown[]) =>
+        rpc.request(
+          { t: "call", method, args, context },
+          { timeoutMs, label: method },
+        );
+      try {
+        // Every cast posted so far has run; new ones wait for the restart.
+        const posted = this.#unconfirmed;
+        await rpc.request({ t: "drain" }, { timeoutMs, label: "drain" });
+        this.#unconfirmed -= posted;
+      } catch (error) {
+        // Not drained: it keeps running rather than lose a write.
+        log(
+          "debug",
+          `Memory provider '${this.name}' was not paused: ${errorText(error)}`,
+        );
+        if (rpc.stopped === undefined) LIVE.add(this);
+        this.#suspending = undefined;
+        return;
+      }
+      try {
+        if (state.description.optional.includes("drain")) {
+          await call("drain", [timeoutMs]);
+        }
+        await call("shutdown", []);
+      } catch (error) {
+        log(
+          "debug",
+          `Memory provider '${this.name}' pause failed: ${errorText(error)}`,
+        );
+      } finally {
+        if (state.rpc.stopped === undefined) {
+          state.rpc.terminate("it was paused under the live provider cap");
+          this.#suspended = true;
+        }
+        this.#suspending = undefined;
+      }
+    })();
+    return this.#suspending;
+  }
+
+  /** The running sandbox: started again first when it was paused. */
+  async #live(): Promise<WorkerRpc> {
+    if (this.#suspending !== undefined) await this.#suspending;
+    if (this.#suspended) {
+      this.#resuming ??= this.#resume().finally(() => {
+        this.#resuming = undefined;
+      });
+      await this.#resuming;
+    } else markUsed(this);
+    return this.#state.rpc;
+  }
+
+  async #resume(): Promise<void> {
+    await SandboxedMemoryProvider.#makeRoom(this);
+    if (!this.#suspended) return;
+    const { rpc, description } = await this.#state.launch();
+    if (description === null) {
+      throw new Error(
+        `Memory provider '${this.name}' offered no provider when started again`,
+      );
+    }
+    this.#state.rpc = rpc;
+    this.#suspended = false;
+    LIVE.add(this);
+    if (this.#initialized !== undefined) {
+      const [method, sessionId, options] = this.#initialized;
+      await rpc.request({
+        t: "call",
+        method,
+        args: [sessionId, options],
+        context: this.#context(),
+      }, { timeoutMs: this.#state.callTimeoutMs, label: method });
+    }
   }
 
   /** A worker event after load: log line, cast failure, callback, denial. */
@@ -480,7 +745,12 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     timeoutMs: number = this.#state.callTimeoutMs,
   ): Promise<never> {
     try {
-      return await this.#state.rpc.request(
+      if (this.#queuedCasts > 0) await this.#castChain;
+      const rpc = this.#suspended || this.#suspending !== undefined ||
+          this.#resuming !== undefined
+        ? await this.#live()
+        : this.#touch();
+      return await rpc.request(
         { t: "call", method, args, context: this.#context() },
         { timeoutMs, label: method },
       ) as never;
@@ -494,18 +764,44 @@ export class SandboxedMemoryProvider extends MemoryProvider {
    * cannot be posted (worker gone, arguments not cloneable).
    */
   #cast(method: string, args: unknown[]): Promise<void> {
-    try {
-      this.#state.rpc.cast({
-        t: "cast",
-        method,
-        args,
-        context: this.#context(),
+    const request = {
+      t: "cast" as const,
+      method,
+      args,
+      context: this.#context(),
+    };
+    if (
+      this.#suspended || this.#suspending !== undefined ||
+      this.#resuming !== undefined || this.#queuedCasts > 0
+    ) {
+      // Paused under the live cap: posted, in order, once it runs again.
+      this.#queuedCasts++;
+      this.#unconfirmed++;
+      this.#castChain = this.#castChain.then(async () => {
+        try {
+          (await this.#live()).cast(request);
+        } catch (error) {
+          this.#unconfirmed--;
+          this.#logCastFailure(method, serializeError(this.#explain(error)));
+        } finally {
+          this.#queuedCasts--;
+        }
       });
+      return POSTED;
+    }
+    try {
+      this.#touch().cast(request);
     } catch (error) {
       return Promise.reject(this.#explain(error));
     }
     this.#unconfirmed++;
     return POSTED;
+  }
+
+  /** The running sandbox, marked most recently used. */
+  #touch(): WorkerRpc {
+    markUsed(this);
+    return this.#state.rpc;
   }
 
   /** Logs a failed cast exactly as the memory manager logs that hook. */
@@ -546,6 +842,11 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   override async drain(timeoutMs?: number): Promise<DrainResult> {
     const state = this.#state;
     const ownDrain = state.description.optional.includes("drain");
+    if (this.#queuedCasts > 0) await this.#castChain;
+    if (this.#suspended && this.#queuedCasts === 0) {
+      // Paused under the live cap: drained and shut down when paused.
+      return { drained: true };
+    }
     if (state.rpc.stopped !== undefined) {
       const pending = this.#unconfirmed;
       return pending === 0 && !ownDrain
@@ -596,7 +897,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     sessionId: string,
     options: InitializeOptions,
   ): Promise<void> {
-    await this.#call("initialize", [sessionId, this.#marshal(options)]);
+    const marshaled = this.#marshal(options);
+    this.#initialized = ["initialize", sessionId, marshaled];
+    await this.#call("initialize", [sessionId, marshaled]);
     await this.#refresh();
   }
 
@@ -610,10 +913,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     sessionId: string,
     options: InitializeOptions,
   ): Promise<void> {
-    await this.#call("initializeForInspection", [
-      sessionId,
-      this.#marshal(options),
-    ]);
+    const marshaled = this.#marshal(options);
+    this.#initialized = ["initializeForInspection", sessionId, marshaled];
+    await this.#call("initializeForInspection", [sessionId, marshaled]);
     await this.#refresh();
   }
 
@@ -667,6 +969,23 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   async #shutdownOnce(): Promise<void> {
     const state = this.#state;
+    if (this.#queuedCasts > 0) {
+      try {
+        await this.#castChain;
+      } catch {
+        // Logged per cast.
+      }
+    }
+    if (this.#suspending !== undefined) await this.#suspending;
+    if (this.#resuming !== undefined) {
+      await this.#resuming.catch(() => {});
+    }
+    LIVE.delete(this);
+    if (this.#suspended) {
+      // Already drained and shut down when it was paused.
+      this.#suspended = false;
+      return;
+    }
     if (state.rpc.stopped !== undefined) return;
     const started = performance.now();
     try {
@@ -693,6 +1012,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /** Terminates the worker at once, without calling the provider. */
   terminate(): void {
+    LIVE.delete(this);
+    this.#suspended = false;
     this.#state.rpc.terminate("it was terminated");
   }
 

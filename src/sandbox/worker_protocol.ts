@@ -2,12 +2,14 @@
  * The messages between the host and a provider's sandbox worker, and the
  * checks every message from a worker passes before the host uses it.
  *
- * The host creates a `MessageChannel`, posts one port to the worker in a
- * `connect` message, and from then on both sides talk only over that port.
- * Provider code never holds the port: it cannot post anything the host
- * would read as a reply, a log line or a callback, and it cannot read or
- * forge host requests. A message a worker posts on its global scope (a
- * provider calling `postMessage`) is a protocol violation.
+ * In a sandbox process the messages are JSON lines on its stdin and stdout
+ * ({@linkcode encodeMessage}), each of the sandbox's lines starting with a
+ * token provider code never sees. In a worker, the host creates a
+ * `MessageChannel`, posts one port to the worker in a `connect` message,
+ * and from then on both sides talk only over that port. Either way provider
+ * code cannot post anything the host would read as a reply, a log line or
+ * a callback: a line without the token, or a message a worker posts on its
+ * global scope, is a protocol violation.
  *
  * This module is loaded on both sides, so it imports nothing.
  *
@@ -142,6 +144,33 @@ export const MAX_LOG_CHARS = 16_384;
 export const MAX_RESULT_BYTES = 32 * 1024 * 1024;
 
 /**
+ * One message as a line of the process transport: JSON, refusing what
+ * JSON would silently drop or cannot write (a function, a symbol, a
+ * bigint), as a structured clone refuses it.
+ *
+ * @param message The message.
+ * @returns The JSON text (no newline inside: JSON escapes it).
+ * @throws {TypeError} When part of it cannot cross.
+ *
+ * @example
+ * ```ts
+ * import { encodeMessage } from "./worker_protocol.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(encodeMessage({ t: "ping", id: 0 }), '{"t":"ping","id":0}');
+ * assert.throws(() => encodeMessage({ value: () => 1 }), TypeError);
+ * ```
+ */
+export function encodeMessage(message: unknown): string {
+  return JSON.stringify(message, (_key, value: unknown) => {
+    const type = typeof value;
+    if (type === "function" || type === "symbol" || type === "bigint") {
+      throw new TypeError(`a ${type} could not be cloned`);
+    }
+    return value;
+  });
+}
+
+/**
  * Turns any thrown value into its transportable form.
  *
  * @param error What was thrown.
@@ -187,7 +216,11 @@ export function reviveError(error: SerializedError): Error {
   return revived;
 }
 
-/** A call to a sandboxed provider that did not finish in time. */
+/**
+ * A call to a sandboxed provider that did not finish in time.
+ *
+ * @category Errors callers catch
+ */
 export class ProviderCallTimeoutError extends Error {
   /** The provider's name. */
   readonly provider: string;

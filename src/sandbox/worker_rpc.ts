@@ -1,5 +1,6 @@
 /**
- * The host side of a provider's sandbox worker: numbered requests with
+ * The host side of a provider's sandbox (a process or a worker, carried by
+ * a channel of `transport.ts`): numbered requests with
  * timeouts, one-way casts, a drain barrier, a heartbeat that notices a
  * worker stuck in a busy loop, and the checks every worker message passes
  * (see `worker_protocol.ts` for the messages).
@@ -15,7 +16,9 @@
  * The worker also sends unsolicited events (log lines, skill
  * registrations, callback calls, cast failures, permission denials). While
  * any request is pending the host pings the worker; a worker that does not
- * answer a ping for `unresponsiveAfterMs` is terminated and every pending
+ * answer a ping for `unresponsiveAfterMs` of CPU time (wall time times the
+ * share of a CPU a runnable thread gets, {@linkcode cpuShare}, so a loaded
+ * machine does not trip it) is terminated and every pending
  * and later call rejects with {@linkcode ProviderWorkerStoppedError}. So
  * does a worker that sends a malformed message (`null`, a forged reply, a
  * reply to a request never sent, a huge payload) or posts anything on its
@@ -26,6 +29,7 @@
  */
 
 import { errorText } from "../_util/error_text.ts";
+import { type ProviderChannel, workerChannel } from "./transport.ts";
 import {
   type CastRequest,
   checkWorkerMessage,
@@ -58,7 +62,11 @@ interface ProviderErrorOptions {
   cause?: unknown;
 }
 
-/** The sandbox worker of a provider is gone (shut down, crashed or stuck). */
+/**
+ * The sandbox worker of a provider is gone (shut down, crashed or stuck).
+ *
+ * @category Errors callers catch
+ */
 export class ProviderWorkerStoppedError extends Error {
   /** The provider's name. */
   readonly provider: string;
@@ -89,7 +97,9 @@ interface WorkerRpcOptions {
   provider: string;
   /**
    * How long a worker may leave a ping unanswered while calls are pending
-   * before it is declared stuck and terminated.
+   * before it is declared stuck and terminated. Counted in the CPU time the
+   * machine gives a runnable thread (see {@linkcode cpuShare}), so a loaded
+   * machine stretches it in wall time and a real busy loop still trips it.
    *
    * @default {5000}
    */
@@ -121,6 +131,13 @@ interface RequestOptions {
   timeoutMs: number;
   /** The method name, for the timeout message. */
   label: string;
+  /**
+   * Stretch the timeout while the machine is loaded (the share of a CPU a
+   * runnable thread gets, {@linkcode cpuShare}), as start-up limits are.
+   *
+   * @default {false}
+   */
+  adaptive?: boolean;
 }
 
 interface Pending {
@@ -130,6 +147,47 @@ interface Pending {
   deadline: number;
   timeoutMs: number;
   label: string;
+  /** Whether the deadline stretches under load, and how often it did. */
+  adaptive: boolean;
+  startedAt: number;
+}
+
+/** How often the measured CPU share is reused, in milliseconds. */
+const SHARE_TTL_MS = 1000;
+/** How long one measurement spins, in milliseconds. */
+const SHARE_PROBE_MS = 16;
+/** A pause between two clock readings longer than this was not running. */
+const SHARE_GAP_MS = 0.1;
+let shareMeasuredAt = -Infinity;
+let lastShare = 1;
+
+/**
+ * The share of one CPU a runnable thread of this process gets right now,
+ * between 0.05 and 1: spins for a few milliseconds reading the clock and
+ * adds up the gaps in which this thread was not running (busy threads of
+ * this same process do not count, as they would in a CPU-time reading). On
+ * an idle machine it is about 1; with two CPU hogs per core about a third.
+ * A provider's sandbox runs on the same machine, so wall time times this
+ * share is about the CPU time it could have used: the busy-loop and
+ * start-up limits count that, not wall time. Measured at most once a
+ * second, and only while a sandbox is late.
+ *
+ * @returns The share.
+ */
+export function cpuShare(): number {
+  const now = performance.now();
+  if (now - shareMeasuredAt < SHARE_TTL_MS) return lastShare;
+  const start = performance.now();
+  let last = start;
+  let lost = 0;
+  while (last - start < SHARE_PROBE_MS) {
+    const tick = performance.now();
+    if (tick - last > SHARE_GAP_MS) lost += tick - last;
+    last = tick;
+  }
+  lastShare = Math.min(1, Math.max(0.05, 1 - lost / (last - start)));
+  shareMeasuredAt = last;
+  return lastShare;
 }
 
 /**
@@ -145,8 +203,8 @@ interface Pending {
  * ```
  */
 export class WorkerRpc {
-  #worker: Worker;
-  #port: MessagePort;
+  #channel: ProviderChannel;
+  #what: string;
   #provider: string;
   #pending = new Map<number, Pending>();
   #nextId = 1;
@@ -155,7 +213,10 @@ export class WorkerRpc {
   #isReady = false;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
   #pingSentAt: number | undefined;
-  #probeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** CPU-share-weighted time the current ping has gone unanswered. */
+  #unanswered = 0;
+  #lastTick = 0;
+  #probeTimer: ReturnType<typeof setInterval> | undefined;
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   #armedFor = Infinity;
   #unresponsiveAfterMs: number;
@@ -164,45 +225,42 @@ export class WorkerRpc {
   #onStopped: (reason: string) => void;
 
   /**
-   * Wires the protocol onto a freshly created worker.
+   * Wires the protocol onto a freshly started sandbox.
    *
-   * @param worker The worker running `worker_bootstrap.ts`.
+   * @param carrier The worker running `worker_bootstrap.ts`, or a channel
+   * (`transport.ts`) to a sandbox process or worker.
    * @param options Name, heartbeat and event handlers.
    */
-  constructor(worker: Worker, options: WorkerRpcOptions) {
-    this.#worker = worker;
+  constructor(carrier: Worker | ProviderChannel, options: WorkerRpcOptions) {
+    this.#channel = carrier instanceof Worker
+      ? workerChannel(carrier)
+      : carrier;
+    this.#what = `sandbox ${this.#channel.kind}`;
     this.#provider = options.provider;
     this.#unresponsiveAfterMs = options.unresponsiveAfterMs ?? 5000;
     this.#heartbeatMs = options.heartbeatMs ?? 500;
     this.#onEvent = options.onEvent ?? (() => {});
     this.#onStopped = options.onStopped ?? (() => {});
-    const channel = new MessageChannel();
-    this.#port = channel.port1;
-    this.#port.onmessage = (event: MessageEvent<unknown>) =>
-      this.#receive(event.data);
-    this.#port.onmessageerror = () => {
-      this.#violation("a message that cannot be read");
-    };
-    // Only the bootstrap ever holds the other port; anything posted on the
-    // worker's global scope comes from provider code.
-    worker.onmessage = () => {
-      this.#violation(
-        "a message on its global scope (provider code calling postMessage)",
-      );
-    };
-    worker.onerror = (event: ErrorEvent) => {
-      event.preventDefault();
-      this.#stop(`its sandbox worker failed: ${event.message}`, true);
-    };
-    worker.onmessageerror = () => {
-      this.#violation("a message that cannot be read");
-    };
-    worker.postMessage({ t: "connect" }, [channel.port2]);
+    this.#channel.listen({
+      message: (data) => this.#receive(data),
+      violation: (what) => this.#violation(what),
+      ended: (reason) => this.#stop(reason, true),
+    });
   }
 
   /** Why the worker stopped, or `undefined` while it runs. */
   get stopped(): string | undefined {
     return this.#stopped;
+  }
+
+  /** The sandbox process's id (`undefined` for a worker). */
+  get pid(): number | undefined {
+    return this.#channel.pid;
+  }
+
+  /** Whether a request is waiting for its reply. */
+  get busy(): boolean {
+    return this.#pending.size > 0;
   }
 
   /**
@@ -222,7 +280,7 @@ export class WorkerRpc {
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#stop(
-          `its sandbox worker did not start within ${timeoutMs} ms`,
+          `its ${this.#what} did not start within ${timeoutMs} ms`,
           true,
         );
       }, timeoutMs);
@@ -254,7 +312,7 @@ export class WorkerRpc {
     }
     const id = this.#nextId++;
     try {
-      this.#port.postMessage({ ...request, id });
+      this.#channel.send({ ...request, id });
     } catch (error) {
       return Promise.reject(this.#cloneError(options.label, error));
     }
@@ -266,6 +324,8 @@ export class WorkerRpc {
       deadline,
       timeoutMs: options.timeoutMs,
       label: options.label,
+      adaptive: options.adaptive ?? false,
+      startedAt: performance.now(),
     });
     if (deadline < this.#armedFor) this.#armDeadline(deadline);
     this.#updateHeartbeat();
@@ -286,7 +346,7 @@ export class WorkerRpc {
       throw new ProviderWorkerStoppedError(this.#provider, this.#stopped);
     }
     try {
-      this.#port.postMessage(request);
+      this.#channel.send(request);
     } catch (error) {
       throw this.#cloneError(request.method, error);
     }
@@ -326,6 +386,13 @@ export class WorkerRpc {
     let next = Infinity;
     let expired = false;
     for (const [id, pending] of this.#pending) {
+      if (pending.deadline <= now && pending.adaptive) {
+        // Count only the CPU time the machine could give it.
+        const fair = (now - pending.startedAt) * cpuShare();
+        if (fair < pending.timeoutMs) {
+          pending.deadline = now + (pending.timeoutMs - fair);
+        }
+      }
       if (pending.deadline <= now) {
         this.#pending.delete(id);
         expired = true;
@@ -359,7 +426,7 @@ export class WorkerRpc {
   /** Stops the worker for a message outside the protocol (one warning). */
   #violation(what: string): void {
     this.#stop(
-      `its sandbox worker sent ${what}, which the sandbox protocol does not allow, and was stopped`,
+      `its ${this.#what} sent ${what}, which the sandbox protocol does not allow, and was stopped`,
       true,
     );
   }
@@ -373,6 +440,7 @@ export class WorkerRpc {
     }
     const message = checked.message;
     this.#pingSentAt = undefined;
+    this.#unanswered = 0;
     switch (message.t) {
       case "ready": {
         this.#isReady = true;
@@ -407,6 +475,7 @@ export class WorkerRpc {
   #updateHeartbeat(): void {
     if (this.#pending.size === 0) {
       this.#pingSentAt = undefined;
+      this.#unanswered = 0;
       return;
     }
     if (this.#heartbeat !== undefined) return;
@@ -421,9 +490,21 @@ export class WorkerRpc {
     if (this.#stopped !== undefined) return;
     const now = performance.now();
     if (this.#pingSentAt !== undefined) {
-      if (now - this.#pingSentAt >= this.#unresponsiveAfterMs - 1) {
+      // Wall time weighted by the CPU share a runnable thread gets: a
+      // loaded machine (or a lagging host) stretches the limit, a spinning
+      // sandbox still reaches it. A tick that comes very late counts at
+      // most two heartbeats: the host itself was not running.
+      const elapsed = Math.min(
+        now - this.#lastTick,
+        Math.max(2 * this.#heartbeatMs, 1),
+      );
+      this.#lastTick = now;
+      this.#unanswered += elapsed * cpuShare();
+      if (this.#unanswered >= this.#unresponsiveAfterMs - 1) {
         this.#stop(
-          `its sandbox worker stopped responding for ${this.#unresponsiveAfterMs} ms (a busy loop?) and was terminated; Deno 2.9 cannot interrupt JavaScript stuck in a loop, so that thread may keep a CPU busy until hermes exits`,
+          this.#channel.kind === "process"
+            ? `its sandbox process stopped responding for ${this.#unresponsiveAfterMs} ms of CPU time (a busy loop?) and was killed`
+            : `its sandbox worker stopped responding for ${this.#unresponsiveAfterMs} ms (a busy loop?) and was terminated; Deno 2.9 cannot interrupt JavaScript stuck in a loop, so that thread may keep a CPU busy until hermes exits`,
           true,
         );
       }
@@ -431,8 +512,10 @@ export class WorkerRpc {
     }
     if (!sendPing) return;
     this.#pingSentAt = now;
+    this.#lastTick = now;
+    this.#unanswered = 0;
     try {
-      this.#port.postMessage({ t: "ping", id: 0 });
+      this.#channel.send({ t: "ping", id: 0 });
     } catch {
       // The worker is gone; the next check notices.
     }
@@ -442,10 +525,17 @@ export class WorkerRpc {
   #probeAfterTimeout(): void {
     if (this.#pending.size > 0 || this.#probeTimer !== undefined) return;
     this.#checkAlive();
-    const probe = setTimeout(() => {
-      this.#probeTimer = undefined;
+    const probe = setInterval(() => {
+      if (
+        this.#stopped !== undefined || this.#pingSentAt === undefined ||
+        this.#pending.size > 0
+      ) {
+        clearInterval(probe);
+        if (this.#probeTimer === probe) this.#probeTimer = undefined;
+        return;
+      }
       this.#checkAlive(false);
-    }, this.#unresponsiveAfterMs);
+    }, this.#heartbeatMs);
     Deno.unrefTimer(probe);
     this.#probeTimer = probe;
   }
@@ -455,18 +545,12 @@ export class WorkerRpc {
     this.#stopped = reason;
     if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
     this.#heartbeat = undefined;
-    if (this.#probeTimer !== undefined) clearTimeout(this.#probeTimer);
+    if (this.#probeTimer !== undefined) clearInterval(this.#probeTimer);
     this.#probeTimer = undefined;
     if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
     this.#deadlineTimer = undefined;
     this.#armedFor = Infinity;
-    try {
-      this.#worker.terminate();
-    } catch {
-      // Already gone.
-    }
-    this.#port.onmessage = null;
-    this.#port.close();
+    this.#channel.close();
     const error = new ProviderWorkerStoppedError(this.#provider, reason);
     for (const pending of this.#pending.values()) pending.reject(error);
     this.#pending.clear();

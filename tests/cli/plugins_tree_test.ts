@@ -175,6 +175,8 @@ Deno.test("no hermes command changes $HERMES_HOME/plugins/ (real process)", asyn
           `--allow-read=${home},${ROOT}`,
           `--allow-write=${home}`,
           "--allow-env",
+          // The CLI starts each sandboxed provider as a deno child.
+          `--allow-run=${Deno.execPath()}`,
           "src/cli/main.ts",
           ...args,
         ],

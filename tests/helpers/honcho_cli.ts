@@ -126,6 +126,8 @@ export function runFlags(user: TestUser): string[] {
     `--allow-write=${user.root}`,
     `--allow-env=${[...HERMES_CLI_ENV_VARS, ...HONCHO_ENV_VARS].join(",")}`,
     "--allow-net=127.0.0.1",
+    // Each sandboxed provider runs in its own deno process.
+    `--allow-run=${Deno.execPath()}`,
   ];
 }
 

@@ -130,10 +130,12 @@ const HOST = fileURLToPath(new URL("./hostile_host.ts", import.meta.url));
  *
  * @param world The world.
  * @param attacks `{attack, …args, fresh?}` each; `fresh` loads a new intruder first.
+ * @param transport The sandbox transport (default: the loader's choice).
  */
 export async function runHostileHost(
   world: HostileWorld,
   attacks: Record<string, unknown>[],
+  transport?: "process" | "worker",
 ): Promise<HostileRun> {
   const { code, stdout, stderr } = await runDeno([
     "run",
@@ -146,6 +148,7 @@ export async function runHostileHost(
     world.home,
     world.noBundled,
     JSON.stringify(attacks),
+    ...(transport ? [transport] : []),
   ], { cwd: REPO, env: { HOME: world.userHome } });
   const parsed = stdout.split("\n").filter((l) => l.startsWith("{")).map((
     l,

@@ -7,18 +7,23 @@
 // taking the test runner down: the test then sees the child die instead.
 //
 //   deno run -A --no-prompt --cached-only --config=deno.json tests/helpers/hostile_host.ts \
-//     <hermesHome> <bundledDir> '<json list of {attack, …args, fresh?}>'
+//     <hermesHome> <bundledDir> '<json list of {attack, …args, fresh?}>' [transport]
 import { setLogger } from "../../src/core/log.ts";
 import { loadMemoryProvider } from "../../src/plugins/provider_loader.ts";
 
-const [home, bundledDir, list] = Deno.args as [string, string, string];
+const [home, bundledDir, list, transport] = Deno.args as [
+  string,
+  string,
+  string,
+  "process" | "worker" | undefined,
+];
 const warnings: string[] = [];
 setLogger({
   log(level, message) {
     if (level === "warn" || level === "error") warnings.push(message);
   },
 });
-const options = { hermesHome: home, bundledDir };
+const options = { hermesHome: home, bundledDir, transport };
 const load = async (name: string) => {
   const provider = await loadMemoryProvider(name, options);
   if (provider === null) throw new Error(`${name} did not load: ${warnings}`);

@@ -24,9 +24,6 @@ import { honchoUser } from "../helpers/honcho_user.ts";
 // --allow-all and says so once when a provider loads; the child-process
 // sandbox (branch `sandbox`) needs no such flag and prints nothing. The
 // one line tolerated until that lands (then delete this).
-const UNCONFIRMABLE_TODAY =
-  /^hermes: warn: Cannot confirm that worker permissions are enabled/;
-
 /**
  * Saves the example as main.ts in a fresh project directory and runs the
  * README's lines, verbatim; returns the last line's result.
@@ -47,9 +44,7 @@ async function runReadmeExample(
 }
 
 function warnings(stderr: string): string[] {
-  return stderr.split("\n").filter((line) =>
-    line.trim() !== "" && !UNCONFIRMABLE_TODAY.test(line)
-  );
+  return stderr.split("\n").filter((line) => line.trim() !== "");
 }
 
 async function scratch(prefix: string): Promise<string> {

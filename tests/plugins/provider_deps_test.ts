@@ -191,6 +191,7 @@ console.log(JSON.stringify(out));
         "--allow-read",
         "--allow-write",
         "--allow-env",
+        "--allow-run",
       ],
     },
   );

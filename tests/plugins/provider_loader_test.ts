@@ -134,7 +134,7 @@ Deno.test("loadMemoryProvider() takes the first constructible subclass when ther
   assert.equal(provider.preCompressCheckpointApiVersion, 2);
 });
 
-Deno.test("loadMemoryProvider() refuses when the host itself lacks part of the grant", async () => {
+Deno.test("loadMemoryProvider() starts a provider whose grant the host itself lacks: its own process holds it", async () => {
   await using h = await tempHome();
   await writeProvider(h.plugins, "netty", {
     "mod.ts": simpleProviderSource("netty"),
@@ -144,7 +144,30 @@ Deno.test("loadMemoryProvider() refuses when the host itself lacks part of the g
   const approved = {
     memory: { permissions: { netty: { net: ["api.example.com"] } } },
   };
-  assert.equal(await loadMemoryProvider("netty", base(h, approved)), null);
+  // The test runner may reach 127.0.0.1 and localhost only.
+  const provider = await loadMemoryProvider("netty", base(h, approved));
+  assert.ok(provider);
+  await provider.shutdown();
+  assert.deepEqual(logs.at("warn"), []);
+});
+
+Deno.test("loadMemoryProvider() on the worker transport refuses when the host itself lacks part of the grant", async () => {
+  await using h = await tempHome();
+  await writeProvider(h.plugins, "netty", {
+    "mod.ts": simpleProviderSource("netty"),
+    "plugin.yaml": "permissions: {net: [api.example.com]}",
+  });
+  using logs = captureLogs();
+  const approved = {
+    memory: { permissions: { netty: { net: ["api.example.com"] } } },
+  };
+  assert.equal(
+    await loadMemoryProvider("netty", {
+      ...base(h, approved),
+      transport: "worker",
+    }),
+    null,
+  );
   assert.deepEqual(logs.at("warn"), [
     "Failed to load memory provider 'netty': its sandbox needs --allow-net=api.example.com, which the hermes process itself lacks (a worker cannot get more than its host): add them to the deno command ('hermes memory permissions' prints the flags)",
   ]);
@@ -280,4 +303,20 @@ Deno.test("discovery, probing, loading and the provider CLI leave the plugins tr
   await provider?.shutdown();
   await loadProviderCli("notes", options);
   assert.deepEqual(diffTrees(before, await snapshotTree(h.plugins)), []);
+});
+
+Deno.test("loadMemoryProvider() refuses a grant path with a comma instead of letting Deno split it into two grants", async () => {
+  await using h = await tempHome();
+  await writeProvider(h.plugins, "comma", {
+    "mod.ts": simpleProviderSource("comma"),
+    "plugin.yaml": 'permissions: {read: ["/tmp/x,/"]}',
+  });
+  using logs = captureLogs();
+  assert.equal(await loadMemoryProvider("comma", base(h)), null);
+  const warnings = logs.at("warn");
+  assert.equal(warnings.length, 1, warnings.join("\n"));
+  assert.match(
+    warnings[0]!,
+    /^Skipping memory provider 'comma' \(user\): Invalid .*plugin\.yaml: 'permissions\.read\[0\]' is '\/tmp\/x,\/': it contains a comma, which Deno reads as a list separator/,
+  );
 });

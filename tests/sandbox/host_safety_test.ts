@@ -53,15 +53,13 @@ Deno.test("checkHostSafety() warns when npm downloads are open", async () => {
   ]);
 });
 
-Deno.test("checkHostSafety() probes the npm mode when the command line is unreadable", async () => {
+Deno.test("checkHostSafety() cannot tell the npm mode when the command line is unreadable, and probes no registry", async () => {
   const scoped = ["--allow-read", "--allow-env", "--no-prompt", "--frozen"];
   const cached = await report([...scoped, "--cached-only"]);
   assert.equal(cached.commandLine, false);
-  assert.equal(cached.npm, "cached-only");
-  const none = await report([...scoped, "--no-npm"]);
-  assert.equal(none.npm, "no-npm");
+  assert.equal(cached.npm, "unknown");
   // Without a terminal nothing can prompt.
-  assert.equal(none.prompt, "no-terminal");
+  assert.equal(cached.prompt, "no-terminal");
 });
 
 Deno.test("checkHostSafety() finds the worker-options setting in the deno.json above the main module", async () => {
@@ -73,12 +71,14 @@ Deno.test("checkHostSafety() finds the worker-options setting in the deno.json a
     "--frozen",
   ];
   const enabled = await report(scoped, { unstable: ["worker-options"] });
+  const aboutWorkers = (r: Record<string, unknown>) =>
+    (r.warnings as string[]).filter((w) => /worker permissions/i.test(w));
   assert.equal(enabled.workerOptions, "enabled");
-  assert.deepEqual(enabled.warnings, []);
+  assert.deepEqual(aboutWorkers(enabled), []);
   // Without it the setting may still come from a flag the process cannot see.
   const unknown = await report(scoped, { unstable: [] });
   assert.equal(unknown.workerOptions, "unknown");
-  assert.deepEqual(unknown.warnings, [
+  assert.deepEqual(aboutWorkers(unknown), [
     'Cannot confirm that worker permissions are enabled: make sure deno.json has "unstable": ["worker-options"] or deno runs with --unstable-worker-options, else Deno exits with code 70',
   ]);
 });
@@ -97,14 +97,20 @@ Deno.test("checkHostSafety() reports worker options as a problem when deno.json 
   ]);
 });
 
-function intruderScript(home: string, outside: string): string {
+function intruderScript(
+  home: string,
+  outside: string,
+  transport: "process" | "worker" = "worker",
+): string {
   return `
 import { loadMemoryProvider } from "${REPO}/src/plugins/provider_loader.ts";
 import { setLogger } from "${REPO}/src/core/log.ts";
 setLogger({ log: (level, message) => console.log("LOG " + level + " " + message) });
 const p = await loadMemoryProvider("intruder", { hermesHome: ${
     JSON.stringify(home)
-  }, bundledDir: ${JSON.stringify(outside)}, config: {} });
+  }, bundledDir: ${
+    JSON.stringify(outside)
+  }, config: {}, transport: "${transport}" });
 if (p === null) { console.log("NOT LOADED"); Deno.exit(0); }
 try {
   console.log("RESULT " + await p.handleToolCall("intrude", { attack: "readFile", path: "/etc/hostname" }, {}));
@@ -146,6 +152,24 @@ Deno.test("loadMemoryProvider() refuses a sandboxed load on a terminal without -
   );
 });
 
+Deno.test("a provider's sandbox process never prompts, whatever the host's flags: the denied read is denied", async () => {
+  // The library host has no --no-prompt and sits on a terminal; the
+  // provider's own process gets --no-prompt.
+  await using h = await tempHome();
+  await installFixture(h.plugins, "intruder");
+  const run = await runChildOnTerminal(
+    h.outside,
+    intruderScript(h.home, h.outside, "process"),
+    ["--allow-read", "--allow-write", "--allow-env", "--allow-run"],
+  );
+  assert.equal(run.prompted, false, run.output);
+  assert.doesNotMatch(run.output, /Cannot confirm/);
+  assert.match(
+    run.output,
+    /ERROR Memory provider 'intruder' may not read \/etc\/hostname: declare it under permissions\.read/,
+  );
+});
+
 Deno.test("the worker prompt hole is real when --no-prompt cannot be confirmed (canary)", async () => {
   // Without --allow-all the command line is unreadable, so the loader can
   // only warn; a provider's denied read then prompts, and "y" grants it.
@@ -171,30 +195,41 @@ Deno.test("the worker prompt hole is real when --no-prompt cannot be confirmed (
   assert.match(run.output, /RESULT \{"result":/);
 });
 
-const SNEAKY = (home: string, outside: string, pkg: string) => `
+const SNEAKY = (
+  home: string,
+  outside: string,
+  pkg: string,
+  transport: "process" | "worker",
+) => `
 import { loadMemoryProvider } from "${REPO}/src/plugins/provider_loader.ts";
 const p = await loadMemoryProvider("npm_sneaky", { hermesHome: ${
   JSON.stringify(home)
-}, bundledDir: ${JSON.stringify(outside)}, config: {}, hostCheck: false });
+}, bundledDir: ${
+  JSON.stringify(outside)
+}, config: {}, hostCheck: false, transport: "${transport}" });
 try { console.log("RESULT " + await p.prefetch(${JSON.stringify(pkg)}, {})); }
 catch (e) { console.log("ERROR " + e.message.split("\\n").join(" | ")); }
 await p.shutdown();
 `;
 
-Deno.test("--cached-only stops a provider's runtime npm: import that the source check cannot see", async () => {
+Deno.test("a provider's process gets --cached-only: a runtime npm: import the source check cannot see is refused, whatever the host's flags", async () => {
   await using h = await tempHome();
   await installFixture(h.plugins, "npm_sneaky");
   const pkg = "hermes-memory-never-cached-zz@0.0.1";
-  const run = await runChild(h.outside, SNEAKY(h.home, h.outside, pkg), {
-    flags: [
-      "--no-prompt",
-      "--cached-only",
-      "--frozen",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-    ],
-  });
+  // The host itself runs without --cached-only.
+  const run = await runChild(
+    h.outside,
+    SNEAKY(h.home, h.outside, pkg, "process"),
+    {
+      flags: [
+        "--frozen",
+        "--allow-read",
+        "--allow-write",
+        "--allow-env",
+        "--allow-run",
+      ],
+    },
+  );
   assert.equal(run.code, 0, run.stderr);
   assert.match(
     run.stdout,
@@ -202,13 +237,18 @@ Deno.test("--cached-only stops a provider's runtime npm: import that the source 
   );
 });
 
-Deno.test("without --cached-only the same import reaches the npm registry (canary)", async () => {
+Deno.test("on the worker transport, without --cached-only the same import reaches the npm registry (canary)", async () => {
   await using h = await tempHome();
   await installFixture(h.plugins, "npm_sneaky");
   // An uppercase name can never be published, so nothing is installed.
   const run = await runChild(
     h.outside,
-    SNEAKY(h.home, h.outside, "HERMES-MEMORY-NEVER-PUBLISHED@0.0.1"),
+    SNEAKY(
+      h.home,
+      h.outside,
+      "HERMES-MEMORY-NEVER-PUBLISHED@0.0.1",
+      "worker",
+    ),
     {
       flags: [
         "--no-prompt",

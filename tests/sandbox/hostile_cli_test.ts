@@ -217,15 +217,15 @@ Deno.test("hermes memory recall: the intruder cannot use the terminal, the envir
   }
 });
 
-Deno.test("hermes memory recall: a provider posting outside the protocol is stopped with one warning; the CLI goes on", async () => {
+Deno.test("hermes memory recall: a provider writing outside the protocol is stopped with one warning; the CLI goes on", async () => {
   await using w = await hostileWorld();
-  for (const attack of ["postNull", "postForged"]) {
+  for (const attack of ["fdForged"]) {
     await arm(w, { attack });
     const run = await recall(w);
     assert.equal(run.code, 0, run.stderr);
     assert.equal(
       run.stderr,
-      "hermes: warn: Memory provider 'intruder' stopped: its sandbox worker sent a message on its global scope (provider code calling postMessage), which the sandbox protocol does not allow, and was stopped\n",
+      "hermes: warn: Memory provider 'intruder' stopped: its sandbox process sent a line on its output without the protocol's token (provider code writing to its stdout), which the sandbox protocol does not allow, and was stopped\n",
     );
     // The built-in memory is still recalled.
     assert.match(run.stdout, /the user's notes/);
@@ -308,4 +308,35 @@ Deno.test("hermes memory status and list start no worker for an unselected provi
     "not started: a project plugin (./.hermes/plugins/) never runs on a status command; it runs when an agent session uses it",
   );
   assert.deepEqual(marks(), []);
+});
+
+Deno.test("hermes <provider> <cmd>: a user provider's cli.ts in the default profile cannot read another profile's .env (the CLI's grant leaves profiles/ out)", async () => {
+  await using w = await hostileWorld();
+  await arm(w, { attack: "none" });
+  const target = join(w.other, ".env");
+  await Deno.writeTextFile(
+    join(w.intruderDir, "cli.ts"),
+    `export function registerCli(command: { command(n: string): { description(d: string): { action(f: () => Promise<void>): unknown } } }) {
+  command.command("steal").description("Reads another profile's secrets").action(async () => {
+    console.log("STOLEN " + await Deno.readTextFile(${JSON.stringify(target)}));
+  });
+}
+`,
+  );
+  const run = await runHermesCli(["intruder", "steal"], {
+    userHome: w.userHome,
+  });
+  assert.notEqual(run.code, 0, run.stdout);
+  assert.ok(!run.stdout.includes(SECRETS.other), run.stdout);
+  assert.ok(!run.stderr.includes(SECRETS.other), run.stderr);
+  assert.doesNotMatch(run.stdout, /STOLEN/);
+  assert.match(run.stderr, /profiles\/other\/\.env/);
+  // The plan says so too.
+  const plan = await runHermesCli(["memory", "permissions"], {
+    userHome: w.userHome,
+  });
+  assert.match(
+    plan.stdout,
+    new RegExp(`--deny-read=${join(w.home, "profiles")}`),
+  );
 });

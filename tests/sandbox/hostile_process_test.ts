@@ -125,33 +125,59 @@ Deno.test("a provider cannot change the host's environment or working directory,
   assert.equal(run.lines[4]?.result, w.userHome);
 });
 
-Deno.test("a provider cannot speak the host protocol: a stray or forged message stops that provider only, with one warning", async () => {
+Deno.test("a provider cannot speak the host protocol: a line it writes to its stdout stops that provider only, with one warning", async () => {
   await using w = await hostileWorld("memory:\n  provider: intruder\n");
   const run = await runHostileHost(w, [
     { attack: "spoofHost" },
-    { attack: "postNull", settleMs: 1000 },
-    { attack: "postForged", fresh: true, settleMs: 1000 },
+    { attack: "fdForged", settleMs: 1000 },
   ]);
   hostSurvived(run);
   assert.equal(run.lines[0]?.result, "ignored");
   const stopped =
-    "its sandbox worker sent a message on its global scope (provider code calling postMessage), which the sandbox protocol does not allow, and was stopped";
-  for (const line of run.lines.slice(1)) {
-    // The stray message and the call's own reply travel on different
-    // channels: the call either fails with the stop or answers first.
-    if (line.error !== undefined) {
-      assert.deepEqual(line.error, {
-        name: "ProviderWorkerStoppedError",
-        message: `Memory provider 'intruder' is not running: ${stopped}`,
-      });
-    } else {
-      assert.equal(line.result, "posted");
-    }
-    assert.deepEqual(line.warnings, [
-      `Memory provider 'intruder' stopped: ${stopped}`,
-    ]);
-    assert.equal(line.after, "ProviderWorkerStoppedError");
-  }
+    "its sandbox process sent a line on its output without the protocol's token (provider code writing to its stdout), which the sandbox protocol does not allow, and was stopped";
+  const line = run.lines[1];
+  assert.ok(line);
+  // The forged line and the call's own reply travel on the same pipe, the
+  // forged line first: the call fails with the stop.
+  assert.deepEqual(line.error, {
+    name: "ProviderWorkerStoppedError",
+    message: `Memory provider 'intruder' is not running: ${stopped}`,
+  });
+  assert.deepEqual(line.warnings, [
+    `Memory provider 'intruder' stopped: ${stopped}`,
+  ]);
+  assert.equal(line.after, "ProviderWorkerStoppedError");
+  assert.ok(!run.stderr.includes("FORGED"), run.stderr);
+});
+
+Deno.test("a provider cannot capture a private port: MessagePort.prototype.postMessage patched before the first reply gets nothing", async () => {
+  await using w = await hostileWorld("memory:\n  provider: intruder\n");
+  const run = await runHostileHost(w, [{ attack: "capturedPort" }]);
+  hostSurvived(run);
+  assert.equal(run.lines[0]?.result, "none");
+  assert.deepEqual(run.lines[0]?.warnings, []);
+});
+
+Deno.test("the private port capture is real on the worker transport (canary)", async () => {
+  await using w = await hostileWorld("memory:\n  provider: intruder\n");
+  const run = await runHostileHost(w, [{ attack: "capturedPort" }], "worker");
+  hostSurvived(run);
+  assert.equal(run.lines[0]?.result, "forged");
+  assert.deepEqual(run.lines[0]?.warnings, [
+    "FORGED: the host says all is well",
+  ]);
+});
+
+Deno.test("no storage is shared between providers or profiles: the Cache API and localStorage are gone", async () => {
+  await using w = await hostileWorld("memory:\n  provider: intruder\n");
+  // Two loads (two sandboxes, as two profiles or two runs would have).
+  const run = await runHostileHost(w, [
+    { attack: "storage" },
+    { attack: "storage", fresh: true },
+  ]);
+  hostSurvived(run);
+  assert.equal(run.lines[0]?.result, "none");
+  assert.equal(run.lines[1]?.result, "none");
 });
 
 Deno.test("a provider's huge result fails that call only; the provider keeps serving", async () => {

@@ -112,8 +112,9 @@ export function registerMemoryPermissions(
     .description(
       "Print the exact 'deno run' flags the active configuration needs: --no-prompt\n" +
         "and --cached-only, read/write of the profile home, read of the framework,\n" +
-        "the environment variables read, and the provider's worker grant (a\n" +
-        "sandboxed provider can never get more than the host holds).",
+        "the environment variables read, the provider's grant (its own commands\n" +
+        "run in the CLI), and --allow-run of deno: the provider itself runs in its\n" +
+        "own deno process under exactly its grant.",
     )
     .option("--json", "Print flags and grant as JSON", false)
     .example("hermes memory permissions")

@@ -1,0 +1,469 @@
+/**
+ * The carriers of the sandbox protocol (`worker_protocol.ts`) and the one
+ * place that chooses between them ({@linkcode chooseTransport}):
+ *
+ * - **process** (the default): the provider runs in its own `deno run`
+ *   child, started from `Deno.execPath()`, whose permission flags are
+ *   exactly its grant (`--allow-read=…`, never a list with a comma in a
+ *   value), with `--deny-*` for the profile's secrets and settings files,
+ *   `--no-prompt`, `--cached-only`, `--no-npm` unless its grant allows npm,
+ *   a heap cap (`--v8-flags=--max-old-space-size=…`) and a cleared
+ *   environment holding only the variables it is granted. Messages travel
+ *   as JSON lines over the child's stdin and stdout; every line the child
+ *   sends starts with a random token the host gave the bootstrap before any
+ *   provider code ran, so provider code writing to its stdout (through
+ *   `node:fs` on descriptor 1) is recognised and stops that provider. An
+ *   out-of-memory, an exit or a kill ends that child only. The host needs
+ *   nothing but permission to run Deno.
+ * - **worker**: a permission-confined `Worker` in the host process, for a
+ *   `deno compile` binary, which cannot start a `deno run` child with flags
+ *   of its own. Needs worker options enabled in the binary, and the host
+ *   must hold every grant it hands on.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  processPermissionFlags,
+  type ProviderGrant,
+  workerPermissions,
+} from "./grant.ts";
+import { errorText } from "../_util/error_text.ts";
+import { encodeMessage } from "./worker_protocol.ts";
+import { getDefaultHermesRoot } from "../profile/hermes_home.ts";
+import { denoCacheDir, readProcessEnv } from "../core/env.ts";
+
+/**
+ * How a provider's sandbox is carried.
+ *
+ * @category Plugins: discovery, loading, permissions
+ */
+export type SandboxTransport = "process" | "worker";
+
+/**
+ * One carrier of the sandbox protocol: sends host messages, delivers the
+ * provider's, and says when the sandbox is gone.
+ */
+export interface ProviderChannel {
+  /** `process` or `worker`, for messages. */
+  readonly kind: SandboxTransport;
+  /**
+   * Sends one message.
+   *
+   * @param message The message.
+   * @throws {TypeError} When it cannot cross (a function, a symbol).
+   */
+  send(message: unknown): void;
+  /**
+   * Wires the receivers; called once by the protocol side.
+   *
+   * @param handlers Where messages, violations and the end go.
+   */
+  listen(handlers: ChannelHandlers): void;
+  /** Ends the sandbox at once (terminate the worker, kill the process). */
+  close(): void;
+  /** The sandbox process's id (`undefined` for a worker). */
+  readonly pid?: number;
+}
+
+/** What a channel reports. */
+export interface ChannelHandlers {
+  /**
+   * A message from the provider's bootstrap.
+   *
+   * @param data The message, not yet checked.
+   */
+  message(data: unknown): void;
+  /**
+   * Something outside the protocol.
+   *
+   * @param what What arrived, never its content.
+   */
+  violation(what: string): void;
+  /**
+   * The sandbox ended on its own.
+   *
+   * @param reason Why.
+   */
+  ended(reason: string): void;
+}
+
+/**
+ * Whether this process is a `deno compile` binary (which cannot start a
+ * `deno run` child with flags of its own).
+ *
+ * @returns `true` in a compiled binary.
+ */
+export function isCompiledBinary(): boolean {
+  const build = Deno.build as { standalone?: boolean };
+  return build.standalone === true;
+}
+
+/**
+ * The transport a provider gets: `process` everywhere a `deno run` child
+ * can be started, `worker` in a `deno compile` binary. The only place the
+ * choice is made; an explicit choice (tests, benchmarks) wins.
+ *
+ * @param wanted An explicit choice.
+ * @returns The transport.
+ *
+ * @example
+ * ```ts
+ * import { chooseTransport } from "./transport.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(chooseTransport(), "process");
+ * assert.equal(chooseTransport("worker"), "worker");
+ * ```
+ */
+export function chooseTransport(wanted?: SandboxTransport): SandboxTransport {
+  if (wanted !== undefined) return wanted;
+  return isCompiledBinary() ? "worker" : "process";
+}
+
+/**
+ * Carries the protocol over a `Worker` running the bootstrap: the host
+ * creates a `MessageChannel` and posts one port in a `connect` message;
+ * anything posted on the worker's global scope comes from provider code.
+ *
+ * @param worker The worker.
+ * @returns The channel.
+ */
+export function workerChannel(worker: Worker): ProviderChannel {
+  const channel = new MessageChannel();
+  const port = channel.port1;
+  let connected = false;
+  return {
+    kind: "worker",
+    send(message: unknown): void {
+      port.postMessage(message);
+    },
+    listen(handlers: ChannelHandlers): void {
+      port.onmessage = (event: MessageEvent<unknown>) =>
+        handlers.message(event.data);
+      port.onmessageerror = () =>
+        handlers.violation("a message that cannot be read");
+      worker.onmessage = () =>
+        handlers.violation(
+          "a message on its global scope (provider code calling postMessage)",
+        );
+      worker.onerror = (event: ErrorEvent) => {
+        event.preventDefault();
+        handlers.ended(`its sandbox worker failed: ${event.message}`);
+      };
+      worker.onmessageerror = () =>
+        handlers.violation("a message that cannot be read");
+      if (!connected) {
+        connected = true;
+        worker.postMessage({ t: "connect" }, [channel.port2]);
+      }
+    },
+    close(): void {
+      try {
+        worker.terminate();
+      } catch {
+        // Already gone.
+      }
+      port.onmessage = null;
+      port.close();
+    },
+  };
+}
+
+/** The bootstrap modules a sandbox loads. */
+export type BootstrapEntry = URL;
+
+/**
+ * The heap cap of a provider's process, in MiB, unless the loader is given
+ * another.
+ */
+export const DEFAULT_HEAP_LIMIT_MB = 512;
+
+/** Options of {@linkcode processChannel}. */
+export interface ProcessChannelOptions {
+  /** The bootstrap module. */
+  entry: URL;
+  /** The provider's grant: exactly its permission flags. */
+  grant: ProviderGrant;
+  /** Whether the bootstrap graph itself needs npm (the full framework). */
+  frameworkNpm: boolean;
+  /**
+   * The V8 old-space cap of the child, in MiB.
+   *
+   * @default {DEFAULT_HEAP_LIMIT_MB}
+   */
+  heapLimitMb?: number;
+}
+
+/**
+ * The flags that make the bootstrap resolve: for local files the
+ * framework's `deno.json` (its lockfile left alone) and only cached
+ * modules; for a framework served from a URL no config (the one in the
+ * working directory is the host's), its `deno.json` as import map unless
+ * it comes from JSR, and imports from its host (the bootstrap's own graph
+ * is fetched the first time: no `--cached-only`).
+ */
+function frameworkFlags(entry: URL): string[] {
+  const base = new URL("../../", entry);
+  if (base.protocol === "file:") {
+    return [
+      "--cached-only",
+      `--config=${fileURLToPath(new URL("deno.json", base))}`,
+      "--no-lock",
+    ];
+  }
+  const flags = ["--no-config", "--no-lock"];
+  if (base.host !== "jsr.io") {
+    flags.push(`--import-map=${new URL("deno.json", base).href}`);
+  }
+  return flags;
+}
+
+/** The grant plus imports from the framework's host when it is remote. */
+function withFrameworkImport(grant: ProviderGrant, entry: URL): ProviderGrant {
+  if (entry.protocol === "file:") return grant;
+  if (grant.import.some((e) => e.value === entry.host)) return grant;
+  return {
+    ...grant,
+    import: [...grant.import, { value: entry.host, from: "framework" }],
+  };
+}
+
+/**
+ * Paths the provider process is denied even if a grant covered them: the
+ * profile's (and the default home's) secrets and settings files, and for
+ * the default profile every other profile.
+ */
+function denyFlags(grant: ProviderGrant): string[] {
+  const home = grant.hermesHome;
+  let root: string;
+  try {
+    root = getDefaultHermesRoot();
+  } catch {
+    root = home;
+  }
+  const files = new Set<string>();
+  for (const base of new Set([home, root])) {
+    files.add(join(base, ".env"));
+    files.add(join(base, "config.yaml"));
+  }
+  if (home === root) files.add(join(root, "profiles"));
+  const list = [...files].filter((p) => !p.includes(","));
+  if (list.length === 0) return [];
+  return [`--deny-read=${list.join(",")}`, `--deny-write=${list.join(",")}`];
+}
+
+/**
+ * The `deno run` arguments of a provider's sandbox process.
+ *
+ * @param options Entry, grant and heap cap.
+ * @returns The arguments after the `deno` executable.
+ * @throws {TypeError} When a grant value holds a comma or a control character.
+ */
+export function processArgs(options: ProcessChannelOptions): string[] {
+  const grant = options.grant;
+  const npm = grant.npm || options.frameworkNpm;
+  return [
+    "run",
+    "--quiet",
+    "--no-prompt",
+    ...(npm ? [] : ["--no-npm"]),
+    `--v8-flags=--max-old-space-size=${
+      Math.max(16, Math.floor(options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB))
+    }`,
+    ...processPermissionFlags(withFrameworkImport(grant, options.entry)),
+    ...denyFlags(grant),
+    ...frameworkFlags(options.entry),
+    options.entry.protocol === "file:"
+      ? fileURLToPath(options.entry)
+      : options.entry.href,
+  ];
+}
+
+/** The cleared environment of a provider process: its granted names only. */
+function processEnv(grant: ProviderGrant): Record<string, string> {
+  const env: Record<string, string> = {
+    NO_COLOR: "1",
+    DENO_NO_UPDATE_CHECK: "1",
+  };
+  // So the child finds the same module cache (its provider cannot read the
+  // variable: it is not in its grant).
+  const dir = denoCacheDir();
+  if (dir !== undefined) env.DENO_DIR = dir;
+  // Not readable by the provider (not granted); without it Deno reports a
+  // program it may not run as "not found" instead of denying it.
+  const path = readProcessEnv("PATH");
+  if (path !== undefined) env.PATH = path;
+  for (const entry of grant.env) {
+    const value = readProcessEnv(entry.value);
+    if (value !== undefined) env[entry.value] = value;
+  }
+  return env;
+}
+
+/** The most of a child's stderr kept to explain its end. */
+const STDERR_TAIL = 4096;
+
+function randomToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * Starts a provider's sandbox process and carries the protocol over its
+ * stdin and stdout.
+ *
+ * @param options Entry, grant and heap cap.
+ * @returns The channel.
+ * @throws {Error} When the process cannot be started (no `--allow-run`).
+ */
+export function processChannel(
+  options: ProcessChannelOptions,
+): ProviderChannel {
+  const args = processArgs(options);
+  const command = new Deno.Command(Deno.execPath(), {
+    args,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    clearEnv: true,
+    env: processEnv(options.grant),
+  });
+  let child: Deno.ChildProcess;
+  try {
+    child = command.spawn();
+  } catch (error) {
+    if (error instanceof Deno.errors.NotCapable) {
+      throw new Deno.errors.NotCapable(
+        `its sandbox process cannot be started: this process may not run ${Deno.execPath()} (${
+          errorText(error)
+        }); add --allow-run to the deno command of the host`,
+      );
+    }
+    throw error;
+  }
+  const token = randomToken();
+  const encoder = new TextEncoder();
+  const writer = child.stdin.getWriter();
+  let closed = false;
+  let handlers: ChannelHandlers | undefined;
+  let stderrTail = "";
+  const write = (text: string): void => {
+    writer.write(encoder.encode(text)).catch(() => {
+      // The child is gone; its exit is reported by `status`.
+    });
+  };
+  // The token goes first: the bootstrap reads it before any provider code.
+  write(`${token}\n`);
+
+  const readStdout = async (): Promise<void> => {
+    const decoder = new TextDecoder();
+    let buffer = "";
+    const prefix = `${token} `;
+    try {
+      for await (const chunk of child.stdout) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let newline: number;
+        while ((newline = buffer.indexOf("\n")) >= 0) {
+          const line = buffer.slice(0, newline);
+          buffer = buffer.slice(newline + 1);
+          if (closed) return;
+          if (!line.startsWith(prefix)) {
+            handlers?.violation(
+              "a line on its output without the protocol's token (provider code writing to its stdout)",
+            );
+            return;
+          }
+          let data: unknown;
+          try {
+            data = JSON.parse(line.slice(prefix.length));
+          } catch {
+            handlers?.violation("a message that cannot be read");
+            return;
+          }
+          handlers?.message(data);
+        }
+      }
+    } catch {
+      // The pipe broke: the exit explains it.
+    }
+  };
+  const readStderr = async (): Promise<void> => {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of child.stderr) {
+        stderrTail = (stderrTail + decoder.decode(chunk, { stream: true }))
+          .slice(-STDERR_TAIL);
+      }
+    } catch {
+      // Gone.
+    }
+  };
+  const reading = Promise.all([readStdout(), readStderr()]);
+  child.status.then(async (status) => {
+    await reading;
+    if (closed) return;
+    closed = true;
+    const heap = Math.max(
+      16,
+      Math.floor(options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB),
+    );
+    let reason: string;
+    if (/out of memory|heap limit/i.test(stderrTail)) {
+      reason =
+        `its sandbox process ran out of memory (its heap is capped at ${heap} MB) and ended`;
+    } else if (status.signal !== null) {
+      reason = `its sandbox process was ended by ${status.signal}`;
+    } else {
+      const last = stderrTail.trim().split("\n").at(-1)?.trim() ?? "";
+      reason = `its sandbox process exited with code ${status.code}${
+        last ? ` (${JSON.stringify(last).slice(1, -1)})` : ""
+      }`;
+    }
+    handlers?.ended(reason);
+  });
+  return {
+    kind: "process",
+    pid: child.pid,
+    send(message: unknown): void {
+      if (closed) return;
+      write(`${encodeMessage(message)}\n`);
+    },
+    listen(given: ChannelHandlers): void {
+      handlers = given;
+    },
+    close(): void {
+      if (closed) return;
+      closed = true;
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // Already gone.
+      }
+      writer.close().catch(() => {});
+    },
+  };
+}
+
+/**
+ * Starts the sandbox of a provider on the given transport.
+ *
+ * @param transport `process` or `worker`.
+ * @param options Entry, grant and heap cap.
+ * @param name The worker's name (`memory-provider-<name>`).
+ * @returns The channel.
+ */
+export function openChannel(
+  transport: SandboxTransport,
+  options: ProcessChannelOptions,
+  name: string,
+): ProviderChannel {
+  if (transport === "process") return processChannel(options);
+  const worker = new Worker(options.entry, {
+    type: "module",
+    name,
+    deno: { permissions: workerPermissions(options.grant) },
+  });
+  return workerChannel(worker);
+}

@@ -10,8 +10,8 @@ import {
   hermes,
   readJson,
   type RunResult,
-  testUser,
   type TestUser,
+  testUser,
 } from "../helpers/honcho_cli.ts";
 import { loadConfig } from "../../src/config/config.ts";
 

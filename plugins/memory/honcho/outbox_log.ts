@@ -22,7 +22,13 @@ import { isRecord } from "./_util.ts";
 /** The metadata key that carries a message's outbox id. */
 export const OUTBOX_ID_METADATA_KEY = "hermes_outbox_id";
 
-const FORMAT_VERSION = 1;
+/**
+ * The outbox format this version writes and reads. A file whose header
+ * names a newer version is moved aside unchanged (never read, sent or
+ * deleted); a file without a version (or an older one) is read as before.
+ */
+export const OUTBOX_FORMAT_VERSION = 1;
+const FORMAT_VERSION = OUTBOX_FORMAT_VERSION;
 /** An attempt recorded before `until` existed: assume twice the default request timeout. */
 const LEGACY_ATTEMPT_WINDOW_MS = 60_000;
 
@@ -70,6 +76,13 @@ export interface Entry {
   /** Look the id up on Honcho before the first send. */
   verify: boolean;
 }
+
+/** The size of a header line (its generation is a UUID), newline included. */
+const HEADER_BYTES = JSON.stringify({
+  type: "header",
+  version: FORMAT_VERSION,
+  generation: "00000000-0000-0000-0000-000000000000",
+}).length + 1;
 
 /** The `header` line of a new file (or a compacted one). */
 function headerLine(): string {
@@ -165,6 +178,10 @@ export class OutboxLog {
   #fileSize = 0;
   #ino: number | null | undefined;
   #generation: string | undefined;
+  /** Lines this version cannot read, kept verbatim through compaction. */
+  #kept: string[] = [];
+  #keptBytes = 0;
+  #keptNoticed = false;
 
   /**
    * Creates the log (no I/O).
@@ -204,6 +221,48 @@ export class OutboxLog {
     this.#fileSize = 0;
     this.#ino = undefined;
     this.#generation = undefined;
+    this.#kept = [];
+    this.#keptBytes = 0;
+  }
+
+  /** Lines of the file this version cannot read (kept, never sent). */
+  get unreadable(): number {
+    return this.#kept.length;
+  }
+
+  /**
+   * Moves a file written by a newer outbox format aside, byte for byte,
+   * with one warning; returns whether it did.
+   */
+  async #setAsideNewer(): Promise<boolean> {
+    let version: unknown;
+    try {
+      const head = decoder.decode(await readFrom(this.path, 0, 4096));
+      const end = head.indexOf("\n");
+      const first = JSON.parse(end < 0 ? head : head.slice(0, end));
+      if (!isRecord(first) || first.type !== "header") return false;
+      version = first.version;
+    } catch {
+      return false;
+    }
+    if (typeof version !== "number" || !(version > FORMAT_VERSION)) {
+      return false;
+    }
+    let kept = `${this.path}.format-v${version}.kept`;
+    for (let n = 2; await exists(kept); n++) {
+      kept = `${this.path}.format-v${version}-${n}.kept`;
+    }
+    await Deno.rename(this.path, kept);
+    log(
+      "warn",
+      `Honcho outbox ${this.path} was written by a newer hermes-memory (outbox format version ${version}; this version reads version ${FORMAT_VERSION}): moved unchanged to ${kept}; this version never sends or deletes those messages and starts a new outbox. To deliver them, upgrade hermes-memory, then move ${kept} back to ${this.path} while no hermes process runs`,
+    );
+    return true;
+  }
+
+  #keep(line: string, size: number): void {
+    this.#kept.push(line);
+    this.#keptBytes += size;
   }
 
   /**
@@ -223,6 +282,10 @@ export class OutboxLog {
         return;
       }
       throw error;
+    }
+    if (this.#offset === 0 && info.size > 0 && await this.#setAsideNewer()) {
+      this.#reset();
+      return;
     }
     const ino = info.ino ?? null;
     if (this.#ino !== undefined) {
@@ -253,6 +316,15 @@ export class OutboxLog {
     }
     this.#ino = ino;
     this.#fileSize = this.#offset;
+    if (this.#kept.length > 0 && !this.#keptNoticed) {
+      this.#keptNoticed = true;
+      log(
+        "warn",
+        `Honcho outbox ${this.path} holds ${this.#kept.length} line${
+          this.#kept.length === 1 ? "" : "s"
+        } this version cannot read (outbox format version ${FORMAT_VERSION}; written by another hermes-memory version or edited by hand): they are kept unchanged in the file and never sent or deleted. Upgrade hermes-memory to the version that wrote them to deliver them`,
+      );
+    }
   }
 
   #apply(line: string, size: number): void {
@@ -260,10 +332,13 @@ export class OutboxLog {
     try {
       value = JSON.parse(line);
     } catch {
-      log("warn", `Ignoring an unreadable line in Honcho outbox ${this.path}`);
+      this.#keep(line, size);
       return;
     }
-    if (!isRecord(value)) return;
+    if (!isRecord(value)) {
+      this.#keep(line, size);
+      return;
+    }
     const item = value;
     switch (item.type) {
       case "header":
@@ -274,10 +349,7 @@ export class OutboxLog {
       case "message": {
         const record = toRecord(item, this.#workspace);
         if (!record) {
-          log(
-            "warn",
-            `Ignoring a malformed message record in Honcho outbox ${this.path}`,
-          );
+          this.#keep(line, size);
           return;
         }
         if (!this.entries.has(record.id)) {
@@ -327,6 +399,8 @@ export class OutboxLog {
           }
         }
         return;
+      default:
+        this.#keep(line, size);
     }
   }
 
@@ -379,11 +453,13 @@ export class OutboxLog {
    */
   async maybeCompact(compactAfterBytes: number): Promise<void> {
     if (this.#fileSize === 0) return;
+    // A file of nothing but its header and kept lines has nothing to drop.
+    if (this.#fileSize <= HEADER_BYTES + this.#keptBytes + this.#bytes) return;
     const allDone = this.entries.size === 0;
     const bloated = this.#fileSize > compactAfterBytes &&
       this.#bytes * 2 < this.#fileSize;
     if (!allDone && !bloated) return;
-    const lines = [headerLine()];
+    const lines = [headerLine(), ...this.#kept];
     const attempts = new Map<number, string[]>();
     for (const entry of this.entries.values()) {
       lines.push(messageLine(entry.record, entry.verify));
@@ -479,6 +555,16 @@ function stringIds(value: unknown): string[] {
   return Array.isArray(value)
     ? value.filter((id): id is string => typeof id === "string")
     : [];
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
 }
 
 /** Writes all of `data` (a write may be partial). */

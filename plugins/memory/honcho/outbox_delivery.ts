@@ -165,6 +165,8 @@ export class OutboxDelivery {
   #file: OutboxLog;
   #commit: GroupCommitter;
   #rejectedPath: string;
+  /** Refusal causes already warned about (one warning per cause). */
+  #warnedRefusals = new Set<string>();
   #leasePath: string;
   #policy: DeliveryPolicy;
   #pending: () => Promise<number>;
@@ -248,6 +250,7 @@ export class OutboxDelivery {
       pending: 0,
     };
     let failures = 0;
+    const refusals = new Map<string, Refusal>();
     try {
       for (;;) {
         if (signal?.aborted) throw signal.reason;
@@ -325,11 +328,19 @@ export class OutboxDelivery {
             }
             continue;
           }
-          await this.#reject(pick.batch.entries[refused]!.record, error);
+          const record = pick.batch.entries[refused]!.record;
+          await this.#reject(record, error);
           result.rejected++;
+          const key = refusalKey(error);
+          const refusal = refusals.get(key) ??
+            { reason: errorText(error), ids: [], sessions: new Set() };
+          refusal.ids.push(record.id);
+          refusal.sessions.add(record.session);
+          refusals.set(key, refusal);
         }
       }
     } finally {
+      this.#warnRefusals(refusals);
       await this.#file.locked(async () => {
         await this.#file.catchUp();
         await this.#file.maybeCompact(this.#policy.compactAfterBytes);
@@ -534,10 +545,32 @@ export class OutboxDelivery {
       }
     });
     await this.#finish("drop", [record.id], reason);
-    log(
-      "warn",
-      `Honcho refused outbox message ${record.id} for session '${record.session}' (${reason}): it was moved to ${this.#rejectedPath}; 'hermes honcho outbox retry' queues it again`,
-    );
+  }
+
+  /**
+   * One warning per refusal cause (a 413 for ten messages is one cause):
+   * how many, which sessions, where they were moved and how to retry. A
+   * cause already warned about in this process is logged at debug level.
+   */
+  #warnRefusals(refusals: Map<string, Refusal>): void {
+    for (const [key, { reason, ids, sessions }] of refusals) {
+      const first = !this.#warnedRefusals.has(key);
+      this.#warnedRefusals.add(key);
+      const count = ids.length === 1
+        ? `outbox message ${ids[0]}`
+        : `${ids.length} outbox messages`;
+      const where = [...sessions].map((s) => `'${s}'`).join(", ");
+      log(
+        first ? "warn" : "debug",
+        `Honcho refused ${count} for session${
+          sessions.size === 1 ? "" : "s"
+        } ${where} (${reason}): moved to ${this.#rejectedPath}; 'hermes honcho outbox retry' queues ${
+          ids.length === 1 ? "it" : "them"
+        } again once the cause is fixed${
+          first ? "" : " (this cause was reported before)"
+        }`,
+      );
+    }
   }
 }
 
@@ -576,6 +609,24 @@ function sendOutcome(error: unknown): "unsent" | "over" | "doubt" {
  * `"isolate"` when the batch must be sent one by one to find it, and
  * `undefined` when the refusal is systemic (anything else).
  */
+/** Messages refused for one cause in one delivery round. */
+interface Refusal {
+  reason: string;
+  ids: string[];
+  sessions: Set<string>;
+}
+
+/** What makes two refusals the same cause: the status and the server's detail. */
+function refusalKey(error: unknown): string {
+  if (error instanceof HonchoError) {
+    const detail = isRecord(error.body) ? error.body.detail : undefined;
+    return `${error.status}:${
+      typeof detail === "string" ? detail : JSON.stringify(detail ?? null)
+    }`;
+  }
+  return error instanceof Error ? `${error.name}:${error.message}` : "other";
+}
+
 function refusedMessage(
   error: unknown,
   batchSize: number,

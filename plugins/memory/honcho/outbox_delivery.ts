@@ -52,6 +52,11 @@ import { errorText, isRecord } from "./_util.ts";
 
 /** A request is not started with less time than this before the deadline. */
 const MIN_REQUEST_MS = 250;
+/**
+ * How often an unconfirmed message (its acknowledgement was lost) is looked
+ * up on Honcho while its attempt could still land.
+ */
+export const SETTLE_LOOKUP_INTERVAL_MS = 2_000;
 /** Ids asked about per dedup request. */
 const IDS_PER_QUERY = 40;
 
@@ -165,6 +170,8 @@ export class OutboxDelivery {
   #file: OutboxLog;
   #commit: GroupCommitter;
   #rejectedPath: string;
+  /** When each unconfirmed id was last looked up (epoch ms). */
+  #lookedUp = new Map<string, number>();
   /** Refusal causes already warned about (one warning per cause). */
   #warnedRefusals = new Set<string>();
   #leasePath: string;
@@ -259,6 +266,10 @@ export class OutboxDelivery {
           return this.#pickBatch(this.#policy.now());
         });
         if (pick.kind === "empty") break;
+        if (
+          pick.kind === "wait" &&
+          await this.#settleByLookup(client, result, signal)
+        ) continue;
         if (pick.kind === "wait") {
           // Every deliverable message waits for an uncertain attempt.
           if (
@@ -479,6 +490,59 @@ export class OutboxDelivery {
     return Number.isFinite(until)
       ? { kind: "wait", until, waiting }
       : { kind: "empty" };
+  }
+
+  /**
+   * Asks Honcho which messages of uncertain attempts (an acknowledgement
+   * that never came) it already holds, and acknowledges those: a lost
+   * acknowledgement then holds the session back only for this lookup, not
+   * for the whole window in which the attempt could still land. Each id is
+   * looked up at most once per {@linkcode SETTLE_LOOKUP_INTERVAL_MS}; a
+   * failed lookup changes nothing (the window still applies).
+   *
+   * @returns Whether anything was acknowledged.
+   */
+  async #settleByLookup(
+    client: HonchoClient,
+    result: OutboxDeliverResult,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
+    const now = this.#policy.now();
+    const bySession = new Map<string, string[]>();
+    for (const entry of this.#file.entries.values()) {
+      if (!entry.attempted || entry.landBy <= now) continue;
+      const id = entry.record.id;
+      const last = this.#lookedUp.get(id);
+      if (last !== undefined && now - last < SETTLE_LOOKUP_INTERVAL_MS) {
+        continue;
+      }
+      const ids = bySession.get(entry.record.session) ?? [];
+      if (ids.length < MAX_MESSAGES_PER_BATCH) ids.push(id);
+      bySession.set(entry.record.session, ids);
+    }
+    let settled = false;
+    for (const [session, ids] of bySession) {
+      for (const id of ids) this.#lookedUp.set(id, now);
+      let found: Set<string>;
+      try {
+        found = await this.#findStored(client, session, ids, signal);
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        log(
+          "debug",
+          `Honcho outbox could not look up unconfirmed messages: ${
+            errorText(error)
+          }`,
+        );
+        return settled;
+      }
+      if (found.size === 0) continue;
+      await this.#finish("ack", [...found]);
+      for (const id of found) this.#lookedUp.delete(id);
+      result.duplicates += found.size;
+      settled = true;
+    }
+    return settled;
   }
 
   async #findStored(

@@ -49,6 +49,7 @@ import type {
 } from "./outbox.ts";
 import type { WriteFrequency } from "./config.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
+import { SETTLE_LOOKUP_INTERVAL_MS } from "./outbox_delivery.ts";
 
 /** The longest `Retry-After` a background delivery round honours. */
 const RETRY_AFTER_CAP_MS = 60_000;
@@ -567,8 +568,17 @@ export class HonchoWriter {
       }
       this.#failures = 0;
       if (result.settlesAt !== undefined) {
-        // Resume once an uncertain earlier attempt can no longer land.
-        this.#scheduleRetry(Math.max(10, result.settlesAt - Date.now() + 10));
+        // Look again soon (Honcho may show the unconfirmed messages), and
+        // at the latest once the uncertain attempt can no longer land.
+        this.#scheduleRetry(
+          Math.max(
+            10,
+            Math.min(
+              result.settlesAt - Date.now() + 10,
+              SETTLE_LOOKUP_INTERVAL_MS,
+            ),
+          ),
+        );
         return;
       }
     } while (this.#again);

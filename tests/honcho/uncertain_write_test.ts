@@ -5,13 +5,15 @@
 // the fix every later turn of the session waited for the whole window in
 // which the lost attempt could still land (the request timeout, 30 s here),
 // and a checkpoint in that window failed saying the messages "could not be
-// delivered".
+// delivered". And reads pause while Honcho fails them (before: a read per
+// turn to a server that is down).
 import assert from "node:assert/strict";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import {
   makeProfile,
   removeHome,
   ROUTES,
+  runTurn,
   startProvider,
   waitUntil,
 } from "../fixtures/honcho_provider_harness.ts";
@@ -84,6 +86,51 @@ Deno.test("a required checkpoint right after a lost acknowledgement succeeds onc
     assert.equal(contents.filter((c) => c === "turn 1").length, 1);
     assertStoredOnce(server.state.messages);
     assert.equal((await provider.outbox!.stats()).pending, 0);
+  } finally {
+    await provider.shutdown();
+    await removeHome(home);
+  }
+});
+
+Deno.test("reads back off while Honcho's read routes fail (the writes' policy), with one notice", async () => {
+  await using server = await startHonchoTestServer();
+  const home = await makeProfile(server, {
+    config: { writeFrequency: "turn", dialecticCadence: 1 },
+  });
+  const provider = await startProvider(home, "s1", {
+    writerRetryBaseDelayMs: 1_000,
+    writerRetryMaxDelayMs: 30_000,
+  });
+  try {
+    await waitUntil(
+      () => server.state.sessions.length === 1,
+      10_000,
+      "the session set-up",
+    );
+    const reads = [ROUTES.sessionContext, ROUTES.peerContext, ROUTES.chat];
+    for (const route of reads) {
+      server.inject(route, { status: 503, times: Infinity });
+    }
+    const notices: string[] = [];
+    const TURNS = 20;
+    for (let turn = 1; turn <= TURNS; turn++) {
+      const { injected } = await runTurn(
+        provider,
+        server,
+        turn,
+        `question ${turn}?`,
+      );
+      if (injected.includes("[Honcho memory status]")) notices.push(injected);
+    }
+    const readRequests = server.requests.filter((r) =>
+      reads.includes(r.route as typeof reads[number])
+    ).length;
+    // Before: every turn read again (40+ requests for 20 turns).
+    assert.ok(readRequests <= 10, `${readRequests} reads in ${TURNS} turns`);
+    assert.equal(notices.length, 1, notices.join("\n---\n"));
+    assert.match(notices[0]!, /unreachable/);
+    // The writes were not held back by the failing reads.
+    assert.equal(server.state.messages.length, TURNS * 2);
   } finally {
     await provider.shutdown();
     await removeHome(home);

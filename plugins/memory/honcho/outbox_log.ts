@@ -32,6 +32,17 @@ const FORMAT_VERSION = OUTBOX_FORMAT_VERSION;
 /** An attempt recorded before `until` existed: assume twice the default request timeout. */
 const LEGACY_ATTEMPT_WINDOW_MS = 60_000;
 
+/**
+ * Bytes kept in `<outbox>.reserve` so that recording deliveries (attempt,
+ * ack and drop lines) works on a full disk: when such an append finds no
+ * space, the reserve is released and the append retried, and it is taken
+ * again once compaction has shrunk the file. 256 KiB records the delivery
+ * of about 3,000 messages; an outbox that filled the disk therefore still
+ * delivers and, once everything is acknowledged, shrinks to its header.
+ * New messages never use it.
+ */
+export const OUTBOX_RESERVE_BYTES = 256 * 1024;
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -182,6 +193,7 @@ export class OutboxLog {
   #kept: string[] = [];
   #keptBytes = 0;
   #keptNoticed = false;
+  #reserveChecked = false;
 
   /**
    * Creates the log (no I/O).
@@ -415,6 +427,39 @@ export class OutboxLog {
     await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
     const all = this.#offset === 0 ? [headerLine(), ...lines] : [...lines];
     const data = encoder.encode(all.map((line) => `${line}\n`).join(""));
+    const records = lines.every((line) =>
+      !line.startsWith('{"type":"message"')
+    );
+    try {
+      await this.#append(data);
+    } catch (error) {
+      if (!diskFull(error)) throw error;
+      // A torn tail is cut by the replay below; then, for delivery records
+      // only, the reserve makes room.
+      await this.catchUp().catch(() => {});
+      if (!records || !await this.#releaseReserve()) {
+        throw diskFullError(this.path, error, this.entries.size);
+      }
+      const retry = this.#offset === 0 ? [headerLine(), ...lines] : [...lines];
+      try {
+        await this.#append(
+          encoder.encode(retry.map((line) => `${line}\n`).join("")),
+        );
+      } catch (again) {
+        if (!diskFull(again)) throw again;
+        await this.catchUp().catch(() => {});
+        throw diskFullError(this.path, again, this.entries.size);
+      }
+    }
+    // Replay our own lines so state and offset follow the file exactly.
+    await this.catchUp();
+    if (!this.#reserveChecked) {
+      this.#reserveChecked = true;
+      await this.ensureReserve();
+    }
+  }
+
+  async #append(data: Uint8Array): Promise<void> {
     const file = await Deno.open(this.path, {
       append: true,
       create: true,
@@ -426,8 +471,53 @@ export class OutboxLog {
     } finally {
       file.close();
     }
-    // Replay our own lines so state and offset follow the file exactly.
-    await this.catchUp();
+  }
+
+  /** The reserve file beside the log. */
+  get reservePath(): string {
+    return `${this.path}.reserve`;
+  }
+
+  /** Frees the reserve; `false` when there was none. */
+  async #releaseReserve(): Promise<boolean> {
+    try {
+      await Deno.remove(this.reservePath);
+      log(
+        "warn",
+        `The disk holding Honcho outbox ${this.path} is full: its ${
+          OUTBOX_RESERVE_BYTES / 1024
+        } KiB reserve was released so deliveries can be recorded; new turns are kept in memory until space is freed`,
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Takes the reserve (real blocks, not a sparse file) when it is missing;
+   * best effort: on a full disk it is simply not there yet.
+   *
+   * @returns Resolves when done.
+   */
+  async ensureReserve(): Promise<void> {
+    try {
+      await Deno.lstat(this.reservePath);
+      return;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) return;
+    }
+    try {
+      await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
+      await Deno.writeFile(
+        this.reservePath,
+        new Uint8Array(OUTBOX_RESERVE_BYTES),
+        { mode: 0o600 },
+      );
+    } catch {
+      await Deno.remove(this.reservePath).catch(() => {});
+    }
   }
 
   async #readGeneration(): Promise<string | undefined> {
@@ -479,6 +569,8 @@ export class OutboxLog {
     );
     this.#reset();
     await this.catchUp();
+    // The file shrank: take the reserve back if it was released.
+    await this.ensureReserve();
   }
 }
 
@@ -555,6 +647,31 @@ function stringIds(value: unknown): string[] {
   return Array.isArray(value)
     ? value.filter((id): id is string => typeof id === "string")
     : [];
+}
+
+/**
+ * Whether an error is "no space left on device" or "quota exceeded"
+ * (the test of `isDiskFull` in src/io/atomic_write.ts, which the worker's
+ * import surface does not export).
+ */
+function diskFull(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "ENOSPC" || code === "EDQUOT" ||
+    (error instanceof Error && (error.name === "DiskFullError" ||
+      /\(os error (28|122)\)/.test(error.message)));
+}
+
+function diskFullError(
+  path: string,
+  cause: unknown,
+  queued: number,
+): Error {
+  const error = new Error(
+    `Cannot append to Honcho outbox ${path}: no space left on device; the ${queued} message(s) already in it are kept, nothing in it was changed. Free some disk space; queued turns are delivered and the file shrinks once Honcho has them`,
+    { cause },
+  );
+  error.name = "DiskFullError";
+  return error;
 }
 
 async function exists(path: string): Promise<boolean> {

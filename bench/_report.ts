@@ -295,6 +295,7 @@ const FILE_OF: Record<string, string> = {
   plugins: "plugins_bench.ts",
   import: "import_bench.ts",
   durable: "import_durable_bench.ts",
+  turn: "durable_turn_bench.ts",
   archive: "context_safety_bench.ts",
 };
 
@@ -307,6 +308,7 @@ const BLOCK_FILES: Record<string, string> = {
   sandbox: "plugins_bench.ts",
   import: "import_bench.ts",
   durable: "import_durable_bench.ts",
+  turn: "durable_turn_bench.ts",
   context: "context_safety_bench.ts",
 };
 
@@ -656,6 +658,7 @@ blocks.manager = benchRows((id) => id.startsWith("manager.")) + "\n\n" +
     ]),
   );
 blocks.durable = benchRows((id) => id.startsWith("durable."));
+blocks.turn = benchRows((id) => id.startsWith("turn."));
 blocks.context = benchRows((id) =>
   id.startsWith("archive.") || id.startsWith("spill.5mb_")
 );

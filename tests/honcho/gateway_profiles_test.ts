@@ -84,7 +84,7 @@ async function turns(profiles: Profile[]): Promise<void> {
   await Promise.all(profiles.map((p) => p.provider.idle(20_000)));
 }
 
-async function expectOwnSessions(
+function expectOwnSessions(
   profiles: Profile[],
   stored: {
     session_id: string;
@@ -92,7 +92,7 @@ async function expectOwnSessions(
     metadata: Record<string, unknown>;
   }[],
   sessionOf: (i: number) => string,
-): Promise<void> {
+): void {
   const ids = stored.map((m) => String(m.metadata[OUTBOX_ID_METADATA_KEY]));
   assert.equal(new Set(ids).size, ids.length, "a message was stored twice");
   assert.equal(stored.length, PROFILES * TURNS * 2, "messages lost");
@@ -140,7 +140,7 @@ for (
     const profiles = await gateway(server.url, root, init);
     try {
       await turns(profiles);
-      await expectOwnSessions(
+      expectOwnSessions(
         profiles,
         server.state.messages,
         (i) => `agent-main-telegram-dm-${1000 + i}`,

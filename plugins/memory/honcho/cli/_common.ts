@@ -415,7 +415,7 @@ export function writeHostKey(
  * ```ts no-assert
  * import { memoryCliIo } from "@hermes/memory/cli";
  * import { reportWrite, resolveScope } from "./_common.ts";
- * await reportWrite(resolveScope(memoryCliIo()), { path: "/tmp/h/honcho.json", copiedFrom: undefined });
+ * await reportWrite(resolveScope(memoryCliIo()), { path: "/tmp/h/honcho.json", copiedFrom: undefined, changed: true });
  * ```
  */
 export async function reportWrite(

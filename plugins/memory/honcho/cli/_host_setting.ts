@@ -35,8 +35,8 @@ export interface HostSettingsWrite {
  * @param scope The profile and files.
  * @param config The configuration the scope loaded.
  * @param host The host keys to set (`undefined` removes a key), or a
- * function computing them from the host block as it is inside the file's
- * lock.
+ * function computing them from the host block (and the whole file) as they
+ * are inside the file's lock.
  * @returns The host block and the file written.
  * @throws {HonchoCliError} When the config file does not parse.
  *
@@ -55,7 +55,10 @@ export async function writeHostSettings(
   config: HonchoConfig,
   host:
     | Record<string, unknown>
-    | ((block: Readonly<Record<string, unknown>>) => Record<string, unknown>),
+    | ((
+      block: Readonly<Record<string, unknown>>,
+      file: Readonly<Record<string, unknown>>,
+    ) => Record<string, unknown>),
 ): Promise<HostSettingsWrite> {
   requireReadableConfig(config);
   const hostKey = writeHostKey(config);
@@ -66,7 +69,7 @@ export async function writeHostSettings(
       ? (file) => {
         const hosts = isRecord(file.hosts) ? file.hosts : {};
         const block = isRecord(hosts[hostKey]) ? hosts[hostKey] : {};
-        return { host: host(block), hostKey };
+        return { host: host(block, file), hostKey };
       }
       : { host, hostKey },
   );

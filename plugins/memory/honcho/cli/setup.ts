@@ -484,10 +484,13 @@ export async function runSetup(
     root.apiKey = undefined;
     host.apiKey = undefined;
   }
-  const written = await writeHonchoFile(config, scope.hermesHome, {
-    root,
-    host,
-    hostKey,
+  const written = await writeHonchoFile(config, scope.hermesHome, (file) => {
+    // The endpoint object keeps the keys other writers set meanwhile: it
+    // is rebuilt from the file as it is inside the lock.
+    if (root.endpoint !== undefined && isRecord(file.endpoint)) {
+      root.endpoint = { ...file.endpoint, baseUrl: undefined };
+    }
+    return { root, host, hostKey };
   });
   await reportWrite(scope, written);
 

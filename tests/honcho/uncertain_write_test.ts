@@ -136,3 +136,39 @@ Deno.test("reads back off while Honcho's read routes fail (the writes' policy), 
     await removeHome(home);
   }
 });
+
+Deno.test("a checkpoint that cannot settle a lost acknowledgement says what is unconfirmed, not that it could not be delivered", async () => {
+  await using server = await startHonchoTestServer();
+  const home = await makeProfile(server, {
+    config: { writeFrequency: "turn" },
+  });
+  const provider = await startProvider(home, "s1", {
+    checkpointTimeoutMs: 1_500,
+  });
+  try {
+    server.inject(ROUTES.messages, { dropAfterHandling: true });
+    // The lookup that would settle it fails while the checkpoint runs.
+    server.inject(ROUTES.listMessages, { status: 503, times: Infinity });
+    await provider.syncTurn("turn 1", "reply 1", {});
+    await waitUntil(() => server.state.messages.length === 2, 10_000, "turn 1");
+    await assert.rejects(
+      () =>
+        provider.onPreCompress([{ role: "user", content: "turn 1" }], {
+          requireCheckpoint: true,
+        }),
+      (error: Error) => {
+        assert.match(
+          error.message,
+          /2 message\(s\) whose acknowledgement was lost/,
+        );
+        assert.doesNotMatch(error.message, /could not be delivered/);
+        return true;
+      },
+    );
+    assertStoredOnce(server.state.messages);
+  } finally {
+    server.clearFaults();
+    await provider.shutdown();
+    await removeHome(home);
+  }
+});

@@ -166,6 +166,8 @@ export {
   atomicJsonWrite,
   type AtomicWriteOptions,
   atomicWriteText,
+  DiskFullError,
+  isDiskFull,
   readJsonOrEmpty,
 } from "./src/io/atomic_write.ts";
 export { withFileLock } from "./src/io/file_lock.ts";

@@ -295,6 +295,7 @@ const FILE_OF: Record<string, string> = {
   plugins: "plugins_bench.ts",
   import: "import_bench.ts",
   durable: "import_durable_bench.ts",
+  turn: "durable_turn_bench.ts",
   archive: "context_safety_bench.ts",
   surfaces: "surfaces_bench.ts",
 };
@@ -308,6 +309,7 @@ const BLOCK_FILES: Record<string, string> = {
   sandbox: "plugins_bench.ts",
   import: "import_bench.ts",
   durable: "import_durable_bench.ts",
+  turn: "durable_turn_bench.ts",
   context: "context_safety_bench.ts",
   surfaces: "surfaces_bench.ts",
 };
@@ -672,6 +674,7 @@ blocks.manager = benchRows((id) => id.startsWith("manager.")) + "\n\n" +
   );
 blocks.durable = benchRows((id) => id.startsWith("durable."));
 blocks.surfaces = benchRows((id) => id.startsWith("surfaces."));
+blocks.turn = benchRows((id) => id.startsWith("turn."));
 blocks.context = benchRows((id) =>
   id.startsWith("archive.") || id.startsWith("spill.5mb_")
 );

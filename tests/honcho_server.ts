@@ -181,6 +181,13 @@ export interface HonchoTestServer extends AsyncDisposable {
    */
   requestCount(route?: string): number;
   /**
+   * Counts the sockets the server holds open now (client connections and
+   * their relays); finished connections are closed, so this stays flat.
+   *
+   * @returns The number of open sockets.
+   */
+  openConnections(): number;
+  /**
    * Cancels pending latency, closes every connection and stops the server.
    *
    * @returns Resolves when everything is closed.
@@ -304,6 +311,10 @@ class Server implements HonchoTestServer {
   requestCount(route?: string): number {
     if (route === undefined) return this.requests.length;
     return this.requests.filter((r) => r.route === route).length;
+  }
+
+  openConnections(): number {
+    return this.#front.openConnections;
   }
 
   close(): Promise<void> {

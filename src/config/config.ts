@@ -191,7 +191,10 @@ export async function loadConfig(
  * skipped. The file is replaced atomically under a cross-process lock,
  * keeping its mode; the home directory is created if missing.
  *
- * @param config The config (or the part of it to write).
+ * @param config The config (or the part of it to write), or a function
+ * that computes it from the file as it is once the lock is held (for a
+ * value that depends on what is there, such as a list that gains one
+ * entry, so a concurrent writer's change is never undone).
  * @param options Merge or replace, and which profile home.
  * @returns A promise that resolves once the file is written.
  * @throws {ConfigError} When the file on disk does not parse or is not a
@@ -214,7 +217,7 @@ export async function loadConfig(
  * @category Config
  */
 export async function saveConfig(
-  config: HermesConfig,
+  config: HermesConfig | ((current: HermesConfig) => HermesConfig),
   options: SaveConfigOptions = {},
 ): Promise<void> {
   const merge = options.mergeExisting ?? true;
@@ -231,7 +234,10 @@ export async function saveConfig(
     if (!yaml.isMap(root)) {
       throw notAMapping(path);
     }
-    applyToMap(yaml, doc, root, config, !merge);
+    const values = typeof config === "function"
+      ? config((pythonYamlToJS(doc) ?? {}) as HermesConfig)
+      : config;
+    applyToMap(yaml, doc, root, values, !merge);
     await atomicWriteText(path, doc.toString(STRINGIFY_OPTIONS));
   });
 }

@@ -90,6 +90,16 @@ export async function atomicWriteText(
       await writeAndRename(target, dir, text, mode, existing);
       break;
     } catch (error) {
+      if (isDiskFull(error)) {
+        throw new DiskFullError(
+          `Cannot write ${target}: no space left on device; ${
+            existing
+              ? `the previous ${target} is kept unchanged`
+              : `${target} was not created`
+          } (the partial temporary file was removed). Free some disk space and try again`,
+          { cause: error },
+        );
+      }
       // A cleaner of another process removed our brand-new temp file in the
       // instant between its creation and its lock: write it again.
       if (!(error instanceof TempFileVanished) || attempt >= 2) throw error;
@@ -99,6 +109,39 @@ export async function atomicWriteText(
 }
 
 class TempFileVanished extends Error {}
+
+/**
+ * A write that failed because the disk (or quota) is full; its message
+ * names the file and what was kept.
+ */
+export class DiskFullError extends Error {
+  /** `"DiskFullError"`. */
+  override name = "DiskFullError";
+}
+
+/**
+ * Whether an error is the operating system's "no space left on device"
+ * (`ENOSPC`) or "disk quota exceeded" (`EDQUOT`).
+ *
+ * @param error Any error.
+ * @returns `true` for a full disk.
+ *
+ * @example Recognising a full disk
+ * ```ts
+ * import { isDiskFull } from "./atomic_write.ts";
+ * import assert from "node:assert/strict";
+ * const error = Object.assign(new Error("No space left on device (os error 28)"), { code: "ENOSPC" });
+ * assert.equal(isDiskFull(error), true);
+ * assert.equal(isDiskFull(new Error("other")), false);
+ * ```
+ */
+export function isDiskFull(error: unknown): boolean {
+  if (error instanceof DiskFullError) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "ENOSPC" || code === "EDQUOT") return true;
+  return error instanceof Error &&
+    /\(os error (28|122)\)/.test(error.message);
+}
 
 async function writeAndRename(
   target: string,

@@ -2,6 +2,7 @@
 // environment, for tests of behaviour that depends on the process
 // environment or on narrow permission grants (which must not be changed in
 // the shared test process).
+import "./test_home.ts";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 

@@ -3,6 +3,7 @@
 // (src/cli/main.ts) with the flags of the `hermes` task plus the Honcho
 // provider's grant, in a pipe or a pseudo-terminal, and running the command
 // tree in-process.
+import "./test_home.ts";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {

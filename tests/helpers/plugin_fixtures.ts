@@ -1,5 +1,6 @@
 // Shared helpers for the plugin-system tests: throwaway profile homes with
 // fixture providers installed, and log capture.
+import "./test_home.ts";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type LogLevel, setLogger } from "../../src/core/log.ts";

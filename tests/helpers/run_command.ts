@@ -1,6 +1,7 @@
 // Runs a real process for the CLI tests: a clean environment (PATH, the
 // shared Deno cache, no colours, plus what the test adds), standard input
 // closed, output captured.
+import "./test_home.ts";
 import { dirname, join } from "node:path";
 
 /** The Deno cache the children use (the test's own, so npm stays cached). */

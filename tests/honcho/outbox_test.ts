@@ -224,7 +224,7 @@ Deno.test("HonchoOutbox.deliver() honours Retry-After, capped", async () => {
   });
 });
 
-Deno.test("HonchoOutbox re-sends an unacknowledged batch only after its attempt can no longer land and after checking what Honcho stored", async () => {
+Deno.test("HonchoOutbox settles an unacknowledged batch Honcho stored by a lookup, without waiting for the attempt's window or re-sending", async () => {
   await using server = await startHonchoTestServer();
   await withHome(async (home) => {
     const outbox = new HonchoOutbox({
@@ -241,10 +241,8 @@ Deno.test("HonchoOutbox re-sends an unacknowledged batch only after its attempt 
       baseUrl: server.url,
       timeoutMs: 1_000,
     });
-    const started = performance.now();
     const result = await outbox.deliver(client);
-    // The lookup waited for request timeout + grace after the attempt.
-    assert.ok(performance.now() - started >= 1_150);
+    // Settled by the lookup: the messages were never sent a second time.
     assert.equal(result.duplicates, 3);
     assert.equal(result.delivered, 0);
     assert.equal(result.pending, 0);

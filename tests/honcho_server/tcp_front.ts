@@ -175,7 +175,18 @@ export class TcpFront {
     }
     try {
       await writeAll(upstream, head);
-      const toUpstream = this.#pump(client, upstream);
+      // The client's end of the request (fetch closes the connection after
+      // a `Connection: close` answer) is passed on, so the inner server,
+      // which keeps its side open otherwise, closes it, and the relay ends.
+      // Before, every finished connection stayed open (3 descriptors per
+      // request) until the process ran out of them.
+      const toUpstream = this.#pump(client, upstream).then(async () => {
+        try {
+          await upstream.closeWrite();
+        } catch {
+          // already closed
+        }
+      });
       await this.#pump(upstream, decision === "drop-after" ? null : client);
       safeClose(client);
       safeClose(upstream);
@@ -185,6 +196,11 @@ export class TcpFront {
       this.#conns.delete(upstream);
       safeClose(upstream);
     }
+  }
+
+  /** Connections open now (client and relay sockets). */
+  get openConnections(): number {
+    return this.#conns.size;
   }
 
   /** Stops accepting, closes every open connection and waits for relays to end. */

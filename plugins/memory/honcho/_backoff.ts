@@ -92,3 +92,66 @@ export function backoffDelayMs(
   );
   return Math.floor(policy.random() * ceiling);
 }
+
+/**
+ * The gate of background reads (recall) while Honcho is failing: after a
+ * failure a retry may fix, reads pause for {@linkcode backoffDelayMs} (the
+ * server's `Retry-After`, else full jitter growing with each failure in a
+ * row), the policy the writes follow; a success reopens it. Turns that come
+ * during the pause read nothing, so an agent does not send a request per
+ * turn to a server that is down.
+ *
+ * @example A failure closes the gate until the delay passes
+ * ```ts
+ * import { ReadBackoff } from "./_backoff.ts";
+ * import { ServerError } from "./errors.ts";
+ * import assert from "node:assert/strict";
+ * const gate = new ReadBackoff({ baseMs: 1000, maxMs: 8000, retryAfterCapMs: 60000, random: () => 0.5 });
+ * gate.failed(new ServerError("Down", { status: 503 }), 0);
+ * assert.equal(gate.open(100), false);
+ * assert.equal(gate.open(600), true);
+ * ```
+ */
+export class ReadBackoff {
+  #policy: BackoffPolicy;
+  #failures = 0;
+  #until = 0;
+
+  /**
+   * Creates an open gate.
+   *
+   * @param policy The timings (those of the writes).
+   */
+  constructor(policy: BackoffPolicy) {
+    this.#policy = policy;
+  }
+
+  /**
+   * Whether a read may start now.
+   *
+   * @param now The clock, epoch ms.
+   * @returns `false` during a pause.
+   */
+  open(now: number): boolean {
+    return now >= this.#until;
+  }
+
+  /**
+   * Records a failed read; one a retry may fix starts (or lengthens) a pause.
+   *
+   * @param error The failure.
+   * @param now The clock, epoch ms.
+   */
+  failed(error: unknown, now: number): void {
+    if (!isRetryableHonchoError(error)) return;
+    const delay = backoffDelayMs(this.#failures, error, this.#policy);
+    this.#failures++;
+    this.#until = Math.max(this.#until, now + Math.max(1, delay));
+  }
+
+  /** Records a successful read: the gate opens and the count restarts. */
+  succeeded(): void {
+    this.#failures = 0;
+    this.#until = 0;
+  }
+}

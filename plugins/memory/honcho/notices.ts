@@ -32,7 +32,8 @@ export type NoticeCause =
   | "rate-limited"
   | "no-peer"
   | "permission"
-  | "refused";
+  | "refused"
+  | "observer-limit";
 
 /** The heading every notice starts with. */
 export const NOTICE_HEADING = "[Honcho memory status]";
@@ -47,6 +48,36 @@ export interface NoticeTextOptions {
   hermesHome?: string;
   /** The host a denied network permission is for (`127.0.0.1:8000`). */
   host?: string;
+}
+
+/**
+ * What to change when Honcho refuses a session for its observer limit
+ * (at most 10 peers with `observe_others=true` in one session): usually
+ * many profiles of one host named the same session.
+ */
+const OBSERVER_LIMIT_FIX =
+  "each profile (or conversation) needs its own Honcho session: a gateway " +
+  "host passes its session key (initialize option gatewaySessionKey), " +
+  "or set sessionStrategy to per-session (hermes honcho strategy " +
+  "per-session); or stop this AI peer observing the others " +
+  "(observationMode: unified, or observation.ai.observeOthers: false)";
+
+/**
+ * Whether a failure is Honcho's refusal of a session with too many
+ * observing peers ("Cannot have more than 10 peers with
+ * observe_others=true in a session").
+ *
+ * @param error The failure.
+ * @returns `true` for that refusal.
+ */
+export function isObserverLimit(error: unknown): boolean {
+  if (!(error instanceof HonchoError) || error.status === undefined) {
+    return false;
+  }
+  if (error.status < 400 || error.status >= 500) return false;
+  const detail = (error.body as { detail?: unknown } | undefined)?.detail;
+  const text = typeof detail === "string" ? detail : error.message;
+  return /observe_others/i.test(text) && /more than \d+ peers/i.test(text);
 }
 
 /**
@@ -100,6 +131,11 @@ export function noticeText(
         `${where} ('hermes honcho status' shows them; 'hermes honcho ` +
         "outbox' shows what is queued).";
     }
+    case "observer-limit":
+      return `${NOTICE_HEADING} Honcho refused this conversation's ` +
+        `session${reason}: too many peers in it observe the others, so ` +
+        "turns are kept locally and not sent. Tell the user once: " +
+        OBSERVER_LIMIT_FIX;
     case "no-peer": {
       const gateway = options.platform !== undefined &&
         !["", "cli", "local", "tui"].includes(options.platform);
@@ -149,6 +185,10 @@ export function writeWarningText(
     }
     case "auth":
       return `Honcho authentication failed${reason}: run 'hermes honcho setup' to fix the API key; the turns stay queued`;
+    case "observer-limit":
+      return `Honcho refused the session${reason}: ${OBSERVER_LIMIT_FIX} (settings in ${
+        home("honcho.json")
+      }); the turns stay queued ('hermes honcho outbox')`;
     case "refused":
       return `Honcho refused the memory writes${reason}: check the workspace, peer and session settings in ${
         home("honcho.json")
@@ -175,6 +215,7 @@ export function writeWarningText(
  * ```
  */
 export function classifyFailure(error: unknown): NoticeCause | undefined {
+  if (isObserverLimit(error)) return "observer-limit";
   if (error instanceof AuthError) return "auth";
   if (error instanceof RateLimitError) return "rate-limited";
   if (

@@ -52,6 +52,11 @@ import { errorText, isRecord } from "./_util.ts";
 
 /** A request is not started with less time than this before the deadline. */
 const MIN_REQUEST_MS = 250;
+/**
+ * How often an unconfirmed message (its acknowledgement was lost) is looked
+ * up on Honcho while its attempt could still land.
+ */
+export const SETTLE_LOOKUP_INTERVAL_MS = 2_000;
 /** Ids asked about per dedup request. */
 const IDS_PER_QUERY = 40;
 
@@ -165,6 +170,10 @@ export class OutboxDelivery {
   #file: OutboxLog;
   #commit: GroupCommitter;
   #rejectedPath: string;
+  /** When each unconfirmed id was last looked up (epoch ms). */
+  #lookedUp = new Map<string, number>();
+  /** Refusal causes already warned about (one warning per cause). */
+  #warnedRefusals = new Set<string>();
   #leasePath: string;
   #policy: DeliveryPolicy;
   #pending: () => Promise<number>;
@@ -248,6 +257,7 @@ export class OutboxDelivery {
       pending: 0,
     };
     let failures = 0;
+    const refusals = new Map<string, Refusal>();
     try {
       for (;;) {
         if (signal?.aborted) throw signal.reason;
@@ -256,6 +266,10 @@ export class OutboxDelivery {
           return this.#pickBatch(this.#policy.now());
         });
         if (pick.kind === "empty") break;
+        if (
+          pick.kind === "wait" &&
+          await this.#settleByLookup(client, result, signal)
+        ) continue;
         if (pick.kind === "wait") {
           // Every deliverable message waits for an uncertain attempt.
           if (
@@ -325,11 +339,19 @@ export class OutboxDelivery {
             }
             continue;
           }
-          await this.#reject(pick.batch.entries[refused]!.record, error);
+          const record = pick.batch.entries[refused]!.record;
+          await this.#reject(record, error);
           result.rejected++;
+          const key = refusalKey(error);
+          const refusal = refusals.get(key) ??
+            { reason: errorText(error), ids: [], sessions: new Set() };
+          refusal.ids.push(record.id);
+          refusal.sessions.add(record.session);
+          refusals.set(key, refusal);
         }
       }
     } finally {
+      this.#warnRefusals(refusals);
       await this.#file.locked(async () => {
         await this.#file.catchUp();
         await this.#file.maybeCompact(this.#policy.compactAfterBytes);
@@ -470,6 +492,59 @@ export class OutboxDelivery {
       : { kind: "empty" };
   }
 
+  /**
+   * Asks Honcho which messages of uncertain attempts (an acknowledgement
+   * that never came) it already holds, and acknowledges those: a lost
+   * acknowledgement then holds the session back only for this lookup, not
+   * for the whole window in which the attempt could still land. Each id is
+   * looked up at most once per {@linkcode SETTLE_LOOKUP_INTERVAL_MS}; a
+   * failed lookup changes nothing (the window still applies).
+   *
+   * @returns Whether anything was acknowledged.
+   */
+  async #settleByLookup(
+    client: HonchoClient,
+    result: OutboxDeliverResult,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
+    const now = this.#policy.now();
+    const bySession = new Map<string, string[]>();
+    for (const entry of this.#file.entries.values()) {
+      if (!entry.attempted || entry.landBy <= now) continue;
+      const id = entry.record.id;
+      const last = this.#lookedUp.get(id);
+      if (last !== undefined && now - last < SETTLE_LOOKUP_INTERVAL_MS) {
+        continue;
+      }
+      const ids = bySession.get(entry.record.session) ?? [];
+      if (ids.length < MAX_MESSAGES_PER_BATCH) ids.push(id);
+      bySession.set(entry.record.session, ids);
+    }
+    let settled = false;
+    for (const [session, ids] of bySession) {
+      for (const id of ids) this.#lookedUp.set(id, now);
+      let found: Set<string>;
+      try {
+        found = await this.#findStored(client, session, ids, signal);
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        log(
+          "debug",
+          `Honcho outbox could not look up unconfirmed messages: ${
+            errorText(error)
+          }`,
+        );
+        return settled;
+      }
+      if (found.size === 0) continue;
+      await this.#finish("ack", [...found]);
+      for (const id of found) this.#lookedUp.delete(id);
+      result.duplicates += found.size;
+      settled = true;
+    }
+    return settled;
+  }
+
   async #findStored(
     client: HonchoClient,
     session: string,
@@ -534,10 +609,32 @@ export class OutboxDelivery {
       }
     });
     await this.#finish("drop", [record.id], reason);
-    log(
-      "warn",
-      `Honcho refused outbox message ${record.id} for session '${record.session}' (${reason}): it was moved to ${this.#rejectedPath}; 'hermes honcho outbox retry' queues it again`,
-    );
+  }
+
+  /**
+   * One warning per refusal cause (a 413 for ten messages is one cause):
+   * how many, which sessions, where they were moved and how to retry. A
+   * cause already warned about in this process is logged at debug level.
+   */
+  #warnRefusals(refusals: Map<string, Refusal>): void {
+    for (const [key, { reason, ids, sessions }] of refusals) {
+      const first = !this.#warnedRefusals.has(key);
+      this.#warnedRefusals.add(key);
+      const count = ids.length === 1
+        ? `outbox message ${ids[0]}`
+        : `${ids.length} outbox messages`;
+      const where = [...sessions].map((s) => `'${s}'`).join(", ");
+      log(
+        first ? "warn" : "debug",
+        `Honcho refused ${count} for session${
+          sessions.size === 1 ? "" : "s"
+        } ${where} (${reason}): moved to ${this.#rejectedPath}; 'hermes honcho outbox retry' queues ${
+          ids.length === 1 ? "it" : "them"
+        } again once the cause is fixed${
+          first ? "" : " (this cause was reported before)"
+        }`,
+      );
+    }
   }
 }
 
@@ -576,6 +673,24 @@ function sendOutcome(error: unknown): "unsent" | "over" | "doubt" {
  * `"isolate"` when the batch must be sent one by one to find it, and
  * `undefined` when the refusal is systemic (anything else).
  */
+/** Messages refused for one cause in one delivery round. */
+interface Refusal {
+  reason: string;
+  ids: string[];
+  sessions: Set<string>;
+}
+
+/** What makes two refusals the same cause: the status and the server's detail. */
+function refusalKey(error: unknown): string {
+  if (error instanceof HonchoError) {
+    const detail = isRecord(error.body) ? error.body.detail : undefined;
+    return `${error.status}:${
+      typeof detail === "string" ? detail : JSON.stringify(detail ?? null)
+    }`;
+  }
+  return error instanceof Error ? `${error.name}:${error.message}` : "other";
+}
+
 function refusedMessage(
   error: unknown,
   batchSize: number,

@@ -26,9 +26,26 @@ import { isRecord } from "./_util.ts";
 /** The metadata key that carries a message's outbox id. */
 export const OUTBOX_ID_METADATA_KEY = "hermes_outbox_id";
 
-const FORMAT_VERSION = 1;
+/**
+ * The outbox format this version writes and reads. A file whose header
+ * names a newer version is moved aside unchanged (never read, sent or
+ * deleted); a file without a version (or an older one) is read as before.
+ */
+export const OUTBOX_FORMAT_VERSION = 1;
+const FORMAT_VERSION = OUTBOX_FORMAT_VERSION;
 /** An attempt recorded before `until` existed: assume twice the default request timeout. */
 const LEGACY_ATTEMPT_WINDOW_MS = 60_000;
+
+/**
+ * Bytes kept in `<outbox>.reserve` so that recording deliveries (attempt,
+ * ack and drop lines) works on a full disk: when such an append finds no
+ * space, the reserve is released and the append retried, and it is taken
+ * again once compaction has shrunk the file. 256 KiB records the delivery
+ * of about 3,000 messages; an outbox that filled the disk therefore still
+ * delivers and, once everything is acknowledged, shrinks to its header.
+ * New messages never use it.
+ */
+export const OUTBOX_RESERVE_BYTES = 256 * 1024;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -74,6 +91,13 @@ export interface Entry {
   /** Look the id up on Honcho before the first send. */
   verify: boolean;
 }
+
+/** The size of a header line (its generation is a UUID), newline included. */
+const HEADER_BYTES = JSON.stringify({
+  type: "header",
+  version: FORMAT_VERSION,
+  generation: "00000000-0000-0000-0000-000000000000",
+}).length + 1;
 
 /** The `header` line of a new file (or a compacted one). */
 function headerLine(): string {
@@ -169,6 +193,11 @@ export class OutboxLog {
   #fileSize = 0;
   #ino: number | null | undefined;
   #generation: string | undefined;
+  /** Lines this version cannot read, kept verbatim through compaction. */
+  #kept: string[] = [];
+  #keptBytes = 0;
+  #keptNoticed = false;
+  #reserveChecked = false;
 
   /**
    * Creates the log (no I/O).
@@ -208,6 +237,48 @@ export class OutboxLog {
     this.#fileSize = 0;
     this.#ino = undefined;
     this.#generation = undefined;
+    this.#kept = [];
+    this.#keptBytes = 0;
+  }
+
+  /** Lines of the file this version cannot read (kept, never sent). */
+  get unreadable(): number {
+    return this.#kept.length;
+  }
+
+  /**
+   * Moves a file written by a newer outbox format aside, byte for byte,
+   * with one warning; returns whether it did.
+   */
+  async #setAsideNewer(): Promise<boolean> {
+    let version: unknown;
+    try {
+      const head = decoder.decode(await readFrom(this.path, 0, 4096));
+      const end = head.indexOf("\n");
+      const first = JSON.parse(end < 0 ? head : head.slice(0, end));
+      if (!isRecord(first) || first.type !== "header") return false;
+      version = first.version;
+    } catch {
+      return false;
+    }
+    if (typeof version !== "number" || !(version > FORMAT_VERSION)) {
+      return false;
+    }
+    let kept = `${this.path}.format-v${version}.kept`;
+    for (let n = 2; await exists(kept); n++) {
+      kept = `${this.path}.format-v${version}-${n}.kept`;
+    }
+    await Deno.rename(this.path, kept);
+    log(
+      "warn",
+      `Honcho outbox ${this.path} was written by a newer hermes-memory (outbox format version ${version}; this version reads version ${FORMAT_VERSION}): moved unchanged to ${kept}; this version never sends or deletes those messages and starts a new outbox. To deliver them, upgrade hermes-memory, then move ${kept} back to ${this.path} while no hermes process runs`,
+    );
+    return true;
+  }
+
+  #keep(line: string, size: number): void {
+    this.#kept.push(line);
+    this.#keptBytes += size;
   }
 
   /**
@@ -227,6 +298,10 @@ export class OutboxLog {
         return;
       }
       throw error;
+    }
+    if (this.#offset === 0 && info.size > 0 && await this.#setAsideNewer()) {
+      this.#reset();
+      return;
     }
     const ino = info.ino ?? null;
     if (this.#ino !== undefined) {
@@ -257,6 +332,15 @@ export class OutboxLog {
     }
     this.#ino = ino;
     this.#fileSize = this.#offset;
+    if (this.#kept.length > 0 && !this.#keptNoticed) {
+      this.#keptNoticed = true;
+      log(
+        "warn",
+        `Honcho outbox ${this.path} holds ${this.#kept.length} line${
+          this.#kept.length === 1 ? "" : "s"
+        } this version cannot read (outbox format version ${FORMAT_VERSION}; written by another hermes-memory version or edited by hand): they are kept unchanged in the file and never sent or deleted. Upgrade hermes-memory to the version that wrote them to deliver them`,
+      );
+    }
   }
 
   #apply(line: string, size: number): void {
@@ -264,10 +348,13 @@ export class OutboxLog {
     try {
       value = JSON.parse(line);
     } catch {
-      log("warn", `Ignoring an unreadable line in Honcho outbox ${this.path}`);
+      this.#keep(line, size);
       return;
     }
-    if (!isRecord(value)) return;
+    if (!isRecord(value)) {
+      this.#keep(line, size);
+      return;
+    }
     const item = value;
     switch (item.type) {
       case "header":
@@ -278,10 +365,7 @@ export class OutboxLog {
       case "message": {
         const record = toRecord(item, this.#workspace);
         if (!record) {
-          log(
-            "warn",
-            `Ignoring a malformed message record in Honcho outbox ${this.path}`,
-          );
+          this.#keep(line, size);
           return;
         }
         if (!this.entries.has(record.id)) {
@@ -331,6 +415,8 @@ export class OutboxLog {
           }
         }
         return;
+      default:
+        this.#keep(line, size);
     }
   }
 
@@ -345,6 +431,39 @@ export class OutboxLog {
     await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
     const all = this.#offset === 0 ? [headerLine(), ...lines] : [...lines];
     const data = encoder.encode(all.map((line) => `${line}\n`).join(""));
+    const records = lines.every((line) =>
+      !line.startsWith('{"type":"message"')
+    );
+    try {
+      await this.#append(data);
+    } catch (error) {
+      if (!diskFull(error)) throw error;
+      // A torn tail is cut by the replay below; then, for delivery records
+      // only, the reserve makes room.
+      await this.catchUp().catch(() => {});
+      if (!records || !await this.#releaseReserve()) {
+        throw diskFullError(this.path, error, this.entries.size);
+      }
+      const retry = this.#offset === 0 ? [headerLine(), ...lines] : [...lines];
+      try {
+        await this.#append(
+          encoder.encode(retry.map((line) => `${line}\n`).join("")),
+        );
+      } catch (again) {
+        if (!diskFull(again)) throw again;
+        await this.catchUp().catch(() => {});
+        throw diskFullError(this.path, again, this.entries.size);
+      }
+    }
+    // Replay our own lines so state and offset follow the file exactly.
+    await this.catchUp();
+    if (!this.#reserveChecked) {
+      this.#reserveChecked = true;
+      await this.ensureReserve();
+    }
+  }
+
+  async #append(data: Uint8Array): Promise<void> {
     const file = await Deno.open(this.path, {
       append: true,
       create: true,
@@ -356,8 +475,53 @@ export class OutboxLog {
     } finally {
       file.close();
     }
-    // Replay our own lines so state and offset follow the file exactly.
-    await this.catchUp();
+  }
+
+  /** The reserve file beside the log. */
+  get reservePath(): string {
+    return `${this.path}.reserve`;
+  }
+
+  /** Frees the reserve; `false` when there was none. */
+  async #releaseReserve(): Promise<boolean> {
+    try {
+      await Deno.remove(this.reservePath);
+      log(
+        "warn",
+        `The disk holding Honcho outbox ${this.path} is full: its ${
+          OUTBOX_RESERVE_BYTES / 1024
+        } KiB reserve was released so deliveries can be recorded; new turns are kept in memory until space is freed`,
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Takes the reserve (real blocks, not a sparse file) when it is missing;
+   * best effort: on a full disk it is simply not there yet.
+   *
+   * @returns Resolves when done.
+   */
+  async ensureReserve(): Promise<void> {
+    try {
+      await Deno.lstat(this.reservePath);
+      return;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) return;
+    }
+    try {
+      await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
+      await Deno.writeFile(
+        this.reservePath,
+        new Uint8Array(OUTBOX_RESERVE_BYTES),
+        { mode: 0o600 },
+      );
+    } catch {
+      await Deno.remove(this.reservePath).catch(() => {});
+    }
   }
 
   async #readGeneration(): Promise<string | undefined> {
@@ -383,11 +547,13 @@ export class OutboxLog {
    */
   async maybeCompact(compactAfterBytes: number): Promise<void> {
     if (this.#fileSize === 0) return;
+    // A file of nothing but its header and kept lines has nothing to drop.
+    if (this.#fileSize <= HEADER_BYTES + this.#keptBytes + this.#bytes) return;
     const allDone = this.entries.size === 0;
     const bloated = this.#fileSize > compactAfterBytes &&
       this.#bytes * 2 < this.#fileSize;
     if (!allDone && !bloated) return;
-    const lines = [headerLine()];
+    const lines = [headerLine(), ...this.#kept];
     const attempts = new Map<number, string[]>();
     for (const entry of this.entries.values()) {
       lines.push(messageLine(entry.record, entry.verify));
@@ -407,6 +573,8 @@ export class OutboxLog {
     );
     this.#reset();
     await this.catchUp();
+    // The file shrank: take the reserve back if it was released.
+    await this.ensureReserve();
   }
 }
 
@@ -483,6 +651,41 @@ function stringIds(value: unknown): string[] {
   return Array.isArray(value)
     ? value.filter((id): id is string => typeof id === "string")
     : [];
+}
+
+/**
+ * Whether an error is "no space left on device" or "quota exceeded"
+ * (the test of `isDiskFull` in src/io/atomic_write.ts, which the worker's
+ * import surface does not export).
+ */
+function diskFull(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "ENOSPC" || code === "EDQUOT" ||
+    (error instanceof Error && (error.name === "DiskFullError" ||
+      /\(os error (28|122)\)/.test(error.message)));
+}
+
+function diskFullError(
+  path: string,
+  cause: unknown,
+  queued: number,
+): Error {
+  const error = new Error(
+    `Cannot append to Honcho outbox ${path}: no space left on device; the ${queued} message(s) already in it are kept, nothing in it was changed. Free some disk space; queued turns are delivered and the file shrinks once Honcho has them`,
+    { cause },
+  );
+  error.name = "DiskFullError";
+  return error;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
 }
 
 /** Writes all of `data` (a write may be partial). */

@@ -844,6 +844,9 @@ function assemble(input: AssemblyInput): Parts {
   const recall = new HonchoRecall(rt, session, {
     turn: input.turn,
     queryRewriter: options.queryRewriter,
+    // Reads back off as the writes do.
+    retryBaseDelayMs: options.writerRetryBaseDelayMs,
+    retryMaxDelayMs: options.writerRetryMaxDelayMs,
   });
   const writes = new HonchoWriteHooks(rt, session, {
     hermesHome: input.hermesHome,

@@ -44,6 +44,7 @@ import {
   runDialecticDepth,
 } from "./dialectic.ts";
 import { AuthError } from "./errors.ts";
+import { ReadBackoff } from "./_backoff.ts";
 import type { HonchoSession } from "./session.ts";
 import { type HonchoRuntime, type TaskGroup, waitFor } from "./_runtime.ts";
 import { errorText } from "./_util.ts";
@@ -98,6 +99,10 @@ export interface HonchoRecallOptions {
   turn: () => number;
   /** Rewrites the user message into the pass-0 question when `queryRewrite` is on. */
   queryRewriter?: QueryRewriter;
+  /** First pause of reads after a failure, in ms (the writes' policy). @default {1000} */
+  retryBaseDelayMs?: number;
+  /** Longest pause of reads, in ms. @default {30000} */
+  retryMaxDelayMs?: number;
 }
 
 /** "Never": the turn of a layer that was never fetched. */
@@ -152,7 +157,16 @@ export class HonchoRecall {
     this.#session = session;
     this.#turn = options.turn;
     this.#rewriter = options.queryRewriter;
+    this.#reads = new ReadBackoff({
+      baseMs: options.retryBaseDelayMs ?? 1_000,
+      maxMs: options.retryMaxDelayMs ?? 30_000,
+      retryAfterCapMs: 60_000,
+      random: Math.random,
+    });
   }
+
+  /** Pauses background reads while Honcho is failing (one notice per episode). */
+  #reads: ReadBackoff;
 
   /** A new turn starts: answers still running for the last one are dropped. */
   startTurn(): void {
@@ -358,6 +372,12 @@ export class HonchoRecall {
       this.#log("trivial-prompt", "");
       return "";
     }
+    if (!this.#reads.open(this.#rt.now())) {
+      // Honcho failed a moment ago: no request until the pause ends.
+      const notice = this.#rt.notices.take();
+      this.#log("recall-sync-empty", notice);
+      return notice;
+    }
     this.#syncBusy = true;
     const outer = this.#rt.signal;
     const controller = new AbortController();
@@ -425,10 +445,12 @@ export class HonchoRecall {
         }
       }
       this.#rt.notices.clear();
+      this.#reads.succeeded();
       const text = applyTokenBudget(parts.join("\n\n"), config.contextTokens);
       this.#log(text ? "injected" : "recall-sync-empty", text);
       return text;
     } catch (error) {
+      if (!outer.aborted) this.#reads.failed(error, this.#rt.now());
       this.#rt.notices.reportError(error);
       const notice = this.#rt.notices.take();
       this.#log("recall-sync-empty", notice);
@@ -454,15 +476,18 @@ export class HonchoRecall {
 
   #startContextFetch(query: string): void {
     if (this.#contextRun || this.#rt.stopped()) return;
+    if (!this.#reads.open(this.#rt.now())) return;
     const epoch = this.#session.epoch;
     const signal = this.#rt.signal;
     const run = this.#rt.tasks.spawn("honcho-context", async () => {
       try {
         const data = await this.#fetchBaseContext(query, signal);
+        this.#reads.succeeded();
         if (epoch === this.#session.epoch) {
           this.#pendingContext = { data, epoch };
         }
       } catch (error) {
+        this.#reads.failed(error, this.#rt.now());
         if (epoch === this.#session.epoch) {
           this.#rt.notices.reportError(error);
         }
@@ -561,6 +586,7 @@ export class HonchoRecall {
   #startDialectic(query: string, firedAt: number): void {
     const config = this.#rt.config;
     if (this.#rt.stopped()) return;
+    if (!this.#reads.open(this.#rt.now())) return;
     const epoch = this.#session.epoch;
     const signal = this.#rt.signal;
     const cold = !this.#baseCache;
@@ -583,6 +609,7 @@ export class HonchoRecall {
           runPass: (prompt, level) =>
             this.#dialecticQuery(prompt, level, signal),
         });
+        this.#reads.succeeded();
         if (epoch !== this.#session.epoch) return;
         if (result.trim()) {
           this.#pendingDialectic = { result, firedAt, epoch };
@@ -593,6 +620,7 @@ export class HonchoRecall {
           this.#emptyStreak++;
         }
       } catch (error) {
+        if (!signal.aborted) this.#reads.failed(error, this.#rt.now());
         if (epoch !== this.#session.epoch || signal.aborted) return;
         if (!(error instanceof AuthError)) this.#emptyStreak++;
         this.#rt.notices.reportError(error);

@@ -37,12 +37,14 @@ import {
   type LoadHonchoConfigOptions,
 } from "./config.ts";
 import { HonchoConfigError, HonchoPeerUnresolvedError } from "./errors.ts";
+import { failureReason } from "./notices.ts";
 import {
   mergeServerObservation,
   type SessionObservation,
 } from "./observation.ts";
 import { resolveAiPeerId, resolveUserPeerId } from "./peers.ts";
 import {
+  gatewaySessionKeyFor,
   type GitTopLevel,
   honchoSessionId,
   resolveSessionKey,
@@ -86,6 +88,7 @@ export interface HonchoSessionOptions {
 /** The session, its peers and their set-up on the server (see the module doc). */
 export class HonchoSession {
   #rt: HonchoRuntime;
+  #observerLimitWarned = false;
   #options: HonchoSessionOptions;
   #hermesSessionId: string;
   #identity: HonchoSessionIdentity | undefined;
@@ -317,7 +320,10 @@ export class HonchoSession {
         sessionTitle: options.sessionTitle,
         sessionTitleSource: options.sessionTitleSource,
         sessionId: this.#hermesSessionId,
-        gatewaySessionKey: options.gatewaySessionKey,
+        // The gateway's key first, as Hermes does; a host that gives the
+        // chat but not the key gets the key Hermes' gateway would build.
+        gatewaySessionKey: options.gatewaySessionKey ??
+          gatewaySessionKeyFor(options),
         gitTopLevel: this.#options.gitTopLevel,
       });
       const identity: HonchoSessionIdentity = {
@@ -386,7 +392,21 @@ export class HonchoSession {
       this.#ready = true;
       this.#rt.notices.clear();
     } catch (error) {
-      this.#rt.notices.reportError(error);
+      const cause = this.#rt.notices.reportError(error);
+      if (cause === "observer-limit" && !this.#observerLimitWarned) {
+        // A refusal retrying cannot fix: one warning per provider, naming
+        // the session, the AI peer and the setting to change.
+        this.#observerLimitWarned = true;
+        log(
+          "warn",
+          this.#rt.notices.warning(
+            cause,
+            `session ${identity.sessionId}, AI peer ${identity.aiPeerId}: ${
+              this.#rt.scrub(failureReason(error))
+            }`,
+          ),
+        );
+      }
       log(
         "debug",
         `Honcho session init failed: ${this.#rt.scrub(errorText(error))}`,

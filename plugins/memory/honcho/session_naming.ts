@@ -169,6 +169,74 @@ export interface ResolveSessionNameOptions {
   gitTopLevel?: GitTopLevel;
 }
 
+/** Where a gateway conversation comes from (the host's initialize options). */
+export interface GatewaySource {
+  /** `telegram`, `discord`, … (`cli`, `local`, `cron`, `tui`, `tool` are not gateways). */
+  platform?: string;
+  /** `dm`, `group`, `channel`, `thread`, … */
+  chatType?: string;
+  /** The chat id. */
+  chatId?: string;
+  /** The thread id. */
+  threadId?: string;
+  /** The platform user id. */
+  userId?: string;
+  /** An alternative user id (preferred for group isolation, as Hermes does). */
+  userIdAlt?: string;
+}
+
+const NOT_GATEWAYS: ReadonlySet<string> = new Set([
+  "",
+  "cli",
+  "local",
+  "cron",
+  "tui",
+  "tool",
+]);
+
+/**
+ * The session key the Hermes gateway builds for a conversation
+ * (`build_session_key` with its defaults: group chats isolated per user,
+ * threads shared), for a host that gives the chat's identity but not the
+ * key itself. `undefined` off gateways or without a chat type.
+ *
+ * @param source The platform, chat and user of the conversation.
+ * @returns The key (`agent:main:telegram:dm:42`), or `undefined`.
+ *
+ * @example A Telegram DM and a Discord group
+ * ```ts
+ * import { gatewaySessionKeyFor } from "./session_naming.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(gatewaySessionKeyFor({ platform: "telegram", chatType: "dm", chatId: "42" }), "agent:main:telegram:dm:42");
+ * assert.equal(gatewaySessionKeyFor({ platform: "discord", chatType: "group", chatId: "7", userId: "9" }), "agent:main:discord:group:7:9");
+ * assert.equal(gatewaySessionKeyFor({ platform: "cli", chatType: "dm" }), undefined);
+ * ```
+ */
+export function gatewaySessionKeyFor(
+  source: GatewaySource,
+): string | undefined {
+  const platform = source.platform?.trim() ?? "";
+  const chatType = source.chatType?.trim() ?? "";
+  if (NOT_GATEWAYS.has(platform) || chatType === "") return undefined;
+  const chatId = source.chatId?.trim() || undefined;
+  const threadId = source.threadId?.trim() || undefined;
+  if (chatType === "dm") {
+    return ["agent:main", platform, "dm", chatId, threadId].filter((part) =>
+      part !== undefined
+    ).join(":");
+  }
+  const participant = source.userIdAlt?.trim() || source.userId?.trim() ||
+    undefined;
+  const parts = ["agent:main", platform, chatType];
+  if (chatId !== undefined) parts.push(chatId);
+  if (threadId !== undefined) parts.push(threadId);
+  // Threads are shared by their participants; other group chats are not.
+  if (threadId === undefined && participant !== undefined) {
+    parts.push(participant);
+  }
+  return parts.join(":");
+}
+
 /**
  * Runs `git rev-parse --show-toplevel` in `cwd` with a 5 s timeout.
  *

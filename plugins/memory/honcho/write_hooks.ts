@@ -398,6 +398,25 @@ export class HonchoWriteHooks {
    * @returns Resolves when confirmed.
    * @throws {Error} When it cannot be confirmed.
    */
+  /** What the outbox still holds, by reason, for a checkpoint's error. */
+  async #unconfirmed(): Promise<string> {
+    const stats = await this.#writer.outbox.stats().catch(() => undefined);
+    if (stats === undefined) return "the outbox cannot be read";
+    const parts: string[] = [];
+    if (stats.waiting > 0) {
+      parts.push(
+        `${stats.waiting} message(s) whose acknowledgement was lost and that Honcho does not show yet (that write may still land until ${
+          new Date(stats.settlesAt ?? this.#rt.now()).toISOString()
+        }; they are looked up again, never sent twice)`,
+      );
+    }
+    const unsent = stats.pending - stats.waiting;
+    if (unsent > 0) parts.push(`${unsent} message(s) not delivered yet`);
+    return `${
+      parts.join("; ") || "nothing is queued now"
+    } (${this.#writer.outbox.path}); retry the checkpoint later`;
+  }
+
   async checkpoint(messages: ChatMessage[], required: boolean): Promise<void> {
     const config = this.#rt.config;
     const writer = this.#writer;
@@ -423,7 +442,10 @@ export class HonchoWriteHooks {
       await this.#session.ensure(controller.signal);
       const identity = this.#session.identity!;
       if (!await writer.flushAll(left())) {
-        throw new Error("queued messages could not be delivered to Honcho");
+        throw new Error(
+          `queued messages are not confirmed by Honcho yet: ${await this
+            .#unconfirmed()}`,
+        );
       }
       if (items.length === 0) return;
       const stored = await storedDigestCounts(
@@ -466,7 +488,10 @@ export class HonchoWriteHooks {
         return;
       }
       if (!await writer.flushAll(left())) {
-        throw new Error("missing messages could not be delivered to Honcho");
+        throw new Error(
+          `the checkpoint's messages are not confirmed by Honcho yet: ${await this
+            .#unconfirmed()}`,
+        );
       }
     } finally {
       clearTimeout(timer);

@@ -49,6 +49,10 @@ import type {
 } from "./outbox.ts";
 import type { WriteFrequency } from "./config.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
+import { SETTLE_LOOKUP_INTERVAL_MS } from "./outbox_delivery.ts";
+
+/** The longest `Retry-After` a background delivery round honours. */
+const RETRY_AFTER_CAP_MS = 60_000;
 import { errorText } from "./_util.ts";
 
 /** Options of {@linkcode HonchoWriter}. */
@@ -554,7 +558,7 @@ export class HonchoWriter {
         if (
           !(result.error instanceof AuthError) &&
           !(result.error instanceof PermissionDeniedError)
-        ) this.#scheduleRetry();
+        ) this.#scheduleRetry(undefined, result.error);
         return;
       }
       if (result.busy) {
@@ -564,21 +568,32 @@ export class HonchoWriter {
       }
       this.#failures = 0;
       if (result.settlesAt !== undefined) {
-        // Resume once an uncertain earlier attempt can no longer land.
-        this.#scheduleRetry(Math.max(10, result.settlesAt - Date.now() + 10));
+        // Look again soon (Honcho may show the unconfirmed messages), and
+        // at the latest once the uncertain attempt can no longer land.
+        this.#scheduleRetry(
+          Math.max(
+            10,
+            Math.min(
+              result.settlesAt - Date.now() + 10,
+              SETTLE_LOOKUP_INTERVAL_MS,
+            ),
+          ),
+        );
         return;
       }
     } while (this.#again);
   }
 
-  #scheduleRetry(fixedDelay?: number): void {
+  #scheduleRetry(fixedDelay?: number, error?: unknown): void {
     if (this.#closed || this.#retryTimer !== undefined) return;
+    // The server's Retry-After (a 429 or 503 on a message write or on the
+    // session set-up) sets the wait, as on every other route.
     const delay = fixedDelay ?? Math.max(
       Math.min(this.#retryBaseDelayMs, 10),
-      backoffDelayMs(this.#failures - 1, undefined, {
+      backoffDelayMs(this.#failures - 1, error, {
         baseMs: this.#retryBaseDelayMs,
         maxMs: this.#retryMaxDelayMs,
-        retryAfterCapMs: this.#retryMaxDelayMs,
+        retryAfterCapMs: Math.max(this.#retryMaxDelayMs, RETRY_AFTER_CAP_MS),
         random: this.#random,
       }),
     );

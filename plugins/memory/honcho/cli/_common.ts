@@ -252,10 +252,23 @@ export interface HonchoFileEdit {
   hostKey?: string;
 }
 
+/**
+ * An edit computed from the file as it is once the lock is held: the
+ * read-modify-write form of {@linkcode HonchoFileEdit} for values that
+ * depend on what the file holds (a map that gains or loses one entry), so
+ * a concurrent writer's change is never undone. Returns `undefined` to
+ * write nothing.
+ */
+export type HonchoFileUpdate = (
+  current: Readonly<Record<string, unknown>>,
+) => HonchoFileEdit | undefined;
+
 /** What {@linkcode writeHonchoFile} did. */
 export interface HonchoFileWrite {
   /** The file written. */
   path: string;
+  /** `false` when an update function asked for no change (nothing was written). */
+  changed: boolean;
   /** The file whose settings were copied in first (the local file did not exist). */
   copiedFrom: string | undefined;
 }
@@ -264,7 +277,9 @@ export interface HonchoFileWrite {
  * Writes `$HERMES_HOME/honcho.json`: reads it (or, when it does not exist,
  * starts from a copy of the file the profile resolves, so nothing is lost
  * when the local file starts shadowing it), applies the edit (root keys,
- * then host-block keys; `undefined` removes a key), and replaces the file
+ * then host-block keys; `undefined` removes a key; an update function is
+ * called with what was read inside the lock and returns the edit), and
+ * replaces the file
  * atomically with mode `0600` under a lock. Refuses, leaving every file
  * untouched, when the file does not parse, is read-only, or `hosts` is not
  * an object.
@@ -289,7 +304,7 @@ export async function writeHonchoFile(
     "configPath" | "configFileExists" | "configError" | "raw"
   >,
   hermesHome: string,
-  edit: HonchoFileEdit,
+  edit: HonchoFileEdit | HonchoFileUpdate,
 ): Promise<HonchoFileWrite> {
   const path = join(resolve(hermesHome), "honcho.json");
   await Deno.mkdir(resolve(hermesHome), { recursive: true });
@@ -325,9 +340,13 @@ export async function writeHonchoFile(
       base = structuredClone(config.raw);
       copiedFrom = config.configPath;
     }
-    applyEdit(base, edit, path);
+    const change = typeof edit === "function"
+      ? edit(structuredClone(base))
+      : edit;
+    if (change === undefined) return { path, copiedFrom, changed: false };
+    applyEdit(base, change, path);
     await atomicJsonWrite(path, base, { mode: 0o600 });
-    return { path, copiedFrom };
+    return { path, copiedFrom, changed: true };
   });
 }
 
@@ -396,7 +415,7 @@ export function writeHostKey(
  * ```ts no-assert
  * import { memoryCliIo } from "@hermes/memory/cli";
  * import { reportWrite, resolveScope } from "./_common.ts";
- * await reportWrite(resolveScope(memoryCliIo()), { path: "/tmp/h/honcho.json", copiedFrom: undefined });
+ * await reportWrite(resolveScope(memoryCliIo()), { path: "/tmp/h/honcho.json", copiedFrom: undefined, changed: true });
  * ```
  */
 export async function reportWrite(

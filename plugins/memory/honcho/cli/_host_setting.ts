@@ -9,6 +9,7 @@
 
 import type { CliIo } from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config.ts";
+import { isRecord } from "../_util.ts";
 import {
   HonchoCliError,
   type HonchoCliScope,
@@ -33,7 +34,9 @@ export interface HostSettingsWrite {
  *
  * @param scope The profile and files.
  * @param config The configuration the scope loaded.
- * @param host The host keys to set (`undefined` removes a key).
+ * @param host The host keys to set (`undefined` removes a key), or a
+ * function computing them from the host block (and the whole file) as they
+ * are inside the file's lock.
  * @returns The host block and the file written.
  * @throws {HonchoCliError} When the config file does not parse.
  *
@@ -50,14 +53,26 @@ export interface HostSettingsWrite {
 export async function writeHostSettings(
   scope: HonchoCliScope,
   config: HonchoConfig,
-  host: Record<string, unknown>,
+  host:
+    | Record<string, unknown>
+    | ((
+      block: Readonly<Record<string, unknown>>,
+      file: Readonly<Record<string, unknown>>,
+    ) => Record<string, unknown>),
 ): Promise<HostSettingsWrite> {
   requireReadableConfig(config);
   const hostKey = writeHostKey(config);
-  const written = await writeHonchoFile(config, scope.hermesHome, {
-    host,
-    hostKey,
-  });
+  const written = await writeHonchoFile(
+    config,
+    scope.hermesHome,
+    typeof host === "function"
+      ? (file) => {
+        const hosts = isRecord(file.hosts) ? file.hosts : {};
+        const block = isRecord(hosts[hostKey]) ? hosts[hostKey] : {};
+        return { host: host(block, file), hostKey };
+      }
+      : { host, hostKey },
+  );
   await reportWrite(scope, written);
   return { hostKey, path: written.path };
 }

@@ -17,7 +17,6 @@ import {
   aiPeerForHost,
   type HonchoCliScope,
   hostLabel,
-  isRecord,
   loadScopeConfig,
   resolveScope,
   runGuarded,
@@ -55,25 +54,29 @@ export async function runEnable(scope: HonchoCliScope): Promise<number> {
   const config = await loadScopeConfig(scope);
   const hostKey = writeHostKey(config);
   const label = hostLabel(config.hostKey);
-  const block = config.hostBlock;
-  let host: Record<string, unknown> = { enabled: true };
+  const source = hostKey === defaultHostName(config.raw)
+    ? {}
+    : defaultHostBlock(config.raw);
+  // Whether the block is new is decided on the file as it is inside the
+  // lock, and only missing keys are filled in, so a concurrent change to
+  // this block is never undone.
   let fresh = false;
-  if (!isRecord(block) || block.aiPeer === undefined || block.aiPeer === null) {
-    fresh = true;
-    const source = hostKey === defaultHostName(config.raw)
-      ? {}
-      : defaultHostBlock(config.raw);
-    host = {
-      ...inheritedHostBlock(source, {
-        keys: ENABLE_INHERITED_KEYS,
-        aiPeer: aiPeerForHost(hostKey),
-        workspace: sharedWorkspace(config.raw),
-        enabled: true,
-      }),
-      ...block,
+  const host = (block: Readonly<Record<string, unknown>>) => {
+    fresh = block.aiPeer === undefined || block.aiPeer === null;
+    if (!fresh) return { enabled: true };
+    const inherited = inheritedHostBlock(source, {
+      keys: ENABLE_INHERITED_KEYS,
+      aiPeer: aiPeerForHost(hostKey),
+      workspace: sharedWorkspace(config.raw),
+      enabled: true,
+    });
+    return {
+      ...Object.fromEntries(
+        Object.entries(inherited).filter(([key]) => !Object.hasOwn(block, key)),
+      ),
       enabled: true,
     };
-  }
+  };
   const written = await writeHostSettings(scope, config, host);
   io.stdout(
     `${label}Honcho enabled for host ${hostKey} in ${written.path}${

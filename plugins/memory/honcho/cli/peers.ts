@@ -516,24 +516,48 @@ async function pickWorkspace(
 async function saveAliases(
   scope: HonchoCliScope,
   config: HonchoConfig,
-  aliases: Record<string, string>,
+  wanted: Record<string, string>,
   where: string,
   extra: { workspace?: string } = {},
 ): Promise<number> {
   const { io } = scope;
   const hostKey = writeHostKey(config);
-  const value = Object.keys(aliases).length > 0 ? aliases : undefined;
   const hostChanges: Record<string, unknown> = {};
   if (extra.workspace !== undefined) hostChanges.workspace = extra.workspace;
-  const edit = where === "host"
-    ? { host: { ...hostChanges, userPeerAliases: value ?? {} }, hostKey }
-    : {
-      root: { userPeerAliases: value },
-      ...(Object.keys(hostChanges).length > 0
-        ? { host: hostChanges, hostKey }
-        : {}),
-    };
-  const written = await writeHonchoFile(config, scope.hermesHome, edit);
+  // What this command changed, against the map it started from; applied to
+  // the map as it is inside the file's lock, so concurrent `peers map`
+  // commands keep each other's accounts.
+  const before = config.userPeerAliases;
+  const set = Object.entries(wanted).filter(([id, peer]) =>
+    before[id] !== peer
+  );
+  const removed = Object.keys(before).filter((id) =>
+    !Object.hasOwn(wanted, id)
+  );
+  let aliases: Record<string, string> = {};
+  const written = await writeHonchoFile(config, scope.hermesHome, (file) => {
+    const hosts = isRecord(file.hosts) ? file.hosts : {};
+    const block = isRecord(hosts[hostKey]) ? hosts[hostKey] : {};
+    const current = where === "host" && isRecord(block.userPeerAliases)
+      ? block.userPeerAliases
+      : isRecord(file.userPeerAliases)
+      ? file.userPeerAliases
+      : {};
+    aliases = Object.fromEntries(
+      Object.entries(current).filter(([, v]) => typeof v === "string"),
+    ) as Record<string, string>;
+    for (const [id, peer] of set) aliases[id] = peer;
+    for (const id of removed) delete aliases[id];
+    const value = Object.keys(aliases).length > 0 ? aliases : undefined;
+    return where === "host"
+      ? { host: { ...hostChanges, userPeerAliases: value ?? {} }, hostKey }
+      : {
+        root: { userPeerAliases: value },
+        ...(Object.keys(hostChanges).length > 0
+          ? { host: hostChanges, hostKey }
+          : {}),
+      };
+  });
   await reportWrite(scope, written);
   const count = Object.keys(aliases).length;
   io.stdout(

@@ -131,8 +131,11 @@ export async function runMap(
   if (name === undefined && !options.remove) return await runSessions(scope);
   const config = await loadScopeConfig(scope);
   requireReadableConfig(config);
-  const existing = isRecord(config.raw.sessions) ? config.raw.sessions : {};
-  const sessions: Record<string, unknown> = { ...existing };
+  // The map is read inside the file's lock (writeHonchoFile's update), so
+  // concurrent `map` commands in different directories all keep theirs.
+  const sessionsOf = (file: Readonly<Record<string, unknown>>) => ({
+    ...(isRecord(file.sessions) ? file.sessions : {}),
+  });
   if (options.remove) {
     if (name !== undefined) {
       throw new HonchoCliError(
@@ -140,14 +143,16 @@ export async function runMap(
         2,
       );
     }
-    if (!Object.hasOwn(sessions, cwd)) {
+    const written = await writeHonchoFile(config, scope.hermesHome, (file) => {
+      const sessions = sessionsOf(file);
+      if (!Object.hasOwn(sessions, cwd)) return undefined;
+      delete sessions[cwd];
+      return { root: { sessions } };
+    });
+    if (!written.changed) {
       io.stdout(`${cwd} is not mapped; nothing to remove.\n`);
       return 0;
     }
-    delete sessions[cwd];
-    const written = await writeHonchoFile(config, scope.hermesHome, {
-      root: { sessions },
-    });
     await reportWrite(scope, written);
     io.stdout(`Removed the mapping of ${cwd} from ${written.path}\n`);
     return 0;
@@ -160,10 +165,11 @@ export async function runMap(
     );
   }
   if (clean !== name) io.stdout(`Session name sanitized to: ${clean}\n`);
-  sessions[cwd] = clean;
-  const written = await writeHonchoFile(config, scope.hermesHome, {
-    root: { sessions },
-  });
+  const written = await writeHonchoFile(
+    config,
+    scope.hermesHome,
+    (file) => ({ root: { sessions: { ...sessionsOf(file), [cwd]: clean } } }),
+  );
   await reportWrite(scope, written);
   io.stdout(`Mapped ${cwd} → ${clean} (root 'sessions' in ${written.path})\n`);
   return 0;

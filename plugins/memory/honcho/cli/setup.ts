@@ -387,9 +387,8 @@ export async function runSetup(
   const yamlHome = scope.targetProfile === undefined
     ? scope.hermesHome
     : profileHomeUnder(scope.defaultRoot, scope.profile);
-  let hermesConfig: HermesConfig;
   try {
-    hermesConfig = await loadConfig({ hermesHome: yamlHome });
+    await loadConfig({ hermesHome: yamlHome });
   } catch (error) {
     throw new HonchoCliError(
       `Cannot set up Honcho: ${errorText(error)}; nothing was written`,
@@ -485,34 +484,21 @@ export async function runSetup(
     root.apiKey = undefined;
     host.apiKey = undefined;
   }
-  const written = await writeHonchoFile(config, scope.hermesHome, {
-    root,
-    host,
-    hostKey,
+  const written = await writeHonchoFile(config, scope.hermesHome, (file) => {
+    // The endpoint object keeps the keys other writers set meanwhile: it
+    // is rebuilt from the file as it is inside the lock.
+    if (root.endpoint !== undefined && isRecord(file.endpoint)) {
+      root.endpoint = { ...file.endpoint, baseUrl: undefined };
+    }
+    return { root, host, hostKey };
   });
   await reportWrite(scope, written);
 
-  const existingNet = getConfigValue(
-    hermesConfig,
-    "memory.permissions.honcho.net",
-  );
-  const net = Array.isArray(existingNet)
-    ? existingNet.filter((v): v is string => typeof v === "string")
-    : [];
   const entry = netEntry(plan.baseUrl);
-  if (!net.includes(entry)) net.push(entry);
-  const memory = isRecord(hermesConfig.memory) ? hermesConfig.memory : {};
-  const permissions = isRecord(memory.permissions) ? memory.permissions : {};
-  const honchoPermissions = isRecord(permissions.honcho)
-    ? permissions.honcho
-    : {};
   try {
-    await saveConfig({
-      memory: {
-        provider: "honcho",
-        permissions: { honcho: { ...honchoPermissions, net } },
-      },
-    }, { hermesHome: yamlHome });
+    await saveConfig((current) => ({
+      memory: { provider: "honcho", ...netGrant(current, entry) },
+    }), { hermesHome: yamlHome });
   } catch (error) {
     throw new HonchoCliError(
       `Saved ${written.path}, but cannot update ${getConfigPath(yamlHome)}: ${
@@ -1102,7 +1088,8 @@ export async function runApplySetup(
         } as HONCHO_API_KEY), set HONCHO_API_KEY, or run 'hermes honcho setup' (it asks, hidden); for a self-hosted server give --set baseUrl=http://host:port instead. Nothing was saved`,
       );
     }
-    const hermesConfig = await loadConfig({ hermesHome }).catch((error) => {
+    // A config.yaml that does not parse stops the setup before any write.
+    await loadConfig({ hermesHome }).catch((error) => {
       throw new HonchoCliError(
         `Cannot set up Honcho: ${errorText(error)}; nothing was written`,
       );
@@ -1130,21 +1117,13 @@ export async function runApplySetup(
         })\n`,
       );
     }
-    const memory: Record<string, unknown> = { provider: "honcho" };
-    let granted: string | undefined;
-    if (!cloud) {
-      const existing = getConfigValue(
-        hermesConfig,
-        "memory.permissions.honcho.net",
-      );
-      const net = Array.isArray(existing)
-        ? existing.filter((v): v is string => typeof v === "string")
-        : [];
-      granted = netEntry(baseUrl);
-      if (!net.includes(granted)) net.push(granted);
-      memory.permissions = { honcho: { net } };
-    }
-    await saveConfig({ memory }, { hermesHome });
+    const granted = cloud ? undefined : netEntry(baseUrl);
+    await saveConfig((current) => ({
+      memory: {
+        provider: "honcho",
+        ...(granted === undefined ? {} : netGrant(current, granted)),
+      },
+    }), { hermesHome });
     io.stdout(
       `Set memory.provider: honcho${
         granted
@@ -1252,4 +1231,21 @@ export function registerSetup(honcho: HermesCommand): HermesCommand {
       ));
   });
   return command;
+}
+
+/**
+ * The `permissions` part of `memory` in config.yaml with `entry` added to
+ * `memory.permissions.honcho.net`, computed from the file as it is inside
+ * its lock (concurrent setups keep each other's grants).
+ */
+function netGrant(
+  current: HermesConfig,
+  entry: string,
+): { permissions: { honcho: { net: string[] } } } {
+  const existing = getConfigValue(current, "memory.permissions.honcho.net");
+  const net = Array.isArray(existing)
+    ? existing.filter((v): v is string => typeof v === "string")
+    : [];
+  if (!net.includes(entry)) net.push(entry);
+  return { permissions: { honcho: { net } } };
 }

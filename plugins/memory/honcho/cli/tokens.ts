@@ -132,11 +132,11 @@ export async function runTokens(
   }
   const host: Record<string, unknown> = {};
   let contextText: string | undefined;
+  let uncapped = false;
   if (options.context !== undefined) {
     const text = options.context.trim().toLowerCase();
     if (text === "uncapped" || text === "0" || text === "none") {
-      // A root value would still apply once the host key is gone: pin 0.
-      host.contextTokens = config.raw.contextTokens != null ? 0 : undefined;
+      uncapped = true;
       contextText = "uncapped";
     } else {
       host.contextTokens = parsePositiveInt("--context", options.context);
@@ -146,7 +146,16 @@ export async function runTokens(
   if (options.dialectic !== undefined) {
     host.dialecticMaxChars = parsePositiveInt("--dialectic", options.dialectic);
   }
-  const written = await writeHostSettings(scope, config, host);
+  const written = await writeHostSettings(
+    scope,
+    config,
+    (_block, file) =>
+      uncapped
+        // A root value would still apply once the host key is gone: pin 0
+        // (decided on the file as it is inside the lock).
+        ? { ...host, contextTokens: file.contextTokens != null ? 0 : undefined }
+        : host,
+  );
   if (contextText !== undefined) {
     io.stdout(`${label}Context budget set to ${contextText}\n`);
   }

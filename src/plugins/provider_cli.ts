@@ -267,6 +267,8 @@ export interface ProviderStatusDescription {
   needs?: {
     /** Hosts (`host[:port]`) the configured server needs. */
     net?: string[];
+    /** Files the configuration writes outside the provider's data folder. */
+    write?: string[];
   };
   /** Provider-specific summaries (e.g. the outbox), shown as they are. */
   extra?: Record<string, unknown>;

@@ -41,6 +41,7 @@ import {
 } from "../errors.ts";
 import { sanitizeId } from "../session_naming.ts";
 import { errorText, isRecord } from "../_util.ts";
+import { connectionFix } from "./describe_status.ts";
 
 /** Exit code of a command that failed (the usage-error code is 2). */
 export const FAILURE_EXIT_CODE = 1;
@@ -563,19 +564,47 @@ export function serverLabel(
   }
 }
 
+/**
+ * A failed Honcho call in one line for the user: what went wrong, then the
+ * fix ({@linkcode connectionFix}), each once.
+ *
+ * @param error What the call threw.
+ * @param url The server.
+ * @param timeoutMs The deadline the call had.
+ * @returns `<cause>; fix: <fix>`.
+ */
 export function describeHonchoFailure(
   error: unknown,
   url: string,
   timeoutMs: number = CLI_CONNECT_TIMEOUT_MS,
 ): string {
+  return `${honchoFailureCause(error, url, timeoutMs)}; fix: ${
+    connectionFix(error, url)
+  }`;
+}
+
+/**
+ * What went wrong in a failed Honcho call, without the fix (callers that
+ * print the fix separately use this, so it appears once).
+ *
+ * @param error What the call threw.
+ * @param url The server.
+ * @param timeoutMs The deadline the call had.
+ * @returns The cause, starting with the server's URL where it names one.
+ */
+export function honchoFailureCause(
+  error: unknown,
+  url: string,
+  timeoutMs: number = CLI_CONNECT_TIMEOUT_MS,
+): string {
   if (error instanceof HonchoConfigError) {
-    return "no API key or base URL is configured; run 'hermes honcho setup'";
+    return "no API key or base URL is configured";
   }
   if (error instanceof TimeoutError) {
     return `no answer from ${url} within ${formatSeconds(timeoutMs)}`;
   }
   if (error instanceof AuthError) {
-    return `${url} refused the credentials (HTTP 401: ${error.message}); check the API key with 'hermes honcho setup'`;
+    return `${url} refused the credentials (HTTP 401: ${error.message})`;
   }
   if (error instanceof ConnectionError) {
     return `cannot reach ${url} (${shortCause(error)})`;
@@ -583,29 +612,25 @@ export function describeHonchoFailure(
   if (error instanceof NotFoundError) {
     return `${url} answered 404 (${error.message})`;
   }
-  if (error instanceof HonchoError && deniedNet(error)) {
-    let host = url;
-    try {
-      host = new URL(url).host;
-    } catch {
-      // Keep the URL.
-    }
-    return `this run may not connect to ${host} (no network permission): add it to memory.permissions.honcho.net in config.yaml ('hermes honcho setup' does) and the launcher (deno task hermes) grants it on the next run`;
+  if (
+    (error instanceof HonchoError && deniedNet(error)) ||
+    (error instanceof Error && error.name === "NotCapable")
+  ) {
+    return `this run may not connect to ${hostOf(url)} (no network permission)`;
   }
   if (error instanceof HonchoError) {
     const status = error.status !== undefined ? `HTTP ${error.status}: ` : "";
     return `${url} failed (${status}${error.message})`;
   }
-  if (error instanceof Error && error.name === "NotCapable") {
-    let host = url;
-    try {
-      host = new URL(url).host;
-    } catch {
-      // Keep the URL.
-    }
-    return `no network permission for ${host} (grant --allow-net=${host}; 'hermes honcho setup' adds it to memory.permissions.honcho.net)`;
-  }
   return errorText(error);
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
 }
 
 /** Whether a request failed because the process lacks the net grant. */

@@ -36,7 +36,7 @@ import {
   HONCHO_ENVIRONMENT_URLS,
   resolveHonchoConnection,
 } from "../connection.ts";
-import { resolveAiPeerId } from "../peers.ts";
+import { resolveAiPeerId, SET_USER_PEER_COMMAND } from "../peers.ts";
 import { jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
 
 /** How long the status probe waits for Honcho by default: 1.5 s. */
@@ -147,11 +147,70 @@ function serverUrl(
   }
 }
 
+/** Options of {@linkcode connectionFix}. */
+export interface ConnectionFixOptions {
+  /**
+   * Whether `config.yaml` already lists the server's host in
+   * `memory.permissions.honcho.net` (unknown when absent).
+   */
+  netListed?: boolean;
+}
+
+/**
+ * The fix for a run without network permission for the server: when
+ * `config.yaml` already allows the host, the run was not started by the
+ * launcher (which grants it); otherwise the host must be allowed first.
+ *
+ * @param host The server's `host[:port]`.
+ * @param listed Whether `config.yaml` lists it (unknown when absent).
+ * @returns The fix, one sentence.
+ *
+ * @example
+ * ```ts
+ * import { netPermissionFix } from "./describe_status.ts";
+ * import assert from "node:assert/strict";
+ * assert.doesNotMatch(netPermissionFix("h:1", true), /^allow/);
+ * ```
+ */
+export function netPermissionFix(host: string, listed?: boolean): string {
+  const launcher =
+    "run hermes through its launcher ('hermes …', or 'deno task hermes …' in a checkout)";
+  if (listed === true) {
+    return `config.yaml already allows ${host}, but this run was started without it: ${launcher}, which grants it, or add --allow-net=${host} to your deno command`;
+  }
+  if (listed === false) {
+    return `allow ${host}: 'hermes memory setup honcho' adds it to memory.permissions.honcho.net in config.yaml; then ${launcher}`;
+  }
+  return `${launcher}, which grants the hosts in config.yaml memory.permissions.honcho.net ('hermes memory setup honcho' adds ${host} there), or add --allow-net=${host} to your deno command`;
+}
+
+/**
+ * Whether `config.yaml` lists a host in `memory.permissions.honcho.net`.
+ *
+ * @param hermesConfig The parsed `config.yaml`.
+ * @param host The server's `host[:port]`.
+ * @returns Whether it is listed (with or without the port).
+ */
+export function netListedIn(hermesConfig: HermesConfig, host: string): boolean {
+  const memory = hermesConfig.memory;
+  const permissions = isObject(memory) ? memory.permissions : undefined;
+  const honcho = isObject(permissions) ? permissions.honcho : undefined;
+  const net = isObject(honcho) ? honcho.net : undefined;
+  if (!Array.isArray(net)) return false;
+  const bare = host.replace(/:\d+$/, "");
+  return net.some((entry) => entry === host || entry === bare);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /**
  * What to do about a failed connection, by cause.
  *
  * @param error What the probe threw.
  * @param url The server.
+ * @param options What is known about the grant.
  * @returns The fix, one sentence.
  *
  * @example
@@ -161,7 +220,11 @@ function serverUrl(
  * assert.match(connectionFix(new Error("x"), "http://127.0.0.1:8000"), /127\.0\.0\.1:8000/);
  * ```
  */
-export function connectionFix(error: unknown, url: string): string {
+export function connectionFix(
+  error: unknown,
+  url: string,
+  options: ConnectionFixOptions = {},
+): string {
   const name = error instanceof Error ? error.name : "";
   let host = url;
   try {
@@ -182,8 +245,11 @@ export function connectionFix(error: unknown, url: string): string {
   if (name === "AuthError") {
     return "set the right API key: 'hermes honcho setup' (typed hidden) or 'hermes memory setup honcho --yes --set apiKey=KEY'";
   }
-  if (name === "PermissionDeniedError" || /NotCapable/.test(text)) {
-    return `allow ${host} in config.yaml memory.permissions.honcho.net ('hermes memory setup honcho' adds it), then run the command again`;
+  if (
+    name === "PermissionDeniedError" ||
+    /NotCapable|no network access to /.test(text)
+  ) {
+    return netPermissionFix(host, options.netListed);
   }
   if (name === "TimeoutError") {
     return `check that ${url} is up and reachable from this machine (firewall, VPN, proxy)`;
@@ -226,10 +292,7 @@ async function probeConnection(
         url,
         elapsedMs: null,
         error: `this process has no network access to ${host}`,
-        fix: connectionFix(
-          Object.assign(new Error(""), { name: "PermissionDeniedError" }),
-          url,
-        ),
+        fix: netPermissionFix(host, netListedIn(hermesConfig, host)),
       };
     }
   } catch {
@@ -273,8 +336,10 @@ async function probeConnection(
       ok: false,
       url,
       elapsedMs,
-      error: common.describeHonchoFailure(error, url, timeoutMs),
-      fix: connectionFix(error, url),
+      error: common.honchoFailureCause(error, url, timeoutMs),
+      fix: connectionFix(error, url, {
+        netListed: netListedIn(hermesConfig, host),
+      }),
     };
   }
 }
@@ -368,6 +433,10 @@ export async function describeHonchoStatus(
     files: await settingsFiles(config),
     needs: {
       net: url === null ? [] : [new URL(url).host],
+      // `logging: true` appends every injection to this file.
+      write: config.logging && config.injectionLogPath
+        ? [config.injectionLogPath]
+        : [],
     },
     extra: {
       host: config.hostKey,
@@ -393,6 +462,16 @@ export async function describeHonchoStatus(
         message: `Honcho cloud (${url}) is configured without an API key`,
         fix:
           "give one with 'hermes honcho setup' (typed hidden), or set a self-hosted server: 'hermes memory setup honcho --yes --set baseUrl=http://host:port'",
+      });
+    }
+    if (
+      !config.configError && config.enabled && !config.peerName?.trim()
+    ) {
+      problems.push({
+        check: "identity.user_peer",
+        message:
+          "no user peer is configured (peerName), so Honcho memory is off in CLI sessions and 'hermes honcho ask' refuses",
+        fix: `set one with '${SET_USER_PEER_COMMAND}'`,
       });
     }
     const outbox = await outboxSummary(hermesHome, config.workspaceId);

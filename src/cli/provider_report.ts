@@ -227,7 +227,7 @@ export async function collectProviderReport(
   sandbox.catch(() => {}); // Awaited (and so reported) below.
   let provider: MemoryProvider | null = null;
   try {
-    provider = await loadProvider(name);
+    provider = await loadProvider(name, { inspection: true });
     if (provider === null) {
       report.loadError =
         "the plugin did not register a provider (see the warning above)";

@@ -89,6 +89,13 @@ export interface LoadProviderOptions extends DiscoveryOptions {
    */
   hostCheck?: boolean;
   /**
+   * Load only to inspect the provider (status, doctor, a recall preview):
+   * a missing data folder is not created, so the load writes nothing.
+   *
+   * @default {false}
+   */
+  inspection?: boolean;
+  /**
    * How long a sandboxed load may take.
    *
    * @default {30000}
@@ -268,6 +275,7 @@ async function loadSandboxed(
     loadTimeoutMs: options.loadTimeoutMs,
     callTimeoutMs: options.callTimeoutMs,
     unresponsiveAfterMs: options.unresponsiveAfterMs,
+    createDataDir: options.inspection !== true,
   });
   return { provider, skills };
 }
@@ -403,6 +411,8 @@ export async function probeMemoryProvider(
     callTimeoutMs: 10_000,
     ...options,
     registerSkills: false,
+    // Asking isAvailable() writes nothing.
+    inspection: true,
   });
   if (provider === null) return false;
   try {

@@ -34,6 +34,20 @@ export type NoticeCause =
   | "permission"
   | "refused";
 
+/**
+ * The recall status line's words for a cause (`⚠ Honcho — <this>`), short:
+ * the notice in the context carries the details and the fix.
+ */
+export const RECALL_FAILURE_TEXT: Record<NoticeCause, string> = {
+  auth: "recall failed: the server refused the API key (HTTP 401)",
+  unreachable: "recall failed: the server is unreachable",
+  "rate-limited": "recall failed: the server is rate-limiting requests",
+  "no-peer":
+    "off for this session: no user peer (set one with 'hermes honcho peer --user NAME')",
+  permission: "recall failed: no network permission for the server",
+  refused: "recall failed: the server refused the request",
+};
+
 /** The heading every notice starts with. */
 export const NOTICE_HEADING = "[Honcho memory status]";
 

@@ -49,7 +49,11 @@ import {
   getHonchoConfigFields,
   saveHonchoSetupValues,
 } from "./config_schema.ts";
-import { NoticeBoard } from "./notices.ts";
+import {
+  NoticeBoard,
+  type NoticeCause,
+  RECALL_FAILURE_TEXT,
+} from "./notices.ts";
 import type { HonchoOutbox, HonchoOutboxOptions } from "./outbox.ts";
 import {
   type HonchoLivenessSnapshot,
@@ -147,6 +151,10 @@ interface Parts {
   writes: HonchoWriteHooks;
 }
 
+/** The recall preview's note when turn 1 answered the warm-up question. */
+const WARM_UP_NOTE =
+  "turn 1 shows Honcho's answer to its warm-up question about the user (who they are, what they prefer), not to this message; later turns use what was prefetched after the previous message";
+
 /**
  * The Honcho memory provider: recalls what Honcho knows about the user
  * before each turn and stores the conversation through a durable outbox.
@@ -186,6 +194,12 @@ export class HonchoMemoryProvider extends MemoryProvider {
   #controller = new AbortController();
   #tasks = new TaskGroup();
   #shutdown = false;
+  /** Why the last prefetch failed or was off, if it did. */
+  #lastFailure: NoticeCause | undefined;
+  /** Whether the last prefetch's answer came from the warm-up question. */
+  #lastWarmUp = false;
+  /** Initialized for a preview: no writes are queued or delivered. */
+  #inspection = false;
   /** The turn `onTurnStart` reported, and its author. */
   #turn = 0;
   #author: TurnAuthorInfo = { id: undefined, name: undefined, isBot: false };
@@ -268,6 +282,31 @@ export class HonchoMemoryProvider extends MemoryProvider {
     sessionId: string,
     options: InitializeOptions = {},
   ): Promise<void> {
+    this.#inspection = false;
+    await this.#start(sessionId, options);
+  }
+
+  /**
+   * Like {@linkcode HonchoMemoryProvider.initialize} for a preview (`hermes
+   * memory recall`): recall works, but nothing is queued or delivered (the
+   * outbox is never opened, so no file is created) and shutdown does not
+   * flush.
+   *
+   * @param sessionId The Hermes session id.
+   * @param options What the host knows about the session.
+   */
+  override async initializeForInspection(
+    sessionId: string,
+    options: InitializeOptions = {},
+  ): Promise<void> {
+    this.#inspection = true;
+    await this.#start(sessionId, options);
+  }
+
+  async #start(
+    sessionId: string,
+    options: InitializeOptions,
+  ): Promise<void> {
     try {
       this.#initialized = true;
       this.#parts = undefined;
@@ -308,13 +347,14 @@ export class HonchoMemoryProvider extends MemoryProvider {
         stopped: () => this.#shutdown,
         turn: () => this.#turn,
         scrub: this.#scrub,
+        inspection: this.#inspection,
       });
       this.#parts = parts;
       await parts.session.start();
       if (config.recallMode === "tools" && !config.initOnSessionStart) {
         // The session is set up on the first tool call; the backlog of an
         // earlier process is still delivered.
-        parts.writes.deliverBacklogWhenNamed();
+        if (!this.#inspection) parts.writes.deliverBacklogWhenNamed();
       }
     } catch (error) {
       log(
@@ -445,6 +485,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
       const parts = this.#parts;
       if (this.#inert || !parts) {
         this.#lastInjected = false;
+        this.#lastFailure = undefined;
         logInjection(this.#config, this.#tasks, {
           turn: this.#turn,
           sessionKey: undefined,
@@ -455,10 +496,13 @@ export class HonchoMemoryProvider extends MemoryProvider {
       }
       const text = await parts.recall.prefetch(query);
       this.#lastInjected = text !== "";
+      this.#lastFailure = parts.rt.notices.active;
+      this.#lastWarmUp = parts.recall.warmUpAnswer;
       return text;
     } catch (error) {
       log("debug", `Honcho prefetch failed: ${this.#scrub(errorText(error))}`);
       this.#lastInjected = false;
+      this.#lastFailure = undefined;
       return "";
     }
   }
@@ -470,7 +514,15 @@ export class HonchoMemoryProvider extends MemoryProvider {
    * @returns The status.
    */
   override recallStatus(): RecallStatus | null {
-    return this.#lastInjected ? recallStatus("Honcho", 0) : null;
+    if (this.#lastFailure !== undefined) {
+      return recallStatus("Honcho", 0, {
+        failure: RECALL_FAILURE_TEXT[this.#lastFailure],
+      });
+    }
+    if (!this.#lastInjected) return null;
+    return this.#lastWarmUp
+      ? recallStatus("Honcho", 0, { note: WARM_UP_NOTE })
+      : recallStatus("Honcho", 0);
   }
 
   /**
@@ -685,7 +737,10 @@ export class HonchoMemoryProvider extends MemoryProvider {
       this.#controller.abort(
         new DOMException("Honcho provider shut down", "AbortError"),
       );
-      await this.#parts?.writes.close(durable, budget, left);
+      // A preview queued nothing and must not flush an earlier backlog.
+      if (!this.#inspection) {
+        await this.#parts?.writes.close(durable, budget, left);
+      }
       if (!await this.#tasks.settle(left(), this.#now)) {
         log(
           "warn",
@@ -807,6 +862,8 @@ interface AssemblyInput {
   stopped: () => boolean;
   turn: () => number;
   scrub: (text: string) => string;
+  /** A preview: delivery never resumes. */
+  inspection: boolean;
 }
 
 /**
@@ -834,7 +891,7 @@ function assemble(input: AssemblyInput): Parts {
     initRetryDelayMs: options.initRetryDelayMs,
     onReady: (stale) => {
       recall.sessionReady(stale);
-      writes.writer.resume();
+      if (!input.inspection) writes.writer.resume();
     },
     onMoved: () => {
       recall.sessionMoved();

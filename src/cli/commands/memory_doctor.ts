@@ -316,7 +316,7 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
 async function checkProvider(name: string, report: DoctorReport) {
   let provider = null;
   try {
-    provider = await loadProvider(name);
+    provider = await loadProvider(name, { inspection: true });
     if (provider === null) {
       report.problems.push({
         check: "provider.load",

@@ -37,7 +37,7 @@ interface MemoryRecallOptions {
  * @param text The user's message.
  * @param options Session id and output format.
  * @param io Where to write.
- * @returns `0`.
+ * @returns `0`, or `1` when a provider's recall failed or is off.
  *
  * @example Running the command in-process
  * ```ts ignore
@@ -62,6 +62,8 @@ export async function runMemoryRecall(
       : await manager.prefetchAll(text, { sessionId });
     const context = buildMemoryContextBlock(prefetch);
     const recall = trivial ? "" : await manager.describeRecall();
+    // Exit 1 when a provider's recall failed or is off, so scripts notice.
+    const exitCode = manager.recallFailures.length > 0 ? 1 : 0;
     if (options.json) {
       writeJson(io, {
         query: text,
@@ -74,8 +76,10 @@ export async function runMemoryRecall(
         prefetch,
         context,
         recallStatus: recall,
+        recallFailures: manager.recallFailures,
+        recallNotes: manager.recallNotes,
       });
-      return 0;
+      return exitCode;
     }
     const style = styleFor(io, "stdout");
     const heading = (title: string): string =>
@@ -97,7 +101,8 @@ export async function runMemoryRecall(
     }
     io.stdout(`${heading("Recall status")}\n`);
     io.stdout(recall ? `${recall}\n` : "(none)\n");
-    return 0;
+    for (const note of manager.recallNotes) io.stdout(`note: ${note}\n`);
+    return exitCode;
   } finally {
     await manager.shutdownAll();
   }

@@ -233,7 +233,9 @@ export async function runMemorySetup(
       changes,
     };
     writeJson(io, report);
-  } else if (code === 0 || changes.length > 0) {
+  } else if (
+    code === 0 || changes.some((change) => change.change !== "unchanged")
+  ) {
     io.stdout(renderChanges(changes));
   }
   return code;
@@ -325,7 +327,7 @@ async function setup(
       }. Put a provider plugin in ${
         join(getHermesHome(), "plugins", name)
       }/ or run 'hermes memory list'`,
-      1,
+      USAGE_EXIT_CODE,
     );
   }
   await trackProvider(tracking, name, io);

@@ -601,13 +601,13 @@ export function honchoFailureCause(
     return "no API key or base URL is configured";
   }
   if (error instanceof TimeoutError) {
-    return `no answer from ${url} within ${formatSeconds(timeoutMs)}`;
+    return `${url} did not answer within ${formatSeconds(timeoutMs)}`;
   }
   if (error instanceof AuthError) {
     return `${url} refused the credentials (HTTP 401: ${error.message})`;
   }
   if (error instanceof ConnectionError) {
-    return `cannot reach ${url} (${shortCause(error)})`;
+    return `${url} is unreachable (${shortCause(error)})`;
   }
   if (error instanceof NotFoundError) {
     return `${url} answered 404 (${error.message})`;

@@ -260,6 +260,9 @@ export function connectionFix(
   if (/dns|lookup|name or service|not known/i.test(text)) {
     return `check the host name in baseUrl (${host}): 'hermes memory setup honcho --yes --set baseUrl=http://host:port'`;
   }
+  if (name === "ConnectionError") {
+    return `check that the Honcho server at ${url} is running and reachable from this machine, or point baseUrl at the right one: 'hermes memory setup honcho --yes --set baseUrl=http://host:port'`;
+  }
   return `check the server's logs at ${url}; 'hermes honcho status' shows the full error`;
 }
 

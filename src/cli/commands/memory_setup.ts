@@ -344,7 +344,7 @@ async function setup(
   }
   let provider: MemoryProvider | null;
   try {
-    provider = await loadProvider(name);
+    provider = await loadProvider(name, { inspection: true });
   } catch (error) {
     throw new SetupStop(
       `error: memory provider '${name}' (${location.dir}) cannot load right now: ${
@@ -524,7 +524,7 @@ async function probeProvider(
 ): Promise<{ hint: string } | { error: string }> {
   let provider: MemoryProvider | null = null;
   try {
-    provider = await loadProvider(name);
+    provider = await loadProvider(name, { inspection: true });
     if (provider === null) {
       return { error: "the plugin registered no provider" };
     }

@@ -296,7 +296,11 @@ Deno.test("memory setup --yes prints the keys it changed; status shows honcho.js
     setup.out,
     /^ {2}honcho\.json: hosts\.hermes\.peerName set to alice$/m,
   );
-  assert.match(setup.out, /^ {2}\.env: HONCHO_API_KEY set to \.\.\.9876$/m);
+  // A self-hosted server is sent only a key from honcho.json.
+  assert.match(
+    setup.out,
+    /^ {2}honcho\.json: hosts\.hermes\.apiKey set to \.\.\.9876$/m,
+  );
   assert.ok(!setup.out.includes("hch-secret-key-9876"), setup.out);
 
   const status = await hermes(u, ["memory", "status", "--json"]);
@@ -361,10 +365,11 @@ Deno.test("memory setup --yes --json prints only the change summary on stdout", 
     "--set",
     `baseUrl=${url}`,
   ]);
-  assert.equal(result.code, 0, result.err);
+  // Saved, but the connection test failed: exit 1.
+  assert.equal(result.code, 1, result.err);
   const report = JSON.parse(result.out);
   assert.equal(report.provider, "honcho");
-  assert.equal(report.exitCode, 0);
+  assert.equal(report.exitCode, 1);
   const keys = report.changes.map((
     c: { file: string; key: string; change: string },
   ) => `${c.file} ${c.key} ${c.change}`);
@@ -379,7 +384,7 @@ Deno.test("memory setup --yes --json prints only the change summary on stdout", 
   assert.match(
     result.err,
     new RegExp(
-      `warning: connection test failed: cannot reach ${url} \\(connection refused\\); the settings are saved\\. Fix: start the Honcho server at ${url}`,
+      `warning: connection test failed: ${url} is unreachable \\(connection refused\\); the settings are saved\\. Fix: start the Honcho server at ${url}`,
     ),
   );
   const bad = await hermes(u, ["memory", "setup", "--json"]);
@@ -489,7 +494,7 @@ Deno.test("memory doctor: a key the server refuses is one connection line with t
     `${
       JSON.stringify({
         baseUrl: server.url,
-        hosts: { hermes: { apiKey: "hch-wrong-2222" } },
+        hosts: { hermes: { apiKey: "hch-wrong-2222", peerName: "alice" } },
       })
     }\n`,
     { mode: 0o600 },

@@ -41,7 +41,11 @@ import {
 } from "../errors.ts";
 import { sanitizeId } from "../session_naming.ts";
 import { errorText, isRecord } from "../_util.ts";
-import { connectionFix } from "./describe_status.ts";
+import {
+  connectionFix,
+  type ConnectionFixOptions,
+  netListedIn,
+} from "./describe_status.ts";
 
 /** Exit code of a command that failed (the usage-error code is 2). */
 export const FAILURE_EXIT_CODE = 1;
@@ -571,16 +575,47 @@ export function serverLabel(
  * @param error What the call threw.
  * @param url The server.
  * @param timeoutMs The deadline the call had.
+ * @param options What is known about the grant ({@linkcode connectionFix}).
  * @returns `<cause>; fix: <fix>`.
  */
 export function describeHonchoFailure(
   error: unknown,
   url: string,
   timeoutMs: number = CLI_CONNECT_TIMEOUT_MS,
+  options: ConnectionFixOptions = {},
 ): string {
   return `${honchoFailureCause(error, url, timeoutMs)}; fix: ${
-    connectionFix(error, url)
+    connectionFix(error, url, options)
   }`;
+}
+
+/**
+ * {@linkcode describeHonchoFailure} for a profile: a missing network
+ * permission gets the fix that fits whether the profile's `config.yaml`
+ * already allows the server.
+ *
+ * @param config The resolved configuration (its home's `config.yaml` is read).
+ * @param error What the call threw.
+ * @param url The server.
+ * @param timeoutMs The deadline the call had.
+ * @returns `<cause>; fix: <fix>`.
+ */
+export async function describeProfileFailure(
+  config: HonchoConfig,
+  error: unknown,
+  url: string,
+  timeoutMs: number = CLI_CONNECT_TIMEOUT_MS,
+): Promise<string> {
+  let netListed: boolean | undefined;
+  try {
+    netListed = netListedIn(
+      await loadConfig({ hermesHome: config.hermesHome }),
+      new URL(url).host,
+    );
+  } catch {
+    netListed = undefined;
+  }
+  return describeHonchoFailure(error, url, timeoutMs, { netListed });
 }
 
 /**

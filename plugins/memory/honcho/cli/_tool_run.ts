@@ -17,7 +17,7 @@ import { sanitizeId } from "../session_naming.ts";
 import { type HonchoToolContext, runHonchoTool } from "../tools.ts";
 import {
   connectHoncho,
-  describeHonchoFailure,
+  describeProfileFailure,
   HonchoCliError,
   isRecord,
   serverLabel,
@@ -70,7 +70,12 @@ export async function runToolFromCli(
     await client.listPeers({ size: 1 });
   } catch (error) {
     throw new HonchoCliError(
-      `cannot ask Honcho: ${describeHonchoFailure(error, url, timeoutMs)}`,
+      `cannot ask Honcho: ${await describeProfileFailure(
+        config,
+        error,
+        url,
+        timeoutMs,
+      )}`,
     );
   }
   const apiKey = config.apiKey;

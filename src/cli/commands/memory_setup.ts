@@ -122,6 +122,17 @@ interface Tracking {
   files: TrackedFile[];
   before: Map<string, Record<string, unknown> | undefined>;
   provider: string | null;
+  /** A data folder this run's provider load created, if any. */
+  newDataDir?: string;
+}
+
+async function pathExists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function trackProvider(
@@ -220,6 +231,11 @@ export async function runMemorySetup(
   };
   const out = options.json ? stderrIo(io) : io;
   const code = await guardedSetup(options, out, tracking);
+  if (code !== 0 && tracking.newDataDir !== undefined) {
+    // A cancelled or failed run leaves no empty data folder behind (not
+    // recursive: a folder the provider wrote into stays).
+    await Deno.remove(tracking.newDataDir).catch(() => {});
+  }
   const changes = diffSnapshots(
     tracking.files,
     tracking.before,
@@ -343,8 +359,12 @@ async function setup(
     );
   }
   let provider: MemoryProvider | null;
+  // Loading creates the provider's data folder; a cancelled or failed run
+  // removes it again when it is still empty.
+  const dataDir = join(tracking.home, name);
+  if (!(await pathExists(dataDir))) tracking.newDataDir = dataDir;
   try {
-    provider = await loadProvider(name, { inspection: true });
+    provider = await loadProvider(name);
   } catch (error) {
     throw new SetupStop(
       `error: memory provider '${name}' (${location.dir}) cannot load right now: ${

@@ -38,6 +38,16 @@ export const HELP_OPTION: { flags: string; description: string } = {
 /** The one-line summary of `hermes memory`. */
 export const MEMORY_SUMMARY = "Inspect and configure persistent memory";
 
+/** The one-line summary of `hermes completion`. */
+export const COMPLETION_SUMMARY = "Print a shell completion script";
+
+/** The global `--json` option (accepted at every level of the tree). */
+export const JSON_OPTION: { flags: string; description: string } = {
+  flags: "--json",
+  description:
+    'Print JSON; an error is printed as {"error": {...}} on stdout (exit codes unchanged)',
+};
+
 /** The examples of the root help. */
 export const ROOT_EXAMPLES: readonly string[] = Object.freeze([
   "hermes memory status",
@@ -69,6 +79,7 @@ export interface ProviderCommandLine {
 export function rootHelpText(provider?: ProviderCommandLine): string {
   const commands: [string, string][] = [["memory", MEMORY_SUMMARY]];
   if (provider !== undefined) commands.push([provider.name, provider.summary]);
+  commands.push(["completion", COMPLETION_SUMMARY]);
   return formatHelp({
     summary: ROOT_DESCRIPTION,
     usage: `hermes ${ROOT_USAGE}`,
@@ -76,6 +87,7 @@ export function rootHelpText(provider?: ProviderCommandLine): string {
     options: [
       [PROFILE_OPTION.flags, PROFILE_OPTION.description],
       [VERSION_OPTION.flags, VERSION_OPTION.description],
+      [JSON_OPTION.flags, JSON_OPTION.description],
       [HELP_OPTION.flags, HELP_OPTION.description],
     ],
     globals: [],

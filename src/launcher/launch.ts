@@ -292,6 +292,8 @@ export async function launch(
     cwd: Deno.cwd(),
     profile: scanGlobalArgs(args).profile ?? null,
     setup: commandIntent(args).setup ?? null,
+    // A named input file is granted to that run only.
+    reads: commandIntent(args).reads ?? null,
   });
   if (!(await ensureCached(cacheDir, warn))) return 1;
   const path = cacheDir === undefined

@@ -510,6 +510,34 @@ export interface ConnectHonchoOptions {
 }
 
 /**
+ * "profile NAME" for headers, saying how the profile was chosen: with
+ * `--target-profile` the command works on that profile's host block in
+ * the current home's settings; with `--profile` the whole command runs in
+ * that profile's own home. Both name the same profile but read different
+ * files, so the header says which.
+ *
+ * @param scope The command's scope.
+ * @param profile The profile the configuration is for.
+ * @returns The label.
+ *
+ * @example
+ * ```ts ignore
+ * io.stdout(`Honcho memory: host hermes, ${profileLabel(scope, config.profile)}\n`);
+ * ```
+ */
+export function profileLabel(scope: HonchoCliScope, profile: string): string {
+  if (scope.targetProfile !== undefined) {
+    return `profile ${profile} (--target-profile: its host block in ${
+      join(scope.hermesHome, "honcho.json")
+    }; 'hermes --profile ${profile} …' works in that profile's own home instead)`;
+  }
+  if (profile !== "default") {
+    return `profile ${profile} (--profile: this profile's own home ${scope.hermesHome})`;
+  }
+  return `profile ${profile}`;
+}
+
+/**
  * Builds a client for the CLI: the resolved connection (cleaned base URL,
  * `"local"` key for a local server), a short timeout and no retries.
  *

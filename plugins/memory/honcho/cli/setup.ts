@@ -57,6 +57,7 @@ import {
   isRecord,
   loadScopeConfig,
   profileHomeUnder,
+  profileLabel,
   reportWrite,
   resolveScope,
   runGuarded,
@@ -398,7 +399,9 @@ export async function runSetup(
 
   if (interactive) {
     io.stdout(
-      `Honcho memory setup (host ${config.hostKey}, profile ${config.profile})\n`,
+      `Honcho memory setup (host ${config.hostKey}, ${
+        profileLabel(scope, config.profile)
+      })\n`,
     );
     if (config.configFileExists) {
       io.stdout(

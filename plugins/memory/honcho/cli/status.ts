@@ -29,6 +29,7 @@ import {
   loadProfileConfig,
   loadScopeConfig,
   printJson,
+  profileLabel,
   resolveScope,
   runGuarded,
   serverLabel,
@@ -204,7 +205,7 @@ export async function runStatus(
       config.hostBlockKey !== config.hostKey
         ? ` (legacy block ${config.hostBlockKey})`
         : ""
-    }, profile ${config.profile}\n`,
+    }, ${profileLabel(scope, config.profile)}\n`,
   );
   const fileState = config.configError
     ? ` (${describeConfigError(config)}; using environment variables only)`

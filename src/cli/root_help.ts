@@ -41,13 +41,6 @@ export const MEMORY_SUMMARY = "Inspect and configure persistent memory";
 /** The one-line summary of `hermes completion`. */
 export const COMPLETION_SUMMARY = "Print a shell completion script";
 
-/** The global `--json` option (accepted at every level of the tree). */
-export const JSON_OPTION: { flags: string; description: string } = {
-  flags: "--json",
-  description:
-    'Print JSON; an error is printed as {"error": {...}} on stdout (exit codes unchanged)',
-};
-
 /** The examples of the root help. */
 export const ROOT_EXAMPLES: readonly string[] = Object.freeze([
   "hermes memory status",
@@ -79,7 +72,7 @@ export interface ProviderCommandLine {
 export function rootHelpText(provider?: ProviderCommandLine): string {
   const commands: [string, string][] = [["memory", MEMORY_SUMMARY]];
   if (provider !== undefined) commands.push([provider.name, provider.summary]);
-  commands.push(["completion", COMPLETION_SUMMARY]);
+  commands.push(["completion <shell>", COMPLETION_SUMMARY]);
   return formatHelp({
     summary: ROOT_DESCRIPTION,
     usage: `hermes ${ROOT_USAGE}`,
@@ -87,7 +80,6 @@ export function rootHelpText(provider?: ProviderCommandLine): string {
     options: [
       [PROFILE_OPTION.flags, PROFILE_OPTION.description],
       [VERSION_OPTION.flags, VERSION_OPTION.description],
-      [JSON_OPTION.flags, JSON_OPTION.description],
       [HELP_OPTION.flags, HELP_OPTION.description],
     ],
     globals: [],

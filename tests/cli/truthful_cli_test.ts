@@ -338,3 +338,137 @@ Deno.test("run without the launcher, a missing net permission names the launcher
     assert.match(all(run), /launcher/, args.join(" "));
   }
 });
+
+Deno.test("hermes completion bash is generated from the command tree: 'hermes mem<TAB>' completes to memory, 'hermes honcho a<TAB>' to ask", async () => {
+  await using server = await startHonchoTestServer({ apiKey: KEY });
+  await using user = await honchoHome(server.url, { apiKey: KEY });
+  const script = await user.run("completion", "bash");
+  assert.equal(script.code, 0, all(script));
+  const path = join(user.home, "hermes.bash");
+  await Deno.writeTextFile(path, script.stdout);
+  const complete = async (...words: string[]): Promise<string> => {
+    const line = words.map((w) => `'${w}'`).join(" ");
+    const out = await new Deno.Command("bash", {
+      args: [
+        "-c",
+        `source '${path}'; COMP_WORDS=(${line}); COMP_CWORD=${
+          words.length - 1
+        }; _hermes_completion; echo "\${COMPREPLY[*]}"`,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    return new TextDecoder().decode(out.stdout).trim();
+  };
+  assert.equal(await complete("hermes", "mem"), "memory");
+  assert.equal(await complete("hermes", "honcho", "a"), "ask");
+  assert.equal(
+    await complete("hermes", "--profile", "x", "memory", "status", "--j"),
+    "--json",
+  );
+  assert.equal(await complete("hermes", "completion", "f"), "fish");
+  for (const shell of ["zsh", "fish"]) {
+    const other = await user.run("completion", shell);
+    assert.equal(other.code, 0, all(other));
+    assert.match(other.stdout, /memory/);
+  }
+  const bad = await user.run("completion", "tcsh");
+  assert.equal(bad.code, 2, all(bad));
+});
+
+Deno.test("--json is accepted at every level and errors come as JSON with the usual exit code", async () => {
+  await using server = await startHonchoTestServer({ apiKey: KEY });
+  await using user = await honchoHome(server.url, {
+    apiKey: KEY,
+    peerName: "alice",
+  });
+  for (
+    const args of [
+      ["--json", "memory", "status"],
+      ["memory", "--json", "status"],
+      ["memory", "--json"],
+      ["honcho", "--json"],
+    ]
+  ) {
+    const run = await user.run(...args);
+    assert.equal(run.code, 0, `${args.join(" ")}: ${all(run)}`);
+    assert.equal(typeof JSON.parse(run.stdout), "object", args.join(" "));
+  }
+  const typo = await user.run("--json", "honcho", "aks", "x");
+  assert.equal(typo.code, 2, all(typo));
+  const { error } = JSON.parse(typo.stdout);
+  assert.match(error.message, /unknown command 'aks' \(Did you mean ask\?\)/);
+  assert.equal(error.exitCode, 2);
+  const missing = await user.run(
+    "memory",
+    "import",
+    join(user.home, "nope.jsonl"),
+    "--json",
+  );
+  assert.equal(missing.code, 1, all(missing));
+  assert.match(JSON.parse(missing.stdout).error.message, /nope\.jsonl/);
+});
+
+Deno.test("a file named on the command line is readable by that run: memory import FILE and honcho identity FILE outside the profile home", async () => {
+  await using server = await startHonchoTestServer({ apiKey: KEY });
+  await using user = await honchoHome(server.url, {
+    apiKey: KEY,
+    peerName: "alice",
+  });
+  const work = join(user.home, "work");
+  await Deno.mkdir(work);
+  await Deno.writeTextFile(
+    join(work, "chat.jsonl"),
+    '{"role":"user","content":"I like tea"}\n{"role":"assistant","content":"Noted"}\n',
+  );
+  await Deno.writeTextFile(join(work, "SOUL.md"), "# Soul\nI help.\n");
+  const imported = await user.run("memory", "import", join(work, "chat.jsonl"));
+  assert.equal(imported.code, 0, all(imported));
+  assert.match(imported.stdout, /Imported 1 turn/);
+  const seeded = await user.run("honcho", "identity", join(work, "SOUL.md"));
+  assert.equal(seeded.code, 0, all(seeded));
+  assert.match(seeded.stdout, /Seeded AI peer 'hermes' with SOUL\.md/);
+  // Only for that run: the next command's grant does not include it.
+  const permissions = await user.run("memory", "permissions");
+  assert.doesNotMatch(permissions.stdout, /SOUL\.md|chat\.jsonl/);
+  // migrate warns about ~/.openclaw only when it exists (and can read it).
+  const migrate = await user.run("honcho", "migrate", "--yes");
+  assert.doesNotMatch(all(migrate), /cannot read .*\.openclaw/);
+});
+
+Deno.test("--profile and --target-profile name the same profile and say which files they read", async () => {
+  await using server = await startHonchoTestServer({ apiKey: KEY });
+  await using user = await honchoHome(server.url, { apiKey: KEY });
+  const other = join(user.root, "profiles", "other");
+  await Deno.mkdir(other, { recursive: true });
+  await Deno.copyFile(
+    join(user.root, "config.yaml"),
+    join(other, "config.yaml"),
+  );
+  const own = await user.run(
+    "--profile",
+    "other",
+    "honcho",
+    "status",
+    "--offline",
+  );
+  assert.match(
+    own.stdout,
+    new RegExp(
+      `profile other \\(--profile: this profile's own home ${other}\\)`,
+    ),
+  );
+  const target = await user.run(
+    "honcho",
+    "--target-profile",
+    "other",
+    "status",
+    "--offline",
+  );
+  assert.match(
+    target.stdout,
+    new RegExp(
+      `profile other \\(--target-profile: its host block in ${user.root}/honcho\\.json;`,
+    ),
+  );
+});

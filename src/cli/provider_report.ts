@@ -108,6 +108,12 @@ export interface ProviderReport {
   available?: boolean;
   /** `unavailableReason()` when not available. */
   unavailableReason?: string;
+  /**
+   * `"settings"` when availability came from the provider's status hook
+   * (judged from its settings; the provider was not started), else
+   * `"provider"`.
+   */
+  availableFrom?: "provider" | "settings";
   /** Why it could not be loaded. */
   loadError?: string;
   /** `memory.<name>`, or the provider's `getStatusConfig()` view of it. */
@@ -186,6 +192,7 @@ export async function collectProviderReport(
   name: string,
   config: HermesConfig,
   io: CliIo,
+  options: { start?: boolean } = {},
 ): Promise<ProviderReport> {
   const home = getHermesHome();
   const rawSection = getConfigValue(config, `memory.${name}`);
@@ -224,6 +231,12 @@ export async function collectProviderReport(
   // provider's worker starts (on its own thread).
   const dependencies = providerDependencies(name);
   const sandbox = sandboxGrant(name, config);
+  if (options.start === false) {
+    // The caller knows availability from the provider's status hook.
+    report.dependencies = await dependencies;
+    report.sandbox = await sandbox;
+    return report;
+  }
   sandbox.catch(() => {}); // Awaited (and so reported) below.
   let provider: MemoryProvider | null = null;
   try {
@@ -241,6 +254,7 @@ export async function collectProviderReport(
         }
       }
       report.available = Boolean(await provider.isAvailable());
+      report.availableFrom = "provider";
       if (!report.available) {
         report.unavailableReason = String(
           await provider.unavailableReason() ?? "",

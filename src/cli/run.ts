@@ -128,10 +128,10 @@ export async function main(
 }
 
 /**
- * Under `--json`: holds stderr back; when the command fails, its `error:`
- * and `hint:` lines become one `{"error": {"message", "hint", "exitCode"}}`
- * document (on stdout when the command printed nothing there, else on
- * stderr); other stderr lines (warnings) pass through as they were.
+ * Under `--json`: holds stderr back; when the command fails without
+ * printing a JSON report of its own, its `error:` and `hint:` lines become
+ * one `{"error": {"message", "hint", "exitCode"}}` document on stdout;
+ * other stderr lines (warnings) pass through as they were.
  */
 function jsonErrors(io: CliIo): { io: CliIo; finish(code: number): void } {
   let held = "";
@@ -161,7 +161,9 @@ function jsonErrors(io: CliIo): { io: CliIo; finish(code: number): void } {
   return {
     io: wrapped,
     finish(code: number): void {
-      if (code === 0) {
+      if (code === 0 || printed) {
+        // Success, or a command that printed its own JSON report: its
+        // stderr stays as it was.
         if (held !== "") io.stderr(held);
         return;
       }
@@ -173,7 +175,7 @@ function jsonErrors(io: CliIo): { io: CliIo; finish(code: number): void } {
         else if (line.startsWith("hint: ")) hints.push(line.slice(6));
         else if (line.trim() !== "") rest.push(line);
       }
-      if (messages.length === 0 && rest.length > 0 && !printed) {
+      if (messages.length === 0 && rest.length > 0) {
         messages.push(...rest.splice(0));
       }
       if (rest.length > 0) io.stderr(`${rest.join("\n")}\n`);
@@ -182,9 +184,7 @@ function jsonErrors(io: CliIo): { io: CliIo; finish(code: number): void } {
         exitCode: code,
       };
       if (hints.length > 0) error.hint = hints.join("\n");
-      const document = `${JSON.stringify({ error }, null, 2)}\n`;
-      if (printed) io.stderr(document);
-      else io.stdout(document);
+      io.stdout(`${JSON.stringify({ error }, null, 2)}\n`);
     },
   };
 }

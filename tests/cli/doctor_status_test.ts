@@ -389,7 +389,8 @@ Deno.test("memory setup --yes --json prints only the change summary on stdout", 
   );
   const bad = await hermes(u, ["memory", "setup", "--json"]);
   assert.equal(bad.code, 2);
-  assert.match(bad.err, /^error: --json needs --yes/);
+  // Under --json the usage error is JSON on stdout.
+  assert.match(JSON.parse(bad.out).error.message, /^--json needs --yes/);
 });
 
 Deno.test("memory doctor names the three planted problems (mode, trailing comma, net grant), one line each, exit 1", async () => {

@@ -41,6 +41,7 @@ import {
 import { HonchoClient, type HonchoTransportOptions } from "./client.ts";
 import { globalHonchoConfigPath } from "./config_paths.ts";
 import {
+  HONCHO_UNAVAILABLE_REASON,
   type HonchoConfig,
   isHonchoUsable,
   loadHonchoConfig,
@@ -267,7 +268,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
    * @returns The hint.
    */
   override unavailableReason(): string {
-    return "Set HONCHO_API_KEY or run 'hermes honcho setup' (a local Honcho needs only a baseUrl).";
+    return HONCHO_UNAVAILABLE_REASON;
   }
 
   /**

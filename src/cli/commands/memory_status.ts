@@ -135,6 +135,13 @@ export interface CollectStatusOptions {
    * @default {true}
    */
   probe?: boolean;
+  /**
+   * Start the active provider's sandbox even when its status hook can
+   * tell availability from its settings (for its schema fields).
+   *
+   * @default {false}
+   */
+  startProvider?: boolean;
 }
 
 function memoryToolEnabled(config: HermesConfig): boolean {
@@ -192,17 +199,34 @@ export async function collectStatus(
   const plugins = await listPluginReports(active);
   let provider: StatusProviderReport | null = null;
   if (active !== null) {
-    const [base, hook] = await Promise.all([
-      collectProviderReport(active, config, io),
-      describeProviderStatus(active, {
-        hermesHome: home,
-        config,
-        env: (name) => io.env(name),
-        probe: options.probe !== false,
-        probeTimeoutMs: STATUS_PROBE_TIMEOUT_MS,
-        detail: "status",
-      }),
-    ]);
+    // The provider's host-side hook first: when it can tell availability
+    // from the settings, the provider's sandbox is not started (the
+    // slowest part of status); doctor always starts it.
+    const hook = await describeProviderStatus(active, {
+      hermesHome: home,
+      config,
+      env: (name) => io.env(name),
+      probe: options.probe !== false,
+      probeTimeoutMs: STATUS_PROBE_TIMEOUT_MS,
+      detail: "status",
+    });
+    // Started anyway for --json (its schema fields are in the report) and
+    // when it is unavailable (its settings list says what to set).
+    const known = options.startProvider === true
+      ? undefined
+      : hook.description?.available === true
+      ? true
+      : undefined;
+    const base = await collectProviderReport(active, config, io, {
+      start: known === undefined,
+    });
+    if (known !== undefined && base.installed && base.loadError === undefined) {
+      base.available = known;
+      base.availableFrom = "settings";
+      if (!known) {
+        base.unavailableReason = hook.description?.unavailableReason ?? "";
+      }
+    }
     provider = withStatusHook(base, hook.description, hook.error);
     for (const file of hook.description?.files ?? []) {
       files.push(await providerFileReport(file));
@@ -441,7 +465,11 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
       mark(style, false)
     } \u2014 ${p.loadError}\n`;
   } else if (p.available) {
-    out += `  Status:    available ${mark(style, true)}\n`;
+    out += `  Status:    available ${mark(style, true)}${
+      p.availableFrom === "settings"
+        ? " (by its settings; 'hermes memory doctor' also starts it)"
+        : ""
+    }\n`;
   } else {
     out += `  Status:    not available ${mark(style, false)}${
       p.unavailableReason ? ` \u2014 ${p.unavailableReason}` : ""
@@ -529,7 +557,11 @@ export async function runMemoryStatus(
   io: CliIo,
 ): Promise<number> {
   const report = await withoutDuplicateWarnings(
-    () => collectStatus(io, { probe: options.probe }),
+    () =>
+      collectStatus(io, {
+        probe: options.probe,
+        startProvider: options.json === true,
+      }),
     (r) => r.files.filter((f) => f.error).map((f) => f.path),
   );
   if (options.json) {

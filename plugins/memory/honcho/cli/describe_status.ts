@@ -29,7 +29,9 @@ import type {
 import { resolve } from "node:path";
 import {
   type ConfigSource,
+  HONCHO_UNAVAILABLE_REASON,
   type HonchoConfig,
+  isHonchoUsable,
   loadHonchoConfig,
 } from "../config.ts";
 import {
@@ -431,8 +433,12 @@ export async function describeHonchoStatus(
     };
   }
   const url = serverUrl(config, context.config);
+  // What the provider's isAvailable() answers for the same settings.
+  const available = isHonchoUsable(config);
   const description: ProviderStatusDescription = {
     settings,
+    available,
+    ...(available ? {} : { unavailableReason: HONCHO_UNAVAILABLE_REASON }),
     files: await settingsFiles(config),
     needs: {
       net: url === null ? [] : [new URL(url).host],

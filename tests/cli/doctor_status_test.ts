@@ -338,7 +338,13 @@ Deno.test("memory setup --yes prints the keys it changed; status shows honcho.js
     text.out,
     /^ {4}peerName +alice +\S+honcho\.json hosts\.hermes$/m,
   );
-  assert.ok(!text.out.includes("Connection:"), text.out);
+  // Text status does not probe unless asked, and says so.
+  assert.match(
+    text.out,
+    /^ {2}Connection: not checked \('hermes memory status --probe'/m,
+  );
+  const probed = await hermes(u, ["memory", "status", "--probe"]);
+  assert.match(probed.out, /^ {2}Connection: ok /m);
 
   const doctor = await hermes(u, ["memory", "doctor"]);
   assert.equal(doctor.code, 0, doctor.out + doctor.err);

@@ -1,5 +1,5 @@
 /**
- * `hermes memory status [--json] [--no-probe]`: the built-in store (flags,
+ * `hermes memory status [--json] [--probe|--no-probe]`: the built-in store (flags,
  * files, usage), the settings files (with the line and column of one that
  * does not parse), the active provider (config, availability, its settings
  * from wherever it keeps them, its connection when a probe is cheap,
@@ -493,6 +493,10 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
   }
   out += renderProviderSettings(p);
   if (p.connection) out += renderConnection(p.connection, style);
+  else if (p.settings !== null && p.available) {
+    out +=
+      "  Connection: not checked ('hermes memory status --probe' or 'hermes memory doctor' checks it)\n";
+  }
   if (p.statusHookError) {
     out += `  ${style.yellow("status hook failed")}: ${p.statusHookError}\n`;
   }
@@ -530,9 +534,10 @@ interface MemoryStatusOptions {
    */
   json?: boolean;
   /**
-   * Let the provider probe its server (`--no-probe` sets `false`).
+   * Let the provider probe its server: `--probe` (the text report does not
+   * probe by default, to start fast; `--json` does unless `--no-probe`).
    *
-   * @default {true}
+   * @default {false for text, true for --json}
    */
   probe?: boolean;
 }
@@ -559,7 +564,7 @@ export async function runMemoryStatus(
   const report = await withoutDuplicateWarnings(
     () =>
       collectStatus(io, {
-        probe: options.probe,
+        probe: options.probe ?? options.json === true,
         startProvider: options.json === true,
       }),
     (r) => r.files.filter((f) => f.error).map((f) => f.path),
@@ -607,14 +612,15 @@ export function registerMemoryStatus(memory: HermesCommand): HermesCommand {
     )
     .option("--json", "Print the report as JSON (no colour)", false)
     .option(
-      "--no-probe",
-      `Do not test the provider's connection (it waits at most ${
+      "--probe",
+      `Also test the provider's connection (waits at most ${
         STATUS_PROBE_TIMEOUT_MS / 1000
-      } s)`,
+      } s; --json does unless --no-probe)`,
     )
+    .option("--no-probe", "Do not test the connection (for --json)")
     .example("hermes memory status")
     .example("hermes memory status --json")
-    .example("hermes memory status --no-probe");
+    .example("hermes memory status --probe");
   command.action((opts: MemoryStatusOptions) =>
     runMemoryStatus(opts, command.context.io)
   );

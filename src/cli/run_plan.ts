@@ -9,6 +9,7 @@
  */
 
 import { resolve } from "node:path";
+import { readProcessEnv } from "../core/env.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import { getConfigValue, loadConfig } from "../config/config.ts";
 import { withHermesHome } from "../profile/hermes_home.ts";
@@ -139,7 +140,7 @@ export function hermesRunPlan(
     ]);
     const grant = mergeGrants(cliGrant(home), providerGrant);
     // What the user named on this command line, for this run only.
-    const userHome = Deno.env.get("HOME") ?? "";
+    const userHome = readProcessEnv("HOME") ?? "";
     const named = options.args ? commandIntent(options.args).reads ?? [] : [];
     for (const path of named) {
       const full = resolve(path.replace(/^~(?=\/|$)/, userHome));

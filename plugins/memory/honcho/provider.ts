@@ -150,6 +150,51 @@ interface Parts {
   session: HonchoSession;
   recall: HonchoRecall;
   writes: HonchoWriteHooks;
+  /** A preview (`initializeForInspection`): nothing is queued or flushed. */
+  inspection: boolean;
+}
+
+/** The options objects of `initializeForInspection` calls. */
+const INSPECTING = new WeakSet<InitializeOptions>();
+
+/** Marks an options object as an `initializeForInspection` call's. */
+function inspecting(options: InitializeOptions): InitializeOptions {
+  const preview = { ...options };
+  INSPECTING.add(preview);
+  return preview;
+}
+
+/** What a finished prefetch did, for its recall status. */
+function lastRecall(text: string, parts: Parts): LastRecall {
+  return {
+    injected: text !== "",
+    failure: parts.rt.notices.active,
+    warmUp: parts.recall.warmUpAnswer,
+  };
+}
+
+/** What the last prefetch did, for its recall status. */
+interface LastRecall {
+  injected: boolean;
+  failure?: NoticeCause;
+  warmUp: boolean;
+}
+
+const NO_RECALL: LastRecall = { injected: false, warmUp: false };
+
+/**
+ * The status of a prefetch: a failure line when recall failed or is off,
+ * `Honcho` with no discrete count when something was injected (with a note
+ * when turn 1 answered the warm-up question), else `null`.
+ */
+function recallStatusOf(last: LastRecall): RecallStatus | null {
+  if (last.failure !== undefined) {
+    return recallStatus("Honcho", 0, {
+      failure: RECALL_FAILURE_TEXT[last.failure],
+    });
+  }
+  if (!last.injected) return null;
+  return recallStatus("Honcho", 0, last.warmUp ? { note: WARM_UP_NOTE } : {});
 }
 
 /** The recall preview's note when turn 1 answered the warm-up question. */
@@ -195,16 +240,10 @@ export class HonchoMemoryProvider extends MemoryProvider {
   #controller = new AbortController();
   #tasks = new TaskGroup();
   #shutdown = false;
-  /** Why the last prefetch failed or was off, if it did. */
-  #lastFailure: NoticeCause | undefined;
-  /** Whether the last prefetch's answer came from the warm-up question. */
-  #lastWarmUp = false;
-  /** Initialized for a preview: no writes are queued or delivered. */
-  #inspection = false;
   /** The turn `onTurnStart` reported, and its author. */
   #turn = 0;
   #author: TurnAuthorInfo = { id: undefined, name: undefined, isBot: false };
-  #lastInjected = false;
+  #last: LastRecall = NO_RECALL;
   #signature: IdentitySignature | undefined;
 
   /**
@@ -283,31 +322,6 @@ export class HonchoMemoryProvider extends MemoryProvider {
     sessionId: string,
     options: InitializeOptions = {},
   ): Promise<void> {
-    this.#inspection = false;
-    await this.#start(sessionId, options);
-  }
-
-  /**
-   * Like {@linkcode HonchoMemoryProvider.initialize} for a preview (`hermes
-   * memory recall`): recall works, but nothing is queued or delivered (the
-   * outbox is never opened, so no file is created) and shutdown does not
-   * flush.
-   *
-   * @param sessionId The Hermes session id.
-   * @param options What the host knows about the session.
-   */
-  override async initializeForInspection(
-    sessionId: string,
-    options: InitializeOptions = {},
-  ): Promise<void> {
-    this.#inspection = true;
-    await this.#start(sessionId, options);
-  }
-
-  async #start(
-    sessionId: string,
-    options: InitializeOptions,
-  ): Promise<void> {
     try {
       this.#initialized = true;
       this.#parts = undefined;
@@ -348,14 +362,14 @@ export class HonchoMemoryProvider extends MemoryProvider {
         stopped: () => this.#shutdown,
         turn: () => this.#turn,
         scrub: this.#scrub,
-        inspection: this.#inspection,
+        inspection: INSPECTING.has(options),
       });
       this.#parts = parts;
       await parts.session.start();
       if (config.recallMode === "tools" && !config.initOnSessionStart) {
         // The session is set up on the first tool call; the backlog of an
         // earlier process is still delivered.
-        if (!this.#inspection) parts.writes.deliverBacklogWhenNamed();
+        if (!parts.inspection) parts.writes.deliverBacklogWhenNamed();
       }
     } catch (error) {
       log(
@@ -363,6 +377,14 @@ export class HonchoMemoryProvider extends MemoryProvider {
         `Honcho initialize failed: ${this.#scrub(errorText(error))}`,
       );
     }
+  }
+
+  /** `initialize` for a preview: nothing is queued, delivered or flushed. */
+  override initializeForInspection(
+    sessionId: string,
+    options: InitializeOptions = {},
+  ): Promise<void> {
+    return this.initialize(sessionId, inspecting(options));
   }
 
   /**
@@ -485,8 +507,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
     try {
       const parts = this.#parts;
       if (this.#inert || !parts) {
-        this.#lastInjected = false;
-        this.#lastFailure = undefined;
+        this.#last = NO_RECALL;
         logInjection(this.#config, this.#tasks, {
           turn: this.#turn,
           sessionKey: undefined,
@@ -496,34 +517,18 @@ export class HonchoMemoryProvider extends MemoryProvider {
         return "";
       }
       const text = await parts.recall.prefetch(query);
-      this.#lastInjected = text !== "";
-      this.#lastFailure = parts.rt.notices.active;
-      this.#lastWarmUp = parts.recall.warmUpAnswer;
+      this.#last = lastRecall(text, parts);
       return text;
     } catch (error) {
       log("debug", `Honcho prefetch failed: ${this.#scrub(errorText(error))}`);
-      this.#lastInjected = false;
-      this.#lastFailure = undefined;
+      this.#last = NO_RECALL;
       return "";
     }
   }
 
-  /**
-   * Describes the last prefetch: `Honcho` with no discrete count when
-   * something was injected, else `null`.
-   *
-   * @returns The status.
-   */
+  /** The last prefetch's status ({@linkcode recallStatusOf}). */
   override recallStatus(): RecallStatus | null {
-    if (this.#lastFailure !== undefined) {
-      return recallStatus("Honcho", 0, {
-        failure: RECALL_FAILURE_TEXT[this.#lastFailure],
-      });
-    }
-    if (!this.#lastInjected) return null;
-    return this.#lastWarmUp
-      ? recallStatus("Honcho", 0, { note: WARM_UP_NOTE })
-      : recallStatus("Honcho", 0);
+    return recallStatusOf(this.#last);
   }
 
   /**
@@ -738,10 +743,9 @@ export class HonchoMemoryProvider extends MemoryProvider {
       this.#controller.abort(
         new DOMException("Honcho provider shut down", "AbortError"),
       );
-      // A preview queued nothing and must not flush an earlier backlog.
-      if (!this.#inspection) {
-        await this.#parts?.writes.close(durable, budget, left);
-      }
+      // A preview queued nothing and flushes no earlier backlog.
+      const parts = this.#parts?.inspection ? undefined : this.#parts;
+      await parts?.writes.close(durable, budget, left);
       if (!await this.#tasks.settle(left(), this.#now)) {
         log(
           "warn",
@@ -911,5 +915,5 @@ function assemble(input: AssemblyInput): Parts {
     maxStagedMessages: options.maxStagedMessages,
     checkpointTimeoutMs: options.checkpointTimeoutMs,
   });
-  return { rt, session, recall, writes };
+  return { rt, session, recall, writes, inspection: input.inspection };
 }

@@ -45,7 +45,7 @@ import {
   connectionFix,
   type ConnectionFixOptions,
   netListedIn,
-} from "./describe_status.ts";
+} from "./_fixes.ts";
 
 /** Exit code of a command that failed (the usage-error code is 2). */
 export const FAILURE_EXIT_CODE = 1;

@@ -29,6 +29,7 @@ import { join } from "node:path";
 import {
   getConfigPath,
   getConfigValue,
+  getUserHome,
   type HermesConfig,
   loadConfig,
   maskSecret,
@@ -66,7 +67,7 @@ import {
   writeHonchoFile,
   writeHostKey,
 } from "./_common.ts";
-import { connectionFix } from "./describe_status.ts";
+import { connectionFix } from "./_fixes.ts";
 import { RECALL_MODES } from "./mode.ts";
 import { SESSION_STRATEGIES } from "./strategy.ts";
 
@@ -979,7 +980,7 @@ function warnLoggingGrant(
   const dirs = Array.isArray(write)
     ? write.filter((v): v is string => typeof v === "string")
     : [];
-  const home = Deno.env.get("HOME") ?? "";
+  const home = getUserHome() ?? "";
   const granted = dirs.some((entry) => {
     const dir = entry.replace(/^~(?=\/|$)/, home).replace(/\/+$/, "");
     return path === dir || path.startsWith(`${dir}/`);

@@ -111,6 +111,7 @@ export const COMPUTED_MODULES: readonly string[] = Object.freeze([
   "src/cli/commands/memory_recall.ts",
   "src/cli/commands/memory_import.ts",
   "src/cli/version.ts",
+  "src/cli/completion.ts",
   "src/launcher/plan.ts",
   "src/provider/worker_bootstrap.ts",
   "src/provider/worker_bootstrap_full.ts",

@@ -61,6 +61,7 @@ export {
   PRE_COMPRESS_CHECKPOINT_API_VERSION,
   type PreCompressOptions,
   type PrefetchOptions,
+  RECALL_FAILED_GLYPH,
   type RecallStatus,
   recallStatus,
   type RecallStatusOptions,

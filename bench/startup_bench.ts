@@ -296,6 +296,12 @@ function cliBench(
 cliBench("startup.help", "hermes --help", ["--help"], 10);
 cliBench("startup.status", "hermes memory status", ["memory", "status"], 8);
 cliBench(
+  "startup.status_probe",
+  "hermes memory status --probe",
+  ["memory", "status", "--probe"],
+  8,
+);
+cliBench(
   "startup.status_builtin",
   "hermes memory status (built-in only)",
   ["memory", "status"],

@@ -135,6 +135,25 @@ export class BuiltinMemoryProvider extends MemoryProvider {
     _sessionId: string,
     options: InitializeOptions = {},
   ): Promise<void> {
+    await this.#load(options, true);
+  }
+
+  /**
+   * Like {@linkcode BuiltinMemoryProvider.initialize}, but a missing memory
+   * folder is left missing (previews write nothing).
+   *
+   * @param _sessionId The session id (unused).
+   * @param options `hermesHome` is used when the constructor had none.
+   * @returns A promise that resolves once loaded.
+   */
+  override async initializeForInspection(
+    _sessionId: string,
+    options: InitializeOptions = {},
+  ): Promise<void> {
+    await this.#load(options, false);
+  }
+
+  async #load(options: InitializeOptions, create: boolean): Promise<void> {
     if (!this.#initialized && this.#store === null) {
       const home = this.#hermesHome ?? options.hermesHome;
       const config = this.#config ?? await readConfigOrDefaults(home);
@@ -144,7 +163,7 @@ export class BuiltinMemoryProvider extends MemoryProvider {
       this.#store = enabled ? store : null;
     }
     this.#initialized = true;
-    await this.#store?.loadFromDisk();
+    await this.#store?.loadFromDisk({ create });
   }
 
   /**

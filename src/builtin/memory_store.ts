@@ -570,11 +570,15 @@ export class MemoryStore {
    * entries replaced by `[BLOCKED: …]` placeholders. Takes no lock: writes
    * are atomic renames.
    *
+   * @param options `create: false` leaves a missing memory folder missing
+   * (an inspection-only load writes nothing).
    * @returns A promise that resolves once loaded.
    */
-  async loadFromDisk(): Promise<void> {
+  async loadFromDisk(options: { create?: boolean } = {}): Promise<void> {
     const paths = this.paths();
-    await Deno.mkdir(paths.dir, { recursive: true }).catch(() => {});
+    if (options.create !== false) {
+      await Deno.mkdir(paths.dir, { recursive: true }).catch(() => {});
+    }
     for (const target of TARGETS) {
       const file = await readMemoryFile(paths[target]);
       if (file.state === "unreadable") {

@@ -102,13 +102,18 @@ export async function providerVersion(
 /**
  * Loads a provider in its sandbox without registering skills (the CLI
  * inspects, configures or replays; it never runs an agent session).
+ * `inspection` loads for read-only commands: nothing is created on disk.
  */
 export async function loadProvider(
   name: string,
+  options: { inspection?: boolean } = {},
 ): Promise<MemoryProvider | null> {
   // The sandbox is loaded only by the commands that start a provider.
   const { loadMemoryProvider } = await import("../plugins/provider_loader.ts");
-  return await loadMemoryProvider(name, { registerSkills: false });
+  return await loadMemoryProvider(name, {
+    registerSkills: false,
+    inspection: options.inspection === true,
+  });
 }
 
 /** Ends a provider the CLI loaded (stops its sandbox worker). */

@@ -88,7 +88,9 @@ export async function openAgentMemory(
   if (configured !== null) {
     let provider: MemoryProvider | null = null;
     try {
-      provider = await loadProvider(configured);
+      provider = await loadProvider(configured, {
+        inspection: options.inspection === true,
+      });
       if (provider === null) {
         result.skipped = "it could not be loaded";
       } else if (!(await provider.isAvailable())) {

@@ -87,6 +87,48 @@ export interface CommandIntent {
    * `<root>/profiles/`.
    */
   spansProfiles?: boolean;
+  /**
+   * Files and folders the command line names for the command to read, as
+   * typed (`hermes memory import FILE`, `hermes <provider> identity FILE`,
+   * `hermes <provider> migrate [--dir DIR]…`, whose default folders are the
+   * working directory and `~/.openclaw`): the launcher adds them to this
+   * run's read grant.
+   */
+  reads?: string[];
+}
+
+/** Options whose value is the next argument (so it is not a word). */
+const VALUE_OPTIONS = new Set([
+  "--profile",
+  "--target-profile",
+  "--session",
+  "--set",
+  "--peer",
+]);
+
+/** What a command line names for reading (see `reads`). */
+function namedReads(args: readonly string[]): string[] {
+  const words: string[] = [];
+  const dirs: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === "--") {
+      words.push(...args.slice(i + 1));
+      break;
+    }
+    if (arg === "--dir" && i + 1 < args.length) dirs.push(args[++i] as string);
+    else if (arg.startsWith("--dir=")) dirs.push(arg.slice(6));
+    else if (VALUE_OPTIONS.has(arg)) i++;
+    else if (!arg.startsWith("-") || arg === "-") words.push(arg);
+  }
+  const [group, command, file] = words;
+  if (group === undefined || command === undefined) return [];
+  if (group !== "memory" && command === "migrate") {
+    return dirs.length > 0 ? dirs : [".", "~/.openclaw"];
+  }
+  const reads = (group === "memory" && command === "import") ||
+    (group !== "memory" && command === "identity");
+  return reads && file !== undefined && file !== "-" ? [file] : [];
 }
 
 /** Provider commands whose job spans every profile. */
@@ -110,9 +152,16 @@ const PROFILE_SPANNING: ReadonlySet<string> = new Set([
  * assert.equal(commandIntent(["memory", "setup", "honcho", "--yes"]).setup, "honcho");
  * assert.equal(commandIntent(["memory", "setup"]).setup, "*");
  * assert.equal(commandIntent(["memory", "status"]).setup, undefined);
+ * assert.deepEqual(commandIntent(["memory", "import", "chat.jsonl"]).reads, ["chat.jsonl"]);
  * ```
  */
 export function commandIntent(args: readonly string[]): CommandIntent {
+  const reads = namedReads(args);
+  const intent = commandSetup(args);
+  return reads.length === 0 ? intent : { ...intent, reads };
+}
+
+function commandSetup(args: readonly string[]): CommandIntent {
   // `--set key=value` values are not words.
   const words = commandWords(args).filter((w) => !w.includes("="));
   if (words[0] === "memory" && words[1] === "setup") {

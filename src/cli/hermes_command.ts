@@ -135,6 +135,23 @@ export class HermesCommand extends CommanderCommand {
     this.exitOverride();
     this.helpCommand(false);
     this.helpOption(HELP_OPTION.flags, HELP_OPTION.description);
+    // A group with a default subcommand (`hermes honcho` runs `status`)
+    // would hand an unknown word to it as an argument ("too many arguments
+    // for 'status'"): report it as an unknown command with a suggestion.
+    this.hook("preSubcommand", (group, sub) => {
+      const word = group.args[0];
+      const defaultName = (group as unknown as {
+        _defaultCommandName?: string | null;
+      })._defaultCommandName;
+      if (
+        group instanceof HermesCommand && word !== undefined &&
+        !word.startsWith("-") && sub.name() === defaultName &&
+        word !== sub.name() && !sub.aliases().includes(word) &&
+        sub.registeredArguments.length === 0
+      ) {
+        group.unknownSubcommand(word);
+      }
+    });
     this.configureOutput({
       writeOut: (text: string): void => this.#context.io.stdout(text),
       writeErr: (text: string): void => this.#context.io.stderr(text),

@@ -112,6 +112,12 @@ export interface ProviderReport {
   available?: boolean;
   /** `unavailableReason()` when not available. */
   unavailableReason?: string;
+  /**
+   * `"settings"` when availability came from the provider's status hook
+   * (judged from its settings; the provider was not started), else
+   * `"provider"`.
+   */
+  availableFrom?: "provider" | "settings";
   /** Why it could not be loaded. */
   loadError?: string;
   /** `memory.<name>`, or the provider's `getStatusConfig()` view of it. */
@@ -190,6 +196,7 @@ export async function collectProviderReport(
   name: string,
   config: HermesConfig,
   io: CliIo,
+  options: { start?: boolean } = {},
 ): Promise<ProviderReport> {
   const home = getHermesHome();
   const rawSection = getConfigValue(config, `memory.${name}`);
@@ -228,10 +235,16 @@ export async function collectProviderReport(
   // provider's worker starts (on its own thread).
   const dependencies = providerDependencies(name);
   const sandbox = sandboxGrant(name, config);
+  if (options.start === false) {
+    // The caller knows availability from the provider's status hook.
+    report.dependencies = await dependencies;
+    report.sandbox = await sandbox;
+    return report;
+  }
   sandbox.catch(() => {}); // Awaited (and so reported) below.
   let provider: MemoryProvider | null = null;
   try {
-    provider = await loadProvider(name);
+    provider = await loadProvider(name, { inspection: true });
     if (provider === null) {
       report.loadError =
         "the plugin did not register a provider (see the warning above)";
@@ -245,6 +258,7 @@ export async function collectProviderReport(
         }
       }
       report.available = Boolean(await provider.isAvailable());
+      report.availableFrom = "provider";
       if (!report.available) {
         report.unavailableReason = String(
           await provider.unavailableReason() ?? "",

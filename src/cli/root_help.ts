@@ -38,6 +38,9 @@ export const HELP_OPTION: { flags: string; description: string } = {
 /** The one-line summary of `hermes memory`. */
 export const MEMORY_SUMMARY = "Inspect and configure persistent memory";
 
+/** The one-line summary of `hermes completion`. */
+export const COMPLETION_SUMMARY = "Print a shell completion script";
+
 /** The examples of the root help. */
 export const ROOT_EXAMPLES: readonly string[] = Object.freeze([
   "hermes memory status",
@@ -69,6 +72,7 @@ export interface ProviderCommandLine {
 export function rootHelpText(provider?: ProviderCommandLine): string {
   const commands: [string, string][] = [["memory", MEMORY_SUMMARY]];
   if (provider !== undefined) commands.push([provider.name, provider.summary]);
+  commands.push(["completion <shell>", COMPLETION_SUMMARY]);
   return formatHelp({
     summary: ROOT_DESCRIPTION,
     usage: `hermes ${ROOT_USAGE}`,

@@ -11,7 +11,7 @@
 
 import { terminalSafe } from "../core/terminal_text.ts";
 import { errorText } from "../_util/error_text.ts";
-import { CommanderError } from "npm:commander@^14.0.3";
+import { type Command, CommanderError } from "npm:commander@^14.0.3";
 import { type CliIo, denoCliIo } from "./cli_io.ts";
 import {
   type CliContext,
@@ -115,28 +115,161 @@ export async function main(
     }
     if (check.note !== undefined) io.stderr(`${check.note}\n`);
   }
-  const previousLogger = setLogger(cliLogger(io));
+  // `--json` at any level: the command that takes it gets it; an error
+  // becomes {"error": …} (jsonErrors).
+  const json = args.includes("--json");
+  const errors = json ? jsonErrors(io) : undefined;
+  if (errors !== undefined) context.io = errors.io;
+  const words = json ? args.filter((a) => a !== "--json") : args;
+  const previousLogger = setLogger(cliLogger(context.io));
   try {
-    return await withHermesHome(home, () => run(args, context, scan));
+    const code = await withHermesHome(
+      home,
+      () => run(words, context, scan, json),
+    );
+    errors?.finish(code);
+    return code;
   } finally {
     setLogger(previousLogger);
   }
+}
+
+/**
+ * Under `--json`: holds stderr back; when the command fails without
+ * printing a JSON report of its own, its `error:` and `hint:` lines become
+ * one `{"error": {"message", "hint", "exitCode"}}` document on stdout;
+ * other stderr lines (warnings) pass through as they were.
+ */
+function jsonErrors(io: CliIo): { io: CliIo; finish(code: number): void } {
+  let held = "";
+  let printed = false;
+  const wrapped: CliIo = {
+    stdout(text: string): void {
+      if (text !== "") printed = true;
+      io.stdout(text);
+    },
+    stderr(text: string): void {
+      held += text;
+    },
+    get stdinIsTerminal() {
+      return io.stdinIsTerminal;
+    },
+    get stdoutIsTerminal() {
+      return io.stdoutIsTerminal;
+    },
+    get stderrIsTerminal() {
+      return io.stderrIsTerminal;
+    },
+    env: (name: string) => io.env(name),
+    get prompts() {
+      return io.prompts;
+    },
+  };
+  return {
+    io: wrapped,
+    finish(code: number): void {
+      if (code === 0 || printed) {
+        // Success, or a command that printed its own JSON report: its
+        // stderr stays as it was.
+        if (held !== "") io.stderr(held);
+        return;
+      }
+      const messages: string[] = [];
+      const hints: string[] = [];
+      const rest: string[] = [];
+      for (const line of held.split("\n")) {
+        if (line.startsWith("error: ")) messages.push(line.slice(7));
+        else if (line.startsWith("hint: ")) hints.push(line.slice(6));
+        else if (line.trim() !== "") rest.push(line);
+      }
+      if (messages.length === 0 && rest.length > 0) {
+        messages.push(...rest.splice(0));
+      }
+      if (rest.length > 0) io.stderr(`${rest.join("\n")}\n`);
+      const error: Record<string, unknown> = {
+        message: messages.join("\n") || "the command failed",
+        exitCode: code,
+      };
+      if (hints.length > 0) error.hint = hints.join("\n");
+      io.stdout(`${JSON.stringify({ error }, null, 2)}\n`);
+    },
+  };
+}
+
+/**
+ * Gives `--json` to the command the words name when it takes it (its
+ * options are its own); anywhere else it is accepted and only changes how
+ * errors are printed.
+ */
+function jsonAtLeaf(program: HermesCommand, args: string[]): string[] {
+  let command: Command = program;
+  const words = commandWords(args);
+  let depth = 0;
+  for (const word of words) {
+    const child = command.commands.find((c) =>
+      c.name() === word || c.aliases().includes(word)
+    );
+    if (child === undefined) break;
+    command = child;
+    depth++;
+  }
+  const takes = (c: Command): boolean =>
+    c.options.some((o) => o.long === "--json");
+  if (!takes(command)) {
+    // A group that runs a subcommand when given none (`hermes honcho`,
+    // `hermes memory`: status) passes it on.
+    const name = (command as unknown as { _defaultCommandName?: string })
+      ._defaultCommandName;
+    const fallback = command.commands.find((c) => c.name() === name) ??
+      command.commands.find((c) => c.name() === "status");
+    if (
+      fallback === undefined || !takes(fallback) || depth < words.length
+    ) return args;
+    if (fallback.name() !== name) args = [...args, fallback.name()];
+  }
+  const end = args.indexOf("--");
+  return end < 0
+    ? [...args, "--json"]
+    : [...args.slice(0, end), "--json", ...args.slice(end)];
 }
 
 async function run(
   args: string[],
   context: CliContext,
   scan: ReturnType<typeof scanGlobalArgs>,
+  json: boolean,
 ): Promise<number> {
   const { io } = context;
   try {
-    if (isVersionRequest(args)) return await printVersion(io, args);
+    if (isVersionRequest(args)) {
+      return await printVersion(io, json ? [...args, "--json"] : args);
+    }
     const program = rootCommand(context);
-    if (scan.command === "memory") {
+    const completion = scan.command === "completion";
+    if (scan.command === "memory" || completion) {
       const help = args.includes("-h") || args.includes("--help");
-      await attachMemoryCommand(program, commandWords(args)[1], help);
+      await attachMemoryCommand(
+        program,
+        completion ? undefined : commandWords(args)[1],
+        help || completion,
+      );
     } else {
       defineMemoryGroup(program);
+    }
+    const { registerCompletion } = await import(
+      new URL("./completion.ts", import.meta.url).href
+    ) as typeof import("./completion.ts");
+    registerCompletion(program);
+    if (completion) {
+      // The script lists the active provider's whole tree too.
+      const provider = await configuredProvider();
+      if (provider !== null) {
+        const url = new URL("./commands/provider_commands.ts", import.meta.url);
+        const { attachProviderCommand } = await import(
+          url.href
+        ) as typeof import("./commands/provider_commands.ts");
+        await attachProviderCommand(program, provider, "status");
+      }
     }
     const known = program.commands.some((c) =>
       c.name() === scan.command || c.aliases().includes(scan.command ?? "")
@@ -157,7 +290,9 @@ async function run(
         return USAGE_EXIT_CODE;
       }
     }
-    await program.parseAsync(args, { from: "user" });
+    await program.parseAsync(json ? jsonAtLeaf(program, args) : args, {
+      from: "user",
+    });
     return context.exitCode;
   } catch (error) {
     if (error instanceof CliExit) return error.exitCode;

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { readProcessEnv } from "../core/env.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import { getConfigValue, loadConfig } from "../config/config.ts";
 import { join, resolve } from "node:path";
@@ -160,6 +161,13 @@ export function hermesRunPlan(
       ...setupFlags,
     ]);
     const grant = mergeGrants(cliGrant(home), providerGrant);
+    // What the user named on this command line, for this run only.
+    const userHome = readProcessEnv("HOME") ?? "";
+    const named = options.args ? commandIntent(options.args).reads ?? [] : [];
+    for (const path of named) {
+      const full = resolve(path.replace(/^~(?=\/|$)/, userHome));
+      if (!grant.read.includes(full)) grant.read.push(full);
+    }
     if (setup !== undefined) {
       // Any host: the server the user types is tested before it is saved.
       grant.net = [];

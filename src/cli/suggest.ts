@@ -7,8 +7,9 @@
  */
 
 /**
- * The Levenshtein distance of two strings (insertions, deletions and
- * substitutions each count 1).
+ * The edit distance of two strings (insertions, deletions, substitutions
+ * and swaps of two adjacent characters each count 1: `aks` is one edit
+ * from `ask`).
  *
  * @param a One string.
  * @param b The other.
@@ -19,24 +20,33 @@
  * import { editDistance } from "./suggest.ts";
  * import assert from "node:assert/strict";
  * assert.equal(editDistance("honchoo", "honcho"), 1);
+ * assert.equal(editDistance("aks", "ask"), 1);
  * ```
  */
 export function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  // Rows i-2, i-1 and i of the (optimal string alignment) table.
+  let before: number[] = [];
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
-    let previous = row[0] as number;
-    row[0] = i;
+    const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      const current = row[j] as number;
-      row[j] = Math.min(
-        current + 1,
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(
+        (previous[j] as number) + 1,
         (row[j - 1] as number) + 1,
-        previous + (a[i - 1] === b[j - 1] ? 0 : 1),
+        (previous[j - 1] as number) + cost,
       );
-      previous = current;
+      if (
+        i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]
+      ) {
+        best = Math.min(best, (before[j - 2] as number) + 1);
+      }
+      row.push(best);
     }
+    before = previous;
+    previous = row;
   }
-  return row[b.length] as number;
+  return previous[b.length] as number;
 }
 
 /**

@@ -24,6 +24,13 @@ export const PRE_COMPRESS_CHECKPOINT_API_VERSION = 2;
 export const INDICATOR_GLYPH = "🧠";
 
 /**
+ * The glyph of a recall status line that reports a failure.
+ *
+ * @category Contract
+ */
+export const RECALL_FAILED_GLYPH = "\u26a0";
+
+/**
  * A value, or a promise of it: what any provider method may return.
  *
  * @category Contract
@@ -88,6 +95,17 @@ export interface RecallStatus {
   readonly count: number;
   /** The glyph shown before the label. */
   readonly glyph: string;
+  /**
+   * Set when recall failed or is off this turn: shown instead of the count
+   * (`"⚠ Honcho — recall failed: …"`), so the line never claims a recall
+   * that did not happen. An extension of Hermes' record.
+   */
+  readonly failure?: string;
+  /**
+   * A remark about how this recall was made (e.g. that it did not use the
+   * user's message), for previews; not part of the status line.
+   */
+  readonly note?: string;
 }
 
 /**
@@ -99,9 +117,13 @@ export interface RecallStatusOptions {
   /**
    * The glyph shown before the label.
    *
-   * @default {"🧠"}
+   * @default {"🧠", or {@linkcode RECALL_FAILED_GLYPH} with `failure`}
    */
   glyph?: string;
+  /** Why recall failed or is off ({@linkcode RecallStatus.failure}). */
+  failure?: string;
+  /** A remark for previews ({@linkcode RecallStatus.note}). */
+  note?: string;
 }
 
 /**
@@ -126,10 +148,13 @@ export function recallStatus(
   count: number,
   options: RecallStatusOptions = {},
 ): RecallStatus {
+  const failed = options.failure !== undefined;
   return Object.freeze({
     providerLabel,
     count,
-    glyph: options.glyph ?? INDICATOR_GLYPH,
+    glyph: options.glyph ?? (failed ? RECALL_FAILED_GLYPH : INDICATOR_GLYPH),
+    ...(failed ? { failure: options.failure } : {}),
+    ...(options.note !== undefined ? { note: options.note } : {}),
   });
 }
 

@@ -293,6 +293,8 @@ export async function launch(
     profile: scanGlobalArgs(args).profile ?? null,
     setup: commandIntent(args).setup ?? null,
     ...(commandIntent(args).spansProfiles ? { spansProfiles: true } : {}),
+    // A named input file is granted to that run only.
+    reads: commandIntent(args).reads ?? null,
   });
   if (!(await ensureCached(cacheDir, warn))) return 1;
   const path = cacheDir === undefined

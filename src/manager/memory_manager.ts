@@ -363,6 +363,28 @@ export class MemoryManager {
   }
 
   /**
+   * The providers whose recall failed or was off at the last
+   * {@linkcode MemoryManager.describeRecall} (`"<label>: <why>"` each;
+   * empty when every recall worked).
+   *
+   * @returns The failures.
+   */
+  get recallFailures(): readonly string[] {
+    return this.#turns.recallFailures;
+  }
+
+  /**
+   * Remarks the providers made about the last recall (how it was made),
+   * as of the last {@linkcode MemoryManager.describeRecall}
+   * (`"<label>: <note>"` each).
+   *
+   * @returns The notes.
+   */
+  get recallNotes(): readonly string[] {
+    return this.#turns.recallNotes;
+  }
+
+  /**
    * Queues `queuePrefetch()` on every provider for the next turn, on the
    * background queue (kind `prefetch`). Skipped when there are no providers
    * or the cleaned query is empty.

@@ -14,6 +14,7 @@ import {
   type DelegationOptions,
   INDICATOR_GLYPH,
   type PrefetchOptions,
+  RECALL_FAILED_GLYPH,
   type SyncTurnOptions,
   type TurnAuthor,
   type TurnStartOptions,
@@ -81,6 +82,18 @@ export class TurnPipeline {
   readonly #submit: SubmitBackground;
   /** The prefetch spill policy, snapshotted when the external registers. */
   spillPolicy: RecallSpillPolicy | undefined = undefined;
+  #recallFailures: string[] = [];
+  #recallNotes: string[] = [];
+
+  /** The failures the last `describeRecall()` reported (`label: why`). */
+  get recallFailures(): readonly string[] {
+    return this.#recallFailures;
+  }
+
+  /** The notes the last `describeRecall()` collected (`label: note`). */
+  get recallNotes(): readonly string[] {
+    return this.#recallNotes;
+  }
 
   /**
    * Creates the pipeline.
@@ -236,21 +249,36 @@ export class TurnPipeline {
       },
     );
     const segments: string[] = [];
+    const failures: string[] = [];
+    const notes: string[] = [];
     for (const status of statuses) {
       if (!isRecord(status)) continue;
       const label = status.providerLabel;
       const count = status.count;
       if (typeof label !== "string" || typeof count !== "number") continue;
+      const failure = typeof status.failure === "string"
+        ? status.failure
+        : undefined;
       const glyph = typeof status.glyph === "string"
         ? status.glyph
+        : failure !== undefined
+        ? RECALL_FAILED_GLYPH
         : INDICATOR_GLYPH;
-      const detail = count === 1
+      if (failure !== undefined) failures.push(`${label}: ${failure}`);
+      if (typeof status.note === "string") {
+        notes.push(`${label}: ${status.note}`);
+      }
+      const detail = failure !== undefined
+        ? failure
+        : count === 1
         ? "recalled 1 memory"
         : count > 1
         ? `recalled ${count} memories`
         : "recalled relevant memory";
       segments.push(`${glyph} ${label} — ${detail}`);
     }
+    this.#recallFailures = failures;
+    this.#recallNotes = notes;
     return segments.join("  ");
   }
 

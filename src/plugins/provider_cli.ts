@@ -263,10 +263,20 @@ export interface ProviderStatusDescription {
   files: ProviderFileStatus[];
   /** The connection, when the provider has a cheap probe. */
   connection?: ProviderConnectionStatus;
+  /**
+   * Whether the provider is usable with these settings, judged on the host
+   * from its settings alone (its `isAvailable()` answer). When given,
+   * `hermes memory status` does not start the provider's sandbox.
+   */
+  available?: boolean;
+  /** Why not, when `available` is false (its `unavailableReason()`). */
+  unavailableReason?: string;
   /** What the configuration needs from the sandbox grant. */
   needs?: {
     /** Hosts (`host[:port]`) the configured server needs. */
     net?: string[];
+    /** Files the configuration writes outside the provider's data folder. */
+    write?: string[];
   };
   /** Provider-specific summaries (e.g. the outbox), shown as they are. */
   extra?: Record<string, unknown>;

@@ -130,6 +130,13 @@ export interface LoadProviderOptions extends DiscoveryOptions {
    */
   hostCheck?: boolean;
   /**
+   * Load only to inspect the provider (status, doctor, a recall preview):
+   * a missing data folder is not created, so the load writes nothing.
+   *
+   * @default {false}
+   */
+  inspection?: boolean;
+  /**
    * How long a sandboxed load may take.
    *
    * @default {30000}
@@ -317,6 +324,7 @@ async function loadSandboxed(
     unresponsiveAfterMs: options.unresponsiveAfterMs,
     transport,
     heapLimitMb: options.heapLimitMb,
+    createDataDir: options.inspection !== true,
   });
   return { provider, skills };
 }
@@ -456,6 +464,8 @@ export async function probeMemoryProvider(
     callTimeoutMs: 10_000,
     ...options,
     registerSkills: false,
+    // Asking isAvailable() writes nothing.
+    inspection: true,
   });
   if (provider === null) return false;
   try {

@@ -131,6 +131,13 @@ export interface SandboxStartOptions {
    */
   onSkill?: (skill: SkillRegistration) => void;
   /**
+   * Create the grant's data folder when it is missing (`false` for loads
+   * that only inspect the provider: they write nothing).
+   *
+   * @default {true}
+   */
+  createDataDir?: boolean;
+  /**
    * How long loading (worker start, import, `register`) may take.
    *
    * @default {30000}
@@ -262,7 +269,10 @@ const OWN_HOOKS: ReadonlySet<ProviderHookName> = new Set([
 ]);
 
 /** Creates the data directory a grant names (mode 0700), refusing a symlink. */
-async function prepareDataDir(grant: ProviderGrant): Promise<void> {
+async function prepareDataDir(
+  grant: ProviderGrant,
+  create: boolean,
+): Promise<void> {
   const dir = grant.dataDir;
   if (dir === undefined) return;
   try {
@@ -279,6 +289,7 @@ async function prepareDataDir(grant: ProviderGrant): Promise<void> {
     }
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
+    if (!create) return;
     await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
     // Make the new entry durable: the provider cannot sync the profile home.
     await syncDirectory(join(dir, ".."));
@@ -501,7 +512,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         candidate.source !== "bundled"
       ? join(candidate.dir, "plugin.yaml")
       : undefined;
-    await prepareDataDir(grant);
+    await prepareDataDir(grant, options.createDataDir !== false);
     let framework = options.framework;
     if (framework === undefined) {
       const scan = candidate.dir !== undefined && candidate.source !== "bundled"

@@ -342,5 +342,9 @@ Deno.test("honcho mode, strategy and tokens --json show the setting with its sou
   });
   const set = await u.hermes(["honcho", "mode", "hybrid", "--json"]);
   assert.equal(set.code, 2);
-  assert.match(set.stderr, /^error: --json shows the setting/);
+  // Under --json the error is JSON too.
+  assert.match(
+    JSON.parse(set.stdout).error.message,
+    /^--json shows the setting/,
+  );
 });

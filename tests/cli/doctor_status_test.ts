@@ -296,7 +296,11 @@ Deno.test("memory setup --yes prints the keys it changed; status shows honcho.js
     setup.out,
     /^ {2}honcho\.json: hosts\.hermes\.peerName set to alice$/m,
   );
-  assert.match(setup.out, /^ {2}\.env: HONCHO_API_KEY set to \.\.\.9876$/m);
+  // A self-hosted server is sent only a key from honcho.json.
+  assert.match(
+    setup.out,
+    /^ {2}honcho\.json: hosts\.hermes\.apiKey set to \.\.\.9876$/m,
+  );
   assert.ok(!setup.out.includes("hch-secret-key-9876"), setup.out);
 
   const status = await hermes(u, ["memory", "status", "--json"]);
@@ -334,7 +338,13 @@ Deno.test("memory setup --yes prints the keys it changed; status shows honcho.js
     text.out,
     /^ {4}peerName +alice +\S+honcho\.json hosts\.hermes$/m,
   );
-  assert.ok(!text.out.includes("Connection:"), text.out);
+  // Text status does not probe unless asked, and says so.
+  assert.match(
+    text.out,
+    /^ {2}Connection: not checked \('hermes memory status --probe'/m,
+  );
+  const probed = await hermes(u, ["memory", "status", "--probe"]);
+  assert.match(probed.out, /^ {2}Connection: ok /m);
 
   const doctor = await hermes(u, ["memory", "doctor"]);
   assert.equal(doctor.code, 0, doctor.out + doctor.err);
@@ -361,10 +371,11 @@ Deno.test("memory setup --yes --json prints only the change summary on stdout", 
     "--set",
     `baseUrl=${url}`,
   ]);
-  assert.equal(result.code, 0, result.err);
+  // Saved, but the connection test failed: exit 1.
+  assert.equal(result.code, 1, result.err);
   const report = JSON.parse(result.out);
   assert.equal(report.provider, "honcho");
-  assert.equal(report.exitCode, 0);
+  assert.equal(report.exitCode, 1);
   const keys = report.changes.map((
     c: { file: string; key: string; change: string },
   ) => `${c.file} ${c.key} ${c.change}`);
@@ -379,12 +390,13 @@ Deno.test("memory setup --yes --json prints only the change summary on stdout", 
   assert.match(
     result.err,
     new RegExp(
-      `warning: connection test failed: cannot reach ${url} \\(connection refused\\); the settings are saved\\. Fix: start the Honcho server at ${url}`,
+      `warning: connection test failed: ${url} is unreachable \\(connection refused\\); the settings are saved\\. Fix: start the Honcho server at ${url}`,
     ),
   );
   const bad = await hermes(u, ["memory", "setup", "--json"]);
   assert.equal(bad.code, 2);
-  assert.match(bad.err, /^error: --json needs --yes/);
+  // Under --json the usage error is JSON on stdout.
+  assert.match(JSON.parse(bad.out).error.message, /^--json needs --yes/);
 });
 
 Deno.test("memory doctor names the three planted problems (mode, trailing comma, net grant), one line each, exit 1", async () => {
@@ -489,7 +501,7 @@ Deno.test("memory doctor: a key the server refuses is one connection line with t
     `${
       JSON.stringify({
         baseUrl: server.url,
-        hosts: { hermes: { apiKey: "hch-wrong-2222" } },
+        hosts: { hermes: { apiKey: "hch-wrong-2222", peerName: "alice" } },
       })
     }\n`,
     { mode: 0o600 },

@@ -41,7 +41,8 @@ USAGE:
   hermes [--profile NAME] <command> [options]
 
 COMMANDS:
-  memory  Inspect and configure persistent memory
+  memory              Inspect and configure persistent memory
+  completion <shell>  Print a shell completion script
 
 OPTIONS:
   --profile <name>  Use the named profile's home, <root>/profiles/<name>

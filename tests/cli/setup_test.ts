@@ -486,7 +486,7 @@ Deno.test("memory setup non-interactive refuses bad input and saves nothing", as
     [["memory", "setup", "--yes"], 2, /name the provider/],
     [
       ["memory", "setup", "nosuch", "--yes"],
-      1,
+      2,
       /memory provider 'nosuch' was not found; installed: .*wizard/,
     ],
   ];

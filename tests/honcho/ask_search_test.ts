@@ -179,7 +179,7 @@ Deno.test("hermes honcho ask and search say why Honcho cannot answer", async () 
   assert.equal(down.code, 1);
   assert.equal(
     down.stderr,
-    `error: cannot ask Honcho: cannot reach ${dead} (connection refused)\n`,
+    `error: cannot ask Honcho: ${dead} is unreachable (connection refused); fix: start the Honcho server at ${dead}, or point baseUrl at the running one: 'hermes memory setup honcho --yes --set baseUrl=http://host:port'\n`,
   );
 
   // No memory.permissions.honcho.net for the server: the launcher does not
@@ -196,11 +196,10 @@ Deno.test("hermes honcho ask and search say why Honcho cannot answer", async () 
     userHome: ungranted.home,
   });
   assert.equal(denied.code, 1);
+  const host = new URL(server.url).host;
   assert.equal(
     denied.stderr,
-    `error: cannot ask Honcho: this run may not connect to ${
-      new URL(server.url).host
-    } (no network permission): add it to memory.permissions.honcho.net in config.yaml ('hermes honcho setup' does) and the launcher (deno task hermes) grants it on the next run\n`,
+    `error: cannot ask Honcho: this run may not connect to ${host} (no network permission); fix: allow ${host}: 'hermes memory setup honcho' adds it to memory.permissions.honcho.net in config.yaml; then run hermes through its launcher ('hermes …', or 'deno task hermes …' in a checkout)\n`,
   );
 
   await using anon = await userFor(server.url, { apiKey: "hch-right-1111" });

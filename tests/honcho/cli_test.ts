@@ -188,7 +188,7 @@ Deno.test("honcho commands refuse a broken honcho.json, naming file and line, an
     assert.equal(status.code, 1);
     assert.match(
       status.io.out,
-      /^Settings \(value, then where it came from\):$/m,
+      /^Settings \(value, then where it came from; \d+ at their defaults not shown, --verbose lists them\):$/m,
     );
     assert.match(status.io.err, /does not parse at line 3/);
     assert.equal(await Deno.readTextFile(path), broken);
@@ -348,7 +348,7 @@ Deno.test("honcho status shows every setting's source, the masked key, the card 
       });
       await res.body?.cancel();
     }
-    const result = await honchoInProcess(home, ["status"]);
+    const result = await honchoInProcess(home, ["status", "--verbose"]);
     assert.equal(result.code, 0, result.io.err);
     const out = result.io.out;
     assert.doesNotMatch(out + result.io.err, /hch-secret-key-9876/);
@@ -400,13 +400,13 @@ Deno.test("honcho status with the server down prints the settings and why it cou
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
   await withHome(async (home) => {
-    const result = await honchoInProcess(home, ["status"]);
-    assert.equal(result.code, 0);
+    const result = await honchoInProcess(home, ["status", "--verbose"]);
+    assert.equal(result.code, 1, "not connected: exit 1");
     assert.match(result.io.out, /^ {2}recallMode +hybrid +default$/m);
     assert.match(
       result.io.out,
       new RegExp(
-        `Not connected: cannot reach http://127\\.0\\.0\\.1:${port} \\(connection refused\\)`,
+        `Not connected: http://127\\.0\\.0\\.1:${port} is unreachable \\(connection refused\\)`,
       ),
     );
   }, LOCAL(`http://127.0.0.1:${port}`));
@@ -416,7 +416,7 @@ Deno.test("honcho status with a wrong key says the server refused it", async () 
   await using server = await startHonchoTestServer({ apiKey: "right" });
   await withHome(async (home) => {
     const result = await honchoInProcess(home, ["status"]);
-    assert.equal(result.code, 0);
+    assert.equal(result.code, 1, "not connected: exit 1");
     assert.match(
       result.io.out,
       /Not connected: .* refused the credentials \(HTTP 401/,

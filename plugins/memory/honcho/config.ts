@@ -1066,6 +1066,10 @@ function resolveBaseUrl(
   return undefined;
 }
 
+/** Why Honcho is not available ({@linkcode isHonchoUsable} is false). */
+export const HONCHO_UNAVAILABLE_REASON =
+  "Set HONCHO_API_KEY or run 'hermes honcho setup' (a local Honcho needs only a baseUrl).";
+
 /**
  * Whether the provider can run (no network): enabled, and an API key or a
  * base URL is configured.

@@ -35,6 +35,22 @@ export type NoticeCause =
   | "refused"
   | "observer-limit";
 
+/**
+ * The recall status line's words for a cause (`⚠ Honcho — <this>`), short:
+ * the notice in the context carries the details and the fix.
+ */
+export const RECALL_FAILURE_TEXT: Record<NoticeCause, string> = {
+  auth: "recall failed: the server refused the API key (HTTP 401)",
+  unreachable: "recall failed: the server is unreachable",
+  "rate-limited": "recall failed: the server is rate-limiting requests",
+  "no-peer":
+    "off for this session: no user peer (set one with 'hermes honcho peer --user NAME')",
+  permission: "recall failed: no network permission for the server",
+  refused: "recall failed: the server refused the request",
+  "observer-limit":
+    "recall failed: the session already has Honcho's 10 observing peers",
+};
+
 /** The heading every notice starts with. */
 export const NOTICE_HEADING = "[Honcho memory status]";
 

@@ -132,6 +132,9 @@ export interface ResolveUserPeerIdOptions {
   runtimeIds?: readonly (string | null | undefined)[];
 }
 
+/** The command that names the user peer, for every hint that needs one. */
+export const SET_USER_PEER_COMMAND = "hermes honcho peer --user NAME";
+
 /**
  * The session's user peer (plugins/memory/honcho/SPEC.md §4):
  *

@@ -41,6 +41,7 @@ import {
 import { HonchoClient, type HonchoTransportOptions } from "./client.ts";
 import { globalHonchoConfigPath } from "./config_paths.ts";
 import {
+  HONCHO_UNAVAILABLE_REASON,
   type HonchoConfig,
   isHonchoUsable,
   loadHonchoConfig,
@@ -49,7 +50,11 @@ import {
   getHonchoConfigFields,
   saveHonchoSetupValues,
 } from "./config_schema.ts";
-import { NoticeBoard } from "./notices.ts";
+import {
+  NoticeBoard,
+  type NoticeCause,
+  RECALL_FAILURE_TEXT,
+} from "./notices.ts";
 import type { HonchoOutbox, HonchoOutboxOptions } from "./outbox.ts";
 import {
   type HonchoLivenessSnapshot,
@@ -145,7 +150,56 @@ interface Parts {
   session: HonchoSession;
   recall: HonchoRecall;
   writes: HonchoWriteHooks;
+  /** A preview (`initializeForInspection`): nothing is queued or flushed. */
+  inspection: boolean;
 }
+
+/** The options objects of `initializeForInspection` calls. */
+const INSPECTING = new WeakSet<InitializeOptions>();
+
+/** Marks an options object as an `initializeForInspection` call's. */
+function inspecting(options: InitializeOptions): InitializeOptions {
+  const preview = { ...options };
+  INSPECTING.add(preview);
+  return preview;
+}
+
+/** What a finished prefetch did, for its recall status. */
+function lastRecall(text: string, parts: Parts): LastRecall {
+  return {
+    injected: text !== "",
+    failure: parts.rt.notices.active,
+    warmUp: parts.recall.warmUpAnswer,
+  };
+}
+
+/** What the last prefetch did, for its recall status. */
+interface LastRecall {
+  injected: boolean;
+  failure?: NoticeCause;
+  warmUp: boolean;
+}
+
+const NO_RECALL: LastRecall = { injected: false, warmUp: false };
+
+/**
+ * The status of a prefetch: a failure line when recall failed or is off,
+ * `Honcho` with no discrete count when something was injected (with a note
+ * when turn 1 answered the warm-up question), else `null`.
+ */
+function recallStatusOf(last: LastRecall): RecallStatus | null {
+  if (last.failure !== undefined) {
+    return recallStatus("Honcho", 0, {
+      failure: RECALL_FAILURE_TEXT[last.failure],
+    });
+  }
+  if (!last.injected) return null;
+  return recallStatus("Honcho", 0, last.warmUp ? { note: WARM_UP_NOTE } : {});
+}
+
+/** The recall preview's note when turn 1 answered the warm-up question. */
+const WARM_UP_NOTE =
+  "turn 1 shows Honcho's answer to its warm-up question about the user (who they are, what they prefer), not to this message; later turns use what was prefetched after the previous message";
 
 /**
  * The Honcho memory provider: recalls what Honcho knows about the user
@@ -189,7 +243,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
   /** The turn `onTurnStart` reported, and its author. */
   #turn = 0;
   #author: TurnAuthorInfo = { id: undefined, name: undefined, isBot: false };
-  #lastInjected = false;
+  #last: LastRecall = NO_RECALL;
   #signature: IdentitySignature | undefined;
 
   /**
@@ -253,7 +307,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
    * @returns The hint.
    */
   override unavailableReason(): string {
-    return "Set HONCHO_API_KEY or run 'hermes honcho setup' (a local Honcho needs only a baseUrl).";
+    return HONCHO_UNAVAILABLE_REASON;
   }
 
   /**
@@ -308,13 +362,14 @@ export class HonchoMemoryProvider extends MemoryProvider {
         stopped: () => this.#shutdown,
         turn: () => this.#turn,
         scrub: this.#scrub,
+        inspection: INSPECTING.has(options),
       });
       this.#parts = parts;
       await parts.session.start();
       if (config.recallMode === "tools" && !config.initOnSessionStart) {
         // The session is set up on the first tool call; the backlog of an
         // earlier process is still delivered.
-        parts.writes.deliverBacklogWhenNamed();
+        if (!parts.inspection) parts.writes.deliverBacklogWhenNamed();
       }
     } catch (error) {
       log(
@@ -322,6 +377,14 @@ export class HonchoMemoryProvider extends MemoryProvider {
         `Honcho initialize failed: ${this.#scrub(errorText(error))}`,
       );
     }
+  }
+
+  /** `initialize` for a preview: nothing is queued, delivered or flushed. */
+  override initializeForInspection(
+    sessionId: string,
+    options: InitializeOptions = {},
+  ): Promise<void> {
+    return this.initialize(sessionId, inspecting(options));
   }
 
   /**
@@ -444,7 +507,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
     try {
       const parts = this.#parts;
       if (this.#inert || !parts) {
-        this.#lastInjected = false;
+        this.#last = NO_RECALL;
         logInjection(this.#config, this.#tasks, {
           turn: this.#turn,
           sessionKey: undefined,
@@ -454,23 +517,18 @@ export class HonchoMemoryProvider extends MemoryProvider {
         return "";
       }
       const text = await parts.recall.prefetch(query);
-      this.#lastInjected = text !== "";
+      this.#last = lastRecall(text, parts);
       return text;
     } catch (error) {
       log("debug", `Honcho prefetch failed: ${this.#scrub(errorText(error))}`);
-      this.#lastInjected = false;
+      this.#last = NO_RECALL;
       return "";
     }
   }
 
-  /**
-   * Describes the last prefetch: `Honcho` with no discrete count when
-   * something was injected, else `null`.
-   *
-   * @returns The status.
-   */
+  /** The last prefetch's status ({@linkcode recallStatusOf}). */
   override recallStatus(): RecallStatus | null {
-    return this.#lastInjected ? recallStatus("Honcho", 0) : null;
+    return recallStatusOf(this.#last);
   }
 
   /**
@@ -685,7 +743,9 @@ export class HonchoMemoryProvider extends MemoryProvider {
       this.#controller.abort(
         new DOMException("Honcho provider shut down", "AbortError"),
       );
-      await this.#parts?.writes.close(durable, budget, left);
+      // A preview queued nothing and flushes no earlier backlog.
+      const parts = this.#parts?.inspection ? undefined : this.#parts;
+      await parts?.writes.close(durable, budget, left);
       if (!await this.#tasks.settle(left(), this.#now)) {
         log(
           "warn",
@@ -807,6 +867,8 @@ interface AssemblyInput {
   stopped: () => boolean;
   turn: () => number;
   scrub: (text: string) => string;
+  /** A preview: delivery never resumes. */
+  inspection: boolean;
 }
 
 /**
@@ -834,7 +896,7 @@ function assemble(input: AssemblyInput): Parts {
     initRetryDelayMs: options.initRetryDelayMs,
     onReady: (stale) => {
       recall.sessionReady(stale);
-      writes.writer.resume();
+      if (!input.inspection) writes.writer.resume();
     },
     onMoved: () => {
       recall.sessionMoved();
@@ -856,5 +918,5 @@ function assemble(input: AssemblyInput): Parts {
     maxStagedMessages: options.maxStagedMessages,
     checkpointTimeoutMs: options.checkpointTimeoutMs,
   });
-  return { rt, session, recall, writes };
+  return { rt, session, recall, writes, inspection: input.inspection };
 }

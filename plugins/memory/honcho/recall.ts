@@ -123,6 +123,7 @@ interface DialecticRun {
 
 /** Schedules and serves recall (see the module doc). */
 export class HonchoRecall {
+  #warmUpAnswer = false;
   #rt: HonchoRuntime;
   #session: HonchoSession;
   #turn: () => number;
@@ -181,7 +182,16 @@ export class HonchoRecall {
    * @param query The user's message.
    * @returns The context, or `""`.
    */
+  /**
+   * Whether the last prefetch's dialectic answer came from the warm-up
+   * question about the user rather than from the query (turn 1).
+   */
+  get warmUpAnswer(): boolean {
+    return this.#warmUpAnswer;
+  }
+
   async prefetch(query: string): Promise<string> {
+    this.#warmUpAnswer = false;
     const config = this.#rt.config;
     if (config.recallMode === "tools") {
       this.#log("cron-or-tools-mode", "");
@@ -356,6 +366,9 @@ export class HonchoRecall {
     }
     const dialectic = this.#consumeDialectic(config);
     if (dialectic) parts.push(dialectic);
+    // The first turn's answer comes from the warm-up question about the
+    // user (the cold/warm prompt), not from this message.
+    this.#warmUpAnswer = Boolean(dialectic) && firstTurn;
     const notice = this.#rt.notices.take();
     if (notice) parts.unshift(notice);
     const text = applyTokenBudget(parts.join("\n\n"), config.contextTokens);

@@ -113,6 +113,11 @@ function modeProblem(file: SettingsFileReport): DoctorProblem | undefined {
 }
 
 /** Whether `host[:port]` is covered by a grant entry. */
+function within(path: string, dir: string): boolean {
+  const base = dir.replace(/\/+$/, "");
+  return path === base || path.startsWith(`${base}/`);
+}
+
 function granted(needed: string, grant: readonly string[]): boolean {
   const bare = needed.replace(/:\d+$/, "");
   return grant.includes(needed) || grant.includes(bare);
@@ -163,6 +168,7 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
 
   let installed = false;
   let needs: string[] = [];
+  let writeNeeds: string[] = [];
   if (name !== null) {
     installed = await locateProvider(name) !== null;
     if (!installed) {
@@ -196,6 +202,7 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
         files.push(await providerFileReport(file));
       }
       needs = description?.needs?.net ?? [];
+      writeNeeds = description?.needs?.write ?? [];
       report.connection = description?.connection ?? null;
       const outbox = description?.extra?.outbox;
       report.outbox = outbox !== null && typeof outbox === "object"
@@ -244,6 +251,17 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
     const have = grant?.net ?? [];
     netMissing = needs.filter((host) => !granted(host, have));
     report.grant = { needs, granted: have, missing: netMissing };
+    for (const path of writeNeeds) {
+      if ((grant?.write ?? []).some((dir) => within(path, dir))) continue;
+      problems.push({
+        check: "grant.write",
+        where: `${yamlFile.path} memory.permissions.${name}.write`,
+        message:
+          `lacks ${path}, which the ${name} settings write to (such as a log file), so every write there fails`,
+        fix:
+          `add '- ${path}' under memory.permissions.${name}.write in config.yaml, or turn off the setting that writes it ('hermes memory status' lists the settings)`,
+      });
+    }
     for (const host of netMissing) {
       problems.push({
         check: "grant.net",
@@ -269,7 +287,10 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
       problems.push({
         check: "provider.connection",
         where: c.url ?? String(name),
-        message: c.error ?? "the connection failed",
+        // The cause names the server; `where` already does.
+        message: c.url && c.error?.startsWith(`${c.url} `)
+          ? c.error.slice(c.url.length + 1)
+          : c.error ?? "the connection failed",
         fix: c.fix ?? `run 'hermes memory setup ${name}'`,
       });
     }
@@ -295,7 +316,7 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
 async function checkProvider(name: string, report: DoctorReport) {
   let provider = null;
   try {
-    provider = await loadProvider(name);
+    provider = await loadProvider(name, { inspection: true });
     if (provider === null) {
       report.problems.push({
         check: "provider.load",

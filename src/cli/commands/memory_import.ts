@@ -233,7 +233,7 @@ async function readTranscript(path: string): Promise<string> {
     }
     if (error instanceof Deno.errors.NotCapable) {
       throw new Error(
-        `Cannot read ${path}: this run may read only $HERMES_HOME and the install; move the file under $HERMES_HOME or pipe it: hermes memory import - < ${path}`,
+        `Cannot read ${path}: this run was not granted it; run 'hermes memory import FILE' through the launcher (it grants the file you name to that run), or pipe it: hermes memory import - < ${path}`,
       );
     }
     throw new Error(`Cannot read ${path}: ${errorText(error)}`);

@@ -38,7 +38,7 @@ interface MemoryRecallOptions {
  * @param text The user's message.
  * @param options Session id and output format.
  * @param io Where to write.
- * @returns `0`.
+ * @returns `0`, or `1` when a provider's recall failed or is off.
  *
  * @example Running the command in-process
  * ```ts ignore
@@ -59,9 +59,11 @@ export async function runMemoryRecall(
     const preview = await previewRecall(memory, text, sessionId);
     const { systemPrompt, trivial, context } = preview;
     const recall = preview.recallStatus;
+    // Exit 1 when a provider's recall failed or is off, so scripts notice.
+    const exitCode = preview.recallFailures.length > 0 ? 1 : 0;
     if (options.json) {
       writeJson(io, preview);
-      return 0;
+      return exitCode;
     }
     const style = styleFor(io, "stdout");
     const heading = (title: string): string =>
@@ -88,7 +90,10 @@ export async function runMemoryRecall(
     }
     io.stdout(`${heading("Recall status")}\n`);
     io.stdout(recall ? `${terminalSafe(recall)}\n` : "(none)\n");
-    return 0;
+    for (const note of preview.recallNotes) {
+      io.stdout(`note: ${terminalSafe(note)}\n`);
+    }
+    return exitCode;
   } finally {
     await manager.shutdownAll();
   }
@@ -116,6 +121,10 @@ export interface RecallPreview {
   context: string;
   /** The recall status line. */
   recallStatus: string;
+  /** Why a provider's recall failed or is off this turn (empty when none). */
+  recallFailures: readonly string[];
+  /** Remarks about how recall was made (e.g. the warm-up question). */
+  recallNotes: readonly string[];
 }
 
 /**
@@ -153,6 +162,8 @@ export async function previewRecall(
     prefetch,
     context,
     recallStatus,
+    recallFailures: manager.recallFailures,
+    recallNotes: manager.recallNotes,
   };
 }
 

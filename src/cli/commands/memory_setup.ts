@@ -136,6 +136,17 @@ interface Tracking {
   provider: string | null;
   /** Writes what the user approved, once setup has succeeded. */
   saveApproval?: () => Promise<void>;
+  /** A data folder this run's provider load created, if any. */
+  newDataDir?: string;
+}
+
+async function pathExists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function trackProvider(
@@ -240,6 +251,11 @@ export async function runMemorySetup(
   } finally {
     if (tracking.provider !== null) forgetPendingApproval(tracking.provider);
   }
+  if (code !== 0 && tracking.newDataDir !== undefined) {
+    // A cancelled or failed run leaves no empty data folder behind (not
+    // recursive: a folder the provider wrote into stays).
+    await Deno.remove(tracking.newDataDir).catch(() => {});
+  }
   const changes = diffSnapshots(
     tracking.files,
     tracking.before,
@@ -253,7 +269,9 @@ export async function runMemorySetup(
       changes,
     };
     writeJson(io, report);
-  } else if (code === 0 || changes.length > 0) {
+  } else if (
+    code === 0 || changes.some((change) => change.change !== "unchanged")
+  ) {
     io.stdout(renderChanges(changes));
   }
   return code;
@@ -345,7 +363,7 @@ async function setup(
       }. Put a provider plugin in ${
         join(getHermesHome(), "plugins", name)
       }/ or run 'hermes memory list'`,
-      1,
+      USAGE_EXIT_CODE,
     );
   }
   await trackProvider(tracking, name, io);
@@ -367,6 +385,10 @@ async function setup(
     );
   }
   let provider: MemoryProvider | null;
+  // Loading creates the provider's data folder; a cancelled or failed run
+  // removes it again when it is still empty.
+  const dataDir = join(tracking.home, name);
+  if (!(await pathExists(dataDir))) tracking.newDataDir = dataDir;
   try {
     provider = await loadProvider(name);
   } catch (error) {
@@ -645,7 +667,7 @@ async function probeProvider(
 ): Promise<{ hint: string } | { error: string }> {
   let provider: MemoryProvider | null = null;
   try {
-    provider = await loadProvider(name);
+    provider = await loadProvider(name, { inspection: true });
     if (provider === null) {
       return { error: "the plugin registered no provider" };
     }

@@ -1,5 +1,5 @@
 /**
- * `hermes memory status [--json] [--no-probe]`: the built-in store (flags,
+ * `hermes memory status [--json] [--probe|--no-probe]`: the built-in store (flags,
  * files, usage), the settings files (with the line and column of one that
  * does not parse), the active provider (config, availability, its settings
  * from wherever it keeps them, its connection when a probe is cheap,
@@ -136,6 +136,13 @@ export interface CollectStatusOptions {
    * @default {true}
    */
   probe?: boolean;
+  /**
+   * Start the active provider's sandbox even when its status hook can
+   * tell availability from its settings (for its schema fields).
+   *
+   * @default {false}
+   */
+  startProvider?: boolean;
 }
 
 function memoryToolEnabled(config: HermesConfig): boolean {
@@ -193,17 +200,34 @@ export async function collectStatus(
   const plugins = await listPluginReports(active);
   let provider: StatusProviderReport | null = null;
   if (active !== null) {
-    const [base, hook] = await Promise.all([
-      collectProviderReport(active, config, io),
-      describeProviderStatus(active, {
-        hermesHome: home,
-        config,
-        env: (name) => io.env(name),
-        probe: options.probe !== false,
-        probeTimeoutMs: STATUS_PROBE_TIMEOUT_MS,
-        detail: "status",
-      }),
-    ]);
+    // The provider's host-side hook first: when it can tell availability
+    // from the settings, the provider's sandbox is not started (the
+    // slowest part of status); doctor always starts it.
+    const hook = await describeProviderStatus(active, {
+      hermesHome: home,
+      config,
+      env: (name) => io.env(name),
+      probe: options.probe !== false,
+      probeTimeoutMs: STATUS_PROBE_TIMEOUT_MS,
+      detail: "status",
+    });
+    // Started anyway for --json (its schema fields are in the report) and
+    // when it is unavailable (its settings list says what to set).
+    const known = options.startProvider === true
+      ? undefined
+      : hook.description?.available === true
+      ? true
+      : undefined;
+    const base = await collectProviderReport(active, config, io, {
+      start: known === undefined,
+    });
+    if (known !== undefined && base.installed && base.loadError === undefined) {
+      base.available = known;
+      base.availableFrom = "settings";
+      if (!known) {
+        base.unavailableReason = hook.description?.unavailableReason ?? "";
+      }
+    }
     provider = withStatusHook(base, hook.description, hook.error);
     for (const file of hook.description?.files ?? []) {
       files.push(await providerFileReport(file));
@@ -442,7 +466,11 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
       mark(style, false)
     } \u2014 ${p.loadError}\n`;
   } else if (p.available) {
-    out += `  Status:    available ${mark(style, true)}\n`;
+    out += `  Status:    available ${mark(style, true)}${
+      p.availableFrom === "settings"
+        ? " (by its settings; 'hermes memory doctor' also starts it)"
+        : ""
+    }\n`;
   } else {
     out += `  Status:    not available ${mark(style, false)}${
       p.unavailableReason ? ` \u2014 ${p.unavailableReason}` : ""
@@ -466,6 +494,10 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
   }
   out += renderProviderSettings(p);
   if (p.connection) out += renderConnection(p.connection, style);
+  else if (p.settings !== null && p.available) {
+    out +=
+      "  Connection: not checked ('hermes memory status --probe' or 'hermes memory doctor' checks it)\n";
+  }
   if (p.statusHookError) {
     out += `  ${style.yellow("status hook failed")}: ${p.statusHookError}\n`;
   }
@@ -511,9 +543,10 @@ interface MemoryStatusOptions {
    */
   json?: boolean;
   /**
-   * Let the provider probe its server (`--no-probe` sets `false`).
+   * Let the provider probe its server: `--probe` (the text report does not
+   * probe by default, to start fast; `--json` does unless `--no-probe`).
    *
-   * @default {true}
+   * @default {false for text, true for --json}
    */
   probe?: boolean;
 }
@@ -538,7 +571,11 @@ export async function runMemoryStatus(
   io: CliIo,
 ): Promise<number> {
   const report = await withoutDuplicateWarnings(
-    () => collectStatus(io, { probe: options.probe }),
+    () =>
+      collectStatus(io, {
+        probe: options.probe ?? options.json === true,
+        startProvider: options.json === true,
+      }),
     (r) => r.files.filter((f) => f.error).map((f) => f.path),
   );
   if (options.json) {
@@ -588,14 +625,15 @@ export function registerMemoryStatus(memory: HermesCommand): HermesCommand {
     )
     .option("--json", "Print the report as JSON (no colour)", false)
     .option(
-      "--no-probe",
-      `Do not test the provider's connection (it waits at most ${
+      "--probe",
+      `Also test the provider's connection (waits at most ${
         STATUS_PROBE_TIMEOUT_MS / 1000
-      } s)`,
+      } s; --json does unless --no-probe)`,
     )
+    .option("--no-probe", "Do not test the connection (for --json)")
     .example("hermes memory status")
     .example("hermes memory status --json")
-    .example("hermes memory status --no-probe");
+    .example("hermes memory status --probe");
   command.action((opts: MemoryStatusOptions) =>
     runMemoryStatus(opts, command.context.io)
   );

@@ -41,6 +41,11 @@ import {
 } from "../errors.ts";
 import { sanitizeId } from "../session_naming.ts";
 import { errorText, isRecord } from "../_util.ts";
+import {
+  connectionFix,
+  type ConnectionFixOptions,
+  netListedIn,
+} from "./_fixes.ts";
 
 /** Exit code of a command that failed (the usage-error code is 2). */
 export const FAILURE_EXIT_CODE = 1;
@@ -524,6 +529,34 @@ export interface ConnectHonchoOptions {
 }
 
 /**
+ * "profile NAME" for headers, saying how the profile was chosen: with
+ * `--target-profile` the command works on that profile's host block in
+ * the current home's settings; with `--profile` the whole command runs in
+ * that profile's own home. Both name the same profile but read different
+ * files, so the header says which.
+ *
+ * @param scope The command's scope.
+ * @param profile The profile the configuration is for.
+ * @returns The label.
+ *
+ * @example
+ * ```ts ignore
+ * io.stdout(`Honcho memory: host hermes, ${profileLabel(scope, config.profile)}\n`);
+ * ```
+ */
+export function profileLabel(scope: HonchoCliScope, profile: string): string {
+  if (scope.targetProfile !== undefined) {
+    return `profile ${profile} (--target-profile: its host block in ${
+      join(scope.hermesHome, "honcho.json")
+    }; 'hermes --profile ${profile} …' works in that profile's own home instead)`;
+  }
+  if (profile !== "default") {
+    return `profile ${profile} (--profile: this profile's own home ${scope.hermesHome})`;
+  }
+  return `profile ${profile}`;
+}
+
+/**
  * Builds a client for the CLI: the resolved connection (cleaned base URL,
  * `"local"` key for a local server), a short timeout and no retries.
  *
@@ -582,49 +615,104 @@ export function serverLabel(
   }
 }
 
+/**
+ * A failed Honcho call in one line for the user: what went wrong, then the
+ * fix ({@linkcode connectionFix}), each once.
+ *
+ * @param error What the call threw.
+ * @param url The server.
+ * @param timeoutMs The deadline the call had.
+ * @param options What is known about the grant ({@linkcode connectionFix}).
+ * @returns `<cause>; fix: <fix>`.
+ */
 export function describeHonchoFailure(
+  error: unknown,
+  url: string,
+  timeoutMs: number = CLI_CONNECT_TIMEOUT_MS,
+  options: ConnectionFixOptions = {},
+): string {
+  return `${honchoFailureCause(error, url, timeoutMs)}; fix: ${
+    connectionFix(error, url, options)
+  }`;
+}
+
+/**
+ * {@linkcode describeHonchoFailure} for a profile: a missing network
+ * permission gets the fix that fits whether the profile's `config.yaml`
+ * already allows the server.
+ *
+ * @param config The resolved configuration (its home's `config.yaml` is read).
+ * @param error What the call threw.
+ * @param url The server.
+ * @param timeoutMs The deadline the call had.
+ * @returns `<cause>; fix: <fix>`.
+ */
+export async function describeProfileFailure(
+  config: HonchoConfig,
+  error: unknown,
+  url: string,
+  timeoutMs: number = CLI_CONNECT_TIMEOUT_MS,
+): Promise<string> {
+  let netListed: boolean | undefined;
+  try {
+    netListed = netListedIn(
+      await loadConfig({ hermesHome: config.hermesHome }),
+      new URL(url).host,
+    );
+  } catch {
+    netListed = undefined;
+  }
+  return describeHonchoFailure(error, url, timeoutMs, { netListed });
+}
+
+/**
+ * What went wrong in a failed Honcho call, without the fix (callers that
+ * print the fix separately use this, so it appears once).
+ *
+ * @param error What the call threw.
+ * @param url The server.
+ * @param timeoutMs The deadline the call had.
+ * @returns The cause, starting with the server's URL where it names one.
+ */
+export function honchoFailureCause(
   error: unknown,
   url: string,
   timeoutMs: number = CLI_CONNECT_TIMEOUT_MS,
 ): string {
   if (error instanceof HonchoConfigError) {
-    return "no API key or base URL is configured; run 'hermes honcho setup'";
+    return "no API key or base URL is configured";
   }
   if (error instanceof TimeoutError) {
-    return `no answer from ${url} within ${formatSeconds(timeoutMs)}`;
+    return `${url} did not answer within ${formatSeconds(timeoutMs)}`;
   }
   if (error instanceof AuthError) {
-    return `${url} refused the credentials (HTTP 401: ${error.message}); check the API key with 'hermes honcho setup'`;
+    return `${url} refused the credentials (HTTP 401: ${error.message})`;
   }
   if (error instanceof ConnectionError) {
-    return `cannot reach ${url} (${shortCause(error)})`;
+    return `${url} is unreachable (${shortCause(error)})`;
   }
   if (error instanceof NotFoundError) {
     return `${url} answered 404 (${error.message})`;
   }
-  if (error instanceof HonchoError && deniedNet(error)) {
-    let host = url;
-    try {
-      host = new URL(url).host;
-    } catch {
-      // Keep the URL.
-    }
-    return `this run may not connect to ${host} (no network permission): add it to memory.permissions.honcho.net in config.yaml ('hermes honcho setup' does) and the launcher (deno task hermes) grants it on the next run`;
+  if (
+    (error instanceof HonchoError && deniedNet(error)) ||
+    (error instanceof Error && error.name === "NotCapable")
+  ) {
+    return `this run may not connect to ${hostOf(url)} (no network permission)`;
   }
   if (error instanceof HonchoError) {
     const status = error.status !== undefined ? `HTTP ${error.status}: ` : "";
     return `${url} failed (${status}${error.message})`;
   }
-  if (error instanceof Error && error.name === "NotCapable") {
-    let host = url;
-    try {
-      host = new URL(url).host;
-    } catch {
-      // Keep the URL.
-    }
-    return `no network permission for ${host} (grant --allow-net=${host}; 'hermes honcho setup' adds it to memory.permissions.honcho.net)`;
-  }
   return errorText(error);
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
 }
 
 /** Whether a request failed because the process lacks the net grant. */

@@ -18,6 +18,7 @@ import {
   CLI_CONNECT_TIMEOUT_MS,
   connectHoncho,
   describeHonchoFailure,
+  describeProfileFailure,
   serverLabel,
 } from "./_common.ts";
 
@@ -89,7 +90,7 @@ export async function fetchMemoryView(
     client = await connectHoncho(config, { timeoutMs });
     await client.listPeers({ size: 1 });
   } catch (error) {
-    view.error = describeHonchoFailure(error, url, timeoutMs);
+    view.error = await describeProfileFailure(config, error, url, timeoutMs);
     return view;
   }
   view.ok = true;

@@ -12,12 +12,12 @@
  */
 
 import type { HonchoConfig } from "../config.ts";
-import { resolveAiPeerId } from "../peers.ts";
+import { resolveAiPeerId, SET_USER_PEER_COMMAND } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
 import { type HonchoToolContext, runHonchoTool } from "../tools.ts";
 import {
   connectHoncho,
-  describeHonchoFailure,
+  describeProfileFailure,
   HonchoCliError,
   isRecord,
   serverLabel,
@@ -60,7 +60,7 @@ export async function runToolFromCli(
   const wantsUser = peerArg === "" || peerArg.toLowerCase() === "user";
   if (wantsUser && userPeerId === "") {
     throw new HonchoCliError(
-      "no user peer is configured (peerName); set it with 'hermes honcho identity' or 'hermes honcho setup', or name one with --peer",
+      `no user peer is configured (peerName); set one with '${SET_USER_PEER_COMMAND}', or name a peer with --peer`,
     );
   }
   const url = serverLabel(config);
@@ -70,7 +70,12 @@ export async function runToolFromCli(
     await client.listPeers({ size: 1 });
   } catch (error) {
     throw new HonchoCliError(
-      `cannot ask Honcho: ${describeHonchoFailure(error, url, timeoutMs)}`,
+      `cannot ask Honcho: ${await describeProfileFailure(
+        config,
+        error,
+        url,
+        timeoutMs,
+      )}`,
     );
   }
   const apiKey = config.apiKey;

@@ -29,15 +29,18 @@ import type {
 import { resolve } from "node:path";
 import {
   type ConfigSource,
+  HONCHO_UNAVAILABLE_REASON,
   type HonchoConfig,
+  isHonchoUsable,
   loadHonchoConfig,
 } from "../config.ts";
 import {
   HONCHO_ENVIRONMENT_URLS,
   resolveHonchoConnection,
 } from "../connection.ts";
-import { resolveAiPeerId } from "../peers.ts";
+import { resolveAiPeerId, SET_USER_PEER_COMMAND } from "../peers.ts";
 import { jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
+import { connectionFix, netListedIn, netPermissionFix } from "./_fixes.ts";
 
 /** How long the status probe waits for Honcho by default: 1.5 s. */
 export const STATUS_PROBE_TIMEOUT_MS = 1_500;
@@ -147,56 +150,6 @@ function serverUrl(
   }
 }
 
-/**
- * What to do about a failed connection, by cause.
- *
- * @param error What the probe threw.
- * @param url The server.
- * @returns The fix, one sentence.
- *
- * @example
- * ```ts
- * import { connectionFix } from "./describe_status.ts";
- * import assert from "node:assert/strict";
- * assert.match(connectionFix(new Error("x"), "http://127.0.0.1:8000"), /127\.0\.0\.1:8000/);
- * ```
- */
-export function connectionFix(error: unknown, url: string): string {
-  const name = error instanceof Error ? error.name : "";
-  let host = url;
-  try {
-    host = new URL(url).host;
-  } catch {
-    // Keep the URL.
-  }
-  const causes: string[] = [];
-  let cause: unknown = error;
-  for (let depth = 0; cause instanceof Error && depth < 6; depth++) {
-    causes.push(`${cause.name} ${cause.message}`);
-    cause = cause.cause;
-  }
-  const text = causes.join(" ");
-  if (name === "HonchoConfigError") {
-    return "configure a server: 'hermes memory setup honcho' (an API key for Honcho cloud, or --set baseUrl=http://host:port for your own server)";
-  }
-  if (name === "AuthError") {
-    return "set the right API key: 'hermes honcho setup' (typed hidden) or 'hermes memory setup honcho --yes --set apiKey=KEY'";
-  }
-  if (name === "PermissionDeniedError" || /NotCapable/.test(text)) {
-    return `allow ${host} in config.yaml memory.permissions.honcho.net ('hermes memory setup honcho' adds it), then run the command again`;
-  }
-  if (name === "TimeoutError") {
-    return `check that ${url} is up and reachable from this machine (firewall, VPN, proxy)`;
-  }
-  if (/refused/i.test(text)) {
-    return `start the Honcho server at ${url}, or point baseUrl at the running one: 'hermes memory setup honcho --yes --set baseUrl=http://host:port'`;
-  }
-  if (/dns|lookup|name or service|not known/i.test(text)) {
-    return `check the host name in baseUrl (${host}): 'hermes memory setup honcho --yes --set baseUrl=http://host:port'`;
-  }
-  return `check the server's logs at ${url}; 'hermes honcho status' shows the full error`;
-}
-
 async function probeConnection(
   config: HonchoConfig,
   hermesConfig: HermesConfig,
@@ -226,10 +179,7 @@ async function probeConnection(
         url,
         elapsedMs: null,
         error: `this process has no network access to ${host}`,
-        fix: connectionFix(
-          Object.assign(new Error(""), { name: "PermissionDeniedError" }),
-          url,
-        ),
+        fix: netPermissionFix(host, netListedIn(hermesConfig, host)),
       };
     }
   } catch {
@@ -273,8 +223,10 @@ async function probeConnection(
       ok: false,
       url,
       elapsedMs,
-      error: common.describeHonchoFailure(error, url, timeoutMs),
-      fix: connectionFix(error, url),
+      error: common.honchoFailureCause(error, url, timeoutMs),
+      fix: connectionFix(error, url, {
+        netListed: netListedIn(hermesConfig, host),
+      }),
     };
   }
 }
@@ -363,11 +315,19 @@ export async function describeHonchoStatus(
     };
   }
   const url = serverUrl(config, context.config);
+  // What the provider's isAvailable() answers for the same settings.
+  const available = isHonchoUsable(config);
   const description: ProviderStatusDescription = {
     settings,
+    available,
+    ...(available ? {} : { unavailableReason: HONCHO_UNAVAILABLE_REASON }),
     files: await settingsFiles(config),
     needs: {
       net: url === null ? [] : [new URL(url).host],
+      // `logging: true` appends every injection to this file.
+      write: config.logging && config.injectionLogPath
+        ? [config.injectionLogPath]
+        : [],
     },
     extra: {
       host: config.hostKey,
@@ -393,6 +353,16 @@ export async function describeHonchoStatus(
         message: `Honcho cloud (${url}) is configured without an API key`,
         fix:
           "give one with 'hermes honcho setup' (typed hidden), or set a self-hosted server: 'hermes memory setup honcho --yes --set baseUrl=http://host:port'",
+      });
+    }
+    if (
+      !config.configError && config.enabled && !config.peerName?.trim()
+    ) {
+      problems.push({
+        check: "identity.user_peer",
+        message:
+          "no user peer is configured (peerName), so Honcho memory is off in CLI sessions and 'hermes honcho ask' refuses",
+        fix: `set one with '${SET_USER_PEER_COMMAND}'`,
       });
     }
     const outbox = await outboxSummary(hermesHome, config.workspaceId);

@@ -148,6 +148,24 @@ export async function outboxReport(
   outbox: HonchoOutbox,
   configured: boolean,
 ): Promise<OutboxReport> {
+  if (!(await exists(outbox.path)) && !(await exists(outbox.rejectedPath))) {
+    // Nothing was ever queued: report that without taking the outbox's
+    // lock, which would create its folder (a read-only command writes
+    // nothing).
+    return {
+      workspace: outbox.workspace,
+      path: outbox.path,
+      rejectedPath: outbox.rejectedPath,
+      configured,
+      pending: 0,
+      bytes: 0,
+      attempted: 0,
+      waiting: 0,
+      verifying: 0,
+      sessions: [],
+      rejected: [],
+    };
+  }
   const stats = await outbox.stats();
   const sessions = new Map<string, OutboxSessionReport>();
   for (const record of await outbox.pending()) {
@@ -166,6 +184,15 @@ export async function outboxReport(
     sessions: [...sessions.values()],
     rejected: await outbox.rejected(),
   };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function preview(text: string, max = 60): string {

@@ -29,6 +29,7 @@ import { join } from "node:path";
 import {
   getConfigPath,
   getConfigValue,
+  getUserHome,
   type HermesConfig,
   loadConfig,
   maskSecret,
@@ -49,14 +50,15 @@ import {
   checkHonchoId,
   connectHoncho,
   describeConfigError,
-  describeHonchoFailure,
   errorText,
   HonchoCliError,
   type HonchoCliScope,
+  honchoFailureCause,
   isPromptCancelled,
   isRecord,
   loadScopeConfig,
   profileHomeUnder,
+  profileLabel,
   reportWrite,
   resolveScope,
   runGuarded,
@@ -65,7 +67,7 @@ import {
   writeHonchoFile,
   writeHostKey,
 } from "./_common.ts";
-import { connectionFix } from "./describe_status.ts";
+import { connectionFix } from "./_fixes.ts";
 import { RECALL_MODES } from "./mode.ts";
 import { SESSION_STRATEGIES } from "./strategy.ts";
 
@@ -397,7 +399,9 @@ export async function runSetup(
 
   if (interactive) {
     io.stdout(
-      `Honcho memory setup (host ${config.hostKey}, profile ${config.profile})\n`,
+      `Honcho memory setup (host ${config.hostKey}, ${
+        profileLabel(scope, config.profile)
+      })\n`,
     );
     if (config.configFileExists) {
       io.stdout(
@@ -517,11 +521,12 @@ export async function runSetup(
   );
 
   const after = await loadScopeConfig(scope);
-  if (!options.skipConnectionTest) {
-    await testConnection(io, after);
-  }
+  warnLoggingGrant(io, after, await loadConfig({ hermesHome: yamlHome }));
+  const tested = options.skipConnectionTest
+    ? "untested"
+    : await testConnection(io, after);
   printSummary(io, after, plan);
-  return 0;
+  return tested === "failed" ? 1 : 0;
 }
 
 /** The scope's configuration, refusing one whose file does not parse. */
@@ -903,10 +908,15 @@ function printPlan(io: CliIo, config: HonchoConfig, plan: SetupPlan): void {
   }
 }
 
+/**
+ * Tests the saved settings: `"ok"`, `"failed"` (a warning with the fix is
+ * printed; the command then exits 1) or `"untested"` (this process may not
+ * reach the server yet).
+ */
 async function testConnection(
   io: CliIo,
   config: HonchoConfig,
-): Promise<boolean> {
+): Promise<"ok" | "failed" | "untested"> {
   const url = serverLabel(config);
   if (!(await mayReach(url))) {
     io.stdout(
@@ -914,7 +924,7 @@ async function testConnection(
         new URL(url).host
       }; memory.permissions.honcho.net grants it from the next run, so check with 'hermes honcho status'\n`,
     );
-    return false;
+    return "untested";
   }
   try {
     const client = await connectHoncho(config);
@@ -927,18 +937,44 @@ async function testConnection(
         peers.join(", ")
       } ready\n`,
     );
-    return true;
+    return "ok";
   } catch (error) {
     if (isPromptCancelled(error)) throw error;
     io.stderr(
       `warning: connection test failed: ${
-        describeHonchoFailure(error, url)
+        honchoFailureCause(error, url)
       }; the settings are saved. Fix: ${
         connectionFix(error, url)
       }; then check with 'hermes honcho status'\n`,
     );
-    return false;
+    return "failed";
   }
+}
+
+/**
+ * Warns when `logging` is on but `config.yaml` does not let the provider
+ * write its injection log (every recall would then fail to log).
+ */
+function warnLoggingGrant(
+  io: CliIo,
+  config: HonchoConfig,
+  hermesConfig: Record<string, unknown>,
+): void {
+  const path = config.injectionLogPath;
+  if (!config.logging || !path) return;
+  const write = getConfigValue(hermesConfig, "memory.permissions.honcho.write");
+  const dirs = Array.isArray(write)
+    ? write.filter((v): v is string => typeof v === "string")
+    : [];
+  const home = getUserHome() ?? "";
+  const granted = dirs.some((entry) => {
+    const dir = entry.replace(/^~(?=\/|$)/, home).replace(/\/+$/, "");
+    return path === dir || path.startsWith(`${dir}/`);
+  });
+  if (granted) return;
+  io.stderr(
+    `warning: logging is on, but the provider may not write its log ${path}; add '- ${path}' under memory.permissions.honcho.write in config.yaml, or turn logging off: 'hermes memory setup honcho --yes --set logging=false'\n`,
+  );
 }
 
 async function mayReach(url: string): Promise<boolean> {
@@ -1024,8 +1060,9 @@ export async function runPostSetup(
  * settings named, asks nothing, and pins nothing else — the other keys of
  * `honcho.json` and `config.yaml` stay as they are (no default is written).
  * Non-secret keys go to this profile's `honcho.json` (root or host block,
- * as the schema scopes them); `apiKey` goes only to `$HERMES_HOME/.env` as
- * `HONCHO_API_KEY`. Refuses, saving nothing, when the result would use
+ * as the schema scopes them); `apiKey` goes to `$HERMES_HOME/.env` as
+ * `HONCHO_API_KEY` for Honcho cloud, and to the host block of `honcho.json`
+ * for a self-hosted server (which ignores the environment's key). Refuses, saving nothing, when the result would use
  * Honcho cloud without an API key anywhere; a self-hosted `baseUrl` needs
  * none. Sets `memory.provider: honcho`, grants a self-hosted server's host
  * in `memory.permissions.honcho.net`, and tests the connection.
@@ -1095,6 +1132,13 @@ export async function runApplySetup(
       );
     });
     const hostKey = writeHostKey(config);
+    if (apiKey && isLocalHonchoUrl(baseUrl)) {
+      // A self-hosted server is sent only a key from honcho.json (the
+      // environment's HONCHO_API_KEY is for Honcho cloud), as Hermes'
+      // wizard stores a local JWT: in the host block.
+      host.apiKey = apiKey;
+      apiKey = undefined;
+    }
     if (Object.keys(root).length > 0 || Object.keys(host).length > 0) {
       const written = await writeHonchoFile(config, hermesHome, {
         root,
@@ -1132,9 +1176,10 @@ export async function runApplySetup(
       } (${getConfigPath(hermesHome)})\n`,
     );
     const after = await loadScopeConfig(scope);
-    await testConnection(io, after);
+    warnLoggingGrant(io, after, await loadConfig({ hermesHome }));
+    const tested = await testConnection(io, after);
     io.stdout("Start a new session to use it.\n");
-    return 0;
+    return tested === "failed" ? 1 : 0;
   });
 }
 

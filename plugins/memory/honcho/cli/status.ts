@@ -15,6 +15,10 @@ import {
   type HonchoConfig,
   isHonchoUsable,
 } from "../config.ts";
+import {
+  LOCAL_API_KEY_PLACEHOLDER,
+  resolveHonchoConnection,
+} from "../connection.ts";
 import { resolveAiPeerId } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
 import {
@@ -25,6 +29,7 @@ import {
   loadProfileConfig,
   loadScopeConfig,
   printJson,
+  profileLabel,
   resolveScope,
   runGuarded,
   serverLabel,
@@ -44,6 +49,36 @@ export interface StatusOptions {
   json?: boolean;
   /** Skip the connection (local settings only). @default {false} */
   offline?: boolean;
+  /** List every setting, also those at their defaults. @default {false} */
+  verbose?: boolean;
+}
+
+/**
+ * The API key requests carry, as shown: the masked key and where it came
+ * from, or the `local` placeholder a self-hosted server is sent when no key
+ * is in `honcho.json` (saying when an environment key is ignored).
+ *
+ * @param config The resolved configuration.
+ * @returns The display text.
+ */
+export function keyInUse(config: HonchoConfig): string {
+  let sent: string | undefined;
+  try {
+    sent = resolveHonchoConnection(config).apiKey;
+  } catch {
+    return "(none)";
+  }
+  if (sent === undefined) return "(none)";
+  if (sent === LOCAL_API_KEY_PLACEHOLDER && sent !== config.apiKey) {
+    return config.apiKey
+      ? `"local" placeholder (HONCHO_API_KEY ${
+        displaySetting("apiKey", config.apiKey)
+      } from the environment is not sent to a self-hosted server; save it with 'hermes memory setup honcho --yes --set apiKey=KEY')`
+      : `"local" placeholder (self-hosted server, no key set)`;
+  }
+  return `${displaySetting("apiKey", sent)} (${
+    SOURCE_LABELS[config.sources.apiKey]
+  })`;
 }
 
 /** Where a value came from, as printed. */
@@ -162,7 +197,7 @@ export async function runStatus(
           aiRepresentation: null,
         },
     });
-    return config.configError ? 1 : 0;
+    return config.configError ? 1 : connectedOrOffline(options, view);
   }
 
   io.stdout(
@@ -170,7 +205,7 @@ export async function runStatus(
       config.hostBlockKey !== config.hostKey
         ? ` (legacy block ${config.hostBlockKey})`
         : ""
-    }, profile ${config.profile}\n`,
+    }, ${profileLabel(scope, config.profile)}\n`,
   );
   const fileState = config.configError
     ? ` (${describeConfigError(config)}; using environment variables only)`
@@ -192,6 +227,7 @@ export async function runStatus(
           : "no: disabled (hermes honcho enable)",
       ],
       ["  Server", serverLabel(config)],
+      ["  API key", keyInUse(config)],
       [
         "  User peer",
         userPeer ?? "(none: set one with 'hermes honcho peer --user NAME')",
@@ -208,16 +244,29 @@ export async function runStatus(
       ],
     ]),
   );
-  io.stdout("\nSettings (value, then where it came from):\n");
   const rows: string[][] = [];
+  let hidden = 0;
   for (const [key, field] of SETTING_ROWS) {
+    if (!options.verbose && config.sources[field] === "default") {
+      hidden++;
+      continue;
+    }
     rows.push([
       `  ${key}`,
       displaySetting(key, config[field]),
       SOURCE_LABELS[config.sources[field]],
     ]);
   }
-  io.stdout(formatTable(rows));
+  io.stdout(
+    `\nSettings (value, then where it came from${
+      hidden > 0
+        ? `; ${hidden} at their defaults not shown, --verbose lists them`
+        : ""
+    }):\n`,
+  );
+  io.stdout(
+    rows.length > 0 ? formatTable(rows) : "  (all at their defaults)\n",
+  );
   io.stdout(
     `\nConnection${view ? ` (${view.url}, timeout 5 s)` : ""}:\n`,
   );
@@ -231,7 +280,16 @@ export async function runStatus(
     );
     return 1;
   }
-  return 0;
+  return connectedOrOffline(options, view);
+}
+
+/** `0` when connected (or told not to connect), else `1`. */
+function connectedOrOffline(
+  options: StatusOptions,
+  view: { ok: boolean } | undefined,
+): number {
+  if (options.offline) return 0;
+  return view?.ok ? 0 : 1;
 }
 
 function describeObservation(config: HonchoConfig): string {
@@ -323,12 +381,15 @@ export function registerStatus(honcho: HermesCommand): HermesCommand {
     .option("--all", "One row per profile: host, enabled, recall, write", false)
     .option("--json", "Print JSON (the key stays masked)", false)
     .option("--offline", "Do not connect; local settings only", false)
+    .option("--verbose", "List every setting, also those at defaults", false)
     .example("hermes honcho status")
     .example("hermes honcho status --json")
     .example("hermes honcho status --all")
     .example("hermes honcho --target-profile coder status");
   command.action(
-    (opts: { all: boolean; json: boolean; offline: boolean }) => {
+    (
+      opts: { all: boolean; json: boolean; offline: boolean; verbose: boolean },
+    ) => {
       const io: CliIo = command.context.io;
       return runGuarded(io, () =>
         runStatus(

@@ -1,0 +1,129 @@
+/**
+ * The fixes the Honcho CLI prints for a failed connection, by cause: one
+ * table shared by `hermes honcho …`, `hermes memory setup honcho` and the
+ * status hook (`hermes memory status` / `doctor`). Plain code: it loads
+ * nothing else of the CLI.
+ *
+ * @module
+ */
+
+import type { HermesConfig } from "@hermes/memory";
+
+/** Options of {@linkcode connectionFix}. */
+export interface ConnectionFixOptions {
+  /**
+   * Whether `config.yaml` already lists the server's host in
+   * `memory.permissions.honcho.net` (unknown when absent).
+   */
+  netListed?: boolean;
+}
+
+/**
+ * The fix for a run without network permission for the server: when
+ * `config.yaml` already allows the host, the run was not started by the
+ * launcher (which grants it); otherwise the host must be allowed first.
+ *
+ * @param host The server's `host[:port]`.
+ * @param listed Whether `config.yaml` lists it (unknown when absent).
+ * @returns The fix, one sentence.
+ *
+ * @example
+ * ```ts
+ * import { netPermissionFix } from "./_fixes.ts";
+ * import assert from "node:assert/strict";
+ * assert.doesNotMatch(netPermissionFix("h:1", true), /^allow/);
+ * ```
+ */
+export function netPermissionFix(host: string, listed?: boolean): string {
+  const launcher =
+    "run hermes through its launcher ('hermes …', or 'deno task hermes …' in a checkout)";
+  if (listed === true) {
+    return `config.yaml already allows ${host}, but this run was started without it: ${launcher}, which grants it, or add --allow-net=${host} to your deno command`;
+  }
+  if (listed === false) {
+    return `allow ${host}: 'hermes memory setup honcho' adds it to memory.permissions.honcho.net in config.yaml; then ${launcher}`;
+  }
+  return `${launcher}, which grants the hosts in config.yaml memory.permissions.honcho.net ('hermes memory setup honcho' adds ${host} there), or add --allow-net=${host} to your deno command`;
+}
+
+/**
+ * Whether `config.yaml` lists a host in `memory.permissions.honcho.net`.
+ *
+ * @param hermesConfig The parsed `config.yaml`.
+ * @param host The server's `host[:port]`.
+ * @returns Whether it is listed (with or without the port).
+ */
+export function netListedIn(hermesConfig: HermesConfig, host: string): boolean {
+  const memory = hermesConfig.memory;
+  const permissions = isObject(memory) ? memory.permissions : undefined;
+  const honcho = isObject(permissions) ? permissions.honcho : undefined;
+  const net = isObject(honcho) ? honcho.net : undefined;
+  if (!Array.isArray(net)) return false;
+  const bare = host.replace(/:\d+$/, "");
+  return net.some((entry) => entry === host || entry === bare);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * What to do about a failed connection, by cause.
+ *
+ * @param error What the probe threw.
+ * @param url The server.
+ * @param options What is known about the grant.
+ * @returns The fix, one sentence.
+ *
+ * @example
+ * ```ts
+ * import { connectionFix } from "./_fixes.ts";
+ * import assert from "node:assert/strict";
+ * assert.match(connectionFix(new Error("x"), "http://127.0.0.1:8000"), /127\.0\.0\.1:8000/);
+ * ```
+ */
+export function connectionFix(
+  error: unknown,
+  url: string,
+  options: ConnectionFixOptions = {},
+): string {
+  const name = error instanceof Error ? error.name : "";
+  let host = url;
+  try {
+    host = new URL(url).host;
+  } catch {
+    // Keep the URL.
+  }
+  const causes: string[] = [];
+  let cause: unknown = error;
+  for (let depth = 0; cause instanceof Error && depth < 6; depth++) {
+    causes.push(`${cause.name} ${cause.message}`);
+    cause = cause.cause;
+  }
+  const text = causes.join(" ");
+  if (name === "HonchoConfigError") {
+    return "configure a server: 'hermes memory setup honcho' (an API key for Honcho cloud, or --set baseUrl=http://host:port for your own server)";
+  }
+  if (name === "AuthError") {
+    return "set the right API key: 'hermes honcho setup' (typed hidden) or 'hermes memory setup honcho --yes --set apiKey=KEY'";
+  }
+  if (
+    name === "PermissionDeniedError" ||
+    /NotCapable|no network access to /.test(text)
+  ) {
+    return netPermissionFix(host, options.netListed);
+  }
+  if (name === "TimeoutError") {
+    return `check that ${url} is up and reachable from this machine (firewall, VPN, proxy)`;
+  }
+  if (/refused/i.test(text)) {
+    return `start the Honcho server at ${url}, or point baseUrl at the running one: 'hermes memory setup honcho --yes --set baseUrl=http://host:port'`;
+  }
+  if (/dns|lookup|name or service|not known/i.test(text)) {
+    return `check the host name in baseUrl (${host}): 'hermes memory setup honcho --yes --set baseUrl=http://host:port'`;
+  }
+  if (name === "ConnectionError") {
+    return `check that the Honcho server at ${url} is running and reachable from this machine, or point baseUrl at the right one: 'hermes memory setup honcho --yes --set baseUrl=http://host:port'`;
+  }
+  return `check the server's logs at ${url}; 'hermes honcho status' shows the full error`;
+}

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { Argument, type Command } from "commander";
+import { Argument, type Command } from "npm:commander@^14.0.3";
 import type { HermesCommand } from "./hermes_command.ts";
 import { COMPLETION_SUMMARY } from "./root_help.ts";
 

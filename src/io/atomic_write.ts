@@ -113,6 +113,8 @@ class TempFileVanished extends Error {}
 /**
  * A write that failed because the disk (or quota) is full; its message
  * names the file and what was kept.
+ *
+ * @category Durable files and the log
  */
 export class DiskFullError extends Error {
   /** `"DiskFullError"`. */
@@ -134,6 +136,8 @@ export class DiskFullError extends Error {
  * assert.equal(isDiskFull(error), true);
  * assert.equal(isDiskFull(new Error("other")), false);
  * ```
+ *
+ * @category Durable files and the log
  */
 export function isDiskFull(error: unknown): boolean {
   if (error instanceof DiskFullError) return true;

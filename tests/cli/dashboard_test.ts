@@ -175,20 +175,21 @@ Deno.test({
       // The change summary of 'hermes memory setup', the key masked.
       assert.match(
         await page.$eval("#setup-changes", (e) => e.textContent ?? ""),
-        /\.env: HONCHO_API_KEY set to \.\.\.0c77/,
+        /honcho\.json: hosts\.hermes\.apiKey set to \.\.\.0c77/,
       );
-      // Saved through the setup path: secret to .env, the rest to Honcho's
-      // file, the provider and its grant to config.yaml.
-      assert.match(
-        await Deno.readTextFile(join(root, ".env")),
-        new RegExp(`^HONCHO_API_KEY=${apiKey}$`, "m"),
-      );
-      assert.equal((await Deno.stat(join(root, ".env"))).mode! & 0o777, 0o600);
+      // Saved through the setup path: a self-hosted server's key to its host
+      // block in honcho.json (where Honcho honours it), the provider and its
+      // grant to config.yaml.
       const config = await Deno.readTextFile(join(root, "config.yaml"));
       assert.match(config, /provider: honcho/);
       assert.match(config, new RegExp(new URL(server.url).host));
       const honchoJson = JSON.parse(
         await Deno.readTextFile(join(root, "honcho.json")),
+      );
+      assert.equal(honchoJson.hosts.hermes.apiKey, apiKey);
+      assert.equal(
+        (await Deno.stat(join(root, "honcho.json"))).mode! & 0o777,
+        0o600,
       );
       assert.equal(honchoJson.baseUrl, server.url);
       // The secret field is emptied; the page shows only its last four.

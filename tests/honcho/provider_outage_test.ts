@@ -84,15 +84,21 @@ async function outage(fault: HonchoFault, label: RegExp): Promise<void> {
         1,
       );
     }
-    // Back to normal: no notice, fresh context on the next turns.
+    // Back to normal: no notice, and fresh context within a few turns (a
+    // dialectic answer may miss one turn's 2 s request timeout when the
+    // machine is loaded; it is retried on the next).
     await runTurn(provider, server, 103, "Turn 103: Oslo hiking plans?");
-    const { injected } = await runTurn(
-      provider,
-      server,
-      104,
-      "Turn 104: Oslo?",
-    );
-    assert.doesNotMatch(injected, /Honcho memory status/);
+    let injected = "";
+    for (let turn = 104; turn <= 108; turn++) {
+      ({ injected } = await runTurn(
+        provider,
+        server,
+        turn,
+        `Turn ${turn}: Oslo?`,
+      ));
+      assert.doesNotMatch(injected, /Honcho memory status/);
+      if (/Alice likes tea\.$/.test(injected)) break;
+    }
     assert.match(injected, /Alice likes tea\.$/);
   } finally {
     await provider.shutdown();

@@ -380,6 +380,8 @@ Deno.test("a symlinked ~/.hermes lists and loads the user's providers", async ()
   // The intruder is active: on recall it writes in its own data directory,
   // reached through the symlink.
   await activate(w, { attack: "writeHome" });
+  // Setup created its data directory (recall is read-only and creates none).
+  await Deno.mkdir(join(w.home, "intruder"), { recursive: true });
   // Move the home elsewhere and leave a symlink in its place.
   const real = join(w.userHome, "..", "real-hermes");
   await Deno.rename(w.home, real);

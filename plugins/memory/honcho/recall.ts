@@ -175,14 +175,6 @@ export class HonchoRecall {
   }
 
   /**
-   * The context to inject now (plugins/memory/honcho/SPEC.md §6): the cached base layer plus a ready
-   * dialectic answer and any pending notice, within `contextTokens`;
-   * `""` in `tools` mode. See the module doc for what it waits for.
-   *
-   * @param query The user's message.
-   * @returns The context, or `""`.
-   */
-  /**
    * Whether the last prefetch's dialectic answer came from the warm-up
    * question about the user rather than from the query (turn 1).
    */
@@ -190,6 +182,14 @@ export class HonchoRecall {
     return this.#warmUpAnswer;
   }
 
+  /**
+   * The context to inject now (plugins/memory/honcho/SPEC.md §6): the cached base layer plus a ready
+   * dialectic answer and any pending notice, within `contextTokens`;
+   * `""` in `tools` mode. See the module doc for what it waits for.
+   *
+   * @param query The user's message.
+   * @returns The context, or `""`.
+   */
   async prefetch(query: string): Promise<string> {
     this.#warmUpAnswer = false;
     const config = this.#rt.config;

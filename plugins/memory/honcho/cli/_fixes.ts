@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { HermesConfig } from "@hermes/memory";
+import type { HermesConfig } from "../../../../mod.ts";
 
 /** Options of {@linkcode connectionFix}. */
 export interface ConnectionFixOptions {

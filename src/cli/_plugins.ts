@@ -20,11 +20,17 @@ import {
 } from "../plugins/provider_permissions.ts";
 import { discoverMemoryProviders } from "../plugins/provider_listing.ts";
 import {
+  BRIDGED_IO,
+  type CliBridge,
   loadProviderCli,
   loadProviderCliExport,
   loadProviderStatusHook,
+  locateProviderCli,
+  openCliSandbox,
   type ProviderStatusContext,
   type ProviderStatusDescription,
+  type SandboxedCli,
+  switchableBridge,
 } from "../plugins/provider_cli.ts";
 import {
   declaredDependencies,
@@ -127,7 +133,25 @@ export async function closeProvider(
 interface ProviderCli {
   name: string;
   description: string;
-  registerCli(command: HermesCommand): void | Promise<void>;
+  /**
+   * Host code (a bundled provider, or any in a compiled binary): attaches
+   * the tree to the host's command.
+   */
+  registerCli?(command: HermesCommand): void | Promise<void>;
+  /**
+   * A user or project provider: its `cli.ts` runs in its sandbox process,
+   * which parses the arguments after `hermes <name>` itself.
+   */
+  sandboxed?: {
+    /**
+     * Runs `hermes <name> <args…>` in the sandbox.
+     *
+     * @param args The arguments after the provider's name.
+     * @param io Where output goes and prompts are asked.
+     * @returns The exit code.
+     */
+    run(args: readonly string[], io: CliIo): Promise<number>;
+  };
 }
 
 /**
@@ -164,12 +188,102 @@ export async function loadCli(
   name: string,
   evenIfInactive = false,
 ): Promise<ProviderCli | null> {
+  let found;
+  try {
+    found = await locateProviderCli(name, { evenIfInactive });
+  } catch {
+    found = null; // Reported by loadProviderCli below, at debug.
+  }
+  if (found?.sandboxed) {
+    return {
+      name,
+      description: found.help,
+      sandboxed: {
+        async run(args: readonly string[], io: CliIo): Promise<number> {
+          const sandbox = await openCliSandbox(name, io);
+          if (sandbox === null) return 1;
+          try {
+            return await sandbox.run(args);
+          } finally {
+            sandbox.close();
+          }
+        },
+      },
+    };
+  }
   const cli = await loadProviderCli(name, { evenIfInactive });
   if (cli === null) return null;
   return {
     name: cli.name,
     description: cli.help,
     registerCli: (command: HermesCommand) => cli.registerCli(command),
+  };
+}
+
+/**
+ * The subcommands a provider's `cli.ts` adds (`enable`, `setup`, …):
+ * registered on a scratch command for host code, reported by its sandbox
+ * for a user provider. Empty when it has none or fails to load.
+ *
+ * @param name The provider.
+ * @param scratch A fresh command to register host code on.
+ * @returns The subcommand names.
+ */
+export async function providerSubcommands(
+  name: string,
+  scratch: () => HermesCommand,
+): Promise<string[]> {
+  try {
+    const cli = await loadCli(name, true);
+    if (cli === null) return [];
+    if (cli.sandboxed !== undefined) {
+      const sandbox = await openCliSandbox(name, switchableBridge().bridge);
+      if (sandbox === null) return [];
+      sandbox.close();
+      return sandbox.description.commands.map((c) => c.name);
+    }
+    const probe = scratch();
+    await cli.registerCli?.(probe);
+    return probe.commands.map((c) => c.name());
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * One export of a user provider's sandboxed `cli.ts`, as a function that
+ * runs it there with the given `io` (then ends the sandbox); `null` when
+ * `cli.ts` lacks it; `undefined` when the provider's `cli.ts` is host code
+ * or missing (the caller imports it on the host).
+ */
+async function sandboxedExport(
+  name: string,
+  exported: string,
+): Promise<
+  | ((io: CliBridge | undefined, args: unknown[]) => Promise<unknown>)
+  | null
+  | undefined
+> {
+  const found = await locateProviderCli(name, { evenIfInactive: true })
+    .catch(() => null);
+  if (found === null || !found.sandboxed) return undefined;
+  const late = switchableBridge();
+  const sandbox: SandboxedCli | null = await openCliSandbox(
+    name,
+    late.bridge,
+  );
+  if (sandbox === null) return undefined;
+  if (!sandbox.description.exports.includes(exported)) {
+    sandbox.close();
+    return null;
+  }
+  return async (io, args) => {
+    late.use(io);
+    try {
+      return await sandbox.call(exported, args);
+    } finally {
+      sandbox.close();
+    }
   };
 }
 
@@ -190,6 +304,13 @@ export type HostSetup = (
  * imported (the user named or picked it).
  */
 export async function loadHostSetup(name: string): Promise<HostSetup | null> {
+  const sandboxed = await sandboxedExport(name, "postSetup");
+  if (sandboxed !== undefined) {
+    return sandboxed === null
+      ? null
+      : async (hermesHome, config, io) =>
+        sandboxed(io, [hermesHome, await ownConfig(name, config), BRIDGED_IO]);
+  }
   const hook = await hostCliExport(name, "postSetup");
   return typeof hook === "function" ? hook as HostSetup : null;
 }
@@ -213,6 +334,13 @@ export type HostApplySetup = (
 export async function loadHostApplySetup(
   name: string,
 ): Promise<HostApplySetup | null> {
+  const sandboxed = await sandboxedExport(name, "applySetup");
+  if (sandboxed !== undefined) {
+    return sandboxed === null
+      ? null
+      : (hermesHome, values, io) =>
+        sandboxed(io, [hermesHome, values, BRIDGED_IO]);
+  }
   const hook = await hostCliExport(name, "applySetup");
   return typeof hook === "function" ? hook as HostApplySetup : null;
 }
@@ -246,6 +374,12 @@ export async function loadHostSaveConfig(
 ): Promise<
   ((values: Record<string, unknown>, hermesHome: string) => unknown) | null
 > {
+  const sandboxed = await sandboxedExport(name, "saveConfig");
+  if (sandboxed !== undefined) {
+    return sandboxed === null
+      ? null
+      : (values, hermesHome) => sandboxed(undefined, [values, hermesHome]);
+  }
   return await loadProviderCliExport(name, "saveConfig") as
     | ((values: Record<string, unknown>, hermesHome: string) => unknown)
     | null;
@@ -385,10 +519,32 @@ export async function describeProviderStatus(
   { description: ProviderStatusDescription | null; error?: string }
 > {
   try {
+    const sandboxed = await sandboxedExport(name, "describeStatus");
+    if (sandboxed !== undefined) {
+      if (sandboxed === null) return { description: null };
+      const { env: _env, config, ...rest } = context;
+      const description = await sandboxed(undefined, [
+        { ...rest, config: await ownConfig(name, config) },
+      ]);
+      return {
+        description: description as ProviderStatusDescription | null,
+      };
+    }
     const hook = await loadProviderStatusHook(name);
     if (hook === null) return { description: null };
     return { description: await hook(context) };
   } catch (error) {
     return { description: null, error: errorText(error) };
   }
+}
+
+/** The provider's own sections of `config.yaml`: all its sandbox is handed. */
+async function ownConfig(
+  name: string,
+  config: HermesConfig,
+): Promise<HermesConfig> {
+  const { providerConfigView } = await import(
+    "../plugins/provider_loader.ts"
+  );
+  return providerConfigView(name, config);
 }

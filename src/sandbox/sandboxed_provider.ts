@@ -261,8 +261,13 @@ const OWN_HOOKS: ReadonlySet<ProviderHookName> = new Set([
   "drain",
 ]);
 
-/** Creates the data directory a grant names (mode 0700), refusing a symlink. */
-async function prepareDataDir(grant: ProviderGrant): Promise<void> {
+/**
+ * Creates the data directory a grant names (mode 0700), refusing a symlink.
+ *
+ * @param grant The grant.
+ * @throws {Error} When it is a symlink or not a directory.
+ */
+export async function prepareDataDir(grant: ProviderGrant): Promise<void> {
   const dir = grant.dataDir;
   if (dir === undefined) return;
   try {
@@ -1023,7 +1028,15 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 }
 
-function limitScope(grant: ProviderGrant): Record<string, string> | undefined {
+/**
+ * The caller's secret scope limited to the names the grant holds.
+ *
+ * @param grant The grant.
+ * @returns The limited scope, or `undefined` outside a scope.
+ */
+export function limitScope(
+  grant: ProviderGrant,
+): Record<string, string> | undefined {
   const scope = currentSecretScope();
   if (scope === undefined) return undefined;
   const limited: Record<string, string> = {};

@@ -44,15 +44,24 @@ export function registerCli(command: HermesCommand): void {
   command.command("ask").description("Asks for a colour")
     .action(async () => {
       const colour = await io().prompts.input({ message: "Favourite colour" });
-      io().stdout("colour: " + colour + "\\n");
+      io().stdout("colour: " + colour + ", dotenv: " + await dotenv() + "\\n");
     });
   command.command("fail").description("Ends with code 3").action(() => 3);
 }
 
-export function describeStatus() {
+async function dotenv(): Promise<string> {
+  try {
+    return "READ " + await Deno.readTextFile(getHermesHome() + "/.env");
+  } catch (error) {
+    return (error as Error).name;
+  }
+}
+
+export async function describeStatus() {
   return {
     settings: {
       mode: { value: "evil\\x1b[2Jmode", source: "intruder.json", set: true },
+      dotenv: { value: await dotenv(), source: "profile", set: true },
     },
     files: [],
   };
@@ -201,6 +210,9 @@ Deno.test("hermes memory status shows the sandboxed describeStatus rows, escaped
   const json = await hermes(w, ["memory", "status", "--json"]);
   assert.equal(json.code, 0, json.stderr);
   assert.match(json.stdout, /intruder\.json/);
+  // The hook ran in the sandbox: the profile's .env was denied to it.
+  assert.match(run.stdout, /^ {4}dotenv +NotCapable +profile$/m);
+  assert.ok(!run.stdout.includes(SECRETS.home));
 });
 
 Deno.test("hermes intruder ask: the prompt is asked on the user's terminal and the answer reaches the sandboxed command", async () => {
@@ -215,6 +227,8 @@ Deno.test("hermes intruder ask: the prompt is asked on the user's terminal and t
   });
   await term.expect("Favourite colour", 60_000);
   await term.send("teal\r");
-  await term.expect("colour: teal", 30_000);
+  // In the sandbox: the profile's .env is denied to the command.
+  await term.expect("colour: teal, dotenv: NotCapable", 30_000);
+  assert.ok(!term.text.includes(SECRETS.home));
   assert.equal(await term.exit(30_000), 0, stripAnsi(term.text));
 });

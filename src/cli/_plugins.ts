@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
 import type { HermesCommand } from "./hermes_command.ts";
-import type { CliIo } from "./cli_io.ts";
+import { type CliIo, PromptCancelled } from "./cli_io.ts";
+import { setLogger } from "../core/log.ts";
 import {
   findMemoryProvider,
   listMemoryProviderNames,
@@ -237,10 +238,16 @@ export async function providerSubcommands(
     const cli = await loadCli(name, true);
     if (cli === null) return [];
     if (cli.sandboxed !== undefined) {
-      const sandbox = await openCliSandbox(name, switchableBridge().bridge);
-      if (sandbox === null) return [];
-      sandbox.close();
-      return sandbox.description.commands.map((c) => c.name);
+      // A probe for a hint: the provider's notices belong to its own runs.
+      const previous = setLogger({ log(): void {} });
+      try {
+        const sandbox = await openCliSandbox(name, switchableBridge().bridge);
+        if (sandbox === null) return [];
+        sandbox.close();
+        return sandbox.description.commands.map((c) => c.name);
+      } finally {
+        setLogger(previous);
+      }
     }
     const probe = scratch();
     await cli.registerCli?.(probe);
@@ -281,6 +288,12 @@ async function sandboxedExport(
     late.use(io);
     try {
       return await sandbox.call(exported, args);
+    } catch (error) {
+      // The user cancelled a prompt the sandboxed hook asked.
+      if (error instanceof Error && error.name === "PromptCancelled") {
+        throw new PromptCancelled(error.message, { cause: error });
+      }
+      throw error;
     } finally {
       sandbox.close();
     }

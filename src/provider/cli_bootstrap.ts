@@ -30,11 +30,7 @@
  */
 
 import "../../mod.ts";
-import {
-  type CliIo,
-  type HermesCommand,
-  PromptCancelled,
-} from "../cli/mod.ts";
+import { type CliIo, type HermesCommand, PromptCancelled } from "../cli/mod.ts";
 import { exitCodeOf, rootCommand } from "../cli/run.ts";
 import { shortDescription } from "../cli/format.ts";
 import {

@@ -132,7 +132,6 @@ export async function startProviderCli(
     error instanceof Error
       ? explainDenial(name, grant, options.manifestPath, error)
       : error;
-  let rpc: WorkerRpc;
   const answerPrompt = async (ask: number, kind: string, given: unknown) => {
     try {
       const prompts = io.prompts as Record<
@@ -176,7 +175,7 @@ export async function startProviderCli(
     frameworkNpm: true,
     heapLimitMb: options.heapLimitMb,
   }, `memory-provider-cli-${name}`);
-  rpc = new WorkerRpc(channel, {
+  const rpc: WorkerRpc = new WorkerRpc(channel, {
     provider: name,
     onEvent,
     onStopped: (reason) =>

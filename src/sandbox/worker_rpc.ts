@@ -364,12 +364,14 @@ export class WorkerRpc {
     try {
       this.#channel.send(message);
     } catch (error) {
-      this.#channel.send({
-        t: "answer",
-        ask: message.ask,
-        ok: false,
-        error: serializeError(this.#cloneError("prompt", error)),
-      } satisfies AnswerMessage);
+      this.#channel.send(
+        {
+          t: "answer",
+          ask: message.ask,
+          ok: false,
+          error: serializeError(this.#cloneError("prompt", error)),
+        } satisfies AnswerMessage,
+      );
     }
   }
 

@@ -3,7 +3,6 @@
 // shapes the CLI shows are decided in one place.
 
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
 import type { HermesCommand } from "./hermes_command.ts";
 import { type CliIo, PromptCancelled } from "./cli_io.ts";
@@ -301,9 +300,10 @@ async function sandboxedExport(
 }
 
 /**
- * A setup wizard a provider runs host-side, exported as `postSetup` from
- * its `cli.ts` (the provider itself runs in a worker without a terminal).
- * Resolves to an exit code (or nothing for success).
+ * A setup wizard a provider exports as `postSetup` from its `cli.ts` (the
+ * provider itself runs without a terminal): a bundled provider's runs in
+ * the CLI, a user provider's in its sandbox process with the terminal
+ * bridged. Resolves to an exit code (or nothing for success).
  */
 export type HostSetup = (
   hermesHome: string,
@@ -312,9 +312,10 @@ export type HostSetup = (
 ) => unknown;
 
 /**
- * The host-side `postSetup(hermesHome, config, io)` of a provider's
- * `cli.ts`, or `null` when it has none. Only the provider being set up is
- * imported (the user named or picked it).
+ * The `postSetup(hermesHome, config, io)` of a provider's `cli.ts`, or
+ * `null` when it has none. Only the provider being set up is loaded (the
+ * user named or picked it); a user provider's gets only its own sections
+ * of `config.yaml`.
  */
 export async function loadHostSetup(name: string): Promise<HostSetup | null> {
   const sandboxed = await sandboxedExport(name, "postSetup");
@@ -329,7 +330,7 @@ export async function loadHostSetup(name: string): Promise<HostSetup | null> {
 }
 
 /**
- * A provider's host-side non-interactive setup, exported by its `cli.ts` as
+ * A provider's non-interactive setup, exported by its `cli.ts` as
  * `applySetup(hermesHome, values, io)`: applies exactly the `--set` values
  * (converted to their schema types) and returns the exit code.
  */
@@ -340,9 +341,9 @@ export type HostApplySetup = (
 ) => unknown;
 
 /**
- * The host-side `applySetup(hermesHome, values, io)` of a provider's
- * `cli.ts`, or `null` when it has none. Only the provider being set up is
- * imported.
+ * The `applySetup(hermesHome, values, io)` of a provider's `cli.ts`, or
+ * `null` when it has none (a user provider's runs in its sandbox). Only the
+ * provider being set up is loaded.
  */
 export async function loadHostApplySetup(
   name: string,
@@ -358,29 +359,16 @@ export async function loadHostApplySetup(
   return typeof hook === "function" ? hook as HostApplySetup : null;
 }
 
-async function hostCliExport(
-  name: string,
-  exported: string,
-): Promise<unknown> {
-  const candidate = await findMemoryProvider(name);
-  if (candidate?.dir === undefined) return null;
-  const path = join(candidate.dir, "cli.ts");
-  try {
-    if (!(await Deno.stat(path)).isFile) return null;
-  } catch {
-    return null;
-  }
-  const module = await import(String(pathToFileURL(path).href)) as Record<
-    string,
-    unknown
-  >;
-  return module[exported];
+/** One export of host code (a bundled provider's `cli.ts`). */
+function hostCliExport(name: string, exported: string): Promise<unknown> {
+  return loadProviderCliExport(name, exported);
 }
 
 /**
- * The host-side `saveConfig(values, hermesHome)` of a provider's `cli.ts`,
- * or `null`: a provider whose settings file lies outside its sandbox's
- * data directory (Honcho's `honcho.json`) saves setup values on the host.
+ * The `saveConfig(values, hermesHome)` of a provider's `cli.ts`, or
+ * `null`: the bundled Honcho, whose settings file lies outside its
+ * sandbox's data directory (`honcho.json`), saves setup values in the CLI;
+ * a user provider's runs in its sandbox under its grant.
  */
 export async function loadHostSaveConfig(
   name: string,
@@ -520,8 +508,8 @@ export type {
 } from "../plugins/provider_cli.ts";
 
 /**
- * Asks a provider's host-side status hook (`describeStatus` of its
- * `cli.ts`) about its settings, files and connection. Resolves to `null`
+ * Asks a provider's status hook (`describeStatus` of its `cli.ts`; a user
+ * provider's in its sandbox) about its settings, files and connection. Resolves to `null`
  * when it has none; a hook that fails to load or throws is reported as
  * `error`.
  */

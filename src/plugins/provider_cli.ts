@@ -299,9 +299,15 @@ export async function loadProviderCli(
 export interface ProviderStatusContext {
   /** The profile home. */
   hermesHome: string;
-  /** The parsed `config.yaml` (`{}` when it is missing or broken). */
+  /**
+   * The parsed `config.yaml` (`{}` when it is missing or broken); in a user
+   * provider's sandbox, only its own sections of it.
+   */
   config: HermesConfig;
-  /** The CLI's environment (the profile's `.env` is not merged in). */
+  /**
+   * The CLI's environment (the profile's `.env` is not merged in); in a
+   * user provider's sandbox, only the variables it is granted.
+   */
   env: (name: string) => string | undefined;
   /**
    * Whether a connection probe may run. When `false` the hook touches no
@@ -398,11 +404,13 @@ export interface ProviderStatusDescription {
 }
 
 /**
- * The optional host-side status hook of a provider's `cli.ts`:
+ * The optional status hook of a provider's `cli.ts`:
  * `export function describeStatus(ctx)`. `hermes memory status` and
- * `hermes memory doctor` call it in the CLI process (no worker), so a
- * provider that keeps its settings in its own file reports them; secrets
- * must come back masked. It must stay cheap without `ctx.probe` and
+ * `hermes memory doctor` call it (a bundled provider's in the CLI process;
+ * a user or project provider's in its sandbox process, under its grant,
+ * with only its own sections of `config.yaml` and its granted variables),
+ * so a provider that keeps its settings in its own file reports them;
+ * secrets must come back masked, and the result must be plain data. It must stay cheap without `ctx.probe` and
  * bounded by `ctx.probeTimeoutMs` with it.
  */
 export type DescribeStatus = (

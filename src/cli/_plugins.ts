@@ -520,6 +520,10 @@ export async function describeProviderStatus(
   { description: ProviderStatusDescription | null; error?: string }
 > {
   try {
+    // A project plugin never runs on a status command (provider_report.ts).
+    if ((await findMemoryProvider(name))?.source === "project") {
+      return { description: null };
+    }
     const sandboxed = await sandboxedExport(name, "describeStatus");
     if (sandboxed !== undefined) {
       if (sandboxed === null) return { description: null };

@@ -16,6 +16,7 @@ import {
 } from "../helpers/hostile.ts";
 import { hermesCliCommand, runHermesCli } from "../helpers/hermes_cli_child.ts";
 import { spawnPty, stripAnsi } from "../helpers/pty.ts";
+import { writeProvider } from "../helpers/plugin_fixtures.ts";
 
 /** The intruder's cli.ts: a few honest commands and a few attacks. */
 const INTRUDER_CLI = `
@@ -213,6 +214,37 @@ Deno.test("hermes memory status shows the sandboxed describeStatus rows, escaped
   // The hook ran in the sandbox: the profile's .env was denied to it.
   assert.match(run.stdout, /^ {4}dotenv +NotCapable +profile$/m);
   assert.ok(!run.stdout.includes(SECRETS.home));
+});
+
+Deno.test("hermes memory status runs no cli.ts of an active project plugin", async () => {
+  await using w = await hostileWorld();
+  const project = join(w.home, "work", "repo");
+  await writeProvider(join(project, ".hermes", "plugins"), "projcli", {
+    "mod.ts": "// MemoryProvider\nexport {};",
+    "plugin.yaml": "name: projcli\ndescription: A project plugin\n",
+    "cli.ts": `import { getHermesHome } from "@hermes/memory";
+export function registerCli(): void {}
+export async function describeStatus() {
+  await Deno.writeTextFile(getHermesHome() + "/projcli/started", "ran");
+  return { settings: { ran: { value: "yes", source: "cli.ts", set: true } }, files: [] };
+}
+`,
+  });
+  await Deno.writeTextFile(
+    join(w.home, "config.yaml"),
+    "memory:\n  provider: projcli\n",
+  );
+  const run = await runHermesCli(["memory", "status"], {
+    userHome: w.userHome,
+    env: { HERMES_ENABLE_PROJECT_PLUGINS: "1", TERMINAL_CWD: project },
+  });
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /Provider: +projcli/);
+  assert.doesNotMatch(run.stdout, /^ {4}ran +yes/m);
+  await assert.rejects(
+    Deno.stat(join(w.home, "projcli", "started")),
+    Deno.errors.NotFound,
+  );
 });
 
 Deno.test("hermes intruder ask: the prompt is asked on the user's terminal and the answer reaches the sandboxed command", async () => {

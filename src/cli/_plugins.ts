@@ -38,6 +38,7 @@ import {
   providerDependencyStatus,
 } from "../plugins/provider_deps.ts";
 import { errorText } from "../_util/error_text.ts";
+import { terminalSafe } from "../core/terminal_text.ts";
 import { shortDescription } from "./format.ts";
 import type { ProviderCommandLine } from "./root_help.ts";
 
@@ -200,7 +201,17 @@ export async function loadCli(
       description: found.help,
       sandboxed: {
         async run(args: readonly string[], io: CliIo): Promise<number> {
-          const sandbox = await openCliSandbox(name, io);
+          let sandbox: SandboxedCli | null;
+          try {
+            sandbox = await openCliSandbox(name, io);
+          } catch (error) {
+            io.stderr(
+              `error: the command line of memory provider '${name}' did not load: ${
+                terminalSafe(errorText(error))
+              }\n`,
+            );
+            return 1;
+          }
           if (sandbox === null) return 1;
           try {
             return await sandbox.run(args);

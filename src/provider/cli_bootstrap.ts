@@ -34,6 +34,7 @@ import { type CliIo, type HermesCommand, PromptCancelled } from "../cli/mod.ts";
 import { exitCodeOf, rootCommand } from "../cli/run.ts";
 import { shortDescription } from "../cli/format.ts";
 import {
+  formatConsoleArgs,
   inContext,
   installCliMode,
   postToHost,
@@ -106,12 +107,6 @@ function bridgedIo(terminal: CliTerminal): CliIo {
   };
 }
 
-function format(args: unknown[]): string {
-  return args.map((a) =>
-    typeof a === "string" ? a : Deno.inspect(a, { depth: 4, colors: false })
-  ).join(" ");
-}
-
 /** `console` prints to the user's terminal, as in the host. */
 function consoleToTerminal(): void {
   const streams: [string, "stdout" | "stderr"][] = [
@@ -124,7 +119,7 @@ function consoleToTerminal(): void {
   for (const [method, stream] of streams) {
     (console as unknown as Record<string, unknown>)[method] = (
       ...args: unknown[]
-    ): void => void write(stream, `${format(args)}\n`);
+    ): void => void write(stream, `${formatConsoleArgs(args)}\n`);
   }
 }
 

@@ -238,7 +238,14 @@ hardenWorker({
   denied: (error) => post({ t: "denied", error: serializeError(error) }),
 });
 
-function format(args: unknown[]): string {
+/**
+ * The text of a `console` call's arguments, as Deno would print them
+ * without colours.
+ *
+ * @param args The arguments.
+ * @returns The text.
+ */
+export function formatConsoleArgs(args: unknown[]): string {
   return args.map((a) =>
     typeof a === "string" ? a : Deno.inspect(a, { depth: 4, colors: false })
   ).join(" ");
@@ -260,7 +267,9 @@ function forwardConsole(): void {
       post({
         t: "log",
         level,
-        message: `Memory provider '${providerName}': ${format(args)}`,
+        message: `Memory provider '${providerName}': ${
+          formatConsoleArgs(args)
+        }`,
       });
     };
   }

@@ -138,11 +138,10 @@ export async function startProviderCli(
         string,
         (...args: unknown[]) => Promise<unknown>
       >;
+      const asked = safePrompt(given);
       const value = kind === "line"
-        ? await prompts.line!(
-          String((given as { prompt?: unknown })?.prompt ?? ""),
-        )
-        : await prompts[kind]!.call(prompts, given);
+        ? await prompts.line!(terminalSafe(String(asked.prompt ?? "")))
+        : await prompts[kind]!.call(prompts, asked);
       rpc.answer({ t: "answer", ask, ok: true, value });
     } catch (error) {
       rpc.answer({ t: "answer", ask, ok: false, error: serializeError(error) });
@@ -258,6 +257,35 @@ export async function startProviderCli(
       rpc.terminate("its command finished");
     },
   };
+}
+
+/**
+ * A prompt's options with the text the user sees (the question, the
+ * default, each choice's name and description) made terminal-safe; the
+ * choices' values are left as they are (they are what the answer returns).
+ */
+function safePrompt(given: unknown): Record<string, unknown> {
+  if (given === null || typeof given !== "object" || Array.isArray(given)) {
+    return {};
+  }
+  const shown = (value: unknown): unknown =>
+    typeof value === "string"
+      ? terminalSafe(value, { singleLine: true })
+      : value;
+  const options = { ...given as Record<string, unknown> };
+  for (const key of ["message", "default"]) {
+    if (key in options) options[key] = shown(options[key]);
+  }
+  if (Array.isArray(options.choices)) {
+    options.choices = options.choices.map((choice: unknown) => {
+      if (choice === null || typeof choice !== "object") return choice;
+      const c = { ...choice as Record<string, unknown> };
+      if ("name" in c) c.name = shown(c.name);
+      if ("description" in c) c.description = shown(c.description);
+      return c;
+    });
+  }
+  return options;
 }
 
 /**

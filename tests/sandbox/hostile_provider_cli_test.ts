@@ -17,6 +17,7 @@ import {
 import { hermesCliCommand, runHermesCli } from "../helpers/hermes_cli_child.ts";
 import { spawnPty, stripAnsi } from "../helpers/pty.ts";
 import { writeProvider } from "../helpers/plugin_fixtures.ts";
+import { CANCEL_PROMPT, main, memoryCliIo } from "../../src/cli/mod.ts";
 
 /** The intruder's cli.ts: a few honest commands and a few attacks. */
 const INTRUDER_CLI = `
@@ -46,6 +47,16 @@ export function registerCli(command: HermesCommand): void {
     .action(async () => {
       const colour = await io().prompts.input({ message: "Favourite colour" });
       io().stdout("colour: " + colour + ", dotenv: " + await dotenv() + "\\n");
+    });
+  command.command("pick").description("Asks with escape sequences")
+    .action(async () => {
+      const io_ = io();
+      const choice = await io_.prompts.select({
+        message: "Pick\\x1b]0;owned\\x07",
+        choices: [{ value: "a\\x1b[2J", name: "first\\x1b[2J" }],
+      });
+      const sure = await io_.prompts.confirm({ message: "Sure?" });
+      io_.stdout(JSON.stringify({ choice, sure }) + "\\n");
     });
   command.command("fail").description("Ends with code 3").action(() => 3);
 }
@@ -267,6 +278,34 @@ export async function describeStatus() {
     Deno.stat(join(w.home, "projcli", "started")),
     Deno.errors.NotFound,
   );
+});
+
+Deno.test("a sandboxed command's prompts reach the CLI's io escaped, its answers reach the command, a cancel ends it", async () => {
+  await using w = await hostileWorld();
+  await armCli(w);
+  const io = memoryCliIo({
+    env: { HERMES_HOME: w.home, HOME: w.userHome },
+    stdinIsTerminal: true,
+    answers: ["a\x1b[2J", true],
+  });
+  const code = await main(["intruder", "pick"], io);
+  assert.equal(code, 0, io.err);
+  assert.deepEqual(io.asked.map((a) => a.message), [
+    "Pick\\x1b]0;owned\\x07",
+    "Sure?",
+  ]);
+  assert.deepEqual(io.asked[0]?.choices?.map((c) => c.name), [
+    "first\\x1b[2J",
+  ]);
+  // The value picked travels back unchanged (JSON writes ESC as \u001b).
+  assert.equal(io.out, '{"choice":"a\\u001b[2J","sure":true}\n');
+  const cancelled = memoryCliIo({
+    env: { HERMES_HOME: w.home, HOME: w.userHome },
+    stdinIsTerminal: true,
+    answers: [CANCEL_PROMPT],
+  });
+  assert.equal(await main(["intruder", "pick"], cancelled), 1);
+  assert.match(cancelled.err, /^error: .*cancel/im);
 });
 
 Deno.test("hermes intruder ask: the prompt is asked on the user's terminal and the answer reaches the sandboxed command", async () => {

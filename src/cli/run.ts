@@ -184,7 +184,7 @@ async function run(
 /**
  * The exit code a parse of the command tree ended with, when it ended by
  * help or a usage error (already printed); `undefined` for any other error.
- * The host and a provider's `cli.ts` sandbox (`cli_bootstrap.ts`) end the
+ * The host and a provider's `cli.ts` sandbox (`sandbox_bootstrap.ts`) end the
  * same way.
  *
  * @param error What `parseAsync` threw.

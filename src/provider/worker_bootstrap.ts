@@ -172,7 +172,7 @@ function post(message: WorkerMessage): void {
 }
 
 /**
- * The `cli.ts` side of a sandbox (installed by `cli_bootstrap.ts`), which
+ * The `cli.ts` side of a sandbox (installed by `src/cli/sandbox_bootstrap.ts`), which
  * answers the `cli*` requests and the host's prompt answers.
  */
 export interface CliMode {
@@ -204,7 +204,7 @@ let cliMode: CliMode | undefined;
 
 /**
  * Turns this sandbox into one that runs a provider's `cli.ts` (called by
- * `cli_bootstrap.ts` before any message is read).
+ * `src/cli/sandbox_bootstrap.ts` before any message is read).
  *
  * @param mode The CLI side.
  */

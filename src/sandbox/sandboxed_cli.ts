@@ -3,7 +3,7 @@
  * under exactly that provider's grant: the same `deno run` child, flags,
  * hardening and protocol as the provider itself (`transport.ts`,
  * `worker_rpc.ts`), started on the CLI bootstrap
- * (`src/provider/cli_bootstrap.ts`) instead of the provider bootstrap.
+ * (`src/cli/sandbox_bootstrap.ts`) instead of the provider bootstrap.
  *
  * The host routes `hermes <provider> <args…>` here without parsing
  * `<args…>`: the sandbox builds the command tree from `registerCli` with
@@ -35,7 +35,7 @@ import {
 } from "./worker_protocol.ts";
 import { WorkerRpc } from "./worker_rpc.ts";
 
-const CLI_BOOTSTRAP = new URL("../provider/cli_bootstrap.ts", import.meta.url);
+const CLI_BOOTSTRAP = new URL("../cli/sandbox_bootstrap.ts", import.meta.url);
 
 /**
  * Where a sandboxed `cli.ts` prints and asks: the CLI's `io`

@@ -102,7 +102,7 @@ export interface CliTerminal {
 
 /**
  * Loads a provider's `cli.ts` in its sandbox (the CLI bootstrap,
- * `src/provider/cli_bootstrap.ts`); answered with a
+ * `src/cli/sandbox_bootstrap.ts`); answered with a
  * {@linkcode CliDescription}.
  */
 export interface CliLoadRequest {

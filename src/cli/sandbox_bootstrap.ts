@@ -2,9 +2,9 @@
  * The entry module of the sandbox that runs a user or project provider's
  * `cli.ts` (its `hermes <provider> …` commands, `describeStatus`,
  * `saveConfig`, `postSetup`, `applySetup`): the ordinary sandbox bootstrap
- * (`worker_bootstrap.ts`: the same process, flags, grant, hardening and
- * protocol) with a CLI mode installed. Not public API: the host starts it
- * through `src/sandbox/sandboxed_cli.ts`.
+ * (`src/provider/worker_bootstrap.ts`: the same process, flags, grant,
+ * hardening and protocol) with a CLI mode installed. Not public API: the
+ * host starts it through `src/sandbox/sandboxed_cli.ts`.
  *
  * It preloads the whole framework and `@hermes/memory/cli` (so a `cli.ts`
  * importing either needs no read access to the framework's files), then:
@@ -29,17 +29,20 @@
  * @module
  */
 
-import "../../mod.ts";
-import { type CliIo, type HermesCommand, PromptCancelled } from "../cli/mod.ts";
-import { exitCodeOf, rootCommand } from "../cli/run.ts";
-import { shortDescription } from "../cli/format.ts";
+import { type CliIo, type HermesCommand, PromptCancelled } from "./mod.ts";
+import { exitCodeOf, rootCommand } from "./run.ts";
+import { shortDescription } from "./format.ts";
+import { readProcessEnv } from "../core/env.ts";
+// The provider sandbox's bootstrap with the whole framework preloaded
+// (`@hermes/memory`), then its named exports.
+import "../provider/worker_bootstrap_full.ts";
 import {
   formatConsoleArgs,
   inContext,
   installCliMode,
   postToHost,
   setSandboxProviderName,
-} from "./worker_bootstrap.ts";
+} from "../provider/worker_bootstrap.ts";
 import {
   type AnswerMessage,
   type CliDescription,
@@ -90,13 +93,7 @@ function bridgedIo(terminal: CliTerminal): CliIo {
     stdinIsTerminal: terminal.stdin,
     stdoutIsTerminal: terminal.stdout,
     stderrIsTerminal: terminal.stderr,
-    env(name: string): string | undefined {
-      try {
-        return Deno.env.get(name);
-      } catch {
-        return undefined;
-      }
-    },
+    env: (name: string): string | undefined => readProcessEnv(name),
     prompts: {
       select: (options) => ask("select", options),
       input: (options) => ask("input", options),

@@ -258,6 +258,7 @@ Deno.test("hermes memory status runs no cli.ts of an active project plugin", asy
     "cli.ts": `import { getHermesHome } from "@hermes/memory";
 export function registerCli(): void {}
 export async function describeStatus() {
+  await Deno.mkdir(getHermesHome() + "/projcli", { recursive: true });
   await Deno.writeTextFile(getHermesHome() + "/projcli/started", "ran");
   return { settings: { ran: { value: "yes", source: "cli.ts", set: true } }, files: [] };
 }

@@ -277,7 +277,11 @@ async function sandboxedExport(
   name: string,
   exported: string,
 ): Promise<
-  | ((io: CliBridge | undefined, args: unknown[]) => Promise<unknown>)
+  | ((
+    io: CliBridge | undefined,
+    args: unknown[],
+    timeoutMs?: number,
+  ) => Promise<unknown>)
   | null
   | undefined
 > {
@@ -294,10 +298,10 @@ async function sandboxedExport(
     sandbox.close();
     return null;
   }
-  return async (io, args) => {
+  return async (io, args, timeoutMs) => {
     late.use(io);
     try {
-      return await sandbox.call(exported, args);
+      return await sandbox.call(exported, args, timeoutMs);
     } catch (error) {
       // The user cancelled a prompt the sandboxed hook asked.
       if (error instanceof Error && error.name === "PromptCancelled") {
@@ -539,9 +543,10 @@ export async function describeProviderStatus(
     if (sandboxed !== undefined) {
       if (sandboxed === null) return { description: null };
       const { env: _env, config, ...rest } = context;
+      // Bounded like the probe it may run, plus room for its start.
       const description = await sandboxed(undefined, [
         { ...rest, config: await ownConfig(name, config) },
-      ]);
+      ], STATUS_HOOK_GRACE_MS + Math.max(0, context.probeTimeoutMs));
       return {
         description: description as ProviderStatusDescription | null,
       };
@@ -553,6 +558,12 @@ export async function describeProviderStatus(
     return { description: null, error: errorText(error) };
   }
 }
+
+/**
+ * How much longer than its probe timeout a sandboxed status hook may take
+ * before `hermes memory status` reports it as failed (stretched under load).
+ */
+const STATUS_HOOK_GRACE_MS = 10_000;
 
 /** The provider's own sections of `config.yaml`: all its sandbox is handed. */
 async function ownConfig(

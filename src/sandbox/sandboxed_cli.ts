@@ -101,10 +101,13 @@ export interface SandboxedCli {
    *
    * @param name The export.
    * @param args Its arguments (JSON data).
+   * @param timeoutMs How long it may take (`Infinity`: no limit, the
+   * busy-loop check still applies).
    * @returns Its result.
-   * @throws {Error} What it threw (a denial explained).
+   * @throws {Error} What it threw (a denial explained), or a
+   * `ProviderCallTimeoutError`.
    */
-  call(name: string, args: unknown[]): Promise<unknown>;
+  call(name: string, args: unknown[], timeoutMs?: number): Promise<unknown>;
   /** Ends the sandbox process. */
   close(): void;
 }
@@ -237,7 +240,11 @@ export async function startProviderCli(
         return 1;
       }
     },
-    async call(exported: string, args: unknown[]): Promise<unknown> {
+    async call(
+      exported: string,
+      args: unknown[],
+      timeoutMs = Infinity,
+    ): Promise<unknown> {
       try {
         return await rpc.request(
           {
@@ -247,7 +254,7 @@ export async function startProviderCli(
             terminal: terminal(),
             context: context(),
           },
-          { timeoutMs: Infinity, label: exported },
+          { timeoutMs, label: exported, adaptive: true },
         );
       } catch (error) {
         throw explain(error);

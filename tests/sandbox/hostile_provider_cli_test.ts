@@ -249,6 +249,22 @@ Deno.test("hermes memory status shows the sandboxed describeStatus rows, escaped
   assert.ok(!run.stdout.includes(SECRETS.home));
 });
 
+Deno.test("hermes memory status: a sandboxed describeStatus that never answers is reported, and status finishes", async () => {
+  await using w = await hostileWorld();
+  await armCli(w);
+  await Deno.writeTextFile(
+    join(w.intruderDir, "cli.ts"),
+    "export function registerCli(): void {}\nexport function describeStatus() { return new Promise(() => {}); }\n",
+  );
+  const run = await hermes(w, ["memory", "status", "--json"]);
+  assert.equal(run.code, 0, run.stderr);
+  const report = JSON.parse(run.stdout);
+  assert.match(
+    report.provider.statusHookError,
+    /^Memory provider 'intruder' did not finish describeStatus\(\) within 11500 ms/,
+  );
+});
+
 Deno.test("hermes memory status runs no cli.ts of an active project plugin", async () => {
   await using w = await hostileWorld();
   const project = join(w.home, "work", "repo");

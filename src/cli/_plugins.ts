@@ -2,11 +2,12 @@
 // provider CLI, dependencies): the commands import from here only, so the
 // shapes the CLI shows are decided in one place.
 
+import { chooseTransport } from "../sandbox/transport.ts";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
 import type { HermesCommand } from "./hermes_command.ts";
-import type { CliIo } from "./cli_io.ts";
+import { type CliIo, PromptCancelled } from "./cli_io.ts";
+import { setLogger } from "../core/log.ts";
 import {
   findMemoryProvider,
   listMemoryProviderNames,
@@ -20,11 +21,17 @@ import {
 } from "../plugins/provider_permissions.ts";
 import { discoverMemoryProviders } from "../plugins/provider_listing.ts";
 import {
+  BRIDGED_IO,
+  type CliBridge,
   loadProviderCli,
   loadProviderCliExport,
   loadProviderStatusHook,
+  locateProviderCli,
+  openCliSandbox,
   type ProviderStatusContext,
   type ProviderStatusDescription,
+  type SandboxedCli,
+  switchableBridge,
 } from "../plugins/provider_cli.ts";
 import {
   declaredDependencies,
@@ -32,6 +39,7 @@ import {
   providerDependencyStatus,
 } from "../plugins/provider_deps.ts";
 import { errorText } from "../_util/error_text.ts";
+import { terminalSafe } from "../core/terminal_text.ts";
 import { shortDescription } from "./format.ts";
 import type { ProviderCommandLine } from "./root_help.ts";
 
@@ -132,7 +140,25 @@ export async function closeProvider(
 interface ProviderCli {
   name: string;
   description: string;
-  registerCli(command: HermesCommand): void | Promise<void>;
+  /**
+   * Host code (a bundled provider, or any in a compiled binary): attaches
+   * the tree to the host's command.
+   */
+  registerCli?(command: HermesCommand): void | Promise<void>;
+  /**
+   * A user or project provider: its `cli.ts` runs in its sandbox process,
+   * which parses the arguments after `hermes <name>` itself.
+   */
+  sandboxed?: {
+    /**
+     * Runs `hermes <name> <args…>` in the sandbox.
+     *
+     * @param args The arguments after the provider's name.
+     * @param io Where output goes and prompts are asked.
+     * @returns The exit code.
+     */
+    run(args: readonly string[], io: CliIo): Promise<number>;
+  };
 }
 
 /**
@@ -169,6 +195,39 @@ export async function loadCli(
   name: string,
   evenIfInactive = false,
 ): Promise<ProviderCli | null> {
+  let found;
+  try {
+    found = await locateProviderCli(name, { evenIfInactive });
+  } catch {
+    found = null; // Reported by loadProviderCli below, at debug.
+  }
+  if (found?.sandboxed) {
+    return {
+      name,
+      description: found.help,
+      sandboxed: {
+        async run(args: readonly string[], io: CliIo): Promise<number> {
+          let sandbox: SandboxedCli | null;
+          try {
+            sandbox = await openCliSandbox(name, io);
+          } catch (error) {
+            io.stderr(
+              `error: the command line of memory provider '${name}' did not load: ${
+                terminalSafe(errorText(error))
+              }\n`,
+            );
+            return 1;
+          }
+          if (sandbox === null) return 1;
+          try {
+            return await sandbox.run(args);
+          } finally {
+            sandbox.close();
+          }
+        },
+      },
+    };
+  }
   const cli = await loadProviderCli(name, { evenIfInactive });
   if (cli === null) return null;
   return {
@@ -179,9 +238,99 @@ export async function loadCli(
 }
 
 /**
- * A setup wizard a provider runs host-side, exported as `postSetup` from
- * its `cli.ts` (the provider itself runs in a worker without a terminal).
- * Resolves to an exit code (or nothing for success).
+ * The subcommands a provider's `cli.ts` adds (`enable`, `setup`, …):
+ * registered on a scratch command for host code, reported by its sandbox
+ * for a user provider. Empty when it has none or fails to load.
+ *
+ * @param name The provider.
+ * @param scratch A fresh command to register host code on.
+ * @returns The subcommand names.
+ */
+export async function providerSubcommands(
+  name: string,
+  scratch: () => HermesCommand,
+): Promise<string[]> {
+  try {
+    const cli = await loadCli(name, true);
+    if (cli === null) return [];
+    if (cli.sandboxed !== undefined) {
+      // A probe for a hint: the provider's notices belong to its own runs.
+      const previous = setLogger({ log(): void {} });
+      try {
+        const sandbox = await openCliSandbox(
+          name,
+          switchableBridge().bridge,
+          { createDataDir: false },
+        );
+        if (sandbox === null) return [];
+        sandbox.close();
+        return sandbox.description.commands.map((c) => c.name);
+      } finally {
+        setLogger(previous);
+      }
+    }
+    const probe = scratch();
+    await cli.registerCli?.(probe);
+    return probe.commands.map((c) => c.name());
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * One export of a user provider's sandboxed `cli.ts`, as a function that
+ * runs it there with the given `io` (then ends the sandbox); `null` when
+ * `cli.ts` lacks it; `undefined` when the provider's `cli.ts` is host code
+ * or missing (the caller imports it on the host).
+ */
+async function sandboxedExport(
+  name: string,
+  exported: string,
+): Promise<
+  | ((
+    io: CliBridge | undefined,
+    args: unknown[],
+    timeoutMs?: number,
+  ) => Promise<unknown>)
+  | null
+  | undefined
+> {
+  const found = await locateProviderCli(name, { evenIfInactive: true })
+    .catch(() => null);
+  if (found === null || !found.sandboxed) return undefined;
+  const late = switchableBridge();
+  const sandbox: SandboxedCli | null = await openCliSandbox(
+    name,
+    late.bridge,
+    // A status hook is read-only: it may not create the data directory.
+    { createDataDir: exported !== "describeStatus" },
+  );
+  if (sandbox === null) return undefined;
+  if (!sandbox.description.exports.includes(exported)) {
+    sandbox.close();
+    return null;
+  }
+  return async (io, args, timeoutMs) => {
+    late.use(io);
+    try {
+      return await sandbox.call(exported, args, timeoutMs);
+    } catch (error) {
+      // The user cancelled a prompt the sandboxed hook asked.
+      if (error instanceof Error && error.name === "PromptCancelled") {
+        throw new PromptCancelled(error.message, { cause: error });
+      }
+      throw error;
+    } finally {
+      sandbox.close();
+    }
+  };
+}
+
+/**
+ * A setup wizard a provider exports as `postSetup` from its `cli.ts` (the
+ * provider itself runs without a terminal): a bundled provider's runs in
+ * the CLI, a user provider's in its sandbox process with the terminal
+ * bridged. Resolves to an exit code (or nothing for success).
  */
 export type HostSetup = (
   hermesHome: string,
@@ -190,17 +339,25 @@ export type HostSetup = (
 ) => unknown;
 
 /**
- * The host-side `postSetup(hermesHome, config, io)` of a provider's
- * `cli.ts`, or `null` when it has none. Only the provider being set up is
- * imported (the user named or picked it).
+ * The `postSetup(hermesHome, config, io)` of a provider's `cli.ts`, or
+ * `null` when it has none. Only the provider being set up is loaded (the
+ * user named or picked it); a user provider's gets only its own sections
+ * of `config.yaml`.
  */
 export async function loadHostSetup(name: string): Promise<HostSetup | null> {
+  const sandboxed = await sandboxedExport(name, "postSetup");
+  if (sandboxed !== undefined) {
+    return sandboxed === null
+      ? null
+      : async (hermesHome, config, io) =>
+        sandboxed(io, [hermesHome, await ownConfig(name, config), BRIDGED_IO]);
+  }
   const hook = await hostCliExport(name, "postSetup");
   return typeof hook === "function" ? hook as HostSetup : null;
 }
 
 /**
- * A provider's host-side non-interactive setup, exported by its `cli.ts` as
+ * A provider's non-interactive setup, exported by its `cli.ts` as
  * `applySetup(hermesHome, values, io)`: applies exactly the `--set` values
  * (converted to their schema types) and returns the exit code.
  */
@@ -211,46 +368,46 @@ export type HostApplySetup = (
 ) => unknown;
 
 /**
- * The host-side `applySetup(hermesHome, values, io)` of a provider's
- * `cli.ts`, or `null` when it has none. Only the provider being set up is
- * imported.
+ * The `applySetup(hermesHome, values, io)` of a provider's `cli.ts`, or
+ * `null` when it has none (a user provider's runs in its sandbox). Only the
+ * provider being set up is loaded.
  */
 export async function loadHostApplySetup(
   name: string,
 ): Promise<HostApplySetup | null> {
+  const sandboxed = await sandboxedExport(name, "applySetup");
+  if (sandboxed !== undefined) {
+    return sandboxed === null
+      ? null
+      : (hermesHome, values, io) =>
+        sandboxed(io, [hermesHome, values, BRIDGED_IO]);
+  }
   const hook = await hostCliExport(name, "applySetup");
   return typeof hook === "function" ? hook as HostApplySetup : null;
 }
 
-async function hostCliExport(
-  name: string,
-  exported: string,
-): Promise<unknown> {
-  const candidate = await findMemoryProvider(name);
-  if (candidate?.dir === undefined) return null;
-  const path = join(candidate.dir, "cli.ts");
-  try {
-    if (!(await Deno.stat(path)).isFile) return null;
-  } catch {
-    return null;
-  }
-  const module = await import(String(pathToFileURL(path).href)) as Record<
-    string,
-    unknown
-  >;
-  return module[exported];
+/** One export of host code (a bundled provider's `cli.ts`). */
+function hostCliExport(name: string, exported: string): Promise<unknown> {
+  return loadProviderCliExport(name, exported);
 }
 
 /**
- * The host-side `saveConfig(values, hermesHome)` of a provider's `cli.ts`,
- * or `null`: a provider whose settings file lies outside its sandbox's
- * data directory (Honcho's `honcho.json`) saves setup values on the host.
+ * The `saveConfig(values, hermesHome)` of a provider's `cli.ts`, or
+ * `null`: the bundled Honcho, whose settings file lies outside its
+ * sandbox's data directory (`honcho.json`), saves setup values in the CLI;
+ * a user provider's runs in its sandbox under its grant.
  */
 export async function loadHostSaveConfig(
   name: string,
 ): Promise<
   ((values: Record<string, unknown>, hermesHome: string) => unknown) | null
 > {
+  const sandboxed = await sandboxedExport(name, "saveConfig");
+  if (sandboxed !== undefined) {
+    return sandboxed === null
+      ? null
+      : (values, hermesHome) => sandboxed(undefined, [values, hermesHome]);
+  }
   return await loadProviderCliExport(name, "saveConfig") as
     | ((values: Record<string, unknown>, hermesHome: string) => unknown)
     | null;
@@ -310,7 +467,8 @@ export async function sandboxGrant(
     `${e.key} ${e.value}`
   );
   return {
-    mode: "worker",
+    // Where it runs: its own process, or a worker in a compiled binary.
+    mode: chooseTransport(),
     read: grant.read.map((e) => e.value),
     write: grant.write.map((e) => e.value),
     env: grant.env.map((e) => e.value),
@@ -378,8 +536,8 @@ export type {
 } from "../plugins/provider_cli.ts";
 
 /**
- * Asks a provider's host-side status hook (`describeStatus` of its
- * `cli.ts`) about its settings, files and connection. Resolves to `null`
+ * Asks a provider's status hook (`describeStatus` of its `cli.ts`; a user
+ * provider's in its sandbox) about its settings, files and connection. Resolves to `null`
  * when it has none; a hook that fails to load or throws is reported as
  * `error`.
  */
@@ -390,10 +548,43 @@ export async function describeProviderStatus(
   { description: ProviderStatusDescription | null; error?: string }
 > {
   try {
+    // A project plugin never runs on a status command (provider_report.ts).
+    if ((await findMemoryProvider(name))?.source === "project") {
+      return { description: null };
+    }
+    const sandboxed = await sandboxedExport(name, "describeStatus");
+    if (sandboxed !== undefined) {
+      if (sandboxed === null) return { description: null };
+      const { env: _env, config, ...rest } = context;
+      // Bounded like the probe it may run, plus room for its start.
+      const description = await sandboxed(undefined, [
+        { ...rest, config: await ownConfig(name, config) },
+      ], STATUS_HOOK_GRACE_MS + Math.max(0, context.probeTimeoutMs));
+      return {
+        description: description as ProviderStatusDescription | null,
+      };
+    }
     const hook = await loadProviderStatusHook(name);
     if (hook === null) return { description: null };
     return { description: await hook(context) };
   } catch (error) {
     return { description: null, error: errorText(error) };
   }
+}
+
+/**
+ * How much longer than its probe timeout a sandboxed status hook may take
+ * before `hermes memory status` reports it as failed (stretched under load).
+ */
+const STATUS_HOOK_GRACE_MS = 10_000;
+
+/** The provider's own sections of `config.yaml`: all its sandbox is handed. */
+async function ownConfig(
+  name: string,
+  config: HermesConfig,
+): Promise<HermesConfig> {
+  const { providerConfigView } = await import(
+    "../plugins/provider_loader.ts"
+  );
+  return providerConfigView(name, config);
 }

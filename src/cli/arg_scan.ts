@@ -71,6 +71,31 @@ export function commandWords(args: readonly string[]): string[] {
   return words;
 }
 
+/**
+ * The arguments after the first command word (`hermes [--profile P]
+ * <word> <rest…>` gives `<rest…>`), as a provider's sandboxed `cli.ts`
+ * parses them; `[]` when there is no command word.
+ *
+ * @param args The arguments after the program name.
+ * @returns The rest, unparsed.
+ *
+ * @example
+ * ```ts
+ * import { argsAfterCommand } from "./arg_scan.ts";
+ * import assert from "node:assert/strict";
+ * assert.deepEqual(argsAfterCommand(["--profile", "w", "notes", "stats", "-v"]), ["stats", "-v"]);
+ * ```
+ */
+export function argsAfterCommand(args: readonly string[]): string[] {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === "--") break;
+    if (arg === "--profile") i++;
+    else if (!arg.startsWith("-")) return args.slice(i + 1);
+  }
+  return [];
+}
+
 /** What a command line asks the launcher to grant beyond the usual. */
 export interface CommandIntent {
   /**

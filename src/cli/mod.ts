@@ -53,8 +53,8 @@ export {
 } from "./cli_io.ts";
 // The config a provider's `postSetup(home, config, io)` receives
 export type { HermesConfig } from "../core/memory_provider.ts";
-// What a provider's `describeStatus(ctx)` receives and reports (run on the
-// host by `hermes memory status` and `doctor`)
+// What a provider's `describeStatus(ctx)` receives and reports (run by
+// `hermes memory status` and `doctor`: a user provider's in its sandbox)
 export type {
   ProviderConnectionStatus,
   ProviderFileStatus,

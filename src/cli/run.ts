@@ -31,7 +31,7 @@ import {
   attachMemoryCommand,
   defineMemoryGroup,
 } from "./commands/memory_group.ts";
-import { commandWords } from "./arg_scan.ts";
+import { argsAfterCommand, commandWords } from "./arg_scan.ts";
 import {
   describePermissionProblem,
   permissionDenial,
@@ -284,25 +284,23 @@ async function run(
         program,
         scan.command,
         commandWords(args)[1],
+        argsAfterCommand(args),
       );
-      if (refused !== undefined) {
+      if (typeof refused === "string") {
         io.stderr(`error: ${refused}\n`);
         return USAGE_EXIT_CODE;
       }
+      // A user or project provider: its cli.ts parses and runs the rest
+      // in its own sandbox process.
+      if (refused !== undefined) return await refused.run(io);
     }
     await program.parseAsync(json ? jsonAtLeaf(program, args) : args, {
       from: "user",
     });
     return context.exitCode;
   } catch (error) {
-    if (error instanceof CliExit) return error.exitCode;
-    if (error instanceof CommanderError) {
-      if (error.code === "commander.helpDisplayed") return 0;
-      if (error.code === "commander.version") return 0;
-      // Help printed to stderr because a subcommand is missing.
-      if (error.code === "commander.help") return USAGE_EXIT_CODE;
-      return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
-    }
+    const code = exitCodeOf(error);
+    if (code !== undefined) return code;
     const denial = permissionDenial(error);
     if (denial !== undefined) {
       io.stderr(
@@ -316,6 +314,27 @@ async function run(
     }
     return 1;
   }
+}
+
+/**
+ * The exit code a parse of the command tree ended with, when it ended by
+ * help or a usage error (already printed); `undefined` for any other error.
+ * The host and a provider's `cli.ts` sandbox (`sandbox_bootstrap.ts`) end the
+ * same way.
+ *
+ * @param error What `parseAsync` threw.
+ * @returns The exit code, or `undefined`.
+ */
+export function exitCodeOf(error: unknown): number | undefined {
+  if (error instanceof CliExit) return error.exitCode;
+  if (error instanceof CommanderError) {
+    if (error.code === "commander.helpDisplayed") return 0;
+    if (error.code === "commander.version") return 0;
+    // Help printed to stderr because a subcommand is missing.
+    if (error.code === "commander.help") return USAGE_EXIT_CODE;
+    return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
+  }
+  return undefined;
 }
 
 /** `hermes [group] --version [--json]`: loads the version module only then. */

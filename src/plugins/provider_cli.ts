@@ -5,10 +5,15 @@
  * Only the active provider (`memory.provider`) contributes, and only its
  * `cli.ts` is imported, never its `mod.ts`. `cli.ts` must export
  * `registerCli(command)`, which attaches subcommands to the `hermes
- * <provider>` command. Unlike the provider itself, `cli.ts` runs inside
- * the `hermes` CLI process with the CLI's permissions (it builds commands
- * on the host's command tree, which cannot cross a worker boundary), so it
- * is loaded for the active provider only, which the user chose.
+ * <provider>` command.
+ *
+ * Where it runs: a user or project provider's `cli.ts` runs in its own
+ * sandbox process under exactly that provider's grant
+ * ({@linkcode openCliSandbox}, `src/sandbox/sandboxed_cli.ts`); the host
+ * only routes `hermes <provider> …` to it and bridges output and prompts.
+ * A bundled provider's `cli.ts` (Honcho's) is framework code and runs in
+ * the CLI process, as does every `cli.ts` in a `deno compile` binary (which
+ * cannot start a `deno run` child with flags of its own).
  *
  * @module
  */
@@ -24,6 +29,78 @@ import {
 } from "./plugin_discovery.ts";
 import { errorText } from "../_util/error_text.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
+import { isCompiledBinary } from "../sandbox/transport.ts";
+import {
+  BRIDGED_IO,
+  type CliBridge,
+  type SandboxedCli,
+  startProviderCli,
+  switchableBridge,
+} from "../sandbox/sandboxed_cli.ts";
+import type { ProviderCandidate } from "./plugin_discovery.ts";
+
+export { BRIDGED_IO, type CliBridge, type SandboxedCli, switchableBridge };
+
+/**
+ * Whether a provider's `cli.ts` runs in its sandbox process (a user or
+ * project provider, outside a `deno compile` binary) rather than in the
+ * CLI process (a bundled provider, or any in a compiled binary).
+ *
+ * @param candidate The provider.
+ * @returns `true` when it is sandboxed.
+ */
+export function cliIsSandboxed(
+  candidate: { source: string; dir?: string },
+): boolean {
+  return candidate.source !== "bundled" && candidate.dir !== undefined &&
+    !isCompiledBinary();
+}
+
+/**
+ * Starts a user or project provider's `cli.ts` in its own sandbox process
+ * under exactly the provider's grant (after the checks a provider's start
+ * gets), with `io` bridged.
+ *
+ * @param name The provider's name.
+ * @param io Where its output goes and its prompts are asked.
+ * @param options Home, config and directories; `createDataDir: false` for a
+ * read-only use (a status hook, a hint) that must write nothing.
+ * @returns The loaded `cli.ts`, or `null` when the provider has none, or
+ * its `cli.ts` runs in the CLI process ({@linkcode cliIsSandboxed}).
+ * @throws {Error} When it may not start or `cli.ts` fails to load.
+ */
+export async function openCliSandbox(
+  name: string,
+  io: CliBridge,
+  options: DiscoveryOptions & { createDataDir?: boolean } = {},
+): Promise<SandboxedCli | null> {
+  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
+  const config = options.config ?? await loadConfig({ hermesHome });
+  const found = await locateProviderCli(name, {
+    ...options,
+    hermesHome,
+    config,
+    evenIfInactive: true,
+  });
+  if (found === null || !found.sandboxed) return null;
+  // Loaded only here: the sandbox is started by the commands that need it.
+  const { checkedSandbox } = await import("./provider_loader.ts");
+  const { grant } = await checkedSandbox(
+    found.candidate,
+    hermesHome,
+    config,
+    "process",
+  );
+  return await startProviderCli({
+    name,
+    specifier: found.url,
+    description: found.description,
+    grant,
+    manifestPath: join(found.candidate.dir!, "plugin.yaml"),
+    io,
+    createDataDir: options.createDataDir,
+  });
+}
 
 /** What a provider's `cli.ts` contributes. */
 interface ProviderCli {
@@ -67,10 +144,12 @@ async function cliModuleUrl(
 }
 
 /**
- * One export of a provider's `cli.ts` (host-side code: it runs in the CLI
- * process), such as `postSetup` or `saveConfig`, whether or not the
- * provider is the active one: only the named provider's `cli.ts` is
- * imported.
+ * One export of a provider's `cli.ts`, imported into this process, such
+ * as `postSetup` or `saveConfig`, whether or not the provider is the
+ * active one: only the named provider's `cli.ts` is imported. The CLI
+ * calls it only where `cli.ts` is host code ({@linkcode cliIsSandboxed}
+ * is false); a user provider's exports are called in its sandbox
+ * ({@linkcode openCliSandbox}).
  *
  * @param name The provider's name.
  * @param exportName The export.
@@ -101,6 +180,61 @@ export async function loadProviderCliExport(
     : null;
 }
 
+/** Where a provider's `cli.ts` is, found without importing it. */
+export interface ProviderCliLocation {
+  /** The provider's name: the command is `hermes <name>`. */
+  name: string;
+  /** The `cli.ts` module URL. */
+  url: string;
+  /** One line for `hermes --help`. */
+  help: string;
+  /** The `description` of its `plugin.yaml` (`""` when none). */
+  description: string;
+  /** Whether it runs in its sandbox process ({@linkcode cliIsSandboxed}). */
+  sandboxed: boolean;
+  /** The provider as discovered. */
+  candidate: ProviderCandidate;
+}
+
+/**
+ * Finds the `cli.ts` of the active provider (with `evenIfInactive`, of
+ * any discovered provider) without importing it.
+ *
+ * @param name The provider's name.
+ * @param options Home, config and directories.
+ * @returns Where it is, or `null` when the provider is not active, not
+ * found, or has no `cli.ts`.
+ */
+export async function locateProviderCli(
+  name: string,
+  options: ProviderCliOptions = {},
+): Promise<ProviderCliLocation | null> {
+  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
+  const config = options.config ?? await loadConfig({ hermesHome });
+  const memory = config.memory as Record<string, unknown> | undefined;
+  const active = memory !== null && typeof memory === "object"
+    ? String(memory.provider ?? "").trim()
+    : "";
+  if (!options.evenIfInactive && active !== name) return null;
+  const candidate = await findMemoryProvider(name, {
+    ...options,
+    hermesHome,
+    config,
+  });
+  if (candidate === null) return null;
+  const url = await cliModuleUrl(candidate);
+  if (url === null) return null;
+  const description = candidate.manifest.description;
+  return {
+    name,
+    url,
+    help: description || `Manage ${name} memory plugin`,
+    description,
+    sandboxed: cliIsSandboxed(candidate),
+    candidate,
+  };
+}
+
 /** Options of {@linkcode loadProviderCli}. */
 interface ProviderCliOptions extends DiscoveryOptions {
   /**
@@ -112,7 +246,10 @@ interface ProviderCliOptions extends DiscoveryOptions {
 }
 
 /**
- * Loads the CLI of a provider by importing only its `cli.ts`.
+ * Loads the CLI of a provider by importing only its `cli.ts`, into this
+ * process. The CLI does so only where `cli.ts` is host code
+ * ({@linkcode cliIsSandboxed} is false); a user provider's commands run in
+ * its sandbox ({@linkcode openCliSandbox}).
  *
  * @param name The provider's name.
  * @param options Home, config and directories.
@@ -132,21 +269,9 @@ export async function loadProviderCli(
   options: ProviderCliOptions = {},
 ): Promise<ProviderCli | null> {
   try {
-    const hermesHome = resolve(options.hermesHome ?? getHermesHome());
-    const config = options.config ?? await loadConfig({ hermesHome });
-    const memory = config.memory as Record<string, unknown> | undefined;
-    const active = memory !== null && typeof memory === "object"
-      ? String(memory.provider ?? "").trim()
-      : "";
-    if (!options.evenIfInactive && active !== name) return null;
-    const candidate = await findMemoryProvider(name, {
-      ...options,
-      hermesHome,
-      config,
-    });
-    if (candidate === null) return null;
-    const url = await cliModuleUrl(candidate);
-    if (url === null) return null;
+    const found = await locateProviderCli(name, options);
+    if (found === null) return null;
+    const { url, candidate } = found;
     const module = await import(String(url)) as Record<string, unknown>;
     const registerCli = module.registerCli;
     if (typeof registerCli !== "function") {
@@ -176,9 +301,15 @@ export async function loadProviderCli(
 export interface ProviderStatusContext {
   /** The profile home. */
   hermesHome: string;
-  /** The parsed `config.yaml` (`{}` when it is missing or broken). */
+  /**
+   * The parsed `config.yaml` (`{}` when it is missing or broken); in a user
+   * provider's sandbox, only its own sections of it.
+   */
   config: HermesConfig;
-  /** The CLI's environment (the profile's `.env` is not merged in). */
+  /**
+   * The CLI's environment (the profile's `.env` is not merged in); in a
+   * user provider's sandbox, only the variables it is granted.
+   */
   env: (name: string) => string | undefined;
   /**
    * Whether a connection probe may run. When `false` the hook touches no
@@ -285,11 +416,13 @@ export interface ProviderStatusDescription {
 }
 
 /**
- * The optional host-side status hook of a provider's `cli.ts`:
+ * The optional status hook of a provider's `cli.ts`:
  * `export function describeStatus(ctx)`. `hermes memory status` and
- * `hermes memory doctor` call it in the CLI process (no worker), so a
- * provider that keeps its settings in its own file reports them; secrets
- * must come back masked. It must stay cheap without `ctx.probe` and
+ * `hermes memory doctor` call it (a bundled provider's in the CLI process;
+ * a user or project provider's in its sandbox process, under its grant,
+ * with only its own sections of `config.yaml` and its granted variables),
+ * so a provider that keeps its settings in its own file reports them;
+ * secrets must come back masked, and the result must be plain data. It must stay cheap without `ctx.probe` and
  * bounded by `ctx.probeTimeoutMs` with it.
  */
 export type DescribeStatus = (

@@ -67,6 +67,7 @@ import {
   setMaxLiveProviders,
 } from "../sandbox/sandboxed_provider.ts";
 import { scanProviderSources } from "../sandbox/source_scan.ts";
+import type { ProviderGrant } from "../sandbox/grant.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /**
@@ -178,7 +179,7 @@ class LoadRefused extends Error {}
  * @param config The loaded `config.yaml`.
  * @returns The provider's view.
  */
-function providerConfigView(
+export function providerConfigView(
   name: string,
   config: HermesConfig,
 ): HermesConfig {
@@ -269,6 +270,51 @@ async function loadSandboxed(
     }
     for (const warning of report.warnings) warnOnce(warning);
   }
+  const { grant, framework } = await checkedSandbox(
+    candidate,
+    hermesHome,
+    config,
+    transport,
+  );
+  if (options.maxLiveProviders !== undefined) {
+    setMaxLiveProviders(options.maxLiveProviders);
+  }
+  const skills: SkillRegistration[] = [];
+  const provider = await SandboxedMemoryProvider.start(candidate, {
+    grant,
+    framework,
+    config: providerConfigView(candidate.name, config),
+    onSkill: (skill) => skills.push(skill),
+    loadTimeoutMs: options.loadTimeoutMs,
+    callTimeoutMs: options.callTimeoutMs,
+    unresponsiveAfterMs: options.unresponsiveAfterMs,
+    transport,
+    heapLimitMb: options.heapLimitMb,
+    createDataDir: options.inspection !== true,
+  });
+  return { provider, skills };
+}
+
+/**
+ * The grant a discovered provider's sandbox runs with, after the checks
+ * that refuse to start it (a data directory that is not its own, a
+ * symlink out of its code directory, an npm import it may not make, a
+ * worker grant the host lacks), and which bootstrap it needs. The provider
+ * and its `cli.ts` (`provider_cli.ts`) are started after the same checks.
+ *
+ * @param candidate The provider.
+ * @param hermesHome The profile home.
+ * @param config The loaded `config.yaml`.
+ * @param transport The sandbox's transport.
+ * @returns The grant and the bootstrap.
+ * @throws {Error} Why it may not start (a `LoadRefused`).
+ */
+export async function checkedSandbox(
+  candidate: ProviderCandidate,
+  hermesHome: string,
+  config: HermesConfig,
+  transport: SandboxTransport,
+): Promise<{ grant: ProviderGrant; framework: SandboxFramework }> {
   const problem = dataDirProblem(candidate.name, hermesHome);
   if (problem !== undefined) throw new LoadRefused(problem);
   const grant = grantForCandidate(candidate, { hermesHome, config });
@@ -310,23 +356,7 @@ async function loadSandboxed(
     const escape = await dataDirEscape(grant.dataDir);
     if (escape !== undefined) throw new LoadRefused(escape);
   }
-  if (options.maxLiveProviders !== undefined) {
-    setMaxLiveProviders(options.maxLiveProviders);
-  }
-  const skills: SkillRegistration[] = [];
-  const provider = await SandboxedMemoryProvider.start(candidate, {
-    grant,
-    framework,
-    config: providerConfigView(candidate.name, config),
-    onSkill: (skill) => skills.push(skill),
-    loadTimeoutMs: options.loadTimeoutMs,
-    callTimeoutMs: options.callTimeoutMs,
-    unresponsiveAfterMs: options.unresponsiveAfterMs,
-    transport,
-    heapLimitMb: options.heapLimitMb,
-    createDataDir: options.inspection !== true,
-  });
-  return { provider, skills };
+  return { grant, framework };
 }
 
 async function loadCandidate(

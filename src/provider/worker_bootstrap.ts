@@ -69,6 +69,7 @@ import {
   withSecretScope,
 } from "../profile/secret_scope.ts";
 import {
+  type AnswerMessage,
   type CallbackMarker,
   type CallContext,
   type CastRequest,
@@ -86,7 +87,7 @@ import { hardenWorker } from "./worker_hardening.ts";
 import { errorText } from "../_util/error_text.ts";
 
 type Incoming = HostRequest & { id: number };
-type CallRequest = Extract<Incoming, { t: "call" }>;
+type CallRequest = Exclude<Incoming, { t: "cast" | "drain" | "ping" }>;
 type LoadMessage = LoadRequest & { id: number };
 
 interface WorkerScope {
@@ -170,14 +171,81 @@ function post(message: WorkerMessage): void {
   }
 }
 
+/**
+ * The `cli.ts` side of a sandbox (installed by `src/cli/sandbox_bootstrap.ts`), which
+ * answers the `cli*` requests and the host's prompt answers.
+ */
+export interface CliMode {
+  /**
+   * Starts a `cliLoad`, `cliRun` or `cliCall` request.
+   *
+   * @param request The request.
+   * @returns Its (possibly pending) result.
+   */
+  request(request: HostRequest): unknown;
+  /**
+   * Receives the host's answer to a prompt.
+   *
+   * @param message The answer.
+   */
+  answer(message: AnswerMessage): void;
+  /**
+   * Takes what provider code writes to stdout or stderr (the user's
+   * terminal, through the host).
+   *
+   * @param stream Where it was written.
+   * @param text The text.
+   * @returns Whether it was taken.
+   */
+  write(stream: "stdout" | "stderr", text: string): boolean;
+}
+
+let cliMode: CliMode | undefined;
+
+/**
+ * Turns this sandbox into one that runs a provider's `cli.ts` (called by
+ * `src/cli/sandbox_bootstrap.ts` before any message is read).
+ *
+ * @param mode The CLI side.
+ */
+export function installCliMode(mode: CliMode): void {
+  cliMode = mode;
+}
+
+/**
+ * Sends one message to the host (over the pipe or the private port).
+ *
+ * @param message The message.
+ */
+export function postToHost(message: WorkerMessage): void {
+  post(message);
+}
+
+/**
+ * Sets the provider's name for messages (the CLI bootstrap's load).
+ *
+ * @param name The name.
+ */
+export function setSandboxProviderName(name: string): void {
+  providerName = name;
+}
+
 hardenWorker({
   closeStdio: IN_WORKER,
   providerName: () => providerName,
+  write: (stream, text) => cliMode?.write(stream, text) ?? false,
   output: (level, text) => post({ t: "log", level, message: text }),
   denied: (error) => post({ t: "denied", error: serializeError(error) }),
 });
 
-function format(args: unknown[]): string {
+/**
+ * The text of a `console` call's arguments, as Deno would print them
+ * without colours.
+ *
+ * @param args The arguments.
+ * @returns The text.
+ */
+export function formatConsoleArgs(args: unknown[]): string {
   return args.map((a) =>
     typeof a === "string" ? a : Deno.inspect(a, { depth: 4, colors: false })
   ).join(" ");
@@ -199,7 +267,9 @@ function forwardConsole(): void {
       post({
         t: "log",
         level,
-        message: `Memory provider '${providerName}': ${format(args)}`,
+        message: `Memory provider '${providerName}': ${
+          formatConsoleArgs(args)
+        }`,
       });
     };
   }
@@ -257,7 +327,14 @@ function reviveCallbacks(value: unknown): unknown {
   return out;
 }
 
-function inContext<T>(context: CallContext, fn: () => T): T {
+/**
+ * Runs `fn` under the call's home, multiplex flag and secret scope.
+ *
+ * @param context The call's context.
+ * @param fn The work.
+ * @returns What `fn` returns.
+ */
+export function inContext<T>(context: CallContext, fn: () => T): T {
   setMultiplexActive(context.multiplex);
   return withHermesHome(
     context.hermesHome,
@@ -360,9 +437,15 @@ function startCall(request: CallRequest | LoadMessage): void {
   const id = request.id;
   let result: unknown;
   try {
-    result = request.t === "load"
-      ? load(request)
-      : invoke(request.method, request.args, request.context);
+    if (request.t === "load") result = load(request);
+    else if (request.t === "call") {
+      result = invoke(request.method, request.args, request.context);
+    } else if (cliMode !== undefined) result = cliMode.request(request);
+    else {
+      throw new TypeError(
+        `Memory provider '${providerName}': this sandbox runs no cli.ts`,
+      );
+    }
   } catch (error) {
     replyError(id, error);
     return;
@@ -481,6 +564,8 @@ function receive(data: unknown): void {
   if (request === null || typeof request !== "object") return;
   if (request.t === "ping") {
     post({ t: "pong", id: request.id });
+  } else if ((request as { t: string }).t === "answer") {
+    cliMode?.answer(request as unknown as AnswerMessage);
   } else if (runningCast !== 0) {
     waiting.push(request);
   } else {

@@ -65,6 +65,16 @@ export interface HardeningHooks {
    */
   output(level: LogLevel, text: string): void;
   /**
+   * Receives text provider code wrote to stdout or stderr before
+   * {@linkcode HardeningHooks.output} does: a sandboxed `cli.ts` prints to
+   * the user's terminal through it. Returns `true` when it took the text.
+   *
+   * @param stream Where it was written.
+   * @param text The text, as written.
+   * @returns Whether the text was taken.
+   */
+  write?(stream: "stdout" | "stderr", text: string): boolean;
+  /**
    * Receives a permission denial (the first of each message).
    *
    * @param error Deno's error.
@@ -180,6 +190,10 @@ export function hardenWorker(hooks: HardeningHooks): void {
       : chunk instanceof Uint8Array
       ? decoder.decode(chunk)
       : String(chunk);
+    const size = chunk instanceof Uint8Array ? chunk.byteLength : text.length;
+    if (hooks.write?.(level === "info" ? "stdout" : "stderr", text)) {
+      return size;
+    }
     const trimmed = text.replace(/\r?\n$/, "");
     if (trimmed !== "") {
       hooks.output(
@@ -187,7 +201,7 @@ export function hardenWorker(hooks: HardeningHooks): void {
         `Memory provider '${hooks.providerName()}': ${trimmed}`,
       );
     }
-    return chunk instanceof Uint8Array ? chunk.byteLength : text.length;
+    return size;
   };
 
   // Raw resources first: close the worker's stdio, then drop the door to

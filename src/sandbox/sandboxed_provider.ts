@@ -268,10 +268,17 @@ const OWN_HOOKS: ReadonlySet<ProviderHookName> = new Set([
   "drain",
 ]);
 
-/** Creates the data directory a grant names (mode 0700), refusing a symlink. */
-async function prepareDataDir(
+/**
+ * Creates the data directory a grant names (mode 0700), refusing a symlink.
+ *
+ * @param grant The grant.
+ * @param create Whether to create it when missing (`false` for a read-only
+ *   inspection, which only checks an existing one).
+ * @throws {Error} When it is a symlink or not a directory.
+ */
+export async function prepareDataDir(
   grant: ProviderGrant,
-  create: boolean,
+  create = true,
 ): Promise<void> {
   const dir = grant.dataDir;
   if (dir === undefined) return;
@@ -1034,7 +1041,15 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 }
 
-function limitScope(grant: ProviderGrant): Record<string, string> | undefined {
+/**
+ * The caller's secret scope limited to the names the grant holds.
+ *
+ * @param grant The grant.
+ * @returns The limited scope, or `undefined` outside a scope.
+ */
+export function limitScope(
+  grant: ProviderGrant,
+): Record<string, string> | undefined {
   const scope = currentSecretScope();
   if (scope === undefined) return undefined;
   const limited: Record<string, string> = {};

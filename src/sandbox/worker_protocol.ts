@@ -90,6 +90,72 @@ export interface LoadRequest {
   config?: Record<string, unknown>;
 }
 
+/** Whether the user's terminal is a terminal, per stream (for a `cli.ts`). */
+export interface CliTerminal {
+  /** Standard input (prompts are allowed). */
+  stdin: boolean;
+  /** Standard output. */
+  stdout: boolean;
+  /** Standard error. */
+  stderr: boolean;
+}
+
+/**
+ * Loads a provider's `cli.ts` in its sandbox (the CLI bootstrap,
+ * `src/cli/sandbox_bootstrap.ts`); answered with a
+ * {@linkcode CliDescription}.
+ */
+export interface CliLoadRequest {
+  /** Always `"cliLoad"`. */
+  t: "cliLoad";
+  /** The `cli.ts` module to import (checked against the grant). */
+  specifier: string;
+  /** The provider's name: the command is `hermes <name>`. */
+  providerName: string;
+  /** The `description` of its `plugin.yaml` (the command's help). */
+  description: string;
+  /** What the user's streams are. */
+  terminal: CliTerminal;
+  /** The home the load runs under. */
+  context: CallContext;
+}
+
+/** What a sandboxed `cli.ts` offers, as its load answers. */
+export interface CliDescription {
+  /** Whether it exports `registerCli(command)`. */
+  registerCli: boolean;
+  /** The functions it exports (`describeStatus`, `postSetup`, …). */
+  exports: string[];
+  /** The subcommands `registerCli` adds (name and one-line summary). */
+  commands: { name: string; summary: string }[];
+}
+
+/**
+ * An answer of the host to a prompt the sandboxed `cli.ts` asked (an
+ * `ask` message); one-way.
+ */
+export interface AnswerMessage {
+  /** Always `"answer"`. */
+  t: "answer";
+  /** The `ask` it answers. */
+  ask: number;
+  /** Whether the user answered (else `error`, e.g. `PromptCancelled`). */
+  ok: boolean;
+  /** The answer. */
+  value?: unknown;
+  /** Why there is no answer. */
+  error?: SerializedError;
+}
+
+/** The kinds of prompt a sandboxed `cli.ts` may ask (`CliPrompts`). */
+export const CLI_PROMPT_KINDS: readonly string[] = [
+  "select",
+  "input",
+  "password",
+  "confirm",
+  "line",
+];
+
 /** A message from the host (over the port). */
 export type HostRequest =
   | LoadRequest
@@ -101,7 +167,21 @@ export type HostRequest =
   }
   | CastRequest
   | { t: "drain" }
-  | { t: "ping" };
+  | { t: "ping" }
+  | CliLoadRequest
+  | {
+    t: "cliRun";
+    args: string[];
+    terminal: CliTerminal;
+    context: CallContext;
+  }
+  | {
+    t: "cliCall";
+    name: string;
+    args: unknown[];
+    terminal: CliTerminal;
+    context: CallContext;
+  };
 
 /** A host message that expects a reply (everything but a cast). */
 export type ReplyRequest = Exclude<HostRequest, CastRequest>;
@@ -126,7 +206,9 @@ export type WorkerMessage =
   | { t: "skill"; skill: SkillMessage }
   | { t: "callback"; name: string; args: unknown[] }
   | { t: "castFailed"; method: string; error: SerializedError }
-  | { t: "denied"; error: SerializedError };
+  | { t: "denied"; error: SerializedError }
+  | { t: "io"; stream: "stdout" | "stderr"; text: string }
+  | { t: "ask"; ask: number; kind: string; options: unknown };
 
 /** A function argument replaced for the crossing; the worker calls back. */
 export interface CallbackMarker {
@@ -414,6 +496,33 @@ export function checkWorkerMessage(
     case "denied": {
       if (!isSerializedError(data.error)) return bad("a malformed denial");
       return { ok: true, message: { t: "denied", error: data.error } };
+    }
+    case "io": {
+      if (
+        (data.stream !== "stdout" && data.stream !== "stderr") ||
+        typeof data.text !== "string" || data.text.length > MAX_RESULT_BYTES
+      ) return bad("malformed output");
+      return {
+        ok: true,
+        message: { t: "io", stream: data.stream, text: data.text },
+      };
+    }
+    case "ask": {
+      if (
+        typeof data.ask !== "number" || !Number.isInteger(data.ask) ||
+        typeof data.kind !== "string" ||
+        !CLI_PROMPT_KINDS.includes(data.kind) ||
+        exceedsSize(data.options, MAX_LOG_CHARS * 64)
+      ) return bad("a malformed prompt");
+      return {
+        ok: true,
+        message: {
+          t: "ask",
+          ask: data.ask,
+          kind: data.kind,
+          options: data.options,
+        },
+      };
     }
     default:
       return bad(

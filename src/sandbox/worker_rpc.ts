@@ -31,11 +31,13 @@
 import { errorText } from "../_util/error_text.ts";
 import { type ProviderChannel, workerChannel } from "./transport.ts";
 import {
+  type AnswerMessage,
   type CastRequest,
   checkWorkerMessage,
   ProviderCallTimeoutError,
   type ReplyRequest,
   reviveError,
+  serializeError,
   type WorkerMessage,
 } from "./worker_protocol.ts";
 
@@ -349,6 +351,27 @@ export class WorkerRpc {
       this.#channel.send(request);
     } catch (error) {
       throw this.#cloneError(request.method, error);
+    }
+  }
+
+  /**
+   * Answers a prompt the sandboxed `cli.ts` asked (one-way).
+   *
+   * @param message The answer.
+   */
+  answer(message: AnswerMessage): void {
+    if (this.#stopped !== undefined) return;
+    try {
+      this.#channel.send(message);
+    } catch (error) {
+      this.#channel.send(
+        {
+          t: "answer",
+          ask: message.ask,
+          ok: false,
+          error: serializeError(this.#cloneError("prompt", error)),
+        } satisfies AnswerMessage,
+      );
     }
   }
 

@@ -86,14 +86,18 @@ export class HostOwnerProvider extends MemoryProvider {
 }
 `;
 
-/** A cli.ts with a host-side wizard: it gets the terminal through io. */
+/**
+ * A cli.ts with its own setup wizard: it gets the terminal through io (a
+ * user provider's cli.ts runs in its sandbox, so it writes into its own
+ * data directory).
+ */
 const HOST_OWNER_CLI = `
 import type { HermesConfig } from "@hermes/memory";
 import type { CliIo, HermesCommand } from "@hermes/memory/cli";
 export function registerCli(_command: HermesCommand): void {}
 export async function postSetup(hermesHome: string, config: HermesConfig, io: CliIo): Promise<number> {
   const color = await io.prompts.input({ message: "Favourite colour" });
-  await Deno.writeTextFile(hermesHome + "/host.json", JSON.stringify({ color, memory: config.memory }));
+  await Deno.writeTextFile(hermesHome + "/hostowner/host.json", JSON.stringify({ color, memory: config.memory }));
   io.stdout("host setup done\\n");
   return 0;
 }
@@ -552,7 +556,9 @@ Deno.test("memory setup PROVIDER runs a host-side postSetup from cli.ts with the
       assert.deepEqual(asked.map((a) => a.message), ["Favourite colour"]);
       assert.match(out, /host setup done/);
       assert.deepEqual(
-        JSON.parse(await Deno.readTextFile(join(home, "host.json"))),
+        JSON.parse(
+          await Deno.readTextFile(join(home, "hostowner", "host.json")),
+        ),
         { color: "blue", memory: {} },
       );
     });
@@ -566,7 +572,7 @@ Deno.test("memory setup PROVIDER runs a host-side postSetup from cli.ts with the
       );
       assert.equal(code, 1);
       assert.match(out, /Cancelled\. No changes saved\.\n$/);
-      assert.equal(exists(join(home, "host.json")), false);
+      assert.equal(exists(join(home, "hostowner", "host.json")), false);
     });
   });
   await t.step("non-interactive --yes skips it", async () => {
@@ -578,7 +584,7 @@ Deno.test("memory setup PROVIDER runs a host-side postSetup from cli.ts with the
         "--yes",
       ]);
       assert.equal(code, 0);
-      assert.equal(exists(join(home, "host.json")), false);
+      assert.equal(exists(join(home, "hostowner", "host.json")), false);
       assert.equal(
         (await loadConfig({ hermesHome: home })).memory &&
           ((await loadConfig({ hermesHome: home })).memory as Record<

@@ -384,6 +384,8 @@ const make = {
   badLog: () => ({ t: "log", level: "shout", message: "hi" }),
   badSkill: () => ({ t: "skill", skill: { name: 1 } }),
   badCallback: () => ({ t: "callback", name: "warningCallback", args: "not a list" }),
+  badOutput: () => ({ t: "io", stream: "tty", text: "hi" }),
+  badPrompt: () => ({ t: "ask", ask: 1, kind: "exec", options: {} }),
   global: () => "global",
 };
 onmessage = (e) => {
@@ -410,6 +412,8 @@ Deno.test("WorkerRpc stops a worker that sends a malformed message, with one war
     ["badLog", "a log line without a level"],
     ["badSkill", "a malformed skill registration"],
     ["badCallback", "a malformed callback"],
+    ["badOutput", "malformed output"],
+    ["badPrompt", "a malformed prompt"],
     [
       "global",
       "a message on its global scope (provider code calling postMessage)",

@@ -16,7 +16,9 @@ import {
   isBuiltinSentinel,
   listProviderNames,
   loadCli,
+  providerSubcommands,
 } from "../_plugins.ts";
+import type { CliIo } from "../cli_io.ts";
 import { permissionDenial } from "../permission_problem.ts";
 import {
   getConfigPath,
@@ -98,8 +100,9 @@ async function inactiveRefusal(
 }
 
 /**
- * Whether a provider's command tree has a subcommand (loads its `cli.ts`
- * and registers it on a scratch command).
+ * Whether a provider's command tree has a subcommand (host code is
+ * registered on a scratch command; a user provider's `cli.ts` reports its
+ * subcommands from its sandbox).
  *
  * @param name The provider.
  * @param sub The subcommand's name.
@@ -109,15 +112,22 @@ export async function hasSubcommand(
   name: string,
   sub: string,
 ): Promise<boolean> {
-  try {
-    const cli = await loadCli(name, true);
-    if (cli === null) return false;
-    const probe = createCommand(name);
-    await cli.registerCli(probe);
-    return probe.commands.some((c) => c.name() === sub);
-  } catch {
-    return false;
-  }
+  const names = await providerSubcommands(name, () => createCommand(name));
+  return names.includes(sub);
+}
+
+/**
+ * `hermes <provider> <args…>` of a user or project provider: run in its
+ * sandbox process, which parses `<args…>` itself.
+ */
+export interface SandboxedRoute {
+  /**
+   * Runs the command line in the provider's sandbox.
+   *
+   * @param io Where output goes and prompts are asked.
+   * @returns The exit code.
+   */
+  run(io: CliIo): Promise<number>;
 }
 
 /**
@@ -131,7 +141,10 @@ export async function hasSubcommand(
  * @param word The first command word, if any.
  * @param subcommand The second command word, if any: `enable` and `setup`
  * of a provider that is not active are attached (they turn it on).
- * @returns `undefined` when parsing may go on, else the message to print.
+ * @param rest The arguments after `word`: a user or project provider's
+ * `cli.ts` parses them in its sandbox (nothing is attached to `program`).
+ * @returns `undefined` when parsing may go on, the message to print, or
+ * the route to the provider's sandbox.
  *
  * @example Basic usage
  * ```ts ignore
@@ -146,7 +159,8 @@ export async function attachProviderCommand(
   program: HermesCommand,
   word: string | undefined,
   subcommand?: string,
-): Promise<string | undefined> {
+  rest: readonly string[] = [],
+): Promise<string | SandboxedRoute | undefined> {
   const setting = await activeProvider();
   let active = setting.name;
   let inactive = false;
@@ -197,12 +211,16 @@ export async function attachProviderCommand(
       didYouMean(active, names)
     }\nhint: run 'hermes memory list' to see the installed providers, then 'hermes memory setup NAME'`;
   }
+  const sandboxed = cli.sandboxed;
+  if (sandboxed !== undefined) {
+    return { run: (io: CliIo) => sandboxed.run(rest, io) };
+  }
   const description = cli.description || `Manage ${active} memory plugin`;
   const command = program.command(active)
     .summary(shortDescription(description))
     .description(description);
   try {
-    await cli.registerCli(command);
+    await cli.registerCli?.(command);
   } catch (error) {
     log(
       "warn",

@@ -1,0 +1,356 @@
+/**
+ * A user or project provider's `cli.ts` run in its own sandbox process,
+ * under exactly that provider's grant: the same `deno run` child, flags,
+ * hardening and protocol as the provider itself (`transport.ts`,
+ * `worker_rpc.ts`), started on the CLI bootstrap
+ * (`src/cli/sandbox_bootstrap.ts`) instead of the provider bootstrap.
+ *
+ * The host routes `hermes <provider> <args…>` here without parsing
+ * `<args…>`: the sandbox builds the command tree from `registerCli` with
+ * the host's own `HermesCommand` class, parses, runs the action and
+ * answers the exit code. What the command prints reaches the host's `io`
+ * with control characters escaped; its prompts are asked by the host on
+ * the real terminal (or the test's scripted `io`) and the answers sent
+ * back. A permission denial is reported once with the sandbox's message
+ * (which grant would add it, or that none can). `describeStatus`,
+ * `saveConfig`, `postSetup` and `applySetup` are called the same way.
+ *
+ * @module
+ */
+
+import { log } from "../core/log.ts";
+import { terminalSafe } from "../core/terminal_text.ts";
+import { errorText } from "../_util/error_text.ts";
+import type { ProviderGrant } from "./grant.ts";
+import { openChannel } from "./transport.ts";
+import { explainDenial } from "./denial.ts";
+import { limitScope, prepareDataDir } from "./sandboxed_provider.ts";
+import {
+  type CallContext,
+  type CliDescription,
+  type CliTerminal,
+  reviveError,
+  serializeError,
+  type WorkerMessage,
+} from "./worker_protocol.ts";
+import { WorkerRpc } from "./worker_rpc.ts";
+
+const CLI_BOOTSTRAP = new URL("../cli/sandbox_bootstrap.ts", import.meta.url);
+
+/**
+ * Where a sandboxed `cli.ts` prints and asks: the CLI's `io`
+ * (`CliIo` of `@hermes/memory/cli` fits).
+ */
+export interface CliBridge {
+  /** Writes to standard output. */
+  stdout(text: string): void;
+  /** Writes to standard error. */
+  stderr(text: string): void;
+  /** Whether standard input is a terminal. */
+  readonly stdinIsTerminal: boolean;
+  /** Whether standard output is a terminal. */
+  readonly stdoutIsTerminal: boolean;
+  /** Whether standard error is a terminal. */
+  readonly stderrIsTerminal: boolean;
+  /** The prompts (`select`, `input`, `password`, `confirm`, `line`). */
+  readonly prompts: object;
+}
+
+/** Options of {@linkcode startProviderCli}. */
+export interface ProviderCliStartOptions {
+  /** The provider's name (`hermes <name>`). */
+  name: string;
+  /** The `file:` URL of its `cli.ts`. */
+  specifier: string;
+  /** The `description` of its `plugin.yaml`. */
+  description: string;
+  /** Its grant (the provider's own, exactly). */
+  grant: ProviderGrant;
+  /** Its `plugin.yaml`, for denial messages. */
+  manifestPath?: string;
+  /** Where output goes and prompts are asked. */
+  io: CliBridge;
+  /**
+   * Whether a missing data directory is created (`false` for a read-only
+   * use such as a status hook: nothing is written).
+   *
+   * @default {true}
+   */
+  createDataDir?: boolean;
+  /**
+   * The heap cap of the sandbox process, in MiB.
+   *
+   * @default {512}
+   */
+  heapLimitMb?: number;
+  /**
+   * How long starting and loading `cli.ts` may take.
+   *
+   * @default {30000}
+   */
+  loadTimeoutMs?: number;
+}
+
+/** A provider's `cli.ts`, loaded in its sandbox process. */
+export interface SandboxedCli {
+  /** What it offers. */
+  readonly description: CliDescription;
+  /**
+   * Runs `hermes <provider> <args…>` in the sandbox.
+   *
+   * @param args The arguments after the provider's name.
+   * @returns The exit code (1 when the command failed; the reason printed).
+   */
+  run(args: readonly string[]): Promise<number>;
+  /**
+   * Calls one export of `cli.ts`. An argument `{__hermesIo: true}` becomes
+   * the bridged `io` in the sandbox.
+   *
+   * @param name The export.
+   * @param args Its arguments (JSON data).
+   * @param timeoutMs How long it may take (`Infinity`: no limit, the
+   * busy-loop check still applies).
+   * @returns Its result.
+   * @throws {Error} What it threw (a denial explained), or a
+   * `ProviderCallTimeoutError`.
+   */
+  call(name: string, args: unknown[], timeoutMs?: number): Promise<unknown>;
+  /** Ends the sandbox process. */
+  close(): void;
+}
+
+/** The marker {@linkcode SandboxedCli.call} turns into the bridged `io`. */
+export const BRIDGED_IO: { __hermesIo: true } = Object.freeze({
+  __hermesIo: true,
+});
+
+/**
+ * Starts a provider's `cli.ts` in its own sandbox process under its grant
+ * and loads it.
+ *
+ * @param options Name, module, grant and the `io` to bridge.
+ * @returns The loaded `cli.ts`.
+ * @throws {Error} When the process cannot start or `cli.ts` fails to load.
+ */
+export async function startProviderCli(
+  options: ProviderCliStartOptions,
+): Promise<SandboxedCli> {
+  const { name, grant, io } = options;
+  await prepareDataDir(grant, options.createDataDir !== false);
+  const denials = new Set<string>();
+  const explain = (error: unknown): unknown =>
+    error instanceof Error
+      ? explainDenial(name, grant, options.manifestPath, error)
+      : error;
+  const answerPrompt = async (ask: number, kind: string, given: unknown) => {
+    try {
+      const prompts = io.prompts as Record<
+        string,
+        (...args: unknown[]) => Promise<unknown>
+      >;
+      const asked = safePrompt(given);
+      const value = kind === "line"
+        ? await prompts.line!(terminalSafe(String(asked.prompt ?? "")))
+        : await prompts[kind]!.call(prompts, asked);
+      rpc.answer({ t: "answer", ask, ok: true, value });
+    } catch (error) {
+      rpc.answer({ t: "answer", ask, ok: false, error: serializeError(error) });
+    }
+  };
+  const onEvent = (message: WorkerMessage): void => {
+    switch (message.t) {
+      case "io":
+        if (message.stream === "stdout") io.stdout(terminalSafe(message.text));
+        else io.stderr(terminalSafe(message.text));
+        return;
+      case "ask":
+        answerPrompt(message.ask, message.kind, message.options);
+        return;
+      case "log":
+        log(message.level, message.message);
+        return;
+      case "denied": {
+        const explained = explain(reviveError(message.error)) as Error;
+        if (denials.has(explained.message)) return;
+        denials.add(explained.message);
+        log("warn", explained.message);
+        return;
+      }
+    }
+  };
+  const channel = openChannel("process", {
+    entry: CLI_BOOTSTRAP,
+    grant,
+    frameworkNpm: true,
+    heapLimitMb: options.heapLimitMb,
+  }, `memory-provider-cli-${name}`);
+  const rpc: WorkerRpc = new WorkerRpc(channel, {
+    provider: name,
+    onEvent,
+    onStopped: (reason) =>
+      log("warn", `Memory provider '${name}' command line stopped: ${reason}`),
+  });
+  const context = (): CallContext => {
+    const scope = limitScope(grant);
+    return {
+      hermesHome: grant.hermesHome,
+      multiplex: false,
+      ...(scope !== undefined ? { scope } : {}),
+    };
+  };
+  const terminal = (): CliTerminal => ({
+    stdin: io.stdinIsTerminal,
+    stdout: io.stdoutIsTerminal,
+    stderr: io.stderrIsTerminal,
+  });
+  let description: CliDescription;
+  try {
+    description = await rpc.request({
+      t: "cliLoad",
+      specifier: options.specifier,
+      providerName: name,
+      description: options.description,
+      terminal: terminal(),
+      context: context(),
+    }, {
+      timeoutMs: options.loadTimeoutMs ?? 30_000,
+      label: "load of cli.ts",
+      adaptive: true,
+    }) as CliDescription;
+  } catch (error) {
+    rpc.terminate("its cli.ts failed to load");
+    throw explain(error);
+  }
+  return {
+    description,
+    async run(args: readonly string[]): Promise<number> {
+      try {
+        const code = await rpc.request(
+          {
+            t: "cliRun",
+            args: [...args],
+            terminal: terminal(),
+            context: context(),
+          },
+          { timeoutMs: Infinity, label: `hermes ${name}` },
+        );
+        return typeof code === "number" && Number.isInteger(code) ? code : 1;
+      } catch (error) {
+        const explained = explain(error);
+        const text = errorText(explained);
+        if (
+          !(explained instanceof Error && denials.has(explained.message)) &&
+          rpc.stopped === undefined
+        ) {
+          io.stderr(`error: ${terminalSafe(text)}\n`);
+        }
+        return 1;
+      }
+    },
+    async call(
+      exported: string,
+      args: unknown[],
+      timeoutMs = Infinity,
+    ): Promise<unknown> {
+      try {
+        return await rpc.request(
+          {
+            t: "cliCall",
+            name: exported,
+            args,
+            terminal: terminal(),
+            context: context(),
+          },
+          { timeoutMs, label: exported, adaptive: true },
+        );
+      } catch (error) {
+        throw explain(error);
+      }
+    },
+    close(): void {
+      rpc.terminate("its command finished");
+    },
+  };
+}
+
+/**
+ * A prompt's options with the text the user sees (the question, the
+ * default, each choice's name and description) made terminal-safe; the
+ * choices' values are left as they are (they are what the answer returns).
+ */
+function safePrompt(given: unknown): Record<string, unknown> {
+  if (given === null || typeof given !== "object" || Array.isArray(given)) {
+    return {};
+  }
+  const shown = (value: unknown): unknown =>
+    typeof value === "string"
+      ? terminalSafe(value, { singleLine: true })
+      : value;
+  const options = { ...given as Record<string, unknown> };
+  for (const key of ["message", "default"]) {
+    if (key in options) options[key] = shown(options[key]);
+  }
+  if (Array.isArray(options.choices)) {
+    options.choices = options.choices.map((choice: unknown) => {
+      if (choice === null || typeof choice !== "object") return choice;
+      const c = { ...choice as Record<string, unknown> };
+      if ("name" in c) c.name = shown(c.name);
+      if ("description" in c) c.description = shown(c.description);
+      return c;
+    });
+  }
+  return options;
+}
+
+/**
+ * A bridge whose target is chosen after the sandbox starts (a setup hook
+ * loaded before the command's `io` is known). Until then, and when the
+ * target is `undefined`, output goes to the debug log and prompts are
+ * refused (a status hook has no terminal).
+ *
+ * @returns The bridge, and `use(io)` to point it at an `io`.
+ */
+export function switchableBridge(): {
+  bridge: CliBridge;
+  use(io: CliBridge | undefined): void;
+} {
+  let target: CliBridge | undefined;
+  const quiet = (text: string): void => {
+    const line = text.replace(/\n$/, "");
+    if (line !== "") log("debug", line);
+  };
+  const refuse = (): Promise<never> =>
+    Promise.reject(
+      Object.assign(new Error("Cannot prompt: no terminal here"), {
+        name: "PromptCancelled",
+      }),
+    );
+  const noPrompts = {
+    select: refuse,
+    input: refuse,
+    password: refuse,
+    confirm: refuse,
+    line: refuse,
+  };
+  return {
+    bridge: {
+      stdout: (text) => target ? target.stdout(text) : quiet(text),
+      stderr: (text) => target ? target.stderr(text) : quiet(text),
+      get stdinIsTerminal() {
+        return target?.stdinIsTerminal ?? false;
+      },
+      get stdoutIsTerminal() {
+        return target?.stdoutIsTerminal ?? false;
+      },
+      get stderrIsTerminal() {
+        return target?.stderrIsTerminal ?? false;
+      },
+      get prompts() {
+        return target?.prompts ?? noPrompts;
+      },
+    },
+    use(io: CliBridge | undefined): void {
+      target = io;
+    },
+  };
+}

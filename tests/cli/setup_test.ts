@@ -629,7 +629,7 @@ Deno.test("memory status shows the active provider's settings, status config and
       out,
       /Dependencies: ready \u2713 \u2014 no declared dependencies/,
     );
-    assert.match(out, /Sandbox: {3}worker\n {4}read: +.*plugins\/wizard/);
+    assert.match(out, /Sandbox: {3}process\n {4}read: +.*plugins\/wizard/);
     // Installed but never approved: it runs without what it asks for.
     assert.match(out, /\n {4}env: +\(none\)\n/);
     assert.match(

@@ -28,7 +28,13 @@ Deno.test("deno task -q hermes: stderr holds only the command's own output", asy
         { cwd: ROOT, env: { HOME: home, DENO_NO_UPDATE_CHECK: "1" } },
       );
       assert.equal(run.code, 0, run.err);
-      assert.equal(run.err, "", `${attempt} start`);
+      // The first start's cache step finds everything cached; it explains a
+      // pause only when it takes over a second (a loaded machine).
+      const expected = attempt === "first" &&
+          run.err === "hermes: caching the modules the CLI needs (first run)…\n"
+        ? run.err
+        : "";
+      assert.equal(run.err, expected, `${attempt} start`);
       assert.match(run.out, /^Memory status\n/);
     }
     const bad = await runCommand(

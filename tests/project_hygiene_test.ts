@@ -92,6 +92,33 @@ Deno.test(`deno doc lists at most ${MAX_MOD_SYMBOLS} symbols for mod.ts`, async 
   );
 });
 
+// A plugin's entry exports its provider, `register` and the types they
+// name; its client, config and outbox are internals tests import by path.
+const MAX_HONCHO_SYMBOLS = 15;
+
+Deno.test(`deno doc lists at most ${MAX_HONCHO_SYMBOLS} symbols for the Honcho entry`, async () => {
+  const { code, out } = await deno([
+    "doc",
+    "--json",
+    join("plugins", "memory", "honcho", "mod.ts"),
+  ]);
+  assert.equal(code, 0, out);
+  const doc = JSON.parse(out) as {
+    nodes: Record<string, { symbols: { name: string }[] }>;
+  };
+  const names = new Set(
+    Object.values(doc.nodes).flatMap((n) => n.symbols.map((s) => s.name)),
+  );
+  assert.ok(names.has("HonchoMemoryProvider"), [...names].join(", "));
+  assert.ok(names.has("register"), [...names].join(", "));
+  assert.ok(
+    names.size <= MAX_HONCHO_SYMBOLS,
+    `the Honcho entry exports ${names.size} symbols (at most ${MAX_HONCHO_SYMBOLS}): ${
+      [...names].sort().join(", ")
+    }`,
+  );
+});
+
 Deno.test("mod.ts's example runs, and every JSDoc example type-checks", async () => {
   const example = await deno([
     "test",

@@ -8,7 +8,7 @@
  */
 
 import { Option } from "npm:commander@^14.0.3";
-import type { HermesCommand } from "../../../../src/cli/mod.ts";
+import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import { REASONING_LEVELS } from "../config.ts";
 import type { HonchoConfig } from "../config.ts";
 import {
@@ -16,7 +16,6 @@ import {
   HonchoCliError,
   type HonchoCliScope,
   loadScopeConfig,
-  printJson,
   resolveScope,
   runGuarded,
   targetProfileOf,
@@ -114,7 +113,7 @@ export async function runAsk(
     reasoning_level: level,
   }, ASK_TIMEOUT_MS);
   if (options.json) {
-    printJson(scope.io, {
+    writeJson(scope.io, {
       peer,
       query: question,
       reasoningLevel: level,
@@ -187,7 +186,7 @@ export async function runSearch(
     ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
   }, SEARCH_TIMEOUT_MS);
   if (options.json) {
-    printJson(scope.io, { peer, query: text, result });
+    writeJson(scope.io, { peer, query: text, result });
   } else {
     scope.io.stdout(`${result}\n`);
   }

@@ -9,7 +9,12 @@
  */
 
 import { join } from "node:path";
-import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
+import {
+  type CliIo,
+  columns,
+  type HermesCommand,
+  writeJson,
+} from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config.ts";
 import type { HonchoClient } from "../client.ts";
 import { resolveAiPeerId } from "../peers.ts";
@@ -19,14 +24,12 @@ import {
   connectHoncho,
   describeConfigError,
   describeHonchoFailure,
-  formatTable,
   HonchoCliError,
   type HonchoCliScope,
   isRecord,
   listProfiles,
   loadProfileConfig,
   loadScopeConfig,
-  printJson,
   reportWrite,
   requireReadableConfig,
   resolveScope,
@@ -91,11 +94,11 @@ export async function runPeers(
     });
   }
   if (options.json) {
-    printJson(io, { profiles: rows });
+    writeJson(io, { profiles: rows });
     return 0;
   }
   io.stdout(
-    formatTable([
+    columns([
       ["", "Profile", "Host", "User peer", "AI peer", "Workspace", "Aliases"],
       ...rows.map((r) => [
         r.active ? "*" : "",

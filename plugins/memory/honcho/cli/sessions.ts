@@ -7,13 +7,12 @@
  */
 
 import { resolve } from "node:path";
-import type { HermesCommand } from "../../../../src/cli/mod.ts";
+import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import {
   HonchoCliError,
   type HonchoCliScope,
   isRecord,
   loadScopeConfig,
-  printJson,
   reportWrite,
   requireReadableConfig,
   resolveScope,
@@ -57,7 +56,7 @@ export async function runSessions(
   );
   const current = await cliSessionName(config, cwd);
   if (options.json) {
-    printJson(io, {
+    writeJson(io, {
       configPath: config.configPath,
       cwd,
       current: {

@@ -9,7 +9,12 @@
  * @module
  */
 
-import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
+import {
+  type CliIo,
+  columns,
+  type HermesCommand,
+  writeJson,
+} from "../../../../src/cli/mod.ts";
 import {
   type ConfigSource,
   type HonchoConfig,
@@ -23,12 +28,10 @@ import { resolveAiPeerId } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
 import {
   describeConfigError,
-  formatTable,
   type HonchoCliScope,
   listProfiles,
   loadProfileConfig,
   loadScopeConfig,
-  printJson,
   profileLabel,
   resolveScope,
   runGuarded,
@@ -158,7 +161,7 @@ export async function runStatus(
         source: config.sources[field],
       };
     }
-    printJson(io, {
+    writeJson(io, {
       host: config.hostKey,
       hostBlock: config.hostBlockKey,
       profile: config.profile,
@@ -213,7 +216,7 @@ export async function runStatus(
     ? ""
     : " (does not exist; environment variables only)";
   io.stdout(
-    formatTable([
+    columns([
       ["  Config file", `${config.configPath}${fileState}`],
       ["  Write path", config.writePath],
       [
@@ -265,7 +268,7 @@ export async function runStatus(
     }):\n`,
   );
   io.stdout(
-    rows.length > 0 ? formatTable(rows) : "  (all at their defaults)\n",
+    rows.length > 0 ? columns(rows) : "  (all at their defaults)\n",
   );
   io.stdout(
     `\nConnection${view ? ` (${view.url}, timeout 5 s)` : ""}:\n`,
@@ -332,11 +335,11 @@ async function statusAll(
     });
   }
   if (options.json) {
-    printJson(io, { profiles: rows });
+    writeJson(io, { profiles: rows });
     return 0;
   }
   io.stdout(
-    formatTable([
+    columns([
       ["", "Profile", "Host", "Enabled", "Recall", "Write", "Config"],
       ...rows.map((r) => [
         r.active ? "*" : "",

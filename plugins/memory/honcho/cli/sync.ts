@@ -8,14 +8,13 @@
  */
 
 import { join, resolve } from "node:path";
-import type { HermesCommand } from "../../../../src/cli/mod.ts";
+import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import {
   describeConfigError,
   type HonchoCliScope,
   isRecord,
   listProfiles,
   loadProfileConfig,
-  printJson,
   resolveScope,
   runGuarded,
   writeHonchoFile,
@@ -160,7 +159,7 @@ export async function runSync(
   const configured = results.filter((r) => r.action === "configured");
   const skipped = results.filter((r) => r.action === "skipped");
   if (options.json) {
-    printJson(io, { dryRun: Boolean(options.dryRun), results });
+    writeJson(io, { dryRun: Boolean(options.dryRun), results });
     return failed ? 1 : 0;
   }
   for (const r of results) {

@@ -177,7 +177,7 @@ const FRAMEWORK_ENTRIES = [
   join("src", "cli", "mod.ts"),
 ];
 
-Deno.test("bundled providers import the framework only through its entry points, by relative path", async () => {
+Deno.test("bundled providers import the framework only through its entry points, by relative path, and never commander", async () => {
   const offenders: string[] = [];
   for (const [file, targets] of await importGraph()) {
     if (!file.startsWith("plugins/")) continue;
@@ -188,11 +188,14 @@ Deno.test("bundled providers import the framework only through its entry points,
       }
       offenders.push(`${file} -> ${target}`);
     }
-    const text = await readFile(join(root, file), "utf8");
-    if (
-      /from\s+["']@hermes\/memory/.test(text.replace(/\/\*[\s\S]*?\*\//g, ""))
-    ) {
+    const text = (await readFile(join(root, file), "utf8"))
+      .replace(/\/\*[\s\S]*?\*\//g, "");
+    if (/from\s+["']@hermes\/memory/.test(text)) {
       offenders.push(`${file} -> a bare @hermes/memory specifier`);
+    }
+    // The CLI framework is `HermesCommand`'s job: commander stays behind it.
+    if (/from\s+["'](npm:)?commander\b/.test(text)) {
+      offenders.push(`${file} -> commander`);
     }
   }
   assert.deepEqual(offenders, []);

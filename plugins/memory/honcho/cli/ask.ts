@@ -7,7 +7,6 @@
  * @module
  */
 
-import { Option } from "npm:commander@^14.0.3";
 import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import { REASONING_LEVELS } from "../config.ts";
 import type { HonchoConfig } from "../config.ts";
@@ -209,9 +208,8 @@ export async function runSearch(
  * ```
  */
 export function registerAsk(honcho: HermesCommand): HermesCommand[] {
-  const peerOption = (): Option =>
-    new Option("--peer <peer>", "Whom it is about: user, ai or a peer id")
-      .default("user");
+  const peerFlags = "--peer <peer>";
+  const peerHelp = "Whom it is about: user, ai or a peer id";
   const ask = honcho.command("ask")
     .argument("<question>", "A question in plain language")
     .summary("Ask Honcho about a peer (the dialectic, like honcho_reasoning)")
@@ -219,13 +217,11 @@ export function registerAsk(honcho: HermesCommand): HermesCommand[] {
       "Ask Honcho's dialectic agent a question about a peer and print its\n" +
         "answer: what the agent's honcho_reasoning tool does, from the shell.",
     )
-    .addOption(peerOption())
-    .addOption(
-      new Option(
-        "--level <level>",
-        "Reasoning level (default: dialecticReasoningLevel)",
-      )
-        .choices([...REASONING_LEVELS]),
+    .option(peerFlags, peerHelp, "user")
+    .choiceOption(
+      "--level <level>",
+      "Reasoning level (default: dialecticReasoningLevel)",
+      REASONING_LEVELS,
     )
     .option("--json", "Print { peer, query, reasoningLevel, answer } as JSON")
     .example('hermes honcho ask "What does the user drink in the morning?"')
@@ -249,7 +245,7 @@ export function registerAsk(honcho: HermesCommand): HermesCommand[] {
       "Search a peer's past messages (semantic and keyword) and print the\n" +
         "excerpts: what the agent's honcho_search tool does, from the shell.",
     )
-    .addOption(peerOption())
+    .option(peerFlags, peerHelp, "user")
     .option("--max-tokens <n>", "Result budget in tokens, 1-2000 (default 800)")
     .option("--json", "Print { peer, query, result } as JSON")
     .example('hermes honcho search "green tea"')

@@ -417,10 +417,10 @@ Deno.test(`no class in src/ or plugins/ is over ${MAX_CLASS_LINES} lines`, async
   assert.deepEqual(offenders, []);
 });
 
-Deno.test("in the Honcho provider only client_transport.ts calls fetch", async () => {
+Deno.test("in the Honcho provider only _client_transport.ts calls fetch", async () => {
   const offenders: string[] = [];
   for (const file of await sourceFiles(join("plugins", "memory", "honcho"))) {
-    if (file.endsWith(join("honcho", "client_transport.ts"))) continue;
+    if (file.endsWith(join("honcho", "_client_transport.ts"))) continue;
     const code = (await readFile(join(root, file), "utf8"))
       .replace(/\/\*[\s\S]*?\*\//g, "")
       .replace(/\/\/.*$/gm, "");

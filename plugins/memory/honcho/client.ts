@@ -5,7 +5,7 @@
  * {@linkcode HonchoClient} is a facade of one-line endpoint methods taking
  * camelCase options and returning camelCase objects. Underneath:
  *
- * - `client_transport.ts` — the private transport whose one `#request()`
+ * - `_client_transport.ts` — the private transport whose one `#request()`
  *   calls `fetch`: URL and path encoding, bearer token and telemetry
  *   headers, JSON and shape checks, a per-attempt deadline that aborts the
  *   fetch, error mapping to `errors.ts`, and retries of idempotent requests
@@ -36,7 +36,7 @@ import {
   type Endpoint,
   HonchoTransport,
   type HonchoTransportOptions,
-} from "./client_transport.ts";
+} from "./_client_transport.ts";
 import type {
   CallOptions,
   Conclusion,
@@ -77,7 +77,7 @@ export {
   type HonchoTransportOptions,
   parseRetryAfter,
   type SleepLike,
-} from "./client_transport.ts";
+} from "./_client_transport.ts";
 export {
   type CallOptions,
   type Conclusion,

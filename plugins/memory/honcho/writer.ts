@@ -49,7 +49,7 @@ import type {
 } from "./outbox.ts";
 import type { WriteFrequency } from "./config.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
-import { SETTLE_LOOKUP_INTERVAL_MS } from "./outbox_delivery.ts";
+import { SETTLE_LOOKUP_INTERVAL_MS } from "./_outbox_delivery.ts";
 
 /** The longest `Retry-After` a background delivery round honours. */
 const RETRY_AFTER_CAP_MS = 60_000;

@@ -216,17 +216,6 @@ export function stableOutboxId(parts: readonly (string | number)[]): string {
 
 /**
  * The durable outbox of one workspace in one profile.
- *
- * @example Queue, then deliver
- * ```ts ignore
- * import { HonchoClient } from "./client.ts";
- * import { HonchoOutbox } from "./outbox.ts";
- * const client = new HonchoClient({ workspaceId: "hermes", baseUrl: "http://localhost:8000" });
- * const outbox = new HonchoOutbox({ workspace: "hermes" });
- * await outbox.append([{ session: "s1", peer: "alice", content: "Hello" }]);
- * const result = await outbox.deliver(client);
- * console.log(result.delivered, result.pending);
- * ```
  */
 export class HonchoOutbox {
   /** The workspace. */

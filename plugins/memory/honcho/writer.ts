@@ -134,15 +134,6 @@ interface Staged {
 /**
  * Routes staged turns into the outbox and delivers them per
  * `writeFrequency`.
- *
- * @example Staging a turn and waiting until it is delivered
- * ```ts ignore
- * const writer = new HonchoWriter({ outbox, client, writeFrequency: "turn" });
- * writer.stage([{ session: "s1", peer: "alice", content: "Hi" }]);
- * await writer.drain(1000); // durable in the outbox
- * await writer.flushAll(5000); // delivered
- * await writer.close(5000);
- * ```
  */
 export class HonchoWriter {
   /** The behaviour of the configured `writeFrequency`. */

@@ -538,11 +538,6 @@ export interface ConnectHonchoOptions {
  * @param scope The command's scope.
  * @param profile The profile the configuration is for.
  * @returns The label.
- *
- * @example
- * ```ts ignore
- * io.stdout(`Honcho memory: host hermes, ${profileLabel(scope, config.profile)}\n`);
- * ```
  */
 export function profileLabel(scope: HonchoCliScope, profile: string): string {
   if (scope.targetProfile !== undefined) {

@@ -76,14 +76,6 @@ export interface AskOptions {
  * @param query The question.
  * @param options The peer, level and output form.
  * @returns `0`, `1` when Honcho cannot answer, `2` for a bad argument.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runAsk } from "./ask.ts";
- * await runAsk(resolveScope(memoryCliIo()), "What does the user drink?", {});
- * ```
  */
 export async function runAsk(
   scope: HonchoCliScope,
@@ -146,14 +138,6 @@ export interface SearchOptions {
  * @param query What to search for.
  * @param options The peer, budget and output form.
  * @returns `0`, `1` when Honcho cannot answer, `2` for a bad argument.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runSearch } from "./ask.ts";
- * await runSearch(resolveScope(memoryCliIo()), "tea", {});
- * ```
  */
 export async function runSearch(
   scope: HonchoCliScope,

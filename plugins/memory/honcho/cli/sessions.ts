@@ -35,14 +35,6 @@ export interface SessionsOptions {
  * @param scope The profile and files.
  * @param options `--json`.
  * @returns `0`.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runSessions } from "./sessions.ts";
- * await runSessions(resolveScope(memoryCliIo()));
- * ```
  */
 export async function runSessions(
   scope: HonchoCliScope,
@@ -111,14 +103,6 @@ export interface MapOptions {
  * @param name The session name.
  * @param options `--remove`.
  * @returns `0`, `1` when the file cannot be written, `2` for an empty name.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runMap } from "./sessions.ts";
- * await runMap(resolveScope(memoryCliIo()), "my-project");
- * ```
  */
 export async function runMap(
   scope: HonchoCliScope,

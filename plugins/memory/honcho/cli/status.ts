@@ -125,14 +125,6 @@ export function displaySetting(key: string, value: unknown): string {
  * @param scope The profile and files to report on.
  * @param options `--all`, `--json`.
  * @returns `0`, or `1` when the config file does not parse.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runStatus } from "./status.ts";
- * const code = await runStatus(resolveScope(memoryCliIo()), { json: true });
- * ```
  */
 export async function runStatus(
   scope: HonchoCliScope,

@@ -59,14 +59,6 @@ export interface SyncResult {
  * @param options `--json`, `--dry-run`, `--no-peers`.
  * @returns `0`, or `1` when the default profile has no Honcho settings or
  * a write failed.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runSync } from "./sync.ts";
- * await runSync(resolveScope(memoryCliIo()));
- * ```
  */
 export async function runSync(
   scope: HonchoCliScope,

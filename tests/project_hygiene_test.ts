@@ -92,6 +92,33 @@ Deno.test(`deno doc lists at most ${MAX_MOD_SYMBOLS} symbols for mod.ts`, async 
   );
 });
 
+// A plugin's entry exports its provider, `register` and the types they
+// name; its client, config and outbox are internals tests import by path.
+const MAX_HONCHO_SYMBOLS = 15;
+
+Deno.test(`deno doc lists at most ${MAX_HONCHO_SYMBOLS} symbols for the Honcho entry`, async () => {
+  const { code, out } = await deno([
+    "doc",
+    "--json",
+    join("plugins", "memory", "honcho", "mod.ts"),
+  ]);
+  assert.equal(code, 0, out);
+  const doc = JSON.parse(out) as {
+    nodes: Record<string, { symbols: { name: string }[] }>;
+  };
+  const names = new Set(
+    Object.values(doc.nodes).flatMap((n) => n.symbols.map((s) => s.name)),
+  );
+  assert.ok(names.has("HonchoMemoryProvider"), [...names].join(", "));
+  assert.ok(names.has("register"), [...names].join(", "));
+  assert.ok(
+    names.size <= MAX_HONCHO_SYMBOLS,
+    `the Honcho entry exports ${names.size} symbols (at most ${MAX_HONCHO_SYMBOLS}): ${
+      [...names].sort().join(", ")
+    }`,
+  );
+});
+
 Deno.test("mod.ts's example runs, and every JSDoc example type-checks", async () => {
   const example = await deno([
     "test",
@@ -150,7 +177,7 @@ const FRAMEWORK_ENTRIES = [
   join("src", "cli", "mod.ts"),
 ];
 
-Deno.test("bundled providers import the framework only through its entry points, by relative path", async () => {
+Deno.test("bundled providers import the framework only through its entry points, by relative path, and never commander", async () => {
   const offenders: string[] = [];
   for (const [file, targets] of await importGraph()) {
     if (!file.startsWith("plugins/")) continue;
@@ -161,11 +188,14 @@ Deno.test("bundled providers import the framework only through its entry points,
       }
       offenders.push(`${file} -> ${target}`);
     }
-    const text = await readFile(join(root, file), "utf8");
-    if (
-      /from\s+["']@hermes\/memory/.test(text.replace(/\/\*[\s\S]*?\*\//g, ""))
-    ) {
+    const text = (await readFile(join(root, file), "utf8"))
+      .replace(/\/\*[\s\S]*?\*\//g, "");
+    if (/from\s+["']@hermes\/memory/.test(text)) {
       offenders.push(`${file} -> a bare @hermes/memory specifier`);
+    }
+    // The CLI framework is `HermesCommand`'s job: commander stays behind it.
+    if (/from\s+["'](npm:)?commander\b/.test(text)) {
+      offenders.push(`${file} -> commander`);
     }
   }
   assert.deepEqual(offenders, []);
@@ -387,10 +417,10 @@ Deno.test(`no class in src/ or plugins/ is over ${MAX_CLASS_LINES} lines`, async
   assert.deepEqual(offenders, []);
 });
 
-Deno.test("in the Honcho provider only client_transport.ts calls fetch", async () => {
+Deno.test("in the Honcho provider only _client_transport.ts calls fetch", async () => {
   const offenders: string[] = [];
   for (const file of await sourceFiles(join("plugins", "memory", "honcho"))) {
-    if (file.endsWith(join("honcho", "client_transport.ts"))) continue;
+    if (file.endsWith(join("honcho", "_client_transport.ts"))) continue;
     const code = (await readFile(join(root, file), "utf8"))
       .replace(/\/\*[\s\S]*?\*\//g, "")
       .replace(/\/\/.*$/gm, "");

@@ -42,13 +42,13 @@ import {
   applyBatch,
   checkBatchArguments,
   findCandidates,
-} from "./memory_batch.ts";
+} from "./_memory_batch.ts";
 import {
   driftResult,
   hasDrift,
   readMemoryFile,
   writeMemoryEntries,
-} from "./memory_file.ts";
+} from "./_memory_file.ts";
 
 /**
  * A result of a store operation or of the `memory` tool: a JSON object with

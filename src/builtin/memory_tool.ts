@@ -20,7 +20,7 @@ import {
   pythonStrip,
 } from "./memory_format.ts";
 import type { MemoryResult, MemoryStore } from "./memory_store.ts";
-import { notAStringResult } from "./memory_batch.ts";
+import { notAStringResult } from "./_memory_batch.ts";
 import { pythonJsonDumps, pythonStr } from "../_util/python_json.ts";
 import { errorText } from "../_util/error_text.ts";
 

@@ -27,7 +27,7 @@ import {
   fieldDefault,
   fieldLabel,
   fieldType,
-} from "./setup_fields.ts";
+} from "./_setup_fields.ts";
 import { collectStatus } from "./commands/memory_status.ts";
 import { collectDoctor } from "./commands/memory_doctor.ts";
 import {
@@ -38,7 +38,7 @@ import {
   type AgentMemory,
   callProviderTool,
   openAgentMemory,
-} from "./agent_memory.ts";
+} from "./_agent_memory.ts";
 import { readPluginManifest } from "../plugins/plugin_manifest.ts";
 import { readDotenvForAvailability } from "../plugins/provider_availability.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";

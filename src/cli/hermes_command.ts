@@ -212,6 +212,28 @@ export class HermesCommand extends CommanderCommand {
   }
 
   /**
+   * Adds an option whose value must be one of `choices`: anything else is a
+   * usage error listing them. A provider's commands use it instead of
+   * building commander's `Option` themselves.
+   *
+   * @param flags The flags, such as `--level <level>`.
+   * @param description The help text.
+   * @param choices The allowed values.
+   * @param defaultValue The value when the option is absent.
+   * @returns This command.
+   */
+  choiceOption(
+    flags: string,
+    description: string,
+    choices: readonly string[],
+    defaultValue?: string,
+  ): this {
+    const option = this.createOption(flags, description).choices(choices);
+    if (defaultValue !== undefined) option.default(defaultValue);
+    return this.addOption(option);
+  }
+
+  /**
    * Sets the action. The handler may return (or resolve to) a number, which
    * becomes {@linkcode CliContext.exitCode}.
    *

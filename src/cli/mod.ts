@@ -51,6 +51,8 @@ export {
   type SelectChoice,
   type SelectPromptOptions,
 } from "./cli_io.ts";
+// Output helpers a provider's commands share with `hermes`'s own
+export { columns, writeJson } from "./format.ts";
 // The config a provider's `postSetup(home, config, io)` receives
 export type { HermesConfig } from "../core/memory_provider.ts";
 // What a provider's `describeStatus(ctx)` receives and reports (run by

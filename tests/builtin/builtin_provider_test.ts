@@ -4,17 +4,9 @@ import { withHermesHome } from "../../src/profile/hermes_home.ts";
 import { type LogLevel, setLogger } from "../../src/core/log.ts";
 import { isMemoryProvider } from "../../src/core/memory_provider.ts";
 import { MemoryStore } from "../../src/builtin/memory_store.ts";
+import { withHome } from "../helpers/test_home.ts";
 
 const RULE = "═".repeat(46);
-
-async function withHome(fn: (home: string) => Promise<void>): Promise<void> {
-  const home = await Deno.makeTempDir({ prefix: "hermes_builtin_" });
-  try {
-    await fn(home);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
-}
 
 async function seed(home: string, memory: string, user: string): Promise<void> {
   await Deno.mkdir(`${home}/memories`, { recursive: true });

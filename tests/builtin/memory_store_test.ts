@@ -14,18 +14,10 @@ import {
   resetMemoryFiles,
 } from "../../src/builtin/memory_store.ts";
 import { pythonJsonDumps } from "../../src/_util/python_json.ts";
+import { withHome } from "../helpers/test_home.ts";
 
 const NOTE = "Write saved. This update is complete — do not repeat it.";
 const RULE = "═".repeat(46);
-
-async function withHome(fn: (home: string) => Promise<void>): Promise<void> {
-  const home = await Deno.makeTempDir({ prefix: "hermes_mem_" });
-  try {
-    await fn(home);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
-}
 
 async function captureLogs<T>(fn: () => Promise<T>): Promise<[T, string[]]> {
   const lines: string[] = [];

@@ -11,15 +11,7 @@ import {
   USAGE_EXIT_CODE,
 } from "../../src/cli/mod.ts";
 import { scanGlobalArgs } from "../../src/cli/arg_scan.ts";
-
-async function withHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
-  const home = await Deno.makeTempDir({ prefix: "hermes-cli-" });
-  try {
-    return await fn(home);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
-}
+import { withHome } from "../helpers/test_home.ts";
 
 async function run(
   home: string,

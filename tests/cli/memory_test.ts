@@ -9,15 +9,7 @@ import {
   type MemoryCliIoOptions,
 } from "../../src/cli/mod.ts";
 import { loadConfig } from "../../src/config/config.ts";
-
-async function withHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
-  const home = await Deno.makeTempDir({ prefix: "hermes-cli-" });
-  try {
-    return await fn(home);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
-}
+import { withHome } from "../helpers/test_home.ts";
 
 async function run(
   home: string,

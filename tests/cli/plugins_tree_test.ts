@@ -11,6 +11,7 @@ import {
   type RecordedPrompt,
   type ScriptedAnswer,
 } from "../../src/cli/mod.ts";
+import { withHome } from "../helpers/test_home.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const DENO_DIR = Deno.env.get("DENO_DIR") ??
@@ -45,6 +46,11 @@ export function registerCli(command: HermesCommand): void {
   command.command("shelf").action(() => { command.context.io.stdout("main\\n"); });
 }
 `;
+
+/** A temporary profile home with the plugins of this tree. */
+function withPluginsHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
+  return withHome(fn, writePlugins);
+}
 
 async function writePlugins(home: string): Promise<void> {
   const keeper = join(home, "plugins", "keeper");
@@ -103,18 +109,8 @@ async function snapshot(home: string): Promise<Record<string, string>> {
   return result;
 }
 
-async function withHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
-  const home = await Deno.makeTempDir({ prefix: "hermes-tree-" });
-  try {
-    await writePlugins(home);
-    return await fn(home);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
-}
-
 Deno.test("no hermes command changes anything under $HERMES_HOME/plugins/ (in-process)", async () => {
-  await withHome(async (home) => {
+  await withPluginsHome(async (home) => {
     const transcript = join(home, "chat.jsonl");
     await Deno.writeTextFile(
       transcript,
@@ -164,7 +160,7 @@ Deno.test("no hermes command changes anything under $HERMES_HOME/plugins/ (in-pr
 });
 
 Deno.test("no hermes command changes $HERMES_HOME/plugins/ (real process)", async () => {
-  await withHome(async (home) => {
+  await withPluginsHome(async (home) => {
     const before = await snapshot(home);
     const hermes = async (args: string[]): Promise<void> => {
       const output = await new Deno.Command(Deno.execPath(), {

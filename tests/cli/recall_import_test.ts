@@ -8,6 +8,7 @@ import {
   type MemoryCliIoOptions,
 } from "../../src/cli/mod.ts";
 import { parseTranscript } from "../../src/cli/commands/memory_import.ts";
+import { withHome } from "../helpers/test_home.ts";
 
 const JOURNAL_MOD = `
 import { getHermesHome, MemoryProvider, recallStatus, type RecallStatus, type ToolSchema } from "@hermes/memory";
@@ -48,31 +49,6 @@ export class JournalProvider extends MemoryProvider {
 }
 `;
 
-async function withHome<T>(
-  fn: (home: string) => Promise<T>,
-  provider = true,
-): Promise<T> {
-  const home = await Deno.makeTempDir({ prefix: "hermes-recall-" });
-  try {
-    if (provider) {
-      const dir = join(home, "plugins", "journal");
-      await Deno.mkdir(dir, { recursive: true });
-      await Deno.writeTextFile(join(dir, "mod.ts"), JOURNAL_MOD);
-      await Deno.writeTextFile(
-        join(dir, "plugin.yaml"),
-        "name: journal\ndescription: Journal\n",
-      );
-      await Deno.writeTextFile(
-        join(home, "config.yaml"),
-        "memory:\n  provider: journal\n",
-      );
-    }
-    return await fn(home);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
-}
-
 async function run(
   home: string,
   args: string[],
@@ -112,6 +88,23 @@ const TRANSCRIPT = [
   JSON.stringify({ role: "user", content: "no reply to this one" }),
 ].join("\n") + "\n";
 
+/** A temporary profile home whose provider is the `journal` plugin. */
+function withJournalHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
+  return withHome(fn, async (home) => {
+    const dir = join(home, "plugins", "journal");
+    await Deno.mkdir(dir, { recursive: true });
+    await Deno.writeTextFile(join(dir, "mod.ts"), JOURNAL_MOD);
+    await Deno.writeTextFile(
+      join(dir, "plugin.yaml"),
+      "name: journal\ndescription: Journal\n",
+    );
+    await Deno.writeTextFile(
+      join(home, "config.yaml"),
+      "memory:\n  provider: journal\n",
+    );
+  });
+}
+
 Deno.test("parseTranscript() pairs user messages with the following reply", () => {
   const parsed = parseTranscript(TRANSCRIPT);
   assert.deepEqual(
@@ -128,7 +121,7 @@ Deno.test("parseTranscript() pairs user messages with the following reply", () =
 });
 
 Deno.test("memory import replays turns through the manager into the provider", async () => {
-  await withHome(async (home) => {
+  await withJournalHome(async (home) => {
     const file = join(home, "chat.jsonl");
     await Deno.writeTextFile(file, TRANSCRIPT);
     const { code, out, err } = await run(home, ["memory", "import", file]);
@@ -166,7 +159,7 @@ Deno.test("memory import replays turns through the manager into the provider", a
 });
 
 Deno.test("memory import draws a progress bar on a terminal stderr", async () => {
-  await withHome(async (home) => {
+  await withJournalHome(async (home) => {
     const file = join(home, "chat.jsonl");
     await Deno.writeTextFile(file, TRANSCRIPT);
     const { code, err } = await run(
@@ -207,11 +200,11 @@ Deno.test("memory import needs an external provider and a readable file", async 
       missing.err,
       /^error: Cannot read .*x\.jsonl: no such file\n$/,
     );
-  }, false);
+  });
 });
 
 Deno.test("memory recall shows the system block, fenced prefetch and recall status", async () => {
-  await withHome(async (home) => {
+  await withJournalHome(async (home) => {
     const file = join(home, "chat.jsonl");
     await Deno.writeTextFile(file, TRANSCRIPT);
     assert.equal((await run(home, ["memory", "import", file])).code, 0);
@@ -268,5 +261,5 @@ Deno.test("memory recall with built-in memory only", async () => {
     assert.match(out, /── System prompt \(memory blocks\) ──\n\(empty\)\n/);
     assert.match(out, /\(nothing recalled\)/);
     assert.match(out, /── Recall status ──\n\(none\)\n$/);
-  }, false);
+  });
 });

@@ -16,6 +16,7 @@ import { loadConfig } from "../../src/config/config.ts";
 import { hermesRunPlan } from "../../src/cli/run_plan.ts";
 import { loadEnvFile } from "../../src/profile/env_file.ts";
 import { KEYS, type PtySession, spawnPty } from "../helpers/pty.ts";
+import { withHome } from "../helpers/test_home.ts";
 
 /** A provider with a schema exercising choices, when, default_from, secrets and types. */
 export const WIZARD_MOD = `
@@ -104,6 +105,11 @@ export async function postSetup(hermesHome: string, config: HermesConfig, io: Cl
 `;
 
 /** Writes the fixture user plugins into `<home>/plugins/`. */
+/** A temporary profile home with the fixture plugins. */
+function withPluginsHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
+  return withHome(fn, writeFixturePlugins);
+}
+
 export async function writeFixturePlugins(home: string): Promise<void> {
   const wizard = join(home, "plugins", "wizard");
   await Deno.mkdir(wizard, { recursive: true });
@@ -121,16 +127,6 @@ export async function writeFixturePlugins(home: string): Promise<void> {
   await Deno.mkdir(hostOwner, { recursive: true });
   await Deno.writeTextFile(join(hostOwner, "mod.ts"), HOST_OWNER_MOD);
   await Deno.writeTextFile(join(hostOwner, "cli.ts"), HOST_OWNER_CLI);
-}
-
-async function withHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
-  const home = await Deno.makeTempDir({ prefix: "hermes-setup-" });
-  try {
-    await writeFixturePlugins(home);
-    return await fn(home);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
 }
 
 async function run(
@@ -180,7 +176,7 @@ function errors(err: string): string {
 }
 
 Deno.test("memory setup: the picker lists providers with hints, built-in last and preselected", async () => {
-  await withHome(async (home) => {
+  await withPluginsHome(async (home) => {
     const { code, asked } = await run(
       home,
       ["memory", "setup"],
@@ -205,7 +201,7 @@ Deno.test("memory setup: the picker lists providers with hints, built-in last an
 });
 
 Deno.test("memory setup: walking the schema honours when, default_from, choices and types", async () => {
-  await withHome(async (home) => {
+  await withPluginsHome(async (home) => {
     const { code, out, err, asked, left } = await run(
       home,
       ["memory", "setup"],
@@ -264,7 +260,7 @@ Deno.test("memory setup: walking the schema honours when, default_from, choices 
 });
 
 Deno.test("memory setup: declining the approval saves none of it, and says how to approve later", async () => {
-  await withHome(async (home) => {
+  await withPluginsHome(async (home) => {
     const { code, out, asked } = await run(
       home,
       ["memory", "setup", "wizard"],
@@ -287,7 +283,7 @@ Deno.test("memory setup: declining the approval saves none of it, and says how t
 });
 
 Deno.test("memory setup: a secret goes only to .env and is shown masked", async () => {
-  await withHome(async (home) => {
+  await withPluginsHome(async (home) => {
     const secret = "sk-wizard-0123456789abcd";
     const { code, out, asked } = await run(
       home,
@@ -322,7 +318,7 @@ Deno.test("memory setup: a secret goes only to .env and is shown masked", async 
 });
 
 Deno.test("memory setup: an existing secret is shown as ...last4 and Enter keeps it", async () => {
-  await withHome(async (home) => {
+  await withPluginsHome(async (home) => {
     await Deno.writeTextFile(join(home, ".env"), "WIZ_API_KEY=old-key-9876\n");
     const { code, asked } = await run(
       home,
@@ -346,7 +342,7 @@ Deno.test("memory setup: cancelling at any question saves nothing", async (t) =>
   // The picker, the approval, a choice, the secret, a text field.
   for (const at of [0, 1, 2, 3, 5]) {
     await t.step(`cancel at question ${at + 1}`, async () => {
-      await withHome(async (home) => {
+      await withPluginsHome(async (home) => {
         const answers: ScriptedAnswer[] = [
           "wizard",
           true,
@@ -372,7 +368,7 @@ Deno.test("memory setup: cancelling at any question saves nothing", async (t) =>
 });
 
 Deno.test("memory setup PROVIDER --yes --set: no questions, typed values, secrets to .env", async () => {
-  await withHome(async (home) => {
+  await withPluginsHome(async (home) => {
     const { code, out, err, asked } = await run(home, [
       "memory",
       "setup",
@@ -410,7 +406,7 @@ Deno.test("memory setup PROVIDER --yes --set: no questions, typed values, secret
 });
 
 Deno.test("memory setup PROVIDER --yes on a configured home changes only what --set names", async () => {
-  await withHome(async (home) => {
+  await withPluginsHome(async (home) => {
     await Deno.writeTextFile(
       join(home, "config.yaml"),
       "# mine\nmemory:\n  provider: wizard\n  wizard:\n    mode: local\n    workspace: team\n",
@@ -496,7 +492,7 @@ Deno.test("memory setup non-interactive refuses bad input and saves nothing", as
   ];
   for (const [args, code, message] of cases) {
     await t.step(args.slice(2).join(" "), async () => {
-      await withHome(async (home) => {
+      await withPluginsHome(async (home) => {
         const result = await run(home, args);
         assert.equal(result.code, code, result.err);
         assert.match(result.err, message);
@@ -508,7 +504,7 @@ Deno.test("memory setup non-interactive refuses bad input and saves nothing", as
 });
 
 Deno.test("memory setup builtin sets memory.provider to ''", async () => {
-  await withHome(async (home) => {
+  await withPluginsHome(async (home) => {
     await Deno.writeTextFile(
       join(home, "config.yaml"),
       "memory:\n  provider: wizard\n",
@@ -522,7 +518,7 @@ Deno.test("memory setup builtin sets memory.provider to ''", async () => {
 });
 
 Deno.test("memory setup PROVIDER with postSetup lets the provider own setup", async () => {
-  await withHome(async (home) => {
+  await withPluginsHome(async (home) => {
     await Deno.writeTextFile(join(home, "config.yaml"), "memory: null\n");
     const { code, asked } = await run(
       home,
@@ -546,7 +542,7 @@ Deno.test("memory setup PROVIDER with postSetup lets the provider own setup", as
 
 Deno.test("memory setup PROVIDER runs a host-side postSetup from cli.ts with the terminal", async (t) => {
   await t.step("answered", async () => {
-    await withHome(async (home) => {
+    await withPluginsHome(async (home) => {
       const { code, out, asked } = await run(
         home,
         ["memory", "setup", "hostowner"],
@@ -564,7 +560,7 @@ Deno.test("memory setup PROVIDER runs a host-side postSetup from cli.ts with the
     });
   });
   await t.step("cancelled", async () => {
-    await withHome(async (home) => {
+    await withPluginsHome(async (home) => {
       const { code, out } = await run(
         home,
         ["memory", "setup", "hostowner"],
@@ -576,7 +572,7 @@ Deno.test("memory setup PROVIDER runs a host-side postSetup from cli.ts with the
     });
   });
   await t.step("non-interactive --yes skips it", async () => {
-    await withHome(async (home) => {
+    await withPluginsHome(async (home) => {
       const { code } = await run(home, [
         "memory",
         "setup",
@@ -598,7 +594,7 @@ Deno.test("memory setup PROVIDER runs a host-side postSetup from cli.ts with the
 });
 
 Deno.test("memory status shows the active provider's settings, status config and grant", async () => {
-  await withHome(async (home) => {
+  await withPluginsHome(async (home) => {
     await Deno.writeTextFile(
       join(home, "config.yaml"),
       "memory:\n  provider: wizard\n  wizard:\n    workspace: team\n",
@@ -673,7 +669,7 @@ Deno.test("memory status shows the active provider's settings, status config and
 });
 
 Deno.test("hermes <provider> commands exist only while that provider is active", async () => {
-  await withHome(async (home) => {
+  await withPluginsHome(async (home) => {
     const inactive = await run(home, ["wizard", "ping"]);
     assert.equal(inactive.code, 2);
     assert.equal(
@@ -753,7 +749,7 @@ async function pickUp(term: PtySession, label: string): Promise<void> {
 }
 
 Deno.test("memory setup in a real terminal: arrows, masked secret, defaults, Enter", async () => {
-  await withHome(async (home) => {
+  await withPluginsHome(async (home) => {
     const secret = "sk-pty-secret-7788";
     await using term = await spawnSetup(home);
     await term.expect("Select a memory provider");
@@ -802,7 +798,7 @@ Deno.test("memory setup in a real terminal: arrows, masked secret, defaults, Ent
 });
 
 Deno.test("memory setup in a real terminal: Ctrl-C at the secret saves nothing", async () => {
-  await withHome(async (home) => {
+  await withPluginsHome(async (home) => {
     await using term = await spawnSetup(home);
     await term.expect("\u276f Built-in only");
     await pickUp(term, "wizard");

@@ -10,15 +10,7 @@ import {
 } from "../../src/config/config.ts";
 import { withHermesHome } from "../../src/profile/hermes_home.ts";
 import { runDenoChild, srcUrl } from "../helpers/deno_child.ts";
-
-async function withHome(fn: (home: string) => Promise<void>): Promise<void> {
-  const home = await Deno.makeTempDir();
-  try {
-    await fn(home);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
-}
+import { withHome } from "../helpers/test_home.ts";
 
 const HAND_EDITED = `# Hermes config — edited by hand
 model: gpt-5 # the default model

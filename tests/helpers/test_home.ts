@@ -40,3 +40,22 @@ function isolate(): string {
 
 /** The temporary user home this test process runs with (`HOME`). */
 export const TEST_HOME: string = isolate();
+
+/**
+ * Runs `fn` with a fresh temporary directory (a profile home, its real
+ * path), prepared by `setup` when given, and removes it afterwards.
+ */
+export async function withHome<T>(
+  fn: (home: string) => Promise<T>,
+  setup?: (home: string) => Promise<unknown>,
+): Promise<T> {
+  const home = await Deno.realPath(
+    await Deno.makeTempDir({ prefix: "hermes-test-profile-" }),
+  );
+  try {
+    await setup?.(home);
+    return await fn(home);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+}

@@ -14,25 +14,25 @@ import { resolveScope } from "../../plugins/memory/honcho/cli/_common.ts";
 import { runSetup } from "../../plugins/memory/honcho/cli/setup.ts";
 import { postSetup } from "../../plugins/memory/honcho/cli.ts";
 import { loadConfig } from "../../src/config/config.ts";
+import { withHome } from "../helpers/test_home.ts";
+
+/** A temporary profile home, with `honcho` as its honcho.json when given. */
+function withHonchoHome(
+  fn: (home: string) => Promise<void>,
+  honcho?: Record<string, unknown>,
+): Promise<void> {
+  return withHome(
+    fn,
+    async (home) => {
+      if (honcho) await writeJson(join(home, "honcho.json"), honcho);
+    },
+  );
+}
 
 async function tempHome(): Promise<string> {
   return await Deno.realPath(
     await Deno.makeTempDir({ prefix: "honcho-cli-inproc-" }),
   );
-}
-
-async function withHome(
-  fn: (home: string) => Promise<void>,
-  honcho?: Record<string, unknown>,
-): Promise<void> {
-  const home = await tempHome();
-  try {
-    if (honcho) await writeJson(join(home, "honcho.json"), honcho);
-    await fn(home);
-  } finally {
-    await Deno.chmod(join(home, "honcho.json"), 0o600).catch(() => {});
-    await Deno.remove(home, { recursive: true });
-  }
 }
 
 async function mode(path: string): Promise<number> {
@@ -52,7 +52,7 @@ const LOCAL = (url: string): Record<string, unknown> => ({
 });
 
 Deno.test("honcho mode shows the current mode and writes only hosts.<host>.recallMode", async () => {
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const shown = await honchoInProcess(home, ["mode"]);
     assert.equal(shown.code, 0);
     assert.match(shown.io.out, /^Recall mode: hybrid \(default\)$/m);
@@ -96,7 +96,7 @@ Deno.test("honcho mode, strategy, peer and tokens refuse invalid values and writ
   ];
   for (const [name, args, message] of cases) {
     await t.step(name, async () => {
-      await withHome(async (home) => {
+      await withHonchoHome(async (home) => {
         const before = await Deno.readFile(join(home, "honcho.json"));
         const result = await honchoInProcess(home, args);
         assert.equal(result.code, 2);
@@ -113,7 +113,7 @@ Deno.test("honcho mode, strategy, peer and tokens refuse invalid values and writ
 });
 
 Deno.test("honcho strategy, peer and tokens write their keys to the host block", async () => {
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     assert.equal(
       (await honchoInProcess(home, ["strategy", "per-repo"])).code,
       0,
@@ -198,7 +198,7 @@ Deno.test("honcho commands refuse a broken honcho.json, naming file and line, an
 });
 
 Deno.test("honcho commands refuse a read-only honcho.json and leave it byte-for-byte", async () => {
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const path = join(home, "honcho.json");
     await Deno.chmod(path, 0o400);
     const before = await Deno.readFile(path);
@@ -214,7 +214,7 @@ Deno.test("honcho commands refuse a read-only honcho.json and leave it byte-for-
 });
 
 Deno.test("honcho map sanitises the name, sessions marks the working directory, --remove unmaps", async () => {
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const cwd = Deno.cwd();
     const map = await honchoInProcess(home, ["map", "my project!"]);
     assert.equal(map.code, 0, map.io.err);
@@ -246,7 +246,7 @@ Deno.test("honcho map sanitises the name, sessions marks the working directory, 
 
 Deno.test("honcho disable and enable switch the host block; --target-profile names another host", async () => {
   await using server = await startHonchoTestServer();
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const none = await honchoInProcess(home, [
       "--target-profile",
       "coder",
@@ -319,7 +319,7 @@ Deno.test("honcho status shows every setting's source, the masked key, the card 
   await using server = await startHonchoTestServer({
     apiKey: "hch-secret-key-9876",
   });
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     // Seed through an authorised request.
     for (
       const [method, path, body] of [
@@ -399,7 +399,7 @@ Deno.test("honcho status with the server down prints the settings and why it cou
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
   listener.close();
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const result = await honchoInProcess(home, ["status", "--verbose"]);
     assert.equal(result.code, 1, "not connected: exit 1");
     assert.match(result.io.out, /^ {2}recallMode +hybrid +default$/m);
@@ -414,7 +414,7 @@ Deno.test("honcho status with the server down prints the settings and why it cou
 
 Deno.test("honcho status with a wrong key says the server refused it", async () => {
   await using server = await startHonchoTestServer({ apiKey: "right" });
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const result = await honchoInProcess(home, ["status"]);
     assert.equal(result.code, 1, "not connected: exit 1");
     assert.match(
@@ -427,7 +427,7 @@ Deno.test("honcho status with a wrong key says the server refused it", async () 
 
 Deno.test("honcho identity seeds the AI peer once, --force seeds again, --show prints the card", async () => {
   await using server = await startHonchoTestServer();
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const file = join(home, "SOUL.md");
     await Deno.writeTextFile(file, "I am a calm assistant.\n");
     const first = await honchoInProcess(home, ["identity", file]);
@@ -486,7 +486,7 @@ Deno.test("honcho identity seeds the AI peer once, --force seeds again, --show p
 });
 
 Deno.test("honcho identity without any connection settings says to run setup", async () => {
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const result = await honchoInProcess(home, ["identity", "--show"]);
     assert.equal(result.code, 1);
     assert.match(
@@ -498,7 +498,7 @@ Deno.test("honcho identity without any connection settings says to run setup", a
 
 Deno.test("honcho migrate --yes uploads user files, seeds agent files, and sends nothing twice", async () => {
   await using server = await startHonchoTestServer();
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const dir = join(home, "openclaw");
     await Deno.mkdir(dir);
     await Deno.writeTextFile(join(dir, "USER.md"), "Alice, vegetarian.\n");
@@ -592,7 +592,7 @@ Deno.test("honcho migrate --yes uploads user files, seeds agent files, and sends
 
 Deno.test("honcho migrate skips steps by flag, and asks on a terminal", async () => {
   await using server = await startHonchoTestServer();
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const dir = join(home, "openclaw");
     await Deno.mkdir(dir);
     await Deno.writeTextFile(join(dir, "USER.md"), "Alice.\n");
@@ -631,7 +631,7 @@ Deno.test("honcho migrate skips steps by flag, and asks on a terminal", async ()
 
 Deno.test("honcho migrate without a user peer uploads nothing and fails; not set up refuses", async () => {
   await using server = await startHonchoTestServer();
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const dir = join(home, "openclaw");
     await Deno.mkdir(dir);
     await Deno.writeTextFile(join(dir, "USER.md"), "Alice.\n");
@@ -645,7 +645,7 @@ Deno.test("honcho migrate without a user peer uploads nothing and fails; not set
     assert.match(result.io.err, /no user peer is configured/);
     assert.equal(server.state.uploads.length, 0);
   }, { hosts: { hermes: { baseUrl: server.url } } });
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const result = await honchoInProcess(home, ["migrate", "--yes"]);
     assert.equal(result.code, 1);
     assert.match(
@@ -657,7 +657,7 @@ Deno.test("honcho migrate without a user peer uploads nothing and fails; not set
 
 Deno.test("honcho setup from flags writes the host block, memory.provider and the net grant, keeping everything else", async () => {
   await using server = await startHonchoTestServer();
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     await Deno.writeTextFile(
       join(home, "config.yaml"),
       "# mine\nmemory:\n  permissions:\n    honcho:\n      net: [example.org]\nmodel: x\n",
@@ -732,7 +732,7 @@ Deno.test("honcho setup refuses bad flags before asking or writing anything", as
   ];
   for (const [args, message] of cases) {
     await t.step(args.join(" "), async () => {
-      await withHome(async (home) => {
+      await withHonchoHome(async (home) => {
         const result = await honchoInProcess(home, ["setup", "--yes", ...args]);
         assert.equal(result.code, 2);
         assert.match(result.io.err, message);
@@ -741,7 +741,7 @@ Deno.test("honcho setup refuses bad flags before asking or writing anything", as
     });
   }
   await t.step("no terminal and no flags", async () => {
-    await withHome(async (home) => {
+    await withHonchoHome(async (home) => {
       const result = await honchoInProcess(home, ["setup"]);
       assert.equal(result.code, 2);
       assert.match(result.io.err, /standard input is not a terminal/);
@@ -750,7 +750,7 @@ Deno.test("honcho setup refuses bad flags before asking or writing anything", as
 });
 
 Deno.test("honcho setup wizard (scripted answers): cloud key stored at root, never printed", async () => {
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const key = "hch-v3-typed-secret-5555";
     const result = await honchoInProcess(home, [
       "setup",
@@ -815,7 +815,7 @@ Deno.test("honcho setup wizard (scripted answers): cloud key stored at root, nev
 });
 
 Deno.test("honcho setup offers existing settings as defaults and Ctrl-C saves nothing", async () => {
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const before = await Deno.readFile(join(home, "honcho.json"));
     const result = await honchoInProcess(home, ["setup"], {
       stdinIsTerminal: true,
@@ -851,7 +851,7 @@ Deno.test("honcho setup --api-key-stdin stores a self-hosted key in the host blo
   await using server = await startHonchoTestServer({
     apiKey: "jwt-abcdef-7777",
   });
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const io = memoryCliIo();
     const code = await withHermesHome(
       home,
@@ -876,7 +876,7 @@ Deno.test("honcho setup --api-key-stdin stores a self-hosted key in the host blo
 });
 
 Deno.test("honcho peers map --set writes userPeerAliases; scripted interactive map saves too", async () => {
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const set = await honchoInProcess(home, [
       "peers",
       "map",
@@ -924,7 +924,7 @@ Deno.test("honcho peers map --set writes userPeerAliases; scripted interactive m
 
 Deno.test("postSetup (hermes memory setup honcho) runs the wizard in the given home", async () => {
   await using server = await startHonchoTestServer();
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const io = memoryCliIo({
       stdinIsTerminal: true,
       answers: [
@@ -967,7 +967,7 @@ Deno.test("postSetup (hermes memory setup honcho) runs the wizard in the given h
 });
 
 Deno.test("honcho peers map lists the gateway accounts of state.db, skipping bots and the CLI", async () => {
-  await withHome(async (home) => {
+  await withHonchoHome(async (home) => {
     const { DatabaseSync } = await import("node:sqlite");
     const db = new DatabaseSync(join(home, "state.db"));
     db.exec("CREATE TABLE sessions (id TEXT, source TEXT, user_id TEXT)");

@@ -28,6 +28,7 @@ import {
   HONCHO_CONFIG_SCHEMA,
 } from "../../plugins/memory/honcho/config_schema.ts";
 import { HonchoConfigError } from "../../plugins/memory/honcho/errors.ts";
+import { withHome } from "../helpers/test_home.ts";
 
 const HONCHO_ENV = [
   "HONCHO_API_KEY",
@@ -60,15 +61,6 @@ function captureLogs(): {
     log: (level, message) => lines.push({ level, message }),
   });
   return { lines, restore: () => setLogger(previous) };
-}
-
-async function withHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
-  const home = await Deno.makeTempDir({ prefix: "honcho_config_" });
-  try {
-    return await fn(home);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
 }
 
 /** Writes `file` as honcho.json in a fresh home and loads it for `profile`. */

@@ -27,6 +27,7 @@ import {
   startProvider,
   waitUntil,
 } from "../fixtures/honcho_provider_harness.ts";
+import { withHome } from "../helpers/test_home.ts";
 
 const ROOT = new URL("../..", import.meta.url);
 
@@ -51,15 +52,6 @@ function turns(session: string, count: number, tag: string) {
     peer: i % 2 === 0 ? "alice" : "hermes",
     content: `${tag} message ${i}`,
   }));
-}
-
-async function withHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
-  const home = await Deno.makeTempDir({ prefix: "honcho_faults_" });
-  try {
-    return await fn(home);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
 }
 
 Deno.test("A proxy that commits a message POST and closes the keep-alive connection without answering: stored once", async () => {

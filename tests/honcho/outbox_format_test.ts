@@ -4,8 +4,8 @@
 // refusal, a retry of the refused message and a flush; the log file, the
 // rejected file and the results after each step must equal the recording
 // in tests/fixtures/honcho_outbox/scenario.txt. That recording was made
-// with the outbox as it was before it was split into outbox_log.ts,
-// outbox_commit.ts and outbox_delivery.ts (commit 69c4fe1), so the split
+// with the outbox as it was before it was split into _outbox_log.ts,
+// _outbox_commit.ts and _outbox_delivery.ts (commit 69c4fe1), so the split
 // provably changed nothing a file written by an earlier version, another
 // process or `hermes honcho outbox` relies on.
 import assert from "node:assert/strict";

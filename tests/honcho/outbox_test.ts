@@ -15,6 +15,7 @@ import {
   type HonchoTestServer,
   startHonchoTestServer,
 } from "../honcho_server.ts";
+import { withHome } from "../helpers/test_home.ts";
 
 const MESSAGES_ROUTE =
   "POST /v3/workspaces/{workspace_id}/sessions/{session_id}/messages";
@@ -72,15 +73,6 @@ function turns(
     peer: i % 2 === 0 ? "alice" : "hermes",
     content: `${session} message ${from + i}`,
   }));
-}
-
-async function withHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
-  const home = await Deno.makeTempDir({ prefix: "honcho_outbox_" });
-  try {
-    return await fn(home);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
 }
 
 Deno.test("HonchoOutbox.append() then deliver() stores every message once and empties the outbox", async () => {

@@ -9,18 +9,10 @@ import { loadConfig } from "@hermes/memory";
 import { loadEnvFile } from "../../src/profile/env_file.ts";
 import { saveHonchoConfig } from "../../plugins/memory/honcho/config_file.ts";
 import { spawnRepoScript } from "../helpers/deno_child.ts";
+import { withHome } from "../helpers/test_home.ts";
 
 const ROOT = new URL("../..", import.meta.url);
 const url = (path: string): string => new URL(path, ROOT).href;
-
-async function withHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
-  const home = await Deno.makeTempDir({ prefix: "settings_write_" });
-  try {
-    return await fn(home);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
-}
 
 async function readJson(path: string): Promise<Record<string, unknown>> {
   return JSON.parse(await Deno.readTextFile(path));

@@ -5,17 +5,9 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { runCommand } from "../helpers/run_command.ts";
+import { withHome } from "../helpers/test_home.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-
-async function withHome<T>(fn: (home: string) => Promise<T>): Promise<T> {
-  const home = await Deno.makeTempDir({ prefix: "hermes-quiet-" });
-  try {
-    return await fn(home);
-  } finally {
-    await Deno.remove(home, { recursive: true });
-  }
-}
 
 Deno.test("deno task -q hermes: stderr holds only the command's own output", async () => {
   await withHome(async (home) => {

@@ -183,11 +183,6 @@ const DIGESTS_PER_QUERY = 40;
  * @param digests The digests to count.
  * @param signal Cancels the requests.
  * @returns Stored copies per digest (absent = none).
- *
- * @example Counting stored copies
- * ```ts ignore
- * const counts = await storedDigestCounts(client, "s1", ["ab…"], signal);
- * ```
  */
 export async function storedDigestCounts(
   client: HonchoClient,

@@ -5,7 +5,7 @@
  * {@linkcode HonchoClient} is a facade of one-line endpoint methods taking
  * camelCase options and returning camelCase objects. Underneath:
  *
- * - `client_transport.ts` — the private transport whose one `#request()`
+ * - `_client_transport.ts` — the private transport whose one `#request()`
  *   calls `fetch`: URL and path encoding, bearer token and telemetry
  *   headers, JSON and shape checks, a per-attempt deadline that aborts the
  *   fetch, error mapping to `errors.ts`, and retries of idempotent requests
@@ -36,7 +36,7 @@ import {
   type Endpoint,
   HonchoTransport,
   type HonchoTransportOptions,
-} from "./client_transport.ts";
+} from "./_client_transport.ts";
 import type {
   CallOptions,
   Conclusion,
@@ -77,7 +77,7 @@ export {
   type HonchoTransportOptions,
   parseRetryAfter,
   type SleepLike,
-} from "./client_transport.ts";
+} from "./_client_transport.ts";
 export {
   type CallOptions,
   type Conclusion,
@@ -162,15 +162,6 @@ export interface HonchoClientFromConfigOptions
 /**
  * The Honcho v3 HTTP client. Construct it directly, or from a resolved
  * configuration with {@linkcode HonchoClient.fromConfig}.
- *
- * @example Writing a turn and reading the session context
- * ```ts ignore
- * import { HonchoClient } from "./client.ts";
- * const client = new HonchoClient({ workspaceId: "hermes", baseUrl: "http://localhost:8000" });
- * await client.getOrCreateSession("my-session");
- * await client.createMessages("my-session", [{ peerId: "alice", content: "Hi" }]);
- * const context = await client.getSessionContext("my-session", { tokens: 2000 });
- * ```
  */
 export class HonchoClient {
   /** The workspace of workspace-scoped calls. */
@@ -223,13 +214,6 @@ export class HonchoClient {
    * @param options `config.yaml` fallbacks, telemetry, transport overrides.
    * @returns The client.
    * @throws {import("./errors.ts").HonchoConfigError} When no API key and no base URL are configured.
-   *
-   * @example
-   * ```ts ignore
-   * import { loadHonchoConfig } from "./config.ts";
-   * import { HonchoClient } from "./client.ts";
-   * const client = HonchoClient.fromConfig(await loadHonchoConfig(), { hermesVersion: "0.9.0" });
-   * ```
    */
   static fromConfig(
     config: Pick<

@@ -234,13 +234,6 @@ export interface ResourceOptions extends CallOptions {
  * following page (one request per page, so mind large lists).
  *
  * @typeParam T The item type.
- *
- * @example Reading every message of a session
- * ```ts ignore
- * const page = await client.listMessages("my-session", { size: 100 });
- * console.log(page.items.length, "of", page.total);
- * for await (const message of page) console.log(message.content);
- * ```
  */
 export class HonchoPage<T> implements AsyncIterable<T> {
   /** This page's items. */

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Endpoint, ListEndpoint } from "./client_transport.ts";
+import type { Endpoint, ListEndpoint } from "./_client_transport.ts";
 import {
   type Message,
   parseList,

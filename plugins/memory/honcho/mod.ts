@@ -3,7 +3,7 @@
  *
  * Who imports it: the framework's loader (by URL, in the provider's
  * sandbox) when `memory.provider` is `honcho`; an agent or a test only to
- * build the provider, its config, client or outbox itself, in-process.
+ * build the provider itself, in-process.
  *
  * Before each turn it injects what Honcho knows about the user (a base
  * layer of summary, representation and cards refreshed every
@@ -17,11 +17,10 @@
  * See `README.md` in this folder for settings and for exactly what leaves
  * the machine.
  *
- * For advanced use it also exports what the provider is built on:
- * {@linkcode loadHonchoConfig} and {@linkcode HonchoConfig} (the resolved
- * settings), {@linkcode HonchoClient} (the Honcho v3 HTTP client) and
- * {@linkcode HonchoOutbox} (the durable write queue), with their option
- * types, and the framework's provider types its signatures use.
+ * It exports the provider, {@linkcode register} and the types they name;
+ * the provider's hooks are the framework's contract, documented by
+ * `@hermes/memory/provider`. The client, config and outbox the provider is
+ * built on are internal (tests import them by path).
  *
  * @example Registering the provider
  * ```ts no-assert
@@ -33,37 +32,7 @@
  * @module
  */
 
-import type { MemoryProvider } from "../../../src/provider/mod.ts";
 import { HonchoMemoryProvider, type QueryRewriter } from "./provider.ts";
-
-// The provider contract (the framework's `MemoryProvider` and the types its
-// methods take and return), so that the provider's API can be named from
-// `@hermes/memory/honcho` alone.
-export type {
-  AgentContext,
-  ChatMessage,
-  ConfigField,
-  DelegationOptions,
-  DrainResult,
-  HermesConfig,
-  InitializeOptions,
-  MaybePromise,
-  MemoryEvictOptions,
-  MemoryProvider,
-  MemoryTarget,
-  MemoryWriteAction,
-  MemoryWriteMetadata,
-  PreCompressOptions,
-  PrefetchOptions,
-  RecallStatus,
-  SessionSwitchOptions,
-  SyncTurnOptions,
-  ToolCallOptions,
-  ToolSchema,
-  TurnAuthor,
-  TurnStartOptions,
-  UserNoticeCallback,
-} from "../../../src/provider/mod.ts";
 
 export {
   type HonchoLivenessSnapshot,
@@ -73,81 +42,6 @@ export {
   type QueryRewriter,
 } from "./provider.ts";
 
-// Advanced API: the configuration the provider resolves, the HTTP client it
-// talks through and the durable outbox its writes go through. The provider's
-// options and getters refer to these, and they work on their own too.
-export {
-  type CallOptions,
-  type Conclusion,
-  type ConclusionInput,
-  type ConclusionQueryOptions,
-  type ConclusionSearchOptions,
-  type FetchLike,
-  type FileUpload,
-  HonchoClient,
-  type HonchoClientFromConfigOptions,
-  type HonchoClientOptions,
-  HonchoPage,
-  type HonchoTransportOptions,
-  type JsonObject,
-  type ListOptions,
-  type Message,
-  type MessageInput,
-  type Peer,
-  type PeerCardOptions,
-  type PeerChatOptions,
-  type PeerContext,
-  type PeerContextOptions,
-  type PeerRepresentationOptions,
-  type ResourceOptions,
-  type SearchOptions,
-  type Session,
-  type SessionContext,
-  type SessionContextOptions,
-  type SessionCreateOptions,
-  type SessionPeerConfig,
-  type SleepLike,
-  type Summary,
-  type Workspace,
-} from "./client.ts";
-export {
-  type ConfigSource,
-  type HonchoConfig,
-  type HonchoSettings,
-  type InjectionFrequency,
-  loadHonchoConfig,
-  type LoadHonchoConfigOptions,
-  type ReasoningLevel,
-  type RecallMode,
-  type SessionStartSection,
-  type SessionStrategy,
-  type WriteFrequency,
-} from "./config.ts";
-export { type HonchoConfigFileError } from "./config_file.ts";
-export {
-  type HonchoTelemetryOptions,
-  type ResolveHonchoConnectionOptions,
-} from "./connection.ts";
-export type {
-  ObservationMode,
-  ObservationOverrides,
-  PeerObservation,
-  PeerObservationOverride,
-  SessionObservation,
-} from "./observation.ts";
-export {
-  HonchoOutbox,
-  type HonchoOutboxOptions,
-  type OutboxAppendResult,
-  type OutboxDeliverOptions,
-  type OutboxDeliverResult,
-  type OutboxMessageInput,
-  type OutboxRecord,
-  type OutboxStats,
-  type RejectedRecord,
-} from "./outbox.ts";
-export type { GitTopLevel } from "./session_naming.ts";
-
 /** The registration context a provider's `register` receives. */
 export interface HonchoRegistrationContext {
   /**
@@ -155,7 +49,7 @@ export interface HonchoRegistrationContext {
    *
    * @param provider The provider.
    */
-  registerMemoryProvider(provider: MemoryProvider): unknown;
+  registerMemoryProvider(provider: HonchoMemoryProvider): unknown;
   /** The host's shared memory query rewriter, when it has one. */
   memoryQueryRewriter?: QueryRewriter;
   /**

@@ -51,9 +51,9 @@
  * processes appended. Two profiles (different `HERMES_HOME`) never share an
  * outbox.
  *
- * {@linkcode HonchoOutbox} is the facade; `outbox_log.ts` holds the file
- * format and the state replayed from it, `outbox_commit.ts` the group
- * commit, `outbox_delivery.ts` the delivery with its attempts and lease.
+ * {@linkcode HonchoOutbox} is the facade; `_outbox_log.ts` holds the file
+ * format and the state replayed from it, `_outbox_commit.ts` the group
+ * commit, `_outbox_delivery.ts` the delivery with its attempts and lease.
  *
  * @module
  */
@@ -68,19 +68,19 @@ import {
   MAX_MESSAGE_CHARS,
   type SleepLike,
 } from "./client.ts";
-import { GroupCommitter, type OutboxAppendResult } from "./outbox_commit.ts";
+import { GroupCommitter, type OutboxAppendResult } from "./_outbox_commit.ts";
 import {
   type OutboxDeliverOptions,
   type OutboxDeliverResult,
   OutboxDelivery,
-} from "./outbox_delivery.ts";
+} from "./_outbox_delivery.ts";
 import {
   OUTBOX_ID_METADATA_KEY,
   OutboxLog,
   type OutboxRecord,
   readRejectedFile,
   type RejectedRecord,
-} from "./outbox_log.ts";
+} from "./_outbox_log.ts";
 
 export { OUTBOX_ID_METADATA_KEY };
 export type {
@@ -216,17 +216,6 @@ export function stableOutboxId(parts: readonly (string | number)[]): string {
 
 /**
  * The durable outbox of one workspace in one profile.
- *
- * @example Queue, then deliver
- * ```ts ignore
- * import { HonchoClient } from "./client.ts";
- * import { HonchoOutbox } from "./outbox.ts";
- * const client = new HonchoClient({ workspaceId: "hermes", baseUrl: "http://localhost:8000" });
- * const outbox = new HonchoOutbox({ workspace: "hermes" });
- * await outbox.append([{ session: "s1", peer: "alice", content: "Hello" }]);
- * const result = await outbox.deliver(client);
- * console.log(result.delivered, result.pending);
- * ```
  */
 export class HonchoOutbox {
   /** The workspace. */

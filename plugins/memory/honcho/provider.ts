@@ -96,9 +96,15 @@ export type { HonchoLivenessSnapshot, HonchoSessionIdentity, QueryRewriter };
 export interface HonchoProviderOptions {
   /** Rewrites the user message into the pass-0 question when `queryRewrite` is on. */
   queryRewriter?: QueryRewriter;
-  /** Transport overrides for the HTTP client (`fetch`, retries, sleep). */
+  /**
+   * Transport overrides for the HTTP client (`fetch`, retries, sleep).
+   * @ignore
+   */
   transport?: HonchoTransportOptions;
-  /** Outbox overrides (bounds, retry policy); workspace and home come from the config. */
+  /**
+   * Outbox overrides (bounds, retry policy); workspace and home come from the config.
+   * @ignore
+   */
   outbox?: Omit<HonchoOutboxOptions, "workspace" | "hermesHome">;
   /** First retry delay of a failed background delivery, in ms. @default {1000} */
   writerRetryBaseDelayMs?: number;
@@ -135,7 +141,10 @@ export interface HonchoProviderOptions {
   hermesVersion?: string;
   /** Hermes' parsed `config.yaml` (`honcho.base_url`, `honcho.timeout` fallbacks). */
   hermesConfig?: Record<string, unknown>;
-  /** Finds the git top level for `per-repo` naming (tests). */
+  /**
+   * Finds the git top level for `per-repo` naming (tests).
+   * @ignore
+   */
   gitTopLevel?: GitTopLevel;
   /** The clock, epoch ms (liveness ages). @default {Date.now} */
   now?: () => number;
@@ -202,6 +211,17 @@ const WARM_UP_NOTE =
   "turn 1 shows Honcho's answer to its warm-up question about the user (who they are, what they prefer), not to this message; later turns use what was prefetched after the previous message";
 
 /**
+ * The framework's `MemoryProvider`, unchanged: the base of
+ * {@linkcode HonchoMemoryProvider}. It stands between the two so that the
+ * Honcho entry's documentation does not take in the whole provider contract,
+ * which `@hermes/memory/provider` documents; the contract's hooks below are
+ * `@ignore`d for the same reason.
+ *
+ * @ignore
+ */
+abstract class ProviderContract extends MemoryProvider {}
+
+/**
  * The Honcho memory provider: recalls what Honcho knows about the user
  * before each turn and stores the conversation through a durable outbox.
  *
@@ -209,7 +229,8 @@ const WARM_UP_NOTE =
  * one-time notice naming the cause; writes stay in the outbox until Honcho
  * accepts them; no hook throws into the agent (except
  * {@linkcode HonchoMemoryProvider.onPreCompress} when a checkpoint is
- * required and cannot be confirmed, as checkpoint API v2 demands).
+ * required and cannot be confirmed, as checkpoint API v2 demands). Its
+ * hooks are the `MemoryProvider` contract's (`@hermes/memory/provider`).
  *
  * @example Serving one session
  * ```ts ignore
@@ -223,7 +244,7 @@ const WARM_UP_NOTE =
  * await provider.shutdown();
  * ```
  */
-export class HonchoMemoryProvider extends MemoryProvider {
+export class HonchoMemoryProvider extends ProviderContract {
   /** Implements pre-compress checkpoint API version 2. */
   override readonly preCompressCheckpointApiVersion: number = 2;
 
@@ -262,7 +283,10 @@ export class HonchoMemoryProvider extends MemoryProvider {
     return "honcho";
   }
 
-  /** The resolved configuration, once loaded. */
+  /**
+   * The resolved configuration, once loaded.
+   * @ignore
+   */
   get config(): HonchoConfig | undefined {
     return this.#config;
   }
@@ -273,7 +297,10 @@ export class HonchoMemoryProvider extends MemoryProvider {
     return identity ? { ...identity } : undefined;
   }
 
-  /** The profile's outbox, once initialized. */
+  /**
+   * The profile's outbox, once initialized.
+   * @ignore
+   */
   get outbox(): HonchoOutbox | undefined {
     return this.#parts?.writes.writer.outbox;
   }
@@ -314,9 +341,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
    * Loads the profile's config, builds the client and the outbox, and
    * starts session setup in the background (no network is awaited). Cron
    * and flush agents leave the provider inert. Never throws.
-   *
-   * @param sessionId The Hermes session id.
-   * @param options What the host knows about the session.
+   * @ignore
    */
   async initialize(
     sessionId: string,
@@ -379,7 +404,10 @@ export class HonchoMemoryProvider extends MemoryProvider {
     }
   }
 
-  /** `initialize` for a preview: nothing is queued, delivered or flushed. */
+  /**
+   * `initialize` for a preview: nothing is queued, delivered or flushed.
+   * @ignore
+   */
   override initializeForInspection(
     sessionId: string,
     options: InitializeOptions = {},
@@ -401,8 +429,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
   /**
    * The five tool schemas; `[]` in `context` mode, when inert, or when
    * Honcho is not configured.
-   *
-   * @returns The schemas.
+   * @ignore
    */
   async getToolSchemas(): Promise<ToolSchema[]> {
     if (this.#inert) return [];
@@ -416,8 +443,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
 
   /**
    * The setup fields of `hermes memory setup`.
-   *
-   * @returns The fields.
+   * @ignore
    */
   override getConfigSchema(): ConfigField[] {
     return getHonchoConfigFields();
@@ -426,9 +452,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
   /**
    * Saves non-secret setup values into `$HERMES_HOME/honcho.json`: root
    * fields at the root, the rest in the profile's host block.
-   *
-   * @param values The values.
-   * @param hermesHome The profile home.
+   * @ignore
    */
   override async saveConfig(
     values: Record<string, unknown>,
@@ -470,10 +494,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
 
   /**
    * Records the turn number and its author; starts a new recall generation.
-   *
-   * @param turnNumber The 1-based turn.
-   * @param _message The user's message.
-   * @param options Author details.
+   * @ignore
    */
   override onTurnStart(
     turnNumber: number,
@@ -495,10 +516,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
    * on the first turn (for at most `firstTurnBaseWait` /
    * `firstTurnDialecticWait`); afterwards it returns what background work
    * already fetched. Never throws.
-   *
-   * @param query The user's message.
-   * @param _options The session.
-   * @returns The context, or `""`.
+   * @ignore
    */
   override async prefetch(
     query: string,
@@ -526,7 +544,10 @@ export class HonchoMemoryProvider extends MemoryProvider {
     }
   }
 
-  /** The last prefetch's status ({@linkcode recallStatusOf}). */
+  /**
+   * The last prefetch's status ({@linkcode recallStatusOf}).
+   * @ignore
+   */
   override recallStatus(): RecallStatus | null {
     return recallStatusOf(this.#last);
   }
@@ -535,9 +556,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
    * After the turn, warms the next one (plugins/memory/honcho/SPEC.md §6): a base-context refresh every
    * `contextCadence` turns and a dialectic every (effective)
    * `dialecticCadence` turns, both in the background. Never throws.
-   *
-   * @param query The user's message.
-   * @param _options The session.
+   * @ignore
    */
   override queuePrefetch(query: string, _options: PrefetchOptions = {}): void {
     try {
@@ -558,10 +577,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
    * delivered per `writeFrequency`. Tool calls and tool results in
    * `options.messages` are never sent. Returns without waiting for the
    * disk or the network. Never throws.
-   *
-   * @param userContent The user's message.
-   * @param assistantContent The assistant's reply.
-   * @param options The session, transcript and author.
+   * @ignore
    */
   override syncTurn(
     userContent: string,
@@ -585,11 +601,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
   /**
    * Mirrors an `add` to the built-in user profile as a Honcho conclusion
    * about the user, in the background. Never throws.
-   *
-   * @param action The write action.
-   * @param target The memory target.
-   * @param content The entry's text.
-   * @param _metadata Provenance (not used).
+   * @ignore
    */
   override onMemoryWrite(
     action: MemoryWriteAction,
@@ -607,8 +619,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
 
   /**
    * At a real session end: delivers everything queued (bounded). Never throws.
-   *
-   * @param _messages The transcript (turns were already synced).
+   * @ignore
    */
   override async onSessionEnd(_messages: ChatMessage[]): Promise<void> {
     try {
@@ -626,9 +637,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
    * Rebinds to the new session: in-flight results of the old one are
    * discarded, and the Honcho session is re-resolved (per-session naming
    * moves to the new id; a gateway key stays). Never throws.
-   *
-   * @param newSessionId The Hermes session switched to.
-   * @param _options Parent, reset, rewound and reason.
+   * @ignore
    */
   override async onSessionSwitch(
     newSessionId: string,
@@ -655,10 +664,8 @@ export class HonchoMemoryProvider extends MemoryProvider {
    * `requireCheckpoint` a failure throws; otherwise the missing messages
    * stay queued in the outbox and `""` is returned.
    *
-   * @param messages The evidence (or raw transcript).
-   * @param options Whether a checkpoint is required.
-   * @returns `""` (nothing is added to the summary prompt).
    * @throws {Error} When a required checkpoint cannot be confirmed.
+   * @ignore
    */
   override async onPreCompress(
     messages: ChatMessage[],
@@ -684,11 +691,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
 
   /**
    * Runs one of the five tools (plugins/memory/honcho/SPEC.md §10); always returns a JSON string.
-   *
-   * @param toolName The tool.
-   * @param args The model's arguments.
-   * @param _options Call context.
-   * @returns The JSON result or `{"error": …}`.
+   * @ignore
    */
   override async handleToolCall(
     toolName: string,
@@ -762,9 +765,7 @@ export class HonchoMemoryProvider extends MemoryProvider {
    * every memory write is durable: turns in the fsynced outbox (delivery
    * may still be pending; that is durable), memory writes answered by
    * Honcho.
-   *
-   * @param timeoutMs How long to wait; without limit when omitted.
-   * @returns Whether everything is durable, and how many messages are not.
+   * @ignore
    */
   override async drain(timeoutMs?: number): Promise<DrainResult> {
     try {

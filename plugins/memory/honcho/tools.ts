@@ -345,11 +345,6 @@ export interface HonchoToolCall {
  * @param args The model's arguments.
  * @param call The session and what the tools read.
  * @returns The JSON result or `{"error": …}`.
- *
- * @example Dispatching a search
- * ```ts ignore
- * const json = await callHonchoTool("honcho_search", { query: "tea" }, call);
- * ```
  */
 export async function callHonchoTool(
   name: string,
@@ -420,11 +415,6 @@ export async function callHonchoTool(
  * @param args The model's arguments.
  * @param ctx The ready session.
  * @returns The JSON string.
- *
- * @example Running a search
- * ```ts ignore
- * const json = await runHonchoTool("honcho_search", { query: "tea" }, ctx);
- * ```
  */
 export async function runHonchoTool(
   name: string,

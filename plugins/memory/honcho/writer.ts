@@ -49,7 +49,7 @@ import type {
 } from "./outbox.ts";
 import type { WriteFrequency } from "./config.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
-import { SETTLE_LOOKUP_INTERVAL_MS } from "./outbox_delivery.ts";
+import { SETTLE_LOOKUP_INTERVAL_MS } from "./_outbox_delivery.ts";
 
 /** The longest `Retry-After` a background delivery round honours. */
 const RETRY_AFTER_CAP_MS = 60_000;
@@ -134,15 +134,6 @@ interface Staged {
 /**
  * Routes staged turns into the outbox and delivers them per
  * `writeFrequency`.
- *
- * @example Staging a turn and waiting until it is delivered
- * ```ts ignore
- * const writer = new HonchoWriter({ outbox, client, writeFrequency: "turn" });
- * writer.stage([{ session: "s1", peer: "alice", content: "Hi" }]);
- * await writer.drain(1000); // durable in the outbox
- * await writer.flushAll(5000); // delivered
- * await writer.close(5000);
- * ```
  */
 export class HonchoWriter {
   /** The behaviour of the configured `writeFrequency`. */

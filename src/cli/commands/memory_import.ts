@@ -19,7 +19,7 @@ import { errorText } from "../../_util/error_text.ts";
 import { basename, extname } from "node:path";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
-import { openAgentMemory } from "../agent_memory.ts";
+import { openAgentMemory } from "../_agent_memory.ts";
 import type { ChatMessage } from "../../core/memory_provider.ts";
 
 /** One replayable turn of a transcript. */

@@ -22,7 +22,7 @@ import {
   type AgentMemory,
   callProviderTool,
   openAgentMemory,
-} from "../agent_memory.ts";
+} from "../_agent_memory.ts";
 import { previewRecall } from "./memory_recall.ts";
 import { moduleVersion } from "../version.ts";
 import { profileSecretMasker } from "../surface_secrets.ts";

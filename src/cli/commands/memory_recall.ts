@@ -10,7 +10,7 @@ import { terminalSafe } from "../../core/terminal_text.ts";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { styleFor, writeJson } from "../format.ts";
-import { type AgentMemory, openAgentMemory } from "../agent_memory.ts";
+import { type AgentMemory, openAgentMemory } from "../_agent_memory.ts";
 import { buildMemoryContextBlock } from "../../context/context_fence.ts";
 import { isTrivialPrompt } from "../../context/trivial_prompt.ts";
 

@@ -42,7 +42,7 @@ import {
   type SetAssignment,
   setupHint,
   SetupValueError,
-} from "../setup_fields.ts";
+} from "../_setup_fields.ts";
 import {
   closeProvider,
   DependencyInstallError,

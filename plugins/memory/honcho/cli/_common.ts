@@ -538,11 +538,6 @@ export interface ConnectHonchoOptions {
  * @param scope The command's scope.
  * @param profile The profile the configuration is for.
  * @returns The label.
- *
- * @example
- * ```ts ignore
- * io.stdout(`Honcho memory: host hermes, ${profileLabel(scope, config.profile)}\n`);
- * ```
  */
 export function profileLabel(scope: HonchoCliScope, profile: string): string {
   if (scope.targetProfile !== undefined) {
@@ -958,50 +953,11 @@ export async function loadProfileConfig(
 }
 
 /**
- * Pads rows into aligned columns (two spaces apart).
- *
- * @param rows The cells; the first row is usually the header.
- * @returns The lines, each ending with a line break.
- *
- * @example
- * ```ts
- * import { formatTable } from "./_common.ts";
- * import assert from "node:assert/strict";
- * assert.equal(formatTable([["a", "bb"], ["ccc", "d"]]), "a    bb\nccc  d\n");
- * ```
+ * `writeJson` under the name `tokens.ts` still imports (that command is
+ * being rewritten on another branch; new code imports `writeJson` from
+ * `@hermes/memory/cli`).
  */
-export function formatTable(rows: readonly (readonly string[])[]): string {
-  const widths: number[] = [];
-  for (const row of rows) {
-    row.forEach((cell, i) => {
-      widths[i] = Math.max(widths[i] ?? 0, cell.length);
-    });
-  }
-  return rows.map((row) =>
-    row.map((cell, i) => i === row.length - 1 ? cell : cell.padEnd(widths[i]!))
-      .join("  ").trimEnd() + "\n"
-  ).join("");
-}
-
-/**
- * Writes a value as indented JSON with a final line break.
- *
- * @param io The CLI seam.
- * @param value The value.
- *
- * @example
- * ```ts
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { printJson } from "./_common.ts";
- * import assert from "node:assert/strict";
- * const io = memoryCliIo();
- * printJson(io, { a: 1 });
- * assert.equal(io.out, '{\n  "a": 1\n}\n');
- * ```
- */
-export function printJson(io: CliIo, value: unknown): void {
-  io.stdout(`${JSON.stringify(value, null, 2)}\n`);
-}
+export { writeJson as printJson } from "../../../../src/cli/mod.ts";
 
 /**
  * The bare name of a profile for an AI peer: the part after `.` of a legacy

@@ -138,12 +138,6 @@ export function identitySeedText(source: string, content: string): string {
  *
  * @param target Where the send goes.
  * @returns Resolves once the session exists.
- *
- * @example
- * ```ts ignore
- * import { ensureSeedSession } from "./_seed.ts";
- * await ensureSeedSession(target);
- * ```
  */
 export async function ensureSeedSession(target: SeedTarget): Promise<void> {
   const { client, config, sessionId } = target;
@@ -209,12 +203,6 @@ async function alreadySent(
  * @param path The local path.
  * @param content The file's text (not empty).
  * @returns Whether it was sent.
- *
- * @example
- * ```ts ignore
- * import { uploadUserMemoryFile, USER_MEMORY_FILES } from "./_seed.ts";
- * await uploadUserMemoryFile(target, USER_MEMORY_FILES[0]!, "/x/USER.md", "Likes tea");
- * ```
  */
 export async function uploadUserMemoryFile(
   target: SeedTarget,
@@ -268,12 +256,6 @@ export async function uploadUserMemoryFile(
  * @param content The identity text (not empty).
  * @param force Send even when already sent.
  * @returns Whether it was sent.
- *
- * @example
- * ```ts ignore
- * import { seedAiIdentity } from "./_seed.ts";
- * await seedAiIdentity(target, "/x/SOUL.md", "Be kind", false);
- * ```
  */
 export async function seedAiIdentity(
   target: SeedTarget,

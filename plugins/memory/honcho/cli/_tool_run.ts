@@ -42,11 +42,6 @@ export interface ToolRunResult {
  * @returns The peer and the result text.
  * @throws {HonchoCliError} When no user peer is configured for a `user`
  * call, the server cannot be used, or the tool answers an error (exit 1).
- *
- * @example
- * ```ts ignore
- * const { result } = await runToolFromCli(config, "honcho_search", { query: "tea" }, 5000);
- * ```
  */
 export async function runToolFromCli(
   config: HonchoConfig,

@@ -7,8 +7,7 @@
  * @module
  */
 
-import { Option } from "npm:commander@^14.0.3";
-import type { HermesCommand } from "../../../../src/cli/mod.ts";
+import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import { REASONING_LEVELS } from "../config.ts";
 import type { HonchoConfig } from "../config.ts";
 import {
@@ -16,7 +15,6 @@ import {
   HonchoCliError,
   type HonchoCliScope,
   loadScopeConfig,
-  printJson,
   resolveScope,
   runGuarded,
   targetProfileOf,
@@ -78,14 +76,6 @@ export interface AskOptions {
  * @param query The question.
  * @param options The peer, level and output form.
  * @returns `0`, `1` when Honcho cannot answer, `2` for a bad argument.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runAsk } from "./ask.ts";
- * await runAsk(resolveScope(memoryCliIo()), "What does the user drink?", {});
- * ```
  */
 export async function runAsk(
   scope: HonchoCliScope,
@@ -114,7 +104,7 @@ export async function runAsk(
     reasoning_level: level,
   }, ASK_TIMEOUT_MS);
   if (options.json) {
-    printJson(scope.io, {
+    writeJson(scope.io, {
       peer,
       query: question,
       reasoningLevel: level,
@@ -148,14 +138,6 @@ export interface SearchOptions {
  * @param query What to search for.
  * @param options The peer, budget and output form.
  * @returns `0`, `1` when Honcho cannot answer, `2` for a bad argument.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runSearch } from "./ask.ts";
- * await runSearch(resolveScope(memoryCliIo()), "tea", {});
- * ```
  */
 export async function runSearch(
   scope: HonchoCliScope,
@@ -187,7 +169,7 @@ export async function runSearch(
     ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
   }, SEARCH_TIMEOUT_MS);
   if (options.json) {
-    printJson(scope.io, { peer, query: text, result });
+    writeJson(scope.io, { peer, query: text, result });
   } else {
     scope.io.stdout(`${result}\n`);
   }
@@ -210,9 +192,8 @@ export async function runSearch(
  * ```
  */
 export function registerAsk(honcho: HermesCommand): HermesCommand[] {
-  const peerOption = (): Option =>
-    new Option("--peer <peer>", "Whom it is about: user, ai or a peer id")
-      .default("user");
+  const peerFlags = "--peer <peer>";
+  const peerHelp = "Whom it is about: user, ai or a peer id";
   const ask = honcho.command("ask")
     .argument("<question>", "A question in plain language")
     .summary("Ask Honcho about a peer (the dialectic, like honcho_reasoning)")
@@ -220,13 +201,11 @@ export function registerAsk(honcho: HermesCommand): HermesCommand[] {
       "Ask Honcho's dialectic agent a question about a peer and print its\n" +
         "answer: what the agent's honcho_reasoning tool does, from the shell.",
     )
-    .addOption(peerOption())
-    .addOption(
-      new Option(
-        "--level <level>",
-        "Reasoning level (default: dialecticReasoningLevel)",
-      )
-        .choices([...REASONING_LEVELS]),
+    .option(peerFlags, peerHelp, "user")
+    .choiceOption(
+      "--level <level>",
+      "Reasoning level (default: dialecticReasoningLevel)",
+      REASONING_LEVELS,
     )
     .option("--json", "Print { peer, query, reasoningLevel, answer } as JSON")
     .example('hermes honcho ask "What does the user drink in the morning?"')
@@ -250,7 +229,7 @@ export function registerAsk(honcho: HermesCommand): HermesCommand[] {
       "Search a peer's past messages (semantic and keyword) and print the\n" +
         "excerpts: what the agent's honcho_search tool does, from the shell.",
     )
-    .addOption(peerOption())
+    .option(peerFlags, peerHelp, "user")
     .option("--max-tokens <n>", "Result budget in tokens, 1-2000 (default 800)")
     .option("--json", "Print { peer, query, result } as JSON")
     .example('hermes honcho search "green tea"')

@@ -66,11 +66,6 @@ function sourceLabel(
  *
  * @param hermesHome The profile home.
  * @returns The resolved configuration.
- *
- * @example
- * ```ts ignore
- * const config = await loadProfileHonchoConfig("/home/me/.hermes");
- * ```
  */
 export async function loadProfileHonchoConfig(
   hermesHome: string,
@@ -291,14 +286,6 @@ async function outboxSummary(
  *
  * @param context Home, `config.yaml`, probe and detail.
  * @returns The description.
- *
- * @example
- * ```ts ignore
- * const status = await describeHonchoStatus({
- *   hermesHome: "/home/me/.hermes", config: {}, env: () => undefined,
- *   probe: false, probeTimeoutMs: 1500, detail: "status",
- * });
- * ```
  */
 export async function describeHonchoStatus(
   context: ProviderStatusContext,

@@ -40,14 +40,6 @@ import {
  *
  * @param scope The profile and files.
  * @returns `0`, or `1` when the file cannot be written.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runEnable } from "./enable.ts";
- * await runEnable(resolveScope(memoryCliIo()));
- * ```
  */
 export async function runEnable(scope: HonchoCliScope): Promise<number> {
   const { io } = scope;
@@ -107,14 +99,6 @@ export async function runEnable(scope: HonchoCliScope): Promise<number> {
  *
  * @param scope The profile and files.
  * @returns `0`, or `1` when the file cannot be written.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runDisable } from "./enable.ts";
- * await runDisable(resolveScope(memoryCliIo()));
- * ```
  */
 export async function runDisable(scope: HonchoCliScope): Promise<number> {
   const { io } = scope;

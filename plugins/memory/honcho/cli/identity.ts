@@ -103,14 +103,6 @@ export async function readSeedFile(path: string): Promise<string> {
  * @param options `--show`, `--force`.
  * @returns `0`; `1` when not configured, the file is unusable or Honcho
  * failed; `2` when neither a file nor `--show` is given.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runIdentity } from "./identity.ts";
- * await runIdentity(resolveScope(memoryCliIo()), "SOUL.md");
- * ```
  */
 export async function runIdentity(
   scope: HonchoCliScope,

@@ -176,14 +176,6 @@ async function askStep(
  * @param options `--yes`, `--skip-upload`, `--skip-identity`, `--dir`.
  * @returns `0`; `1` when Honcho is not set up or a file could not be sent;
  * `2` when questions would be needed without a terminal.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runMigrate } from "./migrate.ts";
- * await runMigrate(resolveScope(memoryCliIo()), { yes: true, dir: ["/home/me/.openclaw"] });
- * ```
  */
 export async function runMigrate(
   scope: HonchoCliScope,

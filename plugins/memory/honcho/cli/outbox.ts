@@ -72,11 +72,6 @@ export interface OutboxReport extends OutboxStats {
  * @param hermesHome The profile home.
  * @param workspace The configured workspace.
  * @returns One outbox per workspace, the configured one first.
- *
- * @example
- * ```ts ignore
- * const outboxes = await profileOutboxes("/home/me/.hermes", "hermes");
- * ```
  */
 export async function profileOutboxes(
   hermesHome: string,
@@ -137,12 +132,6 @@ async function workspaceOfFile(path: string): Promise<string | undefined> {
  * @param outbox The outbox.
  * @param configured Whether it is the configured workspace's.
  * @returns The report.
- *
- * @example
- * ```ts ignore
- * const [outbox] = await profileOutboxes("/home/me/.hermes", "hermes");
- * const report = await outboxReport(outbox, true);
- * ```
  */
 export async function outboxReport(
   outbox: HonchoOutbox,
@@ -260,14 +249,6 @@ function printReport(io: CliIo, item: OutboxReport): void {
  * @param scope The profile and files.
  * @param options `--json`.
  * @returns `0`.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runOutbox } from "./outbox.ts";
- * await runOutbox(resolveScope(memoryCliIo()), { json: true });
- * ```
  */
 export async function runOutbox(
   scope: HonchoCliScope,
@@ -293,11 +274,6 @@ export async function runOutbox(
  * @param scope The profile and files.
  * @param ids Message ids; all refused messages when empty.
  * @returns `0`, or `1` when a named id is not refused.
- *
- * @example
- * ```ts ignore
- * await runOutboxRetry(resolveScope(memoryCliIo()), []);
- * ```
  */
 export async function runOutboxRetry(
   scope: HonchoCliScope,
@@ -341,11 +317,6 @@ export async function runOutboxRetry(
  * @param scope The profile and files.
  * @param timeoutSeconds How long to try.
  * @returns `0` when the queue is empty afterwards, else `1`.
- *
- * @example
- * ```ts ignore
- * await runOutboxFlush(resolveScope(memoryCliIo()), 30);
- * ```
  */
 export async function runOutboxFlush(
   scope: HonchoCliScope,
@@ -407,11 +378,6 @@ export async function runOutboxFlush(
  *
  * @param honcho The `hermes honcho` command.
  * @returns The `outbox` command.
- *
- * @example
- * ```ts ignore
- * registerOutbox(honcho);
- * ```
  */
 export function registerOutbox(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("outbox")

@@ -9,7 +9,12 @@
  */
 
 import { join } from "node:path";
-import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
+import {
+  type CliIo,
+  columns,
+  type HermesCommand,
+  writeJson,
+} from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config.ts";
 import type { HonchoClient } from "../client.ts";
 import { resolveAiPeerId } from "../peers.ts";
@@ -19,14 +24,12 @@ import {
   connectHoncho,
   describeConfigError,
   describeHonchoFailure,
-  formatTable,
   HonchoCliError,
   type HonchoCliScope,
   isRecord,
   listProfiles,
   loadProfileConfig,
   loadScopeConfig,
-  printJson,
   reportWrite,
   requireReadableConfig,
   resolveScope,
@@ -53,14 +56,6 @@ export interface PeersOptions {
  * @param scope The profile and files.
  * @param options `--json`.
  * @returns `0`.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runPeers } from "./peers.ts";
- * await runPeers(resolveScope(memoryCliIo()));
- * ```
  */
 export async function runPeers(
   scope: HonchoCliScope,
@@ -91,11 +86,11 @@ export async function runPeers(
     });
   }
   if (options.json) {
-    printJson(io, { profiles: rows });
+    writeJson(io, { profiles: rows });
     return 0;
   }
   io.stdout(
-    formatTable([
+    columns([
       ["", "Profile", "Host", "User peer", "AI peer", "Workspace", "Aliases"],
       ...rows.map((r) => [
         r.active ? "*" : "",
@@ -199,12 +194,6 @@ export async function readGatewayAccounts(
  *
  * @param client The client (its workspace is listed).
  * @returns The peer ids.
- *
- * @example
- * ```ts ignore
- * import { listWorkspacePeers } from "./peers.ts";
- * const peers = await listWorkspacePeers(client);
- * ```
  */
 export async function listWorkspacePeers(
   client: HonchoClient,
@@ -239,14 +228,6 @@ function parseAssignment(text: string): [string, string] {
  * @param scope The profile and files.
  * @param options Assignments, removals, where to save, `--yes`.
  * @returns `0`; `1` when cancelled or a write failed; `2` for bad arguments.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runPeersMap } from "./peers.ts";
- * await runPeersMap(resolveScope(memoryCliIo()), { set: ["telegram:42=alice"], scope: "root" });
- * ```
  */
 export async function runPeersMap(
   scope: HonchoCliScope,

@@ -7,13 +7,12 @@
  */
 
 import { resolve } from "node:path";
-import type { HermesCommand } from "../../../../src/cli/mod.ts";
+import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import {
   HonchoCliError,
   type HonchoCliScope,
   isRecord,
   loadScopeConfig,
-  printJson,
   reportWrite,
   requireReadableConfig,
   resolveScope,
@@ -36,14 +35,6 @@ export interface SessionsOptions {
  * @param scope The profile and files.
  * @param options `--json`.
  * @returns `0`.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runSessions } from "./sessions.ts";
- * await runSessions(resolveScope(memoryCliIo()));
- * ```
  */
 export async function runSessions(
   scope: HonchoCliScope,
@@ -57,7 +48,7 @@ export async function runSessions(
   );
   const current = await cliSessionName(config, cwd);
   if (options.json) {
-    printJson(io, {
+    writeJson(io, {
       configPath: config.configPath,
       cwd,
       current: {
@@ -112,14 +103,6 @@ export interface MapOptions {
  * @param name The session name.
  * @param options `--remove`.
  * @returns `0`, `1` when the file cannot be written, `2` for an empty name.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runMap } from "./sessions.ts";
- * await runMap(resolveScope(memoryCliIo()), "my-project");
- * ```
  */
 export async function runMap(
   scope: HonchoCliScope,

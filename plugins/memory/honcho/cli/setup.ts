@@ -123,12 +123,6 @@ export interface SetupDeps {
  * Reads the whole of the process's standard input as text.
  *
  * @returns The text.
- *
- * @example
- * ```ts ignore
- * import { readProcessStdin } from "./setup.ts";
- * const text = await readProcessStdin();
- * ```
  */
 export async function readProcessStdin(): Promise<string> {
   return await new Response(Deno.stdin.readable).text();
@@ -267,16 +261,6 @@ function anySetupFlag(options: SetupOptions): boolean {
  * @param options The flags (each one answers its question).
  * @param deps Standard input, for `--api-key-stdin`.
  * @returns `0` when saved; `1` when cancelled or failed; `2` for bad flags.
- *
- * @example Non-interactive setup of a self-hosted server
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runSetup } from "./setup.ts";
- * await runSetup(resolveScope(memoryCliIo()), {
- *   deployment: "local", baseUrl: "http://localhost:8000", peerName: "alice", yes: true,
- * });
- * ```
  */
 export async function runSetup(
   scope: HonchoCliScope,
@@ -1036,13 +1020,6 @@ function printSummary(io: CliIo, config: HonchoConfig, plan: SetupPlan): void {
  * @param _config The loaded `config.yaml` (re-read before writing).
  * @param io The CLI seam.
  * @returns The exit code.
- *
- * @example
- * ```ts ignore
- * import { denoCliIo } from "@hermes/memory/cli";
- * import { runPostSetup } from "./setup.ts";
- * const code = await runPostSetup("/home/me/.hermes", {}, denoCliIo());
- * ```
  */
 export async function runPostSetup(
   hermesHome: string,
@@ -1071,11 +1048,6 @@ export async function runPostSetup(
  * @param values The `--set` values, keyed by schema key, already converted.
  * @param io The terminal seam.
  * @returns `0` saved, `1` refused or failed, `2` for a bad value.
- *
- * @example
- * ```ts ignore
- * await runApplySetup("/home/me/.hermes", { baseUrl: "http://127.0.0.1:8000" }, io);
- * ```
  */
 export async function runApplySetup(
   hermesHome: string,

@@ -9,7 +9,12 @@
  * @module
  */
 
-import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
+import {
+  type CliIo,
+  columns,
+  type HermesCommand,
+  writeJson,
+} from "../../../../src/cli/mod.ts";
 import {
   type ConfigSource,
   type HonchoConfig,
@@ -23,12 +28,10 @@ import { resolveAiPeerId } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
 import {
   describeConfigError,
-  formatTable,
   type HonchoCliScope,
   listProfiles,
   loadProfileConfig,
   loadScopeConfig,
-  printJson,
   profileLabel,
   resolveScope,
   runGuarded,
@@ -122,14 +125,6 @@ export function displaySetting(key: string, value: unknown): string {
  * @param scope The profile and files to report on.
  * @param options `--all`, `--json`.
  * @returns `0`, or `1` when the config file does not parse.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runStatus } from "./status.ts";
- * const code = await runStatus(resolveScope(memoryCliIo()), { json: true });
- * ```
  */
 export async function runStatus(
   scope: HonchoCliScope,
@@ -158,7 +153,7 @@ export async function runStatus(
         source: config.sources[field],
       };
     }
-    printJson(io, {
+    writeJson(io, {
       host: config.hostKey,
       hostBlock: config.hostBlockKey,
       profile: config.profile,
@@ -213,7 +208,7 @@ export async function runStatus(
     ? ""
     : " (does not exist; environment variables only)";
   io.stdout(
-    formatTable([
+    columns([
       ["  Config file", `${config.configPath}${fileState}`],
       ["  Write path", config.writePath],
       [
@@ -265,7 +260,7 @@ export async function runStatus(
     }):\n`,
   );
   io.stdout(
-    rows.length > 0 ? formatTable(rows) : "  (all at their defaults)\n",
+    rows.length > 0 ? columns(rows) : "  (all at their defaults)\n",
   );
   io.stdout(
     `\nConnection${view ? ` (${view.url}, timeout 5 s)` : ""}:\n`,
@@ -332,11 +327,11 @@ async function statusAll(
     });
   }
   if (options.json) {
-    printJson(io, { profiles: rows });
+    writeJson(io, { profiles: rows });
     return 0;
   }
   io.stdout(
-    formatTable([
+    columns([
       ["", "Profile", "Host", "Enabled", "Recall", "Write", "Config"],
       ...rows.map((r) => [
         r.active ? "*" : "",

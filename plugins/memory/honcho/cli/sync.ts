@@ -8,14 +8,13 @@
  */
 
 import { join, resolve } from "node:path";
-import type { HermesCommand } from "../../../../src/cli/mod.ts";
+import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import {
   describeConfigError,
   type HonchoCliScope,
   isRecord,
   listProfiles,
   loadProfileConfig,
-  printJson,
   resolveScope,
   runGuarded,
   writeHonchoFile,
@@ -60,14 +59,6 @@ export interface SyncResult {
  * @param options `--json`, `--dry-run`, `--no-peers`.
  * @returns `0`, or `1` when the default profile has no Honcho settings or
  * a write failed.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * import { runSync } from "./sync.ts";
- * await runSync(resolveScope(memoryCliIo()));
- * ```
  */
 export async function runSync(
   scope: HonchoCliScope,
@@ -160,7 +151,7 @@ export async function runSync(
   const configured = results.filter((r) => r.action === "configured");
   const skipped = results.filter((r) => r.action === "skipped");
   if (options.json) {
-    printJson(io, { dryRun: Boolean(options.dryRun), results });
+    writeJson(io, { dryRun: Boolean(options.dryRun), results });
     return failed ? 1 : 0;
   }
   for (const r of results) {

@@ -214,7 +214,7 @@ function argumentError(message: string): Record<string, unknown> {
  *
  * @example Refusing a number as content
  * ```ts
- * import { notAStringResult } from "./memory_batch.ts";
+ * import { notAStringResult } from "./_memory_batch.ts";
  * import assert from "node:assert/strict";
  * assert.match(String(notAStringResult("content", 12345).error), /^'content' must be a string \(got a number 12345\)/);
  * ```

@@ -35,7 +35,7 @@ import {
   ServerError,
   TimeoutError,
 } from "./errors.ts";
-import type { GroupCommitter } from "./outbox_commit.ts";
+import type { GroupCommitter } from "./_outbox_commit.ts";
 import {
   attemptLine,
   type Entry,
@@ -46,7 +46,7 @@ import {
   type RejectedRecord,
   settleLine,
   writeAll,
-} from "./outbox_log.ts";
+} from "./_outbox_log.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
 import { errorText, isRecord } from "./_util.ts";
 

@@ -15,7 +15,7 @@ import {
   messageLine,
   type OutboxLog,
   type OutboxRecord,
-} from "./outbox_log.ts";
+} from "./_outbox_log.ts";
 
 /** What an append (`HonchoOutbox.append`) did. */
 export interface OutboxAppendResult {

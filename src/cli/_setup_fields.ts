@@ -42,7 +42,7 @@ export interface SetAssignment {
  *
  * @example Basic usage
  * ```ts
- * import { parseSetAssignment } from "./setup_fields.ts";
+ * import { parseSetAssignment } from "./_setup_fields.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(parseSetAssignment("url=http://x?a=b"), { key: "url", value: "http://x?a=b" });
  * ```
@@ -68,7 +68,7 @@ export function parseSetAssignment(text: string): SetAssignment {
  *
  * @example Basic usage
  * ```ts
- * import { fieldApplies } from "./setup_fields.ts";
+ * import { fieldApplies } from "./_setup_fields.ts";
  * import assert from "node:assert/strict";
  * assert.equal(fieldApplies({ key: "k", when: { mode: "cloud" } }, { mode: "local" }), false);
  * ```
@@ -94,7 +94,7 @@ export function fieldApplies(
  *
  * @example Basic usage
  * ```ts
- * import { fieldDefault } from "./setup_fields.ts";
+ * import { fieldDefault } from "./_setup_fields.ts";
  * import assert from "node:assert/strict";
  * const field = { key: "url", default: "a", default_from: { field: "mode", map: { local: "http://localhost" } } };
  * assert.equal(fieldDefault(field, { mode: "local" }), "http://localhost");
@@ -139,7 +139,7 @@ export interface FieldChoice {
  *
  * @example Basic usage
  * ```ts
- * import { fieldChoices } from "./setup_fields.ts";
+ * import { fieldChoices } from "./_setup_fields.ts";
  * import assert from "node:assert/strict";
  * assert.deepEqual(fieldChoices({ key: "k", choices: ["a"] }), [{ value: "a", label: "a" }]);
  * ```
@@ -175,7 +175,7 @@ export function fieldChoices(field: ConfigField): FieldChoice[] | undefined {
  *
  * @example Basic usage
  * ```ts
- * import { fieldType } from "./setup_fields.ts";
+ * import { fieldType } from "./_setup_fields.ts";
  * import assert from "node:assert/strict";
  * assert.equal(fieldType({ key: "k", default: true }), "boolean");
  * ```
@@ -202,7 +202,7 @@ export function fieldType(
  *
  * @example Basic usage
  * ```ts
- * import { convertFieldValue } from "./setup_fields.ts";
+ * import { convertFieldValue } from "./_setup_fields.ts";
  * import assert from "node:assert/strict";
  * assert.equal(convertFieldValue({ key: "n", type: "integer" }, "42"), 42);
  * assert.equal(convertFieldValue({ key: "b", type: "boolean" }, "yes"), true);
@@ -282,7 +282,7 @@ export function fieldLabel(field: ConfigField): string {
  *
  * @example Basic usage
  * ```ts
- * import { setupHint } from "./setup_fields.ts";
+ * import { setupHint } from "./_setup_fields.ts";
  * import assert from "node:assert/strict";
  * assert.equal(setupHint([]), "no setup needed");
  * assert.equal(setupHint([{ key: "k", secret: true }]), "requires API key");

@@ -59,7 +59,7 @@ export interface OpenAgentMemoryOptions {
  * @example Basic usage
  * ```ts ignore
  * import { memoryCliIo } from "@hermes/memory/cli";
- * import { openAgentMemory } from "./agent_memory.ts";
+ * import { openAgentMemory } from "./_agent_memory.ts";
  * const { manager } = await openAgentMemory(memoryCliIo(), { sessionId: "s1" });
  * await manager.shutdownAll();
  * ```

@@ -164,8 +164,8 @@ export type SettingGroup =
   | "recall"
   | "dialectic";
 
-/** One choice of a `select` setting: `[value, description]`. */
-export type SettingChoice = readonly [string, string];
+/** One choice of a `select` setting: `[value, description?]`. */
+export type SettingChoice = readonly [string, string?];
 
 /** What a reader sees while the settings of one home are resolved. */
 export interface SettingsContext {
@@ -220,6 +220,10 @@ export interface Setting<
     placeholder?: string;
     /** The choices of a `select`, in display order. */
     choices?: readonly SettingChoice[];
+    /** The default shown, when the resolver's depends on the home. */
+    default?: unknown;
+    /** An integer from `range[0]` to `range[1]`. */
+    range?: readonly [number, number];
   };
   /** Shown by `hermes honcho status`. @default {true} */
   status?: boolean;
@@ -252,7 +256,7 @@ const text = (ctx: SettingsContext, keys: readonly string[]) =>
 const level = (ctx: SettingsContext, keys: readonly string[]) =>
   map(orFound(ctx.look.pick(keys[0]!)), exactLevel);
 
-const LEVELS: readonly SettingChoice[] = REASONING_LEVELS.map((l) => [l, l]);
+const LEVELS: readonly SettingChoice[] = REASONING_LEVELS.map((l) => [l]);
 
 const setting = <K extends keyof HonchoSettings>(spec: Setting<K>): Setting =>
   Object.freeze(spec) as unknown as Setting;
@@ -590,6 +594,7 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       label: "Dialectic depth",
       kind: "number",
       description: "Passes per dialectic call (1 to 3)",
+      range: [1, 3],
       group: "dialectic",
     },
   }),
@@ -688,6 +693,7 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
         ["directional", "Full mutual observation"],
         ["unified", "The AI observes the user; one observer pool"],
       ],
+      default: "directional",
       description: "Observation preset of the user and AI peers",
       group: "recall",
     },

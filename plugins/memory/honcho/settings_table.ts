@@ -225,8 +225,13 @@ export interface Setting<
     /** An integer from `range[0]` to `range[1]`. */
     range?: readonly [number, number];
   };
-  /** Shown by `hermes honcho status`. @default {true} */
-  status?: boolean;
+  /**
+   * How `hermes honcho status` shows it: `false` = not shown, `"presence"`
+   * = only whether it is set (`--json` says `"set"`). @default {true}
+   */
+  status?: boolean | "presence";
+  /** What an unset value means, shown as `(unset: …)` by status. */
+  unset?: string;
 }
 
 // --- readers: one per kind of Hermes lookup ---------------------------------
@@ -374,6 +379,7 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
     aliases: ["requestTimeout"],
     scope: "root",
     env: "HONCHO_TIMEOUT",
+    unset: "30 s",
     // The first value (host timeout, host requestTimeout, root timeout, root
     // requestTimeout, HONCHO_TIMEOUT) that parses as a positive float; like
     // Hermes, "nan" counts (it is not <= 0).
@@ -511,6 +517,7 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
   }),
   setting({
     field: "contextTokens",
+    unset: "uncapped",
     read: int,
     default: undefined,
     ui: {
@@ -777,6 +784,7 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
   }),
   setting({
     field: "oauth",
+    status: "presence",
     read: (ctx) =>
       isRecord(ctx.host.oauth)
         ? { value: ctx.host.oauth, source: "host" }

@@ -36,7 +36,7 @@ import {
   targetProfileOf,
 } from "./_common.ts";
 import { fetchMemoryView, printMemoryView } from "./_memory_view.ts";
-import { jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
+import { jsonSetting, SETTING_ROWS, settingShownAs } from "./_settings_view.ts";
 
 export { jsonSetting };
 import { cliSessionName } from "./_session_name.ts";
@@ -108,9 +108,8 @@ const SOURCE_LABELS: Record<ConfigSource, string> = {
 export function displaySetting(key: string, value: unknown): string {
   const json = jsonSetting(key, value);
   if (json === null) {
-    if (key === "contextTokens") return "(unset: uncapped)";
-    if (key === "timeout") return "(unset: 30 s)";
-    return "(unset)";
+    const unset = settingShownAs(key)?.unset;
+    return unset === undefined ? "(unset)" : `(unset: ${unset})`;
   }
   if (typeof json === "string") return json === "" ? '""' : json;
   return JSON.stringify(json);

@@ -52,6 +52,90 @@ import {
 } from "./_lookup.ts";
 import { globalHonchoConfigPath } from "./config_paths.ts";
 
+/** How a setting is edited in the desktop and dashboard. */
+export type SettingKind =
+  | "text"
+  | "select"
+  | "secret"
+  | "bool"
+  | "number"
+  | "json";
+
+/** The desktop group of a setting. */
+export type SettingGroup =
+  | "connection"
+  | "identity"
+  | "sessions"
+  | "writes"
+  | "recall"
+  | "dialectic";
+
+/** One choice of a `select` setting: `[value, description?]`. */
+export type SettingChoice = readonly [string, string?];
+
+/** What a reader sees while the settings of one home are resolved. */
+export interface SettingsContext {
+  /** Host-block-over-root lookups. */
+  look: Lookup;
+  /** The host block read (`{}` when none). */
+  host: Record<string, unknown>;
+  /** The file's root (`{}` in environment-only mode). */
+  root: Record<string, unknown>;
+  /** The file read, for warnings. */
+  path: string;
+  /** The host key. */
+  hostKey: string;
+  /** Settings came from environment variables only. */
+  envOnly: boolean;
+  /** A non-empty host block exists, or root `enabled` is `true`. */
+  explicitlyConfigured: boolean;
+  /** A trimmed, non-empty environment variable (through the secret scope). */
+  env(name: string): string | undefined;
+  /** Another setting's resolved value (resolved first when needed). */
+  get(field: string): unknown;
+}
+
+/** One row of the settings table, resolving to a `T`. */
+export interface SettingSpec<T> {
+  /** The `honcho.json` key (and status/schema key). @default {field} */
+  key?: string;
+  /** Other keys accepted for the same setting, read after `key`. */
+  aliases?: readonly string[];
+  /** Where the value is stored. @default {"host"} */
+  scope?: "host" | "root";
+  /** How the value is read and coerced; `undefined` = not set. */
+  read: (ctx: SettingsContext, keys: readonly string[]) =>
+    | Found<T>
+    | undefined;
+  /** The value when not set (a function when it depends on the home). */
+  default: T | ((ctx: SettingsContext) => T);
+  /** The environment variable that holds it. */
+  env?: string;
+  /** Environment variables read when the key and `env` are unset. */
+  envFallbacks?: readonly string[];
+  /** How the desktop, dashboard and setup show it; absent = not in the schema. */
+  ui?: {
+    label: string;
+    kind: SettingKind;
+    description: string;
+    group: SettingGroup;
+    placeholder?: string;
+    /** The choices of a `select`, in display order. */
+    choices?: readonly SettingChoice[];
+    /** The default shown, when the resolver's depends on the home. */
+    default?: unknown;
+    /** An integer from `range[0]` to `range[1]`. */
+    range?: readonly [number, number];
+  };
+  /**
+   * How `hermes honcho status` shows it: `false` = not shown, `"presence"`
+   * = only whether it is set (`--json` says `"set"`). @default {true}
+   */
+  status?: boolean | "presence";
+  /** What an unset value means, shown as `(unset: …)` by status. */
+  unset?: string;
+}
+
 /** Every resolved setting of `honcho.json` (plugins/memory/honcho/SPEC.md §1). */
 export interface HonchoSettings {
   /** `apiKey`: host → root → `HONCHO_API_KEY`. */
@@ -146,98 +230,13 @@ export interface HonchoSettings {
   oauth: Record<string, unknown> | undefined;
 }
 
-/** How a setting is edited in the desktop and dashboard. */
-export type SettingKind =
-  | "text"
-  | "select"
-  | "secret"
-  | "bool"
-  | "number"
-  | "json";
-
-/** The desktop group of a setting. */
-export type SettingGroup =
-  | "connection"
-  | "identity"
-  | "sessions"
-  | "writes"
-  | "recall"
-  | "dialectic";
-
-/** One choice of a `select` setting: `[value, description?]`. */
-export type SettingChoice = readonly [string, string?];
-
-/** What a reader sees while the settings of one home are resolved. */
-export interface SettingsContext {
-  /** Host-block-over-root lookups. */
-  look: Lookup;
-  /** The host block read (`{}` when none). */
-  host: Record<string, unknown>;
-  /** The file's root (`{}` in environment-only mode). */
-  root: Record<string, unknown>;
-  /** The file read, for warnings. */
-  path: string;
-  /** The host key. */
-  hostKey: string;
-  /** Settings came from environment variables only. */
-  envOnly: boolean;
-  /** A non-empty host block exists, or root `enabled` is `true`. */
-  explicitlyConfigured: boolean;
-  /** A trimmed, non-empty environment variable (through the secret scope). */
-  env(name: string): string | undefined;
-  /** Another setting's resolved value (resolved first when needed). */
-  get<K extends keyof HonchoSettings>(field: K): HonchoSettings[K];
-}
-
-/** One row of the settings table. */
-export interface Setting<
-  K extends keyof HonchoSettings = keyof HonchoSettings,
-> {
-  /** The resolved property. */
-  field: K;
-  /** The `honcho.json` key (and status/schema key). @default {field} */
-  key?: string;
-  /** Other keys accepted for the same setting, read after `key`. */
-  aliases?: readonly string[];
-  /** Where the value is stored. @default {"host"} */
-  scope?: "host" | "root";
-  /** How the value is read and coerced; `undefined` = not set. */
-  read: (ctx: SettingsContext, keys: readonly string[]) =>
-    | Found<HonchoSettings[K]>
-    | undefined;
-  /** The value when not set (a function when it depends on the home). */
-  default: HonchoSettings[K] | ((ctx: SettingsContext) => HonchoSettings[K]);
-  /** The environment variable that holds it. */
-  env?: string;
-  /** Environment variables read when the key and `env` are unset. */
-  envFallbacks?: readonly string[];
-  /** How the desktop, dashboard and setup show it; absent = not in the schema. */
-  ui?: {
-    label: string;
-    kind: SettingKind;
-    description: string;
-    group: SettingGroup;
-    placeholder?: string;
-    /** The choices of a `select`, in display order. */
-    choices?: readonly SettingChoice[];
-    /** The default shown, when the resolver's depends on the home. */
-    default?: unknown;
-    /** An integer from `range[0]` to `range[1]`. */
-    range?: readonly [number, number];
-  };
-  /**
-   * How `hermes honcho status` shows it: `false` = not shown, `"presence"`
-   * = only whether it is set (`--json` says `"set"`). @default {true}
-   */
-  status?: boolean | "presence";
-  /** What an unset value means, shown as `(unset: …)` by status. */
-  unset?: string;
-}
-
 // --- readers: one per kind of Hermes lookup ---------------------------------
 
 /** `bool()` of the first non-null of host[k…], root[k…]. */
-const flag = (ctx: SettingsContext, keys: readonly string[]) => {
+const flag = (
+  ctx: SettingsContext,
+  keys: readonly string[],
+): Found<boolean> | undefined => {
   for (const found of ctx.look.vals(keys)) {
     if (found.value != null) {
       return { value: truthy(found.value), source: found.source };
@@ -246,41 +245,45 @@ const flag = (ctx: SettingsContext, keys: readonly string[]) => {
   return undefined;
 };
 /** `bool()` of a non-null host value, else a root value that is there. */
-const setBool = (ctx: SettingsContext, keys: readonly string[]) =>
-  map(ctx.look.pickSet(keys[0]!), truthy);
+const setBool = (
+  ctx: SettingsContext,
+  keys: readonly string[],
+): Found<boolean> | undefined => map(ctx.look.pickSet(keys[0]!), truthy);
 /** `int()` of the first non-null host, root value that parses. */
-const int = (ctx: SettingsContext, keys: readonly string[]) =>
-  ctx.look.parsed(keys[0]!, pyInt);
+const int = (
+  ctx: SettingsContext,
+  keys: readonly string[],
+): Found<number> | undefined => ctx.look.parsed(keys[0]!, pyInt);
 /** `max(0.0, float())` of the first host, root value that parses. */
-const seconds = (ctx: SettingsContext, keys: readonly string[]) =>
-  ctx.look.parsed(keys[0]!, nonNegativeFloat);
+const seconds = (
+  ctx: SettingsContext,
+  keys: readonly string[],
+): Found<number> | undefined => ctx.look.parsed(keys[0]!, nonNegativeFloat);
 /** `str()` of a truthy scalar (`pick(k) or default`). */
-const text = (ctx: SettingsContext, keys: readonly string[]) =>
-  textFound(ctx.look.pick(keys[0]!));
+const text = (
+  ctx: SettingsContext,
+  keys: readonly string[],
+): Found<string> | undefined => textFound(ctx.look.pick(keys[0]!));
 /** One of the reasoning levels exactly (`pick(k) or default`). */
-const level = (ctx: SettingsContext, keys: readonly string[]) =>
+const level = (
+  ctx: SettingsContext,
+  keys: readonly string[],
+): Found<ReasoningLevel> | undefined =>
   map(orFound(ctx.look.pick(keys[0]!)), exactLevel);
 
 const LEVELS: readonly SettingChoice[] = REASONING_LEVELS.map((l) => [l]);
 
-const setting = <K extends keyof HonchoSettings>(spec: Setting<K>): Setting =>
-  Object.freeze(spec) as unknown as Setting;
-
-/**
- * Every Honcho setting, in the order `hermes honcho status` shows them.
- * The desktop schema orders its fields by `SCHEMA_ORDER` in
- * `config_schema.ts`.
- */
-export const SETTINGS: readonly Setting[] = Object.freeze([
-  setting({
-    field: "enabled",
+// Every Honcho setting, in the order `hermes honcho status` shows them,
+// under its resolved name. (The desktop schema orders its fields by
+// SCHEMA_ORDER in config_schema.ts.)
+const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
+  enabled: {
     // `_first_set(host.enabled, root.enabled, default=bool(key or url))`,
     // used as `bool()`: "false" is a non-empty string, so enabled.
     read: flag,
     default: (ctx) => Boolean(ctx.get("apiKey") || ctx.get("baseUrl")),
-  }),
-  setting({
-    field: "apiKey",
+  },
+  apiKey: {
     env: "HONCHO_API_KEY",
     // Hermes uses a numeric key as it is (the header carries its text).
     read: (ctx) => {
@@ -299,9 +302,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
         "Honcho API key (from app.honcho.dev); a local server needs none",
       group: "connection",
     },
-  }),
-  setting({
-    field: "baseUrl",
+  },
+  baseUrl: {
     aliases: ["base_url"],
     scope: "root",
     env: "HONCHO_BASE_URL",
@@ -316,9 +318,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Self-hosted Honcho server; leave empty for Honcho cloud",
       group: "connection",
     },
-  }),
-  setting({
-    field: "environment",
+  },
+  environment: {
     // In env-only mode HONCHO_ENVIRONMENT applies; with a file, only the file.
     read: (ctx, keys) => {
       if (!ctx.envOnly) return text(ctx, keys);
@@ -336,9 +337,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Which server to use when no base URL is set",
       group: "connection",
     },
-  }),
-  setting({
-    field: "workspaceId",
+  },
+  workspaceId: {
     key: "workspace",
     read: text,
     default: (ctx) => ctx.envOnly ? "hermes" : ctx.hostKey,
@@ -349,9 +349,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Honcho workspace; profiles normally share one",
       group: "identity",
     },
-  }),
-  setting({
-    field: "peerName",
+  },
+  peerName: {
     read: text,
     default: undefined,
     ui: {
@@ -361,9 +360,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
         "Your peer id in Honcho (used when the platform supplies no user id)",
       group: "identity",
     },
-  }),
-  setting({
-    field: "aiPeer",
+  },
+  aiPeer: {
     read: text,
     default: (ctx) => ctx.hostKey,
     ui: {
@@ -373,9 +371,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "This profile's AI peer id",
       group: "identity",
     },
-  }),
-  setting({
-    field: "timeout",
+  },
+  timeout: {
     aliases: ["requestTimeout"],
     scope: "root",
     env: "HONCHO_TIMEOUT",
@@ -406,9 +403,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "HTTP timeout of one Honcho request, in seconds",
       group: "connection",
     },
-  }),
-  setting({
-    field: "recallMode",
+  },
+  recallMode: {
     read: (ctx, keys) =>
       map(orFound(ctx.look.pick(keys[0]!)), normalizeRecallMode),
     default: "hybrid",
@@ -423,9 +419,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "How memory reaches the model",
       group: "recall",
     },
-  }),
-  setting({
-    field: "recallSync",
+  },
+  recallSync: {
     read: flag,
     default: false,
     ui: {
@@ -435,9 +430,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
         "Recall for the current message before answering (bounded by the timeout)",
       group: "recall",
     },
-  }),
-  setting({
-    field: "writeFrequency",
+  },
+  writeFrequency: {
     read: (ctx, keys) =>
       map(orFound(ctx.look.pick(keys[0]!)), parseWriteFrequency),
     default: "async",
@@ -449,9 +443,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
         "When turns are written: async, turn, session, or every N turns",
       group: "writes",
     },
-  }),
-  setting({
-    field: "saveMessages",
+  },
+  saveMessages: {
     read: setBool,
     default: true,
     ui: {
@@ -460,9 +453,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Write conversation turns to Honcho",
       group: "writes",
     },
-  }),
-  setting({
-    field: "sessionStrategy",
+  },
+  sessionStrategy: {
     // Kept as written (Hermes does not trim it): an unknown strategy
     // behaves like `global`.
     read: (ctx, keys) =>
@@ -480,9 +472,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "How Hermes conversations map to Honcho sessions",
       group: "sessions",
     },
-  }),
-  setting({
-    field: "sessionPeerPrefix",
+  },
+  sessionPeerPrefix: {
     read: setBool,
     default: false,
     ui: {
@@ -491,10 +482,9 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Session names start with the user peer name",
       group: "sessions",
     },
-  }),
-  setting({ field: "sessionAiPeerPrefix", read: setBool, default: false }),
-  setting({
-    field: "sessions",
+  },
+  sessionAiPeerPrefix: { read: setBool, default: false },
+  sessions: {
     scope: "root",
     read: (ctx) => {
       if (!Object.hasOwn(ctx.root, "sessions")) return undefined;
@@ -514,9 +504,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "JSON object mapping directories to session names",
       group: "sessions",
     },
-  }),
-  setting({
-    field: "contextTokens",
+  },
+  contextTokens: {
     unset: "uncapped",
     read: int,
     default: undefined,
@@ -527,10 +516,9 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Token budget of the injected context; empty = uncapped",
       group: "recall",
     },
-  }),
-  setting({ field: "contextCadence", read: int, default: 1 }),
-  setting({
-    field: "injectionFrequency",
+  },
+  contextCadence: { read: int, default: 1 },
+  injectionFrequency: {
     // Hermes keeps the raw value and only ever asks `== "first-turn"`.
     read: (ctx, keys) =>
       map(
@@ -539,9 +527,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
           v === "first-turn" ? "first-turn" : "every-turn",
       ),
     default: "every-turn",
-  }),
-  setting({
-    field: "injectionSessionStart",
+  },
+  injectionSessionStart: {
     key: "injection.sessionStart",
     read: (ctx) =>
       map(
@@ -552,9 +539,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
             : undefined,
       ),
     default: undefined,
-  }),
-  setting({
-    field: "initOnSessionStart",
+  },
+  initOnSessionStart: {
     read: flag,
     default: false,
     ui: {
@@ -564,9 +550,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
         "In tools mode, connect when the session starts instead of at the first tool call",
       group: "recall",
     },
-  }),
-  setting({
-    field: "dialecticReasoningLevel",
+  },
+  dialecticReasoningLevel: {
     read: level,
     default: "low",
     ui: {
@@ -576,9 +561,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Base reasoning level of the dialectic",
       group: "dialectic",
     },
-  }),
-  setting({
-    field: "dialecticDynamic",
+  },
+  dialecticDynamic: {
     read: flag,
     default: true,
     ui: {
@@ -587,10 +571,9 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Let the model choose the level per call",
       group: "dialectic",
     },
-  }),
-  setting({ field: "dialecticCadence", read: int, default: 1 }),
-  setting({
-    field: "dialecticDepth",
+  },
+  dialecticCadence: { read: int, default: 1 },
+  dialecticDepth: {
     read: (ctx, keys) =>
       ctx.look.parsed(keys[0]!, (v) => {
         const n = pyInt(v);
@@ -604,13 +587,12 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       range: [1, 3],
       group: "dialectic",
     },
-  }),
-  setting({
-    field: "dialecticDepthLevels",
+  },
+  dialecticDepthLevels: {
     // Exactly `dialecticDepth` levels: cut, or padded with `low`.
     read: (ctx, keys) =>
       map(ctx.look.firstList(keys[0]!), (list) => {
-        const depth = ctx.get("dialecticDepth");
+        const depth = ctx.get("dialecticDepth") as number;
         const levels = list.slice(0, depth).map((item) =>
           exactLevel(item) ?? "low"
         );
@@ -625,9 +607,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
         'JSON list of levels per pass, e.g. ["minimal", "low", "medium"]',
       group: "dialectic",
     },
-  }),
-  setting({
-    field: "dialecticMaxChars",
+  },
+  dialecticMaxChars: {
     read: int,
     default: 600,
     ui: {
@@ -637,9 +618,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Most characters of dialectic text injected",
       group: "dialectic",
     },
-  }),
-  setting({
-    field: "dialecticMaxInputChars",
+  },
+  dialecticMaxInputChars: {
     read: int,
     default: 10_000,
     ui: {
@@ -648,9 +628,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Most characters of a dialectic query",
       group: "dialectic",
     },
-  }),
-  setting({
-    field: "reasoningHeuristic",
+  },
+  reasoningHeuristic: {
     read: flag,
     default: true,
     ui: {
@@ -659,9 +638,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Raise the level for longer queries",
       group: "dialectic",
     },
-  }),
-  setting({
-    field: "reasoningLevelCap",
+  },
+  reasoningLevelCap: {
     read: level,
     default: "high",
     ui: {
@@ -671,12 +649,11 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Highest level the heuristic may choose",
       group: "dialectic",
     },
-  }),
-  setting({ field: "queryRewrite", read: flag, default: false }),
-  setting({ field: "firstTurnBaseWait", read: seconds, default: 3 }),
-  setting({ field: "firstTurnDialecticWait", read: seconds, default: 2 }),
-  setting({
-    field: "messageMaxChars",
+  },
+  queryRewrite: { read: flag, default: false },
+  firstTurnBaseWait: { read: seconds, default: 3 },
+  firstTurnDialecticWait: { read: seconds, default: 2 },
+  messageMaxChars: {
     read: int,
     default: 25_000,
     ui: {
@@ -686,9 +663,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
         "Longer messages are split into chunks of at most this many characters",
       group: "writes",
     },
-  }),
-  setting({
-    field: "observationMode",
+  },
+  observationMode: {
     read: (ctx, keys) =>
       map(orFound(ctx.look.pick(keys[0]!)), normalizeObservationMode),
     // Without the key: `unified` when explicitly configured.
@@ -704,15 +680,13 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Observation preset of the user and AI peers",
       group: "recall",
     },
-  }),
-  setting({
-    field: "observation",
+  },
+  observation: {
     read: (ctx, keys) =>
       map(ctx.look.pick(keys[0]!), parseObservationOverrides),
     default: undefined,
-  }),
-  setting({
-    field: "pinUserPeer",
+  },
+  pinUserPeer: {
     aliases: ["pinPeerName"],
     read: flag,
     default: false,
@@ -722,9 +696,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Map every runtime user to the user peer name",
       group: "identity",
     },
-  }),
-  setting({
-    field: "userPeerAliases",
+  },
+  userPeerAliases: {
     read: (ctx, keys) => ctx.look.stringMap(keys[0]!),
     default: {},
     ui: {
@@ -733,9 +706,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "JSON object mapping platform user ids to peer ids",
       group: "identity",
     },
-  }),
-  setting({
-    field: "runtimePeerPrefix",
+  },
+  runtimePeerPrefix: {
     read: (ctx, keys) => ctx.look.string(keys[0]!),
     default: "",
     ui: {
@@ -744,10 +716,9 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Prefix for peer ids generated from platform user ids",
       group: "identity",
     },
-  }),
-  setting({ field: "a2aSessions", read: flag, default: true }),
-  setting({
-    field: "logging",
+  },
+  a2aSessions: { read: flag, default: true },
+  logging: {
     envFallbacks: ["HONCHO_LOGGING"],
     // HONCHO_INJECTION_LOG turns it on; HONCHO_LOGGING applies when the
     // file does not set it.
@@ -768,9 +739,8 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       description: "Log every context injection to ~/.honcho/injection.log",
       group: "writes",
     },
-  }),
-  setting({
-    field: "injectionLogPath",
+  },
+  injectionLogPath: {
     status: false,
     read: (ctx) => {
       if (!ctx.get("logging")) return undefined;
@@ -781,17 +751,26 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
       };
     },
     default: undefined,
-  }),
-  setting({
-    field: "oauth",
+  },
+  oauth: {
     status: "presence",
     read: (ctx) =>
       isRecord(ctx.host.oauth)
         ? { value: ctx.host.oauth, source: "host" }
         : undefined,
     default: undefined,
-  }),
-]);
+  },
+};
+
+/** One row of {@linkcode SETTINGS}: a setting and its resolved name. */
+export type Setting = SettingSpec<unknown> & { field: keyof HonchoSettings };
+
+/** Every Honcho setting, in the order `hermes honcho status` shows them. */
+export const SETTINGS: readonly Setting[] = Object.freeze(
+  Object.entries(TABLE).map(([field, spec]) =>
+    Object.freeze({ ...spec, field }) as Setting
+  ),
+);
 
 /**
  * Resolves every setting of {@linkcode SETTINGS} for one home, with where
@@ -810,12 +789,12 @@ export function resolveSettings(
 } {
   const values = {} as Record<string, unknown>;
   const sources = {} as Record<keyof HonchoSettings, ConfigSource>;
-  const byField = new Map(SETTINGS.map((s) => [s.field, s] as const));
+  const byField = new Map<string, Setting>(SETTINGS.map((s) => [s.field, s]));
   const ctx: SettingsContext = {
     ...base,
-    get: <K extends keyof HonchoSettings>(field: K): HonchoSettings[K] => {
+    get: (field) => {
       if (!Object.hasOwn(sources, field)) resolveOne(byField.get(field)!);
-      return values[field] as HonchoSettings[K];
+      return values[field];
     },
   };
   const resolveOne = (s: Setting): void => {

@@ -36,9 +36,9 @@ type Register = (honcho: HermesCommand) => unknown;
 const COMMANDS: readonly [string, string][] = [
   ["status", "registerStatus"],
   ["setup", "registerSetup"],
-  ["strategy", "registerStrategy"],
+  ["choice", "registerStrategy"],
   ["peer", "registerPeer"],
-  ["mode", "registerMode"],
+  ["choice", "registerMode"],
   ["tokens", "registerTokens"],
   ["identity", "registerIdentity"],
   ["sync", "registerSync"],

@@ -13,6 +13,7 @@ import {
 } from "../../plugins/memory/honcho/config_schema.ts";
 import { SETTING_ROWS } from "../../plugins/memory/honcho/cli/_settings_view.ts";
 import { withSecretScope } from "@hermes/memory";
+import { HONCHO_ENV_VARS } from "../helpers/honcho_cli.ts";
 
 const FIXTURE = new URL(
   "../fixtures/honcho/settings_snapshot.json",
@@ -86,21 +87,11 @@ const HOMES: Record<
   },
 };
 
-const ENV_NAMES = [
-  "HONCHO_API_KEY",
-  "HONCHO_BASE_URL",
-  "HONCHO_URL",
-  "HONCHO_ENVIRONMENT",
-  "HONCHO_TIMEOUT",
-  "HERMES_HONCHO_HOST",
-  "HONCHO_LOGGING",
-  "HONCHO_INJECTION_LOG",
-];
-
 async function current(): Promise<Record<string, unknown>> {
+  const userHome = Deno.env.get("HOME") ?? "";
   const resolved: Record<string, unknown> = {};
   for (const [name, home] of Object.entries(HOMES)) {
-    const blank = Object.fromEntries(ENV_NAMES.map((n) => [n, ""]));
+    const blank = Object.fromEntries(HONCHO_ENV_VARS.map((n) => [n, ""]));
     const config = await withSecretScope(
       { ...blank, ...home.env },
       () =>
@@ -115,8 +106,12 @@ async function current(): Promise<Record<string, unknown>> {
     );
     const values: Record<string, unknown> = {};
     for (const key of Object.keys(config.sources).sort()) {
+      const value = (config as unknown as Record<string, unknown>)[key];
       values[key] = {
-        value: (config as unknown as Record<string, unknown>)[key] ?? null,
+        // The one path under the (test) home: recorded as ~.
+        value: typeof value === "string" && value.startsWith(`${userHome}/`)
+          ? `~${value.slice(userHome.length)}`
+          : value ?? null,
         source: config.sources[key as keyof typeof config.sources],
       };
     }

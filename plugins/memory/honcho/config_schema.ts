@@ -12,17 +12,16 @@
 import type { ConfigField } from "../../../src/provider/mod.ts";
 
 export type { ConfigField };
-import { type Setting, SETTINGS } from "./settings_table.ts";
+import {
+  type Setting,
+  type SettingGroup,
+  type SettingKind,
+  SETTINGS,
+} from "./settings_table.ts";
 import { saveHonchoConfig } from "./config_file.ts";
 
 /** How a field is edited. */
-export type ProviderFieldKind =
-  | "text"
-  | "select"
-  | "secret"
-  | "bool"
-  | "number"
-  | "json";
+export type ProviderFieldKind = SettingKind;
 
 /** One choice of a `select` field. */
 export interface ProviderFieldOption {
@@ -57,13 +56,7 @@ export interface ProviderField {
   /** Environment variables read when the key is unset. */
   envFallbacks?: readonly string[];
   /** The UI group. */
-  group:
-    | "connection"
-    | "identity"
-    | "sessions"
-    | "writes"
-    | "recall"
-    | "dialectic";
+  group: SettingGroup;
   /** Where the value is stored: the active host block, or the file's root. @default {"host"} */
   scope: "host" | "root";
 }

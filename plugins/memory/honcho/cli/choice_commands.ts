@@ -123,7 +123,7 @@ export const STRATEGY_COMMAND: ChoiceCommand = {
  * ```ts ignore
  * import { memoryCliIo } from "@hermes/memory/cli";
  * import { resolveScope } from "./_common.ts";
- * import { MODE_COMMAND, runChoice } from "./choice.ts";
+ * import { MODE_COMMAND, runChoice } from "./choice_commands.ts";
  * await runChoice(MODE_COMMAND, resolveScope(memoryCliIo()), "tools");
  * ```
  */
@@ -183,7 +183,7 @@ export async function runChoice(
  * @example
  * ```ts
  * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { MODE_COMMAND, registerChoice } from "./choice.ts";
+ * import { MODE_COMMAND, registerChoice } from "./choice_commands.ts";
  * import assert from "node:assert/strict";
  * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
  * assert.equal(registerChoice(honcho, MODE_COMMAND).name(), "mode");

@@ -16,15 +16,12 @@ import {
   type HonchoCliScope,
   hostLabel,
   loadScopeConfig,
+  printJson,
   resolveScope,
   runGuarded,
   targetProfileOf,
 } from "./_common.ts";
-import {
-  parseChoice,
-  printChoices,
-  writeHostSettings,
-} from "./_host_setting.ts";
+import { parseChoice, sourceText, writeHostSettings } from "./_host_setting.ts";
 
 /** The recall modes with what each does, in display order. */
 export const RECALL_MODES: readonly (readonly [RecallMode, string])[] = [
@@ -137,18 +134,30 @@ export async function runChoice(
   const config = await loadScopeConfig(scope);
   const label = hostLabel(config.hostKey);
   if (value === undefined) {
-    printChoices(io, {
-      json: options.json
-        ? { hostKey: config.hostKey, key: spec.key }
-        : undefined,
-      label,
-      title: spec.title,
-      current: String(config[spec.key]),
-      source: config.sources[spec.key],
-      choices: spec.choices,
-      width: spec.width,
-      usage: `hermes honcho ${spec.name} <${spec.name}>`,
-    });
+    const current = String(config[spec.key]);
+    const source = config.sources[spec.key];
+    if (options.json) {
+      printJson(io, {
+        hostKey: config.hostKey,
+        key: spec.key,
+        value: current,
+        source,
+        choices: spec.choices.map(([name, description]) => ({
+          name,
+          description,
+        })),
+      });
+      return 0;
+    }
+    io.stdout(`${label}${spec.title}: ${current} (${sourceText(source)})\n`);
+    for (const [name, what] of spec.choices) {
+      io.stdout(
+        `  ${name === current ? "*" : " "} ${
+          name.padEnd(spec.width)
+        } ${what}\n`,
+      );
+    }
+    io.stdout(`Set it with 'hermes honcho ${spec.name} <${spec.name}>'.\n`);
     return 0;
   }
   if (options.json) {

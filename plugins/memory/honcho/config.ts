@@ -45,7 +45,12 @@ import {
   resolveHostKey,
 } from "./config_paths.ts";
 import { type ConfigSource, Lookup, warnOnce } from "./_lookup.ts";
-import { type HonchoSettings, resolveSettings } from "./settings_table.ts";
+import {
+  type HonchoSettings,
+  type Setting,
+  SETTINGS,
+  type SettingsContext,
+} from "./settings_table.ts";
 
 export {
   type ConfigSource,
@@ -270,6 +275,37 @@ export function resolveHonchoConfig(
     raw,
     hostBlock: host,
   };
+}
+
+// Every setting of the table for one home, with where each value came
+// from; a setting that needs another one's value resolves it first.
+function resolveSettings(
+  base: Omit<SettingsContext, "get">,
+): {
+  values: HonchoSettings;
+  sources: Record<keyof HonchoSettings, ConfigSource>;
+} {
+  const values = {} as Record<string, unknown>;
+  const sources = {} as Record<keyof HonchoSettings, ConfigSource>;
+  const byField = new Map<string, Setting>(SETTINGS.map((s) => [s.field, s]));
+  const ctx: SettingsContext = {
+    ...base,
+    get: (field) => {
+      if (!Object.hasOwn(sources, field)) resolveOne(byField.get(field)!);
+      return values[field];
+    },
+  };
+  const resolveOne = (s: Setting): void => {
+    const found = s.read(ctx, [s.key ?? s.field, ...(s.aliases ?? [])]);
+    sources[s.field] = found ? found.source : "default";
+    values[s.field] = found
+      ? found.value
+      : typeof s.default === "function"
+      ? s.default(ctx)
+      : s.default;
+  };
+  for (const s of SETTINGS) ctx.get(s.field);
+  return { values: values as unknown as HonchoSettings, sources };
 }
 
 function shapeProblem(

@@ -2,7 +2,7 @@
  * The Honcho settings table: every `honcho.json` setting declared once —
  * its key and aliases, where it is stored, how its value is read and
  * coerced, its default, its environment variable, and how the desktop and
- * setup show it. The resolver ({@linkcode resolveSettings}), the config
+ * setup show it. The resolver (`config.ts`), the config
  * schema (`config_schema.ts`) and the status rows (`cli/_settings_view.ts`)
  * are derived from it (plugins/memory/honcho/SPEC.md §1).
  *
@@ -27,7 +27,6 @@ import { isRecord } from "./_util.ts";
 import { pyFloat, pyInt, truthy } from "./_coerce.ts";
 import {
   clamp,
-  type ConfigSource,
   exactLevel,
   type Found,
   type InjectionFrequency,
@@ -771,41 +770,3 @@ export const SETTINGS: readonly Setting[] = Object.freeze(
     Object.freeze({ ...spec, field }) as Setting
   ),
 );
-
-/**
- * Resolves every setting of {@linkcode SETTINGS} for one home, with where
- * each value came from. A setting that needs another one's value resolves
- * it first.
- *
- * @param base The home's lookups (everything of {@linkcode SettingsContext}
- * but `get`).
- * @returns The values and their sources.
- */
-export function resolveSettings(
-  base: Omit<SettingsContext, "get">,
-): {
-  values: HonchoSettings;
-  sources: Record<keyof HonchoSettings, ConfigSource>;
-} {
-  const values = {} as Record<string, unknown>;
-  const sources = {} as Record<keyof HonchoSettings, ConfigSource>;
-  const byField = new Map<string, Setting>(SETTINGS.map((s) => [s.field, s]));
-  const ctx: SettingsContext = {
-    ...base,
-    get: (field) => {
-      if (!Object.hasOwn(sources, field)) resolveOne(byField.get(field)!);
-      return values[field];
-    },
-  };
-  const resolveOne = (s: Setting): void => {
-    const found = s.read(ctx, [s.key ?? s.field, ...(s.aliases ?? [])]);
-    sources[s.field] = found ? found.source : "default";
-    values[s.field] = found
-      ? found.value
-      : typeof s.default === "function"
-      ? s.default(ctx)
-      : s.default;
-  };
-  for (const s of SETTINGS) ctx.get(s.field);
-  return { values: values as unknown as HonchoSettings, sources };
-}

@@ -36,10 +36,7 @@ type Register = (honcho: HermesCommand) => unknown;
 const COMMANDS: readonly [string, string][] = [
   ["status", "registerStatus"],
   ["setup", "registerSetup"],
-  ["choice_commands", "registerStrategy"],
-  ["field_commands", "registerPeer"],
-  ["choice_commands", "registerMode"],
-  ["field_commands", "registerTokens"],
+  ["setting_commands", "registerSettingCommands"], // strategy, peer, mode, tokens
   ["identity", "registerIdentity"],
   ["sync", "registerSync"],
   ["outbox", "registerOutbox"],

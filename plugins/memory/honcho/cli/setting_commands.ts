@@ -1,18 +1,26 @@
 /**
- * The commands that show or set several host-block settings by flag:
- * `hermes honcho tokens [--context N|uncapped] [--dialectic N]`
- * (`contextTokens`, `dialecticMaxChars`) and `hermes honcho peer [--user
- * NAME] [--ai NAME] [--reasoning LEVEL]` (`peerName`, `aiPeer`,
- * `dialecticReasoningLevel`). Both are built by {@linkcode registerFields}
- * from a {@linkcode FieldsCommand}: without flags they print one row per
- * setting with its key and source; with flags they check each value, write
- * the keys, and say what was set.
+ * The commands that show or set host-block settings, built by one
+ * {@linkcode registerSettingCommand} from a spec each:
+ *
+ * - a {@linkcode ChoiceCommand} shows or sets one setting chosen from a
+ *   list: `hermes honcho mode [hybrid|context|tools]` (`recallMode`),
+ *   `hermes honcho strategy [per-session|per-directory|per-repo|global]`
+ *   (`sessionStrategy`);
+ * - a {@linkcode FieldsCommand} shows several settings, one row each with
+ *   its key and source, and sets them by flag: `hermes honcho tokens
+ *   [--context N|uncapped] [--dialectic N]`, `hermes honcho peer [--user
+ *   NAME] [--ai NAME] [--reasoning LEVEL]`.
  *
  * @module
  */
 
 import type { HermesCommand } from "../../../../src/cli/mod.ts";
-import { type HonchoConfig, REASONING_LEVELS } from "../config.ts";
+import {
+  type HonchoConfig,
+  type HonchoSettings,
+  REASONING_LEVELS,
+  type RecallMode,
+} from "../config.ts";
 import { resolveAiPeerId } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
 import {
@@ -33,7 +41,88 @@ import {
   writeHostSettings,
 } from "./_host_setting.ts";
 
-/** One setting a {@linkcode FieldsCommand} shows, and maybe sets. */
+export const RECALL_MODES: readonly (readonly [RecallMode, string])[] = [
+  ["hybrid", "context injected before each turn, plus the five Honcho tools"],
+  ["context", "context injected before each turn; no tools"],
+  ["tools", "nothing injected; the model calls the Honcho tools"],
+];
+
+/** The session strategies with what each does, in display order. */
+export const SESSION_STRATEGIES: readonly (readonly [string, string])[] = [
+  [
+    "per-session",
+    "a new Honcho session for every Hermes session (what setup writes)",
+  ],
+  [
+    "per-directory",
+    "one session per working directory (used while sessionStrategy is unset)",
+  ],
+  ["per-repo", "one session per git repository"],
+  ["global", "one session for everything (named after the workspace)"],
+];
+
+/** A command that shows or sets one setting chosen from a list. */
+export interface ChoiceCommand {
+  /** The command name (`mode`). */
+  name: string;
+  /** The host-block key, also the resolved setting (`recallMode`). */
+  key: keyof HonchoSettings & string;
+  /** The setting's title (`Recall mode`). */
+  title: string;
+  /** The choices' noun in messages (`modes`). */
+  plural: string;
+  /** The choices with what each does, in display order. */
+  choices: readonly (readonly [string, string])[];
+  /** Other spellings accepted for a choice. */
+  aliases?: Readonly<Record<string, string>>;
+  /** The width choice names are padded to. */
+  width: number;
+  /** The argument's help. */
+  argument: string;
+  /** The one-line summary. */
+  summary: string;
+  /** The help text. */
+  description: string;
+  /** The examples. */
+  examples: readonly string[];
+}
+
+/** `hermes honcho mode`. */
+export const MODE_COMMAND: ChoiceCommand = {
+  name: "mode",
+  key: "recallMode",
+  title: "Recall mode",
+  plural: "modes",
+  choices: RECALL_MODES,
+  aliases: { auto: "hybrid" },
+  width: 8,
+  argument: "hybrid, context or tools (shows the current one when omitted)",
+  summary: "Show or set the recall mode (hybrid, context, tools)",
+  description:
+    "Show the recall mode (the current one is marked) or set recallMode in this\n" +
+    "profile's host block: hybrid (default) = injected context plus tools,\n" +
+    "context = injected context only, tools = tools only.",
+  examples: ["hermes honcho mode", "hermes honcho mode tools"],
+};
+
+/** `hermes honcho strategy`. */
+export const STRATEGY_COMMAND: ChoiceCommand = {
+  name: "strategy",
+  key: "sessionStrategy",
+  title: "Session strategy",
+  plural: "strategies",
+  choices: SESSION_STRATEGIES,
+  width: 13,
+  argument:
+    "per-session, per-directory, per-repo or global (shows the current one when omitted)",
+  summary: "Show or set how Honcho sessions are named",
+  description:
+    "Show the session strategy (the current one is marked) or set\n" +
+    "sessionStrategy in this profile's host block. A directory mapped with\n" +
+    "'hermes honcho map' always uses its mapped name.",
+  examples: ["hermes honcho strategy", "hermes honcho strategy per-repo"],
+};
+
 export interface FieldRow {
   /** The row's title (`Context budget`). */
   title: string;
@@ -93,7 +182,7 @@ const MAX_TOKENS = 1_000_000;
  *
  * @example
  * ```ts
- * import { parsePositiveInt } from "./field_commands.ts";
+ * import { parsePositiveInt } from "./setting_commands.ts";
  * import assert from "node:assert/strict";
  * assert.equal(parsePositiveInt("--context", "1200"), 1200);
  * assert.throws(() => parsePositiveInt("--context", "-3"));
@@ -240,6 +329,82 @@ export const PEER_COMMAND: FieldsCommand = {
 };
 
 /**
+ * Runs a choice command: shows the setting (or prints it as JSON), or sets
+ * it in the host block.
+ *
+ * @param spec The command.
+ * @param scope The profile and files.
+ * @param value The value to set; shows the current one when absent.
+ * @param options `--json`.
+ * @returns `0`, `1` when the file cannot be written, `2` for an invalid value.
+ *
+ * @example
+ * ```ts ignore
+ * import { memoryCliIo } from "@hermes/memory/cli";
+ * import { resolveScope } from "./_common.ts";
+ * import { MODE_COMMAND, runChoice } from "./setting_commands.ts";
+ * await runChoice(MODE_COMMAND, resolveScope(memoryCliIo()), "tools");
+ * ```
+ */
+export async function runChoice(
+  spec: ChoiceCommand,
+  scope: HonchoCliScope,
+  value: string | undefined,
+  options: { json?: boolean } = {},
+): Promise<number> {
+  const { io } = scope;
+  const config = await loadScopeConfig(scope);
+  const label = hostLabel(config.hostKey);
+  if (value === undefined) {
+    const current = String(config[spec.key]);
+    const source = config.sources[spec.key];
+    if (options.json) {
+      printJson(io, {
+        hostKey: config.hostKey,
+        key: spec.key,
+        value: current,
+        source,
+        choices: spec.choices.map(([name, description]) => ({
+          name,
+          description,
+        })),
+      });
+      return 0;
+    }
+    io.stdout(`${label}${spec.title}: ${current} (${sourceText(source)})\n`);
+    for (const [name, what] of spec.choices) {
+      io.stdout(
+        `  ${name === current ? "*" : " "} ${
+          name.padEnd(spec.width)
+        } ${what}\n`,
+      );
+    }
+    io.stdout(`Set it with 'hermes honcho ${spec.name} <${spec.name}>'.\n`);
+    return 0;
+  }
+  if (options.json) {
+    throw new HonchoCliError(
+      "--json shows the setting; leave out the value, or drop --json to set it",
+      2,
+    );
+  }
+  const wanted = parseChoice(
+    spec.title.toLowerCase(),
+    spec.plural,
+    value,
+    spec.choices.map(([name]) => name),
+    spec.aliases,
+  );
+  const { hostKey, path } = await writeHostSettings(scope, config, {
+    [spec.key]: wanted,
+  });
+  io.stdout(
+    `${label}${spec.title} set to ${wanted} (hosts.${hostKey}.${spec.key} in ${path}). Start a new session to use it.\n`,
+  );
+  return 0;
+}
+
+/**
  * Runs a fields command: shows the rows (or prints them as JSON), or sets
  * the values given.
  *
@@ -252,7 +417,7 @@ export const PEER_COMMAND: FieldsCommand = {
  * ```ts ignore
  * import { memoryCliIo } from "@hermes/memory/cli";
  * import { resolveScope } from "./_common.ts";
- * import { runFields, TOKENS_COMMAND } from "./field_commands.ts";
+ * import { runFields, TOKENS_COMMAND } from "./setting_commands.ts";
  * await runFields(TOKENS_COMMAND, resolveScope(memoryCliIo()), { context: "1200" });
  * ```
  */
@@ -318,8 +483,16 @@ export async function runFields(
   return 0;
 }
 
+/** The commands, in help order. */
+export const SETTING_COMMANDS: readonly (ChoiceCommand | FieldsCommand)[] = [
+  STRATEGY_COMMAND,
+  PEER_COMMAND,
+  MODE_COMMAND,
+  TOKENS_COMMAND,
+];
+
 /**
- * Attaches a fields command to the `honcho` command.
+ * Attaches one setting command to the `honcho` command.
  *
  * @param honcho The `hermes honcho` command.
  * @param spec The command.
@@ -328,50 +501,53 @@ export async function runFields(
  * @example
  * ```ts
  * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerFields, TOKENS_COMMAND } from "./field_commands.ts";
+ * import { MODE_COMMAND, registerSettingCommand } from "./setting_commands.ts";
  * import assert from "node:assert/strict";
  * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerFields(honcho, TOKENS_COMMAND).name(), "tokens");
+ * assert.equal(registerSettingCommand(honcho, MODE_COMMAND).name(), "mode");
  * ```
  */
-export function registerFields(
+export function registerSettingCommand(
   honcho: HermesCommand,
-  spec: FieldsCommand,
+  spec: ChoiceCommand | FieldsCommand,
 ): HermesCommand {
-  const command = honcho.command(spec.name)
-    .summary(spec.summary)
-    .description(spec.description);
-  for (const row of spec.rows) {
+  const command = honcho.command(spec.name);
+  const choice = "choices" in spec ? spec : undefined;
+  if (choice) command.argument(`[${choice.name}]`, choice.argument);
+  command.summary(spec.summary).description(spec.description);
+  if (choice) command.option("--json", "Show the setting as JSON");
+  for (const row of choice ? [] : (spec as FieldsCommand).rows) {
     if (row.flag) command.option(row.flag.syntax, row.flag.help);
   }
-  if (spec.json) command.option("--json", "Show the settings as JSON");
+  if (!choice && (spec as FieldsCommand).json) {
+    command.option("--json", "Show the settings as JSON");
+  }
   for (const example of spec.examples) command.example(example);
-  command.action((opts: Record<string, string | boolean | undefined>) => {
+  command.action((...args: unknown[]) => {
     const io = command.context.io;
+    const scope = resolveScope(io, { targetProfile: targetProfileOf(honcho) });
     return runGuarded(io, () =>
-      runFields(
-        spec,
-        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-        opts,
-      ));
+      choice
+        ? runChoice(
+          choice,
+          scope,
+          args[0] as string | undefined,
+          args[1] as { json?: boolean },
+        )
+        : runFields(
+          spec as FieldsCommand,
+          scope,
+          args[0] as Record<string, string | boolean | undefined>,
+        ));
   });
   return command;
 }
 
 /**
- * Attaches `peer` to the `honcho` command.
+ * Attaches `strategy`, `peer`, `mode` and `tokens` to the `honcho` command.
  *
  * @param honcho The `hermes honcho` command.
- * @returns The `peer` command.
  */
-export const registerPeer = (honcho: HermesCommand): HermesCommand =>
-  registerFields(honcho, PEER_COMMAND);
-
-/**
- * Attaches `tokens` to the `honcho` command.
- *
- * @param honcho The `hermes honcho` command.
- * @returns The `tokens` command.
- */
-export const registerTokens = (honcho: HermesCommand): HermesCommand =>
-  registerFields(honcho, TOKENS_COMMAND);
+export function registerSettingCommands(honcho: HermesCommand): void {
+  for (const spec of SETTING_COMMANDS) registerSettingCommand(honcho, spec);
+}

@@ -525,9 +525,12 @@ export function registerSettingCommand(
   for (const example of spec.examples) command.example(example);
   command.action((...args: unknown[]) => {
     const io = command.context.io;
-    const scope = resolveScope(io, { targetProfile: targetProfileOf(honcho) });
-    return runGuarded(io, () =>
-      choice
+    // Inside the guard: a bad --target-profile is a usage error (exit 2).
+    return runGuarded(io, () => {
+      const scope = resolveScope(io, {
+        targetProfile: targetProfileOf(honcho),
+      });
+      return choice
         ? runChoice(
           choice,
           scope,
@@ -538,7 +541,8 @@ export function registerSettingCommand(
           spec as FieldsCommand,
           scope,
           args[0] as Record<string, string | boolean | undefined>,
-        ));
+        );
+    });
   });
   return command;
 }

@@ -10,11 +10,7 @@
  */
 
 import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
-import {
-  type ConfigSource,
-  type HonchoConfig,
-  isHonchoUsable,
-} from "../config.ts";
+import { type HonchoConfig, isHonchoUsable } from "../config.ts";
 import {
   LOCAL_API_KEY_PLACEHOLDER,
   resolveHonchoConnection,
@@ -40,6 +36,7 @@ import { jsonSetting, SETTING_ROWS, settingShownAs } from "./_settings_view.ts";
 
 export { jsonSetting };
 import { cliSessionName } from "./_session_name.ts";
+import { sourceText } from "./_host_setting.ts";
 
 /** Options of {@linkcode runStatus}. */
 export interface StatusOptions {
@@ -77,17 +74,9 @@ export function keyInUse(config: HonchoConfig): string {
       : `"local" placeholder (self-hosted server, no key set)`;
   }
   return `${displaySetting("apiKey", sent)} (${
-    SOURCE_LABELS[config.sources.apiKey]
+    sourceText(config.sources.apiKey)
   })`;
 }
-
-/** Where a value came from, as printed. */
-const SOURCE_LABELS: Record<ConfigSource, string> = {
-  host: "host block",
-  root: "root",
-  env: "env",
-  default: "default",
-};
 
 /**
  * The value of a setting as shown (secrets masked, absent values as
@@ -253,7 +242,7 @@ export async function runStatus(
     rows.push([
       `  ${key}`,
       displaySetting(key, config[field]),
-      SOURCE_LABELS[config.sources[field]],
+      sourceText(config.sources[field]),
     ]);
   }
   io.stdout(

@@ -36,10 +36,7 @@ type Register = (honcho: HermesCommand) => unknown;
 const COMMANDS: readonly [string, string][] = [
   ["status", "registerStatus"],
   ["setup", "registerSetup"],
-  ["strategy", "registerStrategy"],
-  ["peer", "registerPeer"],
-  ["mode", "registerMode"],
-  ["tokens", "registerTokens"],
+  ["setting_commands", "registerSettingCommands"], // strategy, peer, mode, tokens
   ["identity", "registerIdentity"],
   ["sync", "registerSync"],
   ["outbox", "registerOutbox"],

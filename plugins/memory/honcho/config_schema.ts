@@ -12,17 +12,16 @@
 import type { ConfigField } from "../../../src/provider/mod.ts";
 
 export type { ConfigField };
-import { REASONING_LEVELS } from "./config.ts";
+import {
+  type Setting,
+  type SettingGroup,
+  type SettingKind,
+  SETTINGS,
+} from "./settings_table.ts";
 import { saveHonchoConfig } from "./config_file.ts";
 
 /** How a field is edited. */
-export type ProviderFieldKind =
-  | "text"
-  | "select"
-  | "secret"
-  | "bool"
-  | "number"
-  | "json";
+export type ProviderFieldKind = SettingKind;
 
 /** One choice of a `select` field. */
 export interface ProviderFieldOption {
@@ -57,13 +56,7 @@ export interface ProviderField {
   /** Environment variables read when the key is unset. */
   envFallbacks?: readonly string[];
   /** The UI group. */
-  group:
-    | "connection"
-    | "identity"
-    | "sessions"
-    | "writes"
-    | "recall"
-    | "dialectic";
+  group: SettingGroup;
   /** Where the value is stored: the active host block, or the file's root. @default {"host"} */
   scope: "host" | "root";
 }
@@ -82,20 +75,92 @@ export interface ProviderConfigSchema {
   fields: readonly ProviderField[];
 }
 
-const LEVEL_OPTIONS: readonly ProviderFieldOption[] = REASONING_LEVELS.map((
-  level,
-) => ({
-  value: level,
-  label: level,
-}));
+// The desktop's field order (grouped; `hermes honcho status` shows the
+// table's own order). Every table entry with `ui` is listed once.
+const SCHEMA_ORDER: readonly string[] = [
+  "apiKey",
+  "baseUrl",
+  "environment",
+  "timeout",
+  "workspace",
+  "peerName",
+  "aiPeer",
+  "pinUserPeer",
+  "runtimePeerPrefix",
+  "userPeerAliases",
+  "sessionStrategy",
+  "sessionPeerPrefix",
+  "sessions",
+  "saveMessages",
+  "writeFrequency",
+  "messageMaxChars",
+  "logging",
+  "recallMode",
+  "recallSync",
+  "contextTokens",
+  "initOnSessionStart",
+  "observationMode",
+  "dialecticReasoningLevel",
+  "dialecticDynamic",
+  "dialecticMaxChars",
+  "dialecticDepth",
+  "dialecticDepthLevels",
+  "dialecticMaxInputChars",
+  "reasoningHeuristic",
+  "reasoningLevelCap",
+];
 
-const field = (
-  spec: Omit<ProviderField, "scope"> & { scope?: "host" | "root" },
-): ProviderField => Object.freeze({ scope: "host", ...spec });
+const UI_SETTINGS: readonly Setting[] = (() => {
+  const byKey = new Map(
+    SETTINGS.filter((s) => s.ui).map((s) => [s.key ?? s.field, s] as const),
+  );
+  const missing = [...byKey.keys()].filter((k) => !SCHEMA_ORDER.includes(k));
+  if (missing.length > 0 || SCHEMA_ORDER.some((k) => !byKey.has(k))) {
+    throw new Error(
+      `config_schema.ts: SCHEMA_ORDER and the settings table disagree (${
+        missing.join(", ")
+      })`,
+    );
+  }
+  return SCHEMA_ORDER.map((key) => byKey.get(key)!);
+})();
+
+// One schema field from a table row; the keys are in the order the
+// desktop has always received them.
+function toField(s: Setting): ProviderField {
+  const ui = s.ui!;
+  const shown = ui.default !== undefined
+    ? ui.default
+    : typeof s.default === "function"
+    ? undefined
+    : s.default;
+  const out: Record<string, unknown> = {
+    scope: s.scope ?? "host",
+    key: s.key ?? s.field,
+    label: ui.label,
+    kind: ui.kind,
+  };
+  if (shown !== undefined) out.default = shown;
+  if (ui.choices) {
+    out.options = ui.choices.map(([value, description]) =>
+      description === undefined
+        ? { value, label: value }
+        : { value, label: value, description }
+    );
+  }
+  if (s.aliases) out.aliases = s.aliases;
+  if (s.env) out.envKey = s.env;
+  if (s.envFallbacks) out.envFallbacks = s.envFallbacks;
+  if (ui.placeholder) out.placeholder = ui.placeholder;
+  out.description = ui.description;
+  out.group = ui.group;
+  return Object.freeze(out) as unknown as ProviderField;
+}
 
 /**
  * The declarative schema of the Honcho provider (the desktop surface of
- * `config_schema.py`): every field is stored in the active host block
+ * `config_schema.py`), derived from the settings table
+ * (`settings_table.ts`): every field is stored in the active host block
  * except `baseUrl`, `timeout` and `sessions` (root).
  *
  * @example Listing the secret fields
@@ -111,326 +176,7 @@ export const HONCHO_CONFIG_SCHEMA: ProviderConfigSchema = Object.freeze({
   label: "Honcho",
   storage: "honcho_host_block",
   docsUrl: "https://docs.honcho.dev",
-  fields: Object.freeze([
-    field({
-      key: "apiKey",
-      label: "API key",
-      kind: "secret",
-      envKey: "HONCHO_API_KEY",
-      description:
-        "Honcho API key (from app.honcho.dev); a local server needs none",
-      group: "connection",
-    }),
-    field({
-      key: "baseUrl",
-      label: "Base URL",
-      kind: "text",
-      aliases: ["base_url"],
-      envKey: "HONCHO_BASE_URL",
-      envFallbacks: ["HONCHO_URL"],
-      placeholder: "http://localhost:8000",
-      description: "Self-hosted Honcho server; leave empty for Honcho cloud",
-      group: "connection",
-      scope: "root",
-    }),
-    field({
-      key: "environment",
-      label: "Environment",
-      kind: "select",
-      default: "production",
-      options: [
-        {
-          value: "production",
-          label: "production",
-          description: "Honcho cloud",
-        },
-        {
-          value: "local",
-          label: "local",
-          description: "http://localhost:8000",
-        },
-      ],
-      description: "Which server to use when no base URL is set",
-      group: "connection",
-    }),
-    field({
-      key: "timeout",
-      label: "Request timeout (s)",
-      kind: "number",
-      aliases: ["requestTimeout"],
-      envKey: "HONCHO_TIMEOUT",
-      placeholder: "30",
-      description: "HTTP timeout of one Honcho request, in seconds",
-      group: "connection",
-      scope: "root",
-    }),
-    field({
-      key: "workspace",
-      label: "Workspace",
-      kind: "text",
-      placeholder: "hermes",
-      description: "Honcho workspace; profiles normally share one",
-      group: "identity",
-    }),
-    field({
-      key: "peerName",
-      label: "User peer name",
-      kind: "text",
-      description:
-        "Your peer id in Honcho (used when the platform supplies no user id)",
-      group: "identity",
-    }),
-    field({
-      key: "aiPeer",
-      label: "AI peer name",
-      kind: "text",
-      placeholder: "hermes",
-      description: "This profile's AI peer id",
-      group: "identity",
-    }),
-    field({
-      key: "pinUserPeer",
-      label: "Pin user peer",
-      kind: "bool",
-      default: false,
-      aliases: ["pinPeerName"],
-      description: "Map every runtime user to the user peer name",
-      group: "identity",
-    }),
-    field({
-      key: "runtimePeerPrefix",
-      label: "Runtime peer prefix",
-      kind: "text",
-      default: "",
-      description: "Prefix for peer ids generated from platform user ids",
-      group: "identity",
-    }),
-    field({
-      key: "userPeerAliases",
-      label: "User peer aliases",
-      kind: "json",
-      default: {},
-      description: "JSON object mapping platform user ids to peer ids",
-      group: "identity",
-    }),
-    field({
-      key: "sessionStrategy",
-      label: "Session strategy",
-      kind: "select",
-      default: "per-directory",
-      options: [
-        {
-          value: "per-directory",
-          label: "per-directory",
-          description: "One session per working directory",
-        },
-        {
-          value: "per-repo",
-          label: "per-repo",
-          description: "One session per git repository",
-        },
-        {
-          value: "per-session",
-          label: "per-session",
-          description: "A new Honcho session for every Hermes session",
-        },
-        {
-          value: "global",
-          label: "global",
-          description: "One session for everything",
-        },
-      ],
-      description: "How Hermes conversations map to Honcho sessions",
-      group: "sessions",
-    }),
-    field({
-      key: "sessionPeerPrefix",
-      label: "Prefix sessions with the user peer",
-      kind: "bool",
-      default: false,
-      description: "Session names start with the user peer name",
-      group: "sessions",
-    }),
-    field({
-      key: "sessions",
-      label: "Session map",
-      kind: "json",
-      default: {},
-      description: "JSON object mapping directories to session names",
-      group: "sessions",
-      scope: "root",
-    }),
-    field({
-      key: "saveMessages",
-      label: "Save messages",
-      kind: "bool",
-      default: true,
-      description: "Write conversation turns to Honcho",
-      group: "writes",
-    }),
-    field({
-      key: "writeFrequency",
-      label: "Write frequency",
-      kind: "text",
-      default: "async",
-      placeholder: "async | turn | session | N",
-      description:
-        "When turns are written: async, turn, session, or every N turns",
-      group: "writes",
-    }),
-    field({
-      key: "messageMaxChars",
-      label: "Message chunk size",
-      kind: "number",
-      default: 25000,
-      description:
-        "Longer messages are split into chunks of at most this many characters",
-      group: "writes",
-    }),
-    field({
-      key: "logging",
-      label: "Injection log",
-      kind: "bool",
-      default: false,
-      envFallbacks: ["HONCHO_LOGGING"],
-      description: "Log every context injection to ~/.honcho/injection.log",
-      group: "writes",
-    }),
-    field({
-      key: "recallMode",
-      label: "Recall mode",
-      kind: "select",
-      default: "hybrid",
-      options: [
-        {
-          value: "hybrid",
-          label: "hybrid",
-          description: "Automatic context and tools",
-        },
-        {
-          value: "context",
-          label: "context",
-          description: "Automatic context only",
-        },
-        { value: "tools", label: "tools", description: "Tools only" },
-      ],
-      description: "How memory reaches the model",
-      group: "recall",
-    }),
-    field({
-      key: "recallSync",
-      label: "Synchronous recall",
-      kind: "bool",
-      default: false,
-      description:
-        "Recall for the current message before answering (bounded by the timeout)",
-      group: "recall",
-    }),
-    field({
-      key: "contextTokens",
-      label: "Context budget (tokens)",
-      kind: "number",
-      placeholder: "uncapped",
-      description: "Token budget of the injected context; empty = uncapped",
-      group: "recall",
-    }),
-    field({
-      key: "initOnSessionStart",
-      label: "Initialize at session start",
-      kind: "bool",
-      default: false,
-      description:
-        "In tools mode, connect when the session starts instead of at the first tool call",
-      group: "recall",
-    }),
-    field({
-      key: "observationMode",
-      label: "Observation",
-      kind: "select",
-      default: "directional",
-      options: [
-        {
-          value: "directional",
-          label: "directional",
-          description: "Full mutual observation",
-        },
-        {
-          value: "unified",
-          label: "unified",
-          description: "The AI observes the user; one observer pool",
-        },
-      ],
-      description: "Observation preset of the user and AI peers",
-      group: "recall",
-    }),
-    field({
-      key: "dialecticReasoningLevel",
-      label: "Reasoning level",
-      kind: "select",
-      default: "low",
-      options: LEVEL_OPTIONS,
-      description: "Base reasoning level of the dialectic",
-      group: "dialectic",
-    }),
-    field({
-      key: "dialecticDynamic",
-      label: "Dynamic reasoning level",
-      kind: "bool",
-      default: true,
-      description: "Let the model choose the level per call",
-      group: "dialectic",
-    }),
-    field({
-      key: "dialecticMaxChars",
-      label: "Dialectic output cap",
-      kind: "number",
-      default: 600,
-      placeholder: "1200",
-      description: "Most characters of dialectic text injected",
-      group: "dialectic",
-    }),
-    field({
-      key: "dialecticDepth",
-      label: "Dialectic depth",
-      kind: "number",
-      default: 1,
-      description: "Passes per dialectic call (1 to 3)",
-      group: "dialectic",
-    }),
-    field({
-      key: "dialecticDepthLevels",
-      label: "Per-pass levels",
-      kind: "json",
-      description:
-        'JSON list of levels per pass, e.g. ["minimal", "low", "medium"]',
-      group: "dialectic",
-    }),
-    field({
-      key: "dialecticMaxInputChars",
-      label: "Dialectic input cap",
-      kind: "number",
-      default: 10000,
-      description: "Most characters of a dialectic query",
-      group: "dialectic",
-    }),
-    field({
-      key: "reasoningHeuristic",
-      label: "Reasoning heuristic",
-      kind: "bool",
-      default: true,
-      description: "Raise the level for longer queries",
-      group: "dialectic",
-    }),
-    field({
-      key: "reasoningLevelCap",
-      label: "Reasoning level cap",
-      kind: "select",
-      default: "high",
-      options: LEVEL_OPTIONS,
-      description: "Highest level the heuristic may choose",
-      group: "dialectic",
-    }),
-  ]),
+  fields: Object.freeze(UI_SETTINGS.map(toField)),
 });
 
 /**
@@ -490,10 +236,12 @@ export function getHonchoConfigFields(): ConfigField[] {
     if (spec.default !== undefined) out.default = structuredClone(spec.default);
     if (spec.options) out.choices = spec.options.map((option) => option.value);
     if (spec.placeholder) out.placeholder = spec.placeholder;
-    if (spec.key === "dialecticDepth") {
+    const range = UI_SETTINGS.find((s) => (s.key ?? s.field) === spec.key)
+      ?.ui?.range;
+    if (range) {
       out.type = "integer";
-      out.minimum = 1;
-      out.maximum = 3;
+      out.minimum = range[0];
+      out.maximum = range[1];
     }
     return out;
   });

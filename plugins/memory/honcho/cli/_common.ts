@@ -953,13 +953,6 @@ export async function loadProfileConfig(
 }
 
 /**
- * `writeJson` under the name `tokens.ts` still imports (that command is
- * being rewritten on another branch; new code imports `writeJson` from
- * `@hermes/memory/cli`).
- */
-export { writeJson as printJson } from "../../../../src/cli/mod.ts";
-
-/**
  * The bare name of a profile for an AI peer: the part after `.` of a legacy
  * `hermes.<name>` host key, else the host key itself (plugins/memory/honcho/SPEC.md §12 `enable`).
  *

@@ -1,8 +1,8 @@
 /**
  * The pieces shared by the commands that show or set settings of this
  * profile's host block (`mode`, `strategy`, `tokens`, `peer`, `enable`,
- * `disable`): checking a value against its choices, listing the choices
- * with the current one marked, and writing the host keys.
+ * `disable`): checking a value against its choices and writing the host
+ * keys.
  *
  * @module
  */
@@ -138,87 +138,6 @@ export function parseChoice(
     );
   }
   return wanted;
-}
-
-/** What {@linkcode printChoices} shows. */
-export interface ChoicesDisplay {
-  /** The host label (`hostLabel()` of `_common.ts`). */
-  label: string;
-  /** The setting's title (`Recall mode`). */
-  title: string;
-  /** The current value, marked with `*`. */
-  current: string;
-  /** Where the current value came from ({@linkcode sourceText}). */
-  source: string;
-  /** The choices with what each does, in display order. */
-  choices: readonly (readonly [string, string])[];
-  /** The width the names are padded to. */
-  width: number;
-  /** The command that sets it (`hermes honcho mode <mode>`). */
-  usage: string;
-  /**
-   * Print JSON instead: `{ hostKey, key, value, source, choices: [{ name,
-   * description }] }` with `key` the host-block key (`recallMode`).
-   */
-  json?: { hostKey: string; key: string };
-}
-
-/**
- * Prints a setting with its source, then one line per choice (the current
- * one marked with `*`), then how to set it.
- *
- * @param io Where to print.
- * @param display What to show.
- *
- * @example
- * ```ts
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { printChoices } from "./_host_setting.ts";
- * import assert from "node:assert/strict";
- * const io = memoryCliIo();
- * printChoices(io, {
- *   label: "",
- *   title: "Colour",
- *   current: "red",
- *   source: "host",
- *   choices: [["red", "warm"], ["blue", "cold"]],
- *   width: 5,
- *   usage: "hermes colour <colour>",
- * });
- * assert.equal(
- *   io.out,
- *   "Colour: red (host block)\n  * red   warm\n    blue  cold\nSet it with 'hermes colour <colour>'.\n",
- * );
- * ```
- */
-export function printChoices(io: CliIo, display: ChoicesDisplay): void {
-  if (display.json !== undefined) {
-    const value = {
-      hostKey: display.json.hostKey,
-      key: display.json.key,
-      value: display.current,
-      source: display.source,
-      choices: display.choices.map(([name, description]) => ({
-        name,
-        description,
-      })),
-    };
-    io.stdout(`${JSON.stringify(value, null, 2)}\n`);
-    return;
-  }
-  io.stdout(
-    `${display.label}${display.title}: ${display.current} (${
-      sourceText(display.source)
-    })\n`,
-  );
-  for (const [name, what] of display.choices) {
-    io.stdout(
-      `  ${name === display.current ? "*" : " "} ${
-        name.padEnd(display.width)
-      } ${what}\n`,
-    );
-  }
-  io.stdout(`Set it with '${display.usage}'.\n`);
 }
 
 /**

@@ -8,52 +8,26 @@
 
 import { maskSecret } from "../../../../mod.ts";
 import type { HonchoSettings } from "../config.ts";
+import { type Setting, SETTINGS } from "../settings_table.ts";
 
-/** The settings shown, in order: `[JSON key, field]`. */
-export const SETTING_ROWS: readonly [string, keyof HonchoSettings][] = [
-  ["enabled", "enabled"],
-  ["apiKey", "apiKey"],
-  ["baseUrl", "baseUrl"],
-  ["environment", "environment"],
-  ["workspace", "workspaceId"],
-  ["peerName", "peerName"],
-  ["aiPeer", "aiPeer"],
-  ["timeout", "timeout"],
-  ["recallMode", "recallMode"],
-  ["recallSync", "recallSync"],
-  ["writeFrequency", "writeFrequency"],
-  ["saveMessages", "saveMessages"],
-  ["sessionStrategy", "sessionStrategy"],
-  ["sessionPeerPrefix", "sessionPeerPrefix"],
-  ["sessionAiPeerPrefix", "sessionAiPeerPrefix"],
-  ["sessions", "sessions"],
-  ["contextTokens", "contextTokens"],
-  ["contextCadence", "contextCadence"],
-  ["injectionFrequency", "injectionFrequency"],
-  ["injection.sessionStart", "injectionSessionStart"],
-  ["initOnSessionStart", "initOnSessionStart"],
-  ["dialecticReasoningLevel", "dialecticReasoningLevel"],
-  ["dialecticDynamic", "dialecticDynamic"],
-  ["dialecticCadence", "dialecticCadence"],
-  ["dialecticDepth", "dialecticDepth"],
-  ["dialecticDepthLevels", "dialecticDepthLevels"],
-  ["dialecticMaxChars", "dialecticMaxChars"],
-  ["dialecticMaxInputChars", "dialecticMaxInputChars"],
-  ["reasoningHeuristic", "reasoningHeuristic"],
-  ["reasoningLevelCap", "reasoningLevelCap"],
-  ["queryRewrite", "queryRewrite"],
-  ["firstTurnBaseWait", "firstTurnBaseWait"],
-  ["firstTurnDialecticWait", "firstTurnDialecticWait"],
-  ["messageMaxChars", "messageMaxChars"],
-  ["observationMode", "observationMode"],
-  ["observation", "observation"],
-  ["pinUserPeer", "pinUserPeer"],
-  ["userPeerAliases", "userPeerAliases"],
-  ["runtimePeerPrefix", "runtimePeerPrefix"],
-  ["a2aSessions", "a2aSessions"],
-  ["logging", "logging"],
-  ["oauth", "oauth"],
-];
+/**
+ * The settings shown, in the settings table's order: `[JSON key, field]`.
+ */
+export const SETTING_ROWS: readonly [string, keyof HonchoSettings][] = SETTINGS
+  .filter((s) => s.status !== false)
+  .map((s) => [s.key ?? s.field, s.field]);
+
+const SHOWN = new Map(SETTINGS.map((s) => [s.key ?? s.field, s] as const));
+
+/**
+ * The table row of a setting shown under `key`.
+ *
+ * @param key The JSON key (`workspace`, `injection.sessionStart`, …).
+ * @returns The row, or `undefined` for a key the table does not know.
+ */
+export function settingShownAs(key: string): Setting | undefined {
+  return SHOWN.get(key);
+}
 
 /**
  * The value of a setting for `--json` (the key masked, the OAuth grant
@@ -72,7 +46,8 @@ export const SETTING_ROWS: readonly [string, keyof HonchoSettings][] = [
  */
 export function jsonSetting(key: string, value: unknown): unknown {
   if (value === undefined || value === null) return null;
-  if (key === "apiKey") return maskSecret(String(value));
-  if (key === "oauth") return "set";
+  const setting = SHOWN.get(key);
+  if (setting?.ui?.kind === "secret") return maskSecret(String(value));
+  if (setting?.status === "presence") return "set";
   return value;
 }

@@ -68,8 +68,7 @@ import {
   writeHostKey,
 } from "./_common.ts";
 import { connectionFix } from "./_fixes.ts";
-import { RECALL_MODES } from "./mode.ts";
-import { SESSION_STRATEGIES } from "./strategy.ts";
+import { RECALL_MODES, SESSION_STRATEGIES } from "./setting_commands.ts";
 
 /** Where new cloud users get a key. */
 export const HONCHO_KEY_URL = "https://app.honcho.dev";

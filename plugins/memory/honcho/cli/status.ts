@@ -15,11 +15,7 @@ import {
   type HermesCommand,
   writeJson,
 } from "../../../../src/cli/mod.ts";
-import {
-  type ConfigSource,
-  type HonchoConfig,
-  isHonchoUsable,
-} from "../config.ts";
+import { type HonchoConfig, isHonchoUsable } from "../config.ts";
 import {
   LOCAL_API_KEY_PLACEHOLDER,
   resolveHonchoConnection,
@@ -39,10 +35,11 @@ import {
   targetProfileOf,
 } from "./_common.ts";
 import { fetchMemoryView, printMemoryView } from "./_memory_view.ts";
-import { jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
+import { jsonSetting, SETTING_ROWS, settingShownAs } from "./_settings_view.ts";
 
 export { jsonSetting };
 import { cliSessionName } from "./_session_name.ts";
+import { sourceText } from "./_host_setting.ts";
 
 /** Options of {@linkcode runStatus}. */
 export interface StatusOptions {
@@ -80,17 +77,9 @@ export function keyInUse(config: HonchoConfig): string {
       : `"local" placeholder (self-hosted server, no key set)`;
   }
   return `${displaySetting("apiKey", sent)} (${
-    SOURCE_LABELS[config.sources.apiKey]
+    sourceText(config.sources.apiKey)
   })`;
 }
-
-/** Where a value came from, as printed. */
-const SOURCE_LABELS: Record<ConfigSource, string> = {
-  host: "host block",
-  root: "root",
-  env: "env",
-  default: "default",
-};
 
 /**
  * The value of a setting as shown (secrets masked, absent values as
@@ -111,9 +100,8 @@ const SOURCE_LABELS: Record<ConfigSource, string> = {
 export function displaySetting(key: string, value: unknown): string {
   const json = jsonSetting(key, value);
   if (json === null) {
-    if (key === "contextTokens") return "(unset: uncapped)";
-    if (key === "timeout") return "(unset: 30 s)";
-    return "(unset)";
+    const unset = settingShownAs(key)?.unset;
+    return unset === undefined ? "(unset)" : `(unset: ${unset})`;
   }
   if (typeof json === "string") return json === "" ? '""' : json;
   return JSON.stringify(json);
@@ -249,7 +237,7 @@ export async function runStatus(
     rows.push([
       `  ${key}`,
       displaySetting(key, config[field]),
-      SOURCE_LABELS[config.sources[field]],
+      sourceText(config.sources[field]),
     ]);
   }
   io.stdout(

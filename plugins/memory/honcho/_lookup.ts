@@ -1,0 +1,354 @@
+// How `honcho.json` values are looked up and coerced, with Hermes' Python
+// semantics (`_HostLookup` in client.py), so a home shared with Hermes
+// resolves alike. Private to the provider: the settings table
+// (settings_table.ts) names one of these readers per setting, and config.ts
+// re-exports the value types.
+
+import { log, pythonStr, pythonStrip } from "../../../src/provider/mod.ts";
+import { isRecord } from "./_util.ts";
+import { pyFloat, pyInt, truthy } from "./_coerce.ts";
+
+// ---------------------------------------------------------------------------
+// Types
+// ---------------------------------------------------------------------------
+
+/** Where a resolved value came from (shown by `hermes honcho status`). */
+export type ConfigSource = "host" | "root" | "env" | "default";
+
+/** A dialectic reasoning level. */
+export type ReasoningLevel = "minimal" | "low" | "medium" | "high" | "max";
+
+/** The reasoning levels, from the cheapest to the most expensive. */
+export const REASONING_LEVELS: readonly ReasoningLevel[] = Object.freeze([
+  "minimal",
+  "low",
+  "medium",
+  "high",
+  "max",
+]);
+
+/** How memory reaches the model. */
+export type RecallMode = "hybrid" | "context" | "tools";
+
+/** When the base context layer is injected. */
+export type InjectionFrequency = "every-turn" | "first-turn";
+
+/** A section of the session-start injection (`injection.sessionStart`). */
+export type SessionStartSection =
+  | "summary"
+  | "peerRepresentation"
+  | "peerCard"
+  | "aiRepresentation"
+  | "aiCard";
+
+/** The section names accepted in `injection.sessionStart`. */
+export const SESSION_START_SECTIONS: readonly SessionStartSection[] = Object
+  .freeze([
+    "summary",
+    "peerRepresentation",
+    "peerCard",
+    "aiRepresentation",
+    "aiCard",
+  ]);
+
+/**
+ * When turns are written: `async` (background writer), `turn` (now),
+ * `session` (at session end), or every N turns. Unknown strings behave like
+ * `session`.
+ */
+export type WriteFrequency = string | number;
+
+/**
+ * How a Honcho session is chosen: `per-directory`, `per-repo`,
+ * `per-session`, `global`; unknown strings behave like `global`.
+ */
+export type SessionStrategy = string;
+
+// ---------------------------------------------------------------------------
+// Lookup semantics (plugins/memory/honcho/SPEC.md §1)
+// ---------------------------------------------------------------------------
+
+export interface Found<T> {
+  value: T;
+  source: ConfigSource;
+}
+
+// Hermes' host-block-over-root lookups (`_HostLookup` in client.py), with
+// the same Python truthiness, so a home shared with Hermes resolves alike.
+export class Lookup {
+  readonly host: Record<string, unknown>;
+  readonly root: Record<string, unknown>;
+
+  constructor(host: Record<string, unknown>, root: Record<string, unknown>) {
+    this.host = host;
+    this.root = root;
+  }
+
+  /**
+   * `host.get(k) or root.get(k, default)`: a truthy host value, else the
+   * root value when the key is there (even a falsy one), else `undefined`.
+   */
+  pick(key: string): Found<unknown> | undefined {
+    if (truthy(this.host[key])) {
+      return { value: this.host[key], source: "host" };
+    }
+    if (Object.hasOwn(this.root, key)) {
+      return { value: this.root[key], source: "root" };
+    }
+    return undefined;
+  }
+
+  /**
+   * A non-null host value, else the root value when the key is there (even
+   * `null`), else `undefined`.
+   */
+  pickSet(key: string): Found<unknown> | undefined {
+    if (this.host[key] != null) {
+      return { value: this.host[key], source: "host" };
+    }
+    if (Object.hasOwn(this.root, key)) {
+      return { value: this.root[key], source: "root" };
+    }
+    return undefined;
+  }
+
+  /** host[k1], host[k2]…, root[k1], root[k2]…: Hermes' lookup order. */
+  vals(keys: readonly string[]): Found<unknown>[] {
+    const out: Found<unknown>[] = [];
+    for (const key of keys) out.push({ value: this.host[key], source: "host" });
+    for (const key of keys) out.push({ value: this.root[key], source: "root" });
+    return out;
+  }
+
+  /** The first non-null of {@linkcode Lookup.vals}, as `bool(value)`. */
+  flag(keys: readonly string[], fallback: boolean): Found<boolean> {
+    for (const found of this.vals(keys)) {
+      if (found.value != null) {
+        return { value: truthy(found.value), source: found.source };
+      }
+    }
+    return { value: fallback, source: "default" };
+  }
+
+  /** The first non-null of host[k], root[k] that `cast` accepts. */
+  parsed<T>(
+    key: string,
+    cast: (value: unknown) => T | undefined,
+  ): Found<T> | undefined {
+    for (const found of this.vals([key])) {
+      if (found.value == null) continue;
+      const value = cast(found.value);
+      if (value !== undefined) return { value, source: found.source };
+    }
+    return undefined;
+  }
+
+  /** The first array among host[k], root[k]. */
+  firstList(key: string): Found<unknown[]> | undefined {
+    for (const found of this.vals([key])) {
+      if (Array.isArray(found.value)) {
+        return { value: found.value, source: found.source };
+      }
+    }
+    return undefined;
+  }
+
+  /** Host value if the key is present in the host block (even null), else root. */
+  present(key: string): Found<unknown> | undefined {
+    if (Object.hasOwn(this.host, key)) {
+      return { value: this.host[key], source: "host" };
+    }
+    if (Object.hasOwn(this.root, key)) {
+      return { value: this.root[key], source: "root" };
+    }
+    return undefined;
+  }
+
+  /** `present`, null → undefined, else `str(value).strip()`. */
+  string(key: string): Found<string> | undefined {
+    const found = this.present(key);
+    if (!found || found.value == null) return undefined;
+    return { value: pythonStrip(pythonStr(found.value)), source: found.source };
+  }
+
+  /** `present`; must be an object; `str()` of keys and values, stripped; empties dropped. */
+  stringMap(key: string): Found<Record<string, string>> | undefined {
+    const found = this.present(key);
+    if (!found || !isRecord(found.value)) return undefined;
+    return { value: toStringMap(found.value), source: found.source };
+  }
+}
+
+export function toStringMap(
+  value: Record<string, unknown>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [rawKey, rawValue] of Object.entries(value)) {
+    const key = pythonStrip(rawKey);
+    const item = rawValue == null ? "" : pythonStrip(pythonStr(rawValue));
+    if (key && item) out[key] = item;
+  }
+  return out;
+}
+
+// A level is one of the five names exactly, as Hermes compares them.
+export function exactLevel(value: unknown): ReasoningLevel | undefined {
+  return typeof value === "string" &&
+      (REASONING_LEVELS as readonly string[]).includes(value)
+    ? value as ReasoningLevel
+    : undefined;
+}
+
+const warned = new Set<string>();
+
+export function warnOnce(key: string, message: string): void {
+  if (warned.has(key)) return;
+  warned.add(key);
+  log("warn", message);
+}
+
+// Python's `pick(k) or fallback`: a falsy value is not found.
+export function orFound(
+  found: Found<unknown> | undefined,
+): Found<unknown> | undefined {
+  return found && truthy(found.value) ? found : undefined;
+}
+
+// `str()` of a truthy scalar (Hermes' `pick(k) or default` used as text).
+export function textFound(
+  found: Found<unknown> | undefined,
+): Found<string> | undefined {
+  if (!found || !truthy(found.value) || isStructured(found.value)) {
+    return undefined;
+  }
+  return { value: pythonStr(found.value), source: found.source };
+}
+
+export function isStructured(value: unknown): boolean {
+  return value !== null && typeof value === "object";
+}
+
+/**
+ * Maps a found value; a mapping to `undefined` means "not found" (the next
+ * source or the default applies) unless `keepUndefined` is set.
+ */
+export function map<T, U>(
+  found: Found<T> | undefined,
+  fn: (value: T) => U | undefined,
+  options: { keepUndefined?: boolean } = {},
+): Found<U> | undefined {
+  if (!found) return undefined;
+  const value = fn(found.value);
+  if (value === undefined && !options.keepUndefined) return undefined;
+  return { value: value as U, source: found.source };
+}
+
+// Python's `max(0.0, float(v))`: NaN compares false, so it gives 0.
+export function nonNegativeFloat(value: unknown): number | undefined {
+  const n = pyFloat(value);
+  return n === undefined ? undefined : n > 0 ? n : 0;
+}
+
+export function sectionNames(list: unknown[]): SessionStartSection[] {
+  const names = list
+    .filter((item): item is string => typeof item === "string")
+    .map((item) => item.trim())
+    .filter((item): item is SessionStartSection =>
+      (SESSION_START_SECTIONS as readonly string[]).includes(item)
+    );
+  return [...new Set(names)];
+}
+
+export function clamp(value: number, min: number, max: number): number {
+  return Math.max(min, Math.min(value, max));
+}
+
+/**
+ * Parses a `writeFrequency` value as Hermes does: `int(value)` when Python
+ * can (`3`, `"3"`, `" 3 "`, `true` → 1, `2.7` → 2), else its text as
+ * written (`"turn"`, `"2.7"`); empty, `0`, `false` or `null` → `async`.
+ * An unknown text behaves like `session`.
+ *
+ * @param value The raw value.
+ * @returns The frequency.
+ *
+ * @example Using parseWriteFrequency
+ * ```ts
+ * import { parseWriteFrequency } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(parseWriteFrequency("3"), 3);
+ * assert.equal(parseWriteFrequency("turn"), "turn");
+ * assert.equal(parseWriteFrequency("Turn"), "Turn");
+ * assert.equal(parseWriteFrequency(0), "async");
+ * ```
+ */
+export function parseWriteFrequency(value: unknown): WriteFrequency {
+  if (!truthy(value)) return "async";
+  return pyInt(value) ?? pythonStr(value);
+}
+
+/**
+ * Normalises a `recallMode` value as Hermes does: exactly `hybrid`,
+ * `context` or `tools` (`auto` is an alias of `hybrid`); anything else,
+ * including `"CONTEXT"` or `" tools"`, is `hybrid`.
+ *
+ * @param value The raw value.
+ * @returns The mode.
+ *
+ * @example Using normalizeRecallMode
+ * ```ts
+ * import { normalizeRecallMode } from "./config.ts";
+ * import assert from "node:assert/strict";
+ * assert.equal(normalizeRecallMode("tools"), "tools");
+ * assert.equal(normalizeRecallMode("auto"), "hybrid");
+ * assert.equal(normalizeRecallMode("CONTEXT"), "hybrid");
+ * ```
+ */
+export function normalizeRecallMode(value: unknown): RecallMode {
+  if (value === "context" || value === "tools" || value === "hybrid") {
+    return value;
+  }
+  return "hybrid";
+}
+
+// Hermes: host baseUrl / base_url, root endpoint.baseUrl, root baseUrl /
+// base_url, then HONCHO_BASE_URL / HONCHO_URL: the first truthy value, which
+// is dropped (with a warning) when it holds a character outside printable
+// ASCII. File values are used as written; environment values trimmed.
+export function resolveBaseUrl(
+  host: Record<string, unknown>,
+  root: Record<string, unknown>,
+  env: (name: string) => string | undefined,
+  path: string,
+): Found<string | undefined> | undefined {
+  const endpoint = isRecord(root.endpoint) ? root.endpoint : {};
+  const candidates: [unknown, ConfigSource, string][] = [
+    [host.baseUrl, "host", "baseUrl"],
+    [host.base_url, "host", "base_url"],
+    [endpoint.baseUrl, "root", "endpoint.baseUrl"],
+    [root.baseUrl, "root", "baseUrl"],
+    [root.base_url, "root", "base_url"],
+    [env("HONCHO_BASE_URL") ?? env("HONCHO_URL"), "env", "HONCHO_BASE_URL"],
+  ];
+  for (const [value, source, name] of candidates) {
+    if (!truthy(value)) continue;
+    if (typeof value !== "string") {
+      warnOnce(
+        `baseurl-type:${path}:${name}`,
+        `Ignoring Honcho base URL from ${name} in ${path}: it is not text; write it as a string like "http://localhost:8000"`,
+      );
+      return undefined;
+    }
+    if (!/^[\x20-\x7e]*$/.test(value)) {
+      warnOnce(
+        `baseurl:${path}:${name}`,
+        `Ignoring Honcho base URL from ${name}${
+          source === "env" ? "" : ` in ${path}`
+        }: it contains characters outside printable ASCII`,
+      );
+      return undefined;
+    }
+    return { value, source };
+  }
+  return undefined;
+}

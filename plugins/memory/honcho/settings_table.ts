@@ -1,0 +1,772 @@
+/**
+ * The Honcho settings table: every `honcho.json` setting declared once —
+ * its key and aliases, where it is stored, how its value is read and
+ * coerced, its default, its environment variable, and how the desktop and
+ * setup show it. The resolver (`config.ts`), the config
+ * schema (`config_schema.ts`) and the status rows (`cli/_settings_view.ts`)
+ * are derived from it (plugins/memory/honcho/SPEC.md §1).
+ *
+ * Pure data and pure functions: importing this file does no I/O.
+ *
+ * @module
+ */
+
+import { dirname, join, resolve } from "node:path";
+import {
+  getSecret,
+  isTruthyEnvValue,
+  pythonStr,
+} from "../../../src/provider/mod.ts";
+import {
+  normalizeObservationMode,
+  type ObservationMode,
+  type ObservationOverrides,
+  parseObservationOverrides,
+} from "./observation.ts";
+import { isRecord } from "./_util.ts";
+import { pyFloat, pyInt, truthy } from "./_coerce.ts";
+import {
+  clamp,
+  exactLevel,
+  type Found,
+  type InjectionFrequency,
+  isStructured,
+  type Lookup,
+  map,
+  nonNegativeFloat,
+  normalizeRecallMode,
+  orFound,
+  parseWriteFrequency,
+  REASONING_LEVELS,
+  type ReasoningLevel,
+  type RecallMode,
+  resolveBaseUrl,
+  sectionNames,
+  type SessionStartSection,
+  type SessionStrategy,
+  textFound,
+  toStringMap,
+  warnOnce,
+  type WriteFrequency,
+} from "./_lookup.ts";
+import { globalHonchoConfigPath } from "./config_paths.ts";
+
+/** How a setting is edited in the desktop and dashboard. */
+export type SettingKind =
+  | "text"
+  | "select"
+  | "secret"
+  | "bool"
+  | "number"
+  | "json";
+
+/** The desktop group of a setting. */
+export type SettingGroup =
+  | "connection"
+  | "identity"
+  | "sessions"
+  | "writes"
+  | "recall"
+  | "dialectic";
+
+/** One choice of a `select` setting: `[value, description?]`. */
+export type SettingChoice = readonly [string, string?];
+
+/** What a reader sees while the settings of one home are resolved. */
+export interface SettingsContext {
+  /** Host-block-over-root lookups. */
+  look: Lookup;
+  /** The host block read (`{}` when none). */
+  host: Record<string, unknown>;
+  /** The file's root (`{}` in environment-only mode). */
+  root: Record<string, unknown>;
+  /** The file read, for warnings. */
+  path: string;
+  /** The host key. */
+  hostKey: string;
+  /** Settings came from environment variables only. */
+  envOnly: boolean;
+  /** A non-empty host block exists, or root `enabled` is `true`. */
+  explicitlyConfigured: boolean;
+  /** A trimmed, non-empty environment variable (through the secret scope). */
+  env(name: string): string | undefined;
+  /** Another setting's resolved value (resolved first when needed). */
+  get(field: string): unknown;
+}
+
+/** One row of the settings table, resolving to a `T`. */
+export interface SettingSpec<T> {
+  /** The `honcho.json` key (and status/schema key). @default {field} */
+  key?: string;
+  /** Other keys accepted for the same setting, read after `key`. */
+  aliases?: readonly string[];
+  /** Where the value is stored. @default {"host"} */
+  scope?: "host" | "root";
+  /** How the value is read and coerced; `undefined` = not set. */
+  read: (ctx: SettingsContext, keys: readonly string[]) =>
+    | Found<T>
+    | undefined;
+  /** The value when not set (a function when it depends on the home). */
+  default: T | ((ctx: SettingsContext) => T);
+  /** The environment variable that holds it. */
+  env?: string;
+  /** Environment variables read when the key and `env` are unset. */
+  envFallbacks?: readonly string[];
+  /** How the desktop, dashboard and setup show it; absent = not in the schema. */
+  ui?: {
+    label: string;
+    kind: SettingKind;
+    description: string;
+    group: SettingGroup;
+    placeholder?: string;
+    /** The choices of a `select`, in display order. */
+    choices?: readonly SettingChoice[];
+    /** The default shown, when the resolver's depends on the home. */
+    default?: unknown;
+    /** An integer from `range[0]` to `range[1]`. */
+    range?: readonly [number, number];
+  };
+  /**
+   * How `hermes honcho status` shows it: `false` = not shown, `"presence"`
+   * = only whether it is set (`--json` says `"set"`). @default {true}
+   */
+  status?: boolean | "presence";
+  /** What an unset value means, shown as `(unset: …)` by status. */
+  unset?: string;
+}
+
+/** Every resolved setting of `honcho.json` (plugins/memory/honcho/SPEC.md §1). */
+export interface HonchoSettings {
+  /** `apiKey`: host → root → `HONCHO_API_KEY`. */
+  apiKey: string | undefined;
+  /**
+   * `baseUrl`: host `baseUrl`/`base_url` → root `endpoint.baseUrl`/`baseUrl`/
+   * `base_url` → `HONCHO_BASE_URL` → `HONCHO_URL`; values with characters
+   * outside printable ASCII are rejected (warning). Not yet cleaned.
+   */
+  baseUrl: string | undefined;
+  /** `environment` (`production` or `local`); ignored when a base URL is set. @default {"production"} */
+  environment: string;
+  /** `workspace`; defaults to the host key (`hermes` in env-only mode). */
+  workspaceId: string;
+  /** `aiPeer`; defaults to the host key. */
+  aiPeer: string;
+  /** `peerName`: the user's peer name, if configured. */
+  peerName: string | undefined;
+  /** `timeout`/`requestTimeout` in seconds (positive), or `undefined` (client default 30 s). */
+  timeout: number | undefined;
+  /** `enabled`; defaults to whether a key or base URL is configured. */
+  enabled: boolean;
+  /** `pinUserPeer` (legacy `pinPeerName`): every runtime user collapses to `peerName`. @default {false} */
+  pinUserPeer: boolean;
+  /** `userPeerAliases`: runtime user id → peer id; a host map replaces the root map. @default {{}} */
+  userPeerAliases: Record<string, string>;
+  /** `runtimePeerPrefix`: prefix for generated runtime peer ids. @default {""} */
+  runtimePeerPrefix: string;
+  /** `saveMessages`: write turns to Honcho. @default {true} */
+  saveMessages: boolean;
+  /** `writeFrequency`; `"3"` parses to `3`. @default {"async"} */
+  writeFrequency: WriteFrequency;
+  /** `contextTokens`: injection budget in tokens, `undefined` = uncapped (0 or less also uncapped). */
+  contextTokens: number | undefined;
+  /** `dialecticReasoningLevel`; invalid values fall back to `low`. @default {"low"} */
+  dialecticReasoningLevel: ReasoningLevel;
+  /** `dialecticDynamic`: the model may pick a level per call. @default {true} */
+  dialecticDynamic: boolean;
+  /** `dialecticMaxChars`: cap of injected dialectic text (positive). @default {600} */
+  dialecticMaxChars: number;
+  /** `dialecticDepth`: passes per dialectic, clamped to 1–3. @default {1} */
+  dialecticDepth: number;
+  /** `dialecticDepthLevels`: per-pass levels, exactly `dialecticDepth` long, or `undefined`. */
+  dialecticDepthLevels: ReasoningLevel[] | undefined;
+  /** `reasoningHeuristic`: longer queries bump the level. @default {true} */
+  reasoningHeuristic: boolean;
+  /** `reasoningLevelCap`: the heuristic's ceiling; invalid values → `high`. @default {"high"} */
+  reasoningLevelCap: ReasoningLevel;
+  /** `messageMaxChars`: chunk size of written messages, clamped to 100–25000. @default {25000} */
+  messageMaxChars: number;
+  /** `dialecticMaxInputChars`: cap of a dialectic query, clamped to 1–10000. @default {10000} */
+  dialecticMaxInputChars: number;
+  /** `recallMode` (`auto` → `hybrid`; invalid → `hybrid`). @default {"hybrid"} */
+  recallMode: RecallMode;
+  /** `recallSync`: bounded synchronous recall for the current message. @default {false} */
+  recallSync: boolean;
+  /** `initOnSessionStart`: init eagerly in tools mode. @default {false} */
+  initOnSessionStart: boolean;
+  /** `injectionFrequency`. @default {"every-turn"} */
+  injectionFrequency: InjectionFrequency;
+  /** `contextCadence`: turns between base-context refreshes (positive). @default {1} */
+  contextCadence: number;
+  /** `dialecticCadence`: turns between automatic dialectic calls (positive). @default {1} */
+  dialecticCadence: number;
+  /** `queryRewrite`. @default {false} */
+  queryRewrite: boolean;
+  /** `firstTurnBaseWait` in seconds, at least 0. @default {3} */
+  firstTurnBaseWait: number;
+  /** `firstTurnDialecticWait` in seconds, at least 0. @default {2} */
+  firstTurnDialecticWait: number;
+  /** `observationMode`; without the key: `unified` when explicitly configured, else `directional`. */
+  observationMode: ObservationMode;
+  /** `observation`: per-peer overrides of the preset, if any. */
+  observation: ObservationOverrides | undefined;
+  /** `sessionStrategy`. @default {"per-directory"} */
+  sessionStrategy: SessionStrategy;
+  /** `sessionPeerPrefix`: prefix session names with `peerName`. @default {false} */
+  sessionPeerPrefix: boolean;
+  /** `sessionAiPeerPrefix`: prefix session names with the AI peer. @default {false} */
+  sessionAiPeerPrefix: boolean;
+  /** `a2aSessions`: bot-authored turns go to per-sender sessions. @default {true} */
+  a2aSessions: boolean;
+  /** Root `sessions`: cwd path → session name. @default {{}} */
+  sessions: Record<string, string>;
+  /** `injection.sessionStart`: sections to inject, `undefined` = all, `[]` = none. */
+  injectionSessionStart: SessionStartSection[] | undefined;
+  /** `logging` → `HONCHO_LOGGING`; `HONCHO_INJECTION_LOG` also enables it. @default {false} */
+  logging: boolean;
+  /** Where the injection audit log goes when `logging` is on, else `undefined`. */
+  injectionLogPath: string | undefined;
+  /** The host block's `oauth` grant object, if any (opaque here). */
+  oauth: Record<string, unknown> | undefined;
+}
+
+// --- readers: one per kind of Hermes lookup ---------------------------------
+
+/** `bool()` of the first non-null of host[k…], root[k…]. */
+const flag = (
+  ctx: SettingsContext,
+  keys: readonly string[],
+): Found<boolean> | undefined => {
+  for (const found of ctx.look.vals(keys)) {
+    if (found.value != null) {
+      return { value: truthy(found.value), source: found.source };
+    }
+  }
+  return undefined;
+};
+/** `bool()` of a non-null host value, else a root value that is there. */
+const setBool = (
+  ctx: SettingsContext,
+  keys: readonly string[],
+): Found<boolean> | undefined => map(ctx.look.pickSet(keys[0]!), truthy);
+/** `int()` of the first non-null host, root value that parses. */
+const int = (
+  ctx: SettingsContext,
+  keys: readonly string[],
+): Found<number> | undefined => ctx.look.parsed(keys[0]!, pyInt);
+/** `max(0.0, float())` of the first host, root value that parses. */
+const seconds = (
+  ctx: SettingsContext,
+  keys: readonly string[],
+): Found<number> | undefined => ctx.look.parsed(keys[0]!, nonNegativeFloat);
+/** `str()` of a truthy scalar (`pick(k) or default`). */
+const text = (
+  ctx: SettingsContext,
+  keys: readonly string[],
+): Found<string> | undefined => textFound(ctx.look.pick(keys[0]!));
+/** One of the reasoning levels exactly (`pick(k) or default`). */
+const level = (
+  ctx: SettingsContext,
+  keys: readonly string[],
+): Found<ReasoningLevel> | undefined =>
+  map(orFound(ctx.look.pick(keys[0]!)), exactLevel);
+
+const LEVELS: readonly SettingChoice[] = REASONING_LEVELS.map((l) => [l]);
+
+// Every Honcho setting, in the order `hermes honcho status` shows them,
+// under its resolved name. (The desktop schema orders its fields by
+// SCHEMA_ORDER in config_schema.ts.)
+const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
+  enabled: {
+    // `_first_set(host.enabled, root.enabled, default=bool(key or url))`,
+    // used as `bool()`: "false" is a non-empty string, so enabled.
+    read: flag,
+    default: (ctx) => Boolean(ctx.get("apiKey") || ctx.get("baseUrl")),
+  },
+  apiKey: {
+    env: "HONCHO_API_KEY",
+    // Hermes uses a numeric key as it is (the header carries its text).
+    read: (ctx) => {
+      const found = ctx.look.pick("apiKey");
+      if (found && truthy(found.value) && !isStructured(found.value)) {
+        return { value: pythonStr(found.value), source: found.source };
+      }
+      const env = ctx.env("HONCHO_API_KEY");
+      return env ? { value: env, source: "env" } : undefined;
+    },
+    default: undefined,
+    ui: {
+      label: "API key",
+      kind: "secret",
+      description:
+        "Honcho API key (from app.honcho.dev); a local server needs none",
+      group: "connection",
+    },
+  },
+  baseUrl: {
+    aliases: ["base_url"],
+    scope: "root",
+    env: "HONCHO_BASE_URL",
+    envFallbacks: ["HONCHO_URL"],
+    read: (ctx) =>
+      resolveBaseUrl(ctx.host, ctx.root, (n) => ctx.env(n), ctx.path),
+    default: undefined,
+    ui: {
+      label: "Base URL",
+      kind: "text",
+      placeholder: "http://localhost:8000",
+      description: "Self-hosted Honcho server; leave empty for Honcho cloud",
+      group: "connection",
+    },
+  },
+  environment: {
+    // In env-only mode HONCHO_ENVIRONMENT applies; with a file, only the file.
+    read: (ctx, keys) => {
+      if (!ctx.envOnly) return text(ctx, keys);
+      const env = ctx.env("HONCHO_ENVIRONMENT");
+      return env ? { value: env, source: "env" } : undefined;
+    },
+    default: "production",
+    ui: {
+      label: "Environment",
+      kind: "select",
+      choices: [["production", "Honcho cloud"], [
+        "local",
+        "http://localhost:8000",
+      ]],
+      description: "Which server to use when no base URL is set",
+      group: "connection",
+    },
+  },
+  workspaceId: {
+    key: "workspace",
+    read: text,
+    default: (ctx) => ctx.envOnly ? "hermes" : ctx.hostKey,
+    ui: {
+      label: "Workspace",
+      kind: "text",
+      placeholder: "hermes",
+      description: "Honcho workspace; profiles normally share one",
+      group: "identity",
+    },
+  },
+  peerName: {
+    read: text,
+    default: undefined,
+    ui: {
+      label: "User peer name",
+      kind: "text",
+      description:
+        "Your peer id in Honcho (used when the platform supplies no user id)",
+      group: "identity",
+    },
+  },
+  aiPeer: {
+    read: text,
+    default: (ctx) => ctx.hostKey,
+    ui: {
+      label: "AI peer name",
+      kind: "text",
+      placeholder: "hermes",
+      description: "This profile's AI peer id",
+      group: "identity",
+    },
+  },
+  timeout: {
+    aliases: ["requestTimeout"],
+    scope: "root",
+    env: "HONCHO_TIMEOUT",
+    unset: "30 s",
+    // The first value (host timeout, host requestTimeout, root timeout, root
+    // requestTimeout, HONCHO_TIMEOUT) that parses as a positive float; like
+    // Hermes, "nan" counts (it is not <= 0).
+    read: (ctx, keys) => {
+      for (
+        const found of [
+          ...ctx.look.vals(keys),
+          { value: getSecret("HONCHO_TIMEOUT"), source: "env" as const },
+        ]
+      ) {
+        if (found.value == null) continue;
+        const n = pyFloat(found.value);
+        if (n !== undefined && !(n <= 0)) {
+          return { value: n, source: found.source };
+        }
+      }
+      return undefined;
+    },
+    default: undefined,
+    ui: {
+      label: "Request timeout (s)",
+      kind: "number",
+      placeholder: "30",
+      description: "HTTP timeout of one Honcho request, in seconds",
+      group: "connection",
+    },
+  },
+  recallMode: {
+    read: (ctx, keys) =>
+      map(orFound(ctx.look.pick(keys[0]!)), normalizeRecallMode),
+    default: "hybrid",
+    ui: {
+      label: "Recall mode",
+      kind: "select",
+      choices: [
+        ["hybrid", "Automatic context and tools"],
+        ["context", "Automatic context only"],
+        ["tools", "Tools only"],
+      ],
+      description: "How memory reaches the model",
+      group: "recall",
+    },
+  },
+  recallSync: {
+    read: flag,
+    default: false,
+    ui: {
+      label: "Synchronous recall",
+      kind: "bool",
+      description:
+        "Recall for the current message before answering (bounded by the timeout)",
+      group: "recall",
+    },
+  },
+  writeFrequency: {
+    read: (ctx, keys) =>
+      map(orFound(ctx.look.pick(keys[0]!)), parseWriteFrequency),
+    default: "async",
+    ui: {
+      label: "Write frequency",
+      kind: "text",
+      placeholder: "async | turn | session | N",
+      description:
+        "When turns are written: async, turn, session, or every N turns",
+      group: "writes",
+    },
+  },
+  saveMessages: {
+    read: setBool,
+    default: true,
+    ui: {
+      label: "Save messages",
+      kind: "bool",
+      description: "Write conversation turns to Honcho",
+      group: "writes",
+    },
+  },
+  sessionStrategy: {
+    // Kept as written (Hermes does not trim it): an unknown strategy
+    // behaves like `global`.
+    read: (ctx, keys) =>
+      map(ctx.look.pick(keys[0]!), (v) => v == null ? undefined : pythonStr(v)),
+    default: "per-directory",
+    ui: {
+      label: "Session strategy",
+      kind: "select",
+      choices: [
+        ["per-directory", "One session per working directory"],
+        ["per-repo", "One session per git repository"],
+        ["per-session", "A new Honcho session for every Hermes session"],
+        ["global", "One session for everything"],
+      ],
+      description: "How Hermes conversations map to Honcho sessions",
+      group: "sessions",
+    },
+  },
+  sessionPeerPrefix: {
+    read: setBool,
+    default: false,
+    ui: {
+      label: "Prefix sessions with the user peer",
+      kind: "bool",
+      description: "Session names start with the user peer name",
+      group: "sessions",
+    },
+  },
+  sessionAiPeerPrefix: { read: setBool, default: false },
+  sessions: {
+    scope: "root",
+    read: (ctx) => {
+      if (!Object.hasOwn(ctx.root, "sessions")) return undefined;
+      if (!isRecord(ctx.root.sessions)) {
+        warnOnce(
+          `sessions:${ctx.path}`,
+          `Ignoring 'sessions' in ${ctx.path}: it must be an object of directory paths to session names`,
+        );
+        return undefined;
+      }
+      return { value: toStringMap(ctx.root.sessions), source: "root" };
+    },
+    default: {},
+    ui: {
+      label: "Session map",
+      kind: "json",
+      description: "JSON object mapping directories to session names",
+      group: "sessions",
+    },
+  },
+  contextTokens: {
+    unset: "uncapped",
+    read: int,
+    default: undefined,
+    ui: {
+      label: "Context budget (tokens)",
+      kind: "number",
+      placeholder: "uncapped",
+      description: "Token budget of the injected context; empty = uncapped",
+      group: "recall",
+    },
+  },
+  contextCadence: { read: int, default: 1 },
+  injectionFrequency: {
+    // Hermes keeps the raw value and only ever asks `== "first-turn"`.
+    read: (ctx, keys) =>
+      map(
+        ctx.look.pick(keys[0]!),
+        (v): InjectionFrequency =>
+          v === "first-turn" ? "first-turn" : "every-turn",
+      ),
+    default: "every-turn",
+  },
+  injectionSessionStart: {
+    key: "injection.sessionStart",
+    read: (ctx) =>
+      map(
+        ctx.look.present("injection"),
+        (v) =>
+          isRecord(v) && Array.isArray(v.sessionStart)
+            ? sectionNames(v.sessionStart)
+            : undefined,
+      ),
+    default: undefined,
+  },
+  initOnSessionStart: {
+    read: flag,
+    default: false,
+    ui: {
+      label: "Initialize at session start",
+      kind: "bool",
+      description:
+        "In tools mode, connect when the session starts instead of at the first tool call",
+      group: "recall",
+    },
+  },
+  dialecticReasoningLevel: {
+    read: level,
+    default: "low",
+    ui: {
+      label: "Reasoning level",
+      kind: "select",
+      choices: LEVELS,
+      description: "Base reasoning level of the dialectic",
+      group: "dialectic",
+    },
+  },
+  dialecticDynamic: {
+    read: flag,
+    default: true,
+    ui: {
+      label: "Dynamic reasoning level",
+      kind: "bool",
+      description: "Let the model choose the level per call",
+      group: "dialectic",
+    },
+  },
+  dialecticCadence: { read: int, default: 1 },
+  dialecticDepth: {
+    read: (ctx, keys) =>
+      ctx.look.parsed(keys[0]!, (v) => {
+        const n = pyInt(v);
+        return n === undefined ? undefined : clamp(n, 1, 3);
+      }),
+    default: 1,
+    ui: {
+      label: "Dialectic depth",
+      kind: "number",
+      description: "Passes per dialectic call (1 to 3)",
+      range: [1, 3],
+      group: "dialectic",
+    },
+  },
+  dialecticDepthLevels: {
+    // Exactly `dialecticDepth` levels: cut, or padded with `low`.
+    read: (ctx, keys) =>
+      map(ctx.look.firstList(keys[0]!), (list) => {
+        const depth = ctx.get("dialecticDepth") as number;
+        const levels = list.slice(0, depth).map((item) =>
+          exactLevel(item) ?? "low"
+        );
+        while (levels.length < depth) levels.push("low");
+        return levels;
+      }),
+    default: undefined,
+    ui: {
+      label: "Per-pass levels",
+      kind: "json",
+      description:
+        'JSON list of levels per pass, e.g. ["minimal", "low", "medium"]',
+      group: "dialectic",
+    },
+  },
+  dialecticMaxChars: {
+    read: int,
+    default: 600,
+    ui: {
+      label: "Dialectic output cap",
+      kind: "number",
+      placeholder: "1200",
+      description: "Most characters of dialectic text injected",
+      group: "dialectic",
+    },
+  },
+  dialecticMaxInputChars: {
+    read: int,
+    default: 10_000,
+    ui: {
+      label: "Dialectic input cap",
+      kind: "number",
+      description: "Most characters of a dialectic query",
+      group: "dialectic",
+    },
+  },
+  reasoningHeuristic: {
+    read: flag,
+    default: true,
+    ui: {
+      label: "Reasoning heuristic",
+      kind: "bool",
+      description: "Raise the level for longer queries",
+      group: "dialectic",
+    },
+  },
+  reasoningLevelCap: {
+    read: level,
+    default: "high",
+    ui: {
+      label: "Reasoning level cap",
+      kind: "select",
+      choices: LEVELS,
+      description: "Highest level the heuristic may choose",
+      group: "dialectic",
+    },
+  },
+  queryRewrite: { read: flag, default: false },
+  firstTurnBaseWait: { read: seconds, default: 3 },
+  firstTurnDialecticWait: { read: seconds, default: 2 },
+  messageMaxChars: {
+    read: int,
+    default: 25_000,
+    ui: {
+      label: "Message chunk size",
+      kind: "number",
+      description:
+        "Longer messages are split into chunks of at most this many characters",
+      group: "writes",
+    },
+  },
+  observationMode: {
+    read: (ctx, keys) =>
+      map(orFound(ctx.look.pick(keys[0]!)), normalizeObservationMode),
+    // Without the key: `unified` when explicitly configured.
+    default: (ctx) => ctx.explicitlyConfigured ? "unified" : "directional",
+    ui: {
+      label: "Observation",
+      kind: "select",
+      choices: [
+        ["directional", "Full mutual observation"],
+        ["unified", "The AI observes the user; one observer pool"],
+      ],
+      default: "directional",
+      description: "Observation preset of the user and AI peers",
+      group: "recall",
+    },
+  },
+  observation: {
+    read: (ctx, keys) =>
+      map(ctx.look.pick(keys[0]!), parseObservationOverrides),
+    default: undefined,
+  },
+  pinUserPeer: {
+    aliases: ["pinPeerName"],
+    read: flag,
+    default: false,
+    ui: {
+      label: "Pin user peer",
+      kind: "bool",
+      description: "Map every runtime user to the user peer name",
+      group: "identity",
+    },
+  },
+  userPeerAliases: {
+    read: (ctx, keys) => ctx.look.stringMap(keys[0]!),
+    default: {},
+    ui: {
+      label: "User peer aliases",
+      kind: "json",
+      description: "JSON object mapping platform user ids to peer ids",
+      group: "identity",
+    },
+  },
+  runtimePeerPrefix: {
+    read: (ctx, keys) => ctx.look.string(keys[0]!),
+    default: "",
+    ui: {
+      label: "Runtime peer prefix",
+      kind: "text",
+      description: "Prefix for peer ids generated from platform user ids",
+      group: "identity",
+    },
+  },
+  a2aSessions: { read: flag, default: true },
+  logging: {
+    envFallbacks: ["HONCHO_LOGGING"],
+    // HONCHO_INJECTION_LOG turns it on; HONCHO_LOGGING applies when the
+    // file does not set it.
+    read: (ctx, keys) => {
+      if (ctx.env("HONCHO_INJECTION_LOG")) {
+        return { value: true, source: "env" };
+      }
+      const loggingEnv = ctx.env("HONCHO_LOGGING");
+      return map(ctx.look.pickSet(keys[0]!), truthy) ??
+        (loggingEnv === undefined
+          ? undefined
+          : { value: isTruthyEnvValue(loggingEnv), source: "env" });
+    },
+    default: false,
+    ui: {
+      label: "Injection log",
+      kind: "bool",
+      description: "Log every context injection to ~/.honcho/injection.log",
+      group: "writes",
+    },
+  },
+  injectionLogPath: {
+    status: false,
+    read: (ctx) => {
+      if (!ctx.get("logging")) return undefined;
+      const env = ctx.env("HONCHO_INJECTION_LOG");
+      return env ? { value: resolve(env), source: "env" } : {
+        value: join(dirname(globalHonchoConfigPath()), "injection.log"),
+        source: "default",
+      };
+    },
+    default: undefined,
+  },
+  oauth: {
+    status: "presence",
+    read: (ctx) =>
+      isRecord(ctx.host.oauth)
+        ? { value: ctx.host.oauth, source: "host" }
+        : undefined,
+    default: undefined,
+  },
+};
+
+/** One row of {@linkcode SETTINGS}: a setting and its resolved name. */
+export type Setting = SettingSpec<unknown> & { field: keyof HonchoSettings };
+
+/** Every Honcho setting, in the order `hermes honcho status` shows them. */
+export const SETTINGS: readonly Setting[] = Object.freeze(
+  Object.entries(TABLE).map(([field, spec]) =>
+    Object.freeze({ ...spec, field }) as Setting
+  ),
+);

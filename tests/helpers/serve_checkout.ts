@@ -14,7 +14,7 @@ import { runDeno } from "./deno_child.ts";
 
 /** A running file server. */
 export interface ServedFiles extends AsyncDisposable {
-  /** `http://127.0.0.1:<port>` (no trailing slash). */
+  /** `http://127.0.0.1:<port>/<prefix>` (no trailing slash). */
   url: string;
   /** `127.0.0.1:<port>`, for `--allow-import` and grants. */
   host: string;
@@ -51,10 +51,18 @@ function serveFiles(
   route: (path: string) => { json: unknown } | { file: string } | undefined,
 ): ServedFiles {
   const requests = new Map<string, number>();
+  // Deno caches remote modules by URL, and an ephemeral port comes back:
+  // a prefix of its own keeps a later server from being answered from an
+  // earlier one's cached files.
+  const prefix = `/${crypto.randomUUID().slice(0, 8)}`;
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     async (request) => {
-      const path = decodeURIComponent(new URL(request.url).pathname);
+      const full = decodeURIComponent(new URL(request.url).pathname);
+      if (!full.startsWith(`${prefix}/`)) {
+        return new Response("not found", { status: 404 });
+      }
+      const path = full.slice(prefix.length);
       requests.set(path, (requests.get(path) ?? 0) + 1);
       const target = route(path);
       if (target === undefined) {
@@ -79,7 +87,7 @@ function serveFiles(
   );
   const host = `127.0.0.1:${server.addr.port}`;
   return {
-    url: `http://${host}`,
+    url: `http://${host}${prefix}`,
     host,
     requests,
     async [Symbol.asyncDispose]() {

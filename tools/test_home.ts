@@ -28,7 +28,9 @@ try {
   // tests that need one set their own.
   const env = Deno.env.toObject();
   delete env.HERMES_HOME;
-  const child = new Deno.Command(command, {
+  // `deno` is this Deno: it need not be on PATH (./tools/deno runs it).
+  const program = command === "deno" ? Deno.execPath() : command;
+  const child = new Deno.Command(program, {
     args,
     clearEnv: true,
     env: { ...env, HOME: home, HERMES_TEST_HOME: home, DENO_DIR: denoDir },

@@ -325,6 +325,46 @@ class TerminalPrompts implements CliPrompts {
 }
 
 /**
+ * An I/O like `io` with its two output streams replaced: what `--json`
+ * modes use to hold stderr back or to move human output off stdout. The
+ * terminal flags, environment and prompts stay `io`'s; `stdoutIsTerminal`
+ * may be taken from the stream stdout now goes to.
+ *
+ * @param io The I/O to wrap.
+ * @param streams The new `stdout` and `stderr`, and which stream's terminal
+ * flag `stdoutIsTerminal` reports.
+ * @returns The wrapped I/O.
+ */
+export function redirectIo(
+  io: CliIo,
+  streams: {
+    stdout: (text: string) => void;
+    stderr: (text: string) => void;
+    stdoutLike?: "stdout" | "stderr";
+  },
+): CliIo {
+  return {
+    stdout: streams.stdout,
+    stderr: streams.stderr,
+    get stdinIsTerminal() {
+      return io.stdinIsTerminal;
+    },
+    get stdoutIsTerminal() {
+      return streams.stdoutLike === "stderr"
+        ? io.stderrIsTerminal
+        : io.stdoutIsTerminal;
+    },
+    get stderrIsTerminal() {
+      return io.stderrIsTerminal;
+    },
+    env: (name: string) => io.env(name),
+    get prompts() {
+      return io.prompts;
+    },
+  };
+}
+
+/**
  * The I/O of the running process: `Deno.stdout`/`Deno.stderr` (written
  * synchronously, in order), terminal detection, the process environment
  * through the framework's one environment reader, and terminal prompts.

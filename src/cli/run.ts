@@ -12,7 +12,7 @@
 import { terminalSafe } from "../core/terminal_text.ts";
 import { errorText } from "../_util/error_text.ts";
 import { type Command, CommanderError } from "npm:commander@^14.0.3";
-import { type CliIo, denoCliIo } from "./cli_io.ts";
+import { type CliIo, denoCliIo, redirectIo } from "./cli_io.ts";
 import {
   type CliContext,
   CliExit,
@@ -143,7 +143,7 @@ export async function main(
 function jsonErrors(io: CliIo): { io: CliIo; finish(code: number): void } {
   let held = "";
   let printed = false;
-  const wrapped: CliIo = {
+  const wrapped = redirectIo(io, {
     stdout(text: string): void {
       if (text !== "") printed = true;
       io.stdout(text);
@@ -151,20 +151,7 @@ function jsonErrors(io: CliIo): { io: CliIo; finish(code: number): void } {
     stderr(text: string): void {
       held += text;
     },
-    get stdinIsTerminal() {
-      return io.stdinIsTerminal;
-    },
-    get stdoutIsTerminal() {
-      return io.stdoutIsTerminal;
-    },
-    get stderrIsTerminal() {
-      return io.stderrIsTerminal;
-    },
-    env: (name: string) => io.env(name),
-    get prompts() {
-      return io.prompts;
-    },
-  };
+  });
   return {
     io: wrapped,
     finish(code: number): void {

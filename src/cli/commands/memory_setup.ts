@@ -26,7 +26,7 @@
 import { didYouMean } from "../suggest.ts";
 import { errorText } from "../../_util/error_text.ts";
 import { join } from "node:path";
-import { type CliIo, PromptCancelled } from "../cli_io.ts";
+import { type CliIo, PromptCancelled, redirectIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { USAGE_EXIT_CODE } from "../hermes_command.ts";
 import { styleFor, writeJson } from "../format.ts";
@@ -175,23 +175,11 @@ async function trackProvider(
 
 /** An I/O whose standard output goes to standard error (for `--json`). */
 function stderrIo(io: CliIo): CliIo {
-  return {
+  return redirectIo(io, {
     stdout: (text) => io.stderr(text),
     stderr: (text) => io.stderr(text),
-    get stdinIsTerminal() {
-      return io.stdinIsTerminal;
-    },
-    get stdoutIsTerminal() {
-      return io.stderrIsTerminal;
-    },
-    get stderrIsTerminal() {
-      return io.stderrIsTerminal;
-    },
-    env: (name) => io.env(name),
-    get prompts() {
-      return io.prompts;
-    },
-  };
+    stdoutLike: "stderr",
+  });
 }
 
 const BUILTIN_CHOICE = "\u0000builtin";

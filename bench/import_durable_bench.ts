@@ -21,30 +21,12 @@
 // Stable ids (`durable.*`, the part of each name before the colon) for
 // bench/_report.ts.
 // Each iteration uses a fresh profile home.
-import { MemoryManager, setLogger } from "@hermes/memory";
+import { MemoryManager } from "@hermes/memory";
 import { HonchoMemoryProvider } from "../plugins/memory/honcho/mod.ts";
-import { startHonchoTestServer } from "../tests/honcho_server.ts";
+import { server, turnText } from "./_honcho_turns.ts";
 import { makeProfile } from "../tests/fixtures/honcho_provider_harness.ts";
 
 const TURNS = 1_000;
-
-setLogger({
-  log: (level, message) => {
-    if (level === "error") console.error(message);
-  },
-});
-
-const server = await startHonchoTestServer();
-globalThis.addEventListener("unload", () => {
-  void server.close();
-});
-
-function turnText(turn: number): [string, string] {
-  return [
-    `Question ${turn}: what did we decide about the Oslo trip, day ${turn}?`,
-    `Answer ${turn}: we keep the hiking plan and book the hut for day ${turn}.`,
-  ];
-}
 
 function freshHome(): Promise<string> {
   return makeProfile(server, { config: { recallMode: "tools" } });

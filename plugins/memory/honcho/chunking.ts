@@ -25,21 +25,6 @@ const MIN_CUT_SHARE = 0.3;
  * units, which never undercounts the server's code-point limit), preferring
  * paragraph, sentence and word boundaries. Text within the limit is one
  * chunk (`""` gives `[""]`). A surrogate pair is never split.
- *
- * @param text The message text.
- * @param limit The largest chunk, in characters. `messageMaxChars` is read
- * as Hermes reads it (any integer), so a limit below 24, the least that
- * leaves room for the continuation prefix, is raised to 24.
- * @returns The chunks, continuation chunks prefixed with `"[continued] "`.
- *
- * @example Splitting at a paragraph break
- * ```ts
- * import { chunkMessage } from "./chunking.ts";
- * import assert from "node:assert/strict";
- * const text = `${"a".repeat(60)}\n\n${"b".repeat(60)}`;
- * assert.deepEqual(chunkMessage(text, 100), ["a".repeat(60), `[continued] ${"b".repeat(60)}`]);
- * assert.deepEqual(chunkMessage("short", 100), ["short"]);
- * ```
  */
 export function chunkMessage(text: string, limit: number): string[] {
   if (!(limit >= MIN_LIMIT)) limit = MIN_LIMIT;

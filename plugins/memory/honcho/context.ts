@@ -46,19 +46,6 @@ export const TRUNCATION_MARKER = " \u2026";
  * fixed order, joined by a blank line. With `sections` (the
  * `injection.sessionStart` list) only the listed sections render; `[]`
  * renders nothing.
- *
- * @param data The fetched values.
- * @param sections The sections to render, or `undefined` for all.
- * @returns The formatted text, `""` when nothing is left.
- *
- * @example Rendering two sections
- * ```ts
- * import { formatBaseContext } from "./context.ts";
- * import assert from "node:assert/strict";
- * const text = formatBaseContext({ card: "Likes tea", summary: "Planning a trip" });
- * assert.equal(text, "## Session Summary\nPlanning a trip\n\n## User Peer Card\nLikes tea");
- * assert.equal(formatBaseContext({ card: "Likes tea" }, ["summary"]), "");
- * ```
  */
 export function formatBaseContext(
   data: BaseContextData,
@@ -78,18 +65,6 @@ export function formatBaseContext(
  * `tokens × 4` characters; longer text is cut at the budget, moved back to
  * the last space when that space lies beyond 80 % of the budget, and ends
  * with `" …"`. `undefined`, zero or negative budgets leave the text alone.
- *
- * @param text The joined injection.
- * @param tokens The `contextTokens` setting.
- * @returns The text within budget.
- *
- * @example Cutting an injection at a late space
- * ```ts
- * import { applyTokenBudget } from "./context.ts";
- * import assert from "node:assert/strict";
- * assert.equal(applyTokenBudget("alpha beta gamma1 delta", 5), "alpha beta gamma1 \u2026");
- * assert.equal(applyTokenBudget("short", 5), "short");
- * ```
  */
 export function applyTokenBudget(
   text: string,
@@ -107,17 +82,6 @@ export function applyTokenBudget(
 /**
  * Caps an automatic dialectic result at `maxChars`: longer text keeps its
  * first `maxChars` characters cut back to the last space, plus `" …"`.
- *
- * @param text The dialectic answer.
- * @param maxChars The `dialecticMaxChars` setting.
- * @returns The capped text.
- *
- * @example Capping a dialectic answer
- * ```ts
- * import { capDialecticResult } from "./context.ts";
- * import assert from "node:assert/strict";
- * assert.equal(capDialecticResult("one two three", 9), "one two \u2026");
- * ```
  */
 export function capDialecticResult(text: string, maxChars: number): string {
   if (!(maxChars > 0) || text.length <= maxChars) return text;
@@ -130,17 +94,6 @@ export function capDialecticResult(text: string, maxChars: number): string {
 /**
  * Caps a dialectic query at `maxChars` (`dialecticMaxInputChars`): longer
  * text keeps its first `maxChars` characters cut back to the last space.
- *
- * @param query The question.
- * @param maxChars The cap.
- * @returns The capped question.
- *
- * @example Capping a dialectic query
- * ```ts
- * import { capDialecticInput } from "./context.ts";
- * import assert from "node:assert/strict";
- * assert.equal(capDialecticInput("what does she like", 12), "what does");
- * ```
  */
 export function capDialecticInput(query: string, maxChars: number): string {
   if (!(maxChars > 0) || query.length <= maxChars) return query;
@@ -174,17 +127,6 @@ const PLANNING_OPENERS: readonly string[] = Object.freeze([
  * `<thought>` and `<reasoning_scratchpad>` blocks, and rejects what is left
  * when it still carries such a tag or opens like model planning ("Let me…",
  * "I need to…").
- *
- * @param summary The summary as Honcho returned it.
- * @returns The usable summary, or `""`.
- *
- * @example Dropping model reasoning from a summary
- * ```ts
- * import { cleanHonchoSummary } from "./context.ts";
- * import assert from "node:assert/strict";
- * assert.equal(cleanHonchoSummary("<think>plan</think>User is moving to Oslo."), "User is moving to Oslo.");
- * assert.equal(cleanHonchoSummary("Let me summarize the chat."), "");
- * ```
  */
 export function cleanHonchoSummary(summary: string | null | undefined): string {
   if (typeof summary !== "string") return "";

@@ -64,26 +64,6 @@ const PROPORTIONAL_SLOTS: Readonly<Record<number, readonly Slot[]>> = {
  * depth 3: `minimal`, base, `low`), where the base slot is
  * `dialecticReasoningLevel` raised by the heuristic (+1 at 120 characters
  * of query, +2 at 400) and capped at `reasoningLevelCap`.
- *
- * @param index The pass, from 0.
- * @param query The user's query (drives the heuristic).
- * @param settings Depth, levels, heuristic and cap.
- * @returns The level.
- *
- * @example Levels of a two-pass dialectic
- * ```ts
- * import { resolvePassLevel } from "./dialectic.ts";
- * import assert from "node:assert/strict";
- * const settings = {
- *   dialecticDepth: 2,
- *   dialecticDepthLevels: undefined,
- *   dialecticReasoningLevel: "low" as const,
- *   reasoningHeuristic: true,
- *   reasoningLevelCap: "high" as const,
- * };
- * assert.equal(resolvePassLevel(0, "hi there", settings), "minimal");
- * assert.equal(resolvePassLevel(1, "x".repeat(400), settings), "high");
- * ```
  */
 export function resolvePassLevel(
   index: number,
@@ -103,20 +83,6 @@ export function resolvePassLevel(
  * +1 below 400, +2 from 400, never above the cap (a base above the cap is
  * lowered to it). Without the heuristic, an unknown base or an empty query
  * the base is returned unchanged.
- *
- * @param base The base level.
- * @param query The user's query.
- * @param settings The heuristic switch and cap.
- * @returns The level.
- *
- * @example A long query raises the level
- * ```ts
- * import { heuristicLevel } from "./dialectic.ts";
- * import assert from "node:assert/strict";
- * const on = { reasoningHeuristic: true, reasoningLevelCap: "high" as const };
- * assert.equal(heuristicLevel("low", "x".repeat(150), on), "medium");
- * assert.equal(heuristicLevel("high", "x".repeat(500), on), "high");
- * ```
  */
 export function heuristicLevel(
   base: ReasoningLevel,
@@ -140,17 +106,6 @@ export function heuristicLevel(
  * Whether an answer is strong enough to stop further passes: at least 100
  * characters, and either structured (a newline plus a `##` heading, a `•`,
  * a `- `/`* ` bullet or a numbered line) or longer than 300 characters.
- *
- * @param result The previous pass's answer.
- * @returns `true` to stop.
- *
- * @example Short versus structured answers
- * ```ts
- * import { signalSufficient } from "./dialectic.ts";
- * import assert from "node:assert/strict";
- * assert.equal(signalSufficient("short"), false);
- * assert.equal(signalSufficient(`Facts:\n- ${"likes tea ".repeat(12)}`), true);
- * ```
  */
 export function signalSufficient(result: string): boolean {
   const text = result.trim();
@@ -181,18 +136,6 @@ export interface PassPromptOptions {
  * and asks for the gaps and a synthesis; pass 2 lists both answers and asks
  * to reconcile them. In recallSync mode every prompt starts with the
  * current request.
- *
- * @param index The pass, from 0.
- * @param options Cold/warm, earlier answers, rewrite and current request.
- * @returns The prompt.
- *
- * @example The cold prompt and the follow-up
- * ```ts
- * import { COLD_PROMPT, passPrompt } from "./dialectic.ts";
- * import assert from "node:assert/strict";
- * assert.equal(passPrompt(0, { cold: true, results: [] }), COLD_PROMPT);
- * assert.ok(passPrompt(1, { cold: true, results: ["She likes tea"] }).startsWith("Given this initial assessment:"));
- * ```
  */
 export function passPrompt(index: number, options: PassPromptOptions): string {
   const prior = options.results.filter((r) => r.trim() !== "");
@@ -251,33 +194,6 @@ export interface RunDialecticDepthOptions {
  * non-empty answer is strong ({@linkcode signalSufficient}), and returns the
  * last non-empty answer (`""` when all were empty). Errors of a pass
  * propagate.
- *
- * @param options The query, settings and pass runner.
- * @returns The final answer.
- *
- * @example Two passes against a stub
- * ```ts
- * import { runDialecticDepth } from "./dialectic.ts";
- * import assert from "node:assert/strict";
- * const levels: string[] = [];
- * const answer = await runDialecticDepth({
- *   query: "hi",
- *   cold: true,
- *   settings: {
- *     dialecticDepth: 2,
- *     dialecticDepthLevels: undefined,
- *     dialecticReasoningLevel: "low",
- *     reasoningHeuristic: true,
- *     reasoningLevelCap: "high",
- *   },
- *   runPass: (_prompt, level) => {
- *     levels.push(level);
- *     return Promise.resolve(`answer at ${level}`);
- *   },
- * });
- * assert.deepEqual(levels, ["minimal", "low"]);
- * assert.equal(answer, "answer at low");
- * ```
  */
 export async function runDialecticDepth(
   options: RunDialecticDepthOptions,
@@ -305,19 +221,6 @@ export async function runDialecticDepth(
  * The dialectic cadence while answers come back empty: the configured
  * cadence, plus one turn per empty answer in a row, at most eight times
  * the cadence.
- *
- * @param cadence The `dialecticCadence` setting.
- * @param emptyStreak Empty (or failed) answers in a row.
- * @returns Turns between automatic dialectic calls.
- *
- * @example Widening while answers are empty
- * ```ts
- * import { effectiveCadence } from "./dialectic.ts";
- * import assert from "node:assert/strict";
- * assert.equal(effectiveCadence(2, 0), 2);
- * assert.equal(effectiveCadence(2, 3), 5);
- * assert.equal(effectiveCadence(2, 50), 16);
- * ```
  */
 export function effectiveCadence(cadence: number, emptyStreak: number): number {
   const base = Math.max(1, Math.floor(cadence));

@@ -82,9 +82,6 @@ const OBSERVER_LIMIT_FIX =
  * Whether a failure is Honcho's refusal of a session with too many
  * observing peers ("Cannot have more than 10 peers with
  * observe_others=true in a session").
- *
- * @param error The failure.
- * @returns `true` for that refusal.
  */
 export function isObserverLimit(error: unknown): boolean {
   if (!(error instanceof HonchoError) || error.status === undefined) {
@@ -96,21 +93,7 @@ export function isObserverLimit(error: unknown): boolean {
   return /observe_others/i.test(text) && /more than \d+ peers/i.test(text);
 }
 
-/**
- * The text of a notice.
- *
- * @param cause Why memory is degraded.
- * @param options The reason and platform.
- * @returns The paragraph, starting with `[Honcho memory status]`.
- *
- * @example The unreachable and auth notices
- * ```ts
- * import { noticeText } from "./notices.ts";
- * import assert from "node:assert/strict";
- * assert.match(noticeText("unreachable", { reason: "HTTP 503" }), /unreachable \(HTTP 503\)/);
- * assert.match(noticeText("auth"), /hermes honcho setup/);
- * ```
- */
+/** The text of a notice. */
 export function noticeText(
   cause: NoticeCause,
   options: NoticeTextOptions = {},
@@ -172,18 +155,6 @@ export function noticeText(
 /**
  * The warning logged (once per episode) when writes stop for a cause
  * retrying cannot fix: what happened, the fix, and that nothing is lost.
- *
- * @param cause Why the writes stopped.
- * @param options The reason, host and profile home.
- * @returns One line for the log.
- *
- * @example The denied-grant warning names the key to set
- * ```ts
- * import { writeWarningText } from "./notices.ts";
- * import assert from "node:assert/strict";
- * const text = writeWarningText("permission", { host: "127.0.0.1:8000", hermesHome: "/h" });
- * assert.match(text, /memory\.permissions\.honcho\.net in \/h\/config\.yaml/);
- * ```
  */
 export function writeWarningText(
   cause: NoticeCause,
@@ -218,17 +189,6 @@ export function writeWarningText(
  * Classifies a failure: auth (401/403), rate-limited (429), unreachable
  * (connection errors, timeouts, 5xx, malformed answers), no-peer; anything
  * else (a 404 or 422 is a bug, not an outage) gives `undefined`.
- *
- * @param error The failure.
- * @returns The cause, or `undefined`.
- *
- * @example A 503 means unreachable
- * ```ts
- * import { classifyFailure } from "./notices.ts";
- * import { ServerError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * assert.equal(classifyFailure(new ServerError("Down", { status: 503 })), "unreachable");
- * ```
  */
 export function classifyFailure(error: unknown): NoticeCause | undefined {
   if (isObserverLimit(error)) return "observer-limit";
@@ -246,17 +206,6 @@ export function classifyFailure(error: unknown): NoticeCause | undefined {
 /**
  * A short, secret-free reason for a failure: the HTTP status with the
  * server's detail for answered requests, "connection failed", "timed out".
- *
- * @param error The failure.
- * @returns The reason.
- *
- * @example A connection failure
- * ```ts
- * import { failureReason } from "./notices.ts";
- * import { ConnectionError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * assert.equal(failureReason(new ConnectionError("Refused")), "connection failed");
- * ```
  */
 export function failureReason(error: unknown): string {
   if (error instanceof PermissionDeniedError) return "no net permission";
@@ -273,22 +222,7 @@ export function failureReason(error: unknown): string {
   return error instanceof Error ? error.name : "unknown error";
 }
 
-/**
- * Remembers which causes were reported so each shows once per episode.
- *
- * @example One notice per episode
- * ```ts
- * import { NoticeBoard } from "./notices.ts";
- * import assert from "node:assert/strict";
- * const board = new NoticeBoard();
- * board.report("unreachable", "HTTP 503");
- * assert.match(board.take(), /unreachable/);
- * assert.equal(board.take(), "");
- * board.clear();
- * board.report("unreachable", "HTTP 503");
- * assert.match(board.take(), /unreachable/);
- * ```
- */
+/** Remembers which causes were reported so each shows once per episode. */
 export class NoticeBoard {
   #pending = new Map<NoticeCause, string>();
   #shown = new Set<NoticeCause>();
@@ -296,12 +230,7 @@ export class NoticeBoard {
   #platform: string | undefined;
   #hermesHome: string | undefined;
 
-  /**
-   * Creates a board.
-   *
-   * @param platform The platform, for the no-peer wording.
-   * @param hermesHome The profile home, named in the permission and refusal fixes.
-   */
+  /** Creates a board. */
   constructor(platform?: string, hermesHome?: string) {
     this.#platform = platform;
     this.#hermesHome = hermesHome;
@@ -315,11 +244,6 @@ export class NoticeBoard {
   /**
    * Records a failure; the first of its cause in this episode becomes a
    * pending notice.
-   *
-   * @param cause Why memory is degraded.
-   * @param reason A short reason (no secrets).
-   * @param host The host of a denied network permission.
-   * @returns `true` when this is the cause's first report of the episode.
    */
   report(cause: NoticeCause, reason?: string, host?: string): boolean {
     this.#active = cause;
@@ -339,11 +263,6 @@ export class NoticeBoard {
   /**
    * The warning line for writes stopped by a cause, with this board's
    * profile home ({@linkcode writeWarningText}).
-   *
-   * @param cause Why the writes stopped.
-   * @param reason A short reason (no secrets).
-   * @param host The host of a denied network permission.
-   * @returns The line.
    */
   warning(cause: NoticeCause, reason?: string, host?: string): string {
     return writeWarningText(cause, {
@@ -354,12 +273,7 @@ export class NoticeBoard {
     });
   }
 
-  /**
-   * Records a failure by error; errors that are not outages are ignored.
-   *
-   * @param error The failure.
-   * @returns The cause, or `undefined` when ignored.
-   */
+  /** Records a failure by error; errors that are not outages are ignored. */
   reportError(error: unknown): NoticeCause | undefined {
     const cause = classifyFailure(error);
     if (cause) {
@@ -372,11 +286,7 @@ export class NoticeBoard {
     return cause;
   }
 
-  /**
-   * Takes the pending notices (once each).
-   *
-   * @returns The notices joined by a blank line, or `""`.
-   */
+  /** Takes the pending notices (once each). */
   take(): string {
     if (this.#pending.size === 0) return "";
     const text = [...this.#pending.values()].join("\n\n");

@@ -79,17 +79,6 @@ const MODE_ALIASES: Readonly<Record<string, ObservationMode>> = {
  * or `directional`, or the aliases `shared` → `unified`, `separate`/`cross`
  * → `directional`; anything else (`"UNIFIED"`, `" unified"`) →
  * `directional`.
- *
- * @param value The raw value.
- * @returns The mode.
- *
- * @example Using normalizeObservationMode
- * ```ts
- * import { normalizeObservationMode } from "./observation.ts";
- * import assert from "node:assert/strict";
- * assert.equal(normalizeObservationMode("shared"), "unified");
- * assert.equal(normalizeObservationMode("nonsense"), "directional");
- * ```
  */
 export function normalizeObservationMode(value: unknown): ObservationMode {
   if (typeof value !== "string" || !Object.hasOwn(MODE_ALIASES, value)) {
@@ -102,18 +91,6 @@ export function normalizeObservationMode(value: unknown): ObservationMode {
  * Reads an `observation` object from `honcho.json` into overrides, with
  * Hermes' field names (`observeMe`, `observeOthers`); values that are not
  * booleans are ignored (the preset's value stays).
- *
- * @param value The raw value.
- * @returns The overrides, or `undefined` when `value` is not an object.
- *
- * @example Using parseObservationOverrides
- * ```ts
- * import { parseObservationOverrides } from "./observation.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(parseObservationOverrides({ ai: { observeOthers: false } }), {
- *   ai: { observeOthers: false },
- * });
- * ```
  */
 export function parseObservationOverrides(
   value: unknown,
@@ -136,19 +113,6 @@ export function parseObservationOverrides(
 /**
  * Resolves both peers' switches: the preset of `mode`, with each field
  * present in `overrides` replacing the preset's value.
- *
- * @param mode The preset.
- * @param overrides The `observation` object, if any.
- * @returns Fresh switches for the user and AI peers.
- *
- * @example Unified with the AI observing itself too
- * ```ts
- * import { resolveObservation } from "./observation.ts";
- * import assert from "node:assert/strict";
- * const flags = resolveObservation("unified", { ai: { observeMe: true } });
- * assert.deepEqual(flags.ai, { observeMe: true, observeOthers: true });
- * assert.deepEqual(flags.user, { observeMe: true, observeOthers: false });
- * ```
  */
 export function resolveObservation(
   mode: ObservationMode,
@@ -174,21 +138,6 @@ export interface ServerPeerObservation {
 /**
  * The "sync back" step of session init (plugins/memory/honcho/SPEC.md §5): every non-null value the
  * server reports overrides the local flag.
- *
- * @param local The locally configured switches.
- * @param server What `GET …/peers/{peer}/config` returned.
- * @returns The effective switches.
- *
- * @example Using mergeServerObservation
- * ```ts
- * import { mergeServerObservation } from "./observation.ts";
- * import assert from "node:assert/strict";
- * const merged = mergeServerObservation(
- *   { observeMe: true, observeOthers: true },
- *   { observeMe: null, observeOthers: false },
- * );
- * assert.deepEqual(merged, { observeMe: true, observeOthers: false });
- * ```
  */
 export function mergeServerObservation(
   local: PeerObservation,
@@ -222,23 +171,6 @@ export interface ReadPerspective {
  * The read perspective of plugins/memory/honcho/SPEC.md §5: asking about the AI peer → AI observes AI;
  * else when the AI observes others → AI observes the target; else the target
  * is read from its own perspective (no target).
- *
- * @param options The target, the AI peer and its `observeOthers` flag.
- * @returns The observer and target.
- *
- * @example Using resolveReadPerspective
- * ```ts
- * import { resolveReadPerspective } from "./observation.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(
- *   resolveReadPerspective({ targetPeerId: "alice", aiPeerId: "hermes", aiObservesOthers: true }),
- *   { observer: "hermes", target: "alice" },
- * );
- * assert.deepEqual(
- *   resolveReadPerspective({ targetPeerId: "alice", aiPeerId: "hermes", aiObservesOthers: false }),
- *   { observer: "alice", target: undefined },
- * );
- * ```
  */
 export function resolveReadPerspective(
   options: ReadPerspectiveOptions,

@@ -15,20 +15,7 @@ import { sanitizeId } from "./session_naming.ts";
 /** The AI peer used when `aiPeer` is empty. */
 export const DEFAULT_AI_PEER = "hermes-assistant";
 
-/**
- * The AI peer id: `sanitize(aiPeer || "hermes-assistant")`.
- *
- * @param config The `aiPeer` setting.
- * @returns The peer id.
- *
- * @example Using resolveAiPeerId
- * ```ts
- * import { resolveAiPeerId } from "./peers.ts";
- * import assert from "node:assert/strict";
- * assert.equal(resolveAiPeerId({ aiPeer: "hermes.coder" }), "hermes-coder");
- * assert.equal(resolveAiPeerId({ aiPeer: "" }), "hermes-assistant");
- * ```
- */
+/** The AI peer id: `sanitize(aiPeer || "hermes-assistant")`. */
 export function resolveAiPeerId(config: Pick<HonchoConfig, "aiPeer">): string {
   return sanitizeId(config.aiPeer?.trim() || DEFAULT_AI_PEER);
 }
@@ -36,16 +23,6 @@ export function resolveAiPeerId(config: Pick<HonchoConfig, "aiPeer">): string {
 /**
  * Normalises runtime user ids (`userId`, `userIdAlt` from `initialize`):
  * trimmed, blanks dropped, duplicates removed, order kept.
- *
- * @param ids The raw ids.
- * @returns The ids.
- *
- * @example Using normalizeRuntimeIds
- * ```ts
- * import { normalizeRuntimeIds } from "./peers.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(normalizeRuntimeIds([" 42 ", "", undefined, "42", "ada"]), ["42", "ada"]);
- * ```
  */
 export function normalizeRuntimeIds(
   ids: readonly (string | null | undefined)[],
@@ -67,19 +44,6 @@ export type PeerNamingConfig = Pick<
 /**
  * The peer ids configured explicitly (alias targets and `peerName`), which
  * a generated id must not collide with.
- *
- * @param config The peer settings.
- * @returns The sanitised ids.
- *
- * @example Using reservedPeerIds
- * ```ts
- * import { reservedPeerIds } from "./peers.ts";
- * import assert from "node:assert/strict";
- * const reserved = reservedPeerIds({
- *   pinUserPeer: false, peerName: "ada", userPeerAliases: { "42": "ada.l" }, runtimePeerPrefix: "",
- * });
- * assert.deepEqual([...reserved].sort(), ["ada", "ada-l"]);
- * ```
  */
 export function reservedPeerIds(config: PeerNamingConfig): Set<string> {
   const out = new Set<string>();
@@ -95,19 +59,6 @@ export function reservedPeerIds(config: PeerNamingConfig): Set<string> {
  * already a valid id and collides with no reserved id; otherwise the
  * sanitised form plus `-` and the first 8, 12, 16, 24, 32 or 64 hex digits
  * of its SHA-256, the first that does not collide.
- *
- * @param prefix The `runtimePeerPrefix`.
- * @param runtimeId The runtime user id.
- * @param reserved Ids that must not be produced.
- * @returns The peer id.
- *
- * @example Using prefixedPeerId
- * ```ts
- * import { prefixedPeerId } from "./peers.ts";
- * import assert from "node:assert/strict";
- * assert.equal(prefixedPeerId("tg_", "42", new Set()), "tg_42");
- * assert.match(prefixedPeerId("tg:", "42", new Set()), /^tg-42-[0-9a-f]{8}$/);
- * ```
  */
 export function prefixedPeerId(
   prefix: string,
@@ -146,20 +97,7 @@ export const SET_USER_PEER_COMMAND = "hermes honcho peer --user NAME";
  * 3. no runtime id → `sanitize(peerName)`;
  * 4. neither → {@linkcode HonchoPeerUnresolvedError}.
  *
- * @param config The peer settings.
- * @param options The runtime ids.
- * @returns The peer id.
  * @throws {HonchoPeerUnresolvedError} When there is no runtime id and no `peerName`.
- *
- * @example Using resolveUserPeerId
- * ```ts
- * import { resolveUserPeerId } from "./peers.ts";
- * import assert from "node:assert/strict";
- * const config = { pinUserPeer: false, peerName: "ada", userPeerAliases: { "42": "ada" }, runtimePeerPrefix: "" };
- * assert.equal(resolveUserPeerId(config, { runtimeIds: ["42"] }), "ada");
- * assert.equal(resolveUserPeerId(config, { runtimeIds: ["7"] }), "7");
- * assert.equal(resolveUserPeerId(config, {}), "ada");
- * ```
  */
 export function resolveUserPeerId(
   config: PeerNamingConfig,
@@ -179,18 +117,6 @@ export function resolveUserPeerId(
  * The peer of a human turn author who is not the session's own user: the
  * alias / prefix / plain-id ladder of {@linkcode resolveUserPeerId} step 2
  * (pinning does not apply; display names never become ids).
- *
- * @param config The peer settings.
- * @param authorId The author's runtime id.
- * @returns The peer id, or `undefined` for a blank id.
- *
- * @example Using resolveAuthorPeerId
- * ```ts
- * import { resolveAuthorPeerId } from "./peers.ts";
- * import assert from "node:assert/strict";
- * const config = { pinUserPeer: true, peerName: "ada", userPeerAliases: {}, runtimePeerPrefix: "dc_" };
- * assert.equal(resolveAuthorPeerId(config, "99"), "dc_99");
- * ```
  */
 export function resolveAuthorPeerId(
   config: PeerNamingConfig,

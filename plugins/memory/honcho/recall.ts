@@ -73,10 +73,6 @@ export interface HonchoLivenessSnapshot {
 /**
  * The snapshot of a provider whose recall has not started (not
  * initialized, inert or not configured).
- *
- * @param turn The current turn.
- * @param dialecticCadence The configured cadence (1 when unknown).
- * @returns The snapshot.
  */
 export function idleLiveness(
   turn: number,
@@ -142,13 +138,7 @@ export class HonchoRecall {
   #syncBusy = false;
   #lastQuery = "";
 
-  /**
-   * Creates the scheduler (no I/O).
-   *
-   * @param runtime What the provider's parts share.
-   * @param session The session it recalls for.
-   * @param options The turn source and the query rewriter.
-   */
+  /** Creates the scheduler (no I/O). */
   constructor(
     runtime: HonchoRuntime,
     session: HonchoSession,
@@ -186,9 +176,6 @@ export class HonchoRecall {
    * The context to inject now (plugins/memory/honcho/SPEC.md §6): the cached base layer plus a ready
    * dialectic answer and any pending notice, within `contextTokens`;
    * `""` in `tools` mode. See the module doc for what it waits for.
-   *
-   * @param query The user's message.
-   * @returns The context, or `""`.
    */
   async prefetch(query: string): Promise<string> {
     this.#warmUpAnswer = false;
@@ -207,8 +194,6 @@ export class HonchoRecall {
    * `contextCadence` turns and a dialectic every effective
    * `dialecticCadence` turns, in the background. Before the session is
    * ready it only (re)starts set-up.
-   *
-   * @param query The user's message.
    */
   queuePrefetch(query: string): void {
     const config = this.#rt.config;
@@ -241,8 +226,6 @@ export class HonchoRecall {
    * The session was set up: a late start (Honcho was down on turn 1)
    * fetches the base layer now, and the dialectic is prewarmed unless a
    * query rewriter waits for a real question or the epoch changed.
-   *
-   * @param stale Whether the epoch changed while set-up ran.
    */
   sessionReady(stale: boolean): void {
     const config = this.#rt.config;
@@ -283,11 +266,7 @@ export class HonchoRecall {
     this.#lastDialecticTurn = this.#turn();
   }
 
-  /**
-   * The dialectic pipeline's state (plugins/memory/honcho/SPEC.md §6).
-   *
-   * @returns The snapshot.
-   */
+  /** The dialectic pipeline's state (plugins/memory/honcho/SPEC.md §6). */
   liveness(): HonchoLivenessSnapshot {
     const run = this.#dialecticRun;
     return {
@@ -701,10 +680,6 @@ export interface InjectionLogEntry {
 /**
  * Appends one line to `injectionLogPath` (when `logging` is on), as a
  * tracked background task; failures are logged at debug level.
- *
- * @param config The config (`injectionLogPath`, `recallMode`).
- * @param tasks Where the write is tracked.
- * @param entry What to record.
  */
 export function logInjection(
   config: Pick<HonchoConfig, "injectionLogPath" | "recallMode"> | undefined,

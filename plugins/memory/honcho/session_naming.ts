@@ -26,17 +26,6 @@ export const AUTOMATIC_TITLE_SOURCES: ReadonlySet<string> = new Set([
 /**
  * Makes a Honcho id: every character outside `[A-Za-z0-9_-]` becomes `-`
  * (one for one: no collapsing, no trimming). Used for session and peer ids.
- *
- * @param value Any key.
- * @returns The id.
- *
- * @example Using sanitizeId
- * ```ts
- * import { sanitizeId } from "./session_naming.ts";
- * import assert from "node:assert/strict";
- * assert.equal(sanitizeId("telegram:42"), "telegram-42");
- * assert.equal(sanitizeId("a  b"), "a--b");
- * ```
  */
 export function sanitizeId(value: string): string {
   return value.replace(/[^A-Za-z0-9_-]/g, "-");
@@ -47,17 +36,6 @@ export function sanitizeId(value: string): string {
  * 100-character limit (hash over the key). Hermes sends longer ids as they
  * are and Honcho refuses them; a title or folder name longer than 100
  * characters still gets a session here.
- *
- * @param key The session key ({@linkcode resolveSessionKey}).
- * @returns An id Honcho accepts.
- *
- * @example Using honchoSessionId
- * ```ts
- * import { honchoSessionId } from "./session_naming.ts";
- * import assert from "node:assert/strict";
- * assert.equal(honchoSessionId("My Project"), "My-Project");
- * assert.equal(honchoSessionId("t".repeat(150)).length, 100);
- * ```
  */
 export function honchoSessionId(key: string): string {
   return enforceSessionIdLimit(sanitizeId(key), key);
@@ -66,17 +44,6 @@ export function honchoSessionId(key: string): string {
 /**
  * Slugs text: every run of characters outside `[A-Za-z0-9_-]` becomes one
  * `-`, then leading and trailing `-` are stripped.
- *
- * @param value Any text.
- * @returns The slug (possibly empty).
- *
- * @example Using slugify
- * ```ts
- * import { slugify } from "./session_naming.ts";
- * import assert from "node:assert/strict";
- * assert.equal(slugify("agent:main:telegram:dm:42"), "agent-main-telegram-dm-42");
- * assert.equal(slugify("  My Project! "), "My-Project");
- * ```
  */
 export function slugify(value: string): string {
   return value.replace(/[^A-Za-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "");
@@ -91,18 +58,6 @@ function sha256Hex(value: string): string {
  * code points is kept; a longer one keeps its first 91 code points (then
  * trailing `-` stripped) plus `-` and the first 8 hex digits of the SHA-256
  * of `original` (UTF-8). The kept part is not re-sanitised.
- *
- * @param name The candidate name.
- * @param original What the hash is taken over. @default {name}
- * @returns A name of at most 100 code points.
- *
- * @example Using enforceSessionIdLimit
- * ```ts
- * import { enforceSessionIdLimit } from "./session_naming.ts";
- * import assert from "node:assert/strict";
- * assert.equal(enforceSessionIdLimit("short"), "short");
- * assert.equal(enforceSessionIdLimit("x".repeat(150)).length, 100);
- * ```
  */
 export function enforceSessionIdLimit(
   name: string,
@@ -120,18 +75,6 @@ export function enforceSessionIdLimit(
 /**
  * The last component of a path as Python's `Path(p).name` gives it: `""`
  * for `/`, `.` and `""`; a trailing slash and `.` components are ignored.
- *
- * @param path A path.
- * @returns Its name.
- *
- * @example Using pathName
- * ```ts
- * import { pathName } from "./session_naming.ts";
- * import assert from "node:assert/strict";
- * assert.equal(pathName("/work/proj/"), "proj");
- * assert.equal(pathName("/"), "");
- * assert.equal(pathName("."), "");
- * ```
  */
 export function pathName(path: string): string {
   const parts = path.split("/").filter((p) => p !== "" && p !== ".");
@@ -199,18 +142,6 @@ const NOT_GATEWAYS: ReadonlySet<string> = new Set([
  * (`build_session_key` with its defaults: group chats isolated per user,
  * threads shared), for a host that gives the chat's identity but not the
  * key itself. `undefined` off gateways or without a chat type.
- *
- * @param source The platform, chat and user of the conversation.
- * @returns The key (`agent:main:telegram:dm:42`), or `undefined`.
- *
- * @example A Telegram DM and a Discord group
- * ```ts
- * import { gatewaySessionKeyFor } from "./session_naming.ts";
- * import assert from "node:assert/strict";
- * assert.equal(gatewaySessionKeyFor({ platform: "telegram", chatType: "dm", chatId: "42" }), "agent:main:telegram:dm:42");
- * assert.equal(gatewaySessionKeyFor({ platform: "discord", chatType: "group", chatId: "7", userId: "9" }), "agent:main:discord:group:7:9");
- * assert.equal(gatewaySessionKeyFor({ platform: "cli", chatType: "dm" }), undefined);
- * ```
  */
 export function gatewaySessionKeyFor(
   source: GatewaySource,
@@ -237,19 +168,7 @@ export function gatewaySessionKeyFor(
   return parts.join(":");
 }
 
-/**
- * Runs `git rev-parse --show-toplevel` in `cwd` with a 5 s timeout.
- *
- * @param cwd The directory.
- * @returns The repository top, or `undefined` outside a repository or when
- * git cannot run (missing, not permitted, timed out).
- *
- * @example Using gitTopLevel
- * ```ts no-assert
- * import { gitTopLevel } from "./session_naming.ts";
- * const top = await gitTopLevel(".");
- * ```
- */
+/** Runs `git rev-parse --show-toplevel` in `cwd` with a 5 s timeout. */
 export async function gitTopLevel(cwd: string): Promise<string | undefined> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 5_000);
@@ -291,24 +210,6 @@ export async function gitTopLevel(cwd: string): Promise<string | undefined> {
  * `sessionAiPeerPrefix`, a non-empty result gets `<slug(aiPeer)>-` in front
  * (when that slug is not empty), and the prefixed name is then cut to 100
  * characters.
- *
- * @param config The naming settings.
- * @param options The conversation's cwd, title, ids and gateway key.
- * @returns The name (may be empty, e.g. for the cwd `/`; see {@linkcode resolveSessionKey}).
- *
- * @example A gateway conversation
- * ```ts
- * import { resolveSessionName } from "./session_naming.ts";
- * import assert from "node:assert/strict";
- * const config = {
- *   sessionStrategy: "per-directory", sessions: {}, sessionPeerPrefix: false,
- *   sessionAiPeerPrefix: false, peerName: undefined, aiPeer: "hermes", workspaceId: "hermes",
- * };
- * assert.equal(
- *   await resolveSessionName(config, { gatewaySessionKey: "agent:main:telegram:dm:42" }),
- *   "agent-main-telegram-dm-42",
- * );
- * ```
  */
 export async function resolveSessionName(
   config: SessionNamingConfig,
@@ -368,21 +269,6 @@ export async function resolveSessionName(
 /**
  * The provider's session key: the resolved name, else the Hermes session
  * id, else `hermes-default`.
- *
- * @param config The naming settings.
- * @param options As for {@linkcode resolveSessionName}.
- * @returns A non-empty key (sanitise it with {@linkcode sanitizeId} for Honcho).
- *
- * @example Using resolveSessionKey
- * ```ts
- * import { resolveSessionKey } from "./session_naming.ts";
- * import assert from "node:assert/strict";
- * const config = {
- *   sessionStrategy: "per-session", sessions: {}, sessionPeerPrefix: false,
- *   sessionAiPeerPrefix: false, peerName: undefined, aiPeer: "hermes", workspaceId: "hermes",
- * };
- * assert.equal(await resolveSessionKey(config, { sessionId: "20260309_175514_9797dd" }), "20260309_175514_9797dd");
- * ```
  */
 export async function resolveSessionKey(
   config: SessionNamingConfig,
@@ -406,18 +292,6 @@ export interface A2aSessionKeyOptions {
  * Names the session of a bot-to-bot exchange (plugins/memory/honcho/SPEC.md §3):
  * `<sessionKey>:<prefix>:<sanitised aiPeer>:<sanitised ident>-<sha256(ident)[:8]>`,
  * then the 100-character limit.
- *
- * @param sessionKey The conversation's session key.
- * @param options Prefix, bot identity and AI peer.
- * @returns The key (sanitise with {@linkcode sanitizeId} before sending).
- *
- * @example Using a2aSessionKey
- * ```ts
- * import { a2aSessionKey } from "./session_naming.ts";
- * import assert from "node:assert/strict";
- * const key = a2aSessionKey("chat-1", { prefix: "a2a", ident: "bot:7", aiPeer: "hermes" });
- * assert.match(key, /^chat-1:a2a:hermes:bot-7-[0-9a-f]{8}$/);
- * ```
  */
 export function a2aSessionKey(
   sessionKey: string,

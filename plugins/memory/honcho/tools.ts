@@ -45,19 +45,7 @@ const PEER_PROPERTY = {
     "for yourself, or any peer id in the workspace.",
 } as const;
 
-/**
- * The schemas of the five tools (bare function schemas).
- *
- * @returns Fresh copies, safe to mutate.
- *
- * @example Listing the tool names
- * ```ts
- * import { honchoToolSchemas } from "./tools.ts";
- * import assert from "node:assert/strict";
- * const names = honchoToolSchemas().map((s) => s.name);
- * assert.deepEqual(names, ["honcho_profile", "honcho_search", "honcho_context", "honcho_reasoning", "honcho_conclude"]);
- * ```
- */
+/** The schemas of the five tools (bare function schemas). */
 export function honchoToolSchemas(): ToolSchema[] {
   return structuredClone([
     {
@@ -173,16 +161,6 @@ export function honchoToolSchemas(): ToolSchema[] {
 
 /**
  * The static system-prompt block for a recall mode (plugins/memory/honcho/SPEC.md §6).
- *
- * @param mode The recall mode.
- * @returns The block, starting with `# Honcho Memory`.
- *
- * @example The tools-only block
- * ```ts
- * import { systemPromptFor } from "./tools.ts";
- * import assert from "node:assert/strict";
- * assert.match(systemPromptFor("tools"), /^# Honcho Memory\nActive \(tools-only mode\)\./);
- * ```
  */
 export function systemPromptFor(mode: RecallMode): string {
   const guide = [
@@ -248,19 +226,7 @@ export interface HonchoToolContext {
 export const BOT_TURN_WRITE_ERROR =
   "Honcho memory writes are off during a bot-to-bot turn. Only turns written by a person can change what Honcho stores.";
 
-/**
- * `{"error": message}` as a JSON string.
- *
- * @param message The error text.
- * @returns The JSON string.
- *
- * @example An error result
- * ```ts
- * import { toolErrorJson } from "./tools.ts";
- * import assert from "node:assert/strict";
- * assert.equal(toolErrorJson("Nope"), '{"error": "Nope"}');
- * ```
- */
+/** `{"error": message}` as a JSON string. */
 export function toolErrorJson(message: string): string {
   return toolError(message);
 }
@@ -269,18 +235,6 @@ export function toolErrorJson(message: string): string {
  * Maps a `peer` argument to a peer id: `user` (or absent) → the session's
  * user peer, `ai`/`assistant` → the AI peer, anything else sanitised (each
  * character outside `[A-Za-z0-9_-]` becomes `-`).
- *
- * @param peer The argument.
- * @param ids The session's user and AI peers.
- * @returns The peer id, or `""` for a blank id.
- *
- * @example Aliases and sanitised ids
- * ```ts
- * import { resolveToolPeer } from "./tools.ts";
- * import assert from "node:assert/strict";
- * assert.equal(resolveToolPeer("ai", { userPeerId: "alice", aiPeerId: "hermes" }), "hermes");
- * assert.equal(resolveToolPeer("bob smith", { userPeerId: "alice", aiPeerId: "hermes" }), "bob-smith");
- * ```
  */
 export function resolveToolPeer(
   peer: unknown,
@@ -340,11 +294,6 @@ export interface HonchoToolCall {
  * answers "try again shortly"; a failed one names auth, a missing user
  * peer, or says it could not be initialized); then the call runs. Always
  * returns a JSON string.
- *
- * @param name The tool's name.
- * @param args The model's arguments.
- * @param call The session and what the tools read.
- * @returns The JSON result or `{"error": …}`.
  */
 export async function callHonchoTool(
   name: string,
@@ -410,11 +359,6 @@ export async function callHonchoTool(
 /**
  * Runs one tool call against a ready session and returns its JSON result;
  * never throws (auth failures and other errors become `{"error": …}`).
- *
- * @param name The tool's name.
- * @param args The model's arguments.
- * @param ctx The ready session.
- * @returns The JSON string.
  */
 export async function runHonchoTool(
   name: string,

@@ -26,17 +26,6 @@ const INTERNAL_NOTIFICATION_REGEXPS: readonly RegExp[] = Object.freeze([
  * preserved" marker, `[IMPORTANT: Background process N matched watch
  * pattern…`, or "background (fan-out of N) subagent(s) … has finished.".
  * A person talking about such a notice later in a sentence is not matched.
- *
- * @param userText The user side of the turn.
- * @returns `true` when the turn must not be synced.
- *
- * @example A completion notice versus a question about it
- * ```ts
- * import { isInternalGatewayNotification } from "./turn_filter.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isInternalGatewayNotification("  [ASYNC TASK 7 COMPLETE] build ok"), true);
- * assert.equal(isInternalGatewayNotification("why did the [ASYNC TASK COMPLETE] note show?"), false);
- * ```
  */
 export function isInternalGatewayNotification(userText: string): boolean {
   if (typeof userText !== "string") return false;

@@ -10,8 +10,10 @@ import { type CliIo, PromptCancelled } from "./cli_io.ts";
 import { setLogger } from "../core/log.ts";
 import {
   findMemoryProvider,
+  isBuiltinSentinel,
   listMemoryProviderNames,
 } from "../plugins/plugin_discovery.ts";
+import { getConfigValue } from "../config/config.ts";
 import {
   approveCommand,
   denoRunFlags,
@@ -45,6 +47,13 @@ import type { ProviderCommandLine } from "./root_help.ts";
 
 export { isBuiltinSentinel } from "../plugins/plugin_discovery.ts";
 export { DependencyInstallError } from "../plugins/provider_deps.ts";
+
+/** `memory.provider` when it names an external provider, else `null`. */
+export function activeProviderName(config: HermesConfig): string | null {
+  const raw = getConfigValue(config, "memory.provider");
+  const name = typeof raw === "string" ? raw.trim() : "";
+  return name === "" || isBuiltinSentinel(name) ? null : name;
+}
 
 /** A discovered provider, as the CLI lists it. */
 export interface DiscoveredProvider {
@@ -136,29 +145,16 @@ export async function closeProvider(
   }
 }
 
-/** The active provider's command line contribution. */
+/**
+ * The active provider's command line: host code (bundled, or any in a
+ * compiled binary) attaches its tree; a user or project provider's `cli.ts`
+ * runs in its sandbox process, which parses the arguments itself.
+ */
 interface ProviderCli {
   name: string;
   description: string;
-  /**
-   * Host code (a bundled provider, or any in a compiled binary): attaches
-   * the tree to the host's command.
-   */
   registerCli?(command: HermesCommand): void | Promise<void>;
-  /**
-   * A user or project provider: its `cli.ts` runs in its sandbox process,
-   * which parses the arguments after `hermes <name>` itself.
-   */
-  sandboxed?: {
-    /**
-     * Runs `hermes <name> <args…>` in the sandbox.
-     *
-     * @param args The arguments after the provider's name.
-     * @param io Where output goes and prompts are asked.
-     * @returns The exit code.
-     */
-    run(args: readonly string[], io: CliIo): Promise<number>;
-  };
+  sandboxed?: { run(args: readonly string[], io: CliIo): Promise<number> };
 }
 
 /**
@@ -239,12 +235,8 @@ export async function loadCli(
 
 /**
  * The subcommands a provider's `cli.ts` adds (`enable`, `setup`, …):
- * registered on a scratch command for host code, reported by its sandbox
- * for a user provider. Empty when it has none or fails to load.
- *
- * @param name The provider.
- * @param scratch A fresh command to register host code on.
- * @returns The subcommand names.
+ * registered on `scratch()` for host code, reported by its sandbox for a
+ * user provider. Empty when it has none or fails to load.
  */
 export async function providerSubcommands(
   name: string,
@@ -352,8 +344,7 @@ export async function loadHostSetup(name: string): Promise<HostSetup | null> {
       : async (hermesHome, config, io) =>
         sandboxed(io, [hermesHome, await ownConfig(name, config), BRIDGED_IO]);
   }
-  const hook = await hostCliExport(name, "postSetup");
-  return typeof hook === "function" ? hook as HostSetup : null;
+  return await loadProviderCliExport(name, "postSetup") as HostSetup | null;
 }
 
 /**
@@ -382,13 +373,9 @@ export async function loadHostApplySetup(
       : (hermesHome, values, io) =>
         sandboxed(io, [hermesHome, values, BRIDGED_IO]);
   }
-  const hook = await hostCliExport(name, "applySetup");
-  return typeof hook === "function" ? hook as HostApplySetup : null;
-}
-
-/** One export of host code (a bundled provider's `cli.ts`). */
-function hostCliExport(name: string, exported: string): Promise<unknown> {
-  return loadProviderCliExport(name, exported);
+  return await loadProviderCliExport(name, "applySetup") as
+    | HostApplySetup
+    | null;
 }
 
 /**
@@ -413,6 +400,7 @@ export async function loadHostSaveConfig(
     | null;
 }
 
+/** Dependency readiness: one summary line, then details (missing packages, install commands). */
 export interface DependencyInfo {
   ready: boolean;
   summary: string;
@@ -440,7 +428,9 @@ export async function providerDependencies(
   }
 }
 
+/** A provider's effective sandbox grant. */
 export interface SandboxInfo {
+  /** Where it runs: `worker` (permission-confined) or `none`. */
   mode: string;
   read: string[];
   write: string[];
@@ -453,7 +443,6 @@ export interface SandboxInfo {
   approve?: string;
 }
 
-/** The provider's effective sandbox grant. */
 export async function sandboxGrant(
   name: string,
   config: Record<string, unknown>,
@@ -515,19 +504,11 @@ export async function providerRunFlags(
   return flags;
 }
 
-export interface PreparedDependencies {
-  messages: string[];
-}
-
-/**
- * Caches the provider's declared dependencies.
- * Throws `DependencyInstallError` on failure.
- */
+/** Caches the provider's declared dependencies; throws `DependencyInstallError`. */
 export async function prepareDependencies(
   name: string,
-): Promise<PreparedDependencies> {
-  const result = await prepareProviderDependencies(name);
-  return { messages: result.messages };
+): Promise<{ messages: string[] }> {
+  return { messages: (await prepareProviderDependencies(name)).messages };
 }
 
 export type {
@@ -537,9 +518,8 @@ export type {
 
 /**
  * Asks a provider's status hook (`describeStatus` of its `cli.ts`; a user
- * provider's in its sandbox) about its settings, files and connection. Resolves to `null`
- * when it has none; a hook that fails to load or throws is reported as
- * `error`.
+ * provider's in its sandbox) about its settings, files and connection:
+ * `null` when it has none, `error` when it fails to load or throws.
  */
 export async function describeProviderStatus(
   name: string,
@@ -572,10 +552,7 @@ export async function describeProviderStatus(
   }
 }
 
-/**
- * How much longer than its probe timeout a sandboxed status hook may take
- * before `hermes memory status` reports it as failed (stretched under load).
- */
+/** How much longer than its probe a sandboxed status hook may take (its start). */
 const STATUS_HOOK_GRACE_MS = 10_000;
 
 /** The provider's own sections of `config.yaml`: all its sandbox is handed. */

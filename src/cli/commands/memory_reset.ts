@@ -17,6 +17,7 @@ import type { MemoryTarget } from "../../core/memory_provider.ts";
 import { loadConfig } from "../../config/config.ts";
 import { activeProviderName } from "../_plugins.ts";
 import { writeJson } from "../format.ts";
+import { TARGET_DESCRIPTIONS } from "../builtin_entries.ts";
 
 interface MemoryResetOptions {
   target?: ResetTarget;
@@ -24,11 +25,6 @@ interface MemoryResetOptions {
   /** JSON needs `--yes` to erase (it cannot ask). */
   json?: boolean;
 }
-
-const DESCRIPTIONS: Record<MemoryTarget, string> = {
-  memory: "agent notes",
-  user: "user profile",
-};
 
 /** Exits 1 when cancelled. */
 export async function runMemoryReset(
@@ -84,7 +80,7 @@ export async function runMemoryReset(
     for (const file of found) {
       io.stdout(
         `  \u25c6 ${basename(file.path)} (${
-          DESCRIPTIONS[file.target]
+          TARGET_DESCRIPTIONS[file.target]
         }) \u2014 ${formatThousands(file.bytes)} bytes\n`,
       );
     }
@@ -128,7 +124,7 @@ export async function runMemoryReset(
     if (deleted.has(file.path)) {
       io.stdout(
         `  \u2713 Deleted ${basename(file.path)} (${
-          DESCRIPTIONS[file.target]
+          TARGET_DESCRIPTIONS[file.target]
         })\n`,
       );
     }

@@ -25,9 +25,9 @@ import { discoverMemoryProviders } from "../plugins/provider_listing.ts";
 import {
   BRIDGED_IO,
   type CliBridge,
+  type DescribeStatus,
   loadProviderCli,
   loadProviderCliExport,
-  loadProviderStatusHook,
   locateProviderCli,
   openCliSandbox,
   type ProviderStatusContext,
@@ -269,27 +269,28 @@ export async function providerSubcommands(
   }
 }
 
+type SandboxCall = (
+  io: CliBridge | undefined,
+  args: unknown[],
+  timeoutMs?: number,
+) => Promise<unknown>;
+
 /**
- * One export of a user provider's sandboxed `cli.ts`, as a function that
- * runs it there with the given `io` (then ends the sandbox); `null` when
- * `cli.ts` lacks it; `undefined` when the provider's `cli.ts` is host code
- * or missing (the caller imports it on the host).
+ * One export of a provider's `cli.ts` (`null` when it has none). Host code
+ * (a bundled provider's) is imported; a user provider's runs in its sandbox
+ * process through `viaSandbox` (which ends the sandbox after one call). Only
+ * the provider asked for is loaded.
  */
-async function sandboxedExport(
+async function cliExport<F>(
   name: string,
   exported: string,
-): Promise<
-  | ((
-    io: CliBridge | undefined,
-    args: unknown[],
-    timeoutMs?: number,
-  ) => Promise<unknown>)
-  | null
-  | undefined
-> {
+  viaSandbox: (call: SandboxCall) => F,
+): Promise<F | null> {
   const found = await locateProviderCli(name, { evenIfInactive: true })
     .catch(() => null);
-  if (found === null || !found.sandboxed) return undefined;
+  if (found === null || !found.sandboxed) {
+    return await loadProviderCliExport(name, exported) as F | null;
+  }
   const late = switchableBridge();
   const sandbox: SandboxedCli | null = await openCliSandbox(
     name,
@@ -297,12 +298,14 @@ async function sandboxedExport(
     // A status hook is read-only: it may not create the data directory.
     { createDataDir: exported !== "describeStatus" },
   );
-  if (sandbox === null) return undefined;
+  if (sandbox === null) {
+    return await loadProviderCliExport(name, exported) as F | null;
+  }
   if (!sandbox.description.exports.includes(exported)) {
     sandbox.close();
     return null;
   }
-  return async (io, args, timeoutMs) => {
+  return viaSandbox(async (io, args, timeoutMs) => {
     late.use(io);
     try {
       return await sandbox.call(exported, args, timeoutMs);
@@ -315,14 +318,14 @@ async function sandboxedExport(
     } finally {
       sandbox.close();
     }
-  };
+  });
 }
 
 /**
- * A setup wizard a provider exports as `postSetup` from its `cli.ts` (the
- * provider itself runs without a terminal): a bundled provider's runs in
- * the CLI, a user provider's in its sandbox process with the terminal
- * bridged. Resolves to an exit code (or nothing for success).
+ * A setup wizard a provider's `cli.ts` exports as `postSetup` (the provider
+ * itself runs without a terminal; a user provider's gets the terminal
+ * bridged and only its own sections of `config.yaml`). Resolves to an exit
+ * code (or nothing for success).
  */
 export type HostSetup = (
   hermesHome: string,
@@ -330,27 +333,20 @@ export type HostSetup = (
   io: CliIo,
 ) => unknown;
 
-/**
- * The `postSetup(hermesHome, config, io)` of a provider's `cli.ts`, or
- * `null` when it has none. Only the provider being set up is loaded (the
- * user named or picked it); a user provider's gets only its own sections
- * of `config.yaml`.
- */
-export async function loadHostSetup(name: string): Promise<HostSetup | null> {
-  const sandboxed = await sandboxedExport(name, "postSetup");
-  if (sandboxed !== undefined) {
-    return sandboxed === null
-      ? null
-      : async (hermesHome, config, io) =>
-        sandboxed(io, [hermesHome, await ownConfig(name, config), BRIDGED_IO]);
-  }
-  return await loadProviderCliExport(name, "postSetup") as HostSetup | null;
+/** The `postSetup(hermesHome, config, io)` of a provider's `cli.ts`. */
+export function loadHostSetup(name: string): Promise<HostSetup | null> {
+  return cliExport<HostSetup>(
+    name,
+    "postSetup",
+    (call) => async (hermesHome, config, io) =>
+      call(io, [hermesHome, await ownConfig(name, config), BRIDGED_IO]),
+  );
 }
 
 /**
- * A provider's non-interactive setup, exported by its `cli.ts` as
- * `applySetup(hermesHome, values, io)`: applies exactly the `--set` values
- * (converted to their schema types) and returns the exit code.
+ * A provider's non-interactive setup, `applySetup(hermesHome, values, io)`:
+ * applies exactly the `--set` values (converted to their schema types) and
+ * returns the exit code.
  */
 export type HostApplySetup = (
   hermesHome: string,
@@ -358,46 +354,34 @@ export type HostApplySetup = (
   io: CliIo,
 ) => unknown;
 
-/**
- * The `applySetup(hermesHome, values, io)` of a provider's `cli.ts`, or
- * `null` when it has none (a user provider's runs in its sandbox). Only the
- * provider being set up is loaded.
- */
-export async function loadHostApplySetup(
+/** The `applySetup(hermesHome, values, io)` of a provider's `cli.ts`. */
+export function loadHostApplySetup(
   name: string,
 ): Promise<HostApplySetup | null> {
-  const sandboxed = await sandboxedExport(name, "applySetup");
-  if (sandboxed !== undefined) {
-    return sandboxed === null
-      ? null
-      : (hermesHome, values, io) =>
-        sandboxed(io, [hermesHome, values, BRIDGED_IO]);
-  }
-  return await loadProviderCliExport(name, "applySetup") as
-    | HostApplySetup
-    | null;
+  return cliExport<HostApplySetup>(
+    name,
+    "applySetup",
+    (call) => (hermesHome, values, io) =>
+      call(io, [hermesHome, values, BRIDGED_IO]),
+  );
 }
 
 /**
- * The `saveConfig(values, hermesHome)` of a provider's `cli.ts`, or
- * `null`: the bundled Honcho, whose settings file lies outside its
- * sandbox's data directory (`honcho.json`), saves setup values in the CLI;
- * a user provider's runs in its sandbox under its grant.
+ * The `saveConfig(values, hermesHome)` of a provider's `cli.ts`: the bundled
+ * Honcho, whose `honcho.json` lies outside its sandbox's data directory,
+ * saves setup values in the CLI; a user provider's runs under its grant.
  */
-export async function loadHostSaveConfig(
+export function loadHostSaveConfig(
   name: string,
 ): Promise<
   ((values: Record<string, unknown>, hermesHome: string) => unknown) | null
 > {
-  const sandboxed = await sandboxedExport(name, "saveConfig");
-  if (sandboxed !== undefined) {
-    return sandboxed === null
-      ? null
-      : (values, hermesHome) => sandboxed(undefined, [values, hermesHome]);
-  }
-  return await loadProviderCliExport(name, "saveConfig") as
-    | ((values: Record<string, unknown>, hermesHome: string) => unknown)
-    | null;
+  return cliExport(
+    name,
+    "saveConfig",
+    (call) => (values: Record<string, unknown>, hermesHome: string) =>
+      call(undefined, [values, hermesHome]),
+  );
 }
 
 /** Dependency readiness: one summary line, then details (missing packages, install commands). */
@@ -532,21 +516,21 @@ export async function describeProviderStatus(
     if ((await findMemoryProvider(name))?.source === "project") {
       return { description: null };
     }
-    const sandboxed = await sandboxedExport(name, "describeStatus");
-    if (sandboxed !== undefined) {
-      if (sandboxed === null) return { description: null };
-      const { env: _env, config, ...rest } = context;
-      // Bounded like the probe it may run, plus room for its start.
-      const description = await sandboxed(undefined, [
-        { ...rest, config: await ownConfig(name, config) },
-      ], STATUS_HOOK_GRACE_MS + Math.max(0, context.probeTimeoutMs));
-      return {
-        description: description as ProviderStatusDescription | null,
-      };
-    }
-    const hook = await loadProviderStatusHook(name);
-    if (hook === null) return { description: null };
-    return { description: await hook(context) };
+    const hook = await cliExport<
+      (context: ProviderStatusContext) => unknown
+    >(
+      name,
+      "describeStatus",
+      (call) => async ({ env: _env, config, ...rest }) =>
+        // Bounded like the probe it may run, plus room for its start.
+        await call(
+          undefined,
+          [{ ...rest, config: await ownConfig(name, config) }],
+          STATUS_HOOK_GRACE_MS + Math.max(0, context.probeTimeoutMs),
+        ),
+    );
+    const description = hook === null ? null : await hook(context);
+    return { description: description as ProviderStatusDescription | null };
   } catch (error) {
     return { description: null, error: errorText(error) };
   }

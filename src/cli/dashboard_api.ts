@@ -11,7 +11,7 @@ import {
   loadProvider,
   locateProvider,
 } from "./_plugins.ts";
-import { listPluginReports } from "./provider_report.ts";
+import { envVarSource, listPluginReports } from "./provider_report.ts";
 import {
   fieldApplies,
   fieldChoices,
@@ -63,8 +63,7 @@ export async function dashboardProviders(
   // A broken config.yaml: status shows why.
   const active = await loadConfig().then(activeProviderName, () => null);
   const dotenv = await readDotenvForAvailability(home);
-  const isSet = (name: string) =>
-    (io.env(name) ?? "") !== "" || (dotenv[name] ?? "") !== "";
+  const isSet = (name: string) => envVarSource(name, io, dotenv) !== undefined;
   const providers: DashboardProvider[] = [];
   for (const plugin of await listPluginReports(active)) {
     const variables: DashboardProvider["variables"] = [];
@@ -163,13 +162,13 @@ export async function dashboardSchema(
     let current: unknown = null;
     let source: string | null = null;
     if (field.secret === true) {
-      const value = envVar ? (io.env(envVar) || dotenv[envVar] || "") : "";
-      current = value !== "" ? maskSecret(value) : null;
-      source = value === ""
-        ? null
-        : io.env(envVar as string)
-        ? "environment"
-        : ".env";
+      const from = envVar ? envVarSource(envVar, io, dotenv) : undefined;
+      if (envVar && from) {
+        current = maskSecret(
+          (from === "environment" ? io.env(envVar) : dotenv[envVar]) ?? "",
+        );
+        source = from;
+      }
     } else if (status?.set) {
       current = status.value;
       source = status.source;

@@ -85,7 +85,8 @@ export async function listPluginReports(
   }));
 }
 
-function envVarSource(
+/** Where a variable is set: the CLI's environment first, then `.env`. */
+export function envVarSource(
   name: string,
   io: CliIo,
   dotenv: Record<string, string>,

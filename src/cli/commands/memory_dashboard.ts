@@ -317,19 +317,12 @@ export async function runMemoryDashboard(
   const stop = () => {
     dashboard.shutdown().catch(() => {});
   };
-  Deno.addSignalListener("SIGINT", stop);
-  try {
-    Deno.addSignalListener("SIGTERM", stop);
-  } catch {
-    // Not on Windows.
-  }
+  const signals: Deno.Signal[] = Deno.build.os === "windows"
+    ? ["SIGINT"]
+    : ["SIGINT", "SIGTERM"];
+  for (const signal of signals) Deno.addSignalListener(signal, stop);
   await dashboard.finished;
-  Deno.removeSignalListener("SIGINT", stop);
-  try {
-    Deno.removeSignalListener("SIGTERM", stop);
-  } catch {
-    // Not on Windows.
-  }
+  for (const signal of signals) Deno.removeSignalListener(signal, stop);
   return 0;
 }
 

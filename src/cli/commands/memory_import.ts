@@ -60,33 +60,6 @@ function messageText(content: unknown): string {
  */
 export function parseTranscript(text: string): ParsedTranscript {
   const problems: TranscriptProblem[] = [];
-  const messages: { message: ChatMessage; line: number }[] = [];
-  const lines = text.split(/\r?\n/);
-  lines.forEach((raw, index) => {
-    const line = index + 1;
-    if (raw.trim() === "") return;
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch (error) {
-      problems.push({
-        line,
-        reason: `not valid JSON (${errorText(error)})`,
-      });
-      return;
-    }
-    if (value === null || typeof value !== "object" || Array.isArray(value)) {
-      problems.push({ line, reason: "not a JSON object" });
-      return;
-    }
-    const message = value as ChatMessage;
-    if (typeof message.role !== "string") {
-      problems.push({ line, reason: "has no string 'role'" });
-      return;
-    }
-    messages.push({ message, line });
-  });
-
   const turns: TranscriptTurn[] = [];
   const unanswered: number[] = [];
   const transcript: ChatMessage[] = [];
@@ -105,7 +78,25 @@ export function parseTranscript(text: string): ParsedTranscript {
     }
     pending = null;
   };
-  for (const { message, line } of messages) {
+  text.split(/\r?\n/).forEach((raw, index) => {
+    const line = index + 1;
+    if (raw.trim() === "") return;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (error) {
+      problems.push({ line, reason: `not valid JSON (${errorText(error)})` });
+      return;
+    }
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      problems.push({ line, reason: "not a JSON object" });
+      return;
+    }
+    const message = value as ChatMessage;
+    if (typeof message.role !== "string") {
+      problems.push({ line, reason: "has no string 'role'" });
+      return;
+    }
     if (message.role === "user") {
       close();
       pending = { user: messageText(message.content), line, assistant: "" };
@@ -114,7 +105,7 @@ export function parseTranscript(text: string): ParsedTranscript {
       if (reply.trim() !== "") pending.assistant = reply;
     }
     transcript.push(message);
-  }
+  });
   close();
   return { turns, problems, unanswered };
 }

@@ -25,7 +25,6 @@ import { discoverMemoryProviders } from "../plugins/provider_listing.ts";
 import {
   BRIDGED_IO,
   type CliBridge,
-  type DescribeStatus,
   loadProviderCli,
   loadProviderCliExport,
   locateProviderCli,

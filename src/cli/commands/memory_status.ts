@@ -455,20 +455,20 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
     }${deps.summary ? ` \u2014 ${deps.summary}` : ""}\n`;
     for (const line of deps.details) out += `    ${line}\n`;
   }
-  if (p.sandbox) {
-    out += `  Sandbox:   ${p.sandbox.mode}\n`;
+  const sandbox = p.sandbox;
+  if (sandbox) {
+    out += `  Sandbox:   ${sandbox.mode}\n`;
     out += columns(
       [
-        ["read:", p.sandbox.read.join(", ") || "(none)"],
-        ["write:", p.sandbox.write.join(", ") || "(none)"],
-        ["env:", p.sandbox.env.join(", ") || "(none)"],
-        ["net:", p.sandbox.net.join(", ") || "(none)"],
-        ["npm:", p.sandbox.npm.join(", ") || "(none)"],
-        ...(p.sandbox.notApproved.length > 0
+        ...(["read", "write", "env", "net", "npm"] as const).map((key) => [
+          `${key}:`,
+          sandbox[key].join(", ") || "(none)",
+        ]),
+        ...(sandbox.notApproved.length > 0
           ? [[
             "not approved:",
-            `${p.sandbox.notApproved.join(", ")} (${
-              style.yellow(`run '${p.sandbox.approve}' to review`)
+            `${sandbox.notApproved.join(", ")} (${
+              style.yellow(`run '${sandbox.approve}' to review`)
             })`,
           ] as [string, string]]
           : []),

@@ -1,29 +1,19 @@
-/**
- * Builds the memory an agent of the active profile would run with: a
- * {@linkcode MemoryManager} holding the built-in store and, when one is
- * configured and available, the external provider. Used by `hermes memory
- * recall` and `hermes memory import`.
- *
- * Internal to the CLI; not exported from `@hermes/memory/cli` (a program
- * that wants a {@linkcode MemoryManager} builds one from `@hermes/memory`).
- *
- * @module
- */
+// The memory an agent of the active profile would run with (built-in store
+// plus the configured provider when available), for recall, import, MCP and
+// the dashboard. A program that wants a MemoryManager builds one itself.
 
 import { errorText } from "../_util/error_text.ts";
 import type { CliIo } from "./cli_io.ts";
-import { closeProvider, isBuiltinSentinel, loadProvider } from "./_plugins.ts";
+import { activeProviderName, closeProvider, loadProvider } from "./_plugins.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
-import { getConfigValue, loadConfig } from "../config/config.ts";
+import { loadConfig } from "../config/config.ts";
 import { MemoryManager } from "../manager/memory_manager.ts";
 import { BuiltinMemoryProvider } from "../builtin/builtin_provider.ts";
 import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
 
 /** What {@linkcode openAgentMemory} built. */
 export interface AgentMemory {
-  /** The manager, initialized for `sessionId`. */
   manager: MemoryManager;
-  /** The loaded config. */
   config: HermesConfig;
   /** The external provider in use, or `null` (built-in only). */
   external: string | null;
@@ -33,36 +23,16 @@ export interface AgentMemory {
   skipped?: string;
 }
 
-/** Options of {@linkcode openAgentMemory}. */
-export interface OpenAgentMemoryOptions {
-  /** The session id passed to `initialize`. */
+interface OpenAgentMemoryOptions {
   sessionId: string;
-  /**
-   * Call `initializeForInspection` instead of `initialize` (no side
-   * effects, for previews).
-   *
-   * @default {false}
-   */
+  /** `initializeForInspection` instead of `initialize` (no side effects). */
   inspection?: boolean;
 }
 
 /**
- * Loads config and providers of the active profile and initializes them
- * for a CLI session. A configured provider that cannot be loaded or is not
- * available is left out (as the agent does) and the reason is reported.
- *
- * @param io Where warnings go.
- * @param options The session and the initialize mode.
- * @returns The manager and what went into it.
- * @throws {ConfigError} When `config.yaml` does not parse.
- *
- * @example Basic usage
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { openAgentMemory } from "./_agent_memory.ts";
- * const { manager } = await openAgentMemory(memoryCliIo(), { sessionId: "s1" });
- * await manager.shutdownAll();
- * ```
+ * A configured provider that cannot be loaded or is not available is left
+ * out (as the agent does) with a warning. Throws `ConfigError` when
+ * `config.yaml` does not parse.
  */
 export async function openAgentMemory(
   io: CliIo,
@@ -74,11 +44,7 @@ export async function openAgentMemory(
   await manager.addProvider(
     new BuiltinMemoryProvider({ hermesHome: home, config }),
   );
-  const raw = getConfigValue(config, "memory.provider");
-  const setting = typeof raw === "string" ? raw.trim() : "";
-  const configured = setting !== "" && !isBuiltinSentinel(setting)
-    ? setting
-    : null;
+  const configured = activeProviderName(config);
   const result: AgentMemory = {
     manager,
     config,
@@ -125,19 +91,12 @@ export async function openAgentMemory(
   return result;
 }
 
-/** How long a provider tool call waits for a provider still starting. */
 const STARTING_WAIT_MS = 15_000;
 
 /**
- * Runs one of the opened memory's provider tools. A provider still setting
- * up its session answers "try again shortly" (Honcho while its session
- * starts); an agent would retry on its next turn, so this retries for the
- * caller, for up to 15 seconds.
- *
- * @param memory The opened memory.
- * @param name The tool's name.
- * @param args Its arguments.
- * @returns The provider's JSON result string.
+ * A provider still setting up its session answers "try again shortly"
+ * (Honcho); an agent would retry on its next turn, so this retries for up
+ * to 15 seconds.
  */
 export async function callProviderTool(
   memory: AgentMemory,

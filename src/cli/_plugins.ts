@@ -10,8 +10,10 @@ import { type CliIo, PromptCancelled } from "./cli_io.ts";
 import { setLogger } from "../core/log.ts";
 import {
   findMemoryProvider,
+  isBuiltinSentinel,
   listMemoryProviderNames,
 } from "../plugins/plugin_discovery.ts";
+import { getConfigValue } from "../config/config.ts";
 import {
   approveCommand,
   denoRunFlags,
@@ -25,7 +27,6 @@ import {
   type CliBridge,
   loadProviderCli,
   loadProviderCliExport,
-  loadProviderStatusHook,
   locateProviderCli,
   openCliSandbox,
   type ProviderStatusContext,
@@ -45,6 +46,13 @@ import type { ProviderCommandLine } from "./root_help.ts";
 
 export { isBuiltinSentinel } from "../plugins/plugin_discovery.ts";
 export { DependencyInstallError } from "../plugins/provider_deps.ts";
+
+/** `memory.provider` when it names an external provider, else `null`. */
+export function activeProviderName(config: HermesConfig): string | null {
+  const raw = getConfigValue(config, "memory.provider");
+  const name = typeof raw === "string" ? raw.trim() : "";
+  return name === "" || isBuiltinSentinel(name) ? null : name;
+}
 
 /** A discovered provider, as the CLI lists it. */
 export interface DiscoveredProvider {
@@ -136,29 +144,16 @@ export async function closeProvider(
   }
 }
 
-/** The active provider's command line contribution. */
+/**
+ * The active provider's command line: host code (bundled, or any in a
+ * compiled binary) attaches its tree; a user or project provider's `cli.ts`
+ * runs in its sandbox process, which parses the arguments itself.
+ */
 interface ProviderCli {
   name: string;
   description: string;
-  /**
-   * Host code (a bundled provider, or any in a compiled binary): attaches
-   * the tree to the host's command.
-   */
   registerCli?(command: HermesCommand): void | Promise<void>;
-  /**
-   * A user or project provider: its `cli.ts` runs in its sandbox process,
-   * which parses the arguments after `hermes <name>` itself.
-   */
-  sandboxed?: {
-    /**
-     * Runs `hermes <name> <args…>` in the sandbox.
-     *
-     * @param args The arguments after the provider's name.
-     * @param io Where output goes and prompts are asked.
-     * @returns The exit code.
-     */
-    run(args: readonly string[], io: CliIo): Promise<number>;
-  };
+  sandboxed?: { run(args: readonly string[], io: CliIo): Promise<number> };
 }
 
 /**
@@ -239,12 +234,8 @@ export async function loadCli(
 
 /**
  * The subcommands a provider's `cli.ts` adds (`enable`, `setup`, …):
- * registered on a scratch command for host code, reported by its sandbox
- * for a user provider. Empty when it has none or fails to load.
- *
- * @param name The provider.
- * @param scratch A fresh command to register host code on.
- * @returns The subcommand names.
+ * registered on `scratch()` for host code, reported by its sandbox for a
+ * user provider. Empty when it has none or fails to load.
  */
 export async function providerSubcommands(
   name: string,
@@ -277,27 +268,28 @@ export async function providerSubcommands(
   }
 }
 
+type SandboxCall = (
+  io: CliBridge | undefined,
+  args: unknown[],
+  timeoutMs?: number,
+) => Promise<unknown>;
+
 /**
- * One export of a user provider's sandboxed `cli.ts`, as a function that
- * runs it there with the given `io` (then ends the sandbox); `null` when
- * `cli.ts` lacks it; `undefined` when the provider's `cli.ts` is host code
- * or missing (the caller imports it on the host).
+ * One export of a provider's `cli.ts` (`null` when it has none). Host code
+ * (a bundled provider's) is imported; a user provider's runs in its sandbox
+ * process through `viaSandbox` (which ends the sandbox after one call). Only
+ * the provider asked for is loaded.
  */
-async function sandboxedExport(
+async function cliExport<F>(
   name: string,
   exported: string,
-): Promise<
-  | ((
-    io: CliBridge | undefined,
-    args: unknown[],
-    timeoutMs?: number,
-  ) => Promise<unknown>)
-  | null
-  | undefined
-> {
+  viaSandbox: (call: SandboxCall) => F,
+): Promise<F | null> {
   const found = await locateProviderCli(name, { evenIfInactive: true })
     .catch(() => null);
-  if (found === null || !found.sandboxed) return undefined;
+  if (found === null || !found.sandboxed) {
+    return await loadProviderCliExport(name, exported) as F | null;
+  }
   const late = switchableBridge();
   const sandbox: SandboxedCli | null = await openCliSandbox(
     name,
@@ -305,12 +297,14 @@ async function sandboxedExport(
     // A status hook is read-only: it may not create the data directory.
     { createDataDir: exported !== "describeStatus" },
   );
-  if (sandbox === null) return undefined;
+  if (sandbox === null) {
+    return await loadProviderCliExport(name, exported) as F | null;
+  }
   if (!sandbox.description.exports.includes(exported)) {
     sandbox.close();
     return null;
   }
-  return async (io, args, timeoutMs) => {
+  return viaSandbox(async (io, args, timeoutMs) => {
     late.use(io);
     try {
       return await sandbox.call(exported, args, timeoutMs);
@@ -323,14 +317,14 @@ async function sandboxedExport(
     } finally {
       sandbox.close();
     }
-  };
+  });
 }
 
 /**
- * A setup wizard a provider exports as `postSetup` from its `cli.ts` (the
- * provider itself runs without a terminal): a bundled provider's runs in
- * the CLI, a user provider's in its sandbox process with the terminal
- * bridged. Resolves to an exit code (or nothing for success).
+ * A setup wizard a provider's `cli.ts` exports as `postSetup` (the provider
+ * itself runs without a terminal; a user provider's gets the terminal
+ * bridged and only its own sections of `config.yaml`). Resolves to an exit
+ * code (or nothing for success).
  */
 export type HostSetup = (
   hermesHome: string,
@@ -338,28 +332,20 @@ export type HostSetup = (
   io: CliIo,
 ) => unknown;
 
-/**
- * The `postSetup(hermesHome, config, io)` of a provider's `cli.ts`, or
- * `null` when it has none. Only the provider being set up is loaded (the
- * user named or picked it); a user provider's gets only its own sections
- * of `config.yaml`.
- */
-export async function loadHostSetup(name: string): Promise<HostSetup | null> {
-  const sandboxed = await sandboxedExport(name, "postSetup");
-  if (sandboxed !== undefined) {
-    return sandboxed === null
-      ? null
-      : async (hermesHome, config, io) =>
-        sandboxed(io, [hermesHome, await ownConfig(name, config), BRIDGED_IO]);
-  }
-  const hook = await hostCliExport(name, "postSetup");
-  return typeof hook === "function" ? hook as HostSetup : null;
+/** The `postSetup(hermesHome, config, io)` of a provider's `cli.ts`. */
+export function loadHostSetup(name: string): Promise<HostSetup | null> {
+  return cliExport<HostSetup>(
+    name,
+    "postSetup",
+    (call) => async (hermesHome, config, io) =>
+      call(io, [hermesHome, await ownConfig(name, config), BRIDGED_IO]),
+  );
 }
 
 /**
- * A provider's non-interactive setup, exported by its `cli.ts` as
- * `applySetup(hermesHome, values, io)`: applies exactly the `--set` values
- * (converted to their schema types) and returns the exit code.
+ * A provider's non-interactive setup, `applySetup(hermesHome, values, io)`:
+ * applies exactly the `--set` values (converted to their schema types) and
+ * returns the exit code.
  */
 export type HostApplySetup = (
   hermesHome: string,
@@ -367,52 +353,37 @@ export type HostApplySetup = (
   io: CliIo,
 ) => unknown;
 
-/**
- * The `applySetup(hermesHome, values, io)` of a provider's `cli.ts`, or
- * `null` when it has none (a user provider's runs in its sandbox). Only the
- * provider being set up is loaded.
- */
-export async function loadHostApplySetup(
+/** The `applySetup(hermesHome, values, io)` of a provider's `cli.ts`. */
+export function loadHostApplySetup(
   name: string,
 ): Promise<HostApplySetup | null> {
-  const sandboxed = await sandboxedExport(name, "applySetup");
-  if (sandboxed !== undefined) {
-    return sandboxed === null
-      ? null
-      : (hermesHome, values, io) =>
-        sandboxed(io, [hermesHome, values, BRIDGED_IO]);
-  }
-  const hook = await hostCliExport(name, "applySetup");
-  return typeof hook === "function" ? hook as HostApplySetup : null;
-}
-
-/** One export of host code (a bundled provider's `cli.ts`). */
-function hostCliExport(name: string, exported: string): Promise<unknown> {
-  return loadProviderCliExport(name, exported);
+  return cliExport<HostApplySetup>(
+    name,
+    "applySetup",
+    (call) => (hermesHome, values, io) =>
+      call(io, [hermesHome, values, BRIDGED_IO]),
+  );
 }
 
 /**
- * The `saveConfig(values, hermesHome)` of a provider's `cli.ts`, or
- * `null`: the bundled Honcho, whose settings file lies outside its
- * sandbox's data directory (`honcho.json`), saves setup values in the CLI;
- * a user provider's runs in its sandbox under its grant.
+ * The `saveConfig(values, hermesHome)` of a provider's `cli.ts`: the bundled
+ * Honcho, whose `honcho.json` lies outside its sandbox's data directory,
+ * saves setup values in the CLI; a user provider's runs under its grant.
  */
-export async function loadHostSaveConfig(
+export function loadHostSaveConfig(
   name: string,
 ): Promise<
   ((values: Record<string, unknown>, hermesHome: string) => unknown) | null
 > {
-  const sandboxed = await sandboxedExport(name, "saveConfig");
-  if (sandboxed !== undefined) {
-    return sandboxed === null
-      ? null
-      : (values, hermesHome) => sandboxed(undefined, [values, hermesHome]);
-  }
-  return await loadProviderCliExport(name, "saveConfig") as
-    | ((values: Record<string, unknown>, hermesHome: string) => unknown)
-    | null;
+  return cliExport(
+    name,
+    "saveConfig",
+    (call) => (values: Record<string, unknown>, hermesHome: string) =>
+      call(undefined, [values, hermesHome]),
+  );
 }
 
+/** Dependency readiness: one summary line, then details (missing packages, install commands). */
 export interface DependencyInfo {
   ready: boolean;
   summary: string;
@@ -440,7 +411,9 @@ export async function providerDependencies(
   }
 }
 
+/** A provider's effective sandbox grant. */
 export interface SandboxInfo {
+  /** Where it runs: `worker` (permission-confined) or `none`. */
   mode: string;
   read: string[];
   write: string[];
@@ -453,7 +426,6 @@ export interface SandboxInfo {
   approve?: string;
 }
 
-/** The provider's effective sandbox grant. */
 export async function sandboxGrant(
   name: string,
   config: Record<string, unknown>,
@@ -515,19 +487,11 @@ export async function providerRunFlags(
   return flags;
 }
 
-export interface PreparedDependencies {
-  messages: string[];
-}
-
-/**
- * Caches the provider's declared dependencies.
- * Throws `DependencyInstallError` on failure.
- */
+/** Caches the provider's declared dependencies; throws `DependencyInstallError`. */
 export async function prepareDependencies(
   name: string,
-): Promise<PreparedDependencies> {
-  const result = await prepareProviderDependencies(name);
-  return { messages: result.messages };
+): Promise<{ messages: string[] }> {
+  return { messages: (await prepareProviderDependencies(name)).messages };
 }
 
 export type {
@@ -537,9 +501,8 @@ export type {
 
 /**
  * Asks a provider's status hook (`describeStatus` of its `cli.ts`; a user
- * provider's in its sandbox) about its settings, files and connection. Resolves to `null`
- * when it has none; a hook that fails to load or throws is reported as
- * `error`.
+ * provider's in its sandbox) about its settings, files and connection:
+ * `null` when it has none, `error` when it fails to load or throws.
  */
 export async function describeProviderStatus(
   name: string,
@@ -552,30 +515,27 @@ export async function describeProviderStatus(
     if ((await findMemoryProvider(name))?.source === "project") {
       return { description: null };
     }
-    const sandboxed = await sandboxedExport(name, "describeStatus");
-    if (sandboxed !== undefined) {
-      if (sandboxed === null) return { description: null };
-      const { env: _env, config, ...rest } = context;
-      // Bounded like the probe it may run, plus room for its start.
-      const description = await sandboxed(undefined, [
-        { ...rest, config: await ownConfig(name, config) },
-      ], STATUS_HOOK_GRACE_MS + Math.max(0, context.probeTimeoutMs));
-      return {
-        description: description as ProviderStatusDescription | null,
-      };
-    }
-    const hook = await loadProviderStatusHook(name);
-    if (hook === null) return { description: null };
-    return { description: await hook(context) };
+    const hook = await cliExport<
+      (context: ProviderStatusContext) => unknown
+    >(
+      name,
+      "describeStatus",
+      (call) => async ({ env: _env, config, ...rest }) =>
+        // Bounded like the probe it may run, plus room for its start.
+        await call(
+          undefined,
+          [{ ...rest, config: await ownConfig(name, config) }],
+          STATUS_HOOK_GRACE_MS + Math.max(0, context.probeTimeoutMs),
+        ),
+    );
+    const description = hook === null ? null : await hook(context);
+    return { description: description as ProviderStatusDescription | null };
   } catch (error) {
     return { description: null, error: errorText(error) };
   }
 }
 
-/**
- * How much longer than its probe timeout a sandboxed status hook may take
- * before `hermes memory status` reports it as failed (stretched under load).
- */
+/** How much longer than its probe a sandboxed status hook may take (its start). */
 const STATUS_HOOK_GRACE_MS = 10_000;
 
 /** The provider's own sections of `config.yaml`: all its sandbox is handed. */

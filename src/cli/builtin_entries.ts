@@ -1,14 +1,6 @@
-/**
- * The built-in `MEMORY.md` / `USER.md` entries as a person sees and edits
- * them, for `hermes memory entries`, the dashboard and the MCP server: a
- * numbered listing with usage against each file's limit, and one change at
- * a time sent through the `memory` tool's own handler
- * ({@linkcode handleMemoryToolCall}: argument checks, threat scan, file
- * lock, drift guard, budget), so no surface can write what the agent's
- * tool would refuse.
- *
- * @module
- */
+// The built-in entries as a person sees and edits them (entries command,
+// dashboard): numbered with usage, and one change at a time through the
+// `memory` tool's own handler, so no surface writes what the tool would refuse.
 
 import { loadConfig } from "../config/config.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
@@ -25,56 +17,36 @@ import {
 } from "../builtin/memory_format.ts";
 import { sanitizeMemoryEntry } from "../builtin/threat_scan.ts";
 
-/** The two built-in targets, in listing order. */
-export const ENTRY_TARGETS: readonly MemoryTarget[] = ["memory", "user"];
+/** What each built-in file holds, in listing order. */
+export const TARGET_DESCRIPTIONS: Readonly<Record<MemoryTarget, string>> = {
+  memory: "agent notes",
+  user: "user profile",
+};
 
-/** One entry of a built-in file. */
-export interface BuiltinEntry {
-  /** Its 1-based number in the file. */
+interface BuiltinEntry {
+  /** 1-based. */
   number: number;
-  /** The entry as stored. */
   text: string;
-  /**
-   * Whether the threat scan keeps it out of the system prompt (the agent
-   * sees a `[BLOCKED: …]` placeholder instead).
-   */
+  /** Whether the threat scan keeps it out of the system prompt. */
   blocked: boolean;
 }
 
-/** One built-in file's entries and usage. */
+/** One built-in file's entries and usage (`usage`: `62% — 1,364/2,200 chars`). */
 export interface BuiltinEntryFile {
-  /** `memory` or `user`. */
   target: MemoryTarget;
-  /** `MEMORY.md` or `USER.md`. */
   file: string;
-  /** The file's path. */
   path: string;
-  /** Whether the target is enabled in `config.yaml`. */
   enabled: boolean;
-  /** Whether the file exists. */
   exists: boolean;
-  /** Why the file could not be read, if it could not. */
   error: string | null;
-  /** Characters used, as the memory tool counts them. */
   chars: number;
-  /** The file's budget in characters. */
   limit: number;
-  /** `chars` as a whole percentage of `limit`. */
   percent: number;
-  /** The usage line the memory tool reports: `62% — 1,364/2,200 chars`. */
   usage: string;
-  /** The entries, numbered from 1. */
   entries: BuiltinEntry[];
 }
 
-/**
- * Lists the entries of `MEMORY.md` and `USER.md` of a profile with their
- * usage. Reads only; creates nothing.
- *
- * @param options The profile home and its parsed `config.yaml` (both read
- * from the active profile when absent).
- * @returns One record per file, `memory` first.
- */
+/** Reads only; creates nothing. */
 export async function listBuiltinEntries(
   options: { hermesHome?: string; config?: HermesConfig } = {},
 ): Promise<BuiltinEntryFile[]> {
@@ -83,7 +55,7 @@ export async function listBuiltinEntries(
   const usage = await readStoreUsage(home, config);
   const store = MemoryStore.fromConfig(config, { hermesHome: home });
   const files: BuiltinEntryFile[] = [];
-  for (const target of ENTRY_TARGETS) {
+  for (const target of ["memory", "user"] as const) {
     const u = usage[target];
     const texts = await store.readDiskEntries(target) ?? [];
     const name = memoryFileName(target);
@@ -108,35 +80,26 @@ export async function listBuiltinEntries(
   return files;
 }
 
-/** One change to a built-in file, as a person asks for it. */
+/** One change to a built-in file; `number` is the entry's in the current listing. */
 export type EntryChange =
   | { action: "add"; target: MemoryTarget; content: string }
   | {
     action: "replace";
     target: MemoryTarget;
-    /** The entry's number in the current listing. */
     number: number;
     content: string;
   }
   | { action: "remove"; target: MemoryTarget; number: number };
 
-/** What {@linkcode applyEntryChange} did. */
-export interface EntryChangeOutcome {
-  /** Whether the memory tool saved (or staged) the change. */
+/** `ok`: the memory tool saved (or staged) it; `result` is the tool's own. */
+interface EntryChangeOutcome {
   ok: boolean;
-  /** The `memory` tool's own result, parsed. */
   result: Record<string, unknown>;
-  /** The `memory` tool arguments that were sent. */
   args: Record<string, unknown>;
 }
 
 /** A change that names an entry the file does not have. */
 export class EntryNumberError extends RangeError {
-  /**
-   * Creates the error.
-   *
-   * @param message What is wrong and how to fix it.
-   */
   constructor(message: string) {
     super(message);
     this.name = "EntryNumberError";
@@ -144,16 +107,9 @@ export class EntryNumberError extends RangeError {
 }
 
 /**
- * Applies one change through the `memory` tool's handler with a store
- * freshly loaded from disk. An entry number is turned into the entry's
- * full text as `old_text`; the tool refuses it when that text also occurs
- * inside another entry (it then lists the matches).
- *
- * @param change The change.
- * @param options The profile home, and the tool call options (the
- * approval callback when `memory.write_approval` is on).
- * @returns The tool's result.
- * @throws {EntryNumberError} When the number names no entry.
+ * Applies one change through the `memory` tool's handler on a store fresh
+ * from disk. An entry number becomes the entry's full text as `old_text`
+ * (the tool refuses it when that text also occurs in another entry).
  */
 export async function applyEntryChange(
   change: EntryChange,

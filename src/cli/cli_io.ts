@@ -147,33 +147,6 @@ export interface CliIo {
   readonly prompts: CliPrompts;
 }
 
-/**
- * Tells whether coloured output is allowed on a stream: it must be a
- * terminal and `NO_COLOR` must be unset or empty.
- *
- * @param io The I/O seam.
- * @param stream Which stream.
- * @returns `true` when ANSI colours may be written.
- *
- * @example Basic usage
- * ```ts
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { colorEnabled } from "./cli_io.ts";
- * import assert from "node:assert/strict";
- * assert.equal(colorEnabled(memoryCliIo(), "stdout"), false);
- * ```
- */
-export function colorEnabled(io: CliIo, stream: "stdout" | "stderr"): boolean {
-  const terminal = stream === "stdout"
-    ? io.stdoutIsTerminal
-    : io.stderrIsTerminal;
-  const noColor = io.env("NO_COLOR");
-  return terminal && (noColor === undefined || noColor === "");
-}
-
-// ---------------------------------------------------------------------------
-// The real process.
-
 const encoder = new TextEncoder();
 
 function writeAll(stream: typeof Deno.stdout, text: string): void {
@@ -192,14 +165,26 @@ function isTerminal(stream: { isTerminal(): boolean }): boolean {
   }
 }
 
+function requireTerminal(): void {
+  if (!isTerminal(Deno.stdin)) {
+    throw new PromptCancelled(
+      "Cannot prompt: standard input is not a terminal",
+    );
+  }
+}
+
+type Inquirer = typeof import("npm:@inquirer/prompts@^8.8.0");
+
 /**
- * Watches the real standard input while an inquirer prompt runs: inquirer
- * settles on Ctrl-C but waits forever on end of input or Ctrl-D, so both are
- * turned into an abort.
+ * Runs one inquirer prompt (loaded only when a question is asked: inquirer
+ * reads environment grants at import). Inquirer settles on Ctrl-C but waits
+ * forever on end of input or Ctrl-D, so both are turned into an abort.
  */
-async function withEndOfInputAbort<T>(
-  run: (signal: AbortSignal) => Promise<T>,
+async function ask<T>(
+  prompt: (inquirer: Inquirer, signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
+  requireTerminal();
+  const inquirer = await import("npm:@inquirer/prompts@^8.8.0");
   const { default: process } = await import("node:process");
   const controller = new AbortController();
   const onData = (chunk: unknown): void => {
@@ -212,7 +197,7 @@ async function withEndOfInputAbort<T>(
   process.stdin.on("data", onData);
   process.stdin.once("end", onEnd);
   try {
-    return await run(controller.signal);
+    return await prompt(inquirer, controller.signal);
   } catch (error) {
     const name = error instanceof Error ? error.name : "";
     if (
@@ -232,24 +217,9 @@ async function withEndOfInputAbort<T>(
   }
 }
 
-function requireTerminal(): void {
-  if (!isTerminal(Deno.stdin)) {
-    throw new PromptCancelled(
-      "Cannot prompt: standard input is not a terminal",
-    );
-  }
-}
-
-/**
- * The prompts of the real terminal, backed by `@inquirer/prompts` (loaded
- * only when a question is asked, so commands that never prompt do not need
- * the environment grants inquirer reads at import).
- */
-class TerminalPrompts implements CliPrompts {
-  async select<T>(options: SelectPromptOptions<T>): Promise<T> {
-    requireTerminal();
-    const { select } = await import("npm:@inquirer/prompts@^8.8.0");
-    return await withEndOfInputAbort((signal) =>
+const terminalPrompts: CliPrompts = {
+  select: <T>(options: SelectPromptOptions<T>) =>
+    ask(({ select }, signal) =>
       select<T>({
         message: options.message,
         choices: options.choices.map((c) => ({
@@ -260,45 +230,29 @@ class TerminalPrompts implements CliPrompts {
         default: options.default,
         loop: false,
       }, { signal })
-    );
-  }
-
-  async input(options: InputPromptOptions): Promise<string> {
-    requireTerminal();
-    const { input } = await import("npm:@inquirer/prompts@^8.8.0");
-    return await withEndOfInputAbort((signal) =>
+    ),
+  input: (options) =>
+    ask(({ input }, signal) =>
       input({ message: options.message, default: options.default }, {
         signal,
       })
-    );
-  }
-
-  async password(options: PasswordPromptOptions): Promise<string> {
-    requireTerminal();
-    const { password } = await import("npm:@inquirer/prompts@^8.8.0");
-    return await withEndOfInputAbort((signal) =>
+    ),
+  password: (options) =>
+    ask(({ password }, signal) =>
       password({ message: options.message, toggleMask: false }, { signal })
-    );
-  }
-
-  async confirm(options: ConfirmPromptOptions): Promise<boolean> {
-    requireTerminal();
-    const { confirm } = await import("npm:@inquirer/prompts@^8.8.0");
-    return await withEndOfInputAbort((signal) =>
+    ),
+  confirm: (options) =>
+    ask(({ confirm }, signal) =>
       confirm({ message: options.message, default: options.default ?? false }, {
         signal,
       })
-    );
-  }
-
+    ),
   async line(prompt: string): Promise<string> {
     requireTerminal();
     const { createInterface } = await import("node:readline");
     const { default: process } = await import("node:process");
     const rl = createInterface({ input: process.stdin, terminal: false });
-    const onSigint = (): void => {
-      rl.close();
-    };
+    const onSigint = (): void => rl.close();
     // Listen before showing the prompt, so an early Ctrl-C still cancels.
     Deno.addSignalListener("SIGINT", onSigint);
     writeAll(Deno.stdout, prompt);
@@ -321,19 +275,12 @@ class TerminalPrompts implements CliPrompts {
       Deno.removeSignalListener("SIGINT", onSigint);
       process.stdin.pause();
     }
-  }
-}
+  },
+};
 
 /**
- * An I/O like `io` with its two output streams replaced: what `--json`
- * modes use to hold stderr back or to move human output off stdout. The
- * terminal flags, environment and prompts stay `io`'s; `stdoutIsTerminal`
- * may be taken from the stream stdout now goes to.
- *
- * @param io The I/O to wrap.
- * @param streams The new `stdout` and `stderr`, and which stream's terminal
- * flag `stdoutIsTerminal` reports.
- * @returns The wrapped I/O.
+ * `io` with its two output streams replaced (what `--json` modes use);
+ * `stdoutLike` names the stream whose terminal flag stdout now reports.
  */
 export function redirectIo(
   io: CliIo,
@@ -385,12 +332,9 @@ export function denoCliIo(): CliIo {
     stdoutIsTerminal: isTerminal(Deno.stdout),
     stderrIsTerminal: isTerminal(Deno.stderr),
     env: (name: string): string | undefined => readProcessEnv(name),
-    prompts: new TerminalPrompts(),
+    prompts: terminalPrompts,
   };
 }
-
-// ---------------------------------------------------------------------------
-// In memory, for tests.
 
 /** Answer that makes a scripted prompt throw {@linkcode PromptCancelled}. */
 export const CANCEL_PROMPT: unique symbol = Symbol("CANCEL_PROMPT");
@@ -463,44 +407,35 @@ export interface MemoryCliIo extends CliIo {
   readonly remainingAnswers: number;
 }
 
-class ScriptedPrompts implements CliPrompts {
-  #answers: ScriptedAnswer[];
-  #asked: RecordedPrompt[];
-  #isTerminal: () => boolean;
-
-  constructor(
-    answers: ScriptedAnswer[],
-    asked: RecordedPrompt[],
-    isTerminal: () => boolean,
-  ) {
-    this.#answers = answers;
-    this.#asked = asked;
-    this.#isTerminal = isTerminal;
-  }
-
-  get remaining(): number {
-    return this.#answers.length;
-  }
-
-  #next(prompt: RecordedPrompt): unknown {
-    if (!this.#isTerminal()) {
-      throw new Error(
-        `A prompt was shown on a non-terminal stdin: '${prompt.message}'`,
-      );
-    }
-    this.#asked.push(prompt);
-    if (this.#answers.length === 0) {
-      throw new Error(`No scripted answer for prompt '${prompt.message}'`);
-    }
-    let answer = this.#answers.shift();
-    if (typeof answer === "function") answer = answer(prompt);
-    if (answer === CANCEL_PROMPT) throw new PromptCancelled("Scripted cancel");
-    return answer;
-  }
-
-  select<T>(options: SelectPromptOptions<T>): Promise<T> {
-    return Promise.resolve().then(() => {
-      const answer = this.#next({
+function scriptedPrompts(
+  answers: ScriptedAnswer[],
+  asked: RecordedPrompt[],
+  isTerminal: boolean,
+): CliPrompts {
+  // Deferred a tick, as a real prompt is: a refusal is a rejection.
+  const next = (prompt: RecordedPrompt): Promise<unknown> =>
+    Promise.resolve().then(() => {
+      if (!isTerminal) {
+        throw new Error(
+          `A prompt was shown on a non-terminal stdin: '${prompt.message}'`,
+        );
+      }
+      asked.push(prompt);
+      if (answers.length === 0) {
+        throw new Error(`No scripted answer for prompt '${prompt.message}'`);
+      }
+      let answer = answers.shift();
+      if (typeof answer === "function") answer = answer(prompt);
+      if (answer === CANCEL_PROMPT) {
+        throw new PromptCancelled("Scripted cancel");
+      }
+      return answer;
+    });
+  const text = (answer: unknown): string =>
+    answer === undefined ? "" : String(answer);
+  return {
+    async select<T>(options: SelectPromptOptions<T>): Promise<T> {
+      const answer = await next({
         kind: "select",
         message: options.message,
         choices: options.choices as SelectChoice<unknown>[],
@@ -517,45 +452,32 @@ class ScriptedPrompts implements CliPrompts {
         );
       }
       return answer as T;
-    });
-  }
-
-  input(options: InputPromptOptions): Promise<string> {
-    return Promise.resolve().then(() => {
-      const answer = this.#next({
-        kind: "input",
-        message: options.message,
-        default: options.default,
-      });
-      const text = answer === undefined ? "" : String(answer);
-      return text === "" ? options.default ?? "" : text;
-    });
-  }
-
-  password(options: PasswordPromptOptions): Promise<string> {
-    return Promise.resolve().then(() => {
-      const answer = this.#next({ kind: "password", message: options.message });
-      return answer === undefined ? "" : String(answer);
-    });
-  }
-
-  confirm(options: ConfirmPromptOptions): Promise<boolean> {
-    return Promise.resolve().then(() => {
-      const answer = this.#next({
+    },
+    async input(options: InputPromptOptions): Promise<string> {
+      const answer = text(
+        await next({
+          kind: "input",
+          message: options.message,
+          default: options.default,
+        }),
+      );
+      return answer === "" ? options.default ?? "" : answer;
+    },
+    async password(options: PasswordPromptOptions): Promise<string> {
+      return text(await next({ kind: "password", message: options.message }));
+    },
+    async confirm(options: ConfirmPromptOptions): Promise<boolean> {
+      const answer = await next({
         kind: "confirm",
         message: options.message,
         default: options.default ?? false,
       });
       return answer === undefined ? options.default ?? false : Boolean(answer);
-    });
-  }
-
-  line(prompt: string): Promise<string> {
-    return Promise.resolve().then(() => {
-      const answer = this.#next({ kind: "line", message: prompt });
-      return answer === undefined ? "" : String(answer);
-    });
-  }
+    },
+    async line(prompt: string): Promise<string> {
+      return text(await next({ kind: "line", message: prompt }));
+    },
+  };
 }
 
 /**
@@ -578,13 +500,9 @@ export function memoryCliIo(options: MemoryCliIoOptions = {}): MemoryCliIo {
   let out = "";
   let err = "";
   const asked: RecordedPrompt[] = [];
+  const answers = [...(options.answers ?? [])];
   const env = { ...(options.env ?? {}) };
   const stdinIsTerminal = options.stdinIsTerminal ?? false;
-  const prompts = new ScriptedPrompts(
-    [...(options.answers ?? [])],
-    asked,
-    () => stdinIsTerminal,
-  );
   return {
     stdout(text: string): void {
       out += text;
@@ -597,7 +515,7 @@ export function memoryCliIo(options: MemoryCliIoOptions = {}): MemoryCliIo {
     stderrIsTerminal: options.stderrIsTerminal ?? false,
     env: (name: string): string | undefined =>
       Object.hasOwn(env, name) ? env[name] : undefined,
-    prompts,
+    prompts: scriptedPrompts(answers, asked, stdinIsTerminal),
     get out(): string {
       return out;
     },
@@ -608,7 +526,7 @@ export function memoryCliIo(options: MemoryCliIoOptions = {}): MemoryCliIo {
       return asked;
     },
     get remainingAnswers(): number {
-      return prompts.remaining;
+      return answers.length;
     },
   };
 }

@@ -1,26 +1,17 @@
-/**
- * What `hermes memory dashboard` shows and changes, each through the
- * function the matching command uses: providers from discovery and their
- * manifests (nothing started, nothing installed), the configuration panel
- * from the provider's config schema with the setup command's field rules,
- * saving through `runMemorySetup` (the `--yes --set` path), status and
- * doctor from `collectStatus` / `collectDoctor`, built-in entries through
- * the `memory` tool's handler, Honcho's peer card, representation and
- * search through its own tools in its sandbox.
- *
- * @module
- */
+// What `hermes memory dashboard` shows and changes, each through the code the
+// matching command uses: discovery and manifests (nothing started), setup's
+// field rules and `runMemorySetup`, `collectStatus` / `collectDoctor`, and
+// the active provider's own tools in its sandbox.
 
-import { join } from "node:path";
 import type { CliIo } from "./cli_io.ts";
 import {
+  activeProviderName,
   closeProvider,
   describeProviderStatus,
-  isBuiltinSentinel,
   loadProvider,
   locateProvider,
 } from "./_plugins.ts";
-import { listPluginReports } from "./provider_report.ts";
+import { envVarSource, listPluginReports } from "./provider_report.ts";
 import {
   fieldApplies,
   fieldChoices,
@@ -50,45 +41,29 @@ import { errorText } from "../_util/error_text.ts";
 import type { ConfigField } from "../core/memory_provider.ts";
 import type { ProviderConnectionStatus } from "../plugins/provider_cli.ts";
 
-/** One discovered provider on the page. */
-export interface DashboardProvider {
-  /** Its name. */
+interface DashboardProvider {
   name: string;
-  /** Its `plugin.yaml` description. */
   description: string;
-  /** `bundled`, `user`, `project` or `package`. */
   source: string;
-  /** Whether it is `memory.provider`. */
   active: boolean;
-  /** Readiness from the manifest and the declared variables. */
   ready: boolean | null;
   /** The variables its manifest declares, each with whether it is set. */
   variables: { name: string; required: boolean; set: boolean }[];
 }
 
 /**
- * Every discovered provider with its source and readiness, decided from
- * its manifest and whether its declared variables are set (in the
- * environment or `.env`; names only). No provider code runs.
- *
- * @param io The CLI's environment.
- * @returns The providers and the active one.
+ * Every discovered provider with its readiness from its manifest and
+ * whether its declared variables are set (environment or `.env`; names
+ * only). No provider code runs.
  */
 export async function dashboardProviders(
   io: CliIo,
 ): Promise<{ active: string | null; providers: DashboardProvider[] }> {
   const home = getHermesHome();
-  let active: string | null = null;
-  try {
-    const raw = getConfigValue(await loadConfig(), "memory.provider");
-    const name = typeof raw === "string" ? raw.trim() : "";
-    active = name === "" || isBuiltinSentinel(name) ? null : name;
-  } catch {
-    // A broken config.yaml: status shows why.
-  }
+  // A broken config.yaml: status shows why.
+  const active = await loadConfig().then(activeProviderName, () => null);
   const dotenv = await readDotenvForAvailability(home);
-  const isSet = (name: string) =>
-    (io.env(name) ?? "") !== "" || (dotenv[name] ?? "") !== "";
+  const isSet = (name: string) => envVarSource(name, io, dotenv) !== undefined;
   const providers: DashboardProvider[] = [];
   for (const plugin of await listPluginReports(active)) {
     const variables: DashboardProvider["variables"] = [];
@@ -119,45 +94,28 @@ export async function dashboardProviders(
   return { active, providers };
 }
 
-/** One field of the configuration panel. */
-export interface DashboardField {
-  /** The setting's key (what `--set key=value` names). */
+/** One field of the configuration panel, with setup's label, type, choices and default. */
+interface DashboardField {
   key: string;
-  /** The label setup asks with. */
   label: string;
-  /** The schema's description. */
   description: string;
-  /** `string`, `number`, `boolean`, … as setup converts it. */
   type: string;
-  /** The choices a picker offers, if any. */
   choices: { value: string; label: string }[] | null;
-  /** The default setup pre-fills. */
   default: unknown;
-  /** Whether it is a secret (written to `.env`, never shown). */
   secret: boolean;
-  /** Whether setup refuses to finish without it. */
   required: boolean;
-  /** Its environment variable, if any. */
   envVar: string | null;
-  /** Where to obtain a credential. */
   url: string | null;
-  /** The value in effect (a secret only as `...last4`, or `null`). */
+  /** The value in effect (a secret only as `...last4`). */
   current: unknown;
-  /** Where the value in effect comes from. */
   source: string | null;
   /** Whether the field applies with the values in effect (`when`). */
   applies: boolean;
 }
 
 /**
- * The configuration panel of a provider: its config schema (loaded in its
- * sandbox, as `hermes memory setup NAME` loads it) with the setup command's
- * labels, choices and defaults, and the values in effect from the
- * provider's status hook (secrets masked).
- *
- * @param name The provider.
- * @param io The CLI's environment.
- * @returns The fields, or an error when the provider cannot load.
+ * A provider's configuration panel: its config schema (loaded in its
+ * sandbox, as setup does) and the values in effect from its status hook.
  */
 export async function dashboardSchema(
   name: string,
@@ -204,13 +162,13 @@ export async function dashboardSchema(
     let current: unknown = null;
     let source: string | null = null;
     if (field.secret === true) {
-      const value = envVar ? (io.env(envVar) || dotenv[envVar] || "") : "";
-      current = value !== "" ? maskSecret(value) : null;
-      source = value === ""
-        ? null
-        : io.env(envVar as string)
-        ? "environment"
-        : ".env";
+      const from = envVar ? envVarSource(envVar, io, dotenv) : undefined;
+      if (envVar && from) {
+        current = maskSecret(
+          (from === "environment" ? io.env(envVar) : dotenv[envVar]) ?? "",
+        );
+        source = from;
+      }
     } else if (status?.set) {
       current = status.value;
       source = status.source;
@@ -242,30 +200,19 @@ export async function dashboardSchema(
   return { provider: name, fields };
 }
 
-/** What saving the configuration panel did. */
-export interface DashboardSetupResult {
-  /** The setup command's exit code (`0`: saved). */
+/** What saving the panel did: setup's exit code, changes, summary and messages, then the connection test. */
+interface DashboardSetupResult {
   exitCode: number;
-  /** Its change summary (secrets masked by setup). */
   changes: SetupJsonReport["changes"];
-  /** The same summary as `hermes memory setup` prints it. */
   summary: string;
-  /** What setup printed (its messages, warnings and connection test). */
   messages: string;
-  /** The connection test after saving, when the provider has one. */
   connection: ProviderConnectionStatus | null;
 }
 
 /**
- * Saves a provider's settings through `hermes memory setup NAME --yes
- * --set key=value …` (the same function, so secrets go to `.env`, the rest
- * through the provider's own save, and whatever setup adds on the way),
+ * Saves through `hermes memory setup NAME --yes --set key=value …` (the same
+ * function: secrets to `.env`, the rest through the provider's own save),
  * then runs the provider's connection test.
- *
- * @param name The provider.
- * @param values The settings to change, as text (`""` clears a setting).
- * @param io The CLI's environment.
- * @returns The exit code, changes, messages and connection.
  */
 export async function dashboardSetup(
   name: string,
@@ -322,40 +269,21 @@ export async function dashboardSetup(
   };
 }
 
-/** One finding of status or doctor, with its fix. */
-export interface DashboardFinding {
-  /** `status` or `doctor`. */
+/** One finding of status or doctor (`problem: false`: a passing check). */
+interface DashboardFinding {
   from: "status" | "doctor";
-  /** Whether it is a problem (`false`: a passing check). */
   problem: boolean;
-  /** What was checked, or where. */
   where: string;
-  /** What was found. */
   message: string;
-  /** What to do (`null` when nothing is to be done). */
   fix: string | null;
 }
 
-/**
- * The findings of `hermes memory status` and `hermes memory doctor`, from
- * their own collectors, each with its fix.
- *
- * @param io The CLI's environment.
- * @returns The active provider, its connection and the findings.
- */
 export async function dashboardHealth(io: CliIo): Promise<{
   provider: string | null;
   connection: ProviderConnectionStatus | null;
   findings: DashboardFinding[];
 }> {
-  const warnings: string[] = [];
-  const quiet: CliIo = {
-    ...io,
-    stdout: () => {},
-    stderr: (text) => {
-      warnings.push(text);
-    },
-  };
+  const quiet: CliIo = { ...io, stdout: () => {}, stderr: () => {} };
   const [status, doctor] = await Promise.all([
     collectStatus(quiet, { probe: true }),
     collectDoctor(quiet),
@@ -430,22 +358,11 @@ export class DashboardProviderView {
   #io: CliIo;
   #memory: Promise<AgentMemory> | null = null;
 
-  /**
-   * Creates the view; nothing is opened until a view is asked for.
-   *
-   * @param io Where warnings go.
-   */
   constructor(io: CliIo) {
     this.#io = io;
   }
 
-  /**
-   * Runs one of the active provider's tools.
-   *
-   * @param tool The tool's name.
-   * @param args Its arguments.
-   * @returns The tool's parsed result (`{ result }` or `{ error }`).
-   */
+  /** The tool's parsed result (`{ result }` when not an object, or `{ error }`). */
   async call(
     tool: string,
     args: Record<string, unknown>,
@@ -481,9 +398,4 @@ export class DashboardProviderView {
       await memory.then((m) => m.manager.shutdownAll()).catch(() => {});
     }
   }
-}
-
-/** The path of the profile's `.env` (for the page's notes). */
-export function envFilePath(): string {
-  return join(getHermesHome(), ".env");
 }

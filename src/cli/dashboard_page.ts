@@ -1,12 +1,6 @@
-/**
- * The page `hermes memory dashboard` serves: one HTML document with its
- * style and vanilla script inline (no build step). Every value from the
- * server is put in the page with `textContent`, never parsed as HTML; the
- * script sends the per-run token in the `X-Hermes-Token` header of every
- * request and makes every change a JSON POST.
- *
- * @module
- */
+// The page `hermes memory dashboard` serves, style and script inline. Every
+// server value goes in with `textContent`, never parsed as HTML; requests
+// carry the token in `X-Hermes-Token`; every change is a JSON POST.
 
 const STYLE = `
 :root { color-scheme: light dark; --fg:#1d2330; --muted:#5b6472; --bg:#f6f7f9; --card:#fff;
@@ -244,13 +238,7 @@ $("refresh-health").addEventListener("click", loadHealth);
 loadProviders(); loadHealth(); loadEntries();
 `;
 
-/**
- * The dashboard's HTML document.
- *
- * @param nonce The per-response nonce the Content-Security-Policy allows
- * the inline style and script with.
- * @returns The page.
- */
+/** `nonce` is the one the Content-Security-Policy allows the inline style and script with. */
 export function dashboardPage(nonce: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

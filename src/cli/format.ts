@@ -1,76 +1,31 @@
 /**
- * Small text helpers shared by the `hermes` commands: optional ANSI styling
- * (off for `--json`, `NO_COLOR` and non-terminals), aligned rows and JSON
- * output.
+ * Text helpers shared by the `hermes` commands: ANSI styles (off for
+ * `NO_COLOR` and non-terminals), aligned rows and JSON output.
  *
  * @module
  */
 
-import { type CliIo, colorEnabled } from "./cli_io.ts";
+import type { CliIo } from "./cli_io.ts";
 import { terminalSafe } from "../core/terminal_text.ts";
 
-/** ANSI styling that turns into plain text when colour is off. */
+/** ANSI styles that turn into plain text when colour is off. */
 export interface Style {
-  /** Whether colour is on. */
-  readonly enabled: boolean;
-  /**
-   * Bold text.
-   *
-   * @param text The text.
-   * @returns The styled text.
-   */
   bold(text: string): string;
-  /**
-   * Dim text.
-   *
-   * @param text The text.
-   * @returns The styled text.
-   */
   dim(text: string): string;
-  /**
-   * Green text (success).
-   *
-   * @param text The text.
-   * @returns The styled text.
-   */
   green(text: string): string;
-  /**
-   * Yellow text (attention).
-   *
-   * @param text The text.
-   * @returns The styled text.
-   */
   yellow(text: string): string;
-  /**
-   * Red text (failure).
-   *
-   * @param text The text.
-   * @returns The styled text.
-   */
   red(text: string): string;
 }
 
-/**
- * The styling for a stream of `io`.
- *
- * @param io The I/O seam.
- * @param stream Which stream the text goes to.
- * @returns The styling (plain when colour is not allowed).
- *
- * @example Basic usage
- * ```ts
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { styleFor } from "./format.ts";
- * import assert from "node:assert/strict";
- * assert.equal(styleFor(memoryCliIo(), "stdout").bold("x"), "x");
- * ```
- */
+/** The styles for a stream: colour needs a terminal and `NO_COLOR` unset or empty. */
 export function styleFor(io: CliIo, stream: "stdout" | "stderr"): Style {
-  const enabled = colorEnabled(io, stream);
+  const terminal = stream === "stdout"
+    ? io.stdoutIsTerminal
+    : io.stderrIsTerminal;
+  const enabled = terminal && (io.env("NO_COLOR") ?? "") === "";
   const wrap = (open: number, close: number) => (text: string): string =>
     enabled ? `\x1b[${open}m${text}\x1b[${close}m` : text;
   return {
-    enabled,
     bold: wrap(1, 22),
     dim: wrap(2, 22),
     green: wrap(32, 39),
@@ -89,7 +44,7 @@ export function styleFor(io: CliIo, stream: "stdout" | "stderr"): Style {
  *
  * @example Basic usage
  * ```ts
- * import { columns } from "./format.ts";
+ * import { columns } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
  * assert.equal(columns([["a", "1"], ["bbb", "2"]], 2), "  a    1\n  bbb  2\n");
  * ```
@@ -124,8 +79,7 @@ function visibleLength(text: string): number {
  *
  * @example Basic usage
  * ```ts
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { writeJson } from "./format.ts";
+ * import { memoryCliIo, writeJson } from "@hermes/memory/cli";
  * import assert from "node:assert/strict";
  * const io = memoryCliIo();
  * writeJson(io, { ok: true });
@@ -136,20 +90,7 @@ export function writeJson(io: CliIo, value: unknown): void {
   io.stdout(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/**
- * Renders a value from config for display: strings as is, everything else
- * as compact JSON.
- *
- * @param value The value.
- * @returns The text.
- *
- * @example Basic usage
- * ```ts
- * import { displayValue } from "./format.ts";
- * import assert from "node:assert/strict";
- * assert.equal(displayValue(["a"]), '["a"]');
- * ```
- */
+/** A config value for display: strings as is, the rest as compact JSON. */
 export function displayValue(value: unknown): string {
   if (typeof value === "string") return value;
   if (value === undefined) return "";
@@ -157,19 +98,8 @@ export function displayValue(value: unknown): string {
 }
 
 /**
- * Shortens a description for one table cell: whitespace collapsed, cut at
- * the first sentence end or colon, then at `max` characters with `…`.
- *
- * @param text The description.
- * @param max The longest result.
- * @returns The short text.
- *
- * @example Basic usage
- * ```ts
- * import { shortDescription } from "./format.ts";
- * import assert from "node:assert/strict";
- * assert.equal(shortDescription("Cloud memory. Needs a key."), "Cloud memory");
- * ```
+ * A description for one table cell: whitespace collapsed, cut at the first
+ * sentence end or colon, then at `max` characters with `…`.
  */
 export function shortDescription(text: string, max = 60): string {
   let short = terminalSafe(text.replace(/\s+/g, " ").trim(), {

@@ -1,15 +1,9 @@
 /**
- * `@hermes/memory/cli`: what a provider's `cli.ts` needs, and the `hermes`
- * command line as a library.
- *
- * Who imports it: a provider's `cli.ts` (its `hermes <provider> …`
- * commands and `postSetup`), and tests or tools that run `hermes` in-process.
- *
- * - {@linkcode main} runs one invocation and resolves to its exit code.
- * - {@linkcode HermesCommand} is what a provider's `cli.ts` receives in
- *   `registerCli(command)` to add `hermes <provider> …` commands.
- * - {@linkcode CliIo} is the I/O seam; {@linkcode memoryCliIo} records
- *   output and scripts prompt answers for tests.
+ * `@hermes/memory/cli`: the `hermes` command line as a library
+ * ({@linkcode main} runs one invocation and resolves to its exit code), and
+ * what a provider's `cli.ts` needs: {@linkcode HermesCommand} (what
+ * `registerCli(command)` receives) and the I/O seam {@linkcode CliIo}
+ * ({@linkcode memoryCliIo} records output and scripts answers for tests).
  *
  * @example Running a command in-process
  * ```ts

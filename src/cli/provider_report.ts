@@ -1,22 +1,21 @@
-/**
- * What the CLI reports about provider plugins: the discovered list (for
- * `status` and `list`) and the details of the active provider (for
- * `status`): its config, availability, settings with `env_var`s,
- * dependency readiness and sandbox grant.
- *
- * @module
- */
+// What the CLI reports about provider plugins: the discovered list (status,
+// list) and the active provider's config, availability, settings with
+// `env_var`s, dependency readiness and sandbox grant (status).
 
 import { errorText } from "../_util/error_text.ts";
 import { join } from "node:path";
 import type { CliIo } from "./cli_io.ts";
 import {
   closeProvider,
+  type DependencyInfo,
+  type DiscoveredProvider,
   discoverProviders,
+  listProviderNames,
   loadProvider,
   locateProvider,
   providerDependencies,
   sandboxGrant,
+  type SandboxInfo,
 } from "./_plugins.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { loadEnvFile } from "../profile/env_file.ts";
@@ -29,31 +28,18 @@ import type {
 import { isRecord } from "../_util/is_record.ts";
 import { closestName } from "./suggest.ts";
 
-/** One discovered provider plugin. */
-export interface PluginReport {
-  /** The provider's name. */
-  name: string;
-  /** The `description` of its `plugin.yaml` (`""` when absent). */
-  description: string;
-  /** Where it was found: `bundled`, `user`, `project` or `package`. */
-  source: string;
-  /** Whether its availability probe passed (`null`: not probed). */
-  available: boolean | null;
-  /** Whether it is `memory.provider`. */
+/** One discovered provider plugin, with whether it is `memory.provider`. */
+export interface PluginReport extends DiscoveredProvider {
   active: boolean;
 }
 
 /** One schema field of the active provider that names an `env_var`. */
 interface ProviderFieldReport {
-  /** The field key. */
   key: string;
-  /** Whether it is a secret. */
   secret: boolean;
-  /** Its environment variable, if any. */
   envVar?: string;
   /** Whether the variable has a non-empty value. */
   set: boolean;
-  /** Where it is set: `environment` or `.env`. */
   setIn?: "environment" | ".env";
   /** Where the provider's status hook found it set (its own file, …). */
   source?: string;
@@ -61,56 +47,17 @@ interface ProviderFieldReport {
   url?: string;
 }
 
-/** Dependency readiness of the active provider. */
-interface DependencyReport {
-  /** Whether everything it declares is ready. */
-  ready: boolean;
-  /** One line. */
-  summary: string;
-  /** Details, one per line (missing packages, install commands). */
-  details: string[];
-}
-
-/** The effective sandbox grant of the active provider. */
-interface SandboxReport {
-  /** `worker` (permission-confined) or `none`. */
-  mode: string;
-  /** Readable paths. */
-  read: string[];
-  /** Writable paths. */
-  write: string[];
-  /** Readable environment variables. */
-  env: string[];
-  /** Reachable hosts. */
-  net: string[];
-  /** npm packages it may load. */
-  npm: string[];
-  /** What its manifest asks for that the user has not approved (`env X`). */
-  notApproved: string[];
-  /** The command that approves it (when `notApproved` is not empty). */
-  approve?: string;
-}
-
 /** The active provider, as `hermes memory status` shows it. */
 export interface ProviderReport {
-  /** The provider's name. */
   name: string;
-  /** Whether a plugin with that name was found. */
   installed: boolean;
-  /**
-   * The installed provider whose name is closest (at most two edits) when
-   * none has this name: the likely typo's fix.
-   */
+  /** The installed provider with the closest name (a likely typo's fix). */
   suggestion?: string;
-  /** Where it was found. */
   source?: string;
-  /** Its directory. */
   directory?: string;
   /** Where a user plugin would go: `$HERMES_HOME/plugins`. */
   userPluginDir: string;
-  /** The result of `isAvailable()`. */
   available?: boolean;
-  /** `unavailableReason()` when not available. */
   unavailableReason?: string;
   /**
    * `"settings"` when availability came from the provider's status hook
@@ -118,55 +65,28 @@ export interface ProviderReport {
    * `"provider"`.
    */
   availableFrom?: "provider" | "settings";
-  /** Why it could not be loaded. */
   loadError?: string;
   /** `memory.<name>`, or the provider's `getStatusConfig()` view of it. */
   config: Record<string, unknown>;
   /** Why `getStatusConfig()` failed (then `config` is the raw section). */
   statusConfigError?: string;
-  /** Schema fields with their `env_var` state. */
   fields: ProviderFieldReport[];
-  /** Dependency readiness. */
-  dependencies?: DependencyReport;
-  /** The sandbox grant. */
-  sandbox?: SandboxReport;
+  dependencies?: DependencyInfo;
+  sandbox?: SandboxInfo;
 }
 
-/**
- * Lists the discovered provider plugins with an active marker.
- *
- * @param active The active provider's name, or `null`.
- * @returns One report per plugin, in discovery order.
- *
- * @example Gathering the report
- * ```ts ignore
- * import { listPluginReports } from "./provider_report.ts";
- * const plugins = await listPluginReports("honcho");
- * ```
- */
+/** The discovered provider plugins, in discovery order, with an active marker. */
 export async function listPluginReports(
   active: string | null,
 ): Promise<PluginReport[]> {
-  const found = await discoverProviders();
-  return found.map((p) => ({
-    name: p.name,
-    description: p.description,
-    source: p.source,
-    available: p.available,
+  return (await discoverProviders()).map((p) => ({
+    ...p,
     active: p.name === active,
   }));
 }
 
-/**
- * Tells where an environment variable is set: the CLI's environment first,
- * then `$HERMES_HOME/.env`.
- *
- * @param name The variable.
- * @param io The CLI's environment.
- * @param dotenv The parsed `.env`.
- * @returns `environment`, `.env` or `undefined` when unset or empty.
- */
-function envVarSource(
+/** Where a variable is set: the CLI's environment first, then `.env`. */
+export function envVarSource(
   name: string,
   io: CliIo,
   dotenv: Record<string, string>,
@@ -177,20 +97,9 @@ function envVarSource(
 }
 
 /**
- * Gathers everything `status` shows about the active provider. Never
- * throws for a broken provider: the failure is part of the report.
- *
- * @param name The active provider.
- * @param config The loaded `config.yaml`.
- * @param io The CLI's environment.
- * @returns The report.
- *
- * @example Gathering the report
- * ```ts ignore
- * import { collectProviderReport } from "./provider_report.ts";
- * import { memoryCliIo } from "@hermes/memory/cli";
- * const report = await collectProviderReport("honcho", {}, memoryCliIo());
- * ```
+ * Everything `status` shows about the active provider; a broken provider
+ * is part of the report, never thrown. `start: false` when the caller knows
+ * availability from the provider's status hook.
  */
 export async function collectProviderReport(
   name: string,
@@ -210,10 +119,7 @@ export async function collectProviderReport(
   };
   const location = await locateProvider(name);
   if (location === null) {
-    const names = await discoverProviders().then(
-      (found) => found.map((p) => p.name),
-      () => [] as string[],
-    );
+    const names = await listProviderNames().catch(() => [] as string[]);
     const close = closestName(name, names);
     if (close !== undefined) report.suggestion = close;
     return report;
@@ -222,8 +128,7 @@ export async function collectProviderReport(
   report.source = location.source;
   report.directory = location.dir;
   if (location.source === "project") {
-    // A cloned repository's ./.hermes/plugins/ never runs on a status
-    // command, even when memory.provider names it.
+    // A cloned repository's plugin never runs on a status command.
     report.loadError =
       "not started: a project plugin (./.hermes/plugins/) never runs on a status command; it runs when an agent session uses it";
     report.dependencies = await providerDependencies(name);

@@ -1,27 +1,13 @@
-/**
- * Keeping secrets out of what the MCP server and the dashboard send: every
- * credential value of the profile's `.env` (names ending in `_API_KEY`,
- * `_TOKEN`, …) and of its JSON settings files (`honcho.json` and the like,
- * in the profile home and the default home: string values under keys named
- * like `apiKey`, `token`, `secret`, `password`) masked wherever it appears,
- * then the generic secret patterns of {@linkcode redactText}.
- *
- * @module
- */
+// Secrets kept out of what the MCP server and the dashboard send: credential
+// values of the profile's `.env` and of its JSON settings files (profile and
+// default home) masked wherever they appear, then the generic patterns.
 
 import { join } from "node:path";
 import { getDefaultHermesRoot } from "../profile/hermes_home.ts";
 import { isCredentialName, loadEnvFile } from "../profile/env_file.ts";
 import { REDACTED, redactText } from "../core/redact.ts";
 
-/**
- * Builds the masker for one profile home from its `.env` as it is now.
- * Values shorter than 4 characters are left alone (they would mask
- * ordinary words).
- *
- * @param hermesHome The profile home.
- * @returns A function that masks secrets in a text.
- */
+/** The masker for a profile home as it is now; values under 4 characters would mask ordinary words. */
 export async function profileSecretMasker(
   hermesHome: string,
 ): Promise<(text: string) => string> {

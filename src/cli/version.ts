@@ -1,63 +1,39 @@
-/**
- * `hermes --version` (also `hermes memory --version` and `hermes
- * <provider> --version`): the module's version, Deno's, and the active
- * memory provider with the version of its `plugin.yaml`. Loaded only when
- * `--version` is asked for.
- *
- * @module
- */
+// `hermes --version` (also after `memory` or a provider's name): the module's
+// version, Deno's, and the active provider with its `plugin.yaml` version.
 
 import { errorText } from "../_util/error_text.ts";
-import { getConfigValue, loadConfig } from "../config/config.ts";
-import { isBuiltinSentinel, providerVersion } from "./_plugins.ts";
+import { loadConfig } from "../config/config.ts";
+import { activeProviderName, providerVersion } from "./_plugins.ts";
 
 /** What `hermes --version --json` prints. */
-export interface VersionReport {
-  /** The module: `{ "name": "@hermes/memory", "version": "0.1.0" }`. */
+interface VersionReport {
   module: { name: string; version: string };
-  /** `Deno.version.deno`. */
   deno: string;
-  /**
-   * The active provider (`memory.provider`): its name, the `version` of
-   * its `plugin.yaml` (`null` when it declares none or is not installed)
-   * and where it was found; `null` for built-in memory only.
-   */
+  /** `version` is `null` when `plugin.yaml` declares none or it is not installed. */
   provider: {
     name: string;
     version: string | null;
     source: string | null;
   } | null;
-  /** Why the provider could not be told (a broken `config.yaml`). */
+  /** A broken `config.yaml`. */
   problem?: string;
 }
 
-/**
- * Gathers the version report for the current profile home. Never throws:
- * a broken `config.yaml` is reported in `problem`.
- *
- * @returns The report.
- *
- * @example Basic usage
- * ```ts no-assert
- * import { versionReport } from "./version.ts";
- * const report = await versionReport();
- * ```
- */
+/** Never throws: a broken `config.yaml` is reported in `problem`. */
 export async function versionReport(): Promise<VersionReport> {
   const report: VersionReport = {
     module: await moduleVersion(),
     deno: Deno.version.deno,
     provider: null,
   };
-  let name = "";
+  let name: string | null;
   try {
-    const raw = getConfigValue(await loadConfig(), "memory.provider");
-    name = typeof raw === "string" ? raw.trim() : "";
+    name = activeProviderName(await loadConfig());
   } catch (error) {
     report.problem = errorText(error);
     return report;
   }
-  if (name === "" || isBuiltinSentinel(name)) return report;
+  if (name === null) return report;
   const found = await providerVersion(name).catch(() => null);
   report.provider = {
     name,
@@ -68,11 +44,8 @@ export async function versionReport(): Promise<VersionReport> {
 }
 
 /**
- * The module's name and version: from the checkout's `deno.json` (read at
- * run time; src/ may not import files outside it), else from a JSR URL
- * (`https://jsr.io/@hermes/memory/0.1.0/`), else `unknown`.
- *
- * @returns The name and version.
+ * From the checkout's `deno.json` (read at run time: src/ may not import
+ * files outside it), else from a JSR URL, else `unknown`.
  */
 export async function moduleVersion(): Promise<
   { name: string; version: string }
@@ -97,26 +70,6 @@ export async function moduleVersion(): Promise<
   return { name: "@hermes/memory", version: "unknown" };
 }
 
-/**
- * The text form of a version report, one fact a line:
- *
- * ```text
- * @hermes/memory 0.1.0
- * deno 2.9.6
- * memory provider: honcho 1.0.0 (bundled)
- * ```
- *
- * @param report The report.
- * @returns The text, ending with a line break.
- *
- * @example Basic usage
- * ```ts
- * import { formatVersion } from "./version.ts";
- * import assert from "node:assert/strict";
- * const text = formatVersion({ module: { name: "@hermes/memory", version: "0.1.0" }, deno: "2.9.6", provider: null });
- * assert.match(text, /memory provider: none \(built-in only\)/);
- * ```
- */
 export function formatVersion(report: VersionReport): string {
   const lines = [
     `${report.module.name} ${report.module.version}`,

@@ -1,37 +1,22 @@
 /**
- * `archive`: the reference checkpointing memory provider.
- *
- * Who imports it: the framework's loader (by URL, in the provider's
- * sandbox) when `memory.provider` is `archive`; an agent or a test only to
- * build the provider itself, in-process.
+ * `archive`: the reference checkpointing memory provider. The framework's
+ * loader imports it (in its sandbox) when `memory.provider` is `archive`.
  *
  * Before every lossy compression it archives the normalized transcript
  * (user and assistant text) to
  * `$HERMES_HOME/archive/<session>/transcript.jsonl` and implements
  * pre-compress checkpoint API version 2: a normal return means the archive
- * is durably on disk (appended, then `fsync`ed); any failure throws.
+ * is durably on disk (appended, then `fsync`ed); any failure throws. So it
+ * needs no `drain()`.
  *
- * Checkpoints are idempotent, and count across the whole archive. Each
- * message is keyed by the SHA-256 of its role and content plus its
- * occurrence number among identical messages of the whole archive
- * (`<digest>:<n>`). A checkpoint lines the transcript up against the end of
- * the archive: the part the archive already ends with — a retry, the
- * transcript a previous checkpoint saw (it grew since), or the head and the
- * recent tail a compaction kept — is skipped; everything after it is new
- * and archived, even when its text repeats an earlier message (`yes` or
- * `Done.` after a compaction are archived again). Ambiguity is resolved
- * towards idempotence: new messages that repeat, in order, exactly the
- * archive's last messages (right after the tail a compaction kept) are
- * taken as already archived.
- *
- * The file is append-only JSON Lines: a write torn by a crash leaves at
- * most one partial last line, which readers ignore and the next checkpoint
- * cuts off before appending. The archive is read and written in 64 KiB
- * chunks (the index keeps 32 bytes per archived message), so a checkpoint
- * holds the transcript it was given and little more.
- *
- * There is no accepted-but-not-durable work: `onPreCompress` returns only
- * once the archive is synced, so the provider needs no `drain()`.
+ * Checkpoints are idempotent across the whole archive. Each message is keyed
+ * by the SHA-256 of its role and content plus its occurrence number
+ * (`<digest>:<n>`). A checkpoint skips the part of the transcript the archive
+ * already ends with (a retry, a transcript that grew, or the head and tail a
+ * compaction kept) and archives everything after it, even repeated text.
+ * The file is append-only JSON Lines: a torn last line is ignored by readers
+ * and cut off by the next checkpoint. It is read and written in 64 KiB
+ * chunks, so a checkpoint holds little more than its transcript.
  *
  * @example Registering the provider
  * ```ts no-assert
@@ -56,9 +41,7 @@ import {
 import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
 
-// The provider contract (the framework's `MemoryProvider` and the types its
-// methods take and return), so that the provider's API can be named from
-// `@hermes/memory/archive` alone.
+// The provider contract, so the provider's API can be named from this entry alone.
 export type {
   AgentContext,
   ChatMessage,
@@ -134,17 +117,14 @@ export interface ArchiveRegistrationContext {
   registerMemoryProvider(provider: MemoryProvider): unknown;
 }
 
+/** The archive's digests in order, counts per hex digest, bytes of whole lines. */
 interface ArchiveIndex {
-  /** The digests of the archived messages, in archive order. */
   digests: DigestSequence;
-  /** Archived messages per digest (hex). */
   counts: Map<string, number>;
-  /** Bytes of whole lines in the file. */
   size: number;
 }
 
 const ARCHIVE_FILE = "transcript.jsonl";
-/** Lines are written in chunks of about this many bytes. */
 const WRITE_CHUNK_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
 
@@ -288,21 +268,24 @@ export class ArchiveMemoryProvider extends MemoryProvider {
     options: ReadArchiveOptions = {},
   ): Promise<ArchivedMessage[]> {
     const path = this.archivePath(options.sessionId ?? this.#sessionId);
-    let bytes: Uint8Array;
+    let file: Deno.FsFile;
     try {
-      bytes = await Deno.readFile(path);
+      file = await Deno.open(path, { read: true });
     } catch (error) {
       if (error instanceof Deno.errors.NotFound) return [];
       throw error;
     }
     const out: ArchivedMessage[] = [];
-    for (const record of parseLines(bytes, path).records) {
-      out.push({
-        key: record.key,
-        role: record.role,
-        content: record.content,
-        archivedAt: record.archived_at,
-      });
+    try {
+      await scanLines(file, path, (record) =>
+        out.push({
+          key: record.key,
+          role: record.role,
+          content: record.content,
+          archivedAt: record.archived_at,
+        }));
+    } finally {
+      file.close();
     }
     return out;
   }
@@ -397,15 +380,12 @@ export class ArchiveMemoryProvider extends MemoryProvider {
       counts: new Map(),
       size: 0,
     };
-    const skipped = await scanLines(file, (record) => {
+    index.size = await scanLines(file, path, (record) => {
       const digest = record.key.slice(0, record.key.lastIndexOf(":"));
       if (!/^[0-9a-f]{64}$/.test(digest)) return;
       index.digests.push(hexBytes(digest));
       index.counts.set(digest, (index.counts.get(digest) ?? 0) + 1);
-    }, (validLength) => index.size = validLength);
-    if (skipped > 0) {
-      log("warn", `Skipped ${skipped} unreadable line(s) in ${path}`);
-    }
+    });
     if (index.size < size) {
       // A torn tail from an interrupted append: cut it before appending.
       await file.truncate(index.size);
@@ -607,30 +587,6 @@ async function appendLines(
   return written;
 }
 
-function parseLines(
-  bytes: Uint8Array,
-  path: string,
-): { records: StoredRecord[]; validLength: number } {
-  const records: StoredRecord[] = [];
-  const decoder = new TextDecoder();
-  let start = 0;
-  let skipped = 0;
-  for (;;) {
-    const end = bytes.indexOf(NEWLINE, start);
-    if (end === -1) break;
-    const line = decoder.decode(bytes.subarray(start, end));
-    start = end + 1;
-    if (line.trim() === "") continue;
-    const record = parseRecord(line);
-    if (record) records.push(record);
-    else skipped++;
-  }
-  if (skipped > 0) {
-    log("warn", `Skipped ${skipped} unreadable line(s) in ${path}`);
-  }
-  return { records, validLength: start };
-}
-
 function parseRecord(line: string): StoredRecord | undefined {
   try {
     const record = JSON.parse(line) as StoredRecord;
@@ -642,14 +598,13 @@ function parseRecord(line: string): StoredRecord | undefined {
 
 /**
  * Reads the file from its position in 64 KiB chunks and calls `onRecord`
- * for each whole line (never holding more than one chunk and one line).
- *
- * @returns How many lines could not be read.
+ * for each whole line (never holding more than one chunk and one line); a
+ * torn last line is ignored. Returns the bytes of whole lines.
  */
 async function scanLines(
   file: Deno.FsFile,
+  path: string,
   onRecord: (record: StoredRecord) => void,
-  onValidLength: (bytes: number) => void,
 ): Promise<number> {
   const decoder = new TextDecoder();
   const chunk = new Uint8Array(WRITE_CHUNK_BYTES);
@@ -680,8 +635,10 @@ async function scanLines(
     }
     carry = data.slice(start);
   }
-  onValidLength(consumed);
-  return skipped;
+  if (skipped > 0) {
+    log("warn", `Skipped ${skipped} unreadable line(s) in ${path}`);
+  }
+  return consumed;
 }
 
 function sessionSegment(sessionId: string): string {

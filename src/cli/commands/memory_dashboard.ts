@@ -1,12 +1,7 @@
-/**
- * `hermes memory dashboard [--port N]`: a local web page for the active
- * profile's memory, served on 127.0.0.1 only. The URL carries a random
- * per-run token that every request must present; the Host and Origin of
- * every request are checked (no DNS rebinding, no cross-site request);
- * changes are JSON POSTs; every response has the profile's secrets masked.
- *
- * @module
- */
+// `hermes memory dashboard [--port N]`: a local web page for the profile's
+// memory on 127.0.0.1 only. Every request must present the URL's per-run
+// token; Host and Origin are checked (no DNS rebinding, no cross-site
+// request); changes are JSON POSTs; every response has secrets masked.
 
 import { Buffer } from "node:buffer";
 import type { CliIo } from "../cli_io.ts";
@@ -30,30 +25,20 @@ import { getHermesHome } from "../../profile/hermes_home.ts";
 import { isRecord } from "../../_util/is_record.ts";
 import { errorText } from "../../_util/error_text.ts";
 
-/** Options of {@linkcode runMemoryDashboard}. */
 interface MemoryDashboardOptions {
-  /**
-   * The port on 127.0.0.1 (`0`: any free port).
-   *
-   * @default {0}
-   */
+  /** `0` (the default): any free port. */
   port?: number;
 }
 
-/** A running dashboard. */
-export interface DashboardServer extends AsyncDisposable {
-  /** The URL to open, token included. */
+/** A running dashboard; `url` carries the token. */
+interface DashboardServer extends AsyncDisposable {
   url: string;
-  /** The origin (`http://127.0.0.1:PORT`). */
   origin: string;
-  /** Resolves when the server has stopped. */
   finished: Promise<void>;
-  /** Stops the server. */
   shutdown(): Promise<void>;
 }
 
-/** The header the page sends the token in. */
-export const TOKEN_HEADER = "X-Hermes-Token";
+const TOKEN_HEADER = "X-Hermes-Token";
 
 const MAX_BODY_BYTES = 64 * 1024;
 
@@ -63,6 +48,17 @@ class HttpError extends Error {
     super(message);
     this.status = status;
   }
+}
+
+function json(text: string, status = 200): Response {
+  return new Response(text, {
+    status,
+    headers: {
+      "content-type": "application/json; charset=utf-8",
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+    },
+  });
 }
 
 function randomToken(bytes: number): string {
@@ -79,13 +75,6 @@ function sameText(a: string, b: string): boolean {
   return diff === 0;
 }
 
-/**
- * Starts the dashboard server for the active profile.
- *
- * @param options The port.
- * @param io The CLI's environment and where warnings go.
- * @returns The running server.
- */
 export async function startDashboard(
   options: MemoryDashboardOptions,
   io: CliIo,
@@ -113,17 +102,20 @@ export async function startDashboard(
     onListen: (addr) => ready.resolve(addr as Deno.NetAddr),
     onError: (error) => {
       io.stderr(`dashboard: ${errorText(error)}\n`);
-      return json({ error: "internal error" }, 500);
+      return json(JSON.stringify({ error: "internal error" }), 500);
     },
   }, async (request) => {
     try {
       return await handle(request);
     } catch (error) {
       if (error instanceof HttpError) {
-        return json({ error: error.message }, error.status);
+        return json(JSON.stringify({ error: error.message }), error.status);
       }
       io.stderr(`dashboard: ${errorText(error)}\n`);
-      return json({ error: (await mask)(errorText(error)) }, 500);
+      return json(
+        JSON.stringify({ error: (await mask)(errorText(error)) }),
+        500,
+      );
     }
   });
   const addr = await ready.promise;
@@ -131,28 +123,9 @@ export async function startDashboard(
   const hosts = new Set([`127.0.0.1:${addr.port}`, `localhost:${addr.port}`]);
   const origins = new Set([...hosts].map((h) => `http://${h}`));
 
-  function json(value: unknown, status = 200): Response {
-    return new Response(JSON.stringify(value), {
-      status,
-      headers: {
-        "content-type": "application/json; charset=utf-8",
-        "cache-control": "no-store",
-        "x-content-type-options": "nosniff",
-      },
-    });
-  }
-
   async function reply(value: unknown, status = 200): Promise<Response> {
     // Every response passes the secret masker, whatever produced it.
-    const text = (await mask)(JSON.stringify(value));
-    return new Response(text, {
-      status,
-      headers: {
-        "content-type": "application/json; charset=utf-8",
-        "cache-control": "no-store",
-        "x-content-type-options": "nosniff",
-      },
-    });
+    return json((await mask)(JSON.stringify(value)), status);
   }
 
   function check(request: Request, url: URL): void {
@@ -251,12 +224,7 @@ export async function startDashboard(
         await view.reset();
         // The masker learns a secret just saved to .env.
         const fresh = await profileSecretMasker(home);
-        return new Response(fresh(JSON.stringify(result)), {
-          headers: {
-            "content-type": "application/json; charset=utf-8",
-            "cache-control": "no-store",
-          },
-        });
+        return json(fresh(JSON.stringify(result)));
       }
     }
     if (request.method === "GET" && path === "/api/health") {
@@ -327,13 +295,7 @@ function entryChange(value: Record<string, unknown>): EntryChange {
   );
 }
 
-/**
- * Serves the dashboard until interrupted (Ctrl-C) and prints its URL.
- *
- * @param options The port.
- * @param io Where the URL goes.
- * @returns `0` once stopped, `1` when the port is taken.
- */
+/** Serves until Ctrl-C; exits 1 when the port is taken. */
 export async function runMemoryDashboard(
   options: MemoryDashboardOptions,
   io: CliIo,
@@ -355,37 +317,15 @@ export async function runMemoryDashboard(
   const stop = () => {
     dashboard.shutdown().catch(() => {});
   };
-  Deno.addSignalListener("SIGINT", stop);
-  try {
-    Deno.addSignalListener("SIGTERM", stop);
-  } catch {
-    // Not on Windows.
-  }
+  const signals: Deno.Signal[] = Deno.build.os === "windows"
+    ? ["SIGINT"]
+    : ["SIGINT", "SIGTERM"];
+  for (const signal of signals) Deno.addSignalListener(signal, stop);
   await dashboard.finished;
-  Deno.removeSignalListener("SIGINT", stop);
-  try {
-    Deno.removeSignalListener("SIGTERM", stop);
-  } catch {
-    // Not on Windows.
-  }
+  for (const signal of signals) Deno.removeSignalListener(signal, stop);
   return 0;
 }
 
-/**
- * Attaches `dashboard` to the `memory` command.
- *
- * @param memory The `hermes memory` command.
- * @returns The `dashboard` command.
- *
- * @example Attaching the subcommand
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerMemoryDashboard } from "./memory_dashboard.ts";
- * import assert from "node:assert/strict";
- * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerMemoryDashboard(memory).name(), "dashboard");
- * ```
- */
 export function registerMemoryDashboard(memory: HermesCommand): HermesCommand {
   const command = memory.command("dashboard")
     .summary("Open a local web page to configure and inspect memory")

@@ -1,27 +1,11 @@
-/**
- * `hermes memory doctor [--json]`: checks the profile and prints one line
- * per problem with its fix, exiting `1` when anything is wrong:
- *
- * - the settings files (`config.yaml`, `.env`, the active provider's own)
- *   parse, with the line and column where one does not;
- * - a file holding secrets is mode `0600`;
- * - no temporary file of an interrupted atomic write is left beside them;
- * - the sandbox grant covers what the configuration needs (the host of the
- *   configured server in `memory.permissions.<provider>.net`);
- * - the provider loads, is available, reaches its server and its
- *   credentials are accepted (the provider's own probe);
- * - the provider's queued and refused data (Honcho: the outbox);
- * - the pre-compress checkpoint gate, when `compression.checkpoint_required`
- *   arms it, has a provider of checkpoint API v2.
- *
- * @module
- */
+// `hermes memory doctor [--json]`: one line per problem with its fix (settings
+// files parse and modes, leftover temporary files, the sandbox grant against
+// the configuration, the provider and its connection, its outbox, the
+// checkpoint gate); exits 1 when anything is wrong.
 
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { styleFor, writeJson } from "../format.ts";
-import { getHermesHome } from "../../profile/hermes_home.ts";
-import { getConfigValue } from "../../config/config.ts";
 import { memoryFilePaths } from "../../builtin/memory_store.ts";
 import {
   CHECKPOINT_REMEDIATION,
@@ -30,29 +14,23 @@ import {
 import { PRE_COMPRESS_CHECKPOINT_API_VERSION } from "../../core/memory_provider.ts";
 import {
   closeProvider,
-  describeProviderStatus,
-  isBuiltinSentinel,
   loadProvider,
-  locateProvider,
   type ProviderConnectionStatus,
   sandboxGrant,
 } from "../_plugins.ts";
 import {
-  checkConfigYaml,
-  checkEnvFile,
   fileLocation,
   orphanedTempFiles,
-  providerFileReport,
   type SettingsFileReport,
   withoutDuplicateWarnings,
 } from "../settings_files.ts";
+import { brokenFilePaths, readProfile } from "./memory_status.ts";
 import { errorText } from "../../_util/error_text.ts";
 
-/** How long doctor's connection probe may take: 3 s. */
-export const DOCTOR_PROBE_TIMEOUT_MS = 3_000;
+const DOCTOR_PROBE_TIMEOUT_MS = 3_000;
 
 /** One problem `hermes memory doctor` found. */
-export interface DoctorProblem {
+interface DoctorProblem {
   /**
    * What was checked: `file.parse`, `file.mode`, `file.orphaned_temp`,
    * `grant.net`, `provider.missing`, `provider.load`,
@@ -70,16 +48,12 @@ export interface DoctorProblem {
 }
 
 /** Everything `hermes memory doctor --json` prints. */
-export interface DoctorReport {
-  /** The profile home. */
+interface DoctorReport {
   hermesHome: string;
   /** The active provider (`null`: built-in only, or unknown). */
   provider: string | null;
-  /** `true` when no problem was found. */
   ok: boolean;
-  /** The problems, one per line of the text output. */
   problems: DoctorProblem[];
-  /** The settings files checked. */
   files: SettingsFileReport[];
   /** Leftovers of interrupted atomic writes. */
   orphanedTempFiles: string[];
@@ -112,43 +86,26 @@ function modeProblem(file: SettingsFileReport): DoctorProblem | undefined {
   };
 }
 
-/** Whether `host[:port]` is covered by a grant entry. */
 function within(path: string, dir: string): boolean {
   const base = dir.replace(/\/+$/, "");
   return path === base || path.startsWith(`${base}/`);
 }
 
+/** Whether `host[:port]` is covered by a grant entry. */
 function granted(needed: string, grant: readonly string[]): boolean {
   const bare = needed.replace(/:\d+$/, "");
   return grant.includes(needed) || grant.includes(bare);
 }
 
-/**
- * Runs every check on the active profile.
- *
- * @param io The CLI's environment.
- * @returns The report.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { collectDoctor } from "./memory_doctor.ts";
- * const report = await collectDoctor(memoryCliIo());
- * ```
- */
+/** Runs every check on the active profile. */
 export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
-  const home = getHermesHome();
+  const { home, config, yamlFile, files, name, installed, status: hook } =
+    await readProfile(io, {
+      probe: true,
+      probeTimeoutMs: DOCTOR_PROBE_TIMEOUT_MS,
+      detail: "doctor",
+    });
   const problems: DoctorProblem[] = [];
-  const { report: yamlFile, config } = await checkConfigYaml(home);
-  const files: SettingsFileReport[] = [yamlFile, await checkEnvFile(home)];
-  const raw = getConfigValue(config, "memory.provider");
-  const setting = typeof raw === "string" ? raw.trim() : "";
-  const name = yamlFile.error
-    ? null
-    : setting !== "" && !isBuiltinSentinel(setting)
-    ? setting
-    : null;
-
   const report: DoctorReport = {
     hermesHome: home,
     provider: name,
@@ -166,51 +123,32 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
     },
   };
 
-  let installed = false;
-  let needs: string[] = [];
-  let writeNeeds: string[] = [];
-  if (name !== null) {
-    installed = await locateProvider(name) !== null;
-    if (!installed) {
+  const needs = hook.description?.needs?.net ?? [];
+  const writeNeeds = hook.description?.needs?.write ?? [];
+  if (name !== null && !installed) {
+    problems.push({
+      check: "provider.missing",
+      where: `${yamlFile.path} memory.provider`,
+      message: `memory provider '${name}' is not installed`,
+      fix:
+        "pick an installed one with 'hermes memory setup' (see 'hermes memory list')",
+    });
+  } else if (name !== null) {
+    if (hook.error !== undefined) {
       problems.push({
-        check: "provider.missing",
-        where: `${yamlFile.path} memory.provider`,
-        message: `memory provider '${name}' is not installed`,
-        fix:
-          "pick an installed one with 'hermes memory setup' (see 'hermes memory list')",
+        check: "provider.load",
+        where: `${name} cli.ts`,
+        message: `its status hook failed: ${hook.error}`,
+        fix: `fix the provider's cli.ts, then run 'hermes memory doctor' again`,
       });
-    } else {
-      const hook = await describeProviderStatus(name, {
-        hermesHome: home,
-        config,
-        env: (variable) => io.env(variable),
-        probe: true,
-        probeTimeoutMs: DOCTOR_PROBE_TIMEOUT_MS,
-        detail: "doctor",
-      });
-      const description = hook.description;
-      if (hook.error !== undefined) {
-        problems.push({
-          check: "provider.load",
-          where: `${name} cli.ts`,
-          message: `its status hook failed: ${hook.error}`,
-          fix:
-            `fix the provider's cli.ts, then run 'hermes memory doctor' again`,
-        });
-      }
-      for (const file of description?.files ?? []) {
-        files.push(await providerFileReport(file));
-      }
-      needs = description?.needs?.net ?? [];
-      writeNeeds = description?.needs?.write ?? [];
-      report.connection = description?.connection ?? null;
-      const outbox = description?.extra?.outbox;
-      report.outbox = outbox !== null && typeof outbox === "object"
-        ? outbox as Record<string, unknown>
-        : null;
-      for (const problem of description?.problems ?? []) {
-        problems.push({ ...problem, where: name });
-      }
+    }
+    report.connection = hook.description?.connection ?? null;
+    const outbox = hook.description?.extra?.outbox;
+    report.outbox = outbox !== null && typeof outbox === "object"
+      ? outbox as Record<string, unknown>
+      : null;
+    for (const problem of hook.description?.problems ?? []) {
+      problems.push({ ...problem, where: name });
     }
   }
 
@@ -367,20 +305,7 @@ async function checkProvider(name: string, report: DoctorReport) {
   }
 }
 
-/**
- * Renders a doctor report: one line per problem with its fix, then a
- * summary.
- *
- * @param report The report.
- * @param io Where colours are decided.
- * @returns The text.
- *
- * @example
- * ```ts ignore
- * io.stdout(renderDoctor(await collectDoctor(io), io));
- * ```
- */
-export function renderDoctor(report: DoctorReport, io: CliIo): string {
+function renderDoctor(report: DoctorReport, io: CliIo): string {
   const style = styleFor(io, "stdout");
   let out = `Memory doctor: ${report.hermesHome} (provider: ${
     report.provider ?? "built-in only"
@@ -400,48 +325,19 @@ export function renderDoctor(report: DoctorReport, io: CliIo): string {
   return out;
 }
 
-/**
- * Runs `hermes memory doctor`.
- *
- * @param options `--json`.
- * @param io Where to write.
- * @returns `0` when nothing is wrong, `1` otherwise.
- *
- * @example
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { runMemoryDoctor } from "./memory_doctor.ts";
- * const code = await runMemoryDoctor({ json: true }, memoryCliIo());
- * ```
- */
 export async function runMemoryDoctor(
   options: { json?: boolean },
   io: CliIo,
 ): Promise<number> {
   const report = await withoutDuplicateWarnings(
     () => collectDoctor(io),
-    (r) => r.files.filter((f) => f.error).map((f) => f.path),
+    brokenFilePaths,
   );
   if (options.json) writeJson(io, report);
   else io.stdout(renderDoctor(report, io));
   return report.ok ? 0 : 1;
 }
 
-/**
- * Attaches `doctor` to the `memory` command.
- *
- * @param memory The `hermes memory` command.
- * @returns The `doctor` command.
- *
- * @example Attaching the subcommand
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerMemoryDoctor } from "./memory_doctor.ts";
- * import assert from "node:assert/strict";
- * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerMemoryDoctor(memory).name(), "doctor");
- * ```
- */
 export function registerMemoryDoctor(memory: HermesCommand): HermesCommand {
   const command = memory.command("doctor")
     .summary("Check the profile's memory setup; one line per problem")

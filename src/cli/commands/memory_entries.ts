@@ -1,11 +1,6 @@
-/**
- * `hermes memory entries [list|add|replace|remove]`: the built-in
- * `MEMORY.md` / `USER.md` entries, numbered, with usage against their
- * limits; one entry added, replaced or removed at a time through the
- * `memory` tool's own handler (threat scan, lock, drift guard, budget).
- *
- * @module
- */
+// `hermes memory entries [list|add|replace|remove]`: the built-in entries,
+// numbered, with usage; one change at a time through the `memory` tool's own
+// handler (threat scan, lock, drift guard, budget).
 
 import { terminalSafe } from "../../core/terminal_text.ts";
 import { Option } from "npm:commander@^14.0.3";
@@ -18,39 +13,16 @@ import {
   type EntryChange,
   EntryNumberError,
   listBuiltinEntries,
+  TARGET_DESCRIPTIONS,
 } from "../builtin_entries.ts";
 import type { MemoryTarget } from "../../core/memory_provider.ts";
 
-/** Options of {@linkcode runMemoryEntriesList}. */
 interface EntriesListOptions {
-  /**
-   * Which file to list.
-   *
-   * @default {"all"}
-   */
   target?: MemoryTarget | "all";
-  /**
-   * Print JSON: `{ "files": [...] }`, each file with `target`, `file`,
-   * `path`, `enabled`, `exists`, `error`, `chars`, `limit`, `percent`,
-   * `usage` and `entries` (`number`, `text`, `blocked`).
-   *
-   * @default {false}
-   */
   json?: boolean;
 }
 
-const DESCRIPTIONS: Record<MemoryTarget, string> = {
-  memory: "agent notes",
-  user: "user profile",
-};
-
-/**
- * Lists the entries of the built-in files of the active profile.
- *
- * @param options Which file and the output format.
- * @param io Where to write.
- * @returns `0`, or `1` when a file cannot be read.
- */
+/** Exits 1 when a file cannot be read. */
 export async function runMemoryEntriesList(
   options: EntriesListOptions,
   io: CliIo,
@@ -99,20 +71,14 @@ export async function runMemoryEntriesList(
 function heading(file: BuiltinEntryFile, bold: (s: string) => string): string {
   const state = file.enabled ? "" : " (disabled in config.yaml)";
   return `${bold(file.file)} \u2014 ${
-    DESCRIPTIONS[file.target]
+    TARGET_DESCRIPTIONS[file.target]
   } \u00b7 ${file.usage}${state}`;
 }
 
 /**
- * Applies one change through the `memory` tool and reports its result.
  * The person running the command is the approval: a change is saved even
- * when `memory.write_approval` stages the agent's own writes.
- *
- * @param change The change.
- * @param options The output format.
- * @param io Where to write.
- * @returns `0` when saved, `1` when the memory tool refused it, `2` when
- * the number names no entry.
+ * when `memory.write_approval` stages the agent's own writes. Exits 1 when
+ * the tool refused it, 2 when the number names no entry.
  */
 export async function runMemoryEntriesChange(
   change: EntryChange,
@@ -162,12 +128,6 @@ export async function runMemoryEntriesChange(
   return 0;
 }
 
-function targetOption(): Option {
-  return new Option("-t, --target <target>", "Which file: memory or user")
-    .choices(["memory", "user"])
-    .default("memory");
-}
-
 function entryNumber(command: HermesCommand, raw: string): number {
   if (!/^[1-9][0-9]*$/.test(raw)) {
     command.error(
@@ -177,22 +137,6 @@ function entryNumber(command: HermesCommand, raw: string): number {
   return Number(raw);
 }
 
-/**
- * Attaches `entries` (with `list`, `add`, `replace`, `remove`) to the
- * `memory` command.
- *
- * @param memory The `hermes memory` command.
- * @returns The `entries` command.
- *
- * @example Attaching the subcommand
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerMemoryEntries } from "./memory_entries.ts";
- * import assert from "node:assert/strict";
- * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerMemoryEntries(memory).name(), "entries");
- * ```
- */
 export function registerMemoryEntries(memory: HermesCommand): HermesCommand {
   const entries = memory.command("entries")
     .summary("List, add, replace or remove built-in memory entries")
@@ -229,60 +173,65 @@ export function registerMemoryEntries(memory: HermesCommand): HermesCommand {
     return runMemoryEntriesList(opts, list.context.io);
   });
 
-  const add = entries.command("add")
-    .argument("<text>", "The new entry")
-    .summary("Add one entry")
-    .description("Add one entry to MEMORY.md (or USER.md with --target user).")
-    .addOption(targetOption())
-    .option("--json", "Print the memory tool's result as JSON", false);
-  add.action((text: string, opts: { target: MemoryTarget; json: boolean }) =>
-    runMemoryEntriesChange(
-      { action: "add", target: opts.target, content: text },
-      opts,
-      add.context.io,
-    )
+  type ChangeOptions = { target: MemoryTarget; json: boolean };
+  const change = (
+    name: string,
+    args: [string, string][],
+    summary: string,
+    description: string,
+    build: (
+      values: string[],
+      opts: ChangeOptions,
+      command: HermesCommand,
+    ) => EntryChange,
+  ): void => {
+    const command = entries.command(name);
+    for (const [arg, help] of args) command.argument(arg, help);
+    command.summary(summary).description(description)
+      .addOption(
+        new Option("-t, --target <target>", "Which file: memory or user")
+          .choices(["memory", "user"])
+          .default("memory"),
+      )
+      .option("--json", "Print the memory tool's result as JSON", false)
+      .action((...values: unknown[]) => {
+        const opts = values[args.length] as ChangeOptions;
+        return runMemoryEntriesChange(
+          build(values.slice(0, args.length) as string[], opts, command),
+          opts,
+          command.context.io,
+        );
+      });
+  };
+  change(
+    "add",
+    [["<text>", "The new entry"]],
+    "Add one entry",
+    "Add one entry to MEMORY.md (or USER.md with --target user).",
+    ([text], { target }) => ({ action: "add", target, content: text ?? "" }),
   );
-
-  const replace = entries.command("replace")
-    .argument("<number>", "The entry's number")
-    .argument("<text>", "The complete new entry")
-    .summary("Replace one entry")
-    .description("Replace entry <number> with <text> (the whole entry).")
-    .addOption(targetOption())
-    .option("--json", "Print the memory tool's result as JSON", false);
-  replace.action((
-    raw: string,
-    text: string,
-    opts: { target: MemoryTarget; json: boolean },
-  ) =>
-    runMemoryEntriesChange(
-      {
-        action: "replace",
-        target: opts.target,
-        number: entryNumber(replace, raw),
-        content: text,
-      },
-      opts,
-      replace.context.io,
-    )
+  change(
+    "replace",
+    [["<number>", "The entry's number"], ["<text>", "The complete new entry"]],
+    "Replace one entry",
+    "Replace entry <number> with <text> (the whole entry).",
+    ([raw, text], { target }, command) => ({
+      action: "replace",
+      target,
+      number: entryNumber(command, raw ?? ""),
+      content: text ?? "",
+    }),
   );
-
-  const remove = entries.command("remove")
-    .argument("<number>", "The entry's number")
-    .summary("Remove one entry")
-    .description("Remove entry <number>.")
-    .addOption(targetOption())
-    .option("--json", "Print the memory tool's result as JSON", false);
-  remove.action((raw: string, opts: { target: MemoryTarget; json: boolean }) =>
-    runMemoryEntriesChange(
-      {
-        action: "remove",
-        target: opts.target,
-        number: entryNumber(remove, raw),
-      },
-      opts,
-      remove.context.io,
-    )
+  change(
+    "remove",
+    [["<number>", "The entry's number"]],
+    "Remove one entry",
+    "Remove entry <number>.",
+    ([raw], { target }, command) => ({
+      action: "remove",
+      target,
+      number: entryNumber(command, raw ?? ""),
+    }),
   );
   return entries;
 }

@@ -1,12 +1,6 @@
-/**
- * `hermes memory …` for the command line itself: the group, with only the
- * subcommand a command line names loaded (its module and what it
- * imports), so `hermes memory status` does not load setup, import or the
- * memory manager. Help and unknown words load every subcommand, to list
- * them.
- *
- * @module
- */
+// `hermes memory …`: the group, with only the subcommand a command line
+// names loaded, so `hermes memory status` does not load setup, import or the
+// memory manager. Help and unknown words load every subcommand, to list them.
 
 import type { HermesCommand } from "../hermes_command.ts";
 import { MEMORY_SUMMARY } from "../root_help.ts";
@@ -14,10 +8,9 @@ import { MEMORY_SUMMARY } from "../root_help.ts";
 type Register = (memory: HermesCommand) => HermesCommand;
 
 /**
- * The subcommands in help order, each loaded on demand. The specifiers are
- * computed on purpose: Deno reads the whole graph of a literal dynamic
- * import as soon as the importing module loads. compile includes this
- * folder; the cache step installs their npm packages through `run.ts`.
+ * The subcommands in help order. The specifiers are computed on purpose:
+ * Deno reads the whole graph of a literal dynamic import as soon as the
+ * importing module loads (cli_location.ts lists them for compile and cache).
  */
 const SUBCOMMANDS: readonly [string, string, string][] = [
   ["status", "./memory_status.ts", "registerMemoryStatus"],
@@ -34,19 +27,13 @@ const SUBCOMMANDS: readonly [string, string, string][] = [
   ["import", "./memory_import.ts", "registerMemoryImport"],
 ];
 
-async function load(file: string, name: string): Promise<Register> {
+async function load<T>(file: string, name: string): Promise<T> {
   const url = new URL(file, import.meta.url).href;
   const module = await import(url) as Record<string, unknown>;
-  return module[name] as Register;
+  return module[name] as T;
 }
 
-/**
- * Adds the `memory` group (description, usage, examples) without its
- * subcommands.
- *
- * @param program The `hermes` root command.
- * @returns The `memory` command.
- */
+/** Adds the `memory` group (description, usage, examples) without its subcommands. */
 export function defineMemoryGroup(program: HermesCommand): HermesCommand {
   return program.command("memory")
     .summary(MEMORY_SUMMARY)
@@ -64,32 +51,10 @@ export function defineMemoryGroup(program: HermesCommand): HermesCommand {
 }
 
 /**
- * Makes `hermes memory` alone run `status`; any other word is an unknown
- * command (a default subcommand would report it as an excess argument of
- * status).
- *
- * @param memory The `memory` command.
- * @param runStatus Runs `hermes memory status`.
- */
-export function defaultToStatus(
-  memory: HermesCommand,
-  runStatus: () => Promise<number>,
-): void {
-  memory.allowExcessArguments(true).action(() => {
-    const [word] = memory.args;
-    if (word !== undefined) memory.unknownSubcommand(word);
-    return runStatus();
-  });
-}
-
-/**
  * Attaches `memory` with the subcommand `word` names (all of them when it
- * names none, or for help).
- *
- * @param program The `hermes` root command.
- * @param word The word after `memory`, if any.
- * @param help Whether help was asked for.
- * @returns The `memory` command.
+ * names none, or for help). `hermes memory` alone runs `status`; any other
+ * word is an unknown command (a default subcommand would report it as an
+ * excess argument of status).
  */
 export async function attachMemoryCommand(
   program: HermesCommand,
@@ -104,17 +69,18 @@ export async function attachMemoryCommand(
     ? SUBCOMMANDS.filter(([name]) => name === "status")
     : SUBCOMMANDS;
   const registers = await Promise.all(
-    wanted.map(([, file, name]) => load(file, name)),
+    wanted.map(([, file, name]) => load<Register>(file, name)),
   );
   for (const register of registers) register(memory);
-  defaultToStatus(memory, async () => {
-    const status = await load(
-      "./memory_status.ts",
-      "runMemoryStatus",
-    ) as unknown as (
-      options: Record<string, never>,
-      io: HermesCommand["context"]["io"],
-    ) => Promise<number>;
+  memory.allowExcessArguments(true).action(async () => {
+    const [word] = memory.args;
+    if (word !== undefined) memory.unknownSubcommand(word);
+    const status = await load<
+      (
+        options: Record<string, never>,
+        io: HermesCommand["context"]["io"],
+      ) => Promise<number>
+    >("./memory_status.ts", "runMemoryStatus");
     return await status({}, memory.context.io);
   });
   return memory;

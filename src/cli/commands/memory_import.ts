@@ -1,18 +1,8 @@
-/**
- * `hermes memory import <transcript.jsonl>`: replays an OpenAI-format
- * transcript (one JSON message per line) through the memory manager turn
- * by turn, as the agent would have, so the active provider learns from it.
- *
- * Re-running an import stores nothing new: each turn carries a stable
- * `turnId` (from the session, the turn's user and assistant text and how
- * many identical turns came before it), and a provider that honours it —
- * Honcho does, by deriving its message ids from it and looking them up
- * before sending — keeps one copy. The command reports success only once
- * the provider confirmed every turn durable (`drain`), and it ends the
- * imported session, so the provider delivers before the process exits.
- *
- * @module
- */
+// `hermes memory import <transcript.jsonl>`: replays an OpenAI-format
+// transcript through the memory manager turn by turn, as the agent would
+// have. Re-running stores nothing new: each turn carries a stable `turnId`
+// a provider may honour (Honcho derives its message ids from it); success is
+// reported once the provider confirmed every turn durable (`drain`).
 
 import { createHash } from "node:crypto";
 import { errorText } from "../../_util/error_text.ts";
@@ -20,13 +10,12 @@ import { basename, extname } from "node:path";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { openAgentMemory } from "../_agent_memory.ts";
+import { writeJson } from "../format.ts";
 import type { ChatMessage } from "../../core/memory_provider.ts";
 
-/** One replayable turn of a transcript. */
+/** One turn: `assistant` is the last assistant text before the next user message. */
 interface TranscriptTurn {
-  /** The user's message text. */
   user: string;
-  /** The assistant's reply text (the last assistant text before the next user message). */
   assistant: string;
   /** The transcript up to the end of this turn. */
   messages: ChatMessage[];
@@ -34,39 +23,21 @@ interface TranscriptTurn {
   line: number;
 }
 
-/** A line of a transcript that was skipped. */
 interface TranscriptProblem {
-  /** The 1-based line. */
   line: number;
-  /** Why it was skipped. */
   reason: string;
 }
 
-/** What {@linkcode parseTranscript} found. */
 interface ParsedTranscript {
-  /** The turns, in order. */
   turns: TranscriptTurn[];
   /** Malformed lines, skipped. */
   problems: TranscriptProblem[];
-  /** User messages with no assistant reply after them (lines). */
+  /** Lines of user messages with no assistant reply after them. */
   unanswered: number[];
 }
 
-/**
- * The text of a message's `content`: a string as is, or the `text` of its
- * text parts joined by line breaks.
- *
- * @param content A message's content.
- * @returns The text (`""` when there is none).
- *
- * @example Basic usage
- * ```ts
- * import { messageText } from "./memory_import.ts";
- * import assert from "node:assert/strict";
- * assert.equal(messageText([{ type: "text", text: "hi" }]), "hi");
- * ```
- */
-export function messageText(content: unknown): string {
+/** A message's text: a string as is, or its text parts joined by line breaks. */
+function messageText(content: unknown): string {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) {
     return content
@@ -83,52 +54,12 @@ export function messageText(content: unknown): string {
 }
 
 /**
- * Parses a JSON-lines transcript and pairs each user message with the
- * assistant reply that follows it. Blank lines are ignored; lines that are
- * not a JSON object with a string `role` are reported and skipped.
- *
- * @param text The file's text.
- * @returns Turns, problems and unanswered user messages.
- *
- * @example Basic usage
- * ```ts
- * import { parseTranscript } from "./memory_import.ts";
- * import assert from "node:assert/strict";
- * const parsed = parseTranscript(
- *   '{"role":"user","content":"hi"}\n{"role":"assistant","content":"hello"}\n',
- * );
- * assert.equal(parsed.turns.length, 1);
- * ```
+ * Pairs each user message with the assistant reply that follows it. Blank
+ * lines are ignored; lines that are not a JSON object with a string `role`
+ * are reported and skipped.
  */
 export function parseTranscript(text: string): ParsedTranscript {
   const problems: TranscriptProblem[] = [];
-  const messages: { message: ChatMessage; line: number }[] = [];
-  const lines = text.split(/\r?\n/);
-  lines.forEach((raw, index) => {
-    const line = index + 1;
-    if (raw.trim() === "") return;
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch (error) {
-      problems.push({
-        line,
-        reason: `not valid JSON (${errorText(error)})`,
-      });
-      return;
-    }
-    if (value === null || typeof value !== "object" || Array.isArray(value)) {
-      problems.push({ line, reason: "not a JSON object" });
-      return;
-    }
-    const message = value as ChatMessage;
-    if (typeof message.role !== "string") {
-      problems.push({ line, reason: "has no string 'role'" });
-      return;
-    }
-    messages.push({ message, line });
-  });
-
   const turns: TranscriptTurn[] = [];
   const unanswered: number[] = [];
   const transcript: ChatMessage[] = [];
@@ -147,7 +78,25 @@ export function parseTranscript(text: string): ParsedTranscript {
     }
     pending = null;
   };
-  for (const { message, line } of messages) {
+  text.split(/\r?\n/).forEach((raw, index) => {
+    const line = index + 1;
+    if (raw.trim() === "") return;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (error) {
+      problems.push({ line, reason: `not valid JSON (${errorText(error)})` });
+      return;
+    }
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      problems.push({ line, reason: "not a JSON object" });
+      return;
+    }
+    const message = value as ChatMessage;
+    if (typeof message.role !== "string") {
+      problems.push({ line, reason: "has no string 'role'" });
+      return;
+    }
     if (message.role === "user") {
       close();
       pending = { user: messageText(message.content), line, assistant: "" };
@@ -156,34 +105,17 @@ export function parseTranscript(text: string): ParsedTranscript {
       if (reply.trim() !== "") pending.assistant = reply;
     }
     transcript.push(message);
-  }
+  });
   close();
   return { turns, problems, unanswered };
 }
 
 /**
- * The stable keys of a transcript's turns: the SHA-256 of the session, the
- * turn's user and assistant text, and the number of identical turns before
- * it (so a repeated "yes" / "Done." is its own turn, and inserting a turn
- * elsewhere does not change the others' keys).
- *
- * @param sessionId The session the turns are recorded under.
- * @param turns The turns, in order.
- * @returns One key per turn (64 hex characters).
- *
- * @example Repeated turns get different keys
- * ```ts
- * import { importTurnIds } from "./memory_import.ts";
- * import assert from "node:assert/strict";
- * const ids = importTurnIds("s", [
- *   { user: "ok", assistant: "Done.", messages: [], line: 1 },
- *   { user: "ok", assistant: "Done.", messages: [], line: 3 },
- * ]);
- * assert.notEqual(ids[0], ids[1]);
- * assert.deepEqual(importTurnIds("s", [{ user: "ok", assistant: "Done.", messages: [], line: 9 }]), [ids[0]]);
- * ```
+ * The stable keys of the turns: SHA-256 of the session, the turn's text and
+ * how many identical turns came before it (a repeated "yes" is its own turn;
+ * inserting a turn elsewhere does not change the others' keys).
  */
-export function importTurnIds(
+function importTurnIds(
   sessionId: string,
   turns: readonly TranscriptTurn[],
 ): string[] {
@@ -198,18 +130,10 @@ export function importTurnIds(
   });
 }
 
-/** Options of {@linkcode runMemoryImport}. */
 interface MemoryImportOptions {
-  /** The session id the turns are recorded under (default `import-<file stem>`). */
+  /** Default `import-<file stem>`. */
   session?: string;
-  /**
-   * Print one JSON object on success instead of text: `file`,
-   * `sessionId`, `provider`, `imported` (turns), `skipped` (`{ line,
-   * reason }` for each malformed line) and `unanswered` (line numbers of
-   * user messages without a reply). Errors stay on stderr.
-   *
-   * @default {false}
-   */
+  /** JSON on success; errors stay on stderr. */
   json?: boolean;
 }
 
@@ -240,21 +164,7 @@ async function readTranscript(path: string): Promise<string> {
   }
 }
 
-/**
- * Replays a transcript into the active provider.
- *
- * @param file The transcript path (`-` for standard input).
- * @param options The session id.
- * @param io Where to write.
- * @returns `0` when imported, `1` when nothing could be imported.
- *
- * @example Running the command in-process
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { runMemoryImport } from "./memory_import.ts";
- * await runMemoryImport("chat.jsonl", {}, memoryCliIo());
- * ```
- */
+/** Exits 1 when nothing could be imported. */
 export async function runMemoryImport(
   file: string,
   options: MemoryImportOptions,
@@ -320,25 +230,17 @@ export async function runMemoryImport(
     // ...then the imported session ends, so the provider delivers now.
     await manager.onSessionEnd(parsed.turns.at(-1)?.messages ?? []);
     if (options.json) {
-      io.stdout(
-        `${
-          JSON.stringify(
-            {
-              file,
-              sessionId,
-              provider: memory.external,
-              imported: total,
-              skipped: parsed.problems.map((p) => ({
-                line: p.line,
-                reason: p.reason,
-              })),
-              unanswered: parsed.unanswered,
-            },
-            null,
-            2,
-          )
-        }\n`,
-      );
+      writeJson(io, {
+        file,
+        sessionId,
+        provider: memory.external,
+        imported: total,
+        skipped: parsed.problems.map((p) => ({
+          line: p.line,
+          reason: p.reason,
+        })),
+        unanswered: parsed.unanswered,
+      });
     } else {
       io.stdout(
         `Imported ${total} turn${
@@ -352,21 +254,6 @@ export async function runMemoryImport(
   }
 }
 
-/**
- * Attaches `import` to the `memory` command.
- *
- * @param memory The `hermes memory` command.
- * @returns The `import` command.
- *
- * @example Attaching the subcommand
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerMemoryImport } from "./memory_import.ts";
- * import assert from "node:assert/strict";
- * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerMemoryImport(memory).name(), "import");
- * ```
- */
 export function registerMemoryImport(memory: HermesCommand): HermesCommand {
   const command = memory.command("import")
     .argument("<transcript>", "JSON-lines transcript, or - for standard input")

@@ -1,49 +1,18 @@
-/**
- * `hermes memory list [--json]`: the discovered provider plugins with their
- * source, availability and an active marker.
- *
- * @module
- */
+// `hermes memory list [--json]`: the discovered provider plugins with their
+// source, availability and an active marker.
 
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { columns, shortDescription, styleFor, writeJson } from "../format.ts";
 import { listPluginReports } from "../provider_report.ts";
-import { isBuiltinSentinel } from "../_plugins.ts";
-import { getConfigValue, loadConfig } from "../../config/config.ts";
+import { activeProviderName } from "../_plugins.ts";
+import { loadConfig } from "../../config/config.ts";
 
-/** Options of {@linkcode runMemoryList}. */
-interface MemoryListOptions {
-  /**
-   * Print JSON.
-   *
-   * @default {false}
-   */
-  json?: boolean;
-}
-
-/**
- * Lists the provider plugins of the active profile.
- *
- * @param options Output format.
- * @param io Where to write.
- * @returns `0`.
- *
- * @example Running the command in-process
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { runMemoryList } from "./memory_list.ts";
- * await runMemoryList({ json: true }, memoryCliIo());
- * ```
- */
 export async function runMemoryList(
-  options: MemoryListOptions,
+  options: { json?: boolean },
   io: CliIo,
 ): Promise<number> {
-  const config = await loadConfig();
-  const raw = getConfigValue(config, "memory.provider");
-  const setting = typeof raw === "string" ? raw.trim() : "";
-  const active = setting !== "" && !isBuiltinSentinel(setting) ? setting : null;
+  const active = activeProviderName(await loadConfig());
   const plugins = await listPluginReports(active);
   if (options.json) {
     writeJson(io, { active, providers: plugins });
@@ -76,21 +45,6 @@ export async function runMemoryList(
   return 0;
 }
 
-/**
- * Attaches `list` to the `memory` command.
- *
- * @param memory The `hermes memory` command.
- * @returns The `list` command.
- *
- * @example Attaching the subcommand
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerMemoryList } from "./memory_list.ts";
- * import assert from "node:assert/strict";
- * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerMemoryList(memory).name(), "list");
- * ```
- */
 export function registerMemoryList(memory: HermesCommand): HermesCommand {
   const command = memory.command("list")
     .summary("List the provider plugins that can be activated")
@@ -102,7 +56,7 @@ export function registerMemoryList(memory: HermesCommand): HermesCommand {
     .option("--json", "Print the list as JSON (no colour)", false)
     .example("hermes memory list")
     .example("hermes memory list --json");
-  command.action((opts: MemoryListOptions) =>
+  command.action((opts: { json?: boolean }) =>
     runMemoryList(opts, command.context.io)
   );
   return command;

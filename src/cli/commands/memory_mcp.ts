@@ -1,14 +1,7 @@
-/**
- * `hermes memory mcp`: the active profile's memory as a stdio MCP server
- * (the official `@modelcontextprotocol/sdk`), for agents such as Claude
- * Code or Cursor. Tools: the built-in `memory` tool, the active provider's
- * tools (Honcho's five), each with its own schema, and `memory_recall`,
- * what the agent would be given for a message (the code of `hermes memory
- * recall`). The provider runs in its sandbox as for every command; every
- * tool result has the profile's secrets masked.
- *
- * @module
- */
+// `hermes memory mcp`: the active profile's memory as a stdio MCP server: the
+// built-in `memory` tool, the active provider's tools and `memory_recall`
+// (the code of `hermes memory recall`). Every tool result has the profile's
+// secrets masked.
 
 import process from "node:process";
 import type {
@@ -32,8 +25,7 @@ import { MEMORY_TOOL_NAME } from "../../builtin/memory_tool.ts";
 import type { ToolSchema } from "../../core/memory_provider.ts";
 import { errorText } from "../../_util/error_text.ts";
 
-/** The name of the recall tool. */
-export const RECALL_TOOL_NAME = "memory_recall";
+const RECALL_TOOL_NAME = "memory_recall";
 
 const RECALL_TOOL: Tool = {
   name: RECALL_TOOL_NAME,
@@ -53,16 +45,6 @@ const RECALL_TOOL: Tool = {
     required: ["query"],
   },
 };
-
-/** Options of {@linkcode runMemoryMcp}. */
-interface MemoryMcpOptions {
-  /**
-   * The session id the provider is initialized with.
-   *
-   * @default {"mcp"}
-   */
-  session?: string;
-}
 
 function toMcpTool(schema: ToolSchema): Tool {
   const parameters = schema.parameters as Record<string, unknown> | undefined;
@@ -89,21 +71,15 @@ function isError(text: string): boolean {
 }
 
 /**
- * Serves the active profile's memory over MCP on stdin/stdout until the
- * client closes stdin. Nothing but protocol messages goes to stdout;
- * warnings go to stderr.
- *
- * @param options The session id.
- * @param io Where warnings go (stderr only).
- * @returns `0` once the client disconnects.
+ * Serves until the client closes stdin. Nothing but protocol messages goes
+ * to stdout; warnings go to stderr.
  */
 export async function runMemoryMcp(
-  options: MemoryMcpOptions,
+  options: { session?: string },
   io: CliIo,
 ): Promise<number> {
   const sessionId = options.session || "mcp";
   const home = getHermesHome();
-  // Warnings only: stdout carries the protocol.
   const quiet: CliIo = { ...io, stdout: (text) => io.stderr(text) };
   // The provider starts while the client initializes.
   const opening: Promise<AgentMemory> = openAgentMemory(quiet, { sessionId });
@@ -230,21 +206,6 @@ export async function runMemoryMcp(
   return 0;
 }
 
-/**
- * Attaches `mcp` to the `memory` command.
- *
- * @param memory The `hermes memory` command.
- * @returns The `mcp` command.
- *
- * @example Attaching the subcommand
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerMemoryMcp } from "./memory_mcp.ts";
- * import assert from "node:assert/strict";
- * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerMemoryMcp(memory).name(), "mcp");
- * ```
- */
 export function registerMemoryMcp(memory: HermesCommand): HermesCommand {
   const command = memory.command("mcp")
     .summary("Serve this profile's memory to MCP clients (stdio)")
@@ -257,7 +218,7 @@ export function registerMemoryMcp(memory: HermesCommand): HermesCommand {
     .option("--session <id>", "Session id the provider uses", "mcp")
     .example("hermes memory mcp")
     .example("claude mcp add hermes-memory -- hermes memory mcp");
-  command.action((opts: MemoryMcpOptions) =>
+  command.action((opts: { session?: string }) =>
     runMemoryMcp(opts, command.context.io)
   );
   return command;

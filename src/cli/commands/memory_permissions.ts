@@ -1,10 +1,5 @@
-/**
- * `hermes memory permissions [provider] [--json]`: the exact `deno run`
- * flags the active configuration needs: the CLI's own grant (profile home,
- * framework, environment) plus the provider's worker grant.
- *
- * @module
- */
+// `hermes memory permissions [provider] [--json]`: the exact `deno run` flags
+// the configuration needs (the CLI's own grant plus the provider's).
 
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
@@ -13,34 +8,9 @@ import { hermesRunPlan } from "../run_plan.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
 import { loadConfig } from "../../config/config.ts";
 
-/** Options of {@linkcode runMemoryPermissions}. */
-interface MemoryPermissionsOptions {
-  /** The provider to compute for (default: `memory.provider`). */
-  provider?: string;
-  /**
-   * Print JSON.
-   *
-   * @default {false}
-   */
-  json?: boolean;
-}
-
-/**
- * Prints the `deno run` flags for the active profile and provider.
- *
- * @param options Provider and output format.
- * @param io Where to write.
- * @returns `0`, or `1` when the named provider does not exist.
- *
- * @example Running the command in-process
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { runMemoryPermissions } from "./memory_permissions.ts";
- * await runMemoryPermissions({}, memoryCliIo());
- * ```
- */
+/** Exits 1 when the named provider does not exist. */
 export async function runMemoryPermissions(
-  options: MemoryPermissionsOptions,
+  options: { provider?: string; json?: boolean },
   io: CliIo,
 ): Promise<number> {
   const home = getHermesHome();
@@ -85,21 +55,6 @@ export async function runMemoryPermissions(
   return 0;
 }
 
-/**
- * Attaches `permissions` to the `memory` command.
- *
- * @param memory The `hermes memory` command.
- * @returns The `permissions` command.
- *
- * @example Attaching the subcommand
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerMemoryPermissions } from "./memory_permissions.ts";
- * import assert from "node:assert/strict";
- * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerMemoryPermissions(memory).name(), "permissions");
- * ```
- */
 export function registerMemoryPermissions(
   memory: HermesCommand,
 ): HermesCommand {

@@ -1,10 +1,6 @@
-/**
- * `hermes memory recall "<text>"`: shows what the agent would be given for
- * that message: the memory part of the system prompt, the fenced recalled
- * context placed before the message, and the recall status line.
- *
- * @module
- */
+// `hermes memory recall "<text>"`: what the agent would be given for that
+// message (the memory part of the system prompt, the fenced recalled
+// context, the recall status line).
 
 import { terminalSafe } from "../../core/terminal_text.ts";
 import type { CliIo } from "../cli_io.ts";
@@ -14,38 +10,14 @@ import { type AgentMemory, openAgentMemory } from "../_agent_memory.ts";
 import { buildMemoryContextBlock } from "../../context/context_fence.ts";
 import { isTrivialPrompt } from "../../context/trivial_prompt.ts";
 
-/** Options of {@linkcode runMemoryRecall}. */
 interface MemoryRecallOptions {
-  /**
-   * The session id used for the preview.
-   *
-   * @default {"cli-recall"}
-   */
   session?: string;
-  /**
-   * Print JSON.
-   *
-   * @default {false}
-   */
   json?: boolean;
 }
 
 /**
- * Previews recall for one message in the active profile. Providers are
- * initialized for inspection only and no turn is recorded (no turn start,
- * no sync).
- *
- * @param text The user's message.
- * @param options Session id and output format.
- * @param io Where to write.
- * @returns `0`, or `1` when a provider's recall failed or is off.
- *
- * @example Running the command in-process
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { runMemoryRecall } from "./memory_recall.ts";
- * await runMemoryRecall("what editor do I use?", {}, memoryCliIo());
- * ```
+ * Providers are initialized for inspection only and no turn is recorded.
+ * Exits 1 when a provider's recall failed or is off, so scripts notice.
  */
 export async function runMemoryRecall(
   text: string,
@@ -59,7 +31,6 @@ export async function runMemoryRecall(
     const preview = await previewRecall(memory, text, sessionId);
     const { systemPrompt, trivial, context } = preview;
     const recall = preview.recallStatus;
-    // Exit 1 when a provider's recall failed or is off, so scripts notice.
     const exitCode = preview.recallFailures.length > 0 ? 1 : 0;
     if (options.json) {
       writeJson(io, preview);
@@ -100,10 +71,8 @@ export async function runMemoryRecall(
 }
 
 /** What {@linkcode previewRecall} returns (`hermes memory recall --json`). */
-export interface RecallPreview {
-  /** The user's message. */
+interface RecallPreview {
   query: string;
-  /** The session id used. */
   sessionId: string;
   /** The external provider in use, or `null`. */
   provider: string | null;
@@ -119,7 +88,6 @@ export interface RecallPreview {
   prefetch: string;
   /** The fenced context placed before the message. */
   context: string;
-  /** The recall status line. */
   recallStatus: string;
   /** Why a provider's recall failed or is off this turn (empty when none). */
   recallFailures: readonly string[];
@@ -127,17 +95,7 @@ export interface RecallPreview {
   recallNotes: readonly string[];
 }
 
-/**
- * What the agent would be given for one message with this memory: the
- * system prompt's memory blocks, the fenced recalled context and the
- * recall status line. Shared by `hermes memory recall` and the MCP
- * server's recall tool.
- *
- * @param memory The opened memory.
- * @param text The user's message.
- * @param sessionId The session id of the prefetch.
- * @returns The preview.
- */
+/** What the agent would be given for one message (recall and the MCP recall tool). */
 export async function previewRecall(
   memory: AgentMemory,
   text: string,
@@ -167,21 +125,6 @@ export async function previewRecall(
   };
 }
 
-/**
- * Attaches `recall` to the `memory` command.
- *
- * @param memory The `hermes memory` command.
- * @returns The `recall` command.
- *
- * @example Attaching the subcommand
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerMemoryRecall } from "./memory_recall.ts";
- * import assert from "node:assert/strict";
- * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerMemoryRecall(memory).name(), "recall");
- * ```
- */
 export function registerMemoryRecall(memory: HermesCommand): HermesCommand {
   const command = memory.command("recall")
     .argument("<text>", "The user message to recall memory for")

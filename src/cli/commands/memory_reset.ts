@@ -1,10 +1,6 @@
-/**
- * `hermes memory reset [--target all|memory|user] [--yes|-y]`: erases the
- * built-in store's files (deletes them; `.lock` and `.bak.*` siblings are
- * left alone). Wording follows Hermes.
- *
- * @module
- */
+// `hermes memory reset [--target all|memory|user] [--yes|-y]`: deletes the
+// built-in store's files (`.lock` and `.bak.*` siblings stay). Wording
+// follows Hermes.
 
 import { Option } from "npm:commander@^14.0.3";
 import { basename } from "node:path";
@@ -18,54 +14,19 @@ import {
 } from "../../builtin/memory_store.ts";
 import { formatThousands } from "../../builtin/memory_format.ts";
 import type { MemoryTarget } from "../../core/memory_provider.ts";
-import { getConfigValue, loadConfig } from "../../config/config.ts";
-import { isBuiltinSentinel } from "../_plugins.ts";
+import { loadConfig } from "../../config/config.ts";
+import { activeProviderName } from "../_plugins.ts";
+import { writeJson } from "../format.ts";
+import { TARGET_DESCRIPTIONS } from "../builtin_entries.ts";
 
-/** Options of {@linkcode runMemoryReset}. */
 interface MemoryResetOptions {
-  /**
-   * Which files to erase.
-   *
-   * @default {"all"}
-   */
   target?: ResetTarget;
-  /**
-   * Erase without asking.
-   *
-   * @default {false}
-   */
   yes?: boolean;
-  /**
-   * Print one JSON object instead of text (needs `--yes` to erase):
-   * `memoryDir`, `target`, `deleted` and `kept` (names of the existing
-   * files erased and not erased),
-   * `cancelled`, and `untouched` (what the command never resets: the
-   * active provider's own data, as `{ "provider": NAME }`, or `null`).
-   *
-   * @default {false}
-   */
+  /** JSON needs `--yes` to erase (it cannot ask). */
   json?: boolean;
 }
 
-const DESCRIPTIONS: Record<MemoryTarget, string> = {
-  memory: "agent notes",
-  user: "user profile",
-};
-
-/**
- * Erases the built-in memory files of the active profile.
- *
- * @param options Which files, and whether to skip the confirmation.
- * @param io Where to write and how to ask.
- * @returns `0` when erased (or nothing to erase), `1` when cancelled.
- *
- * @example Running the command in-process
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { runMemoryReset } from "./memory_reset.ts";
- * const code = await runMemoryReset({ target: "user", yes: true }, memoryCliIo());
- * ```
- */
+/** Exits 1 when cancelled. */
 export async function runMemoryReset(
   options: MemoryResetOptions,
   io: CliIo,
@@ -86,30 +47,22 @@ export async function runMemoryReset(
       if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
   }
-  const provider = await activeProviderName();
+  const provider = await loadConfig().then(activeProviderName, () => null);
   const json = options.json === true;
   const report = (
     deleted: string[],
     cancelled: boolean,
   ): void => {
-    io.stdout(
-      `${
-        JSON.stringify(
-          {
-            memoryDir: paths.dir,
-            target,
-            deleted,
-            kept: found.map((f) => basename(f.path)).filter((f) =>
-              !deleted.includes(f)
-            ),
-            cancelled,
-            untouched: provider === null ? null : { provider },
-          },
-          null,
-          2,
-        )
-      }\n`,
-    );
+    writeJson(io, {
+      memoryDir: paths.dir,
+      target,
+      deleted,
+      kept: found.map((f) => basename(f.path)).filter((f) =>
+        !deleted.includes(f)
+      ),
+      cancelled,
+      untouched: provider === null ? null : { provider },
+    });
   };
   if (found.length === 0) {
     if (json) {
@@ -127,7 +80,7 @@ export async function runMemoryReset(
     for (const file of found) {
       io.stdout(
         `  \u25c6 ${basename(file.path)} (${
-          DESCRIPTIONS[file.target]
+          TARGET_DESCRIPTIONS[file.target]
         }) \u2014 ${formatThousands(file.bytes)} bytes\n`,
       );
     }
@@ -171,7 +124,7 @@ export async function runMemoryReset(
     if (deleted.has(file.path)) {
       io.stdout(
         `  \u2713 Deleted ${basename(file.path)} (${
-          DESCRIPTIONS[file.target]
+          TARGET_DESCRIPTIONS[file.target]
         })\n`,
       );
     }
@@ -195,32 +148,6 @@ export async function runMemoryReset(
   return 0;
 }
 
-/** The active external provider, or `null` (none, or unreadable config). */
-async function activeProviderName(): Promise<string | null> {
-  try {
-    const raw = getConfigValue(await loadConfig(), "memory.provider");
-    const name = typeof raw === "string" ? raw.trim() : "";
-    return name === "" || isBuiltinSentinel(name) ? null : name;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Attaches `reset` to the `memory` command.
- *
- * @param memory The `hermes memory` command.
- * @returns The `reset` command.
- *
- * @example Attaching the subcommand
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerMemoryReset } from "./memory_reset.ts";
- * import assert from "node:assert/strict";
- * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerMemoryReset(memory).name(), "reset");
- * ```
- */
 export function registerMemoryReset(memory: HermesCommand): HermesCommand {
   const command = memory.command("reset")
     .summary("Erase the built-in MEMORY.md / USER.md files")

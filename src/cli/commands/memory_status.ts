@@ -1,12 +1,5 @@
-/**
- * `hermes memory status [--json] [--probe|--no-probe]`: the built-in store (flags,
- * files, usage), the settings files (with the line and column of one that
- * does not parse), the active provider (config, availability, its settings
- * from wherever it keeps them, its connection when a probe is cheap,
- * dependencies, sandbox grant) and the installed provider plugins.
- *
- * @module
- */
+// `hermes memory status [--json] [--probe|--no-probe]`: the built-in store,
+// the settings files, the active provider and the installed plugins.
 
 import { terminalSafeDeep } from "../../core/terminal_text.ts";
 import type { CliIo } from "../cli_io.ts";
@@ -31,8 +24,9 @@ import { readStoreUsage } from "../../builtin/memory_store.ts";
 import { formatThousands, usagePercent } from "../../builtin/memory_format.ts";
 import type { HermesConfig, MemoryTarget } from "../../core/memory_provider.ts";
 import {
+  activeProviderName,
   describeProviderStatus,
-  isBuiltinSentinel,
+  locateProvider,
   type ProviderConnectionStatus,
   type ProviderStatusDescription,
 } from "../_plugins.ts";
@@ -45,104 +39,96 @@ import {
   withoutDuplicateWarnings,
 } from "../settings_files.ts";
 
-/** How long the status connection probe may take: 1.5 s. */
-export const STATUS_PROBE_TIMEOUT_MS = 1_500;
+/** How long the status connection probe may take. */
+const STATUS_PROBE_TIMEOUT_MS = 1_500;
 
 /** One built-in memory file in a {@linkcode StatusReport}. */
 interface BuiltinFileReport {
-  /** `memory` or `user`. */
   target: MemoryTarget;
   /** `MEMORY.md` or `USER.md`. */
   file: string;
   /** `agent notes` or `user profile`. */
   description: string;
-  /** The file's path. */
   path: string;
-  /** Whether the file exists. */
   exists: boolean;
   /** Whether it could be read (`true` when missing). */
   readable: boolean;
   /** Whether the target is enabled in config. */
   enabled: boolean;
-  /** Size on disk in bytes. */
   bytes: number;
   /** Size in characters, as the memory tool counts it. */
   chars: number;
-  /** Budget in characters. */
   limit: number;
-  /** `chars` as a whole percentage of `limit`. */
   percent: number;
-  /** Number of entries. */
   entries: number;
 }
 
 /** Everything `hermes memory status` shows; `--json` prints it as is. */
 interface StatusReport {
-  /** The profile home. */
   hermesHome: string;
-  /** The profile's `config.yaml`. */
   configPath: string;
-  /** The built-in store. */
   builtin: {
-    /** `memory.memory_enabled` (default `true`). */
     memoryEnabled: boolean;
-    /** `memory.user_profile_enabled` (default `true`). */
     userProfileEnabled: boolean;
     /** Whether the `memory` tool is offered on the CLI platform. */
     memoryToolEnabled: boolean;
-    /** `<home>/memories`. */
     directory: string;
-    /** The two files. */
     files: BuiltinFileReport[];
   };
-  /**
-   * The settings files: `config.yaml`, `.env` and the active provider's
-   * own (each with `error` when it does not parse).
-   */
+  /** `config.yaml`, `.env` and the active provider's own files. */
   files: SettingsFileReport[];
-  /** The value of `memory.provider` as written (`""` when unset or unknown). */
+  /** `memory.provider` as written (`""` when unset). */
   providerSetting: string;
-  /**
-   * The active external provider, or `null` for built-in only (or when
-   * `config.yaml` does not parse, so it is unknown).
-   */
+  /** The active external provider (`null`: built-in only, or unknown). */
   provider: StatusProviderReport | null;
-  /** Every discovered provider plugin. */
   plugins: PluginReport[];
 }
 
-/**
- * The active provider in a {@linkcode StatusReport}: what the CLI found
- * out, plus what the provider reports through its status hook.
- */
-export interface StatusProviderReport extends ProviderReport {
-  /**
-   * Its settings by key, from wherever it keeps them (`null` when its
-   * `cli.ts` has no `describeStatus` hook).
-   */
+/** The active provider: what the CLI found, plus its status hook's report. */
+interface StatusProviderReport extends ProviderReport {
+  /** Its settings by key (`null`: its `cli.ts` has no `describeStatus`). */
   settings: ProviderStatusDescription["settings"] | null;
-  /** Its connection (`null`: no probe, or skipped with `--no-probe`). */
+  /** Its connection (`null`: no probe). */
   connection: ProviderConnectionStatus | null;
-  /** Why its status hook failed, when it did. */
   statusHookError?: string;
 }
 
-/** Options of {@linkcode collectStatus}. */
-export interface CollectStatusOptions {
-  /**
-   * Let the provider probe its server (bounded by
-   * {@linkcode STATUS_PROBE_TIMEOUT_MS}).
-   *
-   * @default {true}
-   */
-  probe?: boolean;
-  /**
-   * Start the active provider's sandbox even when its status hook can
-   * tell availability from its settings (for its schema fields).
-   *
-   * @default {false}
-   */
-  startProvider?: boolean;
+/** The files with a parse error, for {@linkcode withoutDuplicateWarnings}. */
+export function brokenFilePaths(
+  report: { files: SettingsFileReport[] },
+): string[] {
+  return report.files.filter((f) => f.error).map((f) => f.path);
+}
+
+/**
+ * What status and doctor start from: the settings files, `config.yaml`,
+ * the active provider and what its status hook reports (its own files
+ * added to `files`).
+ */
+export async function readProfile(
+  io: CliIo,
+  hook: { probe: boolean; probeTimeoutMs: number; detail: "status" | "doctor" },
+) {
+  const home = getHermesHome();
+  const { report: yamlFile, config } = await checkConfigYaml(home);
+  const files: SettingsFileReport[] = [yamlFile, await checkEnvFile(home)];
+  const name = activeProviderName(config);
+  const installed = name !== null && await locateProvider(name) !== null;
+  const status: {
+    description: ProviderStatusDescription | null;
+    error?: string;
+  } = installed
+    ? await describeProviderStatus(name, {
+      hermesHome: home,
+      config,
+      env: (variable) => io.env(variable),
+      ...hook,
+    })
+    : { description: null };
+  for (const file of status.description?.files ?? []) {
+    files.push(await providerFileReport(file));
+  }
+  return { home, config, yamlFile, files, name, installed, status };
 }
 
 function memoryToolEnabled(config: HermesConfig): boolean {
@@ -154,26 +140,22 @@ function memoryToolEnabled(config: HermesConfig): boolean {
 }
 
 /**
- * Gathers the status of the active profile.
- *
- * @param io Where environment variables are read (settings set/unset).
- * @param options Whether the provider may probe its server.
- * @returns The report (a broken settings file is part of it).
- *
- * @example Gathering the report
- * ```ts ignore
- * import { collectStatus } from "./memory_status.ts";
- * import { memoryCliIo } from "@hermes/memory/cli";
- * const report = await collectStatus(memoryCliIo());
- * ```
+ * Gathers the status of the active profile (a broken settings file is part
+ * of the report). `startProvider` starts its sandbox even when its status
+ * hook tells availability from its settings (for its schema fields).
  */
 export async function collectStatus(
   io: CliIo,
-  options: CollectStatusOptions = {},
+  options: { probe?: boolean; startProvider?: boolean } = {},
 ): Promise<StatusReport> {
-  const home = getHermesHome();
-  const { report: yamlFile, config } = await checkConfigYaml(home);
-  const files: SettingsFileReport[] = [yamlFile, await checkEnvFile(home)];
+  const { home, config, files, name: active, status: hook } = await readProfile(
+    io,
+    {
+      probe: options.probe !== false,
+      probeTimeoutMs: STATUS_PROBE_TIMEOUT_MS,
+      detail: "status",
+    },
+  );
   const usage = await readStoreUsage(home, config);
   const builtinFiles: BuiltinFileReport[] = (["memory", "user"] as const).map((
     target,
@@ -195,43 +177,23 @@ export async function collectStatus(
     };
   });
   const raw = getConfigValue(config, "memory.provider");
-  const setting = typeof raw === "string" ? raw.trim() : "";
-  const active = setting !== "" && !isBuiltinSentinel(setting) ? setting : null;
   const plugins = await listPluginReports(active);
   let provider: StatusProviderReport | null = null;
   if (active !== null) {
-    // The provider's host-side hook first: when it can tell availability
-    // from the settings, the provider's sandbox is not started (the
-    // slowest part of status); doctor always starts it.
-    const hook = await describeProviderStatus(active, {
-      hermesHome: home,
-      config,
-      env: (name) => io.env(name),
-      probe: options.probe !== false,
-      probeTimeoutMs: STATUS_PROBE_TIMEOUT_MS,
-      detail: "status",
-    });
-    // Started anyway for --json (its schema fields are in the report) and
-    // when it is unavailable (its settings list says what to set).
-    const known = options.startProvider === true
-      ? undefined
-      : hook.description?.available === true
-      ? true
-      : undefined;
+    // The provider's sandbox (the slowest part of status) is not started
+    // when its hook can tell availability from the settings, unless asked
+    // (--json wants its schema fields); it is when unavailable (its
+    // settings list says what to set).
+    const known = options.startProvider !== true &&
+      hook.description?.available === true;
     const base = await collectProviderReport(active, config, io, {
-      start: known === undefined,
+      start: !known,
     });
-    if (known !== undefined && base.installed && base.loadError === undefined) {
-      base.available = known;
+    if (known && base.installed && base.loadError === undefined) {
+      base.available = true;
       base.availableFrom = "settings";
-      if (!known) {
-        base.unavailableReason = hook.description?.unavailableReason ?? "";
-      }
     }
     provider = withStatusHook(base, hook.description, hook.error);
-    for (const file of hook.description?.files ?? []) {
-      files.push(await providerFileReport(file));
-    }
   }
   // The list decides from manifests; the active provider was asked itself.
   for (const plugin of plugins) {
@@ -253,16 +215,15 @@ export async function collectStatus(
       files: builtinFiles,
     },
     files,
-    providerSetting: setting,
+    providerSetting: typeof raw === "string" ? raw.trim() : "",
     provider,
     plugins,
   };
 }
 
 /**
- * Merges what a provider's status hook reported into the CLI's report: its
- * settings, its connection, and the set state of its schema fields (a
- * value in the provider's own file counts as set).
+ * Adds what a provider's status hook reported: its settings, its connection,
+ * and the set state of its schema fields (set in its own file counts).
  */
 function withStatusHook(
   base: ProviderReport,
@@ -310,23 +271,7 @@ function fileLine(file: BuiltinFileReport, style: Style): string[] {
   ];
 }
 
-/**
- * Renders a status report as text.
- *
- * @param report The report.
- * @param style Colours (plain when off).
- * @returns The text, ending with a line break.
- *
- * @example Printing the report
- * ```ts ignore
- * import { collectStatus, renderStatus } from "./memory_status.ts";
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { styleFor } from "../format.ts";
- * const io = memoryCliIo();
- * io.stdout(renderStatus(await collectStatus(io), styleFor(io, "stdout")));
- * ```
- */
-export function renderStatus(report: StatusReport, style: Style): string {
+function renderStatus(report: StatusReport, style: Style): string {
   const b = report.builtin;
   let out = `${style.bold("Memory status")}\n${"\u2500".repeat(40)}\n`;
   out += columns([
@@ -510,20 +455,20 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
     }${deps.summary ? ` \u2014 ${deps.summary}` : ""}\n`;
     for (const line of deps.details) out += `    ${line}\n`;
   }
-  if (p.sandbox) {
-    out += `  Sandbox:   ${p.sandbox.mode}\n`;
+  const sandbox = p.sandbox;
+  if (sandbox) {
+    out += `  Sandbox:   ${sandbox.mode}\n`;
     out += columns(
       [
-        ["read:", p.sandbox.read.join(", ") || "(none)"],
-        ["write:", p.sandbox.write.join(", ") || "(none)"],
-        ["env:", p.sandbox.env.join(", ") || "(none)"],
-        ["net:", p.sandbox.net.join(", ") || "(none)"],
-        ["npm:", p.sandbox.npm.join(", ") || "(none)"],
-        ...(p.sandbox.notApproved.length > 0
+        ...(["read", "write", "env", "net", "npm"] as const).map((key) => [
+          `${key}:`,
+          sandbox[key].join(", ") || "(none)",
+        ]),
+        ...(sandbox.notApproved.length > 0
           ? [[
             "not approved:",
-            `${p.sandbox.notApproved.join(", ")} (${
-              style.yellow(`run '${p.sandbox.approve}' to review`)
+            `${sandbox.notApproved.join(", ")} (${
+              style.yellow(`run '${sandbox.approve}' to review`)
             })`,
           ] as [string, string]]
           : []),
@@ -534,40 +479,13 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
   return out;
 }
 
-/** Options of {@linkcode runMemoryStatus}. */
-interface MemoryStatusOptions {
-  /**
-   * Print the report as JSON.
-   *
-   * @default {false}
-   */
-  json?: boolean;
-  /**
-   * Let the provider probe its server: `--probe` (the text report does not
-   * probe by default, to start fast; `--json` does unless `--no-probe`).
-   *
-   * @default {false for text, true for --json}
-   */
-  probe?: boolean;
-}
-
 /**
- * Prints the status of the active profile.
- *
- * @param options Output format.
- * @param io Where to write.
- * @returns `0`, or `1` when a settings file does not parse (the report is
- * printed either way, and each broken file once more on standard error).
- *
- * @example Running the command in-process
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { runMemoryStatus } from "./memory_status.ts";
- * await runMemoryStatus({ json: true }, memoryCliIo());
- * ```
+ * The text report does not probe by default, to start fast; `--json` does
+ * unless `--no-probe`. Exits 1 when a settings file does not parse (each
+ * broken file is repeated on standard error).
  */
 export async function runMemoryStatus(
-  options: MemoryStatusOptions,
+  options: { json?: boolean; probe?: boolean },
   io: CliIo,
 ): Promise<number> {
   const report = await withoutDuplicateWarnings(
@@ -576,7 +494,7 @@ export async function runMemoryStatus(
         probe: options.probe ?? options.json === true,
         startProvider: options.json === true,
       }),
-    (r) => r.files.filter((f) => f.error).map((f) => f.path),
+    brokenFilePaths,
   );
   if (options.json) {
     writeJson(io, report);
@@ -598,21 +516,6 @@ export async function runMemoryStatus(
   return broken.length > 0 ? 1 : 0;
 }
 
-/**
- * Attaches `status` to the `memory` command.
- *
- * @param memory The `hermes memory` command.
- * @returns The `status` command.
- *
- * @example Attaching the subcommand
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerMemoryStatus } from "./memory_status.ts";
- * import assert from "node:assert/strict";
- * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerMemoryStatus(memory).name(), "status");
- * ```
- */
 export function registerMemoryStatus(memory: HermesCommand): HermesCommand {
   const command = memory.command("status")
     .summary("Show built-in memory, the active provider and plugins")
@@ -634,7 +537,7 @@ export function registerMemoryStatus(memory: HermesCommand): HermesCommand {
     .example("hermes memory status")
     .example("hermes memory status --json")
     .example("hermes memory status --probe");
-  command.action((opts: MemoryStatusOptions) =>
+  command.action((opts: { json?: boolean; probe?: boolean }) =>
     runMemoryStatus(opts, command.context.io)
   );
   return command;

@@ -1,19 +1,13 @@
-/**
- * `hermes <provider> …`: the active provider's own command tree, built by
- * its `cli.ts` (`registerCli(command)`). Only the provider named by
- * `memory.provider` contributes; any other provider's name is refused with
- * a hint.
- *
- * @module
- */
+// `hermes <provider> …`: the active provider's own command tree, built by its
+// `cli.ts`. Any other provider's name is refused with a hint.
 
 import { errorText } from "../../_util/error_text.ts";
 import { createCommand, type HermesCommand } from "../hermes_command.ts";
 import { closestName, didYouMean } from "../suggest.ts";
 import { shortDescription } from "../format.ts";
 import {
+  activeProviderName,
   describeProviderCommand,
-  isBuiltinSentinel,
   listProviderNames,
   loadCli,
   providerSubcommands,
@@ -27,15 +21,12 @@ import {
 } from "../../config/config.ts";
 import { log } from "../../core/log.ts";
 
-/** `memory.provider`, or why `config.yaml` could not be read. */
+/** `memory.provider` (`name` `null` for built-in only), or why `config.yaml` could not be read. */
 interface ActiveSetting {
-  /** The active provider, or `null` for built-in memory only. */
   name: string | null;
-  /** The raw `memory.provider` text (`""` when unset). */
+  /** The trimmed `memory.provider` text (`""` when unset). */
   raw: string;
-  /** Whether `memory.provider` is absent from `config.yaml`. */
   unset?: boolean;
-  /** Why `config.yaml` cannot be read (file, line, column and the fix). */
   broken?: string;
 }
 
@@ -43,10 +34,9 @@ async function activeProvider(): Promise<ActiveSetting> {
   try {
     const config = await loadConfig();
     const raw = getConfigValue(config, "memory.provider");
-    const name = typeof raw === "string" ? raw.trim() : "";
     return {
-      name: name === "" || isBuiltinSentinel(name) ? null : name,
-      raw: name,
+      name: activeProviderName(config),
+      raw: typeof raw === "string" ? raw.trim() : "",
       unset: raw === undefined,
     };
   } catch (error) {
@@ -60,10 +50,7 @@ async function activeProvider(): Promise<ActiveSetting> {
   }
 }
 
-/**
- * Subcommands of a provider's tree that work while it is not the active
- * provider: they are how it is turned (back) on.
- */
+/** Subcommands that work while the provider is not active: they turn it on. */
 const INACTIVE_SUBCOMMANDS: readonly string[] = ["enable", "setup"];
 
 /** Why `hermes <word> …` cannot run while `word` is not the active provider. */
@@ -99,15 +86,7 @@ async function inactiveRefusal(
   return `'${word}' commands are available only while memory.provider is '${word}'; ${now}\nhint: ${ways}`;
 }
 
-/**
- * Whether a provider's command tree has a subcommand (host code is
- * registered on a scratch command; a user provider's `cli.ts` reports its
- * subcommands from its sandbox).
- *
- * @param name The provider.
- * @param sub The subcommand's name.
- * @returns `false` also when the provider has no `cli.ts` or it fails.
- */
+/** Whether a provider's command tree has `sub` (`false` when its `cli.ts` is missing or fails). */
 export async function hasSubcommand(
   name: string,
   sub: string,
@@ -116,44 +95,17 @@ export async function hasSubcommand(
   return names.includes(sub);
 }
 
-/**
- * `hermes <provider> <args…>` of a user or project provider: run in its
- * sandbox process, which parses `<args…>` itself.
- */
+/** `hermes <provider> <args…>` of a user or project provider: run in its sandbox. */
 export interface SandboxedRoute {
-  /**
-   * Runs the command line in the provider's sandbox.
-   *
-   * @param io Where output goes and prompts are asked.
-   * @returns The exit code.
-   */
   run(io: CliIo): Promise<number>;
 }
 
 /**
- * Attaches the active provider's command tree to the root when `word` (the
- * first command word) names it. When there is no command word (the root
- * help), only the command's name and summary are attached, from the
- * provider's `plugin.yaml`: its `cli.ts` is not imported. Returns a
- * refusal message when `word` names a provider that is not active.
- *
- * @param program The `hermes` root command.
- * @param word The first command word, if any.
- * @param subcommand The second command word, if any: `enable` and `setup`
- * of a provider that is not active are attached (they turn it on).
- * @param rest The arguments after `word`: a user or project provider's
- * `cli.ts` parses them in its sandbox (nothing is attached to `program`).
- * @returns `undefined` when parsing may go on, the message to print, or
- * the route to the provider's sandbox.
- *
- * @example Basic usage
- * ```ts ignore
- * import { attachProviderCommand } from "./provider_commands.ts";
- * import { rootCommand } from "../run.ts";
- * import { memoryCliIo } from "@hermes/memory/cli";
- * const program = rootCommand({ io: memoryCliIo(), exitCode: 0 });
- * const refused = await attachProviderCommand(program, "honcho");
- * ```
+ * Attaches the active provider's command tree when `word` names it; with no
+ * word (root help) only its name and summary, from `plugin.yaml`. Returns a
+ * refusal message when `word` names an inactive provider (but `enable` and
+ * `setup`, which turn it on), or the route to a sandboxed `cli.ts`, which
+ * parses `rest` itself.
  */
 export async function attachProviderCommand(
   program: HermesCommand,

@@ -1,8 +1,6 @@
 /**
- * The Honcho v3 wire format, camelCase (honcho-api.md): the resource types
- * the client returns, the options every call takes, pages of list
- * endpoints, and the checks that turn a response body into those types at
- * the boundary (a body of another shape throws {@linkcode ShapeError}).
+ * The Honcho v3 wire format in camelCase (honcho-api.md): resource types,
+ * call options, pages, and the checks that read a response body into them.
  *
  * @module
  */
@@ -14,10 +12,6 @@ export const MAX_MESSAGES_PER_BATCH = 100;
 
 /** The most characters one message may hold (server `MAX_MESSAGE_SIZE`). */
 export const MAX_MESSAGE_CHARS = 25_000;
-
-// ---------------------------------------------------------------------------
-// Wire types (camelCase)
-// ---------------------------------------------------------------------------
 
 /** A free JSON object. */
 export type JsonObject = Record<string, unknown>;
@@ -224,16 +218,9 @@ export interface ResourceOptions extends CallOptions {
   configuration?: JsonObject;
 }
 
-// ---------------------------------------------------------------------------
-// Pages
-// ---------------------------------------------------------------------------
-
 /**
- * One page of a list endpoint. `items` is this page only; iterating with
- * `for await` yields this page's items and then fetches and yields every
- * following page (one request per page, so mind large lists).
- *
- * @typeParam T The item type.
+ * One page of a list endpoint; `for await` yields its items, then fetches
+ * and yields every following page's (one request per page).
  */
 export class HonchoPage<T> implements AsyncIterable<T> {
   /** This page's items. */
@@ -248,12 +235,6 @@ export class HonchoPage<T> implements AsyncIterable<T> {
   readonly pages: number;
   #fetchPage: (page: number) => Promise<HonchoPage<T>>;
 
-  /**
-   * Creates a page (the client does this).
-   *
-   * @param data The page's fields.
-   * @param fetchPage Fetches another page by number.
-   */
   constructor(
     data: {
       items: readonly T[];
@@ -272,31 +253,19 @@ export class HonchoPage<T> implements AsyncIterable<T> {
     this.#fetchPage = fetchPage;
   }
 
-  /**
-   * Whether a following page exists.
-   *
-   * @returns `true` when {@linkcode HonchoPage.nextPage} would fetch one.
-   */
+  /** Whether a following page exists. */
   hasNextPage(): boolean {
     return this.items.length > 0 && this.page < this.pages;
   }
 
-  /**
-   * Fetches the following page.
-   *
-   * @returns The next page, or `undefined` after the last one.
-   */
+  /** Fetches the following page (`undefined` after the last one). */
   nextPage(): Promise<HonchoPage<T> | undefined> {
     return this.hasNextPage()
       ? this.#fetchPage(this.page + 1)
       : Promise.resolve(undefined);
   }
 
-  /**
-   * Yields this page's items, then every following page's.
-   *
-   * @returns An async iterator over the items.
-   */
+  /** Yields this page's items, then every following page's. */
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     yield* this.items;
     let current = await this.nextPage();
@@ -306,12 +275,7 @@ export class HonchoPage<T> implements AsyncIterable<T> {
     }
   }
 
-  /**
-   * Collects items from this page onwards.
-   *
-   * @param options `limit` stops after that many items.
-   * @returns The items.
-   */
+  /** Collects items from this page onwards, at most `limit`. */
   async toArray(options: { limit?: number } = {}): Promise<T[]> {
     const limit = options.limit ?? Infinity;
     const out: T[] = [];
@@ -322,10 +286,6 @@ export class HonchoPage<T> implements AsyncIterable<T> {
     return out;
   }
 }
-
-// ---------------------------------------------------------------------------
-// Boundary shape checks
-// ---------------------------------------------------------------------------
 
 /** A response body that does not have the documented shape (the transport maps it to an `InvalidResponseError`). */
 export class ShapeError extends Error {}
@@ -480,9 +440,6 @@ export function parseList<T>(
   return (value) => list(value, "response").map(parse);
 }
 
-/** Reads an empty answer (204). */
-export function parseNothing(): void {}
-
 /** Reads a peer card answer (`null`: no card). */
 export function parseCard(value: unknown): string[] | null {
   return stringList(record(value, "card").peer_card, "card.peer_card");
@@ -499,14 +456,6 @@ export function conclusionSearchQuery(
     include_most_frequent: options.includeMostFrequent,
     max_conclusions: options.maxConclusions,
   };
-}
-
-/** The body of a search call. */
-export function searchBody(query: string, options: SearchOptions): JsonObject {
-  return withOptional({ query }, {
-    filters: options.filters,
-    limit: options.limit,
-  });
 }
 
 /** Reads a session peer's observation switches. */
@@ -526,23 +475,16 @@ export function parsePeerConfig(value: unknown): SessionPeerConfig {
   };
 }
 
-/** A session peer's switches on the wire (`observe_me`, `observe_others`). */
-export function toWirePeerConfig(config: SessionPeerConfig): JsonObject {
-  const out: JsonObject = {};
-  if (config.observeMe !== undefined) out.observe_me = config.observeMe;
-  if (config.observeOthers !== undefined) {
-    out.observe_others = config.observeOthers;
-  }
-  return out;
-}
-
 /** Peer id → switches on the wire. */
 export function peerMap(
   peers: Readonly<Record<string, SessionPeerConfig>>,
 ): JsonObject {
   const out: JsonObject = {};
   for (const [peerId, config] of Object.entries(peers)) {
-    out[peerId] = toWirePeerConfig(config);
+    out[peerId] = withOptional({}, {
+      observe_me: config.observeMe,
+      observe_others: config.observeOthers,
+    });
   }
   return out;
 }

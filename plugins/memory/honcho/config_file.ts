@@ -8,7 +8,7 @@
 
 import { dirname, join, resolve } from "node:path";
 import { atomicJsonWrite, withFileLock } from "../../../src/provider/mod.ts";
-import { HonchoConfigError } from "./errors.ts";
+import { HonchoError } from "./errors.ts";
 import { errorText } from "./_util.ts";
 import { isRecord } from "./_util.ts";
 import { profileFromHermesHome, resolveHostKey } from "./config_paths.ts";
@@ -372,7 +372,7 @@ export interface SaveHonchoConfigOptions {
  * @param hermesHome The profile home.
  * @param options Root or host-block write.
  * @returns The path written.
- * @throws {HonchoConfigError} When the existing file does not parse (it is
+ * @throws {HonchoError} `config` When the existing file does not parse (it is
  * left byte-identical), or its `hosts` is not an object.
  *
  * @example Setting the recall mode of the active profile
@@ -399,9 +399,10 @@ export async function saveHonchoConfig(
       const where = file.error.line !== undefined
         ? ` at line ${file.error.line}, column ${file.error.column}`
         : "";
-      throw new HonchoConfigError(
+      throw new HonchoError(
+        "config",
         `Refusing to save Honcho config: ${path} cannot be parsed${where} (${file.error.message}); fix or remove the file first`,
-        { path, line: file.error.line, column: file.error.column },
+        { line: file.error.line, column: file.error.column },
       );
     }
     const next: Record<string, unknown> = { ...file.raw };
@@ -415,9 +416,9 @@ export async function saveHonchoConfig(
           rawConfig: file.raw,
         });
       if (next.hosts !== undefined && !isRecord(next.hosts)) {
-        throw new HonchoConfigError(
+        throw new HonchoError(
+          "config",
           `Refusing to save Honcho config: 'hosts' in ${path} is not an object`,
-          { path },
         );
       }
       const hosts: Record<string, unknown> = {

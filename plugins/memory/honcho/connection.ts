@@ -6,7 +6,7 @@
  * @module
  */
 
-import { HonchoConfigError } from "./errors.ts";
+import { HonchoError } from "./errors.ts";
 import { isRecord } from "./_util.ts";
 import type { HonchoConfig } from "./config.ts";
 import { pyFloat } from "./_coerce.ts";
@@ -192,7 +192,7 @@ export interface HonchoConnection {
  * @param config The resolved configuration.
  * @param options `config.yaml` fallbacks and telemetry details.
  * @returns The connection settings.
- * @throws {HonchoConfigError} When neither an API key nor a base URL is configured.
+ * @throws {HonchoError} `config` When neither an API key nor a base URL is configured.
  *
  * @example Using resolveHonchoConnection
  * ```ts
@@ -232,7 +232,8 @@ export function resolveHonchoConnection(
     : undefined;
   const configuredUrl = config.baseUrl || yamlUrl;
   if (!config.apiKey && !configuredUrl) {
-    throw new HonchoConfigError(
+    throw new HonchoError(
+      "config",
       "Honcho API key not found: set HONCHO_API_KEY, or run 'hermes honcho setup' (a local server needs only a baseUrl)",
     );
   }

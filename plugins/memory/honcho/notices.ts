@@ -13,17 +13,7 @@
  */
 
 import { join } from "node:path";
-import {
-  AuthError,
-  ConnectionError,
-  HonchoError,
-  HonchoPeerUnresolvedError,
-  InvalidResponseError,
-  PermissionDeniedError,
-  RateLimitError,
-  ServerError,
-  TimeoutError,
-} from "./errors.ts";
+import { HonchoError, isHonchoError } from "./errors.ts";
 
 /** Why memory is degraded. */
 export type NoticeCause =
@@ -225,21 +215,26 @@ export function writeWarningText(
  * @example A 503 means unreachable
  * ```ts
  * import { classifyFailure } from "./notices.ts";
- * import { ServerError } from "./errors.ts";
+ * import { HonchoError } from "./errors.ts";
  * import assert from "node:assert/strict";
- * assert.equal(classifyFailure(new ServerError("Down", { status: 503 })), "unreachable");
+ * assert.equal(classifyFailure(new HonchoError("server_error", "Down", { status: 503 })), "unreachable");
  * ```
  */
 export function classifyFailure(error: unknown): NoticeCause | undefined {
   if (isObserverLimit(error)) return "observer-limit";
-  if (error instanceof AuthError) return "auth";
-  if (error instanceof RateLimitError) return "rate-limited";
+  if (isHonchoError(error, "auth")) return "auth";
+  if (isHonchoError(error, "rate_limited")) return "rate-limited";
   if (
-    error instanceof ConnectionError || error instanceof TimeoutError ||
-    error instanceof ServerError || error instanceof InvalidResponseError
+    isHonchoError(
+      error,
+      "connection",
+      "timeout",
+      "server_error",
+      "invalid_response",
+    )
   ) return "unreachable";
-  if (error instanceof HonchoPeerUnresolvedError) return "no-peer";
-  if (error instanceof PermissionDeniedError) return "permission";
+  if (isHonchoError(error, "no_peer")) return "no-peer";
+  if (isHonchoError(error, "permission")) return "permission";
   return undefined;
 }
 
@@ -253,15 +248,15 @@ export function classifyFailure(error: unknown): NoticeCause | undefined {
  * @example A connection failure
  * ```ts
  * import { failureReason } from "./notices.ts";
- * import { ConnectionError } from "./errors.ts";
+ * import { HonchoError } from "./errors.ts";
  * import assert from "node:assert/strict";
- * assert.equal(failureReason(new ConnectionError("Refused")), "connection failed");
+ * assert.equal(failureReason(new HonchoError("connection", "Refused")), "connection failed");
  * ```
  */
 export function failureReason(error: unknown): string {
-  if (error instanceof PermissionDeniedError) return "no net permission";
-  if (error instanceof TimeoutError) return "request timed out";
-  if (error instanceof ConnectionError) return "connection failed";
+  if (isHonchoError(error, "permission")) return "no net permission";
+  if (isHonchoError(error, "timeout")) return "request timed out";
+  if (isHonchoError(error, "connection")) return "connection failed";
   if (error instanceof HonchoError && error.status !== undefined) {
     const detail = typeof (error.body as { detail?: unknown })?.detail ===
         "string"
@@ -269,7 +264,7 @@ export function failureReason(error: unknown): string {
       : "";
     return `HTTP ${error.status}${detail}`;
   }
-  if (error instanceof HonchoError) return error.code;
+  if (error instanceof HonchoError) return error.kind;
   return error instanceof Error ? error.name : "unknown error";
 }
 
@@ -366,7 +361,7 @@ export class NoticeBoard {
       this.report(
         cause,
         failureReason(error),
-        error instanceof PermissionDeniedError ? error.host : undefined,
+        isHonchoError(error, "permission") ? error.host : undefined,
       );
     }
     return cause;

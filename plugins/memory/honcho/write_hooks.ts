@@ -44,11 +44,7 @@ import {
   turnDigest,
 } from "./checkpoint.ts";
 import type { HonchoConfig } from "./config.ts";
-import {
-  HonchoConfigError,
-  HonchoError,
-  PermissionDeniedError,
-} from "./errors.ts";
+import { HonchoError, isHonchoError } from "./errors.ts";
 import { failureReason, type NoticeCause } from "./notices.ts";
 import {
   HonchoOutbox,
@@ -552,7 +548,7 @@ export class HonchoWriteHooks {
     let reason = failureReason(error);
     if (
       cause === undefined && result.systemic &&
-      (error instanceof HonchoError || error instanceof HonchoConfigError)
+      error instanceof HonchoError
     ) {
       cause = "refused";
       reason = this.#rt.scrub(errorText(error));
@@ -565,9 +561,7 @@ export class HonchoWriteHooks {
     // naming the same key; the notice above still tells the user.
     if (cause === "permission" && permissionDenialsReportedByHost()) return;
     this.#warned.add(cause);
-    const host = error instanceof PermissionDeniedError
-      ? error.host
-      : undefined;
+    const host = isHonchoError(error, "permission") ? error.host : undefined;
     const queued = result.pending >= 0
       ? ` (${result.pending} message(s) in ${this.#writer.outbox.path})`
       : "";

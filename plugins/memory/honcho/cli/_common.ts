@@ -31,14 +31,7 @@ import { type HonchoConfig, loadHonchoConfig } from "../config.ts";
 import { hostKeyForProfile, profileFromHermesHome } from "../config_paths.ts";
 import { readHonchoConfigFile } from "../config_file.ts";
 import { resolveHonchoConnection } from "../connection.ts";
-import {
-  AuthError,
-  ConnectionError,
-  HonchoConfigError,
-  HonchoError,
-  NotFoundError,
-  TimeoutError,
-} from "../errors.ts";
+import { HonchoError, isHonchoError } from "../errors.ts";
 import { sanitizeId } from "../session_naming.ts";
 import { errorText, isRecord } from "../_util.ts";
 import {
@@ -558,7 +551,7 @@ export function profileLabel(scope: HonchoCliScope, profile: string): string {
  * @param config The resolved configuration.
  * @param options Timeout and home.
  * @returns The client.
- * @throws {HonchoConfigError} When no API key and no base URL are configured.
+ * @throws {HonchoError} `config` When no API key and no base URL are configured.
  *
  * @example
  * ```ts no-assert
@@ -674,19 +667,19 @@ export function honchoFailureCause(
   url: string,
   timeoutMs: number = CLI_CONNECT_TIMEOUT_MS,
 ): string {
-  if (error instanceof HonchoConfigError) {
+  if (isHonchoError(error, "config")) {
     return "no API key or base URL is configured";
   }
-  if (error instanceof TimeoutError) {
+  if (isHonchoError(error, "timeout")) {
     return `${url} did not answer within ${formatSeconds(timeoutMs)}`;
   }
-  if (error instanceof AuthError) {
+  if (isHonchoError(error, "auth")) {
     return `${url} refused the credentials (HTTP 401: ${error.message})`;
   }
-  if (error instanceof ConnectionError) {
+  if (isHonchoError(error, "connection")) {
     return `${url} is unreachable (${shortCause(error)})`;
   }
-  if (error instanceof NotFoundError) {
+  if (isHonchoError(error, "not_found")) {
     return `${url} answered 404 (${error.message})`;
   }
   if (
@@ -720,7 +713,7 @@ function deniedNet(error: Error): boolean {
   return /no network access to /.test(error.message);
 }
 
-function shortCause(error: ConnectionError): string {
+function shortCause(error: HonchoError): string {
   const texts: string[] = [];
   let cause: unknown = error.cause;
   for (let depth = 0; cause instanceof Error && depth < 5; depth++) {

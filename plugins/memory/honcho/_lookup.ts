@@ -8,10 +8,6 @@ import { log, pythonStr, pythonStrip } from "../../../src/provider/mod.ts";
 import { isRecord } from "./_util.ts";
 import { pyFloat, pyInt, truthy } from "./_coerce.ts";
 
-// ---------------------------------------------------------------------------
-// Types
-// ---------------------------------------------------------------------------
-
 /** Where a resolved value came from (shown by `hermes honcho status`). */
 export type ConfigSource = "host" | "root" | "env" | "default";
 
@@ -63,10 +59,6 @@ export type WriteFrequency = string | number;
  * `per-session`, `global`; unknown strings behave like `global`.
  */
 export type SessionStrategy = string;
-
-// ---------------------------------------------------------------------------
-// Lookup semantics (plugins/memory/honcho/SPEC.md §1)
-// ---------------------------------------------------------------------------
 
 export interface Found<T> {
   value: T;
@@ -268,19 +260,6 @@ export function clamp(value: number, min: number, max: number): number {
  * can (`3`, `"3"`, `" 3 "`, `true` → 1, `2.7` → 2), else its text as
  * written (`"turn"`, `"2.7"`); empty, `0`, `false` or `null` → `async`.
  * An unknown text behaves like `session`.
- *
- * @param value The raw value.
- * @returns The frequency.
- *
- * @example Using parseWriteFrequency
- * ```ts
- * import { parseWriteFrequency } from "./config.ts";
- * import assert from "node:assert/strict";
- * assert.equal(parseWriteFrequency("3"), 3);
- * assert.equal(parseWriteFrequency("turn"), "turn");
- * assert.equal(parseWriteFrequency("Turn"), "Turn");
- * assert.equal(parseWriteFrequency(0), "async");
- * ```
  */
 export function parseWriteFrequency(value: unknown): WriteFrequency {
   if (!truthy(value)) return "async";
@@ -291,18 +270,6 @@ export function parseWriteFrequency(value: unknown): WriteFrequency {
  * Normalises a `recallMode` value as Hermes does: exactly `hybrid`,
  * `context` or `tools` (`auto` is an alias of `hybrid`); anything else,
  * including `"CONTEXT"` or `" tools"`, is `hybrid`.
- *
- * @param value The raw value.
- * @returns The mode.
- *
- * @example Using normalizeRecallMode
- * ```ts
- * import { normalizeRecallMode } from "./config.ts";
- * import assert from "node:assert/strict";
- * assert.equal(normalizeRecallMode("tools"), "tools");
- * assert.equal(normalizeRecallMode("auto"), "hybrid");
- * assert.equal(normalizeRecallMode("CONTEXT"), "hybrid");
- * ```
  */
 export function normalizeRecallMode(value: unknown): RecallMode {
   if (value === "context" || value === "tools" || value === "hybrid") {

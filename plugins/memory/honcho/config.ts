@@ -1,25 +1,6 @@
 /**
- * Honcho configuration: where `honcho.json` is, which host block applies,
- * and the fully resolved settings (plugins/memory/honcho/SPEC.md §1).
- *
- * - {@linkcode resolveHonchoConfigPath}: the ONE file that is read
- *   (`$HERMES_HOME/honcho.json` → default profile's `~/.hermes/honcho.json`
- *   → `~/.honcho/config.json`).
- * - {@linkcode resolveHostKey}: `HERMES_HONCHO_HOST` → `hermes` /
- *   `hermes_<profile>` (root `defaultHost` renames the default host).
- * - {@linkcode loadHonchoConfig}: every setting of plugins/memory/honcho/SPEC.md §1 resolved
- *   (host block, then root, then environment, then default) into one
- *   camelCase object, with `sources` saying where each value came from.
- *   A broken file logs one warning naming the file, line and column and
- *   falls back to environment-only settings; it never throws for that.
- * - {@linkcode saveHonchoConfig}: atomic `0600` shallow merge into
- *   `$HERMES_HOME/honcho.json`; refuses to overwrite a file that does not
- *   parse.
- * - {@linkcode resolveHonchoConnection}: what the HTTP client needs (cleaned
- *   base URL, key or the local placeholder, timeout, telemetry headers).
- *
- * Environment variables are read only through the framework (`getSecret`),
- * so per-turn secret scopes of a multi-profile gateway apply.
+ * The resolved Honcho configuration (plugins/memory/honcho/SPEC.md §1):
+ * the one `honcho.json`, its host block, then the environment, then defaults.
  *
  * @module
  */
@@ -103,10 +84,6 @@ export interface HonchoConfig extends HonchoSettings {
   hostBlock: Record<string, unknown>;
 }
 
-// ---------------------------------------------------------------------------
-// Resolution
-// ---------------------------------------------------------------------------
-
 /** Options of {@linkcode loadHonchoConfig}. */
 export interface LoadHonchoConfigOptions {
   /** The profile home. @default {getHermesHome()} */
@@ -125,17 +102,8 @@ export interface LoadHonchoConfigOptions {
  * logs a warning naming the file, line and column and also gives
  * environment-only settings. Never throws for file problems.
  *
- * @param options Home, profile, or an explicit file.
- * @returns The resolved configuration.
  * @throws {UnscopedSecretError} (from `@hermes/memory`) When a multi-profile
  * gateway reads settings outside a profile's secret scope.
- *
- * @example Loading and checking usability
- * ```ts no-assert
- * import { isHonchoUsable, loadHonchoConfig } from "./config.ts";
- * const config = await loadHonchoConfig();
- * if (isHonchoUsable(config)) console.log(config.workspaceId, config.sources.apiKey);
- * ```
  */
 export async function loadHonchoConfig(
   options: LoadHonchoConfigOptions = {},
@@ -172,19 +140,8 @@ export interface ResolveHonchoConfigOptions {
  * Resolves settings from an already-read file (the pure part of
  * {@linkcode loadHonchoConfig}; reads only environment variables).
  *
- * @param file What {@linkcode readHonchoConfigFile} returned.
- * @param options Home and profile.
- * @returns The resolved configuration.
  * @throws {UnscopedSecretError} (from `@hermes/memory`) When a multi-profile
  * gateway reads settings outside a profile's secret scope.
- *
- * @example Using resolveHonchoConfig
- * ```ts no-assert
- * import { readHonchoConfigFile } from "./config_file.ts";
-import { resolveHonchoConfig } from "./config.ts";
- * const file = await readHonchoConfigFile("/tmp/honcho.json");
- * const config = resolveHonchoConfig(file, { hermesHome: "/tmp", profile: "default" });
- * ```
  */
 export function resolveHonchoConfig(
   file: HonchoConfigFile,
@@ -350,15 +307,6 @@ export const HONCHO_UNAVAILABLE_REASON =
 /**
  * Whether the provider can run (no network): enabled, and an API key or a
  * base URL is configured.
- *
- * @param config The resolved configuration.
- * @returns `true` when usable.
- *
- * @example Using isHonchoUsable
- * ```ts no-assert
- * import { isHonchoUsable, loadHonchoConfig } from "./config.ts";
- * const usable = isHonchoUsable(await loadHonchoConfig());
- * ```
  */
 export function isHonchoUsable(
   config: Pick<HonchoConfig, "enabled" | "apiKey" | "baseUrl">,

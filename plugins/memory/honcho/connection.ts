@@ -30,17 +30,6 @@ export const LOCAL_API_KEY_PLACEHOLDER = "local";
 /**
  * Cleans a base URL: trims, drops trailing slashes and one trailing
  * `/v<digits>` segment (the client adds `/v3`).
- *
- * @param url The configured base URL.
- * @returns The cleaned URL.
- *
- * @example Using cleanBaseUrl
- * ```ts
- * import { cleanBaseUrl } from "./connection.ts";
- * import assert from "node:assert/strict";
- * assert.equal(cleanBaseUrl("http://localhost:8000/v3/"), "http://localhost:8000");
- * assert.equal(cleanBaseUrl(" https://h.example/api// "), "https://h.example/api");
- * ```
  */
 export function cleanBaseUrl(url: string): string {
   return url.trim().replace(/\/+$/, "").replace(/\/v\d+$/, "").replace(
@@ -53,17 +42,6 @@ export function cleanBaseUrl(url: string): string {
  * Whether a URL points at a local Honcho: hostname `localhost` (or
  * `*.localhost`), or an IP that is loopback, private (RFC 1918, IPv6 ULA),
  * link-local, or CGNAT (`100.64.0.0/10`).
- *
- * @param url The URL.
- * @returns `true` for a local URL; `false` also for unparseable ones.
- *
- * @example Using isLocalHonchoUrl
- * ```ts
- * import { isLocalHonchoUrl } from "./connection.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isLocalHonchoUrl("http://192.168.1.20:8000"), true);
- * assert.equal(isLocalHonchoUrl("https://api.honcho.dev"), false);
- * ```
  */
 export function isLocalHonchoUrl(url: string): boolean {
   let hostname: string;
@@ -134,18 +112,6 @@ export interface HonchoTelemetryOptions {
  * The telemetry headers every request carries:
  * `X-Honcho-Host: hermes/<version> (<platform>)` and
  * `X-Honcho-Plugin: hermes-plugin-honcho/<plugin version>`.
- *
- * @param options Version and platform.
- * @returns The headers.
- *
- * @example Using honchoTelemetryHeaders
- * ```ts
- * import { honchoTelemetryHeaders } from "./connection.ts";
- * import assert from "node:assert/strict";
- * const headers = honchoTelemetryHeaders({ hermesVersion: "0.9.0", platform: "linux" });
- * assert.equal(headers["X-Honcho-Host"], "hermes/0.9.0 (linux)");
- * assert.equal(headers["X-Honcho-Plugin"], "hermes-plugin-honcho/1.0.0");
- * ```
  */
 export function honchoTelemetryHeaders(
   options: HonchoTelemetryOptions = {},
@@ -189,27 +155,7 @@ export interface HonchoConnection {
  * URL is local and the file sets no `apiKey`; the timeout (config, then
  * `config.yaml`, then 30 s); telemetry headers.
  *
- * @param config The resolved configuration.
- * @param options `config.yaml` fallbacks and telemetry details.
- * @returns The connection settings.
  * @throws {HonchoError} `config` When neither an API key nor a base URL is configured.
- *
- * @example Using resolveHonchoConnection
- * ```ts
- * import { resolveHonchoConnection } from "./connection.ts";
- * import assert from "node:assert/strict";
- * const connection = resolveHonchoConnection({
- *   apiKey: undefined,
- *   apiKeyInFile: false,
- *   baseUrl: "http://localhost:8000/v3",
- *   environment: "production",
- *   timeout: undefined,
- *   workspaceId: "hermes",
- * }, { hermesVersion: "0.9.0" });
- * assert.equal(connection.baseUrl, "http://localhost:8000");
- * assert.equal(connection.apiKey, "local");
- * assert.equal(connection.timeoutMs, 30_000);
- * ```
  */
 export function resolveHonchoConnection(
   config: Pick<

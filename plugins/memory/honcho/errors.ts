@@ -127,6 +127,98 @@ export function isHonchoError(
     (kinds.length === 0 || kinds.includes(error.kind));
 }
 
+/** The server and deadline of a failed call, for {@linkcode describeHonchoError}. */
+export interface FailedCall {
+  /** The server. */
+  url: string;
+  /** The deadline the call had, in ms. */
+  timeoutMs: number;
+}
+
+/**
+ * Any failure of a Honcho call as the text a user reads (secrets were
+ * removed when the error was made): with `call`, what went wrong at that
+ * server (the CLI's sentence); without, the short reason a notice shows.
+ */
+export function describeHonchoError(error: unknown, call?: FailedCall): string {
+  if (call === undefined) {
+    if (isHonchoError(error, "permission")) return "no net permission";
+    if (isHonchoError(error, "timeout")) return "request timed out";
+    if (isHonchoError(error, "connection")) return "connection failed";
+    if (isHonchoError(error) && error.status !== undefined) {
+      const detail = (error.body as { detail?: unknown } | undefined)?.detail;
+      return `HTTP ${error.status}${
+        typeof detail === "string" ? `: ${detail.slice(0, 80)}` : ""
+      }`;
+    }
+    if (isHonchoError(error)) return error.kind;
+    return error instanceof Error ? error.name : "unknown error";
+  }
+  const { url } = call;
+  if (isHonchoError(error, "config")) {
+    return "no API key or base URL is configured";
+  }
+  if (isHonchoError(error, "timeout")) {
+    const seconds = call.timeoutMs / 1000;
+    return `${url} did not answer within ${
+      Number.isInteger(seconds) ? seconds : seconds.toFixed(1)
+    } s`;
+  }
+  if (isHonchoError(error, "auth")) {
+    return `${url} refused the credentials (HTTP 401: ${error.message})`;
+  }
+  if (isHonchoError(error, "connection")) {
+    return `${url} is unreachable (${connectionCause(error)})`;
+  }
+  if (isHonchoError(error, "not_found")) {
+    return `${url} answered 404 (${error.message})`;
+  }
+  if (
+    (isHonchoError(error) && deniedNet(error)) ||
+    (error instanceof Error && error.name === "NotCapable")
+  ) {
+    let host = url;
+    try {
+      host = new URL(url).host;
+    } catch {
+      // Keep the URL.
+    }
+    return `this run may not connect to ${host} (no network permission)`;
+  }
+  if (isHonchoError(error)) {
+    const status = error.status !== undefined ? `HTTP ${error.status}: ` : "";
+    return `${url} failed (${status}${error.message})`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+function deniedNet(error: Error): boolean {
+  let cause: unknown = error;
+  for (let depth = 0; cause instanceof Error && depth < 6; depth++) {
+    if (cause.name === "NotCapable") return true;
+    cause = cause.cause;
+  }
+  return /no network access to /.test(error.message);
+}
+
+function connectionCause(error: HonchoError): string {
+  const texts: string[] = [];
+  let cause: unknown = error.cause;
+  for (let depth = 0; cause instanceof Error && depth < 5; depth++) {
+    if (cause.name === "NotCapable") return "no network permission";
+    texts.push(cause.message.split("\n", 1)[0] ?? "");
+    cause = cause.cause;
+  }
+  const all = texts.join(" ");
+  if (/connection refused/i.test(all)) return "connection refused";
+  if (/dns|lookup|resolve|name or service/i.test(all)) {
+    return "host name not found";
+  }
+  if (/reset/i.test(all)) return "connection reset";
+  const text = texts.at(-1) ?? "connection failed";
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
 /** Options of {@linkcode errorFromResponse}. */
 export interface ErrorFromResponseOptions {
   /** The request's method, for the message. */

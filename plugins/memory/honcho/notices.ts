@@ -13,7 +13,7 @@
  */
 
 import { join } from "node:path";
-import { HonchoError, isHonchoError } from "./errors.ts";
+import { describeHonchoError, isHonchoError } from "./errors.ts";
 
 /** Why memory is degraded. */
 export type NoticeCause =
@@ -77,7 +77,7 @@ const OBSERVER_LIMIT_FIX =
  * @returns `true` for that refusal.
  */
 export function isObserverLimit(error: unknown): boolean {
-  if (!(error instanceof HonchoError) || error.status === undefined) {
+  if (!isHonchoError(error) || error.status === undefined) {
     return false;
   }
   if (error.status < 400 || error.status >= 500) return false;
@@ -239,36 +239,6 @@ export function classifyFailure(error: unknown): NoticeCause | undefined {
 }
 
 /**
- * A short, secret-free reason for a failure: the HTTP status with the
- * server's detail for answered requests, "connection failed", "timed out".
- *
- * @param error The failure.
- * @returns The reason.
- *
- * @example A connection failure
- * ```ts
- * import { failureReason } from "./notices.ts";
- * import { HonchoError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * assert.equal(failureReason(new HonchoError("connection", "Refused")), "connection failed");
- * ```
- */
-export function failureReason(error: unknown): string {
-  if (isHonchoError(error, "permission")) return "no net permission";
-  if (isHonchoError(error, "timeout")) return "request timed out";
-  if (isHonchoError(error, "connection")) return "connection failed";
-  if (error instanceof HonchoError && error.status !== undefined) {
-    const detail = typeof (error.body as { detail?: unknown })?.detail ===
-        "string"
-      ? `: ${(error.body as { detail: string }).detail.slice(0, 80)}`
-      : "";
-    return `HTTP ${error.status}${detail}`;
-  }
-  if (error instanceof HonchoError) return error.kind;
-  return error instanceof Error ? error.name : "unknown error";
-}
-
-/**
  * Remembers which causes were reported so each shows once per episode.
  *
  * @example One notice per episode
@@ -360,7 +330,7 @@ export class NoticeBoard {
     if (cause) {
       this.report(
         cause,
-        failureReason(error),
+        describeHonchoError(error),
         isHonchoError(error, "permission") ? error.host : undefined,
       );
     }

@@ -36,8 +36,7 @@ import {
   loadHonchoConfig,
   type LoadHonchoConfigOptions,
 } from "./config.ts";
-import { HonchoError, isHonchoError } from "./errors.ts";
-import { failureReason } from "./notices.ts";
+import { describeHonchoError, HonchoError, isHonchoError } from "./errors.ts";
 import {
   mergeServerObservation,
   type SessionObservation,
@@ -402,7 +401,7 @@ export class HonchoSession {
           this.#rt.notices.warning(
             cause,
             `session ${identity.sessionId}, AI peer ${identity.aiPeerId}: ${
-              this.#rt.scrub(failureReason(error))
+              this.#rt.scrub(describeHonchoError(error))
             }`,
           ),
         );

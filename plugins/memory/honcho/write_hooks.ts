@@ -44,8 +44,8 @@ import {
   turnDigest,
 } from "./checkpoint.ts";
 import type { HonchoConfig } from "./config.ts";
-import { HonchoError, isHonchoError } from "./errors.ts";
-import { failureReason, type NoticeCause } from "./notices.ts";
+import { describeHonchoError, HonchoError, isHonchoError } from "./errors.ts";
+import type { NoticeCause } from "./notices.ts";
 import {
   HonchoOutbox,
   type HonchoOutboxOptions,
@@ -545,7 +545,7 @@ export class HonchoWriteHooks {
       return;
     }
     let cause = notices.reportError(error);
-    let reason = failureReason(error);
+    let reason = describeHonchoError(error);
     if (
       cause === undefined && result.systemic &&
       error instanceof HonchoError

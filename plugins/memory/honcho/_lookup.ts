@@ -1,8 +1,6 @@
 // How `honcho.json` values are looked up and coerced, with Hermes' Python
-// semantics (`_HostLookup` in client.py), so a home shared with Hermes
-// resolves alike. Private to the provider: the settings table
-// (settings_table.ts) names one of these readers per setting, and config.ts
-// re-exports the value types.
+// semantics (`_HostLookup` in client.py) so a home shared with Hermes
+// resolves alike; the settings table names one reader per setting.
 
 import { log, pythonStr, pythonStrip } from "../../../src/provider/mod.ts";
 import { isRecord } from "./_util.ts";
@@ -110,16 +108,6 @@ export class Lookup {
     for (const key of keys) out.push({ value: this.host[key], source: "host" });
     for (const key of keys) out.push({ value: this.root[key], source: "root" });
     return out;
-  }
-
-  /** The first non-null of {@linkcode Lookup.vals}, as `bool(value)`. */
-  flag(keys: readonly string[], fallback: boolean): Found<boolean> {
-    for (const found of this.vals(keys)) {
-      if (found.value != null) {
-        return { value: truthy(found.value), source: found.source };
-      }
-    }
-    return { value: fallback, source: "default" };
   }
 
   /** The first non-null of host[k], root[k] that `cast` accepts. */

@@ -13,66 +13,42 @@ export const MAX_MESSAGES_PER_BATCH = 100;
 /** The most characters one message may hold (server `MAX_MESSAGE_SIZE`). */
 export const MAX_MESSAGE_CHARS = 25_000;
 
-/** A free JSON object. */
 export type JsonObject = Record<string, unknown>;
 
-/** A workspace. */
 export interface Workspace {
-  /** The id. */
   id: string;
-  /** Free metadata. */
   metadata: JsonObject;
-  /** Workspace configuration. */
   configuration: JsonObject;
-  /** ISO timestamp. */
   createdAt: string;
 }
 
-/** A peer. */
 export interface Peer {
-  /** The id. */
   id: string;
-  /** The workspace. */
   workspaceId: string;
-  /** Free metadata. */
   metadata: JsonObject;
   /** Peer configuration (`observe_me` is the key the server reads). */
   configuration: JsonObject;
-  /** ISO timestamp. */
   createdAt: string;
 }
 
-/** A session. */
 export interface Session {
-  /** The id. */
   id: string;
   /** Whether the session is active (not deleted). */
   isActive: boolean;
-  /** The workspace. */
   workspaceId: string;
-  /** Free metadata. */
   metadata: JsonObject;
-  /** Session configuration. */
   configuration: JsonObject;
-  /** ISO timestamp. */
   createdAt: string;
 }
 
-/** A stored message. */
 export interface Message {
-  /** The server-generated id. */
   id: string;
-  /** The text. */
   content: string;
-  /** The author. */
   peerId: string;
-  /** The session. */
   sessionId: string;
-  /** The workspace. */
   workspaceId: string;
   /** Free metadata (the outbox stores `hermes_outbox_id` here). */
   metadata: JsonObject;
-  /** ISO timestamp. */
   createdAt: string;
   /** Token count of `content`. */
   tokenCount: number;
@@ -80,39 +56,30 @@ export interface Message {
 
 /** A conclusion (formerly "observation"). */
 export interface Conclusion {
-  /** The server-generated id. */
   id: string;
-  /** The text. */
   content: string;
-  /** Who concluded. */
   observerId: string;
-  /** About whom. */
   observedId: string;
   /** The session it came from, if any. */
   sessionId: string | null;
   /** `explicit`, `deductive`, `inductive` or `contradiction`. */
   level: string;
-  /** ISO timestamp. */
   createdAt: string;
 }
 
 /** A session summary. */
 export interface Summary {
-  /** The text. */
   content: string;
   /** The last message covered. */
   messageId: string;
   /** `short` or `long`. */
   summaryType: string;
-  /** ISO timestamp. */
   createdAt: string;
-  /** Token count. */
   tokenCount: number;
 }
 
 /** What `GET …/sessions/{id}/context` returns. */
 export interface SessionContext {
-  /** The session id. */
   id: string;
   /** Recent messages, oldest first. */
   messages: Message[];
@@ -126,13 +93,9 @@ export interface SessionContext {
 
 /** What `GET …/peers/{id}/context` returns. */
 export interface PeerContext {
-  /** The observer. */
   peerId: string;
-  /** The observed peer. */
   targetId: string;
-  /** The representation, or `null`. */
   representation: string | null;
-  /** The card, or `null`. */
   peerCard: string[] | null;
 }
 
@@ -144,13 +107,10 @@ export interface SessionPeerConfig {
   observeOthers?: boolean | null;
 }
 
-/** A message to create. */
 export interface MessageInput {
-  /** The author. */
   peerId: string;
   /** The text (at most 25 000 characters). */
   content: string;
-  /** Free metadata. */
   metadata?: JsonObject;
   /** Message configuration (`{reasoning: {...}}`). */
   configuration?: JsonObject;
@@ -158,25 +118,19 @@ export interface MessageInput {
   createdAt?: string | Date;
 }
 
-/** A conclusion to create. */
 export interface ConclusionInput {
-  /** Who concludes. */
   observerId: string;
-  /** About whom. */
   observedId: string;
-  /** The text. */
   content: string;
   /** The session it belongs to. */
   sessionId?: string;
 }
 
-/** Options every call takes. */
 export interface CallOptions {
   /** Aborts the call; its reason is rethrown unchanged. */
   signal?: AbortSignal;
 }
 
-/** Options of list calls. */
 export interface ListOptions extends CallOptions {
   /** Filter object passed verbatim (`{metadata: {...}}`, operators, `AND`/`OR`). */
   filters?: JsonObject;
@@ -223,15 +177,10 @@ export interface ResourceOptions extends CallOptions {
  * and yields every following page's (one request per page).
  */
 export class HonchoPage<T> implements AsyncIterable<T> {
-  /** This page's items. */
   readonly items: readonly T[];
-  /** Items across all pages. */
   readonly total: number;
-  /** This page's number (1-based). */
   readonly page: number;
-  /** The page size. */
   readonly size: number;
-  /** The number of pages. */
   readonly pages: number;
   #fetchPage: (page: number) => Promise<HonchoPage<T>>;
 
@@ -355,7 +304,6 @@ export function stringList(value: unknown, what: string): string[] | null {
   return items as string[];
 }
 
-/** Reads a workspace. */
 export function parseWorkspace(value: unknown): Workspace {
   const o = record(value, "workspace");
   return {
@@ -366,7 +314,6 @@ export function parseWorkspace(value: unknown): Workspace {
   };
 }
 
-/** Reads a peer. */
 export function parsePeer(value: unknown): Peer {
   const o = record(value, "peer");
   return {
@@ -378,7 +325,6 @@ export function parsePeer(value: unknown): Peer {
   };
 }
 
-/** Reads a session. */
 export function parseSession(value: unknown): Session {
   const o = record(value, "session");
   return {
@@ -391,7 +337,6 @@ export function parseSession(value: unknown): Session {
   };
 }
 
-/** Reads a message. */
 export function parseMessage(value: unknown): Message {
   const o = record(value, "message");
   return {
@@ -406,7 +351,6 @@ export function parseMessage(value: unknown): Message {
   };
 }
 
-/** Reads a conclusion. */
 export function parseConclusion(value: unknown): Conclusion {
   const o = record(value, "conclusion");
   return {

@@ -1,10 +1,7 @@
 /**
- * The Honcho provider's setup surface: the declarative schema the desktop
- * and dashboard render (stored in the active host block of `honcho.json`),
- * the `getConfigSchema()` fields of the provider contract, and the tuning
- * keys of the `hermes honcho setup` wizard (plugins/memory/honcho/SPEC.md §1, §12).
- *
- * Pure data: importing this file does no I/O.
+ * The setup surface derived from the settings table: the desktop's schema,
+ * the contract's `getConfigSchema()` fields and the wizard's tuning keys
+ * (plugins/memory/honcho/SPEC.md §1, §12).
  *
  * @module
  */

@@ -1,7 +1,6 @@
 /**
- * What the HTTP client needs from a resolved configuration (honcho-provider
- * plugins/memory/honcho/SPEC.md §2): the cleaned base URL, the key or the local placeholder, the
- * timeout and the telemetry headers.
+ * What the HTTP client needs from a resolved configuration
+ * (plugins/memory/honcho/SPEC.md §2): base URL, key, timeout, headers.
  *
  * @module
  */

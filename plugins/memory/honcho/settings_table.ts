@@ -1,12 +1,6 @@
 /**
- * The Honcho settings table: every `honcho.json` setting declared once —
- * its key and aliases, where it is stored, how its value is read and
- * coerced, its default, its environment variable, and how the desktop and
- * setup show it. The resolver (`config.ts`), the config
- * schema (`config_schema.ts`) and the status rows (`cli/_settings_view.ts`)
- * are derived from it (plugins/memory/honcho/SPEC.md §1).
- *
- * Pure data and pure functions: importing this file does no I/O.
+ * Every `honcho.json` setting declared once; the resolver, the config schema
+ * and the status rows derive from it (plugins/memory/honcho/SPEC.md §1).
  *
  * @module
  */

@@ -5,51 +5,26 @@
  * @module
  */
 
-/** What a {@linkcode HonchoError} is about. */
-export type HonchoErrorKind =
-  /** 401 or 403. */
-  | "auth"
-  /** 404. */
-  | "not_found"
-  /** 409. */
-  | "conflict"
-  /** 400 or 422. */
-  | "validation"
-  /** 429. */
-  | "rate_limited"
-  /** 5xx. */
-  | "server_error"
-  /** Any other failure status. */
-  | "honcho_error"
-  /** The client's own deadline passed (a caller's abort is rethrown as is). */
-  | "timeout"
-  /** `fetch` rejected: DNS, refused, reset. */
-  | "connection"
-  /** Deno denied the network access; the request was never sent. */
-  | "permission"
-  /** A success status with a body of the wrong shape. */
-  | "invalid_response"
-  /** `honcho.json` does not parse, or no credentials are configured. */
-  | "config"
-  /** No user peer can be named (plugins/memory/honcho/SPEC.md §4). */
-  | "no_peer";
+// kind → `name`: the name stays per kind, it is what crosses the worker
+// boundary and shows in logs.
+const NAMES = {
+  auth: "AuthError", // 401, 403
+  not_found: "NotFoundError", // 404
+  conflict: "ConflictError", // 409
+  validation: "ValidationError", // 400, 422
+  rate_limited: "RateLimitError", // 429
+  server_error: "ServerError", // 5xx
+  honcho_error: "HonchoError", // any other failure status
+  timeout: "TimeoutError", // our own deadline; a caller's abort is rethrown as is
+  connection: "ConnectionError", // fetch rejected: DNS, refused, reset
+  permission: "PermissionDeniedError", // Deno denied the net access: nothing sent
+  invalid_response: "InvalidResponseError", // success status, body of another shape
+  config: "HonchoConfigError", // honcho.json does not parse, or no credentials
+  no_peer: "HonchoPeerUnresolvedError", // plugins/memory/honcho/SPEC.md §4
+} as const;
 
-// `name` stays per kind: it is what crosses the worker boundary and the logs.
-const NAMES: Record<HonchoErrorKind, string> = {
-  auth: "AuthError",
-  not_found: "NotFoundError",
-  conflict: "ConflictError",
-  validation: "ValidationError",
-  rate_limited: "RateLimitError",
-  server_error: "ServerError",
-  honcho_error: "HonchoError",
-  timeout: "TimeoutError",
-  connection: "ConnectionError",
-  permission: "PermissionDeniedError",
-  invalid_response: "InvalidResponseError",
-  config: "HonchoConfigError",
-  no_peer: "HonchoPeerUnresolvedError",
-};
+/** What a {@linkcode HonchoError} is about. */
+export type HonchoErrorKind = keyof typeof NAMES;
 
 /** Options of {@linkcode HonchoError}. */
 export interface HonchoErrorOptions {

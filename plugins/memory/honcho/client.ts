@@ -1,6 +1,6 @@
 /**
- * The Honcho v3 HTTP client (honcho-api.md, plugins/memory/honcho/SPEC.md
- * §13): one method per endpoint the provider uses, over the transport of
+ * The Honcho v3 HTTP client: one method per endpoint the provider uses
+ * (plugins/memory/honcho/SPEC.md §13), over the transport of
  * `_client_transport.ts` and the wire types of `client_wire.ts`.
  *
  * @module

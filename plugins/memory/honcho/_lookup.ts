@@ -1,10 +1,18 @@
 // How `honcho.json` values are looked up and coerced, with Hermes' Python
-// semantics (`_HostLookup` in client.py) so a home shared with Hermes
-// resolves alike; the settings table names one reader per setting.
+// semantics (`_HostLookup` in client.py, `bool()`, `int()`, `float()`,
+// `str()`) so a home shared with Hermes resolves alike: `"false"` is a true
+// flag, `"3"` and `3.9` are the integer 3. The settings table names one
+// reader per setting.
 
-import { log, pythonStr, pythonStrip } from "../../../src/provider/mod.ts";
+import {
+  log,
+  pythonFloat,
+  pythonInt,
+  pythonStr,
+  pythonStrip,
+  pythonTruthy,
+} from "../../../src/provider/mod.ts";
 import { isRecord } from "./_util.ts";
-import { pyFloat, pyInt, truthy } from "./_coerce.ts";
 
 /** Where a resolved value came from (shown by `hermes honcho status`). */
 export type ConfigSource = "host" | "root" | "env" | "default";
@@ -79,7 +87,7 @@ export class Lookup {
    * root value when the key is there (even a falsy one), else `undefined`.
    */
   pick(key: string): Found<unknown> | undefined {
-    if (truthy(this.host[key])) {
+    if (pythonTruthy(this.host[key])) {
       return { value: this.host[key], source: "host" };
     }
     if (Object.hasOwn(this.root, key)) {
@@ -191,14 +199,14 @@ export function warnOnce(key: string, message: string): void {
 export function orFound(
   found: Found<unknown> | undefined,
 ): Found<unknown> | undefined {
-  return found && truthy(found.value) ? found : undefined;
+  return found && pythonTruthy(found.value) ? found : undefined;
 }
 
 // `str()` of a truthy scalar (Hermes' `pick(k) or default` used as text).
 export function textFound(
   found: Found<unknown> | undefined,
 ): Found<string> | undefined {
-  if (!found || !truthy(found.value) || isStructured(found.value)) {
+  if (!found || !pythonTruthy(found.value) || isStructured(found.value)) {
     return undefined;
   }
   return { value: pythonStr(found.value), source: found.source };
@@ -225,7 +233,7 @@ export function map<T, U>(
 
 // Python's `max(0.0, float(v))`: NaN compares false, so it gives 0.
 export function nonNegativeFloat(value: unknown): number | undefined {
-  const n = pyFloat(value);
+  const n = pythonFloat(value);
   return n === undefined ? undefined : n > 0 ? n : 0;
 }
 
@@ -250,8 +258,8 @@ export function clamp(value: number, min: number, max: number): number {
  * An unknown text behaves like `session`.
  */
 export function parseWriteFrequency(value: unknown): WriteFrequency {
-  if (!truthy(value)) return "async";
-  return pyInt(value) ?? pythonStr(value);
+  if (!pythonTruthy(value)) return "async";
+  return pythonInt(value) ?? pythonStr(value);
 }
 
 /**
@@ -286,7 +294,7 @@ export function resolveBaseUrl(
     [env("HONCHO_BASE_URL") ?? env("HONCHO_URL"), "env", "HONCHO_BASE_URL"],
   ];
   for (const [value, source, name] of candidates) {
-    if (!truthy(value)) continue;
+    if (!pythonTruthy(value)) continue;
     if (typeof value !== "string") {
       warnOnce(
         `baseurl-type:${path}:${name}`,

@@ -11,10 +11,10 @@ import {
   getSecret,
   pythonStr,
   pythonStrip,
+  pythonTruthy,
 } from "../../../src/provider/mod.ts";
 import { resolveObservation, type SessionObservation } from "./observation.ts";
 import { isRecord } from "./_util.ts";
-import { truthy } from "./_coerce.ts";
 import {
   type HonchoConfigFile,
   type HonchoConfigFileError,
@@ -170,7 +170,7 @@ export function resolveHonchoConfig(
   let host: Record<string, unknown> = isRecord(hosts[hostKey])
     ? hosts[hostKey]
     : {};
-  if (!truthy(host) && hostKey.startsWith("hermes_")) {
+  if (!pythonTruthy(host) && hostKey.startsWith("hermes_")) {
     const legacy = `hermes.${hostKey.slice("hermes_".length)}`;
     if (isRecord(hosts[legacy])) {
       host = hosts[legacy];
@@ -202,7 +202,7 @@ export function resolveHonchoConfig(
   const defaultBlock = hosts.hermes;
   if (
     !values.apiKey && Object.keys(host).length > 0 && hostKey !== "hermes" &&
-    isRecord(defaultBlock) && truthy(defaultBlock.apiKey)
+    isRecord(defaultBlock) && pythonTruthy(defaultBlock.apiKey)
   ) {
     warnOnce(
       `inherit:${file.path}:${hostKey}`,
@@ -270,29 +270,29 @@ function shapeProblem(
   hostKey: string,
 ): string | undefined {
   const hosts = raw.hosts;
-  if (truthy(hosts) && !isRecord(hosts)) {
+  if (pythonTruthy(hosts) && !isRecord(hosts)) {
     return "'hosts' must be an object of host blocks";
   }
   const blocks = isRecord(hosts) ? hosts : {};
   const legacy = hostKey.startsWith("hermes_")
     ? `hermes.${hostKey.slice("hermes_".length)}`
     : undefined;
-  const block = truthy(blocks[hostKey])
+  const block = pythonTruthy(blocks[hostKey])
     ? blocks[hostKey]
     : legacy
     ? blocks[legacy]
     : blocks[hostKey];
-  const blockKey = truthy(blocks[hostKey]) || !legacy ? hostKey : legacy;
-  if (truthy(block) && !isRecord(block)) {
+  const blockKey = pythonTruthy(blocks[hostKey]) || !legacy ? hostKey : legacy;
+  if (pythonTruthy(block) && !isRecord(block)) {
     return `'hosts.${blockKey}' must be an object`;
   }
   const host = isRecord(block) ? block : {};
-  const observation = truthy(host.observation)
+  const observation = pythonTruthy(host.observation)
     ? host.observation
     : raw.observation;
   if (isRecord(observation)) {
     for (const peer of ["user", "ai"]) {
-      if (truthy(observation[peer]) && !isRecord(observation[peer])) {
+      if (pythonTruthy(observation[peer]) && !isRecord(observation[peer])) {
         return `'observation.${peer}' must be an object like {"observeMe": true}`;
       }
     }

@@ -5,10 +5,10 @@
  * @module
  */
 
+import { pythonFloat } from "../../../src/provider/mod.ts";
 import { HonchoError } from "./errors.ts";
 import { isRecord } from "./_util.ts";
 import type { HonchoConfig } from "./config.ts";
-import { pyFloat } from "./_coerce.ts";
 
 /** The version of the Honcho plugin sent in `X-Honcho-Plugin` (plugin.yaml). */
 export const HONCHO_PLUGIN_VERSION = "1.0.0";
@@ -194,7 +194,7 @@ export function resolveHonchoConnection(
     // Hermes: the first of config.yaml honcho.timeout / request_timeout
     // that parses as a positive float.
     for (const key of ["timeout", "request_timeout"]) {
-      const n = yaml[key] == null ? undefined : pyFloat(yaml[key]);
+      const n = yaml[key] == null ? undefined : pythonFloat(yaml[key]);
       if (seconds === undefined && n !== undefined && !(n <= 0)) seconds = n;
     }
   }

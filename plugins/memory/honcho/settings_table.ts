@@ -9,7 +9,10 @@ import { dirname, join, resolve } from "node:path";
 import {
   getSecret,
   isTruthyEnvValue,
+  pythonFloat,
+  pythonInt,
   pythonStr,
+  pythonTruthy,
 } from "../../../src/provider/mod.ts";
 import {
   normalizeObservationMode,
@@ -18,7 +21,6 @@ import {
   parseObservationOverrides,
 } from "./observation.ts";
 import { isRecord } from "./_util.ts";
-import { pyFloat, pyInt, truthy } from "./_coerce.ts";
 import {
   clamp,
   exactLevel,
@@ -232,7 +234,7 @@ const flag = (
 ): Found<boolean> | undefined => {
   for (const found of ctx.look.vals(keys)) {
     if (found.value != null) {
-      return { value: truthy(found.value), source: found.source };
+      return { value: pythonTruthy(found.value), source: found.source };
     }
   }
   return undefined;
@@ -241,12 +243,12 @@ const flag = (
 const setBool = (
   ctx: SettingsContext,
   keys: readonly string[],
-): Found<boolean> | undefined => map(ctx.look.pickSet(keys[0]!), truthy);
+): Found<boolean> | undefined => map(ctx.look.pickSet(keys[0]!), pythonTruthy);
 /** `int()` of the first non-null host, root value that parses. */
 const int = (
   ctx: SettingsContext,
   keys: readonly string[],
-): Found<number> | undefined => ctx.look.parsed(keys[0]!, pyInt);
+): Found<number> | undefined => ctx.look.parsed(keys[0]!, pythonInt);
 /** `max(0.0, float())` of the first host, root value that parses. */
 const seconds = (
   ctx: SettingsContext,
@@ -281,7 +283,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     // Hermes uses a numeric key as it is (the header carries its text).
     read: (ctx) => {
       const found = ctx.look.pick("apiKey");
-      if (found && truthy(found.value) && !isStructured(found.value)) {
+      if (found && pythonTruthy(found.value) && !isStructured(found.value)) {
         return { value: pythonStr(found.value), source: found.source };
       }
       const env = ctx.env("HONCHO_API_KEY");
@@ -381,7 +383,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
         ]
       ) {
         if (found.value == null) continue;
-        const n = pyFloat(found.value);
+        const n = pythonFloat(found.value);
         if (n !== undefined && !(n <= 0)) {
           return { value: n, source: found.source };
         }
@@ -569,7 +571,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
   dialecticDepth: {
     read: (ctx, keys) =>
       ctx.look.parsed(keys[0]!, (v) => {
-        const n = pyInt(v);
+        const n = pythonInt(v);
         return n === undefined ? undefined : clamp(n, 1, 3);
       }),
     default: 1,
@@ -720,7 +722,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
         return { value: true, source: "env" };
       }
       const loggingEnv = ctx.env("HONCHO_LOGGING");
-      return map(ctx.look.pickSet(keys[0]!), truthy) ??
+      return map(ctx.look.pickSet(keys[0]!), pythonTruthy) ??
         (loggingEnv === undefined
           ? undefined
           : { value: isTruthyEnvValue(loggingEnv), source: "env" });

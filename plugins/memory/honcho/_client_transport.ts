@@ -14,7 +14,11 @@
  */
 
 import { errorFromResponse, HonchoError } from "./errors.ts";
-import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
+import {
+  backoffDelayMs,
+  type BackoffPolicy,
+  isRetryableHonchoError,
+} from "./_backoff.ts";
 import {
   HonchoPage,
   list,
@@ -115,15 +119,11 @@ export interface Endpoint<T> {
   parse: (body: unknown) => T;
 }
 
-/** Where and how {@linkcode HonchoTransport} sends. */
+/** The client's options, with `baseUrl` cleaned and `timeoutMs` resolved. */
 export interface HonchoTransportConfig extends HonchoTransportOptions {
-  /** The server, without `/v3` (already cleaned). */
   baseUrl: string;
-  /** The bearer token; no `Authorization` header when empty. */
   apiKey?: string;
-  /** Per-attempt deadline in ms. */
   timeoutMs: number;
-  /** Extra headers (telemetry). */
   headers?: Record<string, string>;
 }
 
@@ -134,12 +134,9 @@ export class HonchoTransport {
   #headers: Record<string, string>;
   #fetch: FetchLike;
   #sleep: SleepLike;
-  #random: () => number;
   #now: () => number;
   #maxRetries: number;
-  #retryBaseDelayMs: number;
-  #retryMaxDelayMs: number;
-  #retryAfterCapMs: number;
+  #backoff: BackoffPolicy;
 
   constructor(config: HonchoTransportConfig) {
     this.baseUrl = config.baseUrl;
@@ -148,12 +145,14 @@ export class HonchoTransport {
     this.#headers = { ...config.headers };
     this.#fetch = config.fetch ?? ((input, init) => fetch(input, init));
     this.#sleep = config.sleep ?? abortableSleep;
-    this.#random = config.random ?? Math.random;
     this.#now = config.now ?? Date.now;
     this.#maxRetries = Math.max(0, Math.floor(config.maxRetries ?? 2));
-    this.#retryBaseDelayMs = config.retryBaseDelayMs ?? 500;
-    this.#retryMaxDelayMs = config.retryMaxDelayMs ?? 8_000;
-    this.#retryAfterCapMs = config.retryAfterCapMs ?? 30_000;
+    this.#backoff = {
+      baseMs: config.retryBaseDelayMs ?? 500,
+      maxMs: config.retryMaxDelayMs ?? 8_000,
+      retryAfterCapMs: config.retryAfterCapMs ?? 30_000,
+      random: config.random ?? Math.random,
+    };
   }
 
   /** Sends one request (with its retry policy) and reads the answer. */
@@ -172,12 +171,7 @@ export class HonchoTransport {
           !isRetryableHonchoError(error)
         ) throw error;
         await this.#sleep(
-          backoffDelayMs(attempt, error, {
-            baseMs: this.#retryBaseDelayMs,
-            maxMs: this.#retryMaxDelayMs,
-            retryAfterCapMs: this.#retryAfterCapMs,
-            random: this.#random,
-          }),
+          backoffDelayMs(attempt, error, this.#backoff),
           signal,
         );
       }

@@ -17,7 +17,7 @@
  * too, or one home would have memory on in one program and off in the
  * other. An unquoted `false`/`no`/`off` is a YAML boolean and reads false in
  * both. The Honcho provider reads `honcho.json` with the same Python rules
- * (`plugins/memory/honcho/_coerce.ts`).
+ * (`plugins/memory/honcho/_lookup.ts`).
  *
  * @module
  */

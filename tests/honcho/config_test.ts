@@ -27,7 +27,7 @@ import {
   getHonchoConfigFields,
   HONCHO_CONFIG_SCHEMA,
 } from "../../plugins/memory/honcho/config_schema.ts";
-import { HonchoConfigError } from "../../plugins/memory/honcho/errors.ts";
+import { isHonchoError } from "../../plugins/memory/honcho/errors.ts";
 import { withHome } from "../helpers/test_home.ts";
 
 const HONCHO_ENV = [
@@ -722,7 +722,7 @@ Deno.test("a broken honcho.json: warning with file, line and column; env-only; s
     const error = await saveHonchoConfig({ recallMode: "tools" }, home, {
       hostBlock: true,
     }).catch((e) => e);
-    assert.ok(error instanceof HonchoConfigError);
+    assert.ok(isHonchoError(error, "config"));
     assert.ok(error.message.includes(path));
     assert.match(
       error.message,
@@ -815,7 +815,10 @@ Deno.test("resolveHonchoConnection(): base URL cleaning, local key placeholder, 
     timeout: undefined,
     workspaceId: "w",
   };
-  assert.throws(() => resolveHonchoConnection(base), HonchoConfigError);
+  assert.throws(
+    () => resolveHonchoConnection(base),
+    (e: unknown) => isHonchoError(e, "config"),
+  );
   const cloud = resolveHonchoConnection({ ...base, apiKey: "k" }, {
     hermesVersion: "1.2.3",
     platform: "linux",

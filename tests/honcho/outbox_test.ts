@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type LogLevel, setLogger } from "@hermes/memory";
 import { HonchoClient } from "../../plugins/memory/honcho/client.ts";
-import { AuthError, ServerError } from "../../plugins/memory/honcho/errors.ts";
+import { isHonchoError } from "../../plugins/memory/honcho/errors.ts";
 import {
   HonchoOutbox,
   OUTBOX_ID_METADATA_KEY,
@@ -151,7 +151,7 @@ Deno.test("HonchoOutbox loses nothing while Honcho is down and delivers once it 
       const { accepted } = await outbox.append(turns("s1", 5));
       server.inject(MESSAGES_ROUTE, { status: 503, times: Infinity });
       const down = await outbox.deliver(clientFor(server));
-      assert.ok(down.error instanceof ServerError);
+      assert.ok(isHonchoError(down.error, "server_error"));
       assert.equal(down.pending, 5);
       assert.equal(down.delivered, 0);
       assert.deepEqual(sleeps, [500, 1000, 2000]); // full jitter (random 0.5) of 1 s, 2 s, 4 s
@@ -259,7 +259,7 @@ Deno.test("HonchoOutbox.deliver() stops on an auth failure and keeps every messa
       apiKey: "wrong-key",
     });
     const result = await outbox.deliver(wrong);
-    assert.ok(result.error instanceof AuthError);
+    assert.ok(isHonchoError(result.error, "auth"));
     assert.equal(result.pending, 2);
     assert.equal(server.requestCount(MESSAGES_ROUTE), 1);
     const right = new HonchoClient({

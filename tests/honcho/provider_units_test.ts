@@ -39,14 +39,7 @@ import {
   missingEvidence,
   turnDigest,
 } from "../../plugins/memory/honcho/checkpoint.ts";
-import {
-  AuthError,
-  ConnectionError,
-  NotFoundError,
-  RateLimitError,
-  ServerError,
-  TimeoutError,
-} from "../../plugins/memory/honcho/errors.ts";
+import { HonchoError } from "../../plugins/memory/honcho/errors.ts";
 
 Deno.test("chunkMessage() keeps short text whole and cuts long text at paragraph, sentence, word, or hard", async (t) => {
   await t.step("within the limit", () => {
@@ -302,29 +295,35 @@ Deno.test("isInternalGatewayNotification() matches gateway notices only at the s
 });
 
 Deno.test("NoticeBoard shows each cause once per episode; classifyFailure() names the cause", () => {
-  assert.equal(classifyFailure(new AuthError("x", { status: 401 })), "auth");
   assert.equal(
-    classifyFailure(new RateLimitError("x", { status: 429 })),
+    classifyFailure(new HonchoError("auth", "x", { status: 401 })),
+    "auth",
+  );
+  assert.equal(
+    classifyFailure(new HonchoError("rate_limited", "x", { status: 429 })),
     "rate-limited",
   );
   assert.equal(
-    classifyFailure(new ServerError("x", { status: 503 })),
+    classifyFailure(new HonchoError("server_error", "x", { status: 503 })),
     "unreachable",
   );
-  assert.equal(classifyFailure(new ConnectionError("x")), "unreachable");
-  assert.equal(classifyFailure(new TimeoutError("x")), "unreachable");
   assert.equal(
-    classifyFailure(new NotFoundError("x", { status: 404 })),
+    classifyFailure(new HonchoError("connection", "x")),
+    "unreachable",
+  );
+  assert.equal(classifyFailure(new HonchoError("timeout", "x")), "unreachable");
+  assert.equal(
+    classifyFailure(new HonchoError("not_found", "x", { status: 404 })),
     undefined,
   );
   const board = new NoticeBoard("telegram");
   board.reportError(
-    new ServerError("x", {
+    new HonchoError("server_error", "x", {
       status: 503,
       body: { detail: "Service Unavailable" },
     }),
   );
-  board.reportError(new ServerError("x", { status: 503 }));
+  board.reportError(new HonchoError("server_error", "x", { status: 503 }));
   assert.equal(
     board.take(),
     noticeText("unreachable", { reason: "HTTP 503: Service Unavailable" }),

@@ -9,7 +9,7 @@ import {
   type HonchoConfig,
   loadHonchoConfig,
 } from "../../plugins/memory/honcho/config.ts";
-import { ServerError } from "../../plugins/memory/honcho/errors.ts";
+import { HonchoError } from "../../plugins/memory/honcho/errors.ts";
 import { NoticeBoard } from "../../plugins/memory/honcho/notices.ts";
 import { HonchoRecall } from "../../plugins/memory/honcho/recall.ts";
 import { HonchoSession } from "../../plugins/memory/honcho/session.ts";
@@ -71,7 +71,7 @@ async function rig(
       if (setUpFailures > 0) {
         setUpFailures--;
         return Promise.reject(
-          new ServerError("Honcho is down", { status: 503 }),
+          new HonchoError("server_error", "Honcho is down", { status: 503 }),
         );
       }
       return Promise.resolve({});

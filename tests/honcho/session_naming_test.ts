@@ -24,7 +24,7 @@ import {
   resolveAuthorPeerId,
   resolveUserPeerId,
 } from "../../plugins/memory/honcho/peers.ts";
-import { HonchoPeerUnresolvedError } from "../../plugins/memory/honcho/errors.ts";
+import { isHonchoError } from "../../plugins/memory/honcho/errors.ts";
 import {
   cliSessionName,
   findGitRoot,
@@ -366,7 +366,7 @@ Deno.test("peer naming: AI peer, user peer ladder, aliases, prefixes, authors", 
     assert.equal(resolveUserPeerId({ ...config, peerName: "ada" }, {}), "ada");
     assert.throws(
       () => resolveUserPeerId(config, { runtimeIds: [" "] }),
-      HonchoPeerUnresolvedError,
+      (e: unknown) => isHonchoError(e, "no_peer"),
     );
   });
   await t.step(

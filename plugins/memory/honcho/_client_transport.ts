@@ -1,42 +1,24 @@
 /**
- * The Honcho HTTP transport (private to the client): the one place that
- * calls `fetch`. Its private `#request()` owns the base URL plus the `/v3`
- * prefix, `encodeURIComponent` on every path segment, the bearer token and
- * telemetry headers, JSON encoding and decoding (a body of another shape
- * becomes an {@linkcode InvalidResponseError}), a per-attempt deadline that
- * really aborts the fetch (combined with the caller's signal; a caller
- * abort is rethrown unchanged and never retried; listeners and timers are
- * removed), mapping failures to the error classes of `errors.ts`, and
- * retries.
+ * The Honcho HTTP transport, the one place of the provider that calls
+ * `fetch`: URL and header building, JSON in and out (another shape becomes
+ * an `invalid_response` error), a per-attempt deadline that aborts the
+ * fetch, failures mapped to {@linkcode HonchoError} kinds, and retries of
+ * the endpoints marked `retry` only (`_backoff.ts`), honouring `Retry-After`
+ * up to `retryAfterCapMs`. A caller's abort is rethrown unchanged.
  *
- * Retry policy (the provider's one rule, `_backoff.ts`): only endpoints
- * marked `retry` — GET, PUT, read-only POSTs and the get-or-create POSTs —
- * are retried, on 429, 5xx, malformed answers, timeouts and connection
- * errors, at most `maxRetries` times, with full-jitter exponential backoff;
- * a `Retry-After` (seconds or HTTP date) is honoured up to
- * `retryAfterCapMs`. Backoff sleeps are cancelled by the caller's signal.
- *
- * No transport re-sends either: Deno's `fetch` silently re-sends a request
- * on a new connection when a reused keep-alive connection closes before the
- * answer — after the server may have stored it. Endpoints that are not
- * retried therefore go over a client that never reuses a connection
- * (`Deno.createHttpClient({ poolMaxIdlePerHost: 0 })`), so such a failure
- * reaches the caller as a {@linkcode ConnectionError}. (Cost: one TCP, and
- * for https one TLS, handshake per write batch; reads keep the pool.)
- *
- * A network access Deno denies becomes a {@linkcode PermissionDeniedError}.
+ * Deno's `fetch` silently re-sends a request when a reused keep-alive
+ * connection closes before the answer, after the server may have stored
+ * it; so requests that are not retried never reuse a connection.
  *
  * @module
  */
 
+import { errorFromResponse, HonchoError } from "./errors.ts";
 import {
-  ConnectionError,
-  errorFromResponse,
-  InvalidResponseError,
-  PermissionDeniedError,
-  TimeoutError,
-} from "./errors.ts";
-import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
+  backoffDelayMs,
+  type BackoffPolicy,
+  isRetryableHonchoError,
+} from "./_backoff.ts";
 import {
   HonchoPage,
   list,
@@ -52,24 +34,7 @@ export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
 /** A sleep that rejects with `signal.reason` when the signal aborts. */
 export type SleepLike = (ms: number, signal?: AbortSignal) => Promise<void>;
 
-/**
- * Waits `ms` milliseconds; rejects with `signal.reason` as soon as the
- * signal aborts (the timer and listener are removed either way).
- *
- * @param ms How long to wait.
- * @param signal Cancels the wait.
- * @returns A promise that resolves after `ms`.
- *
- * @example Cancelling a wait
- * ```ts
- * import { abortableSleep } from "./client.ts";
- * import assert from "node:assert/strict";
- * const controller = new AbortController();
- * const waiting = abortableSleep(60_000, controller.signal);
- * controller.abort(new Error("Stop"));
- * await assert.rejects(waiting, /Stop/);
- * ```
- */
+/** Waits `ms` ms; rejects with `signal.reason` as soon as the signal aborts. */
 export function abortableSleep(
   ms: number,
   signal?: AbortSignal,
@@ -91,23 +56,7 @@ export function abortableSleep(
   });
 }
 
-/**
- * Parses a `Retry-After` header: delta seconds, or an HTTP date relative to
- * `nowMs`.
- *
- * @param value The header value.
- * @param nowMs The current time in epoch milliseconds.
- * @returns Milliseconds to wait (never negative), or `undefined` when absent or unparseable.
- *
- * @example Using parseRetryAfter
- * ```ts
- * import { parseRetryAfter } from "./client.ts";
- * import assert from "node:assert/strict";
- * assert.equal(parseRetryAfter("2", 0), 2000);
- * assert.equal(parseRetryAfter("Thu, 01 Jan 1970 00:00:05 GMT", 1000), 4000);
- * assert.equal(parseRetryAfter("soon", 0), undefined);
- * ```
- */
+/** A `Retry-After` header (delta seconds or an HTTP date) in ms from `nowMs`; `undefined` when absent or unparseable. */
 export function parseRetryAfter(
   value: string | null | undefined,
   nowMs: number,
@@ -121,11 +70,7 @@ export function parseRetryAfter(
   return Math.max(0, at - nowMs);
 }
 
-/**
- * The client every non-idempotent request goes through: no idle connection
- * is kept, so `fetch` has no reused connection to silently re-send a
- * request on (created once per process or worker, never closed).
- */
+// Keeps no idle connection, so `fetch` has none to silently re-send a write on.
 const NO_REUSE_CLIENT: Deno.HttpClient | undefined =
   typeof Deno.createHttpClient === "function"
     ? Deno.createHttpClient({ poolMaxIdlePerHost: 0 })
@@ -151,16 +96,10 @@ export interface HonchoTransportOptions {
   now?: () => number;
 }
 
-/** An HTTP method the API uses. */
-export type Method = "GET" | "POST" | "PUT" | "DELETE";
+type Method = "GET" | "POST" | "PUT" | "DELETE";
 
-/** A query parameter value (`undefined` is left out; arrays repeat the key). */
-export type QueryValue =
-  | string
-  | number
-  | boolean
-  | undefined
-  | readonly string[];
+/** A query parameter value (`undefined` is left out). */
+type QueryValue = string | number | boolean | undefined;
 
 /** One request to an endpoint: what to send and how to read the answer. */
 export interface Endpoint<T> {
@@ -174,60 +113,31 @@ export interface Endpoint<T> {
   json?: unknown;
   /** A multipart body. */
   form?: FormData;
-  /**
-   * Whether the request may be retried (and may use a pooled connection):
-   * `false` for requests that store something (messages, conclusions,
-   * uploads) or delete.
-   */
+  /** Whether it may be retried and use a pooled connection (`false` for writes and deletes). */
   retry: boolean;
   /** Reads the decoded body (throws {@linkcode ShapeError} on another shape). */
   parse: (body: unknown) => T;
 }
 
-/** A list endpoint (`POST …/list`, paged). */
-export interface ListEndpoint<T> {
-  /** The path segments after `/v3/`. */
-  path: readonly string[];
-  /** Body fields besides `filters`. */
-  body?: Record<string, unknown>;
-  /** Reads one item. */
-  item: (value: unknown) => T;
-}
-
-/** Where and how {@linkcode HonchoTransport} sends. */
+/** The client's options, with `baseUrl` cleaned and `timeoutMs` resolved. */
 export interface HonchoTransportConfig extends HonchoTransportOptions {
-  /** The server, without `/v3` (already cleaned). */
   baseUrl: string;
-  /** The bearer token; no `Authorization` header when empty. */
   apiKey?: string;
-  /** Per-attempt deadline in ms. */
   timeoutMs: number;
-  /** Extra headers (telemetry). */
   headers?: Record<string, string>;
 }
 
-/** Sends endpoint requests (see the module doc). */
 export class HonchoTransport {
-  /** The server, without `/v3`. */
   readonly baseUrl: string;
-  /** Per-attempt deadline in ms. */
   readonly timeoutMs: number;
   #apiKey: string | undefined;
   #headers: Record<string, string>;
   #fetch: FetchLike;
   #sleep: SleepLike;
-  #random: () => number;
   #now: () => number;
   #maxRetries: number;
-  #retryBaseDelayMs: number;
-  #retryMaxDelayMs: number;
-  #retryAfterCapMs: number;
+  #backoff: BackoffPolicy;
 
-  /**
-   * Creates the transport (no I/O).
-   *
-   * @param config Server, key, timeout, retry policy and injected I/O.
-   */
   constructor(config: HonchoTransportConfig) {
     this.baseUrl = config.baseUrl;
     this.timeoutMs = config.timeoutMs;
@@ -235,51 +145,56 @@ export class HonchoTransport {
     this.#headers = { ...config.headers };
     this.#fetch = config.fetch ?? ((input, init) => fetch(input, init));
     this.#sleep = config.sleep ?? abortableSleep;
-    this.#random = config.random ?? Math.random;
     this.#now = config.now ?? Date.now;
     this.#maxRetries = Math.max(0, Math.floor(config.maxRetries ?? 2));
-    this.#retryBaseDelayMs = config.retryBaseDelayMs ?? 500;
-    this.#retryMaxDelayMs = config.retryMaxDelayMs ?? 8_000;
-    this.#retryAfterCapMs = config.retryAfterCapMs ?? 30_000;
+    this.#backoff = {
+      baseMs: config.retryBaseDelayMs ?? 500,
+      maxMs: config.retryMaxDelayMs ?? 8_000,
+      retryAfterCapMs: config.retryAfterCapMs ?? 30_000,
+      random: config.random ?? Math.random,
+    };
   }
 
-  /**
-   * Sends one endpoint request (with its retry policy) and reads the answer.
-   *
-   * @param endpoint What to send.
-   * @param signal Cancels it; its reason is rethrown unchanged.
-   * @returns What `endpoint.parse` made of the body.
-   */
-  send<T>(endpoint: Endpoint<T>, signal?: AbortSignal): Promise<T> {
-    return this.#request(endpoint, signal);
+  /** Sends one request (with its retry policy) and reads the answer. */
+  async send<T>(spec: Endpoint<T>, signal?: AbortSignal): Promise<T> {
+    const path = `/v3/${
+      spec.path.map((segment) => encodeURIComponent(segment)).join("/")
+    }`;
+    for (let attempt = 0;; attempt++) {
+      if (signal?.aborted) throw signal.reason;
+      try {
+        return await this.#attempt(spec.method, path, spec, signal);
+      } catch (error) {
+        if (signal?.aborted) throw signal.reason;
+        if (
+          !spec.retry || attempt >= this.#maxRetries ||
+          !isRetryableHonchoError(error)
+        ) throw error;
+        await this.#sleep(
+          backoffDelayMs(attempt, error, this.#backoff),
+          signal,
+        );
+      }
+    }
   }
 
-  /**
-   * Fetches one page of a list endpoint (`POST …/list` with `filters` in
-   * the body, page, size and order in the query); the page fetches the
-   * following ones through this method too. Retried like any read.
-   *
-   * @param endpoint The list endpoint.
-   * @param options Filters, page, size, order and signal.
-   * @returns The page.
-   */
+  /** One page of a `POST …/list` endpoint (filters in the body, paging in the query). */
   page<T>(
-    endpoint: ListEndpoint<T>,
+    path: readonly string[],
+    item: (value: unknown) => T,
     options: ListOptions,
   ): Promise<HonchoPage<T>> {
     const fetchPage = (page: number): Promise<HonchoPage<T>> =>
-      this.#request({
+      this.send({
         method: "POST",
-        path: endpoint.path,
+        path,
         query: { page, size: options.size, reverse: options.reverse },
-        json: options.filters === undefined
-          ? { ...endpoint.body }
-          : { ...endpoint.body, filters: options.filters },
+        json: options.filters === undefined ? {} : { filters: options.filters },
         retry: true,
         parse: (value) => {
           const o = record(value, "page");
           return new HonchoPage<T>({
-            items: list(o.items, "page.items").map(endpoint.item),
+            items: list(o.items, "page.items").map(item),
             total: numberOr(o, "total", 0),
             page: numberOr(o, "page", page),
             size: numberOr(o, "size", options.size ?? 50),
@@ -288,37 +203,6 @@ export class HonchoTransport {
         },
       }, options.signal);
     return fetchPage(options.page ?? 1);
-  }
-
-  async #request<T>(
-    spec: Endpoint<T>,
-    signal: AbortSignal | undefined,
-  ): Promise<T> {
-    const method = spec.method;
-    const path = `/v3/${
-      spec.path.map((segment) => encodeURIComponent(segment)).join("/")
-    }`;
-    for (let attempt = 0;; attempt++) {
-      if (signal?.aborted) throw signal.reason;
-      try {
-        return await this.#attempt(method, path, spec, signal);
-      } catch (error) {
-        if (signal?.aborted) throw signal.reason;
-        if (
-          !spec.retry || attempt >= this.#maxRetries ||
-          !isRetryableHonchoError(error)
-        ) throw error;
-        await this.#sleep(
-          backoffDelayMs(attempt, error, {
-            baseMs: this.#retryBaseDelayMs,
-            maxMs: this.#retryMaxDelayMs,
-            retryAfterCapMs: this.#retryAfterCapMs,
-            random: this.#random,
-          }),
-          signal,
-        );
-      }
-    }
   }
 
   async #attempt<T>(
@@ -340,16 +224,16 @@ export class HonchoTransport {
     const fail = (error: unknown, stage: string): never => {
       if (caller?.aborted) throw caller.reason;
       if (timedOut) {
-        throw new TimeoutError(
+        throw new HonchoError(
+          "timeout",
           `Honcho ${method} ${path} timed out after ${this.timeoutMs} ms`,
-          {
-            cause: error,
-          },
+          { cause: error },
         );
       }
       if (error instanceof Deno.errors.NotCapable) {
         const host = new URL(this.baseUrl).host;
-        throw new PermissionDeniedError(
+        throw new HonchoError(
+          "permission",
           `Honcho ${method} ${path} was not sent: this process has no network access to ${host} (${
             this.#redact(error.message)
           })`,
@@ -357,7 +241,8 @@ export class HonchoTransport {
         );
       }
       if (error instanceof TypeError) {
-        throw new ConnectionError(
+        throw new HonchoError(
+          "connection",
           `Cannot reach Honcho for ${method} ${path}${stage}: ${
             this.#redact(fetchFailureText(error))
           }`,
@@ -425,7 +310,8 @@ export class HonchoTransport {
         try {
           decoded = JSON.parse(raw);
         } catch (error) {
-          throw new InvalidResponseError(
+          throw new HonchoError(
+            "invalid_response",
             `Honcho ${method} ${path} returned a body that is not JSON (status ${response.status})`,
             { status: response.status, cause: error },
           );
@@ -435,7 +321,8 @@ export class HonchoTransport {
         return spec.parse(decoded);
       } catch (error) {
         if (error instanceof ShapeError) {
-          throw new InvalidResponseError(
+          throw new HonchoError(
+            "invalid_response",
             `Honcho ${method} ${path} returned an unexpected body: ${error.message}`,
             { status: response.status, body: decoded, cause: error },
           );
@@ -460,11 +347,7 @@ function queryString(query: Record<string, QueryValue> | undefined): string {
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) {
     if (value === undefined) continue;
-    if (Array.isArray(value)) {
-      for (const item of value) params.append(key, item);
-    } else {
-      params.append(key, String(value));
-    }
+    params.append(key, String(value));
   }
   const text = params.toString();
   return text ? `?${text}` : "";
@@ -482,17 +365,14 @@ function decodeErrorBody(raw: string, contentType: string): unknown {
   return raw.length > 1000 ? `${raw.slice(0, 1000)}…` : raw;
 }
 
-/**
- * Whether a `fetch` failure happened while opening the connection (refused,
- * DNS, unreachable), so the request certainly never left this process.
- */
+// Opening the connection failed (refused, DNS), so the request never left this process.
 function neverConnected(error: TypeError): boolean {
   const text = fetchFailureText(error);
   return /\(Connect\)|tcp connect error|dns error|failed to lookup address|Connection refused/i
     .test(text);
 }
 
-/** A `fetch` failure's message with its cause (Deno says "fetch failed" and puts the detail there). */
+// Deno says "fetch failed" and puts the detail in the cause.
 function fetchFailureText(error: TypeError): string {
   const cause = (error.cause as Error | undefined)?.message;
   return typeof cause === "string" && cause !== "" && cause !== error.message

@@ -1,16 +1,18 @@
 // How `honcho.json` values are looked up and coerced, with Hermes' Python
-// semantics (`_HostLookup` in client.py), so a home shared with Hermes
-// resolves alike. Private to the provider: the settings table
-// (settings_table.ts) names one of these readers per setting, and config.ts
-// re-exports the value types.
+// semantics (`_HostLookup` in client.py, `bool()`, `int()`, `float()`,
+// `str()`) so a home shared with Hermes resolves alike: `"false"` is a true
+// flag, `"3"` and `3.9` are the integer 3. The settings table names one
+// reader per setting.
 
-import { log, pythonStr, pythonStrip } from "../../../src/provider/mod.ts";
+import {
+  log,
+  pythonFloat,
+  pythonInt,
+  pythonStr,
+  pythonStrip,
+  pythonTruthy,
+} from "../../../src/provider/mod.ts";
 import { isRecord } from "./_util.ts";
-import { pyFloat, pyInt, truthy } from "./_coerce.ts";
-
-// ---------------------------------------------------------------------------
-// Types
-// ---------------------------------------------------------------------------
 
 /** Where a resolved value came from (shown by `hermes honcho status`). */
 export type ConfigSource = "host" | "root" | "env" | "default";
@@ -64,10 +66,6 @@ export type WriteFrequency = string | number;
  */
 export type SessionStrategy = string;
 
-// ---------------------------------------------------------------------------
-// Lookup semantics (plugins/memory/honcho/SPEC.md §1)
-// ---------------------------------------------------------------------------
-
 export interface Found<T> {
   value: T;
   source: ConfigSource;
@@ -89,7 +87,7 @@ export class Lookup {
    * root value when the key is there (even a falsy one), else `undefined`.
    */
   pick(key: string): Found<unknown> | undefined {
-    if (truthy(this.host[key])) {
+    if (pythonTruthy(this.host[key])) {
       return { value: this.host[key], source: "host" };
     }
     if (Object.hasOwn(this.root, key)) {
@@ -118,16 +116,6 @@ export class Lookup {
     for (const key of keys) out.push({ value: this.host[key], source: "host" });
     for (const key of keys) out.push({ value: this.root[key], source: "root" });
     return out;
-  }
-
-  /** The first non-null of {@linkcode Lookup.vals}, as `bool(value)`. */
-  flag(keys: readonly string[], fallback: boolean): Found<boolean> {
-    for (const found of this.vals(keys)) {
-      if (found.value != null) {
-        return { value: truthy(found.value), source: found.source };
-      }
-    }
-    return { value: fallback, source: "default" };
   }
 
   /** The first non-null of host[k], root[k] that `cast` accepts. */
@@ -211,14 +199,14 @@ export function warnOnce(key: string, message: string): void {
 export function orFound(
   found: Found<unknown> | undefined,
 ): Found<unknown> | undefined {
-  return found && truthy(found.value) ? found : undefined;
+  return found && pythonTruthy(found.value) ? found : undefined;
 }
 
 // `str()` of a truthy scalar (Hermes' `pick(k) or default` used as text).
 export function textFound(
   found: Found<unknown> | undefined,
 ): Found<string> | undefined {
-  if (!found || !truthy(found.value) || isStructured(found.value)) {
+  if (!found || !pythonTruthy(found.value) || isStructured(found.value)) {
     return undefined;
   }
   return { value: pythonStr(found.value), source: found.source };
@@ -245,7 +233,7 @@ export function map<T, U>(
 
 // Python's `max(0.0, float(v))`: NaN compares false, so it gives 0.
 export function nonNegativeFloat(value: unknown): number | undefined {
-  const n = pyFloat(value);
+  const n = pythonFloat(value);
   return n === undefined ? undefined : n > 0 ? n : 0;
 }
 
@@ -268,41 +256,16 @@ export function clamp(value: number, min: number, max: number): number {
  * can (`3`, `"3"`, `" 3 "`, `true` → 1, `2.7` → 2), else its text as
  * written (`"turn"`, `"2.7"`); empty, `0`, `false` or `null` → `async`.
  * An unknown text behaves like `session`.
- *
- * @param value The raw value.
- * @returns The frequency.
- *
- * @example Using parseWriteFrequency
- * ```ts
- * import { parseWriteFrequency } from "./config.ts";
- * import assert from "node:assert/strict";
- * assert.equal(parseWriteFrequency("3"), 3);
- * assert.equal(parseWriteFrequency("turn"), "turn");
- * assert.equal(parseWriteFrequency("Turn"), "Turn");
- * assert.equal(parseWriteFrequency(0), "async");
- * ```
  */
 export function parseWriteFrequency(value: unknown): WriteFrequency {
-  if (!truthy(value)) return "async";
-  return pyInt(value) ?? pythonStr(value);
+  if (!pythonTruthy(value)) return "async";
+  return pythonInt(value) ?? pythonStr(value);
 }
 
 /**
  * Normalises a `recallMode` value as Hermes does: exactly `hybrid`,
  * `context` or `tools` (`auto` is an alias of `hybrid`); anything else,
  * including `"CONTEXT"` or `" tools"`, is `hybrid`.
- *
- * @param value The raw value.
- * @returns The mode.
- *
- * @example Using normalizeRecallMode
- * ```ts
- * import { normalizeRecallMode } from "./config.ts";
- * import assert from "node:assert/strict";
- * assert.equal(normalizeRecallMode("tools"), "tools");
- * assert.equal(normalizeRecallMode("auto"), "hybrid");
- * assert.equal(normalizeRecallMode("CONTEXT"), "hybrid");
- * ```
  */
 export function normalizeRecallMode(value: unknown): RecallMode {
   if (value === "context" || value === "tools" || value === "hybrid") {
@@ -331,7 +294,7 @@ export function resolveBaseUrl(
     [env("HONCHO_BASE_URL") ?? env("HONCHO_URL"), "env", "HONCHO_BASE_URL"],
   ];
   for (const [value, source, name] of candidates) {
-    if (!truthy(value)) continue;
+    if (!pythonTruthy(value)) continue;
     if (typeof value !== "string") {
       warnOnce(
         `baseurl-type:${path}:${name}`,

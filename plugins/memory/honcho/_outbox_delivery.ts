@@ -27,14 +27,7 @@ import {
   type MessageInput,
   type SleepLike,
 } from "./client.ts";
-import {
-  ConnectionError,
-  HonchoError,
-  InvalidResponseError,
-  PermissionDeniedError,
-  ServerError,
-  TimeoutError,
-} from "./errors.ts";
+import { HonchoError, isHonchoError } from "./errors.ts";
 import type { GroupCommitter } from "./_outbox_commit.ts";
 import {
   attemptLine,
@@ -422,7 +415,8 @@ export class OutboxDelivery {
     } catch (caught) {
       // Our own deadline ended the request: a timeout like any other.
       const error = controller.signal.aborted && !signal?.aborted
-        ? new TimeoutError(
+        ? new HonchoError(
+          "timeout",
           `Honcho POST messages was cut off at the delivery deadline after ${timeoutMs} ms`,
           { cause: caught },
         )
@@ -651,14 +645,14 @@ export class OutboxDelivery {
  *   its attempt's `until`.
  */
 function sendOutcome(error: unknown): "unsent" | "over" | "doubt" {
-  if (error instanceof PermissionDeniedError || error instanceof RangeError) {
+  if (isHonchoError(error, "permission") || error instanceof RangeError) {
     return "unsent";
   }
-  if (error instanceof ConnectionError) {
+  if (isHonchoError(error, "connection")) {
     return error.requestSent === false ? "unsent" : "doubt";
   }
-  if (error instanceof InvalidResponseError) return "over";
-  if (error instanceof ServerError) {
+  if (isHonchoError(error, "invalid_response")) return "over";
+  if (isHonchoError(error, "server_error")) {
     return error.status === 504 ? "doubt" : "over";
   }
   return error instanceof HonchoError && error.status !== undefined

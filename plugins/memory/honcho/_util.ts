@@ -1,11 +1,6 @@
 // Small helpers shared by the Honcho provider's modules (private).
 
-/**
- * Tells whether a value is a plain (non-null, non-array) object.
- *
- * @param value Anything.
- * @returns `true` for a non-null, non-array object.
- */
+/** Tells whether a value is a plain (non-null, non-array) object. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
@@ -13,9 +8,6 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 /**
  * The message of a thrown value: `error.message` for an `Error`, else the
  * value as a string.
- *
- * @param error Anything thrown.
- * @returns Its message.
  */
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -1,29 +1,11 @@
 /**
- * A small Honcho v3 HTTP client on plain `fetch` (honcho-api.md,
- * plugins/memory/honcho/SPEC.md §13).
- *
- * {@linkcode HonchoClient} is a facade of one-line endpoint methods taking
- * camelCase options and returning camelCase objects. Underneath:
- *
- * - `_client_transport.ts` — the private transport whose one `#request()`
- *   calls `fetch`: URL and path encoding, bearer token and telemetry
- *   headers, JSON and shape checks, a per-attempt deadline that aborts the
- *   fetch, error mapping to `errors.ts`, and retries of idempotent requests
- *   only (one rule, `_backoff.ts`); writes never go over a reused
- *   connection, so Deno's `fetch` cannot silently re-send them;
- * - `client_workspaces.ts`, `client_peers.ts`, `client_sessions.ts` (with
- *   messages) and `client_conclusions.ts` — what each endpoint sends and
- *   how its answer is read;
- * - `client_wire.ts` — the camelCase types, pages and boundary checks.
- *
- * A workspace id Honcho would refuse (outside `[A-Za-z0-9_-]`, e.g.
- * `my ws`) is sanitised like peer and session ids (`my-ws`). A network
- * access Deno denies becomes a `PermissionDeniedError`.
+ * The Honcho v3 HTTP client: one method per endpoint the provider uses
+ * (plugins/memory/honcho/SPEC.md §13), over the transport of
+ * `_client_transport.ts` and the wire types of `client_wire.ts`.
  *
  * @module
  */
 
-import { isRetryableHonchoError } from "./_backoff.ts";
 import {
   cleanBaseUrl,
   DEFAULT_HONCHO_TIMEOUT_MS,
@@ -37,39 +19,45 @@ import {
   HonchoTransport,
   type HonchoTransportOptions,
 } from "./_client_transport.ts";
-import type {
-  CallOptions,
-  Conclusion,
-  ConclusionInput,
-  HonchoPage,
-  ListOptions,
-  Message,
-  MessageInput,
-  Peer,
-  PeerContext,
-  ResourceOptions,
-  SearchOptions,
-  Session,
-  SessionContext,
-  SessionPeerConfig,
-  Workspace,
+import {
+  type CallOptions,
+  type Conclusion,
+  type ConclusionInput,
+  type ConclusionSearchOptions,
+  conclusionSearchQuery,
+  type HonchoPage,
+  type JsonObject,
+  list,
+  type ListOptions,
+  MAX_MESSAGE_CHARS,
+  MAX_MESSAGES_PER_BATCH,
+  type Message,
+  type MessageInput,
+  nullableText,
+  parseCard,
+  parseConclusion,
+  parseList,
+  parseMessage,
+  parsePeer,
+  parsePeerConfig,
+  parseSession,
+  parseSummary,
+  parseWorkspace,
+  type Peer,
+  type PeerContext,
+  peerMap,
+  record,
+  resourceBody,
+  type ResourceOptions,
+  type SearchOptions,
+  type Session,
+  type SessionContext,
+  type SessionPeerConfig,
+  stringList,
+  textOr,
+  withOptional,
+  type Workspace,
 } from "./client_wire.ts";
-import * as workspaceApi from "./client_workspaces.ts";
-import * as peerApi from "./client_peers.ts";
-import type {
-  PeerCardOptions,
-  PeerChatOptions,
-  PeerContextOptions,
-  PeerRepresentationOptions,
-} from "./client_peers.ts";
-import * as sessionApi from "./client_sessions.ts";
-import type {
-  FileUpload,
-  SessionContextOptions,
-  SessionCreateOptions,
-} from "./client_sessions.ts";
-import * as conclusionApi from "./client_conclusions.ts";
-import type { ConclusionQueryOptions } from "./client_conclusions.ts";
 
 export {
   abortableSleep,
@@ -79,58 +67,104 @@ export {
   type SleepLike,
 } from "./_client_transport.ts";
 export {
-  type CallOptions,
-  type Conclusion,
-  type ConclusionInput,
-  type ConclusionSearchOptions,
-  HonchoPage,
   type JsonObject,
-  type ListOptions,
   MAX_MESSAGE_CHARS,
   MAX_MESSAGES_PER_BATCH,
   type Message,
   type MessageInput,
-  type Peer,
-  type PeerContext,
-  type ResourceOptions,
-  type SearchOptions,
-  type Session,
-  type SessionContext,
   type SessionPeerConfig,
-  type Summary,
-  type Workspace,
 } from "./client_wire.ts";
-export type {
-  PeerCardOptions,
-  PeerChatOptions,
-  PeerContextOptions,
-  PeerRepresentationOptions,
-} from "./client_peers.ts";
-export type {
-  FileUpload,
-  SessionContextOptions,
-  SessionCreateOptions,
-} from "./client_sessions.ts";
-export type { ConclusionQueryOptions } from "./client_conclusions.ts";
-export { isRetryableHonchoError };
 
-/**
- * A workspace id Honcho accepts: characters outside `[A-Za-z0-9_-]`
- * replaced by `-` (as peer and session ids are), cut to 512 characters;
- * `hermes` when nothing is left.
- *
- * @param workspaceId The configured workspace.
- * @returns The id the client uses.
- *
- * @example A space is refused by Honcho
- * ```ts
- * import { honchoWorkspaceId } from "./client.ts";
- * import assert from "node:assert/strict";
- * assert.equal(honchoWorkspaceId("my ws"), "my-ws");
- * assert.equal(honchoWorkspaceId("hermes_coder"), "hermes_coder");
- * ```
- */
-export function honchoWorkspaceId(workspaceId: string): string {
+/** Options of {@linkcode HonchoClient.getPeerCard} and `setPeerCard`. */
+export interface PeerCardOptions extends CallOptions {
+  /** The peer the card is about (the observer's own card when omitted). */
+  target?: string;
+}
+
+/** Options of {@linkcode HonchoClient.peerChat} (the dialectic). */
+export interface PeerChatOptions extends CallOptions {
+  /** The peer the question is about, from the asking peer's perspective. */
+  target?: string;
+  /** `minimal`, `low`, `medium`, `high` or `max`. */
+  reasoningLevel?: string;
+  /** Limit the answer to one session. */
+  sessionId?: string;
+}
+
+/** Options of {@linkcode HonchoClient.getPeerContext}. */
+export interface PeerContextOptions
+  extends CallOptions, ConclusionSearchOptions {
+  /** The observed peer (the observer itself when omitted). */
+  target?: string;
+}
+
+/** Options of {@linkcode HonchoClient.getPeerRepresentation}. */
+export interface PeerRepresentationOptions extends CallOptions {
+  /** The observed peer (the observer itself when omitted). */
+  target?: string;
+  /** Limit the representation to one session. */
+  sessionId?: string;
+  /** Ranks conclusions by similarity to this text. */
+  searchQuery?: string;
+  /** How many conclusions the search returns. */
+  searchTopK?: number;
+  /** The most conclusions in the representation. */
+  maxConclusions?: number;
+  /** Include the most frequent conclusions. */
+  includeMostFrequent?: boolean;
+}
+
+/** Options of {@linkcode HonchoClient.getOrCreateSession}. */
+export interface SessionCreateOptions extends ResourceOptions {
+  /** Initial members: peer id → observation switches. */
+  peers?: Readonly<Record<string, SessionPeerConfig>>;
+}
+
+/** Options of {@linkcode HonchoClient.getSessionContext}. */
+export interface SessionContextOptions
+  extends CallOptions, ConclusionSearchOptions {
+  /** The token budget of the context. */
+  tokens?: number;
+  /** Include the session summary. */
+  summary?: boolean;
+  /** The peer whose representation and card are included. */
+  peerTarget?: string;
+  /** From whose perspective (the target's own when omitted). */
+  peerPerspective?: string;
+  /** Limit the representation to this session. */
+  limitToSession?: boolean;
+}
+
+/** A file {@linkcode HonchoClient.uploadFile} turns into messages. */
+export interface FileUpload {
+  /** The author peer. */
+  peerId: string;
+  /** The file's content. */
+  file: Blob | Uint8Array | string;
+  /** Its name. */
+  filename: string;
+  /** Its type (for a non-Blob file). @default {"text/plain"} */
+  contentType?: string;
+  /** Metadata of the messages. */
+  metadata?: JsonObject;
+  /** Configuration of the messages. */
+  configuration?: JsonObject;
+  /** When it was said. */
+  createdAt?: string | Date;
+}
+
+/** Options of {@linkcode HonchoClient.queryConclusions} (semantic search). */
+export interface ConclusionQueryOptions extends CallOptions {
+  /** Filters; `observer_id` and `observed_id` are required. */
+  filters: JsonObject;
+  /** How many results, 1–100. */
+  topK?: number;
+  /** The largest distance a match may have (0–1). */
+  distance?: number;
+}
+
+/** A workspace id Honcho accepts: outside `[A-Za-z0-9_-]` becomes `-` (as for peers and sessions). */
+function honchoWorkspaceId(workspaceId: string): string {
   const clean = workspaceId.trim().replace(/[^A-Za-z0-9_-]/g, "-").slice(
     0,
     512,
@@ -142,7 +176,7 @@ export function honchoWorkspaceId(workspaceId: string): string {
 export interface HonchoClientOptions extends HonchoTransportOptions {
   /** The workspace every workspace-scoped call uses. */
   workspaceId: string;
-  /** The server, without `/v3` (cleaned of trailing `/` and `/v<n>`). @default {"https://api.honcho.dev"} */
+  /** The server, without `/v3`. @default {"https://api.honcho.dev"} */
   baseUrl?: string;
   /** The bearer token; no `Authorization` header when empty. */
   apiKey?: string;
@@ -160,8 +194,9 @@ export interface HonchoClientFromConfigOptions
 }
 
 /**
- * The Honcho v3 HTTP client. Construct it directly, or from a resolved
- * configuration with {@linkcode HonchoClient.fromConfig}.
+ * The Honcho v3 client. Writes (messages, conclusions, uploads, deletes)
+ * are never retried: a retry could store them twice; the outbox owns
+ * redelivery.
  */
 export class HonchoClient {
   /** The workspace of workspace-scoped calls. */
@@ -172,12 +207,10 @@ export class HonchoClient {
   readonly timeoutMs: number;
   #options: HonchoClientOptions;
   #http: HonchoTransport;
-  #workspace: Workspace | undefined;
 
   /**
-   * Creates a client (no network; no environment reads).
+   * Creates a client (no I/O).
    *
-   * @param options Workspace, server, key, timeout and injected I/O.
    * @throws {RangeError} When `workspaceId` is empty or `timeoutMs` is not positive.
    */
   constructor(options: HonchoClientOptions) {
@@ -206,14 +239,9 @@ export class HonchoClient {
   }
 
   /**
-   * Builds a client from a resolved configuration: cleaned base URL, the
-   * `"local"` placeholder key for a local server, timeout (default 30 s) and
-   * telemetry headers (plugins/memory/honcho/SPEC.md §2).
+   * A client from a resolved configuration (plugins/memory/honcho/SPEC.md §2).
    *
-   * @param config The resolved configuration.
-   * @param options `config.yaml` fallbacks, telemetry, transport overrides.
-   * @returns The client.
-   * @throws {import("./errors.ts").HonchoConfigError} When no API key and no base URL are configured.
+   * @throws {import("./errors.ts").HonchoError} `config` when no API key and no base URL are configured.
    */
   static fromConfig(
     config: Pick<
@@ -238,505 +266,410 @@ export class HonchoClient {
     });
   }
 
-  /**
-   * A client for another workspace with the same server, key and transport.
-   *
-   * @param workspaceId The other workspace.
-   * @returns A new client.
-   */
+  /** A client for another workspace with the same server, key and transport. */
   withWorkspace(workspaceId: string): HonchoClient {
     return honchoWorkspaceId(workspaceId) === this.workspaceId
       ? this
       : new HonchoClient({ ...this.#options, workspaceId });
   }
 
-  // -------------------------------------------------------------------------
-  // Workspaces
-  // -------------------------------------------------------------------------
-
-  /**
-   * `POST /v3/workspaces` — gets or creates this client's workspace.
-   *
-   * @param options Metadata/configuration (ignored for an existing workspace) and signal.
-   * @returns The workspace.
-   */
+  /** `POST /v3/workspaces`: gets or creates this client's workspace. */
   getOrCreateWorkspace(options: ResourceOptions = {}): Promise<Workspace> {
-    return this.#send(
-      workspaceApi.getOrCreate(this.workspaceId, options),
-      options,
-    );
+    return this.#send({
+      method: "POST",
+      path: ["workspaces"],
+      json: resourceBody(this.workspaceId, options),
+      retry: true,
+      parse: parseWorkspace,
+    }, options);
   }
 
-  /**
-   * Gets or creates the workspace once per client: a success is remembered,
-   * a failure is not (the next call tries again).
-   *
-   * @param options The signal.
-   * @returns The workspace.
-   */
-  async ensureWorkspace(options: CallOptions = {}): Promise<Workspace> {
-    this.#workspace ??= await this.getOrCreateWorkspace(options);
-    return this.#workspace;
-  }
-
-  /**
-   * `POST /v3/workspaces/list` (admin keys only).
-   *
-   * @param options Filters, page, size, order and signal.
-   * @returns A page of workspaces.
-   */
+  /** `POST /v3/workspaces/list` (admin keys only). */
   listWorkspaces(options: ListOptions = {}): Promise<HonchoPage<Workspace>> {
-    return this.#http.page(workspaceApi.list(), options);
+    return this.#http.page(["workspaces", "list"], parseWorkspace, options);
   }
 
-  /**
-   * `POST /v3/workspaces/{ws}/search` — messages across the workspace.
-   *
-   * @param query The search text.
-   * @param options `filters` (e.g. `{peer_perspective: id}`), `limit` 1–100, signal.
-   * @returns Matching messages.
-   */
-  searchWorkspace(
-    query: string,
-    options: SearchOptions = {},
-  ): Promise<Message[]> {
-    return this.#send(
-      workspaceApi.search(this.workspaceId, query, options),
-      options,
-    );
-  }
-
-  // -------------------------------------------------------------------------
-  // Peers
-  // -------------------------------------------------------------------------
-
-  /**
-   * `POST /v3/workspaces/{ws}/peers` — gets or creates a peer.
-   *
-   * @param peerId The peer.
-   * @param options Metadata/configuration (replace when given) and signal.
-   * @returns The peer.
-   */
+  /** `POST …/peers`: gets or creates a peer (metadata/configuration replace when given). */
   getOrCreatePeer(
     peerId: string,
     options: ResourceOptions = {},
   ): Promise<Peer> {
-    return this.#send(
-      peerApi.getOrCreate(this.workspaceId, peerId, options),
-      options,
-    );
+    return this.#send({
+      method: "POST",
+      path: this.#ws("peers"),
+      json: resourceBody(peerId, options),
+      retry: true,
+      parse: parsePeer,
+    }, options);
   }
 
-  /**
-   * `PUT /v3/workspaces/{ws}/peers/{peer}` — updates (or creates) a peer.
-   *
-   * @param peerId The peer.
-   * @param options Metadata/configuration and signal.
-   * @returns The peer.
-   */
-  updatePeer(peerId: string, options: ResourceOptions = {}): Promise<Peer> {
-    return this.#send(
-      peerApi.update(this.workspaceId, peerId, options),
-      options,
-    );
-  }
-
-  /**
-   * `POST /v3/workspaces/{ws}/peers/list`.
-   *
-   * @param options Filters, page, size, order and signal.
-   * @returns A page of peers.
-   */
+  /** `POST …/peers/list`. */
   listPeers(options: ListOptions = {}): Promise<HonchoPage<Peer>> {
-    return this.#http.page(peerApi.list(this.workspaceId), options);
+    return this.#http.page(this.#ws("peers", "list"), parsePeer, options);
   }
 
-  /**
-   * `GET /v3/workspaces/{ws}/peers/{peer}/card` — the card `peerId` keeps
-   * (about `target`, or about itself).
-   *
-   * @param peerId The observer.
-   * @param options `target` and signal.
-   * @returns The facts, or `null` when there is no card.
-   */
+  /** `GET …/peers/{peer}/card`: the facts `peerId` keeps (about `target`), `null` when none. */
   getPeerCard(
     peerId: string,
     options: PeerCardOptions = {},
   ): Promise<string[] | null> {
-    return this.#send(peerApi.card(this.workspaceId, peerId, options), options);
+    return this.#send({
+      method: "GET",
+      path: this.#ws("peers", peerId, "card"),
+      query: { target: options.target },
+      retry: true,
+      parse: parseCard,
+    }, options);
   }
 
-  /**
-   * `PUT /v3/workspaces/{ws}/peers/{peer}/card` — overwrites a card.
-   *
-   * @param peerId The observer.
-   * @param card The facts.
-   * @param options `target` and signal.
-   * @returns The stored facts.
-   */
+  /** `PUT …/peers/{peer}/card`: overwrites a card. */
   setPeerCard(
     peerId: string,
     card: readonly string[],
     options: PeerCardOptions = {},
   ): Promise<string[] | null> {
-    return this.#send(
-      peerApi.setCard(this.workspaceId, peerId, card, options),
-      options,
-    );
+    return this.#send({
+      method: "PUT",
+      path: this.#ws("peers", peerId, "card"),
+      query: { target: options.target },
+      json: { peer_card: [...card] },
+      retry: true,
+      parse: parseCard,
+    }, options);
   }
 
-  /**
-   * `POST /v3/workspaces/{ws}/peers/{peer}/chat` — the dialectic (non-streaming).
-   *
-   * @param peerId The peer whose perspective answers.
-   * @param query The question (1–10 000 characters).
-   * @param options `target`, `reasoningLevel`, `sessionId` and signal.
-   * @returns The answer, or `null`.
-   */
+  /** `POST …/peers/{peer}/chat`: the dialectic (non-streaming); `null` for no answer. */
   peerChat(
     peerId: string,
     query: string,
     options: PeerChatOptions = {},
   ): Promise<string | null> {
-    return this.#send(
-      peerApi.chat(this.workspaceId, peerId, query, options),
-      options,
-    );
+    return this.#send({
+      method: "POST",
+      path: this.#ws("peers", peerId, "chat"),
+      json: withOptional({ query, stream: false }, {
+        target: options.target,
+        reasoning_level: options.reasoningLevel,
+        session_id: options.sessionId,
+      }),
+      retry: true,
+      parse: (value) => nullableText(record(value, "chat"), "content", "chat"),
+    }, options);
   }
 
-  /**
-   * `GET /v3/workspaces/{ws}/peers/{peer}/context` — representation and card.
-   *
-   * @param peerId The observer.
-   * @param options `target`, search options and signal.
-   * @returns The peer context.
-   */
+  /** `GET …/peers/{peer}/context`: representation and card. */
   getPeerContext(
     peerId: string,
     options: PeerContextOptions = {},
   ): Promise<PeerContext> {
-    return this.#send(
-      peerApi.context(this.workspaceId, peerId, options),
-      options,
-    );
+    return this.#send({
+      method: "GET",
+      path: this.#ws("peers", peerId, "context"),
+      query: { target: options.target, ...conclusionSearchQuery(options) },
+      retry: true,
+      parse: (value) => {
+        const o = record(value, "peer context");
+        return {
+          peerId: textOr(o, "peer_id", peerId),
+          targetId: textOr(o, "target_id", options.target ?? peerId),
+          representation: nullableText(o, "representation", "peer context"),
+          peerCard: stringList(o.peer_card, "peer context.peer_card"),
+        };
+      },
+    }, options);
   }
 
-  /**
-   * `POST /v3/workspaces/{ws}/peers/{peer}/representation`.
-   *
-   * @param peerId The observer.
-   * @param options `target`, `sessionId`, search options and signal.
-   * @returns The representation markdown (`""` when there are no conclusions).
-   */
+  /** `POST …/peers/{peer}/representation` (`""` when there are no conclusions). */
   getPeerRepresentation(
     peerId: string,
     options: PeerRepresentationOptions = {},
   ): Promise<string> {
-    return this.#send(
-      peerApi.representation(this.workspaceId, peerId, options),
-      options,
-    );
+    return this.#send({
+      method: "POST",
+      path: this.#ws("peers", peerId, "representation"),
+      json: withOptional({}, {
+        target: options.target,
+        session_id: options.sessionId,
+        search_query: options.searchQuery,
+        search_top_k: options.searchTopK,
+        max_conclusions: options.maxConclusions,
+        include_most_frequent: options.includeMostFrequent,
+      }),
+      retry: true,
+      parse: (value) =>
+        nullableText(
+          record(value, "representation"),
+          "representation",
+          "representation",
+        ) ?? "",
+    }, options);
   }
 
-  /**
-   * `POST /v3/workspaces/{ws}/peers/{peer}/search` — messages the peer wrote.
-   *
-   * @param peerId The author.
-   * @param query The search text.
-   * @param options `filters`, `limit` 1–100, signal.
-   * @returns Matching messages.
-   */
+  /** `POST …/peers/{peer}/search`: messages the peer wrote. */
   searchPeer(
     peerId: string,
     query: string,
     options: SearchOptions = {},
   ): Promise<Message[]> {
-    return this.#send(
-      peerApi.search(this.workspaceId, peerId, query, options),
-      options,
-    );
+    return this.#send({
+      method: "POST",
+      path: this.#ws("peers", peerId, "search"),
+      json: withOptional({ query }, {
+        filters: options.filters,
+        limit: options.limit,
+      }),
+      retry: true,
+      parse: parseList(parseMessage),
+    }, options);
   }
 
-  // -------------------------------------------------------------------------
-  // Sessions
-  // -------------------------------------------------------------------------
-
-  /**
-   * `POST /v3/workspaces/{ws}/sessions` — gets or creates a session.
-   *
-   * @param sessionId The session.
-   * @param options Metadata, configuration, initial `peers` and signal.
-   * @returns The session.
-   */
+  /** `POST …/sessions`: gets or creates a session. */
   getOrCreateSession(
     sessionId: string,
     options: SessionCreateOptions = {},
   ): Promise<Session> {
-    return this.#send(
-      sessionApi.getOrCreate(this.workspaceId, sessionId, options),
-      options,
-    );
+    const body = resourceBody(sessionId, options);
+    if (options.peers !== undefined) body.peers = peerMap(options.peers);
+    return this.#send({
+      method: "POST",
+      path: this.#ws("sessions"),
+      json: body,
+      retry: true,
+      parse: parseSession,
+    }, options);
   }
 
-  /**
-   * `POST /v3/workspaces/{ws}/sessions/list`.
-   *
-   * @param options Filters, page, size, order and signal.
-   * @returns A page of active sessions.
-   */
-  listSessions(options: ListOptions = {}): Promise<HonchoPage<Session>> {
-    return this.#http.page(sessionApi.listSessions(this.workspaceId), options);
-  }
-
-  /**
-   * `POST /v3/workspaces/{ws}/sessions/{sess}/peers` — adds peers (active
-   * peers keep their existing config).
-   *
-   * @param sessionId The session.
-   * @param peers Peer id → observation switches.
-   * @param options The signal.
-   * @returns The session.
-   */
+  /** `POST …/sessions/{sess}/peers`: adds peers (active peers keep their config). */
   addSessionPeers(
     sessionId: string,
     peers: Readonly<Record<string, SessionPeerConfig>>,
     options: CallOptions = {},
   ): Promise<Session> {
-    return this.#send(
-      sessionApi.members(this.workspaceId, sessionId, peers, "POST"),
-      options,
-    );
+    return this.#send({
+      method: "POST",
+      path: this.#ws("sessions", sessionId, "peers"),
+      json: peerMap(peers),
+      retry: true,
+      parse: parseSession,
+    }, options);
   }
 
-  /**
-   * `PUT /v3/workspaces/{ws}/sessions/{sess}/peers` — replaces the member set.
-   *
-   * @param sessionId The session.
-   * @param peers Peer id → observation switches.
-   * @param options The signal.
-   * @returns The session.
-   */
-  setSessionPeers(
-    sessionId: string,
-    peers: Readonly<Record<string, SessionPeerConfig>>,
-    options: CallOptions = {},
-  ): Promise<Session> {
-    return this.#send(
-      sessionApi.members(this.workspaceId, sessionId, peers, "PUT"),
-      options,
-    );
-  }
-
-  /**
-   * `GET /v3/workspaces/{ws}/sessions/{sess}/peers/{peer}/config`.
-   *
-   * @param sessionId The session.
-   * @param peerId The peer.
-   * @param options The signal.
-   * @returns The switches (`null` = never set).
-   */
+  /** `GET …/sessions/{sess}/peers/{peer}/config` (`null` = never set). */
   getSessionPeerConfig(
     sessionId: string,
     peerId: string,
     options: CallOptions = {},
   ): Promise<SessionPeerConfig> {
-    return this.#send(
-      sessionApi.peerConfig(this.workspaceId, sessionId, peerId),
-      options,
-    );
+    return this.#send({
+      method: "GET",
+      path: this.#ws("sessions", sessionId, "peers", peerId, "config"),
+      retry: true,
+      parse: parsePeerConfig,
+    }, options);
   }
 
   /**
-   * `PUT /v3/workspaces/{ws}/sessions/{sess}/peers/{peer}/config` — merges
-   * the given switches.
-   *
-   * @param sessionId The session.
-   * @param peerId The peer.
-   * @param config The switches to set.
-   * @param options The signal.
-   * @returns Nothing (204).
-   */
-  setSessionPeerConfig(
-    sessionId: string,
-    peerId: string,
-    config: SessionPeerConfig,
-    options: CallOptions = {},
-  ): Promise<void> {
-    return this.#send(
-      sessionApi.setPeerConfig(this.workspaceId, sessionId, peerId, config),
-      options,
-    );
-  }
-
-  /**
-   * `GET /v3/workspaces/{ws}/sessions/{sess}/context` — recent messages,
-   * summary, and a peer's representation and card within a token budget.
-   *
-   * @param sessionId The session.
-   * @param options Budget, summary, perspective, search options and signal.
-   * @returns The context (an unknown session gives empty messages).
+   * `GET …/sessions/{sess}/context`: recent messages, summary, and a peer's
+   * representation and card within a token budget (an unknown session gives
+   * empty messages).
    */
   getSessionContext(
     sessionId: string,
     options: SessionContextOptions = {},
   ): Promise<SessionContext> {
-    return this.#send(
-      sessionApi.context(this.workspaceId, sessionId, options),
-      options,
-    );
+    return this.#send({
+      method: "GET",
+      path: this.#ws("sessions", sessionId, "context"),
+      query: {
+        tokens: options.tokens,
+        summary: options.summary,
+        peer_target: options.peerTarget,
+        peer_perspective: options.peerPerspective,
+        limit_to_session: options.limitToSession,
+        ...conclusionSearchQuery(options),
+      },
+      retry: true,
+      parse: (value) => {
+        const o = record(value, "session context");
+        return {
+          id: textOr(o, "id", sessionId),
+          messages: o.messages == null
+            ? []
+            : list(o.messages, "session context.messages").map(parseMessage),
+          summary: parseSummary(o.summary),
+          peerRepresentation: nullableText(
+            o,
+            "peer_representation",
+            "session context",
+          ),
+          peerCard: stringList(o.peer_card, "session context.peer_card"),
+        };
+      },
+    }, options);
   }
 
   /**
-   * `POST /v3/workspaces/{ws}/sessions/{sess}/search`.
+   * `POST …/sessions/{sess}/messages`: stores 1–100 messages in order (the
+   * session is auto-created with its authors).
    *
-   * @param sessionId The session.
-   * @param query The search text.
-   * @param options `filters`, `limit` 1–100, signal.
-   * @returns Matching messages.
-   */
-  searchSession(
-    sessionId: string,
-    query: string,
-    options: SearchOptions = {},
-  ): Promise<Message[]> {
-    return this.#send(
-      sessionApi.search(this.workspaceId, sessionId, query, options),
-      options,
-    );
-  }
-
-  // -------------------------------------------------------------------------
-  // Messages
-  // -------------------------------------------------------------------------
-
-  /**
-   * `POST /v3/workspaces/{ws}/sessions/{sess}/messages` — stores 1–100
-   * messages in order. Never retried (a retry could store them twice; the
-   * outbox owns redelivery and deduplication).
-   *
-   * @param sessionId The session (auto-created with its authors).
-   * @param messages The messages.
-   * @param options The signal.
-   * @returns The stored messages, in input order.
-   * @throws {RangeError} For 0 or more than 100 messages, or a message over 25 000 characters.
+   * @throws {RangeError} For 0 or more than 100 messages, or one over 25 000 characters.
    */
   createMessages(
     sessionId: string,
     messages: readonly MessageInput[],
     options: CallOptions = {},
   ): Promise<Message[]> {
-    return this.#send(
-      sessionApi.createMessages(this.workspaceId, sessionId, messages),
-      options,
-    );
+    if (messages.length === 0 || messages.length > MAX_MESSAGES_PER_BATCH) {
+      throw new RangeError(
+        `Cannot create Honcho messages: a batch holds 1 to ${MAX_MESSAGES_PER_BATCH} messages: current count is ${messages.length}`,
+      );
+    }
+    const wire = messages.map((message, index) => {
+      if (message.content.length > MAX_MESSAGE_CHARS) {
+        throw new RangeError(
+          `Cannot create Honcho messages: message ${index} has ${message.content.length} characters, the limit is ${MAX_MESSAGE_CHARS}`,
+        );
+      }
+      return withOptional(
+        { peer_id: message.peerId, content: message.content },
+        {
+          metadata: message.metadata,
+          configuration: message.configuration,
+          created_at: isoDate(message.createdAt),
+        },
+      );
+    });
+    return this.#send({
+      method: "POST",
+      path: this.#ws("sessions", sessionId, "messages"),
+      json: { messages: wire },
+      retry: false,
+      parse: parseList(parseMessage),
+    }, options);
   }
 
-  /**
-   * `POST /v3/workspaces/{ws}/sessions/{sess}/messages/list`.
-   *
-   * @param sessionId The session.
-   * @param options Filters (e.g. `{metadata: {...}}`), page, size, `reverse` (newest first), signal.
-   * @returns A page of messages (an unknown session gives an empty page).
-   */
+  /** `POST …/sessions/{sess}/messages/list` (an unknown session gives an empty page). */
   listMessages(
     sessionId: string,
     options: ListOptions = {},
   ): Promise<HonchoPage<Message>> {
     return this.#http.page(
-      sessionApi.listMessages(this.workspaceId, sessionId),
+      this.#ws("sessions", sessionId, "messages", "list"),
+      parseMessage,
       options,
     );
   }
 
-  /**
-   * `POST /v3/workspaces/{ws}/sessions/{sess}/messages/upload` — uploads a
-   * file as messages authored by a peer (multipart). Never retried.
-   *
-   * @param sessionId The session.
-   * @param upload The file, its name, the author peer, and optional metadata.
-   * @param options The signal.
-   * @returns The messages the file was split into.
-   */
+  /** `POST …/sessions/{sess}/messages/upload`: a file as messages authored by a peer (multipart). */
   uploadFile(
     sessionId: string,
     upload: FileUpload,
     options: CallOptions = {},
   ): Promise<Message[]> {
-    return this.#send(
-      sessionApi.uploadFile(this.workspaceId, sessionId, upload),
-      options,
-    );
+    const form = new FormData();
+    const blob = upload.file instanceof Blob
+      ? upload.file
+      : new Blob([upload.file as BlobPart], {
+        type: upload.contentType ?? "text/plain",
+      });
+    form.append("file", blob, upload.filename);
+    form.append("peer_id", upload.peerId);
+    if (upload.metadata !== undefined) {
+      form.append("metadata", JSON.stringify(upload.metadata));
+    }
+    if (upload.configuration !== undefined) {
+      form.append("configuration", JSON.stringify(upload.configuration));
+    }
+    const createdAt = isoDate(upload.createdAt);
+    if (createdAt !== undefined) form.append("created_at", createdAt);
+    return this.#send({
+      method: "POST",
+      path: this.#ws("sessions", sessionId, "messages", "upload"),
+      form,
+      retry: false,
+      parse: parseList(parseMessage),
+    }, options);
   }
 
-  // -------------------------------------------------------------------------
-  // Conclusions
-  // -------------------------------------------------------------------------
-
   /**
-   * `POST /v3/workspaces/{ws}/conclusions` — stores 1–100 conclusions.
-   * Never retried.
+   * `POST …/conclusions`: stores 1–100 conclusions.
    *
-   * @param conclusions The conclusions.
-   * @param options The signal.
-   * @returns The stored conclusions.
    * @throws {RangeError} For 0 or more than 100 conclusions.
    */
   createConclusions(
     conclusions: readonly ConclusionInput[],
     options: CallOptions = {},
   ): Promise<Conclusion[]> {
-    return this.#send(
-      conclusionApi.create(this.workspaceId, conclusions),
+    if (conclusions.length === 0 || conclusions.length > 100) {
+      throw new RangeError(
+        `Cannot create Honcho conclusions: a batch holds 1 to 100 conclusions: current count is ${conclusions.length}`,
+      );
+    }
+    return this.#send({
+      method: "POST",
+      path: this.#ws("conclusions"),
+      json: {
+        conclusions: conclusions.map((item) =>
+          withOptional({
+            content: item.content,
+            observer_id: item.observerId,
+            observed_id: item.observedId,
+          }, { session_id: item.sessionId })
+        ),
+      },
+      retry: false,
+      parse: parseList(parseConclusion),
+    }, options);
+  }
+
+  /** `POST …/conclusions/list`, newest first. */
+  listConclusions(options: ListOptions = {}): Promise<HonchoPage<Conclusion>> {
+    return this.#http.page(
+      this.#ws("conclusions", "list"),
+      parseConclusion,
       options,
     );
   }
 
-  /**
-   * `POST /v3/workspaces/{ws}/conclusions/list` — newest first.
-   *
-   * @param options Filters (`{observer_id, observed_id}`), page, size, order, signal.
-   * @returns A page of conclusions.
-   */
-  listConclusions(options: ListOptions = {}): Promise<HonchoPage<Conclusion>> {
-    return this.#http.page(conclusionApi.list(this.workspaceId), options);
-  }
-
-  /**
-   * `POST /v3/workspaces/{ws}/conclusions/query` — semantic search.
-   *
-   * @param query The search text.
-   * @param options `filters` (observer and observed required), `topK` 1–100, `distance` 0–1, signal.
-   * @returns Matching conclusions.
-   */
+  /** `POST …/conclusions/query`: semantic search. */
   queryConclusions(
     query: string,
     options: ConclusionQueryOptions,
   ): Promise<Conclusion[]> {
-    return this.#send(
-      conclusionApi.query(this.workspaceId, query, options),
-      options,
-    );
+    return this.#send({
+      method: "POST",
+      path: this.#ws("conclusions", "query"),
+      json: withOptional({ query, filters: options.filters }, {
+        top_k: options.topK,
+        distance: options.distance,
+      }),
+      retry: true,
+      parse: parseList(parseConclusion),
+    }, options);
   }
 
-  /**
-   * `DELETE /v3/workspaces/{ws}/conclusions/{id}`. Never retried (a retry
-   * after a lost answer would report 404).
-   *
-   * @param conclusionId The conclusion.
-   * @param options The signal.
-   * @returns Nothing (204).
-   */
+  /** `DELETE …/conclusions/{id}` (not retried: a retry after a lost answer would report 404). */
   deleteConclusion(
     conclusionId: string,
     options: CallOptions = {},
   ): Promise<void> {
-    return this.#send(
-      conclusionApi.remove(this.workspaceId, conclusionId),
-      options,
-    );
+    return this.#send({
+      method: "DELETE",
+      path: this.#ws("conclusions", conclusionId),
+      retry: false,
+      parse: () => {},
+    }, options);
+  }
+
+  #ws(...segments: string[]): string[] {
+    return ["workspaces", this.workspaceId, ...segments];
   }
 
   #send<T>(endpoint: Endpoint<T>, options: CallOptions): Promise<T> {
     return this.#http.send(endpoint, options.signal);
   }
+}
+
+function isoDate(value: string | Date | undefined): string | undefined {
+  return value instanceof Date ? value.toISOString() : value;
 }

@@ -1,8 +1,6 @@
 /**
- * The Honcho v3 wire format, camelCase (honcho-api.md): the resource types
- * the client returns, the options every call takes, pages of list
- * endpoints, and the checks that turn a response body into those types at
- * the boundary (a body of another shape throws {@linkcode ShapeError}).
+ * The Honcho v3 wire format in camelCase (honcho-api.md): resource types,
+ * call options, pages, and the checks that read a response body into them.
  *
  * @module
  */
@@ -15,70 +13,42 @@ export const MAX_MESSAGES_PER_BATCH = 100;
 /** The most characters one message may hold (server `MAX_MESSAGE_SIZE`). */
 export const MAX_MESSAGE_CHARS = 25_000;
 
-// ---------------------------------------------------------------------------
-// Wire types (camelCase)
-// ---------------------------------------------------------------------------
-
-/** A free JSON object. */
 export type JsonObject = Record<string, unknown>;
 
-/** A workspace. */
 export interface Workspace {
-  /** The id. */
   id: string;
-  /** Free metadata. */
   metadata: JsonObject;
-  /** Workspace configuration. */
   configuration: JsonObject;
-  /** ISO timestamp. */
   createdAt: string;
 }
 
-/** A peer. */
 export interface Peer {
-  /** The id. */
   id: string;
-  /** The workspace. */
   workspaceId: string;
-  /** Free metadata. */
   metadata: JsonObject;
   /** Peer configuration (`observe_me` is the key the server reads). */
   configuration: JsonObject;
-  /** ISO timestamp. */
   createdAt: string;
 }
 
-/** A session. */
 export interface Session {
-  /** The id. */
   id: string;
   /** Whether the session is active (not deleted). */
   isActive: boolean;
-  /** The workspace. */
   workspaceId: string;
-  /** Free metadata. */
   metadata: JsonObject;
-  /** Session configuration. */
   configuration: JsonObject;
-  /** ISO timestamp. */
   createdAt: string;
 }
 
-/** A stored message. */
 export interface Message {
-  /** The server-generated id. */
   id: string;
-  /** The text. */
   content: string;
-  /** The author. */
   peerId: string;
-  /** The session. */
   sessionId: string;
-  /** The workspace. */
   workspaceId: string;
   /** Free metadata (the outbox stores `hermes_outbox_id` here). */
   metadata: JsonObject;
-  /** ISO timestamp. */
   createdAt: string;
   /** Token count of `content`. */
   tokenCount: number;
@@ -86,39 +56,30 @@ export interface Message {
 
 /** A conclusion (formerly "observation"). */
 export interface Conclusion {
-  /** The server-generated id. */
   id: string;
-  /** The text. */
   content: string;
-  /** Who concluded. */
   observerId: string;
-  /** About whom. */
   observedId: string;
   /** The session it came from, if any. */
   sessionId: string | null;
   /** `explicit`, `deductive`, `inductive` or `contradiction`. */
   level: string;
-  /** ISO timestamp. */
   createdAt: string;
 }
 
 /** A session summary. */
 export interface Summary {
-  /** The text. */
   content: string;
   /** The last message covered. */
   messageId: string;
   /** `short` or `long`. */
   summaryType: string;
-  /** ISO timestamp. */
   createdAt: string;
-  /** Token count. */
   tokenCount: number;
 }
 
 /** What `GET …/sessions/{id}/context` returns. */
 export interface SessionContext {
-  /** The session id. */
   id: string;
   /** Recent messages, oldest first. */
   messages: Message[];
@@ -132,13 +93,9 @@ export interface SessionContext {
 
 /** What `GET …/peers/{id}/context` returns. */
 export interface PeerContext {
-  /** The observer. */
   peerId: string;
-  /** The observed peer. */
   targetId: string;
-  /** The representation, or `null`. */
   representation: string | null;
-  /** The card, or `null`. */
   peerCard: string[] | null;
 }
 
@@ -150,13 +107,10 @@ export interface SessionPeerConfig {
   observeOthers?: boolean | null;
 }
 
-/** A message to create. */
 export interface MessageInput {
-  /** The author. */
   peerId: string;
   /** The text (at most 25 000 characters). */
   content: string;
-  /** Free metadata. */
   metadata?: JsonObject;
   /** Message configuration (`{reasoning: {...}}`). */
   configuration?: JsonObject;
@@ -164,25 +118,19 @@ export interface MessageInput {
   createdAt?: string | Date;
 }
 
-/** A conclusion to create. */
 export interface ConclusionInput {
-  /** Who concludes. */
   observerId: string;
-  /** About whom. */
   observedId: string;
-  /** The text. */
   content: string;
   /** The session it belongs to. */
   sessionId?: string;
 }
 
-/** Options every call takes. */
 export interface CallOptions {
   /** Aborts the call; its reason is rethrown unchanged. */
   signal?: AbortSignal;
 }
 
-/** Options of list calls. */
 export interface ListOptions extends CallOptions {
   /** Filter object passed verbatim (`{metadata: {...}}`, operators, `AND`/`OR`). */
   filters?: JsonObject;
@@ -224,36 +172,18 @@ export interface ResourceOptions extends CallOptions {
   configuration?: JsonObject;
 }
 
-// ---------------------------------------------------------------------------
-// Pages
-// ---------------------------------------------------------------------------
-
 /**
- * One page of a list endpoint. `items` is this page only; iterating with
- * `for await` yields this page's items and then fetches and yields every
- * following page (one request per page, so mind large lists).
- *
- * @typeParam T The item type.
+ * One page of a list endpoint; `for await` yields its items, then fetches
+ * and yields every following page's (one request per page).
  */
 export class HonchoPage<T> implements AsyncIterable<T> {
-  /** This page's items. */
   readonly items: readonly T[];
-  /** Items across all pages. */
   readonly total: number;
-  /** This page's number (1-based). */
   readonly page: number;
-  /** The page size. */
   readonly size: number;
-  /** The number of pages. */
   readonly pages: number;
   #fetchPage: (page: number) => Promise<HonchoPage<T>>;
 
-  /**
-   * Creates a page (the client does this).
-   *
-   * @param data The page's fields.
-   * @param fetchPage Fetches another page by number.
-   */
   constructor(
     data: {
       items: readonly T[];
@@ -272,31 +202,19 @@ export class HonchoPage<T> implements AsyncIterable<T> {
     this.#fetchPage = fetchPage;
   }
 
-  /**
-   * Whether a following page exists.
-   *
-   * @returns `true` when {@linkcode HonchoPage.nextPage} would fetch one.
-   */
+  /** Whether a following page exists. */
   hasNextPage(): boolean {
     return this.items.length > 0 && this.page < this.pages;
   }
 
-  /**
-   * Fetches the following page.
-   *
-   * @returns The next page, or `undefined` after the last one.
-   */
+  /** Fetches the following page (`undefined` after the last one). */
   nextPage(): Promise<HonchoPage<T> | undefined> {
     return this.hasNextPage()
       ? this.#fetchPage(this.page + 1)
       : Promise.resolve(undefined);
   }
 
-  /**
-   * Yields this page's items, then every following page's.
-   *
-   * @returns An async iterator over the items.
-   */
+  /** Yields this page's items, then every following page's. */
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     yield* this.items;
     let current = await this.nextPage();
@@ -306,12 +224,7 @@ export class HonchoPage<T> implements AsyncIterable<T> {
     }
   }
 
-  /**
-   * Collects items from this page onwards.
-   *
-   * @param options `limit` stops after that many items.
-   * @returns The items.
-   */
+  /** Collects items from this page onwards, at most `limit`. */
   async toArray(options: { limit?: number } = {}): Promise<T[]> {
     const limit = options.limit ?? Infinity;
     const out: T[] = [];
@@ -322,10 +235,6 @@ export class HonchoPage<T> implements AsyncIterable<T> {
     return out;
   }
 }
-
-// ---------------------------------------------------------------------------
-// Boundary shape checks
-// ---------------------------------------------------------------------------
 
 /** A response body that does not have the documented shape (the transport maps it to an `InvalidResponseError`). */
 export class ShapeError extends Error {}
@@ -395,7 +304,6 @@ export function stringList(value: unknown, what: string): string[] | null {
   return items as string[];
 }
 
-/** Reads a workspace. */
 export function parseWorkspace(value: unknown): Workspace {
   const o = record(value, "workspace");
   return {
@@ -406,7 +314,6 @@ export function parseWorkspace(value: unknown): Workspace {
   };
 }
 
-/** Reads a peer. */
 export function parsePeer(value: unknown): Peer {
   const o = record(value, "peer");
   return {
@@ -418,7 +325,6 @@ export function parsePeer(value: unknown): Peer {
   };
 }
 
-/** Reads a session. */
 export function parseSession(value: unknown): Session {
   const o = record(value, "session");
   return {
@@ -431,7 +337,6 @@ export function parseSession(value: unknown): Session {
   };
 }
 
-/** Reads a message. */
 export function parseMessage(value: unknown): Message {
   const o = record(value, "message");
   return {
@@ -446,7 +351,6 @@ export function parseMessage(value: unknown): Message {
   };
 }
 
-/** Reads a conclusion. */
 export function parseConclusion(value: unknown): Conclusion {
   const o = record(value, "conclusion");
   return {
@@ -480,9 +384,6 @@ export function parseList<T>(
   return (value) => list(value, "response").map(parse);
 }
 
-/** Reads an empty answer (204). */
-export function parseNothing(): void {}
-
 /** Reads a peer card answer (`null`: no card). */
 export function parseCard(value: unknown): string[] | null {
   return stringList(record(value, "card").peer_card, "card.peer_card");
@@ -499,14 +400,6 @@ export function conclusionSearchQuery(
     include_most_frequent: options.includeMostFrequent,
     max_conclusions: options.maxConclusions,
   };
-}
-
-/** The body of a search call. */
-export function searchBody(query: string, options: SearchOptions): JsonObject {
-  return withOptional({ query }, {
-    filters: options.filters,
-    limit: options.limit,
-  });
 }
 
 /** Reads a session peer's observation switches. */
@@ -526,23 +419,16 @@ export function parsePeerConfig(value: unknown): SessionPeerConfig {
   };
 }
 
-/** A session peer's switches on the wire (`observe_me`, `observe_others`). */
-export function toWirePeerConfig(config: SessionPeerConfig): JsonObject {
-  const out: JsonObject = {};
-  if (config.observeMe !== undefined) out.observe_me = config.observeMe;
-  if (config.observeOthers !== undefined) {
-    out.observe_others = config.observeOthers;
-  }
-  return out;
-}
-
 /** Peer id → switches on the wire. */
 export function peerMap(
   peers: Readonly<Record<string, SessionPeerConfig>>,
 ): JsonObject {
   const out: JsonObject = {};
   for (const [peerId, config] of Object.entries(peers)) {
-    out[peerId] = toWirePeerConfig(config);
+    out[peerId] = withOptional({}, {
+      observe_me: config.observeMe,
+      observe_others: config.observeOthers,
+    });
   }
   return out;
 }

@@ -1,25 +1,6 @@
 /**
- * Honcho configuration: where `honcho.json` is, which host block applies,
- * and the fully resolved settings (plugins/memory/honcho/SPEC.md §1).
- *
- * - {@linkcode resolveHonchoConfigPath}: the ONE file that is read
- *   (`$HERMES_HOME/honcho.json` → default profile's `~/.hermes/honcho.json`
- *   → `~/.honcho/config.json`).
- * - {@linkcode resolveHostKey}: `HERMES_HONCHO_HOST` → `hermes` /
- *   `hermes_<profile>` (root `defaultHost` renames the default host).
- * - {@linkcode loadHonchoConfig}: every setting of plugins/memory/honcho/SPEC.md §1 resolved
- *   (host block, then root, then environment, then default) into one
- *   camelCase object, with `sources` saying where each value came from.
- *   A broken file logs one warning naming the file, line and column and
- *   falls back to environment-only settings; it never throws for that.
- * - {@linkcode saveHonchoConfig}: atomic `0600` shallow merge into
- *   `$HERMES_HOME/honcho.json`; refuses to overwrite a file that does not
- *   parse.
- * - {@linkcode resolveHonchoConnection}: what the HTTP client needs (cleaned
- *   base URL, key or the local placeholder, timeout, telemetry headers).
- *
- * Environment variables are read only through the framework (`getSecret`),
- * so per-turn secret scopes of a multi-profile gateway apply.
+ * The resolved Honcho configuration (plugins/memory/honcho/SPEC.md §1):
+ * the one `honcho.json`, its host block, then the environment, then defaults.
  *
  * @module
  */
@@ -30,10 +11,10 @@ import {
   getSecret,
   pythonStr,
   pythonStrip,
+  pythonTruthy,
 } from "../../../src/provider/mod.ts";
 import { resolveObservation, type SessionObservation } from "./observation.ts";
 import { isRecord } from "./_util.ts";
-import { truthy } from "./_coerce.ts";
 import {
   type HonchoConfigFile,
   type HonchoConfigFileError,
@@ -103,10 +84,6 @@ export interface HonchoConfig extends HonchoSettings {
   hostBlock: Record<string, unknown>;
 }
 
-// ---------------------------------------------------------------------------
-// Resolution
-// ---------------------------------------------------------------------------
-
 /** Options of {@linkcode loadHonchoConfig}. */
 export interface LoadHonchoConfigOptions {
   /** The profile home. @default {getHermesHome()} */
@@ -125,17 +102,8 @@ export interface LoadHonchoConfigOptions {
  * logs a warning naming the file, line and column and also gives
  * environment-only settings. Never throws for file problems.
  *
- * @param options Home, profile, or an explicit file.
- * @returns The resolved configuration.
  * @throws {UnscopedSecretError} (from `@hermes/memory`) When a multi-profile
  * gateway reads settings outside a profile's secret scope.
- *
- * @example Loading and checking usability
- * ```ts no-assert
- * import { isHonchoUsable, loadHonchoConfig } from "./config.ts";
- * const config = await loadHonchoConfig();
- * if (isHonchoUsable(config)) console.log(config.workspaceId, config.sources.apiKey);
- * ```
  */
 export async function loadHonchoConfig(
   options: LoadHonchoConfigOptions = {},
@@ -172,19 +140,8 @@ export interface ResolveHonchoConfigOptions {
  * Resolves settings from an already-read file (the pure part of
  * {@linkcode loadHonchoConfig}; reads only environment variables).
  *
- * @param file What {@linkcode readHonchoConfigFile} returned.
- * @param options Home and profile.
- * @returns The resolved configuration.
  * @throws {UnscopedSecretError} (from `@hermes/memory`) When a multi-profile
  * gateway reads settings outside a profile's secret scope.
- *
- * @example Using resolveHonchoConfig
- * ```ts no-assert
- * import { readHonchoConfigFile } from "./config_file.ts";
-import { resolveHonchoConfig } from "./config.ts";
- * const file = await readHonchoConfigFile("/tmp/honcho.json");
- * const config = resolveHonchoConfig(file, { hermesHome: "/tmp", profile: "default" });
- * ```
  */
 export function resolveHonchoConfig(
   file: HonchoConfigFile,
@@ -213,7 +170,7 @@ export function resolveHonchoConfig(
   let host: Record<string, unknown> = isRecord(hosts[hostKey])
     ? hosts[hostKey]
     : {};
-  if (!truthy(host) && hostKey.startsWith("hermes_")) {
+  if (!pythonTruthy(host) && hostKey.startsWith("hermes_")) {
     const legacy = `hermes.${hostKey.slice("hermes_".length)}`;
     if (isRecord(hosts[legacy])) {
       host = hosts[legacy];
@@ -245,7 +202,7 @@ export function resolveHonchoConfig(
   const defaultBlock = hosts.hermes;
   if (
     !values.apiKey && Object.keys(host).length > 0 && hostKey !== "hermes" &&
-    isRecord(defaultBlock) && truthy(defaultBlock.apiKey)
+    isRecord(defaultBlock) && pythonTruthy(defaultBlock.apiKey)
   ) {
     warnOnce(
       `inherit:${file.path}:${hostKey}`,
@@ -313,29 +270,29 @@ function shapeProblem(
   hostKey: string,
 ): string | undefined {
   const hosts = raw.hosts;
-  if (truthy(hosts) && !isRecord(hosts)) {
+  if (pythonTruthy(hosts) && !isRecord(hosts)) {
     return "'hosts' must be an object of host blocks";
   }
   const blocks = isRecord(hosts) ? hosts : {};
   const legacy = hostKey.startsWith("hermes_")
     ? `hermes.${hostKey.slice("hermes_".length)}`
     : undefined;
-  const block = truthy(blocks[hostKey])
+  const block = pythonTruthy(blocks[hostKey])
     ? blocks[hostKey]
     : legacy
     ? blocks[legacy]
     : blocks[hostKey];
-  const blockKey = truthy(blocks[hostKey]) || !legacy ? hostKey : legacy;
-  if (truthy(block) && !isRecord(block)) {
+  const blockKey = pythonTruthy(blocks[hostKey]) || !legacy ? hostKey : legacy;
+  if (pythonTruthy(block) && !isRecord(block)) {
     return `'hosts.${blockKey}' must be an object`;
   }
   const host = isRecord(block) ? block : {};
-  const observation = truthy(host.observation)
+  const observation = pythonTruthy(host.observation)
     ? host.observation
     : raw.observation;
   if (isRecord(observation)) {
     for (const peer of ["user", "ai"]) {
-      if (truthy(observation[peer]) && !isRecord(observation[peer])) {
+      if (pythonTruthy(observation[peer]) && !isRecord(observation[peer])) {
         return `'observation.${peer}' must be an object like {"observeMe": true}`;
       }
     }
@@ -350,15 +307,6 @@ export const HONCHO_UNAVAILABLE_REASON =
 /**
  * Whether the provider can run (no network): enabled, and an API key or a
  * base URL is configured.
- *
- * @param config The resolved configuration.
- * @returns `true` when usable.
- *
- * @example Using isHonchoUsable
- * ```ts no-assert
- * import { isHonchoUsable, loadHonchoConfig } from "./config.ts";
- * const usable = isHonchoUsable(await loadHonchoConfig());
- * ```
  */
 export function isHonchoUsable(
   config: Pick<HonchoConfig, "enabled" | "apiKey" | "baseUrl">,

@@ -8,9 +8,8 @@
 
 import { dirname, join, resolve } from "node:path";
 import { atomicJsonWrite, withFileLock } from "../../../src/provider/mod.ts";
-import { HonchoConfigError } from "./errors.ts";
-import { errorText } from "./_util.ts";
-import { isRecord } from "./_util.ts";
+import { HonchoError } from "./errors.ts";
+import { errorText, isRecord } from "./_util.ts";
 import { profileFromHermesHome, resolveHostKey } from "./config_paths.ts";
 
 /** Where a config file stopped parsing. */
@@ -40,20 +39,6 @@ export interface HonchoConfigFile {
  * gives `exists: false`; a file that does not parse (or whose root is not an
  * object, or that cannot be read) gives `error` with the line and column.
  * Never throws.
- *
- * @param path The file.
- * @returns The parsed object and status.
- *
- * @example Using readHonchoConfigFile
- * ```ts
- * import { readHonchoConfigFile } from "./config_file.ts";
- * import assert from "node:assert/strict";
- * const dir = await Deno.makeTempDir();
- * await Deno.writeTextFile(`${dir}/honcho.json`, '{\n  "workspace": "w",\n}');
- * const file = await readHonchoConfigFile(`${dir}/honcho.json`);
- * assert.equal(file.error?.line, 3);
- * await Deno.remove(dir, { recursive: true });
- * ```
  */
 export async function readHonchoConfigFile(
   path: string,
@@ -88,20 +73,7 @@ export async function readHonchoConfigFile(
   return { path: absolute, exists: true, ...parseHonchoConfigText(text) };
 }
 
-/**
- * Parses the text of a config file (BOM tolerated).
- *
- * @param text The file's text.
- * @returns The object, or an error with line and column.
- *
- * @example Using parseHonchoConfigText
- * ```ts
- * import { parseHonchoConfigText } from "./config_file.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(parseHonchoConfigText('\uFEFF{"a": 1}').raw, { a: 1 });
- * assert.equal(parseHonchoConfigText("[1]").error?.message, "the top level is not a JSON object");
- * ```
- */
+/** Parses the text of a config file (BOM tolerated). */
 export function parseHonchoConfigText(
   text: string,
 ): { raw: Record<string, unknown>; error?: HonchoConfigFileError } {
@@ -344,10 +316,6 @@ class JsonScanError extends Error {
   }
 }
 
-// ---------------------------------------------------------------------------
-// Saving
-// ---------------------------------------------------------------------------
-
 /** Options of {@linkcode saveHonchoConfig}. */
 export interface SaveHonchoConfigOptions {
   /**
@@ -368,23 +336,8 @@ export interface SaveHonchoConfigOptions {
  * (`honcho.json.lock`, the one every `hermes honcho` command takes), so
  * concurrent saves of different keys never undo each other.
  *
- * @param values The keys to set (or remove with `undefined`).
- * @param hermesHome The profile home.
- * @param options Root or host-block write.
- * @returns The path written.
- * @throws {HonchoConfigError} When the existing file does not parse (it is
+ * @throws {HonchoError} `config` When the existing file does not parse (it is
  * left byte-identical), or its `hosts` is not an object.
- *
- * @example Setting the recall mode of the active profile
- * ```ts
- * import { saveHonchoConfig } from "./config_file.ts";
- * import assert from "node:assert/strict";
- * const home = await Deno.makeTempDir();
- * await saveHonchoConfig({ recallMode: "tools" }, home, { hostBlock: "hermes" });
- * const saved = JSON.parse(await Deno.readTextFile(`${home}/honcho.json`));
- * assert.equal(saved.hosts.hermes.recallMode, "tools");
- * await Deno.remove(home, { recursive: true });
- * ```
  */
 export async function saveHonchoConfig(
   values: Record<string, unknown>,
@@ -399,9 +352,10 @@ export async function saveHonchoConfig(
       const where = file.error.line !== undefined
         ? ` at line ${file.error.line}, column ${file.error.column}`
         : "";
-      throw new HonchoConfigError(
+      throw new HonchoError(
+        "config",
         `Refusing to save Honcho config: ${path} cannot be parsed${where} (${file.error.message}); fix or remove the file first`,
-        { path, line: file.error.line, column: file.error.column },
+        { line: file.error.line, column: file.error.column },
       );
     }
     const next: Record<string, unknown> = { ...file.raw };
@@ -415,9 +369,9 @@ export async function saveHonchoConfig(
           rawConfig: file.raw,
         });
       if (next.hosts !== undefined && !isRecord(next.hosts)) {
-        throw new HonchoConfigError(
+        throw new HonchoError(
+          "config",
           `Refusing to save Honcho config: 'hosts' in ${path} is not an object`,
-          { path },
         );
       }
       const hosts: Record<string, unknown> = {

@@ -28,15 +28,6 @@ export interface ResolveHonchoConfigPathOptions {
  * The candidate config files in precedence order: `$HERMES_HOME/honcho.json`,
  * the default profile's `~/.hermes/honcho.json` (when different), and the
  * global `~/.honcho/config.json`.
- *
- * @param options The profile home.
- * @returns Absolute paths, most specific first.
- *
- * @example Using honchoConfigCandidates
- * ```ts no-assert
- * import { honchoConfigCandidates } from "./config_paths.ts";
- * const paths = honchoConfigCandidates({ hermesHome: "/tmp/profile" });
- * ```
  */
 export function honchoConfigCandidates(
   options: ResolveHonchoConfigPathOptions = {},
@@ -50,17 +41,7 @@ export function honchoConfigCandidates(
   return out;
 }
 
-/**
- * The global, cross-application config file: `~/.honcho/config.json`.
- *
- * @returns The absolute path.
- *
- * @example Using globalHonchoConfigPath
- * ```ts no-assert
- * import { globalHonchoConfigPath } from "./config_paths.ts";
- * const path = globalHonchoConfigPath();
- * ```
- */
+/** The global, cross-application config file: `~/.honcho/config.json`. */
 export function globalHonchoConfigPath(): string {
   return resolve(
     join(getUserHome() ?? getDefaultHermesRoot(), ".honcho", "config.json"),
@@ -72,15 +53,6 @@ export function globalHonchoConfigPath(): string {
  * {@linkcode honchoConfigCandidates} that exists (as anything: a directory
  * named `honcho.json` is still the file Hermes picks, and then cannot be
  * read), else the global path.
- *
- * @param options The profile home.
- * @returns The absolute path.
- *
- * @example Using resolveHonchoConfigPath
- * ```ts no-assert
- * import { resolveHonchoConfigPath } from "./config_paths.ts";
- * const path = await resolveHonchoConfigPath({ hermesHome: "/tmp/profile" });
- * ```
  */
 export async function resolveHonchoConfigPath(
   options: ResolveHonchoConfigPathOptions = {},
@@ -104,15 +76,6 @@ const PROFILE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
  * (`get_active_profile_name`): `default` for the Hermes root, the folder
  * name for `<root>/profiles/<name>` when the name is a valid profile id
  * (`^[a-z0-9][a-z0-9_-]{0,63}$`), else `custom`.
- *
- * @param hermesHome The profile home.
- * @returns The profile name.
- *
- * @example Using profileFromHermesHome
- * ```ts no-assert
- * import { profileFromHermesHome } from "./config_paths.ts";
- * const profile = profileFromHermesHome("/home/me/.hermes/profiles/coder"); // "coder"
- * ```
  */
 export function profileFromHermesHome(hermesHome: string): string {
   const home = resolve(hermesHome);
@@ -131,20 +94,6 @@ export function profileFromHermesHome(hermesHome: string): string {
  * `hermes_<sanitised>` (each character that is neither a letter or digit,
  * by Python's Unicode `isalnum`, nor `_`/`-` becomes `_`, outer `_`
  * stripped, empty → `profile`), as Hermes' `profile_host_key`.
- *
- * @param profile The profile name.
- * @param options `defaultHost` renames the default host.
- * @returns The host key.
- *
- * @example Using hostKeyForProfile
- * ```ts
- * import { hostKeyForProfile } from "./config_paths.ts";
- * import assert from "node:assert/strict";
- * assert.equal(hostKeyForProfile("coder"), "hermes_coder");
- * assert.equal(hostKeyForProfile("default"), "hermes");
- * assert.equal(hostKeyForProfile("my.work"), "hermes_my_work");
- * assert.equal(hostKeyForProfile("café"), "hermes_café");
- * ```
  */
 export function hostKeyForProfile(
   profile: string | undefined,
@@ -176,16 +125,8 @@ export interface ResolveHostKeyOptions {
  * non-empty) wins; else `hermes_<profile>` for a named profile; else root
  * `defaultHost` or `hermes`.
  *
- * @param options Profile, home and the parsed file.
- * @returns The host key.
  * @throws {UnscopedSecretError} (from `@hermes/memory`) When a multi-profile
  * gateway reads settings outside a profile's secret scope.
- *
- * @example Using resolveHostKey
- * ```ts no-assert
- * import { resolveHostKey } from "./config_paths.ts";
- * const host = resolveHostKey({ profile: "coder" }); // "hermes_coder" unless HERMES_HONCHO_HOST is set
- * ```
  */
 export function resolveHostKey(options: ResolveHostKeyOptions = {}): string {
   const fromEnv = getSecret("HERMES_HONCHO_HOST")?.trim();

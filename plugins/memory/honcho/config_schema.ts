@@ -1,10 +1,7 @@
 /**
- * The Honcho provider's setup surface: the declarative schema the desktop
- * and dashboard render (stored in the active host block of `honcho.json`),
- * the `getConfigSchema()` fields of the provider contract, and the tuning
- * keys of the `hermes honcho setup` wizard (plugins/memory/honcho/SPEC.md §1, §12).
- *
- * Pure data: importing this file does no I/O.
+ * The setup surface derived from the settings table: the desktop's schema,
+ * the contract's `getConfigSchema()` fields and the wizard's tuning keys
+ * (plugins/memory/honcho/SPEC.md §1, §12).
  *
  * @module
  */
@@ -162,14 +159,6 @@ function toField(s: Setting): ProviderField {
  * `config_schema.py`), derived from the settings table
  * (`settings_table.ts`): every field is stored in the active host block
  * except `baseUrl`, `timeout` and `sessions` (root).
- *
- * @example Listing the secret fields
- * ```ts
- * import { HONCHO_CONFIG_SCHEMA } from "./config_schema.ts";
- * import assert from "node:assert/strict";
- * const secrets = HONCHO_CONFIG_SCHEMA.fields.filter((f) => f.kind === "secret").map((f) => f.key);
- * assert.deepEqual(secrets, ["apiKey"]);
- * ```
  */
 export const HONCHO_CONFIG_SCHEMA: ProviderConfigSchema = Object.freeze({
   name: "honcho",
@@ -208,17 +197,6 @@ const KIND_TO_TYPE: Readonly<Record<ProviderFieldKind, string>> = {
  * {@linkcode HONCHO_CONFIG_SCHEMA}: the API key is a secret stored under
  * `HONCHO_API_KEY`; `baseUrl` names `HONCHO_BASE_URL`; selects carry their
  * choices.
- *
- * @returns Fresh field objects.
- *
- * @example Using getHonchoConfigFields
- * ```ts
- * import { getHonchoConfigFields } from "./config_schema.ts";
- * import assert from "node:assert/strict";
- * const apiKey = getHonchoConfigFields().find((f) => f.key === "apiKey");
- * assert.equal(apiKey?.env_var, "HONCHO_API_KEY");
- * assert.equal(apiKey?.secret, true);
- * ```
  */
 export function getHonchoConfigFields(): ConfigField[] {
   return HONCHO_CONFIG_SCHEMA.fields.map((spec) => {
@@ -252,16 +230,6 @@ export function getHonchoConfigFields(): ConfigField[] {
  * {@linkcode HONCHO_CONFIG_SCHEMA} with `scope: "root"` at the root, the
  * rest (and keys the schema does not know) in the profile's host block;
  * secrets are skipped (they belong in `.env`).
- *
- * @param values The values, keyed by schema key.
- * @param hermesHome The profile home.
- * @returns Resolves once written (each part under the settings lock).
- *
- * @example Saving a self-hosted server's URL and a recall mode
- * ```ts ignore
- * import { saveHonchoSetupValues } from "./config_schema.ts";
- * await saveHonchoSetupValues({ baseUrl: "http://127.0.0.1:8000", recallMode: "tools" }, "/home/me/.hermes");
- * ```
  */
 export async function saveHonchoSetupValues(
   values: Record<string, unknown>,

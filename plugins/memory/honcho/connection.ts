@@ -1,15 +1,14 @@
 /**
- * What the HTTP client needs from a resolved configuration (honcho-provider
- * plugins/memory/honcho/SPEC.md §2): the cleaned base URL, the key or the local placeholder, the
- * timeout and the telemetry headers.
+ * What the HTTP client needs from a resolved configuration
+ * (plugins/memory/honcho/SPEC.md §2): base URL, key, timeout, headers.
  *
  * @module
  */
 
-import { HonchoConfigError } from "./errors.ts";
+import { pythonFloat } from "../../../src/provider/mod.ts";
+import { HonchoError } from "./errors.ts";
 import { isRecord } from "./_util.ts";
 import type { HonchoConfig } from "./config.ts";
-import { pyFloat } from "./_coerce.ts";
 
 /** The version of the Honcho plugin sent in `X-Honcho-Plugin` (plugin.yaml). */
 export const HONCHO_PLUGIN_VERSION = "1.0.0";
@@ -30,17 +29,6 @@ export const LOCAL_API_KEY_PLACEHOLDER = "local";
 /**
  * Cleans a base URL: trims, drops trailing slashes and one trailing
  * `/v<digits>` segment (the client adds `/v3`).
- *
- * @param url The configured base URL.
- * @returns The cleaned URL.
- *
- * @example Using cleanBaseUrl
- * ```ts
- * import { cleanBaseUrl } from "./connection.ts";
- * import assert from "node:assert/strict";
- * assert.equal(cleanBaseUrl("http://localhost:8000/v3/"), "http://localhost:8000");
- * assert.equal(cleanBaseUrl(" https://h.example/api// "), "https://h.example/api");
- * ```
  */
 export function cleanBaseUrl(url: string): string {
   return url.trim().replace(/\/+$/, "").replace(/\/v\d+$/, "").replace(
@@ -53,17 +41,6 @@ export function cleanBaseUrl(url: string): string {
  * Whether a URL points at a local Honcho: hostname `localhost` (or
  * `*.localhost`), or an IP that is loopback, private (RFC 1918, IPv6 ULA),
  * link-local, or CGNAT (`100.64.0.0/10`).
- *
- * @param url The URL.
- * @returns `true` for a local URL; `false` also for unparseable ones.
- *
- * @example Using isLocalHonchoUrl
- * ```ts
- * import { isLocalHonchoUrl } from "./connection.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isLocalHonchoUrl("http://192.168.1.20:8000"), true);
- * assert.equal(isLocalHonchoUrl("https://api.honcho.dev"), false);
- * ```
  */
 export function isLocalHonchoUrl(url: string): boolean {
   let hostname: string;
@@ -134,18 +111,6 @@ export interface HonchoTelemetryOptions {
  * The telemetry headers every request carries:
  * `X-Honcho-Host: hermes/<version> (<platform>)` and
  * `X-Honcho-Plugin: hermes-plugin-honcho/<plugin version>`.
- *
- * @param options Version and platform.
- * @returns The headers.
- *
- * @example Using honchoTelemetryHeaders
- * ```ts
- * import { honchoTelemetryHeaders } from "./connection.ts";
- * import assert from "node:assert/strict";
- * const headers = honchoTelemetryHeaders({ hermesVersion: "0.9.0", platform: "linux" });
- * assert.equal(headers["X-Honcho-Host"], "hermes/0.9.0 (linux)");
- * assert.equal(headers["X-Honcho-Plugin"], "hermes-plugin-honcho/1.0.0");
- * ```
  */
 export function honchoTelemetryHeaders(
   options: HonchoTelemetryOptions = {},
@@ -189,27 +154,7 @@ export interface HonchoConnection {
  * URL is local and the file sets no `apiKey`; the timeout (config, then
  * `config.yaml`, then 30 s); telemetry headers.
  *
- * @param config The resolved configuration.
- * @param options `config.yaml` fallbacks and telemetry details.
- * @returns The connection settings.
- * @throws {HonchoConfigError} When neither an API key nor a base URL is configured.
- *
- * @example Using resolveHonchoConnection
- * ```ts
- * import { resolveHonchoConnection } from "./connection.ts";
- * import assert from "node:assert/strict";
- * const connection = resolveHonchoConnection({
- *   apiKey: undefined,
- *   apiKeyInFile: false,
- *   baseUrl: "http://localhost:8000/v3",
- *   environment: "production",
- *   timeout: undefined,
- *   workspaceId: "hermes",
- * }, { hermesVersion: "0.9.0" });
- * assert.equal(connection.baseUrl, "http://localhost:8000");
- * assert.equal(connection.apiKey, "local");
- * assert.equal(connection.timeoutMs, 30_000);
- * ```
+ * @throws {HonchoError} `config` When neither an API key nor a base URL is configured.
  */
 export function resolveHonchoConnection(
   config: Pick<
@@ -232,7 +177,8 @@ export function resolveHonchoConnection(
     : undefined;
   const configuredUrl = config.baseUrl || yamlUrl;
   if (!config.apiKey && !configuredUrl) {
-    throw new HonchoConfigError(
+    throw new HonchoError(
+      "config",
       "Honcho API key not found: set HONCHO_API_KEY, or run 'hermes honcho setup' (a local server needs only a baseUrl)",
     );
   }
@@ -248,7 +194,7 @@ export function resolveHonchoConnection(
     // Hermes: the first of config.yaml honcho.timeout / request_timeout
     // that parses as a positive float.
     for (const key of ["timeout", "request_timeout"]) {
-      const n = yaml[key] == null ? undefined : pyFloat(yaml[key]);
+      const n = yaml[key] == null ? undefined : pythonFloat(yaml[key]);
       if (seconds === undefined && n !== undefined && !(n <= 0)) seconds = n;
     }
   }

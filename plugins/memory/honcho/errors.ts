@@ -1,412 +1,197 @@
 /**
- * Errors of the Honcho provider.
- *
- * API failures form one small hierarchy under {@linkcode HonchoError}
- * (`status`, `code`, `body`, `cause`), built by one factory,
- * {@linkcode errorFromResponse}, so every caller can branch on the class
- * instead of parsing text. Messages follow the house rules (capital first
- * letter, no trailing period, a colon before detail) and never contain the
- * API key: {@linkcode errorFromResponse} removes given secrets from the
- * server's detail and body.
- *
- * A caller's own abort is never wrapped: the client rethrows the caller's
- * `signal.reason` unchanged, while its own deadline surfaces as
- * {@linkcode TimeoutError}.
+ * The one error of the Honcho provider, {@linkcode HonchoError}, whose
+ * `kind` says what failed; messages never contain the API key.
  *
  * @module
  */
 
-/** Options of {@linkcode HonchoError} and its subclasses. */
+// kind → `name`: the name stays per kind, it is what crosses the worker
+// boundary and shows in logs.
+const NAMES = {
+  auth: "AuthError", // 401, 403
+  not_found: "NotFoundError", // 404
+  conflict: "ConflictError", // 409
+  validation: "ValidationError", // 400, 422
+  rate_limited: "RateLimitError", // 429
+  server_error: "ServerError", // 5xx
+  honcho_error: "HonchoError", // any other failure status
+  timeout: "TimeoutError", // our own deadline; a caller's abort is rethrown as is
+  connection: "ConnectionError", // fetch rejected: DNS, refused, reset
+  permission: "PermissionDeniedError", // Deno denied the net access: nothing sent
+  invalid_response: "InvalidResponseError", // success status, body of another shape
+  config: "HonchoConfigError", // honcho.json does not parse, or no credentials
+  no_peer: "HonchoPeerUnresolvedError", // plugins/memory/honcho/SPEC.md §4
+} as const;
+
+/** What a {@linkcode HonchoError} is about. */
+export type HonchoErrorKind = keyof typeof NAMES;
+
+/** Options of {@linkcode HonchoError}. */
 export interface HonchoErrorOptions {
   /** The HTTP status, when the server answered. */
   status?: number;
-  /** A short machine-readable code (`not_found`, `timeout`, …). */
-  code?: string;
-  /** The decoded response body (JSON value or text), secrets removed. */
+  /** The decoded response body, secrets removed. */
   body?: unknown;
+  /** The server's `Retry-After`, in ms (429 and 5xx). */
+  retryAfterMs?: number;
+  /** `false` when the request certainly never left this process (`connection`). */
+  requestSent?: false;
+  /** The `host:port` Deno denied (`permission`). */
+  host?: string;
+  /** Where a file stopped parsing (`config`), 1-based. */
+  line?: number;
+  /** The column of `line`. */
+  column?: number;
   /** The underlying failure. */
   cause?: unknown;
 }
 
-/**
- * Base class of every Honcho API failure.
- *
- * @example Branching on the class
- * ```ts
- * import { HonchoError, NotFoundError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * const error: unknown = new NotFoundError("Honcho peer not found", { status: 404 });
- * assert.ok(error instanceof HonchoError);
- * assert.equal((error as HonchoError).status, 404);
- * ```
- */
+/** A failure of the Honcho provider; `kind` says which. */
 export class HonchoError extends Error {
   /** The HTTP status, when the server answered. */
   readonly status: number | undefined;
-  /** A short machine-readable code. */
-  readonly code: string;
+  /** What failed. */
+  readonly kind: HonchoErrorKind;
   /** The decoded response body, secrets removed. */
   readonly body: unknown;
-
-  /**
-   * Creates the error.
-   *
-   * @param message The message (no secrets).
-   * @param options Status, code, body and cause.
-   */
-  constructor(message: string, options: HonchoErrorOptions = {}) {
-    super(
-      message,
-      options.cause === undefined ? undefined : { cause: options.cause },
-    );
-    this.name = "HonchoError";
-    this.status = options.status;
-    this.code = options.code ?? "honcho_error";
-    this.body = options.body;
-  }
-}
-
-/**
- * The server refused the credentials (401, or 403).
- *
- * @example Using AuthError
- * ```ts
- * import { AuthError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * assert.equal(new AuthError("Honcho rejected the API key").name, "AuthError");
- * ```
- */
-export class AuthError extends HonchoError {
-  /**
-   * Creates the error.
-   *
-   * @param message The message (no secrets).
-   * @param options Status, code, body and cause.
-   */
-  constructor(message: string, options: HonchoErrorOptions = {}) {
-    super(message, { code: "auth", ...options });
-    this.name = "AuthError";
-  }
-}
-
-/**
- * A workspace, peer, session, message or conclusion does not exist (404).
- *
- * @example Using NotFoundError
- * ```ts
- * import { NotFoundError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * assert.equal(new NotFoundError("Missing").code, "not_found");
- * ```
- */
-export class NotFoundError extends HonchoError {
-  /**
-   * Creates the error.
-   *
-   * @param message The message (no secrets).
-   * @param options Status, code, body and cause.
-   */
-  constructor(message: string, options: HonchoErrorOptions = {}) {
-    super(message, { code: "not_found", ...options });
-    this.name = "NotFoundError";
-  }
-}
-
-/**
- * The request conflicts with the resource's state (409).
- *
- * @example Using ConflictError
- * ```ts
- * import { ConflictError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * assert.equal(new ConflictError("Busy").code, "conflict");
- * ```
- */
-export class ConflictError extends HonchoError {
-  /**
-   * Creates the error.
-   *
-   * @param message The message (no secrets).
-   * @param options Status, code, body and cause.
-   */
-  constructor(message: string, options: HonchoErrorOptions = {}) {
-    super(message, { code: "conflict", ...options });
-    this.name = "ConflictError";
-  }
-}
-
-/**
- * The server rejected the request's content (422; also used for 400).
- *
- * @example Using ValidationError
- * ```ts
- * import { ValidationError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * assert.equal(new ValidationError("Bad id").code, "validation");
- * ```
- */
-export class ValidationError extends HonchoError {
-  /**
-   * Creates the error.
-   *
-   * @param message The message (no secrets).
-   * @param options Status, code, body and cause.
-   */
-  constructor(message: string, options: HonchoErrorOptions = {}) {
-    super(message, { code: "validation", ...options });
-    this.name = "ValidationError";
-  }
-}
-
-/** Options of {@linkcode RateLimitError}. */
-export interface RateLimitErrorOptions extends HonchoErrorOptions {
-  /** The server's `Retry-After`, in milliseconds, when it sent one. */
-  retryAfterMs?: number;
-}
-
-/**
- * Too many requests (429).
- *
- * @example Using RateLimitError
- * ```ts
- * import { RateLimitError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * const error = new RateLimitError("Slow down", { status: 429, retryAfterMs: 2000 });
- * assert.equal(error.retryAfterMs, 2000);
- * ```
- */
-export class RateLimitError extends HonchoError {
-  /** The server's `Retry-After`, in milliseconds, when it sent one. */
+  /** The server's `Retry-After`, in ms. */
   readonly retryAfterMs: number | undefined;
-
-  /**
-   * Creates the error.
-   *
-   * @param message The message (no secrets).
-   * @param options Status, code, body, cause and `retryAfterMs`.
-   */
-  constructor(message: string, options: RateLimitErrorOptions = {}) {
-    super(message, { code: "rate_limited", ...options });
-    this.name = "RateLimitError";
-    this.retryAfterMs = options.retryAfterMs;
-  }
-}
-
-/**
- * The server failed (5xx).
- *
- * @example Using ServerError
- * ```ts
- * import { ServerError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * assert.equal(new ServerError("Down", { status: 503 }).status, 503);
- * ```
- */
-export class ServerError extends HonchoError {
-  /** The server's `Retry-After`, in milliseconds, when it sent one. */
-  readonly retryAfterMs: number | undefined;
-
-  /**
-   * Creates the error.
-   *
-   * @param message The message (no secrets).
-   * @param options Status, code, body, cause and `retryAfterMs`.
-   */
-  constructor(message: string, options: RateLimitErrorOptions = {}) {
-    super(message, { code: "server_error", ...options });
-    this.name = "ServerError";
-    this.retryAfterMs = options.retryAfterMs;
-  }
-}
-
-/**
- * The client's own deadline passed before the server answered; the request
- * was aborted. (A caller's abort is rethrown unchanged, never as this.)
- *
- * @example Using TimeoutError
- * ```ts
- * import { TimeoutError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * assert.equal(new TimeoutError("Too slow").code, "timeout");
- * ```
- */
-export class TimeoutError extends HonchoError {
-  /**
-   * Creates the error.
-   *
-   * @param message The message (no secrets).
-   * @param options Code and cause.
-   */
-  constructor(message: string, options: HonchoErrorOptions = {}) {
-    super(message, { code: "timeout", ...options });
-    this.name = "TimeoutError";
-  }
-}
-
-/** Options of {@linkcode ConnectionError}. */
-export interface ConnectionErrorOptions extends HonchoErrorOptions {
-  /**
-   * `false` when the request certainly never left this process (the
-   * connection could not even be opened: refused, DNS); `undefined` when it
-   * may have reached the server (a connection dropped mid-request).
-   */
-  requestSent?: false;
-}
-
-/**
- * The server could not be reached (DNS, refused connection, reset): `fetch`
- * rejected with a `TypeError`.
- *
- * @example Using ConnectionError
- * ```ts
- * import { ConnectionError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * assert.equal(new ConnectionError("Refused").code, "connection");
- * assert.equal(new ConnectionError("Refused", { requestSent: false }).requestSent, false);
- * ```
- */
-export class ConnectionError extends HonchoError {
   /** `false` when the request certainly never reached the server. */
   readonly requestSent: false | undefined;
-
-  /**
-   * Creates the error.
-   *
-   * @param message The message (no secrets).
-   * @param options Code, cause, and whether the request was surely not sent.
-   */
-  constructor(message: string, options: ConnectionErrorOptions = {}) {
-    super(message, { code: "connection", ...options });
-    this.name = "ConnectionError";
-    this.requestSent = options.requestSent;
-  }
-}
-
-/**
- * This process may not connect to the Honcho server: Deno denied the
- * network access (`NotCapable`, "Requires net access to …"). The request
- * was never sent, and retrying in this process cannot help; the grant is
- * `memory.permissions.honcho.net` in the profile's `config.yaml`.
- *
- * @example Using PermissionDeniedError
- * ```ts
- * import { PermissionDeniedError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * const error = new PermissionDeniedError("No net", { host: "127.0.0.1:8000" });
- * assert.equal(error.code, "permission");
- * assert.equal(error.host, "127.0.0.1:8000");
- * ```
- */
-export class PermissionDeniedError extends HonchoError {
-  /** The `host:port` the process may not reach. */
-  readonly host: string;
-
-  /**
-   * Creates the error.
-   *
-   * @param message The message (no secrets).
-   * @param options The host denied, and the cause.
-   */
-  constructor(
-    message: string,
-    options: { host: string; cause?: unknown },
-  ) {
-    super(message, { code: "permission", cause: options.cause });
-    this.name = "PermissionDeniedError";
-    this.host = options.host;
-  }
-}
-
-/**
- * The server answered with a success status but a body of the wrong shape.
- *
- * @example Using InvalidResponseError
- * ```ts
- * import { InvalidResponseError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * assert.equal(new InvalidResponseError("Bad body").code, "invalid_response");
- * ```
- */
-export class InvalidResponseError extends HonchoError {
-  /**
-   * Creates the error.
-   *
-   * @param message The message (no secrets).
-   * @param options Status, body and cause.
-   */
-  constructor(message: string, options: HonchoErrorOptions = {}) {
-    super(message, { code: "invalid_response", ...options });
-    this.name = "InvalidResponseError";
-  }
-}
-
-/**
- * `honcho.json` cannot be used: it does not parse, or a save would
- * overwrite a file that does not parse, or no credentials are configured.
- *
- * @example Using HonchoConfigError
- * ```ts
- * import { HonchoConfigError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * const error = new HonchoConfigError("Broken", { path: "/h/honcho.json", line: 3, column: 5 });
- * assert.equal(error.line, 3);
- * ```
- */
-export class HonchoConfigError extends Error {
-  /** The file concerned, when there is one. */
-  readonly path: string | undefined;
-  /** The 1-based line of a parse error. */
+  /** The `host:port` Deno denied. */
+  readonly host: string | undefined;
+  /** Where a file stopped parsing, 1-based. */
   readonly line: number | undefined;
-  /** The 1-based column of a parse error. */
+  /** The column of `line`. */
   readonly column: number | undefined;
 
   /**
    * Creates the error.
    *
-   * @param message The message.
-   * @param options The file and position, and the cause.
+   * @param kind What failed.
+   * @param message The message (no secrets).
+   * @param options Details and cause.
    */
   constructor(
+    kind: HonchoErrorKind,
     message: string,
-    options: {
-      path?: string;
-      line?: number;
-      column?: number;
-      cause?: unknown;
-    } = {},
+    options: HonchoErrorOptions = {},
   ) {
     super(
       message,
       options.cause === undefined ? undefined : { cause: options.cause },
     );
-    this.name = "HonchoConfigError";
-    this.path = options.path;
+    this.name = NAMES[kind];
+    this.status = options.status;
+    this.kind = kind;
+    this.body = options.body;
+    this.retryAfterMs = options.retryAfterMs;
+    this.requestSent = options.requestSent;
+    this.host = options.host;
     this.line = options.line;
     this.column = options.column;
   }
 }
 
+/** Whether `error` is a {@linkcode HonchoError}, of one of `kinds` when given. */
+export function isHonchoError(
+  error: unknown,
+  ...kinds: HonchoErrorKind[]
+): error is HonchoError {
+  return error instanceof HonchoError &&
+    (kinds.length === 0 || kinds.includes(error.kind));
+}
+
+/** The server and deadline of a failed call, for {@linkcode describeHonchoError}. */
+export interface FailedCall {
+  /** The server. */
+  url: string;
+  /** The deadline the call had, in ms. */
+  timeoutMs: number;
+}
+
 /**
- * No user peer can be named for a session: no runtime user id and no
- * `peerName` are configured (plugins/memory/honcho/SPEC.md §4). Session init fails without retrying.
- *
- * @example Using HonchoPeerUnresolvedError
- * ```ts
- * import { HonchoPeerUnresolvedError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * assert.equal(new HonchoPeerUnresolvedError("No peer").name, "HonchoPeerUnresolvedError");
- * ```
+ * Any failure of a Honcho call as the text a user reads (secrets were
+ * removed when the error was made): with `call`, what went wrong at that
+ * server (the CLI's sentence); without, the short reason a notice shows.
  */
-export class HonchoPeerUnresolvedError extends Error {
-  /**
-   * Creates the error.
-   *
-   * @param message The message.
-   */
-  constructor(message: string) {
-    super(message);
-    this.name = "HonchoPeerUnresolvedError";
+export function describeHonchoError(error: unknown, call?: FailedCall): string {
+  if (call === undefined) {
+    if (isHonchoError(error, "permission")) return "no net permission";
+    if (isHonchoError(error, "timeout")) return "request timed out";
+    if (isHonchoError(error, "connection")) return "connection failed";
+    if (isHonchoError(error) && error.status !== undefined) {
+      const detail = (error.body as { detail?: unknown } | undefined)?.detail;
+      return `HTTP ${error.status}${
+        typeof detail === "string" ? `: ${detail.slice(0, 80)}` : ""
+      }`;
+    }
+    if (isHonchoError(error)) return error.kind;
+    return error instanceof Error ? error.name : "unknown error";
   }
+  const { url } = call;
+  if (isHonchoError(error, "config")) {
+    return "no API key or base URL is configured";
+  }
+  if (isHonchoError(error, "timeout")) {
+    const seconds = call.timeoutMs / 1000;
+    return `${url} did not answer within ${
+      Number.isInteger(seconds) ? seconds : seconds.toFixed(1)
+    } s`;
+  }
+  if (isHonchoError(error, "auth")) {
+    return `${url} refused the credentials (HTTP 401: ${error.message})`;
+  }
+  if (isHonchoError(error, "connection")) {
+    return `${url} is unreachable (${connectionCause(error)})`;
+  }
+  if (isHonchoError(error, "not_found")) {
+    return `${url} answered 404 (${error.message})`;
+  }
+  if (
+    (isHonchoError(error) && deniedNet(error)) ||
+    (error instanceof Error && error.name === "NotCapable")
+  ) {
+    let host = url;
+    try {
+      host = new URL(url).host;
+    } catch {
+      // Keep the URL.
+    }
+    return `this run may not connect to ${host} (no network permission)`;
+  }
+  if (isHonchoError(error)) {
+    const status = error.status !== undefined ? `HTTP ${error.status}: ` : "";
+    return `${url} failed (${status}${error.message})`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+function deniedNet(error: Error): boolean {
+  let cause: unknown = error;
+  for (let depth = 0; cause instanceof Error && depth < 6; depth++) {
+    if (cause.name === "NotCapable") return true;
+    cause = cause.cause;
+  }
+  return /no network access to /.test(error.message);
+}
+
+function connectionCause(error: HonchoError): string {
+  const texts: string[] = [];
+  let cause: unknown = error.cause;
+  for (let depth = 0; cause instanceof Error && depth < 5; depth++) {
+    if (cause.name === "NotCapable") return "no network permission";
+    texts.push(cause.message.split("\n", 1)[0] ?? "");
+    cause = cause.cause;
+  }
+  const all = texts.join(" ");
+  if (/connection refused/i.test(all)) return "connection refused";
+  if (/dns|lookup|resolve|name or service/i.test(all)) {
+    return "host name not found";
+  }
+  if (/reset/i.test(all)) return "connection reset";
+  const text = texts.at(-1) ?? "connection failed";
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
 
 /** Options of {@linkcode errorFromResponse}. */
@@ -424,29 +209,9 @@ export interface ErrorFromResponseOptions {
 const MAX_DETAIL_CHARS = 300;
 
 /**
- * Builds the error for a non-success response: 401/403 →
- * {@linkcode AuthError}, 404 → {@linkcode NotFoundError}, 409 →
- * {@linkcode ConflictError}, 400/422 → {@linkcode ValidationError}, 429 →
- * {@linkcode RateLimitError}, 5xx → {@linkcode ServerError}, anything else →
- * {@linkcode HonchoError}. The message carries the method, path, status and
- * the server's `detail` (or `message`/`error`), with secrets removed.
- *
- * @param status The HTTP status.
- * @param body The decoded body (JSON value, text, or `undefined`).
- * @param options Method, path, `Retry-After` and secrets to remove.
- * @returns The error (not thrown).
- *
- * @example Mapping a 404
- * ```ts
- * import { errorFromResponse, NotFoundError } from "./errors.ts";
- * import assert from "node:assert/strict";
- * const error = errorFromResponse(404, { detail: "Peer not found" }, {
- *   method: "GET",
- *   path: "/v3/workspaces/w/peers/p/card",
- * });
- * assert.ok(error instanceof NotFoundError);
- * assert.equal(error.message, "Honcho GET /v3/workspaces/w/peers/p/card failed with 404: Peer not found");
- * ```
+ * The error for a non-success response: its kind from the status, its
+ * message naming method, path, status and the server's detail, secrets
+ * removed.
  */
 export function errorFromResponse(
   status: number,
@@ -465,26 +230,27 @@ export function errorFromResponse(
   const message = `${where} failed with ${status}${
     detail ? `: ${detail}` : ""
   }`;
-  const init = { status, body: cleanBody };
-  if (status === 401 || status === 403) return new AuthError(message, init);
-  if (status === 404) return new NotFoundError(message, init);
-  if (status === 409) return new ConflictError(message, init);
-  if (status === 400 || status === 422) {
-    return new ValidationError(message, init);
-  }
-  if (status === 429) {
-    return new RateLimitError(message, {
-      ...init,
-      retryAfterMs: options.retryAfterMs,
-    });
-  }
-  if (status >= 500) {
-    return new ServerError(message, {
-      ...init,
-      retryAfterMs: options.retryAfterMs,
-    });
-  }
-  return new HonchoError(message, init);
+  const kind: HonchoErrorKind = status === 401 || status === 403
+    ? "auth"
+    : status === 404
+    ? "not_found"
+    : status === 409
+    ? "conflict"
+    : status === 400 || status === 422
+    ? "validation"
+    : status === 429
+    ? "rate_limited"
+    : status >= 500
+    ? "server_error"
+    : "honcho_error";
+  const retryAfterMs = kind === "rate_limited" || kind === "server_error"
+    ? options.retryAfterMs
+    : undefined;
+  return new HonchoError(kind, message, {
+    status,
+    body: cleanBody,
+    retryAfterMs,
+  });
 }
 
 function detailOf(body: unknown): string {

@@ -13,17 +13,7 @@
  */
 
 import { join } from "node:path";
-import {
-  AuthError,
-  ConnectionError,
-  HonchoError,
-  HonchoPeerUnresolvedError,
-  InvalidResponseError,
-  PermissionDeniedError,
-  RateLimitError,
-  ServerError,
-  TimeoutError,
-} from "./errors.ts";
+import { describeHonchoError, isHonchoError } from "./errors.ts";
 
 /** Why memory is degraded. */
 export type NoticeCause =
@@ -84,7 +74,7 @@ const OBSERVER_LIMIT_FIX =
  * observe_others=true in a session").
  */
 export function isObserverLimit(error: unknown): boolean {
-  if (!(error instanceof HonchoError) || error.status === undefined) {
+  if (!isHonchoError(error) || error.status === undefined) {
     return false;
   }
   if (error.status < 400 || error.status >= 500) return false;
@@ -192,36 +182,23 @@ export function writeWarningText(
  */
 export function classifyFailure(error: unknown): NoticeCause | undefined {
   if (isObserverLimit(error)) return "observer-limit";
-  if (error instanceof AuthError) return "auth";
-  if (error instanceof RateLimitError) return "rate-limited";
+  if (isHonchoError(error, "auth")) return "auth";
+  if (isHonchoError(error, "rate_limited")) return "rate-limited";
   if (
-    error instanceof ConnectionError || error instanceof TimeoutError ||
-    error instanceof ServerError || error instanceof InvalidResponseError
+    isHonchoError(
+      error,
+      "connection",
+      "timeout",
+      "server_error",
+      "invalid_response",
+    )
   ) return "unreachable";
-  if (error instanceof HonchoPeerUnresolvedError) return "no-peer";
-  if (error instanceof PermissionDeniedError) return "permission";
+  if (isHonchoError(error, "no_peer")) return "no-peer";
+  if (isHonchoError(error, "permission")) return "permission";
   return undefined;
 }
 
 /**
- * A short, secret-free reason for a failure: the HTTP status with the
- * server's detail for answered requests, "connection failed", "timed out".
- */
-export function failureReason(error: unknown): string {
-  if (error instanceof PermissionDeniedError) return "no net permission";
-  if (error instanceof TimeoutError) return "request timed out";
-  if (error instanceof ConnectionError) return "connection failed";
-  if (error instanceof HonchoError && error.status !== undefined) {
-    const detail = typeof (error.body as { detail?: unknown })?.detail ===
-        "string"
-      ? `: ${(error.body as { detail: string }).detail.slice(0, 80)}`
-      : "";
-    return `HTTP ${error.status}${detail}`;
-  }
-  if (error instanceof HonchoError) return error.code;
-  return error instanceof Error ? error.name : "unknown error";
-}
-
 /** Remembers which causes were reported so each shows once per episode. */
 export class NoticeBoard {
   #pending = new Map<NoticeCause, string>();
@@ -279,8 +256,8 @@ export class NoticeBoard {
     if (cause) {
       this.report(
         cause,
-        failureReason(error),
-        error instanceof PermissionDeniedError ? error.host : undefined,
+        describeHonchoError(error),
+        isHonchoError(error, "permission") ? error.host : undefined,
       );
     }
     return cause;

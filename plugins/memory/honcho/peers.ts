@@ -9,7 +9,7 @@
 
 import { createHash } from "node:crypto";
 import type { HonchoConfig } from "./config.ts";
-import { HonchoPeerUnresolvedError } from "./errors.ts";
+import { HonchoError } from "./errors.ts";
 import { sanitizeId } from "./session_naming.ts";
 
 /** The AI peer used when `aiPeer` is empty. */
@@ -95,9 +95,9 @@ export const SET_USER_PEER_COMMAND = "hermes honcho peer --user NAME";
  *    `runtimePeerPrefix`, the generated id of prefix + first id
  *    ({@linkcode prefixedPeerId}); else `sanitize(first id)`;
  * 3. no runtime id → `sanitize(peerName)`;
- * 4. neither → {@linkcode HonchoPeerUnresolvedError}.
+ * 4. neither → a `no_peer` {@linkcode HonchoError}.
  *
- * @throws {HonchoPeerUnresolvedError} When there is no runtime id and no `peerName`.
+ * @throws {HonchoError} `no_peer` When there is no runtime id and no `peerName`.
  */
 export function resolveUserPeerId(
   config: PeerNamingConfig,
@@ -108,7 +108,8 @@ export function resolveUserPeerId(
   const ids = normalizeRuntimeIds(options.runtimeIds ?? []);
   if (ids.length > 0) return peerForRuntimeIds(config, ids);
   if (peerName) return sanitizeId(peerName);
-  throw new HonchoPeerUnresolvedError(
+  throw new HonchoError(
+    "no_peer",
     "Cannot name the Honcho user peer: no runtime user id and no peerName are configured; set one with 'hermes honcho peer --user <name>'",
   );
 }

@@ -43,7 +43,7 @@ import {
   PREWARM_QUERY,
   runDialecticDepth,
 } from "./dialectic.ts";
-import { AuthError } from "./errors.ts";
+import { isHonchoError } from "./errors.ts";
 import { ReadBackoff } from "./_backoff.ts";
 import type { HonchoSession } from "./session.ts";
 import { type HonchoRuntime, type TaskGroup, waitFor } from "./_runtime.ts";
@@ -558,7 +558,7 @@ export class HonchoRecall {
     const failures = outcomes.flatMap((o) =>
       o.status === "rejected" ? [o.reason as unknown] : []
     );
-    const auth = failures.find((e) => e instanceof AuthError);
+    const auth = failures.find((e) => isHonchoError(e, "auth"));
     if (auth !== undefined) throw auth;
     if (failures.length > 0 && failures.length === outcomes.length) {
       throw failures[0];
@@ -614,7 +614,7 @@ export class HonchoRecall {
       } catch (error) {
         if (!signal.aborted) this.#reads.failed(error, this.#rt.now());
         if (epoch !== this.#session.epoch || signal.aborted) return;
-        if (!(error instanceof AuthError)) this.#emptyStreak++;
+        if (!isHonchoError(error, "auth")) this.#emptyStreak++;
         this.#rt.notices.reportError(error);
         log(
           "debug",

@@ -36,8 +36,7 @@ import {
   loadHonchoConfig,
   type LoadHonchoConfigOptions,
 } from "./config.ts";
-import { HonchoConfigError, HonchoPeerUnresolvedError } from "./errors.ts";
-import { failureReason } from "./notices.ts";
+import { describeHonchoError, HonchoError, isHonchoError } from "./errors.ts";
 import {
   mergeServerObservation,
   type SessionObservation,
@@ -93,7 +92,7 @@ export class HonchoSession {
   #hermesSessionId: string;
   #identity: HonchoSessionIdentity | undefined;
   #naming: Promise<HonchoSessionIdentity | undefined> | undefined;
-  #peerError: HonchoPeerUnresolvedError | undefined;
+  #peerError: HonchoError | undefined;
   #ready = false;
   #initRun: Promise<void> | undefined;
   #lastInitAttempt = Number.NEGATIVE_INFINITY;
@@ -337,7 +336,7 @@ export class HonchoSession {
       this.#peerError = undefined;
       return identity;
     } catch (error) {
-      if (error instanceof HonchoPeerUnresolvedError) {
+      if (isHonchoError(error, "no_peer")) {
         this.#peerError = error;
         this.#rt.notices.report("no-peer");
       } else {
@@ -355,7 +354,7 @@ export class HonchoSession {
     const identity = await (this.#naming ?? this.name());
     if (!identity) {
       throw this.#peerError ??
-        new HonchoConfigError("Honcho session could not be named");
+        new HonchoError("config", "Honcho session could not be named");
     }
     const client = this.#rt.client;
     const epoch = this.#epoch;
@@ -402,7 +401,7 @@ export class HonchoSession {
           this.#rt.notices.warning(
             cause,
             `session ${identity.sessionId}, AI peer ${identity.aiPeerId}: ${
-              this.#rt.scrub(failureReason(error))
+              this.#rt.scrub(describeHonchoError(error))
             }`,
           ),
         );

@@ -1,12 +1,6 @@
 /**
- * The Honcho settings table: every `honcho.json` setting declared once —
- * its key and aliases, where it is stored, how its value is read and
- * coerced, its default, its environment variable, and how the desktop and
- * setup show it. The resolver (`config.ts`), the config
- * schema (`config_schema.ts`) and the status rows (`cli/_settings_view.ts`)
- * are derived from it (plugins/memory/honcho/SPEC.md §1).
- *
- * Pure data and pure functions: importing this file does no I/O.
+ * Every `honcho.json` setting declared once; the resolver, the config schema
+ * and the status rows derive from it (plugins/memory/honcho/SPEC.md §1).
  *
  * @module
  */
@@ -15,7 +9,10 @@ import { dirname, join, resolve } from "node:path";
 import {
   getSecret,
   isTruthyEnvValue,
+  pythonFloat,
+  pythonInt,
   pythonStr,
+  pythonTruthy,
 } from "../../../src/provider/mod.ts";
 import {
   normalizeObservationMode,
@@ -24,7 +21,6 @@ import {
   parseObservationOverrides,
 } from "./observation.ts";
 import { isRecord } from "./_util.ts";
-import { pyFloat, pyInt, truthy } from "./_coerce.ts";
 import {
   clamp,
   exactLevel,
@@ -238,7 +234,7 @@ const flag = (
 ): Found<boolean> | undefined => {
   for (const found of ctx.look.vals(keys)) {
     if (found.value != null) {
-      return { value: truthy(found.value), source: found.source };
+      return { value: pythonTruthy(found.value), source: found.source };
     }
   }
   return undefined;
@@ -247,12 +243,12 @@ const flag = (
 const setBool = (
   ctx: SettingsContext,
   keys: readonly string[],
-): Found<boolean> | undefined => map(ctx.look.pickSet(keys[0]!), truthy);
+): Found<boolean> | undefined => map(ctx.look.pickSet(keys[0]!), pythonTruthy);
 /** `int()` of the first non-null host, root value that parses. */
 const int = (
   ctx: SettingsContext,
   keys: readonly string[],
-): Found<number> | undefined => ctx.look.parsed(keys[0]!, pyInt);
+): Found<number> | undefined => ctx.look.parsed(keys[0]!, pythonInt);
 /** `max(0.0, float())` of the first host, root value that parses. */
 const seconds = (
   ctx: SettingsContext,
@@ -287,7 +283,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     // Hermes uses a numeric key as it is (the header carries its text).
     read: (ctx) => {
       const found = ctx.look.pick("apiKey");
-      if (found && truthy(found.value) && !isStructured(found.value)) {
+      if (found && pythonTruthy(found.value) && !isStructured(found.value)) {
         return { value: pythonStr(found.value), source: found.source };
       }
       const env = ctx.env("HONCHO_API_KEY");
@@ -387,7 +383,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
         ]
       ) {
         if (found.value == null) continue;
-        const n = pyFloat(found.value);
+        const n = pythonFloat(found.value);
         if (n !== undefined && !(n <= 0)) {
           return { value: n, source: found.source };
         }
@@ -575,7 +571,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
   dialecticDepth: {
     read: (ctx, keys) =>
       ctx.look.parsed(keys[0]!, (v) => {
-        const n = pyInt(v);
+        const n = pythonInt(v);
         return n === undefined ? undefined : clamp(n, 1, 3);
       }),
     default: 1,
@@ -726,7 +722,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
         return { value: true, source: "env" };
       }
       const loggingEnv = ctx.env("HONCHO_LOGGING");
-      return map(ctx.look.pickSet(keys[0]!), truthy) ??
+      return map(ctx.look.pickSet(keys[0]!), pythonTruthy) ??
         (loggingEnv === undefined
           ? undefined
           : { value: isTruthyEnvValue(loggingEnv), source: "env" });

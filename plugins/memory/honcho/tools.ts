@@ -22,9 +22,8 @@ import {
   type RecallMode,
 } from "./config.ts";
 import { cleanHonchoSummary } from "./context.ts";
-import { AuthError } from "./errors.ts";
+import { isHonchoError } from "./errors.ts";
 import type { PeerObservation } from "./observation.ts";
-import { HonchoPeerUnresolvedError } from "./errors.ts";
 import { noticeText } from "./notices.ts";
 import type { HonchoSession } from "./session.ts";
 import { errorText } from "./_util.ts";
@@ -313,14 +312,14 @@ export async function callHonchoTool(
     try {
       await session.ensure(call.signal);
     } catch (error) {
-      if (error instanceof AuthError) {
+      if (isHonchoError(error, "auth")) {
         return toolErrorJson(
           `Honcho memory authentication failed: ${
             call.scrub(errorText(error))
           }`,
         );
       }
-      if (error instanceof HonchoPeerUnresolvedError) {
+      if (isHonchoError(error, "no_peer")) {
         return toolErrorJson(
           noticeText("no-peer", { platform: call.platform }),
         );
@@ -382,7 +381,7 @@ export async function runHonchoTool(
     }
   } catch (error) {
     const message = ctx.scrub(errorText(error));
-    if (error instanceof AuthError) {
+    if (isHonchoError(error, "auth")) {
       return toolErrorJson(`Honcho memory authentication failed: ${message}`);
     }
     return toolErrorJson(`Honcho ${name} failed: ${message}`);
@@ -420,13 +419,13 @@ async function profileTool(
     target,
     signal: ctx.signal,
   }).catch((error) => {
-    if (error instanceof AuthError) throw error;
+    if (isHonchoError(error, "auth")) throw error;
     return null;
   });
   if ((!facts || facts.length === 0) && target !== undefined) {
     facts = await ctx.client.getPeerCard(targetId, { signal: ctx.signal })
       .catch((error) => {
-        if (error instanceof AuthError) throw error;
+        if (isHonchoError(error, "auth")) throw error;
         return null;
       });
   }
@@ -570,7 +569,7 @@ async function reasoningTool(
         signal: ctx.signal,
       });
   } catch (error) {
-    if (error instanceof AuthError) throw error;
+    if (isHonchoError(error, "auth")) throw error;
     return toolErrorJson(
       `Honcho reasoning query failed (${
         ctx.scrub(errorText(error))
@@ -627,7 +626,7 @@ async function concludeTool(
     try {
       await ctx.client.deleteConclusion(deleteId, { signal: ctx.signal });
     } catch (error) {
-      if (error instanceof AuthError) throw error;
+      if (isHonchoError(error, "auth")) throw error;
       return toolErrorJson(`Failed to delete conclusion ${deleteId}.`);
     }
     return JSON.stringify({ result: `Conclusion ${deleteId} deleted.` });
@@ -641,7 +640,7 @@ async function concludeTool(
     }], { signal: ctx.signal });
     if (saved.length === 0) return toolErrorJson("Failed to save conclusion.");
   } catch (error) {
-    if (error instanceof AuthError) throw error;
+    if (isHonchoError(error, "auth")) throw error;
     return toolErrorJson("Failed to save conclusion.");
   }
   return JSON.stringify({

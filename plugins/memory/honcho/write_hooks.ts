@@ -44,12 +44,8 @@ import {
   turnDigest,
 } from "./checkpoint.ts";
 import type { HonchoConfig } from "./config.ts";
-import {
-  HonchoConfigError,
-  HonchoError,
-  PermissionDeniedError,
-} from "./errors.ts";
-import { failureReason, type NoticeCause } from "./notices.ts";
+import { describeHonchoError, HonchoError, isHonchoError } from "./errors.ts";
+import type { NoticeCause } from "./notices.ts";
 import {
   HonchoOutbox,
   type HonchoOutboxOptions,
@@ -549,10 +545,10 @@ export class HonchoWriteHooks {
       return;
     }
     let cause = notices.reportError(error);
-    let reason = failureReason(error);
+    let reason = describeHonchoError(error);
     if (
       cause === undefined && result.systemic &&
-      (error instanceof HonchoError || error instanceof HonchoConfigError)
+      error instanceof HonchoError
     ) {
       cause = "refused";
       reason = this.#rt.scrub(errorText(error));
@@ -565,9 +561,7 @@ export class HonchoWriteHooks {
     // naming the same key; the notice above still tells the user.
     if (cause === "permission" && permissionDenialsReportedByHost()) return;
     this.#warned.add(cause);
-    const host = error instanceof PermissionDeniedError
-      ? error.host
-      : undefined;
+    const host = isHonchoError(error, "permission") ? error.host : undefined;
     const queued = result.pending >= 0
       ? ` (${result.pending} message(s) in ${this.#writer.outbox.path})`
       : "";

@@ -41,7 +41,7 @@ import {
   spawnContextTask,
 } from "../../../src/provider/mod.ts";
 import type { HonchoClient } from "./client.ts";
-import { AuthError, PermissionDeniedError } from "./errors.ts";
+import { isHonchoError } from "./errors.ts";
 import type {
   HonchoOutbox,
   OutboxDeliverResult,
@@ -547,8 +547,8 @@ export class HonchoWriter {
           }`,
         );
         if (
-          !(result.error instanceof AuthError) &&
-          !(result.error instanceof PermissionDeniedError)
+          !isHonchoError(result.error, "auth") &&
+          !isHonchoError(result.error, "permission")
         ) this.#scheduleRetry(undefined, result.error);
         return;
       }

@@ -31,14 +31,7 @@ import { type HonchoConfig, loadHonchoConfig } from "../config.ts";
 import { hostKeyForProfile, profileFromHermesHome } from "../config_paths.ts";
 import { readHonchoConfigFile } from "../config_file.ts";
 import { resolveHonchoConnection } from "../connection.ts";
-import {
-  AuthError,
-  ConnectionError,
-  HonchoConfigError,
-  HonchoError,
-  NotFoundError,
-  TimeoutError,
-} from "../errors.ts";
+import { describeHonchoError } from "../errors.ts";
 import { sanitizeId } from "../session_naming.ts";
 import { errorText, isRecord } from "../_util.ts";
 import {
@@ -558,7 +551,7 @@ export function profileLabel(scope: HonchoCliScope, profile: string): string {
  * @param config The resolved configuration.
  * @param options Timeout and home.
  * @returns The client.
- * @throws {HonchoConfigError} When no API key and no base URL are configured.
+ * @throws {HonchoError} `config` When no API key and no base URL are configured.
  *
  * @example
  * ```ts no-assert
@@ -626,7 +619,7 @@ export function describeHonchoFailure(
   timeoutMs: number = CLI_CONNECT_TIMEOUT_MS,
   options: ConnectionFixOptions = {},
 ): string {
-  return `${honchoFailureCause(error, url, timeoutMs)}; fix: ${
+  return `${describeHonchoError(error, { url, timeoutMs })}; fix: ${
     connectionFix(error, url, options)
   }`;
 }
@@ -658,89 +651,6 @@ export async function describeProfileFailure(
     netListed = undefined;
   }
   return describeHonchoFailure(error, url, timeoutMs, { netListed });
-}
-
-/**
- * What went wrong in a failed Honcho call, without the fix (callers that
- * print the fix separately use this, so it appears once).
- *
- * @param error What the call threw.
- * @param url The server.
- * @param timeoutMs The deadline the call had.
- * @returns The cause, starting with the server's URL where it names one.
- */
-export function honchoFailureCause(
-  error: unknown,
-  url: string,
-  timeoutMs: number = CLI_CONNECT_TIMEOUT_MS,
-): string {
-  if (error instanceof HonchoConfigError) {
-    return "no API key or base URL is configured";
-  }
-  if (error instanceof TimeoutError) {
-    return `${url} did not answer within ${formatSeconds(timeoutMs)}`;
-  }
-  if (error instanceof AuthError) {
-    return `${url} refused the credentials (HTTP 401: ${error.message})`;
-  }
-  if (error instanceof ConnectionError) {
-    return `${url} is unreachable (${shortCause(error)})`;
-  }
-  if (error instanceof NotFoundError) {
-    return `${url} answered 404 (${error.message})`;
-  }
-  if (
-    (error instanceof HonchoError && deniedNet(error)) ||
-    (error instanceof Error && error.name === "NotCapable")
-  ) {
-    return `this run may not connect to ${hostOf(url)} (no network permission)`;
-  }
-  if (error instanceof HonchoError) {
-    const status = error.status !== undefined ? `HTTP ${error.status}: ` : "";
-    return `${url} failed (${status}${error.message})`;
-  }
-  return errorText(error);
-}
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return url;
-  }
-}
-
-/** Whether a request failed because the process lacks the net grant. */
-function deniedNet(error: Error): boolean {
-  let cause: unknown = error;
-  for (let depth = 0; cause instanceof Error && depth < 6; depth++) {
-    if (cause.name === "NotCapable") return true;
-    cause = cause.cause;
-  }
-  return /no network access to /.test(error.message);
-}
-
-function shortCause(error: ConnectionError): string {
-  const texts: string[] = [];
-  let cause: unknown = error.cause;
-  for (let depth = 0; cause instanceof Error && depth < 5; depth++) {
-    if (cause.name === "NotCapable") return "no network permission";
-    texts.push(cause.message.split("\n", 1)[0] ?? "");
-    cause = cause.cause;
-  }
-  const all = texts.join(" ");
-  if (/connection refused/i.test(all)) return "connection refused";
-  if (/dns|lookup|resolve|name or service/i.test(all)) {
-    return "host name not found";
-  }
-  if (/reset/i.test(all)) return "connection reset";
-  const text = texts.at(-1) ?? "connection failed";
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
-}
-
-function formatSeconds(ms: number): string {
-  const seconds = ms / 1000;
-  return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
 }
 
 // ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@
 
 import type { CliIo } from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config.ts";
-import { NotFoundError } from "../errors.ts";
+import { isHonchoError } from "../errors.ts";
 import { resolveReadPerspective } from "../observation.ts";
 import { resolveAiPeerId } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
@@ -117,7 +117,7 @@ export async function fetchMemoryView(
           break;
         }
       } catch (error) {
-        if (!(error instanceof NotFoundError)) {
+        if (!isHonchoError(error, "not_found")) {
           view.userCardError = describeHonchoFailure(error, url, timeoutMs);
         }
       }
@@ -126,7 +126,7 @@ export async function fetchMemoryView(
   try {
     view.aiRepresentation = await client.getPeerRepresentation(aiPeer);
   } catch (error) {
-    if (error instanceof NotFoundError) view.aiRepresentation = "";
+    if (isHonchoError(error, "not_found")) view.aiRepresentation = "";
     else {view.aiRepresentationError = describeHonchoFailure(
         error,
         url,

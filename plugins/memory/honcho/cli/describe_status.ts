@@ -180,9 +180,9 @@ async function probeConnection(
   } catch {
     // Cannot tell: try.
   }
-  const [{ HonchoClient }, common] = await Promise.all([
+  const [{ HonchoClient }, { describeHonchoError }] = await Promise.all([
     import("../client.ts"),
-    import("./_common.ts"),
+    import("../errors.ts"),
   ]);
   const started = performance.now();
   try {
@@ -218,7 +218,7 @@ async function probeConnection(
       ok: false,
       url,
       elapsedMs,
-      error: common.honchoFailureCause(error, url, timeoutMs),
+      error: describeHonchoError(error, { url, timeoutMs }),
       fix: connectionFix(error, url, {
         netListed: netListedIn(hermesConfig, host),
       }),

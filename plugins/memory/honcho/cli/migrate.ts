@@ -23,7 +23,7 @@ import { getUserHome, maskSecret } from "../../../../mod.ts";
 import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config.ts";
 import { isLocalHonchoUrl } from "../connection.ts";
-import { AuthError } from "../errors.ts";
+import { isHonchoError } from "../errors.ts";
 import { resolveAiPeerId } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
 import { HONCHO_TOOL_NAMES } from "../tools.ts";
@@ -299,7 +299,7 @@ export async function runMigrate(
             describeHonchoFailure(error, url)
           }\n`,
         );
-        if (error instanceof AuthError || !target) {
+        if (isHonchoError(error, "auth") || !target) {
           // Nothing else can succeed: count the rest as not sent.
           failures += userFiles.length - index - 1;
           break;
@@ -347,7 +347,7 @@ export async function runMigrate(
             describeHonchoFailure(error, url)
           }\n`,
         );
-        if (error instanceof AuthError || !target) {
+        if (isHonchoError(error, "auth") || !target) {
           failures += agentFiles.length - index - 1;
           break;
         }

@@ -48,12 +48,12 @@ import { sanitizeId } from "../session_naming.ts";
 import { HONCHO_TOOL_NAMES } from "../tools.ts";
 import {
   checkHonchoId,
+  CLI_CONNECT_TIMEOUT_MS,
   connectHoncho,
   describeConfigError,
   errorText,
   HonchoCliError,
   type HonchoCliScope,
-  honchoFailureCause,
   isPromptCancelled,
   isRecord,
   loadScopeConfig,
@@ -67,6 +67,7 @@ import {
   writeHonchoFile,
   writeHostKey,
 } from "./_common.ts";
+import { describeHonchoError } from "../errors.ts";
 import { connectionFix } from "./_fixes.ts";
 import { RECALL_MODES, SESSION_STRATEGIES } from "./setting_commands.ts";
 
@@ -925,7 +926,7 @@ async function testConnection(
     if (isPromptCancelled(error)) throw error;
     io.stderr(
       `warning: connection test failed: ${
-        honchoFailureCause(error, url)
+        describeHonchoError(error, { url, timeoutMs: CLI_CONNECT_TIMEOUT_MS })
       }; the settings are saved. Fix: ${
         connectionFix(error, url)
       }; then check with 'hermes honcho status'\n`,

@@ -39,7 +39,7 @@ import { jsonSetting, SETTING_ROWS, settingShownAs } from "./_settings_view.ts";
 
 export { jsonSetting };
 import { cliSessionName } from "./_session_name.ts";
-import { sourceText } from "./_host_setting.ts";
+import { sourceText } from "./setting_commands.ts";
 
 /** Options of {@linkcode runStatus}. */
 export interface StatusOptions {

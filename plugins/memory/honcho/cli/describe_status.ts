@@ -196,15 +196,13 @@ async function outboxSummary(
   hermesHome: string,
   workspace: string,
 ): Promise<{ summary: Record<string, unknown>; problems: ProviderProblem[] }> {
-  const { profileOutboxes, outboxReport } = await import("./outbox.ts");
+  const { outboxReports } = await import("./outbox.ts");
   const problems: ProviderProblem[] = [];
   let queued = 0;
   let rejected = 0;
   let oldest: string | null = null;
   let oldestRejected: string | null = null;
-  const outboxes = await profileOutboxes(hermesHome, workspace);
-  for (const [index, outbox] of outboxes.entries()) {
-    const report = await outboxReport(outbox, index === 0);
+  for (const report of await outboxReports(hermesHome, workspace)) {
     queued += report.pending;
     rejected += report.rejected.length;
     for (const session of report.sessions) {

@@ -28,7 +28,7 @@ import {
 } from "./_common.ts";
 import { scopedAction } from "./_action.ts";
 import { fetchMemoryView, printMemoryView } from "./_memory_view.ts";
-import { jsonSetting, SETTING_ROWS, settingShownAs } from "./_settings_view.ts";
+import { displaySetting, jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
 import { cliSessionName } from "./_session_name.ts";
 import { sourceText } from "./setting_commands.ts";
 
@@ -58,16 +58,6 @@ function keyInUse(config: HonchoConfig): string {
   return `${displaySetting("apiKey", sent)} (${
     sourceText(config.sources.apiKey)
   })`;
-}
-
-function displaySetting(key: string, value: unknown): string {
-  const json = jsonSetting(key, value);
-  if (json === null) {
-    const unset = settingShownAs(key)?.unset;
-    return unset === undefined ? "(unset)" : `(unset: ${unset})`;
-  }
-  if (typeof json === "string") return json === "" ? '""' : json;
-  return JSON.stringify(json);
 }
 
 /** `0`; `1` when the config file does not parse or the connection failed. */

@@ -192,12 +192,13 @@ async function probeConnection(
   };
 }
 
+/** Sums up the outboxes for doctor, adding what is wrong to `problems`. */
 async function outboxSummary(
   hermesHome: string,
   workspace: string,
-): Promise<{ summary: Record<string, unknown>; problems: ProviderProblem[] }> {
+  problems: ProviderProblem[],
+): Promise<Record<string, unknown>> {
   const { outboxReports } = await import("./outbox.ts");
-  const problems: ProviderProblem[] = [];
   let queued = 0;
   let rejected = 0;
   let oldest: string | null = null;
@@ -234,10 +235,7 @@ async function outboxSummary(
         "check the connection with 'hermes honcho status', then deliver them with 'hermes honcho outbox flush'",
     });
   }
-  return {
-    summary: { queued, rejected, oldest, oldestRejected },
-    problems,
-  };
+  return { queued, rejected, oldest, oldestRejected };
 }
 
 /** The Honcho provider's status, computed on the host (no worker). */
@@ -306,9 +304,12 @@ export async function describeHonchoStatus(
         fix: `set one with '${SET_USER_PEER_COMMAND}'`,
       });
     }
-    const outbox = await outboxSummary(hermesHome, config.workspaceId);
-    description.extra = { ...description.extra, outbox: outbox.summary };
-    problems.push(...outbox.problems);
+    const outbox = await outboxSummary(
+      hermesHome,
+      config.workspaceId,
+      problems,
+    );
+    description.extra = { ...description.extra, outbox };
     description.problems = problems;
   }
   return description;

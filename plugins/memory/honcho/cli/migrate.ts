@@ -1,7 +1,7 @@
 /**
  * `hermes honcho migrate`: the six-step walkthrough from OpenClaw memory to
  * Honcho (plugins/memory/honcho/SPEC.md §12); steps 3 (upload) and 4 (seed)
- * ask first and send nothing twice (the ledger, `_ledger.ts`).
+ * ask first and send nothing twice (the ledger of `_seed.ts`).
  * @module
  */
 

@@ -5,6 +5,7 @@
  */
 
 import type { CliIo } from "../../../../src/cli/mod.ts";
+import type { HonchoClient } from "../client.ts";
 import type { HonchoConfig } from "../config.ts";
 import { NotFoundError } from "../errors.ts";
 import { resolveReadPerspective } from "../observation.ts";
@@ -35,6 +36,23 @@ interface MemoryView {
   aiRepresentationError?: string;
 }
 
+/** A client whose server answered one cheap request, or why not (with the fix). */
+export async function reachHoncho(
+  config: HonchoConfig,
+  timeoutMs: number,
+): Promise<{ client: HonchoClient } | { error: string }> {
+  try {
+    const client = await connectHoncho(config, { timeoutMs });
+    await client.listPeers({ size: 1 });
+    return { client };
+  } catch (error) {
+    const url = serverLabel(config);
+    return {
+      error: await describeProfileFailure(config, error, url, timeoutMs),
+    };
+  }
+}
+
 /**
  * Reads the user card from the provider's perspective (the AI peer about
  * the user when the AI observes others, else the user's own card) and the
@@ -56,14 +74,12 @@ export async function fetchMemoryView(
     aiPeer,
     aiRepresentation: null,
   };
-  let client;
-  try {
-    client = await connectHoncho(config, { timeoutMs });
-    await client.listPeers({ size: 1 });
-  } catch (error) {
-    view.error = await describeProfileFailure(config, error, url, timeoutMs);
+  const reached = await reachHoncho(config, timeoutMs);
+  if ("error" in reached) {
+    view.error = reached.error;
     return view;
   }
+  const { client } = reached;
   view.ok = true;
 
   if (userPeer !== undefined) {

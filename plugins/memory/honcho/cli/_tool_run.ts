@@ -8,13 +8,8 @@ import type { HonchoConfig } from "../config.ts";
 import { resolveAiPeerId, SET_USER_PEER_COMMAND } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
 import { type HonchoToolContext, runHonchoTool } from "../tools.ts";
-import {
-  connectHoncho,
-  describeProfileFailure,
-  HonchoCliError,
-  isRecord,
-  serverLabel,
-} from "./_common.ts";
+import { HonchoCliError, isRecord } from "./_common.ts";
+import { reachHoncho } from "./_memory_view.ts";
 
 /**
  * Connects, checks the server answers (so a dead server or refused key is
@@ -36,21 +31,11 @@ export async function runToolFromCli(
       `no user peer is configured (peerName); set one with '${SET_USER_PEER_COMMAND}', or name a peer with --peer`,
     );
   }
-  const url = serverLabel(config);
-  let client;
-  try {
-    client = await connectHoncho(config, { timeoutMs });
-    await client.listPeers({ size: 1 });
-  } catch (error) {
-    throw new HonchoCliError(
-      `cannot ask Honcho: ${await describeProfileFailure(
-        config,
-        error,
-        url,
-        timeoutMs,
-      )}`,
-    );
+  const reached = await reachHoncho(config, timeoutMs);
+  if ("error" in reached) {
+    throw new HonchoCliError(`cannot ask Honcho: ${reached.error}`);
   }
+  const { client } = reached;
   const apiKey = config.apiKey;
   const ctx: HonchoToolContext = {
     client,

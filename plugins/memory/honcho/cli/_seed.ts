@@ -1,9 +1,10 @@
 /**
- * Sending local memory files to Honcho once (plugins/memory/honcho/SPEC.md
- * §11): user memory files uploaded to the user peer, and AI identity seeds.
- * What was sent is recorded in the ledger `$HERMES_HOME/state/honcho_migration.json`
- * (keyed by server, workspace, peer, kind, file and content digest) and
- * tagged `migration_id` on the server, so running again sends nothing twice.
+ * Sending local memory files to Honcho once
+ * (plugins/memory/honcho/SPEC.md §11): user memory files to the user peer,
+ * identity seeds to the AI peer. The ledger
+ * `$HERMES_HOME/state/honcho_migration.json` (keyed by server, workspace,
+ * peer, kind, file and content digest) and the `migration_id` tag on the
+ * server make a second run send nothing twice.
  * @module
  */
 
@@ -92,7 +93,7 @@ export interface SeedResult {
   entry: LedgerEntry;
 }
 
-/** A `<prior_memory_file>` block with its `<context>` note (SPEC.md §11). */
+/** A `<prior_memory_file>` block with its `<context>` note. */
 function wrapPriorMemoryFile(
   file: UserMemoryFile,
   content: string,

@@ -73,14 +73,8 @@ async function fileHoldsKey(path: string): Promise<boolean> {
   }
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const exists = (path: string): Promise<boolean> =>
+  Deno.stat(path).then(() => true, () => false);
 
 async function settingsFiles(
   config: HonchoConfig,

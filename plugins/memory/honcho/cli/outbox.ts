@@ -151,14 +151,8 @@ async function outboxReport(
   };
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const exists = (path: string): Promise<boolean> =>
+  Deno.lstat(path).then(() => true, () => false);
 
 function preview(text: string, max = 60): string {
   const flat = text.replace(/\s+/g, " ").trim();

@@ -4,11 +4,7 @@
  * @module
  */
 
-import {
-  type CliIo,
-  type HermesCommand,
-  writeJson,
-} from "../../../../src/cli/mod.ts";
+import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import {
   type HonchoConfig,
   type HonchoSettings,
@@ -432,17 +428,10 @@ async function showOrSetRows(
       }\n`,
     );
   }
-  printSaved(io, written);
-  return 0;
-}
-
-function printSaved(
-  io: CliIo,
-  written: { hostKey: string; path: string },
-): void {
   io.stdout(
     `Saved in hosts.${written.hostKey} of ${written.path}. Start a new session to use it.\n`,
   );
+  return 0;
 }
 
 /** Attaches `strategy`, `peer`, `mode` and `tokens` to the `honcho` command. */

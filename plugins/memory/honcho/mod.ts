@@ -65,12 +65,6 @@ export interface HonchoRegistrationContext {
  * `config.yaml` sections the host handed over).
  *
  * @param ctx The registration context.
- *
- * @example Registering with a host
- * ```ts no-assert
- * import { register } from "./mod.ts";
- * register({ registerMemoryProvider: () => {} });
- * ```
  */
 export function register(ctx: HonchoRegistrationContext): void {
   ctx.registerMemoryProvider(

@@ -1,9 +1,6 @@
 /**
- * Building a new profile's host block from the default one (honcho-provider
- * plugins/memory/honcho/SPEC.md §12 `enable` and `sync`), and creating its peers eagerly.
- *
- * Internal to the Honcho CLI.
- *
+ * A new profile's host block cloned from the default one
+ * (plugins/memory/honcho/SPEC.md §12 `enable` and `sync`), and its peers.
  * @module
  */
 
@@ -43,19 +40,7 @@ export const SYNC_INHERITED_KEYS: readonly string[] = Object.freeze([
   "runtimePeerPrefix",
 ]);
 
-/**
- * The default host block of a parsed file: `hosts[defaultHost ?? "hermes"]`.
- *
- * @param raw The parsed `honcho.json`.
- * @returns The block (`{}` when absent).
- *
- * @example
- * ```ts
- * import { defaultHostBlock } from "./_clone.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(defaultHostBlock({ hosts: { hermes: { aiPeer: "h" } } }), { aiPeer: "h" });
- * ```
- */
+/** `hosts[defaultHost ?? "hermes"]` of a parsed file (`{}` when absent). */
 export function defaultHostBlock(
   raw: Record<string, unknown>,
 ): Record<string, unknown> {
@@ -67,15 +52,11 @@ export function defaultHostBlock(
   return isRecord(block) ? block : {};
 }
 
-/** Options of {@linkcode inheritedHostBlock}. */
-export interface InheritedHostBlockOptions {
+interface InheritedHostBlockOptions {
   /** The keys copied when present in the default block. */
   keys: readonly string[];
-  /** The AI peer of the new block. */
   aiPeer: string;
-  /** The shared workspace. */
   workspace: string;
-  /** The `enabled` value. */
   enabled: boolean;
 }
 
@@ -83,20 +64,6 @@ export interface InheritedHostBlockOptions {
  * A new host block: the listed keys copied from the default block (legacy
  * `pinPeerName` carried as `pinUserPeer`), plus `aiPeer`, `workspace` and
  * `enabled`.
- *
- * @param source The default host block.
- * @param options Keys and the new identity.
- * @returns The block.
- *
- * @example
- * ```ts
- * import { inheritedHostBlock, SYNC_INHERITED_KEYS } from "./_clone.ts";
- * import assert from "node:assert/strict";
- * const block = inheritedHostBlock({ recallMode: "tools", pinPeerName: true, apiKey: "k" }, {
- *   keys: SYNC_INHERITED_KEYS, aiPeer: "coder", workspace: "hermes", enabled: true,
- * });
- * assert.deepEqual(block, { recallMode: "tools", pinUserPeer: true, aiPeer: "coder", workspace: "hermes", enabled: true });
- * ```
  */
 export function inheritedHostBlock(
   source: Record<string, unknown>,
@@ -123,16 +90,6 @@ export function inheritedHostBlock(
 /**
  * The workspace new blocks share: the default block's, else the root's,
  * else `hermes`.
- *
- * @param raw The parsed `honcho.json`.
- * @returns The workspace id.
- *
- * @example
- * ```ts
- * import { sharedWorkspace } from "./_clone.ts";
- * import assert from "node:assert/strict";
- * assert.equal(sharedWorkspace({}), "hermes");
- * ```
  */
 export function sharedWorkspace(raw: Record<string, unknown>): string {
   for (const value of [defaultHostBlock(raw).workspace, raw.workspace]) {
@@ -144,16 +101,6 @@ export function sharedWorkspace(raw: Record<string, unknown>): string {
 /**
  * Creates a configuration's AI peer (and user peer, when a peer name is
  * set) on the server, with the CLI's short timeout.
- *
- * @param config The resolved configuration of the profile.
- * @returns The peers created, or why it failed.
- *
- * @example
- * ```ts no-assert
- * import { createPeersEagerly } from "./_clone.ts";
- * import { loadHonchoConfig } from "../config.ts";
- * const result = await createPeersEagerly(await loadHonchoConfig());
- * ```
  */
 export async function createPeersEagerly(
   config: HonchoConfig,

@@ -1,14 +1,11 @@
 /**
- * What Honcho currently knows, as `status` and `identity --show` print it:
- * the user peer's card facts and the AI peer's representation. Reads only;
- * never creates a peer.
- *
- * Internal to the Honcho CLI.
- *
+ * What Honcho knows, as `status` and `identity --show` print it: the user
+ * card and the AI representation. Reads only; never creates a peer.
  * @module
  */
 
 import type { CliIo } from "../../../../src/cli/mod.ts";
+import type { HonchoClient } from "../client.ts";
 import type { HonchoConfig } from "../config.ts";
 import { isHonchoError } from "../errors.ts";
 import { resolveReadPerspective } from "../observation.ts";
@@ -22,57 +19,49 @@ import {
   serverLabel,
 } from "./_common.ts";
 
-/** What {@linkcode fetchMemoryView} found. */
-export interface MemoryView {
-  /** The server asked. */
+interface MemoryView {
   url: string;
-  /** Whether the server answered the reachability check. */
+  /** Whether the server answered the reachability check (else `error` says why). */
   ok: boolean;
-  /** Why nothing could be read, when `ok` is false. */
   error?: string;
-  /** The user peer id, when a peer name is configured. */
   userPeer: string | undefined;
   /** The card facts about the user (`null` when there is no card). */
   userCard: string[] | null;
   /** Whose card was read: `"<observer> about <target>"` or the peer itself. */
   userCardFrom: string | undefined;
-  /** Why the card could not be read, when it failed after connecting. */
   userCardError?: string;
-  /** The AI peer id. */
   aiPeer: string;
-  /** The AI peer's representation (`""` when empty, `null` when unread). */
+  /** `""` when empty, `null` when unread. */
   aiRepresentation: string | null;
-  /** Why the representation could not be read, when it failed after connecting. */
   aiRepresentationError?: string;
 }
 
-/** Options of {@linkcode fetchMemoryView}. */
-export interface FetchMemoryViewOptions {
-  /** Deadline of each request. @default {CLI_CONNECT_TIMEOUT_MS} */
-  timeoutMs?: number;
+/** A client whose server answered one cheap request, or why not (with the fix). */
+export async function reachHoncho(
+  config: HonchoConfig,
+  timeoutMs: number,
+): Promise<{ client: HonchoClient } | { error: string }> {
+  try {
+    const client = await connectHoncho(config, { timeoutMs });
+    await client.listPeers({ size: 1 });
+    return { client };
+  } catch (error) {
+    const url = serverLabel(config);
+    return {
+      error: await describeProfileFailure(config, error, url, timeoutMs),
+    };
+  }
 }
 
 /**
- * Connects and reads the user card (from the perspective the provider uses:
- * the AI peer about the user when the AI observes others, falling back to
- * the user's own card) and the AI peer's representation.
- *
- * @param config The resolved configuration.
- * @param options The deadline.
- * @returns What was found, or why not.
- *
- * @example
- * ```ts no-assert
- * import { fetchMemoryView } from "./_memory_view.ts";
- * import { loadHonchoConfig } from "../config.ts";
- * const view = await fetchMemoryView(await loadHonchoConfig());
- * ```
+ * Reads the user card from the provider's perspective (the AI peer about
+ * the user when the AI observes others, else the user's own card) and the
+ * AI peer's representation.
  */
 export async function fetchMemoryView(
   config: HonchoConfig,
-  options: FetchMemoryViewOptions = {},
 ): Promise<MemoryView> {
-  const timeoutMs = options.timeoutMs ?? CLI_CONNECT_TIMEOUT_MS;
+  const timeoutMs = CLI_CONNECT_TIMEOUT_MS;
   const url = serverLabel(config);
   const aiPeer = resolveAiPeerId(config);
   const userPeer = config.peerName ? sanitizeId(config.peerName) : undefined;
@@ -85,14 +74,12 @@ export async function fetchMemoryView(
     aiPeer,
     aiRepresentation: null,
   };
-  let client;
-  try {
-    client = await connectHoncho(config, { timeoutMs });
-    await client.listPeers({ size: 1 });
-  } catch (error) {
-    view.error = await describeProfileFailure(config, error, url, timeoutMs);
+  const reached = await reachHoncho(config, timeoutMs);
+  if ("error" in reached) {
+    view.error = reached.error;
     return view;
   }
+  const { client } = reached;
   view.ok = true;
 
   if (userPeer !== undefined) {
@@ -136,36 +123,11 @@ export async function fetchMemoryView(
   return view;
 }
 
-/** Options of {@linkcode printMemoryView}. */
-export interface PrintMemoryViewOptions {
-  /** The most card facts printed. @default {10} */
-  maxFacts?: number;
-  /** The most representation characters printed (`Infinity` for all). @default {200} */
-  maxRepresentationChars?: number;
-}
-
-/**
- * Prints a {@linkcode MemoryView}: the card facts as a list and the
- * representation excerpt, or the reason nothing could be read.
- *
- * @param io The CLI seam.
- * @param view What was found.
- * @param options Limits.
- *
- * @example
- * ```ts
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { printMemoryView } from "./_memory_view.ts";
- * import assert from "node:assert/strict";
- * const io = memoryCliIo();
- * printMemoryView(io, { url: "http://h", ok: false, error: "cannot reach http://h", userPeer: "alice", userCard: null, userCardFrom: undefined, aiPeer: "hermes", aiRepresentation: null });
- * assert.match(io.out, /Not connected: cannot reach http:\/\/h/);
- * ```
- */
+/** Prints the card facts and the representation excerpt, or why nothing could be read. */
 export function printMemoryView(
   io: CliIo,
   view: MemoryView,
-  options: PrintMemoryViewOptions = {},
+  options: { maxFacts?: number; maxRepresentationChars?: number } = {},
 ): void {
   const maxFacts = options.maxFacts ?? 10;
   const maxChars = options.maxRepresentationChars ?? 200;

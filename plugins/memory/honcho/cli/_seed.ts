@@ -1,38 +1,56 @@
 /**
- * Sending local memory files to Honcho (plugins/memory/honcho/SPEC.md §11): user memory
- * files uploaded to the user peer through the multipart upload route, and
- * AI identity seeds (`<ai_identity_seed>` messages authored by the AI
- * peer). Both are idempotent through the migration ledger and the
- * `migration_id` metadata of the messages already on the server.
- *
- * Internal to the Honcho CLI.
- *
+ * Sending local memory files to Honcho once
+ * (plugins/memory/honcho/SPEC.md §11): user memory files to the user peer,
+ * identity seeds to the AI peer. The ledger
+ * `$HERMES_HOME/state/honcho_migration.json` (keyed by server, workspace,
+ * peer, kind, file and content digest) and the `migration_id` tag on the
+ * server make a second run send nothing twice.
  * @module
  */
 
-import { basename } from "node:path";
+import { basename, join } from "node:path";
+import {
+  atomicJsonWrite,
+  readJsonOrEmpty,
+  withFileLock,
+} from "../../../../mod.ts";
 import type { HonchoClient } from "../client.ts";
 import type { HonchoConfig } from "../config.ts";
 import { chunkMessage } from "../chunking.ts";
 import { resolveAiPeerId } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
-import {
-  type LedgerEntry,
-  ledgerId,
-  type LedgerKey,
-  readLedger,
-  recordLedgerEntry,
-  sha256Hex,
-} from "./_ledger.ts";
+import { isRecord } from "../_util.ts";
 
 /** A user memory file and how it is uploaded (plugins/memory/honcho/SPEC.md §11). */
-export interface UserMemoryFile {
-  /** The local name. */
+interface UserMemoryFile {
   file: string;
-  /** The name it is uploaded as. */
   uploadName: string;
   /** What it holds, for the `<context>` note. */
   description: string;
+}
+
+/** What one send is: its ledger id is 32 hex digits of the SHA-256 of these fields. */
+interface LedgerKey {
+  kind: "upload" | "identity";
+  baseUrl: string;
+  workspace: string;
+  peer: string;
+  file: string;
+  /** SHA-256 of the content, hex. */
+  digest: string;
+}
+
+/** A ledger entry: what was sent once. */
+interface LedgerEntry extends LedgerKey {
+  /** The ledger id (also sent as `migration_id` message metadata). */
+  id: string;
+  /** The local path read. */
+  source: string;
+  sessionId: string;
+  /** When it was sent (ISO 8601). */
+  at: string;
+  /** The message ids created (empty when found on the server instead). */
+  messageIds: string[];
 }
 
 /** The user memory files, in upload order. */
@@ -61,43 +79,22 @@ export const AGENT_IDENTITY_FILES: readonly string[] = Object.freeze([
 /** The largest message Honcho accepts, in characters. */
 const MAX_MESSAGE_CHARS = 25_000;
 
-/** Where a send goes. */
+/** Where a send goes (the client's workspace; the home's ledger). */
 export interface SeedTarget {
-  /** The client (its workspace is used). */
   client: HonchoClient;
-  /** The resolved configuration (peers, observation flags). */
   config: HonchoConfig;
-  /** The Honcho session. */
   sessionId: string;
-  /** The profile home (for the ledger). */
   hermesHome: string;
 }
 
-/** What one send did. */
+/** What one send did: `already-sent` when the ledger or the server has it. */
 export interface SeedResult {
-  /** `sent`, or `skipped` because the ledger or the server already has it. */
   status: "sent" | "already-sent";
-  /** The ledger entry. */
   entry: LedgerEntry;
 }
 
-/**
- * Wraps a user memory file as plugins/memory/honcho/SPEC.md §11 describes: a `<prior_memory_file>` block
- * with a `<context>` note (consolidated locally before Honcho was
- * activated, and what the file holds), then the content.
- *
- * @param file The file's description.
- * @param content Its text.
- * @returns The text uploaded.
- *
- * @example
- * ```ts
- * import { USER_MEMORY_FILES, wrapPriorMemoryFile } from "./_seed.ts";
- * import assert from "node:assert/strict";
- * assert.match(wrapPriorMemoryFile(USER_MEMORY_FILES[0]!, "Likes tea"), /^<prior_memory_file>/);
- * ```
- */
-export function wrapPriorMemoryFile(
+/** A `<prior_memory_file>` block with its `<context>` note. */
+function wrapPriorMemoryFile(
   file: UserMemoryFile,
   content: string,
 ): string {
@@ -112,33 +109,11 @@ export function wrapPriorMemoryFile(
   ].join("\n");
 }
 
-/**
- * The text of an AI identity seed: `<ai_identity_seed>`, the source name in
- * `<source>`, the content, the closing tag.
- *
- * @param source The source name (a file name).
- * @param content The identity text.
- * @returns The message text.
- *
- * @example
- * ```ts
- * import { identitySeedText } from "./_seed.ts";
- * import assert from "node:assert/strict";
- * assert.equal(identitySeedText("SOUL.md", "Be kind"), "<ai_identity_seed>\n<source>SOUL.md</source>\nBe kind\n</ai_identity_seed>");
- * ```
- */
-export function identitySeedText(source: string, content: string): string {
+function identitySeedText(source: string, content: string): string {
   return `<ai_identity_seed>\n<source>${source}</source>\n${content.trim()}\n</ai_identity_seed>`;
 }
 
-/**
- * Gets or creates the session with both peers and their observation
- * switches (as the provider does), so that later sessions find the peers
- * configured.
- *
- * @param target Where the send goes.
- * @returns Resolves once the session exists.
- */
+/** Creates the session with both peers and their observation switches, as the provider does. */
 export async function ensureSeedSession(target: SeedTarget): Promise<void> {
   const { client, config, sessionId } = target;
   const aiPeer = resolveAiPeerId(config);
@@ -152,10 +127,46 @@ export async function ensureSeedSession(target: SeedTarget): Promise<void> {
   await client.addSessionPeers(sessionId, peers);
 }
 
-async function findOnServer(
-  target: SeedTarget,
-  id: string,
-): Promise<boolean> {
+const ledgerPath = (hermesHome: string): string =>
+  join(hermesHome, "state", "honcho_migration.json");
+
+async function sha256Hex(text: string): Promise<string> {
+  const bytes = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+  );
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function readLedger(
+  hermesHome: string,
+): Promise<Record<string, LedgerEntry>> {
+  const raw = await readJsonOrEmpty(ledgerPath(hermesHome));
+  const entries = isRecord(raw.entries) ? raw.entries : {};
+  const out: Record<string, LedgerEntry> = {};
+  for (const [id, value] of Object.entries(entries)) {
+    if (isRecord(value) && typeof value.id === "string") {
+      out[id] = value as unknown as LedgerEntry;
+    }
+  }
+  return out;
+}
+
+/** Adds one entry: read-modify-write under a lock, atomic, `0600`. */
+async function recordLedgerEntry(
+  hermesHome: string,
+  entry: LedgerEntry,
+): Promise<void> {
+  const path = ledgerPath(hermesHome);
+  await Deno.mkdir(join(hermesHome, "state"), { recursive: true });
+  await withFileLock(`${path}.lock`, async () => {
+    const raw = await readJsonOrEmpty(path);
+    const entries = isRecord(raw.entries) ? { ...raw.entries } : {};
+    entries[entry.id] = entry;
+    await atomicJsonWrite(path, { version: 1, entries }, { mode: 0o600 });
+  });
+}
+
+async function findOnServer(target: SeedTarget, id: string): Promise<boolean> {
   try {
     const page = await target.client.listMessages(target.sessionId, {
       filters: { metadata: { migration_id: id } },
@@ -167,95 +178,80 @@ async function findOnServer(
   }
 }
 
-async function alreadySent(
+/**
+ * Sends `content` once: unless `force`, skips it when the ledger or the
+ * session already has it; `send` gets the ledger id and returns the
+ * message ids created.
+ */
+async function sendOnce(
   target: SeedTarget,
-  key: LedgerKey,
-  source: string,
+  key: Omit<LedgerKey, "baseUrl" | "workspace" | "digest">,
+  path: string,
+  content: string,
   force: boolean,
-): Promise<{ id: string; done?: LedgerEntry }> {
-  const id = await ledgerId(key);
-  if (force) return { id };
-  const ledger = await readLedger(target.hermesHome);
-  if (ledger[id]) return { id, done: ledger[id] };
-  if (await findOnServer(target, id)) {
-    const entry: LedgerEntry = {
-      id,
-      ...key,
-      source,
-      sessionId: target.sessionId,
-      at: new Date().toISOString(),
-      messageIds: [],
-    };
-    await recordLedgerEntry(target.hermesHome, entry);
-    return { id, done: entry };
-  }
-  return { id };
+  send: (id: string) => Promise<string[]>,
+): Promise<SeedResult> {
+  const full: LedgerKey = {
+    kind: key.kind,
+    baseUrl: target.client.baseUrl,
+    workspace: target.client.workspaceId,
+    peer: key.peer,
+    file: key.file,
+    digest: await sha256Hex(content),
+  };
+  const { kind, baseUrl, workspace, peer, file, digest } = full;
+  const id = (await sha256Hex(
+    [kind, baseUrl, workspace, peer, file, digest].join("\n"),
+  )).slice(0, 32);
+  const done = force ? undefined : (await readLedger(target.hermesHome))[id];
+  if (done) return { status: "already-sent", entry: done };
+  const onServer = !force && await findOnServer(target, id);
+  const messageIds = onServer ? [] : await send(id);
+  const entry: LedgerEntry = {
+    id,
+    ...full,
+    source: path,
+    sessionId: target.sessionId,
+    at: new Date().toISOString(),
+    messageIds,
+  };
+  await recordLedgerEntry(target.hermesHome, entry);
+  return { status: onServer ? "already-sent" : "sent", entry };
 }
 
-/**
- * Uploads one user memory file to the user peer (multipart upload route,
- * metadata `{source: "local_memory", original_file, target_peer: "user",
- * migration_id}`), unless the ledger or the session already has this
- * content.
- *
- * @param target Where it goes.
- * @param file The file's description.
- * @param path The local path.
- * @param content The file's text (not empty).
- * @returns Whether it was sent.
- */
+/** Uploads one user memory file to the user peer (multipart upload route). */
 export async function uploadUserMemoryFile(
   target: SeedTarget,
   file: UserMemoryFile,
   path: string,
   content: string,
 ): Promise<SeedResult> {
-  const userPeer = sanitizeId(target.config.peerName ?? "");
-  const key: LedgerKey = {
-    kind: "upload",
-    baseUrl: target.client.baseUrl,
-    workspace: target.client.workspaceId,
-    peer: userPeer,
-    file: file.file,
-    digest: await sha256Hex(content),
-  };
-  const found = await alreadySent(target, key, path, false);
-  if (found.done) return { status: "already-sent", entry: found.done };
-  const messages = await target.client.uploadFile(target.sessionId, {
-    peerId: userPeer,
-    file: wrapPriorMemoryFile(file, content),
-    filename: file.uploadName,
-    contentType: "text/plain",
-    metadata: {
-      source: "local_memory",
-      original_file: file.file,
-      target_peer: "user",
-      migration_id: found.id,
-    },
-  });
-  const entry: LedgerEntry = {
-    id: found.id,
-    ...key,
-    source: path,
-    sessionId: target.sessionId,
-    at: new Date().toISOString(),
-    messageIds: messages.map((m) => m.id),
-  };
-  await recordLedgerEntry(target.hermesHome, entry);
-  return { status: "sent", entry };
+  const peer = sanitizeId(target.config.peerName ?? "");
+  return await sendOnce(
+    target,
+    { kind: "upload", peer, file: file.file },
+    path,
+    content,
+    false,
+    async (id) =>
+      (await target.client.uploadFile(target.sessionId, {
+        peerId: peer,
+        file: wrapPriorMemoryFile(file, content),
+        filename: file.uploadName,
+        contentType: "text/plain",
+        metadata: {
+          source: "local_memory",
+          original_file: file.file,
+          target_peer: "user",
+          migration_id: id,
+        },
+      })).map((m) => m.id),
+  );
 }
 
 /**
- * Seeds the AI peer with an identity text: one message (more when longer
- * than Honcho's 25 000-character limit) authored by the AI peer,
- * `<ai_identity_seed><source>name</source>…</ai_identity_seed>`, unless the
- * ledger or the session already has this content (`force` sends anyway).
- *
- * @param target Where it goes.
- * @param path The local path (its base name is the source name).
- * @param content The identity text (not empty).
- * @param force Send even when already sent.
- * @returns Whether it was sent.
+ * Seeds the AI peer with an identity text: messages authored by the AI
+ * peer, chunked past Honcho's 25 000-character limit.
  */
 export async function seedAiIdentity(
   target: SeedTarget,
@@ -263,51 +259,41 @@ export async function seedAiIdentity(
   content: string,
   force: boolean,
 ): Promise<SeedResult> {
-  const aiPeer = resolveAiPeerId(target.config);
+  const peer = resolveAiPeerId(target.config);
   const name = basename(path);
-  const key: LedgerKey = {
-    kind: "identity",
-    baseUrl: target.client.baseUrl,
-    workspace: target.client.workspaceId,
-    peer: aiPeer,
-    file: name,
-    digest: await sha256Hex(content),
-  };
-  const found = await alreadySent(target, key, path, force);
-  if (found.done) return { status: "already-sent", entry: found.done };
-  const whole = identitySeedText(name, content);
-  const texts = whole.length <= MAX_MESSAGE_CHARS
-    ? [whole]
-    : chunkMessage(content.trim(), MAX_MESSAGE_CHARS - 200).map((part) =>
-      identitySeedText(name, part)
-    );
-  const metadata = {
-    source: "ai_identity_seed",
-    original_file: name,
-    target_peer: "ai",
-    migration_id: found.id,
-  };
-  const created = [];
-  for (let i = 0; i < texts.length; i += 100) {
-    created.push(
-      ...await target.client.createMessages(
-        target.sessionId,
-        texts.slice(i, i + 100).map((text) => ({
-          peerId: aiPeer,
-          content: text,
-          metadata,
-        })),
-      ),
-    );
-  }
-  const entry: LedgerEntry = {
-    id: found.id,
-    ...key,
-    source: path,
-    sessionId: target.sessionId,
-    at: new Date().toISOString(),
-    messageIds: created.map((m) => m.id),
-  };
-  await recordLedgerEntry(target.hermesHome, entry);
-  return { status: "sent", entry };
+  return await sendOnce(
+    target,
+    { kind: "identity", peer, file: name },
+    path,
+    content,
+    force,
+    async (id) => {
+      const whole = identitySeedText(name, content);
+      const texts = whole.length <= MAX_MESSAGE_CHARS
+        ? [whole]
+        : chunkMessage(content.trim(), MAX_MESSAGE_CHARS - 200).map((part) =>
+          identitySeedText(name, part)
+        );
+      const metadata = {
+        source: "ai_identity_seed",
+        original_file: name,
+        target_peer: "ai",
+        migration_id: id,
+      };
+      const created = [];
+      for (let i = 0; i < texts.length; i += 100) {
+        created.push(
+          ...await target.client.createMessages(
+            target.sessionId,
+            texts.slice(i, i + 100).map((text) => ({
+              peerId: peer,
+              content: text,
+              metadata,
+            })),
+          ),
+        );
+      }
+      return created.map((m) => m.id);
+    },
+  );
 }

@@ -1,12 +1,6 @@
 /**
- * The Honcho session a CLI command in a directory uses — the provider's
- * naming ({@linkcode resolveSessionKey} of `../session_naming.ts`) without a
- * live Hermes session (no gateway key, no session id, no title), with the
- * repository found on the file system (the CLI may not run `git`) — and the
- * sanitiser of `hermes honcho map`.
- *
- * Internal to the Honcho CLI.
- *
+ * The Honcho session a CLI command in a directory uses (the provider's
+ * naming without a live Hermes session), and the `hermes honcho map` sanitiser.
  * @module
  */
 
@@ -18,57 +12,26 @@ import {
   type SessionNamingConfig,
 } from "../session_naming.ts";
 
-/** How {@linkcode cliSessionName} picked the name. */
-export type SessionNameReason =
+type SessionNameReason =
   | "mapped"
   | "per-repo"
   | "per-directory"
   | "per-session"
   | "global";
 
-/** The session a directory maps to. */
-export interface CliSessionName {
-  /** The session key (before id sanitising). */
+/** The session key, its Honcho id (`key` sanitised) and the rule that picked it. */
+interface CliSessionName {
   key: string;
-  /** The Honcho session id (`key` sanitised). */
   sessionId: string;
-  /** Which rule picked it. */
   reason: SessionNameReason;
 }
 
-/**
- * The `hermes honcho map` sanitiser: the name trimmed, each invalid
- * character made `-` ({@linkcode sanitizeId}), then leading and trailing
- * `-` stripped.
- *
- * @param name The name typed.
- * @returns The sanitised name (may be empty).
- *
- * @example
- * ```ts
- * import { sanitizeMapName } from "./_session_name.ts";
- * import assert from "node:assert/strict";
- * assert.equal(sanitizeMapName("my project!"), "my-project");
- * assert.equal(sanitizeMapName("a  b"), "a--b");
- * ```
- */
+/** The name trimmed, each invalid character made `-`, outer `-` stripped. */
 export function sanitizeMapName(name: string): string {
   return sanitizeId(name.trim()).replace(/^-+|-+$/g, "");
 }
 
-/**
- * The top of the git work tree containing `cwd` (the nearest ancestor with a
- * `.git` entry), found by reading the file system only.
- *
- * @param cwd The directory.
- * @returns The work tree root, or `undefined` outside a repository.
- *
- * @example
- * ```ts no-assert
- * import { findGitRoot } from "./_session_name.ts";
- * const root = await findGitRoot(Deno.cwd());
- * ```
- */
+/** The nearest ancestor with a `.git` entry: the CLI may not run `git`. */
 export async function findGitRoot(cwd: string): Promise<string | undefined> {
   let dir = resolve(cwd);
   for (;;) {
@@ -84,27 +47,7 @@ export async function findGitRoot(cwd: string): Promise<string | undefined> {
   }
 }
 
-/**
- * The session a CLI command run in `cwd` reads and writes, named as the
- * provider names it for a conversation in that directory
- * ({@linkcode resolveSessionKey}): the `sessions[cwd]` map entry verbatim;
- * else by `sessionStrategy` (`per-repo` → repository folder name,
- * `per-directory`/`per-session` → directory name, anything else → the
- * workspace) with the `peerName-` prefix when `sessionPeerPrefix` is on;
- * then the AI-peer prefix when `sessionAiPeerPrefix` is on and the
- * 100-character limit.
- *
- * @param config The resolved configuration.
- * @param cwd The working directory.
- * @returns The session key, Honcho id and rule.
- *
- * @example
- * ```ts no-assert
- * import { cliSessionName } from "./_session_name.ts";
- * import { loadHonchoConfig } from "../config.ts";
- * const { sessionId } = await cliSessionName(await loadHonchoConfig(), Deno.cwd());
- * ```
- */
+/** The session a CLI command in `cwd` uses, named as the provider names a conversation there. */
 export async function cliSessionName(
   config: SessionNamingConfig,
   cwd: string,
@@ -114,22 +57,15 @@ export async function cliSessionName(
     cwd: dir,
     gitTopLevel: findGitRoot,
   });
+  const strategy = config.sessionStrategy;
   return {
     key,
     sessionId: honchoSessionId(key),
-    reason: reasonFor(config, dir),
+    reason: Object.hasOwn(config.sessions, dir)
+      ? "mapped"
+      : strategy === "per-repo" || strategy === "per-directory" ||
+          strategy === "per-session"
+      ? strategy
+      : "global",
   };
-}
-
-/** Which rule of `resolveSessionName` applies without a live session. */
-function reasonFor(
-  config: Pick<SessionNamingConfig, "sessions" | "sessionStrategy">,
-  cwd: string,
-): SessionNameReason {
-  if (Object.hasOwn(config.sessions, cwd)) return "mapped";
-  const strategy = config.sessionStrategy;
-  return strategy === "per-repo" || strategy === "per-directory" ||
-      strategy === "per-session"
-    ? strategy
-    : "global";
 }

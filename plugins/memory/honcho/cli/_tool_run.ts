@@ -1,13 +1,6 @@
 /**
- * Running one of the provider's memory tools from the shell (`hermes
- * honcho ask`, `hermes honcho search`): the same client and the same tool
- * code the agent's `honcho_reasoning` and `honcho_search` calls use
- * (`../tools.ts`), with the peers and settings the profile resolves. The
- * server is checked first, so a dead server or a refused key reads as one
- * plain sentence.
- *
- * Internal to the Honcho CLI; not exported from the package.
- *
+ * `hermes honcho ask` and `search` run the agent's own tool code
+ * (`../tools.ts`) with the peers and settings the profile resolves.
  * @module
  */
 
@@ -15,40 +8,20 @@ import type { HonchoConfig } from "../config.ts";
 import { resolveAiPeerId, SET_USER_PEER_COMMAND } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
 import { type HonchoToolContext, runHonchoTool } from "../tools.ts";
-import {
-  connectHoncho,
-  describeProfileFailure,
-  HonchoCliError,
-  isRecord,
-  serverLabel,
-} from "./_common.ts";
-
-/** What {@linkcode runToolFromCli} returns. */
-export interface ToolRunResult {
-  /** The peer the call was about (its id). */
-  peer: string;
-  /** The tool's text result. */
-  result: string;
-}
+import { HonchoCliError, isRecord } from "./_common.ts";
+import { reachHoncho } from "./_memory_view.ts";
 
 /**
- * Connects, checks the server answers, then runs `tool` with `args` as
- * the agent would (the `peer` argument is `user`, `ai` or a peer id).
- *
- * @param config The profile's resolved configuration.
- * @param tool `honcho_reasoning` or `honcho_search`.
- * @param args The tool's arguments.
- * @param timeoutMs The deadline of each request.
- * @returns The peer and the result text.
- * @throws {HonchoCliError} When no user peer is configured for a `user`
- * call, the server cannot be used, or the tool answers an error (exit 1).
+ * Connects, checks the server answers (so a dead server or refused key is
+ * one plain sentence), then runs `tool` as the agent would; `args.peer` is
+ * `user`, `ai` or a peer id.
  */
 export async function runToolFromCli(
   config: HonchoConfig,
   tool: string,
   args: Record<string, unknown>,
   timeoutMs: number,
-): Promise<ToolRunResult> {
+): Promise<{ peer: string; result: string }> {
   const aiPeerId = resolveAiPeerId(config);
   const userPeerId = config.peerName ? sanitizeId(config.peerName) : "";
   const peerArg = typeof args.peer === "string" ? args.peer.trim() : "";
@@ -58,21 +31,11 @@ export async function runToolFromCli(
       `no user peer is configured (peerName); set one with '${SET_USER_PEER_COMMAND}', or name a peer with --peer`,
     );
   }
-  const url = serverLabel(config);
-  let client;
-  try {
-    client = await connectHoncho(config, { timeoutMs });
-    await client.listPeers({ size: 1 });
-  } catch (error) {
-    throw new HonchoCliError(
-      `cannot ask Honcho: ${await describeProfileFailure(
-        config,
-        error,
-        url,
-        timeoutMs,
-      )}`,
-    );
+  const reached = await reachHoncho(config, timeoutMs);
+  if ("error" in reached) {
+    throw new HonchoCliError(`cannot ask Honcho: ${reached.error}`);
   }
+  const { client } = reached;
   const apiKey = config.apiKey;
   const ctx: HonchoToolContext = {
     client,

@@ -1,37 +1,26 @@
 /**
  * `hermes honcho ask "QUESTION"` and `hermes honcho search "QUERY"`: the
- * agent's `honcho_reasoning` (Honcho's dialectic chat about a peer) and
- * `honcho_search` (excerpts of past messages) from the shell, with
- * `--peer user|ai|ID` and `--json`.
- *
+ * agent's `honcho_reasoning` and `honcho_search` tools from the shell.
  * @module
  */
 
 import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
-import { REASONING_LEVELS } from "../config.ts";
-import type { HonchoConfig } from "../config.ts";
+import { type HonchoConfig, REASONING_LEVELS } from "../config.ts";
 import {
   describeConfigError,
   HonchoCliError,
   type HonchoCliScope,
   loadScopeConfig,
-  resolveScope,
-  runGuarded,
-  targetProfileOf,
 } from "./_common.ts";
-import type { ToolRunResult } from "./_tool_run.ts";
+import { scopedAction } from "./_action.ts";
 
-/**
- * Runs a tool through `_tool_run.ts`, loaded only when `ask` or `search`
- * runs (a computed specifier, so the other `hermes honcho` commands do not
- * load the tool code).
- */
+/** Runs a tool from the shell; `_tool_run.ts` is loaded (by a computed specifier) only when asked. */
 async function runTool(
   config: HonchoConfig,
   tool: string,
   args: Record<string, unknown>,
   timeoutMs: number,
-): Promise<ToolRunResult> {
+): Promise<{ peer: string; result: string }> {
   const url = new URL("./_tool_run.ts", import.meta.url).href;
   const { runToolFromCli } = await import(
     url
@@ -51,36 +40,19 @@ function requireParsedConfig(config: HonchoConfig): void {
 
 /** A dialectic answer can take a while: each request's deadline. */
 const ASK_TIMEOUT_MS = 60_000;
-/** A search is one quick request. */
 const SEARCH_TIMEOUT_MS = 15_000;
 
-/** Options of {@linkcode runAsk}. */
-export interface AskOptions {
+interface ToolOptions {
   /** `user` (default), `ai`, or a peer id. */
   peer?: string;
-  /** The reasoning level (default: `dialecticReasoningLevel`). */
-  level?: string;
-  /**
-   * Print `{ peer, query, reasoningLevel, answer }` as JSON.
-   *
-   * @default {false}
-   */
   json?: boolean;
 }
 
-/**
- * Runs `hermes honcho ask`: asks Honcho's dialectic about a peer and
- * prints the answer.
- *
- * @param scope The profile and files.
- * @param query The question.
- * @param options The peer, level and output form.
- * @returns `0`, `1` when Honcho cannot answer, `2` for a bad argument.
- */
-export async function runAsk(
+/** `0`, `1` when Honcho cannot answer, `2` for a bad argument. */
+async function runAsk(
   scope: HonchoCliScope,
   query: string,
-  options: AskOptions,
+  options: ToolOptions & { level?: string },
 ): Promise<number> {
   const question = query.trim();
   if (question === "") {
@@ -116,33 +88,11 @@ export async function runAsk(
   return 0;
 }
 
-/** Options of {@linkcode runSearch}. */
-export interface SearchOptions {
-  /** `user` (default), `ai`, or a peer id. */
-  peer?: string;
-  /** The result budget in tokens (1–2000; default 800). */
-  maxTokens?: string;
-  /**
-   * Print `{ peer, query, result }` as JSON.
-   *
-   * @default {false}
-   */
-  json?: boolean;
-}
-
-/**
- * Runs `hermes honcho search`: searches a peer's past messages and prints
- * the excerpts (`[peer · session] text`, blank-line separated).
- *
- * @param scope The profile and files.
- * @param query What to search for.
- * @param options The peer, budget and output form.
- * @returns `0`, `1` when Honcho cannot answer, `2` for a bad argument.
- */
-export async function runSearch(
+/** `0`, `1` when Honcho cannot answer, `2` for a bad argument. */
+async function runSearch(
   scope: HonchoCliScope,
   query: string,
-  options: SearchOptions,
+  options: ToolOptions & { maxTokens?: string },
 ): Promise<number> {
   const text = query.trim();
   if (text === "") {
@@ -176,21 +126,7 @@ export async function runSearch(
   return 0;
 }
 
-/**
- * Attaches `ask` and `search` to the `honcho` command.
- *
- * @param honcho The `hermes honcho` command.
- * @returns The `ask` and `search` commands.
- *
- * @example
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerAsk } from "./ask.ts";
- * import assert from "node:assert/strict";
- * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
- * assert.deepEqual(registerAsk(honcho).map((c) => c.name()), ["ask", "search"]);
- * ```
- */
+/** Attaches `ask` and `search` to the `honcho` command. */
 export function registerAsk(honcho: HermesCommand): HermesCommand[] {
   const peerFlags = "--peer <peer>";
   const peerHelp = "Whom it is about: user, ai or a peer id";
@@ -210,18 +146,7 @@ export function registerAsk(honcho: HermesCommand): HermesCommand[] {
     .option("--json", "Print { peer, query, reasoningLevel, answer } as JSON")
     .example('hermes honcho ask "What does the user drink in the morning?"')
     .example('hermes honcho ask "What am I working on?" --level high --json');
-  ask.action((question: string, opts: AskOptions) => {
-    const io = ask.context.io;
-    return runGuarded(
-      io,
-      () =>
-        runAsk(
-          resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-          question,
-          opts,
-        ),
-    );
-  });
+  scopedAction(honcho, ask, runAsk);
   const search = honcho.command("search")
     .argument("<query>", "What to look for")
     .summary("Search a peer's past messages (like honcho_search)")
@@ -234,17 +159,6 @@ export function registerAsk(honcho: HermesCommand): HermesCommand[] {
     .option("--json", "Print { peer, query, result } as JSON")
     .example('hermes honcho search "green tea"')
     .example('hermes honcho search "deploy" --peer ai --json');
-  search.action((query: string, opts: SearchOptions) => {
-    const io = search.context.io;
-    return runGuarded(
-      io,
-      () =>
-        runSearch(
-          resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-          query,
-          opts,
-        ),
-    );
-  });
+  scopedAction(honcho, search, runSearch);
   return [ask, search];
 }

@@ -1,15 +1,7 @@
 /**
- * The host-side status hook of the Honcho provider (`describeStatus` of
- * `cli.ts`): what `hermes memory status` and `hermes memory doctor` show
- * about Honcho — every resolved setting with where it came from
- * (`honcho.json` host block or root, the environment, `config.yaml`, the
- * default) and the key masked, the settings files with the spot where one
- * does not parse, the host the configured server needs in the sandbox
- * grant, and a bounded connection probe (one `GET` of the AI peer's card).
- * With doctor detail it also sums up the outbox (queued, refused, oldest).
- *
- * Loads no client until a probe runs, so the status path stays cheap.
- *
+ * The host-side status hook (`describeStatus` of `cli.ts`) behind `hermes
+ * memory status` and `doctor`. Loads no client until a probe runs, so the
+ * status path stays cheap.
  * @module
  */
 
@@ -42,11 +34,8 @@ import { resolveAiPeerId, SET_USER_PEER_COMMAND } from "../peers.ts";
 import { jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
 import { connectionFix, netListedIn, netPermissionFix } from "./_fixes.ts";
 
-/** How long the status probe waits for Honcho by default: 1.5 s. */
-export const STATUS_PROBE_TIMEOUT_MS = 1_500;
-
-/** Queued messages older than this make doctor report a stalled outbox: 1 h. */
-export const STALE_OUTBOX_MS = 60 * 60 * 1000;
+/** Queued messages older than this make doctor report a stalled outbox. */
+const STALE_OUTBOX_MS = 60 * 60 * 1000;
 
 function sourceLabel(
   source: ConfigSource,
@@ -60,14 +49,8 @@ function sourceLabel(
   return source === "env" ? "environment" : "default";
 }
 
-/**
- * Loads the profile's Honcho configuration with the profile's `.env` as
- * secret scope, as the agent resolves it.
- *
- * @param hermesHome The profile home.
- * @returns The resolved configuration.
- */
-export async function loadProfileHonchoConfig(
+// _common.ts's withProfileSecrets, without loading the client it imports.
+async function loadProfileHonchoConfig(
   hermesHome: string,
 ): Promise<HonchoConfig> {
   let scope: Record<string, string> = {};
@@ -90,14 +73,8 @@ async function fileHoldsKey(path: string): Promise<boolean> {
   }
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const exists = (path: string): Promise<boolean> =>
+  Deno.stat(path).then(() => true, () => false);
 
 async function settingsFiles(
   config: HonchoConfig,
@@ -151,12 +128,10 @@ async function probeConnection(
   timeoutMs: number,
 ): Promise<ProviderConnectionStatus> {
   const url = serverUrl(config, hermesConfig);
+  const notTried = { attempted: false, ok: false, url, elapsedMs: null };
   if (url === null) {
     return {
-      attempted: false,
-      ok: false,
-      url: null,
-      elapsedMs: null,
+      ...notTried,
       error: "no API key or base URL is configured",
       fix: connectionFix(
         Object.assign(new Error(""), { name: "HonchoConfigError" }),
@@ -169,10 +144,7 @@ async function probeConnection(
     const { state } = await Deno.permissions.query({ name: "net", host });
     if (state !== "granted") {
       return {
-        attempted: false,
-        ok: false,
-        url,
-        elapsedMs: null,
+        ...notTried,
         error: `this process has no network access to ${host}`,
         fix: netPermissionFix(host, netListedIn(hermesConfig, host)),
       };
@@ -185,60 +157,47 @@ async function probeConnection(
     import("../errors.ts"),
   ]);
   const started = performance.now();
+  let failure: { error: unknown } | undefined;
   try {
-    const client = HonchoClient.fromConfig(config, {
+    await HonchoClient.fromConfig(config, {
       hermesConfig,
       timeoutMs,
       maxRetries: 0,
-    });
-    await client.getPeerCard(resolveAiPeerId(config));
-    return {
-      attempted: true,
-      ok: true,
-      url,
-      elapsedMs: Math.round(performance.now() - started),
-      error: null,
-      fix: null,
-    };
+    }).getPeerCard(resolveAiPeerId(config));
   } catch (error) {
-    const elapsedMs = Math.round(performance.now() - started);
-    if (error instanceof Error && error.name === "NotFoundError") {
-      // Reached, and the credentials were accepted: the peer is new.
-      return {
-        attempted: true,
-        ok: true,
-        url,
-        elapsedMs,
-        error: null,
-        fix: null,
-      };
+    // A 404 means reached, and the credentials were accepted: the peer is new.
+    if (!(error instanceof Error && error.name === "NotFoundError")) {
+      failure = { error };
     }
-    return {
-      attempted: true,
-      ok: false,
-      url,
-      elapsedMs,
-      error: describeHonchoError(error, { url, timeoutMs }),
-      fix: connectionFix(error, url, {
-        netListed: netListedIn(hermesConfig, host),
-      }),
-    };
   }
+  return {
+    attempted: true,
+    ok: failure === undefined,
+    url,
+    elapsedMs: Math.round(performance.now() - started),
+    error: failure
+      ? describeHonchoError(failure.error, { url, timeoutMs })
+      : null,
+    fix: failure
+      ? connectionFix(failure.error, url, {
+        netListed: netListedIn(hermesConfig, host),
+      })
+      : null,
+  };
 }
 
+/** Sums up the outboxes for doctor, adding what is wrong to `problems`. */
 async function outboxSummary(
   hermesHome: string,
   workspace: string,
-): Promise<{ summary: Record<string, unknown>; problems: ProviderProblem[] }> {
-  const { profileOutboxes, outboxReport } = await import("./outbox.ts");
-  const problems: ProviderProblem[] = [];
+  problems: ProviderProblem[],
+): Promise<Record<string, unknown>> {
+  const { outboxReports } = await import("./outbox.ts");
   let queued = 0;
   let rejected = 0;
   let oldest: string | null = null;
   let oldestRejected: string | null = null;
-  const outboxes = await profileOutboxes(hermesHome, workspace);
-  for (const [index, outbox] of outboxes.entries()) {
-    const report = await outboxReport(outbox, index === 0);
+  for (const report of await outboxReports(hermesHome, workspace)) {
     queued += report.pending;
     rejected += report.rejected.length;
     for (const session of report.sessions) {
@@ -270,23 +229,10 @@ async function outboxSummary(
         "check the connection with 'hermes honcho status', then deliver them with 'hermes honcho outbox flush'",
     });
   }
-  return {
-    summary: { queued, rejected, oldest, oldestRejected },
-    problems,
-  };
+  return { queued, rejected, oldest, oldestRejected };
 }
 
-/**
- * The Honcho provider's status for `hermes memory status` and `hermes
- * memory doctor`, computed on the host (no worker): settings (key masked)
- * with their sources, the settings files (with the line and column where
- * one does not parse), the host the server needs in
- * `memory.permissions.honcho.net`, the connection (one `GET`, bounded by
- * `probeTimeoutMs`, only with `probe`), and with doctor detail the outbox.
- *
- * @param context Home, `config.yaml`, probe and detail.
- * @returns The description.
- */
+/** The Honcho provider's status, computed on the host (no worker). */
 export async function describeHonchoStatus(
   context: ProviderStatusContext,
 ): Promise<ProviderStatusDescription> {
@@ -352,9 +298,12 @@ export async function describeHonchoStatus(
         fix: `set one with '${SET_USER_PEER_COMMAND}'`,
       });
     }
-    const outbox = await outboxSummary(hermesHome, config.workspaceId);
-    description.extra = { ...description.extra, outbox: outbox.summary };
-    problems.push(...outbox.problems);
+    const outbox = await outboxSummary(
+      hermesHome,
+      config.workspaceId,
+      problems,
+    );
+    description.extra = { ...description.extra, outbox };
     description.problems = problems;
   }
   return description;

@@ -23,7 +23,7 @@ import {
   targetProfileOf,
   writeHostKey,
 } from "./_common.ts";
-import { writeHostSettings } from "./_host_setting.ts";
+import { writeHostSettings } from "./setting_commands.ts";
 import {
   createPeersEagerly,
   defaultHostBlock,

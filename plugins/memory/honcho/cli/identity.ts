@@ -1,15 +1,11 @@
 /**
- * `hermes honcho identity [file] [--show] [--force]`: seeds the AI peer
- * with an identity file (an `<ai_identity_seed>` message authored by the AI
- * peer, once per content), or shows the user card and the AI
- * representation.
- *
+ * `hermes honcho identity [file] [--show] [--force]`: seeds the AI peer with
+ * an identity file (once per content), or shows what Honcho knows.
  * @module
  */
 
 import { resolve } from "node:path";
 import type { HermesCommand } from "../../../../src/cli/mod.ts";
-import type { HonchoConfig } from "../config.ts";
 import { resolveAiPeerId } from "../peers.ts";
 import {
   connectHoncho,
@@ -19,60 +15,14 @@ import {
   type HonchoCliScope,
   hostLabel,
   loadScopeConfig,
-  resolveScope,
-  runGuarded,
   serverLabel,
-  targetProfileOf,
 } from "./_common.ts";
+import { scopedAction } from "./_action.ts";
 import { fetchMemoryView, printMemoryView } from "./_memory_view.ts";
 import { cliSessionName } from "./_session_name.ts";
 import { ensureSeedSession, seedAiIdentity } from "./_seed.ts";
 
-/** Options of {@linkcode runIdentity}. */
-export interface IdentityOptions {
-  /** Print the user card and the AI representation. @default {false} */
-  show?: boolean;
-  /** Seed even when this content was seeded before. @default {false} */
-  force?: boolean;
-}
-
-/**
- * Refuses when Honcho has no API key and no base URL.
- *
- * @param config The resolved configuration.
- * @throws {HonchoCliError} When neither is configured.
- *
- * @example
- * ```ts
- * import { requireConnection } from "./identity.ts";
- * import assert from "node:assert/strict";
- * assert.throws(() => requireConnection({ apiKey: undefined, baseUrl: undefined, configPath: "/h/honcho.json" }));
- * ```
- */
-export function requireConnection(
-  config: Pick<HonchoConfig, "apiKey" | "baseUrl" | "configPath">,
-): void {
-  if (config.apiKey || config.baseUrl) return;
-  throw new HonchoCliError(
-    `Honcho is not configured: no API key or base URL (${config.configPath}, HONCHO_API_KEY, HONCHO_BASE_URL); run 'hermes honcho setup'`,
-  );
-}
-
-/**
- * Reads a text file for seeding; fails with a message naming the file when
- * it is missing, unreadable or empty.
- *
- * @param path The file.
- * @returns Its text.
- * @throws {HonchoCliError} When it cannot be used.
- *
- * @example
- * ```ts no-assert
- * import { readSeedFile } from "./identity.ts";
- * const text = await readSeedFile("SOUL.md");
- * ```
- */
-export async function readSeedFile(path: string): Promise<string> {
+async function readSeedFile(path: string): Promise<string> {
   let text: string;
   try {
     text = await Deno.readTextFile(path);
@@ -95,19 +45,11 @@ export async function readSeedFile(path: string): Promise<string> {
   return text;
 }
 
-/**
- * Runs `hermes honcho identity`.
- *
- * @param scope The profile and files.
- * @param file The identity file to seed, if any.
- * @param options `--show`, `--force`.
- * @returns `0`; `1` when not configured, the file is unusable or Honcho
- * failed; `2` when neither a file nor `--show` is given.
- */
-export async function runIdentity(
+/** `0`; `1` when not configured, the file is unusable or Honcho failed; `2` without a file or `--show`. */
+async function runIdentity(
   scope: HonchoCliScope,
   file: string | undefined,
-  options: IdentityOptions = {},
+  options: { show?: boolean; force?: boolean },
 ): Promise<number> {
   const { io } = scope;
   if (file === undefined && !options.show) {
@@ -117,7 +59,11 @@ export async function runIdentity(
     );
   }
   const config = await loadScopeConfig(scope);
-  requireConnection(config);
+  if (!config.apiKey && !config.baseUrl) {
+    throw new HonchoCliError(
+      `Honcho is not configured: no API key or base URL (${config.configPath}, HONCHO_API_KEY, HONCHO_BASE_URL); run 'hermes honcho setup'`,
+    );
+  }
   const label = hostLabel(config.hostKey);
   let code = 0;
   if (file !== undefined) {
@@ -172,21 +118,7 @@ export async function runIdentity(
   return code;
 }
 
-/**
- * Attaches `identity` to the `honcho` command.
- *
- * @param honcho The `hermes honcho` command.
- * @returns The `identity` command.
- *
- * @example
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerIdentity } from "./identity.ts";
- * import assert from "node:assert/strict";
- * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerIdentity(honcho).name(), "identity");
- * ```
- */
+/** Attaches `identity` to the `honcho` command. */
 export function registerIdentity(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("identity")
     .argument("[file]", "Identity file to seed into the AI peer (e.g. SOUL.md)")
@@ -202,14 +134,5 @@ export function registerIdentity(honcho: HermesCommand): HermesCommand {
     .option("--force", "Seed even if this content was seeded before", false)
     .example("hermes honcho identity SOUL.md")
     .example("hermes honcho identity --show");
-  command.action((file: string | undefined, opts: IdentityOptions) => {
-    const io = command.context.io;
-    return runGuarded(io, () =>
-      runIdentity(
-        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-        file,
-        opts,
-      ));
-  });
-  return command;
+  return scopedAction(honcho, command, runIdentity);
 }

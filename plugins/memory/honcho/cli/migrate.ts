@@ -1,20 +1,7 @@
 /**
- * `hermes honcho migrate`: the six-step walkthrough from OpenClaw memory
- * (openclaw-honcho or OpenClaw's native `USER.md`/`MEMORY.md`/`SOUL.md` …)
- * to Hermes' Honcho provider (plugins/memory/honcho/SPEC.md §12):
- *
- * 1. account (the masked key, or an offer to run setup);
- * 2. detection of the memory files in the working directory and
- *    `~/.openclaw/` (or `--dir`);
- * 3. upload of the user memory files to the user peer;
- * 4. seeding of the agent files into the AI peer;
- * 5. what differs in Hermes;
- * 6. next steps.
- *
- * Steps 3 and 4 ask first (or follow `--yes`, `--skip-upload`,
- * `--skip-identity`) and are idempotent: what was sent is recorded in
- * `$HERMES_HOME/state/honcho_migration.json` and tagged on the server.
- *
+ * `hermes honcho migrate`: the six-step walkthrough from OpenClaw memory to
+ * Honcho (plugins/memory/honcho/SPEC.md §12); steps 3 (upload) and 4 (seed)
+ * ask first and send nothing twice (the ledger of `_seed.ts`).
  * @module
  */
 
@@ -35,71 +22,42 @@ import {
   type HonchoCliScope,
   loadScopeConfig,
   requireReadableConfig,
-  resolveScope,
-  runGuarded,
   serverLabel,
-  targetProfileOf,
 } from "./_common.ts";
+import { scopedAction } from "./_action.ts";
 import { cliSessionName } from "./_session_name.ts";
 import {
   AGENT_IDENTITY_FILES,
   ensureSeedSession,
   seedAiIdentity,
+  type SeedResult,
   type SeedTarget,
   uploadUserMemoryFile,
   USER_MEMORY_FILES,
 } from "./_seed.ts";
+import { sourceText } from "./setting_commands.ts";
 import { runSetup } from "./setup.ts";
 
-/** Options of {@linkcode runMigrate}. */
-export interface MigrateOptions {
-  /** Answer yes to every step (upload and seed). @default {false} */
+interface MigrateOptions {
   yes?: boolean;
-  /** Do not upload user memory files (step 3). @default {false} */
   skipUpload?: boolean;
-  /** Do not seed agent files (step 4). @default {false} */
   skipIdentity?: boolean;
   /** Directories to look in instead of the working directory and `~/.openclaw/`. */
   dir?: string[];
 }
 
-/** A memory file found on disk. */
-export interface FoundMemoryFile {
-  /** The file name (`USER.md`). */
+/** A non-empty memory file: `user` ones go to the user peer, `agent` ones seed the AI peer. */
+interface FoundMemoryFile {
   name: string;
-  /** The absolute path. */
   path: string;
-  /** Its text. */
   content: string;
-  /** `user` (uploaded to the user peer) or `agent` (seeded into the AI peer). */
   kind: "user" | "agent";
 }
 
-/** What {@linkcode findMemoryFiles} found. */
-export interface MemoryFileScan {
-  /** Non-empty memory files, by directory then name. */
-  files: FoundMemoryFile[];
-  /** Directories that could not be read, with the reason. */
-  problems: string[];
-}
-
-/**
- * Looks for OpenClaw memory files in each directory: user files `USER.md`,
- * `MEMORY.md`; agent files `SOUL.md`, `IDENTITY.md`, `AGENTS.md`,
- * `TOOLS.md`, `BOOTSTRAP.md`. Empty files are skipped.
- *
- * @param dirs The directories (duplicates are read once).
- * @returns The files found and the directories that could not be read.
- *
- * @example
- * ```ts no-assert
- * import { findMemoryFiles } from "./migrate.ts";
- * const { files } = await findMemoryFiles([Deno.cwd()]);
- * ```
- */
-export async function findMemoryFiles(
+/** The non-empty OpenClaw memory files in each directory, and the directories that could not be read. */
+async function findMemoryFiles(
   dirs: readonly string[],
-): Promise<MemoryFileScan> {
+): Promise<{ files: FoundMemoryFile[]; problems: string[] }> {
   const files: FoundMemoryFile[] = [];
   const problems: string[] = [];
   const names: [string, "user" | "agent"][] = [
@@ -142,24 +100,6 @@ function readProblem(error: unknown, dir: string): string {
   return errorText(error);
 }
 
-/**
- * The directories `migrate` looks in by default: the working directory and
- * `~/.openclaw/`.
- *
- * @param cwd The working directory.
- * @returns The directories.
- *
- * @example
- * ```ts no-assert
- * import { defaultMigrationDirs } from "./migrate.ts";
- * const dirs = defaultMigrationDirs(Deno.cwd());
- * ```
- */
-export function defaultMigrationDirs(cwd: string): string[] {
-  const home = getUserHome();
-  return home ? [cwd, join(home, ".openclaw")] : [cwd];
-}
-
 async function askStep(
   io: CliIo,
   options: MigrateOptions,
@@ -170,16 +110,46 @@ async function askStep(
 }
 
 /**
- * Runs `hermes honcho migrate`.
- *
- * @param scope The profile and files.
- * @param options `--yes`, `--skip-upload`, `--skip-identity`, `--dir`.
- * @returns `0`; `1` when Honcho is not set up or a file could not be sent;
- * `2` when questions would be needed without a terminal.
+ * Sends each file (`send` returns the result and the line saying it was
+ * sent); returns how many were not sent. After a refused key or a failed
+ * connection the rest count as not sent: nothing else can succeed.
  */
-export async function runMigrate(
+async function sendFiles(
+  io: CliIo,
+  files: readonly FoundMemoryFile[],
+  verb: "uploaded" | "seeded",
+  url: string,
+  connected: () => boolean,
+  send: (file: FoundMemoryFile) => Promise<[SeedResult, string]>,
+): Promise<number> {
+  let failed = 0;
+  for (const [index, file] of files.entries()) {
+    try {
+      const [result, sent] = await send(file);
+      io.stdout(
+        result.status === "sent"
+          ? `  ${sent}\n`
+          : `  already ${verb} ${file.path} (${result.entry.at}); skipped\n`,
+      );
+    } catch (error) {
+      failed++;
+      io.stderr(
+        `warning: ${file.path} not ${verb}: ${
+          describeHonchoFailure(error, url)
+        }\n`,
+      );
+      if (isHonchoError(error, "auth") || !connected()) {
+        return failed + files.length - index - 1;
+      }
+    }
+  }
+  return failed;
+}
+
+/** `0`; `1` when Honcho is not set up or a file was not sent; `2` when it would have to ask without a terminal. */
+async function runMigrate(
   scope: HonchoCliScope,
-  options: MigrateOptions = {},
+  options: MigrateOptions,
 ): Promise<number> {
   const { io } = scope;
   const needsQuestions = !options.yes &&
@@ -217,9 +187,12 @@ export async function runMigrate(
 
   // 2. Detection
   io.stdout("\nStep 2/6: OpenClaw memory files\n");
+  const home = getUserHome();
   const dirs = options.dir && options.dir.length > 0
     ? options.dir.map((d) => resolve(scope.cwd, d))
-    : defaultMigrationDirs(scope.cwd);
+    : home
+    ? [scope.cwd, join(home, ".openclaw")]
+    : [scope.cwd];
   io.stdout(`  Looking in: ${dirs.join(", ")}\n`);
   const scan = await findMemoryFiles(dirs);
   for (const problem of scan.problems) {
@@ -255,6 +228,7 @@ export async function runMigrate(
     return target;
   };
   const url = serverLabel(config);
+  const connected = () => target !== undefined;
 
   // 3. User memory upload
   io.stdout("\nStep 3/6: Upload user memory to the user peer\n");
@@ -276,36 +250,29 @@ export async function runMigrate(
       }' now?`,
     )
   ) {
-    for (const [index, file] of userFiles.entries()) {
-      const spec = USER_MEMORY_FILES.find((f) => f.file === file.name)!;
-      try {
+    failures += await sendFiles(
+      io,
+      userFiles,
+      "uploaded",
+      url,
+      connected,
+      async (file) => {
+        const spec = USER_MEMORY_FILES.find((f) => f.file === file.name)!;
         const result = await uploadUserMemoryFile(
           await connect(),
           spec,
           file.path,
           file.content,
         );
-        io.stdout(
-          result.status === "sent"
-            ? `  uploaded ${file.path} as ${spec.uploadName} (${
-              messageCount(result.entry.messageIds.length)
-            })\n`
-            : `  already uploaded ${file.path} (${result.entry.at}); skipped\n`,
-        );
-      } catch (error) {
-        failures++;
-        io.stderr(
-          `warning: ${file.path} not uploaded: ${
-            describeHonchoFailure(error, url)
-          }\n`,
-        );
-        if (isHonchoError(error, "auth") || !target) {
-          // Nothing else can succeed: count the rest as not sent.
-          failures += userFiles.length - index - 1;
-          break;
-        }
-      }
-    }
+        const count = result.entry.messageIds.length;
+        return [
+          result,
+          `uploaded ${file.path} as ${spec.uploadName} (${count} message${
+            count === 1 ? "" : "s"
+          })`,
+        ];
+      },
+    );
   } else {
     io.stdout(
       "  Not uploaded (you can run 'hermes honcho migrate' again later).\n",
@@ -327,32 +294,17 @@ export async function runMigrate(
       }' now?`,
     )
   ) {
-    for (const [index, file] of agentFiles.entries()) {
-      try {
-        const result = await seedAiIdentity(
-          await connect(),
-          file.path,
-          file.content,
-          false,
-        );
-        io.stdout(
-          result.status === "sent"
-            ? `  seeded ${file.path}\n`
-            : `  already seeded ${file.path} (${result.entry.at}); skipped\n`,
-        );
-      } catch (error) {
-        failures++;
-        io.stderr(
-          `warning: ${file.path} not seeded: ${
-            describeHonchoFailure(error, url)
-          }\n`,
-        );
-        if (isHonchoError(error, "auth") || !target) {
-          failures += agentFiles.length - index - 1;
-          break;
-        }
-      }
-    }
+    failures += await sendFiles(
+      io,
+      agentFiles,
+      "seeded",
+      url,
+      connected,
+      async (file) => [
+        await seedAiIdentity(await connect(), file.path, file.content, false),
+        `seeded ${file.path}`,
+      ],
+    );
   } else {
     io.stdout("  Not seeded (run 'hermes honcho identity <file>' any time).\n");
   }
@@ -391,9 +343,7 @@ export async function runMigrate(
 
 function printAccount(io: CliIo, config: HonchoConfig): void {
   const key = config.apiKey
-    ? `${maskSecret(config.apiKey)} (${
-      config.sources.apiKey === "host" ? "host block" : config.sources.apiKey
-    })`
+    ? `${maskSecret(config.apiKey)} (${sourceText(config.sources.apiKey)})`
     : isLocalHonchoUrl(serverLabel(config))
     ? "(none: a local server gets the placeholder key)"
     : "(none)";
@@ -408,21 +358,7 @@ function printAccount(io: CliIo, config: HonchoConfig): void {
   io.stdout(`  AI peer    ${resolveAiPeerId(config)}\n`);
 }
 
-/**
- * Attaches `migrate` to the `honcho` command.
- *
- * @param honcho The `hermes honcho` command.
- * @returns The `migrate` command.
- *
- * @example
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerMigrate } from "./migrate.ts";
- * import assert from "node:assert/strict";
- * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerMigrate(honcho).name(), "migrate");
- * ```
- */
+/** Attaches `migrate` to the `honcho` command. */
 export function registerMigrate(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("migrate")
     .summary("Walk through moving OpenClaw memory to Honcho (6 steps)")
@@ -446,17 +382,5 @@ export function registerMigrate(honcho: HermesCommand): HermesCommand {
     .example("hermes honcho migrate")
     .example("hermes honcho migrate --yes --dir ~/.openclaw")
     .example("hermes honcho migrate --yes --skip-identity");
-  command.action((opts: MigrateOptions) => {
-    const io = command.context.io;
-    return runGuarded(io, () =>
-      runMigrate(
-        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-        opts,
-      ));
-  });
-  return command;
-}
-
-function messageCount(count: number): string {
-  return `${count} message${count === 1 ? "" : "s"}`;
+  return scopedAction(honcho, command, runMigrate);
 }

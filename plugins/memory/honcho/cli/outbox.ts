@@ -1,15 +1,7 @@
 /**
- * `hermes honcho outbox [--json]`, `hermes honcho outbox retry [ids…]` and
- * `hermes honcho outbox flush`: what the durable outbox holds, what Honcho
- * refused and why, and the way to try again.
- *
- * Every outbox file of the profile is shown (one per workspace, including
- * one left by an earlier workspace setting): the queued messages per
- * session, the ones an uncertain earlier attempt may still land for (and
- * until when), and the refused ones with Honcho's reason. `retry` queues
- * refused messages again (after the cause was fixed); `flush` delivers the
- * configured workspace's queue now.
- *
+ * `hermes honcho outbox [--json]`, `outbox retry [ids…]` and `outbox flush`:
+ * every outbox file of the profile (one per workspace), what Honcho refused
+ * and why, and the way to try again.
  * @module
  */
 
@@ -27,53 +19,33 @@ import {
   type HonchoCliScope,
   isRecord,
   loadScopeConfig,
-  resolveScope,
-  runGuarded,
   serverLabel,
-  targetProfileOf,
 } from "./_common.ts";
+import { scopedAction } from "./_action.ts";
 
-/** Options of {@linkcode runOutbox}. */
-export interface OutboxOptions {
-  /** Print JSON instead of text. @default {false} */
-  json?: boolean;
-}
-
-/** One session's share of a queue, in {@linkcode OutboxReport}. */
-export interface OutboxSessionReport {
-  /** The Honcho session. */
+interface SessionReport {
   session: string;
-  /** Queued messages. */
   pending: number;
   /** When the oldest was said (ISO). */
   oldest: string;
 }
 
 /** What `hermes honcho outbox --json` prints per outbox file. */
-export interface OutboxReport extends OutboxStats {
-  /** The workspace. */
+interface OutboxReport extends OutboxStats {
   workspace: string;
-  /** The queue file. */
   path: string;
-  /** The file refused messages are kept in. */
   rejectedPath: string;
   /** Whether this is the workspace the profile is configured for. */
   configured: boolean;
-  /** Queued messages per session. */
-  sessions: OutboxSessionReport[];
-  /** Refused messages with Honcho's reason. */
+  sessions: SessionReport[];
   rejected: RejectedRecord[];
 }
 
 /**
- * The outboxes of a profile: the configured workspace's (even when empty)
- * and every other outbox file found under `<home>/honcho/outbox/`.
- *
- * @param hermesHome The profile home.
- * @param workspace The configured workspace.
- * @returns One outbox per workspace, the configured one first.
+ * One outbox per workspace: the configured workspace's first (even when
+ * empty), then every other outbox file under `<home>/honcho/outbox/`.
  */
-export async function profileOutboxes(
+async function profileOutboxes(
   hermesHome: string,
   workspace: string,
 ): Promise<HonchoOutbox[]> {
@@ -125,26 +97,30 @@ async function workspaceOfFile(path: string): Promise<string | undefined> {
   return undefined;
 }
 
-/**
- * What one outbox holds: sizes, queued messages per session and the
- * refused messages (what `hermes honcho outbox --json` prints per file).
- *
- * @param outbox The outbox.
- * @param configured Whether it is the configured workspace's.
- * @returns The report.
- */
-export async function outboxReport(
+/** What each outbox of the profile holds, the configured workspace's first. */
+export async function outboxReports(
+  hermesHome: string,
+  workspace: string,
+): Promise<OutboxReport[]> {
+  const reports = [];
+  for (const outbox of await profileOutboxes(hermesHome, workspace)) {
+    reports.push(await outboxReport(outbox, reports.length === 0));
+  }
+  return reports;
+}
+
+async function outboxReport(
   outbox: HonchoOutbox,
   configured: boolean,
 ): Promise<OutboxReport> {
-  if (!(await exists(outbox.path)) && !(await exists(outbox.rejectedPath))) {
-    // Nothing was ever queued: report that without taking the outbox's
-    // lock, which would create its folder (a read-only command writes
-    // nothing).
+  const { workspace, path, rejectedPath } = outbox;
+  if (!(await exists(path)) && !(await exists(rejectedPath))) {
+    // Nothing was ever queued: say so without taking the outbox's lock,
+    // which would create its folder (a read-only command writes nothing).
     return {
-      workspace: outbox.workspace,
-      path: outbox.path,
-      rejectedPath: outbox.rejectedPath,
+      workspace,
+      path,
+      rejectedPath,
       configured,
       pending: 0,
       bytes: 0,
@@ -156,7 +132,7 @@ export async function outboxReport(
     };
   }
   const stats = await outbox.stats();
-  const sessions = new Map<string, OutboxSessionReport>();
+  const sessions = new Map<string, SessionReport>();
   for (const record of await outbox.pending()) {
     const entry = sessions.get(record.session) ??
       { session: record.session, pending: 0, oldest: record.createdAt };
@@ -165,9 +141,9 @@ export async function outboxReport(
     sessions.set(record.session, entry);
   }
   return {
-    workspace: outbox.workspace,
-    path: outbox.path,
-    rejectedPath: outbox.rejectedPath,
+    workspace,
+    path,
+    rejectedPath,
     configured,
     ...stats,
     sessions: [...sessions.values()],
@@ -175,14 +151,8 @@ export async function outboxReport(
   };
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const exists = (path: string): Promise<boolean> =>
+  Deno.lstat(path).then(() => true, () => false);
 
 function preview(text: string, max = 60): string {
   const flat = text.replace(/\s+/g, " ").trim();
@@ -243,23 +213,12 @@ function printReport(io: CliIo, item: OutboxReport): void {
   );
 }
 
-/**
- * Shows every outbox of the profile.
- *
- * @param scope The profile and files.
- * @param options `--json`.
- * @returns `0`.
- */
-export async function runOutbox(
+async function runOutbox(
   scope: HonchoCliScope,
-  options: OutboxOptions = {},
+  options: { json?: boolean },
 ): Promise<number> {
   const config = await loadScopeConfig(scope);
-  const outboxes = await profileOutboxes(scope.hermesHome, config.workspaceId);
-  const reports: OutboxReport[] = [];
-  for (const [index, outbox] of outboxes.entries()) {
-    reports.push(await outboxReport(outbox, index === 0));
-  }
+  const reports = await outboxReports(scope.hermesHome, config.workspaceId);
   if (options.json) {
     scope.io.stdout(`${JSON.stringify({ outboxes: reports }, null, 2)}\n`);
     return 0;
@@ -268,16 +227,10 @@ export async function runOutbox(
   return 0;
 }
 
-/**
- * Queues refused messages again (all of them, or those named).
- *
- * @param scope The profile and files.
- * @param ids Message ids; all refused messages when empty.
- * @returns `0`, or `1` when a named id is not refused.
- */
-export async function runOutboxRetry(
+/** Queues refused messages again (all when `ids` is empty); `1` when a named id is not refused. */
+async function runOutboxRetry(
   scope: HonchoCliScope,
-  ids: readonly string[],
+  ids: readonly string[] = [],
 ): Promise<number> {
   const config = await loadScopeConfig(scope);
   let queued = 0;
@@ -311,18 +264,19 @@ export async function runOutboxRetry(
   return 0;
 }
 
-/**
- * Delivers the configured workspace's queue now.
- *
- * @param scope The profile and files.
- * @param timeoutSeconds How long to try.
- * @returns `0` when the queue is empty afterwards, else `1`.
- */
-export async function runOutboxFlush(
+/** Delivers the configured workspace's queue now; `1` when some is still queued. */
+async function runOutboxFlush(
   scope: HonchoCliScope,
-  timeoutSeconds: number,
+  opts: { timeout: string },
 ): Promise<number> {
   const { io } = scope;
+  const timeoutSeconds = Number(opts.timeout);
+  if (!(timeoutSeconds > 0)) {
+    throw new HonchoCliError(
+      `Cannot use --timeout '${opts.timeout}': give a number of seconds`,
+      2,
+    );
+  }
   const config = await loadScopeConfig(scope);
   const outbox = new HonchoOutbox({
     workspace: config.workspaceId,
@@ -373,12 +327,7 @@ export async function runOutboxFlush(
   return result.pending === 0 ? 0 : 1;
 }
 
-/**
- * Attaches `outbox` (with `retry` and `flush`) to `hermes honcho`.
- *
- * @param honcho The `hermes honcho` command.
- * @returns The `outbox` command.
- */
+/** Attaches `outbox` (with `retry` and `flush`) to `hermes honcho`. */
 export function registerOutbox(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("outbox")
     .summary("Show what is queued for Honcho, what it refused and why")
@@ -393,14 +342,7 @@ export function registerOutbox(honcho: HermesCommand): HermesCommand {
     .example("hermes honcho outbox --json")
     .example("hermes honcho outbox retry")
     .example("hermes honcho outbox flush");
-  command.action((opts: OutboxOptions) => {
-    const io = command.context.io;
-    return runGuarded(io, () =>
-      runOutbox(
-        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-        opts,
-      ));
-  });
+  scopedAction(honcho, command, runOutbox);
   const retry = command.command("retry")
     .argument("[ids...]", "Ids of refused messages (all when none)")
     .summary("Queue refused messages again")
@@ -410,33 +352,11 @@ export function registerOutbox(honcho: HermesCommand): HermesCommand {
     )
     .example("hermes honcho outbox retry")
     .example("hermes honcho outbox retry 5f0c…");
-  retry.action((ids: string[]) => {
-    const io = retry.context.io;
-    return runGuarded(io, () =>
-      runOutboxRetry(
-        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-        ids ?? [],
-      ));
-  });
+  scopedAction(honcho, retry, runOutboxRetry);
   const flush = command.command("flush")
     .summary("Deliver the queue now")
     .option("--timeout <seconds>", "How long to try", "30")
     .example("hermes honcho outbox flush");
-  flush.action((opts: { timeout: string }) => {
-    const io = flush.context.io;
-    return runGuarded(io, () => {
-      const seconds = Number(opts.timeout);
-      if (!(seconds > 0)) {
-        throw new HonchoCliError(
-          `Cannot use --timeout '${opts.timeout}': give a number of seconds`,
-          2,
-        );
-      }
-      return runOutboxFlush(
-        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-        seconds,
-      );
-    });
-  });
+  scopedAction(honcho, flush, runOutboxFlush);
   return command;
 }

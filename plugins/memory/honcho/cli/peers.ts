@@ -1,10 +1,7 @@
 /**
- * `hermes honcho peers` (profile → user peer → AI peer) and
- * `hermes honcho peers map`: maps gateway account ids (runtime user ids) to
- * Honcho peers in `userPeerAliases`, interactively (accounts seen in
- * `state.db`, the workspace's peers, a card peek, a workspace switch) or
- * from `--set ID=PEER` / `--remove ID`.
- *
+ * `hermes honcho peers` (profile → user peer → AI peer) and `peers map`:
+ * gateway account ids mapped to Honcho peers in `userPeerAliases`, asked on
+ * a terminal or given with `--set ID=PEER` / `--remove ID`.
  * @module
  */
 
@@ -32,46 +29,21 @@ import {
   loadScopeConfig,
   reportWrite,
   requireReadableConfig,
-  resolveScope,
-  runGuarded,
   serverLabel,
-  targetProfileOf,
   writeHonchoFile,
   writeHostKey,
 } from "./_common.ts";
+import { scopedAction } from "./_action.ts";
 
 /** The most workspace peers listed by `peers map` (4 pages of 50). */
-export const MAX_LISTED_PEERS = 200;
+const MAX_LISTED_PEERS = 200;
 
-/** Options of {@linkcode runPeers}. */
-export interface PeersOptions {
-  /** Print JSON. @default {false} */
-  json?: boolean;
-}
-
-/**
- * Runs `hermes honcho peers`: one row per profile with its host, user peer,
- * AI peer and workspace.
- *
- * @param scope The profile and files.
- * @param options `--json`.
- * @returns `0`.
- */
-export async function runPeers(
+async function runPeers(
   scope: HonchoCliScope,
-  options: PeersOptions = {},
+  options: { json?: boolean },
 ): Promise<number> {
   const { io } = scope;
-  const rows: {
-    profile: string;
-    active: boolean;
-    host: string;
-    userPeer: string | null;
-    aiPeer: string;
-    workspace: string;
-    aliases: Record<string, string>;
-    note: string | null;
-  }[] = [];
+  const rows = [];
   for (const profile of await listProfiles(scope.defaultRoot)) {
     const config = await loadProfileConfig(profile.home, profile.name);
     rows.push({
@@ -112,42 +84,26 @@ export async function runPeers(
   return 0;
 }
 
-/** Options of {@linkcode runPeersMap}. */
-export interface PeersMapOptions {
+interface PeersMapOptions {
   /** `ID=PEER` assignments, applied without questions. */
   set?: string[];
-  /** Account ids whose mapping is removed. */
   remove?: string[];
   /** Where `userPeerAliases` is saved: `root` (all profiles) or `host` (this profile). */
   scope?: string;
-  /** Ask nothing (needed without a terminal unless `--set`/`--remove` are given). @default {false} */
   yes?: boolean;
 }
 
-/** A gateway account found in `state.db`. */
-export interface GatewayAccount {
-  /** The runtime user id (the key of `userPeerAliases`). */
+/** A gateway account: the runtime user id (a `userPeerAliases` key) and its platform. */
+interface GatewayAccount {
   id: string;
-  /** The platform (`telegram`, `discord`, …), when known. */
   platform: string | undefined;
 }
 
 /**
- * Reads the gateway accounts Hermes has seen from `$HERMES_HOME/state.db`
- * (table `sessions`, columns `user_id` and `source`), skipping bot authors.
- * Best effort: a missing database, a different schema or no SQLite support
- * gives `[]`.
- *
- * @param hermesHome The profile home.
- * @returns The accounts, sorted.
- *
- * @example
- * ```ts no-assert
- * import { readGatewayAccounts } from "./peers.ts";
- * const accounts = await readGatewayAccounts("/home/me/.hermes");
- * ```
+ * The gateway accounts in `$HERMES_HOME/state.db` (`sessions.user_id`,
+ * `source`), bot authors skipped; best effort: `[]` when it cannot be read.
  */
-export async function readGatewayAccounts(
+async function readGatewayAccounts(
   hermesHome: string,
 ): Promise<GatewayAccount[]> {
   const path = join(hermesHome, "state.db");
@@ -188,14 +144,7 @@ export async function readGatewayAccounts(
   }
 }
 
-/**
- * Lists up to {@linkcode MAX_LISTED_PEERS} peers of the workspace, in pages
- * of 50.
- *
- * @param client The client (its workspace is listed).
- * @returns The peer ids.
- */
-export async function listWorkspacePeers(
+async function listWorkspacePeers(
   client: HonchoClient,
 ): Promise<string[]> {
   const ids: string[] = [];
@@ -222,14 +171,8 @@ function parseAssignment(text: string): [string, string] {
   return [id, checkHonchoId("peer name", peer)];
 }
 
-/**
- * Runs `hermes honcho peers map`.
- *
- * @param scope The profile and files.
- * @param options Assignments, removals, where to save, `--yes`.
- * @returns `0`; `1` when cancelled or a write failed; `2` for bad arguments.
- */
-export async function runPeersMap(
+/** `0`; `1` when cancelled or a write failed; `2` for bad arguments. */
+async function runPeersMap(
   scope: HonchoCliScope,
   options: PeersMapOptions,
 ): Promise<number> {
@@ -388,10 +331,9 @@ async function interactiveMap(
       });
     }
   }
-  const code = await saveAliases(scope, config, aliases, where, {
+  return await saveAliases(scope, config, aliases, where, {
     workspace: workspaceChanged ? workspace : undefined,
   });
-  return code;
 }
 
 async function pickPeer(
@@ -414,14 +356,22 @@ async function pickPeer(
   });
   if (choice === BACK) return undefined;
   if (choice === REMOVE) return null;
-  if (choice !== TYPE) return choice;
+  return choice === TYPE
+    ? await askId(io, "peer name", "Peer name", current)
+    : choice;
+}
+
+/** Asks until the answer is a valid Honcho id. */
+async function askId(
+  io: CliIo,
+  what: string,
+  message: string,
+  current: string | undefined,
+): Promise<string> {
   for (;;) {
-    const typed = await io.prompts.input({
-      message: "Peer name",
-      default: current,
-    });
+    const typed = await io.prompts.input({ message, default: current });
     try {
-      return checkHonchoId("peer name", typed);
+      return checkHonchoId(what, typed);
     } catch (error) {
       io.stderr(`${(error as Error).message}\n`);
     }
@@ -480,18 +430,9 @@ async function pickWorkspace(
     ],
     default: names.includes(current) ? current : undefined,
   });
-  if (choice !== TYPE) return choice;
-  for (;;) {
-    const typed = await io.prompts.input({
-      message: "Workspace id",
-      default: current,
-    });
-    try {
-      return checkHonchoId("workspace", typed);
-    } catch (error) {
-      io.stderr(`${(error as Error).message}\n`);
-    }
-  }
+  return choice === TYPE
+    ? await askId(io, "workspace", "Workspace id", current)
+    : choice;
 }
 
 async function saveAliases(
@@ -564,21 +505,7 @@ async function saveAliases(
   return 0;
 }
 
-/**
- * Attaches `peers` (with its `map` subcommand) to the `honcho` command.
- *
- * @param honcho The `hermes honcho` command.
- * @returns The `peers` command.
- *
- * @example
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerPeers } from "./peers.ts";
- * import assert from "node:assert/strict";
- * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerPeers(honcho).name(), "peers");
- * ```
- */
+/** Attaches `peers` (with its `map` subcommand) to the `honcho` command. */
 export function registerPeers(honcho: HermesCommand): HermesCommand {
   const peers = honcho.command("peers")
     .summary("List each profile's peers; 'peers map' maps gateway accounts")
@@ -590,14 +517,7 @@ export function registerPeers(honcho: HermesCommand): HermesCommand {
     .option("--json", "Print JSON", false)
     .example("hermes honcho peers")
     .example("hermes honcho peers map");
-  peers.action((opts: PeersOptions) => {
-    const io = peers.context.io;
-    return runGuarded(io, () =>
-      runPeers(
-        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-        opts,
-      ));
-  });
+  scopedAction(honcho, peers, runPeers);
   const map = peers.command("map")
     .summary("Map gateway accounts to Honcho peers (userPeerAliases)")
     .description(
@@ -627,14 +547,7 @@ export function registerPeers(honcho: HermesCommand): HermesCommand {
     .option("-y, --yes", "Ask nothing", false)
     .example("hermes honcho peers map")
     .example("hermes honcho peers map --set telegram:42=alice --scope root");
-  map.action((opts: PeersMapOptions) => {
-    const io = map.context.io;
-    return runGuarded(io, () =>
-      runPeersMap(
-        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-        opts,
-      ));
-  });
+  scopedAction(honcho, map, runPeersMap);
   return peers;
 }
 

@@ -1,8 +1,6 @@
 /**
  * `hermes honcho sessions` and `hermes honcho map [name]`: the root
- * `sessions` map from working directories to Honcho session names (a mapped
- * directory always uses its name, whatever the session strategy).
- *
+ * `sessions` map from working directories to Honcho session names.
  * @module
  */
 
@@ -15,30 +13,15 @@ import {
   loadScopeConfig,
   reportWrite,
   requireReadableConfig,
-  resolveScope,
-  runGuarded,
-  targetProfileOf,
   writeHonchoFile,
 } from "./_common.ts";
+import { scopedAction } from "./_action.ts";
 import { cliSessionName, sanitizeMapName } from "./_session_name.ts";
 
-/** Options of {@linkcode runSessions}. */
-export interface SessionsOptions {
-  /** Print JSON. @default {false} */
-  json?: boolean;
-}
-
-/**
- * Runs `hermes honcho sessions`: lists the map, marking the working
- * directory with `←`, or prints a hint when it is empty.
- *
- * @param scope The profile and files.
- * @param options `--json`.
- * @returns `0`.
- */
-export async function runSessions(
+/** Lists the map, marking the working directory with `←`. */
+async function runSessions(
   scope: HonchoCliScope,
-  options: SessionsOptions = {},
+  options: { json?: boolean } = {},
 ): Promise<number> {
   const { io } = scope;
   const config = await loadScopeConfig(scope);
@@ -88,26 +71,11 @@ export async function runSessions(
   return 0;
 }
 
-/** Options of {@linkcode runMap}. */
-export interface MapOptions {
-  /** Remove the working directory's entry instead of setting it. @default {false} */
-  remove?: boolean;
-}
-
-/**
- * Runs `hermes honcho map [name]`: without a name lists the map; else
- * sanitises the name (each invalid character → `-`, outer `-` stripped;
- * says so when that changed it) and writes root `sessions[cwd] = name`.
- *
- * @param scope The profile and files.
- * @param name The session name.
- * @param options `--remove`.
- * @returns `0`, `1` when the file cannot be written, `2` for an empty name.
- */
-export async function runMap(
+/** Without a name lists the map; else writes root `sessions[cwd]` (sanitised, `--remove` drops it). */
+async function runMap(
   scope: HonchoCliScope,
   name: string | undefined,
-  options: MapOptions = {},
+  options: { remove?: boolean },
 ): Promise<number> {
   const { io } = scope;
   const cwd = resolve(scope.cwd);
@@ -158,21 +126,7 @@ export async function runMap(
   return 0;
 }
 
-/**
- * Attaches `sessions` and `map` to the `honcho` command.
- *
- * @param honcho The `hermes honcho` command.
- * @returns The `sessions` and `map` commands.
- *
- * @example
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerSessions } from "./sessions.ts";
- * import assert from "node:assert/strict";
- * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
- * assert.deepEqual(registerSessions(honcho).map((c) => c.name()), ["sessions", "map"]);
- * ```
- */
+/** Attaches `sessions` and `map` to the `honcho` command. */
 export function registerSessions(honcho: HermesCommand): HermesCommand[] {
   const sessions = honcho.command("sessions")
     .summary("List directories mapped to Honcho session names")
@@ -183,14 +137,7 @@ export function registerSessions(honcho: HermesCommand): HermesCommand[] {
     )
     .option("--json", "Print JSON", false)
     .example("hermes honcho sessions");
-  sessions.action((opts: SessionsOptions) => {
-    const io = sessions.context.io;
-    return runGuarded(io, () =>
-      runSessions(
-        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-        opts,
-      ));
-  });
+  scopedAction(honcho, sessions, runSessions);
   const map = honcho.command("map")
     .argument(
       "[name]",
@@ -205,14 +152,6 @@ export function registerSessions(honcho: HermesCommand): HermesCommand[] {
     .option("--remove", "Remove this directory's mapping", false)
     .example("hermes honcho map my-project")
     .example("hermes honcho map --remove");
-  map.action((name: string | undefined, opts: MapOptions) => {
-    const io = map.context.io;
-    return runGuarded(io, () =>
-      runMap(
-        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-        name,
-        opts,
-      ));
-  });
+  scopedAction(honcho, map, runMap);
   return [sessions, map];
 }

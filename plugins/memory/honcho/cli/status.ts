@@ -1,16 +1,11 @@
 /**
- * `hermes honcho status [--all] [--json]` (also `hermes honcho` alone):
- * every resolved setting with where it came from (host block, root, env,
- * default), the masked key, the peers and the session of the working
- * directory; then a connection (5 s) showing the user card facts and the
- * AI representation excerpt, or why it could not connect. `--all` prints
- * one row per profile instead.
- *
+ * `hermes honcho status [--all] [--json]` (also `hermes honcho` alone): the
+ * resolved settings with their sources, then what Honcho knows, or one row
+ * per profile with `--all`.
  * @module
  */
 
 import {
-  type CliIo,
   columns,
   type HermesCommand,
   writeJson,
@@ -29,39 +24,23 @@ import {
   loadProfileConfig,
   loadScopeConfig,
   profileLabel,
-  resolveScope,
-  runGuarded,
   serverLabel,
-  targetProfileOf,
 } from "./_common.ts";
+import { scopedAction } from "./_action.ts";
 import { fetchMemoryView, printMemoryView } from "./_memory_view.ts";
-import { jsonSetting, SETTING_ROWS, settingShownAs } from "./_settings_view.ts";
-
-export { jsonSetting };
+import { displaySetting, jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
 import { cliSessionName } from "./_session_name.ts";
-import { sourceText } from "./_host_setting.ts";
+import { sourceText } from "./setting_commands.ts";
 
-/** Options of {@linkcode runStatus}. */
-export interface StatusOptions {
-  /** One row per profile instead of the full report. @default {false} */
+interface StatusOptions {
   all?: boolean;
-  /** Print JSON. @default {false} */
   json?: boolean;
-  /** Skip the connection (local settings only). @default {false} */
   offline?: boolean;
-  /** List every setting, also those at their defaults. @default {false} */
   verbose?: boolean;
 }
 
-/**
- * The API key requests carry, as shown: the masked key and where it came
- * from, or the `local` placeholder a self-hosted server is sent when no key
- * is in `honcho.json` (saying when an environment key is ignored).
- *
- * @param config The resolved configuration.
- * @returns The display text.
- */
-export function keyInUse(config: HonchoConfig): string {
+/** The key requests carry (masked), or the `local` placeholder a self-hosted server gets. */
+function keyInUse(config: HonchoConfig): string {
   let sent: string | undefined;
   try {
     sent = resolveHonchoConnection(config).apiKey;
@@ -81,40 +60,8 @@ export function keyInUse(config: HonchoConfig): string {
   })`;
 }
 
-/**
- * The value of a setting as shown (secrets masked, absent values as
- * `(unset)`), for the text report.
- *
- * @param key The JSON key.
- * @param value The resolved value.
- * @returns The display text.
- *
- * @example
- * ```ts
- * import { displaySetting } from "./status.ts";
- * import assert from "node:assert/strict";
- * assert.equal(displaySetting("apiKey", "hch-secret-1234"), "...1234");
- * assert.equal(displaySetting("contextTokens", undefined), "(unset)");
- * ```
- */
-export function displaySetting(key: string, value: unknown): string {
-  const json = jsonSetting(key, value);
-  if (json === null) {
-    const unset = settingShownAs(key)?.unset;
-    return unset === undefined ? "(unset)" : `(unset: ${unset})`;
-  }
-  if (typeof json === "string") return json === "" ? '""' : json;
-  return JSON.stringify(json);
-}
-
-/**
- * Runs `hermes honcho status`.
- *
- * @param scope The profile and files to report on.
- * @param options `--all`, `--json`.
- * @returns `0`, or `1` when the config file does not parse.
- */
-export async function runStatus(
+/** `0`; `1` when the config file does not parse or the connection failed. */
+async function runStatus(
   scope: HonchoCliScope,
   options: StatusOptions = {},
 ): Promise<number> {
@@ -132,7 +79,7 @@ export async function runStatus(
       ? "skipped (--offline)"
       : "no API key or base URL is configured; run 'hermes honcho setup'"
     : undefined;
-
+  const code = config.configError || !(options.offline || view?.ok) ? 1 : 0;
   if (options.json) {
     const settings: Record<string, { value: unknown; source: string }> = {};
     for (const [key, field] of SETTING_ROWS) {
@@ -160,27 +107,17 @@ export async function runStatus(
         rule: session.reason,
       },
       settings,
-      connection: view
-        ? {
-          attempted: true,
-          ok: view.ok,
-          url: view.url,
-          error: view.error ?? null,
-          userCard: view.userCard,
-          userCardFrom: view.userCardFrom ?? null,
-          aiRepresentation: view.aiRepresentation,
-        }
-        : {
-          attempted: false,
-          ok: false,
-          url: serverLabel(config),
-          error: notConnected,
-          userCard: null,
-          userCardFrom: null,
-          aiRepresentation: null,
-        },
+      connection: {
+        attempted: view !== undefined,
+        ok: view?.ok ?? false,
+        url: view?.url ?? serverLabel(config),
+        error: view ? view.error ?? null : notConnected,
+        userCard: view?.userCard ?? null,
+        userCardFrom: view?.userCardFrom ?? null,
+        aiRepresentation: view?.aiRepresentation ?? null,
+      },
     });
-    return config.configError ? 1 : connectedOrOffline(options, view);
+    return code;
   }
 
   io.stdout(
@@ -222,7 +159,7 @@ export async function runStatus(
         `${session.sessionId} (${
           session.reason === "mapped"
             ? "mapped for this directory"
-            : `${session.reason}`
+            : session.reason
         })`,
       ],
     ]),
@@ -261,18 +198,8 @@ export async function runStatus(
         describeConfigError(config)
       }; fix or remove the file (the settings above come from the environment)\n`,
     );
-    return 1;
   }
-  return connectedOrOffline(options, view);
-}
-
-/** `0` when connected (or told not to connect), else `1`. */
-function connectedOrOffline(
-  options: StatusOptions,
-  view: { ok: boolean } | undefined,
-): number {
-  if (options.offline) return 0;
-  return view?.ok ? 0 : 1;
+  return code;
 }
 
 function describeObservation(config: HonchoConfig): string {
@@ -291,16 +218,7 @@ async function statusAll(
 ): Promise<number> {
   const { io } = scope;
   const profiles = await listProfiles(scope.defaultRoot);
-  const rows: {
-    profile: string;
-    active: boolean;
-    host: string;
-    enabled: boolean;
-    recallMode: string;
-    writeFrequency: string;
-    configPath: string;
-    configError: string | null;
-  }[] = [];
+  const rows = [];
   for (const profile of profiles) {
     const config = await loadProfileConfig(profile.home, profile.name);
     rows.push({
@@ -336,21 +254,7 @@ async function statusAll(
   return 0;
 }
 
-/**
- * Attaches `status` to the `honcho` command (also its default command).
- *
- * @param honcho The `hermes honcho` command.
- * @returns The `status` command.
- *
- * @example
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerStatus } from "./status.ts";
- * import assert from "node:assert/strict";
- * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerStatus(honcho).name(), "status");
- * ```
- */
+/** Attaches `status` to the `honcho` command (also its default command). */
 export function registerStatus(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("status", { isDefault: true })
     .summary("Show settings, their sources, and what Honcho knows")
@@ -369,17 +273,5 @@ export function registerStatus(honcho: HermesCommand): HermesCommand {
     .example("hermes honcho status --json")
     .example("hermes honcho status --all")
     .example("hermes honcho --target-profile coder status");
-  command.action(
-    (
-      opts: { all: boolean; json: boolean; offline: boolean; verbose: boolean },
-    ) => {
-      const io: CliIo = command.context.io;
-      return runGuarded(io, () =>
-        runStatus(
-          resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-          opts,
-        ));
-    },
-  );
-  return command;
+  return scopedAction(honcho, command, runStatus);
 }

@@ -1,9 +1,7 @@
 /**
  * `hermes honcho sync`: gives every profile without a Honcho host block one
- * cloned from the default block (plugins/memory/honcho/SPEC.md §12 cloning rules: behaviour and identity
- * keys copied, `aiPeer` = the profile name, the shared workspace, `enabled`
- * as the default's), and creates the new AI peers on the server.
- *
+ * cloned from the default block (plugins/memory/honcho/SPEC.md §12 cloning
+ * rules), and creates the new AI peers on the server.
  * @module
  */
 
@@ -11,6 +9,7 @@ import { join, resolve } from "node:path";
 import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import {
   describeConfigError,
+  errorText,
   type HonchoCliScope,
   isRecord,
   listProfiles,
@@ -26,25 +25,11 @@ import {
   sharedWorkspace,
   SYNC_INHERITED_KEYS,
 } from "./_clone.ts";
-import { errorText } from "../_util.ts";
 
-/** Options of {@linkcode runSync}. */
-export interface SyncOptions {
-  /** Print JSON. @default {false} */
-  json?: boolean;
-  /** Only report; write nothing. @default {false} */
-  dryRun?: boolean;
-  /** Do not create peers on the server. @default {false} */
-  noPeers?: boolean;
-}
-
-/** What happened to one profile. */
-export interface SyncResult {
-  /** The profile. */
+interface SyncResult {
   profile: string;
-  /** Its host key. */
   host: string;
-  /** `cloned`, `configured` (already had a block), or `skipped` (with `reason`). */
+  /** `configured`: it already had a block. */
   action: "cloned" | "configured" | "skipped";
   /** The file written or read. */
   path: string;
@@ -52,17 +37,10 @@ export interface SyncResult {
   reason?: string;
 }
 
-/**
- * Runs `hermes honcho sync`.
- *
- * @param scope The profile and files (the default root is what matters).
- * @param options `--json`, `--dry-run`, `--no-peers`.
- * @returns `0`, or `1` when the default profile has no Honcho settings or
- * a write failed.
- */
-export async function runSync(
+/** `1` when the default profile has no Honcho settings or a write failed. */
+async function runSync(
   scope: HonchoCliScope,
-  options: SyncOptions = {},
+  options: { json: boolean; dryRun: boolean; peers: boolean },
 ): Promise<number> {
   const { io } = scope;
   const base = await loadProfileConfig(scope.defaultRoot, "default");
@@ -141,7 +119,7 @@ export async function runSync(
       failed = true;
       continue;
     }
-    if (!options.noPeers) {
+    if (options.peers) {
       const after = await loadProfileConfig(profile.home, profile.name);
       const created = await createPeersEagerly(after);
       if (created.error) result.reason = `peers not created: ${created.error}`;
@@ -178,21 +156,7 @@ export async function runSync(
   return failed ? 1 : 0;
 }
 
-/**
- * Attaches `sync` to the `honcho` command.
- *
- * @param honcho The `hermes honcho` command.
- * @returns The `sync` command.
- *
- * @example
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerSync } from "./sync.ts";
- * import assert from "node:assert/strict";
- * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerSync(honcho).name(), "sync");
- * ```
- */
+/** Attaches `sync` to the `honcho` command. */
 export function registerSync(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("sync")
     .summary("Give every profile without Honcho settings a cloned host block")
@@ -208,14 +172,9 @@ export function registerSync(honcho: HermesCommand): HermesCommand {
     .option("--json", "Print JSON", false)
     .example("hermes honcho sync")
     .example("hermes honcho sync --dry-run");
-  command.action((opts: { dryRun: boolean; peers: boolean; json: boolean }) => {
+  // Not scopedAction: sync works on every profile, whatever --target-profile says.
+  return command.action((opts: Parameters<typeof runSync>[1]) => {
     const io = command.context.io;
-    return runGuarded(io, () =>
-      runSync(resolveScope(io), {
-        dryRun: opts.dryRun,
-        noPeers: opts.peers === false,
-        json: opts.json,
-      }));
+    return runGuarded(io, () => runSync(resolveScope(io), opts));
   });
-  return command;
 }

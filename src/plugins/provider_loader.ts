@@ -61,11 +61,11 @@ import {
   registerProviderSkill,
 } from "./provider_skills.ts";
 import {
-  ProviderPermissionError,
   SandboxedMemoryProvider,
-  type SandboxFramework,
   setMaxLiveProviders,
 } from "../sandbox/sandboxed_provider.ts";
+import type { SandboxFramework } from "../sandbox/sandbox_launch.ts";
+import { ProviderPermissionError } from "../sandbox/denial.ts";
 import { scanProviderSources } from "../sandbox/source_scan.ts";
 import type { ProviderGrant } from "../sandbox/grant.ts";
 import { errorText } from "../_util/error_text.ts";

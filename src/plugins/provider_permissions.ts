@@ -72,6 +72,7 @@ import {
 import { terminalSafe } from "../core/terminal_text.ts";
 import { BUNDLED_MANIFESTS } from "./bundled_manifests.ts";
 import { localFrameworkDir } from "../sandbox/denial.ts";
+import { grantKey } from "../sandbox/deno_denial.ts";
 
 export type { GrantEntry, GrantOrigin, ProviderGrant, SandboxTarget };
 export { approveCommand, workerPermissions };
@@ -339,7 +340,6 @@ export function reviewGrant(
 ): GrantReview {
   const hermesHome = resolve(options.hermesHome ?? getHermesHome());
   const hermesRoot = getDefaultHermesRoot();
-  const configPath = getConfigPath(hermesHome);
   const user = userGrantFromConfig(
     candidate.name,
     options.config ?? {},
@@ -406,7 +406,7 @@ export function reviewGrant(
   );
   const where = (from: GrantOrigin, key: string): string =>
     from === "config.yaml"
-      ? `memory.permissions.${candidate.name}.${key} in ${configPath}`
+      ? grantKey(candidate.name, key, hermesHome)
       : `permissions.${key} in ${manifestPath}`;
   const refuse = (entry: string, from: GrantOrigin, key: string, why: string) =>
     refused.push(

@@ -24,7 +24,7 @@ import { errorText } from "../_util/error_text.ts";
 import type { ProviderGrant } from "./grant.ts";
 import { openChannel } from "./transport.ts";
 import { explainDenial } from "./denial.ts";
-import { limitScope, prepareDataDir } from "./sandboxed_provider.ts";
+import { limitScope, prepareDataDir } from "./sandbox_launch.ts";
 import {
   type CallContext,
   type CliDescription,

@@ -2,19 +2,6 @@
  * Provider CLI commands (`hermes <provider> …`) from a provider's
  * `cli.ts`.
  *
- * Only the active provider (`memory.provider`) contributes, and only its
- * `cli.ts` is imported, never its `mod.ts`. `cli.ts` must export
- * `registerCli(command)`, which attaches subcommands to the `hermes
- * <provider>` command.
- *
- * Where it runs: a user or project provider's `cli.ts` runs in its own
- * sandbox process under exactly that provider's grant
- * ({@linkcode openCliSandbox}, `src/sandbox/sandboxed_cli.ts`); the host
- * only routes `hermes <provider> …` to it and bridges output and prompts.
- * A bundled provider's `cli.ts` (Honcho's) is framework code and runs in
- * the CLI process, as does every `cli.ts` in a `deno compile` binary (which
- * cannot start a `deno run` child with flags of its own).
- *
  * @module
  */
 
@@ -45,9 +32,6 @@ export { BRIDGED_IO, type CliBridge, type SandboxedCli, switchableBridge };
  * Whether a provider's `cli.ts` runs in its sandbox process (a user or
  * project provider, outside a `deno compile` binary) rather than in the
  * CLI process (a bundled provider, or any in a compiled binary).
- *
- * @param candidate The provider.
- * @returns `true` when it is sandboxed.
  */
 export function cliIsSandboxed(
   candidate: { source: string; dir?: string },
@@ -61,12 +45,6 @@ export function cliIsSandboxed(
  * under exactly the provider's grant (after the checks a provider's start
  * gets), with `io` bridged.
  *
- * @param name The provider's name.
- * @param io Where its output goes and its prompts are asked.
- * @param options Home, config and directories; `createDataDir: false` for a
- * read-only use (a status hook, a hint) that must write nothing.
- * @returns The loaded `cli.ts`, or `null` when the provider has none, or
- * its `cli.ts` runs in the CLI process ({@linkcode cliIsSandboxed}).
  * @throws {Error} When it may not start or `cli.ts` fails to load.
  */
 export async function openCliSandbox(
@@ -110,11 +88,7 @@ interface ProviderCli {
   help: string;
   /** The `description` of its `plugin.yaml` (`""` when none). */
   description: string;
-  /**
-   * Attaches the provider's subcommands.
-   *
-   * @param command The `hermes <provider>` command.
-   */
+  /** Attaches the provider's subcommands. */
   registerCli: (command: unknown) => void | Promise<void>;
 }
 
@@ -151,18 +125,7 @@ async function cliModuleUrl(
  * is false); a user provider's exports are called in its sandbox
  * ({@linkcode openCliSandbox}).
  *
- * @param name The provider's name.
- * @param exportName The export.
- * @param options Home, config and directories.
- * @returns The function, or `null` when the provider, its `cli.ts` or the
- * export is missing.
  * @throws {Error} When `cli.ts` exists but fails to load.
- *
- * @example
- * ```ts ignore
- * import { loadProviderCliExport } from "./provider_cli.ts";
- * const save = await loadProviderCliExport("honcho", "saveConfig");
- * ```
  */
 export async function loadProviderCliExport(
   name: string,
@@ -199,11 +162,6 @@ export interface ProviderCliLocation {
 /**
  * Finds the `cli.ts` of the active provider (with `evenIfInactive`, of
  * any discovered provider) without importing it.
- *
- * @param name The provider's name.
- * @param options Home, config and directories.
- * @returns Where it is, or `null` when the provider is not active, not
- * found, or has no `cli.ts`.
  */
 export async function locateProviderCli(
   name: string,
@@ -250,19 +208,6 @@ interface ProviderCliOptions extends DiscoveryOptions {
  * process. The CLI does so only where `cli.ts` is host code
  * ({@linkcode cliIsSandboxed} is false); a user provider's commands run in
  * its sandbox ({@linkcode openCliSandbox}).
- *
- * @param name The provider's name.
- * @param options Home, config and directories.
- * @returns The CLI, or `null` when the provider is not the active one, has
- * no directory or no `cli.ts`, or `cli.ts` fails or exports no
- * `registerCli` (logged at debug).
- *
- * @example
- * ```ts ignore
- * import { loadProviderCli } from "./provider_cli.ts";
- * const cli = await loadProviderCli("honcho");
- * if (cli) await cli.registerCli(program.command(cli.name).description(cli.help));
- * ```
  */
 export async function loadProviderCli(
   name: string,
@@ -433,17 +378,7 @@ export type DescribeStatus = (
  * The `describeStatus` export of a provider's `cli.ts` (host-side code),
  * whether or not the provider is active.
  *
- * @param name The provider's name.
- * @param options Home, config and directories.
- * @returns The hook, or `null` when the provider, its `cli.ts` or the
- * export is missing.
  * @throws {Error} When `cli.ts` exists but fails to load.
- *
- * @example
- * ```ts ignore
- * import { loadProviderStatusHook } from "./provider_cli.ts";
- * const describe = await loadProviderStatusHook("honcho");
- * ```
  */
 export async function loadProviderStatusHook(
   name: string,

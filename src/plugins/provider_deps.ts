@@ -1,27 +1,6 @@
 /**
  * A provider's own dependencies, the Deno way.
  *
- * A provider directory may carry a `deno.json` whose `imports` list the
- * packages it uses (`"ms": "npm:ms@2.1.3"`). Its code imports them by full
- * specifier (`import ms from "npm:ms@2.1.3"`): a sandbox worker resolves
- * bare names through the *host's* import map, not the provider's. Each
- * provider pins its own versions, and Deno keeps every version apart in
- * its module cache, so one provider's pins never break another's.
- *
- * - {@linkcode prepareProviderDependencies} (run by `hermes memory setup`)
- *   caches them with `deno install --entrypoint <specifier>` in a
- *   subprocess with `--no-config`; a `deno.lock` in the provider directory
- *   is verified with `--frozen` and never rewritten. A host running with
- *   `--cached-only` can then load them, and nothing else.
- * - {@linkcode providerDependencyStatus} reports readiness by asking the
- *   same command with `--cached-only`: it looks at the cache and never
- *   downloads anything.
- *
- * Discovery never installs. Nothing here writes under `$HERMES_HOME/plugins/`.
- * `external_dependencies` of `plugin.yaml` are reported with their
- * `install` and `check` commands, never run: they would run outside the
- * sandbox.
- *
  * @module
  */
 
@@ -130,17 +109,7 @@ const REMOTE_SPECIFIER_REGEXP = /^(?:npm:|jsr:|https:\/\/)/;
  * `deno.jsonc` without comments), or the package specifier of a package
  * provider.
  *
- * @param candidate The provider (from discovery).
- * @returns The dependencies, in file order.
  * @throws {SyntaxError} When `deno.json` is not valid JSON.
- *
- * @example
- * ```ts ignore
- * import { declaredDependencies } from "./provider_deps.ts";
- * import { findMemoryProvider } from "./plugin_discovery.ts";
- * const candidate = await findMemoryProvider("notes");
- * if (candidate) console.log(await declaredDependencies(candidate));
- * ```
  */
 export async function declaredDependencies(
   candidate: ProviderCandidate,
@@ -256,17 +225,7 @@ function workingDir(candidate: ProviderCandidate, hermesHome: string): string {
  * Reports whether a provider's declared dependencies are in the module
  * cache, without downloading or installing anything.
  *
- * @param name The provider's name.
- * @param options Home, config, directories and the `deno` executable.
- * @returns The status, or `null` when the provider is not found.
  * @throws {SyntaxError} When its `deno.json` is not valid JSON.
- *
- * @example
- * ```ts ignore
- * import { providerDependencyStatus } from "./provider_deps.ts";
- * const status = await providerDependencyStatus("notes");
- * console.log(status?.summary);
- * ```
  */
 export async function providerDependencyStatus(
   name: string,

@@ -2,35 +2,6 @@
  * The effective sandbox grant of a memory provider: the manifest asks, the
  * user approves, a floor no approval lifts.
  *
- * A sandboxed provider gets exactly:
- *
- * - its baseline: its own code directory (read-only: code it could rewrite
- *   would run unconfined on the next start) and its data directory
- *   `$HERMES_HOME/<name>/` (read and write);
- * - the entries of its `plugin.yaml` request (`permissions.read`, `write`,
- *   `env`, `net`, `npm`) that the user approved: `hermes memory setup
- *   <name>` records them in `config.yaml` under `memory.permissions.<name>`,
- *   which no provider can reach. A bundled provider is approved for what its
- *   manifest declares. Entries not approved are left out, with one notice
- *   naming the command that approves them;
- * - what the user granted there on their own (a self-hosted server, say);
- * - import: the host a package provider is served from (`jsr.io` or the
- *   `https:` host of its specifier), or, for a bundled provider of a
- *   framework loaded from a remote URL, the framework's host; else nothing;
- * - run, ffi and sys: never.
- *
- * Never, whoever asks or approves (`forbiddenGrantPath`,
- * `forbiddenGrantEnv`): the profile's `.env`, `config.yaml` and `plugins/`,
- * Hermes' own areas (`HERMES_HOME_AREAS`), other profiles, other providers'
- * data, the framework's files, the user's keys and shell files, and
- * Honcho's credentials for any provider but the bundled honcho; such an
- * entry is dropped with one warning naming the file, key and reason.
- *
- * `npm` (may the provider import `npm:` packages) comes from
- * `permissions.npm` or the user's grant. Without it the provider's process
- * runs with `--no-npm`; with it, with `--cached-only` (packages are cached by
- * `hermes memory setup`). The loader's source check refuses early.
- *
  * @module
  */
 
@@ -80,18 +51,6 @@ export { approveCommand, workerPermissions };
 /**
  * Why a provider cannot have `$HERMES_HOME/<name>/` as its data directory,
  * or `undefined` when it can.
- *
- * @param name The provider's name.
- * @param hermesHome The profile home.
- * @returns The reason, or `undefined`.
- *
- * @example
- * ```ts
- * import { dataDirProblem } from "./provider_permissions.ts";
- * import assert from "node:assert/strict";
- * assert.equal(dataDirProblem("honcho", "/h"), undefined);
- * assert.match(dataDirProblem("plugins", "/h") ?? "", /Hermes itself uses/);
- * ```
  */
 export function dataDirProblem(
   name: string,
@@ -149,19 +108,6 @@ function realPathSyncOr(path: string): string {
 /**
  * Reads the user's grant `memory.permissions.<name>` from a config. An
  * invalid block is ignored with a warning naming the key.
- *
- * @param name The provider's name.
- * @param config The loaded `config.yaml`.
- * @param hermesHome The profile home (for the file named in warnings).
- * @returns The user's grant (empty when none).
- *
- * @example
- * ```ts
- * import { userGrantFromConfig } from "./provider_permissions.ts";
- * import assert from "node:assert/strict";
- * const config = { memory: { permissions: { honcho: { net: ["honcho.internal:8000"] } } } };
- * assert.deepEqual(userGrantFromConfig("honcho", config, "/srv/h").net, ["honcho.internal:8000"]);
- * ```
  */
 export function userGrantFromConfig(
   name: string,
@@ -226,9 +172,6 @@ const pendingApprovals = new Map<string, RequestedEntry[]>();
  * {@linkcode forgetPendingApproval}: `hermes memory setup` loads the
  * provider under the grant the user just approved, and writes the approval
  * to `config.yaml` only when the whole setup succeeds.
- *
- * @param name The provider's name.
- * @param entries The entries approved.
  */
 export function approvePending(name: string, entries: RequestedEntry[]): void {
   pendingApprovals.set(name, entries);
@@ -237,8 +180,6 @@ export function approvePending(name: string, entries: RequestedEntry[]): void {
 /**
  * Drops what {@linkcode approvePending} approved, and lets the provider's
  * notice show again ({@linkcode markGrantReviewed}).
- *
- * @param name The provider's name.
  */
 export function forgetPendingApproval(name: string): void {
   pendingApprovals.delete(name);
@@ -249,8 +190,6 @@ export function forgetPendingApproval(name: string): void {
  * Keeps the one "asks for more than you approved" notice of a provider
  * quiet in this process: the caller (`hermes memory setup`) shows the
  * request itself.
- *
- * @param name The provider's name.
  */
 export function markGrantReviewed(name: string): void {
   reviewedProviders.add(name);
@@ -260,22 +199,6 @@ export function markGrantReviewed(name: string): void {
  * Computes the effective grant of a discovered provider. Logs the floor's
  * refusals once each, and, when the manifest asks for more than the user
  * approved, one notice naming the command that approves the rest.
- *
- * @param candidate The provider (from discovery).
- * @param options Home and config.
- * @returns The grant.
- *
- * @example
- * ```ts
- * import { emptyPluginManifest } from "./plugin_manifest.ts";
- * import { grantForCandidate } from "./provider_permissions.ts";
- * import assert from "node:assert/strict";
- * const grant = grantForCandidate(
- *   { name: "notes", source: "user", dir: "/srv/h/plugins/notes", specifier: "file:///srv/h/plugins/notes/mod.ts", manifest: emptyPluginManifest() },
- *   { hermesHome: "/srv/h", config: {} },
- * );
- * assert.deepEqual(grant.write.map((e) => e.value), ["/srv/h/notes"]);
- * ```
  */
 export function grantForCandidate(
   candidate: ProviderCandidate,
@@ -296,21 +219,12 @@ export function grantForCandidate(
   return review.grant;
 }
 
-/**
- * Logs the floor's refusals of a review, each once per process.
- *
- * @param review The review.
- */
+/** Logs the floor's refusals of a review, each once per process. */
 export function reportRefused(review: GrantReview): void {
   for (const message of review.refused) warnOnce(message);
 }
 
-/**
- * One line per kind: `read ~/a, ~/b; env X`.
- *
- * @param entries The entries.
- * @returns The text.
- */
+/** One line per kind: `read ~/a, ~/b; env X`. */
 export function describeEntries(entries: RequestedEntry[]): string {
   const parts: string[] = [];
   for (const key of ["read", "write", "env", "net", "npm"] as const) {
@@ -328,11 +242,6 @@ export function describeEntries(entries: RequestedEntry[]): string {
  * `approveAll`), and the entries the user granted there on their own; every
  * path and variable past the floor (`forbiddenGrantPath`,
  * `forbiddenGrantEnv`).
- *
- * @param candidate The provider (from discovery).
- * @param options Home, config, and `approveAll` (what the grant would be
- * once the whole request is approved).
- * @returns The review.
  */
 export function reviewGrant(
   candidate: ProviderCandidate,
@@ -578,17 +487,6 @@ function hostHas(descriptor: Deno.PermissionDescriptor): boolean {
  * The parts of a grant the host process itself does not hold. Creating a
  * worker with any of them would fail (`Can't escalate parent thread
  * permissions`), so the loader checks first and names them.
- *
- * @param grant The grant.
- * @returns Flags the host lacks, such as `--allow-read=/root/.honcho/config.json`.
- *
- * @example
- * ```ts no-assert
- * import { missingHostPermissions } from "./provider_permissions.ts";
- * import { type ProviderGrant } from "@hermes/memory";
- * declare const grant: ProviderGrant;
- * const missing = missingHostPermissions(grant);
- * ```
  */
 export function missingHostPermissions(grant: ProviderGrant): string[] {
   const missing: string[] = [];

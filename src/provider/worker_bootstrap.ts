@@ -5,52 +5,6 @@
  * `deno compile` binary, with `new Worker(<this file's URL>, {deno:
  * {permissions}})`.
  *
- * In a process, the messages are JSON lines: the host's on stdin, whose
- * first line is a random token; the bootstrap's on stdout, each starting
- * with that token. The token is read, and the real stdin and stdout kept
- * here, before the hardening replaces `Deno.stdin` / `Deno.stdout` and
- * before any provider code is imported, so provider code never learns it:
- * a line it writes to descriptor 1 lacks the token and stops the provider.
- * When stdin closes (the host is gone) the process exits.
- *
- * It imports `@hermes/memory/provider` (`./mod.ts`) statically. A worker's
- * entry graph is loaded under the *parent's* permissions, and a module
- * already loaded is served again without a permission check, so provider
- * code can `import { MemoryProvider } from "@hermes/memory/provider"`
- * (resolved through the host's import map to this same module) without
- * read access to the framework's files. That graph holds no npm package.
- * The same API is `globalThis.HermesMemory`, for provider code that cannot
- * use the host's import map (npm or jsr packages). Providers that import
- * the whole framework (`@hermes/memory`) get `worker_bootstrap_full.ts`,
- * which preloads `mod.ts` first.
- *
- * Before anything else it hardens the worker (`worker_hardening.ts`:
- * signals, exit, the terminal, the environment and Deno's internals are
- * taken away from provider code) and waits for the host's `connect`
- * message, which carries the private `MessagePort` every later message
- * travels on; provider code never holds it.
- *
- * Provider code is never imported statically: the loader sends the
- * provider's module URL in the `load` message and it is loaded with
- * `import()` of that runtime value, so the provider's whole graph is
- * checked against the worker's permissions. Only one `load` is accepted.
- *
- * Inside the worker, every call and cast runs under `withHermesHome` (the
- * profile home passed by the host) and `withSecretScope` (the caller's
- * secrets, limited by the host to the names the provider declared), both
- * captured on the host when the message was posted. Console output and
- * framework log lines go to the host's logger, never to stdout. Which
- * methods the host may call, and which it may post one-way, comes from the
- * hook table (`PROVIDER_HOOKS`).
- *
- * Ordering: casts (one-way hooks such as `syncTurn`) run one at a time in
- * arrival order. While a cast is running (its promise has not settled),
- * every later message waits in a FIFO and starts, in arrival order, once
- * it settles or is abandoned after the cast timeout; a call that starts
- * runs concurrently with later calls and is answered when it completes.
- * Pings are answered at once. A cast's failure is posted as a `castFailed`
- * event; nothing is left as an unhandled rejection.
- *
  * @module
  */
 
@@ -176,26 +130,13 @@ function post(message: WorkerMessage): void {
  * answers the `cli*` requests and the host's prompt answers.
  */
 export interface CliMode {
-  /**
-   * Starts a `cliLoad`, `cliRun` or `cliCall` request.
-   *
-   * @param request The request.
-   * @returns Its (possibly pending) result.
-   */
+  /** Starts a `cliLoad`, `cliRun` or `cliCall` request. */
   request(request: HostRequest): unknown;
-  /**
-   * Receives the host's answer to a prompt.
-   *
-   * @param message The answer.
-   */
+  /** Receives the host's answer to a prompt. */
   answer(message: AnswerMessage): void;
   /**
    * Takes what provider code writes to stdout or stderr (the user's
    * terminal, through the host).
-   *
-   * @param stream Where it was written.
-   * @param text The text.
-   * @returns Whether it was taken.
    */
   write(stream: "stdout" | "stderr", text: string): boolean;
 }
@@ -205,27 +146,17 @@ let cliMode: CliMode | undefined;
 /**
  * Turns this sandbox into one that runs a provider's `cli.ts` (called by
  * `src/cli/sandbox_bootstrap.ts` before any message is read).
- *
- * @param mode The CLI side.
  */
 export function installCliMode(mode: CliMode): void {
   cliMode = mode;
 }
 
-/**
- * Sends one message to the host (over the pipe or the private port).
- *
- * @param message The message.
- */
+/** Sends one message to the host (over the pipe or the private port). */
 export function postToHost(message: WorkerMessage): void {
   post(message);
 }
 
-/**
- * Sets the provider's name for messages (the CLI bootstrap's load).
- *
- * @param name The name.
- */
+/** Sets the provider's name for messages (the CLI bootstrap's load). */
 export function setSandboxProviderName(name: string): void {
   providerName = name;
 }
@@ -241,9 +172,6 @@ hardenWorker({
 /**
  * The text of a `console` call's arguments, as Deno would print them
  * without colours.
- *
- * @param args The arguments.
- * @returns The text.
  */
 export function formatConsoleArgs(args: unknown[]): string {
   return args.map((a) =>
@@ -327,13 +255,7 @@ function reviveCallbacks(value: unknown): unknown {
   return out;
 }
 
-/**
- * Runs `fn` under the call's home, multiplex flag and secret scope.
- *
- * @param context The call's context.
- * @param fn The work.
- * @returns What `fn` returns.
- */
+/** Runs `fn` under the call's home, multiplex flag and secret scope. */
 export function inContext<T>(context: CallContext, fn: () => T): T {
   setMultiplexActive(context.multiplex);
   return withHermesHome(

@@ -131,9 +131,6 @@ const WORKER_URLS: Record<SandboxFramework, URL> = {
 /**
  * Creates the data directory a grant names (mode 0700), refusing a symlink.
  *
- * @param grant The grant.
- * @param create Whether to create it when missing (`false` for a read-only
- *   inspection, which only checks an existing one).
  * @throws {Error} When it is a symlink or not a directory.
  */
 export async function prepareDataDir(
@@ -167,11 +164,7 @@ export async function prepareDataDir(
 export interface LaunchHooks {
   /** The provider's `plugin.yaml`, for denial messages. */
   manifestPath: string | undefined;
-  /**
-   * An event after the bootstrap started (not a log line or a skill).
-   *
-   * @param message The event.
-   */
+  /** An event after the bootstrap started (not a log line or a skill). */
   event(message: WorkerMessage): void;
   /** The sandbox stopped on its own. */
   stopped(): void;
@@ -286,12 +279,7 @@ export function sandboxLauncher(
   return launch;
 }
 
-/**
- * The caller's secret scope limited to the names the grant holds.
- *
- * @param grant The grant.
- * @returns The limited scope, or `undefined` outside a scope.
- */
+/** The caller's secret scope limited to the names the grant holds. */
 export function limitScope(
   grant: ProviderGrant,
 ): Record<string, string> | undefined {

@@ -5,16 +5,6 @@
  * `worker_rpc.ts`), started on the CLI bootstrap
  * (`src/cli/sandbox_bootstrap.ts`) instead of the provider bootstrap.
  *
- * The host routes `hermes <provider> <args…>` here without parsing
- * `<args…>`: the sandbox builds the command tree from `registerCli` with
- * the host's own `HermesCommand` class, parses, runs the action and
- * answers the exit code. What the command prints reaches the host's `io`
- * with control characters escaped; its prompts are asked by the host on
- * the real terminal (or the test's scripted `io`) and the answers sent
- * back. A permission denial is reported once with the sandbox's message
- * (which grant would add it, or that none can). `describeStatus`,
- * `saveConfig`, `postSetup` and `applySetup` are called the same way.
- *
  * @module
  */
 
@@ -95,22 +85,12 @@ export interface ProviderCliStartOptions {
 export interface SandboxedCli {
   /** What it offers. */
   readonly description: CliDescription;
-  /**
-   * Runs `hermes <provider> <args…>` in the sandbox.
-   *
-   * @param args The arguments after the provider's name.
-   * @returns The exit code (1 when the command failed; the reason printed).
-   */
+  /** Runs `hermes <provider> <args…>` in the sandbox. */
   run(args: readonly string[]): Promise<number>;
   /**
    * Calls one export of `cli.ts`. An argument `{__hermesIo: true}` becomes
    * the bridged `io` in the sandbox.
    *
-   * @param name The export.
-   * @param args Its arguments (JSON data).
-   * @param timeoutMs How long it may take (`Infinity`: no limit, the
-   * busy-loop check still applies).
-   * @returns Its result.
    * @throws {Error} What it threw (a denial explained), or a
    * `ProviderCallTimeoutError`.
    */
@@ -128,8 +108,6 @@ export const BRIDGED_IO: { __hermesIo: true } = Object.freeze({
  * Starts a provider's `cli.ts` in its own sandbox process under its grant
  * and loads it.
  *
- * @param options Name, module, grant and the `io` to bridge.
- * @returns The loaded `cli.ts`.
  * @throws {Error} When the process cannot start or `cli.ts` fails to load.
  */
 export async function startProviderCli(
@@ -307,8 +285,6 @@ function safePrompt(given: unknown): Record<string, unknown> {
  * loaded before the command's `io` is known). Until then, and when the
  * target is `undefined`, output goes to the debug log and prompts are
  * refused (a status hook has no terminal).
- *
- * @returns The bridge, and `use(io)` to point it at an `io`.
  */
 export function switchableBridge(): {
   bridge: CliBridge;

@@ -3,14 +3,6 @@
  * implementation runs in its own sandbox under exactly its grant, and the
  * process-wide cap on running sandboxes ({@linkcode setMaxLiveProviders}).
  *
- * Hooks cross the boundary as the hook table says: **calls** are numbered
- * requests that reject after `callTimeoutMs`; **casts** (the void hooks) are
- * posted one-way and run in the worker one at a time in arrival order, and
- * every later call starts only after them, so a `prefetch` sees what an
- * earlier `syncTurn` wrote. A failed cast is logged on the host as the
- * memory manager would have logged it. Each message carries the caller's
- * profile home and secret scope (limited to the granted names).
- *
  * @module
  */
 

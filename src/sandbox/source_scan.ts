@@ -33,9 +33,6 @@ export interface SourceScan {
 /**
  * Reads a provider directory's source files once (at most 2000 entries,
  * files up to 4 MiB, `node_modules` skipped) for the loader's checks.
- *
- * @param dir The provider's directory.
- * @returns What the files import.
  */
 export async function scanProviderSources(dir: string): Promise<SourceScan> {
   const scan: SourceScan = { fullFramework: false };

@@ -2,17 +2,6 @@
  * The messages between the host and a provider's sandbox worker, and the
  * checks every message from a worker passes before the host uses it.
  *
- * In a sandbox process the messages are JSON lines on its stdin and stdout
- * ({@linkcode encodeMessage}), each of the sandbox's lines starting with a
- * token provider code never sees. In a worker, the host creates a
- * `MessageChannel`, posts one port to the worker in a `connect` message,
- * and from then on both sides talk only over that port. Either way provider
- * code cannot post anything the host would read as a reply, a log line or
- * a callback: a line without the token, or a message a worker posts on its
- * global scope, is a protocol violation.
- *
- * This module is loaded on both sides, so it imports nothing.
- *
  * @module
  */
 
@@ -230,17 +219,7 @@ export const MAX_RESULT_BYTES = 32 * 1024 * 1024;
  * JSON would silently drop or cannot write (a function, a symbol, a
  * bigint), as a structured clone refuses it.
  *
- * @param message The message.
- * @returns The JSON text (no newline inside: JSON escapes it).
  * @throws {TypeError} When part of it cannot cross.
- *
- * @example
- * ```ts
- * import { encodeMessage } from "./worker_protocol.ts";
- * import assert from "node:assert/strict";
- * assert.equal(encodeMessage({ t: "ping", id: 0 }), '{"t":"ping","id":0}');
- * assert.throws(() => encodeMessage({ value: () => 1 }), TypeError);
- * ```
  */
 export function encodeMessage(message: unknown): string {
   return JSON.stringify(message, (_key, value: unknown) => {
@@ -252,19 +231,7 @@ export function encodeMessage(message: unknown): string {
   });
 }
 
-/**
- * Turns any thrown value into its transportable form.
- *
- * @param error What was thrown.
- * @returns Name, message and stack.
- *
- * @example
- * ```ts
- * import { serializeError } from "./worker_protocol.ts";
- * import assert from "node:assert/strict";
- * assert.equal(serializeError(new TypeError("bad")).name, "TypeError");
- * ```
- */
+/** Turns any thrown value into its transportable form. */
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {
     const out: SerializedError = {
@@ -280,16 +247,6 @@ export function serializeError(error: unknown): SerializedError {
 /**
  * Rebuilds a transported error as an `Error` carrying the remote name and
  * stack.
- *
- * @param error The transported error.
- * @returns An `Error`.
- *
- * @example
- * ```ts
- * import { reviveError } from "./worker_protocol.ts";
- * import assert from "node:assert/strict";
- * assert.equal(reviveError({ name: "NotCapable", message: "no" }).name, "NotCapable");
- * ```
  */
 export function reviveError(error: SerializedError): Error {
   const revived = new Error(error.message);
@@ -330,10 +287,6 @@ export class ProviderCallTimeoutError extends Error {
  * Whether `value` is larger than `limit` approximate bytes (string
  * lengths, 8 per other leaf or key), walking at most until the limit is
  * passed, so a small value costs little and a huge one stops early.
- *
- * @param value A structured-clone result.
- * @param limit The bound.
- * @returns `true` when larger.
  */
 export function exceedsSize(value: unknown, limit: number): boolean {
   if (typeof value === "string") return value.length > limit;
@@ -388,10 +341,6 @@ export type MessageCheck =
  * its shape, its types, its size, and that a reply answers a request the
  * host sent (`id` below `nextId`). A log line over
  * {@linkcode MAX_LOG_CHARS} is cut, not refused.
- *
- * @param data What arrived.
- * @param nextId The id the host will give its next request.
- * @returns The message, or what is wrong with it (never its content).
  */
 export function checkWorkerMessage(
   data: unknown,

@@ -21,18 +21,20 @@ import {
 } from "../plugins/provider_permissions.ts";
 import { discoverMemoryProviders } from "../plugins/provider_listing.ts";
 import {
-  BRIDGED_IO,
-  type CliBridge,
+  type DescribeStatus,
   loadProviderCli,
   loadProviderCliExport,
-  loadProviderStatusHook,
   locateProviderCli,
   openCliSandbox,
   type ProviderStatusContext,
   type ProviderStatusDescription,
+} from "../plugins/provider_cli.ts";
+import {
+  BRIDGED_IO,
+  type CliBridge,
   type SandboxedCli,
   switchableBridge,
-} from "../plugins/provider_cli.ts";
+} from "../sandbox/sandboxed_cli.ts";
 import {
   declaredDependencies,
   prepareProviderDependencies,
@@ -564,7 +566,9 @@ export async function describeProviderStatus(
         description: description as ProviderStatusDescription | null,
       };
     }
-    const hook = await loadProviderStatusHook(name);
+    const hook = await loadProviderCliExport(name, "describeStatus") as
+      | DescribeStatus
+      | null;
     if (hook === null) return { description: null };
     return { description: await hook(context) };
   } catch (error) {

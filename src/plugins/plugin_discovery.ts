@@ -551,18 +551,6 @@ export async function findMemoryProvider(
 }
 
 /**
- * The directory of a provider (where `plugin.yaml`, `cli.ts` and its own
- * `deno.json` are read from disk), or `null` for an unknown name or a
- * package provider.
- */
-export async function findProviderDir(
-  name: string,
-  options: DiscoveryOptions = {},
-): Promise<string | null> {
-  return (await findMemoryProvider(name, options))?.dir ?? null;
-}
-
-/**
  * The directory a file-based candidate's module lives in (for packages with
  * a `file:` specifier, its directory); `undefined` for remote packages.
  */

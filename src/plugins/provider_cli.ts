@@ -18,15 +18,11 @@ import { errorText } from "../_util/error_text.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import { isCompiledBinary } from "../sandbox/transport.ts";
 import {
-  BRIDGED_IO,
   type CliBridge,
   type SandboxedCli,
   startProviderCli,
-  switchableBridge,
 } from "../sandbox/sandboxed_cli.ts";
 import type { ProviderCandidate } from "./plugin_discovery.ts";
-
-export { BRIDGED_IO, type CliBridge, type SandboxedCli, switchableBridge };
 
 /**
  * Whether a provider's `cli.ts` runs in its sandbox process (a user or
@@ -216,8 +212,7 @@ export async function loadProviderCli(
   try {
     const found = await locateProviderCli(name, options);
     if (found === null) return null;
-    const { url, candidate } = found;
-    const module = await import(String(url)) as Record<string, unknown>;
+    const module = await import(String(found.url)) as Record<string, unknown>;
     const registerCli = module.registerCli;
     if (typeof registerCli !== "function") {
       log(
@@ -226,11 +221,10 @@ export async function loadProviderCli(
       );
       return null;
     }
-    const description = candidate.manifest.description;
     return {
       name,
-      help: description || `Manage ${name} memory plugin`,
-      description,
+      help: found.help,
+      description: found.description,
       registerCli: registerCli as ProviderCli["registerCli"],
     };
   } catch (error) {
@@ -373,18 +367,3 @@ export interface ProviderStatusDescription {
 export type DescribeStatus = (
   context: ProviderStatusContext,
 ) => ProviderStatusDescription | Promise<ProviderStatusDescription>;
-
-/**
- * The `describeStatus` export of a provider's `cli.ts` (host-side code),
- * whether or not the provider is active.
- *
- * @throws {Error} When `cli.ts` exists but fails to load.
- */
-export async function loadProviderStatusHook(
-  name: string,
-  options: DiscoveryOptions = {},
-): Promise<DescribeStatus | null> {
-  return await loadProviderCliExport(name, "describeStatus", options) as
-    | DescribeStatus
-    | null;
-}

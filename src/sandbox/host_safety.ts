@@ -14,12 +14,6 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
 
-/** The flags every host that loads sandboxed providers must pass. */
-export const HOST_DENO_FLAGS: readonly string[] = Object.freeze([
-  "--no-prompt",
-  "--cached-only",
-]);
-
 /** How permission prompts are ruled out. */
 export type PromptSafety =
   | "no-prompt"

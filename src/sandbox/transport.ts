@@ -124,9 +124,6 @@ export function workerChannel(worker: Worker): ProviderChannel {
   };
 }
 
-/** The bootstrap modules a sandbox loads. */
-export type BootstrapEntry = URL;
-
 /**
  * The heap cap of a provider's process, in MiB, unless the loader is given
  * another.

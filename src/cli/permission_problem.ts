@@ -23,9 +23,7 @@ export function permissionDenial(error: unknown): DenoDenial | undefined {
 
 /** Options of {@linkcode describePermissionProblem}. */
 interface PermissionProblemOptions {
-  /** The profile home the command runs in. */
   hermesHome: string;
-  /** The active provider, when one is configured. */
   provider?: string | null;
 }
 

@@ -350,9 +350,7 @@ function topLevelEscape(dir: string): EscapingSymlink | undefined {
 
 /** A symlink found under a provider directory that resolves outside it. */
 interface EscapingSymlink {
-  /** The link. */
   path: string;
-  /** Where it resolves (or `"(broken)"`). */
   target: string;
 }
 

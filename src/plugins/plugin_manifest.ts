@@ -96,7 +96,6 @@ export interface PluginManifest {
 
 /** Options of {@linkcode PluginManifestError}. */
 interface PluginManifestErrorOptions {
-  /** The underlying failure. */
   cause?: unknown;
 }
 

@@ -80,11 +80,9 @@ export async function openCliSandbox(
 interface ProviderCli {
   /** The provider's name: the command is `hermes <name>`. */
   name: string;
-  /** One line for `hermes --help`. */
   help: string;
   /** The `description` of its `plugin.yaml` (`""` when none). */
   description: string;
-  /** Attaches the provider's subcommands. */
   registerCli: (command: unknown) => void | Promise<void>;
 }
 
@@ -143,15 +141,12 @@ export async function loadProviderCliExport(
 export interface ProviderCliLocation {
   /** The provider's name: the command is `hermes <name>`. */
   name: string;
-  /** The `cli.ts` module URL. */
   url: string;
-  /** One line for `hermes --help`. */
   help: string;
   /** The `description` of its `plugin.yaml` (`""` when none). */
   description: string;
   /** Whether it runs in its sandbox process ({@linkcode cliIsSandboxed}). */
   sandboxed: boolean;
-  /** The provider as discovered. */
   candidate: ProviderCandidate;
 }
 

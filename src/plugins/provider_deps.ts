@@ -37,15 +37,12 @@ interface DependencyState extends ProviderDependency {
 
 /** What {@linkcode providerDependencyStatus} reports. */
 interface DependencyStatus {
-  /** The provider's name. */
   provider: string;
   /** Whether every declared dependency is cached and allowed. */
   ready: boolean;
-  /** One line for `hermes memory status`. */
   summary: string;
   /** Details, one per line: missing packages, commands to run. */
   details: string[];
-  /** Each declared dependency. */
   dependencies: DependencyState[];
   /** External tools from `plugin.yaml`, never checked automatically. */
   external: ExternalDependency[];

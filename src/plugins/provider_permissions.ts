@@ -140,7 +140,6 @@ export function userGrantFromConfig(
 
 /** One entry a provider's manifest asks for. */
 export interface RequestedEntry {
-  /** The permission kind. */
   key: "read" | "write" | "env" | "net" | "npm";
   /** The path, variable or host (`"npm:"` packages for `npm`). */
   value: string;
@@ -154,11 +153,9 @@ export interface RequestedEntry {
 export interface GrantReview {
   /** The effective grant: the baseline plus the approved part. */
   grant: ProviderGrant;
-  /** The manifest, named in messages. */
   manifestPath: string;
   /** Whether the provider is bundled (approved as its manifest declares). */
   bundled: boolean;
-  /** What the manifest asks for, past the floor. */
   requested: RequestedEntry[];
   /** One message per entry the floor refuses (file, entry and why). */
   refused: string[];

@@ -10,15 +10,10 @@ import { getHermesHome } from "../profile/hermes_home.ts";
 
 /** One registered provider skill. */
 interface ProviderSkill {
-  /** `<provider>:<skill>`. */
   qualifiedName: string;
-  /** The provider's name. */
   provider: string;
-  /** The skill's own name. */
   name: string;
-  /** The absolute path of its `SKILL.md`. */
   path: string;
-  /** A one-line description (`""` when none). */
   description: string;
 }
 

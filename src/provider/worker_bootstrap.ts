@@ -130,9 +130,7 @@ function post(message: WorkerMessage): void {
  * answers the `cli*` requests and the host's prompt answers.
  */
 export interface CliMode {
-  /** Starts a `cliLoad`, `cliRun` or `cliCall` request. */
   request(request: HostRequest): unknown;
-  /** Receives the host's answer to a prompt. */
   answer(message: AnswerMessage): void;
   /**
    * Takes what provider code writes to stdout or stderr (the user's

@@ -30,7 +30,6 @@ export interface HardeningHooks {
    * @default {true}
    */
   closeStdio?: boolean;
-  /** The provider's name, for messages. */
   providerName(): string;
   /** Receives text provider code wrote to stdout or stderr. */
   output(level: LogLevel, text: string): void;

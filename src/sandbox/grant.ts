@@ -270,9 +270,7 @@ const HONCHO_SECRET_ENV: ReadonlySet<string> = new Set(["HONCHO_API_KEY"]);
 
 /** Where the paths no grant may reach are. */
 export interface ForbiddenContext {
-  /** The profile home. */
   hermesHome: string;
-  /** The default profile's home (`~/.hermes`). */
   hermesRoot: string;
   /** The framework's own directory, when it runs from local files. */
   frameworkDir?: string;

@@ -32,13 +32,9 @@ export type WorkerOptionsState = "enabled" | "disabled" | "unknown";
 export interface HostSafetyReport {
   /** How permission prompts are ruled out (`prompts`: they are not). */
   prompt: PromptSafety;
-  /** What `npm:` imports can do. */
   npm: NpmSafety;
-  /** Whether worker permissions can be used at all. */
   workerOptions: WorkerOptionsState;
-  /** The process's command line, when readable. */
   commandLine: string[] | null;
-  /** Definite problems: sandboxed loading must refuse. */
   problems: string[];
   /** Things that could not be confirmed, or weaker settings. */
   warnings: string[];

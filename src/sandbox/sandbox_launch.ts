@@ -162,11 +162,9 @@ export async function prepareDataDir(
 
 /** Where a launched sandbox's events and unexpected stops go. */
 export interface LaunchHooks {
-  /** The provider's `plugin.yaml`, for denial messages. */
   manifestPath: string | undefined;
   /** An event after the bootstrap started (not a log line or a skill). */
   event(message: WorkerMessage): void;
-  /** The sandbox stopped on its own. */
   stopped(): void;
 }
 

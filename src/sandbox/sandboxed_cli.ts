@@ -32,15 +32,10 @@ const CLI_BOOTSTRAP = new URL("../cli/sandbox_bootstrap.ts", import.meta.url);
  * (`CliIo` of `@hermes/memory/cli` fits).
  */
 export interface CliBridge {
-  /** Writes to standard output. */
   stdout(text: string): void;
-  /** Writes to standard error. */
   stderr(text: string): void;
-  /** Whether standard input is a terminal. */
   readonly stdinIsTerminal: boolean;
-  /** Whether standard output is a terminal. */
   readonly stdoutIsTerminal: boolean;
-  /** Whether standard error is a terminal. */
   readonly stderrIsTerminal: boolean;
   /** The prompts (`select`, `input`, `password`, `confirm`, `line`). */
   readonly prompts: object;
@@ -48,17 +43,11 @@ export interface CliBridge {
 
 /** Options of {@linkcode startProviderCli}. */
 export interface ProviderCliStartOptions {
-  /** The provider's name (`hermes <name>`). */
   name: string;
-  /** The `file:` URL of its `cli.ts`. */
   specifier: string;
-  /** The `description` of its `plugin.yaml`. */
   description: string;
-  /** Its grant (the provider's own, exactly). */
   grant: ProviderGrant;
-  /** Its `plugin.yaml`, for denial messages. */
   manifestPath?: string;
-  /** Where output goes and prompts are asked. */
   io: CliBridge;
   /**
    * Whether a missing data directory is created (`false` for a read-only
@@ -83,9 +72,7 @@ export interface ProviderCliStartOptions {
 
 /** A provider's `cli.ts`, loaded in its sandbox process. */
 export interface SandboxedCli {
-  /** What it offers. */
   readonly description: CliDescription;
-  /** Runs `hermes <provider> <args…>` in the sandbox. */
   run(args: readonly string[]): Promise<number>;
   /**
    * Calls one export of `cli.ts`. An argument `{__hermesIo: true}` becomes
@@ -95,7 +82,6 @@ export interface SandboxedCli {
    * `ProviderCallTimeoutError`.
    */
   call(name: string, args: unknown[], timeoutMs?: number): Promise<unknown>;
-  /** Ends the sandbox process. */
   close(): void;
 }
 

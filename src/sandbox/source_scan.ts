@@ -24,7 +24,6 @@ const FULL_FRAMEWORK_REGEXP = /["'`]@hermes\/memory["'`]/;
 
 /** What the loader learns from a provider's source files. */
 export interface SourceScan {
-  /** The first file that mentions an `npm:` specifier. */
   npmFile?: string;
   /** Whether any file imports the whole framework (`@hermes/memory`). */
   fullFramework: boolean;

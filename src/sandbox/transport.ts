@@ -33,7 +33,6 @@ export type SandboxTransport = "process" | "worker";
  * provider's, and says when the sandbox is gone.
  */
 export interface ProviderChannel {
-  /** `process` or `worker`, for messages. */
   readonly kind: SandboxTransport;
   /**
    * Sends one message.
@@ -51,11 +50,8 @@ export interface ProviderChannel {
 
 /** What a channel reports. */
 export interface ChannelHandlers {
-  /** A message from the provider's bootstrap. */
   message(data: unknown): void;
-  /** Something outside the protocol. */
   violation(what: string): void;
-  /** The sandbox ended on its own. */
   ended(reason: string): void;
 }
 
@@ -132,7 +128,6 @@ export const DEFAULT_HEAP_LIMIT_MB = 512;
 
 /** Options of {@linkcode processChannel}. */
 export interface ProcessChannelOptions {
-  /** The bootstrap module. */
   entry: URL;
   /** The provider's grant: exactly its permission flags. */
   grant: ProviderGrant;

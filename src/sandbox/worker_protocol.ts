@@ -7,21 +7,16 @@
 
 /** An error as it crosses the worker boundary. */
 export interface SerializedError {
-  /** The error's `name` (`NotCapable`, `TypeError`, …). */
   name: string;
-  /** The error's message. */
   message: string;
-  /** The stack, when there is one. */
   stack?: string;
 }
 
 /** What the worker reports about a loaded provider. */
 export interface ProviderDescription {
-  /** The provider's `name`. */
   name: string;
   /** Its tool schemas, or `null` when `getToolSchemas()` failed. */
   toolSchemas: unknown[] | null;
-  /** Its `preCompressCheckpointApiVersion`. */
   apiVersion: number;
   /** The optional hooks it defines (`postSetup`, `getStatusConfig`, `drain`). */
   optional: string[];
@@ -42,11 +37,9 @@ export interface CallContext {
  * a failure comes back as a `castFailed` event.
  */
 export interface CastRequest {
-  /** Always `"cast"`. */
   t: "cast";
   /** The provider method (one the worker accepts as a cast). */
   method: string;
-  /** Its arguments (structured-cloned). */
   args: unknown[];
   /** The caller's home and secret scope, captured when it was posted. */
   context: CallContext;
@@ -54,21 +47,17 @@ export interface CastRequest {
 
 /** The first host message, on the worker's global scope: the private port. */
 export interface ConnectMessage {
-  /** Always `"connect"`. */
   t: "connect";
 }
 
 /** What the worker loads, and what it is told about the provider. */
 export interface LoadRequest {
-  /** Always `"load"`. */
   t: "load";
   /** The module to import (a runtime value: checked against the grant). */
   specifier: string;
-  /** The provider's name. */
   providerName: string;
   /** Whether an exported instance counts (package providers). */
   acceptInstances: boolean;
-  /** The home and secrets the load runs under. */
   context: CallContext;
   /**
    * How long the worker lets one cast run before it abandons it and starts
@@ -81,11 +70,8 @@ export interface LoadRequest {
 
 /** Whether the user's terminal is a terminal, per stream (for a `cli.ts`). */
 export interface CliTerminal {
-  /** Standard input (prompts are allowed). */
   stdin: boolean;
-  /** Standard output. */
   stdout: boolean;
-  /** Standard error. */
   stderr: boolean;
 }
 
@@ -95,7 +81,6 @@ export interface CliTerminal {
  * {@linkcode CliDescription}.
  */
 export interface CliLoadRequest {
-  /** Always `"cliLoad"`. */
   t: "cliLoad";
   /** The `cli.ts` module to import (checked against the grant). */
   specifier: string;
@@ -103,15 +88,12 @@ export interface CliLoadRequest {
   providerName: string;
   /** The `description` of its `plugin.yaml` (the command's help). */
   description: string;
-  /** What the user's streams are. */
   terminal: CliTerminal;
-  /** The home the load runs under. */
   context: CallContext;
 }
 
 /** What a sandboxed `cli.ts` offers, as its load answers. */
 export interface CliDescription {
-  /** Whether it exports `registerCli(command)`. */
   registerCli: boolean;
   /** The functions it exports (`describeStatus`, `postSetup`, …). */
   exports: string[];
@@ -124,15 +106,11 @@ export interface CliDescription {
  * `ask` message); one-way.
  */
 export interface AnswerMessage {
-  /** Always `"answer"`. */
   t: "answer";
-  /** The `ask` it answers. */
   ask: number;
   /** Whether the user answered (else `error`, e.g. `PromptCancelled`). */
   ok: boolean;
-  /** The answer. */
   value?: unknown;
-  /** Why there is no answer. */
   error?: SerializedError;
 }
 
@@ -177,11 +155,8 @@ export type ReplyRequest = Exclude<HostRequest, CastRequest>;
 
 /** A skill registration as the worker reports it. */
 export interface SkillMessage {
-  /** The skill's name. */
   name: string;
-  /** Its `SKILL.md` as the provider gave it. */
   path: string;
-  /** One line. */
   description: string;
 }
 
@@ -201,7 +176,6 @@ export type WorkerMessage =
 
 /** A function argument replaced for the crossing; the worker calls back. */
 export interface CallbackMarker {
-  /** The name the host keeps the function under. */
   __hermesCallback: string;
 }
 

@@ -40,7 +40,6 @@ export {
 
 /** Options of {@linkcode ProviderWorkerStoppedError}. */
 interface ProviderErrorOptions {
-  /** The underlying failure. */
   cause?: unknown;
 }
 
@@ -75,7 +74,6 @@ export class ProviderWorkerStoppedError extends Error {
 
 /** Options of {@linkcode WorkerRpc}. */
 interface WorkerRpcOptions {
-  /** The provider's name, for messages. */
   provider: string;
   /**
    * How long a worker may leave a ping unanswered while calls are pending
@@ -107,7 +105,6 @@ interface WorkerRpcOptions {
 interface RequestOptions {
   /** Reject after this many milliseconds (`Infinity`: never). */
   timeoutMs: number;
-  /** The method name, for the timeout message. */
   label: string;
   /**
    * Stretch the timeout while the machine is loaded (the share of a CPU a

@@ -21,23 +21,6 @@ import {
   type WorkerMessage,
 } from "./worker_protocol.ts";
 
-export {
-  type CallbackMarker,
-  type CallContext,
-  type CastRequest,
-  type ConnectMessage,
-  type HostRequest,
-  type LoadRequest,
-  ProviderCallTimeoutError,
-  type ProviderDescription,
-  type ReplyRequest,
-  reviveError,
-  type SerializedError,
-  serializeError,
-  type SkillMessage,
-  type WorkerMessage,
-} from "./worker_protocol.ts";
-
 /** Options of {@linkcode ProviderWorkerStoppedError}. */
 interface ProviderErrorOptions {
   cause?: unknown;

@@ -13,7 +13,7 @@ import { grantForCandidate } from "../../src/plugins/provider_permissions.ts";
 import { SandboxedMemoryProvider } from "../../src/sandbox/sandboxed_provider.ts";
 import type { SandboxStartOptions } from "../../src/sandbox/sandbox_launch.ts";
 import { withSecretScope } from "../../src/profile/secret_scope.ts";
-import { ProviderCallTimeoutError } from "../../src/sandbox/worker_rpc.ts";
+import { ProviderCallTimeoutError } from "../../src/sandbox/worker_protocol.ts";
 import {
   captureLogs,
   type TempHome,

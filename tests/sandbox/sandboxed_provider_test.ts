@@ -14,10 +14,8 @@ import {
   setMultiplexActive,
   withSecretScope,
 } from "../../src/profile/secret_scope.ts";
-import {
-  ProviderCallTimeoutError,
-  ProviderWorkerStoppedError,
-} from "../../src/sandbox/worker_rpc.ts";
+import { ProviderWorkerStoppedError } from "../../src/sandbox/worker_rpc.ts";
+import { ProviderCallTimeoutError } from "../../src/sandbox/worker_protocol.ts";
 import {
   approvalOf,
   captureLogs,

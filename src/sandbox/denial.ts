@@ -14,6 +14,8 @@ import {
   type ProviderGrant,
 } from "./grant.ts";
 import { denoDenial, grantKey } from "./deno_denial.ts";
+import { log } from "../core/log.ts";
+import { reviveError, type SerializedError } from "./worker_protocol.ts";
 
 /**
  * A sandboxed provider was denied something its grant does not cover.
@@ -163,4 +165,36 @@ export function explainDenial(
     message,
     error.message,
   );
+}
+
+/** A sandbox's denials: each error explained, each reported denial warned about once. */
+export interface DenialReporter {
+  explain(error: unknown): unknown;
+  /** A `denied` event of the worker: one warning per distinct denial. */
+  report(error: SerializedError): void;
+  /** Whether this denial was already warned about. */
+  reported(error: unknown): boolean;
+}
+
+/** The {@linkcode DenialReporter} of one provider's sandbox. */
+export function denialReporter(
+  provider: string,
+  grant: ProviderGrant,
+  manifestPath: string | undefined,
+): DenialReporter {
+  const warned = new Set<string>();
+  const explain = (error: unknown): unknown =>
+    error instanceof Error
+      ? explainDenial(provider, grant, manifestPath, error)
+      : error;
+  return {
+    explain,
+    report(error: SerializedError): void {
+      const { message } = explain(reviveError(error)) as Error;
+      if (warned.has(message)) return;
+      warned.add(message);
+      log("warn", message);
+    },
+    reported: (error) => error instanceof Error && warned.has(error.message),
+  };
 }

@@ -16,7 +16,7 @@ import {
   openChannel,
   type SandboxTransport,
 } from "./transport.ts";
-import { explainDenial } from "./denial.ts";
+import type { DenialReporter } from "./denial.ts";
 import {
   currentSecretScope,
   isMultiplexActive,
@@ -162,7 +162,7 @@ export async function prepareDataDir(
 
 /** Where a launched sandbox's events and unexpected stops go. */
 export interface LaunchHooks {
-  manifestPath: string | undefined;
+  denials: DenialReporter;
   /** An event after the bootstrap started (not a log line or a skill). */
   event(message: WorkerMessage): void;
   stopped(): void;
@@ -267,9 +267,7 @@ export function sandboxLauncher(
       description = await pending as ProviderDescription | null;
     } catch (error) {
       rpc.terminate("its load failed");
-      throw error instanceof Error
-        ? explainDenial(candidate.name, grant, hooks.manifestPath, error)
-        : error;
+      throw hooks.denials.explain(error);
     }
     if (description === null) rpc.terminate("it offers no provider");
     return { rpc, description };

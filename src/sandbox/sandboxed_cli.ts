@@ -13,13 +13,12 @@ import { terminalSafe } from "../core/terminal_text.ts";
 import { errorText } from "../_util/error_text.ts";
 import type { ProviderGrant } from "./grant.ts";
 import { openChannel } from "./transport.ts";
-import { explainDenial } from "./denial.ts";
+import { denialReporter } from "./denial.ts";
 import { limitScope, prepareDataDir } from "./sandbox_launch.ts";
 import {
   type CallContext,
   type CliDescription,
   type CliTerminal,
-  reviveError,
   serializeError,
   type WorkerMessage,
 } from "./worker_protocol.ts";
@@ -101,11 +100,8 @@ export async function startProviderCli(
 ): Promise<SandboxedCli> {
   const { name, grant, io } = options;
   await prepareDataDir(grant, options.createDataDir !== false);
-  const denials = new Set<string>();
-  const explain = (error: unknown): unknown =>
-    error instanceof Error
-      ? explainDenial(name, grant, options.manifestPath, error)
-      : error;
+  const denials = denialReporter(name, grant, options.manifestPath);
+  const explain = denials.explain;
   const answerPrompt = async (ask: number, kind: string, given: unknown) => {
     try {
       const prompts = io.prompts as Record<
@@ -133,13 +129,9 @@ export async function startProviderCli(
       case "log":
         log(message.level, message.message);
         return;
-      case "denied": {
-        const explained = explain(reviveError(message.error)) as Error;
-        if (denials.has(explained.message)) return;
-        denials.add(explained.message);
-        log("warn", explained.message);
+      case "denied":
+        denials.report(message.error);
         return;
-      }
     }
   };
   const channel = openChannel("process", {
@@ -202,10 +194,7 @@ export async function startProviderCli(
       } catch (error) {
         const explained = explain(error);
         const text = errorText(explained);
-        if (
-          !(explained instanceof Error && denials.has(explained.message)) &&
-          rpc.stopped === undefined
-        ) {
+        if (!denials.reported(explained) && rpc.stopped === undefined) {
           io.stderr(`error: ${terminalSafe(text)}\n`);
         }
         return 1;

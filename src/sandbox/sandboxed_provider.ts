@@ -22,7 +22,7 @@ import {
   type ProviderHookName,
 } from "../core/provider_hooks.ts";
 import type { ProviderGrant, SandboxTarget } from "./grant.ts";
-import { explainDenial } from "./denial.ts";
+import { type DenialReporter, denialReporter } from "./denial.ts";
 import { scanProviderSources } from "./source_scan.ts";
 import { isMultiplexActive } from "../profile/secret_scope.ts";
 import {
@@ -51,7 +51,7 @@ interface SandboxState {
   description: ProviderDescription;
   candidate: SandboxTarget;
   grant: ProviderGrant;
-  manifestPath: string | undefined;
+  denials: DenialReporter;
   callbacks: Map<string, (...args: unknown[]) => unknown>;
   callTimeoutMs: number;
   shutdownTimeoutMs: number;
@@ -136,7 +136,6 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   #state: SandboxState;
   #schemas: ToolSchema[] | null;
   #shutdown: Promise<void> | undefined;
-  #denials = new Set<string>();
   /** Casts posted that no drain has seen finish yet. */
   #unconfirmed = 0;
   /** Stopped under the live cap; starts again on the next call. */
@@ -207,10 +206,13 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     options: SandboxStartOptions,
   ): Promise<SandboxedMemoryProvider | null> {
     const grant = options.grant;
-    const manifestPath = candidate.dir !== undefined &&
-        candidate.source !== "bundled"
-      ? join(candidate.dir, "plugin.yaml")
-      : undefined;
+    const denials = denialReporter(
+      candidate.name,
+      grant,
+      candidate.dir !== undefined && candidate.source !== "bundled"
+        ? join(candidate.dir, "plugin.yaml")
+        : undefined,
+    );
     await prepareDataDir(grant, options.createDataDir !== false);
     let framework = options.framework;
     if (framework === undefined) {
@@ -225,7 +227,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     const early: WorkerMessage[] = [];
     const callTimeoutMs = options.callTimeoutMs ?? 30_000;
     const launch = sandboxLauncher(candidate, options, framework, {
-      manifestPath,
+      denials,
       event: (message) => {
         if (loaded.proxy) loaded.proxy.#onEvent(message);
         else early.push(message);
@@ -242,7 +244,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       description,
       candidate,
       grant,
-      manifestPath,
+      denials,
       callbacks,
       callTimeoutMs,
       shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
@@ -405,13 +407,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       case "castFailed":
         this.#logCastFailure(message.method, message.error);
         return;
-      case "denied": {
-        const explained = this.#explain(reviveError(message.error)) as Error;
-        if (this.#denials.has(explained.message)) return;
-        this.#denials.add(explained.message);
-        log("warn", explained.message);
+      case "denied":
+        this.#state.denials.report(message.error);
         return;
-      }
       case "callback":
         try {
           this.#state.callbacks.get(message.name)?.(...message.args);
@@ -438,17 +436,6 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return context;
   }
 
-  #explain(error: unknown): unknown {
-    if (!(error instanceof Error)) return error;
-    const state = this.#state;
-    return explainDenial(
-      state.candidate.name,
-      state.grant,
-      state.manifestPath,
-      error,
-    );
-  }
-
   async #call(
     method: string,
     args: unknown[],
@@ -465,7 +452,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         { timeoutMs, label: method },
       ) as never;
     } catch (error) {
-      throw this.#explain(error);
+      throw this.#state.denials.explain(error);
     }
   }
 
@@ -492,7 +479,10 @@ export class SandboxedMemoryProvider extends MemoryProvider {
           (await this.#live()).cast(request);
         } catch (error) {
           this.#unconfirmed--;
-          this.#logCastFailure(method, serializeError(this.#explain(error)));
+          this.#logCastFailure(
+            method,
+            serializeError(this.#state.denials.explain(error)),
+          );
         } finally {
           this.#queuedCasts--;
         }
@@ -502,7 +492,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     try {
       this.#touch().cast(request);
     } catch (error) {
-      return Promise.reject(this.#explain(error));
+      return Promise.reject(this.#state.denials.explain(error));
     }
     this.#unconfirmed++;
     return POSTED;
@@ -520,7 +510,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       ? PROVIDER_HOOKS[method as ProviderHookName]
       : undefined;
     const error = reviveError(serialized);
-    const explained = this.#explain(error) as Error;
+    const explained = this.#state.denials.explain(error) as Error;
     let message = `Memory provider '${this.name}' ${
       spec?.label ?? method
     } failed: ${redactText(explained.message)}`;

@@ -16,8 +16,8 @@ import {
   emptyPluginManifest,
   parsePluginManifestSync,
   type PluginManifest,
-  PluginManifestError,
   pluginManifestFromValue,
+  readManifestText,
   YamlParserNotLoaded,
 } from "./plugin_manifest.ts";
 import {
@@ -120,7 +120,8 @@ const PACKAGE_SPECIFIER_REGEXP = /^(?:jsr:|npm:|https:\/\/|file:\/\/)/;
 const MOD_TEXT_LIMIT = 1 << 20;
 const warned = new Set<string>();
 
-function warnOnce(message: string): void {
+/** Warns once per distinct message (a load or discovery repeats them). */
+export function warnOnce(message: string): void {
   if (warned.has(message)) return;
   warned.add(message);
   log("warn", message);
@@ -191,17 +192,8 @@ function readModText(path: string): string | undefined {
  */
 function readManifestSync(dir: string, bundledName?: string): PluginManifest {
   const path = join(dir, "plugin.yaml");
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return emptyPluginManifest();
-    throw new PluginManifestError(
-      path,
-      `Cannot read ${path}: ${errorText(error)}`,
-      { cause: error },
-    );
-  }
+  const text = readManifestText(path);
+  if (text === undefined) return emptyPluginManifest();
   if (
     bundledName !== undefined &&
     Object.hasOwn(BUNDLED_MANIFEST_SOURCES, bundledName) &&
@@ -560,4 +552,25 @@ export function candidateModuleDir(
     return dirname(fileURLToPath(candidate.specifier));
   }
   return undefined;
+}
+
+/**
+ * Finds a provider for a command: the profile home resolved and
+ * `config.yaml` read (unless given) once, for the caller to reuse.
+ */
+export async function locateProvider(
+  name: string,
+  options: DiscoveryOptions = {},
+): Promise<
+  | { candidate: ProviderCandidate; hermesHome: string; config: HermesConfig }
+  | null
+> {
+  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
+  const config = options.config ?? await loadConfig({ hermesHome });
+  const candidate = await findMemoryProvider(name, {
+    ...options,
+    hermesHome,
+    config,
+  });
+  return candidate === null ? null : { candidate, hermesHome, config };
 }

@@ -575,16 +575,22 @@ export function pluginManifestFromValue(
  */
 export async function readPluginManifest(dir: string): Promise<PluginManifest> {
   const path = join(dir, "plugin.yaml");
-  let text: string;
+  const text = readManifestText(path);
+  return text === undefined
+    ? emptyPluginManifest()
+    : await parsePluginManifest(text, path);
+}
+
+/** The text of a `plugin.yaml`; `undefined` when it is missing. */
+export function readManifestText(path: string): string | undefined {
   try {
-    text = await Deno.readTextFile(path);
+    return Deno.readTextFileSync(path);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return emptyPluginManifest();
+    if (error instanceof Deno.errors.NotFound) return undefined;
     throw new PluginManifestError(
       path,
       `Cannot read ${path}: ${errorText(error)}`,
       { cause: error },
     );
   }
-  return await parsePluginManifest(text, path);
 }

@@ -4,17 +4,14 @@
  * @module
  */
 
-import { join, resolve } from "node:path";
-import { getHermesHome } from "../profile/hermes_home.ts";
-import type { HermesConfig } from "../core/memory_provider.ts";
+import { join } from "node:path";
 import {
   type DiscoveryOptions,
-  findMemoryProvider,
+  locateProvider,
   type ProviderCandidate,
 } from "./plugin_discovery.ts";
 import type { ExternalDependency } from "./plugin_manifest.ts";
 import { grantForCandidate } from "./provider_permissions.ts";
-import { loadConfig } from "../config/config.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /**
@@ -197,23 +194,6 @@ async function runDenoInstall(
   return { code, output };
 }
 
-async function resolveCandidate(
-  name: string,
-  options: DependencyOptions,
-): Promise<
-  | { candidate: ProviderCandidate; hermesHome: string; config: HermesConfig }
-  | null
-> {
-  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
-  const config = options.config ?? await loadConfig({ hermesHome });
-  const candidate = await findMemoryProvider(name, {
-    ...options,
-    hermesHome,
-    config,
-  });
-  return candidate === null ? null : { candidate, hermesHome, config };
-}
-
 function workingDir(candidate: ProviderCandidate, hermesHome: string): string {
   return candidate.dir ?? hermesHome;
 }
@@ -228,7 +208,7 @@ export async function providerDependencyStatus(
   name: string,
   options: DependencyOptions = {},
 ): Promise<DependencyStatus | null> {
-  const resolved = await resolveCandidate(name, options);
+  const resolved = await locateProvider(name, options);
   if (resolved === null) return null;
   const { candidate, hermesHome, config } = resolved;
   const declared = await declaredDependencies(candidate);
@@ -325,7 +305,7 @@ export async function prepareProviderDependencies(
   name: string,
   options: DependencyOptions = {},
 ): Promise<PrepareResult> {
-  const resolved = await resolveCandidate(name, options);
+  const resolved = await locateProvider(name, options);
   if (resolved === null) {
     throw new DependencyInstallError(
       name,

@@ -26,6 +26,7 @@ import {
   findMemoryProvider,
   isBuiltinSentinel,
   type ProviderCandidate,
+  warnOnce,
 } from "./plugin_discovery.ts";
 import {
   dataDirProblem,
@@ -132,14 +133,6 @@ export interface LoadProviderOptions extends DiscoveryOptions {
    * @default {5000}
    */
   unresponsiveAfterMs?: number;
-}
-
-const warned = new Set<string>();
-
-function warnOnce(message: string): void {
-  if (warned.has(message)) return;
-  warned.add(message);
-  log("warn", message);
 }
 
 /** Thrown inside the loader for a refusal; logged as the load failure. */

@@ -12,19 +12,18 @@ import {
   getHermesHome,
   getUserHome,
 } from "../profile/hermes_home.ts";
-import { log } from "../core/log.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import {
   candidateModuleDir,
   type DiscoveryOptions,
-  findMemoryProvider,
+  locateProvider,
   type ProviderCandidate,
+  warnOnce,
 } from "./plugin_discovery.ts";
 import {
   type ManifestPermissions,
   parsePermissionBlock,
 } from "./plugin_manifest.ts";
-import { loadConfig } from "../config/config.ts";
 import { errorText } from "../_util/error_text.ts";
 import {
   approveCommand,
@@ -85,14 +84,6 @@ interface GrantOptions {
   config?: HermesConfig;
 }
 
-const warnedUserGrants = new Set<string>();
-
-function warnOnce(message: string): void {
-  if (warnedUserGrants.has(message)) return;
-  warnedUserGrants.add(message);
-  log("warn", message);
-}
-
 function add(list: GrantEntry[], value: string, from: GrantOrigin): void {
   if (!list.some((e) => e.value === value)) list.push({ value, from });
 }
@@ -127,13 +118,7 @@ export function userGrantFromConfig(
       keyPrefix: `memory.permissions.${name}`,
     });
   } catch (error) {
-    const message = `${
-      errorText(error)
-    }; the grant is ignored until it is fixed`;
-    if (!warnedUserGrants.has(message)) {
-      warnedUserGrants.add(message);
-      log("warn", message);
-    }
+    warnOnce(`${errorText(error)}; the grant is ignored until it is fixed`);
     return { read: [], write: [], env: [], net: [], npm: false };
   }
 }
@@ -433,14 +418,9 @@ export async function providerPermissions(
     approveAll?: boolean;
   } = {},
 ): Promise<ProviderGrant | null> {
-  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
-  const config = options.config ?? await loadConfig({ hermesHome });
-  const candidate = await findMemoryProvider(name, {
-    ...options,
-    hermesHome,
-    config,
-  });
-  if (candidate === null) return null;
+  const found = await locateProvider(name, options);
+  if (found === null) return null;
+  const { candidate, hermesHome, config } = found;
   if (options.approveAll) {
     return reviewGrant(candidate, { hermesHome, config, approveAll: true })
       .grant;

@@ -94,7 +94,8 @@ function send(message: WorkerMessage): void {
   else port.postMessage(message);
 }
 
-function post(message: WorkerMessage): void {
+/** Sends one message to the host (over the pipe or the private port). */
+export function postToHost(message: WorkerMessage): void {
   try {
     if (
       message.t === "result" && message.ok &&
@@ -149,11 +150,6 @@ export function installCliMode(mode: CliMode): void {
   cliMode = mode;
 }
 
-/** Sends one message to the host (over the pipe or the private port). */
-export function postToHost(message: WorkerMessage): void {
-  post(message);
-}
-
 /** Sets the provider's name for messages (the CLI bootstrap's load). */
 export function setSandboxProviderName(name: string): void {
   providerName = name;
@@ -163,8 +159,8 @@ hardenWorker({
   closeStdio: IN_WORKER,
   providerName: () => providerName,
   write: (stream, text) => cliMode?.write(stream, text) ?? false,
-  output: (level, text) => post({ t: "log", level, message: text }),
-  denied: (error) => post({ t: "denied", error: serializeError(error) }),
+  output: (level, text) => postToHost({ t: "log", level, message: text }),
+  denied: (error) => postToHost({ t: "denied", error: serializeError(error) }),
 });
 
 /**
@@ -190,7 +186,7 @@ function forwardConsole(): void {
     (console as unknown as Record<string, unknown>)[method] = (
       ...args: unknown[]
     ): void => {
-      post({
+      postToHost({
         t: "log",
         level,
         message: `Memory provider '${providerName}': ${
@@ -203,7 +199,7 @@ function forwardConsole(): void {
 
 setLogger({
   log(level: LogLevel, message: string): void {
-    post({ t: "log", level, message });
+    postToHost({ t: "log", level, message });
   },
 });
 forwardConsole();
@@ -211,7 +207,7 @@ forwardConsole();
 scope.addEventListener("unhandledrejection", (event: Event) => {
   event.preventDefault();
   const reason = (event as PromiseRejectionEvent).reason;
-  post({
+  postToHost({
     t: "log",
     level: "warn",
     message:
@@ -222,7 +218,7 @@ scope.addEventListener("unhandledrejection", (event: Event) => {
 });
 scope.addEventListener("error", (event: Event) => {
   event.preventDefault();
-  post({
+  postToHost({
     t: "log",
     level: "warn",
     message: `Memory provider '${providerName}' threw outside a call: ${
@@ -244,7 +240,11 @@ function reviveCallbacks(value: unknown): unknown {
     ) {
       const name = marker.__hermesCallback;
       out[key] = (...args: unknown[]): void => {
-        post({ t: "callback", name, args: JSON.parse(JSON.stringify(args)) });
+        postToHost({
+          t: "callback",
+          name,
+          args: JSON.parse(JSON.stringify(args)),
+        });
       };
     } else {
       out[key] = item;
@@ -299,7 +299,7 @@ async function load(request: LoadMessage): Promise<ProviderDescription | null> {
       providerName,
       acceptInstances: request.acceptInstances === true,
       hermesConfig: request.config,
-      onSkill: (skill) => post({ t: "skill", skill }),
+      onSkill: (skill) => postToHost({ t: "skill", skill }),
     });
   });
   if (loaded === null) return null;
@@ -345,11 +345,11 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 function replyOk(id: number, value: unknown): void {
-  post({ t: "result", id, ok: true, value });
+  postToHost({ t: "result", id, ok: true, value });
 }
 
 function replyError(id: number, error: unknown): void {
-  post({ t: "result", id, ok: false, error: serializeError(error) });
+  postToHost({ t: "result", id, ok: false, error: serializeError(error) });
 }
 
 /** Starts a call (or load); the reply is posted when it completes. */
@@ -380,8 +380,6 @@ function startCall(request: CallRequest | LoadMessage): void {
   }
 }
 
-// -- Casts and ordering ---------------------------------------------------
-
 let castTimeoutMs = 30_000;
 /** Sequence number of the cast whose promise is pending; 0 when none. */
 let runningCast = 0;
@@ -392,7 +390,7 @@ let runningMethod = "";
 let waiting: Incoming[] = [];
 
 function castFailed(method: string, error: unknown): void {
-  post({ t: "castFailed", method, error: serializeError(error) });
+  postToHost({ t: "castFailed", method, error: serializeError(error) });
 }
 
 /**
@@ -460,7 +458,7 @@ function dispatch(request: Incoming): void {
       replyOk(request.id, true);
       return;
     case "ping":
-      post({ t: "pong", id: request.id });
+      postToHost({ t: "pong", id: request.id });
       return;
     default:
       startCall(request);
@@ -483,7 +481,7 @@ function receive(data: unknown): void {
   const request = data as Incoming | null;
   if (request === null || typeof request !== "object") return;
   if (request.t === "ping") {
-    post({ t: "pong", id: request.id });
+    postToHost({ t: "pong", id: request.id });
   } else if ((request as { t: string }).t === "answer") {
     cliMode?.answer(request as unknown as AnswerMessage);
   } else if (runningCast !== 0) {

@@ -532,12 +532,6 @@ export class SandboxedMemoryProvider extends MemoryProvider {
    * drain (if any) reported it durable; `false` on timeout, or when the
    * worker is gone with casts it may not have run (`pending` counts them)
    * or with a drain of its own that can no longer answer.
-   *
-   * @example Waiting for the turn's writes
-   * ```ts ignore
-   * await provider.syncTurn("the kite is red", "noted", { sessionId: "s1" });
-   * assert.equal((await provider.drain(5000)).drained, true); // the write has run
-   * ```
    */
   override async drain(timeoutMs?: number): Promise<DrainResult> {
     const state = this.#state;

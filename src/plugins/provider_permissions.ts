@@ -467,29 +467,21 @@ function hostHas(descriptor: Deno.PermissionDescriptor): boolean {
  */
 export function missingHostPermissions(grant: ProviderGrant): string[] {
   const missing: string[] = [];
-  for (const e of grant.read) {
-    if (!hostHas({ name: "read", path: e.value })) {
-      missing.push(`--allow-read=${e.value}`);
-    }
-  }
-  for (const e of grant.write) {
-    if (!hostHas({ name: "write", path: e.value })) {
-      missing.push(`--allow-write=${e.value}`);
-    }
-  }
-  for (const e of grant.env) {
-    if (!hostHas({ name: "env", variable: e.value })) {
-      missing.push(`--allow-env=${e.value}`);
-    }
-  }
-  for (const e of grant.net) {
-    if (!hostHas({ name: "net", host: e.value })) {
-      missing.push(`--allow-net=${e.value}`);
-    }
-  }
-  for (const e of grant.import) {
-    if (!hostHas({ name: "import", host: e.value })) {
-      missing.push(`--allow-import=${e.value}`);
+  for (
+    const [name, field] of [
+      ["read", "path"],
+      ["write", "path"],
+      ["env", "variable"],
+      ["net", "host"],
+      ["import", "host"],
+    ] as const
+  ) {
+    for (const e of grant[name]) {
+      const descriptor = {
+        name,
+        [field]: e.value,
+      } as Deno.PermissionDescriptor;
+      if (!hostHas(descriptor)) missing.push(`--allow-${name}=${e.value}`);
     }
   }
   return missing;

@@ -112,12 +112,9 @@ async function cliModuleUrl(
 }
 
 /**
- * One export of a provider's `cli.ts`, imported into this process, such
- * as `postSetup` or `saveConfig`, whether or not the provider is the
- * active one: only the named provider's `cli.ts` is imported. The CLI
- * calls it only where `cli.ts` is host code ({@linkcode cliIsSandboxed}
- * is false); a user provider's exports are called in its sandbox
- * ({@linkcode openCliSandbox}).
+ * One export of a provider's `cli.ts` (`postSetup`, `saveConfig`, …),
+ * imported into this process: only for host code ({@linkcode cliIsSandboxed}
+ * false); a user provider's exports run in its sandbox.
  *
  * @throws {Error} When `cli.ts` exists but fails to load.
  */

@@ -27,13 +27,13 @@ import {
 import { errorText } from "../_util/error_text.ts";
 import {
   approveCommand,
+  denoRunFlags,
   expandGrantPath,
   forbiddenGrantEnv,
   forbiddenGrantPath,
   type GrantEntry,
   type GrantOrigin,
   HERMES_HOME_AREAS,
-  processPermissionFlags,
   type ProviderGrant,
   resolveExistingPrefix,
   type SandboxTarget,
@@ -45,7 +45,7 @@ import { localFrameworkDir } from "../sandbox/denial.ts";
 import { grantKey } from "../sandbox/deno_denial.ts";
 
 export type { GrantEntry, GrantOrigin, ProviderGrant, SandboxTarget };
-export { approveCommand, workerPermissions };
+export { approveCommand, denoRunFlags, workerPermissions };
 
 /**
  * Why a provider cannot have `$HERMES_HOME/<name>/` as its data directory,
@@ -426,30 +426,6 @@ export async function providerPermissions(
       .grant;
   }
   return grantForCandidate(candidate, { hermesHome, config });
-}
-
-/**
- * The `deno run` permission flags of a grant: what a provider's sandbox
- * process is started with (and what a host running the worker transport
- * must hold, since a worker never gets more than its parent). Empty lists
- * are left out; a value holding a `,` or a control character is refused.
- *
- * @param grant The grant.
- * @returns Flags such as `--allow-read=/h,/h/plugins/x`.
- * @throws {TypeError} When a value holds a `,` or a control character.
- *
- * @example
- * ```ts
- * import { denoRunFlags } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const flags = denoRunFlags({ provider: "x", hermesHome: "/h", read: [{ value: "/h", from: "data-dir" }], write: [{ value: "/h", from: "data-dir" }], env: [{ value: "X_KEY", from: "plugin.yaml" }], net: [], import: [], npm: false });
- * assert.deepEqual(flags, ["--allow-read=/h", "--allow-write=/h", "--allow-env=X_KEY"]);
- * ```
- *
- * @category Plugins: discovery, loading, permissions
- */
-export function denoRunFlags(grant: ProviderGrant): string[] {
-  return processPermissionFlags(grant);
 }
 
 function hostHas(descriptor: Deno.PermissionDescriptor): boolean {

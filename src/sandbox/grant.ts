@@ -109,14 +109,26 @@ export function workerPermissions(
 }
 
 /**
- * The `deno run` permission flags of a provider's sandbox process: exactly
- * its grant, each list joined with `,` (Deno's separator), and nothing for
- * run, ffi and sys. A value holding a `,` (which Deno would split into two
- * grants) or a control character is refused, never passed on.
+ * The `deno run` permission flags of a grant: what a provider's sandbox
+ * process is started with (and what a host running the worker transport
+ * must hold, since a worker never gets more than its parent). Empty lists
+ * are left out; a value holding a `,` or a control character is refused.
  *
+ * @param grant The grant.
+ * @returns Flags such as `--allow-read=/h,/h/plugins/x`.
  * @throws {TypeError} When a value holds a `,` or a control character.
+ *
+ * @example
+ * ```ts
+ * import { denoRunFlags } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const flags = denoRunFlags({ provider: "x", hermesHome: "/h", read: [{ value: "/h", from: "data-dir" }], write: [{ value: "/h", from: "data-dir" }], env: [{ value: "X_KEY", from: "plugin.yaml" }], net: [], import: [], npm: false });
+ * assert.deepEqual(flags, ["--allow-read=/h", "--allow-write=/h", "--allow-env=X_KEY"]);
+ * ```
+ *
+ * @category Plugins: discovery, loading, permissions
  */
-export function processPermissionFlags(grant: ProviderGrant): string[] {
+export function denoRunFlags(grant: ProviderGrant): string[] {
   const flags: string[] = [];
   const lists: [string, GrantEntry[]][] = [
     ["read", grant.read],

@@ -12,7 +12,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  processPermissionFlags,
+  denoRunFlags,
   type ProviderGrant,
   workerPermissions,
 } from "./grant.ts";
@@ -215,7 +215,7 @@ export function processArgs(options: ProcessChannelOptions): string[] {
     `--v8-flags=--max-old-space-size=${
       Math.max(16, Math.floor(options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB))
     }`,
-    ...processPermissionFlags(withFrameworkImport(grant, options.entry)),
+    ...denoRunFlags(withFrameworkImport(grant, options.entry)),
     ...denyFlags(grant),
     ...frameworkFlags(options.entry),
     options.entry.protocol === "file:"

@@ -120,15 +120,10 @@ let shareMeasuredAt = -Infinity;
 let lastShare = 1;
 
 /**
- * The share of one CPU a runnable thread of this process gets right now,
- * between 0.05 and 1: spins for a few milliseconds reading the clock and
- * adds up the gaps in which this thread was not running (busy threads of
- * this same process do not count, as they would in a CPU-time reading). On
- * an idle machine it is about 1; with two CPU hogs per core about a third.
- * A provider's sandbox runs on the same machine, so wall time times this
- * share is about the CPU time it could have used: the busy-loop and
- * start-up limits count that, not wall time. Measured at most once a
- * second, and only while a sandbox is late.
+ * The share of one CPU a runnable thread gets now (0.05–1), from the gaps in
+ * a short clock-reading spin. Wall time times this share is about the CPU
+ * time a sandbox could have used: the busy-loop and start-up limits count
+ * that, so a loaded machine stretches them. Measured at most once a second.
  */
 export function cpuShare(): number {
   const now = performance.now();

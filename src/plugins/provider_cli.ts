@@ -13,6 +13,7 @@ import { log } from "../core/log.ts";
 import {
   type DiscoveryOptions,
   findMemoryProvider,
+  locateProvider,
 } from "./plugin_discovery.ts";
 import { errorText } from "../_util/error_text.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
@@ -48,12 +49,8 @@ export async function openCliSandbox(
   io: CliBridge,
   options: DiscoveryOptions & { createDataDir?: boolean } = {},
 ): Promise<SandboxedCli | null> {
-  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
-  const config = options.config ?? await loadConfig({ hermesHome });
   const found = await locateProviderCli(name, {
     ...options,
-    hermesHome,
-    config,
     evenIfInactive: true,
   });
   if (found === null || !found.sandboxed) return null;
@@ -61,8 +58,8 @@ export async function openCliSandbox(
   const { checkedSandbox } = await import("./provider_loader.ts");
   const { grant } = await checkedSandbox(
     found.candidate,
-    hermesHome,
-    config,
+    found.hermesHome,
+    found.config,
     "process",
   );
   return await startProviderCli({
@@ -145,6 +142,8 @@ export interface ProviderCliLocation {
   /** Whether it runs in its sandbox process ({@linkcode cliIsSandboxed}). */
   sandboxed: boolean;
   candidate: ProviderCandidate;
+  hermesHome: string;
+  config: HermesConfig;
 }
 
 /**
@@ -162,12 +161,9 @@ export async function locateProviderCli(
     ? String(memory.provider ?? "").trim()
     : "";
   if (!options.evenIfInactive && active !== name) return null;
-  const candidate = await findMemoryProvider(name, {
-    ...options,
-    hermesHome,
-    config,
-  });
-  if (candidate === null) return null;
+  const found = await locateProvider(name, { ...options, hermesHome, config });
+  if (found === null) return null;
+  const { candidate } = found;
   const url = await cliModuleUrl(candidate);
   if (url === null) return null;
   const description = candidate.manifest.description;
@@ -178,6 +174,8 @@ export async function locateProviderCli(
     description,
     sandboxed: cliIsSandboxed(candidate),
     candidate,
+    hermesHome,
+    config,
   };
 }
 

@@ -23,17 +23,20 @@ import {
 } from "../plugins/provider_permissions.ts";
 import { discoverMemoryProviders } from "../plugins/provider_listing.ts";
 import {
-  BRIDGED_IO,
-  type CliBridge,
+  type DescribeStatus,
   loadProviderCli,
   loadProviderCliExport,
   locateProviderCli,
   openCliSandbox,
   type ProviderStatusContext,
   type ProviderStatusDescription,
+} from "../plugins/provider_cli.ts";
+import {
+  BRIDGED_IO,
+  type CliBridge,
   type SandboxedCli,
   switchableBridge,
-} from "../plugins/provider_cli.ts";
+} from "../sandbox/sandboxed_cli.ts";
 import {
   declaredDependencies,
   prepareProviderDependencies,

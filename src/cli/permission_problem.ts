@@ -1,61 +1,21 @@
 /**
  * Telling a permission problem from every other failure, and saying which
- * flag or config key grants what was denied. Deno reports a denial as
- * `NotCapable` (or, for a denied dynamic `import()`, a `TypeError`) with
- * the message `Requires read access to "<path>", run again with the
- * --allow-read flag`.
+ * flag or config key grants what was denied.
  *
  * @module
  */
 
-import { join } from "node:path";
+import {
+  type DenoDenial,
+  denoDenial,
+  grantKey,
+} from "../sandbox/deno_denial.ts";
 
-/** A permission Deno denied. */
-interface PermissionDenial {
-  /** The permission: `read`, `write`, `env`, `net`, `run`, `import`, … */
-  kind: string;
-  /** The path, variable, host or program, when Deno named it. */
-  target?: string;
-  /** The `deno run` flag that grants it, such as `--allow-read=/srv/h`. */
-  flag: string;
-}
-
-const DENIAL_REGEXP = /Requires (\w+) access(?: to "([^"]*)")?/;
-
-/**
- * Finds the permission denial behind an error (its `cause` chain
- * included).
- *
- * @param error Anything thrown.
- * @returns The denial, or `undefined` when the error is not one.
- *
- * @example Basic usage
- * ```ts
- * import { permissionDenial } from "./permission_problem.ts";
- * import assert from "node:assert/strict";
- * const error = new Error('Requires env access to "LOG_TOKENS", run again with the --allow-env flag');
- * error.name = "NotCapable";
- * assert.equal(permissionDenial(error)?.flag, "--allow-env=LOG_TOKENS");
- * ```
- */
-export function permissionDenial(
-  error: unknown,
-): PermissionDenial | undefined {
+/** The denial behind an error, its `cause` chain included. */
+export function permissionDenial(error: unknown): DenoDenial | undefined {
   for (let e = error, depth = 0; e instanceof Error && depth < 8; depth++) {
-    if (e.name === "NotCapable" || e.name === "TypeError") {
-      const match = DENIAL_REGEXP.exec(e.message);
-      if (match !== null) {
-        const kind = match[1] as string;
-        const target = match[2] || undefined;
-        return {
-          kind,
-          target,
-          flag: target === undefined
-            ? `--allow-${kind}`
-            : `--allow-${kind}=${target}`,
-        };
-      }
-    }
+    const denial = denoDenial(e);
+    if (denial !== undefined) return denial;
     e = e.cause;
   }
   return undefined;
@@ -63,16 +23,11 @@ export function permissionDenial(
 
 /** Options of {@linkcode describePermissionProblem}. */
 interface PermissionProblemOptions {
-  /** The profile home the command runs in. */
   hermesHome: string;
-  /** The active provider, when one is configured. */
   provider?: string | null;
 }
 
-/**
- * The fix for a run that lacks what the profile's configuration needs:
- * start `hermes` through its launcher.
- */
+/** The fix for a run that lacks what the profile's configuration needs. */
 export const LAUNCHER_HINT =
   "start hermes through its launcher ('deno task hermes …' in a checkout, or the 'hermes' command installed with 'deno install -g'), which grants what the profile's configuration needs; 'hermes memory permissions' prints that grant";
 
@@ -92,30 +47,12 @@ function inside(path: string, dir: string): boolean {
 }
 
 /**
- * The two lines a command prints for a permission problem: an `error:`
- * naming what was denied and the flag that grants it, and a `hint:`
- * naming the fix. Inside the profile home the fix is the launcher (it
- * always grants the home); anything else the active provider needs is
- * granted under `memory.permissions.<provider>` in `config.yaml`, which
- * the launcher reads on every start.
- *
- * @param denial The denial.
- * @param options The profile home and active provider.
- * @returns The `error:` and `hint:` lines, each ending with a line break.
- *
- * @example Basic usage
- * ```ts
- * import { describePermissionProblem } from "./permission_problem.ts";
- * import assert from "node:assert/strict";
- * const text = describePermissionProblem(
- *   { kind: "net", target: "honcho.lan:8000", flag: "--allow-net=honcho.lan:8000" },
- *   { hermesHome: "/srv/h", provider: "honcho" },
- * );
- * assert.match(text, /memory\.permissions\.honcho\.net/);
- * ```
+ * The `error:` and `hint:` lines for a permission problem. Inside the
+ * profile home the fix is the launcher (it always grants the home); what
+ * the active provider needs is granted in `config.yaml`.
  */
 export function describePermissionProblem(
-  denial: PermissionDenial,
+  denial: DenoDenial,
   options: PermissionProblemOptions,
 ): string {
   const verb = VERBS[denial.kind] ?? `use ${denial.kind} access to`;
@@ -126,18 +63,11 @@ export function describePermissionProblem(
   const inHome = denial.target !== undefined &&
     (denial.kind === "read" || denial.kind === "write") &&
     inside(denial.target, options.hermesHome);
-  const key = ["read", "env", "net"].includes(denial.kind) &&
-      options.provider
-    ? `memory.permissions.${options.provider}.${denial.kind}`
-    : undefined;
-  let hint: string;
-  if (denial.target === undefined || inHome || key === undefined) {
-    hint = launcher;
-  } else {
-    hint =
-      `if memory provider '${options.provider}' needs it, grant it under ${key} in ${
-        join(options.hermesHome, "config.yaml")
-      } (the launcher adds it on the next run); else ${launcher}`;
-  }
+  const hint = denial.target === undefined || inHome || !options.provider ||
+      !["read", "env", "net"].includes(denial.kind)
+    ? launcher
+    : `if memory provider '${options.provider}' needs it, grant it under ${
+      grantKey(options.provider, denial.kind, options.hermesHome)
+    } (the launcher adds it on the next run); else ${launcher}`;
   return `${error}hint: ${hint}\n`;
 }

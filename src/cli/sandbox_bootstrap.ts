@@ -6,26 +6,6 @@
  * hardening and protocol) with a CLI mode installed. Not public API: the
  * host starts it through `src/sandbox/sandboxed_cli.ts`.
  *
- * It preloads the whole framework and `@hermes/memory/cli` (so a `cli.ts`
- * importing either needs no read access to the framework's files), then:
- *
- * - `cliLoad` imports `cli.ts` (a runtime specifier: checked against the
- *   grant) and answers which functions it exports and which subcommands its
- *   `registerCli` adds;
- * - `cliRun` builds the `hermes` root command with the same
- *   {@linkcode HermesCommand} class the host uses, attaches `hermes
- *   <provider>` with `registerCli`, parses the arguments the host routed
- *   here and answers the exit code;
- * - `cliCall` calls one export (`describeStatus(ctx)`, `saveConfig(values,
- *   home)`, `postSetup(home, config, io)`, `applySetup(home, values, io)`).
- *
- * The `io` a command gets writes to the user's terminal through the host
- * (`io` messages, printed there with control characters escaped) and asks
- * its prompts through the host (`ask` messages, answered with `answer`),
- * which shows them on the real terminal. `console.log` and writes to
- * `Deno.stdout` go to the user's stdout, `console.error` / `warn` and
- * `Deno.stderr` to stderr; the process's own stdio stays the protocol's.
- *
  * @module
  */
 

@@ -2,29 +2,6 @@
  * Discovery of memory-provider plugins: finds them by name, never imports
  * them.
  *
- * Four sources, in precedence order (the first one wins on a name clash, so
- * a directory dropped into a working tree can never shadow a shipped
- * provider):
- *
- * 1. bundled: `plugins/memory/<name>/` beside the framework (when the
- *    framework itself is loaded from a remote URL, the bundled providers
- *    and their manifests are known in code, `bundled_manifests.ts`, and
- *    their specifiers are remote URLs beside the framework's);
- * 2. user: `$HERMES_HOME/plugins/<name>/`;
- * 3. project: `./.hermes/plugins/<name>/` under the agent's working
- *    directory, only when `HERMES_ENABLE_PROJECT_PLUGINS` is truthy;
- * 4. packages: `memory.packages.<name>` in `config.yaml`, a `jsr:`, `npm:`,
- *    `https:` (or, for local development, `file:`) module specifier; listed
- *    by name, never downloaded here.
- *
- * A directory is a provider when its `mod.ts` mentions
- * `registerMemoryProvider` or `MemoryProvider` (a text check); user and
- * project directories must pass it, bundled ones only need `mod.ts`.
- * Directories whose name starts with `_` or `.` are ignored. A bad name,
- * an unreadable directory, a symlink leading out of its source directory or
- * a broken `plugin.yaml` skips that one provider with a warning; the scan
- * goes on.
- *
  * @module
  */
 
@@ -39,8 +16,8 @@ import {
   emptyPluginManifest,
   parsePluginManifestSync,
   type PluginManifest,
-  PluginManifestError,
   pluginManifestFromValue,
+  readManifestText,
   YamlParserNotLoaded,
 } from "./plugin_manifest.ts";
 import {
@@ -143,7 +120,8 @@ const PACKAGE_SPECIFIER_REGEXP = /^(?:jsr:|npm:|https:\/\/|file:\/\/)/;
 const MOD_TEXT_LIMIT = 1 << 20;
 const warned = new Set<string>();
 
-function warnOnce(message: string): void {
+/** Warns once per distinct message (a load or discovery repeats them). */
+export function warnOnce(message: string): void {
   if (warned.has(message)) return;
   warned.add(message);
   log("warn", message);
@@ -153,17 +131,6 @@ function warnOnce(message: string): void {
  * Tells whether a `memory.provider` value means "built-in memory only"
  * (`""`, `default`, `builtin`, `built-in`, `none`; trimmed, any case). Such
  * values are never looked up as plugins.
- *
- * @param value The configured value.
- * @returns `true` for a sentinel, including a missing value.
- *
- * @example
- * ```ts
- * import { isBuiltinSentinel } from "./plugin_discovery.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isBuiltinSentinel(" Built-In "), true);
- * assert.equal(isBuiltinSentinel("honcho"), false);
- * ```
  */
 export function isBuiltinSentinel(value: unknown): boolean {
   if (value === undefined || value === null) return true;
@@ -174,17 +141,6 @@ export function isBuiltinSentinel(value: unknown): boolean {
 /**
  * Tells whether a name can be a provider's: letters, digits, `.`, `_` and
  * `-`, starting with a letter or digit, without `..`.
- *
- * @param name The name.
- * @returns `true` when usable.
- *
- * @example
- * ```ts
- * import { isValidProviderName } from "./plugin_discovery.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isValidProviderName("my-provider"), true);
- * assert.equal(isValidProviderName("../evil"), false);
- * ```
  */
 export function isValidProviderName(name: string): boolean {
   return PROVIDER_NAME_REGEXP.test(name) && !name.includes("..");
@@ -193,14 +149,6 @@ export function isValidProviderName(name: string): boolean {
 /**
  * The directory of the bundled providers, beside the framework's own
  * files, or `undefined` when the framework runs from a remote URL.
- *
- * @returns The absolute directory, or `undefined`.
- *
- * @example
- * ```ts no-assert
- * import { bundledProvidersDir } from "./plugin_discovery.ts";
- * const dir = bundledProvidersDir();
- * ```
  */
 export function bundledProvidersDir(): string | undefined {
   const url = new URL("../../plugins/memory/", import.meta.url);
@@ -244,17 +192,8 @@ function readModText(path: string): string | undefined {
  */
 function readManifestSync(dir: string, bundledName?: string): PluginManifest {
   const path = join(dir, "plugin.yaml");
-  let text: string;
-  try {
-    text = Deno.readTextFileSync(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return emptyPluginManifest();
-    throw new PluginManifestError(
-      path,
-      `Cannot read ${path}: ${errorText(error)}`,
-      { cause: error },
-    );
-  }
+  const text = readManifestText(path);
+  if (text === undefined) return emptyPluginManifest();
   if (
     bundledName !== undefined &&
     Object.hasOwn(BUNDLED_MANIFEST_SOURCES, bundledName) &&
@@ -403,9 +342,7 @@ function topLevelEscape(dir: string): EscapingSymlink | undefined {
 
 /** A symlink found under a provider directory that resolves outside it. */
 interface EscapingSymlink {
-  /** The link. */
   path: string;
-  /** Where it resolves (or `"(broken)"`). */
   target: string;
 }
 
@@ -424,16 +361,6 @@ interface FindEscapingSymlinkOptions {
  * Looks for a symlink under `dir` whose target is outside `dir`. Deno's
  * permission checks look at the path as written, so such a link would
  * let a sandboxed provider read whatever it points at.
- *
- * @param dir The provider directory (symlinks resolved).
- * @param options Whether to walk subdirectories.
- * @returns The first such link, or `undefined`.
- *
- * @example
- * ```ts ignore
- * import { findEscapingSymlink } from "./plugin_discovery.ts";
- * const escape = await findEscapingSymlink("/home/me/.hermes/plugins/notes");
- * ```
  */
 export async function findEscapingSymlink(
   dir: string,
@@ -548,15 +475,6 @@ function remoteBundledCandidates(seen: Set<string>): ProviderCandidate[] {
  * Scans all four sources and returns every provider in precedence order
  * (bundled, user, project, packages; sorted by name within each), the
  * first one of each name only. Nothing is imported or downloaded.
- *
- * @param options Home, config and directories.
- * @returns The candidates.
- *
- * @example
- * ```ts ignore
- * import { scanMemoryProviders } from "./plugin_discovery.ts";
- * for (const p of await scanMemoryProviders()) console.log(p.name, p.source);
- * ```
  */
 export async function scanMemoryProviders(
   options: DiscoveryOptions = {},
@@ -604,15 +522,6 @@ async function scanOnce(
 /**
  * The names of all discovered providers, sorted. No import, no
  * availability check: safe for menus and completions.
- *
- * @param options Home, config and directories.
- * @returns The sorted names.
- *
- * @example
- * ```ts ignore
- * import { listMemoryProviderNames } from "./plugin_discovery.ts";
- * console.log(await listMemoryProviderNames());
- * ```
  */
 export async function listMemoryProviderNames(
   options: DiscoveryOptions = {},
@@ -620,20 +529,7 @@ export async function listMemoryProviderNames(
   return (await scanMemoryProviders(options)).map((c) => c.name).sort();
 }
 
-/**
- * Finds one provider by name, with the precedence of the sources.
- *
- * @param name The provider's name.
- * @param options Home, config and directories.
- * @returns The candidate, or `null` when no source has it (or the name is
- * a built-in sentinel or invalid).
- *
- * @example
- * ```ts ignore
- * import { findMemoryProvider } from "./plugin_discovery.ts";
- * const honcho = await findMemoryProvider("honcho");
- * ```
- */
+/** Finds one provider by name, with the precedence of the sources. */
 export async function findMemoryProvider(
   name: string,
   options: DiscoveryOptions = {},
@@ -645,42 +541,8 @@ export async function findMemoryProvider(
 }
 
 /**
- * The directory of a provider (where `plugin.yaml`, `cli.ts` and its own
- * `deno.json` are read from disk), or `null` for an unknown name or a
- * package provider.
- *
- * @param name The provider's name.
- * @param options Home, config and directories.
- * @returns The absolute directory, or `null`.
- *
- * @example
- * ```ts ignore
- * import { findProviderDir } from "./plugin_discovery.ts";
- * const dir = await findProviderDir("honcho");
- * ```
- */
-export async function findProviderDir(
-  name: string,
-  options: DiscoveryOptions = {},
-): Promise<string | null> {
-  return (await findMemoryProvider(name, options))?.dir ?? null;
-}
-
-/**
  * The directory a file-based candidate's module lives in (for packages with
  * a `file:` specifier, its directory); `undefined` for remote packages.
- *
- * @param candidate The candidate.
- * @returns The directory, or `undefined`.
- *
- * @example
- * ```ts
- * import { candidateModuleDir } from "./plugin_discovery.ts";
- * import { emptyPluginManifest } from "./plugin_manifest.ts";
- * import assert from "node:assert/strict";
- * const dir = candidateModuleDir({ name: "x", source: "package", specifier: "npm:x@1", manifest: emptyPluginManifest() });
- * assert.equal(dir, undefined);
- * ```
  */
 export function candidateModuleDir(
   candidate: ProviderCandidate,
@@ -690,4 +552,25 @@ export function candidateModuleDir(
     return dirname(fileURLToPath(candidate.specifier));
   }
   return undefined;
+}
+
+/**
+ * Finds a provider for a command: the profile home resolved and
+ * `config.yaml` read (unless given) once, for the caller to reuse.
+ */
+export async function locateProvider(
+  name: string,
+  options: DiscoveryOptions = {},
+): Promise<
+  | { candidate: ProviderCandidate; hermesHome: string; config: HermesConfig }
+  | null
+> {
+  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
+  const config = options.config ?? await loadConfig({ hermesHome });
+  const candidate = await findMemoryProvider(name, {
+    ...options,
+    hermesHome,
+    config,
+  });
+  return candidate === null ? null : { candidate, hermesHome, config };
 }

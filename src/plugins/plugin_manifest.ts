@@ -1,39 +1,6 @@
 /**
  * `plugin.yaml`: the metadata file of a memory-provider directory.
  *
- * Hermes reads `name`, `version`, `description`, `hooks` (or
- * `provides_hooks`), `requires_env` and `external_dependencies`; this port
- * adds a `permissions` block, what the provider asks for beyond its own
- * code directory (read) and data directory `$HERMES_HOME/<name>/` (read and
- * write), granted once the user approves it (`hermes memory setup <name>`),
- * and an `availability` block, which lets `hermes memory status` and `list`
- * tell whether the provider is configured without running any of its
- * code:
- *
- * ```yaml
- * permissions:
- *   read: [~/.honcho/config.json, $HERMES_HOME/honcho.json]  # absolute, ~, $HERMES_HOME or $HERMES_ROOT paths
- *   write: []                       # the same forms
- *   env: [HONCHO_API_KEY]           # variable names
- *   net: [api.honcho.dev]           # host or host:port (URLs are reduced to their host)
- *   npm: false                      # may the provider import npm: packages
- *   why:                            # the reason shown when the user is asked
- *     HONCHO_API_KEY: authenticates to Honcho
- * availability:                     # configured when any of these is present
- *   env: [HONCHO_API_KEY]           # set in the environment or the profile's .env
- *   files: [$HERMES_HOME/honcho.json]
- * ```
- *
- * `$HERMES_HOME` is the profile's home and `$HERMES_ROOT` the default
- * profile's (`~/.hermes`), resolved when the grant is computed. A path
- * with a `,`, a control character or a `..` segment is invalid here; paths
- * no grant may reach (the floor: `.env`, `config.yaml`, `plugins/`, Hermes'
- * areas, other profiles, …) are refused when the grant is computed.
- *
- * Parsing is strict: a wrong type or an entry that is not a path, name or
- * host makes the whole file invalid ({@linkcode PluginManifestError}), so a
- * provider never runs with a grant other than the one its author wrote.
- *
  * @module
  */
 
@@ -129,7 +96,6 @@ export interface PluginManifest {
 
 /** Options of {@linkcode PluginManifestError}. */
 interface PluginManifestErrorOptions {
-  /** The underlying failure. */
   cause?: unknown;
 }
 
@@ -180,15 +146,6 @@ const PERMISSION_KEYS = new Set(["read", "write", "env", "net", "npm", "why"]);
 /**
  * A manifest with nothing in it: what a directory without `plugin.yaml`
  * gets.
- *
- * @returns A fresh empty manifest.
- *
- * @example
- * ```ts
- * import { emptyPluginManifest } from "./plugin_manifest.ts";
- * import assert from "node:assert/strict";
- * assert.equal(emptyPluginManifest().permissions.npm, false);
- * ```
  */
 export function emptyPluginManifest(): PluginManifest {
   return {
@@ -204,18 +161,6 @@ export function emptyPluginManifest(): PluginManifest {
 /**
  * Reduces a host, `host:port` or URL to the form Deno's `net` permission
  * takes (`host` or `host:port`), or `undefined` when it is neither.
- *
- * @param value What a manifest or config lists.
- * @returns The host, or `undefined`.
- *
- * @example
- * ```ts
- * import { normalizeNetHost } from "./plugin_manifest.ts";
- * import assert from "node:assert/strict";
- * assert.equal(normalizeNetHost("https://honcho.example.com:8443/v3"), "honcho.example.com:8443");
- * assert.equal(normalizeNetHost("api.honcho.dev"), "api.honcho.dev");
- * assert.equal(normalizeNetHost("*"), undefined);
- * ```
  */
 export function normalizeNetHost(value: string): string | undefined {
   let text = value.trim();
@@ -238,17 +183,6 @@ export function normalizeNetHost(value: string): string | undefined {
  * written (the grant resolves them per profile); anything else (relative
  * paths, a `,`, a control character or a `..` segment anywhere) is
  * `undefined`.
- *
- * @param value The path as written.
- * @returns The absolute path, or `undefined`.
- *
- * @example
- * ```ts
- * import { expandPermissionPath } from "./plugin_manifest.ts";
- * import assert from "node:assert/strict";
- * assert.equal(expandPermissionPath("/etc/./hosts"), "/etc/hosts");
- * assert.equal(expandPermissionPath("notes.txt"), undefined);
- * ```
  */
 export function expandPermissionPath(value: string): string | undefined {
   const text = value.trim();
@@ -340,18 +274,7 @@ function describe(value: unknown): string {
  * Validates a permission block, from `plugin.yaml` or from the user's
  * `memory.permissions.<name>` in `config.yaml`.
  *
- * @param value The block (`undefined` or `null` for none).
- * @param options `where`: the file and key named in errors.
- * @returns The permissions, paths expanded and hosts normalized.
  * @throws {PluginManifestError} When a key, type or entry is wrong.
- *
- * @example
- * ```ts
- * import { parsePermissionBlock } from "./plugin_manifest.ts";
- * import assert from "node:assert/strict";
- * const p = parsePermissionBlock({ net: ["https://api.example.com"] }, { where: "plugin.yaml" });
- * assert.deepEqual(p.net, ["api.example.com"]);
- * ```
  */
 export function parsePermissionBlock(
   value: unknown,
@@ -497,19 +420,8 @@ function parseAvailability(
  * Parses the text of a `plugin.yaml` (a leading byte-order mark is
  * ignored). An empty file is an empty manifest.
  *
- * @param text The file's text.
- * @param path The file's path, named in errors.
- * @returns The manifest.
  * @throws {PluginManifestError} On broken YAML, a top level that is not a
  * mapping, or a wrong value.
- *
- * @example
- * ```ts
- * import { parsePluginManifest } from "./plugin_manifest.ts";
- * import assert from "node:assert/strict";
- * const m = await parsePluginManifest("name: notes\ndescription: Local notes\npermissions:\n  env: [NOTES_KEY]\n", "plugin.yaml");
- * assert.deepEqual(m.permissions.env, ["NOTES_KEY"]);
- * ```
  */
 export async function parsePluginManifest(
   text: string,
@@ -540,9 +452,6 @@ export class YamlParserNotLoaded extends Error {
  * or {@linkcode YamlParserNotLoaded} when the text is outside the simple
  * subset and the `yaml` package has not been loaded.
  *
- * @param text The file's text.
- * @param path The file's path, named in errors.
- * @returns The manifest.
  * @throws {YamlParserNotLoaded} When the full parser is needed first.
  * @throws {PluginManifestError} As {@linkcode parsePluginManifest}.
  */
@@ -593,18 +502,7 @@ function manifestFromSource(
  * the same value written in code, as for the bundled providers of a
  * framework loaded from a remote URL).
  *
- * @param raw The parsed document.
- * @param path The file named in errors.
- * @returns The manifest.
  * @throws {PluginManifestError} When a value is wrong.
- *
- * @example
- * ```ts
- * import { pluginManifestFromValue } from "./plugin_manifest.ts";
- * import assert from "node:assert/strict";
- * const m = pluginManifestFromValue({ name: "notes", permissions: { net: ["notes.example"] } }, "plugin.yaml");
- * assert.deepEqual(m.permissions.net, ["notes.example"]);
- * ```
  */
 export function pluginManifestFromValue(
   raw: unknown,
@@ -673,28 +571,26 @@ export function pluginManifestFromValue(
 /**
  * Reads `<dir>/plugin.yaml`. A missing file gives an empty manifest.
  *
- * @param dir The provider directory.
- * @returns The manifest.
  * @throws {PluginManifestError} When the file is unreadable or invalid.
- *
- * @example
- * ```ts ignore
- * import { readPluginManifest } from "./plugin_manifest.ts";
- * const manifest = await readPluginManifest("/home/me/.hermes/plugins/notes");
- * ```
  */
 export async function readPluginManifest(dir: string): Promise<PluginManifest> {
   const path = join(dir, "plugin.yaml");
-  let text: string;
+  const text = readManifestText(path);
+  return text === undefined
+    ? emptyPluginManifest()
+    : await parsePluginManifest(text, path);
+}
+
+/** The text of a `plugin.yaml`; `undefined` when it is missing. */
+export function readManifestText(path: string): string | undefined {
   try {
-    text = await Deno.readTextFile(path);
+    return Deno.readTextFileSync(path);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) return emptyPluginManifest();
+    if (error instanceof Deno.errors.NotFound) return undefined;
     throw new PluginManifestError(
       path,
       `Cannot read ${path}: ${errorText(error)}`,
       { cause: error },
     );
   }
-  return await parsePluginManifest(text, path);
 }

@@ -4,13 +4,6 @@
  * list` use it for every provider they list (the active one is then also
  * asked itself, in its sandbox, by `status`).
  *
- * A provider is available when every `requires_env` name is set and, when
- * its manifest has an `availability` block, at least one of its variables
- * is set or one of its files exists. Variables count when set, non-empty,
- * in the process environment or the profile's `.env` (names only: values
- * are never read out of it by this check's callers). Unreadable files
- * count as absent.
- *
  * @module
  */
 
@@ -39,9 +32,6 @@ export interface ManifestAvailabilityOptions {
 /**
  * Reads the profile's `.env` for availability checks; a missing or
  * unreadable file is empty.
- *
- * @param hermesHome The profile home.
- * @returns The variables.
  */
 export async function readDotenvForAvailability(
   hermesHome: string,
@@ -53,21 +43,7 @@ export async function readDotenvForAvailability(
   }
 }
 
-/**
- * Tells, from a provider's manifest alone, whether it is configured.
- *
- * @param manifest The provider's manifest.
- * @param options The profile home and its parsed `.env`.
- * @returns `true` when configured.
- *
- * @example
- * ```ts
- * import { emptyPluginManifest } from "./plugin_manifest.ts";
- * import { manifestAvailability } from "./provider_availability.ts";
- * import assert from "node:assert/strict";
- * assert.equal(await manifestAvailability(emptyPluginManifest(), { hermesHome: "/nonexistent", dotenv: {} }), true);
- * ```
- */
+/** Tells, from a provider's manifest alone, whether it is configured. */
 export async function manifestAvailability(
   manifest: PluginManifest,
   options: ManifestAvailabilityOptions = {},

@@ -2,19 +2,6 @@
  * Provider CLI commands (`hermes <provider> …`) from a provider's
  * `cli.ts`.
  *
- * Only the active provider (`memory.provider`) contributes, and only its
- * `cli.ts` is imported, never its `mod.ts`. `cli.ts` must export
- * `registerCli(command)`, which attaches subcommands to the `hermes
- * <provider>` command.
- *
- * Where it runs: a user or project provider's `cli.ts` runs in its own
- * sandbox process under exactly that provider's grant
- * ({@linkcode openCliSandbox}, `src/sandbox/sandboxed_cli.ts`); the host
- * only routes `hermes <provider> …` to it and bridges output and prompts.
- * A bundled provider's `cli.ts` (Honcho's) is framework code and runs in
- * the CLI process, as does every `cli.ts` in a `deno compile` binary (which
- * cannot start a `deno run` child with flags of its own).
- *
  * @module
  */
 
@@ -26,28 +13,22 @@ import { log } from "../core/log.ts";
 import {
   type DiscoveryOptions,
   findMemoryProvider,
+  locateProvider,
 } from "./plugin_discovery.ts";
 import { errorText } from "../_util/error_text.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import { isCompiledBinary } from "../sandbox/transport.ts";
 import {
-  BRIDGED_IO,
   type CliBridge,
   type SandboxedCli,
   startProviderCli,
-  switchableBridge,
 } from "../sandbox/sandboxed_cli.ts";
 import type { ProviderCandidate } from "./plugin_discovery.ts";
-
-export { BRIDGED_IO, type CliBridge, type SandboxedCli, switchableBridge };
 
 /**
  * Whether a provider's `cli.ts` runs in its sandbox process (a user or
  * project provider, outside a `deno compile` binary) rather than in the
  * CLI process (a bundled provider, or any in a compiled binary).
- *
- * @param candidate The provider.
- * @returns `true` when it is sandboxed.
  */
 export function cliIsSandboxed(
   candidate: { source: string; dir?: string },
@@ -61,12 +42,6 @@ export function cliIsSandboxed(
  * under exactly the provider's grant (after the checks a provider's start
  * gets), with `io` bridged.
  *
- * @param name The provider's name.
- * @param io Where its output goes and its prompts are asked.
- * @param options Home, config and directories; `createDataDir: false` for a
- * read-only use (a status hook, a hint) that must write nothing.
- * @returns The loaded `cli.ts`, or `null` when the provider has none, or
- * its `cli.ts` runs in the CLI process ({@linkcode cliIsSandboxed}).
  * @throws {Error} When it may not start or `cli.ts` fails to load.
  */
 export async function openCliSandbox(
@@ -74,12 +49,8 @@ export async function openCliSandbox(
   io: CliBridge,
   options: DiscoveryOptions & { createDataDir?: boolean } = {},
 ): Promise<SandboxedCli | null> {
-  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
-  const config = options.config ?? await loadConfig({ hermesHome });
   const found = await locateProviderCli(name, {
     ...options,
-    hermesHome,
-    config,
     evenIfInactive: true,
   });
   if (found === null || !found.sandboxed) return null;
@@ -87,8 +58,8 @@ export async function openCliSandbox(
   const { checkedSandbox } = await import("./provider_loader.ts");
   const { grant } = await checkedSandbox(
     found.candidate,
-    hermesHome,
-    config,
+    found.hermesHome,
+    found.config,
     "process",
   );
   return await startProviderCli({
@@ -106,15 +77,9 @@ export async function openCliSandbox(
 interface ProviderCli {
   /** The provider's name: the command is `hermes <name>`. */
   name: string;
-  /** One line for `hermes --help`. */
   help: string;
   /** The `description` of its `plugin.yaml` (`""` when none). */
   description: string;
-  /**
-   * Attaches the provider's subcommands.
-   *
-   * @param command The `hermes <provider>` command.
-   */
   registerCli: (command: unknown) => void | Promise<void>;
 }
 
@@ -144,25 +109,11 @@ async function cliModuleUrl(
 }
 
 /**
- * One export of a provider's `cli.ts`, imported into this process, such
- * as `postSetup` or `saveConfig`, whether or not the provider is the
- * active one: only the named provider's `cli.ts` is imported. The CLI
- * calls it only where `cli.ts` is host code ({@linkcode cliIsSandboxed}
- * is false); a user provider's exports are called in its sandbox
- * ({@linkcode openCliSandbox}).
+ * One export of a provider's `cli.ts` (`postSetup`, `saveConfig`, …),
+ * imported into this process: only for host code ({@linkcode cliIsSandboxed}
+ * false); a user provider's exports run in its sandbox.
  *
- * @param name The provider's name.
- * @param exportName The export.
- * @param options Home, config and directories.
- * @returns The function, or `null` when the provider, its `cli.ts` or the
- * export is missing.
  * @throws {Error} When `cli.ts` exists but fails to load.
- *
- * @example
- * ```ts ignore
- * import { loadProviderCliExport } from "./provider_cli.ts";
- * const save = await loadProviderCliExport("honcho", "saveConfig");
- * ```
  */
 export async function loadProviderCliExport(
   name: string,
@@ -184,26 +135,20 @@ export async function loadProviderCliExport(
 export interface ProviderCliLocation {
   /** The provider's name: the command is `hermes <name>`. */
   name: string;
-  /** The `cli.ts` module URL. */
   url: string;
-  /** One line for `hermes --help`. */
   help: string;
   /** The `description` of its `plugin.yaml` (`""` when none). */
   description: string;
   /** Whether it runs in its sandbox process ({@linkcode cliIsSandboxed}). */
   sandboxed: boolean;
-  /** The provider as discovered. */
   candidate: ProviderCandidate;
+  hermesHome: string;
+  config: HermesConfig;
 }
 
 /**
  * Finds the `cli.ts` of the active provider (with `evenIfInactive`, of
  * any discovered provider) without importing it.
- *
- * @param name The provider's name.
- * @param options Home, config and directories.
- * @returns Where it is, or `null` when the provider is not active, not
- * found, or has no `cli.ts`.
  */
 export async function locateProviderCli(
   name: string,
@@ -216,12 +161,9 @@ export async function locateProviderCli(
     ? String(memory.provider ?? "").trim()
     : "";
   if (!options.evenIfInactive && active !== name) return null;
-  const candidate = await findMemoryProvider(name, {
-    ...options,
-    hermesHome,
-    config,
-  });
-  if (candidate === null) return null;
+  const found = await locateProvider(name, { ...options, hermesHome, config });
+  if (found === null) return null;
+  const { candidate } = found;
   const url = await cliModuleUrl(candidate);
   if (url === null) return null;
   const description = candidate.manifest.description;
@@ -232,6 +174,8 @@ export async function locateProviderCli(
     description,
     sandboxed: cliIsSandboxed(candidate),
     candidate,
+    hermesHome,
+    config,
   };
 }
 
@@ -250,19 +194,6 @@ interface ProviderCliOptions extends DiscoveryOptions {
  * process. The CLI does so only where `cli.ts` is host code
  * ({@linkcode cliIsSandboxed} is false); a user provider's commands run in
  * its sandbox ({@linkcode openCliSandbox}).
- *
- * @param name The provider's name.
- * @param options Home, config and directories.
- * @returns The CLI, or `null` when the provider is not the active one, has
- * no directory or no `cli.ts`, or `cli.ts` fails or exports no
- * `registerCli` (logged at debug).
- *
- * @example
- * ```ts ignore
- * import { loadProviderCli } from "./provider_cli.ts";
- * const cli = await loadProviderCli("honcho");
- * if (cli) await cli.registerCli(program.command(cli.name).description(cli.help));
- * ```
  */
 export async function loadProviderCli(
   name: string,
@@ -271,8 +202,7 @@ export async function loadProviderCli(
   try {
     const found = await locateProviderCli(name, options);
     if (found === null) return null;
-    const { url, candidate } = found;
-    const module = await import(String(url)) as Record<string, unknown>;
+    const module = await import(String(found.url)) as Record<string, unknown>;
     const registerCli = module.registerCli;
     if (typeof registerCli !== "function") {
       log(
@@ -281,11 +211,10 @@ export async function loadProviderCli(
       );
       return null;
     }
-    const description = candidate.manifest.description;
     return {
       name,
-      help: description || `Manage ${name} memory plugin`,
-      description,
+      help: found.help,
+      description: found.description,
       registerCli: registerCli as ProviderCli["registerCli"],
     };
   } catch (error) {
@@ -428,28 +357,3 @@ export interface ProviderStatusDescription {
 export type DescribeStatus = (
   context: ProviderStatusContext,
 ) => ProviderStatusDescription | Promise<ProviderStatusDescription>;
-
-/**
- * The `describeStatus` export of a provider's `cli.ts` (host-side code),
- * whether or not the provider is active.
- *
- * @param name The provider's name.
- * @param options Home, config and directories.
- * @returns The hook, or `null` when the provider, its `cli.ts` or the
- * export is missing.
- * @throws {Error} When `cli.ts` exists but fails to load.
- *
- * @example
- * ```ts ignore
- * import { loadProviderStatusHook } from "./provider_cli.ts";
- * const describe = await loadProviderStatusHook("honcho");
- * ```
- */
-export async function loadProviderStatusHook(
-  name: string,
-  options: DiscoveryOptions = {},
-): Promise<DescribeStatus | null> {
-  return await loadProviderCliExport(name, "describeStatus", options) as
-    | DescribeStatus
-    | null;
-}

@@ -1,41 +1,17 @@
 /**
  * A provider's own dependencies, the Deno way.
  *
- * A provider directory may carry a `deno.json` whose `imports` list the
- * packages it uses (`"ms": "npm:ms@2.1.3"`). Its code imports them by full
- * specifier (`import ms from "npm:ms@2.1.3"`): a sandbox worker resolves
- * bare names through the *host's* import map, not the provider's. Each
- * provider pins its own versions, and Deno keeps every version apart in
- * its module cache, so one provider's pins never break another's.
- *
- * - {@linkcode prepareProviderDependencies} (run by `hermes memory setup`)
- *   caches them with `deno install --entrypoint <specifier>` in a
- *   subprocess with `--no-config`; a `deno.lock` in the provider directory
- *   is verified with `--frozen` and never rewritten. A host running with
- *   `--cached-only` can then load them, and nothing else.
- * - {@linkcode providerDependencyStatus} reports readiness by asking the
- *   same command with `--cached-only`: it looks at the cache and never
- *   downloads anything.
- *
- * Discovery never installs. Nothing here writes under `$HERMES_HOME/plugins/`.
- * `external_dependencies` of `plugin.yaml` are reported with their
- * `install` and `check` commands, never run: they would run outside the
- * sandbox.
- *
  * @module
  */
 
-import { join, resolve } from "node:path";
-import { getHermesHome } from "../profile/hermes_home.ts";
-import type { HermesConfig } from "../core/memory_provider.ts";
+import { join } from "node:path";
 import {
   type DiscoveryOptions,
-  findMemoryProvider,
+  locateProvider,
   type ProviderCandidate,
 } from "./plugin_discovery.ts";
 import type { ExternalDependency } from "./plugin_manifest.ts";
 import { grantForCandidate } from "./provider_permissions.ts";
-import { loadConfig } from "../config/config.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /**
@@ -58,15 +34,12 @@ interface DependencyState extends ProviderDependency {
 
 /** What {@linkcode providerDependencyStatus} reports. */
 interface DependencyStatus {
-  /** The provider's name. */
   provider: string;
   /** Whether every declared dependency is cached and allowed. */
   ready: boolean;
-  /** One line for `hermes memory status`. */
   summary: string;
   /** Details, one per line: missing packages, commands to run. */
   details: string[];
-  /** Each declared dependency. */
   dependencies: DependencyState[];
   /** External tools from `plugin.yaml`, never checked automatically. */
   external: ExternalDependency[];
@@ -130,17 +103,7 @@ const REMOTE_SPECIFIER_REGEXP = /^(?:npm:|jsr:|https:\/\/)/;
  * `deno.jsonc` without comments), or the package specifier of a package
  * provider.
  *
- * @param candidate The provider (from discovery).
- * @returns The dependencies, in file order.
  * @throws {SyntaxError} When `deno.json` is not valid JSON.
- *
- * @example
- * ```ts ignore
- * import { declaredDependencies } from "./provider_deps.ts";
- * import { findMemoryProvider } from "./plugin_discovery.ts";
- * const candidate = await findMemoryProvider("notes");
- * if (candidate) console.log(await declaredDependencies(candidate));
- * ```
  */
 export async function declaredDependencies(
   candidate: ProviderCandidate,
@@ -231,23 +194,6 @@ async function runDenoInstall(
   return { code, output };
 }
 
-async function resolveCandidate(
-  name: string,
-  options: DependencyOptions,
-): Promise<
-  | { candidate: ProviderCandidate; hermesHome: string; config: HermesConfig }
-  | null
-> {
-  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
-  const config = options.config ?? await loadConfig({ hermesHome });
-  const candidate = await findMemoryProvider(name, {
-    ...options,
-    hermesHome,
-    config,
-  });
-  return candidate === null ? null : { candidate, hermesHome, config };
-}
-
 function workingDir(candidate: ProviderCandidate, hermesHome: string): string {
   return candidate.dir ?? hermesHome;
 }
@@ -256,23 +202,13 @@ function workingDir(candidate: ProviderCandidate, hermesHome: string): string {
  * Reports whether a provider's declared dependencies are in the module
  * cache, without downloading or installing anything.
  *
- * @param name The provider's name.
- * @param options Home, config, directories and the `deno` executable.
- * @returns The status, or `null` when the provider is not found.
  * @throws {SyntaxError} When its `deno.json` is not valid JSON.
- *
- * @example
- * ```ts ignore
- * import { providerDependencyStatus } from "./provider_deps.ts";
- * const status = await providerDependencyStatus("notes");
- * console.log(status?.summary);
- * ```
  */
 export async function providerDependencyStatus(
   name: string,
   options: DependencyOptions = {},
 ): Promise<DependencyStatus | null> {
-  const resolved = await resolveCandidate(name, options);
+  const resolved = await locateProvider(name, options);
   if (resolved === null) return null;
   const { candidate, hermesHome, config } = resolved;
   const declared = await declaredDependencies(candidate);
@@ -369,7 +305,7 @@ export async function prepareProviderDependencies(
   name: string,
   options: DependencyOptions = {},
 ): Promise<PrepareResult> {
-  const resolved = await resolveCandidate(name, options);
+  const resolved = await locateProvider(name, options);
   if (resolved === null) {
     throw new DependencyInstallError(
       name,

@@ -2,30 +2,6 @@
  * Loading a memory provider by name: discovery, the `plugins.disabled`
  * gate, the sandbox, skills.
  *
- * By default a provider runs sandboxed ({@linkcode SandboxedMemoryProvider}):
- * in its own `deno run` process under exactly its grant, or, in a `deno
- * compile` binary, in a permission-confined worker (`transport.ts` chooses);
- * `sandbox: "none"` imports it in-process, for trusted code and tests. Every load failure is a warning
- * naming the provider and the cause, and the result is `null`:
- *
- * - `Failed to load memory provider '<name>': <cause>`;
- * - `Memory provider '<name>' loaded but no provider instance found`.
- *
- * A sandboxed load refuses (never falls back to running unconfined) when a
- * grant value holds a comma, when the provider directory or its data
- * directory holds a symlink leading out of it, when the provider's name
- * would make its data directory one Hermes uses (`plugins`, `memories`, …),
- * and when provider code mentions `npm:` without `permissions.npm: true`;
- * on the worker transport also when worker permissions are not enabled,
- * when the host runs on a terminal without `--no-prompt` (when that is
- * detectable), and when the host itself lacks part of the grant.
- *
- * Before the worker starts, the host creates the provider's data directory
- * `$HERMES_HOME/<name>/` (mode `0700`) and hands the provider its own
- * sections of `config.yaml` (`ctx.hermesConfig`). A provider whose code
- * imports `@hermes/memory` (rather than `@hermes/memory/provider`) gets a
- * worker with the whole framework preloaded.
- *
  * @module
  */
 
@@ -50,6 +26,7 @@ import {
   findMemoryProvider,
   isBuiltinSentinel,
   type ProviderCandidate,
+  warnOnce,
 } from "./plugin_discovery.ts";
 import {
   dataDirProblem,
@@ -61,11 +38,11 @@ import {
   registerProviderSkill,
 } from "./provider_skills.ts";
 import {
-  ProviderPermissionError,
   SandboxedMemoryProvider,
-  type SandboxFramework,
   setMaxLiveProviders,
 } from "../sandbox/sandboxed_provider.ts";
+import type { SandboxFramework } from "../sandbox/sandbox_launch.ts";
+import { ProviderPermissionError } from "../sandbox/denial.ts";
 import { scanProviderSources } from "../sandbox/source_scan.ts";
 import type { ProviderGrant } from "../sandbox/grant.ts";
 import { errorText } from "../_util/error_text.ts";
@@ -158,14 +135,6 @@ export interface LoadProviderOptions extends DiscoveryOptions {
   unresponsiveAfterMs?: number;
 }
 
-const warned = new Set<string>();
-
-function warnOnce(message: string): void {
-  if (warned.has(message)) return;
-  warned.add(message);
-  log("warn", message);
-}
-
 /** Thrown inside the loader for a refusal; logged as the load failure. */
 class LoadRefused extends Error {}
 
@@ -174,10 +143,6 @@ class LoadRefused extends Error {}
  * section (such as Honcho's `honcho.base_url`) and `memory.provider` with
  * `memory.<name>`. Nothing else of the file (other providers' settings,
  * the user's permission grants) reaches it.
- *
- * @param name The provider's name.
- * @param config The loaded `config.yaml`.
- * @returns The provider's view.
  */
 export function providerConfigView(
   name: string,
@@ -302,11 +267,6 @@ async function loadSandboxed(
  * worker grant the host lacks), and which bootstrap it needs. The provider
  * and its `cli.ts` (`provider_cli.ts`) are started after the same checks.
  *
- * @param candidate The provider.
- * @param hermesHome The profile home.
- * @param config The loaded `config.yaml`.
- * @param transport The sandbox's transport.
- * @returns The grant and the bootstrap.
  * @throws {Error} Why it may not start (a `LoadRefused`).
  */
 export async function checkedSandbox(

@@ -2,35 +2,6 @@
  * The effective sandbox grant of a memory provider: the manifest asks, the
  * user approves, a floor no approval lifts.
  *
- * A sandboxed provider gets exactly:
- *
- * - its baseline: its own code directory (read-only: code it could rewrite
- *   would run unconfined on the next start) and its data directory
- *   `$HERMES_HOME/<name>/` (read and write);
- * - the entries of its `plugin.yaml` request (`permissions.read`, `write`,
- *   `env`, `net`, `npm`) that the user approved: `hermes memory setup
- *   <name>` records them in `config.yaml` under `memory.permissions.<name>`,
- *   which no provider can reach. A bundled provider is approved for what its
- *   manifest declares. Entries not approved are left out, with one notice
- *   naming the command that approves them;
- * - what the user granted there on their own (a self-hosted server, say);
- * - import: the host a package provider is served from (`jsr.io` or the
- *   `https:` host of its specifier), or, for a bundled provider of a
- *   framework loaded from a remote URL, the framework's host; else nothing;
- * - run, ffi and sys: never.
- *
- * Never, whoever asks or approves (`forbiddenGrantPath`,
- * `forbiddenGrantEnv`): the profile's `.env`, `config.yaml` and `plugins/`,
- * Hermes' own areas (`HERMES_HOME_AREAS`), other profiles, other providers'
- * data, the framework's files, the user's keys and shell files, and
- * Honcho's credentials for any provider but the bundled honcho; such an
- * entry is dropped with one warning naming the file, key and reason.
- *
- * `npm` (may the provider import `npm:` packages) comes from
- * `permissions.npm` or the user's grant. Without it the provider's process
- * runs with `--no-npm`; with it, with `--cached-only` (packages are cached by
- * `hermes memory setup`). The loader's source check refuses early.
- *
  * @module
  */
 
@@ -41,29 +12,28 @@ import {
   getHermesHome,
   getUserHome,
 } from "../profile/hermes_home.ts";
-import { log } from "../core/log.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import {
   candidateModuleDir,
   type DiscoveryOptions,
-  findMemoryProvider,
+  locateProvider,
   type ProviderCandidate,
+  warnOnce,
 } from "./plugin_discovery.ts";
 import {
   type ManifestPermissions,
   parsePermissionBlock,
 } from "./plugin_manifest.ts";
-import { loadConfig } from "../config/config.ts";
 import { errorText } from "../_util/error_text.ts";
 import {
   approveCommand,
+  denoRunFlags,
   expandGrantPath,
   forbiddenGrantEnv,
   forbiddenGrantPath,
   type GrantEntry,
   type GrantOrigin,
   HERMES_HOME_AREAS,
-  processPermissionFlags,
   type ProviderGrant,
   resolveExistingPrefix,
   type SandboxTarget,
@@ -72,25 +42,14 @@ import {
 import { terminalSafe } from "../core/terminal_text.ts";
 import { BUNDLED_MANIFESTS } from "./bundled_manifests.ts";
 import { localFrameworkDir } from "../sandbox/denial.ts";
+import { grantKey } from "../sandbox/deno_denial.ts";
 
 export type { GrantEntry, GrantOrigin, ProviderGrant, SandboxTarget };
-export { approveCommand, workerPermissions };
+export { approveCommand, denoRunFlags, workerPermissions };
 
 /**
  * Why a provider cannot have `$HERMES_HOME/<name>/` as its data directory,
  * or `undefined` when it can.
- *
- * @param name The provider's name.
- * @param hermesHome The profile home.
- * @returns The reason, or `undefined`.
- *
- * @example
- * ```ts
- * import { dataDirProblem } from "./provider_permissions.ts";
- * import assert from "node:assert/strict";
- * assert.equal(dataDirProblem("honcho", "/h"), undefined);
- * assert.match(dataDirProblem("plugins", "/h") ?? "", /Hermes itself uses/);
- * ```
  */
 export function dataDirProblem(
   name: string,
@@ -125,14 +84,6 @@ interface GrantOptions {
   config?: HermesConfig;
 }
 
-const warnedUserGrants = new Set<string>();
-
-function warnOnce(message: string): void {
-  if (warnedUserGrants.has(message)) return;
-  warnedUserGrants.add(message);
-  log("warn", message);
-}
-
 function add(list: GrantEntry[], value: string, from: GrantOrigin): void {
   if (!list.some((e) => e.value === value)) list.push({ value, from });
 }
@@ -148,19 +99,6 @@ function realPathSyncOr(path: string): string {
 /**
  * Reads the user's grant `memory.permissions.<name>` from a config. An
  * invalid block is ignored with a warning naming the key.
- *
- * @param name The provider's name.
- * @param config The loaded `config.yaml`.
- * @param hermesHome The profile home (for the file named in warnings).
- * @returns The user's grant (empty when none).
- *
- * @example
- * ```ts
- * import { userGrantFromConfig } from "./provider_permissions.ts";
- * import assert from "node:assert/strict";
- * const config = { memory: { permissions: { honcho: { net: ["honcho.internal:8000"] } } } };
- * assert.deepEqual(userGrantFromConfig("honcho", config, "/srv/h").net, ["honcho.internal:8000"]);
- * ```
  */
 export function userGrantFromConfig(
   name: string,
@@ -180,20 +118,13 @@ export function userGrantFromConfig(
       keyPrefix: `memory.permissions.${name}`,
     });
   } catch (error) {
-    const message = `${
-      errorText(error)
-    }; the grant is ignored until it is fixed`;
-    if (!warnedUserGrants.has(message)) {
-      warnedUserGrants.add(message);
-      log("warn", message);
-    }
+    warnOnce(`${errorText(error)}; the grant is ignored until it is fixed`);
     return { read: [], write: [], env: [], net: [], npm: false };
   }
 }
 
 /** One entry a provider's manifest asks for. */
 export interface RequestedEntry {
-  /** The permission kind. */
   key: "read" | "write" | "env" | "net" | "npm";
   /** The path, variable or host (`"npm:"` packages for `npm`). */
   value: string;
@@ -207,11 +138,9 @@ export interface RequestedEntry {
 export interface GrantReview {
   /** The effective grant: the baseline plus the approved part. */
   grant: ProviderGrant;
-  /** The manifest, named in messages. */
   manifestPath: string;
   /** Whether the provider is bundled (approved as its manifest declares). */
   bundled: boolean;
-  /** What the manifest asks for, past the floor. */
   requested: RequestedEntry[];
   /** One message per entry the floor refuses (file, entry and why). */
   refused: string[];
@@ -225,9 +154,6 @@ const pendingApprovals = new Map<string, RequestedEntry[]>();
  * {@linkcode forgetPendingApproval}: `hermes memory setup` loads the
  * provider under the grant the user just approved, and writes the approval
  * to `config.yaml` only when the whole setup succeeds.
- *
- * @param name The provider's name.
- * @param entries The entries approved.
  */
 export function approvePending(name: string, entries: RequestedEntry[]): void {
   pendingApprovals.set(name, entries);
@@ -236,8 +162,6 @@ export function approvePending(name: string, entries: RequestedEntry[]): void {
 /**
  * Drops what {@linkcode approvePending} approved, and lets the provider's
  * notice show again ({@linkcode markGrantReviewed}).
- *
- * @param name The provider's name.
  */
 export function forgetPendingApproval(name: string): void {
   pendingApprovals.delete(name);
@@ -248,8 +172,6 @@ export function forgetPendingApproval(name: string): void {
  * Keeps the one "asks for more than you approved" notice of a provider
  * quiet in this process: the caller (`hermes memory setup`) shows the
  * request itself.
- *
- * @param name The provider's name.
  */
 export function markGrantReviewed(name: string): void {
   reviewedProviders.add(name);
@@ -259,22 +181,6 @@ export function markGrantReviewed(name: string): void {
  * Computes the effective grant of a discovered provider. Logs the floor's
  * refusals once each, and, when the manifest asks for more than the user
  * approved, one notice naming the command that approves the rest.
- *
- * @param candidate The provider (from discovery).
- * @param options Home and config.
- * @returns The grant.
- *
- * @example
- * ```ts
- * import { emptyPluginManifest } from "./plugin_manifest.ts";
- * import { grantForCandidate } from "./provider_permissions.ts";
- * import assert from "node:assert/strict";
- * const grant = grantForCandidate(
- *   { name: "notes", source: "user", dir: "/srv/h/plugins/notes", specifier: "file:///srv/h/plugins/notes/mod.ts", manifest: emptyPluginManifest() },
- *   { hermesHome: "/srv/h", config: {} },
- * );
- * assert.deepEqual(grant.write.map((e) => e.value), ["/srv/h/notes"]);
- * ```
  */
 export function grantForCandidate(
   candidate: ProviderCandidate,
@@ -295,21 +201,12 @@ export function grantForCandidate(
   return review.grant;
 }
 
-/**
- * Logs the floor's refusals of a review, each once per process.
- *
- * @param review The review.
- */
+/** Logs the floor's refusals of a review, each once per process. */
 export function reportRefused(review: GrantReview): void {
   for (const message of review.refused) warnOnce(message);
 }
 
-/**
- * One line per kind: `read ~/a, ~/b; env X`.
- *
- * @param entries The entries.
- * @returns The text.
- */
+/** One line per kind: `read ~/a, ~/b; env X`. */
 export function describeEntries(entries: RequestedEntry[]): string {
   const parts: string[] = [];
   for (const key of ["read", "write", "env", "net", "npm"] as const) {
@@ -327,11 +224,6 @@ export function describeEntries(entries: RequestedEntry[]): string {
  * `approveAll`), and the entries the user granted there on their own; every
  * path and variable past the floor (`forbiddenGrantPath`,
  * `forbiddenGrantEnv`).
- *
- * @param candidate The provider (from discovery).
- * @param options Home, config, and `approveAll` (what the grant would be
- * once the whole request is approved).
- * @returns The review.
  */
 export function reviewGrant(
   candidate: ProviderCandidate,
@@ -339,7 +231,6 @@ export function reviewGrant(
 ): GrantReview {
   const hermesHome = resolve(options.hermesHome ?? getHermesHome());
   const hermesRoot = getDefaultHermesRoot();
-  const configPath = getConfigPath(hermesHome);
   const user = userGrantFromConfig(
     candidate.name,
     options.config ?? {},
@@ -406,7 +297,7 @@ export function reviewGrant(
   );
   const where = (from: GrantOrigin, key: string): string =>
     from === "config.yaml"
-      ? `memory.permissions.${candidate.name}.${key} in ${configPath}`
+      ? grantKey(candidate.name, key, hermesHome)
       : `permissions.${key} in ${manifestPath}`;
   const refuse = (entry: string, from: GrantOrigin, key: string, why: string) =>
     refused.push(
@@ -527,43 +418,14 @@ export async function providerPermissions(
     approveAll?: boolean;
   } = {},
 ): Promise<ProviderGrant | null> {
-  const hermesHome = resolve(options.hermesHome ?? getHermesHome());
-  const config = options.config ?? await loadConfig({ hermesHome });
-  const candidate = await findMemoryProvider(name, {
-    ...options,
-    hermesHome,
-    config,
-  });
-  if (candidate === null) return null;
+  const found = await locateProvider(name, options);
+  if (found === null) return null;
+  const { candidate, hermesHome, config } = found;
   if (options.approveAll) {
     return reviewGrant(candidate, { hermesHome, config, approveAll: true })
       .grant;
   }
   return grantForCandidate(candidate, { hermesHome, config });
-}
-
-/**
- * The `deno run` permission flags of a grant: what a provider's sandbox
- * process is started with (and what a host running the worker transport
- * must hold, since a worker never gets more than its parent). Empty lists
- * are left out; a value holding a `,` or a control character is refused.
- *
- * @param grant The grant.
- * @returns Flags such as `--allow-read=/h,/h/plugins/x`.
- * @throws {TypeError} When a value holds a `,` or a control character.
- *
- * @example
- * ```ts
- * import { denoRunFlags } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const flags = denoRunFlags({ provider: "x", hermesHome: "/h", read: [{ value: "/h", from: "data-dir" }], write: [{ value: "/h", from: "data-dir" }], env: [{ value: "X_KEY", from: "plugin.yaml" }], net: [], import: [], npm: false });
- * assert.deepEqual(flags, ["--allow-read=/h", "--allow-write=/h", "--allow-env=X_KEY"]);
- * ```
- *
- * @category Plugins: discovery, loading, permissions
- */
-export function denoRunFlags(grant: ProviderGrant): string[] {
-  return processPermissionFlags(grant);
 }
 
 function hostHas(descriptor: Deno.PermissionDescriptor): boolean {
@@ -578,43 +440,24 @@ function hostHas(descriptor: Deno.PermissionDescriptor): boolean {
  * The parts of a grant the host process itself does not hold. Creating a
  * worker with any of them would fail (`Can't escalate parent thread
  * permissions`), so the loader checks first and names them.
- *
- * @param grant The grant.
- * @returns Flags the host lacks, such as `--allow-read=/root/.honcho/config.json`.
- *
- * @example
- * ```ts no-assert
- * import { missingHostPermissions } from "./provider_permissions.ts";
- * import { type ProviderGrant } from "@hermes/memory";
- * declare const grant: ProviderGrant;
- * const missing = missingHostPermissions(grant);
- * ```
  */
 export function missingHostPermissions(grant: ProviderGrant): string[] {
   const missing: string[] = [];
-  for (const e of grant.read) {
-    if (!hostHas({ name: "read", path: e.value })) {
-      missing.push(`--allow-read=${e.value}`);
-    }
-  }
-  for (const e of grant.write) {
-    if (!hostHas({ name: "write", path: e.value })) {
-      missing.push(`--allow-write=${e.value}`);
-    }
-  }
-  for (const e of grant.env) {
-    if (!hostHas({ name: "env", variable: e.value })) {
-      missing.push(`--allow-env=${e.value}`);
-    }
-  }
-  for (const e of grant.net) {
-    if (!hostHas({ name: "net", host: e.value })) {
-      missing.push(`--allow-net=${e.value}`);
-    }
-  }
-  for (const e of grant.import) {
-    if (!hostHas({ name: "import", host: e.value })) {
-      missing.push(`--allow-import=${e.value}`);
+  for (
+    const [name, field] of [
+      ["read", "path"],
+      ["write", "path"],
+      ["env", "variable"],
+      ["net", "host"],
+      ["import", "host"],
+    ] as const
+  ) {
+    for (const e of grant[name]) {
+      const descriptor = {
+        name,
+        [field]: e.value,
+      } as Deno.PermissionDescriptor;
+      if (!hostHas(descriptor)) missing.push(`--allow-${name}=${e.value}`);
     }
   }
   return missing;

@@ -2,17 +2,6 @@
  * Skills registered by memory providers, qualified as
  * `<provider>:<skill>` (for example `my-provider:maintenance`).
  *
- * A provider registers skills from `register(ctx)` with
- * `ctx.registerSkill(name, path, description)`; only the active provider
- * (or a load with `registerSkills: true`) gets them registered, and loading
- * the active provider prunes the skills of any other provider, so after a
- * switch the old provider's skills are gone. The registry is kept per
- * profile home. `SKILL.md` is read lazily, when the skill is viewed.
- *
- * A skill's file must be inside the provider's own directory: the host
- * reads it with its own permissions, so a sandboxed provider must not be
- * able to point it at, say, `~/.ssh/id_ed25519`.
- *
  * @module
  */
 
@@ -21,15 +10,10 @@ import { getHermesHome } from "../profile/hermes_home.ts";
 
 /** One registered provider skill. */
 interface ProviderSkill {
-  /** `<provider>:<skill>`. */
   qualifiedName: string;
-  /** The provider's name. */
   provider: string;
-  /** The skill's own name. */
   name: string;
-  /** The absolute path of its `SKILL.md`. */
   path: string;
-  /** A one-line description (`""` when none). */
   description: string;
 }
 
@@ -88,23 +72,8 @@ function isInside(parent: string, child: string): boolean {
 /**
  * Registers a provider's skill.
  *
- * @param provider The provider's name.
- * @param name The skill's name (letters, digits, `_`, `-`).
- * @param path The skill's `SKILL.md` (relative paths are resolved against
- * `providerDir`).
- * @param options Description, home and the provider's directory.
- * @returns The registered skill.
  * @throws {RangeError} When the name is invalid, the file does not exist,
  * or it lies outside the provider's directory.
- *
- * @example
- * ```ts ignore
- * import { registerProviderSkill } from "./provider_skills.ts";
- * registerProviderSkill("notes", "maintenance", "skills/maintenance/SKILL.md", {
- *   providerDir: "/home/me/.hermes/plugins/notes",
- *   description: "Tidy the notes store",
- * });
- * ```
  */
 export function registerProviderSkill(
   provider: string,
@@ -153,19 +122,7 @@ export function registerProviderSkill(
   return skill;
 }
 
-/**
- * Lists the registered provider skills, sorted by qualified name.
- *
- * @param options The profile home.
- * @returns The skills.
- *
- * @example
- * ```ts
- * import { listSkills } from "./provider_skills.ts";
- * import assert from "node:assert/strict";
- * assert.ok(Array.isArray(listSkills({ hermesHome: "/nonexistent/home" })));
- * ```
- */
+/** Lists the registered provider skills, sorted by qualified name. */
 export function listSkills(
   options: SkillRegistryOptions = {},
 ): ProviderSkill[] {
@@ -174,20 +131,7 @@ export function listSkills(
   );
 }
 
-/**
- * Looks a skill up by its qualified name.
- *
- * @param qualifiedName `<provider>:<skill>`.
- * @param options The profile home.
- * @returns The skill, or `undefined` (for example after a provider switch).
- *
- * @example
- * ```ts
- * import { getSkill } from "./provider_skills.ts";
- * import assert from "node:assert/strict";
- * assert.equal(getSkill("nobody:nothing", { hermesHome: "/nonexistent/home" }), undefined);
- * ```
- */
+/** Looks a skill up by its qualified name. */
 export function getSkill(
   qualifiedName: string,
   options: SkillRegistryOptions = {},
@@ -198,16 +142,7 @@ export function getSkill(
 /**
  * Reads a registered skill's `SKILL.md` (lazily, at view time).
  *
- * @param qualifiedName `<provider>:<skill>`.
- * @param options The profile home.
- * @returns The file's text.
  * @throws {RangeError} When no such skill is registered.
- *
- * @example
- * ```ts ignore
- * import { readSkill } from "./provider_skills.ts";
- * const text = await readSkill("notes:maintenance");
- * ```
  */
 export async function readSkill(
   qualifiedName: string,
@@ -225,17 +160,6 @@ export async function readSkill(
 /**
  * Removes the skills of every provider other than `active` (all provider
  * skills when `active` is `null`).
- *
- * @param active The active provider, or `null` for built-in only.
- * @param options The profile home.
- * @returns The qualified names removed.
- *
- * @example
- * ```ts
- * import { pruneInactiveProviderSkills } from "./provider_skills.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(pruneInactiveProviderSkills(null, { hermesHome: "/nonexistent/home" }), []);
- * ```
  */
 export function pruneInactiveProviderSkills(
   active: string | null,

@@ -4,7 +4,7 @@
  * @module
  */
 
-const REQUIRES_REGEXP = /^Requires \w+ access\b/;
+import { denoDenial } from "../sandbox/deno_denial.ts";
 
 /**
  * Whether an error is Deno refusing something the provider's sandbox grant
@@ -28,17 +28,14 @@ const REQUIRES_REGEXP = /^Requires \w+ access\b/;
  * @category Plugins: discovery, loading, permissions
  */
 export function isPermissionDenial(error: unknown): boolean {
-  if (error instanceof Deno.errors.NotCapable) return true;
-  if (!(error instanceof Error)) return false;
-  return error.name === "NotCapable" || REQUIRES_REGEXP.test(error.message);
+  return error instanceof Deno.errors.NotCapable ||
+    (error instanceof Error && error.name === "NotCapable") ||
+    denoDenial(error) !== undefined;
 }
 
 let reportedByHost = false;
 
-/**
- * Marks this realm as one whose file and network denials the host reports
- * itself (a sandbox worker). Called by the worker hardening; not reversible.
- */
+/** Called by the worker hardening: the host reports this realm's denials (not reversible). */
 export function markDenialsReportedByHost(): void {
   reportedByHost = true;
 }

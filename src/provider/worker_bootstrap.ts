@@ -5,52 +5,6 @@
  * `deno compile` binary, with `new Worker(<this file's URL>, {deno:
  * {permissions}})`.
  *
- * In a process, the messages are JSON lines: the host's on stdin, whose
- * first line is a random token; the bootstrap's on stdout, each starting
- * with that token. The token is read, and the real stdin and stdout kept
- * here, before the hardening replaces `Deno.stdin` / `Deno.stdout` and
- * before any provider code is imported, so provider code never learns it:
- * a line it writes to descriptor 1 lacks the token and stops the provider.
- * When stdin closes (the host is gone) the process exits.
- *
- * It imports `@hermes/memory/provider` (`./mod.ts`) statically. A worker's
- * entry graph is loaded under the *parent's* permissions, and a module
- * already loaded is served again without a permission check, so provider
- * code can `import { MemoryProvider } from "@hermes/memory/provider"`
- * (resolved through the host's import map to this same module) without
- * read access to the framework's files. That graph holds no npm package.
- * The same API is `globalThis.HermesMemory`, for provider code that cannot
- * use the host's import map (npm or jsr packages). Providers that import
- * the whole framework (`@hermes/memory`) get `worker_bootstrap_full.ts`,
- * which preloads `mod.ts` first.
- *
- * Before anything else it hardens the worker (`worker_hardening.ts`:
- * signals, exit, the terminal, the environment and Deno's internals are
- * taken away from provider code) and waits for the host's `connect`
- * message, which carries the private `MessagePort` every later message
- * travels on; provider code never holds it.
- *
- * Provider code is never imported statically: the loader sends the
- * provider's module URL in the `load` message and it is loaded with
- * `import()` of that runtime value, so the provider's whole graph is
- * checked against the worker's permissions. Only one `load` is accepted.
- *
- * Inside the worker, every call and cast runs under `withHermesHome` (the
- * profile home passed by the host) and `withSecretScope` (the caller's
- * secrets, limited by the host to the names the provider declared), both
- * captured on the host when the message was posted. Console output and
- * framework log lines go to the host's logger, never to stdout. Which
- * methods the host may call, and which it may post one-way, comes from the
- * hook table (`PROVIDER_HOOKS`).
- *
- * Ordering: casts (one-way hooks such as `syncTurn`) run one at a time in
- * arrival order. While a cast is running (its promise has not settled),
- * every later message waits in a FIFO and starts, in arrival order, once
- * it settles or is abandoned after the cast timeout; a call that starts
- * runs concurrently with later calls and is answered when it completes.
- * Pings are answered at once. A cast's failure is posted as a `castFailed`
- * event; nothing is left as an unhandled rejection.
- *
  * @module
  */
 
@@ -140,7 +94,8 @@ function send(message: WorkerMessage): void {
   else port.postMessage(message);
 }
 
-function post(message: WorkerMessage): void {
+/** Sends one message to the host (over the pipe or the private port). */
+export function postToHost(message: WorkerMessage): void {
   try {
     if (
       message.t === "result" && message.ok &&
@@ -176,26 +131,11 @@ function post(message: WorkerMessage): void {
  * answers the `cli*` requests and the host's prompt answers.
  */
 export interface CliMode {
-  /**
-   * Starts a `cliLoad`, `cliRun` or `cliCall` request.
-   *
-   * @param request The request.
-   * @returns Its (possibly pending) result.
-   */
   request(request: HostRequest): unknown;
-  /**
-   * Receives the host's answer to a prompt.
-   *
-   * @param message The answer.
-   */
   answer(message: AnswerMessage): void;
   /**
    * Takes what provider code writes to stdout or stderr (the user's
    * terminal, through the host).
-   *
-   * @param stream Where it was written.
-   * @param text The text.
-   * @returns Whether it was taken.
    */
   write(stream: "stdout" | "stderr", text: string): boolean;
 }
@@ -205,27 +145,12 @@ let cliMode: CliMode | undefined;
 /**
  * Turns this sandbox into one that runs a provider's `cli.ts` (called by
  * `src/cli/sandbox_bootstrap.ts` before any message is read).
- *
- * @param mode The CLI side.
  */
 export function installCliMode(mode: CliMode): void {
   cliMode = mode;
 }
 
-/**
- * Sends one message to the host (over the pipe or the private port).
- *
- * @param message The message.
- */
-export function postToHost(message: WorkerMessage): void {
-  post(message);
-}
-
-/**
- * Sets the provider's name for messages (the CLI bootstrap's load).
- *
- * @param name The name.
- */
+/** Sets the provider's name for messages (the CLI bootstrap's load). */
 export function setSandboxProviderName(name: string): void {
   providerName = name;
 }
@@ -234,16 +159,13 @@ hardenWorker({
   closeStdio: IN_WORKER,
   providerName: () => providerName,
   write: (stream, text) => cliMode?.write(stream, text) ?? false,
-  output: (level, text) => post({ t: "log", level, message: text }),
-  denied: (error) => post({ t: "denied", error: serializeError(error) }),
+  output: (level, text) => postToHost({ t: "log", level, message: text }),
+  denied: (error) => postToHost({ t: "denied", error: serializeError(error) }),
 });
 
 /**
  * The text of a `console` call's arguments, as Deno would print them
  * without colours.
- *
- * @param args The arguments.
- * @returns The text.
  */
 export function formatConsoleArgs(args: unknown[]): string {
   return args.map((a) =>
@@ -264,7 +186,7 @@ function forwardConsole(): void {
     (console as unknown as Record<string, unknown>)[method] = (
       ...args: unknown[]
     ): void => {
-      post({
+      postToHost({
         t: "log",
         level,
         message: `Memory provider '${providerName}': ${
@@ -277,7 +199,7 @@ function forwardConsole(): void {
 
 setLogger({
   log(level: LogLevel, message: string): void {
-    post({ t: "log", level, message });
+    postToHost({ t: "log", level, message });
   },
 });
 forwardConsole();
@@ -285,7 +207,7 @@ forwardConsole();
 scope.addEventListener("unhandledrejection", (event: Event) => {
   event.preventDefault();
   const reason = (event as PromiseRejectionEvent).reason;
-  post({
+  postToHost({
     t: "log",
     level: "warn",
     message:
@@ -296,7 +218,7 @@ scope.addEventListener("unhandledrejection", (event: Event) => {
 });
 scope.addEventListener("error", (event: Event) => {
   event.preventDefault();
-  post({
+  postToHost({
     t: "log",
     level: "warn",
     message: `Memory provider '${providerName}' threw outside a call: ${
@@ -318,7 +240,11 @@ function reviveCallbacks(value: unknown): unknown {
     ) {
       const name = marker.__hermesCallback;
       out[key] = (...args: unknown[]): void => {
-        post({ t: "callback", name, args: JSON.parse(JSON.stringify(args)) });
+        postToHost({
+          t: "callback",
+          name,
+          args: JSON.parse(JSON.stringify(args)),
+        });
       };
     } else {
       out[key] = item;
@@ -327,13 +253,7 @@ function reviveCallbacks(value: unknown): unknown {
   return out;
 }
 
-/**
- * Runs `fn` under the call's home, multiplex flag and secret scope.
- *
- * @param context The call's context.
- * @param fn The work.
- * @returns What `fn` returns.
- */
+/** Runs `fn` under the call's home, multiplex flag and secret scope. */
 export function inContext<T>(context: CallContext, fn: () => T): T {
   setMultiplexActive(context.multiplex);
   return withHermesHome(
@@ -379,7 +299,7 @@ async function load(request: LoadMessage): Promise<ProviderDescription | null> {
       providerName,
       acceptInstances: request.acceptInstances === true,
       hermesConfig: request.config,
-      onSkill: (skill) => post({ t: "skill", skill }),
+      onSkill: (skill) => postToHost({ t: "skill", skill }),
     });
   });
   if (loaded === null) return null;
@@ -425,11 +345,11 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 function replyOk(id: number, value: unknown): void {
-  post({ t: "result", id, ok: true, value });
+  postToHost({ t: "result", id, ok: true, value });
 }
 
 function replyError(id: number, error: unknown): void {
-  post({ t: "result", id, ok: false, error: serializeError(error) });
+  postToHost({ t: "result", id, ok: false, error: serializeError(error) });
 }
 
 /** Starts a call (or load); the reply is posted when it completes. */
@@ -460,8 +380,6 @@ function startCall(request: CallRequest | LoadMessage): void {
   }
 }
 
-// -- Casts and ordering ---------------------------------------------------
-
 let castTimeoutMs = 30_000;
 /** Sequence number of the cast whose promise is pending; 0 when none. */
 let runningCast = 0;
@@ -472,7 +390,7 @@ let runningMethod = "";
 let waiting: Incoming[] = [];
 
 function castFailed(method: string, error: unknown): void {
-  post({ t: "castFailed", method, error: serializeError(error) });
+  postToHost({ t: "castFailed", method, error: serializeError(error) });
 }
 
 /**
@@ -540,7 +458,7 @@ function dispatch(request: Incoming): void {
       replyOk(request.id, true);
       return;
     case "ping":
-      post({ t: "pong", id: request.id });
+      postToHost({ t: "pong", id: request.id });
       return;
     default:
       startCall(request);
@@ -563,7 +481,7 @@ function receive(data: unknown): void {
   const request = data as Incoming | null;
   if (request === null || typeof request !== "object") return;
   if (request.t === "ping") {
-    post({ t: "pong", id: request.id });
+    postToHost({ t: "pong", id: request.id });
   } else if ((request as { t: string }).t === "answer") {
     cliMode?.answer(request as unknown as AnswerMessage);
   } else if (runningCast !== 0) {

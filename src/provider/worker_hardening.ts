@@ -1,39 +1,14 @@
 /**
  * What a sandbox worker takes away from provider code before it runs: the
- * Deno and Node APIs that act on the whole process rather than on the
- * worker, and that Deno's worker permissions do not cover (tested on Deno
- * 2.9.6). Each one is replaced by a non-writable, non-configurable stub that
- * throws `Deno.errors.NotCapable` with the reason:
- *
- * - `Deno.kill` and `process.kill` (Deno allows signalling its own process
- *   without `--allow-run`: one `Deno.kill(Deno.pid, "SIGTERM")` would stop
- *   a gateway serving many profiles);
- * - `Deno.exit`, `process.exit` and `process.reallyExit`;
- * - `Deno.addSignalListener` / `removeSignalListener` (and through them
- *   `process.on("SIGINT")`), which would take Ctrl-C away from the host;
- * - `Deno.chdir` (the working directory is the process's);
- * - changing the environment (`set` and `delete` of the Deno namespace's `env`,
- *   through `lockProcessEnvironment`) and assignments to `process.env` (the
- *   environment is the process's: a provider granted `HOME` could move the
- *   host's home);
- * - the terminal: `Deno.stdin`, `process.stdin` and `prompt`, `confirm`,
- *   `alert` throw; what a provider writes to `Deno.stdout` / `stderr` or
- *   `process.stdout` / `stderr` goes to the host's log, never to the
- *   terminal; `Deno.permissions.request()` answers the current state and
- *   never prompts;
- * - `Deno[Deno.internal]`, whose `core` reaches the worker's raw resources
- *   (stdin and stdout by resource id); the worker's stdio resources are
- *   closed first (a sandbox process keeps them: its bootstrap holds them);
- * - `caches`, `localStorage` and `sessionStorage`, storage keyed by the main
- *   module rather than by provider or profile.
- *
- * It also wraps `fetch` and the `Deno.*` file and network functions so
- * that the first permission denial of each kind and target is reported to
- * the host (which logs one warning naming the key that grants it), then
- * rethrown unchanged: the provider sees Deno's own `NotCapable`.
- *
- * Left to Deno: `node:fs` reads and writes on the numeric descriptors 0–2
- * are not permission-checked and cannot be intercepted from JavaScript.
+ * APIs that act on the whole process and that worker permissions do not
+ * cover (Deno 2.9.6), each replaced by a locked stub throwing `NotCapable`:
+ * signalling (Deno allows killing its own process without `--allow-run`),
+ * exit, signal listeners, `chdir`, environment writes, the terminal (stdio
+ * goes to the host's log; prompts throw), `Deno[Deno.internal]` (raw
+ * resources) and `caches`/`localStorage` (keyed by main module, not by
+ * provider). File and network functions are wrapped to report each first
+ * denial to the host, then rethrow Deno's own error. Left to Deno:
+ * `node:fs` on descriptors 0–2, which JavaScript cannot intercept.
  *
  * @module
  */
@@ -55,30 +30,16 @@ export interface HardeningHooks {
    * @default {true}
    */
   closeStdio?: boolean;
-  /** The provider's name, for messages. */
   providerName(): string;
-  /**
-   * Receives text provider code wrote to stdout or stderr.
-   *
-   * @param level `info` for stdout, `warn` for stderr.
-   * @param text The text.
-   */
+  /** Receives text provider code wrote to stdout or stderr. */
   output(level: LogLevel, text: string): void;
   /**
    * Receives text provider code wrote to stdout or stderr before
    * {@linkcode HardeningHooks.output} does: a sandboxed `cli.ts` prints to
    * the user's terminal through it. Returns `true` when it took the text.
-   *
-   * @param stream Where it was written.
-   * @param text The text, as written.
-   * @returns Whether the text was taken.
    */
   write?(stream: "stdout" | "stderr", text: string): boolean;
-  /**
-   * Receives a permission denial (the first of each message).
-   *
-   * @param error Deno's error.
-   */
+  /** Receives a permission denial (the first of each message). */
   denied(error: Error): void;
 }
 
@@ -172,11 +133,7 @@ function lockGetter(
   }
 }
 
-/**
- * Applies the hardening. Call once, before any provider code is imported.
- *
- * @param hooks Where output and denials go.
- */
+/** Applies the hardening. Call once, before any provider code is imported. */
 export function hardenWorker(hooks: HardeningHooks): void {
   const refuse = (what: string, why: string) => (): never => {
     throw new Deno.errors.NotCapable(

@@ -13,6 +13,9 @@ import {
   forbiddenGrantPath,
   type ProviderGrant,
 } from "./grant.ts";
+import { denoDenial, grantKey } from "./deno_denial.ts";
+import { log } from "../core/log.ts";
+import { reviveError, type SerializedError } from "./worker_protocol.ts";
 
 /**
  * A sandboxed provider was denied something its grant does not cover.
@@ -54,13 +57,7 @@ export class ProviderPermissionError extends Error {
   }
 }
 
-const DENIAL_REGEXP = /Requires (\w+) access(?: to "?([^",]*)"?)?/;
-
-/**
- * The framework's own directory when it runs from local files.
- *
- * @returns The directory, or `undefined` for a remote framework.
- */
+/** The framework's own directory, or `undefined` for a remote framework. */
 export function localFrameworkDir(): string | undefined {
   const url = new URL("../../", import.meta.url);
   return url.protocol === "file:"
@@ -69,27 +66,8 @@ export function localFrameworkDir(): string | undefined {
 }
 
 /**
- * Explains a Deno permission denial in terms of the provider's grant:
- * which file and key to add it to (or why it can never be granted).
- *
- * @param provider The provider's name.
- * @param grant Its grant (home, data directory and config location).
- * @param manifestPath Its `plugin.yaml` when the user can edit it
- * (`undefined` for bundled and package providers).
- * @param error The error from the worker.
- * @returns A {@linkcode ProviderPermissionError}, or `error` unchanged when
- * it is not a denial.
- *
- * @example
- * ```ts
- * import { explainDenial } from "./denial.ts";
- * import assert from "node:assert/strict";
- * const denial = new Error('Requires net access to "evil.example:443", run again with the --allow-net flag');
- * denial.name = "NotCapable";
- * const grant = { provider: "notes", hermesHome: "/h", read: [], write: [], env: [], net: [], import: [], npm: false };
- * const explained = explainDenial("notes", grant, "/h/plugins/notes/plugin.yaml", denial);
- * assert.match(explained.message, /may not connect to evil.example:443/);
- * ```
+ * Explains a Deno denial in terms of the provider's grant (`manifestPath`:
+ * its editable `plugin.yaml`, if any); other errors come back unchanged.
  */
 export function explainDenial(
   provider: string,
@@ -97,19 +75,18 @@ export function explainDenial(
   manifestPath: string | undefined,
   error: Error,
 ): Error {
-  const match = DENIAL_REGEXP.exec(error.message);
-  if (match === null) return error;
-  const kind = match[1] ?? "";
-  const target = match[2] !== undefined && match[2] !== ""
-    ? match[2]
-    : undefined;
+  const denial = denoDenial(error);
+  if (denial === undefined) return error;
+  const { kind, target } = denial;
   const config = getConfigPath(grant.hermesHome);
+  const grantIt = (key: string) =>
+    `grant it under ${grantKey(provider, key, grant.hermesHome)}`;
   const declare = (key: string): string =>
     manifestPath !== undefined
       ? `declare it under permissions.${key} in ${manifestPath} and approve it with '${
         approveCommand(provider)
-      }', or grant it under memory.permissions.${provider}.${key} in ${config}`
-      : `grant it under memory.permissions.${provider}.${key} in ${config}`;
+      }', or ${grantIt(key)}`
+      : grantIt(key);
   const never = (path: string | undefined): string | undefined =>
     path === undefined ? undefined : forbiddenGrantPath(path, {
       hermesHome: grant.hermesHome,
@@ -188,4 +165,36 @@ export function explainDenial(
     message,
     error.message,
   );
+}
+
+/** A sandbox's denials: each error explained, each reported denial warned about once. */
+export interface DenialReporter {
+  explain(error: unknown): unknown;
+  /** A `denied` event of the worker: one warning per distinct denial. */
+  report(error: SerializedError): void;
+  /** Whether this denial was already warned about. */
+  reported(error: unknown): boolean;
+}
+
+/** The {@linkcode DenialReporter} of one provider's sandbox. */
+export function denialReporter(
+  provider: string,
+  grant: ProviderGrant,
+  manifestPath: string | undefined,
+): DenialReporter {
+  const warned = new Set<string>();
+  const explain = (error: unknown): unknown =>
+    error instanceof Error
+      ? explainDenial(provider, grant, manifestPath, error)
+      : error;
+  return {
+    explain,
+    report(error: SerializedError): void {
+      const { message } = explain(reviveError(error)) as Error;
+      if (warned.has(message)) return;
+      warned.add(message);
+      log("warn", message);
+    },
+    reported: (error) => error instanceof Error && warned.has(error.message),
+  };
 }

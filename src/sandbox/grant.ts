@@ -5,18 +5,6 @@
  * Computing the grant from the manifest and `config.yaml` is the plugin
  * layer's job (`src/plugins/provider_permissions.ts`).
  *
- * A grant path may start with `$HERMES_HOME` (the profile home the grant is
- * computed for) or `$HERMES_ROOT` (the default profile's home, `~/.hermes`,
- * where Hermes keeps settings files shared by every profile, such as
- * `honcho.json`); {@linkcode expandGrantPath} resolves both.
- *
- * Never granted, from any source ({@linkcode forbiddenGrantPath}): the
- * profile's `.env` and `config.yaml` (and the default home's), `plugins/`
- * (every provider's code, its own included: code a provider could rewrite
- * would run unconfined on the next start), any other profile under
- * `<root>/profiles/`, the framework's own files, and any directory that
- * holds one of those.
- *
  * @module
  */
 
@@ -102,18 +90,6 @@ function values(list: GrantEntry[]): string[] {
 /**
  * The `deno` worker permissions of a grant: run, ffi and sys always
  * `false`, import `false` unless a host is granted.
- *
- * @param grant The grant.
- * @returns The permissions object for `new Worker(…, {deno: {permissions}})`.
- *
- * @example
- * ```ts
- * import { workerPermissions } from "./grant.ts";
- * import assert from "node:assert/strict";
- * const p = workerPermissions({ provider: "x", hermesHome: "/h", read: [{ value: "/h/x", from: "data-dir" }], write: [{ value: "/h/x", from: "data-dir" }], env: [], net: [], import: [], npm: false });
- * assert.equal(p.run, false);
- * assert.equal(p.env, false);
- * ```
  */
 export function workerPermissions(
   grant: ProviderGrant,
@@ -133,24 +109,26 @@ export function workerPermissions(
 }
 
 /**
- * The `deno run` permission flags of a provider's sandbox process: exactly
- * its grant, each list joined with `,` (Deno's separator), and nothing for
- * run, ffi and sys. A value holding a `,` (which Deno would split into two
- * grants) or a control character is refused, never passed on.
+ * The `deno run` permission flags of a grant: what a provider's sandbox
+ * process is started with (and what a host running the worker transport
+ * must hold, since a worker never gets more than its parent). Empty lists
+ * are left out; a value holding a `,` or a control character is refused.
  *
  * @param grant The grant.
- * @returns Flags such as `--allow-read=/h/x`, in a fixed order.
+ * @returns Flags such as `--allow-read=/h,/h/plugins/x`.
  * @throws {TypeError} When a value holds a `,` or a control character.
  *
  * @example
  * ```ts
- * import { processPermissionFlags } from "./grant.ts";
+ * import { denoRunFlags } from "@hermes/memory";
  * import assert from "node:assert/strict";
- * const flags = processPermissionFlags({ provider: "x", hermesHome: "/h", read: [{ value: "/h/x", from: "data-dir" }], write: [], env: [], net: [], import: [], npm: false });
- * assert.deepEqual(flags, ["--allow-read=/h/x"]);
+ * const flags = denoRunFlags({ provider: "x", hermesHome: "/h", read: [{ value: "/h", from: "data-dir" }], write: [{ value: "/h", from: "data-dir" }], env: [{ value: "X_KEY", from: "plugin.yaml" }], net: [], import: [], npm: false });
+ * assert.deepEqual(flags, ["--allow-read=/h", "--allow-write=/h", "--allow-env=X_KEY"]);
  * ```
+ *
+ * @category Plugins: discovery, loading, permissions
  */
-export function processPermissionFlags(grant: ProviderGrant): string[] {
+export function denoRunFlags(grant: ProviderGrant): string[] {
   const flags: string[] = [];
   const lists: [string, GrantEntry[]][] = [
     ["read", grant.read],
@@ -183,9 +161,6 @@ const PLACEHOLDER_REGEXP = /^\$(HERMES_HOME|HERMES_ROOT)(?=\/|$)/;
 /**
  * Tells whether a grant path uses a placeholder (`$HERMES_HOME/…`,
  * `$HERMES_ROOT/…`) that {@linkcode expandGrantPath} resolves per profile.
- *
- * @param path The path as written.
- * @returns `true` for a placeholder path without `..` segments.
  */
 export function isPlaceholderPath(path: string): boolean {
   if (!PLACEHOLDER_REGEXP.test(path)) return false;
@@ -196,19 +171,6 @@ export function isPlaceholderPath(path: string): boolean {
  * Resolves a grant path: `$HERMES_HOME` becomes the profile home,
  * `$HERMES_ROOT` the default profile's home; other paths are returned
  * normalized.
- *
- * @param path An absolute path, or one starting with a placeholder.
- * @param homes The profile home and the default root.
- * @returns The absolute path.
- *
- * @example
- * ```ts
- * import { expandGrantPath } from "./grant.ts";
- * import assert from "node:assert/strict";
- * const homes = { hermesHome: "/u/.hermes/profiles/work", hermesRoot: "/u/.hermes" };
- * assert.equal(expandGrantPath("$HERMES_HOME/honcho.json", homes), "/u/.hermes/profiles/work/honcho.json");
- * assert.equal(expandGrantPath("$HERMES_ROOT/honcho.json", homes), "/u/.hermes/honcho.json");
- * ```
  */
 export function expandGrantPath(
   path: string,
@@ -310,9 +272,6 @@ export const USER_SECRET_PATHS: ReadonlyArray<
 /**
  * The command that shows a provider's request and records the user's
  * approval in `config.yaml`.
- *
- * @param name The provider's name.
- * @returns The command line.
  */
 export function approveCommand(name: string): string {
   return `hermes memory setup ${name}`;
@@ -323,9 +282,7 @@ const HONCHO_SECRET_ENV: ReadonlySet<string> = new Set(["HONCHO_API_KEY"]);
 
 /** Where the paths no grant may reach are. */
 export interface ForbiddenContext {
-  /** The profile home. */
   hermesHome: string;
-  /** The default profile's home (`~/.hermes`). */
   hermesRoot: string;
   /** The framework's own directory, when it runs from local files. */
   frameworkDir?: string;
@@ -366,16 +323,6 @@ function inside(parent: string, child: string): boolean {
  * The path with symlinks resolved: the real path of its longest existing
  * prefix, with the rest appended. A prefix this process may not read is
  * left as written.
- *
- * @param path An absolute path.
- * @returns The resolved path.
- *
- * @example
- * ```ts
- * import { resolveExistingPrefix } from "./grant.ts";
- * import assert from "node:assert/strict";
- * assert.equal(resolveExistingPrefix("/no-such-dir-here/x"), "/no-such-dir-here/x");
- * ```
  */
 export function resolveExistingPrefix(path: string): string {
   let head = normalize(path);
@@ -498,20 +445,6 @@ function floorReason(
  * directory; the framework's code; the user's keys and shell files
  * ({@linkcode USER_SECRET_PATHS}); Honcho's credentials for any provider
  * but the bundled `honcho`; and any directory holding one of those.
- *
- * @param path An absolute path.
- * @param context The homes, framework directory, provider and access.
- * @returns Why (`it is …`, `it is inside …` or `it holds …`), or `undefined`.
- *
- * @example
- * ```ts
- * import { forbiddenGrantPath } from "./grant.ts";
- * import assert from "node:assert/strict";
- * const where = { hermesHome: "/u/.hermes", hermesRoot: "/u/.hermes" };
- * assert.match(forbiddenGrantPath("/u/.hermes/.env", where) ?? "", /secrets/);
- * assert.match(forbiddenGrantPath("/u/.hermes/skills/x", where) ?? "", /skills/);
- * assert.equal(forbiddenGrantPath("/srv/notes.db", where), undefined);
- * ```
  */
 export function forbiddenGrantPath(
   path: string,
@@ -542,18 +475,6 @@ export function forbiddenGrantPath(
  * Why an environment variable may never be granted to a provider, or
  * `undefined` when it may: Honcho's API key reaches only the bundled
  * `honcho` provider.
- *
- * @param name The variable.
- * @param context The provider and whether it is bundled.
- * @returns Why, or `undefined`.
- *
- * @example
- * ```ts
- * import { forbiddenGrantEnv } from "./grant.ts";
- * import assert from "node:assert/strict";
- * assert.match(forbiddenGrantEnv("HONCHO_API_KEY", { provider: "notes" }) ?? "", /Honcho/);
- * assert.equal(forbiddenGrantEnv("HONCHO_API_KEY", { provider: "honcho", bundled: true }), undefined);
- * ```
  */
 export function forbiddenGrantEnv(
   name: string,
@@ -571,17 +492,6 @@ export function forbiddenGrantEnv(
  * grant path holds no `,` (Deno splits permission lists on it), no control
  * character and no `..` segment. Checked before any flag or worker option
  * is built.
- *
- * @param value The path as written in a manifest or `config.yaml`.
- * @returns Why, or `undefined`.
- *
- * @example
- * ```ts
- * import { grantPathTextProblem } from "./grant.ts";
- * import assert from "node:assert/strict";
- * assert.match(grantPathTextProblem("~/x,/") ?? "", /comma/);
- * assert.equal(grantPathTextProblem("~/notes"), undefined);
- * ```
  */
 export function grantPathTextProblem(value: string): string | undefined {
   if (value.includes(",")) {

@@ -1,32 +1,11 @@
 /**
- * Checks that the host process runs with the Deno flags the **worker**
- * transport of the provider sandbox depends on (a `deno compile` binary, or
- * `transport: "worker"`). The default transport, one `deno run` process per
- * provider, passes its own `--no-prompt`, `--cached-only` and `--no-npm` to
- * each provider and needs none of this. Worker permissions have holes that
- * only host flags close (tested on Deno 2.9.6):
- *
- * - **Prompts.** A denied access inside a worker is *prompted for* on a
- *   terminal, and answering `y` grants it, even beyond the host's own
- *   grant. `--no-prompt` (or `DENO_NO_PROMPT=1`) turns every prompt into a
- *   denial. `deno test` never prompts.
- * - **npm.** `npm:` imports skip the worker's `import`, `net` and `read`
- *   checks: a provider could download and load any npm package (and leak
- *   data through the package name). `--cached-only` limits it to packages
- *   already in the module cache (prepared by `hermes memory setup`);
- *   `--no-npm` forbids npm entirely (but the framework itself uses npm
- *   packages). npm code still runs under the worker's permissions.
- * - **Worker permissions** need `"unstable": ["worker-options"]` in the
- *   host's `deno.json` or `--unstable-worker-options`; without either, Deno
- *   *exits the process with code 70* on the first sandboxed load.
- *
- * What can be detected: the command line when `/proc/self/cmdline` is
- * readable (Linux, and only under `--allow-all`: Deno guards `/proc`);
- * `DENO_NO_PROMPT`; whether stdin and stderr are terminals (no terminal, no
- * prompt); the worker-options setting in the `deno.json` found above the
- * main module. What cannot: `--no-prompt` on a terminal, the npm mode, the
- * `--unstable-worker-options` flag and a `--config` override, all without
- * `--allow-all`.
+ * Checks the host flags the **worker** transport depends on (a
+ * `deno compile` binary, or `transport: "worker"`; the process transport
+ * passes its own flags). Worker permissions have holes only host flags close
+ * (Deno 2.9.6): a denial inside a worker is *prompted for* on a terminal and
+ * `y` grants it (`--no-prompt`); `npm:` imports skip the worker's checks
+ * (`--cached-only`); worker permissions need the `worker-options` unstable
+ * flag, else Deno exits with code 70 on the first load.
  *
  * @module
  */
@@ -35,21 +14,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
 
-/**
- * The flags every host that loads sandboxed providers must pass.
- *
- * @category Plugins: discovery, loading, permissions
- */
-export const HOST_DENO_FLAGS: readonly string[] = Object.freeze([
-  "--no-prompt",
-  "--cached-only",
-]);
-
-/**
- * How permission prompts are ruled out.
- *
- * @category Plugins: discovery, loading, permissions
- */
+/** How permission prompts are ruled out. */
 export type PromptSafety =
   | "no-prompt"
   | "no-terminal"
@@ -57,45 +22,25 @@ export type PromptSafety =
   | "prompts"
   | "unknown";
 
-/**
- * What `npm:` imports can do in this process.
- *
- * @category Plugins: discovery, loading, permissions
- */
+/** What `npm:` imports can do in this process. */
 export type NpmSafety = "no-npm" | "cached-only" | "open" | "unknown";
 
-/**
- * Whether `Worker` permission options are enabled.
- *
- * @category Plugins: discovery, loading, permissions
- */
+/** Whether `Worker` permission options are enabled. */
 export type WorkerOptionsState = "enabled" | "disabled" | "unknown";
 
-/**
- * What {@linkcode checkHostSafety} found.
- *
- * @category Plugins: discovery, loading, permissions
- */
+/** What {@linkcode checkHostSafety} found. */
 export interface HostSafetyReport {
   /** How permission prompts are ruled out (`prompts`: they are not). */
   prompt: PromptSafety;
-  /** What `npm:` imports can do. */
   npm: NpmSafety;
-  /** Whether worker permissions can be used at all. */
   workerOptions: WorkerOptionsState;
-  /** The process's command line, when readable. */
   commandLine: string[] | null;
-  /** Definite problems: sandboxed loading must refuse. */
   problems: string[];
   /** Things that could not be confirmed, or weaker settings. */
   warnings: string[];
 }
 
-/**
- * Options of {@linkcode checkHostSafety}.
- *
- * @category Plugins: discovery, loading, permissions
- */
+/** Options of {@linkcode checkHostSafety}. */
 export interface HostSafetyOptions {
   /**
    * Probe again instead of returning the cached report.
@@ -270,18 +215,6 @@ function runChecks(): HostSafetyReport {
 /**
  * Checks the host process for the flags the worker transport of the
  * provider sandbox depends on. The result is cached for the process.
- *
- * @param options Whether to check again.
- * @returns What was found; `problems` must stop sandboxed loading.
- *
- * @example
- * ```ts no-assert
- * import { checkHostSafety } from "./host_safety.ts";
- * const report = await checkHostSafety();
- * for (const line of [...report.problems, ...report.warnings]) console.error(line);
- * ```
- *
- * @category Plugins: discovery, loading, permissions
  */
 export function checkHostSafety(
   options: HostSafetyOptions = {},

@@ -5,16 +5,6 @@
  * `worker_rpc.ts`), started on the CLI bootstrap
  * (`src/cli/sandbox_bootstrap.ts`) instead of the provider bootstrap.
  *
- * The host routes `hermes <provider> <args…>` here without parsing
- * `<args…>`: the sandbox builds the command tree from `registerCli` with
- * the host's own `HermesCommand` class, parses, runs the action and
- * answers the exit code. What the command prints reaches the host's `io`
- * with control characters escaped; its prompts are asked by the host on
- * the real terminal (or the test's scripted `io`) and the answers sent
- * back. A permission denial is reported once with the sandbox's message
- * (which grant would add it, or that none can). `describeStatus`,
- * `saveConfig`, `postSetup` and `applySetup` are called the same way.
- *
  * @module
  */
 
@@ -23,13 +13,12 @@ import { terminalSafe } from "../core/terminal_text.ts";
 import { errorText } from "../_util/error_text.ts";
 import type { ProviderGrant } from "./grant.ts";
 import { openChannel } from "./transport.ts";
-import { explainDenial } from "./denial.ts";
-import { limitScope, prepareDataDir } from "./sandboxed_provider.ts";
+import { denialReporter } from "./denial.ts";
+import { limitScope, prepareDataDir } from "./sandbox_launch.ts";
 import {
   type CallContext,
   type CliDescription,
   type CliTerminal,
-  reviveError,
   serializeError,
   type WorkerMessage,
 } from "./worker_protocol.ts";
@@ -42,15 +31,10 @@ const CLI_BOOTSTRAP = new URL("../cli/sandbox_bootstrap.ts", import.meta.url);
  * (`CliIo` of `@hermes/memory/cli` fits).
  */
 export interface CliBridge {
-  /** Writes to standard output. */
   stdout(text: string): void;
-  /** Writes to standard error. */
   stderr(text: string): void;
-  /** Whether standard input is a terminal. */
   readonly stdinIsTerminal: boolean;
-  /** Whether standard output is a terminal. */
   readonly stdoutIsTerminal: boolean;
-  /** Whether standard error is a terminal. */
   readonly stderrIsTerminal: boolean;
   /** The prompts (`select`, `input`, `password`, `confirm`, `line`). */
   readonly prompts: object;
@@ -58,17 +42,11 @@ export interface CliBridge {
 
 /** Options of {@linkcode startProviderCli}. */
 export interface ProviderCliStartOptions {
-  /** The provider's name (`hermes <name>`). */
   name: string;
-  /** The `file:` URL of its `cli.ts`. */
   specifier: string;
-  /** The `description` of its `plugin.yaml`. */
   description: string;
-  /** Its grant (the provider's own, exactly). */
   grant: ProviderGrant;
-  /** Its `plugin.yaml`, for denial messages. */
   manifestPath?: string;
-  /** Where output goes and prompts are asked. */
   io: CliBridge;
   /**
    * Whether a missing data directory is created (`false` for a read-only
@@ -93,29 +71,16 @@ export interface ProviderCliStartOptions {
 
 /** A provider's `cli.ts`, loaded in its sandbox process. */
 export interface SandboxedCli {
-  /** What it offers. */
   readonly description: CliDescription;
-  /**
-   * Runs `hermes <provider> <args…>` in the sandbox.
-   *
-   * @param args The arguments after the provider's name.
-   * @returns The exit code (1 when the command failed; the reason printed).
-   */
   run(args: readonly string[]): Promise<number>;
   /**
    * Calls one export of `cli.ts`. An argument `{__hermesIo: true}` becomes
    * the bridged `io` in the sandbox.
    *
-   * @param name The export.
-   * @param args Its arguments (JSON data).
-   * @param timeoutMs How long it may take (`Infinity`: no limit, the
-   * busy-loop check still applies).
-   * @returns Its result.
    * @throws {Error} What it threw (a denial explained), or a
    * `ProviderCallTimeoutError`.
    */
   call(name: string, args: unknown[], timeoutMs?: number): Promise<unknown>;
-  /** Ends the sandbox process. */
   close(): void;
 }
 
@@ -128,8 +93,6 @@ export const BRIDGED_IO: { __hermesIo: true } = Object.freeze({
  * Starts a provider's `cli.ts` in its own sandbox process under its grant
  * and loads it.
  *
- * @param options Name, module, grant and the `io` to bridge.
- * @returns The loaded `cli.ts`.
  * @throws {Error} When the process cannot start or `cli.ts` fails to load.
  */
 export async function startProviderCli(
@@ -137,11 +100,8 @@ export async function startProviderCli(
 ): Promise<SandboxedCli> {
   const { name, grant, io } = options;
   await prepareDataDir(grant, options.createDataDir !== false);
-  const denials = new Set<string>();
-  const explain = (error: unknown): unknown =>
-    error instanceof Error
-      ? explainDenial(name, grant, options.manifestPath, error)
-      : error;
+  const denials = denialReporter(name, grant, options.manifestPath);
+  const explain = denials.explain;
   const answerPrompt = async (ask: number, kind: string, given: unknown) => {
     try {
       const prompts = io.prompts as Record<
@@ -169,13 +129,9 @@ export async function startProviderCli(
       case "log":
         log(message.level, message.message);
         return;
-      case "denied": {
-        const explained = explain(reviveError(message.error)) as Error;
-        if (denials.has(explained.message)) return;
-        denials.add(explained.message);
-        log("warn", explained.message);
+      case "denied":
+        denials.report(message.error);
         return;
-      }
     }
   };
   const channel = openChannel("process", {
@@ -238,10 +194,7 @@ export async function startProviderCli(
       } catch (error) {
         const explained = explain(error);
         const text = errorText(explained);
-        if (
-          !(explained instanceof Error && denials.has(explained.message)) &&
-          rpc.stopped === undefined
-        ) {
+        if (!denials.reported(explained) && rpc.stopped === undefined) {
           io.stderr(`error: ${terminalSafe(text)}\n`);
         }
         return 1;
@@ -307,8 +260,6 @@ function safePrompt(given: unknown): Record<string, unknown> {
  * loaded before the command's `io` is known). Until then, and when the
  * target is `undefined`, output goes to the debug log and prompts are
  * refused (a status hook has no terminal).
- *
- * @returns The bridge, and `use(io)` to point it at an `io`.
  */
 export function switchableBridge(): {
   bridge: CliBridge;

@@ -1,81 +1,37 @@
 /**
  * {@linkcode SandboxedMemoryProvider}: a `MemoryProvider` whose real
- * implementation runs in its own `deno run` process under exactly its
- * grant (or, in a `deno compile` binary, a permission-confined worker:
- * `transport.ts`), and the process-wide cap on running sandboxes
- * ({@linkcode setMaxLiveProviders}).
- *
- * Its methods are built from the hook table (`PROVIDER_HOOKS`) and cross
- * the sandbox boundary (JSON lines over a pipe, or structured clone to a
- * worker), in one of two ways:
- *
- * - **Calls** (every hook whose result or failure the caller needs:
- *   `prefetch`, `systemPromptBlock`, `handleToolCall`, `onPreCompress`,
- *   `onSessionSwitch`, `initialize`, `shutdown`, …) are numbered requests
- *   answered by the worker; they reject after `callTimeoutMs`.
- * - **Casts** (the void hooks `syncTurn`, `queuePrefetch`, `onTurnStart`,
- *   `onMemoryWrite`, `onMemoryEvict`, `onDelegation`, `onSessionEnd`) are
- *   posted one-way: the returned promise resolves as soon as the message is
- *   posted (it rejects only when the worker is already gone or the
- *   arguments cannot be cloned). The worker runs casts one at a time in
- *   arrival order, and every later call starts only after them, so a
- *   `prefetch` sees what an earlier `syncTurn` wrote. A cast that throws is
- *   logged on the host as the memory manager would have logged it (the
- *   hook table's level and label); a cast still running after
- *   `castTimeoutMs` is abandoned in the worker (and logged the same way) so
- *   the next message can start. {@linkcode SandboxedMemoryProvider.drain}
- *   waits until every cast posted before it has run; `shutdown()` drains
- *   first.
- *
- * With each call and cast go the profile home (the caller's
- * `withHermesHome` override, else the home the provider was loaded for)
- * and the caller's secret scope limited to the environment names the
- * provider is granted, both captured when it is posted; the worker
- * re-installs both around it. `name` and the tool schemas are fetched once
- * at load (and the schemas again after `initialize`), so `name` stays
- * synchronous.
- *
- * A worker that stops answering pings while a call or drain is pending (a
- * busy loop), or that sends anything outside the protocol, is terminated
- * with one warning and every later call rejects at once; `shutdown()` ends
- * the worker. A denied permission surfaces as a
- * {@linkcode ProviderPermissionError} that says which grant to add and
- * where, and the first denial of each target is logged once as a warning
- * even when the provider swallows it.
+ * implementation runs in its own sandbox under exactly its grant, and the
+ * process-wide cap on running sandboxes ({@linkcode setMaxLiveProviders}).
  *
  * @module
  */
 
 import { join } from "node:path";
-import { syncDirectory } from "../io/atomic_write.ts";
 import { getHermesHomeOverride } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
 import { redactText } from "../core/redact.ts";
 import {
   type DrainResult,
-  type HermesConfig,
   type InitializeOptions,
   MemoryProvider,
   type ToolSchema,
 } from "../core/memory_provider.ts";
-import type { SkillRegistration } from "../core/plugin_context.ts";
 import {
   PROVIDER_HOOK_NAMES,
   PROVIDER_HOOKS,
   type ProviderHookName,
 } from "../core/provider_hooks.ts";
 import type { ProviderGrant, SandboxTarget } from "./grant.ts";
-import {
-  chooseTransport,
-  openChannel,
-  type SandboxTransport,
-} from "./transport.ts";
-import { explainDenial, ProviderPermissionError } from "./denial.ts";
+import { type DenialReporter, denialReporter } from "./denial.ts";
 import { scanProviderSources } from "./source_scan.ts";
+import { isMultiplexActive } from "../profile/secret_scope.ts";
 import {
-  currentSecretScope,
-  isMultiplexActive,
-} from "../profile/secret_scope.ts";
+  type Launched,
+  limitScope,
+  prepareDataDir,
+  sandboxLauncher,
+  type SandboxStartOptions,
+} from "./sandbox_launch.ts";
 import {
   type CallbackMarker,
   type CallContext,
@@ -85,109 +41,8 @@ import {
   serializeError,
   type WorkerMessage,
 } from "./worker_protocol.ts";
-import { WorkerRpc } from "./worker_rpc.ts";
+import type { WorkerRpc } from "./worker_rpc.ts";
 import { errorText } from "../_util/error_text.ts";
-
-export { explainDenial, ProviderPermissionError };
-
-/** Which worker entry a provider gets. */
-export type SandboxFramework = "provider" | "full";
-
-/** Options of {@linkcode SandboxedMemoryProvider.start}. */
-export interface SandboxStartOptions {
-  /** The grant the worker runs with (from `grantForCandidate`). */
-  grant: ProviderGrant;
-  /**
-   * The provider's own sections of `config.yaml`, handed to it as
-   * `ctx.hermesConfig`.
-   */
-  config?: HermesConfig;
-  /**
-   * What the worker preloads: `provider` (`@hermes/memory/provider`, the
-   * fast default) or `full` (the whole framework, for providers that import
-   * `@hermes/memory`).
-   *
-   * @default {`full` when the provider's own files import `@hermes/memory`, else `provider`}
-   */
-  framework?: SandboxFramework;
-  /**
-   * How the sandbox is carried: `process` (its own `deno run` child, the
-   * default) or `worker` (the default only in a `deno compile` binary).
-   *
-   * @default {chooseTransport()}
-   */
-  transport?: SandboxTransport;
-  /**
-   * The heap cap of a sandbox process, in MiB: a provider that needs more
-   * ends (its process only) instead of taking the host down.
-   *
-   * @default {512}
-   */
-  heapLimitMb?: number;
-  /**
-   * Called for each skill the provider registers in `register(ctx)`.
-   *
-   * @param skill The registration, not yet validated.
-   */
-  onSkill?: (skill: SkillRegistration) => void;
-  /**
-   * Create the grant's data folder when it is missing (`false` for loads
-   * that only inspect the provider: they write nothing).
-   *
-   * @default {true}
-   */
-  createDataDir?: boolean;
-  /**
-   * How long loading (worker start, import, `register`) may take.
-   *
-   * @default {30000}
-   */
-  loadTimeoutMs?: number;
-  /**
-   * How long the first worker may take to start listening before it is
-   * replaced by a second one (Deno 2.9 occasionally never starts a worker,
-   * for example the first one of a `deno test --parallel` thread; a second
-   * one starts). The second worker gets the rest of `loadTimeoutMs`.
-   *
-   * @default {5000}
-   */
-  startTimeoutMs?: number;
-  /**
-   * How long one call may take before it rejects (including the wait for
-   * casts posted before it).
-   *
-   * @default {30000}
-   */
-  callTimeoutMs?: number;
-  /**
-   * How long the worker lets one cast run before it abandons it, logs it as
-   * failed and starts the next message.
-   *
-   * @default {callTimeoutMs}
-   */
-  castTimeoutMs?: number;
-  /**
-   * How long the worker may leave a ping unanswered (while calls are
-   * pending) before it is declared stuck and terminated.
-   *
-   * @default {5000}
-   */
-  unresponsiveAfterMs?: number;
-  /**
-   * How long `shutdown()` waits, in all, for the casts still queued in the
-   * worker and then the provider's own `shutdown`, before the worker is
-   * terminated anyway.
-   *
-   * @default {5000}
-   */
-  shutdownTimeoutMs?: number;
-}
-
-/** A started sandbox with its provider loaded (`null`: none offered). */
-interface Launched {
-  rpc: WorkerRpc;
-  description: ProviderDescription | null;
-}
 
 interface SandboxState {
   rpc: WorkerRpc;
@@ -196,7 +51,7 @@ interface SandboxState {
   description: ProviderDescription;
   candidate: SandboxTarget;
   grant: ProviderGrant;
-  manifestPath: string | undefined;
+  denials: DenialReporter;
   callbacks: Map<string, (...args: unknown[]) => unknown>;
   callTimeoutMs: number;
   shutdownTimeoutMs: number;
@@ -253,11 +108,6 @@ export function liveProviderCount(): number {
   return LIVE.size;
 }
 
-const WORKER_URLS: Record<SandboxFramework, URL> = {
-  provider: new URL("../provider/worker_bootstrap.ts", import.meta.url),
-  full: new URL("../provider/worker_bootstrap_full.ts", import.meta.url),
-};
-
 /** Hooks the class defines itself; every other hook is forwarded as the table says. */
 const OWN_HOOKS: ReadonlySet<ProviderHookName> = new Set([
   "isAvailable",
@@ -267,164 +117,6 @@ const OWN_HOOKS: ReadonlySet<ProviderHookName> = new Set([
   "shutdown",
   "drain",
 ]);
-
-/**
- * Creates the data directory a grant names (mode 0700), refusing a symlink.
- *
- * @param grant The grant.
- * @param create Whether to create it when missing (`false` for a read-only
- *   inspection, which only checks an existing one).
- * @throws {Error} When it is a symlink or not a directory.
- */
-export async function prepareDataDir(
-  grant: ProviderGrant,
-  create = true,
-): Promise<void> {
-  const dir = grant.dataDir;
-  if (dir === undefined) return;
-  try {
-    const info = await Deno.lstat(dir);
-    if (info.isSymlink) {
-      throw new Error(
-        `its data directory ${dir} is a symlink, which would widen its sandbox: replace it with a directory`,
-      );
-    }
-    if (!info.isDirectory) {
-      throw new Error(
-        `its data directory ${dir} exists and is not a directory: move that file away`,
-      );
-    }
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-    if (!create) return;
-    await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
-    // Make the new entry durable: the provider cannot sync the profile home.
-    await syncDirectory(join(dir, ".."));
-  }
-}
-
-/** Where a launched sandbox's events and unexpected stops go. */
-interface LaunchHooks {
-  /** The provider's `plugin.yaml`, for denial messages. */
-  manifestPath: string | undefined;
-  /**
-   * An event after the bootstrap started (not a log line or a skill).
-   *
-   * @param message The event.
-   */
-  event(message: WorkerMessage): void;
-  /** The sandbox stopped on its own. */
-  stopped(): void;
-}
-
-/**
- * The function that starts a provider's sandbox on its transport and loads
- * the provider in it; called once at load and again after each pause
- * under the live cap.
- */
-function sandboxLauncher(
-  candidate: SandboxTarget,
-  options: SandboxStartOptions,
-  framework: SandboxFramework,
-  hooks: LaunchHooks,
-): () => Promise<Launched> {
-  const grant = options.grant;
-  const entry = WORKER_URLS[framework];
-  const transport = chooseTransport(options.transport);
-  // A worker replaced because it never started stops quietly.
-  let replacing = false;
-  const spawn = (): WorkerRpc => {
-    const channel = openChannel(transport, {
-      entry,
-      grant,
-      frameworkNpm: framework === "full",
-      heapLimitMb: options.heapLimitMb,
-    }, `memory-provider-${candidate.name}`);
-    return new WorkerRpc(channel, {
-      provider: candidate.name,
-      unresponsiveAfterMs: options.unresponsiveAfterMs,
-      onEvent: (message) => {
-        if (message.t === "skill") options.onSkill?.(message.skill);
-        else if (message.t === "log") log(message.level, message.message);
-        else hooks.event(message);
-      },
-      onStopped: (reason) => {
-        hooks.stopped();
-        if (replacing) return;
-        log("warn", `Memory provider '${candidate.name}' stopped: ${reason}`);
-      },
-    });
-  };
-  const loadTimeoutMs = options.loadTimeoutMs ?? 30_000;
-  const callTimeoutMs = options.callTimeoutMs ?? 30_000;
-  const startTimeoutMs = Math.min(
-    options.startTimeoutMs ?? 5000,
-    loadTimeoutMs,
-  );
-  /** Starts a sandbox and loads the provider in it (again after a stop). */
-  const launch = async (): Promise<Launched> => {
-    const startedAt = Date.now();
-    const load = (rpc: WorkerRpc): Promise<unknown> =>
-      rpc.request({
-        t: "load",
-        specifier: candidate.specifier,
-        providerName: candidate.name,
-        acceptInstances: candidate.source === "package",
-        context: {
-          hermesHome: grant.hermesHome,
-          multiplex: isMultiplexActive(),
-          scope: limitScope(grant),
-        },
-        castTimeoutMs: options.castTimeoutMs ?? callTimeoutMs,
-        config: options.config ?? {},
-      }, {
-        timeoutMs: Math.max(1, loadTimeoutMs - (Date.now() - startedAt)),
-        label: "load",
-        adaptive: true,
-      });
-    // The load request is posted at once: the sandbox reads it as soon as
-    // its bootstrap listens, which saves a round trip.
-    let rpc = spawn();
-    let pending = load(rpc);
-    let description: ProviderDescription | null;
-    try {
-      try {
-        // A process starts or fails; only a worker may silently never
-        // start. (A process's start is covered by the load request's
-        // timeout, which stretches while the machine is loaded.)
-        replacing = transport === "worker" &&
-          startTimeoutMs < loadTimeoutMs;
-        if (transport === "worker") await rpc.ready(startTimeoutMs);
-      } catch (error) {
-        // Only a worker that never started is replaced; a bootstrap that
-        // failed would fail again.
-        if (!replacing || !/did not start/.test(rpc.stopped ?? "")) {
-          throw error;
-        }
-        pending.catch(() => {});
-        log(
-          "debug",
-          `Memory provider '${candidate.name}': its sandbox worker did not start within ${startTimeoutMs} ms; starting a new one`,
-        );
-        rpc.terminate("it did not start");
-        replacing = false;
-        rpc = spawn();
-        pending = load(rpc);
-      } finally {
-        replacing = false;
-      }
-      description = await pending as ProviderDescription | null;
-    } catch (error) {
-      rpc.terminate("its load failed");
-      throw error instanceof Error
-        ? explainDenial(candidate.name, grant, hooks.manifestPath, error)
-        : error;
-    }
-    if (description === null) rpc.terminate("it offers no provider");
-    return { rpc, description };
-  };
-  return launch;
-}
 
 /**
  * A memory provider running in a permission-confined worker; the host
@@ -444,7 +136,6 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   #state: SandboxState;
   #schemas: ToolSchema[] | null;
   #shutdown: Promise<void> | undefined;
-  #denials = new Set<string>();
   /** Casts posted that no drain has seen finish yet. */
   #unconfirmed = 0;
   /** Stopped under the live cap; starts again on the next call. */
@@ -515,10 +206,13 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     options: SandboxStartOptions,
   ): Promise<SandboxedMemoryProvider | null> {
     const grant = options.grant;
-    const manifestPath = candidate.dir !== undefined &&
-        candidate.source !== "bundled"
-      ? join(candidate.dir, "plugin.yaml")
-      : undefined;
+    const denials = denialReporter(
+      candidate.name,
+      grant,
+      candidate.dir !== undefined && candidate.source !== "bundled"
+        ? join(candidate.dir, "plugin.yaml")
+        : undefined,
+    );
     await prepareDataDir(grant, options.createDataDir !== false);
     let framework = options.framework;
     if (framework === undefined) {
@@ -533,7 +227,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     const early: WorkerMessage[] = [];
     const callTimeoutMs = options.callTimeoutMs ?? 30_000;
     const launch = sandboxLauncher(candidate, options, framework, {
-      manifestPath,
+      denials,
       event: (message) => {
         if (loaded.proxy) loaded.proxy.#onEvent(message);
         else early.push(message);
@@ -550,7 +244,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       description,
       candidate,
       grant,
-      manifestPath,
+      denials,
       callbacks,
       callTimeoutMs,
       shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
@@ -713,13 +407,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       case "castFailed":
         this.#logCastFailure(message.method, message.error);
         return;
-      case "denied": {
-        const explained = this.#explain(reviveError(message.error)) as Error;
-        if (this.#denials.has(explained.message)) return;
-        this.#denials.add(explained.message);
-        log("warn", explained.message);
+      case "denied":
+        this.#state.denials.report(message.error);
         return;
-      }
       case "callback":
         try {
           this.#state.callbacks.get(message.name)?.(...message.args);
@@ -746,17 +436,6 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return context;
   }
 
-  #explain(error: unknown): unknown {
-    if (!(error instanceof Error)) return error;
-    const state = this.#state;
-    return explainDenial(
-      state.candidate.name,
-      state.grant,
-      state.manifestPath,
-      error,
-    );
-  }
-
   async #call(
     method: string,
     args: unknown[],
@@ -773,7 +452,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         { timeoutMs, label: method },
       ) as never;
     } catch (error) {
-      throw this.#explain(error);
+      throw this.#state.denials.explain(error);
     }
   }
 
@@ -800,7 +479,10 @@ export class SandboxedMemoryProvider extends MemoryProvider {
           (await this.#live()).cast(request);
         } catch (error) {
           this.#unconfirmed--;
-          this.#logCastFailure(method, serializeError(this.#explain(error)));
+          this.#logCastFailure(
+            method,
+            serializeError(this.#state.denials.explain(error)),
+          );
         } finally {
           this.#queuedCasts--;
         }
@@ -810,7 +492,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     try {
       this.#touch().cast(request);
     } catch (error) {
-      return Promise.reject(this.#explain(error));
+      return Promise.reject(this.#state.denials.explain(error));
     }
     this.#unconfirmed++;
     return POSTED;
@@ -828,7 +510,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       ? PROVIDER_HOOKS[method as ProviderHookName]
       : undefined;
     const error = reviveError(serialized);
-    const explained = this.#explain(error) as Error;
+    const explained = this.#state.denials.explain(error) as Error;
     let message = `Memory provider '${this.name}' ${
       spec?.label ?? method
     } failed: ${redactText(explained.message)}`;
@@ -850,12 +532,6 @@ export class SandboxedMemoryProvider extends MemoryProvider {
    * drain (if any) reported it durable; `false` on timeout, or when the
    * worker is gone with casts it may not have run (`pending` counts them)
    * or with a drain of its own that can no longer answer.
-   *
-   * @example Waiting for the turn's writes
-   * ```ts ignore
-   * await provider.syncTurn("the kite is red", "noted", { sessionId: "s1" });
-   * assert.equal((await provider.drain(5000)).drained, true); // the write has run
-   * ```
    */
   override async drain(timeoutMs?: number): Promise<DrainResult> {
     const state = this.#state;
@@ -1039,26 +715,6 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.shutdown();
   }
-}
-
-/**
- * The caller's secret scope limited to the names the grant holds.
- *
- * @param grant The grant.
- * @returns The limited scope, or `undefined` outside a scope.
- */
-export function limitScope(
-  grant: ProviderGrant,
-): Record<string, string> | undefined {
-  const scope = currentSecretScope();
-  if (scope === undefined) return undefined;
-  const limited: Record<string, string> = {};
-  for (const entry of grant.env) {
-    if (Object.hasOwn(scope, entry.value)) {
-      limited[entry.value] = scope[entry.value] as string;
-    }
-  }
-  return limited;
 }
 
 /** A drain answer from the worker, checked (anything else counts as not drained). */

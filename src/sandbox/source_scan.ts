@@ -24,7 +24,6 @@ const FULL_FRAMEWORK_REGEXP = /["'`]@hermes\/memory["'`]/;
 
 /** What the loader learns from a provider's source files. */
 export interface SourceScan {
-  /** The first file that mentions an `npm:` specifier. */
   npmFile?: string;
   /** Whether any file imports the whole framework (`@hermes/memory`). */
   fullFramework: boolean;
@@ -33,9 +32,6 @@ export interface SourceScan {
 /**
  * Reads a provider directory's source files once (at most 2000 entries,
  * files up to 4 MiB, `node_modules` skipped) for the loader's checks.
- *
- * @param dir The provider's directory.
- * @returns What the files import.
  */
 export async function scanProviderSources(dir: string): Promise<SourceScan> {
   const scan: SourceScan = { fullFramework: false };

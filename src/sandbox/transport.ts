@@ -1,24 +1,10 @@
 /**
- * The carriers of the sandbox protocol (`worker_protocol.ts`) and the one
- * place that chooses between them ({@linkcode chooseTransport}):
- *
- * - **process** (the default): the provider runs in its own `deno run`
- *   child, started from `Deno.execPath()`, whose permission flags are
- *   exactly its grant (`--allow-read=…`, never a list with a comma in a
- *   value), with `--deny-*` for the profile's secrets and settings files,
- *   `--no-prompt`, `--cached-only`, `--no-npm` unless its grant allows npm,
- *   a heap cap (`--v8-flags=--max-old-space-size=…`) and a cleared
- *   environment holding only the variables it is granted. Messages travel
- *   as JSON lines over the child's stdin and stdout; every line the child
- *   sends starts with a random token the host gave the bootstrap before any
- *   provider code ran, so provider code writing to its stdout (through
- *   `node:fs` on descriptor 1) is recognised and stops that provider. An
- *   out-of-memory, an exit or a kill ends that child only. The host needs
- *   nothing but permission to run Deno.
- * - **worker**: a permission-confined `Worker` in the host process, for a
- *   `deno compile` binary, which cannot start a `deno run` child with flags
- *   of its own. Needs worker options enabled in the binary, and the host
- *   must hold every grant it hands on.
+ * The carriers of the sandbox protocol and {@linkcode chooseTransport}:
+ * **process** (default), a `deno run` child whose flags are exactly its
+ * grant, with a cleared environment and a heap cap; its stdout lines carry
+ * a token given before provider code ran, so a provider writing to fd 1 is
+ * caught; **worker**, a permission-confined `Worker` for `deno compile`
+ * binaries, which cannot start a child with flags of their own.
  *
  * @module
  */
@@ -26,7 +12,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
-  processPermissionFlags,
+  denoRunFlags,
   type ProviderGrant,
   workerPermissions,
 } from "./grant.ts";
@@ -47,20 +33,14 @@ export type SandboxTransport = "process" | "worker";
  * provider's, and says when the sandbox is gone.
  */
 export interface ProviderChannel {
-  /** `process` or `worker`, for messages. */
   readonly kind: SandboxTransport;
   /**
    * Sends one message.
    *
-   * @param message The message.
    * @throws {TypeError} When it cannot cross (a function, a symbol).
    */
   send(message: unknown): void;
-  /**
-   * Wires the receivers; called once by the protocol side.
-   *
-   * @param handlers Where messages, violations and the end go.
-   */
+  /** Wires the receivers; called once by the protocol side. */
   listen(handlers: ChannelHandlers): void;
   /** Ends the sandbox at once (terminate the worker, kill the process). */
   close(): void;
@@ -70,31 +50,14 @@ export interface ProviderChannel {
 
 /** What a channel reports. */
 export interface ChannelHandlers {
-  /**
-   * A message from the provider's bootstrap.
-   *
-   * @param data The message, not yet checked.
-   */
   message(data: unknown): void;
-  /**
-   * Something outside the protocol.
-   *
-   * @param what What arrived, never its content.
-   */
   violation(what: string): void;
-  /**
-   * The sandbox ended on its own.
-   *
-   * @param reason Why.
-   */
   ended(reason: string): void;
 }
 
 /**
  * Whether this process is a `deno compile` binary (which cannot start a
  * `deno run` child with flags of its own).
- *
- * @returns `true` in a compiled binary.
  */
 export function isCompiledBinary(): boolean {
   const build = Deno.build as { standalone?: boolean };
@@ -105,17 +68,6 @@ export function isCompiledBinary(): boolean {
  * The transport a provider gets: `process` everywhere a `deno run` child
  * can be started, `worker` in a `deno compile` binary. The only place the
  * choice is made; an explicit choice (tests, benchmarks) wins.
- *
- * @param wanted An explicit choice.
- * @returns The transport.
- *
- * @example
- * ```ts
- * import { chooseTransport } from "./transport.ts";
- * import assert from "node:assert/strict";
- * assert.equal(chooseTransport(), "process");
- * assert.equal(chooseTransport("worker"), "worker");
- * ```
  */
 export function chooseTransport(wanted?: SandboxTransport): SandboxTransport {
   if (wanted !== undefined) return wanted;
@@ -126,9 +78,6 @@ export function chooseTransport(wanted?: SandboxTransport): SandboxTransport {
  * Carries the protocol over a `Worker` running the bootstrap: the host
  * creates a `MessageChannel` and posts one port in a `connect` message;
  * anything posted on the worker's global scope comes from provider code.
- *
- * @param worker The worker.
- * @returns The channel.
  */
 export function workerChannel(worker: Worker): ProviderChannel {
   const channel = new MessageChannel();
@@ -171,9 +120,6 @@ export function workerChannel(worker: Worker): ProviderChannel {
   };
 }
 
-/** The bootstrap modules a sandbox loads. */
-export type BootstrapEntry = URL;
-
 /**
  * The heap cap of a provider's process, in MiB, unless the loader is given
  * another.
@@ -182,7 +128,6 @@ export const DEFAULT_HEAP_LIMIT_MB = 512;
 
 /** Options of {@linkcode processChannel}. */
 export interface ProcessChannelOptions {
-  /** The bootstrap module. */
   entry: URL;
   /** The provider's grant: exactly its permission flags. */
   grant: ProviderGrant;
@@ -257,8 +202,6 @@ function denyFlags(grant: ProviderGrant): string[] {
 /**
  * The `deno run` arguments of a provider's sandbox process.
  *
- * @param options Entry, grant and heap cap.
- * @returns The arguments after the `deno` executable.
  * @throws {TypeError} When a grant value holds a comma or a control character.
  */
 export function processArgs(options: ProcessChannelOptions): string[] {
@@ -272,7 +215,7 @@ export function processArgs(options: ProcessChannelOptions): string[] {
     `--v8-flags=--max-old-space-size=${
       Math.max(16, Math.floor(options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB))
     }`,
-    ...processPermissionFlags(withFrameworkImport(grant, options.entry)),
+    ...denoRunFlags(withFrameworkImport(grant, options.entry)),
     ...denyFlags(grant),
     ...frameworkFlags(options.entry),
     options.entry.protocol === "file:"
@@ -314,8 +257,6 @@ function randomToken(): string {
  * Starts a provider's sandbox process and carries the protocol over its
  * stdin and stdout.
  *
- * @param options Entry, grant and heap cap.
- * @returns The channel.
  * @throws {Error} When the process cannot be started (no `--allow-run`).
  */
 export function processChannel(
@@ -446,14 +387,7 @@ export function processChannel(
   };
 }
 
-/**
- * Starts the sandbox of a provider on the given transport.
- *
- * @param transport `process` or `worker`.
- * @param options Entry, grant and heap cap.
- * @param name The worker's name (`memory-provider-<name>`).
- * @returns The channel.
- */
+/** Starts the sandbox of a provider on the given transport. */
 export function openChannel(
   transport: SandboxTransport,
   options: ProcessChannelOptions,

@@ -2,37 +2,21 @@
  * The messages between the host and a provider's sandbox worker, and the
  * checks every message from a worker passes before the host uses it.
  *
- * In a sandbox process the messages are JSON lines on its stdin and stdout
- * ({@linkcode encodeMessage}), each of the sandbox's lines starting with a
- * token provider code never sees. In a worker, the host creates a
- * `MessageChannel`, posts one port to the worker in a `connect` message,
- * and from then on both sides talk only over that port. Either way provider
- * code cannot post anything the host would read as a reply, a log line or
- * a callback: a line without the token, or a message a worker posts on its
- * global scope, is a protocol violation.
- *
- * This module is loaded on both sides, so it imports nothing.
- *
  * @module
  */
 
 /** An error as it crosses the worker boundary. */
 export interface SerializedError {
-  /** The error's `name` (`NotCapable`, `TypeError`, …). */
   name: string;
-  /** The error's message. */
   message: string;
-  /** The stack, when there is one. */
   stack?: string;
 }
 
 /** What the worker reports about a loaded provider. */
 export interface ProviderDescription {
-  /** The provider's `name`. */
   name: string;
   /** Its tool schemas, or `null` when `getToolSchemas()` failed. */
   toolSchemas: unknown[] | null;
-  /** Its `preCompressCheckpointApiVersion`. */
   apiVersion: number;
   /** The optional hooks it defines (`postSetup`, `getStatusConfig`, `drain`). */
   optional: string[];
@@ -53,11 +37,9 @@ export interface CallContext {
  * a failure comes back as a `castFailed` event.
  */
 export interface CastRequest {
-  /** Always `"cast"`. */
   t: "cast";
   /** The provider method (one the worker accepts as a cast). */
   method: string;
-  /** Its arguments (structured-cloned). */
   args: unknown[];
   /** The caller's home and secret scope, captured when it was posted. */
   context: CallContext;
@@ -65,21 +47,17 @@ export interface CastRequest {
 
 /** The first host message, on the worker's global scope: the private port. */
 export interface ConnectMessage {
-  /** Always `"connect"`. */
   t: "connect";
 }
 
 /** What the worker loads, and what it is told about the provider. */
 export interface LoadRequest {
-  /** Always `"load"`. */
   t: "load";
   /** The module to import (a runtime value: checked against the grant). */
   specifier: string;
-  /** The provider's name. */
   providerName: string;
   /** Whether an exported instance counts (package providers). */
   acceptInstances: boolean;
-  /** The home and secrets the load runs under. */
   context: CallContext;
   /**
    * How long the worker lets one cast run before it abandons it and starts
@@ -92,11 +70,8 @@ export interface LoadRequest {
 
 /** Whether the user's terminal is a terminal, per stream (for a `cli.ts`). */
 export interface CliTerminal {
-  /** Standard input (prompts are allowed). */
   stdin: boolean;
-  /** Standard output. */
   stdout: boolean;
-  /** Standard error. */
   stderr: boolean;
 }
 
@@ -106,7 +81,6 @@ export interface CliTerminal {
  * {@linkcode CliDescription}.
  */
 export interface CliLoadRequest {
-  /** Always `"cliLoad"`. */
   t: "cliLoad";
   /** The `cli.ts` module to import (checked against the grant). */
   specifier: string;
@@ -114,15 +88,12 @@ export interface CliLoadRequest {
   providerName: string;
   /** The `description` of its `plugin.yaml` (the command's help). */
   description: string;
-  /** What the user's streams are. */
   terminal: CliTerminal;
-  /** The home the load runs under. */
   context: CallContext;
 }
 
 /** What a sandboxed `cli.ts` offers, as its load answers. */
 export interface CliDescription {
-  /** Whether it exports `registerCli(command)`. */
   registerCli: boolean;
   /** The functions it exports (`describeStatus`, `postSetup`, …). */
   exports: string[];
@@ -135,15 +106,11 @@ export interface CliDescription {
  * `ask` message); one-way.
  */
 export interface AnswerMessage {
-  /** Always `"answer"`. */
   t: "answer";
-  /** The `ask` it answers. */
   ask: number;
   /** Whether the user answered (else `error`, e.g. `PromptCancelled`). */
   ok: boolean;
-  /** The answer. */
   value?: unknown;
-  /** Why there is no answer. */
   error?: SerializedError;
 }
 
@@ -188,11 +155,8 @@ export type ReplyRequest = Exclude<HostRequest, CastRequest>;
 
 /** A skill registration as the worker reports it. */
 export interface SkillMessage {
-  /** The skill's name. */
   name: string;
-  /** Its `SKILL.md` as the provider gave it. */
   path: string;
-  /** One line. */
   description: string;
 }
 
@@ -212,7 +176,6 @@ export type WorkerMessage =
 
 /** A function argument replaced for the crossing; the worker calls back. */
 export interface CallbackMarker {
-  /** The name the host keeps the function under. */
   __hermesCallback: string;
 }
 
@@ -230,17 +193,7 @@ export const MAX_RESULT_BYTES = 32 * 1024 * 1024;
  * JSON would silently drop or cannot write (a function, a symbol, a
  * bigint), as a structured clone refuses it.
  *
- * @param message The message.
- * @returns The JSON text (no newline inside: JSON escapes it).
  * @throws {TypeError} When part of it cannot cross.
- *
- * @example
- * ```ts
- * import { encodeMessage } from "./worker_protocol.ts";
- * import assert from "node:assert/strict";
- * assert.equal(encodeMessage({ t: "ping", id: 0 }), '{"t":"ping","id":0}');
- * assert.throws(() => encodeMessage({ value: () => 1 }), TypeError);
- * ```
  */
 export function encodeMessage(message: unknown): string {
   return JSON.stringify(message, (_key, value: unknown) => {
@@ -252,19 +205,7 @@ export function encodeMessage(message: unknown): string {
   });
 }
 
-/**
- * Turns any thrown value into its transportable form.
- *
- * @param error What was thrown.
- * @returns Name, message and stack.
- *
- * @example
- * ```ts
- * import { serializeError } from "./worker_protocol.ts";
- * import assert from "node:assert/strict";
- * assert.equal(serializeError(new TypeError("bad")).name, "TypeError");
- * ```
- */
+/** Turns any thrown value into its transportable form. */
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {
     const out: SerializedError = {
@@ -280,16 +221,6 @@ export function serializeError(error: unknown): SerializedError {
 /**
  * Rebuilds a transported error as an `Error` carrying the remote name and
  * stack.
- *
- * @param error The transported error.
- * @returns An `Error`.
- *
- * @example
- * ```ts
- * import { reviveError } from "./worker_protocol.ts";
- * import assert from "node:assert/strict";
- * assert.equal(reviveError({ name: "NotCapable", message: "no" }).name, "NotCapable");
- * ```
  */
 export function reviveError(error: SerializedError): Error {
   const revived = new Error(error.message);
@@ -330,10 +261,6 @@ export class ProviderCallTimeoutError extends Error {
  * Whether `value` is larger than `limit` approximate bytes (string
  * lengths, 8 per other leaf or key), walking at most until the limit is
  * passed, so a small value costs little and a huge one stops early.
- *
- * @param value A structured-clone result.
- * @param limit The bound.
- * @returns `true` when larger.
  */
 export function exceedsSize(value: unknown, limit: number): boolean {
   if (typeof value === "string") return value.length > limit;
@@ -388,10 +315,6 @@ export type MessageCheck =
  * its shape, its types, its size, and that a reply answers a request the
  * host sent (`id` below `nextId`). A log line over
  * {@linkcode MAX_LOG_CHARS} is cut, not refused.
- *
- * @param data What arrived.
- * @param nextId The id the host will give its next request.
- * @returns The message, or what is wrong with it (never its content).
  */
 export function checkWorkerMessage(
   data: unknown,

@@ -5,26 +5,6 @@
  * worker stuck in a busy loop, and the checks every worker message passes
  * (see `worker_protocol.ts` for the messages).
  *
- * Every request gets a reply carrying its id. A cast gets none: the host
- * posts it and goes on; the worker runs casts one at a time in arrival
- * order, and every message (cast, call or drain) starts only after the
- * casts that arrived before it have finished (or were abandoned after the
- * worker's cast timeout). Calls do not wait for each other. A cast that
- * fails comes back as a `castFailed` event. A `drain` request is answered
- * as soon as every earlier cast has finished.
- *
- * The worker also sends unsolicited events (log lines, skill
- * registrations, callback calls, cast failures, permission denials). While
- * any request is pending the host pings the worker; a worker that does not
- * answer a ping for `unresponsiveAfterMs` of CPU time (wall time times the
- * share of a CPU a runnable thread gets, {@linkcode cpuShare}, so a loaded
- * machine does not trip it) is terminated and every pending
- * and later call rejects with {@linkcode ProviderWorkerStoppedError}. So
- * does a worker that sends a malformed message (`null`, a forged reply, a
- * reply to a request never sent, a huge payload) or posts anything on its
- * global scope: that provider stops, with one warning, and the host goes
- * on.
- *
  * @module
  */
 
@@ -41,26 +21,8 @@ import {
   type WorkerMessage,
 } from "./worker_protocol.ts";
 
-export {
-  type CallbackMarker,
-  type CallContext,
-  type CastRequest,
-  type ConnectMessage,
-  type HostRequest,
-  type LoadRequest,
-  ProviderCallTimeoutError,
-  type ProviderDescription,
-  type ReplyRequest,
-  reviveError,
-  type SerializedError,
-  serializeError,
-  type SkillMessage,
-  type WorkerMessage,
-} from "./worker_protocol.ts";
-
 /** Options of {@linkcode ProviderWorkerStoppedError}. */
 interface ProviderErrorOptions {
-  /** The underlying failure. */
   cause?: unknown;
 }
 
@@ -95,7 +57,6 @@ export class ProviderWorkerStoppedError extends Error {
 
 /** Options of {@linkcode WorkerRpc}. */
 interface WorkerRpcOptions {
-  /** The provider's name, for messages. */
   provider: string;
   /**
    * How long a worker may leave a ping unanswered while calls are pending
@@ -114,15 +75,11 @@ interface WorkerRpcOptions {
   heartbeatMs?: number;
   /**
    * Receives the worker's unsolicited events (log lines, skills, callbacks).
-   *
-   * @param message The event.
    */
   onEvent?: (message: WorkerMessage) => void;
   /**
    * Called once when the worker stops for a reason other than
    * {@linkcode WorkerRpc.terminate} by the owner.
-   *
-   * @param reason Why.
    */
   onStopped?: (reason: string) => void;
 }
@@ -131,7 +88,6 @@ interface WorkerRpcOptions {
 interface RequestOptions {
   /** Reject after this many milliseconds (`Infinity`: never). */
   timeoutMs: number;
-  /** The method name, for the timeout message. */
   label: string;
   /**
    * Stretch the timeout while the machine is loaded (the share of a CPU a
@@ -164,17 +120,10 @@ let shareMeasuredAt = -Infinity;
 let lastShare = 1;
 
 /**
- * The share of one CPU a runnable thread of this process gets right now,
- * between 0.05 and 1: spins for a few milliseconds reading the clock and
- * adds up the gaps in which this thread was not running (busy threads of
- * this same process do not count, as they would in a CPU-time reading). On
- * an idle machine it is about 1; with two CPU hogs per core about a third.
- * A provider's sandbox runs on the same machine, so wall time times this
- * share is about the CPU time it could have used: the busy-loop and
- * start-up limits count that, not wall time. Measured at most once a
- * second, and only while a sandbox is late.
- *
- * @returns The share.
+ * The share of one CPU a runnable thread gets now (0.05–1), from the gaps in
+ * a short clock-reading spin. Wall time times this share is about the CPU
+ * time a sandbox could have used: the busy-loop and start-up limits count
+ * that, so a loaded machine stretches them. Measured at most once a second.
  */
 export function cpuShare(): number {
   const now = performance.now();
@@ -192,18 +141,7 @@ export function cpuShare(): number {
   return lastShare;
 }
 
-/**
- * The host side of a sandbox worker's protocol.
- *
- * @example Calling into a worker
- * ```ts ignore
- * import { WorkerRpc } from "./worker_rpc.ts";
- * const rpc = new WorkerRpc(worker, { provider: "notes" });
- * await rpc.ready(10_000);
- * const pong = await rpc.request({ t: "ping" }, { timeoutMs: 1000, label: "ping" });
- * rpc.terminate("done");
- * ```
- */
+/** The host side of a sandbox worker's protocol. */
 export class WorkerRpc {
   #channel: ProviderChannel;
   #what: string;
@@ -226,13 +164,7 @@ export class WorkerRpc {
   #onEvent: (message: WorkerMessage) => void;
   #onStopped: (reason: string) => void;
 
-  /**
-   * Wires the protocol onto a freshly started sandbox.
-   *
-   * @param carrier The worker running `worker_bootstrap.ts`, or a channel
-   * (`transport.ts`) to a sandbox process or worker.
-   * @param options Name, heartbeat and event handlers.
-   */
+  /** Wires the protocol onto a freshly started sandbox. */
   constructor(carrier: Worker | ProviderChannel, options: WorkerRpcOptions) {
     this.#channel = carrier instanceof Worker
       ? workerChannel(carrier)
@@ -268,8 +200,6 @@ export class WorkerRpc {
   /**
    * Waits for the worker's bootstrap to start listening.
    *
-   * @param timeoutMs How long to wait.
-   * @returns When ready.
    * @throws {ProviderWorkerStoppedError} When it fails or times out.
    */
   ready(timeoutMs: number): Promise<void> {
@@ -299,9 +229,6 @@ export class WorkerRpc {
    * after every cast posted before it has finished, so its timeout covers
    * that wait too.
    *
-   * @param request The request.
-   * @param options Timeout (`Infinity` for none) and label.
-   * @returns The reply's value.
    * @throws {ProviderCallTimeoutError} When the timeout expires.
    * @throws {ProviderWorkerStoppedError} When the worker is gone.
    * @throws {Error} The remote error, as an `Error` with the remote name.
@@ -339,7 +266,6 @@ export class WorkerRpc {
    * worker runs it after every message posted before it (casts in strict
    * order); a failure arrives later as a `castFailed` event.
    *
-   * @param request The cast.
    * @throws {ProviderWorkerStoppedError} When the worker is gone.
    * @throws {TypeError} When the arguments cannot be cloned.
    */
@@ -354,11 +280,7 @@ export class WorkerRpc {
     }
   }
 
-  /**
-   * Answers a prompt the sandboxed `cli.ts` asked (one-way).
-   *
-   * @param message The answer.
-   */
+  /** Answers a prompt the sandboxed `cli.ts` asked (one-way). */
   answer(message: AnswerMessage): void {
     if (this.#stopped !== undefined) return;
     try {
@@ -437,11 +359,7 @@ export class WorkerRpc {
     }
   };
 
-  /**
-   * Terminates the worker and rejects every pending call.
-   *
-   * @param reason Why, shown in the rejections.
-   */
+  /** Terminates the worker and rejects every pending call. */
   terminate(reason: string): void {
     this.#stop(reason, false);
   }

@@ -112,7 +112,7 @@ Deno.test("compile includes every module loaded by computed path", async () => {
         "src/cli/run.ts",
         "src/cli/commands/memory_group.ts",
         "src/launcher/launch.ts",
-        "src/sandbox/sandboxed_provider.ts",
+        "src/sandbox/sandbox_launch.ts",
       ]
     ) {
       const found = await computedSpecifiers(file);

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
   findMemoryProvider,
-  findProviderDir,
   isBuiltinSentinel,
   isValidProviderName,
   listMemoryProviderNames,
@@ -260,7 +259,7 @@ Deno.test("scanMemoryProviders() warns about bad memory.packages entries and kee
   );
 });
 
-Deno.test("findProviderDir() returns the winning directory, null for packages and unknown names", async () => {
+Deno.test("findMemoryProvider() finds the winning directory, none for packages and unknown names", async () => {
   await using h = await tempHome();
   const dir = await installFixture(h.plugins, "notes");
   const options = {
@@ -268,10 +267,13 @@ Deno.test("findProviderDir() returns the winning directory, null for packages an
     bundledDir: join(h.outside, "none"),
     config: { memory: { packages: { pkg: "npm:pkg@1" } } },
   };
-  assert.equal(await findProviderDir("notes", options), dir);
-  assert.equal(await findProviderDir("pkg", options), null);
-  assert.equal(await findProviderDir("missing", options), null);
-  assert.equal(await findProviderDir("none", options), null);
+  assert.equal((await findMemoryProvider("notes", options))?.dir ?? null, dir);
+  assert.equal((await findMemoryProvider("pkg", options))?.dir ?? null, null);
+  assert.equal(
+    (await findMemoryProvider("missing", options))?.dir ?? null,
+    null,
+  );
+  assert.equal((await findMemoryProvider("none", options))?.dir ?? null, null);
   assert.equal(
     (await findMemoryProvider("notes", options))?.manifest.description,
     "Local notes kept in HERMES_HOME",

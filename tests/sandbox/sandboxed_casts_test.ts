@@ -10,12 +10,10 @@ import type { MemoryProvider } from "../../src/core/memory_provider.ts";
 import { findMemoryProvider } from "../../src/plugins/plugin_discovery.ts";
 import { loadMemoryProvider } from "../../src/plugins/provider_loader.ts";
 import { grantForCandidate } from "../../src/plugins/provider_permissions.ts";
-import {
-  SandboxedMemoryProvider,
-  type SandboxStartOptions,
-} from "../../src/sandbox/sandboxed_provider.ts";
+import { SandboxedMemoryProvider } from "../../src/sandbox/sandboxed_provider.ts";
+import type { SandboxStartOptions } from "../../src/sandbox/sandbox_launch.ts";
 import { withSecretScope } from "../../src/profile/secret_scope.ts";
-import { ProviderCallTimeoutError } from "../../src/sandbox/worker_rpc.ts";
+import { ProviderCallTimeoutError } from "../../src/sandbox/worker_protocol.ts";
 import {
   captureLogs,
   type TempHome,

@@ -4,20 +4,18 @@ import { setLogger } from "../../src/core/log.ts";
 import { withHermesHome } from "../../src/profile/hermes_home.ts";
 import { findMemoryProvider } from "../../src/plugins/plugin_discovery.ts";
 import { grantForCandidate } from "../../src/plugins/provider_permissions.ts";
+import { SandboxedMemoryProvider } from "../../src/sandbox/sandboxed_provider.ts";
+import type { SandboxStartOptions } from "../../src/sandbox/sandbox_launch.ts";
 import {
   explainDenial,
   ProviderPermissionError,
-  SandboxedMemoryProvider,
-  type SandboxStartOptions,
-} from "../../src/sandbox/sandboxed_provider.ts";
+} from "../../src/sandbox/denial.ts";
 import {
   setMultiplexActive,
   withSecretScope,
 } from "../../src/profile/secret_scope.ts";
-import {
-  ProviderCallTimeoutError,
-  ProviderWorkerStoppedError,
-} from "../../src/sandbox/worker_rpc.ts";
+import { ProviderWorkerStoppedError } from "../../src/sandbox/worker_rpc.ts";
+import { ProviderCallTimeoutError } from "../../src/sandbox/worker_protocol.ts";
 import {
   approvalOf,
   captureLogs,

@@ -1,12 +1,14 @@
 import assert from "node:assert/strict";
 import {
-  ProviderCallTimeoutError,
   ProviderWorkerStoppedError,
+  WorkerRpc,
+} from "../../src/sandbox/worker_rpc.ts";
+import {
+  ProviderCallTimeoutError,
   reviveError,
   serializeError,
   type WorkerMessage,
-  WorkerRpc,
-} from "../../src/sandbox/worker_rpc.ts";
+} from "../../src/sandbox/worker_protocol.ts";
 
 /**
  * Speaks the bootstrap's side of the handshake: takes the port from the

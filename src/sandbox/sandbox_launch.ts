@@ -1,0 +1,291 @@
+/**
+ * Starting a provider's sandbox (a `deno run` process or a confined worker:
+ * `transport.ts`) and loading the provider in it.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { syncDirectory } from "../io/atomic_write.ts";
+import { log } from "../core/log.ts";
+import type { HermesConfig } from "../core/memory_provider.ts";
+import type { SkillRegistration } from "../core/plugin_context.ts";
+import type { ProviderGrant, SandboxTarget } from "./grant.ts";
+import {
+  chooseTransport,
+  openChannel,
+  type SandboxTransport,
+} from "./transport.ts";
+import type { DenialReporter } from "./denial.ts";
+import {
+  currentSecretScope,
+  isMultiplexActive,
+} from "../profile/secret_scope.ts";
+import type { ProviderDescription, WorkerMessage } from "./worker_protocol.ts";
+import { WorkerRpc } from "./worker_rpc.ts";
+
+/** Which worker entry a provider gets. */
+export type SandboxFramework = "provider" | "full";
+
+/** Options of {@linkcode SandboxedMemoryProvider.start}. */
+export interface SandboxStartOptions {
+  /** The grant the worker runs with (from `grantForCandidate`). */
+  grant: ProviderGrant;
+  /**
+   * The provider's own sections of `config.yaml`, handed to it as
+   * `ctx.hermesConfig`.
+   */
+  config?: HermesConfig;
+  /**
+   * What the worker preloads: `provider` (`@hermes/memory/provider`, the
+   * fast default) or `full` (the whole framework, for providers that import
+   * `@hermes/memory`).
+   *
+   * @default {`full` when the provider's own files import `@hermes/memory`, else `provider`}
+   */
+  framework?: SandboxFramework;
+  /**
+   * How the sandbox is carried: `process` (its own `deno run` child, the
+   * default) or `worker` (the default only in a `deno compile` binary).
+   *
+   * @default {chooseTransport()}
+   */
+  transport?: SandboxTransport;
+  /**
+   * The heap cap of a sandbox process, in MiB: a provider that needs more
+   * ends (its process only) instead of taking the host down.
+   *
+   * @default {512}
+   */
+  heapLimitMb?: number;
+  /**
+   * Called for each skill the provider registers in `register(ctx)`.
+   *
+   * @param skill The registration, not yet validated.
+   */
+  onSkill?: (skill: SkillRegistration) => void;
+  /**
+   * Create the grant's data folder when it is missing (`false` for loads
+   * that only inspect the provider: they write nothing).
+   *
+   * @default {true}
+   */
+  createDataDir?: boolean;
+  /**
+   * How long loading (worker start, import, `register`) may take.
+   *
+   * @default {30000}
+   */
+  loadTimeoutMs?: number;
+  /**
+   * How long the first worker may take to start listening before it is
+   * replaced by a second one (Deno 2.9 occasionally never starts a worker,
+   * for example the first one of a `deno test --parallel` thread; a second
+   * one starts). The second worker gets the rest of `loadTimeoutMs`.
+   *
+   * @default {5000}
+   */
+  startTimeoutMs?: number;
+  /**
+   * How long one call may take before it rejects (including the wait for
+   * casts posted before it).
+   *
+   * @default {30000}
+   */
+  callTimeoutMs?: number;
+  /**
+   * How long the worker lets one cast run before it abandons it, logs it as
+   * failed and starts the next message.
+   *
+   * @default {callTimeoutMs}
+   */
+  castTimeoutMs?: number;
+  /**
+   * How long the worker may leave a ping unanswered (while calls are
+   * pending) before it is declared stuck and terminated.
+   *
+   * @default {5000}
+   */
+  unresponsiveAfterMs?: number;
+  /**
+   * How long `shutdown()` waits, in all, for the casts still queued in the
+   * worker and then the provider's own `shutdown`, before the worker is
+   * terminated anyway.
+   *
+   * @default {5000}
+   */
+  shutdownTimeoutMs?: number;
+}
+
+/** A started sandbox with its provider loaded (`null`: none offered). */
+export interface Launched {
+  rpc: WorkerRpc;
+  description: ProviderDescription | null;
+}
+
+const WORKER_URLS: Record<SandboxFramework, URL> = {
+  provider: new URL("../provider/worker_bootstrap.ts", import.meta.url),
+  full: new URL("../provider/worker_bootstrap_full.ts", import.meta.url),
+};
+
+/**
+ * Creates the data directory a grant names (mode 0700), refusing a symlink.
+ *
+ * @throws {Error} When it is a symlink or not a directory.
+ */
+export async function prepareDataDir(
+  grant: ProviderGrant,
+  create = true,
+): Promise<void> {
+  const dir = grant.dataDir;
+  if (dir === undefined) return;
+  try {
+    const info = await Deno.lstat(dir);
+    if (info.isSymlink) {
+      throw new Error(
+        `its data directory ${dir} is a symlink, which would widen its sandbox: replace it with a directory`,
+      );
+    }
+    if (!info.isDirectory) {
+      throw new Error(
+        `its data directory ${dir} exists and is not a directory: move that file away`,
+      );
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+    if (!create) return;
+    await Deno.mkdir(dir, { recursive: true, mode: 0o700 });
+    // Make the new entry durable: the provider cannot sync the profile home.
+    await syncDirectory(join(dir, ".."));
+  }
+}
+
+/** Where a launched sandbox's events and unexpected stops go. */
+export interface LaunchHooks {
+  denials: DenialReporter;
+  /** An event after the bootstrap started (not a log line or a skill). */
+  event(message: WorkerMessage): void;
+  stopped(): void;
+}
+
+/**
+ * The function that starts a provider's sandbox on its transport and loads
+ * the provider in it; called once at load and again after each pause
+ * under the live cap.
+ */
+export function sandboxLauncher(
+  candidate: SandboxTarget,
+  options: SandboxStartOptions,
+  framework: SandboxFramework,
+  hooks: LaunchHooks,
+): () => Promise<Launched> {
+  const grant = options.grant;
+  const entry = WORKER_URLS[framework];
+  const transport = chooseTransport(options.transport);
+  // A worker replaced because it never started stops quietly.
+  let replacing = false;
+  const spawn = (): WorkerRpc => {
+    const channel = openChannel(transport, {
+      entry,
+      grant,
+      frameworkNpm: framework === "full",
+      heapLimitMb: options.heapLimitMb,
+    }, `memory-provider-${candidate.name}`);
+    return new WorkerRpc(channel, {
+      provider: candidate.name,
+      unresponsiveAfterMs: options.unresponsiveAfterMs,
+      onEvent: (message) => {
+        if (message.t === "skill") options.onSkill?.(message.skill);
+        else if (message.t === "log") log(message.level, message.message);
+        else hooks.event(message);
+      },
+      onStopped: (reason) => {
+        hooks.stopped();
+        if (replacing) return;
+        log("warn", `Memory provider '${candidate.name}' stopped: ${reason}`);
+      },
+    });
+  };
+  const loadTimeoutMs = options.loadTimeoutMs ?? 30_000;
+  const callTimeoutMs = options.callTimeoutMs ?? 30_000;
+  const startTimeoutMs = Math.min(
+    options.startTimeoutMs ?? 5000,
+    loadTimeoutMs,
+  );
+  /** Starts a sandbox and loads the provider in it (again after a stop). */
+  const launch = async (): Promise<Launched> => {
+    const startedAt = Date.now();
+    const load = (rpc: WorkerRpc): Promise<unknown> =>
+      rpc.request({
+        t: "load",
+        specifier: candidate.specifier,
+        providerName: candidate.name,
+        acceptInstances: candidate.source === "package",
+        context: {
+          hermesHome: grant.hermesHome,
+          multiplex: isMultiplexActive(),
+          scope: limitScope(grant),
+        },
+        castTimeoutMs: options.castTimeoutMs ?? callTimeoutMs,
+        config: options.config ?? {},
+      }, {
+        timeoutMs: Math.max(1, loadTimeoutMs - (Date.now() - startedAt)),
+        label: "load",
+        adaptive: true,
+      });
+    // The load request is posted at once: the sandbox reads it as soon as
+    // its bootstrap listens, which saves a round trip.
+    let rpc = spawn();
+    let pending = load(rpc);
+    let description: ProviderDescription | null;
+    try {
+      try {
+        // A process starts or fails; only a worker may silently never
+        // start. (A process's start is covered by the load request's
+        // timeout, which stretches while the machine is loaded.)
+        replacing = transport === "worker" &&
+          startTimeoutMs < loadTimeoutMs;
+        if (transport === "worker") await rpc.ready(startTimeoutMs);
+      } catch (error) {
+        // Only a worker that never started is replaced; a bootstrap that
+        // failed would fail again.
+        if (!replacing || !/did not start/.test(rpc.stopped ?? "")) {
+          throw error;
+        }
+        pending.catch(() => {});
+        log(
+          "debug",
+          `Memory provider '${candidate.name}': its sandbox worker did not start within ${startTimeoutMs} ms; starting a new one`,
+        );
+        rpc.terminate("it did not start");
+        replacing = false;
+        rpc = spawn();
+        pending = load(rpc);
+      } finally {
+        replacing = false;
+      }
+      description = await pending as ProviderDescription | null;
+    } catch (error) {
+      rpc.terminate("its load failed");
+      throw hooks.denials.explain(error);
+    }
+    if (description === null) rpc.terminate("it offers no provider");
+    return { rpc, description };
+  };
+  return launch;
+}
+
+/** The caller's secret scope limited to the names the grant holds. */
+export function limitScope(
+  grant: ProviderGrant,
+): Record<string, string> | undefined {
+  const scope = currentSecretScope();
+  if (scope === undefined) return undefined;
+  const limited: Record<string, string> = {};
+  for (const entry of grant.env) {
+    if (Object.hasOwn(scope, entry.value)) {
+      limited[entry.value] = scope[entry.value] as string;
+    }
+  }
+  return limited;
+}

@@ -23,7 +23,6 @@ import {
 } from "../plugins/provider_permissions.ts";
 import { discoverMemoryProviders } from "../plugins/provider_listing.ts";
 import {
-  type DescribeStatus,
   loadProviderCli,
   loadProviderCliExport,
   locateProviderCli,

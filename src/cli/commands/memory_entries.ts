@@ -8,7 +8,6 @@
  */
 
 import { terminalSafe } from "../../core/terminal_text.ts";
-import { Option } from "npm:commander@^14.0.3";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { styleFor, writeJson } from "../format.ts";
@@ -162,11 +161,12 @@ export async function runMemoryEntriesChange(
   return 0;
 }
 
-function targetOption(): Option {
-  return new Option("-t, --target <target>", "Which file: memory or user")
-    .choices(["memory", "user"])
-    .default("memory");
-}
+const TARGET_OPTION = [
+  "-t, --target <target>",
+  "Which file: memory or user",
+  ["memory", "user"],
+  "memory",
+] as const;
 
 function entryNumber(command: HermesCommand, raw: string): number {
   if (!/^[1-9][0-9]*$/.test(raw)) {
@@ -214,10 +214,11 @@ export function registerMemoryEntries(memory: HermesCommand): HermesCommand {
     .description(
       "List the entries of MEMORY.md and USER.md with their numbers and usage.",
     )
-    .addOption(
-      new Option("-t, --target <target>", "Which file to list")
-        .choices(["all", "memory", "user"])
-        .default("all"),
+    .choiceOption(
+      "-t, --target <target>",
+      "Which file to list",
+      ["all", "memory", "user"],
+      "all",
     )
     .option("--json", "Print the entries as JSON", false)
     .example("hermes memory entries list --target user --json")
@@ -233,7 +234,7 @@ export function registerMemoryEntries(memory: HermesCommand): HermesCommand {
     .argument("<text>", "The new entry")
     .summary("Add one entry")
     .description("Add one entry to MEMORY.md (or USER.md with --target user).")
-    .addOption(targetOption())
+    .choiceOption(...TARGET_OPTION)
     .option("--json", "Print the memory tool's result as JSON", false);
   add.action((text: string, opts: { target: MemoryTarget; json: boolean }) =>
     runMemoryEntriesChange(
@@ -248,7 +249,7 @@ export function registerMemoryEntries(memory: HermesCommand): HermesCommand {
     .argument("<text>", "The complete new entry")
     .summary("Replace one entry")
     .description("Replace entry <number> with <text> (the whole entry).")
-    .addOption(targetOption())
+    .choiceOption(...TARGET_OPTION)
     .option("--json", "Print the memory tool's result as JSON", false);
   replace.action((
     raw: string,
@@ -271,7 +272,7 @@ export function registerMemoryEntries(memory: HermesCommand): HermesCommand {
     .argument("<number>", "The entry's number")
     .summary("Remove one entry")
     .description("Remove entry <number>.")
-    .addOption(targetOption())
+    .choiceOption(...TARGET_OPTION)
     .option("--json", "Print the memory tool's result as JSON", false);
   remove.action((raw: string, opts: { target: MemoryTarget; json: boolean }) =>
     runMemoryEntriesChange(

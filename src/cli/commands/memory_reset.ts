@@ -6,7 +6,6 @@
  * @module
  */
 
-import { Option } from "npm:commander@^14.0.3";
 import { basename } from "node:path";
 import { type CliIo, PromptCancelled } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
@@ -230,10 +229,11 @@ export function registerMemoryReset(memory: HermesCommand): HermesCommand {
         "they loaded. Asks for 'yes' unless --yes is given; without a terminal,\n" +
         "--yes is required.",
     )
-    .addOption(
-      new Option("-t, --target <target>", "Which files to erase")
-        .choices(["all", "memory", "user"])
-        .default("all"),
+    .choiceOption(
+      "-t, --target <target>",
+      "Which files to erase",
+      ["all", "memory", "user"],
+      "all",
     )
     .option("-y, --yes", "Erase without asking for confirmation", false)
     .option("--json", "Print what was erased and kept as JSON (needs --yes)")

@@ -240,6 +240,10 @@ function requireTerminal(): void {
   }
 }
 
+// Computed: a literal specifier puts inquirer into the graph read at start.
+const inquirer = (): Promise<typeof import("./_inquirer.ts")> =>
+  import(new URL("./_inquirer.ts", import.meta.url).href);
+
 /**
  * The prompts of the real terminal, backed by `@inquirer/prompts` (loaded
  * only when a question is asked, so commands that never prompt do not need
@@ -248,7 +252,7 @@ function requireTerminal(): void {
 class TerminalPrompts implements CliPrompts {
   async select<T>(options: SelectPromptOptions<T>): Promise<T> {
     requireTerminal();
-    const { select } = await import("npm:@inquirer/prompts@^8.8.0");
+    const { select } = await inquirer();
     return await withEndOfInputAbort((signal) =>
       select<T>({
         message: options.message,
@@ -265,7 +269,7 @@ class TerminalPrompts implements CliPrompts {
 
   async input(options: InputPromptOptions): Promise<string> {
     requireTerminal();
-    const { input } = await import("npm:@inquirer/prompts@^8.8.0");
+    const { input } = await inquirer();
     return await withEndOfInputAbort((signal) =>
       input({ message: options.message, default: options.default }, {
         signal,
@@ -275,7 +279,7 @@ class TerminalPrompts implements CliPrompts {
 
   async password(options: PasswordPromptOptions): Promise<string> {
     requireTerminal();
-    const { password } = await import("npm:@inquirer/prompts@^8.8.0");
+    const { password } = await inquirer();
     return await withEndOfInputAbort((signal) =>
       password({ message: options.message, toggleMask: false }, { signal })
     );
@@ -283,7 +287,7 @@ class TerminalPrompts implements CliPrompts {
 
   async confirm(options: ConfirmPromptOptions): Promise<boolean> {
     requireTerminal();
-    const { confirm } = await import("npm:@inquirer/prompts@^8.8.0");
+    const { confirm } = await inquirer();
     return await withEndOfInputAbort((signal) =>
       confirm({ message: options.message, default: options.default ?? false }, {
         signal,

@@ -110,6 +110,7 @@ export const COMPUTED_MODULES: readonly string[] = Object.freeze([
   "src/cli/commands/memory_dashboard.ts",
   "src/cli/version.ts",
   "src/cli/completion.ts",
+  "src/cli/_inquirer.ts",
   "src/launcher/plan.ts",
   "src/provider/worker_bootstrap.ts",
   "src/provider/worker_bootstrap_full.ts",

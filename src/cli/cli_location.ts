@@ -41,14 +41,6 @@ function filePath(url: URL): string {
  *
  * @param base The framework's root URL.
  * @returns The entry and flags.
- *
- * @example Basic usage
- * ```ts
- * import { cliLocation } from "./cli_location.ts";
- * import assert from "node:assert/strict";
- * const where = cliLocation(new URL("https://jsr.io/@hermes/memory/0.1.0/"));
- * assert.equal(where.entry, "jsr:@hermes/memory@0.1.0/cli/main");
- * ```
  */
 export function cliLocation(base: URL = FRAMEWORK_URL): CliLocation {
   if (base.protocol === "file:") {

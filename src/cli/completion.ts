@@ -32,16 +32,6 @@ export interface CompletionNode {
  *
  * @param root The `hermes` command with its subcommands attached.
  * @returns The nodes, the root first.
- *
- * @example
- * ```ts
- * import { createCommand } from "@hermes/memory/cli";
- * import { completionNodes } from "./completion.ts";
- * import assert from "node:assert/strict";
- * const root = createCommand("hermes");
- * root.command("memory").command("status").option("--json", "JSON");
- * assert.deepEqual(completionNodes(root).map((n) => n.path), ["", "/memory", "/memory/status"]);
- * ```
  */
 export function completionNodes(root: HermesCommand): CompletionNode[] {
   const nodes: CompletionNode[] = [];
@@ -71,14 +61,6 @@ export function completionNodes(root: HermesCommand): CompletionNode[] {
  * @param shell `bash`, `zsh` or `fish`.
  * @param nodes The command tree ({@linkcode completionNodes}).
  * @returns The script, to `source` (bash, zsh) or save (fish).
- *
- * @example
- * ```ts
- * import { completionScript } from "./completion.ts";
- * import assert from "node:assert/strict";
- * const script = completionScript("bash", [{ path: "", commands: ["memory"], options: ["--help"] }]);
- * assert.match(script, /complete -F _hermes_completion hermes/);
- * ```
  */
 export function completionScript(
   shell: string,

@@ -32,13 +32,7 @@ export class CliExit extends Error {
   /** What ended the parse, such as `help` or `unknownOption`. */
   readonly code: string;
 
-  /**
-   * Creates the signal.
-   *
-   * @param exitCode The exit code.
-   * @param code What ended the parse.
-   * @param message What was printed.
-   */
+  /** Creates the signal (`message`: what was printed). */
   constructor(exitCode: number, code: string, message: string) {
     super(message);
     this.name = "CliExit";
@@ -202,28 +196,13 @@ export class HermesCommand {
   }
 
   /** The command's name. */
-  name(): string;
-  /**
-   * Sets the command's name.
-   *
-   * @param name The name.
-   * @returns This command.
-   */
-  name(name: string): this;
-  name(name?: string): string | this {
-    if (name === undefined) return this.#name;
-    this.#name = name;
-    return this;
+  name(): string {
+    return this.#name;
   }
 
   /** The description. */
   description(): string;
-  /**
-   * Sets the description, printed first in the help.
-   *
-   * @param text The description.
-   * @returns This command.
-   */
+  /** Sets the description, printed first in the help; returns this command. */
   description(text: string): this;
   description(text?: string): string | this {
     if (text === undefined) return this.#description;
@@ -233,12 +212,7 @@ export class HermesCommand {
 
   /** The one-line summary. */
   summary(): string;
-  /**
-   * Sets the one-line summary the parent's help lists.
-   *
-   * @param text The summary.
-   * @returns This command.
-   */
+  /** Sets the one-line summary the parent's help lists; returns this command. */
   summary(text: string): this;
   summary(text?: string): string | this {
     if (text === undefined) return this.#summary;
@@ -248,12 +222,7 @@ export class HermesCommand {
 
   /** The usage after the command path, such as `[options]`. */
   usage(): string;
-  /**
-   * Sets the usage after the command path.
-   *
-   * @param text The usage, such as `<command> [options]`.
-   * @returns This command.
-   */
+  /** Sets the usage after the command path; returns this command. */
   usage(text: string): this;
   usage(text?: string): string | this {
     if (text !== undefined) {
@@ -268,13 +237,7 @@ export class HermesCommand {
     ].join(" ");
   }
 
-  /**
-   * Adds a subcommand sharing this command's context.
-   *
-   * @param name The subcommand's name.
-   * @param options Whether it is hidden or the default subcommand.
-   * @returns The new subcommand.
-   */
+  /** Adds and returns a subcommand sharing this command's context. */
   command(name: string, options?: AddCommandOptions): HermesCommand {
     const command = new HermesCommand(name, this.#context);
     this.addCommand(command, options);
@@ -283,11 +246,7 @@ export class HermesCommand {
 
   /**
    * Attaches a prepared subcommand, which (with its whole subtree) adopts
-   * this command's context.
-   *
-   * @param command The subcommand.
-   * @param options Whether it is hidden or the default subcommand.
-   * @returns This command.
+   * this command's context; returns this command.
    */
   addCommand(command: HermesCommand, options: AddCommandOptions = {}): this {
     command.#adopt(this.#context);
@@ -306,8 +265,8 @@ export class HermesCommand {
   /**
    * Adds a positional argument.
    *
-   * @param spec `<name>` (required), `[name]` (optional), with `...` for
-   * the rest of the words.
+   * @param spec `<name>` (required) or `[name]` (optional); `name...`
+   * takes the rest of the words.
    * @param description The help text.
    * @param choices The allowed values.
    * @returns This command.
@@ -420,24 +379,13 @@ export class HermesCommand {
     return this;
   }
 
-  /**
-   * Adds a line to the EXAMPLES section of the help.
-   *
-   * @param line A full command line, such as `hermes memory status --json`.
-   * @returns This command.
-   */
+  /** Adds a full command line to the EXAMPLES of the help; returns this. */
   example(line: string): this {
     this.#examples.push(line);
     return this;
   }
 
-  /**
-   * Accepts more words than the declared arguments (the action reads
-   * {@linkcode HermesCommand.args}).
-   *
-   * @param allow Whether to accept them.
-   * @returns This command.
-   */
+  /** Accepts more words than the arguments declare (read them in `args`). */
   allowExcessArguments(allow = true): this {
     this.#allowExcess = allow;
     return this;
@@ -447,9 +395,6 @@ export class HermesCommand {
    * Sets the action. It receives the declared arguments, then
    * {@linkcode HermesCommand.opts}, then the command; a number it returns
    * (or resolves to) becomes {@linkcode CliContext.exitCode}.
-   *
-   * @param fn The handler.
-   * @returns This command.
    */
   // deno-lint-ignore no-explicit-any
   action(fn: (this: HermesCommand, ...args: any[]) => unknown): this {
@@ -457,11 +402,7 @@ export class HermesCommand {
     return this;
   }
 
-  /**
-   * The option values of the last parse (defaults until then).
-   *
-   * @returns Values by key: `--target-profile` is `targetProfile`.
-   */
+  /** The option values (defaults until parsed): `--dry-run` is `dryRun`. */
   opts<T extends Record<string, unknown> = Record<string, unknown>>(): T {
     return this.#values as T;
   }
@@ -470,8 +411,7 @@ export class HermesCommand {
    * Parses the words and runs the action of the command they name.
    *
    * @param args The words after the program name.
-   * @param _options For compatibility: the words are always user words.
-   * @returns This command, once the action has finished.
+   * @param _options Accepted for commander's `{ from: "user" }`; ignored.
    * @throws {CliExit} After help or a usage error.
    */
   async parseAsync(
@@ -663,13 +603,7 @@ export class HermesCommand {
     throw new CliExit(USAGE_EXIT_CODE, errorOptions?.code ?? "usage", line);
   }
 
-  /**
-   * Reports `word` as an unknown subcommand of this command, with a
-   * suggestion when a subcommand name is close.
-   *
-   * @param word The word that names no subcommand.
-   * @throws {CliExit} Always.
-   */
+  /** Reports `word` as an unknown subcommand, with a close name if any. */
   unknownSubcommand(word: string): never {
     const names = this.#commands.filter((c) => !c.#hidden).map((c) => c.#name);
     const close = closestName(
@@ -683,12 +617,7 @@ export class HermesCommand {
     });
   }
 
-  /**
-   * Formats the help: summary, USAGE, COMMANDS, OPTIONS, GLOBAL OPTIONS and
-   * EXAMPLES.
-   *
-   * @returns The help text, ending with a line break.
-   */
+  /** The help text, ending with a line break. */
   helpInformation(): string {
     const optionRow = (o: CommandOption): [string, string] => [
       o.flags,
@@ -773,13 +702,7 @@ function nullIo(): CliIo {
   };
 }
 
-/**
- * Creates a {@linkcode HermesCommand}.
- *
- * @param name The command's name.
- * @param context The state shared by its tree.
- * @returns The command.
- */
+/** Creates a {@linkcode HermesCommand} (`name`, shared `context`). */
 export function createCommand(
   name?: string,
   context?: CliContext,

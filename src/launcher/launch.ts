@@ -294,12 +294,6 @@ async function runChild(
  * @param args The arguments after the program name.
  * @param options Where the launcher's own messages go.
  * @returns The CLI's exit code (1 when the launcher itself failed).
- *
- * @example Basic usage
- * ```ts ignore
- * import { launch } from "./launch.ts";
- * const code = await launch(["memory", "status"]);
- * ```
  */
 export async function launch(
   args: string[],

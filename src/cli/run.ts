@@ -239,10 +239,13 @@ async function run(
     } else {
       defineMemoryGroup(program);
     }
-    const { registerCompletion } = await import(
-      new URL("./completion.ts", import.meta.url).href
-    ) as typeof import("./completion.ts");
-    registerCompletion(program);
+    if (scan.command !== "memory") {
+      // Only the root's help and its word list need it.
+      const { registerCompletion } = await import(
+        new URL("./completion.ts", import.meta.url).href
+      ) as typeof import("./completion.ts");
+      registerCompletion(program);
+    }
     if (completion) {
       // The script lists the active provider's whole tree too.
       const provider = await configuredProvider();

@@ -1,8 +1,7 @@
 /**
- * Scanning a `hermes` command line for its global part before commander
- * runs: the profile (to read the right `config.yaml`, and for the
- * launcher's grant) and the first command word. No imports, so the
- * launcher can use it without loading anything else.
+ * Scanning a `hermes` command line before parsing it: the profile, the
+ * command words and what the launcher must grant. No imports (the launcher
+ * uses it).
  *
  * @module
  */

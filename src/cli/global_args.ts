@@ -1,8 +1,7 @@
 /**
- * The global part of a `hermes` command line, found before commander runs:
- * the profile has to be known to read the right `config.yaml`, and the
- * first command word decides whether the active provider's command tree is
- * loaded.
+ * The global part of a `hermes` command line, found before the tree is
+ * built: the profile (which `config.yaml`) and the first command word
+ * (whether the provider's tree loads).
  *
  * @module
  */

@@ -12,15 +12,14 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(
   /\/$/,
   "",
 );
-const LAUNCHER = [
-  "run",
-  "--no-prompt",
-  "--cached-only",
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-run",
-];
+/** The `deno` arguments of the `hermes` task, for the launcher in `root`. */
+function launcher(root: string): string[] {
+  const task = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")))
+    .tasks.hermes as string;
+  return task.split(" ").slice(1).map((w) =>
+    w === "src/launcher/main.ts" ? join(root, w) : w
+  );
+}
 
 interface InfoModule {
   specifier: string;
@@ -102,12 +101,11 @@ Deno.test("a deno.lock out of date with deno.json: the launcher prints the cause
       JSON.stringify(config, null, 2),
     );
     const launch = (env: Record<string, string> = {}) =>
-      runCommand(Deno.execPath(), [
-        ...LAUNCHER,
-        join(checkout, "src/launcher/main.ts"),
-        "memory",
-        "status",
-      ], { cwd: home, env: { HOME: home, ...env } });
+      runCommand(
+        Deno.execPath(),
+        [...launcher(checkout), "memory", "status"],
+        { cwd: home, env: { HOME: home, ...env } },
+      );
     const run = await launch();
     assert.equal(run.code, 1);
     assert.equal(run.out, "");

@@ -119,6 +119,41 @@ export function viaDirect(
   };
 }
 
+/**
+ * The CLI alone, as the launcher starts it: the command of the newest launch
+ * record a launcher run left in `home`'s cache; a string saying why when
+ * there is none (run the launcher once first).
+ */
+export function viaLaunchRecord(
+  home: string,
+  args: readonly string[],
+): CliInvocation | string {
+  const dir = join(home, ".cache", "hermes-memory", "launcher");
+  let newest: { path: string; mtime: number } | undefined;
+  try {
+    for (const entry of Deno.readDirSync(dir)) {
+      if (!entry.name.startsWith("plan-")) continue;
+      const path = join(dir, entry.name);
+      const mtime = Deno.statSync(path).mtime?.getTime() ?? 0;
+      if (!newest || mtime > newest.mtime) newest = { path, mtime };
+    }
+  } catch {
+    // No cache directory: no launcher run yet.
+  }
+  if (newest === undefined) return `no launch record in ${dir}`;
+  const record = JSON.parse(Deno.readTextFileSync(newest.path)) as {
+    denoArgs: string[];
+    env: Record<string, string>;
+  };
+  return {
+    label: "the CLI alone (launch record)",
+    command: Deno.execPath(),
+    args: [...record.denoArgs, ...args],
+    cwd: ROOT,
+    env: { ...childEnv(home), ...record.env, DENO_NO_UPDATE_CHECK: "1" },
+  };
+}
+
 /** A throwaway user home for CLI runs. */
 export interface CliHome extends AsyncDisposable {
   /** HOME. */

@@ -12,8 +12,9 @@
 //   `hermes memory status` (a Honcho user's home with a local server, and a
 //   home with the built-in store only), each run the way a user
 //   does (`deno task hermes …`) and as the task line's own `deno run
-//   <flags> <entry>` (read from deno.json at run time), vs the floor: a bare
-//   `deno run` of an empty file.
+//   <flags> <entry>` (read from deno.json at run time: the launcher), and for
+//   `memory status` the CLI alone as the launcher starts it (its launch
+//   record's command), vs the floor: a bare `deno run` of an empty file.
 //
 // Every timed iteration of a CLI or worker bench is preceded by one floor
 // sample (not timed for that bench, recorded under the floor's id and, with
@@ -40,6 +41,7 @@ import {
   type CliInvocation,
   honchoUserHome,
   viaDirect,
+  viaLaunchRecord,
   viaTask,
 } from "./_hermes_cli.ts";
 
@@ -248,19 +250,25 @@ benchmark({
 
 const cliRows: { label: string; id: string; floor: string }[] = [];
 
-function cliBench(
+async function cliBench(
   id: string,
   command: string,
   args: string[],
   n: number,
   userHome: string = cliHome.home,
-): void {
+): Promise<void> {
   const task = viaTask(userHome, args);
   const direct = viaDirect(userHome, args);
   const variants: [string, CliInvocation | string][] = [
     [`${id}.task`, task],
     [`${id}.direct`, direct],
   ];
+  if (typeof direct !== "string" && args.join(" ") === "memory status") {
+    // The CLI alone, as the launcher starts it: what the second process
+    // costs is the difference.
+    await runCli(direct);
+    variants.push([`${id}.child`, viaLaunchRecord(userHome, args)]);
+  }
   for (const [variantId, cli] of variants) {
     if (typeof cli === "string") {
       console.error(`[startup_bench] ${variantId} skipped: ${cli}`);
@@ -293,15 +301,20 @@ function cliBench(
   }
 }
 
-cliBench("startup.help", "hermes --help", ["--help"], 10);
-cliBench("startup.status", "hermes memory status", ["memory", "status"], 8);
-cliBench(
+await cliBench("startup.help", "hermes --help", ["--help"], 10);
+await cliBench(
+  "startup.status",
+  "hermes memory status",
+  ["memory", "status"],
+  8,
+);
+await cliBench(
   "startup.status_probe",
   "hermes memory status --probe",
   ["memory", "status", "--probe"],
   8,
 );
-cliBench(
+await cliBench(
   "startup.status_builtin",
   "hermes memory status (built-in only)",
   ["memory", "status"],

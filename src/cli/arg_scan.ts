@@ -1,8 +1,7 @@
 /**
- * Scanning a `hermes` command line for its global part before commander
- * runs: the profile (to read the right `config.yaml`, and for the
- * launcher's grant) and the first command word. No imports, so the
- * launcher can use it without loading anything else.
+ * Scanning a `hermes` command line before parsing it: the profile, the
+ * command words and what the launcher must grant. No imports (the launcher
+ * uses it).
  *
  * @module
  */
@@ -22,15 +21,6 @@ export interface GlobalArgs {
  *
  * @param args The arguments after the program name.
  * @returns The profile, the top-level command word and whether help was asked.
- *
- * @example Basic usage
- * ```ts
- * import { scanGlobalArgs } from "./arg_scan.ts";
- * import assert from "node:assert/strict";
- * const found = scanGlobalArgs(["--profile", "coder", "memory", "status"]);
- * assert.equal(found.profile, "coder");
- * assert.equal(found.command, "memory");
- * ```
  */
 export function scanGlobalArgs(args: readonly string[]): GlobalArgs {
   const found: GlobalArgs = { help: false };
@@ -78,13 +68,6 @@ export function commandWords(args: readonly string[]): string[] {
  *
  * @param args The arguments after the program name.
  * @returns The rest, unparsed.
- *
- * @example
- * ```ts
- * import { argsAfterCommand } from "./arg_scan.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(argsAfterCommand(["--profile", "w", "notes", "stats", "-v"]), ["stats", "-v"]);
- * ```
  */
 export function argsAfterCommand(args: readonly string[]): string[] {
   for (let i = 0; i < args.length; i++) {
@@ -169,16 +152,6 @@ const PROFILE_SPANNING: ReadonlySet<string> = new Set([
  *
  * @param args The arguments after the program name.
  * @returns The intent.
- *
- * @example Basic usage
- * ```ts
- * import { commandIntent } from "./arg_scan.ts";
- * import assert from "node:assert/strict";
- * assert.equal(commandIntent(["memory", "setup", "honcho", "--yes"]).setup, "honcho");
- * assert.equal(commandIntent(["memory", "setup"]).setup, "*");
- * assert.equal(commandIntent(["memory", "status"]).setup, undefined);
- * assert.deepEqual(commandIntent(["memory", "import", "chat.jsonl"]).reads, ["chat.jsonl"]);
- * ```
  */
 export function commandIntent(args: readonly string[]): CommandIntent {
   const reads = namedReads(args);
@@ -213,14 +186,6 @@ function commandSetup(args: readonly string[]): CommandIntent {
  *
  * @param args The arguments after the program name.
  * @returns `true` for `hermes --version`, `hermes memory -V --json`, ….
- *
- * @example Basic usage
- * ```ts
- * import { isVersionRequest } from "./arg_scan.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isVersionRequest(["honcho", "--version"]), true);
- * assert.equal(isVersionRequest(["memory", "status", "--", "-V"]), false);
- * ```
  */
 export function isVersionRequest(args: readonly string[]): boolean {
   for (let i = 0; i < args.length; i++) {

@@ -173,7 +173,7 @@ function requireTerminal(): void {
   }
 }
 
-type Inquirer = typeof import("npm:@inquirer/prompts@^8.8.0");
+type Inquirer = typeof import("./_inquirer.ts");
 
 /**
  * Runs one inquirer prompt (loaded only when a question is asked: inquirer
@@ -184,7 +184,10 @@ async function ask<T>(
   prompt: (inquirer: Inquirer, signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   requireTerminal();
-  const inquirer = await import("npm:@inquirer/prompts@^8.8.0");
+  // Computed: a literal specifier puts inquirer into the graph read at start.
+  const inquirer: Inquirer = await import(
+    new URL("./_inquirer.ts", import.meta.url).href
+  );
   const { default: process } = await import("node:process");
   const controller = new AbortController();
   const onData = (chunk: unknown): void => {

@@ -41,14 +41,6 @@ function filePath(url: URL): string {
  *
  * @param base The framework's root URL.
  * @returns The entry and flags.
- *
- * @example Basic usage
- * ```ts
- * import { cliLocation } from "./cli_location.ts";
- * import assert from "node:assert/strict";
- * const where = cliLocation(new URL("https://jsr.io/@hermes/memory/0.1.0/"));
- * assert.equal(where.entry, "jsr:@hermes/memory@0.1.0/cli/main");
- * ```
  */
 export function cliLocation(base: URL = FRAMEWORK_URL): CliLocation {
   if (base.protocol === "file:") {
@@ -110,6 +102,7 @@ export const COMPUTED_MODULES: readonly string[] = Object.freeze([
   "src/cli/commands/memory_dashboard.ts",
   "src/cli/version.ts",
   "src/cli/completion.ts",
+  "src/cli/_inquirer.ts",
   "src/launcher/plan.ts",
   "src/provider/worker_bootstrap.ts",
   "src/provider/worker_bootstrap_full.ts",

@@ -7,7 +7,6 @@
  * @module
  */
 
-import { Argument, type Command } from "npm:commander@^14.0.3";
 import type { HermesCommand } from "./hermes_command.ts";
 import { COMPLETION_SUMMARY } from "./root_help.ts";
 
@@ -22,16 +21,10 @@ export const COMPLETION_SHELLS: readonly string[] = Object.freeze([
 export interface CompletionNode {
   /** The command path after `hermes`, joined by `/` (`""` for the root). */
   path: string;
-  /** Its visible subcommands (names and aliases). */
+  /** Its visible subcommands, then fixed argument values. */
   commands: string[];
-  /** Alias → name of its subcommands. */
-  aliases: Record<string, string>;
   /** Its long options (and `--help`). */
   options: string[];
-}
-
-function visible(command: Command): boolean {
-  return !(command as unknown as { _hidden?: boolean })._hidden;
 }
 
 /**
@@ -39,37 +32,18 @@ function visible(command: Command): boolean {
  *
  * @param root The `hermes` command with its subcommands attached.
  * @returns The nodes, the root first.
- *
- * @example
- * ```ts
- * import { createCommand } from "@hermes/memory/cli";
- * import { completionNodes } from "./completion.ts";
- * import assert from "node:assert/strict";
- * const root = createCommand("hermes");
- * root.command("memory").command("status").option("--json", "JSON");
- * assert.deepEqual(completionNodes(root).map((n) => n.path), ["", "/memory", "/memory/status"]);
- * ```
  */
-export function completionNodes(root: Command): CompletionNode[] {
+export function completionNodes(root: HermesCommand): CompletionNode[] {
   const nodes: CompletionNode[] = [];
-  const walk = (command: Command, path: string): void => {
-    const children = command.commands.filter(visible);
-    const options = command.options.filter((o) => !o.hidden && o.long)
-      .map((o) => o.long as string);
-    const aliases: Record<string, string> = {};
-    for (const c of children) {
-      for (const alias of c.aliases()) aliases[alias] = c.name();
-    }
-    // Fixed argument values (`completion <shell>`) complete like words.
-    const choices = command.registeredArguments.flatMap((a) =>
-      (a as unknown as { argChoices?: string[] }).argChoices ?? []
-    );
+  const walk = (command: HermesCommand, path: string): void => {
+    const children = command.commands.filter((c) => !c.hidden);
+    const options = command.options.flatMap((o) => o.long ?? []);
     nodes.push({
       path,
-      aliases,
+      // Fixed argument values (`completion <shell>`) complete like words.
       commands: [
-        ...children.flatMap((c) => [c.name(), ...c.aliases()]),
-        ...choices,
+        ...children.map((c) => c.name()),
+        ...command.registeredArguments.flatMap((a) => a.choices ?? []),
       ],
       options: [...new Set([...options, "--help"])],
     });
@@ -87,14 +61,6 @@ export function completionNodes(root: Command): CompletionNode[] {
  * @param shell `bash`, `zsh` or `fish`.
  * @param nodes The command tree ({@linkcode completionNodes}).
  * @returns The script, to `source` (bash, zsh) or save (fish).
- *
- * @example
- * ```ts
- * import { completionScript } from "./completion.ts";
- * import assert from "node:assert/strict";
- * const script = completionScript("bash", [{ path: "", commands: ["memory"], aliases: {}, options: ["--help"] }]);
- * assert.match(script, /complete -F _hermes_completion hermes/);
- * ```
  */
 export function completionScript(
   shell: string,
@@ -117,13 +83,6 @@ function quote(text: string): string {
 
 function bashScript(nodes: readonly CompletionNode[]): string {
   const steps = nodes.filter((n) => n.path !== "").map((n) => quote(n.path));
-  const aliases = nodes.flatMap((n) =>
-    Object.entries(n.aliases).map(([alias, name]) =>
-      `      ${quote(`${n.path}/${alias}`)}) path=${
-        quote(`${n.path}/${name}`)
-      } ;;`
-    )
-  );
   const words = nodes.map((n) =>
     `    ${quote(n.path)}) words=${
       quote([...n.commands, ...n.options].join(" "))
@@ -135,7 +94,7 @@ function bashScript(nodes: readonly CompletionNode[]): string {
     word="\${COMP_WORDS[i]}"
     case "$path/$word" in
       ${steps.join("|")}) path="$path/$word" ;;
-${aliases.map((line) => `${line}\n`).join("")}    esac
+    esac
   done
   case "$path" in
 ${words.join("\n")}
@@ -194,9 +153,7 @@ function fishScript(nodes: readonly CompletionNode[]): string {
  */
 export function registerCompletion(program: HermesCommand): HermesCommand {
   const command = program.command("completion")
-    .addArgument(
-      new Argument("<shell>", "The shell").choices(COMPLETION_SHELLS),
-    )
+    .argument("<shell>", "The shell", COMPLETION_SHELLS)
     .summary(COMPLETION_SUMMARY)
     .description(
       "Print a shell completion script generated from the command tree\n" +

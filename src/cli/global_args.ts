@@ -1,8 +1,7 @@
 /**
- * The global part of a `hermes` command line, found before commander runs:
- * the profile has to be known to read the right `config.yaml`, and the
- * first command word decides whether the active provider's command tree is
- * loaded.
+ * The global part of a `hermes` command line, found before the tree is
+ * built: the profile (which `config.yaml`) and the first command word
+ * (whether the provider's tree loads).
  *
  * @module
  */
@@ -31,13 +30,6 @@ export {
  * @param env Reads an environment variable (the CLI's view of it).
  * @returns The absolute home.
  * @throws {RangeError} When the profile name is not a plain name.
- *
- * @example Basic usage
- * ```ts
- * import { resolveCliHome } from "./global_args.ts";
- * import assert from "node:assert/strict";
- * assert.equal(resolveCliHome(undefined, () => "/srv/h"), "/srv/h");
- * ```
  */
 export function resolveCliHome(
   profile: string | undefined,
@@ -67,13 +59,6 @@ export interface ProfileCheck {
  * @param home The profile home it resolves to.
  * @param setup Whether the command line is a setup command.
  * @returns The error or note, if any.
- *
- * @example Basic usage
- * ```ts no-assert
- * import { checkProfile, resolveCliHome } from "./global_args.ts";
- * const home = resolveCliHome("nosuch", () => undefined);
- * const { error } = await checkProfile("nosuch", home, false);
- * ```
  */
 export async function checkProfile(
   profile: string,

@@ -1,8 +1,6 @@
 /**
- * The layout of `hermes` help text: sections (summary, USAGE, COMMANDS,
- * OPTIONS, GLOBAL OPTIONS, EXAMPLES) and two-column tables wrapped at 80
- * columns. Pure text functions with no imports, so the root help can be
- * printed without loading commander (`root_help.ts`).
+ * The layout of `hermes` help text: sections and two-column tables wrapped
+ * at 80 columns. No imports (the launcher prints the root help with it).
  *
  * @module
  */

@@ -1,23 +1,14 @@
 /**
- * {@linkcode HermesCommand}: the commander `Command` every `hermes` command
- * (and every provider's `hermes <provider> …` tree) is built on.
- *
- * Differences from a plain commander command:
- * - all output goes through the tree's {@linkcode CliIo}; nothing calls
- *   `process.exit` (usage errors and `--help` throw {@linkcode CliExit});
- * - a usage error prints one `error: …` line plus a hint on stderr and
- *   exits with {@linkcode USAGE_EXIT_CODE};
- * - help text has fixed sections: summary, USAGE, COMMANDS, OPTIONS,
- *   GLOBAL OPTIONS, EXAMPLES;
- * - an action may return a number: it becomes the process exit code.
+ * {@linkcode HermesCommand}: the command every `hermes` command (and every
+ * provider's `hermes <provider> …` tree) is built on, with its own small
+ * parser (no npm package: `hermes memory status` starts without one).
  *
  * @module
  */
 
 import { closestName } from "./suggest.ts";
-import { Command, Help, type Option } from "npm:commander@^14.0.3";
 import type { CliIo } from "./cli_io.ts";
-import { firstLine, formatHelp, HELP_WIDTH } from "./help_text.ts";
+import { firstLine, formatHelp } from "./help_text.ts";
 import { HELP_OPTION } from "./root_help.ts";
 
 /** The exit code of a usage error (unknown flag, missing argument, …). */
@@ -38,16 +29,10 @@ export interface CliContext {
 export class CliExit extends Error {
   /** The exit code. */
   readonly exitCode: number;
-  /** Commander's code, such as `commander.unknownOption`. */
+  /** What ended the parse, such as `help` or `unknownOption`. */
   readonly code: string;
 
-  /**
-   * Creates the signal.
-   *
-   * @param exitCode The exit code.
-   * @param code Commander's code.
-   * @param message What was printed.
-   */
+  /** Creates the signal (`message`: what was printed). */
   constructor(exitCode: number, code: string, message: string) {
     super(message);
     this.name = "CliExit";
@@ -56,10 +41,7 @@ export class CliExit extends Error {
   }
 }
 
-/**
- * Options of {@linkcode HermesCommand.addCommand}: commander's
- * `CommandOptions`.
- */
+/** Options of {@linkcode HermesCommand.addCommand}. */
 export interface AddCommandOptions {
   /**
    * Leave the subcommand out of the help.
@@ -73,34 +55,58 @@ export interface AddCommandOptions {
    * @default {false}
    */
   isDefault?: boolean;
-  /**
-   * Same as `hidden`.
-   *
-   * @deprecated Use `hidden`.
-   */
-  noHelp?: boolean;
+}
+
+/** An option of a {@linkcode HermesCommand}, as declared. */
+export interface CommandOption {
+  /** The flags as declared, such as `-t, --target <target>`. */
+  readonly flags: string;
+  /** The help text. */
+  readonly description: string;
+  /** The short flag, such as `-t`. */
+  readonly short?: string;
+  /** The long flag, such as `--target`. */
+  readonly long?: string;
+  /** The key in {@linkcode HermesCommand.opts}, such as `target`. */
+  readonly key: string;
+  /** The value when the option is absent. */
+  readonly defaultValue?: unknown;
+  /** The allowed values, when limited. */
+  readonly choices?: readonly string[];
+}
+
+/** A positional argument of a {@linkcode HermesCommand}. */
+export interface CommandArgument {
+  /** Its name, such as `text`. */
+  readonly name: string;
+  /** The help text. */
+  readonly description: string;
+  /** Whether it must be given (`<name>`, not `[name]`). */
+  readonly required: boolean;
+  /** Whether it takes the rest of the words (`<name...>`). */
+  readonly variadic: boolean;
+  /** The allowed values, when limited. */
+  readonly choices?: readonly string[];
+}
+
+type Parser = (value: string, previous: unknown) => unknown;
+
+interface ParsedOption extends CommandOption {
+  /** `<value>` (required), `[value]` (optional) or none (a switch). */
+  value: "required" | "optional" | "none";
+  negate: boolean;
+  parse?: Parser;
 }
 
 /**
- * commander's `Command`, unchanged: the base of {@linkcode HermesCommand}.
- *
- * It only stands between the two so that the documentation of
- * `@hermes/memory/cli` does not take in commander's whole API, which is
- * documented by commander: `deno doc --lint` reports a public type that
- * extends or takes a type of another package as referencing a private type
- * (denoland/deno#27364), and re-exporting commander's types would make it
- * lint commander's own declarations.
- *
- * @ignore
- */
-class CommanderCommand extends Command {}
-
-/**
- * A commander command whose tree shares one {@linkcode CliContext}.
+ * A command whose tree shares one {@linkcode CliContext}.
  *
  * Providers receive one in `registerCli(command)` and add subcommands with
  * `command.command("status")…`; actions write through
- * `command.context.io` and may return an exit code.
+ * `command.context.io` and may return an exit code. Usage errors print one
+ * `error: …` line and a hint and exit with {@linkcode USAGE_EXIT_CODE};
+ * help has the sections summary, USAGE, COMMANDS, OPTIONS, GLOBAL OPTIONS,
+ * EXAMPLES; nothing calls `process.exit` ({@linkcode CliExit} is thrown).
  *
  * @example A provider's CLI
  * ```ts
@@ -118,9 +124,24 @@ class CommanderCommand extends Command {}
  * assert.equal(io.out, "pong\n");
  * ```
  */
-export class HermesCommand extends CommanderCommand {
+export class HermesCommand {
   #context: CliContext;
+  #name: string;
+  #description = "";
+  #summary = "";
+  #usage: string | undefined;
   #examples: string[] = [];
+  #commands: HermesCommand[] = [];
+  #options: ParsedOption[] = [];
+  #arguments: CommandArgument[] = [];
+  #values: Record<string, unknown> = {};
+  // deno-lint-ignore no-explicit-any
+  #action: ((...args: any[]) => unknown) | undefined;
+  #defaultCommand: string | undefined;
+  #hidden = false;
+  #allowExcess = false;
+  #args: string[] = [];
+  #parent: HermesCommand | null = null;
 
   /**
    * Creates a command.
@@ -129,39 +150,9 @@ export class HermesCommand extends CommanderCommand {
    * @param context The state shared with the tree (a fresh one writing
    * nowhere when absent; it is replaced when the command is attached).
    */
-  constructor(name?: string, context?: CliContext) {
-    super(name);
+  constructor(name = "", context?: CliContext) {
+    this.#name = name;
     this.#context = context ?? { io: nullIo(), exitCode: 0 };
-    this.exitOverride();
-    this.helpCommand(false);
-    this.helpOption(HELP_OPTION.flags, HELP_OPTION.description);
-    // A group with a default subcommand (`hermes honcho` runs `status`)
-    // would hand an unknown word to it as an argument ("too many arguments
-    // for 'status'"): report it as an unknown command with a suggestion.
-    this.hook("preSubcommand", (group, sub) => {
-      const word = group.args[0];
-      const defaultName = (group as unknown as {
-        _defaultCommandName?: string | null;
-      })._defaultCommandName;
-      if (
-        group instanceof HermesCommand && word !== undefined &&
-        !word.startsWith("-") && sub.name() === defaultName &&
-        word !== sub.name() && !sub.aliases().includes(word) &&
-        sub.registeredArguments.length === 0
-      ) {
-        group.unknownSubcommand(word);
-      }
-    });
-    this.configureOutput({
-      writeOut: (text: string): void => this.#context.io.stdout(text),
-      writeErr: (text: string): void => this.#context.io.stderr(text),
-      outputError: (text: string, write: (s: string) => void): void =>
-        write(text),
-      getOutHelpWidth: (): number => HELP_WIDTH,
-      getErrHelpWidth: (): number => HELP_WIDTH,
-      getOutHasColors: (): boolean => false,
-      getErrHasColors: (): boolean => false,
-    });
   }
 
   /** The state shared by the whole command tree. */
@@ -169,52 +160,164 @@ export class HermesCommand extends CommanderCommand {
     return this.#context;
   }
 
-  /**
-   * Creates a subcommand sharing this command's context (used by
-   * `.command(name)`).
-   *
-   * @param name The subcommand's name.
-   * @returns The subcommand.
-   */
-  override createCommand(name?: string): HermesCommand {
-    return new HermesCommand(name, this.#context);
+  /** The command this one is a subcommand of. */
+  get parent(): HermesCommand | null {
+    return this.#parent;
+  }
+
+  /** The subcommands, in the order they were added. */
+  get commands(): readonly HermesCommand[] {
+    return this.#commands;
+  }
+
+  /** The options, in the order they were added. */
+  get options(): readonly CommandOption[] {
+    return this.#options;
+  }
+
+  /** The positional arguments, in order. */
+  get registeredArguments(): readonly CommandArgument[] {
+    return this.#arguments;
+  }
+
+  /** The words the last parse left to this command (arguments, unknowns). */
+  get args(): string[] {
+    return this.#args;
+  }
+
+  /** The subcommand run when the words name none, if any. */
+  get defaultCommand(): HermesCommand | undefined {
+    return this.#commands.find((c) => c.#name === this.#defaultCommand);
+  }
+
+  /** Whether the help leaves this command out. */
+  get hidden(): boolean {
+    return this.#hidden;
+  }
+
+  /** The command's name. */
+  name(): string {
+    return this.#name;
+  }
+
+  /** The description. */
+  description(): string;
+  /** Sets the description, printed first in the help; returns this command. */
+  description(text: string): this;
+  description(text?: string): string | this {
+    if (text === undefined) return this.#description;
+    this.#description = text;
+    return this;
+  }
+
+  /** The one-line summary. */
+  summary(): string;
+  /** Sets the one-line summary the parent's help lists; returns this command. */
+  summary(text: string): this;
+  summary(text?: string): string | this {
+    if (text === undefined) return this.#summary;
+    this.#summary = text;
+    return this;
+  }
+
+  /** The usage after the command path, such as `[options]`. */
+  usage(): string;
+  /** Sets the usage after the command path; returns this command. */
+  usage(text: string): this;
+  usage(text?: string): string | this {
+    if (text !== undefined) {
+      this.#usage = text;
+      return this;
+    }
+    if (this.#usage !== undefined) return this.#usage;
+    return [
+      "[options]",
+      ...(this.#commands.length > 0 ? ["[command]"] : []),
+      ...this.#arguments.map(argumentTerm),
+    ].join(" ");
+  }
+
+  /** Adds and returns a subcommand sharing this command's context. */
+  command(name: string, options?: AddCommandOptions): HermesCommand {
+    const command = new HermesCommand(name, this.#context);
+    this.addCommand(command, options);
+    return command;
   }
 
   /**
-   * Attaches a prepared subcommand; a {@linkcode HermesCommand} (and its
-   * whole subtree) adopts this command's context.
-   *
-   * @param cmd The subcommand (any commander command).
-   * @param opts Whether it is hidden or the default subcommand.
-   * @returns This command.
+   * Attaches a prepared subcommand, which (with its whole subtree) adopts
+   * this command's context; returns this command.
    */
-  override addCommand(cmd: CommanderCommand, opts?: AddCommandOptions): this {
-    if (cmd instanceof HermesCommand) cmd.#adopt(this.#context);
-    return super.addCommand(cmd, opts);
+  addCommand(command: HermesCommand, options: AddCommandOptions = {}): this {
+    command.#adopt(this.#context);
+    command.#parent = this;
+    command.#hidden = options.hidden === true;
+    if (options.isDefault) this.#defaultCommand = command.#name;
+    this.#commands.push(command);
+    return this;
   }
 
   #adopt(context: CliContext): void {
     this.#context = context;
-    for (const child of this.commands) {
-      if (child instanceof HermesCommand) child.#adopt(context);
-    }
+    for (const child of this.#commands) child.#adopt(context);
   }
 
   /**
-   * Adds a line to the EXAMPLES section of the help.
+   * Adds a positional argument.
    *
-   * @param line A full command line, such as `hermes memory status --json`.
+   * @param spec `<name>` (required) or `[name]` (optional); `name...`
+   * takes the rest of the words.
+   * @param description The help text.
+   * @param choices The allowed values.
    * @returns This command.
    */
-  example(line: string): this {
-    this.#examples.push(line);
+  argument(
+    spec: string,
+    description = "",
+    choices?: readonly string[],
+  ): this {
+    const name = spec.replace(/^[<[]|[>\]]$/g, "");
+    this.#arguments.push({
+      name: name.replace(/\.\.\.$/, ""),
+      description,
+      required: spec.startsWith("<"),
+      variadic: name.endsWith("..."),
+      ...(choices ? { choices } : {}),
+    });
     return this;
   }
 
   /**
+   * Adds an option. `--name <value>` takes a value, `--name [value]` may,
+   * `--name` is a switch and `--no-name` sets `name` to `false`.
+   *
+   * @param flags The flags, such as `-t, --target <target>`.
+   * @param description The help text.
+   * @param parseOrDefault A parser `(value, previous) => new value`, or the
+   * value when the option is absent.
+   * @param defaultValue The value when absent, after a parser.
+   * @returns This command.
+   */
+  option(
+    flags: string,
+    description = "",
+    parseOrDefault?: unknown,
+    defaultValue?: unknown,
+  ): this {
+    const parse = typeof parseOrDefault === "function"
+      ? parseOrDefault as Parser
+      : undefined;
+    return this.#addOption(
+      flags,
+      description,
+      parse ? defaultValue : parseOrDefault,
+      parse,
+    );
+  }
+
+  /**
    * Adds an option whose value must be one of `choices`: anything else is a
-   * usage error listing them. A provider's commands use it instead of
-   * building commander's `Option` themselves.
+   * usage error listing them.
    *
    * @param flags The flags, such as `--level <level>`.
    * @param description The help text.
@@ -228,29 +331,260 @@ export class HermesCommand extends CommanderCommand {
     choices: readonly string[],
     defaultValue?: string,
   ): this {
-    const option = this.createOption(flags, description).choices(choices);
-    if (defaultValue !== undefined) option.default(defaultValue);
-    return this.addOption(option);
+    return this.#addOption(
+      flags,
+      description,
+      defaultValue,
+      undefined,
+      choices,
+    );
+  }
+
+  #addOption(
+    flags: string,
+    description: string,
+    defaultValue: unknown,
+    parse?: Parser,
+    choices?: readonly string[],
+  ): this {
+    const words = flags.split(/[ ,|]+/);
+    const short = words.find((w) => /^-[^-]$/.test(w));
+    const long = words.find((w) => w.startsWith("--"));
+    const negate = long?.startsWith("--no-") === true;
+    const key = camelCase(
+      (long ?? short ?? "").replace(negate ? /^--no-/ : /^--?/, ""),
+    );
+    const option: ParsedOption = {
+      flags,
+      description,
+      key,
+      value: flags.includes("<")
+        ? "required"
+        : flags.includes("[")
+        ? "optional"
+        : "none",
+      negate,
+      ...(short ? { short } : {}),
+      ...(long ? { long } : {}),
+      ...(defaultValue !== undefined ? { defaultValue } : {}),
+      ...(choices ? { choices } : {}),
+      ...(parse ? { parse } : {}),
+    };
+    this.#options.push(option);
+    if (defaultValue !== undefined) this.#values[key] = defaultValue;
+    else if (negate && !this.#find(`--${long!.slice(5)}`)) {
+      // `--no-x` alone means `x` is on unless turned off.
+      this.#values[key] = true;
+    }
+    return this;
+  }
+
+  /** Adds a full command line to the EXAMPLES of the help; returns this. */
+  example(line: string): this {
+    this.#examples.push(line);
+    return this;
+  }
+
+  /** Accepts more words than the arguments declare (read them in `args`). */
+  allowExcessArguments(allow = true): this {
+    this.#allowExcess = allow;
+    return this;
   }
 
   /**
-   * Sets the action. The handler may return (or resolve to) a number, which
-   * becomes {@linkcode CliContext.exitCode}.
-   *
-   * @param fn The handler; it receives the arguments, the options and the
-   * command, like a commander action.
-   * @returns This command.
+   * Sets the action. It receives the declared arguments, then
+   * {@linkcode HermesCommand.opts}, then the command; a number it returns
+   * (or resolves to) becomes {@linkcode CliContext.exitCode}.
    */
-  override action(
-    // deno-lint-ignore no-explicit-any
-    fn: (this: this, ...args: any[]) => unknown,
-  ): this {
-    const context = (): CliContext => this.#context;
-    // deno-lint-ignore no-explicit-any
-    return super.action(async function (this: any, ...args: any[]) {
-      const result = await fn.apply(this, args);
-      if (typeof result === "number") context().exitCode = result;
+  // deno-lint-ignore no-explicit-any
+  action(fn: (this: HermesCommand, ...args: any[]) => unknown): this {
+    this.#action = fn;
+    return this;
+  }
+
+  /** The option values (defaults until parsed): `--dry-run` is `dryRun`. */
+  opts<T extends Record<string, unknown> = Record<string, unknown>>(): T {
+    return this.#values as T;
+  }
+
+  /**
+   * Parses the words and runs the action of the command they name.
+   *
+   * @param args The words after the program name.
+   * @param _options Accepted for commander's `{ from: "user" }`; ignored.
+   * @throws {CliExit} After help or a usage error.
+   */
+  async parseAsync(
+    args: readonly string[],
+    _options?: { from?: "user" },
+  ): Promise<this> {
+    await this.#parse([], [...args]);
+    return this;
+  }
+
+  async #parse(operands: string[], words: string[]): Promise<void> {
+    const parsed = this.#parseOptions(words);
+    operands = [...operands, ...parsed.operands];
+    const unknown = parsed.unknown;
+    this.#args = [...operands, ...unknown];
+    const [first] = operands;
+    const sub = this.#commands.find((c) => c.#name === first);
+    if (sub !== undefined) return await sub.#parse(operands.slice(1), unknown);
+    const fallback = this.defaultCommand;
+    if (fallback !== undefined) {
+      this.#helpIfAsked(unknown);
+      // A word naming no subcommand is a typo, not an argument of the
+      // default one ("too many arguments for 'status'").
+      if (first !== undefined && fallback.#arguments.length === 0) {
+        this.unknownSubcommand(first);
+      }
+      return await fallback.#parse(operands, unknown);
+    }
+    if (this.#commands.length > 0 && !this.#action && operands.length === 0) {
+      if (unknown.length === 0) this.#help(true);
+      this.#helpIfAsked(unknown);
+      this.#unknownOption(unknown[0]!);
+    }
+    this.#helpIfAsked(unknown);
+    if (this.#commands.length > 0 && !this.#action) {
+      this.unknownSubcommand(first!);
+    }
+    if (unknown.length > 0) this.#unknownOption(unknown[0]!);
+    this.#arguments.forEach((arg, i) => {
+      if (arg.required && operands[i] === undefined) {
+        this.error(`error: missing required argument '${arg.name}'`);
+      }
     });
+    const expected = this.#arguments.length;
+    if (
+      !this.#allowExcess && !this.#arguments.at(-1)?.variadic &&
+      operands.length > expected
+    ) {
+      this.error(
+        `error: too many arguments${
+          this.#parent ? ` for '${this.#name}'` : ""
+        }. Expected ${expected} argument${
+          expected === 1 ? "" : "s"
+        } but got ${operands.length}.`,
+      );
+    }
+    const values = this.#arguments.map((arg, i) => {
+      if (arg.variadic) return operands.slice(i);
+      const value = operands[i];
+      if (value !== undefined && arg.choices && !arg.choices.includes(value)) {
+        this.error(
+          `error: command-argument value '${value}' is invalid for argument '${arg.name}'. Allowed choices are ${
+            arg.choices.join(", ")
+          }.`,
+        );
+      }
+      return value;
+    });
+    const result = await this.#action?.call(
+      this,
+      ...values,
+      this.#values,
+      this,
+    );
+    if (typeof result === "number") this.#context.exitCode = result;
+  }
+
+  /**
+   * Takes this command's own options out of `words` (anywhere in them);
+   * the rest is operands until the first unknown option, then unknown (for
+   * a subcommand to parse).
+   */
+  #parseOptions(words: string[]): { operands: string[]; unknown: string[] } {
+    const operands: string[] = [];
+    const unknown: string[] = [];
+    let dest = operands;
+    while (words.length > 0) {
+      const word = words.shift()!;
+      if (word === "--") {
+        if (dest === unknown) dest.push(word);
+        dest.push(...words);
+        break;
+      }
+      const flag = word.startsWith("--") ? word.split("=", 1)[0]! : word;
+      const option = this.#find(flag);
+      if (option !== undefined && (flag === word || option.value !== "none")) {
+        const inline = flag === word ? undefined : word.slice(flag.length + 1);
+        this.#set(option, inline, words);
+        continue;
+      }
+      const short = /^-[^-]./.test(word)
+        ? this.#find(word.slice(0, 2))
+        : undefined;
+      if (short !== undefined) {
+        if (short.value === "none") {
+          this.#set(short, undefined, words);
+          words.unshift(`-${word.slice(2)}`);
+        } else this.#set(short, word.slice(2), words);
+        continue;
+      }
+      const negativeNumber = this.#commands.length === 0 &&
+        /^-\d*\.?\d+(e[+-]?\d+)?$/.test(word);
+      if (
+        dest === operands && word.length > 1 && word[0] === "-" &&
+        !negativeNumber
+      ) dest = unknown;
+      dest.push(word);
+    }
+    return { operands, unknown };
+  }
+
+  #find(flag: string): ParsedOption | undefined {
+    return this.#options.find((o) => o.long === flag || o.short === flag);
+  }
+
+  #set(option: ParsedOption, inline: string | undefined, rest: string[]): void {
+    let value: string | undefined = inline;
+    if (value === undefined && option.value === "required") {
+      value = rest.shift();
+      if (value === undefined) {
+        this.error(`error: option '${option.flags}' argument missing`);
+      }
+    } else if (
+      value === undefined && option.value === "optional" &&
+      rest[0] !== undefined && !/^-./.test(rest[0])
+    ) value = rest.shift();
+    let result: unknown = value;
+    if (value === undefined) result = !option.negate;
+    else if (option.choices && !option.choices.includes(value)) {
+      this.error(
+        `error: option '${option.flags}' argument '${value}' is invalid. Allowed choices are ${
+          option.choices.join(", ")
+        }.`,
+      );
+    } else if (option.parse) {
+      result = option.parse(value, this.#values[option.key]);
+    }
+    this.#values[option.key] = result;
+  }
+
+  #helpIfAsked(unknown: readonly string[]): void {
+    if (unknown.some((w) => w === "-h" || w === "--help")) this.#help(false);
+  }
+
+  /** Prints the help (on stderr when a command is missing) and ends. */
+  #help(error: boolean): never {
+    const text = this.helpInformation();
+    if (error) this.#context.io.stderr(text);
+    else this.#context.io.stdout(text);
+    throw new CliExit(error ? USAGE_EXIT_CODE : 0, "help", "(help)");
+  }
+
+  #unknownOption(flag: string): never {
+    const longs = this.#lineage().flatMap((c) =>
+      c.#options.flatMap((o) => o.long ?? [])
+    );
+    longs.push("--help");
+    const close = flag.startsWith("--") ? closestName(flag, longs) : undefined;
+    this.error(
+      `error: unknown option '${flag}'${
+        close ? ` (Did you mean ${close}?)` : ""
+      }`,
+    );
   }
 
   /**
@@ -258,33 +592,20 @@ export class HermesCommand extends CommanderCommand {
    * throws {@linkcode CliExit} (exit code {@linkcode USAGE_EXIT_CODE}).
    *
    * @param message The error, normally starting with `error: `.
-   * @param errorOptions Commander's code and exit code.
+   * @param errorOptions What ended the parse (`code`) for {@linkcode CliExit}.
    * @throws {CliExit} Always.
    */
-  override error(
-    message: string,
-    errorOptions?: { code?: string; exitCode?: number },
-  ): never {
+  error(message: string, errorOptions?: { code?: string }): never {
     const line = message.replace(/\s*\n\s*/g, " ").trim();
     const io = this.#context.io;
     io.stderr(`${line.startsWith("error:") ? line : `error: ${line}`}\n`);
     io.stderr(`hint: run '${this.#path()} --help' for usage\n`);
-    const code = errorOptions?.code ?? "commander.error";
-    throw new CliExit(USAGE_EXIT_CODE, code, line);
+    throw new CliExit(USAGE_EXIT_CODE, errorOptions?.code ?? "usage", line);
   }
 
-  /**
-   * Reports `word` as an unknown subcommand of this command (with a
-   * suggestion when a subcommand name is close), like commander does for
-   * commands without an action of their own.
-   *
-   * @param word The word that names no subcommand.
-   * @throws {CliExit} Always.
-   */
+  /** Reports `word` as an unknown subcommand, with a close name if any. */
   unknownSubcommand(word: string): never {
-    const names = this.commands.filter((c) => !hiddenCommand(c)).map((c) =>
-      c.name()
-    );
+    const names = this.#commands.filter((c) => !c.#hidden).map((c) => c.#name);
     const close = closestName(
       word,
       names,
@@ -292,36 +613,32 @@ export class HermesCommand extends CommanderCommand {
     );
     const hint = close ? ` (Did you mean ${close}?)` : "";
     return this.error(`error: unknown command '${word}'${hint}`, {
-      code: "commander.unknownCommand",
+      code: "unknownCommand",
     });
   }
 
-  /**
-   * Formats the help: summary, USAGE, COMMANDS, OPTIONS, GLOBAL OPTIONS and
-   * EXAMPLES.
-   *
-   * @returns The help text, ending with a line break.
-   */
-  override helpInformation(): string {
-    const help = new Help();
-    const optionRow = (option: Option): [string, string] => [
-      help.optionTerm(option),
-      optionDescription(option),
+  /** The help text, ending with a line break. */
+  helpInformation(): string {
+    const optionRow = (o: CommandOption): [string, string] => [
+      o.flags,
+      optionDescription(o),
     ];
-    const globals: [string, string][] = [];
-    for (let parent = this.parent; parent; parent = parent.parent) {
-      for (const option of parent.options) {
-        if (!option.hidden) globals.push(optionRow(option));
-      }
-    }
+    const globals = this.#lineage().slice(1).flatMap((c) =>
+      c.#options.map(optionRow)
+    );
     return formatHelp({
-      summary: this.description() || this.summary(),
-      usage: help.commandUsage(this),
-      commands: help.visibleCommands(this).map((cmd): [string, string] => [
-        commandTerm(cmd),
-        cmd.summary() || firstLine(cmd.description()),
+      summary: this.#description || this.#summary,
+      usage: `${this.#path()} ${this.usage()}`,
+      commands: this.#commands.filter((c) => !c.#hidden).map((
+        c,
+      ): [string, string] => [
+        [c.#name, ...c.#arguments.map(argumentTerm)].join(" "),
+        c.#summary || firstLine(c.#description),
       ]),
-      options: help.visibleOptions(this).map(optionRow),
+      options: [
+        ...this.#options.map(optionRow),
+        [HELP_OPTION.flags, HELP_OPTION.description],
+      ],
       globals,
       examples: this.#examples,
     });
@@ -329,50 +646,45 @@ export class HermesCommand extends CommanderCommand {
 
   /** The full command path, such as `hermes memory status`. */
   #path(): string {
-    const names: string[] = [this.name()];
-    for (let cmd = this.parent; cmd; cmd = cmd.parent) {
-      names.unshift(cmd.name());
-    }
-    return names.join(" ");
+    return this.#lineage().reverse().map((c) => c.#name).join(" ");
+  }
+
+  /** This command and its ancestors, nearest first. */
+  #lineage(): HermesCommand[] {
+    const chain: HermesCommand[] = [];
+    for (let c = this.#parent; c; c = c.#parent) chain.push(c);
+    return [this, ...chain];
   }
 }
 
-function hiddenCommand(cmd: Command): boolean {
-  return (cmd as unknown as { _hidden?: boolean })._hidden === true;
+function camelCase(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 }
 
-function commandTerm(cmd: Command): string {
-  const args = cmd.registeredArguments.map((arg) => {
-    const name = arg.name() + (arg.variadic ? "..." : "");
-    return arg.required ? `<${name}>` : `[${name}]`;
-  });
-  return [cmd.name(), ...args].join(" ");
+function argumentTerm(arg: CommandArgument): string {
+  const name = arg.name + (arg.variadic ? "..." : "");
+  return arg.required ? `<${name}>` : `[${name}]`;
 }
 
 /**
- * An option's help text: its description, then its choices, default
- * (left out for `false` switches and empty lists) and environment variable.
+ * An option's help text: its description, then its choices and default
+ * (left out for `false` switches and empty lists).
  */
-function optionDescription(option: Option): string {
+function optionDescription(option: CommandOption): string {
   const extra: string[] = [];
-  if (option.argChoices) {
-    extra.push(`choices: ${option.argChoices.join(", ")}`);
-  }
-  const value: unknown = option.defaultValue;
-  const trivial = value === undefined || value === false ||
-    (Array.isArray(value) && value.length === 0);
-  if (!trivial) {
-    extra.push(
-      `default: ${option.defaultValueDescription ?? JSON.stringify(value)}`,
-    );
-  }
-  if (option.envVar !== undefined) extra.push(`env: ${option.envVar}`);
-  const description = option.description ?? "";
+  if (option.choices) extra.push(`choices: ${option.choices.join(", ")}`);
+  const value = option.defaultValue;
+  if (
+    value !== undefined && value !== false &&
+    !(Array.isArray(value) && value.length === 0)
+  ) extra.push(`default: ${JSON.stringify(value)}`);
+  const description = option.description;
   if (extra.length === 0) return description;
   return `${description}${description ? " " : ""}(${extra.join("; ")})`;
 }
 
 function nullIo(): CliIo {
+  const refuse = (): Promise<never> => Promise.reject(new Error("No terminal"));
   return {
     stdout: (): void => {},
     stderr: (): void => {},
@@ -381,30 +693,16 @@ function nullIo(): CliIo {
     stderrIsTerminal: false,
     env: (): undefined => undefined,
     prompts: {
-      select: (): Promise<never> => Promise.reject(new Error("No terminal")),
-      input: (): Promise<never> => Promise.reject(new Error("No terminal")),
-      password: (): Promise<never> => Promise.reject(new Error("No terminal")),
-      confirm: (): Promise<never> => Promise.reject(new Error("No terminal")),
-      line: (): Promise<never> => Promise.reject(new Error("No terminal")),
+      select: refuse,
+      input: refuse,
+      password: refuse,
+      confirm: refuse,
+      line: refuse,
     },
   };
 }
 
-/**
- * Creates a {@linkcode HermesCommand}.
- *
- * @param name The command's name.
- * @param context The state shared by its tree.
- * @returns The command.
- *
- * @example Basic usage
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import assert from "node:assert/strict";
- * const cmd = createCommand("hermes", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(cmd.name(), "hermes");
- * ```
- */
+/** Creates a {@linkcode HermesCommand} (`name`, shared `context`). */
 export function createCommand(
   name?: string,
   context?: CliContext,

@@ -11,8 +11,8 @@
  * deno run --quiet --no-prompt --cached-only --allow-read=… src/cli/main.ts memory status
  * ```
  *
- * `hermes --help` is answered here without loading commander, `yaml` or
- * any provider code; everything else loads the command tree (`run.ts`).
+ * `hermes --help` is answered here without loading `yaml` or any provider
+ * code; everything else loads the command tree (`run.ts`).
  * As a library, use `main()` from `@hermes/memory/cli`, which never exits
  * the process; only this file calls `Deno.exit`.
  *

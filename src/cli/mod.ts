@@ -23,6 +23,8 @@ export {
   type AddCommandOptions,
   type CliContext,
   CliExit,
+  type CommandArgument,
+  type CommandOption,
   createCommand,
   HermesCommand,
   USAGE_EXIT_CODE,

@@ -1,8 +1,7 @@
 /**
- * The top level of the `hermes` command tree as data: its description,
- * usage, options and examples, from which both the commander root
- * (`run.ts`) and the fast `hermes --help` (`main.ts`, without commander,
- * `yaml` or any provider's `cli.ts`) are built, so the two cannot differ.
+ * The top level of the `hermes` command tree as data, from which both the
+ * root command (`run.ts`) and the fast `hermes --help` (`main.ts`, the
+ * launcher) are built, so the two cannot differ.
  *
  * @module
  */
@@ -67,7 +66,7 @@ export interface ProviderCommandLine {
  * The root help text.
  *
  * @param provider The active provider's command, if it has one.
- * @returns The text commander would print for `hermes --help`.
+ * @returns The text `hermes --help` prints.
  */
 export function rootHelpText(provider?: ProviderCommandLine): string {
   const commands: [string, string][] = [["memory", MEMORY_SUMMARY]];

@@ -11,7 +11,6 @@
 
 import { terminalSafe } from "../core/terminal_text.ts";
 import { errorText } from "../_util/error_text.ts";
-import { type Command, CommanderError } from "npm:commander@^14.0.3";
 import { type CliIo, denoCliIo, redirectIo } from "./cli_io.ts";
 import {
   type CliContext,
@@ -189,30 +188,27 @@ function jsonErrors(io: CliIo): { io: CliIo; finish(code: number): void } {
  * errors are printed.
  */
 function jsonAtLeaf(program: HermesCommand, args: string[]): string[] {
-  let command: Command = program;
+  let command = program;
   const words = commandWords(args);
   let depth = 0;
   for (const word of words) {
-    const child = command.commands.find((c) =>
-      c.name() === word || c.aliases().includes(word)
-    );
+    const child = command.commands.find((c) => c.name() === word);
     if (child === undefined) break;
     command = child;
     depth++;
   }
-  const takes = (c: Command): boolean =>
+  const takes = (c: HermesCommand): boolean =>
     c.options.some((o) => o.long === "--json");
   if (!takes(command)) {
     // A group that runs a subcommand when given none (`hermes honcho`,
     // `hermes memory`: status) passes it on.
-    const name = (command as unknown as { _defaultCommandName?: string })
-      ._defaultCommandName;
-    const fallback = command.commands.find((c) => c.name() === name) ??
+    const named = command.defaultCommand;
+    const fallback = named ??
       command.commands.find((c) => c.name() === "status");
     if (
       fallback === undefined || !takes(fallback) || depth < words.length
     ) return args;
-    if (fallback.name() !== name) args = [...args, fallback.name()];
+    if (fallback !== named) args = [...args, fallback.name()];
   }
   const end = args.indexOf("--");
   return end < 0
@@ -243,10 +239,13 @@ async function run(
     } else {
       defineMemoryGroup(program);
     }
-    const { registerCompletion } = await import(
-      new URL("./completion.ts", import.meta.url).href
-    ) as typeof import("./completion.ts");
-    registerCompletion(program);
+    if (scan.command !== "memory") {
+      // Only the root's help and its word list need it.
+      const { registerCompletion } = await import(
+        new URL("./completion.ts", import.meta.url).href
+      ) as typeof import("./completion.ts");
+      registerCompletion(program);
+    }
     if (completion) {
       // The script lists the active provider's whole tree too.
       const provider = await configuredProvider();
@@ -258,9 +257,7 @@ async function run(
         await attachProviderCommand(program, provider, "status");
       }
     }
-    const known = program.commands.some((c) =>
-      c.name() === scan.command || c.aliases().includes(scan.command ?? "")
-    );
+    const known = program.commands.some((c) => c.name() === scan.command);
     if (!known) {
       // Loaded only for a command that is not built in (a provider's).
       const url = new URL("./commands/provider_commands.ts", import.meta.url);
@@ -313,15 +310,7 @@ async function run(
  * @returns The exit code, or `undefined`.
  */
 export function exitCodeOf(error: unknown): number | undefined {
-  if (error instanceof CliExit) return error.exitCode;
-  if (error instanceof CommanderError) {
-    if (error.code === "commander.helpDisplayed") return 0;
-    if (error.code === "commander.version") return 0;
-    // Help printed to stderr because a subcommand is missing.
-    if (error.code === "commander.help") return USAGE_EXIT_CODE;
-    return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
-  }
-  return undefined;
+  return error instanceof CliExit ? error.exitCode : undefined;
 }
 
 /** `hermes [group] --version [--json]`: loads the version module only then. */

@@ -82,12 +82,6 @@ export interface RunGrant {
  * grant).
  *
  * @returns The absolute directory, or `undefined`.
- *
- * @example Basic usage
- * ```ts no-assert
- * import { frameworkDir } from "./run_flags.ts";
- * const dir = frameworkDir();
- * ```
  */
 export function frameworkDir(): string | undefined {
   const url = new URL("../../", import.meta.url);
@@ -102,13 +96,6 @@ export function frameworkDir(): string | undefined {
  *
  * @param hermesHome The profile home.
  * @returns The grant.
- *
- * @example Basic usage
- * ```ts
- * import { cliGrant } from "./run_flags.ts";
- * import assert from "node:assert/strict";
- * assert.ok(cliGrant("/srv/h").write.includes("/srv/h"));
- * ```
  */
 export function cliGrant(hermesHome: string): RunGrant {
   const framework = frameworkDir();
@@ -148,14 +135,6 @@ function frameworkImportHost(url: URL): string | undefined {
  *
  * @param grants The grants.
  * @returns One grant holding all of them.
- *
- * @example Basic usage
- * ```ts
- * import { mergeGrants } from "./run_flags.ts";
- * import assert from "node:assert/strict";
- * const g = mergeGrants({ read: ["/a"], write: [], env: ["X"], net: [] }, { read: ["/a", "/a/b", "/c"], write: [], env: [], net: ["h"] });
- * assert.deepEqual(g.read, ["/a", "/c"]);
- * ```
  */
 export function mergeGrants(...grants: RunGrant[]): RunGrant {
   const unique = (lists: string[][]): string[] => [...new Set(lists.flat())];
@@ -185,15 +164,6 @@ function dropCoveredPaths(paths: string[]): string[] {
  *
  * @param flags `deno run` flags.
  * @returns The grant and the remaining flags.
- *
- * @example Basic usage
- * ```ts
- * import { grantFromFlags } from "./run_flags.ts";
- * import assert from "node:assert/strict";
- * const { grant, other } = grantFromFlags(["--no-prompt", "--allow-env=A,B"]);
- * assert.deepEqual(grant.env, ["A", "B"]);
- * assert.deepEqual(other, ["--no-prompt"]);
- * ```
  */
 export function grantFromFlags(
   flags: readonly string[],
@@ -222,16 +192,6 @@ export function grantFromFlags(
  * @param extra Other flags to keep (after the permission flags).
  * @returns The flags.
  * @throws {TypeError} When a value holds a comma.
- *
- * @example Basic usage
- * ```ts
- * import { grantToFlags } from "./run_flags.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(
- *   grantToFlags({ read: ["/h"], write: ["/h"], env: ["HOME"], net: [] }),
- *   ["--no-prompt", "--cached-only", "--allow-read=/h", "--allow-write=/h", "--allow-env=HOME"],
- * );
- * ```
  */
 export function grantToFlags(
   grant: RunGrant,

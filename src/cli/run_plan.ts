@@ -86,13 +86,6 @@ interface HermesRunPlanOptions {
  *
  * @param options The home, config and provider.
  * @returns The plan.
- *
- * @example Basic usage
- * ```ts ignore
- * import { hermesRunPlan } from "./run_plan.ts";
- * const plan = await hermesRunPlan({ hermesHome: "/home/me/.hermes" });
- * console.log(plan.command.join(" "));
- * ```
  */
 export function hermesRunPlan(
   options: HermesRunPlanOptions,

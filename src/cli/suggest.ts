@@ -14,14 +14,6 @@
  * @param a One string.
  * @param b The other.
  * @returns The number of single-character edits from `a` to `b`.
- *
- * @example Basic usage
- * ```ts
- * import { editDistance } from "./suggest.ts";
- * import assert from "node:assert/strict";
- * assert.equal(editDistance("honchoo", "honcho"), 1);
- * assert.equal(editDistance("aks", "ask"), 1);
- * ```
  */
 export function editDistance(a: string, b: string): number {
   // Rows i-2, i-1 and i of the (optimal string alignment) table.
@@ -57,14 +49,6 @@ export function editDistance(a: string, b: string): number {
  * @param names The names that exist.
  * @param maxDistance The largest distance still suggested.
  * @returns The suggestion, never `word` itself.
- *
- * @example Basic usage
- * ```ts
- * import { closestName } from "./suggest.ts";
- * import assert from "node:assert/strict";
- * assert.equal(closestName("honchoo", ["archive", "honcho"]), "honcho");
- * assert.equal(closestName("mem0", ["archive", "honcho"]), undefined);
- * ```
  */
 export function closestName(
   word: string,
@@ -91,13 +75,6 @@ export function closestName(
  * @param word What the user typed.
  * @param names The names that exist.
  * @returns The suffix.
- *
- * @example Basic usage
- * ```ts
- * import { didYouMean } from "./suggest.ts";
- * import assert from "node:assert/strict";
- * assert.equal(didYouMean("honchoo", ["honcho"]), " (did you mean 'honcho'?)");
- * ```
  */
 export function didYouMean(word: string, names: readonly string[]): string {
   const close = closestName(word, names);

@@ -165,18 +165,42 @@ async function ensureCached(
     clearTimeout(slow);
   }
   if (!output.success) {
-    const detail = new TextDecoder().decode(output.stderr).trim();
-    warn(
-      `hermes: cannot cache the modules the CLI needs: 'deno ${
-        step.args.join(" ")
-      }' failed (exit code ${output.code})${
-        detail ? `:\n${detail}` : ""
-      }\nhint: check the network (the npm registry) or the Deno cache, then run hermes again`,
-    );
+    warn(cacheFailure(step, output));
     return false;
   }
   if (cacheDir !== undefined) writeCacheFile(cacheDir, marker, "");
   return true;
+}
+
+/** The variable that makes a failed cache step print Deno's whole output. */
+export const DEBUG_ENV = "HERMES_DEBUG";
+
+/**
+ * One cause and one fix for a failed cache step (Deno's output can be a
+ * lockfile diff of hundreds of lines: printed only under `HERMES_DEBUG=1`).
+ */
+function cacheFailure(
+  step: ReturnType<typeof cliCacheStep>,
+  output: Deno.CommandOutput,
+): string {
+  const detail = new TextDecoder().decode(output.stderr).trim();
+  const cause = /^error: (.*)$/m.exec(detail)?.[1] ??
+    detail.split("\n", 1)[0] ?? "";
+  const debug = readProcessEnv(DEBUG_ENV) === "1";
+  const more = !debug && detail.includes("\n")
+    ? ` (${DEBUG_ENV}=1 shows Deno's full output)`
+    : "";
+  const text = /lockfile is out of date/i.test(cause)
+    ? `${
+      step.lockfile ?? "deno.lock"
+    } is out of date (it does not match deno.json)\n` +
+      `hint: run 'deno install' in ${step.cwd} to update it, or 'git checkout deno.lock' there if the change was not meant${more}`
+    : `'deno ${step.args[0]}' failed (exit code ${output.code})${
+      cause ? `: ${cause}` : ""
+    }\nhint: check the network (the npm registry) or the Deno cache, then run hermes again${more}`;
+  return `hermes: cannot cache the modules the CLI needs: ${text}${
+    debug ? `\n'deno ${step.args.join(" ")}' printed:\n${detail}` : ""
+  }`;
 }
 
 const SIGNAL_NUMBERS: Partial<Record<Deno.Signal, number>> = {
@@ -270,12 +294,6 @@ async function runChild(
  * @param args The arguments after the program name.
  * @param options Where the launcher's own messages go.
  * @returns The CLI's exit code (1 when the launcher itself failed).
- *
- * @example Basic usage
- * ```ts ignore
- * import { launch } from "./launch.ts";
- * const code = await launch(["memory", "status"]);
- * ```
  */
 export async function launch(
   args: string[],

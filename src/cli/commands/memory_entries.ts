@@ -3,7 +3,6 @@
 // handler (threat scan, lock, drift guard, budget).
 
 import { terminalSafe } from "../../core/terminal_text.ts";
-import { Option } from "npm:commander@^14.0.3";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { styleFor, writeJson } from "../format.ts";
@@ -158,10 +157,11 @@ export function registerMemoryEntries(memory: HermesCommand): HermesCommand {
     .description(
       "List the entries of MEMORY.md and USER.md with their numbers and usage.",
     )
-    .addOption(
-      new Option("-t, --target <target>", "Which file to list")
-        .choices(["all", "memory", "user"])
-        .default("all"),
+    .choiceOption(
+      "-t, --target <target>",
+      "Which file to list",
+      ["all", "memory", "user"],
+      "all",
     )
     .option("--json", "Print the entries as JSON", false)
     .example("hermes memory entries list --target user --json")
@@ -188,10 +188,11 @@ export function registerMemoryEntries(memory: HermesCommand): HermesCommand {
     const command = entries.command(name);
     for (const [arg, help] of args) command.argument(arg, help);
     command.summary(summary).description(description)
-      .addOption(
-        new Option("-t, --target <target>", "Which file: memory or user")
-          .choices(["memory", "user"])
-          .default("memory"),
+      .choiceOption(
+        "-t, --target <target>",
+        "Which file: memory or user",
+        ["memory", "user"],
+        "memory",
       )
       .option("--json", "Print the memory tool's result as JSON", false)
       .action((...values: unknown[]) => {

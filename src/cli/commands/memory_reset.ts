@@ -2,7 +2,6 @@
 // built-in store's files (`.lock` and `.bak.*` siblings stay). Wording
 // follows Hermes.
 
-import { Option } from "npm:commander@^14.0.3";
 import { basename } from "node:path";
 import { type CliIo, PromptCancelled } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
@@ -157,10 +156,11 @@ export function registerMemoryReset(memory: HermesCommand): HermesCommand {
         "they loaded. Asks for 'yes' unless --yes is given; without a terminal,\n" +
         "--yes is required.",
     )
-    .addOption(
-      new Option("-t, --target <target>", "Which files to erase")
-        .choices(["all", "memory", "user"])
-        .default("all"),
+    .choiceOption(
+      "-t, --target <target>",
+      "Which files to erase",
+      ["all", "memory", "user"],
+      "all",
     )
     .option("-y, --yes", "Erase without asking for confirmation", false)
     .option("--json", "Print what was erased and kept as JSON (needs --yes)")

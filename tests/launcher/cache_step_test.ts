@@ -1,0 +1,126 @@
+// What `hermes memory status` loads and what the launcher says when it
+// cannot fill the module cache: no npm package in the status path's module
+// graph (commander, inquirer), and a lockfile that no longer matches
+// deno.json reported in one cause line and one fix, not Deno's whole diff.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { runCommand } from "../helpers/run_command.ts";
+import { withHome } from "../helpers/test_home.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(
+  /\/$/,
+  "",
+);
+/** The `deno` arguments of the `hermes` task, for the launcher in `root`. */
+function launcher(root: string): string[] {
+  const task = JSON.parse(Deno.readTextFileSync(join(ROOT, "deno.json")))
+    .tasks.hermes as string;
+  return task.split(" ").slice(1).map((w) =>
+    w === "src/launcher/main.ts" ? join(root, w) : w
+  );
+}
+
+interface InfoModule {
+  specifier: string;
+  dependencies?: { code?: { specifier?: string } }[];
+}
+
+/**
+ * The modules Deno reads when it starts `roots`: static imports and literal
+ * dynamic ones (not type-only imports, not computed specifiers).
+ */
+async function startGraph(roots: string[]): Promise<Set<string>> {
+  const seen = new Set<string>();
+  for (const root of roots) {
+    const info = await runCommand(Deno.execPath(), [
+      "info",
+      "--json",
+      `--config=${join(ROOT, "deno.json")}`,
+      join(ROOT, root),
+    ], { cwd: ROOT });
+    assert.equal(info.code, 0, info.err);
+    const graph = JSON.parse(info.out) as {
+      roots: string[];
+      modules: InfoModule[];
+    };
+    const bySpecifier = new Map(graph.modules.map((m) => [m.specifier, m]));
+    const stack = [...graph.roots];
+    while (stack.length > 0) {
+      const specifier = stack.pop()!;
+      if (seen.has(specifier)) continue;
+      seen.add(specifier);
+      for (const dep of bySpecifier.get(specifier)?.dependencies ?? []) {
+        if (dep.code?.specifier) stack.push(dep.code.specifier);
+      }
+    }
+  }
+  return seen;
+}
+
+Deno.test("the modules Deno reads to start 'hermes memory status' name neither commander nor inquirer", async () => {
+  // main.ts, then what it and the memory group import by computed path.
+  const graph = await startGraph([
+    "src/cli/main.ts",
+    "src/cli/run.ts",
+    "src/cli/commands/memory_status.ts",
+  ]);
+  assert.ok([...graph].some((m) => m.endsWith("/memory_status.ts")));
+  // commander is gone; @inquirer/prompts loads by computed path. (yaml stays
+  // a literal import: the library's users cache and grant by the graph.)
+  const npm = [...graph].filter((m) => /commander|inquirer/.test(m));
+  assert.deepEqual(npm, []);
+});
+
+async function copyCheckout(to: string): Promise<void> {
+  for (const entry of Deno.readDirSync(ROOT)) {
+    if (
+      ["src", "plugins"].includes(entry.name) ||
+      (entry.isFile && /\.(ts|json|lock)$/.test(entry.name))
+    ) {
+      const copy = await runCommand("cp", [
+        "-R",
+        join(ROOT, entry.name),
+        join(to, entry.name),
+      ]);
+      assert.equal(copy.code, 0, copy.err);
+    }
+  }
+}
+
+Deno.test("a deno.lock out of date with deno.json: the launcher prints the cause and the fix in two lines", async () => {
+  await withHome(async (home) => {
+    const checkout = join(home, "checkout");
+    await Deno.mkdir(checkout);
+    await copyCheckout(checkout);
+    const config = JSON.parse(
+      await Deno.readTextFile(join(checkout, "deno.json")),
+    );
+    // A dependency range the lockfile has never resolved.
+    config.imports.yaml = "npm:yaml@^2.8.0";
+    await Deno.writeTextFile(
+      join(checkout, "deno.json"),
+      JSON.stringify(config, null, 2),
+    );
+    const launch = (env: Record<string, string> = {}) =>
+      runCommand(
+        Deno.execPath(),
+        [...launcher(checkout), "memory", "status"],
+        { cwd: home, env: { HOME: home, ...env } },
+      );
+    const run = await launch();
+    assert.equal(run.code, 1);
+    assert.equal(run.out, "");
+    // A slow machine also gets the "(first run)…" note before the error.
+    assert.equal(
+      run.err.replace(/^hermes: caching .*\(first run\)…\n/, ""),
+      `hermes: cannot cache the modules the CLI needs: ${checkout}/deno.lock is out of date (it does not match deno.json)\n` +
+        `hint: run 'deno install' in ${checkout} to update it, or 'git checkout deno.lock' there if the change was not meant (HERMES_DEBUG=1 shows Deno's full output)\n`,
+    );
+    // Asked for, Deno's own output (the lockfile diff) follows.
+    const debug = await launch({ HERMES_DEBUG: "1" });
+    assert.equal(debug.code, 1);
+    assert.match(debug.err, /^changes:$/m);
+    assert.match(debug.err, /^error: The lockfile is out of date/m);
+  });
+});

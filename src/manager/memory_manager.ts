@@ -1,7 +1,6 @@
 /**
- * The memory manager: runs the built-in provider plus at most one external
- * provider behind one set of agent hooks, and keeps the agent's turn fast and
- * safe while doing it.
+ * The memory manager: the built-in provider plus at most one external
+ * provider behind one set of agent hooks.
  *
  * - Every fan-out calls providers in registration order and isolates
  *   failures: a provider that throws is logged
@@ -14,15 +13,6 @@
  *   context (profile home, secret scope).
  * - Everything handed to a provider is redacted first
  *   (`redactForEgress()` of `src/core/redact.ts`).
- *
- * {@linkcode MemoryManager} is the facade; the work lives beside it:
- * `provider_fan_out.ts` (the registered providers, the isolated fan-out
- * driven by the hook table), `tool_router.ts` (tool routes, schemas and
- * dispatch), `turn_pipeline.ts` (prefetch, sync and the other per-turn
- * hooks), `session_hooks.ts` (session end, switch, boundary, pre-compress),
- * `manager_lifecycle.ts` (initialize, background queue, flush, drain,
- * shutdown) and `builtin_mirror.ts` (built-in memory writes mirrored to the
- * external provider).
  *
  * @module
  */
@@ -42,50 +32,44 @@ import {
   PRE_COMPRESS_CHECKPOINT_API_VERSION,
   type PrefetchOptions,
   type SessionSwitchOptions,
+  type SyncTurnOptions,
   type ToolCallOptions,
   type ToolSchema,
+  type TurnAuthor,
   type TurnStartOptions,
 } from "../core/memory_provider.ts";
-import { recallSpillPolicyFromConfig } from "../context/prefetch_spill.ts";
+import { providerHook } from "../core/provider_hooks.ts";
+import { redactForEgress, redactText } from "../core/redact.ts";
 import {
+  type RecallSpillPolicy,
+  recallSpillPolicyFromConfig,
+} from "../context/prefetch_spill.ts";
+import { extractUserInstructionFromSkillMessage } from "../context/skill_invocation.ts";
+import { getHermesHome } from "../profile/hermes_home.ts";
+import { isRecord } from "../_util/is_record.ts";
+import {
+  BackgroundQueue,
+  type BackgroundTaskKind,
+} from "./background_queue.ts";
+import { prefetchFrom, recallIndicator } from "./_recall.ts";
+import { mirroredOperations } from "./_builtin_mirror.ts";
+import {
+  normalizeToolSchema,
+  RESERVED_CORE_TOOL_NAMES,
+  toolError,
+} from "./tool_schema.ts";
+import {
+  bounded,
   BUILTIN,
   describeValue,
+  drainProviders,
+  eachProvider,
+  isThenable,
+  logHookFailure,
   type ProviderEntry,
-  ProviderFanOut,
-} from "./provider_fan_out.ts";
-import { ToolRouter } from "./tool_router.ts";
-import {
-  DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS,
-  type SyncAllOptions,
-  TurnPipeline,
-} from "./turn_pipeline.ts";
-import {
-  type CommitSessionBoundaryOptions,
-  type ManagerPreCompressOptions,
-  SessionHooks,
-} from "./session_hooks.ts";
-import {
-  DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS,
-  ManagerLifecycle,
-  type ShutdownDrainState,
-} from "./manager_lifecycle.ts";
-import {
-  BuiltinMemoryMirror,
-  type NotifyMemoryToolWriteOptions,
-} from "./builtin_mirror.ts";
-
-export { DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS } from "./turn_pipeline.ts";
-export type { SyncAllOptions } from "./turn_pipeline.ts";
-export type {
-  CommitSessionBoundaryOptions,
-  ManagerPreCompressOptions,
-} from "./session_hooks.ts";
-export { DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS } from "./manager_lifecycle.ts";
-export type {
-  ShutdownDrainState,
-  ShutdownDrainStatus,
-} from "./manager_lifecycle.ts";
-export type { NotifyMemoryToolWriteOptions } from "./builtin_mirror.ts";
+  redactedErrorText,
+  settledBefore,
+} from "./_fan_out.ts";
 
 /**
  * Options of {@linkcode MemoryManager}.
@@ -119,6 +103,129 @@ export interface MemoryManagerOptions {
   config?: HermesConfig;
 }
 
+/**
+ * Options of {@linkcode MemoryManager.syncAll}.
+ *
+ * @category Manager
+ */
+export interface SyncAllOptions {
+  /**
+   * The session the turn belongs to; always passed to providers.
+   *
+   * @default {""}
+   */
+  sessionId?: string;
+  /** The whole OpenAI-format transcript; passed only when not `null`. */
+  messages?: ChatMessage[] | null;
+  /** Who wrote the user message; passed only when not `null`. */
+  turnAuthor?: TurnAuthor | null;
+  /** A stable key of the turn (see `SyncTurnOptions.turnId`); passed when set. */
+  turnId?: string;
+}
+
+/**
+ * Options of {@linkcode MemoryManager.commitSessionBoundary}.
+ *
+ * @category Manager
+ */
+export interface CommitSessionBoundaryOptions {
+  /** The session switched to. */
+  newSessionId: string;
+  /**
+   * The session that ended.
+   *
+   * @default {""}
+   */
+  parentSessionId?: string;
+  /**
+   * Why the boundary happened.
+   *
+   * @default {"new_session"}
+   */
+  reason?: string;
+}
+
+/**
+ * Options of {@linkcode MemoryManager.onPreCompress}.
+ *
+ * @category Manager
+ */
+export interface ManagerPreCompressOptions {
+  /**
+   * The host-normalized evidence, handed only to checkpoint providers
+   * (others always get the raw transcript).
+   */
+  evidenceMessages?: ChatMessage[] | null;
+  /**
+   * A durable checkpoint is required: a checkpoint provider's failure is
+   * re-thrown, and an error is thrown when none succeeded.
+   *
+   * @default {false}
+   */
+  requireCheckpoint?: boolean;
+  /**
+   * The checkpoint API version a provider must advertise to count.
+   *
+   * @default {2}
+   */
+  checkpointApiVersion?: number;
+}
+
+/**
+ * Options of {@linkcode MemoryManager.notifyMemoryToolWrite}.
+ *
+ * @category Manager
+ */
+export interface NotifyMemoryToolWriteOptions {
+  /**
+   * Builds the provenance of the write (`write_origin`, `execution_context`,
+   * `session_id`, `parent_session_id`, `platform`, `tool_name`); called
+   * once per mirrored operation.
+   */
+  buildMetadata?: () => MemoryWriteMetadata;
+}
+
+/**
+ * How the last shutdown drain went.
+ *
+ * @category Manager
+ */
+export type ShutdownDrainStatus =
+  | "not_started"
+  | "draining"
+  | "drained"
+  | "timed_out";
+
+/**
+ * The outcome of the shutdown drain, see {@linkcode MemoryManager.shutdownDrainState}.
+ *
+ * @category Manager
+ */
+export interface ShutdownDrainState {
+  /** Where the drain is. */
+  readonly status: ShutdownDrainStatus;
+  /** Queued writes dropped because the drain timed out. */
+  readonly abandonedWrites: number;
+  /** Queued prefetches dropped because the drain timed out. */
+  readonly abandonedPrefetches: number;
+  /** Background tasks still running (detached) when the drain ended. */
+  readonly activeTasks: number;
+  /**
+   * Items providers accepted (turns, messages) and reported not yet durable
+   * when their own drain ended; a provider that cannot count adds nothing
+   * here but is named in `undrainedProviders`.
+   */
+  readonly notDurable: number;
+  /** Providers whose `drain()` did not report everything durable in time. */
+  readonly undrainedProviders: readonly string[];
+}
+
+interface PendingSessionSwitch {
+  readonly newSessionId: string;
+  readonly options: SessionSwitchOptions;
+  readonly failed: Set<ProviderEntry>;
+}
+
 function validTimeout(
   name: string,
   value: number | undefined,
@@ -133,6 +240,32 @@ function validTimeout(
     );
   }
   return value;
+}
+
+/** The user text providers may see, or `null` to skip the call. */
+function cleanQuery(text: unknown): string | null {
+  const clean = extractUserInstructionFromSkillMessage(text);
+  return clean === null || clean === "" ? null : clean;
+}
+
+/** Python-style int() of a checkpoint API version; unparseable gives 1. */
+function checkpointVersionOf(provider: MemoryProvider): number {
+  let raw: unknown;
+  try {
+    raw = (provider as { preCompressCheckpointApiVersion?: unknown })
+      .preCompressCheckpointApiVersion;
+  } catch {
+    return 1;
+  }
+  if (raw === undefined) return 1;
+  if (typeof raw === "number") {
+    return Number.isFinite(raw) ? Math.trunc(raw) : 1;
+  }
+  if (typeof raw === "boolean") return raw ? 1 : 0;
+  if (typeof raw === "string" && /^\s*[+-]?\d+\s*$/.test(raw)) {
+    return Number.parseInt(raw, 10);
+  }
+  return 1;
 }
 
 /**
@@ -178,14 +311,27 @@ function validTimeout(
  * @category Manager
  */
 export class MemoryManager {
-  readonly #fanOut: ProviderFanOut;
-  readonly #tools: ToolRouter;
-  readonly #turns: TurnPipeline;
-  readonly #sessions: SessionHooks;
-  readonly #lifecycle: ManagerLifecycle;
-  readonly #mirror: BuiltinMemoryMirror;
   readonly #config: HermesConfig;
-  #hasExternal = false;
+  readonly #prefetchTimeoutMs: number;
+  readonly #drainTimeoutMs: number;
+  /** Replaced, never changed, on registration: callers keep it as a snapshot. */
+  #entries: readonly ProviderEntry[] = [];
+  #routes = new Map<string, ProviderEntry>();
+  #spillPolicy: RecallSpillPolicy | undefined = undefined;
+  #recallFailures: string[] = [];
+  #recallNotes: string[] = [];
+  #pendingSwitch: PendingSessionSwitch | undefined = undefined;
+  #queue: BackgroundQueue | undefined = undefined;
+  #shuttingDown = false;
+  #shutdown: Promise<void> | undefined = undefined;
+  #drainState: ShutdownDrainState = {
+    status: "not_started",
+    abandonedWrites: 0,
+    abandonedPrefetches: 0,
+    activeTasks: 0,
+    notDurable: 0,
+    undrainedProviders: [],
+  };
 
   /**
    * Creates an empty manager.
@@ -194,29 +340,35 @@ export class MemoryManager {
    * @throws {RangeError} When a timeout is not a positive number.
    */
   constructor(options: MemoryManagerOptions = {}) {
-    const prefetchTimeoutMs = validTimeout(
+    this.#prefetchTimeoutMs = validTimeout(
       "externalPrefetchTimeoutMs",
       options.externalPrefetchTimeoutMs,
-      DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS,
+      8000,
     );
-    const drainTimeoutMs = validTimeout(
+    this.#drainTimeoutMs = validTimeout(
       "shutdownDrainTimeoutMs",
       options.shutdownDrainTimeoutMs,
-      DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS,
+      5000,
     );
     this.#config = options.config ?? {};
-    const fanOut = new ProviderFanOut(prefetchTimeoutMs);
-    const lifecycle = new ManagerLifecycle(fanOut, drainTimeoutMs);
-    const submit = lifecycle.submit.bind(lifecycle);
-    this.#fanOut = fanOut;
-    this.#lifecycle = lifecycle;
-    this.#tools = new ToolRouter(fanOut);
-    this.#turns = new TurnPipeline(fanOut, submit);
-    this.#sessions = new SessionHooks(fanOut, submit);
-    this.#mirror = new BuiltinMemoryMirror(fanOut);
   }
 
-  // -- Registration --------------------------------------------------------
+  get #externals(): ProviderEntry[] {
+    return this.#entries.filter((e) => e.external);
+  }
+
+  /** Queues background work (started on first use); refused once shutdown began. */
+  #submit(kind: BackgroundTaskKind, task: () => unknown): void {
+    if (this.#shuttingDown) {
+      log(
+        "warn",
+        `Memory manager is shutting down; rejecting late ${kind} task`,
+      );
+      return;
+    }
+    this.#queue ??= new BackgroundQueue();
+    this.#queue.submit(task, kind);
+  }
 
   /**
    * Registers a provider. `builtin` is always accepted; only one other
@@ -253,10 +405,7 @@ export class MemoryManager {
     }
     // Re-checked: another external provider may have registered meanwhile.
     if (external && this.#rejectSecondExternal(name)) return false;
-    if (external) {
-      this.#hasExternal = true;
-      this.#turns.spillPolicy = recallSpillPolicyFromConfig(this.#config);
-    }
+    if (external) this.#spillPolicy = recallSpillPolicyFromConfig(this.#config);
     const entry: ProviderEntry = {
       provider,
       name,
@@ -265,8 +414,25 @@ export class MemoryManager {
       turnStartBusy: false,
       recallBusy: false,
     };
-    this.#fanOut.add(entry);
-    this.#tools.route(entry, schemas);
+    this.#entries = [...this.#entries, entry];
+    for (const raw of schemas) {
+      const tool = normalizeToolSchema(raw)?.name;
+      if (tool === undefined) continue;
+      const owner = this.#routes.get(tool);
+      if (RESERVED_CORE_TOOL_NAMES.has(tool)) {
+        log(
+          "warn",
+          `Memory provider '${name}' tool '${tool}' shadows a reserved core tool name; registration ignored. Core tools always win — rename the provider's tool to something unique.`,
+        );
+      } else if (owner !== undefined) {
+        log(
+          "warn",
+          `Memory tool name conflict: '${tool}' already registered by ${owner.name}, ignoring from ${name}`,
+        );
+      } else {
+        this.#routes.set(tool, entry);
+      }
+    }
     log(
       "info",
       `Memory provider '${name}' registered (${schemas.length} tools)`,
@@ -275,18 +441,18 @@ export class MemoryManager {
   }
 
   #rejectSecondExternal(name: string): boolean {
-    if (!this.#hasExternal) return false;
-    const existing = this.#fanOut.externals[0]?.name ?? "unknown";
+    const existing = this.#externals[0];
+    if (existing === undefined) return false;
     log(
       "warn",
-      `Rejected memory provider '${name}' — external provider '${existing}' is already registered. Only one external memory provider is allowed at a time. Configure which one via memory.provider in config.yaml.`,
+      `Rejected memory provider '${name}' — external provider '${existing.name}' is already registered. Only one external memory provider is allowed at a time. Configure which one via memory.provider in config.yaml.`,
     );
     return true;
   }
 
   /** The registered providers, in registration order (a copy). */
   get providers(): MemoryProvider[] {
-    return this.#fanOut.entries.map((e) => e.provider);
+    return this.#entries.map((e) => e.provider);
   }
 
   /**
@@ -296,30 +462,22 @@ export class MemoryManager {
    * @returns The provider, or `null`.
    */
   getProvider(name: string): MemoryProvider | null {
-    return this.#fanOut.entries.find((e) => e.name === name)?.provider ??
-      null;
+    return this.#entries.find((e) => e.name === name)?.provider ?? null;
   }
 
-  /**
-   * The names of every routed provider tool.
-   *
-   * @returns A new set.
-   */
+  /** The names of every routed provider tool, as a new set. */
   getAllToolNames(): Set<string> {
-    return this.#tools.names();
+    return new Set(this.#routes.keys());
   }
 
   /**
    * Whether a provider handles a tool.
    *
    * @param name The tool's name.
-   * @returns `true` when routed.
    */
   hasTool(name: string): boolean {
-    return this.#tools.has(name);
+    return this.#routes.has(name);
   }
-
-  // -- Per-turn hooks (turn_pipeline.ts) -----------------------------------
 
   /**
    * Joins every provider's non-blank `systemPromptBlock()` with a blank
@@ -327,8 +485,14 @@ export class MemoryManager {
    *
    * @returns The combined block, `""` when none.
    */
-  buildSystemPrompt(): Promise<string> {
-    return this.#turns.buildSystemPrompt();
+  async buildSystemPrompt(): Promise<string> {
+    const blocks = await eachProvider(
+      this.#entries,
+      "systemPromptBlock",
+      (e) => providerHook(e.provider, "systemPromptBlock").call(e.provider),
+    );
+    return blocks.filter((b) => typeof b === "string" && b.trim() !== "")
+      .join("\n\n");
   }
 
   /**
@@ -344,8 +508,34 @@ export class MemoryManager {
    * @param options The session.
    * @returns Non-blank results joined with a blank line, `""` when none.
    */
-  prefetchAll(query: string, options: PrefetchOptions = {}): Promise<string> {
-    return this.#turns.prefetchAll(query, options);
+  async prefetchAll(
+    query: string,
+    options: PrefetchOptions = {},
+  ): Promise<string> {
+    const entries = this.#entries;
+    if (entries.length === 0) return "";
+    const clean = cleanQuery(query);
+    if (clean === null) return "";
+    const redacted = redactText(clean);
+    const sessionId = options.sessionId ?? "";
+    // Started together, joined in registration order.
+    const parts = entries.map((e) =>
+      prefetchFrom(
+        e,
+        redacted,
+        sessionId,
+        this.#prefetchTimeoutMs,
+        this.#spillPolicy,
+      )
+    );
+    let out = "";
+    for (const part of parts) {
+      const text = typeof part === "string" ? part : await part;
+      if (text !== "" && text.trim() !== "") {
+        out = out === "" ? text : `${out}\n\n${text}`;
+      }
+    }
+    return out;
   }
 
   /**
@@ -358,30 +548,47 @@ export class MemoryManager {
    *
    * @returns The indicator line, `""` when no provider reports a status.
    */
-  describeRecall(): Promise<string> {
-    return this.#turns.describeRecall();
+  async describeRecall(): Promise<string> {
+    const statuses = await eachProvider(
+      this.#entries.filter((e) => !e.recallBusy),
+      "recallStatus",
+      (e) => {
+        const status = providerHook(e.provider, "recallStatus").call(
+          e.provider,
+        );
+        return isThenable(status) && e.external
+          ? bounded(
+            e,
+            "recallBusy",
+            "recallStatus()",
+            status,
+            this.#prefetchTimeoutMs,
+          )
+          : status;
+      },
+    );
+    const { line, failures, notes } = recallIndicator(statuses);
+    this.#recallFailures = failures;
+    this.#recallNotes = notes;
+    return line;
   }
 
   /**
    * The providers whose recall failed or was off at the last
    * {@linkcode MemoryManager.describeRecall} (`"<label>: <why>"` each;
    * empty when every recall worked).
-   *
-   * @returns The failures.
    */
   get recallFailures(): readonly string[] {
-    return this.#turns.recallFailures;
+    return this.#recallFailures;
   }
 
   /**
    * Remarks the providers made about the last recall (how it was made),
    * as of the last {@linkcode MemoryManager.describeRecall}
    * (`"<label>: <note>"` each).
-   *
-   * @returns The notes.
    */
   get recallNotes(): readonly string[] {
-    return this.#turns.recallNotes;
+    return this.#recallNotes;
   }
 
   /**
@@ -393,7 +600,21 @@ export class MemoryManager {
    * @param options The session.
    */
   queuePrefetchAll(query: string, options: PrefetchOptions = {}): void {
-    this.#turns.queuePrefetchAll(query, options);
+    const entries = this.#entries;
+    if (entries.length === 0) return;
+    const clean = cleanQuery(query);
+    if (clean === null) return;
+    const redacted = redactText(clean);
+    const sessionId = options.sessionId ?? "";
+    this.#submit("prefetch", () =>
+      eachProvider(
+        entries,
+        "queuePrefetch",
+        (e) =>
+          providerHook(e.provider, "queuePrefetch").call(e.provider, redacted, {
+            sessionId,
+          }),
+      ));
   }
 
   /**
@@ -413,7 +634,35 @@ export class MemoryManager {
     assistantContent: string,
     options: SyncAllOptions = {},
   ): void {
-    this.#turns.syncAll(userContent, assistantContent, options);
+    const entries = this.#entries;
+    if (entries.length === 0) return;
+    const clean = cleanQuery(userContent);
+    if (clean === null) return;
+    const [user, assistant, messages] = redactForEgress([
+      clean,
+      typeof assistantContent === "string"
+        ? assistantContent
+        : String(assistantContent ?? ""),
+      options.messages ?? undefined,
+    ]) as [string, string, ChatMessage[] | undefined];
+    const turn: SyncTurnOptions = { sessionId: options.sessionId ?? "" };
+    if (messages !== undefined) turn.messages = messages;
+    if (options.turnAuthor != null) turn.turnAuthor = options.turnAuthor;
+    if (typeof options.turnId === "string" && options.turnId !== "") {
+      turn.turnId = options.turnId;
+    }
+    this.#submit("write", () =>
+      eachProvider(
+        entries,
+        "syncTurn",
+        (e) =>
+          providerHook(e.provider, "syncTurn").call(
+            e.provider,
+            user,
+            assistant,
+            { ...turn },
+          ),
+      ));
   }
 
   /**
@@ -425,12 +674,38 @@ export class MemoryManager {
    * @param message The user's message.
    * @param options What the host knows about the turn.
    */
-  onTurnStart(
+  async onTurnStart(
     turnNumber: number,
     message: string,
     options: TurnStartOptions = {},
   ): Promise<void> {
-    return this.#turns.onTurnStart(turnNumber, message, options);
+    const redacted = redactText(
+      typeof message === "string" ? message : String(message ?? ""),
+    );
+    for (const entry of this.#entries) {
+      if (entry.turnStartBusy) continue;
+      try {
+        const result = providerHook(entry.provider, "onTurnStart").call(
+          entry.provider,
+          turnNumber,
+          redacted,
+          { ...options },
+        );
+        if (isThenable(result)) {
+          await (entry.external
+            ? bounded(
+              entry,
+              "turnStartBusy",
+              "onTurnStart",
+              result,
+              this.#prefetchTimeoutMs,
+            )
+            : result);
+        }
+      } catch (error) {
+        logHookFailure(entry, "onTurnStart", error);
+      }
+    }
   }
 
   /**
@@ -440,15 +715,25 @@ export class MemoryManager {
    * @param result The subagent's result.
    * @param options The child's session id and anything else.
    */
-  onDelegation(
+  async onDelegation(
     task: string,
     result: string,
     options: DelegationOptions = {},
   ): Promise<void> {
-    return this.#turns.onDelegation(task, result, options);
+    const [t, r] = redactForEgress([String(task ?? ""), String(result ?? "")]);
+    const forwarded: DelegationOptions = {
+      ...options,
+      childSessionId: options.childSessionId ?? "",
+    };
+    await eachProvider(
+      this.#entries,
+      "onDelegation",
+      (e) =>
+        providerHook(e.provider, "onDelegation").call(e.provider, t, r, {
+          ...forwarded,
+        }),
+    );
   }
-
-  // -- Session hooks (session_hooks.ts) ------------------------------------
 
   /**
    * Tells every provider the session really ended (never per turn), with a
@@ -457,8 +742,16 @@ export class MemoryManager {
    *
    * @param messages The full transcript (`null` counts as `[]`).
    */
-  onSessionEnd(messages: ChatMessage[] | null | undefined): Promise<void> {
-    return this.#sessions.onSessionEnd(messages);
+  async onSessionEnd(
+    messages: ChatMessage[] | null | undefined,
+  ): Promise<void> {
+    const redacted = redactForEgress(Array.isArray(messages) ? messages : []);
+    await eachProvider(
+      this.#entries,
+      "onSessionEnd",
+      (e) =>
+        providerHook(e.provider, "onSessionEnd").call(e.provider, redacted),
+    );
   }
 
   /**
@@ -472,11 +765,52 @@ export class MemoryManager {
    * @param options Parent, reset, rewound, reason.
    * @returns `true` when every provider succeeded.
    */
-  onSessionSwitch(
+  async onSessionSwitch(
     newSessionId: string,
     options: SessionSwitchOptions = {},
   ): Promise<boolean> {
-    return this.#sessions.onSessionSwitch(newSessionId, options);
+    if (!newSessionId) return true;
+    const { rewound, ...rest } = options;
+    const forwarded: SessionSwitchOptions = {
+      ...rest,
+      parentSessionId: options.parentSessionId ?? "",
+      reset: options.reset ?? false,
+    };
+    if (rewound === true) forwarded.rewound = true;
+    const failed = await this.#switchEach(
+      this.#entries,
+      newSessionId,
+      forwarded,
+    );
+    this.#pendingSwitch = failed.size === 0
+      ? undefined
+      : { newSessionId, options: forwarded, failed };
+    return failed.size === 0;
+  }
+
+  async #switchEach(
+    entries: Iterable<ProviderEntry>,
+    newSessionId: string,
+    options: SessionSwitchOptions,
+  ): Promise<Set<ProviderEntry>> {
+    const failed = new Set<ProviderEntry>();
+    for (const entry of entries) {
+      try {
+        const result = await providerHook(entry.provider, "onSessionSwitch")
+          .call(entry.provider, newSessionId, { ...options });
+        if (result === false) {
+          failed.add(entry);
+          log(
+            "debug",
+            `Memory provider '${entry.name}' onSessionSwitch failed: returned false`,
+          );
+        }
+      } catch (error) {
+        failed.add(entry);
+        logHookFailure(entry, "onSessionSwitch", error);
+      }
+    }
+    return failed;
   }
 
   /**
@@ -484,13 +818,27 @@ export class MemoryManager {
    *
    * @returns `true` when no switch is pending any more.
    */
-  retryPendingSessionSwitch(): Promise<boolean> {
-    return this.#sessions.retryPendingSessionSwitch();
+  async retryPendingSessionSwitch(): Promise<boolean> {
+    const pending = this.#pendingSwitch;
+    if (pending === undefined) return true;
+    const failed = await this.#switchEach(
+      pending.failed,
+      pending.newSessionId,
+      pending.options,
+    );
+    // A newer switch ran meanwhile: its outcome is the one that counts.
+    if (this.#pendingSwitch !== pending) {
+      return this.#pendingSwitch === undefined;
+    }
+    this.#pendingSwitch = failed.size === 0
+      ? undefined
+      : { ...pending, failed };
+    return failed.size === 0;
   }
 
   /** Whether a failed session switch is waiting for a retry. */
   get hasPendingSessionSwitch(): boolean {
-    return this.#sessions.hasPendingSessionSwitch;
+    return this.#pendingSwitch !== undefined;
   }
 
   /**
@@ -506,7 +854,32 @@ export class MemoryManager {
     messages: ChatMessage[] | null | undefined,
     options: CommitSessionBoundaryOptions,
   ): void {
-    this.#sessions.commitSessionBoundary(messages, options);
+    if (this.#entries.length === 0) return;
+    const snapshot = Array.isArray(messages) ? [...messages] : [];
+    const { newSessionId, parentSessionId = "", reason = "new_session" } =
+      options;
+    this.#submit("write", async () => {
+      try {
+        await this.onSessionEnd(snapshot);
+      } catch (error) {
+        log(
+          "warn",
+          `Session-boundary extraction failed: ${redactedErrorText(error)}`,
+        );
+      }
+      try {
+        await this.onSessionSwitch(newSessionId, {
+          parentSessionId,
+          reset: true,
+          reason,
+        });
+      } catch (error) {
+        log(
+          "warn",
+          `Session-boundary switch failed: ${redactedErrorText(error)}`,
+        );
+      }
+    });
   }
 
   /**
@@ -521,7 +894,7 @@ export class MemoryManager {
     apiVersion: number = PRE_COMPRESS_CHECKPOINT_API_VERSION,
   ): Promise<boolean> {
     return Promise.resolve(
-      this.#sessions.supportsPreCompressCheckpoint(apiVersion),
+      this.#entries.some((e) => checkpointVersionOf(e.provider) >= apiVersion),
     );
   }
 
@@ -543,14 +916,44 @@ export class MemoryManager {
    * succeeded: `No active memory provider completed pre-compress checkpoint
    * API v<version>`.
    */
-  onPreCompress(
+  async onPreCompress(
     messages: ChatMessage[] | null | undefined,
     options: ManagerPreCompressOptions = {},
   ): Promise<string> {
-    return this.#sessions.onPreCompress(messages, options);
+    const requireCheckpoint = options.requireCheckpoint === true;
+    const apiVersion = options.checkpointApiVersion ??
+      PRE_COMPRESS_CHECKPOINT_API_VERSION;
+    const [raw, evidence] = redactForEgress([
+      Array.isArray(messages) ? messages : [],
+      options.evidenceMessages ?? undefined,
+    ]) as [ChatMessage[], ChatMessage[] | undefined];
+    const parts: string[] = [];
+    let checkpointed = false;
+    for (const entry of this.#entries) {
+      const isCheckpoint = checkpointVersionOf(entry.provider) >= apiVersion;
+      const given = isCheckpoint && evidence !== undefined ? evidence : raw;
+      try {
+        const result = await providerHook(entry.provider, "onPreCompress").call(
+          entry.provider,
+          given,
+          isCheckpoint ? { requireCheckpoint } : {},
+        );
+        if (typeof result === "string" && result.trim() !== "") {
+          parts.push(result);
+        }
+        if (isCheckpoint) checkpointed = true;
+      } catch (error) {
+        logHookFailure(entry, "onPreCompress", error);
+        if (requireCheckpoint && isCheckpoint) throw error;
+      }
+    }
+    if (requireCheckpoint && !checkpointed) {
+      throw new Error(
+        `No active memory provider completed pre-compress checkpoint API v${apiVersion}`,
+      );
+    }
+    return parts.join("\n\n");
   }
-
-  // -- Lifecycle (manager_lifecycle.ts) ------------------------------------
 
   /**
    * Initializes every provider. `hermesHome` is set to the active profile's
@@ -564,7 +967,7 @@ export class MemoryManager {
     sessionId: string,
     options: InitializeOptions = {},
   ): Promise<void> {
-    return this.#lifecycle.initializeAll(sessionId, options);
+    return this.#initializeEach("initialize", sessionId, options);
   }
 
   /**
@@ -579,7 +982,25 @@ export class MemoryManager {
     sessionId: string,
     options: InitializeOptions = {},
   ): Promise<void> {
-    return this.#lifecycle.initializeAllForInspection(sessionId, options);
+    return this.#initializeEach("initializeForInspection", sessionId, options);
+  }
+
+  async #initializeEach(
+    hook: "initialize" | "initializeForInspection",
+    sessionId: string,
+    options: InitializeOptions,
+  ): Promise<void> {
+    const forwarded = options.hermesHome === undefined
+      ? { ...options, hermesHome: getHermesHome() }
+      : { ...options };
+    await eachProvider(
+      this.#entries,
+      hook,
+      (e) =>
+        providerHook(e.provider, hook).call(e.provider, sessionId, {
+          ...forwarded,
+        }),
+    );
   }
 
   /**
@@ -593,13 +1014,21 @@ export class MemoryManager {
    * @returns `true` when drained (or nothing was queued, or the manager is
    * shut down), `false` on timeout.
    */
-  flushPending(timeoutMs?: number): Promise<boolean> {
-    return this.#lifecycle.flushPending(timeoutMs);
+  async flushPending(timeoutMs?: number): Promise<boolean> {
+    const started = performance.now();
+    const queue = this.#queue;
+    if (queue !== undefined && !(await queue.flush(timeoutMs))) return false;
+    if (this.#shuttingDown) return true;
+    const left = timeoutMs === undefined
+      ? undefined
+      : Math.max(0, timeoutMs - (performance.now() - started));
+    const report = await drainProviders(this.#entries, left);
+    return report.undrained.length === 0;
   }
 
   /** The outcome of the last shutdown drain (a copy). */
   get shutdownDrainState(): ShutdownDrainState {
-    return this.#lifecycle.shutdownDrainState;
+    return { ...this.#drainState };
   }
 
   /**
@@ -614,20 +1043,109 @@ export class MemoryManager {
    * @returns When every provider was shut down or the budget ran out.
    */
   shutdownAll(): Promise<void> {
-    return this.#lifecycle.shutdownAll();
+    this.#shutdown ??= this.#shutdownOnce();
+    return this.#shutdown;
   }
 
-  // -- Tools (tool_router.ts) ----------------------------------------------
+  async #shutdownOnce(): Promise<void> {
+    this.#shuttingDown = true;
+    const budget = this.#drainTimeoutMs;
+    const deadline = performance.now() + budget;
+    const left = (): number => Math.max(0, deadline - performance.now());
+    const seconds = `${(budget / 1000).toFixed(2)}s`;
+    const queue = this.#queue;
+    let state: ShutdownDrainState = {
+      status: "draining",
+      abandonedWrites: 0,
+      abandonedPrefetches: 0,
+      activeTasks: queue?.size ?? 0,
+      notDurable: 0,
+      undrainedProviders: [],
+    };
+    this.#drainState = state;
+    if (queue !== undefined) {
+      const result = await queue.close(budget);
+      state = {
+        ...state,
+        status: result.drained ? "drained" : "timed_out",
+        abandonedWrites: result.abandonedWrites,
+        abandonedPrefetches: result.abandonedPrefetches,
+        activeTasks: result.activeTasks,
+      };
+      if (!result.drained) {
+        log(
+          "warn",
+          `Memory shutdown drain timed out after ${seconds}; abandoning ${result.abandonedWrites} queued memory write(s) and ${result.abandonedPrefetches} queued prefetch(es); ${result.activeTasks} active task(s) remain detached`,
+        );
+      }
+    } else {
+      state = { ...state, status: "drained" };
+    }
+    const { undrained, notDurable } = await drainProviders(
+      this.#entries,
+      left(),
+    );
+    if (undrained.length > 0) {
+      state = {
+        ...state,
+        status: "timed_out",
+        notDurable,
+        undrainedProviders: undrained,
+      };
+      log(
+        "warn",
+        `Memory shutdown: ${
+          undrained.map((n) => `'${n}'`).join(", ")
+        } did not report every accepted write durable within ${seconds}${
+          notDurable > 0 ? ` (${notDurable} item(s) not durable)` : ""
+        }`,
+      );
+    }
+    this.#drainState = state;
+    const reversed = [...this.#entries].reverse();
+    await eachProvider(reversed, "shutdown", async (e) => {
+      const done = providerHook(e.provider, "shutdown").call(e.provider);
+      if (isThenable(done) && !(await settledBefore(done, left()))) {
+        throw new Error(
+          `it did not finish within the ${budget} ms shutdown budget; raise shutdownDrainTimeoutMs to wait longer`,
+        );
+      }
+    });
+  }
 
   /**
    * Every provider's tool schemas, bare (unwrapped), deduplicated by name
    * (first wins), reserved core names dropped, nameless ones dropped with a
    * warning. A provider whose schemas fail to load is logged as a warning.
-   *
-   * @returns The schemas.
    */
-  getAllToolSchemas(): Promise<ToolSchema[]> {
-    return this.#tools.schemas();
+  async getAllToolSchemas(): Promise<ToolSchema[]> {
+    const schemas: ToolSchema[] = [];
+    const seen = new Set<string>();
+    await eachProvider(this.#entries, "getToolSchemas", async (e) => {
+      const raw = await e.provider.getToolSchemas();
+      if (!Array.isArray(raw)) {
+        throw new TypeError(
+          `returned ${describeValue(raw)} instead of an array`,
+        );
+      }
+      for (const item of raw) {
+        const schema = normalizeToolSchema(item);
+        if (schema === null) {
+          log(
+            "warn",
+            `Memory provider '${e.name}' returned a tool schema with no resolvable name; skipping (${
+              describeValue(item)
+            })`,
+          );
+        } else if (
+          !RESERVED_CORE_TOOL_NAMES.has(schema.name) && !seen.has(schema.name)
+        ) {
+          schemas.push(schema);
+          seen.add(schema.name);
+        }
+      }
+    });
+    return schemas;
   }
 
   /**
@@ -640,15 +1158,45 @@ export class MemoryManager {
    * @returns The provider's JSON string, or `{"error": …}` when no provider
    * handles the tool or the provider failed.
    */
-  handleToolCall(
+  async handleToolCall(
     toolName: string,
     args: Record<string, unknown>,
     options: ToolCallOptions = {},
   ): Promise<string> {
-    return this.#tools.call(toolName, args, options);
+    const entry = this.#routes.get(toolName);
+    if (entry === undefined) {
+      return toolError(`No memory provider handles tool '${toolName}'`);
+    }
+    const redacted = redactForEgress(isRecord(args) ? args : {});
+    const fail = (logged: string, shown = logged): string => {
+      log(
+        "error",
+        `Memory provider '${entry.name}' handleToolCall(${toolName}) failed: ${logged}`,
+      );
+      return toolError(`Memory tool '${toolName}' failed: ${shown}`);
+    };
+    let result: unknown;
+    try {
+      result = await providerHook(entry.provider, "handleToolCall").call(
+        entry.provider,
+        toolName,
+        redacted,
+        { ...options },
+      );
+    } catch (error) {
+      return fail(redactedErrorText(error));
+    }
+    if (typeof result === "string") return result;
+    if (isRecord(result) || Array.isArray(result)) {
+      try {
+        return JSON.stringify(result);
+      } catch {
+        // Not serializable: reported below.
+      }
+    }
+    const why = `returned ${describeValue(result)} instead of a JSON string`;
+    return fail(why, `provider ${why}`);
   }
-
-  // -- Built-in memory write mirroring (builtin_mirror.ts) -----------------
 
   /**
    * Mirrors a committed write of the built-in `memory` tool to the external
@@ -666,12 +1214,42 @@ export class MemoryManager {
    * @param args The memory tool's arguments.
    * @param options How to build each operation's provenance.
    */
-  notifyMemoryToolWrite(
+  async notifyMemoryToolWrite(
     result: unknown,
     args: Record<string, unknown>,
     options: NotifyMemoryToolWriteOptions = {},
   ): Promise<void> {
-    return this.#mirror.notifyMemoryToolWrite(result, args, options);
+    const { target, ops } = mirroredOperations(result, args);
+    for (const op of ops) {
+      try {
+        const metadata: MemoryWriteMetadata = {
+          ...(options.buildMetadata?.() ?? {}),
+        };
+        delete metadata.previous_content;
+        if (op.oldText !== undefined) metadata.old_text = op.oldText;
+        if (op.evictionReason !== undefined) {
+          metadata.eviction_reason = op.evictionReason;
+          await this.onMemoryEvict(op.content, target, { metadata });
+          continue;
+        }
+        if (op.previousContent !== undefined) {
+          metadata.previous_content = op.previousContent;
+        }
+        await this.onMemoryWrite(
+          op.action as MemoryWriteAction,
+          target,
+          op.content,
+          metadata,
+        );
+      } catch (error) {
+        log(
+          "debug",
+          `notifyMemoryToolWrite failed for op ${op.action}: ${
+            redactedErrorText(error)
+          }`,
+        );
+      }
+    }
   }
 
   /**
@@ -684,13 +1262,27 @@ export class MemoryManager {
    * @param content The entry's text.
    * @param metadata Provenance, `old_text`, `previous_content`.
    */
-  onMemoryWrite(
+  async onMemoryWrite(
     action: MemoryWriteAction,
     target: MemoryTarget,
     content: string,
     metadata: MemoryWriteMetadata = {},
   ): Promise<void> {
-    return this.#mirror.onMemoryWrite(action, target, content, metadata);
+    const [text, meta] = redactForEgress([String(content ?? ""), {
+      ...(metadata ?? {}),
+    }]);
+    await eachProvider(
+      this.#externals,
+      "onMemoryWrite",
+      (e) =>
+        providerHook(e.provider, "onMemoryWrite").call(
+          e.provider,
+          action,
+          target,
+          text,
+          { ...meta },
+        ),
+    );
   }
 
   /**
@@ -701,11 +1293,26 @@ export class MemoryManager {
    * @param target `memory` or `user`.
    * @param options Metadata with `eviction_reason`.
    */
-  onMemoryEvict(
+  async onMemoryEvict(
     content: string,
     target: MemoryTarget,
     options: MemoryEvictOptions = {},
   ): Promise<void> {
-    return this.#mirror.onMemoryEvict(content, target, options);
+    const [text, meta] = redactForEgress([String(content ?? ""), {
+      ...(options.metadata ?? {}),
+    }]);
+    await eachProvider(
+      this.#externals,
+      "onMemoryEvict",
+      (e) =>
+        providerHook(e.provider, "onMemoryEvict").call(
+          e.provider,
+          text,
+          target,
+          {
+            metadata: { ...meta },
+          },
+        ),
+    );
   }
 }

@@ -84,16 +84,16 @@ export {
   openMemory,
   type OpenMemoryOptions,
 } from "./src/agent/open_memory.ts";
-export {
-  type CommitSessionBoundaryOptions,
-  type ManagerPreCompressOptions,
-  MemoryManager,
-  type MemoryManagerOptions,
-  type NotifyMemoryToolWriteOptions,
-  type ShutdownDrainState,
-  type ShutdownDrainStatus,
-  type SyncAllOptions,
-} from "./src/manager/memory_manager.ts";
+export { MemoryManager } from "./src/manager/memory_manager.ts";
+export type {
+  CommitSessionBoundaryOptions,
+  ManagerPreCompressOptions,
+  MemoryManagerOptions,
+  NotifyMemoryToolWriteOptions,
+  ShutdownDrainState,
+  ShutdownDrainStatus,
+  SyncAllOptions,
+} from "./src/manager/manager_options.ts";
 
 // Built-in store
 export {

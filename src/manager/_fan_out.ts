@@ -1,12 +1,19 @@
 /** The manager's isolated fan-out over providers: one failure never stops the others or the turn. */
 
 import { log, type LogLevel } from "../core/log.ts";
-import type { MemoryProvider } from "../core/memory_provider.ts";
+import type {
+  ChatMessage,
+  MemoryProvider,
+  SessionSwitchOptions,
+} from "../core/memory_provider.ts";
 import {
   PROVIDER_HOOKS,
   type ProviderHookName,
 } from "../core/provider_hooks.ts";
+import { providerHook } from "../core/provider_hooks.ts";
 import { redactText } from "../core/redact.ts";
+import type { BackgroundQueue } from "./background_queue.ts";
+import type { ShutdownDrainState } from "./manager_options.ts";
 import { errorText } from "../_util/error_text.ts";
 import { isRecord } from "../_util/is_record.ts";
 
@@ -152,7 +159,7 @@ function raceTimeout<T>(
  * Resolves `true` when `pending` settles within `ms`; rejections propagate.
  * With `ms` 0 a provider that settles at once still counts as settled.
  */
-export function settledBefore(
+function settledBefore(
   pending: PromiseLike<unknown>,
   ms: number,
 ): Promise<boolean> {
@@ -203,4 +210,155 @@ export async function drainProviders(
     ) notDurable += report.pending;
   }));
   return { undrained, notDurable };
+}
+
+/**
+ * Shuts providers down within one budget: the queue gets all of it, each
+ * `drain(ms)` what the queue left, each `shutdown()` what is left after that
+ * (still called when nothing is, but not waited for).
+ */
+export async function shutdownWithin(
+  queue: BackgroundQueue,
+  entries: readonly ProviderEntry[],
+  budget: number,
+  report: (state: ShutdownDrainState) => void,
+): Promise<void> {
+  const deadline = performance.now() + budget;
+  const left = (): number => Math.max(0, deadline - performance.now());
+  const seconds = `${(budget / 1000).toFixed(2)}s`;
+  let state: ShutdownDrainState = {
+    status: "draining",
+    abandonedWrites: 0,
+    abandonedPrefetches: 0,
+    activeTasks: queue.size,
+    notDurable: 0,
+    undrainedProviders: [],
+  };
+  report(state);
+  const result = await queue.close(budget);
+  state = {
+    ...state,
+    status: result.drained ? "drained" : "timed_out",
+    abandonedWrites: result.abandonedWrites,
+    abandonedPrefetches: result.abandonedPrefetches,
+    activeTasks: result.activeTasks,
+  };
+  if (!result.drained) {
+    log(
+      "warn",
+      `Memory shutdown drain timed out after ${seconds}; abandoning ${result.abandonedWrites} queued memory write(s) and ${result.abandonedPrefetches} queued prefetch(es); ${result.activeTasks} active task(s) remain detached`,
+    );
+  }
+  const { undrained, notDurable } = await drainProviders(entries, left());
+  if (undrained.length > 0) {
+    state = {
+      ...state,
+      status: "timed_out",
+      notDurable,
+      undrainedProviders: undrained,
+    };
+    log(
+      "warn",
+      `Memory shutdown: ${
+        undrained.map((n) => `'${n}'`).join(", ")
+      } did not report every accepted write durable within ${seconds}${
+        notDurable > 0 ? ` (${notDurable} item(s) not durable)` : ""
+      }`,
+    );
+  }
+  report(state);
+  await eachProvider([...entries].reverse(), "shutdown", async (e) => {
+    const done = providerHook(e.provider, "shutdown").call(e.provider);
+    if (isThenable(done) && !(await settledBefore(done, left()))) {
+      throw new Error(
+        `it did not finish within the ${budget} ms shutdown budget; raise shutdownDrainTimeoutMs to wait longer`,
+      );
+    }
+  });
+}
+
+/** Python-style int() of a checkpoint API version; unparseable gives 1. */
+export function checkpointVersionOf(provider: MemoryProvider): number {
+  let raw: unknown;
+  try {
+    raw = (provider as { preCompressCheckpointApiVersion?: unknown })
+      .preCompressCheckpointApiVersion;
+  } catch {
+    return 1;
+  }
+  if (raw === undefined) return 1;
+  if (typeof raw === "number") {
+    return Number.isFinite(raw) ? Math.trunc(raw) : 1;
+  }
+  if (typeof raw === "boolean") return raw ? 1 : 0;
+  if (typeof raw === "string" && /^\s*[+-]?\d+\s*$/.test(raw)) {
+    return Number.parseInt(raw, 10);
+  }
+  return 1;
+}
+
+/** Calls `onSessionSwitch` on each entry; the ones that threw or returned `false` failed. */
+export async function switchEach(
+  entries: Iterable<ProviderEntry>,
+  newSessionId: string,
+  options: SessionSwitchOptions,
+): Promise<Set<ProviderEntry>> {
+  const failed = new Set<ProviderEntry>();
+  for (const entry of entries) {
+    try {
+      const result = await providerHook(entry.provider, "onSessionSwitch")
+        .call(entry.provider, newSessionId, { ...options });
+      if (result === false) {
+        failed.add(entry);
+        log(
+          "debug",
+          `Memory provider '${entry.name}' onSessionSwitch failed: returned false`,
+        );
+      }
+    } catch (error) {
+      failed.add(entry);
+      logHookFailure(entry, "onSessionSwitch", error);
+    }
+  }
+  return failed;
+}
+
+/**
+ * Calls `onPreCompress` on each entry: a checkpoint provider (one advertising
+ * `apiVersion`) gets the evidence and `{requireCheckpoint}`, others the raw
+ * transcript and `{}`.
+ */
+export async function preCompressEach(
+  entries: readonly ProviderEntry[],
+  raw: ChatMessage[],
+  evidence: ChatMessage[] | undefined,
+  apiVersion: number,
+  requireCheckpoint: boolean,
+): Promise<string> {
+  const parts: string[] = [];
+  let checkpointed = false;
+  for (const entry of entries) {
+    const isCheckpoint = checkpointVersionOf(entry.provider) >= apiVersion;
+    const given = isCheckpoint && evidence !== undefined ? evidence : raw;
+    try {
+      const result = await providerHook(entry.provider, "onPreCompress").call(
+        entry.provider,
+        given,
+        isCheckpoint ? { requireCheckpoint } : {},
+      );
+      if (typeof result === "string" && result.trim() !== "") {
+        parts.push(result);
+      }
+      if (isCheckpoint) checkpointed = true;
+    } catch (error) {
+      logHookFailure(entry, "onPreCompress", error);
+      if (requireCheckpoint && isCheckpoint) throw error;
+    }
+  }
+  if (requireCheckpoint && !checkpointed) {
+    throw new Error(
+      `No active memory provider completed pre-compress checkpoint API v${apiVersion}`,
+    );
+  }
+  return parts.join("\n\n");
 }

@@ -35,10 +35,9 @@ import {
   type SyncTurnOptions,
   type ToolCallOptions,
   type ToolSchema,
-  type TurnAuthor,
   type TurnStartOptions,
 } from "../core/memory_provider.ts";
-import { providerHook } from "../core/provider_hooks.ts";
+import { providerHook, type ProviderHookName } from "../core/provider_hooks.ts";
 import { redactForEgress, redactText } from "../core/redact.ts";
 import {
   type RecallSpillPolicy,
@@ -46,14 +45,23 @@ import {
 } from "../context/prefetch_spill.ts";
 import { extractUserInstructionFromSkillMessage } from "../context/skill_invocation.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
-import { isRecord } from "../_util/is_record.ts";
 import {
   BackgroundQueue,
   type BackgroundTaskKind,
 } from "./background_queue.ts";
+import type {
+  CommitSessionBoundaryOptions,
+  ManagerPreCompressOptions,
+  MemoryManagerOptions,
+  NotifyMemoryToolWriteOptions,
+  ShutdownDrainState,
+  SyncAllOptions,
+} from "./manager_options.ts";
 import { prefetchFrom, recallIndicator } from "./_recall.ts";
 import { mirroredOperations } from "./_builtin_mirror.ts";
 import {
+  callProviderTool,
+  collectToolSchemas,
   normalizeToolSchema,
   RESERVED_CORE_TOOL_NAMES,
   toolError,
@@ -61,164 +69,19 @@ import {
 import {
   bounded,
   BUILTIN,
+  type BusyFlag,
+  checkpointVersionOf,
   describeValue,
   drainProviders,
   eachProvider,
   isThenable,
-  logHookFailure,
+  preCompressEach,
   type ProviderEntry,
   redactedErrorText,
-  settledBefore,
+  shutdownWithin,
+  switchEach,
+  TIMED_OUT,
 } from "./_fan_out.ts";
-
-/**
- * Options of {@linkcode MemoryManager}.
- *
- * @category Manager
- */
-export interface MemoryManagerOptions {
-  /**
-   * How long an external provider's prefetch may take before the turn goes
-   * on without it (the provider is then skipped until the stuck call
-   * returns). Must be positive.
-   *
-   * @default {8000}
-   */
-  externalPrefetchTimeoutMs?: number;
-  /**
-   * The one budget of {@linkcode MemoryManager.shutdownAll}, in all: queued
-   * background work, then each provider's `drain(ms)` with the time left,
-   * then each provider's `shutdown()` within what remains. Must be positive.
-   *
-   * @default {5000}
-   */
-  shutdownDrainTimeoutMs?: number;
-  /**
-   * The loaded `config.yaml`; the prefetch spill policy
-   * (`hooks.output_spill`, `memory.prefetch_spill_enabled`) is snapshotted
-   * from it when the external provider registers.
-   *
-   * @default {{}}
-   */
-  config?: HermesConfig;
-}
-
-/**
- * Options of {@linkcode MemoryManager.syncAll}.
- *
- * @category Manager
- */
-export interface SyncAllOptions {
-  /**
-   * The session the turn belongs to; always passed to providers.
-   *
-   * @default {""}
-   */
-  sessionId?: string;
-  /** The whole OpenAI-format transcript; passed only when not `null`. */
-  messages?: ChatMessage[] | null;
-  /** Who wrote the user message; passed only when not `null`. */
-  turnAuthor?: TurnAuthor | null;
-  /** A stable key of the turn (see `SyncTurnOptions.turnId`); passed when set. */
-  turnId?: string;
-}
-
-/**
- * Options of {@linkcode MemoryManager.commitSessionBoundary}.
- *
- * @category Manager
- */
-export interface CommitSessionBoundaryOptions {
-  /** The session switched to. */
-  newSessionId: string;
-  /**
-   * The session that ended.
-   *
-   * @default {""}
-   */
-  parentSessionId?: string;
-  /**
-   * Why the boundary happened.
-   *
-   * @default {"new_session"}
-   */
-  reason?: string;
-}
-
-/**
- * Options of {@linkcode MemoryManager.onPreCompress}.
- *
- * @category Manager
- */
-export interface ManagerPreCompressOptions {
-  /**
-   * The host-normalized evidence, handed only to checkpoint providers
-   * (others always get the raw transcript).
-   */
-  evidenceMessages?: ChatMessage[] | null;
-  /**
-   * A durable checkpoint is required: a checkpoint provider's failure is
-   * re-thrown, and an error is thrown when none succeeded.
-   *
-   * @default {false}
-   */
-  requireCheckpoint?: boolean;
-  /**
-   * The checkpoint API version a provider must advertise to count.
-   *
-   * @default {2}
-   */
-  checkpointApiVersion?: number;
-}
-
-/**
- * Options of {@linkcode MemoryManager.notifyMemoryToolWrite}.
- *
- * @category Manager
- */
-export interface NotifyMemoryToolWriteOptions {
-  /**
-   * Builds the provenance of the write (`write_origin`, `execution_context`,
-   * `session_id`, `parent_session_id`, `platform`, `tool_name`); called
-   * once per mirrored operation.
-   */
-  buildMetadata?: () => MemoryWriteMetadata;
-}
-
-/**
- * How the last shutdown drain went.
- *
- * @category Manager
- */
-export type ShutdownDrainStatus =
-  | "not_started"
-  | "draining"
-  | "drained"
-  | "timed_out";
-
-/**
- * The outcome of the shutdown drain, see {@linkcode MemoryManager.shutdownDrainState}.
- *
- * @category Manager
- */
-export interface ShutdownDrainState {
-  /** Where the drain is. */
-  readonly status: ShutdownDrainStatus;
-  /** Queued writes dropped because the drain timed out. */
-  readonly abandonedWrites: number;
-  /** Queued prefetches dropped because the drain timed out. */
-  readonly abandonedPrefetches: number;
-  /** Background tasks still running (detached) when the drain ended. */
-  readonly activeTasks: number;
-  /**
-   * Items providers accepted (turns, messages) and reported not yet durable
-   * when their own drain ended; a provider that cannot count adds nothing
-   * here but is named in `undrainedProviders`.
-   */
-  readonly notDurable: number;
-  /** Providers whose `drain()` did not report everything durable in time. */
-  readonly undrainedProviders: readonly string[];
-}
 
 interface PendingSessionSwitch {
   readonly newSessionId: string;
@@ -246,26 +109,6 @@ function validTimeout(
 function cleanQuery(text: unknown): string | null {
   const clean = extractUserInstructionFromSkillMessage(text);
   return clean === null || clean === "" ? null : clean;
-}
-
-/** Python-style int() of a checkpoint API version; unparseable gives 1. */
-function checkpointVersionOf(provider: MemoryProvider): number {
-  let raw: unknown;
-  try {
-    raw = (provider as { preCompressCheckpointApiVersion?: unknown })
-      .preCompressCheckpointApiVersion;
-  } catch {
-    return 1;
-  }
-  if (raw === undefined) return 1;
-  if (typeof raw === "number") {
-    return Number.isFinite(raw) ? Math.trunc(raw) : 1;
-  }
-  if (typeof raw === "boolean") return raw ? 1 : 0;
-  if (typeof raw === "string" && /^\s*[+-]?\d+\s*$/.test(raw)) {
-    return Number.parseInt(raw, 10);
-  }
-  return 1;
 }
 
 /**
@@ -321,8 +164,7 @@ export class MemoryManager {
   #recallFailures: string[] = [];
   #recallNotes: string[] = [];
   #pendingSwitch: PendingSessionSwitch | undefined = undefined;
-  #queue: BackgroundQueue | undefined = undefined;
-  #shuttingDown = false;
+  readonly #queue = new BackgroundQueue();
   #shutdown: Promise<void> | undefined = undefined;
   #drainState: ShutdownDrainState = {
     status: "not_started",
@@ -353,20 +195,55 @@ export class MemoryManager {
     this.#config = options.config ?? {};
   }
 
+  /**
+   * Calls each provider not stuck in `flag`; an external provider's promise
+   * is bounded by the prefetch timeout so a hung provider never holds the turn.
+   */
+  #eachBounded(
+    hook: ProviderHookName,
+    flag: BusyFlag,
+    what: string,
+    call: (entry: ProviderEntry) => unknown,
+  ): Promise<unknown[]> {
+    return eachProvider(this.#entries, hook, (e): unknown => {
+      if (e[flag]) return TIMED_OUT;
+      const result = call(e);
+      return e.external && isThenable(result)
+        ? bounded(e, flag, what, result, this.#prefetchTimeoutMs)
+        : result;
+    });
+  }
+
+  /** Calls `hook` on each entry with fresh arguments per provider, so one provider's edits never reach the next. */
+  #call(
+    hook: ProviderHookName,
+    args: () => unknown[],
+    entries: readonly ProviderEntry[] = this.#entries,
+  ): Promise<unknown[]> {
+    return eachProvider(
+      entries,
+      hook,
+      (e) =>
+        (providerHook(e.provider, hook) as (...a: unknown[]) => unknown).call(
+          e.provider,
+          ...args(),
+        ),
+    );
+  }
+
   get #externals(): ProviderEntry[] {
     return this.#entries.filter((e) => e.external);
   }
 
   /** Queues background work (started on first use); refused once shutdown began. */
   #submit(kind: BackgroundTaskKind, task: () => unknown): void {
-    if (this.#shuttingDown) {
+    if (this.#queue.closed) {
       log(
         "warn",
         `Memory manager is shutting down; rejecting late ${kind} task`,
       );
       return;
     }
-    this.#queue ??= new BackgroundQueue();
     this.#queue.submit(task, kind);
   }
 
@@ -486,11 +363,7 @@ export class MemoryManager {
    * @returns The combined block, `""` when none.
    */
   async buildSystemPrompt(): Promise<string> {
-    const blocks = await eachProvider(
-      this.#entries,
-      "systemPromptBlock",
-      (e) => providerHook(e.provider, "systemPromptBlock").call(e.provider),
-    );
+    const blocks = await this.#call("systemPromptBlock", () => []);
     return blocks.filter((b) => typeof b === "string" && b.trim() !== "")
       .join("\n\n");
   }
@@ -549,23 +422,11 @@ export class MemoryManager {
    * @returns The indicator line, `""` when no provider reports a status.
    */
   async describeRecall(): Promise<string> {
-    const statuses = await eachProvider(
-      this.#entries.filter((e) => !e.recallBusy),
+    const statuses = await this.#eachBounded(
       "recallStatus",
-      (e) => {
-        const status = providerHook(e.provider, "recallStatus").call(
-          e.provider,
-        );
-        return isThenable(status) && e.external
-          ? bounded(
-            e,
-            "recallBusy",
-            "recallStatus()",
-            status,
-            this.#prefetchTimeoutMs,
-          )
-          : status;
-      },
+      "recallBusy",
+      "recallStatus()",
+      (e) => providerHook(e.provider, "recallStatus").call(e.provider),
     );
     const { line, failures, notes } = recallIndicator(statuses);
     this.#recallFailures = failures;
@@ -606,15 +467,11 @@ export class MemoryManager {
     if (clean === null) return;
     const redacted = redactText(clean);
     const sessionId = options.sessionId ?? "";
-    this.#submit("prefetch", () =>
-      eachProvider(
-        entries,
-        "queuePrefetch",
-        (e) =>
-          providerHook(e.provider, "queuePrefetch").call(e.provider, redacted, {
-            sessionId,
-          }),
-      ));
+    this.#submit(
+      "prefetch",
+      () =>
+        this.#call("queuePrefetch", () => [redacted, { sessionId }], entries),
+    );
   }
 
   /**
@@ -651,18 +508,11 @@ export class MemoryManager {
     if (typeof options.turnId === "string" && options.turnId !== "") {
       turn.turnId = options.turnId;
     }
-    this.#submit("write", () =>
-      eachProvider(
-        entries,
-        "syncTurn",
-        (e) =>
-          providerHook(e.provider, "syncTurn").call(
-            e.provider,
-            user,
-            assistant,
-            { ...turn },
-          ),
-      ));
+    this.#submit(
+      "write",
+      () =>
+        this.#call("syncTurn", () => [user, assistant, { ...turn }], entries),
+    );
   }
 
   /**
@@ -682,30 +532,18 @@ export class MemoryManager {
     const redacted = redactText(
       typeof message === "string" ? message : String(message ?? ""),
     );
-    for (const entry of this.#entries) {
-      if (entry.turnStartBusy) continue;
-      try {
-        const result = providerHook(entry.provider, "onTurnStart").call(
-          entry.provider,
+    await this.#eachBounded(
+      "onTurnStart",
+      "turnStartBusy",
+      "onTurnStart",
+      (e) =>
+        providerHook(e.provider, "onTurnStart").call(
+          e.provider,
           turnNumber,
           redacted,
           { ...options },
-        );
-        if (isThenable(result)) {
-          await (entry.external
-            ? bounded(
-              entry,
-              "turnStartBusy",
-              "onTurnStart",
-              result,
-              this.#prefetchTimeoutMs,
-            )
-            : result);
-        }
-      } catch (error) {
-        logHookFailure(entry, "onTurnStart", error);
-      }
-    }
+        ),
+    );
   }
 
   /**
@@ -725,14 +563,7 @@ export class MemoryManager {
       ...options,
       childSessionId: options.childSessionId ?? "",
     };
-    await eachProvider(
-      this.#entries,
-      "onDelegation",
-      (e) =>
-        providerHook(e.provider, "onDelegation").call(e.provider, t, r, {
-          ...forwarded,
-        }),
-    );
+    await this.#call("onDelegation", () => [t, r, { ...forwarded }]);
   }
 
   /**
@@ -746,12 +577,7 @@ export class MemoryManager {
     messages: ChatMessage[] | null | undefined,
   ): Promise<void> {
     const redacted = redactForEgress(Array.isArray(messages) ? messages : []);
-    await eachProvider(
-      this.#entries,
-      "onSessionEnd",
-      (e) =>
-        providerHook(e.provider, "onSessionEnd").call(e.provider, redacted),
-    );
+    await this.#call("onSessionEnd", () => [redacted]);
   }
 
   /**
@@ -777,7 +603,7 @@ export class MemoryManager {
       reset: options.reset ?? false,
     };
     if (rewound === true) forwarded.rewound = true;
-    const failed = await this.#switchEach(
+    const failed = await switchEach(
       this.#entries,
       newSessionId,
       forwarded,
@@ -788,31 +614,6 @@ export class MemoryManager {
     return failed.size === 0;
   }
 
-  async #switchEach(
-    entries: Iterable<ProviderEntry>,
-    newSessionId: string,
-    options: SessionSwitchOptions,
-  ): Promise<Set<ProviderEntry>> {
-    const failed = new Set<ProviderEntry>();
-    for (const entry of entries) {
-      try {
-        const result = await providerHook(entry.provider, "onSessionSwitch")
-          .call(entry.provider, newSessionId, { ...options });
-        if (result === false) {
-          failed.add(entry);
-          log(
-            "debug",
-            `Memory provider '${entry.name}' onSessionSwitch failed: returned false`,
-          );
-        }
-      } catch (error) {
-        failed.add(entry);
-        logHookFailure(entry, "onSessionSwitch", error);
-      }
-    }
-    return failed;
-  }
-
   /**
    * Re-runs the last session switch on the providers that failed it.
    *
@@ -821,7 +622,7 @@ export class MemoryManager {
   async retryPendingSessionSwitch(): Promise<boolean> {
     const pending = this.#pendingSwitch;
     if (pending === undefined) return true;
-    const failed = await this.#switchEach(
+    const failed = await switchEach(
       pending.failed,
       pending.newSessionId,
       pending.options,
@@ -927,32 +728,13 @@ export class MemoryManager {
       Array.isArray(messages) ? messages : [],
       options.evidenceMessages ?? undefined,
     ]) as [ChatMessage[], ChatMessage[] | undefined];
-    const parts: string[] = [];
-    let checkpointed = false;
-    for (const entry of this.#entries) {
-      const isCheckpoint = checkpointVersionOf(entry.provider) >= apiVersion;
-      const given = isCheckpoint && evidence !== undefined ? evidence : raw;
-      try {
-        const result = await providerHook(entry.provider, "onPreCompress").call(
-          entry.provider,
-          given,
-          isCheckpoint ? { requireCheckpoint } : {},
-        );
-        if (typeof result === "string" && result.trim() !== "") {
-          parts.push(result);
-        }
-        if (isCheckpoint) checkpointed = true;
-      } catch (error) {
-        logHookFailure(entry, "onPreCompress", error);
-        if (requireCheckpoint && isCheckpoint) throw error;
-      }
-    }
-    if (requireCheckpoint && !checkpointed) {
-      throw new Error(
-        `No active memory provider completed pre-compress checkpoint API v${apiVersion}`,
-      );
-    }
-    return parts.join("\n\n");
+    return await preCompressEach(
+      this.#entries,
+      raw,
+      evidence,
+      apiVersion,
+      requireCheckpoint,
+    );
   }
 
   /**
@@ -993,14 +775,7 @@ export class MemoryManager {
     const forwarded = options.hermesHome === undefined
       ? { ...options, hermesHome: getHermesHome() }
       : { ...options };
-    await eachProvider(
-      this.#entries,
-      hook,
-      (e) =>
-        providerHook(e.provider, hook).call(e.provider, sessionId, {
-          ...forwarded,
-        }),
-    );
+    await this.#call(hook, () => [sessionId, { ...forwarded }]);
   }
 
   /**
@@ -1016,9 +791,8 @@ export class MemoryManager {
    */
   async flushPending(timeoutMs?: number): Promise<boolean> {
     const started = performance.now();
-    const queue = this.#queue;
-    if (queue !== undefined && !(await queue.flush(timeoutMs))) return false;
-    if (this.#shuttingDown) return true;
+    if (!(await this.#queue.flush(timeoutMs))) return false;
+    if (this.#queue.closed) return true;
     const left = timeoutMs === undefined
       ? undefined
       : Math.max(0, timeoutMs - (performance.now() - started));
@@ -1043,74 +817,13 @@ export class MemoryManager {
    * @returns When every provider was shut down or the budget ran out.
    */
   shutdownAll(): Promise<void> {
-    this.#shutdown ??= this.#shutdownOnce();
-    return this.#shutdown;
-  }
-
-  async #shutdownOnce(): Promise<void> {
-    this.#shuttingDown = true;
-    const budget = this.#drainTimeoutMs;
-    const deadline = performance.now() + budget;
-    const left = (): number => Math.max(0, deadline - performance.now());
-    const seconds = `${(budget / 1000).toFixed(2)}s`;
-    const queue = this.#queue;
-    let state: ShutdownDrainState = {
-      status: "draining",
-      abandonedWrites: 0,
-      abandonedPrefetches: 0,
-      activeTasks: queue?.size ?? 0,
-      notDurable: 0,
-      undrainedProviders: [],
-    };
-    this.#drainState = state;
-    if (queue !== undefined) {
-      const result = await queue.close(budget);
-      state = {
-        ...state,
-        status: result.drained ? "drained" : "timed_out",
-        abandonedWrites: result.abandonedWrites,
-        abandonedPrefetches: result.abandonedPrefetches,
-        activeTasks: result.activeTasks,
-      };
-      if (!result.drained) {
-        log(
-          "warn",
-          `Memory shutdown drain timed out after ${seconds}; abandoning ${result.abandonedWrites} queued memory write(s) and ${result.abandonedPrefetches} queued prefetch(es); ${result.activeTasks} active task(s) remain detached`,
-        );
-      }
-    } else {
-      state = { ...state, status: "drained" };
-    }
-    const { undrained, notDurable } = await drainProviders(
+    this.#shutdown ??= shutdownWithin(
+      this.#queue,
       this.#entries,
-      left(),
+      this.#drainTimeoutMs,
+      (state) => this.#drainState = state,
     );
-    if (undrained.length > 0) {
-      state = {
-        ...state,
-        status: "timed_out",
-        notDurable,
-        undrainedProviders: undrained,
-      };
-      log(
-        "warn",
-        `Memory shutdown: ${
-          undrained.map((n) => `'${n}'`).join(", ")
-        } did not report every accepted write durable within ${seconds}${
-          notDurable > 0 ? ` (${notDurable} item(s) not durable)` : ""
-        }`,
-      );
-    }
-    this.#drainState = state;
-    const reversed = [...this.#entries].reverse();
-    await eachProvider(reversed, "shutdown", async (e) => {
-      const done = providerHook(e.provider, "shutdown").call(e.provider);
-      if (isThenable(done) && !(await settledBefore(done, left()))) {
-        throw new Error(
-          `it did not finish within the ${budget} ms shutdown budget; raise shutdownDrainTimeoutMs to wait longer`,
-        );
-      }
-    });
+    return this.#shutdown;
   }
 
   /**
@@ -1118,34 +831,8 @@ export class MemoryManager {
    * (first wins), reserved core names dropped, nameless ones dropped with a
    * warning. A provider whose schemas fail to load is logged as a warning.
    */
-  async getAllToolSchemas(): Promise<ToolSchema[]> {
-    const schemas: ToolSchema[] = [];
-    const seen = new Set<string>();
-    await eachProvider(this.#entries, "getToolSchemas", async (e) => {
-      const raw = await e.provider.getToolSchemas();
-      if (!Array.isArray(raw)) {
-        throw new TypeError(
-          `returned ${describeValue(raw)} instead of an array`,
-        );
-      }
-      for (const item of raw) {
-        const schema = normalizeToolSchema(item);
-        if (schema === null) {
-          log(
-            "warn",
-            `Memory provider '${e.name}' returned a tool schema with no resolvable name; skipping (${
-              describeValue(item)
-            })`,
-          );
-        } else if (
-          !RESERVED_CORE_TOOL_NAMES.has(schema.name) && !seen.has(schema.name)
-        ) {
-          schemas.push(schema);
-          seen.add(schema.name);
-        }
-      }
-    });
-    return schemas;
+  getAllToolSchemas(): Promise<ToolSchema[]> {
+    return collectToolSchemas(this.#entries);
   }
 
   /**
@@ -1158,44 +845,17 @@ export class MemoryManager {
    * @returns The provider's JSON string, or `{"error": …}` when no provider
    * handles the tool or the provider failed.
    */
-  async handleToolCall(
+  handleToolCall(
     toolName: string,
     args: Record<string, unknown>,
     options: ToolCallOptions = {},
   ): Promise<string> {
     const entry = this.#routes.get(toolName);
-    if (entry === undefined) {
-      return toolError(`No memory provider handles tool '${toolName}'`);
-    }
-    const redacted = redactForEgress(isRecord(args) ? args : {});
-    const fail = (logged: string, shown = logged): string => {
-      log(
-        "error",
-        `Memory provider '${entry.name}' handleToolCall(${toolName}) failed: ${logged}`,
-      );
-      return toolError(`Memory tool '${toolName}' failed: ${shown}`);
-    };
-    let result: unknown;
-    try {
-      result = await providerHook(entry.provider, "handleToolCall").call(
-        entry.provider,
-        toolName,
-        redacted,
-        { ...options },
-      );
-    } catch (error) {
-      return fail(redactedErrorText(error));
-    }
-    if (typeof result === "string") return result;
-    if (isRecord(result) || Array.isArray(result)) {
-      try {
-        return JSON.stringify(result);
-      } catch {
-        // Not serializable: reported below.
-      }
-    }
-    const why = `returned ${describeValue(result)} instead of a JSON string`;
-    return fail(why, `provider ${why}`);
+    return entry === undefined
+      ? Promise.resolve(
+        toolError(`No memory provider handles tool '${toolName}'`),
+      )
+      : callProviderTool(entry, toolName, args, options);
   }
 
   /**
@@ -1271,17 +931,10 @@ export class MemoryManager {
     const [text, meta] = redactForEgress([String(content ?? ""), {
       ...(metadata ?? {}),
     }]);
-    await eachProvider(
-      this.#externals,
+    await this.#call(
       "onMemoryWrite",
-      (e) =>
-        providerHook(e.provider, "onMemoryWrite").call(
-          e.provider,
-          action,
-          target,
-          text,
-          { ...meta },
-        ),
+      () => [action, target, text, { ...meta }],
+      this.#externals,
     );
   }
 
@@ -1301,18 +954,10 @@ export class MemoryManager {
     const [text, meta] = redactForEgress([String(content ?? ""), {
       ...(options.metadata ?? {}),
     }]);
-    await eachProvider(
-      this.#externals,
+    await this.#call(
       "onMemoryEvict",
-      (e) =>
-        providerHook(e.provider, "onMemoryEvict").call(
-          e.provider,
-          text,
-          target,
-          {
-            metadata: { ...meta },
-          },
-        ),
+      () => [text, target, { metadata: { ...meta } }],
+      this.#externals,
     );
   }
 }

@@ -8,11 +8,25 @@
  */
 
 import { log } from "../core/log.ts";
-import type { MaybePromise, ToolSchema } from "../core/memory_provider.ts";
+import type {
+  MaybePromise,
+  ToolCallOptions,
+  ToolSchema,
+} from "../core/memory_provider.ts";
+import { providerHook } from "../core/provider_hooks.ts";
+import { redactForEgress } from "../core/redact.ts";
 import { errorText } from "../_util/error_text.ts";
 import { isRecord } from "../_util/is_record.ts";
 
-export { toolError } from "../core/tool_result.ts";
+import { toolError } from "../core/tool_result.ts";
+import {
+  describeValue,
+  eachProvider,
+  type ProviderEntry,
+  redactedErrorText,
+} from "./_fan_out.ts";
+
+export { toolError };
 
 /**
  * Tool names that belong to the host agent. A memory provider's tool with one
@@ -322,4 +336,75 @@ export async function injectMemoryProviderTools(
     }
   }
   return added;
+}
+
+/** Every provider's tool schemas, bare, first of each name wins, reserved core names dropped. */
+export async function collectToolSchemas(
+  entries: readonly ProviderEntry[],
+): Promise<ToolSchema[]> {
+  const schemas: ToolSchema[] = [];
+  const seen = new Set<string>();
+  await eachProvider(entries, "getToolSchemas", async (e) => {
+    const raw = await e.provider.getToolSchemas();
+    if (!Array.isArray(raw)) {
+      throw new TypeError(
+        `returned ${describeValue(raw)} instead of an array`,
+      );
+    }
+    for (const item of raw) {
+      const schema = normalizeToolSchema(item);
+      if (schema === null) {
+        log(
+          "warn",
+          `Memory provider '${e.name}' returned a tool schema with no resolvable name; skipping (${
+            describeValue(item)
+          })`,
+        );
+      } else if (
+        !RESERVED_CORE_TOOL_NAMES.has(schema.name) && !seen.has(schema.name)
+      ) {
+        schemas.push(schema);
+        seen.add(schema.name);
+      }
+    }
+  });
+  return schemas;
+}
+
+/** Runs a routed tool with redacted arguments; always answers a JSON string. */
+export async function callProviderTool(
+  entry: ProviderEntry,
+  toolName: string,
+  args: Record<string, unknown>,
+  options: ToolCallOptions,
+): Promise<string> {
+  const redacted = redactForEgress(isRecord(args) ? args : {});
+  const fail = (logged: string, shown = logged): string => {
+    log(
+      "error",
+      `Memory provider '${entry.name}' handleToolCall(${toolName}) failed: ${logged}`,
+    );
+    return toolError(`Memory tool '${toolName}' failed: ${shown}`);
+  };
+  let result: unknown;
+  try {
+    result = await providerHook(entry.provider, "handleToolCall").call(
+      entry.provider,
+      toolName,
+      redacted,
+      { ...options },
+    );
+  } catch (error) {
+    return fail(redactedErrorText(error));
+  }
+  if (typeof result === "string") return result;
+  if (isRecord(result) || Array.isArray(result)) {
+    try {
+      return JSON.stringify(result);
+    } catch {
+      // Not serializable: reported below.
+    }
+  }
+  const why = `returned ${describeValue(result)} instead of a JSON string`;
+  return fail(why, `provider ${why}`);
 }

@@ -1,11 +1,15 @@
 /** Which operations of a built-in `memory` tool call are mirrored to the external provider, and how. */
 
-import type { MemoryTarget } from "../core/memory_provider.ts";
+import type {
+  MemoryTarget,
+  MemoryWriteAction,
+  MemoryWriteMetadata,
+} from "../core/memory_provider.ts";
 import { isRecord } from "../_util/is_record.ts";
 
 /** One operation to mirror: an `onMemoryWrite`, or an `onMemoryEvict` when `evictionReason` is set. */
 export interface MirroredOperation {
-  action: string;
+  action: MemoryWriteAction;
   content: string;
   oldText?: string;
   previousContent?: string;
@@ -51,7 +55,7 @@ export function mirroredOperations(
     const action = String(op.action ?? "");
     if (!wanted.has(action)) return;
     const mirrored: MirroredOperation = {
-      action,
+      action: action as MemoryWriteAction,
       content: String(op.content || op.new_text || ""),
     };
     if (op.old_text) mirrored.oldText = String(op.old_text);
@@ -70,4 +74,20 @@ export function mirroredOperations(
     ops.push(mirrored);
   });
   return { target, ops };
+}
+
+/** The metadata of one mirrored operation: the host's provenance plus what the operation carries. */
+export function mirrorMetadata(
+  op: MirroredOperation,
+  provenance: MemoryWriteMetadata | undefined,
+): MemoryWriteMetadata {
+  const metadata: MemoryWriteMetadata = { ...(provenance ?? {}) };
+  delete metadata.previous_content;
+  if (op.oldText !== undefined) metadata.old_text = op.oldText;
+  if (op.evictionReason !== undefined) {
+    metadata.eviction_reason = op.evictionReason;
+  } else if (op.previousContent !== undefined) {
+    metadata.previous_content = op.previousContent;
+  }
+  return metadata;
 }

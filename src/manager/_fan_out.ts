@@ -79,6 +79,45 @@ export function logHookFailure(
   logFailure(spec.failureLevel, entry, spec.label, error, spec.stack);
 }
 
+type Hook = (...args: unknown[]) => unknown;
+
+/** Calls `hook` on each entry with fresh arguments per provider, so one provider's edits never reach the next. */
+export function callEach(
+  entries: readonly ProviderEntry[],
+  hook: ProviderHookName,
+  args: () => unknown[],
+): Promise<unknown[]> {
+  return eachProvider(
+    entries,
+    hook,
+    (e) => (providerHook(e.provider, hook) as Hook).call(e.provider, ...args()),
+  );
+}
+
+/**
+ * {@linkcode callEach} on the turn's path: a provider still stuck in `flag`
+ * is skipped, and an external provider's promise is bounded by `boundMs`.
+ */
+export function boundedEach(
+  entries: readonly ProviderEntry[],
+  boundMs: number,
+  hook: ProviderHookName,
+  flag: BusyFlag,
+  what: string,
+  args: () => unknown[],
+): Promise<unknown[]> {
+  return eachProvider(entries, hook, (e): unknown => {
+    if (e[flag]) return TIMED_OUT;
+    const result = (providerHook(e.provider, hook) as Hook).call(
+      e.provider,
+      ...args(),
+    );
+    return e.external && isThenable(result)
+      ? bounded(e, flag, what, result, boundMs)
+      : result;
+  });
+}
+
 /** Calls `call` on each entry in order; failures are logged and skipped. */
 export async function eachProvider<T>(
   entries: Iterable<ProviderEntry>,
@@ -295,6 +334,13 @@ export function checkpointVersionOf(provider: MemoryProvider): number {
     return Number.parseInt(raw, 10);
   }
   return 1;
+}
+
+/** A session switch some providers failed, kept for the retry. */
+export interface PendingSessionSwitch {
+  readonly newSessionId: string;
+  readonly options: SessionSwitchOptions;
+  readonly failed: Set<ProviderEntry>;
 }
 
 /** Calls `onSessionSwitch` on each entry; the ones that threw or returned `false` failed. */

@@ -26,7 +26,7 @@ import {
  * One provider's prefetch; never throws or rejects. Synchronous results stay
  * synchronous so a turn with only the built-in store does not wait a tick.
  */
-export function prefetchFrom(
+function prefetchFrom(
   entry: ProviderEntry,
   query: string,
   sessionId: string,
@@ -116,4 +116,25 @@ export function recallIndicator(
     segments.push(`${shown} ${label} — ${detail}`);
   }
   return { line: segments.join("  "), failures, notes };
+}
+
+/** Every provider's prefetch, started together and joined in registration order. */
+export async function prefetchEach(
+  entries: readonly ProviderEntry[],
+  query: string,
+  sessionId: string,
+  boundMs: number,
+  spill: RecallSpillPolicy | undefined,
+): Promise<string> {
+  const parts = entries.map((e) =>
+    prefetchFrom(e, query, sessionId, boundMs, spill)
+  );
+  let out = "";
+  for (const part of parts) {
+    const text = typeof part === "string" ? part : await part;
+    if (text !== "" && text.trim() !== "") {
+      out = out === "" ? text : `${out}\n\n${text}`;
+    }
+  }
+  return out;
 }

@@ -155,3 +155,29 @@ export interface ShutdownDrainState {
   /** Providers whose `drain()` did not report everything durable in time. */
   readonly undrainedProviders: readonly string[];
 }
+
+export const NOT_STARTED: ShutdownDrainState = Object.freeze({
+  status: "not_started",
+  abandonedWrites: 0,
+  abandonedPrefetches: 0,
+  activeTasks: 0,
+  notDurable: 0,
+  undrainedProviders: [],
+});
+
+/** The one option (`{name: value}`) checked at the boundary: a positive number of milliseconds. */
+export function validTimeout(
+  option: Record<string, number | undefined>,
+  fallback: number,
+): number {
+  const [name, value] = Object.entries(option)[0]!;
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
+    throw new RangeError(
+      `Cannot create MemoryManager: option '${name}' must be a positive number of milliseconds, got ${
+        String(value)
+      }`,
+    );
+  }
+  return value;
+}

@@ -1,18 +1,9 @@
 /**
- * The memory manager: the built-in provider plus at most one external
- * provider behind one set of agent hooks.
- *
- * - Every fan-out calls providers in registration order and isolates
- *   failures: a provider that throws is logged
- *   (`Memory provider '<name>' <what> failed: <error>`) and skipped.
- * - External prefetch is bounded (8 s by default); a provider whose previous
- *   prefetch is still running is skipped, so a hung provider never delays a
- *   later turn.
- * - Turn sync, queued prefetch and session boundaries run on one FIFO
- *   background queue, never inside the caller's turn, in the caller's async
- *   context (profile home, secret scope).
- * - Everything handed to a provider is redacted first
- *   (`redactForEgress()` of `src/core/redact.ts`).
+ * The memory manager: the built-in provider plus at most one external one
+ * behind one set of agent hooks. Each fan-out runs in registration order and
+ * logs and skips a failing provider; external calls on the turn's path are
+ * bounded; end-of-turn work runs on one FIFO background queue in the caller's
+ * async context; everything handed to a provider is redacted first.
  *
  * @module
  */
@@ -37,7 +28,6 @@ import {
   type ToolSchema,
   type TurnStartOptions,
 } from "../core/memory_provider.ts";
-import { providerHook, type ProviderHookName } from "../core/provider_hooks.ts";
 import { redactForEgress, redactText } from "../core/redact.ts";
 import {
   type RecallSpillPolicy,
@@ -49,61 +39,38 @@ import {
   BackgroundQueue,
   type BackgroundTaskKind,
 } from "./background_queue.ts";
-import type {
-  CommitSessionBoundaryOptions,
-  ManagerPreCompressOptions,
-  MemoryManagerOptions,
-  NotifyMemoryToolWriteOptions,
-  ShutdownDrainState,
-  SyncAllOptions,
+import {
+  type CommitSessionBoundaryOptions,
+  type ManagerPreCompressOptions,
+  type MemoryManagerOptions,
+  NOT_STARTED,
+  type NotifyMemoryToolWriteOptions,
+  type ShutdownDrainState,
+  type SyncAllOptions,
+  validTimeout,
 } from "./manager_options.ts";
-import { prefetchFrom, recallIndicator } from "./_recall.ts";
-import { mirroredOperations } from "./_builtin_mirror.ts";
+import { prefetchEach, recallIndicator } from "./_recall.ts";
+import { mirroredOperations, mirrorMetadata } from "./_builtin_mirror.ts";
 import {
   callProviderTool,
   collectToolSchemas,
-  normalizeToolSchema,
-  RESERVED_CORE_TOOL_NAMES,
+  routeTools,
   toolError,
 } from "./tool_schema.ts";
 import {
-  bounded,
+  boundedEach,
   BUILTIN,
-  type BusyFlag,
+  callEach,
   checkpointVersionOf,
   describeValue,
   drainProviders,
-  eachProvider,
-  isThenable,
+  type PendingSessionSwitch,
   preCompressEach,
   type ProviderEntry,
   redactedErrorText,
   shutdownWithin,
   switchEach,
-  TIMED_OUT,
 } from "./_fan_out.ts";
-
-interface PendingSessionSwitch {
-  readonly newSessionId: string;
-  readonly options: SessionSwitchOptions;
-  readonly failed: Set<ProviderEntry>;
-}
-
-function validTimeout(
-  name: string,
-  value: number | undefined,
-  fallback: number,
-): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
-    throw new RangeError(
-      `Cannot create MemoryManager: option '${name}' must be a positive number of milliseconds, got ${
-        String(value)
-      }`,
-    );
-  }
-  return value;
-}
 
 /** The user text providers may see, or `null` to skip the call. */
 function cleanQuery(text: unknown): string | null {
@@ -117,37 +84,23 @@ function cleanQuery(text: unknown): string | null {
  *
  * @example One turn through the manager
  * ```ts
- * import { MemoryManager, MemoryProvider, type ToolSchema } from "@hermes/memory";
+ * import { MemoryManager, MemoryProvider } from "@hermes/memory";
  * import assert from "node:assert/strict";
  *
  * class Notes extends MemoryProvider {
- *   synced: string[] = [];
- *   get name(): string {
- *     return "notes";
- *   }
- *   isAvailable(): boolean {
- *     return true;
- *   }
- *   initialize(): void {}
- *   getToolSchemas(): ToolSchema[] {
- *     return [];
- *   }
- *   override prefetch(query: string): string {
- *     return `recalled for: ${query}`;
- *   }
- *   override syncTurn(user: string): void {
- *     this.synced.push(user);
- *   }
+ *   get name() { return "notes"; }
+ *   isAvailable() { return true; }
+ *   initialize() {}
+ *   getToolSchemas() { return []; }
+ *   override prefetch(query: string) { return `recalled for: ${query}`; }
  * }
  *
- * const notes = new Notes();
  * const manager = new MemoryManager();
- * await manager.addProvider(notes);
+ * await manager.addProvider(new Notes());
  * await manager.initializeAll("session-1", { platform: "cli" });
- * assert.equal(await manager.prefetchAll("tabs or spaces?"), "recalled for: tabs or spaces?");
- * manager.syncAll("tabs or spaces?", "Tabs.", { sessionId: "session-1" });
+ * assert.equal(await manager.prefetchAll("tabs?"), "recalled for: tabs?");
+ * manager.syncAll("tabs?", "Tabs.", { sessionId: "session-1" });
  * assert.equal(await manager.flushPending(1000), true);
- * assert.deepEqual(notes.synced, ["tabs or spaces?"]);
  * await manager.shutdownAll();
  * ```
  *
@@ -166,14 +119,7 @@ export class MemoryManager {
   #pendingSwitch: PendingSessionSwitch | undefined = undefined;
   readonly #queue = new BackgroundQueue();
   #shutdown: Promise<void> | undefined = undefined;
-  #drainState: ShutdownDrainState = {
-    status: "not_started",
-    abandonedWrites: 0,
-    abandonedPrefetches: 0,
-    activeTasks: 0,
-    notDurable: 0,
-    undrainedProviders: [],
-  };
+  #drainState: ShutdownDrainState = NOT_STARTED;
 
   /**
    * Creates an empty manager.
@@ -182,53 +128,10 @@ export class MemoryManager {
    * @throws {RangeError} When a timeout is not a positive number.
    */
   constructor(options: MemoryManagerOptions = {}) {
-    this.#prefetchTimeoutMs = validTimeout(
-      "externalPrefetchTimeoutMs",
-      options.externalPrefetchTimeoutMs,
-      8000,
-    );
-    this.#drainTimeoutMs = validTimeout(
-      "shutdownDrainTimeoutMs",
-      options.shutdownDrainTimeoutMs,
-      5000,
-    );
+    const { externalPrefetchTimeoutMs, shutdownDrainTimeoutMs } = options;
+    this.#prefetchTimeoutMs = validTimeout({ externalPrefetchTimeoutMs }, 8000);
+    this.#drainTimeoutMs = validTimeout({ shutdownDrainTimeoutMs }, 5000);
     this.#config = options.config ?? {};
-  }
-
-  /**
-   * Calls each provider not stuck in `flag`; an external provider's promise
-   * is bounded by the prefetch timeout so a hung provider never holds the turn.
-   */
-  #eachBounded(
-    hook: ProviderHookName,
-    flag: BusyFlag,
-    what: string,
-    call: (entry: ProviderEntry) => unknown,
-  ): Promise<unknown[]> {
-    return eachProvider(this.#entries, hook, (e): unknown => {
-      if (e[flag]) return TIMED_OUT;
-      const result = call(e);
-      return e.external && isThenable(result)
-        ? bounded(e, flag, what, result, this.#prefetchTimeoutMs)
-        : result;
-    });
-  }
-
-  /** Calls `hook` on each entry with fresh arguments per provider, so one provider's edits never reach the next. */
-  #call(
-    hook: ProviderHookName,
-    args: () => unknown[],
-    entries: readonly ProviderEntry[] = this.#entries,
-  ): Promise<unknown[]> {
-    return eachProvider(
-      entries,
-      hook,
-      (e) =>
-        (providerHook(e.provider, hook) as (...a: unknown[]) => unknown).call(
-          e.provider,
-          ...args(),
-        ),
-    );
   }
 
   get #externals(): ProviderEntry[] {
@@ -254,7 +157,6 @@ export class MemoryManager {
    * loaded before anything changes; each tool is routed to it unless its
    * name is a reserved core tool or already routed (warnings).
    *
-   * @param provider The provider.
    * @returns `true` when added, `false` when rejected.
    * @throws {TypeError} When `provider` is not a memory provider, or its
    * `getToolSchemas()` returns something other than an array.
@@ -292,24 +194,7 @@ export class MemoryManager {
       recallBusy: false,
     };
     this.#entries = [...this.#entries, entry];
-    for (const raw of schemas) {
-      const tool = normalizeToolSchema(raw)?.name;
-      if (tool === undefined) continue;
-      const owner = this.#routes.get(tool);
-      if (RESERVED_CORE_TOOL_NAMES.has(tool)) {
-        log(
-          "warn",
-          `Memory provider '${name}' tool '${tool}' shadows a reserved core tool name; registration ignored. Core tools always win — rename the provider's tool to something unique.`,
-        );
-      } else if (owner !== undefined) {
-        log(
-          "warn",
-          `Memory tool name conflict: '${tool}' already registered by ${owner.name}, ignoring from ${name}`,
-        );
-      } else {
-        this.#routes.set(tool, entry);
-      }
-    }
+    routeTools(this.#routes, entry, schemas);
     log(
       "info",
       `Memory provider '${name}' registered (${schemas.length} tools)`,
@@ -335,7 +220,6 @@ export class MemoryManager {
   /**
    * Finds a registered provider by name.
    *
-   * @param name The provider's name.
    * @returns The provider, or `null`.
    */
   getProvider(name: string): MemoryProvider | null {
@@ -349,8 +233,6 @@ export class MemoryManager {
 
   /**
    * Whether a provider handles a tool.
-   *
-   * @param name The tool's name.
    */
   hasTool(name: string): boolean {
     return this.#routes.has(name);
@@ -363,7 +245,7 @@ export class MemoryManager {
    * @returns The combined block, `""` when none.
    */
   async buildSystemPrompt(): Promise<string> {
-    const blocks = await this.#call("systemPromptBlock", () => []);
+    const blocks = await callEach(this.#entries, "systemPromptBlock", () => []);
     return blocks.filter((b) => typeof b === "string" && b.trim() !== "")
       .join("\n\n");
   }
@@ -377,8 +259,6 @@ export class MemoryManager {
    * as `""`; non-empty external results pass through the prefetch spill
    * policy.
    *
-   * @param query The user's message.
-   * @param options The session.
    * @returns Non-blank results joined with a blank line, `""` when none.
    */
   async prefetchAll(
@@ -391,24 +271,13 @@ export class MemoryManager {
     if (clean === null) return "";
     const redacted = redactText(clean);
     const sessionId = options.sessionId ?? "";
-    // Started together, joined in registration order.
-    const parts = entries.map((e) =>
-      prefetchFrom(
-        e,
-        redacted,
-        sessionId,
-        this.#prefetchTimeoutMs,
-        this.#spillPolicy,
-      )
+    return await prefetchEach(
+      entries,
+      redacted,
+      sessionId,
+      this.#prefetchTimeoutMs,
+      this.#spillPolicy,
     );
-    let out = "";
-    for (const part of parts) {
-      const text = typeof part === "string" ? part : await part;
-      if (text !== "" && text.trim() !== "") {
-        out = out === "" ? text : `${out}\n\n${text}`;
-      }
-    }
-    return out;
   }
 
   /**
@@ -422,11 +291,13 @@ export class MemoryManager {
    * @returns The indicator line, `""` when no provider reports a status.
    */
   async describeRecall(): Promise<string> {
-    const statuses = await this.#eachBounded(
+    const statuses = await boundedEach(
+      this.#entries,
+      this.#prefetchTimeoutMs,
       "recallStatus",
       "recallBusy",
       "recallStatus()",
-      (e) => providerHook(e.provider, "recallStatus").call(e.provider),
+      () => [],
     );
     const { line, failures, notes } = recallIndicator(statuses);
     this.#recallFailures = failures;
@@ -456,9 +327,6 @@ export class MemoryManager {
    * Queues `queuePrefetch()` on every provider for the next turn, on the
    * background queue (kind `prefetch`). Skipped when there are no providers
    * or the cleaned query is empty.
-   *
-   * @param query The user's message.
-   * @param options The session.
    */
   queuePrefetchAll(query: string, options: PrefetchOptions = {}): void {
     const entries = this.#entries;
@@ -469,8 +337,7 @@ export class MemoryManager {
     const sessionId = options.sessionId ?? "";
     this.#submit(
       "prefetch",
-      () =>
-        this.#call("queuePrefetch", () => [redacted, { sessionId }], entries),
+      () => callEach(entries, "queuePrefetch", () => [redacted, { sessionId }]),
     );
   }
 
@@ -482,8 +349,6 @@ export class MemoryManager {
    * and `turnAuthor` when they are not `null`/`undefined`. Failures are
    * logged as warnings.
    *
-   * @param userContent The user's message.
-   * @param assistantContent The assistant's reply.
    * @param options The session, transcript and author.
    */
   syncAll(
@@ -510,8 +375,7 @@ export class MemoryManager {
     }
     this.#submit(
       "write",
-      () =>
-        this.#call("syncTurn", () => [user, assistant, { ...turn }], entries),
+      () => callEach(entries, "syncTurn", () => [user, assistant, { ...turn }]),
     );
   }
 
@@ -521,7 +385,6 @@ export class MemoryManager {
    * prefetch, and the provider is skipped while a previous call is stuck.
    *
    * @param turnNumber The 1-based turn number.
-   * @param message The user's message.
    * @param options What the host knows about the turn.
    */
   async onTurnStart(
@@ -532,25 +395,19 @@ export class MemoryManager {
     const redacted = redactText(
       typeof message === "string" ? message : String(message ?? ""),
     );
-    await this.#eachBounded(
+    await boundedEach(
+      this.#entries,
+      this.#prefetchTimeoutMs,
       "onTurnStart",
       "turnStartBusy",
       "onTurnStart",
-      (e) =>
-        providerHook(e.provider, "onTurnStart").call(
-          e.provider,
-          turnNumber,
-          redacted,
-          { ...options },
-        ),
+      () => [turnNumber, redacted, { ...options }],
     );
   }
 
   /**
    * Tells every provider a subagent finished (task and result redacted).
    *
-   * @param task The task given to the subagent.
-   * @param result The subagent's result.
    * @param options The child's session id and anything else.
    */
   async onDelegation(
@@ -563,7 +420,11 @@ export class MemoryManager {
       ...options,
       childSessionId: options.childSessionId ?? "",
     };
-    await this.#call("onDelegation", () => [t, r, { ...forwarded }]);
+    await callEach(
+      this.#entries,
+      "onDelegation",
+      () => [t, r, { ...forwarded }],
+    );
   }
 
   /**
@@ -577,7 +438,7 @@ export class MemoryManager {
     messages: ChatMessage[] | null | undefined,
   ): Promise<void> {
     const redacted = redactForEgress(Array.isArray(messages) ? messages : []);
-    await this.#call("onSessionEnd", () => [redacted]);
+    await callEach(this.#entries, "onSessionEnd", () => [redacted]);
   }
 
   /**
@@ -587,7 +448,6 @@ export class MemoryManager {
    * they are. A provider that throws or returns literal `false` failed; the
    * failures are remembered for {@linkcode MemoryManager.retryPendingSessionSwitch}.
    *
-   * @param newSessionId The session switched to.
    * @param options Parent, reset, rewound, reason.
    * @returns `true` when every provider succeeded.
    */
@@ -648,7 +508,6 @@ export class MemoryManager {
    * {parentSessionId, reset: true, reason})`, in that order, serialized with
    * every other background write. No-op without providers.
    *
-   * @param messages The transcript of the session that ended.
    * @param options The new session, its parent and the reason.
    */
   commitSessionBoundary(
@@ -659,26 +518,23 @@ export class MemoryManager {
     const snapshot = Array.isArray(messages) ? [...messages] : [];
     const { newSessionId, parentSessionId = "", reason = "new_session" } =
       options;
-    this.#submit("write", async () => {
-      try {
-        await this.onSessionEnd(snapshot);
-      } catch (error) {
-        log(
-          "warn",
-          `Session-boundary extraction failed: ${redactedErrorText(error)}`,
-        );
-      }
-      try {
-        await this.onSessionSwitch(newSessionId, {
+    const steps = {
+      extraction: () => this.onSessionEnd(snapshot),
+      switch: () =>
+        this.onSessionSwitch(newSessionId, {
           parentSessionId,
           reset: true,
           reason,
-        });
-      } catch (error) {
-        log(
-          "warn",
-          `Session-boundary switch failed: ${redactedErrorText(error)}`,
-        );
+        }),
+    };
+    this.#submit("write", async () => {
+      for (const [what, step] of Object.entries(steps)) {
+        try {
+          await step();
+        } catch (error) {
+          const why = redactedErrorText(error);
+          log("warn", `Session-boundary ${what} failed: ${why}`);
+        }
       }
     });
   }
@@ -688,7 +544,6 @@ export class MemoryManager {
    * pre-compress checkpoint API (`preCompressCheckpointApiVersion`;
    * unparseable values count as 1).
    *
-   * @param apiVersion The version needed.
    * @returns `true` when a provider qualifies.
    */
   supportsPreCompressCheckpoint(
@@ -708,7 +563,6 @@ export class MemoryManager {
    * checkpoint provider that returns normally counts as a committed
    * checkpoint.
    *
-   * @param messages The raw transcript.
    * @param options Evidence, strictness and the API version.
    * @returns Non-blank results joined with a blank line.
    * @throws {unknown} With `requireCheckpoint`, whatever a checkpoint
@@ -741,9 +595,6 @@ export class MemoryManager {
    * Initializes every provider. `hermesHome` is set to the active profile's
    * home when the caller did not pass one. A provider that fails is logged
    * as a warning and stays registered.
-   *
-   * @param sessionId The session id.
-   * @param options What the host knows about the session.
    */
   initializeAll(
     sessionId: string,
@@ -756,9 +607,6 @@ export class MemoryManager {
    * Like {@linkcode MemoryManager.initializeAll} but calls
    * `initializeForInspection()` (side-effect-free loads for inspection-only
    * agents).
-   *
-   * @param sessionId The session id.
-   * @param options What the host knows about the session.
    */
   initializeAllForInspection(
     sessionId: string,
@@ -775,7 +623,7 @@ export class MemoryManager {
     const forwarded = options.hermesHome === undefined
       ? { ...options, hermesHome: getHermesHome() }
       : { ...options };
-    await this.#call(hook, () => [sessionId, { ...forwarded }]);
+    await callEach(this.#entries, hook, () => [sessionId, { ...forwarded }]);
   }
 
   /**
@@ -839,8 +687,6 @@ export class MemoryManager {
    * Runs a provider tool. The arguments are redacted before the provider
    * sees them.
    *
-   * @param toolName The tool's name.
-   * @param args The model's arguments.
    * @param options Extra call context, passed through.
    * @returns The provider's JSON string, or `{"error": …}` when no provider
    * handles the tool or the provider failed.
@@ -870,8 +716,6 @@ export class MemoryManager {
    * mirrored as `onMemoryEvict` instead. Per-operation failures are logged
    * at debug level.
    *
-   * @param result The memory tool's result.
-   * @param args The memory tool's arguments.
    * @param options How to build each operation's provenance.
    */
   async notifyMemoryToolWrite(
@@ -882,31 +726,15 @@ export class MemoryManager {
     const { target, ops } = mirroredOperations(result, args);
     for (const op of ops) {
       try {
-        const metadata: MemoryWriteMetadata = {
-          ...(options.buildMetadata?.() ?? {}),
-        };
-        delete metadata.previous_content;
-        if (op.oldText !== undefined) metadata.old_text = op.oldText;
-        if (op.evictionReason !== undefined) {
-          metadata.eviction_reason = op.evictionReason;
-          await this.onMemoryEvict(op.content, target, { metadata });
-          continue;
-        }
-        if (op.previousContent !== undefined) {
-          metadata.previous_content = op.previousContent;
-        }
-        await this.onMemoryWrite(
-          op.action as MemoryWriteAction,
-          target,
-          op.content,
-          metadata,
-        );
+        const metadata = mirrorMetadata(op, options.buildMetadata?.());
+        await (op.evictionReason !== undefined
+          ? this.onMemoryEvict(op.content, target, { metadata })
+          : this.onMemoryWrite(op.action, target, op.content, metadata));
       } catch (error) {
+        const why = redactedErrorText(error);
         log(
           "debug",
-          `notifyMemoryToolWrite failed for op ${op.action}: ${
-            redactedErrorText(error)
-          }`,
+          `notifyMemoryToolWrite failed for op ${op.action}: ${why}`,
         );
       }
     }
@@ -919,7 +747,6 @@ export class MemoryManager {
    *
    * @param action `add`, `replace` or `remove`.
    * @param target `memory` or `user`.
-   * @param content The entry's text.
    * @param metadata Provenance, `old_text`, `previous_content`.
    */
   async onMemoryWrite(
@@ -931,10 +758,10 @@ export class MemoryManager {
     const [text, meta] = redactForEgress([String(content ?? ""), {
       ...(metadata ?? {}),
     }]);
-    await this.#call(
+    await callEach(
+      this.#externals,
       "onMemoryWrite",
       () => [action, target, text, { ...meta }],
-      this.#externals,
     );
   }
 
@@ -942,7 +769,6 @@ export class MemoryManager {
    * Tells the external providers the built-in store terminally dropped a
    * fact. Content and metadata are redacted; failures are logged at debug.
    *
-   * @param content The dropped text.
    * @param target `memory` or `user`.
    * @param options Metadata with `eviction_reason`.
    */
@@ -954,10 +780,10 @@ export class MemoryManager {
     const [text, meta] = redactForEgress([String(content ?? ""), {
       ...(options.metadata ?? {}),
     }]);
-    await this.#call(
+    await callEach(
+      this.#externals,
       "onMemoryEvict",
       () => [text, target, { metadata: { ...meta } }],
-      this.#externals,
     );
   }
 }

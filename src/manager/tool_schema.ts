@@ -408,3 +408,29 @@ export async function callProviderTool(
   const why = `returned ${describeValue(result)} instead of a JSON string`;
   return fail(why, `provider ${why}`);
 }
+
+/** Routes each of a new provider's tools to it, unless the name is a reserved core tool or already routed. */
+export function routeTools(
+  routes: Map<string, ProviderEntry>,
+  entry: ProviderEntry,
+  schemas: readonly unknown[],
+): void {
+  for (const raw of schemas) {
+    const tool = normalizeToolSchema(raw)?.name;
+    if (tool === undefined) continue;
+    const owner = routes.get(tool);
+    if (RESERVED_CORE_TOOL_NAMES.has(tool)) {
+      log(
+        "warn",
+        `Memory provider '${entry.name}' tool '${tool}' shadows a reserved core tool name; registration ignored. Core tools always win — rename the provider's tool to something unique.`,
+      );
+    } else if (owner !== undefined) {
+      log(
+        "warn",
+        `Memory tool name conflict: '${tool}' already registered by ${owner.name}, ignoring from ${entry.name}`,
+      );
+    } else {
+      routes.set(tool, entry);
+    }
+  }
+}

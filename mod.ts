@@ -100,16 +100,15 @@ export {
   BuiltinMemoryProvider,
   type BuiltinMemoryProviderOptions,
 } from "./src/builtin/builtin_provider.ts";
+export { type MemoryResult, MemoryStore } from "./src/builtin/memory_store.ts";
 export {
   type MemoryFilePaths,
   memoryFilePaths,
-  type MemoryResult,
-  MemoryStore,
   readStoreUsage,
   resetMemoryFiles,
   type ResetTarget,
   type StoreUsage,
-} from "./src/builtin/memory_store.ts";
+} from "./src/builtin/memory_files.ts";
 export type {
   MemoryToolCallOptions,
   MemoryWriteOrigin,

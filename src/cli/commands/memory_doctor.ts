@@ -22,7 +22,7 @@ import type { HermesCommand } from "../hermes_command.ts";
 import { styleFor, writeJson } from "../format.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
 import { getConfigValue } from "../../config/config.ts";
-import { memoryFilePaths } from "../../builtin/memory_store.ts";
+import { memoryFilePaths } from "../../builtin/memory_files.ts";
 import {
   CHECKPOINT_REMEDIATION,
   isCheckpointGateArmed,

@@ -1,9 +1,4 @@
-/**
- * Tells whether a value is a plain (non-null, non-array) object.
- *
- * @param value Anything.
- * @returns `true` for a non-null, non-array object.
- */
+/** Tells whether a value is a plain (non-null, non-array) object. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }

@@ -43,20 +43,7 @@ export const PYTHON_WHITESPACE_CLASS: string = [...PYTHON_WHITESPACE]
   .map((c) => `\\u{${c.toString(16)}}`)
   .join("");
 
-/**
- * Tells whether a character is whitespace by Python's `str.isspace()`.
- *
- * @param ch One character (code point).
- * @returns `true` for whitespace.
- *
- * @example Python's whitespace includes NBSP
- * ```ts
- * import { isPythonWhitespace } from "./python_text.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isPythonWhitespace("\u00a0"), true);
- * assert.equal(isPythonWhitespace("\ufeff"), false);
- * ```
- */
+/** Tells whether a character is whitespace by Python's `str.isspace()`. */
 export function isPythonWhitespace(ch: string): boolean {
   return ch.length > 0 && PYTHON_WHITESPACE.has(ch.codePointAt(0) as number);
 }

@@ -34,10 +34,6 @@ export type BatchOutcome =
 /**
  * The indexes of the entries containing `old` (a case-sensitive
  * substring).
- *
- * @param entries The entries.
- * @param old The substring.
- * @returns The matching indexes, in order.
  */
 export function findCandidates(
   entries: readonly string[],
@@ -55,9 +51,6 @@ export function findCandidates(
  * list of objects (an empty or falsy operation counts as one with no
  * action), string actions, and every add/replace `content` a string that
  * passes the threat scan as given (before trimming).
- *
- * @param operations The `operations` argument.
- * @returns The operations, or the error result to return.
  */
 export function checkBatchArguments(
   operations: readonly unknown[],
@@ -108,10 +101,6 @@ export function checkBatchArguments(
  * the effects of the earlier ones: duplicate adds are skipped, and
  * replace/remove find one entry by substring (several matches must be the
  * same entry). The budget is not checked here.
- *
- * @param entries The entries read under the lock.
- * @param ops The checked operations.
- * @returns The entries to write, or why the batch stops.
  */
 export function applyBatch(
   entries: readonly string[],
@@ -207,17 +196,6 @@ function argumentError(message: string): Record<string, unknown> {
  * The result for a `memory` tool argument that is not a string where Hermes
  * expects one (and would raise): one error naming the argument and what it
  * was; nothing is changed.
- *
- * @param name The argument, e.g. `content` or `operations[0].old_text`.
- * @param value What was sent instead.
- * @returns The error result (`error` first, like Hermes' `tool_error`).
- *
- * @example Refusing a number as content
- * ```ts
- * import { notAStringResult } from "./_memory_batch.ts";
- * import assert from "node:assert/strict";
- * assert.match(String(notAStringResult("content", 12345).error), /^'content' must be a string \(got a number 12345\)/);
- * ```
  */
 export function notAStringResult(
   name: string,

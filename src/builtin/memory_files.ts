@@ -99,9 +99,6 @@ export type ResetTarget = "all" | "memory" | "user";
  * kept; when `memory_char_limit` cannot be read both limits take their
  * defaults, when only `user_char_limit` cannot, it alone does, as Hermes'
  * `load_on_disk_store`), `write_approval` by its switch words.
- *
- * @param config The whole parsed config (the `memory:` section is read).
- * @returns The settings.
  */
 export function readMemoryConfig(
   config: HermesConfig | undefined,
@@ -266,12 +263,7 @@ export type MemoryFileRead =
   | { state: "unreadable"; reason: string; size: number }
   | { state: "ok"; text: string; bytes: Uint8Array };
 
-/**
- * Reads and decodes a memory file (as Python's `read_text` would).
- *
- * @param path The file.
- * @returns What was found; never throws.
- */
+/** Reads and decodes a memory file (as Python's `read_text` would). */
 export async function readMemoryFile(path: string): Promise<MemoryFileRead> {
   let bytes: Uint8Array;
   try {
@@ -296,11 +288,6 @@ export async function readMemoryFile(path: string): Promise<MemoryFileRead> {
  * Whether a file's text would not round-trip through the memory tool: its
  * parsed entries serialise to something else, or one entry alone is over
  * the budget (both mean it was edited by something else).
- *
- * @param text The file's text.
- * @param parsed Its entries as split (before deduplication).
- * @param limit The target's budget.
- * @returns `true` when the file has drifted.
  */
 export function hasDrift(
   text: string,
@@ -316,11 +303,6 @@ export function hasDrift(
 /**
  * Backs a drifted file up to `<file>.bak.<secs>` and builds the refusal
  * naming the backup (or saying that the backup failed).
- *
- * @param t The target.
- * @param path The file.
- * @param bytes Its content as read.
- * @returns The error result.
  */
 export async function driftResult(
   t: MemoryTarget,
@@ -352,11 +334,6 @@ export async function driftResult(
  * Writes a target's entries to its file atomically, refusing text that
  * UTF-8 cannot store (a lone surrogate).
  *
- * @param t The target.
- * @param path The file.
- * @param dir The memories directory (created when missing).
- * @param entries The entries to write.
- * @returns `undefined` once written, or the error result when refused.
  * @throws {Error} When the file cannot be written (naming it).
  */
 export async function writeMemoryEntries(

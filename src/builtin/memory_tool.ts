@@ -80,19 +80,6 @@ const OUTRO =
  * The JSON schema of the `memory` tool. When only one target is enabled the
  * `target` enum lists only that target and the description names it; when
  * both are disabled the tool is not offered (`null`).
- *
- * @param options Which targets are enabled.
- * @returns The tool schema, or `null` when no target is enabled.
- *
- * @example Only the user profile enabled
- * ```ts
- * import { memoryToolSchema } from "./memory_tool.ts";
- * import assert from "node:assert/strict";
- * const schema = memoryToolSchema({ memoryEnabled: false });
- * const target = (schema?.parameters?.properties as Record<string, { enum: string[] }>).target;
- * assert.deepEqual(target.enum, ["user"]);
- * assert.equal(memoryToolSchema({ memoryEnabled: false, userProfileEnabled: false }), null);
- * ```
  */
 export function memoryToolSchema(
   options: MemoryToolSchemaOptions = {},
@@ -227,19 +214,7 @@ export interface PendingMemoryWrite {
 const STAGED_MESSAGE =
   "Staged for approval (memory.write_approval is on). Not yet saved \u2014 review with /memory pending.";
 
-/**
- * The directory holding staged memory writes: `<home>/pending/memory`.
- *
- * @param hermesHome The profile home (default: the active one).
- * @returns The directory path.
- *
- * @example Where staged writes are kept
- * ```ts
- * import { pendingMemoryDir } from "./memory_tool.ts";
- * import assert from "node:assert/strict";
- * assert.equal(pendingMemoryDir("/h"), "/h/pending/memory");
- * ```
- */
+/** The directory holding staged memory writes: `<home>/pending/memory`. */
 export function pendingMemoryDir(hermesHome?: string): string {
   return join(hermesHome ?? getHermesHome(), "pending", "memory");
 }
@@ -248,19 +223,6 @@ export function pendingMemoryDir(hermesHome?: string): string {
  * A short human summary of a `memory` tool call, as shown when asking for
  * approval: `add to memory: …`, `replace in user profile: …`,
  * `remove from memory: …`, `apply 3 op(s) to memory`.
- *
- * @param args The tool arguments.
- * @returns The summary.
- *
- * @example Summarizing an add for approval
- * ```ts
- * import { summarizeMemoryWrite } from "./memory_tool.ts";
- * import assert from "node:assert/strict";
- * assert.equal(
- *   summarizeMemoryWrite({ action: "add", target: "user", content: "Name: Ada" }),
- *   "add to user profile: Name: Ada",
- * );
- * ```
  */
 export function summarizeMemoryWrite(args: Record<string, unknown>): string {
   const label = args.target === "user" ? "user profile" : "memory";
@@ -286,28 +248,6 @@ export function summarizeMemoryWrite(args: Record<string, unknown>): string {
  * Hermes' key order). Checks, in order: store present, target valid, target
  * enabled, batch (`operations`) or single-op argument validation, then the
  * store operation. Never throws: a write failure becomes an error result.
- *
- * @param store The session's store, or `null` when memory is unavailable.
- * @param args The model's arguments (`action`, `target`, `content`,
- * `old_text`, `operations`; other keys are ignored).
- * @returns The JSON result.
- *
- * @example Adding an entry to the user profile
- * ```ts
- * import { handleMemoryToolCall } from "./memory_tool.ts";
- * import { MemoryStore } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const home = await Deno.makeTempDir();
- * const store = new MemoryStore({ hermesHome: home });
- * await store.loadFromDisk();
- * const out = await handleMemoryToolCall(store, { action: "add", target: "user", content: "Name: Ada" });
- * assert.equal(
- *   out,
- *   '{"success": true, "done": true, "target": "user", "usage": "0% — 9/1,375 chars", "entry_count": 1, ' +
- *     '"message": "Entry added.", "note": "Write saved. This update is complete — do not repeat it."}',
- * );
- * await Deno.remove(home, { recursive: true });
- * ```
  */
 export async function handleMemoryToolCall(
   store: MemoryStore | null | undefined,

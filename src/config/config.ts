@@ -278,20 +278,8 @@ export function getConfigValue(
 /**
  * Sets a value by dotted key, creating missing sections.
  *
- * @param config The config, changed in place.
- * @param dottedKey Keys joined with `.`.
- * @param value The value to store.
  * @throws {RangeError} When the key has an empty part.
  * @throws {TypeError} When a section on the path holds a non-mapping value.
- *
- * @example Writing a dotted key
- * ```ts
- * import { setConfigValue } from "./config.ts";
- * import assert from "node:assert/strict";
- * const config = {};
- * setConfigValue(config, "memory.provider", "honcho");
- * assert.deepEqual(config, { memory: { provider: "honcho" } });
- * ```
  */
 export function setConfigValue(
   config: HermesConfig,

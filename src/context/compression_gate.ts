@@ -174,20 +174,6 @@ export interface CheckpointBeforeCompressionOptions {
 /**
  * Tells whether the gate is armed: `compression.checkpoint_required`
  * (default `false`) is on.
- *
- * @param config The loaded `config.yaml`.
- * @returns `true` when armed.
- *
- * @example Off by default
- * ```ts
- * import { isCheckpointGateArmed } from "./compression_gate.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isCheckpointGateArmed({}), false);
- * assert.equal(
- *   isCheckpointGateArmed({ compression: { checkpoint_required: true } }),
- *   true,
- * );
- * ```
  */
 export function isCheckpointGateArmed(config: HermesConfig): boolean {
   return configFlag(lookupConfig(config, CHECKPOINT_REQUIRED_KEY), false);

@@ -149,12 +149,7 @@ class SpillDirectoryError extends Error {
   /** The offending path. */
   readonly path: string;
 
-  /**
-   * Builds the error.
-   *
-   * @param path The offending path.
-   * @param message What is wrong with it.
-   */
+  /** Builds the error. */
   constructor(path: string, message: string) {
     super(message);
     this.name = "SpillDirectoryError";
@@ -167,20 +162,6 @@ class SpillDirectoryError extends Error {
  * missing section, a wrong type or an out-of-range value falls back to the
  * default (`enabled` true, `max_chars` 10000 and positive, `preview_head` /
  * `preview_tail` 500 and ≥ 0, `directory` unset).
- *
- * @param config The loaded `config.yaml`.
- * @returns The validated settings.
- *
- * @example Defaults
- * ```ts
- * import { readOutputSpillSettings } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * const settings = readOutputSpillSettings({
- *   hooks: { output_spill: { max_chars: 2000 } },
- * });
- * assert.equal(settings.maxChars, 2000);
- * assert.equal(settings.previewHead, 500);
- * ```
  */
 export function readOutputSpillSettings(
   config: HermesConfig,
@@ -203,24 +184,6 @@ export function readOutputSpillSettings(
 /**
  * The absolute spill directory: the configured one (relative paths taken
  * under `HERMES_HOME`) or `<HERMES_HOME>/hook_outputs`.
- *
- * @param settings The output-spill settings.
- * @param options The profile home.
- * @returns An absolute path.
- *
- * @example The default spill directory
- * ```ts
- * import {
- *   readOutputSpillSettings,
- *   resolveSpillDirectory,
- * } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * const settings = readOutputSpillSettings({});
- * assert.equal(
- *   resolveSpillDirectory(settings, { hermesHome: "/srv/hermes" }),
- *   "/srv/hermes/hook_outputs",
- * );
- * ```
  */
 export function resolveSpillDirectory(
   settings: OutputSpillSettings,
@@ -238,22 +201,6 @@ export function resolveSpillDirectory(
  * an external provider registers. Spilling is on only when
  * `memory.prefetch_spill_enabled` (default `false`) and
  * `hooks.output_spill.enabled` (default `true`) are both on. Never throws.
- *
- * @param config The loaded `config.yaml`.
- * @param options The profile home (for the default spill directory).
- * @returns A frozen policy.
- *
- * @example Opting in
- * ```ts
- * import { recallSpillPolicyFromConfig } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * const policy = recallSpillPolicyFromConfig(
- *   { memory: { prefetch_spill_enabled: true } },
- *   { hermesHome: "/srv/hermes" },
- * );
- * assert.equal(policy.spillEnabled, true);
- * assert.equal(policy.ceilingChars, 100000);
- * ```
  */
 export function recallSpillPolicyFromConfig(
   config: HermesConfig,
@@ -281,17 +228,6 @@ export function recallSpillPolicyFromConfig(
 /**
  * The runaway-recall ceiling for a `max_chars`:
  * `max(10 × maxChars, 100000)`.
- *
- * @param maxChars The spill threshold.
- * @returns The ceiling in characters.
- *
- * @example The runaway-recall ceiling
- * ```ts
- * import { recallCeilingChars } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * assert.equal(recallCeilingChars(10000), 100000);
- * assert.equal(recallCeilingChars(50000), 500000);
- * ```
  */
 export function recallCeilingChars(maxChars: number): number {
   return Math.max(RECALL_CEILING_FACTOR * maxChars, MIN_RECALL_CEILING_CHARS);
@@ -300,16 +236,6 @@ export function recallCeilingChars(maxChars: number): number {
 /**
  * The source label memory recall uses in spill previews:
  * `"<provider name> memory prefetch"`.
- *
- * @param providerName The provider's name.
- * @returns The label.
- *
- * @example The label of a provider's recall
- * ```ts
- * import { prefetchSpillSource } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * assert.equal(prefetchSpillSource("honcho"), "honcho memory prefetch");
- * ```
  */
 export function prefetchSpillSource(providerName: string): string {
   return `${providerName} memory prefetch`;
@@ -329,25 +255,6 @@ export function prefetchSpillSource(providerName: string): string {
  *   (numbers with thousands separators). A warning is logged.
  *
  * Never throws.
- *
- * @param policy The snapshot from {@linkcode recallSpillPolicyFromConfig}.
- * @param text The provider's recall.
- * @param options The source label and the session.
- * @returns The text to inject.
- *
- * @example Small recall passes through
- * ```ts
- * import {
- *   applyRecallSpill,
- *   recallSpillPolicyFromConfig,
- * } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * const policy = recallSpillPolicyFromConfig({}, { hermesHome: "/srv/hermes" });
- * const out = await applyRecallSpill(policy, "likes tea", {
- *   source: "honcho memory prefetch",
- * });
- * assert.equal(out, "likes tea");
- * ```
  */
 export async function applyRecallSpill(
   policy: RecallSpillPolicy,
@@ -388,19 +295,6 @@ export async function applyRecallSpill(
  * symbolic link is refused. When the write fails a warning is logged and
  * the header ends `full content unavailable — spill write failed]`.
  * Never throws.
- *
- * @param text The output.
- * @param options Settings, source label, session and profile home.
- * @returns The text or its preview.
- *
- * @example Short output passes through
- * ```ts
- * import { readOutputSpillSettings, spillOutput } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * const settings = readOutputSpillSettings({});
- * const out = await spillOutput("short", { settings, source: "tool" });
- * assert.equal(out, "short");
- * ```
  */
 export async function spillOutput(
   text: string,
@@ -427,17 +321,6 @@ export async function spillOutput(
  * The directory name a session's spills go under: the session id (or
  * `no-session` when empty) with `/`, `\` and `..` replaced by `_`; a
  * segment that would be `.` becomes `_`.
- *
- * @param sessionId The session id.
- * @returns A single safe path segment.
- *
- * @example Sanitizing a session id
- * ```ts
- * import { spillSessionSegment } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * assert.equal(spillSessionSegment("../etc"), "__etc");
- * assert.equal(spillSessionSegment(""), "no-session");
- * ```
  */
 export function spillSessionSegment(sessionId?: string): string {
   const raw = sessionId ? String(sessionId) : "no-session";
@@ -448,19 +331,7 @@ export function spillSessionSegment(sessionId?: string): string {
   return segment === "." || segment === "" ? "_" : segment;
 }
 
-/**
- * Counts the characters (Unicode code points) of a text, as Hermes does.
- *
- * @param text The text.
- * @returns The number of code points.
- *
- * @example Counting characters like Python
- * ```ts
- * import { countChars } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * assert.equal(countChars("a🧠"), 2);
- * ```
- */
+/** Counts the characters (Unicode code points) of a text, as Hermes does. */
 export function countChars(text: string): number {
   let count = text.length;
   for (let i = 0; i < text.length - 1; i++) {

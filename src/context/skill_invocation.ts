@@ -35,26 +35,6 @@ function cutAtFirst(text: string, stops: readonly string[]): string {
 /**
  * Recovers the user's own instruction from a turn that a `/skill` or skill
  * bundle invocation expanded.
- *
- * @param content The user message as the model sees it.
- * @returns `content` unchanged when it is not skill scaffolding; the user's
- * instruction when the scaffolding carries one; `null` for a bare invocation
- * (nothing the user wrote is worth remembering) or for non-string content.
- *
- * @example Recovering the user's instruction from a /skill turn
- * ```ts
- * import {
- *   extractUserInstructionFromSkillMessage,
- * } from "./skill_invocation.ts";
- * import assert from "node:assert/strict";
- *
- * const expanded = '[IMPORTANT: The user has invoked the "review" skill, indicating they ' +
- *   "want you to follow its instructions. The full skill content is loaded below.]\n\n" +
- *   "# Review\nCheck everything.\n\nThe user has provided the following instruction " +
- *   "alongside the skill invocation: look at the auth module";
- * assert.equal(extractUserInstructionFromSkillMessage(expanded), "look at the auth module");
- * assert.equal(extractUserInstructionFromSkillMessage("plain text"), "plain text");
- * ```
  */
 export function extractUserInstructionFromSkillMessage(
   content: unknown,

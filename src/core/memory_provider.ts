@@ -774,9 +774,6 @@ export abstract class MemoryProvider {
  * Tells whether a value is a memory provider: an instance of
  * {@linkcode MemoryProvider}, or an object with its four abstract members
  * (a provider built against another copy of the framework).
- *
- * @param value Anything.
- * @returns `true` for a provider.
  */
 export function isMemoryProvider(value: unknown): value is MemoryProvider {
   if (value instanceof MemoryProvider) return true;

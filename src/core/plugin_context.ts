@@ -83,11 +83,7 @@ export interface ProviderRegistrationContext {
 interface ExtractOptions {
   /** The provider's name, used in messages and as `ctx.providerName`. */
   providerName: string;
-  /**
-   * Called for each `ctx.registerSkill()`.
-   *
-   * @param skill The registration.
-   */
+  /** Called for each `ctx.registerSkill()`. */
   onSkill?: (skill: SkillRegistration) => void;
   /**
    * Also accept an exported provider instance (package providers).
@@ -113,23 +109,7 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/**
- * Builds a registration context.
- *
- * @param providerName The provider's name.
- * @param onProvider Called with each registered provider.
- * @param onSkill Called with each skill registration.
- * @param options The provider's config sections.
- * @returns The context.
- *
- * @example
- * ```ts
- * import { createRegistrationContext } from "./plugin_context.ts";
- * import assert from "node:assert/strict";
- * const ctx = createRegistrationContext("notes", () => {}, () => {});
- * assert.equal(ctx.providerName, "notes");
- * ```
- */
+/** Builds a registration context. */
 export function createRegistrationContext(
   providerName: string,
   onProvider: (provider: MemoryProvider) => void,
@@ -189,28 +169,7 @@ function isProviderClass(value: unknown): value is new () => MemoryProvider {
     Object.getOwnPropertyDescriptor(proto, "name")?.get !== undefined;
 }
 
-/**
- * Turns an imported provider module into one provider instance.
- *
- * @param module The module namespace.
- * @param options Name, skill callback and whether instances count.
- * @returns The provider, or `null` when the module offers none.
- *
- * @example
- * ```ts
- * import { extractMemoryProvider } from "./plugin_context.ts";
- * import { MemoryProvider, type ToolSchema } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * class Notes extends MemoryProvider {
- *   get name(): string { return "notes"; }
- *   isAvailable(): boolean { return true; }
- *   initialize(): void {}
- *   getToolSchemas(): ToolSchema[] { return []; }
- * }
- * const provider = await extractMemoryProvider({ Notes }, { providerName: "notes" });
- * assert.equal(provider?.name, "notes");
- * ```
- */
+/** Turns an imported provider module into one provider instance. */
 export async function extractMemoryProvider(
   module: Record<string, unknown>,
   options: ExtractOptions,

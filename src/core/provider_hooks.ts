@@ -128,9 +128,6 @@ export const PROVIDER_HOOK_NAMES: readonly ProviderHookName[] = Object.freeze(
 /**
  * Tells whether a name is a hook of the contract (own keys only, so
  * `constructor` or `__proto__` never are).
- *
- * @param name Any name.
- * @returns `true` for a hook in {@linkcode PROVIDER_HOOKS}.
  */
 export function isProviderHook(name: string): name is ProviderHookName {
   return Object.hasOwn(TABLE, name);
@@ -141,10 +138,6 @@ export function isProviderHook(name: string): name is ProviderHookName {
  * (built against another copy of the framework) does not define it; call
  * it with `.call(provider, …)`. An optional hook the provider lacks gives
  * `undefined`.
- *
- * @param provider The provider.
- * @param name The hook.
- * @returns The function to call.
  */
 export function providerHook<K extends ProviderHookName>(
   provider: MemoryProvider,

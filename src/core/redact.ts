@@ -487,20 +487,6 @@ export function redactForEgress<T>(value: T): T {
 /**
  * Masks every secret in one string (see {@linkcode redactForEgress}). A secret
  * found once is masked at every place it appears in `text`.
- *
- * @param text The text about to leave the agent.
- * @returns The text with secrets replaced by `[redacted]`.
- *
- * @example Masking the password of a URL
- * ```ts
- * import { redactText } from "./redact.ts";
- * import assert from "node:assert/strict";
- *
- * assert.equal(
- *   redactText("clone https://bob:hunter22@git.example.com/repo"),
- *   "clone https://bob:[redacted]@git.example.com/repo",
- * );
- * ```
  */
 export function redactText(text: string): string {
   if (typeof text !== "string") return text;

@@ -369,14 +369,6 @@ async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
 /**
  * Makes a directory's entries durable (`fsync` of the directory), best
  * effort: a no-op on Windows and where the filesystem refuses.
- *
- * @param dir The directory.
- *
- * @example
- * ```ts no-assert
- * import { syncDirectory } from "./atomic_write.ts";
- * await syncDirectory(await Deno.makeTempDir());
- * ```
  */
 export async function syncDirectory(dir: string): Promise<void> {
   if (IS_WINDOWS) return;

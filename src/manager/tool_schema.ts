@@ -99,20 +99,6 @@ export const RESERVED_CORE_TOOL_NAMES: ReadonlySet<string> = new Set([
  * Normalizes a tool schema a provider returned: the wrapped OpenAI form
  * `{"type": "function", "function": {…}}` is unwrapped, and the result must
  * carry a non-empty string `name`.
- *
- * @param schema Whatever the provider returned as one schema.
- * @returns The bare function schema (the same object, not a copy), or `null`
- * when it is not an object or has no usable name.
- *
- * @example Unwrapping the OpenAI form
- * ```ts
- * import { normalizeToolSchema } from "./tool_schema.ts";
- * import assert from "node:assert/strict";
- *
- * const bare = { name: "notes_search", parameters: { type: "object" } };
- * assert.equal(normalizeToolSchema({ type: "function", function: bare }), bare);
- * assert.equal(normalizeToolSchema({ description: "nameless" }), null);
- * ```
  */
 export function normalizeToolSchema(schema: unknown): ToolSchema | null {
   if (!isRecord(schema)) return null;
@@ -158,24 +144,6 @@ export interface MemoryProviderToolsEnabledOptions {
  * listed toolset resolves to include `memory`. The same gate decides whether
  * the provider's `systemPromptBlock()` is included, so the prompt never
  * advertises tools that are not there.
- *
- * @param enabledToolsets The agent's toolset filter, or `null` for none.
- * @param options Disabled toolsets, the built-in tool, and toolset expansion.
- * @returns `true` when the provider's tools should be exposed.
- *
- * @example Gating by toolset
- * ```ts
- * import { memoryProviderToolsEnabled } from "./tool_schema.ts";
- * import assert from "node:assert/strict";
- *
- * assert.equal(memoryProviderToolsEnabled(null), true);
- * assert.equal(memoryProviderToolsEnabled(["web", "memory"]), true);
- * assert.equal(memoryProviderToolsEnabled(["web"]), false);
- * assert.equal(
- *   memoryProviderToolsEnabled(null, { disabledToolsets: ["memory"] }),
- *   false,
- * );
- * ```
  */
 export function memoryProviderToolsEnabled(
   enabledToolsets: readonly string[] | null | undefined,
@@ -246,19 +214,6 @@ function surfaceToolName(tool: unknown): unknown {
  * Whether an agent exposes external memory-provider tools: the gate of
  * {@linkcode memoryProviderToolsEnabled} applied to the agent's surface (the
  * built-in `memory` tool counts as present when it is among `tools`).
- *
- * @param surface The agent's tools and toolset filters.
- * @param options Toolset expansion.
- * @returns `true` when the provider's tools (and prompt block) are exposed.
- *
- * @example Built-in memory tool present
- * ```ts
- * import { memoryProviderToolsExposed } from "./tool_schema.ts";
- * import assert from "node:assert/strict";
- *
- * const tools = [{ type: "function", function: { name: "memory" } }];
- * assert.equal(memoryProviderToolsExposed({ tools, enabledToolsets: [] }), true);
- * ```
  */
 export function memoryProviderToolsExposed(
   surface: MemoryToolSurface,
@@ -279,25 +234,6 @@ export function memoryProviderToolsExposed(
  * ({@linkcode memoryProviderToolsExposed}) is closed; then, if an external
  * provider is registered, an info line says the `memory` toolset is gated.
  * A schema without a usable name is skipped with a warning.
- *
- * @param surface The agent's tools (edited in place) and toolset filters.
- * @param manager The memory manager, or `null`.
- * @param options Toolset expansion.
- * @returns How many tools were added.
- *
- * @example Injecting provider tools
- * ```ts
- * import { injectMemoryProviderTools } from "./tool_schema.ts";
- * import assert from "node:assert/strict";
- *
- * const manager = {
- *   providers: [{ name: "builtin" }, { name: "notes" }],
- *   getAllToolSchemas: () => [{ name: "notes_search", parameters: {} }],
- * };
- * const surface = { tools: [], validToolNames: new Set<string>() };
- * assert.equal(await injectMemoryProviderTools(surface, manager), 1);
- * assert.equal(surface.validToolNames.has("notes_search"), true);
- * ```
  */
 export async function injectMemoryProviderTools(
   surface: MemoryToolSurface,

@@ -58,22 +58,6 @@ const active = new Map<ContextTask<unknown>, Promise<void>>();
  * queue consumer, a callback run by someone else).
  *
  * @typeParam F The function's type.
- * @param fn The function to bind.
- * @returns A function with the same parameters and result.
- *
- * @example A listener that writes to the profile that registered it
- * ```ts
- * import { contextBound, getHermesHome, withHermesHome } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const target = new EventTarget();
- * const seen: string[] = [];
- * withHermesHome("/srv/alice", () => {
- *   target.addEventListener("sync", contextBound(() => seen.push(getHermesHome())));
- * });
- * target.dispatchEvent(new Event("sync"));
- * assert.deepEqual(seen, ["/srv/alice"]);
- * ```
- *
  * @category Profiles and secrets
  */
 // deno-lint-ignore no-explicit-any
@@ -146,18 +130,7 @@ export function spawnContextTask<T>(
   return task;
 }
 
-/**
- * The tasks started by {@linkcode spawnContextTask} that have not settled.
- *
- * @returns A fresh array, oldest first.
- *
- * @example Nothing running
- * ```ts
- * import { activeContextTasks } from "./context_task.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(activeContextTasks(), []);
- * ```
- */
+/** The tasks started by {@linkcode spawnContextTask} that have not settled. */
 export function activeContextTasks(): ContextTask<unknown>[] {
   return [...active.keys()];
 }

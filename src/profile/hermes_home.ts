@@ -51,18 +51,7 @@ export function withHermesHome<T>(home: string, fn: () => T): T {
   return homeOverride.run(resolve(home), fn);
 }
 
-/**
- * The context-local home override, if one is installed.
- *
- * @returns The override, or `undefined`.
- *
- * @example No override outside withHermesHome()
- * ```ts
- * import { getHermesHomeOverride } from "./hermes_home.ts";
- * import assert from "node:assert/strict";
- * assert.equal(getHermesHomeOverride(), undefined);
- * ```
- */
+/** The context-local home override, if one is installed. */
 export function getHermesHomeOverride(): string | undefined {
   return homeOverride.getStore();
 }
@@ -71,17 +60,6 @@ export function getHermesHomeOverride(): string | undefined {
  * The environment variables the Hermes home is found from on this
  * platform: what a process that uses memory must be allowed to read
  * (`--allow-env=HOME,HERMES_HOME` on Linux and macOS).
- *
- * @returns The names, `HERMES_HOME` last.
- *
- * @example The flag a host needs
- * ```ts
- * import { homeEnvVariables } from "./hermes_home.ts";
- * import assert from "node:assert/strict";
- * if (Deno.build.os !== "windows") {
- *   assert.equal(`--allow-env=${homeEnvVariables()}`, "--allow-env=HOME,HERMES_HOME");
- * }
- * ```
  */
 export function homeEnvVariables(): string[] {
   return Deno.build.os === "windows"
@@ -234,14 +212,7 @@ export function getHermesRoot(): string {
  * The process-level home: `HERMES_HOME` or the platform default, ignoring
  * any context-local override (for process-wide assets).
  *
- * @returns The absolute path.
  * @throws {HermesHomeUnknownError} When the home cannot be told.
- *
- * @example The process-level home
- * ```ts no-assert
- * import { getProcessHermesHome } from "./hermes_home.ts";
- * const home = getProcessHermesHome();
- * ```
  */
 export function getProcessHermesHome(): string {
   const fromEnv = readHomeVariable("HERMES_HOME");
@@ -311,17 +282,6 @@ export interface MissingProfile {
  * Tells whether a named profile exists, so that a typo never silently uses
  * (or creates) `<root>/profiles/<typo>`. The default profile (the root
  * itself) always counts as existing.
- *
- * @param profile The profile's name.
- * @param home The home it resolves to ({@linkcode getProfileHome}).
- * @returns The problem and its fix, or `undefined` when it exists (or
- * cannot be checked).
- *
- * @example A profile that does not exist
- * ```ts no-assert
- * import { getProfileHome, missingProfile } from "./hermes_home.ts";
- * const missing = await missingProfile("nosuch", getProfileHome("nosuch"));
- * ```
  */
 export async function missingProfile(
   profile: string,

@@ -121,18 +121,6 @@ export class UnscopedSecretError extends Error {
 /**
  * Tells whether `name` is a deployment-wide variable that is always read
  * from the process environment.
- *
- * @param name The variable's name.
- * @returns `true` for a global variable.
- *
- * @example Deployment variables are global
- * ```ts
- * import { isGlobalEnvVar } from "./secret_scope.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isGlobalEnvVar("HERMES_HOME"), true);
- * assert.equal(isGlobalEnvVar("TERMINAL_CWD"), true);
- * assert.equal(isGlobalEnvVar("HONCHO_API_KEY"), false);
- * ```
  */
 export function isGlobalEnvVar(name: string): boolean {
   return GLOBAL_ENV_VARS.has(name) ||
@@ -214,18 +202,7 @@ export function setMultiplexActive(active: boolean): void {
   multiplexActive = active;
 }
 
-/**
- * Tells whether the process declared it serves several profiles.
- *
- * @returns The flag set by {@linkcode setMultiplexActive}.
- *
- * @example Single-profile by default
- * ```ts
- * import { isMultiplexActive } from "./secret_scope.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isMultiplexActive(), false);
- * ```
- */
+/** Tells whether the process declared it serves several profiles. */
 export function isMultiplexActive(): boolean {
   return multiplexActive;
 }

@@ -18,15 +18,14 @@ import { errorText } from "../_util/error_text.ts";
 import {
   codePointLength,
   decodeMemoryBytes,
-  dedupeEntries,
   DEFAULT_MEMORY_CHAR_LIMIT,
   DEFAULT_USER_CHAR_LIMIT,
   entriesSize,
   findLoneSurrogate,
   memoryFileName,
+  parseEntries,
   pythonStrip,
   serializeEntries,
-  splitEntries,
 } from "./memory_format.ts";
 
 /** Both targets, in file order. */
@@ -174,9 +173,7 @@ export async function readStoreUsage(
   for (const target of TARGETS) {
     const path = paths[target];
     const file = await readMemoryFile(path);
-    const entries = file.state === "ok"
-      ? dedupeEntries(splitEntries(file.text))
-      : [];
+    const entries = file.state === "ok" ? parseEntries(file.text) : [];
     result[target] = {
       path,
       exists: file.state !== "missing",

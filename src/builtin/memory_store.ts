@@ -29,6 +29,7 @@ import {
   formatThousands,
   formatUsage,
   memoryFileName,
+  parseEntries,
   previewEntry,
   pythonStrip,
   renderMemoryBlock,
@@ -262,7 +263,7 @@ export class MemoryStore {
   async readDiskEntries(target: MemoryTarget): Promise<string[] | null> {
     const file = await readMemoryFile(this.paths()[norm(target)]);
     if (file.state === "unreadable") return null;
-    return file.state === "ok" ? dedupeEntries(splitEntries(file.text)) : [];
+    return file.state === "ok" ? parseEntries(file.text) : [];
   }
 
   /**
@@ -336,9 +337,7 @@ export class MemoryStore {
           `Memory file ${paths[target]} could not be read: ${file.reason}`,
         );
       }
-      const entries = file.state === "ok"
-        ? dedupeEntries(splitEntries(file.text))
-        : [];
+      const entries = file.state === "ok" ? parseEntries(file.text) : [];
       this.#entries[target] = entries;
       const limit = this.#limits[target];
       const size = entriesSize(entries);

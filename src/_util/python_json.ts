@@ -10,10 +10,8 @@
 /** Options of {@linkcode pythonJsonDumps}. */
 interface PythonJsonDumpsOptions {
   /**
-   * Escape every non-ASCII character as `\uXXXX` (surrogate pairs for
-   * astral characters), like Python's default `ensure_ascii=True`.
-   *
-   * @default {false}
+   * Escape every non-ASCII character as `\uXXXX` (surrogate pairs for astral
+   * characters), like Python's default `ensure_ascii=True` (default `false`).
    */
   ensureAscii?: boolean;
 }

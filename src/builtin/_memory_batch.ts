@@ -31,10 +31,7 @@ export type BatchOutcome =
   | { abort: string }
   | { result: Record<string, unknown> };
 
-/**
- * The indexes of the entries containing `old` (a case-sensitive
- * substring).
- */
+/** The indexes of the entries containing `old` (a case-sensitive substring). */
 export function findCandidates(
   entries: readonly string[],
   old: string,

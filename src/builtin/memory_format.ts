@@ -46,10 +46,7 @@ export function codePointLength(text: string): number {
   return n;
 }
 
-/**
- * Slices a string by code points, like Python's `text[start:end]` for
- * non-negative bounds.
- */
+/** Slices a string by code points, like Python's `text[start:end]` for non-negative bounds. */
 export function sliceCodePoints(
   text: string,
   start: number,
@@ -58,10 +55,7 @@ export function sliceCodePoints(
   return [...text].slice(start, end).join("");
 }
 
-/**
- * Formats an integer with comma thousands separators, like Python's
- * `f"{n:,}"`.
- */
+/** Formats an integer with comma thousands separators, like Python's `f"{n:,}"`. */
 export function formatThousands(n: number): string {
   const int = Math.trunc(n);
   const digits = String(Math.abs(int));
@@ -101,18 +95,12 @@ export function splitEntries(text: string): string[] {
   return text.split(ENTRY_DELIMITER).map(pythonStrip).filter((e) => e !== "");
 }
 
-/**
- * Collapses exact duplicates, keeping each entry's first occurrence and the
- * order.
- */
+/** Collapses exact duplicates, keeping each entry's first occurrence and the order. */
 export function dedupeEntries(entries: readonly string[]): string[] {
   return [...new Set(entries)];
 }
 
-/**
- * Parses a memory file's text the way a load does: split, trim, drop empty
- * pieces, then dedupe.
- */
+/** Parses a memory file's text the way a load does: split, trim, drop empty pieces, then dedupe. */
 export function parseEntries(text: string): string[] {
   return dedupeEntries(splitEntries(text));
 }

@@ -68,36 +68,18 @@ interface MemoryStoreOptions {
    * on every call with `getHermesHome()`, so a profile switch is honoured.
    */
   hermesHome?: string;
-  /**
-   * The budget of `MEMORY.md` in characters.
-   *
-   * @default {2200}
-   */
+  /** The budget of `MEMORY.md` in characters (default `2200`). */
   memoryCharLimit?: number;
-  /**
-   * The budget of `USER.md` in characters.
-   *
-   * @default {1375}
-   */
+  /** The budget of `USER.md` in characters (default `1375`). */
   userCharLimit?: number;
-  /**
-   * Whether `MEMORY.md` is enabled; writes to a disabled target are refused.
-   *
-   * @default {true}
-   */
+  /** Whether `MEMORY.md` is enabled; writes to a disabled target are refused (default `true`). */
   memoryEnabled?: boolean;
-  /**
-   * Whether `USER.md` is enabled; writes to a disabled target are refused.
-   *
-   * @default {true}
-   */
+  /** Whether `USER.md` is enabled; writes to a disabled target are refused (default `true`). */
   userProfileEnabled?: boolean;
   /**
    * Whether `memory.write_approval` is on: `memory` tool writes then need
-   * approval (see `handleMemoryToolCall`). The store's own methods always
-   * write directly.
-   *
-   * @default {false}
+   * approval (see `handleMemoryToolCall`). The store's own methods always write
+   * directly (default `false`).
    */
   writeApproval?: boolean;
 }

@@ -29,17 +29,9 @@ export const MEMORY_TOOL_NAME = "memory";
 
 /** Options of {@linkcode memoryToolSchema}. */
 interface MemoryToolSchemaOptions {
-  /**
-   * Whether `MEMORY.md` (target `memory`) is enabled.
-   *
-   * @default {true}
-   */
+  /** Whether `MEMORY.md` (target `memory`) is enabled (default `true`). */
   memoryEnabled?: boolean;
-  /**
-   * Whether `USER.md` (target `user`) is enabled.
-   *
-   * @default {true}
-   */
+  /** Whether `USER.md` (target `user`) is enabled (default `true`). */
   userProfileEnabled?: boolean;
 }
 

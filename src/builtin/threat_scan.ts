@@ -345,11 +345,7 @@ function scanText(text: string): { raw: string; folded: string } {
 
 /** Options of {@linkcode scanForThreats}. */
 interface ScanOptions {
-  /**
-   * Which pattern set to use.
-   *
-   * @default {"strict"}
-   */
+  /** Which pattern set to use (default `"strict"`). */
   scope?: ThreatScope;
 }
 

@@ -171,10 +171,7 @@ export interface CheckpointBeforeCompressionOptions {
   hasSessionDb?: boolean;
 }
 
-/**
- * Tells whether the gate is armed: `compression.checkpoint_required`
- * (default `false`) is on.
- */
+/** Tells whether the gate is armed: `compression.checkpoint_required` (default `false`) is on. */
 export function isCheckpointGateArmed(config: HermesConfig): boolean {
   return configFlag(lookupConfig(config, CHECKPOINT_REQUIRED_KEY), false);
 }

@@ -37,35 +37,18 @@ const RECALL_CEILING_FACTOR = 10;
 
 /** The `hooks.output_spill` settings, validated, with defaults applied. */
 interface OutputSpillSettings {
-  /**
-   * Whether oversized output is spilled at all.
-   *
-   * @default {true}
-   */
+  /** Whether oversized output is spilled at all (default `true`). */
   readonly enabled: boolean;
-  /**
-   * Texts longer than this many characters are spilled.
-   *
-   * @default {10000}
-   */
+  /** Texts longer than this many characters are spilled (default `10000`). */
   readonly maxChars: number;
-  /**
-   * How many leading characters the preview shows.
-   *
-   * @default {500}
-   */
+  /** How many leading characters the preview shows (default `500`). */
   readonly previewHead: number;
-  /**
-   * How many trailing characters the preview shows.
-   *
-   * @default {500}
-   */
+  /** How many trailing characters the preview shows (default `500`). */
   readonly previewTail: number;
   /**
    * The configured spill directory (`~` expanded; a relative path is taken
-   * relative to `HERMES_HOME`), or `null` for `<HERMES_HOME>/hook_outputs`.
-   *
-   * @default {null}
+   * relative to `HERMES_HOME`), or `null` for `<HERMES_HOME>/hook_outputs`
+   * (default `null`).
    */
   readonly directory: string | null;
 }
@@ -90,11 +73,7 @@ export interface RecallSpillPolicy {
 
 /** Options of {@linkcode recallSpillPolicyFromConfig}. */
 interface RecallSpillPolicyOptions {
-  /**
-   * The profile home the default spill directory lives under.
-   *
-   * @default {getHermesHome()}
-   */
+  /** The profile home the default spill directory lives under (default `getHermesHome()`). */
   hermesHome?: string;
 }
 
@@ -106,11 +85,7 @@ interface ApplyRecallSpillOptions {
    * {@linkcode prefetchSpillSource}).
    */
   source: string;
-  /**
-   * The session the recall belongs to (names the spill sub-directory).
-   *
-   * @default {"no-session"}
-   */
+  /** The session the recall belongs to (names the spill sub-directory) (default `"no-session"`). */
   sessionId?: string;
 }
 
@@ -120,16 +95,11 @@ interface SpillOutputOptions {
   settings: OutputSpillSettings;
   /** The label used in the preview header. */
   source: string;
-  /**
-   * The session the output belongs to (names the spill sub-directory).
-   *
-   * @default {"no-session"}
-   */
+  /** The session the output belongs to (names the spill sub-directory) (default `"no-session"`). */
   sessionId?: string;
   /**
-   * The profile home the default (or a relative) spill directory is under.
-   *
-   * @default {getHermesHome()}
+   * The profile home the default (or a relative) spill directory is under
+   * (default `getHermesHome()`).
    */
   hermesHome?: string;
 }
@@ -137,9 +107,8 @@ interface SpillOutputOptions {
 /** Options of {@linkcode resolveSpillDirectory}. */
 interface ResolveSpillDirectoryOptions {
   /**
-   * The profile home the default (or a relative) spill directory is under.
-   *
-   * @default {getHermesHome()}
+   * The profile home the default (or a relative) spill directory is under
+   * (default `getHermesHome()`).
    */
   hermesHome?: string;
 }
@@ -225,18 +194,12 @@ export function recallSpillPolicyFromConfig(
   });
 }
 
-/**
- * The runaway-recall ceiling for a `max_chars`:
- * `max(10 × maxChars, 100000)`.
- */
+/** The runaway-recall ceiling for a `max_chars`: `max(10 × maxChars, 100000)`. */
 export function recallCeilingChars(maxChars: number): number {
   return Math.max(RECALL_CEILING_FACTOR * maxChars, MIN_RECALL_CEILING_CHARS);
 }
 
-/**
- * The source label memory recall uses in spill previews:
- * `"<provider name> memory prefetch"`.
- */
+/** The source label memory recall uses in spill previews: `"<provider name> memory prefetch"`. */
 export function prefetchSpillSource(providerName: string): string {
   return `${providerName} memory prefetch`;
 }

@@ -85,11 +85,7 @@ interface ExtractOptions {
   providerName: string;
   /** Called for each `ctx.registerSkill()`. */
   onSkill?: (skill: SkillRegistration) => void;
-  /**
-   * Also accept an exported provider instance (package providers).
-   *
-   * @default {false}
-   */
+  /** Also accept an exported provider instance (package providers) (default `false`). */
   acceptInstances?: boolean;
   /** The provider's sections of `config.yaml`, as `ctx.hermesConfig`. */
   hermesConfig?: HermesConfig;

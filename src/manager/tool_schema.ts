@@ -115,17 +115,9 @@ const MEMORY_TOOLSET = "memory";
 
 /** Options of {@linkcode memoryProviderToolsEnabled}. */
 export interface MemoryProviderToolsEnabledOptions {
-  /**
-   * The toolsets the agent disables (`agent.disabled_toolsets`).
-   *
-   * @default {[]}
-   */
+  /** The toolsets the agent disables (`agent.disabled_toolsets`) (default `[]`). */
   disabledToolsets?: readonly string[] | null;
-  /**
-   * Whether the agent already offers the built-in `memory` tool.
-   *
-   * @default {false}
-   */
+  /** Whether the agent already offers the built-in `memory` tool (default `false`). */
   memoryToolPresent?: boolean;
   /**
    * Expands a toolset name to the tool names it includes (composites such as

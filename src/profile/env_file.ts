@@ -230,10 +230,9 @@ function parseBindings(text: string): Binding[] {
 /** Options of {@linkcode parseEnvText}. */
 interface ParseEnvTextOptions {
   /**
-   * Looks up a variable of the environment for `${NAME}` references that
-   * the file itself does not define (python-dotenv reads `os.environ`).
-   *
-   * @default {() => undefined}
+   * Looks up a variable of the environment for `${NAME}` references that the
+   * file itself does not define (python-dotenv reads `os.environ`) (default `()
+   * => undefined`).
    */
   lookup?: (name: string) => string | undefined;
   /**
@@ -413,11 +412,7 @@ export function credentialValue(name: string, value: string): string {
 
 /** Options of {@linkcode loadEnvFile}. */
 interface LoadEnvFileOptions {
-  /**
-   * Looks up environment variables for `${NAME}` references.
-   *
-   * @default {readProcessEnv}
-   */
+  /** Looks up environment variables for `${NAME}` references (default `readProcessEnv`). */
   lookup?: (name: string) => string | undefined;
 }
 

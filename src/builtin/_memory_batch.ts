@@ -1,10 +1,6 @@
 /**
- * The `operations` batch of the `memory` tool, apart from the store that
- * locks and writes: the argument checks made before the file is locked,
- * and the all-or-nothing application of the operations to the entries read
- * under the lock. Also the argument-error results the store and the tool
- * share. Results are `MemoryResult` objects (plain JSON objects with
- * Hermes' keys, in Hermes' order). Not public API.
+ * The `operations` batch of the `memory` tool: argument checks before the
+ * lock, and the all-or-nothing application to the entries read under it.
  *
  * @module
  */

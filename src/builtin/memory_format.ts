@@ -1,10 +1,7 @@
 /**
- * The text format of the built-in store (`MEMORY.md` / `USER.md`): parsing,
- * serialising, Python-compatible trimming, code-point sizes, usage strings and
- * the system-prompt block rendering.
- *
- * Every length here counts Unicode code points, as Python does, so limit
- * decisions and the numbers shown to the model match Hermes exactly.
+ * The text format of `MEMORY.md` / `USER.md`: parsing, serialising, usage
+ * strings and the system-prompt block. Lengths are Unicode code points, as
+ * Python counts them, so limits and numbers match Hermes.
  *
  * @module
  */

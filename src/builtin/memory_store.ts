@@ -1,16 +1,9 @@
 /**
- * The built-in memory store: `$HERMES_HOME/memories/MEMORY.md` (the agent's
- * notes) and `USER.md` (the user profile), two §-delimited lists of entries
- * with whole-file character budgets.
- *
- * Every mutation takes the target's cross-process lock (`<file>.lock`),
- * re-reads the file from disk, validates, and replaces the file atomically,
- * so concurrent sessions never lose each other's entries. The system-prompt
- * view is a snapshot frozen at {@linkcode MemoryStore.loadFromDisk}: writes
- * during a session change disk and the live entries, never the snapshot.
- *
- * Results are plain objects whose keys and key order are those of Hermes
- * Agent's `memory` tool; serialise them with `pythonJsonDumps`.
+ * The built-in `MEMORY.md` / `USER.md` store of one session. Every mutation
+ * locks the file, re-reads it, validates and replaces it atomically, so
+ * concurrent sessions never lose each other's entries; the system-prompt view
+ * is frozen at load. Results keep the keys and key order of Hermes' `memory`
+ * tool.
  *
  * @module
  */

@@ -1,11 +1,7 @@
 /**
- * The `memory` tool of the built-in store: its schema (which narrows itself
- * when only one target is enabled) and its handler, which validates the
- * model's arguments in Hermes' order and returns Hermes' JSON result string.
- *
- * The tool is a host core tool: the agent offers the schema and routes calls
- * to {@linkcode handleMemoryToolCall} with its own per-session
- * {@linkcode MemoryStore}; no provider registers it.
+ * The built-in `memory` tool: its schema (narrowed when one target is
+ * disabled) and its handler, which validates arguments in Hermes' order and
+ * answers Hermes' JSON. A host core tool: no provider registers it.
  *
  * @module
  */

@@ -1,16 +1,9 @@
 /**
- * Content security scanning for text that ends up in the system prompt:
- * invisible Unicode characters and prompt-injection / exfiltration patterns,
- * plus the load-time sanitising of built-in memory entries.
- *
- * The pattern list, its order and its scopes are Hermes Agent's
- * (`tools/threat_patterns.py`), and matching follows Python's Unicode-aware
- * `re` semantics: `\w` is any letter, digit or `_`, `\s` is Python's
- * whitespace set, `\b` is a boundary between those word characters and
- * anything else, and case-insensitivity is Python's (`İ`, `ı` match `i`;
- * `ſ` matches `s`). The scanned text is the first 65,536 code points,
- * NFKC-normalised before patterns are searched. Expressions are compiled on
- * first use, not at import.
+ * Security scanning of text that reaches the system prompt (invisible
+ * characters, injection and exfiltration patterns), and the load-time
+ * sanitising of memory entries. Patterns, order and scopes are Hermes'
+ * (`tools/threat_patterns.py`) with Python's Unicode `re` semantics, over the
+ * first 65,536 code points, NFKC-normalised.
  *
  * @module
  */

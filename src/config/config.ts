@@ -1,23 +1,9 @@
 /**
- * The profile's `config.yaml` (`$HERMES_HOME/config.yaml`): loading, and
- * saving that merges onto what is on disk so a writer that changed one key
- * never erases sections it did not load, nor the comments a user wrote.
- *
- * YAML is read exactly as Hermes reads it, with PyYAML's `safe_load`
- * rules (YAML 1.1 as PyYAML resolves it): `yes`/`no`/`on`/`off`/`true`/
- * `false` are booleans but `y`/`n` are text, `08` and `1e3` are text,
- * `1.0e+3` is a float, `1:30` is 90, `<<` merges, a repeated key keeps its
- * last value. What PyYAML refuses (tabs between tokens, an alias before its
- * anchor, unknown tags, a list as a key) is a {@linkcode ConfigError}
- * naming the file, line and column, and such a file is never overwritten.
- * Writing quotes or spells every value so that PyYAML reads it back as
- * the same value (`"yes"`, `1.0e-07`, `"a\tb"`).
- *
- * Loading works under narrow grants such as
- * `--allow-read=$HERMES_HOME --allow-env=HERMES_HOME,HOME`: the `yaml`
- * package's debug-variable reads are made harmless (see
- * {@linkcode withTolerantProcessEnv}). Saving also needs
- * `--allow-write=$HERMES_HOME`.
+ * The profile's `config.yaml`: loading as PyYAML's `safe_load` reads it
+ * (YAML 1.1; what PyYAML refuses is a {@linkcode ConfigError} naming file, line
+ * and column, and such a file is never overwritten), and saving that merges
+ * onto what is on disk, keeps the user's comments, and spells every value so
+ * PyYAML reads it back the same.
  *
  * @module
  */

@@ -1,9 +1,6 @@
 /**
- * The `yaml` package, loaded on first use. Deno loads it through its
- * CommonJS emulation (the package's `exports` map puts `"node"` before the
- * ESM build), which costs a command that never parses YAML tens of
- * milliseconds, so nothing imports it statically: a module that parses
- * YAML awaits {@linkcode loadYamlModule} first (and imports only its types).
+ * The `yaml` package, loaded on first use: Deno loads it through CommonJS
+ * emulation, which would cost every command tens of milliseconds at import.
  *
  * @module
  */

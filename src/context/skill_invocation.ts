@@ -1,11 +1,7 @@
 /**
- * Skill-invocation cleanup: when the user runs `/<skill> [instruction]` (or a
- * skill bundle), Hermes expands the turn into a message that embeds the whole
- * skill body. Memory providers should only ever see what the user actually
- * asked, so the manager recovers the user's instruction from that scaffolding
- * before prefetch, queued prefetch and turn sync.
- *
- * The markers below are the wire format Hermes writes into expanded turns.
+ * Recovers the user's own instruction from a `/<skill>` turn that Hermes
+ * expanded with the whole skill body, so providers see only what the user
+ * asked. The markers are Hermes' wire format.
  *
  * @module
  */

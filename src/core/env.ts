@@ -1,12 +1,8 @@
 /**
- * The one place that reads the process environment.
- *
- * Everything else in the framework and in bundled providers asks this module,
- * so a permission-confined worker or a scoped `deno run` only ever meets an
- * environment read where one is expected, and never at import time.
- *
- * Reads never throw: a variable the process may not read (no `--allow-env`
- * grant for it) reads as `undefined`, like an unset one.
+ * The one place that reads the process environment, so a permission-confined
+ * worker meets environment reads only where expected and never at import.
+ * Reads never throw: a variable without an `--allow-env` grant reads as
+ * `undefined`.
  *
  * @module
  */

@@ -1,17 +1,8 @@
 /**
- * The registration context handed to a provider module's `register(ctx)`,
- * and the rules that turn an imported provider module into one provider
- * instance. The same code runs in-process and inside the sandbox worker.
- *
- * Extraction order:
- *
- * 1. `register(ctx)` (sync or async) when the module exports it; the last
- *    `ctx.registerMemoryProvider(p)` wins. If `register` throws after a
- *    provider was registered, that provider is kept (with a warning).
- * 2. Otherwise, the exports in alphabetical order of their names: the first
- *    class extending `MemoryProvider` that constructs with no arguments
- *    (a constructor that throws is skipped). Package providers may also
- *    export a ready instance.
+ * The context handed to a provider module's `register(ctx)`, and how an
+ * imported module becomes one provider (the same in-process and in the
+ * sandbox): `register(ctx)`'s last registration wins; otherwise the first
+ * export, by name, that is a no-argument `MemoryProvider` subclass.
  *
  * @module
  */

@@ -1,17 +1,8 @@
 /**
- * The one table of the provider contract's hooks. Everything that has to
- * treat each hook of {@linkcode MemoryProvider} is built from it:
- *
- * - the memory manager's fan-out: the level (and whether with the stack) it
- *   logs a hook's failure at, and the name the line gives it;
- * - the sandbox worker's dispatch: which methods the host may call, and
- *   which it may post one-way;
- * - the sandbox proxy (`SandboxedMemoryProvider`): one forwarding method per
- *   hook, a request for a `call` hook, a one-way post for a `cast` hook.
- *
- * A `cast` hook is a void hook whose result nobody waits for (`syncTurn`,
- * `queuePrefetch`, …): across a worker boundary it is posted without a
- * reply, runs in arrival order, and its failure is logged on the host.
+ * The one table of the provider contract's hooks, from which the manager's
+ * failure logging, the sandbox worker's dispatch and the sandbox proxy are
+ * built. A `cast` hook's result nobody waits for: across a worker it is posted
+ * one-way and runs in arrival order.
  *
  * @module
  */

@@ -1,9 +1,6 @@
 /**
- * Terminal-safe text: what a manifest or a provider wrote (a name, a
- * description, a reason, a log line, an error) is printed with its control
- * characters escaped, so it cannot clear the screen, set the window title,
- * move the cursor or hide what follows. The one helper for it, applied
- * where such text is printed.
+ * Plugin-supplied text (names, descriptions, reasons, errors) printed with its
+ * control characters escaped, so it cannot rewrite the terminal.
  *
  * @module
  */

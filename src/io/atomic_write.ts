@@ -1,19 +1,8 @@
 /**
- * Crash-safe file replacement and tolerant JSON reading, for provider
- * sidecars (`$HERMES_HOME/<provider>.json`), `config.yaml` and `.env`.
- *
- * A write goes to a temporary file in the target's directory, is flushed to
- * disk, and is renamed over the target, so a reader sees the old content or
- * the new content and never a torn file.
- *
- * A process killed mid-write leaves its temporary file behind. Temporary
- * files are named `.<file>.tmp.<pid>.<random>` and stay locked (an
- * exclusive `flock`) until their rename, so every write removes the
- * leftovers of earlier writes of the same file — the temporary files whose
- * lock it can take, i.e. whose process is gone — and never the file of a
- * write still running in any process. Where such locks cannot tell
- * (Windows), leftovers older than {@linkcode STALE_TEMP_FILE_MS} are
- * removed instead.
+ * Crash-safe file replacement (temp file in the same directory, fsync, rename)
+ * and tolerant JSON reading. Temp files (`.<file>.tmp.<pid>.<random>`) stay
+ * `flock`ed until renamed, so a later write removes only leftovers of dead
+ * processes (on Windows: those older than {@linkcode STALE_TEMP_FILE_MS}).
  *
  * @module
  */

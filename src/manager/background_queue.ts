@@ -1,15 +1,8 @@
 /**
- * The memory manager's background queue: one FIFO lane for end-of-turn
- * writes (turn sync, session boundaries) and queued prefetches, so turn N is
- * synced before turn N+1 and a provider never sees its writes reordered.
- *
- * Work never runs inside the call that submits it: an idle queue starts on a
- * later macrotask, after the submitter's own turn has finished its
- * synchronous work and promise reactions. Each task runs in the submitter's
- * async context (the `AsyncLocalStorage` stores active where it was
- * submitted: the profile home override, the per-turn secret scope), because
- * the task is chained with `.then()` at submission time and promise reactions
- * keep the context they were registered in.
+ * The manager's one FIFO lane for end-of-turn work, so turn N is synced before
+ * turn N+1. A task never runs inside the submitting call (an idle queue starts
+ * on a later macrotask) and runs in the submitter's async context, because it
+ * is chained with `.then()` at submission.
  *
  * @module
  */

@@ -1,18 +1,8 @@
 /**
- * Background work that keeps the caller's context.
- *
- * The profile home ({@linkcode withHermesHome}), the secret scope
- * ({@linkcode withSecretScope}) and the session directory
- * ({@linkcode withSessionCwd}) live on `AsyncLocalStorage`. Work started
- * from an event listener, a worker message or a queue drained by another
- * caller would run in the wrong context (or none: writes land in the
- * default profile and {@linkcode getSecret} fails closed while
- * multiplexing). Every provider background job (prefetch, sync, writer
- * loops) therefore starts through {@linkcode spawnContextTask} or wraps its
- * callback with {@linkcode contextBound}.
- *
- * Spawned tasks are tracked until they settle, so the memory manager can
- * drain them at shutdown ({@linkcode drainContextTasks}).
+ * Background work that keeps the caller's `AsyncLocalStorage` context (profile
+ * home, secret scope, session directory): work started from a listener or
+ * another caller's queue would otherwise write to the wrong profile or fail
+ * closed. Spawned tasks are tracked so shutdown can drain them.
  *
  * @module
  */

@@ -1,17 +1,9 @@
 /**
- * The profile's `.env` file (`$HERMES_HOME/.env`): the reader used to build
- * secret scopes and the canonical writer used by `hermes memory setup`.
- *
- * Reading follows Hermes' start-up loader exactly (`load_hermes_dotenv`:
- * its pre-load clean-up, python-dotenv 1.2.2 with `${NAME}` expansion, the
- * latin-1 fallback, and the stripping of non-ASCII characters from
- * credentials), so a Python Hermes `.env` gives the same values here. It
- * never changes the file or the process environment.
- *
- * Writing validates the name, refuses names that would change how programs
- * load or where Hermes keeps its data, refuses values Hermes would read back
- * differently, keeps every other byte of the file, and replaces it
- * atomically with mode `0600`.
+ * The profile's `.env`: the reader behind secret scopes follows Hermes'
+ * `load_hermes_dotenv` exactly (python-dotenv 1.2.2 rules, latin-1 fallback,
+ * non-ASCII stripped from credentials); the writer refuses names and values
+ * Hermes would read differently, keeps every other byte, and writes atomically
+ * with mode `0600`.
  *
  * @module
  */

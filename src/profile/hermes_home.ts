@@ -1,17 +1,8 @@
 /**
- * Profile isolation: where the active profile's home (`HERMES_HOME`) is.
- *
- * Resolution, on every call (never cached): the context-local override set by
- * {@linkcode withHermesHome} → the `HERMES_HOME` environment variable →
- * the platform default (`~/.hermes` plus `HERMES_DATA_DIR_SUFFIX` on POSIX,
- * `%LOCALAPPDATA%\hermes` on Windows). The override lives on an
- * `AsyncLocalStorage`, so one process can serve several profiles at once and
- * the process environment is never touched.
- *
- * The home is never guessed: when a variable it is found from cannot be
- * read (no `--allow-env` for it) or none is set, the functions that need it
- * throw {@linkcode HermesHomeUnknownError}, naming the permission, instead
- * of falling back to the working directory.
+ * Profile isolation: where the active profile's home is. Resolved on every
+ * call: the `AsyncLocalStorage` override of {@linkcode withHermesHome}, then
+ * `HERMES_HOME`, then the platform default. Never guessed: an unreadable or
+ * unset variable throws {@linkcode HermesHomeUnknownError} naming the grant.
  *
  * @module
  */

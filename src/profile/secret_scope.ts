@@ -1,23 +1,10 @@
 /**
- * Per-turn secret scopes, so one process can serve several profiles without
- * one profile's API keys reaching another's provider.
- *
- * A scope is a mapping of variable names to values installed for the
- * duration of a call with {@linkcode withSecretScope}; it follows the work
- * into awaits, timers, queued tasks and fetch callbacks (it lives on an
- * `AsyncLocalStorage`). Providers read credentials with
- * {@linkcode getSecret} instead of the process environment:
- *
- * 1. deployment-wide variables ({@linkcode isGlobalEnvVar}) always come from
- *    the process environment;
- * 2. inside a scope, the scope's value wins; a name the scope lacks falls
- *    back to the process environment, unless the process is multiplexing
- *    profiles, where it gives the fallback;
- * 3. outside any scope, a multiplexing process fails closed with
- *    {@linkcode UnscopedSecretError}; otherwise the process environment
- *    answers.
- *
- * The process environment is never changed.
+ * Per-turn secret scopes on `AsyncLocalStorage`, so one process can serve
+ * several profiles without one profile's API keys reaching another's provider.
+ * {@linkcode getSecret} order: deployment-wide variables from the process
+ * environment; then the scope's value; then the process environment, unless
+ * the process multiplexes profiles (then it fails closed). The environment is
+ * never changed.
  *
  * @module
  */

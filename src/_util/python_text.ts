@@ -54,7 +54,6 @@ export function isPythonWhitespace(ch: string): boolean {
  * removes).
  *
  * @param text The text.
- * @returns The trimmed text.
  *
  * @example Trimming like Python's str.strip()
  * ```ts

@@ -197,22 +197,12 @@ export class MemoryStore {
     return this.#hermesHome ?? getHermesHome();
   }
 
-  /**
-   * The budget of a target in characters.
-   *
-   * @param target `memory` or `user`.
-   * @returns The limit.
-   */
+  /** The budget of a target in characters. */
   charLimit(target: MemoryTarget): number {
     return this.#limits[norm(target)];
   }
 
-  /**
-   * Whether a target is enabled (writes to a disabled one are refused).
-   *
-   * @param target `memory` or `user`.
-   * @returns `true` when enabled.
-   */
+  /** Whether a target is enabled (writes to a disabled one are refused). */
   isTargetEnabled(target: MemoryTarget): boolean {
     return this.#enabled[norm(target)];
   }
@@ -231,7 +221,6 @@ export class MemoryStore {
    * Reads a target's entries straight from disk (parsed and deduped),
    * without a lock and without touching the live entries or the snapshot.
    *
-   * @param target `memory` or `user`.
    * @returns The entries (`[]` when the file is missing), or `null` when
    * the file exists but cannot be read or decoded.
    */
@@ -244,9 +233,6 @@ export class MemoryStore {
   /**
    * The live entries of a target: what is on disk as of this store's last
    * load or write.
-   *
-   * @param target `memory` or `user`.
-   * @returns A copy of the entries.
    */
   entries(target: MemoryTarget): string[] {
     return [...this.#entries[norm(target)]];
@@ -255,7 +241,6 @@ export class MemoryStore {
   /**
    * The live size of a target in characters.
    *
-   * @param target `memory` or `user`.
    * @returns The serialised length of its entries.
    */
   size(target: MemoryTarget): number {
@@ -265,26 +250,17 @@ export class MemoryStore {
   /**
    * The frozen system-prompt block of a target (see `renderMemoryBlock`),
    * as of the last {@linkcode MemoryStore.loadFromDisk}; `""` when empty.
-   *
-   * @param target `memory` or `user`.
-   * @returns The block.
    */
   formatForSystemPrompt(target: MemoryTarget): string {
     return this.#snapshot[norm(target)];
   }
 
-  /**
-   * How many consolidation failures this turn has returned so far.
-   *
-   * @returns The count.
-   */
+  /** How many consolidation failures this turn has returned so far. */
   get consolidationFailures(): number {
     return this.#failures;
   }
 
-  /**
-   * Starts a new user turn: resets the per-turn consolidation-failure count.
-   */
+  /** Starts a new user turn: resets the per-turn consolidation-failure count. */
   resetTurnFailures(): void {
     this.#failures = 0;
   }
@@ -297,7 +273,6 @@ export class MemoryStore {
    *
    * @param options `create: false` leaves a missing memory folder missing
    * (an inspection-only load writes nothing).
-   * @returns A promise that resolves once loaded.
    */
   async loadFromDisk(options: { create?: boolean } = {}): Promise<void> {
     const paths = this.paths();
@@ -337,7 +312,6 @@ export class MemoryStore {
    * re-read under the lock (without the drift guard); an exact duplicate is
    * a successful no-op; going over the budget is a consolidation failure.
    *
-   * @param target `memory` or `user`.
    * @param content The entry text.
    * @returns The result object.
    * @throws {Error} When the file cannot be written.
@@ -381,7 +355,6 @@ export class MemoryStore {
    * substring; several matches must all be the same entry) with
    * `newContent`.
    *
-   * @param target `memory` or `user`.
    * @param oldText A short unique substring of the entry.
    * @param newContent The complete new entry.
    * @returns The result object; on success it carries `replaced_entry`.
@@ -437,7 +410,6 @@ export class MemoryStore {
    * several matches must all be the same entry). Removing the last entry
    * leaves an empty file.
    *
-   * @param target `memory` or `user`.
    * @param oldText A short unique substring of the entry.
    * @returns The result object; on success it carries `removed_entry`.
    * @throws {Error} When the file cannot be written.
@@ -470,7 +442,6 @@ export class MemoryStore {
    * file is locked, and an empty or falsy operation counts as one with no
    * action.
    *
-   * @param target `memory` or `user`.
    * @param operations The operations, in order.
    * @returns The result object; on success it carries `replaced_entries` /
    * `removed_entries` keyed by 1-based operation index, when any. A
@@ -529,7 +500,6 @@ export class MemoryStore {
    * The live entries as shown in error results: poisoned entries replaced
    * by their `[BLOCKED: …]` placeholders.
    *
-   * @param target `memory` or `user`.
    * @returns The sanitised entries.
    */
   sanitizedEntries(target: MemoryTarget): string[] {

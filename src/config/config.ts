@@ -182,7 +182,6 @@ export async function loadConfig(
  * value that depends on what is there, such as a list that gains one
  * entry, so a concurrent writer's change is never undone).
  * @param options Merge or replace, and which profile home.
- * @returns A promise that resolves once the file is written.
  * @throws {ConfigError} When the file on disk does not parse or is not a
  * mapping; it is then left untouched.
  *

@@ -511,9 +511,7 @@ export abstract class MemoryProvider {
    */
   abstract isAvailable(): MaybePromise<boolean>;
 
-  /**
-   * Called once at agent start. Must tolerate missing optional keys.
-   */
+  /** Called once at agent start. Must tolerate missing optional keys. */
   abstract initialize(
     sessionId: string,
     options: InitializeOptions,

@@ -43,7 +43,6 @@ const writing = new Set<string>();
  * the process may, its owner); a symlink is kept and its target is
  * rewritten. The parent directory must exist.
  *
- * @param path The file to write.
  * @param text The new content (written as UTF-8).
  * @param options The mode to set.
  * @returns A promise that resolves once the new content is in place.
@@ -243,7 +242,6 @@ async function removeIfOrphaned(path: string): Promise<void> {
  * Writes `value` as JSON (indent 2, UTF-8 without ASCII escaping, trailing
  * newline) through {@linkcode atomicWriteText}.
  *
- * @param path The file to write.
  * @param value Any JSON-serializable value.
  * @param options The mode to set; use `0o600` for credentials.
  * @returns A promise that resolves once the file is in place.

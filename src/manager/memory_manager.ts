@@ -231,9 +231,7 @@ export class MemoryManager {
     return new Set(this.#routes.keys());
   }
 
-  /**
-   * Whether a provider handles a tool.
-   */
+  /** Whether a provider handles a tool. */
   hasTool(name: string): boolean {
     return this.#routes.has(name);
   }
@@ -746,7 +744,6 @@ export class MemoryManager {
    * gets its own metadata copy as the fourth argument.
    *
    * @param action `add`, `replace` or `remove`.
-   * @param target `memory` or `user`.
    * @param metadata Provenance, `old_text`, `previous_content`.
    */
   async onMemoryWrite(
@@ -769,7 +766,6 @@ export class MemoryManager {
    * Tells the external providers the built-in store terminally dropped a
    * fact. Content and metadata are redacted; failures are logged at debug.
    *
-   * @param target `memory` or `user`.
    * @param options Metadata with `eviction_reason`.
    */
   async onMemoryEvict(

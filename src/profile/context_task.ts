@@ -67,7 +67,6 @@ export function contextBound<F extends (...args: any[]) => any>(fn: F): F {
  * @typeParam T What `fn` returns or resolves to.
  * @param fn The work.
  * @param options The task's name.
- * @returns The task handle.
  *
  * @example Syncing a turn in the background
  * ```ts

@@ -486,10 +486,7 @@ export interface SaveEnvValueOptions {
  * lock; the home directory is created if missing. The process environment
  * is not changed.
  *
- * @param name The variable's name.
- * @param value The value.
  * @param options Which profile home to write to.
- * @returns A promise that resolves once the file is written.
  * @throws {RangeError} When {@linkcode validateEnvName} rejects the name, or
  * the value cannot be stored so that Hermes reads it back unchanged: it
  * holds a `${NAME}` reference (python-dotenv expands those even inside

@@ -24,8 +24,6 @@ const checkedActiveProfileRoots = new Set<string>();
  *
  * @typeParam T What `fn` returns.
  * @param home The profile home (made absolute).
- * @param fn The work to run.
- * @returns What `fn` returns.
  *
  * @example Two profiles in one process
  * ```ts
@@ -141,7 +139,6 @@ export function getUserHome(): string | undefined {
  * `HERMES_HOME`: `~/.hermes` (plus `HERMES_DATA_DIR_SUFFIX`) on POSIX,
  * `%LOCALAPPDATA%\hermes` (plus the suffix) on Windows.
  *
- * @returns The absolute path.
  * @throws {HermesHomeUnknownError} When the user's home directory cannot
  * be read or is not set.
  *
@@ -177,7 +174,6 @@ function requireUserHome(): string {
  * and `HERMES_HOME` itself otherwise. Named profiles live in
  * `<root>/profiles/`. Context-local overrides are ignored.
  *
- * @returns The absolute path.
  * @throws {HermesHomeUnknownError} When `HERMES_HOME` or the user's home
  * directory cannot be read, or neither is set.
  *
@@ -217,7 +213,6 @@ export function getProcessHermesHome(): string {
  * The active profile's home: the context-local override, else
  * `HERMES_HOME`, else the platform default. Evaluated on every call.
  *
- * @returns The absolute path.
  * @throws {HermesHomeUnknownError} Outside {@linkcode withHermesHome},
  * when `HERMES_HOME` or the user's home directory cannot be read, or
  * neither is set.
@@ -239,7 +234,6 @@ export function getHermesHome(): string {
  * (`<root>/profiles/<name>`; `default` is the root itself).
  *
  * @param profile The profile's name.
- * @returns The absolute path.
  * @throws {RangeError} When the name is not a plain profile name.
  *
  * @example A named profile's home

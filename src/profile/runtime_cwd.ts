@@ -24,8 +24,6 @@ const CWD_PROBE_NAME = ".hermes-cwd-probe";
  *
  * @typeParam T What `fn` returns.
  * @param path The directory (made absolute against the process directory).
- * @param fn The work to run.
- * @returns What `fn` returns.
  *
  * @example Binding the conversation's directory
  * ```ts

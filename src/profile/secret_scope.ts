@@ -121,8 +121,6 @@ export function isGlobalEnvVar(name: string): boolean {
  *
  * @typeParam T What `fn` returns.
  * @param mapping Variable names to values for this profile or turn.
- * @param fn The work to run.
- * @returns What `fn` returns.
  *
  * @example One turn of a profile
  * ```ts
@@ -198,7 +196,6 @@ export function isMultiplexActive(): boolean {
  * Reads a secret (or any configuration variable) for the current profile;
  * see the module documentation for the order.
  *
- * @param name The variable's name.
  * @param fallback What to return when the variable is not found.
  * @returns The value, or `fallback`.
  * @throws {UnscopedSecretError} When multiplexing and no scope is installed

@@ -22,26 +22,15 @@ const BLOCK_RULE: string = "\u2550".repeat(46);
 
 import { pythonStrip } from "../_util/python_text.ts";
 
+import { codePointLength, formatThousands } from "../_util/python_text.ts";
+
 export {
+  codePointLength,
+  formatThousands,
   isPythonWhitespace,
   PYTHON_WHITESPACE_CLASS,
   pythonStrip,
 } from "../_util/python_text.ts";
-
-/** The length of a string in Unicode code points (Python's `len`). */
-export function codePointLength(text: string): number {
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    // A high surrogate followed by a low one is a single code point.
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-    }
-    n++;
-  }
-  return n;
-}
 
 /** Slices a string by code points, like Python's `text[start:end]` for non-negative bounds. */
 export function sliceCodePoints(
@@ -50,14 +39,6 @@ export function sliceCodePoints(
   end?: number,
 ): string {
   return [...text].slice(start, end).join("");
-}
-
-/** Formats an integer with comma thousands separators, like Python's `f"{n:,}"`. */
-export function formatThousands(n: number): string {
-  const int = Math.trunc(n);
-  const digits = String(Math.abs(int));
-  const grouped = digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  return int < 0 ? `-${grouped}` : grouped;
 }
 
 /**

@@ -18,6 +18,7 @@ import { getHermesHome, getUserHome } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import { isRecord } from "../_util/is_record.ts";
+import { codePointLength, formatThousands } from "../_util/python_text.ts";
 import {
   configFlag,
   configInt,
@@ -294,22 +295,6 @@ export function spillSessionSegment(sessionId?: string): string {
   return segment === "." || segment === "" ? "_" : segment;
 }
 
-/** Counts the characters (Unicode code points) of a text, as Hermes does. */
-export function countChars(text: string): number {
-  let count = text.length;
-  for (let i = 0; i < text.length - 1; i++) {
-    const high = text.charCodeAt(i);
-    if (high >= 0xd800 && high <= 0xdbff) {
-      const low = text.charCodeAt(i + 1);
-      if (low >= 0xdc00 && low <= 0xdfff) {
-        count--;
-        i++;
-      }
-    }
-  }
-  return count;
-}
-
 interface SpillTarget {
   settings: OutputSpillSettings;
   directory: string;
@@ -323,7 +308,7 @@ async function spillToDirectory(
 ): Promise<string> {
   const { settings } = target;
   if (!settings.enabled || text.length <= settings.maxChars) return text;
-  const total = countChars(text);
+  const total = codePointLength(text);
   if (total <= settings.maxChars) return text;
   let path: string | null = null;
   let failure: unknown = null;
@@ -345,7 +330,7 @@ function buildPreview(
   source: string,
   path: string | null,
   failure: unknown,
-  total: number = countChars(text),
+  total: number = codePointLength(text),
 ): string {
   let header: string;
   if (path !== null) {
@@ -375,14 +360,14 @@ function buildPreview(
 
 function capAtCeiling(text: string, ceiling: number, source: string): string {
   if (text.length <= ceiling) return text;
-  const total = countChars(text);
+  const total = codePointLength(text);
   if (total <= ceiling) return text;
   let kept = headChars(text, ceiling);
   const lastBreak = kept.lastIndexOf("\n");
   if (lastBreak > 0 && lastBreak >= kept.length - Math.ceil(kept.length / 10)) {
     kept = kept.slice(0, lastBreak);
   }
-  const keptChars = countChars(kept);
+  const keptChars = codePointLength(kept);
   log(
     "warn",
     `${source} returned ${
@@ -528,10 +513,6 @@ function isPairAt(text: string, index: number, high: number): boolean {
   if (high < 0xd800 || high > 0xdbff || index + 1 >= text.length) return false;
   const low = text.charCodeAt(index + 1);
   return low >= 0xdc00 && low <= 0xdfff;
-}
-
-function formatThousands(n: number): string {
-  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
 function describeError(error: unknown): string {

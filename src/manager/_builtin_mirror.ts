@@ -1,4 +1,8 @@
-/** Which operations of a built-in `memory` tool call are mirrored to the external provider, and how. */
+/**
+ * Which operations of a built-in `memory` tool call are mirrored to the external provider, and how.
+ *
+ * @module
+ */
 
 import type {
   MemoryTarget,

@@ -1,4 +1,9 @@
-/** The manager's isolated fan-out over providers: one failure never stops the others or the turn. */
+/**
+ * The manager's isolated fan-out over providers: one failure never stops the
+ * others or the turn, and calls on the turn's path are bounded.
+ *
+ * @module
+ */
 
 import { log, type LogLevel } from "../core/log.ts";
 import type {
@@ -182,7 +187,7 @@ export function bounded<T>(
   });
 }
 
-/** `pending`'s value, or `undefined` when it does not settle within `ms`. */
+/** `pending`'s value, or `undefined` when it does not settle within `ms`; rejections propagate. */
 function raceTimeout<T>(
   pending: Promise<T>,
   ms: number,
@@ -192,29 +197,6 @@ function raceTimeout<T>(
     timer = setTimeout(() => resolve(undefined), ms);
   });
   return Promise.race([pending, timeout]).finally(() => clearTimeout(timer));
-}
-
-/**
- * Resolves `true` when `pending` settles within `ms`; rejections propagate.
- * With `ms` 0 a provider that settles at once still counts as settled.
- */
-function settledBefore(
-  pending: PromiseLike<unknown>,
-  ms: number,
-): Promise<boolean> {
-  return new Promise<boolean>((resolve, reject) => {
-    const timer = setTimeout(() => resolve(false), ms);
-    Promise.resolve(pending).then(
-      () => {
-        clearTimeout(timer);
-        resolve(true);
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        reject(error);
-      },
-    );
-  });
 }
 
 /**
@@ -308,7 +290,10 @@ export async function shutdownWithin(
   report(state);
   await eachProvider([...entries].reverse(), "shutdown", async (e) => {
     const done = providerHook(e.provider, "shutdown").call(e.provider);
-    if (isThenable(done) && !(await settledBefore(done, left()))) {
+    if (!isThenable(done)) return;
+    // A provider that settles at once still counts with 0 ms left.
+    const settled = Promise.resolve(done).then(() => true);
+    if (await raceTimeout(settled, left()) !== true) {
       throw new Error(
         `it did not finish within the ${budget} ms shutdown budget; raise shutdownDrainTimeoutMs to wait longer`,
       );

@@ -1,4 +1,8 @@
-/** One provider's prefetch (bounded, spilled) and the recall indicator line built from providers' statuses. */
+/**
+ * One provider's prefetch (bounded, spilled) and the recall indicator line built from providers' statuses.
+ *
+ * @module
+ */
 
 import { log } from "../core/log.ts";
 import {

@@ -1,4 +1,8 @@
-/** The options and results named by {@linkcode MemoryManager}'s methods. @module */
+/**
+ * The options and results named by `MemoryManager`'s methods.
+ *
+ * @module
+ */
 
 import type {
   ChatMessage,

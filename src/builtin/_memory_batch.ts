@@ -8,6 +8,7 @@
 import { pythonStrip } from "./memory_format.ts";
 import { scanMemoryContent } from "./threat_scan.ts";
 import { pythonJsonDumps, pythonStr } from "../_util/python_json.ts";
+import { pythonTruthy } from "../_util/python_values.ts";
 
 /** A batch's operations once their arguments have been checked. */
 export type CheckedOperations = Record<string, unknown>[];
@@ -53,7 +54,7 @@ export function checkBatchArguments(
   }
   const ops: CheckedOperations = [];
   for (const [i, op] of operations.entries()) {
-    if (isTruthy(op) && !isPlainObject(op)) {
+    if (pythonTruthy(op) && !isPlainObject(op)) {
       return {
         result: argumentError(
           `operations[${i}] must be an object like {"action": "add", "content": "..."} (got ${
@@ -71,7 +72,7 @@ export function checkBatchArguments(
   for (const [i, op] of ops.entries()) {
     if (
       (op.action === "add" || op.action === "replace") &&
-      isTruthy(op.content)
+      pythonTruthy(op.content)
     ) {
       if (typeof op.content !== "string") {
         return {
@@ -104,19 +105,19 @@ export function applyBatch(
   const removed: Record<string, string> = {};
   for (const [i, op] of ops.entries()) {
     for (const key of ["content", "old_text"]) {
-      if (isTruthy(op[key]) && typeof op[key] !== "string") {
+      if (pythonTruthy(op[key]) && typeof op[key] !== "string") {
         return { result: notAStringResult(`operations[${i}].${key}`, op[key]) };
       }
     }
     const action = op.action;
     const content = pythonStrip(
-      isTruthy(op.content) ? op.content as string : "",
+      pythonTruthy(op.content) ? op.content as string : "",
     );
     const old = pythonStrip(
-      isTruthy(op.old_text) ? op.old_text as string : "",
+      pythonTruthy(op.old_text) ? op.old_text as string : "",
     );
     const pos = `Operation ${i + 1} (${
-      isTruthy(action) ? pythonStr(action) : "unknown"
+      pythonTruthy(action) ? pythonStr(action) : "unknown"
     })`;
     if (action === "add") {
       if (content === "") return { abort: `${pos}: content is required.` };
@@ -152,16 +153,6 @@ export function applyBatch(
     }
   }
   return { work, replaced, removed };
-}
-
-// Python truthiness of a JSON value.
-function isTruthy(value: unknown): boolean {
-  if (value === null || value === undefined || value === false) return false;
-  if (typeof value === "number") return value !== 0 && !Number.isNaN(value);
-  if (typeof value === "string") return value.length > 0;
-  if (Array.isArray(value)) return value.length > 0;
-  if (typeof value === "object") return Object.keys(value).length > 0;
-  return true;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

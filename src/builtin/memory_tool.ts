@@ -19,6 +19,7 @@ import type { MemoryResult, MemoryStore } from "./memory_store.ts";
 import { notAStringResult } from "./_memory_batch.ts";
 import { pythonJsonDumps, pythonStr } from "../_util/python_json.ts";
 import { errorText } from "../_util/error_text.ts";
+import { pythonTruthy } from "../_util/python_values.ts";
 
 /** The tool's name. */
 export const MEMORY_TOOL_NAME = "memory";
@@ -280,7 +281,7 @@ async function runMemoryTool(
     };
   }
 
-  if (truthy(args.operations)) {
+  if (pythonTruthy(args.operations)) {
     if (!Array.isArray(args.operations)) {
       return errorFirst(
         "operations must be a list of {action, content?, old_text?} objects.",
@@ -294,14 +295,16 @@ async function runMemoryTool(
   const action = "action" in args ? args.action : "";
   const content = args.content;
   const oldText = args.old_text;
-  if (action === "add" && !truthy(content)) {
+  if (action === "add" && !pythonTruthy(content)) {
     return errorFirst("Content is required for 'add' action.");
   }
-  if (action === "replace" && (!truthy(oldText) || !truthy(content))) {
-    if (!truthy(oldText)) return missingOldText(store, target, "replace");
+  if (
+    action === "replace" && (!pythonTruthy(oldText) || !pythonTruthy(content))
+  ) {
+    if (!pythonTruthy(oldText)) return missingOldText(store, target, "replace");
     return errorFirst("content is required for 'replace' action.");
   }
-  if (action === "remove" && !truthy(oldText)) {
+  if (action === "remove" && !pythonTruthy(oldText)) {
     return missingOldText(store, target, "remove");
   }
   if (action !== null && typeof action === "object") {
@@ -436,14 +439,4 @@ function argText(value: unknown): string {
   } catch {
     return String(value);
   }
-}
-
-// Python truthiness of a JSON value.
-function truthy(value: unknown): boolean {
-  if (value === null || value === undefined || value === false) return false;
-  if (typeof value === "number") return value !== 0;
-  if (typeof value === "string") return value.length > 0;
-  if (Array.isArray(value)) return value.length > 0;
-  if (typeof value === "object") return Object.keys(value).length > 0;
-  return true;
 }

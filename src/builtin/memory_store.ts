@@ -624,7 +624,8 @@ class Commit {
   constructor(readonly write: string[], readonly result: () => MemoryResult) {}
 }
 
-function disabledResult(t: MemoryTarget): MemoryResult {
+/** The refusal of a write to a target disabled in config. */
+export function disabledResult(t: MemoryTarget): MemoryResult {
   return {
     success: false,
     error: `Built-in ${

@@ -15,7 +15,11 @@ import {
   previewEntry,
   pythonStrip,
 } from "./memory_format.ts";
-import type { MemoryResult, MemoryStore } from "./memory_store.ts";
+import {
+  disabledResult,
+  type MemoryResult,
+  type MemoryStore,
+} from "./memory_store.ts";
 import { notAStringResult } from "./_memory_batch.ts";
 import { pythonJsonDumps, pythonStr } from "../_util/python_json.ts";
 import { errorText } from "../_util/error_text.ts";
@@ -271,15 +275,7 @@ async function runMemoryTool(
     );
   }
   const target: MemoryTarget = rawTarget;
-  if (!store.isTargetEnabled(target)) {
-    return {
-      success: false,
-      error: `Built-in ${
-        target === "user" ? "USER.md" : "MEMORY.md"
-      } writes are disabled in memory config.`,
-      target,
-    };
-  }
+  if (!store.isTargetEnabled(target)) return disabledResult(target);
 
   if (pythonTruthy(args.operations)) {
     if (!Array.isArray(args.operations)) {

@@ -9,6 +9,7 @@ import { pythonStrip } from "./memory_format.ts";
 import { scanMemoryContent } from "./threat_scan.ts";
 import { pythonJsonDumps, pythonStr } from "../_util/python_json.ts";
 import { pythonTruthy } from "../_util/python_values.ts";
+import { isRecord } from "../_util/is_record.ts";
 
 /** A batch's operations once their arguments have been checked. */
 export type CheckedOperations = Record<string, unknown>[];
@@ -54,7 +55,7 @@ export function checkBatchArguments(
   }
   const ops: CheckedOperations = [];
   for (const [i, op] of operations.entries()) {
-    if (pythonTruthy(op) && !isPlainObject(op)) {
+    if (pythonTruthy(op) && !isRecord(op)) {
       return {
         result: argumentError(
           `operations[${i}] must be an object like {"action": "add", "content": "..."} (got ${
@@ -63,7 +64,7 @@ export function checkBatchArguments(
         ),
       };
     }
-    const o = isPlainObject(op) ? op : {};
+    const o = isRecord(op) ? op : {};
     if (o.action !== null && typeof o.action === "object") {
       return { result: notAStringResult(`operations[${i}].action`, o.action) };
     }
@@ -153,10 +154,6 @@ export function applyBatch(
     }
   }
   return { work, replaced, removed };
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 function jsonTypeName(value: unknown): string {

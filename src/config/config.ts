@@ -27,6 +27,7 @@ import {
   pythonYamlProblem,
   pythonYamlToJS,
 } from "./yaml_python.ts";
+import { isPlainObject } from "../_util/is_record.ts";
 
 // PyYAML's safe_load: YAML 1.1 resolved by PyYAML's own rules (see
 // yaml_schema.ts), `<<` merges, a repeated key keeps its last value.
@@ -419,10 +420,4 @@ function sameScalar(current: unknown, next: unknown): boolean {
     return current.getTime() === next.getTime();
   }
   return current === next;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== "object") return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }

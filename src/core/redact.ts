@@ -7,6 +7,8 @@
  * @module
  */
 
+import { isPlainObject } from "../_util/is_record.ts";
+
 /** The text every masked secret becomes. */
 export const REDACTED = "[redacted]";
 // A value cut from an already masked text (a bare run may stop before "]").
@@ -351,11 +353,6 @@ function scrubString(text: string, ctx: RedactionContext): string {
     last = m.index + m[0].length;
   }
   return out + scrubSegment(text.slice(last), ctx);
-}
-
-function isPlainObject(value: object): boolean {
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 
 function copyScrubbed(

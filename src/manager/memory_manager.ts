@@ -138,7 +138,7 @@ export class MemoryManager {
     return this.#entries.filter((e) => e.external);
   }
 
-  /** Queues background work (started on first use); refused once shutdown began. */
+  /** Queues end-of-turn work; refused (with a warning) once shutdown began. */
   #submit(kind: BackgroundTaskKind, task: () => unknown): void {
     if (this.#queue.closed) {
       log(

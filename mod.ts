@@ -84,32 +84,31 @@ export {
   openMemory,
   type OpenMemoryOptions,
 } from "./src/agent/open_memory.ts";
-export {
-  type CommitSessionBoundaryOptions,
-  type ManagerPreCompressOptions,
-  MemoryManager,
-  type MemoryManagerOptions,
-  type NotifyMemoryToolWriteOptions,
-  type ShutdownDrainState,
-  type ShutdownDrainStatus,
-  type SyncAllOptions,
-} from "./src/manager/memory_manager.ts";
+export { MemoryManager } from "./src/manager/memory_manager.ts";
+export type {
+  CommitSessionBoundaryOptions,
+  ManagerPreCompressOptions,
+  MemoryManagerOptions,
+  NotifyMemoryToolWriteOptions,
+  ShutdownDrainState,
+  ShutdownDrainStatus,
+  SyncAllOptions,
+} from "./src/manager/manager_options.ts";
 
 // Built-in store
 export {
   BuiltinMemoryProvider,
   type BuiltinMemoryProviderOptions,
 } from "./src/builtin/builtin_provider.ts";
+export { type MemoryResult, MemoryStore } from "./src/builtin/memory_store.ts";
 export {
   type MemoryFilePaths,
   memoryFilePaths,
-  type MemoryResult,
-  MemoryStore,
   readStoreUsage,
   resetMemoryFiles,
   type ResetTarget,
   type StoreUsage,
-} from "./src/builtin/memory_store.ts";
+} from "./src/builtin/memory_files.ts";
 export type {
   MemoryToolCallOptions,
   MemoryWriteOrigin,

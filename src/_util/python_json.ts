@@ -10,10 +10,8 @@
 /** Options of {@linkcode pythonJsonDumps}. */
 interface PythonJsonDumpsOptions {
   /**
-   * Escape every non-ASCII character as `\uXXXX` (surrogate pairs for
-   * astral characters), like Python's default `ensure_ascii=True`.
-   *
-   * @default {false}
+   * Escape every non-ASCII character as `\uXXXX` (surrogate pairs for astral
+   * characters), like Python's default `ensure_ascii=True` (default `false`).
    */
   ensureAscii?: boolean;
 }
@@ -40,22 +38,8 @@ const SHORT_ESCAPES: Record<string, string> = {
  * `repr` (`1e-05`, `1.5e+16`); `NaN` and the infinities print as Python does
  * (`NaN`, `Infinity`, `-Infinity`).
  *
- * @param value A JSON-like value (plain objects, arrays, `Map`s with string
- * keys, strings, numbers, booleans, `null`).
- * @param options Whether to escape non-ASCII characters.
- * @returns The JSON text.
  * @throws {TypeError} When the value holds a circular reference, a function,
  * a symbol or a bigint.
- *
- * @example Python spacing and literal non-ASCII text
- * ```ts
- * import { pythonJsonDumps } from "./python_json.ts";
- * import assert from "node:assert/strict";
- * assert.equal(
- *   pythonJsonDumps({ success: true, usage: "5% — 110/2,200 chars", n: [1, 2] }),
- *   '{"success": true, "usage": "5% — 110/2,200 chars", "n": [1, 2]}',
- * );
- * ```
  */
 export function pythonJsonDumps(
   value: unknown,

@@ -43,20 +43,7 @@ export const PYTHON_WHITESPACE_CLASS: string = [...PYTHON_WHITESPACE]
   .map((c) => `\\u{${c.toString(16)}}`)
   .join("");
 
-/**
- * Tells whether a character is whitespace by Python's `str.isspace()`.
- *
- * @param ch One character (code point).
- * @returns `true` for whitespace.
- *
- * @example Python's whitespace includes NBSP
- * ```ts
- * import { isPythonWhitespace } from "./python_text.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isPythonWhitespace("\u00a0"), true);
- * assert.equal(isPythonWhitespace("\ufeff"), false);
- * ```
- */
+/** Tells whether a character is whitespace by Python's `str.isspace()`. */
 export function isPythonWhitespace(ch: string): boolean {
   return ch.length > 0 && PYTHON_WHITESPACE.has(ch.codePointAt(0) as number);
 }
@@ -67,7 +54,6 @@ export function isPythonWhitespace(ch: string): boolean {
  * removes).
  *
  * @param text The text.
- * @returns The trimmed text.
  *
  * @example Trimming like Python's str.strip()
  * ```ts
@@ -83,4 +69,27 @@ export function pythonStrip(text: string): string {
   while (start < end && PYTHON_WHITESPACE.has(text.charCodeAt(start))) start++;
   while (end > start && PYTHON_WHITESPACE.has(text.charCodeAt(end - 1))) end--;
   return text.slice(start, end);
+}
+
+/** The length of a string in Unicode code points (Python's `len`). */
+export function codePointLength(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    // A high surrogate followed by a low one is a single code point.
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) i++;
+    }
+    n++;
+  }
+  return n;
+}
+
+/** Formats an integer with comma thousands separators, like Python's `f"{n:,}"`. */
+export function formatThousands(n: number): string {
+  const int = Math.trunc(n);
+  const digits = String(Math.abs(int));
+  const grouped = digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return int < 0 ? `-${grouped}` : grouped;
 }

@@ -10,7 +10,6 @@ import { pythonStrip } from "./python_text.ts";
  * `false`, `null`, `0`, `NaN`, `""`, `[]` and `{}` are false; everything
  * else, the string `"false"` included, is true.
  *
- * @param value The value.
  * @returns Its truthiness.
  *
  * @example Python truthiness
@@ -42,7 +41,6 @@ const FLOAT_TEXT =
  * raises: booleans are 0/1, finite numbers truncate, strings must be a
  * base-10 integer (surrounding whitespace and `_` between digits allowed).
  *
- * @param value The value.
  * @returns The integer, or `undefined`.
  *
  * @example Python's int()
@@ -74,7 +72,6 @@ export function pythonInt(value: unknown): number | undefined {
  * raises: booleans are 0/1, numbers as they are, strings in Python's float
  * syntax (`" 2.5 "`, `"1e3"`, `"inf"`, `"nan"`, `"1_000"`).
  *
- * @param value The value.
  * @returns The number, or `undefined`.
  *
  * @example Python's float()

@@ -80,7 +80,6 @@ export interface OpenedMemory extends AsyncDisposable {
    * `old_text`, `operations`) on the built-in store and mirrors a
    * committed write to the external provider.
    *
-   * @param args The model's arguments.
    * @returns The tool's JSON result string, for the model.
    */
   memoryTool(args: Record<string, unknown>): Promise<string>;

@@ -1,10 +1,6 @@
 /**
- * The `operations` batch of the `memory` tool, apart from the store that
- * locks and writes: the argument checks made before the file is locked,
- * and the all-or-nothing application of the operations to the entries read
- * under the lock. Also the argument-error results the store and the tool
- * share. Results are `MemoryResult` objects (plain JSON objects with
- * Hermes' keys, in Hermes' order). Not public API.
+ * The `operations` batch of the `memory` tool: argument checks before the
+ * lock, and the all-or-nothing application to the entries read under it.
  *
  * @module
  */
@@ -12,6 +8,8 @@
 import { pythonStrip } from "./memory_format.ts";
 import { scanMemoryContent } from "./threat_scan.ts";
 import { pythonJsonDumps, pythonStr } from "../_util/python_json.ts";
+import { pythonTruthy } from "../_util/python_values.ts";
+import { isRecord } from "../_util/is_record.ts";
 
 /** A batch's operations once their arguments have been checked. */
 export type CheckedOperations = Record<string, unknown>[];
@@ -31,14 +29,7 @@ export type BatchOutcome =
   | { abort: string }
   | { result: Record<string, unknown> };
 
-/**
- * The indexes of the entries containing `old` (a case-sensitive
- * substring).
- *
- * @param entries The entries.
- * @param old The substring.
- * @returns The matching indexes, in order.
- */
+/** The indexes of the entries containing `old` (a case-sensitive substring). */
 export function findCandidates(
   entries: readonly string[],
   old: string,
@@ -55,9 +46,6 @@ export function findCandidates(
  * list of objects (an empty or falsy operation counts as one with no
  * action), string actions, and every add/replace `content` a string that
  * passes the threat scan as given (before trimming).
- *
- * @param operations The `operations` argument.
- * @returns The operations, or the error result to return.
  */
 export function checkBatchArguments(
   operations: readonly unknown[],
@@ -67,7 +55,7 @@ export function checkBatchArguments(
   }
   const ops: CheckedOperations = [];
   for (const [i, op] of operations.entries()) {
-    if (isTruthy(op) && !isPlainObject(op)) {
+    if (pythonTruthy(op) && !isRecord(op)) {
       return {
         result: argumentError(
           `operations[${i}] must be an object like {"action": "add", "content": "..."} (got ${
@@ -76,7 +64,7 @@ export function checkBatchArguments(
         ),
       };
     }
-    const o = isPlainObject(op) ? op : {};
+    const o = isRecord(op) ? op : {};
     if (o.action !== null && typeof o.action === "object") {
       return { result: notAStringResult(`operations[${i}].action`, o.action) };
     }
@@ -85,7 +73,7 @@ export function checkBatchArguments(
   for (const [i, op] of ops.entries()) {
     if (
       (op.action === "add" || op.action === "replace") &&
-      isTruthy(op.content)
+      pythonTruthy(op.content)
     ) {
       if (typeof op.content !== "string") {
         return {
@@ -108,10 +96,6 @@ export function checkBatchArguments(
  * the effects of the earlier ones: duplicate adds are skipped, and
  * replace/remove find one entry by substring (several matches must be the
  * same entry). The budget is not checked here.
- *
- * @param entries The entries read under the lock.
- * @param ops The checked operations.
- * @returns The entries to write, or why the batch stops.
  */
 export function applyBatch(
   entries: readonly string[],
@@ -122,19 +106,19 @@ export function applyBatch(
   const removed: Record<string, string> = {};
   for (const [i, op] of ops.entries()) {
     for (const key of ["content", "old_text"]) {
-      if (isTruthy(op[key]) && typeof op[key] !== "string") {
+      if (pythonTruthy(op[key]) && typeof op[key] !== "string") {
         return { result: notAStringResult(`operations[${i}].${key}`, op[key]) };
       }
     }
     const action = op.action;
     const content = pythonStrip(
-      isTruthy(op.content) ? op.content as string : "",
+      pythonTruthy(op.content) ? op.content as string : "",
     );
     const old = pythonStrip(
-      isTruthy(op.old_text) ? op.old_text as string : "",
+      pythonTruthy(op.old_text) ? op.old_text as string : "",
     );
     const pos = `Operation ${i + 1} (${
-      isTruthy(action) ? pythonStr(action) : "unknown"
+      pythonTruthy(action) ? pythonStr(action) : "unknown"
     })`;
     if (action === "add") {
       if (content === "") return { abort: `${pos}: content is required.` };
@@ -172,20 +156,6 @@ export function applyBatch(
   return { work, replaced, removed };
 }
 
-// Python truthiness of a JSON value.
-function isTruthy(value: unknown): boolean {
-  if (value === null || value === undefined || value === false) return false;
-  if (typeof value === "number") return value !== 0 && !Number.isNaN(value);
-  if (typeof value === "string") return value.length > 0;
-  if (Array.isArray(value)) return value.length > 0;
-  if (typeof value === "object") return Object.keys(value).length > 0;
-  return true;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
 function jsonTypeName(value: unknown): string {
   if (Array.isArray(value)) return "an array";
   if (value === null) return "null";
@@ -207,17 +177,6 @@ function argumentError(message: string): Record<string, unknown> {
  * The result for a `memory` tool argument that is not a string where Hermes
  * expects one (and would raise): one error naming the argument and what it
  * was; nothing is changed.
- *
- * @param name The argument, e.g. `content` or `operations[0].old_text`.
- * @param value What was sent instead.
- * @returns The error result (`error` first, like Hermes' `tool_error`).
- *
- * @example Refusing a number as content
- * ```ts
- * import { notAStringResult } from "./_memory_batch.ts";
- * import assert from "node:assert/strict";
- * assert.match(String(notAStringResult("content", 12345).error), /^'content' must be a string \(got a number 12345\)/);
- * ```
  */
 export function notAStringResult(
   name: string,

@@ -107,18 +107,12 @@ export class BuiltinMemoryProvider extends MemoryProvider {
   /**
    * The session's store, or `null` before `initialize` and when both
    * targets are disabled.
-   *
-   * @returns The store.
    */
   get store(): MemoryStore | null {
     return this.#store;
   }
 
-  /**
-   * Always available: the store needs nothing but the file system.
-   *
-   * @returns `true`.
-   */
+  /** Always available: the store needs nothing but the file system. */
   override isAvailable(): boolean {
     return true;
   }
@@ -127,9 +121,7 @@ export class BuiltinMemoryProvider extends MemoryProvider {
    * Builds the store from config (unless one was given) and loads it,
    * freezing the system-prompt snapshot for the session.
    *
-   * @param _sessionId The session id (unused).
    * @param options `hermesHome` is used when the constructor had none.
-   * @returns A promise that resolves once loaded.
    */
   override async initialize(
     _sessionId: string,
@@ -142,9 +134,7 @@ export class BuiltinMemoryProvider extends MemoryProvider {
    * Like {@linkcode BuiltinMemoryProvider.initialize}, but a missing memory
    * folder is left missing (previews write nothing).
    *
-   * @param _sessionId The session id (unused).
    * @param options `hermesHome` is used when the constructor had none.
-   * @returns A promise that resolves once loaded.
    */
   override async initializeForInspection(
     _sessionId: string,
@@ -208,8 +198,6 @@ export class BuiltinMemoryProvider extends MemoryProvider {
   /**
    * The `memory` tool schema for this store's enabled targets, or `null`
    * when the tool should not be offered.
-   *
-   * @returns The schema.
    */
   memoryToolSchema(): ToolSchema | null {
     const store = this.#store;
@@ -223,7 +211,6 @@ export class BuiltinMemoryProvider extends MemoryProvider {
   /**
    * Runs a `memory` tool call against this session's store.
    *
-   * @param args The model's arguments.
    * @param options How to get approval when `memory.write_approval` is on.
    * @returns The JSON result string.
    */
@@ -234,9 +221,7 @@ export class BuiltinMemoryProvider extends MemoryProvider {
     return handleMemoryToolCall(this.#store, args, options);
   }
 
-  /**
-   * A new user turn: resets the per-turn consolidation-failure count.
-   */
+  /** A new user turn: resets the per-turn consolidation-failure count. */
   override onTurnStart(): void {
     this.#store?.resetTurnFailures();
   }

@@ -1,10 +1,7 @@
 /**
- * The text format of the built-in store (`MEMORY.md` / `USER.md`): parsing,
- * serialising, Python-compatible trimming, code-point sizes, usage strings and
- * the system-prompt block rendering.
- *
- * Every length here counts Unicode code points, as Python does, so limit
- * decisions and the numbers shown to the model match Hermes exactly.
+ * The text format of `MEMORY.md` / `USER.md`: parsing, serialising, usage
+ * strings and the system-prompt block. Lengths are Unicode code points, as
+ * Python counts them, so limits and numbers match Hermes.
  *
  * @module
  */
@@ -25,55 +22,17 @@ const BLOCK_RULE: string = "\u2550".repeat(46);
 
 import { pythonStrip } from "../_util/python_text.ts";
 
+import { codePointLength, formatThousands } from "../_util/python_text.ts";
+
 export {
+  codePointLength,
+  formatThousands,
   isPythonWhitespace,
   PYTHON_WHITESPACE_CLASS,
   pythonStrip,
 } from "../_util/python_text.ts";
 
-/**
- * The length of a string in Unicode code points (Python's `len`).
- *
- * @param text The text.
- * @returns The number of code points.
- *
- * @example Counting code points, not UTF-16 units
- * ```ts
- * import { codePointLength } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * assert.equal(codePointLength("🧠 ok"), 4);
- * ```
- */
-export function codePointLength(text: string): number {
-  let n = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    // A high surrogate followed by a low one is a single code point.
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const d = text.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-    }
-    n++;
-  }
-  return n;
-}
-
-/**
- * Slices a string by code points, like Python's `text[start:end]` for
- * non-negative bounds.
- *
- * @param text The text.
- * @param start The first code point to keep.
- * @param end One past the last code point to keep (default: the end).
- * @returns The slice.
- *
- * @example Slicing without splitting an emoji
- * ```ts
- * import { sliceCodePoints } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * assert.equal(sliceCodePoints("a🧠bc", 0, 2), "a🧠");
- * ```
- */
+/** Slices a string by code points, like Python's `text[start:end]` for non-negative bounds. */
 export function sliceCodePoints(
   text: string,
   start: number,
@@ -83,82 +42,22 @@ export function sliceCodePoints(
 }
 
 /**
- * Formats an integer with comma thousands separators, like Python's
- * `f"{n:,}"`.
- *
- * @param n The number (truncated to an integer).
- * @returns The grouped digits, e.g. `"1,364"`.
- *
- * @example Grouping thousands
- * ```ts
- * import { formatThousands } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * assert.equal(formatThousands(2200), "2,200");
- * assert.equal(formatThousands(-1234567), "-1,234,567");
- * ```
- */
-export function formatThousands(n: number): string {
-  const int = Math.trunc(n);
-  const digits = String(Math.abs(int));
-  const grouped = digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  return int < 0 ? `-${grouped}` : grouped;
-}
-
-/**
  * The usage percentage: `min(100, trunc(cur / limit * 100))`, `0` when the
  * limit is not positive (Python's float arithmetic, so `29/100` gives 28).
- *
- * @param current The current size in characters.
- * @param limit The budget in characters.
- * @returns The whole percentage.
- *
- * @example Truncating the percentage like Python
- * ```ts
- * import { usagePercent } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * assert.equal(usagePercent(29, 100), 28);
- * assert.equal(usagePercent(5000, 2200), 100);
- * ```
  */
 export function usagePercent(current: number, limit: number): number {
   if (limit <= 0) return 0;
   return Math.min(100, Math.trunc((current / limit) * 100));
 }
 
-/**
- * The usage string of a success result: `"<pct>% — <cur>/<lim> chars"`.
- *
- * @param current The current size in characters.
- * @param limit The budget in characters.
- * @returns The usage string.
- *
- * @example A success usage string
- * ```ts
- * import { formatUsage } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * assert.equal(formatUsage(1364, 2200), "62% — 1,364/2,200 chars");
- * ```
- */
+/** The usage string of a success result: `"<pct>% — <cur>/<lim> chars"`. */
 export function formatUsage(current: number, limit: number): string {
   return `${usagePercent(current, limit)}% \u2014 ${formatThousands(current)}/${
     formatThousands(limit)
   } chars`;
 }
 
-/**
- * The usage string of a failure result: `"<cur>/<lim>"`.
- *
- * @param current The size before the attempted change.
- * @param limit The budget in characters.
- * @returns The usage string.
- *
- * @example A failure usage string
- * ```ts
- * import { formatShortUsage } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * assert.equal(formatShortUsage(2150, 2200), "2,150/2,200");
- * ```
- */
+/** The usage string of a failure result: `"<cur>/<lim>"`. */
 export function formatShortUsage(current: number, limit: number): string {
   return `${formatThousands(current)}/${formatThousands(limit)}`;
 }
@@ -168,54 +67,18 @@ export function formatShortUsage(current: number, limit: number): string {
  * trim each piece (Python `strip`), drop empty pieces. Duplicates are kept;
  * see {@linkcode dedupeEntries}. Line endings are already `\n` when the text
  * comes from {@linkcode decodeMemoryBytes}.
- *
- * @param text The file's text.
- * @returns The entries in file order.
- *
- * @example Splitting only on the full delimiter
- * ```ts
- * import { splitEntries } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(splitEntries("a §\n§\n b\n§\n"), ["a §", "b"]);
- * ```
  */
 export function splitEntries(text: string): string[] {
   if (pythonStrip(text) === "") return [];
   return text.split(ENTRY_DELIMITER).map(pythonStrip).filter((e) => e !== "");
 }
 
-/**
- * Collapses exact duplicates, keeping each entry's first occurrence and the
- * order.
- *
- * @param entries The entries.
- * @returns A new array without duplicates.
- *
- * @example Keeping the first of each duplicate
- * ```ts
- * import { dedupeEntries } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(dedupeEntries(["a", "b", "a"]), ["a", "b"]);
- * ```
- */
+/** Collapses exact duplicates, keeping each entry's first occurrence and the order. */
 export function dedupeEntries(entries: readonly string[]): string[] {
   return [...new Set(entries)];
 }
 
-/**
- * Parses a memory file's text the way a load does: split, trim, drop empty
- * pieces, then dedupe.
- *
- * @param text The file's text.
- * @returns The entries.
- *
- * @example Parsing a file's text
- * ```ts
- * import { parseEntries } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(parseEntries("x\n§\ny\n§\nx"), ["x", "y"]);
- * ```
- */
+/** Parses a memory file's text the way a load does: split, trim, drop empty pieces, then dedupe. */
 export function parseEntries(text: string): string[] {
   return dedupeEntries(splitEntries(text));
 }
@@ -223,16 +86,6 @@ export function parseEntries(text: string): string[] {
 /**
  * Serialises entries as a memory file: joined with the delimiter, no
  * leading or trailing newline; no entries give `""`.
- *
- * @param entries The entries.
- * @returns The file text.
- *
- * @example Joining entries with the delimiter
- * ```ts
- * import { serializeEntries } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * assert.equal(serializeEntries(["a", "b"]), "a\n§\nb");
- * ```
  */
 export function serializeEntries(entries: readonly string[]): string {
   return entries.join(ENTRY_DELIMITER);
@@ -241,16 +94,6 @@ export function serializeEntries(entries: readonly string[]): string {
 /**
  * A store's size: the code-point length of its serialised text (entry
  * lengths plus 3 per gap; `0` when empty).
- *
- * @param entries The entries.
- * @returns The size in characters.
- *
- * @example Size in characters, 3 per delimiter
- * ```ts
- * import { entriesSize } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * assert.equal(entriesSize(["ab", "c"]), 6);
- * ```
  */
 export function entriesSize(entries: readonly string[]): number {
   if (entries.length === 0) return 0;
@@ -262,16 +105,6 @@ export function entriesSize(entries: readonly string[]): number {
 /**
  * The 80-character preview used in ambiguity results: the first 80 code
  * points, plus `"..."` when the entry is longer.
- *
- * @param entry The entry.
- * @returns The preview.
- *
- * @example Previewing a long entry
- * ```ts
- * import { previewEntry } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * assert.equal(previewEntry("x".repeat(81)), "x".repeat(80) + "...");
- * ```
  */
 export function previewEntry(entry: string): string {
   return codePointLength(entry) > 80
@@ -279,19 +112,7 @@ export function previewEntry(entry: string): string {
     : entry;
 }
 
-/**
- * The file name of a target: `USER.md` for `user`, `MEMORY.md` otherwise.
- *
- * @param target The target.
- * @returns The file name.
- *
- * @example The file of a target
- * ```ts
- * import { memoryFileName } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * assert.equal(memoryFileName("user"), "USER.md");
- * ```
- */
+/** The file name of a target: `USER.md` for `user`, `MEMORY.md` otherwise. */
 export function memoryFileName(target: MemoryTarget | string): string {
   return target === "user" ? "USER.md" : "MEMORY.md";
 }
@@ -302,19 +123,6 @@ export function memoryFileName(target: MemoryTarget | string): string {
  * renders as `""` (no block at all). Over budget, the header ends
  * `⚠ OVER BUDGET`; beyond `max(2 × limit, 4000)` characters the body keeps
  * its first 70 % and last 20 % of that cap around a truncation marker.
- *
- * @param target Which block: `memory` or `user`.
- * @param entries The (already sanitised) entries.
- * @param limit The target's budget in characters.
- * @returns The block text, or `""` when there are no entries.
- *
- * @example Rendering the user profile block
- * ```ts
- * import { renderMemoryBlock } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * const block = renderMemoryBlock("user", ["Name: Ada"], 1375);
- * assert.equal(block.split("\n")[1], "USER PROFILE (who the user is) [0% — 9/1,375 chars]");
- * ```
  */
 export function renderMemoryBlock(
   target: MemoryTarget,
@@ -351,18 +159,7 @@ export function renderMemoryBlock(
  * `Path.read_text(encoding="utf-8")`): strict UTF-8, a leading BOM kept as
  * U+FEFF, and universal newlines (`\r\n` and a lone `\r` become `\n`).
  *
- * @param bytes The raw file content.
- * @returns The text.
  * @throws {TypeError} When the bytes are not valid UTF-8.
- *
- * @example Decoding a file written on Windows
- * ```ts
- * import { decodeMemoryBytes } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * assert.equal(decodeMemoryBytes(new TextEncoder().encode("a\r\n§\r\nb")), "a\n§\nb");
- * assert.equal(decodeMemoryBytes(new Uint8Array([0xef, 0xbb, 0xbf, 0x61])), "\ufeffa");
- * assert.throws(() => decodeMemoryBytes(new Uint8Array([0xff])));
- * ```
  */
 export function decodeMemoryBytes(bytes: Uint8Array): string {
   const text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
@@ -373,17 +170,6 @@ export function decodeMemoryBytes(bytes: Uint8Array): string {
 /**
  * The first lone surrogate in a string (a UTF-16 half without its pair,
  * which UTF-8 cannot store), or `undefined` when there is none.
- *
- * @param text The text.
- * @returns The lone surrogate's code, e.g. `0xd800`, or `undefined`.
- *
- * @example Finding a lone surrogate
- * ```ts
- * import { findLoneSurrogate } from "./memory_format.ts";
- * import assert from "node:assert/strict";
- * assert.equal(findLoneSurrogate("ok \ud800"), 0xd800);
- * assert.equal(findLoneSurrogate("🧠"), undefined);
- * ```
  */
 export function findLoneSurrogate(text: string): number | undefined {
   if (text.isWellFormed()) return undefined;

@@ -1,21 +1,13 @@
 /**
- * The built-in memory store: `$HERMES_HOME/memories/MEMORY.md` (the agent's
- * notes) and `USER.md` (the user profile), two §-delimited lists of entries
- * with whole-file character budgets.
- *
- * Every mutation takes the target's cross-process lock (`<file>.lock`),
- * re-reads the file from disk, validates, and replaces the file atomically,
- * so concurrent sessions never lose each other's entries. The system-prompt
- * view is a snapshot frozen at {@linkcode MemoryStore.loadFromDisk}: writes
- * during a session change disk and the live entries, never the snapshot.
- *
- * Results are plain objects whose keys and key order are those of Hermes
- * Agent's `memory` tool; serialise them with `pythonJsonDumps`.
+ * The built-in `MEMORY.md` / `USER.md` store of one session. Every mutation
+ * locks the file, re-reads it, validates and replaces it atomically, so
+ * concurrent sessions never lose each other's entries; the system-prompt view
+ * is frozen at load. Results keep the keys and key order of Hermes' `memory`
+ * tool.
  *
  * @module
  */
 
-import { join } from "node:path";
 import { withFileLock } from "../io/file_lock.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
@@ -30,14 +22,13 @@ import {
   formatThousands,
   formatUsage,
   memoryFileName,
+  parseEntries,
   previewEntry,
   pythonStrip,
   renderMemoryBlock,
   splitEntries,
 } from "./memory_format.ts";
 import { sanitizeMemoryEntry, scanMemoryContent } from "./threat_scan.ts";
-import { configFlag, configSwitch } from "../config/config_values.ts";
-import { pythonInt } from "../_util/python_values.ts";
 import {
   applyBatch,
   checkBatchArguments,
@@ -46,9 +37,13 @@ import {
 import {
   driftResult,
   hasDrift,
+  type MemoryFilePaths,
+  memoryFilePaths,
+  readMemoryConfig,
   readMemoryFile,
+  TARGETS,
   writeMemoryEntries,
-} from "./_memory_file.ts";
+} from "./memory_files.ts";
 
 /**
  * A result of a store operation or of the `memory` tool: a JSON object with
@@ -59,32 +54,6 @@ import {
  */
 export type MemoryResult = Record<string, unknown>;
 
-/** One operation of a batch (`operations` argument of the `memory` tool). */
-interface MemoryOperation {
-  /** `add`, `replace` or `remove`. */
-  action?: unknown;
-  /** The entry text (add) or the complete new entry (replace). */
-  content?: unknown;
-  /** A short unique substring (or the exact text) of the entry to change. */
-  old_text?: unknown;
-  /** Any other key is ignored. */
-  [key: string]: unknown;
-}
-
-/** The built-in store's settings from the `memory:` section of `config.yaml`. */
-interface MemoryConfig {
-  /** `memory.memory_enabled` (default `true`). */
-  memoryEnabled: boolean;
-  /** `memory.user_profile_enabled` (default `true`). */
-  userProfileEnabled: boolean;
-  /** `memory.memory_char_limit` (default 2200). */
-  memoryCharLimit: number;
-  /** `memory.user_char_limit` (default 1375). */
-  userCharLimit: number;
-  /** `memory.write_approval` (default `false`). */
-  writeApproval: boolean;
-}
-
 /** Options of {@linkcode MemoryStore}. */
 interface MemoryStoreOptions {
   /**
@@ -92,84 +61,21 @@ interface MemoryStoreOptions {
    * on every call with `getHermesHome()`, so a profile switch is honoured.
    */
   hermesHome?: string;
-  /**
-   * The budget of `MEMORY.md` in characters.
-   *
-   * @default {2200}
-   */
+  /** The budget of `MEMORY.md` in characters (default `2200`). */
   memoryCharLimit?: number;
-  /**
-   * The budget of `USER.md` in characters.
-   *
-   * @default {1375}
-   */
+  /** The budget of `USER.md` in characters (default `1375`). */
   userCharLimit?: number;
-  /**
-   * Whether `MEMORY.md` is enabled; writes to a disabled target are refused.
-   *
-   * @default {true}
-   */
+  /** Whether `MEMORY.md` is enabled; writes to a disabled target are refused (default `true`). */
   memoryEnabled?: boolean;
-  /**
-   * Whether `USER.md` is enabled; writes to a disabled target are refused.
-   *
-   * @default {true}
-   */
+  /** Whether `USER.md` is enabled; writes to a disabled target are refused (default `true`). */
   userProfileEnabled?: boolean;
   /**
    * Whether `memory.write_approval` is on: `memory` tool writes then need
-   * approval (see `handleMemoryToolCall`). The store's own methods always
-   * write directly.
-   *
-   * @default {false}
+   * approval (see `handleMemoryToolCall`). The store's own methods always write
+   * directly (default `false`).
    */
   writeApproval?: boolean;
 }
-
-/**
- * Paths of the built-in store's files under one profile home.
- *
- * @category Built-in store
- */
-export interface MemoryFilePaths {
-  /** `<home>/memories`. */
-  dir: string;
-  /** `<home>/memories/MEMORY.md`. */
-  memory: string;
-  /** `<home>/memories/USER.md`. */
-  user: string;
-}
-
-/**
- * What {@linkcode readStoreUsage} reports for one target.
- *
- * @category Built-in store
- */
-export interface StoreUsage {
-  /** The file's path. */
-  path: string;
-  /** Whether the file exists. */
-  exists: boolean;
-  /** Whether it could be read and decoded (`true` when missing). */
-  readable: boolean;
-  /** Whether the target is enabled in config. */
-  enabled: boolean;
-  /** The file's size in bytes (`0` when missing). */
-  bytes: number;
-  /** The store's size in characters, as the memory tool counts it. */
-  chars: number;
-  /** The target's budget in characters. */
-  limit: number;
-  /** How many entries the file holds (after dedupe). */
-  entryCount: number;
-}
-
-/**
- * Which files {@linkcode resetMemoryFiles} deletes.
- *
- * @category Built-in store
- */
-export type ResetTarget = "all" | "memory" | "user";
 
 /** How many consolidation failures a turn may return before the terminal one. */
 const CONSOLIDATION_FAILURE_LIMIT = 3;
@@ -177,186 +83,6 @@ const CONSOLIDATION_FAILURE_LIMIT = 3;
 const SUCCESS_NOTE =
   "Write saved. This update is complete \u2014 do not repeat it.";
 const BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing).";
-const TARGETS: readonly MemoryTarget[] = ["memory", "user"];
-
-/**
- * Reads the built-in store's settings from a parsed `config.yaml` as Hermes
- * does (see the coercion table in `config_values.ts`): the enable flags by
- * Python truthiness (absent = on; a quoted `"false"` is on, as in Hermes),
- * the limits by `int()` (`"2000"` → 2000, `3000.9` → 3000, zero or negative
- * kept; when `memory_char_limit` cannot be read both limits take their
- * defaults, when only `user_char_limit` cannot, it alone does, as Hermes'
- * `load_on_disk_store`), `write_approval` by its switch words.
- *
- * @param config The whole parsed config (the `memory:` section is read).
- * @returns The settings.
- *
- * @example Reading limits and flags with defaults
- * ```ts
- * import { readMemoryConfig } from "./memory_store.ts";
- * import assert from "node:assert/strict";
- * const c = readMemoryConfig({ memory: { user_char_limit: "2000", memory_enabled: false } });
- * assert.equal(c.userCharLimit, 2000);
- * assert.equal(c.memoryCharLimit, 2200);
- * assert.equal(c.memoryEnabled, false);
- * ```
- */
-export function readMemoryConfig(
-  config: HermesConfig | undefined,
-): MemoryConfig {
-  const raw = config?.memory;
-  const section = raw !== null && typeof raw === "object" && !Array.isArray(raw)
-    ? raw as Record<string, unknown>
-    : {};
-  const limit = (key: string, fallback: number): number | undefined =>
-    Object.hasOwn(section, key) ? pythonInt(section[key]) : fallback;
-  let memoryCharLimit = limit("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT);
-  let userCharLimit = memoryCharLimit === undefined
-    ? DEFAULT_USER_CHAR_LIMIT
-    : limit("user_char_limit", DEFAULT_USER_CHAR_LIMIT);
-  memoryCharLimit ??= DEFAULT_MEMORY_CHAR_LIMIT;
-  userCharLimit ??= DEFAULT_USER_CHAR_LIMIT;
-  return {
-    memoryEnabled: configFlag(section.memory_enabled, true),
-    userProfileEnabled: configFlag(section.user_profile_enabled, true),
-    memoryCharLimit,
-    userCharLimit,
-    writeApproval: configSwitch(section.write_approval),
-  };
-}
-
-/**
- * The paths of the built-in store's files under a profile home.
- *
- * @param hermesHome The profile home (default: the active one).
- * @returns The directory and the two file paths.
- *
- * @example Locating the store's files
- * ```ts
- * import { memoryFilePaths } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(memoryFilePaths("/h").user, "/h/memories/USER.md");
- * ```
- *
- * @category Built-in store
- */
-export function memoryFilePaths(hermesHome?: string): MemoryFilePaths {
-  const dir = join(hermesHome ?? getHermesHome(), "memories");
-  return { dir, memory: join(dir, "MEMORY.md"), user: join(dir, "USER.md") };
-}
-
-/**
- * Reports, per target, the file's path, presence, size in bytes and
- * characters, budget and entry count, without creating anything (for
- * `hermes memory status`).
- *
- * @param hermesHome The profile home (default: the active one).
- * @param config The parsed `config.yaml` (limits and flags come from it).
- * @returns Usage of `memory` and `user`.
- *
- * @example Usage of a profile without memory files
- * ```ts
- * import { readStoreUsage } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const usage = await readStoreUsage("/nonexistent-home", {});
- * assert.equal(usage.memory.exists, false);
- * assert.equal(usage.user.limit, 1375);
- * ```
- *
- * @category Built-in store
- */
-export async function readStoreUsage(
-  hermesHome?: string,
-  config?: HermesConfig,
-): Promise<Record<MemoryTarget, StoreUsage>> {
-  const paths = memoryFilePaths(hermesHome);
-  const settings = readMemoryConfig(config);
-  const result = {} as Record<MemoryTarget, StoreUsage>;
-  for (const target of TARGETS) {
-    const path = paths[target];
-    const file = await readMemoryFile(path);
-    const entries = file.state === "ok"
-      ? dedupeEntries(splitEntries(file.text))
-      : [];
-    result[target] = {
-      path,
-      exists: file.state !== "missing",
-      readable: file.state !== "unreadable",
-      enabled: target === "user"
-        ? settings.userProfileEnabled
-        : settings.memoryEnabled,
-      bytes: file.state === "ok"
-        ? file.bytes.length
-        : file.state === "unreadable"
-        ? file.size
-        : 0,
-      chars: entriesSize(entries),
-      limit: target === "user"
-        ? settings.userCharLimit
-        : settings.memoryCharLimit,
-      entryCount: entries.length,
-    };
-  }
-  return result;
-}
-
-/**
- * Deletes the built-in store's files (not their `.lock` or `.bak.*`
- * siblings), each under its lock so a concurrent write is not torn. Running
- * sessions keep their frozen snapshot; their next write sees the file gone.
- *
- * @param hermesHome The profile home (default: the active one).
- * @param target `all` (default), `memory` or `user`.
- * @returns The paths that existed and were deleted.
- * @throws {RangeError} When `target` is not `all`, `memory` or `user`.
- * @throws {Deno.errors.PermissionDenied} When a file cannot be deleted.
- *
- * @example Erasing the memory files of a profile
- * ```ts
- * import { resetMemoryFiles } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const home = await Deno.makeTempDir();
- * await Deno.mkdir(`${home}/memories`);
- * await Deno.writeTextFile(`${home}/memories/USER.md`, "Name: Ada");
- * assert.deepEqual(await resetMemoryFiles(home, "all"), [`${home}/memories/USER.md`]);
- * await Deno.remove(home, { recursive: true });
- * ```
- *
- * @category Built-in store
- */
-export async function resetMemoryFiles(
-  hermesHome?: string,
-  target: ResetTarget = "all",
-): Promise<string[]> {
-  if (target !== "all" && target !== "memory" && target !== "user") {
-    throw new RangeError(
-      `Cannot reset memory files as 'target' must be all, memory or user: current value is ${
-        String(target)
-      }`,
-    );
-  }
-  const paths = memoryFilePaths(hermesHome);
-  const selected = target === "all" ? TARGETS : [target];
-  const deleted: string[] = [];
-  for (const t of selected) {
-    const path = paths[t];
-    try {
-      await Deno.lstat(path);
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) continue;
-      throw error;
-    }
-    await withFileLock(`${path}.lock`, async () => {
-      try {
-        await Deno.remove(path);
-        deleted.push(path);
-      } catch (error) {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
-      }
-    });
-  }
-  return deleted;
-}
 
 /**
  * The built-in `MEMORY.md` / `USER.md` store of one agent session.
@@ -371,7 +97,6 @@ export async function resetMemoryFiles(
  * @example Adding an entry and reading the frozen snapshot
  * ```ts
  * import { MemoryStore } from "@hermes/memory";
- * import { pythonJsonDumps } from "../_util/python_json.ts";
  * import assert from "node:assert/strict";
  * const home = await Deno.makeTempDir();
  * const store = new MemoryStore({ hermesHome: home });
@@ -472,22 +197,12 @@ export class MemoryStore {
     return this.#hermesHome ?? getHermesHome();
   }
 
-  /**
-   * The budget of a target in characters.
-   *
-   * @param target `memory` or `user`.
-   * @returns The limit.
-   */
+  /** The budget of a target in characters. */
   charLimit(target: MemoryTarget): number {
     return this.#limits[norm(target)];
   }
 
-  /**
-   * Whether a target is enabled (writes to a disabled one are refused).
-   *
-   * @param target `memory` or `user`.
-   * @returns `true` when enabled.
-   */
+  /** Whether a target is enabled (writes to a disabled one are refused). */
   isTargetEnabled(target: MemoryTarget): boolean {
     return this.#enabled[norm(target)];
   }
@@ -506,22 +221,18 @@ export class MemoryStore {
    * Reads a target's entries straight from disk (parsed and deduped),
    * without a lock and without touching the live entries or the snapshot.
    *
-   * @param target `memory` or `user`.
    * @returns The entries (`[]` when the file is missing), or `null` when
    * the file exists but cannot be read or decoded.
    */
   async readDiskEntries(target: MemoryTarget): Promise<string[] | null> {
     const file = await readMemoryFile(this.paths()[norm(target)]);
     if (file.state === "unreadable") return null;
-    return file.state === "ok" ? dedupeEntries(splitEntries(file.text)) : [];
+    return file.state === "ok" ? parseEntries(file.text) : [];
   }
 
   /**
    * The live entries of a target: what is on disk as of this store's last
    * load or write.
-   *
-   * @param target `memory` or `user`.
-   * @returns A copy of the entries.
    */
   entries(target: MemoryTarget): string[] {
     return [...this.#entries[norm(target)]];
@@ -530,7 +241,6 @@ export class MemoryStore {
   /**
    * The live size of a target in characters.
    *
-   * @param target `memory` or `user`.
    * @returns The serialised length of its entries.
    */
   size(target: MemoryTarget): number {
@@ -540,26 +250,17 @@ export class MemoryStore {
   /**
    * The frozen system-prompt block of a target (see `renderMemoryBlock`),
    * as of the last {@linkcode MemoryStore.loadFromDisk}; `""` when empty.
-   *
-   * @param target `memory` or `user`.
-   * @returns The block.
    */
   formatForSystemPrompt(target: MemoryTarget): string {
     return this.#snapshot[norm(target)];
   }
 
-  /**
-   * How many consolidation failures this turn has returned so far.
-   *
-   * @returns The count.
-   */
+  /** How many consolidation failures this turn has returned so far. */
   get consolidationFailures(): number {
     return this.#failures;
   }
 
-  /**
-   * Starts a new user turn: resets the per-turn consolidation-failure count.
-   */
+  /** Starts a new user turn: resets the per-turn consolidation-failure count. */
   resetTurnFailures(): void {
     this.#failures = 0;
   }
@@ -572,7 +273,6 @@ export class MemoryStore {
    *
    * @param options `create: false` leaves a missing memory folder missing
    * (an inspection-only load writes nothing).
-   * @returns A promise that resolves once loaded.
    */
   async loadFromDisk(options: { create?: boolean } = {}): Promise<void> {
     const paths = this.paths();
@@ -587,9 +287,7 @@ export class MemoryStore {
           `Memory file ${paths[target]} could not be read: ${file.reason}`,
         );
       }
-      const entries = file.state === "ok"
-        ? dedupeEntries(splitEntries(file.text))
-        : [];
+      const entries = file.state === "ok" ? parseEntries(file.text) : [];
       this.#entries[target] = entries;
       const limit = this.#limits[target];
       const size = entriesSize(entries);
@@ -614,7 +312,6 @@ export class MemoryStore {
    * re-read under the lock (without the drift guard); an exact duplicate is
    * a successful no-op; going over the budget is a consolidation failure.
    *
-   * @param target `memory` or `user`.
    * @param content The entry text.
    * @returns The result object.
    * @throws {Error} When the file cannot be written.
@@ -658,7 +355,6 @@ export class MemoryStore {
    * substring; several matches must all be the same entry) with
    * `newContent`.
    *
-   * @param target `memory` or `user`.
    * @param oldText A short unique substring of the entry.
    * @param newContent The complete new entry.
    * @returns The result object; on success it carries `replaced_entry`.
@@ -714,7 +410,6 @@ export class MemoryStore {
    * several matches must all be the same entry). Removing the last entry
    * leaves an empty file.
    *
-   * @param target `memory` or `user`.
    * @param oldText A short unique substring of the entry.
    * @returns The result object; on success it carries `removed_entry`.
    * @throws {Error} When the file cannot be written.
@@ -747,7 +442,6 @@ export class MemoryStore {
    * file is locked, and an empty or falsy operation counts as one with no
    * action.
    *
-   * @param target `memory` or `user`.
    * @param operations The operations, in order.
    * @returns The result object; on success it carries `replaced_entries` /
    * `removed_entries` keyed by 1-based operation index, when any. A
@@ -806,7 +500,6 @@ export class MemoryStore {
    * The live entries as shown in error results: poisoned entries replaced
    * by their `[BLOCKED: …]` placeholders.
    *
-   * @param target `memory` or `user`.
    * @returns The sanitised entries.
    */
   sanitizedEntries(target: MemoryTarget): string[] {
@@ -931,7 +624,8 @@ class Commit {
   constructor(readonly write: string[], readonly result: () => MemoryResult) {}
 }
 
-function disabledResult(t: MemoryTarget): MemoryResult {
+/** The refusal of a write to a target disabled in config. */
+export function disabledResult(t: MemoryTarget): MemoryResult {
   return {
     success: false,
     error: `Built-in ${

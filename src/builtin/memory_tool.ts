@@ -1,11 +1,7 @@
 /**
- * The `memory` tool of the built-in store: its schema (which narrows itself
- * when only one target is enabled) and its handler, which validates the
- * model's arguments in Hermes' order and returns Hermes' JSON result string.
- *
- * The tool is a host core tool: the agent offers the schema and routes calls
- * to {@linkcode handleMemoryToolCall} with its own per-session
- * {@linkcode MemoryStore}; no provider registers it.
+ * The built-in `memory` tool: its schema (narrowed when one target is
+ * disabled) and its handler, which validates arguments in Hermes' order and
+ * answers Hermes' JSON. A host core tool: no provider registers it.
  *
  * @module
  */
@@ -19,27 +15,24 @@ import {
   previewEntry,
   pythonStrip,
 } from "./memory_format.ts";
-import type { MemoryResult, MemoryStore } from "./memory_store.ts";
+import {
+  disabledResult,
+  type MemoryResult,
+  type MemoryStore,
+} from "./memory_store.ts";
 import { notAStringResult } from "./_memory_batch.ts";
 import { pythonJsonDumps, pythonStr } from "../_util/python_json.ts";
 import { errorText } from "../_util/error_text.ts";
+import { pythonTruthy } from "../_util/python_values.ts";
 
 /** The tool's name. */
 export const MEMORY_TOOL_NAME = "memory";
 
 /** Options of {@linkcode memoryToolSchema}. */
 interface MemoryToolSchemaOptions {
-  /**
-   * Whether `MEMORY.md` (target `memory`) is enabled.
-   *
-   * @default {true}
-   */
+  /** Whether `MEMORY.md` (target `memory`) is enabled (default `true`). */
   memoryEnabled?: boolean;
-  /**
-   * Whether `USER.md` (target `user`) is enabled.
-   *
-   * @default {true}
-   */
+  /** Whether `USER.md` (target `user`) is enabled (default `true`). */
   userProfileEnabled?: boolean;
 }
 
@@ -80,19 +73,6 @@ const OUTRO =
  * The JSON schema of the `memory` tool. When only one target is enabled the
  * `target` enum lists only that target and the description names it; when
  * both are disabled the tool is not offered (`null`).
- *
- * @param options Which targets are enabled.
- * @returns The tool schema, or `null` when no target is enabled.
- *
- * @example Only the user profile enabled
- * ```ts
- * import { memoryToolSchema } from "./memory_tool.ts";
- * import assert from "node:assert/strict";
- * const schema = memoryToolSchema({ memoryEnabled: false });
- * const target = (schema?.parameters?.properties as Record<string, { enum: string[] }>).target;
- * assert.deepEqual(target.enum, ["user"]);
- * assert.equal(memoryToolSchema({ memoryEnabled: false, userProfileEnabled: false }), null);
- * ```
  */
 export function memoryToolSchema(
   options: MemoryToolSchemaOptions = {},
@@ -227,19 +207,7 @@ export interface PendingMemoryWrite {
 const STAGED_MESSAGE =
   "Staged for approval (memory.write_approval is on). Not yet saved \u2014 review with /memory pending.";
 
-/**
- * The directory holding staged memory writes: `<home>/pending/memory`.
- *
- * @param hermesHome The profile home (default: the active one).
- * @returns The directory path.
- *
- * @example Where staged writes are kept
- * ```ts
- * import { pendingMemoryDir } from "./memory_tool.ts";
- * import assert from "node:assert/strict";
- * assert.equal(pendingMemoryDir("/h"), "/h/pending/memory");
- * ```
- */
+/** The directory holding staged memory writes: `<home>/pending/memory`. */
 export function pendingMemoryDir(hermesHome?: string): string {
   return join(hermesHome ?? getHermesHome(), "pending", "memory");
 }
@@ -248,19 +216,6 @@ export function pendingMemoryDir(hermesHome?: string): string {
  * A short human summary of a `memory` tool call, as shown when asking for
  * approval: `add to memory: …`, `replace in user profile: …`,
  * `remove from memory: …`, `apply 3 op(s) to memory`.
- *
- * @param args The tool arguments.
- * @returns The summary.
- *
- * @example Summarizing an add for approval
- * ```ts
- * import { summarizeMemoryWrite } from "./memory_tool.ts";
- * import assert from "node:assert/strict";
- * assert.equal(
- *   summarizeMemoryWrite({ action: "add", target: "user", content: "Name: Ada" }),
- *   "add to user profile: Name: Ada",
- * );
- * ```
  */
 export function summarizeMemoryWrite(args: Record<string, unknown>): string {
   const label = args.target === "user" ? "user profile" : "memory";
@@ -286,28 +241,6 @@ export function summarizeMemoryWrite(args: Record<string, unknown>): string {
  * Hermes' key order). Checks, in order: store present, target valid, target
  * enabled, batch (`operations`) or single-op argument validation, then the
  * store operation. Never throws: a write failure becomes an error result.
- *
- * @param store The session's store, or `null` when memory is unavailable.
- * @param args The model's arguments (`action`, `target`, `content`,
- * `old_text`, `operations`; other keys are ignored).
- * @returns The JSON result.
- *
- * @example Adding an entry to the user profile
- * ```ts
- * import { handleMemoryToolCall } from "./memory_tool.ts";
- * import { MemoryStore } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const home = await Deno.makeTempDir();
- * const store = new MemoryStore({ hermesHome: home });
- * await store.loadFromDisk();
- * const out = await handleMemoryToolCall(store, { action: "add", target: "user", content: "Name: Ada" });
- * assert.equal(
- *   out,
- *   '{"success": true, "done": true, "target": "user", "usage": "0% — 9/1,375 chars", "entry_count": 1, ' +
- *     '"message": "Entry added.", "note": "Write saved. This update is complete — do not repeat it."}',
- * );
- * await Deno.remove(home, { recursive: true });
- * ```
  */
 export async function handleMemoryToolCall(
   store: MemoryStore | null | undefined,
@@ -342,17 +275,9 @@ async function runMemoryTool(
     );
   }
   const target: MemoryTarget = rawTarget;
-  if (!store.isTargetEnabled(target)) {
-    return {
-      success: false,
-      error: `Built-in ${
-        target === "user" ? "USER.md" : "MEMORY.md"
-      } writes are disabled in memory config.`,
-      target,
-    };
-  }
+  if (!store.isTargetEnabled(target)) return disabledResult(target);
 
-  if (truthy(args.operations)) {
+  if (pythonTruthy(args.operations)) {
     if (!Array.isArray(args.operations)) {
       return errorFirst(
         "operations must be a list of {action, content?, old_text?} objects.",
@@ -366,14 +291,16 @@ async function runMemoryTool(
   const action = "action" in args ? args.action : "";
   const content = args.content;
   const oldText = args.old_text;
-  if (action === "add" && !truthy(content)) {
+  if (action === "add" && !pythonTruthy(content)) {
     return errorFirst("Content is required for 'add' action.");
   }
-  if (action === "replace" && (!truthy(oldText) || !truthy(content))) {
-    if (!truthy(oldText)) return missingOldText(store, target, "replace");
+  if (
+    action === "replace" && (!pythonTruthy(oldText) || !pythonTruthy(content))
+  ) {
+    if (!pythonTruthy(oldText)) return missingOldText(store, target, "replace");
     return errorFirst("content is required for 'replace' action.");
   }
-  if (action === "remove" && !truthy(oldText)) {
+  if (action === "remove" && !pythonTruthy(oldText)) {
     return missingOldText(store, target, "remove");
   }
   if (action !== null && typeof action === "object") {
@@ -508,14 +435,4 @@ function argText(value: unknown): string {
   } catch {
     return String(value);
   }
-}
-
-// Python truthiness of a JSON value.
-function truthy(value: unknown): boolean {
-  if (value === null || value === undefined || value === false) return false;
-  if (typeof value === "number") return value !== 0;
-  if (typeof value === "string") return value.length > 0;
-  if (Array.isArray(value)) return value.length > 0;
-  if (typeof value === "object") return Object.keys(value).length > 0;
-  return true;
 }

@@ -5,7 +5,8 @@
 import { loadConfig } from "../config/config.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import type { HermesConfig, MemoryTarget } from "../core/memory_provider.ts";
-import { MemoryStore, readStoreUsage } from "../builtin/memory_store.ts";
+import { MemoryStore } from "../builtin/memory_store.ts";
+import { readStoreUsage } from "../builtin/memory_files.ts";
 import {
   handleMemoryToolCall,
   type MemoryToolCallOptions,

@@ -1,23 +1,9 @@
 /**
- * The profile's `config.yaml` (`$HERMES_HOME/config.yaml`): loading, and
- * saving that merges onto what is on disk so a writer that changed one key
- * never erases sections it did not load, nor the comments a user wrote.
- *
- * YAML is read exactly as Hermes reads it, with PyYAML's `safe_load`
- * rules (YAML 1.1 as PyYAML resolves it): `yes`/`no`/`on`/`off`/`true`/
- * `false` are booleans but `y`/`n` are text, `08` and `1e3` are text,
- * `1.0e+3` is a float, `1:30` is 90, `<<` merges, a repeated key keeps its
- * last value. What PyYAML refuses (tabs between tokens, an alias before its
- * anchor, unknown tags, a list as a key) is a {@linkcode ConfigError}
- * naming the file, line and column, and such a file is never overwritten.
- * Writing quotes or spells every value so that PyYAML reads it back as
- * the same value (`"yes"`, `1.0e-07`, `"a\tb"`).
- *
- * Loading works under narrow grants such as
- * `--allow-read=$HERMES_HOME --allow-env=HERMES_HOME,HOME`: the `yaml`
- * package's debug-variable reads are made harmless (see
- * {@linkcode withTolerantProcessEnv}). Saving also needs
- * `--allow-write=$HERMES_HOME`.
+ * The profile's `config.yaml`: loading as PyYAML's `safe_load` reads it
+ * (YAML 1.1; what PyYAML refuses is a {@linkcode ConfigError} naming file, line
+ * and column, and such a file is never overwritten), and saving that merges
+ * onto what is on disk, keeps the user's comments, and spells every value so
+ * PyYAML reads it back the same.
  *
  * @module
  */
@@ -41,6 +27,7 @@ import {
   pythonYamlProblem,
   pythonYamlToJS,
 } from "./yaml_python.ts";
+import { isPlainObject } from "../_util/is_record.ts";
 
 // PyYAML's safe_load: YAML 1.1 resolved by PyYAML's own rules (see
 // yaml_schema.ts), `<<` merges, a repeated key keeps its last value.
@@ -196,7 +183,6 @@ export async function loadConfig(
  * value that depends on what is there, such as a list that gains one
  * entry, so a concurrent writer's change is never undone).
  * @param options Merge or replace, and which profile home.
- * @returns A promise that resolves once the file is written.
  * @throws {ConfigError} When the file on disk does not parse or is not a
  * mapping; it is then left untouched.
  *
@@ -278,20 +264,8 @@ export function getConfigValue(
 /**
  * Sets a value by dotted key, creating missing sections.
  *
- * @param config The config, changed in place.
- * @param dottedKey Keys joined with `.`.
- * @param value The value to store.
  * @throws {RangeError} When the key has an empty part.
  * @throws {TypeError} When a section on the path holds a non-mapping value.
- *
- * @example Writing a dotted key
- * ```ts
- * import { setConfigValue } from "./config.ts";
- * import assert from "node:assert/strict";
- * const config = {};
- * setConfigValue(config, "memory.provider", "honcho");
- * assert.deepEqual(config, { memory: { provider: "honcho" } });
- * ```
  */
 export function setConfigValue(
   config: HermesConfig,
@@ -446,10 +420,4 @@ function sameScalar(current: unknown, next: unknown): boolean {
     return current.getTime() === next.getTime();
   }
   return current === next;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== "object") return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }

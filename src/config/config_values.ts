@@ -25,21 +25,7 @@
 import { isRecord } from "../_util/is_record.ts";
 import { pythonInt, pythonTruthy } from "../_util/python_values.ts";
 
-/**
- * Walks a dotted key (`"hooks.output_spill"`) through nested objects.
- *
- * @param config The parsed `config.yaml`.
- * @param dottedKey Keys joined with `.`.
- * @returns The value, or `undefined` when any part is missing.
- *
- * @example Reading a nested value
- * ```ts
- * import { lookupConfig } from "./config_values.ts";
- * import assert from "node:assert/strict";
- * assert.equal(lookupConfig({ a: { b: 1 } }, "a.b"), 1);
- * assert.equal(lookupConfig({ a: 1 }, "a.b"), undefined);
- * ```
- */
+/** Walks a dotted key (`"hooks.output_spill"`) through nested objects. */
 export function lookupConfig(config: unknown, dottedKey: string): unknown {
   let current: unknown = config;
   for (const key of dottedKey.split(".")) {
@@ -52,20 +38,6 @@ export function lookupConfig(config: unknown, dottedKey: string): unknown {
 /**
  * A flag as Hermes reads it, `bool(cfg.get(key, default))`: absent gives
  * `fallback`; any present value (`null` included) its Python truthiness.
- *
- * @param value The value (`undefined` when the key is absent).
- * @param fallback The default.
- * @returns The flag.
- *
- * @example Flags read like Python
- * ```ts
- * import { configFlag } from "./config_values.ts";
- * import assert from "node:assert/strict";
- * assert.equal(configFlag(undefined, true), true);
- * assert.equal(configFlag(null, true), false);
- * assert.equal(configFlag("", true), false);
- * assert.equal(configFlag("no", false), true);
- * ```
  */
 export function configFlag(value: unknown, fallback: boolean): boolean {
   return value === undefined ? fallback : pythonTruthy(value);
@@ -77,17 +49,6 @@ const SWITCH_WORDS = new Set(["on", "true", "yes", "1", "approve", "enabled"]);
  * A switch read from words, as Hermes reads `memory.write_approval`: on for
  * `true`, `1`, or a text that (trimmed, any case) is `on`, `true`, `yes`,
  * `1`, `approve` or `enabled`; off for anything else.
- *
- * @param value The value.
- * @returns Whether the switch is on.
- *
- * @example The approval switch
- * ```ts
- * import { configSwitch } from "./config_values.ts";
- * import assert from "node:assert/strict";
- * assert.equal(configSwitch(" Approve "), true);
- * assert.equal(configSwitch("off"), false);
- * ```
  */
 export function configSwitch(value: unknown): boolean {
   if (value === true) return true;
@@ -99,20 +60,6 @@ export function configSwitch(value: unknown): boolean {
 /**
  * An integer as Hermes reads one, `int(value)` ({@linkcode pythonInt}),
  * that must be at least `minimum`; anything else gives `fallback`.
- *
- * @param value The value.
- * @param fallback The default.
- * @param minimum The least accepted value.
- * @returns The integer.
- *
- * @example A positive integer with a default
- * ```ts
- * import { configInt } from "./config_values.ts";
- * import assert from "node:assert/strict";
- * assert.equal(configInt("2000", 10, 1), 2000);
- * assert.equal(configInt(0, 10, 1), 10);
- * assert.equal(configInt("1e3", 10, 1), 10);
- * ```
  */
 export function configInt(
   value: unknown,

@@ -43,10 +43,6 @@ function kind(node: unknown): symbol | undefined {
  * anchor, a mapping or sequence used as a key, `<<` as a value, or a tab
  * where PyYAML scans for a token (indentation, separation, inside a plain
  * scalar).
- *
- * @param doc The parsed document (PyYAML schema).
- * @param text The source it was parsed from.
- * @returns The problem, or `undefined`.
  */
 export function pythonYamlProblem(
   doc: Document,
@@ -144,13 +140,7 @@ function inComment(
   return false;
 }
 
-/**
- * The 1-based line and column of an offset.
- *
- * @param text The source.
- * @param offset The offset.
- * @returns Line and column.
- */
+/** The 1-based line and column of an offset. */
 export function lineColumn(
   text: string,
   offset: number,
@@ -166,9 +156,6 @@ export function lineColumn(
  * keys, `null` for a null key, numbers and dates as written by Python's
  * `str()`), integers beyond 2^53 as the nearest number, timestamps as
  * `Date`, `!!set` as `Set`, `!!omap` as an object.
- *
- * @param doc The parsed document (PyYAML schema, no problems).
- * @returns The data.
  */
 export function pythonYamlToJS(doc: Document): unknown {
   return plain(doc.toJS({ mapAsMap: true }));

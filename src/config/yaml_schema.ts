@@ -101,9 +101,6 @@ function constructFloat(text: string): number {
  * (with `.0` added to integral values and `.inf`/`.nan` spelled its way):
  * the shortest text that reads back as the same float, and that PyYAML
  * resolves as a float (it needs a dot, and a signed exponent).
- *
- * @param value The number.
- * @returns The YAML text.
  */
 export function pythonFloatText(value: number): string {
   if (Number.isNaN(value)) return ".nan";
@@ -238,9 +235,6 @@ const PY_PLAIN_BREAKERS = /[\t\x85\u2028\u2029]/;
  * A string as a double-quoted YAML scalar with only the escapes PyYAML
  * reads (`\\`, `\"`, `\t`, `\n`, `\r`, `\N`, `\L`, `\P`, `\xXX`,
  * `\uXXXX`, `\UXXXXXXXX`).
- *
- * @param text The string.
- * @returns The quoted scalar.
  */
 export function pythonDoubleQuoted(text: string): string {
   let out = '"';
@@ -306,9 +300,6 @@ const REPLACED = new Set([
  * expressions (floats before integers, as PyYAML tries them), plus the
  * unconstructible `=`. Maps, sequences, strings, `!!binary`, `!!omap`,
  * `!!pairs`, `!!set`, timestamps and `<<` merges stay the package's.
- *
- * @param tags The package's YAML 1.1 tags.
- * @returns The tags to use.
  */
 export function pythonYamlTags(tags: Tags): Tags {
   const kept = tags.filter((tag) =>

@@ -1,18 +1,8 @@
 /**
- * The host side of the pre-compress checkpoint gate (API v2).
- *
- * With `compression.checkpoint_required: true` in `config.yaml` the gate is
- * *armed*: an agent may rewrite a transcript lossily (compress, compact,
- * truncate) only after a memory provider of checkpoint API version 2 has
- * durably committed a checkpoint of it. Otherwise the rewrite is refused with
- * {@linkcode CompressionCheckpointUnavailable}, the uncompressed transcript
- * is kept, and a later retry works once storage is back.
- *
- * Agents call three things:
- *
- * - at start-up, {@linkcode compactionPolicyFromConfig} (which compaction
- *   mechanisms are allowed) and {@linkcode warnIfCheckpointGateUnsatisfied};
- * - before every destructive rewrite, {@linkcode checkpointBeforeCompression}.
+ * The host side of the pre-compress checkpoint gate (API v2): with
+ * `compression.checkpoint_required: true` a lossy rewrite of the transcript is
+ * refused ({@linkcode CompressionCheckpointUnavailable}, transcript kept) unless
+ * a v2 provider durably committed a checkpoint of it first.
  *
  * @module
  */
@@ -171,24 +161,7 @@ export interface CheckpointBeforeCompressionOptions {
   hasSessionDb?: boolean;
 }
 
-/**
- * Tells whether the gate is armed: `compression.checkpoint_required`
- * (default `false`) is on.
- *
- * @param config The loaded `config.yaml`.
- * @returns `true` when armed.
- *
- * @example Off by default
- * ```ts
- * import { isCheckpointGateArmed } from "./compression_gate.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isCheckpointGateArmed({}), false);
- * assert.equal(
- *   isCheckpointGateArmed({ compression: { checkpoint_required: true } }),
- *   true,
- * );
- * ```
- */
+/** Tells whether the gate is armed: `compression.checkpoint_required` (default `false`) is on. */
 export function isCheckpointGateArmed(config: HermesConfig): boolean {
   return configFlag(lookupConfig(config, CHECKPOINT_REQUIRED_KEY), false);
 }

@@ -1,9 +1,7 @@
 /**
- * Context fencing: recalled memory is handed to the model inside a
- * `<memory-context>` fence with a system note saying it is recalled data, not
- * new user input; fenced spans are stripped wherever provider output or model
- * output could echo them back (including streamed text, where tags straddle
- * chunks).
+ * Recalled memory goes to the model inside a `<memory-context>` fence marked
+ * as recalled data; fenced spans are stripped wherever output could echo them
+ * (streamed text included, where tags straddle chunks).
  *
  * @module
  */

@@ -7,6 +7,7 @@
  */
 
 import type { ChatMessage } from "../core/memory_provider.ts";
+import { pythonTruthy } from "../_util/python_values.ts";
 
 /**
  * The persistent marker key of a message that is itself a compression
@@ -61,10 +62,10 @@ export function normalizePreCompressEvidence(
     if (!isPlainRecord(message)) continue;
     const role = message.role;
     if (role !== "user" && role !== "assistant") continue;
-    if (isPythonTruthy(message[COMPRESSED_SUMMARY_MARKER])) continue;
+    if (pythonTruthy(message[COMPRESSED_SUMMARY_MARKER])) continue;
     const copy: ChatMessage = { ...message };
     if (role === "assistant" && Object.hasOwn(message, "tool_calls")) {
-      if (isPythonTruthy(message.tool_calls) && !hasProse(message.content)) {
+      if (pythonTruthy(message.tool_calls) && !hasProse(message.content)) {
         continue;
       }
       delete copy.tool_calls;
@@ -76,19 +77,9 @@ export function normalizePreCompressEvidence(
 
 function hasProse(content: unknown): boolean {
   if (typeof content === "string") return content.trim() !== "";
-  return isPythonTruthy(content);
+  return pythonTruthy(content);
 }
 
 function isPlainRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
-function isPythonTruthy(value: unknown): boolean {
-  if (value === null || value === undefined || value === false) return false;
-  if (typeof value === "number") return value !== 0 && !Number.isNaN(value);
-  if (typeof value === "string") return value !== "";
-  if (Array.isArray(value)) return value.length > 0;
-  if (value instanceof Map || value instanceof Set) return value.size > 0;
-  if (typeof value === "object") return Object.keys(value).length > 0;
-  return Boolean(value);
 }

@@ -18,6 +18,7 @@ import { getHermesHome, getUserHome } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import { isRecord } from "../_util/is_record.ts";
+import { codePointLength, formatThousands } from "../_util/python_text.ts";
 import {
   configFlag,
   configInt,
@@ -37,35 +38,18 @@ const RECALL_CEILING_FACTOR = 10;
 
 /** The `hooks.output_spill` settings, validated, with defaults applied. */
 interface OutputSpillSettings {
-  /**
-   * Whether oversized output is spilled at all.
-   *
-   * @default {true}
-   */
+  /** Whether oversized output is spilled at all (default `true`). */
   readonly enabled: boolean;
-  /**
-   * Texts longer than this many characters are spilled.
-   *
-   * @default {10000}
-   */
+  /** Texts longer than this many characters are spilled (default `10000`). */
   readonly maxChars: number;
-  /**
-   * How many leading characters the preview shows.
-   *
-   * @default {500}
-   */
+  /** How many leading characters the preview shows (default `500`). */
   readonly previewHead: number;
-  /**
-   * How many trailing characters the preview shows.
-   *
-   * @default {500}
-   */
+  /** How many trailing characters the preview shows (default `500`). */
   readonly previewTail: number;
   /**
    * The configured spill directory (`~` expanded; a relative path is taken
-   * relative to `HERMES_HOME`), or `null` for `<HERMES_HOME>/hook_outputs`.
-   *
-   * @default {null}
+   * relative to `HERMES_HOME`), or `null` for `<HERMES_HOME>/hook_outputs`
+   * (default `null`).
    */
   readonly directory: string | null;
 }
@@ -90,11 +74,7 @@ export interface RecallSpillPolicy {
 
 /** Options of {@linkcode recallSpillPolicyFromConfig}. */
 interface RecallSpillPolicyOptions {
-  /**
-   * The profile home the default spill directory lives under.
-   *
-   * @default {getHermesHome()}
-   */
+  /** The profile home the default spill directory lives under (default `getHermesHome()`). */
   hermesHome?: string;
 }
 
@@ -106,11 +86,7 @@ interface ApplyRecallSpillOptions {
    * {@linkcode prefetchSpillSource}).
    */
   source: string;
-  /**
-   * The session the recall belongs to (names the spill sub-directory).
-   *
-   * @default {"no-session"}
-   */
+  /** The session the recall belongs to (names the spill sub-directory) (default `"no-session"`). */
   sessionId?: string;
 }
 
@@ -120,16 +96,11 @@ interface SpillOutputOptions {
   settings: OutputSpillSettings;
   /** The label used in the preview header. */
   source: string;
-  /**
-   * The session the output belongs to (names the spill sub-directory).
-   *
-   * @default {"no-session"}
-   */
+  /** The session the output belongs to (names the spill sub-directory) (default `"no-session"`). */
   sessionId?: string;
   /**
-   * The profile home the default (or a relative) spill directory is under.
-   *
-   * @default {getHermesHome()}
+   * The profile home the default (or a relative) spill directory is under
+   * (default `getHermesHome()`).
    */
   hermesHome?: string;
 }
@@ -137,9 +108,8 @@ interface SpillOutputOptions {
 /** Options of {@linkcode resolveSpillDirectory}. */
 interface ResolveSpillDirectoryOptions {
   /**
-   * The profile home the default (or a relative) spill directory is under.
-   *
-   * @default {getHermesHome()}
+   * The profile home the default (or a relative) spill directory is under
+   * (default `getHermesHome()`).
    */
   hermesHome?: string;
 }
@@ -149,12 +119,7 @@ class SpillDirectoryError extends Error {
   /** The offending path. */
   readonly path: string;
 
-  /**
-   * Builds the error.
-   *
-   * @param path The offending path.
-   * @param message What is wrong with it.
-   */
+  /** Builds the error. */
   constructor(path: string, message: string) {
     super(message);
     this.name = "SpillDirectoryError";
@@ -167,20 +132,6 @@ class SpillDirectoryError extends Error {
  * missing section, a wrong type or an out-of-range value falls back to the
  * default (`enabled` true, `max_chars` 10000 and positive, `preview_head` /
  * `preview_tail` 500 and ≥ 0, `directory` unset).
- *
- * @param config The loaded `config.yaml`.
- * @returns The validated settings.
- *
- * @example Defaults
- * ```ts
- * import { readOutputSpillSettings } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * const settings = readOutputSpillSettings({
- *   hooks: { output_spill: { max_chars: 2000 } },
- * });
- * assert.equal(settings.maxChars, 2000);
- * assert.equal(settings.previewHead, 500);
- * ```
  */
 export function readOutputSpillSettings(
   config: HermesConfig,
@@ -203,24 +154,6 @@ export function readOutputSpillSettings(
 /**
  * The absolute spill directory: the configured one (relative paths taken
  * under `HERMES_HOME`) or `<HERMES_HOME>/hook_outputs`.
- *
- * @param settings The output-spill settings.
- * @param options The profile home.
- * @returns An absolute path.
- *
- * @example The default spill directory
- * ```ts
- * import {
- *   readOutputSpillSettings,
- *   resolveSpillDirectory,
- * } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * const settings = readOutputSpillSettings({});
- * assert.equal(
- *   resolveSpillDirectory(settings, { hermesHome: "/srv/hermes" }),
- *   "/srv/hermes/hook_outputs",
- * );
- * ```
  */
 export function resolveSpillDirectory(
   settings: OutputSpillSettings,
@@ -238,22 +171,6 @@ export function resolveSpillDirectory(
  * an external provider registers. Spilling is on only when
  * `memory.prefetch_spill_enabled` (default `false`) and
  * `hooks.output_spill.enabled` (default `true`) are both on. Never throws.
- *
- * @param config The loaded `config.yaml`.
- * @param options The profile home (for the default spill directory).
- * @returns A frozen policy.
- *
- * @example Opting in
- * ```ts
- * import { recallSpillPolicyFromConfig } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * const policy = recallSpillPolicyFromConfig(
- *   { memory: { prefetch_spill_enabled: true } },
- *   { hermesHome: "/srv/hermes" },
- * );
- * assert.equal(policy.spillEnabled, true);
- * assert.equal(policy.ceilingChars, 100000);
- * ```
  */
 export function recallSpillPolicyFromConfig(
   config: HermesConfig,
@@ -278,39 +195,12 @@ export function recallSpillPolicyFromConfig(
   });
 }
 
-/**
- * The runaway-recall ceiling for a `max_chars`:
- * `max(10 × maxChars, 100000)`.
- *
- * @param maxChars The spill threshold.
- * @returns The ceiling in characters.
- *
- * @example The runaway-recall ceiling
- * ```ts
- * import { recallCeilingChars } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * assert.equal(recallCeilingChars(10000), 100000);
- * assert.equal(recallCeilingChars(50000), 500000);
- * ```
- */
+/** The runaway-recall ceiling for a `max_chars`: `max(10 × maxChars, 100000)`. */
 export function recallCeilingChars(maxChars: number): number {
   return Math.max(RECALL_CEILING_FACTOR * maxChars, MIN_RECALL_CEILING_CHARS);
 }
 
-/**
- * The source label memory recall uses in spill previews:
- * `"<provider name> memory prefetch"`.
- *
- * @param providerName The provider's name.
- * @returns The label.
- *
- * @example The label of a provider's recall
- * ```ts
- * import { prefetchSpillSource } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * assert.equal(prefetchSpillSource("honcho"), "honcho memory prefetch");
- * ```
- */
+/** The source label memory recall uses in spill previews: `"<provider name> memory prefetch"`. */
 export function prefetchSpillSource(providerName: string): string {
   return `${providerName} memory prefetch`;
 }
@@ -329,25 +219,6 @@ export function prefetchSpillSource(providerName: string): string {
  *   (numbers with thousands separators). A warning is logged.
  *
  * Never throws.
- *
- * @param policy The snapshot from {@linkcode recallSpillPolicyFromConfig}.
- * @param text The provider's recall.
- * @param options The source label and the session.
- * @returns The text to inject.
- *
- * @example Small recall passes through
- * ```ts
- * import {
- *   applyRecallSpill,
- *   recallSpillPolicyFromConfig,
- * } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * const policy = recallSpillPolicyFromConfig({}, { hermesHome: "/srv/hermes" });
- * const out = await applyRecallSpill(policy, "likes tea", {
- *   source: "honcho memory prefetch",
- * });
- * assert.equal(out, "likes tea");
- * ```
  */
 export async function applyRecallSpill(
   policy: RecallSpillPolicy,
@@ -388,19 +259,6 @@ export async function applyRecallSpill(
  * symbolic link is refused. When the write fails a warning is logged and
  * the header ends `full content unavailable — spill write failed]`.
  * Never throws.
- *
- * @param text The output.
- * @param options Settings, source label, session and profile home.
- * @returns The text or its preview.
- *
- * @example Short output passes through
- * ```ts
- * import { readOutputSpillSettings, spillOutput } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * const settings = readOutputSpillSettings({});
- * const out = await spillOutput("short", { settings, source: "tool" });
- * assert.equal(out, "short");
- * ```
  */
 export async function spillOutput(
   text: string,
@@ -427,17 +285,6 @@ export async function spillOutput(
  * The directory name a session's spills go under: the session id (or
  * `no-session` when empty) with `/`, `\` and `..` replaced by `_`; a
  * segment that would be `.` becomes `_`.
- *
- * @param sessionId The session id.
- * @returns A single safe path segment.
- *
- * @example Sanitizing a session id
- * ```ts
- * import { spillSessionSegment } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * assert.equal(spillSessionSegment("../etc"), "__etc");
- * assert.equal(spillSessionSegment(""), "no-session");
- * ```
  */
 export function spillSessionSegment(sessionId?: string): string {
   const raw = sessionId ? String(sessionId) : "no-session";
@@ -446,34 +293,6 @@ export function spillSessionSegment(sessionId?: string): string {
     "_",
   );
   return segment === "." || segment === "" ? "_" : segment;
-}
-
-/**
- * Counts the characters (Unicode code points) of a text, as Hermes does.
- *
- * @param text The text.
- * @returns The number of code points.
- *
- * @example Counting characters like Python
- * ```ts
- * import { countChars } from "./prefetch_spill.ts";
- * import assert from "node:assert/strict";
- * assert.equal(countChars("a🧠"), 2);
- * ```
- */
-export function countChars(text: string): number {
-  let count = text.length;
-  for (let i = 0; i < text.length - 1; i++) {
-    const high = text.charCodeAt(i);
-    if (high >= 0xd800 && high <= 0xdbff) {
-      const low = text.charCodeAt(i + 1);
-      if (low >= 0xdc00 && low <= 0xdfff) {
-        count--;
-        i++;
-      }
-    }
-  }
-  return count;
 }
 
 interface SpillTarget {
@@ -489,7 +308,7 @@ async function spillToDirectory(
 ): Promise<string> {
   const { settings } = target;
   if (!settings.enabled || text.length <= settings.maxChars) return text;
-  const total = countChars(text);
+  const total = codePointLength(text);
   if (total <= settings.maxChars) return text;
   let path: string | null = null;
   let failure: unknown = null;
@@ -511,7 +330,7 @@ function buildPreview(
   source: string,
   path: string | null,
   failure: unknown,
-  total: number = countChars(text),
+  total: number = codePointLength(text),
 ): string {
   let header: string;
   if (path !== null) {
@@ -541,14 +360,14 @@ function buildPreview(
 
 function capAtCeiling(text: string, ceiling: number, source: string): string {
   if (text.length <= ceiling) return text;
-  const total = countChars(text);
+  const total = codePointLength(text);
   if (total <= ceiling) return text;
   let kept = headChars(text, ceiling);
   const lastBreak = kept.lastIndexOf("\n");
   if (lastBreak > 0 && lastBreak >= kept.length - Math.ceil(kept.length / 10)) {
     kept = kept.slice(0, lastBreak);
   }
-  const keptChars = countChars(kept);
+  const keptChars = codePointLength(kept);
   log(
     "warn",
     `${source} returned ${
@@ -694,10 +513,6 @@ function isPairAt(text: string, index: number, high: number): boolean {
   if (high < 0xd800 || high > 0xdbff || index + 1 >= text.length) return false;
   const low = text.charCodeAt(index + 1);
   return low >= 0xdc00 && low <= 0xdfff;
-}
-
-function formatThousands(n: number): string {
-  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
 function describeError(error: unknown): string {

@@ -1,11 +1,7 @@
 /**
- * Skill-invocation cleanup: when the user runs `/<skill> [instruction]` (or a
- * skill bundle), Hermes expands the turn into a message that embeds the whole
- * skill body. Memory providers should only ever see what the user actually
- * asked, so the manager recovers the user's instruction from that scaffolding
- * before prefetch, queued prefetch and turn sync.
- *
- * The markers below are the wire format Hermes writes into expanded turns.
+ * Recovers the user's own instruction from a `/<skill>` turn that Hermes
+ * expanded with the whole skill body, so providers see only what the user
+ * asked. The markers are Hermes' wire format.
  *
  * @module
  */
@@ -35,26 +31,6 @@ function cutAtFirst(text: string, stops: readonly string[]): string {
 /**
  * Recovers the user's own instruction from a turn that a `/skill` or skill
  * bundle invocation expanded.
- *
- * @param content The user message as the model sees it.
- * @returns `content` unchanged when it is not skill scaffolding; the user's
- * instruction when the scaffolding carries one; `null` for a bare invocation
- * (nothing the user wrote is worth remembering) or for non-string content.
- *
- * @example Recovering the user's instruction from a /skill turn
- * ```ts
- * import {
- *   extractUserInstructionFromSkillMessage,
- * } from "./skill_invocation.ts";
- * import assert from "node:assert/strict";
- *
- * const expanded = '[IMPORTANT: The user has invoked the "review" skill, indicating they ' +
- *   "want you to follow its instructions. The full skill content is loaded below.]\n\n" +
- *   "# Review\nCheck everything.\n\nThe user has provided the following instruction " +
- *   "alongside the skill invocation: look at the auth module";
- * assert.equal(extractUserInstructionFromSkillMessage(expanded), "look at the auth module");
- * assert.equal(extractUserInstructionFromSkillMessage("plain text"), "plain text");
- * ```
  */
 export function extractUserInstructionFromSkillMessage(
   content: unknown,

@@ -1,29 +1,13 @@
 /**
- * The one place that reads the process environment.
- *
- * Everything else in the framework and in bundled providers asks this module,
- * so a permission-confined worker or a scoped `deno run` only ever meets an
- * environment read where one is expected, and never at import time.
- *
- * Reads never throw: a variable the process may not read (no `--allow-env`
- * grant for it) reads as `undefined`, like an unset one.
+ * The one place that reads the process environment, so a permission-confined
+ * worker meets environment reads only where expected and never at import.
+ * Reads never throw: a variable without an `--allow-env` grant reads as
+ * `undefined`.
  *
  * @module
  */
 
-/**
- * Reads one variable of the process environment.
- *
- * @param name The variable's name.
- * @returns Its value, or `undefined` when it is unset or not readable under
- * the current permissions.
- *
- * @example Reading HOME
- * ```ts no-assert
- * import { readProcessEnv } from "./env.ts";
- * const home = readProcessEnv("HOME");
- * ```
- */
+/** Reads one variable of the process environment. */
 export function readProcessEnv(name: string): string | undefined {
   try {
     return Deno.env.get(name);
@@ -37,15 +21,6 @@ export function readProcessEnv(name: string): string | undefined {
  * (whether it is set or not). {@linkcode readProcessEnv} cannot tell a
  * denied variable from an unset one; callers for whom that difference
  * matters (where the Hermes home is) ask this first.
- *
- * @param name The variable's name.
- * @returns `false` when the current permissions deny reading it.
- *
- * @example Checking before trusting an unset HOME
- * ```ts no-assert
- * import { isProcessEnvReadable } from "./env.ts";
- * const known = isProcessEnvReadable("HOME");
- * ```
  */
 export function isProcessEnvReadable(name: string): boolean {
   try {
@@ -89,15 +64,6 @@ export function isTruthyEnvValue(value: string | undefined | null): boolean {
  * the process environment itself is never changed.
  *
  * @typeParam T What `fn` returns.
- * @param fn Synchronous work that may read `process.env`.
- * @returns What `fn` returns.
- *
- * @example Parsing YAML under narrow env grants
- * ```ts no-assert
- * import { withTolerantProcessEnv } from "./env.ts";
- * import { parse } from "yaml";
- * const value = withTolerantProcessEnv(() => parse("a: 1"));
- * ```
  */
 export function withTolerantProcessEnv<T>(fn: () => T): T {
   let allGranted = false;
@@ -144,14 +110,6 @@ function nodeProcess(): { env: unknown } {
  * provider may read the variables it is granted but never change them for
  * the host). Reads pass through; `set` and `delete` call `refuse`, which
  * throws. Not reversible.
- *
- * @param refuse Throws the error a provider sees.
- *
- * @example
- * ```ts ignore
- * lockProcessEnvironment(() => { throw new Error("read-only"); });
- * Deno.env.set("X", "1"); // throws "read-only"
- * ```
  */
 export function lockProcessEnvironment(refuse: () => never): void {
   const env = Deno.env;
@@ -172,8 +130,6 @@ export function lockProcessEnvironment(refuse: () => never): void {
 /**
  * Deno's own cache directory, as Deno finds it (`DENO_DIR`, else the
  * platform's cache directory).
- *
- * @returns The directory, or `undefined` when it cannot be told.
  */
 export function denoCacheDir(): string | undefined {
   const join = (...parts: string[]): string =>

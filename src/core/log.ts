@@ -1,10 +1,6 @@
 /**
- * The framework's logger seam.
- *
- * Library code never prints directly: it logs through the current
- * {@linkcode Logger}, which defaults to warnings and errors on stderr and can
- * be replaced (tests capture, agents route to their own logs). Debug lines are
- * dropped unless a logger that keeps them is installed.
+ * The logger seam: library code logs through the current {@linkcode Logger}
+ * (warnings and errors on stderr by default; debug dropped), never prints.
  *
  * @module
  */

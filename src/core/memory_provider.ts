@@ -482,16 +482,10 @@ export interface DrainResult {
  * import { MemoryProvider, type ToolSchema } from "@hermes/memory";
  *
  * class NotesProvider extends MemoryProvider {
- *   get name(): string {
- *     return "notes";
- *   }
- *   isAvailable(): boolean {
- *     return true;
- *   }
+ *   get name(): string { return "notes"; }
+ *   isAvailable(): boolean { return true; }
  *   initialize(): void {}
- *   getToolSchemas(): ToolSchema[] {
- *     return [];
- *   }
+ *   getToolSchemas(): ToolSchema[] { return []; }
  * }
  * const provider = new NotesProvider();
  * ```
@@ -517,12 +511,7 @@ export abstract class MemoryProvider {
    */
   abstract isAvailable(): MaybePromise<boolean>;
 
-  /**
-   * Called once at agent start. Must tolerate missing optional keys.
-   *
-   * @param sessionId The session id.
-   * @param options What the host knows about the session.
-   */
+  /** Called once at agent start. Must tolerate missing optional keys. */
   abstract initialize(
     sessionId: string,
     options: InitializeOptions,
@@ -531,18 +520,12 @@ export abstract class MemoryProvider {
   /**
    * The tools the provider offers, as bare function schemas (`[]` when
    * context-only).
-   *
-   * @returns The schemas.
    */
   abstract getToolSchemas(): MaybePromise<ToolSchema[]>;
 
   /**
    * Side-effect-free load for inspection-only agents; defaults to
    * {@linkcode MemoryProvider.initialize}.
-   *
-   * @param sessionId The session id.
-   * @param options What the host knows about the session.
-   * @returns Whatever `initialize` returns.
    */
   initializeForInspection(
     sessionId: string,
@@ -573,8 +556,6 @@ export abstract class MemoryProvider {
    * Recalled context for the coming model call. Must be fast: return what a
    * background job already fetched.
    *
-   * @param _query The user's message.
-   * @param _options The session.
    * @returns The context, `""` by default.
    */
   prefetch(_query: string, _options: PrefetchOptions): MaybePromise<string> {
@@ -584,9 +565,6 @@ export abstract class MemoryProvider {
   /**
    * Warms results for the next {@linkcode MemoryProvider.prefetch}; runs in
    * the background after a turn.
-   *
-   * @param _query The user's message.
-   * @param _options The session.
    */
   queuePrefetch(_query: string, _options: PrefetchOptions): MaybePromise<void> {
   }
@@ -603,8 +581,6 @@ export abstract class MemoryProvider {
   /**
    * Records a completed turn; runs on the manager's background queue.
    *
-   * @param _userContent The user's message.
-   * @param _assistantContent The assistant's reply.
    * @param _options The session, transcript and author.
    */
   syncTurn(
@@ -617,8 +593,6 @@ export abstract class MemoryProvider {
   /**
    * Runs one of the provider's own tools.
    *
-   * @param toolName The tool's name.
-   * @param _args The model's arguments.
    * @param _options Extra call context.
    * @returns A JSON string.
    * @throws {Error} By default: the provider does not handle the tool.
@@ -639,7 +613,6 @@ export abstract class MemoryProvider {
    * Called at the start of each turn, before prefetch.
    *
    * @param _turnNumber The 1-based turn number.
-   * @param _message The user's message.
    * @param _options What the host knows about the turn.
    */
   onTurnStart(
@@ -671,7 +644,6 @@ export abstract class MemoryProvider {
    * Rebinds per-session state on `/resume`, `/branch`, `/reset`, `/new` or
    * compression. Returning literal `false` reports failure.
    *
-   * @param _newSessionId The session switched to.
    * @param _options Parent, reset, rewound and reason.
    * @returns Nothing, or `false` on failure.
    */
@@ -699,8 +671,6 @@ export abstract class MemoryProvider {
   /**
    * Called on the parent when a subagent finishes.
    *
-   * @param _task The task given to the subagent.
-   * @param _result The subagent's result.
    * @param _options The child's session id.
    */
   onDelegation(
@@ -734,9 +704,6 @@ export abstract class MemoryProvider {
   /**
    * Mirrors a committed write of the built-in `memory` tool.
    *
-   * @param _action `add`, `replace` or `remove`.
-   * @param _target `memory` or `user`.
-   * @param _content The entry's text.
    * @param _metadata Provenance, `old_text` and `previous_content`.
    */
   onMemoryWrite(
@@ -750,8 +717,6 @@ export abstract class MemoryProvider {
   /**
    * Called when the built-in store terminally dropped a fact.
    *
-   * @param _content The dropped text.
-   * @param _target `memory` or `user`.
    * @param _options Metadata with `eviction_reason`.
    */
   onMemoryEvict(
@@ -807,16 +772,6 @@ export abstract class MemoryProvider {
  * Tells whether a value is a memory provider: an instance of
  * {@linkcode MemoryProvider}, or an object with its four abstract members
  * (a provider built against another copy of the framework).
- *
- * @param value Anything.
- * @returns `true` for a provider.
- *
- * @example Telling providers from other values
- * ```ts
- * import { isMemoryProvider } from "./memory_provider.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isMemoryProvider({}), false);
- * ```
  */
 export function isMemoryProvider(value: unknown): value is MemoryProvider {
   if (value instanceof MemoryProvider) return true;

@@ -1,17 +1,8 @@
 /**
- * The registration context handed to a provider module's `register(ctx)`,
- * and the rules that turn an imported provider module into one provider
- * instance. The same code runs in-process and inside the sandbox worker.
- *
- * Extraction order:
- *
- * 1. `register(ctx)` (sync or async) when the module exports it; the last
- *    `ctx.registerMemoryProvider(p)` wins. If `register` throws after a
- *    provider was registered, that provider is kept (with a warning).
- * 2. Otherwise, the exports in alphabetical order of their names: the first
- *    class extending `MemoryProvider` that constructs with no arguments
- *    (a constructor that throws is skipped). Package providers may also
- *    export a ready instance.
+ * The context handed to a provider module's `register(ctx)`, and how an
+ * imported module becomes one provider (the same in-process and in the
+ * sandbox): `register(ctx)`'s last registration wins; otherwise the first
+ * export, by name, that is a no-argument `MemoryProvider` subclass.
  *
  * @module
  */
@@ -83,17 +74,9 @@ export interface ProviderRegistrationContext {
 interface ExtractOptions {
   /** The provider's name, used in messages and as `ctx.providerName`. */
   providerName: string;
-  /**
-   * Called for each `ctx.registerSkill()`.
-   *
-   * @param skill The registration.
-   */
+  /** Called for each `ctx.registerSkill()`. */
   onSkill?: (skill: SkillRegistration) => void;
-  /**
-   * Also accept an exported provider instance (package providers).
-   *
-   * @default {false}
-   */
+  /** Also accept an exported provider instance (package providers) (default `false`). */
   acceptInstances?: boolean;
   /** The provider's sections of `config.yaml`, as `ctx.hermesConfig`. */
   hermesConfig?: HermesConfig;
@@ -113,23 +96,7 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/**
- * Builds a registration context.
- *
- * @param providerName The provider's name.
- * @param onProvider Called with each registered provider.
- * @param onSkill Called with each skill registration.
- * @param options The provider's config sections.
- * @returns The context.
- *
- * @example
- * ```ts
- * import { createRegistrationContext } from "./plugin_context.ts";
- * import assert from "node:assert/strict";
- * const ctx = createRegistrationContext("notes", () => {}, () => {});
- * assert.equal(ctx.providerName, "notes");
- * ```
- */
+/** Builds a registration context. */
 export function createRegistrationContext(
   providerName: string,
   onProvider: (provider: MemoryProvider) => void,
@@ -189,28 +156,7 @@ function isProviderClass(value: unknown): value is new () => MemoryProvider {
     Object.getOwnPropertyDescriptor(proto, "name")?.get !== undefined;
 }
 
-/**
- * Turns an imported provider module into one provider instance.
- *
- * @param module The module namespace.
- * @param options Name, skill callback and whether instances count.
- * @returns The provider, or `null` when the module offers none.
- *
- * @example
- * ```ts
- * import { extractMemoryProvider } from "./plugin_context.ts";
- * import { MemoryProvider, type ToolSchema } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * class Notes extends MemoryProvider {
- *   get name(): string { return "notes"; }
- *   isAvailable(): boolean { return true; }
- *   initialize(): void {}
- *   getToolSchemas(): ToolSchema[] { return []; }
- * }
- * const provider = await extractMemoryProvider({ Notes }, { providerName: "notes" });
- * assert.equal(provider?.name, "notes");
- * ```
- */
+/** Turns an imported provider module into one provider instance. */
 export async function extractMemoryProvider(
   module: Record<string, unknown>,
   options: ExtractOptions,

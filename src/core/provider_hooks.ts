@@ -1,17 +1,8 @@
 /**
- * The one table of the provider contract's hooks. Everything that has to
- * treat each hook of {@linkcode MemoryProvider} is built from it:
- *
- * - the memory manager's fan-out: the level (and whether with the stack) it
- *   logs a hook's failure at, and the name the line gives it;
- * - the sandbox worker's dispatch: which methods the host may call, and
- *   which it may post one-way;
- * - the sandbox proxy (`SandboxedMemoryProvider`): one forwarding method per
- *   hook, a request for a `call` hook, a one-way post for a `cast` hook.
- *
- * A `cast` hook is a void hook whose result nobody waits for (`syncTurn`,
- * `queuePrefetch`, …): across a worker boundary it is posted without a
- * reply, runs in arrival order, and its failure is logged on the host.
+ * The one table of the provider contract's hooks, from which the manager's
+ * failure logging, the sandbox worker's dispatch and the sandbox proxy are
+ * built. A `cast` hook's result nobody waits for: across a worker it is posted
+ * one-way and runs in arrival order.
  *
  * @module
  */
@@ -128,9 +119,6 @@ export const PROVIDER_HOOK_NAMES: readonly ProviderHookName[] = Object.freeze(
 /**
  * Tells whether a name is a hook of the contract (own keys only, so
  * `constructor` or `__proto__` never are).
- *
- * @param name Any name.
- * @returns `true` for a hook in {@linkcode PROVIDER_HOOKS}.
  */
 export function isProviderHook(name: string): name is ProviderHookName {
   return Object.hasOwn(TABLE, name);
@@ -141,10 +129,6 @@ export function isProviderHook(name: string): name is ProviderHookName {
  * (built against another copy of the framework) does not define it; call
  * it with `.call(provider, …)`. An optional hook the provider lacks gives
  * `undefined`.
- *
- * @param provider The provider.
- * @param name The hook.
- * @returns The function to call.
  */
 export function providerHook<K extends ProviderHookName>(
   provider: MemoryProvider,

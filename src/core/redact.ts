@@ -1,25 +1,13 @@
 /**
- * Egress redaction: the secret scrubber every value handed to a memory
- * provider passes through (queries, turn text, transcripts with tool output,
- * memory-write content and metadata, delegation text, tool arguments).
- *
- * What is masked, as `[redacted]`:
- * - API keys with a known vendor shape (`sk-…`, `ghp_…`, `github_pat_…`,
- *   `xox?-…`, `AKIA…`, `AIza…`, `glpat-…`, `hf_…`, …), JWTs and PEM private
- *   key blocks;
- * - bearer tokens and `Authorization` header values;
- * - the value of an assignment whose key names a secret (`OPENAI_API_KEY=…`,
- *   `"password": "…"`, `token: …`, `?access_token=…`), and long hex/base64
- *   values after weaker key names (`key`, `signature`, `session`);
- * - the password of a URL (`https://user:[redacted]@host`).
- *
- * `data:` URLs (inline media) are left alone. A secret masked anywhere in one
- * hand-off is masked everywhere in it, so a key found in a tool result is also
- * caught where the model repeated it bare in prose. The caller's objects are
- * never mutated.
+ * Egress redaction: every value handed to a memory provider passes through
+ * here. Vendor-shaped keys, JWTs, PEM keys, bearer tokens, secret-named
+ * assignments and URL passwords become `[redacted]`; a secret found anywhere in
+ * one hand-off is masked everywhere in it. Inputs are never mutated.
  *
  * @module
  */
+
+import { isPlainObject } from "../_util/is_record.ts";
 
 /** The text every masked secret becomes. */
 export const REDACTED = "[redacted]";
@@ -367,11 +355,6 @@ function scrubString(text: string, ctx: RedactionContext): string {
   return out + scrubSegment(text.slice(last), ctx);
 }
 
-function isPlainObject(value: object): boolean {
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
-
 function copyScrubbed(
   value: unknown,
   ctx: RedactionContext,
@@ -487,20 +470,6 @@ export function redactForEgress<T>(value: T): T {
 /**
  * Masks every secret in one string (see {@linkcode redactForEgress}). A secret
  * found once is masked at every place it appears in `text`.
- *
- * @param text The text about to leave the agent.
- * @returns The text with secrets replaced by `[redacted]`.
- *
- * @example Masking the password of a URL
- * ```ts
- * import { redactText } from "./redact.ts";
- * import assert from "node:assert/strict";
- *
- * assert.equal(
- *   redactText("clone https://bob:hunter22@git.example.com/repo"),
- *   "clone https://bob:[redacted]@git.example.com/repo",
- * );
- * ```
  */
 export function redactText(text: string): string {
   if (typeof text !== "string") return text;

@@ -1,9 +1,6 @@
 /**
- * Terminal-safe text: what a manifest or a provider wrote (a name, a
- * description, a reason, a log line, an error) is printed with its control
- * characters escaped, so it cannot clear the screen, set the window title,
- * move the cursor or hide what follows. The one helper for it, applied
- * where such text is printed.
+ * Plugin-supplied text (names, descriptions, reasons, errors) printed with its
+ * control characters escaped, so it cannot rewrite the terminal.
  *
  * @module
  */
@@ -30,19 +27,6 @@ function escapeOne(char: string): string {
  * Escapes control characters as `\xNN`: ESC becomes the four characters
  * `\x1b`, so an escape sequence is shown, never obeyed. Newlines and tabs
  * are kept unless `singleLine` is set (a table cell, a name).
- *
- * @param text Text that came from a manifest or a provider.
- * @param options `singleLine`: escape newlines and tabs too.
- * @returns The text, safe to print.
- *
- * @example
- * ```ts
- * import { terminalSafe } from "./terminal_text.ts";
- * import assert from "node:assert/strict";
- * assert.equal(terminalSafe("notes\x1b[2J"), "notes\\x1b[2J");
- * assert.equal(terminalSafe("a\nb"), "a\nb");
- * assert.equal(terminalSafe("a\nb", { singleLine: true }), "a\\x0ab");
- * ```
  */
 export function terminalSafe(
   text: string,
@@ -59,16 +43,6 @@ export function terminalSafe(
  * ({@linkcode terminalSafe}, newlines kept): for a report whose fields came
  * from a provider, escaped before the report is rendered with the CLI's own
  * styles.
- *
- * @param value Plain data (objects, arrays, strings, numbers, …).
- * @returns The same shape, strings escaped.
- *
- * @example
- * ```ts
- * import { terminalSafeDeep } from "./terminal_text.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(terminalSafeDeep({ a: ["\x1b[2J"] }), { a: ["\\x1b[2J"] });
- * ```
  */
 export function terminalSafeDeep<T>(value: T): T {
   if (typeof value === "string") return terminalSafe(value) as T;

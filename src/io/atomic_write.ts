@@ -1,19 +1,8 @@
 /**
- * Crash-safe file replacement and tolerant JSON reading, for provider
- * sidecars (`$HERMES_HOME/<provider>.json`), `config.yaml` and `.env`.
- *
- * A write goes to a temporary file in the target's directory, is flushed to
- * disk, and is renamed over the target, so a reader sees the old content or
- * the new content and never a torn file.
- *
- * A process killed mid-write leaves its temporary file behind. Temporary
- * files are named `.<file>.tmp.<pid>.<random>` and stay locked (an
- * exclusive `flock`) until their rename, so every write removes the
- * leftovers of earlier writes of the same file — the temporary files whose
- * lock it can take, i.e. whose process is gone — and never the file of a
- * write still running in any process. Where such locks cannot tell
- * (Windows), leftovers older than {@linkcode STALE_TEMP_FILE_MS} are
- * removed instead.
+ * Crash-safe file replacement (temp file in the same directory, fsync, rename)
+ * and tolerant JSON reading. Temp files (`.<file>.tmp.<pid>.<random>`) stay
+ * `flock`ed until renamed, so a later write removes only leftovers of dead
+ * processes (on Windows: those older than {@linkcode STALE_TEMP_FILE_MS}).
  *
  * @module
  */
@@ -54,7 +43,6 @@ const writing = new Set<string>();
  * the process may, its owner); a symlink is kept and its target is
  * rewritten. The parent directory must exist.
  *
- * @param path The file to write.
  * @param text The new content (written as UTF-8).
  * @param options The mode to set.
  * @returns A promise that resolves once the new content is in place.
@@ -254,7 +242,6 @@ async function removeIfOrphaned(path: string): Promise<void> {
  * Writes `value` as JSON (indent 2, UTF-8 without ASCII escaping, trailing
  * newline) through {@linkcode atomicWriteText}.
  *
- * @param path The file to write.
  * @param value Any JSON-serializable value.
  * @param options The mode to set; use `0o600` for credentials.
  * @returns A promise that resolves once the file is in place.
@@ -369,14 +356,6 @@ async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
 /**
  * Makes a directory's entries durable (`fsync` of the directory), best
  * effort: a no-op on Windows and where the filesystem refuses.
- *
- * @param dir The directory.
- *
- * @example
- * ```ts no-assert
- * import { syncDirectory } from "./atomic_write.ts";
- * await syncDirectory(await Deno.makeTempDir());
- * ```
  */
 export async function syncDirectory(dir: string): Promise<void> {
   if (IS_WINDOWS) return;

@@ -1,13 +1,8 @@
 /**
- * A cross-process exclusive lock on a lock file, for read-modify-write
- * cycles on shared files (`MEMORY.md`, `.env`, `config.yaml`) that several
- * Hermes processes may touch at once.
- *
- * Inside one process, callers of the same lock path wait in a FIFO queue;
- * across processes, the holder keeps an exclusive OS lock
- * (`Deno.FsFile.lock`) on the lock file. The lock file is created with mode
- * `0600` and left in place afterwards (deleting it would let two processes
- * lock different files).
+ * A cross-process exclusive lock for read-modify-write of shared files: a
+ * FIFO inside the process, an OS lock on `<file>.lock` across processes. The
+ * lock file (mode `0600`) is never deleted, or two processes could lock
+ * different files.
  *
  * @module
  */
@@ -26,7 +21,6 @@ const queues = new Map<string, Promise<void>>();
  * @typeParam T What `fn` resolves to.
  * @param lockPath The lock file, conventionally `<file>.lock`.
  * @param fn The critical section.
- * @returns What `fn` resolves to.
  * @throws Whatever `fn` throws, after the lock is released; an OS error when
  * the lock file cannot be created.
  *

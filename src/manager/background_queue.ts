@@ -1,15 +1,8 @@
 /**
- * The memory manager's background queue: one FIFO lane for end-of-turn
- * writes (turn sync, session boundaries) and queued prefetches, so turn N is
- * synced before turn N+1 and a provider never sees its writes reordered.
- *
- * Work never runs inside the call that submits it: an idle queue starts on a
- * later macrotask, after the submitter's own turn has finished its
- * synchronous work and promise reactions. Each task runs in the submitter's
- * async context (the `AsyncLocalStorage` stores active where it was
- * submitted: the profile home override, the per-turn secret scope), because
- * the task is chained with `.then()` at submission time and promise reactions
- * keep the context they were registered in.
+ * The manager's one FIFO lane for end-of-turn work, so turn N is synced before
+ * turn N+1. A task never runs inside the submitting call (an idle queue starts
+ * on a later macrotask) and runs in the submitter's async context, because it
+ * is chained with `.then()` at submission.
  *
  * @module
  */
@@ -40,19 +33,6 @@ export interface BackgroundDrainResult {
 /**
  * Waits for a promise for a bounded time. The timer is cleared as soon as
  * the promise settles, so nothing is left behind either way.
- *
- * @param promise What to wait for (a rejection counts as settled).
- * @param timeoutMs The bound in milliseconds.
- * @returns `true` once `promise` settles, or `false` after `timeoutMs`.
- *
- * @example Waiting a bounded time
- * ```ts
- * import { settlesWithin } from "./background_queue.ts";
- * import assert from "node:assert/strict";
- *
- * assert.equal(await settlesWithin(Promise.resolve(1), 10), true);
- * assert.equal(await settlesWithin(new Promise(() => {}), 10), false);
- * ```
  */
 export function settlesWithin(
   promise: Promise<unknown>,
@@ -71,23 +51,6 @@ export function settlesWithin(
 /**
  * A serial FIFO queue of background tasks that run in their submitter's
  * async context and never inline.
- *
- * @example Serializing writes
- * ```ts
- * import { BackgroundQueue } from "./background_queue.ts";
- * import assert from "node:assert/strict";
- *
- * const queue = new BackgroundQueue();
- * const order: number[] = [];
- * queue.submit(async () => {
- *   await new Promise((r) => setTimeout(r, 5));
- *   order.push(1);
- * });
- * queue.submit(() => order.push(2));
- * assert.deepEqual(order, []);
- * assert.equal(await queue.flush(), true);
- * assert.deepEqual(order, [1, 2]);
- * ```
  */
 export class BackgroundQueue {
   #tail: Promise<void> = Promise.resolve();
@@ -111,10 +74,6 @@ export class BackgroundQueue {
   /**
    * Queues `task` behind every task submitted before it. A task that throws
    * or rejects is logged at debug level and never stops the queue.
-   *
-   * @param task The work; it may return a promise, which the queue awaits.
-   * @param kind `write` (default) or `prefetch`, for shutdown accounting.
-   * @returns `false` when the queue is closed and the task was rejected.
    */
   submit(task: () => unknown, kind: BackgroundTaskKind = "write"): boolean {
     if (this.#closed) return false;
@@ -153,14 +112,7 @@ export class BackgroundQueue {
     }
   }
 
-  /**
-   * Waits until every task submitted before this call has finished.
-   *
-   * @param timeoutMs How long to wait at most; wait without limit when
-   * omitted.
-   * @returns `true` when drained (or nothing was pending, or the queue is
-   * closed), `false` on timeout.
-   */
+  /** Waits until every task submitted before this call has finished. */
   flush(timeoutMs?: number): Promise<boolean> {
     if (this.#outstanding === 0 || this.#closed) return Promise.resolve(true);
     const target = this.#tail;
@@ -171,9 +123,6 @@ export class BackgroundQueue {
   /**
    * Stops accepting tasks, gives the queued ones up to `timeoutMs` to finish
    * in order, then abandons the ones that have not started.
-   *
-   * @param timeoutMs The drain bound.
-   * @returns What was drained and what was abandoned.
    */
   async close(timeoutMs: number): Promise<BackgroundDrainResult> {
     this.#closed = true;

@@ -1,28 +1,9 @@
 /**
- * The memory manager: runs the built-in provider plus at most one external
- * provider behind one set of agent hooks, and keeps the agent's turn fast and
- * safe while doing it.
- *
- * - Every fan-out calls providers in registration order and isolates
- *   failures: a provider that throws is logged
- *   (`Memory provider '<name>' <what> failed: <error>`) and skipped.
- * - External prefetch is bounded (8 s by default); a provider whose previous
- *   prefetch is still running is skipped, so a hung provider never delays a
- *   later turn.
- * - Turn sync, queued prefetch and session boundaries run on one FIFO
- *   background queue, never inside the caller's turn, in the caller's async
- *   context (profile home, secret scope).
- * - Everything handed to a provider is redacted first
- *   (`redactForEgress()` of `src/core/redact.ts`).
- *
- * {@linkcode MemoryManager} is the facade; the work lives beside it:
- * `provider_fan_out.ts` (the registered providers, the isolated fan-out
- * driven by the hook table), `tool_router.ts` (tool routes, schemas and
- * dispatch), `turn_pipeline.ts` (prefetch, sync and the other per-turn
- * hooks), `session_hooks.ts` (session end, switch, boundary, pre-compress),
- * `manager_lifecycle.ts` (initialize, background queue, flush, drain,
- * shutdown) and `builtin_mirror.ts` (built-in memory writes mirrored to the
- * external provider).
+ * The memory manager: the built-in provider plus at most one external one
+ * behind one set of agent hooks. Each fan-out runs in registration order and
+ * logs and skips a failing provider; external calls on the turn's path are
+ * bounded; end-of-turn work runs on one FIFO background queue in the caller's
+ * async context; everything handed to a provider is redacted first.
  *
  * @module
  */
@@ -42,97 +23,59 @@ import {
   PRE_COMPRESS_CHECKPOINT_API_VERSION,
   type PrefetchOptions,
   type SessionSwitchOptions,
+  type SyncTurnOptions,
   type ToolCallOptions,
   type ToolSchema,
   type TurnStartOptions,
 } from "../core/memory_provider.ts";
-import { recallSpillPolicyFromConfig } from "../context/prefetch_spill.ts";
+import { redactForEgress, redactText } from "../core/redact.ts";
 import {
-  BUILTIN,
-  describeValue,
-  type ProviderEntry,
-  ProviderFanOut,
-} from "./provider_fan_out.ts";
-import { ToolRouter } from "./tool_router.ts";
+  type RecallSpillPolicy,
+  recallSpillPolicyFromConfig,
+} from "../context/prefetch_spill.ts";
+import { extractUserInstructionFromSkillMessage } from "../context/skill_invocation.ts";
+import { getHermesHome } from "../profile/hermes_home.ts";
 import {
-  DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS,
-  type SyncAllOptions,
-  TurnPipeline,
-} from "./turn_pipeline.ts";
+  BackgroundQueue,
+  type BackgroundTaskKind,
+} from "./background_queue.ts";
 import {
   type CommitSessionBoundaryOptions,
   type ManagerPreCompressOptions,
-  SessionHooks,
-} from "./session_hooks.ts";
-import {
-  DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS,
-  ManagerLifecycle,
-  type ShutdownDrainState,
-} from "./manager_lifecycle.ts";
-import {
-  BuiltinMemoryMirror,
+  type MemoryManagerOptions,
+  NOT_STARTED,
   type NotifyMemoryToolWriteOptions,
-} from "./builtin_mirror.ts";
+  type ShutdownDrainState,
+  type SyncAllOptions,
+  validTimeout,
+} from "./manager_options.ts";
+import { prefetchEach, recallIndicator } from "./_recall.ts";
+import { mirroredOperations, mirrorMetadata } from "./_builtin_mirror.ts";
+import {
+  callProviderTool,
+  collectToolSchemas,
+  routeTools,
+  toolError,
+} from "./tool_schema.ts";
+import {
+  boundedEach,
+  BUILTIN,
+  callEach,
+  checkpointVersionOf,
+  describeValue,
+  drainProviders,
+  type PendingSessionSwitch,
+  preCompressEach,
+  type ProviderEntry,
+  redactedErrorText,
+  shutdownWithin,
+  switchEach,
+} from "./_fan_out.ts";
 
-export { DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS } from "./turn_pipeline.ts";
-export type { SyncAllOptions } from "./turn_pipeline.ts";
-export type {
-  CommitSessionBoundaryOptions,
-  ManagerPreCompressOptions,
-} from "./session_hooks.ts";
-export { DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS } from "./manager_lifecycle.ts";
-export type {
-  ShutdownDrainState,
-  ShutdownDrainStatus,
-} from "./manager_lifecycle.ts";
-export type { NotifyMemoryToolWriteOptions } from "./builtin_mirror.ts";
-
-/**
- * Options of {@linkcode MemoryManager}.
- *
- * @category Manager
- */
-export interface MemoryManagerOptions {
-  /**
-   * How long an external provider's prefetch may take before the turn goes
-   * on without it (the provider is then skipped until the stuck call
-   * returns). Must be positive.
-   *
-   * @default {8000}
-   */
-  externalPrefetchTimeoutMs?: number;
-  /**
-   * The one budget of {@linkcode MemoryManager.shutdownAll}, in all: queued
-   * background work, then each provider's `drain(ms)` with the time left,
-   * then each provider's `shutdown()` within what remains. Must be positive.
-   *
-   * @default {5000}
-   */
-  shutdownDrainTimeoutMs?: number;
-  /**
-   * The loaded `config.yaml`; the prefetch spill policy
-   * (`hooks.output_spill`, `memory.prefetch_spill_enabled`) is snapshotted
-   * from it when the external provider registers.
-   *
-   * @default {{}}
-   */
-  config?: HermesConfig;
-}
-
-function validTimeout(
-  name: string,
-  value: number | undefined,
-  fallback: number,
-): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
-    throw new RangeError(
-      `Cannot create MemoryManager: option '${name}' must be a positive number of milliseconds, got ${
-        String(value)
-      }`,
-    );
-  }
-  return value;
+/** The user text providers may see, or `null` to skip the call. */
+function cleanQuery(text: unknown): string | null {
+  const clean = extractUserInstructionFromSkillMessage(text);
+  return clean === null || clean === "" ? null : clean;
 }
 
 /**
@@ -141,51 +84,42 @@ function validTimeout(
  *
  * @example One turn through the manager
  * ```ts
- * import { MemoryManager, MemoryProvider, type ToolSchema } from "@hermes/memory";
+ * import { MemoryManager, MemoryProvider } from "@hermes/memory";
  * import assert from "node:assert/strict";
  *
  * class Notes extends MemoryProvider {
- *   synced: string[] = [];
- *   get name(): string {
- *     return "notes";
- *   }
- *   isAvailable(): boolean {
- *     return true;
- *   }
- *   initialize(): void {}
- *   getToolSchemas(): ToolSchema[] {
- *     return [];
- *   }
- *   override prefetch(query: string): string {
- *     return `recalled for: ${query}`;
- *   }
- *   override syncTurn(user: string): void {
- *     this.synced.push(user);
- *   }
+ *   get name() { return "notes"; }
+ *   isAvailable() { return true; }
+ *   initialize() {}
+ *   getToolSchemas() { return []; }
+ *   override prefetch(query: string) { return `recalled for: ${query}`; }
  * }
  *
- * const notes = new Notes();
  * const manager = new MemoryManager();
- * await manager.addProvider(notes);
+ * await manager.addProvider(new Notes());
  * await manager.initializeAll("session-1", { platform: "cli" });
- * assert.equal(await manager.prefetchAll("tabs or spaces?"), "recalled for: tabs or spaces?");
- * manager.syncAll("tabs or spaces?", "Tabs.", { sessionId: "session-1" });
+ * assert.equal(await manager.prefetchAll("tabs?"), "recalled for: tabs?");
+ * manager.syncAll("tabs?", "Tabs.", { sessionId: "session-1" });
  * assert.equal(await manager.flushPending(1000), true);
- * assert.deepEqual(notes.synced, ["tabs or spaces?"]);
  * await manager.shutdownAll();
  * ```
  *
  * @category Manager
  */
 export class MemoryManager {
-  readonly #fanOut: ProviderFanOut;
-  readonly #tools: ToolRouter;
-  readonly #turns: TurnPipeline;
-  readonly #sessions: SessionHooks;
-  readonly #lifecycle: ManagerLifecycle;
-  readonly #mirror: BuiltinMemoryMirror;
   readonly #config: HermesConfig;
-  #hasExternal = false;
+  readonly #prefetchTimeoutMs: number;
+  readonly #drainTimeoutMs: number;
+  /** Replaced, never changed, on registration: callers keep it as a snapshot. */
+  #entries: readonly ProviderEntry[] = [];
+  #routes = new Map<string, ProviderEntry>();
+  #spillPolicy: RecallSpillPolicy | undefined = undefined;
+  #recallFailures: string[] = [];
+  #recallNotes: string[] = [];
+  #pendingSwitch: PendingSessionSwitch | undefined = undefined;
+  readonly #queue = new BackgroundQueue();
+  #shutdown: Promise<void> | undefined = undefined;
+  #drainState: ShutdownDrainState = NOT_STARTED;
 
   /**
    * Creates an empty manager.
@@ -194,29 +128,27 @@ export class MemoryManager {
    * @throws {RangeError} When a timeout is not a positive number.
    */
   constructor(options: MemoryManagerOptions = {}) {
-    const prefetchTimeoutMs = validTimeout(
-      "externalPrefetchTimeoutMs",
-      options.externalPrefetchTimeoutMs,
-      DEFAULT_EXTERNAL_PREFETCH_TIMEOUT_MS,
-    );
-    const drainTimeoutMs = validTimeout(
-      "shutdownDrainTimeoutMs",
-      options.shutdownDrainTimeoutMs,
-      DEFAULT_SHUTDOWN_DRAIN_TIMEOUT_MS,
-    );
+    const { externalPrefetchTimeoutMs, shutdownDrainTimeoutMs } = options;
+    this.#prefetchTimeoutMs = validTimeout({ externalPrefetchTimeoutMs }, 8000);
+    this.#drainTimeoutMs = validTimeout({ shutdownDrainTimeoutMs }, 5000);
     this.#config = options.config ?? {};
-    const fanOut = new ProviderFanOut(prefetchTimeoutMs);
-    const lifecycle = new ManagerLifecycle(fanOut, drainTimeoutMs);
-    const submit = lifecycle.submit.bind(lifecycle);
-    this.#fanOut = fanOut;
-    this.#lifecycle = lifecycle;
-    this.#tools = new ToolRouter(fanOut);
-    this.#turns = new TurnPipeline(fanOut, submit);
-    this.#sessions = new SessionHooks(fanOut, submit);
-    this.#mirror = new BuiltinMemoryMirror(fanOut);
   }
 
-  // -- Registration --------------------------------------------------------
+  get #externals(): ProviderEntry[] {
+    return this.#entries.filter((e) => e.external);
+  }
+
+  /** Queues end-of-turn work; refused (with a warning) once shutdown began. */
+  #submit(kind: BackgroundTaskKind, task: () => unknown): void {
+    if (this.#queue.closed) {
+      log(
+        "warn",
+        `Memory manager is shutting down; rejecting late ${kind} task`,
+      );
+      return;
+    }
+    this.#queue.submit(task, kind);
+  }
 
   /**
    * Registers a provider. `builtin` is always accepted; only one other
@@ -225,7 +157,6 @@ export class MemoryManager {
    * loaded before anything changes; each tool is routed to it unless its
    * name is a reserved core tool or already routed (warnings).
    *
-   * @param provider The provider.
    * @returns `true` when added, `false` when rejected.
    * @throws {TypeError} When `provider` is not a memory provider, or its
    * `getToolSchemas()` returns something other than an array.
@@ -253,10 +184,7 @@ export class MemoryManager {
     }
     // Re-checked: another external provider may have registered meanwhile.
     if (external && this.#rejectSecondExternal(name)) return false;
-    if (external) {
-      this.#hasExternal = true;
-      this.#turns.spillPolicy = recallSpillPolicyFromConfig(this.#config);
-    }
+    if (external) this.#spillPolicy = recallSpillPolicyFromConfig(this.#config);
     const entry: ProviderEntry = {
       provider,
       name,
@@ -265,8 +193,8 @@ export class MemoryManager {
       turnStartBusy: false,
       recallBusy: false,
     };
-    this.#fanOut.add(entry);
-    this.#tools.route(entry, schemas);
+    this.#entries = [...this.#entries, entry];
+    routeTools(this.#routes, entry, schemas);
     log(
       "info",
       `Memory provider '${name}' registered (${schemas.length} tools)`,
@@ -275,51 +203,38 @@ export class MemoryManager {
   }
 
   #rejectSecondExternal(name: string): boolean {
-    if (!this.#hasExternal) return false;
-    const existing = this.#fanOut.externals[0]?.name ?? "unknown";
+    const existing = this.#externals[0];
+    if (existing === undefined) return false;
     log(
       "warn",
-      `Rejected memory provider '${name}' — external provider '${existing}' is already registered. Only one external memory provider is allowed at a time. Configure which one via memory.provider in config.yaml.`,
+      `Rejected memory provider '${name}' — external provider '${existing.name}' is already registered. Only one external memory provider is allowed at a time. Configure which one via memory.provider in config.yaml.`,
     );
     return true;
   }
 
   /** The registered providers, in registration order (a copy). */
   get providers(): MemoryProvider[] {
-    return this.#fanOut.entries.map((e) => e.provider);
+    return this.#entries.map((e) => e.provider);
   }
 
   /**
    * Finds a registered provider by name.
    *
-   * @param name The provider's name.
    * @returns The provider, or `null`.
    */
   getProvider(name: string): MemoryProvider | null {
-    return this.#fanOut.entries.find((e) => e.name === name)?.provider ??
-      null;
+    return this.#entries.find((e) => e.name === name)?.provider ?? null;
   }
 
-  /**
-   * The names of every routed provider tool.
-   *
-   * @returns A new set.
-   */
+  /** The names of every routed provider tool, as a new set. */
   getAllToolNames(): Set<string> {
-    return this.#tools.names();
+    return new Set(this.#routes.keys());
   }
 
-  /**
-   * Whether a provider handles a tool.
-   *
-   * @param name The tool's name.
-   * @returns `true` when routed.
-   */
+  /** Whether a provider handles a tool. */
   hasTool(name: string): boolean {
-    return this.#tools.has(name);
+    return this.#routes.has(name);
   }
-
-  // -- Per-turn hooks (turn_pipeline.ts) -----------------------------------
 
   /**
    * Joins every provider's non-blank `systemPromptBlock()` with a blank
@@ -327,8 +242,10 @@ export class MemoryManager {
    *
    * @returns The combined block, `""` when none.
    */
-  buildSystemPrompt(): Promise<string> {
-    return this.#turns.buildSystemPrompt();
+  async buildSystemPrompt(): Promise<string> {
+    const blocks = await callEach(this.#entries, "systemPromptBlock", () => []);
+    return blocks.filter((b) => typeof b === "string" && b.trim() !== "")
+      .join("\n\n");
   }
 
   /**
@@ -340,12 +257,25 @@ export class MemoryManager {
    * as `""`; non-empty external results pass through the prefetch spill
    * policy.
    *
-   * @param query The user's message.
-   * @param options The session.
    * @returns Non-blank results joined with a blank line, `""` when none.
    */
-  prefetchAll(query: string, options: PrefetchOptions = {}): Promise<string> {
-    return this.#turns.prefetchAll(query, options);
+  async prefetchAll(
+    query: string,
+    options: PrefetchOptions = {},
+  ): Promise<string> {
+    const entries = this.#entries;
+    if (entries.length === 0) return "";
+    const clean = cleanQuery(query);
+    if (clean === null) return "";
+    const redacted = redactText(clean);
+    const sessionId = options.sessionId ?? "";
+    return await prefetchEach(
+      entries,
+      redacted,
+      sessionId,
+      this.#prefetchTimeoutMs,
+      this.#spillPolicy,
+    );
   }
 
   /**
@@ -358,42 +288,55 @@ export class MemoryManager {
    *
    * @returns The indicator line, `""` when no provider reports a status.
    */
-  describeRecall(): Promise<string> {
-    return this.#turns.describeRecall();
+  async describeRecall(): Promise<string> {
+    const statuses = await boundedEach(
+      this.#entries,
+      this.#prefetchTimeoutMs,
+      "recallStatus",
+      "recallBusy",
+      "recallStatus()",
+      () => [],
+    );
+    const { line, failures, notes } = recallIndicator(statuses);
+    this.#recallFailures = failures;
+    this.#recallNotes = notes;
+    return line;
   }
 
   /**
    * The providers whose recall failed or was off at the last
    * {@linkcode MemoryManager.describeRecall} (`"<label>: <why>"` each;
    * empty when every recall worked).
-   *
-   * @returns The failures.
    */
   get recallFailures(): readonly string[] {
-    return this.#turns.recallFailures;
+    return this.#recallFailures;
   }
 
   /**
    * Remarks the providers made about the last recall (how it was made),
    * as of the last {@linkcode MemoryManager.describeRecall}
    * (`"<label>: <note>"` each).
-   *
-   * @returns The notes.
    */
   get recallNotes(): readonly string[] {
-    return this.#turns.recallNotes;
+    return this.#recallNotes;
   }
 
   /**
    * Queues `queuePrefetch()` on every provider for the next turn, on the
    * background queue (kind `prefetch`). Skipped when there are no providers
    * or the cleaned query is empty.
-   *
-   * @param query The user's message.
-   * @param options The session.
    */
   queuePrefetchAll(query: string, options: PrefetchOptions = {}): void {
-    this.#turns.queuePrefetchAll(query, options);
+    const entries = this.#entries;
+    if (entries.length === 0) return;
+    const clean = cleanQuery(query);
+    if (clean === null) return;
+    const redacted = redactText(clean);
+    const sessionId = options.sessionId ?? "";
+    this.#submit(
+      "prefetch",
+      () => callEach(entries, "queuePrefetch", () => [redacted, { sessionId }]),
+    );
   }
 
   /**
@@ -404,8 +347,6 @@ export class MemoryManager {
    * and `turnAuthor` when they are not `null`/`undefined`. Failures are
    * logged as warnings.
    *
-   * @param userContent The user's message.
-   * @param assistantContent The assistant's reply.
    * @param options The session, transcript and author.
    */
   syncAll(
@@ -413,7 +354,27 @@ export class MemoryManager {
     assistantContent: string,
     options: SyncAllOptions = {},
   ): void {
-    this.#turns.syncAll(userContent, assistantContent, options);
+    const entries = this.#entries;
+    if (entries.length === 0) return;
+    const clean = cleanQuery(userContent);
+    if (clean === null) return;
+    const [user, assistant, messages] = redactForEgress([
+      clean,
+      typeof assistantContent === "string"
+        ? assistantContent
+        : String(assistantContent ?? ""),
+      options.messages ?? undefined,
+    ]) as [string, string, ChatMessage[] | undefined];
+    const turn: SyncTurnOptions = { sessionId: options.sessionId ?? "" };
+    if (messages !== undefined) turn.messages = messages;
+    if (options.turnAuthor != null) turn.turnAuthor = options.turnAuthor;
+    if (typeof options.turnId === "string" && options.turnId !== "") {
+      turn.turnId = options.turnId;
+    }
+    this.#submit(
+      "write",
+      () => callEach(entries, "syncTurn", () => [user, assistant, { ...turn }]),
+    );
   }
 
   /**
@@ -422,33 +383,47 @@ export class MemoryManager {
    * prefetch, and the provider is skipped while a previous call is stuck.
    *
    * @param turnNumber The 1-based turn number.
-   * @param message The user's message.
    * @param options What the host knows about the turn.
    */
-  onTurnStart(
+  async onTurnStart(
     turnNumber: number,
     message: string,
     options: TurnStartOptions = {},
   ): Promise<void> {
-    return this.#turns.onTurnStart(turnNumber, message, options);
+    const redacted = redactText(
+      typeof message === "string" ? message : String(message ?? ""),
+    );
+    await boundedEach(
+      this.#entries,
+      this.#prefetchTimeoutMs,
+      "onTurnStart",
+      "turnStartBusy",
+      "onTurnStart",
+      () => [turnNumber, redacted, { ...options }],
+    );
   }
 
   /**
    * Tells every provider a subagent finished (task and result redacted).
    *
-   * @param task The task given to the subagent.
-   * @param result The subagent's result.
    * @param options The child's session id and anything else.
    */
-  onDelegation(
+  async onDelegation(
     task: string,
     result: string,
     options: DelegationOptions = {},
   ): Promise<void> {
-    return this.#turns.onDelegation(task, result, options);
+    const [t, r] = redactForEgress([String(task ?? ""), String(result ?? "")]);
+    const forwarded: DelegationOptions = {
+      ...options,
+      childSessionId: options.childSessionId ?? "",
+    };
+    await callEach(
+      this.#entries,
+      "onDelegation",
+      () => [t, r, { ...forwarded }],
+    );
   }
-
-  // -- Session hooks (session_hooks.ts) ------------------------------------
 
   /**
    * Tells every provider the session really ended (never per turn), with a
@@ -457,8 +432,11 @@ export class MemoryManager {
    *
    * @param messages The full transcript (`null` counts as `[]`).
    */
-  onSessionEnd(messages: ChatMessage[] | null | undefined): Promise<void> {
-    return this.#sessions.onSessionEnd(messages);
+  async onSessionEnd(
+    messages: ChatMessage[] | null | undefined,
+  ): Promise<void> {
+    const redacted = redactForEgress(Array.isArray(messages) ? messages : []);
+    await callEach(this.#entries, "onSessionEnd", () => [redacted]);
   }
 
   /**
@@ -468,15 +446,30 @@ export class MemoryManager {
    * they are. A provider that throws or returns literal `false` failed; the
    * failures are remembered for {@linkcode MemoryManager.retryPendingSessionSwitch}.
    *
-   * @param newSessionId The session switched to.
    * @param options Parent, reset, rewound, reason.
    * @returns `true` when every provider succeeded.
    */
-  onSessionSwitch(
+  async onSessionSwitch(
     newSessionId: string,
     options: SessionSwitchOptions = {},
   ): Promise<boolean> {
-    return this.#sessions.onSessionSwitch(newSessionId, options);
+    if (!newSessionId) return true;
+    const { rewound, ...rest } = options;
+    const forwarded: SessionSwitchOptions = {
+      ...rest,
+      parentSessionId: options.parentSessionId ?? "",
+      reset: options.reset ?? false,
+    };
+    if (rewound === true) forwarded.rewound = true;
+    const failed = await switchEach(
+      this.#entries,
+      newSessionId,
+      forwarded,
+    );
+    this.#pendingSwitch = failed.size === 0
+      ? undefined
+      : { newSessionId, options: forwarded, failed };
+    return failed.size === 0;
   }
 
   /**
@@ -484,13 +477,27 @@ export class MemoryManager {
    *
    * @returns `true` when no switch is pending any more.
    */
-  retryPendingSessionSwitch(): Promise<boolean> {
-    return this.#sessions.retryPendingSessionSwitch();
+  async retryPendingSessionSwitch(): Promise<boolean> {
+    const pending = this.#pendingSwitch;
+    if (pending === undefined) return true;
+    const failed = await switchEach(
+      pending.failed,
+      pending.newSessionId,
+      pending.options,
+    );
+    // A newer switch ran meanwhile: its outcome is the one that counts.
+    if (this.#pendingSwitch !== pending) {
+      return this.#pendingSwitch === undefined;
+    }
+    this.#pendingSwitch = failed.size === 0
+      ? undefined
+      : { ...pending, failed };
+    return failed.size === 0;
   }
 
   /** Whether a failed session switch is waiting for a retry. */
   get hasPendingSessionSwitch(): boolean {
-    return this.#sessions.hasPendingSessionSwitch;
+    return this.#pendingSwitch !== undefined;
   }
 
   /**
@@ -499,14 +506,35 @@ export class MemoryManager {
    * {parentSessionId, reset: true, reason})`, in that order, serialized with
    * every other background write. No-op without providers.
    *
-   * @param messages The transcript of the session that ended.
    * @param options The new session, its parent and the reason.
    */
   commitSessionBoundary(
     messages: ChatMessage[] | null | undefined,
     options: CommitSessionBoundaryOptions,
   ): void {
-    this.#sessions.commitSessionBoundary(messages, options);
+    if (this.#entries.length === 0) return;
+    const snapshot = Array.isArray(messages) ? [...messages] : [];
+    const { newSessionId, parentSessionId = "", reason = "new_session" } =
+      options;
+    const steps = {
+      extraction: () => this.onSessionEnd(snapshot),
+      switch: () =>
+        this.onSessionSwitch(newSessionId, {
+          parentSessionId,
+          reset: true,
+          reason,
+        }),
+    };
+    this.#submit("write", async () => {
+      for (const [what, step] of Object.entries(steps)) {
+        try {
+          await step();
+        } catch (error) {
+          const why = redactedErrorText(error);
+          log("warn", `Session-boundary ${what} failed: ${why}`);
+        }
+      }
+    });
   }
 
   /**
@@ -514,14 +542,13 @@ export class MemoryManager {
    * pre-compress checkpoint API (`preCompressCheckpointApiVersion`;
    * unparseable values count as 1).
    *
-   * @param apiVersion The version needed.
    * @returns `true` when a provider qualifies.
    */
   supportsPreCompressCheckpoint(
     apiVersion: number = PRE_COMPRESS_CHECKPOINT_API_VERSION,
   ): Promise<boolean> {
     return Promise.resolve(
-      this.#sessions.supportsPreCompressCheckpoint(apiVersion),
+      this.#entries.some((e) => checkpointVersionOf(e.provider) >= apiVersion),
     );
   }
 
@@ -534,7 +561,6 @@ export class MemoryManager {
    * checkpoint provider that returns normally counts as a committed
    * checkpoint.
    *
-   * @param messages The raw transcript.
    * @param options Evidence, strictness and the API version.
    * @returns Non-blank results joined with a blank line.
    * @throws {unknown} With `requireCheckpoint`, whatever a checkpoint
@@ -543,43 +569,59 @@ export class MemoryManager {
    * succeeded: `No active memory provider completed pre-compress checkpoint
    * API v<version>`.
    */
-  onPreCompress(
+  async onPreCompress(
     messages: ChatMessage[] | null | undefined,
     options: ManagerPreCompressOptions = {},
   ): Promise<string> {
-    return this.#sessions.onPreCompress(messages, options);
+    const requireCheckpoint = options.requireCheckpoint === true;
+    const apiVersion = options.checkpointApiVersion ??
+      PRE_COMPRESS_CHECKPOINT_API_VERSION;
+    const [raw, evidence] = redactForEgress([
+      Array.isArray(messages) ? messages : [],
+      options.evidenceMessages ?? undefined,
+    ]) as [ChatMessage[], ChatMessage[] | undefined];
+    return await preCompressEach(
+      this.#entries,
+      raw,
+      evidence,
+      apiVersion,
+      requireCheckpoint,
+    );
   }
-
-  // -- Lifecycle (manager_lifecycle.ts) ------------------------------------
 
   /**
    * Initializes every provider. `hermesHome` is set to the active profile's
    * home when the caller did not pass one. A provider that fails is logged
    * as a warning and stays registered.
-   *
-   * @param sessionId The session id.
-   * @param options What the host knows about the session.
    */
   initializeAll(
     sessionId: string,
     options: InitializeOptions = {},
   ): Promise<void> {
-    return this.#lifecycle.initializeAll(sessionId, options);
+    return this.#initializeEach("initialize", sessionId, options);
   }
 
   /**
    * Like {@linkcode MemoryManager.initializeAll} but calls
    * `initializeForInspection()` (side-effect-free loads for inspection-only
    * agents).
-   *
-   * @param sessionId The session id.
-   * @param options What the host knows about the session.
    */
   initializeAllForInspection(
     sessionId: string,
     options: InitializeOptions = {},
   ): Promise<void> {
-    return this.#lifecycle.initializeAllForInspection(sessionId, options);
+    return this.#initializeEach("initializeForInspection", sessionId, options);
+  }
+
+  async #initializeEach(
+    hook: "initialize" | "initializeForInspection",
+    sessionId: string,
+    options: InitializeOptions,
+  ): Promise<void> {
+    const forwarded = options.hermesHome === undefined
+      ? { ...options, hermesHome: getHermesHome() }
+      : { ...options };
+    await callEach(this.#entries, hook, () => [sessionId, { ...forwarded }]);
   }
 
   /**
@@ -593,13 +635,20 @@ export class MemoryManager {
    * @returns `true` when drained (or nothing was queued, or the manager is
    * shut down), `false` on timeout.
    */
-  flushPending(timeoutMs?: number): Promise<boolean> {
-    return this.#lifecycle.flushPending(timeoutMs);
+  async flushPending(timeoutMs?: number): Promise<boolean> {
+    const started = performance.now();
+    if (!(await this.#queue.flush(timeoutMs))) return false;
+    if (this.#queue.closed) return true;
+    const left = timeoutMs === undefined
+      ? undefined
+      : Math.max(0, timeoutMs - (performance.now() - started));
+    const report = await drainProviders(this.#entries, left);
+    return report.undrained.length === 0;
   }
 
   /** The outcome of the last shutdown drain (a copy). */
   get shutdownDrainState(): ShutdownDrainState {
-    return this.#lifecycle.shutdownDrainState;
+    return { ...this.#drainState };
   }
 
   /**
@@ -614,28 +663,28 @@ export class MemoryManager {
    * @returns When every provider was shut down or the budget ran out.
    */
   shutdownAll(): Promise<void> {
-    return this.#lifecycle.shutdownAll();
+    this.#shutdown ??= shutdownWithin(
+      this.#queue,
+      this.#entries,
+      this.#drainTimeoutMs,
+      (state) => this.#drainState = state,
+    );
+    return this.#shutdown;
   }
-
-  // -- Tools (tool_router.ts) ----------------------------------------------
 
   /**
    * Every provider's tool schemas, bare (unwrapped), deduplicated by name
    * (first wins), reserved core names dropped, nameless ones dropped with a
    * warning. A provider whose schemas fail to load is logged as a warning.
-   *
-   * @returns The schemas.
    */
   getAllToolSchemas(): Promise<ToolSchema[]> {
-    return this.#tools.schemas();
+    return collectToolSchemas(this.#entries);
   }
 
   /**
    * Runs a provider tool. The arguments are redacted before the provider
    * sees them.
    *
-   * @param toolName The tool's name.
-   * @param args The model's arguments.
    * @param options Extra call context, passed through.
    * @returns The provider's JSON string, or `{"error": …}` when no provider
    * handles the tool or the provider failed.
@@ -645,10 +694,13 @@ export class MemoryManager {
     args: Record<string, unknown>,
     options: ToolCallOptions = {},
   ): Promise<string> {
-    return this.#tools.call(toolName, args, options);
+    const entry = this.#routes.get(toolName);
+    return entry === undefined
+      ? Promise.resolve(
+        toolError(`No memory provider handles tool '${toolName}'`),
+      )
+      : callProviderTool(entry, toolName, args, options);
   }
-
-  // -- Built-in memory write mirroring (builtin_mirror.ts) -----------------
 
   /**
    * Mirrors a committed write of the built-in `memory` tool to the external
@@ -662,16 +714,28 @@ export class MemoryManager {
    * mirrored as `onMemoryEvict` instead. Per-operation failures are logged
    * at debug level.
    *
-   * @param result The memory tool's result.
-   * @param args The memory tool's arguments.
    * @param options How to build each operation's provenance.
    */
-  notifyMemoryToolWrite(
+  async notifyMemoryToolWrite(
     result: unknown,
     args: Record<string, unknown>,
     options: NotifyMemoryToolWriteOptions = {},
   ): Promise<void> {
-    return this.#mirror.notifyMemoryToolWrite(result, args, options);
+    const { target, ops } = mirroredOperations(result, args);
+    for (const op of ops) {
+      try {
+        const metadata = mirrorMetadata(op, options.buildMetadata?.());
+        await (op.evictionReason !== undefined
+          ? this.onMemoryEvict(op.content, target, { metadata })
+          : this.onMemoryWrite(op.action, target, op.content, metadata));
+      } catch (error) {
+        const why = redactedErrorText(error);
+        log(
+          "debug",
+          `notifyMemoryToolWrite failed for op ${op.action}: ${why}`,
+        );
+      }
+    }
   }
 
   /**
@@ -680,32 +744,42 @@ export class MemoryManager {
    * gets its own metadata copy as the fourth argument.
    *
    * @param action `add`, `replace` or `remove`.
-   * @param target `memory` or `user`.
-   * @param content The entry's text.
    * @param metadata Provenance, `old_text`, `previous_content`.
    */
-  onMemoryWrite(
+  async onMemoryWrite(
     action: MemoryWriteAction,
     target: MemoryTarget,
     content: string,
     metadata: MemoryWriteMetadata = {},
   ): Promise<void> {
-    return this.#mirror.onMemoryWrite(action, target, content, metadata);
+    const [text, meta] = redactForEgress([String(content ?? ""), {
+      ...(metadata ?? {}),
+    }]);
+    await callEach(
+      this.#externals,
+      "onMemoryWrite",
+      () => [action, target, text, { ...meta }],
+    );
   }
 
   /**
    * Tells the external providers the built-in store terminally dropped a
    * fact. Content and metadata are redacted; failures are logged at debug.
    *
-   * @param content The dropped text.
-   * @param target `memory` or `user`.
    * @param options Metadata with `eviction_reason`.
    */
-  onMemoryEvict(
+  async onMemoryEvict(
     content: string,
     target: MemoryTarget,
     options: MemoryEvictOptions = {},
   ): Promise<void> {
-    return this.#mirror.onMemoryEvict(content, target, options);
+    const [text, meta] = redactForEgress([String(content ?? ""), {
+      ...(options.metadata ?? {}),
+    }]);
+    await callEach(
+      this.#externals,
+      "onMemoryEvict",
+      () => [text, target, { metadata: { ...meta } }],
+    );
   }
 }

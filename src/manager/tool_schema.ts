@@ -8,11 +8,25 @@
  */
 
 import { log } from "../core/log.ts";
-import type { MaybePromise, ToolSchema } from "../core/memory_provider.ts";
+import type {
+  MaybePromise,
+  ToolCallOptions,
+  ToolSchema,
+} from "../core/memory_provider.ts";
+import { providerHook } from "../core/provider_hooks.ts";
+import { redactForEgress } from "../core/redact.ts";
 import { errorText } from "../_util/error_text.ts";
 import { isRecord } from "../_util/is_record.ts";
 
-export { toolError } from "../core/tool_result.ts";
+import { toolError } from "../core/tool_result.ts";
+import {
+  describeValue,
+  eachProvider,
+  type ProviderEntry,
+  redactedErrorText,
+} from "./_fan_out.ts";
+
+export { toolError };
 
 /**
  * Tool names that belong to the host agent. A memory provider's tool with one
@@ -85,20 +99,6 @@ export const RESERVED_CORE_TOOL_NAMES: ReadonlySet<string> = new Set([
  * Normalizes a tool schema a provider returned: the wrapped OpenAI form
  * `{"type": "function", "function": {…}}` is unwrapped, and the result must
  * carry a non-empty string `name`.
- *
- * @param schema Whatever the provider returned as one schema.
- * @returns The bare function schema (the same object, not a copy), or `null`
- * when it is not an object or has no usable name.
- *
- * @example Unwrapping the OpenAI form
- * ```ts
- * import { normalizeToolSchema } from "./tool_schema.ts";
- * import assert from "node:assert/strict";
- *
- * const bare = { name: "notes_search", parameters: { type: "object" } };
- * assert.equal(normalizeToolSchema({ type: "function", function: bare }), bare);
- * assert.equal(normalizeToolSchema({ description: "nameless" }), null);
- * ```
  */
 export function normalizeToolSchema(schema: unknown): ToolSchema | null {
   if (!isRecord(schema)) return null;
@@ -115,17 +115,9 @@ const MEMORY_TOOLSET = "memory";
 
 /** Options of {@linkcode memoryProviderToolsEnabled}. */
 export interface MemoryProviderToolsEnabledOptions {
-  /**
-   * The toolsets the agent disables (`agent.disabled_toolsets`).
-   *
-   * @default {[]}
-   */
+  /** The toolsets the agent disables (`agent.disabled_toolsets`) (default `[]`). */
   disabledToolsets?: readonly string[] | null;
-  /**
-   * Whether the agent already offers the built-in `memory` tool.
-   *
-   * @default {false}
-   */
+  /** Whether the agent already offers the built-in `memory` tool (default `false`). */
   memoryToolPresent?: boolean;
   /**
    * Expands a toolset name to the tool names it includes (composites such as
@@ -144,24 +136,6 @@ export interface MemoryProviderToolsEnabledOptions {
  * listed toolset resolves to include `memory`. The same gate decides whether
  * the provider's `systemPromptBlock()` is included, so the prompt never
  * advertises tools that are not there.
- *
- * @param enabledToolsets The agent's toolset filter, or `null` for none.
- * @param options Disabled toolsets, the built-in tool, and toolset expansion.
- * @returns `true` when the provider's tools should be exposed.
- *
- * @example Gating by toolset
- * ```ts
- * import { memoryProviderToolsEnabled } from "./tool_schema.ts";
- * import assert from "node:assert/strict";
- *
- * assert.equal(memoryProviderToolsEnabled(null), true);
- * assert.equal(memoryProviderToolsEnabled(["web", "memory"]), true);
- * assert.equal(memoryProviderToolsEnabled(["web"]), false);
- * assert.equal(
- *   memoryProviderToolsEnabled(null, { disabledToolsets: ["memory"] }),
- *   false,
- * );
- * ```
  */
 export function memoryProviderToolsEnabled(
   enabledToolsets: readonly string[] | null | undefined,
@@ -232,19 +206,6 @@ function surfaceToolName(tool: unknown): unknown {
  * Whether an agent exposes external memory-provider tools: the gate of
  * {@linkcode memoryProviderToolsEnabled} applied to the agent's surface (the
  * built-in `memory` tool counts as present when it is among `tools`).
- *
- * @param surface The agent's tools and toolset filters.
- * @param options Toolset expansion.
- * @returns `true` when the provider's tools (and prompt block) are exposed.
- *
- * @example Built-in memory tool present
- * ```ts
- * import { memoryProviderToolsExposed } from "./tool_schema.ts";
- * import assert from "node:assert/strict";
- *
- * const tools = [{ type: "function", function: { name: "memory" } }];
- * assert.equal(memoryProviderToolsExposed({ tools, enabledToolsets: [] }), true);
- * ```
  */
 export function memoryProviderToolsExposed(
   surface: MemoryToolSurface,
@@ -265,25 +226,6 @@ export function memoryProviderToolsExposed(
  * ({@linkcode memoryProviderToolsExposed}) is closed; then, if an external
  * provider is registered, an info line says the `memory` toolset is gated.
  * A schema without a usable name is skipped with a warning.
- *
- * @param surface The agent's tools (edited in place) and toolset filters.
- * @param manager The memory manager, or `null`.
- * @param options Toolset expansion.
- * @returns How many tools were added.
- *
- * @example Injecting provider tools
- * ```ts
- * import { injectMemoryProviderTools } from "./tool_schema.ts";
- * import assert from "node:assert/strict";
- *
- * const manager = {
- *   providers: [{ name: "builtin" }, { name: "notes" }],
- *   getAllToolSchemas: () => [{ name: "notes_search", parameters: {} }],
- * };
- * const surface = { tools: [], validToolNames: new Set<string>() };
- * assert.equal(await injectMemoryProviderTools(surface, manager), 1);
- * assert.equal(surface.validToolNames.has("notes_search"), true);
- * ```
  */
 export async function injectMemoryProviderTools(
   surface: MemoryToolSurface,
@@ -322,4 +264,101 @@ export async function injectMemoryProviderTools(
     }
   }
   return added;
+}
+
+/** Every provider's tool schemas, bare, first of each name wins, reserved core names dropped. */
+export async function collectToolSchemas(
+  entries: readonly ProviderEntry[],
+): Promise<ToolSchema[]> {
+  const schemas: ToolSchema[] = [];
+  const seen = new Set<string>();
+  await eachProvider(entries, "getToolSchemas", async (e) => {
+    const raw = await e.provider.getToolSchemas();
+    if (!Array.isArray(raw)) {
+      throw new TypeError(
+        `returned ${describeValue(raw)} instead of an array`,
+      );
+    }
+    for (const item of raw) {
+      const schema = normalizeToolSchema(item);
+      if (schema === null) {
+        log(
+          "warn",
+          `Memory provider '${e.name}' returned a tool schema with no resolvable name; skipping (${
+            describeValue(item)
+          })`,
+        );
+      } else if (
+        !RESERVED_CORE_TOOL_NAMES.has(schema.name) && !seen.has(schema.name)
+      ) {
+        schemas.push(schema);
+        seen.add(schema.name);
+      }
+    }
+  });
+  return schemas;
+}
+
+/** Runs a routed tool with redacted arguments; always answers a JSON string. */
+export async function callProviderTool(
+  entry: ProviderEntry,
+  toolName: string,
+  args: Record<string, unknown>,
+  options: ToolCallOptions,
+): Promise<string> {
+  const redacted = redactForEgress(isRecord(args) ? args : {});
+  const fail = (logged: string, shown = logged): string => {
+    log(
+      "error",
+      `Memory provider '${entry.name}' handleToolCall(${toolName}) failed: ${logged}`,
+    );
+    return toolError(`Memory tool '${toolName}' failed: ${shown}`);
+  };
+  let result: unknown;
+  try {
+    result = await providerHook(entry.provider, "handleToolCall").call(
+      entry.provider,
+      toolName,
+      redacted,
+      { ...options },
+    );
+  } catch (error) {
+    return fail(redactedErrorText(error));
+  }
+  if (typeof result === "string") return result;
+  if (isRecord(result) || Array.isArray(result)) {
+    try {
+      return JSON.stringify(result);
+    } catch {
+      // Not serializable: reported below.
+    }
+  }
+  const why = `returned ${describeValue(result)} instead of a JSON string`;
+  return fail(why, `provider ${why}`);
+}
+
+/** Routes each of a new provider's tools to it, unless the name is a reserved core tool or already routed. */
+export function routeTools(
+  routes: Map<string, ProviderEntry>,
+  entry: ProviderEntry,
+  schemas: readonly unknown[],
+): void {
+  for (const raw of schemas) {
+    const tool = normalizeToolSchema(raw)?.name;
+    if (tool === undefined) continue;
+    const owner = routes.get(tool);
+    if (RESERVED_CORE_TOOL_NAMES.has(tool)) {
+      log(
+        "warn",
+        `Memory provider '${entry.name}' tool '${tool}' shadows a reserved core tool name; registration ignored. Core tools always win — rename the provider's tool to something unique.`,
+      );
+    } else if (owner !== undefined) {
+      log(
+        "warn",
+        `Memory tool name conflict: '${tool}' already registered by ${owner.name}, ignoring from ${entry.name}`,
+      );
+    } else {
+      routes.set(tool, entry);
+    }
+  }
 }

@@ -1,18 +1,8 @@
 /**
- * Background work that keeps the caller's context.
- *
- * The profile home ({@linkcode withHermesHome}), the secret scope
- * ({@linkcode withSecretScope}) and the session directory
- * ({@linkcode withSessionCwd}) live on `AsyncLocalStorage`. Work started
- * from an event listener, a worker message or a queue drained by another
- * caller would run in the wrong context (or none: writes land in the
- * default profile and {@linkcode getSecret} fails closed while
- * multiplexing). Every provider background job (prefetch, sync, writer
- * loops) therefore starts through {@linkcode spawnContextTask} or wraps its
- * callback with {@linkcode contextBound}.
- *
- * Spawned tasks are tracked until they settle, so the memory manager can
- * drain them at shutdown ({@linkcode drainContextTasks}).
+ * Background work that keeps the caller's `AsyncLocalStorage` context (profile
+ * home, secret scope, session directory): work started from a listener or
+ * another caller's queue would otherwise write to the wrong profile or fail
+ * closed. Spawned tasks are tracked so shutdown can drain them.
  *
  * @module
  */
@@ -58,22 +48,6 @@ const active = new Map<ContextTask<unknown>, Promise<void>>();
  * queue consumer, a callback run by someone else).
  *
  * @typeParam F The function's type.
- * @param fn The function to bind.
- * @returns A function with the same parameters and result.
- *
- * @example A listener that writes to the profile that registered it
- * ```ts
- * import { contextBound, getHermesHome, withHermesHome } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const target = new EventTarget();
- * const seen: string[] = [];
- * withHermesHome("/srv/alice", () => {
- *   target.addEventListener("sync", contextBound(() => seen.push(getHermesHome())));
- * });
- * target.dispatchEvent(new Event("sync"));
- * assert.deepEqual(seen, ["/srv/alice"]);
- * ```
- *
  * @category Profiles and secrets
  */
 // deno-lint-ignore no-explicit-any
@@ -93,7 +67,6 @@ export function contextBound<F extends (...args: any[]) => any>(fn: F): F {
  * @typeParam T What `fn` returns or resolves to.
  * @param fn The work.
  * @param options The task's name.
- * @returns The task handle.
  *
  * @example Syncing a turn in the background
  * ```ts
@@ -146,18 +119,7 @@ export function spawnContextTask<T>(
   return task;
 }
 
-/**
- * The tasks started by {@linkcode spawnContextTask} that have not settled.
- *
- * @returns A fresh array, oldest first.
- *
- * @example Nothing running
- * ```ts
- * import { activeContextTasks } from "./context_task.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(activeContextTasks(), []);
- * ```
- */
+/** The tasks started by {@linkcode spawnContextTask} that have not settled. */
 export function activeContextTasks(): ContextTask<unknown>[] {
   return [...active.keys()];
 }

@@ -1,17 +1,9 @@
 /**
- * The profile's `.env` file (`$HERMES_HOME/.env`): the reader used to build
- * secret scopes and the canonical writer used by `hermes memory setup`.
- *
- * Reading follows Hermes' start-up loader exactly (`load_hermes_dotenv`:
- * its pre-load clean-up, python-dotenv 1.2.2 with `${NAME}` expansion, the
- * latin-1 fallback, and the stripping of non-ASCII characters from
- * credentials), so a Python Hermes `.env` gives the same values here. It
- * never changes the file or the process environment.
- *
- * Writing validates the name, refuses names that would change how programs
- * load or where Hermes keeps its data, refuses values Hermes would read back
- * differently, keeps every other byte of the file, and replaces it
- * atomically with mode `0600`.
+ * The profile's `.env`: the reader behind secret scopes follows Hermes'
+ * `load_hermes_dotenv` exactly (python-dotenv 1.2.2 rules, latin-1 fallback,
+ * non-ASCII stripped from credentials); the writer refuses names and values
+ * Hermes would read differently, keeps every other byte, and writes atomically
+ * with mode `0600`.
  *
  * @module
  */
@@ -68,17 +60,7 @@ export const ENV_NAME_DENYLIST: ReadonlySet<string> = new Set([
  * `_`, not starting with a digit, and not in {@linkcode ENV_NAME_DENYLIST}
  * (compared case-insensitively).
  *
- * @param name The variable's name.
  * @throws {RangeError} When the name is malformed or denied.
- *
- * @example Checking a name before writing it to .env
- * ```ts
- * import { validateEnvName } from "./env_file.ts";
- * import assert from "node:assert/strict";
- * validateEnvName("HONCHO_API_KEY");
- * assert.throws(() => validateEnvName("LD_PRELOAD"), RangeError);
- * assert.throws(() => validateEnvName("1BAD"), RangeError);
- * ```
  */
 export function validateEnvName(name: string): void {
   if (!ENV_NAME_REGEXP.test(name)) {
@@ -240,10 +222,9 @@ function parseBindings(text: string): Binding[] {
 /** Options of {@linkcode parseEnvText}. */
 interface ParseEnvTextOptions {
   /**
-   * Looks up a variable of the environment for `${NAME}` references that
-   * the file itself does not define (python-dotenv reads `os.environ`).
-   *
-   * @default {() => undefined}
+   * Looks up a variable of the environment for `${NAME}` references that the
+   * file itself does not define (python-dotenv reads `os.environ`) (default `()
+   * => undefined`).
    */
   lookup?: (name: string) => string | undefined;
   /**
@@ -270,21 +251,6 @@ interface ParseEnvTextOptions {
  * - A statement that does not parse (an unterminated quote, text after a
  *   closing quote, a name with a space) is skipped; later lines still
  *   parse. A later definition wins.
- *
- * @param text The file's text (see {@linkcode decodeEnvBytes} for bytes).
- * @param options How `${NAME}` references reach the environment, and where
- * unparseable statements are reported.
- * @returns A fresh mapping of names to values, in file order.
- *
- * @example Quotes, escapes, comments and references
- * ```ts
- * import { parseEnvText } from "./env_file.ts";
- * import assert from "node:assert/strict";
- * const env = parseEnvText(
- *   'export A=1 # note\\nB="say \\\\"hi\\\\"\\\\n"\\nC=${A}-x\\nD=x#y\\n',
- * );
- * assert.deepEqual(env, { A: "1", B: 'say "hi"\\n', C: "1-x", D: "x#y" });
- * ```
  */
 export function parseEnvText(
   text: string,
@@ -334,17 +300,6 @@ const BOM_UTF8 = [0xef, 0xbb, 0xbf];
  *   file before reading it (so a continuation line of a quoted value loses
  *   its indentation there too);
  * - a UTF-32 file is refused (Hermes then fails to start).
- *
- * @param bytes The file's content.
- * @returns The text to parse, or why there is none.
- *
- * @example A Windows-edited file with a BOM
- * ```ts
- * import { decodeEnvBytes } from "./env_file.ts";
- * import assert from "node:assert/strict";
- * const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode("A=1\\r\\n  B=2\\r\\n")]);
- * assert.equal(decodeEnvBytes(bytes).text, "A=1\\nB=2\\n");
- * ```
  */
 export function decodeEnvBytes(bytes: Uint8Array): DecodedEnvText {
   const starts = (prefix: number[]) => prefix.every((b, i) => bytes[i] === b);
@@ -401,17 +356,6 @@ const CREDENTIAL_SUFFIXES = ["_API_KEY", "_TOKEN", "_SECRET", "_KEY"];
  * Whether a variable holds a credential by Hermes' naming rule (its name
  * ends in `_API_KEY`, `_TOKEN`, `_SECRET` or `_KEY`): Hermes strips
  * non-ASCII characters from such values, which become HTTP headers.
- *
- * @param name The variable's name.
- * @returns `true` for a credential name.
- *
- * @example Credential names
- * ```ts
- * import { isCredentialName } from "./env_file.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isCredentialName("HONCHO_API_KEY"), true);
- * assert.equal(isCredentialName("KEYX"), false);
- * ```
  */
 export function isCredentialName(name: string): boolean {
   return CREDENTIAL_SUFFIXES.some((suffix) => name.endsWith(suffix));
@@ -421,18 +365,6 @@ export function isCredentialName(name: string): boolean {
  * A credential value as Hermes uses it: non-ASCII characters removed (a
  * zero-width space or look-alike glyph pasted from a web page), for names
  * {@linkcode isCredentialName} accepts; other values unchanged.
- *
- * @param name The variable's name.
- * @param value Its value.
- * @returns The value Hermes would send.
- *
- * @example A key pasted with a zero-width space
- * ```ts
- * import { sanitizeCredential } from "./env_file.ts";
- * import assert from "node:assert/strict";
- * assert.equal(sanitizeCredential("HONCHO_API_KEY", "hk\\u200b123"), "hk123");
- * assert.equal(sanitizeCredential("CITY", "café"), "café");
- * ```
  */
 export function sanitizeCredential(name: string, value: string): string {
   // deno-lint-ignore no-control-regex
@@ -447,17 +379,6 @@ const warnedCredentials = new Set<string>();
  * {@linkcode sanitizeCredential}, with one warning per variable name when
  * characters were stripped (naming the code points, never the value), as
  * Hermes warns on start-up.
- *
- * @param name The variable's name.
- * @param value Its value.
- * @returns The value Hermes would send.
- *
- * @example Cleaning a pasted key
- * ```ts
- * import { credentialValue } from "./env_file.ts";
- * import assert from "node:assert/strict";
- * assert.equal(credentialValue("MY_TOKEN", "abc"), "abc");
- * ```
  */
 export function credentialValue(name: string, value: string): string {
   const clean = sanitizeCredential(name, value);
@@ -483,11 +404,7 @@ export function credentialValue(name: string, value: string): string {
 
 /** Options of {@linkcode loadEnvFile}. */
 interface LoadEnvFileOptions {
-  /**
-   * Looks up environment variables for `${NAME}` references.
-   *
-   * @default {readProcessEnv}
-   */
+  /** Looks up environment variables for `${NAME}` references (default `readProcessEnv`). */
   lookup?: (name: string) => string | undefined;
 }
 
@@ -498,18 +415,8 @@ interface LoadEnvFileOptions {
  * file that cannot be decoded, and each statement that does not parse,
  * get one warning naming the file (and line), never its content.
  *
- * @param path The file.
- * @param options How `${NAME}` references reach the environment.
- * @returns The mapping, or `{}` when the file does not exist.
  * @throws {Deno.errors.PermissionDenied} Or another OS error when the file
  * exists but cannot be read.
- *
- * @example A missing .env file
- * ```ts
- * import { loadEnvFile } from "./env_file.ts";
- * import assert from "node:assert/strict";
- * assert.deepEqual(await loadEnvFile("/nonexistent/.env"), {});
- * ```
  */
 export async function loadEnvFile(
   path: string,
@@ -528,19 +435,6 @@ export async function loadEnvFile(
 /**
  * The values a `.env` file's bytes give, as {@linkcode loadEnvFile} reads
  * them (for callers that already hold the bytes).
- *
- * @param path The file, named in warnings.
- * @param bytes Its content.
- * @param options How `${NAME}` references reach the environment.
- * @returns The mapping.
- *
- * @example Reading bytes already in memory
- * ```ts
- * import { readEnvBytes } from "./env_file.ts";
- * import assert from "node:assert/strict";
- * const env = readEnvBytes(".env", new TextEncoder().encode("A=${B:-x}\\n"), { lookup: () => undefined });
- * assert.deepEqual(env, { A: "x" });
- * ```
  */
 export function readEnvBytes(
   path: string,
@@ -592,10 +486,7 @@ export interface SaveEnvValueOptions {
  * lock; the home directory is created if missing. The process environment
  * is not changed.
  *
- * @param name The variable's name.
- * @param value The value.
  * @param options Which profile home to write to.
- * @returns A promise that resolves once the file is written.
  * @throws {RangeError} When {@linkcode validateEnvName} rejects the name, or
  * the value cannot be stored so that Hermes reads it back unchanged: it
  * holds a `${NAME}` reference (python-dotenv expands those even inside

@@ -1,17 +1,8 @@
 /**
- * Profile isolation: where the active profile's home (`HERMES_HOME`) is.
- *
- * Resolution, on every call (never cached): the context-local override set by
- * {@linkcode withHermesHome} → the `HERMES_HOME` environment variable →
- * the platform default (`~/.hermes` plus `HERMES_DATA_DIR_SUFFIX` on POSIX,
- * `%LOCALAPPDATA%\hermes` on Windows). The override lives on an
- * `AsyncLocalStorage`, so one process can serve several profiles at once and
- * the process environment is never touched.
- *
- * The home is never guessed: when a variable it is found from cannot be
- * read (no `--allow-env` for it) or none is set, the functions that need it
- * throw {@linkcode HermesHomeUnknownError}, naming the permission, instead
- * of falling back to the working directory.
+ * Profile isolation: where the active profile's home is. Resolved on every
+ * call: the `AsyncLocalStorage` override of {@linkcode withHermesHome}, then
+ * `HERMES_HOME`, then the platform default. Never guessed: an unreadable or
+ * unset variable throws {@linkcode HermesHomeUnknownError} naming the grant.
  *
  * @module
  */
@@ -33,8 +24,6 @@ const checkedActiveProfileRoots = new Set<string>();
  *
  * @typeParam T What `fn` returns.
  * @param home The profile home (made absolute).
- * @param fn The work to run.
- * @returns What `fn` returns.
  *
  * @example Two profiles in one process
  * ```ts
@@ -51,18 +40,7 @@ export function withHermesHome<T>(home: string, fn: () => T): T {
   return homeOverride.run(resolve(home), fn);
 }
 
-/**
- * The context-local home override, if one is installed.
- *
- * @returns The override, or `undefined`.
- *
- * @example No override outside withHermesHome()
- * ```ts
- * import { getHermesHomeOverride } from "./hermes_home.ts";
- * import assert from "node:assert/strict";
- * assert.equal(getHermesHomeOverride(), undefined);
- * ```
- */
+/** The context-local home override, if one is installed. */
 export function getHermesHomeOverride(): string | undefined {
   return homeOverride.getStore();
 }
@@ -71,17 +49,6 @@ export function getHermesHomeOverride(): string | undefined {
  * The environment variables the Hermes home is found from on this
  * platform: what a process that uses memory must be allowed to read
  * (`--allow-env=HOME,HERMES_HOME` on Linux and macOS).
- *
- * @returns The names, `HERMES_HOME` last.
- *
- * @example The flag a host needs
- * ```ts
- * import { homeEnvVariables } from "./hermes_home.ts";
- * import assert from "node:assert/strict";
- * if (Deno.build.os !== "windows") {
- *   assert.equal(`--allow-env=${homeEnvVariables()}`, "--allow-env=HOME,HERMES_HOME");
- * }
- * ```
  */
 export function homeEnvVariables(): string[] {
   return Deno.build.os === "windows"
@@ -172,7 +139,6 @@ export function getUserHome(): string | undefined {
  * `HERMES_HOME`: `~/.hermes` (plus `HERMES_DATA_DIR_SUFFIX`) on POSIX,
  * `%LOCALAPPDATA%\hermes` (plus the suffix) on Windows.
  *
- * @returns The absolute path.
  * @throws {HermesHomeUnknownError} When the user's home directory cannot
  * be read or is not set.
  *
@@ -208,7 +174,6 @@ function requireUserHome(): string {
  * and `HERMES_HOME` itself otherwise. Named profiles live in
  * `<root>/profiles/`. Context-local overrides are ignored.
  *
- * @returns The absolute path.
  * @throws {HermesHomeUnknownError} When `HERMES_HOME` or the user's home
  * directory cannot be read, or neither is set.
  *
@@ -234,14 +199,7 @@ export function getHermesRoot(): string {
  * The process-level home: `HERMES_HOME` or the platform default, ignoring
  * any context-local override (for process-wide assets).
  *
- * @returns The absolute path.
  * @throws {HermesHomeUnknownError} When the home cannot be told.
- *
- * @example The process-level home
- * ```ts no-assert
- * import { getProcessHermesHome } from "./hermes_home.ts";
- * const home = getProcessHermesHome();
- * ```
  */
 export function getProcessHermesHome(): string {
   const fromEnv = readHomeVariable("HERMES_HOME");
@@ -255,7 +213,6 @@ export function getProcessHermesHome(): string {
  * The active profile's home: the context-local override, else
  * `HERMES_HOME`, else the platform default. Evaluated on every call.
  *
- * @returns The absolute path.
  * @throws {HermesHomeUnknownError} Outside {@linkcode withHermesHome},
  * when `HERMES_HOME` or the user's home directory cannot be read, or
  * neither is set.
@@ -277,7 +234,6 @@ export function getHermesHome(): string {
  * (`<root>/profiles/<name>`; `default` is the root itself).
  *
  * @param profile The profile's name.
- * @returns The absolute path.
  * @throws {RangeError} When the name is not a plain profile name.
  *
  * @example A named profile's home
@@ -311,17 +267,6 @@ export interface MissingProfile {
  * Tells whether a named profile exists, so that a typo never silently uses
  * (or creates) `<root>/profiles/<typo>`. The default profile (the root
  * itself) always counts as existing.
- *
- * @param profile The profile's name.
- * @param home The home it resolves to ({@linkcode getProfileHome}).
- * @returns The problem and its fix, or `undefined` when it exists (or
- * cannot be checked).
- *
- * @example A profile that does not exist
- * ```ts no-assert
- * import { getProfileHome, missingProfile } from "./hermes_home.ts";
- * const missing = await missingProfile("nosuch", getProfileHome("nosuch"));
- * ```
  */
 export async function missingProfile(
   profile: string,

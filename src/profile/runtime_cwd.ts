@@ -1,13 +1,8 @@
 /**
- * The agent's working directory for the current conversation.
- *
- * One process may serve several conversations at once, each with its own
- * project directory, so code must never route by the process's current
- * directory. {@linkcode withSessionCwd} sets a conversation's directory
- * for everything a call does (on an `AsyncLocalStorage`), and
- * {@linkcode resolveAgentCwd} answers: the session directory, then the
- * `TERMINAL_CWD` variable, then the process directory, skipping any that
- * is not a usable directory.
+ * The agent's working directory for the current conversation, on
+ * `AsyncLocalStorage` (one process may serve several projects, so never the
+ * process's cwd): the session directory, then `TERMINAL_CWD`, then the process
+ * directory, skipping any that is not a usable directory.
  *
  * @module
  */
@@ -29,8 +24,6 @@ const CWD_PROBE_NAME = ".hermes-cwd-probe";
  *
  * @typeParam T What `fn` returns.
  * @param path The directory (made absolute against the process directory).
- * @param fn The work to run.
- * @returns What `fn` returns.
  *
  * @example Binding the conversation's directory
  * ```ts

@@ -1,23 +1,10 @@
 /**
- * Per-turn secret scopes, so one process can serve several profiles without
- * one profile's API keys reaching another's provider.
- *
- * A scope is a mapping of variable names to values installed for the
- * duration of a call with {@linkcode withSecretScope}; it follows the work
- * into awaits, timers, queued tasks and fetch callbacks (it lives on an
- * `AsyncLocalStorage`). Providers read credentials with
- * {@linkcode getSecret} instead of the process environment:
- *
- * 1. deployment-wide variables ({@linkcode isGlobalEnvVar}) always come from
- *    the process environment;
- * 2. inside a scope, the scope's value wins; a name the scope lacks falls
- *    back to the process environment, unless the process is multiplexing
- *    profiles, where it gives the fallback;
- * 3. outside any scope, a multiplexing process fails closed with
- *    {@linkcode UnscopedSecretError}; otherwise the process environment
- *    answers.
- *
- * The process environment is never changed.
+ * Per-turn secret scopes on `AsyncLocalStorage`, so one process can serve
+ * several profiles without one profile's API keys reaching another's provider.
+ * {@linkcode getSecret} order: deployment-wide variables from the process
+ * environment; then the scope's value; then the process environment, unless
+ * the process multiplexes profiles (then it fails closed). The environment is
+ * never changed.
  *
  * @module
  */
@@ -121,18 +108,6 @@ export class UnscopedSecretError extends Error {
 /**
  * Tells whether `name` is a deployment-wide variable that is always read
  * from the process environment.
- *
- * @param name The variable's name.
- * @returns `true` for a global variable.
- *
- * @example Deployment variables are global
- * ```ts
- * import { isGlobalEnvVar } from "./secret_scope.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isGlobalEnvVar("HERMES_HOME"), true);
- * assert.equal(isGlobalEnvVar("TERMINAL_CWD"), true);
- * assert.equal(isGlobalEnvVar("HONCHO_API_KEY"), false);
- * ```
  */
 export function isGlobalEnvVar(name: string): boolean {
   return GLOBAL_ENV_VARS.has(name) ||
@@ -146,8 +121,6 @@ export function isGlobalEnvVar(name: string): boolean {
  *
  * @typeParam T What `fn` returns.
  * @param mapping Variable names to values for this profile or turn.
- * @param fn The work to run.
- * @returns What `fn` returns.
  *
  * @example One turn of a profile
  * ```ts
@@ -214,18 +187,7 @@ export function setMultiplexActive(active: boolean): void {
   multiplexActive = active;
 }
 
-/**
- * Tells whether the process declared it serves several profiles.
- *
- * @returns The flag set by {@linkcode setMultiplexActive}.
- *
- * @example Single-profile by default
- * ```ts
- * import { isMultiplexActive } from "./secret_scope.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isMultiplexActive(), false);
- * ```
- */
+/** Tells whether the process declared it serves several profiles. */
 export function isMultiplexActive(): boolean {
   return multiplexActive;
 }
@@ -234,7 +196,6 @@ export function isMultiplexActive(): boolean {
  * Reads a secret (or any configuration variable) for the current profile;
  * see the module documentation for the order.
  *
- * @param name The variable's name.
  * @param fallback What to return when the variable is not found.
  * @returns The value, or `fallback`.
  * @throws {UnscopedSecretError} When multiplexing and no scope is installed

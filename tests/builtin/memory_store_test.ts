@@ -6,13 +6,13 @@ import {
   parseEntries,
   serializeEntries,
 } from "../../src/builtin/memory_format.ts";
+import { MemoryStore } from "../../src/builtin/memory_store.ts";
 import {
   memoryFilePaths,
-  MemoryStore,
   readMemoryConfig,
   readStoreUsage,
   resetMemoryFiles,
-} from "../../src/builtin/memory_store.ts";
+} from "../../src/builtin/memory_files.ts";
 import { pythonJsonDumps } from "../../src/_util/python_json.ts";
 import { withHome } from "../helpers/test_home.ts";
 

@@ -9,7 +9,7 @@ import {
   pythonInt,
   pythonTruthy,
 } from "../../src/_util/python_values.ts";
-import { readMemoryConfig } from "../../src/builtin/memory_store.ts";
+import { readMemoryConfig } from "../../src/builtin/memory_files.ts";
 import { readOutputSpillSettings } from "../../src/context/prefetch_spill.ts";
 import { isCheckpointGateArmed } from "../../src/context/compression_gate.ts";
 

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { setLogger } from "../../src/core/log.ts";
+import { codePointLength } from "../../src/_util/python_text.ts";
 import {
   applyRecallSpill,
-  countChars,
   prefetchSpillSource,
   readOutputSpillSettings,
   recallCeilingChars,
@@ -322,7 +322,7 @@ Deno.test("spillOutput() adds the trailing newline and honours preview sizes", a
       "counts characters, not UTF-16 units, and never splits a pair",
       async () => {
         const text = "🧠".repeat(8);
-        assert.equal(countChars(text), 8);
+        assert.equal(codePointLength(text), 8);
         const out = await spillOutput(text, {
           settings: settings({
             max_chars: 6,

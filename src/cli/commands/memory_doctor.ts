@@ -6,7 +6,7 @@
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { styleFor, writeJson } from "../format.ts";
-import { memoryFilePaths } from "../../builtin/memory_store.ts";
+import { memoryFilePaths } from "../../builtin/memory_files.ts";
 import {
   CHECKPOINT_REMEDIATION,
   isCheckpointGateArmed,

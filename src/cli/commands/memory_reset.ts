@@ -10,7 +10,7 @@ import {
   memoryFilePaths,
   resetMemoryFiles,
   type ResetTarget,
-} from "../../builtin/memory_store.ts";
+} from "../../builtin/memory_files.ts";
 import { formatThousands } from "../../builtin/memory_format.ts";
 import type { MemoryTarget } from "../../core/memory_provider.ts";
 import { loadConfig } from "../../config/config.ts";

@@ -20,7 +20,7 @@ import {
 } from "../provider_report.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
 import { getConfigPath, getConfigValue } from "../../config/config.ts";
-import { readStoreUsage } from "../../builtin/memory_store.ts";
+import { readStoreUsage } from "../../builtin/memory_files.ts";
 import { formatThousands, usagePercent } from "../../builtin/memory_format.ts";
 import type { HermesConfig, MemoryTarget } from "../../core/memory_provider.ts";
 import {

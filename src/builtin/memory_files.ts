@@ -1,0 +1,366 @@
+/**
+ * The built-in store's files under a profile home, apart from any session:
+ * their paths, usage and reset, the `memory:` settings of `config.yaml`, and
+ * reading, drift-checking and atomically writing one file.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { atomicWriteText } from "../io/atomic_write.ts";
+import { withFileLock } from "../io/file_lock.ts";
+import { getHermesHome } from "../profile/hermes_home.ts";
+import { log } from "../core/log.ts";
+import type { HermesConfig, MemoryTarget } from "../core/memory_provider.ts";
+import { configFlag, configSwitch } from "../config/config_values.ts";
+import { pythonInt } from "../_util/python_values.ts";
+import { errorText } from "../_util/error_text.ts";
+import {
+  codePointLength,
+  decodeMemoryBytes,
+  DEFAULT_MEMORY_CHAR_LIMIT,
+  DEFAULT_USER_CHAR_LIMIT,
+  entriesSize,
+  findLoneSurrogate,
+  memoryFileName,
+  parseEntries,
+  pythonStrip,
+  serializeEntries,
+} from "./memory_format.ts";
+
+/** Both targets, in file order. */
+export const TARGETS: readonly MemoryTarget[] = ["memory", "user"];
+
+/** The built-in store's settings from the `memory:` section of `config.yaml`. */
+export interface MemoryConfig {
+  /** `memory.memory_enabled` (default `true`). */
+  memoryEnabled: boolean;
+  /** `memory.user_profile_enabled` (default `true`). */
+  userProfileEnabled: boolean;
+  /** `memory.memory_char_limit` (default 2200). */
+  memoryCharLimit: number;
+  /** `memory.user_char_limit` (default 1375). */
+  userCharLimit: number;
+  /** `memory.write_approval` (default `false`). */
+  writeApproval: boolean;
+}
+
+/**
+ * Paths of the built-in store's files under one profile home.
+ *
+ * @category Built-in store
+ */
+export interface MemoryFilePaths {
+  /** `<home>/memories`. */
+  dir: string;
+  /** `<home>/memories/MEMORY.md`. */
+  memory: string;
+  /** `<home>/memories/USER.md`. */
+  user: string;
+}
+
+/**
+ * What {@linkcode readStoreUsage} reports for one target.
+ *
+ * @category Built-in store
+ */
+export interface StoreUsage {
+  /** The file's path. */
+  path: string;
+  /** Whether the file exists. */
+  exists: boolean;
+  /** Whether it could be read and decoded (`true` when missing). */
+  readable: boolean;
+  /** Whether the target is enabled in config. */
+  enabled: boolean;
+  /** The file's size in bytes (`0` when missing). */
+  bytes: number;
+  /** The store's size in characters, as the memory tool counts it. */
+  chars: number;
+  /** The target's budget in characters. */
+  limit: number;
+  /** How many entries the file holds (after dedupe). */
+  entryCount: number;
+}
+
+/**
+ * Which files {@linkcode resetMemoryFiles} deletes.
+ *
+ * @category Built-in store
+ */
+export type ResetTarget = "all" | "memory" | "user";
+
+/**
+ * Reads the built-in store's settings from a parsed `config.yaml` as Hermes
+ * does (see the coercion table in `config_values.ts`): the enable flags by
+ * Python truthiness (absent = on; a quoted `"false"` is on, as in Hermes),
+ * the limits by `int()` (`"2000"` → 2000, `3000.9` → 3000, zero or negative
+ * kept; when `memory_char_limit` cannot be read both limits take their
+ * defaults, when only `user_char_limit` cannot, it alone does, as Hermes'
+ * `load_on_disk_store`), `write_approval` by its switch words.
+ */
+export function readMemoryConfig(
+  config: HermesConfig | undefined,
+): MemoryConfig {
+  const raw = config?.memory;
+  const section = raw !== null && typeof raw === "object" && !Array.isArray(raw)
+    ? raw as Record<string, unknown>
+    : {};
+  const limit = (key: string, fallback: number): number | undefined =>
+    Object.hasOwn(section, key) ? pythonInt(section[key]) : fallback;
+  let memoryCharLimit = limit("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT);
+  let userCharLimit = memoryCharLimit === undefined
+    ? DEFAULT_USER_CHAR_LIMIT
+    : limit("user_char_limit", DEFAULT_USER_CHAR_LIMIT);
+  memoryCharLimit ??= DEFAULT_MEMORY_CHAR_LIMIT;
+  userCharLimit ??= DEFAULT_USER_CHAR_LIMIT;
+  return {
+    memoryEnabled: configFlag(section.memory_enabled, true),
+    userProfileEnabled: configFlag(section.user_profile_enabled, true),
+    memoryCharLimit,
+    userCharLimit,
+    writeApproval: configSwitch(section.write_approval),
+  };
+}
+
+/**
+ * The paths of the built-in store's files under a profile home.
+ *
+ * @param hermesHome The profile home (default: the active one).
+ * @returns The directory and the two file paths.
+ *
+ * @example Locating the store's files
+ * ```ts
+ * import { memoryFilePaths } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * assert.equal(memoryFilePaths("/h").user, "/h/memories/USER.md");
+ * ```
+ *
+ * @category Built-in store
+ */
+export function memoryFilePaths(hermesHome?: string): MemoryFilePaths {
+  const dir = join(hermesHome ?? getHermesHome(), "memories");
+  return { dir, memory: join(dir, "MEMORY.md"), user: join(dir, "USER.md") };
+}
+
+/**
+ * Reports, per target, the file's path, presence, size in bytes and
+ * characters, budget and entry count, without creating anything (for
+ * `hermes memory status`).
+ *
+ * @param hermesHome The profile home (default: the active one).
+ * @param config The parsed `config.yaml` (limits and flags come from it).
+ * @returns Usage of `memory` and `user`.
+ *
+ * @example Usage of a profile without memory files
+ * ```ts
+ * import { readStoreUsage } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const usage = await readStoreUsage("/nonexistent-home", {});
+ * assert.equal(usage.memory.exists, false);
+ * assert.equal(usage.user.limit, 1375);
+ * ```
+ *
+ * @category Built-in store
+ */
+export async function readStoreUsage(
+  hermesHome?: string,
+  config?: HermesConfig,
+): Promise<Record<MemoryTarget, StoreUsage>> {
+  const paths = memoryFilePaths(hermesHome);
+  const settings = readMemoryConfig(config);
+  const result = {} as Record<MemoryTarget, StoreUsage>;
+  for (const target of TARGETS) {
+    const path = paths[target];
+    const file = await readMemoryFile(path);
+    const entries = file.state === "ok" ? parseEntries(file.text) : [];
+    result[target] = {
+      path,
+      exists: file.state !== "missing",
+      readable: file.state !== "unreadable",
+      enabled: target === "user"
+        ? settings.userProfileEnabled
+        : settings.memoryEnabled,
+      bytes: file.state === "ok"
+        ? file.bytes.length
+        : file.state === "unreadable"
+        ? file.size
+        : 0,
+      chars: entriesSize(entries),
+      limit: target === "user"
+        ? settings.userCharLimit
+        : settings.memoryCharLimit,
+      entryCount: entries.length,
+    };
+  }
+  return result;
+}
+
+/**
+ * Deletes the built-in store's files (not their `.lock` or `.bak.*`
+ * siblings), each under its lock so a concurrent write is not torn. Running
+ * sessions keep their frozen snapshot; their next write sees the file gone.
+ *
+ * @param hermesHome The profile home (default: the active one).
+ * @param target `all` (default), `memory` or `user`.
+ * @returns The paths that existed and were deleted.
+ * @throws {RangeError} When `target` is not `all`, `memory` or `user`.
+ * @throws {Deno.errors.PermissionDenied} When a file cannot be deleted.
+ *
+ * @example Erasing the memory files of a profile
+ * ```ts
+ * import { resetMemoryFiles } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * const home = await Deno.makeTempDir();
+ * await Deno.mkdir(`${home}/memories`);
+ * await Deno.writeTextFile(`${home}/memories/USER.md`, "Name: Ada");
+ * assert.deepEqual(await resetMemoryFiles(home, "all"), [`${home}/memories/USER.md`]);
+ * await Deno.remove(home, { recursive: true });
+ * ```
+ *
+ * @category Built-in store
+ */
+export async function resetMemoryFiles(
+  hermesHome?: string,
+  target: ResetTarget = "all",
+): Promise<string[]> {
+  if (target !== "all" && target !== "memory" && target !== "user") {
+    throw new RangeError(
+      `Cannot reset memory files as 'target' must be all, memory or user: current value is ${
+        String(target)
+      }`,
+    );
+  }
+  const paths = memoryFilePaths(hermesHome);
+  const selected = target === "all" ? TARGETS : [target];
+  const deleted: string[] = [];
+  for (const t of selected) {
+    const path = paths[t];
+    try {
+      await Deno.lstat(path);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) continue;
+      throw error;
+    }
+    await withFileLock(`${path}.lock`, async () => {
+      try {
+        await Deno.remove(path);
+        deleted.push(path);
+      } catch (error) {
+        if (!(error instanceof Deno.errors.NotFound)) throw error;
+      }
+    });
+  }
+  return deleted;
+}
+
+/** A memory file as read: missing, unreadable (and why), or its text. */
+export type MemoryFileRead =
+  | { state: "missing" }
+  | { state: "unreadable"; reason: string; size: number }
+  | { state: "ok"; text: string; bytes: Uint8Array };
+
+/** Reads and decodes a memory file (as Python's `read_text` would). */
+export async function readMemoryFile(path: string): Promise<MemoryFileRead> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await Deno.readFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return { state: "missing" };
+    const size = await Deno.stat(path).then((s) => s.size, () => 0);
+    return { state: "unreadable", reason: errorText(error), size };
+  }
+  try {
+    return { state: "ok", text: decodeMemoryBytes(bytes), bytes };
+  } catch (error) {
+    return {
+      state: "unreadable",
+      reason: errorText(error),
+      size: bytes.length,
+    };
+  }
+}
+
+/**
+ * Whether a file's text would not round-trip through the memory tool: its
+ * parsed entries serialise to something else, or one entry alone is over
+ * the budget (both mean it was edited by something else).
+ */
+export function hasDrift(
+  text: string,
+  parsed: readonly string[],
+  limit: number,
+): boolean {
+  const trimmed = pythonStrip(text);
+  if (trimmed === "") return false;
+  if (trimmed !== serializeEntries(parsed)) return true;
+  return parsed.some((e) => codePointLength(e) > limit);
+}
+
+/**
+ * Backs a drifted file up to `<file>.bak.<secs>` and builds the refusal
+ * naming the backup (or saying that the backup failed).
+ */
+export async function driftResult(
+  t: MemoryTarget,
+  path: string,
+  bytes: Uint8Array,
+): Promise<Record<string, unknown>> {
+  let backup = `${path}.bak.${Math.floor(Date.now() / 1000)}`;
+  try {
+    await Deno.writeFile(backup, bytes);
+  } catch (error) {
+    log(
+      "warn",
+      `Could not back up drifted memory file ${path}: ${errorText(error)}`,
+    );
+    backup = `${backup} (BACKUP FAILED \u2014 file unchanged on disk)`;
+  }
+  return {
+    success: false,
+    error: `Refusing to write ${
+      memoryFileName(t)
+    }: file on disk has content that wouldn't round-trip through the memory tool (likely added by the patch tool, a shell append, a manual edit, or a concurrent session). A snapshot was saved to ${backup}. Resolve the drift first \u2014 either rewrite the file as a clean \u00a7-delimited list of entries, or move the extra content out \u2014 then retry. This guard exists to prevent silent data loss (issue #26045).`,
+    drift_backup: backup,
+    remediation:
+      "Open the .bak file, integrate the missing entries into the memory tool one at a time via memory(action=add, content=...), then remove or rewrite the original file to a clean state.",
+  };
+}
+
+/**
+ * Writes a target's entries to its file atomically, refusing text that
+ * UTF-8 cannot store (a lone surrogate).
+ *
+ * @throws {Error} When the file cannot be written (naming it).
+ */
+export async function writeMemoryEntries(
+  t: MemoryTarget,
+  path: string,
+  dir: string,
+  entries: readonly string[],
+): Promise<Record<string, unknown> | undefined> {
+  const serialized = serializeEntries(entries);
+  const lone = findLoneSurrogate(serialized);
+  if (lone !== undefined) {
+    return {
+      error: `Cannot save to ${
+        memoryFileName(t)
+      }: the text contains a lone surrogate (U+${
+        lone.toString(16).toUpperCase()
+      }), half of a UTF-16 pair that UTF-8 cannot store. Nothing was changed; resend the text as valid Unicode.`,
+      success: false,
+    };
+  }
+  await Deno.mkdir(dir, { recursive: true });
+  try {
+    await atomicWriteText(path, serialized);
+  } catch (error) {
+    throw new Error(
+      `Failed to write memory file ${path}: ${errorText(error)}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  return undefined;
+}

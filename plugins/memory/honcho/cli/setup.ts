@@ -1,30 +1,18 @@
 /**
- * The Honcho setup wizard: `hermes honcho setup` and the provider's
- * `postSetup` for `hermes memory setup honcho`.
- *
- * Asks (or takes from flags): the deployment (Honcho cloud with an API key,
- * or a self-hosted base URL with an optional key), the identity (`peerName`,
- * `aiPeer`, `workspace`) and the tuning of plugins/memory/honcho/SPEC.md §12 (observation, write
- * frequency, recall mode, context budget, dialectic cadence, reasoning
- * level, session strategy). Existing settings — this profile's
- * `honcho.json`, the default profile's, or `~/.honcho/config.json` — are
- * the defaults, and nothing on disk or on the server is reset.
- *
- * Nothing is written until every answer is in (Ctrl-C saves nothing). Then:
- * the host block and the key go to `$HERMES_HOME/honcho.json` (atomic,
- * `0600`), `memory.provider: honcho` and the server's host in
- * `memory.permissions.honcho.net` go to `config.yaml`, the connection is
- * tested (5 s) and a summary with the tool list is printed.
- *
- * The API key is stored in `honcho.json` (never printed, never a plain
- * flag): cloud keys at root `apiKey` (shared by the profiles that read the
- * file), a self-hosted server's key in the host block. `--api-key-env`
- * stores none and leaves `HONCHO_API_KEY` to the environment.
- *
+ * `hermes honcho setup` (and `postSetup`/`applySetup` of `hermes memory setup
+ * honcho`): the framework's setup walker with Honcho's questions (deployment,
+ * key, identity, tuning of plugins/memory/honcho/SPEC.md §12), then Honcho's
+ * own save (`honcho.json`, `config.yaml` and its net grant), connection test
+ * and summary. Nothing is written until every answer is in.
  * @module
  */
 
-import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
+import {
+  type CliIo,
+  type HermesCommand,
+  type SetupField,
+  walkSetupFields,
+} from "../../../../src/cli/mod.ts";
 import { join } from "node:path";
 import {
   getConfigPath,
@@ -42,7 +30,8 @@ import {
   HONCHO_ENVIRONMENT_URLS,
   isLocalHonchoUrl,
 } from "../connection.ts";
-import { type HonchoConfig, REASONING_LEVELS } from "../config.ts";
+import type { HonchoConfig } from "../config.ts";
+import { type HonchoSettings, SETTINGS } from "../settings_table.ts";
 import { resolveAiPeerId } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
 import { HONCHO_TOOL_NAMES } from "../tools.ts";
@@ -68,74 +57,46 @@ import {
   writeHostKey,
 } from "./_common.ts";
 import { connectionFix } from "./_fixes.ts";
-import { RECALL_MODES, SESSION_STRATEGIES } from "./setting_commands.ts";
 
-/** Where new cloud users get a key. */
-export const HONCHO_KEY_URL = "https://app.honcho.dev";
+const HONCHO_KEY_URL = "https://app.honcho.dev";
+const DEFAULT_LOCAL_URL = "http://localhost:8000";
+const CLOUD_URL = HONCHO_ENVIRONMENT_URLS.production!;
 
-/** The default base URL of a self-hosted server. */
-export const DEFAULT_LOCAL_URL = "http://localhost:8000";
-
-/** Options of {@linkcode runSetup} (the `hermes honcho setup` flags). */
+/** The `hermes honcho setup` flags. */
 export interface SetupOptions {
-  /** `cloud` (api.honcho.dev + API key) or `local` (self-hosted base URL). */
   deployment?: string;
-  /** The self-hosted server's base URL (implies `local`). */
   baseUrl?: string;
-  /** Read the API key from standard input (a pipe). @default {false} */
   apiKeyStdin?: boolean;
-  /** Store no key: the agent reads `HONCHO_API_KEY` from its environment. @default {false} */
   apiKeyEnv?: boolean;
-  /** `peerName`: the user's peer. */
   peerName?: string;
-  /** `aiPeer`: this profile's AI peer. */
   aiPeer?: string;
-  /** `workspace`. */
   workspace?: string;
-  /** `recallMode`: hybrid, context or tools. */
   recallMode?: string;
-  /** `observationMode`: directional or unified. */
   observationMode?: string;
-  /** `writeFrequency`: async, turn, session or a number of turns. */
   writeFrequency?: string;
-  /** `contextTokens`: a number, or `uncapped`. */
   contextTokens?: string;
-  /** `dialecticCadence`: turns between dialectic calls. */
   dialecticCadence?: string;
-  /** `dialecticReasoningLevel`. */
   reasoningLevel?: string;
-  /** `sessionStrategy`. */
   sessionStrategy?: string;
-  /** Ask nothing: flags, then existing settings, then defaults. @default {false} */
   yes?: boolean;
-  /** Do not test the connection. @default {false} */
   skipConnectionTest?: boolean;
 }
 
 /** Injected I/O of {@linkcode runSetup}. */
 export interface SetupDeps {
-  /** Reads all of standard input (for `--api-key-stdin`). @default {readProcessStdin} */
+  /** Reads all of standard input (for `--api-key-stdin`). */
   readStdin?: () => Promise<string>;
-}
-
-/**
- * Reads the whole of the process's standard input as text.
- *
- * @returns The text.
- */
-export async function readProcessStdin(): Promise<string> {
-  return await new Response(Deno.stdin.readable).text();
 }
 
 /** Everything the wizard collected, before it is written. */
 interface SetupPlan {
   deployment: "cloud" | "local";
   baseUrl: string;
-  /** A new key to store, `undefined` to keep what is there. */
+  /** A new key to store; `undefined` keeps what is there. */
   newKey: string | undefined;
   /** Remove file keys so `HONCHO_API_KEY` from the environment is used. */
   keyFromEnv: boolean;
-  /** The key that will be used, for the summary (masked when printed). */
+  /** The key that will be used, for the summary (printed masked). */
   effectiveKey: string | undefined;
   keyWhere: string;
   peerName: string | undefined;
@@ -150,56 +111,48 @@ interface SetupPlan {
   sessionStrategy: string;
 }
 
-const OBSERVATION_MODES: readonly (readonly [string, string])[] = [
-  ["directional", "each peer observes everyone (full mutual observation)"],
-  ["unified", "one observer pool: the AI observes the user"],
-];
+type Choices = readonly (readonly [string, string?])[];
 
-const WRITE_FREQUENCIES: readonly (readonly [string, string])[] = [
+/** A setting's choices as the settings table declares them. */
+function tableChoices(field: keyof HonchoSettings): Choices {
+  return SETTINGS.find((s) => s.field === field)?.ui?.choices ?? [];
+}
+
+function tableLabel(field: keyof HonchoSettings): string {
+  return SETTINGS.find((s) => s.field === field)?.ui?.label ?? field;
+}
+
+const WRITE_FREQUENCIES: Choices = [
   ["async", "write each turn in the background (default)"],
   ["turn", "write each turn before the reply returns"],
   ["session", "write everything at the end of the session"],
 ];
 
-function flagChoice(
-  flag: string,
-  value: string | undefined,
-  choices: readonly (readonly [string, string])[],
-  aliases: Record<string, string> = {},
-): string | undefined {
-  if (value === undefined) return undefined;
-  const text = value.trim().toLowerCase();
-  const wanted = aliases[text] ?? text;
-  if (choices.some(([name]) => name === wanted)) return wanted;
-  throw new HonchoCliError(
-    `Cannot use ${flag} '${value}': valid values are ${
-      choices.map(([name]) => name).join(", ")
-    }`,
-    2,
-  );
+function choiceOptions(choices: Choices) {
+  return choices.map(([value, description]) => ({
+    value,
+    label: value,
+    description,
+  }));
 }
+
+const wholeNumber = (text: string, max: number): number | undefined => {
+  const t = text.trim();
+  return /^\d+$/.test(t) && Number(t) >= 1 && Number(t) <= max
+    ? Number(t)
+    : undefined;
+};
 
 function parseWrite(value: string): string | number | undefined {
   const text = value.trim().toLowerCase();
-  if (/^\d+$/.test(text) && Number(text) >= 1) return Number(text);
-  if (WRITE_FREQUENCIES.some(([name]) => name === text)) return text;
-  return undefined;
+  return wholeNumber(text, Number.MAX_SAFE_INTEGER) ??
+    (WRITE_FREQUENCIES.some(([name]) => name === text) ? text : undefined);
 }
 
 function parseTokens(value: string): number | "uncapped" | undefined {
   const text = value.trim().toLowerCase();
   if (text === "uncapped" || text === "none" || text === "0") return "uncapped";
-  if (/^\d+$/.test(text) && Number(text) >= 1 && Number(text) <= 1_000_000) {
-    return Number(text);
-  }
-  return undefined;
-}
-
-function parseCadence(value: string): number | undefined {
-  const text = value.trim();
-  return /^\d+$/.test(text) && Number(text) >= 1 && Number(text) <= 1000
-    ? Number(text)
-    : undefined;
+  return wholeNumber(text, 1_000_000);
 }
 
 function checkBaseUrl(value: string): string {
@@ -222,9 +175,150 @@ function checkBaseUrl(value: string): string {
   return cleanBaseUrl(text);
 }
 
-/** The host entry of `memory.permissions.honcho.net` for a server URL. */
-function netEntry(baseUrl: string): string {
-  return new URL(baseUrl).host;
+/** A flag checker that accepts one of `choices` (or an alias of one). */
+function choiceFlag(
+  choices: Choices,
+  aliases: Record<string, string> = {},
+): (text: string) => string | undefined {
+  return (text) => {
+    const wanted = aliases[text.trim().toLowerCase()] ??
+      text.trim().toLowerCase();
+    return choices.some(([name]) => name === wanted) ? wanted : undefined;
+  };
+}
+
+/**
+ * The value flags: each answers the question of its field, and is checked
+ * before anything is asked; `check` returns `undefined` for a bad value
+ * (or throws its own message).
+ */
+const FLAGS: readonly {
+  option: keyof SetupOptions;
+  flag: string;
+  key: string;
+  check: (text: string) => unknown;
+  valid?: string;
+}[] = [
+  {
+    option: "deployment",
+    flag: "--deployment",
+    key: "deployment",
+    check: choiceFlag([["cloud"], ["local"]], {
+      "self-hosted": "local",
+      selfhosted: "local",
+    }),
+  },
+  {
+    option: "baseUrl",
+    flag: "--base-url",
+    key: "baseUrl",
+    check: checkBaseUrl,
+  },
+  {
+    option: "peerName",
+    flag: "--peer-name",
+    key: "peerName",
+    check: (t) => checkHonchoId("peer name", t),
+  },
+  {
+    option: "aiPeer",
+    flag: "--ai-peer",
+    key: "aiPeer",
+    check: (t) => checkHonchoId("AI peer name", t),
+  },
+  {
+    option: "workspace",
+    flag: "--workspace",
+    key: "workspace",
+    check: (t) => checkHonchoId("workspace", t),
+  },
+  {
+    option: "recallMode",
+    flag: "--recall-mode",
+    key: "recallMode",
+    check: choiceFlag(tableChoices("recallMode"), { auto: "hybrid" }),
+  },
+  {
+    option: "observationMode",
+    flag: "--observation-mode",
+    key: "observationMode",
+    check: choiceFlag(tableChoices("observationMode"), {
+      shared: "unified",
+      separate: "directional",
+      cross: "directional",
+    }),
+  },
+  {
+    option: "reasoningLevel",
+    flag: "--reasoning-level",
+    key: "dialecticReasoningLevel",
+    check: choiceFlag(tableChoices("dialecticReasoningLevel")),
+  },
+  {
+    option: "sessionStrategy",
+    flag: "--session-strategy",
+    key: "sessionStrategy",
+    check: choiceFlag(tableChoices("sessionStrategy")),
+  },
+  {
+    option: "writeFrequency",
+    flag: "--write-frequency",
+    key: "writeFrequency",
+    check: parseWrite,
+    valid: "valid values are async, turn, session, or a number of turns",
+  },
+  {
+    option: "contextTokens",
+    flag: "--context-tokens",
+    key: "contextTokens",
+    check: parseTokens,
+    valid: "give a whole number from 1 to 1000000, or 'uncapped'",
+  },
+  {
+    option: "dialecticCadence",
+    flag: "--dialectic-cadence",
+    key: "dialecticCadence",
+    check: (t) => wholeNumber(t, 1000),
+    valid: "give a whole number of turns from 1 to 1000",
+  },
+];
+
+/** The flags as answers of the walk, by field key; a bad value is a usage error. */
+function givenByFlags(options: SetupOptions): Record<string, unknown> {
+  const given: Record<string, unknown> = {};
+  for (const { option, flag, key, check, valid } of FLAGS) {
+    const text = options[option];
+    if (typeof text !== "string") continue;
+    const value = check(text);
+    if (value === undefined) {
+      throw new HonchoCliError(
+        `Cannot use ${flag} '${text}': ${
+          valid ?? `valid values are ${flagChoices(key).join(", ")}`
+        }`,
+        2,
+      );
+    }
+    given[key] = value;
+  }
+  if (given.deployment === "cloud" && given.baseUrl !== undefined) {
+    throw new HonchoCliError(
+      "Cannot use --base-url with --deployment cloud: the cloud server is https://api.honcho.dev; use --deployment local for your own server",
+      2,
+    );
+  }
+  if (given.deployment === undefined && given.baseUrl !== undefined) {
+    given.deployment = "local";
+  }
+  if (typeof given.writeFrequency === "number") {
+    given.writeEvery = given.writeFrequency;
+    given.writeFrequency = "every-n";
+  }
+  return given;
+}
+
+function flagChoices(key: string): string[] {
+  if (key === "deployment") return ["cloud", "local"];
+  return tableChoices(key as keyof HonchoSettings).map(([name]) => name);
 }
 
 function fromFile(
@@ -235,39 +329,198 @@ function fromFile(
   return source === "host" || source === "root";
 }
 
-function anySetupFlag(options: SetupOptions): boolean {
+/**
+ * Honcho's setup questions in order, each with the value it has now as its
+ * default: this profile's settings, else the wizard's defaults for a new setup.
+ */
+function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
+  const existingUrl = config.baseUrl ? cleanBaseUrl(config.baseUrl) : undefined;
+  const existingLocal = existingUrl !== undefined && existingUrl !== CLOUD_URL;
+  const user = io.env("USER")?.trim();
+  const hostKey = config.hostBlock.apiKey;
+  const written = String(config.writeFrequency);
+  const numeric = /^\d+$/.test(written);
+  // Wizard defaults apply to new setups only: re-running setup changes no
+  // behaviour by itself.
+  const fresh = !config.configFileExists;
+  const id = (what: string) => (text: string) => checkHonchoId(what, text);
+  const whole = (text: string) => {
+    const n = wholeNumber(text, 1000);
+    if (n === undefined) {
+      throw new Error("Give a whole number of turns from 1 to 1000");
+    }
+    return n;
+  };
   return [
-    options.deployment,
-    options.baseUrl,
-    options.peerName,
-    options.aiPeer,
-    options.workspace,
-    options.recallMode,
-    options.observationMode,
-    options.writeFrequency,
-    options.contextTokens,
-    options.dialecticCadence,
-    options.reasoningLevel,
-    options.sessionStrategy,
-  ].some((v) => v !== undefined) || Boolean(options.apiKeyStdin) ||
-    Boolean(options.apiKeyEnv);
+    {
+      key: "deployment",
+      prompt: "Where is your Honcho server?",
+      options: [
+        {
+          value: "cloud",
+          label: "Honcho cloud (api.honcho.dev, needs an API key)",
+        },
+        {
+          value: "local",
+          label: "Self-hosted (your own server's base URL, optional key)",
+        },
+      ],
+      default: existingLocal ? "local" : "cloud",
+    },
+    {
+      key: "apiKey",
+      when: { deployment: "cloud" },
+      secret: true,
+      required: true,
+      prompt: "Honcho API key",
+      note: `Get an API key at ${HONCHO_KEY_URL}`,
+      default: (config.apiKeyInFile ? config.apiKey : undefined) ??
+        envKey(config, io),
+    },
+    {
+      key: "baseUrl",
+      when: { deployment: "local" },
+      prompt: "Base URL of your Honcho server",
+      default: existingLocal ? existingUrl : DEFAULT_LOCAL_URL,
+      parse: checkBaseUrl,
+    },
+    {
+      key: "apiKey",
+      when: { deployment: "local" },
+      secret: true,
+      prompt: "API key for this server",
+      default: typeof hostKey === "string" && hostKey ? hostKey : undefined,
+    },
+    {
+      key: "peerName",
+      prompt: "Your name as a Honcho peer (peerName)",
+      default: config.peerName ??
+        (user && /^[A-Za-z0-9_-]+$/.test(user) ? user : undefined),
+      parse: id("peer name"),
+    },
+    {
+      key: "aiPeer",
+      prompt: "The assistant's peer (aiPeer)",
+      default: fromFile(config, "aiPeer")
+        ? config.aiPeer
+        : config.profile === "default" || config.profile === "custom"
+        ? "hermes"
+        : config.profile.replace(/[^A-Za-z0-9_-]/g, "-"),
+      parse: id("AI peer name"),
+    },
+    {
+      key: "workspace",
+      prompt: tableLabel("workspaceId"),
+      default: fromFile(config, "workspaceId") ? config.workspaceId : "hermes",
+      parse: id("workspace"),
+    },
+    {
+      key: "observationMode",
+      prompt: tableLabel("observationMode"),
+      options: choiceOptions(tableChoices("observationMode")),
+      default: config.observationMode,
+    },
+    {
+      key: "writeFrequency",
+      prompt: "When are turns written to Honcho?",
+      options: [
+        ...choiceOptions(WRITE_FREQUENCIES),
+        {
+          value: "every-n",
+          label: "every N turns",
+          description: "write after every N turns",
+        },
+      ],
+      default: numeric ? "every-n" : written,
+    },
+    {
+      key: "writeEvery",
+      when: { writeFrequency: "every-n" },
+      prompt: "Write every how many turns?",
+      default: numeric ? written : "3",
+      parse: whole,
+    },
+    {
+      key: "recallMode",
+      prompt: tableLabel("recallMode"),
+      options: choiceOptions(tableChoices("recallMode")),
+      default: config.recallMode,
+    },
+    {
+      key: "contextTokens",
+      prompt: "Context budget in tokens per turn ('uncapped' for no limit)",
+      default: config.contextTokens ?? "uncapped",
+      parse: (text) => {
+        const tokens = parseTokens(text);
+        if (tokens === undefined) {
+          throw new Error(
+            "Give a whole number from 1 to 1000000, or 'uncapped'",
+          );
+        }
+        return tokens;
+      },
+    },
+    {
+      key: "dialecticCadence",
+      prompt: "Dialectic cadence (turns between reasoning calls)",
+      default: fromFile(config, "dialecticCadence") || !fresh
+        ? config.dialecticCadence
+        : 2,
+      parse: (text, out) => {
+        const n = wholeNumber(text, 1000);
+        if (n === undefined) {
+          out.stdout("Not a whole number of turns: using 2\n");
+        }
+        return n ?? 2;
+      },
+    },
+    {
+      key: "dialecticReasoningLevel",
+      prompt: "Dialectic reasoning level",
+      options: choiceOptions(tableChoices("dialecticReasoningLevel")),
+      default: config.dialecticReasoningLevel,
+    },
+    {
+      key: "sessionStrategy",
+      prompt: tableLabel("sessionStrategy"),
+      options: choiceOptions(tableChoices("sessionStrategy")),
+      default: fromFile(config, "sessionStrategy") || !fresh
+        ? config.sessionStrategy
+        : "per-session",
+    },
+  ];
 }
 
-/**
- * Runs the setup wizard for one profile.
- *
- * @param scope The profile and files.
- * @param options The flags (each one answers its question).
- * @param deps Standard input, for `--api-key-stdin`.
- * @returns `0` when saved; `1` when cancelled or failed; `2` for bad flags.
- */
+/** `HONCHO_API_KEY` as the profile sees it (its `.env` included). */
+function envKey(config: HonchoConfig, io: CliIo): string | undefined {
+  return config.sources.apiKey === "env"
+    ? config.apiKey
+    : io.env("HONCHO_API_KEY")?.trim() || undefined;
+}
+
+async function readStdinKey(deps: SetupDeps): Promise<string> {
+  const text = await (deps.readStdin ??
+    (() => new Response(Deno.stdin.readable).text()))();
+  const key = text.split(/\r?\n/).find((line) => line.trim() !== "")?.trim();
+  if (!key) {
+    throw new HonchoCliError(
+      '--api-key-stdin read no key from standard input; pipe it in, e.g. printf %s "$KEY" | hermes honcho setup --api-key-stdin --yes',
+      2,
+    );
+  }
+  return key;
+}
+
+/** Runs the setup of one profile: `0` saved, `1` cancelled or failed, `2` bad flags. */
 export async function runSetup(
   scope: HonchoCliScope,
   options: SetupOptions = {},
   deps: SetupDeps = {},
 ): Promise<number> {
   const { io } = scope;
-  if (!io.stdinIsTerminal && !options.yes && !anySetupFlag(options)) {
+  const anyFlag = FLAGS.some((f) => options[f.option] !== undefined) ||
+    Boolean(options.apiKeyStdin) || Boolean(options.apiKeyEnv);
+  if (!io.stdinIsTerminal && !options.yes && !anyFlag) {
     throw new HonchoCliError(
       "standard input is not a terminal, so setup cannot ask questions; re-run with --yes and flags, e.g. hermes honcho setup --yes --deployment local --base-url http://localhost:8000 --peer-name alice",
       2,
@@ -287,84 +540,7 @@ export async function runSetup(
   }
   const interactive = io.stdinIsTerminal && !options.yes &&
     !options.apiKeyStdin;
-
-  // Validate every flag before asking anything.
-  const flags = {
-    deployment: flagChoice("--deployment", options.deployment, [
-      ["cloud", ""],
-      ["local", ""],
-    ], { "self-hosted": "local", selfhosted: "local" }) as
-      | "cloud"
-      | "local"
-      | undefined,
-    baseUrl: options.baseUrl !== undefined
-      ? checkBaseUrl(options.baseUrl)
-      : undefined,
-    peerName: options.peerName !== undefined
-      ? checkHonchoId("peer name", options.peerName)
-      : undefined,
-    aiPeer: options.aiPeer !== undefined
-      ? checkHonchoId("AI peer name", options.aiPeer)
-      : undefined,
-    workspace: options.workspace !== undefined
-      ? checkHonchoId("workspace", options.workspace)
-      : undefined,
-    recallMode: flagChoice("--recall-mode", options.recallMode, RECALL_MODES, {
-      auto: "hybrid",
-    }),
-    observationMode: flagChoice(
-      "--observation-mode",
-      options.observationMode,
-      OBSERVATION_MODES,
-      { shared: "unified", separate: "directional", cross: "directional" },
-    ),
-    reasoningLevel: flagChoice(
-      "--reasoning-level",
-      options.reasoningLevel,
-      REASONING_LEVELS.map((l) => [l, ""] as const),
-    ),
-    sessionStrategy: flagChoice(
-      "--session-strategy",
-      options.sessionStrategy,
-      SESSION_STRATEGIES,
-    ),
-    writeFrequency: undefined as string | number | undefined,
-    contextTokens: undefined as number | "uncapped" | undefined,
-    dialecticCadence: undefined as number | undefined,
-  };
-  if (flags.deployment === "cloud" && flags.baseUrl !== undefined) {
-    throw new HonchoCliError(
-      "Cannot use --base-url with --deployment cloud: the cloud server is https://api.honcho.dev; use --deployment local for your own server",
-      2,
-    );
-  }
-  if (options.writeFrequency !== undefined) {
-    flags.writeFrequency = parseWrite(options.writeFrequency);
-    if (flags.writeFrequency === undefined) {
-      throw new HonchoCliError(
-        `Cannot use --write-frequency '${options.writeFrequency}': valid values are async, turn, session, or a number of turns`,
-        2,
-      );
-    }
-  }
-  if (options.contextTokens !== undefined) {
-    flags.contextTokens = parseTokens(options.contextTokens);
-    if (flags.contextTokens === undefined) {
-      throw new HonchoCliError(
-        `Cannot use --context-tokens '${options.contextTokens}': give a whole number from 1 to 1000000, or 'uncapped'`,
-        2,
-      );
-    }
-  }
-  if (options.dialecticCadence !== undefined) {
-    flags.dialecticCadence = parseCadence(options.dialecticCadence);
-    if (flags.dialecticCadence === undefined) {
-      throw new HonchoCliError(
-        `Cannot use --dialectic-cadence '${options.dialecticCadence}': give a whole number of turns from 1 to 1000`,
-        2,
-      );
-    }
-  }
+  const given = givenByFlags(options);
 
   const config = await loadSetupConfig(scope);
   // config.yaml (the targeted profile's, with --target-profile) must load
@@ -392,15 +568,15 @@ export async function runSetup(
       );
     }
   }
-
-  const plan = await collectPlan(
-    scope,
-    config,
-    flags,
-    options,
+  if (options.apiKeyStdin) given.apiKey = await readStdinKey(deps);
+  if (options.apiKeyEnv) given.apiKey = undefined;
+  const answers = await walkSetupFields({
+    fields: setupFields(config, io),
+    current: (field) => field.default,
+    given,
     interactive,
-    deps,
-  );
+  }, io);
+  const plan = toPlan(config, answers, options, io);
 
   if (interactive) {
     printPlan(io, config, plan);
@@ -414,7 +590,7 @@ export async function runSetup(
     }
   }
 
-  // Write honcho.json (one atomic write), then config.yaml.
+  // honcho.json (one atomic write), then config.yaml.
   const hostKey = writeHostKey(config);
   const root: Record<string, unknown> = {};
   const host: Record<string, unknown> = {
@@ -481,7 +657,7 @@ export async function runSetup(
   });
   await reportWrite(scope, written);
 
-  const entry = netEntry(plan.baseUrl);
+  const entry = new URL(plan.baseUrl).host;
   try {
     await saveConfig((current) => ({
       memory: { provider: "honcho", ...netGrant(current, entry) },
@@ -525,297 +701,37 @@ async function loadSetupConfig(scope: HonchoCliScope): Promise<HonchoConfig> {
   return config;
 }
 
-async function collectPlan(
-  scope: HonchoCliScope,
+/** What the answers mean for the server and the key; refuses a key setup that cannot work. */
+function toPlan(
   config: HonchoConfig,
-  flags: {
-    deployment: "cloud" | "local" | undefined;
-    baseUrl: string | undefined;
-    peerName: string | undefined;
-    aiPeer: string | undefined;
-    workspace: string | undefined;
-    recallMode: string | undefined;
-    observationMode: string | undefined;
-    reasoningLevel: string | undefined;
-    sessionStrategy: string | undefined;
-    writeFrequency: string | number | undefined;
-    contextTokens: number | "uncapped" | undefined;
-    dialecticCadence: number | undefined;
-  },
+  { values, answered, missing }: Awaited<ReturnType<typeof walkSetupFields>>,
   options: SetupOptions,
-  interactive: boolean,
-  deps: SetupDeps,
-): Promise<SetupPlan> {
-  const { io } = scope;
-  const cloudUrl = HONCHO_ENVIRONMENT_URLS.production!;
-  const existingUrl = config.baseUrl ? cleanBaseUrl(config.baseUrl) : undefined;
-  const existingLocal = existingUrl !== undefined && existingUrl !== cloudUrl;
-
-  // --- deployment
-  let deployment = flags.deployment ??
-    (flags.baseUrl !== undefined ? "local" : undefined);
-  if (deployment === undefined) {
-    const preset = existingLocal ? "local" : "cloud";
-    deployment = interactive
-      ? await io.prompts.select<"cloud" | "local">({
-        message: "Where is your Honcho server?",
-        choices: [
-          {
-            value: "cloud",
-            name: "Honcho cloud (api.honcho.dev, needs an API key)",
-          },
-          {
-            value: "local",
-            name: "Self-hosted (your own server's base URL, optional key)",
-          },
-        ],
-        default: preset,
-      })
-      : preset;
-  }
-
-  // --- server and key
-  let baseUrl = cloudUrl;
-  let newKey: string | undefined;
-  let keyFromEnv = false;
-  const envKey = config.sources.apiKey === "env"
-    ? config.apiKey
-    : io.env("HONCHO_API_KEY")?.trim() || undefined;
+  io: CliIo,
+): SetupPlan {
+  const deployment = values.deployment as "cloud" | "local";
+  const baseUrl = deployment === "cloud" ? CLOUD_URL : String(values.baseUrl);
+  const newKey = answered.apiKey as string | undefined;
   const fileKey = config.apiKeyInFile ? config.apiKey : undefined;
-  const readKeyFromStdin = async (): Promise<string> => {
-    const text = await (deps.readStdin ?? readProcessStdin)();
-    const key = text.split(/\r?\n/).find((line) => line.trim() !== "")?.trim();
-    if (!key) {
+  const env = envKey(config, io);
+  const placeholder = deployment === "local" && isLocalHonchoUrl(baseUrl);
+  if (options.apiKeyEnv) {
+    if (placeholder) {
       throw new HonchoCliError(
-        '--api-key-stdin read no key from standard input; pipe it in, e.g. printf %s "$KEY" | hermes honcho setup --api-key-stdin --yes',
+        `Cannot use --api-key-env with ${baseUrl}: a local server is sent the placeholder key unless the key is in honcho.json; pipe it with --api-key-stdin`,
         2,
       );
     }
-    return key;
-  };
-  if (deployment === "cloud") {
-    if (options.apiKeyStdin) newKey = await readKeyFromStdin();
-    else if (options.apiKeyEnv) {
-      if (!envKey) {
-        throw new HonchoCliError(
-          "--api-key-env needs HONCHO_API_KEY in the environment (or in $HERMES_HOME/.env); nothing was saved",
-        );
-      }
-      keyFromEnv = true;
-    } else if (interactive) {
-      const current = fileKey ?? envKey;
-      if (!current) io.stdout(`Get an API key at ${HONCHO_KEY_URL}\n`);
-      for (;;) {
-        const answer = (await io.prompts.password({
-          message: current
-            ? `Honcho API key [${maskSecret(current)}; Enter keeps it]`
-            : "Honcho API key",
-        })).trim();
-        if (answer !== "") {
-          newKey = answer;
-          break;
-        }
-        if (current) break;
-        io.stderr("An API key is required for Honcho cloud (Ctrl-C to stop)\n");
-      }
-    } else if (!fileKey && !envKey) {
+    if (!env) {
       throw new HonchoCliError(
-        "Honcho cloud needs an API key: pipe it with --api-key-stdin, or set HONCHO_API_KEY; nothing was saved",
+        "--api-key-env needs HONCHO_API_KEY in the environment (or in $HERMES_HOME/.env); nothing was saved",
       );
     }
-  } else {
-    if (flags.baseUrl !== undefined) baseUrl = flags.baseUrl;
-    else if (interactive) {
-      for (;;) {
-        const answer = await io.prompts.input({
-          message: "Base URL of your Honcho server",
-          default: existingLocal ? existingUrl : DEFAULT_LOCAL_URL,
-        });
-        try {
-          baseUrl = checkBaseUrl(answer);
-          break;
-        } catch (error) {
-          io.stderr(`${errorText(error)}\n`);
-        }
-      }
-    } else baseUrl = existingLocal ? existingUrl! : DEFAULT_LOCAL_URL;
-    const local = isLocalHonchoUrl(baseUrl);
-    if (options.apiKeyStdin) newKey = await readKeyFromStdin();
-    else if (options.apiKeyEnv) {
-      if (local) {
-        throw new HonchoCliError(
-          `Cannot use --api-key-env with ${baseUrl}: a local server is sent the placeholder key unless the key is in honcho.json; pipe it with --api-key-stdin`,
-          2,
-        );
-      }
-      if (!envKey) {
-        throw new HonchoCliError(
-          "--api-key-env needs HONCHO_API_KEY in the environment (or in $HERMES_HOME/.env); nothing was saved",
-        );
-      }
-      keyFromEnv = true;
-    } else if (interactive) {
-      const current = typeof config.hostBlock.apiKey === "string" &&
-          config.hostBlock.apiKey
-        ? config.hostBlock.apiKey
-        : undefined;
-      const answer = (await io.prompts.password({
-        message: current
-          ? `API key for this server [${maskSecret(current)}; Enter keeps it]`
-          : "API key for this server (optional; Enter for none)",
-      })).trim();
-      if (answer !== "") newKey = answer;
-    }
-  }
-
-  // --- identity
-  const ask = async (
-    message: string,
-    fallback: string | undefined,
-    what: string,
-  ): Promise<string | undefined> => {
-    for (;;) {
-      const answer = (await io.prompts.input({ message, default: fallback }))
-        .trim();
-      if (answer === "") return undefined;
-      try {
-        return checkHonchoId(what, answer);
-      } catch (error) {
-        io.stderr(`${errorText(error)}\n`);
-      }
-    }
-  };
-  const userEnv = io.env("USER")?.trim();
-  const peerDefault = config.peerName ??
-    (userEnv && /^[A-Za-z0-9_-]+$/.test(userEnv) ? userEnv : undefined);
-  const aiDefault = fromFile(config, "aiPeer")
-    ? config.aiPeer
-    : config.profile === "default" || config.profile === "custom"
-    ? "hermes"
-    : config.profile.replace(/[^A-Za-z0-9_-]/g, "-");
-  const workspaceDefault = fromFile(config, "workspaceId")
-    ? config.workspaceId
-    : "hermes";
-  const peerName = flags.peerName ??
-    (interactive
-      ? await ask(
-        "Your name as a Honcho peer (peerName)",
-        peerDefault,
-        "peer name",
-      )
-      : peerDefault);
-  const aiPeer = flags.aiPeer ??
-    (interactive
-      ? await ask("The assistant's peer (aiPeer)", aiDefault, "AI peer name")
-      : undefined) ??
-    aiDefault;
-  const workspace = flags.workspace ??
-    (interactive
-      ? await ask("Workspace", workspaceDefault, "workspace")
-      : undefined) ??
-    workspaceDefault;
-
-  // --- tuning (plugins/memory/honcho/SPEC.md §12)
-  const pick = async (
-    message: string,
-    choices: readonly (readonly [string, string])[],
-    preset: string,
-  ): Promise<string> =>
-    await io.prompts.select<string>({
-      message,
-      choices: choices.map(([value, description]) => ({
-        value,
-        name: value === "every-n" ? "every N turns" : value,
-        description: description || undefined,
-      })),
-      default: choices.some(([v]) => v === preset) ? preset : choices[0]![0],
-    });
-  const observationMode = flags.observationMode ??
-    (interactive
-      ? await pick("Observation", OBSERVATION_MODES, config.observationMode)
-      : config.observationMode);
-  let writeFrequency: string | number = flags.writeFrequency ??
-    config.writeFrequency;
-  if (flags.writeFrequency === undefined && interactive) {
-    const current = String(config.writeFrequency);
-    const chosen = await pick(
-      "When are turns written to Honcho?",
-      [...WRITE_FREQUENCIES, ["every-n", "write after every N turns"]],
-      /^\d+$/.test(current) ? "every-n" : current,
+  } else if (missing.some((f) => f.key === "apiKey")) {
+    throw new HonchoCliError(
+      "Honcho cloud needs an API key: pipe it with --api-key-stdin, or set HONCHO_API_KEY; nothing was saved",
     );
-    if (chosen === "every-n") {
-      for (;;) {
-        const answer = await io.prompts.input({
-          message: "Write every how many turns?",
-          default: /^\d+$/.test(current) ? current : "3",
-        });
-        const n = parseCadence(answer);
-        if (n !== undefined) {
-          writeFrequency = n;
-          break;
-        }
-        io.stderr("Give a whole number of turns from 1 to 1000\n");
-      }
-    } else writeFrequency = chosen;
   }
-  const recallMode = flags.recallMode ??
-    (interactive
-      ? await pick("Recall mode", RECALL_MODES, config.recallMode)
-      : config.recallMode);
-  let contextTokens: number | undefined = flags.contextTokens === "uncapped"
-    ? undefined
-    : flags.contextTokens ?? config.contextTokens;
-  if (flags.contextTokens === undefined && interactive) {
-    for (;;) {
-      const answer = await io.prompts.input({
-        message: "Context budget in tokens per turn ('uncapped' for no limit)",
-        default: config.contextTokens === undefined
-          ? "uncapped"
-          : String(config.contextTokens),
-      });
-      const parsed = parseTokens(answer);
-      if (parsed !== undefined) {
-        contextTokens = parsed === "uncapped" ? undefined : parsed;
-        break;
-      }
-      io.stderr("Give a whole number from 1 to 1000000, or 'uncapped'\n");
-    }
-  }
-  // Wizard defaults apply to new setups only; an existing setup keeps its
-  // resolved values, so re-running setup changes no behaviour by itself.
-  const fresh = !config.configFileExists;
-  const cadenceDefault = fromFile(config, "dialecticCadence") || !fresh
-    ? config.dialecticCadence
-    : 2;
-  let dialecticCadence = flags.dialecticCadence ?? cadenceDefault;
-  if (flags.dialecticCadence === undefined && interactive) {
-    const answer = await io.prompts.input({
-      message: "Dialectic cadence (turns between reasoning calls)",
-      default: String(cadenceDefault),
-    });
-    const parsed = parseCadence(answer);
-    if (parsed === undefined) {
-      io.stdout("Not a whole number of turns: using 2\n");
-    }
-    dialecticCadence = parsed ?? 2;
-  }
-  const reasoningLevel = flags.reasoningLevel ??
-    (interactive
-      ? await pick(
-        "Dialectic reasoning level",
-        REASONING_LEVELS.map((l) => [l, ""] as const),
-        config.dialecticReasoningLevel,
-      )
-      : config.dialecticReasoningLevel);
-  const strategyDefault = fromFile(config, "sessionStrategy") || !fresh
-    ? config.sessionStrategy
-    : "per-session";
-  const sessionStrategy = flags.sessionStrategy ??
-    (interactive
-      ? await pick("Session strategy", SESSION_STRATEGIES, strategyDefault)
-      : strategyDefault);
-
-  const placeholder = deployment === "local" && isLocalHonchoUrl(baseUrl);
+  const keyFromEnv = options.apiKeyEnv === true;
   const keyWhere = keyFromEnv
     ? "HONCHO_API_KEY from the environment"
     : newKey !== undefined
@@ -828,28 +744,30 @@ async function collectPlan(
     } apiKey)`
     : placeholder
     ? "none (a local server gets the placeholder key)"
-    : envKey
+    : env
     ? "HONCHO_API_KEY from the environment"
     : "none";
-  const effectiveKey = newKey ?? fileKey ?? (placeholder ? undefined : envKey);
-
   return {
     deployment,
     baseUrl,
     newKey,
     keyFromEnv,
-    effectiveKey,
+    effectiveKey: newKey ?? fileKey ?? (placeholder ? undefined : env),
     keyWhere,
-    peerName,
-    aiPeer,
-    workspace,
-    observationMode,
-    writeFrequency,
-    recallMode,
-    contextTokens,
-    dialecticCadence,
-    reasoningLevel,
-    sessionStrategy,
+    peerName: values.peerName as string | undefined,
+    aiPeer: String(values.aiPeer),
+    workspace: String(values.workspace),
+    observationMode: String(values.observationMode),
+    writeFrequency: values.writeFrequency === "every-n"
+      ? Number(values.writeEvery)
+      : String(values.writeFrequency),
+    recallMode: String(values.recallMode),
+    contextTokens: values.contextTokens === "uncapped"
+      ? undefined
+      : Number(values.contextTokens),
+    dialecticCadence: Number(values.dialecticCadence),
+    reasoningLevel: String(values.dialecticReasoningLevel),
+    sessionStrategy: String(values.sessionStrategy),
   };
 }
 
@@ -1132,7 +1050,7 @@ export async function runApplySetup(
         })\n`,
       );
     }
-    const granted = cloud ? undefined : netEntry(baseUrl);
+    const granted = cloud ? undefined : new URL(baseUrl).host;
     await saveConfig((current) => ({
       memory: {
         provider: "honcho",
@@ -1219,7 +1137,7 @@ export function registerSetup(honcho: HermesCommand): HermesCommand {
     )
     .option(
       "--reasoning-level <level>",
-      `${REASONING_LEVELS.join(", ")} (default low)`,
+      `${flagChoices("dialecticReasoningLevel").join(", ")} (default low)`,
     )
     .option(
       "--session-strategy <strategy>",

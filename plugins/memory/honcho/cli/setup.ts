@@ -13,54 +13,32 @@ import {
   type SetupField,
   walkSetupFields,
 } from "../../../../src/cli/mod.ts";
-import { join } from "node:path";
-import {
-  getConfigPath,
-  getConfigValue,
-  getUserHome,
-  type HermesConfig,
-  loadConfig,
-  maskSecret,
-  saveConfig,
-  saveEnvValue,
-} from "../../../../mod.ts";
-import { HONCHO_CONFIG_SCHEMA } from "../config_schema.ts";
-import {
-  cleanBaseUrl,
-  HONCHO_ENVIRONMENT_URLS,
-  isLocalHonchoUrl,
-} from "../connection.ts";
+import { type HermesConfig, maskSecret } from "../../../../mod.ts";
+import { cleanBaseUrl, isLocalHonchoUrl } from "../connection.ts";
 import type { HonchoConfig } from "../config.ts";
 import { type HonchoSettings, SETTINGS } from "../settings_table.ts";
-import { resolveAiPeerId } from "../peers.ts";
-import { sanitizeId } from "../session_naming.ts";
-import { HONCHO_TOOL_NAMES } from "../tools.ts";
 import {
   checkHonchoId,
-  connectHoncho,
-  describeConfigError,
-  errorText,
   HonchoCliError,
   type HonchoCliScope,
-  honchoFailureCause,
-  isPromptCancelled,
-  isRecord,
-  loadScopeConfig,
   profileHomeUnder,
   profileLabel,
-  reportWrite,
   resolveScope,
   runGuarded,
-  serverLabel,
   targetProfileOf,
-  writeHonchoFile,
   writeHostKey,
 } from "./_common.ts";
-import { connectionFix } from "./_fixes.ts";
+import {
+  checkBaseUrl,
+  CLOUD_URL,
+  DEFAULT_LOCAL_URL,
+  loadSetupConfig,
+  requireConfigYaml,
+  saveSetup,
+  type SetupPlan,
+} from "./_setup_save.ts";
 
 const HONCHO_KEY_URL = "https://app.honcho.dev";
-const DEFAULT_LOCAL_URL = "http://localhost:8000";
-const CLOUD_URL = HONCHO_ENVIRONMENT_URLS.production!;
 
 /** The `hermes honcho setup` flags. */
 export interface SetupOptions {
@@ -86,29 +64,6 @@ export interface SetupOptions {
 export interface SetupDeps {
   /** Reads all of standard input (for `--api-key-stdin`). */
   readStdin?: () => Promise<string>;
-}
-
-/** Everything the wizard collected, before it is written. */
-interface SetupPlan {
-  deployment: "cloud" | "local";
-  baseUrl: string;
-  /** A new key to store; `undefined` keeps what is there. */
-  newKey: string | undefined;
-  /** Remove file keys so `HONCHO_API_KEY` from the environment is used. */
-  keyFromEnv: boolean;
-  /** The key that will be used, for the summary (printed masked). */
-  effectiveKey: string | undefined;
-  keyWhere: string;
-  peerName: string | undefined;
-  aiPeer: string;
-  workspace: string;
-  observationMode: string;
-  writeFrequency: string | number;
-  recallMode: string;
-  contextTokens: number | undefined;
-  dialecticCadence: number;
-  reasoningLevel: string;
-  sessionStrategy: string;
 }
 
 type Choices = readonly (readonly [string, string?])[];
@@ -155,150 +110,72 @@ function parseTokens(value: string): number | "uncapped" | undefined {
   return wholeNumber(text, 1_000_000);
 }
 
-function checkBaseUrl(value: string): string {
-  const text = value.trim();
-  let url: URL | undefined;
-  try {
-    url = new URL(text);
-  } catch {
-    url = undefined;
-  }
-  if (
-    !url || (url.protocol !== "http:" && url.protocol !== "https:") ||
-    !/^[\x20-\x7e]+$/.test(text)
-  ) {
-    throw new HonchoCliError(
-      `Cannot use base URL '${value}': give an http:// or https:// URL such as ${DEFAULT_LOCAL_URL}`,
-      2,
-    );
-  }
-  return cleanBaseUrl(text);
-}
+type FlagCheck = readonly [check: (text: string) => unknown, why?: string];
 
-/** A flag checker that accepts one of `choices` (or an alias of one). */
+/** A flag that takes one of `choices` (or an alias of one). */
 function choiceFlag(
   choices: Choices,
   aliases: Record<string, string> = {},
-): (text: string) => string | undefined {
-  return (text) => {
-    const wanted = aliases[text.trim().toLowerCase()] ??
-      text.trim().toLowerCase();
-    return choices.some(([name]) => name === wanted) ? wanted : undefined;
-  };
+): FlagCheck {
+  const names = choices.map(([name]) => name);
+  return [(text) => {
+    const wanted = text.trim().toLowerCase();
+    const name = aliases[wanted] ?? wanted;
+    return names.includes(name) ? name : undefined;
+  }, `valid values are ${names.join(", ")}`];
 }
 
+const id = (what: string) => (text: string) => checkHonchoId(what, text);
+
 /**
- * The value flags: each answers the question of its field, and is checked
- * before anything is asked; `check` returns `undefined` for a bad value
- * (or throws its own message).
+ * The value flags (`--base-url` for `baseUrl`), each the answer to its
+ * question, checked before anything is asked; a check gives `undefined`
+ * for a bad value (`why` says what is valid) or throws its own message.
  */
-const FLAGS: readonly {
-  option: keyof SetupOptions;
-  flag: string;
-  key: string;
-  check: (text: string) => unknown;
-  valid?: string;
-}[] = [
-  {
-    option: "deployment",
-    flag: "--deployment",
-    key: "deployment",
-    check: choiceFlag([["cloud"], ["local"]], {
-      "self-hosted": "local",
-      selfhosted: "local",
-    }),
-  },
-  {
-    option: "baseUrl",
-    flag: "--base-url",
-    key: "baseUrl",
-    check: checkBaseUrl,
-  },
-  {
-    option: "peerName",
-    flag: "--peer-name",
-    key: "peerName",
-    check: (t) => checkHonchoId("peer name", t),
-  },
-  {
-    option: "aiPeer",
-    flag: "--ai-peer",
-    key: "aiPeer",
-    check: (t) => checkHonchoId("AI peer name", t),
-  },
-  {
-    option: "workspace",
-    flag: "--workspace",
-    key: "workspace",
-    check: (t) => checkHonchoId("workspace", t),
-  },
-  {
-    option: "recallMode",
-    flag: "--recall-mode",
-    key: "recallMode",
-    check: choiceFlag(tableChoices("recallMode"), { auto: "hybrid" }),
-  },
-  {
-    option: "observationMode",
-    flag: "--observation-mode",
-    key: "observationMode",
-    check: choiceFlag(tableChoices("observationMode"), {
-      shared: "unified",
-      separate: "directional",
-      cross: "directional",
-    }),
-  },
-  {
-    option: "reasoningLevel",
-    flag: "--reasoning-level",
-    key: "dialecticReasoningLevel",
-    check: choiceFlag(tableChoices("dialecticReasoningLevel")),
-  },
-  {
-    option: "sessionStrategy",
-    flag: "--session-strategy",
-    key: "sessionStrategy",
-    check: choiceFlag(tableChoices("sessionStrategy")),
-  },
-  {
-    option: "writeFrequency",
-    flag: "--write-frequency",
-    key: "writeFrequency",
-    check: parseWrite,
-    valid: "valid values are async, turn, session, or a number of turns",
-  },
-  {
-    option: "contextTokens",
-    flag: "--context-tokens",
-    key: "contextTokens",
-    check: parseTokens,
-    valid: "give a whole number from 1 to 1000000, or 'uncapped'",
-  },
-  {
-    option: "dialecticCadence",
-    flag: "--dialectic-cadence",
-    key: "dialecticCadence",
-    check: (t) => wholeNumber(t, 1000),
-    valid: "give a whole number of turns from 1 to 1000",
-  },
-];
+const FLAGS: Readonly<Record<string, FlagCheck>> = {
+  deployment: choiceFlag([["cloud"], ["local"]], {
+    "self-hosted": "local",
+    selfhosted: "local",
+  }),
+  baseUrl: [checkBaseUrl],
+  peerName: [id("peer name")],
+  aiPeer: [id("AI peer name")],
+  workspace: [id("workspace")],
+  recallMode: choiceFlag(tableChoices("recallMode"), { auto: "hybrid" }),
+  observationMode: choiceFlag(tableChoices("observationMode"), {
+    shared: "unified",
+    separate: "directional",
+    cross: "directional",
+  }),
+  reasoningLevel: choiceFlag(tableChoices("dialecticReasoningLevel")),
+  sessionStrategy: choiceFlag(tableChoices("sessionStrategy")),
+  writeFrequency: [
+    parseWrite,
+    "valid values are async, turn, session, or a number of turns",
+  ],
+  contextTokens: [
+    parseTokens,
+    "give a whole number from 1 to 1000000, or 'uncapped'",
+  ],
+  dialecticCadence: [
+    (text) => wholeNumber(text, 1000),
+    "give a whole number of turns from 1 to 1000",
+  ],
+};
 
 /** The flags as answers of the walk, by field key; a bad value is a usage error. */
 function givenByFlags(options: SetupOptions): Record<string, unknown> {
   const given: Record<string, unknown> = {};
-  for (const { option, flag, key, check, valid } of FLAGS) {
-    const text = options[option];
+  for (const [option, [check, why]] of Object.entries(FLAGS)) {
+    const text = options[option as keyof SetupOptions];
     if (typeof text !== "string") continue;
     const value = check(text);
     if (value === undefined) {
-      throw new HonchoCliError(
-        `Cannot use ${flag} '${text}': ${
-          valid ?? `valid values are ${flagChoices(key).join(", ")}`
-        }`,
-        2,
-      );
+      const flag = option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+      throw new HonchoCliError(`Cannot use --${flag} '${text}': ${why}`, 2);
     }
-    given[key] = value;
+    given[option === "reasoningLevel" ? "dialecticReasoningLevel" : option] =
+      value;
   }
   if (given.deployment === "cloud" && given.baseUrl !== undefined) {
     throw new HonchoCliError(
@@ -314,11 +191,6 @@ function givenByFlags(options: SetupOptions): Record<string, unknown> {
     given.writeFrequency = "every-n";
   }
   return given;
-}
-
-function flagChoices(key: string): string[] {
-  if (key === "deployment") return ["cloud", "local"];
-  return tableChoices(key as keyof HonchoSettings).map(([name]) => name);
 }
 
 function fromFile(
@@ -518,7 +390,10 @@ export async function runSetup(
   deps: SetupDeps = {},
 ): Promise<number> {
   const { io } = scope;
-  const anyFlag = FLAGS.some((f) => options[f.option] !== undefined) ||
+  const anyFlag =
+    Object.keys(FLAGS).some((option) =>
+      options[option as keyof SetupOptions] !== undefined
+    ) ||
     Boolean(options.apiKeyStdin) || Boolean(options.apiKeyEnv);
   if (!io.stdinIsTerminal && !options.yes && !anyFlag) {
     throw new HonchoCliError(
@@ -548,13 +423,7 @@ export async function runSetup(
   const yamlHome = scope.targetProfile === undefined
     ? scope.hermesHome
     : profileHomeUnder(scope.defaultRoot, scope.profile);
-  try {
-    await loadConfig({ hermesHome: yamlHome });
-  } catch (error) {
-    throw new HonchoCliError(
-      `Cannot set up Honcho: ${errorText(error)}; nothing was written`,
-    );
-  }
+  await requireConfigYaml(yamlHome);
 
   if (interactive) {
     io.stdout(
@@ -589,116 +458,10 @@ export async function runSetup(
       return 1;
     }
   }
-
-  // honcho.json (one atomic write), then config.yaml.
-  const hostKey = writeHostKey(config);
-  const root: Record<string, unknown> = {};
-  const host: Record<string, unknown> = {
-    enabled: true,
-    workspace: plan.workspace,
-    aiPeer: plan.aiPeer,
-    observationMode: plan.observationMode,
-    writeFrequency: plan.writeFrequency,
-    recallMode: plan.recallMode,
-    dialecticCadence: plan.dialecticCadence,
-    dialecticReasoningLevel: plan.reasoningLevel,
-    sessionStrategy: plan.sessionStrategy,
-  };
-  if (plan.peerName !== undefined) host.peerName = plan.peerName;
-  if (plan.contextTokens !== undefined) host.contextTokens = plan.contextTokens;
-  else {
-    host.contextTokens = config.raw.contextTokens != null ? 0 : undefined;
-  }
-  if (config.hostBlock.saveMessages == null) host.saveMessages = true;
-  // The default host's server goes to the root, shared by the profiles
-  // reading this file like the cloud key (plugins/memory/honcho/SPEC.md §12: cloud removes root baseUrl);
-  // another host's server goes to its block only when it differs from the
-  // root's, so setting up one profile never moves the others.
-  host.base_url = undefined;
-  const endpoint = isRecord(config.raw.endpoint) ? config.raw.endpoint : {};
-  const rootUrlRaw = [endpoint.baseUrl, config.raw.baseUrl, config.raw.base_url]
-    .find((v): v is string => typeof v === "string" && v.trim() !== "");
-  const rootUrl = rootUrlRaw ? cleanBaseUrl(rootUrlRaw) : undefined;
-  const defaultHost = config.defaultHost ?? "hermes";
-  if (hostKey === defaultHost) {
-    host.baseUrl = undefined;
-    root.base_url = undefined;
-    root.baseUrl = plan.deployment === "cloud" ? undefined : plan.baseUrl;
-    if (endpoint.baseUrl != null) {
-      root.endpoint = { ...endpoint, baseUrl: undefined };
-    }
-  } else if (plan.deployment === "cloud") {
-    host.baseUrl = rootUrl !== undefined
-      ? HONCHO_ENVIRONMENT_URLS.production
-      : undefined;
-  } else {
-    host.baseUrl = rootUrl === plan.baseUrl ? undefined : plan.baseUrl;
-  }
-  if (plan.newKey !== undefined) {
-    if (plan.deployment === "cloud") {
-      // A host key would shadow the new root key.
-      root.apiKey = plan.newKey;
-      host.apiKey = undefined;
-    } else {
-      host.apiKey = plan.newKey;
-    }
-  }
-  if (plan.keyFromEnv) {
-    root.apiKey = undefined;
-    host.apiKey = undefined;
-  }
-  const written = await writeHonchoFile(config, scope.hermesHome, (file) => {
-    // The endpoint object keeps the keys other writers set meanwhile: it
-    // is rebuilt from the file as it is inside the lock.
-    if (root.endpoint !== undefined && isRecord(file.endpoint)) {
-      root.endpoint = { ...file.endpoint, baseUrl: undefined };
-    }
-    return { root, host, hostKey };
+  return await saveSetup(scope, config, plan, {
+    yamlHome,
+    test: !options.skipConnectionTest,
   });
-  await reportWrite(scope, written);
-
-  const entry = new URL(plan.baseUrl).host;
-  try {
-    await saveConfig((current) => ({
-      memory: { provider: "honcho", ...netGrant(current, entry) },
-    }), { hermesHome: yamlHome });
-  } catch (error) {
-    throw new HonchoCliError(
-      `Saved ${written.path}, but cannot update ${getConfigPath(yamlHome)}: ${
-        errorText(error)
-      }; set memory.provider: honcho there by hand`,
-    );
-  }
-
-  io.stdout(
-    `\nSaved Honcho settings to ${written.path} (hosts.${hostKey}, mode 0600)\n`,
-  );
-  io.stdout(
-    `Set memory.provider: honcho and allowed ${entry} in memory.permissions.honcho.net (${
-      getConfigPath(yamlHome)
-    })\n`,
-  );
-
-  const after = await loadScopeConfig(scope);
-  warnLoggingGrant(io, after, await loadConfig({ hermesHome: yamlHome }));
-  const tested = options.skipConnectionTest
-    ? "untested"
-    : await testConnection(io, after);
-  printSummary(io, after, plan);
-  return tested === "failed" ? 1 : 0;
-}
-
-/** The scope's configuration, refusing one whose file does not parse. */
-async function loadSetupConfig(scope: HonchoCliScope): Promise<HonchoConfig> {
-  const config = await loadScopeConfig(scope);
-  if (config.configError) {
-    throw new HonchoCliError(
-      `Cannot set up Honcho from ${config.configPath}: ${
-        describeConfigError(config)
-      }; fix or remove the file, nothing was written`,
-    );
-  }
-  return config;
 }
 
 /** What the answers mean for the server and the key; refuses a key setup that cannot work. */
@@ -809,135 +572,7 @@ function printPlan(io: CliIo, config: HonchoConfig, plan: SetupPlan): void {
   }
 }
 
-/**
- * Tests the saved settings: `"ok"`, `"failed"` (a warning with the fix is
- * printed; the command then exits 1) or `"untested"` (this process may not
- * reach the server yet).
- */
-async function testConnection(
-  io: CliIo,
-  config: HonchoConfig,
-): Promise<"ok" | "failed" | "untested"> {
-  const url = serverLabel(config);
-  if (!(await mayReach(url))) {
-    io.stdout(
-      `Connection not tested: this process was started without network access to ${
-        new URL(url).host
-      }; memory.permissions.honcho.net grants it from the next run, so check with 'hermes honcho status'\n`,
-    );
-    return "untested";
-  }
-  try {
-    const client = await connectHoncho(config);
-    await client.getOrCreateWorkspace();
-    const peers = [resolveAiPeerId(config)];
-    if (config.peerName) peers.push(sanitizeId(config.peerName));
-    for (const peer of peers) await client.getOrCreatePeer(peer);
-    io.stdout(
-      `Connection OK: ${url}, workspace ${config.workspaceId}, peers ${
-        peers.join(", ")
-      } ready\n`,
-    );
-    return "ok";
-  } catch (error) {
-    if (isPromptCancelled(error)) throw error;
-    io.stderr(
-      `warning: connection test failed: ${
-        honchoFailureCause(error, url)
-      }; the settings are saved. Fix: ${
-        connectionFix(error, url)
-      }; then check with 'hermes honcho status'\n`,
-    );
-    return "failed";
-  }
-}
-
-/**
- * Warns when `logging` is on but `config.yaml` does not let the provider
- * write its injection log (every recall would then fail to log).
- */
-function warnLoggingGrant(
-  io: CliIo,
-  config: HonchoConfig,
-  hermesConfig: Record<string, unknown>,
-): void {
-  const path = config.injectionLogPath;
-  if (!config.logging || !path) return;
-  const write = getConfigValue(hermesConfig, "memory.permissions.honcho.write");
-  const dirs = Array.isArray(write)
-    ? write.filter((v): v is string => typeof v === "string")
-    : [];
-  const home = getUserHome() ?? "";
-  const granted = dirs.some((entry) => {
-    const dir = entry.replace(/^~(?=\/|$)/, home).replace(/\/+$/, "");
-    return path === dir || path.startsWith(`${dir}/`);
-  });
-  if (granted) return;
-  io.stderr(
-    `warning: logging is on, but the provider may not write its log ${path}; add '- ${path}' under memory.permissions.honcho.write in config.yaml, or turn logging off: 'hermes memory setup honcho --yes --set logging=false'\n`,
-  );
-}
-
-async function mayReach(url: string): Promise<boolean> {
-  try {
-    const { state } = await Deno.permissions.query({
-      name: "net",
-      host: new URL(url).host,
-    });
-    return state === "granted";
-  } catch {
-    return true;
-  }
-}
-
-function printSummary(io: CliIo, config: HonchoConfig, plan: SetupPlan): void {
-  io.stdout(
-    `\nHoncho is set up for host ${config.hostKey} (profile ${config.profile}):\n`,
-  );
-  const rows: [string, string][] = [
-    ["Server", serverLabel(config)],
-    [
-      "API key",
-      config.apiKey
-        ? `${maskSecret(config.apiKey)} (${plan.keyWhere})`
-        : plan.keyWhere,
-    ],
-    ["Workspace", config.workspaceId],
-    [
-      "User peer",
-      config.peerName
-        ? sanitizeId(config.peerName)
-        : "(none: 'hermes honcho peer --user NAME')",
-    ],
-    ["AI peer", resolveAiPeerId(config)],
-    ["Recall mode", config.recallMode],
-    ["Session strategy", config.sessionStrategy],
-  ];
-  for (const [name, value] of rows) {
-    io.stdout(`  ${name.padEnd(17)} ${value}\n`);
-  }
-  if (config.recallMode === "context") {
-    io.stdout(
-      "Tools: none in context mode (context is injected; 'hermes honcho mode hybrid' adds the tools)\n",
-    );
-  } else {
-    io.stdout(`Tools for the model: ${HONCHO_TOOL_NAMES.join(", ")}\n`);
-  }
-  io.stdout(
-    "Start a new session to use Honcho memory. Check it any time with 'hermes honcho status'.\n",
-  );
-}
-
-/**
- * Runs the wizard as the provider's `postSetup` (what `hermes memory setup
- * honcho` calls, host-side, with the terminal): interactive, in the given
- * profile home; a cancelled prompt saves nothing.
- *
- * @param hermesHome The profile home.
- * @param _config The loaded `config.yaml` (re-read before writing).
- * @param io The CLI seam.
- * @returns The exit code.
- */
+/** `postSetup` of `hermes memory setup honcho`: the wizard in the given profile home. */
 export async function runPostSetup(
   hermesHome: string,
   _config: HermesConfig,
@@ -949,144 +584,7 @@ export async function runPostSetup(
   );
 }
 
-/**
- * `hermes memory setup honcho --yes --set key=value…`: applies exactly the
- * settings named, asks nothing, and pins nothing else — the other keys of
- * `honcho.json` and `config.yaml` stay as they are (no default is written).
- * Non-secret keys go to this profile's `honcho.json` (root or host block,
- * as the schema scopes them); `apiKey` goes to `$HERMES_HOME/.env` as
- * `HONCHO_API_KEY` for Honcho cloud, and to the host block of `honcho.json`
- * for a self-hosted server (which ignores the environment's key). Refuses, saving nothing, when the result would use
- * Honcho cloud without an API key anywhere; a self-hosted `baseUrl` needs
- * none. Sets `memory.provider: honcho`, grants a self-hosted server's host
- * in `memory.permissions.honcho.net`, and tests the connection.
- *
- * @param hermesHome The profile home.
- * @param values The `--set` values, keyed by schema key, already converted.
- * @param io The terminal seam.
- * @returns `0` saved, `1` refused or failed, `2` for a bad value.
- */
-export async function runApplySetup(
-  hermesHome: string,
-  values: Record<string, unknown>,
-  io: CliIo,
-): Promise<number> {
-  return await runGuarded(io, async () => {
-    const scope = resolveScope(io, { hermesHome });
-    const config = await loadSetupConfig(scope);
-    const fields = new Map(
-      HONCHO_CONFIG_SCHEMA.fields.map((f) => [f.key, f] as const),
-    );
-    const root: Record<string, unknown> = {};
-    const host: Record<string, unknown> = {};
-    let apiKey: string | undefined;
-    for (const [key, raw] of Object.entries(values)) {
-      const field = fields.get(key);
-      if (!field) {
-        throw new HonchoCliError(`Unknown Honcho setting '${key}'`, 2);
-      }
-      let value = raw;
-      if (field.kind === "secret") {
-        apiKey = String(raw).trim() || undefined;
-        continue;
-      }
-      if (key === "baseUrl" && typeof raw === "string" && raw !== "") {
-        value = checkBaseUrl(raw);
-      }
-      if (
-        (key === "workspace" || key === "peerName" || key === "aiPeer") &&
-        typeof raw === "string"
-      ) value = checkHonchoId(key, raw);
-      (field.scope === "root" ? root : host)[key] = value;
-    }
-    // What the profile will use once this is saved.
-    const cloudUrl = HONCHO_ENVIRONMENT_URLS.production!;
-    const baseUrl = typeof root.baseUrl === "string" && root.baseUrl
-      ? root.baseUrl
-      : config.baseUrl
-      ? cleanBaseUrl(config.baseUrl)
-      : HONCHO_ENVIRONMENT_URLS[config.environment] ?? cloudUrl;
-    const cloud = baseUrl === cloudUrl;
-    if (cloud && !apiKey && !config.apiKey) {
-      throw new HonchoCliError(
-        `Honcho cloud (${cloudUrl}) needs an API key and none is set: give it with --set apiKey=<key> (saved to ${
-          join(hermesHome, ".env")
-        } as HONCHO_API_KEY), set HONCHO_API_KEY, or run 'hermes honcho setup' (it asks, hidden); for a self-hosted server give --set baseUrl=http://host:port instead. Nothing was saved`,
-      );
-    }
-    // A config.yaml that does not parse stops the setup before any write.
-    await loadConfig({ hermesHome }).catch((error) => {
-      throw new HonchoCliError(
-        `Cannot set up Honcho: ${errorText(error)}; nothing was written`,
-      );
-    });
-    const hostKey = writeHostKey(config);
-    if (apiKey && isLocalHonchoUrl(baseUrl)) {
-      // A self-hosted server is sent only a key from honcho.json (the
-      // environment's HONCHO_API_KEY is for Honcho cloud), as Hermes'
-      // wizard stores a local JWT: in the host block.
-      host.apiKey = apiKey;
-      apiKey = undefined;
-    }
-    if (Object.keys(root).length > 0 || Object.keys(host).length > 0) {
-      const written = await writeHonchoFile(config, hermesHome, {
-        root,
-        host,
-        hostKey,
-      });
-      await reportWrite(scope, written);
-      const keys = [...Object.keys(root), ...Object.keys(host)];
-      io.stdout(
-        `Saved ${keys.join(", ")} to ${written.path}${
-          Object.keys(host).length > 0 ? ` (hosts.${hostKey})` : ""
-        }\n`,
-      );
-    }
-    if (apiKey) {
-      await saveEnvValue("HONCHO_API_KEY", apiKey, { hermesHome });
-      io.stdout(
-        `Saved HONCHO_API_KEY to ${join(hermesHome, ".env")} (${
-          maskSecret(apiKey)
-        })\n`,
-      );
-    }
-    const granted = cloud ? undefined : new URL(baseUrl).host;
-    await saveConfig((current) => ({
-      memory: {
-        provider: "honcho",
-        ...(granted === undefined ? {} : netGrant(current, granted)),
-      },
-    }), { hermesHome });
-    io.stdout(
-      `Set memory.provider: honcho${
-        granted
-          ? ` and allowed ${granted} in memory.permissions.honcho.net`
-          : ""
-      } (${getConfigPath(hermesHome)})\n`,
-    );
-    const after = await loadScopeConfig(scope);
-    warnLoggingGrant(io, after, await loadConfig({ hermesHome }));
-    const tested = await testConnection(io, after);
-    io.stdout("Start a new session to use it.\n");
-    return tested === "failed" ? 1 : 0;
-  });
-}
-
-/**
- * Attaches `setup` to the `honcho` command.
- *
- * @param honcho The `hermes honcho` command.
- * @returns The `setup` command.
- *
- * @example
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerSetup } from "./setup.ts";
- * import assert from "node:assert/strict";
- * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerSetup(honcho).name(), "setup");
- * ```
- */
+/** Attaches `setup` to the `honcho` command. */
 export function registerSetup(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("setup")
     .summary(
@@ -1137,7 +635,9 @@ export function registerSetup(honcho: HermesCommand): HermesCommand {
     )
     .option(
       "--reasoning-level <level>",
-      `${flagChoices("dialecticReasoningLevel").join(", ")} (default low)`,
+      `${
+        tableChoices("dialecticReasoningLevel").map(([n]) => n).join(", ")
+      } (default low)`,
     )
     .option(
       "--session-strategy <strategy>",
@@ -1167,19 +667,4 @@ export function registerSetup(honcho: HermesCommand): HermesCommand {
   return command;
 }
 
-/**
- * The `permissions` part of `memory` in config.yaml with `entry` added to
- * `memory.permissions.honcho.net`, computed from the file as it is inside
- * its lock (concurrent setups keep each other's grants).
- */
-function netGrant(
-  current: HermesConfig,
-  entry: string,
-): { permissions: { honcho: { net: string[] } } } {
-  const existing = getConfigValue(current, "memory.permissions.honcho.net");
-  const net = Array.isArray(existing)
-    ? existing.filter((v): v is string => typeof v === "string")
-    : [];
-  if (!net.includes(entry)) net.push(entry);
-  return { permissions: { honcho: { net } } };
-}
+export { runApplySetup } from "./_setup_save.ts";

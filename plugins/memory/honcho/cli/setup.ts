@@ -110,69 +110,120 @@ function parseTokens(value: string): number | "uncapped" | undefined {
   return wholeNumber(text, 1_000_000);
 }
 
-type FlagCheck = readonly [check: (text: string) => unknown, why?: string];
+/** A value flag: its help, and `check` giving `undefined` for a bad value (`why` says what is valid) or throwing its own message. */
+interface Flag {
+  arg: string;
+  help: string;
+  check: (text: string) => unknown;
+  why?: string;
+}
 
 /** A flag that takes one of `choices` (or an alias of one). */
 function choiceFlag(
+  arg: string,
+  help: string,
   choices: Choices,
   aliases: Record<string, string> = {},
-): FlagCheck {
+): Flag {
   const names = choices.map(([name]) => name);
-  return [(text) => {
-    const wanted = text.trim().toLowerCase();
-    const name = aliases[wanted] ?? wanted;
-    return names.includes(name) ? name : undefined;
-  }, `valid values are ${names.join(", ")}`];
+  return {
+    arg,
+    help,
+    check: (text) => {
+      const wanted = text.trim().toLowerCase();
+      const name = aliases[wanted] ?? wanted;
+      return names.includes(name) ? name : undefined;
+    },
+    why: `valid values are ${names.join(", ")}`,
+  };
 }
 
 const id = (what: string) => (text: string) => checkHonchoId(what, text);
+const kebab = (option: string) =>
+  option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
-/**
- * The value flags (`--base-url` for `baseUrl`), each the answer to its
- * question, checked before anything is asked; a check gives `undefined`
- * for a bad value (`why` says what is valid) or throws its own message.
- */
-const FLAGS: Readonly<Record<string, FlagCheck>> = {
-  deployment: choiceFlag([["cloud"], ["local"]], {
-    "self-hosted": "local",
-    selfhosted: "local",
-  }),
-  baseUrl: [checkBaseUrl],
-  peerName: [id("peer name")],
-  aiPeer: [id("AI peer name")],
-  workspace: [id("workspace")],
-  recallMode: choiceFlag(tableChoices("recallMode"), { auto: "hybrid" }),
-  observationMode: choiceFlag(tableChoices("observationMode"), {
-    shared: "unified",
-    separate: "directional",
-    cross: "directional",
-  }),
-  reasoningLevel: choiceFlag(tableChoices("dialecticReasoningLevel")),
-  sessionStrategy: choiceFlag(tableChoices("sessionStrategy")),
-  writeFrequency: [
-    parseWrite,
-    "valid values are async, turn, session, or a number of turns",
-  ],
-  contextTokens: [
-    parseTokens,
-    "give a whole number from 1 to 1000000, or 'uncapped'",
-  ],
-  dialecticCadence: [
-    (text) => wholeNumber(text, 1000),
-    "give a whole number of turns from 1 to 1000",
-  ],
+/** The value flags (`--base-url` sets `baseUrl`): each answers its question and is checked before anything is asked. */
+const FLAGS: Readonly<Record<string, Flag>> = {
+  deployment: choiceFlag("kind", "cloud or local (self-hosted)", [
+    ["cloud"],
+    ["local"],
+  ], { "self-hosted": "local", selfhosted: "local" }),
+  baseUrl: {
+    arg: "url",
+    help: "Self-hosted server URL (default http://localhost:8000)",
+    check: checkBaseUrl,
+  },
+  peerName: {
+    arg: "name",
+    help: "peerName: your peer (default $USER)",
+    check: id("peer name"),
+  },
+  aiPeer: {
+    arg: "name",
+    help: "aiPeer: the assistant's peer (default hermes)",
+    check: id("AI peer name"),
+  },
+  workspace: {
+    arg: "id",
+    help: "workspace (default hermes)",
+    check: id("workspace"),
+  },
+  recallMode: choiceFlag(
+    "mode",
+    "hybrid, context or tools (default hybrid)",
+    tableChoices("recallMode"),
+    { auto: "hybrid" },
+  ),
+  observationMode: choiceFlag(
+    "mode",
+    "directional or unified",
+    tableChoices("observationMode"),
+    { shared: "unified", separate: "directional", cross: "directional" },
+  ),
+  writeFrequency: {
+    arg: "when",
+    help: "async, turn, session or N turns (default async)",
+    check: parseWrite,
+    why: "valid values are async, turn, session, or a number of turns",
+  },
+  contextTokens: {
+    arg: "n",
+    help: "Context budget in tokens, or 'uncapped' (default)",
+    check: parseTokens,
+    why: "give a whole number from 1 to 1000000, or 'uncapped'",
+  },
+  dialecticCadence: {
+    arg: "n",
+    help: "Turns between dialectic calls (default 2)",
+    check: (text) => wholeNumber(text, 1000),
+    why: "give a whole number of turns from 1 to 1000",
+  },
+  reasoningLevel: choiceFlag(
+    "level",
+    `${
+      tableChoices("dialecticReasoningLevel").map(([n]) => n).join(", ")
+    } (default low)`,
+    tableChoices("dialecticReasoningLevel"),
+  ),
+  sessionStrategy: choiceFlag(
+    "strategy",
+    "per-session (what setup writes), per-directory (used while the key is unset), per-repo or global",
+    tableChoices("sessionStrategy"),
+  ),
 };
 
 /** The flags as answers of the walk, by field key; a bad value is a usage error. */
 function givenByFlags(options: SetupOptions): Record<string, unknown> {
   const given: Record<string, unknown> = {};
-  for (const [option, [check, why]] of Object.entries(FLAGS)) {
+  for (const [option, { check, why }] of Object.entries(FLAGS)) {
     const text = options[option as keyof SetupOptions];
     if (typeof text !== "string") continue;
     const value = check(text);
     if (value === undefined) {
-      const flag = option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-      throw new HonchoCliError(`Cannot use --${flag} '${text}': ${why}`, 2);
+      throw new HonchoCliError(
+        `Cannot use --${kebab(option)} '${text}': ${why}`,
+        2,
+      );
     }
     given[option === "reasoningLevel" ? "dialecticReasoningLevel" : option] =
       value;
@@ -191,6 +242,18 @@ function givenByFlags(options: SetupOptions): Record<string, unknown> {
     given.writeFrequency = "every-n";
   }
   return given;
+}
+
+/** A parser that rejects what `parse` cannot read, with `message`. */
+function must(
+  parse: (text: string) => unknown,
+  message: string,
+): (text: string) => unknown {
+  return (text) => {
+    const value = parse(text);
+    if (value === undefined) throw new Error(message);
+    return value;
+  };
 }
 
 function fromFile(
@@ -215,14 +278,17 @@ function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
   // Wizard defaults apply to new setups only: re-running setup changes no
   // behaviour by itself.
   const fresh = !config.configFileExists;
-  const id = (what: string) => (text: string) => checkHonchoId(what, text);
-  const whole = (text: string) => {
-    const n = wholeNumber(text, 1000);
-    if (n === undefined) {
-      throw new Error("Give a whole number of turns from 1 to 1000");
-    }
-    return n;
-  };
+  // A question on a setting the table declares with its choices.
+  const pick = (
+    field: keyof HonchoSettings,
+    current: unknown,
+    prompt = tableLabel(field),
+  ): SetupField => ({
+    key: field,
+    prompt,
+    options: choiceOptions(tableChoices(field)),
+    default: current,
+  });
   return [
     {
       key: "deployment",
@@ -286,12 +352,7 @@ function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
       default: fromFile(config, "workspaceId") ? config.workspaceId : "hermes",
       parse: id("workspace"),
     },
-    {
-      key: "observationMode",
-      prompt: tableLabel("observationMode"),
-      options: choiceOptions(tableChoices("observationMode")),
-      default: config.observationMode,
-    },
+    pick("observationMode", config.observationMode),
     {
       key: "writeFrequency",
       prompt: "When are turns written to Honcho?",
@@ -310,27 +371,20 @@ function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
       when: { writeFrequency: "every-n" },
       prompt: "Write every how many turns?",
       default: numeric ? written : "3",
-      parse: whole,
+      parse: must(
+        (text) => wholeNumber(text, 1000),
+        "Give a whole number of turns from 1 to 1000",
+      ),
     },
-    {
-      key: "recallMode",
-      prompt: tableLabel("recallMode"),
-      options: choiceOptions(tableChoices("recallMode")),
-      default: config.recallMode,
-    },
+    pick("recallMode", config.recallMode),
     {
       key: "contextTokens",
       prompt: "Context budget in tokens per turn ('uncapped' for no limit)",
       default: config.contextTokens ?? "uncapped",
-      parse: (text) => {
-        const tokens = parseTokens(text);
-        if (tokens === undefined) {
-          throw new Error(
-            "Give a whole number from 1 to 1000000, or 'uncapped'",
-          );
-        }
-        return tokens;
-      },
+      parse: must(
+        parseTokens,
+        "Give a whole number from 1 to 1000000, or 'uncapped'",
+      ),
     },
     {
       key: "dialecticCadence",
@@ -346,20 +400,17 @@ function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
         return n ?? 2;
       },
     },
-    {
-      key: "dialecticReasoningLevel",
-      prompt: "Dialectic reasoning level",
-      options: choiceOptions(tableChoices("dialecticReasoningLevel")),
-      default: config.dialecticReasoningLevel,
-    },
-    {
-      key: "sessionStrategy",
-      prompt: tableLabel("sessionStrategy"),
-      options: choiceOptions(tableChoices("sessionStrategy")),
-      default: fromFile(config, "sessionStrategy") || !fresh
+    pick(
+      "dialecticReasoningLevel",
+      config.dialecticReasoningLevel,
+      "Dialectic reasoning level",
+    ),
+    pick(
+      "sessionStrategy",
+      fromFile(config, "sessionStrategy") || !fresh
         ? config.sessionStrategy
         : "per-session",
-    },
+    ),
   ];
 }
 
@@ -600,12 +651,11 @@ export function registerSetup(honcho: HermesCommand): HermesCommand {
         "summary. The API key is never a flag value: it is typed (hidden), piped\n" +
         "with --api-key-stdin, or taken from HONCHO_API_KEY. Cloud keys are stored\n" +
         "at root apiKey, a self-hosted server's key in the host block.",
-    )
-    .option("--deployment <kind>", "cloud or local (self-hosted)")
-    .option(
-      "--base-url <url>",
-      "Self-hosted server URL (default http://localhost:8000)",
-    )
+    );
+  for (const [option, { arg, help }] of Object.entries(FLAGS)) {
+    command.option(`--${kebab(option)} <${arg}>`, help);
+  }
+  command
     .option(
       "--api-key-stdin",
       "Read the API key from standard input (a pipe)",
@@ -615,33 +665,6 @@ export function registerSetup(honcho: HermesCommand): HermesCommand {
       "--api-key-env",
       "Store no key; the agent uses HONCHO_API_KEY from its environment",
       false,
-    )
-    .option("--peer-name <name>", "peerName: your peer (default $USER)")
-    .option("--ai-peer <name>", "aiPeer: the assistant's peer (default hermes)")
-    .option("--workspace <id>", "workspace (default hermes)")
-    .option("--recall-mode <mode>", "hybrid, context or tools (default hybrid)")
-    .option("--observation-mode <mode>", "directional or unified")
-    .option(
-      "--write-frequency <when>",
-      "async, turn, session or N turns (default async)",
-    )
-    .option(
-      "--context-tokens <n>",
-      "Context budget in tokens, or 'uncapped' (default)",
-    )
-    .option(
-      "--dialectic-cadence <n>",
-      "Turns between dialectic calls (default 2)",
-    )
-    .option(
-      "--reasoning-level <level>",
-      `${
-        tableChoices("dialecticReasoningLevel").map(([n]) => n).join(", ")
-      } (default low)`,
-    )
-    .option(
-      "--session-strategy <strategy>",
-      "per-session (what setup writes), per-directory (used while the key is unset), per-repo or global",
     )
     .option("--skip-connection-test", "Do not connect after saving", false)
     .option(

@@ -56,16 +56,8 @@ export interface SetupPlan {
   /** The key that will be used, for the summary (printed masked). */
   effectiveKey: string | undefined;
   keyWhere: string;
-  peerName: string | undefined;
-  aiPeer: string;
-  workspace: string;
-  observationMode: string;
-  writeFrequency: string | number;
-  recallMode: string;
-  contextTokens: number | undefined;
-  dialecticCadence: number;
-  reasoningLevel: string;
-  sessionStrategy: string;
+  /** The host-block settings, by `honcho.json` key (`undefined` removes one). */
+  host: Record<string, unknown>;
 }
 
 export function checkBaseUrl(value: string): string {
@@ -103,21 +95,10 @@ export async function saveSetup(
   // honcho.json (one atomic write), then config.yaml.
   const hostKey = writeHostKey(config);
   const root: Record<string, unknown> = {};
-  const host: Record<string, unknown> = {
-    enabled: true,
-    workspace: plan.workspace,
-    aiPeer: plan.aiPeer,
-    observationMode: plan.observationMode,
-    writeFrequency: plan.writeFrequency,
-    recallMode: plan.recallMode,
-    dialecticCadence: plan.dialecticCadence,
-    dialecticReasoningLevel: plan.reasoningLevel,
-    sessionStrategy: plan.sessionStrategy,
-  };
-  if (plan.peerName !== undefined) host.peerName = plan.peerName;
-  if (plan.contextTokens !== undefined) host.contextTokens = plan.contextTokens;
-  else {
-    host.contextTokens = config.raw.contextTokens != null ? 0 : undefined;
+  const host: Record<string, unknown> = { enabled: true, ...plan.host };
+  // An uncapped budget removes the key, unless the root sets one to override.
+  if (host.contextTokens === undefined && config.raw.contextTokens != null) {
+    host.contextTokens = 0;
   }
   if (config.hostBlock.saveMessages == null) host.saveMessages = true;
   // The default host's server goes to the root, shared by the profiles

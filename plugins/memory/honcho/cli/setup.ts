@@ -568,21 +568,25 @@ function toPlan(
     keyFromEnv,
     effectiveKey: newKey ?? fileKey ?? (placeholder ? undefined : env),
     keyWhere,
-    peerName: values.peerName as string | undefined,
-    aiPeer: String(values.aiPeer),
-    workspace: String(values.workspace),
-    observationMode: String(values.observationMode),
-    writeFrequency: values.writeFrequency === "every-n"
-      ? Number(values.writeEvery)
-      : String(values.writeFrequency),
-    recallMode: String(values.recallMode),
-    contextTokens: values.contextTokens === "uncapped"
-      ? undefined
-      : Number(values.contextTokens),
-    dialecticCadence: Number(values.dialecticCadence),
-    reasoningLevel: String(values.dialecticReasoningLevel),
-    sessionStrategy: String(values.sessionStrategy),
+    host: hostSettings(values),
   };
+}
+
+/** The host-block settings the answers give, by `honcho.json` key. */
+function hostSettings(
+  values: Record<string, unknown>,
+): Record<string, unknown> {
+  const host: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(values)) {
+    if (!["deployment", "apiKey", "baseUrl", "writeEvery"].includes(key)) {
+      host[key] = value;
+    }
+  }
+  if (host.writeFrequency === "every-n") {
+    host.writeFrequency = Number(values.writeEvery);
+  }
+  if (host.contextTokens === "uncapped") host.contextTokens = undefined;
+  return host;
 }
 
 function printPlan(io: CliIo, config: HonchoConfig, plan: SetupPlan): void {
@@ -602,24 +606,15 @@ function printPlan(io: CliIo, config: HonchoConfig, plan: SetupPlan): void {
         ? `${maskSecret(plan.effectiveKey)}: ${plan.keyWhere}`
         : plan.keyWhere,
     ],
-    ["User peer", plan.peerName ?? "(none)"],
-    ["AI peer", plan.aiPeer],
-    ["Workspace", plan.workspace],
-    ["Observation", plan.observationMode],
-    ["Write frequency", String(plan.writeFrequency)],
-    ["Recall mode", plan.recallMode],
-    [
-      "Context budget",
-      plan.contextTokens === undefined
-        ? "uncapped"
-        : `${plan.contextTokens} tokens`,
-    ],
-    ["Dialectic cadence", `every ${plan.dialecticCadence} turn(s)`],
-    ["Reasoning level", plan.reasoningLevel],
-    ["Session strategy", plan.sessionStrategy],
+    ...Object.entries(plan.host).map(([key, value]): [string, string] => [
+      key,
+      value === undefined
+        ? key === "contextTokens" ? "uncapped" : "(none)"
+        : String(value),
+    ]),
   ];
   for (const [name, value] of rows) {
-    io.stdout(`  ${name.padEnd(18)} ${value}\n`);
+    io.stdout(`  ${name.padEnd(23)} ${value}\n`);
   }
 }
 

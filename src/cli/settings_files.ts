@@ -16,15 +16,11 @@ import type { ProviderFileStatus } from "../plugins/provider_cli.ts";
 import { errorText } from "../_util/error_text.ts";
 import { type LogLevel, setLogger } from "../core/log.ts";
 
-/** Where a settings file stops parsing, and what to do. */
+/** Where a settings file stops parsing (1-based; never the file's content), and what to do. */
 export interface SettingsFileError {
-  /** What is wrong (never the file's content). */
   message: string;
-  /** 1-based line, when known. */
   line: number | null;
-  /** 1-based column, when known. */
   column: number | null;
-  /** What to do. */
   fix: string;
 }
 
@@ -32,19 +28,16 @@ export interface SettingsFileError {
 export interface SettingsFileReport {
   /** The file name (`config.yaml`, `.env`, `honcho.json`). */
   file: string;
-  /** Its path. */
   path: string;
   /** What it is. */
   role: string;
-  /** `yaml`, `env` or `json`. */
   format: "yaml" | "env" | "json";
-  /** Whether it exists. */
   exists: boolean;
-  /** Its permission bits as octal text (`"0600"`), `null` when missing or unknown. */
+  /** Permission bits as octal text (`"0600"`); `null` when missing or unknown. */
   mode: string | null;
   /** Whether it holds secrets (then it must be `0600`). */
   secret: boolean;
-  /** Why it does not parse (`null` when it parses or is missing). */
+  /** `null` when it parses or is missing. */
   error: SettingsFileError | null;
 }
 

@@ -8,28 +8,22 @@ import { isRecord } from "../_util/is_record.ts";
 
 /** A settings file setup may change. */
 export interface TrackedFile {
-  /** Its path. */
   path: string;
-  /** How it is read. */
   format: "yaml" | "json" | "env";
 }
 
 /** The flattened keys of one file (`undefined`: missing or unreadable). */
 export type FileSnapshot = Map<string, Record<string, unknown> | undefined>;
 
-/** One key setup changed (or, for `memory.provider`, kept). */
+/** One key setup changed (or, for `memory.provider`, kept); values masked when secret, `null` when absent. */
 export interface SettingsChange {
-  /** The file's name relative to the profile home (`config.yaml`, `.env`). */
+  /** Relative to the profile home (`config.yaml`, `.env`). */
   file: string;
-  /** The file's path. */
   path: string;
-  /** The key, dotted for nested keys (`hosts.hermes.baseUrl`). */
+  /** Dotted for nested keys (`hosts.hermes.baseUrl`). */
   key: string;
-  /** `set` (new), `changed`, `removed` or `unchanged`. */
   change: "set" | "changed" | "removed" | "unchanged";
-  /** The value before (secrets masked; `null` when absent). */
   before: unknown;
-  /** The value after (secrets masked; `null` when absent). */
   after: unknown;
 }
 

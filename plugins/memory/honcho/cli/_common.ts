@@ -57,7 +57,6 @@ export class HonchoCliError extends Error {
 
 /** The profile and files one command works on. */
 export interface HonchoCliScope {
-  /** Output, environment and prompts. */
   io: CliIo;
   /** The active profile home: where writes go (`<home>/honcho.json`). */
   hermesHome: string;
@@ -67,19 +66,15 @@ export interface HonchoCliScope {
   targetProfile: string | undefined;
   /** The default Hermes root (profiles live in `<root>/profiles/`). */
   defaultRoot: string;
-  /** The working directory (for the cwd → session map). */
+  /** For the cwd → session map. */
   cwd: string;
 }
 
-/** Options of {@linkcode resolveScope}. */
+/** `--target-profile`, and the homes and directory (tests set them). */
 export interface ResolveScopeOptions {
-  /** The `--target-profile` value. */
   targetProfile?: string;
-  /** The profile home. @default {getHermesHome()} */
   hermesHome?: string;
-  /** The default root. @default {getDefaultHermesRoot()} */
   defaultRoot?: string;
-  /** The working directory. @default {Deno.cwd()} */
   cwd?: string;
 }
 
@@ -169,13 +164,10 @@ export async function loadScopeConfig(
   );
 }
 
-/** Keys to set (a value) or remove (`undefined`) in one write. */
+/** Keys to set (a value) or remove (`undefined`) at the root and in the host block `hostKey`. */
 export interface HonchoFileEdit {
-  /** Changes at the root of the file. */
   root?: Record<string, unknown>;
-  /** Changes in the host block named `hostKey`. */
   host?: Record<string, unknown>;
-  /** The host block to change (required with `host`). */
   hostKey?: string;
 }
 
@@ -189,7 +181,6 @@ export type HonchoFileUpdate = (
 
 /** What {@linkcode writeHonchoFile} did. */
 export interface HonchoFileWrite {
-  /** The file written. */
   path: string;
   /** `false` when an update function asked for no change (nothing was written). */
   changed: boolean;

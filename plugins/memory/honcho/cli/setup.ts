@@ -17,6 +17,7 @@ import { type HermesConfig, maskSecret } from "../../../../mod.ts";
 import { cleanBaseUrl, isLocalHonchoUrl } from "../connection.ts";
 import type { HonchoConfig } from "../config.ts";
 import { type HonchoSettings, SETTINGS } from "../settings_table.ts";
+import { HONCHO_TUNING_DEFAULTS } from "../config_schema.ts";
 import {
   checkHonchoId,
   HonchoCliError,
@@ -278,6 +279,10 @@ function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
   // Wizard defaults apply to new setups only: re-running setup changes no
   // behaviour by itself.
   const fresh = !config.configFileExists;
+  const tuning = (field: "dialecticCadence" | "sessionStrategy") =>
+    fromFile(config, field) || !fresh
+      ? config[field]
+      : HONCHO_TUNING_DEFAULTS[field];
   // A question on a setting the table declares with its choices.
   const pick = (
     field: keyof HonchoSettings,
@@ -389,9 +394,7 @@ function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
     {
       key: "dialecticCadence",
       prompt: "Dialectic cadence (turns between reasoning calls)",
-      default: fromFile(config, "dialecticCadence") || !fresh
-        ? config.dialecticCadence
-        : 2,
+      default: tuning("dialecticCadence"),
       parse: (text, out) => {
         const n = wholeNumber(text, 1000);
         if (n === undefined) {
@@ -407,9 +410,7 @@ function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
     ),
     pick(
       "sessionStrategy",
-      fromFile(config, "sessionStrategy") || !fresh
-        ? config.sessionStrategy
-        : "per-session",
+      tuning("sessionStrategy"),
     ),
   ];
 }

@@ -27,17 +27,16 @@ import {
 } from "./_clone.ts";
 
 /**
- * Runs `hermes honcho enable`: sets `enabled: true` in the host block; a
- * block without `aiPeer` first inherits the default block's behaviour keys
- * and `peerName`, gets `aiPeer` (the host key, or the part after `.` of a
- * legacy key) and the shared workspace; then the peers are created.
+ * `hermes honcho enable`: `enabled: true` in the host block; a block without
+ * `aiPeer` first inherits the default block's settings, its own AI peer and
+ * the shared workspace; then the peers are created.
  */
 export async function runEnable(scope: HonchoCliScope): Promise<number> {
   const { io } = scope;
   const config = await loadScopeConfig(scope);
   const hostKey = writeHostKey(config);
   const label = hostLabel(config.hostKey);
-  const source = hostKey === defaultHostName(config.raw)
+  const source = hostKey === (config.defaultHost ?? "hermes")
     ? {}
     : defaultHostBlock(config.raw);
   // Whether the block is new is decided on the file as it is inside the
@@ -125,12 +124,6 @@ async function selectHoncho(scope: HonchoCliScope): Promise<void> {
       JSON.stringify(typeof current === "string" ? current : "")
     })\n`,
   );
-}
-
-function defaultHostName(raw: Record<string, unknown>): string {
-  return typeof raw.defaultHost === "string" && raw.defaultHost.trim()
-    ? raw.defaultHost.trim()
-    : "hermes";
 }
 
 /** Attaches `enable` and `disable` to the `honcho` command. */

@@ -18,7 +18,7 @@ import {
   fieldDefault,
   fieldLabel,
   fieldType,
-} from "./_setup_fields.ts";
+} from "./setup_wizard.ts";
 import { collectStatus } from "./commands/memory_status.ts";
 import { collectDoctor } from "./commands/memory_doctor.ts";
 import {

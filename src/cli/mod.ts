@@ -61,3 +61,11 @@ export type {
   ProviderStatusContext,
   ProviderStatusDescription,
 } from "../plugins/provider_cli.ts";
+// The setup walker a provider's own setup command runs with its fields
+export {
+  type SetupAnswers,
+  type SetupField,
+  type SetupWalk,
+  walkSetupFields,
+} from "./setup_wizard.ts";
+export type { ConfigField } from "../core/memory_provider.ts";

@@ -1,10 +1,6 @@
 /**
- * The profile's settings files as `hermes memory status` and `hermes
- * memory doctor` check them: `config.yaml` and `.env` (does it parse, and
- * where not, with line, column and the fix), the files the active provider
- * reports through its status hook, their modes (a file holding secrets
- * must be `0600`) and the temporary files interrupted atomic writes left.
- *
+ * The profile's settings files as `hermes memory status` and `doctor` check
+ * them: does each parse (line, column, fix), its mode, leftover temp files.
  * @module
  */
 
@@ -20,15 +16,11 @@ import type { ProviderFileStatus } from "../plugins/provider_cli.ts";
 import { errorText } from "../_util/error_text.ts";
 import { type LogLevel, setLogger } from "../core/log.ts";
 
-/** Where a settings file stops parsing, and what to do. */
+/** Where a settings file stops parsing (1-based; never the file's content), and what to do. */
 export interface SettingsFileError {
-  /** What is wrong (never the file's content). */
   message: string;
-  /** 1-based line, when known. */
   line: number | null;
-  /** 1-based column, when known. */
   column: number | null;
-  /** What to do. */
   fix: string;
 }
 
@@ -36,19 +28,16 @@ export interface SettingsFileError {
 export interface SettingsFileReport {
   /** The file name (`config.yaml`, `.env`, `honcho.json`). */
   file: string;
-  /** Its path. */
   path: string;
   /** What it is. */
   role: string;
-  /** `yaml`, `env` or `json`. */
   format: "yaml" | "env" | "json";
-  /** Whether it exists. */
   exists: boolean;
-  /** Its permission bits as octal text (`"0600"`), `null` when missing or unknown. */
+  /** Permission bits as octal text (`"0600"`); `null` when missing or unknown. */
   mode: string | null;
   /** Whether it holds secrets (then it must be `0600`). */
   secret: boolean;
-  /** Why it does not parse (`null` when it parses or is missing). */
+  /** `null` when it parses or is missing. */
   error: SettingsFileError | null;
 }
 
@@ -63,18 +52,7 @@ async function modeOf(path: string): Promise<string | null> {
   }
 }
 
-/**
- * Reads `config.yaml` and reports it; a file that does not parse gives
- * its line and column instead of throwing.
- *
- * @param hermesHome The profile home.
- * @returns The report and the parsed config (`{}` when missing or broken).
- *
- * @example
- * ```ts ignore
- * const { report, config } = await checkConfigYaml("/home/me/.hermes");
- * ```
- */
+/** Reads `config.yaml` and reports it; one that does not parse gives its line and column. */
 export async function checkConfigYaml(
   hermesHome: string,
 ): Promise<{ report: SettingsFileReport; config: HermesConfig }> {
@@ -112,14 +90,6 @@ export async function checkConfigYaml(
  * Reads `$HERMES_HOME/.env` and reports it: the first statement that does
  * not parse (Hermes skips it, so its variable is not set), and whether it
  * holds a credential.
- *
- * @param hermesHome The profile home.
- * @returns The report.
- *
- * @example
- * ```ts ignore
- * const report = await checkEnvFile("/home/me/.hermes");
- * ```
  */
 export async function checkEnvFile(
   hermesHome: string,
@@ -180,17 +150,7 @@ export async function checkEnvFile(
   return report;
 }
 
-/**
- * A provider's file (from its status hook) as a settings-file report.
- *
- * @param file What the provider reported.
- * @returns The report, with the file's mode.
- *
- * @example
- * ```ts ignore
- * const report = await providerFileReport(description.files[0]);
- * ```
- */
+/** A provider's file (from its status hook) as a settings-file report. */
 export async function providerFileReport(
   file: ProviderFileStatus,
 ): Promise<SettingsFileReport> {
@@ -213,22 +173,7 @@ export async function providerFileReport(
   };
 }
 
-/**
- * The spot of a broken file, as printed: `path:line:column`.
- *
- * @param report The file.
- * @returns The location.
- *
- * @example
- * ```ts
- * import { fileLocation } from "./settings_files.ts";
- * import assert from "node:assert/strict";
- * assert.equal(
- *   fileLocation({ path: "/h/honcho.json", error: { message: "x", line: 3, column: 5, fix: "" } }),
- *   "/h/honcho.json:3:5",
- * );
- * ```
- */
+/** The spot of a broken file, as printed: `path:line:column`. */
 export function fileLocation(
   report: Pick<SettingsFileReport, "path" | "error">,
 ): string {
@@ -241,14 +186,6 @@ export function fileLocation(
  * Temporary files interrupted atomic writes left beside the settings
  * files (`.<name>.tmp.<pid>.<random>`, or `.<name>.tmp-<random>` of older
  * versions).
- *
- * @param files The settings files.
- * @returns The leftover paths, sorted.
- *
- * @example
- * ```ts ignore
- * const leftovers = await orphanedTempFiles(["/home/me/.hermes/config.yaml"]);
- * ```
  */
 export async function orphanedTempFiles(
   files: readonly string[],
@@ -282,20 +219,7 @@ export async function orphanedTempFiles(
   return out.sort();
 }
 
-/**
- * Runs `fn` with the framework's log lines held back, then passes on those
- * that do not name one of the files `reported(result)` returns (a broken
- * file the command's own report already names, with its line and column).
- *
- * @param fn The work.
- * @param reported The paths the result reports as broken.
- * @returns What `fn` returns.
- *
- * @example
- * ```ts ignore
- * const report = await withoutDuplicateWarnings(() => collect(), (r) => r.broken);
- * ```
- */
+/** Runs `fn` holding log lines back, then passes on those not about a file the result already reports. */
 export async function withoutDuplicateWarnings<T>(
   fn: () => Promise<T>,
   reported: (result: T) => readonly string[],

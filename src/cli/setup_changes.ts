@@ -1,11 +1,4 @@
-/**
- * What `hermes memory setup` changed: the settings files are read before
- * and after, and every key whose value differs is reported (set, changed,
- * removed), plus `memory.provider` always (so "unchanged" is said too).
- * Secrets are masked `...last4`.
- *
- * @module
- */
+/** What `hermes memory setup` changed: every key that differs between the files before and after, secrets masked. @module */
 
 import { basename, relative } from "node:path";
 import { loadConfig } from "../config/config.ts";
@@ -15,28 +8,22 @@ import { isRecord } from "../_util/is_record.ts";
 
 /** A settings file setup may change. */
 export interface TrackedFile {
-  /** Its path. */
   path: string;
-  /** How it is read. */
   format: "yaml" | "json" | "env";
 }
 
 /** The flattened keys of one file (`undefined`: missing or unreadable). */
 export type FileSnapshot = Map<string, Record<string, unknown> | undefined>;
 
-/** One key setup changed (or, for `memory.provider`, kept). */
+/** One key setup changed (or, for `memory.provider`, kept); values masked when secret, `null` when absent. */
 export interface SettingsChange {
-  /** The file's name relative to the profile home (`config.yaml`, `.env`). */
+  /** Relative to the profile home (`config.yaml`, `.env`). */
   file: string;
-  /** The file's path. */
   path: string;
-  /** The key, dotted for nested keys (`hosts.hermes.baseUrl`). */
+  /** Dotted for nested keys (`hosts.hermes.baseUrl`). */
   key: string;
-  /** `set` (new), `changed`, `removed` or `unchanged`. */
   change: "set" | "changed" | "removed" | "unchanged";
-  /** The value before (secrets masked; `null` when absent). */
   before: unknown;
-  /** The value after (secrets masked; `null` when absent). */
   after: unknown;
 }
 
@@ -70,17 +57,7 @@ async function readFlat(
   }
 }
 
-/**
- * Reads the files' keys, for {@linkcode diffSnapshots}.
- *
- * @param files The files.
- * @returns The keys by path.
- *
- * @example
- * ```ts ignore
- * const before = await snapshotFiles([{ path: "/h/config.yaml", format: "yaml" }]);
- * ```
- */
+/** Reads the files' keys, for {@linkcode diffSnapshots}. */
 export async function snapshotFiles(
   files: readonly TrackedFile[],
 ): Promise<FileSnapshot> {
@@ -93,19 +70,6 @@ export async function snapshotFiles(
  * Whether a key holds a secret: a credential variable name in `.env`
  * (`…_API_KEY`, `…_TOKEN`, `…_SECRET`, `…_KEY`), or a key named like
  * `apiKey`, `token`, `secret`, `password` or `oauth` elsewhere.
- *
- * @param key The key.
- * @param format The file's format.
- * @returns `true` for a secret.
- *
- * @example
- * ```ts
- * import { isSecretKey } from "./setup_changes.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isSecretKey("HONCHO_API_KEY", "env"), true);
- * assert.equal(isSecretKey("hosts.hermes.apiKey", "json"), true);
- * assert.equal(isSecretKey("hosts.hermes.baseUrl", "json"), false);
- * ```
  */
 export function isSecretKey(
   key: string,
@@ -134,17 +98,6 @@ function same(a: unknown, b: unknown): boolean {
 /**
  * The keys that differ between two snapshots, file by file in the order
  * given, plus `memory.provider` of `config.yaml` always.
- *
- * @param files The files, in report order.
- * @param before The snapshot taken first.
- * @param after The snapshot taken last.
- * @param hermesHome The profile home (file names are relative to it).
- * @returns The changes.
- *
- * @example
- * ```ts ignore
- * const changes = diffSnapshots(files, before, await snapshotFiles(files), home);
- * ```
  */
 export function diffSnapshots(
   files: readonly TrackedFile[],
@@ -193,24 +146,7 @@ function text(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/**
- * Renders the changes, one line each:
- * `config.yaml: memory.provider honcho → honcho (unchanged)`,
- * `honcho.json: hosts.hermes.peerName set to alice`.
- *
- * @param changes The changes.
- * @returns The text (a `Changes:` heading, or `No settings file changed.`).
- *
- * @example
- * ```ts
- * import { renderChanges } from "./setup_changes.ts";
- * import assert from "node:assert/strict";
- * assert.equal(
- *   renderChanges([{ file: "config.yaml", path: "/h/config.yaml", key: "memory.provider", change: "unchanged", before: "honcho", after: "honcho" }]),
- *   "\nChanges:\n  config.yaml: memory.provider honcho \u2192 honcho (unchanged)\n",
- * );
- * ```
- */
+/** One line each: `honcho.json: hosts.hermes.peerName set to alice`. */
 export function renderChanges(changes: readonly SettingsChange[]): string {
   if (changes.length === 0) return "\nNo settings file changed.\n";
   let out = "\nChanges:\n";

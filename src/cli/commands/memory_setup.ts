@@ -1,25 +1,6 @@
 /**
- * `hermes memory setup [provider] [--set key=value]… [--yes]`: picks the
- * memory provider and collects its settings.
- *
- * Interactive on a terminal: an arrow-key picker (every discovered
- * provider, one that cannot load right now marked with the reason; the
- * active one preselected, built-in last), then the provider's schema: pickers for choices, masked
- * input for secrets, text for the rest. A provider with `postSetup` owns
- * its whole setup. Non-interactive with `--yes` (and on a non-terminal,
- * where `--yes` or `--set` is required): no questions, and only what
- * `--set` names changes — every other setting keeps its current value and
- * no default is written anywhere. A provider whose `cli.ts` exports
- * `applySetup(hermesHome, values, io)` applies the values itself (Honcho:
- * its own file, the network grant, the connection test, the API-key
- * check); a required setting (a secret included) with no value refuses to
- * finish, saving nothing.
- *
- * Nothing is written until the end: Ctrl-C or end of input saves nothing.
- * Secrets go only to `$HERMES_HOME/.env`, through their `env_var`;
- * non-secret values go to `config.yaml` (`memory.<provider>`) and to the
- * provider's own `saveConfig`.
- *
+ * `hermes memory setup [provider] [--set key=value]… [--yes] [--json]`: picks
+ * the memory provider, approves its grant and walks its setup fields.
  * @module
  */
 
@@ -33,16 +14,13 @@ import { styleFor, writeJson } from "../format.ts";
 import { LAUNCHER_HINT } from "../permission_problem.ts";
 import {
   convertFieldValue,
-  fieldApplies,
-  fieldChoices,
   fieldDefault,
-  fieldLabel,
-  fieldType,
   parseSetAssignment,
   type SetAssignment,
   setupHint,
   SetupValueError,
-} from "../_setup_fields.ts";
+  walkSetupFields,
+} from "../setup_wizard.ts";
 import {
   closeProvider,
   DependencyInstallError,
@@ -74,17 +52,8 @@ import type {
 import { isRecord } from "../../_util/is_record.ts";
 import { setLogger } from "../../core/log.ts";
 import { terminalSafe } from "../../core/terminal_text.ts";
-import { findMemoryProvider } from "../../plugins/plugin_discovery.ts";
-import {
-  approveCommand,
-  approvePending,
-  describeEntries,
-  forgetPendingApproval,
-  markGrantReviewed,
-  reportRefused,
-  type RequestedEntry,
-  reviewGrant,
-} from "../../plugins/provider_permissions.ts";
+import { forgetPendingApproval } from "../../plugins/provider_permissions.ts";
+import { approveRequest } from "../_setup_approval.ts";
 import {
   diffSnapshots,
   renderChanges,
@@ -93,36 +62,19 @@ import {
   type TrackedFile,
 } from "../setup_changes.ts";
 
-/** Options of {@linkcode runMemorySetup}. */
 interface MemorySetupOptions {
-  /** The provider to set up; the picker is shown when absent. */
+  /** The picker is shown when absent. */
   provider?: string;
-  /**
-   * `key=value` settings, applied without asking.
-   *
-   * @default {[]}
-   */
   set?: string[];
-  /**
-   * Ask nothing: use `--set` values, then current values and defaults.
-   *
-   * @default {false}
-   */
   yes?: boolean;
-  /**
-   * With `yes`: print the change summary as JSON on standard output (the
-   * provider's messages go to standard error).
-   *
-   * @default {false}
-   */
+  /** With `yes`: the change summary as JSON on stdout, messages on stderr. */
   json?: boolean;
 }
 
 /** What `hermes memory setup --yes --json` prints. */
 export interface SetupJsonReport {
-  /** The provider set up (`"builtin"` for built-in only; `null` when none was reached). */
+  /** `"builtin"` for built-in only; `null` when no provider was reached. */
   provider: string | null;
-  /** The exit code. */
   exitCode: number;
   /** Every key changed, file by file (plus `memory.provider` always). */
   changes: SettingsChange[];
@@ -136,7 +88,7 @@ interface Tracking {
   provider: string | null;
   /** Writes what the user approved, once setup has succeeded. */
   saveApproval?: () => Promise<void>;
-  /** A data folder this run's provider load created, if any. */
+  /** A data folder this run's provider load created. */
   newDataDir?: string;
 }
 
@@ -194,21 +146,16 @@ class SetupStop extends Error {
   }
 }
 
-/**
- * Runs `hermes memory setup` in the active profile.
- *
- * @param options Provider, `--set` values and `--yes`.
- * @param io Where to write and how to ask.
- * @returns `0` when saved, `1` when cancelled or failed, `2` on bad
- * arguments.
- *
- * @example Running the command in-process
- * ```ts ignore
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { runMemorySetup } from "./memory_setup.ts";
- * await runMemorySetup({ provider: "honcho", set: ["workspace=team"], yes: true }, memoryCliIo());
- * ```
- */
+function setupFailed(name: string, error: unknown): SetupStop {
+  return new SetupStop(
+    `Memory setup failed: ${
+      errorText(error)
+    }\nFix the problem above, then run 'hermes memory setup ${name}' again.`,
+    1,
+  );
+}
+
+/** Runs `hermes memory setup` in the active profile: `0` saved, `1` cancelled or failed, `2` usage. */
 export async function runMemorySetup(
   options: MemorySetupOptions,
   io: CliIo,
@@ -377,29 +324,22 @@ async function setup(
   // removes it again when it is still empty.
   const dataDir = join(tracking.home, name);
   if (!(await pathExists(dataDir))) tracking.newDataDir = dataDir;
+  const cannotLoad = async (why: string) =>
+    new SetupStop(
+      `error: memory provider '${name}' (${location.dir}) ${why} nothing was changed${
+        name === await activeProvider()
+          ? ` (memory.provider stays '${name}')`
+          : ""
+      }. Fix the plugin and run 'hermes memory setup ${name}' again`,
+      1,
+    );
   try {
     provider = await loadProvider(name);
   } catch (error) {
-    throw new SetupStop(
-      `error: memory provider '${name}' (${location.dir}) cannot load right now: ${
-        errorText(error)
-      }; nothing was changed${
-        name === await activeProvider()
-          ? ` (memory.provider stays '${name}')`
-          : ""
-      }. Fix the plugin and run 'hermes memory setup ${name}' again`,
-      1,
-    );
+    throw await cannotLoad(`cannot load right now: ${errorText(error)};`);
   }
   if (provider === null) {
-    throw new SetupStop(
-      `error: memory provider '${name}' (${location.dir}) could not be loaded; see the warning above, nothing was changed${
-        name === await activeProvider()
-          ? ` (memory.provider stays '${name}')`
-          : ""
-      }. Fix the plugin and run 'hermes memory setup ${name}' again`,
-      1,
-    );
+    throw await cannotLoad("could not be loaded; see the warning above,");
   }
 
   try {
@@ -415,103 +355,6 @@ async function setup(
   }
 }
 
-/**
- * Shows what the provider's manifest asks for beyond what the user has
- * approved, in plain words (each path, variable and host, with the reason
- * the manifest gives), asks (or, with `--yes`, approves), and records the
- * approval in `config.yaml` under `memory.permissions.<name>`, which no
- * provider can write, once setup succeeds (the returned function). A
- * bundled provider is approved as it ships. Entries the floor refuses are
- * named and never offered.
- */
-async function approveRequest(
-  name: string,
-  yes: boolean,
-  interactive: boolean,
-  io: CliIo,
-): Promise<(() => Promise<void>) | undefined> {
-  markGrantReviewed(name);
-  const home = getHermesHome();
-  const config = await loadConfig();
-  const candidate = await findMemoryProvider(name, {
-    hermesHome: home,
-    config,
-  });
-  if (candidate === null) return undefined;
-  const review = reviewGrant(candidate, { hermesHome: home, config });
-  reportRefused(review);
-  const pending = review.requested.filter((e) => !e.approved);
-  if (review.bundled || pending.length === 0) return undefined;
-  const safe = (text: string) => terminalSafe(text, { singleLine: true });
-  const lines = [
-    `Memory provider '${safe(name)}' (${review.manifestPath}) asks for:`,
-  ];
-  const words: Record<RequestedEntry["key"], string> = {
-    read: "read",
-    write: "write to",
-    env: "read the environment variable",
-    net: "connect to",
-    npm: "import",
-  };
-  for (const entry of pending) {
-    lines.push(
-      `  - ${words[entry.key]} ${safe(entry.value)}${
-        entry.why ? `: ${safe(entry.why)}` : " (the manifest gives no reason)"
-      }`,
-    );
-  }
-  lines.push(
-    `Besides that it reads its own code and reads and writes ${
-      review.grant.dataDir ?? "nothing else"
-    }.`,
-  );
-  io.stdout(`${lines.join("\n")}\n`);
-  const configPath = getConfigPath(home);
-  if (!yes) {
-    const approved = interactive &&
-      await io.prompts.confirm({
-        message: `Approve this for '${safe(name)}'?`,
-        default: false,
-      });
-    if (!approved) {
-      io.stdout(
-        `Not approved: '${safe(name)}' runs without it. Approve later with '${
-          approveCommand(name)
-        }'${interactive ? "" : " --yes"}.\n`,
-      );
-      return undefined;
-    }
-  }
-  approvePending(name, pending);
-  return async () => {
-    // Read inside the save: the file may have changed during setup.
-    const now = await loadConfig();
-    const all = isRecord(now.memory) && isRecord(now.memory.permissions)
-      ? now.memory.permissions
-      : {};
-    const block: Record<string, unknown> = isRecord(all[name])
-      ? { ...all[name] }
-      : {};
-    for (const entry of pending) {
-      if (entry.key === "npm") {
-        block.npm = true;
-        continue;
-      }
-      const list = Array.isArray(block[entry.key])
-        ? [...block[entry.key] as unknown[]]
-        : [];
-      if (!list.includes(entry.value)) list.push(entry.value);
-      block[entry.key] = list;
-    }
-    await saveConfig({ memory: { permissions: { [name]: block } } });
-    io.stdout(
-      `Approved for '${safe(name)}': ${
-        safe(describeEntries(pending))
-      }. Saved under memory.permissions.${safe(name)} in ${configPath}.\n`,
-    );
-  };
-}
-
 async function configureProvider(
   name: string,
   provider: MemoryProvider,
@@ -524,12 +367,7 @@ async function configureProvider(
     for (const message of prepared.messages) io.stdout(`${message}\n`);
   } catch (error) {
     if (!(error instanceof DependencyInstallError)) throw error;
-    throw new SetupStop(
-      `Memory setup failed: ${
-        errorText(error)
-      }\nFix the problem above, then run 'hermes memory setup ${name}' again.`,
-      1,
-    );
+    throw setupFailed(name, error);
   }
 
   if (interactive && assignments.length === 0) {
@@ -544,12 +382,7 @@ async function configureProvider(
   return await walkSchema(name, provider, assignments, interactive, io);
 }
 
-/**
- * Runs the provider's own non-interactive setup when its `cli.ts` has one
- * (`applySetup(home, values, io)`), with the `--set` values checked against
- * the schema and converted. Resolves to the exit code, or `undefined` when
- * the provider has none.
- */
+/** The provider's `applySetup(home, values, io)` with the converted `--set` values; `undefined` when it has none. */
 async function runAppliedSetup(
   name: string,
   provider: MemoryProvider,
@@ -564,16 +397,7 @@ async function runAppliedSetup(
   );
   if (!apply) return undefined;
   const schema: ConfigField[] = await provider.getConfigSchema() ?? [];
-  const values: Record<string, unknown> = {};
-  for (const a of assignments) {
-    const field = schema.find((f) => f.key === a.key);
-    if (field === undefined) throw unknownSetting(name, a.key, schema);
-    values[a.key] = field.secret === true
-      ? a.value
-      : a.value === ""
-      ? undefined
-      : convertFieldValue(field, a.value);
-  }
+  const values = convertAssignments(name, schema, assignments);
   const code = await apply(getHermesHome(), values, io);
   return typeof code === "number" ? code : 0;
 }
@@ -590,12 +414,7 @@ function unknownSetting(
   );
 }
 
-/**
- * Runs the provider's own setup when it has one: `postSetup(home, config,
- * io)` exported by its `cli.ts` (host-side, with the terminal), else the
- * provider's `postSetup(home, config)`. Resolves to the exit code, or
- * `undefined` when the provider has no setup of its own.
- */
+/** The `postSetup(home, config, io)` of its `cli.ts`, else the provider's `postSetup`; `undefined` when it has neither. */
 async function runOwnedSetup(
   name: string,
   provider: MemoryProvider,
@@ -621,12 +440,7 @@ async function runOwnedSetup(
     return 0;
   } catch (error) {
     if (error instanceof PromptCancelled) throw error;
-    throw new SetupStop(
-      `Memory setup failed: ${
-        errorText(error)
-      }\nFix the problem above, then run 'hermes memory setup ${name}' again.`,
-      1,
-    );
+    throw setupFailed(name, error);
   }
 }
 
@@ -746,48 +560,6 @@ async function pickProvider(io: CliIo): Promise<string> {
   });
 }
 
-async function askField(
-  field: ConfigField,
-  current: unknown,
-  io: CliIo,
-): Promise<unknown> {
-  const message = fieldLabel(field);
-  const choices = fieldChoices(field);
-  if (choices !== undefined) {
-    const preselect = choices.find((c) => c.value === current)?.value;
-    return await io.prompts.select({
-      message,
-      choices: choices.map((c) => ({
-        value: c.value,
-        name: c.label,
-        description: c.description,
-      })),
-      default: preselect,
-    });
-  }
-  if (fieldType(field) === "boolean") {
-    const fallback = current === undefined
-      ? false
-      : convertFieldValue(field, String(current)) as boolean;
-    return await io.prompts.confirm({ message, default: fallback });
-  }
-  while (true) {
-    const answer = await io.prompts.input({
-      message,
-      default: current === undefined || current === null
-        ? undefined
-        : String(current),
-    });
-    if (answer.trim() === "") return undefined;
-    try {
-      return convertFieldValue(field, answer);
-    } catch (error) {
-      if (!(error instanceof SetupValueError)) throw error;
-      io.stderr(`${error.message}\n`);
-    }
-  }
-}
-
 async function walkSchema(
   name: string,
   provider: MemoryProvider,
@@ -798,119 +570,80 @@ async function walkSchema(
   const home = getHermesHome();
   const style = styleFor(io, "stdout");
   const schema: ConfigField[] = await provider.getConfigSchema() ?? [];
-  const known = new Set(schema.map((f) => f.key));
-  const given = new Map<string, string>();
-  for (const a of assignments) {
-    if (!known.has(a.key)) throw unknownSetting(name, a.key, schema);
-    given.set(a.key, a.value);
-  }
-
+  const given = convertAssignments(name, schema, assignments);
   const config = await loadConfig();
   const existing = getConfigValue(config, `memory.${name}`);
   const providerConfig: Record<string, unknown> = isRecord(existing)
     ? { ...existing }
     : {};
   const dotenv = await loadEnvFile(join(home, ".env"));
-  const envQueue = new Map<string, { value: string; secret: boolean }>();
-  const missing: string[] = [];
-  // Without questions only what --set names changes (no default is pinned).
-  const changed: Record<string, unknown> = {};
-  // The values in effect (current, else default) decide `when` and
-  // `default_from`; only asked or --set values are written.
-  const effective: Record<string, unknown> = { ...providerConfig };
-  const currentEnv = (envVar: string): string =>
-    io.env(envVar) || dotenv[envVar] || "";
+  const envVarOf = (field: ConfigField) =>
+    typeof field.env_var === "string" && field.env_var
+      ? field.env_var
+      : undefined;
+  const currentEnv = (envVar: string | undefined): string =>
+    envVar === undefined ? "" : io.env(envVar) || dotenv[envVar] || "";
+  for (const field of schema) {
+    if (field.secret === true && given[field.key] && !envVarOf(field)) {
+      throw new SetupValueError(
+        `Cannot store secret '${field.key}' of provider '${name}': its schema names no env_var; set the provider's variable in ${
+          join(home, ".env")
+        } by hand`,
+      );
+    }
+  }
 
   if (interactive && schema.length > 0) {
     io.stdout(`\n${style.bold(`Configuring ${name}`)}\n`);
   }
-  for (const field of schema) {
-    if (!fieldApplies(field, effective)) continue;
-    const envVar = typeof field.env_var === "string" && field.env_var
-      ? field.env_var
-      : undefined;
-    const raw = given.get(field.key);
-
-    if (field.secret === true) {
-      if (raw !== undefined) {
-        if (envVar === undefined) {
-          throw new SetupValueError(
-            `Cannot store secret '${field.key}' of provider '${name}': its schema names no env_var; set the provider's variable in ${
-              join(home, ".env")
-            } by hand`,
-          );
-        }
-        if (raw !== "") envQueue.set(envVar, { value: raw, secret: true });
-        continue;
-      }
-      const current = envVar ? currentEnv(envVar) : "";
-      if (!interactive) {
-        if (field.required === true && current === "") {
-          missing.push(envVar ? `${field.key} (${envVar})` : field.key);
-        }
-        continue;
-      }
-      let message = fieldLabel(field);
-      if (current !== "") {
-        message += ` [${maskSecret(current)}; Enter keeps it]`;
-      } else if (typeof field.url === "string" && field.url) {
-        io.stdout(`  Get one at ${field.url}\n`);
-      }
-      const answer = await io.prompts.password({ message });
-      if (answer !== "") {
-        if (envVar !== undefined) {
-          envQueue.set(envVar, { value: answer, secret: true });
-        } else {
-          io.stderr(
-            `warning: '${field.key}' was not saved: provider '${name}' names no env_var for it\n`,
-          );
-        }
-      }
-      continue;
-    }
-
-    const current = providerConfig[field.key] ??
-      fieldDefault(field, effective);
-    if (current !== undefined) effective[field.key] = current;
-    if (!interactive && raw === undefined) {
-      // Kept as it is; a required setting needs a value from somewhere.
-      if (
-        field.required === true && (current === undefined ||
-          current === null || current === "") &&
-        !(envVar !== undefined && currentEnv(envVar) !== "")
-      ) missing.push(field.key);
-      continue;
-    }
-    let value: unknown;
-    if (raw !== undefined) {
-      value = raw === "" ? undefined : convertFieldValue(field, raw);
-    } else {
-      value = await askField(field, current, io);
-    }
-    if (value !== undefined && value !== null && value !== "") {
-      providerConfig[field.key] = value;
-      effective[field.key] = value;
-      changed[field.key] = value;
-      if (envVar !== undefined && !envQueue.has(envVar)) {
-        envQueue.set(envVar, { value: String(value), secret: false });
-      }
-    } else if (field.required === true) {
-      missing.push(field.key);
-    }
-  }
-
-  if (missing.length > 0) {
+  const { answered, missing } = await walkSetupFields({
+    fields: schema,
+    values: providerConfig,
+    given,
+    interactive,
+    current: (field, values) =>
+      field.secret === true
+        ? currentEnv(envVarOf(field))
+        : providerConfig[field.key] ?? fieldDefault(field, values),
+  }, io);
+  // A required setting may also come from its environment variable.
+  const lacking = missing.filter((f) =>
+    f.secret === true || currentEnv(envVarOf(f)) === ""
+  ).map((f) =>
+    f.secret === true && envVarOf(f) ? `${f.key} (${envVarOf(f)})` : f.key
+  );
+  if (lacking.length > 0) {
     throw new SetupStop(
       `error: cannot finish setup of '${name}' without: ${
-        missing.join(", ")
+        lacking.join(", ")
       }; give each with --set key=value (nothing was saved)`,
       1,
     );
   }
 
-  // Everything is collected: write config.yaml, the provider's own config,
-  // then .env.
-  const toSave = interactive ? providerConfig : changed;
+  // Without questions only what --set names changes (no default is pinned).
+  const changed: Record<string, unknown> = {};
+  const envQueue = new Map<string, { value: string; secret: boolean }>();
+  for (const field of schema) {
+    if (!Object.hasOwn(answered, field.key)) continue;
+    const value = answered[field.key];
+    const envVar = envVarOf(field);
+    if (field.secret === true) {
+      if (envVar !== undefined) {
+        envQueue.set(envVar, { value: String(value), secret: true });
+      } else {
+        io.stderr(
+          `warning: '${field.key}' was not saved: provider '${name}' names no env_var for it\n`,
+        );
+      }
+      continue;
+    }
+    changed[field.key] = value;
+    if (envVar !== undefined && !envQueue.has(envVar)) {
+      envQueue.set(envVar, { value: String(value), secret: false });
+    }
+  }
+  const toSave = interactive ? { ...providerConfig, ...changed } : changed;
   const memorySection: HermesConfig = { provider: name };
   if (Object.keys(toSave).length > 0) memorySection[name] = toSave;
   await saveConfig({ memory: memorySection });
@@ -950,11 +683,26 @@ async function walkSchema(
   return 0;
 }
 
-/**
- * Ends a generic setup with the provider's own connection probe (its
- * status hook), when it has one: ok, or the failure with its cause and
- * fix. The settings stay saved either way.
- */
+/** The `--set` values checked against the schema and converted (a secret kept as typed). */
+function convertAssignments(
+  name: string,
+  schema: readonly ConfigField[],
+  assignments: readonly SetAssignment[],
+): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const a of assignments) {
+    const field = schema.find((f) => f.key === a.key);
+    if (field === undefined) throw unknownSetting(name, a.key, schema);
+    values[a.key] = field.secret === true
+      ? a.value
+      : a.value === ""
+      ? undefined
+      : convertFieldValue(field, a.value);
+  }
+  return values;
+}
+
+/** Ends a generic setup with the provider's status-hook probe, when it has one. */
 async function testProviderConnection(
   name: string,
   home: string,
@@ -982,21 +730,7 @@ async function testProviderConnection(
   }
 }
 
-/**
- * Attaches `setup` to the `memory` command.
- *
- * @param memory The `hermes memory` command.
- * @returns The `setup` command.
- *
- * @example Attaching the subcommand
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerMemorySetup } from "./memory_setup.ts";
- * import assert from "node:assert/strict";
- * const memory = createCommand("memory", { io: memoryCliIo(), exitCode: 0 });
- * assert.equal(registerMemorySetup(memory).name(), "setup");
- * ```
- */
+/** Attaches `setup` to the `memory` command. */
 export function registerMemorySetup(memory: HermesCommand): HermesCommand {
   const command = memory.command("setup")
     .argument("[provider]", "Provider to set up (picker when omitted)")

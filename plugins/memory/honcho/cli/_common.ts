@@ -1,12 +1,6 @@
 /**
- * What every `hermes honcho …` command shares: which profile and host block
- * it works on (`--target-profile`), reading the resolved `honcho.json`
- * under the profile's secret scope, writing `$HERMES_HOME/honcho.json`
- * (atomic, `0600`, only the keys a command owns, never over a broken or
- * read-only file), connecting with a short timeout, and wording failures.
- *
- * Internal to the Honcho CLI; not exported from the package.
- *
+ * What every `hermes honcho …` command shares: its profile scope, reading and
+ * writing `honcho.json`, connecting, and wording failures.
  * @module
  */
 
@@ -40,31 +34,14 @@ import {
   netListedIn,
 } from "./_fixes.ts";
 
-/** Exit code of a command that failed (the usage-error code is 2). */
-export const FAILURE_EXIT_CODE = 1;
-
 /** How long the CLI waits for Honcho before giving up: 5 s. */
 export const CLI_CONNECT_TIMEOUT_MS = 5_000;
 
-/** Peer, session and workspace ids: letters, digits, `_` and `-`. */
-export const HONCHO_ID_REGEXP: RegExp = /^[A-Za-z0-9_-]{1,512}$/;
-
-/**
- * A command failed for a reason the user can fix; the message is printed
- * as `error: <message>` and the command exits with
- * {@linkcode FAILURE_EXIT_CODE} (or `exitCode`).
- */
+/** A failure the user can fix: printed as `error: <message>`, exits with `exitCode`. */
 export class HonchoCliError extends Error {
-  /** The exit code to end with. */
   readonly exitCode: number;
 
-  /**
-   * Creates the error.
-   *
-   * @param message What went wrong and what to do, without `error:`.
-   * @param exitCode The exit code. Default {@linkcode FAILURE_EXIT_CODE}.
-   */
-  constructor(message: string, exitCode = FAILURE_EXIT_CODE) {
+  constructor(message: string, exitCode = 1) {
     super(message);
     this.name = "HonchoCliError";
     this.exitCode = exitCode;
@@ -73,7 +50,6 @@ export class HonchoCliError extends Error {
 
 /** The profile and files one command works on. */
 export interface HonchoCliScope {
-  /** Output, environment and prompts. */
   io: CliIo;
   /** The active profile home: where writes go (`<home>/honcho.json`). */
   hermesHome: string;
@@ -83,38 +59,19 @@ export interface HonchoCliScope {
   targetProfile: string | undefined;
   /** The default Hermes root (profiles live in `<root>/profiles/`). */
   defaultRoot: string;
-  /** The working directory (for the cwd → session map). */
+  /** For the cwd → session map. */
   cwd: string;
 }
 
-/** Options of {@linkcode resolveScope}. */
+/** `--target-profile`, and the homes and directory (tests set them). */
 export interface ResolveScopeOptions {
-  /** The `--target-profile` value. */
   targetProfile?: string;
-  /** The profile home. @default {getHermesHome()} */
   hermesHome?: string;
-  /** The default root. @default {getDefaultHermesRoot()} */
   defaultRoot?: string;
-  /** The working directory. @default {Deno.cwd()} */
   cwd?: string;
 }
 
-/**
- * Works out which profile home, profile and working directory a command
- * uses.
- *
- * @param io The CLI seam.
- * @param options `--target-profile` and overrides for tests.
- * @returns The scope.
- * @throws {HonchoCliError} When the profile name is not a plain name (exit 2).
- *
- * @example
- * ```ts no-assert
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { resolveScope } from "./_common.ts";
- * const scope = resolveScope(memoryCliIo(), { targetProfile: "coder" });
- * ```
- */
+/** Which profile home, profile and working directory a command uses. */
 export function resolveScope(
   io: CliIo,
   options: ResolveScopeOptions = {},
@@ -147,44 +104,15 @@ export function resolveScope(
   };
 }
 
-/**
- * The home directory of a profile under a given default root.
- *
- * @param defaultRoot The default Hermes root.
- * @param profile The profile name (`default` is the root itself).
- * @returns The profile home.
- *
- * @example
- * ```ts
- * import { profileHomeUnder } from "./_common.ts";
- * import assert from "node:assert/strict";
- * assert.equal(profileHomeUnder("/r", "coder"), "/r/profiles/coder");
- * assert.equal(profileHomeUnder("/r", "default"), "/r");
- * ```
- */
+/** The home directory of a profile under a given default root. */
 export function profileHomeUnder(defaultRoot: string, profile: string): string {
   return profile === "default" || profile === "custom"
     ? defaultRoot
     : join(defaultRoot, "profiles", profile);
 }
 
-/**
- * Runs `fn` with the profile's `.env` as secret scope (so the CLI sees
- * `HONCHO_API_KEY` there as the agent does) and, when `hostKey` is given,
- * with `HERMES_HONCHO_HOST` pinned to it.
- *
- * @param hermesHome The profile home whose `.env` is read.
- * @param hostKey The host key to pin, if any.
- * @param fn The work.
- * @returns What `fn` returns.
- *
- * @example
- * ```ts no-assert
- * import { withProfileSecrets } from "./_common.ts";
- * const value = await withProfileSecrets("/tmp/home", undefined, () => Promise.resolve(1));
- * ```
- */
-export async function withProfileSecrets<T>(
+/** Runs `fn` with the profile's `.env` as secret scope (as the agent sees it), `HERMES_HONCHO_HOST` pinned to `hostKey`. */
+async function withProfileSecrets<T>(
   hermesHome: string,
   hostKey: string | undefined,
   fn: () => Promise<T>,
@@ -200,20 +128,9 @@ export async function withProfileSecrets<T>(
 }
 
 /**
- * Loads the Honcho configuration a command works on: the file the active
- * profile resolves, the target profile's host block (`--target-profile`
- * pins the host key, so `HERMES_HONCHO_HOST` cannot redirect it), the
- * profile's `.env` as environment overlay.
- *
- * @param scope The command's scope.
- * @returns The resolved configuration.
- *
- * @example
- * ```ts no-assert
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { loadScopeConfig, resolveScope } from "./_common.ts";
- * const config = await loadScopeConfig(resolveScope(memoryCliIo()));
- * ```
+ * The configuration a command works on, with the profile's `.env` as
+ * environment; `--target-profile` pins the host key (`HERMES_HONCHO_HOST`
+ * cannot redirect it).
  */
 export async function loadScopeConfig(
   scope: HonchoCliScope,
@@ -240,22 +157,16 @@ export async function loadScopeConfig(
   );
 }
 
-/** Keys to set (a value) or remove (`undefined`) in one write. */
+/** Keys to set (a value) or remove (`undefined`) at the root and in the host block `hostKey`. */
 export interface HonchoFileEdit {
-  /** Changes at the root of the file. */
   root?: Record<string, unknown>;
-  /** Changes in the host block named `hostKey`. */
   host?: Record<string, unknown>;
-  /** The host block to change (required with `host`). */
   hostKey?: string;
 }
 
 /**
- * An edit computed from the file as it is once the lock is held: the
- * read-modify-write form of {@linkcode HonchoFileEdit} for values that
- * depend on what the file holds (a map that gains or loses one entry), so
- * a concurrent writer's change is never undone. Returns `undefined` to
- * write nothing.
+ * An edit computed from the file as read inside the lock, so a concurrent
+ * writer's change is never undone; `undefined` writes nothing.
  */
 export type HonchoFileUpdate = (
   current: Readonly<Record<string, unknown>>,
@@ -263,7 +174,6 @@ export type HonchoFileUpdate = (
 
 /** What {@linkcode writeHonchoFile} did. */
 export interface HonchoFileWrite {
-  /** The file written. */
   path: string;
   /** `false` when an update function asked for no change (nothing was written). */
   changed: boolean;
@@ -272,29 +182,10 @@ export interface HonchoFileWrite {
 }
 
 /**
- * Writes `$HERMES_HOME/honcho.json`: reads it (or, when it does not exist,
- * starts from a copy of the file the profile resolves, so nothing is lost
- * when the local file starts shadowing it), applies the edit (root keys,
- * then host-block keys; `undefined` removes a key; an update function is
- * called with what was read inside the lock and returns the edit), and
- * replaces the file
- * atomically with mode `0600` under a lock. Refuses, leaving every file
- * untouched, when the file does not parse, is read-only, or `hosts` is not
- * an object.
- *
- * @param config The configuration the command read (for copy-on-write).
- * @param hermesHome The profile home.
- * @param edit The keys to change.
- * @returns The path written and whether settings were copied in.
- * @throws {HonchoCliError} When the file cannot be changed safely.
- *
- * @example
- * ```ts no-assert
- * import { writeHonchoFile } from "./_common.ts";
- * import { loadHonchoConfig } from "../config.ts";
- * const config = await loadHonchoConfig({ hermesHome: "/tmp/home" });
- * await writeHonchoFile(config, "/tmp/home", { host: { recallMode: "tools" }, hostKey: "hermes" });
- * ```
+ * Edits `$HERMES_HOME/honcho.json` under its lock, atomically with mode
+ * `0600`; a missing file starts as a copy of the one the profile resolves
+ * (nothing is lost once it shadows that one). Refuses, writing nothing, when
+ * the file does not parse, is read-only, or `hosts` is not an object.
  */
 export async function writeHonchoFile(
   config: Pick<
@@ -348,15 +239,23 @@ export async function writeHonchoFile(
   });
 }
 
+/** Sets each key, or removes it when the value is `undefined`. */
+function assign(
+  target: Record<string, unknown>,
+  changes: Record<string, unknown>,
+): void {
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === undefined) delete target[key];
+    else target[key] = value;
+  }
+}
+
 function applyEdit(
   target: Record<string, unknown>,
   edit: HonchoFileEdit,
   path: string,
 ): void {
-  for (const [key, value] of Object.entries(edit.root ?? {})) {
-    if (value === undefined) delete target[key];
-    else target[key] = value;
-  }
+  assign(target, edit.root ?? {});
   if (edit.host === undefined) return;
   if (!edit.hostKey) {
     throw new TypeError("Cannot edit a host block without 'hostKey'");
@@ -372,10 +271,7 @@ function applyEdit(
   const block: Record<string, unknown> = isRecord(hosts[edit.hostKey])
     ? hosts[edit.hostKey] as Record<string, unknown>
     : {};
-  for (const [key, value] of Object.entries(edit.host)) {
-    if (value === undefined) delete block[key];
-    else block[key] = value;
-  }
+  assign(block, edit.host);
   hosts[edit.hostKey] = block;
   target.hosts = hosts;
 }
@@ -384,16 +280,6 @@ function applyEdit(
  * The host block a write for this configuration should go to: the block
  * that was read (a legacy `hermes.<name>` block stays where it is), else
  * the host key.
- *
- * @param config The resolved configuration.
- * @returns The host key to write under.
- *
- * @example
- * ```ts
- * import { writeHostKey } from "./_common.ts";
- * import assert from "node:assert/strict";
- * assert.equal(writeHostKey({ hostKey: "hermes_x", hostBlockKey: "hermes.x" }), "hermes.x");
- * ```
  */
 export function writeHostKey(
   config: Pick<HonchoConfig, "hostKey" | "hostBlockKey">,
@@ -405,16 +291,6 @@ export function writeHostKey(
  * Prints what a write did: the file, a note when settings were copied in
  * from the previously read file, and a warning when the targeted profile
  * reads its own `honcho.json` (so the change does not reach it).
- *
- * @param scope The command's scope.
- * @param written What {@linkcode writeHonchoFile} returned.
- *
- * @example
- * ```ts no-assert
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { reportWrite, resolveScope } from "./_common.ts";
- * await reportWrite(resolveScope(memoryCliIo()), { path: "/tmp/h/honcho.json", copiedFrom: undefined, changed: true });
- * ```
  */
 export async function reportWrite(
   scope: HonchoCliScope,
@@ -435,20 +311,8 @@ export async function reportWrite(
   }
 }
 
-/**
- * Whether a path is an existing regular file (`false` when it cannot be
- * checked).
- *
- * @param path The path.
- * @returns `true` for a file.
- *
- * @example
- * ```ts no-assert
- * import { isFile } from "./_common.ts";
- * const exists = await isFile("/etc/hostname");
- * ```
- */
-export async function isFile(path: string): Promise<boolean> {
+/** Whether a path is an existing regular file (`false` when it cannot be checked). */
+async function isFile(path: string): Promise<boolean> {
   try {
     return (await Deno.stat(path)).isFile;
   } catch {
@@ -459,16 +323,6 @@ export async function isFile(path: string): Promise<boolean> {
 /**
  * Refuses to go on when the file the command reads does not parse: the
  * error names the file, line and column.
- *
- * @param config The resolved configuration.
- * @throws {HonchoCliError} When `config.configError` is set.
- *
- * @example
- * ```ts no-assert
- * import { requireReadableConfig } from "./_common.ts";
- * import { loadHonchoConfig } from "../config.ts";
- * requireReadableConfig(await loadHonchoConfig());
- * ```
  */
 export function requireReadableConfig(
   config: Pick<HonchoConfig, "configError" | "configPath">,
@@ -484,19 +338,6 @@ export function requireReadableConfig(
 /**
  * Describes a config file parse error: `does not parse at line L, column C
  * (reason)`.
- *
- * @param config The resolved configuration.
- * @returns The description, or `""` when the file parsed.
- *
- * @example
- * ```ts
- * import { describeConfigError } from "./_common.ts";
- * import assert from "node:assert/strict";
- * assert.equal(
- *   describeConfigError({ configError: { message: "unexpected end of JSON input", line: 3, column: 1 } }),
- *   "it does not parse at line 3, column 1 (unexpected end of JSON input)",
- * );
- * ```
  */
 export function describeConfigError(
   config: Pick<HonchoConfig, "configError">,
@@ -509,10 +350,6 @@ export function describeConfigError(
   return `it does not parse${where} (${error.message})`;
 }
 
-// ---------------------------------------------------------------------------
-// Connecting
-// ---------------------------------------------------------------------------
-
 /** Options of {@linkcode connectHoncho}. */
 export interface ConnectHonchoOptions {
   /** The deadline of each request. @default {CLI_CONNECT_TIMEOUT_MS} */
@@ -522,15 +359,8 @@ export interface ConnectHonchoOptions {
 }
 
 /**
- * "profile NAME" for headers, saying how the profile was chosen: with
- * `--target-profile` the command works on that profile's host block in
- * the current home's settings; with `--profile` the whole command runs in
- * that profile's own home. Both name the same profile but read different
- * files, so the header says which.
- *
- * @param scope The command's scope.
- * @param profile The profile the configuration is for.
- * @returns The label.
+ * "profile NAME" for headers, saying which files it means: `--target-profile`
+ * works on its host block in this home's file, `--profile` in its own home.
  */
 export function profileLabel(scope: HonchoCliScope, profile: string): string {
   if (scope.targetProfile !== undefined) {
@@ -547,18 +377,6 @@ export function profileLabel(scope: HonchoCliScope, profile: string): string {
 /**
  * Builds a client for the CLI: the resolved connection (cleaned base URL,
  * `"local"` key for a local server), a short timeout and no retries.
- *
- * @param config The resolved configuration.
- * @param options Timeout and home.
- * @returns The client.
- * @throws {HonchoError} `config` When no API key and no base URL are configured.
- *
- * @example
- * ```ts no-assert
- * import { connectHoncho } from "./_common.ts";
- * import { loadHonchoConfig } from "../config.ts";
- * const client = await connectHoncho(await loadHonchoConfig());
- * ```
  */
 export async function connectHoncho(
   config: HonchoConfig,
@@ -579,20 +397,7 @@ export async function connectHoncho(
   });
 }
 
-/**
- * The server URL a configuration connects to, for messages (never throws).
- *
- * @param config The resolved configuration.
- * @returns The cleaned base URL, or `"(not configured)"`.
- *
- * @example
- * ```ts
- * import { serverLabel } from "./_common.ts";
- * import assert from "node:assert/strict";
- * const url = serverLabel({ apiKey: undefined, baseUrl: "http://localhost:8000/v3", environment: "production", timeout: undefined, apiKeyInFile: false, workspaceId: "w" });
- * assert.equal(url, "http://localhost:8000");
- * ```
- */
+/** The server URL a configuration connects to, for messages (never throws). */
 export function serverLabel(
   config: Parameters<typeof resolveHonchoConnection>[0],
 ): string {
@@ -606,12 +411,6 @@ export function serverLabel(
 /**
  * A failed Honcho call in one line for the user: what went wrong, then the
  * fix ({@linkcode connectionFix}), each once.
- *
- * @param error What the call threw.
- * @param url The server.
- * @param timeoutMs The deadline the call had.
- * @param options What is known about the grant ({@linkcode connectionFix}).
- * @returns `<cause>; fix: <fix>`.
  */
 export function describeHonchoFailure(
   error: unknown,
@@ -628,12 +427,6 @@ export function describeHonchoFailure(
  * {@linkcode describeHonchoFailure} for a profile: a missing network
  * permission gets the fix that fits whether the profile's `config.yaml`
  * already allows the server.
- *
- * @param config The resolved configuration (its home's `config.yaml` is read).
- * @param error What the call threw.
- * @param url The server.
- * @param timeoutMs The deadline the call had.
- * @returns `<cause>; fix: <fix>`.
  */
 export async function describeProfileFailure(
   config: HonchoConfig,
@@ -653,45 +446,12 @@ export async function describeProfileFailure(
   return describeHonchoFailure(error, url, timeoutMs, { netListed });
 }
 
-// ---------------------------------------------------------------------------
-// Small helpers
-// ---------------------------------------------------------------------------
-
-/**
- * The message of anything thrown.
- *
- * @param error What was thrown.
- * @returns Its message.
- *
- * @example
- * ```ts
- * import { errorText } from "./_common.ts";
- * import assert from "node:assert/strict";
- * assert.equal(errorText(new Error("boom")), "boom");
- * ```
- */
-
 export { errorText, isRecord } from "../_util.ts";
 
-/**
- * Checks an id the user typed (peer name, AI peer, workspace).
- *
- * @param what What it is, for the message (`peer name`, `workspace`).
- * @param value The value.
- * @returns The trimmed value.
- * @throws {HonchoCliError} When empty or not made of `[A-Za-z0-9_-]` (exit 2).
- *
- * @example
- * ```ts
- * import { checkHonchoId } from "./_common.ts";
- * import assert from "node:assert/strict";
- * assert.equal(checkHonchoId("peer name", " alice "), "alice");
- * assert.throws(() => checkHonchoId("peer name", "a b"));
- * ```
- */
+/** Checks an id the user typed (peer name, AI peer, workspace). */
 export function checkHonchoId(what: string, value: string): string {
   const text = value.trim();
-  if (!HONCHO_ID_REGEXP.test(text)) {
+  if (!/^[A-Za-z0-9_-]{1,512}$/.test(text)) {
     const hint = text === "" ? "" : ` (e.g. '${sanitizeId(text)}')`;
     throw new HonchoCliError(
       `Cannot use '${value}' as ${what}: use 1-512 letters, digits, '_' or '-'${hint}`,
@@ -704,17 +464,6 @@ export function checkHonchoId(what: string, value: string): string {
 /**
  * Whether `error` is the CLI's prompt cancellation (Ctrl-C, Ctrl-D, end of
  * input).
- *
- * @param error What was thrown.
- * @returns `true` when the user cancelled a prompt.
- *
- * @example
- * ```ts
- * import { PromptCancelled } from "@hermes/memory/cli";
- * import { isPromptCancelled } from "./_common.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isPromptCancelled(new PromptCancelled()), true);
- * ```
  */
 export function isPromptCancelled(error: unknown): boolean {
   return error instanceof PromptCancelled ||
@@ -725,21 +474,6 @@ export function isPromptCancelled(error: unknown): boolean {
  * Runs a command body and turns the CLI's own failures into exit codes:
  * {@linkcode HonchoCliError} → `error: …` and its code; a cancelled prompt
  * → "Cancelled. No changes saved." and 1. Anything else propagates.
- *
- * @param io The CLI seam.
- * @param body The command.
- * @returns The exit code.
- *
- * @example
- * ```ts
- * import { memoryCliIo } from "@hermes/memory/cli";
- * import { HonchoCliError, runGuarded } from "./_common.ts";
- * import assert from "node:assert/strict";
- * const io = memoryCliIo();
- * const code = await runGuarded(io, () => Promise.reject(new HonchoCliError("Cannot do it")));
- * assert.equal(code, 1);
- * assert.equal(io.err, "error: Cannot do it\n");
- * ```
  */
 export async function runGuarded(
   io: CliIo,
@@ -757,7 +491,7 @@ export async function runGuarded(
     }
     if (isPromptCancelled(error)) {
       io.stdout("\nCancelled. No changes saved.\n");
-      return FAILURE_EXIT_CODE;
+      return 1;
     }
     throw error;
   }
@@ -766,36 +500,13 @@ export async function runGuarded(
 /**
  * The `--target-profile` value given to the `honcho` command (anywhere on
  * the command line).
- *
- * @param honcho The `hermes honcho` command.
- * @returns The profile name, if given.
- *
- * @example
- * ```ts no-assert
- * import { createCommand } from "@hermes/memory/cli";
- * import { targetProfileOf } from "./_common.ts";
- * const profile = targetProfileOf(createCommand("honcho"));
- * ```
  */
 export function targetProfileOf(honcho: HermesCommand): string | undefined {
   const value = honcho.opts().targetProfile;
   return typeof value === "string" ? value : undefined;
 }
 
-/**
- * A `[host] ` label for non-default hosts (`_label(host)` of the spec).
- *
- * @param hostKey The host key.
- * @returns `""` for `hermes`, else `[<host>] `.
- *
- * @example
- * ```ts
- * import { hostLabel } from "./_common.ts";
- * import assert from "node:assert/strict";
- * assert.equal(hostLabel("hermes_coder"), "[hermes_coder] ");
- * assert.equal(hostLabel("hermes"), "");
- * ```
- */
+/** A `[host] ` label for non-default hosts (`_label(host)` of the spec). */
 export function hostLabel(hostKey: string): string {
   return hostKey === "hermes" ? "" : `[${hostKey}] `;
 }
@@ -803,15 +514,6 @@ export function hostLabel(hostKey: string): string {
 /**
  * Lists the profiles: `default` first, then every directory under
  * `<root>/profiles/` with a valid profile name, sorted.
- *
- * @param defaultRoot The default Hermes root.
- * @returns Profile names and homes.
- *
- * @example
- * ```ts no-assert
- * import { listProfiles } from "./_common.ts";
- * const profiles = await listProfiles("/home/me/.hermes");
- * ```
  */
 export async function listProfiles(
   defaultRoot: string,
@@ -838,18 +540,6 @@ export async function listProfiles(
 /**
  * Loads one profile's configuration with that profile's `.env` secrets
  * (for commands that go over every profile).
- *
- * @param home The profile's home.
- * @param profile The profile's name.
- * @returns The resolved configuration.
- *
- * @example
- * ```ts no-assert
- * import { listProfiles, loadProfileConfig } from "./_common.ts";
- * for (const profile of await listProfiles("/home/me/.hermes")) {
- *   const config = await loadProfileConfig(profile.home, profile.name);
- * }
- * ```
  */
 export async function loadProfileConfig(
   home: string,
@@ -865,17 +555,6 @@ export async function loadProfileConfig(
 /**
  * The bare name of a profile for an AI peer: the part after `.` of a legacy
  * `hermes.<name>` host key, else the host key itself (plugins/memory/honcho/SPEC.md §12 `enable`).
- *
- * @param hostKey The host key.
- * @returns The AI peer name.
- *
- * @example
- * ```ts
- * import { aiPeerForHost } from "./_common.ts";
- * import assert from "node:assert/strict";
- * assert.equal(aiPeerForHost("hermes.coder"), "coder");
- * assert.equal(aiPeerForHost("hermes_coder"), "hermes_coder");
- * ```
  */
 export function aiPeerForHost(hostKey: string): string {
   const dot = hostKey.indexOf(".");

@@ -1,11 +1,4 @@
-/**
- * The fixes the Honcho CLI prints for a failed connection, by cause: one
- * table shared by `hermes honcho …`, `hermes memory setup honcho` and the
- * status hook (`hermes memory status` / `doctor`). Plain code: it loads
- * nothing else of the CLI.
- *
- * @module
- */
+/** The fix printed for a failed Honcho connection, by cause (one table for every command and the status hook). @module */
 
 import type { HermesConfig } from "../../../../mod.ts";
 
@@ -22,17 +15,6 @@ export interface ConnectionFixOptions {
  * The fix for a run without network permission for the server: when
  * `config.yaml` already allows the host, the run was not started by the
  * launcher (which grants it); otherwise the host must be allowed first.
- *
- * @param host The server's `host[:port]`.
- * @param listed Whether `config.yaml` lists it (unknown when absent).
- * @returns The fix, one sentence.
- *
- * @example
- * ```ts
- * import { netPermissionFix } from "./_fixes.ts";
- * import assert from "node:assert/strict";
- * assert.doesNotMatch(netPermissionFix("h:1", true), /^allow/);
- * ```
  */
 export function netPermissionFix(host: string, listed?: boolean): string {
   const launcher =
@@ -46,13 +28,7 @@ export function netPermissionFix(host: string, listed?: boolean): string {
   return `${launcher}, which grants the hosts in config.yaml memory.permissions.honcho.net ('hermes memory setup honcho' adds ${host} there), or add --allow-net=${host} to your deno command`;
 }
 
-/**
- * Whether `config.yaml` lists a host in `memory.permissions.honcho.net`.
- *
- * @param hermesConfig The parsed `config.yaml`.
- * @param host The server's `host[:port]`.
- * @returns Whether it is listed (with or without the port).
- */
+/** Whether `config.yaml` lists a host in `memory.permissions.honcho.net`. */
 export function netListedIn(hermesConfig: HermesConfig, host: string): boolean {
   const memory = hermesConfig.memory;
   const permissions = isObject(memory) ? memory.permissions : undefined;
@@ -67,21 +43,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/**
- * What to do about a failed connection, by cause.
- *
- * @param error What the probe threw.
- * @param url The server.
- * @param options What is known about the grant.
- * @returns The fix, one sentence.
- *
- * @example
- * ```ts
- * import { connectionFix } from "./_fixes.ts";
- * import assert from "node:assert/strict";
- * assert.match(connectionFix(new Error("x"), "http://127.0.0.1:8000"), /127\.0\.0\.1:8000/);
- * ```
- */
+/** What to do about a failed connection, by cause. */
 export function connectionFix(
   error: unknown,
   url: string,

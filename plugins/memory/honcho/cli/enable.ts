@@ -1,10 +1,4 @@
-/**
- * `hermes honcho enable` and `hermes honcho disable`: switch Honcho on or off
- * for this profile's host block. Enabling a profile that has no block yet
- * gives it one built from the default block (plugins/memory/honcho/SPEC.md §12) and creates its peers.
- *
- * @module
- */
+/** `hermes honcho enable` / `disable`: Honcho on or off for this profile's host block (plugins/memory/honcho/SPEC.md §12). @module */
 
 import type { HermesCommand } from "../../../../src/cli/mod.ts";
 import {
@@ -33,20 +27,16 @@ import {
 } from "./_clone.ts";
 
 /**
- * Runs `hermes honcho enable`: sets `enabled: true` in the host block; a
- * block without `aiPeer` first inherits the default block's behaviour keys
- * and `peerName`, gets `aiPeer` (the host key, or the part after `.` of a
- * legacy key) and the shared workspace; then the peers are created.
- *
- * @param scope The profile and files.
- * @returns `0`, or `1` when the file cannot be written.
+ * `hermes honcho enable`: `enabled: true` in the host block; a block without
+ * `aiPeer` first inherits the default block's settings, its own AI peer and
+ * the shared workspace; then the peers are created.
  */
 export async function runEnable(scope: HonchoCliScope): Promise<number> {
   const { io } = scope;
   const config = await loadScopeConfig(scope);
   const hostKey = writeHostKey(config);
   const label = hostLabel(config.hostKey);
-  const source = hostKey === defaultHostName(config.raw)
+  const source = hostKey === (config.defaultHost ?? "hermes")
     ? {}
     : defaultHostBlock(config.raw);
   // Whether the block is new is decided on the file as it is inside the
@@ -93,13 +83,7 @@ export async function runEnable(scope: HonchoCliScope): Promise<number> {
   return 0;
 }
 
-/**
- * Runs `hermes honcho disable`: sets `enabled: false` in the host block, or
- * says there is nothing to do when it is already disabled or absent.
- *
- * @param scope The profile and files.
- * @returns `0`, or `1` when the file cannot be written.
- */
+/** `hermes honcho disable`: `enabled: false` in the host block (nothing to do when absent or off). */
 export async function runDisable(scope: HonchoCliScope): Promise<number> {
   const { io } = scope;
   const config = await loadScopeConfig(scope);
@@ -126,11 +110,7 @@ export async function runDisable(scope: HonchoCliScope): Promise<number> {
   return 0;
 }
 
-/**
- * Makes Honcho the active provider again (`memory.provider: honcho` in
- * the profile's `config.yaml`) when `enable` runs while it is not, e.g.
- * after `hermes memory off`; every other key is kept.
- */
+/** `memory.provider: honcho` again when `enable` runs while it is not (e.g. after `hermes memory off`). */
 async function selectHoncho(scope: HonchoCliScope): Promise<void> {
   const hermesHome = scope.hermesHome;
   const current = getConfigValue(
@@ -146,27 +126,7 @@ async function selectHoncho(scope: HonchoCliScope): Promise<void> {
   );
 }
 
-function defaultHostName(raw: Record<string, unknown>): string {
-  return typeof raw.defaultHost === "string" && raw.defaultHost.trim()
-    ? raw.defaultHost.trim()
-    : "hermes";
-}
-
-/**
- * Attaches `enable` and `disable` to the `honcho` command.
- *
- * @param honcho The `hermes honcho` command.
- * @returns The `enable` and `disable` commands.
- *
- * @example
- * ```ts
- * import { createCommand, memoryCliIo } from "@hermes/memory/cli";
- * import { registerEnable } from "./enable.ts";
- * import assert from "node:assert/strict";
- * const honcho = createCommand("honcho", { io: memoryCliIo(), exitCode: 0 });
- * assert.deepEqual(registerEnable(honcho).map((c) => c.name()), ["enable", "disable"]);
- * ```
- */
+/** Attaches `enable` and `disable` to the `honcho` command. */
 export function registerEnable(honcho: HermesCommand): HermesCommand[] {
   const enable = honcho.command("enable")
     .summary("Turn Honcho on for this profile")

@@ -1,0 +1,110 @@
+/** What `hermes memory setup` shows and records of a provider's grant request. @module */
+
+import type { CliIo } from "./cli_io.ts";
+import { getHermesHome } from "../profile/hermes_home.ts";
+import { getConfigPath, loadConfig, saveConfig } from "../config/config.ts";
+import { isRecord } from "../_util/is_record.ts";
+import { terminalSafe } from "../core/terminal_text.ts";
+import { findMemoryProvider } from "../plugins/plugin_discovery.ts";
+import {
+  approveCommand,
+  approvePending,
+  describeEntries,
+  markGrantReviewed,
+  reportRefused,
+  type RequestedEntry,
+  reviewGrant,
+} from "../plugins/provider_permissions.ts";
+
+/**
+ * Shows what the manifest asks for beyond what is approved and asks (`--yes`
+ * approves); the returned function records it under `memory.permissions.<name>`
+ * (which no provider can write) once setup succeeds. A bundled provider is approved as it ships.
+ */
+export async function approveRequest(
+  name: string,
+  yes: boolean,
+  interactive: boolean,
+  io: CliIo,
+): Promise<(() => Promise<void>) | undefined> {
+  markGrantReviewed(name);
+  const home = getHermesHome();
+  const config = await loadConfig();
+  const candidate = await findMemoryProvider(name, {
+    hermesHome: home,
+    config,
+  });
+  if (candidate === null) return undefined;
+  const review = reviewGrant(candidate, { hermesHome: home, config });
+  reportRefused(review);
+  const pending = review.requested.filter((e) => !e.approved);
+  if (review.bundled || pending.length === 0) return undefined;
+  const safe = (text: string) => terminalSafe(text, { singleLine: true });
+  const lines = [
+    `Memory provider '${safe(name)}' (${review.manifestPath}) asks for:`,
+  ];
+  const words: Record<RequestedEntry["key"], string> = {
+    read: "read",
+    write: "write to",
+    env: "read the environment variable",
+    net: "connect to",
+    npm: "import",
+  };
+  for (const entry of pending) {
+    lines.push(
+      `  - ${words[entry.key]} ${safe(entry.value)}${
+        entry.why ? `: ${safe(entry.why)}` : " (the manifest gives no reason)"
+      }`,
+    );
+  }
+  lines.push(
+    `Besides that it reads its own code and reads and writes ${
+      review.grant.dataDir ?? "nothing else"
+    }.`,
+  );
+  io.stdout(`${lines.join("\n")}\n`);
+  const configPath = getConfigPath(home);
+  if (!yes) {
+    const approved = interactive &&
+      await io.prompts.confirm({
+        message: `Approve this for '${safe(name)}'?`,
+        default: false,
+      });
+    if (!approved) {
+      io.stdout(
+        `Not approved: '${safe(name)}' runs without it. Approve later with '${
+          approveCommand(name)
+        }'${interactive ? "" : " --yes"}.\n`,
+      );
+      return undefined;
+    }
+  }
+  approvePending(name, pending);
+  return async () => {
+    // Read inside the save: the file may have changed during setup.
+    const now = await loadConfig();
+    const all = isRecord(now.memory) && isRecord(now.memory.permissions)
+      ? now.memory.permissions
+      : {};
+    const block: Record<string, unknown> = isRecord(all[name])
+      ? { ...all[name] }
+      : {};
+    for (const entry of pending) {
+      if (entry.key === "npm") {
+        block.npm = true;
+        continue;
+      }
+      const list = Array.isArray(block[entry.key])
+        ? [...block[entry.key] as unknown[]]
+        : [];
+      if (!list.includes(entry.value)) list.push(entry.value);
+      block[entry.key] = list;
+    }
+    await saveConfig({ memory: { permissions: { [name]: block } } });
+    io.stdout(
+      `Approved for '${safe(name)}': ${
+        safe(describeEntries(pending))
+      }. Saved under memory.permissions.${safe(name)} in ${configPath}.\n`,
+    );
+  };
+}

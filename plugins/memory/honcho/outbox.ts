@@ -67,33 +67,24 @@ export type {
 /** How long Honcho may take to finish a request its client gave up on, by default (ms). */
 export const DEFAULT_LATE_COMMIT_GRACE_MS = 30_000;
 
-/** A message to queue. */
+/** A message to queue (content at most 25 000 characters: chunk first). */
 export interface OutboxMessageInput {
-  /** The Honcho session id. */
   session: string;
-  /** The author peer id. */
   peer: string;
-  /** The text (at most 25 000 characters; chunk longer text first). */
   content: string;
-  /** Extra metadata; `hermes_outbox_id` is added. */
+  /** `hermes_outbox_id` is added. */
   metadata?: JsonObject;
-  /** When it was said (ISO). @default {now} */
+  /** ISO. @default {now} */
   createdAt?: string;
   /**
-   * A stable outbox id (for example derived from an imported turn). A
-   * message whose id is already queued is not queued again, and one that
-   * Honcho may already hold (an earlier run) is looked up by id before it
-   * is first sent. @default {a random UUID}
+   * A stable id (an imported turn): queued at most once, and looked up on
+   * Honcho before its first send. @default {a random UUID}
    */
   id?: string;
-  /**
-   * Whether Honcho may already hold this id, so it is looked up before the
-   * first send. @default {true when `id` is given}
-   */
+  /** Look the id up before the first send. @default {true when `id` is given} */
   checkFirst?: boolean;
 }
 
-/** Sizes of the outbox. */
 export interface OutboxStats {
   /** Queued messages. */
   pending: number;
@@ -105,7 +96,7 @@ export interface OutboxStats {
   waiting: number;
   /** When the last of those attempts can no longer land (epoch ms), if any. */
   settlesAt?: number;
-  /** Messages that are checked against Honcho before they are first sent (stable ids). */
+  /** Messages looked up on Honcho before their first send (stable ids). */
   verifying: number;
 }
 

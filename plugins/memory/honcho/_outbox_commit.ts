@@ -44,6 +44,10 @@ export interface CommitOptions {
 
 interface Job {
   records: AppendRecord[];
+  /** Records known later (a turn waiting for the session's name): jobs behind it wait. */
+  later?: Promise<AppendRecord[]>;
+  /** Messages of this job counted in `#held`. */
+  count: number;
   lines: string[];
   /** A turn or checkpoint: kept in memory and retried while the disk refuses it. */
   held: boolean;
@@ -89,8 +93,9 @@ export class GroupCommitter {
     turn = false,
   ): Promise<OutboxAppendResult> {
     return new Promise((resolve, reject) => {
-      if (held) this.#held += records.length;
-      this.#enqueue({ records, lines: [], held, turn, resolve, reject });
+      const count = held ? records.length : 0;
+      this.#held += count;
+      this.#enqueue({ records, count, lines: [], held, turn, resolve, reject });
     });
   }
 
@@ -98,6 +103,7 @@ export class GroupCommitter {
     return new Promise((resolve, reject) => {
       this.#enqueue({
         records: [],
+        count: 0,
         lines,
         held: false,
         turn: false,
@@ -108,13 +114,32 @@ export class GroupCommitter {
   }
 
   /**
-   * Holds a turn until it is on disk, in order; returns a promise only when
-   * more than `maxStaged` messages wait for the disk (back-pressure, at most
-   * `stageWaitMs`; the turn is kept either way).
+   * Holds a turn until it is on disk, in order (records known `later` hold
+   * back the turns behind them, `count` messages estimated meanwhile);
+   * returns a promise only when more than `maxStaged` messages wait for the
+   * disk (back-pressure, at most `stageWaitMs`; the turn is kept either way).
    */
-  stage(records: AppendRecord[]): Promise<void> | undefined {
-    if (this.#closed || records.length === 0) return undefined;
-    this.append(records, true, true).catch(() => {});
+  stage(
+    records: AppendRecord[] | Promise<AppendRecord[]>,
+    count = 0,
+  ): Promise<void> | undefined {
+    if (this.#closed) return undefined;
+    if (Array.isArray(records)) {
+      if (records.length === 0) return undefined;
+      this.append(records, true, true).catch(() => {});
+    } else {
+      this.#held += count;
+      this.#enqueue({
+        records: [],
+        later: records,
+        count,
+        lines: [],
+        held: true,
+        turn: true,
+        resolve: () => {},
+        reject: () => {},
+      });
+    }
     if (this.#held <= this.#options.maxStaged) return undefined;
     return this.#waitForRoom();
   }
@@ -153,7 +178,16 @@ export class GroupCommitter {
 
   async #loop(): Promise<void> {
     while (this.#jobs.length > 0) {
-      const jobs = this.#jobs.splice(0);
+      const head = this.#jobs[0]!;
+      if (head.later) {
+        head.records = await head.later.catch(() => []);
+        head.later = undefined;
+        this.#held += head.records.length - head.count;
+        head.count = head.records.length;
+        continue;
+      }
+      const next = this.#jobs.findIndex((job) => job.later !== undefined);
+      const jobs = this.#jobs.splice(0, next < 0 ? this.#jobs.length : next);
       let results: OutboxAppendResult[];
       try {
         results = await this.#write(jobs);
@@ -211,7 +245,7 @@ export class GroupCommitter {
     let added = 0;
     jobs.forEach((job, index) => {
       const result = results[index]!;
-      if (job.held) this.#held -= job.records.length;
+      this.#held -= job.count;
       if (job.turn) turns++;
       added += result.accepted.length;
       job.resolve(result);

@@ -314,12 +314,23 @@ export class HonchoOutbox {
   /**
    * Stages one turn's messages: on disk within one group commit, in order,
    * kept in memory and retried while the disk refuses them; then delivered
-   * per `writeFrequency`. Returns a promise only when more than
+   * per `writeFrequency`. Messages known later (`count` estimated) hold the
+   * turns behind them. Returns a promise only when more than
    * `maxStagedMessages` wait for the disk (back-pressure).
    */
-  stage(messages: readonly OutboxMessageInput[]): Promise<void> | undefined {
+  stage(
+    messages:
+      | readonly OutboxMessageInput[]
+      | Promise<readonly OutboxMessageInput[]>,
+    count?: number,
+  ): Promise<void> | undefined {
     if (this.#closed) return undefined;
-    return this.#commit.stage(this.#records(messages));
+    return this.#commit.stage(
+      "then" in messages
+        ? messages.then((list) => this.#records(list))
+        : this.#records(messages),
+      count,
+    );
   }
 
   /** Appends outside the turn count (a checkpoint), kept like a turn; resolves to how many the bound refused. */

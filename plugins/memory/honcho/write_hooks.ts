@@ -111,10 +111,6 @@ export class HonchoWriteHooks {
   #rt: HonchoRuntime;
   #session: HonchoSession;
   #checkpointTimeoutMs: number | undefined;
-  /** Messages of turns waiting for the session's name (not durable yet). */
-  #unnamedMessages = 0;
-  /** Settles once every turn waiting for the session's name is staged. */
-  #unnamedTail: Promise<void> | undefined;
   /** Memory writes (conclusions) sent but not answered yet. */
   #memoryWrites = new Set<Promise<void>>();
   /** Write-path causes already warned about in this episode. */
@@ -183,7 +179,8 @@ export class HonchoWriteHooks {
     const turnAuthor = options.turnAuthor
       ? authorFromTurn(options.turnAuthor)
       : author;
-    return this.#stageInOrder(messages, (identity) => {
+    const records = (identity: HonchoSessionIdentity | undefined) => {
+      if (!identity) return [];
       const turn = turnRecords(config, identity, {
         author: turnAuthor,
         userText,
@@ -195,7 +192,13 @@ export class HonchoWriteHooks {
         this.#session.planJoin(session, peer, identity.aiPeerId, create);
       }
       return turn.records;
-    });
+    };
+    // Until the session is named (naming may await `git`), the turn holds
+    // its place in the outbox's queue: turns stay in `syncTurn` order.
+    const known = this.#session.identity;
+    return known
+      ? this.outbox.stage(records(known))
+      : this.outbox.stage(this.#session.named().then(records), messages);
   }
 
   /**
@@ -255,12 +258,10 @@ export class HonchoWriteHooks {
       ? Infinity
       : now() + Math.max(0, timeoutMs);
     const left = (): number => Math.max(0, deadline - now());
-    if (this.#unnamedTail) await waitFor(this.#unnamedTail, left());
-    let pending = this.#unnamedMessages;
     const staged = await this.outbox.drain(
       deadline === Infinity ? undefined : left(),
     );
-    pending += staged.pending ?? 0;
+    let pending = staged.pending ?? 0;
     if (this.#memoryWrites.size > 0) {
       await waitFor(Promise.all([...this.#memoryWrites]), left());
       pending += this.#memoryWrites.size;
@@ -404,39 +405,6 @@ export class HonchoWriteHooks {
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  /**
-   * Stages a turn's records in `syncTurn` order: at once when the session
-   * is named and no earlier turn waits for the name; otherwise behind every
-   * earlier turn, once the name is known (naming may await `git`).
-   */
-  #stageInOrder(
-    messages: number,
-    records: (identity: HonchoSessionIdentity) => OutboxMessageInput[],
-  ): Promise<void> | undefined {
-    const outbox = this.outbox;
-    const known = this.#session.identity;
-    if (known && this.#unnamedTail === undefined) {
-      return outbox.stage(records(known));
-    }
-    this.#unnamedMessages += messages;
-    const named = known ? Promise.resolve(known) : this.#session.named();
-    let pressure: Promise<void> | undefined;
-    const staged = Promise.all([this.#unnamedTail, named]).then(
-      ([, identity]) => {
-        if (identity) pressure = outbox.stage(records(identity));
-      },
-    ).finally(() => {
-      this.#unnamedMessages -= messages;
-    });
-    const tail = staged.catch(() => {});
-    this.#unnamedTail = tail;
-    tail.then(() => {
-      if (this.#unnamedTail === tail) this.#unnamedTail = undefined;
-    });
-    this.#rt.tasks.track(tail);
-    return tail.then(() => pressure);
   }
 
   /**

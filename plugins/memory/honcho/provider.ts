@@ -311,27 +311,18 @@ export class HonchoMemoryProvider extends ProviderContract {
         return;
       }
       this.#scrub = scrubberOf(config.apiKey);
-      const parts = assemble({
-        sessionId,
-        initOptions: { ...options },
-        config,
-        client,
-        options: this.#options,
-        hermesHome: this.#hermesHome,
-        platform: this.#platform,
-        signal: this.#controller.signal,
-        tasks: this.#tasks,
-        now: this.#now,
-        stopped: () => this.#shutdown,
-        turn: () => this.#turn,
-        scrub: this.#scrub,
-        inspection: INSPECTING.has(options),
-      });
+      const parts = this.#assemble(sessionId, options, config, client);
       this.#parts = parts;
       await parts.session.start();
       if (config.recallMode === "tools" && !config.initOnSessionStart) {
         // Set-up waits for the first tool call; the backlog is still delivered.
-        if (!parts.inspection) parts.writes.deliverBacklogWhenNamed();
+        if (!parts.inspection) {
+          this.#tasks.track(
+            parts.session.named().then(() =>
+              parts.writes.outbox.deliverBacklog()
+            ),
+          );
+        }
       }
     } catch (error) {
       log(
@@ -675,6 +666,57 @@ export class HonchoMemoryProvider extends ProviderContract {
       idleLiveness(this.#turn, this.#config?.dialecticCadence ?? 1);
   }
 
+  /** Wires one session's parts: set-up resumes recall and delivery; a move resets recall. */
+  #assemble(
+    sessionId: string,
+    initOptions: InitializeOptions,
+    config: HonchoConfig,
+    client: HonchoClient,
+  ): Parts {
+    const options = this.#options;
+    const inspection = INSPECTING.has(initOptions);
+    const rt: HonchoRuntime = {
+      config,
+      client,
+      notices: new NoticeBoard(this.#platform, this.#hermesHome!),
+      signal: this.#controller.signal,
+      tasks: this.#tasks,
+      now: this.#now,
+      stopped: () => this.#shutdown,
+      timeoutMs: requestTimeoutMs(config),
+      scrub: this.#scrub,
+    };
+    const session: HonchoSession = new HonchoSession(rt, {
+      sessionId,
+      initOptions: { ...initOptions },
+      gitTopLevel: options.gitTopLevel,
+      initRetryDelayMs: options.initRetryDelayMs,
+      onReady: (stale) => {
+        recall.sessionReady(stale);
+        if (!inspection) writes.outbox.resume();
+      },
+      onMoved: () => {
+        recall.sessionMoved();
+        if (config.recallMode !== "tools") session.kick(true);
+      },
+    });
+    const recall = new HonchoRecall(rt, session, {
+      turn: () => this.#turn,
+      queryRewriter: options.queryRewriter,
+      retryBaseDelayMs: options.writerRetryBaseDelayMs,
+      retryMaxDelayMs: options.writerRetryMaxDelayMs,
+    });
+    const writes = new HonchoWriteHooks(rt, session, {
+      hermesHome: this.#hermesHome!,
+      outbox: options.outbox,
+      retryBaseDelayMs: options.writerRetryBaseDelayMs,
+      retryMaxDelayMs: options.writerRetryMaxDelayMs,
+      maxStagedMessages: options.maxStagedMessages,
+      checkpointTimeoutMs: options.checkpointTimeoutMs,
+    });
+    return { rt, session, recall, writes, inspection };
+  }
+
   async #loadConfig(): Promise<HonchoConfig | undefined> {
     this.#configPromise ??= loadHonchoConfig({
       hermesHome: this.#hermesHome,
@@ -717,66 +759,4 @@ function connect(
     );
   }
   return client;
-}
-
-interface AssemblyInput {
-  sessionId: string;
-  initOptions: InitializeOptions;
-  config: HonchoConfig;
-  client: HonchoClient;
-  options: HonchoProviderOptions;
-  hermesHome: string;
-  platform: string;
-  signal: AbortSignal;
-  tasks: TaskGroup;
-  now: () => number;
-  stopped: () => boolean;
-  turn: () => number;
-  scrub: (text: string) => string;
-  inspection: boolean;
-}
-
-/** Wires one session's parts: set-up resumes recall and delivery; a move resets recall. */
-function assemble(input: AssemblyInput): Parts {
-  const { config, options } = input;
-  const rt: HonchoRuntime = {
-    config,
-    client: input.client,
-    notices: new NoticeBoard(input.platform, input.hermesHome),
-    signal: input.signal,
-    tasks: input.tasks,
-    now: input.now,
-    stopped: input.stopped,
-    timeoutMs: requestTimeoutMs(config),
-    scrub: input.scrub,
-  };
-  const session: HonchoSession = new HonchoSession(rt, {
-    sessionId: input.sessionId,
-    initOptions: input.initOptions,
-    gitTopLevel: options.gitTopLevel,
-    initRetryDelayMs: options.initRetryDelayMs,
-    onReady: (stale) => {
-      recall.sessionReady(stale);
-      if (!input.inspection) writes.outbox.resume();
-    },
-    onMoved: () => {
-      recall.sessionMoved();
-      if (config.recallMode !== "tools") session.kick(true);
-    },
-  });
-  const recall = new HonchoRecall(rt, session, {
-    turn: input.turn,
-    queryRewriter: options.queryRewriter,
-    retryBaseDelayMs: options.writerRetryBaseDelayMs,
-    retryMaxDelayMs: options.writerRetryMaxDelayMs,
-  });
-  const writes = new HonchoWriteHooks(rt, session, {
-    hermesHome: input.hermesHome,
-    outbox: options.outbox,
-    retryBaseDelayMs: options.writerRetryBaseDelayMs,
-    retryMaxDelayMs: options.writerRetryMaxDelayMs,
-    maxStagedMessages: options.maxStagedMessages,
-    checkpointTimeoutMs: options.checkpointTimeoutMs,
-  });
-  return { rt, session, recall, writes, inspection: input.inspection };
 }

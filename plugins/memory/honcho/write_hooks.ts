@@ -143,13 +143,6 @@ export class HonchoWriteHooks {
     });
   }
 
-  /** Delivers earlier processes' backlog once the session is named (tools mode). */
-  deliverBacklogWhenNamed(): void {
-    this.#rt.tasks.track(
-      this.#session.named().then(() => this.outbox.deliverBacklog()),
-    );
-  }
-
   /**
    * Stores a completed turn: returns without waiting for the disk or the
    * network, unless the disk is far behind (back-pressure).

@@ -24,6 +24,7 @@ import { HonchoConfigError, HonchoPeerUnresolvedError } from "./errors.ts";
 import { failureReason } from "./notices.ts";
 import {
   mergeServerObservation,
+  type PeerObservation,
   type SessionObservation,
 } from "./observation.ts";
 import { resolveAiPeerId, resolveUserPeerId } from "./peers.ts";
@@ -205,20 +206,14 @@ export class HonchoSession {
     if (this.#setups.has(key) || this.#joined.has(key)) return;
     const client = this.#rt.client;
     const flags = this.#observation ?? this.#rt.config.observationFlags;
-    const userConfig: SessionPeerConfig = {
-      observeMe: flags.user.observeMe,
-      observeOthers: flags.user.observeOthers,
-    };
+    const userConfig = peerConfig(flags.user);
     this.#setups.set(key, async () => {
       const signal = this.#rt.signal;
       if (create) {
         await client.getOrCreateSession(session, {
           peers: {
             [peer]: userConfig,
-            [aiPeer]: {
-              observeMe: flags.ai.observeMe,
-              observeOthers: flags.ai.observeOthers,
-            },
+            [aiPeer]: peerConfig(flags.ai),
           },
           signal,
         });
@@ -294,16 +289,10 @@ export class HonchoSession {
     const flags = this.#rt.config.observationFlags;
     try {
       const peers: Record<string, SessionPeerConfig> = {
-        [identity.userPeerId]: {
-          observeMe: flags.user.observeMe,
-          observeOthers: flags.user.observeOthers,
-        },
+        [identity.userPeerId]: peerConfig(flags.user),
       };
       if (identity.aiPeerId !== identity.userPeerId) {
-        peers[identity.aiPeerId] = {
-          observeMe: flags.ai.observeMe,
-          observeOthers: flags.ai.observeOthers,
-        };
+        peers[identity.aiPeerId] = peerConfig(flags.ai);
       }
       await client.getOrCreateSession(identity.sessionId, { peers, signal });
       const [userServer, aiServer] = await Promise.all([
@@ -355,6 +344,12 @@ export class HonchoSession {
       this.#setups.delete(key);
     }
   }
+}
+
+function peerConfig(
+  { observeMe, observeOthers }: PeerObservation,
+): SessionPeerConfig {
+  return { observeMe, observeOthers };
 }
 
 function serverFlags(

@@ -358,27 +358,14 @@ export class HonchoWriteHooks {
       );
       const missing = missingEvidence(items, stored);
       if (missing.length === 0) return;
-      const records: OutboxMessageInput[] = [];
-      for (const item of missing) {
-        const peer = item.role === "user"
-          ? identity.userPeerId
-          : identity.aiPeerId;
-        chunkMessage(item.text, config.messageMaxChars).forEach(
-          (content, index) => {
-            records.push({
-              session: identity.sessionId,
-              peer,
-              content,
-              metadata: {
-                [ROLE_METADATA_KEY]: item.role,
-                [DIGEST_METADATA_KEY]: item.digest,
-                [CHUNK_METADATA_KEY]: index,
-                hermes_source: "checkpoint",
-              },
-            });
-          },
-        );
-      }
+      const records = missing.flatMap((item) =>
+        chunkRecords(config.messageMaxChars, {
+          ...item,
+          session: identity.sessionId,
+          peer: item.role === "user" ? identity.userPeerId : identity.aiPeerId,
+          source: "checkpoint",
+        })
+      );
       const rejected = await outbox.appendHeld(records);
       if (rejected > 0) {
         throw new Error(
@@ -489,35 +476,54 @@ export function turnRecords(
       join = { session, peer, create: false };
     }
   }
-  const records: OutboxMessageInput[] = [];
-  const add = (role: "user" | "assistant", peer: string, text: string) => {
-    if (text === "") return;
-    const digest = turnDigest(role, text);
-    const chunks = chunkMessage(text, config.messageMaxChars);
-    chunks.forEach((content, index) => {
-      const record: OutboxMessageInput = {
-        session,
-        peer,
-        content,
-        metadata: {
-          [ROLE_METADATA_KEY]: role,
-          [DIGEST_METADATA_KEY]: digest,
-          [CHUNK_METADATA_KEY]: index,
-        },
-      };
-      if (turn.turnId !== undefined) {
-        record.id = stableOutboxId([
-          config.workspaceId,
-          session,
-          turn.turnId,
-          role,
-          index,
-        ]);
-      }
-      records.push(record);
+  const { turnId } = turn;
+  const side = (role: "user" | "assistant", peer: string, text: string) =>
+    text === "" ? [] : chunkRecords(config.messageMaxChars, {
+      session,
+      peer,
+      role,
+      text,
+      digest: turnDigest(role, text),
+      id: turnId === undefined
+        ? undefined
+        : (index) =>
+          stableOutboxId([config.workspaceId, session, turnId, role, index]),
     });
-  };
-  add("user", userPeer, turn.userText);
-  add("assistant", identity.aiPeerId, turn.aiText);
+  const records = [
+    ...side("user", userPeer, turn.userText),
+    ...side("assistant", identity.aiPeerId, turn.aiText),
+  ];
   return join ? { records, join } : { records };
+}
+
+/** One message's records, chunked, each with role, digest and chunk number. */
+function chunkRecords(
+  maxChars: number,
+  message: {
+    session: string;
+    peer: string;
+    role: "user" | "assistant";
+    text: string;
+    digest: string;
+    source?: string;
+    /** A stable id per chunk: the same turn handed over again is stored once. */
+    id?: (index: number) => string;
+  },
+): OutboxMessageInput[] {
+  const { session, peer, role, digest, source, id } = message;
+  return chunkMessage(message.text, maxChars).map((content, index) => {
+    const record: OutboxMessageInput = {
+      session,
+      peer,
+      content,
+      metadata: {
+        [ROLE_METADATA_KEY]: role,
+        [DIGEST_METADATA_KEY]: digest,
+        [CHUNK_METADATA_KEY]: index,
+        ...(source === undefined ? {} : { hermes_source: source }),
+      },
+    };
+    if (id) record.id = id(index);
+    return record;
+  });
 }

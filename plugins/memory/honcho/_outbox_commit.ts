@@ -246,7 +246,7 @@ export class GroupCommitter {
     jobs.forEach((job, index) => {
       const result = results[index]!;
       this.#held -= job.count;
-      if (job.turn) turns++;
+      if (job.turn && job.records.length > 0) turns++;
       added += result.accepted.length;
       job.resolve(result);
     });

@@ -229,20 +229,24 @@ export class OutboxDelivery {
           await this.#settleByLookup(client, result, signal)
         ) continue;
         if (pick.kind === "wait") {
-          // Every deliverable message waits for an uncertain attempt.
+          // Every deliverable message waits for an uncertain attempt; a flush
+          // whose deadline comes first keeps looking the messages up.
+          const now = this.#policy.now();
+          const lookAgain = maxWaitMs === Infinity && deadline !== undefined &&
+            now + SETTLE_LOOKUP_INTERVAL_MS < deadline;
           if (
-            (deadline !== undefined && pick.until > deadline) ||
-            pick.until - this.#policy.now() > maxWaitMs
+            (deadline !== undefined && pick.until > deadline && !lookAgain) ||
+            pick.until - now > maxWaitMs
           ) {
             result.waiting = pick.waiting;
             result.settlesAt = pick.until;
             break;
           }
           // A real wait (not the injected backoff sleep): time must pass.
-          await abortableSleep(
-            Math.max(1, pick.until - this.#policy.now()),
-            signal,
-          );
+          const until = lookAgain
+            ? Math.min(pick.until, now + SETTLE_LOOKUP_INTERVAL_MS)
+            : pick.until;
+          await abortableSleep(Math.max(1, until - now), signal);
           continue;
         }
         const left = deadline === undefined

@@ -646,11 +646,11 @@ export class HonchoMemoryProvider extends ProviderContract {
   async idle(timeoutMs = 30_000): Promise<boolean> {
     const deadline = this.#now() + timeoutMs;
     for (;;) {
-      const writer = this.#parts?.writes.outbox.idle() ?? Promise.resolve();
+      const outbox = this.#parts?.writes.outbox.idle() ?? Promise.resolve();
       const tasks = this.#tasks.current();
       const left = deadline - this.#now();
       if (left <= 0) return false;
-      if (!await waitFor(Promise.all([writer, tasks]), left)) return false;
+      if (!await waitFor(Promise.all([outbox, tasks]), left)) return false;
       // A scheduled delivery retry is not waited for.
       if (this.#tasks.size === 0) return true;
     }

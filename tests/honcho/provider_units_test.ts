@@ -32,7 +32,7 @@ import {
   NoticeBoard,
   noticeText,
 } from "../../plugins/memory/honcho/notices.ts";
-import { writeModeOf } from "../../plugins/memory/honcho/writer.ts";
+import { writeModeOf } from "../../plugins/memory/honcho/outbox.ts";
 import {
   evidenceItems,
   messageText,

@@ -10,7 +10,6 @@ import { MemoryManager } from "@hermes/memory";
 import { HonchoClient } from "../../plugins/memory/honcho/client.ts";
 import { HonchoMemoryProvider } from "../../plugins/memory/honcho/mod.ts";
 import { HonchoOutbox } from "../../plugins/memory/honcho/outbox.ts";
-import { HonchoWriter } from "../../plugins/memory/honcho/writer.ts";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import {
   captureLogs,
@@ -58,19 +57,22 @@ Deno.test("A disk that refuses the outbox: drain() counts the staged messages, o
   const home = await Deno.makeTempDir({ prefix: "honcho_disk_" });
   const logs = captureLogs();
   try {
-    const outbox = new HonchoOutbox({ workspace: "ws", hermesHome: home });
-    // The outbox file cannot be opened for appending: a directory is there.
-    await Deno.mkdir(outbox.path, { recursive: true });
-    const writer = new HonchoWriter({
-      outbox,
-      client: new HonchoClient({
-        workspaceId: "ws",
-        baseUrl: "http://127.0.0.1:9",
-      }),
-      writeFrequency: "session",
+    const outbox = new HonchoOutbox({
+      workspace: "ws",
+      hermesHome: home,
+      delivery: {
+        client: new HonchoClient({
+          workspaceId: "ws",
+          baseUrl: "http://127.0.0.1:9",
+        }),
+        writeFrequency: "session",
+      },
       maxStagedMessages: 4,
       stageWaitMs: 200,
     });
+    const writer = outbox;
+    // The outbox file cannot be opened for appending: a directory is there.
+    await Deno.mkdir(outbox.path, { recursive: true });
     const pushedBack: (Promise<void> | undefined)[] = [];
     for (let turn = 1; turn <= 3; turn++) {
       pushedBack.push(writer.stage([

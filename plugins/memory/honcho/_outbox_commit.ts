@@ -1,11 +1,7 @@
 /**
- * The outbox's group commit (private to the outbox): message appends and
- * control lines (attempts, settles, acks, drops) handed in while the
- * previous write was on its way to the disk are written together, under
- * the state lock, with one `fdatasync`, in the order they were handed in.
- * Appends are deduplicated by id and checked against the size bound
- * (refused messages are counted, with one warning naming the file until
- * the outbox drains).
+ * The outbox's one write queue: appends and control lines handed in while
+ * the previous write was on its way to the disk go out together, in order,
+ * under the state lock, with one `fdatasync`.
  *
  * @module
  */
@@ -16,6 +12,8 @@ import {
   type OutboxLog,
   type OutboxRecord,
 } from "./_outbox_log.ts";
+import { backoffDelayMs } from "./_backoff.ts";
+import { errorText } from "./_util.ts";
 
 /** What an append (`HonchoOutbox.append`) did. */
 export interface OutboxAppendResult {
@@ -27,164 +25,309 @@ export interface OutboxAppendResult {
 
 /** A record to append, and whether it is looked up before its first send. */
 export interface AppendRecord {
-  /** The record. */
   record: OutboxRecord;
-  /** Look the id up on Honcho before the first send. */
   verify: boolean;
+}
+
+/** Bounds and staging limits of the committer. */
+export interface CommitOptions {
+  maxPendingMessages: number;
+  maxPendingBytes: number;
+  /** Held messages not on disk yet above which `stage()` pushes back. */
+  maxStaged: number;
+  /** The longest one `stage()` waits for room, in ms. */
+  stageWaitMs: number;
+  random: () => number;
+  /** Called after each group with the turns it made durable and the messages it added. */
+  onCommitted: (turns: number, added: number) => void;
+}
+
+interface Job {
+  records: AppendRecord[];
+  /** Records known later (a turn waiting for the session's name): jobs behind it wait. */
+  later?: Promise<AppendRecord[]>;
+  /** Messages of this job counted in `#held`. */
+  count: number;
+  lines: string[];
+  /** A turn or checkpoint: kept in memory and retried while the disk refuses it. */
+  held: boolean;
+  turn: boolean;
+  resolve: (result: OutboxAppendResult) => void;
+  reject: (error: unknown) => void;
 }
 
 const encoder = new TextEncoder();
 
-type CommitJob =
-  | {
-    kind: "messages";
-    records: AppendRecord[];
-    resolve: (result: OutboxAppendResult) => void;
-    reject: (error: unknown) => void;
-  }
-  | {
-    kind: "lines";
-    lines: string[];
-    resolve: () => void;
-    reject: (error: unknown) => void;
-  };
-
-/** The outbox's size bound. */
-export interface OutboxBounds {
-  /** The most queued messages. */
-  maxPendingMessages: number;
-  /** The most bytes of queued records. */
-  maxPendingBytes: number;
-}
-
-/** Writes to an {@linkcode OutboxLog} in groups (see the module doc). */
 export class GroupCommitter {
   #file: OutboxLog;
-  #maxPendingMessages: number;
-  #maxPendingBytes: number;
+  #options: CommitOptions;
   #warnedFull = false;
-  #jobs: CommitJob[] = [];
-  #committer: Promise<void> | undefined;
+  #jobs: Job[] = [];
+  #running: Promise<void> | undefined;
+  /** Held messages not in the file yet. */
+  #held = 0;
+  #roomWaiters = new Set<() => void>();
+  #warnedSlowDisk = false;
+  #diskFailures = 0;
+  #closed = false;
+  #stopped = false;
 
-  /**
-   * Creates the committer (no I/O).
-   *
-   * @param outboxLog The log it writes to.
-   * @param bounds The size bound.
-   */
-  constructor(outboxLog: OutboxLog, bounds: OutboxBounds) {
+  constructor(outboxLog: OutboxLog, options: CommitOptions) {
     this.#file = outboxLog;
-    this.#maxPendingMessages = bounds.maxPendingMessages;
-    this.#maxPendingBytes = bounds.maxPendingBytes;
+    this.#options = options;
   }
 
-  /**
-   * Queues message records durably (within the next group).
-   *
-   * @param records The records, in order.
-   * @returns The accepted ids and the refused count.
-   */
-  append(records: AppendRecord[]): Promise<OutboxAppendResult> {
+  /** Held messages not in the file yet. */
+  get notDurable(): number {
+    return this.#held;
+  }
+
+  /** The committer's current run, if any. */
+  get running(): Promise<void> | undefined {
+    return this.#running;
+  }
+
+  append(
+    records: AppendRecord[],
+    held = false,
+    turn = false,
+  ): Promise<OutboxAppendResult> {
     return new Promise((resolve, reject) => {
-      this.#enqueue({ kind: "messages", records, resolve, reject });
+      const count = held ? records.length : 0;
+      this.#held += count;
+      this.#enqueue({ records, count, lines: [], held, turn, resolve, reject });
     });
   }
 
-  /**
-   * Appends control lines durably (within the next group).
-   *
-   * @param lines The lines.
-   * @returns Resolves when they are durable.
-   */
   commitLines(lines: string[]): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#enqueue({ kind: "lines", lines, resolve, reject });
+      this.#enqueue({
+        records: [],
+        count: 0,
+        lines,
+        held: false,
+        turn: false,
+        resolve: () => resolve(),
+        reject,
+      });
     });
+  }
+
+  /**
+   * Holds a turn until it is on disk, in order (records known `later` hold
+   * back the turns behind them, `count` messages estimated meanwhile);
+   * returns a promise only when more than `maxStaged` messages wait for the
+   * disk (back-pressure, at most `stageWaitMs`; the turn is kept either way).
+   */
+  stage(
+    records: AppendRecord[] | Promise<AppendRecord[]>,
+    count = 0,
+  ): Promise<void> | undefined {
+    if (this.#closed) return undefined;
+    if (Array.isArray(records)) {
+      if (records.length === 0) return undefined;
+      this.append(records, true, true).catch(() => {});
+    } else {
+      this.#held += count;
+      this.#enqueue({
+        records: [],
+        later: records,
+        count,
+        lines: [],
+        held: true,
+        turn: true,
+        resolve: () => {},
+        reject: () => {},
+      });
+    }
+    if (this.#held <= this.#options.maxStaged) return undefined;
+    return this.#waitForRoom();
+  }
+
+  /** Takes no new turns; wakes pushed-back callers. */
+  close(): void {
+    this.#closed = true;
+    for (const wake of this.#roomWaiters) wake();
+  }
+
+  /** Gives up on held messages the disk still refuses (shutdown, out of time). */
+  stop(): void {
+    this.#stopped = true;
   }
 
   /** Messages left the queue: the "full" warning may be given again once below 90 %. */
   noteRemoved(): void {
     if (
       this.#warnedFull &&
-      this.#file.entries.size < this.#maxPendingMessages * 0.9
+      this.#file.entries.size < this.#options.maxPendingMessages * 0.9
     ) this.#warnedFull = false;
   }
 
-  #enqueue(job: CommitJob): void {
+  #enqueue(job: Job): void {
     this.#jobs.push(job);
-    this.#startCommitter();
+    this.#start();
   }
 
-  #startCommitter(): void {
-    this.#committer ??= this.#commitLoop().finally(() => {
-      this.#committer = undefined;
-      // A job queued between the loop's last look and this reset.
-      if (this.#jobs.length > 0) this.#startCommitter();
+  #start(): void {
+    this.#running ??= this.#loop().finally(() => {
+      this.#running = undefined;
+      // Handed in between the loop's last look and this reset.
+      if (this.#jobs.length > 0) this.#start();
     });
   }
 
-  async #commitLoop(): Promise<void> {
+  async #loop(): Promise<void> {
     while (this.#jobs.length > 0) {
-      const jobs = this.#jobs.splice(0);
-      const results: OutboxAppendResult[] = [];
-      try {
-        await this.#file.locked(async () => {
-          await this.#file.catchUp();
-          const lines: string[] = [];
-          let count = this.#file.entries.size;
-          let bytes = this.#file.bytes;
-          let refused = 0;
-          const queued = new Set<string>();
-          for (const job of jobs) {
-            if (job.kind === "lines") {
-              lines.push(...job.lines);
-              results.push({ accepted: [], rejected: 0 });
-              continue;
-            }
-            const result: OutboxAppendResult = { accepted: [], rejected: 0 };
-            for (const { record, verify } of job.records) {
-              if (this.#file.entries.has(record.id) || queued.has(record.id)) {
-                result.accepted.push(record.id);
-                continue;
-              }
-              const line = messageLine(record, verify);
-              const size = encoder.encode(line).length + 1;
-              if (
-                count + 1 > this.#maxPendingMessages ||
-                bytes + size > this.#maxPendingBytes
-              ) {
-                result.rejected++;
-                continue;
-              }
-              count++;
-              bytes += size;
-              lines.push(line);
-              queued.add(record.id);
-              result.accepted.push(record.id);
-            }
-            refused += result.rejected;
-            results.push(result);
-          }
-          if (lines.length > 0) await this.#file.appendLines(lines);
-          if (refused > 0) this.#warnFull(refused);
-        });
-      } catch (error) {
-        for (const job of jobs) job.reject(error);
+      const head = this.#jobs[0]!;
+      if (head.later) {
+        head.records = await head.later.catch(() => []);
+        head.later = undefined;
+        this.#held += head.records.length - head.count;
+        head.count = head.records.length;
         continue;
       }
-      jobs.forEach((job, index) => {
-        if (job.kind === "lines") job.resolve();
-        else job.resolve(results[index]!);
-      });
+      const next = this.#jobs.findIndex((job) => job.later !== undefined);
+      const jobs = this.#jobs.splice(0, next < 0 ? this.#jobs.length : next);
+      let results: OutboxAppendResult[];
+      try {
+        results = await this.#write(jobs);
+      } catch (error) {
+        const held = jobs.filter((job) => job.held);
+        const rest = jobs.filter((job) => !job.held);
+        // Delivery records may still fit (the reserve) without the turns.
+        if (held.length > 0 && rest.length > 0) await this.#settle(rest);
+        else for (const job of rest) job.reject(error);
+        if (held.length === 0) continue;
+        this.#jobs.unshift(...held);
+        if (++this.#diskFailures === 1) {
+          log(
+            "warn",
+            `Honcho cannot write its outbox ${this.#file.path} (${
+              errorText(error)
+            }): ${this.#held} message(s) are held in memory and the write is retried`,
+          );
+        }
+        const delay = backoffDelayMs(this.#diskFailures - 1, error, {
+          baseMs: 100,
+          maxMs: 5_000,
+          retryAfterCapMs: 0,
+          random: this.#options.random,
+        });
+        await new Promise((resolve) =>
+          setTimeout(resolve, Math.max(10, delay))
+        );
+        if (this.#stopped) {
+          for (const job of this.#jobs.filter((job) => job.held)) {
+            job.reject(error);
+          }
+          this.#jobs = this.#jobs.filter((job) => !job.held);
+        }
+        continue;
+      }
+      if (this.#diskFailures > 0) {
+        log("warn", `Honcho outbox ${this.#file.path} is writable again`);
+      }
+      this.#diskFailures = 0;
+      this.#done(jobs, results);
     }
   }
 
+  async #settle(jobs: Job[]): Promise<void> {
+    try {
+      this.#done(jobs, await this.#write(jobs));
+    } catch (error) {
+      for (const job of jobs) job.reject(error);
+    }
+  }
+
+  #done(jobs: Job[], results: OutboxAppendResult[]): void {
+    let turns = 0;
+    let added = 0;
+    jobs.forEach((job, index) => {
+      const result = results[index]!;
+      this.#held -= job.count;
+      if (job.turn && job.records.length > 0) turns++;
+      added += result.accepted.length;
+      job.resolve(result);
+    });
+    if (this.#held <= this.#options.maxStaged) {
+      this.#warnedSlowDisk = false;
+      for (const wake of [...this.#roomWaiters]) wake();
+    }
+    this.#options.onCommitted(turns, added);
+  }
+
+  /** Writes a group: deduplicated by id, checked against the size bound. */
+  async #write(jobs: Job[]): Promise<OutboxAppendResult[]> {
+    const results: OutboxAppendResult[] = [];
+    await this.#file.locked(async () => {
+      await this.#file.catchUp();
+      const lines: string[] = [];
+      let count = this.#file.entries.size;
+      let bytes = this.#file.bytes;
+      let refused = 0;
+      const queued = new Set<string>();
+      for (const job of jobs) {
+        lines.push(...job.lines);
+        const result: OutboxAppendResult = { accepted: [], rejected: 0 };
+        for (const { record, verify } of job.records) {
+          if (this.#file.entries.has(record.id) || queued.has(record.id)) {
+            result.accepted.push(record.id);
+            continue;
+          }
+          const line = messageLine(record, verify);
+          const size = encoder.encode(line).length + 1;
+          if (
+            count + 1 > this.#options.maxPendingMessages ||
+            bytes + size > this.#options.maxPendingBytes
+          ) {
+            result.rejected++;
+            continue;
+          }
+          count++;
+          bytes += size;
+          lines.push(line);
+          queued.add(record.id);
+          result.accepted.push(record.id);
+        }
+        refused += result.rejected;
+        results.push(result);
+      }
+      if (lines.length > 0) await this.#file.appendLines(lines);
+      if (refused > 0) this.#warnFull(refused);
+    });
+    return results;
+  }
+
+  #waitForRoom(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.#roomWaiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.#roomWaiters.delete(wake);
+        if (!this.#warnedSlowDisk) {
+          this.#warnedSlowDisk = true;
+          log(
+            "warn",
+            `Honcho's outbox ${this.#file.path} is not keeping up: ${this.#held} message(s) are waiting for the disk (more than ${this.#options.maxStaged}); they are kept in memory until written`,
+          );
+        }
+        resolve();
+      }, this.#options.stageWaitMs);
+      this.#roomWaiters.add(wake);
+    });
+  }
+
   #warnFull(refused: number): void {
+    const { maxPendingMessages, maxPendingBytes } = this.#options;
     if (!this.#warnedFull) {
       this.#warnedFull = true;
       log(
         "warn",
-        `Honcho outbox ${this.#file.path} is full (${this.#file.entries.size} messages, ${this.#file.bytes} bytes pending; limits ${this.#maxPendingMessages} messages, ${this.#maxPendingBytes} bytes): new messages are refused until Honcho accepts the backlog`,
+        `Honcho outbox ${this.#file.path} is full (${this.#file.entries.size} messages, ${this.#file.bytes} bytes pending; limits ${maxPendingMessages} messages, ${maxPendingBytes} bytes): new messages are refused until Honcho accepts the backlog`,
       );
     } else {
       log(

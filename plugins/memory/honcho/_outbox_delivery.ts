@@ -1,20 +1,17 @@
 /**
- * The outbox's delivery (private to the outbox): batches of at most 100
- * messages per session, in order, under an exclusive delivery lease on
- * `<file>.deliver.lock` (released by the OS when its holder dies).
+ * The outbox's delivery: batches of at most 100 messages per session, in
+ * order, under an exclusive lease on `<file>.deliver.lock` (released by the
+ * OS when its holder dies).
  *
  * Before a batch is sent an `attempt` line is made durable with the time
- * after which that request can no longer be committed by Honcho (start +
- * request timeout or what is left of the deadline + `lateCommitGraceMs`).
- * After an uncertain outcome (a timeout, a dropped connection, a 504, a
- * process that died mid-request) the messages wait for that time, then
- * Honcho is asked which ids it holds and only the others are sent. A
- * failure Honcho answered, or a connection that never opened, settles the
- * attempt at once. Only Honcho's refusal of one message (a 422 pointing
- * into the message, a 413) moves that message to the rejected file;
- * anything else retrying cannot fix stops delivery as systemic, keeping
- * every message queued. Transient failures are retried with the provider's
- * full-jitter backoff.
+ * after which Honcho can no longer commit that request (start + request
+ * timeout + `lateCommitGraceMs`, since a server may finish a request its
+ * client gave up on). After an uncertain outcome (a timeout, a dropped
+ * connection, a 504, a process that died mid-request) the messages wait for
+ * that time, then Honcho is asked which ids it holds and only the others are
+ * sent. Only Honcho's refusal of one message (a 422 pointing into it, a 413)
+ * moves it to the rejected file; anything else retrying cannot fix stops
+ * delivery as systemic, keeping every message queued.
  *
  * @module
  */
@@ -45,10 +42,7 @@ import { errorText, isRecord } from "./_util.ts";
 
 /** A request is not started with less time than this before the deadline. */
 const MIN_REQUEST_MS = 250;
-/**
- * How often an unconfirmed message (its acknowledgement was lost) is looked
- * up on Honcho while its attempt could still land.
- */
+/** How often a message whose acknowledgement was lost is looked up while its attempt could still land. */
 export const SETTLE_LOOKUP_INTERVAL_MS = 2_000;
 /** Ids asked about per dedup request. */
 const IDS_PER_QUERY = 40;
@@ -57,20 +51,15 @@ const encoder = new TextEncoder();
 
 /** What a delivery (`HonchoOutbox.deliver`) did. */
 export interface OutboxDeliverResult {
-  /** Messages Honcho acknowledged in this call. */
   delivered: number;
   /** Messages found already stored (sent before a crash, a timeout, an earlier import) and not re-sent. */
   duplicates: number;
   /** Messages Honcho refused permanently (moved to the rejected file, warned). */
   rejected: number;
-  /** Messages still queued afterwards. */
   pending: number;
-  /**
-   * Queued messages an earlier uncertain attempt may still land for; they
-   * are resolved once it no longer can (see `OutboxStats.settlesAt`).
-   */
+  /** Queued messages an earlier uncertain attempt may still land for. */
   waiting?: number;
-  /** When delivery stopped to wait: the time the first of those attempts settles (epoch ms). */
+  /** When delivery stopped to wait: when the first of those attempts settles (epoch ms). */
   settlesAt?: number;
   /** Another process holds the delivery lease: nothing was delivered here. */
   busy?: boolean;
@@ -86,53 +75,31 @@ export interface OutboxDeliverOptions {
   signal?: AbortSignal;
   /** Consecutive transient failures tolerated before returning. @default {HonchoOutboxOptions.maxRetries} */
   maxRetries?: number;
-  /**
-   * Epoch ms by which delivery ends: no request is started that could run
-   * past it, and no wait for an uncertain attempt goes past it.
-   */
+  /** Epoch ms by which delivery ends: no request or wait runs past it. */
   deadline?: number;
-  /**
-   * The longest delivery sleeps for an uncertain earlier attempt to settle
-   * before it returns (with `settlesAt`), in ms. @default {Infinity}
-   */
+  /** The longest sleep for an uncertain attempt to settle before returning (with `settlesAt`), in ms. @default {Infinity} */
   maxWaitMs?: number;
 }
 
-/** How delivery retries and waits. */
+/** How delivery retries and waits (see `HonchoOutboxOptions`). */
 export interface DeliveryPolicy {
-  /** Consecutive transient failures one delivery tolerates by default. */
   maxRetries: number;
-  /** Base of the exponential backoff, in ms. */
   retryBaseDelayMs: number;
-  /** Ceiling of one backoff delay, in ms. */
   retryMaxDelayMs: number;
-  /** Ceiling of an honoured `Retry-After`, in ms. */
   retryAfterCapMs: number;
-  /** How long Honcho may still commit a request its client gave up on, in ms. */
   lateCommitGraceMs: number;
-  /** Compaction threshold for a file with acknowledged lines, in bytes. */
   compactAfterBytes: number;
-  /** The sleep between retries. */
   sleep: SleepLike;
-  /** Random numbers in [0, 1) for jitter. */
   random: () => number;
-  /** The clock, epoch ms. */
   now: () => number;
 }
 
-/** Where {@linkcode OutboxDelivery} works. */
 export interface OutboxDeliveryOptions {
-  /** The workspace messages are delivered to. */
   workspace: string;
-  /** The log. */
   file: OutboxLog;
-  /** The group commit for control lines. */
   commit: GroupCommitter;
-  /** The rejected file. */
   rejectedPath: string;
-  /** The delivery lease file. */
   leasePath: string;
-  /** The retry and wait policy. */
   policy: DeliveryPolicy;
   /** How many messages are queued (for a busy answer). */
   pending: () => Promise<number>;
@@ -173,11 +140,6 @@ export class OutboxDelivery {
   /** Ids delivered one by one to find the one Honcho refuses. */
   #isolate = new Set<string>();
 
-  /**
-   * Creates the delivery (no I/O).
-   *
-   * @param options The log, the commit, the files and the policy.
-   */
   constructor(options: OutboxDeliveryOptions) {
     this.#workspace = options.workspace;
     this.#file = options.file;
@@ -189,12 +151,8 @@ export class OutboxDelivery {
   }
 
   /**
-   * Delivers under the cross-process delivery lease (see the module doc);
-   * returns at once with `busy: true` when another process holds it.
+   * Delivers under the lease; `busy: true` at once when another holds it.
    *
-   * @param client A client for the server (its workspace is replaced by the outbox's).
-   * @param options Signal, retry budget, deadline and wait bound.
-   * @returns Counts, and the error that stopped delivery early, if any.
    * @throws The signal's reason, unchanged, when it aborts.
    */
   async deliver(
@@ -264,20 +222,24 @@ export class OutboxDelivery {
           await this.#settleByLookup(client, result, signal)
         ) continue;
         if (pick.kind === "wait") {
-          // Every deliverable message waits for an uncertain attempt.
+          // Every deliverable message waits for an uncertain attempt; a flush
+          // whose deadline comes first keeps looking the messages up.
+          const now = this.#policy.now();
+          const lookAgain = maxWaitMs === Infinity && deadline !== undefined &&
+            now + SETTLE_LOOKUP_INTERVAL_MS < deadline;
           if (
-            (deadline !== undefined && pick.until > deadline) ||
-            pick.until - this.#policy.now() > maxWaitMs
+            (deadline !== undefined && pick.until > deadline && !lookAgain) ||
+            pick.until - now > maxWaitMs
           ) {
             result.waiting = pick.waiting;
             result.settlesAt = pick.until;
             break;
           }
           // A real wait (not the injected backoff sleep): time must pass.
-          await abortableSleep(
-            Math.max(1, pick.until - this.#policy.now()),
-            signal,
-          );
+          const until = lookAgain
+            ? Math.min(pick.until, now + SETTLE_LOOKUP_INTERVAL_MS)
+            : pick.until;
+          await abortableSleep(Math.max(1, until - now), signal);
           continue;
         }
         const left = deadline === undefined
@@ -487,14 +449,9 @@ export class OutboxDelivery {
   }
 
   /**
-   * Asks Honcho which messages of uncertain attempts (an acknowledgement
-   * that never came) it already holds, and acknowledges those: a lost
-   * acknowledgement then holds the session back only for this lookup, not
-   * for the whole window in which the attempt could still land. Each id is
-   * looked up at most once per {@linkcode SETTLE_LOOKUP_INTERVAL_MS}; a
-   * failed lookup changes nothing (the window still applies).
-   *
-   * @returns Whether anything was acknowledged.
+   * Acknowledges the messages of uncertain attempts Honcho already holds, so
+   * a lost acknowledgement holds the session back only for this lookup (each
+   * id at most once per {@linkcode SETTLE_LOOKUP_INTERVAL_MS}).
    */
   async #settleByLookup(
     client: HonchoClient,
@@ -605,11 +562,7 @@ export class OutboxDelivery {
     await this.#finish("drop", [record.id], reason);
   }
 
-  /**
-   * One warning per refusal cause (a 413 for ten messages is one cause):
-   * how many, which sessions, where they were moved and how to retry. A
-   * cause already warned about in this process is logged at debug level.
-   */
+  /** One warning per refusal cause (a 413 for ten messages is one), naming the file and how to retry. */
   #warnRefusals(refusals: Map<string, Refusal>): void {
     for (const [key, { reason, ids, sessions }] of refusals) {
       const first = !this.#warnedRefusals.has(key);
@@ -633,16 +586,9 @@ export class OutboxDelivery {
 }
 
 /**
- * What a failed send says about the request:
- *
- * - `"unsent"`: it was not stored — Honcho refused it before storing (a
- *   4xx, a 429), or it never left this process (no connection, a denied
- *   permission, client-side validation);
- * - `"over"`: Honcho finished with it, stored or not (a 500, 502 or 503, an
- *   answer that is not the JSON promised): look it up now, no wait;
- * - `"doubt"`: Honcho may still be working on it (a timeout, a dropped
- *   connection, a 504 from a proxy, an abort): it is not looked up before
- *   its attempt's `until`.
+ * What a failed send says: `"unsent"` (refused before storing, or never
+ * left), `"over"` (Honcho finished with it, stored or not: look it up now),
+ * `"doubt"` (Honcho may still be working on it: wait for its `until`).
  */
 function sendOutcome(error: unknown): "unsent" | "over" | "doubt" {
   if (isHonchoError(error, "permission") || error instanceof RangeError) {
@@ -660,13 +606,6 @@ function sendOutcome(error: unknown): "unsent" | "over" | "doubt" {
     : "doubt";
 }
 
-/**
- * Whether Honcho refused one message of the batch itself: a 413, or a 422
- * whose issues all point into `body.messages`. Returns the index of the
- * refused message when Honcho named it (or the batch holds one message),
- * `"isolate"` when the batch must be sent one by one to find it, and
- * `undefined` when the refusal is systemic (anything else).
- */
 /** Messages refused for one cause in one delivery round. */
 interface Refusal {
   reason: string;
@@ -685,6 +624,11 @@ function refusalKey(error: unknown): string {
   return error instanceof Error ? `${error.name}:${error.message}` : "other";
 }
 
+/**
+ * Whether Honcho refused one message itself (a 413, or a 422 pointing only
+ * into `body.messages`): its index, `"isolate"` (send one by one to find
+ * it), or `undefined` (systemic).
+ */
 function refusedMessage(
   error: unknown,
   batchSize: number,

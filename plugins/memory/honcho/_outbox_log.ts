@@ -1,15 +1,10 @@
 /**
- * The outbox's file format and the state replayed from it (private to the
- * outbox). One JSONL log per workspace: a `header` (format version,
- * generation), `message` records, `attempt` marks (`ids`, `at`, `until`),
- * `settle` (an attempt that can no longer land later), `ack` (Honcho holds
- * them) and `drop` (refused, copied to the rejected file). The line
- * builders here are the only code that writes those shapes.
- *
- * {@linkcode OutboxLog} replays the file incrementally (what any process
- * appended since the last read), appends with one `fdatasync` and compacts;
- * every call is made under the cross-process state lock
- * ({@linkcode OutboxLog.locked}).
+ * The outbox's file format and the state replayed from it. One JSONL log
+ * per workspace: `header` (format version, generation), `message`,
+ * `attempt` (`ids`, `at`, `until`), `settle` (an attempt that can no
+ * longer land), `ack` and `drop`; the line builders here are the only code
+ * that writes them. Every {@linkcode OutboxLog} call runs under the
+ * cross-process state lock ({@linkcode OutboxLog.locked}).
  *
  * @module
  */
@@ -26,24 +21,16 @@ import { isRecord } from "./_util.ts";
 /** The metadata key that carries a message's outbox id. */
 export const OUTBOX_ID_METADATA_KEY = "hermes_outbox_id";
 
-/**
- * The outbox format this version writes and reads. A file whose header
- * names a newer version is moved aside unchanged (never read, sent or
- * deleted); a file without a version (or an older one) is read as before.
- */
+/** A file whose header names a newer version is moved aside unchanged, never read, sent or deleted. */
 export const OUTBOX_FORMAT_VERSION = 1;
 const FORMAT_VERSION = OUTBOX_FORMAT_VERSION;
 /** An attempt recorded before `until` existed: assume twice the default request timeout. */
 const LEGACY_ATTEMPT_WINDOW_MS = 60_000;
 
 /**
- * Bytes kept in `<outbox>.reserve` so that recording deliveries (attempt,
- * ack and drop lines) works on a full disk: when such an append finds no
- * space, the reserve is released and the append retried, and it is taken
- * again once compaction has shrunk the file. 256 KiB records the delivery
- * of about 3,000 messages; an outbox that filled the disk therefore still
- * delivers and, once everything is acknowledged, shrinks to its header.
- * New messages never use it.
+ * Bytes kept in `<outbox>.reserve` so that delivery records (about 3,000
+ * messages' worth) still fit on a full disk: released when such an append
+ * finds no space, taken again after compaction. New messages never use it.
  */
 export const OUTBOX_RESERVE_BYTES = 256 * 1024;
 
@@ -54,33 +41,25 @@ const decoder = new TextDecoder();
 export interface OutboxRecord {
   /** The outbox id (a UUID), also in `metadata.hermes_outbox_id`. */
   id: string;
-  /** The workspace. */
   workspace: string;
-  /** The session. */
   session: string;
-  /** The author peer. */
   peer: string;
-  /** The text. */
   content: string;
   /** Metadata including `hermes_outbox_id`. */
   metadata: JsonObject;
-  /** When it was said (ISO). */
   createdAt: string;
 }
 
 /** A message Honcho refused, kept in the rejected file. */
 export interface RejectedRecord extends OutboxRecord {
-  /** Honcho's reason. */
   reason: string;
   /** The HTTP status of the refusal, when there was one. */
   status?: number;
-  /** When it was moved aside (ISO). */
   rejectedAt: string;
 }
 
 /** A queued message and what is known about its delivery. */
 export interface Entry {
-  /** The record. */
   record: OutboxRecord;
   /** The size of its line, newline included. */
   bytes: number;
@@ -99,7 +78,6 @@ const HEADER_BYTES = JSON.stringify({
   generation: "00000000-0000-0000-0000-000000000000",
 }).length + 1;
 
-/** The `header` line of a new file (or a compacted one). */
 function headerLine(): string {
   return JSON.stringify({
     type: "header",
@@ -108,13 +86,6 @@ function headerLine(): string {
   });
 }
 
-/**
- * The `message` line of a record.
- *
- * @param record The record.
- * @param verify Whether it is looked up before its first send.
- * @returns The line.
- */
 export function messageLine(record: OutboxRecord, verify: boolean): string {
   return JSON.stringify({
     type: "message",
@@ -123,14 +94,7 @@ export function messageLine(record: OutboxRecord, verify: boolean): string {
   });
 }
 
-/**
- * The `attempt` line recorded before a batch is sent.
- *
- * @param ids The batch's ids.
- * @param at When the attempt starts (epoch ms).
- * @param until When it can no longer land (epoch ms).
- * @returns The line.
- */
+/** The `attempt` line recorded before a batch is sent. */
 export function attemptLine(
   ids: readonly string[],
   at: number,
@@ -144,28 +108,14 @@ export function attemptLine(
   });
 }
 
-/**
- * The `settle` line of an attempt that ended without being able to land.
- *
- * @param group The ids, the `landBy` of earlier attempts, and whether any
- * attempt may have stored them.
- * @returns The line.
- */
+/** The `settle` line of an attempt that ended without being able to land. */
 export function settleLine(
   group: { ids: string[]; landBy: number; attempted: boolean },
 ): string {
   return JSON.stringify({ type: "settle", ...group });
 }
 
-/**
- * The `ack` or `drop` line that removes messages from the queue.
- *
- * @param type `ack` (Honcho holds them) or `drop` (refused).
- * @param ids The ids.
- * @param at When (epoch ms).
- * @param reason Why they were dropped.
- * @returns The line.
- */
+/** The `ack` or `drop` line that removes messages from the queue. */
 export function finishLine(
   type: "ack" | "drop",
   ids: readonly string[],
@@ -179,7 +129,6 @@ export function finishLine(
 
 /** The JSONL log of one outbox and the queue replayed from it. */
 export class OutboxLog {
-  /** The log file. */
   readonly path: string;
   /** The folder of the outbox files. */
   readonly dir: string;
@@ -199,14 +148,6 @@ export class OutboxLog {
   #keptNoticed = false;
   #reserveChecked = false;
 
-  /**
-   * Creates the log (no I/O).
-   *
-   * @param dir The outbox folder.
-   * @param name The file name.
-   * @param workspace The workspace of records that do not name one.
-   * @param now The clock, epoch ms.
-   */
   constructor(dir: string, name: string, workspace: string, now: () => number) {
     this.dir = dir;
     this.path = join(dir, name);
@@ -220,12 +161,7 @@ export class OutboxLog {
     return this.#bytes;
   }
 
-  /**
-   * Runs `fn` under the cross-process state lock of this outbox.
-   *
-   * @param fn The work.
-   * @returns What `fn` resolves to.
-   */
+  /** Runs `fn` under the cross-process state lock of this outbox. */
   locked<T>(fn: () => Promise<T>): Promise<T> {
     return withFileLock(this.#lockPath, fn);
   }
@@ -281,13 +217,7 @@ export class OutboxLog {
     this.#keptBytes += size;
   }
 
-  /**
-   * Replays what was appended since the last read (by any process); a
-   * replaced or shortened file is read again from the start; a torn last
-   * line is cut off with a warning. Call it under the state lock.
-   *
-   * @returns Resolves when the state follows the file.
-   */
+  /** Replays what any process appended since the last read; a torn last line is cut off with a warning. */
   async catchUp(): Promise<void> {
     let info: Deno.FileInfo;
     try {
@@ -420,13 +350,7 @@ export class OutboxLog {
     }
   }
 
-  /**
-   * Appends lines (a header first when the file is new) with one write
-   * and one `fdatasync`, then replays them. Call it under the state lock.
-   *
-   * @param lines The lines, without newlines.
-   * @returns Resolves when they are durable.
-   */
+  /** Appends lines (a header first in a new file) with one write and one `fdatasync`, then replays them. */
   async appendLines(lines: readonly string[]): Promise<void> {
     await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
     const all = this.#offset === 0 ? [headerLine(), ...lines] : [...lines];
@@ -477,7 +401,6 @@ export class OutboxLog {
     }
   }
 
-  /** The reserve file beside the log. */
   get reservePath(): string {
     return `${this.path}.reserve`;
   }
@@ -502,8 +425,6 @@ export class OutboxLog {
   /**
    * Takes the reserve (real blocks, not a sparse file) when it is missing;
    * best effort: on a full disk it is simply not there yet.
-   *
-   * @returns Resolves when done.
    */
   async ensureReserve(): Promise<void> {
     try {
@@ -536,15 +457,7 @@ export class OutboxLog {
     }
   }
 
-  /**
-   * Rewrites the file atomically with only what is queued (and the
-   * attempts that still count) when everything is acknowledged, or when
-   * acknowledged lines dominate a file over `compactAfterBytes`. Call it
-   * under the state lock.
-   *
-   * @param compactAfterBytes The size threshold of a bloated file.
-   * @returns Resolves when done.
-   */
+  /** Rewrites the file with only what is queued (and attempts that still count) when acknowledged lines dominate. */
   async maybeCompact(compactAfterBytes: number): Promise<void> {
     if (this.#fileSize === 0) return;
     // A file of nothing but its header and kept lines has nothing to drop.
@@ -578,13 +491,7 @@ export class OutboxLog {
   }
 }
 
-/**
- * Reads a rejected file (torn or foreign lines are skipped).
- *
- * @param path The rejected file.
- * @param workspace The workspace of records that do not name one.
- * @returns The records, oldest first (`[]` when the file is missing).
- */
+/** Reads a rejected file (torn or foreign lines are skipped). */
 export async function readRejectedFile(
   path: string,
   workspace: string,
@@ -653,11 +560,7 @@ function stringIds(value: unknown): string[] {
     : [];
 }
 
-/**
- * Whether an error is "no space left on device" or "quota exceeded"
- * (the test of `isDiskFull` in src/io/atomic_write.ts, which the worker's
- * import surface does not export).
- */
+/** ENOSPC or EDQUOT (as `isDiskFull` in src/io/atomic_write.ts, which the worker's imports lack). */
 function diskFull(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === "ENOSPC" || code === "EDQUOT" ||

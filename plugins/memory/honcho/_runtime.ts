@@ -1,12 +1,4 @@
-/**
- * What the parts of the Honcho provider share for one initialized session
- * (private to the provider): the resolved config, the client, the notice
- * board, the provider's abort signal, its background tasks and its clock.
- * The provider builds one {@linkcode HonchoRuntime} in `initialize` and
- * hands it to the session set-up, the recall scheduler and the write hooks.
- *
- * @module
- */
+/** What the Honcho provider's parts share for one initialized session. */
 
 import { spawnContextTask } from "../../../src/provider/mod.ts";
 import type { HonchoClient } from "./client.ts";
@@ -38,13 +30,7 @@ export interface HonchoRuntime {
   scrub(text: string): string;
 }
 
-/**
- * The request timeout of a config in ms: `timeout` seconds, or 30 s when
- * it is unset or not positive.
- *
- * @param config The config.
- * @returns Milliseconds.
- */
+/** `timeout` seconds in ms, or 30 s when unset or not positive. */
 export function requestTimeoutMs(
   config: Pick<HonchoConfig, "timeout">,
 ): number {
@@ -53,13 +39,7 @@ export function requestTimeoutMs(
     1000;
 }
 
-/**
- * A scrubber that replaces `secret` (when at least 4 characters long) by
- * `[redacted]`.
- *
- * @param secret The API key, if any.
- * @returns The scrubber.
- */
+/** Replaces `secret` (at least 4 characters) by `[redacted]`. */
 export function scrubberOf(
   secret: string | undefined,
 ): (text: string) => string {
@@ -67,11 +47,7 @@ export function scrubberOf(
     secret && secret.length >= 4 ? text.split(secret).join("[redacted]") : text;
 }
 
-/**
- * The provider's background work: every task is tracked until it settles,
- * so `idle()` and `shutdown()` can wait for it; a tracked promise never
- * rejects.
- */
+/** The provider's background tasks, tracked until settled (a tracked promise never rejects). */
 export class TaskGroup {
   #tasks = new Set<Promise<unknown>>();
 
@@ -80,24 +56,14 @@ export class TaskGroup {
     return this.#tasks.size;
   }
 
-  /**
-   * Runs `fn` as a tracked context task (in the caller's async context).
-   *
-   * @param name The task's name (diagnostics).
-   * @param fn The work.
-   * @returns Settles when it is done; never rejects.
-   */
+  /** Runs `fn` as a tracked context task (in the caller's async context). */
   spawn(name: string, fn: () => Promise<void>): Promise<void> {
     const done = spawnContextTask(fn, { name }).done.catch(() => {});
     this.track(done);
     return done;
   }
 
-  /**
-   * Tracks a promise until it settles.
-   *
-   * @param promise The work.
-   */
+  /** Tracks a promise until it settles. */
   track(promise: Promise<unknown>): void {
     const tracked = promise.catch(() => {}).finally(() => {
       this.#tasks.delete(tracked);
@@ -105,23 +71,12 @@ export class TaskGroup {
     this.#tasks.add(tracked);
   }
 
-  /**
-   * Settles when every task tracked now has settled.
-   *
-   * @returns The combined promise (never rejects).
-   */
+  /** Settles when every task tracked now has settled. */
   current(): Promise<unknown> {
     return Promise.all([...this.#tasks]);
   }
 
-  /**
-   * Waits (at most `timeoutMs`) until no task is left, including tasks
-   * started meanwhile.
-   *
-   * @param timeoutMs The bound.
-   * @param now The clock.
-   * @returns `true` when none is left.
-   */
+  /** Waits (at most `timeoutMs`) until no task is left, including ones started meanwhile. */
   async settle(timeoutMs: number, now: () => number): Promise<boolean> {
     const deadline = now() + timeoutMs;
     while (this.#tasks.size > 0) {
@@ -132,14 +87,7 @@ export class TaskGroup {
   }
 }
 
-/**
- * Waits for `promise` at most `ms` (its outcome is ignored). With `ms <= 0`
- * it only tells whether the promise has already settled.
- *
- * @param promise The work.
- * @param ms The bound; `Infinity` waits without limit.
- * @returns `true` when it settled in time.
- */
+/** Whether `promise` settles within `ms` (`ms <= 0`: whether it already has). */
 export async function waitFor(
   promise: Promise<unknown>,
   ms: number,

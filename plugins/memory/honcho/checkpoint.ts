@@ -1,14 +1,8 @@
 /**
- * Pre-compress checkpoints (src/context/SPEC.md §5, API version 2): the
- * evidence of a transcript (user and assistant prose, never tool calls or
- * tool results) must be stored in Honcho before the host compresses it.
- *
- * Every message the provider writes carries a content digest in its
- * metadata (`hermes_digest`, the SHA-256 of role and stored text, and
- * `hermes_chunk`, the chunk number). A checkpoint counts, per digest, how
- * many copies Honcho already holds and adds only the missing occurrences,
- * so a retried checkpoint or a transcript that grew since the last one
- * never stores a message twice.
+ * Pre-compress checkpoints (src/context/SPEC.md §5, API v2). Every message
+ * carries a content digest (`hermes_digest`) and chunk number
+ * (`hermes_chunk`); a checkpoint adds only the occurrences Honcho lacks, so
+ * a retry or a grown transcript never stores a message twice.
  *
  * @module
  */
@@ -38,21 +32,7 @@ export interface EvidenceItem {
   digest: string;
 }
 
-/**
- * The text of a message's content: a string as is; for content parts, the
- * `text` of each text part joined by newlines (images and other parts are
- * never sent).
- *
- * @param content The `content` of a chat message.
- * @returns The text, `""` when there is none.
- *
- * @example Keeping only text parts
- * ```ts
- * import { messageText } from "./checkpoint.ts";
- * import assert from "node:assert/strict";
- * assert.equal(messageText([{ type: "text", text: "a" }, { type: "image_url" }, { type: "text", text: "b" }]), "a\nb");
- * ```
- */
+/** A string as is; of content parts, the text parts joined by newlines (images are never sent). */
 export function messageText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
@@ -68,66 +48,18 @@ export function messageText(content: unknown): string {
   }).join("\n");
 }
 
-/**
- * The text the provider stores for a message: memory-context fences
- * removed, then trimmed.
- *
- * @param text The raw text.
- * @returns The stored text.
- *
- * @example Removing a fence
- * ```ts
- * import { storedText } from "./checkpoint.ts";
- * import assert from "node:assert/strict";
- * assert.equal(storedText(" hi <memory-context>x</memory-context> "), "hi");
- * ```
- */
+/** Memory-context fences removed, then trimmed. */
 export function storedText(text: string): string {
   return sanitizeContext(text).trim();
 }
 
-/**
- * The content digest of a stored message: SHA-256 (hex) of the role, a NUL
- * and the stored text.
- *
- * @param role `user` or `assistant`.
- * @param text The stored text.
- * @returns 64 hex characters.
- *
- * @example Digests differ by role
- * ```ts
- * import { turnDigest } from "./checkpoint.ts";
- * import assert from "node:assert/strict";
- * assert.equal(turnDigest("user", "hi").length, 64);
- * assert.notEqual(turnDigest("user", "hi"), turnDigest("assistant", "hi"));
- * ```
- */
+/** SHA-256 (hex) of the role, a NUL and the stored text. */
 export function turnDigest(role: string, text: string): string {
   return createHash("sha256").update(role).update("\u0000").update(text)
     .digest("hex");
 }
 
-/**
- * Reduces a transcript to checkpoint evidence: the framework's evidence
- * normalization (user and assistant messages only; no compression
- * summaries; no tool calls, tool results or system messages), then the
- * stored text of each, skipping empty ones.
- *
- * @param messages The transcript or already-normalized evidence.
- * @returns The evidence in order.
- *
- * @example Dropping tool traffic
- * ```ts
- * import { evidenceItems } from "./checkpoint.ts";
- * import assert from "node:assert/strict";
- * const items = evidenceItems([
- *   { role: "user", content: "hi" },
- *   { role: "tool", content: "secret output" },
- *   { role: "assistant", content: "", tool_calls: [{}] },
- * ]);
- * assert.deepEqual(items.map((i) => i.text), ["hi"]);
- * ```
- */
+/** User and assistant prose only (the framework's evidence normalization), empty ones skipped. */
 export function evidenceItems(messages: readonly unknown[]): EvidenceItem[] {
   const out: EvidenceItem[] = [];
   for (const message of normalizePreCompressEvidence([...messages])) {
@@ -140,23 +72,7 @@ export function evidenceItems(messages: readonly unknown[]): EvidenceItem[] {
   return out;
 }
 
-/**
- * The evidence items Honcho does not hold yet: for each digest, the
- * occurrences beyond the count already stored.
- *
- * @param items The evidence, in order.
- * @param stored Stored copies per digest.
- * @returns The missing items, in order.
- *
- * @example A repeated message counts twice
- * ```ts
- * import { missingEvidence, turnDigest } from "./checkpoint.ts";
- * import assert from "node:assert/strict";
- * const ok = { role: "user" as const, text: "ok", digest: turnDigest("user", "ok") };
- * const missing = missingEvidence([ok, ok, ok], new Map([[ok.digest, 1]]));
- * assert.equal(missing.length, 2);
- * ```
- */
+/** Per digest, the occurrences beyond the count Honcho already holds. */
 export function missingEvidence(
   items: readonly EvidenceItem[],
   stored: ReadonlyMap<string, number>,
@@ -174,16 +90,7 @@ export function missingEvidence(
 /** Digests asked about per list request. */
 const DIGESTS_PER_QUERY = 40;
 
-/**
- * Counts, per digest, the messages of a session that carry it as the first
- * chunk (one filtered list request per 40 digests, 100 messages a page).
- *
- * @param client The client.
- * @param sessionId The Honcho session.
- * @param digests The digests to count.
- * @param signal Cancels the requests.
- * @returns Stored copies per digest (absent = none).
- */
+/** Stored copies per digest (first chunks), one list request per 40 digests. */
 export async function storedDigestCounts(
   client: HonchoClient,
   sessionId: string,

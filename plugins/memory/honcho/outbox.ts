@@ -1,66 +1,29 @@
 /**
- * A durable outbox for Honcho message writes.
+ * The durable outbox of Honcho message writes: an append-only JSONL log
+ * under `$HERMES_HOME/honcho/outbox/<workspace>.jsonl` (`_outbox_log.ts`),
+ * written in groups with one `fdatasync` (`_outbox_commit.ts`) and
+ * delivered in order, at most once, under a cross-process lease
+ * (`_outbox_delivery.ts`). This file adds the turns' side: staging with
+ * back-pressure and background delivery per `writeFrequency`.
  *
- * **Durable first.** Every message goes first to an append-only JSONL log
- * under `$HERMES_HOME/honcho/outbox/<workspace>.jsonl`. Appends are group
- * committed: whatever was handed in while the previous write was on its way
- * to the disk is written together, with one `fdatasync` for the group, so
- * appends keep up with any caller and never wait behind a delivery (no HTTP
- * request is ever made under the file lock).
- *
- * **Delivered once.** Messages are delivered in order (batches of at most
- * 100 per session). Each carries its outbox id in
- * `metadata.hermes_outbox_id`. Before a batch is sent an `attempt` line is
- * made durable with the time after which that request can no longer be
- * committed by Honcho: its start, plus the request timeout (or what was left
- * of a delivery deadline), plus `lateCommitGraceMs` — a server may still
- * commit a request its client gave up on, so the grace bounds how long
- * Honcho takes to finish a request it already received (default 30 s).
- * After any uncertain outcome (a timeout, a dropped connection, a 502/503/504
- * from a proxy, a process that died mid-request) the message is not sent
- * again before that time has passed; then Honcho is asked which of the ids
- * it holds (`messages/list` filtered on `metadata.hermes_outbox_id`), and
- * only the others are sent. A failure the server answered (4xx, 500, 429)
- * or a connection that never opened settles the attempt at once. Requests
- * that create messages are never re-sent by the transport either (see the
- * client). One process at a time delivers an outbox: the delivery lease is
- * an exclusive lock on `<file>.deliver.lock`, released by the OS when its
- * holder dies; the next holder reads the dead one's `attempt` lines.
- *
- * **Refusals.** Only Honcho's refusal of one message itself (a 422 that
- * points into the message, or a 413) is permanent: that record is copied to
- * `<workspace>.rejected.jsonl` with the reason, a warning names the file,
- * and `hermes honcho outbox retry` can queue it again. Everything else that
- * retrying cannot fix (401/403, 404, any other 400/409/422, a 400 on the
- * dedup read, a denied network permission) is systemic: delivery stops,
- * every message stays queued, and the caller gets the error to report once.
- *
- * **Bounds.** Nothing is lost while Honcho is down; the outbox has a size
- * bound (`maxPendingMessages`, `maxPendingBytes`) and, when it is reached,
- * refuses new messages with a warning naming the file, never silently.
- *
- * Log lines: a `header` (format version, generation), `message` records,
- * `attempt` marks (`ids`, `at`, `until`), `settle` (an attempt that ended
- * without being able to land later: Honcho answered, or it never left),
- * `ack` (Honcho holds them) and `drop` (refused; copied to the rejected
- * file). A torn last line (a crash
- * mid-write) is ignored with a warning and cut off. The file is compacted
- * when everything is acknowledged, or when acknowledged lines dominate.
- * Processes sharing a profile share its outbox safely: every change
- * happens under a cross-process file lock after replaying what other
- * processes appended. Two profiles (different `HERMES_HOME`) never share an
- * outbox.
- *
- * {@linkcode HonchoOutbox} is the facade; `_outbox_log.ts` holds the file
- * format and the state replayed from it, `_outbox_commit.ts` the group
- * commit, `_outbox_delivery.ts` the delivery with its attempts and lease.
+ * A failed delivery never drops anything: messages stay queued and a retry
+ * is scheduled with full-jitter backoff (after an uncertain attempt, for
+ * when it can no longer land). A denied network permission or an auth
+ * failure schedules no retry (it cannot heal in this process).
  *
  * @module
  */
 
 import { createHash } from "node:crypto";
 import { join, resolve } from "node:path";
-import { atomicWriteText, getHermesHome } from "../../../src/provider/mod.ts";
+import {
+  atomicWriteText,
+  contextBound,
+  type DrainResult,
+  getHermesHome,
+  log,
+  spawnContextTask,
+} from "../../../src/provider/mod.ts";
 import {
   abortableSleep,
   type HonchoClient,
@@ -68,11 +31,18 @@ import {
   MAX_MESSAGE_CHARS,
   type SleepLike,
 } from "./client.ts";
-import { GroupCommitter, type OutboxAppendResult } from "./_outbox_commit.ts";
+import type { WriteFrequency } from "./config.ts";
+import { isHonchoError } from "./errors.ts";
+import {
+  type AppendRecord,
+  GroupCommitter,
+  type OutboxAppendResult,
+} from "./_outbox_commit.ts";
 import {
   type OutboxDeliverOptions,
   type OutboxDeliverResult,
   OutboxDelivery,
+  SETTLE_LOOKUP_INTERVAL_MS,
 } from "./_outbox_delivery.ts";
 import {
   OUTBOX_ID_METADATA_KEY,
@@ -81,6 +51,9 @@ import {
   readRejectedFile,
   type RejectedRecord,
 } from "./_outbox_log.ts";
+import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
+import { waitFor } from "./_runtime.ts";
+import { errorText } from "./_util.ts";
 
 export { OUTBOX_ID_METADATA_KEY };
 export type {
@@ -94,33 +67,24 @@ export type {
 /** How long Honcho may take to finish a request its client gave up on, by default (ms). */
 export const DEFAULT_LATE_COMMIT_GRACE_MS = 30_000;
 
-/** A message to queue. */
+/** A message to queue (content at most 25 000 characters: chunk first). */
 export interface OutboxMessageInput {
-  /** The Honcho session id. */
   session: string;
-  /** The author peer id. */
   peer: string;
-  /** The text (at most 25 000 characters; chunk longer text first). */
   content: string;
-  /** Extra metadata; `hermes_outbox_id` is added. */
+  /** `hermes_outbox_id` is added. */
   metadata?: JsonObject;
-  /** When it was said (ISO). @default {now} */
+  /** ISO. @default {now} */
   createdAt?: string;
   /**
-   * A stable outbox id (for example derived from an imported turn). A
-   * message whose id is already queued is not queued again, and one that
-   * Honcho may already hold (an earlier run) is looked up by id before it
-   * is first sent. @default {a random UUID}
+   * A stable id (an imported turn): queued at most once, and looked up on
+   * Honcho before its first send. @default {a random UUID}
    */
   id?: string;
-  /**
-   * Whether Honcho may already hold this id, so it is looked up before the
-   * first send. @default {true when `id` is given}
-   */
+  /** Look the id up before the first send. @default {true when `id` is given} */
   checkFirst?: boolean;
 }
 
-/** Sizes of the outbox. */
 export interface OutboxStats {
   /** Queued messages. */
   pending: number;
@@ -132,8 +96,23 @@ export interface OutboxStats {
   waiting: number;
   /** When the last of those attempts can no longer land (epoch ms), if any. */
   settlesAt?: number;
-  /** Messages that are checked against Honcho before they are first sent (stable ids). */
+  /** Messages looked up on Honcho before their first send (stable ids). */
   verifying: number;
+}
+
+/** How this process delivers in the background (the provider's outbox). */
+export interface BackgroundDelivery {
+  client: HonchoClient;
+  /** When turns are delivered. @default {"async"} */
+  writeFrequency?: WriteFrequency;
+  /** Session set-up before each delivery (so Honcho never creates it with default settings). */
+  ensureReady?: (signal: AbortSignal) => Promise<void>;
+  /** Told the result of each background round (notices). */
+  onResult?: (result: OutboxDeliverResult) => void;
+  /** First retry delay of a failed round, in ms. @default {1000} */
+  retryBaseDelayMs?: number;
+  /** Ceiling of that delay, in ms. @default {30000} */
+  retryMaxDelayMs?: number;
 }
 
 /** Options of {@linkcode HonchoOutbox}. */
@@ -156,12 +135,18 @@ export interface HonchoOutboxOptions {
   retryAfterCapMs?: number;
   /**
    * How long after its client gave up a request may still be committed by
-   * Honcho, in ms: an uncertain attempt is resolved only after its start +
+   * Honcho, in ms: an uncertain attempt is looked up only after its start +
    * request timeout + this. @default {30000}
    */
   lateCommitGraceMs?: number;
   /** Compaction threshold for a file with acknowledged lines, in bytes. @default {1048576} */
   compactAfterBytes?: number;
+  /** Staged messages waiting for the disk above which `stage()` pushes back. @default {5000} */
+  maxStagedMessages?: number;
+  /** The longest one `stage()` waits for room, in ms. @default {5000} */
+  stageWaitMs?: number;
+  /** Background delivery of staged turns; none without it. */
+  delivery?: BackgroundDelivery;
   /** The sleep between retries. @default {abortableSleep} */
   sleep?: SleepLike;
   /** Random numbers in [0, 1) for jitter. @default {Math.random} */
@@ -170,20 +155,35 @@ export interface HonchoOutboxOptions {
   now?: () => number;
 }
 
+/** How a `writeFrequency` value behaves. */
+export type WriteMode =
+  | { kind: "async" }
+  | { kind: "turn" }
+  | { kind: "every"; n: number }
+  | { kind: "session" };
+
 /**
- * The file name an outbox uses for a workspace: the id with characters
- * outside `[A-Za-z0-9_-]` replaced (plus a short hash when any were).
- *
- * @param workspace The workspace id.
- * @returns The file name (`<name>.jsonl`).
- *
- * @example Using outboxFileName
- * ```ts
- * import { outboxFileName } from "./outbox.ts";
- * import assert from "node:assert/strict";
- * assert.equal(outboxFileName("hermes"), "hermes.jsonl");
- * ```
+ * `"async"`, `"turn"`, a positive integer N (also as a string); anything
+ * else is `"session"` (deferred until the session ends).
  */
+export function writeModeOf(value: WriteFrequency | undefined): WriteMode {
+  if (value === undefined) return { kind: "async" };
+  if (typeof value === "number") {
+    return Number.isInteger(value) && value > 0
+      ? { kind: "every", n: value }
+      : { kind: "session" };
+  }
+  const text = String(value).trim().toLowerCase();
+  if (text === "async" || text === "") return { kind: "async" };
+  if (text === "turn") return { kind: "turn" };
+  if (/^-?\d+$/.test(text)) return writeModeOf(Number(text));
+  return { kind: "session" };
+}
+
+/** The longest `Retry-After` a background round honours. */
+const RETRY_AFTER_CAP_MS = 60_000;
+
+/** `<workspace>.jsonl`, characters outside `[A-Za-z0-9_-]` replaced (plus a short hash when any were). */
 export function outboxFileName(workspace: string): string {
   const safe = workspace.replace(/[^A-Za-z0-9_-]/g, "_");
   if (safe === workspace && safe !== "") return `${safe}.jsonl`;
@@ -191,21 +191,7 @@ export function outboxFileName(workspace: string): string {
   return `${safe || "workspace"}-${hash}.jsonl`;
 }
 
-/**
- * A stable outbox id (UUID-shaped) derived from its parts, for messages
- * that must be stored at most once across runs (an imported turn).
- *
- * @param parts What identifies the message (workspace, session, turn key, index…).
- * @returns A UUID-shaped id.
- *
- * @example The same parts give the same id
- * ```ts
- * import { stableOutboxId } from "./outbox.ts";
- * import assert from "node:assert/strict";
- * assert.equal(stableOutboxId(["ws", "s1", "turn-1", 0]), stableOutboxId(["ws", "s1", "turn-1", 0]));
- * assert.match(stableOutboxId(["x"]), /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
- * ```
- */
+/** A UUID-shaped id derived from its parts, for a message stored at most once across runs (an import). */
 export function stableOutboxId(parts: readonly (string | number)[]): string {
   const hex = createHash("sha256").update(JSON.stringify(parts)).digest("hex");
   const variant = ((Number.parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
@@ -214,29 +200,34 @@ export function stableOutboxId(parts: readonly (string | number)[]): string {
   }-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-/**
- * The durable outbox of one workspace in one profile.
- */
+/** The durable outbox of one workspace in one profile (see the module doc). */
 export class HonchoOutbox {
-  /** The workspace. */
   readonly workspace: string;
   /** The JSONL log. */
   readonly path: string;
   /** Where permanently refused messages are kept. */
   readonly rejectedPath: string;
+  /** The configured `writeFrequency`'s behaviour. */
+  readonly mode: WriteMode;
   #file: OutboxLog;
   #commit: GroupCommitter;
   #delivery: OutboxDelivery;
   #sleep: SleepLike;
   #now: () => number;
-  #delivering: Promise<unknown> = Promise.resolve();
+  #random: () => number;
+  #background: BackgroundDelivery | undefined;
+  /** Turns made durable by this instance (for `writeFrequency` N). */
+  #turns = 0;
+  /** Messages this instance put into the file (the rest is an earlier process's backlog). */
+  #added = 0;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  #failures = 0;
+  #controller = new AbortController();
+  #closed = false;
 
-  /**
-   * Creates the outbox (no I/O until the first call).
-   *
-   * @param options Workspace, home, bounds, retry policy and injected I/O.
-   * @throws {RangeError} When `workspace` is empty or a bound is not positive.
-   */
+  /** @throws {RangeError} When `workspace` is empty or a bound is not positive. */
   constructor(options: HonchoOutboxOptions) {
     if (!options.workspace) {
       throw new RangeError(
@@ -251,12 +242,12 @@ export class HonchoOutbox {
     );
     const name = outboxFileName(options.workspace);
     this.#now = options.now ?? Date.now;
+    this.#random = options.random ?? Math.random;
+    this.#background = options.delivery;
+    this.mode = writeModeOf(options.delivery?.writeFrequency);
     this.#file = new OutboxLog(dir, name, options.workspace, this.#now);
     this.path = this.#file.path;
-    this.rejectedPath = join(
-      dir,
-      name.replace(/\.jsonl$/, ".rejected.jsonl"),
-    );
+    this.rejectedPath = join(dir, name.replace(/\.jsonl$/, ".rejected.jsonl"));
     this.#commit = new GroupCommitter(this.#file, {
       maxPendingMessages: positive(
         options.maxPendingMessages ?? 10_000,
@@ -266,6 +257,13 @@ export class HonchoOutbox {
         options.maxPendingBytes ?? 50 * 1024 * 1024,
         "maxPendingBytes",
       ),
+      maxStaged: Math.max(1, options.maxStagedMessages ?? 5_000),
+      stageWaitMs: Math.max(0, options.stageWaitMs ?? 5_000),
+      random: this.#random,
+      onCommitted: (turns, added) => {
+        this.#added += added;
+        if (turns > 0) this.#route(turns);
+      },
     });
     this.#sleep = options.sleep ?? abortableSleep;
     this.#delivery = new OutboxDelivery({
@@ -286,69 +284,78 @@ export class HonchoOutbox {
         ),
         compactAfterBytes: options.compactAfterBytes ?? 1024 * 1024,
         sleep: this.#sleep,
-        random: options.random ?? Math.random,
+        random: this.#random,
         now: this.#now,
       },
     });
   }
 
+  /** Staged messages not in the file yet. */
+  get notDurable(): number {
+    return this.#commit.notDurable;
+  }
+
   /**
-   * Queues messages durably: resolves once they are in the file and synced
-   * (group commit: concurrent calls share one write and one `fdatasync`).
-   * A message whose `id` is already queued counts as accepted without a
-   * second copy. When the size bound is reached, further messages are
-   * refused: the result counts them and a warning naming the file is
-   * logged (once until the outbox drains).
+   * Queues messages durably: resolves once they are in the file and synced.
+   * An `id` already queued counts as accepted without a second copy; past
+   * the size bound messages are refused (counted, with a warning).
    *
-   * @param messages The messages, in order.
-   * @returns The accepted ids and the refused count.
    * @throws {RangeError} When a message has no session or peer, or its
    * content exceeds 25 000 characters (nothing is queued then).
    */
   async append(
     messages: readonly OutboxMessageInput[],
   ): Promise<OutboxAppendResult> {
-    messages.forEach((message, index) => {
-      if (!message.session || !message.peer) {
-        throw new RangeError(
-          `Cannot queue Honcho message ${index}: 'session' and 'peer' must be non-empty`,
-        );
-      }
-      if (
-        typeof message.content !== "string" ||
-        message.content.length > MAX_MESSAGE_CHARS
-      ) {
-        throw new RangeError(
-          `Cannot queue Honcho message ${index}: content must be a string of at most ${MAX_MESSAGE_CHARS} characters, chunk it first`,
-        );
-      }
-    });
-    if (messages.length === 0) return { accepted: [], rejected: 0 };
-    const now = new Date(this.#now()).toISOString();
-    const records = messages.map((message) => {
-      const id = message.id ?? crypto.randomUUID();
-      return {
-        record: {
-          id,
-          workspace: this.workspace,
-          session: message.session,
-          peer: message.peer,
-          content: message.content,
-          metadata: { ...message.metadata, [OUTBOX_ID_METADATA_KEY]: id },
-          createdAt: message.createdAt ?? now,
-        },
-        verify: message.checkFirst ?? message.id !== undefined,
-      };
-    });
+    const records = this.#records(messages);
+    if (records.length === 0) return { accepted: [], rejected: 0 };
     return await this.#commit.append(records);
   }
 
   /**
-   * The queued messages, oldest first (includes what other processes of the
-   * profile queued).
-   *
-   * @returns Copies of the records.
+   * Stages one turn's messages: on disk within one group commit, in order,
+   * kept in memory and retried while the disk refuses them; then delivered
+   * per `writeFrequency`. Messages known later (`count` estimated) hold the
+   * turns behind them. Returns a promise only when more than
+   * `maxStagedMessages` wait for the disk (back-pressure).
    */
+  stage(
+    messages:
+      | readonly OutboxMessageInput[]
+      | Promise<readonly OutboxMessageInput[]>,
+    count?: number,
+  ): Promise<void> | undefined {
+    if (this.#closed) return undefined;
+    return this.#commit.stage(
+      "then" in messages
+        ? messages.then((list) => this.#records(list))
+        : this.#records(messages),
+      count,
+    );
+  }
+
+  /** Appends outside the turn count (a checkpoint), kept like a turn; resolves to how many the bound refused. */
+  async appendHeld(messages: readonly OutboxMessageInput[]): Promise<number> {
+    if (messages.length === 0) return 0;
+    if (this.#closed) throw new Error("the Honcho outbox is closed");
+    return (await this.#commit.append(this.#records(messages), true)).rejected;
+  }
+
+  /** Waits (at most `timeoutMs`) until everything staged is in the file; counts what is not. */
+  async drain(timeoutMs?: number): Promise<DrainResult> {
+    const deadline = timeoutMs === undefined
+      ? Infinity
+      : Date.now() + Math.max(0, timeoutMs);
+    for (;;) {
+      const running = this.#commit.running;
+      if (this.#commit.notDurable === 0 || !running) break;
+      const left = deadline - Date.now();
+      if (left <= 0 || !await waitFor(running, left)) break;
+    }
+    const pending = this.#commit.notDurable;
+    return { drained: pending === 0, pending };
+  }
+
+  /** The queued messages, oldest first (also what other processes queued). */
   async pending(): Promise<OutboxRecord[]> {
     return await this.#file.locked(async () => {
       await this.#file.catchUp();
@@ -358,12 +365,6 @@ export class HonchoOutbox {
     });
   }
 
-  /**
-   * Counts what is queued.
-   *
-   * @returns Pending messages, bytes, attempted-but-unacknowledged messages
-   * and those an uncertain attempt may still land for.
-   */
   async stats(): Promise<OutboxStats> {
     return await this.#file.locked(async () => {
       await this.#file.catchUp();
@@ -392,24 +393,14 @@ export class HonchoOutbox {
     });
   }
 
-  /**
-   * The messages Honcho refused permanently, oldest first.
-   *
-   * @returns The records with their reasons (`[]` when none).
-   */
+  /** The messages Honcho refused permanently, oldest first. */
   async rejected(): Promise<RejectedRecord[]> {
     return await this.#file.locked(() =>
       readRejectedFile(this.rejectedPath, this.workspace)
     );
   }
 
-  /**
-   * Queues refused messages again (after the cause was fixed) and removes
-   * them from the rejected file.
-   *
-   * @param ids The ids to retry; all when omitted.
-   * @returns How many were queued again.
-   */
+  /** Queues refused messages again (all when `ids` is omitted); returns how many. */
   async retryRejected(ids?: readonly string[]): Promise<number> {
     const wanted = ids === undefined ? undefined : new Set(ids);
     const picked = await this.#file.locked(async () => {
@@ -425,8 +416,7 @@ export class HonchoOutbox {
       return take;
     });
     if (picked.length === 0) return 0;
-    // A refused message was not stored, but a retry of the retry must not
-    // duplicate it: keep the id and look it up first.
+    // Keep the id (looked up first), so a retry of the retry cannot duplicate it.
     await this.append(picked.map((r) => ({
       id: r.id,
       session: r.session,
@@ -439,41 +429,24 @@ export class HonchoOutbox {
   }
 
   /**
-   * Delivers queued messages in order, in batches of at most 100 per
-   * session, until the outbox is empty, the signal aborts, the deadline
-   * comes, or delivery fails. Transient failures (429, 5xx, connection,
-   * timeout) are retried with full-jitter backoff honouring `Retry-After`
-   * up to `maxRetries` times in a row; a systemic failure stops at once
-   * (messages kept, `systemic: true`); Honcho's refusal of one message
-   * moves it to the rejected file with a warning. A message that may
-   * already be stored is looked up by id — after the attempt that may have
-   * stored it can no longer land — and never sent twice. When another
-   * process holds the delivery lease, returns at once with `busy: true`.
+   * Delivers queued messages in order (batches of at most 100 per session)
+   * until the outbox is empty, the signal aborts, the deadline comes or
+   * delivery fails; `busy: true` at once when another delivery holds the
+   * lease (this process's or another's).
    *
-   * @param client A client for the server (its workspace is replaced by the outbox's).
-   * @param options Signal, retry budget and deadline.
-   * @returns Counts, and the error that stopped delivery early, if any.
+   * @param client Its workspace is replaced by the outbox's.
    * @throws The signal's reason, unchanged, when it aborts.
    */
   deliver(
     client: HonchoClient,
     options: OutboxDeliverOptions = {},
   ): Promise<OutboxDeliverResult> {
-    const run = this.#delivering.catch(() => {}).then(() =>
-      this.#delivery.deliver(client, options)
-    );
-    this.#delivering = run;
-    return run;
+    return this.#delivery.deliver(client, options);
   }
 
   /**
    * Delivers everything within `timeoutMs`, retrying transient failures
-   * until the deadline (waiting for another process's delivery when it
-   * holds the lease).
-   *
-   * @param client A client for the server.
-   * @param timeoutMs The deadline.
-   * @returns `true` when the outbox is empty afterwards.
+   * and waiting for another delivery's lease; `true` when empty afterwards.
    */
   async flush(client: HonchoClient, timeoutMs: number): Promise<boolean> {
     const deadline = this.#now() + Math.max(0, timeoutMs);
@@ -507,6 +480,247 @@ export class HonchoOutbox {
       clearTimeout(timer);
     }
   }
+
+  /**
+   * The background delivery's flush (session end, shutdown, checkpoint):
+   * staged turns made durable, then everything delivered within
+   * `timeoutMs`; `true` when the outbox is empty afterwards.
+   */
+  async flushAll(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + Math.max(0, timeoutMs);
+    const remaining = (): number => Math.max(0, deadline - Date.now());
+    if (!(await this.drain(remaining())).drained) return false;
+    if (this.#running && !await waitFor(this.#running, remaining())) {
+      return false;
+    }
+    this.#clearRetry();
+    const background = this.#background;
+    try {
+      if ((await this.stats()).pending === 0) return true;
+      if (!background) return false;
+      if (background.ensureReady) {
+        await withDeadline(
+          background.ensureReady,
+          remaining(),
+          this.#controller.signal,
+        );
+      }
+      const empty = await this.flush(background.client, remaining());
+      if (empty) this.#failures = 0;
+      return empty;
+    } catch (error) {
+      log("debug", `Honcho flush failed: ${errorText(error)}`);
+      return false;
+    }
+  }
+
+  /** Starts a background round now unless one runs or a retry waits. */
+  kick(): void {
+    if (this.#closed || !this.#background || this.#retryTimer !== undefined) {
+      return;
+    }
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = spawnContextTask(() => this.#deliverLoop(), {
+      name: "honcho-deliver",
+    }).done.catch(() => {}).finally(() => {
+      this.#running = undefined;
+    });
+  }
+
+  /**
+   * Once Honcho is ready: `async` and `turn` deliver everything queued;
+   * deferred modes only what earlier processes left.
+   */
+  resume(): void {
+    if (this.mode.kind === "async" || this.mode.kind === "turn") this.kick();
+    else void this.deliverBacklog();
+  }
+
+  /**
+   * Kicks a round when the file holds more than this instance put there (an
+   * earlier process's backlog), so a deferred `writeFrequency` is not
+   * bypassed for this process's own turns.
+   */
+  async deliverBacklog(): Promise<void> {
+    try {
+      if ((await this.stats()).pending > this.#added) this.kick();
+    } catch (error) {
+      log("debug", `Honcho backlog check failed: ${errorText(error)}`);
+    }
+  }
+
+  /** Waits until every staged turn is durable and no round runs (a scheduled retry is not waited for). */
+  async idle(): Promise<void> {
+    for (;;) {
+      await this.#commit.running?.catch(() => {});
+      await this.#running;
+      if (!this.#commit.running && !this.#running) return;
+    }
+  }
+
+  /**
+   * Stops: no new turns, no retry; waits (at most `timeoutMs`) for staged
+   * turns to reach the file, then aborts the running round. Queued
+   * messages stay in the file.
+   */
+  async close(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + Math.max(0, timeoutMs);
+    this.#closed = true;
+    this.#commit.close();
+    this.#clearRetry();
+    await this.drain(Math.max(0, deadline - Date.now()));
+    this.#commit.stop();
+    this.#controller.abort(new DOMException("Outbox closed", "AbortError"));
+    await waitFor(
+      Promise.all([this.#commit.running, this.#running]),
+      Math.max(0, deadline - Date.now()),
+    );
+  }
+
+  #records(messages: readonly OutboxMessageInput[]): AppendRecord[] {
+    messages.forEach((message, index) => {
+      if (!message.session || !message.peer) {
+        throw new RangeError(
+          `Cannot queue Honcho message ${index}: 'session' and 'peer' must be non-empty`,
+        );
+      }
+      if (
+        typeof message.content !== "string" ||
+        message.content.length > MAX_MESSAGE_CHARS
+      ) {
+        throw new RangeError(
+          `Cannot queue Honcho message ${index}: content must be a string of at most ${MAX_MESSAGE_CHARS} characters, chunk it first`,
+        );
+      }
+    });
+    const now = new Date(this.#now()).toISOString();
+    return messages.map((message) => {
+      const id = message.id ?? crypto.randomUUID();
+      return {
+        record: {
+          id,
+          workspace: this.workspace,
+          session: message.session,
+          peer: message.peer,
+          content: message.content,
+          metadata: { ...message.metadata, [OUTBOX_ID_METADATA_KEY]: id },
+          createdAt: message.createdAt ?? now,
+        },
+        verify: message.checkFirst ?? message.id !== undefined,
+      };
+    });
+  }
+
+  #route(turns: number): void {
+    const before = this.#turns;
+    this.#turns += turns;
+    const mode = this.mode;
+    if (mode.kind === "async" || mode.kind === "turn") this.kick();
+    else if (
+      mode.kind === "every" &&
+      Math.floor(this.#turns / mode.n) > Math.floor(before / mode.n)
+    ) this.kick();
+  }
+
+  async #deliverLoop(): Promise<void> {
+    const background = this.#background!;
+    do {
+      this.#again = false;
+      if (this.#closed) return;
+      const signal = this.#controller.signal;
+      let result: OutboxDeliverResult;
+      try {
+        // Nothing queued: no session set-up, no request.
+        if ((await this.stats()).pending === 0) return;
+        await background.ensureReady?.(signal);
+        result = await this.deliver(background.client, {
+          signal,
+          maxRetries: 0,
+          maxWaitMs: 0,
+        });
+      } catch (error) {
+        if (signal.aborted) return;
+        // Session set-up failed: systemic unless a retry may help.
+        result = {
+          delivered: 0,
+          duplicates: 0,
+          rejected: 0,
+          pending: -1,
+          error,
+          systemic: !isRetryableHonchoError(error),
+        };
+      }
+      try {
+        background.onResult?.(result);
+      } catch {
+        // A broken observer must not stop delivery.
+      }
+      if (result.error !== undefined) {
+        this.#failures++;
+        log(
+          "debug",
+          `Honcho delivery failed (${this.#failures} in a row): ${
+            errorText(result.error)
+          }`,
+        );
+        if (!isHonchoError(result.error, "auth", "permission")) {
+          this.#scheduleRetry(undefined, result.error);
+        }
+        return;
+      }
+      if (result.busy) {
+        // Another delivery holds the lease; look again in case it stops first.
+        this.#scheduleRetry(background.retryBaseDelayMs ?? 1_000);
+        return;
+      }
+      this.#failures = 0;
+      if (result.settlesAt !== undefined) {
+        // Look again soon (Honcho may show the unconfirmed messages), and at
+        // the latest once the uncertain attempt can no longer land.
+        this.#scheduleRetry(
+          Math.max(
+            10,
+            Math.min(
+              result.settlesAt - Date.now() + 10,
+              SETTLE_LOOKUP_INTERVAL_MS,
+            ),
+          ),
+        );
+        return;
+      }
+    } while (this.#again);
+  }
+
+  #scheduleRetry(fixedDelay?: number, error?: unknown): void {
+    if (this.#closed || this.#retryTimer !== undefined) return;
+    const base = this.#background?.retryBaseDelayMs ?? 1_000;
+    const max = this.#background?.retryMaxDelayMs ?? 30_000;
+    // A Retry-After (429 or 503 on a write or the session set-up) sets the wait.
+    const delay = fixedDelay ?? Math.max(
+      Math.min(base, 10),
+      backoffDelayMs(this.#failures - 1, error, {
+        baseMs: base,
+        maxMs: max,
+        retryAfterCapMs: Math.max(max, RETRY_AFTER_CAP_MS),
+        random: this.#random,
+      }),
+    );
+    this.#retryTimer = setTimeout(
+      contextBound(() => {
+        this.#retryTimer = undefined;
+        this.kick();
+      }),
+      delay,
+    );
+  }
+
+  #clearRetry(): void {
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+  }
 }
 
 function positive(value: number, name: string): number {
@@ -516,4 +730,28 @@ function positive(value: number, name: string): number {
     );
   }
   return value;
+}
+
+/** Runs `fn` with a signal that aborts after `ms` or when `parent` aborts. */
+async function withDeadline<T>(
+  fn: (signal: AbortSignal) => Promise<T>,
+  ms: number,
+  parent: AbortSignal,
+): Promise<T> {
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort(parent.reason);
+  parent.addEventListener("abort", onAbort, { once: true });
+  const timer = setTimeout(
+    () =>
+      controller.abort(
+        new DOMException("Honcho deadline passed", "TimeoutError"),
+      ),
+    Math.max(0, ms),
+  );
+  try {
+    return await fn(controller.signal);
+  } finally {
+    clearTimeout(timer);
+    parent.removeEventListener("abort", onAbort);
+  }
 }

@@ -1,17 +1,7 @@
 /**
- * The Honcho memory provider (plugins/memory/honcho/SPEC.md §6–§9), a thin class that
- * implements the provider contract by delegation:
- *
- * - `session.ts` — {@linkcode HonchoSession}: naming, peers, set-up on the
- *   server and readiness;
- * - `recall.ts` — {@linkcode HonchoRecall}: what `prefetch` injects and the
- *   cadences, caches and first-turn waits behind it;
- * - `write_hooks.ts` — {@linkcode HonchoWriteHooks}: turns, memory writes,
- *   checkpoints and `drain`, on the durable writer (`writer.ts`) and outbox;
- * - `tools.ts` — the five tools.
- *
- * No hook ever throws into the agent (except a required pre-compress
- * checkpoint that cannot be confirmed).
+ * The Honcho memory provider (plugins/memory/honcho/SPEC.md §6–§9): the contract's
+ * hooks over the session (`session.ts`), recall (`recall.ts`), the write
+ * side (`write_hooks.ts`, `outbox.ts`) and the tools (`tools.ts`).
  *
  * @module
  */
@@ -96,16 +86,10 @@ export type { HonchoLivenessSnapshot, HonchoSessionIdentity, QueryRewriter };
 export interface HonchoProviderOptions {
   /** Rewrites the user message into the pass-0 question when `queryRewrite` is on. */
   queryRewriter?: QueryRewriter;
-  /**
-   * Transport overrides for the HTTP client (`fetch`, retries, sleep).
-   * @ignore
-   */
+  /** @ignore */
   transport?: HonchoTransportOptions;
-  /**
-   * Outbox overrides (bounds, retry policy); workspace and home come from the config.
-   * @ignore
-   */
-  outbox?: Omit<HonchoOutboxOptions, "workspace" | "hermesHome">;
+  /** @ignore */
+  outbox?: Omit<HonchoOutboxOptions, "workspace" | "hermesHome" | "delivery">;
   /** First retry delay of a failed background delivery, in ms. @default {1000} */
   writerRetryBaseDelayMs?: number;
   /** Ceiling of the background delivery retry delay, in ms. @default {30000} */
@@ -113,26 +97,19 @@ export interface HonchoProviderOptions {
   /** Least time between two session-init attempts started by hooks, in ms. @default {5000} */
   initRetryDelayMs?: number;
   /**
-   * Honcho's own shutdown budget, in ms: staged turns are made durable,
-   * then queued messages are delivered until it runs out (the rest stays
-   * in the outbox for the next start). It fits inside the host's bounds
-   * (the manager's and the sandbox's 5 s), so it is what applies.
-   *
-   * @default {4000}
+   * Shutdown budget, in ms: staged turns are made durable, then queued
+   * messages delivered until it runs out (the rest waits for the next
+   * start). @default {4000}
    */
   shutdownTimeoutMs?: number;
   /**
    * Messages waiting for the disk above which `syncTurn` pushes back (its
-   * promise resolves when there is room, at most 5 s later).
-   *
-   * @default {5000}
+   * promise resolves when there is room, at most 5 s later). @default {5000}
    */
   maxStagedMessages?: number;
   /**
    * How long a required pre-compress checkpoint may take, in ms (a
-   * best-effort one takes at most 2 s).
-   *
-   * @default {max(10000, request timeout)}
+   * best-effort one: at most 2 s). @default {max(10000, request timeout)}
    */
   checkpointTimeoutMs?: number;
   /** Read this `honcho.json` instead of resolving one. */
@@ -141,19 +118,15 @@ export interface HonchoProviderOptions {
   hermesVersion?: string;
   /** Hermes' parsed `config.yaml` (`honcho.base_url`, `honcho.timeout` fallbacks). */
   hermesConfig?: Record<string, unknown>;
-  /**
-   * Finds the git top level for `per-repo` naming (tests).
-   * @ignore
-   */
+  /** @ignore */
   gitTopLevel?: GitTopLevel;
   /** The clock, epoch ms (liveness ages). @default {Date.now} */
   now?: () => number;
 }
 
-/** Honcho's shutdown budget: inside the manager's and the sandbox's 5 s. */
+/** Inside the manager's and the sandbox's 5 s. */
 const SHUTDOWN_BUDGET_MS = 4_000;
 
-/** The parts of an initialized provider. */
 interface Parts {
   rt: HonchoRuntime;
   session: HonchoSession;
@@ -166,22 +139,6 @@ interface Parts {
 /** The options objects of `initializeForInspection` calls. */
 const INSPECTING = new WeakSet<InitializeOptions>();
 
-/** Marks an options object as an `initializeForInspection` call's. */
-function inspecting(options: InitializeOptions): InitializeOptions {
-  const preview = { ...options };
-  INSPECTING.add(preview);
-  return preview;
-}
-
-/** What a finished prefetch did, for its recall status. */
-function lastRecall(text: string, parts: Parts): LastRecall {
-  return {
-    injected: text !== "",
-    failure: parts.rt.notices.active,
-    warmUp: parts.recall.warmUpAnswer,
-  };
-}
-
 /** What the last prefetch did, for its recall status. */
 interface LastRecall {
   injected: boolean;
@@ -191,11 +148,6 @@ interface LastRecall {
 
 const NO_RECALL: LastRecall = { injected: false, warmUp: false };
 
-/**
- * The status of a prefetch: a failure line when recall failed or is off,
- * `Honcho` with no discrete count when something was injected (with a note
- * when turn 1 answered the warm-up question), else `null`.
- */
 function recallStatusOf(last: LastRecall): RecallStatus | null {
   if (last.failure !== undefined) {
     return recallStatus("Honcho", 0, {
@@ -206,16 +158,12 @@ function recallStatusOf(last: LastRecall): RecallStatus | null {
   return recallStatus("Honcho", 0, last.warmUp ? { note: WARM_UP_NOTE } : {});
 }
 
-/** The recall preview's note when turn 1 answered the warm-up question. */
 const WARM_UP_NOTE =
   "turn 1 shows Honcho's answer to its warm-up question about the user (who they are, what they prefer), not to this message; later turns use what was prefetched after the previous message";
 
 /**
- * The framework's `MemoryProvider`, unchanged: the base of
- * {@linkcode HonchoMemoryProvider}. It stands between the two so that the
- * Honcho entry's documentation does not take in the whole provider contract,
- * which `@hermes/memory/provider` documents; the contract's hooks below are
- * `@ignore`d for the same reason.
+ * `MemoryProvider` unchanged, so that the Honcho entry's documentation does
+ * not repeat the contract (`@hermes/memory/provider` documents it).
  *
  * @ignore
  */
@@ -261,7 +209,6 @@ export class HonchoMemoryProvider extends ProviderContract {
   #controller = new AbortController();
   #tasks = new TaskGroup();
   #shutdown = false;
-  /** The turn `onTurnStart` reported, and its author. */
   #turn = 0;
   #author: TurnAuthorInfo = { id: undefined, name: undefined, isBot: false };
   #last: LastRecall = NO_RECALL;
@@ -283,10 +230,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     return "honcho";
   }
 
-  /**
-   * The resolved configuration, once loaded.
-   * @ignore
-   */
+  /** @ignore */
   get config(): HonchoConfig | undefined {
     return this.#config;
   }
@@ -297,12 +241,9 @@ export class HonchoMemoryProvider extends ProviderContract {
     return identity ? { ...identity } : undefined;
   }
 
-  /**
-   * The profile's outbox, once initialized.
-   * @ignore
-   */
+  /** @ignore */
   get outbox(): HonchoOutbox | undefined {
-    return this.#parts?.writes.writer.outbox;
+    return this.#parts?.writes.outbox;
   }
 
   /** Whether the Honcho session is set up on the server. */
@@ -338,9 +279,7 @@ export class HonchoMemoryProvider extends ProviderContract {
   }
 
   /**
-   * Loads the profile's config, builds the client and the outbox, and
-   * starts session setup in the background (no network is awaited). Cron
-   * and flush agents leave the provider inert. Never throws.
+   * Loads the config, builds the parts, starts set-up in the background; cron and flush agents stay inert.
    * @ignore
    */
   async initialize(
@@ -359,8 +298,7 @@ export class HonchoMemoryProvider extends ProviderContract {
         this.#inert = true;
         return;
       }
-      // A config loaded earlier (getToolSchemas at registration) may be for
-      // another home: load this profile's.
+      // One loaded earlier (getToolSchemas) may be another home's.
       this.#configPromise = undefined;
       const config = await this.#loadConfig();
       if (!config || !isHonchoUsable(config)) {
@@ -373,28 +311,18 @@ export class HonchoMemoryProvider extends ProviderContract {
         return;
       }
       this.#scrub = scrubberOf(config.apiKey);
-      const parts = assemble({
-        sessionId,
-        initOptions: { ...options },
-        config,
-        client,
-        options: this.#options,
-        hermesHome: this.#hermesHome,
-        platform: this.#platform,
-        signal: this.#controller.signal,
-        tasks: this.#tasks,
-        now: this.#now,
-        stopped: () => this.#shutdown,
-        turn: () => this.#turn,
-        scrub: this.#scrub,
-        inspection: INSPECTING.has(options),
-      });
+      const parts = this.#assemble(sessionId, options, config, client);
       this.#parts = parts;
       await parts.session.start();
       if (config.recallMode === "tools" && !config.initOnSessionStart) {
-        // The session is set up on the first tool call; the backlog of an
-        // earlier process is still delivered.
-        if (!parts.inspection) parts.writes.deliverBacklogWhenNamed();
+        // Set-up waits for the first tool call; the backlog is still delivered.
+        if (!parts.inspection) {
+          this.#tasks.track(
+            parts.session.named().then(() =>
+              parts.writes.outbox.deliverBacklog()
+            ),
+          );
+        }
       }
     } catch (error) {
       log(
@@ -404,15 +332,14 @@ export class HonchoMemoryProvider extends ProviderContract {
     }
   }
 
-  /**
-   * `initialize` for a preview: nothing is queued, delivered or flushed.
-   * @ignore
-   */
+  /** @ignore */
   override initializeForInspection(
     sessionId: string,
     options: InitializeOptions = {},
   ): Promise<void> {
-    return this.initialize(sessionId, inspecting(options));
+    const preview = { ...options };
+    INSPECTING.add(preview);
+    return this.initialize(sessionId, preview);
   }
 
   /**
@@ -427,8 +354,7 @@ export class HonchoMemoryProvider extends ProviderContract {
   }
 
   /**
-   * The five tool schemas; `[]` in `context` mode, when inert, or when
-   * Honcho is not configured.
+   * `[]` in `context` mode, inert or unconfigured.
    * @ignore
    */
   async getToolSchemas(): Promise<ToolSchema[]> {
@@ -441,19 +367,12 @@ export class HonchoMemoryProvider extends ProviderContract {
     return honchoToolSchemas();
   }
 
-  /**
-   * The setup fields of `hermes memory setup`.
-   * @ignore
-   */
+  /** @ignore */
   override getConfigSchema(): ConfigField[] {
     return getHonchoConfigFields();
   }
 
-  /**
-   * Saves non-secret setup values into `$HERMES_HOME/honcho.json`: root
-   * fields at the root, the rest in the profile's host block.
-   * @ignore
-   */
+  /** @ignore */
   override async saveConfig(
     values: Record<string, unknown>,
     hermesHome: string,
@@ -488,14 +407,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     }
   }
 
-  // -------------------------------------------------------------------------
-  // The turn
-  // -------------------------------------------------------------------------
-
-  /**
-   * Records the turn number and its author; starts a new recall generation.
-   * @ignore
-   */
+  /** @ignore */
   override onTurnStart(
     turnNumber: number,
     _message: string,
@@ -510,14 +422,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     }
   }
 
-  /**
-   * The context to inject before the model call (plugins/memory/honcho/SPEC.md §6): the cached base
-   * layer plus a ready dialectic result, within `contextTokens`. Waits only
-   * on the first turn (for at most `firstTurnBaseWait` /
-   * `firstTurnDialecticWait`); afterwards it returns what background work
-   * already fetched. Never throws.
-   * @ignore
-   */
+  /** @ignore */
   override async prefetch(
     query: string,
     _options: PrefetchOptions = {},
@@ -535,7 +440,11 @@ export class HonchoMemoryProvider extends ProviderContract {
         return "";
       }
       const text = await parts.recall.prefetch(query);
-      this.#last = lastRecall(text, parts);
+      this.#last = {
+        injected: text !== "",
+        failure: parts.rt.notices.active,
+        warmUp: parts.recall.warmUpAnswer,
+      };
       return text;
     } catch (error) {
       log("debug", `Honcho prefetch failed: ${this.#scrub(errorText(error))}`);
@@ -544,20 +453,12 @@ export class HonchoMemoryProvider extends ProviderContract {
     }
   }
 
-  /**
-   * The last prefetch's status ({@linkcode recallStatusOf}).
-   * @ignore
-   */
+  /** @ignore */
   override recallStatus(): RecallStatus | null {
     return recallStatusOf(this.#last);
   }
 
-  /**
-   * After the turn, warms the next one (plugins/memory/honcho/SPEC.md §6): a base-context refresh every
-   * `contextCadence` turns and a dialectic every (effective)
-   * `dialecticCadence` turns, both in the background. Never throws.
-   * @ignore
-   */
+  /** @ignore */
   override queuePrefetch(query: string, _options: PrefetchOptions = {}): void {
     try {
       if (this.#inert || this.#shutdown) return;
@@ -570,15 +471,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     }
   }
 
-  /**
-   * Stores a completed turn (plugins/memory/honcho/SPEC.md §9): user and assistant text (fences
-   * removed), chunked at `messageMaxChars`, attributed to the user (or the
-   * turn's author) and AI peers, queued in the durable outbox and
-   * delivered per `writeFrequency`. Tool calls and tool results in
-   * `options.messages` are never sent. Returns without waiting for the
-   * disk or the network. Never throws.
-   * @ignore
-   */
+  /** @ignore */
   override syncTurn(
     userContent: string,
     assistantContent: string,
@@ -598,11 +491,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     }
   }
 
-  /**
-   * Mirrors an `add` to the built-in user profile as a Honcho conclusion
-   * about the user, in the background. Never throws.
-   * @ignore
-   */
+  /** @ignore */
   override onMemoryWrite(
     action: MemoryWriteAction,
     target: MemoryTarget,
@@ -617,14 +506,12 @@ export class HonchoMemoryProvider extends ProviderContract {
     }
   }
 
-  /**
-   * At a real session end: delivers everything queued (bounded). Never throws.
-   * @ignore
-   */
+  /** @ignore */
   override async onSessionEnd(_messages: ChatMessage[]): Promise<void> {
     try {
-      if (this.#inert) return;
-      await this.#parts?.writes.sessionEnd();
+      const parts = this.#parts;
+      if (this.#inert || !parts?.rt.config.saveMessages) return;
+      await parts.writes.outbox.flushAll(Math.max(10_000, parts.rt.timeoutMs));
     } catch (error) {
       log(
         "debug",
@@ -633,12 +520,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     }
   }
 
-  /**
-   * Rebinds to the new session: in-flight results of the old one are
-   * discarded, and the Honcho session is re-resolved (per-session naming
-   * moves to the new id; a gateway key stays). Never throws.
-   * @ignore
-   */
+  /** @ignore */
   override async onSessionSwitch(
     newSessionId: string,
     _options: SessionSwitchOptions = {},
@@ -656,17 +538,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     }
   }
 
-  /**
-   * Checkpoint API v2: returns only when every evidence message (user and
-   * assistant prose) is stored in Honcho: the outbox is flushed, the
-   * messages Honcho lacks are added (keyed by content digest, so retries
-   * and grown transcripts never duplicate) and delivered. With
-   * `requireCheckpoint` a failure throws; otherwise the missing messages
-   * stay queued in the outbox and `""` is returned.
-   *
-   * @throws {Error} When a required checkpoint cannot be confirmed.
-   * @ignore
-   */
+  /** @ignore */
   override async onPreCompress(
     messages: ChatMessage[],
     options: PreCompressOptions = {},
@@ -689,10 +561,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     return "";
   }
 
-  /**
-   * Runs one of the five tools (plugins/memory/honcho/SPEC.md §10); always returns a JSON string.
-   * @ignore
-   */
+  /** @ignore */
   override async handleToolCall(
     toolName: string,
     args: Record<string, unknown>,
@@ -725,13 +594,10 @@ export class HonchoMemoryProvider extends ProviderContract {
   }
 
   /**
-   * Stops the provider within its budget (`shutdownTimeoutMs`, 4 s): reads
-   * are aborted and discarded; every turn handed to `syncTurn` is made
-   * durable in the outbox first; then queued messages are delivered until
-   * the budget runs out (a request is never started that could outlive it;
-   * what is left stays in the outbox for the next start, with a warning);
-   * then every background task and timer is awaited or cleared. Never
-   * throws.
+   * Stops within `shutdownTimeoutMs` (4 s): every turn handed to `syncTurn`
+   * is made durable, then queued messages are delivered until the budget
+   * runs out (the rest stays in the outbox for the next start, with a
+   * warning). Never throws.
    */
   override async shutdown(): Promise<void> {
     if (this.#shutdown) return;
@@ -760,13 +626,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     }
   }
 
-  /**
-   * Waits (at most `timeoutMs`) until every turn handed to `syncTurn` and
-   * every memory write is durable: turns in the fsynced outbox (delivery
-   * may still be pending; that is durable), memory writes answered by
-   * Honcho.
-   * @ignore
-   */
+  /** @ignore */
   override async drain(timeoutMs?: number): Promise<DrainResult> {
     try {
       return await this.#parts?.writes.drain(timeoutMs) ??
@@ -786,11 +646,11 @@ export class HonchoMemoryProvider extends ProviderContract {
   async idle(timeoutMs = 30_000): Promise<boolean> {
     const deadline = this.#now() + timeoutMs;
     for (;;) {
-      const writer = this.#parts?.writes.writer.idle() ?? Promise.resolve();
+      const outbox = this.#parts?.writes.outbox.idle() ?? Promise.resolve();
       const tasks = this.#tasks.current();
       const left = deadline - this.#now();
       if (left <= 0) return false;
-      if (!await waitFor(Promise.all([writer, tasks]), left)) return false;
+      if (!await waitFor(Promise.all([outbox, tasks]), left)) return false;
       // A scheduled delivery retry is not waited for.
       if (this.#tasks.size === 0) return true;
     }
@@ -804,6 +664,57 @@ export class HonchoMemoryProvider extends ProviderContract {
   livenessSnapshot(): HonchoLivenessSnapshot {
     return this.#parts?.recall.liveness() ??
       idleLiveness(this.#turn, this.#config?.dialecticCadence ?? 1);
+  }
+
+  /** Wires one session's parts: set-up resumes recall and delivery; a move resets recall. */
+  #assemble(
+    sessionId: string,
+    initOptions: InitializeOptions,
+    config: HonchoConfig,
+    client: HonchoClient,
+  ): Parts {
+    const options = this.#options;
+    const inspection = INSPECTING.has(initOptions);
+    const rt: HonchoRuntime = {
+      config,
+      client,
+      notices: new NoticeBoard(this.#platform, this.#hermesHome!),
+      signal: this.#controller.signal,
+      tasks: this.#tasks,
+      now: this.#now,
+      stopped: () => this.#shutdown,
+      timeoutMs: requestTimeoutMs(config),
+      scrub: this.#scrub,
+    };
+    const session: HonchoSession = new HonchoSession(rt, {
+      sessionId,
+      initOptions: { ...initOptions },
+      gitTopLevel: options.gitTopLevel,
+      initRetryDelayMs: options.initRetryDelayMs,
+      onReady: (stale) => {
+        recall.sessionReady(stale);
+        if (!inspection) writes.outbox.resume();
+      },
+      onMoved: () => {
+        recall.sessionMoved();
+        if (config.recallMode !== "tools") session.kick(true);
+      },
+    });
+    const recall = new HonchoRecall(rt, session, {
+      turn: () => this.#turn,
+      queryRewriter: options.queryRewriter,
+      retryBaseDelayMs: options.writerRetryBaseDelayMs,
+      retryMaxDelayMs: options.writerRetryMaxDelayMs,
+    });
+    const writes = new HonchoWriteHooks(rt, session, {
+      hermesHome: this.#hermesHome!,
+      outbox: options.outbox,
+      retryBaseDelayMs: options.writerRetryBaseDelayMs,
+      retryMaxDelayMs: options.writerRetryMaxDelayMs,
+      maxStagedMessages: options.maxStagedMessages,
+      checkpointTimeoutMs: options.checkpointTimeoutMs,
+    });
+    return { rt, session, recall, writes, inspection };
   }
 
   async #loadConfig(): Promise<HonchoConfig | undefined> {
@@ -822,10 +733,7 @@ export class HonchoMemoryProvider extends ProviderContract {
   }
 }
 
-/**
- * The client for a usable config, with one warning when the workspace id
- * had to be sanitised; `undefined` (with a warning) when it cannot be built.
- */
+/** The client, with one warning when the workspace id had to be sanitised. */
 function connect(
   config: HonchoConfig,
   options: HonchoProviderOptions,
@@ -851,73 +759,4 @@ function connect(
     );
   }
   return client;
-}
-
-/** What {@linkcode assemble} wires together. */
-interface AssemblyInput {
-  sessionId: string;
-  initOptions: InitializeOptions;
-  config: HonchoConfig;
-  client: HonchoClient;
-  options: HonchoProviderOptions;
-  hermesHome: string;
-  platform: string;
-  signal: AbortSignal;
-  tasks: TaskGroup;
-  now: () => number;
-  stopped: () => boolean;
-  turn: () => number;
-  scrub: (text: string) => string;
-  /** A preview: delivery never resumes. */
-  inspection: boolean;
-}
-
-/**
- * Builds the parts of one initialized session and wires them: set-up
- * success starts recall's late work and resumes delivery; a move to
- * another Honcho session resets recall and sets the new one up.
- */
-function assemble(input: AssemblyInput): Parts {
-  const { config, options } = input;
-  const rt: HonchoRuntime = {
-    config,
-    client: input.client,
-    notices: new NoticeBoard(input.platform, input.hermesHome),
-    signal: input.signal,
-    tasks: input.tasks,
-    now: input.now,
-    stopped: input.stopped,
-    timeoutMs: requestTimeoutMs(config),
-    scrub: input.scrub,
-  };
-  const session: HonchoSession = new HonchoSession(rt, {
-    sessionId: input.sessionId,
-    initOptions: input.initOptions,
-    gitTopLevel: options.gitTopLevel,
-    initRetryDelayMs: options.initRetryDelayMs,
-    onReady: (stale) => {
-      recall.sessionReady(stale);
-      if (!input.inspection) writes.writer.resume();
-    },
-    onMoved: () => {
-      recall.sessionMoved();
-      if (config.recallMode !== "tools") session.kick(true);
-    },
-  });
-  const recall = new HonchoRecall(rt, session, {
-    turn: input.turn,
-    queryRewriter: options.queryRewriter,
-    // Reads back off as the writes do.
-    retryBaseDelayMs: options.writerRetryBaseDelayMs,
-    retryMaxDelayMs: options.writerRetryMaxDelayMs,
-  });
-  const writes = new HonchoWriteHooks(rt, session, {
-    hermesHome: input.hermesHome,
-    outbox: options.outbox,
-    retryBaseDelayMs: options.writerRetryBaseDelayMs,
-    retryMaxDelayMs: options.writerRetryMaxDelayMs,
-    maxStagedMessages: options.maxStagedMessages,
-    checkpointTimeoutMs: options.checkpointTimeoutMs,
-  });
-  return { rt, session, recall, writes, inspection: input.inspection };
 }

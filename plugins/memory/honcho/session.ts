@@ -1,26 +1,10 @@
 /**
- * The Honcho session of a provider (plugins/memory/honcho/SPEC.md §3–§5): its name and
- * peers, its set-up on the server, and its readiness.
- *
- * - **Naming** ({@linkcode HonchoSession.name}) is local work — config,
- *   cwd, `git` for `per-repo` — and may await; until it is done
- *   {@linkcode HonchoSession.identity} is `undefined` (the write hooks keep
- *   the turns handed over meanwhile, in order, see `write_hooks.ts`).
- * - **Set-up** ({@linkcode HonchoSession.ensure}) gets or creates the
- *   session with the configured observation switches, adopts the switches
- *   Honcho already holds, and then runs the one-time joins planned for
- *   other authors and a2a sessions. It is single-flight; hooks start it in
- *   the background with {@linkcode HonchoSession.kick}, throttled to one
- *   attempt per `initRetryDelayMs`.
- * - **Readiness**: turns handed over before the session is ready are
- *   durable in the outbox already; their delivery runs `ensure()` first, so
- *   Honcho never creates the session with default settings. Recall returns
- *   notices until then. When set-up succeeds, `onReady` is called (the
- *   provider starts a late base-layer fetch and the dialectic prewarm, and
- *   resumes delivery).
- * - **Epochs**: {@linkcode HonchoSession.epoch} changes when the provider
- *   moves to another Hermes session or stops; background results fetched
- *   for an older epoch are discarded.
+ * The Honcho session of a provider (plugins/memory/honcho/SPEC.md §3–§5): naming (local,
+ * may await `git`), set-up on the server (single-flight, with the
+ * configured observation switches, then the planned joins) and readiness.
+ * Delivery runs `ensure()` first, so Honcho never creates the session with
+ * default settings. The epoch changes on a switch or stop; results fetched
+ * for an older epoch are discarded.
  *
  * @module
  */
@@ -39,6 +23,7 @@ import {
 import { describeHonchoError, HonchoError, isHonchoError } from "./errors.ts";
 import {
   mergeServerObservation,
+  type PeerObservation,
   type SessionObservation,
 } from "./observation.ts";
 import { resolveAiPeerId, resolveUserPeerId } from "./peers.ts";
@@ -101,12 +86,7 @@ export class HonchoSession {
   #joined = new Set<string>();
   #epoch: object = {};
 
-  /**
-   * Creates the session (no I/O; call {@linkcode HonchoSession.name}).
-   *
-   * @param runtime What the provider's parts share.
-   * @param options The Hermes session, naming inputs and readiness callbacks.
-   */
+  /** Creates the session (no I/O; call {@linkcode HonchoSession.name}). */
   constructor(runtime: HonchoRuntime, options: HonchoSessionOptions) {
     this.#rt = runtime;
     this.#options = options;
@@ -139,12 +119,9 @@ export class HonchoSession {
   }
 
   /**
-   * Starts the session for `initialize`: naming, then set-up per
-   * `recallMode` — in the background for `hybrid` and `context`; awaited
-   * (at most the request timeout) for `tools` with `initOnSessionStart`;
-   * on the first tool call or delivery otherwise.
-   *
-   * @returns Resolves when the awaited part is done (never rejects).
+   * Naming, then set-up: in the background (`hybrid`, `context`), awaited
+   * up to the request timeout (`tools` with `initOnSessionStart`), or on
+   * the first tool call or delivery.
    */
   async start(): Promise<void> {
     this.name();
@@ -159,34 +136,18 @@ export class HonchoSession {
     }
   }
 
-  /**
-   * (Re)names the session for the current Hermes session id: the session
-   * key and peers (plugins/memory/honcho/SPEC.md §3–§4). A missing user peer reports the `no-peer`
-   * notice; any other failure logs a warning. Never rejects.
-   *
-   * @returns The identity, or `undefined` when the session cannot be named.
-   */
+  /** (Re)names the session and peers (plugins/memory/honcho/SPEC.md §3–§4); never rejects. */
   name(): Promise<HonchoSessionIdentity | undefined> {
     this.#naming = this.#resolve();
     return this.#naming;
   }
 
-  /**
-   * The naming in flight (or done).
-   *
-   * @returns What {@linkcode HonchoSession.name} resolves to.
-   */
+  /** The naming in flight (or done). */
   named(): Promise<HonchoSessionIdentity | undefined> {
     return this.#naming ?? Promise.resolve(this.#identity);
   }
 
-  /**
-   * Starts set-up in the background unless it is running, done, throttled
-   * (`initRetryDelayMs` since the last attempt, unless `force`), the user
-   * peer is missing or the provider stops.
-   *
-   * @param force Ignore the throttle.
-   */
+  /** Starts set-up in the background, at most once per `initRetryDelayMs` unless `force`. */
   kick(force = false): void {
     if (
       this.#ready || this.#initRun || this.#rt.stopped() || this.#peerError
@@ -196,14 +157,7 @@ export class HonchoSession {
     this.#rt.tasks.track(this.ensure(this.#rt.signal).catch(() => {}));
   }
 
-  /**
-   * Makes sure the session exists with its observation config, then runs
-   * the planned joins (other authors, a2a sessions); single-flight.
-   *
-   * @param signal Cancels the requests.
-   * @returns Resolves when ready.
-   * @throws The set-up failure (also reported as a notice).
-   */
+  /** @throws The set-up failure (also reported as a notice). */
   async ensure(signal: AbortSignal): Promise<void> {
     if (this.#ready) {
       await this.#runSetups(signal);
@@ -221,14 +175,7 @@ export class HonchoSession {
     await this.#runSetups(signal);
   }
 
-  /**
-   * Moves to another Hermes session: a new epoch at once, then the session
-   * is renamed; when the Honcho session changed it is no longer ready
-   * (`onMoved` is called). A gateway key keeps the Honcho session.
-   *
-   * @param sessionId The Hermes session switched to (`""`: epoch only).
-   * @returns Whether the Honcho session changed.
-   */
+  /** A new epoch, then renaming; a changed Honcho session is no longer ready (`onMoved`). */
   async switchTo(sessionId: string): Promise<boolean> {
     this.#epoch = {};
     if (!sessionId) return false;
@@ -247,16 +194,7 @@ export class HonchoSession {
     this.#epoch = {};
   }
 
-  /**
-   * Plans a one-time server set-up for an author peer (joined to `session`
-   * with the user's observation switches) or an a2a session (created with
-   * the author and the AI peer); it runs before the next delivery.
-   *
-   * @param session The Honcho session.
-   * @param peer The author's peer.
-   * @param aiPeer The AI peer.
-   * @param create Create the session (a2a) instead of joining it.
-   */
+  /** Plans joining an author peer (or creating an a2a session); it runs before the next delivery. */
   planJoin(
     session: string,
     peer: string,
@@ -267,20 +205,14 @@ export class HonchoSession {
     if (this.#setups.has(key) || this.#joined.has(key)) return;
     const client = this.#rt.client;
     const flags = this.#observation ?? this.#rt.config.observationFlags;
-    const userConfig: SessionPeerConfig = {
-      observeMe: flags.user.observeMe,
-      observeOthers: flags.user.observeOthers,
-    };
+    const userConfig = peerConfig(flags.user);
     this.#setups.set(key, async () => {
       const signal = this.#rt.signal;
       if (create) {
         await client.getOrCreateSession(session, {
           peers: {
             [peer]: userConfig,
-            [aiPeer]: {
-              observeMe: flags.ai.observeMe,
-              observeOthers: flags.ai.observeOthers,
-            },
+            [aiPeer]: peerConfig(flags.ai),
           },
           signal,
         });
@@ -293,12 +225,7 @@ export class HonchoSession {
     });
   }
 
-  /**
-   * Whether the AI peer observes the others (Honcho's switch once set up,
-   * else the configured one): reads and conclusions then take its view.
-   *
-   * @returns The switch.
-   */
+  /** Whether the AI peer observes the others: reads and conclusions then take its view. */
   aiObservesOthers(): boolean {
     return (this.#observation?.ai ?? this.#rt.config.observationFlags.ai)
       ?.observeOthers ?? true;
@@ -361,16 +288,10 @@ export class HonchoSession {
     const flags = this.#rt.config.observationFlags;
     try {
       const peers: Record<string, SessionPeerConfig> = {
-        [identity.userPeerId]: {
-          observeMe: flags.user.observeMe,
-          observeOthers: flags.user.observeOthers,
-        },
+        [identity.userPeerId]: peerConfig(flags.user),
       };
       if (identity.aiPeerId !== identity.userPeerId) {
-        peers[identity.aiPeerId] = {
-          observeMe: flags.ai.observeMe,
-          observeOthers: flags.ai.observeOthers,
-        };
+        peers[identity.aiPeerId] = peerConfig(flags.ai);
       }
       await client.getOrCreateSession(identity.sessionId, { peers, signal });
       const [userServer, aiServer] = await Promise.all([
@@ -424,6 +345,12 @@ export class HonchoSession {
   }
 }
 
+function peerConfig(
+  { observeMe, observeOthers }: PeerObservation,
+): SessionPeerConfig {
+  return { observeMe, observeOthers };
+}
+
 function serverFlags(
   config: SessionPeerConfig | undefined,
 ): { observeMe: boolean | null; observeOthers: boolean | null } | undefined {
@@ -451,15 +378,8 @@ export interface IdentitySignature {
 }
 
 /**
- * The identity-affecting settings (workspace, peers, naming flags) of the
- * profile's config: a change means another Honcho identity, so the
- * gateway's cached agent is rebuilt. `previous` is reused while the config
- * file's modification time and size are unchanged.
- *
- * @param load Where the config is.
- * @param previous The last result, if any.
- * @returns The signature with its stamp.
- * @throws When the config cannot be loaded.
+ * The identity-affecting settings (a change rebuilds the gateway's cached
+ * agent); `previous` is reused while the config file's mtime and size stay.
  */
 export async function identitySignatureOf(
   load: LoadHonchoConfigOptions,

@@ -275,7 +275,7 @@ function importSpecifiers(text: string): string[] {
     /\bimport\s*\(\s*["'`]([^"'`$]+)["'`]\s*[,)]/g,
   ];
   for (const pattern of patterns) {
-    for (const match of code.matchAll(pattern)) specifiers.push(match[1]);
+    for (const match of code.matchAll(pattern)) specifiers.push(match[1]!);
   }
   return specifiers;
 }
@@ -324,7 +324,7 @@ Deno.test("src/ imports follow the layers, dynamic import() included", async () 
       if (to === undefined) {
         offenders.push(`${file} -> ${target} (outside src/)`);
       } else if (
-        to !== from && !(LAYERS[to] < LAYERS[from])
+        to !== from && !(LAYERS[to]! < LAYERS[from]!)
       ) offenders.push(`${file} -> ${target} (${from} may not import ${to})`);
     }
   }

@@ -74,7 +74,7 @@ Deno.test("memory mcp: built-in memory tool and recall over the SDK client", asy
   const memory = tools[0]!;
   assert.deepEqual(
     (memory.inputSchema.properties as Record<string, { enum?: string[] }>)
-      .target.enum,
+      .target!.enum,
     ["memory", "user"],
   );
   assert.deepEqual(memory.inputSchema.required, ["target"]);

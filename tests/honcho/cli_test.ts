@@ -292,7 +292,7 @@ Deno.test("honcho disable and enable switch the host block; --target-profile nam
     assert.equal(disable.code, 0);
     const after = await readJson(join(home, "honcho.json"));
     assert.equal(
-      (after.hosts as Record<string, Record<string, unknown>>).hermes_coder
+      (after.hosts as Record<string, Record<string, unknown>>).hermes_coder!
         .enabled,
       false,
     );

@@ -871,7 +871,7 @@ Deno.test("resolveHonchoConnection(): base URL cleaning, local key placeholder, 
   );
   assert.equal(
     resolveHonchoConnection({ ...base, baseUrl: "http://h" }, {})
-      .headers["X-Honcho-Host"].startsWith("hermes ("),
+      .headers["X-Honcho-Host"]!.startsWith("hermes ("),
     true,
   );
 });

@@ -168,10 +168,10 @@ Deno.test("contextBound() carries the caller's context into code run by someone 
   target.dispatchEvent(new Event("ping"));
   const seen = queue.map((fn) => fn());
   assert.equal(seen.length, 2);
-  assert.equal(seen[0].home, "/srv/bob");
-  assert.equal(seen[0].secret, "bob-key");
+  assert.equal(seen[0]!.home, "/srv/bob");
+  assert.equal(seen[0]!.secret, "bob-key");
   // The listener queued an unbound closure: it runs in the consumer's context.
-  assert.notEqual(seen[1].secret, "bob-key");
+  assert.notEqual(seen[1]!.secret, "bob-key");
 });
 
 Deno.test("50 interleaved turns of different profiles never see each other's home, secrets or cwd", async () => {
@@ -200,7 +200,7 @@ Deno.test("50 interleaved turns of different profiles never see each other's hom
   setMultiplexActive(true);
   try {
     const turns = Array.from({ length: 50 }, (_, turn) => {
-      const profile = profiles[turn % profiles.length];
+      const profile = profiles[turn % profiles.length]!;
       return withHermesHome(
         profile.home,
         () =>
@@ -261,7 +261,7 @@ Deno.test("50 interleaved turns of different profiles never see each other's hom
     const all = [...results, ...drained];
     assert.equal(all.length, 50 * 9);
     for (const seen of all) {
-      const profile = profiles[seen.turn % profiles.length];
+      const profile = profiles[seen.turn % profiles.length]!;
       assert.deepEqual(
         { home: seen.home, secret: seen.secret, cwd: seen.cwd },
         { home: profile.home, secret: profile.key, cwd: profile.cwd },

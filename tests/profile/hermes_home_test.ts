@@ -152,9 +152,9 @@ Deno.test({
         l.includes("active_profile")
       );
       assert.equal(warnings.length, 1, result.stderr);
-      assert.match(warnings[0], /'coder'/);
+      assert.match(warnings[0]!, /'coder'/);
       assert.ok(
-        warnings[0].includes(join(dir, ".hermes", "profiles", "coder")),
+        warnings[0]!.includes(join(dir, ".hermes", "profiles", "coder")),
       );
     });
   },

@@ -79,8 +79,8 @@ Deno.test("resolveAgentCwd() skips a missing or non-directory session cwd with o
       await Deno.writeTextFile(file, "x");
       assert.equal(withSessionCwd(file, resolveAgentCwd), outside);
       assert.equal(warnings.length, 2, warnings.join("\n"));
-      assert.ok(warnings[0].includes(missing));
-      assert.ok(warnings[1].includes(file));
+      assert.ok(warnings[0]!.includes(missing));
+      assert.ok(warnings[1]!.includes(file));
     });
   });
 });

@@ -1,17 +1,11 @@
 /**
- * `hermes honcho peers` (profile → user peer → AI peer) and `peers map`:
- * gateway account ids mapped to Honcho peers in `userPeerAliases`, asked on
- * a terminal or given with `--set ID=PEER` / `--remove ID`.
+ * `hermes honcho peers` (one row per profile) and `peers map`: gateway
+ * account ids mapped to Honcho peers in `userPeerAliases`.
  * @module
  */
 
 import { join } from "node:path";
-import {
-  type CliIo,
-  columns,
-  type HermesCommand,
-  writeJson,
-} from "../../../../src/cli/mod.ts";
+import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config.ts";
 import type { HonchoClient } from "../client.ts";
 import { resolveAiPeerId } from "../peers.ts";
@@ -25,7 +19,6 @@ import {
   type HonchoCliScope,
   isRecord,
   listProfiles,
-  loadProfileConfig,
   loadScopeConfig,
   reportWrite,
   requireReadableConfig,
@@ -33,7 +26,7 @@ import {
   writeHonchoFile,
   writeHostKey,
 } from "./_common.ts";
-import { scopedAction } from "./_action.ts";
+import { profileRows, scopedAction } from "./_action.ts";
 
 /** The most workspace peers listed by `peers map` (4 pages of 50). */
 const MAX_LISTED_PEERS = 200;
@@ -42,58 +35,43 @@ async function runPeers(
   scope: HonchoCliScope,
   options: { json?: boolean },
 ): Promise<number> {
-  const { io } = scope;
-  const rows = [];
-  for (const profile of await listProfiles(scope.defaultRoot)) {
-    const config = await loadProfileConfig(profile.home, profile.name);
-    rows.push({
-      profile: profile.name,
-      active: profile.name === scope.profile,
-      host: config.hostKey,
+  const rows = await profileRows(
+    scope,
+    options.json,
+    ["User peer", "AI peer", "Workspace", "Aliases"],
+    (config) => ({
       userPeer: config.peerName ? sanitizeId(config.peerName) : null,
       aiPeer: resolveAiPeerId(config),
       workspace: config.workspaceId,
       aliases: config.userPeerAliases,
       note: config.configError ? describeConfigError(config) : null,
-    });
-  }
-  if (options.json) {
-    writeJson(io, { profiles: rows });
-    return 0;
-  }
-  io.stdout(
-    columns([
-      ["", "Profile", "Host", "User peer", "AI peer", "Workspace", "Aliases"],
-      ...rows.map((r) => [
-        r.active ? "*" : "",
-        r.profile,
-        r.host,
-        r.userPeer ?? "(none)",
-        r.aiPeer,
-        r.workspace,
-        String(Object.keys(r.aliases).length),
-      ]),
-    ]),
+    }),
+    (r) => [
+      r.userPeer ?? "(none)",
+      r.aiPeer,
+      r.workspace,
+      String(Object.keys(r.aliases).length),
+    ],
   );
+  if (!rows) return 0;
   for (const r of rows) {
-    if (r.note) io.stderr(`warning: profile '${r.profile}': ${r.note}\n`);
+    if (r.note) scope.io.stderr(`warning: profile '${r.profile}': ${r.note}\n`);
   }
-  io.stdout(
+  scope.io.stdout(
     "(* = the profile this command runs for; map gateway accounts with 'hermes honcho peers map')\n",
   );
   return 0;
 }
 
 interface PeersMapOptions {
-  /** `ID=PEER` assignments, applied without questions. */
   set?: string[];
   remove?: string[];
-  /** Where `userPeerAliases` is saved: `root` (all profiles) or `host` (this profile). */
+  /** `root` (all profiles) or `host` (this profile). */
   scope?: string;
   yes?: boolean;
 }
 
-/** A gateway account: the runtime user id (a `userPeerAliases` key) and its platform. */
+/** `id` is the runtime user id (a `userPeerAliases` key). */
 interface GatewayAccount {
   id: string;
   platform: string | undefined;
@@ -234,13 +212,15 @@ async function interactiveMap(
       peersError = describeHonchoFailure(error, serverLabel(config));
     }
   };
+  const listed = (): string =>
+    peersError
+      ? `peers not listed: ${peersError}`
+      : `${peers.length} peer${peers.length === 1 ? "" : "s"}`;
   await loadPeers();
   io.stdout(
     `Map gateway accounts to Honcho peers (workspace ${workspace}${
-      peersError
-        ? `; peers not listed: ${peersError}`
-        : `, ${plural(peers.length, "peer")}`
-    }).\n`,
+      peersError ? "; " : ", "
+    }${listed()}).\n`,
   );
   if (accounts.length === 0) {
     io.stdout(
@@ -292,13 +272,7 @@ async function interactiveMap(
         workspace = next;
         workspaceChanged = true;
         await loadPeers();
-        io.stdout(
-          `Workspace ${workspace}: ${
-            peersError
-              ? `peers not listed: ${peersError}`
-              : plural(peers.length, "peer")
-          }\n`,
-        );
+        io.stdout(`Workspace ${workspace}: ${listed()}\n`);
       }
       continue;
     }
@@ -341,41 +315,52 @@ async function pickPeer(
   peers: string[],
   current: string | undefined,
 ): Promise<string | null | undefined> {
-  const TYPE = "\u0000type";
   const REMOVE = "\u0000remove";
   const BACK = "\u0000back";
-  const choice = await io.prompts.select<string>({
-    message: "Peer for this account",
-    choices: [
-      ...peers.map((p) => ({ value: p, name: p })),
-      { value: TYPE, name: "Type a peer name…" },
-      ...(current ? [{ value: REMOVE, name: "Remove this mapping" }] : []),
-      { value: BACK, name: "Back" },
-    ],
-    default: current && peers.includes(current) ? current : undefined,
-  });
-  if (choice === BACK) return undefined;
-  if (choice === REMOVE) return null;
-  return choice === TYPE
-    ? await askId(io, "peer name", "Peer name", current)
-    : choice;
+  const choice = await pickId(io, "Peer for this account", peers, current, [
+    "peer name",
+    "Peer name",
+    "peer name",
+  ], [
+    ...(current ? [{ value: REMOVE, name: "Remove this mapping" }] : []),
+    { value: BACK, name: "Back" },
+  ]);
+  return choice === BACK ? undefined : choice === REMOVE ? null : choice;
 }
 
-/** Asks until the answer is a valid Honcho id. */
-async function askId(
+/**
+ * One of `names`, an `extra` choice, or a typed id (asked again until valid);
+ * straight to typing when there is nothing to pick.
+ */
+async function pickId(
   io: CliIo,
-  what: string,
   message: string,
+  names: string[],
   current: string | undefined,
+  [what, prompt, choiceName]: [string, string, string],
+  extra: { value: string; name: string }[] = [],
 ): Promise<string> {
-  for (;;) {
-    const typed = await io.prompts.input({ message, default: current });
+  const TYPE = "\u0000type";
+  const choice = names.length + extra.length === 0
+    ? TYPE
+    : await io.prompts.select<string>({
+      message,
+      choices: [
+        ...names.map((n) => ({ value: n, name: n })),
+        { value: TYPE, name: `Type a ${choiceName}…` },
+        ...extra,
+      ],
+      default: current && names.includes(current) ? current : undefined,
+    });
+  while (choice === TYPE) {
+    const typed = await io.prompts.input({ message: prompt, default: current });
     try {
       return checkHonchoId(what, typed);
     } catch (error) {
       io.stderr(`${(error as Error).message}\n`);
     }
   }
+  return choice;
 }
 
 async function peekCard(
@@ -413,26 +398,18 @@ async function pickWorkspace(
   current: string,
 ): Promise<string> {
   let names: string[] = [];
-  if (client !== undefined) {
-    try {
-      const page = await client.listWorkspaces({ size: 50 });
-      names = page.items.map((w) => w.id);
-    } catch {
-      // Workspace listing needs an admin key; fall back to typing.
-    }
+  try {
+    names = (await client?.listWorkspaces({ size: 50 }))?.items.map((w) =>
+      w.id
+    ) ?? [];
+  } catch {
+    // Workspace listing needs an admin key; fall back to typing.
   }
-  const TYPE = "\u0000type";
-  const choice = names.length === 0 ? TYPE : await io.prompts.select<string>({
-    message: "Workspace",
-    choices: [
-      ...names.map((n) => ({ value: n, name: n })),
-      { value: TYPE, name: "Type a workspace id…" },
-    ],
-    default: names.includes(current) ? current : undefined,
-  });
-  return choice === TYPE
-    ? await askId(io, "workspace", "Workspace id", current)
-    : choice;
+  return await pickId(io, "Workspace", names, current, [
+    "workspace",
+    "Workspace id",
+    "workspace id",
+  ]);
 }
 
 async function saveAliases(
@@ -549,8 +526,4 @@ export function registerPeers(honcho: HermesCommand): HermesCommand {
     .example("hermes honcho peers map --set telegram:42=alice --scope root");
   scopedAction(honcho, map, runPeersMap);
   return peers;
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }

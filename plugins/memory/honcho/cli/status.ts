@@ -1,9 +1,4 @@
-/**
- * `hermes honcho status [--all] [--json]` (also `hermes honcho` alone): the
- * resolved settings with their sources, then what Honcho knows, or one row
- * per profile with `--all`.
- * @module
- */
+/** `hermes honcho status` (also `hermes honcho` alone), `--all` one row per profile. @module */
 
 import {
   columns,
@@ -20,13 +15,11 @@ import { sanitizeId } from "../session_naming.ts";
 import {
   describeConfigError,
   type HonchoCliScope,
-  listProfiles,
-  loadProfileConfig,
   loadScopeConfig,
   profileLabel,
   serverLabel,
 } from "./_common.ts";
-import { scopedAction } from "./_action.ts";
+import { profileRows, scopedAction } from "./_action.ts";
 import { fetchMemoryView, printMemoryView } from "./_memory_view.ts";
 import { displaySetting, jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
 import { cliSessionName } from "./_session_name.ts";
@@ -216,41 +209,25 @@ async function statusAll(
   scope: HonchoCliScope,
   options: StatusOptions,
 ): Promise<number> {
-  const { io } = scope;
-  const profiles = await listProfiles(scope.defaultRoot);
-  const rows = [];
-  for (const profile of profiles) {
-    const config = await loadProfileConfig(profile.home, profile.name);
-    rows.push({
-      profile: profile.name,
-      active: profile.name === scope.profile,
-      host: config.hostKey,
+  const rows = await profileRows(
+    scope,
+    options.json,
+    ["Enabled", "Recall", "Write", "Config"],
+    (config) => ({
       enabled: isHonchoUsable(config),
       recallMode: config.recallMode,
       writeFrequency: String(config.writeFrequency),
       configPath: config.configPath,
       configError: config.configError ? describeConfigError(config) : null,
-    });
-  }
-  if (options.json) {
-    writeJson(io, { profiles: rows });
-    return 0;
-  }
-  io.stdout(
-    columns([
-      ["", "Profile", "Host", "Enabled", "Recall", "Write", "Config"],
-      ...rows.map((r) => [
-        r.active ? "*" : "",
-        r.profile,
-        r.host,
-        r.enabled ? "yes" : "no",
-        r.recallMode,
-        r.writeFrequency,
-        r.configError ? `${r.configPath} (broken)` : r.configPath,
-      ]),
-    ]),
+    }),
+    (r) => [
+      r.enabled ? "yes" : "no",
+      r.recallMode,
+      r.writeFrequency,
+      r.configError ? `${r.configPath} (broken)` : r.configPath,
+    ],
   );
-  io.stdout("(* = the profile this command runs for)\n");
+  if (rows) scope.io.stdout("(* = the profile this command runs for)\n");
   return 0;
 }
 

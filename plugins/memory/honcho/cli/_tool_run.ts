@@ -1,8 +1,4 @@
-/**
- * `hermes honcho ask` and `search` run the agent's own tool code
- * (`../tools.ts`) with the peers and settings the profile resolves.
- * @module
- */
+/** `hermes honcho ask` and `search` run the agent's own tool code with the profile's peers. @module */
 
 import type { HonchoConfig } from "../config.ts";
 import { resolveAiPeerId, SET_USER_PEER_COMMAND } from "../peers.ts";

@@ -28,7 +28,7 @@ import {
 } from "./_common.ts";
 import { profileRows, scopedAction } from "./_action.ts";
 
-/** The most workspace peers listed by `peers map` (4 pages of 50). */
+/** 4 pages of 50. */
 const MAX_LISTED_PEERS = 200;
 
 async function runPeers(
@@ -85,11 +85,7 @@ async function readGatewayAccounts(
   hermesHome: string,
 ): Promise<GatewayAccount[]> {
   const path = join(hermesHome, "state.db");
-  try {
-    if (!(await Deno.stat(path)).isFile) return [];
-  } catch {
-    return [];
-  }
+  if (!await Deno.stat(path).then((i) => i.isFile, () => false)) return [];
   try {
     const { DatabaseSync } = await import("node:sqlite");
     const db = new DatabaseSync(path, { readOnly: true });

@@ -151,10 +151,7 @@ async function runPeersMap(
   options: PeersMapOptions,
 ): Promise<number> {
   const { io } = scope;
-  if (
-    options.scope !== undefined && options.scope !== "root" &&
-    options.scope !== "host"
-  ) {
+  if (options.scope !== undefined && !/^(root|host)$/.test(options.scope)) {
     throw new HonchoCliError(
       `Cannot save aliases to '${options.scope}': valid places are root, host`,
       2,
@@ -162,12 +159,9 @@ async function runPeersMap(
   }
   const config = await loadScopeConfig(scope);
   requireReadableConfig(config);
-  const scripted = (options.set?.length ?? 0) > 0 ||
-    (options.remove?.length ?? 0) > 0;
   const hostAliases = isRecord(config.hostBlock.userPeerAliases);
   const aliases: Record<string, string> = { ...config.userPeerAliases };
-
-  if (scripted || options.yes) {
+  if (options.set?.length || options.remove?.length || options.yes) {
     for (const text of options.set ?? []) {
       const [id, peer] = parseAssignment(text);
       aliases[id] = peer;

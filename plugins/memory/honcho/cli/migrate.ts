@@ -103,10 +103,11 @@ function readProblem(error: unknown, dir: string): string {
 }
 
 interface SendStep {
+  title: string;
   files: readonly FoundMemoryFile[];
-  /** What is said when there are no files or the step is skipped. */
   none: string;
-  skipped?: boolean;
+  /** The flag that skips the step, when given. */
+  skippedBy?: string | false;
   /** Why the step cannot run (a failure), when it cannot. */
   blocked?: string;
   question: string;
@@ -128,8 +129,11 @@ async function sendStep(
   step: SendStep,
 ): Promise<number> {
   const { files, verb, send } = step;
-  if (files.length === 0 || step.skipped) {
-    io.stdout(`  ${step.none}\n`);
+  io.stdout(`\n${step.title}\n`);
+  if (files.length === 0 || step.skippedBy) {
+    io.stdout(
+      `  ${files.length === 0 ? step.none : `Skipped (${step.skippedBy}).`}\n`,
+    );
     return 0;
   }
   if (step.blocked) {
@@ -249,13 +253,11 @@ async function runMigrate(
   const url = serverLabel(config);
   const connected = () => target !== undefined;
 
-  io.stdout("\nStep 3/6: Upload user memory to the user peer\n");
   failures += await sendStep(io, options, url, connected, {
+    title: "Step 3/6: Upload user memory to the user peer",
     files: userFiles,
-    none: userFiles.length === 0
-      ? "No user memory files to upload."
-      : "Skipped (--skip-upload).",
-    skipped: options.skipUpload,
+    none: "No user memory files to upload.",
+    skippedBy: options.skipUpload && "--skip-upload",
     blocked: config.peerName
       ? undefined
       : "user memory not uploaded: no user peer is configured; set one with 'hermes honcho peer --user NAME' and run migrate again",
@@ -282,13 +284,11 @@ async function runMigrate(
     },
   });
 
-  io.stdout("\nStep 4/6: Seed the AI peer's identity\n");
   failures += await sendStep(io, options, url, connected, {
+    title: "Step 4/6: Seed the AI peer's identity",
     files: agentFiles,
-    none: agentFiles.length === 0
-      ? "No agent files to seed."
-      : "Skipped (--skip-identity).",
-    skipped: options.skipIdentity,
+    none: "No agent files to seed.",
+    skippedBy: options.skipIdentity && "--skip-identity",
     question: `Seed ${agentFiles.map((f) => f.name).join(", ")} into AI peer '${
       resolveAiPeerId(config)
     }' now?`,

@@ -1,9 +1,4 @@
-/**
- * The `hermes honcho …` commands and host-side hooks of the Honcho provider.
- * Hermes imports this file (never `mod.ts`) on the host; the provider itself
- * runs in a sandboxed worker without a terminal.
- * @module
- */
+/** The `hermes honcho …` commands and host-side hooks; imported on the host, never in the worker. @module */
 
 import type { HermesConfig } from "../../../mod.ts";
 import type {
@@ -87,10 +82,7 @@ export const applySetup: Hook<
   number
 > = lazy("setup", "runApplySetup");
 
-/**
- * Stores what setup collected on the host: the sandboxed provider may read
- * `honcho.json` but not write it.
- */
+/** Stores what setup collected: the sandboxed provider may read `honcho.json`, not write it. */
 export async function saveConfig(
   values: Record<string, unknown>,
   hermesHome: string,

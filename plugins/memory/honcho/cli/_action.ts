@@ -15,10 +15,7 @@ import {
   targetProfileOf,
 } from "./_common.ts";
 
-/**
- * Runs `run` with the scope `--target-profile` names; resolved inside the
- * guard, so a bad profile name is a usage error (exit 2).
- */
+/** Runs `run` with the `--target-profile` scope, resolved inside the guard: a bad name exits 2. */
 export function scopedAction<A extends unknown[]>(
   honcho: HermesCommand,
   command: HermesCommand,
@@ -37,10 +34,7 @@ export function scopedAction<A extends unknown[]>(
   });
 }
 
-/**
- * One row per profile (`status --all`, `peers`): `{ profiles }` with
- * `--json` (returns `undefined`), else a table whose `*` marks this profile.
- */
+/** One row per profile: `{ profiles }` with `--json` (then `undefined`), else a table. */
 export async function profileRows<T extends object>(
   scope: HonchoCliScope,
   json: boolean | undefined,

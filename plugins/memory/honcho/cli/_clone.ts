@@ -55,11 +55,7 @@ interface InheritedHostBlockOptions {
   enabled: boolean;
 }
 
-/**
- * A new host block: the listed keys copied from the default block (legacy
- * `pinPeerName` carried as `pinUserPeer`), plus `aiPeer`, `workspace` and
- * `enabled`.
- */
+/** The listed keys copied from the default block (legacy `pinPeerName` as `pinUserPeer`). */
 export function inheritedHostBlock(
   source: Record<string, unknown>,
   options: InheritedHostBlockOptions,

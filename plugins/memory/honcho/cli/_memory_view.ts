@@ -48,11 +48,7 @@ export async function reachHoncho(
   }
 }
 
-/**
- * Reads the user card from the provider's perspective (the AI peer about
- * the user when the AI observes others, else the user's own card) and the
- * AI peer's representation.
- */
+/** The user card from the provider's perspective (as `resolveReadPerspective`) and the AI representation. */
 export async function fetchMemoryView(
   config: HonchoConfig,
 ): Promise<MemoryView> {

@@ -69,7 +69,6 @@ export const AGENT_IDENTITY_FILES: readonly string[] = Object.freeze([
   "BOOTSTRAP.md",
 ]);
 
-/** The largest message Honcho accepts, in characters. */
 const MAX_MESSAGE_CHARS = 25_000;
 
 /** Where a send goes (the client's workspace; the home's ledger). */
@@ -171,11 +170,7 @@ async function findOnServer(target: SeedTarget, id: string): Promise<boolean> {
   }
 }
 
-/**
- * Sends `content` once: unless `force`, skips it when the ledger or the
- * session already has it; `send` gets the ledger id and returns the
- * message ids created.
- */
+/** Sends `content` once (unless `force`): skipped when the ledger or the session has it. */
 async function sendOnce(
   target: SeedTarget,
   key: Omit<LedgerKey, "baseUrl" | "workspace" | "digest">,
@@ -239,10 +234,7 @@ export async function uploadUserMemoryFile(
   );
 }
 
-/**
- * Seeds the AI peer with an identity text: messages authored by the AI
- * peer, chunked past Honcho's 25 000-character limit.
- */
+/** Seeds the AI peer: messages authored by it, chunked past Honcho's limit. */
 export async function seedAiIdentity(
   target: SeedTarget,
   path: string,

@@ -7,11 +7,7 @@ import { type HonchoToolContext, runHonchoTool } from "../tools.ts";
 import { HonchoCliError, isRecord } from "./_common.ts";
 import { reachHoncho } from "./_memory_view.ts";
 
-/**
- * Connects, checks the server answers (so a dead server or refused key is
- * one plain sentence), then runs `tool` as the agent would; `args.peer` is
- * `user`, `ai` or a peer id.
- */
+/** Checks the server answers (a dead server is one plain sentence), then runs `tool` as the agent would. */
 export async function runToolFromCli(
   config: HonchoConfig,
   tool: string,

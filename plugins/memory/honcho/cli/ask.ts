@@ -115,7 +115,6 @@ async function runSearch(
   return 0;
 }
 
-/** Attaches `ask` and `search` to the `honcho` command. */
 export function registerAsk(honcho: HermesCommand): HermesCommand[] {
   const peerFlags = "--peer <peer>";
   const peerHelp = "Whom it is about: user, ai or a peer id";

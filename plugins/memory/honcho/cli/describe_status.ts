@@ -1,8 +1,4 @@
-/**
- * The host-side status hook behind `hermes memory status` and `doctor`; loads
- * no client until a probe runs, so the status path stays cheap.
- * @module
- */
+/** The status hook of `hermes memory status` and `doctor`; no client loads until a probe. @module */
 
 import {
   buildProfileSecretScope,

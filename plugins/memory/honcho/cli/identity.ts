@@ -107,7 +107,6 @@ async function runIdentity(
   return code;
 }
 
-/** Attaches `identity` to the `honcho` command. */
 export function registerIdentity(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("identity")
     .argument("[file]", "Identity file to seed into the AI peer (e.g. SOUL.md)")

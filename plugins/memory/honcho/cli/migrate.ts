@@ -117,10 +117,7 @@ interface SendStep {
   send: (file: FoundMemoryFile) => Promise<[SeedResult, string]>;
 }
 
-/**
- * Step 3 or 4: asks, then sends each file; returns how many were not sent.
- * After a refused key or a failed connection the rest count as not sent.
- */
+/** Step 3 or 4: how many were not sent; after a refused key or no connection, all the rest. */
 async function sendStep(
   io: CliIo,
   options: MigrateOptions,
@@ -345,7 +342,6 @@ function printAccount(io: CliIo, config: HonchoConfig): void {
   ], 2));
 }
 
-/** Attaches `migrate` to the `honcho` command. */
 export function registerMigrate(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("migrate")
     .summary("Walk through moving OpenClaw memory to Honcho (6 steps)")

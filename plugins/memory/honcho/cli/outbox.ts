@@ -39,10 +39,7 @@ interface OutboxReport extends OutboxStats {
   rejected: RejectedRecord[];
 }
 
-/**
- * One outbox per workspace: the configured workspace's first (even when
- * empty), then every other outbox file under `<home>/honcho/outbox/`.
- */
+/** The configured workspace's outbox (even when empty), then every other one on disk. */
 async function profileOutboxes(
   hermesHome: string,
   workspace: string,
@@ -298,7 +295,6 @@ async function runOutboxFlush(
   return result.pending === 0 ? 0 : 1;
 }
 
-/** Attaches `outbox` (with `retry` and `flush`) to `hermes honcho`. */
 export function registerOutbox(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("outbox")
     .summary("Show what is queued for Honcho, what it refused and why")

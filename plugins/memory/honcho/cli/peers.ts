@@ -28,7 +28,6 @@ import {
 } from "./_common.ts";
 import { profileRows, scopedAction } from "./_action.ts";
 
-/** 4 pages of 50. */
 const MAX_LISTED_PEERS = 200;
 
 async function runPeers(
@@ -77,10 +76,7 @@ interface GatewayAccount {
   platform: string | undefined;
 }
 
-/**
- * The gateway accounts in `$HERMES_HOME/state.db` (`sessions.user_id`,
- * `source`), bot authors skipped; best effort: `[]` when it cannot be read.
- */
+/** The accounts in `state.db` (`sessions.user_id`), bots skipped; `[]` when unreadable. */
 async function readGatewayAccounts(
   hermesHome: string,
 ): Promise<GatewayAccount[]> {
@@ -318,10 +314,7 @@ async function pickPeer(
   return choice === BACK ? undefined : choice === REMOVE ? null : choice;
 }
 
-/**
- * One of `names`, an `extra` choice, or a typed id (asked again until valid);
- * straight to typing when there is nothing to pick.
- */
+/** One of `names`, an `extra` choice, or a typed id (asked until valid). */
 async function pickId(
   io: CliIo,
   message: string,
@@ -472,7 +465,6 @@ async function saveAliases(
   return 0;
 }
 
-/** Attaches `peers` (with its `map` subcommand) to the `honcho` command. */
 export function registerPeers(honcho: HermesCommand): HermesCommand {
   const peers = honcho.command("peers")
     .summary("List each profile's peers; 'peers map' maps gateway accounts")

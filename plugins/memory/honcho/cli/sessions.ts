@@ -122,7 +122,6 @@ async function runMap(
   return 0;
 }
 
-/** Attaches `sessions` and `map` to the `honcho` command. */
 export function registerSessions(honcho: HermesCommand): HermesCommand[] {
   const sessions = honcho.command("sessions")
     .summary("List directories mapped to Honcho session names")

@@ -126,11 +126,7 @@ export function sourceText(source: string): string {
   return source === "host" ? "host block" : source;
 }
 
-/**
- * Writes keys into this profile's host block (the block that was read), as
- * given or computed from the block and file inside the lock; refuses a
- * config file that does not parse.
- */
+/** Writes keys into the host block that was read (computed inside the lock when a function). */
 export async function writeHostSettings(
   scope: HonchoCliScope,
   config: HonchoConfig,
@@ -428,7 +424,6 @@ async function showOrSetRows(
   return 0;
 }
 
-/** Attaches `strategy`, `peer`, `mode` and `tokens` to the `honcho` command. */
 export function registerSettingCommands(honcho: HermesCommand): void {
   for (const spec of COMMANDS) {
     const command = honcho.command(spec.name);

@@ -231,7 +231,6 @@ async function statusAll(
   return 0;
 }
 
-/** Attaches `status` to the `honcho` command (also its default command). */
 export function registerStatus(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("status", { isDefault: true })
     .summary("Show settings, their sources, and what Honcho knows")

@@ -144,7 +144,6 @@ async function runSync(
   return failed ? 1 : 0;
 }
 
-/** Attaches `sync` to the `honcho` command. */
 export function registerSync(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("sync")
     .summary("Give every profile without Honcho settings a cloned host block")

@@ -133,14 +133,10 @@ async function readLedger(
   hermesHome: string,
 ): Promise<Record<string, LedgerEntry>> {
   const raw = await readJsonOrEmpty(ledgerPath(hermesHome));
-  const entries = isRecord(raw.entries) ? raw.entries : {};
-  const out: Record<string, LedgerEntry> = {};
-  for (const [id, value] of Object.entries(entries)) {
-    if (isRecord(value) && typeof value.id === "string") {
-      out[id] = value as unknown as LedgerEntry;
-    }
-  }
-  return out;
+  const entries = Object.entries(isRecord(raw.entries) ? raw.entries : {});
+  return Object.fromEntries(
+    entries.filter(([, v]) => isRecord(v) && typeof v.id === "string"),
+  ) as Record<string, LedgerEntry>;
 }
 
 /** Adds one entry: read-modify-write under a lock, atomic, `0600`. */

@@ -67,8 +67,7 @@ async function settingsFiles(
   const out: ProviderFileStatus[] = [];
   const read = resolve(config.configPath);
   const write = resolve(config.writePath);
-  const paths = read === write ? [write] : [read, write];
-  for (const path of paths) {
+  for (const path of new Set([read, write])) {
     const isRead = path === read;
     const present = isRead ? config.configFileExists : await exists(path);
     const entry: ProviderFileStatus = {

@@ -72,12 +72,7 @@ async function profileOutboxes(
 
 /** The workspace recorded in an outbox (or rejected) file's first record. */
 async function workspaceOfFile(path: string): Promise<string | undefined> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch {
-    return undefined;
-  }
+  const text = await Deno.readTextFile(path).catch(() => "");
   for (const line of text.split("\n")) {
     try {
       const value: unknown = JSON.parse(line);

@@ -291,9 +291,13 @@ async function interactiveMap(
       });
     }
   }
-  return await saveAliases(scope, config, aliases, where, {
-    workspace: workspaceChanged ? workspace : undefined,
-  });
+  return await saveAliases(
+    scope,
+    config,
+    aliases,
+    where,
+    workspaceChanged ? workspace : undefined,
+  );
 }
 
 async function pickPeer(
@@ -400,12 +404,11 @@ async function saveAliases(
   config: HonchoConfig,
   wanted: Record<string, string>,
   where: string,
-  extra: { workspace?: string } = {},
+  workspace?: string,
 ): Promise<number> {
   const { io } = scope;
   const hostKey = writeHostKey(config);
-  const hostChanges: Record<string, unknown> = {};
-  if (extra.workspace !== undefined) hostChanges.workspace = extra.workspace;
+  const hostChanges = workspace === undefined ? {} : { workspace };
   // What this command changed, against the map it started from; applied to
   // the map as it is inside the file's lock, so concurrent `peers map`
   // commands keep each other's accounts.
@@ -452,10 +455,8 @@ async function saveAliases(
   for (const [id, peer] of Object.entries(aliases).sort()) {
     io.stdout(`  ${id} → ${peer}\n`);
   }
-  if (extra.workspace !== undefined) {
-    io.stdout(
-      `Workspace set to ${extra.workspace} (hosts.${hostKey}.workspace)\n`,
-    );
+  if (workspace !== undefined) {
+    io.stdout(`Workspace set to ${workspace} (hosts.${hostKey}.workspace)\n`);
   }
   if (where === "root" && isRecord(config.hostBlock.userPeerAliases)) {
     io.stderr(

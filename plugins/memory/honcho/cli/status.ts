@@ -74,13 +74,10 @@ async function runStatus(
     : undefined;
   const code = config.configError || !(options.offline || view?.ok) ? 1 : 0;
   if (options.json) {
-    const settings: Record<string, { value: unknown; source: string }> = {};
-    for (const [key, field] of SETTING_ROWS) {
-      settings[key] = {
-        value: jsonSetting(key, config[field]),
-        source: config.sources[field],
-      };
-    }
+    const settings = Object.fromEntries(SETTING_ROWS.map(([key, field]) => [
+      key,
+      { value: jsonSetting(key, config[field]), source: config.sources[field] },
+    ]));
     writeJson(io, {
       host: config.hostKey,
       hostBlock: config.hostBlockKey,
@@ -157,19 +154,14 @@ async function runStatus(
       ],
     ]),
   );
-  const rows: string[][] = [];
-  let hidden = 0;
-  for (const [key, field] of SETTING_ROWS) {
-    if (!options.verbose && config.sources[field] === "default") {
-      hidden++;
-      continue;
-    }
-    rows.push([
-      `  ${key}`,
-      displaySetting(key, config[field]),
-      sourceText(config.sources[field]),
-    ]);
-  }
+  const rows = SETTING_ROWS.filter(([, field]) =>
+    options.verbose || config.sources[field] !== "default"
+  ).map(([key, field]) => [
+    `  ${key}`,
+    displaySetting(key, config[field]),
+    sourceText(config.sources[field]),
+  ]);
+  const hidden = SETTING_ROWS.length - rows.length;
   io.stdout(
     `\nSettings (value, then where it came from${
       hidden > 0
@@ -177,12 +169,8 @@ async function runStatus(
         : ""
     }):\n`,
   );
-  io.stdout(
-    rows.length > 0 ? columns(rows) : "  (all at their defaults)\n",
-  );
-  io.stdout(
-    `\nConnection${view ? ` (${view.url}, timeout 5 s)` : ""}:\n`,
-  );
+  io.stdout(rows.length > 0 ? columns(rows) : "  (all at their defaults)\n");
+  io.stdout(`\nConnection${view ? ` (${view.url}, timeout 5 s)` : ""}:\n`);
   if (view) printMemoryView(io, view);
   else io.stdout(`  Not connected: ${notConnected}\n`);
   if (config.configError) {

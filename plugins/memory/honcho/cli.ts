@@ -1,9 +1,4 @@
-/**
- * The `hermes honcho …` commands and host-side hooks of the Honcho provider.
- * Hermes imports this file (never `mod.ts`) on the host; the provider itself
- * runs in a sandboxed worker without a terminal.
- * @module
- */
+/** The `hermes honcho …` commands and host-side hooks; imported on the host, never in the worker. @module */
 
 import type { HermesConfig } from "../../../mod.ts";
 import type {
@@ -58,44 +53,36 @@ export async function registerCli(command: HermesCommand): Promise<void> {
   });
 }
 
-/** The status hook of `hermes memory status` and `doctor`. */
-export async function describeStatus(
-  context: ProviderStatusContext,
-): Promise<ProviderStatusDescription> {
-  const { describeHonchoStatus } = await loadModule("describe_status") as {
-    describeHonchoStatus: typeof describeStatus;
-  };
-  return await describeHonchoStatus(context);
+type Hook<A extends unknown[], R> = (...args: A) => Promise<R>;
+
+/** `module`'s `name`, loaded when first called. */
+function lazy<A extends unknown[], R>(
+  module: string,
+  name: string,
+): Hook<A, R> {
+  return async (...args) =>
+    await ((await loadModule(module))[name] as Hook<A, R>)(...args);
 }
+
+/** The status hook of `hermes memory status` and `doctor`. */
+export const describeStatus: Hook<
+  [ProviderStatusContext],
+  ProviderStatusDescription
+> = lazy("describe_status", "describeHonchoStatus");
 
 /** The setup wizard `hermes memory setup honcho` runs; `0` saved, `1` cancelled or failed. */
-export async function postSetup(
-  hermesHome: string,
-  config: HermesConfig,
-  io: CliIo,
-): Promise<number> {
-  const { runPostSetup } = await loadModule("setup") as {
-    runPostSetup: typeof postSetup;
-  };
-  return await runPostSetup(hermesHome, config, io);
-}
+export const postSetup: Hook<[string, HermesConfig, CliIo], number> = lazy(
+  "setup",
+  "runPostSetup",
+);
 
 /** `hermes memory setup honcho --yes --set key=value…`; `2` for a bad value. */
-export async function applySetup(
-  hermesHome: string,
-  values: Record<string, unknown>,
-  io: CliIo,
-): Promise<number> {
-  const { runApplySetup } = await loadModule("setup") as {
-    runApplySetup: typeof applySetup;
-  };
-  return await runApplySetup(hermesHome, values, io);
-}
+export const applySetup: Hook<
+  [string, Record<string, unknown>, CliIo],
+  number
+> = lazy("setup", "runApplySetup");
 
-/**
- * Stores what setup collected on the host: the sandboxed provider may read
- * `honcho.json` but not write it.
- */
+/** Stores what setup collected: the sandboxed provider may read `honcho.json`, not write it. */
 export async function saveConfig(
   values: Record<string, unknown>,
   hermesHome: string,

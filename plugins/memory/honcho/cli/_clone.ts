@@ -1,8 +1,4 @@
-/**
- * A new profile's host block cloned from the default one
- * (plugins/memory/honcho/SPEC.md §12 `enable` and `sync`), and its peers.
- * @module
- */
+/** A new profile's host block cloned from the default one (plugins/memory/honcho/SPEC.md §12). @module */
 
 import type { HonchoConfig } from "../config.ts";
 import { resolveAiPeerId } from "../peers.ts";
@@ -53,18 +49,13 @@ export function defaultHostBlock(
 }
 
 interface InheritedHostBlockOptions {
-  /** The keys copied when present in the default block. */
   keys: readonly string[];
   aiPeer: string;
   workspace: string;
   enabled: boolean;
 }
 
-/**
- * A new host block: the listed keys copied from the default block (legacy
- * `pinPeerName` carried as `pinUserPeer`), plus `aiPeer`, `workspace` and
- * `enabled`.
- */
+/** The listed keys copied from the default block (legacy `pinPeerName` as `pinUserPeer`). */
 export function inheritedHostBlock(
   source: Record<string, unknown>,
   options: InheritedHostBlockOptions,
@@ -87,10 +78,7 @@ export function inheritedHostBlock(
   return block;
 }
 
-/**
- * The workspace new blocks share: the default block's, else the root's,
- * else `hermes`.
- */
+/** The workspace new blocks share: the default block's, else the root's, else `hermes`. */
 export function sharedWorkspace(raw: Record<string, unknown>): string {
   for (const value of [defaultHostBlock(raw).workspace, raw.workspace]) {
     if (typeof value === "string" && value.trim()) return value.trim();
@@ -98,10 +86,7 @@ export function sharedWorkspace(raw: Record<string, unknown>): string {
   return "hermes";
 }
 
-/**
- * Creates a configuration's AI peer (and user peer, when a peer name is
- * set) on the server, with the CLI's short timeout.
- */
+/** Creates the AI peer (and the user peer, when named) with the CLI's short timeout. */
 export async function createPeersEagerly(
   config: HonchoConfig,
 ): Promise<{ peers: string[]; error?: string }> {

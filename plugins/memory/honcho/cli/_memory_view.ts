@@ -1,8 +1,4 @@
-/**
- * What Honcho knows, as `status` and `identity --show` print it: the user
- * card and the AI representation. Reads only; never creates a peer.
- * @module
- */
+/** The user card and AI representation `status` and `identity --show` print; never creates a peer. @module */
 
 import type { CliIo } from "../../../../src/cli/mod.ts";
 import type { HonchoClient } from "../client.ts";
@@ -21,13 +17,12 @@ import {
 
 interface MemoryView {
   url: string;
-  /** Whether the server answered the reachability check (else `error` says why). */
+  /** Whether the server answered (else `error` says why). */
   ok: boolean;
   error?: string;
   userPeer: string | undefined;
-  /** The card facts about the user (`null` when there is no card). */
   userCard: string[] | null;
-  /** Whose card was read: `"<observer> about <target>"` or the peer itself. */
+  /** `"<observer> about <target>"` or the peer itself. */
   userCardFrom: string | undefined;
   userCardError?: string;
   aiPeer: string;
@@ -53,11 +48,7 @@ export async function reachHoncho(
   }
 }
 
-/**
- * Reads the user card from the provider's perspective (the AI peer about
- * the user when the AI observes others, else the user's own card) and the
- * AI peer's representation.
- */
+/** The user card from the provider's perspective (as `resolveReadPerspective`) and the AI representation. */
 export async function fetchMemoryView(
   config: HonchoConfig,
 ): Promise<MemoryView> {

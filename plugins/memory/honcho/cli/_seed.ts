@@ -1,10 +1,6 @@
 /**
- * Sending local memory files to Honcho once
- * (plugins/memory/honcho/SPEC.md §11): user memory files to the user peer,
- * identity seeds to the AI peer. The ledger
- * `$HERMES_HOME/state/honcho_migration.json` (keyed by server, workspace,
- * peer, kind, file and content digest) and the `migration_id` tag on the
- * server make a second run send nothing twice.
+ * Local memory files sent to Honcho once (plugins/memory/honcho/SPEC.md §11):
+ * a ledger in `state/honcho_migration.json` and a `migration_id` tag per send.
  * @module
  */
 
@@ -21,15 +17,14 @@ import { resolveAiPeerId } from "../peers.ts";
 import { sanitizeId } from "../session_naming.ts";
 import { isRecord } from "../_util.ts";
 
-/** A user memory file and how it is uploaded (plugins/memory/honcho/SPEC.md §11). */
+/** `description` is what it holds, for the `<context>` note. */
 interface UserMemoryFile {
   file: string;
   uploadName: string;
-  /** What it holds, for the `<context>` note. */
   description: string;
 }
 
-/** What one send is: its ledger id is 32 hex digits of the SHA-256 of these fields. */
+/** One send; its ledger id is 32 hex digits of the SHA-256 of these fields. */
 interface LedgerKey {
   kind: "upload" | "identity";
   baseUrl: string;
@@ -40,16 +35,14 @@ interface LedgerKey {
   digest: string;
 }
 
-/** A ledger entry: what was sent once. */
+/** `messageIds` is empty when the send was found on the server instead. */
 interface LedgerEntry extends LedgerKey {
-  /** The ledger id (also sent as `migration_id` message metadata). */
+  /** Also sent as `migration_id` message metadata. */
   id: string;
   /** The local path read. */
   source: string;
   sessionId: string;
-  /** When it was sent (ISO 8601). */
   at: string;
-  /** The message ids created (empty when found on the server instead). */
   messageIds: string[];
 }
 
@@ -76,7 +69,6 @@ export const AGENT_IDENTITY_FILES: readonly string[] = Object.freeze([
   "BOOTSTRAP.md",
 ]);
 
-/** The largest message Honcho accepts, in characters. */
 const MAX_MESSAGE_CHARS = 25_000;
 
 /** Where a send goes (the client's workspace; the home's ledger). */
@@ -141,14 +133,10 @@ async function readLedger(
   hermesHome: string,
 ): Promise<Record<string, LedgerEntry>> {
   const raw = await readJsonOrEmpty(ledgerPath(hermesHome));
-  const entries = isRecord(raw.entries) ? raw.entries : {};
-  const out: Record<string, LedgerEntry> = {};
-  for (const [id, value] of Object.entries(entries)) {
-    if (isRecord(value) && typeof value.id === "string") {
-      out[id] = value as unknown as LedgerEntry;
-    }
-  }
-  return out;
+  const entries = Object.entries(isRecord(raw.entries) ? raw.entries : {});
+  return Object.fromEntries(
+    entries.filter(([, v]) => isRecord(v) && typeof v.id === "string"),
+  ) as Record<string, LedgerEntry>;
 }
 
 /** Adds one entry: read-modify-write under a lock, atomic, `0600`. */
@@ -178,11 +166,7 @@ async function findOnServer(target: SeedTarget, id: string): Promise<boolean> {
   }
 }
 
-/**
- * Sends `content` once: unless `force`, skips it when the ledger or the
- * session already has it; `send` gets the ledger id and returns the
- * message ids created.
- */
+/** Sends `content` once (unless `force`): skipped when the ledger or the session has it. */
 async function sendOnce(
   target: SeedTarget,
   key: Omit<LedgerKey, "baseUrl" | "workspace" | "digest">,
@@ -199,10 +183,7 @@ async function sendOnce(
     file: key.file,
     digest: await sha256Hex(content),
   };
-  const { kind, baseUrl, workspace, peer, file, digest } = full;
-  const id = (await sha256Hex(
-    [kind, baseUrl, workspace, peer, file, digest].join("\n"),
-  )).slice(0, 32);
+  const id = (await sha256Hex(Object.values(full).join("\n"))).slice(0, 32);
   const done = force ? undefined : (await readLedger(target.hermesHome))[id];
   if (done) return { status: "already-sent", entry: done };
   const onServer = !force && await findOnServer(target, id);
@@ -249,10 +230,7 @@ export async function uploadUserMemoryFile(
   );
 }
 
-/**
- * Seeds the AI peer with an identity text: messages authored by the AI
- * peer, chunked past Honcho's 25 000-character limit.
- */
+/** Seeds the AI peer: messages authored by it, chunked past Honcho's limit. */
 export async function seedAiIdentity(
   target: SeedTarget,
   path: string,

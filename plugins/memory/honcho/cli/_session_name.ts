@@ -1,8 +1,4 @@
-/**
- * The Honcho session a CLI command in a directory uses (the provider's
- * naming without a live Hermes session), and the `hermes honcho map` sanitiser.
- * @module
- */
+/** The Honcho session a CLI command in a directory uses, and the `map` sanitiser. @module */
 
 import { dirname, join, resolve } from "node:path";
 import {
@@ -12,18 +8,11 @@ import {
   type SessionNamingConfig,
 } from "../session_naming.ts";
 
-type SessionNameReason =
-  | "mapped"
-  | "per-repo"
-  | "per-directory"
-  | "per-session"
-  | "global";
-
 /** The session key, its Honcho id (`key` sanitised) and the rule that picked it. */
 interface CliSessionName {
   key: string;
   sessionId: string;
-  reason: SessionNameReason;
+  reason: "mapped" | "per-repo" | "per-directory" | "per-session" | "global";
 }
 
 /** The name trimmed, each invalid character made `-`, outer `-` stripped. */

@@ -1,8 +1,4 @@
-/**
- * The resolved Honcho settings as `hermes honcho status` and the host-side
- * status hook show them, in the settings table's order, secrets masked.
- * @module
- */
+/** The resolved settings as `status` and the status hook show them, secrets masked. @module */
 
 import { maskSecret } from "../../../../mod.ts";
 import type { HonchoSettings } from "../config.ts";

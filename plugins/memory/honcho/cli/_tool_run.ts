@@ -1,8 +1,4 @@
-/**
- * `hermes honcho ask` and `search` run the agent's own tool code
- * (`../tools.ts`) with the peers and settings the profile resolves.
- * @module
- */
+/** `hermes honcho ask` and `search` run the agent's own tool code with the profile's peers. @module */
 
 import type { HonchoConfig } from "../config.ts";
 import { resolveAiPeerId, SET_USER_PEER_COMMAND } from "../peers.ts";
@@ -11,11 +7,7 @@ import { type HonchoToolContext, runHonchoTool } from "../tools.ts";
 import { HonchoCliError, isRecord } from "./_common.ts";
 import { reachHoncho } from "./_memory_view.ts";
 
-/**
- * Connects, checks the server answers (so a dead server or refused key is
- * one plain sentence), then runs `tool` as the agent would; `args.peer` is
- * `user`, `ai` or a peer id.
- */
+/** Checks the server answers (a dead server is one plain sentence), then runs `tool` as the agent would. */
 export async function runToolFromCli(
   config: HonchoConfig,
   tool: string,

@@ -1,8 +1,4 @@
-/**
- * `hermes honcho ask "QUESTION"` and `hermes honcho search "QUERY"`: the
- * agent's `honcho_reasoning` and `honcho_search` tools from the shell.
- * @module
- */
+/** `hermes honcho ask` and `search`: the agent's `honcho_reasoning` and `honcho_search` from the shell. @module */
 
 import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import { type HonchoConfig, REASONING_LEVELS } from "../config.ts";
@@ -14,19 +10,13 @@ import {
 } from "./_common.ts";
 import { scopedAction } from "./_action.ts";
 
-/** Runs a tool from the shell; `_tool_run.ts` is loaded (by a computed specifier) only when asked. */
-async function runTool(
-  config: HonchoConfig,
-  tool: string,
-  args: Record<string, unknown>,
-  timeoutMs: number,
-): Promise<{ peer: string; result: string }> {
-  const url = new URL("./_tool_run.ts", import.meta.url).href;
-  const { runToolFromCli } = await import(
-    url
-  ) as typeof import("./_tool_run.ts");
-  return await runToolFromCli(config, tool, args, timeoutMs);
-}
+/** `_tool_run.ts` is loaded (by a computed specifier) only when asked. */
+const runTool: typeof import("./_tool_run.ts").runToolFromCli = async (
+  ...args
+) =>
+  await (await import(
+    new URL("./_tool_run.ts", import.meta.url).href
+  ) as typeof import("./_tool_run.ts")).runToolFromCli(...args);
 
 /** Refuses a settings file that does not parse (it would be ignored). */
 function requireParsedConfig(config: HonchoConfig): void {
@@ -43,7 +33,6 @@ const ASK_TIMEOUT_MS = 60_000;
 const SEARCH_TIMEOUT_MS = 15_000;
 
 interface ToolOptions {
-  /** `user` (default), `ai`, or a peer id. */
   peer?: string;
   json?: boolean;
 }
@@ -126,7 +115,6 @@ async function runSearch(
   return 0;
 }
 
-/** Attaches `ask` and `search` to the `honcho` command. */
 export function registerAsk(honcho: HermesCommand): HermesCommand[] {
   const peerFlags = "--peer <peer>";
   const peerHelp = "Whom it is about: user, ai or a peer id";

@@ -1,9 +1,4 @@
-/**
- * The host-side status hook (`describeStatus` of `cli.ts`) behind `hermes
- * memory status` and `doctor`. Loads no client until a probe runs, so the
- * status path stays cheap.
- * @module
- */
+/** The status hook of `hermes memory status` and `doctor`; no client loads until a probe. @module */
 
 import {
   buildProfileSecretScope,
@@ -37,41 +32,31 @@ import { connectionFix, netListedIn, netPermissionFix } from "./_fixes.ts";
 /** Queued messages older than this make doctor report a stalled outbox. */
 const STALE_OUTBOX_MS = 60 * 60 * 1000;
 
-function sourceLabel(
-  source: ConfigSource,
-  config: HonchoConfig,
-): string {
+function sourceLabel(source: ConfigSource, config: HonchoConfig): string {
   const file = config.configPath;
-  if (source === "host") {
-    return `${file} hosts.${config.hostBlockKey || config.hostKey}`;
-  }
-  if (source === "root") return `${file} (root)`;
-  return source === "env" ? "environment" : "default";
+  return source === "host"
+    ? `${file} hosts.${config.hostBlockKey || config.hostKey}`
+    : source === "root"
+    ? `${file} (root)`
+    : source === "env"
+    ? "environment"
+    : "default";
 }
 
 // _common.ts's withProfileSecrets, without loading the client it imports.
+// An unreadable .env only means fewer variables (doctor reports it).
 async function loadProfileHonchoConfig(
   hermesHome: string,
 ): Promise<HonchoConfig> {
-  let scope: Record<string, string> = {};
-  try {
-    scope = await buildProfileSecretScope(hermesHome);
-  } catch {
-    // An unreadable .env only means fewer variables (doctor reports it).
-  }
-  return await withSecretScope(
-    scope,
-    () => loadHonchoConfig({ hermesHome }),
-  );
+  const scope = await buildProfileSecretScope(hermesHome).catch(() => ({}));
+  return await withSecretScope(scope, () => loadHonchoConfig({ hermesHome }));
 }
 
-async function fileHoldsKey(path: string): Promise<boolean> {
-  try {
-    return /"apiKey"\s*:/.test(await Deno.readTextFile(path));
-  } catch {
-    return false;
-  }
-}
+const fileHoldsKey = (path: string): Promise<boolean> =>
+  Deno.readTextFile(path).then(
+    (text) => /"apiKey"\s*:/.test(text),
+    () => false,
+  );
 
 const exists = (path: string): Promise<boolean> =>
   Deno.stat(path).then(() => true, () => false);
@@ -82,8 +67,7 @@ async function settingsFiles(
   const out: ProviderFileStatus[] = [];
   const read = resolve(config.configPath);
   const write = resolve(config.writePath);
-  const paths = read === write ? [write] : [read, write];
-  for (const path of paths) {
+  for (const path of new Set([read, write])) {
     const isRead = path === read;
     const present = isRead ? config.configFileExists : await exists(path);
     const entry: ProviderFileStatus = {
@@ -157,7 +141,6 @@ async function probeConnection(
     import("../errors.ts"),
   ]);
   const started = performance.now();
-  let failure: { error: unknown } | undefined;
   try {
     await HonchoClient.fromConfig(config, {
       hermesConfig,
@@ -167,23 +150,20 @@ async function probeConnection(
   } catch (error) {
     // A 404 means reached, and the credentials were accepted: the peer is new.
     if (!(error instanceof Error && error.name === "NotFoundError")) {
-      failure = { error };
+      return {
+        attempted: true,
+        ok: false,
+        url,
+        elapsedMs: Math.round(performance.now() - started),
+        error: describeHonchoError(error, { url, timeoutMs }),
+        fix: connectionFix(error, url, {
+          netListed: netListedIn(hermesConfig, host),
+        }),
+      };
     }
   }
-  return {
-    attempted: true,
-    ok: failure === undefined,
-    url,
-    elapsedMs: Math.round(performance.now() - started),
-    error: failure
-      ? describeHonchoError(failure.error, { url, timeoutMs })
-      : null,
-    fix: failure
-      ? connectionFix(failure.error, url, {
-        netListed: netListedIn(hermesConfig, host),
-      })
-      : null,
-  };
+  const elapsedMs = Math.round(performance.now() - started);
+  return { attempted: true, ok: true, url, elapsedMs, error: null, fix: null };
 }
 
 /** Sums up the outboxes for doctor, adding what is wrong to `problems`. */
@@ -193,22 +173,14 @@ async function outboxSummary(
   problems: ProviderProblem[],
 ): Promise<Record<string, unknown>> {
   const { outboxReports } = await import("./outbox.ts");
-  let queued = 0;
-  let rejected = 0;
-  let oldest: string | null = null;
-  let oldestRejected: string | null = null;
-  for (const report of await outboxReports(hermesHome, workspace)) {
-    queued += report.pending;
-    rejected += report.rejected.length;
-    for (const session of report.sessions) {
-      if (oldest === null || session.oldest < oldest) oldest = session.oldest;
-    }
-    for (const r of report.rejected) {
-      if (oldestRejected === null || r.rejectedAt < oldestRejected) {
-        oldestRejected = r.rejectedAt;
-      }
-    }
-  }
+  const reports = await outboxReports(hermesHome, workspace);
+  const first = (times: string[]): string | null =>
+    times.length === 0 ? null : times.reduce((a, b) => b < a ? b : a);
+  const queued = reports.reduce((sum, r) => sum + r.pending, 0);
+  const refused = reports.flatMap((r) => r.rejected);
+  const rejected = refused.length;
+  const oldest = first(reports.flatMap((r) => r.sessions.map((s) => s.oldest)));
+  const oldestRejected = first(refused.map((r) => r.rejectedAt));
   if (rejected > 0) {
     problems.push({
       check: "outbox.rejected",

@@ -1,8 +1,4 @@
-/**
- * `hermes honcho identity [file] [--show] [--force]`: seeds the AI peer with
- * an identity file (once per content), or shows what Honcho knows.
- * @module
- */
+/** `hermes honcho identity [file] [--show] [--force]`. @module */
 
 import { resolve } from "node:path";
 import type { HermesCommand } from "../../../../src/cli/mod.ts";
@@ -23,25 +19,18 @@ import { cliSessionName } from "./_session_name.ts";
 import { ensureSeedSession, seedAiIdentity } from "./_seed.ts";
 
 async function readSeedFile(path: string): Promise<string> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new HonchoCliError(
-        `Cannot seed from ${path}: the file does not exist`,
-      );
-    }
-    if (error instanceof Error && error.name === "NotCapable") {
-      throw new HonchoCliError(
-        `Cannot seed from ${path}: no read permission (grant --allow-read=${path})`,
-      );
-    }
-    throw new HonchoCliError(`Cannot seed from ${path}: ${errorText(error)}`);
-  }
-  if (text.trim() === "") {
-    throw new HonchoCliError(`Cannot seed from ${path}: the file is empty`);
-  }
+  const fail = (why: string) =>
+    new HonchoCliError(`Cannot seed from ${path}: ${why}`);
+  const text = await Deno.readTextFile(path).catch((error) => {
+    throw fail(
+      error instanceof Deno.errors.NotFound
+        ? "the file does not exist"
+        : error instanceof Error && error.name === "NotCapable"
+        ? `no read permission (grant --allow-read=${path})`
+        : errorText(error),
+    );
+  });
+  if (text.trim() === "") throw fail("the file is empty");
   return text;
 }
 
@@ -118,7 +107,6 @@ async function runIdentity(
   return code;
 }
 
-/** Attaches `identity` to the `honcho` command. */
 export function registerIdentity(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("identity")
     .argument("[file]", "Identity file to seed into the AI peer (e.g. SOUL.md)")

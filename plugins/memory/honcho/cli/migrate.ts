@@ -1,13 +1,16 @@
 /**
- * `hermes honcho migrate`: the six-step walkthrough from OpenClaw memory to
- * Honcho (plugins/memory/honcho/SPEC.md §12); steps 3 (upload) and 4 (seed)
- * ask first and send nothing twice (the ledger of `_seed.ts`).
+ * `hermes honcho migrate`: the six steps from OpenClaw memory to Honcho
+ * (plugins/memory/honcho/SPEC.md §12); `_seed.ts` sends nothing twice.
  * @module
  */
 
 import { join, resolve } from "node:path";
 import { getUserHome, maskSecret } from "../../../../mod.ts";
-import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
+import {
+  type CliIo,
+  columns,
+  type HermesCommand,
+} from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config.ts";
 import { isLocalHonchoUrl } from "../connection.ts";
 import { isHonchoError } from "../errors.ts";
@@ -42,11 +45,10 @@ interface MigrateOptions {
   yes?: boolean;
   skipUpload?: boolean;
   skipIdentity?: boolean;
-  /** Directories to look in instead of the working directory and `~/.openclaw/`. */
   dir?: string[];
 }
 
-/** A non-empty memory file: `user` ones go to the user peer, `agent` ones seed the AI peer. */
+/** `user` files go to the user peer, `agent` ones seed the AI peer. */
 interface FoundMemoryFile {
   name: string;
   path: string;
@@ -54,7 +56,7 @@ interface FoundMemoryFile {
   kind: "user" | "agent";
 }
 
-/** The non-empty OpenClaw memory files in each directory, and the directories that could not be read. */
+/** The non-empty OpenClaw memory files in each directory, and what could not be read. */
 async function findMemoryFiles(
   dirs: readonly string[],
 ): Promise<{ files: FoundMemoryFile[]; problems: string[] }> {
@@ -100,28 +102,48 @@ function readProblem(error: unknown, dir: string): string {
   return errorText(error);
 }
 
-async function askStep(
-  io: CliIo,
-  options: MigrateOptions,
-  message: string,
-): Promise<boolean> {
-  if (options.yes) return true;
-  return await io.prompts.confirm({ message, default: true });
+interface SendStep {
+  title: string;
+  files: readonly FoundMemoryFile[];
+  none: string;
+  /** The flag that skips the step, when given. */
+  skippedBy?: string | false;
+  /** Why the step cannot run (a failure), when it cannot. */
+  blocked?: string;
+  question: string;
+  declined: string;
+  verb: "uploaded" | "seeded";
+  /** The result and the line saying it was sent. */
+  send: (file: FoundMemoryFile) => Promise<[SeedResult, string]>;
 }
 
-/**
- * Sends each file (`send` returns the result and the line saying it was
- * sent); returns how many were not sent. After a refused key or a failed
- * connection the rest count as not sent: nothing else can succeed.
- */
-async function sendFiles(
+/** Step 3 or 4: how many were not sent; after a refused key or no connection, all the rest. */
+async function sendStep(
   io: CliIo,
-  files: readonly FoundMemoryFile[],
-  verb: "uploaded" | "seeded",
+  options: MigrateOptions,
   url: string,
   connected: () => boolean,
-  send: (file: FoundMemoryFile) => Promise<[SeedResult, string]>,
+  step: SendStep,
 ): Promise<number> {
+  const { files, verb, send } = step;
+  io.stdout(`\n${step.title}\n`);
+  if (files.length === 0 || step.skippedBy) {
+    io.stdout(
+      `  ${files.length === 0 ? step.none : `Skipped (${step.skippedBy}).`}\n`,
+    );
+    return 0;
+  }
+  if (step.blocked) {
+    io.stderr(`warning: ${step.blocked}\n`);
+    return 1;
+  }
+  if (
+    !options.yes &&
+    !await io.prompts.confirm({ message: step.question, default: true })
+  ) {
+    io.stdout(`  ${step.declined}\n`);
+    return 0;
+  }
   let failed = 0;
   for (const [index, file] of files.entries()) {
     try {
@@ -162,7 +184,6 @@ async function runMigrate(
   }
   let failures = 0;
 
-  // 1. Account
   io.stdout("Step 1/6: Honcho account\n");
   let config = await loadScopeConfig(scope);
   requireReadableConfig(config);
@@ -185,7 +206,6 @@ async function runMigrate(
   }
   printAccount(io, config);
 
-  // 2. Detection
   io.stdout("\nStep 2/6: OpenClaw memory files\n");
   const home = getUserHome();
   const dirs = options.dir && options.dir.length > 0
@@ -230,86 +250,53 @@ async function runMigrate(
   const url = serverLabel(config);
   const connected = () => target !== undefined;
 
-  // 3. User memory upload
-  io.stdout("\nStep 3/6: Upload user memory to the user peer\n");
-  if (userFiles.length === 0) {
-    io.stdout("  No user memory files to upload.\n");
-  } else if (options.skipUpload) {
-    io.stdout("  Skipped (--skip-upload).\n");
-  } else if (!config.peerName) {
-    io.stderr(
-      "warning: user memory not uploaded: no user peer is configured; set one with 'hermes honcho peer --user NAME' and run migrate again\n",
-    );
-    failures++;
-  } else if (
-    await askStep(
-      io,
-      options,
-      `Upload ${userFiles.map((f) => f.name).join(", ")} to user peer '${
-        sanitizeId(config.peerName)
-      }' now?`,
-    )
-  ) {
-    failures += await sendFiles(
-      io,
-      userFiles,
-      "uploaded",
-      url,
-      connected,
-      async (file) => {
-        const spec = USER_MEMORY_FILES.find((f) => f.file === file.name)!;
-        const result = await uploadUserMemoryFile(
-          await connect(),
-          spec,
-          file.path,
-          file.content,
-        );
-        const count = result.entry.messageIds.length;
-        return [
-          result,
-          `uploaded ${file.path} as ${spec.uploadName} (${count} message${
-            count === 1 ? "" : "s"
-          })`,
-        ];
-      },
-    );
-  } else {
-    io.stdout(
-      "  Not uploaded (you can run 'hermes honcho migrate' again later).\n",
-    );
-  }
+  failures += await sendStep(io, options, url, connected, {
+    title: "Step 3/6: Upload user memory to the user peer",
+    files: userFiles,
+    none: "No user memory files to upload.",
+    skippedBy: options.skipUpload && "--skip-upload",
+    blocked: config.peerName
+      ? undefined
+      : "user memory not uploaded: no user peer is configured; set one with 'hermes honcho peer --user NAME' and run migrate again",
+    question: `Upload ${
+      userFiles.map((f) => f.name).join(", ")
+    } to user peer '${sanitizeId(config.peerName ?? "")}' now?`,
+    declined: "Not uploaded (you can run 'hermes honcho migrate' again later).",
+    verb: "uploaded",
+    send: async (file) => {
+      const spec = USER_MEMORY_FILES.find((f) => f.file === file.name)!;
+      const result = await uploadUserMemoryFile(
+        await connect(),
+        spec,
+        file.path,
+        file.content,
+      );
+      const count = result.entry.messageIds.length;
+      return [
+        result,
+        `uploaded ${file.path} as ${spec.uploadName} (${count} message${
+          count === 1 ? "" : "s"
+        })`,
+      ];
+    },
+  });
 
-  // 4. AI identity seeding
-  io.stdout("\nStep 4/6: Seed the AI peer's identity\n");
-  if (agentFiles.length === 0) {
-    io.stdout("  No agent files to seed.\n");
-  } else if (options.skipIdentity) {
-    io.stdout("  Skipped (--skip-identity).\n");
-  } else if (
-    await askStep(
-      io,
-      options,
-      `Seed ${agentFiles.map((f) => f.name).join(", ")} into AI peer '${
-        resolveAiPeerId(config)
-      }' now?`,
-    )
-  ) {
-    failures += await sendFiles(
-      io,
-      agentFiles,
-      "seeded",
-      url,
-      connected,
-      async (file) => [
-        await seedAiIdentity(await connect(), file.path, file.content, false),
-        `seeded ${file.path}`,
-      ],
-    );
-  } else {
-    io.stdout("  Not seeded (run 'hermes honcho identity <file>' any time).\n");
-  }
+  failures += await sendStep(io, options, url, connected, {
+    title: "Step 4/6: Seed the AI peer's identity",
+    files: agentFiles,
+    none: "No agent files to seed.",
+    skippedBy: options.skipIdentity && "--skip-identity",
+    question: `Seed ${agentFiles.map((f) => f.name).join(", ")} into AI peer '${
+      resolveAiPeerId(config)
+    }' now?`,
+    declined: "Not seeded (run 'hermes honcho identity <file>' any time).",
+    verb: "seeded",
+    send: async (file) => [
+      await seedAiIdentity(await connect(), file.path, file.content, false),
+      `seeded ${file.path}`,
+    ],
+  });
 
-  // 5. Differences
   io.stdout("\nStep 5/6: What is different in Hermes\n");
   for (
     const line of [
@@ -321,7 +308,6 @@ async function runMigrate(
     ]
   ) io.stdout(`  - ${line}\n`);
 
-  // 6. Next steps
   io.stdout("\nStep 6/6: Next steps\n");
   for (
     const line of [
@@ -347,18 +333,15 @@ function printAccount(io: CliIo, config: HonchoConfig): void {
     : isLocalHonchoUrl(serverLabel(config))
     ? "(none: a local server gets the placeholder key)"
     : "(none)";
-  io.stdout(`  Server     ${serverLabel(config)}\n`);
-  io.stdout(`  API key    ${key}\n`);
-  io.stdout(`  Workspace  ${config.workspaceId}\n`);
-  io.stdout(
-    `  User peer  ${
-      config.peerName ? sanitizeId(config.peerName) : "(none)"
-    }\n`,
-  );
-  io.stdout(`  AI peer    ${resolveAiPeerId(config)}\n`);
+  io.stdout(columns([
+    ["Server", serverLabel(config)],
+    ["API key", key],
+    ["Workspace", config.workspaceId],
+    ["User peer", config.peerName ? sanitizeId(config.peerName) : "(none)"],
+    ["AI peer", resolveAiPeerId(config)],
+  ], 2));
 }
 
-/** Attaches `migrate` to the `honcho` command. */
 export function registerMigrate(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("migrate")
     .summary("Walk through moving OpenClaw memory to Honcho (6 steps)")

@@ -1,12 +1,11 @@
-/**
- * `hermes honcho outbox [--json]`, `outbox retry [ids…]` and `outbox flush`:
- * every outbox file of the profile (one per workspace), what Honcho refused
- * and why, and the way to try again.
- * @module
- */
+/** `hermes honcho outbox [--json]`, `outbox retry [ids…]` and `outbox flush`. @module */
 
 import { join } from "node:path";
-import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
+import {
+  type CliIo,
+  type HermesCommand,
+  writeJson,
+} from "../../../../src/cli/mod.ts";
 import {
   HonchoOutbox,
   type OutboxStats,
@@ -23,28 +22,24 @@ import {
 } from "./_common.ts";
 import { scopedAction } from "./_action.ts";
 
+/** `oldest`: when the oldest was said (ISO). */
 interface SessionReport {
   session: string;
   pending: number;
-  /** When the oldest was said (ISO). */
   oldest: string;
 }
 
-/** What `hermes honcho outbox --json` prints per outbox file. */
+/** What `--json` prints per outbox file; `configured`: the profile's workspace. */
 interface OutboxReport extends OutboxStats {
   workspace: string;
   path: string;
   rejectedPath: string;
-  /** Whether this is the workspace the profile is configured for. */
   configured: boolean;
   sessions: SessionReport[];
   rejected: RejectedRecord[];
 }
 
-/**
- * One outbox per workspace: the configured workspace's first (even when
- * empty), then every other outbox file under `<home>/honcho/outbox/`.
- */
+/** The configured workspace's outbox (even when empty), then every other one on disk. */
 async function profileOutboxes(
   hermesHome: string,
   workspace: string,
@@ -61,8 +56,7 @@ async function profileOutboxes(
   } catch {
     return out;
   }
-  for (const name of names) {
-    if (!name.endsWith(".jsonl")) continue;
+  for (const name of names.filter((n) => n.endsWith(".jsonl"))) {
     const path = join(dir, name);
     if (seen.has(path)) continue;
     const other = await workspaceOfFile(path);
@@ -78,12 +72,7 @@ async function profileOutboxes(
 
 /** The workspace recorded in an outbox (or rejected) file's first record. */
 async function workspaceOfFile(path: string): Promise<string | undefined> {
-  let text: string;
-  try {
-    text = await Deno.readTextFile(path);
-  } catch {
-    return undefined;
-  }
+  const text = await Deno.readTextFile(path).catch(() => "");
   for (const line of text.split("\n")) {
     try {
       const value: unknown = JSON.parse(line);
@@ -114,22 +103,12 @@ async function outboxReport(
   configured: boolean,
 ): Promise<OutboxReport> {
   const { workspace, path, rejectedPath } = outbox;
+  const base = { workspace, path, rejectedPath, configured };
+  // Nothing ever queued: taking the lock would create the folder, and a
+  // read-only command writes nothing.
   if (!(await exists(path)) && !(await exists(rejectedPath))) {
-    // Nothing was ever queued: say so without taking the outbox's lock,
-    // which would create its folder (a read-only command writes nothing).
-    return {
-      workspace,
-      path,
-      rejectedPath,
-      configured,
-      pending: 0,
-      bytes: 0,
-      attempted: 0,
-      waiting: 0,
-      verifying: 0,
-      sessions: [],
-      rejected: [],
-    };
+    const none = { pending: 0, bytes: 0, attempted: 0, waiting: 0 };
+    return { ...base, ...none, verifying: 0, sessions: [], rejected: [] };
   }
   const stats = await outbox.stats();
   const sessions = new Map<string, SessionReport>();
@@ -140,15 +119,8 @@ async function outboxReport(
     if (record.createdAt < entry.oldest) entry.oldest = record.createdAt;
     sessions.set(record.session, entry);
   }
-  return {
-    workspace,
-    path,
-    rejectedPath,
-    configured,
-    ...stats,
-    sessions: [...sessions.values()],
-    rejected: await outbox.rejected(),
-  };
+  const rejected = await outbox.rejected();
+  return { ...base, ...stats, sessions: [...sessions.values()], rejected };
 }
 
 const exists = (path: string): Promise<boolean> =>
@@ -170,12 +142,9 @@ function printReport(io: CliIo, item: OutboxReport): void {
       item.configured ? "" : " (not the configured workspace)"
     }: ${item.path}\n`,
   );
-  if (item.pending === 0) {
-    io.stdout("  Queued: nothing\n");
-  } else {
-    io.stdout(
-      `  Queued: ${item.pending} message(s), ${item.bytes} bytes\n`,
-    );
+  if (item.pending === 0) io.stdout("  Queued: nothing\n");
+  else {
+    io.stdout(`  Queued: ${item.pending} message(s), ${item.bytes} bytes\n`);
     for (const session of item.sessions) {
       io.stdout(
         `    ${session.session}: ${session.pending} (oldest ${session.oldest})\n`,
@@ -219,11 +188,8 @@ async function runOutbox(
 ): Promise<number> {
   const config = await loadScopeConfig(scope);
   const reports = await outboxReports(scope.hermesHome, config.workspaceId);
-  if (options.json) {
-    scope.io.stdout(`${JSON.stringify({ outboxes: reports }, null, 2)}\n`);
-    return 0;
-  }
-  for (const item of reports) printReport(scope.io, item);
+  if (options.json) writeJson(scope.io, { outboxes: reports });
+  else for (const item of reports) printReport(scope.io, item);
   return 0;
 }
 
@@ -287,12 +253,9 @@ async function runOutboxFlush(
     io.stdout(`Nothing queued in ${outbox.path}.\n`);
     return 0;
   }
-  let client;
-  try {
-    client = await connectHoncho(config);
-  } catch (error) {
+  const client = await connectHoncho(config).catch((error) => {
     throw new HonchoCliError(describeHonchoFailure(error, serverLabel(config)));
-  }
+  });
   const result = await outbox.deliver(client, {
     maxRetries: 3,
     deadline: Date.now() + timeoutSeconds * 1000,
@@ -327,7 +290,6 @@ async function runOutboxFlush(
   return result.pending === 0 ? 0 : 1;
 }
 
-/** Attaches `outbox` (with `retry` and `flush`) to `hermes honcho`. */
 export function registerOutbox(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("outbox")
     .summary("Show what is queued for Honcho, what it refused and why")

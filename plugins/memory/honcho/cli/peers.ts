@@ -1,17 +1,11 @@
 /**
- * `hermes honcho peers` (profile → user peer → AI peer) and `peers map`:
- * gateway account ids mapped to Honcho peers in `userPeerAliases`, asked on
- * a terminal or given with `--set ID=PEER` / `--remove ID`.
+ * `hermes honcho peers` (one row per profile) and `peers map`: gateway
+ * account ids mapped to Honcho peers in `userPeerAliases`.
  * @module
  */
 
 import { join } from "node:path";
-import {
-  type CliIo,
-  columns,
-  type HermesCommand,
-  writeJson,
-} from "../../../../src/cli/mod.ts";
+import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config.ts";
 import type { HonchoClient } from "../client.ts";
 import { resolveAiPeerId } from "../peers.ts";
@@ -25,7 +19,6 @@ import {
   type HonchoCliScope,
   isRecord,
   listProfiles,
-  loadProfileConfig,
   loadScopeConfig,
   reportWrite,
   requireReadableConfig,
@@ -33,85 +26,62 @@ import {
   writeHonchoFile,
   writeHostKey,
 } from "./_common.ts";
-import { scopedAction } from "./_action.ts";
+import { profileRows, scopedAction } from "./_action.ts";
 
-/** The most workspace peers listed by `peers map` (4 pages of 50). */
 const MAX_LISTED_PEERS = 200;
 
 async function runPeers(
   scope: HonchoCliScope,
   options: { json?: boolean },
 ): Promise<number> {
-  const { io } = scope;
-  const rows = [];
-  for (const profile of await listProfiles(scope.defaultRoot)) {
-    const config = await loadProfileConfig(profile.home, profile.name);
-    rows.push({
-      profile: profile.name,
-      active: profile.name === scope.profile,
-      host: config.hostKey,
+  const rows = await profileRows(
+    scope,
+    options.json,
+    ["User peer", "AI peer", "Workspace", "Aliases"],
+    (config) => ({
       userPeer: config.peerName ? sanitizeId(config.peerName) : null,
       aiPeer: resolveAiPeerId(config),
       workspace: config.workspaceId,
       aliases: config.userPeerAliases,
       note: config.configError ? describeConfigError(config) : null,
-    });
-  }
-  if (options.json) {
-    writeJson(io, { profiles: rows });
-    return 0;
-  }
-  io.stdout(
-    columns([
-      ["", "Profile", "Host", "User peer", "AI peer", "Workspace", "Aliases"],
-      ...rows.map((r) => [
-        r.active ? "*" : "",
-        r.profile,
-        r.host,
-        r.userPeer ?? "(none)",
-        r.aiPeer,
-        r.workspace,
-        String(Object.keys(r.aliases).length),
-      ]),
-    ]),
+    }),
+    (r) => [
+      r.userPeer ?? "(none)",
+      r.aiPeer,
+      r.workspace,
+      String(Object.keys(r.aliases).length),
+    ],
   );
+  if (!rows) return 0;
   for (const r of rows) {
-    if (r.note) io.stderr(`warning: profile '${r.profile}': ${r.note}\n`);
+    if (r.note) scope.io.stderr(`warning: profile '${r.profile}': ${r.note}\n`);
   }
-  io.stdout(
+  scope.io.stdout(
     "(* = the profile this command runs for; map gateway accounts with 'hermes honcho peers map')\n",
   );
   return 0;
 }
 
 interface PeersMapOptions {
-  /** `ID=PEER` assignments, applied without questions. */
   set?: string[];
   remove?: string[];
-  /** Where `userPeerAliases` is saved: `root` (all profiles) or `host` (this profile). */
+  /** `root` (all profiles) or `host` (this profile). */
   scope?: string;
   yes?: boolean;
 }
 
-/** A gateway account: the runtime user id (a `userPeerAliases` key) and its platform. */
+/** `id` is the runtime user id (a `userPeerAliases` key). */
 interface GatewayAccount {
   id: string;
   platform: string | undefined;
 }
 
-/**
- * The gateway accounts in `$HERMES_HOME/state.db` (`sessions.user_id`,
- * `source`), bot authors skipped; best effort: `[]` when it cannot be read.
- */
+/** The accounts in `state.db` (`sessions.user_id`), bots skipped; `[]` when unreadable. */
 async function readGatewayAccounts(
   hermesHome: string,
 ): Promise<GatewayAccount[]> {
   const path = join(hermesHome, "state.db");
-  try {
-    if (!(await Deno.stat(path)).isFile) return [];
-  } catch {
-    return [];
-  }
+  if (!await Deno.stat(path).then((i) => i.isFile, () => false)) return [];
   try {
     const { DatabaseSync } = await import("node:sqlite");
     const db = new DatabaseSync(path, { readOnly: true });
@@ -177,10 +147,7 @@ async function runPeersMap(
   options: PeersMapOptions,
 ): Promise<number> {
   const { io } = scope;
-  if (
-    options.scope !== undefined && options.scope !== "root" &&
-    options.scope !== "host"
-  ) {
+  if (options.scope !== undefined && !/^(root|host)$/.test(options.scope)) {
     throw new HonchoCliError(
       `Cannot save aliases to '${options.scope}': valid places are root, host`,
       2,
@@ -188,12 +155,9 @@ async function runPeersMap(
   }
   const config = await loadScopeConfig(scope);
   requireReadableConfig(config);
-  const scripted = (options.set?.length ?? 0) > 0 ||
-    (options.remove?.length ?? 0) > 0;
   const hostAliases = isRecord(config.hostBlock.userPeerAliases);
   const aliases: Record<string, string> = { ...config.userPeerAliases };
-
-  if (scripted || options.yes) {
+  if (options.set?.length || options.remove?.length || options.yes) {
     for (const text of options.set ?? []) {
       const [id, peer] = parseAssignment(text);
       aliases[id] = peer;
@@ -234,13 +198,15 @@ async function interactiveMap(
       peersError = describeHonchoFailure(error, serverLabel(config));
     }
   };
+  const listed = (): string =>
+    peersError
+      ? `peers not listed: ${peersError}`
+      : `${peers.length} peer${peers.length === 1 ? "" : "s"}`;
   await loadPeers();
   io.stdout(
     `Map gateway accounts to Honcho peers (workspace ${workspace}${
-      peersError
-        ? `; peers not listed: ${peersError}`
-        : `, ${plural(peers.length, "peer")}`
-    }).\n`,
+      peersError ? "; " : ", "
+    }${listed()}).\n`,
   );
   if (accounts.length === 0) {
     io.stdout(
@@ -292,13 +258,7 @@ async function interactiveMap(
         workspace = next;
         workspaceChanged = true;
         await loadPeers();
-        io.stdout(
-          `Workspace ${workspace}: ${
-            peersError
-              ? `peers not listed: ${peersError}`
-              : plural(peers.length, "peer")
-          }\n`,
-        );
+        io.stdout(`Workspace ${workspace}: ${listed()}\n`);
       }
       continue;
     }
@@ -331,9 +291,13 @@ async function interactiveMap(
       });
     }
   }
-  return await saveAliases(scope, config, aliases, where, {
-    workspace: workspaceChanged ? workspace : undefined,
-  });
+  return await saveAliases(
+    scope,
+    config,
+    aliases,
+    where,
+    workspaceChanged ? workspace : undefined,
+  );
 }
 
 async function pickPeer(
@@ -341,41 +305,49 @@ async function pickPeer(
   peers: string[],
   current: string | undefined,
 ): Promise<string | null | undefined> {
-  const TYPE = "\u0000type";
   const REMOVE = "\u0000remove";
   const BACK = "\u0000back";
-  const choice = await io.prompts.select<string>({
-    message: "Peer for this account",
-    choices: [
-      ...peers.map((p) => ({ value: p, name: p })),
-      { value: TYPE, name: "Type a peer name…" },
-      ...(current ? [{ value: REMOVE, name: "Remove this mapping" }] : []),
-      { value: BACK, name: "Back" },
-    ],
-    default: current && peers.includes(current) ? current : undefined,
-  });
-  if (choice === BACK) return undefined;
-  if (choice === REMOVE) return null;
-  return choice === TYPE
-    ? await askId(io, "peer name", "Peer name", current)
-    : choice;
+  const choice = await pickId(io, "Peer for this account", peers, current, [
+    "peer name",
+    "Peer name",
+    "peer name",
+  ], [
+    ...(current ? [{ value: REMOVE, name: "Remove this mapping" }] : []),
+    { value: BACK, name: "Back" },
+  ]);
+  return choice === BACK ? undefined : choice === REMOVE ? null : choice;
 }
 
-/** Asks until the answer is a valid Honcho id. */
-async function askId(
+/** One of `names`, an `extra` choice, or a typed id (asked until valid). */
+async function pickId(
   io: CliIo,
-  what: string,
   message: string,
+  names: string[],
   current: string | undefined,
+  [what, prompt, choiceName]: [string, string, string],
+  extra: { value: string; name: string }[] = [],
 ): Promise<string> {
-  for (;;) {
-    const typed = await io.prompts.input({ message, default: current });
+  const TYPE = "\u0000type";
+  const choice = names.length + extra.length === 0
+    ? TYPE
+    : await io.prompts.select<string>({
+      message,
+      choices: [
+        ...names.map((n) => ({ value: n, name: n })),
+        { value: TYPE, name: `Type a ${choiceName}…` },
+        ...extra,
+      ],
+      default: current && names.includes(current) ? current : undefined,
+    });
+  while (choice === TYPE) {
+    const typed = await io.prompts.input({ message: prompt, default: current });
     try {
       return checkHonchoId(what, typed);
     } catch (error) {
       io.stderr(`${(error as Error).message}\n`);
     }
   }
+  return choice;
 }
 
 async function peekCard(
@@ -413,26 +385,18 @@ async function pickWorkspace(
   current: string,
 ): Promise<string> {
   let names: string[] = [];
-  if (client !== undefined) {
-    try {
-      const page = await client.listWorkspaces({ size: 50 });
-      names = page.items.map((w) => w.id);
-    } catch {
-      // Workspace listing needs an admin key; fall back to typing.
-    }
+  try {
+    names = (await client?.listWorkspaces({ size: 50 }))?.items.map((w) =>
+      w.id
+    ) ?? [];
+  } catch {
+    // Workspace listing needs an admin key; fall back to typing.
   }
-  const TYPE = "\u0000type";
-  const choice = names.length === 0 ? TYPE : await io.prompts.select<string>({
-    message: "Workspace",
-    choices: [
-      ...names.map((n) => ({ value: n, name: n })),
-      { value: TYPE, name: "Type a workspace id…" },
-    ],
-    default: names.includes(current) ? current : undefined,
-  });
-  return choice === TYPE
-    ? await askId(io, "workspace", "Workspace id", current)
-    : choice;
+  return await pickId(io, "Workspace", names, current, [
+    "workspace",
+    "Workspace id",
+    "workspace id",
+  ]);
 }
 
 async function saveAliases(
@@ -440,12 +404,11 @@ async function saveAliases(
   config: HonchoConfig,
   wanted: Record<string, string>,
   where: string,
-  extra: { workspace?: string } = {},
+  workspace?: string,
 ): Promise<number> {
   const { io } = scope;
   const hostKey = writeHostKey(config);
-  const hostChanges: Record<string, unknown> = {};
-  if (extra.workspace !== undefined) hostChanges.workspace = extra.workspace;
+  const hostChanges = workspace === undefined ? {} : { workspace };
   // What this command changed, against the map it started from; applied to
   // the map as it is inside the file's lock, so concurrent `peers map`
   // commands keep each other's accounts.
@@ -492,10 +455,8 @@ async function saveAliases(
   for (const [id, peer] of Object.entries(aliases).sort()) {
     io.stdout(`  ${id} → ${peer}\n`);
   }
-  if (extra.workspace !== undefined) {
-    io.stdout(
-      `Workspace set to ${extra.workspace} (hosts.${hostKey}.workspace)\n`,
-    );
+  if (workspace !== undefined) {
+    io.stdout(`Workspace set to ${workspace} (hosts.${hostKey}.workspace)\n`);
   }
   if (where === "root" && isRecord(config.hostBlock.userPeerAliases)) {
     io.stderr(
@@ -505,7 +466,6 @@ async function saveAliases(
   return 0;
 }
 
-/** Attaches `peers` (with its `map` subcommand) to the `honcho` command. */
 export function registerPeers(honcho: HermesCommand): HermesCommand {
   const peers = honcho.command("peers")
     .summary("List each profile's peers; 'peers map' maps gateway accounts")
@@ -549,8 +509,4 @@ export function registerPeers(honcho: HermesCommand): HermesCommand {
     .example("hermes honcho peers map --set telegram:42=alice --scope root");
   scopedAction(honcho, map, runPeersMap);
   return peers;
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }

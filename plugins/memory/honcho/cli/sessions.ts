@@ -1,8 +1,4 @@
-/**
- * `hermes honcho sessions` and `hermes honcho map [name]`: the root
- * `sessions` map from working directories to Honcho session names.
- * @module
- */
+/** `hermes honcho sessions` and `map [name]`: the root `sessions` map (directory → session). @module */
 
 import { resolve } from "node:path";
 import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
@@ -126,7 +122,6 @@ async function runMap(
   return 0;
 }
 
-/** Attaches `sessions` and `map` to the `honcho` command. */
 export function registerSessions(honcho: HermesCommand): HermesCommand[] {
   const sessions = honcho.command("sessions")
     .summary("List directories mapped to Honcho session names")

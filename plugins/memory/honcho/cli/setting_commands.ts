@@ -1,8 +1,4 @@
-/**
- * `hermes honcho mode|strategy|tokens|peer`: one generic command that shows or
- * sets settings of this profile's host block, built from a spec per command.
- * @module
- */
+/** `hermes honcho mode|strategy|tokens|peer`: one generic show/set command, a spec each. @module */
 
 import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import {
@@ -21,12 +17,10 @@ import {
   loadScopeConfig,
   reportWrite,
   requireReadableConfig,
-  resolveScope,
-  runGuarded,
-  targetProfileOf,
   writeHonchoFile,
   writeHostKey,
 } from "./_common.ts";
+import { scopedAction } from "./_action.ts";
 
 /** The recall modes with what each does, in display order. */
 export const RECALL_MODES: readonly (readonly [string, string])[] = [
@@ -49,18 +43,18 @@ export const SESSION_STRATEGIES: readonly (readonly [string, string])[] = [
   ["global", "one session for everything (named after the workspace)"],
 ];
 
-/** One setting a command shows or sets: its settings-table field and how the CLI words it. */
+/** One setting a command shows or sets. */
 interface Row {
   field: keyof HonchoSettings;
   title: string;
-  /** The value shown; `bare` = printed without `(field, source)`. */
+  /** `bare` = printed without `(field, source)`. */
   show?: (config: HonchoConfig) => string | { bare: string };
   json?: (config: HonchoConfig) => unknown;
   flag?: {
     /** `--context <n>`: the option's property is the word after `--`. */
     syntax: string;
     help: string;
-    /** Checks the text given; throws a usage error (exit 2). */
+    /** Throws a usage error (exit 2). */
     parse: (text: string) => unknown;
     /** The stored value, decided on the file inside its lock. */
     store?: (
@@ -132,11 +126,7 @@ export function sourceText(source: string): string {
   return source === "host" ? "host block" : source;
 }
 
-/**
- * Writes keys into this profile's host block (the block that was read), as
- * given or computed from the block and file inside the lock; refuses a
- * config file that does not parse.
- */
+/** Writes keys into the host block that was read (computed inside the lock when a function). */
 export async function writeHostSettings(
   scope: HonchoCliScope,
   config: HonchoConfig,
@@ -374,7 +364,7 @@ async function showOrSetChoice(
 async function showOrSetRows(
   spec: SettingCommand,
   scope: HonchoCliScope,
-  options: Record<string, string | boolean | undefined>,
+  options: Record<string, unknown>,
 ): Promise<number> {
   const { io } = scope;
   const config = await loadScopeConfig(scope);
@@ -434,7 +424,6 @@ async function showOrSetRows(
   return 0;
 }
 
-/** Attaches `strategy`, `peer`, `mode` and `tokens` to the `honcho` command. */
 export function registerSettingCommands(honcho: HermesCommand): void {
   for (const spec of COMMANDS) {
     const command = honcho.command(spec.name);
@@ -449,26 +438,18 @@ export function registerSettingCommands(honcho: HermesCommand): void {
       command.option("--json", "Show the settings as JSON");
     }
     for (const example of spec.examples) command.example(example);
-    command.action((...args: unknown[]) => {
-      const io = command.context.io;
-      // Inside the guard: a bad --target-profile is a usage error (exit 2).
-      return runGuarded(io, () => {
-        const scope = resolveScope(io, {
-          targetProfile: targetProfileOf(honcho),
-        });
-        return choice
+    scopedAction(
+      honcho,
+      command,
+      (scope, ...args: unknown[]) =>
+        choice
           ? showOrSetChoice(
             spec,
             scope,
             args[0] as string | undefined,
             Boolean((args[1] as { json?: boolean }).json),
           )
-          : showOrSetRows(
-            spec,
-            scope,
-            args[0] as Record<string, string | boolean | undefined>,
-          );
-      });
-    });
+          : showOrSetRows(spec, scope, args[0] as Record<string, unknown>),
+    );
   }
 }

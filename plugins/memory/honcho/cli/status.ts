@@ -1,9 +1,4 @@
-/**
- * `hermes honcho status [--all] [--json]` (also `hermes honcho` alone): the
- * resolved settings with their sources, then what Honcho knows, or one row
- * per profile with `--all`.
- * @module
- */
+/** `hermes honcho status` (also `hermes honcho` alone), `--all` one row per profile. @module */
 
 import {
   columns,
@@ -20,13 +15,11 @@ import { sanitizeId } from "../session_naming.ts";
 import {
   describeConfigError,
   type HonchoCliScope,
-  listProfiles,
-  loadProfileConfig,
   loadScopeConfig,
   profileLabel,
   serverLabel,
 } from "./_common.ts";
-import { scopedAction } from "./_action.ts";
+import { profileRows, scopedAction } from "./_action.ts";
 import { fetchMemoryView, printMemoryView } from "./_memory_view.ts";
 import { displaySetting, jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
 import { cliSessionName } from "./_session_name.ts";
@@ -81,13 +74,10 @@ async function runStatus(
     : undefined;
   const code = config.configError || !(options.offline || view?.ok) ? 1 : 0;
   if (options.json) {
-    const settings: Record<string, { value: unknown; source: string }> = {};
-    for (const [key, field] of SETTING_ROWS) {
-      settings[key] = {
-        value: jsonSetting(key, config[field]),
-        source: config.sources[field],
-      };
-    }
+    const settings = Object.fromEntries(SETTING_ROWS.map(([key, field]) => [
+      key,
+      { value: jsonSetting(key, config[field]), source: config.sources[field] },
+    ]));
     writeJson(io, {
       host: config.hostKey,
       hostBlock: config.hostBlockKey,
@@ -164,19 +154,14 @@ async function runStatus(
       ],
     ]),
   );
-  const rows: string[][] = [];
-  let hidden = 0;
-  for (const [key, field] of SETTING_ROWS) {
-    if (!options.verbose && config.sources[field] === "default") {
-      hidden++;
-      continue;
-    }
-    rows.push([
-      `  ${key}`,
-      displaySetting(key, config[field]),
-      sourceText(config.sources[field]),
-    ]);
-  }
+  const rows = SETTING_ROWS.filter(([, field]) =>
+    options.verbose || config.sources[field] !== "default"
+  ).map(([key, field]) => [
+    `  ${key}`,
+    displaySetting(key, config[field]),
+    sourceText(config.sources[field]),
+  ]);
+  const hidden = SETTING_ROWS.length - rows.length;
   io.stdout(
     `\nSettings (value, then where it came from${
       hidden > 0
@@ -184,12 +169,8 @@ async function runStatus(
         : ""
     }):\n`,
   );
-  io.stdout(
-    rows.length > 0 ? columns(rows) : "  (all at their defaults)\n",
-  );
-  io.stdout(
-    `\nConnection${view ? ` (${view.url}, timeout 5 s)` : ""}:\n`,
-  );
+  io.stdout(rows.length > 0 ? columns(rows) : "  (all at their defaults)\n");
+  io.stdout(`\nConnection${view ? ` (${view.url}, timeout 5 s)` : ""}:\n`);
   if (view) printMemoryView(io, view);
   else io.stdout(`  Not connected: ${notConnected}\n`);
   if (config.configError) {
@@ -216,45 +197,28 @@ async function statusAll(
   scope: HonchoCliScope,
   options: StatusOptions,
 ): Promise<number> {
-  const { io } = scope;
-  const profiles = await listProfiles(scope.defaultRoot);
-  const rows = [];
-  for (const profile of profiles) {
-    const config = await loadProfileConfig(profile.home, profile.name);
-    rows.push({
-      profile: profile.name,
-      active: profile.name === scope.profile,
-      host: config.hostKey,
+  const rows = await profileRows(
+    scope,
+    options.json,
+    ["Enabled", "Recall", "Write", "Config"],
+    (config) => ({
       enabled: isHonchoUsable(config),
       recallMode: config.recallMode,
       writeFrequency: String(config.writeFrequency),
       configPath: config.configPath,
       configError: config.configError ? describeConfigError(config) : null,
-    });
-  }
-  if (options.json) {
-    writeJson(io, { profiles: rows });
-    return 0;
-  }
-  io.stdout(
-    columns([
-      ["", "Profile", "Host", "Enabled", "Recall", "Write", "Config"],
-      ...rows.map((r) => [
-        r.active ? "*" : "",
-        r.profile,
-        r.host,
-        r.enabled ? "yes" : "no",
-        r.recallMode,
-        r.writeFrequency,
-        r.configError ? `${r.configPath} (broken)` : r.configPath,
-      ]),
-    ]),
+    }),
+    (r) => [
+      r.enabled ? "yes" : "no",
+      r.recallMode,
+      r.writeFrequency,
+      r.configError ? `${r.configPath} (broken)` : r.configPath,
+    ],
   );
-  io.stdout("(* = the profile this command runs for)\n");
+  if (rows) scope.io.stdout("(* = the profile this command runs for)\n");
   return 0;
 }
 
-/** Attaches `status` to the `honcho` command (also its default command). */
 export function registerStatus(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("status", { isDefault: true })
     .summary("Show settings, their sources, and what Honcho knows")

@@ -1,7 +1,6 @@
 /**
- * `hermes honcho sync`: gives every profile without a Honcho host block one
- * cloned from the default block (plugins/memory/honcho/SPEC.md §12 cloning
- * rules), and creates the new AI peers on the server.
+ * `hermes honcho sync`: a host block cloned from the default one for every
+ * profile without one (plugins/memory/honcho/SPEC.md §12), and its AI peer.
  * @module
  */
 
@@ -26,14 +25,12 @@ import {
   SYNC_INHERITED_KEYS,
 } from "./_clone.ts";
 
+/** `reason`: why it was skipped, or why peers were not created. */
 interface SyncResult {
   profile: string;
   host: string;
-  /** `configured`: it already had a block. */
   action: "cloned" | "configured" | "skipped";
-  /** The file written or read. */
   path: string;
-  /** Why it was skipped, or why peers were not created. */
   reason?: string;
 }
 
@@ -66,27 +63,19 @@ async function runSync(
   for (const profile of await listProfiles(scope.defaultRoot)) {
     if (profile.name === "default") continue;
     const config = await loadProfileConfig(profile.home, profile.name);
+    const row = { profile: profile.name, host: config.hostKey };
+    const { configPath: path } = config;
+    const hosts = isRecord(config.raw.hosts) ? config.raw.hosts : {};
     if (config.configError) {
-      results.push({
-        profile: profile.name,
-        host: config.hostKey,
-        action: "skipped",
-        path: config.configPath,
-        reason: describeConfigError(config),
-      });
+      const reason = describeConfigError(config);
+      results.push({ ...row, action: "skipped", path, reason });
       continue;
     }
-    const hosts = isRecord(config.raw.hosts) ? config.raw.hosts : {};
     if (
       Object.keys(config.hostBlock).length > 0 ||
       isRecord(hosts[config.hostKey])
     ) {
-      results.push({
-        profile: profile.name,
-        host: config.hostKey,
-        action: "configured",
-        path: config.configPath,
-      });
+      results.push({ ...row, action: "configured", path });
       continue;
     }
     const ownFile = join(resolve(profile.home), "honcho.json");
@@ -101,8 +90,7 @@ async function runSync(
       enabled,
     });
     const result: SyncResult = {
-      profile: profile.name,
-      host: config.hostKey,
+      ...row,
       action: "cloned",
       path: join(resolve(writeHome), "honcho.json"),
     };
@@ -156,7 +144,6 @@ async function runSync(
   return failed ? 1 : 0;
 }
 
-/** Attaches `sync` to the `honcho` command. */
 export function registerSync(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("sync")
     .summary("Give every profile without Honcho settings a cloned host block")

@@ -104,6 +104,9 @@ export const COMPUTED_MODULES: readonly string[] = Object.freeze([
   "src/cli/completion.ts",
   "src/cli/_inquirer.ts",
   "src/launcher/plan.ts",
+  "src/plugins/provider_loader.ts",
+  "src/sandbox/sandboxed_cli.ts",
+  "src/sandbox/transport.ts",
   "src/provider/worker_bootstrap.ts",
   "src/provider/worker_bootstrap_full.ts",
 ]);

@@ -27,9 +27,9 @@ import {
   locateProviderCli,
   openCliSandbox,
   providerLoaderModule,
-  sandboxedCliModule,
   type ProviderStatusContext,
   type ProviderStatusDescription,
+  sandboxedCliModule,
   transportModule,
 } from "../plugins/provider_cli.ts";
 import type { CliBridge, SandboxedCli } from "../sandbox/sandboxed_cli.ts";

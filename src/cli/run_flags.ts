@@ -7,6 +7,7 @@
  */
 
 import { fileURLToPath } from "node:url";
+import { PARSED_CONFIG_ENV } from "../config/config.ts";
 
 /**
  * Variables read by the terminal libraries while a prompt is shown (Node's
@@ -42,8 +43,9 @@ export const TERMINAL_ENV_VARS: readonly string[] = Object.freeze([
  * Variables the framework itself reads (profile resolution, plugin
  * discovery, working directory, `DENO_NO_PROMPT` for the sandbox safety
  * check, where Deno's module cache is and `PATH`, which a provider's sandbox
- * process is started with), plus the two debug switches the `yaml` parser reads on every
- * parse (`LOG_TOKENS`, `LOG_STREAM`).
+ * process is started with), the launcher's parse of `config.yaml`, plus the
+ * two debug switches the `yaml` parser reads on every parse (`LOG_TOKENS`,
+ * `LOG_STREAM`).
  */
 export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
   "HERMES_HOME",
@@ -60,6 +62,7 @@ export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
   "XDG_CACHE_HOME",
   "LOCALAPPDATA",
   "PATH",
+  PARSED_CONFIG_ENV,
 ]);
 
 /** The permission lists of one `deno run`. */

@@ -62,13 +62,23 @@ export interface ProviderCommandLine {
   summary: string;
 }
 
+/** Writes the root help to stdout (the launcher and `main.ts` answer it). */
+export async function writeRootHelp(
+  provider?: ProviderCommandLine,
+): Promise<void> {
+  let bytes = new TextEncoder().encode(rootHelpText(provider));
+  while (bytes.length > 0) {
+    bytes = bytes.subarray(await Deno.stdout.write(bytes));
+  }
+}
+
 /**
  * The root help text.
  *
  * @param provider The active provider's command, if it has one.
  * @returns The text `hermes --help` prints.
  */
-export function rootHelpText(provider?: ProviderCommandLine): string {
+function rootHelpText(provider?: ProviderCommandLine): string {
   const commands: [string, string][] = [["memory", MEMORY_SUMMARY]];
   if (provider !== undefined) commands.push([provider.name, provider.summary]);
   commands.push(["completion <shell>", COMPLETION_SUMMARY]);

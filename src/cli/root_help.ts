@@ -75,7 +75,6 @@ export async function writeRootHelp(
 /**
  * The root help text.
  *
- * @param provider The active provider's command, if it has one.
  * @returns The text `hermes --help` prints.
  */
 function rootHelpText(provider?: ProviderCommandLine): string {
@@ -100,7 +99,6 @@ function rootHelpText(provider?: ProviderCommandLine): string {
  * Tells whether a command line only asks for the root help: `-h` or
  * `--help`, optionally with `--profile NAME`, and nothing else.
  *
- * @param args The arguments after the program name.
  * @returns `true` for `hermes --help`, `hermes --profile x -h`, ….
  */
 export function isRootHelpRequest(args: readonly string[]): boolean {
@@ -117,7 +115,6 @@ export function isRootHelpRequest(args: readonly string[]): boolean {
 /**
  * Reads the provider line the launcher passed in {@linkcode ROOT_HELP_ENV}.
  *
- * @param value The variable's value.
  * @returns `null` when it is absent or malformed (the caller then finds
  * the provider itself), `undefined` for "no provider command", else the
  * line.

@@ -96,9 +96,6 @@ export function frameworkDir(): string | undefined {
  * The grant of the CLI itself for one profile home: read and write of the
  * home, read of the framework (bundled providers and the worker
  * bootstrap are loaded by computed path), and the environment it reads.
- *
- * @param hermesHome The profile home.
- * @returns The grant.
  */
 export function cliGrant(hermesHome: string): RunGrant {
   const framework = frameworkDir();
@@ -136,7 +133,6 @@ function frameworkImportHost(url: URL): string | undefined {
  * Merges grants, keeping the first occurrence order and dropping
  * duplicates and paths inside another granted path.
  *
- * @param grants The grants.
  * @returns One grant holding all of them.
  */
 export function mergeGrants(...grants: RunGrant[]): RunGrant {
@@ -165,7 +161,6 @@ function dropCoveredPaths(paths: string[]): string[] {
  * `--allow-net=…` and `--allow-import=…` flags into a grant; other flags
  * are returned apart.
  *
- * @param flags `deno run` flags.
  * @returns The grant and the remaining flags.
  */
 export function grantFromFlags(
@@ -191,9 +186,7 @@ export function grantFromFlags(
  * `--cached-only` (no permission prompts a sandboxed provider could use to
  * escalate; no npm downloads at run time). Empty lists are left out.
  *
- * @param grant The grant.
  * @param extra Other flags to keep (after the permission flags).
- * @returns The flags.
  * @throws {TypeError} When a value holds a comma.
  */
 export function grantToFlags(

@@ -143,8 +143,6 @@ function envAll(): Record<string, string> {
  * makes through the `Deno` namespace. Nothing else may run meanwhile (the
  * launcher calls it once, before it starts anything).
  *
- * @typeParam T What `fn` resolves to.
- * @param fn The computation.
  * @returns Its result and the reads it made, deduplicated.
  */
 export async function recordReads<T>(
@@ -289,8 +287,6 @@ function combined(values: Uint8Array[]): Promise<string> {
  * same: one SHA-256 over all of them, compared with the digest
  * {@linkcode recordReads} returned.
  *
- * @param observations What a computation read.
- * @param digest The digest of what they answered then.
  * @returns `true` when nothing it read has changed.
  */
 export async function unchanged(
@@ -304,7 +300,6 @@ export async function unchanged(
 /**
  * SHA-256 of a string, as hex.
  *
- * @param value The string.
  * @returns 64 hex digits.
  */
 export function sha256Hex(value: string): Promise<string> {

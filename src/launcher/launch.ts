@@ -291,8 +291,6 @@ async function runChild(
  * makes sure its modules are cached, runs it and resolves to its exit
  * code.
  *
- * @param args The arguments after the program name.
- * @param options Where the launcher's own messages go.
  * @returns The CLI's exit code (1 when the launcher itself failed).
  */
 export async function launch(

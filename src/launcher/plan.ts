@@ -53,9 +53,6 @@ async function parseConfig(
  * line: the profile home from `--profile` / `HERMES_HOME`, then the plan
  * of `hermesRunPlan`. The framework's warnings are not printed here: the
  * CLI prints them itself when it meets the same problem.
- *
- * @param args The arguments after the program name.
- * @returns The `deno` arguments and variables.
  */
 export async function computeLaunch(
   args: string[],

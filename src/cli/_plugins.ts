@@ -2,7 +2,6 @@
 // provider CLI, dependencies): the commands import from here only, so the
 // shapes the CLI shows are decided in one place.
 
-import { chooseTransport } from "../sandbox/transport.ts";
 import { join } from "node:path";
 import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
 import type { HermesCommand } from "./hermes_command.ts";
@@ -27,15 +26,13 @@ import {
   loadProviderCliExport,
   locateProviderCli,
   openCliSandbox,
+  providerLoaderModule,
   type ProviderStatusContext,
   type ProviderStatusDescription,
+  sandboxedCliModule,
+  transportModule,
 } from "../plugins/provider_cli.ts";
-import {
-  BRIDGED_IO,
-  type CliBridge,
-  type SandboxedCli,
-  switchableBridge,
-} from "../sandbox/sandboxed_cli.ts";
+import type { CliBridge, SandboxedCli } from "../sandbox/sandboxed_cli.ts";
 import {
   declaredDependencies,
   prepareProviderDependencies,
@@ -126,8 +123,7 @@ export async function loadProvider(
   name: string,
   options: { inspection?: boolean } = {},
 ): Promise<MemoryProvider | null> {
-  // The sandbox is loaded only by the commands that start a provider.
-  const { loadMemoryProvider } = await import("../plugins/provider_loader.ts");
+  const { loadMemoryProvider } = await providerLoaderModule();
   return await loadMemoryProvider(name, {
     registerSkills: false,
     inspection: options.inspection === true,
@@ -252,7 +248,7 @@ export async function providerSubcommands(
       try {
         const sandbox = await openCliSandbox(
           name,
-          switchableBridge().bridge,
+          (await sandboxedCliModule()).switchableBridge().bridge,
           { createDataDir: false },
         );
         if (sandbox === null) return [];
@@ -292,7 +288,7 @@ async function cliExport<F>(
   if (found === null || !found.sandboxed) {
     return await loadProviderCliExport(name, exported) as F | null;
   }
-  const late = switchableBridge();
+  const late = (await sandboxedCliModule()).switchableBridge();
   const sandbox: SandboxedCli | null = await openCliSandbox(
     name,
     late.bridge,
@@ -340,7 +336,11 @@ export function loadHostSetup(name: string): Promise<HostSetup | null> {
     name,
     "postSetup",
     (call) => async (hermesHome, config, io) =>
-      call(io, [hermesHome, await ownConfig(name, config), BRIDGED_IO]),
+      call(io, [
+        hermesHome,
+        await ownConfig(name, config),
+        (await sandboxedCliModule()).BRIDGED_IO,
+      ]),
   );
 }
 
@@ -362,8 +362,8 @@ export function loadHostApplySetup(
   return cliExport<HostApplySetup>(
     name,
     "applySetup",
-    (call) => (hermesHome, values, io) =>
-      call(io, [hermesHome, values, BRIDGED_IO]),
+    (call) => async (hermesHome, values, io) =>
+      call(io, [hermesHome, values, (await sandboxedCliModule()).BRIDGED_IO]),
   );
 }
 
@@ -442,7 +442,7 @@ export async function sandboxGrant(
   );
   return {
     // Where it runs: its own process, or a worker in a compiled binary.
-    mode: chooseTransport(),
+    mode: (await transportModule()).chooseTransport(),
     read: grant.read.map((e) => e.value),
     write: grant.write.map((e) => e.value),
     env: grant.env.map((e) => e.value),
@@ -545,8 +545,5 @@ async function ownConfig(
   name: string,
   config: HermesConfig,
 ): Promise<HermesConfig> {
-  const { providerConfigView } = await import(
-    "../plugins/provider_loader.ts"
-  );
-  return providerConfigView(name, config);
+  return (await providerLoaderModule()).providerConfigView(name, config);
 }

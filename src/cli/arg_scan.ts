@@ -19,7 +19,6 @@ export interface GlobalArgs {
 /**
  * Scans a `hermes` command line for the global options, stopping at `--`.
  *
- * @param args The arguments after the program name.
  * @returns The profile, the top-level command word and whether help was asked.
  */
 export function scanGlobalArgs(args: readonly string[]): GlobalArgs {
@@ -46,9 +45,6 @@ export function scanGlobalArgs(args: readonly string[]): GlobalArgs {
  * The words of a command line that are not options (the value of
  * `--profile` skipped), up to `--`: `["memory", "status"]` for
  * `hermes --profile x memory status --json`.
- *
- * @param args The arguments after the program name.
- * @returns The words.
  */
 export function commandWords(args: readonly string[]): string[] {
   const words: string[] = [];
@@ -65,9 +61,6 @@ export function commandWords(args: readonly string[]): string[] {
  * The arguments after the first command word (`hermes [--profile P]
  * <word> <rest…>` gives `<rest…>`), as a provider's sandboxed `cli.ts`
  * parses them; `[]` when there is no command word.
- *
- * @param args The arguments after the program name.
- * @returns The rest, unparsed.
  */
 export function argsAfterCommand(args: readonly string[]): string[] {
   for (let i = 0; i < args.length; i++) {
@@ -149,9 +142,6 @@ const PROFILE_SPANNING: ReadonlySet<string> = new Set([
  * Tells which provider a setup command line is about. Setup starts the
  * provider it configures, which need not be the active one, and tests the
  * server the user types; other commands use only the active provider.
- *
- * @param args The arguments after the program name.
- * @returns The intent.
  */
 export function commandIntent(args: readonly string[]): CommandIntent {
   const reads = namedReads(args);
@@ -184,7 +174,6 @@ function commandSetup(args: readonly string[]): CommandIntent {
  * anywhere before `--` (`hermes --version`, `hermes memory --version`,
  * `hermes honcho status -V`); like `--profile`, it is a global option.
  *
- * @param args The arguments after the program name.
  * @returns `true` for `hermes --version`, `hermes memory -V --json`, ….
  */
 export function isVersionRequest(args: readonly string[]): boolean {

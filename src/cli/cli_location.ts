@@ -22,9 +22,6 @@ export const FRAMEWORK_URL: URL = new URL("../../", import.meta.url);
 
 /**
  * The path of a `file:` URL.
- *
- * @param url The URL.
- * @returns The platform path.
  */
 function filePath(url: URL): string {
   const path = decodeURIComponent(url.pathname);
@@ -38,9 +35,6 @@ function filePath(url: URL): string {
  * a local checkout or install its `deno.json` (import map, lockfile); for
  * a JSR package its `jsr:` export; for another
  * remote URL the package's `deno.json` as import map.
- *
- * @param base The framework's root URL.
- * @returns The entry and flags.
  */
 export function cliLocation(base: URL = FRAMEWORK_URL): CliLocation {
   if (base.protocol === "file:") {
@@ -104,6 +98,9 @@ export const COMPUTED_MODULES: readonly string[] = Object.freeze([
   "src/cli/completion.ts",
   "src/cli/_inquirer.ts",
   "src/launcher/plan.ts",
+  "src/plugins/provider_loader.ts",
+  "src/sandbox/sandboxed_cli.ts",
+  "src/sandbox/transport.ts",
   "src/provider/worker_bootstrap.ts",
   "src/provider/worker_bootstrap_full.ts",
 ]);
@@ -146,9 +143,6 @@ function computedModules(base: URL): URL[] {
  * The step that fills Deno's cache for the CLI: `deno install --frozen`
  * of its modules against the checkout's lockfile; for a remote install,
  * `deno cache` of them.
- *
- * @param base The framework's root URL.
- * @returns The command.
  */
 export function cliCacheStep(base: URL = FRAMEWORK_URL): CacheStep {
   const location = cliLocation(base);

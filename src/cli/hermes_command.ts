@@ -440,13 +440,13 @@ export class HermesCommand {
       }
       return await fallback.#parse(operands, unknown);
     }
-    if (this.#commands.length > 0 && !this.#action && operands.length === 0) {
-      if (unknown.length === 0) this.#help(true);
-      this.#helpIfAsked(unknown);
-      this.#unknownOption(unknown[0]!);
+    const group = this.#commands.length > 0 && !this.#action;
+    if (group && operands.length === 0 && unknown.length === 0) {
+      this.#help(true);
     }
     this.#helpIfAsked(unknown);
-    if (this.#commands.length > 0 && !this.#action) {
+    if (group) {
+      if (operands.length === 0) this.#unknownOption(unknown[0]!);
       this.unknownSubcommand(first!);
     }
     if (unknown.length > 0) this.#unknownOption(unknown[0]!);

@@ -26,7 +26,7 @@ import {
   isRootHelpRequest,
   parseProviderCommandLine,
   ROOT_HELP_ENV,
-  rootHelpText,
+  writeRootHelp,
 } from "./root_help.ts";
 
 if (import.meta.main) {
@@ -36,10 +36,7 @@ if (import.meta.main) {
     : null;
   if (provider !== null) {
     // The launcher said which provider command the root help lists.
-    let bytes = new TextEncoder().encode(rootHelpText(provider));
-    while (bytes.length > 0) {
-      bytes = bytes.subarray(await Deno.stdout.write(bytes));
-    }
+    await writeRootHelp(provider);
     Deno.exit(0);
   }
   // A computed specifier on purpose: Deno reads the whole graph of a

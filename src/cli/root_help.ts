@@ -62,13 +62,22 @@ export interface ProviderCommandLine {
   summary: string;
 }
 
+/** Writes the root help to stdout (the launcher and `main.ts` answer it). */
+export async function writeRootHelp(
+  provider?: ProviderCommandLine,
+): Promise<void> {
+  let bytes = new TextEncoder().encode(rootHelpText(provider));
+  while (bytes.length > 0) {
+    bytes = bytes.subarray(await Deno.stdout.write(bytes));
+  }
+}
+
 /**
  * The root help text.
  *
- * @param provider The active provider's command, if it has one.
  * @returns The text `hermes --help` prints.
  */
-export function rootHelpText(provider?: ProviderCommandLine): string {
+function rootHelpText(provider?: ProviderCommandLine): string {
   const commands: [string, string][] = [["memory", MEMORY_SUMMARY]];
   if (provider !== undefined) commands.push([provider.name, provider.summary]);
   commands.push(["completion <shell>", COMPLETION_SUMMARY]);
@@ -90,7 +99,6 @@ export function rootHelpText(provider?: ProviderCommandLine): string {
  * Tells whether a command line only asks for the root help: `-h` or
  * `--help`, optionally with `--profile NAME`, and nothing else.
  *
- * @param args The arguments after the program name.
  * @returns `true` for `hermes --help`, `hermes --profile x -h`, ….
  */
 export function isRootHelpRequest(args: readonly string[]): boolean {
@@ -107,7 +115,6 @@ export function isRootHelpRequest(args: readonly string[]): boolean {
 /**
  * Reads the provider line the launcher passed in {@linkcode ROOT_HELP_ENV}.
  *
- * @param value The variable's value.
  * @returns `null` when it is absent or malformed (the caller then finds
  * the provider itself), `undefined` for "no provider command", else the
  * line.

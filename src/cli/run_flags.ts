@@ -7,6 +7,7 @@
  */
 
 import { fileURLToPath } from "node:url";
+import { PARSED_CONFIG_ENV } from "../config/config.ts";
 
 /**
  * Variables read by the terminal libraries while a prompt is shown (Node's
@@ -42,8 +43,9 @@ export const TERMINAL_ENV_VARS: readonly string[] = Object.freeze([
  * Variables the framework itself reads (profile resolution, plugin
  * discovery, working directory, `DENO_NO_PROMPT` for the sandbox safety
  * check, where Deno's module cache is and `PATH`, which a provider's sandbox
- * process is started with), plus the two debug switches the `yaml` parser reads on every
- * parse (`LOG_TOKENS`, `LOG_STREAM`).
+ * process is started with), the launcher's parse of `config.yaml`, plus the
+ * two debug switches the `yaml` parser reads on every parse (`LOG_TOKENS`,
+ * `LOG_STREAM`).
  */
 export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
   "HERMES_HOME",
@@ -60,6 +62,7 @@ export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
   "XDG_CACHE_HOME",
   "LOCALAPPDATA",
   "PATH",
+  PARSED_CONFIG_ENV,
 ]);
 
 /** The permission lists of one `deno run`. */
@@ -93,9 +96,6 @@ export function frameworkDir(): string | undefined {
  * The grant of the CLI itself for one profile home: read and write of the
  * home, read of the framework (bundled providers and the worker
  * bootstrap are loaded by computed path), and the environment it reads.
- *
- * @param hermesHome The profile home.
- * @returns The grant.
  */
 export function cliGrant(hermesHome: string): RunGrant {
   const framework = frameworkDir();
@@ -133,7 +133,6 @@ function frameworkImportHost(url: URL): string | undefined {
  * Merges grants, keeping the first occurrence order and dropping
  * duplicates and paths inside another granted path.
  *
- * @param grants The grants.
  * @returns One grant holding all of them.
  */
 export function mergeGrants(...grants: RunGrant[]): RunGrant {
@@ -162,7 +161,6 @@ function dropCoveredPaths(paths: string[]): string[] {
  * `--allow-net=…` and `--allow-import=…` flags into a grant; other flags
  * are returned apart.
  *
- * @param flags `deno run` flags.
  * @returns The grant and the remaining flags.
  */
 export function grantFromFlags(
@@ -188,9 +186,7 @@ export function grantFromFlags(
  * `--cached-only` (no permission prompts a sandboxed provider could use to
  * escalate; no npm downloads at run time). Empty lists are left out.
  *
- * @param grant The grant.
  * @param extra Other flags to keep (after the permission flags).
- * @returns The flags.
  * @throws {TypeError} When a value holds a comma.
  */
 export function grantToFlags(

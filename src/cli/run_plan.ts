@@ -83,9 +83,6 @@ interface HermesRunPlanOptions {
  * with the active (or named) provider's, as flags. A broken or
  * unreadable `config.yaml`, or an unknown provider, leaves the provider's
  * grant out and says why in `problem` (the CLI itself reports it).
- *
- * @param options The home, config and provider.
- * @returns The plan.
  */
 export function hermesRunPlan(
   options: HermesRunPlanOptions,

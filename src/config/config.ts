@@ -17,7 +17,7 @@ import type {
 } from "npm:yaml@^2.9.1";
 import { loadYamlModule, type YamlModule } from "./yaml_module.ts";
 import { atomicWriteText } from "../io/atomic_write.ts";
-import { withTolerantProcessEnv } from "../core/env.ts";
+import { readProcessEnv, withTolerantProcessEnv } from "../core/env.ts";
 import { withFileLock } from "../io/file_lock.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
@@ -163,11 +163,71 @@ export async function loadConfig(
   const path = getConfigPath(options.hermesHome);
   const text = await readConfigText(path);
   if (text === undefined) return {};
+  return await handedConfig(text) ?? await parseConfigText(path, text);
+}
+
+/** `config.yaml`'s text as {@linkcode loadConfig} returns it. */
+export async function parseConfigText(
+  path: string,
+  text: string,
+): Promise<HermesConfig> {
   const doc = parseConfigDocument(await loadYamlModule(), path, text);
   if (doc.contents === null) return {};
   const value = pythonYamlToJS(doc);
   if (value === null || value === undefined) return {};
   return value as HermesConfig;
+}
+
+/**
+ * Carries the launcher's parse of `config.yaml` to the CLI with the SHA-256
+ * of the text it parsed, so a CLI that reads the same text loads no `yaml`.
+ */
+export const PARSED_CONFIG_ENV = "HERMES_PARSED_CONFIG";
+
+/** What the launcher hands on (none when JSON would not keep it exactly). */
+export async function handConfig(
+  text: string,
+  config: HermesConfig,
+): Promise<string | undefined> {
+  if (!isJsonExact(config)) return undefined;
+  const handed = JSON.stringify({ sha256: await sha256Hex(text), config });
+  // Windows caps one variable at 32,767 characters.
+  return handed.length <= 30_000 ? handed : undefined;
+}
+
+async function handedConfig(text: string): Promise<HermesConfig | undefined> {
+  const handed = readProcessEnv(PARSED_CONFIG_ENV);
+  if (!handed) return undefined;
+  try {
+    const { sha256, config } = JSON.parse(handed);
+    if (sha256 === await sha256Hex(text) && isPlainObject(config)) {
+      return config as HermesConfig;
+    }
+  } catch {
+    // Not ours: parse the YAML.
+  }
+  return undefined;
+}
+
+async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest(
+    "SHA-256",
+    new TextEncoder().encode(text),
+  );
+  return Array.from(
+    new Uint8Array(digest),
+    (b) => b.toString(16).padStart(2, "0"),
+  ).join("");
+}
+
+function isJsonExact(value: unknown): boolean {
+  if (value === null || typeof value === "string") return true;
+  if (typeof value === "boolean") return true;
+  if (typeof value === "number") {
+    return Number.isFinite(value) && !Object.is(value, -0);
+  }
+  if (Array.isArray(value)) return value.every(isJsonExact);
+  return isPlainObject(value) && Object.values(value).every(isJsonExact);
 }
 
 /**

@@ -44,9 +44,6 @@ export interface CompileOptions {
  * `--quiet` dropped), the modules loaded by computed path (bundled
  * providers and {@linkcode COMPUTED_MODULES}: the worker bootstrap, the
  * command tree), the output and the CLI entry.
- *
- * @param options The profile and output.
- * @returns The arguments after `deno`.
  */
 export async function compileCommand(
   options: CompileOptions = {},

@@ -143,102 +143,82 @@ function envAll(): Record<string, string> {
  * makes through the `Deno` namespace. Nothing else may run meanwhile (the
  * launcher calls it once, before it starts anything).
  *
- * @typeParam T What `fn` resolves to.
- * @param fn The computation.
  * @returns Its result and the reads it made, deduplicated.
  */
 export async function recordReads<T>(
   fn: () => Promise<T>,
 ): Promise<{ result: T; observations: Observation[]; digest: string }> {
   const raw: RawObservation[] = [];
-  const note = (
-    op: Observation["op"],
-    target: string,
-    value: Uint8Array,
-  ): void => {
-    raw.push({ op, target, value });
-  };
+  const note = (op: Observation["op"], path: string | URL, value: Uint8Array) =>
+    raw.push({ op, target: pathOf(path), value });
+  // deno-lint-ignore no-explicit-any
+  type Read = (result: any) => Uint8Array;
+  const fileReads: [string, Observation["op"], Read][] = [
+    ["readFile", "bytes", (b: Uint8Array) => b],
+    ["readTextFile", "read", text],
+    ["stat", "stat", kindOf],
+    ["lstat", "lstat", kindOf],
+    ["realPath", "realpath", text],
+  ];
   // deno-lint-ignore no-explicit-any
   const d = Deno as any;
   const env = Deno.env as unknown as Record<string, unknown>;
-  const saved = {
-    readFile: d.readFile,
-    readFileSync: d.readFileSync,
-    readTextFile: d.readTextFile,
-    readTextFileSync: d.readTextFileSync,
-    stat: d.stat,
-    statSync: d.statSync,
-    lstat: d.lstat,
-    lstatSync: d.lstatSync,
-    realPath: d.realPath,
-    realPathSync: d.realPathSync,
-    readDir: d.readDir,
-    readDirSync: d.readDirSync,
-    envGet: env.get,
-    envToObject: env.toObject,
-  };
-  const syncRead = <R>(
+  const names = [
+    ...fileReads.flatMap(([name]) => [name, `${name}Sync`]),
+    "readDir",
+    "readDirSync",
+  ];
+  // deno-lint-ignore no-explicit-any
+  const saved: Record<string, any> = Object.fromEntries(
+    names.map((name) => [name, d[name]]),
+  );
+  const savedEnv = { get: env.get, toObject: env.toObject };
+  const observed = <R>(
     op: Observation["op"],
-    call: (path: string | URL) => R,
+    path: string | URL,
     value: (result: R) => Uint8Array,
-  ) =>
-  (path: string | URL, ...rest: unknown[]): R => {
+    run: () => R,
+  ): R => {
     try {
-      // deno-lint-ignore no-explicit-any
-      const result = (call as any)(path, ...rest);
-      note(op, pathOf(path), value(result));
+      const result = run();
+      note(op, path, value(result));
       return result;
     } catch (error) {
-      note(op, pathOf(path), failure(error));
+      note(op, path, failure(error));
       throw error;
     }
   };
-  const asyncRead = <R>(
-    op: Observation["op"],
-    call: (path: string | URL) => Promise<R>,
-    value: (result: R) => Uint8Array,
-  ) =>
-  async (path: string | URL, ...rest: unknown[]): Promise<R> => {
-    try {
-      // deno-lint-ignore no-explicit-any
-      const result = await (call as any)(path, ...rest);
-      note(op, pathOf(path), value(result));
+  for (const [name, op, value] of fileReads) {
+    d[name] = async (path: string | URL, ...rest: unknown[]) => {
+      let result;
+      try {
+        result = await saved[name](path, ...rest);
+      } catch (error) {
+        note(op, path, failure(error));
+        throw error;
+      }
+      note(op, path, value(result));
       return result;
-    } catch (error) {
-      note(op, pathOf(path), failure(error));
-      throw error;
-    }
-  };
-  const bytes = (b: Uint8Array): Uint8Array => b;
-  d.readFile = asyncRead("bytes", saved.readFile, bytes);
-  d.readFileSync = syncRead("bytes", saved.readFileSync, bytes);
-  d.readTextFile = asyncRead("read", saved.readTextFile, text);
-  d.readTextFileSync = syncRead("read", saved.readTextFileSync, text);
-  d.stat = asyncRead("stat", saved.stat, kindOf);
-  d.statSync = syncRead("stat", saved.statSync, kindOf);
-  d.lstat = asyncRead("lstat", saved.lstat, kindOf);
-  d.lstatSync = syncRead("lstat", saved.lstatSync, kindOf);
-  d.realPath = asyncRead("realpath", saved.realPath, text);
-  d.realPathSync = syncRead("realpath", saved.realPathSync, text);
-  d.readDirSync = (path: string | URL): Iterable<Deno.DirEntry> => {
-    try {
-      const entries = [...saved.readDirSync(path) as Iterable<Deno.DirEntry>];
-      note("readdir", pathOf(path), entriesOf(entries));
-      return entries;
-    } catch (error) {
-      note("readdir", pathOf(path), failure(error));
-      throw error;
-    }
-  };
+    };
+    d[`${name}Sync`] = (path: string | URL, ...rest: unknown[]) =>
+      observed(op, path, value, () => saved[`${name}Sync`](path, ...rest));
+  }
+  d.readDirSync = (path: string | URL): Iterable<Deno.DirEntry> =>
+    observed(
+      "readdir",
+      path,
+      entriesOf,
+      () => [...saved.readDirSync(path) as Iterable<Deno.DirEntry>],
+    );
   d.readDir = (path: string | URL): AsyncIterable<Deno.DirEntry> => {
     const entries: Deno.DirEntry[] = [];
     return {
       async *[Symbol.asyncIterator]() {
         try {
           for await (const entry of saved.readDir(path)) entries.push(entry);
-          note("readdir", pathOf(path), entriesOf(entries));
+          note("readdir", path, entriesOf(entries));
         } catch (error) {
-          note("readdir", pathOf(path), failure(error));
+          note("readdir", path, failure(error));
           throw error;
         }
         yield* entries;
@@ -246,7 +226,7 @@ export async function recordReads<T>(
     };
   };
   env.get = (name: string): string | undefined => {
-    const value = (saved.envGet as (n: string) => string | undefined).call(
+    const value = (savedEnv.get as (n: string) => string | undefined).call(
       Deno.env,
       name,
     );
@@ -254,7 +234,7 @@ export async function recordReads<T>(
     return value;
   };
   env.toObject = (): Record<string, string> => {
-    const all = (saved.envToObject as () => Record<string, string>).call(
+    const all = (savedEnv.toObject as () => Record<string, string>).call(
       Deno.env,
     );
     note("envall", "", text(JSON.stringify(Object.entries(all).sort())));
@@ -264,22 +244,8 @@ export async function recordReads<T>(
   try {
     result = await fn();
   } finally {
-    Object.assign(d, {
-      readFile: saved.readFile,
-      readFileSync: saved.readFileSync,
-      readTextFile: saved.readTextFile,
-      readTextFileSync: saved.readTextFileSync,
-      stat: saved.stat,
-      statSync: saved.statSync,
-      lstat: saved.lstat,
-      lstatSync: saved.lstatSync,
-      realPath: saved.realPath,
-      realPathSync: saved.realPathSync,
-      readDir: saved.readDir,
-      readDirSync: saved.readDirSync,
-    });
-    env.get = saved.envGet;
-    env.toObject = saved.envToObject;
+    Object.assign(d, saved);
+    Object.assign(env, savedEnv);
   }
   const seen = new Map<string, RawObservation>();
   for (const o of raw) {
@@ -321,8 +287,6 @@ function combined(values: Uint8Array[]): Promise<string> {
  * same: one SHA-256 over all of them, compared with the digest
  * {@linkcode recordReads} returned.
  *
- * @param observations What a computation read.
- * @param digest The digest of what they answered then.
  * @returns `true` when nothing it read has changed.
  */
 export async function unchanged(
@@ -336,7 +300,6 @@ export async function unchanged(
 /**
  * SHA-256 of a string, as hex.
  *
- * @param value The string.
  * @returns 64 hex digits.
  */
 export function sha256Hex(value: string): Promise<string> {

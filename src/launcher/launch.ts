@@ -27,7 +27,7 @@ import {
   isRootHelpRequest,
   parseProviderCommandLine,
   ROOT_HELP_ENV,
-  rootHelpText,
+  writeRootHelp,
 } from "../cli/root_help.ts";
 import { recordReads, sha256Hex, unchanged } from "./input_record.ts";
 import {
@@ -107,7 +107,7 @@ async function cacheMarker(): Promise<string> {
       const info = Deno.statSync(denoDir);
       cacheId = `${info.dev}:${info.ino}:${info.birthtime?.getTime() ?? 0}`;
     } catch {
-      cacheId = "missing";
+      // Wiped: "missing".
     }
   }
   let lock = "";
@@ -291,8 +291,6 @@ async function runChild(
  * makes sure its modules are cached, runs it and resolves to its exit
  * code.
  *
- * @param args The arguments after the program name.
- * @param options Where the launcher's own messages go.
  * @returns The CLI's exit code (1 when the launcher itself failed).
  */
 export async function launch(
@@ -346,10 +344,7 @@ export async function launch(
     // The text the CLI's main.ts would print from the record's variable.
     const provider = parseProviderCommandLine(record.env[ROOT_HELP_ENV]);
     if (provider !== null) {
-      let bytes = new TextEncoder().encode(rootHelpText(provider));
-      while (bytes.length > 0) {
-        bytes = bytes.subarray(await Deno.stdout.write(bytes));
-      }
+      await writeRootHelp(provider);
       return 0;
     }
   }

@@ -81,9 +81,6 @@ const GRANT_CODE = [
  * when it runs from a local checkout: the `src/` folders that compute it
  * (and those folders themselves, whose modification time changes when a
  * file is added or removed), `deno.json` and `deno.lock`.
- *
- * @param root The framework directory.
- * @returns The paths.
  */
 export function grantSources(root: string): string[] {
   const paths: string[] = [join(root, "deno.json"), join(root, "deno.lock")];
@@ -111,9 +108,6 @@ export function grantSources(root: string): string[] {
  * The modification times of some files, as one string (`-` for a file
  * that is gone): equal stamps mean none of them was edited, added or
  * removed.
- *
- * @param paths The files.
- * @returns The stamp.
  */
 export function sourceStamp(paths: readonly string[]): string {
   return paths.map((path) => {
@@ -128,9 +122,6 @@ export function sourceStamp(paths: readonly string[]): string {
 /**
  * Reads a launch record; `undefined` when absent, unreadable or of
  * another format.
- *
- * @param path The record file.
- * @returns The record.
  */
 export function readLaunchRecord(path: string): LaunchRecord | undefined {
   try {
@@ -153,10 +144,6 @@ export function readLaunchRecord(path: string): LaunchRecord | undefined {
  * Writes a file atomically (temporary file, then rename), mode 0600,
  * creating the directory (mode 0700). Failures are ignored: the cache
  * only saves time.
- *
- * @param dir The directory.
- * @param name The file name.
- * @param text The content.
  */
 export function writeCacheFile(dir: string, name: string, text: string): void {
   try {
@@ -171,8 +158,6 @@ export function writeCacheFile(dir: string, name: string, text: string): void {
 
 /**
  * Keeps the newest {@linkcode KEEP_RECORDS} launch records.
- *
- * @param dir The cache directory.
  */
 export function pruneLaunchRecords(dir: string): void {
   try {
@@ -195,7 +180,6 @@ export function pruneLaunchRecords(dir: string): void {
  * launcher itself, the Deno version, the working directory, the
  * `--profile` value and the setup target).
  *
- * @param parts The parts.
  * @returns 64 hex digits.
  */
 export function launchKey(parts: Record<string, unknown>): Promise<string> {

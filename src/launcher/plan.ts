@@ -19,18 +19,40 @@ import {
   TERMINAL_ENV_VARS,
 } from "../cli/run_flags.ts";
 import { ROOT_HELP_ENV } from "../cli/root_help.ts";
+import {
+  getConfigPath,
+  handConfig,
+  parseConfigText,
+  PARSED_CONFIG_ENV,
+} from "../config/config.ts";
+import type { HermesConfig } from "../core/memory_provider.ts";
 import type { LaunchRecord } from "./launch_cache.ts";
 
 const SILENT: Logger = { log(): void {} };
+
+/**
+ * `config.yaml` parsed once for the plan and handed to the CLI (which uses
+ * it only for the same text); `undefined` when missing or broken (the plan
+ * and the CLI report it).
+ */
+async function parseConfig(
+  home: string,
+): Promise<{ config: HermesConfig; handed?: string } | undefined> {
+  const path = getConfigPath(home);
+  try {
+    const text = await Deno.readTextFile(path);
+    const config = await parseConfigText(path, text);
+    return { config, handed: await handConfig(text, config) };
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Computes the launch record (without its observations) for a command
  * line: the profile home from `--profile` / `HERMES_HOME`, then the plan
  * of `hermesRunPlan`. The framework's warnings are not printed here: the
  * CLI prints them itself when it meets the same problem.
- *
- * @param args The arguments after the program name.
- * @returns The `deno` arguments and variables.
  */
 export async function computeLaunch(
   args: string[],
@@ -63,12 +85,18 @@ export async function computeLaunch(
         env: { DENO_NO_PROMPT: "1", [ROOT_HELP_ENV]: "{}" },
       };
     }
-    const plan = await hermesRunPlan({ hermesHome: home, args });
+    const parsed = await parseConfig(home);
+    const plan = await hermesRunPlan({
+      hermesHome: home,
+      args,
+      config: parsed?.config,
+    });
     return {
       denoArgs: ["run", ...plan.flags, plan.entry],
       env: {
         ...plan.env,
         [ROOT_HELP_ENV]: JSON.stringify(plan.providerCommand ?? {}),
+        ...(parsed?.handed ? { [PARSED_CONFIG_ENV]: parsed.handed } : {}),
       },
     };
   } finally {

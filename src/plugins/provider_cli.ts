@@ -17,24 +17,38 @@ import {
 } from "./plugin_discovery.ts";
 import { errorText } from "../_util/error_text.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
-import { isCompiledBinary } from "../sandbox/transport.ts";
-import {
-  type CliBridge,
-  type SandboxedCli,
-  startProviderCli,
-} from "../sandbox/sandboxed_cli.ts";
+import type { CliBridge, SandboxedCli } from "../sandbox/sandboxed_cli.ts";
 import type { ProviderCandidate } from "./plugin_discovery.ts";
+
+// The sandbox's modules load by computed specifier, only where one starts:
+// Deno does not read their graphs for `memory status` (cli_location.ts
+// names them for the cache step).
+type Module<T> = () => Promise<T>;
+const lazy = <T>(path: string): Module<T> => () =>
+  import(new URL(path, import.meta.url).href);
+/** `src/sandbox/transport.ts`. */
+export const transportModule: Module<
+  typeof import("../sandbox/transport.ts")
+> = lazy("../sandbox/transport.ts");
+/** `src/sandbox/sandboxed_cli.ts`. */
+export const sandboxedCliModule: Module<
+  typeof import("../sandbox/sandboxed_cli.ts")
+> = lazy("../sandbox/sandboxed_cli.ts");
+/** `src/plugins/provider_loader.ts`. */
+export const providerLoaderModule: Module<
+  typeof import("./provider_loader.ts")
+> = lazy("./provider_loader.ts");
 
 /**
  * Whether a provider's `cli.ts` runs in its sandbox process (a user or
  * project provider, outside a `deno compile` binary) rather than in the
  * CLI process (a bundled provider, or any in a compiled binary).
  */
-export function cliIsSandboxed(
+export async function cliIsSandboxed(
   candidate: { source: string; dir?: string },
-): boolean {
+): Promise<boolean> {
   return candidate.source !== "bundled" && candidate.dir !== undefined &&
-    !isCompiledBinary();
+    !(await transportModule()).isCompiledBinary();
 }
 
 /**
@@ -54,15 +68,14 @@ export async function openCliSandbox(
     evenIfInactive: true,
   });
   if (found === null || !found.sandboxed) return null;
-  // Loaded only here: the sandbox is started by the commands that need it.
-  const { checkedSandbox } = await import("./provider_loader.ts");
+  const { checkedSandbox } = await providerLoaderModule();
   const { grant } = await checkedSandbox(
     found.candidate,
     found.hermesHome,
     found.config,
     "process",
   );
-  return await startProviderCli({
+  return await (await sandboxedCliModule()).startProviderCli({
     name,
     specifier: found.url,
     description: found.description,
@@ -172,7 +185,7 @@ export async function locateProviderCli(
     url,
     help: description || `Manage ${name} memory plugin`,
     description,
-    sandboxed: cliIsSandboxed(candidate),
+    sandboxed: await cliIsSandboxed(candidate),
     candidate,
     hermesHome,
     config,

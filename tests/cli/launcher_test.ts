@@ -569,6 +569,11 @@ Deno.test("a cached start loads no npm code: the launcher's own modules, then a 
   const status = await cli(["memory", "status"]);
   assert.ok(status.some((m) => m.endsWith("/memory_status.ts")));
   assert.ok(!status.some((m) => /inquirer/.test(m)), "status loaded inquirer");
+  // config.yaml is unchanged since the launcher parsed it: no `yaml` package.
+  assert.ok(
+    !status.some((m) => /\/npm\/.*\/yaml\//.test(m)),
+    "status loaded the yaml package",
+  );
   for (const other of ["memory_setup", "memory_import", "memory_recall"]) {
     assert.ok(!status.some((m) => m.includes(other)), `status loaded ${other}`);
   }

@@ -23,14 +23,18 @@ function launcher(root: string): string[] {
 
 interface InfoModule {
   specifier: string;
-  dependencies?: { code?: { specifier?: string } }[];
+  dependencies?: { code?: { specifier?: string }; isDynamic?: boolean }[];
 }
 
 /**
  * The modules Deno reads when it starts `roots`: static imports and literal
- * dynamic ones (not type-only imports, not computed specifiers).
+ * dynamic ones (not type-only imports, not computed specifiers); with
+ * `evaluated`, only the static imports (what runs before the command does).
  */
-async function startGraph(roots: string[]): Promise<Set<string>> {
+async function startGraph(
+  roots: string[],
+  evaluated = false,
+): Promise<Set<string>> {
   const seen = new Set<string>();
   for (const root of roots) {
     const info = await runCommand(Deno.execPath(), [
@@ -51,7 +55,9 @@ async function startGraph(roots: string[]): Promise<Set<string>> {
       if (seen.has(specifier)) continue;
       seen.add(specifier);
       for (const dep of bySpecifier.get(specifier)?.dependencies ?? []) {
-        if (dep.code?.specifier) stack.push(dep.code.specifier);
+        if (dep.code?.specifier && !(evaluated && dep.isDynamic)) {
+          stack.push(dep.code.specifier);
+        }
       }
     }
   }
@@ -70,6 +76,19 @@ Deno.test("the modules Deno reads to start 'hermes memory status' name neither c
   // a literal import: the library's users cache and grant by the graph.)
   const npm = [...graph].filter((m) => /commander|inquirer/.test(m));
   assert.deepEqual(npm, []);
+});
+
+Deno.test("'hermes memory status' evaluates no module that starts a sandbox until a provider needs one", async () => {
+  const graph = await startGraph([
+    "src/cli/main.ts",
+    "src/cli/run.ts",
+    "src/cli/commands/memory_status.ts",
+  ], true);
+  const starters = [...graph].filter((m) =>
+    /\/src\/sandbox\/(sandboxed_cli|sandboxed_provider|sandbox_launch|transport|worker_rpc)\.ts$/
+      .test(m)
+  );
+  assert.deepEqual(starters, []);
 });
 
 async function copyCheckout(to: string): Promise<void> {

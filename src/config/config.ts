@@ -28,6 +28,7 @@ import {
   pythonYamlToJS,
 } from "./yaml_python.ts";
 import { isPlainObject } from "../_util/is_record.ts";
+import { redactForEgress } from "../core/redact.ts";
 
 // PyYAML's safe_load: YAML 1.1 resolved by PyYAML's own rules (see
 // yaml_schema.ts), `<<` merges, a repeated key keeps its last value.
@@ -184,12 +185,19 @@ export async function parseConfigText(
  */
 export const PARSED_CONFIG_ENV = "HERMES_PARSED_CONFIG";
 
-/** What the launcher hands on (none when JSON would not keep it exactly). */
+/**
+ * What the launcher hands on: none when JSON would not keep it exactly, or
+ * when it holds anything that looks like a secret (the launch record is
+ * written to disk, and secrets stay only where the user put them).
+ */
 export async function handConfig(
   text: string,
   config: HermesConfig,
 ): Promise<string | undefined> {
   if (!isJsonExact(config)) return undefined;
+  if (JSON.stringify(redactForEgress(config)) !== JSON.stringify(config)) {
+    return undefined;
+  }
   const handed = JSON.stringify({ sha256: await sha256Hex(text), config });
   // Windows caps one variable at 32,767 characters.
   return handed.length <= 30_000 ? handed : undefined;

@@ -52,3 +52,22 @@ Deno.test("handConfig hands on only what JSON keeps exactly", async () => {
   );
   assert.ok(await handConfig("a: [1, null]\n", { a: [1, null] }));
 });
+
+Deno.test("handConfig hands on nothing that looks like a secret (the launch record is on disk)", async () => {
+  const key = "sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e";
+  assert.equal(
+    await handConfig(`model:\n  api_key: ${key}\n`, {
+      model: { api_key: key },
+    }),
+    undefined,
+  );
+  assert.equal(
+    await handConfig("x: 1\n", { note: `token=${key}` }),
+    undefined,
+  );
+  assert.ok(
+    await handConfig("memory:\n  provider: honcho\n", {
+      memory: { provider: "honcho" },
+    }),
+  );
+});

@@ -6,6 +6,7 @@
 import { Buffer } from "node:buffer";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
+import { ioAction } from "../format.ts";
 import { dashboardPage } from "../dashboard_page.ts";
 import {
   dashboardHealth,
@@ -296,9 +297,9 @@ function entryChange(value: Record<string, unknown>): EntryChange {
 }
 
 /** Serves until Ctrl-C; exits 1 when the port is taken. */
-export async function runMemoryDashboard(
-  options: MemoryDashboardOptions,
+async function runMemoryDashboard(
   io: CliIo,
+  options: MemoryDashboardOptions,
 ): Promise<number> {
   let dashboard: DashboardServer;
   try {
@@ -351,8 +352,5 @@ export function registerMemoryDashboard(memory: HermesCommand): HermesCommand {
     )
     .example("hermes memory dashboard")
     .example("hermes memory dashboard --port 8765");
-  command.action((opts: MemoryDashboardOptions) =>
-    runMemoryDashboard(opts, command.context.io)
-  );
-  return command;
+  return ioAction(command, runMemoryDashboard);
 }

@@ -10,7 +10,7 @@ import { basename, extname } from "node:path";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { openAgentMemory } from "../_agent_memory.ts";
-import { writeJson } from "../format.ts";
+import { ioAction, writeJson } from "../format.ts";
 import type { ChatMessage } from "../../core/memory_provider.ts";
 
 /** One turn: `assistant` is the last assistant text before the next user message. */
@@ -130,13 +130,6 @@ function importTurnIds(
   });
 }
 
-interface MemoryImportOptions {
-  /** Default `import-<file stem>`. */
-  session?: string;
-  /** JSON on success; errors stay on stderr. */
-  json?: boolean;
-}
-
 function progressBar(done: number, total: number): string {
   const width = 30;
   const filled = total === 0 ? width : Math.round((done / total) * width);
@@ -165,10 +158,10 @@ async function readTranscript(path: string): Promise<string> {
 }
 
 /** Exits 1 when nothing could be imported. */
-export async function runMemoryImport(
-  file: string,
-  options: MemoryImportOptions,
+async function runMemoryImport(
   io: CliIo,
+  options: { session?: string; json?: boolean },
+  file: string,
 ): Promise<number> {
   let text: string;
   try {
@@ -272,8 +265,5 @@ export function registerMemoryImport(memory: HermesCommand): HermesCommand {
     .option("--json", "Print what was imported and skipped as JSON")
     .example("hermes memory import chat.jsonl")
     .example("hermes memory import - --session team-sync < chat.jsonl");
-  command.action((file: string, opts: MemoryImportOptions) =>
-    runMemoryImport(file, opts, command.context.io)
-  );
-  return command;
+  return ioAction(command, runMemoryImport);
 }

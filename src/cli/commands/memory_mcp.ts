@@ -11,6 +11,7 @@ import type {
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
+import { ioAction } from "../format.ts";
 import {
   type AgentMemory,
   callProviderTool,
@@ -74,9 +75,9 @@ function isError(text: string): boolean {
  * Serves until the client closes stdin. Nothing but protocol messages goes
  * to stdout; warnings go to stderr.
  */
-export async function runMemoryMcp(
-  options: { session?: string },
+async function runMemoryMcp(
   io: CliIo,
+  options: { session?: string },
 ): Promise<number> {
   const sessionId = options.session || "mcp";
   const home = getHermesHome();
@@ -218,8 +219,5 @@ export function registerMemoryMcp(memory: HermesCommand): HermesCommand {
     .option("--session <id>", "Session id the provider uses", "mcp")
     .example("hermes memory mcp")
     .example("claude mcp add hermes-memory -- hermes memory mcp");
-  command.action((opts: { session?: string }) =>
-    runMemoryMcp(opts, command.context.io)
-  );
-  return command;
+  return ioAction(command, runMemoryMcp);
 }

@@ -15,22 +15,15 @@ import { formatThousands } from "../../builtin/memory_format.ts";
 import type { MemoryTarget } from "../../core/memory_provider.ts";
 import { loadConfig } from "../../config/config.ts";
 import { activeProviderName } from "../_plugins.ts";
-import { writeJson } from "../format.ts";
+import { ioAction, writeJson } from "../format.ts";
 import { TARGET_DESCRIPTIONS } from "../builtin_entries.ts";
 
-interface MemoryResetOptions {
-  target?: ResetTarget;
-  yes?: boolean;
-  /** JSON needs `--yes` to erase (it cannot ask). */
-  json?: boolean;
-}
-
 /** Exits 1 when cancelled. */
-export async function runMemoryReset(
-  options: MemoryResetOptions,
+async function runMemoryReset(
   io: CliIo,
+  options: { target: ResetTarget; yes: boolean; json?: boolean },
 ): Promise<number> {
-  const target = options.target ?? "all";
+  const target = options.target;
   const home = getHermesHome();
   const paths = memoryFilePaths(home);
   const selected: MemoryTarget[] = target === "all"
@@ -167,8 +160,5 @@ export function registerMemoryReset(memory: HermesCommand): HermesCommand {
     .example("hermes memory reset")
     .example("hermes memory reset --target user --yes")
     .example("hermes memory reset --yes --json");
-  command.action((
-    opts: { target: ResetTarget; yes: boolean; json?: boolean },
-  ) => runMemoryReset(opts, command.context.io));
-  return command;
+  return ioAction(command, runMemoryReset);
 }

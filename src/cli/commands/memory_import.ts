@@ -12,45 +12,26 @@ import type { HermesCommand } from "../hermes_command.ts";
 import { openAgentMemory } from "../_agent_memory.ts";
 import { ioAction, writeJson } from "../format.ts";
 import type { ChatMessage } from "../../core/memory_provider.ts";
+import { isRecord } from "../../_util/is_record.ts";
 
-/** One turn: `assistant` is the last assistant text before the next user message. */
+/**
+ * One turn: `assistant` is the last assistant text before the next user
+ * message, `messages` the transcript up to the end of the turn, `line` the
+ * user message's (1-based).
+ */
 interface TranscriptTurn {
   user: string;
   assistant: string;
-  /** The transcript up to the end of this turn. */
   messages: ChatMessage[];
-  /** The 1-based line of the user message. */
   line: number;
-}
-
-interface TranscriptProblem {
-  line: number;
-  reason: string;
-}
-
-interface ParsedTranscript {
-  turns: TranscriptTurn[];
-  /** Malformed lines, skipped. */
-  problems: TranscriptProblem[];
-  /** Lines of user messages with no assistant reply after them. */
-  unanswered: number[];
 }
 
 /** A message's text: a string as is, or its text parts joined by line breaks. */
 function messageText(content: unknown): string {
   if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((part) =>
-        part !== null && typeof part === "object" &&
-          typeof (part as Record<string, unknown>).text === "string"
-          ? (part as Record<string, string>).text
-          : ""
-      )
-      .filter((t) => t !== "")
-      .join("\n");
-  }
-  return "";
+  if (!Array.isArray(content)) return "";
+  return content.map((part) => isRecord(part) ? part.text : undefined)
+    .filter((t) => typeof t === "string" && t !== "").join("\n");
 }
 
 /**
@@ -58,8 +39,14 @@ function messageText(content: unknown): string {
  * lines are ignored; lines that are not a JSON object with a string `role`
  * are reported and skipped.
  */
-export function parseTranscript(text: string): ParsedTranscript {
-  const problems: TranscriptProblem[] = [];
+export function parseTranscript(text: string): {
+  turns: TranscriptTurn[];
+  /** Malformed lines, skipped. */
+  problems: { line: number; reason: string }[];
+  /** Lines of user messages with no assistant reply after them. */
+  unanswered: number[];
+} {
+  const problems: { line: number; reason: string }[] = [];
   const turns: TranscriptTurn[] = [];
   const unanswered: number[] = [];
   const transcript: ChatMessage[] = [];
@@ -88,7 +75,7 @@ export function parseTranscript(text: string): ParsedTranscript {
       problems.push({ line, reason: `not valid JSON (${errorText(error)})` });
       return;
     }
-    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    if (!isRecord(value)) {
       problems.push({ line, reason: "not a JSON object" });
       return;
     }
@@ -228,10 +215,7 @@ async function runMemoryImport(
         sessionId,
         provider: memory.external,
         imported: total,
-        skipped: parsed.problems.map((p) => ({
-          line: p.line,
-          reason: p.reason,
-        })),
+        skipped: parsed.problems,
         unanswered: parsed.unanswered,
       });
     } else {

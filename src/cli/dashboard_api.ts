@@ -11,7 +11,11 @@ import {
   loadProvider,
   locateProvider,
 } from "./_plugins.ts";
-import { envVarSource, listPluginReports } from "./provider_report.ts";
+import {
+  envVarSource,
+  fieldEnvVar,
+  listPluginReports,
+} from "./provider_report.ts";
 import {
   fieldApplies,
   fieldChoices,
@@ -131,9 +135,7 @@ export async function dashboardSchema(name: string, io: CliIo) {
     if (s.set && !(key in effective)) effective[key] = s.value;
   }
   const fields = schema.map((field) => {
-    const envVar = typeof field.env_var === "string" && field.env_var
-      ? field.env_var
-      : null;
+    const envVar = fieldEnvVar(field) ?? null;
     const status = description?.settings[field.key];
     let current: unknown = null;
     let source: string | null = null;

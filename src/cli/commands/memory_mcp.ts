@@ -25,6 +25,7 @@ import { BuiltinMemoryProvider } from "../../builtin/builtin_provider.ts";
 import { MEMORY_TOOL_NAME } from "../../builtin/memory_tool.ts";
 import type { ToolSchema } from "../../core/memory_provider.ts";
 import { errorText } from "../../_util/error_text.ts";
+import { isRecord } from "../../_util/is_record.ts";
 
 const RECALL_TOOL_NAME = "memory_recall";
 
@@ -48,12 +49,11 @@ const RECALL_TOOL: Tool = {
 };
 
 function toMcpTool(schema: ToolSchema): Tool {
-  const parameters = schema.parameters as Record<string, unknown> | undefined;
   return {
     name: schema.name,
     description: schema.description ?? "",
     inputSchema: {
-      ...(parameters ?? {}),
+      ...schema.parameters,
       type: "object",
     } as Tool["inputSchema"],
   };
@@ -62,10 +62,8 @@ function toMcpTool(schema: ToolSchema): Tool {
 function isError(text: string): boolean {
   try {
     const value = JSON.parse(text) as unknown;
-    if (value === null || typeof value !== "object") return false;
-    const record = value as Record<string, unknown>;
-    return record.success === false ||
-      (record.success === undefined && typeof record.error === "string");
+    return isRecord(value) && (value.success === false ||
+      (value.success === undefined && typeof value.error === "string"));
   } catch {
     return false;
   }

@@ -41,29 +41,18 @@ async function runMemoryReset(
   }
   const provider = await loadConfig().then(activeProviderName, () => null);
   const json = options.json === true;
-  const report = (
-    deleted: string[],
-    cancelled: boolean,
-  ): void => {
-    writeJson(io, {
-      memoryDir: paths.dir,
-      target,
-      deleted,
-      kept: found.map((f) => basename(f.path)).filter((f) =>
-        !deleted.includes(f)
-      ),
-      cancelled,
-      untouched: provider === null ? null : { provider },
-    });
+  const report = (deleted: string[], cancelled: boolean): void => {
+    const kept = found.map((f) => basename(f.path))
+      .filter((f) => !deleted.includes(f));
+    const untouched = provider === null ? null : { provider };
+    const memoryDir = paths.dir;
+    writeJson(io, { memoryDir, target, deleted, kept, cancelled, untouched });
   };
   if (found.length === 0) {
-    if (json) {
-      report([], false);
-      return 0;
-    }
-    io.stdout(
-      `Nothing to reset \u2014 no memory files found in ${paths.dir}/\n`,
-    );
+    if (json) report([], false);
+    else {io.stdout(
+        `Nothing to reset \u2014 no memory files found in ${paths.dir}/\n`,
+      );}
     return 0;
   }
 
@@ -90,14 +79,12 @@ async function runMemoryReset(
       else io.stdout("Cancelled.\n");
       return 1;
     }
-    let answer: string;
-    try {
-      answer = await io.prompts.line("Type 'yes' to confirm: ");
-    } catch (error) {
-      if (!(error instanceof PromptCancelled)) throw error;
-      io.stdout("Cancelled.\n");
-      return 1;
-    }
+    const answer = await io.prompts.line("Type 'yes' to confirm: ").catch(
+      (error) => {
+        if (error instanceof PromptCancelled) return "";
+        throw error;
+      },
+    );
     if (answer.trim().toLowerCase() !== "yes") {
       io.stdout("Cancelled.\n");
       return 1;

@@ -70,18 +70,6 @@ type AddProblem = (
   fix: string,
 ) => void;
 
-function modeProblem(file: SettingsFileReport): DoctorProblem | undefined {
-  if (!file.exists || !file.secret || file.mode === null) return undefined;
-  if ((Number.parseInt(file.mode, 8) & 0o077) === 0) return undefined;
-  return {
-    check: "file.mode",
-    where: file.path,
-    message:
-      `holds secrets but is mode ${file.mode}, so other users can read it`,
-    fix: `chmod 600 ${file.path}`,
-  };
-}
-
 function within(path: string, dir: string): boolean {
   const base = dir.replace(/\/+$/, "");
   return path === base || path.startsWith(`${base}/`);
@@ -132,8 +120,15 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
         file.error.fix,
       );
     }
-    const mode = modeProblem(file);
-    if (mode) problems.push(mode);
+    const mode = file.exists && file.secret ? file.mode : null;
+    if (mode !== null && (Number.parseInt(mode, 8) & 0o077) !== 0) {
+      add(
+        "file.mode",
+        file.path,
+        `holds secrets but is mode ${mode}, so other users can read it`,
+        `chmod 600 ${file.path}`,
+      );
+    }
   }
   const memory = memoryFilePaths(home);
   report.orphanedTempFiles = await orphanedTempFiles([

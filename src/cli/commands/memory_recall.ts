@@ -57,37 +57,16 @@ async function runMemoryRecall(
   }
 }
 
-/** What {@linkcode previewRecall} returns (`hermes memory recall --json`). */
-interface RecallPreview {
-  query: string;
-  sessionId: string;
-  /** The external provider in use, or `null`. */
-  provider: string | null;
-  /** `memory.provider` as configured, or `null`. */
-  configuredProvider: string | null;
-  /** Why the configured provider is not in use, or `null`. */
-  skippedReason: string | null;
-  /** Whether the message is trivial (no prefetch). */
-  trivial: boolean;
-  /** The memory blocks of the system prompt. */
-  systemPrompt: string;
-  /** The raw recalled text. */
-  prefetch: string;
-  /** The fenced context placed before the message. */
-  context: string;
-  recallStatus: string;
-  /** Why a provider's recall failed or is off this turn (empty when none). */
-  recallFailures: readonly string[];
-  /** Remarks about how recall was made (e.g. the warm-up question). */
-  recallNotes: readonly string[];
-}
-
-/** What the agent would be given for one message (recall and the MCP recall tool). */
+/**
+ * What the agent would be given for one message (`recall --json`, the MCP
+ * recall tool): the system prompt's memory blocks, the raw recalled text
+ * and the fenced context, the status line, why recall failed and notes.
+ */
 export async function previewRecall(
   memory: AgentMemory,
   text: string,
   sessionId: string,
-): Promise<RecallPreview> {
+) {
   const { manager } = memory;
   const systemPrompt = await manager.buildSystemPrompt();
   const trivial = isTrivialPrompt(text);

@@ -150,16 +150,10 @@ async function ask<T>(
   try {
     return await prompt(inquirer, controller.signal);
   } catch (error) {
-    const name = error instanceof Error ? error.name : "";
     if (
-      name === "ExitPromptError" || name === "AbortPromptError" ||
-      name === "CancelPromptError"
-    ) {
-      throw new PromptCancelled(
-        error instanceof Error ? error.message : "Prompt cancelled",
-        { cause: error },
-      );
-    }
+      error instanceof Error &&
+      /^(Exit|Abort|Cancel)PromptError$/.test(error.name)
+    ) throw new PromptCancelled(error.message, { cause: error });
     throw error;
   } finally {
     process.stdin.off("data", onData);

@@ -327,16 +327,17 @@ function renderSettingsFiles(
   files: readonly SettingsFileReport[],
   style: Style,
 ): string {
+  const [yes, no] = [mark(style, true), mark(style, false)];
   const shown = files.filter((f) => f.exists || f.error);
   if (shown.length === 0) return "";
   let out = "  Settings files:\n";
   for (const f of shown) {
     if (f.error) {
-      out += `    ${mark(style, false)} ${fileLocation(f)}: ${
+      out += `    ${no} ${fileLocation(f)}: ${
         style.red(f.error.message)
       }\n      fix: ${f.error.fix}\n`;
     } else {
-      out += `    ${mark(style, true)} ${f.path}\n`;
+      out += `    ${yes} ${f.path}\n`;
     }
   }
   return out;
@@ -346,13 +347,12 @@ function renderConnection(
   c: ProviderConnectionStatus,
   style: Style,
 ): string {
+  const [yes, no] = [mark(style, true), mark(style, false)];
   if (c.ok) {
-    return `  Connection: ok ${
-      mark(style, true)
-    } (${c.url}, ${c.elapsedMs} ms)\n`;
+    return `  Connection: ok ${yes} (${c.url}, ${c.elapsedMs} ms)\n`;
   }
   const head = c.attempted
-    ? `${style.red("failed")} ${mark(style, false)}`
+    ? `${style.red("failed")} ${no}`
     : `${style.yellow("not tested")}`;
   return `  Connection: ${head}${c.url ? ` (${c.url})` : ""} \u2014 ${
     c.error ?? "unknown"
@@ -374,6 +374,7 @@ function renderProviderSettings(p: StatusProviderReport): string {
 }
 
 function renderProvider(p: StatusProviderReport, style: Style): string {
+  const [yes, no] = [mark(style, true), mark(style, false)];
   let out = "";
   const configEntries = Object.entries(p.config);
   if (configEntries.length > 0) {
@@ -391,26 +392,24 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
   }
   out += "\n";
   if (!p.installed) {
-    out += `  Plugin:    ${style.red("NOT installed")} ${mark(style, false)}\n`;
+    out += `  Plugin:    ${style.red("NOT installed")} ${no}\n`;
     out +=
       `  Install the '${p.name}' memory plugin into ${p.userPluginDir}/${p.name}/, or run 'hermes memory setup' to pick an installed one.\n`;
     return out;
   }
-  out += `  Plugin:    installed ${mark(style, true)} (${p.source}: ${
-    p.directory ?? "?"
-  })\n`;
+  out += `  Plugin:    installed ${yes} (${p.source}: ${p.directory ?? "?"})\n`;
   if (p.loadError) {
-    out += `  Status:    ${style.red("failed to load")} ${
-      mark(style, false)
-    } \u2014 ${p.loadError}\n`;
+    out += `  Status:    ${
+      style.red("failed to load")
+    } ${no} \u2014 ${p.loadError}\n`;
   } else if (p.available) {
-    out += `  Status:    available ${mark(style, true)}${
+    out += `  Status:    available ${yes}${
       p.availableFrom === "settings"
         ? " (by its settings; 'hermes memory doctor' also starts it)"
         : ""
     }\n`;
   } else {
-    out += `  Status:    not available ${mark(style, false)}${
+    out += `  Status:    not available ${no}${
       p.unavailableReason ? ` \u2014 ${p.unavailableReason}` : ""
     }\n`;
     const withEnv = p.fields.filter((f) => f.envVar);
@@ -418,7 +417,7 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
       out += "  Settings:\n";
       out += columns(
         withEnv.map((f) => [
-          mark(style, f.set),
+          f.set ? yes : no,
           f.envVar ?? "",
           f.set ? `set (${f.setIn})` : "unset",
           !f.set && f.url ? `\u2192 ${f.url}` : "",
@@ -442,9 +441,7 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
   const deps = p.dependencies;
   if (deps) {
     out += `  Dependencies: ${
-      deps.ready
-        ? `ready ${mark(style, true)}`
-        : `${style.yellow("not ready")} ${mark(style, false)}`
+      deps.ready ? `ready ${yes}` : `${style.yellow("not ready")} ${no}`
     }${deps.summary ? ` \u2014 ${deps.summary}` : ""}\n`;
     for (const line of deps.details) out += `    ${line}\n`;
   }

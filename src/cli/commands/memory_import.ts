@@ -126,21 +126,16 @@ function progressBar(done: number, total: number): string {
 }
 
 async function readTranscript(path: string): Promise<string> {
-  if (path === "-") {
-    return await new Response(Deno.stdin.readable).text();
-  }
+  if (path === "-") return await new Response(Deno.stdin.readable).text();
   try {
     return await Deno.readTextFile(path);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new Error(`Cannot read ${path}: no such file`);
-    }
-    if (error instanceof Deno.errors.NotCapable) {
-      throw new Error(
-        `Cannot read ${path}: this run was not granted it; run 'hermes memory import FILE' through the launcher (it grants the file you name to that run), or pipe it: hermes memory import - < ${path}`,
-      );
-    }
-    throw new Error(`Cannot read ${path}: ${errorText(error)}`);
+    const why = error instanceof Deno.errors.NotFound
+      ? "no such file"
+      : error instanceof Deno.errors.NotCapable
+      ? `this run was not granted it; run 'hermes memory import FILE' through the launcher (it grants the file you name to that run), or pipe it: hermes memory import - < ${path}`
+      : errorText(error);
+    throw new Error(`Cannot read ${path}: ${why}`);
   }
 }
 

@@ -135,54 +135,39 @@ async function runMemoryMcp(
         content: [{ type: "text", text: mask(text) }],
         ...(error ? { isError: true } : {}),
       });
+      const fail = (error: string) => reply(JSON.stringify({ error }), true);
       let memory: AgentMemory;
       try {
         memory = await opening;
       } catch (error) {
-        return reply(
-          JSON.stringify({
-            error: `memory could not be opened: ${errorText(error)}`,
-          }),
-          true,
-        );
+        return fail(`memory could not be opened: ${errorText(error)}`);
       }
       const { manager } = memory;
       try {
         if (name === MEMORY_TOOL_NAME) {
           const store = builtin(memory);
-          const text = store === null
-            ? JSON.stringify({
-              error: "Built-in memory is disabled in config.yaml.",
-            })
-            : await store.handleMemoryTool(args);
-          if (store !== null) {
-            await manager.notifyMemoryToolWrite(text, args).catch(() => {});
+          if (store === null) {
+            return fail("Built-in memory is disabled in config.yaml.");
           }
+          const text = await store.handleMemoryTool(args);
+          await manager.notifyMemoryToolWrite(text, args).catch(() => {});
           return reply(text, isError(text));
         }
         if (name === RECALL_TOOL_NAME) {
           const query = args.query;
           if (typeof query !== "string" || query.trim() === "") {
-            return reply(
-              JSON.stringify({ error: "query must be a non-empty string" }),
-              true,
-            );
+            return fail("query must be a non-empty string");
           }
           // What a new session would load, including writes made since.
           await builtin(memory)?.reloadSnapshot();
           const preview = await previewRecall(memory, query, sessionId);
           return reply(JSON.stringify(preview, null, 2), false);
         }
-        if (!manager.hasTool(name)) {
-          return reply(
-            JSON.stringify({ error: `Unknown tool '${name}'` }),
-            true,
-          );
-        }
+        if (!manager.hasTool(name)) return fail(`Unknown tool '${name}'`);
         const text = await callProviderTool(memory, name, args);
         return reply(text, isError(text));
       } catch (error) {
-        return reply(JSON.stringify({ error: errorText(error) }), true);
+        return fail(errorText(error));
       }
     },
   );

@@ -31,10 +31,8 @@ const TOKEN_HEADER = "X-Hermes-Token";
 const MAX_BODY_BYTES = 64 * 1024;
 
 class HttpError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
+  constructor(readonly status: number, message: string) {
     super(message);
-    this.status = status;
   }
 }
 
@@ -101,10 +99,8 @@ async function serveDashboard(
         return json(JSON.stringify({ error: error.message }), error.status);
       }
       io.stderr(`dashboard: ${errorText(error)}\n`);
-      return json(
-        JSON.stringify({ error: (await mask)(errorText(error)) }),
-        500,
-      );
+      const masked = (await mask)(errorText(error));
+      return json(JSON.stringify({ error: masked }), 500);
     }
   });
   const addr = await ready.promise;

@@ -202,13 +202,8 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
   // The connection: not a separate problem when the grant already is.
   const c = report.connection;
   if (c !== null && !c.ok) {
-    let host = "";
-    try {
-      host = c.url ? new URL(c.url).host : "";
-    } catch {
-      host = "";
-    }
-    if (!netMissing.includes(host)) {
+    const url = c.url && URL.canParse(c.url) ? new URL(c.url) : undefined;
+    if (!netMissing.includes(url?.host ?? "")) {
       add(
         "provider.connection",
         c.url ?? String(name),

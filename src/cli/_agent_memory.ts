@@ -23,20 +23,14 @@ export interface AgentMemory {
   skipped?: string;
 }
 
-interface OpenAgentMemoryOptions {
-  sessionId: string;
-  /** `initializeForInspection` instead of `initialize` (no side effects). */
-  inspection?: boolean;
-}
-
 /**
  * A configured provider that cannot be loaded or is not available is left
- * out (as the agent does) with a warning. Throws `ConfigError` when
- * `config.yaml` does not parse.
+ * out (as the agent does) with a warning; `inspection` initializes without
+ * side effects. Throws `ConfigError` when `config.yaml` does not parse.
  */
 export async function openAgentMemory(
   io: CliIo,
-  options: OpenAgentMemoryOptions,
+  options: { sessionId: string; inspection?: boolean },
 ): Promise<AgentMemory> {
   const home = getHermesHome();
   const config = await loadConfig();
@@ -45,12 +39,7 @@ export async function openAgentMemory(
     new BuiltinMemoryProvider({ hermesHome: home, config }),
   );
   const configured = activeProviderName(config);
-  const result: AgentMemory = {
-    manager,
-    config,
-    external: null,
-    configured,
-  };
+  const result: AgentMemory = { manager, config, external: null, configured };
   if (configured !== null) {
     let provider: MemoryProvider | null = null;
     try {
@@ -83,11 +72,9 @@ export async function openAgentMemory(
     agentContext: "primary" as const,
     agentWorkspace: "hermes",
   };
-  if (options.inspection) {
-    await manager.initializeAllForInspection(options.sessionId, init);
-  } else {
-    await manager.initializeAll(options.sessionId, init);
-  }
+  await (options.inspection
+    ? manager.initializeAllForInspection(options.sessionId, init)
+    : manager.initializeAll(options.sessionId, init));
   return result;
 }
 

@@ -24,15 +24,10 @@ export const TARGET_DESCRIPTIONS: Readonly<Record<MemoryTarget, string>> = {
   user: "user profile",
 };
 
-interface BuiltinEntry {
-  /** 1-based. */
-  number: number;
-  text: string;
-  /** Whether the threat scan keeps it out of the system prompt. */
-  blocked: boolean;
-}
-
-/** One built-in file's entries and usage (`usage`: `62% — 1,364/2,200 chars`). */
+/**
+ * One built-in file's entries (numbered from 1; `blocked`: kept out of the
+ * system prompt by the threat scan) and usage (`62% — 1,364/2,200 chars`).
+ */
 export interface BuiltinEntryFile {
   target: MemoryTarget;
   file: string;
@@ -44,7 +39,7 @@ export interface BuiltinEntryFile {
   limit: number;
   percent: number;
   usage: string;
-  entries: BuiltinEntry[];
+  entries: { number: number; text: string; blocked: boolean }[];
 }
 
 /** Reads only; creates nothing. */
@@ -92,13 +87,6 @@ export type EntryChange =
   }
   | { action: "remove"; target: MemoryTarget; number: number };
 
-/** `ok`: the memory tool saved (or staged) it; `result` is the tool's own. */
-interface EntryChangeOutcome {
-  ok: boolean;
-  result: Record<string, unknown>;
-  args: Record<string, unknown>;
-}
-
 /** A change that names an entry the file does not have. */
 export class EntryNumberError extends RangeError {
   constructor(message: string) {
@@ -110,12 +98,17 @@ export class EntryNumberError extends RangeError {
 /**
  * Applies one change through the `memory` tool's handler on a store fresh
  * from disk. An entry number becomes the entry's full text as `old_text`
- * (the tool refuses it when that text also occurs in another entry).
+ * (the tool refuses it when that text also occurs in another entry). `ok`:
+ * the tool saved (or staged) it; `result` is the tool's own.
  */
 export async function applyEntryChange(
   change: EntryChange,
   options: { hermesHome?: string; tool?: MemoryToolCallOptions } = {},
-): Promise<EntryChangeOutcome> {
+): Promise<{
+  ok: boolean;
+  result: Record<string, unknown>;
+  args: Record<string, unknown>;
+}> {
   const home = options.hermesHome ?? getHermesHome();
   const config = await loadConfig({ hermesHome: home });
   const store = MemoryStore.fromConfig(config, { hermesHome: home });

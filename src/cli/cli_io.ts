@@ -1,11 +1,4 @@
-/**
- * The I/O seam of the `hermes` CLI: every command writes, reads the
- * environment and asks questions through one {@linkcode CliIo}, so handlers
- * run in-process in tests ({@linkcode memoryCliIo}) and for real
- * ({@linkcode denoCliIo}).
- *
- * @module
- */
+/** The I/O seam every `hermes` command writes, reads the environment and asks through. @module */
 
 import { readProcessEnv } from "../core/env.ts";
 
@@ -14,12 +7,7 @@ import { readProcessEnv } from "../core/env.ts";
  * input. Commands catch it, save nothing and say so.
  */
 export class PromptCancelled extends Error {
-  /**
-   * Creates the error.
-   *
-   * @param message What ended the prompt.
-   * @param options The underlying error, if any.
-   */
+  /** Creates the error: `message` says what ended the prompt. */
   constructor(message = "Prompt cancelled", options?: ErrorOptions) {
     super(message, options);
     this.name = "PromptCancelled";
@@ -64,11 +52,7 @@ export interface PasswordPromptOptions {
 export interface ConfirmPromptOptions {
   /** The question. */
   message: string;
-  /**
-   * The answer used when the user just presses Enter.
-   *
-   * @default {false}
-   */
+  /** The answer used when the user just presses Enter (default `false`). */
   default?: boolean;
 }
 
@@ -78,57 +62,26 @@ export interface ConfirmPromptOptions {
  * ask when {@linkcode CliIo.stdinIsTerminal} is true.
  */
 export interface CliPrompts {
-  /**
-   * An arrow-key picker.
-   *
-   * @param options The question, entries and preselected value.
-   * @returns The picked entry's value.
-   */
+  /** An arrow-key picker; resolves to the picked entry's value. */
   select<T>(options: SelectPromptOptions<T>): Promise<T>;
-  /**
-   * A line of text.
-   *
-   * @param options The question and default.
-   * @returns The answer (the default when empty).
-   */
+  /** A line of text; resolves to the answer (the default when empty). */
   input(options: InputPromptOptions): Promise<string>;
-  /**
-   * A secret, read without echo.
-   *
-   * @param options The question.
-   * @returns The answer (`""` when the user just pressed Enter).
-   */
+  /** A secret, read without echo (`""` when the user just pressed Enter). */
   password(options: PasswordPromptOptions): Promise<string>;
-  /**
-   * A yes/no question.
-   *
-   * @param options The question and default.
-   * @returns The answer.
-   */
+  /** A yes/no question. */
   confirm(options: ConfirmPromptOptions): Promise<boolean>;
   /**
-   * A plain line read after printing `prompt` as is (no decoration), for
-   * confirmations with an exact wording such as `Type 'yes' to confirm: `.
-   *
-   * @param prompt The text printed before reading.
-   * @returns The line, without its line break.
+   * A plain line (without its line break) read after printing `prompt` as
+   * is, for confirmations with an exact wording such as `Type 'yes' to confirm: `.
    */
   line(prompt: string): Promise<string>;
 }
 
 /** Everything a CLI command may touch outside its own arguments. */
 export interface CliIo {
-  /**
-   * Writes to standard output, as is (include the line break).
-   *
-   * @param text The text.
-   */
+  /** Writes to standard output, as is (include the line break). */
   stdout(text: string): void;
-  /**
-   * Writes to standard error, as is (include the line break).
-   *
-   * @param text The text.
-   */
+  /** Writes to standard error, as is (include the line break). */
   stderr(text: string): void;
   /** Whether standard input is a terminal (prompts are allowed). */
   readonly stdinIsTerminal: boolean;
@@ -136,12 +89,7 @@ export interface CliIo {
   readonly stdoutIsTerminal: boolean;
   /** Whether standard error is a terminal (progress bars allowed). */
   readonly stderrIsTerminal: boolean;
-  /**
-   * Reads an environment variable.
-   *
-   * @param name The variable.
-   * @returns Its value, or `undefined` when unset or not readable.
-   */
+  /** An environment variable (`undefined` when unset or not readable). */
   env(name: string): string | undefined;
   /** Interactive questions. */
   readonly prompts: CliPrompts;
@@ -202,16 +150,10 @@ async function ask<T>(
   try {
     return await prompt(inquirer, controller.signal);
   } catch (error) {
-    const name = error instanceof Error ? error.name : "";
     if (
-      name === "ExitPromptError" || name === "AbortPromptError" ||
-      name === "CancelPromptError"
-    ) {
-      throw new PromptCancelled(
-        error instanceof Error ? error.message : "Prompt cancelled",
-        { cause: error },
-      );
-    }
+      error instanceof Error &&
+      /^(Exit|Abort|Cancel)PromptError$/.test(error.name)
+    ) throw new PromptCancelled(error.message, { cause: error });
     throw error;
   } finally {
     process.stdin.off("data", onData);
@@ -319,8 +261,6 @@ export function redirectIo(
  * synchronously, in order), terminal detection, the process environment
  * through the framework's one environment reader, and terminal prompts.
  *
- * @returns A fresh seam.
- *
  * @example Basic usage
  * ```ts no-assert
  * import { denoCliIo } from "@hermes/memory/cli";
@@ -365,35 +305,18 @@ export type ScriptedAnswer =
 
 /** Options of {@linkcode memoryCliIo}. */
 export interface MemoryCliIoOptions {
-  /**
-   * The environment seen by {@linkcode CliIo.env}.
-   *
-   * @default {{}}
-   */
+  /** The environment seen by {@linkcode CliIo.env} (default `{}`). */
   env?: Record<string, string>;
-  /**
-   * Whether standard input counts as a terminal.
-   *
-   * @default {false}
-   */
+  /** Whether standard input counts as a terminal (default `false`). */
   stdinIsTerminal?: boolean;
-  /**
-   * Whether standard output counts as a terminal.
-   *
-   * @default {false}
-   */
+  /** Whether standard output counts as a terminal (default `false`). */
   stdoutIsTerminal?: boolean;
-  /**
-   * Whether standard error counts as a terminal.
-   *
-   * @default {false}
-   */
+  /** Whether standard error counts as a terminal (default `false`). */
   stderrIsTerminal?: boolean;
   /**
    * Answers to the prompts, consumed in order. A `select` answer is the
-   * value to pick; `undefined` for `select`/`input` takes the default.
-   *
-   * @default {[]}
+   * value to pick; `undefined` for `select`/`input` takes the default
+   * (default: none).
    */
   answers?: ScriptedAnswer[];
 }
@@ -484,11 +407,9 @@ function scriptedPrompts(
 }
 
 /**
- * An in-memory {@linkcode CliIo} for tests: output is collected, the
- * environment is a plain object and prompts answer from a script.
- *
- * @param options Terminal flags, environment and scripted answers.
- * @returns The seam, with `out`, `err` and `asked` to assert on.
+ * An in-memory {@linkcode CliIo} for tests: output is collected (`out`,
+ * `err`), the environment is a plain object and prompts answer from a
+ * script (`asked` records the questions).
  *
  * @example Capturing output
  * ```ts

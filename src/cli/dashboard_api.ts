@@ -11,7 +11,11 @@ import {
   loadProvider,
   locateProvider,
 } from "./_plugins.ts";
-import { envVarSource, listPluginReports } from "./provider_report.ts";
+import {
+  envVarSource,
+  fieldEnvVar,
+  listPluginReports,
+} from "./provider_report.ts";
 import {
   fieldApplies,
   fieldChoices,
@@ -38,35 +42,23 @@ import { getConfigValue, loadConfig } from "../config/config.ts";
 import { isRecord } from "../_util/is_record.ts";
 import { maskSecret } from "../core/mask.ts";
 import { errorText } from "../_util/error_text.ts";
-import type { ConfigField } from "../core/memory_provider.ts";
+import type { ConfigField, HermesConfig } from "../core/memory_provider.ts";
 import type { ProviderConnectionStatus } from "../plugins/provider_cli.ts";
-
-interface DashboardProvider {
-  name: string;
-  description: string;
-  source: string;
-  active: boolean;
-  ready: boolean | null;
-  /** The variables its manifest declares, each with whether it is set. */
-  variables: { name: string; required: boolean; set: boolean }[];
-}
 
 /**
  * Every discovered provider with its readiness from its manifest and
  * whether its declared variables are set (environment or `.env`; names
  * only). No provider code runs.
  */
-export async function dashboardProviders(
-  io: CliIo,
-): Promise<{ active: string | null; providers: DashboardProvider[] }> {
+export async function dashboardProviders(io: CliIo) {
   const home = getHermesHome();
   // A broken config.yaml: status shows why.
   const active = await loadConfig().then(activeProviderName, () => null);
   const dotenv = await readDotenvForAvailability(home);
   const isSet = (name: string) => envVarSource(name, io, dotenv) !== undefined;
-  const providers: DashboardProvider[] = [];
+  const providers = [];
   for (const plugin of await listPluginReports(active)) {
-    const variables: DashboardProvider["variables"] = [];
+    const variables: { name: string; required: boolean; set: boolean }[] = [];
     const dir = (await locateProvider(plugin.name))?.dir;
     if (dir !== undefined) {
       try {
@@ -94,33 +86,28 @@ export async function dashboardProviders(
   return { active, providers };
 }
 
-/** One field of the configuration panel, with setup's label, type, choices and default. */
-interface DashboardField {
-  key: string;
-  label: string;
-  description: string;
-  type: string;
-  choices: { value: string; label: string }[] | null;
-  default: unknown;
-  secret: boolean;
-  required: boolean;
-  envVar: string | null;
-  url: string | null;
-  /** The value in effect (a secret only as `...last4`). */
-  current: unknown;
-  source: string | null;
-  /** Whether the field applies with the values in effect (`when`). */
-  applies: boolean;
+function statusHook(
+  name: string,
+  config: HermesConfig,
+  io: CliIo,
+  probe: boolean,
+  probeTimeoutMs: number,
+) {
+  return describeProviderStatus(name, {
+    hermesHome: getHermesHome(),
+    config,
+    env: (variable) => io.env(variable),
+    probe,
+    probeTimeoutMs,
+    detail: "status",
+  });
 }
 
 /**
  * A provider's configuration panel: its config schema (loaded in its
  * sandbox, as setup does) and the values in effect from its status hook.
  */
-export async function dashboardSchema(
-  name: string,
-  io: CliIo,
-): Promise<{ provider: string; fields: DashboardField[] } | { error: string }> {
+export async function dashboardSchema(name: string, io: CliIo) {
   if (await locateProvider(name) === null) {
     return { error: `memory provider '${name}' was not found` };
   }
@@ -141,23 +128,14 @@ export async function dashboardSchema(
   const config = await loadConfig().catch(() => ({}));
   const section = getConfigValue(config, `memory.${name}`);
   const own = isRecord(section) ? section : {};
-  const { description } = await describeProviderStatus(name, {
-    hermesHome: home,
-    config,
-    env: (variable) => io.env(variable),
-    probe: false,
-    probeTimeoutMs: 0,
-    detail: "status",
-  });
+  const { description } = await statusHook(name, config, io, false, 0);
   const dotenv = await readDotenvForAvailability(home);
   const effective: Record<string, unknown> = { ...own };
   for (const [key, s] of Object.entries(description?.settings ?? {})) {
     if (s.set && !(key in effective)) effective[key] = s.value;
   }
-  const fields = schema.map((field): DashboardField => {
-    const envVar = typeof field.env_var === "string" && field.env_var
-      ? field.env_var
-      : null;
+  const fields = schema.map((field) => {
+    const envVar = fieldEnvVar(field) ?? null;
     const status = description?.settings[field.key];
     let current: unknown = null;
     let source: string | null = null;
@@ -200,15 +178,6 @@ export async function dashboardSchema(
   return { provider: name, fields };
 }
 
-/** What saving the panel did: setup's exit code, changes, summary and messages, then the connection test. */
-interface DashboardSetupResult {
-  exitCode: number;
-  changes: SetupJsonReport["changes"];
-  summary: string;
-  messages: string;
-  connection: ProviderConnectionStatus | null;
-}
-
 /**
  * Saves through `hermes memory setup NAME --yes --set key=value …` (the same
  * function: secrets to `.env`, the rest through the provider's own save),
@@ -218,7 +187,7 @@ export async function dashboardSetup(
   name: string,
   values: Record<string, string>,
   io: CliIo,
-): Promise<DashboardSetupResult> {
+) {
   let out = "";
   let messages = "";
   const capture: CliIo = {
@@ -250,14 +219,7 @@ export async function dashboardSetup(
   let connection: ProviderConnectionStatus | null = null;
   if (exitCode === 0) {
     const config = await loadConfig().catch(() => ({}));
-    const { description } = await describeProviderStatus(name, {
-      hermesHome: getHermesHome(),
-      config,
-      env: (variable) => io.env(variable),
-      probe: true,
-      probeTimeoutMs: 5_000,
-      detail: "status",
-    });
+    const { description } = await statusHook(name, config, io, true, 5_000);
     connection = description?.connection ?? null;
   }
   return {
@@ -269,26 +231,20 @@ export async function dashboardSetup(
   };
 }
 
-/** One finding of status or doctor (`problem: false`: a passing check). */
-interface DashboardFinding {
-  from: "status" | "doctor";
-  problem: boolean;
-  where: string;
-  message: string;
-  fix: string | null;
-}
-
-export async function dashboardHealth(io: CliIo): Promise<{
-  provider: string | null;
-  connection: ProviderConnectionStatus | null;
-  findings: DashboardFinding[];
-}> {
+/** Status's and doctor's findings (`problem: false`: a passing check). */
+export async function dashboardHealth(io: CliIo) {
   const quiet: CliIo = { ...io, stdout: () => {}, stderr: () => {} };
   const [status, doctor] = await Promise.all([
     collectStatus(quiet, { probe: true }),
     collectDoctor(quiet),
   ]);
-  const findings: DashboardFinding[] = [];
+  const findings: {
+    from: "status" | "doctor";
+    problem: boolean;
+    where: string;
+    message: string;
+    fix: string | null;
+  }[] = [];
   for (const file of status.files) {
     if (file.error) {
       findings.push({
@@ -334,14 +290,8 @@ export async function dashboardHealth(io: CliIo): Promise<{
       });
     }
   }
-  for (const problem of doctor.problems) {
-    findings.push({
-      from: "doctor",
-      problem: true,
-      where: problem.where,
-      message: problem.message,
-      fix: problem.fix,
-    });
+  for (const { where, message, fix } of doctor.problems) {
+    findings.push({ from: "doctor", problem: true, where, message, fix });
   }
   return {
     provider: status.provider?.name ?? null,

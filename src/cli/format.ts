@@ -6,6 +6,7 @@
  */
 
 import type { CliIo } from "./cli_io.ts";
+import type { HermesCommand } from "./hermes_command.ts";
 import { terminalSafe } from "../core/terminal_text.ts";
 
 /** ANSI styles that turn into plain text when colour is off. */
@@ -111,4 +112,18 @@ export function shortDescription(text: string, max = 60): string {
   return chars.length > max
     ? `${chars.slice(0, max - 1).join("")}\u2026`
     : short;
+}
+
+/**
+ * Sets `command`'s action: `run` gets the I/O seam, the options, then the
+ * declared arguments, and resolves to the exit code.
+ */
+export function ioAction<O, A extends unknown[] = []>(
+  command: HermesCommand,
+  run: (io: CliIo, opts: O, ...args: A) => Promise<number>,
+): HermesCommand {
+  return command.action((...values: unknown[]) => {
+    const n = command.registeredArguments.length;
+    return run(command.context.io, values[n] as O, ...values.slice(0, n) as A);
+  });
 }

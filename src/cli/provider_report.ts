@@ -33,17 +33,18 @@ export interface PluginReport extends DiscoveredProvider {
   active: boolean;
 }
 
-/** One schema field of the active provider that names an `env_var`. */
+/**
+ * One schema field of the active provider: `set` when its variable has a
+ * non-empty value, `source` where the status hook found it set, `url` where
+ * to obtain a credential.
+ */
 interface ProviderFieldReport {
   key: string;
   secret: boolean;
   envVar?: string;
-  /** Whether the variable has a non-empty value. */
   set: boolean;
   setIn?: "environment" | ".env";
-  /** Where the provider's status hook found it set (its own file, …). */
   source?: string;
-  /** Where to obtain a credential. */
   url?: string;
 }
 
@@ -55,15 +56,11 @@ export interface ProviderReport {
   suggestion?: string;
   source?: string;
   directory?: string;
-  /** Where a user plugin would go: `$HERMES_HOME/plugins`. */
+  /** `$HERMES_HOME/plugins`. */
   userPluginDir: string;
   available?: boolean;
   unavailableReason?: string;
-  /**
-   * `"settings"` when availability came from the provider's status hook
-   * (judged from its settings; the provider was not started), else
-   * `"provider"`.
-   */
+  /** `"settings"`: judged by its status hook, the provider was not started. */
   availableFrom?: "provider" | "settings";
   loadError?: string;
   /** `memory.<name>`, or the provider's `getStatusConfig()` view of it. */
@@ -127,73 +124,69 @@ export async function collectProviderReport(
   report.installed = true;
   report.source = location.source;
   report.directory = location.dir;
-  if (location.source === "project") {
-    // A cloned repository's plugin never runs on a status command.
-    report.loadError =
-      "not started: a project plugin (./.hermes/plugins/) never runs on a status command; it runs when an agent session uses it";
-    report.dependencies = await providerDependencies(name);
-    report.sandbox = await sandboxGrant(name, config);
-    return report;
-  }
-
   // Read from the manifest and config alone: worked out while the
   // provider's worker starts (on its own thread).
   const dependencies = providerDependencies(name);
   const sandbox = sandboxGrant(name, config);
-  if (options.start === false) {
-    // The caller knows availability from the provider's status hook.
-    report.dependencies = await dependencies;
-    report.sandbox = await sandbox;
-    return report;
-  }
   sandbox.catch(() => {}); // Awaited (and so reported) below.
-  let provider: MemoryProvider | null = null;
-  try {
-    provider = await loadProvider(name, { inspection: true });
-    if (provider === null) {
-      report.loadError =
-        "the plugin did not register a provider (see the warning above)";
-    } else {
-      if (typeof provider.getStatusConfig === "function") {
-        try {
-          const view = await provider.getStatusConfig(section);
-          if (isRecord(view)) report.config = view;
-        } catch (error) {
-          report.statusConfigError = errorText(error);
+  if (location.source === "project") {
+    // A cloned repository's plugin never runs on a status command.
+    report.loadError =
+      "not started: a project plugin (./.hermes/plugins/) never runs on a status command; it runs when an agent session uses it";
+  } else if (options.start !== false) {
+    let provider: MemoryProvider | null = null;
+    try {
+      provider = await loadProvider(name, { inspection: true });
+      if (provider === null) {
+        report.loadError =
+          "the plugin did not register a provider (see the warning above)";
+      } else {
+        if (typeof provider.getStatusConfig === "function") {
+          try {
+            const view = await provider.getStatusConfig(section);
+            if (isRecord(view)) report.config = view;
+          } catch (error) {
+            report.statusConfigError = errorText(error);
+          }
+        }
+        report.available = Boolean(await provider.isAvailable());
+        report.availableFrom = "provider";
+        if (!report.available) {
+          report.unavailableReason = String(
+            await provider.unavailableReason() ?? "",
+          );
+        }
+        const schema: ConfigField[] = await provider.getConfigSchema() ?? [];
+        const dotenv = await loadEnvFile(join(home, ".env"));
+        for (const field of schema) {
+          const envVar = fieldEnvVar(field);
+          const setIn = envVar ? envVarSource(envVar, io, dotenv) : undefined;
+          report.fields.push({
+            key: field.key,
+            secret: field.secret === true,
+            envVar,
+            set: setIn !== undefined,
+            setIn,
+            url: typeof field.url === "string" && field.url
+              ? field.url
+              : undefined,
+          });
         }
       }
-      report.available = Boolean(await provider.isAvailable());
-      report.availableFrom = "provider";
-      if (!report.available) {
-        report.unavailableReason = String(
-          await provider.unavailableReason() ?? "",
-        );
-      }
-      const schema: ConfigField[] = await provider.getConfigSchema() ?? [];
-      const dotenv = await loadEnvFile(join(home, ".env"));
-      for (const field of schema) {
-        const envVar = typeof field.env_var === "string" && field.env_var
-          ? field.env_var
-          : undefined;
-        const setIn = envVar ? envVarSource(envVar, io, dotenv) : undefined;
-        report.fields.push({
-          key: field.key,
-          secret: field.secret === true,
-          envVar,
-          set: setIn !== undefined,
-          setIn,
-          url: typeof field.url === "string" && field.url
-            ? field.url
-            : undefined,
-        });
-      }
+    } catch (error) {
+      report.loadError = errorText(error);
+    } finally {
+      await closeProvider(provider);
     }
-  } catch (error) {
-    report.loadError = errorText(error);
-  } finally {
-    await closeProvider(provider);
   }
   report.dependencies = await dependencies;
   report.sandbox = await sandbox;
   return report;
+}
+
+/** A schema field's `env_var`, when it names one. */
+export function fieldEnvVar(field: ConfigField): string | undefined {
+  return typeof field.env_var === "string" && field.env_var
+    ? field.env_var
+    : undefined;
 }

@@ -5,17 +5,17 @@ import { errorText } from "../_util/error_text.ts";
 import { loadConfig } from "../config/config.ts";
 import { activeProviderName, providerVersion } from "./_plugins.ts";
 
-/** What `hermes --version --json` prints. */
+/**
+ * What `hermes --version --json` prints: the provider's `version` is `null`
+ * when `plugin.yaml` declares none or it is not installed; `problem` is a
+ * broken `config.yaml`.
+ */
 interface VersionReport {
   module: { name: string; version: string };
   deno: string;
-  /** `version` is `null` when `plugin.yaml` declares none or it is not installed. */
-  provider: {
-    name: string;
-    version: string | null;
-    source: string | null;
-  } | null;
-  /** A broken `config.yaml`. */
+  provider:
+    | { name: string; version: string | null; source: string | null }
+    | null;
   problem?: string;
 }
 
@@ -35,11 +35,8 @@ export async function versionReport(): Promise<VersionReport> {
   }
   if (name === null) return report;
   const found = await providerVersion(name).catch(() => null);
-  report.provider = {
-    name,
-    version: found?.version ?? null,
-    source: found?.source ?? null,
-  };
+  const version = found?.version ?? null;
+  report.provider = { name, version, source: found?.source ?? null };
   return report;
 }
 
@@ -60,7 +57,7 @@ export async function moduleVersion(): Promise<
         return { name: meta.name, version: meta.version };
       }
     } catch {
-      // Fall through.
+      // The JSR URL or `unknown`, below.
     }
   }
   const jsr = /^https:\/\/jsr\.io\/(@[^/]+\/[^/]+)\/([^/]+)\/$/.exec(base.href);

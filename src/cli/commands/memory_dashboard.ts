@@ -6,6 +6,7 @@
 import { Buffer } from "node:buffer";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
+import { ioAction } from "../format.ts";
 import { dashboardPage } from "../dashboard_page.ts";
 import {
   dashboardHealth,
@@ -25,28 +26,13 @@ import { getHermesHome } from "../../profile/hermes_home.ts";
 import { isRecord } from "../../_util/is_record.ts";
 import { errorText } from "../../_util/error_text.ts";
 
-interface MemoryDashboardOptions {
-  /** `0` (the default): any free port. */
-  port?: number;
-}
-
-/** A running dashboard; `url` carries the token. */
-interface DashboardServer extends AsyncDisposable {
-  url: string;
-  origin: string;
-  finished: Promise<void>;
-  shutdown(): Promise<void>;
-}
-
 const TOKEN_HEADER = "X-Hermes-Token";
 
 const MAX_BODY_BYTES = 64 * 1024;
 
 class HttpError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
+  constructor(readonly status: number, message: string) {
     super(message);
-    this.status = status;
   }
 }
 
@@ -75,10 +61,11 @@ function sameText(a: string, b: string): boolean {
   return diff === 0;
 }
 
-export async function startDashboard(
-  options: MemoryDashboardOptions,
+/** Serves until Ctrl-C. */
+async function serveDashboard(
   io: CliIo,
-): Promise<DashboardServer> {
+  options: { port?: number },
+): Promise<number> {
   const token = randomToken(24);
   const home = getHermesHome();
   const mask = profileSecretMasker(home);
@@ -112,10 +99,8 @@ export async function startDashboard(
         return json(JSON.stringify({ error: error.message }), error.status);
       }
       io.stderr(`dashboard: ${errorText(error)}\n`);
-      return json(
-        JSON.stringify({ error: (await mask)(errorText(error)) }),
-        500,
-      );
+      const masked = (await mask)(errorText(error));
+      return json(JSON.stringify({ error: masked }), 500);
     }
   });
   const addr = await ready.promise;
@@ -261,17 +246,20 @@ export async function startDashboard(
     throw new HttpError(404, "not found");
   }
 
-  const shutdown = async () => {
-    await server.shutdown();
-    await view.reset();
+  io.stdout(
+    `Hermes memory dashboard: ${origin}/?token=${token}\n` +
+      "Open the URL in a browser on this machine; the token in it is this run's only key. Ctrl-C stops it.\n",
+  );
+  const stop = () => {
+    server.shutdown().then(() => view.reset()).catch(() => {});
   };
-  return {
-    url: `${origin}/?token=${token}`,
-    origin,
-    finished: server.finished,
-    shutdown,
-    [Symbol.asyncDispose]: shutdown,
-  };
+  const signals: Deno.Signal[] = Deno.build.os === "windows"
+    ? ["SIGINT"]
+    : ["SIGINT", "SIGTERM"];
+  for (const signal of signals) Deno.addSignalListener(signal, stop);
+  await server.finished;
+  for (const signal of signals) Deno.removeSignalListener(signal, stop);
+  return 0;
 }
 
 function entryChange(value: Record<string, unknown>): EntryChange {
@@ -293,37 +281,6 @@ function entryChange(value: Record<string, unknown>): EntryChange {
     400,
     "action must be add (content), replace (number, content) or remove (number)",
   );
-}
-
-/** Serves until Ctrl-C; exits 1 when the port is taken. */
-export async function runMemoryDashboard(
-  options: MemoryDashboardOptions,
-  io: CliIo,
-): Promise<number> {
-  let dashboard: DashboardServer;
-  try {
-    dashboard = await startDashboard(options, io);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.AddrInUse)) throw error;
-    io.stderr(
-      `error: port ${options.port} is already in use on 127.0.0.1; pick another with --port, or leave --port out for any free port\n`,
-    );
-    return 1;
-  }
-  io.stdout(`Hermes memory dashboard: ${dashboard.url}\n`);
-  io.stdout(
-    "Open the URL in a browser on this machine; the token in it is this run's only key. Ctrl-C stops it.\n",
-  );
-  const stop = () => {
-    dashboard.shutdown().catch(() => {});
-  };
-  const signals: Deno.Signal[] = Deno.build.os === "windows"
-    ? ["SIGINT"]
-    : ["SIGINT", "SIGTERM"];
-  for (const signal of signals) Deno.addSignalListener(signal, stop);
-  await dashboard.finished;
-  for (const signal of signals) Deno.removeSignalListener(signal, stop);
-  return 0;
 }
 
 export function registerMemoryDashboard(memory: HermesCommand): HermesCommand {
@@ -351,8 +308,16 @@ export function registerMemoryDashboard(memory: HermesCommand): HermesCommand {
     )
     .example("hermes memory dashboard")
     .example("hermes memory dashboard --port 8765");
-  command.action((opts: MemoryDashboardOptions) =>
-    runMemoryDashboard(opts, command.context.io)
+  // Exits 1 when the port is taken.
+  return ioAction(
+    command,
+    (io, opts: { port?: number }) =>
+      serveDashboard(io, opts).catch((error) => {
+        if (!(error instanceof Deno.errors.AddrInUse)) throw error;
+        io.stderr(
+          `error: port ${opts.port} is already in use on 127.0.0.1; pick another with --port, or leave --port out for any free port\n`,
+        );
+        return 1;
+      }),
   );
-  return command;
 }

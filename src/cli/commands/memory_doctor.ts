@@ -5,7 +5,7 @@
 
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
-import { styleFor, writeJson } from "../format.ts";
+import { ioAction, styleFor } from "../format.ts";
 import { memoryFilePaths } from "../../builtin/memory_files.ts";
 import {
   CHECKPOINT_REMEDIATION,
@@ -22,9 +22,8 @@ import {
   fileLocation,
   orphanedTempFiles,
   type SettingsFileReport,
-  withoutDuplicateWarnings,
 } from "../settings_files.ts";
-import { brokenFilePaths, readProfile } from "./memory_status.ts";
+import { printReport, readProfile } from "./memory_status.ts";
 import { errorText } from "../../_util/error_text.ts";
 
 const DOCTOR_PROBE_TIMEOUT_MS = 3_000;
@@ -32,59 +31,44 @@ const DOCTOR_PROBE_TIMEOUT_MS = 3_000;
 /** One problem `hermes memory doctor` found. */
 interface DoctorProblem {
   /**
-   * What was checked: `file.parse`, `file.mode`, `file.orphaned_temp`,
-   * `grant.net`, `provider.missing`, `provider.load`,
+   * `file.parse`, `file.mode`, `file.orphaned_temp`, `grant.net`,
+   * `grant.write`, `provider.missing`, `provider.load`,
    * `provider.unavailable`, `provider.connection`, `checkpoint.gate`, or a
-   * provider's own (`outbox.rejected`, `outbox.stalled`,
-   * `credentials.missing`).
+   * provider's own (`outbox.rejected`, `outbox.stalled`, …).
    */
   check: string;
   /** The file (with `:line:column` when known) or config key concerned. */
   where: string;
-  /** What is wrong. */
   message: string;
-  /** What to do. */
   fix: string;
 }
 
 /** Everything `hermes memory doctor --json` prints. */
 interface DoctorReport {
   hermesHome: string;
-  /** The active provider (`null`: built-in only, or unknown). */
   provider: string | null;
   ok: boolean;
   problems: DoctorProblem[];
   files: SettingsFileReport[];
   /** Leftovers of interrupted atomic writes. */
   orphanedTempFiles: string[];
-  /** What the configuration needs from the sandbox grant, and what is missing. */
   grant: { needs: string[]; granted: string[]; missing: string[] } | null;
-  /** The provider's connection probe (`null`: no provider, no probe). */
   connection: ProviderConnectionStatus | null;
-  /** The provider's outbox summary, when it has one. */
   outbox: Record<string, unknown> | null;
-  /** The pre-compress checkpoint gate. */
+  /** The pre-compress checkpoint gate (`providerApiVersion` `null`: not loaded). */
   checkpoint: {
-    /** `compression.checkpoint_required`. */
     required: boolean;
-    /** The active provider's checkpoint API version (`null`: not loaded). */
     providerApiVersion: number | null;
-    /** Whether the gate can be satisfied. */
     ok: boolean;
   };
 }
 
-function modeProblem(file: SettingsFileReport): DoctorProblem | undefined {
-  if (!file.exists || !file.secret || file.mode === null) return undefined;
-  if ((Number.parseInt(file.mode, 8) & 0o077) === 0) return undefined;
-  return {
-    check: "file.mode",
-    where: file.path,
-    message:
-      `holds secrets but is mode ${file.mode}, so other users can read it`,
-    fix: `chmod 600 ${file.path}`,
-  };
-}
+type AddProblem = (
+  check: string,
+  where: string,
+  message: string,
+  fix: string,
+) => void;
 
 function within(path: string, dir: string): boolean {
   const base = dir.replace(/\/+$/, "");
@@ -106,6 +90,9 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
       detail: "doctor",
     });
   const problems: DoctorProblem[] = [];
+  const add: AddProblem = (check, where, message, fix) => {
+    problems.push({ check, where, message, fix });
+  };
   const report: DoctorReport = {
     hermesHome: home,
     provider: name,
@@ -123,24 +110,58 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
     },
   };
 
+  // Files: parse, then modes.
+  for (const file of files) {
+    if (file.error) {
+      add(
+        "file.parse",
+        fileLocation(file),
+        `does not parse: ${file.error.message}`,
+        file.error.fix,
+      );
+    }
+    const mode = file.exists && file.secret ? file.mode : null;
+    if (mode !== null && (Number.parseInt(mode, 8) & 0o077) !== 0) {
+      add(
+        "file.mode",
+        file.path,
+        `holds secrets but is mode ${mode}, so other users can read it`,
+        `chmod 600 ${file.path}`,
+      );
+    }
+  }
+  const memory = memoryFilePaths(home);
+  report.orphanedTempFiles = await orphanedTempFiles([
+    ...files.map((f) => f.path),
+    memory.memory,
+    memory.user,
+  ]);
+  for (const path of report.orphanedTempFiles) {
+    add(
+      "file.orphaned_temp",
+      path,
+      "was left by an interrupted write",
+      `remove it: rm '${path}'`,
+    );
+  }
+
   const needs = hook.description?.needs?.net ?? [];
   const writeNeeds = hook.description?.needs?.write ?? [];
   if (name !== null && !installed) {
-    problems.push({
-      check: "provider.missing",
-      where: `${yamlFile.path} memory.provider`,
-      message: `memory provider '${name}' is not installed`,
-      fix:
-        "pick an installed one with 'hermes memory setup' (see 'hermes memory list')",
-    });
+    add(
+      "provider.missing",
+      `${yamlFile.path} memory.provider`,
+      `memory provider '${name}' is not installed`,
+      "pick an installed one with 'hermes memory setup' (see 'hermes memory list')",
+    );
   } else if (name !== null) {
     if (hook.error !== undefined) {
-      problems.push({
-        check: "provider.load",
-        where: `${name} cli.ts`,
-        message: `its status hook failed: ${hook.error}`,
-        fix: `fix the provider's cli.ts, then run 'hermes memory doctor' again`,
-      });
+      add(
+        "provider.load",
+        `${name} cli.ts`,
+        `its status hook failed: ${hook.error}`,
+        `fix the provider's cli.ts, then run 'hermes memory doctor' again`,
+      );
     }
     report.connection = hook.description?.connection ?? null;
     const outbox = hook.description?.extra?.outbox;
@@ -152,36 +173,6 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
     }
   }
 
-  // Files: parse, then modes.
-  const fileProblems: DoctorProblem[] = [];
-  for (const file of files) {
-    if (file.error) {
-      fileProblems.push({
-        check: "file.parse",
-        where: fileLocation(file),
-        message: `does not parse: ${file.error.message}`,
-        fix: file.error.fix,
-      });
-    }
-    const mode = modeProblem(file);
-    if (mode) fileProblems.push(mode);
-  }
-  const memory = memoryFilePaths(home);
-  report.orphanedTempFiles = await orphanedTempFiles([
-    ...files.map((f) => f.path),
-    memory.memory,
-    memory.user,
-  ]);
-  for (const path of report.orphanedTempFiles) {
-    fileProblems.push({
-      check: "file.orphaned_temp",
-      where: path,
-      message: "was left by an interrupted write",
-      fix: `remove it: rm '${path}'`,
-    });
-  }
-  problems.unshift(...fileProblems);
-
   // The grant against what the configuration needs.
   let netMissing: string[] = [];
   if (name !== null && installed) {
@@ -191,77 +182,70 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
     report.grant = { needs, granted: have, missing: netMissing };
     for (const path of writeNeeds) {
       if ((grant?.write ?? []).some((dir) => within(path, dir))) continue;
-      problems.push({
-        check: "grant.write",
-        where: `${yamlFile.path} memory.permissions.${name}.write`,
-        message:
-          `lacks ${path}, which the ${name} settings write to (such as a log file), so every write there fails`,
-        fix:
-          `add '- ${path}' under memory.permissions.${name}.write in config.yaml, or turn off the setting that writes it ('hermes memory status' lists the settings)`,
-      });
+      add(
+        "grant.write",
+        `${yamlFile.path} memory.permissions.${name}.write`,
+        `lacks ${path}, which the ${name} settings write to (such as a log file), so every write there fails`,
+        `add '- ${path}' under memory.permissions.${name}.write in config.yaml, or turn off the setting that writes it ('hermes memory status' lists the settings)`,
+      );
     }
     for (const host of netMissing) {
-      problems.push({
-        check: "grant.net",
-        where: `${yamlFile.path} memory.permissions.${name}.net`,
-        message:
-          `lacks ${host}, the server ${name} is configured for, so the provider cannot reach it`,
-        fix:
-          `add '- ${host}' under memory.permissions.${name}.net in config.yaml (or re-run 'hermes memory setup ${name}', which adds it)`,
-      });
+      add(
+        "grant.net",
+        `${yamlFile.path} memory.permissions.${name}.net`,
+        `lacks ${host}, the server ${name} is configured for, so the provider cannot reach it`,
+        `add '- ${host}' under memory.permissions.${name}.net in config.yaml (or re-run 'hermes memory setup ${name}', which adds it)`,
+      );
     }
   }
 
   // The connection: not a separate problem when the grant already is.
   const c = report.connection;
   if (c !== null && !c.ok) {
-    let host = "";
-    try {
-      host = c.url ? new URL(c.url).host : "";
-    } catch {
-      host = "";
-    }
-    if (!netMissing.includes(host)) {
-      problems.push({
-        check: "provider.connection",
-        where: c.url ?? String(name),
-        // The cause names the server; `where` already does.
-        message: c.url && c.error?.startsWith(`${c.url} `)
+    const url = c.url && URL.canParse(c.url) ? new URL(c.url) : undefined;
+    if (!netMissing.includes(url?.host ?? "")) {
+      add(
+        "provider.connection",
+        c.url ?? String(name),
+        c.url && c.error?.startsWith(`${c.url} `)
           ? c.error.slice(c.url.length + 1)
           : c.error ?? "the connection failed",
-        fix: c.fix ?? `run 'hermes memory setup ${name}'`,
-      });
+        c.fix ?? `run 'hermes memory setup ${name}'`,
+      );
     }
   }
 
   // Availability and the checkpoint gate need the provider itself.
   if (name !== null && installed) {
-    await checkProvider(name, report);
+    await checkProvider(name, report, add);
   } else if (report.checkpoint.required) {
     report.checkpoint.ok = false;
-    problems.push({
-      check: "checkpoint.gate",
-      where: `${yamlFile.path} compression.checkpoint_required`,
-      message:
-        "is true but no memory provider is active, so every compression is refused",
-      fix: CHECKPOINT_REMEDIATION,
-    });
+    add(
+      "checkpoint.gate",
+      `${yamlFile.path} compression.checkpoint_required`,
+      "is true but no memory provider is active, so every compression is refused",
+      CHECKPOINT_REMEDIATION,
+    );
   }
   report.ok = problems.length === 0;
   return report;
 }
 
-async function checkProvider(name: string, report: DoctorReport) {
+async function checkProvider(
+  name: string,
+  report: DoctorReport,
+  add: AddProblem,
+) {
   let provider = null;
   try {
     provider = await loadProvider(name, { inspection: true });
     if (provider === null) {
-      report.problems.push({
-        check: "provider.load",
-        where: name,
-        message: "the plugin registered no provider",
-        fix: `fix the plugin, then run 'hermes memory doctor' again`,
-      });
+      add(
+        "provider.load",
+        name,
+        "the plugin registered no provider",
+        `fix the plugin, then run 'hermes memory doctor' again`,
+      );
       return;
     }
     report.checkpoint.providerApiVersion =
@@ -270,22 +254,21 @@ async function checkProvider(name: string, report: DoctorReport) {
       const reason = String(await provider.unavailableReason() ?? "").trim();
       const fileBroken = report.problems.some((p) => p.check === "file.parse");
       if (!fileBroken) {
-        report.problems.push({
-          check: "provider.unavailable",
-          where: name,
-          message: `is not available${reason ? `: ${reason}` : ""}`,
-          fix: `run 'hermes memory setup ${name}'`,
-        });
+        add(
+          "provider.unavailable",
+          name,
+          `is not available${reason ? `: ${reason}` : ""}`,
+          `run 'hermes memory setup ${name}'`,
+        );
       }
     }
   } catch (error) {
-    report.problems.push({
-      check: "provider.load",
-      where: name,
-      message: `cannot be loaded: ${errorText(error)}`,
-      fix:
-        "run 'hermes memory status' for the details, fix the plugin or its grant",
-    });
+    add(
+      "provider.load",
+      name,
+      `cannot be loaded: ${errorText(error)}`,
+      "run 'hermes memory status' for the details, fix the plugin or its grant",
+    );
   } finally {
     await closeProvider(provider);
   }
@@ -295,13 +278,12 @@ async function checkProvider(name: string, report: DoctorReport) {
       PRE_COMPRESS_CHECKPOINT_API_VERSION
   ) {
     report.checkpoint.ok = false;
-    report.problems.push({
-      check: "checkpoint.gate",
-      where: "compression.checkpoint_required",
-      message:
-        `is true but '${name}' does not implement checkpoint API v${PRE_COMPRESS_CHECKPOINT_API_VERSION}, so every compression is refused`,
-      fix: CHECKPOINT_REMEDIATION,
-    });
+    add(
+      "checkpoint.gate",
+      "compression.checkpoint_required",
+      `is true but '${name}' does not implement checkpoint API v${PRE_COMPRESS_CHECKPOINT_API_VERSION}, so every compression is refused`,
+      CHECKPOINT_REMEDIATION,
+    );
   }
 }
 
@@ -325,19 +307,6 @@ function renderDoctor(report: DoctorReport, io: CliIo): string {
   return out;
 }
 
-export async function runMemoryDoctor(
-  options: { json?: boolean },
-  io: CliIo,
-): Promise<number> {
-  const report = await withoutDuplicateWarnings(
-    () => collectDoctor(io),
-    brokenFilePaths,
-  );
-  if (options.json) writeJson(io, report);
-  else io.stdout(renderDoctor(report, io));
-  return report.ok ? 0 : 1;
-}
-
 export function registerMemoryDoctor(memory: HermesCommand): HermesCommand {
   const command = memory.command("doctor")
     .summary("Check the profile's memory setup; one line per problem")
@@ -351,8 +320,10 @@ export function registerMemoryDoctor(memory: HermesCommand): HermesCommand {
     .option("--json", "Print the report as JSON (no colour)", false)
     .example("hermes memory doctor")
     .example("hermes memory doctor --json");
-  command.action((opts: { json: boolean }) =>
-    runMemoryDoctor(opts, command.context.io)
-  );
-  return command;
+  return ioAction(command, async (io, opts: { json: boolean }) => {
+    const report = await printReport(io, opts.json, () => collectDoctor(io), (
+      r,
+    ) => renderDoctor(r, io));
+    return report.ok ? 0 : 1;
+  });
 }

@@ -5,7 +5,7 @@
 import { terminalSafe } from "../../core/terminal_text.ts";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
-import { styleFor, writeJson } from "../format.ts";
+import { ioAction, styleFor, writeJson } from "../format.ts";
 import {
   applyEntryChange,
   type BuiltinEntryFile,
@@ -16,19 +16,13 @@ import {
 } from "../builtin_entries.ts";
 import type { MemoryTarget } from "../../core/memory_provider.ts";
 
-interface EntriesListOptions {
-  target?: MemoryTarget | "all";
-  json?: boolean;
-}
-
 /** Exits 1 when a file cannot be read. */
-export async function runMemoryEntriesList(
-  options: EntriesListOptions,
+async function runMemoryEntriesList(
   io: CliIo,
+  options: { target: MemoryTarget | "all"; json: boolean },
 ): Promise<number> {
-  const target = options.target ?? "all";
   const files = (await listBuiltinEntries()).filter((f) =>
-    target === "all" || f.target === target
+    options.target === "all" || f.target === options.target
   );
   const code = files.some((f) => f.error !== null) ? 1 : 0;
   if (options.json) {
@@ -45,7 +39,6 @@ export async function runMemoryEntriesList(
     }
     if (file.entries.length === 0) {
       io.stdout(`  ${style.dim("(no entries)")}\n`);
-      return;
     }
     const width = String(file.entries.length).length;
     for (const entry of file.entries) {
@@ -79,9 +72,9 @@ function heading(file: BuiltinEntryFile, bold: (s: string) => string): string {
  * when `memory.write_approval` stages the agent's own writes. Exits 1 when
  * the tool refused it, 2 when the number names no entry.
  */
-export async function runMemoryEntriesChange(
+async function runMemoryEntriesChange(
   change: EntryChange,
-  options: { json?: boolean },
+  options: { json: boolean },
   io: CliIo,
 ): Promise<number> {
   let outcome;
@@ -96,13 +89,9 @@ export async function runMemoryEntriesChange(
   }
   const { ok, result } = outcome;
   if (options.json) {
-    writeJson(io, {
-      ok,
-      action: change.action,
-      target: change.target,
-      ...("number" in change ? { number: change.number } : {}),
-      result,
-    });
+    const { action, target } = change;
+    const number = "number" in change ? { number: change.number } : {};
+    writeJson(io, { ok, action, target, ...number, result });
     return ok ? 0 : 1;
   }
   const file = change.target === "user" ? "USER.md" : "MEMORY.md";
@@ -166,12 +155,15 @@ export function registerMemoryEntries(memory: HermesCommand): HermesCommand {
     .option("--json", "Print the entries as JSON", false)
     .example("hermes memory entries list --target user --json")
     .allowExcessArguments(true);
-  list.action((opts: EntriesListOptions) => {
-    // `hermes memory entries bogus` reaches the default command.
-    const [word] = list.args;
-    if (word !== undefined) entries.unknownSubcommand(word);
-    return runMemoryEntriesList(opts, list.context.io);
-  });
+  ioAction(
+    list,
+    (io, opts: { target: MemoryTarget | "all"; json: boolean }) => {
+      // `hermes memory entries bogus` reaches the default command.
+      const [word] = list.args;
+      if (word !== undefined) entries.unknownSubcommand(word);
+      return runMemoryEntriesList(io, opts);
+    },
+  );
 
   type ChangeOptions = { target: MemoryTarget; json: boolean };
   const change = (
@@ -194,15 +186,12 @@ export function registerMemoryEntries(memory: HermesCommand): HermesCommand {
         ["memory", "user"],
         "memory",
       )
-      .option("--json", "Print the memory tool's result as JSON", false)
-      .action((...values: unknown[]) => {
-        const opts = values[args.length] as ChangeOptions;
-        return runMemoryEntriesChange(
-          build(values.slice(0, args.length) as string[], opts, command),
-          opts,
-          command.context.io,
-        );
-      });
+      .option("--json", "Print the memory tool's result as JSON", false);
+    ioAction(
+      command,
+      (io, opts: ChangeOptions, ...values: string[]) =>
+        runMemoryEntriesChange(build(values, opts, command), opts, io),
+    );
   };
   change(
     "add",

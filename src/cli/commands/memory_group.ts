@@ -76,12 +76,9 @@ export async function attachMemoryCommand(
     const [word] = memory.args;
     if (word !== undefined) memory.unknownSubcommand(word);
     const status = await load<
-      (
-        options: Record<string, never>,
-        io: HermesCommand["context"]["io"],
-      ) => Promise<number>
+      (io: HermesCommand["context"]["io"], opts: object) => Promise<number>
     >("./memory_status.ts", "runMemoryStatus");
-    return await status({}, memory.context.io);
+    return await status(memory.context.io, {});
   });
   return memory;
 }

@@ -10,47 +10,28 @@ import { basename, extname } from "node:path";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { openAgentMemory } from "../_agent_memory.ts";
-import { writeJson } from "../format.ts";
+import { ioAction, writeJson } from "../format.ts";
 import type { ChatMessage } from "../../core/memory_provider.ts";
+import { isRecord } from "../../_util/is_record.ts";
 
-/** One turn: `assistant` is the last assistant text before the next user message. */
+/**
+ * One turn: `assistant` is the last assistant text before the next user
+ * message, `messages` the transcript up to the end of the turn, `line` the
+ * user message's (1-based).
+ */
 interface TranscriptTurn {
   user: string;
   assistant: string;
-  /** The transcript up to the end of this turn. */
   messages: ChatMessage[];
-  /** The 1-based line of the user message. */
   line: number;
-}
-
-interface TranscriptProblem {
-  line: number;
-  reason: string;
-}
-
-interface ParsedTranscript {
-  turns: TranscriptTurn[];
-  /** Malformed lines, skipped. */
-  problems: TranscriptProblem[];
-  /** Lines of user messages with no assistant reply after them. */
-  unanswered: number[];
 }
 
 /** A message's text: a string as is, or its text parts joined by line breaks. */
 function messageText(content: unknown): string {
   if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((part) =>
-        part !== null && typeof part === "object" &&
-          typeof (part as Record<string, unknown>).text === "string"
-          ? (part as Record<string, string>).text
-          : ""
-      )
-      .filter((t) => t !== "")
-      .join("\n");
-  }
-  return "";
+  if (!Array.isArray(content)) return "";
+  return content.map((part) => isRecord(part) ? part.text : undefined)
+    .filter((t) => typeof t === "string" && t !== "").join("\n");
 }
 
 /**
@@ -58,8 +39,14 @@ function messageText(content: unknown): string {
  * lines are ignored; lines that are not a JSON object with a string `role`
  * are reported and skipped.
  */
-export function parseTranscript(text: string): ParsedTranscript {
-  const problems: TranscriptProblem[] = [];
+export function parseTranscript(text: string): {
+  turns: TranscriptTurn[];
+  /** Malformed lines, skipped. */
+  problems: { line: number; reason: string }[];
+  /** Lines of user messages with no assistant reply after them. */
+  unanswered: number[];
+} {
+  const problems: { line: number; reason: string }[] = [];
   const turns: TranscriptTurn[] = [];
   const unanswered: number[] = [];
   const transcript: ChatMessage[] = [];
@@ -88,7 +75,7 @@ export function parseTranscript(text: string): ParsedTranscript {
       problems.push({ line, reason: `not valid JSON (${errorText(error)})` });
       return;
     }
-    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    if (!isRecord(value)) {
       problems.push({ line, reason: "not a JSON object" });
       return;
     }
@@ -130,13 +117,6 @@ function importTurnIds(
   });
 }
 
-interface MemoryImportOptions {
-  /** Default `import-<file stem>`. */
-  session?: string;
-  /** JSON on success; errors stay on stderr. */
-  json?: boolean;
-}
-
 function progressBar(done: number, total: number): string {
   const width = 30;
   const filled = total === 0 ? width : Math.round((done / total) * width);
@@ -146,29 +126,24 @@ function progressBar(done: number, total: number): string {
 }
 
 async function readTranscript(path: string): Promise<string> {
-  if (path === "-") {
-    return await new Response(Deno.stdin.readable).text();
-  }
+  if (path === "-") return await new Response(Deno.stdin.readable).text();
   try {
     return await Deno.readTextFile(path);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      throw new Error(`Cannot read ${path}: no such file`);
-    }
-    if (error instanceof Deno.errors.NotCapable) {
-      throw new Error(
-        `Cannot read ${path}: this run was not granted it; run 'hermes memory import FILE' through the launcher (it grants the file you name to that run), or pipe it: hermes memory import - < ${path}`,
-      );
-    }
-    throw new Error(`Cannot read ${path}: ${errorText(error)}`);
+    const why = error instanceof Deno.errors.NotFound
+      ? "no such file"
+      : error instanceof Deno.errors.NotCapable
+      ? `this run was not granted it; run 'hermes memory import FILE' through the launcher (it grants the file you name to that run), or pipe it: hermes memory import - < ${path}`
+      : errorText(error);
+    throw new Error(`Cannot read ${path}: ${why}`);
   }
 }
 
 /** Exits 1 when nothing could be imported. */
-export async function runMemoryImport(
-  file: string,
-  options: MemoryImportOptions,
+async function runMemoryImport(
   io: CliIo,
+  options: { session?: string; json?: boolean },
+  file: string,
 ): Promise<number> {
   let text: string;
   try {
@@ -235,10 +210,7 @@ export async function runMemoryImport(
         sessionId,
         provider: memory.external,
         imported: total,
-        skipped: parsed.problems.map((p) => ({
-          line: p.line,
-          reason: p.reason,
-        })),
+        skipped: parsed.problems,
         unanswered: parsed.unanswered,
       });
     } else {
@@ -272,8 +244,5 @@ export function registerMemoryImport(memory: HermesCommand): HermesCommand {
     .option("--json", "Print what was imported and skipped as JSON")
     .example("hermes memory import chat.jsonl")
     .example("hermes memory import - --session team-sync < chat.jsonl");
-  command.action((file: string, opts: MemoryImportOptions) =>
-    runMemoryImport(file, opts, command.context.io)
-  );
-  return command;
+  return ioAction(command, runMemoryImport);
 }

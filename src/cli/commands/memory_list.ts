@@ -1,49 +1,17 @@
 // `hermes memory list [--json]`: the discovered provider plugins with their
 // source, availability and an active marker.
 
-import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
-import { columns, shortDescription, styleFor, writeJson } from "../format.ts";
+import {
+  columns,
+  ioAction,
+  shortDescription,
+  styleFor,
+  writeJson,
+} from "../format.ts";
 import { listPluginReports } from "../provider_report.ts";
 import { activeProviderName } from "../_plugins.ts";
 import { loadConfig } from "../../config/config.ts";
-
-export async function runMemoryList(
-  options: { json?: boolean },
-  io: CliIo,
-): Promise<number> {
-  const active = activeProviderName(await loadConfig());
-  const plugins = await listPluginReports(active);
-  if (options.json) {
-    writeJson(io, { active, providers: plugins });
-    return 0;
-  }
-  const style = styleFor(io, "stdout");
-  const rows = [["NAME", "SOURCE", "STATUS", "DESCRIPTION", ""]];
-  for (const p of plugins) {
-    rows.push([
-      p.name,
-      p.source,
-      p.available ? style.green("available") : style.yellow("unavailable"),
-      shortDescription(p.description),
-      p.active ? "\u2190 active" : "",
-    ]);
-  }
-  rows.push([
-    "(built-in)",
-    "core",
-    style.green("available"),
-    "MEMORY.md / USER.md (always on)",
-    active === null ? "\u2190 active" : "",
-  ]);
-  io.stdout(columns(rows));
-  if (active !== null && !plugins.some((p) => p.name === active)) {
-    io.stdout(
-      `\nmemory.provider is '${active}', but no such plugin was found; run 'hermes memory setup' to pick an installed one.\n`,
-    );
-  }
-  return 0;
-}
 
 export function registerMemoryList(memory: HermesCommand): HermesCommand {
   const command = memory.command("list")
@@ -56,8 +24,37 @@ export function registerMemoryList(memory: HermesCommand): HermesCommand {
     .option("--json", "Print the list as JSON (no colour)", false)
     .example("hermes memory list")
     .example("hermes memory list --json");
-  command.action((opts: { json?: boolean }) =>
-    runMemoryList(opts, command.context.io)
-  );
-  return command;
+  return ioAction(command, async (io, opts: { json: boolean }) => {
+    const active = activeProviderName(await loadConfig());
+    const plugins = await listPluginReports(active);
+    if (opts.json) {
+      writeJson(io, { active, providers: plugins });
+      return 0;
+    }
+    const style = styleFor(io, "stdout");
+    const rows = [
+      ["NAME", "SOURCE", "STATUS", "DESCRIPTION", ""],
+      ...plugins.map((p) => [
+        p.name,
+        p.source,
+        p.available ? style.green("available") : style.yellow("unavailable"),
+        shortDescription(p.description),
+        p.active ? "\u2190 active" : "",
+      ]),
+      [
+        "(built-in)",
+        "core",
+        style.green("available"),
+        "MEMORY.md / USER.md (always on)",
+        active === null ? "\u2190 active" : "",
+      ],
+    ];
+    io.stdout(columns(rows));
+    if (active !== null && !plugins.some((p) => p.name === active)) {
+      io.stdout(
+        `\nmemory.provider is '${active}', but no such plugin was found; run 'hermes memory setup' to pick an installed one.\n`,
+      );
+    }
+    return 0;
+  });
 }

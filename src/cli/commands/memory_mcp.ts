@@ -11,6 +11,7 @@ import type {
 } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
+import { ioAction } from "../format.ts";
 import {
   type AgentMemory,
   callProviderTool,
@@ -24,6 +25,7 @@ import { BuiltinMemoryProvider } from "../../builtin/builtin_provider.ts";
 import { MEMORY_TOOL_NAME } from "../../builtin/memory_tool.ts";
 import type { ToolSchema } from "../../core/memory_provider.ts";
 import { errorText } from "../../_util/error_text.ts";
+import { isRecord } from "../../_util/is_record.ts";
 
 const RECALL_TOOL_NAME = "memory_recall";
 
@@ -47,12 +49,11 @@ const RECALL_TOOL: Tool = {
 };
 
 function toMcpTool(schema: ToolSchema): Tool {
-  const parameters = schema.parameters as Record<string, unknown> | undefined;
   return {
     name: schema.name,
     description: schema.description ?? "",
     inputSchema: {
-      ...(parameters ?? {}),
+      ...schema.parameters,
       type: "object",
     } as Tool["inputSchema"],
   };
@@ -61,10 +62,8 @@ function toMcpTool(schema: ToolSchema): Tool {
 function isError(text: string): boolean {
   try {
     const value = JSON.parse(text) as unknown;
-    if (value === null || typeof value !== "object") return false;
-    const record = value as Record<string, unknown>;
-    return record.success === false ||
-      (record.success === undefined && typeof record.error === "string");
+    return isRecord(value) && (value.success === false ||
+      (value.success === undefined && typeof value.error === "string"));
   } catch {
     return false;
   }
@@ -74,9 +73,9 @@ function isError(text: string): boolean {
  * Serves until the client closes stdin. Nothing but protocol messages goes
  * to stdout; warnings go to stderr.
  */
-export async function runMemoryMcp(
-  options: { session?: string },
+async function runMemoryMcp(
   io: CliIo,
+  options: { session?: string },
 ): Promise<number> {
   const sessionId = options.session || "mcp";
   const home = getHermesHome();
@@ -136,54 +135,39 @@ export async function runMemoryMcp(
         content: [{ type: "text", text: mask(text) }],
         ...(error ? { isError: true } : {}),
       });
+      const fail = (error: string) => reply(JSON.stringify({ error }), true);
       let memory: AgentMemory;
       try {
         memory = await opening;
       } catch (error) {
-        return reply(
-          JSON.stringify({
-            error: `memory could not be opened: ${errorText(error)}`,
-          }),
-          true,
-        );
+        return fail(`memory could not be opened: ${errorText(error)}`);
       }
       const { manager } = memory;
       try {
         if (name === MEMORY_TOOL_NAME) {
           const store = builtin(memory);
-          const text = store === null
-            ? JSON.stringify({
-              error: "Built-in memory is disabled in config.yaml.",
-            })
-            : await store.handleMemoryTool(args);
-          if (store !== null) {
-            await manager.notifyMemoryToolWrite(text, args).catch(() => {});
+          if (store === null) {
+            return fail("Built-in memory is disabled in config.yaml.");
           }
+          const text = await store.handleMemoryTool(args);
+          await manager.notifyMemoryToolWrite(text, args).catch(() => {});
           return reply(text, isError(text));
         }
         if (name === RECALL_TOOL_NAME) {
           const query = args.query;
           if (typeof query !== "string" || query.trim() === "") {
-            return reply(
-              JSON.stringify({ error: "query must be a non-empty string" }),
-              true,
-            );
+            return fail("query must be a non-empty string");
           }
           // What a new session would load, including writes made since.
           await builtin(memory)?.reloadSnapshot();
           const preview = await previewRecall(memory, query, sessionId);
           return reply(JSON.stringify(preview, null, 2), false);
         }
-        if (!manager.hasTool(name)) {
-          return reply(
-            JSON.stringify({ error: `Unknown tool '${name}'` }),
-            true,
-          );
-        }
+        if (!manager.hasTool(name)) return fail(`Unknown tool '${name}'`);
         const text = await callProviderTool(memory, name, args);
         return reply(text, isError(text));
       } catch (error) {
-        return reply(JSON.stringify({ error: errorText(error) }), true);
+        return fail(errorText(error));
       }
     },
   );
@@ -218,8 +202,5 @@ export function registerMemoryMcp(memory: HermesCommand): HermesCommand {
     .option("--session <id>", "Session id the provider uses", "mcp")
     .example("hermes memory mcp")
     .example("claude mcp add hermes-memory -- hermes memory mcp");
-  command.action((opts: { session?: string }) =>
-    runMemoryMcp(opts, command.context.io)
-  );
-  return command;
+  return ioAction(command, runMemoryMcp);
 }

@@ -1,59 +1,11 @@
 // `hermes memory permissions [provider] [--json]`: the exact `deno run` flags
 // the configuration needs (the CLI's own grant plus the provider's).
 
-import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
-import { writeJson } from "../format.ts";
+import { ioAction, writeJson } from "../format.ts";
 import { hermesRunPlan } from "../run_plan.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
 import { loadConfig } from "../../config/config.ts";
-
-/** Exits 1 when the named provider does not exist. */
-export async function runMemoryPermissions(
-  options: { provider?: string; json?: boolean },
-  io: CliIo,
-): Promise<number> {
-  const home = getHermesHome();
-  // Read here, not in the plan: an unreadable config.yaml is an error of
-  // this command (reported as a permission problem when it is one).
-  const config = await loadConfig();
-  const plan = await hermesRunPlan({
-    hermesHome: home,
-    config,
-    provider: options.provider,
-  });
-  if (plan.problem !== undefined) {
-    io.stderr(
-      `error: ${plan.problem}; run 'hermes memory list' to see the installed ones\n`,
-    );
-    return 1;
-  }
-  if (options.json) {
-    writeJson(io, {
-      hermesHome: home,
-      provider: plan.provider,
-      flags: plan.flags,
-      grant: plan.grant,
-      env: plan.env,
-      command: plan.command,
-    });
-    return 0;
-  }
-  io.stdout(
-    `# hermes, profile home ${home}, ${
-      plan.provider ? `provider '${plan.provider}'` : "built-in memory only"
-    }\n`,
-  );
-  io.stdout(
-    "# the launcher ('deno task hermes', or 'hermes' from 'deno install -g') runs exactly this:\n",
-  );
-  io.stdout(
-    `DENO_NO_PROMPT=1 deno run \\\n  ${
-      plan.flags.join(" \\\n  ")
-    } \\\n  ${plan.entry}\n`,
-  );
-  return 0;
-}
 
 export function registerMemoryPermissions(
   memory: HermesCommand,
@@ -74,8 +26,41 @@ export function registerMemoryPermissions(
     .option("--json", "Print flags and grant as JSON", false)
     .example("hermes memory permissions")
     .example("hermes memory permissions honcho --json");
-  command.action((provider: string | undefined, opts: { json: boolean }) =>
-    runMemoryPermissions({ provider, json: opts.json }, command.context.io)
+  // Exits 1 when the named provider does not exist.
+  return ioAction(
+    command,
+    async (io, opts: { json: boolean }, provider?: string) => {
+      const home = getHermesHome();
+      // Read here, not in the plan: an unreadable config.yaml is an error of
+      // this command (reported as a permission problem when it is one).
+      const config = await loadConfig();
+      const plan = await hermesRunPlan({ hermesHome: home, config, provider });
+      if (plan.problem !== undefined) {
+        io.stderr(
+          `error: ${plan.problem}; run 'hermes memory list' to see the installed ones\n`,
+        );
+        return 1;
+      }
+      const { flags, grant, env, command: run } = plan;
+      if (opts.json) {
+        writeJson(io, {
+          hermesHome: home,
+          provider: plan.provider,
+          flags,
+          grant,
+          env,
+          command: run,
+        });
+        return 0;
+      }
+      io.stdout(
+        `# hermes, profile home ${home}, ${
+          plan.provider ? `provider '${plan.provider}'` : "built-in memory only"
+        }\n# the launcher ('deno task hermes', or 'hermes' from 'deno install -g') runs exactly this:\nDENO_NO_PROMPT=1 deno run \\\n  ${
+          flags.join(" \\\n  ")
+        } \\\n  ${plan.entry}\n`,
+      );
+      return 0;
+    },
   );
-  return command;
 }

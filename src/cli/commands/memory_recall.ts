@@ -5,102 +5,68 @@
 import { terminalSafe } from "../../core/terminal_text.ts";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
-import { styleFor, writeJson } from "../format.ts";
+import { ioAction, styleFor, writeJson } from "../format.ts";
 import { type AgentMemory, openAgentMemory } from "../_agent_memory.ts";
 import { buildMemoryContextBlock } from "../../context/context_fence.ts";
 import { isTrivialPrompt } from "../../context/trivial_prompt.ts";
-
-interface MemoryRecallOptions {
-  session?: string;
-  json?: boolean;
-}
 
 /**
  * Providers are initialized for inspection only and no turn is recorded.
  * Exits 1 when a provider's recall failed or is off, so scripts notice.
  */
-export async function runMemoryRecall(
-  text: string,
-  options: MemoryRecallOptions,
+async function runMemoryRecall(
   io: CliIo,
+  opts: { session?: string; json?: boolean },
+  text: string,
 ): Promise<number> {
-  const sessionId = options.session || "cli-recall";
+  const sessionId = opts.session || "cli-recall";
   const memory = await openAgentMemory(io, { sessionId, inspection: true });
-  const { manager } = memory;
   try {
     const preview = await previewRecall(memory, text, sessionId);
-    const { systemPrompt, trivial, context } = preview;
-    const recall = preview.recallStatus;
+    const { systemPrompt, trivial, context, recallStatus } = preview;
     const exitCode = preview.recallFailures.length > 0 ? 1 : 0;
-    if (options.json) {
+    if (opts.json) {
       writeJson(io, preview);
       return exitCode;
     }
     const style = styleFor(io, "stdout");
     const heading = (title: string): string =>
       style.bold(`\u2500\u2500 ${title} \u2500\u2500`);
+    // Provider text: control characters escaped (newlines kept).
+    const block = (value: string, empty: string): string =>
+      value ? `${terminalSafe(value)}\n` : `${empty}\n`;
     io.stdout(
       `Recall preview for ${JSON.stringify(text)} (session ${sessionId}, ${
         memory.external
           ? `provider ${memory.external} + built-in`
           : "built-in only"
-      })\n\n`,
+      })\n\n${heading("System prompt (memory blocks)")}\n${
+        block(systemPrompt, "(empty)")
+      }\n${heading("Context placed before the message")}\n${
+        trivial
+          ? "(prefetch skipped: the message is trivial)\n"
+          : block(context, "(nothing recalled)")
+      }\n${heading("Recall status")}\n${block(recallStatus, "(none)")}${
+        preview.recallNotes.map((note) => `note: ${terminalSafe(note)}\n`)
+          .join("")
+      }`,
     );
-    io.stdout(`${heading("System prompt (memory blocks)")}\n`);
-    // Provider text: control characters escaped (newlines kept).
-    io.stdout(
-      systemPrompt ? `${terminalSafe(systemPrompt)}\n\n` : "(empty)\n\n",
-    );
-    io.stdout(`${heading("Context placed before the message")}\n`);
-    if (trivial) {
-      io.stdout("(prefetch skipped: the message is trivial)\n\n");
-    } else {
-      io.stdout(
-        context ? `${terminalSafe(context)}\n\n` : "(nothing recalled)\n\n",
-      );
-    }
-    io.stdout(`${heading("Recall status")}\n`);
-    io.stdout(recall ? `${terminalSafe(recall)}\n` : "(none)\n");
-    for (const note of preview.recallNotes) {
-      io.stdout(`note: ${terminalSafe(note)}\n`);
-    }
     return exitCode;
   } finally {
-    await manager.shutdownAll();
+    await memory.manager.shutdownAll();
   }
 }
 
-/** What {@linkcode previewRecall} returns (`hermes memory recall --json`). */
-interface RecallPreview {
-  query: string;
-  sessionId: string;
-  /** The external provider in use, or `null`. */
-  provider: string | null;
-  /** `memory.provider` as configured, or `null`. */
-  configuredProvider: string | null;
-  /** Why the configured provider is not in use, or `null`. */
-  skippedReason: string | null;
-  /** Whether the message is trivial (no prefetch). */
-  trivial: boolean;
-  /** The memory blocks of the system prompt. */
-  systemPrompt: string;
-  /** The raw recalled text. */
-  prefetch: string;
-  /** The fenced context placed before the message. */
-  context: string;
-  recallStatus: string;
-  /** Why a provider's recall failed or is off this turn (empty when none). */
-  recallFailures: readonly string[];
-  /** Remarks about how recall was made (e.g. the warm-up question). */
-  recallNotes: readonly string[];
-}
-
-/** What the agent would be given for one message (recall and the MCP recall tool). */
+/**
+ * What the agent would be given for one message (`recall --json`, the MCP
+ * recall tool): the system prompt's memory blocks, the raw recalled text
+ * and the fenced context, the status line, why recall failed and notes.
+ */
 export async function previewRecall(
   memory: AgentMemory,
   text: string,
   sessionId: string,
-): Promise<RecallPreview> {
+) {
   const { manager } = memory;
   const systemPrompt = await manager.buildSystemPrompt();
   const trivial = isTrivialPrompt(text);
@@ -139,8 +105,5 @@ export function registerMemoryRecall(memory: HermesCommand): HermesCommand {
     .option("--json", "Print the result as JSON (no colour)", false)
     .example('hermes memory recall "which editor do I use?"')
     .example('hermes memory recall "deploy steps" --json');
-  command.action((text: string, opts: MemoryRecallOptions) =>
-    runMemoryRecall(text, opts, command.context.io)
-  );
-  return command;
+  return ioAction(command, runMemoryRecall);
 }

@@ -15,22 +15,15 @@ import { formatThousands } from "../../builtin/memory_format.ts";
 import type { MemoryTarget } from "../../core/memory_provider.ts";
 import { loadConfig } from "../../config/config.ts";
 import { activeProviderName } from "../_plugins.ts";
-import { writeJson } from "../format.ts";
+import { ioAction, writeJson } from "../format.ts";
 import { TARGET_DESCRIPTIONS } from "../builtin_entries.ts";
 
-interface MemoryResetOptions {
-  target?: ResetTarget;
-  yes?: boolean;
-  /** JSON needs `--yes` to erase (it cannot ask). */
-  json?: boolean;
-}
-
 /** Exits 1 when cancelled. */
-export async function runMemoryReset(
-  options: MemoryResetOptions,
+async function runMemoryReset(
   io: CliIo,
+  options: { target: ResetTarget; yes: boolean; json?: boolean },
 ): Promise<number> {
-  const target = options.target ?? "all";
+  const target = options.target;
   const home = getHermesHome();
   const paths = memoryFilePaths(home);
   const selected: MemoryTarget[] = target === "all"
@@ -48,29 +41,18 @@ export async function runMemoryReset(
   }
   const provider = await loadConfig().then(activeProviderName, () => null);
   const json = options.json === true;
-  const report = (
-    deleted: string[],
-    cancelled: boolean,
-  ): void => {
-    writeJson(io, {
-      memoryDir: paths.dir,
-      target,
-      deleted,
-      kept: found.map((f) => basename(f.path)).filter((f) =>
-        !deleted.includes(f)
-      ),
-      cancelled,
-      untouched: provider === null ? null : { provider },
-    });
+  const report = (deleted: string[], cancelled: boolean): void => {
+    const kept = found.map((f) => basename(f.path))
+      .filter((f) => !deleted.includes(f));
+    const untouched = provider === null ? null : { provider };
+    const memoryDir = paths.dir;
+    writeJson(io, { memoryDir, target, deleted, kept, cancelled, untouched });
   };
   if (found.length === 0) {
-    if (json) {
-      report([], false);
-      return 0;
-    }
-    io.stdout(
-      `Nothing to reset \u2014 no memory files found in ${paths.dir}/\n`,
-    );
+    if (json) report([], false);
+    else {io.stdout(
+        `Nothing to reset \u2014 no memory files found in ${paths.dir}/\n`,
+      );}
     return 0;
   }
 
@@ -97,14 +79,12 @@ export async function runMemoryReset(
       else io.stdout("Cancelled.\n");
       return 1;
     }
-    let answer: string;
-    try {
-      answer = await io.prompts.line("Type 'yes' to confirm: ");
-    } catch (error) {
-      if (!(error instanceof PromptCancelled)) throw error;
-      io.stdout("Cancelled.\n");
-      return 1;
-    }
+    const answer = await io.prompts.line("Type 'yes' to confirm: ").catch(
+      (error) => {
+        if (error instanceof PromptCancelled) return "";
+        throw error;
+      },
+    );
     if (answer.trim().toLowerCase() !== "yes") {
       io.stdout("Cancelled.\n");
       return 1;
@@ -167,8 +147,5 @@ export function registerMemoryReset(memory: HermesCommand): HermesCommand {
     .example("hermes memory reset")
     .example("hermes memory reset --target user --yes")
     .example("hermes memory reset --yes --json");
-  command.action((
-    opts: { target: ResetTarget; yes: boolean; json?: boolean },
-  ) => runMemoryReset(opts, command.context.io));
-  return command;
+  return ioAction(command, runMemoryReset);
 }

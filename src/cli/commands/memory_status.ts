@@ -7,6 +7,7 @@ import type { HermesCommand } from "../hermes_command.ts";
 import {
   columns,
   displayValue,
+  ioAction,
   shortDescription,
   type Style,
   styleFor,
@@ -20,8 +21,12 @@ import {
 } from "../provider_report.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
 import { getConfigPath, getConfigValue } from "../../config/config.ts";
-import { readStoreUsage } from "../../builtin/memory_files.ts";
-import { formatThousands, usagePercent } from "../../builtin/memory_format.ts";
+import { readStoreUsage, type StoreUsage } from "../../builtin/memory_files.ts";
+import {
+  formatThousands,
+  memoryFileName,
+  usagePercent,
+} from "../../builtin/memory_format.ts";
 import type { HermesConfig, MemoryTarget } from "../../core/memory_provider.ts";
 import {
   activeProviderName,
@@ -39,26 +44,13 @@ import {
   withoutDuplicateWarnings,
 } from "../settings_files.ts";
 
-/** How long the status connection probe may take. */
 const STATUS_PROBE_TIMEOUT_MS = 1_500;
 
-/** One built-in memory file in a {@linkcode StatusReport}. */
-interface BuiltinFileReport {
+/** One built-in memory file: its usage, named and described. */
+interface BuiltinFileReport extends Omit<StoreUsage, "entryCount"> {
   target: MemoryTarget;
-  /** `MEMORY.md` or `USER.md`. */
   file: string;
-  /** `agent notes` or `user profile`. */
   description: string;
-  path: string;
-  exists: boolean;
-  /** Whether it could be read (`true` when missing). */
-  readable: boolean;
-  /** Whether the target is enabled in config. */
-  enabled: boolean;
-  bytes: number;
-  /** Size in characters, as the memory tool counts it. */
-  chars: number;
-  limit: number;
   percent: number;
   entries: number;
 }
@@ -79,25 +71,34 @@ interface StatusReport {
   files: SettingsFileReport[];
   /** `memory.provider` as written (`""` when unset). */
   providerSetting: string;
-  /** The active external provider (`null`: built-in only, or unknown). */
   provider: StatusProviderReport | null;
   plugins: PluginReport[];
 }
 
-/** The active provider: what the CLI found, plus its status hook's report. */
+/** The active provider plus its status hook's report (`null`: no hook, no probe). */
 interface StatusProviderReport extends ProviderReport {
-  /** Its settings by key (`null`: its `cli.ts` has no `describeStatus`). */
   settings: ProviderStatusDescription["settings"] | null;
-  /** Its connection (`null`: no probe). */
   connection: ProviderConnectionStatus | null;
   statusHookError?: string;
 }
 
-/** The files with a parse error, for {@linkcode withoutDuplicateWarnings}. */
-export function brokenFilePaths(
-  report: { files: SettingsFileReport[] },
-): string[] {
-  return report.files.filter((f) => f.error).map((f) => f.path);
+/**
+ * Collects a report with the warnings about its broken settings files held
+ * back (the report names them), then prints it as JSON or text.
+ */
+export async function printReport<T extends { files: SettingsFileReport[] }>(
+  io: CliIo,
+  json: boolean | undefined,
+  collect: () => Promise<T>,
+  render: (report: T) => string,
+): Promise<T> {
+  const report = await withoutDuplicateWarnings(
+    collect,
+    (r) => r.files.filter((f) => f.error).map((f) => f.path),
+  );
+  if (json) writeJson(io, report);
+  else io.stdout(render(report));
+  return report;
 }
 
 /**
@@ -157,23 +158,15 @@ export async function collectStatus(
     },
   );
   const usage = await readStoreUsage(home, config);
-  const builtinFiles: BuiltinFileReport[] = (["memory", "user"] as const).map((
-    target,
-  ) => {
-    const u = usage[target];
+  const builtinFiles = (["memory", "user"] as const).map((target) => {
+    const { entryCount, ...u } = usage[target];
     return {
       target,
-      file: target === "user" ? "USER.md" : "MEMORY.md",
+      file: memoryFileName(target),
       description: target === "user" ? "user profile" : "agent notes",
-      path: u.path,
-      exists: u.exists,
-      readable: u.readable,
-      enabled: u.enabled,
-      bytes: u.bytes,
-      chars: u.chars,
-      limit: u.limit,
+      ...u,
       percent: usagePercent(u.chars, u.limit),
-      entries: u.entryCount,
+      entries: entryCount,
     };
   });
   const raw = getConfigValue(config, "memory.provider");
@@ -334,16 +327,17 @@ function renderSettingsFiles(
   files: readonly SettingsFileReport[],
   style: Style,
 ): string {
+  const [yes, no] = [mark(style, true), mark(style, false)];
   const shown = files.filter((f) => f.exists || f.error);
   if (shown.length === 0) return "";
   let out = "  Settings files:\n";
   for (const f of shown) {
     if (f.error) {
-      out += `    ${mark(style, false)} ${fileLocation(f)}: ${
+      out += `    ${no} ${fileLocation(f)}: ${
         style.red(f.error.message)
       }\n      fix: ${f.error.fix}\n`;
     } else {
-      out += `    ${mark(style, true)} ${f.path}\n`;
+      out += `    ${yes} ${f.path}\n`;
     }
   }
   return out;
@@ -353,13 +347,12 @@ function renderConnection(
   c: ProviderConnectionStatus,
   style: Style,
 ): string {
+  const [yes, no] = [mark(style, true), mark(style, false)];
   if (c.ok) {
-    return `  Connection: ok ${
-      mark(style, true)
-    } (${c.url}, ${c.elapsedMs} ms)\n`;
+    return `  Connection: ok ${yes} (${c.url}, ${c.elapsedMs} ms)\n`;
   }
   const head = c.attempted
-    ? `${style.red("failed")} ${mark(style, false)}`
+    ? `${style.red("failed")} ${no}`
     : `${style.yellow("not tested")}`;
   return `  Connection: ${head}${c.url ? ` (${c.url})` : ""} \u2014 ${
     c.error ?? "unknown"
@@ -381,6 +374,7 @@ function renderProviderSettings(p: StatusProviderReport): string {
 }
 
 function renderProvider(p: StatusProviderReport, style: Style): string {
+  const [yes, no] = [mark(style, true), mark(style, false)];
   let out = "";
   const configEntries = Object.entries(p.config);
   if (configEntries.length > 0) {
@@ -398,26 +392,24 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
   }
   out += "\n";
   if (!p.installed) {
-    out += `  Plugin:    ${style.red("NOT installed")} ${mark(style, false)}\n`;
+    out += `  Plugin:    ${style.red("NOT installed")} ${no}\n`;
     out +=
       `  Install the '${p.name}' memory plugin into ${p.userPluginDir}/${p.name}/, or run 'hermes memory setup' to pick an installed one.\n`;
     return out;
   }
-  out += `  Plugin:    installed ${mark(style, true)} (${p.source}: ${
-    p.directory ?? "?"
-  })\n`;
+  out += `  Plugin:    installed ${yes} (${p.source}: ${p.directory ?? "?"})\n`;
   if (p.loadError) {
-    out += `  Status:    ${style.red("failed to load")} ${
-      mark(style, false)
-    } \u2014 ${p.loadError}\n`;
+    out += `  Status:    ${
+      style.red("failed to load")
+    } ${no} \u2014 ${p.loadError}\n`;
   } else if (p.available) {
-    out += `  Status:    available ${mark(style, true)}${
+    out += `  Status:    available ${yes}${
       p.availableFrom === "settings"
         ? " (by its settings; 'hermes memory doctor' also starts it)"
         : ""
     }\n`;
   } else {
-    out += `  Status:    not available ${mark(style, false)}${
+    out += `  Status:    not available ${no}${
       p.unavailableReason ? ` \u2014 ${p.unavailableReason}` : ""
     }\n`;
     const withEnv = p.fields.filter((f) => f.envVar);
@@ -425,7 +417,7 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
       out += "  Settings:\n";
       out += columns(
         withEnv.map((f) => [
-          mark(style, f.set),
+          f.set ? yes : no,
           f.envVar ?? "",
           f.set ? `set (${f.setIn})` : "unset",
           !f.set && f.url ? `\u2192 ${f.url}` : "",
@@ -449,9 +441,7 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
   const deps = p.dependencies;
   if (deps) {
     out += `  Dependencies: ${
-      deps.ready
-        ? `ready ${mark(style, true)}`
-        : `${style.yellow("not ready")} ${mark(style, false)}`
+      deps.ready ? `ready ${yes}` : `${style.yellow("not ready")} ${no}`
     }${deps.summary ? ` \u2014 ${deps.summary}` : ""}\n`;
     for (const line of deps.details) out += `    ${line}\n`;
   }
@@ -479,43 +469,6 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
   return out;
 }
 
-/**
- * The text report does not probe by default, to start fast; `--json` does
- * unless `--no-probe`. Exits 1 when a settings file does not parse (each
- * broken file is repeated on standard error).
- */
-export async function runMemoryStatus(
-  options: { json?: boolean; probe?: boolean },
-  io: CliIo,
-): Promise<number> {
-  const report = await withoutDuplicateWarnings(
-    () =>
-      collectStatus(io, {
-        probe: options.probe ?? options.json === true,
-        startProvider: options.json === true,
-      }),
-    brokenFilePaths,
-  );
-  if (options.json) {
-    writeJson(io, report);
-  } else {
-    // Provider text (settings, connection, errors) escaped before the
-    // CLI's own styles are added.
-    io.stdout(
-      renderStatus(terminalSafeDeep(report), styleFor(io, "stdout")),
-    );
-  }
-  const broken = report.files.filter((f) => f.error);
-  for (const file of broken) {
-    io.stderr(
-      `error: ${
-        fileLocation(file)
-      }: ${file.error?.message}; ${file.error?.fix}\n`,
-    );
-  }
-  return broken.length > 0 ? 1 : 0;
-}
-
 export function registerMemoryStatus(memory: HermesCommand): HermesCommand {
   const command = memory.command("status")
     .summary("Show built-in memory, the active provider and plugins")
@@ -537,8 +490,36 @@ export function registerMemoryStatus(memory: HermesCommand): HermesCommand {
     .example("hermes memory status")
     .example("hermes memory status --json")
     .example("hermes memory status --probe");
-  command.action((opts: { json?: boolean; probe?: boolean }) =>
-    runMemoryStatus(opts, command.context.io)
+  return ioAction(command, runMemoryStatus);
+}
+
+/**
+ * The text report does not probe by default, to start fast; `--json` does
+ * unless `--no-probe`. Exits 1 when a settings file does not parse (each
+ * broken file is repeated on standard error).
+ */
+export async function runMemoryStatus(
+  io: CliIo,
+  opts: { json?: boolean; probe?: boolean },
+): Promise<number> {
+  const report = await printReport(
+    io,
+    opts.json,
+    () =>
+      collectStatus(io, {
+        probe: opts.probe ?? opts.json === true,
+        startProvider: opts.json === true,
+      }),
+    // Provider text escaped before the CLI's own styles are added.
+    (r) => renderStatus(terminalSafeDeep(r), styleFor(io, "stdout")),
   );
-  return command;
+  const broken = report.files.filter((f) => f.error);
+  for (const file of broken) {
+    io.stderr(
+      `error: ${
+        fileLocation(file)
+      }: ${file.error?.message}; ${file.error?.fix}\n`,
+    );
+  }
+  return broken.length > 0 ? 1 : 0;
 }

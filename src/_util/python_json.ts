@@ -155,16 +155,6 @@ function formatNumber(value: number): string {
  *
  * @param value A JSON value.
  * @returns Python's `str()` of it.
- *
- * @example Python's spelling of scalars
- * ```ts
- * import { pythonStr } from "./python_json.ts";
- * import assert from "node:assert/strict";
- * assert.equal(pythonStr(null), "None");
- * assert.equal(pythonStr(true), "True");
- * assert.equal(pythonStr(0.00001), "1e-05");
- * assert.equal(pythonStr(["a", { k: 1 }]), "['a', {'k': 1}]");
- * ```
  */
 export function pythonStr(value: unknown): string {
   return typeof value === "string" ? value : pythonRepr(value);

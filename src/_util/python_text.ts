@@ -54,14 +54,6 @@ export function isPythonWhitespace(ch: string): boolean {
  * removes).
  *
  * @param text The text.
- *
- * @example Trimming like Python's str.strip()
- * ```ts
- * import { pythonStrip } from "./python_text.ts";
- * import assert from "node:assert/strict";
- * assert.equal(pythonStrip("\u2003 note \n"), "note");
- * assert.equal(pythonStrip("\ufeffnote "), "\ufeffnote");
- * ```
  */
 export function pythonStrip(text: string): string {
   let start = 0;

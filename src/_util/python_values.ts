@@ -11,15 +11,6 @@ import { pythonStrip } from "./python_text.ts";
  * else, the string `"false"` included, is true.
  *
  * @returns Its truthiness.
- *
- * @example Python truthiness
- * ```ts
- * import { pythonTruthy } from "./python_values.ts";
- * import assert from "node:assert/strict";
- * assert.equal(pythonTruthy("false"), true);
- * assert.equal(pythonTruthy(""), false);
- * assert.equal(pythonTruthy([]), false);
- * ```
  */
 export function pythonTruthy(value: unknown): boolean {
   if (value === null || value === undefined || value === false) return false;
@@ -42,15 +33,6 @@ const FLOAT_TEXT =
  * base-10 integer (surrounding whitespace and `_` between digits allowed).
  *
  * @returns The integer, or `undefined`.
- *
- * @example Python's int()
- * ```ts
- * import { pythonInt } from "./python_values.ts";
- * import assert from "node:assert/strict";
- * assert.equal(pythonInt(" 3000 "), 3000);
- * assert.equal(pythonInt(2.9), 2);
- * assert.equal(pythonInt("1.5"), undefined);
- * ```
  */
 export function pythonInt(value: unknown): number | undefined {
   if (typeof value === "boolean") return value ? 1 : 0;
@@ -73,15 +55,6 @@ export function pythonInt(value: unknown): number | undefined {
  * syntax (`" 2.5 "`, `"1e3"`, `"inf"`, `"nan"`, `"1_000"`).
  *
  * @returns The number, or `undefined`.
- *
- * @example Python's float()
- * ```ts
- * import { pythonFloat } from "./python_values.ts";
- * import assert from "node:assert/strict";
- * assert.equal(pythonFloat("1e3"), 1000);
- * assert.ok(Number.isNaN(pythonFloat("nan")));
- * assert.equal(pythonFloat("x"), undefined);
- * ```
  */
 export function pythonFloat(value: unknown): number | undefined {
   if (typeof value === "boolean") return value ? 1 : 0;

@@ -59,22 +59,6 @@ export interface BuiltinMemoryProviderOptions {
  * `memory.user_profile_enabled` off there is no store: the prompt block is
  * empty and the tool is not offered.
  *
- * @example Wiring the built-in store into an agent
- * ```ts
- * import { BuiltinMemoryProvider } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const home = await Deno.makeTempDir();
- * const builtin = new BuiltinMemoryProvider({ hermesHome: home, config: {} });
- * await builtin.initialize("session-1", {});
- * const schema = builtin.memoryToolSchema(); // offer it as a core tool
- * assert.equal(schema?.name, "memory");
- * await builtin.handleMemoryTool({ action: "add", target: "memory", content: "Repo uses Deno" });
- * assert.equal(builtin.systemPromptBlock(), ""); // frozen for this session
- * await builtin.reloadSnapshot(); // e.g. after context compression
- * assert.match(builtin.systemPromptBlock(), /Repo uses Deno$/);
- * await Deno.remove(home, { recursive: true });
- * ```
- *
  * @category Built-in store
  */
 export class BuiltinMemoryProvider extends MemoryProvider {

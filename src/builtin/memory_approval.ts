@@ -42,13 +42,6 @@ export interface ApprovalOutcome {
  * @param hermesHome The profile home (default: the active one).
  * @returns The pending records.
  *
- * @example Nothing staged
- * ```ts
- * import { listPendingMemoryWrites } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.deepEqual(await listPendingMemoryWrites("/nonexistent-home"), []);
- * ```
- *
  * @category Built-in store
  */
 export async function listPendingMemoryWrites(
@@ -83,23 +76,6 @@ export async function listPendingMemoryWrites(
  * @param store The store to write to.
  * @param id A pending id, or `"all"` for every record (oldest first).
  * @returns One outcome per record; `[]` when the id is unknown.
- *
- * @example Approving a staged write
- * ```ts
- * import { approvePendingMemoryWrites, MemoryStore } from "@hermes/memory";
- * import { handleMemoryToolCall } from "./memory_tool.ts";
- * import assert from "node:assert/strict";
- * const home = await Deno.makeTempDir();
- * const store = new MemoryStore({ hermesHome: home, writeApproval: true });
- * const staged = JSON.parse(
- *   await handleMemoryToolCall(store, { action: "add", target: "user", content: "Name: Ada" }),
- * );
- * assert.equal(staged.staged, true);
- * const [outcome] = await approvePendingMemoryWrites(store, staged.pending_id);
- * assert.equal(outcome?.applied, true);
- * assert.deepEqual(store.entries("user"), ["Name: Ada"]);
- * await Deno.remove(home, { recursive: true });
- * ```
  *
  * @category Built-in store
  */
@@ -162,13 +138,6 @@ export async function approvePendingMemoryWrites(
  * @param id A pending id, or `"all"`.
  * @param options The profile home (default: the active one).
  * @returns The ids that were deleted.
- *
- * @example Rejecting everything staged
- * ```ts
- * import { rejectPendingMemoryWrites } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.deepEqual(await rejectPendingMemoryWrites("all", { hermesHome: "/nonexistent-home" }), []);
- * ```
  *
  * @category Built-in store
  */

@@ -129,13 +129,6 @@ export function readMemoryConfig(
  * @param hermesHome The profile home (default: the active one).
  * @returns The directory and the two file paths.
  *
- * @example Locating the store's files
- * ```ts
- * import { memoryFilePaths } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(memoryFilePaths("/h").user, "/h/memories/USER.md");
- * ```
- *
  * @category Built-in store
  */
 export function memoryFilePaths(hermesHome?: string): MemoryFilePaths {
@@ -151,15 +144,6 @@ export function memoryFilePaths(hermesHome?: string): MemoryFilePaths {
  * @param hermesHome The profile home (default: the active one).
  * @param config The parsed `config.yaml` (limits and flags come from it).
  * @returns Usage of `memory` and `user`.
- *
- * @example Usage of a profile without memory files
- * ```ts
- * import { readStoreUsage } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const usage = await readStoreUsage("/nonexistent-home", {});
- * assert.equal(usage.memory.exists, false);
- * assert.equal(usage.user.limit, 1375);
- * ```
  *
  * @category Built-in store
  */
@@ -206,17 +190,6 @@ export async function readStoreUsage(
  * @returns The paths that existed and were deleted.
  * @throws {RangeError} When `target` is not `all`, `memory` or `user`.
  * @throws {Deno.errors.PermissionDenied} When a file cannot be deleted.
- *
- * @example Erasing the memory files of a profile
- * ```ts
- * import { resetMemoryFiles } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const home = await Deno.makeTempDir();
- * await Deno.mkdir(`${home}/memories`);
- * await Deno.writeTextFile(`${home}/memories/USER.md`, "Name: Ada");
- * assert.deepEqual(await resetMemoryFiles(home, "all"), [`${home}/memories/USER.md`]);
- * await Deno.remove(home, { recursive: true });
- * ```
  *
  * @category Built-in store
  */

@@ -94,21 +94,6 @@ const BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing).";
  * resolve to result objects, never throwing for a rejected write; they throw
  * only when the file cannot be written.
  *
- * @example Adding an entry and reading the frozen snapshot
- * ```ts
- * import { MemoryStore } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const home = await Deno.makeTempDir();
- * const store = new MemoryStore({ hermesHome: home });
- * await store.loadFromDisk();
- * const result = await store.add("user", "Prefers metric units");
- * assert.equal(result.success, true);
- * assert.equal(store.formatForSystemPrompt("user"), ""); // frozen at load
- * await store.loadFromDisk(); // a new session
- * assert.match(store.formatForSystemPrompt("user"), /Prefers metric units$/);
- * await Deno.remove(home, { recursive: true });
- * ```
- *
  * @category Built-in store
  */
 export class MemoryStore {
@@ -154,14 +139,6 @@ export class MemoryStore {
    * @param config The parsed config.
    * @param options The profile home, when not the active one.
    * @returns A store that is not loaded yet.
-   *
-   * @example A store with a larger memory budget
-   * ```ts
-   * import { MemoryStore } from "@hermes/memory";
-   * import assert from "node:assert/strict";
-   * const store = MemoryStore.fromConfig({ memory: { memory_char_limit: 4000 } });
-   * assert.equal(store.charLimit("memory"), 4000);
-   * ```
    */
   static fromConfig(
     config: HermesConfig | undefined,

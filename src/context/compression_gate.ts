@@ -77,14 +77,6 @@ const CHECKPOINTLESS_API_MODES: ReadonlySet<string> = new Set([
  * followed by {@linkcode CompressionCheckpointUnavailable.reason}. Keep the
  * uncompressed transcript and retry later.
  *
- * @example Telling a block apart
- * ```ts
- * import { CompressionCheckpointUnavailable } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const error = new CompressionCheckpointUnavailable("provider checkpoint API v2 failed");
- * assert.ok(error.message.startsWith("BLOCKED_MISSING_PREREQUISITE: "));
- * ```
- *
  * @category Errors callers catch
  */
 export class CompressionCheckpointUnavailable extends Error {
@@ -186,14 +178,6 @@ export function isCheckpointGateArmed(config: HermesConfig): boolean {
  * @returns The sanitized text providers returned, for the summary prompt.
  * @throws {CompressionCheckpointUnavailable} When the armed gate blocks.
  *
- * @example Gate off, no manager
- * ```ts
- * import { checkpointBeforeCompression } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const context = await checkpointBeforeCompression(null, [], { config: {} });
- * assert.equal(context, "");
- * ```
- *
  * @category Context safety
  */
 export async function checkpointBeforeCompression(
@@ -281,13 +265,6 @@ export async function checkpointBeforeCompression(
  * @param manager The agent's memory manager, or `null`.
  * @param config The loaded `config.yaml`.
  * @returns `true` when the warning was logged.
- *
- * @example Gate off: no warning
- * ```ts
- * import { warnIfCheckpointGateUnsatisfied } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(await warnIfCheckpointGateUnsatisfied(null, {}), false);
- * ```
  *
  * @category Context safety
  */
@@ -397,18 +374,6 @@ export interface CompactionPolicy {
  * @returns A frozen policy.
  * @throws {CompressionCheckpointUnavailable} When the gate is armed and
  * the API mode compacts without a checkpoint boundary.
- *
- * @example Armed gate
- * ```ts
- * import { compactionPolicyFromConfig } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const policy = compactionPolicyFromConfig({
- *   compression: { checkpoint_required: true, micro_compact: true },
- * }, { apiMode: "chat_completions" });
- * assert.equal(policy.microCompaction, false);
- * policy.assertTurnAllowed();
- * assert.throws(() => policy.assertTurnAllowed({ apiMode: "codex_app_server" }));
- * ```
  *
  * @category Context safety
  */

@@ -40,15 +40,6 @@ const BULLET_REGEXP = /^[-*+]\s+\S/;
  * @param text Provider or model output.
  * @returns The text without fences or fenced content.
  *
- * @example Cleaning echoed context
- * ```ts
- * import { sanitizeContext } from "@hermes/memory";
- * import assert from "node:assert/strict";
- *
- * const echoed = "Hi <memory-context>\nold facts\n</memory-context>there";
- * assert.equal(sanitizeContext(echoed), "Hi there");
- * ```
- *
  * @category Context safety
  */
 export function sanitizeContext(text: string): string {
@@ -98,17 +89,6 @@ function dropRepeatedBullets(text: string): string {
  *
  * @param raw The merged prefetch text.
  * @returns The fenced block, or `""` when `raw` is blank.
- *
- * @example Fencing recalled memory
- * ```ts
- * import { buildMemoryContextBlock } from "@hermes/memory";
- * import assert from "node:assert/strict";
- *
- * const block = buildMemoryContextBlock("- prefers tabs\n- prefers tabs");
- * assert.ok(block.startsWith("<memory-context>\n[System note:"));
- * assert.ok(block.endsWith("\n\n- prefers tabs\n</memory-context>"));
- * assert.equal(buildMemoryContextBlock("  "), "");
- * ```
  *
  * @category Context safety
  */
@@ -161,20 +141,6 @@ function isWhitespaceOnly(text: string): boolean {
  * (or {@linkcode StreamingContextScrubber.reset}) and call
  * {@linkcode StreamingContextScrubber.flush} at the end of the stream: an
  * unterminated span is discarded there.
- *
- * @example Scrubbing a stream
- * ```ts
- * import { StreamingContextScrubber } from "@hermes/memory";
- * import assert from "node:assert/strict";
- *
- * const scrubber = new StreamingContextScrubber();
- * let shown = "";
- * for (const chunk of ["Sure.\n<memory-", "context>\nsecret\n</memory-con", "text>\nDone"]) {
- *   shown += scrubber.feed(chunk);
- * }
- * shown += scrubber.flush();
- * assert.equal(shown, "Sure.\n\nDone");
- * ```
  *
  * @category Context safety
  */

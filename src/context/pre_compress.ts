@@ -33,24 +33,6 @@ export const COMPRESSED_SUMMARY_MARKER = "_compressed_summary";
  * @param messages The transcript (any values; non-arrays give `[]`).
  * @returns The evidence messages.
  *
- * @example Tool traffic removed
- * ```ts
- * import { normalizePreCompressEvidence } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const evidence = normalizePreCompressEvidence([
- *   { role: "system", content: "You are helpful" },
- *   { role: "user", content: "Weather?" },
- *   { role: "assistant", content: "Checking.", tool_calls: [{ id: "1" }] },
- *   { role: "tool", tool_call_id: "1", content: "sunny" },
- *   { role: "assistant", content: "Sunny." },
- * ]);
- * assert.deepEqual(evidence, [
- *   { role: "user", content: "Weather?" },
- *   { role: "assistant", content: "Checking." },
- *   { role: "assistant", content: "Sunny." },
- * ]);
- * ```
- *
  * @category Context safety
  */
 export function normalizePreCompressEvidence(

@@ -24,16 +24,6 @@ const TRIVIAL_PROMPT_REGEXP =
  * @param text The user's message (`null`/`undefined` count as empty).
  * @returns `true` when prefetch should be skipped for this turn.
  *
- * @example Gating prefetch
- * ```ts
- * import { isTrivialPrompt } from "@hermes/memory";
- * import assert from "node:assert/strict";
- *
- * assert.equal(isTrivialPrompt("thanks!"), true);
- * assert.equal(isTrivialPrompt("/reset"), true);
- * assert.equal(isTrivialPrompt("k8s rollout status"), false);
- * ```
- *
  * @category Context safety
  */
 export function isTrivialPrompt(text: string | null | undefined): boolean {

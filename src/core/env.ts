@@ -37,14 +37,6 @@ export function isProcessEnvReadable(name: string): boolean {
  *
  * @param value The raw value (or `undefined`).
  * @returns `true` for a truthy switch value.
- *
- * @example Reading a switch from the environment
- * ```ts
- * import { isTruthyEnvValue } from "./env.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isTruthyEnvValue(" Yes "), true);
- * assert.equal(isTruthyEnvValue("0"), false);
- * ```
  */
 export function isTruthyEnvValue(value: string | undefined | null): boolean {
   if (value == null) return false;

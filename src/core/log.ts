@@ -46,14 +46,6 @@ let current: Logger = STDERR_LOGGER;
  * @param logger The new logger.
  * @returns The logger that was installed before.
  *
- * @example Capturing log lines
- * ```ts
- * import { setLogger } from "@hermes/memory";
- * const lines: string[] = [];
- * const previous = setLogger({ log: (level, msg) => lines.push(`${level} ${msg}`) });
- * setLogger(previous);
- * ```
- *
  * @category Durable files and the log
  */
 export function setLogger(logger: Logger): Logger {
@@ -67,12 +59,6 @@ export function setLogger(logger: Logger): Logger {
  *
  * @param level The level.
  * @param message The text.
- *
- * @example
- * ```ts no-assert
- * import { log } from "@hermes/memory";
- * log("warn", "Memory provider 'x' sync failed: boom");
- * ```
  *
  * @category Durable files and the log
  */

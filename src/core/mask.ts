@@ -12,15 +12,6 @@
  * @param value The secret.
  * @returns The masked form, safe for logs, errors and prompts.
  *
- * @example Masking an API key
- * ```ts
- * import { maskSecret } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(maskSecret("hch-v2-abcdef123456"), "...3456");
- * assert.equal(maskSecret("abc"), "set");
- * assert.equal(maskSecret(""), "");
- * ```
- *
  * @category Profiles and secrets
  */
 export function maskSecret(value: string): string {

@@ -134,13 +134,6 @@ export interface RecallStatusOptions {
  * @param options The glyph, when not the default.
  * @returns A frozen record.
  *
- * @example A recall status with the default glyph
- * ```ts
- * import { recallStatus } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(recallStatus("Honcho", 3).glyph, "🧠");
- * ```
- *
  * @category Contract
  */
 export function recallStatus(

@@ -445,19 +445,6 @@ function maskLearned(
  * @param value What is about to leave the agent.
  * @returns The redacted copy; `value` itself is never mutated.
  *
- * @example Redacting a turn before a provider sees it
- * ```ts
- * import { redactForEgress } from "@hermes/memory";
- * import assert from "node:assert/strict";
- *
- * const key = "sk-proj-4f9a8b7c6d5e4f3a2b1c";
- * const turn = [`my key is ${key}`, { role: "tool", content: `OPENAI_API_KEY=${key}` }];
- * const [user, tool] = redactForEgress(turn) as [string, { content: string }];
- * assert.equal(user, "my key is [redacted]");
- * assert.equal(tool.content, "OPENAI_API_KEY=[redacted]");
- * assert.equal(turn[0], `my key is ${key}`);
- * ```
- *
  * @category Context safety
  */
 export function redactForEgress<T>(value: T): T {

@@ -48,14 +48,6 @@ const writing = new Set<string>();
  * @returns A promise that resolves once the new content is in place.
  * @throws {Deno.errors.NotFound} When the parent directory is missing.
  *
- * @example Writing a credentials file
- * ```ts no-assert
- * import { atomicWriteText } from "@hermes/memory";
- * const dir = await Deno.makeTempDir();
- * await atomicWriteText(`${dir}/token.txt`, "secret\n", { mode: 0o600 });
- * await Deno.remove(dir, { recursive: true });
- * ```
- *
  * @category Durable files and the log
  */
 export async function atomicWriteText(
@@ -115,15 +107,6 @@ export class DiskFullError extends Error {
  *
  * @param error Any error.
  * @returns `true` for a full disk.
- *
- * @example Recognising a full disk
- * ```ts
- * import { isDiskFull } from "./atomic_write.ts";
- * import assert from "node:assert/strict";
- * const error = Object.assign(new Error("No space left on device (os error 28)"), { code: "ENOSPC" });
- * assert.equal(isDiskFull(error), true);
- * assert.equal(isDiskFull(new Error("other")), false);
- * ```
  *
  * @category Durable files and the log
  */
@@ -247,16 +230,6 @@ async function removeIfOrphaned(path: string): Promise<void> {
  * @returns A promise that resolves once the file is in place.
  * @throws {TypeError} When `value` cannot be serialized as JSON.
  *
- * @example Saving a provider sidecar
- * ```ts
- * import { atomicJsonWrite, readJsonOrEmpty } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const dir = await Deno.makeTempDir();
- * await atomicJsonWrite(`${dir}/mem0.json`, { user_id: "ada" });
- * assert.deepEqual(await readJsonOrEmpty(`${dir}/mem0.json`), { user_id: "ada" });
- * await Deno.remove(dir, { recursive: true });
- * ```
- *
  * @category Durable files and the log
  */
 export async function atomicJsonWrite(
@@ -280,13 +253,6 @@ export async function atomicJsonWrite(
  *
  * @param path The file to read.
  * @returns The parsed object, or a fresh `{}`.
- *
- * @example Reading a sidecar that may not exist
- * ```ts
- * import { readJsonOrEmpty } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.deepEqual(await readJsonOrEmpty("/nonexistent/honcho.json"), {});
- * ```
  *
  * @category Durable files and the log
  */

@@ -292,13 +292,6 @@ export async function providerDependencyStatus(
  * @throws {DependencyInstallError} When the provider is not found, may not
  * use npm but declares npm packages, or the install fails.
  *
- * @example
- * ```ts ignore
- * import { prepareProviderDependencies } from "@hermes/memory";
- * const result = await prepareProviderDependencies("notes");
- * for (const line of result.messages) console.log(line);
- * ```
- *
  * @category Plugins: discovery, loading, permissions
  */
 export async function prepareProviderDependencies(

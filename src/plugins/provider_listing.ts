@@ -58,14 +58,6 @@ export interface DiscoverOptions extends DiscoveryOptions {
  * @param options Home, config, directories and the probe.
  * @returns One entry per provider, in precedence order.
  *
- * @example
- * ```ts ignore
- * import { discoverMemoryProviders } from "@hermes/memory";
- * for (const p of await discoverMemoryProviders()) {
- *   console.log(`${p.name} (${p.source}): ${p.description}`, p.available);
- * }
- * ```
- *
  * @category Plugins: discovery, loading, permissions
  */
 export async function discoverMemoryProviders(

@@ -379,14 +379,6 @@ async function loadCandidate(
  * (logged at debug), a provider disabled in `plugins.disabled`, or a load
  * failure (both warned).
  *
- * @example Loading the configured provider
- * ```ts ignore
- * import { loadConfig, loadMemoryProvider } from "@hermes/memory";
- * const config = await loadConfig();
- * const name = String((config.memory as Record<string, unknown>)?.provider ?? "");
- * const provider = await loadMemoryProvider(name, { config });
- * ```
- *
  * @category Plugins: discovery, loading, permissions
  */
 export async function loadMemoryProvider(
@@ -433,14 +425,6 @@ export async function loadMemoryProvider(
  * @param candidate The provider (from discovery).
  * @param options Home, config, sandbox mode and timeouts.
  * @returns Whether it loaded and says it is available.
- *
- * @example
- * ```ts ignore
- * import { findMemoryProvider } from "./plugin_discovery.ts";
- * import { probeMemoryProvider } from "@hermes/memory";
- * const candidate = await findMemoryProvider("honcho");
- * const ok = candidate !== null && await probeMemoryProvider(candidate);
- * ```
  *
  * @category Plugins: discovery, loading, permissions
  */

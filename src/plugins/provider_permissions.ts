@@ -402,13 +402,6 @@ function isInside(parent: string, child: string): boolean {
  * @param options Home, config and discovery directories.
  * @returns The grant, or `null` when the provider is not found.
  *
- * @example
- * ```ts ignore
- * import { providerPermissions } from "@hermes/memory";
- * const grant = await providerPermissions("honcho");
- * console.log(grant?.net.map((e) => e.value));
- * ```
- *
  * @category Plugins: discovery, loading, permissions
  */
 export async function providerPermissions(

@@ -68,16 +68,6 @@ export function contextBound<F extends (...args: any[]) => any>(fn: F): F {
  * @param fn The work.
  * @param options The task's name.
  *
- * @example Syncing a turn in the background
- * ```ts
- * import { getHermesHome, spawnContextTask, withHermesHome } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const task = withHermesHome("/srv/alice", () =>
- *   spawnContextTask(() => getHermesHome(), { name: "sync" })
- * );
- * assert.equal(await task.done, "/srv/alice");
- * ```
- *
  * @category Profiles and secrets
  */
 export function spawnContextTask<T>(
@@ -130,14 +120,6 @@ export function activeContextTasks(): ContextTask<unknown>[] {
  *
  * @param timeoutMs How long to wait at most, in milliseconds.
  * @returns `true` when nothing is left running, `false` on timeout.
- *
- * @example Draining at shutdown
- * ```ts
- * import { drainContextTasks, spawnContextTask } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * spawnContextTask(() => "flushed", { name: "flush" });
- * assert.equal(await drainContextTasks(5000), true);
- * ```
  *
  * @category Profiles and secrets
  */

@@ -494,22 +494,6 @@ export interface SaveEnvValueOptions {
  * a credential ({@linkcode isCredentialName}) with non-ASCII characters
  * (which Hermes strips).
  *
- * @example Storing an API key for a profile
- * ```ts
- * import { loadEnvFile } from "./env_file.ts";
- * import { saveEnvValue } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const home = await Deno.makeTempDir();
- * await saveEnvValue("HONCHO_API_KEY", "hch-123", { hermesHome: home });
- * await saveEnvValue("GREETING", 'say "hi" # twice', { hermesHome: home });
- * assert.deepEqual(await loadEnvFile(`${home}/.env`), {
- *   HONCHO_API_KEY: "hch-123",
- *   GREETING: 'say "hi" # twice',
- * });
- * assert.equal(await Deno.readTextFile(`${home}/.env`), 'HONCHO_API_KEY=hch-123\nGREETING="say \\"hi\\" # twice"\n');
- * await Deno.remove(home, { recursive: true });
- * ```
- *
  * @category Profiles and secrets
  */
 export async function saveEnvValue(

@@ -25,15 +25,6 @@ const checkedActiveProfileRoots = new Set<string>();
  * @typeParam T What `fn` returns.
  * @param home The profile home (made absolute).
  *
- * @example Two profiles in one process
- * ```ts
- * import { getHermesHome, withHermesHome } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * withHermesHome("/srv/hermes/alice", () => {
- *   assert.equal(getHermesHome(), "/srv/hermes/alice");
- * });
- * ```
- *
  * @category Profiles and secrets
  */
 export function withHermesHome<T>(home: string, fn: () => T): T {
@@ -62,17 +53,6 @@ export function homeEnvVariables(): string[] {
  * neither `HERMES_HOME` nor the user's home directory is set. The home is
  * never guessed (it used to fall back to `./.hermes`, so memories were
  * written wherever the program happened to run).
- *
- * @example Telling the user which flag is missing
- * ```ts no-assert
- * import { getHermesHome, HermesHomeUnknownError } from "@hermes/memory";
- * try {
- *   getHermesHome();
- * } catch (error) {
- *   if (error instanceof HermesHomeUnknownError) console.error(error.message);
- *   else throw error;
- * }
- * ```
  *
  * @category Errors callers catch
  */
@@ -118,12 +98,6 @@ function readHomeVariable(name: string): string | undefined {
  * @throws {HermesHomeUnknownError} When the process may not read the
  * variable (an unreadable home is never taken for an unset one).
  *
- * @example The user's home directory
- * ```ts no-assert
- * import { getUserHome } from "@hermes/memory";
- * const home = getUserHome();
- * ```
- *
  * @category Profiles and secrets
  */
 export function getUserHome(): string | undefined {
@@ -141,12 +115,6 @@ export function getUserHome(): string | undefined {
  *
  * @throws {HermesHomeUnknownError} When the user's home directory cannot
  * be read or is not set.
- *
- * @example The default Hermes root
- * ```ts no-assert
- * import { getDefaultHermesRoot } from "@hermes/memory";
- * const root = getDefaultHermesRoot();
- * ```
  *
  * @category Profiles and secrets
  */
@@ -176,13 +144,6 @@ function requireUserHome(): string {
  *
  * @throws {HermesHomeUnknownError} When `HERMES_HOME` or the user's home
  * directory cannot be read, or neither is set.
- *
- * @example A Docker deployment's root
- * ```ts no-assert
- * import { getHermesRoot } from "@hermes/memory";
- * // HERMES_HOME=/opt/data/profiles/work → /opt/data
- * const root = getHermesRoot();
- * ```
  *
  * @category Profiles and secrets
  */
@@ -217,12 +178,6 @@ export function getProcessHermesHome(): string {
  * when `HERMES_HOME` or the user's home directory cannot be read, or
  * neither is set.
  *
- * @example Profile-scoped paths
- * ```ts no-assert
- * import { getHermesHome } from "@hermes/memory";
- * const memories = `${getHermesHome()}/memories`;
- * ```
- *
  * @category Profiles and secrets
  */
 export function getHermesHome(): string {
@@ -235,12 +190,6 @@ export function getHermesHome(): string {
  *
  * @param profile The profile's name.
  * @throws {RangeError} When the name is not a plain profile name.
- *
- * @example A named profile's home
- * ```ts no-assert
- * import { getProfileHome } from "@hermes/memory";
- * const coder = getProfileHome("coder");
- * ```
  *
  * @category Profiles and secrets
  */

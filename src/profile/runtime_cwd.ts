@@ -25,15 +25,6 @@ const CWD_PROBE_NAME = ".hermes-cwd-probe";
  * @typeParam T What `fn` returns.
  * @param path The directory (made absolute against the process directory).
  *
- * @example Binding the conversation's directory
- * ```ts
- * import { resolveAgentCwd, withSessionCwd } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const project = await Deno.makeTempDir();
- * withSessionCwd(project, () => assert.equal(resolveAgentCwd(), project));
- * await Deno.remove(project);
- * ```
- *
  * @category Profiles and secrets
  */
 export function withSessionCwd<T>(path: string, fn: () => T): T {
@@ -48,12 +39,6 @@ export function withSessionCwd<T>(path: string, fn: () => T): T {
  * per directory).
  *
  * @returns An absolute path.
- *
- * @example The conversation's working directory
- * ```ts no-assert
- * import { resolveAgentCwd } from "@hermes/memory";
- * const cwd = resolveAgentCwd();
- * ```
  *
  * @category Profiles and secrets
  */

@@ -145,14 +145,6 @@ export function withSecretScope<T>(
  *
  * @returns The frozen mapping, or `undefined` outside a scope.
  *
- * @example No scope outside withSecretScope()
- * ```ts
- * import { currentSecretScope, withSecretScope } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(currentSecretScope(), undefined);
- * withSecretScope({ A: "1" }, () => assert.deepEqual(currentSecretScope(), { A: "1" }));
- * ```
- *
  * @category Profiles and secrets
  */
 export function currentSecretScope():
@@ -168,18 +160,6 @@ export function currentSecretScope():
  * back to the process environment.
  *
  * @param active `true` while multiplexing.
- *
- * @example Serving several profiles from one process
- * ```ts
- * import { getSecret, setMultiplexActive, UnscopedSecretError } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * setMultiplexActive(true);
- * try {
- *   assert.throws(() => getSecret("OPENAI_API_KEY"), UnscopedSecretError);
- * } finally {
- *   setMultiplexActive(false);
- * }
- * ```
  *
  * @category Profiles and secrets
  */
@@ -200,12 +180,6 @@ export function isMultiplexActive(): boolean {
  * @returns The value, or `fallback`.
  * @throws {UnscopedSecretError} When multiplexing and no scope is installed
  * (for a name that is not global).
- *
- * @example Reading a key with a default
- * ```ts no-assert
- * import { getSecret } from "@hermes/memory";
- * const baseUrl = getSecret("HONCHO_BASE_URL", "https://api.honcho.dev");
- * ```
  *
  * @category Profiles and secrets
  */
@@ -237,16 +211,6 @@ function fromProcess(name: string): string | undefined {
  * @returns A fresh mapping (empty when the profile has no `.env`).
  * @throws {Deno.errors.PermissionDenied} Or another OS error when `.env`
  * exists but cannot be read.
- *
- * @example Serving one turn of a profile
- * ```ts no-assert
- * import { buildProfileSecretScope, withHermesHome, withSecretScope } from "@hermes/memory";
- * const home = "/srv/hermes/profiles/alice";
- * const scope = await buildProfileSecretScope(home);
- * await withHermesHome(home, () => withSecretScope(scope, async () => {
- *   // run the agent's turn here
- * }));
- * ```
  *
  * @category Profiles and secrets
  */

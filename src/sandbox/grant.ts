@@ -118,14 +118,6 @@ export function workerPermissions(
  * @returns Flags such as `--allow-read=/h,/h/plugins/x`.
  * @throws {TypeError} When a value holds a `,` or a control character.
  *
- * @example
- * ```ts
- * import { denoRunFlags } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const flags = denoRunFlags({ provider: "x", hermesHome: "/h", read: [{ value: "/h", from: "data-dir" }], write: [{ value: "/h", from: "data-dir" }], env: [{ value: "X_KEY", from: "plugin.yaml" }], net: [], import: [], npm: false });
- * assert.deepEqual(flags, ["--allow-read=/h", "--allow-write=/h", "--allow-env=X_KEY"]);
- * ```
- *
  * @category Plugins: discovery, loading, permissions
  */
 export function denoRunFlags(grant: ProviderGrant): string[] {

@@ -75,12 +75,6 @@ let maxLive = Infinity;
  * @param limit The most running sandboxes (`Infinity`: no cap).
  * @throws {RangeError} When `limit` is not a positive integer or `Infinity`.
  *
- * @example
- * ```ts ignore
- * import { setMaxLiveProviders } from "@hermes/memory";
- * setMaxLiveProviders(8); // at most 8 provider processes at a time
- * ```
- *
  * @category Plugins: discovery, loading, permissions
  */
 export function setMaxLiveProviders(limit: number): void {
@@ -121,14 +115,6 @@ const OWN_HOOKS: ReadonlySet<ProviderHookName> = new Set([
 /**
  * A memory provider running in a permission-confined worker; the host
  * sees an ordinary {@linkcode MemoryProvider}.
- *
- * @example Loading a provider into its sandbox
- * ```ts ignore
- * import { loadMemoryProvider } from "@hermes/memory";
- * const provider = await loadMemoryProvider("notes"); // a SandboxedMemoryProvider
- * console.log(provider?.name, await provider?.isAvailable());
- * await provider?.shutdown();
- * ```
  *
  * @category Plugins: discovery, loading, permissions
  */

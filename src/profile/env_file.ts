@@ -221,36 +221,18 @@ function parseBindings(text: string): Binding[] {
 
 /** Options of {@linkcode parseEnvText}. */
 interface ParseEnvTextOptions {
-  /**
-   * Looks up a variable of the environment for `${NAME}` references that the
-   * file itself does not define (python-dotenv reads `os.environ`) (default `()
-   * => undefined`).
-   */
+  /** Looks up `${NAME}` the file does not define (python-dotenv reads `os.environ`). */
   lookup?: (name: string) => string | undefined;
-  /**
-   * Called with the 1-based line of each statement that cannot be parsed
-   * (python-dotenv warns and skips it; the lines after it still count).
-   */
+  /** Called with the 1-based line of each statement that cannot be parsed. */
   onInvalidLine?: (line: number) => void;
 }
 
 /**
  * Parses the text of a `.env` file exactly as Hermes' loader reads it
- * (python-dotenv 1.2.2 with interpolation, as `load_dotenv(override=True)`).
- *
- * - A statement is `[export ]KEY[=VALUE]`; names are anything without
- *   `=`, `#` or whitespace (`KEY-NAME`, `KEY.NAME`, `1DIGIT`, `CLÉ`), or
- *   single-quoted. A name without `=` sets nothing.
- * - Double-quoted values may span lines and decode `\n \t \\ \" \' \a \b
- *   \f \r \v`; single-quoted values may span lines and decode `\\` and
- *   `\'`; unquoted values end at the line's end, lose an inline comment
- *   (whitespace then `#`) and trailing whitespace.
- * - `${NAME}` and `${NAME:-default}` are replaced everywhere (inside any
- *   quotes too) by the value the file gave `NAME` earlier, else the
- *   environment's, else the default or `""`; `$NAME` stays as written.
- * - A statement that does not parse (an unterminated quote, text after a
- *   closing quote, a name with a space) is skipped; later lines still
- *   parse. A later definition wins.
+ * (python-dotenv 1.2.2 with interpolation, `load_dotenv(override=True)`):
+ * quoting, escapes, inline comments and `${NAME:-default}` as python-dotenv
+ * has them; a statement that does not parse is skipped, a later definition
+ * wins.
  */
 export function parseEnvText(
   text: string,
@@ -291,15 +273,8 @@ const BOM_UTF8 = [0xef, 0xbb, 0xbf];
 
 /**
  * Turns a `.env` file's bytes into the text Hermes' loader parses
- * (`load_hermes_dotenv`), without ever changing the file:
- *
- * - a UTF-16 file (with its BOM) is decoded; a UTF-8 BOM is dropped;
- * - bytes that are not UTF-8 are read as latin-1 (so `café` survives);
- * - NUL bytes are removed, line endings become `\n`, and each line that is
- *   not blank or a comment is trimmed, as Hermes' sanitiser rewrites the
- *   file before reading it (so a continuation line of a quoted value loses
- *   its indentation there too);
- * - a UTF-32 file is refused (Hermes then fails to start).
+ * (`load_hermes_dotenv`): UTF-16 decoded, UTF-8 BOM dropped, non-UTF-8 read
+ * as latin-1, NULs removed, non-comment lines trimmed; UTF-32 refused.
  */
 export function decodeEnvBytes(bytes: Uint8Array): DecodedEnvText {
   const starts = (prefix: number[]) => prefix.every((b, i) => bytes[i] === b);
@@ -362,9 +337,8 @@ export function isCredentialName(name: string): boolean {
 }
 
 /**
- * A credential value as Hermes uses it: non-ASCII characters removed (a
- * zero-width space or look-alike glyph pasted from a web page), for names
- * {@linkcode isCredentialName} accepts; other values unchanged.
+ * A credential value as Hermes uses it: non-ASCII characters (pasted
+ * zero-width spaces, look-alikes) removed; other values unchanged.
  */
 export function sanitizeCredential(name: string, value: string): string {
   // deno-lint-ignore no-control-regex
@@ -375,11 +349,7 @@ export function sanitizeCredential(name: string, value: string): string {
 
 const warnedCredentials = new Set<string>();
 
-/**
- * {@linkcode sanitizeCredential}, with one warning per variable name when
- * characters were stripped (naming the code points, never the value), as
- * Hermes warns on start-up.
- */
+/** {@linkcode sanitizeCredential}, warning once per name (code points, never the value) as Hermes does. */
 export function credentialValue(name: string, value: string): string {
   const clean = sanitizeCredential(name, value);
   if (clean !== value && !warnedCredentials.has(name)) {
@@ -409,11 +379,9 @@ interface LoadEnvFileOptions {
 }
 
 /**
- * Reads a `.env` file as Hermes' loader does ({@linkcode decodeEnvBytes},
- * then {@linkcode parseEnvText}, then {@linkcode sanitizeCredential} for
- * each value), without changing the file or the process environment. A
- * file that cannot be decoded, and each statement that does not parse,
- * get one warning naming the file (and line), never its content.
+ * Reads a `.env` file as Hermes' loader does, without changing the file or
+ * the process environment; problems get one warning naming the file (and
+ * line), never its content.
  *
  * @throws {Deno.errors.PermissionDenied} Or another OS error when the file
  * exists but cannot be read.
@@ -475,24 +443,14 @@ export interface SaveEnvValueOptions {
 }
 
 /**
- * Sets `name` to `value` in the profile's `.env`, so that Hermes (which
- * reads `.env` with python-dotenv) reads back exactly `value`, keeping
- * every other byte of the file: the statement defining `name` is replaced
- * (later duplicates removed), or a line is appended. Values made only of
- * `[A-Za-z0-9_-.:/@+=,~%^]` are written bare, others double-quoted with
- * `\` and `"` escaped. CR and LF are stripped from the value. A file that
- * is not UTF-8 (latin-1, UTF-16) is rewritten as UTF-8 with the same text.
- * The file is replaced atomically with mode `0600` under a cross-process
- * lock; the home directory is created if missing. The process environment
- * is not changed.
+ * Sets `name` to `value` in the profile's `.env` so that Hermes
+ * (python-dotenv) reads back exactly `value`, keeping every other byte of
+ * the file. Written atomically with mode `0600` under a cross-process lock;
+ * the process environment is not changed.
  *
- * @param options Which profile home to write to.
- * @throws {RangeError} When {@linkcode validateEnvName} rejects the name, or
- * the value cannot be stored so that Hermes reads it back unchanged: it
- * holds a `${NAME}` reference (python-dotenv expands those even inside
- * quotes, and has no escape for them), a NUL or a lone surrogate, or it is
- * a credential ({@linkcode isCredentialName}) with non-ASCII characters
- * (which Hermes strips).
+ * @throws {RangeError} When the name is malformed or denied, or Hermes could
+ * not read the value back unchanged (a `${NAME}` reference, a NUL, a lone
+ * surrogate, or a credential with non-ASCII characters).
  *
  * @category Profiles and secrets
  */

@@ -19,11 +19,8 @@ let warnedActiveProfile = false;
 const checkedActiveProfileRoots = new Set<string>();
 
 /**
- * Runs `fn` with `home` as the profile home for everything it does,
- * including timers, queued tasks and fetch callbacks it starts.
- *
- * @typeParam T What `fn` returns.
- * @param home The profile home (made absolute).
+ * Runs `fn` with `home` (made absolute) as the profile home for everything
+ * it does, including timers, queued tasks and fetch callbacks it starts.
  *
  * @category Profiles and secrets
  */
@@ -50,9 +47,7 @@ export function homeEnvVariables(): string[] {
 /**
  * Thrown when the Hermes home cannot be told: a variable it is found from
  * may not be read (the message names the `--allow-env` flag to add), or
- * neither `HERMES_HOME` nor the user's home directory is set. The home is
- * never guessed (it used to fall back to `./.hermes`, so memories were
- * written wherever the program happened to run).
+ * neither `HERMES_HOME` nor the user's home is set. The home is never guessed.
  *
  * @category Errors callers catch
  */
@@ -65,8 +60,8 @@ export class HermesHomeUnknownError extends Error {
   /**
    * Builds the error.
    *
-   * @param variable The variable that could not be read, or `undefined`
-   * when the variables are readable but unset.
+   * @param variable The variable that could not be read; `undefined` when
+   * the variables are readable but unset.
    */
   constructor(variable: string | undefined) {
     const names = homeEnvVariables();
@@ -91,12 +86,10 @@ function readHomeVariable(name: string): string | undefined {
 }
 
 /**
- * The user's home directory from the environment (`HOME`, or `USERPROFILE`
- * on Windows).
+ * The user's home directory (`HOME`, or `USERPROFILE` on Windows), or
+ * `undefined` when unset.
  *
- * @returns The directory, or `undefined` when it is not set.
- * @throws {HermesHomeUnknownError} When the process may not read the
- * variable (an unreadable home is never taken for an unset one).
+ * @throws {HermesHomeUnknownError} When the process may not read it.
  *
  * @category Profiles and secrets
  */
@@ -109,9 +102,9 @@ export function getUserHome(): string | undefined {
 }
 
 /**
- * The platform default root of Hermes data, ignoring overrides and
- * `HERMES_HOME`: `~/.hermes` (plus `HERMES_DATA_DIR_SUFFIX`) on POSIX,
- * `%LOCALAPPDATA%\hermes` (plus the suffix) on Windows.
+ * The platform default root of Hermes data, ignoring `HERMES_HOME`:
+ * `~/.hermes` on POSIX, `%LOCALAPPDATA%\hermes` on Windows (plus
+ * `HERMES_DATA_DIR_SUFFIX`).
  *
  * @throws {HermesHomeUnknownError} When the user's home directory cannot
  * be read or is not set.
@@ -135,15 +128,11 @@ function requireUserHome(): string {
 }
 
 /**
- * The root of the Hermes data the process serves, as Hermes resolves it
- * (`get_default_hermes_root`): the platform default (`~/.hermes`) when
- * `HERMES_HOME` is unset or lies under it; for a `HERMES_HOME` elsewhere
- * (Docker, custom deployments), `<root>` when it is `<root>/profiles/<name>`
- * and `HERMES_HOME` itself otherwise. Named profiles live in
+ * The root of the Hermes data the process serves, as Hermes'
+ * `get_default_hermes_root` resolves it; named profiles live in
  * `<root>/profiles/`. Context-local overrides are ignored.
  *
- * @throws {HermesHomeUnknownError} When `HERMES_HOME` or the user's home
- * directory cannot be read, or neither is set.
+ * @throws {HermesHomeUnknownError} When the home cannot be told.
  *
  * @category Profiles and secrets
  */
@@ -174,9 +163,7 @@ export function getProcessHermesHome(): string {
  * The active profile's home: the context-local override, else
  * `HERMES_HOME`, else the platform default. Evaluated on every call.
  *
- * @throws {HermesHomeUnknownError} Outside {@linkcode withHermesHome},
- * when `HERMES_HOME` or the user's home directory cannot be read, or
- * neither is set.
+ * @throws {HermesHomeUnknownError} When the home cannot be told.
  *
  * @category Profiles and secrets
  */

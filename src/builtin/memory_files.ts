@@ -91,14 +91,12 @@ export interface StoreUsage {
 export type ResetTarget = "all" | "memory" | "user";
 
 /**
- * Reads the built-in store's settings from a parsed `config.yaml` as Hermes
- * does (see the coercion table in `config_values.ts`): the enable flags by
- * Python truthiness (absent = on; a quoted `"false"` is on, as in Hermes),
- * the limits by `int()` (`"2000"` → 2000, `3000.9` → 3000, zero or negative
- * kept; when `memory_char_limit` cannot be read both limits take their
- * defaults, when only `user_char_limit` cannot, it alone does, as Hermes'
- * `load_on_disk_store`), `write_approval` by its switch words.
+ * Reads the built-in store's settings from a parsed `config.yaml` with
+ * Hermes' coercions (`config_values.ts`): flags by Python truthiness, limits
+ * by `int()`; an unreadable `memory_char_limit` defaults both limits, as
+ * Hermes' `load_on_disk_store` does.
  */
+
 export function readMemoryConfig(
   config: HermesConfig | undefined,
 ): MemoryConfig {
@@ -124,10 +122,8 @@ export function readMemoryConfig(
 }
 
 /**
- * The paths of the built-in store's files under a profile home.
- *
- * @param hermesHome The profile home (default: the active one).
- * @returns The directory and the two file paths.
+ * The paths of the built-in store's files under a profile home (default:
+ * the active one).
  *
  * @category Built-in store
  */
@@ -137,13 +133,8 @@ export function memoryFilePaths(hermesHome?: string): MemoryFilePaths {
 }
 
 /**
- * Reports, per target, the file's path, presence, size in bytes and
- * characters, budget and entry count, without creating anything (for
- * `hermes memory status`).
- *
- * @param hermesHome The profile home (default: the active one).
- * @param config The parsed `config.yaml` (limits and flags come from it).
- * @returns Usage of `memory` and `user`.
+ * Reports each target's file, size, budget and entry count without
+ * creating anything (for `hermes memory status`).
  *
  * @category Built-in store
  */
@@ -185,7 +176,6 @@ export async function readStoreUsage(
  * siblings), each under its lock so a concurrent write is not torn. Running
  * sessions keep their frozen snapshot; their next write sees the file gone.
  *
- * @param hermesHome The profile home (default: the active one).
  * @param target `all` (default), `memory` or `user`.
  * @returns The paths that existed and were deleted.
  * @throws {RangeError} When `target` is not `all`, `memory` or `user`.

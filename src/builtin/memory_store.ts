@@ -56,10 +56,8 @@ export type MemoryResult = Record<string, unknown>;
 
 /** Options of {@linkcode MemoryStore}. */
 interface MemoryStoreOptions {
-  /**
-   * The profile home holding `memories/`. When absent the home is resolved
-   * on every call with `getHermesHome()`, so a profile switch is honoured.
-   */
+  /** The profile home holding `memories/` (default: `getHermesHome()` on every call). */
+
   hermesHome?: string;
   /** The budget of `MEMORY.md` in characters (default `2200`). */
   memoryCharLimit?: number;
@@ -69,11 +67,7 @@ interface MemoryStoreOptions {
   memoryEnabled?: boolean;
   /** Whether `USER.md` is enabled; writes to a disabled target are refused (default `true`). */
   userProfileEnabled?: boolean;
-  /**
-   * Whether `memory.write_approval` is on: `memory` tool writes then need
-   * approval (see `handleMemoryToolCall`). The store's own methods always write
-   * directly (default `false`).
-   */
+  /** `memory.write_approval`: `memory` tool writes need approval; the store's own methods write directly (default `false`). */
   writeApproval?: boolean;
 }
 
@@ -108,10 +102,8 @@ export class MemoryStore {
   /**
    * Creates a store; nothing is read until {@linkcode MemoryStore.loadFromDisk}.
    *
-   * @param options Home, limits and enable flags.
-   * @throws {RangeError} When a limit is not an integer. (A limit of zero or
-   * less is accepted, as Hermes accepts it: every write is then over
-   * budget.)
+   * @throws {RangeError} When a limit is not an integer (zero or less is
+   * accepted, as in Hermes: every write is then over budget).
    */
   constructor(options: MemoryStoreOptions = {}) {
     this.#hermesHome = options.hermesHome;
@@ -132,14 +124,7 @@ export class MemoryStore {
     this.#writeApproval = options.writeApproval ?? false;
   }
 
-  /**
-   * Builds a store from a parsed `config.yaml` (`memory.*` limits and flags,
-   * see {@linkcode readMemoryConfig}).
-   *
-   * @param config The parsed config.
-   * @param options The profile home, when not the active one.
-   * @returns A store that is not loaded yet.
-   */
+  /** Builds a store, not loaded yet, from a parsed `config.yaml`'s `memory.*` limits and flags. */
   static fromConfig(
     config: HermesConfig | undefined,
     options: { hermesHome?: string } = {},
@@ -155,21 +140,12 @@ export class MemoryStore {
     });
   }
 
-  /**
-   * Whether `memory` tool writes need approval (`memory.write_approval`).
-   *
-   * @returns `true` when the approval gate is on.
-   */
+  /** Whether `memory` tool writes need approval (`memory.write_approval`). */
   get writeApproval(): boolean {
     return this.#writeApproval;
   }
 
-  /**
-   * The profile home in use now (fixed by the `hermesHome` option, else
-   * resolved on every call).
-   *
-   * @returns The absolute home path.
-   */
+  /** The absolute profile home in use now (the option, else resolved on every call). */
   hermesHome(): string {
     return this.#hermesHome ?? getHermesHome();
   }
@@ -184,12 +160,7 @@ export class MemoryStore {
     return this.#enabled[norm(target)];
   }
 
-  /**
-   * The file paths in use now (the home is resolved on every call unless
-   * fixed by the `hermesHome` option).
-   *
-   * @returns The directory and the two file paths.
-   */
+  /** The directory and file paths in use now (the home resolved on every call unless fixed). */
   paths(): MemoryFilePaths {
     return memoryFilePaths(this.hermesHome());
   }
@@ -215,11 +186,7 @@ export class MemoryStore {
     return [...this.#entries[norm(target)]];
   }
 
-  /**
-   * The live size of a target in characters.
-   *
-   * @returns The serialised length of its entries.
-   */
+  /** The live size of a target: its entries' serialised length in characters. */
   size(target: MemoryTarget): number {
     return entriesSize(this.#entries[norm(target)]);
   }
@@ -289,8 +256,6 @@ export class MemoryStore {
    * re-read under the lock (without the drift guard); an exact duplicate is
    * a successful no-op; going over the budget is a consolidation failure.
    *
-   * @param content The entry text.
-   * @returns The result object.
    * @throws {Error} When the file cannot be written.
    */
   async add(target: MemoryTarget, content: string): Promise<MemoryResult> {
@@ -332,9 +297,7 @@ export class MemoryStore {
    * substring; several matches must all be the same entry) with
    * `newContent`.
    *
-   * @param oldText A short unique substring of the entry.
-   * @param newContent The complete new entry.
-   * @returns The result object; on success it carries `replaced_entry`.
+   * @returns The result; on success it carries `replaced_entry`.
    * @throws {Error} When the file cannot be written.
    */
   async replace(
@@ -387,8 +350,7 @@ export class MemoryStore {
    * several matches must all be the same entry). Removing the last entry
    * leaves an empty file.
    *
-   * @param oldText A short unique substring of the entry.
-   * @returns The result object; on success it carries `removed_entry`.
+   * @returns The result; on success it carries `removed_entry`.
    * @throws {Error} When the file cannot be written.
    */
   async remove(target: MemoryTarget, oldText: string): Promise<MemoryResult> {
@@ -417,13 +379,10 @@ export class MemoryStore {
    * operation leaves the file untouched. As in Hermes, every add/replace
    * `content` is scanned for threats as given (before trimming) before the
    * file is locked, and an empty or falsy operation counts as one with no
-   * action.
+   * action. A malformed operation is refused before anything is written.
    *
-   * @param operations The operations, in order.
-   * @returns The result object; on success it carries `replaced_entries` /
-   * `removed_entries` keyed by 1-based operation index, when any. A
-   * non-object operation or a non-string `action`, `content` or `old_text`
-   * is refused with an error naming it, before anything is written.
+   * @returns The result; on success `replaced_entries` / `removed_entries`
+   * keyed by 1-based operation index, when any.
    * @throws {Error} When the file cannot be written.
    */
   async applyOperations(
@@ -473,12 +432,7 @@ export class MemoryStore {
     });
   }
 
-  /**
-   * The live entries as shown in error results: poisoned entries replaced
-   * by their `[BLOCKED: …]` placeholders.
-   *
-   * @returns The sanitised entries.
-   */
+  /** The live entries as error results show them: poisoned ones as `[BLOCKED: …]`. */
   sanitizedEntries(target: MemoryTarget): string[] {
     return this.#currentEntries(norm(target));
   }

@@ -153,7 +153,6 @@ function formatNumber(value: number): string {
  * `repr` of lists and objects (`['a', 1]`, `{'k': None}`). A JSON number
  * arrives in JavaScript without its spelling, so `1.0` prints as `1`.
  *
- * @param value A JSON value.
  * @returns Python's `str()` of it.
  */
 export function pythonStr(value: unknown): string {

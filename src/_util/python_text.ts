@@ -52,8 +52,6 @@ export function isPythonWhitespace(ch: string): boolean {
  * Trims whitespace from both ends like Python's `str.strip()`: every
  * character `str.isspace()` accepts, but not U+FEFF (which JS `trim()` also
  * removes).
- *
- * @param text The text.
  */
 export function pythonStrip(text: string): string {
   let start = 0;

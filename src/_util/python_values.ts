@@ -9,8 +9,6 @@ import { pythonStrip } from "./python_text.ts";
  * Python's truthiness (`bool(value)`) of a parsed YAML or JSON value:
  * `false`, `null`, `0`, `NaN`, `""`, `[]` and `{}` are false; everything
  * else, the string `"false"` included, is true.
- *
- * @returns Its truthiness.
  */
 export function pythonTruthy(value: unknown): boolean {
   if (value === null || value === undefined || value === false) return false;

@@ -105,7 +105,6 @@ export interface OpenedMemory extends AsyncDisposable {
  * `HermesHomeUnknownError` instead of guessing a home.
  *
  * @param options The session id; the profile, provider and session facts.
- * @returns The opened session.
  * @throws {HermesHomeUnknownError} When the profile's home cannot be told.
  * @throws {RangeError} When `profile` is not a plain profile name.
  * @throws {Error} When the named `profile` does not exist.

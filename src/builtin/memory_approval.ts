@@ -40,7 +40,6 @@ export interface ApprovalOutcome {
  * records are skipped.
  *
  * @param hermesHome The profile home (default: the active one).
- * @returns The pending records.
  *
  * @category Built-in store
  */

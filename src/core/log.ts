@@ -43,7 +43,6 @@ let current: Logger = STDERR_LOGGER;
 /**
  * Installs a logger for the whole process and returns the previous one.
  *
- * @param logger The new logger.
  * @returns The logger that was installed before.
  *
  * @category Durable files and the log
@@ -56,9 +55,6 @@ export function setLogger(logger: Logger): Logger {
 
 /**
  * Logs a line at `level` through the current logger.
- *
- * @param level The level.
- * @param message The text.
  *
  * @category Durable files and the log
  */

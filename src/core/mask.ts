@@ -9,7 +9,6 @@
  * when it has four characters or fewer (showing them would reveal it
  * whole), and `""` when it is empty.
  *
- * @param value The secret.
  * @returns The masked form, safe for logs, errors and prompts.
  *
  * @category Profiles and secrets

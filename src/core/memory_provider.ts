@@ -132,7 +132,6 @@ export interface RecallStatusOptions {
  * @param providerLabel The label shown for the provider.
  * @param count How many memories were recalled (`0`: no discrete count).
  * @param options The glyph, when not the default.
- * @returns A frozen record.
  *
  * @category Contract
  */
@@ -587,7 +586,6 @@ export abstract class MemoryProvider {
    * Runs one of the provider's own tools.
    *
    * @param _options Extra call context.
-   * @returns A JSON string.
    * @throws {Error} By default: the provider does not handle the tool.
    */
   handleToolCall(
@@ -625,11 +623,7 @@ export abstract class MemoryProvider {
     return {};
   }
 
-  /**
-   * Called at real session boundaries only, never per turn.
-   *
-   * @param _messages The full transcript.
-   */
+  /** Called at real session boundaries only, never per turn. */
   onSessionEnd(_messages: ChatMessage[]): MaybePromise<void> {
   }
 
@@ -661,11 +655,7 @@ export abstract class MemoryProvider {
     return "";
   }
 
-  /**
-   * Called on the parent when a subagent finishes.
-   *
-   * @param _options The child's session id.
-   */
+  /** Called on the parent when a subagent finishes. */
   onDelegation(
     _task: string,
     _result: string,
@@ -686,7 +676,6 @@ export abstract class MemoryProvider {
    * Stores non-secret setup values the provider's own way.
    *
    * @param _values The values collected by setup.
-   * @param _hermesHome The profile's home.
    */
   saveConfig(
     _values: Record<string, unknown>,
@@ -732,7 +721,6 @@ export abstract class MemoryProvider {
   /**
    * When defined, owns the whole of `hermes memory setup <provider>`.
    *
-   * @param hermesHome The profile's home.
    * @param config The loaded `config.yaml`.
    */
   postSetup?(hermesHome: string, config: HermesConfig): MaybePromise<void>;
@@ -742,7 +730,6 @@ export abstract class MemoryProvider {
    * `hermes memory status`.
    *
    * @param providerConfig The `memory.<name>` section.
-   * @returns What to show.
    */
   getStatusConfig?(
     providerConfig: Record<string, unknown>,

@@ -44,11 +44,7 @@ export interface ProviderRegistrationContext {
    * Frozen; `{}` when the host passed nothing.
    */
   readonly hermesConfig: HermesConfig;
-  /**
-   * Registers the provider instance; the last call wins.
-   *
-   * @param provider The instance.
-   */
+  /** Registers the provider instance; the last call wins. */
   registerMemoryProvider(provider: MemoryProvider): void;
   /**
    * Registers a skill, qualified as `<provider>:<name>`. Registered only
@@ -57,7 +53,6 @@ export interface ProviderRegistrationContext {
    * @param name Letters, digits, `_` and `-`.
    * @param path Its `SKILL.md`, inside the provider's directory (relative
    * paths are resolved against it).
-   * @param description A one-line description.
    */
   registerSkill(name: string, path: string | URL, description?: string): void;
   /**

@@ -10,7 +10,6 @@
  * (spaced like Hermes' JSON output).
  *
  * @param message What went wrong, for the model.
- * @returns The JSON text.
  */
 export function toolError(message: string): string {
   return `{"error": ${JSON.stringify(String(message))}}`;

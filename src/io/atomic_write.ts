@@ -44,7 +44,6 @@ const writing = new Set<string>();
  * rewritten. The parent directory must exist.
  *
  * @param text The new content (written as UTF-8).
- * @param options The mode to set.
  * @returns A promise that resolves once the new content is in place.
  * @throws {Deno.errors.NotFound} When the parent directory is missing.
  *
@@ -105,7 +104,6 @@ export class DiskFullError extends Error {
  * Whether an error is the operating system's "no space left on device"
  * (`ENOSPC`) or "disk quota exceeded" (`EDQUOT`).
  *
- * @param error Any error.
  * @returns `true` for a full disk.
  *
  * @category Durable files and the log
@@ -225,7 +223,6 @@ async function removeIfOrphaned(path: string): Promise<void> {
  * Writes `value` as JSON (indent 2, UTF-8 without ASCII escaping, trailing
  * newline) through {@linkcode atomicWriteText}.
  *
- * @param value Any JSON-serializable value.
  * @param options The mode to set; use `0o600` for credentials.
  * @returns A promise that resolves once the file is in place.
  * @throws {TypeError} When `value` cannot be serialized as JSON.
@@ -251,7 +248,6 @@ export async function atomicJsonWrite(
  * unreadable, malformed, or holds something other than an object. A UTF-8
  * byte-order mark is tolerated.
  *
- * @param path The file to read.
  * @returns The parsed object, or a fresh `{}`.
  *
  * @category Durable files and the log

@@ -20,7 +20,6 @@ const queues = new Map<string, Promise<void>>();
  *
  * @typeParam T What `fn` resolves to.
  * @param lockPath The lock file, conventionally `<file>.lock`.
- * @param fn The critical section.
  * @throws Whatever `fn` throws, after the lock is released; an OS error when
  * the lock file cannot be created.
  *

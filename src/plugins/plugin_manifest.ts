@@ -113,7 +113,6 @@ export class PluginManifestError extends Error {
    *
    * @param path The `plugin.yaml` path.
    * @param message What is wrong and what to do.
-   * @param options The cause.
    */
   constructor(
     path: string,

@@ -71,7 +71,6 @@ export class DependencyInstallError extends Error {
   /**
    * Creates the error.
    *
-   * @param provider The provider's name.
    * @param message What failed and what to do.
    */
   constructor(provider: string, message: string) {
@@ -286,7 +285,6 @@ export async function providerDependencyStatus(
  * `deno install --entrypoint` subprocess with `--no-config`), so a host
  * running with `--cached-only` can load them.
  *
- * @param name The provider's name.
  * @param options Home, config, directories and the `deno` executable.
  * @returns What was cached and lines for the user.
  * @throws {DependencyInstallError} When the provider is not found, may not

@@ -422,7 +422,6 @@ export async function loadMemoryProvider(
  * registering skills, asks `isAvailable()`, and shuts a sandboxed one
  * down. Any failure counts as unavailable.
  *
- * @param candidate The provider (from discovery).
  * @param options Home, config, sandbox mode and timeouts.
  * @returns Whether it loaded and says it is available.
  *

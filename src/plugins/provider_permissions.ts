@@ -398,7 +398,6 @@ function isInside(parent: string, child: string): boolean {
  * The effective grant of a provider by name, as `hermes memory status` and
  * `hermes memory permissions` show it.
  *
- * @param name The provider's name.
  * @param options Home, config and discovery directories.
  * @returns The grant, or `null` when the provider is not found.
  *

@@ -175,7 +175,6 @@ export function getHermesHome(): string {
  * The home of a named profile under the default root
  * (`<root>/profiles/<name>`; `default` is the root itself).
  *
- * @param profile The profile's name.
  * @throws {RangeError} When the name is not a plain profile name.
  *
  * @category Profiles and secrets

@@ -240,13 +240,7 @@ export class ProviderCallTimeoutError extends Error {
   /** The method called. */
   readonly method: string;
 
-  /**
-   * Creates the error.
-   *
-   * @param provider The provider's name.
-   * @param method The method called.
-   * @param timeoutMs The timeout that expired.
-   */
+  /** Creates the error. */
   constructor(provider: string, method: string, timeoutMs: number) {
     super(
       `Memory provider '${provider}' did not finish ${method}() within ${timeoutMs} ms: the call was abandoned; check the provider's service or raise its timeout`,

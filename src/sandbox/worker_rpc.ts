@@ -38,9 +38,7 @@ export class ProviderWorkerStoppedError extends Error {
   /**
    * Creates the error.
    *
-   * @param provider The provider's name.
    * @param reason Why the worker stopped.
-   * @param options The cause.
    */
   constructor(
     provider: string,
@@ -73,9 +71,7 @@ interface WorkerRpcOptions {
    * @default {500}
    */
   heartbeatMs?: number;
-  /**
-   * Receives the worker's unsolicited events (log lines, skills, callbacks).
-   */
+  /** Receives the worker's unsolicited events (log lines, skills, callbacks). */
   onEvent?: (message: WorkerMessage) => void;
   /**
    * Called once when the worker stops for a reason other than

@@ -434,16 +434,11 @@ function maskLearned(
 
 /**
  * Returns a copy of `value` with every secret in every string masked as
- * `[redacted]`. Plain objects and arrays are copied deeply (cycles and shared
- * references are kept); other objects (dates, typed arrays, class instances)
- * are passed through as they are, and keys are never changed. Strings that are
- * `data:` URLs, and `data:` URLs inside text, are left alone. A secret masked
- * anywhere in `value` is masked everywhere in it, so hand related values over
- * together (for example `[user, assistant, messages]`).
- *
- * @typeParam T The value's type (kept).
- * @param value What is about to leave the agent.
- * @returns The redacted copy; `value` itself is never mutated.
+ * `[redacted]`; plain objects and arrays are copied deeply, other objects,
+ * keys and `data:` URLs are kept. A secret masked anywhere in `value` is
+ * masked everywhere in it, so hand related values over together
+ * (`[user, assistant, messages]`). `value` is never mutated.
+
  *
  * @category Context safety
  */

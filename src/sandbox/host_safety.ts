@@ -1,11 +1,8 @@
 /**
- * Checks the host flags the **worker** transport depends on (a
- * `deno compile` binary, or `transport: "worker"`; the process transport
- * passes its own flags). Worker permissions have holes only host flags close
- * (Deno 2.9.6): a denial inside a worker is *prompted for* on a terminal and
- * `y` grants it (`--no-prompt`); `npm:` imports skip the worker's checks
- * (`--cached-only`); worker permissions need the `worker-options` unstable
- * flag, else Deno exits with code 70 on the first load.
+ * Checks the host flags the worker transport depends on (Deno 2.9.6): a
+ * worker's denial is prompted for on a terminal (`--no-prompt`), `npm:`
+ * imports skip its checks (`--cached-only`), and worker permissions need
+ * the `worker-options` unstable flag.
  *
  * @module
  */
@@ -212,10 +209,8 @@ function runChecks(): HostSafetyReport {
   return { prompt, npm, workerOptions, commandLine, problems, warnings };
 }
 
-/**
- * Checks the host process for the flags the worker transport of the
- * provider sandbox depends on. The result is cached for the process.
- */
+/** Checks the host process for the flags the worker transport depends on (cached). */
+
 export function checkHostSafety(
   options: HostSafetyOptions = {},
 ): Promise<HostSafetyReport> {

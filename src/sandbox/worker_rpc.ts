@@ -1,9 +1,7 @@
 /**
- * The host side of a provider's sandbox (a process or a worker, carried by
- * a channel of `transport.ts`): numbered requests with
- * timeouts, one-way casts, a drain barrier, a heartbeat that notices a
- * worker stuck in a busy loop, and the checks every worker message passes
- * (see `worker_protocol.ts` for the messages).
+ * The host side of a provider's sandbox: requests with timeouts, one-way
+ * casts, a drain barrier, and a heartbeat that notices a busy loop.
+
  *
  * @module
  */
@@ -58,9 +56,7 @@ interface WorkerRpcOptions {
   provider: string;
   /**
    * How long a worker may leave a ping unanswered while calls are pending
-   * before it is declared stuck and terminated. Counted in the CPU time the
-   * machine gives a runnable thread (see {@linkcode cpuShare}), so a loaded
-   * machine stretches it in wall time and a real busy loop still trips it.
+   * before it is declared stuck, in CPU-share time ({@linkcode cpuShare}).
    *
    * @default {5000}
    */
@@ -73,10 +69,7 @@ interface WorkerRpcOptions {
   heartbeatMs?: number;
   /** Receives the worker's unsolicited events (log lines, skills, callbacks). */
   onEvent?: (message: WorkerMessage) => void;
-  /**
-   * Called once when the worker stops for a reason other than
-   * {@linkcode WorkerRpc.terminate} by the owner.
-   */
+  /** Called once when the worker stops other than by {@linkcode WorkerRpc.terminate}. */
   onStopped?: (reason: string) => void;
 }
 
@@ -86,8 +79,7 @@ interface RequestOptions {
   timeoutMs: number;
   label: string;
   /**
-   * Stretch the timeout while the machine is loaded (the share of a CPU a
-   * runnable thread gets, {@linkcode cpuShare}), as start-up limits are.
+   * Stretch the timeout while the machine is loaded ({@linkcode cpuShare}).
    *
    * @default {false}
    */
@@ -117,9 +109,8 @@ let lastShare = 1;
 
 /**
  * The share of one CPU a runnable thread gets now (0.05–1), from the gaps in
- * a short clock-reading spin. Wall time times this share is about the CPU
- * time a sandbox could have used: the busy-loop and start-up limits count
- * that, so a loaded machine stretches them. Measured at most once a second.
+ * a short spin, at most once a second: busy-loop and start-up limits count
+ * wall time times this, so a loaded machine stretches them.
  */
 export function cpuShare(): number {
   const now = performance.now();
@@ -221,9 +212,8 @@ export class WorkerRpc {
   }
 
   /**
-   * Sends a request and waits for its reply. The worker starts it only
-   * after every cast posted before it has finished, so its timeout covers
-   * that wait too.
+   * Sends a request and waits for its reply (the timeout covers waiting for
+   * the casts posted before it).
    *
    * @throws {ProviderCallTimeoutError} When the timeout expires.
    * @throws {ProviderWorkerStoppedError} When the worker is gone.
@@ -258,9 +248,8 @@ export class WorkerRpc {
   }
 
   /**
-   * Posts a one-way call and returns at once: no reply, no timer. The
-   * worker runs it after every message posted before it (casts in strict
-   * order); a failure arrives later as a `castFailed` event.
+   * Posts a one-way call, run after every message posted before it; a
+   * failure arrives later as a `castFailed` event.
    *
    * @throws {ProviderWorkerStoppedError} When the worker is gone.
    * @throws {TypeError} When the arguments cannot be cloned.
@@ -302,12 +291,7 @@ export class WorkerRpc {
     );
   }
 
-  /**
-   * One timer per worker, armed for the earliest deadline and left armed
-   * when calls finish first (most calls finish long before their timeout,
-   * so a call usually costs no timer operation at all). Unreferenced: a
-   * live worker keeps the process alive anyway.
-   */
+  /** One unreferenced timer per worker for the earliest deadline, left armed when calls finish first (cheap). */
   #armDeadline(deadline: number): void {
     if (deadline === Infinity) return;
     if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
@@ -404,11 +388,7 @@ export class WorkerRpc {
     }
   }
 
-  /**
-   * One unreferenced interval per worker, started with the first request:
-   * it pings only while calls are pending, so an idle worker costs nothing
-   * and a call costs no extra timers.
-   */
+  /** One unreferenced interval per worker: pings only while calls are pending. */
   #updateHeartbeat(): void {
     if (this.#pending.size === 0) {
       this.#pingSentAt = undefined;

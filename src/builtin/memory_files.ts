@@ -96,7 +96,6 @@ export type ResetTarget = "all" | "memory" | "user";
  * by `int()`; an unreadable `memory_char_limit` defaults both limits, as
  * Hermes' `load_on_disk_store` does.
  */
-
 export function readMemoryConfig(
   config: HermesConfig | undefined,
 ): MemoryConfig {

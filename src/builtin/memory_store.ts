@@ -57,7 +57,6 @@ export type MemoryResult = Record<string, unknown>;
 /** Options of {@linkcode MemoryStore}. */
 interface MemoryStoreOptions {
   /** The profile home holding `memories/` (default: `getHermesHome()` on every call). */
-
   hermesHome?: string;
   /** The budget of `MEMORY.md` in characters (default `2200`). */
   memoryCharLimit?: number;

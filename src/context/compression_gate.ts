@@ -42,7 +42,6 @@ export const CHECKPOINT_BLOCK_REASONS = Object.freeze({
 });
 
 /** API modes that compact outside the host: refused while the gate is armed. */
-
 const CHECKPOINTLESS_API_MODES: ReadonlySet<string> = new Set([
   "codex_app_server",
 ]);

@@ -179,7 +179,6 @@ export class StreamingContextScrubber {
    * Ends the stream and resets: returns text held back for a possible tag,
    * or `""` when the stream ended inside a span (then discarded).
    */
-
   flush(): string {
     const tail = this.#inSpan ? "" : this.#held;
     this.reset();

@@ -17,7 +17,6 @@ export function readProcessEnv(name: string): string | undefined {
 }
 
 /** Tells whether the process may read a variable ({@linkcode readProcessEnv} reads a denied one as unset). */
-
 export function isProcessEnvReadable(name: string): boolean {
   try {
     Deno.env.get(name);

@@ -16,7 +16,6 @@ import { basename, dirname, isAbsolute, join, resolve } from "node:path";
  */
 export interface AtomicWriteOptions {
   /** The file mode, e.g. `0o600` for credentials (default: the existing file's, else `0o644`; ignored on Windows). */
-
   mode?: number;
 }
 

@@ -25,7 +25,6 @@ export interface ManifestAvailabilityOptions {
 }
 
 /** Reads the profile's `.env` for availability checks; a missing or unreadable file is empty. */
-
 export async function readDotenvForAvailability(
   hermesHome: string,
 ): Promise<Record<string, string>> {

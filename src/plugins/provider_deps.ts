@@ -69,7 +69,6 @@ export class DependencyInstallError extends Error {
   readonly provider: string;
 
   /** Creates the error; `message` says what failed and what to do. */
-
   constructor(provider: string, message: string) {
     super(message);
     this.name = "DependencyInstallError";

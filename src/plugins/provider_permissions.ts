@@ -167,7 +167,6 @@ export function forgetPendingApproval(name: string): void {
 }
 
 /** Silences a provider's "asks for more than you approved" notice (setup shows the request itself). */
-
 export function markGrantReviewed(name: string): void {
   reviewedProviders.add(name);
 }

@@ -158,7 +158,6 @@ hardenWorker({
 });
 
 /** The text of a `console` call's arguments, as Deno prints them without colours. */
-
 export function formatConsoleArgs(args: unknown[]): string {
   return args.map((a) =>
     typeof a === "string" ? a : Deno.inspect(a, { depth: 4, colors: false })

@@ -28,7 +28,6 @@ export interface HardeningHooks {
   /** Receives text provider code wrote to stdout or stderr. */
   output(level: LogLevel, text: string): void;
   /** Takes provider output before {@linkcode HardeningHooks.output} (a sandboxed `cli.ts`); `true` when taken. */
-
   write?(stream: "stdout" | "stderr", text: string): boolean;
   /** Receives a permission denial (the first of each message). */
   denied(error: Error): void;

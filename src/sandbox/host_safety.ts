@@ -210,7 +210,6 @@ function runChecks(): HostSafetyReport {
 }
 
 /** Checks the host process for the flags the worker transport depends on (cached). */
-
 export function checkHostSafety(
   options: HostSafetyOptions = {},
 ): Promise<HostSafetyReport> {

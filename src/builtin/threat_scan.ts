@@ -47,24 +47,8 @@ export const MAX_SCAN_CHARS = 65536;
  * isolates), in reporting order.
  */
 export const INVISIBLE_CHARS: readonly string[] = [
-  0x200b,
-  0x200c,
-  0x200d,
-  0x2060,
-  0x2062,
-  0x2063,
-  0x2064,
-  0xfeff,
-  0x202a,
-  0x202b,
-  0x202c,
-  0x202d,
-  0x202e,
-  0x2066,
-  0x2067,
-  0x2068,
-  0x2069,
-].map((c) => String.fromCodePoint(c));
+  ..."\u200b\u200c\u200d\u2060\u2062\u2063\u2064\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069",
+];
 
 // Pattern building blocks in Python's Unicode `re` semantics: `\w` (W) is a
 // letter, digit or `_`; `\s` (S) is Python's whitespace set; `\b` (B) is a

@@ -8,6 +8,7 @@
  */
 
 import { isPlainObject } from "../_util/is_record.ts";
+import { words } from "../_util/words.ts";
 
 /** The text every masked secret becomes. */
 export const REDACTED = "[redacted]";
@@ -75,73 +76,22 @@ const SEPARATOR_REGEXP = /[:=]/g;
 const DATA_URL_REGEXP =
   /data:[A-Za-z0-9.+/-]*(?:;[A-Za-z0-9.+=-]*)*,[A-Za-z0-9+/=%_.~-]*/g;
 
-const STRONG_LAST_SEGMENTS = new Set([
-  "password",
-  "passwd",
-  "passphrase",
-  "pwd",
-  "pass",
-  "secret",
-  "token",
-  "apikey",
-  "credential",
-  "credentials",
-  "auth",
-  "jwt",
-  "privatekey",
-  "accesskey",
-  "secretkey",
-  "authorization",
-]);
+const STRONG_LAST_SEGMENTS = new Set(words`
+  password passwd passphrase pwd pass secret token apikey credential
+  credentials auth jwt privatekey accesskey secretkey authorization
+`);
 const STRONG_SUFFIXES = ["password", "passwd", "secret", "token", "apikey"];
-const KEY_QUALIFIERS = new Set([
-  "api",
-  "access",
-  "private",
-  "secret",
-  "signing",
-  "encryption",
-  "master",
-  "client",
-  "service",
-  "app",
-  "auth",
-  "account",
-  "session",
-  "license",
-  "admin",
-  "deploy",
-  "ssh",
-  "webhook",
-  "bot",
-]);
-const WEAK_LAST_SEGMENTS = new Set([
-  "key",
-  "sig",
-  "signature",
-  "session",
-  "sessionid",
-  "cookie",
-  "salt",
-]);
-const NON_SECRET_VALUES = new Set([
-  "true",
-  "false",
-  "null",
-  "none",
-  "nil",
-  "undefined",
-  "yes",
-  "no",
-  "on",
-  "off",
-  "required",
-  "optional",
-  "string",
-  "str",
-  "bearer",
-  "basic",
-]);
+const KEY_QUALIFIERS = new Set(words`
+  api access private secret signing encryption master client service app auth
+  account session license admin deploy ssh webhook bot
+`);
+const WEAK_LAST_SEGMENTS = new Set(words`
+  key sig signature session sessionid cookie salt
+`);
+const NON_SECRET_VALUES = new Set(words`
+  true false null none nil undefined yes no on off required optional string
+  str bearer basic
+`);
 
 // 0: not a secret name, 1: weak (only long token-like values), 2: strong.
 type KeyStrength = 0 | 1 | 2;

@@ -15,6 +15,7 @@ import { log } from "../core/log.ts";
 import { readProcessEnv } from "../core/env.ts";
 import { PYTHON_WHITESPACE_CLASS, pythonStrip } from "../_util/python_text.ts";
 import { getHermesHome } from "./hermes_home.ts";
+import { words } from "../_util/words.ts";
 
 /** A variable name `.env` files and environments accept. */
 const ENV_NAME_REGEXP = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -26,34 +27,13 @@ const BARE_VALUE_REGEXP = /^[A-Za-z0-9_\-.:/@+=,~%^]*$/;
  * Names {@linkcode saveEnvValue} refuses to write: variables that change how
  * programs and interpreters load code, or where Hermes keeps a profile.
  */
-export const ENV_NAME_DENYLIST: ReadonlySet<string> = new Set([
-  "BASH_ENV",
-  "DENO_DIR",
-  "DYLD_FRAMEWORK_PATH",
-  "DYLD_INSERT_LIBRARIES",
-  "DYLD_LIBRARY_PATH",
-  "ENV",
-  "HERMES_DATA_DIR_SUFFIX",
-  "HERMES_HOME",
-  "HERMES_PROFILE",
-  "HOME",
-  "IFS",
-  "LD_AUDIT",
-  "LD_LIBRARY_PATH",
-  "LD_PRELOAD",
-  "NODE_OPTIONS",
-  "NODE_PATH",
-  "PATH",
-  "PERL5LIB",
-  "PERL5OPT",
-  "PYTHONHOME",
-  "PYTHONINSPECT",
-  "PYTHONPATH",
-  "PYTHONSTARTUP",
-  "RUBYLIB",
-  "RUBYOPT",
-  "SHELL",
-]);
+export const ENV_NAME_DENYLIST: ReadonlySet<string> = new Set(words`
+  BASH_ENV DENO_DIR DYLD_FRAMEWORK_PATH DYLD_INSERT_LIBRARIES
+  DYLD_LIBRARY_PATH ENV HERMES_DATA_DIR_SUFFIX HERMES_HOME HERMES_PROFILE HOME
+  IFS LD_AUDIT LD_LIBRARY_PATH LD_PRELOAD NODE_OPTIONS NODE_PATH PATH PERL5LIB
+  PERL5OPT PYTHONHOME PYTHONINSPECT PYTHONPATH PYTHONSTARTUP RUBYLIB RUBYOPT
+  SHELL
+`);
 
 /**
  * Checks that `name` may be written to a `.env` file: letters, digits and

@@ -15,6 +15,7 @@ import {
   isPermissionDenial,
   markDenialsReportedByHost,
 } from "./permission_denial.ts";
+import { words } from "../_util/words.ts";
 
 /** What the hardening reports to the worker's protocol side. */
 export interface HardeningHooks {
@@ -36,58 +37,15 @@ export interface HardeningHooks {
 type AnyFunction = (...args: unknown[]) => unknown;
 
 /** The Deno functions whose denials are reported (files and network). */
-const REPORTED_FUNCTIONS: readonly string[] = [
-  "readFile",
-  "readFileSync",
-  "readTextFile",
-  "readTextFileSync",
-  "writeFile",
-  "writeFileSync",
-  "writeTextFile",
-  "writeTextFileSync",
-  "open",
-  "openSync",
-  "create",
-  "createSync",
-  "mkdir",
-  "mkdirSync",
-  "makeTempDir",
-  "makeTempDirSync",
-  "makeTempFile",
-  "makeTempFileSync",
-  "remove",
-  "removeSync",
-  "rename",
-  "renameSync",
-  "copyFile",
-  "copyFileSync",
-  "stat",
-  "statSync",
-  "lstat",
-  "lstatSync",
-  "readDir",
-  "readDirSync",
-  "realPath",
-  "realPathSync",
-  "readLink",
-  "readLinkSync",
-  "truncate",
-  "truncateSync",
-  "chmod",
-  "chmodSync",
-  "utime",
-  "utimeSync",
-  "link",
-  "linkSync",
-  "symlink",
-  "symlinkSync",
-  "connect",
-  "connectTls",
-  "listen",
-  "listenTls",
-  "serve",
-  "resolveDns",
-];
+const REPORTED_FUNCTIONS: readonly string[] = words`
+  readFile readFileSync readTextFile readTextFileSync writeFile writeFileSync
+  writeTextFile writeTextFileSync open openSync create createSync mkdir
+  mkdirSync makeTempDir makeTempDirSync makeTempFile makeTempFileSync remove
+  removeSync rename renameSync copyFile copyFileSync stat statSync lstat
+  lstatSync readDir readDirSync realPath realPathSync readLink readLinkSync
+  truncate truncateSync chmod chmodSync utime utimeSync link linkSync symlink
+  symlinkSync connect connectTls listen listenTls serve resolveDns
+`;
 
 function lock(target: object, key: PropertyKey, value: unknown): void {
   try {

@@ -10,6 +10,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
+import { words } from "../_util/words.ts";
 
 /** How permission prompts are ruled out. */
 export type PromptSafety =
@@ -64,17 +65,10 @@ function readCommandLine(): string[] | null {
 function hostFlags(commandLine: string[]): { sub: string; flags: string[] } {
   const sub = commandLine[1] ?? "";
   const flags: string[] = [];
-  const takesValue = new Set([
-    "-c",
-    "--config",
-    "--import-map",
-    "--lock",
-    "--cert",
-    "--location",
-    "--seed",
-    "--v8-flags",
-    "--env-file",
-  ]);
+  const takesValue = new Set(words`
+    -c --config --import-map --lock --cert --location --seed --v8-flags
+    --env-file
+  `);
   for (let i = 2; i < commandLine.length; i++) {
     const arg = commandLine[i] as string;
     if (!arg.startsWith("-")) break;

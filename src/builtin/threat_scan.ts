@@ -31,21 +31,15 @@ interface ThreatPattern {
   readonly scope: ThreatScope;
   /** The JavaScript expression source (matched case-insensitively). */
   readonly source: string;
-  /**
-   * The compiled, case-insensitive, Unicode-aware expression (compiled on
-   * first access). It expects text folded the way a scan folds it.
-   */
+  /** The compiled expression (on first access), for text folded as a scan folds it. */
+
   readonly regexp: RegExp;
 }
 
 /** The longest text a scan looks at, in characters; the rest is ignored. */
 export const MAX_SCAN_CHARS = 65536;
 
-/**
- * The invisible characters a scan reports (zero-width characters, word
- * joiner, invisible operators, BOM, bidirectional embeddings, overrides and
- * isolates), in reporting order.
- */
+/** The invisible characters a scan reports (zero-width, BOM, bidi controls), in reporting order. */
 export const INVISIBLE_CHARS: readonly string[] = [
   ..."\u200b\u200c\u200d\u2060\u2062\u2063\u2064\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069",
 ];
@@ -280,10 +274,7 @@ class LazyThreatPattern implements ThreatPattern {
   }
 }
 
-/**
- * Every threat pattern, in the order scans report them (Hermes' order).
- * Expressions are compiled on first use.
- */
+/** Every threat pattern, in Hermes' (reporting) order. */
 export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze(
   PATTERN_TABLE.map(([id, scope, source]) =>
     new LazyThreatPattern(id, scope, source)
@@ -327,11 +318,8 @@ interface ScanOptions {
 }
 
 /**
- * Scans text and returns the ids of every finding: first one
- * `invisible_unicode_U+XXXX` id per invisible character present (in
- * {@linkcode INVISIBLE_CHARS} order), then the id of each matching pattern in
- * {@linkcode THREAT_PATTERNS} order. Only the first 65,536 characters are
- * scanned; patterns run on the NFKC form of that text.
+ * The ids of every finding in text: `invisible_unicode_U+XXXX` per invisible
+ * character present, then each matching pattern, in table order.
  */
 export function scanForThreats(
   text: string,
@@ -355,9 +343,8 @@ export function scanForThreats(
 }
 
 /**
- * The message that blocks text at a scope, or `null` when it is clean:
- * Hermes' `first_threat_message`. Invisible characters are reported first,
- * then the first matching pattern in {@linkcode THREAT_PATTERNS} order.
+ * The message that blocks text at a scope, or `null` when it is clean
+ * (Hermes' `first_threat_message`: invisible characters first).
  *
  * @throws {RangeError} When the scope is not `all`, `context` or `strict`.
  */
@@ -386,11 +373,7 @@ export function firstThreatMessage(
   return null;
 }
 
-/**
- * Checks content about to be written to memory (strict scope) and returns
- * the message that blocks it, or `null` when it is clean. Invisible
- * characters are reported first, then the first matching pattern.
- */
+/** The message that blocks content about to be written to memory (strict scope), or `null`. */
 export function scanMemoryContent(content: string): string | null {
   return firstThreatMessage(content, { scope: "strict" });
 }
@@ -410,9 +393,8 @@ function scopeRank(scope: ThreatScope | undefined): number {
 
 /**
  * Replaces a poisoned memory entry with a `[BLOCKED: …]` placeholder for the
- * system prompt (the entry on disk is untouched). Entries longer than 65,536
- * characters are blocked as too large to scan; entries that already start
- * with `[BLOCKED:` and empty entries pass through.
+ * system prompt (the file is untouched); an entry too large to scan is
+ * blocked too.
  */
 export function sanitizeMemoryEntry(entry: string, fileName: string): string {
   if (entry === "" || entry.startsWith("[BLOCKED:")) return entry;

@@ -29,9 +29,8 @@ const FLOAT_TEXT =
  * Python's `int(value)` for a parsed value, or `undefined` where Python
  * raises: booleans are 0/1, finite numbers truncate, strings must be a
  * base-10 integer (surrounding whitespace and `_` between digits allowed).
- *
- * @returns The integer, or `undefined`.
  */
+
 export function pythonInt(value: unknown): number | undefined {
   if (typeof value === "boolean") return value ? 1 : 0;
   if (typeof value === "number") {
@@ -51,8 +50,6 @@ export function pythonInt(value: unknown): number | undefined {
  * Python's `float(value)` for a parsed value, or `undefined` where Python
  * raises: booleans are 0/1, numbers as they are, strings in Python's float
  * syntax (`" 2.5 "`, `"1e3"`, `"inf"`, `"nan"`, `"1_000"`).
- *
- * @returns The number, or `undefined`.
  */
 export function pythonFloat(value: unknown): number | undefined {
   if (typeof value === "boolean") return value ? 1 : 0;

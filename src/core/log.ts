@@ -20,12 +20,7 @@ export type LogLevel = "debug" | "info" | "warn" | "error";
  * @category Durable files and the log
  */
 export interface Logger {
-  /**
-   * Receives one log line.
-   *
-   * @param level How important the line is.
-   * @param message The text; it never contains a secret.
-   */
+  /** Receives one log line (it never contains a secret). */
   log(level: LogLevel, message: string): void;
 }
 
@@ -43,8 +38,7 @@ let current: Logger = STDERR_LOGGER;
 /**
  * Installs a logger for the whole process and returns the previous one.
  *
- * @returns The logger that was installed before.
- *
+
  * @category Durable files and the log
  */
 export function setLogger(logger: Logger): Logger {

@@ -6,11 +6,9 @@
 
 /**
  * Masks a secret for display: `...` plus its last four characters, `set`
- * when it has four characters or fewer (showing them would reveal it
- * whole), and `""` when it is empty.
+ * for four or fewer (they would reveal it whole), `""` when empty.
  *
- * @returns The masked form, safe for logs, errors and prompts.
- *
+
  * @category Profiles and secrets
  */
 export function maskSecret(value: string): string {

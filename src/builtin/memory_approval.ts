@@ -36,10 +36,9 @@ export interface ApprovalOutcome {
 }
 
 /**
- * Lists staged memory writes, oldest first. Unreadable or malformed
- * records are skipped.
+ * Lists staged memory writes, oldest first (unreadable records skipped).
  *
- * @param hermesHome The profile home (default: the active one).
+
  *
  * @category Built-in store
  */
@@ -66,14 +65,10 @@ export async function listPendingMemoryWrites(
 }
 
 /**
- * Approves staged writes: each is replayed against `store` through the
- * `memory` tool with the approval gate bypassed, and its record deleted
- * when the write is applied. A staged replace/remove that pinned the entry
- * it was reviewed against is refused (record kept) if that entry is no
- * longer in memory.
+ * Approves staged writes (`id`, or `"all"` oldest first): each is replayed
+ * against `store` through the `memory` tool and its record deleted once
+ * applied; a replace/remove whose reviewed entry changed is refused.
  *
- * @param store The store to write to.
- * @param id A pending id, or `"all"` for every record (oldest first).
  * @returns One outcome per record; `[]` when the id is unknown.
  *
  * @category Built-in store
@@ -132,10 +127,8 @@ export async function approvePendingMemoryWrites(
 }
 
 /**
- * Rejects staged writes: deletes their records without applying them.
+ * Rejects staged writes (`id`, or `"all"`): deletes their records unapplied.
  *
- * @param id A pending id, or `"all"`.
- * @param options The profile home (default: the active one).
  * @returns The ids that were deleted.
  *
  * @category Built-in store

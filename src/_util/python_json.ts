@@ -1,7 +1,6 @@
 /**
  * A JSON serializer formatting exactly like Python's `json.dumps(value,
  * ensure_ascii=False)`, so tool results are byte-identical to Hermes'.
-
  *
  * @module
  */

@@ -30,7 +30,6 @@ const FLOAT_TEXT =
  * raises: booleans are 0/1, finite numbers truncate, strings must be a
  * base-10 integer (surrounding whitespace and `_` between digits allowed).
  */
-
 export function pythonInt(value: unknown): number | undefined {
   if (typeof value === "boolean") return value ? 1 : 0;
   if (typeof value === "number") {

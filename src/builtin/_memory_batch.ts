@@ -15,7 +15,6 @@ import { isRecord } from "../_util/is_record.ts";
 export type CheckedOperations = Record<string, unknown>[];
 
 /** What applying a batch came to: entries to write, an `abort` message, or a `result` to return as is. */
-
 export type BatchOutcome =
   | {
     work: string[];

@@ -38,8 +38,6 @@ export interface ApprovalOutcome {
 /**
  * Lists staged memory writes, oldest first (unreadable records skipped).
  *
-
- *
  * @category Built-in store
  */
 export async function listPendingMemoryWrites(

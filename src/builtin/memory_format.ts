@@ -42,7 +42,6 @@ export function sliceCodePoints(
 }
 
 /** The usage percentage as Hermes computes it in floats (`29/100` gives 28), `0` for a limit ≤ 0. */
-
 export function usagePercent(current: number, limit: number): number {
   if (limit <= 0) return 0;
   return Math.min(100, Math.trunc((current / limit) * 100));

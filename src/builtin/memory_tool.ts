@@ -213,7 +213,6 @@ export function pendingMemoryDir(hermesHome?: string): string {
 }
 
 /** A short summary of a `memory` tool call for approval, e.g. `add to memory: …`. */
-
 export function summarizeMemoryWrite(args: Record<string, unknown>): string {
   const label = args.target === "user" ? "user profile" : "memory";
   if (Array.isArray(args.operations) && args.operations.length > 0) {

@@ -32,7 +32,6 @@ interface ThreatPattern {
   /** The JavaScript expression source (matched case-insensitively). */
   readonly source: string;
   /** The compiled expression (on first access), for text folded as a scan folds it. */
-
   readonly regexp: RegExp;
 }
 

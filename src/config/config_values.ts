@@ -13,7 +13,6 @@
  *
  * Flags use Python's truthiness on purpose: a quoted `"false"` turns memory
  * on in Hermes (`if cfg.get("memory_enabled")`), so it must here too.
-
  *
  * @module
  */

@@ -152,7 +152,6 @@ export function lineColumn(
  * The document as the plain data Hermes' Python code sees: keys as Python's
  * `str()` writes them, timestamps as `Date`, `!!set` as `Set`.
  */
-
 export function pythonYamlToJS(doc: Document): unknown {
   return plain(doc.toJS({ mapAsMap: true }));
 }

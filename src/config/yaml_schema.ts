@@ -100,7 +100,6 @@ function constructFloat(text: string): number {
  * A float as PyYAML's representer writes it (Python's `repr`, `.0` on
  * integral values, `.inf`/`.nan`): it needs a dot and a signed exponent.
  */
-
 export function pythonFloatText(value: number): string {
   if (Number.isNaN(value)) return ".nan";
   if (value === Infinity) return ".inf";

@@ -1,8 +1,5 @@
 /**
- * The host side of the pre-compress checkpoint gate (API v2): with
- * `compression.checkpoint_required: true` a lossy rewrite of the transcript is
- * refused ({@linkcode CompressionCheckpointUnavailable}, transcript kept) unless
- * a v2 provider durably committed a checkpoint of it first.
+ * The host side of the pre-compress checkpoint gate (src/context/SPEC.md §6).
  *
  * @module
  */
@@ -48,10 +45,8 @@ const CHECKPOINTLESS_API_MODES: ReadonlySet<string> = new Set([
 
 /**
  * Thrown instead of rewriting a transcript when the armed gate cannot get a
- * durable checkpoint. The message always starts with
- * `BLOCKED_MISSING_PREREQUISITE: required pre-compress checkpoint unavailable: `
- * followed by {@linkcode CompressionCheckpointUnavailable.reason}. Keep the
- * uncompressed transcript and retry later.
+ * durable checkpoint (message: `BLOCKED_MISSING_PREREQUISITE: …: <reason>`).
+ * Keep the uncompressed transcript and retry later.
  *
  * @category Errors callers catch
  */
@@ -89,10 +84,7 @@ export interface CheckpointManagerPreCompressOptions {
 export interface CheckpointManager {
   /** The registered providers, for the start-up warning's label. */
   readonly providers?: readonly { readonly name: string }[];
-  /**
-   * Whether any provider advertises at least `apiVersion`. A manager
-   * without it counts as having no capable provider.
-   */
+  /** Whether any provider advertises at least `apiVersion` (absent: none does). */
   supportsPreCompressCheckpoint?(apiVersion?: number): MaybePromise<boolean>;
   /** Fans the pre-compress hook out to the providers. */
   onPreCompress(
@@ -116,8 +108,7 @@ export interface CheckpointBeforeCompressionOptions {
    */
   persistDisabled?: boolean;
   /**
-   * The agent has a session database. A persistence-disabled agent without
-   * one skips the gate entirely.
+   * The agent has a session database (without one, `persistDisabled` skips the gate).
    *
    * @default {false}
    */

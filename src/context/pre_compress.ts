@@ -21,7 +21,6 @@ export const COMPRESSED_SUMMARY_MARKER = "_compressed_summary";
  * (src/context/SPEC.md §5).
  *
  * @param messages The transcript (any values; non-arrays give `[]`).
-
  *
  * @category Context safety
  */

@@ -19,7 +19,6 @@ const TRIVIAL_PROMPT_REGEXP =
  * (src/context/SPEC.md §2).
  *
  * @param text The user's message (`null`/`undefined` count as empty).
-
  *
  * @category Context safety
  */

@@ -38,7 +38,6 @@ let current: Logger = STDERR_LOGGER;
 /**
  * Installs a logger for the whole process and returns the previous one.
  *
-
  * @category Durable files and the log
  */
 export function setLogger(logger: Logger): Logger {

@@ -8,7 +8,6 @@
  * Masks a secret for display: `...` plus its last four characters, `set`
  * for four or fewer (they would reveal it whole), `""` when empty.
  *
-
  * @category Profiles and secrets
  */
 export function maskSecret(value: string): string {

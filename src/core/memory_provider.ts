@@ -2,7 +2,6 @@
  * The memory-provider contract: {@linkcode MemoryProvider}, its option and
  * result types and constants. Python's keyword arguments become one options
  * object; any method may return a value or a `Promise` of it.
-
  *
  * @module
  */
@@ -446,7 +445,6 @@ export interface DrainResult {
   /** Whether everything handed to the provider before the call is durable (or delivered). */
   drained: boolean;
   /** How many accepted items are not durable yet; absent when the provider cannot tell. */
-
   pending?: number;
 }
 

@@ -2,7 +2,6 @@
  * The `register(ctx)` context, and how an imported module becomes one
  * provider: its last registration, else the first no-argument
  * `MemoryProvider` subclass exported (by name).
-
  *
  * @module
  */

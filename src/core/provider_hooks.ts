@@ -117,7 +117,6 @@ export const PROVIDER_HOOK_NAMES: readonly ProviderHookName[] = Object.freeze(
 );
 
 /** Tells whether a name is a hook of the contract (own keys only: never `__proto__`). */
-
 export function isProviderHook(name: string): name is ProviderHookName {
   return Object.hasOwn(TABLE, name);
 }

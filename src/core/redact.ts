@@ -388,7 +388,6 @@ function maskLearned(
  * keys and `data:` URLs are kept. A secret masked anywhere in `value` is
  * masked everywhere in it, so hand related values over together
  * (`[user, assistant, messages]`). `value` is never mutated.
-
  *
  * @category Context safety
  */

@@ -27,7 +27,6 @@ function escapeOne(char: string): string {
  * Escapes control characters as `\xNN`, so an escape sequence is shown,
  * never obeyed; newlines and tabs are kept unless `singleLine` is set.
  */
-
 export function terminalSafe(
   text: string,
   options: { singleLine?: boolean } = {},

@@ -346,7 +346,6 @@ export async function switchEach(
 }
 
 /** Calls `onPreCompress` on each entry (src/context/SPEC.md §5). */
-
 export async function preCompressEach(
   entries: readonly ProviderEntry[],
   raw: ChatMessage[],

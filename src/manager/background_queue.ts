@@ -13,7 +13,6 @@ import { redactText } from "../core/redact.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /** What a background task is, for shutdown accounting. */
-
 export type BackgroundTaskKind = "write" | "prefetch";
 
 /** The outcome of {@linkcode BackgroundQueue.close}. */

@@ -21,7 +21,6 @@ export interface MemoryManagerOptions {
    * How long an external provider's prefetch may take before the turn goes
    * on without it. Must be positive.
    *
-
    * @default {8000}
    */
   externalPrefetchTimeoutMs?: number;

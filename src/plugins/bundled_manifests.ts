@@ -1,7 +1,6 @@
 /**
  * The bundled providers' `plugin.yaml` documents in code, for a framework
  * loaded from a remote URL (whose directory cannot be listed).
-
  *
  * @module
  */

@@ -1,6 +1,5 @@
 /**
  * The provider list `hermes memory status` and `list` show.
-
  *
  * @module
  */

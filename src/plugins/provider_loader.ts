@@ -50,7 +50,6 @@ import { errorText } from "../_util/error_text.ts";
 /**
  * How a provider is run: sandboxed (`worker`) or in-process (`none`).
  *
-
  * @category Plugins: discovery, loading, permissions
  */
 export type SandboxMode = "worker" | "none";

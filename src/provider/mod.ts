@@ -1,13 +1,12 @@
 /**
- * `@hermes/memory/provider`: what a memory provider's code imports (an agent
- * imports `@hermes/memory`), and all its sandbox worker loads: the
- * {@linkcode MemoryProvider} contract, {@linkcode getHermesHome},
+ * `@hermes/memory/provider`: all a provider's sandbox worker loads. Who
+ * imports it: a memory provider's code (an agent imports `@hermes/memory`).
+ * It holds the {@linkcode MemoryProvider} contract, {@linkcode getHermesHome},
  * {@linkcode getSecret}, {@linkcode log}, durable files and background work
  * bound to the turn's profile. No npm package, so a worker starts in
  * milliseconds. A provider gets its `config.yaml` sections as
  * `ctx.hermesConfig` in `register(ctx)`; its sandbox cannot read the file.
  *
-
  * @example A provider that remembers the last turn
  * ```ts
  * import {

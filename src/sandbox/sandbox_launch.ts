@@ -225,7 +225,6 @@ export function sandboxLauncher(
         adaptive: true,
       });
     // Posted at once (read when the bootstrap listens): saves a round trip.
-
     let rpc = spawn();
     let pending = load(rpc);
     let description: ProviderDescription | null;

@@ -48,7 +48,6 @@ export interface ProviderCliStartOptions {
   /**
    * Whether a missing data directory is created (`false`: write nothing).
    *
-
    * @default {true}
    */
   createDataDir?: boolean;

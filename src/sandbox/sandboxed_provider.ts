@@ -70,7 +70,6 @@ let maxLive = Infinity;
  * next call. Busy sandboxes are never stopped, so the cap may be passed.
  *
  * @param limit The most running sandboxes (`Infinity`: no cap).
-
  * @throws {RangeError} When `limit` is not a positive integer or `Infinity`.
  *
  * @category Plugins: discovery, loading, permissions

@@ -2,7 +2,6 @@
  * The carriers of the sandbox protocol: a `deno run` child whose flags are
  * its grant (cleared environment, heap cap; stdout lines carry a token given
  * before provider code ran), or a confined `Worker` in `deno compile` binaries.
-
  *
  * @module
  */

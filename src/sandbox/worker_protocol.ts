@@ -102,7 +102,6 @@ export interface CliDescription {
 }
 
 /** The host's one-way answer to a prompt (`ask`) of a sandboxed `cli.ts`. */
-
 export interface AnswerMessage {
   t: "answer";
   ask: number;

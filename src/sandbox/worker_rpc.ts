@@ -1,7 +1,6 @@
 /**
  * The host side of a provider's sandbox: requests with timeouts, one-way
  * casts, a drain barrier, and a heartbeat that notices a busy loop.
-
  *
  * @module
  */

@@ -1,7 +1,8 @@
 /**
- * `@hermes/memory/provider`: all a provider's sandbox worker loads. Who
- * imports it: a memory provider's code (an agent imports `@hermes/memory`).
- * It holds the {@linkcode MemoryProvider} contract, {@linkcode getHermesHome},
+ * `@hermes/memory/provider`: all a provider's sandbox worker loads.
+ *
+ * Who imports it: a memory provider's code (an agent imports
+ * `@hermes/memory`). It holds the {@linkcode MemoryProvider} contract, {@linkcode getHermesHome},
  * {@linkcode getSecret}, {@linkcode log}, durable files and background work
  * bound to the turn's profile. No npm package, so a worker starts in
  * milliseconds. A provider gets its `config.yaml` sections as

@@ -58,3 +58,8 @@ export function formatThousands(n: number): string {
   const grouped = digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
   return int < 0 ? `-${grouped}` : grouped;
 }
+
+/** A literal list of names, split on whitespace like Python's `str.split()`: words`a b c`. */
+export function words(strings: TemplateStringsArray): string[] {
+  return String.raw(strings).trim().split(/\s+/);
+}

@@ -8,7 +8,7 @@
  */
 
 import { isPlainObject } from "../_util/is_record.ts";
-import { words } from "../_util/words.ts";
+import { words } from "../_util/python_text.ts";
 
 /** The text every masked secret becomes. */
 export const REDACTED = "[redacted]";

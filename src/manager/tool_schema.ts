@@ -25,7 +25,7 @@ import {
   type ProviderEntry,
   redactedErrorText,
 } from "./_fan_out.ts";
-import { words } from "../_util/words.ts";
+import { words } from "../_util/python_text.ts";
 
 export { toolError };
 

@@ -13,9 +13,12 @@ import { atomicWriteText } from "../io/atomic_write.ts";
 import { withFileLock } from "../io/file_lock.ts";
 import { log } from "../core/log.ts";
 import { readProcessEnv } from "../core/env.ts";
-import { PYTHON_WHITESPACE_CLASS, pythonStrip } from "../_util/python_text.ts";
+import {
+  PYTHON_WHITESPACE_CLASS,
+  pythonStrip,
+  words,
+} from "../_util/python_text.ts";
 import { getHermesHome } from "./hermes_home.ts";
-import { words } from "../_util/words.ts";
 
 /** A variable name `.env` files and environments accept. */
 const ENV_NAME_REGEXP = /^[A-Za-z_][A-Za-z0-9_]*$/;

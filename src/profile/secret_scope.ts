@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { readProcessEnv } from "../core/env.ts";
 import { credentialValue, loadEnvFile } from "./env_file.ts";
 import { getHermesHome } from "./hermes_home.ts";
-import { words } from "../_util/words.ts";
+import { words } from "../_util/python_text.ts";
 
 const scopeStore = new AsyncLocalStorage<Readonly<Record<string, string>>>();
 let multiplexActive = false;

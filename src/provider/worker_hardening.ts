@@ -15,7 +15,7 @@ import {
   isPermissionDenial,
   markDenialsReportedByHost,
 } from "./permission_denial.ts";
-import { words } from "../_util/words.ts";
+import { words } from "../_util/python_text.ts";
 
 /** What the hardening reports to the worker's protocol side. */
 export interface HardeningHooks {

@@ -10,7 +10,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
-import { words } from "../_util/words.ts";
+import { words } from "../_util/python_text.ts";
 
 /** How permission prompts are ruled out. */
 export type PromptSafety =

@@ -80,10 +80,7 @@ function values(list: GrantEntry[]): string[] {
   return list.map((e) => e.value);
 }
 
-/**
- * The `deno` worker permissions of a grant: run, ffi and sys always
- * `false`, import `false` unless a host is granted.
- */
+/** The `deno` worker permissions of a grant (run, ffi and sys never; import only for granted hosts). */
 export function workerPermissions(
   grant: ProviderGrant,
 ): Deno.PermissionOptionsObject {
@@ -102,9 +99,8 @@ export function workerPermissions(
 }
 
 /**
- * The `deno run` permission flags of a grant, for a provider's sandbox
- * process (and the host of a worker transport: a worker never gets more
- * than its parent). Empty lists are left out.
+ * The `deno run` permission flags of a grant (a provider's sandbox process;
+ * a worker transport's host needs them too).
  *
  * @returns Flags such as `--allow-read=/h,/h/plugins/x`.
  * @throws {TypeError} When a value holds a `,` or a control character.

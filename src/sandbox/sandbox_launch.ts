@@ -85,8 +85,7 @@ export interface SandboxStartOptions {
    */
   startTimeoutMs?: number;
   /**
-   * How long one call may take before it rejects (including the wait for
-   * casts posted before it).
+   * How long one call may take, waiting for earlier casts included.
    *
    * @default {30000}
    */

@@ -78,14 +78,9 @@ const SUCCESS_NOTE =
 const BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing).";
 
 /**
- * The built-in `MEMORY.md` / `USER.md` store of one agent session.
- *
- * Call {@linkcode MemoryStore.loadFromDisk} once at session start: it reads
- * both files and freezes the system-prompt snapshot. Mutations
- * ({@linkcode MemoryStore.add}, {@linkcode MemoryStore.replace},
- * {@linkcode MemoryStore.remove}, {@linkcode MemoryStore.applyOperations})
- * resolve to result objects, never throwing for a rejected write; they throw
- * only when the file cannot be written.
+ * The built-in `MEMORY.md` / `USER.md` store of one agent session. Call
+ * {@linkcode MemoryStore.loadFromDisk} once at session start; mutations
+ * resolve to result objects and throw only when the file cannot be written.
  *
  * @category Built-in store
  */
@@ -177,10 +172,7 @@ export class MemoryStore {
     return file.state === "ok" ? parseEntries(file.text) : [];
   }
 
-  /**
-   * The live entries of a target: what is on disk as of this store's last
-   * load or write.
-   */
+  /** The live entries of a target, as of this store's last load or write. */
   entries(target: MemoryTarget): string[] {
     return [...this.#entries[norm(target)]];
   }
@@ -190,10 +182,7 @@ export class MemoryStore {
     return entriesSize(this.#entries[norm(target)]);
   }
 
-  /**
-   * The frozen system-prompt block of a target (see `renderMemoryBlock`),
-   * as of the last {@linkcode MemoryStore.loadFromDisk}; `""` when empty.
-   */
+  /** The system-prompt block of a target frozen at the last {@linkcode MemoryStore.loadFromDisk}. */
   formatForSystemPrompt(target: MemoryTarget): string {
     return this.#snapshot[norm(target)];
   }

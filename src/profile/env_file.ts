@@ -1,9 +1,6 @@
 /**
- * The profile's `.env`: the reader behind secret scopes follows Hermes'
- * `load_hermes_dotenv` exactly (python-dotenv 1.2.2 rules, latin-1 fallback,
- * non-ASCII stripped from credentials); the writer refuses names and values
- * Hermes would read differently, keeps every other byte, and writes atomically
- * with mode `0600`.
+ * The profile's `.env`, read exactly as Hermes' `load_hermes_dotenv` reads it
+ * and written so Hermes reads back what was written (atomically, `0600`).
  *
  * @module
  */
@@ -39,9 +36,8 @@ export const ENV_NAME_DENYLIST: ReadonlySet<string> = new Set(words`
 `);
 
 /**
- * Checks that `name` may be written to a `.env` file: letters, digits and
- * `_`, not starting with a digit, and not in {@linkcode ENV_NAME_DENYLIST}
- * (compared case-insensitively).
+ * Checks that `name` may be written to a `.env` file: a plain variable name
+ * not in {@linkcode ENV_NAME_DENYLIST} (any case).
  *
  * @throws {RangeError} When the name is malformed or denied.
  */
@@ -310,11 +306,7 @@ function sanitizeEnvLines(text: string): string {
 
 const CREDENTIAL_SUFFIXES = ["_API_KEY", "_TOKEN", "_SECRET", "_KEY"];
 
-/**
- * Whether a variable holds a credential by Hermes' naming rule (its name
- * ends in `_API_KEY`, `_TOKEN`, `_SECRET` or `_KEY`): Hermes strips
- * non-ASCII characters from such values, which become HTTP headers.
- */
+/** Whether a name is a credential's by Hermes' rule (`_API_KEY`, `_TOKEN`, `_SECRET`, `_KEY`). */
 export function isCredentialName(name: string): boolean {
   return CREDENTIAL_SUFFIXES.some((suffix) => name.endsWith(suffix));
 }
@@ -383,10 +375,7 @@ export async function loadEnvFile(
   return readEnvBytes(path, bytes, options);
 }
 
-/**
- * The values a `.env` file's bytes give, as {@linkcode loadEnvFile} reads
- * them (for callers that already hold the bytes).
- */
+/** {@linkcode loadEnvFile} for callers that already hold the bytes. */
 export function readEnvBytes(
   path: string,
   bytes: Uint8Array,

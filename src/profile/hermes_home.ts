@@ -1,8 +1,6 @@
 /**
- * Profile isolation: where the active profile's home is. Resolved on every
- * call: the `AsyncLocalStorage` override of {@linkcode withHermesHome}, then
- * `HERMES_HOME`, then the platform default. Never guessed: an unreadable or
- * unset variable throws {@linkcode HermesHomeUnknownError} naming the grant.
+ * Profile isolation: where the active profile's home is, resolved on every
+ * call and never guessed ({@linkcode HermesHomeUnknownError}).
  *
  * @module
  */
@@ -33,11 +31,7 @@ export function getHermesHomeOverride(): string | undefined {
   return homeOverride.getStore();
 }
 
-/**
- * The environment variables the Hermes home is found from on this
- * platform: what a process that uses memory must be allowed to read
- * (`--allow-env=HOME,HERMES_HOME` on Linux and macOS).
- */
+/** The variables the Hermes home is found from here: what a memory process must be allowed to read. */
 export function homeEnvVariables(): string[] {
   return Deno.build.os === "windows"
     ? ["USERPROFILE", "LOCALAPPDATA", "HERMES_HOME"]

@@ -2,18 +2,11 @@
  * `@hermes/memory`: memory that persists across sessions for AI agents,
  * compatible with the memory-provider plugin system of Hermes Agent.
  *
- * Who imports it: an agent (or any Deno program) that hosts memory. Start
- * with {@linkcode openMemory}: one call gives a session's manager with the
- * built-in store and the configured provider, initialized. The symbols are
- * grouped by category as the README groups them.
- *
- * - {@linkcode MemoryProvider}: the contract every provider implements.
- * - {@linkcode MemoryManager}: runs one external provider beside the
- *   built-in `MEMORY.md` / `USER.md` store and keeps the agent's turn fast.
- * - Profile isolation and per-turn secret scoping on `AsyncLocalStorage`.
- *
- * A provider imports `@hermes/memory/provider` instead (all its sandbox
- * worker loads); `@hermes/memory/cli` is what its `cli.ts` needs.
+ * Who imports it: an agent (or any Deno program) that hosts memory. It
+ * starts with {@linkcode openMemory}: a session's
+ * {@linkcode MemoryManager} with the built-in store and the configured
+ * provider, initialized. Providers implement {@linkcode MemoryProvider} and
+ * import `@hermes/memory/provider`; their `cli.ts` imports `@hermes/memory/cli`.
  *
  * @example Memory written in one session is in the next one's prompt
  * ```ts

@@ -1,8 +1,6 @@
 /**
- * A JSON serializer that formats exactly like Python's
- * `json.dumps(value, ensure_ascii=False)` with the default separators
- * (`", "` between items, `": "` after keys), so tool results are
- * byte-identical to the ones Hermes Agent produces.
+ * A JSON serializer formatting exactly like Python's `json.dumps(value,
+ * ensure_ascii=False)`, so tool results are byte-identical to Hermes'.
  *
  * @module
  */
@@ -27,16 +25,10 @@ const SHORT_ESCAPES: Record<string, string> = {
 };
 
 /**
- * Serializes a value the way Python's `json.dumps` does.
- *
- * Strings escape only `"`, `\` and control characters below U+0020
- * (`\n`, `\r`, `\t`, `\b`, `\f` short forms, others `\u00XX`); non-ASCII text
- * stays literal unless `ensureAscii` is set. Objects keep insertion order
- * (a `Map` may be passed when keys look like integers and order matters);
- * `undefined` members are left out, `undefined` array items become `null`.
- * Integral numbers print as Python ints, other numbers as Python's float
- * `repr` (`1e-05`, `1.5e+16`); `NaN` and the infinities print as Python does
- * (`NaN`, `Infinity`, `-Infinity`).
+ * Serializes a value the way Python's `json.dumps` does: its escapes, int
+ * and float `repr` spellings, `NaN`/`Infinity`; objects keep insertion
+ * order (pass a `Map` for integer-like keys), `undefined` members are left
+ * out and `undefined` items become `null`.
  *
  * @throws {TypeError} When the value holds a circular reference, a function,
  * a symbol or a bigint.
@@ -148,23 +140,8 @@ function formatNumber(value: number): string {
 
 /**
  * What Python's `str()` prints for a JSON value, as Hermes puts tool
- * arguments into messages (`f"Invalid target '{target}'"`): `None`, `True`,
- * `False`, ints, float `repr` (`1.5`, `1e-05`), strings as they are, and the
- * `repr` of lists and objects (`['a', 1]`, `{'k': None}`). A JSON number
- * arrives in JavaScript without its spelling, so `1.0` prints as `1`.
- *
- * @param value A JSON value.
- * @returns Python's `str()` of it.
- *
- * @example Python's spelling of scalars
- * ```ts
- * import { pythonStr } from "./python_json.ts";
- * import assert from "node:assert/strict";
- * assert.equal(pythonStr(null), "None");
- * assert.equal(pythonStr(true), "True");
- * assert.equal(pythonStr(0.00001), "1e-05");
- * assert.equal(pythonStr(["a", { k: 1 }]), "['a', {'k': 1}]");
- * ```
+ * arguments into messages (`None`, `True`, `['a', 1]`, `{'k': None}`); a
+ * JSON `1.0` arrives without its spelling and prints as `1`.
  */
 export function pythonStr(value: unknown): string {
   return typeof value === "string" ? value : pythonRepr(value);

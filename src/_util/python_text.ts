@@ -3,37 +3,12 @@
 
 // Characters Python's str.isspace() accepts: what str.strip() removes and
 // what the Unicode `\s` of `re` matches. Unlike JS, U+FEFF is not one of them.
-const PYTHON_WHITESPACE = new Set<number>([
-  0x09,
-  0x0a,
-  0x0b,
-  0x0c,
-  0x0d,
-  0x1c,
-  0x1d,
-  0x1e,
-  0x1f,
-  0x20,
-  0x85,
-  0xa0,
-  0x1680,
-  0x2000,
-  0x2001,
-  0x2002,
-  0x2003,
-  0x2004,
-  0x2005,
-  0x2006,
-  0x2007,
-  0x2008,
-  0x2009,
-  0x200a,
-  0x2028,
-  0x2029,
-  0x202f,
-  0x205f,
-  0x3000,
-]);
+const PYTHON_WHITESPACE = new Set<number>(
+  Array.from(
+    "\u0009\u000a\u000b\u000c\u000d\u001c\u001d\u001e\u001f\u0020\u0085\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000",
+    (c) => c.codePointAt(0)!,
+  ),
+);
 
 /**
  * A regular-expression character-class body matching exactly the characters
@@ -52,16 +27,6 @@ export function isPythonWhitespace(ch: string): boolean {
  * Trims whitespace from both ends like Python's `str.strip()`: every
  * character `str.isspace()` accepts, but not U+FEFF (which JS `trim()` also
  * removes).
- *
- * @param text The text.
- *
- * @example Trimming like Python's str.strip()
- * ```ts
- * import { pythonStrip } from "./python_text.ts";
- * import assert from "node:assert/strict";
- * assert.equal(pythonStrip("\u2003 note \n"), "note");
- * assert.equal(pythonStrip("\ufeffnote "), "\ufeffnote");
- * ```
  */
 export function pythonStrip(text: string): string {
   let start = 0;
@@ -92,4 +57,9 @@ export function formatThousands(n: number): string {
   const digits = String(Math.abs(int));
   const grouped = digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
   return int < 0 ? `-${grouped}` : grouped;
+}
+
+/** A literal list of names, split on whitespace like Python's `str.split()`: words`a b c`. */
+export function words(strings: TemplateStringsArray): string[] {
+  return String.raw(strings).trim().split(/\s+/);
 }

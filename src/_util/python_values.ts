@@ -9,17 +9,6 @@ import { pythonStrip } from "./python_text.ts";
  * Python's truthiness (`bool(value)`) of a parsed YAML or JSON value:
  * `false`, `null`, `0`, `NaN`, `""`, `[]` and `{}` are false; everything
  * else, the string `"false"` included, is true.
- *
- * @returns Its truthiness.
- *
- * @example Python truthiness
- * ```ts
- * import { pythonTruthy } from "./python_values.ts";
- * import assert from "node:assert/strict";
- * assert.equal(pythonTruthy("false"), true);
- * assert.equal(pythonTruthy(""), false);
- * assert.equal(pythonTruthy([]), false);
- * ```
  */
 export function pythonTruthy(value: unknown): boolean {
   if (value === null || value === undefined || value === false) return false;
@@ -40,17 +29,6 @@ const FLOAT_TEXT =
  * Python's `int(value)` for a parsed value, or `undefined` where Python
  * raises: booleans are 0/1, finite numbers truncate, strings must be a
  * base-10 integer (surrounding whitespace and `_` between digits allowed).
- *
- * @returns The integer, or `undefined`.
- *
- * @example Python's int()
- * ```ts
- * import { pythonInt } from "./python_values.ts";
- * import assert from "node:assert/strict";
- * assert.equal(pythonInt(" 3000 "), 3000);
- * assert.equal(pythonInt(2.9), 2);
- * assert.equal(pythonInt("1.5"), undefined);
- * ```
  */
 export function pythonInt(value: unknown): number | undefined {
   if (typeof value === "boolean") return value ? 1 : 0;
@@ -71,17 +49,6 @@ export function pythonInt(value: unknown): number | undefined {
  * Python's `float(value)` for a parsed value, or `undefined` where Python
  * raises: booleans are 0/1, numbers as they are, strings in Python's float
  * syntax (`" 2.5 "`, `"1e3"`, `"inf"`, `"nan"`, `"1_000"`).
- *
- * @returns The number, or `undefined`.
- *
- * @example Python's float()
- * ```ts
- * import { pythonFloat } from "./python_values.ts";
- * import assert from "node:assert/strict";
- * assert.equal(pythonFloat("1e3"), 1000);
- * assert.ok(Number.isNaN(pythonFloat("nan")));
- * assert.equal(pythonFloat("x"), undefined);
- * ```
  */
 export function pythonFloat(value: unknown): number | undefined {
   if (typeof value === "boolean") return value ? 1 : 0;

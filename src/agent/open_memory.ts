@@ -1,9 +1,6 @@
 /**
- * The few-line start of an agent: {@linkcode openMemory} assembles what an
- * agent otherwise puts together by hand (the profile's `config.yaml`, a
- * {@linkcode MemoryManager}, the built-in `MEMORY.md` / `USER.md` store,
- * the configured provider in its sandbox) and initializes it for one
- * session.
+ * {@linkcode openMemory}: config, manager, built-in store and the configured
+ * provider, assembled and initialized for one session.
  *
  * @module
  */
@@ -76,58 +73,27 @@ export interface OpenedMemory extends AsyncDisposable {
   /** The profile's home. */
   readonly hermesHome: string;
   /**
-   * Runs the model's `memory` tool call (`action`, `target`, `content`,
-   * `old_text`, `operations`) on the built-in store and mirrors a
+   * Runs the model's `memory` tool call on the built-in store and mirrors a
    * committed write to the external provider.
    *
    * @returns The tool's JSON result string, for the model.
    */
   memoryTool(args: Record<string, unknown>): Promise<string>;
-  /**
-   * Ends the session: `manager.shutdownAll()` (queued writes drained
-   * within its budget).
-   *
-   * @returns When the shutdown is over.
-   */
+  /** Ends the session: `manager.shutdownAll()` (queued writes drained within its budget). */
   close(): Promise<void>;
 }
 
 /**
  * Opens memory for one session of an agent: reads the profile's
  * `config.yaml`, registers the built-in store and the configured provider
- * (loaded in its permission-confined sandbox; a provider that fails to
- * load is a warning and the agent goes on with the built-in store, as in
- * Hermes), and initializes them. The per-turn calls are the manager's, as
- * in a manager assembled by hand.
+ * (in its sandbox; one that fails to load is a warning, as in Hermes), and
+ * initializes them. The module example of `@hermes/memory` shows it.
  *
- * The process must be able to read `HOME` and `HERMES_HOME`
- * (`--allow-env=HOME,HERMES_HOME`): when it cannot, this throws
- * `HermesHomeUnknownError` instead of guessing a home.
- *
- * @param options The session id; the profile, provider and session facts.
- * @returns The opened session.
- * @throws {HermesHomeUnknownError} When the profile's home cannot be told.
+ * @throws {HermesHomeUnknownError} When the profile's home cannot be told
+ * (the process needs `--allow-env=HOME,HERMES_HOME`).
  * @throws {RangeError} When `profile` is not a plain profile name.
  * @throws {Error} When the named `profile` does not exist.
  * @throws {ConfigError} When the profile's `config.yaml` does not parse.
- *
- * @example Two sessions of one agent remember what the user said
- * ```ts
- * import { openMemory } from "@hermes/memory";
- * import assert from "node:assert/strict";
- *
- * const hermesHome = await Deno.makeTempDir(); // a fresh profile
- * {
- *   await using memory = await openMemory({ sessionId: "s1", hermesHome });
- *   await memory.memoryTool({
- *     action: "add",
- *     target: "user",
- *     content: "Prefers metric units",
- *   });
- * }
- * await using next = await openMemory({ sessionId: "s2", hermesHome });
- * assert.match(await next.manager.buildSystemPrompt(), /Prefers metric units/);
- * ```
  *
  * @category Manager
  */

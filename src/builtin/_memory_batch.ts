@@ -14,12 +14,7 @@ import { isRecord } from "../_util/is_record.ts";
 /** A batch's operations once their arguments have been checked. */
 export type CheckedOperations = Record<string, unknown>[];
 
-/**
- * What applying a batch came to: the entries to write (with the replaced
- * and removed entries by 1-based operation index), an `abort` message for
- * an operation that cannot apply (a consolidation failure), or a `result`
- * to return as it is (an argument that is not a string).
- */
+/** What applying a batch came to: entries to write, an `abort` message, or a `result` to return as is. */
 export type BatchOutcome =
   | {
     work: string[];
@@ -41,12 +36,7 @@ export function findCandidates(
   return matches;
 }
 
-/**
- * Checks a batch before the file is locked, as Hermes does: a non-empty
- * list of objects (an empty or falsy operation counts as one with no
- * action), string actions, and every add/replace `content` a string that
- * passes the threat scan as given (before trimming).
- */
+/** Checks a batch before the file is locked, as Hermes does (threat scan on `content` as given). */
 export function checkBatchArguments(
   operations: readonly unknown[],
 ): { ops: CheckedOperations } | { result: Record<string, unknown> } {
@@ -92,10 +82,8 @@ export function checkBatchArguments(
 }
 
 /**
- * Applies checked operations to a copy of `entries` in order, each seeing
- * the effects of the earlier ones: duplicate adds are skipped, and
- * replace/remove find one entry by substring (several matches must be the
- * same entry). The budget is not checked here.
+ * Applies checked operations in order to a copy of `entries`, each seeing
+ * the earlier ones' effects; the budget is not checked here.
  */
 export function applyBatch(
   entries: readonly string[],
@@ -173,11 +161,7 @@ function argumentError(message: string): Record<string, unknown> {
   };
 }
 
-/**
- * The result for a `memory` tool argument that is not a string where Hermes
- * expects one (and would raise): one error naming the argument and what it
- * was; nothing is changed.
- */
+/** The error result for a non-string argument where Hermes expects one (and would raise). */
 export function notAStringResult(
   name: string,
   value: unknown,

@@ -1,10 +1,6 @@
 /**
- * The `builtin` memory provider: puts the built-in store's frozen
- * `MEMORY.md` / `USER.md` snapshot into the system prompt.
- *
- * The provider offers no tools of its own: the `memory` tool is a core tool
- * of the host agent, which offers {@linkcode BuiltinMemoryProvider.memoryToolSchema}
- * and routes calls to {@linkcode BuiltinMemoryProvider.handleMemoryTool}.
+ * The `builtin` memory provider: the built-in store's frozen snapshot in the
+ * system prompt; the host offers the `memory` tool as a core tool.
  *
  * @module
  */
@@ -50,30 +46,9 @@ export interface BuiltinMemoryProviderOptions {
 }
 
 /**
- * The built-in store as a memory provider named `"builtin"`.
- *
- * At {@linkcode BuiltinMemoryProvider.initialize} (session start) it builds
- * the store from `memory.*` config (unless one was given) and loads it,
- * freezing the snapshot that {@linkcode BuiltinMemoryProvider.systemPromptBlock}
- * returns for the whole session. With both `memory.memory_enabled` and
- * `memory.user_profile_enabled` off there is no store: the prompt block is
- * empty and the tool is not offered.
- *
- * @example Wiring the built-in store into an agent
- * ```ts
- * import { BuiltinMemoryProvider } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const home = await Deno.makeTempDir();
- * const builtin = new BuiltinMemoryProvider({ hermesHome: home, config: {} });
- * await builtin.initialize("session-1", {});
- * const schema = builtin.memoryToolSchema(); // offer it as a core tool
- * assert.equal(schema?.name, "memory");
- * await builtin.handleMemoryTool({ action: "add", target: "memory", content: "Repo uses Deno" });
- * assert.equal(builtin.systemPromptBlock(), ""); // frozen for this session
- * await builtin.reloadSnapshot(); // e.g. after context compression
- * assert.match(builtin.systemPromptBlock(), /Repo uses Deno$/);
- * await Deno.remove(home, { recursive: true });
- * ```
+ * The built-in store as a memory provider named `"builtin"`: its snapshot,
+ * frozen at `initialize`, is the session's system-prompt block. With both
+ * targets disabled there is no store, no block and no tool.
  *
  * @category Built-in store
  */
@@ -83,11 +58,7 @@ export class BuiltinMemoryProvider extends MemoryProvider {
   #hermesHome: string | undefined;
   #initialized = false;
 
-  /**
-   * Creates the provider; nothing is read until `initialize`.
-   *
-   * @param options A ready store, the config, the profile home.
-   */
+  /** Creates the provider; nothing is read until `initialize`. */
   constructor(options: BuiltinMemoryProviderOptions = {}) {
     super();
     this.#store = options.store ?? null;
@@ -95,11 +66,7 @@ export class BuiltinMemoryProvider extends MemoryProvider {
     this.#hermesHome = options.hermesHome;
   }
 
-  /**
-   * Always `"builtin"`.
-   *
-   * @returns The provider's name.
-   */
+  /** Always `"builtin"`. */
   get name(): string {
     return "builtin";
   }
@@ -119,9 +86,8 @@ export class BuiltinMemoryProvider extends MemoryProvider {
 
   /**
    * Builds the store from config (unless one was given) and loads it,
-   * freezing the system-prompt snapshot for the session.
-   *
-   * @param options `hermesHome` is used when the constructor had none.
+   * freezing the system-prompt snapshot for the session (`hermesHome` used
+   * when the constructor had none).
    */
   override async initialize(
     _sessionId: string,
@@ -130,12 +96,7 @@ export class BuiltinMemoryProvider extends MemoryProvider {
     await this.#load(options, true);
   }
 
-  /**
-   * Like {@linkcode BuiltinMemoryProvider.initialize}, but a missing memory
-   * folder is left missing (previews write nothing).
-   *
-   * @param options `hermesHome` is used when the constructor had none.
-   */
+  /** Like {@linkcode BuiltinMemoryProvider.initialize}, but writes nothing (a missing folder stays missing). */
   override async initializeForInspection(
     _sessionId: string,
     options: InitializeOptions = {},
@@ -156,22 +117,12 @@ export class BuiltinMemoryProvider extends MemoryProvider {
     await this.#store?.loadFromDisk({ create });
   }
 
-  /**
-   * No provider tools: the `memory` tool is a host core tool (see
-   * {@linkcode BuiltinMemoryProvider.memoryToolSchema}).
-   *
-   * @returns `[]`.
-   */
+  /** No provider tools: `memory` is a host core tool ({@linkcode BuiltinMemoryProvider.memoryToolSchema}). */
   override getToolSchemas(): ToolSchema[] {
     return [];
   }
 
-  /**
-   * The frozen snapshot: the MEMORY block (when `memory` is enabled and not
-   * empty), then the USER PROFILE block (likewise), joined by a blank line.
-   *
-   * @returns The prompt text, `""` when there is nothing to show.
-   */
+  /** The frozen snapshot: the MEMORY then the USER PROFILE block, each when enabled and not empty. */
   override systemPromptBlock(): string {
     const store = this.#store;
     if (store === null) return "";
@@ -185,12 +136,7 @@ export class BuiltinMemoryProvider extends MemoryProvider {
     return blocks.filter((b) => b !== "").join("\n\n");
   }
 
-  /**
-   * Re-reads both files and refreshes the frozen snapshot, e.g. before the
-   * system prompt is rebuilt after context compression.
-   *
-   * @returns A promise that resolves once reloaded.
-   */
+  /** Re-reads both files and refreshes the frozen snapshot (e.g. after compression). */
   async reloadSnapshot(): Promise<void> {
     await this.#store?.loadFromDisk();
   }
@@ -212,7 +158,6 @@ export class BuiltinMemoryProvider extends MemoryProvider {
    * Runs a `memory` tool call against this session's store.
    *
    * @param options How to get approval when `memory.write_approval` is on.
-   * @returns The JSON result string.
    */
   handleMemoryTool(
     args: Record<string, unknown>,
@@ -226,14 +171,7 @@ export class BuiltinMemoryProvider extends MemoryProvider {
     this.#store?.resetTurnFailures();
   }
 
-  /**
-   * Refreshes the snapshot when a genuinely new conversation starts
-   * (`reset`) or the transcript was compressed; other switches keep it.
-   *
-   * @param _newSessionId The session switched to.
-   * @param options Why the session switched.
-   * @returns A promise that resolves once any reload is done.
-   */
+  /** Refreshes the snapshot on `reset` or after compression; other switches keep it. */
   override async onSessionSwitch(
     _newSessionId: string,
     options: SessionSwitchOptions = {},

@@ -36,18 +36,7 @@ export interface ApprovalOutcome {
 }
 
 /**
- * Lists staged memory writes, oldest first. Unreadable or malformed
- * records are skipped.
- *
- * @param hermesHome The profile home (default: the active one).
- * @returns The pending records.
- *
- * @example Nothing staged
- * ```ts
- * import { listPendingMemoryWrites } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.deepEqual(await listPendingMemoryWrites("/nonexistent-home"), []);
- * ```
+ * Lists staged memory writes, oldest first (unreadable records skipped).
  *
  * @category Built-in store
  */
@@ -74,32 +63,11 @@ export async function listPendingMemoryWrites(
 }
 
 /**
- * Approves staged writes: each is replayed against `store` through the
- * `memory` tool with the approval gate bypassed, and its record deleted
- * when the write is applied. A staged replace/remove that pinned the entry
- * it was reviewed against is refused (record kept) if that entry is no
- * longer in memory.
+ * Approves staged writes (`id`, or `"all"` oldest first): each is replayed
+ * against `store` through the `memory` tool and its record deleted once
+ * applied; a replace/remove whose reviewed entry changed is refused.
  *
- * @param store The store to write to.
- * @param id A pending id, or `"all"` for every record (oldest first).
  * @returns One outcome per record; `[]` when the id is unknown.
- *
- * @example Approving a staged write
- * ```ts
- * import { approvePendingMemoryWrites, MemoryStore } from "@hermes/memory";
- * import { handleMemoryToolCall } from "./memory_tool.ts";
- * import assert from "node:assert/strict";
- * const home = await Deno.makeTempDir();
- * const store = new MemoryStore({ hermesHome: home, writeApproval: true });
- * const staged = JSON.parse(
- *   await handleMemoryToolCall(store, { action: "add", target: "user", content: "Name: Ada" }),
- * );
- * assert.equal(staged.staged, true);
- * const [outcome] = await approvePendingMemoryWrites(store, staged.pending_id);
- * assert.equal(outcome?.applied, true);
- * assert.deepEqual(store.entries("user"), ["Name: Ada"]);
- * await Deno.remove(home, { recursive: true });
- * ```
  *
  * @category Built-in store
  */
@@ -157,18 +125,9 @@ export async function approvePendingMemoryWrites(
 }
 
 /**
- * Rejects staged writes: deletes their records without applying them.
+ * Rejects staged writes (`id`, or `"all"`): deletes their records unapplied.
  *
- * @param id A pending id, or `"all"`.
- * @param options The profile home (default: the active one).
  * @returns The ids that were deleted.
- *
- * @example Rejecting everything staged
- * ```ts
- * import { rejectPendingMemoryWrites } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.deepEqual(await rejectPendingMemoryWrites("all", { hermesHome: "/nonexistent-home" }), []);
- * ```
  *
  * @category Built-in store
  */

@@ -91,13 +91,10 @@ export interface StoreUsage {
 export type ResetTarget = "all" | "memory" | "user";
 
 /**
- * Reads the built-in store's settings from a parsed `config.yaml` as Hermes
- * does (see the coercion table in `config_values.ts`): the enable flags by
- * Python truthiness (absent = on; a quoted `"false"` is on, as in Hermes),
- * the limits by `int()` (`"2000"` → 2000, `3000.9` → 3000, zero or negative
- * kept; when `memory_char_limit` cannot be read both limits take their
- * defaults, when only `user_char_limit` cannot, it alone does, as Hermes'
- * `load_on_disk_store`), `write_approval` by its switch words.
+ * Reads the built-in store's settings from a parsed `config.yaml` with
+ * Hermes' coercions (`config_values.ts`): flags by Python truthiness, limits
+ * by `int()`; an unreadable `memory_char_limit` defaults both limits, as
+ * Hermes' `load_on_disk_store` does.
  */
 export function readMemoryConfig(
   config: HermesConfig | undefined,
@@ -124,17 +121,8 @@ export function readMemoryConfig(
 }
 
 /**
- * The paths of the built-in store's files under a profile home.
- *
- * @param hermesHome The profile home (default: the active one).
- * @returns The directory and the two file paths.
- *
- * @example Locating the store's files
- * ```ts
- * import { memoryFilePaths } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(memoryFilePaths("/h").user, "/h/memories/USER.md");
- * ```
+ * The paths of the built-in store's files under a profile home (default:
+ * the active one).
  *
  * @category Built-in store
  */
@@ -144,22 +132,8 @@ export function memoryFilePaths(hermesHome?: string): MemoryFilePaths {
 }
 
 /**
- * Reports, per target, the file's path, presence, size in bytes and
- * characters, budget and entry count, without creating anything (for
- * `hermes memory status`).
- *
- * @param hermesHome The profile home (default: the active one).
- * @param config The parsed `config.yaml` (limits and flags come from it).
- * @returns Usage of `memory` and `user`.
- *
- * @example Usage of a profile without memory files
- * ```ts
- * import { readStoreUsage } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const usage = await readStoreUsage("/nonexistent-home", {});
- * assert.equal(usage.memory.exists, false);
- * assert.equal(usage.user.limit, 1375);
- * ```
+ * Reports each target's file, size, budget and entry count without
+ * creating anything (for `hermes memory status`).
  *
  * @category Built-in store
  */
@@ -201,22 +175,10 @@ export async function readStoreUsage(
  * siblings), each under its lock so a concurrent write is not torn. Running
  * sessions keep their frozen snapshot; their next write sees the file gone.
  *
- * @param hermesHome The profile home (default: the active one).
  * @param target `all` (default), `memory` or `user`.
  * @returns The paths that existed and were deleted.
  * @throws {RangeError} When `target` is not `all`, `memory` or `user`.
  * @throws {Deno.errors.PermissionDenied} When a file cannot be deleted.
- *
- * @example Erasing the memory files of a profile
- * ```ts
- * import { resetMemoryFiles } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const home = await Deno.makeTempDir();
- * await Deno.mkdir(`${home}/memories`);
- * await Deno.writeTextFile(`${home}/memories/USER.md`, "Name: Ada");
- * assert.deepEqual(await resetMemoryFiles(home, "all"), [`${home}/memories/USER.md`]);
- * await Deno.remove(home, { recursive: true });
- * ```
  *
  * @category Built-in store
  */

@@ -41,10 +41,7 @@ export function sliceCodePoints(
   return [...text].slice(start, end).join("");
 }
 
-/**
- * The usage percentage: `min(100, trunc(cur / limit * 100))`, `0` when the
- * limit is not positive (Python's float arithmetic, so `29/100` gives 28).
- */
+/** The usage percentage as Hermes computes it in floats (`29/100` gives 28), `0` for a limit ≤ 0. */
 export function usagePercent(current: number, limit: number): number {
   if (limit <= 0) return 0;
   return Math.min(100, Math.trunc((current / limit) * 100));
@@ -62,12 +59,7 @@ export function formatShortUsage(current: number, limit: number): string {
   return `${formatThousands(current)}/${formatThousands(limit)}`;
 }
 
-/**
- * Splits a memory file's text into entries: split on the full delimiter,
- * trim each piece (Python `strip`), drop empty pieces. Duplicates are kept;
- * see {@linkcode dedupeEntries}. Line endings are already `\n` when the text
- * comes from {@linkcode decodeMemoryBytes}.
- */
+/** Splits a memory file's text into entries, Python-stripped, empty ones dropped, duplicates kept. */
 export function splitEntries(text: string): string[] {
   if (pythonStrip(text) === "") return [];
   return text.split(ENTRY_DELIMITER).map(pythonStrip).filter((e) => e !== "");
@@ -83,18 +75,12 @@ export function parseEntries(text: string): string[] {
   return dedupeEntries(splitEntries(text));
 }
 
-/**
- * Serialises entries as a memory file: joined with the delimiter, no
- * leading or trailing newline; no entries give `""`.
- */
+/** Serialises entries as a memory file: joined with the delimiter. */
 export function serializeEntries(entries: readonly string[]): string {
   return entries.join(ENTRY_DELIMITER);
 }
 
-/**
- * A store's size: the code-point length of its serialised text (entry
- * lengths plus 3 per gap; `0` when empty).
- */
+/** A store's size: the code-point length of its serialised text. */
 export function entriesSize(entries: readonly string[]): number {
   if (entries.length === 0) return 0;
   let total = 3 * (entries.length - 1);
@@ -102,10 +88,7 @@ export function entriesSize(entries: readonly string[]): number {
   return total;
 }
 
-/**
- * The 80-character preview used in ambiguity results: the first 80 code
- * points, plus `"..."` when the entry is longer.
- */
+/** The 80-code-point preview of ambiguity results (`"..."` appended when longer). */
 export function previewEntry(entry: string): string {
   return codePointLength(entry) > 80
     ? `${sliceCodePoints(entry, 0, 80)}...`
@@ -118,11 +101,9 @@ export function memoryFileName(target: MemoryTarget | string): string {
 }
 
 /**
- * Renders one system-prompt block: a rule of 46 `═`, the header with usage,
- * another rule, then the entries joined with the delimiter. An empty list
- * renders as `""` (no block at all). Over budget, the header ends
- * `⚠ OVER BUDGET`; beyond `max(2 × limit, 4000)` characters the body keeps
- * its first 70 % and last 20 % of that cap around a truncation marker.
+ * Renders one system-prompt block as Hermes does (`""` for no entries);
+ * over budget the header says so, and past `max(2 × limit, 4000)` the body
+ * keeps its first 70 % and last 20 % of that cap around a marker.
  */
 export function renderMemoryBlock(
   target: MemoryTarget,
@@ -155,9 +136,8 @@ export function renderMemoryBlock(
 }
 
 /**
- * Decodes a memory file's bytes as Hermes reads them (Python's
- * `Path.read_text(encoding="utf-8")`): strict UTF-8, a leading BOM kept as
- * U+FEFF, and universal newlines (`\r\n` and a lone `\r` become `\n`).
+ * Decodes a memory file's bytes as Python's `read_text(encoding="utf-8")`:
+ * strict UTF-8, a BOM kept as U+FEFF, universal newlines.
  *
  * @throws {TypeError} When the bytes are not valid UTF-8.
  */
@@ -167,10 +147,7 @@ export function decodeMemoryBytes(bytes: Uint8Array): string {
   return text.includes("\r") ? text.replace(/\r\n?/g, "\n") : text;
 }
 
-/**
- * The first lone surrogate in a string (a UTF-16 half without its pair,
- * which UTF-8 cannot store), or `undefined` when there is none.
- */
+/** The first lone surrogate in a string (UTF-8 cannot store it), if any. */
 export function findLoneSurrogate(text: string): number | undefined {
   if (text.isWellFormed()) return undefined;
   for (let i = 0; i < text.length; i++) {

@@ -56,10 +56,7 @@ export type MemoryResult = Record<string, unknown>;
 
 /** Options of {@linkcode MemoryStore}. */
 interface MemoryStoreOptions {
-  /**
-   * The profile home holding `memories/`. When absent the home is resolved
-   * on every call with `getHermesHome()`, so a profile switch is honoured.
-   */
+  /** The profile home holding `memories/` (default: `getHermesHome()` on every call). */
   hermesHome?: string;
   /** The budget of `MEMORY.md` in characters (default `2200`). */
   memoryCharLimit?: number;
@@ -69,11 +66,7 @@ interface MemoryStoreOptions {
   memoryEnabled?: boolean;
   /** Whether `USER.md` is enabled; writes to a disabled target are refused (default `true`). */
   userProfileEnabled?: boolean;
-  /**
-   * Whether `memory.write_approval` is on: `memory` tool writes then need
-   * approval (see `handleMemoryToolCall`). The store's own methods always write
-   * directly (default `false`).
-   */
+  /** `memory.write_approval`: `memory` tool writes need approval; the store's own methods write directly (default `false`). */
   writeApproval?: boolean;
 }
 
@@ -85,29 +78,9 @@ const SUCCESS_NOTE =
 const BATCH_SUFFIX = " No operations were applied (batch is all-or-nothing).";
 
 /**
- * The built-in `MEMORY.md` / `USER.md` store of one agent session.
- *
- * Call {@linkcode MemoryStore.loadFromDisk} once at session start: it reads
- * both files and freezes the system-prompt snapshot. Mutations
- * ({@linkcode MemoryStore.add}, {@linkcode MemoryStore.replace},
- * {@linkcode MemoryStore.remove}, {@linkcode MemoryStore.applyOperations})
- * resolve to result objects, never throwing for a rejected write; they throw
- * only when the file cannot be written.
- *
- * @example Adding an entry and reading the frozen snapshot
- * ```ts
- * import { MemoryStore } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const home = await Deno.makeTempDir();
- * const store = new MemoryStore({ hermesHome: home });
- * await store.loadFromDisk();
- * const result = await store.add("user", "Prefers metric units");
- * assert.equal(result.success, true);
- * assert.equal(store.formatForSystemPrompt("user"), ""); // frozen at load
- * await store.loadFromDisk(); // a new session
- * assert.match(store.formatForSystemPrompt("user"), /Prefers metric units$/);
- * await Deno.remove(home, { recursive: true });
- * ```
+ * The built-in `MEMORY.md` / `USER.md` store of one agent session. Call
+ * {@linkcode MemoryStore.loadFromDisk} once at session start; mutations
+ * resolve to result objects and throw only when the file cannot be written.
  *
  * @category Built-in store
  */
@@ -123,10 +96,8 @@ export class MemoryStore {
   /**
    * Creates a store; nothing is read until {@linkcode MemoryStore.loadFromDisk}.
    *
-   * @param options Home, limits and enable flags.
-   * @throws {RangeError} When a limit is not an integer. (A limit of zero or
-   * less is accepted, as Hermes accepts it: every write is then over
-   * budget.)
+   * @throws {RangeError} When a limit is not an integer (zero or less is
+   * accepted, as in Hermes: every write is then over budget).
    */
   constructor(options: MemoryStoreOptions = {}) {
     this.#hermesHome = options.hermesHome;
@@ -147,22 +118,7 @@ export class MemoryStore {
     this.#writeApproval = options.writeApproval ?? false;
   }
 
-  /**
-   * Builds a store from a parsed `config.yaml` (`memory.*` limits and flags,
-   * see {@linkcode readMemoryConfig}).
-   *
-   * @param config The parsed config.
-   * @param options The profile home, when not the active one.
-   * @returns A store that is not loaded yet.
-   *
-   * @example A store with a larger memory budget
-   * ```ts
-   * import { MemoryStore } from "@hermes/memory";
-   * import assert from "node:assert/strict";
-   * const store = MemoryStore.fromConfig({ memory: { memory_char_limit: 4000 } });
-   * assert.equal(store.charLimit("memory"), 4000);
-   * ```
-   */
+  /** Builds a store, not loaded yet, from a parsed `config.yaml`'s `memory.*` limits and flags. */
   static fromConfig(
     config: HermesConfig | undefined,
     options: { hermesHome?: string } = {},
@@ -178,21 +134,12 @@ export class MemoryStore {
     });
   }
 
-  /**
-   * Whether `memory` tool writes need approval (`memory.write_approval`).
-   *
-   * @returns `true` when the approval gate is on.
-   */
+  /** Whether `memory` tool writes need approval (`memory.write_approval`). */
   get writeApproval(): boolean {
     return this.#writeApproval;
   }
 
-  /**
-   * The profile home in use now (fixed by the `hermesHome` option, else
-   * resolved on every call).
-   *
-   * @returns The absolute home path.
-   */
+  /** The absolute profile home in use now (the option, else resolved on every call). */
   hermesHome(): string {
     return this.#hermesHome ?? getHermesHome();
   }
@@ -207,12 +154,7 @@ export class MemoryStore {
     return this.#enabled[norm(target)];
   }
 
-  /**
-   * The file paths in use now (the home is resolved on every call unless
-   * fixed by the `hermesHome` option).
-   *
-   * @returns The directory and the two file paths.
-   */
+  /** The directory and file paths in use now (the home resolved on every call unless fixed). */
   paths(): MemoryFilePaths {
     return memoryFilePaths(this.hermesHome());
   }
@@ -230,27 +172,17 @@ export class MemoryStore {
     return file.state === "ok" ? parseEntries(file.text) : [];
   }
 
-  /**
-   * The live entries of a target: what is on disk as of this store's last
-   * load or write.
-   */
+  /** The live entries of a target, as of this store's last load or write. */
   entries(target: MemoryTarget): string[] {
     return [...this.#entries[norm(target)]];
   }
 
-  /**
-   * The live size of a target in characters.
-   *
-   * @returns The serialised length of its entries.
-   */
+  /** The live size of a target: its entries' serialised length in characters. */
   size(target: MemoryTarget): number {
     return entriesSize(this.#entries[norm(target)]);
   }
 
-  /**
-   * The frozen system-prompt block of a target (see `renderMemoryBlock`),
-   * as of the last {@linkcode MemoryStore.loadFromDisk}; `""` when empty.
-   */
+  /** The system-prompt block of a target frozen at the last {@linkcode MemoryStore.loadFromDisk}. */
   formatForSystemPrompt(target: MemoryTarget): string {
     return this.#snapshot[norm(target)];
   }
@@ -312,8 +244,6 @@ export class MemoryStore {
    * re-read under the lock (without the drift guard); an exact duplicate is
    * a successful no-op; going over the budget is a consolidation failure.
    *
-   * @param content The entry text.
-   * @returns The result object.
    * @throws {Error} When the file cannot be written.
    */
   async add(target: MemoryTarget, content: string): Promise<MemoryResult> {
@@ -355,9 +285,7 @@ export class MemoryStore {
    * substring; several matches must all be the same entry) with
    * `newContent`.
    *
-   * @param oldText A short unique substring of the entry.
-   * @param newContent The complete new entry.
-   * @returns The result object; on success it carries `replaced_entry`.
+   * @returns The result; on success it carries `replaced_entry`.
    * @throws {Error} When the file cannot be written.
    */
   async replace(
@@ -410,8 +338,7 @@ export class MemoryStore {
    * several matches must all be the same entry). Removing the last entry
    * leaves an empty file.
    *
-   * @param oldText A short unique substring of the entry.
-   * @returns The result object; on success it carries `removed_entry`.
+   * @returns The result; on success it carries `removed_entry`.
    * @throws {Error} When the file cannot be written.
    */
   async remove(target: MemoryTarget, oldText: string): Promise<MemoryResult> {
@@ -440,13 +367,10 @@ export class MemoryStore {
    * operation leaves the file untouched. As in Hermes, every add/replace
    * `content` is scanned for threats as given (before trimming) before the
    * file is locked, and an empty or falsy operation counts as one with no
-   * action.
+   * action. A malformed operation is refused before anything is written.
    *
-   * @param operations The operations, in order.
-   * @returns The result object; on success it carries `replaced_entries` /
-   * `removed_entries` keyed by 1-based operation index, when any. A
-   * non-object operation or a non-string `action`, `content` or `old_text`
-   * is refused with an error naming it, before anything is written.
+   * @returns The result; on success `replaced_entries` / `removed_entries`
+   * keyed by 1-based operation index, when any.
    * @throws {Error} When the file cannot be written.
    */
   async applyOperations(
@@ -496,12 +420,7 @@ export class MemoryStore {
     });
   }
 
-  /**
-   * The live entries as shown in error results: poisoned entries replaced
-   * by their `[BLOCKED: …]` placeholders.
-   *
-   * @returns The sanitised entries.
-   */
+  /** The live entries as error results show them: poisoned ones as `[BLOCKED: …]`. */
   sanitizedEntries(target: MemoryTarget): string[] {
     return this.#currentEntries(norm(target));
   }

@@ -212,11 +212,7 @@ export function pendingMemoryDir(hermesHome?: string): string {
   return join(hermesHome ?? getHermesHome(), "pending", "memory");
 }
 
-/**
- * A short human summary of a `memory` tool call, as shown when asking for
- * approval: `add to memory: …`, `replace in user profile: …`,
- * `remove from memory: …`, `apply 3 op(s) to memory`.
- */
+/** A short summary of a `memory` tool call for approval, e.g. `add to memory: …`. */
 export function summarizeMemoryWrite(args: Record<string, unknown>): string {
   const label = args.target === "user" ? "user profile" : "memory";
   if (Array.isArray(args.operations) && args.operations.length > 0) {
@@ -237,10 +233,8 @@ export function summarizeMemoryWrite(args: Record<string, unknown>): string {
 
 /**
  * Runs one call of the `memory` tool against a store and returns the JSON
- * result string, byte-identical to Hermes (Python `json.dumps` formatting,
- * Hermes' key order). Checks, in order: store present, target valid, target
- * enabled, batch (`operations`) or single-op argument validation, then the
- * store operation. Never throws: a write failure becomes an error result.
+ * result string, byte-identical to Hermes (checks in Hermes' order). Never
+ * throws: a write failure becomes an error result.
  */
 export async function handleMemoryToolCall(
   store: MemoryStore | null | undefined,

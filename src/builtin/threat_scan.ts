@@ -31,40 +31,17 @@ interface ThreatPattern {
   readonly scope: ThreatScope;
   /** The JavaScript expression source (matched case-insensitively). */
   readonly source: string;
-  /**
-   * The compiled, case-insensitive, Unicode-aware expression (compiled on
-   * first access). It expects text folded the way a scan folds it.
-   */
+  /** The compiled expression (on first access), for text folded as a scan folds it. */
   readonly regexp: RegExp;
 }
 
 /** The longest text a scan looks at, in characters; the rest is ignored. */
 export const MAX_SCAN_CHARS = 65536;
 
-/**
- * The invisible characters a scan reports (zero-width characters, word
- * joiner, invisible operators, BOM, bidirectional embeddings, overrides and
- * isolates), in reporting order.
- */
+/** The invisible characters a scan reports (zero-width, BOM, bidi controls), in reporting order. */
 export const INVISIBLE_CHARS: readonly string[] = [
-  0x200b,
-  0x200c,
-  0x200d,
-  0x2060,
-  0x2062,
-  0x2063,
-  0x2064,
-  0xfeff,
-  0x202a,
-  0x202b,
-  0x202c,
-  0x202d,
-  0x202e,
-  0x2066,
-  0x2067,
-  0x2068,
-  0x2069,
-].map((c) => String.fromCodePoint(c));
+  ..."\u200b\u200c\u200d\u2060\u2062\u2063\u2064\ufeff\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069",
+];
 
 // Pattern building blocks in Python's Unicode `re` semantics: `\w` (W) is a
 // letter, digit or `_`; `\s` (S) is Python's whitespace set; `\b` (B) is a
@@ -296,10 +273,7 @@ class LazyThreatPattern implements ThreatPattern {
   }
 }
 
-/**
- * Every threat pattern, in the order scans report them (Hermes' order).
- * Expressions are compiled on first use.
- */
+/** Every threat pattern, in Hermes' (reporting) order. */
 export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze(
   PATTERN_TABLE.map(([id, scope, source]) =>
     new LazyThreatPattern(id, scope, source)
@@ -343,11 +317,8 @@ interface ScanOptions {
 }
 
 /**
- * Scans text and returns the ids of every finding: first one
- * `invisible_unicode_U+XXXX` id per invisible character present (in
- * {@linkcode INVISIBLE_CHARS} order), then the id of each matching pattern in
- * {@linkcode THREAT_PATTERNS} order. Only the first 65,536 characters are
- * scanned; patterns run on the NFKC form of that text.
+ * The ids of every finding in text: `invisible_unicode_U+XXXX` per invisible
+ * character present, then each matching pattern, in table order.
  */
 export function scanForThreats(
   text: string,
@@ -371,9 +342,8 @@ export function scanForThreats(
 }
 
 /**
- * The message that blocks text at a scope, or `null` when it is clean:
- * Hermes' `first_threat_message`. Invisible characters are reported first,
- * then the first matching pattern in {@linkcode THREAT_PATTERNS} order.
+ * The message that blocks text at a scope, or `null` when it is clean
+ * (Hermes' `first_threat_message`: invisible characters first).
  *
  * @throws {RangeError} When the scope is not `all`, `context` or `strict`.
  */
@@ -402,11 +372,7 @@ export function firstThreatMessage(
   return null;
 }
 
-/**
- * Checks content about to be written to memory (strict scope) and returns
- * the message that blocks it, or `null` when it is clean. Invisible
- * characters are reported first, then the first matching pattern.
- */
+/** The message that blocks content about to be written to memory (strict scope), or `null`. */
 export function scanMemoryContent(content: string): string | null {
   return firstThreatMessage(content, { scope: "strict" });
 }
@@ -426,9 +392,8 @@ function scopeRank(scope: ThreatScope | undefined): number {
 
 /**
  * Replaces a poisoned memory entry with a `[BLOCKED: …]` placeholder for the
- * system prompt (the entry on disk is untouched). Entries longer than 65,536
- * characters are blocked as too large to scan; entries that already start
- * with `[BLOCKED:` and empty entries pass through.
+ * system prompt (the file is untouched); an entry too large to scan is
+ * blocked too.
  */
 export function sanitizeMemoryEntry(entry: string, fileName: string): string {
   if (entry === "" || entry.startsWith("[BLOCKED:")) return entry;

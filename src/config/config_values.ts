@@ -11,13 +11,8 @@
  * | environment switch | `HERMES_ENABLE_PROJECT_PLUGINS`, `DENO_NO_PROMPT` (environment variables, always text) | on when the text (trimmed, any case) is `1`, `true`, `yes`, `on` (`isTruthyEnvValue`) | false | false | — | false |
  * | integer | `memory.memory_char_limit`, `memory.user_char_limit`, `hooks.output_spill.max_chars`/`preview_head`/`preview_tail` | `int(value)` ({@linkcode pythonInt}): `3.9` → 3, `" 7 "` → 7, `true` → 1, `"1.5"` and `"1e3"` → default; then the key's minimum, if any ({@linkcode configInt}) | default | default | default | default |
  *
- * The flag rule is Python's truthiness on purpose: Hermes reads
- * `memory_enabled` with `if cfg.get("memory_enabled")`, so a quoted
- * `"false"` (a non-empty string) turns the store on there, and must here
- * too, or one home would have memory on in one program and off in the
- * other. An unquoted `false`/`no`/`off` is a YAML boolean and reads false in
- * both. The Honcho provider reads `honcho.json` with the same Python rules
- * (`plugins/memory/honcho/_lookup.ts`).
+ * Flags use Python's truthiness on purpose: a quoted `"false"` turns memory
+ * on in Hermes (`if cfg.get("memory_enabled")`), so it must here too.
  *
  * @module
  */

@@ -38,11 +38,9 @@ function kind(node: unknown): symbol | undefined {
 }
 
 /**
- * The first construct of a parsed `config.yaml` that PyYAML's `safe_load`
- * raises on while the `yaml` package accepts it: an alias before its
- * anchor, a mapping or sequence used as a key, `<<` as a value, or a tab
- * where PyYAML scans for a token (indentation, separation, inside a plain
- * scalar).
+ * The first construct the `yaml` package accepts but PyYAML's `safe_load`
+ * raises on: an alias before its anchor, a collection as a key, `<<` as a
+ * value, or a tab where PyYAML scans for a token.
  */
 export function pythonYamlProblem(
   doc: Document,
@@ -151,11 +149,8 @@ export function lineColumn(
 }
 
 /**
- * The document as the plain data Hermes' Python code sees, in JavaScript:
- * mappings as objects (keys as text: `true`/`false` for PyYAML's boolean
- * keys, `null` for a null key, numbers and dates as written by Python's
- * `str()`), integers beyond 2^53 as the nearest number, timestamps as
- * `Date`, `!!set` as `Set`, `!!omap` as an object.
+ * The document as the plain data Hermes' Python code sees: keys as Python's
+ * `str()` writes them, timestamps as `Date`, `!!set` as `Set`.
  */
 export function pythonYamlToJS(doc: Document): unknown {
   return plain(doc.toJS({ mapAsMap: true }));

@@ -97,10 +97,8 @@ function constructFloat(text: string): number {
 }
 
 /**
- * Python's `repr(float)`, which is also what PyYAML's representer writes
- * (with `.0` added to integral values and `.inf`/`.nan` spelled its way):
- * the shortest text that reads back as the same float, and that PyYAML
- * resolves as a float (it needs a dot, and a signed exponent).
+ * A float as PyYAML's representer writes it (Python's `repr`, `.0` on
+ * integral values, `.inf`/`.nan`): it needs a dot and a signed exponent.
  */
 export function pythonFloatText(value: number): string {
   if (Number.isNaN(value)) return ".nan";
@@ -296,10 +294,8 @@ const REPLACED = new Set([
 
 /**
  * The `customTags` option that turns the `yaml` package's YAML 1.1 schema
- * into PyYAML's: booleans, nulls, integers and floats resolved by PyYAML's
- * expressions (floats before integers, as PyYAML tries them), plus the
- * unconstructible `=`. Maps, sequences, strings, `!!binary`, `!!omap`,
- * `!!pairs`, `!!set`, timestamps and `<<` merges stay the package's.
+ * into PyYAML's scalar resolution (floats tried before integers, as PyYAML
+ * does), plus the unconstructible `=`.
  */
 export function pythonYamlTags(tags: Tags): Tags {
   const kept = tags.filter((tag) =>

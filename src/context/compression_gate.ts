@@ -1,8 +1,5 @@
 /**
- * The host side of the pre-compress checkpoint gate (API v2): with
- * `compression.checkpoint_required: true` a lossy rewrite of the transcript is
- * refused ({@linkcode CompressionCheckpointUnavailable}, transcript kept) unless
- * a v2 provider durably committed a checkpoint of it first.
+ * The host side of the pre-compress checkpoint gate (src/context/SPEC.md §6).
  *
  * @module
  */
@@ -20,16 +17,9 @@ import { redactText } from "../core/redact.ts";
 import { configFlag, lookupConfig } from "../config/config_values.ts";
 import { errorText } from "../_util/error_text.ts";
 
-/** The config key that arms the gate. */
 const CHECKPOINT_REQUIRED_KEY = "compression.checkpoint_required";
-
-/** The config key of native server-side compaction (OpenAI Responses). */
 const NATIVE_COMPACTION_KEY = "compression.codex_responses_native";
-
-/** The config key of micro-compaction (trimming old tool results). */
 const MICRO_COMPACTION_KEY = "compression.micro_compact";
-
-/** Every {@linkcode CompressionCheckpointUnavailable} message starts so. */
 const CHECKPOINT_BLOCK_PREFIX =
   "BLOCKED_MISSING_PREREQUISITE: required pre-compress checkpoint unavailable: ";
 
@@ -37,22 +27,8 @@ const CHECKPOINT_BLOCK_PREFIX =
 export const CHECKPOINT_REMEDIATION =
   "Recover by set compression.checkpoint_required: false, or switch to a memory provider that implements checkpoint API v2";
 
-/** The reasons a compression is blocked (the text after the prefix). */
-interface CheckpointBlockReasons {
-  /** No manager, or a manager without a capability probe. */
-  readonly noProvider: string;
-  /** The capability probe threw. */
-  readonly probeFailed: string;
-  /** No active provider advertises checkpoint API v2. */
-  readonly notCapable: string;
-  /** A v2 provider threw while checkpointing (retry is the fix). */
-  readonly providerFailed: string;
-  /** The agent's API mode compacts without a checkpoint boundary. */
-  readonly checkpointlessApiMode: string;
-}
-
 /** The exact block reasons of the Hermes contract (src/context/SPEC.md §6). */
-export const CHECKPOINT_BLOCK_REASONS: CheckpointBlockReasons = Object.freeze({
+export const CHECKPOINT_BLOCK_REASONS = Object.freeze({
   noProvider: "no active provider implements checkpoint API v2",
   probeFailed: "provider capability probe failed",
   notCapable:
@@ -62,28 +38,15 @@ export const CHECKPOINT_BLOCK_REASONS: CheckpointBlockReasons = Object.freeze({
     "api mode codex_app_server compacts without a pre-compress checkpoint boundary. Recover by set compression.checkpoint_required: false, or use an api mode that compacts through the host",
 });
 
-/**
- * API modes whose compaction happens outside the host (no pre-compress
- * checkpoint boundary): refused while the gate is armed.
- */
+/** API modes that compact outside the host: refused while the gate is armed. */
 const CHECKPOINTLESS_API_MODES: ReadonlySet<string> = new Set([
   "codex_app_server",
 ]);
 
 /**
  * Thrown instead of rewriting a transcript when the armed gate cannot get a
- * durable checkpoint. The message always starts with
- * `BLOCKED_MISSING_PREREQUISITE: required pre-compress checkpoint unavailable: `
- * followed by {@linkcode CompressionCheckpointUnavailable.reason}. Keep the
- * uncompressed transcript and retry later.
- *
- * @example Telling a block apart
- * ```ts
- * import { CompressionCheckpointUnavailable } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const error = new CompressionCheckpointUnavailable("provider checkpoint API v2 failed");
- * assert.ok(error.message.startsWith("BLOCKED_MISSING_PREREQUISITE: "));
- * ```
+ * durable checkpoint (message: `BLOCKED_MISSING_PREREQUISITE: …: <reason>`).
+ * Keep the uncompressed transcript and retry later.
  *
  * @category Errors callers catch
  */
@@ -91,12 +54,7 @@ export class CompressionCheckpointUnavailable extends Error {
   /** Why the checkpoint is unavailable (the text after the prefix). */
   readonly reason: string;
 
-  /**
-   * Builds the error.
-   *
-   * @param reason Why the checkpoint is unavailable.
-   * @param options The underlying `cause`, if any.
-   */
+  /** Builds the error from the reason and an optional `cause`. */
   constructor(reason: string, options?: ErrorOptions) {
     super(`${CHECKPOINT_BLOCK_PREFIX}${reason}`, options);
     this.name = "CompressionCheckpointUnavailable";
@@ -126,10 +84,7 @@ export interface CheckpointManagerPreCompressOptions {
 export interface CheckpointManager {
   /** The registered providers, for the start-up warning's label. */
   readonly providers?: readonly { readonly name: string }[];
-  /**
-   * Whether any provider advertises at least `apiVersion`. A manager
-   * without it counts as having no capable provider.
-   */
+  /** Whether any provider advertises at least `apiVersion` (absent: none does). */
   supportsPreCompressCheckpoint?(apiVersion?: number): MaybePromise<boolean>;
   /** Fans the pre-compress hook out to the providers. */
   onPreCompress(
@@ -153,8 +108,7 @@ export interface CheckpointBeforeCompressionOptions {
    */
   persistDisabled?: boolean;
   /**
-   * The agent has a session database. A persistence-disabled agent without
-   * one skips the gate entirely.
+   * The agent has a session database (without one, `persistDisabled` skips the gate).
    *
    * @default {false}
    */
@@ -168,31 +122,12 @@ export function isCheckpointGateArmed(config: HermesConfig): boolean {
 
 /**
  * Runs the pre-compress memory hook before a lossy rewrite and returns the
- * sanitized `memory_context` for the compressor.
- *
- * - Persistence-isolated fork (`persistDisabled` and no session DB): skipped,
- *   `""`.
- * - Gate off: a best-effort call with normalized evidence; every failure is
- *   swallowed (`""`).
- * - Gate armed: throws {@linkcode CompressionCheckpointUnavailable} when
- *   there is no manager or no capability probe, when the probe throws, when
- *   no provider implements checkpoint API v2, or when the checkpoint itself
- *   fails (logged as a warning naming the error type). On a throw do not
- *   compress: keep the transcript and retry later.
+ * sanitized `memory_context` for the compressor (src/context/SPEC.md §6).
+ * On a throw do not compress: keep the transcript and retry later.
  *
  * @param manager The agent's memory manager, or `null` when it has none.
  * @param messages The transcript about to be rewritten (never mutated).
- * @param options The config and the agent's persistence mode.
- * @returns The sanitized text providers returned, for the summary prompt.
  * @throws {CompressionCheckpointUnavailable} When the armed gate blocks.
- *
- * @example Gate off, no manager
- * ```ts
- * import { checkpointBeforeCompression } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const context = await checkpointBeforeCompression(null, [], { config: {} });
- * assert.equal(context, "");
- * ```
  *
  * @category Context safety
  */
@@ -267,27 +202,11 @@ export async function checkpointBeforeCompression(
 }
 
 /**
- * Logs the start-up warning when the gate is armed but no active provider
- * implements checkpoint API v2. Never throws and never refuses start-up; a
- * probe that throws is logged at debug level only.
- *
- * The warning is Hermes' own: `compression.checkpoint_required is enabled
- * but the active memory provider (<names>) does not implement checkpoint API
- * v2. Compress will fail closed. Recover by set
- * compression.checkpoint_required: false, or switch to a memory provider that
- * implements checkpoint API v2.`, where `<names>` are the registered
- * providers' names comma-joined, or `no active provider`.
+ * Logs Hermes' start-up warning when the gate is armed but no active
+ * provider implements checkpoint API v2. Never throws or refuses start-up.
  *
  * @param manager The agent's memory manager, or `null`.
- * @param config The loaded `config.yaml`.
  * @returns `true` when the warning was logged.
- *
- * @example Gate off: no warning
- * ```ts
- * import { warnIfCheckpointGateUnsatisfied } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(await warnIfCheckpointGateUnsatisfied(null, {}), false);
- * ```
  *
  * @category Context safety
  */
@@ -363,52 +282,25 @@ export interface CompactionPolicy {
   readonly gateArmed: boolean;
   /** The API mode the policy was made for. */
   readonly apiMode: string;
-  /**
-   * Request server-side native compaction
-   * (`compression.codex_responses_native`, default `false`); always `false`
-   * while armed.
-   */
+  /** Request native server compaction (`compression.codex_responses_native`); `false` while armed. */
   readonly nativeServerCompaction: boolean;
-  /**
-   * Run micro-compaction (`compression.micro_compact`, default `false`),
-   * at init and in the turn finalizer; always `false` while armed.
-   */
+  /** Run micro-compaction (`compression.micro_compact`); `false` while armed. */
   readonly microCompaction: boolean;
   /**
-   * Fails closed before a turn runs in an API mode that compacts without a
+   * Fails closed before a turn in an API mode that compacts without a
    * checkpoint boundary while the gate is armed.
    *
-   * @param options The turn's API mode, when it differs from the policy's.
    * @throws {CompressionCheckpointUnavailable} When the turn must not run.
    */
   assertTurnAllowed(options?: AssertTurnAllowedOptions): void;
 }
 
 /**
- * Decides, at agent start-up, which compaction mechanisms the agent may use
- * so the gate cannot be bypassed by accident. While
- * `compression.checkpoint_required` is on: native server-side compaction is
- * suppressed, micro-compaction is off, and an API mode that compacts without
- * a checkpoint boundary (`codex_app_server`) is refused here and at every
- * turn entry. With the gate off the configured values apply.
+ * Decides at start-up which compaction mechanisms the agent may use, so the
+ * armed gate cannot be bypassed (src/context/SPEC.md §6).
  *
- * @param config The loaded `config.yaml`.
- * @param options The agent's API mode.
- * @returns A frozen policy.
  * @throws {CompressionCheckpointUnavailable} When the gate is armed and
  * the API mode compacts without a checkpoint boundary.
- *
- * @example Armed gate
- * ```ts
- * import { compactionPolicyFromConfig } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const policy = compactionPolicyFromConfig({
- *   compression: { checkpoint_required: true, micro_compact: true },
- * }, { apiMode: "chat_completions" });
- * assert.equal(policy.microCompaction, false);
- * policy.assertTurnAllowed();
- * assert.throws(() => policy.assertTurnAllowed({ apiMode: "codex_app_server" }));
- * ```
  *
  * @category Context safety
  */

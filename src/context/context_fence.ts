@@ -32,22 +32,8 @@ const FENCE_TAG_REGEXP = /<\s*\/?\s*memory-context\s*>/gi;
 const BULLET_REGEXP = /^[-*+]\s+\S/;
 
 /**
- * Removes memory-context fencing from text: complete
- * `<memory-context>…</memory-context>` spans, the recalled-memory system note,
- * and any stray opening or closing tag (any case, whitespace inside the tag
- * tolerated).
- *
- * @param text Provider or model output.
- * @returns The text without fences or fenced content.
- *
- * @example Cleaning echoed context
- * ```ts
- * import { sanitizeContext } from "@hermes/memory";
- * import assert from "node:assert/strict";
- *
- * const echoed = "Hi <memory-context>\nold facts\n</memory-context>there";
- * assert.equal(sanitizeContext(echoed), "Hi there");
- * ```
+ * Removes memory-context fencing from provider or model output: fenced
+ * spans, the system note and stray tags (src/context/SPEC.md §1).
  *
  * @category Context safety
  */
@@ -91,24 +77,10 @@ function dropRepeatedBullets(text: string): string {
 }
 
 /**
- * Wraps recalled memory for the model: the opening fence, the system note, a
- * blank line, the content and the closing fence, one per line. The content is
- * sanitized first (a provider that returned already-fenced text is logged as
- * a warning) and repeated self-contained bullets within a section are dropped.
+ * Wraps the merged prefetch text for the model in a `<memory-context>`
+ * block, cleaned first (src/context/SPEC.md §1).
  *
- * @param raw The merged prefetch text.
  * @returns The fenced block, or `""` when `raw` is blank.
- *
- * @example Fencing recalled memory
- * ```ts
- * import { buildMemoryContextBlock } from "@hermes/memory";
- * import assert from "node:assert/strict";
- *
- * const block = buildMemoryContextBlock("- prefers tabs\n- prefers tabs");
- * assert.ok(block.startsWith("<memory-context>\n[System note:"));
- * assert.ok(block.endsWith("\n\n- prefers tabs\n</memory-context>"));
- * assert.equal(buildMemoryContextBlock("  "), "");
- * ```
  *
  * @category Context safety
  */
@@ -149,32 +121,10 @@ function isWhitespaceOnly(text: string): boolean {
 }
 
 /**
- * Hides fenced memory context from streamed text (UI deltas) even when the
- * tags straddle chunks.
- *
- * A span opens at a `<memory-context>` tag (any case) that starts a line
- * (only whitespace before it on its line) and is directly followed by a line
- * break, so a model that merely mentions the tag inline is not swallowed; it
- * closes at the next `</memory-context>`. Everything from the opening tag to
- * the closing tag is hidden. Possible partial tags at the end of a chunk are
- * held back until the next chunk decides them. Use one scrubber per response
+ * Hides fenced memory context from streamed text even when the tags
+ * straddle chunks (src/context/SPEC.md §1). Use one scrubber per response
  * (or {@linkcode StreamingContextScrubber.reset}) and call
- * {@linkcode StreamingContextScrubber.flush} at the end of the stream: an
- * unterminated span is discarded there.
- *
- * @example Scrubbing a stream
- * ```ts
- * import { StreamingContextScrubber } from "@hermes/memory";
- * import assert from "node:assert/strict";
- *
- * const scrubber = new StreamingContextScrubber();
- * let shown = "";
- * for (const chunk of ["Sure.\n<memory-", "context>\nsecret\n</memory-con", "text>\nDone"]) {
- *   shown += scrubber.feed(chunk);
- * }
- * shown += scrubber.flush();
- * assert.equal(shown, "Sure.\n\nDone");
- * ```
+ * {@linkcode StreamingContextScrubber.flush} at the end of the stream.
  *
  * @category Context safety
  */
@@ -192,12 +142,7 @@ export class StreamingContextScrubber {
     this.#atLineStart = true;
   }
 
-  /**
-   * Scrubs the next chunk of the stream.
-   *
-   * @param text The chunk.
-   * @returns The part of the stream that can be shown now (possibly `""`).
-   */
+  /** Scrubs the next chunk; returns what can be shown now (possibly `""`). */
   feed(text: string): string {
     if (typeof text !== "string" || text === "") return "";
     let buf = this.#held + text;
@@ -231,11 +176,8 @@ export class StreamingContextScrubber {
   }
 
   /**
-   * Ends the stream: returns text held back for a possible tag, or `""` when
-   * the stream ended inside a span (that span is discarded). The scrubber is
-   * reset afterwards.
-   *
-   * @returns The rest of the visible text.
+   * Ends the stream and resets: returns text held back for a possible tag,
+   * or `""` when the stream ended inside a span (then discarded).
    */
   flush(): string {
     const tail = this.#inSpan ? "" : this.#held;

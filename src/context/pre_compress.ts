@@ -16,40 +16,11 @@ import { pythonTruthy } from "../_util/python_values.ts";
 export const COMPRESSED_SUMMARY_MARKER = "_compressed_summary";
 
 /**
- * Reduces a transcript to pre-compress checkpoint evidence, in order:
- *
- * - only object messages whose `role` is `user` or `assistant` are kept;
- *   system and tool messages, and rows that are not objects, are dropped;
- * - a message flagged with a truthy `_compressed_summary` is dropped;
- * - an assistant message carrying `tool_calls` is dropped when its content
- *   is empty or whitespace (or a falsy non-string), otherwise kept without
- *   the `tool_calls` key (the prose stays).
- *
- * Every kept message is a shallow copy: the input list and its messages are
- * never mutated, and changing the result does not change the input.
- * Truthiness follows Hermes (Python): empty strings, `0`, empty arrays and
- * empty objects are falsy.
+ * Reduces a transcript to pre-compress checkpoint evidence: user and
+ * assistant prose only, as shallow copies, the input never mutated
+ * (src/context/SPEC.md §5).
  *
  * @param messages The transcript (any values; non-arrays give `[]`).
- * @returns The evidence messages.
- *
- * @example Tool traffic removed
- * ```ts
- * import { normalizePreCompressEvidence } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const evidence = normalizePreCompressEvidence([
- *   { role: "system", content: "You are helpful" },
- *   { role: "user", content: "Weather?" },
- *   { role: "assistant", content: "Checking.", tool_calls: [{ id: "1" }] },
- *   { role: "tool", tool_call_id: "1", content: "sunny" },
- *   { role: "assistant", content: "Sunny." },
- * ]);
- * assert.deepEqual(evidence, [
- *   { role: "user", content: "Weather?" },
- *   { role: "assistant", content: "Checking." },
- *   { role: "assistant", content: "Sunny." },
- * ]);
- * ```
  *
  * @category Context safety
  */

@@ -1,14 +1,7 @@
 /**
  * Oversized-output spilling (`hooks.output_spill`) and the prefetch-recall
- * policy built on it (`memory.prefetch_spill_enabled`).
- *
- * A text longer than `max_chars` is written in full to a private file under
- * the spill directory and replaced by a short preview that names the file.
- * For memory recall spilling is opt-in; when it is off a runaway-recall
- * ceiling still bounds what reaches the model.
- *
- * Lengths are counted in Unicode code points (what Hermes calls characters),
- * never in UTF-16 units, so a surrogate pair is never split.
+ * policy built on it (src/context/SPEC.md §3–§4). Lengths count code points,
+ * as Hermes does, so a surrogate pair is never split.
  *
  * @module
  */
@@ -80,37 +73,25 @@ interface RecallSpillPolicyOptions {
 
 /** Options of {@linkcode applyRecallSpill}. */
 interface ApplyRecallSpillOptions {
-  /**
-   * The label used in the preview header and ceiling marker; for memory
-   * recall it is `"<provider name> memory prefetch"` (see
-   * {@linkcode prefetchSpillSource}).
-   */
+  /** The preview's label: `"<provider name> memory prefetch"` for recall. */
   source: string;
-  /** The session the recall belongs to (names the spill sub-directory) (default `"no-session"`). */
+  /** Names the spill sub-directory (default `"no-session"`). */
   sessionId?: string;
 }
 
 /** Options of {@linkcode spillOutput}. */
 interface SpillOutputOptions {
-  /** The output-spill settings to apply. */
   settings: OutputSpillSettings;
-  /** The label used in the preview header. */
   source: string;
-  /** The session the output belongs to (names the spill sub-directory) (default `"no-session"`). */
+  /** Names the spill sub-directory (default `"no-session"`). */
   sessionId?: string;
-  /**
-   * The profile home the default (or a relative) spill directory is under
-   * (default `getHermesHome()`).
-   */
+  /** The home a default or relative spill directory is under (default `getHermesHome()`). */
   hermesHome?: string;
 }
 
 /** Options of {@linkcode resolveSpillDirectory}. */
 interface ResolveSpillDirectoryOptions {
-  /**
-   * The profile home the default (or a relative) spill directory is under
-   * (default `getHermesHome()`).
-   */
+  /** The home a default or relative spill directory is under (default `getHermesHome()`). */
   hermesHome?: string;
 }
 
@@ -128,10 +109,8 @@ class SpillDirectoryError extends Error {
 }
 
 /**
- * Reads `hooks.output_spill` from a loaded `config.yaml`. Never throws: a
- * missing section, a wrong type or an out-of-range value falls back to the
- * default (`enabled` true, `max_chars` 10000 and positive, `preview_head` /
- * `preview_tail` 500 and ≥ 0, `directory` unset).
+ * Reads `hooks.output_spill` from a loaded `config.yaml`; a missing section
+ * or a bad value falls back to the default. Never throws.
  */
 export function readOutputSpillSettings(
   config: HermesConfig,
@@ -167,10 +146,8 @@ export function resolveSpillDirectory(
 }
 
 /**
- * Snapshots the recall policy from a loaded `config.yaml`: called once when
- * an external provider registers. Spilling is on only when
- * `memory.prefetch_spill_enabled` (default `false`) and
- * `hooks.output_spill.enabled` (default `true`) are both on. Never throws.
+ * Snapshots the recall policy from a loaded `config.yaml` when an external
+ * provider registers (src/context/SPEC.md §4). Never throws.
  */
 export function recallSpillPolicyFromConfig(
   config: HermesConfig,
@@ -206,19 +183,9 @@ export function prefetchSpillSource(providerName: string): string {
 }
 
 /**
- * Applies a recall policy to one non-empty prefetch result.
- *
- * - Empty text, or text within the limit, is returned unchanged.
- * - Spilling on: text longer than `max_chars` goes to a private file and
- *   the preview of {@linkcode spillOutput} is returned.
- * - Spilling off: text longer than the ceiling is cut. The result is the
- *   first `ceilingChars` characters (moved back to the last line break when
- *   one lies in the final tenth, so an entry is not split), a newline, and
- *   the marker line
- *   `[<source> output truncated at the runaway-recall ceiling — kept <K> of <N> chars]`
- *   (numbers with thousands separators). A warning is logged.
- *
- * Never throws.
+ * Applies a recall policy to one non-empty prefetch result: spilled when
+ * spilling is on, cut at the runaway-recall ceiling with a marker line and
+ * a warning when off (src/context/SPEC.md §4). Never throws.
  */
 export async function applyRecallSpill(
   policy: RecallSpillPolicy,
@@ -238,27 +205,9 @@ export async function applyRecallSpill(
 }
 
 /**
- * Spills one oversized output. Text that is empty, within `max_chars`, or
- * with spilling disabled is returned unchanged. Otherwise the full text
- * (newline-terminated) is written to
- * `<dir>/<session segment>/<uuid4 hex>.txt` and a preview is returned:
- *
- * ```text
- * [<source> output truncated — <N> chars; full content saved to <path>]
- * --- head ---
- * <first preview_head chars>
- * --- tail ---
- * <last preview_tail chars>
- * ```
- *
- * The head part appears only when `preview_head > 0`, the tail part only
- * when `preview_tail > 0` and the text is longer than `preview_head`. The
- * session segment is the session id (or `no-session`) with `/`, `\` and
- * `..` replaced by `_`. Directories are created `0700`, the file `0600` with
- * an exclusive create; a spill directory (or session directory) that is a
- * symbolic link is refused. When the write fails a warning is logged and
- * the header ends `full content unavailable — spill write failed]`.
- * Never throws.
+ * Spills one oversized output to a private file and returns the preview
+ * naming it (src/context/SPEC.md §3); text within `max_chars`, or with
+ * spilling off, is returned unchanged. Never throws.
  */
 export async function spillOutput(
   text: string,

@@ -14,25 +14,11 @@ const TRIVIAL_PROMPT_REGEXP =
   /^(?:yes|no|ok|okay|sure|thanks|thank you|y|n|yep|nope|yeah|nah|hi|hey|hello|yo|sup|continue|go ahead|do it|proceed|got it|cool|nice|great|done|next|lgtm|k)[\s!?.:;,"'~\u2018\u2019\u201c\u201d\u2014\u2013\u2026()[\]{}<>*&^%$#@+=`\u00a0]*$/i;
 
 /**
- * Tells whether a user prompt is too trivial to warrant memory recall:
- * empty or whitespace-only input, a slash command (`/...` after trimming), or
- * a bare acknowledgement or greeting (`yes`, `ok`, `thanks`, `hi`, `lgtm`,
- * `go ahead`, …) followed only by whitespace or punctuation. Words that merely
- * start with one of those (`k8s`, `yolo`, `note`, `hello world`) are not
- * trivial.
+ * Tells whether a user prompt is too trivial to warrant memory recall: empty,
+ * a slash command, or a bare acknowledgement or greeting
+ * (src/context/SPEC.md §2).
  *
  * @param text The user's message (`null`/`undefined` count as empty).
- * @returns `true` when prefetch should be skipped for this turn.
- *
- * @example Gating prefetch
- * ```ts
- * import { isTrivialPrompt } from "@hermes/memory";
- * import assert from "node:assert/strict";
- *
- * assert.equal(isTrivialPrompt("thanks!"), true);
- * assert.equal(isTrivialPrompt("/reset"), true);
- * assert.equal(isTrivialPrompt("k8s rollout status"), false);
- * ```
  *
  * @category Context safety
  */

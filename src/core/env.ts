@@ -16,12 +16,7 @@ export function readProcessEnv(name: string): string | undefined {
   }
 }
 
-/**
- * Tells whether the process may read one variable of its environment
- * (whether it is set or not). {@linkcode readProcessEnv} cannot tell a
- * denied variable from an unset one; callers for whom that difference
- * matters (where the Hermes home is) ask this first.
- */
+/** Tells whether the process may read a variable ({@linkcode readProcessEnv} reads a denied one as unset). */
 export function isProcessEnvReadable(name: string): boolean {
   try {
     Deno.env.get(name);
@@ -31,39 +26,17 @@ export function isProcessEnvReadable(name: string): boolean {
   }
 }
 
-/**
- * Tells whether a variable holds a truthy switch value: `1`, `true`, `yes`
- * or `on`, case-insensitive and trimmed.
- *
- * @param value The raw value (or `undefined`).
- * @returns `true` for a truthy switch value.
- *
- * @example Reading a switch from the environment
- * ```ts
- * import { isTruthyEnvValue } from "./env.ts";
- * import assert from "node:assert/strict";
- * assert.equal(isTruthyEnvValue(" Yes "), true);
- * assert.equal(isTruthyEnvValue("0"), false);
- * ```
- */
+/** Tells whether a variable holds a truthy switch: `1`, `true`, `yes` or `on`, any case, trimmed. */
 export function isTruthyEnvValue(value: string | undefined | null): boolean {
   if (value == null) return false;
   return ["1", "true", "yes", "on"].includes(value.trim().toLowerCase());
 }
 
 /**
- * Runs `fn` synchronously while `process.env` reads never throw: a variable
- * the process may not read (no `--allow-env` grant for it) reads as
- * `undefined`. For npm libraries that probe debug variables on their hot
- * path (the `yaml` parser reads `LOG_TOKENS` and `LOG_STREAM` per token),
- * which would otherwise fail with `NotCapable` under narrow
- * `--allow-env=HERMES_HOME,HOME` grants. When the process may read every
- * variable, `fn` just runs.
- *
- * Only the property is swapped, for the duration of the synchronous call;
- * the process environment itself is never changed.
- *
- * @typeParam T What `fn` returns.
+ * Runs `fn` synchronously with `process.env` reads of ungranted variables
+ * giving `undefined` instead of throwing: npm libraries probe debug variables
+ * on hot paths (`yaml` reads `LOG_TOKENS` per token). Only the property is
+ * swapped, for the call; the environment is never changed.
  */
 export function withTolerantProcessEnv<T>(fn: () => T): T {
   let allGranted = false;
@@ -105,11 +78,9 @@ function nodeProcess(): { env: unknown } {
 }
 
 /**
- * Makes `Deno.env` read-only for the rest of this realm (used inside a
- * provider's sandbox worker: the environment is the whole process's, so a
- * provider may read the variables it is granted but never change them for
- * the host). Reads pass through; `set` and `delete` call `refuse`, which
- * throws. Not reversible.
+ * Makes `Deno.env` read-only for the rest of this realm (a sandbox worker
+ * shares the process's environment with the host); `set` and `delete` call
+ * `refuse`, which throws. Not reversible.
  */
 export function lockProcessEnvironment(refuse: () => never): void {
   const env = Deno.env;

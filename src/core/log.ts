@@ -20,12 +20,7 @@ export type LogLevel = "debug" | "info" | "warn" | "error";
  * @category Durable files and the log
  */
 export interface Logger {
-  /**
-   * Receives one log line.
-   *
-   * @param level How important the line is.
-   * @param message The text; it never contains a secret.
-   */
+  /** Receives one log line (it never contains a secret). */
   log(level: LogLevel, message: string): void;
 }
 
@@ -43,17 +38,6 @@ let current: Logger = STDERR_LOGGER;
 /**
  * Installs a logger for the whole process and returns the previous one.
  *
- * @param logger The new logger.
- * @returns The logger that was installed before.
- *
- * @example Capturing log lines
- * ```ts
- * import { setLogger } from "@hermes/memory";
- * const lines: string[] = [];
- * const previous = setLogger({ log: (level, msg) => lines.push(`${level} ${msg}`) });
- * setLogger(previous);
- * ```
- *
  * @category Durable files and the log
  */
 export function setLogger(logger: Logger): Logger {
@@ -64,15 +48,6 @@ export function setLogger(logger: Logger): Logger {
 
 /**
  * Logs a line at `level` through the current logger.
- *
- * @param level The level.
- * @param message The text.
- *
- * @example
- * ```ts no-assert
- * import { log } from "@hermes/memory";
- * log("warn", "Memory provider 'x' sync failed: boom");
- * ```
  *
  * @category Durable files and the log
  */

@@ -6,20 +6,7 @@
 
 /**
  * Masks a secret for display: `...` plus its last four characters, `set`
- * when it has four characters or fewer (showing them would reveal it
- * whole), and `""` when it is empty.
- *
- * @param value The secret.
- * @returns The masked form, safe for logs, errors and prompts.
- *
- * @example Masking an API key
- * ```ts
- * import { maskSecret } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(maskSecret("hch-v2-abcdef123456"), "...3456");
- * assert.equal(maskSecret("abc"), "set");
- * assert.equal(maskSecret(""), "");
- * ```
+ * for four or fewer (they would reveal it whole), `""` when empty.
  *
  * @category Profiles and secrets
  */

@@ -1,10 +1,7 @@
 /**
- * The memory-provider contract: the abstract {@linkcode MemoryProvider} every
- * provider extends, its option and result types, and the module constants of
- * the Hermes contract.
- *
- * Python's keyword arguments become one options object with camelCase keys;
- * any method may return a value or a `Promise` of it, and the manager awaits.
+ * The memory-provider contract: {@linkcode MemoryProvider}, its option and
+ * result types and constants. Python's keyword arguments become one options
+ * object; any method may return a value or a `Promise` of it.
  *
  * @module
  */
@@ -95,16 +92,9 @@ export interface RecallStatus {
   readonly count: number;
   /** The glyph shown before the label. */
   readonly glyph: string;
-  /**
-   * Set when recall failed or is off this turn: shown instead of the count
-   * (`"⚠ Honcho — recall failed: …"`), so the line never claims a recall
-   * that did not happen. An extension of Hermes' record.
-   */
+  /** Why recall failed or is off this turn, shown instead of the count (an extension of Hermes' record). */
   readonly failure?: string;
-  /**
-   * A remark about how this recall was made (e.g. that it did not use the
-   * user's message), for previews; not part of the status line.
-   */
+  /** A remark on how this recall was made, for previews; not part of the status line. */
   readonly note?: string;
 }
 
@@ -132,14 +122,6 @@ export interface RecallStatusOptions {
  * @param providerLabel The label shown for the provider.
  * @param count How many memories were recalled (`0`: no discrete count).
  * @param options The glyph, when not the default.
- * @returns A frozen record.
- *
- * @example A recall status with the default glyph
- * ```ts
- * import { recallStatus } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(recallStatus("Honcho", 3).glyph, "🧠");
- * ```
  *
  * @category Contract
  */
@@ -462,10 +444,7 @@ export type HermesConfig = Record<string, unknown>;
 export interface DrainResult {
   /** Whether everything handed to the provider before the call is durable (or delivered). */
   drained: boolean;
-  /**
-   * How many accepted items (turns, messages, writes) are not durable yet,
-   * when the provider can count them; absent when it cannot tell.
-   */
+  /** How many accepted items are not durable yet; absent when the provider cannot tell. */
   pending?: number;
 }
 
@@ -503,12 +482,7 @@ export abstract class MemoryProvider {
   /** A short id; `"builtin"` is reserved for the built-in store. */
   abstract get name(): string;
 
-  /**
-   * Whether the provider can run: checks config and dependencies only, never
-   * the network.
-   *
-   * @returns `true` when usable.
-   */
+  /** Whether the provider can run: checks config and dependencies only, never the network. */
   abstract isAvailable(): MaybePromise<boolean>;
 
   /** Called once at agent start. Must tolerate missing optional keys. */
@@ -534,29 +508,19 @@ export abstract class MemoryProvider {
     return this.initialize(sessionId, options);
   }
 
-  /**
-   * A short hint shown when {@linkcode MemoryProvider.isAvailable} is false.
-   *
-   * @returns The hint, `""` by default.
-   */
+  /** A short hint shown when {@linkcode MemoryProvider.isAvailable} is false (default `""`). */
   unavailableReason(): MaybePromise<string> {
     return "";
   }
 
-  /**
-   * Static text for the system prompt; `""` skips it.
-   *
-   * @returns The block, `""` by default.
-   */
+  /** Static text for the system prompt; `""` (the default) skips it. */
   systemPromptBlock(): MaybePromise<string> {
     return "";
   }
 
   /**
-   * Recalled context for the coming model call. Must be fast: return what a
-   * background job already fetched.
-   *
-   * @returns The context, `""` by default.
+   * Recalled context for the coming model call (default `""`). Must be fast:
+   * return what a background job already fetched.
    */
   prefetch(_query: string, _options: PrefetchOptions): MaybePromise<string> {
     return "";
@@ -569,20 +533,12 @@ export abstract class MemoryProvider {
   queuePrefetch(_query: string, _options: PrefetchOptions): MaybePromise<void> {
   }
 
-  /**
-   * Describes only the last prefetch.
-   *
-   * @returns A status, or `null` (the default) for nothing to show.
-   */
+  /** Describes only the last prefetch; `null` (the default) shows nothing. */
   recallStatus(): MaybePromise<RecallStatus | null> {
     return null;
   }
 
-  /**
-   * Records a completed turn; runs on the manager's background queue.
-   *
-   * @param _options The session, transcript and author.
-   */
+  /** Records a completed turn; runs on the manager's background queue. */
   syncTurn(
     _userContent: string,
     _assistantContent: string,
@@ -591,10 +547,8 @@ export abstract class MemoryProvider {
   }
 
   /**
-   * Runs one of the provider's own tools.
+   * Runs one of the provider's own tools; returns a JSON string.
    *
-   * @param _options Extra call context.
-   * @returns A JSON string.
    * @throws {Error} By default: the provider does not handle the tool.
    */
   handleToolCall(
@@ -613,7 +567,6 @@ export abstract class MemoryProvider {
    * Called at the start of each turn, before prefetch.
    *
    * @param _turnNumber The 1-based turn number.
-   * @param _options What the host knows about the turn.
    */
   onTurnStart(
     _turnNumber: number,
@@ -623,29 +576,21 @@ export abstract class MemoryProvider {
   }
 
   /**
-   * A cheap, read-only signature of the provider's identity settings,
-   * called on an uninitialized instance; a change busts cached agents.
-   *
-   * @returns The signature, `{}` by default.
+   * A cheap, read-only signature of the provider's identity settings
+   * (default `{}`), called on an uninitialized instance; a change busts
+   * cached agents.
    */
   identitySignature(): MaybePromise<Record<string, unknown>> {
     return {};
   }
 
-  /**
-   * Called at real session boundaries only, never per turn.
-   *
-   * @param _messages The full transcript.
-   */
+  /** Called at real session boundaries only, never per turn. */
   onSessionEnd(_messages: ChatMessage[]): MaybePromise<void> {
   }
 
   /**
    * Rebinds per-session state on `/resume`, `/branch`, `/reset`, `/new` or
    * compression. Returning literal `false` reports failure.
-   *
-   * @param _options Parent, reset, rewound and reason.
-   * @returns Nothing, or `false` on failure.
    */
   onSessionSwitch(
     _newSessionId: string,
@@ -658,7 +603,6 @@ export abstract class MemoryProvider {
    * providers every normal return means a durable checkpoint is committed.
    *
    * @param _messages The raw transcript (v1) or normalized evidence (v2).
-   * @param _options Whether a checkpoint is required.
    * @returns Text fed to the summary prompt, `""` by default.
    */
   onPreCompress(
@@ -668,11 +612,7 @@ export abstract class MemoryProvider {
     return "";
   }
 
-  /**
-   * Called on the parent when a subagent finishes.
-   *
-   * @param _options The child's session id.
-   */
+  /** Called on the parent when a subagent finishes. */
   onDelegation(
     _task: string,
     _result: string,
@@ -680,32 +620,19 @@ export abstract class MemoryProvider {
   ): MaybePromise<void> {
   }
 
-  /**
-   * The fields `hermes memory setup` asks for.
-   *
-   * @returns The schema, `[]` by default.
-   */
+  /** The fields `hermes memory setup` asks for (default `[]`). */
   getConfigSchema(): MaybePromise<ConfigField[]> {
     return [];
   }
 
-  /**
-   * Stores non-secret setup values the provider's own way.
-   *
-   * @param _values The values collected by setup.
-   * @param _hermesHome The profile's home.
-   */
+  /** Stores the non-secret values setup collected, the provider's own way. */
   saveConfig(
     _values: Record<string, unknown>,
     _hermesHome: string,
   ): MaybePromise<void> {
   }
 
-  /**
-   * Mirrors a committed write of the built-in `memory` tool.
-   *
-   * @param _metadata Provenance, `old_text` and `previous_content`.
-   */
+  /** Mirrors a committed write of the built-in `memory` tool (metadata: provenance, `old_text`, `previous_content`). */
   onMemoryWrite(
     _action: MemoryWriteAction,
     _target: MemoryTarget,
@@ -714,11 +641,7 @@ export abstract class MemoryProvider {
   ): MaybePromise<void> {
   }
 
-  /**
-   * Called when the built-in store terminally dropped a fact.
-   *
-   * @param _options Metadata with `eviction_reason`.
-   */
+  /** Called when the built-in store terminally dropped a fact (metadata with `eviction_reason`). */
   onMemoryEvict(
     _content: string,
     _target: MemoryTarget,
@@ -727,43 +650,25 @@ export abstract class MemoryProvider {
   }
 
   /**
-   * State kept outside `HERMES_HOME` that `hermes backup` should include.
-   * Must work without `initialize` and without the network.
-   *
-   * @returns Absolute paths, `[]` by default.
+   * Absolute paths outside `HERMES_HOME` that `hermes backup` should include
+   * (default `[]`); must work without `initialize` and the network.
    */
   backupPaths(): MaybePromise<string[]> {
     return [];
   }
 
-  /**
-   * When defined, owns the whole of `hermes memory setup <provider>`.
-   *
-   * @param hermesHome The profile's home.
-   * @param config The loaded `config.yaml`.
-   */
+  /** When defined, owns the whole of `hermes memory setup <provider>`. */
   postSetup?(hermesHome: string, config: HermesConfig): MaybePromise<void>;
 
-  /**
-   * When defined, a display-safe view of the provider's config for
-   * `hermes memory status`.
-   *
-   * @param providerConfig The `memory.<name>` section.
-   * @returns What to show.
-   */
+  /** When defined, a display-safe view of the `memory.<name>` section for `hermes memory status`. */
   getStatusConfig?(
     providerConfig: Record<string, unknown>,
   ): MaybePromise<Record<string, unknown>>;
 
   /**
-   * When defined, waits up to `timeoutMs` until the work the provider
-   * accepted in one-way hooks (`syncTurn`, `onMemoryWrite`, …) is durable,
-   * and says what is not. The manager calls it from
-   * `MemoryManager.flushPending()` and before `shutdown()`, and
-   * reports what stayed pending in its shutdown drain state.
-   *
-   * @param timeoutMs How long to wait at most; without limit when omitted.
-   * @returns Whether everything is durable, and how much is not.
+   * When defined, waits up to `timeoutMs` (unbounded when omitted) until the
+   * work accepted in one-way hooks is durable, and says what is not; the
+   * manager calls it from `flushPending()` and before `shutdown()`.
    */
   drain?(timeoutMs?: number): MaybePromise<DrainResult>;
 }

@@ -1,8 +1,7 @@
 /**
- * The context handed to a provider module's `register(ctx)`, and how an
- * imported module becomes one provider (the same in-process and in the
- * sandbox): `register(ctx)`'s last registration wins; otherwise the first
- * export, by name, that is a no-argument `MemoryProvider` subclass.
+ * The `register(ctx)` context, and how an imported module becomes one
+ * provider: its last registration, else the first no-argument
+ * `MemoryProvider` subclass exported (by name).
  *
  * @module
  */
@@ -38,17 +37,12 @@ export interface ProviderRegistrationContext {
   /** The provider's name (directory or package name). */
   readonly providerName: string;
   /**
-   * The provider's own sections of the profile's `config.yaml`, handed over
-   * by the host (a sandboxed provider cannot read `config.yaml`): the
-   * top-level `<name>` section, and `memory.provider` with `memory.<name>`.
-   * Frozen; `{}` when the host passed nothing.
+   * The provider's own sections of `config.yaml` (`<name>`,
+   * `memory.provider`, `memory.<name>`), frozen; a sandboxed provider cannot
+   * read the file.
    */
   readonly hermesConfig: HermesConfig;
-  /**
-   * Registers the provider instance; the last call wins.
-   *
-   * @param provider The instance.
-   */
+  /** Registers the provider instance; the last call wins. */
   registerMemoryProvider(provider: MemoryProvider): void;
   /**
    * Registers a skill, qualified as `<provider>:<name>`. Registered only
@@ -57,14 +51,9 @@ export interface ProviderRegistrationContext {
    * @param name Letters, digits, `_` and `-`.
    * @param path Its `SKILL.md`, inside the provider's directory (relative
    * paths are resolved against it).
-   * @param description A one-line description.
    */
   registerSkill(name: string, path: string | URL, description?: string): void;
-  /**
-   * Accepted and ignored: provider CLI commands come from `cli.ts`.
-   *
-   * @param _args Anything.
-   */
+  /** Accepted and ignored: provider CLI commands come from `cli.ts`. */
   registerCliCommand(..._args: unknown[]): void;
   /** Any other `register*` call is accepted and ignored (logged at debug). */
   [key: string]: unknown;

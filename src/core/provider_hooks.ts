@@ -116,19 +116,14 @@ export const PROVIDER_HOOK_NAMES: readonly ProviderHookName[] = Object.freeze(
   Object.keys(TABLE) as ProviderHookName[],
 );
 
-/**
- * Tells whether a name is a hook of the contract (own keys only, so
- * `constructor` or `__proto__` never are).
- */
+/** Tells whether a name is a hook of the contract (own keys only: never `__proto__`). */
 export function isProviderHook(name: string): name is ProviderHookName {
   return Object.hasOwn(TABLE, name);
 }
 
 /**
  * A provider's hook, or the contract's default when a duck-typed provider
- * (built against another copy of the framework) does not define it; call
- * it with `.call(provider, …)`. An optional hook the provider lacks gives
- * `undefined`.
+ * lacks it (`undefined` for an optional one); call it with `.call(provider, …)`.
  */
 export function providerHook<K extends ProviderHookName>(
   provider: MemoryProvider,

@@ -8,6 +8,7 @@
  */
 
 import { isPlainObject } from "../_util/is_record.ts";
+import { words } from "../_util/python_text.ts";
 
 /** The text every masked secret becomes. */
 export const REDACTED = "[redacted]";
@@ -75,73 +76,22 @@ const SEPARATOR_REGEXP = /[:=]/g;
 const DATA_URL_REGEXP =
   /data:[A-Za-z0-9.+/-]*(?:;[A-Za-z0-9.+=-]*)*,[A-Za-z0-9+/=%_.~-]*/g;
 
-const STRONG_LAST_SEGMENTS = new Set([
-  "password",
-  "passwd",
-  "passphrase",
-  "pwd",
-  "pass",
-  "secret",
-  "token",
-  "apikey",
-  "credential",
-  "credentials",
-  "auth",
-  "jwt",
-  "privatekey",
-  "accesskey",
-  "secretkey",
-  "authorization",
-]);
+const STRONG_LAST_SEGMENTS = new Set(words`
+  password passwd passphrase pwd pass secret token apikey credential
+  credentials auth jwt privatekey accesskey secretkey authorization
+`);
 const STRONG_SUFFIXES = ["password", "passwd", "secret", "token", "apikey"];
-const KEY_QUALIFIERS = new Set([
-  "api",
-  "access",
-  "private",
-  "secret",
-  "signing",
-  "encryption",
-  "master",
-  "client",
-  "service",
-  "app",
-  "auth",
-  "account",
-  "session",
-  "license",
-  "admin",
-  "deploy",
-  "ssh",
-  "webhook",
-  "bot",
-]);
-const WEAK_LAST_SEGMENTS = new Set([
-  "key",
-  "sig",
-  "signature",
-  "session",
-  "sessionid",
-  "cookie",
-  "salt",
-]);
-const NON_SECRET_VALUES = new Set([
-  "true",
-  "false",
-  "null",
-  "none",
-  "nil",
-  "undefined",
-  "yes",
-  "no",
-  "on",
-  "off",
-  "required",
-  "optional",
-  "string",
-  "str",
-  "bearer",
-  "basic",
-]);
+const KEY_QUALIFIERS = new Set(words`
+  api access private secret signing encryption master client service app auth
+  account session license admin deploy ssh webhook bot
+`);
+const WEAK_LAST_SEGMENTS = new Set(words`
+  key sig signature session sessionid cookie salt
+`);
+const NON_SECRET_VALUES = new Set(words`
+  true false null none nil undefined yes no on off required optional string
+  str bearer basic
+`);
 
 // 0: not a secret name, 1: weak (only long token-like values), 2: strong.
 type KeyStrength = 0 | 1 | 2;
@@ -434,29 +384,10 @@ function maskLearned(
 
 /**
  * Returns a copy of `value` with every secret in every string masked as
- * `[redacted]`. Plain objects and arrays are copied deeply (cycles and shared
- * references are kept); other objects (dates, typed arrays, class instances)
- * are passed through as they are, and keys are never changed. Strings that are
- * `data:` URLs, and `data:` URLs inside text, are left alone. A secret masked
- * anywhere in `value` is masked everywhere in it, so hand related values over
- * together (for example `[user, assistant, messages]`).
- *
- * @typeParam T The value's type (kept).
- * @param value What is about to leave the agent.
- * @returns The redacted copy; `value` itself is never mutated.
- *
- * @example Redacting a turn before a provider sees it
- * ```ts
- * import { redactForEgress } from "@hermes/memory";
- * import assert from "node:assert/strict";
- *
- * const key = "sk-proj-4f9a8b7c6d5e4f3a2b1c";
- * const turn = [`my key is ${key}`, { role: "tool", content: `OPENAI_API_KEY=${key}` }];
- * const [user, tool] = redactForEgress(turn) as [string, { content: string }];
- * assert.equal(user, "my key is [redacted]");
- * assert.equal(tool.content, "OPENAI_API_KEY=[redacted]");
- * assert.equal(turn[0], `my key is ${key}`);
- * ```
+ * `[redacted]`; plain objects and arrays are copied deeply, other objects,
+ * keys and `data:` URLs are kept. A secret masked anywhere in `value` is
+ * masked everywhere in it, so hand related values over together
+ * (`[user, assistant, messages]`). `value` is never mutated.
  *
  * @category Context safety
  */

@@ -24,9 +24,8 @@ function escapeOne(char: string): string {
 }
 
 /**
- * Escapes control characters as `\xNN`: ESC becomes the four characters
- * `\x1b`, so an escape sequence is shown, never obeyed. Newlines and tabs
- * are kept unless `singleLine` is set (a table cell, a name).
+ * Escapes control characters as `\xNN`, so an escape sequence is shown,
+ * never obeyed; newlines and tabs are kept unless `singleLine` is set.
  */
 export function terminalSafe(
   text: string,
@@ -38,12 +37,7 @@ export function terminalSafe(
   );
 }
 
-/**
- * A copy of a value with every string in it made terminal-safe
- * ({@linkcode terminalSafe}, newlines kept): for a report whose fields came
- * from a provider, escaped before the report is rendered with the CLI's own
- * styles.
- */
+/** A copy of a value with every string made terminal-safe (newlines kept), e.g. a provider's report. */
 export function terminalSafeDeep<T>(value: T): T {
   if (typeof value === "string") return terminalSafe(value) as T;
   if (Array.isArray(value)) return value.map(terminalSafeDeep) as T;

@@ -10,17 +10,6 @@
  * (spaced like Hermes' JSON output).
  *
  * @param message What went wrong, for the model.
- * @returns The JSON text.
- *
- * @example The error result of a tool call
- * ```ts
- * import { toolError } from "./tool_result.ts";
- * import assert from "node:assert/strict";
- *
- * assert.deepEqual(JSON.parse(toolError("No memory provider handles tool 'x'")), {
- *   error: "No memory provider handles tool 'x'",
- * });
- * ```
  */
 export function toolError(message: string): string {
   return `{"error": ${JSON.stringify(String(message))}}`;

@@ -15,23 +15,14 @@ import { basename, dirname, isAbsolute, join, resolve } from "node:path";
  * @category Durable files and the log
  */
 export interface AtomicWriteOptions {
-  /**
-   * The file mode to give the result, e.g. `0o600` for credentials. When
-   * absent, an existing file keeps its mode and a new file gets `0o644`.
-   * Ignored on Windows.
-   */
+  /** The file mode, e.g. `0o600` for credentials (default: the existing file's, else `0o644`; ignored on Windows). */
   mode?: number;
 }
 
 const DEFAULT_NEW_FILE_MODE = 0o644;
 const IS_WINDOWS = Deno.build.os === "windows";
 
-/**
- * How old a leftover temporary file of an atomic write must be before a
- * later write removes it where locks cannot tell whether its writer is
- * alive (Windows): 10 minutes, while a settings write takes milliseconds
- * and a large outbox compaction seconds.
- */
+/** How old a leftover temp file must be before a later write removes it where locks cannot tell (Windows). */
 const STALE_TEMP_FILE_MS = 10 * 60 * 1000;
 
 /** Temporary files of writes running in this process (never cleaned up). */
@@ -41,20 +32,9 @@ const writing = new Set<string>();
  * Replaces the content of `path` with `text` atomically: temp file in the
  * same directory, fsync, rename. An existing file keeps its mode (and, where
  * the process may, its owner); a symlink is kept and its target is
- * rewritten. The parent directory must exist.
+ * rewritten.
  *
- * @param text The new content (written as UTF-8).
- * @param options The mode to set.
- * @returns A promise that resolves once the new content is in place.
  * @throws {Deno.errors.NotFound} When the parent directory is missing.
- *
- * @example Writing a credentials file
- * ```ts no-assert
- * import { atomicWriteText } from "@hermes/memory";
- * const dir = await Deno.makeTempDir();
- * await atomicWriteText(`${dir}/token.txt`, "secret\n", { mode: 0o600 });
- * await Deno.remove(dir, { recursive: true });
- * ```
  *
  * @category Durable files and the log
  */
@@ -110,20 +90,8 @@ export class DiskFullError extends Error {
 }
 
 /**
- * Whether an error is the operating system's "no space left on device"
- * (`ENOSPC`) or "disk quota exceeded" (`EDQUOT`).
- *
- * @param error Any error.
- * @returns `true` for a full disk.
- *
- * @example Recognising a full disk
- * ```ts
- * import { isDiskFull } from "./atomic_write.ts";
- * import assert from "node:assert/strict";
- * const error = Object.assign(new Error("No space left on device (os error 28)"), { code: "ENOSPC" });
- * assert.equal(isDiskFull(error), true);
- * assert.equal(isDiskFull(new Error("other")), false);
- * ```
+ * Whether an error is the OS's "no space left on device" (`ENOSPC`) or
+ * "disk quota exceeded" (`EDQUOT`).
  *
  * @category Durable files and the log
  */
@@ -188,11 +156,9 @@ async function writeAndRename(
 }
 
 /**
- * Removes leftover temporary files of interrupted atomic writes of `name`
- * in `dir`, best effort (errors are ignored). A write holds an exclusive
- * lock on its temporary file until the rename, so a file whose lock can be
- * taken belongs to a process that is gone. Where locks cannot tell
- * (Windows), files older than {@linkcode STALE_TEMP_FILE_MS} are removed.
+ * Removes leftover temp files of interrupted writes of `name` in `dir`, best
+ * effort: a temp file whose lock can be taken belongs to a dead process
+ * (on Windows: older than {@linkcode STALE_TEMP_FILE_MS}).
  */
 async function removeOrphanedTempFiles(
   dir: string,
@@ -242,20 +208,7 @@ async function removeIfOrphaned(path: string): Promise<void> {
  * Writes `value` as JSON (indent 2, UTF-8 without ASCII escaping, trailing
  * newline) through {@linkcode atomicWriteText}.
  *
- * @param value Any JSON-serializable value.
- * @param options The mode to set; use `0o600` for credentials.
- * @returns A promise that resolves once the file is in place.
  * @throws {TypeError} When `value` cannot be serialized as JSON.
- *
- * @example Saving a provider sidecar
- * ```ts
- * import { atomicJsonWrite, readJsonOrEmpty } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const dir = await Deno.makeTempDir();
- * await atomicJsonWrite(`${dir}/mem0.json`, { user_id: "ada" });
- * assert.deepEqual(await readJsonOrEmpty(`${dir}/mem0.json`), { user_id: "ada" });
- * await Deno.remove(dir, { recursive: true });
- * ```
  *
  * @category Durable files and the log
  */
@@ -274,19 +227,8 @@ export async function atomicJsonWrite(
 }
 
 /**
- * Reads a JSON object from `path`, or `{}` when the file is missing,
- * unreadable, malformed, or holds something other than an object. A UTF-8
- * byte-order mark is tolerated.
- *
- * @param path The file to read.
- * @returns The parsed object, or a fresh `{}`.
- *
- * @example Reading a sidecar that may not exist
- * ```ts
- * import { readJsonOrEmpty } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.deepEqual(await readJsonOrEmpty("/nonexistent/honcho.json"), {});
- * ```
+ * Reads a JSON object from `path`, or a fresh `{}` when the file is missing,
+ * unreadable, malformed, or not an object. A UTF-8 BOM is tolerated.
  *
  * @category Durable files and the log
  */

@@ -20,26 +20,8 @@ const queues = new Map<string, Promise<void>>();
  *
  * @typeParam T What `fn` resolves to.
  * @param lockPath The lock file, conventionally `<file>.lock`.
- * @param fn The critical section.
  * @throws Whatever `fn` throws, after the lock is released; an OS error when
  * the lock file cannot be created.
- *
- * @example Incrementing a shared counter safely
- * ```ts
- * import { withFileLock } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const dir = await Deno.makeTempDir();
- * const counter = `${dir}/counter.txt`;
- * await Deno.writeTextFile(counter, "0");
- * await Promise.all([1, 2, 3].map(() =>
- *   withFileLock(`${counter}.lock`, async () => {
- *     const n = Number(await Deno.readTextFile(counter));
- *     await Deno.writeTextFile(counter, String(n + 1));
- *   })
- * ));
- * assert.equal(await Deno.readTextFile(counter), "3");
- * await Deno.remove(dir, { recursive: true });
- * ```
  *
  * @category Durable files and the log
  */

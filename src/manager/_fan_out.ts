@@ -141,9 +141,8 @@ export async function eachProvider<T>(
 }
 
 /**
- * Awaits an external provider's promise for at most `boundMs`. The busy flag
- * stays set until the promise settles, even after a timeout, so a stuck
- * provider is skipped rather than piling up calls.
+ * Awaits an external provider's promise for at most `boundMs`; the busy flag
+ * stays set until it settles, so a stuck provider is skipped, not piled on.
  */
 export function bounded<T>(
   entry: ProviderEntry,
@@ -199,11 +198,7 @@ function raceTimeout<T>(
   return Promise.race([pending, timeout]).finally(() => clearTimeout(timer));
 }
 
-/**
- * Calls `drain(ms)` on every provider that defines it, in parallel, each
- * bounded by `timeoutMs`; a drain that throws, hangs or answers garbage
- * counts as not drained.
- */
+/** Calls `drain(ms)` on every provider that defines it, in parallel; a failure counts as not drained. */
 export async function drainProviders(
   entries: readonly ProviderEntry[],
   timeoutMs: number | undefined,
@@ -233,11 +228,7 @@ export async function drainProviders(
   return { undrained, notDurable };
 }
 
-/**
- * Shuts providers down within one budget: the queue gets all of it, each
- * `drain(ms)` what the queue left, each `shutdown()` what is left after that
- * (still called when nothing is, but not waited for).
- */
+/** Shuts providers down within one budget: queue, then `drain(ms)`, then `shutdown()` (always called). */
 export async function shutdownWithin(
   queue: BackgroundQueue,
   entries: readonly ProviderEntry[],
@@ -354,11 +345,7 @@ export async function switchEach(
   return failed;
 }
 
-/**
- * Calls `onPreCompress` on each entry: a checkpoint provider (one advertising
- * `apiVersion`) gets the evidence and `{requireCheckpoint}`, others the raw
- * transcript and `{}`.
- */
+/** Calls `onPreCompress` on each entry (src/context/SPEC.md §5). */
 export async function preCompressEach(
   entries: readonly ProviderEntry[],
   raw: ChatMessage[],

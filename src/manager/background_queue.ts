@@ -12,10 +12,7 @@ import { log } from "../core/log.ts";
 import { redactText } from "../core/redact.ts";
 import { errorText } from "../_util/error_text.ts";
 
-/**
- * What a background task is, for shutdown accounting: a `write` (turn sync,
- * session boundary) or a `prefetch` warm-up.
- */
+/** What a background task is, for shutdown accounting. */
 export type BackgroundTaskKind = "write" | "prefetch";
 
 /** The outcome of {@linkcode BackgroundQueue.close}. */
@@ -30,10 +27,7 @@ export interface BackgroundDrainResult {
   readonly activeTasks: number;
 }
 
-/**
- * Waits for a promise for a bounded time. The timer is cleared as soon as
- * the promise settles, so nothing is left behind either way.
- */
+/** Waits for a promise for a bounded time (the timer cleared as soon as it settles). */
 export function settlesWithin(
   promise: Promise<unknown>,
   timeoutMs: number,
@@ -71,10 +65,7 @@ export class BackgroundQueue {
     return this.#closed;
   }
 
-  /**
-   * Queues `task` behind every task submitted before it. A task that throws
-   * or rejects is logged at debug level and never stops the queue.
-   */
+  /** Queues `task` behind every earlier one; a failure is logged at debug and never stops the queue. */
   submit(task: () => unknown, kind: BackgroundTaskKind = "write"): boolean {
     if (this.#closed) return false;
     if (this.#outstanding === 0) {
@@ -120,10 +111,7 @@ export class BackgroundQueue {
     return settlesWithin(target, timeoutMs);
   }
 
-  /**
-   * Stops accepting tasks, gives the queued ones up to `timeoutMs` to finish
-   * in order, then abandons the ones that have not started.
-   */
+  /** Stops accepting tasks; queued ones get `timeoutMs` to finish, then unstarted ones are abandoned. */
   async close(timeoutMs: number): Promise<BackgroundDrainResult> {
     this.#closed = true;
     if (

@@ -19,24 +19,20 @@ import type {
 export interface MemoryManagerOptions {
   /**
    * How long an external provider's prefetch may take before the turn goes
-   * on without it (the provider is then skipped until the stuck call
-   * returns). Must be positive.
+   * on without it. Must be positive.
    *
    * @default {8000}
    */
   externalPrefetchTimeoutMs?: number;
   /**
-   * The one budget of {@linkcode MemoryManager.shutdownAll}, in all: queued
-   * background work, then each provider's `drain(ms)` with the time left,
-   * then each provider's `shutdown()` within what remains. Must be positive.
+   * The one budget of {@linkcode MemoryManager.shutdownAll}: queued work,
+   * providers' `drain(ms)`, then their `shutdown()`. Must be positive.
    *
    * @default {5000}
    */
   shutdownDrainTimeoutMs?: number;
   /**
-   * The loaded `config.yaml`; the prefetch spill policy
-   * (`hooks.output_spill`, `memory.prefetch_spill_enabled`) is snapshotted
-   * from it when the external provider registers.
+   * The loaded `config.yaml` (the prefetch spill policy is read from it).
    *
    * @default {{}}
    */
@@ -91,14 +87,10 @@ export interface CommitSessionBoundaryOptions {
  * @category Manager
  */
 export interface ManagerPreCompressOptions {
-  /**
-   * The host-normalized evidence, handed only to checkpoint providers
-   * (others always get the raw transcript).
-   */
+  /** The host-normalized evidence, handed only to checkpoint providers. */
   evidenceMessages?: ChatMessage[] | null;
   /**
-   * A durable checkpoint is required: a checkpoint provider's failure is
-   * re-thrown, and an error is thrown when none succeeded.
+   * A durable checkpoint is required: failures are thrown.
    *
    * @default {false}
    */
@@ -117,11 +109,7 @@ export interface ManagerPreCompressOptions {
  * @category Manager
  */
 export interface NotifyMemoryToolWriteOptions {
-  /**
-   * Builds the provenance of the write (`write_origin`, `execution_context`,
-   * `session_id`, `parent_session_id`, `platform`, `tool_name`); called
-   * once per mirrored operation.
-   */
+  /** Builds the provenance of the write (`write_origin`, `session_id`, …), once per mirrored operation. */
   buildMetadata?: () => MemoryWriteMetadata;
 }
 
@@ -150,11 +138,7 @@ export interface ShutdownDrainState {
   readonly abandonedPrefetches: number;
   /** Background tasks still running (detached) when the drain ended. */
   readonly activeTasks: number;
-  /**
-   * Items providers accepted (turns, messages) and reported not yet durable
-   * when their own drain ended; a provider that cannot count adds nothing
-   * here but is named in `undrainedProviders`.
-   */
+  /** Items providers reported not yet durable when their drain ended (uncounted ones: see `undrainedProviders`). */
   readonly notDurable: number;
   /** Providers whose `drain()` did not report everything durable in time. */
   readonly undrainedProviders: readonly string[];

@@ -124,7 +124,6 @@ export class MemoryManager {
   /**
    * Creates an empty manager.
    *
-   * @param options Timeouts and the loaded config.
    * @throws {RangeError} When a timeout is not a positive number.
    */
   constructor(options: MemoryManagerOptions = {}) {
@@ -151,17 +150,12 @@ export class MemoryManager {
   }
 
   /**
-   * Registers a provider. `builtin` is always accepted; only one other
-   * (external) provider may be registered: a second one is rejected with a
-   * warning naming both and nothing changes. The provider's tool schemas are
-   * loaded before anything changes; each tool is routed to it unless its
-   * name is a reserved core tool or already routed (warnings).
+   * Registers a provider: `builtin` plus at most one external one; a second
+   * external is rejected with a warning (src/manager/SPEC.md §1).
    *
    * @returns `true` when added, `false` when rejected.
    * @throws {TypeError} When `provider` is not a memory provider, or its
-   * `getToolSchemas()` returns something other than an array.
-   * @throws {unknown} Whatever the provider's `getToolSchemas()` throws (the
-   * manager is left untouched).
+   * `getToolSchemas()` does not return an array.
    */
   async addProvider(provider: MemoryProvider): Promise<boolean> {
     if (!isMemoryProvider(provider)) {
@@ -217,11 +211,7 @@ export class MemoryManager {
     return this.#entries.map((e) => e.provider);
   }
 
-  /**
-   * Finds a registered provider by name.
-   *
-   * @returns The provider, or `null`.
-   */
+  /** Finds a registered provider by name, or `null`. */
   getProvider(name: string): MemoryProvider | null {
     return this.#entries.find((e) => e.name === name)?.provider ?? null;
   }
@@ -236,12 +226,7 @@ export class MemoryManager {
     return this.#routes.has(name);
   }
 
-  /**
-   * Joins every provider's non-blank `systemPromptBlock()` with a blank
-   * line. Failures are logged as warnings.
-   *
-   * @returns The combined block, `""` when none.
-   */
+  /** Joins every provider's non-blank `systemPromptBlock()` with a blank line. */
   async buildSystemPrompt(): Promise<string> {
     const blocks = await callEach(this.#entries, "systemPromptBlock", () => []);
     return blocks.filter((b) => typeof b === "string" && b.trim() !== "")
@@ -249,13 +234,8 @@ export class MemoryManager {
   }
 
   /**
-   * Collects recalled context for the coming model call. The query is
-   * stripped of skill scaffolding (a bare `/skill` invocation recalls
-   * nothing) and redacted. The built-in provider runs unbounded; an external
-   * provider is bounded by `externalPrefetchTimeoutMs` and skipped while its
-   * previous prefetch is still running. `null` and non-string results count
-   * as `""`; non-empty external results pass through the prefetch spill
-   * policy.
+   * Collects recalled context for the coming model call, the external
+   * provider bounded by `externalPrefetchTimeoutMs` (src/manager/SPEC.md §3).
    *
    * @returns Non-blank results joined with a blank line, `""` when none.
    */
@@ -279,12 +259,8 @@ export class MemoryManager {
   }
 
   /**
-   * Describes what the last prefetch recalled, for the user:
-   * `"<glyph> <label> — recalled 1 memory"`, `"… — recalled N memories"` or
-   * `"… — recalled relevant memory"` (count 0 or less), one segment per
-   * provider with a status, joined with two spaces. An external provider's
-   * returned promise is bounded like prefetch (and the provider skipped
-   * while a previous call is stuck), so a hung status never holds the turn.
+   * Describes what the last prefetch recalled, for the user
+   * (`"<glyph> <label> — recalled N memories"`, one segment per provider).
    *
    * @returns The indicator line, `""` when no provider reports a status.
    */
@@ -305,27 +281,18 @@ export class MemoryManager {
 
   /**
    * The providers whose recall failed or was off at the last
-   * {@linkcode MemoryManager.describeRecall} (`"<label>: <why>"` each;
-   * empty when every recall worked).
+   * {@linkcode MemoryManager.describeRecall} (`"<label>: <why>"` each).
    */
   get recallFailures(): readonly string[] {
     return this.#recallFailures;
   }
 
-  /**
-   * Remarks the providers made about the last recall (how it was made),
-   * as of the last {@linkcode MemoryManager.describeRecall}
-   * (`"<label>: <note>"` each).
-   */
+  /** The providers' remarks on the last recall (`"<label>: <note>"` each). */
   get recallNotes(): readonly string[] {
     return this.#recallNotes;
   }
 
-  /**
-   * Queues `queuePrefetch()` on every provider for the next turn, on the
-   * background queue (kind `prefetch`). Skipped when there are no providers
-   * or the cleaned query is empty.
-   */
+  /** Queues `queuePrefetch()` on every provider for the next turn. */
   queuePrefetchAll(query: string, options: PrefetchOptions = {}): void {
     const entries = this.#entries;
     if (entries.length === 0) return;
@@ -340,14 +307,8 @@ export class MemoryManager {
   }
 
   /**
-   * Records a completed turn with every provider, on the background queue
-   * (never inside this call). Skipped when there are no providers or the
-   * cleaned user text is empty. User text, assistant text and the transcript
-   * are redacted together; each provider gets `sessionId`, plus `messages`
-   * and `turnAuthor` when they are not `null`/`undefined`. Failures are
-   * logged as warnings.
-   *
-   * @param options The session, transcript and author.
+   * Records a completed turn with every provider, redacted, on the
+   * background queue (never inside this call; src/manager/SPEC.md §3–§4).
    */
   syncAll(
     userContent: string,
@@ -378,12 +339,8 @@ export class MemoryManager {
   }
 
   /**
-   * Tells every provider a turn starts (before prefetch). The message is
-   * redacted. An external provider's returned promise is bounded like
-   * prefetch, and the provider is skipped while a previous call is stuck.
-   *
-   * @param turnNumber The 1-based turn number.
-   * @param options What the host knows about the turn.
+   * Tells every provider a turn starts (before prefetch); the external one
+   * is bounded like prefetch.
    */
   async onTurnStart(
     turnNumber: number,
@@ -403,11 +360,7 @@ export class MemoryManager {
     );
   }
 
-  /**
-   * Tells every provider a subagent finished (task and result redacted).
-   *
-   * @param options The child's session id and anything else.
-   */
+  /** Tells every provider a subagent finished (task and result redacted). */
   async onDelegation(
     task: string,
     result: string,
@@ -427,10 +380,7 @@ export class MemoryManager {
 
   /**
    * Tells every provider the session really ended (never per turn), with a
-   * redacted copy of the transcript. Failures are logged as warnings with
-   * the stack.
-   *
-   * @param messages The full transcript (`null` counts as `[]`).
+   * redacted copy of the transcript (`null` counts as `[]`).
    */
   async onSessionEnd(
     messages: ChatMessage[] | null | undefined,
@@ -440,13 +390,9 @@ export class MemoryManager {
   }
 
   /**
-   * Rebinds providers to another session (`/resume`, `/branch`, `/reset`,
-   * `/new`, compression). An empty id is a no-op. `rewound` is forwarded
-   * only when `true`; other options (such as `reason`) are forwarded as
-   * they are. A provider that throws or returns literal `false` failed; the
-   * failures are remembered for {@linkcode MemoryManager.retryPendingSessionSwitch}.
+   * Rebinds providers to another session (src/manager/SPEC.md §5). Failed
+   * providers are remembered for {@linkcode MemoryManager.retryPendingSessionSwitch}.
    *
-   * @param options Parent, reset, rewound, reason.
    * @returns `true` when every provider succeeded.
    */
   async onSessionSwitch(
@@ -502,11 +448,7 @@ export class MemoryManager {
 
   /**
    * Queues a real session boundary as one background task: `onSessionEnd`
-   * with a snapshot of the transcript, then `onSessionSwitch(newSessionId,
-   * {parentSessionId, reset: true, reason})`, in that order, serialized with
-   * every other background write. No-op without providers.
-   *
-   * @param options The new session, its parent and the reason.
+   * with a transcript snapshot, then `onSessionSwitch` with `reset: true`.
    */
   commitSessionBoundary(
     messages: ChatMessage[] | null | undefined,
@@ -539,10 +481,7 @@ export class MemoryManager {
 
   /**
    * Whether any provider advertises at least `apiVersion` of the
-   * pre-compress checkpoint API (`preCompressCheckpointApiVersion`;
-   * unparseable values count as 1).
-   *
-   * @returns `true` when a provider qualifies.
+   * pre-compress checkpoint API (unparseable values count as 1).
    */
   supportsPreCompressCheckpoint(
     apiVersion: number = PRE_COMPRESS_CHECKPOINT_API_VERSION,
@@ -553,21 +492,11 @@ export class MemoryManager {
   }
 
   /**
-   * Notifies providers before lossy compression and returns their combined
-   * text for the summary prompt. Both lists are redacted. A provider
-   * advertising at least `checkpointApiVersion` is a checkpoint provider: it
-   * gets `evidenceMessages` when given (else the raw list) and
-   * `{requireCheckpoint}`; other providers get the raw list and `{}`. A
-   * checkpoint provider that returns normally counts as a committed
-   * checkpoint.
+   * Notifies providers before lossy compression (src/context/SPEC.md §5).
    *
-   * @param options Evidence, strictness and the API version.
    * @returns Non-blank results joined with a blank line.
-   * @throws {unknown} With `requireCheckpoint`, whatever a checkpoint
-   * provider throws.
-   * @throws {Error} With `requireCheckpoint`, when no checkpoint provider
-   * succeeded: `No active memory provider completed pre-compress checkpoint
-   * API v<version>`.
+   * @throws {Error} With `requireCheckpoint`, what a checkpoint provider
+   * throws, or an error when no checkpoint provider succeeded.
    */
   async onPreCompress(
     messages: ChatMessage[] | null | undefined,
@@ -590,9 +519,8 @@ export class MemoryManager {
   }
 
   /**
-   * Initializes every provider. `hermesHome` is set to the active profile's
-   * home when the caller did not pass one. A provider that fails is logged
-   * as a warning and stays registered.
+   * Initializes every provider (`hermesHome` defaults to the active
+   * profile's); a failing one is logged and stays registered.
    */
   initializeAll(
     sessionId: string,
@@ -601,11 +529,7 @@ export class MemoryManager {
     return this.#initializeEach("initialize", sessionId, options);
   }
 
-  /**
-   * Like {@linkcode MemoryManager.initializeAll} but calls
-   * `initializeForInspection()` (side-effect-free loads for inspection-only
-   * agents).
-   */
+  /** Like {@linkcode MemoryManager.initializeAll}, with `initializeForInspection()`. */
   initializeAllForInspection(
     sessionId: string,
     options: InitializeOptions = {},
@@ -625,15 +549,11 @@ export class MemoryManager {
   }
 
   /**
-   * Waits until the background work queued before this call (turn syncs,
-   * queued prefetches, session boundaries) has run, then until every
-   * provider that defines `drain()` (a sandboxed provider's one-way hooks,
-   * a provider's own write queue) reports it durable, all within the same
-   * bound.
+   * Waits until the background work queued before this call has run and
+   * every provider's `drain()` reports it durable, within one bound.
    *
    * @param timeoutMs How long to wait at most; without limit when omitted.
-   * @returns `true` when drained (or nothing was queued, or the manager is
-   * shut down), `false` on timeout.
+   * @returns `true` when drained (or shut down), `false` on timeout.
    */
   async flushPending(timeoutMs?: number): Promise<boolean> {
     const started = performance.now();
@@ -652,15 +572,8 @@ export class MemoryManager {
   }
 
   /**
-   * Shuts down within one budget (`shutdownDrainTimeoutMs`): stops accepting
-   * background work, lets queued work finish in order (abandoning what has
-   * not started; see {@linkcode MemoryManager.shutdownDrainState}), gives
-   * every provider's `drain(ms)` the time left, then calls `shutdown()` on
-   * every provider in reverse registration order, each waited for only
-   * until the budget runs out (failures and late ones are warnings). Calling
-   * it again returns the same promise.
-   *
-   * @returns When every provider was shut down or the budget ran out.
+   * Shuts down within `shutdownDrainTimeoutMs` (src/manager/SPEC.md §9);
+   * calling it again returns the same promise.
    */
   shutdownAll(): Promise<void> {
     this.#shutdown ??= shutdownWithin(
@@ -672,20 +585,14 @@ export class MemoryManager {
     return this.#shutdown;
   }
 
-  /**
-   * Every provider's tool schemas, bare (unwrapped), deduplicated by name
-   * (first wins), reserved core names dropped, nameless ones dropped with a
-   * warning. A provider whose schemas fail to load is logged as a warning.
-   */
+  /** Every provider's tool schemas, deduplicated by name (src/manager/SPEC.md §6). */
   getAllToolSchemas(): Promise<ToolSchema[]> {
     return collectToolSchemas(this.#entries);
   }
 
   /**
-   * Runs a provider tool. The arguments are redacted before the provider
-   * sees them.
+   * Runs a provider tool with redacted arguments.
    *
-   * @param options Extra call context, passed through.
    * @returns The provider's JSON string, or `{"error": …}` when no provider
    * handles the tool or the provider failed.
    */
@@ -704,17 +611,7 @@ export class MemoryManager {
 
   /**
    * Mirrors a committed write of the built-in `memory` tool to the external
-   * provider (`onMemoryWrite`), one call per `add`/`replace`/`remove`
-   * operation, in order. Nothing is mirrored unless the result (a JSON string
-   * or object) has `success: true` and is not `staged`. `previous_content` is
-   * taken only from the committed result (`replaced_entry` /
-   * `removed_entry`, or for batches `replaced_entries` / `removed_entries`
-   * keyed by the 1-based operation index). A terminal failure
-   * (`success: false, done: true, error`) of `add`/`replace` operations is
-   * mirrored as `onMemoryEvict` instead. Per-operation failures are logged
-   * at debug level.
-   *
-   * @param options How to build each operation's provenance.
+   * provider, one call per operation (src/manager/SPEC.md §7).
    */
   async notifyMemoryToolWrite(
     result: unknown,
@@ -739,12 +636,8 @@ export class MemoryManager {
   }
 
   /**
-   * Fans a built-in memory write out to the external providers (never to
-   * `builtin`, the source). Content and metadata are redacted; each provider
-   * gets its own metadata copy as the fourth argument.
-   *
-   * @param action `add`, `replace` or `remove`.
-   * @param metadata Provenance, `old_text`, `previous_content`.
+   * Fans a built-in memory write out to the external providers, redacted;
+   * each gets its own metadata copy.
    */
   async onMemoryWrite(
     action: MemoryWriteAction,
@@ -762,12 +655,7 @@ export class MemoryManager {
     );
   }
 
-  /**
-   * Tells the external providers the built-in store terminally dropped a
-   * fact. Content and metadata are redacted; failures are logged at debug.
-   *
-   * @param options Metadata with `eviction_reason`.
-   */
+  /** Tells the external providers the built-in store terminally dropped a fact. */
   async onMemoryEvict(
     content: string,
     target: MemoryTarget,

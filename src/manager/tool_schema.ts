@@ -25,6 +25,7 @@ import {
   type ProviderEntry,
   redactedErrorText,
 } from "./_fan_out.ts";
+import { words } from "../_util/python_text.ts";
 
 export { toolError };
 
@@ -33,67 +34,20 @@ export { toolError };
  * of these names is never routed: the built-in tool always wins. The set is
  * the union of the core tool lists Hermes has shipped (older and newer names).
  */
-export const RESERVED_CORE_TOOL_NAMES: ReadonlySet<string> = new Set([
-  "web_search",
-  "web_extract",
-  "terminal",
-  "process",
-  "process_manage",
-  "read_file",
-  "write_file",
-  "patch",
-  "search_files",
-  "vision_analyze",
-  "image_generate",
-  "mixture_of_agents",
-  "skills_list",
-  "skill_view",
-  "skill_manage",
-  "browser_navigate",
-  "browser_snapshot",
-  "browser_click",
-  "browser_type",
-  "browser_scroll",
-  "browser_back",
-  "browser_press",
-  "browser_close",
-  "browser_get_images",
-  "browser_vision",
-  "browser_console",
-  "browser_cdp",
-  "browser_dialog",
-  "browser_exec",
-  "text_to_speech",
-  "todo",
-  "todo_list",
-  "memory",
-  "session_search",
-  "clarify",
-  "execute_code",
-  "delegate_task",
-  "cronjob",
-  "cronjob_manage",
-  "send_message",
-  "ha_list_entities",
-  "ha_get_state",
-  "ha_list_services",
-  "ha_call_service",
-  "kanban_show",
-  "kanban_list",
-  "kanban_complete",
-  "kanban_block",
-  "kanban_request_review",
-  "kanban_request_changes",
-  "kanban_heartbeat",
-  "kanban_comment",
-  "kanban_create",
-  "kanban_link",
-  "kanban_unblock",
-  "kanban_attach",
-  "kanban_attach_url",
-  "kanban_attachments",
-  "computer_use",
-]);
+export const RESERVED_CORE_TOOL_NAMES: ReadonlySet<string> = new Set(words`
+  web_search web_extract terminal process process_manage read_file write_file
+  patch search_files vision_analyze image_generate mixture_of_agents
+  skills_list skill_view skill_manage browser_navigate browser_snapshot
+  browser_click browser_type browser_scroll browser_back browser_press
+  browser_close browser_get_images browser_vision browser_console browser_cdp
+  browser_dialog browser_exec text_to_speech todo todo_list memory
+  session_search clarify execute_code delegate_task cronjob cronjob_manage
+  send_message ha_list_entities ha_get_state ha_list_services ha_call_service
+  kanban_show kanban_list kanban_complete kanban_block kanban_request_review
+  kanban_request_changes kanban_heartbeat kanban_comment kanban_create
+  kanban_link kanban_unblock kanban_attach kanban_attach_url
+  kanban_attachments computer_use
+`);
 
 /**
  * Normalizes a tool schema a provider returned: the wrapped OpenAI form

@@ -1,9 +1,6 @@
 /**
- * The `plugin.yaml` documents of the bundled providers, written in code,
- * for a framework loaded from a remote URL (`jsr:`, `https:`): there the
- * bundled directory cannot be listed nor its files read from disk, so
- * discovery takes the bundled providers from here. A test checks that each
- * entry equals its `plugins/memory/<name>/plugin.yaml` parsed as YAML.
+ * The bundled providers' `plugin.yaml` documents in code, for a framework
+ * loaded from a remote URL (whose directory cannot be listed).
  *
  * @module
  */
@@ -67,10 +64,9 @@ export const BUNDLED_MANIFESTS: Readonly<Record<string, unknown>> = {
 };
 
 /**
- * The text of each bundled `plugin.yaml`, byte for byte. Discovery of a
- * framework on disk takes {@linkcode BUNDLED_MANIFESTS} when the file still
- * reads exactly this (no YAML parser needed: most commands then never load
- * one); an edited file is parsed. A test checks both against the files.
+ * The text of each bundled `plugin.yaml`, byte for byte: while a file still
+ * reads exactly this, discovery takes {@linkcode BUNDLED_MANIFESTS} and
+ * loads no YAML parser. A test checks both against the files.
  */
 export const BUNDLED_MANIFEST_SOURCES: Readonly<Record<string, string>> = {
   archive:

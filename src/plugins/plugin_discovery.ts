@@ -96,12 +96,9 @@ export interface DiscoveredProvider {
   /** Its directory; absent for packages. */
   dir?: string;
   /**
-   * Whether it is configured. By default from its manifest alone
-   * (`requires_env` all set and, when it has an `availability` block, one
-   * of its variables set or files present), without running any of its
-   * code; with `probe: true`, whether it loaded in its sandbox and
-   * `isAvailable()` said yes. `null` only from custom probes that cannot
-   * tell.
+   * Whether it is configured: from its manifest alone, or with
+   * `probe: true` from `isAvailable()` in its sandbox (`null`: a custom
+   * probe could not tell).
    */
   available: boolean | null;
 }
@@ -127,29 +124,19 @@ export function warnOnce(message: string): void {
   log("warn", message);
 }
 
-/**
- * Tells whether a `memory.provider` value means "built-in memory only"
- * (`""`, `default`, `builtin`, `built-in`, `none`; trimmed, any case). Such
- * values are never looked up as plugins.
- */
+/** Tells whether a `memory.provider` value means "built-in memory only" (`""`, `default`, `none`, …). */
 export function isBuiltinSentinel(value: unknown): boolean {
   if (value === undefined || value === null) return true;
   return typeof value === "string" &&
     BUILTIN_SENTINELS.has(value.trim().toLowerCase());
 }
 
-/**
- * Tells whether a name can be a provider's: letters, digits, `.`, `_` and
- * `-`, starting with a letter or digit, without `..`.
- */
+/** Tells whether a name can be a provider's: `[A-Za-z0-9._-]`, starting alphanumeric, no `..`. */
 export function isValidProviderName(name: string): boolean {
   return PROVIDER_NAME_REGEXP.test(name) && !name.includes("..");
 }
 
-/**
- * The directory of the bundled providers, beside the framework's own
- * files, or `undefined` when the framework runs from a remote URL.
- */
+/** The bundled providers' directory; `undefined` for a framework run from a URL. */
 export function bundledProvidersDir(): string | undefined {
   const url = new URL("../../plugins/memory/", import.meta.url);
   if (url.protocol !== "file:") return undefined;
@@ -186,10 +173,7 @@ function readModText(path: string): string | undefined {
   return new TextDecoder().decode(bytes.subarray(0, MOD_TEXT_LIMIT));
 }
 
-/**
- * The manifest in `dir`; for a bundled provider whose file is unchanged,
- * the embedded copy (see `BUNDLED_MANIFEST_SOURCES`).
- */
+/** The manifest in `dir` (the embedded copy for an unchanged bundled one). */
 function readManifestSync(dir: string, bundledName?: string): PluginManifest {
   const path = join(dir, "plugin.yaml");
   const text = readManifestText(path);
@@ -349,19 +333,14 @@ interface EscapingSymlink {
 /** Options of {@linkcode findEscapingSymlink}. */
 interface FindEscapingSymlinkOptions {
   /**
-   * Walk subdirectories too (bounded to 5000 entries), not only the top
-   * level.
+   * Walk subdirectories too (at most 5000 entries).
    *
    * @default {true}
    */
   deep?: boolean;
 }
 
-/**
- * Looks for a symlink under `dir` whose target is outside `dir`. Deno's
- * permission checks look at the path as written, so such a link would
- * let a sandboxed provider read whatever it points at.
- */
+/** A symlink under `dir` leading outside it (Deno checks the path as written, so it would escape the grant). */
 export async function findEscapingSymlink(
   dir: string,
   options: FindEscapingSymlinkOptions = {},
@@ -471,11 +450,7 @@ function remoteBundledCandidates(seen: Set<string>): ProviderCandidate[] {
   return result;
 }
 
-/**
- * Scans all four sources and returns every provider in precedence order
- * (bundled, user, project, packages; sorted by name within each), the
- * first one of each name only. Nothing is imported or downloaded.
- */
+/** Every provider of the four sources in precedence order, first of each name; nothing imported. */
 export async function scanMemoryProviders(
   options: DiscoveryOptions = {},
 ): Promise<ProviderCandidate[]> {
@@ -519,10 +494,7 @@ async function scanOnce(
   return result;
 }
 
-/**
- * The names of all discovered providers, sorted. No import, no
- * availability check: safe for menus and completions.
- */
+/** The names of all discovered providers, sorted (no import, no availability check). */
 export async function listMemoryProviderNames(
   options: DiscoveryOptions = {},
 ): Promise<string[]> {
@@ -540,10 +512,7 @@ export async function findMemoryProvider(
   return candidates.find((c) => c.name === wanted) ?? null;
 }
 
-/**
- * The directory a file-based candidate's module lives in (for packages with
- * a `file:` specifier, its directory); `undefined` for remote packages.
- */
+/** The directory of a file-based candidate's module; `undefined` for remote packages. */
 export function candidateModuleDir(
   candidate: ProviderCandidate,
 ): string | undefined {
@@ -554,10 +523,7 @@ export function candidateModuleDir(
   return undefined;
 }
 
-/**
- * Finds a provider for a command: the profile home resolved and
- * `config.yaml` read (unless given) once, for the caller to reuse.
- */
+/** Finds a provider for a command, with the home and `config.yaml` resolved once for reuse. */
 export async function locateProvider(
   name: string,
   options: DiscoveryOptions = {},

@@ -108,13 +108,7 @@ export class PluginManifestError extends Error {
   /** The file. */
   readonly path: string;
 
-  /**
-   * Creates the error.
-   *
-   * @param path The `plugin.yaml` path.
-   * @param message What is wrong and what to do.
-   * @param options The cause.
-   */
+  /** Creates the error for a `plugin.yaml` path; `message` says what is wrong and what to do. */
   constructor(
     path: string,
     message: string,
@@ -143,10 +137,7 @@ const HOST_REGEXP =
   /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*\.?)(?::(\d{1,5}))?$/;
 const PERMISSION_KEYS = new Set(["read", "write", "env", "net", "npm", "why"]);
 
-/**
- * A manifest with nothing in it: what a directory without `plugin.yaml`
- * gets.
- */
+/** The manifest of a directory without `plugin.yaml`. */
 export function emptyPluginManifest(): PluginManifest {
   return {
     description: "",
@@ -158,10 +149,7 @@ export function emptyPluginManifest(): PluginManifest {
   };
 }
 
-/**
- * Reduces a host, `host:port` or URL to the form Deno's `net` permission
- * takes (`host` or `host:port`), or `undefined` when it is neither.
- */
+/** Reduces a host, `host:port` or URL to Deno's `net` permission form, or `undefined`. */
 export function normalizeNetHost(value: string): string | undefined {
   let text = value.trim();
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
@@ -178,11 +166,9 @@ export function normalizeNetHost(value: string): string | undefined {
 }
 
 /**
- * Expands a permission path: `~` and `~/…` become the user's home, absolute
- * paths are normalized, `$HERMES_HOME/…` and `$HERMES_ROOT/…` stay as
- * written (the grant resolves them per profile); anything else (relative
- * paths, a `,`, a control character or a `..` segment anywhere) is
- * `undefined`.
+ * Expands a permission path: `~` to the user's home, absolute paths
+ * normalized, `$HERMES_HOME/…` and `$HERMES_ROOT/…` kept; anything else
+ * (relative, `,`, control characters, `..`) is `undefined`.
  */
 export function expandPermissionPath(value: string): string | undefined {
   const text = value.trim();
@@ -434,11 +420,7 @@ export async function parsePluginManifest(
   return manifestFromSource(source, path, simple, yaml);
 }
 
-/**
- * Thrown by {@linkcode parsePluginManifestSync} when the text needs the
- * full YAML parser and it is not loaded yet: the caller awaits
- * `loadYamlModule()` and tries again.
- */
+/** Thrown when the full YAML parser is needed first: await `loadYamlModule()` and retry. */
 export class YamlParserNotLoaded extends Error {
   /** @param path The manifest that needs it. */
   constructor(path: string) {
@@ -448,9 +430,7 @@ export class YamlParserNotLoaded extends Error {
 }
 
 /**
- * {@linkcode parsePluginManifest} for synchronous callers: the same result,
- * or {@linkcode YamlParserNotLoaded} when the text is outside the simple
- * subset and the `yaml` package has not been loaded.
+ * {@linkcode parsePluginManifest} for synchronous callers.
  *
  * @throws {YamlParserNotLoaded} When the full parser is needed first.
  * @throws {PluginManifestError} As {@linkcode parsePluginManifest}.
@@ -498,9 +478,7 @@ function manifestFromSource(
 }
 
 /**
- * Validates a parsed `plugin.yaml` document (what the YAML parser gave, or
- * the same value written in code, as for the bundled providers of a
- * framework loaded from a remote URL).
+ * Validates a parsed `plugin.yaml` document (parsed, or written in code).
  *
  * @throws {PluginManifestError} When a value is wrong.
  */

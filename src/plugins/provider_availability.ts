@@ -1,8 +1,6 @@
 /**
- * Whether a provider is configured, decided from its manifest alone: no
- * provider code runs, no worker starts. `hermes memory status` and `memory
- * list` use it for every provider they list (the active one is then also
- * asked itself, in its sandbox, by `status`).
+ * Whether a provider is configured, decided from its manifest alone (no
+ * provider code runs), for `hermes memory status` and `list`.
  *
  * @module
  */
@@ -22,17 +20,11 @@ export interface ManifestAvailabilityOptions {
    * @default {getHermesHome()}
    */
   hermesHome?: string;
-  /**
-   * The profile's `.env`, already parsed (read from `hermesHome` when
-   * omitted).
-   */
+  /** The profile's `.env`, already parsed (default: read from `hermesHome`). */
   dotenv?: Record<string, string>;
 }
 
-/**
- * Reads the profile's `.env` for availability checks; a missing or
- * unreadable file is empty.
- */
+/** Reads the profile's `.env` for availability checks; a missing or unreadable file is empty. */
 export async function readDotenvForAvailability(
   hermesHome: string,
 ): Promise<Record<string, string>> {

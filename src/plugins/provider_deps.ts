@@ -68,12 +68,7 @@ export class DependencyInstallError extends Error {
   /** The provider's name. */
   readonly provider: string;
 
-  /**
-   * Creates the error.
-   *
-   * @param provider The provider's name.
-   * @param message What failed and what to do.
-   */
+  /** Creates the error; `message` says what failed and what to do. */
   constructor(provider: string, message: string) {
     super(message);
     this.name = "DependencyInstallError";
@@ -99,9 +94,7 @@ const REMOTE_SPECIFIER_REGEXP = /^(?:npm:|jsr:|https:\/\/)/;
 
 /**
  * Reads the dependencies a provider declares: the `npm:`, `jsr:` and
- * `https:` values of `imports` in its directory's `deno.json` (or
- * `deno.jsonc` without comments), or the package specifier of a package
- * provider.
+ * `https:` `imports` of its `deno.json(c)`, or a package provider's specifier.
  *
  * @throws {SyntaxError} When `deno.json` is not valid JSON.
  */
@@ -282,22 +275,11 @@ export async function providerDependencyStatus(
 }
 
 /**
- * Caches a provider's declared dependencies into the module cache (a
- * `deno install --entrypoint` subprocess with `--no-config`), so a host
- * running with `--cached-only` can load them.
+ * Caches a provider's declared dependencies (`deno install --entrypoint
+ * --no-config`), so a host running with `--cached-only` can load them.
  *
- * @param name The provider's name.
- * @param options Home, config, directories and the `deno` executable.
- * @returns What was cached and lines for the user.
  * @throws {DependencyInstallError} When the provider is not found, may not
  * use npm but declares npm packages, or the install fails.
- *
- * @example
- * ```ts ignore
- * import { prepareProviderDependencies } from "@hermes/memory";
- * const result = await prepareProviderDependencies("notes");
- * for (const line of result.messages) console.log(line);
- * ```
  *
  * @category Plugins: discovery, loading, permissions
  */

@@ -1,8 +1,5 @@
 /**
- * The provider list `hermes memory status` and `list` show: every
- * discovered provider with its description, source and availability,
- * decided from its manifest without running any provider code. Probing
- * (`probe: true`) loads the sandbox, and only then.
+ * The provider list `hermes memory status` and `list` show.
  *
  * @module
  */
@@ -29,9 +26,8 @@ import {
  */
 export interface DiscoverOptions extends DiscoveryOptions {
   /**
-   * Load each provider (sandboxed, skills not registered) and ask
-   * `isAvailable()`, instead of deciding from its manifest. This runs every
-   * provider's code: `hermes memory status` and `list` never do it.
+   * Load each provider in its sandbox and ask `isAvailable()` instead of
+   * reading its manifest (this runs every provider's code).
    *
    * @default {false}
    */
@@ -48,23 +44,9 @@ export interface DiscoverOptions extends DiscoveryOptions {
 }
 
 /**
- * Lists providers with their descriptions, sources and availability. By
- * default availability comes from each manifest ({@linkcode
- * manifestAvailability}): no provider code runs and no worker starts. With
- * `probe: true` each provider is loaded in its sandbox without registering
- * skills, asked `isAvailable()` and shut down; any failure counts as
- * unavailable.
- *
- * @param options Home, config, directories and the probe.
- * @returns One entry per provider, in precedence order.
- *
- * @example
- * ```ts ignore
- * import { discoverMemoryProviders } from "@hermes/memory";
- * for (const p of await discoverMemoryProviders()) {
- *   console.log(`${p.name} (${p.source}): ${p.description}`, p.available);
- * }
- * ```
+ * Lists providers, in precedence order, with their descriptions, sources
+ * and availability: from each manifest (no provider code runs), or with
+ * `probe: true` from `isAvailable()` in its sandbox.
  *
  * @category Plugins: discovery, loading, permissions
  */

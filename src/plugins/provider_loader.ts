@@ -48,9 +48,7 @@ import type { ProviderGrant } from "../sandbox/grant.ts";
 import { errorText } from "../_util/error_text.ts";
 
 /**
- * How a provider is run: sandboxed (its own `deno run` process, or a
- * confined worker in a `deno compile` binary: `transport.ts` chooses), or
- * in-process (`none`).
+ * How a provider is run: sandboxed (`worker`) or in-process (`none`).
  *
  * @category Plugins: discovery, loading, permissions
  */
@@ -70,10 +68,8 @@ export interface LoadProviderOptions extends DiscoveryOptions {
    */
   sandbox?: SandboxMode;
   /**
-   * How the sandbox is carried: `process` (its own `deno run` child; the
-   * default wherever one can be started) or `worker` (a confined worker in
-   * this process; the default in a `deno compile` binary, and it needs
-   * worker options enabled and the whole grant held by this process).
+   * How the sandbox is carried: `process` (a `deno run` child) or `worker`
+   * (a confined worker; the default in a `deno compile` binary).
    *
    * @default {chooseTransport()}
    */
@@ -85,10 +81,8 @@ export interface LoadProviderOptions extends DiscoveryOptions {
    */
   heapLimitMb?: number;
   /**
-   * The most provider sandboxes this process runs at once (a gateway
-   * serving many profiles): sets the process-wide cap of
-   * `setMaxLiveProviders`. Idle ones are drained, shut down and stopped,
-   * and start again on their next call.
+   * The most provider sandboxes this process runs at once (sets
+   * `setMaxLiveProviders`' process-wide cap).
    *
    * @default {Infinity, or what an earlier load set}
    */
@@ -100,16 +94,13 @@ export interface LoadProviderOptions extends DiscoveryOptions {
    */
   registerSkills?: boolean;
   /**
-   * Check the host's Deno flags before a sandboxed load (see
-   * `checkHostSafety`). Definite problems refuse the load; unconfirmed
-   * ones are warned about once.
+   * Check the host's Deno flags before a sandboxed load (`checkHostSafety`).
    *
    * @default {true}
    */
   hostCheck?: boolean;
   /**
-   * Load only to inspect the provider (status, doctor, a recall preview):
-   * a missing data folder is not created, so the load writes nothing.
+   * Load only to inspect the provider (status, doctor): writes nothing.
    *
    * @default {false}
    */
@@ -127,8 +118,7 @@ export interface LoadProviderOptions extends DiscoveryOptions {
    */
   callTimeoutMs?: number;
   /**
-   * How long a sandbox worker may leave pings unanswered before it is
-   * declared stuck and terminated.
+   * How long a sandbox may leave pings unanswered before it is declared stuck.
    *
    * @default {5000}
    */
@@ -138,12 +128,7 @@ export interface LoadProviderOptions extends DiscoveryOptions {
 /** Thrown inside the loader for a refusal; logged as the load failure. */
 class LoadRefused extends Error {}
 
-/**
- * The parts of `config.yaml` a provider is handed: the top-level `<name>`
- * section (such as Honcho's `honcho.base_url`) and `memory.provider` with
- * `memory.<name>`. Nothing else of the file (other providers' settings,
- * the user's permission grants) reaches it.
- */
+/** The parts of `config.yaml` a provider is handed: `<name>`, `memory.provider`, `memory.<name>`; nothing else. */
 export function providerConfigView(
   name: string,
   config: HermesConfig,
@@ -261,11 +246,9 @@ async function loadSandboxed(
 }
 
 /**
- * The grant a discovered provider's sandbox runs with, after the checks
- * that refuse to start it (a data directory that is not its own, a
- * symlink out of its code directory, an npm import it may not make, a
- * worker grant the host lacks), and which bootstrap it needs. The provider
- * and its `cli.ts` (`provider_cli.ts`) are started after the same checks.
+ * The grant and bootstrap of a provider's sandbox (or its `cli.ts`'s), after
+ * the checks that refuse to start it: a data directory not its own, a
+ * symlink out of its code, a forbidden npm import, a grant the host lacks.
  *
  * @throws {Error} Why it may not start (a `LoadRefused`).
  */
@@ -371,21 +354,10 @@ async function loadCandidate(
 }
 
 /**
- * Loads a memory provider by name.
+ * Loads a memory provider by name (`memory.provider`).
  *
- * @param name The provider's name (`memory.provider`).
- * @param options Sandbox mode, skills, home, config and timeouts.
- * @returns The provider, or `null`: a built-in sentinel or unknown name
- * (logged at debug), a provider disabled in `plugins.disabled`, or a load
- * failure (both warned).
- *
- * @example Loading the configured provider
- * ```ts ignore
- * import { loadConfig, loadMemoryProvider } from "@hermes/memory";
- * const config = await loadConfig();
- * const name = String((config.memory as Record<string, unknown>)?.provider ?? "");
- * const provider = await loadMemoryProvider(name, { config });
- * ```
+ * @returns The provider, or `null` for a built-in sentinel or unknown name,
+ * a provider in `plugins.disabled`, or a load failure (the last two warned).
  *
  * @category Plugins: discovery, loading, permissions
  */
@@ -426,21 +398,8 @@ export async function loadMemoryProvider(
 }
 
 /**
- * The availability probe of discovery: loads the provider without
- * registering skills, asks `isAvailable()`, and shuts a sandboxed one
- * down. Any failure counts as unavailable.
- *
- * @param candidate The provider (from discovery).
- * @param options Home, config, sandbox mode and timeouts.
- * @returns Whether it loaded and says it is available.
- *
- * @example
- * ```ts ignore
- * import { findMemoryProvider } from "./plugin_discovery.ts";
- * import { probeMemoryProvider } from "@hermes/memory";
- * const candidate = await findMemoryProvider("honcho");
- * const ok = candidate !== null && await probeMemoryProvider(candidate);
- * ```
+ * The availability probe of discovery: loads the provider without skills,
+ * asks `isAvailable()` and shuts it down; any failure counts as unavailable.
  *
  * @category Plugins: discovery, loading, permissions
  */

@@ -150,10 +150,8 @@ const reviewedProviders = new Set<string>();
 const pendingApprovals = new Map<string, RequestedEntry[]>();
 
 /**
- * Approves entries of a provider's request for this process only, until
- * {@linkcode forgetPendingApproval}: `hermes memory setup` loads the
- * provider under the grant the user just approved, and writes the approval
- * to `config.yaml` only when the whole setup succeeds.
+ * Approves entries for this process only, until {@linkcode forgetPendingApproval}:
+ * setup writes the approval to `config.yaml` only once it succeeds.
  */
 export function approvePending(name: string, entries: RequestedEntry[]): void {
   pendingApprovals.set(name, entries);
@@ -168,11 +166,7 @@ export function forgetPendingApproval(name: string): void {
   reviewedProviders.delete(name);
 }
 
-/**
- * Keeps the one "asks for more than you approved" notice of a provider
- * quiet in this process: the caller (`hermes memory setup`) shows the
- * request itself.
- */
+/** Silences a provider's "asks for more than you approved" notice (setup shows the request itself). */
 export function markGrantReviewed(name: string): void {
   reviewedProviders.add(name);
 }
@@ -218,12 +212,9 @@ export function describeEntries(entries: RequestedEntry[]): string {
 
 /**
  * The provider's request beside the user's approval, and the effective
- * grant: the baseline (its code directory, read; its data directory, read
- * and write), the manifest's entries the user approved in
- * `memory.permissions.<name>` (all of them for a bundled provider, or with
- * `approveAll`), and the entries the user granted there on their own; every
- * path and variable past the floor (`forbiddenGrantPath`,
- * `forbiddenGrantEnv`).
+ * grant: the baseline (code read, data read and write), plus the approved
+ * (or, bundled or `approveAll`, all) manifest entries and the user's own,
+ * each past the floor.
  */
 export function reviewGrant(
   candidate: ProviderCandidate,
@@ -396,18 +387,9 @@ function isInside(parent: string, child: string): boolean {
 
 /**
  * The effective grant of a provider by name, as `hermes memory status` and
- * `hermes memory permissions` show it.
+ * `permissions` show it.
  *
- * @param name The provider's name.
- * @param options Home, config and discovery directories.
  * @returns The grant, or `null` when the provider is not found.
- *
- * @example
- * ```ts ignore
- * import { providerPermissions } from "@hermes/memory";
- * const grant = await providerPermissions("honcho");
- * console.log(grant?.net.map((e) => e.value));
- * ```
  *
  * @category Plugins: discovery, loading, permissions
  */
@@ -436,11 +418,7 @@ function hostHas(descriptor: Deno.PermissionDescriptor): boolean {
   }
 }
 
-/**
- * The parts of a grant the host process itself does not hold. Creating a
- * worker with any of them would fail (`Can't escalate parent thread
- * permissions`), so the loader checks first and names them.
- */
+/** The parts of a grant the host does not hold: a worker with them fails to start, so the loader names them. */
 export function missingHostPermissions(grant: ProviderGrant): string[] {
   const missing: string[] = [];
   for (

@@ -44,10 +44,8 @@ const active = new Map<ContextTask<unknown>, Promise<void>>();
 
 /**
  * Captures the caller's context now and returns a function that runs `fn`
- * inside that context whenever and wherever it is called (a listener, a
- * queue consumer, a callback run by someone else).
+ * inside it wherever it is called (a listener, another queue's consumer).
  *
- * @typeParam F The function's type.
  * @category Profiles and secrets
  */
 // deno-lint-ignore no-explicit-any
@@ -59,24 +57,8 @@ export function contextBound<F extends (...args: any[]) => any>(fn: F): F {
 }
 
 /**
- * Runs `fn` on a later macrotask inside the caller's context (home
- * override, secret scope, session directory), and tracks it until it
- * settles. A failure is logged with the task's name and never becomes an
- * unhandled rejection.
- *
- * @typeParam T What `fn` returns or resolves to.
- * @param fn The work.
- * @param options The task's name.
- *
- * @example Syncing a turn in the background
- * ```ts
- * import { getHermesHome, spawnContextTask, withHermesHome } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const task = withHermesHome("/srv/alice", () =>
- *   spawnContextTask(() => getHermesHome(), { name: "sync" })
- * );
- * assert.equal(await task.done, "/srv/alice");
- * ```
+ * Runs `fn` on a later macrotask inside the caller's context, tracked until
+ * it settles; a failure is logged with the task's name, never unhandled.
  *
  * @category Profiles and secrets
  */
@@ -125,19 +107,10 @@ export function activeContextTasks(): ContextTask<unknown>[] {
 }
 
 /**
- * Waits until every tracked task has settled, including tasks spawned
- * while waiting, or until `timeoutMs` has passed.
+ * Waits until every tracked task has settled (including ones spawned
+ * meanwhile), for at most `timeoutMs`.
  *
- * @param timeoutMs How long to wait at most, in milliseconds.
  * @returns `true` when nothing is left running, `false` on timeout.
- *
- * @example Draining at shutdown
- * ```ts
- * import { drainContextTasks, spawnContextTask } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * spawnContextTask(() => "flushed", { name: "flush" });
- * assert.equal(await drainContextTasks(5000), true);
- * ```
  *
  * @category Profiles and secrets
  */

@@ -1,9 +1,6 @@
 /**
- * The profile's `.env`: the reader behind secret scopes follows Hermes'
- * `load_hermes_dotenv` exactly (python-dotenv 1.2.2 rules, latin-1 fallback,
- * non-ASCII stripped from credentials); the writer refuses names and values
- * Hermes would read differently, keeps every other byte, and writes atomically
- * with mode `0600`.
+ * The profile's `.env`, read exactly as Hermes' `load_hermes_dotenv` reads it
+ * and written so Hermes reads back what was written (atomically, `0600`).
  *
  * @module
  */
@@ -13,7 +10,11 @@ import { atomicWriteText } from "../io/atomic_write.ts";
 import { withFileLock } from "../io/file_lock.ts";
 import { log } from "../core/log.ts";
 import { readProcessEnv } from "../core/env.ts";
-import { PYTHON_WHITESPACE_CLASS, pythonStrip } from "../_util/python_text.ts";
+import {
+  PYTHON_WHITESPACE_CLASS,
+  pythonStrip,
+  words,
+} from "../_util/python_text.ts";
 import { getHermesHome } from "./hermes_home.ts";
 
 /** A variable name `.env` files and environments accept. */
@@ -26,39 +27,17 @@ const BARE_VALUE_REGEXP = /^[A-Za-z0-9_\-.:/@+=,~%^]*$/;
  * Names {@linkcode saveEnvValue} refuses to write: variables that change how
  * programs and interpreters load code, or where Hermes keeps a profile.
  */
-export const ENV_NAME_DENYLIST: ReadonlySet<string> = new Set([
-  "BASH_ENV",
-  "DENO_DIR",
-  "DYLD_FRAMEWORK_PATH",
-  "DYLD_INSERT_LIBRARIES",
-  "DYLD_LIBRARY_PATH",
-  "ENV",
-  "HERMES_DATA_DIR_SUFFIX",
-  "HERMES_HOME",
-  "HERMES_PROFILE",
-  "HOME",
-  "IFS",
-  "LD_AUDIT",
-  "LD_LIBRARY_PATH",
-  "LD_PRELOAD",
-  "NODE_OPTIONS",
-  "NODE_PATH",
-  "PATH",
-  "PERL5LIB",
-  "PERL5OPT",
-  "PYTHONHOME",
-  "PYTHONINSPECT",
-  "PYTHONPATH",
-  "PYTHONSTARTUP",
-  "RUBYLIB",
-  "RUBYOPT",
-  "SHELL",
-]);
+export const ENV_NAME_DENYLIST: ReadonlySet<string> = new Set(words`
+  BASH_ENV DENO_DIR DYLD_FRAMEWORK_PATH DYLD_INSERT_LIBRARIES
+  DYLD_LIBRARY_PATH ENV HERMES_DATA_DIR_SUFFIX HERMES_HOME HERMES_PROFILE HOME
+  IFS LD_AUDIT LD_LIBRARY_PATH LD_PRELOAD NODE_OPTIONS NODE_PATH PATH PERL5LIB
+  PERL5OPT PYTHONHOME PYTHONINSPECT PYTHONPATH PYTHONSTARTUP RUBYLIB RUBYOPT
+  SHELL
+`);
 
 /**
- * Checks that `name` may be written to a `.env` file: letters, digits and
- * `_`, not starting with a digit, and not in {@linkcode ENV_NAME_DENYLIST}
- * (compared case-insensitively).
+ * Checks that `name` may be written to a `.env` file: a plain variable name
+ * not in {@linkcode ENV_NAME_DENYLIST} (any case).
  *
  * @throws {RangeError} When the name is malformed or denied.
  */
@@ -221,36 +200,18 @@ function parseBindings(text: string): Binding[] {
 
 /** Options of {@linkcode parseEnvText}. */
 interface ParseEnvTextOptions {
-  /**
-   * Looks up a variable of the environment for `${NAME}` references that the
-   * file itself does not define (python-dotenv reads `os.environ`) (default `()
-   * => undefined`).
-   */
+  /** Looks up `${NAME}` the file does not define (python-dotenv reads `os.environ`). */
   lookup?: (name: string) => string | undefined;
-  /**
-   * Called with the 1-based line of each statement that cannot be parsed
-   * (python-dotenv warns and skips it; the lines after it still count).
-   */
+  /** Called with the 1-based line of each statement that cannot be parsed. */
   onInvalidLine?: (line: number) => void;
 }
 
 /**
  * Parses the text of a `.env` file exactly as Hermes' loader reads it
- * (python-dotenv 1.2.2 with interpolation, as `load_dotenv(override=True)`).
- *
- * - A statement is `[export ]KEY[=VALUE]`; names are anything without
- *   `=`, `#` or whitespace (`KEY-NAME`, `KEY.NAME`, `1DIGIT`, `CLÉ`), or
- *   single-quoted. A name without `=` sets nothing.
- * - Double-quoted values may span lines and decode `\n \t \\ \" \' \a \b
- *   \f \r \v`; single-quoted values may span lines and decode `\\` and
- *   `\'`; unquoted values end at the line's end, lose an inline comment
- *   (whitespace then `#`) and trailing whitespace.
- * - `${NAME}` and `${NAME:-default}` are replaced everywhere (inside any
- *   quotes too) by the value the file gave `NAME` earlier, else the
- *   environment's, else the default or `""`; `$NAME` stays as written.
- * - A statement that does not parse (an unterminated quote, text after a
- *   closing quote, a name with a space) is skipped; later lines still
- *   parse. A later definition wins.
+ * (python-dotenv 1.2.2 with interpolation, `load_dotenv(override=True)`):
+ * quoting, escapes, inline comments and `${NAME:-default}` as python-dotenv
+ * has them; a statement that does not parse is skipped, a later definition
+ * wins.
  */
 export function parseEnvText(
   text: string,
@@ -291,15 +252,8 @@ const BOM_UTF8 = [0xef, 0xbb, 0xbf];
 
 /**
  * Turns a `.env` file's bytes into the text Hermes' loader parses
- * (`load_hermes_dotenv`), without ever changing the file:
- *
- * - a UTF-16 file (with its BOM) is decoded; a UTF-8 BOM is dropped;
- * - bytes that are not UTF-8 are read as latin-1 (so `café` survives);
- * - NUL bytes are removed, line endings become `\n`, and each line that is
- *   not blank or a comment is trimmed, as Hermes' sanitiser rewrites the
- *   file before reading it (so a continuation line of a quoted value loses
- *   its indentation there too);
- * - a UTF-32 file is refused (Hermes then fails to start).
+ * (`load_hermes_dotenv`): UTF-16 decoded, UTF-8 BOM dropped, non-UTF-8 read
+ * as latin-1, NULs removed, non-comment lines trimmed; UTF-32 refused.
  */
 export function decodeEnvBytes(bytes: Uint8Array): DecodedEnvText {
   const starts = (prefix: number[]) => prefix.every((b, i) => bytes[i] === b);
@@ -352,19 +306,14 @@ function sanitizeEnvLines(text: string): string {
 
 const CREDENTIAL_SUFFIXES = ["_API_KEY", "_TOKEN", "_SECRET", "_KEY"];
 
-/**
- * Whether a variable holds a credential by Hermes' naming rule (its name
- * ends in `_API_KEY`, `_TOKEN`, `_SECRET` or `_KEY`): Hermes strips
- * non-ASCII characters from such values, which become HTTP headers.
- */
+/** Whether a name is a credential's by Hermes' rule (`_API_KEY`, `_TOKEN`, `_SECRET`, `_KEY`). */
 export function isCredentialName(name: string): boolean {
   return CREDENTIAL_SUFFIXES.some((suffix) => name.endsWith(suffix));
 }
 
 /**
- * A credential value as Hermes uses it: non-ASCII characters removed (a
- * zero-width space or look-alike glyph pasted from a web page), for names
- * {@linkcode isCredentialName} accepts; other values unchanged.
+ * A credential value as Hermes uses it: non-ASCII characters (pasted
+ * zero-width spaces, look-alikes) removed; other values unchanged.
  */
 export function sanitizeCredential(name: string, value: string): string {
   // deno-lint-ignore no-control-regex
@@ -375,11 +324,7 @@ export function sanitizeCredential(name: string, value: string): string {
 
 const warnedCredentials = new Set<string>();
 
-/**
- * {@linkcode sanitizeCredential}, with one warning per variable name when
- * characters were stripped (naming the code points, never the value), as
- * Hermes warns on start-up.
- */
+/** {@linkcode sanitizeCredential}, warning once per name (code points, never the value) as Hermes does. */
 export function credentialValue(name: string, value: string): string {
   const clean = sanitizeCredential(name, value);
   if (clean !== value && !warnedCredentials.has(name)) {
@@ -409,11 +354,9 @@ interface LoadEnvFileOptions {
 }
 
 /**
- * Reads a `.env` file as Hermes' loader does ({@linkcode decodeEnvBytes},
- * then {@linkcode parseEnvText}, then {@linkcode sanitizeCredential} for
- * each value), without changing the file or the process environment. A
- * file that cannot be decoded, and each statement that does not parse,
- * get one warning naming the file (and line), never its content.
+ * Reads a `.env` file as Hermes' loader does, without changing the file or
+ * the process environment; problems get one warning naming the file (and
+ * line), never its content.
  *
  * @throws {Deno.errors.PermissionDenied} Or another OS error when the file
  * exists but cannot be read.
@@ -432,10 +375,7 @@ export async function loadEnvFile(
   return readEnvBytes(path, bytes, options);
 }
 
-/**
- * The values a `.env` file's bytes give, as {@linkcode loadEnvFile} reads
- * them (for callers that already hold the bytes).
- */
+/** {@linkcode loadEnvFile} for callers that already hold the bytes. */
 export function readEnvBytes(
   path: string,
   bytes: Uint8Array,
@@ -475,40 +415,14 @@ export interface SaveEnvValueOptions {
 }
 
 /**
- * Sets `name` to `value` in the profile's `.env`, so that Hermes (which
- * reads `.env` with python-dotenv) reads back exactly `value`, keeping
- * every other byte of the file: the statement defining `name` is replaced
- * (later duplicates removed), or a line is appended. Values made only of
- * `[A-Za-z0-9_-.:/@+=,~%^]` are written bare, others double-quoted with
- * `\` and `"` escaped. CR and LF are stripped from the value. A file that
- * is not UTF-8 (latin-1, UTF-16) is rewritten as UTF-8 with the same text.
- * The file is replaced atomically with mode `0600` under a cross-process
- * lock; the home directory is created if missing. The process environment
- * is not changed.
+ * Sets `name` to `value` in the profile's `.env` so that Hermes
+ * (python-dotenv) reads back exactly `value`, keeping every other byte of
+ * the file. Written atomically with mode `0600` under a cross-process lock;
+ * the process environment is not changed.
  *
- * @param options Which profile home to write to.
- * @throws {RangeError} When {@linkcode validateEnvName} rejects the name, or
- * the value cannot be stored so that Hermes reads it back unchanged: it
- * holds a `${NAME}` reference (python-dotenv expands those even inside
- * quotes, and has no escape for them), a NUL or a lone surrogate, or it is
- * a credential ({@linkcode isCredentialName}) with non-ASCII characters
- * (which Hermes strips).
- *
- * @example Storing an API key for a profile
- * ```ts
- * import { loadEnvFile } from "./env_file.ts";
- * import { saveEnvValue } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const home = await Deno.makeTempDir();
- * await saveEnvValue("HONCHO_API_KEY", "hch-123", { hermesHome: home });
- * await saveEnvValue("GREETING", 'say "hi" # twice', { hermesHome: home });
- * assert.deepEqual(await loadEnvFile(`${home}/.env`), {
- *   HONCHO_API_KEY: "hch-123",
- *   GREETING: 'say "hi" # twice',
- * });
- * assert.equal(await Deno.readTextFile(`${home}/.env`), 'HONCHO_API_KEY=hch-123\nGREETING="say \\"hi\\" # twice"\n');
- * await Deno.remove(home, { recursive: true });
- * ```
+ * @throws {RangeError} When the name is malformed or denied, or Hermes could
+ * not read the value back unchanged (a `${NAME}` reference, a NUL, a lone
+ * surrogate, or a credential with non-ASCII characters).
  *
  * @category Profiles and secrets
  */

@@ -1,8 +1,6 @@
 /**
- * Profile isolation: where the active profile's home is. Resolved on every
- * call: the `AsyncLocalStorage` override of {@linkcode withHermesHome}, then
- * `HERMES_HOME`, then the platform default. Never guessed: an unreadable or
- * unset variable throws {@linkcode HermesHomeUnknownError} naming the grant.
+ * Profile isolation: where the active profile's home is, resolved on every
+ * call and never guessed ({@linkcode HermesHomeUnknownError}).
  *
  * @module
  */
@@ -19,20 +17,8 @@ let warnedActiveProfile = false;
 const checkedActiveProfileRoots = new Set<string>();
 
 /**
- * Runs `fn` with `home` as the profile home for everything it does,
- * including timers, queued tasks and fetch callbacks it starts.
- *
- * @typeParam T What `fn` returns.
- * @param home The profile home (made absolute).
- *
- * @example Two profiles in one process
- * ```ts
- * import { getHermesHome, withHermesHome } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * withHermesHome("/srv/hermes/alice", () => {
- *   assert.equal(getHermesHome(), "/srv/hermes/alice");
- * });
- * ```
+ * Runs `fn` with `home` (made absolute) as the profile home for everything
+ * it does, including timers, queued tasks and fetch callbacks it starts.
  *
  * @category Profiles and secrets
  */
@@ -45,11 +31,7 @@ export function getHermesHomeOverride(): string | undefined {
   return homeOverride.getStore();
 }
 
-/**
- * The environment variables the Hermes home is found from on this
- * platform: what a process that uses memory must be allowed to read
- * (`--allow-env=HOME,HERMES_HOME` on Linux and macOS).
- */
+/** The variables the Hermes home is found from here: what a memory process must be allowed to read. */
 export function homeEnvVariables(): string[] {
   return Deno.build.os === "windows"
     ? ["USERPROFILE", "LOCALAPPDATA", "HERMES_HOME"]
@@ -59,20 +41,7 @@ export function homeEnvVariables(): string[] {
 /**
  * Thrown when the Hermes home cannot be told: a variable it is found from
  * may not be read (the message names the `--allow-env` flag to add), or
- * neither `HERMES_HOME` nor the user's home directory is set. The home is
- * never guessed (it used to fall back to `./.hermes`, so memories were
- * written wherever the program happened to run).
- *
- * @example Telling the user which flag is missing
- * ```ts no-assert
- * import { getHermesHome, HermesHomeUnknownError } from "@hermes/memory";
- * try {
- *   getHermesHome();
- * } catch (error) {
- *   if (error instanceof HermesHomeUnknownError) console.error(error.message);
- *   else throw error;
- * }
- * ```
+ * neither `HERMES_HOME` nor the user's home is set. The home is never guessed.
  *
  * @category Errors callers catch
  */
@@ -85,8 +54,8 @@ export class HermesHomeUnknownError extends Error {
   /**
    * Builds the error.
    *
-   * @param variable The variable that could not be read, or `undefined`
-   * when the variables are readable but unset.
+   * @param variable The variable that could not be read; `undefined` when
+   * the variables are readable but unset.
    */
   constructor(variable: string | undefined) {
     const names = homeEnvVariables();
@@ -111,18 +80,10 @@ function readHomeVariable(name: string): string | undefined {
 }
 
 /**
- * The user's home directory from the environment (`HOME`, or `USERPROFILE`
- * on Windows).
+ * The user's home directory (`HOME`, or `USERPROFILE` on Windows), or
+ * `undefined` when unset.
  *
- * @returns The directory, or `undefined` when it is not set.
- * @throws {HermesHomeUnknownError} When the process may not read the
- * variable (an unreadable home is never taken for an unset one).
- *
- * @example The user's home directory
- * ```ts no-assert
- * import { getUserHome } from "@hermes/memory";
- * const home = getUserHome();
- * ```
+ * @throws {HermesHomeUnknownError} When the process may not read it.
  *
  * @category Profiles and secrets
  */
@@ -135,18 +96,12 @@ export function getUserHome(): string | undefined {
 }
 
 /**
- * The platform default root of Hermes data, ignoring overrides and
- * `HERMES_HOME`: `~/.hermes` (plus `HERMES_DATA_DIR_SUFFIX`) on POSIX,
- * `%LOCALAPPDATA%\hermes` (plus the suffix) on Windows.
+ * The platform default root of Hermes data, ignoring `HERMES_HOME`:
+ * `~/.hermes` on POSIX, `%LOCALAPPDATA%\hermes` on Windows (plus
+ * `HERMES_DATA_DIR_SUFFIX`).
  *
  * @throws {HermesHomeUnknownError} When the user's home directory cannot
  * be read or is not set.
- *
- * @example The default Hermes root
- * ```ts no-assert
- * import { getDefaultHermesRoot } from "@hermes/memory";
- * const root = getDefaultHermesRoot();
- * ```
  *
  * @category Profiles and secrets
  */
@@ -167,22 +122,11 @@ function requireUserHome(): string {
 }
 
 /**
- * The root of the Hermes data the process serves, as Hermes resolves it
- * (`get_default_hermes_root`): the platform default (`~/.hermes`) when
- * `HERMES_HOME` is unset or lies under it; for a `HERMES_HOME` elsewhere
- * (Docker, custom deployments), `<root>` when it is `<root>/profiles/<name>`
- * and `HERMES_HOME` itself otherwise. Named profiles live in
+ * The root of the Hermes data the process serves, as Hermes'
+ * `get_default_hermes_root` resolves it; named profiles live in
  * `<root>/profiles/`. Context-local overrides are ignored.
  *
- * @throws {HermesHomeUnknownError} When `HERMES_HOME` or the user's home
- * directory cannot be read, or neither is set.
- *
- * @example A Docker deployment's root
- * ```ts no-assert
- * import { getHermesRoot } from "@hermes/memory";
- * // HERMES_HOME=/opt/data/profiles/work → /opt/data
- * const root = getHermesRoot();
- * ```
+ * @throws {HermesHomeUnknownError} When the home cannot be told.
  *
  * @category Profiles and secrets
  */
@@ -213,15 +157,7 @@ export function getProcessHermesHome(): string {
  * The active profile's home: the context-local override, else
  * `HERMES_HOME`, else the platform default. Evaluated on every call.
  *
- * @throws {HermesHomeUnknownError} Outside {@linkcode withHermesHome},
- * when `HERMES_HOME` or the user's home directory cannot be read, or
- * neither is set.
- *
- * @example Profile-scoped paths
- * ```ts no-assert
- * import { getHermesHome } from "@hermes/memory";
- * const memories = `${getHermesHome()}/memories`;
- * ```
+ * @throws {HermesHomeUnknownError} When the home cannot be told.
  *
  * @category Profiles and secrets
  */
@@ -233,14 +169,7 @@ export function getHermesHome(): string {
  * The home of a named profile under the default root
  * (`<root>/profiles/<name>`; `default` is the root itself).
  *
- * @param profile The profile's name.
  * @throws {RangeError} When the name is not a plain profile name.
- *
- * @example A named profile's home
- * ```ts no-assert
- * import { getProfileHome } from "@hermes/memory";
- * const coder = getProfileHome("coder");
- * ```
  *
  * @category Profiles and secrets
  */

@@ -18,21 +18,8 @@ const warned = new Set<string>();
 const CWD_PROBE_NAME = ".hermes-cwd-probe";
 
 /**
- * Runs `fn` with `path` as the conversation's working directory for
- * everything it does, including timers, queued tasks and fetch callbacks.
- * The process's own directory is not changed.
- *
- * @typeParam T What `fn` returns.
- * @param path The directory (made absolute against the process directory).
- *
- * @example Binding the conversation's directory
- * ```ts
- * import { resolveAgentCwd, withSessionCwd } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const project = await Deno.makeTempDir();
- * withSessionCwd(project, () => assert.equal(resolveAgentCwd(), project));
- * await Deno.remove(project);
- * ```
+ * Runs `fn` with `path` (made absolute) as the conversation's working
+ * directory for everything it does; the process's own directory is unchanged.
  *
  * @category Profiles and secrets
  */
@@ -42,18 +29,8 @@ export function withSessionCwd<T>(path: string, fn: () => T): T {
 
 /**
  * The working directory of the current conversation: the session directory
- * set by {@linkcode withSessionCwd}, else the `TERMINAL_CWD` variable, else
- * the process directory. A configured directory that does not exist, is not
- * a directory, or cannot be entered is skipped with a warning (logged once
- * per directory).
- *
- * @returns An absolute path.
- *
- * @example The conversation's working directory
- * ```ts no-assert
- * import { resolveAgentCwd } from "@hermes/memory";
- * const cwd = resolveAgentCwd();
- * ```
+ * of {@linkcode withSessionCwd}, else `TERMINAL_CWD`, else the process
+ * directory; an unusable one is skipped with a warning (once per directory).
  *
  * @category Profiles and secrets
  */
@@ -76,10 +53,8 @@ function isUsableDirectory(path: string, source: string): boolean {
     if (!Deno.statSync(path).isDirectory) {
       reason = "not a directory";
     } else {
-      // Looking a name up inside the directory needs search (execute)
-      // permission: "missing" means the process can enter it. (A "." would
-      // not do: paths are normalized before the lookup, so the directory
-      // itself would be looked at, which needs no permission on it.)
+      // A lookup inside the directory needs search permission: "missing"
+      // means it can be entered ("." would be normalized away).
       probeEntry(join(path, CWD_PROBE_NAME));
     }
   } catch (error) {
@@ -116,9 +91,8 @@ function processCwd(): string {
   try {
     return Deno.cwd();
   } catch {
-    // Deno.cwd() needs read access to the directory; Node's process.cwd()
-    // does not. `process` is looked up only here: initialising it costs a
-    // fresh process ~30 ms.
+    // Deno.cwd() needs read access to the directory, process.cwd() not;
+    // `process` is looked up only here (initialising it costs ~30 ms).
     return (globalThis as unknown as { process: { cwd(): string } }).process
       .cwd();
   }

@@ -14,64 +14,29 @@ import { join } from "node:path";
 import { readProcessEnv } from "../core/env.ts";
 import { credentialValue, loadEnvFile } from "./env_file.ts";
 import { getHermesHome } from "./hermes_home.ts";
+import { words } from "../_util/python_text.ts";
 
 const scopeStore = new AsyncLocalStorage<Readonly<Record<string, string>>>();
 let multiplexActive = false;
 
 /**
- * Deployment-wide variables that {@linkcode getSecret} always reads from
- * the process environment, whatever scope is installed: where Hermes lives
- * and its runtime limits, the OS user, shell and locale, interpreter and TLS
- * settings, kanban paths, the API server's bind settings and the relay
- * connector's routing settings (not its credentials). Names starting with
- * one of {@linkcode GLOBAL_ENV_PREFIXES} are global too.
+ * Deployment-wide variables {@linkcode getSecret} always reads from the
+ * process environment whatever the scope: Hermes' location and limits, OS
+ * user, shell, locale, TLS, kanban, API server and relay routing settings.
  */
-const GLOBAL_ENV_VARS: ReadonlySet<string> = new Set([
-  "HERMES_HOME",
-  "HERMES_PROFILE",
-  "HERMES_DATA_DIR_SUFFIX",
-  "HERMES_ENABLE_PROJECT_PLUGINS",
-  "HERMES_SESSION_SOURCE",
-  "HERMES_GATEWAY_LOCK_DIR",
-  "HERMES_MAX_ITERATIONS",
-  "HERMES_MAX_TOKENS",
-  "HERMES_API_TIMEOUT",
-  "HERMES_REDACT_SECRETS",
-  "HERMES_NOUS_TIMEOUT_SECONDS",
-  "_HERMES_GATEWAY",
-  "PATH",
-  "HOME",
-  "USER",
-  "LOGNAME",
-  "USERPROFILE",
-  "LOCALAPPDATA",
-  "LANG",
-  "LC_ALL",
-  "TZ",
-  "PWD",
-  "SHELL",
-  "TMPDIR",
-  "VIRTUAL_ENV",
-  "PYTHONPATH",
-  "SSL_CERT_FILE",
-  "SSL_CERT_DIR",
-  "HERMES_KANBAN_DB",
-  "HERMES_KANBAN_WORKSPACES_ROOT",
-  "HERMES_KANBAN_BOARD",
-  "API_SERVER_ENABLED",
-  "API_SERVER_HOST",
-  "API_SERVER_PORT",
-  "API_SERVER_CORS_ORIGINS",
-  "GATEWAY_RELAY_URL",
-  "GATEWAY_RELAY_ENDPOINT",
-  "GATEWAY_RELAY_ALLOW_DIRECT_PLATFORMS",
-  "GATEWAY_RELAY_PLATFORMS",
-  "GATEWAY_RELAY_BOT_IDS",
-  "GATEWAY_RELAY_ROUTE_KEYS",
-  "GATEWAY_RELAY_INSTANCE_ID",
-  "GATEWAY_RELAY_WAKE_URL",
-  "GATEWAY_RELAY_DISPLAY_NAME",
-]);
+const GLOBAL_ENV_VARS: ReadonlySet<string> = new Set(words`
+  HERMES_HOME HERMES_PROFILE HERMES_DATA_DIR_SUFFIX
+  HERMES_ENABLE_PROJECT_PLUGINS HERMES_SESSION_SOURCE HERMES_GATEWAY_LOCK_DIR
+  HERMES_MAX_ITERATIONS HERMES_MAX_TOKENS HERMES_API_TIMEOUT
+  HERMES_REDACT_SECRETS HERMES_NOUS_TIMEOUT_SECONDS _HERMES_GATEWAY PATH HOME
+  USER LOGNAME USERPROFILE LOCALAPPDATA LANG LC_ALL TZ PWD SHELL TMPDIR
+  VIRTUAL_ENV PYTHONPATH SSL_CERT_FILE SSL_CERT_DIR HERMES_KANBAN_DB
+  HERMES_KANBAN_WORKSPACES_ROOT HERMES_KANBAN_BOARD API_SERVER_ENABLED
+  API_SERVER_HOST API_SERVER_PORT API_SERVER_CORS_ORIGINS GATEWAY_RELAY_URL
+  GATEWAY_RELAY_ENDPOINT GATEWAY_RELAY_ALLOW_DIRECT_PLATFORMS
+  GATEWAY_RELAY_PLATFORMS GATEWAY_RELAY_BOT_IDS GATEWAY_RELAY_ROUTE_KEYS
+  GATEWAY_RELAY_INSTANCE_ID GATEWAY_RELAY_WAKE_URL GATEWAY_RELAY_DISPLAY_NAME
+`);
 
 /** Prefixes of deployment-wide variable names (see {@linkcode GLOBAL_ENV_VARS}). */
 const GLOBAL_ENV_PREFIXES: readonly string[] = Object.freeze([
@@ -91,11 +56,7 @@ export class UnscopedSecretError extends Error {
   /** The variable that was asked for (a name, never a value). */
   readonly secretName: string;
 
-  /**
-   * Creates the error.
-   *
-   * @param secretName The variable that was asked for.
-   */
+  /** Creates the error for the variable asked for. */
   constructor(secretName: string) {
     super(
       `Cannot read secret ${secretName} outside a secret scope while several profiles are served: run the work inside withSecretScope(), or start it with spawnContextTask() or contextBound() so it keeps the turn's scope`,
@@ -115,12 +76,8 @@ export function isGlobalEnvVar(name: string): boolean {
 }
 
 /**
- * Runs `fn` with `mapping` as the secret scope for everything it does,
- * including timers, queued tasks and fetch callbacks it starts. The
- * mapping is copied and frozen, so later changes to it have no effect.
- *
- * @typeParam T What `fn` returns.
- * @param mapping Variable names to values for this profile or turn.
+ * Runs `fn` with a frozen copy of `mapping` as the secret scope for
+ * everything it does, including timers, queued tasks and fetch callbacks.
  *
  * @example One turn of a profile
  * ```ts
@@ -141,17 +98,7 @@ export function withSecretScope<T>(
 }
 
 /**
- * The secret scope installed for the current call, if any.
- *
- * @returns The frozen mapping, or `undefined` outside a scope.
- *
- * @example No scope outside withSecretScope()
- * ```ts
- * import { currentSecretScope, withSecretScope } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * assert.equal(currentSecretScope(), undefined);
- * withSecretScope({ A: "1" }, () => assert.deepEqual(currentSecretScope(), { A: "1" }));
- * ```
+ * The frozen secret scope installed for the current call, if any.
  *
  * @category Profiles and secrets
  */
@@ -163,23 +110,8 @@ export function currentSecretScope():
 
 /**
  * Declares whether this process serves several profiles at once (a
- * gateway). While it does, {@linkcode getSecret} outside a scope throws
- * {@linkcode UnscopedSecretError} and a scope's missing names never fall
- * back to the process environment.
- *
- * @param active `true` while multiplexing.
- *
- * @example Serving several profiles from one process
- * ```ts
- * import { getSecret, setMultiplexActive, UnscopedSecretError } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * setMultiplexActive(true);
- * try {
- *   assert.throws(() => getSecret("OPENAI_API_KEY"), UnscopedSecretError);
- * } finally {
- *   setMultiplexActive(false);
- * }
- * ```
+ * gateway): then {@linkcode getSecret} fails closed outside a scope and
+ * never falls back to the process environment.
  *
  * @category Profiles and secrets
  */
@@ -193,19 +125,11 @@ export function isMultiplexActive(): boolean {
 }
 
 /**
- * Reads a secret (or any configuration variable) for the current profile;
- * see the module documentation for the order.
+ * Reads a secret (or any configuration variable) for the current profile,
+ * in the module documentation's order, else `fallback`.
  *
- * @param fallback What to return when the variable is not found.
- * @returns The value, or `fallback`.
  * @throws {UnscopedSecretError} When multiplexing and no scope is installed
  * (for a name that is not global).
- *
- * @example Reading a key with a default
- * ```ts no-assert
- * import { getSecret } from "@hermes/memory";
- * const baseUrl = getSecret("HONCHO_BASE_URL", "https://api.honcho.dev");
- * ```
  *
  * @category Profiles and secrets
  */
@@ -221,32 +145,18 @@ export function getSecret(name: string, fallback?: string): string | undefined {
   return fromProcess(name) ?? fallback;
 }
 
-// A process variable as Hermes sees it after loading: a credential's
-// non-ASCII characters stripped (Hermes does this to os.environ at start-up,
-// to shell-exported keys too).
+// As Hermes sees it after loading: a credential's non-ASCII characters stripped.
 function fromProcess(name: string): string | undefined {
   const value = readProcessEnv(name);
   return value === undefined ? undefined : credentialValue(name, value);
 }
 
 /**
- * Builds a profile's secret scope from `<hermesHome>/.env`, leaving out
- * global variables (which always come from the process environment).
+ * Builds a profile's secret scope from `<hermesHome>/.env` (default: the
+ * active home), leaving out global variables.
  *
- * @param hermesHome The profile home; defaults to the active one.
- * @returns A fresh mapping (empty when the profile has no `.env`).
  * @throws {Deno.errors.PermissionDenied} Or another OS error when `.env`
  * exists but cannot be read.
- *
- * @example Serving one turn of a profile
- * ```ts no-assert
- * import { buildProfileSecretScope, withHermesHome, withSecretScope } from "@hermes/memory";
- * const home = "/srv/hermes/profiles/alice";
- * const scope = await buildProfileSecretScope(home);
- * await withHermesHome(home, () => withSecretScope(scope, async () => {
- *   // run the agent's turn here
- * }));
- * ```
  *
  * @category Profiles and secrets
  */

@@ -1,25 +1,12 @@
 /**
- * `@hermes/memory/provider`: exactly what a memory provider needs, and all
- * that its sandbox worker loads.
+ * `@hermes/memory/provider`: all a provider's sandbox worker loads.
  *
- * Who imports it: a memory provider's code (its `mod.ts` and what that
- * imports), never an agent: an agent imports `@hermes/memory`.
- *
- * A provider's `mod.ts` imports from here only: the
- * {@linkcode MemoryProvider} contract and its types, where the profile
- * lives ({@linkcode getHermesHome}), its secrets ({@linkcode getSecret}),
- * the host's log ({@linkcode log}), durable files, background work bound to
- * the turn's profile and secrets, and the few text helpers the bundled
- * providers use. Its module graph holds no npm package, so a worker starts
- * in a few milliseconds.
- *
- * The host hands a provider its own sections of `config.yaml` as
- * `ctx.hermesConfig` in `register(ctx)`; a provider never reads
- * `config.yaml` or `.env` itself (its sandbox cannot).
- *
- * Providers written against the whole framework (`@hermes/memory`) keep
- * working: the loader sees that import and starts their worker with the
- * whole framework preloaded, which is slower.
+ * Who imports it: a memory provider's code (an agent imports
+ * `@hermes/memory`). It holds the {@linkcode MemoryProvider} contract, {@linkcode getHermesHome},
+ * {@linkcode getSecret}, {@linkcode log}, durable files and background work
+ * bound to the turn's profile. No npm package, so a worker starts in
+ * milliseconds. A provider gets its `config.yaml` sections as
+ * `ctx.hermesConfig` in `register(ctx)`; its sandbox cannot read the file.
  *
  * @example A provider that remembers the last turn
  * ```ts

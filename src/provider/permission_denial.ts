@@ -17,14 +17,6 @@ import { denoDenial } from "../sandbox/deno_denial.ts";
  * @param error Anything caught.
  * @returns `true` for a permission denial.
  *
- * @example Falling back when a file is out of reach
- * ```ts
- * import { isPermissionDenial } from "@hermes/memory/provider";
- * import assert from "node:assert/strict";
- * assert.equal(isPermissionDenial(new Deno.errors.NotCapable('Requires read access to "/etc/passwd"')), true);
- * assert.equal(isPermissionDenial(new Deno.errors.NotFound("gone")), false);
- * ```
- *
  * @category Plugins: discovery, loading, permissions
  */
 export function isPermissionDenial(error: unknown): boolean {
@@ -47,13 +39,6 @@ export function markDenialsReportedByHost(): void {
  * raises its own user-facing notice.
  *
  * @returns `true` inside a sandbox worker.
- *
- * @example Warning only where the host does not
- * ```ts
- * import { permissionDenialsReportedByHost } from "@hermes/memory/provider";
- * import assert from "node:assert/strict";
- * assert.equal(permissionDenialsReportedByHost(), false); // not in a worker
- * ```
  */
 export function permissionDenialsReportedByHost(): boolean {
   return reportedByHost;

@@ -1,9 +1,6 @@
 /**
- * The entry module of a memory provider's sandbox. Not public API: the
- * loader starts it as the main module of the provider's own `deno run`
- * process (the `process` transport, `src/sandbox/transport.ts`), or, in a
- * `deno compile` binary, with `new Worker(<this file's URL>, {deno:
- * {permissions}})`.
+ * The entry module of a memory provider's sandbox: the main module of its
+ * `deno run` process, or a confined `Worker` in a `deno compile` binary.
  *
  * @module
  */
@@ -133,10 +130,7 @@ export function postToHost(message: WorkerMessage): void {
 export interface CliMode {
   request(request: HostRequest): unknown;
   answer(message: AnswerMessage): void;
-  /**
-   * Takes what provider code writes to stdout or stderr (the user's
-   * terminal, through the host).
-   */
+  /** Takes what provider code writes to stdout or stderr (the user's terminal, via the host). */
   write(stream: "stdout" | "stderr", text: string): boolean;
 }
 
@@ -163,10 +157,7 @@ hardenWorker({
   denied: (error) => postToHost({ t: "denied", error: serializeError(error) }),
 });
 
-/**
- * The text of a `console` call's arguments, as Deno would print them
- * without colours.
- */
+/** The text of a `console` call's arguments, as Deno prints them without colours. */
 export function formatConsoleArgs(args: unknown[]): string {
   return args.map((a) =>
     typeof a === "string" ? a : Deno.inspect(a, { depth: 4, colors: false })
@@ -394,10 +385,8 @@ function castFailed(method: string, error: unknown): void {
 }
 
 /**
- * Runs a cast. A cast that returns synchronously is done at once; one that
- * returns a promise holds every later message until it settles, or until
- * `castTimeoutMs` passes (it is then abandoned and reported as timed out;
- * whatever it does later is ignored).
+ * Runs a cast; a pending one holds every later message until it settles or
+ * `castTimeoutMs` passes (then it is abandoned and reported as timed out).
  */
 function startCast(request: CastRequest): void {
   let result: unknown;

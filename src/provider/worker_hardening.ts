@@ -1,14 +1,9 @@
 /**
- * What a sandbox worker takes away from provider code before it runs: the
- * APIs that act on the whole process and that worker permissions do not
- * cover (Deno 2.9.6), each replaced by a locked stub throwing `NotCapable`:
- * signalling (Deno allows killing its own process without `--allow-run`),
- * exit, signal listeners, `chdir`, environment writes, the terminal (stdio
- * goes to the host's log; prompts throw), `Deno[Deno.internal]` (raw
- * resources) and `caches`/`localStorage` (keyed by main module, not by
- * provider). File and network functions are wrapped to report each first
- * denial to the host, then rethrow Deno's own error. Left to Deno:
- * `node:fs` on descriptors 0–2, which JavaScript cannot intercept.
+ * What a sandbox takes from provider code before it runs: the process-wide
+ * APIs worker permissions do not cover (Deno 2.9.6: kill, exit, signals,
+ * `chdir`, env writes, the terminal, `Deno[Deno.internal]`, `caches`,
+ * `localStorage`) become locked stubs throwing `NotCapable`; file and
+ * network functions report each first denial to the host.
  *
  * @module
  */
@@ -20,12 +15,12 @@ import {
   isPermissionDenial,
   markDenialsReportedByHost,
 } from "./permission_denial.ts";
+import { words } from "../_util/python_text.ts";
 
 /** What the hardening reports to the worker's protocol side. */
 export interface HardeningHooks {
   /**
-   * Close the stdio resources (a worker: they are the host process's).
-   * A sandbox process keeps them: its bootstrap holds them privately.
+   * Close the stdio resources (in a worker they are the host's).
    *
    * @default {true}
    */
@@ -33,11 +28,7 @@ export interface HardeningHooks {
   providerName(): string;
   /** Receives text provider code wrote to stdout or stderr. */
   output(level: LogLevel, text: string): void;
-  /**
-   * Receives text provider code wrote to stdout or stderr before
-   * {@linkcode HardeningHooks.output} does: a sandboxed `cli.ts` prints to
-   * the user's terminal through it. Returns `true` when it took the text.
-   */
+  /** Takes provider output before {@linkcode HardeningHooks.output} (a sandboxed `cli.ts`); `true` when taken. */
   write?(stream: "stdout" | "stderr", text: string): boolean;
   /** Receives a permission denial (the first of each message). */
   denied(error: Error): void;
@@ -46,58 +37,15 @@ export interface HardeningHooks {
 type AnyFunction = (...args: unknown[]) => unknown;
 
 /** The Deno functions whose denials are reported (files and network). */
-const REPORTED_FUNCTIONS: readonly string[] = [
-  "readFile",
-  "readFileSync",
-  "readTextFile",
-  "readTextFileSync",
-  "writeFile",
-  "writeFileSync",
-  "writeTextFile",
-  "writeTextFileSync",
-  "open",
-  "openSync",
-  "create",
-  "createSync",
-  "mkdir",
-  "mkdirSync",
-  "makeTempDir",
-  "makeTempDirSync",
-  "makeTempFile",
-  "makeTempFileSync",
-  "remove",
-  "removeSync",
-  "rename",
-  "renameSync",
-  "copyFile",
-  "copyFileSync",
-  "stat",
-  "statSync",
-  "lstat",
-  "lstatSync",
-  "readDir",
-  "readDirSync",
-  "realPath",
-  "realPathSync",
-  "readLink",
-  "readLinkSync",
-  "truncate",
-  "truncateSync",
-  "chmod",
-  "chmodSync",
-  "utime",
-  "utimeSync",
-  "link",
-  "linkSync",
-  "symlink",
-  "symlinkSync",
-  "connect",
-  "connectTls",
-  "listen",
-  "listenTls",
-  "serve",
-  "resolveDns",
-];
+const REPORTED_FUNCTIONS: readonly string[] = words`
+  readFile readFileSync readTextFile readTextFileSync writeFile writeFileSync
+  writeTextFile writeTextFileSync open openSync create createSync mkdir
+  mkdirSync makeTempDir makeTempDirSync makeTempFile makeTempFileSync remove
+  removeSync rename renameSync copyFile copyFileSync stat statSync lstat
+  lstatSync readDir readDirSync realPath realPathSync readLink readLinkSync
+  truncate truncateSync chmod chmodSync utime utimeSync link linkSync symlink
+  symlinkSync connect connectTls listen listenTls serve resolveDns
+`;
 
 function lock(target: object, key: PropertyKey, value: unknown): void {
   try {

@@ -35,10 +35,6 @@ export class ProviderPermissionError extends Error {
   /**
    * Creates the error.
    *
-   * @param provider The provider's name.
-   * @param permission The permission kind.
-   * @param target What was asked for.
-   * @param message The full message.
    * @param denoMessage Deno's own message.
    */
   constructor(

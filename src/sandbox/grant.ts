@@ -1,9 +1,6 @@
 /**
- * What a sandbox worker is given: the grant of one provider (paths,
- * variables and hosts, each with where it came from), its translation into
- * Deno worker permissions, and the paths no grant may ever reach.
- * Computing the grant from the manifest and `config.yaml` is the plugin
- * layer's job (`src/plugins/provider_permissions.ts`).
+ * What a sandbox worker is given: a provider's grant, its Deno permissions,
+ * and the paths no grant may ever reach.
  *
  * @module
  */
@@ -45,11 +42,7 @@ export interface ProviderGrant {
   provider: string;
   /** The profile home the grant was computed for. */
   hermesHome: string;
-  /**
-   * The provider's own data directory, `$HERMES_HOME/<name>` (readable and
-   * writable; created by the host, mode `0700`, before the worker starts).
-   * Absent in grants built by hand.
-   */
+  /** The provider's own data directory `$HERMES_HOME/<name>` (made `0700` by the host); absent in hand-built grants. */
   dataDir?: string;
   /** Whether the provider is bundled with the framework. */
   bundled?: boolean;
@@ -87,10 +80,7 @@ function values(list: GrantEntry[]): string[] {
   return list.map((e) => e.value);
 }
 
-/**
- * The `deno` worker permissions of a grant: run, ffi and sys always
- * `false`, import `false` unless a host is granted.
- */
+/** The `deno` worker permissions of a grant (run, ffi and sys never; import only for granted hosts). */
 export function workerPermissions(
   grant: ProviderGrant,
 ): Deno.PermissionOptionsObject {
@@ -109,22 +99,11 @@ export function workerPermissions(
 }
 
 /**
- * The `deno run` permission flags of a grant: what a provider's sandbox
- * process is started with (and what a host running the worker transport
- * must hold, since a worker never gets more than its parent). Empty lists
- * are left out; a value holding a `,` or a control character is refused.
+ * The `deno run` permission flags of a grant (a provider's sandbox process;
+ * a worker transport's host needs them too).
  *
- * @param grant The grant.
  * @returns Flags such as `--allow-read=/h,/h/plugins/x`.
  * @throws {TypeError} When a value holds a `,` or a control character.
- *
- * @example
- * ```ts
- * import { denoRunFlags } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * const flags = denoRunFlags({ provider: "x", hermesHome: "/h", read: [{ value: "/h", from: "data-dir" }], write: [{ value: "/h", from: "data-dir" }], env: [{ value: "X_KEY", from: "plugin.yaml" }], net: [], import: [], npm: false });
- * assert.deepEqual(flags, ["--allow-read=/h", "--allow-write=/h", "--allow-env=X_KEY"]);
- * ```
  *
  * @category Plugins: discovery, loading, permissions
  */
@@ -158,20 +137,13 @@ export function denoRunFlags(grant: ProviderGrant): string[] {
 
 const PLACEHOLDER_REGEXP = /^\$(HERMES_HOME|HERMES_ROOT)(?=\/|$)/;
 
-/**
- * Tells whether a grant path uses a placeholder (`$HERMES_HOME/…`,
- * `$HERMES_ROOT/…`) that {@linkcode expandGrantPath} resolves per profile.
- */
+/** Tells whether a grant path uses a per-profile placeholder (`$HERMES_HOME/…`, `$HERMES_ROOT/…`). */
 export function isPlaceholderPath(path: string): boolean {
   if (!PLACEHOLDER_REGEXP.test(path)) return false;
   return !path.split("/").includes("..");
 }
 
-/**
- * Resolves a grant path: `$HERMES_HOME` becomes the profile home,
- * `$HERMES_ROOT` the default profile's home; other paths are returned
- * normalized.
- */
+/** Resolves `$HERMES_HOME` / `$HERMES_ROOT` in a grant path; other paths are normalized. */
 export function expandGrantPath(
   path: string,
   homes: { hermesHome: string; hermesRoot: string },
@@ -183,11 +155,9 @@ export function expandGrantPath(
 }
 
 /**
- * The areas Hermes keeps in a profile home (Hermes Agent's `HERMES_HOME`
- * layout): code it runs, prompts it reads, memory and state it keeps. No
- * grant reaches them, and no provider may be named after one (its data
- * directory `$HERMES_HOME/<name>/` would be that area). The one table of
- * this fact: `docs/permissions.md` prints it.
+ * The areas Hermes keeps in a profile home (code, prompts, memory, state):
+ * no grant reaches them and no provider may be named after one. The one
+ * table of this fact: `docs/permissions.md` prints it.
  */
 export const HERMES_HOME_AREAS: ReadonlyMap<string, string> = new Map([
   [
@@ -228,11 +198,9 @@ export const HERMES_HOME_AREAS: ReadonlyMap<string, string> = new Map([
 const SHELL_FILE = "a shell start-up file (code your shell runs)";
 
 /**
- * Places outside Hermes that hold a user's keys or code their shell runs,
- * relative to the user's home. No approval reaches them: a memory
- * provider has no business there, and a manifest asking for one is refused
- * entry by entry. `write` entries only guard writing (reading a cache is
- * harmless; writing one plants code the host later runs).
+ * Places outside Hermes, relative to the user's home, that hold keys or code
+ * the shell runs: no approval reaches them. `write` entries only guard
+ * writing (writing a cache plants code the host later runs).
  */
 export const USER_SECRET_PATHS: ReadonlyArray<
   { path: string; what: string; write?: true }
@@ -269,10 +237,7 @@ export const USER_SECRET_PATHS: ReadonlyArray<
   { path: ".deno", what: "Deno's installed programs", write: true },
 ];
 
-/**
- * The command that shows a provider's request and records the user's
- * approval in `config.yaml`.
- */
+/** The command that shows a provider's request and records the user's approval. */
 export function approveCommand(name: string): string {
   return `hermes memory setup ${name}`;
 }
@@ -286,29 +251,19 @@ export interface ForbiddenContext {
   hermesRoot: string;
   /** The framework's own directory, when it runs from local files. */
   frameworkDir?: string;
-  /**
-   * The provider the grant is for: its own data directory
-   * `$HERMES_HOME/<name>/` is allowed, every other directory of the home
-   * (another provider's data) is not. Without it, only the fixed floor is
-   * checked.
-   */
+  /** The provider the grant is for: its own data directory is allowed, others are not. */
   provider?: string;
   /** Whether that provider is bundled with the framework. */
   bundled?: boolean;
   /**
-   * The access asked for: the bundled `honcho` provider may read (never
-   * write) the default profile's `honcho.json` from a named profile, and
-   * some places are guarded against writing only.
+   * The access asked for (some places are guarded against writing only).
    *
    * @default {"read"}
    */
   access?: "read" | "write";
   /** The user's home, for the secrets kept outside Hermes. */
   userHome?: string;
-  /**
-   * The names of the providers installed besides this one (their data
-   * directories may not exist yet).
-   */
+  /** The providers installed besides this one (their data directories may not exist yet). */
   otherProviders?: readonly string[];
 }
 
@@ -319,11 +274,7 @@ function inside(parent: string, child: string): boolean {
   return child.startsWith(prefix);
 }
 
-/**
- * The path with symlinks resolved: the real path of its longest existing
- * prefix, with the rest appended. A prefix this process may not read is
- * left as written.
- */
+/** The path with its longest existing prefix's symlinks resolved (an unreadable prefix left as written). */
 export function resolveExistingPrefix(path: string): string {
   let head = normalize(path);
   const tail: string[] = [];
@@ -434,17 +385,11 @@ function floorReason(
 }
 
 /**
- * Why a path may never be granted to a provider, or `undefined` when it
- * may (the floor no approval lifts). Checked on the path as written and
- * with symlinks resolved ({@linkcode resolveExistingPrefix}), against the
- * homes as written and resolved. Refused: a profile's `.env`,
- * `config.yaml`, `plugins/` and every area in
- * {@linkcode HERMES_HOME_AREAS}; another profile (from a named profile,
- * anything under the default home outside it, except the bundled honcho
- * provider reading the default `honcho.json`); another provider's data
- * directory; the framework's code; the user's keys and shell files
- * ({@linkcode USER_SECRET_PATHS}); Honcho's credentials for any provider
- * but the bundled `honcho`; and any directory holding one of those.
+ * Why a path may never be granted to a provider, or `undefined` when it may
+ * (the floor no approval lifts): Hermes' own files and areas, other
+ * profiles, other providers' data, the framework's code, the user's keys
+ * and shell files, and any directory holding one. Checked as written and
+ * with symlinks resolved.
  */
 export function forbiddenGrantPath(
   path: string,
@@ -471,11 +416,7 @@ export function forbiddenGrantPath(
   return undefined;
 }
 
-/**
- * Why an environment variable may never be granted to a provider, or
- * `undefined` when it may: Honcho's API key reaches only the bundled
- * `honcho` provider.
- */
+/** Why a variable may never be granted: Honcho's key reaches only the bundled `honcho`. */
 export function forbiddenGrantEnv(
   name: string,
   context: { provider?: string; bundled?: boolean },
@@ -488,10 +429,8 @@ export function forbiddenGrantEnv(
 }
 
 /**
- * Why a permission path as written cannot be used, or `undefined`: a
- * grant path holds no `,` (Deno splits permission lists on it), no control
- * character and no `..` segment. Checked before any flag or worker option
- * is built.
+ * Why a permission path as written cannot be used, or `undefined`: no `,`
+ * (Deno splits permission lists on it), control character or `..` segment.
  */
 export function grantPathTextProblem(value: string): string | undefined {
   if (value.includes(",")) {

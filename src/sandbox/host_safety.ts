@@ -1,11 +1,8 @@
 /**
- * Checks the host flags the **worker** transport depends on (a
- * `deno compile` binary, or `transport: "worker"`; the process transport
- * passes its own flags). Worker permissions have holes only host flags close
- * (Deno 2.9.6): a denial inside a worker is *prompted for* on a terminal and
- * `y` grants it (`--no-prompt`); `npm:` imports skip the worker's checks
- * (`--cached-only`); worker permissions need the `worker-options` unstable
- * flag, else Deno exits with code 70 on the first load.
+ * Checks the host flags the worker transport depends on (Deno 2.9.6): a
+ * worker's denial is prompted for on a terminal (`--no-prompt`), `npm:`
+ * imports skip its checks (`--cached-only`), and worker permissions need
+ * the `worker-options` unstable flag.
  *
  * @module
  */
@@ -13,6 +10,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
+import { words } from "../_util/python_text.ts";
 
 /** How permission prompts are ruled out. */
 export type PromptSafety =
@@ -67,17 +65,10 @@ function readCommandLine(): string[] | null {
 function hostFlags(commandLine: string[]): { sub: string; flags: string[] } {
   const sub = commandLine[1] ?? "";
   const flags: string[] = [];
-  const takesValue = new Set([
-    "-c",
-    "--config",
-    "--import-map",
-    "--lock",
-    "--cert",
-    "--location",
-    "--seed",
-    "--v8-flags",
-    "--env-file",
-  ]);
+  const takesValue = new Set(words`
+    -c --config --import-map --lock --cert --location --seed --v8-flags
+    --env-file
+  `);
   for (let i = 2; i < commandLine.length; i++) {
     const arg = commandLine[i] as string;
     if (!arg.startsWith("-")) break;
@@ -212,10 +203,7 @@ function runChecks(): HostSafetyReport {
   return { prompt, npm, workerOptions, commandLine, problems, warnings };
 }
 
-/**
- * Checks the host process for the flags the worker transport of the
- * provider sandbox depends on. The result is cached for the process.
- */
+/** Checks the host process for the flags the worker transport depends on (cached). */
 export function checkHostSafety(
   options: HostSafetyOptions = {},
 ): Promise<HostSafetyReport> {

@@ -78,39 +78,33 @@ export interface SandboxStartOptions {
    */
   loadTimeoutMs?: number;
   /**
-   * How long the first worker may take to start listening before it is
-   * replaced by a second one (Deno 2.9 occasionally never starts a worker,
-   * for example the first one of a `deno test --parallel` thread; a second
-   * one starts). The second worker gets the rest of `loadTimeoutMs`.
+   * How long the first worker may take to start listening before a second
+   * replaces it (Deno 2.9 occasionally never starts a worker).
    *
    * @default {5000}
    */
   startTimeoutMs?: number;
   /**
-   * How long one call may take before it rejects (including the wait for
-   * casts posted before it).
+   * How long one call may take, waiting for earlier casts included.
    *
    * @default {30000}
    */
   callTimeoutMs?: number;
   /**
-   * How long the worker lets one cast run before it abandons it, logs it as
-   * failed and starts the next message.
+   * How long the worker lets one cast run before abandoning it as failed.
    *
    * @default {callTimeoutMs}
    */
   castTimeoutMs?: number;
   /**
-   * How long the worker may leave a ping unanswered (while calls are
-   * pending) before it is declared stuck and terminated.
+   * How long the worker may leave a ping unanswered before it is declared stuck.
    *
    * @default {5000}
    */
   unresponsiveAfterMs?: number;
   /**
-   * How long `shutdown()` waits, in all, for the casts still queued in the
-   * worker and then the provider's own `shutdown`, before the worker is
-   * terminated anyway.
+   * How long `shutdown()` waits in all for queued casts and the provider's
+   * `shutdown` before the worker is terminated anyway.
    *
    * @default {5000}
    */
@@ -168,11 +162,7 @@ export interface LaunchHooks {
   stopped(): void;
 }
 
-/**
- * The function that starts a provider's sandbox on its transport and loads
- * the provider in it; called once at load and again after each pause
- * under the live cap.
- */
+/** Starts a provider's sandbox and loads the provider; again after each pause under the live cap. */
 export function sandboxLauncher(
   candidate: SandboxTarget,
   options: SandboxStartOptions,
@@ -233,16 +223,14 @@ export function sandboxLauncher(
         label: "load",
         adaptive: true,
       });
-    // The load request is posted at once: the sandbox reads it as soon as
-    // its bootstrap listens, which saves a round trip.
+    // Posted at once (read when the bootstrap listens): saves a round trip.
     let rpc = spawn();
     let pending = load(rpc);
     let description: ProviderDescription | null;
     try {
       try {
-        // A process starts or fails; only a worker may silently never
-        // start. (A process's start is covered by the load request's
-        // timeout, which stretches while the machine is loaded.)
+        // Only a worker may silently never start (a process's start is
+        // covered by the load timeout).
         replacing = transport === "worker" &&
           startTimeoutMs < loadTimeoutMs;
         if (transport === "worker") await rpc.ready(startTimeoutMs);

@@ -1,9 +1,6 @@
 /**
- * A user or project provider's `cli.ts` run in its own sandbox process,
- * under exactly that provider's grant: the same `deno run` child, flags,
- * hardening and protocol as the provider itself (`transport.ts`,
- * `worker_rpc.ts`), started on the CLI bootstrap
- * (`src/cli/sandbox_bootstrap.ts`) instead of the provider bootstrap.
+ * A user or project provider's `cli.ts` run in its own sandbox process under
+ * exactly its grant, like the provider, on `src/cli/sandbox_bootstrap.ts`.
  *
  * @module
  */
@@ -49,8 +46,7 @@ export interface ProviderCliStartOptions {
   manifestPath?: string;
   io: CliBridge;
   /**
-   * Whether a missing data directory is created (`false` for a read-only
-   * use such as a status hook: nothing is written).
+   * Whether a missing data directory is created (`false`: write nothing).
    *
    * @default {true}
    */
@@ -90,8 +86,7 @@ export const BRIDGED_IO: { __hermesIo: true } = Object.freeze({
 });
 
 /**
- * Starts a provider's `cli.ts` in its own sandbox process under its grant
- * and loads it.
+ * Starts a provider's `cli.ts` in its own sandbox process under its grant.
  *
  * @throws {Error} When the process cannot start or `cli.ts` fails to load.
  */
@@ -226,11 +221,7 @@ export async function startProviderCli(
   };
 }
 
-/**
- * A prompt's options with the text the user sees (the question, the
- * default, each choice's name and description) made terminal-safe; the
- * choices' values are left as they are (they are what the answer returns).
- */
+/** A prompt's options with the text the user sees made terminal-safe (choice values kept). */
 function safePrompt(given: unknown): Record<string, unknown> {
   if (given === null || typeof given !== "object" || Array.isArray(given)) {
     return {};
@@ -256,10 +247,8 @@ function safePrompt(given: unknown): Record<string, unknown> {
 }
 
 /**
- * A bridge whose target is chosen after the sandbox starts (a setup hook
- * loaded before the command's `io` is known). Until then, and when the
- * target is `undefined`, output goes to the debug log and prompts are
- * refused (a status hook has no terminal).
+ * A bridge whose target is set after the sandbox starts; without one, output
+ * goes to the debug log and prompts are refused (a status hook has no terminal).
  */
 export function switchableBridge(): {
   bridge: CliBridge;

@@ -65,21 +65,12 @@ let maxLive = Infinity;
 
 /**
  * Caps the number of provider sandboxes running at once in this process
- * (for a gateway serving many profiles). When a sandbox must start and the
- * cap is reached, the least recently used idle one is stopped: its queued
- * hooks are drained and its `shutdown()` runs (so a provider's outbox has
- * everything), then its process ends. It starts again, loaded and
- * initialized as before, on its next call. Busy sandboxes are never
- * stopped: the cap may be passed while every sandbox is busy.
+ * (a gateway serving many profiles): at the cap the least recently used
+ * idle one is drained, shut down and stopped, and restarts as before on its
+ * next call. Busy sandboxes are never stopped, so the cap may be passed.
  *
  * @param limit The most running sandboxes (`Infinity`: no cap).
  * @throws {RangeError} When `limit` is not a positive integer or `Infinity`.
- *
- * @example
- * ```ts ignore
- * import { setMaxLiveProviders } from "@hermes/memory";
- * setMaxLiveProviders(8); // at most 8 provider processes at a time
- * ```
  *
  * @category Plugins: discovery, loading, permissions
  */
@@ -100,8 +91,6 @@ function markUsed(provider: SandboxedMemoryProvider): void {
 /**
  * How many provider sandboxes run in this process now.
  *
- * @returns The count.
- *
  * @category Plugins: discovery, loading, permissions
  */
 export function liveProviderCount(): number {
@@ -121,14 +110,6 @@ const OWN_HOOKS: ReadonlySet<ProviderHookName> = new Set([
 /**
  * A memory provider running in a permission-confined worker; the host
  * sees an ordinary {@linkcode MemoryProvider}.
- *
- * @example Loading a provider into its sandbox
- * ```ts ignore
- * import { loadMemoryProvider } from "@hermes/memory";
- * const provider = await loadMemoryProvider("notes"); // a SandboxedMemoryProvider
- * console.log(provider?.name, await provider?.isAvailable());
- * await provider?.shutdown();
- * ```
  *
  * @category Plugins: discovery, loading, permissions
  */
@@ -191,12 +172,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * Starts a worker with the grant's permissions (after creating the
-   * grant's data directory), loads the provider in it and returns the
-   * host-side proxy.
+   * Starts a worker with the grant's permissions (its data directory created
+   * first), loads the provider in it and returns the host-side proxy.
    *
-   * @param candidate The provider (from discovery).
-   * @param options Grant, config, skill callback and timeouts.
    * @returns The proxy, or `null` when the module offers no provider.
    * @throws {Error} When the worker cannot start or the module fails to
    * load (a denial is a {@linkcode ProviderPermissionError}).
@@ -261,10 +239,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return this.#state.description.name;
   }
 
-  /**
-   * The id of the provider's sandbox process while it runs (`undefined`
-   * for a worker, or while paused under the live cap).
-   */
+  /** The sandbox process's id while it runs (`undefined` for a worker, or while paused). */
   get pid(): number | undefined {
     return this.#suspended ? undefined : this.#state.rpc.pid;
   }
@@ -279,10 +254,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return this.#state.candidate;
   }
 
-  /**
-   * Why the sandbox stopped for good, or `undefined` while it runs or is
-   * only paused under the live cap.
-   */
+  /** Why the sandbox stopped for good; `undefined` while it runs or is paused. */
   get stopped(): string | undefined {
     return this.#suspended ? undefined : this.#state.rpc.stopped;
   }
@@ -456,10 +428,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     }
   }
 
-  /**
-   * Posts a void hook one-way. Resolves once posted; rejects only when it
-   * cannot be posted (worker gone, arguments not cloneable).
-   */
+  /** Posts a void hook one-way; rejects only when it cannot be posted. */
   #cast(method: string, args: unknown[]): Promise<void> {
     const request = {
       t: "cast" as const,
@@ -521,17 +490,13 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * Waits until every cast posted before this call (`syncTurn`,
-   * `queuePrefetch`, the other void hooks) has finished in the worker, or
-   * was abandoned there after `castTimeoutMs`; then, when the provider
-   * defines `drain()`, waits for it with the time left.
+   * Waits until every cast posted before this call has finished in the
+   * worker (or was abandoned after `castTimeoutMs`), then for the
+   * provider's own `drain()`, if any, with the time left.
    *
-   * @param timeoutMs How long to wait at most; without limit when omitted
-   * (the worker's cast timeout and the busy-loop check still bound it).
-   * @returns `drained: true` when everything ran and the provider's own
-   * drain (if any) reported it durable; `false` on timeout, or when the
-   * worker is gone with casts it may not have run (`pending` counts them)
-   * or with a drain of its own that can no longer answer.
+   * @param timeoutMs How long to wait at most; without limit when omitted.
+   * @returns `drained: false` on timeout, or when the worker is gone with
+   * casts it may not have run (`pending` counts them).
    */
   override async drain(timeoutMs?: number): Promise<DrainResult> {
     const state = this.#state;
@@ -571,22 +536,12 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     }
   }
 
-  /**
-   * Whether the provider can run (no network by contract).
-   *
-   * @returns The provider's answer.
-   */
+  /** Whether the provider can run (no network by contract). */
   isAvailable(): Promise<boolean> {
     return this.#call("isAvailable", []);
   }
 
-  /**
-   * Initializes the provider; callbacks in `options` are called back on the
-   * host. The tool schemas are fetched again afterwards.
-   *
-   * @param sessionId The session id.
-   * @param options What the host knows.
-   */
+  /** Initializes the provider (callbacks run on the host), then refetches the tool schemas. */
   async initialize(
     sessionId: string,
     options: InitializeOptions,
@@ -597,12 +552,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     await this.#refresh();
   }
 
-  /**
-   * Side-effect-free initialization for inspection.
-   *
-   * @param sessionId The session id.
-   * @param options What the host knows.
-   */
+  /** Side-effect-free initialization for inspection. */
   override async initializeForInspection(
     sessionId: string,
     options: InitializeOptions,
@@ -613,11 +563,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     await this.#refresh();
   }
 
-  /**
-   * The tool schemas (cached from load and `initialize`).
-   *
-   * @returns The schemas.
-   */
+  /** The tool schemas (cached from load and `initialize`). */
   getToolSchemas(): ToolSchema[] | Promise<ToolSchema[]> {
     if (this.#schemas !== null) return structuredClone(this.#schemas);
     return this.#call("getToolSchemas", []);
@@ -649,12 +595,10 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * Drains the casts still queued in the worker, calls the provider's
-   * `shutdown`, then terminates the worker; all of it bounded by
-   * `shutdownTimeoutMs`. When the casts do not finish in time the
-   * provider's `shutdown` is skipped (it would wait behind them) and a
-   * warning says so. Safe to call twice; concurrent calls share one
-   * shutdown.
+   * Drains the worker's queued casts, calls the provider's `shutdown`
+   * (skipped with a warning when the casts overrun: it would wait behind
+   * them), then terminates the worker, within `shutdownTimeoutMs`.
+   * Concurrent calls share one shutdown.
    */
   override shutdown(): Promise<void> {
     this.#shutdown ??= this.#shutdownOnce();

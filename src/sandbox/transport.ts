@@ -1,10 +1,7 @@
 /**
- * The carriers of the sandbox protocol and {@linkcode chooseTransport}:
- * **process** (default), a `deno run` child whose flags are exactly its
- * grant, with a cleared environment and a heap cap; its stdout lines carry
- * a token given before provider code ran, so a provider writing to fd 1 is
- * caught; **worker**, a permission-confined `Worker` for `deno compile`
- * binaries, which cannot start a child with flags of their own.
+ * The carriers of the sandbox protocol: a `deno run` child whose flags are
+ * its grant (cleared environment, heap cap; stdout lines carry a token given
+ * before provider code ran), or a confined `Worker` in `deno compile` binaries.
  *
  * @module
  */
@@ -34,11 +31,7 @@ export type SandboxTransport = "process" | "worker";
  */
 export interface ProviderChannel {
   readonly kind: SandboxTransport;
-  /**
-   * Sends one message.
-   *
-   * @throws {TypeError} When it cannot cross (a function, a symbol).
-   */
+  /** Sends one message; throws a `TypeError` when it cannot cross. */
   send(message: unknown): void;
   /** Wires the receivers; called once by the protocol side. */
   listen(handlers: ChannelHandlers): void;
@@ -55,20 +48,13 @@ export interface ChannelHandlers {
   ended(reason: string): void;
 }
 
-/**
- * Whether this process is a `deno compile` binary (which cannot start a
- * `deno run` child with flags of its own).
- */
+/** Whether this is a `deno compile` binary (which cannot start a `deno run` child with its own flags). */
 export function isCompiledBinary(): boolean {
   const build = Deno.build as { standalone?: boolean };
   return build.standalone === true;
 }
 
-/**
- * The transport a provider gets: `process` everywhere a `deno run` child
- * can be started, `worker` in a `deno compile` binary. The only place the
- * choice is made; an explicit choice (tests, benchmarks) wins.
- */
+/** The transport a provider gets: `worker` in a `deno compile` binary, else `process`. */
 export function chooseTransport(wanted?: SandboxTransport): SandboxTransport {
   if (wanted !== undefined) return wanted;
   return isCompiledBinary() ? "worker" : "process";
@@ -120,10 +106,7 @@ export function workerChannel(worker: Worker): ProviderChannel {
   };
 }
 
-/**
- * The heap cap of a provider's process, in MiB, unless the loader is given
- * another.
- */
+/** The default heap cap of a provider's process, in MiB. */
 export const DEFAULT_HEAP_LIMIT_MB = 512;
 
 /** Options of {@linkcode processChannel}. */
@@ -142,12 +125,10 @@ export interface ProcessChannelOptions {
 }
 
 /**
- * The flags that make the bootstrap resolve: for local files the
- * framework's `deno.json` (its lockfile left alone) and only cached
- * modules; for a framework served from a URL no config (the one in the
- * working directory is the host's), its `deno.json` as import map unless
- * it comes from JSR, and imports from its host (the bootstrap's own graph
- * is fetched the first time: no `--cached-only`).
+ * The flags that make the bootstrap resolve: locally the framework's
+ * `deno.json` (lockfile untouched) and `--cached-only`; from a URL no config
+ * (the working directory's is the host's), its import map unless on JSR,
+ * and imports from its host.
  */
 function frameworkFlags(entry: URL): string[] {
   const base = new URL("../../", entry);
@@ -175,11 +156,7 @@ function withFrameworkImport(grant: ProviderGrant, entry: URL): ProviderGrant {
   };
 }
 
-/**
- * Paths the provider process is denied even if a grant covered them: the
- * profile's (and the default home's) secrets and settings files, and for
- * the default profile every other profile.
- */
+/** Paths denied even if a grant covered them: secrets, settings, other profiles. */
 function denyFlags(grant: ProviderGrant): string[] {
   const home = grant.hermesHome;
   let root: string;
@@ -254,8 +231,7 @@ function randomToken(): string {
 }
 
 /**
- * Starts a provider's sandbox process and carries the protocol over its
- * stdin and stdout.
+ * Starts a provider's sandbox process; the protocol runs over its stdio.
  *
  * @throws {Error} When the process cannot be started (no `--allow-run`).
  */

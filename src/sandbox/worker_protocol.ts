@@ -101,10 +101,7 @@ export interface CliDescription {
   commands: { name: string; summary: string }[];
 }
 
-/**
- * An answer of the host to a prompt the sandboxed `cli.ts` asked (an
- * `ask` message); one-way.
- */
+/** The host's one-way answer to a prompt (`ask`) of a sandboxed `cli.ts`. */
 export interface AnswerMessage {
   t: "answer";
   ask: number;
@@ -182,16 +179,12 @@ export interface CallbackMarker {
 /** The longest log line (in characters) a worker may send; longer ones are cut. */
 export const MAX_LOG_CHARS = 16_384;
 
-/**
- * The largest value (in approximate bytes: string lengths, 8 per number or
- * key) a provider may return from one call; a larger one fails that call.
- */
+/** The largest value a call may return, in approximate bytes (8 per number or key); more fails the call. */
 export const MAX_RESULT_BYTES = 32 * 1024 * 1024;
 
 /**
- * One message as a line of the process transport: JSON, refusing what
- * JSON would silently drop or cannot write (a function, a symbol, a
- * bigint), as a structured clone refuses it.
+ * One message as a JSON line of the process transport, refusing what JSON
+ * would drop (a function, a symbol, a bigint) as a structured clone does.
  *
  * @throws {TypeError} When part of it cannot cross.
  */
@@ -218,10 +211,7 @@ export function serializeError(error: unknown): SerializedError {
   return { name: "Error", message: String(error) };
 }
 
-/**
- * Rebuilds a transported error as an `Error` carrying the remote name and
- * stack.
- */
+/** Rebuilds a transported error as an `Error` with the remote name and stack. */
 export function reviveError(error: SerializedError): Error {
   const revived = new Error(error.message);
   revived.name = error.name;
@@ -240,13 +230,7 @@ export class ProviderCallTimeoutError extends Error {
   /** The method called. */
   readonly method: string;
 
-  /**
-   * Creates the error.
-   *
-   * @param provider The provider's name.
-   * @param method The method called.
-   * @param timeoutMs The timeout that expired.
-   */
+  /** Creates the error. */
   constructor(provider: string, method: string, timeoutMs: number) {
     super(
       `Memory provider '${provider}' did not finish ${method}() within ${timeoutMs} ms: the call was abandoned; check the provider's service or raise its timeout`,
@@ -257,11 +241,7 @@ export class ProviderCallTimeoutError extends Error {
   }
 }
 
-/**
- * Whether `value` is larger than `limit` approximate bytes (string
- * lengths, 8 per other leaf or key), walking at most until the limit is
- * passed, so a small value costs little and a huge one stops early.
- */
+/** Whether `value` is over `limit` approximate bytes (walks only until the limit is passed). */
 export function exceedsSize(value: unknown, limit: number): boolean {
   if (typeof value === "string") return value.length > limit;
   if (value === null || typeof value !== "object") return false;
@@ -311,10 +291,8 @@ export type MessageCheck =
   | { ok: false; problem: string };
 
 /**
- * Checks one message a worker posted on its port before the host uses it:
- * its shape, its types, its size, and that a reply answers a request the
- * host sent (`id` below `nextId`). A log line over
- * {@linkcode MAX_LOG_CHARS} is cut, not refused.
+ * Checks a worker's message before the host uses it: shape, types, size,
+ * and that a reply answers a request sent; an overlong log line is cut.
  */
 export function checkWorkerMessage(
   data: unknown,

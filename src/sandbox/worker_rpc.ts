@@ -1,9 +1,6 @@
 /**
- * The host side of a provider's sandbox (a process or a worker, carried by
- * a channel of `transport.ts`): numbered requests with
- * timeouts, one-way casts, a drain barrier, a heartbeat that notices a
- * worker stuck in a busy loop, and the checks every worker message passes
- * (see `worker_protocol.ts` for the messages).
+ * The host side of a provider's sandbox: requests with timeouts, one-way
+ * casts, a drain barrier, and a heartbeat that notices a busy loop.
  *
  * @module
  */
@@ -38,9 +35,7 @@ export class ProviderWorkerStoppedError extends Error {
   /**
    * Creates the error.
    *
-   * @param provider The provider's name.
    * @param reason Why the worker stopped.
-   * @param options The cause.
    */
   constructor(
     provider: string,
@@ -60,9 +55,7 @@ interface WorkerRpcOptions {
   provider: string;
   /**
    * How long a worker may leave a ping unanswered while calls are pending
-   * before it is declared stuck and terminated. Counted in the CPU time the
-   * machine gives a runnable thread (see {@linkcode cpuShare}), so a loaded
-   * machine stretches it in wall time and a real busy loop still trips it.
+   * before it is declared stuck, in CPU-share time ({@linkcode cpuShare}).
    *
    * @default {5000}
    */
@@ -73,14 +66,9 @@ interface WorkerRpcOptions {
    * @default {500}
    */
   heartbeatMs?: number;
-  /**
-   * Receives the worker's unsolicited events (log lines, skills, callbacks).
-   */
+  /** Receives the worker's unsolicited events (log lines, skills, callbacks). */
   onEvent?: (message: WorkerMessage) => void;
-  /**
-   * Called once when the worker stops for a reason other than
-   * {@linkcode WorkerRpc.terminate} by the owner.
-   */
+  /** Called once when the worker stops other than by {@linkcode WorkerRpc.terminate}. */
   onStopped?: (reason: string) => void;
 }
 
@@ -90,8 +78,7 @@ interface RequestOptions {
   timeoutMs: number;
   label: string;
   /**
-   * Stretch the timeout while the machine is loaded (the share of a CPU a
-   * runnable thread gets, {@linkcode cpuShare}), as start-up limits are.
+   * Stretch the timeout while the machine is loaded ({@linkcode cpuShare}).
    *
    * @default {false}
    */
@@ -121,9 +108,8 @@ let lastShare = 1;
 
 /**
  * The share of one CPU a runnable thread gets now (0.05–1), from the gaps in
- * a short clock-reading spin. Wall time times this share is about the CPU
- * time a sandbox could have used: the busy-loop and start-up limits count
- * that, so a loaded machine stretches them. Measured at most once a second.
+ * a short spin, at most once a second: busy-loop and start-up limits count
+ * wall time times this, so a loaded machine stretches them.
  */
 export function cpuShare(): number {
   const now = performance.now();
@@ -225,9 +211,8 @@ export class WorkerRpc {
   }
 
   /**
-   * Sends a request and waits for its reply. The worker starts it only
-   * after every cast posted before it has finished, so its timeout covers
-   * that wait too.
+   * Sends a request and waits for its reply (the timeout covers waiting for
+   * the casts posted before it).
    *
    * @throws {ProviderCallTimeoutError} When the timeout expires.
    * @throws {ProviderWorkerStoppedError} When the worker is gone.
@@ -262,9 +247,8 @@ export class WorkerRpc {
   }
 
   /**
-   * Posts a one-way call and returns at once: no reply, no timer. The
-   * worker runs it after every message posted before it (casts in strict
-   * order); a failure arrives later as a `castFailed` event.
+   * Posts a one-way call, run after every message posted before it; a
+   * failure arrives later as a `castFailed` event.
    *
    * @throws {ProviderWorkerStoppedError} When the worker is gone.
    * @throws {TypeError} When the arguments cannot be cloned.
@@ -306,12 +290,7 @@ export class WorkerRpc {
     );
   }
 
-  /**
-   * One timer per worker, armed for the earliest deadline and left armed
-   * when calls finish first (most calls finish long before their timeout,
-   * so a call usually costs no timer operation at all). Unreferenced: a
-   * live worker keeps the process alive anyway.
-   */
+  /** One unreferenced timer per worker for the earliest deadline, left armed when calls finish first (cheap). */
   #armDeadline(deadline: number): void {
     if (deadline === Infinity) return;
     if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
@@ -408,11 +387,7 @@ export class WorkerRpc {
     }
   }
 
-  /**
-   * One unreferenced interval per worker, started with the first request:
-   * it pings only while calls are pending, so an idle worker costs nothing
-   * and a call costs no extra timers.
-   */
+  /** One unreferenced interval per worker: pings only while calls are pending. */
   #updateHeartbeat(): void {
     if (this.#pending.size === 0) {
       this.#pingSentAt = undefined;

@@ -1,15 +1,7 @@
 /**
- * The five Honcho tools (plugins/memory/honcho/SPEC.md §10): their schemas (no
- * `anyOf`/`oneOf`/`allOf`, which some model APIs reject), argument guards
- * and results. Every result is a JSON string; failures are
- * `{"error": "<message>"}`.
- *
- * {@linkcode callHonchoTool} is the provider's dispatch: it refuses
- * unknown tools, sets the session up first when it is not ready (the
- * guards of plugins/memory/honcho/SPEC.md §10 that depend on init) and then runs the call with
- * {@linkcode runHonchoTool}, against a ready session described by a
- * {@linkcode HonchoToolContext}.
- *
+ * The five Honcho tools (plugins/memory/honcho/SPEC.md §10): schemas (no
+ * `anyOf`/`oneOf`/`allOf`, which some model APIs reject), guards and results;
+ * every result is a JSON string, failures `{"error": "<message>"}`.
  * @module
  */
 
@@ -187,33 +179,25 @@ export function systemPromptFor(mode: RecallMode): string {
 
 /** What a tool call needs from the provider's ready session. */
 export interface HonchoToolContext {
-  /** The client. */
   client: HonchoClient;
-  /** The Honcho session id. */
   sessionId: string;
-  /** The session's user peer. */
   userPeerId: string;
-  /** The session's AI peer. */
   aiPeerId: string;
   /** Whether the AI peer observes others (after the server sync). */
   aiObservesOthers: boolean;
-  /** Observation switches of a peer, when known. */
   observationOf(peerId: string): PeerObservation | undefined;
+  config: Pick<
+    HonchoConfig,
+    | "dialecticCadence"
+    | "contextTokens"
+    | "dialecticReasoningLevel"
+    | "dialecticDynamic"
+    | "dialecticMaxInputChars"
+  >;
   /** The current turn (1-based). */
   turn: number;
-  /** `dialecticCadence`. */
-  dialecticCadence: number;
-  /** `contextTokens`. */
-  contextTokens: number | undefined;
-  /** `dialecticReasoningLevel`. */
-  defaultReasoningLevel: ReasoningLevel;
-  /** `dialecticDynamic`: the caller's level is honoured. */
-  dialecticDynamic: boolean;
-  /** `dialecticMaxInputChars`. */
-  dialecticMaxInputChars: number;
   /** Whether the current turn is bot-authored (writes refused). */
   botTurn: boolean;
-  /** Cancels the call's requests. */
   signal?: AbortSignal;
   /** Called after a successful honcho_reasoning (auto-injection keeps its gap). */
   onReasoning?(): void;
@@ -221,14 +205,27 @@ export interface HonchoToolContext {
   scrub(text: string): string;
 }
 
+/** What {@linkcode callHonchoTool} needs: the context minus what the session gives. */
+export type HonchoToolCall =
+  & Omit<
+    HonchoToolContext,
+    | "sessionId"
+    | "userPeerId"
+    | "aiPeerId"
+    | "aiObservesOthers"
+    | "observationOf"
+  >
+  & {
+    /** Set up first when it is not ready. */
+    session: HonchoSession;
+    /** The platform (for the `no-peer` hint). */
+    platform: string;
+    signal: AbortSignal;
+  };
+
 /** The refusal of writes during bot-to-bot turns. */
 export const BOT_TURN_WRITE_ERROR =
   "Honcho memory writes are off during a bot-to-bot turn. Only turns written by a person can change what Honcho stores.";
-
-/** `{"error": message}` as a JSON string. */
-export function toolErrorJson(message: string): string {
-  return toolError(message);
-}
 
 /**
  * Maps a `peer` argument to a peer id: `user` (or absent) → the session's
@@ -258,54 +255,19 @@ function perspective(
   return { observer: targetId, target: undefined };
 }
 
-/** What {@linkcode callHonchoTool} needs from the provider. */
-export interface HonchoToolCall {
-  /** The session (set up first when it is not ready). */
-  session: HonchoSession;
-  /** The config. */
-  config: Pick<
-    HonchoConfig,
-    | "dialecticCadence"
-    | "contextTokens"
-    | "dialecticReasoningLevel"
-    | "dialecticDynamic"
-    | "dialecticMaxInputChars"
-  >;
-  /** The client. */
-  client: HonchoClient;
-  /** The platform (for the `no-peer` hint). */
-  platform: string;
-  /** The current turn (1-based). */
-  turn: number;
-  /** Whether the current turn is bot-authored (writes refused). */
-  botTurn: boolean;
-  /** Cancels the call's requests (the provider's shutdown). */
-  signal: AbortSignal;
-  /** Called after a successful honcho_reasoning. */
-  onReasoning(): void;
-  /** Removes the API key from text shown to the model. */
-  scrub(text: string): string;
-}
-
-/**
- * The provider's tool dispatch (plugins/memory/honcho/SPEC.md §10): an unknown tool is refused; when
- * the session is not ready it is set up first (a set-up already running
- * answers "try again shortly"; a failed one names auth, a missing user
- * peer, or says it could not be initialized); then the call runs. Always
- * returns a JSON string.
- */
+/** The provider's tool dispatch: sets the session up first when it is not ready (§10). */
 export async function callHonchoTool(
   name: string,
   args: Record<string, unknown>,
   call: HonchoToolCall,
 ): Promise<string> {
   if (!HONCHO_TOOL_NAMES.includes(name)) {
-    return toolErrorJson(`Unknown tool: ${name}`);
+    return toolError(`Unknown tool: ${name}`);
   }
   const session = call.session;
   if (!session.ready) {
     if (session.settingUp) {
-      return toolErrorJson(
+      return toolError(
         "Honcho session is still initializing; try again shortly.",
       );
     }
@@ -313,25 +275,24 @@ export async function callHonchoTool(
       await session.ensure(call.signal);
     } catch (error) {
       if (isHonchoError(error, "auth")) {
-        return toolErrorJson(
+        return toolError(
           `Honcho memory authentication failed: ${
             call.scrub(errorText(error))
           }`,
         );
       }
       if (isHonchoError(error, "no_peer")) {
-        return toolErrorJson(
+        return toolError(
           noticeText("no-peer", { platform: call.platform }),
         );
       }
-      return toolErrorJson("Honcho session could not be initialized.");
+      return toolError("Honcho session could not be initialized.");
     }
   }
   const identity = session.identity!;
   const observation = session.observation;
-  const config = call.config;
   return await runHonchoTool(name, args ?? {}, {
-    client: call.client,
+    ...call,
     sessionId: identity.sessionId,
     userPeerId: identity.userPeerId,
     aiPeerId: identity.aiPeerId,
@@ -342,16 +303,6 @@ export async function callHonchoTool(
         : peerId === identity.userPeerId
         ? observation?.user
         : undefined,
-    turn: call.turn,
-    dialecticCadence: config.dialecticCadence,
-    contextTokens: config.contextTokens,
-    defaultReasoningLevel: config.dialecticReasoningLevel,
-    dialecticDynamic: config.dialecticDynamic,
-    dialecticMaxInputChars: config.dialecticMaxInputChars,
-    botTurn: call.botTurn,
-    signal: call.signal,
-    onReasoning: call.onReasoning,
-    scrub: call.scrub,
   });
 }
 
@@ -377,14 +328,14 @@ export async function runHonchoTool(
       case "honcho_conclude":
         return await concludeTool(args, ctx);
       default:
-        return toolErrorJson(`Unknown tool: ${name}`);
+        return toolError(`Unknown tool: ${name}`);
     }
   } catch (error) {
     const message = ctx.scrub(errorText(error));
     if (isHonchoError(error, "auth")) {
-      return toolErrorJson(`Honcho memory authentication failed: ${message}`);
+      return toolError(`Honcho memory authentication failed: ${message}`);
     }
-    return toolErrorJson(`Honcho ${name} failed: ${message}`);
+    return toolError(`Honcho ${name} failed: ${message}`);
   }
 }
 
@@ -404,12 +355,12 @@ async function profileTool(
     ).filter((f) => f !== "")
     : [];
   if (card.length > 0) {
-    if (ctx.botTurn) return toolErrorJson(BOT_TURN_WRITE_ERROR);
+    if (ctx.botTurn) return toolError(BOT_TURN_WRITE_ERROR);
     const saved = await ctx.client.setPeerCard(observer, card, {
       target,
       signal: ctx.signal,
     });
-    if (saved === null) return toolErrorJson("Failed to update peer card.");
+    if (saved === null) return toolError("Failed to update peer card.");
     return JSON.stringify({
       result: `Peer card updated (${saved.length} facts).`,
       card: saved,
@@ -436,7 +387,7 @@ async function profileTool(
   if (flags && !flags.observeMe && !flags.observeOthers) {
     reasons.push(`observation is disabled for peer '${targetId}'`);
   }
-  if (ctx.turn < Math.max(2, ctx.dialecticCadence)) {
+  if (ctx.turn < Math.max(2, ctx.config.dialecticCadence)) {
     reasons.push(
       `this session has only ${ctx.turn} turn${
         ctx.turn === 1 ? "" : "s"
@@ -464,7 +415,7 @@ async function searchTool(
   ctx: HonchoToolContext,
 ): Promise<string> {
   const query = text(args.query).slice(0, SEARCH_QUERY_MAX_CHARS);
-  if (query === "") return toolErrorJson("Missing required parameter: query");
+  if (query === "") return toolError("Missing required parameter: query");
   const requested = Math.trunc(Number(args.max_tokens ?? 800)) || 800;
   const maxTokens = Math.min(Math.max(1, requested), 2000);
   const budget = Math.max(200, maxTokens * 4);
@@ -504,8 +455,8 @@ async function contextTool(
   const { observer, target } = perspective(ctx, targetId);
   const data = await ctx.client.getSessionContext(ctx.sessionId, {
     summary: true,
-    tokens: ctx.contextTokens && ctx.contextTokens > 0
-      ? Math.floor(ctx.contextTokens)
+    tokens: ctx.config.contextTokens && ctx.config.contextTokens > 0
+      ? Math.floor(ctx.config.contextTokens)
       : undefined,
     peerTarget: target ?? observer,
     peerPerspective: observer,
@@ -543,17 +494,17 @@ async function reasoningTool(
   ctx: HonchoToolContext,
 ): Promise<string> {
   let query = text(args.query);
-  if (query === "") return toolErrorJson("Missing required parameter: query");
-  if (query.length > ctx.dialecticMaxInputChars) {
-    const cut = query.slice(0, ctx.dialecticMaxInputChars);
+  if (query === "") return toolError("Missing required parameter: query");
+  if (query.length > ctx.config.dialecticMaxInputChars) {
+    const cut = query.slice(0, ctx.config.dialecticMaxInputChars);
     const space = cut.lastIndexOf(" ");
     query = space > 0 ? cut.slice(0, space) : cut;
   }
   const requested = text(args.reasoning_level).toLowerCase();
-  const level = ctx.dialecticDynamic &&
+  const level = ctx.config.dialecticDynamic &&
       REASONING_LEVELS.includes(requested as ReasoningLevel)
     ? requested as ReasoningLevel
-    : ctx.defaultReasoningLevel;
+    : ctx.config.dialecticReasoningLevel;
   const targetId = resolveToolPeer(args.peer, ctx);
   const asAi = ctx.aiObservesOthers && targetId !== ctx.aiPeerId;
   let answer: string | null;
@@ -570,7 +521,7 @@ async function reasoningTool(
       });
   } catch (error) {
     if (isHonchoError(error, "auth")) throw error;
-    return toolErrorJson(
+    return toolError(
       `Honcho reasoning query failed (${
         ctx.scrub(errorText(error))
       }). This is a backend error, not an empty result: retry, consider a lower reasoning_level, or raise 'timeout' in honcho.json.`,
@@ -592,12 +543,12 @@ async function concludeTool(
   const given = [conclusion !== "", deleteId !== "", list].filter(Boolean)
     .length;
   if (given !== 1) {
-    return toolErrorJson(
+    return toolError(
       "Exactly one of conclusion, delete_id, or list must be provided.",
     );
   }
   if (query !== "" && !list) {
-    return toolErrorJson("query is only valid when list is true.");
+    return toolError("query is only valid when list is true.");
   }
   const peerArg = text(args.peer) || "user";
   const targetId = resolveToolPeer(peerArg, ctx);
@@ -621,13 +572,13 @@ async function concludeTool(
       conclusions: items.map((c) => ({ id: c.id, content: c.content })),
     });
   }
-  if (ctx.botTurn) return toolErrorJson(BOT_TURN_WRITE_ERROR);
+  if (ctx.botTurn) return toolError(BOT_TURN_WRITE_ERROR);
   if (deleteId !== "") {
     try {
       await ctx.client.deleteConclusion(deleteId, { signal: ctx.signal });
     } catch (error) {
       if (isHonchoError(error, "auth")) throw error;
-      return toolErrorJson(`Failed to delete conclusion ${deleteId}.`);
+      return toolError(`Failed to delete conclusion ${deleteId}.`);
     }
     return JSON.stringify({ result: `Conclusion ${deleteId} deleted.` });
   }
@@ -638,10 +589,10 @@ async function concludeTool(
       content: conclusion,
       sessionId: ctx.sessionId,
     }], { signal: ctx.signal });
-    if (saved.length === 0) return toolErrorJson("Failed to save conclusion.");
+    if (saved.length === 0) return toolError("Failed to save conclusion.");
   } catch (error) {
     if (isHonchoError(error, "auth")) throw error;
-    return toolErrorJson("Failed to save conclusion.");
+    return toolError("Failed to save conclusion.");
   }
   return JSON.stringify({
     result: `Conclusion saved for ${peerArg}: ${conclusion}`,

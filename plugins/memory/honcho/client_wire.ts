@@ -15,30 +15,18 @@ export const MAX_MESSAGE_CHARS = 25_000;
 
 export type JsonObject = Record<string, unknown>;
 
+// Only the fields some caller reads; the rest of each OpenAPI shape is ignored.
 export interface Workspace {
   id: string;
-  metadata: JsonObject;
-  configuration: JsonObject;
-  createdAt: string;
 }
 
 export interface Peer {
   id: string;
-  workspaceId: string;
-  metadata: JsonObject;
-  /** Peer configuration (`observe_me` is the key the server reads). */
-  configuration: JsonObject;
-  createdAt: string;
 }
 
 export interface Session {
   id: string;
-  /** Whether the session is active (not deleted). */
   isActive: boolean;
-  workspaceId: string;
-  metadata: JsonObject;
-  configuration: JsonObject;
-  createdAt: string;
 }
 
 export interface Message {
@@ -46,64 +34,38 @@ export interface Message {
   content: string;
   peerId: string;
   sessionId: string;
-  workspaceId: string;
-  /** Free metadata (the outbox stores `hermes_outbox_id` here). */
+  /** The outbox stores `hermes_outbox_id` here. */
   metadata: JsonObject;
-  createdAt: string;
-  /** Token count of `content`. */
-  tokenCount: number;
 }
 
-/** A conclusion (formerly "observation"). */
 export interface Conclusion {
   id: string;
   content: string;
-  observerId: string;
-  observedId: string;
-  /** The session it came from, if any. */
-  sessionId: string | null;
-  /** `explicit`, `deductive`, `inductive` or `contradiction`. */
-  level: string;
-  createdAt: string;
 }
 
-/** A session summary. */
 export interface Summary {
   content: string;
-  /** The last message covered. */
-  messageId: string;
-  /** `short` or `long`. */
-  summaryType: string;
-  createdAt: string;
-  tokenCount: number;
 }
 
 /** What `GET …/sessions/{id}/context` returns. */
 export interface SessionContext {
-  id: string;
-  /** Recent messages, oldest first. */
+  /** Oldest first. */
   messages: Message[];
-  /** The summary, if one exists and was asked for. */
   summary: Summary | null;
   /** The target peer's representation, if a target was given. */
   peerRepresentation: string | null;
-  /** The target peer's card, if a target was given. */
   peerCard: string[] | null;
 }
 
 /** What `GET …/peers/{id}/context` returns. */
 export interface PeerContext {
-  peerId: string;
-  targetId: string;
   representation: string | null;
   peerCard: string[] | null;
 }
 
 /** A session peer's observation switches (`null` = never set). */
 export interface SessionPeerConfig {
-  /** Honcho models this peer from its own messages. */
   observeMe?: boolean | null;
-  /** This peer observes the other peers. */
   observeOthers?: boolean | null;
 }
 
@@ -305,36 +267,16 @@ export function stringList(value: unknown, what: string): string[] | null {
 }
 
 export function parseWorkspace(value: unknown): Workspace {
-  const o = record(value, "workspace");
-  return {
-    id: text(o, "id", "workspace"),
-    metadata: objectOr(o, "metadata"),
-    configuration: objectOr(o, "configuration"),
-    createdAt: textOr(o, "created_at", ""),
-  };
+  return { id: text(record(value, "workspace"), "id", "workspace") };
 }
 
 export function parsePeer(value: unknown): Peer {
-  const o = record(value, "peer");
-  return {
-    id: text(o, "id", "peer"),
-    workspaceId: textOr(o, "workspace_id", ""),
-    metadata: objectOr(o, "metadata"),
-    configuration: objectOr(o, "configuration"),
-    createdAt: textOr(o, "created_at", ""),
-  };
+  return { id: text(record(value, "peer"), "id", "peer") };
 }
 
 export function parseSession(value: unknown): Session {
   const o = record(value, "session");
-  return {
-    id: text(o, "id", "session"),
-    isActive: o.is_active !== false,
-    workspaceId: textOr(o, "workspace_id", ""),
-    metadata: objectOr(o, "metadata"),
-    configuration: objectOr(o, "configuration"),
-    createdAt: textOr(o, "created_at", ""),
-  };
+  return { id: text(o, "id", "session"), isActive: o.is_active !== false };
 }
 
 export function parseMessage(value: unknown): Message {
@@ -344,10 +286,7 @@ export function parseMessage(value: unknown): Message {
     content: text(o, "content", "message"),
     peerId: text(o, "peer_id", "message"),
     sessionId: textOr(o, "session_id", ""),
-    workspaceId: textOr(o, "workspace_id", ""),
     metadata: objectOr(o, "metadata"),
-    createdAt: textOr(o, "created_at", ""),
-    tokenCount: numberOr(o, "token_count", 0),
   };
 }
 
@@ -356,25 +295,13 @@ export function parseConclusion(value: unknown): Conclusion {
   return {
     id: text(o, "id", "conclusion"),
     content: text(o, "content", "conclusion"),
-    observerId: textOr(o, "observer_id", ""),
-    observedId: textOr(o, "observed_id", ""),
-    sessionId: nullableText(o, "session_id", "conclusion"),
-    level: textOr(o, "level", "explicit"),
-    createdAt: textOr(o, "created_at", ""),
   };
 }
 
 /** Reads a summary (`null` when absent). */
 export function parseSummary(value: unknown): Summary | null {
   if (value == null) return null;
-  const o = record(value, "summary");
-  return {
-    content: text(o, "content", "summary"),
-    messageId: textOr(o, "message_id", ""),
-    summaryType: textOr(o, "summary_type", ""),
-    createdAt: textOr(o, "created_at", ""),
-    tokenCount: numberOr(o, "token_count", 0),
-  };
+  return { content: text(record(value, "summary"), "content", "summary") };
 }
 
 /** Reads an array of items with `parse`. */

@@ -255,7 +255,7 @@ function perspective(
   return { observer: targetId, target: undefined };
 }
 
-/** The provider's tool dispatch: sets the session up first when it is not ready (§10). */
+/** The provider's tool dispatch: sets the session up first when it is not ready (plugins/memory/honcho/SPEC.md §10). */
 export async function callHonchoTool(
   name: string,
   args: Record<string, unknown>,

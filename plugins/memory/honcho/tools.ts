@@ -15,7 +15,7 @@ import {
 } from "./config.ts";
 import { cleanHonchoSummary } from "./context.ts";
 import { isHonchoError } from "./errors.ts";
-import type { PeerObservation } from "./observation.ts";
+import { type PeerObservation, resolveReadPerspective } from "./observation.ts";
 import { noticeText } from "./notices.ts";
 import type { HonchoSession } from "./session.ts";
 import { errorText } from "./_util.ts";
@@ -243,16 +243,8 @@ export function resolveToolPeer(
   return raw.replace(/[^A-Za-z0-9_-]/g, "-");
 }
 
-/** Observer/target of a read about `targetId` (plugins/memory/honcho/SPEC.md §5). */
-function perspective(
-  ctx: HonchoToolContext,
-  targetId: string,
-): { observer: string; target: string | undefined } {
-  if (targetId === ctx.aiPeerId) {
-    return { observer: ctx.aiPeerId, target: ctx.aiPeerId };
-  }
-  if (ctx.aiObservesOthers) return { observer: ctx.aiPeerId, target: targetId };
-  return { observer: targetId, target: undefined };
+function perspective(ctx: HonchoToolContext, targetPeerId: string) {
+  return resolveReadPerspective({ ...ctx, targetPeerId });
 }
 
 /** The provider's tool dispatch: sets the session up first when it is not ready (plugins/memory/honcho/SPEC.md §10). */
@@ -552,9 +544,7 @@ async function concludeTool(
   }
   const peerArg = text(args.peer) || "user";
   const targetId = resolveToolPeer(peerArg, ctx);
-  const observer = targetId === ctx.aiPeerId || ctx.aiObservesOthers
-    ? ctx.aiPeerId
-    : targetId;
+  const { observer } = perspective(ctx, targetId);
   const scope = { observer_id: observer, observed_id: targetId };
   if (list) {
     const items = query !== ""

@@ -1,15 +1,9 @@
 /**
- * The Honcho HTTP transport, the one place of the provider that calls
- * `fetch`: URL and header building, JSON in and out (another shape becomes
- * an `invalid_response` error), a per-attempt deadline that aborts the
- * fetch, failures mapped to {@linkcode HonchoError} kinds, and retries of
- * the endpoints marked `retry` only (`_backoff.ts`), honouring `Retry-After`
- * up to `retryAfterCapMs`. A caller's abort is rethrown unchanged.
- *
+ * The Honcho HTTP transport, the one place that calls `fetch`: deadlines,
+ * failures as {@linkcode HonchoError} kinds, retries of `retry` endpoints.
  * Deno's `fetch` silently re-sends a request when a reused keep-alive
- * connection closes before the answer, after the server may have stored
- * it; so requests that are not retried never reuse a connection.
- *
+ * connection closes before the answer, after the server may have stored it;
+ * so requests that are not retried never reuse a connection.
  * @module
  */
 
@@ -98,28 +92,24 @@ export interface HonchoTransportOptions {
 
 type Method = "GET" | "POST" | "PUT" | "DELETE";
 
-/** A query parameter value (`undefined` is left out). */
 type QueryValue = string | number | boolean | undefined;
 
-/** One request to an endpoint: what to send and how to read the answer. */
+/** One request: what to send and how to read the answer. */
 export interface Endpoint<T> {
-  /** The method. */
   method: Method;
   /** The path segments after `/v3/` (each is encoded). */
   path: readonly string[];
-  /** Query parameters. */
+  /** `undefined` values are left out. */
   query?: Record<string, QueryValue>;
-  /** A JSON body. */
   json?: unknown;
-  /** A multipart body. */
   form?: FormData;
   /** Whether it may be retried and use a pooled connection (`false` for writes and deletes). */
   retry: boolean;
-  /** Reads the decoded body (throws {@linkcode ShapeError} on another shape). */
+  /** Throws {@linkcode ShapeError} on another shape. */
   parse: (body: unknown) => T;
 }
 
-/** The client's options, with `baseUrl` cleaned and `timeoutMs` resolved. */
+/** The client's options, `baseUrl` cleaned and `timeoutMs` resolved. */
 export interface HonchoTransportConfig extends HonchoTransportOptions {
   baseUrl: string;
   apiKey?: string;
@@ -155,7 +145,6 @@ export class HonchoTransport {
     };
   }
 
-  /** Sends one request (with its retry policy) and reads the answer. */
   async send<T>(spec: Endpoint<T>, signal?: AbortSignal): Promise<T> {
     const path = `/v3/${
       spec.path.map((segment) => encodeURIComponent(segment)).join("/")

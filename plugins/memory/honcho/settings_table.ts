@@ -22,7 +22,6 @@ import {
 } from "./observation.ts";
 import { isRecord } from "./_util.ts";
 import {
-  clamp,
   exactLevel,
   type Found,
   type InjectionFrequency,
@@ -527,7 +526,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: (ctx, keys) =>
       ctx.look.parsed(keys[0]!, (v) => {
         const n = pythonInt(v);
-        return n === undefined ? undefined : clamp(n, 1, 3);
+        return n === undefined ? undefined : Math.max(1, Math.min(n, 3));
       }),
     default: 1,
     ui: {

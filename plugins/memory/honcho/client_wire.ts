@@ -1,7 +1,5 @@
 /**
- * The Honcho v3 wire format in camelCase (honcho-api.md): resource types,
- * call options, pages, and the checks that read a response body into them.
- *
+ * The Honcho v3 wire format in camelCase (honcho-api.md) and the checks that read a body into it.
  * @module
  */
 
@@ -71,12 +69,11 @@ export interface SessionPeerConfig {
 
 export interface MessageInput {
   peerId: string;
-  /** The text (at most 25 000 characters). */
+  /** At most 25 000 characters. */
   content: string;
   metadata?: JsonObject;
-  /** Message configuration (`{reasoning: {...}}`). */
+  /** `{reasoning: {...}}`. */
   configuration?: JsonObject;
-  /** When it was said. */
   createdAt?: string | Date;
 }
 
@@ -84,7 +81,6 @@ export interface ConclusionInput {
   observerId: string;
   observedId: string;
   content: string;
-  /** The session it belongs to. */
   sessionId?: string;
 }
 
@@ -93,51 +89,39 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+// Filters are passed verbatim.
 export interface ListOptions extends CallOptions {
-  /** Filter object passed verbatim (`{metadata: {...}}`, operators, `AND`/`OR`). */
   filters?: JsonObject;
-  /** 1-based page. @default {1} */
+  /** 1-based. @default {1} */
   page?: number;
-  /** Page size, 1–100. @default {50} */
+  /** 1–100. @default {50} */
   size?: number;
-  /** Reverse the default order. @default {false} */
   reverse?: boolean;
 }
 
-/** Options of the search calls (workspace, peer, session). */
 export interface SearchOptions extends CallOptions {
-  /** Filter object passed verbatim (e.g. `{peer_perspective: id}`). */
   filters?: JsonObject;
-  /** The most results, 1–100. */
+  /** 1–100. */
   limit?: number;
 }
 
-/** How the context calls (peer, session) pick the conclusions of a representation. */
+/** How the context calls pick the conclusions of a representation. */
 export interface ConclusionSearchOptions {
-  /** Ranks conclusions by similarity to this text. */
   searchQuery?: string;
-  /** How many conclusions the search returns. */
   searchTopK?: number;
-  /** The largest distance a search match may have (0–1). */
+  /** 0–1. */
   searchMaxDistance?: number;
-  /** Include the most frequent conclusions. */
   includeMostFrequent?: boolean;
-  /** The most conclusions in the representation. */
   maxConclusions?: number;
 }
 
 /** Metadata and configuration of a get-or-create or update. */
 export interface ResourceOptions extends CallOptions {
-  /** Metadata (replaces the stored metadata where the API says so). */
   metadata?: JsonObject;
-  /** Configuration. */
   configuration?: JsonObject;
 }
 
-/**
- * One page of a list endpoint; `for await` yields its items, then fetches
- * and yields every following page's (one request per page).
- */
+/** One page of a list endpoint; `for await` yields it and every following page. */
 export class HonchoPage<T> implements AsyncIterable<T> {
   readonly items: readonly T[];
   readonly total: number;
@@ -164,7 +148,6 @@ export class HonchoPage<T> implements AsyncIterable<T> {
     this.#fetchPage = fetchPage;
   }
 
-  /** Whether a following page exists. */
   hasNextPage(): boolean {
     return this.items.length > 0 && this.page < this.pages;
   }
@@ -176,7 +159,6 @@ export class HonchoPage<T> implements AsyncIterable<T> {
       : Promise.resolve(undefined);
   }
 
-  /** Yields this page's items, then every following page's. */
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     yield* this.items;
     let current = await this.nextPage();
@@ -198,16 +180,14 @@ export class HonchoPage<T> implements AsyncIterable<T> {
   }
 }
 
-/** A response body that does not have the documented shape (the transport maps it to an `InvalidResponseError`). */
+/** A body of another shape; the transport makes it an `invalid_response` error. The readers below throw it. */
 export class ShapeError extends Error {}
 
-/** The value as an object, or a {@linkcode ShapeError} naming `what`. */
 export function record(value: unknown, what: string): JsonObject {
   if (!isRecord(value)) throw new ShapeError(`${what} is not an object`);
   return value;
 }
 
-/** `o[key]` as a string, or a {@linkcode ShapeError}. */
 export function text(o: JsonObject, key: string, what: string): string {
   const value = o[key];
   if (typeof value !== "string") {
@@ -216,13 +196,11 @@ export function text(o: JsonObject, key: string, what: string): string {
   return value;
 }
 
-/** `o[key]` when it is a string, else `fallback`. */
 export function textOr(o: JsonObject, key: string, fallback: string): string {
   const value = o[key];
   return typeof value === "string" ? value : fallback;
 }
 
-/** `o[key]` as a string or `null` (absent), or a {@linkcode ShapeError}. */
 export function nullableText(
   o: JsonObject,
   key: string,
@@ -236,25 +214,21 @@ export function nullableText(
   return value;
 }
 
-/** `o[key]` when it is an object, else `{}`. */
 export function objectOr(o: JsonObject, key: string): JsonObject {
   const value = o[key];
   return isRecord(value) ? value : {};
 }
 
-/** `o[key]` when it is a finite number, else `fallback`. */
 export function numberOr(o: JsonObject, key: string, fallback: number): number {
   const value = o[key];
   return typeof value === "number" && Number.isFinite(value) ? value : fallback;
 }
 
-/** The value as an array, or a {@linkcode ShapeError}. */
 export function list(value: unknown, what: string): unknown[] {
   if (!Array.isArray(value)) throw new ShapeError(`${what} is not an array`);
   return value;
 }
 
-/** The value as an array of strings, `null` when absent, or a {@linkcode ShapeError}. */
 export function stringList(value: unknown, what: string): string[] | null {
   if (value == null) return null;
   const items = list(value, what);
@@ -298,13 +272,11 @@ export function parseConclusion(value: unknown): Conclusion {
   };
 }
 
-/** Reads a summary (`null` when absent). */
 export function parseSummary(value: unknown): Summary | null {
   if (value == null) return null;
   return { content: text(record(value, "summary"), "content", "summary") };
 }
 
-/** Reads an array of items with `parse`. */
 export function parseList<T>(
   parse: (value: unknown) => T,
 ): (value: unknown) => T[] {
@@ -316,7 +288,6 @@ export function parseCard(value: unknown): string[] | null {
   return stringList(record(value, "card").peer_card, "card.peer_card");
 }
 
-/** The query parameters of {@linkcode ConclusionSearchOptions}. */
 export function conclusionSearchQuery(
   options: ConclusionSearchOptions,
 ): Record<string, string | number | boolean | undefined> {
@@ -329,7 +300,6 @@ export function conclusionSearchQuery(
   };
 }
 
-/** Reads a session peer's observation switches. */
 export function parsePeerConfig(value: unknown): SessionPeerConfig {
   const o = record(value, "peer config");
   const flag = (key: string): boolean | null => {

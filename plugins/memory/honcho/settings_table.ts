@@ -87,6 +87,12 @@ export interface SettingsContext {
   get(field: string): unknown;
 }
 
+/** Reads and coerces a setting from its keys; `undefined` = not set. */
+export type Reader<T> = (
+  ctx: SettingsContext,
+  keys: readonly string[],
+) => Found<T> | undefined;
+
 /** One row of the settings table, resolving to a `T`. */
 export interface SettingSpec<T> {
   /** The `honcho.json` key (and status/schema key). @default {field} */
@@ -95,10 +101,7 @@ export interface SettingSpec<T> {
   aliases?: readonly string[];
   /** Where the value is stored. @default {"host"} */
   scope?: "host" | "root";
-  /** Reads and coerces the value; `undefined` = not set. */
-  read: (ctx: SettingsContext, keys: readonly string[]) =>
-    | Found<T>
-    | undefined;
+  read: Reader<T>;
   /** The value when not set (a function when it depends on the home). */
   default: T | ((ctx: SettingsContext) => T);
   env?: string;
@@ -182,10 +185,7 @@ export interface HonchoSettings {
 
 // Readers, one per kind of Hermes lookup.
 /** `bool()` of the first non-null of host[k…], root[k…]. */
-const flag = (
-  ctx: SettingsContext,
-  keys: readonly string[],
-): Found<boolean> | undefined => {
+const flag: Reader<boolean> = (ctx, keys) => {
   for (const found of ctx.look.vals(keys)) {
     if (found.value != null) {
       return { value: pythonTruthy(found.value), source: found.source };
@@ -194,30 +194,17 @@ const flag = (
   return undefined;
 };
 /** `bool()` of a non-null host value, else a root value that is there. */
-const setBool = (
-  ctx: SettingsContext,
-  keys: readonly string[],
-): Found<boolean> | undefined => map(ctx.look.pickSet(keys[0]!), pythonTruthy);
+const setBool: Reader<boolean> = (ctx, keys) =>
+  map(ctx.look.pickSet(keys[0]!), pythonTruthy);
 /** `int()` of the first non-null host, root value that parses. */
-const int = (
-  ctx: SettingsContext,
-  keys: readonly string[],
-): Found<number> | undefined => ctx.look.parsed(keys[0]!, pythonInt);
+const int: Reader<number> = (ctx, keys) => ctx.look.parsed(keys[0]!, pythonInt);
 /** `max(0.0, float())` of the first host, root value that parses. */
-const seconds = (
-  ctx: SettingsContext,
-  keys: readonly string[],
-): Found<number> | undefined => ctx.look.parsed(keys[0]!, nonNegativeFloat);
+const seconds: Reader<number> = (ctx, keys) =>
+  ctx.look.parsed(keys[0]!, nonNegativeFloat);
 /** `str()` of a truthy scalar (`pick(k) or default`). */
-const text = (
-  ctx: SettingsContext,
-  keys: readonly string[],
-): Found<string> | undefined => textFound(ctx.look.pick(keys[0]!));
+const text: Reader<string> = (ctx, keys) => textFound(ctx.look.pick(keys[0]!));
 /** One of the reasoning levels exactly (`pick(k) or default`). */
-const level = (
-  ctx: SettingsContext,
-  keys: readonly string[],
-): Found<ReasoningLevel> | undefined =>
+const level: Reader<ReasoningLevel> = (ctx, keys) =>
   map(orFound(ctx.look.pick(keys[0]!)), exactLevel);
 
 const LEVELS: readonly SettingChoice[] = REASONING_LEVELS.map((l) => [l]);

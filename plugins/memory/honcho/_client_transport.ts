@@ -182,13 +182,14 @@ export class HonchoTransport {
         retry: true,
         parse: (value) => {
           const o = record(value, "page");
-          return new HonchoPage<T>({
-            items: list(o.items, "page.items").map(item),
-            total: numberOr(o, "total", 0),
-            page: numberOr(o, "page", page),
-            size: numberOr(o, "size", options.size ?? 50),
-            pages: numberOr(o, "pages", 0),
-          }, fetchPage);
+          return new HonchoPage<T>(
+            list(o.items, "page.items").map(item),
+            numberOr(o, "total", 0),
+            numberOr(o, "page", page),
+            numberOr(o, "size", options.size ?? 50),
+            numberOr(o, "pages", 0),
+            fetchPage,
+          );
         },
       }, options.signal);
     return fetchPage(options.page ?? 1);

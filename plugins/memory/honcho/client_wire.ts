@@ -123,30 +123,14 @@ export interface ResourceOptions extends CallOptions {
 
 /** One page of a list endpoint; `for await` yields it and every following page. */
 export class HonchoPage<T> implements AsyncIterable<T> {
-  readonly items: readonly T[];
-  readonly total: number;
-  readonly page: number;
-  readonly size: number;
-  readonly pages: number;
-  #fetchPage: (page: number) => Promise<HonchoPage<T>>;
-
   constructor(
-    data: {
-      items: readonly T[];
-      total: number;
-      page: number;
-      size: number;
-      pages: number;
-    },
-    fetchPage: (page: number) => Promise<HonchoPage<T>>,
-  ) {
-    this.items = data.items;
-    this.total = data.total;
-    this.page = data.page;
-    this.size = data.size;
-    this.pages = data.pages;
-    this.#fetchPage = fetchPage;
-  }
+    readonly items: readonly T[],
+    readonly total: number,
+    readonly page: number,
+    readonly size: number,
+    readonly pages: number,
+    private readonly fetchPage: (page: number) => Promise<HonchoPage<T>>,
+  ) {}
 
   hasNextPage(): boolean {
     return this.items.length > 0 && this.page < this.pages;
@@ -155,7 +139,7 @@ export class HonchoPage<T> implements AsyncIterable<T> {
   /** Fetches the following page (`undefined` after the last one). */
   nextPage(): Promise<HonchoPage<T> | undefined> {
     return this.hasNextPage()
-      ? this.#fetchPage(this.page + 1)
+      ? this.fetchPage(this.page + 1)
       : Promise.resolve(undefined);
   }
 

@@ -16,9 +16,6 @@ import {
 } from "./settings_table.ts";
 import { saveHonchoConfig } from "./config_file.ts";
 
-/** How a field is edited. */
-export type ProviderFieldKind = SettingKind;
-
 /** One choice of a `select` field. */
 export interface ProviderFieldOption {
   value: string;
@@ -31,7 +28,7 @@ export interface ProviderField {
   /** The `honcho.json` key. */
   key: string;
   label: string;
-  kind: ProviderFieldKind;
+  kind: SettingKind;
   /** Shown when unset. */
   default?: unknown;
   description: string;
@@ -161,7 +158,7 @@ export const HONCHO_TUNING_DEFAULTS: Readonly<Record<string, unknown>> = Object
     sessionStrategy: "per-session",
   });
 
-const KIND_TO_TYPE: Readonly<Record<ProviderFieldKind, string>> = {
+const KIND_TO_TYPE: Readonly<Record<SettingKind, string>> = {
   text: "text",
   select: "text",
   secret: "text",

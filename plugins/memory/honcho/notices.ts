@@ -123,36 +123,6 @@ export function noticeText(
   }
 }
 
-/** The warning logged when writes stop for a cause retrying cannot fix. */
-export function writeWarningText(
-  cause: NoticeCause,
-  options: NoticeTextOptions = {},
-): string {
-  const reason = options.reason ? ` (${options.reason})` : "";
-  const home = (file: string): string =>
-    options.hermesHome ? join(options.hermesHome, file) : file;
-  switch (cause) {
-    case "permission": {
-      const host = options.host ?? "the Honcho server";
-      return `Honcho memory is blocked: this process has no network access to ${host}${reason}. Add "${host}" to memory.permissions.honcho.net in ${
-        home("config.yaml")
-      } (or run 'hermes honcho setup'), then restart Hermes; the turns stay queued`;
-    }
-    case "auth":
-      return `Honcho authentication failed${reason}: run 'hermes honcho setup' to fix the API key; the turns stay queued`;
-    case "observer-limit":
-      return `Honcho refused the session${reason}: ${OBSERVER_LIMIT_FIX} (settings in ${
-        home("honcho.json")
-      }); the turns stay queued ('hermes honcho outbox')`;
-    case "refused":
-      return `Honcho refused the memory writes${reason}: check the workspace, peer and session settings in ${
-        home("honcho.json")
-      } ('hermes honcho status'); the turns stay queued ('hermes honcho outbox')`;
-    default:
-      return noticeText(cause, options).replace(`${NOTICE_HEADING} `, "");
-  }
-}
-
 /** The outage a failure means; `undefined` for a bug (a 404 or 422), not an outage. */
 export function classifyFailure(error: unknown): NoticeCause | undefined {
   if (isObserverLimit(error)) return "observer-limit";
@@ -205,14 +175,36 @@ export class NoticeBoard {
     return true;
   }
 
-  /** {@linkcode writeWarningText} with this board's profile home. */
+  /** The warning logged when writes stop for a cause retrying cannot fix. */
   warning(cause: NoticeCause, reason?: string, host?: string): string {
-    return writeWarningText(cause, {
-      reason,
-      platform: this.#platform,
-      hermesHome: this.#hermesHome,
-      host,
-    });
+    const why = reason ? ` (${reason})` : "";
+    const home = (file: string): string =>
+      this.#hermesHome ? join(this.#hermesHome, file) : file;
+    switch (cause) {
+      case "permission": {
+        const server = host ?? "the Honcho server";
+        return `Honcho memory is blocked: this process has no network access to ${server}${why}. Add "${server}" to memory.permissions.honcho.net in ${
+          home("config.yaml")
+        } (or run 'hermes honcho setup'), then restart Hermes; the turns stay queued`;
+      }
+      case "auth":
+        return `Honcho authentication failed${why}: run 'hermes honcho setup' to fix the API key; the turns stay queued`;
+      case "observer-limit":
+        return `Honcho refused the session${why}: ${OBSERVER_LIMIT_FIX} (settings in ${
+          home("honcho.json")
+        }); the turns stay queued ('hermes honcho outbox')`;
+      case "refused":
+        return `Honcho refused the memory writes${why}: check the workspace, peer and session settings in ${
+          home("honcho.json")
+        } ('hermes honcho status'); the turns stay queued ('hermes honcho outbox')`;
+      default:
+        return noticeText(cause, {
+          reason,
+          platform: this.#platform,
+          hermesHome: this.#hermesHome,
+          host,
+        }).replace(`${NOTICE_HEADING} `, "");
+    }
   }
 
   /** Records a failure by error; errors that are not outages are ignored. */

@@ -358,19 +358,16 @@ async function profileTool(
       card: saved,
     });
   }
-  let facts = await ctx.client.getPeerCard(observer, {
-    target,
-    signal: ctx.signal,
-  }).catch((error) => {
-    if (isHonchoError(error, "auth")) throw error;
-    return null;
-  });
-  if ((!facts || facts.length === 0) && target !== undefined) {
-    facts = await ctx.client.getPeerCard(targetId, { signal: ctx.signal })
-      .catch((error) => {
+  const read = (peerId: string, target?: string) =>
+    ctx.client.getPeerCard(peerId, { target, signal: ctx.signal }).catch(
+      (error) => {
         if (isHonchoError(error, "auth")) throw error;
         return null;
-      });
+      },
+    );
+  let facts = await read(observer, target);
+  if ((!facts || facts.length === 0) && target !== undefined) {
+    facts = await read(targetId);
   }
   const clean = (facts ?? []).map((f) => f.trim()).filter((f) => f !== "");
   if (clean.length > 0) return JSON.stringify({ result: clean });

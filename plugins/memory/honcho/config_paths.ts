@@ -20,19 +20,6 @@ export interface ResolveHonchoConfigPathOptions {
   hermesHome?: string;
 }
 
-/** `$HERMES_HOME/honcho.json`, the default profile's (when different), `~/.honcho/config.json`. */
-export function honchoConfigCandidates(
-  options: ResolveHonchoConfigPathOptions = {},
-): string[] {
-  const home = resolve(options.hermesHome ?? getHermesHome());
-  const local = join(home, "honcho.json");
-  const shared = join(getHermesRoot(), "honcho.json");
-  const out = [local];
-  if (shared !== local) out.push(shared);
-  out.push(globalHonchoConfigPath());
-  return out;
-}
-
 /** The global, cross-application config file: `~/.honcho/config.json`. */
 export function globalHonchoConfigPath(): string {
   return resolve(
@@ -40,12 +27,18 @@ export function globalHonchoConfigPath(): string {
   );
 }
 
-/** The first candidate that exists as anything (a directory too, as Hermes), else the global path. */
+/**
+ * `$HERMES_HOME/honcho.json`, else the default profile's, else the global
+ * `~/.honcho/config.json`: the first that exists as anything (as Hermes).
+ */
 export async function resolveHonchoConfigPath(
   options: ResolveHonchoConfigPathOptions = {},
 ): Promise<string> {
-  const candidates = honchoConfigCandidates(options);
-  for (const path of candidates.slice(0, -1)) {
+  const local = join(
+    resolve(options.hermesHome ?? getHermesHome()),
+    "honcho.json",
+  );
+  for (const path of [local, join(getHermesRoot(), "honcho.json")]) {
     try {
       await Deno.stat(path);
       return path;
@@ -53,7 +46,7 @@ export async function resolveHonchoConfigPath(
       // Missing (or not even stat-able): try the next one.
     }
   }
-  return candidates[candidates.length - 1]!;
+  return globalHonchoConfigPath();
 }
 
 const PROFILE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;

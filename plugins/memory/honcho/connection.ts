@@ -90,33 +90,18 @@ function isLocalIpv6(text: string): boolean {
   return (head & 0xfe00) === 0xfc00 || (head & 0xffc0) === 0xfe80;
 }
 
-/** Options of {@linkcode honchoTelemetryHeaders}. */
-export interface HonchoTelemetryOptions {
-  hermesVersion?: string;
-  /** @default {Deno.build.os} */
-  platform?: string;
-}
-
-/** The `X-Honcho-Host` and `X-Honcho-Plugin` headers every request carries. */
-export function honchoTelemetryHeaders(
-  options: HonchoTelemetryOptions = {},
-): Record<string, string> {
-  const platform = options.platform ?? Deno.build.os;
-  const version = options.hermesVersion?.trim();
-  return {
-    "X-Honcho-Host": `hermes${version ? `/${version}` : ""} (${platform})`,
-    "X-Honcho-Plugin": `hermes-plugin-honcho/${HONCHO_PLUGIN_VERSION}`,
-  };
-}
-
 /** Options of {@linkcode resolveHonchoConnection}. */
-export interface ResolveHonchoConnectionOptions extends HonchoTelemetryOptions {
+export interface ResolveHonchoConnectionOptions {
   /**
    * Hermes' parsed `config.yaml`: `honcho.base_url` and
    * `honcho.timeout`/`honcho.request_timeout` fill values that `honcho.json`
    * and the environment left unset.
    */
   hermesConfig?: Record<string, unknown>;
+  /** Sent in `X-Honcho-Host` when known. */
+  hermesVersion?: string;
+  /** @default {Deno.build.os} */
+  platform?: string;
 }
 
 /** What the HTTP client needs to connect. */
@@ -180,13 +165,19 @@ export function resolveHonchoConnection(
   // A `nan` or `inf` timeout (which Hermes hands to its HTTP client) gets
   // the bounded default: a request must never wait forever.
   if (seconds !== undefined && !Number.isFinite(seconds)) seconds = undefined;
+  const version = options.hermesVersion?.trim();
   return {
     baseUrl,
     apiKey,
     timeoutMs: seconds === undefined
       ? DEFAULT_HONCHO_TIMEOUT_MS
       : Math.round(seconds * 1000),
-    headers: honchoTelemetryHeaders(options),
+    headers: {
+      "X-Honcho-Host": `hermes${version ? `/${version}` : ""} (${
+        options.platform ?? Deno.build.os
+      })`,
+      "X-Honcho-Plugin": `hermes-plugin-honcho/${HONCHO_PLUGIN_VERSION}`,
+    },
     workspaceId: config.workspaceId,
   };
 }

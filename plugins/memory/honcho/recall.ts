@@ -594,16 +594,16 @@ export class HonchoRecall {
       ? level
       : config.dialecticReasoningLevel;
     const query = capDialecticInput(prompt, config.dialecticMaxInputChars);
-    const answer = this.#session.aiObservesOthers()
-      ? await client.peerChat(identity.aiPeerId, query, {
-        target: identity.userPeerId,
+    const asAi = this.#session.aiObservesOthers();
+    const answer = await client.peerChat(
+      asAi ? identity.aiPeerId : identity.userPeerId,
+      query,
+      {
+        target: asAi ? identity.userPeerId : undefined,
         reasoningLevel: effectiveLevel,
         signal,
-      })
-      : await client.peerChat(identity.userPeerId, query, {
-        reasoningLevel: effectiveLevel,
-        signal,
-      });
+      },
+    );
     return answer?.trim() ?? "";
   }
 

@@ -498,16 +498,11 @@ async function reasoningTool(
   const asAi = ctx.aiObservesOthers && targetId !== ctx.aiPeerId;
   let answer: string | null;
   try {
-    answer = asAi
-      ? await ctx.client.peerChat(ctx.aiPeerId, query, {
-        target: targetId,
-        reasoningLevel: level,
-        signal: ctx.signal,
-      })
-      : await ctx.client.peerChat(targetId, query, {
-        reasoningLevel: level,
-        signal: ctx.signal,
-      });
+    answer = await ctx.client.peerChat(asAi ? ctx.aiPeerId : targetId, query, {
+      target: asAi ? targetId : undefined,
+      reasoningLevel: level,
+      signal: ctx.signal,
+    });
   } catch (error) {
     if (isHonchoError(error, "auth")) throw error;
     return toolError(

@@ -129,59 +129,11 @@ export interface SettingSpec<T> {
   unset?: string;
 }
 
-/** Every resolved setting of `honcho.json`; how each resolves and its default: `TABLE` below. */
-export interface HonchoSettings {
-  apiKey: string | undefined;
-  /** Not yet cleaned. */
-  baseUrl: string | undefined;
-  environment: string;
-  workspaceId: string;
-  aiPeer: string;
-  peerName: string | undefined;
-  /** Seconds; `undefined` = the client default (30 s). */
-  timeout: number | undefined;
-  enabled: boolean;
-  pinUserPeer: boolean;
-  userPeerAliases: Record<string, string>;
-  runtimePeerPrefix: string;
-  saveMessages: boolean;
-  writeFrequency: WriteFrequency;
-  /** `undefined`, 0 or less = uncapped. */
-  contextTokens: number | undefined;
-  dialecticReasoningLevel: ReasoningLevel;
-  dialecticDynamic: boolean;
-  dialecticMaxChars: number;
-  dialecticDepth: number;
-  dialecticDepthLevels: ReasoningLevel[] | undefined;
-  reasoningHeuristic: boolean;
-  reasoningLevelCap: ReasoningLevel;
-  messageMaxChars: number;
-  dialecticMaxInputChars: number;
-  recallMode: RecallMode;
-  recallSync: boolean;
-  initOnSessionStart: boolean;
-  injectionFrequency: InjectionFrequency;
-  contextCadence: number;
-  dialecticCadence: number;
-  queryRewrite: boolean;
-  /** Seconds (also `firstTurnDialecticWait`). */
-  firstTurnBaseWait: number;
-  firstTurnDialecticWait: number;
-  observationMode: ObservationMode;
-  observation: ObservationOverrides | undefined;
-  sessionStrategy: SessionStrategy;
-  sessionPeerPrefix: boolean;
-  sessionAiPeerPrefix: boolean;
-  a2aSessions: boolean;
-  /** Root `sessions`: cwd path → session name. */
-  sessions: Record<string, string>;
-  /** `undefined` = all sections, `[]` = none. */
-  injectionSessionStart: SessionStartSection[] | undefined;
-  logging: boolean;
-  injectionLogPath: string | undefined;
-  /** The host block's `oauth` grant (opaque here). */
-  oauth: Record<string, unknown> | undefined;
-}
+/** Every resolved setting of `honcho.json`, typed by its row of the table. */
+export type HonchoSettings = {
+  -readonly [K in keyof typeof TABLE]: (typeof TABLE)[K] extends
+    SettingSpec<infer T> ? T : never;
+};
 
 // Readers, one per kind of Hermes lookup.
 /** `bool()` of the first non-null of host[k…], root[k…]. */
@@ -207,19 +159,24 @@ const text: Reader<string> = (ctx, keys) => textFound(ctx.look.pick(keys[0]!));
 const level: Reader<ReasoningLevel> = (ctx, keys) =>
   map(orFound(ctx.look.pick(keys[0]!)), exactLevel);
 
+// Fixes a row's resolved type.
+function spec<T>(row: SettingSpec<T>): SettingSpec<T> {
+  return row;
+}
+
 const LEVELS: readonly SettingChoice[] = REASONING_LEVELS.map((l) => [l]);
 
 // Every Honcho setting, in the order `hermes honcho status` shows them,
 // under its resolved name. (The desktop schema orders its fields by
 // SCHEMA_ORDER in config_schema.ts.)
-const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
-  enabled: {
+const TABLE = {
+  enabled: spec<boolean>({
     // `_first_set(host.enabled, root.enabled, default=bool(key or url))`,
     // used as `bool()`: "false" is a non-empty string, so enabled.
     read: flag,
     default: (ctx) => Boolean(ctx.get("apiKey") || ctx.get("baseUrl")),
-  },
-  apiKey: {
+  }),
+  apiKey: spec<string | undefined>({
     env: "HONCHO_API_KEY",
     // Hermes uses a numeric key as it is (the header carries its text).
     read: (ctx) => {
@@ -238,8 +195,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
         "Honcho API key (from app.honcho.dev); a local server needs none",
       group: "connection",
     },
-  },
-  baseUrl: {
+  }),
+  baseUrl: spec<string | undefined>({
     aliases: ["base_url"],
     scope: "root",
     env: "HONCHO_BASE_URL",
@@ -254,8 +211,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Self-hosted Honcho server; leave empty for Honcho cloud",
       group: "connection",
     },
-  },
-  environment: {
+  }),
+  environment: spec<string>({
     // In env-only mode HONCHO_ENVIRONMENT applies; with a file, only the file.
     read: (ctx, keys) => {
       if (!ctx.envOnly) return text(ctx, keys);
@@ -273,8 +230,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Which server to use when no base URL is set",
       group: "connection",
     },
-  },
-  workspaceId: {
+  }),
+  workspaceId: spec<string>({
     key: "workspace",
     read: text,
     default: (ctx) => ctx.envOnly ? "hermes" : ctx.hostKey,
@@ -285,8 +242,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Honcho workspace; profiles normally share one",
       group: "identity",
     },
-  },
-  peerName: {
+  }),
+  peerName: spec<string | undefined>({
     read: text,
     default: undefined,
     ui: {
@@ -296,8 +253,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
         "Your peer id in Honcho (used when the platform supplies no user id)",
       group: "identity",
     },
-  },
-  aiPeer: {
+  }),
+  aiPeer: spec<string>({
     read: text,
     default: (ctx) => ctx.hostKey,
     ui: {
@@ -307,8 +264,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "This profile's AI peer id",
       group: "identity",
     },
-  },
-  timeout: {
+  }),
+  timeout: spec<number | undefined>({
     aliases: ["requestTimeout"],
     scope: "root",
     env: "HONCHO_TIMEOUT",
@@ -339,8 +296,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "HTTP timeout of one Honcho request, in seconds",
       group: "connection",
     },
-  },
-  recallMode: {
+  }),
+  recallMode: spec<RecallMode>({
     read: (ctx, keys) =>
       map(orFound(ctx.look.pick(keys[0]!)), normalizeRecallMode),
     default: "hybrid",
@@ -355,8 +312,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "How memory reaches the model",
       group: "recall",
     },
-  },
-  recallSync: {
+  }),
+  recallSync: spec<boolean>({
     read: flag,
     default: false,
     ui: {
@@ -366,8 +323,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
         "Recall for the current message before answering (bounded by the timeout)",
       group: "recall",
     },
-  },
-  writeFrequency: {
+  }),
+  writeFrequency: spec<WriteFrequency>({
     read: (ctx, keys) =>
       map(orFound(ctx.look.pick(keys[0]!)), parseWriteFrequency),
     default: "async",
@@ -379,8 +336,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
         "When turns are written: async, turn, session, or every N turns",
       group: "writes",
     },
-  },
-  saveMessages: {
+  }),
+  saveMessages: spec<boolean>({
     read: setBool,
     default: true,
     ui: {
@@ -389,8 +346,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Write conversation turns to Honcho",
       group: "writes",
     },
-  },
-  sessionStrategy: {
+  }),
+  sessionStrategy: spec<SessionStrategy>({
     // Kept as written (Hermes does not trim it): an unknown strategy
     // behaves like `global`.
     read: (ctx, keys) =>
@@ -408,8 +365,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "How Hermes conversations map to Honcho sessions",
       group: "sessions",
     },
-  },
-  sessionPeerPrefix: {
+  }),
+  sessionPeerPrefix: spec<boolean>({
     read: setBool,
     default: false,
     ui: {
@@ -418,9 +375,9 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Session names start with the user peer name",
       group: "sessions",
     },
-  },
-  sessionAiPeerPrefix: { read: setBool, default: false },
-  sessions: {
+  }),
+  sessionAiPeerPrefix: spec<boolean>({ read: setBool, default: false }),
+  sessions: spec<Record<string, string>>({
     scope: "root",
     read: (ctx) => {
       if (!Object.hasOwn(ctx.root, "sessions")) return undefined;
@@ -440,8 +397,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "JSON object mapping directories to session names",
       group: "sessions",
     },
-  },
-  contextTokens: {
+  }),
+  contextTokens: spec<number | undefined>({
     unset: "uncapped",
     read: int,
     default: undefined,
@@ -452,9 +409,9 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Token budget of the injected context; empty = uncapped",
       group: "recall",
     },
-  },
-  contextCadence: { read: int, default: 1 },
-  injectionFrequency: {
+  }),
+  contextCadence: spec<number>({ read: int, default: 1 }),
+  injectionFrequency: spec<InjectionFrequency>({
     // Hermes keeps the raw value and only ever asks `== "first-turn"`.
     read: (ctx, keys) =>
       map(
@@ -463,8 +420,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
           v === "first-turn" ? "first-turn" : "every-turn",
       ),
     default: "every-turn",
-  },
-  injectionSessionStart: {
+  }),
+  injectionSessionStart: spec<SessionStartSection[] | undefined>({
     key: "injection.sessionStart",
     read: (ctx) =>
       map(
@@ -475,8 +432,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
             : undefined,
       ),
     default: undefined,
-  },
-  initOnSessionStart: {
+  }),
+  initOnSessionStart: spec<boolean>({
     read: flag,
     default: false,
     ui: {
@@ -486,8 +443,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
         "In tools mode, connect when the session starts instead of at the first tool call",
       group: "recall",
     },
-  },
-  dialecticReasoningLevel: {
+  }),
+  dialecticReasoningLevel: spec<ReasoningLevel>({
     read: level,
     default: "low",
     ui: {
@@ -497,8 +454,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Base reasoning level of the dialectic",
       group: "dialectic",
     },
-  },
-  dialecticDynamic: {
+  }),
+  dialecticDynamic: spec<boolean>({
     read: flag,
     default: true,
     ui: {
@@ -507,9 +464,9 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Let the model choose the level per call",
       group: "dialectic",
     },
-  },
-  dialecticCadence: { read: int, default: 1 },
-  dialecticDepth: {
+  }),
+  dialecticCadence: spec<number>({ read: int, default: 1 }),
+  dialecticDepth: spec<number>({
     read: (ctx, keys) =>
       ctx.look.parsed(keys[0]!, (v) => {
         const n = pythonInt(v);
@@ -523,8 +480,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       range: [1, 3],
       group: "dialectic",
     },
-  },
-  dialecticDepthLevels: {
+  }),
+  dialecticDepthLevels: spec<ReasoningLevel[] | undefined>({
     // Exactly `dialecticDepth` levels: cut, or padded with `low`.
     read: (ctx, keys) =>
       map(ctx.look.firstList(keys[0]!), (list) => {
@@ -543,8 +500,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
         'JSON list of levels per pass, e.g. ["minimal", "low", "medium"]',
       group: "dialectic",
     },
-  },
-  dialecticMaxChars: {
+  }),
+  dialecticMaxChars: spec<number>({
     read: int,
     default: 600,
     ui: {
@@ -554,8 +511,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Most characters of dialectic text injected",
       group: "dialectic",
     },
-  },
-  dialecticMaxInputChars: {
+  }),
+  dialecticMaxInputChars: spec<number>({
     read: int,
     default: 10_000,
     ui: {
@@ -564,8 +521,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Most characters of a dialectic query",
       group: "dialectic",
     },
-  },
-  reasoningHeuristic: {
+  }),
+  reasoningHeuristic: spec<boolean>({
     read: flag,
     default: true,
     ui: {
@@ -574,8 +531,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Raise the level for longer queries",
       group: "dialectic",
     },
-  },
-  reasoningLevelCap: {
+  }),
+  reasoningLevelCap: spec<ReasoningLevel>({
     read: level,
     default: "high",
     ui: {
@@ -585,11 +542,11 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Highest level the heuristic may choose",
       group: "dialectic",
     },
-  },
-  queryRewrite: { read: flag, default: false },
-  firstTurnBaseWait: { read: seconds, default: 3 },
-  firstTurnDialecticWait: { read: seconds, default: 2 },
-  messageMaxChars: {
+  }),
+  queryRewrite: spec<boolean>({ read: flag, default: false }),
+  firstTurnBaseWait: spec<number>({ read: seconds, default: 3 }),
+  firstTurnDialecticWait: spec<number>({ read: seconds, default: 2 }),
+  messageMaxChars: spec<number>({
     read: int,
     default: 25_000,
     ui: {
@@ -599,8 +556,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
         "Longer messages are split into chunks of at most this many characters",
       group: "writes",
     },
-  },
-  observationMode: {
+  }),
+  observationMode: spec<ObservationMode>({
     read: (ctx, keys) =>
       map(orFound(ctx.look.pick(keys[0]!)), normalizeObservationMode),
     // Without the key: `unified` when explicitly configured.
@@ -616,13 +573,13 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Observation preset of the user and AI peers",
       group: "recall",
     },
-  },
-  observation: {
+  }),
+  observation: spec<ObservationOverrides | undefined>({
     read: (ctx, keys) =>
       map(ctx.look.pick(keys[0]!), parseObservationOverrides),
     default: undefined,
-  },
-  pinUserPeer: {
+  }),
+  pinUserPeer: spec<boolean>({
     aliases: ["pinPeerName"],
     read: flag,
     default: false,
@@ -632,8 +589,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Map every runtime user to the user peer name",
       group: "identity",
     },
-  },
-  userPeerAliases: {
+  }),
+  userPeerAliases: spec<Record<string, string>>({
     read: (ctx, keys) => ctx.look.stringMap(keys[0]!),
     default: {},
     ui: {
@@ -642,8 +599,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "JSON object mapping platform user ids to peer ids",
       group: "identity",
     },
-  },
-  runtimePeerPrefix: {
+  }),
+  runtimePeerPrefix: spec<string>({
     read: (ctx, keys) => ctx.look.string(keys[0]!),
     default: "",
     ui: {
@@ -652,9 +609,9 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Prefix for peer ids generated from platform user ids",
       group: "identity",
     },
-  },
-  a2aSessions: { read: flag, default: true },
-  logging: {
+  }),
+  a2aSessions: spec<boolean>({ read: flag, default: true }),
+  logging: spec<boolean>({
     envFallbacks: ["HONCHO_LOGGING"],
     // HONCHO_INJECTION_LOG turns it on; HONCHO_LOGGING applies when the
     // file does not set it.
@@ -675,8 +632,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       description: "Log every context injection to ~/.honcho/injection.log",
       group: "writes",
     },
-  },
-  injectionLogPath: {
+  }),
+  injectionLogPath: spec<string | undefined>({
     status: false,
     read: (ctx) => {
       if (!ctx.get("logging")) return undefined;
@@ -687,15 +644,15 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       };
     },
     default: undefined,
-  },
-  oauth: {
+  }),
+  oauth: spec<Record<string, unknown> | undefined>({
     status: "presence",
     read: (ctx) =>
       isRecord(ctx.host.oauth)
         ? { value: ctx.host.oauth, source: "host" }
         : undefined,
     default: undefined,
-  },
+  }),
 };
 
 /** One row of {@linkcode SETTINGS}: a setting and its resolved name. */

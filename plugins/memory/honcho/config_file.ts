@@ -34,31 +34,25 @@ export async function readHonchoConfigFile(
   path: string,
 ): Promise<HonchoConfigFile> {
   const absolute = resolve(path);
+  const broken = (message: string): HonchoConfigFile => ({
+    path: absolute,
+    exists: true,
+    raw: {},
+    error: { message },
+  });
   let text: string;
   try {
     const bytes = await Deno.readFile(absolute);
     try {
       text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
     } catch {
-      return {
-        path: absolute,
-        exists: true,
-        raw: {},
-        error: { message: "is not valid UTF-8 text; save it as UTF-8" },
-      };
+      return broken("is not valid UTF-8 text; save it as UTF-8");
     }
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) {
       return { path: absolute, exists: false, raw: {} };
     }
-    return {
-      path: absolute,
-      exists: true,
-      raw: {},
-      error: {
-        message: `cannot be read (${(error as Error).name ?? "Error"})`,
-      },
-    };
+    return broken(`cannot be read (${(error as Error).name ?? "Error"})`);
   }
   return { path: absolute, exists: true, ...parseHonchoConfigText(text) };
 }

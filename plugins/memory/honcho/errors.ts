@@ -181,6 +181,16 @@ export interface ErrorFromResponseOptions {
 
 const MAX_DETAIL_CHARS = 300;
 
+const STATUS_KINDS: Readonly<Record<number, HonchoErrorKind>> = {
+  400: "validation",
+  401: "auth",
+  403: "auth",
+  404: "not_found",
+  409: "conflict",
+  422: "validation",
+  429: "rate_limited",
+};
+
 /** The error of a non-success response: kind from the status, the server's detail, secrets removed. */
 export function errorFromResponse(
   status: number,
@@ -199,19 +209,8 @@ export function errorFromResponse(
   const message = `${where} failed with ${status}${
     detail ? `: ${detail}` : ""
   }`;
-  const kind: HonchoErrorKind = status === 401 || status === 403
-    ? "auth"
-    : status === 404
-    ? "not_found"
-    : status === 409
-    ? "conflict"
-    : status === 400 || status === 422
-    ? "validation"
-    : status === 429
-    ? "rate_limited"
-    : status >= 500
-    ? "server_error"
-    : "honcho_error";
+  const kind = STATUS_KINDS[status] ??
+    (status >= 500 ? "server_error" : "honcho_error");
   const retryAfterMs = kind === "rate_limited" || kind === "server_error"
     ? options.retryAfterMs
     : undefined;

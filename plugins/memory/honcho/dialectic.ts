@@ -47,13 +47,7 @@ const PROPORTIONAL_SLOTS: Readonly<Record<number, readonly Slot[]>> = {
   3: ["minimal", "base", "low"],
 };
 
-/**
- * The level of pass `index`: the explicit `dialecticDepthLevels[index]`;
- * else the proportional default for the depth (depth 2: `minimal`, base;
- * depth 3: `minimal`, base, `low`), where the base slot is
- * `dialecticReasoningLevel` raised by the heuristic (+1 at 120 characters
- * of query, +2 at 400) and capped at `reasoningLevelCap`.
- */
+/** The explicit `dialecticDepthLevels[index]`, else the depth's proportional slot (base: heuristic). */
 export function resolvePassLevel(
   index: number,
   query: string,
@@ -86,11 +80,7 @@ export function heuristicLevel(
   return REASONING_LEVELS[Math.min(baseIndex + bump, capIndex)]!;
 }
 
-/**
- * Whether an answer is strong enough to stop further passes: at least 100
- * characters, and either structured (a newline plus a `##` heading, a `•`,
- * a `- `/`* ` bullet or a numbered line) or longer than 300 characters.
- */
+/** An answer strong enough to stop: 100+ characters and structured (heading, bullets), or 300+. */
 export function signalSufficient(result: string): boolean {
   const text = result.trim();
   if (text.length < 100) return false;

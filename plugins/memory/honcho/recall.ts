@@ -148,8 +148,7 @@ export class HonchoRecall {
     this.#warmUpAnswer = false;
     const config = this.#rt.config;
     if (config.recallMode === "tools") {
-      this.#log("cron-or-tools-mode", "");
-      return "";
+      return this.#log("cron-or-tools-mode", "");
     }
     return config.recallSync
       ? await this.#syncPrefetch(config, query)
@@ -257,15 +256,12 @@ export class HonchoRecall {
         await waitFor(settingUp, baseDeadline - this.#rt.now());
       }
       if (!session.ready) {
-        const notice = this.#rt.notices.take();
-        this.#log("session-not-ready", notice);
-        return notice;
+        return this.#log("session-not-ready", this.#rt.notices.take());
       }
     }
     if (isTrivialPrompt(query)) {
       const pending = this.#consumeDialectic(config);
-      this.#log("trivial-prompt", pending);
-      return pending;
+      return this.#log("trivial-prompt", pending);
     }
     const parts: string[] = [];
     if (config.injectionFrequency !== "first-turn" || firstTurn) {
@@ -309,8 +305,7 @@ export class HonchoRecall {
     const notice = this.#rt.notices.take();
     if (notice) parts.unshift(notice);
     const text = applyTokenBudget(parts.join("\n\n"), config.contextTokens);
-    this.#log(text ? "injected" : "fetched-but-empty", text);
-    return text;
+    return this.#log(text ? "injected" : "fetched-but-empty", text);
   }
 
   async #syncPrefetch(config: HonchoConfig, query: string): Promise<string> {
@@ -319,14 +314,11 @@ export class HonchoRecall {
       ? config.timeout * 1000
       : 5_000;
     if (isTrivialPrompt(query) || this.#syncBusy) {
-      this.#log("trivial-prompt", "");
-      return "";
+      return this.#log("trivial-prompt", "");
     }
     if (!this.#reads.open(this.#rt.now())) {
       // Honcho failed a moment ago: no request until the pause ends.
-      const notice = this.#rt.notices.take();
-      this.#log("recall-sync-empty", notice);
-      return notice;
+      return this.#log("recall-sync-empty", this.#rt.notices.take());
     }
     this.#syncBusy = true;
     const outer = this.#rt.signal;
@@ -351,9 +343,7 @@ export class HonchoRecall {
       const dialecticDue = turn - this.#lastDialecticTurn >=
         effectiveCadence(config.dialecticCadence, this.#emptyStreak);
       if (!contextDue && !dialecticDue) {
-        const notice = this.#rt.notices.take();
-        this.#log("recall-sync-empty", notice);
-        return notice;
+        return this.#log("recall-sync-empty", this.#rt.notices.take());
       }
       const [base, dialectic] = await Promise.all([
         contextDue
@@ -397,14 +387,11 @@ export class HonchoRecall {
       this.#rt.notices.clear();
       this.#reads.succeeded();
       const text = applyTokenBudget(parts.join("\n\n"), config.contextTokens);
-      this.#log(text ? "injected" : "recall-sync-empty", text);
-      return text;
+      return this.#log(text ? "injected" : "recall-sync-empty", text);
     } catch (error) {
       if (!outer.aborted) this.#reads.failed(error, this.#rt.now());
       this.#rt.notices.reportError(error);
-      const notice = this.#rt.notices.take();
-      this.#log("recall-sync-empty", notice);
-      return notice;
+      return this.#log("recall-sync-empty", this.#rt.notices.take());
     } finally {
       clearTimeout(timer);
       outer.removeEventListener("abort", onAbort);
@@ -607,13 +594,15 @@ export class HonchoRecall {
     return answer?.trim() ?? "";
   }
 
-  #log(reason: string, payload: string): void {
+  /** Logs the injection (when on) and returns it. */
+  #log(reason: string, payload: string): string {
     logInjection(this.#rt.config, this.#rt.tasks, {
       turn: this.#turn(),
       sessionKey: this.#session.identity?.sessionKey,
       reason,
       payload,
     });
+    return payload;
   }
 }
 

@@ -227,11 +227,7 @@ export type HonchoToolCall =
 export const BOT_TURN_WRITE_ERROR =
   "Honcho memory writes are off during a bot-to-bot turn. Only turns written by a person can change what Honcho stores.";
 
-/**
- * Maps a `peer` argument to a peer id: `user` (or absent) → the session's
- * user peer, `ai`/`assistant` → the AI peer, anything else sanitised (each
- * character outside `[A-Za-z0-9_-]` becomes `-`).
- */
+/** A `peer` argument: `user` (or absent), `ai`/`assistant`, or a peer id (sanitised). */
 export function resolveToolPeer(
   peer: unknown,
   ids: { userPeerId: string; aiPeerId: string },
@@ -298,10 +294,7 @@ export async function callHonchoTool(
   });
 }
 
-/**
- * Runs one tool call against a ready session and returns its JSON result;
- * never throws (auth failures and other errors become `{"error": …}`).
- */
+/** Runs one tool call against a ready session; never throws (errors become `{"error": …}`). */
 export async function runHonchoTool(
   name: string,
   args: Record<string, unknown>,

@@ -111,9 +111,13 @@ export interface Endpoint<T> {
 
 /** The client's options, `baseUrl` cleaned and `timeoutMs` resolved. */
 export interface HonchoTransportConfig extends HonchoTransportOptions {
+  /** The server, without `/v3`. */
   baseUrl: string;
+  /** The bearer token; no `Authorization` header when empty. */
   apiKey?: string;
+  /** Per-attempt deadline in ms. */
   timeoutMs: number;
+  /** Extra headers (telemetry). */
   headers?: Record<string, string>;
 }
 

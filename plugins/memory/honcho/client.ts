@@ -14,6 +14,7 @@ import type { HonchoConfig } from "./config.ts";
 import {
   type Endpoint,
   HonchoTransport,
+  type HonchoTransportConfig,
   type HonchoTransportOptions,
 } from "./_client_transport.ts";
 import {
@@ -147,17 +148,9 @@ function honchoWorkspaceId(workspaceId: string): string {
   return clean === "" ? "hermes" : clean;
 }
 
-/** Options of {@linkcode HonchoClient}. */
-export interface HonchoClientOptions extends HonchoTransportOptions {
+/** Options of {@linkcode HonchoClient}: the server defaults to Honcho cloud, the timeout to 30 s. */
+export interface HonchoClientOptions extends Partial<HonchoTransportConfig> {
   workspaceId: string;
-  /** The server, without `/v3`. @default {"https://api.honcho.dev"} */
-  baseUrl?: string;
-  /** The bearer token; no `Authorization` header when empty. */
-  apiKey?: string;
-  /** Per-attempt deadline in ms. @default {30000} */
-  timeoutMs?: number;
-  /** Extra headers (telemetry). */
-  headers?: Record<string, string>;
 }
 
 /** Options of {@linkcode HonchoClient.fromConfig}. */

@@ -135,23 +135,19 @@ export function gatewaySessionKeyFor(
 
 /** Runs `git rev-parse --show-toplevel` in `cwd` with a 5 s timeout. */
 export async function gitTopLevel(cwd: string): Promise<string | undefined> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), 5_000);
   try {
     const output = await new Deno.Command("git", {
       args: ["rev-parse", "--show-toplevel"],
       cwd,
       stdout: "piped",
       stderr: "null",
-      signal: controller.signal,
+      signal: AbortSignal.timeout(5_000),
     }).output();
     if (!output.success) return undefined;
     const top = new TextDecoder().decode(output.stdout).trim();
     return top || undefined;
   } catch {
     return undefined;
-  } finally {
-    clearTimeout(timer);
   }
 }
 

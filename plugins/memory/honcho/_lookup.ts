@@ -74,24 +74,24 @@ export class Lookup {
 
   /** `host.get(k) or root.get(k, default)`. */
   pick(key: string): Found<unknown> | undefined {
-    if (pythonTruthy(this.host[key])) {
-      return { value: this.host[key], source: "host" };
-    }
-    if (Object.hasOwn(this.root, key)) {
-      return { value: this.root[key], source: "root" };
-    }
-    return undefined;
+    return this.#hostOrRoot(key, pythonTruthy(this.host[key]));
   }
 
   /** A non-null host value, else the root value when the key is there (even `null`). */
   pickSet(key: string): Found<unknown> | undefined {
-    if (this.host[key] != null) {
-      return { value: this.host[key], source: "host" };
-    }
-    if (Object.hasOwn(this.root, key)) {
-      return { value: this.root[key], source: "root" };
-    }
-    return undefined;
+    return this.#hostOrRoot(key, this.host[key] != null);
+  }
+
+  /** The host value when the key is there (even `null`), else the root's. */
+  present(key: string): Found<unknown> | undefined {
+    return this.#hostOrRoot(key, Object.hasOwn(this.host, key));
+  }
+
+  #hostOrRoot(key: string, fromHost: boolean): Found<unknown> | undefined {
+    if (fromHost) return { value: this.host[key], source: "host" };
+    return Object.hasOwn(this.root, key)
+      ? { value: this.root[key], source: "root" }
+      : undefined;
   }
 
   /** host[k1], host[k2]…, root[k1], root[k2]…: Hermes' lookup order. */
@@ -121,17 +121,6 @@ export class Lookup {
       if (Array.isArray(found.value)) {
         return { value: found.value, source: found.source };
       }
-    }
-    return undefined;
-  }
-
-  /** Host value if the key is present in the host block (even null), else root. */
-  present(key: string): Found<unknown> | undefined {
-    if (Object.hasOwn(this.host, key)) {
-      return { value: this.host[key], source: "host" };
-    }
-    if (Object.hasOwn(this.root, key)) {
-      return { value: this.root[key], source: "root" };
     }
     return undefined;
   }

@@ -20,15 +20,6 @@ import { noticeText } from "./notices.ts";
 import type { HonchoSession } from "./session.ts";
 import { errorText } from "./_util.ts";
 
-/** The tool names, in schema order. */
-export const HONCHO_TOOL_NAMES: readonly string[] = Object.freeze([
-  "honcho_profile",
-  "honcho_search",
-  "honcho_context",
-  "honcho_reasoning",
-  "honcho_conclude",
-]);
-
 const PEER_PROPERTY = {
   type: "string",
   description:
@@ -36,118 +27,124 @@ const PEER_PROPERTY = {
     "for yourself, or any peer id in the workspace.",
 } as const;
 
+const SCHEMAS: readonly ToolSchema[] = [
+  {
+    name: "honcho_profile",
+    description:
+      "Read or overwrite a peer's card: a short curated list of standing " +
+      "facts (name, role, preferences). The cheapest memory call, no LLM. " +
+      "Omit 'card' to read it; pass 'card' to replace it. An empty card " +
+      "comes back with a hint, not an error.",
+    parameters: {
+      type: "object",
+      properties: {
+        peer: PEER_PROPERTY,
+        card: {
+          type: "array",
+          items: { type: "string" },
+          description:
+            "The complete new card, one fact per entry. Replaces the card.",
+        },
+      },
+      required: [],
+    },
+  },
+  {
+    name: "honcho_search",
+    description:
+      "Hybrid semantic and keyword search over the peer's raw message " +
+      "history across all sessions. Returns ranked raw excerpts, no LLM " +
+      "synthesis; cheaper than honcho_reasoning.",
+    parameters: {
+      type: "object",
+      properties: {
+        query: { type: "string", description: "What to look for." },
+        max_tokens: {
+          type: "integer",
+          description: "Token budget for the excerpts (default 800, max 2000).",
+        },
+        peer: PEER_PROPERTY,
+      },
+      required: ["query"],
+    },
+  },
+  {
+    name: "honcho_context",
+    description:
+      "A standing snapshot for the current session: summary, the peer's " +
+      "representation and card, and recent messages. No LLM.",
+    parameters: {
+      type: "object",
+      properties: { peer: PEER_PROPERTY },
+      required: [],
+    },
+  },
+  {
+    name: "honcho_reasoning",
+    description:
+      "Ask Honcho's dialectic agent a natural-language question about a " +
+      "peer. The only LLM-backed memory tool: slower and more expensive. " +
+      "Omit reasoning_level for the configured default (usually low). Use " +
+      "minimal only for single-fact lookups (its answer is capped at about " +
+      "250 tokens); low or higher for synthesis.",
+    parameters: {
+      type: "object",
+      properties: {
+        query: { type: "string", description: "The question." },
+        reasoning_level: {
+          type: "string",
+          enum: [...REASONING_LEVELS],
+          description:
+            "How much reasoning to spend: minimal, low, medium, high or max.",
+        },
+        peer: PEER_PROPERTY,
+      },
+      required: ["query"],
+    },
+  },
+  {
+    name: "honcho_conclude",
+    description:
+      "Write, delete or list conclusions (durable facts) about a peer. " +
+      "Provide exactly one of: 'conclusion' to save a fact, 'delete_id' to " +
+      "delete one (only for personal data the user wants gone; fix a wrong " +
+      "fact by saving a corrected conclusion), or 'list' to list them " +
+      "(optionally narrowed by 'query'). Ids come from 'list'.",
+    parameters: {
+      type: "object",
+      properties: {
+        conclusion: { type: "string", description: "The fact to save." },
+        delete_id: {
+          type: "string",
+          description: "The id of a conclusion to delete.",
+        },
+        list: {
+          type: "boolean",
+          description: "List conclusions instead of writing.",
+        },
+        query: {
+          type: "string",
+          description: "With list: search conclusions semantically.",
+        },
+        peer: {
+          type: "string",
+          description:
+            "The peer the conclusion is about: 'user' (default), 'ai', or a peer id.",
+        },
+      },
+      required: [],
+    },
+  },
+];
+
+/** The tool names, in schema order. */
+export const HONCHO_TOOL_NAMES: readonly string[] = Object.freeze(
+  SCHEMAS.map((schema) => schema.name),
+);
+
 /** The schemas of the five tools (bare function schemas). */
 export function honchoToolSchemas(): ToolSchema[] {
-  return structuredClone([
-    {
-      name: "honcho_profile",
-      description:
-        "Read or overwrite a peer's card: a short curated list of standing " +
-        "facts (name, role, preferences). The cheapest memory call, no LLM. " +
-        "Omit 'card' to read it; pass 'card' to replace it. An empty card " +
-        "comes back with a hint, not an error.",
-      parameters: {
-        type: "object",
-        properties: {
-          peer: PEER_PROPERTY,
-          card: {
-            type: "array",
-            items: { type: "string" },
-            description:
-              "The complete new card, one fact per entry. Replaces the card.",
-          },
-        },
-        required: [],
-      },
-    },
-    {
-      name: "honcho_search",
-      description:
-        "Hybrid semantic and keyword search over the peer's raw message " +
-        "history across all sessions. Returns ranked raw excerpts, no LLM " +
-        "synthesis; cheaper than honcho_reasoning.",
-      parameters: {
-        type: "object",
-        properties: {
-          query: { type: "string", description: "What to look for." },
-          max_tokens: {
-            type: "integer",
-            description:
-              "Token budget for the excerpts (default 800, max 2000).",
-          },
-          peer: PEER_PROPERTY,
-        },
-        required: ["query"],
-      },
-    },
-    {
-      name: "honcho_context",
-      description:
-        "A standing snapshot for the current session: summary, the peer's " +
-        "representation and card, and recent messages. No LLM.",
-      parameters: {
-        type: "object",
-        properties: { peer: PEER_PROPERTY },
-        required: [],
-      },
-    },
-    {
-      name: "honcho_reasoning",
-      description:
-        "Ask Honcho's dialectic agent a natural-language question about a " +
-        "peer. The only LLM-backed memory tool: slower and more expensive. " +
-        "Omit reasoning_level for the configured default (usually low). Use " +
-        "minimal only for single-fact lookups (its answer is capped at about " +
-        "250 tokens); low or higher for synthesis.",
-      parameters: {
-        type: "object",
-        properties: {
-          query: { type: "string", description: "The question." },
-          reasoning_level: {
-            type: "string",
-            enum: [...REASONING_LEVELS],
-            description:
-              "How much reasoning to spend: minimal, low, medium, high or max.",
-          },
-          peer: PEER_PROPERTY,
-        },
-        required: ["query"],
-      },
-    },
-    {
-      name: "honcho_conclude",
-      description:
-        "Write, delete or list conclusions (durable facts) about a peer. " +
-        "Provide exactly one of: 'conclusion' to save a fact, 'delete_id' to " +
-        "delete one (only for personal data the user wants gone; fix a wrong " +
-        "fact by saving a corrected conclusion), or 'list' to list them " +
-        "(optionally narrowed by 'query'). Ids come from 'list'.",
-      parameters: {
-        type: "object",
-        properties: {
-          conclusion: { type: "string", description: "The fact to save." },
-          delete_id: {
-            type: "string",
-            description: "The id of a conclusion to delete.",
-          },
-          list: {
-            type: "boolean",
-            description: "List conclusions instead of writing.",
-          },
-          query: {
-            type: "string",
-            description: "With list: search conclusions semantically.",
-          },
-          peer: {
-            type: "string",
-            description:
-              "The peer the conclusion is about: 'user' (default), 'ai', or a peer id.",
-          },
-        },
-        required: [],
-      },
-    },
-  ]);
+  return structuredClone([...SCHEMAS]);
 }
 
 /**

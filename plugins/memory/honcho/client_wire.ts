@@ -180,11 +180,6 @@ export function text(o: JsonObject, key: string, what: string): string {
   return value;
 }
 
-export function textOr(o: JsonObject, key: string, fallback: string): string {
-  const value = o[key];
-  return typeof value === "string" ? value : fallback;
-}
-
 export function nullableText(
   o: JsonObject,
   key: string,
@@ -196,11 +191,6 @@ export function nullableText(
     throw new ShapeError(`${what}.${key} is not a string or null`);
   }
   return value;
-}
-
-export function objectOr(o: JsonObject, key: string): JsonObject {
-  const value = o[key];
-  return isRecord(value) ? value : {};
 }
 
 export function numberOr(o: JsonObject, key: string, fallback: number): number {
@@ -243,8 +233,8 @@ export function parseMessage(value: unknown): Message {
     id: text(o, "id", "message"),
     content: text(o, "content", "message"),
     peerId: text(o, "peer_id", "message"),
-    sessionId: textOr(o, "session_id", ""),
-    metadata: objectOr(o, "metadata"),
+    sessionId: typeof o.session_id === "string" ? o.session_id : "",
+    metadata: isRecord(o.metadata) ? o.metadata : {},
   };
 }
 

@@ -5,12 +5,12 @@
 
 import {
   cleanBaseUrl,
+  type ConnectionConfig,
   DEFAULT_HONCHO_TIMEOUT_MS,
   HONCHO_ENVIRONMENT_URLS,
   resolveHonchoConnection,
   type ResolveHonchoConnectionOptions,
 } from "./connection.ts";
-import type { HonchoConfig } from "./config.ts";
 import {
   type Endpoint,
   HonchoTransport,
@@ -201,15 +201,7 @@ export class HonchoClient {
 
   /** A client from a resolved configuration (plugins/memory/honcho/SPEC.md §2); HonchoError `config` without key and URL. */
   static fromConfig(
-    config: Pick<
-      HonchoConfig,
-      | "apiKey"
-      | "baseUrl"
-      | "environment"
-      | "timeout"
-      | "apiKeyInFile"
-      | "workspaceId"
-    >,
+    config: ConnectionConfig,
     options: HonchoClientFromConfigOptions = {},
   ): HonchoClient {
     const connection = resolveHonchoConnection(config, options);

@@ -104,6 +104,17 @@ export interface ResolveHonchoConnectionOptions {
   platform?: string;
 }
 
+/** The settings a connection is resolved from. */
+export type ConnectionConfig = Pick<
+  HonchoConfig,
+  | "apiKey"
+  | "baseUrl"
+  | "environment"
+  | "timeout"
+  | "apiKeyInFile"
+  | "workspaceId"
+>;
+
 /** What the HTTP client needs to connect. */
 export interface HonchoConnection {
   /** Cleaned, without `/v3`. */
@@ -121,15 +132,7 @@ export interface HonchoConnection {
  * @throws {HonchoError} `config` When neither an API key nor a base URL is configured.
  */
 export function resolveHonchoConnection(
-  config: Pick<
-    HonchoConfig,
-    | "apiKey"
-    | "baseUrl"
-    | "environment"
-    | "timeout"
-    | "apiKeyInFile"
-    | "workspaceId"
-  >,
+  config: ConnectionConfig,
   options: ResolveHonchoConnectionOptions = {},
 ): HonchoConnection {
   const yaml = isRecord(options.hermesConfig?.honcho)

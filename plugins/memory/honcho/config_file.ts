@@ -219,48 +219,30 @@ function findJsonErrorOffset(text: string): number {
   const value = (): void => {
     ws();
     const c = text[i];
-    if (c === "{") {
+    if (c === "{" || c === "[") {
+      const close = c === "{" ? "}" : "]";
       i++;
       ws();
-      if (text[i] === "}") {
+      if (text[i] === close) {
         i++;
         return;
       }
       for (;;) {
-        ws();
-        if (text[i] !== '"') fail();
-        string();
-        ws();
-        if (text[i] !== ":") fail();
-        i++;
+        if (c === "{") {
+          ws();
+          if (text[i] !== '"') fail();
+          string();
+          ws();
+          if (text[i] !== ":") fail();
+          i++;
+        }
         value();
         ws();
         if (text[i] === ",") {
           i++;
           continue;
         }
-        if (text[i] === "}") {
-          i++;
-          return;
-        }
-        fail();
-      }
-    }
-    if (c === "[") {
-      i++;
-      ws();
-      if (text[i] === "]") {
-        i++;
-        return;
-      }
-      for (;;) {
-        value();
-        ws();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        if (text[i] === "]") {
+        if (text[i] === close) {
           i++;
           return;
         }

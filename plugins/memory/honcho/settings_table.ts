@@ -129,11 +129,59 @@ export interface SettingSpec<T> {
   unset?: string;
 }
 
-/** Every resolved setting of `honcho.json`, typed by its row of the table. */
-export type HonchoSettings = {
-  -readonly [K in keyof typeof TABLE]: (typeof TABLE)[K] extends
-    SettingSpec<infer T> ? T : never;
-};
+/** Every resolved setting of `honcho.json`; how each resolves and its default: `TABLE` below. */
+export interface HonchoSettings {
+  apiKey: string | undefined;
+  /** Not yet cleaned. */
+  baseUrl: string | undefined;
+  environment: string;
+  workspaceId: string;
+  aiPeer: string;
+  peerName: string | undefined;
+  /** Seconds; `undefined` = the client default (30 s). */
+  timeout: number | undefined;
+  enabled: boolean;
+  pinUserPeer: boolean;
+  userPeerAliases: Record<string, string>;
+  runtimePeerPrefix: string;
+  saveMessages: boolean;
+  writeFrequency: WriteFrequency;
+  /** `undefined`, 0 or less = uncapped. */
+  contextTokens: number | undefined;
+  dialecticReasoningLevel: ReasoningLevel;
+  dialecticDynamic: boolean;
+  dialecticMaxChars: number;
+  dialecticDepth: number;
+  dialecticDepthLevels: ReasoningLevel[] | undefined;
+  reasoningHeuristic: boolean;
+  reasoningLevelCap: ReasoningLevel;
+  messageMaxChars: number;
+  dialecticMaxInputChars: number;
+  recallMode: RecallMode;
+  recallSync: boolean;
+  initOnSessionStart: boolean;
+  injectionFrequency: InjectionFrequency;
+  contextCadence: number;
+  dialecticCadence: number;
+  queryRewrite: boolean;
+  /** Seconds (also `firstTurnDialecticWait`). */
+  firstTurnBaseWait: number;
+  firstTurnDialecticWait: number;
+  observationMode: ObservationMode;
+  observation: ObservationOverrides | undefined;
+  sessionStrategy: SessionStrategy;
+  sessionPeerPrefix: boolean;
+  sessionAiPeerPrefix: boolean;
+  a2aSessions: boolean;
+  /** Root `sessions`: cwd path → session name. */
+  sessions: Record<string, string>;
+  /** `undefined` = all sections, `[]` = none. */
+  injectionSessionStart: SessionStartSection[] | undefined;
+  logging: boolean;
+  injectionLogPath: string | undefined;
+  /** The host block's `oauth` grant (opaque here). */
+  oauth: Record<string, unknown> | undefined;
+}
 
 // Readers, one per kind of Hermes lookup.
 /** `bool()` of the first non-null of host[k…], root[k…]. */
@@ -159,24 +207,19 @@ const text: Reader<string> = (ctx, keys) => textFound(ctx.look.pick(keys[0]!));
 const level: Reader<ReasoningLevel> = (ctx, keys) =>
   map(orFound(ctx.look.pick(keys[0]!)), exactLevel);
 
-// Fixes a row's resolved type.
-function spec<T>(row: SettingSpec<T>): SettingSpec<T> {
-  return row;
-}
-
 const LEVELS: readonly SettingChoice[] = REASONING_LEVELS.map((l) => [l]);
 
 // Every Honcho setting, in the order `hermes honcho status` shows them,
 // under its resolved name. (The desktop schema orders its fields by
 // SCHEMA_ORDER in config_schema.ts.)
-const TABLE = {
-  enabled: spec<boolean>({
+const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
+  enabled: {
     // `_first_set(host.enabled, root.enabled, default=bool(key or url))`,
     // used as `bool()`: "false" is a non-empty string, so enabled.
     read: flag,
     default: (ctx) => Boolean(ctx.get("apiKey") || ctx.get("baseUrl")),
-  }),
-  apiKey: spec<string | undefined>({
+  },
+  apiKey: {
     env: "HONCHO_API_KEY",
     // Hermes uses a numeric key as it is (the header carries its text).
     read: (ctx) => {
@@ -195,8 +238,8 @@ const TABLE = {
         "Honcho API key (from app.honcho.dev); a local server needs none",
       group: "connection",
     },
-  }),
-  baseUrl: spec<string | undefined>({
+  },
+  baseUrl: {
     aliases: ["base_url"],
     scope: "root",
     env: "HONCHO_BASE_URL",
@@ -211,8 +254,8 @@ const TABLE = {
       description: "Self-hosted Honcho server; leave empty for Honcho cloud",
       group: "connection",
     },
-  }),
-  environment: spec<string>({
+  },
+  environment: {
     // In env-only mode HONCHO_ENVIRONMENT applies; with a file, only the file.
     read: (ctx, keys) => {
       if (!ctx.envOnly) return text(ctx, keys);
@@ -230,8 +273,8 @@ const TABLE = {
       description: "Which server to use when no base URL is set",
       group: "connection",
     },
-  }),
-  workspaceId: spec<string>({
+  },
+  workspaceId: {
     key: "workspace",
     read: text,
     default: (ctx) => ctx.envOnly ? "hermes" : ctx.hostKey,
@@ -242,8 +285,8 @@ const TABLE = {
       description: "Honcho workspace; profiles normally share one",
       group: "identity",
     },
-  }),
-  peerName: spec<string | undefined>({
+  },
+  peerName: {
     read: text,
     default: undefined,
     ui: {
@@ -253,8 +296,8 @@ const TABLE = {
         "Your peer id in Honcho (used when the platform supplies no user id)",
       group: "identity",
     },
-  }),
-  aiPeer: spec<string>({
+  },
+  aiPeer: {
     read: text,
     default: (ctx) => ctx.hostKey,
     ui: {
@@ -264,8 +307,8 @@ const TABLE = {
       description: "This profile's AI peer id",
       group: "identity",
     },
-  }),
-  timeout: spec<number | undefined>({
+  },
+  timeout: {
     aliases: ["requestTimeout"],
     scope: "root",
     env: "HONCHO_TIMEOUT",
@@ -296,8 +339,8 @@ const TABLE = {
       description: "HTTP timeout of one Honcho request, in seconds",
       group: "connection",
     },
-  }),
-  recallMode: spec<RecallMode>({
+  },
+  recallMode: {
     read: (ctx, keys) =>
       map(orFound(ctx.look.pick(keys[0]!)), normalizeRecallMode),
     default: "hybrid",
@@ -312,8 +355,8 @@ const TABLE = {
       description: "How memory reaches the model",
       group: "recall",
     },
-  }),
-  recallSync: spec<boolean>({
+  },
+  recallSync: {
     read: flag,
     default: false,
     ui: {
@@ -323,8 +366,8 @@ const TABLE = {
         "Recall for the current message before answering (bounded by the timeout)",
       group: "recall",
     },
-  }),
-  writeFrequency: spec<WriteFrequency>({
+  },
+  writeFrequency: {
     read: (ctx, keys) =>
       map(orFound(ctx.look.pick(keys[0]!)), parseWriteFrequency),
     default: "async",
@@ -336,8 +379,8 @@ const TABLE = {
         "When turns are written: async, turn, session, or every N turns",
       group: "writes",
     },
-  }),
-  saveMessages: spec<boolean>({
+  },
+  saveMessages: {
     read: setBool,
     default: true,
     ui: {
@@ -346,8 +389,8 @@ const TABLE = {
       description: "Write conversation turns to Honcho",
       group: "writes",
     },
-  }),
-  sessionStrategy: spec<SessionStrategy>({
+  },
+  sessionStrategy: {
     // Kept as written (Hermes does not trim it): an unknown strategy
     // behaves like `global`.
     read: (ctx, keys) =>
@@ -365,8 +408,8 @@ const TABLE = {
       description: "How Hermes conversations map to Honcho sessions",
       group: "sessions",
     },
-  }),
-  sessionPeerPrefix: spec<boolean>({
+  },
+  sessionPeerPrefix: {
     read: setBool,
     default: false,
     ui: {
@@ -375,9 +418,9 @@ const TABLE = {
       description: "Session names start with the user peer name",
       group: "sessions",
     },
-  }),
-  sessionAiPeerPrefix: spec<boolean>({ read: setBool, default: false }),
-  sessions: spec<Record<string, string>>({
+  },
+  sessionAiPeerPrefix: { read: setBool, default: false },
+  sessions: {
     scope: "root",
     read: (ctx) => {
       if (!Object.hasOwn(ctx.root, "sessions")) return undefined;
@@ -397,8 +440,8 @@ const TABLE = {
       description: "JSON object mapping directories to session names",
       group: "sessions",
     },
-  }),
-  contextTokens: spec<number | undefined>({
+  },
+  contextTokens: {
     unset: "uncapped",
     read: int,
     default: undefined,
@@ -409,9 +452,9 @@ const TABLE = {
       description: "Token budget of the injected context; empty = uncapped",
       group: "recall",
     },
-  }),
-  contextCadence: spec<number>({ read: int, default: 1 }),
-  injectionFrequency: spec<InjectionFrequency>({
+  },
+  contextCadence: { read: int, default: 1 },
+  injectionFrequency: {
     // Hermes keeps the raw value and only ever asks `== "first-turn"`.
     read: (ctx, keys) =>
       map(
@@ -420,8 +463,8 @@ const TABLE = {
           v === "first-turn" ? "first-turn" : "every-turn",
       ),
     default: "every-turn",
-  }),
-  injectionSessionStart: spec<SessionStartSection[] | undefined>({
+  },
+  injectionSessionStart: {
     key: "injection.sessionStart",
     read: (ctx) =>
       map(
@@ -432,8 +475,8 @@ const TABLE = {
             : undefined,
       ),
     default: undefined,
-  }),
-  initOnSessionStart: spec<boolean>({
+  },
+  initOnSessionStart: {
     read: flag,
     default: false,
     ui: {
@@ -443,8 +486,8 @@ const TABLE = {
         "In tools mode, connect when the session starts instead of at the first tool call",
       group: "recall",
     },
-  }),
-  dialecticReasoningLevel: spec<ReasoningLevel>({
+  },
+  dialecticReasoningLevel: {
     read: level,
     default: "low",
     ui: {
@@ -454,8 +497,8 @@ const TABLE = {
       description: "Base reasoning level of the dialectic",
       group: "dialectic",
     },
-  }),
-  dialecticDynamic: spec<boolean>({
+  },
+  dialecticDynamic: {
     read: flag,
     default: true,
     ui: {
@@ -464,9 +507,9 @@ const TABLE = {
       description: "Let the model choose the level per call",
       group: "dialectic",
     },
-  }),
-  dialecticCadence: spec<number>({ read: int, default: 1 }),
-  dialecticDepth: spec<number>({
+  },
+  dialecticCadence: { read: int, default: 1 },
+  dialecticDepth: {
     read: (ctx, keys) =>
       ctx.look.parsed(keys[0]!, (v) => {
         const n = pythonInt(v);
@@ -480,8 +523,8 @@ const TABLE = {
       range: [1, 3],
       group: "dialectic",
     },
-  }),
-  dialecticDepthLevels: spec<ReasoningLevel[] | undefined>({
+  },
+  dialecticDepthLevels: {
     // Exactly `dialecticDepth` levels: cut, or padded with `low`.
     read: (ctx, keys) =>
       map(ctx.look.firstList(keys[0]!), (list) => {
@@ -500,8 +543,8 @@ const TABLE = {
         'JSON list of levels per pass, e.g. ["minimal", "low", "medium"]',
       group: "dialectic",
     },
-  }),
-  dialecticMaxChars: spec<number>({
+  },
+  dialecticMaxChars: {
     read: int,
     default: 600,
     ui: {
@@ -511,8 +554,8 @@ const TABLE = {
       description: "Most characters of dialectic text injected",
       group: "dialectic",
     },
-  }),
-  dialecticMaxInputChars: spec<number>({
+  },
+  dialecticMaxInputChars: {
     read: int,
     default: 10_000,
     ui: {
@@ -521,8 +564,8 @@ const TABLE = {
       description: "Most characters of a dialectic query",
       group: "dialectic",
     },
-  }),
-  reasoningHeuristic: spec<boolean>({
+  },
+  reasoningHeuristic: {
     read: flag,
     default: true,
     ui: {
@@ -531,8 +574,8 @@ const TABLE = {
       description: "Raise the level for longer queries",
       group: "dialectic",
     },
-  }),
-  reasoningLevelCap: spec<ReasoningLevel>({
+  },
+  reasoningLevelCap: {
     read: level,
     default: "high",
     ui: {
@@ -542,11 +585,11 @@ const TABLE = {
       description: "Highest level the heuristic may choose",
       group: "dialectic",
     },
-  }),
-  queryRewrite: spec<boolean>({ read: flag, default: false }),
-  firstTurnBaseWait: spec<number>({ read: seconds, default: 3 }),
-  firstTurnDialecticWait: spec<number>({ read: seconds, default: 2 }),
-  messageMaxChars: spec<number>({
+  },
+  queryRewrite: { read: flag, default: false },
+  firstTurnBaseWait: { read: seconds, default: 3 },
+  firstTurnDialecticWait: { read: seconds, default: 2 },
+  messageMaxChars: {
     read: int,
     default: 25_000,
     ui: {
@@ -556,8 +599,8 @@ const TABLE = {
         "Longer messages are split into chunks of at most this many characters",
       group: "writes",
     },
-  }),
-  observationMode: spec<ObservationMode>({
+  },
+  observationMode: {
     read: (ctx, keys) =>
       map(orFound(ctx.look.pick(keys[0]!)), normalizeObservationMode),
     // Without the key: `unified` when explicitly configured.
@@ -573,13 +616,13 @@ const TABLE = {
       description: "Observation preset of the user and AI peers",
       group: "recall",
     },
-  }),
-  observation: spec<ObservationOverrides | undefined>({
+  },
+  observation: {
     read: (ctx, keys) =>
       map(ctx.look.pick(keys[0]!), parseObservationOverrides),
     default: undefined,
-  }),
-  pinUserPeer: spec<boolean>({
+  },
+  pinUserPeer: {
     aliases: ["pinPeerName"],
     read: flag,
     default: false,
@@ -589,8 +632,8 @@ const TABLE = {
       description: "Map every runtime user to the user peer name",
       group: "identity",
     },
-  }),
-  userPeerAliases: spec<Record<string, string>>({
+  },
+  userPeerAliases: {
     read: (ctx, keys) => ctx.look.stringMap(keys[0]!),
     default: {},
     ui: {
@@ -599,8 +642,8 @@ const TABLE = {
       description: "JSON object mapping platform user ids to peer ids",
       group: "identity",
     },
-  }),
-  runtimePeerPrefix: spec<string>({
+  },
+  runtimePeerPrefix: {
     read: (ctx, keys) => ctx.look.string(keys[0]!),
     default: "",
     ui: {
@@ -609,9 +652,9 @@ const TABLE = {
       description: "Prefix for peer ids generated from platform user ids",
       group: "identity",
     },
-  }),
-  a2aSessions: spec<boolean>({ read: flag, default: true }),
-  logging: spec<boolean>({
+  },
+  a2aSessions: { read: flag, default: true },
+  logging: {
     envFallbacks: ["HONCHO_LOGGING"],
     // HONCHO_INJECTION_LOG turns it on; HONCHO_LOGGING applies when the
     // file does not set it.
@@ -632,8 +675,8 @@ const TABLE = {
       description: "Log every context injection to ~/.honcho/injection.log",
       group: "writes",
     },
-  }),
-  injectionLogPath: spec<string | undefined>({
+  },
+  injectionLogPath: {
     status: false,
     read: (ctx) => {
       if (!ctx.get("logging")) return undefined;
@@ -644,15 +687,15 @@ const TABLE = {
       };
     },
     default: undefined,
-  }),
-  oauth: spec<Record<string, unknown> | undefined>({
+  },
+  oauth: {
     status: "presence",
     read: (ctx) =>
       isRecord(ctx.host.oauth)
         ? { value: ctx.host.oauth, source: "host" }
         : undefined,
     default: undefined,
-  }),
+  },
 };
 
 /** One row of {@linkcode SETTINGS}: a setting and its resolved name. */

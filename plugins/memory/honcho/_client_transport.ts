@@ -337,13 +337,11 @@ export class HonchoTransport {
 }
 
 function queryString(query: Record<string, QueryValue> | undefined): string {
-  if (!query) return "";
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) {
-    if (value === undefined) continue;
-    params.append(key, String(value));
-  }
-  const text = params.toString();
+  const text = new URLSearchParams(
+    Object.entries(query ?? {}).flatMap(([key, value]) =>
+      value === undefined ? [] : [[key, String(value)]]
+    ),
+  ).toString();
   return text ? `?${text}` : "";
 }
 

@@ -64,6 +64,10 @@ function isObserverLimit(error: unknown): boolean {
   return /observe_others/i.test(text) && /more than \d+ peers/i.test(text);
 }
 
+function inHome(hermesHome: string | undefined, file: string): string {
+  return hermesHome ? join(hermesHome, file) : file;
+}
+
 /** The text of a notice. */
 export function noticeText(
   cause: NoticeCause,
@@ -82,9 +86,7 @@ export function noticeText(
         "locally and stored once Honcho accepts them again.";
     case "permission": {
       const host = options.host ?? "the Honcho server";
-      const where = options.hermesHome
-        ? join(options.hermesHome, "config.yaml")
-        : "config.yaml";
+      const where = inHome(options.hermesHome, "config.yaml");
       return `${NOTICE_HEADING} Honcho memory is blocked: this process may ` +
         `not connect to ${host}${reason}, so turns are kept locally and not ` +
         `sent. Tell the user once that they can fix it by adding "${host}" ` +
@@ -92,9 +94,7 @@ export function noticeText(
         "honcho setup'), then restarting Hermes.";
     }
     case "refused": {
-      const where = options.hermesHome
-        ? join(options.hermesHome, "honcho.json")
-        : "honcho.json";
+      const where = inHome(options.hermesHome, "honcho.json");
       return `${NOTICE_HEADING} Honcho refused the memory writes${reason}: ` +
         "turns are kept locally and not sent until that is fixed. Tell the " +
         "user once to check the workspace, peer and session settings in " +
@@ -178,8 +178,7 @@ export class NoticeBoard {
   /** The warning logged when writes stop for a cause retrying cannot fix. */
   warning(cause: NoticeCause, reason?: string, host?: string): string {
     const why = reason ? ` (${reason})` : "";
-    const home = (file: string): string =>
-      this.#hermesHome ? join(this.#hermesHome, file) : file;
+    const home = (file: string): string => inHome(this.#hermesHome, file);
     switch (cause) {
       case "permission": {
         const server = host ?? "the Honcho server";

@@ -1,15 +1,9 @@
 /**
- * The Honcho HTTP transport, the one place of the provider that calls
- * `fetch`: URL and header building, JSON in and out (another shape becomes
- * an `invalid_response` error), a per-attempt deadline that aborts the
- * fetch, failures mapped to {@linkcode HonchoError} kinds, and retries of
- * the endpoints marked `retry` only (`_backoff.ts`), honouring `Retry-After`
- * up to `retryAfterCapMs`. A caller's abort is rethrown unchanged.
- *
+ * The Honcho HTTP transport, the one place that calls `fetch`: deadlines,
+ * failures as {@linkcode HonchoError} kinds, retries of `retry` endpoints.
  * Deno's `fetch` silently re-sends a request when a reused keep-alive
- * connection closes before the answer, after the server may have stored
- * it; so requests that are not retried never reuse a connection.
- *
+ * connection closes before the answer, after the server may have stored it;
+ * so requests that are not retried never reuse a connection.
  * @module
  */
 
@@ -98,32 +92,32 @@ export interface HonchoTransportOptions {
 
 type Method = "GET" | "POST" | "PUT" | "DELETE";
 
-/** A query parameter value (`undefined` is left out). */
 type QueryValue = string | number | boolean | undefined;
 
-/** One request to an endpoint: what to send and how to read the answer. */
+/** One request: what to send and how to read the answer. */
 export interface Endpoint<T> {
-  /** The method. */
   method: Method;
   /** The path segments after `/v3/` (each is encoded). */
   path: readonly string[];
-  /** Query parameters. */
+  /** `undefined` values are left out. */
   query?: Record<string, QueryValue>;
-  /** A JSON body. */
   json?: unknown;
-  /** A multipart body. */
   form?: FormData;
   /** Whether it may be retried and use a pooled connection (`false` for writes and deletes). */
   retry: boolean;
-  /** Reads the decoded body (throws {@linkcode ShapeError} on another shape). */
+  /** Throws {@linkcode ShapeError} on another shape. */
   parse: (body: unknown) => T;
 }
 
-/** The client's options, with `baseUrl` cleaned and `timeoutMs` resolved. */
+/** The client's options, `baseUrl` cleaned and `timeoutMs` resolved. */
 export interface HonchoTransportConfig extends HonchoTransportOptions {
+  /** The server, without `/v3`. */
   baseUrl: string;
+  /** The bearer token; no `Authorization` header when empty. */
   apiKey?: string;
+  /** Per-attempt deadline in ms. */
   timeoutMs: number;
+  /** Extra headers (telemetry). */
   headers?: Record<string, string>;
 }
 
@@ -155,7 +149,6 @@ export class HonchoTransport {
     };
   }
 
-  /** Sends one request (with its retry policy) and reads the answer. */
   async send<T>(spec: Endpoint<T>, signal?: AbortSignal): Promise<T> {
     const path = `/v3/${
       spec.path.map((segment) => encodeURIComponent(segment)).join("/")
@@ -193,13 +186,14 @@ export class HonchoTransport {
         retry: true,
         parse: (value) => {
           const o = record(value, "page");
-          return new HonchoPage<T>({
-            items: list(o.items, "page.items").map(item),
-            total: numberOr(o, "total", 0),
-            page: numberOr(o, "page", page),
-            size: numberOr(o, "size", options.size ?? 50),
-            pages: numberOr(o, "pages", 0),
-          }, fetchPage);
+          return new HonchoPage<T>(
+            list(o.items, "page.items").map(item),
+            numberOr(o, "total", 0),
+            numberOr(o, "page", page),
+            numberOr(o, "size", options.size ?? 50),
+            numberOr(o, "pages", 0),
+            fetchPage,
+          );
         },
       }, options.signal);
     return fetchPage(options.page ?? 1);
@@ -343,13 +337,11 @@ export class HonchoTransport {
 }
 
 function queryString(query: Record<string, QueryValue> | undefined): string {
-  if (!query) return "";
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query)) {
-    if (value === undefined) continue;
-    params.append(key, String(value));
-  }
-  const text = params.toString();
+  const text = new URLSearchParams(
+    Object.entries(query ?? {}).flatMap(([key, value]) =>
+      value === undefined ? [] : [[key, String(value)]]
+    ),
+  ).toString();
   return text ? `?${text}` : "";
 }
 

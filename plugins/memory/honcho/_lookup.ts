@@ -1,8 +1,6 @@
-// How `honcho.json` values are looked up and coerced, with Hermes' Python
-// semantics (`_HostLookup` in client.py, `bool()`, `int()`, `float()`,
-// `str()`) so a home shared with Hermes resolves alike: `"false"` is a true
-// flag, `"3"` and `3.9` are the integer 3. The settings table names one
-// reader per setting.
+// `honcho.json` lookups with Hermes' Python semantics (`_HostLookup`,
+// `bool()`, `int()`, `str()`), so a home shared with Hermes resolves alike:
+// `"false"` is a true flag, `"3"` and `3.9` are the integer 3.
 
 import {
   log,
@@ -53,17 +51,10 @@ export const SESSION_START_SECTIONS: readonly SessionStartSection[] = Object
     "aiCard",
   ]);
 
-/**
- * When turns are written: `async` (background writer), `turn` (now),
- * `session` (at session end), or every N turns. Unknown strings behave like
- * `session`.
- */
+/** `async`, `turn`, `session` or every N turns; unknown strings behave like `session`. */
 export type WriteFrequency = string | number;
 
-/**
- * How a Honcho session is chosen: `per-directory`, `per-repo`,
- * `per-session`, `global`; unknown strings behave like `global`.
- */
+/** `per-directory`, `per-repo`, `per-session`, `global`; unknown strings behave like `global`. */
 export type SessionStrategy = string;
 
 export interface Found<T> {
@@ -71,8 +62,7 @@ export interface Found<T> {
   source: ConfigSource;
 }
 
-// Hermes' host-block-over-root lookups (`_HostLookup` in client.py), with
-// the same Python truthiness, so a home shared with Hermes resolves alike.
+// Hermes' host-block-over-root lookups (`_HostLookup` in client.py).
 export class Lookup {
   readonly host: Record<string, unknown>;
   readonly root: Record<string, unknown>;
@@ -82,32 +72,26 @@ export class Lookup {
     this.root = root;
   }
 
-  /**
-   * `host.get(k) or root.get(k, default)`: a truthy host value, else the
-   * root value when the key is there (even a falsy one), else `undefined`.
-   */
+  /** `host.get(k) or root.get(k, default)`. */
   pick(key: string): Found<unknown> | undefined {
-    if (pythonTruthy(this.host[key])) {
-      return { value: this.host[key], source: "host" };
-    }
-    if (Object.hasOwn(this.root, key)) {
-      return { value: this.root[key], source: "root" };
-    }
-    return undefined;
+    return this.#hostOrRoot(key, pythonTruthy(this.host[key]));
   }
 
-  /**
-   * A non-null host value, else the root value when the key is there (even
-   * `null`), else `undefined`.
-   */
+  /** A non-null host value, else the root value when the key is there (even `null`). */
   pickSet(key: string): Found<unknown> | undefined {
-    if (this.host[key] != null) {
-      return { value: this.host[key], source: "host" };
-    }
-    if (Object.hasOwn(this.root, key)) {
-      return { value: this.root[key], source: "root" };
-    }
-    return undefined;
+    return this.#hostOrRoot(key, this.host[key] != null);
+  }
+
+  /** The host value when the key is there (even `null`), else the root's. */
+  present(key: string): Found<unknown> | undefined {
+    return this.#hostOrRoot(key, Object.hasOwn(this.host, key));
+  }
+
+  #hostOrRoot(key: string, fromHost: boolean): Found<unknown> | undefined {
+    if (fromHost) return { value: this.host[key], source: "host" };
+    return Object.hasOwn(this.root, key)
+      ? { value: this.root[key], source: "root" }
+      : undefined;
   }
 
   /** host[k1], host[k2]…, root[k1], root[k2]…: Hermes' lookup order. */
@@ -137,17 +121,6 @@ export class Lookup {
       if (Array.isArray(found.value)) {
         return { value: found.value, source: found.source };
       }
-    }
-    return undefined;
-  }
-
-  /** Host value if the key is present in the host block (even null), else root. */
-  present(key: string): Found<unknown> | undefined {
-    if (Object.hasOwn(this.host, key)) {
-      return { value: this.host[key], source: "host" };
-    }
-    if (Object.hasOwn(this.root, key)) {
-      return { value: this.root[key], source: "root" };
     }
     return undefined;
   }
@@ -216,19 +189,14 @@ export function isStructured(value: unknown): boolean {
   return value !== null && typeof value === "object";
 }
 
-/**
- * Maps a found value; a mapping to `undefined` means "not found" (the next
- * source or the default applies) unless `keepUndefined` is set.
- */
+// Maps a found value; a mapping to `undefined` means "not found".
 export function map<T, U>(
   found: Found<T> | undefined,
   fn: (value: T) => U | undefined,
-  options: { keepUndefined?: boolean } = {},
 ): Found<U> | undefined {
   if (!found) return undefined;
   const value = fn(found.value);
-  if (value === undefined && !options.keepUndefined) return undefined;
-  return { value: value as U, source: found.source };
+  return value === undefined ? undefined : { value, source: found.source };
 }
 
 // Python's `max(0.0, float(v))`: NaN compares false, so it gives 0.
@@ -247,26 +215,13 @@ export function sectionNames(list: unknown[]): SessionStartSection[] {
   return [...new Set(names)];
 }
 
-export function clamp(value: number, min: number, max: number): number {
-  return Math.max(min, Math.min(value, max));
-}
-
-/**
- * Parses a `writeFrequency` value as Hermes does: `int(value)` when Python
- * can (`3`, `"3"`, `" 3 "`, `true` → 1, `2.7` → 2), else its text as
- * written (`"turn"`, `"2.7"`); empty, `0`, `false` or `null` → `async`.
- * An unknown text behaves like `session`.
- */
+/** Hermes' `writeFrequency`: `int(value)` when Python can, else the text; falsy → `async`. */
 export function parseWriteFrequency(value: unknown): WriteFrequency {
   if (!pythonTruthy(value)) return "async";
   return pythonInt(value) ?? pythonStr(value);
 }
 
-/**
- * Normalises a `recallMode` value as Hermes does: exactly `hybrid`,
- * `context` or `tools` (`auto` is an alias of `hybrid`); anything else,
- * including `"CONTEXT"` or `" tools"`, is `hybrid`.
- */
+/** Exactly `hybrid`, `context` or `tools`; anything else (`auto`, `"CONTEXT"`) is `hybrid`. */
 export function normalizeRecallMode(value: unknown): RecallMode {
   if (value === "context" || value === "tools" || value === "hybrid") {
     return value;
@@ -274,10 +229,8 @@ export function normalizeRecallMode(value: unknown): RecallMode {
   return "hybrid";
 }
 
-// Hermes: host baseUrl / base_url, root endpoint.baseUrl, root baseUrl /
-// base_url, then HONCHO_BASE_URL / HONCHO_URL: the first truthy value, which
-// is dropped (with a warning) when it holds a character outside printable
-// ASCII. File values are used as written; environment values trimmed.
+// Hermes' order; the first truthy value, dropped (with a warning) when it is
+// not printable ASCII text.
 export function resolveBaseUrl(
   host: Record<string, unknown>,
   root: Record<string, unknown>,

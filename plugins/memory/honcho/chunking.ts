@@ -1,30 +1,18 @@
 /**
  * Splitting long turn text into Honcho messages (plugins/memory/honcho/SPEC.md §9).
- *
- * Honcho stores at most 25 000 characters per message. Text longer than
- * `messageMaxChars` is cut at the last paragraph break, else the last
- * sentence end, else the last space inside the window (when that point is
- * at least 30 % into the window), else hard at the window's end. Every
- * chunk after the first starts with {@linkcode CONTINUED_PREFIX}, and no
- * chunk is longer than the limit.
- *
  * @module
  */
 
 /** The prefix of every chunk after the first. */
 export const CONTINUED_PREFIX = "[continued] ";
 
-/** The smallest chunk limit: room for the prefix and as much text. */
 const MIN_LIMIT = CONTINUED_PREFIX.length * 2;
-
-/** A cut point earlier than this share of the window is not accepted. */
 const MIN_CUT_SHARE = 0.3;
 
 /**
- * Splits `text` into chunks of at most `limit` characters (UTF-16 code
- * units, which never undercounts the server's code-point limit), preferring
- * paragraph, sentence and word boundaries. Text within the limit is one
- * chunk (`""` gives `[""]`). A surrogate pair is never split.
+ * Chunks of at most `limit` UTF-16 units (never under the server's
+ * code-point count), cut at a paragraph, sentence or space at least 30 %
+ * into the window, else hard (never inside a surrogate pair).
  */
 export function chunkMessage(text: string, limit: number): string[] {
   if (!(limit >= MIN_LIMIT)) limit = MIN_LIMIT;

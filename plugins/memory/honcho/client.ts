@@ -1,22 +1,20 @@
 /**
- * The Honcho v3 HTTP client: one method per endpoint the provider uses
- * (plugins/memory/honcho/SPEC.md §13), over the transport of
- * `_client_transport.ts` and the wire types of `client_wire.ts`.
- *
+ * The Honcho v3 HTTP client: one method per endpoint used (plugins/memory/honcho/SPEC.md §13).
  * @module
  */
 
 import {
   cleanBaseUrl,
+  type ConnectionConfig,
   DEFAULT_HONCHO_TIMEOUT_MS,
   HONCHO_ENVIRONMENT_URLS,
   resolveHonchoConnection,
   type ResolveHonchoConnectionOptions,
 } from "./connection.ts";
-import type { HonchoConfig } from "./config.ts";
 import {
   type Endpoint,
   HonchoTransport,
+  type HonchoTransportConfig,
   type HonchoTransportOptions,
 } from "./_client_transport.ts";
 import {
@@ -54,7 +52,6 @@ import {
   type SessionContext,
   type SessionPeerConfig,
   stringList,
-  textOr,
   withOptional,
   type Workspace,
 } from "./client_wire.ts";
@@ -75,7 +72,7 @@ export {
   type SessionPeerConfig,
 } from "./client_wire.ts";
 
-/** Options of {@linkcode HonchoClient.getPeerCard} and `setPeerCard`. */
+/** Options of `getPeerCard` and `setPeerCard`. */
 export interface PeerCardOptions extends CallOptions {
   /** The peer the card is about (the observer's own card when omitted). */
   target?: string;
@@ -87,51 +84,36 @@ export interface PeerChatOptions extends CallOptions {
   target?: string;
   /** `minimal`, `low`, `medium`, `high` or `max`. */
   reasoningLevel?: string;
-  /** Limit the answer to one session. */
   sessionId?: string;
 }
 
-/** Options of {@linkcode HonchoClient.getPeerContext}. */
 export interface PeerContextOptions
   extends CallOptions, ConclusionSearchOptions {
   /** The observed peer (the observer itself when omitted). */
   target?: string;
 }
 
-/** Options of {@linkcode HonchoClient.getPeerRepresentation}. */
-export interface PeerRepresentationOptions extends CallOptions {
+export interface PeerRepresentationOptions
+  extends CallOptions, Omit<ConclusionSearchOptions, "searchMaxDistance"> {
   /** The observed peer (the observer itself when omitted). */
   target?: string;
-  /** Limit the representation to one session. */
   sessionId?: string;
-  /** Ranks conclusions by similarity to this text. */
-  searchQuery?: string;
-  /** How many conclusions the search returns. */
-  searchTopK?: number;
-  /** The most conclusions in the representation. */
-  maxConclusions?: number;
-  /** Include the most frequent conclusions. */
-  includeMostFrequent?: boolean;
 }
 
-/** Options of {@linkcode HonchoClient.getOrCreateSession}. */
 export interface SessionCreateOptions extends ResourceOptions {
   /** Initial members: peer id → observation switches. */
   peers?: Readonly<Record<string, SessionPeerConfig>>;
 }
 
-/** Options of {@linkcode HonchoClient.getSessionContext}. */
 export interface SessionContextOptions
   extends CallOptions, ConclusionSearchOptions {
   /** The token budget of the context. */
   tokens?: number;
-  /** Include the session summary. */
   summary?: boolean;
   /** The peer whose representation and card are included. */
   peerTarget?: string;
   /** From whose perspective (the target's own when omitted). */
   peerPerspective?: string;
-  /** Limit the representation to this session. */
   limitToSession?: boolean;
 }
 
@@ -139,23 +121,17 @@ export interface SessionContextOptions
 export interface FileUpload {
   /** The author peer. */
   peerId: string;
-  /** The file's content. */
   file: Blob | Uint8Array | string;
-  /** Its name. */
   filename: string;
-  /** Its type (for a non-Blob file). @default {"text/plain"} */
+  /** For a non-Blob file. @default {"text/plain"} */
   contentType?: string;
-  /** Metadata of the messages. */
   metadata?: JsonObject;
-  /** Configuration of the messages. */
   configuration?: JsonObject;
-  /** When it was said. */
   createdAt?: string | Date;
 }
 
-/** Options of {@linkcode HonchoClient.queryConclusions} (semantic search). */
 export interface ConclusionQueryOptions extends CallOptions {
-  /** Filters; `observer_id` and `observed_id` are required. */
+  /** `observer_id` and `observed_id` are required. */
   filters: JsonObject;
   /** How many results, 1–100. */
   topK?: number;
@@ -172,18 +148,9 @@ function honchoWorkspaceId(workspaceId: string): string {
   return clean === "" ? "hermes" : clean;
 }
 
-/** Options of {@linkcode HonchoClient}. */
-export interface HonchoClientOptions extends HonchoTransportOptions {
-  /** The workspace every workspace-scoped call uses. */
+/** Options of {@linkcode HonchoClient}: the server defaults to Honcho cloud, the timeout to 30 s. */
+export interface HonchoClientOptions extends Partial<HonchoTransportConfig> {
   workspaceId: string;
-  /** The server, without `/v3`. @default {"https://api.honcho.dev"} */
-  baseUrl?: string;
-  /** The bearer token; no `Authorization` header when empty. */
-  apiKey?: string;
-  /** Per-attempt deadline in ms. @default {30000} */
-  timeoutMs?: number;
-  /** Extra headers (telemetry). */
-  headers?: Record<string, string>;
 }
 
 /** Options of {@linkcode HonchoClient.fromConfig}. */
@@ -199,20 +166,14 @@ export interface HonchoClientFromConfigOptions
  * redelivery.
  */
 export class HonchoClient {
-  /** The workspace of workspace-scoped calls. */
   readonly workspaceId: string;
   /** The server, without `/v3`. */
   readonly baseUrl: string;
-  /** Per-attempt deadline in ms. */
   readonly timeoutMs: number;
   #options: HonchoClientOptions;
   #http: HonchoTransport;
 
-  /**
-   * Creates a client (no I/O).
-   *
-   * @throws {RangeError} When `workspaceId` is empty or `timeoutMs` is not positive.
-   */
+  /** @throws {RangeError} When `workspaceId` is empty or `timeoutMs` is not positive. */
   constructor(options: HonchoClientOptions) {
     if (!options.workspaceId) {
       throw new RangeError(
@@ -238,21 +199,9 @@ export class HonchoClient {
     });
   }
 
-  /**
-   * A client from a resolved configuration (plugins/memory/honcho/SPEC.md §2).
-   *
-   * @throws {import("./errors.ts").HonchoError} `config` when no API key and no base URL are configured.
-   */
+  /** A client from a resolved configuration (plugins/memory/honcho/SPEC.md §2); HonchoError `config` without key and URL. */
   static fromConfig(
-    config: Pick<
-      HonchoConfig,
-      | "apiKey"
-      | "baseUrl"
-      | "environment"
-      | "timeout"
-      | "apiKeyInFile"
-      | "workspaceId"
-    >,
+    config: ConnectionConfig,
     options: HonchoClientFromConfigOptions = {},
   ): HonchoClient {
     const connection = resolveHonchoConnection(config, options);
@@ -370,8 +319,6 @@ export class HonchoClient {
       parse: (value) => {
         const o = record(value, "peer context");
         return {
-          peerId: textOr(o, "peer_id", peerId),
-          targetId: textOr(o, "target_id", options.target ?? peerId),
           representation: nullableText(o, "representation", "peer context"),
           peerCard: stringList(o.peer_card, "peer context.peer_card"),
         };
@@ -468,11 +415,7 @@ export class HonchoClient {
     }, options);
   }
 
-  /**
-   * `GET …/sessions/{sess}/context`: recent messages, summary, and a peer's
-   * representation and card within a token budget (an unknown session gives
-   * empty messages).
-   */
+  /** `GET …/sessions/{sess}/context` (an unknown session gives empty messages). */
   getSessionContext(
     sessionId: string,
     options: SessionContextOptions = {},
@@ -492,7 +435,6 @@ export class HonchoClient {
       parse: (value) => {
         const o = record(value, "session context");
         return {
-          id: textOr(o, "id", sessionId),
           messages: o.messages == null
             ? []
             : list(o.messages, "session context.messages").map(parseMessage),
@@ -508,12 +450,7 @@ export class HonchoClient {
     }, options);
   }
 
-  /**
-   * `POST …/sessions/{sess}/messages`: stores 1–100 messages in order (the
-   * session is auto-created with its authors).
-   *
-   * @throws {RangeError} For 0 or more than 100 messages, or one over 25 000 characters.
-   */
+  /** `POST …/sessions/{sess}/messages`: 1–100 messages of at most 25 000 characters (else RangeError). */
   createMessages(
     sessionId: string,
     messages: readonly MessageInput[],
@@ -591,11 +528,7 @@ export class HonchoClient {
     }, options);
   }
 
-  /**
-   * `POST …/conclusions`: stores 1–100 conclusions.
-   *
-   * @throws {RangeError} For 0 or more than 100 conclusions.
-   */
+  /** `POST …/conclusions`: 1–100 conclusions (else RangeError). */
   createConclusions(
     conclusions: readonly ConclusionInput[],
     options: CallOptions = {},

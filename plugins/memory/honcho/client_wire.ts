@@ -1,7 +1,5 @@
 /**
- * The Honcho v3 wire format in camelCase (honcho-api.md): resource types,
- * call options, pages, and the checks that read a response body into them.
- *
+ * The Honcho v3 wire format in camelCase (honcho-api.md) and the checks that read a body into it.
  * @module
  */
 
@@ -15,30 +13,18 @@ export const MAX_MESSAGE_CHARS = 25_000;
 
 export type JsonObject = Record<string, unknown>;
 
+// Only the fields some caller reads; the rest of each OpenAPI shape is ignored.
 export interface Workspace {
   id: string;
-  metadata: JsonObject;
-  configuration: JsonObject;
-  createdAt: string;
 }
 
 export interface Peer {
   id: string;
-  workspaceId: string;
-  metadata: JsonObject;
-  /** Peer configuration (`observe_me` is the key the server reads). */
-  configuration: JsonObject;
-  createdAt: string;
 }
 
 export interface Session {
   id: string;
-  /** Whether the session is active (not deleted). */
   isActive: boolean;
-  workspaceId: string;
-  metadata: JsonObject;
-  configuration: JsonObject;
-  createdAt: string;
 }
 
 export interface Message {
@@ -46,75 +32,48 @@ export interface Message {
   content: string;
   peerId: string;
   sessionId: string;
-  workspaceId: string;
-  /** Free metadata (the outbox stores `hermes_outbox_id` here). */
+  /** The outbox stores `hermes_outbox_id` here. */
   metadata: JsonObject;
-  createdAt: string;
-  /** Token count of `content`. */
-  tokenCount: number;
 }
 
-/** A conclusion (formerly "observation"). */
 export interface Conclusion {
   id: string;
   content: string;
-  observerId: string;
-  observedId: string;
-  /** The session it came from, if any. */
-  sessionId: string | null;
-  /** `explicit`, `deductive`, `inductive` or `contradiction`. */
-  level: string;
-  createdAt: string;
 }
 
-/** A session summary. */
 export interface Summary {
   content: string;
-  /** The last message covered. */
-  messageId: string;
-  /** `short` or `long`. */
-  summaryType: string;
-  createdAt: string;
-  tokenCount: number;
 }
 
 /** What `GET …/sessions/{id}/context` returns. */
 export interface SessionContext {
-  id: string;
-  /** Recent messages, oldest first. */
+  /** Oldest first. */
   messages: Message[];
-  /** The summary, if one exists and was asked for. */
   summary: Summary | null;
   /** The target peer's representation, if a target was given. */
   peerRepresentation: string | null;
-  /** The target peer's card, if a target was given. */
   peerCard: string[] | null;
 }
 
 /** What `GET …/peers/{id}/context` returns. */
 export interface PeerContext {
-  peerId: string;
-  targetId: string;
   representation: string | null;
   peerCard: string[] | null;
 }
 
 /** A session peer's observation switches (`null` = never set). */
 export interface SessionPeerConfig {
-  /** Honcho models this peer from its own messages. */
   observeMe?: boolean | null;
-  /** This peer observes the other peers. */
   observeOthers?: boolean | null;
 }
 
 export interface MessageInput {
   peerId: string;
-  /** The text (at most 25 000 characters). */
+  /** At most 25 000 characters. */
   content: string;
   metadata?: JsonObject;
-  /** Message configuration (`{reasoning: {...}}`). */
+  /** `{reasoning: {...}}`. */
   configuration?: JsonObject;
-  /** When it was said. */
   createdAt?: string | Date;
 }
 
@@ -122,7 +81,6 @@ export interface ConclusionInput {
   observerId: string;
   observedId: string;
   content: string;
-  /** The session it belongs to. */
   sessionId?: string;
 }
 
@@ -131,78 +89,49 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+// Filters are passed verbatim.
 export interface ListOptions extends CallOptions {
-  /** Filter object passed verbatim (`{metadata: {...}}`, operators, `AND`/`OR`). */
   filters?: JsonObject;
-  /** 1-based page. @default {1} */
+  /** 1-based. @default {1} */
   page?: number;
-  /** Page size, 1–100. @default {50} */
+  /** 1–100. @default {50} */
   size?: number;
-  /** Reverse the default order. @default {false} */
   reverse?: boolean;
 }
 
-/** Options of the search calls (workspace, peer, session). */
 export interface SearchOptions extends CallOptions {
-  /** Filter object passed verbatim (e.g. `{peer_perspective: id}`). */
   filters?: JsonObject;
-  /** The most results, 1–100. */
+  /** 1–100. */
   limit?: number;
 }
 
-/** How the context calls (peer, session) pick the conclusions of a representation. */
+/** How the context calls pick the conclusions of a representation. */
 export interface ConclusionSearchOptions {
-  /** Ranks conclusions by similarity to this text. */
   searchQuery?: string;
-  /** How many conclusions the search returns. */
   searchTopK?: number;
-  /** The largest distance a search match may have (0–1). */
+  /** 0–1. */
   searchMaxDistance?: number;
-  /** Include the most frequent conclusions. */
   includeMostFrequent?: boolean;
-  /** The most conclusions in the representation. */
   maxConclusions?: number;
 }
 
 /** Metadata and configuration of a get-or-create or update. */
 export interface ResourceOptions extends CallOptions {
-  /** Metadata (replaces the stored metadata where the API says so). */
   metadata?: JsonObject;
-  /** Configuration. */
   configuration?: JsonObject;
 }
 
-/**
- * One page of a list endpoint; `for await` yields its items, then fetches
- * and yields every following page's (one request per page).
- */
+/** One page of a list endpoint; `for await` yields it and every following page. */
 export class HonchoPage<T> implements AsyncIterable<T> {
-  readonly items: readonly T[];
-  readonly total: number;
-  readonly page: number;
-  readonly size: number;
-  readonly pages: number;
-  #fetchPage: (page: number) => Promise<HonchoPage<T>>;
-
   constructor(
-    data: {
-      items: readonly T[];
-      total: number;
-      page: number;
-      size: number;
-      pages: number;
-    },
-    fetchPage: (page: number) => Promise<HonchoPage<T>>,
-  ) {
-    this.items = data.items;
-    this.total = data.total;
-    this.page = data.page;
-    this.size = data.size;
-    this.pages = data.pages;
-    this.#fetchPage = fetchPage;
-  }
+    readonly items: readonly T[],
+    readonly total: number,
+    readonly page: number,
+    readonly size: number,
+    readonly pages: number,
+    private readonly fetchPage: (page: number) => Promise<HonchoPage<T>>,
+  ) {}
 
-  /** Whether a following page exists. */
   hasNextPage(): boolean {
     return this.items.length > 0 && this.page < this.pages;
   }
@@ -210,11 +139,10 @@ export class HonchoPage<T> implements AsyncIterable<T> {
   /** Fetches the following page (`undefined` after the last one). */
   nextPage(): Promise<HonchoPage<T> | undefined> {
     return this.hasNextPage()
-      ? this.#fetchPage(this.page + 1)
+      ? this.fetchPage(this.page + 1)
       : Promise.resolve(undefined);
   }
 
-  /** Yields this page's items, then every following page's. */
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     yield* this.items;
     let current = await this.nextPage();
@@ -236,16 +164,14 @@ export class HonchoPage<T> implements AsyncIterable<T> {
   }
 }
 
-/** A response body that does not have the documented shape (the transport maps it to an `InvalidResponseError`). */
+/** A body of another shape; the transport makes it an `invalid_response` error. The readers below throw it. */
 export class ShapeError extends Error {}
 
-/** The value as an object, or a {@linkcode ShapeError} naming `what`. */
 export function record(value: unknown, what: string): JsonObject {
   if (!isRecord(value)) throw new ShapeError(`${what} is not an object`);
   return value;
 }
 
-/** `o[key]` as a string, or a {@linkcode ShapeError}. */
 export function text(o: JsonObject, key: string, what: string): string {
   const value = o[key];
   if (typeof value !== "string") {
@@ -254,13 +180,6 @@ export function text(o: JsonObject, key: string, what: string): string {
   return value;
 }
 
-/** `o[key]` when it is a string, else `fallback`. */
-export function textOr(o: JsonObject, key: string, fallback: string): string {
-  const value = o[key];
-  return typeof value === "string" ? value : fallback;
-}
-
-/** `o[key]` as a string or `null` (absent), or a {@linkcode ShapeError}. */
 export function nullableText(
   o: JsonObject,
   key: string,
@@ -274,25 +193,16 @@ export function nullableText(
   return value;
 }
 
-/** `o[key]` when it is an object, else `{}`. */
-export function objectOr(o: JsonObject, key: string): JsonObject {
-  const value = o[key];
-  return isRecord(value) ? value : {};
-}
-
-/** `o[key]` when it is a finite number, else `fallback`. */
 export function numberOr(o: JsonObject, key: string, fallback: number): number {
   const value = o[key];
   return typeof value === "number" && Number.isFinite(value) ? value : fallback;
 }
 
-/** The value as an array, or a {@linkcode ShapeError}. */
 export function list(value: unknown, what: string): unknown[] {
   if (!Array.isArray(value)) throw new ShapeError(`${what} is not an array`);
   return value;
 }
 
-/** The value as an array of strings, `null` when absent, or a {@linkcode ShapeError}. */
 export function stringList(value: unknown, what: string): string[] | null {
   if (value == null) return null;
   const items = list(value, what);
@@ -305,36 +215,16 @@ export function stringList(value: unknown, what: string): string[] | null {
 }
 
 export function parseWorkspace(value: unknown): Workspace {
-  const o = record(value, "workspace");
-  return {
-    id: text(o, "id", "workspace"),
-    metadata: objectOr(o, "metadata"),
-    configuration: objectOr(o, "configuration"),
-    createdAt: textOr(o, "created_at", ""),
-  };
+  return { id: text(record(value, "workspace"), "id", "workspace") };
 }
 
 export function parsePeer(value: unknown): Peer {
-  const o = record(value, "peer");
-  return {
-    id: text(o, "id", "peer"),
-    workspaceId: textOr(o, "workspace_id", ""),
-    metadata: objectOr(o, "metadata"),
-    configuration: objectOr(o, "configuration"),
-    createdAt: textOr(o, "created_at", ""),
-  };
+  return { id: text(record(value, "peer"), "id", "peer") };
 }
 
 export function parseSession(value: unknown): Session {
   const o = record(value, "session");
-  return {
-    id: text(o, "id", "session"),
-    isActive: o.is_active !== false,
-    workspaceId: textOr(o, "workspace_id", ""),
-    metadata: objectOr(o, "metadata"),
-    configuration: objectOr(o, "configuration"),
-    createdAt: textOr(o, "created_at", ""),
-  };
+  return { id: text(o, "id", "session"), isActive: o.is_active !== false };
 }
 
 export function parseMessage(value: unknown): Message {
@@ -343,11 +233,8 @@ export function parseMessage(value: unknown): Message {
     id: text(o, "id", "message"),
     content: text(o, "content", "message"),
     peerId: text(o, "peer_id", "message"),
-    sessionId: textOr(o, "session_id", ""),
-    workspaceId: textOr(o, "workspace_id", ""),
-    metadata: objectOr(o, "metadata"),
-    createdAt: textOr(o, "created_at", ""),
-    tokenCount: numberOr(o, "token_count", 0),
+    sessionId: typeof o.session_id === "string" ? o.session_id : "",
+    metadata: isRecord(o.metadata) ? o.metadata : {},
   };
 }
 
@@ -356,28 +243,14 @@ export function parseConclusion(value: unknown): Conclusion {
   return {
     id: text(o, "id", "conclusion"),
     content: text(o, "content", "conclusion"),
-    observerId: textOr(o, "observer_id", ""),
-    observedId: textOr(o, "observed_id", ""),
-    sessionId: nullableText(o, "session_id", "conclusion"),
-    level: textOr(o, "level", "explicit"),
-    createdAt: textOr(o, "created_at", ""),
   };
 }
 
-/** Reads a summary (`null` when absent). */
 export function parseSummary(value: unknown): Summary | null {
   if (value == null) return null;
-  const o = record(value, "summary");
-  return {
-    content: text(o, "content", "summary"),
-    messageId: textOr(o, "message_id", ""),
-    summaryType: textOr(o, "summary_type", ""),
-    createdAt: textOr(o, "created_at", ""),
-    tokenCount: numberOr(o, "token_count", 0),
-  };
+  return { content: text(record(value, "summary"), "content", "summary") };
 }
 
-/** Reads an array of items with `parse`. */
 export function parseList<T>(
   parse: (value: unknown) => T,
 ): (value: unknown) => T[] {
@@ -389,7 +262,6 @@ export function parseCard(value: unknown): string[] | null {
   return stringList(record(value, "card").peer_card, "card.peer_card");
 }
 
-/** The query parameters of {@linkcode ConclusionSearchOptions}. */
 export function conclusionSearchQuery(
   options: ConclusionSearchOptions,
 ): Record<string, string | number | boolean | undefined> {
@@ -402,7 +274,6 @@ export function conclusionSearchQuery(
   };
 }
 
-/** Reads a session peer's observation switches. */
 export function parsePeerConfig(value: unknown): SessionPeerConfig {
   const o = record(value, "peer config");
   const flag = (key: string): boolean | null => {

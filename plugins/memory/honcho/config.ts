@@ -1,7 +1,6 @@
 /**
  * The resolved Honcho configuration (plugins/memory/honcho/SPEC.md §1):
  * the one `honcho.json`, its host block, then the environment, then defaults.
- *
  * @module
  */
 
@@ -50,19 +49,17 @@ export type { HonchoSettings } from "./settings_table.ts";
 
 /** The fully resolved configuration: settings plus where they came from. */
 export interface HonchoConfig extends HonchoSettings {
-  /** The host key (`hermes`, `hermes_<profile>`, or `HERMES_HONCHO_HOST`). */
+  /** `hermes`, `hermes_<profile>`, or `HERMES_HONCHO_HOST`. */
   hostKey: string;
-  /** The key of the host block actually read (may be a legacy `hermes.<profile>`). */
+  /** The host block actually read (may be a legacy `hermes.<profile>`). */
   hostBlockKey: string;
-  /** The profile the host key was derived from (`default`, `custom`, or a name). */
+  /** `default`, `custom`, or a profile name. */
   profile: string;
-  /** The profile home used. */
   hermesHome: string;
   /** The one config file that was read (or the path setup would create). */
   configPath: string;
   /** Where the CLI and {@linkcode saveHonchoConfig} write: `$HERMES_HOME/honcho.json`. */
   writePath: string;
-  /** Whether `configPath` exists. */
   configFileExists: boolean;
   /** Set when `configPath` exists but does not parse (then `envOnly`). */
   configError: HonchoConfigFileError | undefined;
@@ -70,38 +67,31 @@ export interface HonchoConfig extends HonchoSettings {
   envOnly: boolean;
   /** A non-empty host block exists, or root `enabled` is `true`. */
   explicitlyConfigured: boolean;
-  /** Whether `apiKey` came from the file (host or root) rather than the environment. */
+  /** `apiKey` came from the file rather than the environment. */
   apiKeyInFile: boolean;
   /** Root `defaultHost`, if set. */
   defaultHost: string | undefined;
-  /** Both peers' observation switches (preset plus `observation` overrides). */
+  /** Both peers' switches (preset plus `observation` overrides). */
   observationFlags: SessionObservation;
-  /** For each setting, where its value came from. */
   sources: Record<keyof HonchoSettings, ConfigSource>;
-  /** The whole parsed file (`{}` when missing or broken), for the CLI. */
+  /** The whole parsed file (`{}` when missing or broken). */
   raw: Record<string, unknown>;
-  /** The host block read (`{}` when none). */
   hostBlock: Record<string, unknown>;
 }
 
 /** Options of {@linkcode loadHonchoConfig}. */
 export interface LoadHonchoConfigOptions {
-  /** The profile home. @default {getHermesHome()} */
+  /** @default {getHermesHome()} */
   hermesHome?: string;
-  /** The profile name (for the host key). @default {profileFromHermesHome(hermesHome)} */
+  /** @default {profileFromHermesHome(hermesHome)} */
   profile?: string;
   /** Read this file instead of resolving one (tests, `--config`). */
   configPath?: string;
 }
 
 /**
- * Loads the active profile's Honcho configuration: reads the one config file
- * of {@linkcode resolveHonchoConfigPath}, picks the host block, resolves
- * every setting with its default and validation, and records each value's
- * source. A missing file gives environment-only settings; a broken file
- * logs a warning naming the file, line and column and also gives
- * environment-only settings. Never throws for file problems.
- *
+ * The active profile's Honcho configuration; a missing or broken file
+ * (one warning) gives environment-only settings, never a throw.
  * @throws {UnscopedSecretError} (from `@hermes/memory`) When a multi-profile
  * gateway reads settings outside a profile's secret scope.
  */
@@ -130,16 +120,12 @@ export async function loadHonchoConfig(
 
 /** Options of {@linkcode resolveHonchoConfig}. */
 export interface ResolveHonchoConfigOptions {
-  /** The profile home. */
   hermesHome: string;
-  /** The profile name. */
   profile: string;
 }
 
 /**
- * Resolves settings from an already-read file (the pure part of
- * {@linkcode loadHonchoConfig}; reads only environment variables).
- *
+ * Settings from an already-read file (reads only environment variables).
  * @throws {UnscopedSecretError} (from `@hermes/memory`) When a multi-profile
  * gateway reads settings outside a profile's secret scope.
  */
@@ -304,10 +290,7 @@ function shapeProblem(
 export const HONCHO_UNAVAILABLE_REASON =
   "Set HONCHO_API_KEY or run 'hermes honcho setup' (a local Honcho needs only a baseUrl).";
 
-/**
- * Whether the provider can run (no network): enabled, and an API key or a
- * base URL is configured.
- */
+/** Whether the provider can run: enabled, with an API key or a base URL. */
 export function isHonchoUsable(
   config: Pick<HonchoConfig, "enabled" | "apiKey" | "baseUrl">,
 ): boolean {

@@ -1,8 +1,6 @@
 /**
- * Reading and writing `honcho.json`: the parse with file, line and column
- * on a syntax error (never thrown, never overwritten), and the atomic `0600`
- * shallow merge that {@linkcode saveHonchoConfig} writes.
- *
+ * Reading `honcho.json` (syntax errors with line and column, never thrown)
+ * and {@linkcode saveHonchoConfig}'s locked, atomic `0600` shallow merge.
  * @module
  */
 
@@ -12,63 +10,49 @@ import { HonchoError } from "./errors.ts";
 import { errorText, isRecord } from "./_util.ts";
 import { profileFromHermesHome, resolveHostKey } from "./config_paths.ts";
 
-/** Where a config file stopped parsing. */
+/** Where a config file stopped parsing (1-based). */
 export interface HonchoConfigFileError {
   /** A description without file content (never echoes secrets). */
   message: string;
-  /** The 1-based line, when known. */
   line?: number;
-  /** The 1-based column, when known. */
   column?: number;
 }
 
 /** One read of a config file. */
 export interface HonchoConfigFile {
-  /** The absolute path. */
+  /** Absolute. */
   path: string;
-  /** Whether the file exists. */
   exists: boolean;
-  /** The parsed object; `{}` when missing or broken. */
+  /** `{}` when missing or broken. */
   raw: Record<string, unknown>;
   /** Set when the file exists but cannot be used. */
   error?: HonchoConfigFileError;
 }
 
-/**
- * Reads and parses one config file, tolerating a UTF-8 BOM. A missing file
- * gives `exists: false`; a file that does not parse (or whose root is not an
- * object, or that cannot be read) gives `error` with the line and column.
- * Never throws.
- */
+/** Reads and parses one config file (BOM tolerated); never throws. */
 export async function readHonchoConfigFile(
   path: string,
 ): Promise<HonchoConfigFile> {
   const absolute = resolve(path);
+  const broken = (message: string): HonchoConfigFile => ({
+    path: absolute,
+    exists: true,
+    raw: {},
+    error: { message },
+  });
   let text: string;
   try {
     const bytes = await Deno.readFile(absolute);
     try {
       text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
     } catch {
-      return {
-        path: absolute,
-        exists: true,
-        raw: {},
-        error: { message: "is not valid UTF-8 text; save it as UTF-8" },
-      };
+      return broken("is not valid UTF-8 text; save it as UTF-8");
     }
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) {
       return { path: absolute, exists: false, raw: {} };
     }
-    return {
-      path: absolute,
-      exists: true,
-      raw: {},
-      error: {
-        message: `cannot be read (${(error as Error).name ?? "Error"})`,
-      },
-    };
+    return broken(`cannot be read (${(error as Error).name ?? "Error"})`);
   }
   return { path: absolute, exists: true, ...parseHonchoConfigText(text) };
 }
@@ -235,48 +219,30 @@ function findJsonErrorOffset(text: string): number {
   const value = (): void => {
     ws();
     const c = text[i];
-    if (c === "{") {
+    if (c === "{" || c === "[") {
+      const close = c === "{" ? "}" : "]";
       i++;
       ws();
-      if (text[i] === "}") {
+      if (text[i] === close) {
         i++;
         return;
       }
       for (;;) {
-        ws();
-        if (text[i] !== '"') fail();
-        string();
-        ws();
-        if (text[i] !== ":") fail();
-        i++;
+        if (c === "{") {
+          ws();
+          if (text[i] !== '"') fail();
+          string();
+          ws();
+          if (text[i] !== ":") fail();
+          i++;
+        }
         value();
         ws();
         if (text[i] === ",") {
           i++;
           continue;
         }
-        if (text[i] === "}") {
-          i++;
-          return;
-        }
-        fail();
-      }
-    }
-    if (c === "[") {
-      i++;
-      ws();
-      if (text[i] === "]") {
-        i++;
-        return;
-      }
-      for (;;) {
-        value();
-        ws();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        if (text[i] === "]") {
+        if (text[i] === close) {
           i++;
           return;
         }
@@ -318,24 +284,15 @@ class JsonScanError extends Error {
 
 /** Options of {@linkcode saveHonchoConfig}. */
 export interface SaveHonchoConfigOptions {
-  /**
-   * Write into a host block instead of the root: `true` = the active
-   * profile's host key ({@linkcode resolveHostKey}), a string = that host
-   * key. @default {false}
-   */
+  /** A host block instead of the root: `true` = the active profile's. @default {false} */
   hostBlock?: boolean | string;
-  /** The profile name used when `hostBlock` is `true`. @default {profileFromHermesHome(hermesHome)} */
+  /** Used when `hostBlock` is `true`. @default {profileFromHermesHome(hermesHome)} */
   profile?: string;
 }
 
 /**
- * Saves values into `$HERMES_HOME/honcho.json`: a shallow merge that touches
- * only the given keys (a key whose value is `undefined` is removed), into
- * the root or into a host block, written atomically with mode `0600`. The
- * read, merge and write happen under the file's cross-process lock
- * (`honcho.json.lock`, the one every `hermes honcho` command takes), so
- * concurrent saves of different keys never undo each other.
- *
+ * Merges values into `$HERMES_HOME/honcho.json` (`undefined` removes a key)
+ * under `honcho.json.lock`, so concurrent saves never undo each other.
  * @throws {HonchoError} `config` When the existing file does not parse (it is
  * left byte-identical), or its `hosts` is not an object.
  */

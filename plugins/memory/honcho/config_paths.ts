@@ -1,9 +1,5 @@
 /**
- * Where Honcho's settings live (plugins/memory/honcho/SPEC.md §1): the one
- * `honcho.json` that is read (`$HERMES_HOME/honcho.json` → the default
- * profile's `~/.hermes/honcho.json` → `~/.honcho/config.json`) and the host
- * key whose `hosts.<key>` block applies.
- *
+ * Which `honcho.json` is read and which host block applies (plugins/memory/honcho/SPEC.md §1).
  * @module
  */
 
@@ -24,23 +20,6 @@ export interface ResolveHonchoConfigPathOptions {
   hermesHome?: string;
 }
 
-/**
- * The candidate config files in precedence order: `$HERMES_HOME/honcho.json`,
- * the default profile's `~/.hermes/honcho.json` (when different), and the
- * global `~/.honcho/config.json`.
- */
-export function honchoConfigCandidates(
-  options: ResolveHonchoConfigPathOptions = {},
-): string[] {
-  const home = resolve(options.hermesHome ?? getHermesHome());
-  const local = join(home, "honcho.json");
-  const shared = join(getHermesRoot(), "honcho.json");
-  const out = [local];
-  if (shared !== local) out.push(shared);
-  out.push(globalHonchoConfigPath());
-  return out;
-}
-
 /** The global, cross-application config file: `~/.honcho/config.json`. */
 export function globalHonchoConfigPath(): string {
   return resolve(
@@ -49,16 +28,17 @@ export function globalHonchoConfigPath(): string {
 }
 
 /**
- * The one config file that is read: the first candidate of
- * {@linkcode honchoConfigCandidates} that exists (as anything: a directory
- * named `honcho.json` is still the file Hermes picks, and then cannot be
- * read), else the global path.
+ * `$HERMES_HOME/honcho.json`, else the default profile's, else the global
+ * `~/.honcho/config.json`: the first that exists as anything (as Hermes).
  */
 export async function resolveHonchoConfigPath(
   options: ResolveHonchoConfigPathOptions = {},
 ): Promise<string> {
-  const candidates = honchoConfigCandidates(options);
-  for (const path of candidates.slice(0, -1)) {
+  const local = join(
+    resolve(options.hermesHome ?? getHermesHome()),
+    "honcho.json",
+  );
+  for (const path of [local, join(getHermesRoot(), "honcho.json")]) {
     try {
       await Deno.stat(path);
       return path;
@@ -66,17 +46,12 @@ export async function resolveHonchoConfigPath(
       // Missing (or not even stat-able): try the next one.
     }
   }
-  return candidates[candidates.length - 1]!;
+  return globalHonchoConfigPath();
 }
 
 const PROFILE_ID = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
-/**
- * The profile a home belongs to, as Hermes names it
- * (`get_active_profile_name`): `default` for the Hermes root, the folder
- * name for `<root>/profiles/<name>` when the name is a valid profile id
- * (`^[a-z0-9][a-z0-9_-]{0,63}$`), else `custom`.
- */
+/** Hermes' `get_active_profile_name`: `default`, a valid `<root>/profiles/<name>`, else `custom`. */
 export function profileFromHermesHome(hermesHome: string): string {
   const home = resolve(hermesHome);
   const root = getHermesRoot();
@@ -88,13 +63,7 @@ export function profileFromHermesHome(hermesHome: string): string {
   return "custom";
 }
 
-/**
- * The host key a profile name maps to, ignoring `HERMES_HONCHO_HOST`:
- * `default`/`custom`/empty → `hermes` (or `defaultHost`), else
- * `hermes_<sanitised>` (each character that is neither a letter or digit,
- * by Python's Unicode `isalnum`, nor `_`/`-` becomes `_`, outer `_`
- * stripped, empty → `profile`), as Hermes' `profile_host_key`.
- */
+/** Hermes' `profile_host_key`: `hermes` (or `defaultHost`) for the default profile, else `hermes_<name>`. */
 export function hostKeyForProfile(
   profile: string | undefined,
   options: { defaultHost?: string } = {},
@@ -112,22 +81,15 @@ export function hostKeyForProfile(
 
 /** Options of {@linkcode resolveHostKey}. */
 export interface ResolveHostKeyOptions {
-  /** The profile name. @default {profileFromHermesHome(hermesHome)} */
+  /** @default {profileFromHermesHome(hermesHome)} */
   profile?: string;
-  /** The profile home. @default {getHermesHome()} */
+  /** @default {getHermesHome()} */
   hermesHome?: string;
-  /** The parsed config file; its root `defaultHost` renames the default host. */
+  /** Its root `defaultHost` renames the default host. */
   rawConfig?: Record<string, unknown>;
 }
 
-/**
- * The host key of the active profile (plugins/memory/honcho/SPEC.md §1): `HERMES_HONCHO_HOST` (trimmed,
- * non-empty) wins; else `hermes_<profile>` for a named profile; else root
- * `defaultHost` or `hermes`.
- *
- * @throws {UnscopedSecretError} (from `@hermes/memory`) When a multi-profile
- * gateway reads settings outside a profile's secret scope.
- */
+/** The active host key: `HERMES_HONCHO_HOST`, else by profile (plugins/memory/honcho/SPEC.md §1). */
 export function resolveHostKey(options: ResolveHostKeyOptions = {}): string {
   const fromEnv = getSecret("HERMES_HONCHO_HOST")?.trim();
   if (fromEnv) return fromEnv;

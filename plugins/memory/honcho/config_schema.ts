@@ -1,8 +1,7 @@
 /**
  * The setup surface derived from the settings table: the desktop's schema,
- * the contract's `getConfigSchema()` fields and the wizard's tuning keys
+ * `getConfigSchema()` fields and the wizard's tuning keys
  * (plugins/memory/honcho/SPEC.md §1, §12).
- *
  * @module
  */
 
@@ -17,16 +16,10 @@ import {
 } from "./settings_table.ts";
 import { saveHonchoConfig } from "./config_file.ts";
 
-/** How a field is edited. */
-export type ProviderFieldKind = SettingKind;
-
 /** One choice of a `select` field. */
 export interface ProviderFieldOption {
-  /** The stored value. */
   value: string;
-  /** The label shown. */
   label: string;
-  /** A longer explanation. */
   description?: string;
 }
 
@@ -34,77 +27,45 @@ export interface ProviderFieldOption {
 export interface ProviderField {
   /** The `honcho.json` key. */
   key: string;
-  /** The label shown. */
   label: string;
-  /** How it is edited. @default {"text"} */
-  kind: ProviderFieldKind;
-  /** The default value (shown when unset). */
+  kind: SettingKind;
+  /** Shown when unset. */
   default?: unknown;
-  /** What it does. */
   description: string;
-  /** Placeholder text. */
   placeholder?: string;
-  /** Choices of a `select`. */
   options?: readonly ProviderFieldOption[];
   /** The environment variable that holds it (setup writes it to `.env`; secrets go only there). */
   envKey?: string;
-  /** Other keys accepted for the same setting. */
   aliases?: readonly string[];
   /** Environment variables read when the key is unset. */
   envFallbacks?: readonly string[];
-  /** The UI group. */
   group: SettingGroup;
-  /** Where the value is stored: the active host block, or the file's root. @default {"host"} */
+  /** The active host block, or the file's root. */
   scope: "host" | "root";
 }
 
 /** A declarative provider schema. */
 export interface ProviderConfigSchema {
-  /** The provider's name. */
   name: string;
-  /** The label shown. */
   label: string;
-  /** How values are stored: Honcho writes the active host block of `honcho.json`. */
+  /** Honcho writes the active host block of `honcho.json`. */
   storage: "flat_json" | "honcho_host_block";
-  /** Documentation. */
   docsUrl: string;
-  /** The fields, in display order. */
+  /** In display order. */
   fields: readonly ProviderField[];
 }
 
 // The desktop's field order (grouped; `hermes honcho status` shows the
 // table's own order). Every table entry with `ui` is listed once.
 const SCHEMA_ORDER: readonly string[] = [
-  "apiKey",
-  "baseUrl",
-  "environment",
-  "timeout",
-  "workspace",
-  "peerName",
-  "aiPeer",
-  "pinUserPeer",
-  "runtimePeerPrefix",
-  "userPeerAliases",
-  "sessionStrategy",
-  "sessionPeerPrefix",
-  "sessions",
-  "saveMessages",
-  "writeFrequency",
-  "messageMaxChars",
-  "logging",
-  "recallMode",
-  "recallSync",
-  "contextTokens",
-  "initOnSessionStart",
-  "observationMode",
-  "dialecticReasoningLevel",
-  "dialecticDynamic",
-  "dialecticMaxChars",
-  "dialecticDepth",
-  "dialecticDepthLevels",
-  "dialecticMaxInputChars",
-  "reasoningHeuristic",
-  "reasoningLevelCap",
+  ...["apiKey", "baseUrl", "environment", "timeout"],
+  ...["workspace", "peerName", "aiPeer", "pinUserPeer", "runtimePeerPrefix"],
+  ...["userPeerAliases", "sessionStrategy", "sessionPeerPrefix", "sessions"],
+  ...["saveMessages", "writeFrequency", "messageMaxChars", "logging"],
+  ...["recallMode", "recallSync", "contextTokens", "initOnSessionStart"],
+  ...["observationMode", "dialecticReasoningLevel", "dialecticDynamic"],
+  ...["dialecticMaxChars", "dialecticDepth", "dialecticDepthLevels"],
+  ...["dialecticMaxInputChars", "reasoningHeuristic", "reasoningLevelCap"],
 ];
 
 const UI_SETTINGS: readonly Setting[] = (() => {
@@ -154,12 +115,7 @@ function toField(s: Setting): ProviderField {
   return Object.freeze(out) as unknown as ProviderField;
 }
 
-/**
- * The declarative schema of the Honcho provider (the desktop surface of
- * `config_schema.py`), derived from the settings table
- * (`settings_table.ts`): every field is stored in the active host block
- * except `baseUrl`, `timeout` and `sessions` (root).
- */
+/** The desktop surface of `config_schema.py`, derived from the settings table. */
 export const HONCHO_CONFIG_SCHEMA: ProviderConfigSchema = Object.freeze({
   name: "honcho",
   label: "Honcho",
@@ -168,10 +124,7 @@ export const HONCHO_CONFIG_SCHEMA: ProviderConfigSchema = Object.freeze({
   fields: Object.freeze(UI_SETTINGS.map(toField)),
 });
 
-/**
- * The keys the setup wizard's tuning step asks for (plugins/memory/honcho/SPEC.md §12), in order, with
- * the wizard's defaults (the wizard writes `dialecticCadence: 2`).
- */
+/** The setup wizard's tuning keys in order, with its defaults (plugins/memory/honcho/SPEC.md §12). */
 export const HONCHO_TUNING_DEFAULTS: Readonly<Record<string, unknown>> = Object
   .freeze({
     observationMode: "directional",
@@ -183,7 +136,7 @@ export const HONCHO_TUNING_DEFAULTS: Readonly<Record<string, unknown>> = Object
     sessionStrategy: "per-session",
   });
 
-const KIND_TO_TYPE: Readonly<Record<ProviderFieldKind, string>> = {
+const KIND_TO_TYPE: Readonly<Record<SettingKind, string>> = {
   text: "text",
   select: "text",
   secret: "text",
@@ -192,12 +145,7 @@ const KIND_TO_TYPE: Readonly<Record<ProviderFieldKind, string>> = {
   json: "text",
 };
 
-/**
- * The provider contract's `getConfigSchema()` fields, derived from
- * {@linkcode HONCHO_CONFIG_SCHEMA}: the API key is a secret stored under
- * `HONCHO_API_KEY`; `baseUrl` names `HONCHO_BASE_URL`; selects carry their
- * choices.
- */
+/** The contract's `getConfigSchema()` fields, from {@linkcode HONCHO_CONFIG_SCHEMA}. */
 export function getHonchoConfigFields(): ConfigField[] {
   return HONCHO_CONFIG_SCHEMA.fields.map((spec) => {
     const out: ConfigField = {
@@ -225,12 +173,7 @@ export function getHonchoConfigFields(): ConfigField[] {
   });
 }
 
-/**
- * Saves non-secret setup values into `$HERMES_HOME/honcho.json`: fields of
- * {@linkcode HONCHO_CONFIG_SCHEMA} with `scope: "root"` at the root, the
- * rest (and keys the schema does not know) in the profile's host block;
- * secrets are skipped (they belong in `.env`).
- */
+/** Saves non-secret setup values by each field's scope (unknown keys: host block; secrets: `.env` only). */
 export async function saveHonchoSetupValues(
   values: Record<string, unknown>,
   hermesHome: string,

@@ -1,7 +1,5 @@
 /**
- * What the HTTP client needs from a resolved configuration
- * (plugins/memory/honcho/SPEC.md §2): base URL, key, timeout, headers.
- *
+ * What the HTTP client needs from a resolved configuration (plugins/memory/honcho/SPEC.md §2).
  * @module
  */
 
@@ -13,7 +11,7 @@ import type { HonchoConfig } from "./config.ts";
 /** The version of the Honcho plugin sent in `X-Honcho-Plugin` (plugin.yaml). */
 export const HONCHO_PLUGIN_VERSION = "1.0.0";
 
-/** Default HTTP timeout when none is configured: 30 s. */
+/** The HTTP timeout when none is configured. */
 export const DEFAULT_HONCHO_TIMEOUT_MS = 30_000;
 
 /** Base URLs of the named environments (used when no base URL is set). */
@@ -26,10 +24,7 @@ export const HONCHO_ENVIRONMENT_URLS: Readonly<Record<string, string>> = Object
 /** The API key sent to a local Honcho when the file configures none. */
 export const LOCAL_API_KEY_PLACEHOLDER = "local";
 
-/**
- * Cleans a base URL: trims, drops trailing slashes and one trailing
- * `/v<digits>` segment (the client adds `/v3`).
- */
+/** Trimmed, without trailing slashes and one trailing `/v<digits>` (the client adds `/v3`). */
 export function cleanBaseUrl(url: string): string {
   return url.trim().replace(/\/+$/, "").replace(/\/v\d+$/, "").replace(
     /\/+$/,
@@ -37,11 +32,7 @@ export function cleanBaseUrl(url: string): string {
   );
 }
 
-/**
- * Whether a URL points at a local Honcho: hostname `localhost` (or
- * `*.localhost`), or an IP that is loopback, private (RFC 1918, IPv6 ULA),
- * link-local, or CGNAT (`100.64.0.0/10`).
- */
+/** `localhost`, `*.localhost`, or a loopback, private, link-local or CGNAT address. */
 export function isLocalHonchoUrl(url: string): boolean {
   let hostname: string;
   try {
@@ -99,73 +90,49 @@ function isLocalIpv6(text: string): boolean {
   return (head & 0xfe00) === 0xfc00 || (head & 0xffc0) === 0xfe80;
 }
 
-/** Options of {@linkcode honchoTelemetryHeaders}. */
-export interface HonchoTelemetryOptions {
-  /** The Hermes version, omitted from the header when unknown. */
-  hermesVersion?: string;
-  /** The platform label. @default {Deno.build.os} */
-  platform?: string;
-}
-
-/**
- * The telemetry headers every request carries:
- * `X-Honcho-Host: hermes/<version> (<platform>)` and
- * `X-Honcho-Plugin: hermes-plugin-honcho/<plugin version>`.
- */
-export function honchoTelemetryHeaders(
-  options: HonchoTelemetryOptions = {},
-): Record<string, string> {
-  const platform = options.platform ?? Deno.build.os;
-  const version = options.hermesVersion?.trim();
-  return {
-    "X-Honcho-Host": `hermes${version ? `/${version}` : ""} (${platform})`,
-    "X-Honcho-Plugin": `hermes-plugin-honcho/${HONCHO_PLUGIN_VERSION}`,
-  };
-}
-
 /** Options of {@linkcode resolveHonchoConnection}. */
-export interface ResolveHonchoConnectionOptions extends HonchoTelemetryOptions {
+export interface ResolveHonchoConnectionOptions {
   /**
    * Hermes' parsed `config.yaml`: `honcho.base_url` and
    * `honcho.timeout`/`honcho.request_timeout` fill values that `honcho.json`
    * and the environment left unset.
    */
   hermesConfig?: Record<string, unknown>;
+  /** Sent in `X-Honcho-Host` when known. */
+  hermesVersion?: string;
+  /** @default {Deno.build.os} */
+  platform?: string;
 }
+
+/** The settings a connection is resolved from. */
+export type ConnectionConfig = Pick<
+  HonchoConfig,
+  | "apiKey"
+  | "baseUrl"
+  | "environment"
+  | "timeout"
+  | "apiKeyInFile"
+  | "workspaceId"
+>;
 
 /** What the HTTP client needs to connect. */
 export interface HonchoConnection {
-  /** The cleaned base URL, without `/v3`. */
+  /** Cleaned, without `/v3`. */
   baseUrl: string;
-  /** The bearer token (the configured key, or `"local"` for a local server), if any. */
+  /** The configured key, or `"local"` for a local server without one. */
   apiKey: string | undefined;
-  /** The request timeout in milliseconds. */
   timeoutMs: number;
-  /** Telemetry headers. */
   headers: Record<string, string>;
-  /** The workspace id. */
   workspaceId: string;
 }
 
 /**
- * Builds connection settings from a resolved configuration (plugins/memory/honcho/SPEC.md §2): base URL
- * (config, then `config.yaml`, then the environment's URL) cleaned of
- * trailing slashes and `/v<n>`; the placeholder key `"local"` when the base
- * URL is local and the file sets no `apiKey`; the timeout (config, then
- * `config.yaml`, then 30 s); telemetry headers.
- *
+ * Connection settings (plugins/memory/honcho/SPEC.md §2): URL and timeout
+ * from the config, then `config.yaml`, then defaults.
  * @throws {HonchoError} `config` When neither an API key nor a base URL is configured.
  */
 export function resolveHonchoConnection(
-  config: Pick<
-    HonchoConfig,
-    | "apiKey"
-    | "baseUrl"
-    | "environment"
-    | "timeout"
-    | "apiKeyInFile"
-    | "workspaceId"
-  >,
+  config: ConnectionConfig,
   options: ResolveHonchoConnectionOptions = {},
 ): HonchoConnection {
   const yaml = isRecord(options.hermesConfig?.honcho)
@@ -201,13 +168,19 @@ export function resolveHonchoConnection(
   // A `nan` or `inf` timeout (which Hermes hands to its HTTP client) gets
   // the bounded default: a request must never wait forever.
   if (seconds !== undefined && !Number.isFinite(seconds)) seconds = undefined;
+  const version = options.hermesVersion?.trim();
   return {
     baseUrl,
     apiKey,
     timeoutMs: seconds === undefined
       ? DEFAULT_HONCHO_TIMEOUT_MS
       : Math.round(seconds * 1000),
-    headers: honchoTelemetryHeaders(options),
+    headers: {
+      "X-Honcho-Host": `hermes${version ? `/${version}` : ""} (${
+        options.platform ?? Deno.build.os
+      })`,
+      "X-Honcho-Plugin": `hermes-plugin-honcho/${HONCHO_PLUGIN_VERSION}`,
+    },
     workspaceId: config.workspaceId,
   };
 }

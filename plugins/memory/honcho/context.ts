@@ -1,9 +1,6 @@
 /**
- * The base layer of the injected context (plugins/memory/honcho/SPEC.md §7–§8):
- * formatting the fetched sections under their fixed headers, cleaning
- * generated summaries, and the character caps (`contextTokens`,
- * `dialecticMaxChars`, `dialecticMaxInputChars`).
- *
+ * The injected base layer (plugins/memory/honcho/SPEC.md §7–§8): section
+ * formatting, summary cleaning and the character caps.
  * @module
  */
 
@@ -11,15 +8,12 @@ import type { SessionStartSection } from "./config.ts";
 
 /** What one base-context fetch found; empty or missing values are skipped. */
 export interface BaseContextData {
-  /** The session summary (already cleaned). */
+  /** Already cleaned. */
   summary?: string;
-  /** The user peer's representation. */
+  /** The user peer's representation and card (one fact per line). */
   representation?: string;
-  /** The user peer's card, one fact per line. */
   card?: string;
-  /** The AI peer's representation of itself. */
   aiRepresentation?: string;
-  /** The AI peer's card, one fact per line. */
   aiCard?: string;
 }
 
@@ -38,15 +32,10 @@ export const BASE_CONTEXT_SECTIONS: readonly (readonly [
   ] as const,
 );
 
-/** The marker appended to text cut by a cap: a space and an ellipsis. */
+/** Appended to text cut by a cap. */
 export const TRUNCATION_MARKER = " \u2026";
 
-/**
- * Formats the base layer: `## <Header>\n<value>` per non-empty section in
- * fixed order, joined by a blank line. With `sections` (the
- * `injection.sessionStart` list) only the listed sections render; `[]`
- * renders nothing.
- */
+/** `## <Header>\n<value>` per non-empty section (only `sections` when given). */
 export function formatBaseContext(
   data: BaseContextData,
   sections?: readonly SessionStartSection[],
@@ -60,12 +49,7 @@ export function formatBaseContext(
   return parts.join("\n\n");
 }
 
-/**
- * Applies the `contextTokens` budget to the whole injection: at most
- * `tokens × 4` characters; longer text is cut at the budget, moved back to
- * the last space when that space lies beyond 80 % of the budget, and ends
- * with `" …"`. `undefined`, zero or negative budgets leave the text alone.
- */
+/** At most `tokens × 4` characters, cut back to a space past 80 % of the budget; no budget when ≤ 0. */
 export function applyTokenBudget(
   text: string,
   tokens: number | undefined,
@@ -79,10 +63,7 @@ export function applyTokenBudget(
   return `${cut.trimEnd()}${TRUNCATION_MARKER}`;
 }
 
-/**
- * Caps an automatic dialectic result at `maxChars`: longer text keeps its
- * first `maxChars` characters cut back to the last space, plus `" …"`.
- */
+/** Caps a dialectic result at `maxChars`, cut back to the last space, plus the marker. */
 export function capDialecticResult(text: string, maxChars: number): string {
   if (!(maxChars > 0) || text.length <= maxChars) return text;
   let cut = safeSlice(text, maxChars);
@@ -91,10 +72,7 @@ export function capDialecticResult(text: string, maxChars: number): string {
   return `${cut.trimEnd()}${TRUNCATION_MARKER}`;
 }
 
-/**
- * Caps a dialectic query at `maxChars` (`dialecticMaxInputChars`): longer
- * text keeps its first `maxChars` characters cut back to the last space.
- */
+/** Caps a dialectic query at `maxChars`, cut back to the last space. */
 export function capDialecticInput(query: string, maxChars: number): string {
   if (!(maxChars > 0) || query.length <= maxChars) return query;
   const cut = safeSlice(query, maxChars);
@@ -121,13 +99,7 @@ const PLANNING_OPENERS: readonly string[] = Object.freeze([
   "to summarize this conversation, i",
 ]);
 
-/**
- * Cleans a generated session summary (plugins/memory/honcho/SPEC.md §7): drops everything up to the
- * last `</think>`, removes `<think>`, `<thinking>`, `<reasoning>`,
- * `<thought>` and `<reasoning_scratchpad>` blocks, and rejects what is left
- * when it still carries such a tag or opens like model planning ("Let me…",
- * "I need to…").
- */
+/** A summary without thinking blocks; `""` when one remains or it opens like planning (plugins/memory/honcho/SPEC.md §7). */
 export function cleanHonchoSummary(summary: string | null | undefined): string {
   if (typeof summary !== "string") return "";
   let text = summary;

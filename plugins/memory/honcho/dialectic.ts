@@ -1,36 +1,26 @@
 /**
- * The dialectic supplement (plugins/memory/honcho/SPEC.md §8): multi-pass depth,
- * per-pass reasoning levels with the length heuristic, cold and warm
- * prompts, the early exit on a strong answer, and the cadence that widens
- * while answers come back empty.
- *
- * Everything here is pure; the provider supplies the function that asks
- * Honcho ({@linkcode DialecticPassRunner}).
- *
+ * The dialectic supplement (plugins/memory/honcho/SPEC.md §8), pure: passes,
+ * levels, prompts, early exit and the cadence that widens on empty answers.
  * @module
  */
 
-import { REASONING_LEVELS, type ReasoningLevel } from "./config.ts";
+import {
+  type HonchoConfig,
+  REASONING_LEVELS,
+  type ReasoningLevel,
+} from "./config.ts";
 
-/** Settings that shape the passes (a subset of the resolved config). */
-export interface DialecticSettings {
-  /** Passes per dialectic, 1–3. */
-  dialecticDepth: number;
-  /** Explicit per-pass levels, if configured. */
-  dialecticDepthLevels: readonly ReasoningLevel[] | undefined;
-  /** The base level. */
-  dialecticReasoningLevel: ReasoningLevel;
-  /** Longer queries raise the base level. */
-  reasoningHeuristic: boolean;
-  /** The heuristic's ceiling. */
-  reasoningLevelCap: ReasoningLevel;
-}
+/** The settings that shape the passes. */
+export type DialecticSettings = Pick<
+  HonchoConfig,
+  | "dialecticDepth"
+  | "dialecticDepthLevels"
+  | "dialecticReasoningLevel"
+  | "reasoningHeuristic"
+  | "reasoningLevelCap"
+>;
 
-/**
- * The query the session-start prewarm passes in. It only feeds the
- * heuristic (it is shorter than 120 characters, so it never raises the
- * level); the pass prompts are the cold/warm prompts.
- */
+/** The session-start prewarm's query: under 120 characters, it never raises the level. */
 export const PREWARM_QUERY =
   "Summarize what you know about this user: preferences, current projects and working style.";
 
@@ -45,9 +35,8 @@ export const WARM_PROMPT =
   "this user is most relevant to the current conversation? Prioritize active " +
   "context over biography.";
 
-/** Characters of query at which the heuristic raises the level by one. */
+/** Query lengths at which the heuristic raises the level by one and by two. */
 export const HEURISTIC_STEP_ONE_CHARS = 120;
-/** Characters of query at which the heuristic raises the level by two. */
 export const HEURISTIC_STEP_TWO_CHARS = 400;
 
 type Slot = ReasoningLevel | "base";
@@ -58,13 +47,7 @@ const PROPORTIONAL_SLOTS: Readonly<Record<number, readonly Slot[]>> = {
   3: ["minimal", "base", "low"],
 };
 
-/**
- * The level of pass `index`: the explicit `dialecticDepthLevels[index]`;
- * else the proportional default for the depth (depth 2: `minimal`, base;
- * depth 3: `minimal`, base, `low`), where the base slot is
- * `dialecticReasoningLevel` raised by the heuristic (+1 at 120 characters
- * of query, +2 at 400) and capped at `reasoningLevelCap`.
- */
+/** The explicit `dialecticDepthLevels[index]`, else the depth's proportional slot (base: heuristic). */
 export function resolvePassLevel(
   index: number,
   query: string,
@@ -78,12 +61,7 @@ export function resolvePassLevel(
   return heuristicLevel(settings.dialecticReasoningLevel, query, settings);
 }
 
-/**
- * The base level raised by the length heuristic: +0 below 120 characters,
- * +1 below 400, +2 from 400, never above the cap (a base above the cap is
- * lowered to it). Without the heuristic, an unknown base or an empty query
- * the base is returned unchanged.
- */
+/** The base level raised by the length heuristic, never above the cap (a higher base is lowered). */
 export function heuristicLevel(
   base: ReasoningLevel,
   query: string,
@@ -102,11 +80,7 @@ export function heuristicLevel(
   return REASONING_LEVELS[Math.min(baseIndex + bump, capIndex)]!;
 }
 
-/**
- * Whether an answer is strong enough to stop further passes: at least 100
- * characters, and either structured (a newline plus a `##` heading, a `•`,
- * a `- `/`* ` bullet or a numbered line) or longer than 300 characters.
- */
+/** An answer strong enough to stop: 100+ characters and structured (heading, bullets), or 300+. */
 export function signalSufficient(result: string): boolean {
   const text = result.trim();
   if (text.length < 100) return false;
@@ -119,23 +93,16 @@ export function signalSufficient(result: string): boolean {
 }
 
 /** Options of {@linkcode passPrompt}. */
-export interface PassPromptOptions {
-  /** Whether no base context was cached when the dialectic started. */
-  cold: boolean;
-  /** Answers of the earlier passes, by pass index (`""` = empty). */
-  results: readonly string[];
-  /** A rewritten question to use for pass 0 instead of the cold/warm prompt. */
-  rewritten?: string;
-  /** recallSync: the current request, prefixed to every prompt. */
-  currentRequest?: string;
-}
+export type PassPromptOptions =
+  & Pick<RunDialecticDepthOptions, "cold" | "rewritten" | "currentRequest">
+  & {
+    /** Answers of the earlier passes, by pass index (`""` = empty). */
+    results: readonly string[];
+  };
 
 /**
- * The prompt of pass `index`. Pass 0 (or any pass with no usable earlier
- * answer) asks the cold or warm question; pass 1 quotes the first answer
- * and asks for the gaps and a synthesis; pass 2 lists both answers and asks
- * to reconcile them. In recallSync mode every prompt starts with the
- * current request.
+ * The prompt of pass `index`: pass 0 (or one with no usable earlier answer)
+ * asks the cold/warm question, pass 1 asks for the gaps, pass 2 reconciles.
  */
 export function passPrompt(index: number, options: PassPromptOptions): string {
   const prior = options.results.filter((r) => r.trim() !== "");
@@ -179,22 +146,15 @@ export interface RunDialecticDepthOptions {
   query: string;
   /** Whether no base context was cached when the dialectic started. */
   cold: boolean;
-  /** Depth, levels, heuristic and cap. */
   settings: DialecticSettings;
-  /** Asks Honcho one pass. */
   runPass: DialecticPassRunner;
-  /** A rewritten question for pass 0. */
+  /** A rewritten question for pass 0 instead of the cold/warm prompt. */
   rewritten?: string;
-  /** recallSync: prefix every prompt with this request. */
+  /** recallSync: the current request, prefixed to every prompt. */
   currentRequest?: string;
 }
 
-/**
- * Runs up to `dialecticDepth` passes, stopping early when the last
- * non-empty answer is strong ({@linkcode signalSufficient}), and returns the
- * last non-empty answer (`""` when all were empty). Errors of a pass
- * propagate.
- */
+/** Runs up to `dialecticDepth` passes (stopping on a strong answer); the last non-empty answer. */
 export async function runDialecticDepth(
   options: RunDialecticDepthOptions,
 ): Promise<string> {
@@ -217,11 +177,7 @@ export async function runDialecticDepth(
   return answers[answers.length - 1] ?? "";
 }
 
-/**
- * The dialectic cadence while answers come back empty: the configured
- * cadence, plus one turn per empty answer in a row, at most eight times
- * the cadence.
- */
+/** The cadence plus one turn per empty answer in a row, at most eight times the cadence. */
 export function effectiveCadence(cadence: number, emptyStreak: number): number {
   const base = Math.max(1, Math.floor(cadence));
   if (emptyStreak <= 0) return base;

@@ -1,7 +1,5 @@
 /**
- * The one error of the Honcho provider, {@linkcode HonchoError}, whose
- * `kind` says what failed; messages never contain the API key.
- *
+ * The one error of the Honcho provider; `kind` says what failed, messages hold no API key.
  * @module
  */
 
@@ -26,7 +24,7 @@ const NAMES = {
 /** What a {@linkcode HonchoError} is about. */
 export type HonchoErrorKind = keyof typeof NAMES;
 
-/** Options of {@linkcode HonchoError}. */
+/** Options of {@linkcode HonchoError}; each detail becomes a field of the error. */
 export interface HonchoErrorOptions {
   /** The HTTP status, when the server answered. */
   status?: number;
@@ -40,38 +38,21 @@ export interface HonchoErrorOptions {
   host?: string;
   /** Where a file stopped parsing (`config`), 1-based. */
   line?: number;
-  /** The column of `line`. */
   column?: number;
-  /** The underlying failure. */
   cause?: unknown;
 }
 
 /** A failure of the Honcho provider; `kind` says which. */
 export class HonchoError extends Error {
-  /** The HTTP status, when the server answered. */
   readonly status: number | undefined;
-  /** What failed. */
   readonly kind: HonchoErrorKind;
-  /** The decoded response body, secrets removed. */
   readonly body: unknown;
-  /** The server's `Retry-After`, in ms. */
   readonly retryAfterMs: number | undefined;
-  /** `false` when the request certainly never reached the server. */
   readonly requestSent: false | undefined;
-  /** The `host:port` Deno denied. */
   readonly host: string | undefined;
-  /** Where a file stopped parsing, 1-based. */
   readonly line: number | undefined;
-  /** The column of `line`. */
   readonly column: number | undefined;
 
-  /**
-   * Creates the error.
-   *
-   * @param kind What failed.
-   * @param message The message (no secrets).
-   * @param options Details and cause.
-   */
   constructor(
     kind: HonchoErrorKind,
     message: string,
@@ -104,17 +85,11 @@ export function isHonchoError(
 
 /** The server and deadline of a failed call, for {@linkcode describeHonchoError}. */
 export interface FailedCall {
-  /** The server. */
   url: string;
-  /** The deadline the call had, in ms. */
   timeoutMs: number;
 }
 
-/**
- * Any failure of a Honcho call as the text a user reads (secrets were
- * removed when the error was made): with `call`, what went wrong at that
- * server (the CLI's sentence); without, the short reason a notice shows.
- */
+/** A failure as a user reads it: with `call`, the CLI's sentence; without, a notice's short reason. */
 export function describeHonchoError(error: unknown, call?: FailedCall): string {
   if (call === undefined) {
     if (isHonchoError(error, "permission")) return "no net permission";
@@ -196,11 +171,9 @@ function connectionCause(error: HonchoError): string {
 
 /** Options of {@linkcode errorFromResponse}. */
 export interface ErrorFromResponseOptions {
-  /** The request's method, for the message. */
   method?: string;
-  /** The request's path without the query string, for the message. */
+  /** Without the query string. */
   path?: string;
-  /** `Retry-After` already converted to milliseconds. */
   retryAfterMs?: number;
   /** Strings to remove from the detail and body (the API key). */
   secrets?: readonly string[];
@@ -208,11 +181,17 @@ export interface ErrorFromResponseOptions {
 
 const MAX_DETAIL_CHARS = 300;
 
-/**
- * The error for a non-success response: its kind from the status, its
- * message naming method, path, status and the server's detail, secrets
- * removed.
- */
+const STATUS_KINDS: Readonly<Record<number, HonchoErrorKind>> = {
+  400: "validation",
+  401: "auth",
+  403: "auth",
+  404: "not_found",
+  409: "conflict",
+  422: "validation",
+  429: "rate_limited",
+};
+
+/** The error of a non-success response: kind from the status, the server's detail, secrets removed. */
 export function errorFromResponse(
   status: number,
   body: unknown,
@@ -230,19 +209,8 @@ export function errorFromResponse(
   const message = `${where} failed with ${status}${
     detail ? `: ${detail}` : ""
   }`;
-  const kind: HonchoErrorKind = status === 401 || status === 403
-    ? "auth"
-    : status === 404
-    ? "not_found"
-    : status === 409
-    ? "conflict"
-    : status === 400 || status === 422
-    ? "validation"
-    : status === 429
-    ? "rate_limited"
-    : status >= 500
-    ? "server_error"
-    : "honcho_error";
+  const kind = STATUS_KINDS[status] ??
+    (status >= 500 ? "server_error" : "honcho_error");
   const retryAfterMs = kind === "rate_limited" || kind === "server_error"
     ? options.retryAfterMs
     : undefined;

@@ -1,14 +1,7 @@
 /**
  * One-time status notices prepended to the injected context
- * (plugins/memory/honcho/SPEC.md §9): when reads fail the provider still answers
- * (fail open), and the model is told once why memory is missing, naming the
- * cause: authentication, Honcho unreachable, rate limiting, no user peer,
- * a network permission this process lacks, or Honcho refusing the writes
- * (a workspace, session or peer it does not accept).
- *
- * A notice is shown once per episode: a later success ends the episode, so
- * a new outage is reported again.
- *
+ * (plugins/memory/honcho/SPEC.md §9): reads fail open and the model is told
+ * once per episode why memory is missing; a success ends the episode.
  * @module
  */
 
@@ -25,10 +18,7 @@ export type NoticeCause =
   | "refused"
   | "observer-limit";
 
-/**
- * The recall status line's words for a cause (`⚠ Honcho — <this>`), short:
- * the notice in the context carries the details and the fix.
- */
+/** The recall status line's words for a cause (`⚠ Honcho — <this>`); the notice has the fix. */
 export const RECALL_FAILURE_TEXT: Record<NoticeCause, string> = {
   auth: "recall failed: the server refused the API key (HTTP 401)",
   unreachable: "recall failed: the server is unreachable",
@@ -48,19 +38,14 @@ export const NOTICE_HEADING = "[Honcho memory status]";
 export interface NoticeTextOptions {
   /** A short reason (no secrets), e.g. `HTTP 503` or `Invalid JWT`. */
   reason?: string;
-  /** The platform (`cli`, `telegram`, …): the no-peer fix differs on gateways. */
+  /** The no-peer fix differs on gateways. */
   platform?: string;
-  /** The profile home, named in the permission and refusal fixes. */
   hermesHome?: string;
   /** The host a denied network permission is for (`127.0.0.1:8000`). */
   host?: string;
 }
 
-/**
- * What to change when Honcho refuses a session for its observer limit
- * (at most 10 peers with `observe_others=true` in one session): usually
- * many profiles of one host named the same session.
- */
+/** The fix for Honcho's limit of 10 observing peers per session (usually profiles sharing one). */
 const OBSERVER_LIMIT_FIX =
   "each profile (or conversation) needs its own Honcho session: a gateway " +
   "host passes its session key (initialize option gatewaySessionKey), " +
@@ -68,12 +53,8 @@ const OBSERVER_LIMIT_FIX =
   "per-session); or stop this AI peer observing the others " +
   "(observationMode: unified, or observation.ai.observeOthers: false)";
 
-/**
- * Whether a failure is Honcho's refusal of a session with too many
- * observing peers ("Cannot have more than 10 peers with
- * observe_others=true in a session").
- */
-export function isObserverLimit(error: unknown): boolean {
+/** "Cannot have more than 10 peers with observe_others=true in a session". */
+function isObserverLimit(error: unknown): boolean {
   if (!isHonchoError(error) || error.status === undefined) {
     return false;
   }
@@ -81,6 +62,10 @@ export function isObserverLimit(error: unknown): boolean {
   const detail = (error.body as { detail?: unknown } | undefined)?.detail;
   const text = typeof detail === "string" ? detail : error.message;
   return /observe_others/i.test(text) && /more than \d+ peers/i.test(text);
+}
+
+function inHome(hermesHome: string | undefined, file: string): string {
+  return hermesHome ? join(hermesHome, file) : file;
 }
 
 /** The text of a notice. */
@@ -101,9 +86,7 @@ export function noticeText(
         "locally and stored once Honcho accepts them again.";
     case "permission": {
       const host = options.host ?? "the Honcho server";
-      const where = options.hermesHome
-        ? join(options.hermesHome, "config.yaml")
-        : "config.yaml";
+      const where = inHome(options.hermesHome, "config.yaml");
       return `${NOTICE_HEADING} Honcho memory is blocked: this process may ` +
         `not connect to ${host}${reason}, so turns are kept locally and not ` +
         `sent. Tell the user once that they can fix it by adding "${host}" ` +
@@ -111,9 +94,7 @@ export function noticeText(
         "honcho setup'), then restarting Hermes.";
     }
     case "refused": {
-      const where = options.hermesHome
-        ? join(options.hermesHome, "honcho.json")
-        : "honcho.json";
+      const where = inHome(options.hermesHome, "honcho.json");
       return `${NOTICE_HEADING} Honcho refused the memory writes${reason}: ` +
         "turns are kept locally and not sent until that is fixed. Tell the " +
         "user once to check the workspace, peer and session settings in " +
@@ -142,44 +123,7 @@ export function noticeText(
   }
 }
 
-/**
- * The warning logged (once per episode) when writes stop for a cause
- * retrying cannot fix: what happened, the fix, and that nothing is lost.
- */
-export function writeWarningText(
-  cause: NoticeCause,
-  options: NoticeTextOptions = {},
-): string {
-  const reason = options.reason ? ` (${options.reason})` : "";
-  const home = (file: string): string =>
-    options.hermesHome ? join(options.hermesHome, file) : file;
-  switch (cause) {
-    case "permission": {
-      const host = options.host ?? "the Honcho server";
-      return `Honcho memory is blocked: this process has no network access to ${host}${reason}. Add "${host}" to memory.permissions.honcho.net in ${
-        home("config.yaml")
-      } (or run 'hermes honcho setup'), then restart Hermes; the turns stay queued`;
-    }
-    case "auth":
-      return `Honcho authentication failed${reason}: run 'hermes honcho setup' to fix the API key; the turns stay queued`;
-    case "observer-limit":
-      return `Honcho refused the session${reason}: ${OBSERVER_LIMIT_FIX} (settings in ${
-        home("honcho.json")
-      }); the turns stay queued ('hermes honcho outbox')`;
-    case "refused":
-      return `Honcho refused the memory writes${reason}: check the workspace, peer and session settings in ${
-        home("honcho.json")
-      } ('hermes honcho status'); the turns stay queued ('hermes honcho outbox')`;
-    default:
-      return noticeText(cause, options).replace(`${NOTICE_HEADING} `, "");
-  }
-}
-
-/**
- * Classifies a failure: auth (401/403), rate-limited (429), unreachable
- * (connection errors, timeouts, 5xx, malformed answers), no-peer; anything
- * else (a 404 or 422 is a bug, not an outage) gives `undefined`.
- */
+/** The outage a failure means; `undefined` for a bug (a 404 or 422), not an outage. */
 export function classifyFailure(error: unknown): NoticeCause | undefined {
   if (isObserverLimit(error)) return "observer-limit";
   if (isHonchoError(error, "auth")) return "auth";
@@ -198,7 +142,6 @@ export function classifyFailure(error: unknown): NoticeCause | undefined {
   return undefined;
 }
 
-/**
 /** Remembers which causes were reported so each shows once per episode. */
 export class NoticeBoard {
   #pending = new Map<NoticeCause, string>();
@@ -207,21 +150,16 @@ export class NoticeBoard {
   #platform: string | undefined;
   #hermesHome: string | undefined;
 
-  /** Creates a board. */
   constructor(platform?: string, hermesHome?: string) {
     this.#platform = platform;
     this.#hermesHome = hermesHome;
   }
 
-  /** The cause of the current episode, if any. */
   get active(): NoticeCause | undefined {
     return this.#active;
   }
 
-  /**
-   * Records a failure; the first of its cause in this episode becomes a
-   * pending notice.
-   */
+  /** Records a failure; the first of its cause in this episode becomes a pending notice. */
   report(cause: NoticeCause, reason?: string, host?: string): boolean {
     this.#active = cause;
     if (this.#shown.has(cause) || this.#pending.has(cause)) return false;
@@ -237,17 +175,35 @@ export class NoticeBoard {
     return true;
   }
 
-  /**
-   * The warning line for writes stopped by a cause, with this board's
-   * profile home ({@linkcode writeWarningText}).
-   */
+  /** The warning logged when writes stop for a cause retrying cannot fix. */
   warning(cause: NoticeCause, reason?: string, host?: string): string {
-    return writeWarningText(cause, {
-      reason,
-      platform: this.#platform,
-      hermesHome: this.#hermesHome,
-      host,
-    });
+    const why = reason ? ` (${reason})` : "";
+    const home = (file: string): string => inHome(this.#hermesHome, file);
+    switch (cause) {
+      case "permission": {
+        const server = host ?? "the Honcho server";
+        return `Honcho memory is blocked: this process has no network access to ${server}${why}. Add "${server}" to memory.permissions.honcho.net in ${
+          home("config.yaml")
+        } (or run 'hermes honcho setup'), then restart Hermes; the turns stay queued`;
+      }
+      case "auth":
+        return `Honcho authentication failed${why}: run 'hermes honcho setup' to fix the API key; the turns stay queued`;
+      case "observer-limit":
+        return `Honcho refused the session${why}: ${OBSERVER_LIMIT_FIX} (settings in ${
+          home("honcho.json")
+        }); the turns stay queued ('hermes honcho outbox')`;
+      case "refused":
+        return `Honcho refused the memory writes${why}: check the workspace, peer and session settings in ${
+          home("honcho.json")
+        } ('hermes honcho status'); the turns stay queued ('hermes honcho outbox')`;
+      default:
+        return noticeText(cause, {
+          reason,
+          platform: this.#platform,
+          hermesHome: this.#hermesHome,
+          host,
+        }).replace(`${NOTICE_HEADING} `, "");
+    }
   }
 
   /** Records a failure by error; errors that are not outages are ignored. */

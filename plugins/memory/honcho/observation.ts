@@ -1,16 +1,12 @@
 /**
- * Observation presets and read perspective (plugins/memory/honcho/SPEC.md §5).
- *
- * Honcho models a conversation as peers exchanging messages. Each peer in
- * a session has two switches that map 1:1 to Honcho's `SessionPeerConfig`:
- * `observeMe` (Honcho builds this peer's representation from its own
- * messages) and `observeOthers` (this peer observes the other peers'
- * messages). `observationMode` is a preset for the four flags; the
- * `observation` object of `honcho.json` overrides single flags.
- *
+ * Observation presets and read perspective (plugins/memory/honcho/SPEC.md §5):
+ * each session peer has `observeMe` and `observeOthers` (Honcho's
+ * `SessionPeerConfig`); `observationMode` presets all four, `observation`
+ * overrides single flags.
  * @module
  */
 
+import type { SessionPeerConfig } from "./client_wire.ts";
 import { isRecord } from "./_util.ts";
 
 /** The two observation presets. */
@@ -24,35 +20,19 @@ export interface PeerObservation {
   observeOthers: boolean;
 }
 
-/** A partial override of one peer's switches (absent = keep the preset). */
-export interface PeerObservationOverride {
-  /** Overrides `observeMe` when present. */
-  observeMe?: boolean;
-  /** Overrides `observeOthers` when present. */
-  observeOthers?: boolean;
-}
-
-/** The `observation` object of `honcho.json`. */
+/** The `observation` object of `honcho.json` (an absent flag keeps the preset). */
 export interface ObservationOverrides {
-  /** The user peer's overrides. */
-  user?: PeerObservationOverride;
-  /** The AI peer's overrides. */
-  ai?: PeerObservationOverride;
+  user?: Partial<PeerObservation>;
+  ai?: Partial<PeerObservation>;
 }
 
 /** The switches of both peers of a session. */
 export interface SessionObservation {
-  /** The user peer. */
   user: PeerObservation;
-  /** The AI peer. */
   ai: PeerObservation;
 }
 
-/**
- * The presets: `directional` = full mutual observation; `unified` = one
- * observer pool (the user models itself only, the AI observes the user but
- * not itself).
- */
+/** `directional`: full mutual observation; `unified`: the AI observes the user, not itself. */
 export const OBSERVATION_PRESETS: Readonly<
   Record<ObservationMode, Readonly<SessionObservation>>
 > = Object.freeze({
@@ -74,12 +54,7 @@ const MODE_ALIASES: Readonly<Record<string, ObservationMode>> = {
   shared: "unified",
 };
 
-/**
- * Normalises an `observationMode` value as Hermes does: exactly `unified`
- * or `directional`, or the aliases `shared` → `unified`, `separate`/`cross`
- * → `directional`; anything else (`"UNIFIED"`, `" unified"`) →
- * `directional`.
- */
+/** An `observationMode` as Hermes reads it: exact names or aliases, anything else `directional`. */
 export function normalizeObservationMode(value: unknown): ObservationMode {
   if (typeof value !== "string" || !Object.hasOwn(MODE_ALIASES, value)) {
     return "directional";
@@ -87,11 +62,7 @@ export function normalizeObservationMode(value: unknown): ObservationMode {
   return MODE_ALIASES[value] as ObservationMode;
 }
 
-/**
- * Reads an `observation` object from `honcho.json` into overrides, with
- * Hermes' field names (`observeMe`, `observeOthers`); values that are not
- * booleans are ignored (the preset's value stays).
- */
+/** Reads an `observation` object; values that are not booleans are ignored. */
 export function parseObservationOverrides(
   value: unknown,
 ): ObservationOverrides | undefined {
@@ -100,7 +71,7 @@ export function parseObservationOverrides(
   for (const side of ["user", "ai"] as const) {
     const raw = value[side];
     if (!isRecord(raw)) continue;
-    const peer: PeerObservationOverride = {};
+    const peer: Partial<PeerObservation> = {};
     const me = raw.observeMe;
     const others = raw.observeOthers;
     if (typeof me === "boolean") peer.observeMe = me;
@@ -110,10 +81,7 @@ export function parseObservationOverrides(
   return out;
 }
 
-/**
- * Resolves both peers' switches: the preset of `mode`, with each field
- * present in `overrides` replacing the preset's value.
- */
+/** Both peers' switches: the preset of `mode` with `overrides` applied. */
 export function resolveObservation(
   mode: ObservationMode,
   overrides?: ObservationOverrides,
@@ -127,21 +95,10 @@ export function resolveObservation(
   return { user: side("user"), ai: side("ai") };
 }
 
-/** A session peer configuration as the server reports it (nulls = never set). */
-export interface ServerPeerObservation {
-  /** The server's `observe_me`, or `null`. */
-  observeMe: boolean | null;
-  /** The server's `observe_others`, or `null`. */
-  observeOthers: boolean | null;
-}
-
-/**
- * The "sync back" step of session init (plugins/memory/honcho/SPEC.md §5): every non-null value the
- * server reports overrides the local flag.
- */
+/** Session init's "sync back" (plugins/memory/honcho/SPEC.md §5): each non-null server value wins. */
 export function mergeServerObservation(
   local: PeerObservation,
-  server: ServerPeerObservation | undefined,
+  server: SessionPeerConfig | undefined,
 ): PeerObservation {
   return {
     observeMe: server?.observeMe ?? local.observeMe,
@@ -149,32 +106,18 @@ export function mergeServerObservation(
   };
 }
 
-/** Options of {@linkcode resolveReadPerspective}. */
-export interface ReadPerspectiveOptions {
-  /** The peer being asked about (already resolved from `user`/`ai` aliases and sanitised). */
-  targetPeerId: string;
-  /** The session's AI peer id. */
-  aiPeerId: string;
-  /** Whether the AI peer observes others in this session (after sync back). */
-  aiObservesOthers: boolean;
-}
-
-/** Who reads about whom. */
-export interface ReadPerspective {
-  /** The observing peer. */
-  observer: string;
-  /** The observed peer, or `undefined` for the observer's own view. */
-  target: string | undefined;
-}
-
 /**
- * The read perspective of plugins/memory/honcho/SPEC.md §5: asking about the AI peer → AI observes AI;
- * else when the AI observes others → AI observes the target; else the target
- * is read from its own perspective (no target).
+ * Who reads about `targetPeerId` (plugins/memory/honcho/SPEC.md §5): the AI
+ * about itself or, when it observes others, about the target; else the target
+ * from its own perspective (`target` undefined).
  */
 export function resolveReadPerspective(
-  options: ReadPerspectiveOptions,
-): ReadPerspective {
+  options: {
+    targetPeerId: string;
+    aiPeerId: string;
+    aiObservesOthers: boolean;
+  },
+): { observer: string; target: string | undefined } {
   const { targetPeerId, aiPeerId, aiObservesOthers } = options;
   if (targetPeerId === aiPeerId) {
     return { observer: aiPeerId, target: aiPeerId };

@@ -1,9 +1,6 @@
 /**
- * Peer naming (plugins/memory/honcho/SPEC.md §4): the AI peer, the session's user peer
- * (pinning, aliases, runtime prefixes) and turn authors.
- *
- * All results are valid Honcho ids (see {@linkcode sanitizeId}).
- *
+ * Peer naming (plugins/memory/honcho/SPEC.md §4): the AI peer, the session's
+ * user peer and turn authors, all valid Honcho ids.
  * @module
  */
 
@@ -20,10 +17,7 @@ export function resolveAiPeerId(config: Pick<HonchoConfig, "aiPeer">): string {
   return sanitizeId(config.aiPeer?.trim() || DEFAULT_AI_PEER);
 }
 
-/**
- * Normalises runtime user ids (`userId`, `userIdAlt` from `initialize`):
- * trimmed, blanks dropped, duplicates removed, order kept.
- */
+/** Runtime user ids trimmed, without blanks and duplicates, in order. */
 export function normalizeRuntimeIds(
   ids: readonly (string | null | undefined)[],
 ): string[] {
@@ -41,10 +35,7 @@ export type PeerNamingConfig = Pick<
   "pinUserPeer" | "peerName" | "userPeerAliases" | "runtimePeerPrefix"
 >;
 
-/**
- * The peer ids configured explicitly (alias targets and `peerName`), which
- * a generated id must not collide with.
- */
+/** Alias targets and `peerName`: a generated id must not collide with them. */
 export function reservedPeerIds(config: PeerNamingConfig): Set<string> {
   const out = new Set<string>();
   for (const target of Object.values(config.userPeerAliases ?? {})) {
@@ -54,12 +45,7 @@ export function reservedPeerIds(config: PeerNamingConfig): Set<string> {
   return out;
 }
 
-/**
- * A generated peer id for `prefix + runtimeId`: used as-is when it is
- * already a valid id and collides with no reserved id; otherwise the
- * sanitised form plus `-` and the first 8, 12, 16, 24, 32 or 64 hex digits
- * of its SHA-256, the first that does not collide.
- */
+/** `prefix + runtimeId` as-is when valid and free, else sanitised plus the shortest free sha256 suffix. */
 export function prefixedPeerId(
   prefix: string,
   runtimeId: string,
@@ -79,7 +65,7 @@ export function prefixedPeerId(
 
 /** Options of {@linkcode resolveUserPeerId}. */
 export interface ResolveUserPeerIdOptions {
-  /** The runtime user ids, primary first (`userId`, `userIdAlt`). */
+  /** Primary first (`userId`, `userIdAlt`). */
   runtimeIds?: readonly (string | null | undefined)[];
 }
 
@@ -87,16 +73,8 @@ export interface ResolveUserPeerIdOptions {
 export const SET_USER_PEER_COMMAND = "hermes honcho peer --user NAME";
 
 /**
- * The session's user peer (plugins/memory/honcho/SPEC.md §4):
- *
- * 1. `pinUserPeer` and a `peerName` → `sanitize(peerName)`;
- * 2. with runtime ids: the first (primary, then alternative) with a
- *    non-empty `userPeerAliases` entry → `sanitize(alias)`; else, with a
- *    `runtimePeerPrefix`, the generated id of prefix + first id
- *    ({@linkcode prefixedPeerId}); else `sanitize(first id)`;
- * 3. no runtime id → `sanitize(peerName)`;
- * 4. neither → a `no_peer` {@linkcode HonchoError}.
- *
+ * The session's user peer (plugins/memory/honcho/SPEC.md §4): pinned
+ * `peerName`, else alias / prefix / plain runtime id, else `peerName`.
  * @throws {HonchoError} `no_peer` When there is no runtime id and no `peerName`.
  */
 export function resolveUserPeerId(
@@ -114,11 +92,7 @@ export function resolveUserPeerId(
   );
 }
 
-/**
- * The peer of a human turn author who is not the session's own user: the
- * alias / prefix / plain-id ladder of {@linkcode resolveUserPeerId} step 2
- * (pinning does not apply; display names never become ids).
- */
+/** A human author other than the session's user: the runtime-id ladder, never pinned. */
 export function resolveAuthorPeerId(
   config: PeerNamingConfig,
   authorId: string | undefined,

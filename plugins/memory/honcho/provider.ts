@@ -25,6 +25,7 @@ import {
   type SessionSwitchOptions,
   type SyncTurnOptions,
   type ToolCallOptions,
+  toolError,
   type ToolSchema,
   type TurnStartOptions,
 } from "../../../src/provider/mod.ts";
@@ -60,12 +61,7 @@ import {
   identitySignatureOf,
 } from "./session.ts";
 import type { GitTopLevel } from "./session_naming.ts";
-import {
-  callHonchoTool,
-  honchoToolSchemas,
-  systemPromptFor,
-  toolErrorJson,
-} from "./tools.ts";
+import { callHonchoTool, honchoToolSchemas, systemPromptFor } from "./tools.ts";
 import {
   authorFromTurnStart,
   HonchoWriteHooks,
@@ -569,11 +565,11 @@ export class HonchoMemoryProvider extends ProviderContract {
   ): Promise<string> {
     try {
       if (this.#inert) {
-        return toolErrorJson("Honcho is not active (cron context).");
+        return toolError("Honcho is not active (cron context).");
       }
       const parts = this.#parts;
       if (!parts) {
-        return toolErrorJson("Honcho is not active for this session.");
+        return toolError("Honcho is not active for this session.");
       }
       return await callHonchoTool(toolName, args, {
         session: parts.session,
@@ -587,7 +583,7 @@ export class HonchoMemoryProvider extends ProviderContract {
         scrub: (text) => this.#scrub(text),
       });
     } catch (error) {
-      return toolErrorJson(
+      return toolError(
         `Honcho ${toolName} failed: ${this.#scrub(errorText(error))}`,
       );
     }

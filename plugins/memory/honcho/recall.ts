@@ -1,27 +1,8 @@
 /**
- * The recall scheduler of the Honcho provider (plugins/memory/honcho/SPEC.md §6–§8):
- * what `prefetch` injects and when background work refreshes it.
- *
- * - **Two layers.** The base layer (session summary, representations and
- *   cards, one session-context and one peer-context request) is cached and
- *   refreshed every `contextCadence` turns; a dialectic answer is asked
- *   every (effective) `dialecticCadence` turns — the cadence widens while
- *   answers come back empty — and injected once, unless it is older than
- *   two cadences or belongs to an older session epoch.
- * - **Turn 1 waits, bounded.** Only the first turn waits: for session
- *   set-up and the first base layer (at most `firstTurnBaseWait`) and the
- *   first dialectic (at most `firstTurnDialecticWait`), each within the
- *   request timeout. Later prefetches return what background work already
- *   fetched.
- * - **recallSync** recalls for the current message inside `prefetch`,
- *   bounded by `timeout` (5 s when unset), one at a time.
- * - **Liveness.** A dialectic that has run for more than twice the request
- *   timeout counts as dead (a new one may start);
- *   {@linkcode HonchoRecall.liveness} reports the pipeline's state.
- *
- * The scheduler owns its caches and cadence counters; the turn number comes
- * from the provider (`onTurnStart`), the session from `session.ts`.
- *
+ * The recall scheduler (plugins/memory/honcho/SPEC.md §6–§8): what `prefetch`
+ * injects (a cached base layer refreshed every `contextCadence` turns, a
+ * dialectic answer every effective `dialecticCadence` turns) and when
+ * background work refreshes it. Only turn 1 waits, bounded.
  * @module
  */
 
@@ -38,7 +19,6 @@ import {
   formatBaseContext,
 } from "./context.ts";
 import {
-  type DialecticSettings,
   effectiveCadence,
   PREWARM_QUERY,
   runDialecticDepth,
@@ -70,10 +50,7 @@ export interface HonchoLivenessSnapshot {
   threadAgeSeconds: number | null;
 }
 
-/**
- * The snapshot of a provider whose recall has not started (not
- * initialized, inert or not configured).
- */
+/** The snapshot of a provider whose recall has not started. */
 export function idleLiveness(
   turn: number,
   dialecticCadence: number,
@@ -89,9 +66,7 @@ export function idleLiveness(
   };
 }
 
-/** Options of {@linkcode HonchoRecall}. */
 export interface HonchoRecallOptions {
-  /** The current turn (set by the provider's `onTurnStart`). */
   turn: () => number;
   /** Rewrites the user message into the pass-0 question when `queryRewrite` is on. */
   queryRewriter?: QueryRewriter;
@@ -138,7 +113,6 @@ export class HonchoRecall {
   #syncBusy = false;
   #lastQuery = "";
 
-  /** Creates the scheduler (no I/O). */
   constructor(
     runtime: HonchoRuntime,
     session: HonchoSession,
@@ -164,37 +138,24 @@ export class HonchoRecall {
     this.#turnGen = {};
   }
 
-  /**
-   * Whether the last prefetch's dialectic answer came from the warm-up
-   * question about the user rather than from the query (turn 1).
-   */
+  /** Whether the last prefetch's dialectic answer came from the turn-1 warm-up question. */
   get warmUpAnswer(): boolean {
     return this.#warmUpAnswer;
   }
 
-  /**
-   * The context to inject now (plugins/memory/honcho/SPEC.md §6): the cached base layer plus a ready
-   * dialectic answer and any pending notice, within `contextTokens`;
-   * `""` in `tools` mode. See the module doc for what it waits for.
-   */
+  /** The context to inject now (plugins/memory/honcho/SPEC.md §6); `""` in `tools` mode. */
   async prefetch(query: string): Promise<string> {
     this.#warmUpAnswer = false;
     const config = this.#rt.config;
     if (config.recallMode === "tools") {
-      this.#log("cron-or-tools-mode", "");
-      return "";
+      return this.#log("cron-or-tools-mode", "");
     }
     return config.recallSync
       ? await this.#syncPrefetch(config, query)
       : await this.#asyncPrefetch(config, query);
   }
 
-  /**
-   * After the turn, warms the next one (plugins/memory/honcho/SPEC.md §6): a base-layer refresh every
-   * `contextCadence` turns and a dialectic every effective
-   * `dialecticCadence` turns, in the background. Before the session is
-   * ready it only (re)starts set-up.
-   */
+  /** After the turn, warms the next one in the background (plugins/memory/honcho/SPEC.md §6). */
   queuePrefetch(query: string): void {
     const config = this.#rt.config;
     if (config.recallMode === "tools" || config.recallSync) return;
@@ -222,11 +183,7 @@ export class HonchoRecall {
     this.#startDialectic(query, turn);
   }
 
-  /**
-   * The session was set up: a late start (Honcho was down on turn 1)
-   * fetches the base layer now, and the dialectic is prewarmed unless a
-   * query rewriter waits for a real question or the epoch changed.
-   */
+  /** The session was set up: a late base-layer fetch, and the dialectic prewarm unless a rewriter waits. */
   sessionReady(stale: boolean): void {
     const config = this.#rt.config;
     if (config.recallMode === "tools" || config.recallSync) return;
@@ -299,15 +256,12 @@ export class HonchoRecall {
         await waitFor(settingUp, baseDeadline - this.#rt.now());
       }
       if (!session.ready) {
-        const notice = this.#rt.notices.take();
-        this.#log("session-not-ready", notice);
-        return notice;
+        return this.#log("session-not-ready", this.#rt.notices.take());
       }
     }
     if (isTrivialPrompt(query)) {
       const pending = this.#consumeDialectic(config);
-      this.#log("trivial-prompt", pending);
-      return pending;
+      return this.#log("trivial-prompt", pending);
     }
     const parts: string[] = [];
     if (config.injectionFrequency !== "first-turn" || firstTurn) {
@@ -351,8 +305,7 @@ export class HonchoRecall {
     const notice = this.#rt.notices.take();
     if (notice) parts.unshift(notice);
     const text = applyTokenBudget(parts.join("\n\n"), config.contextTokens);
-    this.#log(text ? "injected" : "fetched-but-empty", text);
-    return text;
+    return this.#log(text ? "injected" : "fetched-but-empty", text);
   }
 
   async #syncPrefetch(config: HonchoConfig, query: string): Promise<string> {
@@ -361,14 +314,11 @@ export class HonchoRecall {
       ? config.timeout * 1000
       : 5_000;
     if (isTrivialPrompt(query) || this.#syncBusy) {
-      this.#log("trivial-prompt", "");
-      return "";
+      return this.#log("trivial-prompt", "");
     }
     if (!this.#reads.open(this.#rt.now())) {
       // Honcho failed a moment ago: no request until the pause ends.
-      const notice = this.#rt.notices.take();
-      this.#log("recall-sync-empty", notice);
-      return notice;
+      return this.#log("recall-sync-empty", this.#rt.notices.take());
     }
     this.#syncBusy = true;
     const outer = this.#rt.signal;
@@ -393,9 +343,7 @@ export class HonchoRecall {
       const dialecticDue = turn - this.#lastDialecticTurn >=
         effectiveCadence(config.dialecticCadence, this.#emptyStreak);
       if (!contextDue && !dialecticDue) {
-        const notice = this.#rt.notices.take();
-        this.#log("recall-sync-empty", notice);
-        return notice;
+        return this.#log("recall-sync-empty", this.#rt.notices.take());
       }
       const [base, dialectic] = await Promise.all([
         contextDue
@@ -405,7 +353,7 @@ export class HonchoRecall {
           ? runDialecticDepth({
             query,
             cold: !this.#baseCache,
-            settings: dialecticSettings(config),
+            settings: config,
             currentRequest: capDialecticInput(
               query,
               config.dialecticMaxInputChars,
@@ -439,14 +387,11 @@ export class HonchoRecall {
       this.#rt.notices.clear();
       this.#reads.succeeded();
       const text = applyTokenBudget(parts.join("\n\n"), config.contextTokens);
-      this.#log(text ? "injected" : "recall-sync-empty", text);
-      return text;
+      return this.#log(text ? "injected" : "recall-sync-empty", text);
     } catch (error) {
       if (!outer.aborted) this.#reads.failed(error, this.#rt.now());
       this.#rt.notices.reportError(error);
-      const notice = this.#rt.notices.take();
-      this.#log("recall-sync-empty", notice);
-      return notice;
+      return this.#log("recall-sync-empty", this.#rt.notices.take());
     } finally {
       clearTimeout(timer);
       outer.removeEventListener("abort", onAbort);
@@ -495,13 +440,7 @@ export class HonchoRecall {
     });
   }
 
-  /**
-   * Fetches the base layer: one session-context request for the user side
-   * (summary, representation, card) and one peer-context request for the AI
-   * side, in parallel; sections excluded by `injection.sessionStart` are not
-   * fetched. A side that fails is left out; when both fail the error is
-   * thrown (auth first).
-   */
+  /** The user side (session context) and AI side (peer context) in parallel; throws when both fail (auth first). */
   async #fetchBaseContext(
     query: string,
     signal: AbortSignal,
@@ -596,7 +535,7 @@ export class HonchoRecall {
         const result = await runDialecticDepth({
           query,
           cold,
-          settings: dialecticSettings(config),
+          settings: config,
           rewritten,
           runPass: (prompt, level) =>
             this.#dialecticQuery(prompt, level, signal),
@@ -642,45 +581,41 @@ export class HonchoRecall {
       ? level
       : config.dialecticReasoningLevel;
     const query = capDialecticInput(prompt, config.dialecticMaxInputChars);
-    const answer = this.#session.aiObservesOthers()
-      ? await client.peerChat(identity.aiPeerId, query, {
-        target: identity.userPeerId,
+    const asAi = this.#session.aiObservesOthers();
+    const answer = await client.peerChat(
+      asAi ? identity.aiPeerId : identity.userPeerId,
+      query,
+      {
+        target: asAi ? identity.userPeerId : undefined,
         reasoningLevel: effectiveLevel,
         signal,
-      })
-      : await client.peerChat(identity.userPeerId, query, {
-        reasoningLevel: effectiveLevel,
-        signal,
-      });
+      },
+    );
     return answer?.trim() ?? "";
   }
 
-  #log(reason: string, payload: string): void {
+  /** Logs the injection (when on) and returns it. */
+  #log(reason: string, payload: string): string {
     logInjection(this.#rt.config, this.#rt.tasks, {
       turn: this.#turn(),
       sessionKey: this.#session.identity?.sessionKey,
       reason,
       payload,
     });
+    return payload;
   }
 }
 
 /** One line of the injection log. */
 export interface InjectionLogEntry {
-  /** The turn. */
   turn: number;
-  /** The session key, when named. */
   sessionKey: string | undefined;
   /** Why this was (or was not) injected. */
   reason: string;
-  /** What was injected. */
   payload: string;
 }
 
-/**
- * Appends one line to `injectionLogPath` (when `logging` is on), as a
- * tracked background task; failures are logged at debug level.
- */
+/** Appends one line to `injectionLogPath` (when `logging` is on) as a background task. */
 export function logInjection(
   config: Pick<HonchoConfig, "injectionLogPath" | "recallMode"> | undefined,
   tasks: TaskGroup,
@@ -707,14 +642,4 @@ export function logInjection(
       log("debug", `Honcho injection log failed: ${errorText(error)}`);
     }
   });
-}
-
-function dialecticSettings(config: HonchoConfig): DialecticSettings {
-  return {
-    dialecticDepth: config.dialecticDepth,
-    dialecticDepthLevels: config.dialecticDepthLevels,
-    dialecticReasoningLevel: config.dialecticReasoningLevel,
-    reasoningHeuristic: config.reasoningHeuristic,
-    reasoningLevelCap: config.reasoningLevelCap,
-  };
 }

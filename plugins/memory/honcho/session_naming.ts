@@ -1,12 +1,5 @@
 /**
  * Which Honcho session a conversation writes to (plugins/memory/honcho/SPEC.md §3).
- *
- * {@linkcode resolveSessionName} applies the G2 order — gateway key →
- * per-session id → manual `sessions` map → explicit title → per-repo →
- * per-directory → workspace — then the optional AI-peer prefix and the
- * 100-character limit. {@linkcode sanitizeId} turns any key into a valid
- * Honcho id, and {@linkcode a2aSessionKey} names bot-to-bot sessions.
- *
  * @module
  */
 
@@ -23,28 +16,17 @@ export const AUTOMATIC_TITLE_SOURCES: ReadonlySet<string> = new Set([
   "llm",
 ]);
 
-/**
- * Makes a Honcho id: every character outside `[A-Za-z0-9_-]` becomes `-`
- * (one for one: no collapsing, no trimming). Used for session and peer ids.
- */
+/** A Honcho id: each character outside `[A-Za-z0-9_-]` becomes `-` (no collapsing, no trimming). */
 export function sanitizeId(value: string): string {
   return value.replace(/[^A-Za-z0-9_-]/g, "-");
 }
 
-/**
- * The Honcho session id of a session key: {@linkcode sanitizeId}, then the
- * 100-character limit (hash over the key). Hermes sends longer ids as they
- * are and Honcho refuses them; a title or folder name longer than 100
- * characters still gets a session here.
- */
+/** The session id of a key, within 100 characters (Hermes sends longer ids, which Honcho refuses). */
 export function honchoSessionId(key: string): string {
   return enforceSessionIdLimit(sanitizeId(key), key);
 }
 
-/**
- * Slugs text: every run of characters outside `[A-Za-z0-9_-]` becomes one
- * `-`, then leading and trailing `-` are stripped.
- */
+/** Each run outside `[A-Za-z0-9_-]` becomes one `-`; leading and trailing `-` stripped. */
 export function slugify(value: string): string {
   return value.replace(/[^A-Za-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "");
 }
@@ -53,12 +35,7 @@ function sha256Hex(value: string): string {
   return createHash("sha256").update(value, "utf8").digest("hex");
 }
 
-/**
- * Enforces the 100-character limit as Hermes does: a name of at most 100
- * code points is kept; a longer one keeps its first 91 code points (then
- * trailing `-` stripped) plus `-` and the first 8 hex digits of the SHA-256
- * of `original` (UTF-8). The kept part is not re-sanitised.
- */
+/** Hermes' 100-code-point limit: the first 91 (trailing `-` stripped), `-`, 8 hex of sha256(original). */
 export function enforceSessionIdLimit(
   name: string,
   original: string = name,
@@ -72,10 +49,7 @@ export function enforceSessionIdLimit(
   return `${head}-${sha256Hex(original).slice(0, 8)}`;
 }
 
-/**
- * The last component of a path as Python's `Path(p).name` gives it: `""`
- * for `/`, `.` and `""`; a trailing slash and `.` components are ignored.
- */
+/** Python's `Path(p).name` (`""` for `/`, `.` and `""`). */
 export function pathName(path: string): string {
   const parts = path.split("/").filter((p) => p !== "" && p !== ".");
   return parts[parts.length - 1] ?? "";
@@ -98,17 +72,16 @@ export type GitTopLevel = (cwd: string) => Promise<string | undefined>;
 
 /** Options of {@linkcode resolveSessionName}. */
 export interface ResolveSessionNameOptions {
-  /** The conversation's working directory (the provider passes the `cwd` init kwarg or the agent's runtime cwd). @default {resolveAgentCwd()} */
+  /** @default {resolveAgentCwd()} */
   cwd?: string;
-  /** The session's title. */
   sessionTitle?: string;
-  /** How the title was made: `derived` and `llm` titles are ignored; missing = explicit. */
+  /** `derived` and `llm` titles are ignored; missing = explicit. */
   sessionTitleSource?: string;
   /** The Hermes session id. */
   sessionId?: string;
-  /** The gateway's session key (wins over everything). */
+  /** Wins over everything. */
   gatewaySessionKey?: string;
-  /** Finds the repository top for `per-repo`. @default {runs `git rev-parse --show-toplevel`, 5 s timeout} */
+  /** @default {gitTopLevel} */
   gitTopLevel?: GitTopLevel;
 }
 
@@ -118,13 +91,10 @@ export interface GatewaySource {
   platform?: string;
   /** `dm`, `group`, `channel`, `thread`, … */
   chatType?: string;
-  /** The chat id. */
   chatId?: string;
-  /** The thread id. */
   threadId?: string;
-  /** The platform user id. */
   userId?: string;
-  /** An alternative user id (preferred for group isolation, as Hermes does). */
+  /** Preferred for group isolation, as Hermes does. */
   userIdAlt?: string;
 }
 
@@ -137,12 +107,7 @@ const NOT_GATEWAYS: ReadonlySet<string> = new Set([
   "tool",
 ]);
 
-/**
- * The session key the Hermes gateway builds for a conversation
- * (`build_session_key` with its defaults: group chats isolated per user,
- * threads shared), for a host that gives the chat's identity but not the
- * key itself. `undefined` off gateways or without a chat type.
- */
+/** The Hermes gateway's `build_session_key` (defaults); `undefined` off gateways or without a chat type. */
 export function gatewaySessionKeyFor(
   source: GatewaySource,
 ): string | undefined {
@@ -170,46 +135,26 @@ export function gatewaySessionKeyFor(
 
 /** Runs `git rev-parse --show-toplevel` in `cwd` with a 5 s timeout. */
 export async function gitTopLevel(cwd: string): Promise<string | undefined> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), 5_000);
   try {
     const output = await new Deno.Command("git", {
       args: ["rev-parse", "--show-toplevel"],
       cwd,
       stdout: "piped",
       stderr: "null",
-      signal: controller.signal,
+      signal: AbortSignal.timeout(5_000),
     }).output();
     if (!output.success) return undefined;
     const top = new TextDecoder().decode(output.stdout).trim();
     return top || undefined;
   } catch {
     return undefined;
-  } finally {
-    clearTimeout(timer);
   }
 }
 
 /**
- * Resolves the Honcho session name as Hermes does (first match wins):
- *
- * 1. a gateway session key whose slug is not empty → the slug, cut to 100
- *    characters with a hash of the key (no peer prefix);
- * 2. `per-session` with a session id → the id as given, peer-prefixed;
- * 3. a non-empty `sessions[cwd]` (exact path) → verbatim;
- * 4. a title whose slug is not empty (and whose source is not `derived` or
- *    `llm`) → the slug, peer-prefixed;
- * 5. `per-repo` → the repository folder's name (else the cwd's), peer-prefixed;
- * 6. `per-directory` (or `per-session` without an id) → the cwd's folder
- *    name, peer-prefixed;
- * 7. anything else (`global`, unknown) → the workspace id.
- *
- * Only the gateway key is slugged and cut; titles are slugged but not cut,
- * ids and folder names are used as they are. The peer prefix is
- * `<peerName>-` when `sessionPeerPrefix` is on and a peer name is set. With
- * `sessionAiPeerPrefix`, a non-empty result gets `<slug(aiPeer)>-` in front
- * (when that slug is not empty), and the prefixed name is then cut to 100
- * characters.
+ * The Honcho session name as Hermes resolves it (plugins/memory/honcho/SPEC.md §3):
+ * gateway key → per-session id → `sessions[cwd]` → title → per-repo →
+ * per-directory → workspace, then the AI-peer prefix and the limit.
  */
 export async function resolveSessionName(
   config: SessionNamingConfig,
@@ -266,10 +211,7 @@ export async function resolveSessionName(
   return finish(config.workspaceId);
 }
 
-/**
- * The provider's session key: the resolved name, else the Hermes session
- * id, else `hermes-default`.
- */
+/** The resolved name, else the Hermes session id, else `hermes-default`. */
 export async function resolveSessionKey(
   config: SessionNamingConfig,
   options: ResolveSessionNameOptions = {},
@@ -278,21 +220,14 @@ export async function resolveSessionKey(
     "hermes-default";
 }
 
-/** Options of {@linkcode a2aSessionKey}. */
+/** Options of {@linkcode a2aSessionKey}: the parts of core's `a2a_key(author)` and the AI peer. */
 export interface A2aSessionKeyOptions {
-  /** The prefix part of core's `a2a_key(author)` (e.g. `a2a`). */
   prefix: string;
-  /** The identity part of core's `a2a_key(author)` (the bot's id). */
   ident: string;
-  /** This agent's AI peer. */
   aiPeer: string;
 }
 
-/**
- * Names the session of a bot-to-bot exchange (plugins/memory/honcho/SPEC.md §3):
- * `<sessionKey>:<prefix>:<sanitised aiPeer>:<sanitised ident>-<sha256(ident)[:8]>`,
- * then the 100-character limit.
- */
+/** `<sessionKey>:<prefix>:<aiPeer>:<ident>-<sha256(ident)[:8]>` within the limit (plugins/memory/honcho/SPEC.md §3). */
 export function a2aSessionKey(
   sessionKey: string,
   options: A2aSessionKeyOptions,

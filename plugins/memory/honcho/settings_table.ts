@@ -22,7 +22,6 @@ import {
 } from "./observation.ts";
 import { isRecord } from "./_util.ts";
 import {
-  clamp,
   exactLevel,
   type Found,
   type InjectionFrequency,
@@ -72,15 +71,13 @@ export type SettingChoice = readonly [string, string?];
 export interface SettingsContext {
   /** Host-block-over-root lookups. */
   look: Lookup;
-  /** The host block read (`{}` when none). */
+  /** `{}` when none. */
   host: Record<string, unknown>;
-  /** The file's root (`{}` in environment-only mode). */
+  /** `{}` in environment-only mode. */
   root: Record<string, unknown>;
   /** The file read, for warnings. */
   path: string;
-  /** The host key. */
   hostKey: string;
-  /** Settings came from environment variables only. */
   envOnly: boolean;
   /** A non-empty host block exists, or root `enabled` is `true`. */
   explicitlyConfigured: boolean;
@@ -90,6 +87,12 @@ export interface SettingsContext {
   get(field: string): unknown;
 }
 
+/** Reads and coerces a setting from its keys; `undefined` = not set. */
+export type Reader<T> = (
+  ctx: SettingsContext,
+  keys: readonly string[],
+) => Found<T> | undefined;
+
 /** One row of the settings table, resolving to a `T`. */
 export interface SettingSpec<T> {
   /** The `honcho.json` key (and status/schema key). @default {field} */
@@ -98,13 +101,9 @@ export interface SettingSpec<T> {
   aliases?: readonly string[];
   /** Where the value is stored. @default {"host"} */
   scope?: "host" | "root";
-  /** How the value is read and coerced; `undefined` = not set. */
-  read: (ctx: SettingsContext, keys: readonly string[]) =>
-    | Found<T>
-    | undefined;
+  read: Reader<T>;
   /** The value when not set (a function when it depends on the home). */
   default: T | ((ctx: SettingsContext) => T);
-  /** The environment variable that holds it. */
   env?: string;
   /** Environment variables read when the key and `env` are unset. */
   envFallbacks?: readonly string[];
@@ -115,7 +114,6 @@ export interface SettingSpec<T> {
     description: string;
     group: SettingGroup;
     placeholder?: string;
-    /** The choices of a `select`, in display order. */
     choices?: readonly SettingChoice[];
     /** The default shown, when the resolver's depends on the home. */
     default?: unknown;
@@ -131,107 +129,63 @@ export interface SettingSpec<T> {
   unset?: string;
 }
 
-/** Every resolved setting of `honcho.json` (plugins/memory/honcho/SPEC.md §1). */
+/** Every resolved setting of `honcho.json`; how each resolves and its default: `TABLE` below. */
 export interface HonchoSettings {
-  /** `apiKey`: host → root → `HONCHO_API_KEY`. */
   apiKey: string | undefined;
-  /**
-   * `baseUrl`: host `baseUrl`/`base_url` → root `endpoint.baseUrl`/`baseUrl`/
-   * `base_url` → `HONCHO_BASE_URL` → `HONCHO_URL`; values with characters
-   * outside printable ASCII are rejected (warning). Not yet cleaned.
-   */
+  /** Not yet cleaned. */
   baseUrl: string | undefined;
-  /** `environment` (`production` or `local`); ignored when a base URL is set. @default {"production"} */
   environment: string;
-  /** `workspace`; defaults to the host key (`hermes` in env-only mode). */
   workspaceId: string;
-  /** `aiPeer`; defaults to the host key. */
   aiPeer: string;
-  /** `peerName`: the user's peer name, if configured. */
   peerName: string | undefined;
-  /** `timeout`/`requestTimeout` in seconds (positive), or `undefined` (client default 30 s). */
+  /** Seconds; `undefined` = the client default (30 s). */
   timeout: number | undefined;
-  /** `enabled`; defaults to whether a key or base URL is configured. */
   enabled: boolean;
-  /** `pinUserPeer` (legacy `pinPeerName`): every runtime user collapses to `peerName`. @default {false} */
   pinUserPeer: boolean;
-  /** `userPeerAliases`: runtime user id → peer id; a host map replaces the root map. @default {{}} */
   userPeerAliases: Record<string, string>;
-  /** `runtimePeerPrefix`: prefix for generated runtime peer ids. @default {""} */
   runtimePeerPrefix: string;
-  /** `saveMessages`: write turns to Honcho. @default {true} */
   saveMessages: boolean;
-  /** `writeFrequency`; `"3"` parses to `3`. @default {"async"} */
   writeFrequency: WriteFrequency;
-  /** `contextTokens`: injection budget in tokens, `undefined` = uncapped (0 or less also uncapped). */
+  /** `undefined`, 0 or less = uncapped. */
   contextTokens: number | undefined;
-  /** `dialecticReasoningLevel`; invalid values fall back to `low`. @default {"low"} */
   dialecticReasoningLevel: ReasoningLevel;
-  /** `dialecticDynamic`: the model may pick a level per call. @default {true} */
   dialecticDynamic: boolean;
-  /** `dialecticMaxChars`: cap of injected dialectic text (positive). @default {600} */
   dialecticMaxChars: number;
-  /** `dialecticDepth`: passes per dialectic, clamped to 1–3. @default {1} */
   dialecticDepth: number;
-  /** `dialecticDepthLevels`: per-pass levels, exactly `dialecticDepth` long, or `undefined`. */
   dialecticDepthLevels: ReasoningLevel[] | undefined;
-  /** `reasoningHeuristic`: longer queries bump the level. @default {true} */
   reasoningHeuristic: boolean;
-  /** `reasoningLevelCap`: the heuristic's ceiling; invalid values → `high`. @default {"high"} */
   reasoningLevelCap: ReasoningLevel;
-  /** `messageMaxChars`: chunk size of written messages, clamped to 100–25000. @default {25000} */
   messageMaxChars: number;
-  /** `dialecticMaxInputChars`: cap of a dialectic query, clamped to 1–10000. @default {10000} */
   dialecticMaxInputChars: number;
-  /** `recallMode` (`auto` → `hybrid`; invalid → `hybrid`). @default {"hybrid"} */
   recallMode: RecallMode;
-  /** `recallSync`: bounded synchronous recall for the current message. @default {false} */
   recallSync: boolean;
-  /** `initOnSessionStart`: init eagerly in tools mode. @default {false} */
   initOnSessionStart: boolean;
-  /** `injectionFrequency`. @default {"every-turn"} */
   injectionFrequency: InjectionFrequency;
-  /** `contextCadence`: turns between base-context refreshes (positive). @default {1} */
   contextCadence: number;
-  /** `dialecticCadence`: turns between automatic dialectic calls (positive). @default {1} */
   dialecticCadence: number;
-  /** `queryRewrite`. @default {false} */
   queryRewrite: boolean;
-  /** `firstTurnBaseWait` in seconds, at least 0. @default {3} */
+  /** Seconds (also `firstTurnDialecticWait`). */
   firstTurnBaseWait: number;
-  /** `firstTurnDialecticWait` in seconds, at least 0. @default {2} */
   firstTurnDialecticWait: number;
-  /** `observationMode`; without the key: `unified` when explicitly configured, else `directional`. */
   observationMode: ObservationMode;
-  /** `observation`: per-peer overrides of the preset, if any. */
   observation: ObservationOverrides | undefined;
-  /** `sessionStrategy`. @default {"per-directory"} */
   sessionStrategy: SessionStrategy;
-  /** `sessionPeerPrefix`: prefix session names with `peerName`. @default {false} */
   sessionPeerPrefix: boolean;
-  /** `sessionAiPeerPrefix`: prefix session names with the AI peer. @default {false} */
   sessionAiPeerPrefix: boolean;
-  /** `a2aSessions`: bot-authored turns go to per-sender sessions. @default {true} */
   a2aSessions: boolean;
-  /** Root `sessions`: cwd path → session name. @default {{}} */
+  /** Root `sessions`: cwd path → session name. */
   sessions: Record<string, string>;
-  /** `injection.sessionStart`: sections to inject, `undefined` = all, `[]` = none. */
+  /** `undefined` = all sections, `[]` = none. */
   injectionSessionStart: SessionStartSection[] | undefined;
-  /** `logging` → `HONCHO_LOGGING`; `HONCHO_INJECTION_LOG` also enables it. @default {false} */
   logging: boolean;
-  /** Where the injection audit log goes when `logging` is on, else `undefined`. */
   injectionLogPath: string | undefined;
-  /** The host block's `oauth` grant object, if any (opaque here). */
+  /** The host block's `oauth` grant (opaque here). */
   oauth: Record<string, unknown> | undefined;
 }
 
-// --- readers: one per kind of Hermes lookup ---------------------------------
-
+// Readers, one per kind of Hermes lookup.
 /** `bool()` of the first non-null of host[k…], root[k…]. */
-const flag = (
-  ctx: SettingsContext,
-  keys: readonly string[],
-): Found<boolean> | undefined => {
+const flag: Reader<boolean> = (ctx, keys) => {
   for (const found of ctx.look.vals(keys)) {
     if (found.value != null) {
       return { value: pythonTruthy(found.value), source: found.source };
@@ -240,30 +194,17 @@ const flag = (
   return undefined;
 };
 /** `bool()` of a non-null host value, else a root value that is there. */
-const setBool = (
-  ctx: SettingsContext,
-  keys: readonly string[],
-): Found<boolean> | undefined => map(ctx.look.pickSet(keys[0]!), pythonTruthy);
+const setBool: Reader<boolean> = (ctx, keys) =>
+  map(ctx.look.pickSet(keys[0]!), pythonTruthy);
 /** `int()` of the first non-null host, root value that parses. */
-const int = (
-  ctx: SettingsContext,
-  keys: readonly string[],
-): Found<number> | undefined => ctx.look.parsed(keys[0]!, pythonInt);
+const int: Reader<number> = (ctx, keys) => ctx.look.parsed(keys[0]!, pythonInt);
 /** `max(0.0, float())` of the first host, root value that parses. */
-const seconds = (
-  ctx: SettingsContext,
-  keys: readonly string[],
-): Found<number> | undefined => ctx.look.parsed(keys[0]!, nonNegativeFloat);
+const seconds: Reader<number> = (ctx, keys) =>
+  ctx.look.parsed(keys[0]!, nonNegativeFloat);
 /** `str()` of a truthy scalar (`pick(k) or default`). */
-const text = (
-  ctx: SettingsContext,
-  keys: readonly string[],
-): Found<string> | undefined => textFound(ctx.look.pick(keys[0]!));
+const text: Reader<string> = (ctx, keys) => textFound(ctx.look.pick(keys[0]!));
 /** One of the reasoning levels exactly (`pick(k) or default`). */
-const level = (
-  ctx: SettingsContext,
-  keys: readonly string[],
-): Found<ReasoningLevel> | undefined =>
+const level: Reader<ReasoningLevel> = (ctx, keys) =>
   map(orFound(ctx.look.pick(keys[0]!)), exactLevel);
 
 const LEVELS: readonly SettingChoice[] = REASONING_LEVELS.map((l) => [l]);
@@ -572,7 +513,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: (ctx, keys) =>
       ctx.look.parsed(keys[0]!, (v) => {
         const n = pythonInt(v);
-        return n === undefined ? undefined : clamp(n, 1, 3);
+        return n === undefined ? undefined : Math.max(1, Math.min(n, 3));
       }),
     default: 1,
     ui: {

@@ -1,15 +1,7 @@
 /**
- * The five Honcho tools (plugins/memory/honcho/SPEC.md §10): their schemas (no
- * `anyOf`/`oneOf`/`allOf`, which some model APIs reject), argument guards
- * and results. Every result is a JSON string; failures are
- * `{"error": "<message>"}`.
- *
- * {@linkcode callHonchoTool} is the provider's dispatch: it refuses
- * unknown tools, sets the session up first when it is not ready (the
- * guards of plugins/memory/honcho/SPEC.md §10 that depend on init) and then runs the call with
- * {@linkcode runHonchoTool}, against a ready session described by a
- * {@linkcode HonchoToolContext}.
- *
+ * The five Honcho tools (plugins/memory/honcho/SPEC.md §10): schemas (no
+ * `anyOf`/`oneOf`/`allOf`, which some model APIs reject), guards and results;
+ * every result is a JSON string, failures `{"error": "<message>"}`.
  * @module
  */
 
@@ -23,19 +15,10 @@ import {
 } from "./config.ts";
 import { cleanHonchoSummary } from "./context.ts";
 import { isHonchoError } from "./errors.ts";
-import type { PeerObservation } from "./observation.ts";
+import { type PeerObservation, resolveReadPerspective } from "./observation.ts";
 import { noticeText } from "./notices.ts";
 import type { HonchoSession } from "./session.ts";
 import { errorText } from "./_util.ts";
-
-/** The tool names, in schema order. */
-export const HONCHO_TOOL_NAMES: readonly string[] = Object.freeze([
-  "honcho_profile",
-  "honcho_search",
-  "honcho_context",
-  "honcho_reasoning",
-  "honcho_conclude",
-]);
 
 const PEER_PROPERTY = {
   type: "string",
@@ -44,118 +27,124 @@ const PEER_PROPERTY = {
     "for yourself, or any peer id in the workspace.",
 } as const;
 
+const SCHEMAS: readonly ToolSchema[] = [
+  {
+    name: "honcho_profile",
+    description:
+      "Read or overwrite a peer's card: a short curated list of standing " +
+      "facts (name, role, preferences). The cheapest memory call, no LLM. " +
+      "Omit 'card' to read it; pass 'card' to replace it. An empty card " +
+      "comes back with a hint, not an error.",
+    parameters: {
+      type: "object",
+      properties: {
+        peer: PEER_PROPERTY,
+        card: {
+          type: "array",
+          items: { type: "string" },
+          description:
+            "The complete new card, one fact per entry. Replaces the card.",
+        },
+      },
+      required: [],
+    },
+  },
+  {
+    name: "honcho_search",
+    description:
+      "Hybrid semantic and keyword search over the peer's raw message " +
+      "history across all sessions. Returns ranked raw excerpts, no LLM " +
+      "synthesis; cheaper than honcho_reasoning.",
+    parameters: {
+      type: "object",
+      properties: {
+        query: { type: "string", description: "What to look for." },
+        max_tokens: {
+          type: "integer",
+          description: "Token budget for the excerpts (default 800, max 2000).",
+        },
+        peer: PEER_PROPERTY,
+      },
+      required: ["query"],
+    },
+  },
+  {
+    name: "honcho_context",
+    description:
+      "A standing snapshot for the current session: summary, the peer's " +
+      "representation and card, and recent messages. No LLM.",
+    parameters: {
+      type: "object",
+      properties: { peer: PEER_PROPERTY },
+      required: [],
+    },
+  },
+  {
+    name: "honcho_reasoning",
+    description:
+      "Ask Honcho's dialectic agent a natural-language question about a " +
+      "peer. The only LLM-backed memory tool: slower and more expensive. " +
+      "Omit reasoning_level for the configured default (usually low). Use " +
+      "minimal only for single-fact lookups (its answer is capped at about " +
+      "250 tokens); low or higher for synthesis.",
+    parameters: {
+      type: "object",
+      properties: {
+        query: { type: "string", description: "The question." },
+        reasoning_level: {
+          type: "string",
+          enum: [...REASONING_LEVELS],
+          description:
+            "How much reasoning to spend: minimal, low, medium, high or max.",
+        },
+        peer: PEER_PROPERTY,
+      },
+      required: ["query"],
+    },
+  },
+  {
+    name: "honcho_conclude",
+    description:
+      "Write, delete or list conclusions (durable facts) about a peer. " +
+      "Provide exactly one of: 'conclusion' to save a fact, 'delete_id' to " +
+      "delete one (only for personal data the user wants gone; fix a wrong " +
+      "fact by saving a corrected conclusion), or 'list' to list them " +
+      "(optionally narrowed by 'query'). Ids come from 'list'.",
+    parameters: {
+      type: "object",
+      properties: {
+        conclusion: { type: "string", description: "The fact to save." },
+        delete_id: {
+          type: "string",
+          description: "The id of a conclusion to delete.",
+        },
+        list: {
+          type: "boolean",
+          description: "List conclusions instead of writing.",
+        },
+        query: {
+          type: "string",
+          description: "With list: search conclusions semantically.",
+        },
+        peer: {
+          type: "string",
+          description:
+            "The peer the conclusion is about: 'user' (default), 'ai', or a peer id.",
+        },
+      },
+      required: [],
+    },
+  },
+];
+
+/** The tool names, in schema order. */
+export const HONCHO_TOOL_NAMES: readonly string[] = Object.freeze(
+  SCHEMAS.map((schema) => schema.name),
+);
+
 /** The schemas of the five tools (bare function schemas). */
 export function honchoToolSchemas(): ToolSchema[] {
-  return structuredClone([
-    {
-      name: "honcho_profile",
-      description:
-        "Read or overwrite a peer's card: a short curated list of standing " +
-        "facts (name, role, preferences). The cheapest memory call, no LLM. " +
-        "Omit 'card' to read it; pass 'card' to replace it. An empty card " +
-        "comes back with a hint, not an error.",
-      parameters: {
-        type: "object",
-        properties: {
-          peer: PEER_PROPERTY,
-          card: {
-            type: "array",
-            items: { type: "string" },
-            description:
-              "The complete new card, one fact per entry. Replaces the card.",
-          },
-        },
-        required: [],
-      },
-    },
-    {
-      name: "honcho_search",
-      description:
-        "Hybrid semantic and keyword search over the peer's raw message " +
-        "history across all sessions. Returns ranked raw excerpts, no LLM " +
-        "synthesis; cheaper than honcho_reasoning.",
-      parameters: {
-        type: "object",
-        properties: {
-          query: { type: "string", description: "What to look for." },
-          max_tokens: {
-            type: "integer",
-            description:
-              "Token budget for the excerpts (default 800, max 2000).",
-          },
-          peer: PEER_PROPERTY,
-        },
-        required: ["query"],
-      },
-    },
-    {
-      name: "honcho_context",
-      description:
-        "A standing snapshot for the current session: summary, the peer's " +
-        "representation and card, and recent messages. No LLM.",
-      parameters: {
-        type: "object",
-        properties: { peer: PEER_PROPERTY },
-        required: [],
-      },
-    },
-    {
-      name: "honcho_reasoning",
-      description:
-        "Ask Honcho's dialectic agent a natural-language question about a " +
-        "peer. The only LLM-backed memory tool: slower and more expensive. " +
-        "Omit reasoning_level for the configured default (usually low). Use " +
-        "minimal only for single-fact lookups (its answer is capped at about " +
-        "250 tokens); low or higher for synthesis.",
-      parameters: {
-        type: "object",
-        properties: {
-          query: { type: "string", description: "The question." },
-          reasoning_level: {
-            type: "string",
-            enum: [...REASONING_LEVELS],
-            description:
-              "How much reasoning to spend: minimal, low, medium, high or max.",
-          },
-          peer: PEER_PROPERTY,
-        },
-        required: ["query"],
-      },
-    },
-    {
-      name: "honcho_conclude",
-      description:
-        "Write, delete or list conclusions (durable facts) about a peer. " +
-        "Provide exactly one of: 'conclusion' to save a fact, 'delete_id' to " +
-        "delete one (only for personal data the user wants gone; fix a wrong " +
-        "fact by saving a corrected conclusion), or 'list' to list them " +
-        "(optionally narrowed by 'query'). Ids come from 'list'.",
-      parameters: {
-        type: "object",
-        properties: {
-          conclusion: { type: "string", description: "The fact to save." },
-          delete_id: {
-            type: "string",
-            description: "The id of a conclusion to delete.",
-          },
-          list: {
-            type: "boolean",
-            description: "List conclusions instead of writing.",
-          },
-          query: {
-            type: "string",
-            description: "With list: search conclusions semantically.",
-          },
-          peer: {
-            type: "string",
-            description:
-              "The peer the conclusion is about: 'user' (default), 'ai', or a peer id.",
-          },
-        },
-        required: [],
-      },
-    },
-  ]);
+  return structuredClone([...SCHEMAS]);
 }
 
 /**
@@ -187,33 +176,25 @@ export function systemPromptFor(mode: RecallMode): string {
 
 /** What a tool call needs from the provider's ready session. */
 export interface HonchoToolContext {
-  /** The client. */
   client: HonchoClient;
-  /** The Honcho session id. */
   sessionId: string;
-  /** The session's user peer. */
   userPeerId: string;
-  /** The session's AI peer. */
   aiPeerId: string;
   /** Whether the AI peer observes others (after the server sync). */
   aiObservesOthers: boolean;
-  /** Observation switches of a peer, when known. */
   observationOf(peerId: string): PeerObservation | undefined;
+  config: Pick<
+    HonchoConfig,
+    | "dialecticCadence"
+    | "contextTokens"
+    | "dialecticReasoningLevel"
+    | "dialecticDynamic"
+    | "dialecticMaxInputChars"
+  >;
   /** The current turn (1-based). */
   turn: number;
-  /** `dialecticCadence`. */
-  dialecticCadence: number;
-  /** `contextTokens`. */
-  contextTokens: number | undefined;
-  /** `dialecticReasoningLevel`. */
-  defaultReasoningLevel: ReasoningLevel;
-  /** `dialecticDynamic`: the caller's level is honoured. */
-  dialecticDynamic: boolean;
-  /** `dialecticMaxInputChars`. */
-  dialecticMaxInputChars: number;
   /** Whether the current turn is bot-authored (writes refused). */
   botTurn: boolean;
-  /** Cancels the call's requests. */
   signal?: AbortSignal;
   /** Called after a successful honcho_reasoning (auto-injection keeps its gap). */
   onReasoning?(): void;
@@ -221,20 +202,29 @@ export interface HonchoToolContext {
   scrub(text: string): string;
 }
 
+/** What {@linkcode callHonchoTool} needs: the context minus what the session gives. */
+export type HonchoToolCall =
+  & Omit<
+    HonchoToolContext,
+    | "sessionId"
+    | "userPeerId"
+    | "aiPeerId"
+    | "aiObservesOthers"
+    | "observationOf"
+  >
+  & {
+    /** Set up first when it is not ready. */
+    session: HonchoSession;
+    /** The platform (for the `no-peer` hint). */
+    platform: string;
+    signal: AbortSignal;
+  };
+
 /** The refusal of writes during bot-to-bot turns. */
 export const BOT_TURN_WRITE_ERROR =
   "Honcho memory writes are off during a bot-to-bot turn. Only turns written by a person can change what Honcho stores.";
 
-/** `{"error": message}` as a JSON string. */
-export function toolErrorJson(message: string): string {
-  return toolError(message);
-}
-
-/**
- * Maps a `peer` argument to a peer id: `user` (or absent) → the session's
- * user peer, `ai`/`assistant` → the AI peer, anything else sanitised (each
- * character outside `[A-Za-z0-9_-]` becomes `-`).
- */
+/** A `peer` argument: `user` (or absent), `ai`/`assistant`, or a peer id (sanitised). */
 export function resolveToolPeer(
   peer: unknown,
   ids: { userPeerId: string; aiPeerId: string },
@@ -246,66 +236,23 @@ export function resolveToolPeer(
   return raw.replace(/[^A-Za-z0-9_-]/g, "-");
 }
 
-/** Observer/target of a read about `targetId` (plugins/memory/honcho/SPEC.md §5). */
-function perspective(
-  ctx: HonchoToolContext,
-  targetId: string,
-): { observer: string; target: string | undefined } {
-  if (targetId === ctx.aiPeerId) {
-    return { observer: ctx.aiPeerId, target: ctx.aiPeerId };
-  }
-  if (ctx.aiObservesOthers) return { observer: ctx.aiPeerId, target: targetId };
-  return { observer: targetId, target: undefined };
+function perspective(ctx: HonchoToolContext, targetPeerId: string) {
+  return resolveReadPerspective({ ...ctx, targetPeerId });
 }
 
-/** What {@linkcode callHonchoTool} needs from the provider. */
-export interface HonchoToolCall {
-  /** The session (set up first when it is not ready). */
-  session: HonchoSession;
-  /** The config. */
-  config: Pick<
-    HonchoConfig,
-    | "dialecticCadence"
-    | "contextTokens"
-    | "dialecticReasoningLevel"
-    | "dialecticDynamic"
-    | "dialecticMaxInputChars"
-  >;
-  /** The client. */
-  client: HonchoClient;
-  /** The platform (for the `no-peer` hint). */
-  platform: string;
-  /** The current turn (1-based). */
-  turn: number;
-  /** Whether the current turn is bot-authored (writes refused). */
-  botTurn: boolean;
-  /** Cancels the call's requests (the provider's shutdown). */
-  signal: AbortSignal;
-  /** Called after a successful honcho_reasoning. */
-  onReasoning(): void;
-  /** Removes the API key from text shown to the model. */
-  scrub(text: string): string;
-}
-
-/**
- * The provider's tool dispatch (plugins/memory/honcho/SPEC.md §10): an unknown tool is refused; when
- * the session is not ready it is set up first (a set-up already running
- * answers "try again shortly"; a failed one names auth, a missing user
- * peer, or says it could not be initialized); then the call runs. Always
- * returns a JSON string.
- */
+/** The provider's tool dispatch: sets the session up first when it is not ready (plugins/memory/honcho/SPEC.md §10). */
 export async function callHonchoTool(
   name: string,
   args: Record<string, unknown>,
   call: HonchoToolCall,
 ): Promise<string> {
   if (!HONCHO_TOOL_NAMES.includes(name)) {
-    return toolErrorJson(`Unknown tool: ${name}`);
+    return toolError(`Unknown tool: ${name}`);
   }
   const session = call.session;
   if (!session.ready) {
     if (session.settingUp) {
-      return toolErrorJson(
+      return toolError(
         "Honcho session is still initializing; try again shortly.",
       );
     }
@@ -313,25 +260,24 @@ export async function callHonchoTool(
       await session.ensure(call.signal);
     } catch (error) {
       if (isHonchoError(error, "auth")) {
-        return toolErrorJson(
+        return toolError(
           `Honcho memory authentication failed: ${
             call.scrub(errorText(error))
           }`,
         );
       }
       if (isHonchoError(error, "no_peer")) {
-        return toolErrorJson(
+        return toolError(
           noticeText("no-peer", { platform: call.platform }),
         );
       }
-      return toolErrorJson("Honcho session could not be initialized.");
+      return toolError("Honcho session could not be initialized.");
     }
   }
   const identity = session.identity!;
   const observation = session.observation;
-  const config = call.config;
   return await runHonchoTool(name, args ?? {}, {
-    client: call.client,
+    ...call,
     sessionId: identity.sessionId,
     userPeerId: identity.userPeerId,
     aiPeerId: identity.aiPeerId,
@@ -342,23 +288,10 @@ export async function callHonchoTool(
         : peerId === identity.userPeerId
         ? observation?.user
         : undefined,
-    turn: call.turn,
-    dialecticCadence: config.dialecticCadence,
-    contextTokens: config.contextTokens,
-    defaultReasoningLevel: config.dialecticReasoningLevel,
-    dialecticDynamic: config.dialecticDynamic,
-    dialecticMaxInputChars: config.dialecticMaxInputChars,
-    botTurn: call.botTurn,
-    signal: call.signal,
-    onReasoning: call.onReasoning,
-    scrub: call.scrub,
   });
 }
 
-/**
- * Runs one tool call against a ready session and returns its JSON result;
- * never throws (auth failures and other errors become `{"error": …}`).
- */
+/** Runs one tool call against a ready session; never throws (errors become `{"error": …}`). */
 export async function runHonchoTool(
   name: string,
   args: Record<string, unknown>,
@@ -377,14 +310,14 @@ export async function runHonchoTool(
       case "honcho_conclude":
         return await concludeTool(args, ctx);
       default:
-        return toolErrorJson(`Unknown tool: ${name}`);
+        return toolError(`Unknown tool: ${name}`);
     }
   } catch (error) {
     const message = ctx.scrub(errorText(error));
     if (isHonchoError(error, "auth")) {
-      return toolErrorJson(`Honcho memory authentication failed: ${message}`);
+      return toolError(`Honcho memory authentication failed: ${message}`);
     }
-    return toolErrorJson(`Honcho ${name} failed: ${message}`);
+    return toolError(`Honcho ${name} failed: ${message}`);
   }
 }
 
@@ -404,30 +337,27 @@ async function profileTool(
     ).filter((f) => f !== "")
     : [];
   if (card.length > 0) {
-    if (ctx.botTurn) return toolErrorJson(BOT_TURN_WRITE_ERROR);
+    if (ctx.botTurn) return toolError(BOT_TURN_WRITE_ERROR);
     const saved = await ctx.client.setPeerCard(observer, card, {
       target,
       signal: ctx.signal,
     });
-    if (saved === null) return toolErrorJson("Failed to update peer card.");
+    if (saved === null) return toolError("Failed to update peer card.");
     return JSON.stringify({
       result: `Peer card updated (${saved.length} facts).`,
       card: saved,
     });
   }
-  let facts = await ctx.client.getPeerCard(observer, {
-    target,
-    signal: ctx.signal,
-  }).catch((error) => {
-    if (isHonchoError(error, "auth")) throw error;
-    return null;
-  });
-  if ((!facts || facts.length === 0) && target !== undefined) {
-    facts = await ctx.client.getPeerCard(targetId, { signal: ctx.signal })
-      .catch((error) => {
+  const read = (peerId: string, target?: string) =>
+    ctx.client.getPeerCard(peerId, { target, signal: ctx.signal }).catch(
+      (error) => {
         if (isHonchoError(error, "auth")) throw error;
         return null;
-      });
+      },
+    );
+  let facts = await read(observer, target);
+  if ((!facts || facts.length === 0) && target !== undefined) {
+    facts = await read(targetId);
   }
   const clean = (facts ?? []).map((f) => f.trim()).filter((f) => f !== "");
   if (clean.length > 0) return JSON.stringify({ result: clean });
@@ -436,7 +366,7 @@ async function profileTool(
   if (flags && !flags.observeMe && !flags.observeOthers) {
     reasons.push(`observation is disabled for peer '${targetId}'`);
   }
-  if (ctx.turn < Math.max(2, ctx.dialecticCadence)) {
+  if (ctx.turn < Math.max(2, ctx.config.dialecticCadence)) {
     reasons.push(
       `this session has only ${ctx.turn} turn${
         ctx.turn === 1 ? "" : "s"
@@ -464,7 +394,7 @@ async function searchTool(
   ctx: HonchoToolContext,
 ): Promise<string> {
   const query = text(args.query).slice(0, SEARCH_QUERY_MAX_CHARS);
-  if (query === "") return toolErrorJson("Missing required parameter: query");
+  if (query === "") return toolError("Missing required parameter: query");
   const requested = Math.trunc(Number(args.max_tokens ?? 800)) || 800;
   const maxTokens = Math.min(Math.max(1, requested), 2000);
   const budget = Math.max(200, maxTokens * 4);
@@ -504,8 +434,8 @@ async function contextTool(
   const { observer, target } = perspective(ctx, targetId);
   const data = await ctx.client.getSessionContext(ctx.sessionId, {
     summary: true,
-    tokens: ctx.contextTokens && ctx.contextTokens > 0
-      ? Math.floor(ctx.contextTokens)
+    tokens: ctx.config.contextTokens && ctx.config.contextTokens > 0
+      ? Math.floor(ctx.config.contextTokens)
       : undefined,
     peerTarget: target ?? observer,
     peerPerspective: observer,
@@ -543,34 +473,29 @@ async function reasoningTool(
   ctx: HonchoToolContext,
 ): Promise<string> {
   let query = text(args.query);
-  if (query === "") return toolErrorJson("Missing required parameter: query");
-  if (query.length > ctx.dialecticMaxInputChars) {
-    const cut = query.slice(0, ctx.dialecticMaxInputChars);
+  if (query === "") return toolError("Missing required parameter: query");
+  if (query.length > ctx.config.dialecticMaxInputChars) {
+    const cut = query.slice(0, ctx.config.dialecticMaxInputChars);
     const space = cut.lastIndexOf(" ");
     query = space > 0 ? cut.slice(0, space) : cut;
   }
   const requested = text(args.reasoning_level).toLowerCase();
-  const level = ctx.dialecticDynamic &&
+  const level = ctx.config.dialecticDynamic &&
       REASONING_LEVELS.includes(requested as ReasoningLevel)
     ? requested as ReasoningLevel
-    : ctx.defaultReasoningLevel;
+    : ctx.config.dialecticReasoningLevel;
   const targetId = resolveToolPeer(args.peer, ctx);
   const asAi = ctx.aiObservesOthers && targetId !== ctx.aiPeerId;
   let answer: string | null;
   try {
-    answer = asAi
-      ? await ctx.client.peerChat(ctx.aiPeerId, query, {
-        target: targetId,
-        reasoningLevel: level,
-        signal: ctx.signal,
-      })
-      : await ctx.client.peerChat(targetId, query, {
-        reasoningLevel: level,
-        signal: ctx.signal,
-      });
+    answer = await ctx.client.peerChat(asAi ? ctx.aiPeerId : targetId, query, {
+      target: asAi ? targetId : undefined,
+      reasoningLevel: level,
+      signal: ctx.signal,
+    });
   } catch (error) {
     if (isHonchoError(error, "auth")) throw error;
-    return toolErrorJson(
+    return toolError(
       `Honcho reasoning query failed (${
         ctx.scrub(errorText(error))
       }). This is a backend error, not an empty result: retry, consider a lower reasoning_level, or raise 'timeout' in honcho.json.`,
@@ -592,18 +517,16 @@ async function concludeTool(
   const given = [conclusion !== "", deleteId !== "", list].filter(Boolean)
     .length;
   if (given !== 1) {
-    return toolErrorJson(
+    return toolError(
       "Exactly one of conclusion, delete_id, or list must be provided.",
     );
   }
   if (query !== "" && !list) {
-    return toolErrorJson("query is only valid when list is true.");
+    return toolError("query is only valid when list is true.");
   }
   const peerArg = text(args.peer) || "user";
   const targetId = resolveToolPeer(peerArg, ctx);
-  const observer = targetId === ctx.aiPeerId || ctx.aiObservesOthers
-    ? ctx.aiPeerId
-    : targetId;
+  const { observer } = perspective(ctx, targetId);
   const scope = { observer_id: observer, observed_id: targetId };
   if (list) {
     const items = query !== ""
@@ -621,13 +544,13 @@ async function concludeTool(
       conclusions: items.map((c) => ({ id: c.id, content: c.content })),
     });
   }
-  if (ctx.botTurn) return toolErrorJson(BOT_TURN_WRITE_ERROR);
+  if (ctx.botTurn) return toolError(BOT_TURN_WRITE_ERROR);
   if (deleteId !== "") {
     try {
       await ctx.client.deleteConclusion(deleteId, { signal: ctx.signal });
     } catch (error) {
       if (isHonchoError(error, "auth")) throw error;
-      return toolErrorJson(`Failed to delete conclusion ${deleteId}.`);
+      return toolError(`Failed to delete conclusion ${deleteId}.`);
     }
     return JSON.stringify({ result: `Conclusion ${deleteId} deleted.` });
   }
@@ -638,10 +561,10 @@ async function concludeTool(
       content: conclusion,
       sessionId: ctx.sessionId,
     }], { signal: ctx.signal });
-    if (saved.length === 0) return toolErrorJson("Failed to save conclusion.");
+    if (saved.length === 0) return toolError("Failed to save conclusion.");
   } catch (error) {
     if (isHonchoError(error, "auth")) throw error;
-    return toolErrorJson("Failed to save conclusion.");
+    return toolError("Failed to save conclusion.");
   }
   return JSON.stringify({
     result: `Conclusion saved for ${peerArg}: ${conclusion}`,

@@ -42,12 +42,8 @@ export async function runToolFromCli(
         ? config.observationFlags.user
         : undefined,
     turn: Number.MAX_SAFE_INTEGER,
-    dialecticCadence: config.dialecticCadence,
-    contextTokens: config.contextTokens,
-    defaultReasoningLevel: config.dialecticReasoningLevel,
     // A level typed on the command line is always honoured.
-    dialecticDynamic: true,
-    dialecticMaxInputChars: config.dialecticMaxInputChars,
+    config: { ...config, dialecticDynamic: true },
     botTurn: false,
     scrub: (text) =>
       apiKey ? text.replaceAll(apiKey, `...${apiKey.slice(-4)}`) : text,

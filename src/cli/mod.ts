@@ -5,6 +5,9 @@
  * `registerCli(command)` receives) and the I/O seam {@linkcode CliIo}
  * ({@linkcode memoryCliIo} records output and scripts answers for tests).
  *
+ * Who imports it: a provider's `cli.ts` (its `hermes <provider> …` commands
+ * and `postSetup`), and tests or tools that run `hermes` in-process.
+ *
  * @example Running a command in-process
  * ```ts
  * import { main, memoryCliIo } from "@hermes/memory/cli";

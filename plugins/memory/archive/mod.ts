@@ -1,6 +1,9 @@
 /**
- * `archive`: the reference checkpointing memory provider. The framework's
- * loader imports it (in its sandbox) when `memory.provider` is `archive`.
+ * `archive`: the reference checkpointing memory provider.
+ *
+ * Who imports it: the framework's loader (by URL, in the provider's sandbox)
+ * when `memory.provider` is `archive`; an agent or a test only to build the
+ * provider itself, in-process.
  *
  * Before every lossy compression it archives the normalized transcript
  * (user and assistant text) to

@@ -19,18 +19,18 @@ import {
   type HermesCommand,
   USAGE_EXIT_CODE,
 } from "./hermes_command.ts";
-import {
-  checkProfile,
-  commandIntent,
-  isVersionRequest,
-  resolveCliHome,
-  scanGlobalArgs,
-} from "./global_args.ts";
+import { checkProfile, resolveCliHome } from "./global_args.ts";
 import {
   attachMemoryCommand,
   defineMemoryGroup,
 } from "./commands/memory_group.ts";
-import { argsAfterCommand, commandWords } from "./arg_scan.ts";
+import {
+  argsAfterCommand,
+  commandIntent,
+  commandWords,
+  isVersionRequest,
+  scanGlobalArgs,
+} from "./arg_scan.ts";
 import {
   describePermissionProblem,
   permissionDenial,

@@ -9,7 +9,8 @@
 import { readProcessEnv } from "../core/env.ts";
 import { HermesHomeUnknownError } from "../profile/hermes_home.ts";
 import { type Logger, setLogger } from "../core/log.ts";
-import { resolveCliHome, scanGlobalArgs } from "../cli/global_args.ts";
+import { resolveCliHome } from "../cli/global_args.ts";
+import { scanGlobalArgs } from "../cli/arg_scan.ts";
 import { hermesRunPlan } from "../cli/run_plan.ts";
 import { cliLocation } from "../cli/cli_location.ts";
 import {

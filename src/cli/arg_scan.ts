@@ -1,10 +1,4 @@
-/**
- * Scanning a `hermes` command line before parsing it: the profile, the
- * command words and what the launcher must grant. No imports (the launcher
- * uses it).
- *
- * @module
- */
+/** Scanning a `hermes` command line before parsing it. No imports: the launcher uses it. */
 
 /** What {@linkcode scanGlobalArgs} found. */
 export interface GlobalArgs {
@@ -16,11 +10,7 @@ export interface GlobalArgs {
   help: boolean;
 }
 
-/**
- * Scans a `hermes` command line for the global options, stopping at `--`.
- *
- * @returns The profile, the top-level command word and whether help was asked.
- */
+/** Scans a `hermes` command line (up to `--`) for the global options. */
 export function scanGlobalArgs(args: readonly string[]): GlobalArgs {
   const found: GlobalArgs = { help: false };
   for (let i = 0; i < args.length; i++) {
@@ -41,59 +31,42 @@ export function scanGlobalArgs(args: readonly string[]): GlobalArgs {
   return found;
 }
 
-/**
- * The words of a command line that are not options (the value of
- * `--profile` skipped), up to `--`: `["memory", "status"]` for
- * `hermes --profile x memory status --json`.
- */
-export function commandWords(args: readonly string[]): string[] {
-  const words: string[] = [];
+/** The indexes of the non-option words up to `--` (`--profile`'s value skipped). */
+function wordIndexes(args: readonly string[]): number[] {
+  const found: number[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     if (arg === "--") break;
     if (arg === "--profile") i++;
-    else if (!arg.startsWith("-")) words.push(arg);
+    else if (!arg.startsWith("-")) found.push(i);
   }
-  return words;
+  return found;
 }
 
-/**
- * The arguments after the first command word (`hermes [--profile P]
- * <word> <rest…>` gives `<rest…>`), as a provider's sandboxed `cli.ts`
- * parses them; `[]` when there is no command word.
- */
+/** The command words: `["memory", "status"]` for `--profile x memory status --json`. */
+export function commandWords(args: readonly string[]): string[] {
+  return wordIndexes(args).map((i) => args[i] as string);
+}
+
+/** The arguments after the first command word (`[]` without one), as a provider's `cli.ts` parses them. */
 export function argsAfterCommand(args: readonly string[]): string[] {
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string;
-    if (arg === "--") break;
-    if (arg === "--profile") i++;
-    else if (!arg.startsWith("-")) return args.slice(i + 1);
-  }
-  return [];
+  const first = wordIndexes(args)[0];
+  return first === undefined ? [] : args.slice(first + 1);
 }
 
 /** What a command line asks the launcher to grant beyond the usual. */
 export interface CommandIntent {
   /**
-   * The provider a setup command configures (`hermes memory setup NAME`,
-   * `hermes NAME setup`), `"*"` for the setup picker (`hermes memory
-   * setup`, which loads every provider to list it), or `undefined` for
-   * any other command. `hermes NAME enable` counts as setup: it turns an
-   * inactive provider back on and connects to its server.
+   * The provider a setup command configures (`memory setup NAME`, `NAME
+   * setup`, `NAME enable`), or `"*"` for the picker (which loads every provider).
    */
   setup?: string;
-  /**
-   * Whether the command's job spans profiles (`hermes honcho sync`,
-   * `hermes honcho peers`): only then may the default profile's CLI reach
-   * `<root>/profiles/`.
-   */
+  /** Whether the job spans profiles (`honcho sync`/`peers`): only then is `<root>/profiles/` reachable. */
   spansProfiles?: boolean;
   /**
-   * Files and folders the command line names for the command to read, as
-   * typed (`hermes memory import FILE`, `hermes <provider> identity FILE`,
-   * `hermes <provider> migrate [--dir DIR]…`, whose default folders are the
-   * working directory and `~/.openclaw`): the launcher adds them to this
-   * run's read grant.
+   * Files and folders named for reading (`memory import FILE`, `<provider>
+   * identity FILE`, `<provider> migrate [--dir DIR]…`, default `.` and
+   * `~/.openclaw`): added to this run's read grant.
    */
   reads?: string[];
 }
@@ -138,11 +111,7 @@ const PROFILE_SPANNING: ReadonlySet<string> = new Set([
   "honcho peers",
 ]);
 
-/**
- * Tells which provider a setup command line is about. Setup starts the
- * provider it configures, which need not be the active one, and tests the
- * server the user types; other commands use only the active provider.
- */
+/** What a command line needs granted: setup may start a provider other than the active one. */
 export function commandIntent(args: readonly string[]): CommandIntent {
   const reads = namedReads(args);
   const intent = commandSetup(args);
@@ -169,13 +138,7 @@ function commandSetup(args: readonly string[]): CommandIntent {
   return {};
 }
 
-/**
- * Tells whether a command line asks for the version: `--version` or `-V`
- * anywhere before `--` (`hermes --version`, `hermes memory --version`,
- * `hermes honcho status -V`); like `--profile`, it is a global option.
- *
- * @returns `true` for `hermes --version`, `hermes memory -V --json`, ….
- */
+/** Whether `--version`/`-V` appears anywhere before `--` (a global option). */
 export function isVersionRequest(args: readonly string[]): boolean {
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;

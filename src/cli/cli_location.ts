@@ -1,28 +1,19 @@
-/**
- * Where the `hermes` CLI's entry point is, the flags that make it load
- * from any working directory, and the `deno` command that fills Deno's
- * module cache for it. Plain Deno APIs, no imports: the launcher uses it
- * on every start.
- *
- * @module
- */
+// Where the CLI's entry point is, its flags, and the step filling Deno's
+// module cache for it. No imports: the launcher uses it on every start.
 
 /** Where the CLI's entry point is and the flags its location needs. */
 interface CliLocation {
-  /** The entry point: a path for local files, else a URL. */
+  /** A path for local files, else a URL. */
   entry: string;
-  /** Flags that make it resolve: its `deno.json`, or an import map. */
+  /** `--config` of its `deno.json`, or an import map. */
   flags: string[];
-  /** The framework directory when it runs from local files. */
+  /** The framework directory, for local files. */
   dir?: string;
 }
 
 /** The framework's root URL (the directory holding `deno.json`). */
 export const FRAMEWORK_URL: URL = new URL("../../", import.meta.url);
 
-/**
- * The path of a `file:` URL.
- */
 function filePath(url: URL): string {
   const path = decodeURIComponent(url.pathname);
   return Deno.build.os === "windows"
@@ -30,12 +21,7 @@ function filePath(url: URL): string {
     : path;
 }
 
-/**
- * The CLI entry point and the flags that make it load from anywhere: for
- * a local checkout or install its `deno.json` (import map, lockfile); for
- * a JSR package its `jsr:` export; for another
- * remote URL the package's `deno.json` as import map.
- */
+/** The CLI entry and flags to load it from anywhere (local `deno.json`, `jsr:` export, or import map). */
 export function cliLocation(base: URL = FRAMEWORK_URL): CliLocation {
   if (base.protocol === "file:") {
     const dir = filePath(base).replace(/[\\/]$/, "");
@@ -58,27 +44,15 @@ export function cliLocation(base: URL = FRAMEWORK_URL): CliLocation {
 
 /** A `deno` command that fills Deno's module cache for the CLI. */
 interface CacheStep {
-  /** Its arguments. */
   args: string[];
-  /** Its working directory. */
   cwd?: string;
-  /** The lockfile it installs from, when local. */
+  /** When local. */
   lockfile?: string;
-  /**
-   * For a remote install: the same step answered from Deno's cache alone
-   * (`deno install --cached-only --entrypoint`), tried first so that a
-   * complete cache needs no network (`deno cache` asks the npm registry
-   * for package metadata even then).
-   */
+  /** Remote: the step from the cache alone, tried first (`deno cache` always asks npm). */
   offlineArgs?: string[];
 }
 
-/**
- * The framework's modules that are imported by computed specifier (so
- * that Deno does not read their graphs at start-up), relative to its root.
- * A cache step and `deno compile` must name them; a test checks the list
- * against the sources.
- */
+/** Modules imported by computed specifier (so Deno skips their graphs at start-up); a test checks the list. */
 export const COMPUTED_MODULES: readonly string[] = Object.freeze([
   "src/cli/run.ts",
   "src/cli/commands/provider_commands.ts",
@@ -105,17 +79,10 @@ export const COMPUTED_MODULES: readonly string[] = Object.freeze([
   "src/provider/worker_bootstrap_full.ts",
 ]);
 
-/**
- * The modules loaded by computed specifier, which a cache step must name
- * besides the entry point: the command tree (`run.ts`), the launcher's
- * slow path, the worker bootstrap and the bundled providers' `mod.ts` and
- * `cli.ts`.
- */
+/** The entry, {@linkcode COMPUTED_MODULES} and the bundled providers' `mod.ts`/`cli.ts`. */
 function computedModules(base: URL): URL[] {
-  const modules = [
-    "src/cli/main.ts",
-    ...COMPUTED_MODULES,
-  ].map((path) => new URL(path, base));
+  const modules = ["src/cli/main.ts", ...COMPUTED_MODULES]
+    .map((path) => new URL(path, base));
   if (base.protocol !== "file:") return modules;
   const bundled = new URL("plugins/memory/", base);
   try {
@@ -139,39 +106,29 @@ function computedModules(base: URL): URL[] {
   return modules;
 }
 
-/**
- * The step that fills Deno's cache for the CLI: `deno install --frozen`
- * of its modules against the checkout's lockfile; for a remote install,
- * `deno cache` of them.
- */
+/** Fills Deno's cache: `deno install --frozen` against the lockfile; remote: `deno cache`. */
 export function cliCacheStep(base: URL = FRAMEWORK_URL): CacheStep {
   const location = cliLocation(base);
   const modules = computedModules(base).map((u) =>
     u.protocol === "file:" ? filePath(u) : u.href
   );
+  const install = (flag: string) => [
+    "install",
+    "--quiet",
+    flag,
+    ...location.flags,
+    "--entrypoint",
+    ...modules,
+  ];
   if (location.dir !== undefined) {
     return {
-      args: [
-        "install",
-        "--quiet",
-        "--frozen",
-        ...location.flags,
-        "--entrypoint",
-        ...modules,
-      ],
+      args: install("--frozen"),
       cwd: location.dir,
       lockfile: filePath(new URL("deno.lock", base)),
     };
   }
   return {
     args: ["cache", "--quiet", ...location.flags, ...modules],
-    offlineArgs: [
-      "install",
-      "--quiet",
-      "--cached-only",
-      ...location.flags,
-      "--entrypoint",
-      ...modules,
-    ],
+    offlineArgs: install("--cached-only"),
   };
 }

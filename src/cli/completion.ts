@@ -1,11 +1,5 @@
-/**
- * `hermes completion bash|zsh|fish`: a shell completion script generated
- * from the command tree itself (every built-in command, the active
- * provider's `hermes <provider> …` tree, and each command's options), so it
- * never drifts from what `hermes` accepts.
- *
- * @module
- */
+// `hermes completion bash|zsh|fish`: generated from the command tree itself,
+// so it never drifts from what `hermes` accepts.
 
 import type { HermesCommand } from "./hermes_command.ts";
 import { COMPLETION_SUMMARY } from "./root_help.ts";
@@ -19,20 +13,14 @@ export const COMPLETION_SHELLS: readonly string[] = Object.freeze([
 
 /** One command of the tree: its path and the words that may follow it. */
 export interface CompletionNode {
-  /** The command path after `hermes`, joined by `/` (`""` for the root). */
+  /** The path after `hermes`, joined by `/` (`""`: the root). */
   path: string;
-  /** Its visible subcommands, then fixed argument values. */
+  /** Visible subcommands, then fixed argument values. */
   commands: string[];
-  /** Its long options (and `--help`). */
   options: string[];
 }
 
-/**
- * Walks a command tree into one {@linkcode CompletionNode} per command.
- *
- * @param root The `hermes` command with its subcommands attached.
- * @returns The nodes, the root first.
- */
+/** One {@linkcode CompletionNode} per command, the root first. */
 export function completionNodes(root: HermesCommand): CompletionNode[] {
   const nodes: CompletionNode[] = [];
   const walk = (command: HermesCommand, path: string): void => {
@@ -55,13 +43,7 @@ export function completionNodes(root: HermesCommand): CompletionNode[] {
   return nodes;
 }
 
-/**
- * The completion script for a shell.
- *
- * @param shell `bash`, `zsh` or `fish`.
- * @param nodes The command tree ({@linkcode completionNodes}).
- * @returns The script, to `source` (bash, zsh) or save (fish).
- */
+/** The completion script for `bash`, `zsh` or `fish`. */
 export function completionScript(
   shell: string,
   nodes: readonly CompletionNode[],
@@ -143,14 +125,7 @@ function fishScript(nodes: readonly CompletionNode[]): string {
   return `${lines.join("\n")}\n`;
 }
 
-/**
- * Attaches `completion <shell>` to the root. Its action prints the script
- * for the tree the root has when it runs (the caller attaches every
- * command first).
- *
- * @param program The `hermes` root command.
- * @returns The `completion` command.
- */
+/** Attaches `completion <shell>`, printing the script of the tree as it is when run. */
 export function registerCompletion(program: HermesCommand): HermesCommand {
   const command = program.command("completion")
     .argument("<shell>", "The shell", COMPLETION_SHELLS)

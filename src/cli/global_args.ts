@@ -1,10 +1,4 @@
-/**
- * The global part of a `hermes` command line, found before the tree is
- * built: the profile (which `config.yaml`) and the first command word
- * (whether the provider's tree loads).
- *
- * @module
- */
+/** The profile home a `hermes` command line runs in, and checking it exists. */
 
 import { resolve } from "node:path";
 import {
@@ -13,23 +7,9 @@ import {
   missingProfile,
 } from "../profile/hermes_home.ts";
 
-export {
-  type CommandIntent,
-  commandIntent,
-  type GlobalArgs,
-  isVersionRequest,
-  scanGlobalArgs,
-} from "./arg_scan.ts";
-
 /**
- * Resolves the profile home a command runs in: `--profile NAME` →
- * `<root>/profiles/NAME`; else `HERMES_HOME` as the CLI sees it; else the
- * framework's resolution (override, process environment, platform default).
- *
- * @param profile The `--profile` value, if any.
- * @param env Reads an environment variable (the CLI's view of it).
- * @returns The absolute home.
- * @throws {RangeError} When the profile name is not a plain name.
+ * The profile home: `--profile NAME` → `<root>/profiles/NAME`, else the CLI's
+ * `HERMES_HOME`, else the framework's resolution. @throws {RangeError} On a bad name.
  */
 export function resolveCliHome(
   profile: string | undefined,
@@ -49,17 +29,7 @@ export interface ProfileCheck {
   note?: string;
 }
 
-/**
- * Checks that the profile `--profile NAME` names exists, so that a typo
- * never silently uses (or creates) `<root>/profiles/<typo>`. Setup is the
- * one command that may create a profile: it gets a note saying so. The
- * default profile (`default`, the root itself) always counts as existing.
- *
- * @param profile The `--profile` value.
- * @param home The profile home it resolves to.
- * @param setup Whether the command line is a setup command.
- * @returns The error or note, if any.
- */
+/** Checks `--profile NAME` exists, so a typo never uses or creates a profile (setup gets a note). */
 export async function checkProfile(
   profile: string,
   home: string,
@@ -74,7 +44,5 @@ export async function checkProfile(
         `note: profile '${name}' does not exist yet; setup creates it in ${home}`,
     };
   }
-  return {
-    error: `error: ${missing.problem}\nhint: ${missing.fix}\n`,
-  };
+  return { error: `error: ${missing.problem}\nhint: ${missing.fix}\n` };
 }

@@ -1,8 +1,6 @@
 /**
- * {@linkcode HermesCommand}: the command every `hermes` command (and every
- * provider's `hermes <provider> …` tree) is built on, with its own small
- * parser (no npm package: `hermes memory status` starts without one).
- *
+ * {@linkcode HermesCommand}: the command tree, with its own small parser
+ * (no npm package on the start-up path).
  * @module
  */
 
@@ -22,10 +20,7 @@ export interface CliContext {
   exitCode: number;
 }
 
-/**
- * Thrown instead of exiting the process: after `--help` (code 0) or a usage
- * error (code {@linkcode USAGE_EXIT_CODE}); the message is already printed.
- */
+/** Thrown instead of exiting, after `--help` (0) or a printed usage error (2). */
 export class CliExit extends Error {
   /** The exit code. */
   readonly exitCode: number;
@@ -43,17 +38,9 @@ export class CliExit extends Error {
 
 /** Options of {@linkcode HermesCommand.addCommand}. */
 export interface AddCommandOptions {
-  /**
-   * Leave the subcommand out of the help.
-   *
-   * @default {false}
-   */
+  /** Leave the subcommand out of the help. @default {false} */
   hidden?: boolean;
-  /**
-   * Run this subcommand when the parent is given no subcommand.
-   *
-   * @default {false}
-   */
+  /** Run this subcommand when the parent is given none. @default {false} */
   isDefault?: boolean;
 }
 
@@ -92,21 +79,15 @@ export interface CommandArgument {
 type Parser = (value: string, previous: unknown) => unknown;
 
 interface ParsedOption extends CommandOption {
-  /** `<value>` (required), `[value]` (optional) or none (a switch). */
   value: "required" | "optional" | "none";
   negate: boolean;
   parse?: Parser;
 }
 
 /**
- * A command whose tree shares one {@linkcode CliContext}.
- *
- * Providers receive one in `registerCli(command)` and add subcommands with
- * `command.command("status")…`; actions write through
- * `command.context.io` and may return an exit code. Usage errors print one
- * `error: …` line and a hint and exit with {@linkcode USAGE_EXIT_CODE};
- * help has the sections summary, USAGE, COMMANDS, OPTIONS, GLOBAL OPTIONS,
- * EXAMPLES; nothing calls `process.exit` ({@linkcode CliExit} is thrown).
+ * A command whose tree shares one {@linkcode CliContext}. Providers get one in
+ * `registerCli(command)`; actions write through `command.context.io` and may
+ * return an exit code. Usage errors and help throw {@linkcode CliExit}.
  *
  * @example A provider's CLI
  * ```ts
@@ -143,13 +124,7 @@ export class HermesCommand {
   #args: string[] = [];
   #parent: HermesCommand | null = null;
 
-  /**
-   * Creates a command.
-   *
-   * @param name The command's name.
-   * @param context The state shared with the tree (a fresh one writing
-   * nowhere when absent; it is replaced when the command is attached).
-   */
+  /** Creates a command (`context`: writes nowhere when absent; replaced on attach). */
   constructor(name = "", context?: CliContext) {
     this.#name = name;
     this.#context = context ?? { io: nullIo(), exitCode: 0 };
@@ -244,10 +219,7 @@ export class HermesCommand {
     return command;
   }
 
-  /**
-   * Attaches a prepared subcommand, which (with its whole subtree) adopts
-   * this command's context; returns this command.
-   */
+  /** Attaches a prepared subcommand (its subtree adopts this context); returns this. */
   addCommand(command: HermesCommand, options: AddCommandOptions = {}): this {
     command.#adopt(this.#context);
     command.#parent = this;
@@ -262,20 +234,8 @@ export class HermesCommand {
     for (const child of this.#commands) child.#adopt(context);
   }
 
-  /**
-   * Adds a positional argument.
-   *
-   * @param spec `<name>` (required) or `[name]` (optional); `name...`
-   * takes the rest of the words.
-   * @param description The help text.
-   * @param choices The allowed values.
-   * @returns This command.
-   */
-  argument(
-    spec: string,
-    description = "",
-    choices?: readonly string[],
-  ): this {
+  /** Adds an argument: `<name>` required, `[name]` optional, `name...` the rest; returns this. */
+  argument(spec: string, description = "", choices?: readonly string[]): this {
     const name = spec.replace(/^[<[]|[>\]]$/g, "");
     this.#arguments.push({
       name: name.replace(/\.\.\.$/, ""),
@@ -288,15 +248,9 @@ export class HermesCommand {
   }
 
   /**
-   * Adds an option. `--name <value>` takes a value, `--name [value]` may,
-   * `--name` is a switch and `--no-name` sets `name` to `false`.
-   *
-   * @param flags The flags, such as `-t, --target <target>`.
-   * @param description The help text.
-   * @param parseOrDefault A parser `(value, previous) => new value`, or the
-   * value when the option is absent.
-   * @param defaultValue The value when absent, after a parser.
-   * @returns This command.
+   * Adds an option (`--x <v>` takes a value, `--x [v]` may, `--no-x` sets
+   * `x` false); `parseOrDefault` is a `(value, previous)` parser or the
+   * default. Returns this.
    */
   option(
     flags: string,
@@ -315,16 +269,7 @@ export class HermesCommand {
     );
   }
 
-  /**
-   * Adds an option whose value must be one of `choices`: anything else is a
-   * usage error listing them.
-   *
-   * @param flags The flags, such as `--level <level>`.
-   * @param description The help text.
-   * @param choices The allowed values.
-   * @param defaultValue The value when the option is absent.
-   * @returns This command.
-   */
+  /** Adds an option whose value must be one of `choices` (else a usage error); returns this. */
   choiceOption(
     flags: string,
     description: string,
@@ -391,11 +336,7 @@ export class HermesCommand {
     return this;
   }
 
-  /**
-   * Sets the action. It receives the declared arguments, then
-   * {@linkcode HermesCommand.opts}, then the command; a number it returns
-   * (or resolves to) becomes {@linkcode CliContext.exitCode}.
-   */
+  /** Sets the action `(…arguments, opts, command)`; a number it returns becomes the exit code. */
   // deno-lint-ignore no-explicit-any
   action(fn: (this: HermesCommand, ...args: any[]) => unknown): this {
     this.#action = fn;
@@ -407,13 +348,7 @@ export class HermesCommand {
     return this.#values as T;
   }
 
-  /**
-   * Parses the words and runs the action of the command they name.
-   *
-   * @param args The words after the program name.
-   * @param _options Accepted for commander's `{ from: "user" }`; ignored.
-   * @throws {CliExit} After help or a usage error.
-   */
+  /** Parses the words after the program name and runs the named action (`_options` is ignored). @throws {CliExit} */
   async parseAsync(
     args: readonly string[],
     _options?: { from?: "user" },
@@ -489,11 +424,8 @@ export class HermesCommand {
     if (typeof result === "number") this.#context.exitCode = result;
   }
 
-  /**
-   * Takes this command's own options out of `words` (anywhere in them);
-   * the rest is operands until the first unknown option, then unknown (for
-   * a subcommand to parse).
-   */
+  // Own options are taken from anywhere; after the first unknown option the
+  // rest is left for a subcommand.
   #parseOptions(words: string[]): { operands: string[]; unknown: string[] } {
     const operands: string[] = [];
     const unknown: string[] = [];
@@ -566,7 +498,6 @@ export class HermesCommand {
     if (unknown.some((w) => w === "-h" || w === "--help")) this.#help(false);
   }
 
-  /** Prints the help (on stderr when a command is missing) and ends. */
   #help(error: boolean): never {
     const text = this.helpInformation();
     if (error) this.#context.io.stderr(text);
@@ -587,14 +518,7 @@ export class HermesCommand {
     );
   }
 
-  /**
-   * Reports a usage error: one `error: …` line and a hint on stderr, then
-   * throws {@linkcode CliExit} (exit code {@linkcode USAGE_EXIT_CODE}).
-   *
-   * @param message The error, normally starting with `error: `.
-   * @param errorOptions What ended the parse (`code`) for {@linkcode CliExit}.
-   * @throws {CliExit} Always.
-   */
+  /** Prints `error: message` and a hint, then throws {@linkcode CliExit} (exit 2). @throws {CliExit} */
   error(message: string, errorOptions?: { code?: string }): never {
     const line = message.replace(/\s*\n\s*/g, " ").trim();
     const io = this.#context.io;
@@ -644,12 +568,10 @@ export class HermesCommand {
     });
   }
 
-  /** The full command path, such as `hermes memory status`. */
   #path(): string {
     return this.#lineage().reverse().map((c) => c.#name).join(" ");
   }
 
-  /** This command and its ancestors, nearest first. */
   #lineage(): HermesCommand[] {
     const chain: HermesCommand[] = [];
     for (let c = this.#parent; c; c = c.#parent) chain.push(c);
@@ -666,10 +588,6 @@ function argumentTerm(arg: CommandArgument): string {
   return arg.required ? `<${name}>` : `[${name}]`;
 }
 
-/**
- * An option's help text: its description, then its choices and default
- * (left out for `false` switches and empty lists).
- */
 function optionDescription(option: CommandOption): string {
   const extra: string[] = [];
   if (option.choices) extra.push(`choices: ${option.choices.join(", ")}`);

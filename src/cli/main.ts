@@ -1,22 +1,12 @@
 /**
- * The `hermes` command line entry point: `hermes memory …` plus the active
- * memory provider's own `hermes <provider> …` tree.
- *
- * Started by the launcher (`src/launcher/main.ts`: `deno task hermes`, the
- * `hermes` command of `deno install -g`, or the `jsr:` entry), which gives
- * it exactly the permissions the profile's configuration needs;
- * `hermes memory permissions` prints that command:
+ * The `hermes` command line entry point, started by the launcher
+ * (`src/launcher/main.ts`) with the permissions `hermes memory permissions`
+ * prints. As a library, use `main()` from `@hermes/memory/cli`, which never
+ * exits the process.
  *
  * ```sh
  * deno run --quiet --no-prompt --cached-only --allow-read=… src/cli/main.ts memory status
  * ```
- *
- * `hermes --help` is answered here without loading `yaml` or any provider
- * code; everything else loads the command tree (`run.ts`).
- * As a library, use `main()` from `@hermes/memory/cli`, which never exits
- * the process; only this file calls `Deno.exit`.
- *
- * Who imports it: nobody; the launcher runs it in a child `deno run`.
  *
  * @module
  */
@@ -39,9 +29,8 @@ if (import.meta.main) {
     await writeRootHelp(provider);
     Deno.exit(0);
   }
-  // A computed specifier on purpose: Deno reads the whole graph of a
-  // literal dynamic import at start-up (68 files for `hermes --help`). The
-  // module is named in the launcher's cache step and compile's --include.
+  // Computed: Deno reads a literal dynamic import's graph at start-up (68
+  // files for `hermes --help`); named in COMPUTED_MODULES.
   const run = new URL("./run.ts", import.meta.url).href;
   let loaded: typeof import("./run.ts");
   try {

@@ -1,21 +1,13 @@
-/**
- * The top level of the `hermes` command tree as data, from which both the
- * root command (`run.ts`) and the fast `hermes --help` (`main.ts`, the
- * launcher) are built, so the two cannot differ.
- *
- * @module
- */
+// The top of the command tree as data: the root command (`run.ts`) and the
+// fast `hermes --help` (`main.ts`, the launcher) are built from it alike.
 
 import { formatHelp } from "./help_text.ts";
 
-/** The description of `hermes`. */
 export const ROOT_DESCRIPTION =
   "Hermes memory: inspect and configure an agent's persistent memory";
 
-/** The usage line after the program name. */
 export const ROOT_USAGE = "[--profile NAME] <command> [options]";
 
-/** The `--profile` option: flags and description. */
 export const PROFILE_OPTION: { flags: string; description: string } = {
   flags: "--profile <name>",
   description:
@@ -28,41 +20,31 @@ export const VERSION_OPTION: { flags: string; description: string } = {
   description: "Show the versions: module, Deno, active provider",
 };
 
-/** The help option every command has: flags and description. */
 export const HELP_OPTION: { flags: string; description: string } = {
   flags: "-h, --help",
   description: "Show this help",
 };
 
-/** The one-line summary of `hermes memory`. */
 export const MEMORY_SUMMARY = "Inspect and configure persistent memory";
 
-/** The one-line summary of `hermes completion`. */
 export const COMPLETION_SUMMARY = "Print a shell completion script";
 
-/** The examples of the root help. */
 export const ROOT_EXAMPLES: readonly string[] = Object.freeze([
   "hermes memory status",
   "hermes memory setup",
   "hermes --profile coder memory status --json",
 ]);
 
-/**
- * The variable through which the launcher tells the CLI which provider
- * command the root help lists: JSON `{"name": …, "summary": …}`, or `{}`
- * for none. Only the help text depends on it.
- */
+/** The launcher's JSON `{"name", "summary"}` (`{}`: none) of the provider command the root help lists. */
 export const ROOT_HELP_ENV = "HERMES_CLI_PROVIDER_COMMAND";
 
 /** The active provider's command as the root help lists it. */
 export interface ProviderCommandLine {
-  /** The provider's name (the command word). */
   name: string;
-  /** Its one-line summary. */
   summary: string;
 }
 
-/** Writes the root help to stdout (the launcher and `main.ts` answer it). */
+/** Writes the root help to stdout. */
 export async function writeRootHelp(
   provider?: ProviderCommandLine,
 ): Promise<void> {
@@ -72,11 +54,6 @@ export async function writeRootHelp(
   }
 }
 
-/**
- * The root help text.
- *
- * @returns The text `hermes --help` prints.
- */
 function rootHelpText(provider?: ProviderCommandLine): string {
   const commands: [string, string][] = [["memory", MEMORY_SUMMARY]];
   if (provider !== undefined) commands.push([provider.name, provider.summary]);
@@ -95,12 +72,7 @@ function rootHelpText(provider?: ProviderCommandLine): string {
   });
 }
 
-/**
- * Tells whether a command line only asks for the root help: `-h` or
- * `--help`, optionally with `--profile NAME`, and nothing else.
- *
- * @returns `true` for `hermes --help`, `hermes --profile x -h`, ….
- */
+/** Whether the line is only `-h`/`--help`, optionally with `--profile NAME`. */
 export function isRootHelpRequest(args: readonly string[]): boolean {
   let help = false;
   for (let i = 0; i < args.length; i++) {
@@ -112,13 +84,7 @@ export function isRootHelpRequest(args: readonly string[]): boolean {
   return help;
 }
 
-/**
- * Reads the provider line the launcher passed in {@linkcode ROOT_HELP_ENV}.
- *
- * @returns `null` when it is absent or malformed (the caller then finds
- * the provider itself), `undefined` for "no provider command", else the
- * line.
- */
+/** Reads {@linkcode ROOT_HELP_ENV}: `null` when absent or malformed, `undefined` for none. */
 export function parseProviderCommandLine(
   value: string | undefined,
 ): ProviderCommandLine | undefined | null {

@@ -1,13 +1,6 @@
-/**
- * Builds and runs the `hermes` command tree: `hermes memory …` plus the
- * active memory provider's own `hermes <provider> …` tree.
- *
- * Kept apart from the entry file `main.ts`: a provider's `cli.ts` imports
- * `@hermes/memory/cli` while the entry is still running its top-level
- * `await`, so that module graph must not include the entry.
- *
- * @module
- */
+// Builds and runs the `hermes` command tree. Apart from `main.ts`: a
+// provider's `cli.ts` imports `@hermes/memory/cli` during the entry's
+// top-level `await`, so that graph must not include the entry.
 
 import { terminalSafe } from "../core/terminal_text.ts";
 import { errorText } from "../_util/error_text.ts";
@@ -19,18 +12,18 @@ import {
   type HermesCommand,
   USAGE_EXIT_CODE,
 } from "./hermes_command.ts";
-import {
-  checkProfile,
-  commandIntent,
-  isVersionRequest,
-  resolveCliHome,
-  scanGlobalArgs,
-} from "./global_args.ts";
+import { checkProfile, resolveCliHome } from "./global_args.ts";
 import {
   attachMemoryCommand,
   defineMemoryGroup,
 } from "./commands/memory_group.ts";
-import { argsAfterCommand, commandWords } from "./arg_scan.ts";
+import {
+  argsAfterCommand,
+  commandIntent,
+  commandWords,
+  isVersionRequest,
+  scanGlobalArgs,
+} from "./arg_scan.ts";
 import {
   describePermissionProblem,
   permissionDenial,
@@ -72,14 +65,9 @@ function cliLogger(io: CliIo): Logger {
 }
 
 /**
- * Runs one `hermes` command line and resolves to its exit code: `0` on
- * success and after `--help`, `1` when the command failed, `2` on a usage
- * error. Everything runs inside the profile home given by `--profile NAME`
- * or `HERMES_HOME`.
- *
- * @param args The arguments after the program name.
- * @param io Where output goes (the real process by default).
- * @returns The exit code.
+ * Runs one `hermes` command line (the arguments after the program name) in
+ * the profile home of `--profile NAME` or `HERMES_HOME`; resolves to `0`
+ * (also after `--help`), `1` (the command failed) or `2` (usage error).
  *
  * @example Showing the status of a scratch home
  * ```ts ignore
@@ -133,12 +121,8 @@ export async function main(
   }
 }
 
-/**
- * Under `--json`: holds stderr back; when the command fails without
- * printing a JSON report of its own, its `error:` and `hint:` lines become
- * one `{"error": {"message", "hint", "exitCode"}}` document on stdout;
- * other stderr lines (warnings) pass through as they were.
- */
+// Under `--json`, a failure that printed no JSON report of its own turns its
+// held-back `error:`/`hint:` lines into one `{"error": …}` on stdout.
 function jsonErrors(io: CliIo): { io: CliIo; finish(code: number): void } {
   let held = "";
   let printed = false;
@@ -155,8 +139,6 @@ function jsonErrors(io: CliIo): { io: CliIo; finish(code: number): void } {
     io: wrapped,
     finish(code: number): void {
       if (code === 0 || printed) {
-        // Success, or a command that printed its own JSON report: its
-        // stderr stays as it was.
         if (held !== "") io.stderr(held);
         return;
       }
@@ -182,11 +164,7 @@ function jsonErrors(io: CliIo): { io: CliIo; finish(code: number): void } {
   };
 }
 
-/**
- * Gives `--json` to the command the words name when it takes it (its
- * options are its own); anywhere else it is accepted and only changes how
- * errors are printed.
- */
+/** Gives `--json` to the named command when it takes it (elsewhere it only shapes errors). */
 function jsonAtLeaf(program: HermesCommand, args: string[]): string[] {
   let command = program;
   const words = commandWords(args);
@@ -215,6 +193,8 @@ function jsonAtLeaf(program: HermesCommand, args: string[]): string[] {
     ? [...args, "--json"]
     : [...args.slice(0, end), "--json", ...args.slice(end)];
 }
+
+type ProviderCommands = typeof import("./commands/provider_commands.ts");
 
 async function run(
   args: string[],
@@ -253,7 +233,7 @@ async function run(
         const url = new URL("./commands/provider_commands.ts", import.meta.url);
         const { attachProviderCommand } = await import(
           url.href
-        ) as typeof import("./commands/provider_commands.ts");
+        ) as ProviderCommands;
         await attachProviderCommand(program, provider, "status");
       }
     }
@@ -263,7 +243,7 @@ async function run(
       const url = new URL("./commands/provider_commands.ts", import.meta.url);
       const { attachProviderCommand } = await import(
         url.href
-      ) as typeof import("./commands/provider_commands.ts");
+      ) as ProviderCommands;
       const refused = await attachProviderCommand(
         program,
         scan.command,
@@ -300,15 +280,7 @@ async function run(
   }
 }
 
-/**
- * The exit code a parse of the command tree ended with, when it ended by
- * help or a usage error (already printed); `undefined` for any other error.
- * The host and a provider's `cli.ts` sandbox (`sandbox_bootstrap.ts`) end the
- * same way.
- *
- * @param error What `parseAsync` threw.
- * @returns The exit code, or `undefined`.
- */
+/** The exit code of a parse ended by help or a usage error, else `undefined`. */
 export function exitCodeOf(error: unknown): number | undefined {
   return error instanceof CliExit ? error.exitCode : undefined;
 }

@@ -1,19 +1,10 @@
-/**
- * The `deno run` permission flags the `hermes` CLI needs, and merging them
- * with a provider's worker grant: the host must hold everything it hands a
- * sandboxed provider (a worker cannot get more than its parent).
- *
- * @module
- */
+// The CLI's `deno run` permission flags, merged with a provider's worker
+// grant: a worker cannot get more than its parent holds.
 
 import { fileURLToPath } from "node:url";
 import { PARSED_CONFIG_ENV } from "../config/config.ts";
 
-/**
- * Variables read by the terminal libraries while a prompt is shown (Node's
- * colour detection, `@inquirer/*`); reading an ungranted one fails, so the
- * whole set is granted. None of them is a secret.
- */
+/** Read by the terminal libraries during a prompt (ungranted reads fail); none is a secret. */
 export const TERMINAL_ENV_VARS: readonly string[] = Object.freeze([
   "TERM",
   "COLORTERM",
@@ -39,14 +30,7 @@ export const TERMINAL_ENV_VARS: readonly string[] = Object.freeze([
   "CLI_WIDTH",
 ]);
 
-/**
- * Variables the framework itself reads (profile resolution, plugin
- * discovery, working directory, `DENO_NO_PROMPT` for the sandbox safety
- * check, where Deno's module cache is and `PATH`, which a provider's sandbox
- * process is started with), the launcher's parse of `config.yaml`, plus the
- * two debug switches the `yaml` parser reads on every parse (`LOG_TOKENS`,
- * `LOG_STREAM`).
- */
+/** Read by the framework (`PATH`: a sandbox process starts with it) and by `yaml` on every parse (`LOG_*`). */
 export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
   "HERMES_HOME",
   "HOME",
@@ -67,36 +51,21 @@ export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
 
 /** The permission lists of one `deno run`. */
 export interface RunGrant {
-  /** Readable paths. */
   read: string[];
-  /** Writable paths. */
   write: string[];
-  /** Readable environment variables. */
   env: string[];
-  /** Reachable hosts. */
   net: string[];
-  /** Hosts remote modules may be imported from (`--allow-import`). */
   import?: string[];
 }
 
-/**
- * The framework's root directory when it runs from local files (a checkout
- * or a vendored copy), else `undefined` (remote modules need no read
- * grant).
- *
- * @returns The absolute directory, or `undefined`.
- */
+/** The framework's root when it runs from local files (remote modules need no read grant). */
 export function frameworkDir(): string | undefined {
   const url = new URL("../../", import.meta.url);
   if (url.protocol !== "file:") return undefined;
   return fileURLToPath(url).replace(/[\\/]$/, "");
 }
 
-/**
- * The grant of the CLI itself for one profile home: read and write of the
- * home, read of the framework (bundled providers and the worker
- * bootstrap are loaded by computed path), and the environment it reads.
- */
+/** The CLI's own grant: the home, the framework (read) and its variables. */
 export function cliGrant(hermesHome: string): RunGrant {
   const framework = frameworkDir();
   // A symlinked home (~/.hermes -> /data/hermes): discovery lists plugins/
@@ -119,22 +88,13 @@ export function cliGrant(hermesHome: string): RunGrant {
   return grant;
 }
 
-/**
- * The host remote framework modules are imported from (`jsr.io` for a
- * `jsr:` install), or `undefined` for local files.
- */
 function frameworkImportHost(url: URL): string | undefined {
   if (url.protocol === "http:" || url.protocol === "https:") return url.host;
   if (url.protocol === "jsr:") return "jsr.io";
   return undefined;
 }
 
-/**
- * Merges grants, keeping the first occurrence order and dropping
- * duplicates and paths inside another granted path.
- *
- * @returns One grant holding all of them.
- */
+/** Merges grants in order, dropping duplicates and paths inside another granted path. */
 export function mergeGrants(...grants: RunGrant[]): RunGrant {
   const unique = (lists: string[][]): string[] => [...new Set(lists.flat())];
   const merged: RunGrant = {
@@ -148,7 +108,6 @@ export function mergeGrants(...grants: RunGrant[]): RunGrant {
   return merged;
 }
 
-/** Drops absolute paths that lie inside another path of the list. */
 function dropCoveredPaths(paths: string[]): string[] {
   const inside = (child: string, parent: string): boolean =>
     child !== parent &&
@@ -156,13 +115,7 @@ function dropCoveredPaths(paths: string[]): string[] {
   return paths.filter((p) => !paths.some((other) => inside(p, other)));
 }
 
-/**
- * Reads `--allow-read=…`, `--allow-write=…`, `--allow-env=…` and
- * `--allow-net=…` and `--allow-import=…` flags into a grant; other flags
- * are returned apart.
- *
- * @returns The grant and the remaining flags.
- */
+/** Reads `--allow-{read,write,env,net,import}=…` flags into a grant; other flags are returned apart. */
 export function grantFromFlags(
   flags: readonly string[],
 ): { grant: RunGrant; other: string[] } {
@@ -182,12 +135,8 @@ export function grantFromFlags(
 }
 
 /**
- * Renders a grant as `deno run` flags, preceded by `--no-prompt` and
- * `--cached-only` (no permission prompts a sandboxed provider could use to
- * escalate; no npm downloads at run time). Empty lists are left out.
- *
- * @param extra Other flags to keep (after the permission flags).
- * @throws {TypeError} When a value holds a comma.
+ * A grant as `deno run` flags after `--no-prompt` (no prompt to escalate
+ * with) and `--cached-only`, then `extra`. @throws {TypeError} On a comma.
  */
 export function grantToFlags(
   grant: RunGrant,

@@ -1,12 +1,6 @@
-/**
- * The one computation of how the `hermes` CLI is started for a profile:
- * the grant (the CLI's own needs plus the active provider's worker grant,
- * which the host must hold to hand it on) rendered as `deno run` flags,
- * and the entry point. The launcher runs exactly this command, `hermes
- * memory permissions` prints it, and `deno task compile` bakes it.
- *
- * @module
- */
+// How the `hermes` CLI is started for a profile (its grant plus the provider's
+// worker grant, as `deno run` flags): the launcher runs it, `memory
+// permissions` prints it, `deno task compile` bakes it.
 
 import { readProcessEnv } from "../core/env.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
@@ -38,52 +32,34 @@ import { didYouMean } from "./suggest.ts";
 
 /** How the CLI is started for one profile. */
 interface HermesRunPlan {
-  /** The profile home. */
   hermesHome: string;
   /** The provider whose grant is included, or `null` (built-in only). */
   provider: string | null;
-  /** The merged grant. */
   grant: RunGrant;
-  /** The `deno run` flags, permission flags included. */
   flags: string[];
-  /** The CLI entry point: a path for a local install, else a URL. */
+  /** A path for a local install, else a URL. */
   entry: string;
-  /** Variables the command sets. */
   env: Record<string, string>;
-  /** The whole command: `deno run <flags> <entry>`. */
+  /** `deno run <flags> <entry>`. */
   command: string[];
-  /** The provider command `hermes --help` lists, if any. */
+  /** The provider command `hermes --help` lists. */
   providerCommand?: ProviderCommandLine;
-  /**
-   * Why the provider's grant is missing although one is configured (an
-   * unreadable `config.yaml`, an unknown provider); the CLI reports it.
-   */
+  /** Why a configured provider's grant is missing (bad config, unknown provider). */
   problem?: string;
 }
 
 /** Options of {@linkcode hermesRunPlan}. */
 interface HermesRunPlanOptions {
-  /** The profile home. */
   hermesHome: string;
-  /** The loaded `config.yaml` (read from the home when absent). */
+  /** Read from the home when absent. */
   config?: HermesConfig;
-  /** The provider to include (default: `memory.provider`). */
+  /** Default: `memory.provider`. */
   provider?: string;
-  /**
-   * The command line the plan is for. A setup command also gets the grant
-   * of the provider it configures (every provider's for the picker) and
-   * may connect to any host, to test the server the user types before it
-   * is saved; other commands get the active provider's grant only.
-   */
+  /** The command line; setup also gets the configured provider's grant and any host. */
   args?: readonly string[];
 }
 
-/**
- * Computes how the CLI is started for a profile: its own grant merged
- * with the active (or named) provider's, as flags. A broken or
- * unreadable `config.yaml`, or an unknown provider, leaves the provider's
- * grant out and says why in `problem` (the CLI itself reports it).
- */
+/** The CLI's start for a profile; a provider grant that cannot be computed is left out, with `problem`. */
 export function hermesRunPlan(
   options: HermesRunPlanOptions,
 ): Promise<HermesRunPlan> {
@@ -175,19 +151,14 @@ export function hermesRunPlan(
         other.push(`--deny-read=${profiles}`, `--deny-write=${profiles}`);
       }
     }
-    const flags = [
-      "--quiet",
-      ...grantToFlags(grant, other),
-      ...location.flags,
-    ];
-    const env = { DENO_NO_PROMPT: "1" };
+    const flags = ["--quiet", ...grantToFlags(grant, other), ...location.flags];
     return {
       hermesHome: home,
       provider,
       grant,
       flags,
       entry: location.entry,
-      env,
+      env: { DENO_NO_PROMPT: "1" },
       command: ["deno", "run", ...flags, location.entry],
       ...(providerCommand ? { providerCommand } : {}),
       ...(problem ? { problem } : {}),

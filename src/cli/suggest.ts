@@ -1,20 +1,6 @@
-/**
- * "Did you mean …?" for names a user types: provider names in
- * `memory.provider`, `hermes memory setup NAME` and `hermes NAME …`.
- * Plain code, no imports.
- *
- * @module
- */
+// "Did you mean …?" for names a user types. No imports.
 
-/**
- * The edit distance of two strings (insertions, deletions, substitutions
- * and swaps of two adjacent characters each count 1: `aks` is one edit
- * from `ask`).
- *
- * @param a One string.
- * @param b The other.
- * @returns The number of single-character edits from `a` to `b`.
- */
+/** Edit distance; a swap of two adjacent characters counts 1 (`aks` → `ask`). */
 export function editDistance(a: string, b: string): number {
   // Rows i-2, i-1 and i of the (optimal string alignment) table.
   let before: number[] = [];
@@ -41,15 +27,7 @@ export function editDistance(a: string, b: string): number {
   return previous[b.length] as number;
 }
 
-/**
- * The known name closest to `word` within `maxDistance` edits (case is
- * ignored; the first of equally close names wins), or `undefined`.
- *
- * @param word What the user typed.
- * @param names The names that exist.
- * @param maxDistance The largest distance still suggested.
- * @returns The suggestion, never `word` itself.
- */
+/** The name closest to `word` within `maxDistance` (case ignored, first wins; never `word`). */
 export function closestName(
   word: string,
   names: readonly string[],
@@ -68,14 +46,7 @@ export function closestName(
   return best?.name;
 }
 
-/**
- * ` (did you mean 'NAME'?)` for the closest known name, else `""`: ready
- * to append to an error message.
- *
- * @param word What the user typed.
- * @param names The names that exist.
- * @returns The suffix.
- */
+/** ` (did you mean 'NAME'?)` for the closest known name, else `""`. */
 export function didYouMean(word: string, names: readonly string[]): string {
   const close = closestName(word, names);
   return close === undefined ? "" : ` (did you mean '${close}'?)`;

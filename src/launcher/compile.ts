@@ -31,20 +31,11 @@ import {
 export interface CompileOptions {
   /** The profile whose grant is baked in (default: `HERMES_HOME`). */
   profile?: string;
-  /**
-   * The binary to write.
-   *
-   * @default {"dist/hermes"}
-   */
+  /** The binary to write. @default {"dist/hermes"} */
   output?: string;
 }
 
-/**
- * The `deno compile` arguments for a profile: the plan's flags (its
- * `--quiet` dropped), the modules loaded by computed path (bundled
- * providers and {@linkcode COMPUTED_MODULES}: the worker bootstrap, the
- * command tree), the output and the CLI entry.
- */
+/** The `deno compile` arguments: the plan's flags, the computed-path modules, output and entry. */
 export async function compileCommand(
   options: CompileOptions = {},
 ): Promise<string[]> {

@@ -1,32 +1,11 @@
-/**
- * What a computation read, and whether it still reads the same.
- *
- * The launcher computes the CLI's grant with the framework's own
- * functions (discovery, `config.yaml`, the provider's manifest and the
- * user's grant), which load the `yaml` parser and most of the framework:
- * far too slow for every start. So it records every file-system and
- * environment read those functions make — the path or variable and a
- * SHA-256 of what came back (content, entry list, file kind, error) — and
- * on the next start replays the reads: when all of them answer the same,
- * the computation would return the same grant, and its cached result is
- * used. Only values' hashes are kept, never contents or secrets.
- *
- * Recording works by wrapping the `Deno` namespace's read functions for
- * the duration of one computation: the framework reads files with `Deno.*`
- * calls and the environment only through `Deno.env.get` (a hygiene test
- * keeps it that way). The working directory is not recorded: it is part
- * of the cache key.
- *
- * @module
- */
+// What a computation read (path or variable and a SHA-256 of the answer,
+// never contents), and whether replaying the reads still answers the same:
+// then the cached grant holds. Works by wrapping `Deno`'s read functions; the
+// framework reads the environment only via `Deno.env.get` (a hygiene test).
 
 /** One read and what it returned (as a hash). */
 export interface Observation {
-  /**
-   * Which read: a text file (`read`), a binary file (`bytes`), `stat`,
-   * `lstat`, `realpath`, `readdir`, a variable (`env`) or the whole
-   * environment (`envall`).
-   */
+  /** Which read (`env`: a variable, `envall`: the whole environment). */
   op:
     | "read"
     | "bytes"
@@ -36,9 +15,9 @@ export interface Observation {
     | "readdir"
     | "env"
     | "envall";
-  /** The path or URL read (as given), or the variable's name. */
+  /** The path or URL as given, or the variable's name. */
   target: string;
-  /** SHA-256 (hex) of what came back. */
+  /** SHA-256 (hex) of the answer. */
   digest: string;
 }
 
@@ -100,7 +79,6 @@ async function sha256(bytes: Uint8Array): Promise<string> {
     .join("");
 }
 
-/** Replays one read synchronously and returns what came back. */
 function replay(op: Observation["op"], target: string): Uint8Array {
   try {
     switch (op) {
@@ -119,32 +97,18 @@ function replay(op: Observation["op"], target: string): Uint8Array {
       case "readdir":
         return entriesOf([...Deno.readDirSync(asPath(target))]);
       case "env": {
-        const value = envGet(target);
+        const value = Deno.env.get(target);
         return value === undefined ? text("!unset") : text(`=${value}`);
       }
       case "envall":
-        return text(JSON.stringify(Object.entries(envAll()).sort()));
+        return text(JSON.stringify(Object.entries(Deno.env.toObject()).sort()));
     }
   } catch (error) {
     return failure(error);
   }
 }
 
-function envGet(name: string): string | undefined {
-  return Deno.env.get(name);
-}
-
-function envAll(): Record<string, string> {
-  return Deno.env.toObject();
-}
-
-/**
- * Runs `fn` while recording every file-system and environment read it
- * makes through the `Deno` namespace. Nothing else may run meanwhile (the
- * launcher calls it once, before it starts anything).
- *
- * @returns Its result and the reads it made, deduplicated.
- */
+/** Runs `fn` recording its `Deno` reads (deduplicated); nothing else may run meanwhile. */
 export async function recordReads<T>(
   fn: () => Promise<T>,
 ): Promise<{ result: T; observations: Observation[]; digest: string }> {
@@ -269,7 +233,6 @@ export async function recordReads<T>(
   };
 }
 
-/** One SHA-256 over several values, each prefixed with its length. */
 function combined(values: Uint8Array[]): Promise<string> {
   const total = values.reduce((n, v) => n + 12 + v.length, 0);
   const all = new Uint8Array(total);
@@ -282,13 +245,7 @@ function combined(values: Uint8Array[]): Promise<string> {
   return sha256(all);
 }
 
-/**
- * Replays recorded reads and tells whether every one still answers the
- * same: one SHA-256 over all of them, compared with the digest
- * {@linkcode recordReads} returned.
- *
- * @returns `true` when nothing it read has changed.
- */
+/** Whether replaying the reads gives the digest {@linkcode recordReads} returned. */
 export async function unchanged(
   observations: readonly Observation[],
   digest: string,
@@ -297,11 +254,7 @@ export async function unchanged(
     digest;
 }
 
-/**
- * SHA-256 of a string, as hex.
- *
- * @returns 64 hex digits.
- */
+/** SHA-256 of a string, as hex. */
 export function sha256Hex(value: string): Promise<string> {
   return sha256(text(value));
 }

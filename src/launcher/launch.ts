@@ -1,20 +1,6 @@
-/**
- * The launcher: starts the `hermes` CLI in a child `deno run` with exactly
- * the grant the profile's configuration needs, stdio inherited and its
- * exit code passed through.
- *
- * The grant is computed by the framework's own functions (the same plan
- * `hermes memory permissions` prints, `src/cli/run_plan.ts`). Computing it
- * loads the `yaml` parser and most of the framework, so the result is
- * cached with a record of every read the computation made; a start whose
- * reads all answer the same uses the cached command, loading nothing but
- * this folder (plain Deno APIs, no npm, no `node:` modules).
- *
- * `hermes --help` is answered by the launcher itself from the record (the
- * same text the CLI's `main.ts` prints from it), without starting the CLI.
- *
- * @module
- */
+// The launcher: runs the CLI in a child `deno run` with the grant the profile
+// needs (`run_plan.ts`), cached with a record of the reads computing it made,
+// so a warm start loads only this folder. Answers `hermes --help` itself.
 
 import { commandIntent, scanGlobalArgs } from "../cli/arg_scan.ts";
 import { readProcessEnv } from "../core/env.ts";
@@ -45,20 +31,11 @@ import {
 
 /** Options of {@linkcode launch}. */
 export interface LaunchOptions {
-  /**
-   * Where to write the launcher's own messages.
-   *
-   * @default {console.error}
-   */
+  /** Where the launcher's own messages go. @default {console.error} */
   warn?: (line: string) => void;
 }
 
-/**
- * `deno task` runs its command in the directory of `deno.json` and puts
- * the directory the user typed it in into `INIT_CWD`: under the task the
- * CLI must see the user's directory (relative paths, the project a
- * session is named after), so the launcher moves there.
- */
+/** `deno task` runs in `deno.json`'s folder: go back to the user's (`INIT_CWD`). */
 function enterUserDirectory(root: string | undefined): void {
   const initial = readProcessEnv("INIT_CWD");
   if (!initial || root === undefined) return;
@@ -76,9 +53,7 @@ async function computeRecord(
 ): Promise<LaunchRecord> {
   const sources = root === undefined ? [] : grantSources(root);
   const stamp = sourceStamp(sources);
-  // A computed specifier on purpose: Deno reads the whole graph of a
-  // literal dynamic import at start-up, which is what the cache spares. The
-  // module is named in the cache step (cli_location.ts).
+  // Computed: Deno reads a literal dynamic import's graph at start-up.
   const plan = new URL("./plan.ts", import.meta.url).href;
   const { computeLaunch } = await import(plan) as typeof import("./plan.ts");
   const { result, observations, digest } = await recordReads(() =>
@@ -94,10 +69,7 @@ async function computeRecord(
   };
 }
 
-/**
- * The marker of a filled module cache: which CLI, which lockfile content,
- * which Deno cache (its inode changes when it is wiped) and Deno version.
- */
+/** Marks a filled module cache: CLI, lockfile, Deno cache (inode: wiped?) and version. */
 async function cacheMarker(): Promise<string> {
   const location = cliLocation();
   const denoDir = denoCacheDir();
@@ -123,10 +95,7 @@ async function cacheMarker(): Promise<string> {
   )}`;
 }
 
-/**
- * Fills Deno's module cache for the CLI once per lockfile and Deno cache
- * (the CLI runs with `--cached-only`); later starts skip it.
- */
+/** Fills Deno's module cache once per marker (the CLI runs `--cached-only`). */
 async function ensureCached(
   cacheDir: string | undefined,
   warn: (line: string) => void,
@@ -141,8 +110,6 @@ async function ensureCached(
     }
   }
   const step = cliCacheStep();
-  // Quiet when everything is cached already; a first run that downloads
-  // says why it pauses.
   const slow = setTimeout(
     () => warn("hermes: caching the modules the CLI needs (first run)…"),
     1000,
@@ -175,10 +142,7 @@ async function ensureCached(
 /** The variable that makes a failed cache step print Deno's whole output. */
 export const DEBUG_ENV = "HERMES_DEBUG";
 
-/**
- * One cause and one fix for a failed cache step (Deno's output can be a
- * lockfile diff of hundreds of lines: printed only under `HERMES_DEBUG=1`).
- */
+/** One cause and fix for a failed cache step (Deno's full output only under `HERMES_DEBUG=1`). */
 function cacheFailure(
   step: ReturnType<typeof cliCacheStep>,
   output: Deno.CommandOutput,
@@ -210,12 +174,8 @@ const SIGNAL_NUMBERS: Partial<Record<Deno.Signal, number>> = {
   SIGTERM: 15,
 };
 
-/**
- * Passes terminating signals sent to the launcher alone on to the CLI.
- * Ctrl-C reaches the CLI through the terminal itself, so SIGINT is only
- * kept from ending the launcher first. A signal that comes before the CLI
- * is started stops the launch.
- */
+// Passes terminating signals on to the CLI (Ctrl-C reaches it via the
+// terminal: SIGINT only must not end the launcher); one before the start stops it.
 class SignalRelay implements Disposable {
   #child: Deno.ChildProcess | undefined;
   #pending: Deno.Signal | undefined;
@@ -247,14 +207,13 @@ class SignalRelay implements Disposable {
     }
   }
 
-  /** The exit code of a signal that stopped the launch, if one came. */
+  /** The exit code of a signal that stopped the launch. */
   get stopped(): number | undefined {
     return this.#pending === undefined
       ? undefined
       : 128 + (SIGNAL_NUMBERS[this.#pending] ?? 15);
   }
 
-  /** Starts passing signals on to `child`. */
   attach(child: Deno.ChildProcess): void {
     this.#child = child;
   }
@@ -266,7 +225,6 @@ class SignalRelay implements Disposable {
   }
 }
 
-/** Runs the CLI and resolves to its exit code. */
 async function runChild(
   record: LaunchRecord,
   args: string[],
@@ -277,22 +235,12 @@ async function runChild(
   const child = new Deno.Command(Deno.execPath(), {
     args: [...record.denoArgs, ...args],
     env: { ...record.env, DENO_NO_UPDATE_CHECK: "1" },
-    stdin: "inherit",
-    stdout: "inherit",
-    stderr: "inherit",
   }).spawn();
   relay.attach(child);
-  const status = await child.status;
-  return status.code;
+  return (await child.status).code;
 }
 
-/**
- * Computes (or reuses) the CLI's command for this profile and directory,
- * makes sure its modules are cached, runs it and resolves to its exit
- * code.
- *
- * @returns The CLI's exit code (1 when the launcher itself failed).
- */
+/** Runs the CLI with its (cached) grant; resolves to its exit code (1: the launcher failed). */
 export async function launch(
   args: string[],
   options: LaunchOptions = {},
@@ -302,15 +250,15 @@ export async function launch(
   const cacheDir = launcherCacheDir();
   const root = cliLocation().dir;
   enterUserDirectory(root);
+  const intent = commandIntent(args);
   const key = await launchKey({
     launcher: FRAMEWORK_URL.href,
     deno: Deno.version.deno,
     cwd: Deno.cwd(),
     profile: scanGlobalArgs(args).profile ?? null,
-    setup: commandIntent(args).setup ?? null,
-    ...(commandIntent(args).spansProfiles ? { spansProfiles: true } : {}),
-    // A named input file is granted to that run only.
-    reads: commandIntent(args).reads ?? null,
+    setup: intent.setup ?? null,
+    ...(intent.spansProfiles ? { spansProfiles: true } : {}),
+    reads: intent.reads ?? null,
   });
   if (!(await ensureCached(cacheDir, warn))) return 1;
   const path = cacheDir === undefined

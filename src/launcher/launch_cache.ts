@@ -1,15 +1,6 @@
-/**
- * Where the launcher keeps what it computed, and the keys it is filed
- * under. Plain Deno APIs only: this runs on every start.
- *
- * The cache lives outside every profile home
- * (`$XDG_CACHE_HOME/hermes-memory/launcher/`, else
- * `~/.cache/hermes-memory/launcher/`; `%LOCALAPPDATA%` on Windows), so
- * neither the CLI (whose grant is the profile home) nor a sandboxed
- * provider can write the grant the next start will use.
- *
- * @module
- */
+// The launcher's cache (plain Deno APIs: runs on every start). It lives
+// outside every profile home, so neither the CLI nor a sandboxed provider can
+// write the grant the next start uses.
 
 import { denoCacheDir, readProcessEnv } from "../core/env.ts";
 
@@ -24,19 +15,15 @@ const KEEP_RECORDS = 64;
 
 /** What the launcher computed for one profile, directory and install. */
 export interface LaunchRecord {
-  /** {@linkcode LAUNCH_FORMAT}. */
   format: number;
-  /** The `deno` arguments before the user's: `run`, flags, entry. */
+  /** `run`, flags, entry: before the user's arguments. */
   denoArgs: string[];
-  /** Variables set for the CLI. */
   env: Record<string, string>;
-  /** The reads the computation made (replayed to check the record). */
+  /** Replayed to check the record. */
   observations: Observation[];
-  /** SHA-256 over everything those reads returned. */
   inputsDigest: string;
-  /** The framework source files the grant code is (local checkouts). */
+  /** The grant code's source files (local checkouts) and their stamp. */
   sources: string[];
-  /** Their modification times then ({@linkcode sourceStamp}). */
   sourceStamp: string;
 }
 
@@ -44,11 +31,7 @@ function join(...parts: string[]): string {
   return parts.join(Deno.build.os === "windows" ? "\\" : "/");
 }
 
-/**
- * The launcher's cache directory, or `undefined` when no home is known.
- *
- * @returns The directory (not created).
- */
+/** The launcher's cache directory (not created), or `undefined` without a home. */
 export function launcherCacheDir(): string | undefined {
   const os = Deno.build.os;
   const home = readProcessEnv("HOME") || readProcessEnv("USERPROFILE");
@@ -64,24 +47,10 @@ export function launcherCacheDir(): string | undefined {
 }
 
 /** The `src/` folders whose code computes the grant. */
-const GRANT_CODE = [
-  "_util",
-  "core",
-  "io",
-  "profile",
-  "config",
-  "sandbox",
-  "plugins",
-  "cli",
-  "launcher",
-];
+const GRANT_CODE = "_util core io profile config sandbox plugins cli launcher"
+  .split(" ");
 
-/**
- * The framework's own source files whose change must recompute the grant
- * when it runs from a local checkout: the `src/` folders that compute it
- * (and those folders themselves, whose modification time changes when a
- * file is added or removed), `deno.json` and `deno.lock`.
- */
+/** Files (and folders: their mtime shows adds and removes) whose change recomputes the grant. */
 export function grantSources(root: string): string[] {
   const paths: string[] = [join(root, "deno.json"), join(root, "deno.lock")];
   const walk = (dir: string, depth: number): void => {
@@ -104,11 +73,7 @@ export function grantSources(root: string): string[] {
   return paths;
 }
 
-/**
- * The modification times of some files, as one string (`-` for a file
- * that is gone): equal stamps mean none of them was edited, added or
- * removed.
- */
+/** The files' modification times as one string (`-`: gone). */
 export function sourceStamp(paths: readonly string[]): string {
   return paths.map((path) => {
     try {
@@ -119,10 +84,7 @@ export function sourceStamp(paths: readonly string[]): string {
   }).join(",");
 }
 
-/**
- * Reads a launch record; `undefined` when absent, unreadable or of
- * another format.
- */
+/** Reads a launch record; `undefined` when absent, unreadable or of another format. */
 export function readLaunchRecord(path: string): LaunchRecord | undefined {
   try {
     const record = JSON.parse(Deno.readTextFileSync(path)) as LaunchRecord;
@@ -140,11 +102,7 @@ export function readLaunchRecord(path: string): LaunchRecord | undefined {
   }
 }
 
-/**
- * Writes a file atomically (temporary file, then rename), mode 0600,
- * creating the directory (mode 0700). Failures are ignored: the cache
- * only saves time.
- */
+/** Writes a file atomically, mode 0600 (directory 0700); failures only cost speed. */
 export function writeCacheFile(dir: string, name: string, text: string): void {
   try {
     Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -156,9 +114,7 @@ export function writeCacheFile(dir: string, name: string, text: string): void {
   }
 }
 
-/**
- * Keeps the newest {@linkcode KEEP_RECORDS} launch records.
- */
+/** Keeps the newest {@linkcode KEEP_RECORDS} launch records. */
 export function pruneLaunchRecords(dir: string): void {
   try {
     const records: { path: string; mtime: number }[] = [];
@@ -174,14 +130,7 @@ export function pruneLaunchRecords(dir: string): void {
   }
 }
 
-/**
- * The key a launch record is filed under: everything the computation
- * depends on that its recorded reads and source stamp do not show (the
- * launcher itself, the Deno version, the working directory, the
- * `--profile` value and the setup target).
- *
- * @returns 64 hex digits.
- */
+/** A record's key: what the computation depends on beyond its reads and stamp. */
 export function launchKey(parts: Record<string, unknown>): Promise<string> {
   return sha256Hex(JSON.stringify({ format: LAUNCH_FORMAT, ...parts }));
 }

@@ -1,15 +1,11 @@
-/**
- * The launcher's slow path: computes the CLI's command with the
- * framework's own functions (`hermesRunPlan`, the plan `hermes memory
- * permissions` prints). Loaded only when no cached launch record fits.
- *
- * @module
- */
+// The launcher's slow path (`hermesRunPlan`), loaded only when no cached
+// launch record fits.
 
 import { readProcessEnv } from "../core/env.ts";
 import { HermesHomeUnknownError } from "../profile/hermes_home.ts";
 import { type Logger, setLogger } from "../core/log.ts";
-import { resolveCliHome, scanGlobalArgs } from "../cli/global_args.ts";
+import { resolveCliHome } from "../cli/global_args.ts";
+import { scanGlobalArgs } from "../cli/arg_scan.ts";
 import { hermesRunPlan } from "../cli/run_plan.ts";
 import { cliLocation } from "../cli/cli_location.ts";
 import {
@@ -30,11 +26,7 @@ import type { LaunchRecord } from "./launch_cache.ts";
 
 const SILENT: Logger = { log(): void {} };
 
-/**
- * `config.yaml` parsed once for the plan and handed to the CLI (which uses
- * it only for the same text); `undefined` when missing or broken (the plan
- * and the CLI report it).
- */
+/** `config.yaml` parsed once and handed to the CLI; `undefined` when missing or broken. */
 async function parseConfig(
   home: string,
 ): Promise<{ config: HermesConfig; handed?: string } | undefined> {
@@ -48,12 +40,7 @@ async function parseConfig(
   }
 }
 
-/**
- * Computes the launch record (without its observations) for a command
- * line: the profile home from `--profile` / `HERMES_HOME`, then the plan
- * of `hermesRunPlan`. The framework's warnings are not printed here: the
- * CLI prints them itself when it meets the same problem.
- */
+/** The launch record (no observations); warnings are silenced: the CLI prints them itself. */
 export async function computeLaunch(
   args: string[],
 ): Promise<Pick<LaunchRecord, "denoArgs" | "env">> {

@@ -65,9 +65,8 @@ export async function listPendingMemoryWrites(
 /**
  * Approves staged writes (`id`, or `"all"` oldest first): each is replayed
  * against `store` through the `memory` tool and its record deleted once
- * applied; a replace/remove whose reviewed entry changed is refused.
- *
- * @returns One outcome per record; `[]` when the id is unknown.
+ * applied; a replace/remove whose reviewed entry changed is refused. One
+ * outcome per record (`[]` when the id is unknown).
  *
  * @category Built-in store
  */
@@ -125,9 +124,8 @@ export async function approvePendingMemoryWrites(
 }
 
 /**
- * Rejects staged writes (`id`, or `"all"`): deletes their records unapplied.
- *
- * @returns The ids that were deleted.
+ * Rejects staged writes (`id`, or `"all"`): deletes their records unapplied
+ * and returns their ids.
  *
  * @category Built-in store
  */

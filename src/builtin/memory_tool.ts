@@ -1,10 +1,5 @@
-/**
- * The built-in `memory` tool: its schema (narrowed when one target is
- * disabled) and its handler, which validates arguments in Hermes' order and
- * answers Hermes' JSON. A host core tool: no provider registers it.
- *
- * @module
- */
+// The built-in `memory` tool (a host core tool): its schema, narrowed when a
+// target is disabled, and its handler, checking and answering as Hermes does.
 
 import { join } from "node:path";
 import { atomicWriteText } from "../io/atomic_write.ts";
@@ -25,14 +20,11 @@ import { pythonJsonDumps, pythonStr } from "../_util/python_json.ts";
 import { errorText } from "../_util/error_text.ts";
 import { pythonTruthy } from "../_util/python_values.ts";
 
-/** The tool's name. */
 export const MEMORY_TOOL_NAME = "memory";
 
-/** Options of {@linkcode memoryToolSchema}. */
+/** Which targets are enabled (default `true`). */
 interface MemoryToolSchemaOptions {
-  /** Whether `MEMORY.md` (target `memory`) is enabled (default `true`). */
   memoryEnabled?: boolean;
-  /** Whether `USER.md` (target `user`) is enabled (default `true`). */
   userProfileEnabled?: boolean;
 }
 

@@ -1,11 +1,5 @@
-/**
- * Review of `memory` tool writes staged while `memory.write_approval` is on
- * (`/memory pending | approve <id|all> | reject <id|all>`): list the records
- * under `$HERMES_HOME/pending/memory/`, replay approved ones against the
- * store, delete rejected ones.
- *
- * @module
- */
+// Review of `memory` tool writes staged while `memory.write_approval` is on
+// (`/memory pending | approve <id|all> | reject <id|all>`).
 
 import { join } from "node:path";
 import type { MemoryTarget } from "../core/memory_provider.ts";

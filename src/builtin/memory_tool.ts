@@ -154,17 +154,9 @@ export interface MemoryToolCallOptions {
    * `$HERMES_HOME/pending/memory/` for later review.
    */
   approve?: (summary: string) => boolean | Promise<boolean>;
-  /**
-   * Recorded in a staged write's record.
-   *
-   * @default {"foreground"}
-   */
+  /** Recorded in a staged write's record (default `"foreground"`). */
   origin?: MemoryWriteOrigin;
-  /**
-   * Skips the approval gate (replaying a write the user approved).
-   *
-   * @default {false}
-   */
+  /** Skips the approval gate: replaying a write the user approved (default `false`). */
   bypassApproval?: boolean;
 }
 
@@ -189,10 +181,7 @@ export interface PendingMemoryWrite {
   created_at: number;
   /** The exact `memory` tool arguments. */
   payload: Record<string, unknown>;
-  /**
-   * For a single replace/remove: the full entry `old_text` selected when it
-   * was staged; approval is refused if that entry has changed since.
-   */
+  /** A replace/remove's entry when staged; approval is refused if it changed since. */
   matched_entry?: string;
 }
 

@@ -1,9 +1,5 @@
-/**
- * The `builtin` memory provider: the built-in store's frozen snapshot in the
- * system prompt; the host offers the `memory` tool as a core tool.
- *
- * @module
- */
+// The `builtin` memory provider: the built-in store's frozen snapshot in the
+// system prompt; the host offers the `memory` tool as a core tool.
 
 import { loadConfig } from "../config/config.ts";
 import { log } from "../core/log.ts";
@@ -154,11 +150,7 @@ export class BuiltinMemoryProvider extends MemoryProvider {
     });
   }
 
-  /**
-   * Runs a `memory` tool call against this session's store.
-   *
-   * @param options How to get approval when `memory.write_approval` is on.
-   */
+  /** Runs a `memory` tool call against this session's store (`options`: how to get approval). */
   handleMemoryTool(
     args: Record<string, unknown>,
     options: MemoryToolCallOptions = {},

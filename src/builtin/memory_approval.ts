@@ -1,11 +1,5 @@
-/**
- * Review of `memory` tool writes staged while `memory.write_approval` is on
- * (`/memory pending | approve <id|all> | reject <id|all>`): list the records
- * under `$HERMES_HOME/pending/memory/`, replay approved ones against the
- * store, delete rejected ones.
- *
- * @module
- */
+// Review of `memory` tool writes staged while `memory.write_approval` is on
+// (`/memory pending | approve <id|all> | reject <id|all>`).
 
 import { join } from "node:path";
 import type { MemoryTarget } from "../core/memory_provider.ts";
@@ -65,9 +59,8 @@ export async function listPendingMemoryWrites(
 /**
  * Approves staged writes (`id`, or `"all"` oldest first): each is replayed
  * against `store` through the `memory` tool and its record deleted once
- * applied; a replace/remove whose reviewed entry changed is refused.
- *
- * @returns One outcome per record; `[]` when the id is unknown.
+ * applied; a replace/remove whose reviewed entry changed is refused. One
+ * outcome per record (`[]` when the id is unknown).
  *
  * @category Built-in store
  */
@@ -125,9 +118,8 @@ export async function approvePendingMemoryWrites(
 }
 
 /**
- * Rejects staged writes (`id`, or `"all"`): deletes their records unapplied.
- *
- * @returns The ids that were deleted.
+ * Rejects staged writes (`id`, or `"all"`): deletes their records unapplied
+ * and returns their ids.
  *
  * @category Built-in store
  */

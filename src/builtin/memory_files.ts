@@ -1,10 +1,6 @@
-/**
- * The built-in store's files under a profile home, apart from any session:
- * their paths, usage and reset, the `memory:` settings of `config.yaml`, and
- * reading, drift-checking and atomically writing one file.
- *
- * @module
- */
+// The built-in store's files under a profile home, apart from any session:
+// paths, usage, reset, the `memory:` settings, and reading, drift-checking
+// and atomically writing one file.
 
 import { join } from "node:path";
 import { atomicWriteText } from "../io/atomic_write.ts";
@@ -28,20 +24,14 @@ import {
   serializeEntries,
 } from "./memory_format.ts";
 
-/** Both targets, in file order. */
 export const TARGETS: readonly MemoryTarget[] = ["memory", "user"];
 
 /** The built-in store's settings from the `memory:` section of `config.yaml`. */
 export interface MemoryConfig {
-  /** `memory.memory_enabled` (default `true`). */
   memoryEnabled: boolean;
-  /** `memory.user_profile_enabled` (default `true`). */
   userProfileEnabled: boolean;
-  /** `memory.memory_char_limit` (default 2200). */
   memoryCharLimit: number;
-  /** `memory.user_char_limit` (default 1375). */
   userCharLimit: number;
-  /** `memory.write_approval` (default `false`). */
   writeApproval: boolean;
 }
 
@@ -90,12 +80,8 @@ export interface StoreUsage {
  */
 export type ResetTarget = "all" | "memory" | "user";
 
-/**
- * Reads the built-in store's settings from a parsed `config.yaml` with
- * Hermes' coercions (`config_values.ts`): flags by Python truthiness, limits
- * by `int()`; an unreadable `memory_char_limit` defaults both limits, as
- * Hermes' `load_on_disk_store` does.
- */
+// Hermes' coercions: flags by Python truthiness, limits by `int()`; an
+// unreadable `memory_char_limit` defaults both limits (`load_on_disk_store`).
 export function readMemoryConfig(
   config: HermesConfig | undefined,
 ): MemoryConfig {
@@ -171,14 +157,10 @@ export async function readStoreUsage(
 }
 
 /**
- * Deletes the built-in store's files (not their `.lock` or `.bak.*`
- * siblings), each under its lock so a concurrent write is not torn. Running
- * sessions keep their frozen snapshot; their next write sees the file gone.
+ * Deletes the built-in store's files (not `.lock` / `.bak.*`), each under its
+ * lock, and returns the paths deleted. Running sessions keep their snapshot.
  *
- * @param target `all` (default), `memory` or `user`.
- * @returns The paths that existed and were deleted.
  * @throws {RangeError} When `target` is not `all`, `memory` or `user`.
- * @throws {Deno.errors.PermissionDenied} When a file cannot be deleted.
  *
  * @category Built-in store
  */
@@ -243,11 +225,7 @@ export async function readMemoryFile(path: string): Promise<MemoryFileRead> {
   }
 }
 
-/**
- * Whether a file's text would not round-trip through the memory tool: its
- * parsed entries serialise to something else, or one entry alone is over
- * the budget (both mean it was edited by something else).
- */
+/** Whether a file's text would not round-trip through the memory tool (edited by something else). */
 export function hasDrift(
   text: string,
   parsed: readonly string[],
@@ -259,10 +237,7 @@ export function hasDrift(
   return parsed.some((e) => codePointLength(e) > limit);
 }
 
-/**
- * Backs a drifted file up to `<file>.bak.<secs>` and builds the refusal
- * naming the backup (or saying that the backup failed).
- */
+/** Backs a drifted file up to `<file>.bak.<secs>` and builds the refusal naming it. */
 export async function driftResult(
   t: MemoryTarget,
   path: string,
@@ -289,12 +264,7 @@ export async function driftResult(
   };
 }
 
-/**
- * Writes a target's entries to its file atomically, refusing text that
- * UTF-8 cannot store (a lone surrogate).
- *
- * @throws {Error} When the file cannot be written (naming it).
- */
+/** Writes a target's entries atomically, refusing a lone surrogate (UTF-8 cannot store it). */
 export async function writeMemoryEntries(
   t: MemoryTarget,
   path: string,

@@ -1,10 +1,5 @@
-/**
- * The text format of `MEMORY.md` / `USER.md`: parsing, serialising, usage
- * strings and the system-prompt block. Lengths are Unicode code points, as
- * Python counts them, so limits and numbers match Hermes.
- *
- * @module
- */
+// The text format of `MEMORY.md` / `USER.md`. Lengths are code points, as
+// Python counts them, so limits and numbers match Hermes.
 
 import type { MemoryTarget } from "../core/memory_provider.ts";
 

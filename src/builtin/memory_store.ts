@@ -1,12 +1,6 @@
-/**
- * The built-in `MEMORY.md` / `USER.md` store of one session. Every mutation
- * locks the file, re-reads it, validates and replaces it atomically, so
- * concurrent sessions never lose each other's entries; the system-prompt view
- * is frozen at load. Results keep the keys and key order of Hermes' `memory`
- * tool.
- *
- * @module
- */
+// The built-in `MEMORY.md` / `USER.md` store of one session: every mutation
+// locks, re-reads, validates and atomically replaces the file, so concurrent
+// sessions never lose each other's entries. Results keep Hermes' keys and order.
 
 import { withFileLock } from "../io/file_lock.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
@@ -70,7 +64,6 @@ interface MemoryStoreOptions {
   writeApproval?: boolean;
 }
 
-/** How many consolidation failures a turn may return before the terminal one. */
 const CONSOLIDATION_FAILURE_LIMIT = 3;
 
 const SUCCESS_NOTE =
@@ -159,13 +152,7 @@ export class MemoryStore {
     return memoryFilePaths(this.hermesHome());
   }
 
-  /**
-   * Reads a target's entries straight from disk (parsed and deduped),
-   * without a lock and without touching the live entries or the snapshot.
-   *
-   * @returns The entries (`[]` when the file is missing), or `null` when
-   * the file exists but cannot be read or decoded.
-   */
+  /** A target's entries straight from disk, no lock (`[]` when missing, `null` when unreadable). */
   async readDiskEntries(target: MemoryTarget): Promise<string[] | null> {
     const file = await readMemoryFile(this.paths()[norm(target)]);
     if (file.state === "unreadable") return null;
@@ -198,13 +185,9 @@ export class MemoryStore {
   }
 
   /**
-   * Reads both files (missing or unreadable → no entries), collapses
-   * duplicates, and freezes the system-prompt snapshot with poisoned
-   * entries replaced by `[BLOCKED: …]` placeholders. Takes no lock: writes
-   * are atomic renames.
-   *
-   * @param options `create: false` leaves a missing memory folder missing
-   * (an inspection-only load writes nothing).
+   * Reads both files (unreadable: no entries) and freezes the system-prompt
+   * snapshot, poisoned entries as `[BLOCKED: …]`. No lock: writes are atomic
+   * renames. `create: false` leaves a missing folder missing.
    */
   async loadFromDisk(options: { create?: boolean } = {}): Promise<void> {
     const paths = this.paths();
@@ -240,11 +223,8 @@ export class MemoryStore {
   }
 
   /**
-   * Appends an entry. Trimmed content is scanned for threats; the file is
-   * re-read under the lock (without the drift guard); an exact duplicate is
-   * a successful no-op; going over the budget is a consolidation failure.
-   *
-   * @throws {Error} When the file cannot be written.
+   * Appends an entry (threat-scanned; an exact duplicate is a no-op; over
+   * budget is a consolidation failure). Throws when the file cannot be written.
    */
   async add(target: MemoryTarget, content: string): Promise<MemoryResult> {
     const t = norm(target);
@@ -281,12 +261,9 @@ export class MemoryStore {
   }
 
   /**
-   * Overwrites the whole entry containing `oldText` (a case-sensitive
-   * substring; several matches must all be the same entry) with
-   * `newContent`.
-   *
-   * @returns The result; on success it carries `replaced_entry`.
-   * @throws {Error} When the file cannot be written.
+   * Overwrites the one entry containing `oldText` (case-sensitive) with
+   * `newContent`; success carries `replaced_entry`. Throws when the file
+   * cannot be written.
    */
   async replace(
     target: MemoryTarget,
@@ -334,12 +311,8 @@ export class MemoryStore {
   }
 
   /**
-   * Deletes the entry containing `oldText` (a case-sensitive substring;
-   * several matches must all be the same entry). Removing the last entry
-   * leaves an empty file.
-   *
-   * @returns The result; on success it carries `removed_entry`.
-   * @throws {Error} When the file cannot be written.
+   * Deletes the one entry containing `oldText` (case-sensitive); success
+   * carries `removed_entry`. Throws when the file cannot be written.
    */
   async remove(target: MemoryTarget, oldText: string): Promise<MemoryResult> {
     const t = norm(target);
@@ -361,17 +334,10 @@ export class MemoryStore {
   }
 
   /**
-   * Applies a batch of add/replace/remove operations all-or-nothing: each
-   * sees the effects of the earlier ones, only the final size is checked
-   * against the budget, duplicate adds are skipped, and any failing
-   * operation leaves the file untouched. As in Hermes, every add/replace
-   * `content` is scanned for threats as given (before trimming) before the
-   * file is locked, and an empty or falsy operation counts as one with no
-   * action. A malformed operation is refused before anything is written.
-   *
-   * @returns The result; on success `replaced_entries` / `removed_entries`
-   * keyed by 1-based operation index, when any.
-   * @throws {Error} When the file cannot be written.
+   * Applies add/replace/remove operations all-or-nothing, each seeing the
+   * earlier ones; only the final size is checked. Success carries
+   * `replaced_entries` / `removed_entries` by 1-based index. Throws when the
+   * file cannot be written.
    */
   async applyOperations(
     target: MemoryTarget,

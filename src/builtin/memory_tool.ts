@@ -1,10 +1,5 @@
-/**
- * The built-in `memory` tool: its schema (narrowed when one target is
- * disabled) and its handler, which validates arguments in Hermes' order and
- * answers Hermes' JSON. A host core tool: no provider registers it.
- *
- * @module
- */
+// The built-in `memory` tool (a host core tool): its schema, narrowed when a
+// target is disabled, and its handler, checking and answering as Hermes does.
 
 import { join } from "node:path";
 import { atomicWriteText } from "../io/atomic_write.ts";
@@ -25,14 +20,11 @@ import { pythonJsonDumps, pythonStr } from "../_util/python_json.ts";
 import { errorText } from "../_util/error_text.ts";
 import { pythonTruthy } from "../_util/python_values.ts";
 
-/** The tool's name. */
 export const MEMORY_TOOL_NAME = "memory";
 
-/** Options of {@linkcode memoryToolSchema}. */
+/** Which targets are enabled (default `true`). */
 interface MemoryToolSchemaOptions {
-  /** Whether `MEMORY.md` (target `memory`) is enabled (default `true`). */
   memoryEnabled?: boolean;
-  /** Whether `USER.md` (target `user`) is enabled (default `true`). */
   userProfileEnabled?: boolean;
 }
 
@@ -162,17 +154,9 @@ export interface MemoryToolCallOptions {
    * `$HERMES_HOME/pending/memory/` for later review.
    */
   approve?: (summary: string) => boolean | Promise<boolean>;
-  /**
-   * Recorded in a staged write's record.
-   *
-   * @default {"foreground"}
-   */
+  /** Recorded in a staged write's record (default `"foreground"`). */
   origin?: MemoryWriteOrigin;
-  /**
-   * Skips the approval gate (replaying a write the user approved).
-   *
-   * @default {false}
-   */
+  /** Skips the approval gate: replaying a write the user approved (default `false`). */
   bypassApproval?: boolean;
 }
 
@@ -197,10 +181,7 @@ export interface PendingMemoryWrite {
   created_at: number;
   /** The exact `memory` tool arguments. */
   payload: Record<string, unknown>;
-  /**
-   * For a single replace/remove: the full entry `old_text` selected when it
-   * was staged; approval is refused if that entry has changed since.
-   */
+  /** A replace/remove's entry when staged; approval is refused if it changed since. */
   matched_entry?: string;
 }
 

@@ -1,12 +1,7 @@
-/**
- * Security scanning of text that reaches the system prompt (invisible
- * characters, injection and exfiltration patterns), and the load-time
- * sanitising of memory entries. Patterns, order and scopes are Hermes'
- * (`tools/threat_patterns.py`) with Python's Unicode `re` semantics, over the
- * first 65,536 code points, NFKC-normalised.
- *
- * @module
- */
+// Threat scanning of text that reaches the system prompt, and load-time
+// sanitising of memory entries. Patterns, order and scopes are Hermes'
+// (`tools/threat_patterns.py`) in Python's Unicode `re` semantics, over the
+// first 65,536 code points, NFKC-normalised.
 
 import {
   codePointLength,
@@ -23,15 +18,12 @@ import {
  */
 export type ThreatScope = "all" | "context" | "strict";
 
-/** One threat pattern. */
 interface ThreatPattern {
-  /** The id reported in findings, e.g. `prompt_injection`. */
   readonly id: string;
   /** The narrowest scope that includes the pattern. */
   readonly scope: ThreatScope;
-  /** The JavaScript expression source (matched case-insensitively). */
   readonly source: string;
-  /** The compiled expression (on first access), for text folded as a scan folds it. */
+  /** Compiled on first access, for text folded as a scan folds it. */
   readonly regexp: RegExp;
 }
 

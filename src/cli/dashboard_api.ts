@@ -238,57 +238,49 @@ export async function dashboardHealth(io: CliIo) {
     collectStatus(quiet, { probe: true }),
     collectDoctor(quiet),
   ]);
-  const findings: {
+  type Finding = {
     from: "status" | "doctor";
     problem: boolean;
     where: string;
     message: string;
     fix: string | null;
-  }[] = [];
+  };
+  const findings: Finding[] = [];
+  const add = (
+    problem: boolean,
+    where: string,
+    message: string,
+    fix: string | null,
+  ) => findings.push({ from: "status", problem, where, message, fix });
   for (const file of status.files) {
-    if (file.error) {
-      findings.push({
-        from: "status",
-        problem: true,
-        where: file.path,
-        message: file.error.message,
-        fix: file.error.fix,
-      });
-    }
+    if (file.error) add(true, file.path, file.error.message, file.error.fix);
   }
   const p = status.provider;
-  if (p !== null) {
-    if (p.loadError) {
-      findings.push({
-        from: "status",
-        problem: true,
-        where: `provider ${p.name}`,
-        message: `cannot load: ${p.loadError}`,
-        fix: `run 'hermes memory doctor', then 'hermes memory setup ${p.name}'`,
-      });
-    } else if (p.available === false) {
-      findings.push({
-        from: "status",
-        problem: true,
-        where: `provider ${p.name}`,
-        message: `not available${
-          p.unavailableReason ? `: ${p.unavailableReason}` : ""
-        }`,
-        fix:
-          `configure it: 'hermes memory setup ${p.name}' (or the panel above)`,
-      });
-    }
-    if (p.connection?.attempted) {
-      findings.push({
-        from: "status",
-        problem: !p.connection.ok,
-        where: p.connection.url ?? `provider ${p.name}`,
-        message: p.connection.ok
-          ? `connected in ${p.connection.elapsedMs ?? "?"} ms`
-          : p.connection.error ?? "connection failed",
-        fix: p.connection.fix,
-      });
-    }
+  if (p?.loadError) {
+    add(
+      true,
+      `provider ${p.name}`,
+      `cannot load: ${p.loadError}`,
+      `run 'hermes memory doctor', then 'hermes memory setup ${p.name}'`,
+    );
+  } else if (p?.available === false) {
+    add(
+      true,
+      `provider ${p.name}`,
+      `not available${p.unavailableReason ? `: ${p.unavailableReason}` : ""}`,
+      `configure it: 'hermes memory setup ${p.name}' (or the panel above)`,
+    );
+  }
+  const c = p?.connection;
+  if (p && c?.attempted) {
+    add(
+      !c.ok,
+      c.url ?? `provider ${p.name}`,
+      c.ok
+        ? `connected in ${c.elapsedMs ?? "?"} ms`
+        : c.error ?? "connection failed",
+      c.fix,
+    );
   }
   for (const { where, message, fix } of doctor.problems) {
     findings.push({ from: "doctor", problem: true, where, message, fix });

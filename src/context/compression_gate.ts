@@ -1,8 +1,4 @@
-/**
- * The host side of the pre-compress checkpoint gate (src/context/SPEC.md §6).
- *
- * @module
- */
+// The host side of the pre-compress checkpoint gate (src/context/SPEC.md §6).
 
 import { log } from "../core/log.ts";
 import {
@@ -125,8 +121,6 @@ export function isCheckpointGateArmed(config: HermesConfig): boolean {
  * sanitized `memory_context` for the compressor (src/context/SPEC.md §6).
  * On a throw do not compress: keep the transcript and retry later.
  *
- * @param manager The agent's memory manager, or `null` when it has none.
- * @param messages The transcript about to be rewritten (never mutated).
  * @throws {CompressionCheckpointUnavailable} When the armed gate blocks.
  *
  * @category Context safety
@@ -203,10 +197,7 @@ export async function checkpointBeforeCompression(
 
 /**
  * Logs Hermes' start-up warning when the gate is armed but no active
- * provider implements checkpoint API v2. Never throws or refuses start-up.
- *
- * @param manager The agent's memory manager, or `null`.
- * @returns `true` when the warning was logged.
+ * provider implements checkpoint API v2; `true` when it did. Never throws.
  *
  * @category Context safety
  */

@@ -1,17 +1,10 @@
-/**
- * Recalled memory goes to the model inside a `<memory-context>` fence marked
- * as recalled data; fenced spans are stripped wherever output could echo them
- * (streamed text included, where tags straddle chunks).
- *
- * @module
- */
+// Recalled memory goes to the model inside a `<memory-context>` fence; fenced
+// spans are stripped wherever output could echo them (streams included).
 
 import { log } from "../core/log.ts";
 
-/** The line that opens a memory-context fence. */
 const MEMORY_CONTEXT_OPEN_TAG: string = "<memory-context>";
 
-/** The line that closes a memory-context fence. */
 const MEMORY_CONTEXT_CLOSE_TAG: string = "</memory-context>";
 
 /** The system note written under the opening fence. */
@@ -78,9 +71,7 @@ function dropRepeatedBullets(text: string): string {
 
 /**
  * Wraps the merged prefetch text for the model in a `<memory-context>`
- * block, cleaned first (src/context/SPEC.md §1).
- *
- * @returns The fenced block, or `""` when `raw` is blank.
+ * block, cleaned first (`""` when blank; src/context/SPEC.md §1).
  *
  * @category Context safety
  */

@@ -18,9 +18,7 @@ export const COMPRESSED_SUMMARY_MARKER = "_compressed_summary";
 /**
  * Reduces a transcript to pre-compress checkpoint evidence: user and
  * assistant prose only, as shallow copies, the input never mutated
- * (src/context/SPEC.md §5).
- *
- * @param messages The transcript (any values; non-arrays give `[]`).
+ * (src/context/SPEC.md §5). A non-array gives `[]`.
  *
  * @category Context safety
  */

@@ -1,10 +1,6 @@
-/**
- * Oversized-output spilling (`hooks.output_spill`) and the prefetch-recall
- * policy built on it (src/context/SPEC.md §3–§4). Lengths count code points,
- * as Hermes does, so a surrogate pair is never split.
- *
- * @module
- */
+// Oversized-output spilling (`hooks.output_spill`) and the prefetch-recall
+// policy built on it (src/context/SPEC.md §3–§4). Lengths count code points,
+// as Hermes does, so a surrogate pair is never split.
 
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { getHermesHome, getUserHome } from "../profile/hermes_home.ts";
@@ -18,100 +14,39 @@ import {
   lookupConfig,
 } from "../config/config_values.ts";
 
-/** Default of `hooks.output_spill.max_chars`. */
 const DEFAULT_SPILL_MAX_CHARS = 10000;
-/** Default of `hooks.output_spill.preview_head`. */
 const DEFAULT_SPILL_PREVIEW_HEAD = 500;
-/** Default of `hooks.output_spill.preview_tail`. */
 const DEFAULT_SPILL_PREVIEW_TAIL = 500;
-/** The smallest runaway-recall ceiling, in characters. */
 const MIN_RECALL_CEILING_CHARS = 100000;
-/** The runaway-recall ceiling is this many times `max_chars` (or the minimum). */
 const RECALL_CEILING_FACTOR = 10;
 
-/** The `hooks.output_spill` settings, validated, with defaults applied. */
+/** `hooks.output_spill`, validated; `directory: null` is `<HERMES_HOME>/hook_outputs`. */
 interface OutputSpillSettings {
-  /** Whether oversized output is spilled at all (default `true`). */
   readonly enabled: boolean;
-  /** Texts longer than this many characters are spilled (default `10000`). */
   readonly maxChars: number;
-  /** How many leading characters the preview shows (default `500`). */
   readonly previewHead: number;
-  /** How many trailing characters the preview shows (default `500`). */
   readonly previewTail: number;
-  /**
-   * The configured spill directory (`~` expanded; a relative path is taken
-   * relative to `HERMES_HOME`), or `null` for `<HERMES_HOME>/hook_outputs`
-   * (default `null`).
-   */
   readonly directory: string | null;
 }
 
-/**
- * How a provider's prefetch result is bounded: a snapshot taken when the
- * provider registers, so later config edits do not change a running agent.
- */
+/** A snapshot taken when the provider registers: later config edits do not change a running agent. */
 export interface RecallSpillPolicy {
   /** `memory.prefetch_spill_enabled` and `hooks.output_spill.enabled` both on. */
   readonly spillEnabled: boolean;
-  /** The output-spill settings at snapshot time. */
   readonly settings: OutputSpillSettings;
-  /** The resolved spill directory at snapshot time. */
   readonly directory: string;
-  /**
-   * The runaway-recall ceiling applied when spilling is off:
-   * `max(10 × maxChars, 100000)` characters.
-   */
+  /** Applied when spilling is off: `max(10 × maxChars, 100000)` characters. */
   readonly ceilingChars: number;
 }
 
-/** Options of {@linkcode recallSpillPolicyFromConfig}. */
-interface RecallSpillPolicyOptions {
-  /** The profile home the default spill directory lives under (default `getHermesHome()`). */
-  hermesHome?: string;
-}
-
-/** Options of {@linkcode applyRecallSpill}. */
-interface ApplyRecallSpillOptions {
-  /** The preview's label: `"<provider name> memory prefetch"` for recall. */
-  source: string;
-  /** Names the spill sub-directory (default `"no-session"`). */
-  sessionId?: string;
-}
-
-/** Options of {@linkcode spillOutput}. */
-interface SpillOutputOptions {
-  settings: OutputSpillSettings;
-  source: string;
-  /** Names the spill sub-directory (default `"no-session"`). */
-  sessionId?: string;
-  /** The home a default or relative spill directory is under (default `getHermesHome()`). */
-  hermesHome?: string;
-}
-
-/** Options of {@linkcode resolveSpillDirectory}. */
-interface ResolveSpillDirectoryOptions {
-  /** The home a default or relative spill directory is under (default `getHermesHome()`). */
-  hermesHome?: string;
-}
-
-/** Thrown when the spill directory (or a directory in it) is unusable. */
 class SpillDirectoryError extends Error {
-  /** The offending path. */
-  readonly path: string;
-
-  /** Builds the error. */
-  constructor(path: string, message: string) {
+  constructor(readonly path: string, message: string) {
     super(message);
     this.name = "SpillDirectoryError";
-    this.path = path;
   }
 }
 
-/**
- * Reads `hooks.output_spill` from a loaded `config.yaml`; a missing section
- * or a bad value falls back to the default. Never throws.
- */
+/** Reads `hooks.output_spill`; a missing section or bad value falls back to the default. */
 export function readOutputSpillSettings(
   config: HermesConfig,
 ): OutputSpillSettings {
@@ -130,13 +65,10 @@ export function readOutputSpillSettings(
   });
 }
 
-/**
- * The absolute spill directory: the configured one (relative paths taken
- * under `HERMES_HOME`) or `<HERMES_HOME>/hook_outputs`.
- */
+/** The absolute spill directory (a relative one is under `HERMES_HOME`). */
 export function resolveSpillDirectory(
   settings: OutputSpillSettings,
-  options: ResolveSpillDirectoryOptions = {},
+  options: { hermesHome?: string } = {},
 ): string {
   const home = resolve(options.hermesHome ?? getHermesHome());
   if (settings.directory === null) return join(home, "hook_outputs");
@@ -145,13 +77,10 @@ export function resolveSpillDirectory(
     : resolve(home, settings.directory);
 }
 
-/**
- * Snapshots the recall policy from a loaded `config.yaml` when an external
- * provider registers (src/context/SPEC.md §4). Never throws.
- */
+/** Snapshots the recall policy when an external provider registers (src/context/SPEC.md §4). */
 export function recallSpillPolicyFromConfig(
   config: HermesConfig,
-  options: RecallSpillPolicyOptions = {},
+  options: { hermesHome?: string } = {},
 ): RecallSpillPolicy {
   const settings = readOutputSpillSettings(config);
   const optIn = configFlag(
@@ -172,25 +101,19 @@ export function recallSpillPolicyFromConfig(
   });
 }
 
-/** The runaway-recall ceiling for a `max_chars`: `max(10 × maxChars, 100000)`. */
 export function recallCeilingChars(maxChars: number): number {
   return Math.max(RECALL_CEILING_FACTOR * maxChars, MIN_RECALL_CEILING_CHARS);
 }
 
-/** The source label memory recall uses in spill previews: `"<provider name> memory prefetch"`. */
 export function prefetchSpillSource(providerName: string): string {
   return `${providerName} memory prefetch`;
 }
 
-/**
- * Applies a recall policy to one non-empty prefetch result: spilled when
- * spilling is on, cut at the runaway-recall ceiling with a marker line and
- * a warning when off (src/context/SPEC.md §4). Never throws.
- */
+/** Spills a prefetch result, or with spilling off cuts it at the ceiling (src/context/SPEC.md §4). */
 export async function applyRecallSpill(
   policy: RecallSpillPolicy,
   text: string,
-  options: ApplyRecallSpillOptions,
+  options: { source: string; sessionId?: string },
 ): Promise<string> {
   if (typeof text !== "string" || text === "") return "";
   if (policy.spillEnabled) {
@@ -204,14 +127,15 @@ export async function applyRecallSpill(
   return capAtCeiling(text, policy.ceilingChars, options.source);
 }
 
-/**
- * Spills one oversized output to a private file and returns the preview
- * naming it (src/context/SPEC.md §3); text within `max_chars`, or with
- * spilling off, is returned unchanged. Never throws.
- */
+/** Spills one oversized output to a private file and returns the preview (src/context/SPEC.md §3). */
 export async function spillOutput(
   text: string,
-  options: SpillOutputOptions,
+  options: {
+    settings: OutputSpillSettings;
+    source: string;
+    sessionId?: string;
+    hermesHome?: string;
+  },
 ): Promise<string> {
   if (typeof text !== "string" || text === "") return "";
   let directory: string;
@@ -230,11 +154,7 @@ export async function spillOutput(
   });
 }
 
-/**
- * The directory name a session's spills go under: the session id (or
- * `no-session` when empty) with `/`, `\` and `..` replaced by `_`; a
- * segment that would be `.` becomes `_`.
- */
+/** A session's spill directory name: `/`, `\` and `..` become `_` (`no-session` when empty). */
 export function spillSessionSegment(sessionId?: string): string {
   const raw = sessionId ? String(sessionId) : "no-session";
   const segment = raw.replaceAll("..", "_").replaceAll("/", "_").replaceAll(
@@ -368,13 +288,9 @@ async function writeSpillFile(
   return path;
 }
 
-/**
- * Creates `target` (and missing parents) with mode 0700, refusing a target
- * that is a symbolic link or any directory this call creates that turns out
- * to be one (a race with another writer). With `tighten`, an existing
- * `target` open to group or others is made 0700 too (the per-session leaf;
- * a configured spill directory is left as its owner set it).
- */
+// Creates `target` and missing parents 0700, refusing symbolic links (also one
+// raced in). `tighten` makes an existing group/other-open leaf 0700 (the
+// session directory; a configured spill directory is left as its owner set it).
 async function ensurePrivateDirectory(
   target: string,
   tighten: boolean,

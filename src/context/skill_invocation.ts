@@ -1,10 +1,5 @@
-/**
- * Recovers the user's own instruction from a `/<skill>` turn that Hermes
- * expanded with the whole skill body, so providers see only what the user
- * asked. The markers are Hermes' wire format.
- *
- * @module
- */
+// Recovers the user's own instruction from a `/<skill>` turn Hermes expanded
+// with the whole skill body. The markers are Hermes' wire format.
 
 const INVOCATION_PREFIX = "[IMPORTANT: The user has invoked the ";
 const BUNDLE_PREFIX = "[IMPORTANT: The user has invoked a skill bundle";

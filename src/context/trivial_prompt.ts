@@ -1,10 +1,5 @@
-/**
- * The low-signal prompt gate of the Hermes contract: turns such as "ok",
- * "thanks!" or a slash command carry nothing worth recalling, so providers
- * skip prefetch on them.
- *
- * @module
- */
+// The low-signal prompt gate of the Hermes contract: "ok", "thanks!" or a
+// slash command carry nothing worth recalling, so providers skip prefetch.
 
 // The acknowledgement/greeting words, anchored at the start; only whitespace,
 // punctuation and symbols may follow (ASCII punctuation, straight and curly
@@ -16,9 +11,7 @@ const TRIVIAL_PROMPT_REGEXP =
 /**
  * Tells whether a user prompt is too trivial to warrant memory recall: empty,
  * a slash command, or a bare acknowledgement or greeting
- * (src/context/SPEC.md §2).
- *
- * @param text The user's message (`null`/`undefined` count as empty).
+ * (src/context/SPEC.md §2); `null`/`undefined` count as empty.
  *
  * @category Context safety
  */

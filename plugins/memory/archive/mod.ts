@@ -1,25 +1,15 @@
 /**
- * `archive`: the reference checkpointing memory provider.
+ * `archive`: the reference checkpointing memory provider (pre-compress
+ * checkpoint API version 2). Before every lossy compression it appends the
+ * user and assistant text to `$HERMES_HOME/archive/<session>/transcript.jsonl`
+ * and `fsync`s it; any failure throws. Each message is keyed
+ * `<sha256 of role and content>:<occurrence>`, so a checkpoint archives only
+ * what follows the part the archive already ends with. A torn last line is
+ * ignored by readers and cut off by the next checkpoint.
  *
  * Who imports it: the framework's loader (by URL, in the provider's sandbox)
  * when `memory.provider` is `archive`; an agent or a test only to build the
  * provider itself, in-process.
- *
- * Before every lossy compression it archives the normalized transcript
- * (user and assistant text) to
- * `$HERMES_HOME/archive/<session>/transcript.jsonl` and implements
- * pre-compress checkpoint API version 2: a normal return means the archive
- * is durably on disk (appended, then `fsync`ed); any failure throws. So it
- * needs no `drain()`.
- *
- * Checkpoints are idempotent across the whole archive. Each message is keyed
- * by the SHA-256 of its role and content plus its occurrence number
- * (`<digest>:<n>`). A checkpoint skips the part of the transcript the archive
- * already ends with (a retry, a transcript that grew, or the head and tail a
- * compaction kept) and archives everything after it, even repeated text.
- * The file is append-only JSON Lines: a torn last line is ignored by readers
- * and cut off by the next checkpoint. It is read and written in 64 KiB
- * chunks, so a checkpoint holds little more than its transcript.
  *
  * @example Registering the provider
  * ```ts no-assert
@@ -112,11 +102,7 @@ export interface ArchivedMessage {
 
 /** The registration context a provider's `register` receives. */
 export interface ArchiveRegistrationContext {
-  /**
-   * Captures the provider instance (the last call wins).
-   *
-   * @param provider The provider.
-   */
+  /** Captures the provider instance (the last call wins). */
   registerMemoryProvider(provider: MemoryProvider): unknown;
 }
 
@@ -155,11 +141,7 @@ export class ArchiveMemoryProvider extends MemoryProvider {
   #indexes = new Map<string, ArchiveIndex>();
   #queues = new Map<string, Promise<unknown>>();
 
-  /**
-   * Builds the provider.
-   *
-   * @param options The profile home and session, when known up front.
-   */
+  /** Builds the provider with the profile home and session, when known up front. */
   constructor(options: ArchiveProviderOptions = {}) {
     super();
     this.#hermesHome = options.hermesHome;
@@ -171,41 +153,23 @@ export class ArchiveMemoryProvider extends MemoryProvider {
     return "archive";
   }
 
-  /**
-   * Always usable: it needs only the profile home.
-   *
-   * @returns `true`.
-   */
+  /** Always usable: it needs only the profile home. */
   isAvailable(): boolean {
     return true;
   }
 
-  /**
-   * Binds the session and the profile home.
-   *
-   * @param sessionId The session id.
-   * @param options What the host knows; `hermesHome` is used.
-   */
+  /** Binds the session and the profile home (`options.hermesHome`). */
   initialize(sessionId: string, options: InitializeOptions): void {
     this.#sessionId = sessionId ?? "";
     if (options?.hermesHome) this.#hermesHome = options.hermesHome;
   }
 
-  /**
-   * No tools.
-   *
-   * @returns `[]`.
-   */
+  /** No tools: `[]`. */
   getToolSchemas(): ToolSchema[] {
     return [];
   }
 
-  /**
-   * Rebinds to the new session; later checkpoints go to its archive.
-   *
-   * @param newSessionId The session switched to.
-   * @param _options Unused.
-   */
+  /** Rebinds to the new session; later checkpoints go to its archive. */
   override onSessionSwitch(
     newSessionId: string,
     _options: SessionSwitchOptions,
@@ -214,15 +178,9 @@ export class ArchiveMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * Archives the transcript's user and assistant text durably. Returns only
-   * once every message is on disk and synced; throws otherwise (whether or
-   * not a checkpoint is required: this is a version 2 provider).
-   *
-   * @param messages The normalized evidence (raw messages are normalized
-   * again: system, tool and summary messages are skipped).
-   * @param _options Whether the host requires the checkpoint.
-   * @returns A one-line note naming the archive, for the summary prompt.
-   * @throws {Error} When the archive could not be committed.
+   * Archives the transcript's user and assistant text durably and returns a
+   * one-line note naming the archive; throws unless every message is on disk
+   * and synced (required or not: this is a version 2 provider).
    */
   override async onPreCompress(
     messages: ChatMessage[],
@@ -248,25 +206,15 @@ export class ArchiveMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * The archive file of a session:
-   * `<HERMES_HOME>/archive/<session segment>/transcript.jsonl`, where the
-   * segment is the session id (or `no-session`) with `/`, `\` and `..`
-   * replaced by `_`.
-   *
-   * @param sessionId The session (default: the current one).
-   * @returns An absolute path.
+   * The absolute archive file of a session (default: the current one):
+   * `<HERMES_HOME>/archive/<session id with / \ .. as _>/transcript.jsonl`.
    */
   archivePath(sessionId: string = this.#sessionId): string {
     const home = resolve(this.#hermesHome ?? getHermesHome());
     return join(home, "archive", sessionSegment(sessionId), ARCHIVE_FILE);
   }
 
-  /**
-   * Reads a session's archive, ignoring a torn last line.
-   *
-   * @param options The session (default: the current one).
-   * @returns The archived messages in archive order (`[]` when none).
-   */
+  /** Reads a session's archived messages in order (`[]` when none), ignoring a torn last line. */
   async readArchive(
     options: ReadArchiveOptions = {},
   ): Promise<ArchivedMessage[]> {
@@ -399,17 +347,7 @@ export class ArchiveMemoryProvider extends MemoryProvider {
   }
 }
 
-/**
- * The plugin's entry point: registers one {@linkcode ArchiveMemoryProvider}.
- *
- * @param ctx The registration context.
- *
- * @example Registering with a collector
- * ```ts no-assert
- * import { register } from "./mod.ts";
- * register({ registerMemoryProvider: () => {} });
- * ```
- */
+/** The plugin's entry point: registers one {@linkcode ArchiveMemoryProvider}. */
 export function register(ctx: ArchiveRegistrationContext): void {
   ctx.registerMemoryProvider(new ArchiveMemoryProvider());
 }
@@ -485,11 +423,9 @@ class DigestSequence {
 }
 
 /**
- * Where the new part of a transcript starts, given the archive: after the
- * longest common prefix (a transcript the archive holds from its start, or
- * the head a compaction kept), then after the longest overlap between what
- * follows and the end of the archive (a retry, or the tail a compaction
- * kept), found with Knuth–Morris–Pratt in linear time.
+ * Where the new part of a transcript starts: after the longest common prefix
+ * with the archive, then after the longest overlap of the rest with the
+ * archive's end (a retry, a compaction's kept tail), by Knuth–Morris–Pratt.
  */
 function firstNew(transcript: DigestSequence, archive: DigestSequence): number {
   let p = 0;
@@ -519,11 +455,8 @@ function firstNew(transcript: DigestSequence, archive: DigestSequence): number {
   return p + matched;
 }
 
-/**
- * The same reduction as the framework's evidence normalization, repeated
- * here because a provider may be called with a raw transcript: only user and
- * assistant messages, no compression summaries, no tool-call-only turns.
- */
+// The framework's evidence normalization again (a provider may get a raw
+// transcript): user and assistant text, no summaries or tool-call-only turns.
 function evidence(messages: readonly unknown[]): ChatMessage[] {
   if (!Array.isArray(messages)) return [];
   const out: ChatMessage[] = [];
@@ -549,15 +482,9 @@ function truthy(value: unknown): boolean {
   return Boolean(value);
 }
 
-/**
- * Writes the lines at the file's position through a fixed 64 KiB buffer as
- * they are produced, so a large checkpoint never holds its lines (or a
- * second copy of the transcript) in memory. Chunks do not follow line
- * boundaries: a crash between two writes leaves a partial last line, which
- * readers ignore and the next checkpoint cuts off.
- *
- * @returns The number of bytes written.
- */
+// Writes the lines through a fixed 64 KiB buffer, so a large checkpoint is
+// never held in memory twice; returns the bytes written. A crash mid-way
+// leaves a torn last line, which the next checkpoint cuts off.
 async function appendLines(
   file: Deno.FsFile,
   lines: Iterable<string>,
@@ -599,11 +526,8 @@ function parseRecord(line: string): StoredRecord | undefined {
   }
 }
 
-/**
- * Reads the file from its position in 64 KiB chunks and calls `onRecord`
- * for each whole line (never holding more than one chunk and one line); a
- * torn last line is ignored. Returns the bytes of whole lines.
- */
+// Calls `onRecord` per whole line, reading 64 KiB chunks; returns the bytes
+// of whole lines (a torn last line is ignored).
 async function scanLines(
   file: Deno.FsFile,
   path: string,

@@ -28,14 +28,8 @@ import { errorText } from "../../_util/error_text.ts";
 
 const DOCTOR_PROBE_TIMEOUT_MS = 3_000;
 
-/** One problem `hermes memory doctor` found. */
 interface DoctorProblem {
-  /**
-   * `file.parse`, `file.mode`, `file.orphaned_temp`, `grant.net`,
-   * `grant.write`, `provider.missing`, `provider.load`,
-   * `provider.unavailable`, `provider.connection`, `checkpoint.gate`, or a
-   * provider's own (`outbox.rejected`, `outbox.stalled`, …).
-   */
+  /** `file.parse`, `grant.net`, `provider.load`, …, or a provider's own (`outbox.stalled`). */
   check: string;
   /** The file (with `:line:column` when known) or config key concerned. */
   where: string;

@@ -14,11 +14,8 @@ import { ioAction, writeJson } from "../format.ts";
 import type { ChatMessage } from "../../core/memory_provider.ts";
 import { isRecord } from "../../_util/is_record.ts";
 
-/**
- * One turn: `assistant` is the last assistant text before the next user
- * message, `messages` the transcript up to the end of the turn, `line` the
- * user message's (1-based).
- */
+// `assistant`: the last assistant text before the next user message;
+// `messages`: the transcript to the end of the turn; `line`: the user's.
 interface TranscriptTurn {
   user: string;
   assistant: string;
@@ -34,16 +31,10 @@ function messageText(content: unknown): string {
     .filter((t) => typeof t === "string" && t !== "").join("\n");
 }
 
-/**
- * Pairs each user message with the assistant reply that follows it. Blank
- * lines are ignored; lines that are not a JSON object with a string `role`
- * are reported and skipped.
- */
+/** Pairs each user message with the assistant reply after it; malformed lines are reported and skipped. */
 export function parseTranscript(text: string): {
   turns: TranscriptTurn[];
-  /** Malformed lines, skipped. */
   problems: { line: number; reason: string }[];
-  /** Lines of user messages with no assistant reply after them. */
   unanswered: number[];
 } {
   const problems: { line: number; reason: string }[] = [];
@@ -97,11 +88,8 @@ export function parseTranscript(text: string): {
   return { turns, problems, unanswered };
 }
 
-/**
- * The stable keys of the turns: SHA-256 of the session, the turn's text and
- * how many identical turns came before it (a repeated "yes" is its own turn;
- * inserting a turn elsewhere does not change the others' keys).
- */
+// SHA-256 of the session, the turn's text and how many identical turns came
+// before it: a repeated "yes" is its own turn; an insertion moves no other key.
 function importTurnIds(
   sessionId: string,
   turns: readonly TranscriptTurn[],

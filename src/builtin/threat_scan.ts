@@ -272,7 +272,7 @@ export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze(
   ),
 );
 
-const SCOPE_RANK: Readonly<Record<string, number>> = {
+const SCOPE_RANK: Readonly<Record<ThreatScope, number>> = {
   all: 0,
   context: 1,
   strict: 2,

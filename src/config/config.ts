@@ -361,7 +361,7 @@ export function setConfigValue(
     }
     current = current[part] as Record<string, unknown>;
   }
-  current[parts[parts.length - 1]] = value;
+  current[parts.at(-1)!] = value;
 }
 
 async function readConfigText(path: string): Promise<string | undefined> {
@@ -389,7 +389,7 @@ function parseConfigDocument(
     doc.warnings.find((w) => w.code === "TAG_RESOLVE_FAILED");
   if (problem !== undefined) {
     const position = problem.linePos?.[0];
-    const reason = problem.message.split("\n")[0]
+    const reason = problem.message.split("\n", 1)[0]!
       .replace(/ at line \d+, column \d+:?$/, "");
     throw parseError(path, reason, position?.line, position?.col, problem);
   }

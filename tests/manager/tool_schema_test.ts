@@ -4,6 +4,8 @@ import {
   injectMemoryProviderTools,
   memoryProviderToolsEnabled,
   memoryProviderToolsExposed,
+} from "../../mod.ts";
+import {
   normalizeToolSchema,
   RESERVED_CORE_TOOL_NAMES,
   toolError,

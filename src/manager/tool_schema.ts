@@ -67,11 +67,7 @@ export function normalizeToolSchema(schema: unknown): ToolSchema | null {
 /** The toolset (and tool) name that gates memory-provider tools. */
 const MEMORY_TOOLSET = "memory";
 
-/**
- * Options of {@linkcode memoryProviderToolsEnabled}.
- *
- * @category Manager
- */
+/** Options of {@linkcode memoryProviderToolsEnabled}. */
 export interface MemoryProviderToolsEnabledOptions {
   /** The toolsets the agent disables (`agent.disabled_toolsets`) (default `[]`). */
   disabledToolsets?: readonly string[] | null;
@@ -94,8 +90,6 @@ export interface MemoryProviderToolsEnabledOptions {
  * listed toolset resolves to include `memory`. The same gate decides whether
  * the provider's `systemPromptBlock()` is included, so the prompt never
  * advertises tools that are not there.
- *
- * @category Manager
  */
 export function memoryProviderToolsEnabled(
   enabledToolsets: readonly string[] | null | undefined,
@@ -127,11 +121,7 @@ function resolveWildcardToolset(name: string): string[] {
   return name === "all" || name === "*" ? [MEMORY_TOOLSET] : [];
 }
 
-/**
- * An agent's tool surface, as {@linkcode injectMemoryProviderTools} edits it.
- *
- * @category Manager
- */
+/** An agent's tool surface, as {@linkcode injectMemoryProviderTools} edits it. */
 export interface MemoryToolSurface {
   /** The tools offered to the model, in OpenAI form (`{type, function}`). */
   tools: Record<string, unknown>[];
@@ -143,11 +133,7 @@ export interface MemoryToolSurface {
   disabledToolsets?: readonly string[] | null;
 }
 
-/**
- * What {@linkcode injectMemoryProviderTools} needs from a memory manager.
- *
- * @category Manager
- */
+/** What {@linkcode injectMemoryProviderTools} needs from a memory manager. */
 export interface MemoryToolSource {
   /** The registered providers (names only are read). */
   readonly providers: readonly { readonly name: string }[];
@@ -155,11 +141,7 @@ export interface MemoryToolSource {
   getAllToolSchemas(): MaybePromise<ToolSchema[]>;
 }
 
-/**
- * Options of {@linkcode injectMemoryProviderTools}.
- *
- * @category Manager
- */
+/** Options of {@linkcode injectMemoryProviderTools}. */
 export interface InjectMemoryProviderToolsOptions {
   /**
    * Expands a toolset name to its tool names (see
@@ -178,8 +160,6 @@ function surfaceToolName(tool: unknown): unknown {
  * Whether an agent exposes external memory-provider tools: the gate of
  * {@linkcode memoryProviderToolsEnabled} applied to the agent's surface (the
  * built-in `memory` tool counts as present when it is among `tools`).
- *
- * @category Manager
  */
 export function memoryProviderToolsExposed(
   surface: MemoryToolSurface,
@@ -200,8 +180,6 @@ export function memoryProviderToolsExposed(
  * ({@linkcode memoryProviderToolsExposed}) is closed; then, if an external
  * provider is registered, an info line says the `memory` toolset is gated.
  * A schema without a usable name is skipped with a warning.
- *
- * @category Manager
  */
 export async function injectMemoryProviderTools(
   surface: MemoryToolSurface,

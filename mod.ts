@@ -87,15 +87,6 @@ export type {
   ShutdownDrainStatus,
   SyncAllOptions,
 } from "./src/manager/manager_options.ts";
-export {
-  injectMemoryProviderTools,
-  type InjectMemoryProviderToolsOptions,
-  memoryProviderToolsEnabled,
-  type MemoryProviderToolsEnabledOptions,
-  memoryProviderToolsExposed,
-  type MemoryToolSource,
-  type MemoryToolSurface,
-} from "./src/manager/tool_schema.ts";
 
 // Built-in store
 export {

@@ -4,8 +4,6 @@ import {
   injectMemoryProviderTools,
   memoryProviderToolsEnabled,
   memoryProviderToolsExposed,
-} from "../../mod.ts";
-import {
   normalizeToolSchema,
   RESERVED_CORE_TOOL_NAMES,
   toolError,

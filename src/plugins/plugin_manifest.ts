@@ -94,11 +94,6 @@ export interface PluginManifest {
   availability: ManifestAvailability;
 }
 
-/** Options of {@linkcode PluginManifestError}. */
-interface PluginManifestErrorOptions {
-  cause?: unknown;
-}
-
 /**
  * A `plugin.yaml` that cannot be used: broken YAML or a wrong value.
  *
@@ -112,24 +107,12 @@ export class PluginManifestError extends Error {
   constructor(
     path: string,
     message: string,
-    options: PluginManifestErrorOptions = {},
+    options: { cause?: unknown } = {},
   ) {
     super(message, { cause: options.cause });
     this.name = "PluginManifestError";
     this.path = path;
   }
-}
-
-/** Options of {@linkcode parsePermissionBlock}. */
-interface PermissionBlockOptions {
-  /** The file (and key) named in errors, e.g. a `plugin.yaml` path. */
-  where: string;
-  /**
-   * The key the block sits under, named in errors.
-   *
-   * @default {"permissions"}
-   */
-  keyPrefix?: string;
 }
 
 const ENV_NAME_REGEXP = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -188,66 +171,81 @@ export function expandPermissionPath(value: string): string | undefined {
   return normalize(text);
 }
 
-function stringList(
-  path: string,
-  key: string,
+/** Throws the error for a wrong value in `where`. */
+function invalid(where: string, detail: string): never {
+  throw new PluginManifestError(where, `Invalid ${where}: ${detail}`);
+}
+
+/** A mapping, or `undefined` for an absent value; anything else is `invalid`. */
+function mapping(
+  where: string,
   value: unknown,
-): string[] {
+  wrong: (what: string) => string,
+): Record<string, unknown> | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    invalid(where, wrong(describe(value)));
+  }
+  return value as Record<string, unknown>;
+}
+
+function stringList(where: string, key: string, value: unknown): string[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) {
-    throw new PluginManifestError(
-      path,
-      `Invalid ${path}: '${key}' must be a list, not ${describe(value)}`,
-    );
+    invalid(where, `'${key}' must be a list, not ${describe(value)}`);
   }
   return value.map((item, index) => {
     if (typeof item !== "string" && typeof item !== "number") {
-      throw new PluginManifestError(
-        path,
-        `Invalid ${path}: '${key}[${index}]' must be a string, not ${
-          describe(item)
-        }`,
+      invalid(
+        where,
+        `'${key}[${index}]' must be a string, not ${describe(item)}`,
       );
     }
     return String(item);
   });
 }
 
-function pathList(where: string, key: string, value: unknown): string[] {
+/** A list of entries each `normalize` accepts, deduplicated; `hint` says what a refused one should look like. */
+function checkedList(
+  where: string,
+  key: string,
+  value: unknown,
+  normalize: (raw: string) => string | undefined,
+  hint: (raw: string) => string,
+): string[] {
   const out: string[] = [];
   for (const [index, raw] of stringList(where, key, value).entries()) {
-    const path = expandPermissionPath(raw);
-    if (path === undefined) {
-      const problem = grantPathTextProblem(raw);
-      throw new PluginManifestError(
+    const entry = normalize(raw);
+    if (entry === undefined) {
+      invalid(
         where,
-        `Invalid ${where}: '${key}[${index}]' is '${terminalSafe(raw)}': ${
-          problem ??
-            "use an absolute path, or one starting with ~/, $HERMES_HOME/ or $HERMES_ROOT/"
-        }`,
+        `'${key}[${index}]' is '${terminalSafe(raw)}': ${hint(raw)}`,
       );
     }
-    if (!out.includes(path)) out.push(path);
+    if (!out.includes(entry)) out.push(entry);
   }
   return out;
 }
 
-function envList(where: string, key: string, value: unknown): string[] {
-  const out: string[] = [];
-  for (const [index, raw] of stringList(where, key, value).entries()) {
-    const name = raw.trim();
-    if (!ENV_NAME_REGEXP.test(name)) {
-      throw new PluginManifestError(
-        where,
-        `Invalid ${where}: '${key}[${index}]' is '${
-          terminalSafe(raw)
-        }': use a variable name such as MY_API_KEY`,
-      );
-    }
-    if (!out.includes(name)) out.push(name);
-  }
-  return out;
-}
+const pathList = (where: string, key: string, value: unknown) =>
+  checkedList(
+    where,
+    key,
+    value,
+    expandPermissionPath,
+    (raw) =>
+      grantPathTextProblem(raw) ??
+        "use an absolute path, or one starting with ~/, $HERMES_HOME/ or $HERMES_ROOT/",
+  );
+
+const envList = (where: string, key: string, value: unknown) =>
+  checkedList(
+    where,
+    key,
+    value,
+    (raw) => ENV_NAME_REGEXP.test(raw.trim()) ? raw.trim() : undefined,
+    () => "use a variable name such as MY_API_KEY",
+  );
 
 function describe(value: unknown): string {
   if (value === null) return "null";
@@ -264,62 +262,45 @@ function describe(value: unknown): string {
  */
 export function parsePermissionBlock(
   value: unknown,
-  options: PermissionBlockOptions,
+  options: { where: string; keyPrefix?: string },
 ): ManifestPermissions {
   const where = options.where;
   const prefix = options.keyPrefix ?? "permissions";
-  const result: ManifestPermissions = {
-    read: [],
-    write: [],
-    env: [],
-    net: [],
-    npm: false,
-  };
-  if (value === undefined || value === null) return result;
-  if (typeof value !== "object" || Array.isArray(value)) {
-    throw new PluginManifestError(
-      where,
-      `Invalid ${where}: '${prefix}' must be a mapping with read, write, env, net and npm, not ${
-        describe(value)
-      }`,
-    );
+  const block = mapping(
+    where,
+    value,
+    (what) =>
+      `'${prefix}' must be a mapping with read, write, env, net and npm, not ${what}`,
+  );
+  if (block === undefined) {
+    return { read: [], write: [], env: [], net: [], npm: false };
   }
-  const block = value as Record<string, unknown>;
   for (const key of Object.keys(block)) {
     if (!PERMISSION_KEYS.has(key)) {
-      const hint = "use read, write, env, net, npm or why";
-      throw new PluginManifestError(
+      invalid(
         where,
-        `Invalid ${where}: '${prefix}.${key}' is not a permission: ${hint}`,
+        `'${prefix}.${key}' is not a permission: use read, write, env, net, npm or why`,
       );
     }
   }
-  for (const key of ["read", "write"] as const) {
-    result[key] = pathList(where, `${prefix}.${key}`, block[key]);
-  }
-  result.env = envList(where, `${prefix}.env`, block.env);
-  for (
-    const [index, raw] of stringList(where, `${prefix}.net`, block.net)
-      .entries()
-  ) {
-    const host = normalizeNetHost(raw);
-    if (host === undefined) {
-      throw new PluginManifestError(
-        where,
-        `Invalid ${where}: '${prefix}.net[${index}]' is '${
-          terminalSafe(raw)
-        }': use a host such as api.example.com, host:port or a URL`,
-      );
-    }
-    if (!result.net.includes(host)) result.net.push(host);
-  }
+  const result: ManifestPermissions = {
+    read: pathList(where, `${prefix}.read`, block.read),
+    write: pathList(where, `${prefix}.write`, block.write),
+    env: envList(where, `${prefix}.env`, block.env),
+    net: checkedList(
+      where,
+      `${prefix}.net`,
+      block.net,
+      normalizeNetHost,
+      () => "use a host such as api.example.com, host:port or a URL",
+    ),
+    npm: false,
+  };
   if (block.npm !== undefined && block.npm !== null) {
     if (typeof block.npm !== "boolean") {
-      throw new PluginManifestError(
+      invalid(
         where,
-        `Invalid ${where}: '${prefix}.npm' must be true or false, not ${
-          describe(block.npm)
-        }`,
+        `'${prefix}.npm' must be true or false, not ${describe(block.npm)}`,
       );
     }
     result.npm = block.npm;
@@ -337,34 +318,31 @@ function parseReasons(
   value: unknown,
   listed: ManifestPermissions,
 ): Record<string, string> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new PluginManifestError(
-      where,
-      `Invalid ${where}: '${key}' must map an entry to its reason, not ${
-        describe(value)
-      }`,
-    );
-  }
+  const block = mapping(
+    where,
+    value,
+    (what) => `'${key}' must map an entry to its reason, not ${what}`,
+  )!;
+  const all = [listed.read, listed.write, listed.env, listed.net].flat();
   const reasons: Record<string, string> = {};
-  for (const [entry, reason] of Object.entries(value)) {
+  for (const [entry, reason] of Object.entries(block)) {
     if (typeof reason !== "string") {
-      throw new PluginManifestError(
+      invalid(
         where,
-        `Invalid ${where}: '${key}.${
-          terminalSafe(entry)
-        }' must be a string, not ${describe(reason)}`,
+        `'${key}.${terminalSafe(entry)}' must be a string, not ${
+          describe(reason)
+        }`,
       );
     }
-    const all = [listed.read, listed.write, listed.env, listed.net].flat();
     const normalized = [
       entry.trim(),
       expandPermissionPath(entry),
       normalizeNetHost(entry),
     ].find((form) => form !== undefined && all.includes(form));
     if (normalized === undefined) {
-      throw new PluginManifestError(
+      invalid(
         where,
-        `Invalid ${where}: '${key}' names '${
+        `'${key}' names '${
           terminalSafe(entry)
         }', which is not listed under read, write, env or net`,
       );
@@ -378,22 +356,16 @@ function parseAvailability(
   value: unknown,
   path: string,
 ): ManifestAvailability {
-  if (value === undefined || value === null) return { env: [], files: [] };
-  if (typeof value !== "object" || Array.isArray(value)) {
-    throw new PluginManifestError(
-      path,
-      `Invalid ${path}: 'availability' must be a mapping with env and files, not ${
-        describe(value)
-      }`,
-    );
-  }
-  const block = value as Record<string, unknown>;
+  const block = mapping(
+    path,
+    value,
+    (what) =>
+      `'availability' must be a mapping with env and files, not ${what}`,
+  );
+  if (block === undefined) return { env: [], files: [] };
   for (const key of Object.keys(block)) {
     if (key !== "env" && key !== "files") {
-      throw new PluginManifestError(
-        path,
-        `Invalid ${path}: 'availability.${key}' is not known: use env or files`,
-      );
+      invalid(path, `'availability.${key}' is not known: use env or files`);
     }
   }
   return {
@@ -487,24 +459,18 @@ export function pluginManifestFromValue(
   path: string,
 ): PluginManifest {
   const manifest = emptyPluginManifest();
-  if (raw === null || raw === undefined) return manifest;
-  if (typeof raw !== "object" || Array.isArray(raw)) {
-    throw new PluginManifestError(
-      path,
-      `Invalid ${path}: the top level must be a mapping of keys such as name and description, not ${
-        describe(raw)
-      }`,
-    );
-  }
-  const doc = raw as Record<string, unknown>;
+  const doc = mapping(
+    path,
+    raw,
+    (what) =>
+      `the top level must be a mapping of keys such as name and description, not ${what}`,
+  );
+  if (doc === undefined) return manifest;
   for (const key of ["name", "version", "description"] as const) {
     const value = doc[key];
     if (value === undefined || value === null) continue;
     if (typeof value !== "string" && typeof value !== "number") {
-      throw new PluginManifestError(
-        path,
-        `Invalid ${path}: '${key}' must be text, not ${describe(value)}`,
-      );
+      invalid(path, `'${key}' must be text, not ${describe(value)}`);
     }
     if (key === "description") manifest.description = String(value).trim();
     else manifest[key] = String(value);
@@ -517,9 +483,9 @@ export function pluginManifestFromValue(
   const external = doc.external_dependencies;
   if (external !== undefined && external !== null) {
     if (!Array.isArray(external)) {
-      throw new PluginManifestError(
+      invalid(
         path,
-        `Invalid ${path}: 'external_dependencies' must be a list of {name, install, check}`,
+        "'external_dependencies' must be a list of {name, install, check}",
       );
     }
     manifest.externalDependencies = external.map((item, index) => {
@@ -528,9 +494,9 @@ export function pluginManifestFromValue(
         entry === null || typeof entry !== "object" ||
         typeof entry.name !== "string"
       ) {
-        throw new PluginManifestError(
+        invalid(
           path,
-          `Invalid ${path}: 'external_dependencies[${index}]' must be a mapping with a name`,
+          `'external_dependencies[${index}]' must be a mapping with a name`,
         );
       }
       const dep: ExternalDependency = { name: entry.name };

@@ -6,7 +6,7 @@
  */
 
 import { join, resolve } from "node:path";
-import { getConfigPath, loadConfig } from "../config/config.ts";
+import { getConfigPath, getConfigValue, loadConfig } from "../config/config.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { checkHostSafety } from "../sandbox/host_safety.ts";
 import {
@@ -149,15 +149,6 @@ export function providerConfigView(
     view.memory = section;
   }
   return structuredClone(view);
-}
-
-function configured(config: HermesConfig, key: string): unknown {
-  let current: unknown = config;
-  for (const part of key.split(".")) {
-    if (current === null || typeof current !== "object") return undefined;
-    current = (current as Record<string, unknown>)[part];
-  }
-  return current;
 }
 
 /** A symlink at the top of the data directory leading out of it. */
@@ -329,7 +320,7 @@ async function loadCandidate(
     return null;
   }
   const registerSkills = options.registerSkills ??
-    (configured(config, "memory.provider") === name);
+    (getConfigValue(config, "memory.provider") === name);
   if (registerSkills) {
     pruneInactiveProviderSkills(name, { hermesHome });
     const providerDir = candidateModuleDir(candidate);
@@ -381,7 +372,7 @@ export async function loadMemoryProvider(
     log("debug", `Memory provider '${wanted}' not found in any plugin source`);
     return null;
   }
-  const disabled = configured(config, "plugins.disabled");
+  const disabled = getConfigValue(config, "plugins.disabled");
   if (
     candidate.source !== "package" && Array.isArray(disabled) &&
     disabled.includes(wanted)

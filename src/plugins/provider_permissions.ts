@@ -6,7 +6,8 @@
  */
 
 import { join, resolve } from "node:path";
-import { getConfigPath } from "../config/config.ts";
+import { getConfigPath, getConfigValue } from "../config/config.ts";
+import { isRecord } from "../_util/is_record.ts";
 import {
   getDefaultHermesRoot,
   getHermesHome,
@@ -105,13 +106,8 @@ export function userGrantFromConfig(
   config: HermesConfig,
   hermesHome: string,
 ): ManifestPermissions {
-  const memory = config.memory as Record<string, unknown> | undefined;
-  const all = memory !== null && typeof memory === "object"
-    ? memory.permissions as Record<string, unknown> | undefined
-    : undefined;
-  const block = all !== null && typeof all === "object" && !Array.isArray(all)
-    ? all[name]
-    : undefined;
+  const all = getConfigValue(config, "memory.permissions");
+  const block = isRecord(all) ? all[name] : undefined;
   try {
     return parsePermissionBlock(block, {
       where: getConfigPath(hermesHome),

@@ -38,15 +38,8 @@ interface RegisterSkillOptions {
   providerDir?: string;
 }
 
-/** Options of the registry queries. */
-interface SkillRegistryOptions {
-  /**
-   * The profile home whose registry is used.
-   *
-   * @default {getHermesHome()}
-   */
-  hermesHome?: string;
-}
+/** Options of the registry queries: the profile home whose registry is used (default `getHermesHome()`). */
+type SkillRegistryOptions = Pick<RegisterSkillOptions, "hermesHome">;
 
 const SKILL_NAME_REGEXP = /^[A-Za-z0-9_-]+$/;
 const registries = new Map<string, Map<string, ProviderSkill>>();
@@ -139,11 +132,7 @@ export function getSkill(
   return registryFor(options.hermesHome).get(qualifiedName);
 }
 
-/**
- * Reads a registered skill's `SKILL.md` (lazily, at view time).
- *
- * @throws {RangeError} When no such skill is registered.
- */
+/** Reads a registered skill's `SKILL.md` (lazily, at view time); a `RangeError` when none is registered. */
 export async function readSkill(
   qualifiedName: string,
   options: SkillRegistryOptions = {},

@@ -5,6 +5,8 @@
  * @module
  */
 
+import { isRecord } from "../_util/is_record.ts";
+
 /** An error as it crosses the worker boundary. */
 export interface SerializedError {
   name: string;
@@ -43,11 +45,6 @@ export interface CastRequest {
   args: unknown[];
   /** The caller's home and secret scope, captured when it was posted. */
   context: CallContext;
-}
-
-/** The first host message, on the worker's global scope: the private port. */
-export interface ConnectMessage {
-  t: "connect";
 }
 
 /** What the worker loads, and what it is told about the provider. */
@@ -150,13 +147,6 @@ export type HostRequest =
 /** A host message that expects a reply (everything but a cast). */
 export type ReplyRequest = Exclude<HostRequest, CastRequest>;
 
-/** A skill registration as the worker reports it. */
-export interface SkillMessage {
-  name: string;
-  path: string;
-  description: string;
-}
-
 /** A message from the worker (over the port). */
 export type WorkerMessage =
   | { t: "ready" }
@@ -164,7 +154,7 @@ export type WorkerMessage =
   | { t: "result"; id: number; ok: false; error: SerializedError }
   | { t: "pong"; id: number }
   | { t: "log"; level: "debug" | "info" | "warn" | "error"; message: string }
-  | { t: "skill"; skill: SkillMessage }
+  | { t: "skill"; skill: { name: string; path: string; description: string } }
   | { t: "callback"; name: string; args: unknown[] }
   | { t: "castFailed"; method: string; error: SerializedError }
   | { t: "denied"; error: SerializedError }
@@ -274,12 +264,8 @@ export function exceedsSize(value: unknown, limit: number): boolean {
 
 const LOG_LEVELS = new Set(["debug", "info", "warn", "error"]);
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
 function isSerializedError(value: unknown): value is SerializedError {
-  return isPlainObject(value) && typeof value.name === "string" &&
+  return isRecord(value) && typeof value.name === "string" &&
     value.name.length <= 256 && typeof value.message === "string" &&
     value.message.length <= MAX_RESULT_BYTES &&
     (value.stack === undefined || typeof value.stack === "string");
@@ -299,17 +285,22 @@ export function checkWorkerMessage(
   nextId: number,
 ): MessageCheck {
   const bad = (problem: string): MessageCheck => ({ ok: false, problem });
-  if (!isPlainObject(data)) {
+  const good = (message: WorkerMessage): MessageCheck => ({
+    ok: true,
+    message,
+  });
+  if (!isRecord(data)) {
     return bad(
       data === null ? "null" : Array.isArray(data) ? "an array" : typeof data,
     );
   }
+  // Each accepted message is rebuilt from its known fields only.
   const t = data.t;
   switch (t) {
     case "ready":
-      return { ok: true, message: { t: "ready" } };
+      return good({ t: "ready" });
     case "pong":
-      return { ok: true, message: { t: "pong", id: 0 } };
+      return good({ t: "pong", id: 0 });
     case "result": {
       const id = data.id;
       if (typeof id !== "number" || !Number.isInteger(id) || id < 1) {
@@ -320,16 +311,10 @@ export function checkWorkerMessage(
         if (exceedsSize(data.value, MAX_RESULT_BYTES)) {
           return bad(`a result over ${MAX_RESULT_BYTES} bytes`);
         }
-        return {
-          ok: true,
-          message: { t: "result", id, ok: true, value: data.value },
-        };
+        return good({ t: "result", id, ok: true, value: data.value });
       }
       if (data.ok === false && isSerializedError(data.error)) {
-        return {
-          ok: true,
-          message: { t: "result", id, ok: false, error: data.error },
-        };
+        return good({ t: "result", id, ok: false, error: data.error });
       }
       return bad("a result that is neither a value nor an error");
     }
@@ -345,68 +330,47 @@ export function checkWorkerMessage(
           data.message.slice(0, MAX_LOG_CHARS)
         }… (cut at ${MAX_LOG_CHARS} characters)`
         : data.message;
-      return {
-        ok: true,
-        message: {
-          t: "log",
-          level: data.level as "debug" | "info" | "warn" | "error",
-          message: text,
-        },
-      };
+      return good({
+        t: "log",
+        level: data.level as "debug" | "info" | "warn" | "error",
+        message: text,
+      });
     }
     case "skill": {
       const skill = data.skill;
       if (
-        !isPlainObject(skill) || typeof skill.name !== "string" ||
+        !isRecord(skill) || typeof skill.name !== "string" ||
         typeof skill.path !== "string" ||
         typeof skill.description !== "string" ||
         skill.name.length + skill.path.length + skill.description.length >
           MAX_LOG_CHARS
       ) return bad("a malformed skill registration");
-      return {
-        ok: true,
-        message: {
-          t: "skill",
-          skill: {
-            name: skill.name,
-            path: skill.path,
-            description: skill.description,
-          },
-        },
-      };
+      const { name, path, description } = skill;
+      return good({ t: "skill", skill: { name, path, description } });
     }
     case "callback": {
       if (
         typeof data.name !== "string" || !Array.isArray(data.args) ||
         exceedsSize(data.args, MAX_LOG_CHARS * 4)
       ) return bad("a malformed callback");
-      return {
-        ok: true,
-        message: { t: "callback", name: data.name, args: data.args },
-      };
+      return good({ t: "callback", name: data.name, args: data.args });
     }
     case "castFailed": {
       if (typeof data.method !== "string" || !isSerializedError(data.error)) {
         return bad("a malformed cast failure");
       }
-      return {
-        ok: true,
-        message: { t: "castFailed", method: data.method, error: data.error },
-      };
+      return good({ t: "castFailed", method: data.method, error: data.error });
     }
     case "denied": {
       if (!isSerializedError(data.error)) return bad("a malformed denial");
-      return { ok: true, message: { t: "denied", error: data.error } };
+      return good({ t: "denied", error: data.error });
     }
     case "io": {
       if (
         (data.stream !== "stdout" && data.stream !== "stderr") ||
         typeof data.text !== "string" || data.text.length > MAX_RESULT_BYTES
       ) return bad("malformed output");
-      return {
-        ok: true,
-        message: { t: "io", stream: data.stream, text: data.text },
-      };
+      return good({ t: "io", stream: data.stream, text: data.text });
     }
     case "ask": {
       if (
@@ -415,15 +379,12 @@ export function checkWorkerMessage(
         !CLI_PROMPT_KINDS.includes(data.kind) ||
         exceedsSize(data.options, MAX_LOG_CHARS * 64)
       ) return bad("a malformed prompt");
-      return {
-        ok: true,
-        message: {
-          t: "ask",
-          ask: data.ask,
-          kind: data.kind,
-          options: data.options,
-        },
-      };
+      return good({
+        t: "ask",
+        ask: data.ask,
+        kind: data.kind,
+        options: data.options,
+      });
     }
     default:
       return bad(

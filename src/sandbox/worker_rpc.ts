@@ -18,11 +18,6 @@ import {
   type WorkerMessage,
 } from "./worker_protocol.ts";
 
-/** Options of {@linkcode ProviderWorkerStoppedError}. */
-interface ProviderErrorOptions {
-  cause?: unknown;
-}
-
 /**
  * The sandbox worker of a provider is gone (shut down, crashed or stuck).
  *
@@ -40,7 +35,7 @@ export class ProviderWorkerStoppedError extends Error {
   constructor(
     provider: string,
     reason: string,
-    options: ProviderErrorOptions = {},
+    options: { cause?: unknown } = {},
   ) {
     super(`Memory provider '${provider}' is not running: ${reason}`, {
       cause: options.cause,

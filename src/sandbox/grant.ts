@@ -369,7 +369,7 @@ function floorReason(
   if (context.provider !== undefined && inside(home, target)) {
     const rel = relative(home, target);
     if (rel === "") return undefined; // Unreachable: the home holds .env.
-    const [first, ...rest] = rel.split(sep);
+    const [first = "", ...rest] = rel.split(sep);
     const own = join(home, context.provider);
     if (
       first !== context.provider &&

@@ -2,7 +2,6 @@
  * The outbox's one write queue: appends and control lines handed in while
  * the previous write was on its way to the disk go out together, in order,
  * under the state lock, with one `fdatasync`.
- *
  * @module
  */
 

@@ -1,18 +1,10 @@
 /**
- * The outbox's delivery: batches of at most 100 messages per session, in
- * order, under an exclusive lease on `<file>.deliver.lock` (released by the
- * OS when its holder dies).
- *
- * Before a batch is sent an `attempt` line is made durable with the time
- * after which Honcho can no longer commit that request (start + request
- * timeout + `lateCommitGraceMs`, since a server may finish a request its
- * client gave up on). After an uncertain outcome (a timeout, a dropped
- * connection, a 504, a process that died mid-request) the messages wait for
- * that time, then Honcho is asked which ids it holds and only the others are
- * sent. Only Honcho's refusal of one message (a 422 pointing into it, a 413)
- * moves it to the rejected file; anything else retrying cannot fix stops
- * delivery as systemic, keeping every message queued.
- *
+ * Outbox delivery: batches of at most 100 per session, in order, under a lease on
+ * `<file>.deliver.lock` (the OS releases it when its holder dies). A durable `attempt` line names
+ * when the request can no longer land (start + timeout + `lateCommitGraceMs`: servers finish
+ * requests clients gave up on); after an uncertain outcome the ids are looked up then, and only
+ * the missing ones sent. Only a refusal of one message (413, 422 into it) rejects it; other
+ * unfixable errors stop delivery as systemic with everything kept queued.
  * @module
  */
 
@@ -38,6 +30,7 @@ import {
   writeAll,
 } from "./_outbox_log.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
+import { deadlineSignal } from "./_runtime.ts";
 import { errorText, isRecord } from "./_util.ts";
 
 /** A request is not started with less time than this before the deadline. */
@@ -356,27 +349,20 @@ export class OutboxDelivery {
     await this.#commit.commitLines([
       attemptLine(ids, at, at + timeoutMs + this.#policy.lateCommitGraceMs),
     ]);
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort(signal!.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const timer = Number.isFinite(left)
-      ? setTimeout(
-        () =>
-          controller.abort(
-            new DOMException("Honcho delivery deadline passed", "TimeoutError"),
-          ),
-        timeoutMs,
-      )
-      : undefined;
+    const limit = deadlineSignal(
+      Number.isFinite(left) ? timeoutMs : Infinity,
+      "Honcho delivery deadline passed",
+      signal,
+    );
     try {
       await client.createMessages(
         batch.session,
         toSend.map((entry) => toMessageInput(entry.record)),
-        { signal: controller.signal },
+        { signal: limit.signal },
       );
     } catch (caught) {
       // Our own deadline ended the request: a timeout like any other.
-      const error = controller.signal.aborted && !signal?.aborted
+      const error = limit.signal.aborted && !signal?.aborted
         ? new HonchoError(
           "timeout",
           `Honcho POST messages was cut off at the delivery deadline after ${timeoutMs} ms`,
@@ -407,8 +393,7 @@ export class OutboxDelivery {
       }
       throw new StageError("send", error);
     } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
+      limit.clear();
     }
     await this.#finish("ack", ids);
     result.delivered += ids.length;

@@ -1,11 +1,7 @@
 /**
- * The outbox's file format and the state replayed from it. One JSONL log
- * per workspace: `header` (format version, generation), `message`,
- * `attempt` (`ids`, `at`, `until`), `settle` (an attempt that can no
- * longer land), `ack` and `drop`; the line builders here are the only code
- * that writes them. Every {@linkcode OutboxLog} call runs under the
+ * The outbox's JSONL format and the state replayed from it: `header`, `message`, `attempt`,
+ * `settle`, `ack`, `drop` (built only here). Every {@linkcode OutboxLog} call runs under the
  * cross-process state lock ({@linkcode OutboxLog.locked}).
- *
  * @module
  */
 
@@ -182,10 +178,7 @@ export class OutboxLog {
     return this.#kept.length;
   }
 
-  /**
-   * Moves a file written by a newer outbox format aside, byte for byte,
-   * with one warning; returns whether it did.
-   */
+  /** Moves a file written by a newer outbox format aside, byte for byte, with one warning; returns whether it did. */
   async #setAsideNewer(): Promise<boolean> {
     let version: unknown;
     try {
@@ -422,10 +415,7 @@ export class OutboxLog {
     }
   }
 
-  /**
-   * Takes the reserve (real blocks, not a sparse file) when it is missing;
-   * best effort: on a full disk it is simply not there yet.
-   */
+  /** Takes the reserve (real blocks, not a sparse file) when it is missing; best effort: on a full disk it is simply not there yet. */
   async ensureReserve(): Promise<void> {
     try {
       await Deno.lstat(this.reservePath);

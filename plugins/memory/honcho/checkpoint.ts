@@ -3,7 +3,6 @@
  * carries a content digest (`hermes_digest`) and chunk number
  * (`hermes_chunk`); a checkpoint adds only the occurrences Honcho lacks, so
  * a retry or a grown transcript never stores a message twice.
- *
  * @module
  */
 

@@ -1,16 +1,8 @@
 /**
- * The durable outbox of Honcho message writes: an append-only JSONL log
- * under `$HERMES_HOME/honcho/outbox/<workspace>.jsonl` (`_outbox_log.ts`),
- * written in groups with one `fdatasync` (`_outbox_commit.ts`) and
- * delivered in order, at most once, under a cross-process lease
- * (`_outbox_delivery.ts`). This file adds the turns' side: staging with
- * back-pressure and background delivery per `writeFrequency`.
- *
- * A failed delivery never drops anything: messages stay queued and a retry
- * is scheduled with full-jitter backoff (after an uncertain attempt, for
- * when it can no longer land). A denied network permission or an auth
- * failure schedules no retry (it cannot heal in this process).
- *
+ * The durable outbox of Honcho message writes: a JSONL log per workspace (`_outbox_log.ts`), group
+ * commits with one `fdatasync` (`_outbox_commit.ts`), ordered at-most-once delivery under a lease
+ * (`_outbox_delivery.ts`). Here: staging with back-pressure and background delivery per
+ * `writeFrequency`. A failure never drops messages; auth or a denied permission schedules no retry.
  * @module
  */
 
@@ -52,7 +44,7 @@ import {
   type RejectedRecord,
 } from "./_outbox_log.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
-import { waitFor } from "./_runtime.ts";
+import { deadlineSignal, waitFor } from "./_runtime.ts";
 import { errorText } from "./_util.ts";
 
 export { OUTBOX_ID_METADATA_KEY };
@@ -76,10 +68,7 @@ export interface OutboxMessageInput {
   metadata?: JsonObject;
   /** ISO. @default {now} */
   createdAt?: string;
-  /**
-   * A stable id (an imported turn): queued at most once, and looked up on
-   * Honcho before its first send. @default {a random UUID}
-   */
+  /** A stable id (an imported turn): queued at most once, and looked up on Honcho before its first send. @default {a random UUID} */
   id?: string;
   /** Look the id up before the first send. @default {true when `id` is given} */
   checkFirst?: boolean;
@@ -162,10 +151,7 @@ export type WriteMode =
   | { kind: "every"; n: number }
   | { kind: "session" };
 
-/**
- * `"async"`, `"turn"`, a positive integer N (also as a string); anything
- * else is `"session"` (deferred until the session ends).
- */
+/** `"async"`, `"turn"`, a positive integer N (also as a string); anything else is `"session"` (deferred until the session ends). */
 export function writeModeOf(value: WriteFrequency | undefined): WriteMode {
   if (value === undefined) return { kind: "async" };
   if (typeof value === "number") {
@@ -450,34 +436,26 @@ export class HonchoOutbox {
    */
   async flush(client: HonchoClient, timeoutMs: number): Promise<boolean> {
     const deadline = this.#now() + Math.max(0, timeoutMs);
-    const controller = new AbortController();
-    const reason = new DOMException(
+    const { signal, reason, clear } = deadlineSignal(
+      timeoutMs,
       "Honcho outbox flush deadline passed",
-      "TimeoutError",
-    );
-    const timer = setTimeout(
-      () => controller.abort(reason),
-      Math.max(0, timeoutMs),
     );
     try {
       for (;;) {
         const result = await this.deliver(client, {
-          signal: controller.signal,
+          signal,
           maxRetries: Infinity,
           deadline,
         });
         if (result.pending === 0) return true;
         if (!result.busy || this.#now() >= deadline) return false;
-        await this.#sleep(
-          Math.min(100, deadline - this.#now()),
-          controller.signal,
-        );
+        await this.#sleep(Math.min(100, deadline - this.#now()), signal);
       }
     } catch (error) {
       if (error === reason) return (await this.stats()).pending === 0;
       throw error;
     } finally {
-      clearTimeout(timer);
+      clear();
     }
   }
 
@@ -499,11 +477,16 @@ export class HonchoOutbox {
       if ((await this.stats()).pending === 0) return true;
       if (!background) return false;
       if (background.ensureReady) {
-        await withDeadline(
-          background.ensureReady,
+        const limit = deadlineSignal(
           remaining(),
+          "Honcho deadline passed",
           this.#controller.signal,
         );
+        try {
+          await background.ensureReady(limit.signal);
+        } finally {
+          limit.clear();
+        }
       }
       const empty = await this.flush(background.client, remaining());
       if (empty) this.#failures = 0;
@@ -530,10 +513,7 @@ export class HonchoOutbox {
     });
   }
 
-  /**
-   * Once Honcho is ready: `async` and `turn` deliver everything queued;
-   * deferred modes only what earlier processes left.
-   */
+  /** Once Honcho is ready: `async` and `turn` deliver everything queued; deferred modes only what earlier processes left. */
   resume(): void {
     if (this.mode.kind === "async" || this.mode.kind === "turn") this.kick();
     else void this.deliverBacklog();
@@ -730,28 +710,4 @@ function positive(value: number, name: string): number {
     );
   }
   return value;
-}
-
-/** Runs `fn` with a signal that aborts after `ms` or when `parent` aborts. */
-async function withDeadline<T>(
-  fn: (signal: AbortSignal) => Promise<T>,
-  ms: number,
-  parent: AbortSignal,
-): Promise<T> {
-  const controller = new AbortController();
-  const onAbort = (): void => controller.abort(parent.reason);
-  parent.addEventListener("abort", onAbort, { once: true });
-  const timer = setTimeout(
-    () =>
-      controller.abort(
-        new DOMException("Honcho deadline passed", "TimeoutError"),
-      ),
-    Math.max(0, ms),
-  );
-  try {
-    return await fn(controller.signal);
-  } finally {
-    clearTimeout(timer);
-    parent.removeEventListener("abort", onAbort);
-  }
 }

@@ -1,8 +1,6 @@
 /**
- * The Honcho memory provider (plugins/memory/honcho/SPEC.md §6–§9): the contract's
- * hooks over the session (`session.ts`), recall (`recall.ts`), the write
- * side (`write_hooks.ts`, `outbox.ts`) and the tools (`tools.ts`).
- *
+ * The Honcho memory provider (plugins/memory/honcho/SPEC.md §6–§9): contract hooks over `session.ts`,
+ * `recall.ts`, `write_hooks.ts`/`outbox.ts` and `tools.ts`.
  * @module
  */
 

@@ -1,11 +1,8 @@
 /**
- * The Honcho session of a provider (plugins/memory/honcho/SPEC.md §3–§5): naming (local,
- * may await `git`), set-up on the server (single-flight, with the
- * configured observation switches, then the planned joins) and readiness.
- * Delivery runs `ensure()` first, so Honcho never creates the session with
- * default settings. The epoch changes on a switch or stop; results fetched
- * for an older epoch are discarded.
- *
+ * The Honcho session (plugins/memory/honcho/SPEC.md §3–§5): naming (may await `git`), single-flight
+ * set-up with the observation switches and planned joins, readiness. Delivery runs `ensure()` first
+ * so Honcho never creates the session with defaults; a switch or stop changes the epoch and drops
+ * older results.
  * @module
  */
 
@@ -60,10 +57,7 @@ export interface HonchoSessionOptions {
   gitTopLevel?: GitTopLevel;
   /** Least time between two set-up attempts started by hooks, in ms. @default {5000} */
   initRetryDelayMs?: number;
-  /**
-   * Called once set-up succeeded; `stale` when the epoch changed while it
-   * ran (a session switch or a shutdown).
-   */
+  /** Called once set-up succeeded; `stale` when the epoch changed while it ran (a session switch or a shutdown). */
   onReady?: (stale: boolean) => void;
   /** Called when a switch moved to another Honcho session (it is not ready). */
   onMoved?: () => void;

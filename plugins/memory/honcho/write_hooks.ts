@@ -1,8 +1,6 @@
 /**
- * The provider's write side (plugins/memory/honcho/SPEC.md §9): a turn becomes
- * outbox records, staged in `syncTurn` order; memory writes become
- * conclusions; checkpoints (API v2) make sure the evidence is stored.
- *
+ * The provider's write side (plugins/memory/honcho/SPEC.md §9): turns become outbox records in
+ * `syncTurn` order, memory writes conclusions; checkpoints (API v2) ensure the evidence is stored.
  * @module
  */
 
@@ -46,7 +44,7 @@ import {
   sanitizeId,
 } from "./session_naming.ts";
 import { isInternalGatewayNotification } from "./turn_filter.ts";
-import { type HonchoRuntime, waitFor } from "./_runtime.ts";
+import { deadlineSignal, type HonchoRuntime, waitFor } from "./_runtime.ts";
 import { errorText } from "./_util.ts";
 
 /** Who wrote the user side of a turn (`id` unset: the session's user). */
@@ -139,10 +137,7 @@ export class HonchoWriteHooks {
     });
   }
 
-  /**
-   * Stores a completed turn: returns without waiting for the disk or the
-   * network, unless the disk is far behind (back-pressure).
-   */
+  /** Stores a completed turn: returns without waiting for the disk or the network, unless the disk is far behind (back-pressure). */
   syncTurn(
     userContent: string,
     assistantContent: string,
@@ -327,17 +322,13 @@ export class HonchoWriteHooks {
     const budget = required ? full : Math.min(full, BEST_EFFORT_CHECKPOINT_MS);
     const deadline = this.#rt.now() + budget;
     const left = (): number => Math.max(0, deadline - this.#rt.now());
-    const controller = new AbortController();
-    const timer = setTimeout(
-      () =>
-        controller.abort(
-          new DOMException("Honcho checkpoint deadline passed", "TimeoutError"),
-        ),
+    const { signal, clear } = deadlineSignal(
       budget,
+      "Honcho checkpoint deadline passed",
     );
     try {
       const items = evidenceItems(Array.isArray(messages) ? messages : []);
-      await this.#session.ensure(controller.signal);
+      await this.#session.ensure(signal);
       const identity = this.#session.identity!;
       if (!await outbox.flushAll(left())) {
         throw new Error(
@@ -350,7 +341,7 @@ export class HonchoWriteHooks {
         this.#rt.client,
         identity.sessionId,
         items.map((item) => item.digest),
-        controller.signal,
+        signal,
       );
       const missing = missingEvidence(items, stored);
       if (missing.length === 0) return;
@@ -379,7 +370,7 @@ export class HonchoWriteHooks {
         );
       }
     } finally {
-      clearTimeout(timer);
+      clear();
     }
   }
 

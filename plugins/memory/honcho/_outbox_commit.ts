@@ -94,21 +94,13 @@ export class GroupCommitter {
     return new Promise((resolve, reject) => {
       const count = held ? records.length : 0;
       this.#held += count;
-      this.#enqueue({ records, count, lines: [], held, turn, resolve, reject });
+      this.#enqueue({ records, count, held, turn, resolve, reject });
     });
   }
 
   commitLines(lines: string[]): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#enqueue({
-        records: [],
-        count: 0,
-        lines,
-        held: false,
-        turn: false,
-        resolve: () => resolve(),
-        reject,
-      });
+      this.#enqueue({ lines, resolve: () => resolve(), reject });
     });
   }
 
@@ -129,10 +121,8 @@ export class GroupCommitter {
     } else {
       this.#held += count;
       this.#enqueue({
-        records: [],
         later: records,
         count,
-        lines: [],
         held: true,
         turn: true,
         resolve: () => {},
@@ -162,8 +152,9 @@ export class GroupCommitter {
     ) this.#warnedFull = false;
   }
 
-  #enqueue(job: Job): void {
-    this.#jobs.push(job);
+  #enqueue(job: Partial<Job> & Pick<Job, "resolve" | "reject">): void {
+    const defaults = { records: [], count: 0, lines: [], held: false };
+    this.#jobs.push({ ...defaults, turn: false, ...job });
     this.#start();
   }
 

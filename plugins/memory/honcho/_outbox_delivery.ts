@@ -119,28 +119,22 @@ class StageError extends Error {
 
 /** Delivers an outbox's queue (see the module doc). */
 export class OutboxDelivery {
-  #workspace: string;
+  #o: OutboxDeliveryOptions;
   #file: OutboxLog;
   #commit: GroupCommitter;
-  #rejectedPath: string;
+  #policy: DeliveryPolicy;
   /** When each unconfirmed id was last looked up (epoch ms). */
   #lookedUp = new Map<string, number>();
   /** Refusal causes already warned about (one warning per cause). */
   #warnedRefusals = new Set<string>();
-  #leasePath: string;
-  #policy: DeliveryPolicy;
-  #pending: () => Promise<number>;
   /** Ids delivered one by one to find the one Honcho refuses. */
   #isolate = new Set<string>();
 
   constructor(options: OutboxDeliveryOptions) {
-    this.#workspace = options.workspace;
+    this.#o = options;
     this.#file = options.file;
     this.#commit = options.commit;
-    this.#rejectedPath = options.rejectedPath;
-    this.#leasePath = options.leasePath;
     this.#policy = options.policy;
-    this.#pending = options.pending;
   }
 
   /**
@@ -155,7 +149,7 @@ export class OutboxDelivery {
     const signal = options.signal;
     if (signal?.aborted) throw signal.reason;
     await Deno.mkdir(this.#file.dir, { recursive: true, mode: 0o700 });
-    const lease = await Deno.open(this.#leasePath, {
+    const lease = await Deno.open(this.#o.leasePath, {
       read: true,
       write: true,
       create: true,
@@ -163,17 +157,11 @@ export class OutboxDelivery {
     });
     try {
       if (!await lease.tryLock(true)) {
-        return {
-          delivered: 0,
-          duplicates: 0,
-          rejected: 0,
-          pending: await this.#pending(),
-          busy: true,
-        };
+        return { ...noDelivery(await this.#o.pending()), busy: true };
       }
       try {
         return await this.#deliverLocked(
-          client.withWorkspace(this.#workspace),
+          client.withWorkspace(this.#o.workspace),
           signal,
           options.maxRetries ?? this.#policy.maxRetries,
           options.deadline,
@@ -194,12 +182,7 @@ export class OutboxDelivery {
     deadline: number | undefined,
     maxWaitMs: number,
   ): Promise<OutboxDeliverResult> {
-    const result: OutboxDeliverResult = {
-      delivered: 0,
-      duplicates: 0,
-      rejected: 0,
-      pending: 0,
-    };
+    const result = noDelivery(0);
     let failures = 0;
     const refusals = new Map<string, Refusal>();
     try {
@@ -532,7 +515,7 @@ export class OutboxDelivery {
       rejected.status = error.status;
     }
     await this.#file.locked(async () => {
-      const file = await Deno.open(this.#rejectedPath, {
+      const file = await Deno.open(this.#o.rejectedPath, {
         append: true,
         create: true,
         mode: 0o600,
@@ -560,7 +543,7 @@ export class OutboxDelivery {
         first ? "warn" : "debug",
         `Honcho refused ${count} for session${
           sessions.size === 1 ? "" : "s"
-        } ${where} (${reason}): moved to ${this.#rejectedPath}; 'hermes honcho outbox retry' queues ${
+        } ${where} (${reason}): moved to ${this.#o.rejectedPath}; 'hermes honcho outbox retry' queues ${
           ids.length === 1 ? "it" : "them"
         } again once the cause is fixed${
           first ? "" : " (this cause was reported before)"
@@ -636,6 +619,11 @@ function refusedMessage(
   }
   if (batchSize === 1) return 0;
   return index !== undefined && index < batchSize ? index : "isolate";
+}
+
+/** A result with nothing delivered, duplicated or rejected yet. */
+export function noDelivery(pending: number): OutboxDeliverResult {
+  return { delivered: 0, duplicates: 0, rejected: 0, pending };
 }
 
 function toMessageInput(record: OutboxRecord): MessageInput {

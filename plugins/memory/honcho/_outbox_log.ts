@@ -18,8 +18,7 @@ import { isRecord } from "./_util.ts";
 export const OUTBOX_ID_METADATA_KEY = "hermes_outbox_id";
 
 /** A file whose header names a newer version is moved aside unchanged, never read, sent or deleted. */
-export const OUTBOX_FORMAT_VERSION = 1;
-const FORMAT_VERSION = OUTBOX_FORMAT_VERSION;
+const FORMAT_VERSION = 1;
 /** An attempt recorded before `until` existed: assume twice the default request timeout. */
 const LEGACY_ATTEMPT_WINDOW_MS = 60_000;
 
@@ -68,11 +67,7 @@ export interface Entry {
 }
 
 /** The size of a header line (its generation is a UUID), newline included. */
-const HEADER_BYTES = JSON.stringify({
-  type: "header",
-  version: FORMAT_VERSION,
-  generation: "00000000-0000-0000-0000-000000000000",
-}).length + 1;
+const HEADER_BYTES = headerLine().length + 1;
 
 function headerLine(): string {
   return JSON.stringify({

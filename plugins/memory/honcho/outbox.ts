@@ -31,6 +31,7 @@ import {
   type OutboxAppendResult,
 } from "./_outbox_commit.ts";
 import {
+  noDelivery,
   type OutboxDeliverOptions,
   type OutboxDeliverResult,
   OutboxDelivery,
@@ -48,16 +49,6 @@ import { deadlineSignal, waitFor } from "./_runtime.ts";
 import { errorText } from "./_util.ts";
 
 export { OUTBOX_ID_METADATA_KEY };
-export type {
-  OutboxAppendResult,
-  OutboxDeliverOptions,
-  OutboxDeliverResult,
-  OutboxRecord,
-  RejectedRecord,
-};
-
-/** How long Honcho may take to finish a request its client gave up on, by default (ms). */
-export const DEFAULT_LATE_COMMIT_GRACE_MS = 30_000;
 
 /** A message to queue (content at most 25 000 characters: chunk first). */
 export interface OutboxMessageInput {
@@ -266,7 +257,7 @@ export class HonchoOutbox {
         retryAfterCapMs: options.retryAfterCapMs ?? 60_000,
         lateCommitGraceMs: Math.max(
           0,
-          options.lateCommitGraceMs ?? DEFAULT_LATE_COMMIT_GRACE_MS,
+          options.lateCommitGraceMs ?? 30_000,
         ),
         compactAfterBytes: options.compactAfterBytes ?? 1024 * 1024,
         sleep: this.#sleep,
@@ -625,10 +616,7 @@ export class HonchoOutbox {
         if (signal.aborted) return;
         // Session set-up failed: systemic unless a retry may help.
         result = {
-          delivered: 0,
-          duplicates: 0,
-          rejected: 0,
-          pending: -1,
+          ...noDelivery(-1),
           error,
           systemic: !isRetryableHonchoError(error),
         };

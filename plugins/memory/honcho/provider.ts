@@ -179,10 +179,8 @@ abstract class ProviderContract extends MemoryProvider {}
  * import { HonchoMemoryProvider } from "./provider.ts";
  * const provider = new HonchoMemoryProvider();
  * await provider.initialize("session-1", { platform: "cli", userId: "alice" });
- * await provider.onTurnStart(1, "What did I plan for Oslo?", {});
  * const context = await provider.prefetch("What did I plan for Oslo?", {});
  * await provider.syncTurn("What did I plan for Oslo?", "A hiking trip.", {});
- * await provider.queuePrefetch("What did I plan for Oslo?", {});
  * await provider.shutdown();
  * ```
  */
@@ -208,11 +206,7 @@ export class HonchoMemoryProvider extends ProviderContract {
   #last: LastRecall = NO_RECALL;
   #signature: IdentitySignature | undefined;
 
-  /**
-   * Creates the provider (no I/O).
-   *
-   * @param options Query rewriter, transport and timing overrides.
-   */
+  /** Creates the provider (no I/O). */
   constructor(options: HonchoProviderOptions = {}) {
     super();
     this.#options = { ...options };
@@ -248,8 +242,6 @@ export class HonchoMemoryProvider extends ProviderContract {
   /**
    * Whether Honcho is configured and enabled (an API key or a base URL);
    * reads the config file, never the network.
-   *
-   * @returns `true` when usable.
    */
   async isAvailable(): Promise<boolean> {
     try {
@@ -263,11 +255,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     }
   }
 
-  /**
-   * The hint shown when Honcho is not usable.
-   *
-   * @returns The hint.
-   */
+  /** The hint shown when Honcho is not usable. */
   override unavailableReason(): string {
     return HONCHO_UNAVAILABLE_REASON;
   }
@@ -336,12 +324,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     return this.initialize(sessionId, preview);
   }
 
-  /**
-   * The static system-prompt block for the recall mode; `""` when inert or
-   * not configured.
-   *
-   * @returns The block.
-   */
+  /** The static system-prompt block for the recall mode; `""` when inert or not configured. */
   override systemPromptBlock(): string {
     if (this.#inert || !this.#config) return "";
     return systemPromptFor(this.#config.recallMode);
@@ -374,20 +357,14 @@ export class HonchoMemoryProvider extends ProviderContract {
     await saveHonchoSetupValues(values, hermesHome);
   }
 
-  /**
-   * State outside `HERMES_HOME`: the global `~/.honcho` folder.
-   *
-   * @returns Absolute paths.
-   */
+  /** State outside `HERMES_HOME`: the global `~/.honcho` folder. */
   override backupPaths(): string[] {
     return [dirname(globalHonchoConfigPath())];
   }
 
   /**
    * The identity-affecting settings (workspace, peers, naming flags),
-   * memoized on the config file's modification time and size.
-   *
-   * @returns The signature, `{}` on error.
+   * memoized on the config file's modification time and size; `{}` on error.
    */
   override async identitySignature(): Promise<Record<string, unknown>> {
     try {
@@ -633,8 +610,6 @@ export class HonchoMemoryProvider extends ProviderContract {
   /**
    * Waits until staged turns are in the outbox, no delivery is running and
    * every background task of this provider has settled (tests, benchmarks).
-   *
-   * @param timeoutMs The most to wait.
    * @returns `true` when idle.
    */
   async idle(timeoutMs = 30_000): Promise<boolean> {
@@ -650,11 +625,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     }
   }
 
-  /**
-   * The dialectic pipeline's state (plugins/memory/honcho/SPEC.md §6).
-   *
-   * @returns The snapshot.
-   */
+  /** The dialectic pipeline's state (plugins/memory/honcho/SPEC.md §6). */
   livenessSnapshot(): HonchoLivenessSnapshot {
     return this.#parts?.recall.liveness() ??
       idleLiveness(this.#turn, this.#config?.dialecticCadence ?? 1);

@@ -32,10 +32,10 @@ import type { NoticeCause } from "./notices.ts";
 import {
   HonchoOutbox,
   type HonchoOutboxOptions,
-  type OutboxDeliverResult,
   type OutboxMessageInput,
   stableOutboxId,
 } from "./outbox.ts";
+import type { OutboxDeliverResult } from "./_outbox_delivery.ts";
 import { type PeerNamingConfig, resolveAuthorPeerId } from "./peers.ts";
 import type { HonchoSession, HonchoSessionIdentity } from "./session.ts";
 import {

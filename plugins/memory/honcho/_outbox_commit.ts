@@ -22,13 +22,11 @@ export interface OutboxAppendResult {
   rejected: number;
 }
 
-/** A record to append, and whether it is looked up before its first send. */
 export interface AppendRecord {
   record: OutboxRecord;
   verify: boolean;
 }
 
-/** Bounds and staging limits of the committer. */
 export interface CommitOptions {
   maxPendingMessages: number;
   maxPendingBytes: number;
@@ -45,7 +43,6 @@ interface Job {
   records: AppendRecord[];
   /** Records known later (a turn waiting for the session's name): jobs behind it wait. */
   later?: Promise<AppendRecord[]>;
-  /** Messages of this job counted in `#held`. */
   count: number;
   lines: string[];
   /** A turn or checkpoint: kept in memory and retried while the disk refuses it. */
@@ -63,7 +60,6 @@ export class GroupCommitter {
   #warnedFull = false;
   #jobs: Job[] = [];
   #running: Promise<void> | undefined;
-  /** Held messages not in the file yet. */
   #held = 0;
   #roomWaiters = new Set<() => void>();
   #warnedSlowDisk = false;
@@ -76,12 +72,10 @@ export class GroupCommitter {
     this.#options = options;
   }
 
-  /** Held messages not in the file yet. */
   get notDurable(): number {
     return this.#held;
   }
 
-  /** The committer's current run, if any. */
   get running(): Promise<void> | undefined {
     return this.#running;
   }

@@ -19,6 +19,7 @@ import {
 import { HonchoError, isHonchoError } from "./errors.ts";
 import type { GroupCommitter } from "./_outbox_commit.ts";
 import {
+  appendSynced,
   attemptLine,
   type Entry,
   finishLine,
@@ -27,7 +28,6 @@ import {
   type OutboxRecord,
   type RejectedRecord,
   settleLine,
-  writeAll,
 } from "./_outbox_log.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
 import { deadlineSignal } from "./_runtime.ts";
@@ -37,7 +37,6 @@ import { errorText, isRecord } from "./_util.ts";
 const MIN_REQUEST_MS = 250;
 /** How often a message whose acknowledgement was lost is looked up while its attempt could still land. */
 export const SETTLE_LOOKUP_INTERVAL_MS = 2_000;
-/** Ids asked about per dedup request. */
 const IDS_PER_QUERY = 40;
 
 const encoder = new TextEncoder();
@@ -74,7 +73,6 @@ export interface OutboxDeliverOptions {
   maxWaitMs?: number;
 }
 
-/** How delivery retries and waits (see `HonchoOutboxOptions`). */
 export interface DeliveryPolicy {
   maxRetries: number;
   retryBaseDelayMs: number;
@@ -94,7 +92,6 @@ export interface OutboxDeliveryOptions {
   rejectedPath: string;
   leasePath: string;
   policy: DeliveryPolicy;
-  /** How many messages are queued (for a busy answer). */
   pending: () => Promise<number>;
 }
 
@@ -110,14 +107,12 @@ type Pick =
   | { kind: "wait"; until: number; waiting: number }
   | { kind: "empty" };
 
-/** Where delivery failed: looking up stored ids, or sending. */
 class StageError extends Error {
   constructor(readonly stage: "check" | "send", readonly error: unknown) {
     super(errorText(error));
   }
 }
 
-/** Delivers an outbox's queue (see the module doc). */
 export class OutboxDelivery {
   #o: OutboxDeliveryOptions;
   #file: OutboxLog;
@@ -514,19 +509,12 @@ export class OutboxDelivery {
     if (error instanceof HonchoError && error.status !== undefined) {
       rejected.status = error.status;
     }
-    await this.#file.locked(async () => {
-      const file = await Deno.open(this.#o.rejectedPath, {
-        append: true,
-        create: true,
-        mode: 0o600,
-      });
-      try {
-        await writeAll(file, encoder.encode(`${JSON.stringify(rejected)}\n`));
-        await file.syncData();
-      } finally {
-        file.close();
-      }
-    });
+    await this.#file.locked(() =>
+      appendSynced(
+        this.#o.rejectedPath,
+        encoder.encode(`${JSON.stringify(rejected)}\n`),
+      )
+    );
     await this.#finish("drop", [record.id], reason);
   }
 
@@ -574,7 +562,6 @@ function sendOutcome(error: unknown): "unsent" | "over" | "doubt" {
     : "doubt";
 }
 
-/** Messages refused for one cause in one delivery round. */
 interface Refusal {
   reason: string;
   ids: string[];
@@ -621,7 +608,6 @@ function refusedMessage(
   return index !== undefined && index < batchSize ? index : "isolate";
 }
 
-/** A result with nothing delivered, duplicated or rejected yet. */
 export function noDelivery(pending: number): OutboxDeliverResult {
   return { delivered: 0, duplicates: 0, rejected: 0, pending };
 }

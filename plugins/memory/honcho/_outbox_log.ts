@@ -14,7 +14,6 @@ import {
 import type { JsonObject } from "./client.ts";
 import { isRecord } from "./_util.ts";
 
-/** The metadata key that carries a message's outbox id. */
 export const OUTBOX_ID_METADATA_KEY = "hermes_outbox_id";
 
 /** A file whose header names a newer version is moved aside unchanged, never read, sent or deleted. */
@@ -32,7 +31,6 @@ export const OUTBOX_RESERVE_BYTES = 256 * 1024;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** A queued message. */
 export interface OutboxRecord {
   /** The outbox id (a UUID), also in `metadata.hermes_outbox_id`. */
   id: string;
@@ -40,25 +38,20 @@ export interface OutboxRecord {
   session: string;
   peer: string;
   content: string;
-  /** Metadata including `hermes_outbox_id`. */
   metadata: JsonObject;
   createdAt: string;
 }
 
-/** A message Honcho refused, kept in the rejected file. */
 export interface RejectedRecord extends OutboxRecord {
   reason: string;
-  /** The HTTP status of the refusal, when there was one. */
   status?: number;
   rejectedAt: string;
 }
 
-/** A queued message and what is known about its delivery. */
 export interface Entry {
   record: OutboxRecord;
   /** The size of its line, newline included. */
   bytes: number;
-  /** A delivery was attempted. */
   attempted: boolean;
   /** Epoch ms after which no attempt made so far can land (0: none). */
   landBy: number;
@@ -118,10 +111,8 @@ export function finishLine(
   return JSON.stringify(line);
 }
 
-/** The JSONL log of one outbox and the queue replayed from it. */
 export class OutboxLog {
   readonly path: string;
-  /** The folder of the outbox files. */
   readonly dir: string;
   /** Queued messages by id, oldest first. */
   readonly entries: Map<string, Entry> = new Map();
@@ -147,12 +138,10 @@ export class OutboxLog {
     this.#now = now;
   }
 
-  /** Bytes of the queued message lines. */
   get bytes(): number {
     return this.#bytes;
   }
 
-  /** Runs `fn` under the cross-process state lock of this outbox. */
   locked<T>(fn: () => Promise<T>): Promise<T> {
     return withFileLock(this.#lockPath, fn);
   }
@@ -262,18 +251,16 @@ export class OutboxLog {
   }
 
   #apply(line: string, size: number): void {
-    let value: unknown;
+    let item: unknown;
     try {
-      value = JSON.parse(line);
+      item = JSON.parse(line);
     } catch {
+      // Kept below, like any line this version cannot read.
+    }
+    if (!isRecord(item)) {
       this.#keep(line, size);
       return;
     }
-    if (!isRecord(value)) {
-      this.#keep(line, size);
-      return;
-    }
-    const item = value;
     switch (item.type) {
       case "header":
         this.#generation = typeof item.generation === "string"
@@ -341,13 +328,17 @@ export class OutboxLog {
   /** Appends lines (a header first in a new file) with one write and one `fdatasync`, then replays them. */
   async appendLines(lines: readonly string[]): Promise<void> {
     await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const all = this.#offset === 0 ? [headerLine(), ...lines] : [...lines];
-    const data = encoder.encode(all.map((line) => `${line}\n`).join(""));
+    // A header first in a new file (decided again for the retry).
+    const data = (): Uint8Array =>
+      encoder.encode(
+        (this.#offset === 0 ? [headerLine(), ...lines] : lines)
+          .map((line) => `${line}\n`).join(""),
+      );
     const records = lines.every((line) =>
       !line.startsWith('{"type":"message"')
     );
     try {
-      await this.#append(data);
+      await appendSynced(this.path, data());
     } catch (error) {
       if (!diskFull(error)) throw error;
       // A torn tail is cut by the replay below; then, for delivery records
@@ -356,11 +347,8 @@ export class OutboxLog {
       if (!records || !await this.#releaseReserve()) {
         throw diskFullError(this.path, error, this.entries.size);
       }
-      const retry = this.#offset === 0 ? [headerLine(), ...lines] : [...lines];
       try {
-        await this.#append(
-          encoder.encode(retry.map((line) => `${line}\n`).join("")),
-        );
+        await appendSynced(this.path, data());
       } catch (again) {
         if (!diskFull(again)) throw again;
         await this.catchUp().catch(() => {});
@@ -375,25 +363,10 @@ export class OutboxLog {
     }
   }
 
-  async #append(data: Uint8Array): Promise<void> {
-    const file = await Deno.open(this.path, {
-      append: true,
-      create: true,
-      mode: 0o600,
-    });
-    try {
-      await writeAll(file, data);
-      await file.syncData();
-    } finally {
-      file.close();
-    }
-  }
-
   get reservePath(): string {
     return `${this.path}.reserve`;
   }
 
-  /** Frees the reserve; `false` when there was none. */
   async #releaseReserve(): Promise<boolean> {
     try {
       await Deno.remove(this.reservePath);
@@ -476,7 +449,6 @@ export class OutboxLog {
   }
 }
 
-/** Reads a rejected file (torn or foreign lines are skipped). */
 export async function readRejectedFile(
   path: string,
   workspace: string,
@@ -576,14 +548,24 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** Writes all of `data` (a write may be partial). */
-export async function writeAll(
-  file: Deno.FsFile,
+/** Appends all of `data` (a write may be partial), then `fdatasync`s. */
+export async function appendSynced(
+  path: string,
   data: Uint8Array,
 ): Promise<void> {
-  let written = 0;
-  while (written < data.length) {
-    written += await file.write(data.subarray(written));
+  const file = await Deno.open(path, {
+    append: true,
+    create: true,
+    mode: 0o600,
+  });
+  try {
+    let written = 0;
+    while (written < data.length) {
+      written += await file.write(data.subarray(written));
+    }
+    await file.syncData();
+  } finally {
+    file.close();
   }
 }
 

@@ -66,9 +66,7 @@ export interface OutboxMessageInput {
 }
 
 export interface OutboxStats {
-  /** Queued messages. */
   pending: number;
-  /** Bytes of queued message records. */
   bytes: number;
   /** Queued messages whose delivery was attempted but not acknowledged. */
   attempted: number;
@@ -177,14 +175,10 @@ export function stableOutboxId(parts: readonly (string | number)[]): string {
   }-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** The durable outbox of one workspace in one profile (see the module doc). */
 export class HonchoOutbox {
   readonly workspace: string;
-  /** The JSONL log. */
   readonly path: string;
-  /** Where permanently refused messages are kept. */
   readonly rejectedPath: string;
-  /** The configured `writeFrequency`'s behaviour. */
   readonly mode: WriteMode;
   #file: OutboxLog;
   #commit: GroupCommitter;
@@ -267,7 +261,6 @@ export class HonchoOutbox {
     });
   }
 
-  /** Staged messages not in the file yet. */
   get notDurable(): number {
     return this.#commit.notDurable;
   }

@@ -47,9 +47,7 @@ export interface HonchoSessionIdentity {
   runtimeIds: string[];
 }
 
-/** Options of {@linkcode HonchoSession}. */
 export interface HonchoSessionOptions {
-  /** The Hermes session id. */
   sessionId: string;
   /** What the host passed to `initialize` (cwd, title, user ids, gateway key). */
   initOptions: InitializeOptions;
@@ -63,7 +61,6 @@ export interface HonchoSessionOptions {
   onMoved?: () => void;
 }
 
-/** The session, its peers and their set-up on the server (see the module doc). */
 export class HonchoSession {
   #rt: HonchoRuntime;
   #observerLimitWarned = false;
@@ -87,12 +84,10 @@ export class HonchoSession {
     this.#hermesSessionId = options.sessionId;
   }
 
-  /** The resolved name and peers, once naming succeeded. */
   get identity(): HonchoSessionIdentity | undefined {
     return this.#identity;
   }
 
-  /** Whether the session is set up on the server. */
   get ready(): boolean {
     return this.#ready;
   }
@@ -136,7 +131,6 @@ export class HonchoSession {
     return this.#naming;
   }
 
-  /** The naming in flight (or done). */
   named(): Promise<HonchoSessionIdentity | undefined> {
     return this.#naming ?? Promise.resolve(this.#identity);
   }
@@ -367,7 +361,6 @@ function safeAgentCwd(): string | undefined {
 export interface IdentitySignature {
   /** The config file's path, modification time and size (or `:missing`). */
   stamp: string;
-  /** The identity-affecting settings. */
   value: Record<string, unknown>;
 }
 

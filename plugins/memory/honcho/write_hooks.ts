@@ -51,7 +51,6 @@ import { errorText } from "./_util.ts";
 export interface TurnAuthorInfo {
   id: string | undefined;
   name: string | undefined;
-  /** A bot (a2a). */
   isBot: boolean;
 }
 
@@ -77,7 +76,6 @@ export function authorFromTurn(author: TurnAuthor): TurnAuthorInfo {
   };
 }
 
-/** Options of {@linkcode HonchoWriteHooks}. */
 export interface HonchoWriteHooksOptions {
   /** The profile home (the outbox lives under it). */
   hermesHome: string;
@@ -98,14 +96,11 @@ export interface TurnJoin {
 
 const BEST_EFFORT_CHECKPOINT_MS = 2_000;
 
-/** The provider's write hooks (see the module doc). */
 export class HonchoWriteHooks {
-  /** The profile's outbox: staging, batching and delivery. */
   readonly outbox: HonchoOutbox;
   #rt: HonchoRuntime;
   #session: HonchoSession;
   #checkpointTimeoutMs: number | undefined;
-  /** Memory writes (conclusions) sent but not answered yet. */
   #memoryWrites = new Set<Promise<void>>();
   /** Write-path causes already warned about in this episode. */
   #warned = new Set<NoticeCause>();

@@ -206,11 +206,8 @@ export class HonchoOutbox {
       );
     }
     this.workspace = options.workspace;
-    const dir = join(
-      resolve(options.hermesHome ?? getHermesHome()),
-      "honcho",
-      "outbox",
-    );
+    const home = resolve(options.hermesHome ?? getHermesHome());
+    const dir = join(home, "honcho", "outbox");
     const name = outboxFileName(options.workspace);
     this.#now = options.now ?? Date.now;
     this.#random = options.random ?? Math.random;
@@ -249,10 +246,7 @@ export class HonchoOutbox {
         retryBaseDelayMs: options.retryBaseDelayMs ?? 1_000,
         retryMaxDelayMs: options.retryMaxDelayMs ?? 60_000,
         retryAfterCapMs: options.retryAfterCapMs ?? 60_000,
-        lateCommitGraceMs: Math.max(
-          0,
-          options.lateCommitGraceMs ?? 30_000,
-        ),
+        lateCommitGraceMs: Math.max(0, options.lateCommitGraceMs ?? 30_000),
         compactAfterBytes: options.compactAfterBytes ?? 1024 * 1024,
         sleep: this.#sleep,
         random: this.#random,

@@ -307,10 +307,7 @@ export class HonchoMemoryProvider extends ProviderContract {
         }
       }
     } catch (error) {
-      log(
-        "warn",
-        `Honcho initialize failed: ${this.#scrub(errorText(error))}`,
-      );
+      this.#failed("initialize", error, "warn");
     }
   }
 
@@ -418,7 +415,7 @@ export class HonchoMemoryProvider extends ProviderContract {
       };
       return text;
     } catch (error) {
-      log("debug", `Honcho prefetch failed: ${this.#scrub(errorText(error))}`);
+      this.#failed("prefetch", error);
       this.#last = NO_RECALL;
       return "";
     }
@@ -435,10 +432,7 @@ export class HonchoMemoryProvider extends ProviderContract {
       if (this.#inert || this.#shutdown) return;
       this.#parts?.recall.queuePrefetch(query);
     } catch (error) {
-      log(
-        "debug",
-        `Honcho queuePrefetch failed: ${this.#scrub(errorText(error))}`,
-      );
+      this.#failed("queuePrefetch", error);
     }
   }
 
@@ -458,7 +452,7 @@ export class HonchoMemoryProvider extends ProviderContract {
         this.#author,
       );
     } catch (error) {
-      log("debug", `Honcho syncTurn failed: ${this.#scrub(errorText(error))}`);
+      this.#failed("syncTurn", error);
     }
   }
 
@@ -484,10 +478,7 @@ export class HonchoMemoryProvider extends ProviderContract {
       if (this.#inert || !parts?.rt.config.saveMessages) return;
       await parts.writes.outbox.flushAll(Math.max(10_000, parts.rt.timeoutMs));
     } catch (error) {
-      log(
-        "debug",
-        `Honcho session-end flush failed: ${this.#scrub(errorText(error))}`,
-      );
+      this.#failed("session-end flush", error);
     }
   }
 
@@ -502,10 +493,7 @@ export class HonchoMemoryProvider extends ProviderContract {
       parts.recall.discard();
       await parts.session.switchTo(newSessionId);
     } catch (error) {
-      log(
-        "debug",
-        `Honcho session switch failed: ${this.#scrub(errorText(error))}`,
-      );
+      this.#failed("session switch", error);
     }
   }
 
@@ -593,7 +581,7 @@ export class HonchoMemoryProvider extends ProviderContract {
         );
       }
     } catch (error) {
-      log("warn", `Honcho shutdown failed: ${this.#scrub(errorText(error))}`);
+      this.#failed("shutdown", error, "warn");
     }
   }
 
@@ -680,6 +668,14 @@ export class HonchoMemoryProvider extends ProviderContract {
       checkpointTimeoutMs: options.checkpointTimeoutMs,
     });
     return { rt, session, recall, writes, inspection };
+  }
+
+  #failed(
+    what: string,
+    error: unknown,
+    level: "debug" | "warn" = "debug",
+  ): void {
+    log(level, `Honcho ${what} failed: ${this.#scrub(errorText(error))}`);
   }
 
   async #loadConfig(): Promise<HonchoConfig | undefined> {

@@ -282,15 +282,14 @@ export class HonchoSession {
         peers[identity.aiPeerId] = peerConfig(flags.ai);
       }
       await client.getOrCreateSession(identity.sessionId, { peers, signal });
+      const serverConfig = (peer: string) =>
+        client.getSessionPeerConfig(identity.sessionId, peer, { signal })
+          .catch(() => undefined);
       const [userServer, aiServer] = await Promise.all([
-        client.getSessionPeerConfig(identity.sessionId, identity.userPeerId, {
-          signal,
-        }).catch(() => undefined),
+        serverConfig(identity.userPeerId),
         identity.aiPeerId === identity.userPeerId
           ? Promise.resolve(undefined)
-          : client.getSessionPeerConfig(identity.sessionId, identity.aiPeerId, {
-            signal,
-          }).catch(() => undefined),
+          : serverConfig(identity.aiPeerId),
       ]);
       if (this.#identity?.sessionId !== identity.sessionId) return;
       this.#observation = {

@@ -13,6 +13,7 @@ import {
 } from "../../../src/provider/mod.ts";
 import type { HonchoClient, JsonObject } from "./client.ts";
 import { sanitizeContext } from "../../../src/provider/mod.ts";
+import { isRecord } from "./_util.ts";
 
 /** The metadata key holding a message's content digest. */
 export const DIGEST_METADATA_KEY = "hermes_digest";
@@ -37,13 +38,11 @@ export function messageText(content: unknown): string {
   if (!Array.isArray(content)) return "";
   return content.flatMap((part) => {
     if (typeof part === "string") return [part];
-    if (
-      part && typeof part === "object" &&
-      typeof (part as { text?: unknown }).text === "string" &&
-      ((part as { type?: unknown }).type === undefined ||
-        (part as { type?: unknown }).type === "text")
-    ) return [(part as { text: string }).text];
-    return [];
+    const text =
+      isRecord(part) && (part.type === undefined || part.type === "text")
+        ? part.text
+        : undefined;
+    return typeof text === "string" ? [text] : [];
   }).join("\n");
 }
 

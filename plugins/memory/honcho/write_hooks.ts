@@ -279,10 +279,13 @@ export class HonchoWriteHooks {
     }
   }
 
-  /** What the outbox still holds, by reason, for a checkpoint's error. */
-  async #unconfirmed(): Promise<string> {
+  /** Flushes the outbox; otherwise throws what it still holds, by reason. */
+  async #confirm(what: string, timeoutMs: number): Promise<void> {
+    if (await this.outbox.flushAll(timeoutMs)) return;
     const stats = await this.outbox.stats().catch(() => undefined);
-    if (stats === undefined) return "the outbox cannot be read";
+    const failure = (why: string) =>
+      new Error(`${what} not confirmed by Honcho yet: ${why}`);
+    if (stats === undefined) throw failure("the outbox cannot be read");
     const parts: string[] = [];
     if (stats.waiting > 0) {
       parts.push(
@@ -293,9 +296,11 @@ export class HonchoWriteHooks {
     }
     const unsent = stats.pending - stats.waiting;
     if (unsent > 0) parts.push(`${unsent} message(s) not delivered yet`);
-    return `${
-      parts.join("; ") || "nothing is queued now"
-    } (${this.outbox.path}); retry the checkpoint later`;
+    throw failure(
+      `${
+        parts.join("; ") || "nothing is queued now"
+      } (${this.outbox.path}); retry the checkpoint later`,
+    );
   }
 
   /**
@@ -325,12 +330,7 @@ export class HonchoWriteHooks {
       const items = evidenceItems(Array.isArray(messages) ? messages : []);
       await this.#session.ensure(signal);
       const identity = this.#session.identity!;
-      if (!await outbox.flushAll(left())) {
-        throw new Error(
-          `queued messages are not confirmed by Honcho yet: ${await this
-            .#unconfirmed()}`,
-        );
-      }
+      await this.#confirm("queued messages are", left());
       if (items.length === 0) return;
       const stored = await storedDigestCounts(
         this.#rt.client,
@@ -358,12 +358,7 @@ export class HonchoWriteHooks {
         outbox.kick();
         return;
       }
-      if (!await outbox.flushAll(left())) {
-        throw new Error(
-          `the checkpoint's messages are not confirmed by Honcho yet: ${await this
-            .#unconfirmed()}`,
-        );
-      }
+      await this.#confirm("the checkpoint's messages are", left());
     } finally {
       clear();
     }

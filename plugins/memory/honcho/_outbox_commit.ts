@@ -1,7 +1,6 @@
 /**
- * The outbox's one write queue: appends and control lines handed in while
- * the previous write was on its way to the disk go out together, in order,
- * under the state lock, with one `fdatasync`.
+ * The outbox's one write queue: appends and control lines handed in while the previous write was on
+ * its way to the disk go out together, in order, under the state lock, with one `fdatasync`.
  * @module
  */
 
@@ -99,10 +98,9 @@ export class GroupCommitter {
   }
 
   /**
-   * Holds a turn until it is on disk, in order (records known `later` hold
-   * back the turns behind them, `count` messages estimated meanwhile);
-   * returns a promise only when more than `maxStaged` messages wait for the
-   * disk (back-pressure, at most `stageWaitMs`; the turn is kept either way).
+   * Holds a turn until it is on disk, in order (records known `later` hold back the turns behind
+   * them, `count` messages estimated meanwhile); returns a promise only when more than `maxStaged`
+   * messages wait for the disk (back-pressure, at most `stageWaitMs`; the turn is kept either way).
    */
   stage(
     records: AppendRecord[] | Promise<AppendRecord[]>,

@@ -134,7 +134,6 @@ export class OutboxDelivery {
 
   /**
    * Delivers under the lease; `busy: true` at once when another holds it.
-   *
    * @throws The signal's reason, unchanged, when it aborts.
    */
   async deliver(
@@ -580,9 +579,8 @@ function refusalKey(error: unknown): string {
 }
 
 /**
- * Whether Honcho refused one message itself (a 413, or a 422 pointing only
- * into `body.messages`): its index, `"isolate"` (send one by one to find
- * it), or `undefined` (systemic).
+ * Whether Honcho refused one message itself (a 413, or a 422 pointing only into `body.messages`):
+ * its index, `"isolate"` (send one by one to find it), or `undefined` (systemic).
  */
 function refusedMessage(
   error: unknown,

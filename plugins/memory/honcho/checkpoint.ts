@@ -1,8 +1,7 @@
 /**
- * Pre-compress checkpoints (src/context/SPEC.md §5, API v2). Every message
- * carries a content digest (`hermes_digest`) and chunk number
- * (`hermes_chunk`); a checkpoint adds only the occurrences Honcho lacks, so
- * a retry or a grown transcript never stores a message twice.
+ * Pre-compress checkpoints (src/context/SPEC.md §5, API v2). Every message carries a content digest
+ * (`hermes_digest`) and chunk number (`hermes_chunk`); a checkpoint adds only the occurrences
+ * Honcho lacks, so a retry or a grown transcript never stores a message twice.
  * @module
  */
 

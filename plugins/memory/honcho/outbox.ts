@@ -112,9 +112,8 @@ export interface HonchoOutboxOptions {
   /** Ceiling of an honoured `Retry-After`, in ms. @default {60000} */
   retryAfterCapMs?: number;
   /**
-   * How long after its client gave up a request may still be committed by
-   * Honcho, in ms: an uncertain attempt is looked up only after its start +
-   * request timeout + this. @default {30000}
+   * How long after its client gave up a request may still be committed by Honcho, in ms: an
+   * uncertain attempt is looked up only after its start + request timeout + this. @default {30000}
    */
   lateCommitGraceMs?: number;
   /** Compaction threshold for a file with acknowledged lines, in bytes. @default {1048576} */
@@ -260,12 +259,11 @@ export class HonchoOutbox {
   }
 
   /**
-   * Queues messages durably: resolves once they are in the file and synced.
-   * An `id` already queued counts as accepted without a second copy; past
-   * the size bound messages are refused (counted, with a warning).
-   *
-   * @throws {RangeError} When a message has no session or peer, or its
-   * content exceeds 25 000 characters (nothing is queued then).
+   * Queues messages durably: resolves once they are in the file and synced. An `id` already queued
+   * counts as accepted without a second copy; past the size bound messages are refused (counted,
+   * with a warning).
+   * @throws {RangeError} When a message has no session or peer, or its content exceeds 25 000
+   * characters (nothing is queued then).
    */
   async append(
     messages: readonly OutboxMessageInput[],
@@ -276,10 +274,9 @@ export class HonchoOutbox {
   }
 
   /**
-   * Stages one turn's messages: on disk within one group commit, in order,
-   * kept in memory and retried while the disk refuses them; then delivered
-   * per `writeFrequency`. Messages known later (`count` estimated) hold the
-   * turns behind them. Returns a promise only when more than
+   * Stages one turn's messages: on disk within one group commit, in order, kept in memory and
+   * retried while the disk refuses them; then delivered per `writeFrequency`. Messages known later
+   * (`count` estimated) hold the turns behind them. Returns a promise only when more than
    * `maxStagedMessages` wait for the disk (back-pressure).
    */
   stage(
@@ -393,11 +390,9 @@ export class HonchoOutbox {
   }
 
   /**
-   * Delivers queued messages in order (batches of at most 100 per session)
-   * until the outbox is empty, the signal aborts, the deadline comes or
-   * delivery fails; `busy: true` at once when another delivery holds the
-   * lease (this process's or another's).
-   *
+   * Delivers queued messages in order (batches of at most 100 per session) until the outbox is
+   * empty, the signal aborts, the deadline comes or delivery fails; `busy: true` at once when
+   * another delivery holds the lease (this process's or another's).
    * @param client Its workspace is replaced by the outbox's.
    * @throws The signal's reason, unchanged, when it aborts.
    */
@@ -438,9 +433,8 @@ export class HonchoOutbox {
   }
 
   /**
-   * The background delivery's flush (session end, shutdown, checkpoint):
-   * staged turns made durable, then everything delivered within
-   * `timeoutMs`; `true` when the outbox is empty afterwards.
+   * The background delivery's flush (session end, shutdown, checkpoint): staged turns made durable,
+   * then everything delivered within `timeoutMs`; `true` when the outbox is empty afterwards.
    */
   async flushAll(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + Math.max(0, timeoutMs);
@@ -498,9 +492,8 @@ export class HonchoOutbox {
   }
 
   /**
-   * Kicks a round when the file holds more than this instance put there (an
-   * earlier process's backlog), so a deferred `writeFrequency` is not
-   * bypassed for this process's own turns.
+   * Kicks a round when the file holds more than this instance put there (an earlier process's
+   * backlog), so a deferred `writeFrequency` is not bypassed for this process's own turns.
    */
   async deliverBacklog(): Promise<void> {
     try {
@@ -520,9 +513,8 @@ export class HonchoOutbox {
   }
 
   /**
-   * Stops: no new turns, no retry; waits (at most `timeoutMs`) for staged
-   * turns to reach the file, then aborts the running round. Queued
-   * messages stay in the file.
+   * Stops: no new turns, no retry; waits (at most `timeoutMs`) for staged turns to reach the file,
+   * then aborts the running round. Queued messages stay in the file.
    */
   async close(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + Math.max(0, timeoutMs);

@@ -91,9 +91,8 @@ export interface HonchoProviderOptions {
   /** Least time between two session-init attempts started by hooks, in ms. @default {5000} */
   initRetryDelayMs?: number;
   /**
-   * Shutdown budget, in ms: staged turns are made durable, then queued
-   * messages delivered until it runs out (the rest waits for the next
-   * start). @default {4000}
+   * Shutdown budget, in ms: staged turns are made durable, then queued messages delivered until it
+   * runs out (the rest waits for the next start). @default {4000}
    */
   shutdownTimeoutMs?: number;
   /**
@@ -156,9 +155,8 @@ const WARM_UP_NOTE =
   "turn 1 shows Honcho's answer to its warm-up question about the user (who they are, what they prefer), not to this message; later turns use what was prefetched after the previous message";
 
 /**
- * `MemoryProvider` unchanged, so that the Honcho entry's documentation does
- * not repeat the contract (`@hermes/memory/provider` documents it).
- *
+ * `MemoryProvider` unchanged, so that the Honcho entry's documentation does not repeat the contract
+ * (`@hermes/memory/provider` documents it).
  * @ignore
  */
 abstract class ProviderContract extends MemoryProvider {}
@@ -553,10 +551,9 @@ export class HonchoMemoryProvider extends ProviderContract {
   }
 
   /**
-   * Stops within `shutdownTimeoutMs` (4 s): every turn handed to `syncTurn`
-   * is made durable, then queued messages are delivered until the budget
-   * runs out (the rest stays in the outbox for the next start, with a
-   * warning). Never throws.
+   * Stops within `shutdownTimeoutMs` (4 s): every turn handed to `syncTurn` is made durable, then
+   * queued messages are delivered until the budget runs out (the rest stays in the outbox for the
+   * next start, with a warning). Never throws.
    */
   override async shutdown(): Promise<void> {
     if (this.#shutdown) return;

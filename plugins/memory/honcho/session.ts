@@ -108,9 +108,8 @@ export class HonchoSession {
   }
 
   /**
-   * Naming, then set-up: in the background (`hybrid`, `context`), awaited
-   * up to the request timeout (`tools` with `initOnSessionStart`), or on
-   * the first tool call or delivery.
+   * Naming, then set-up: in the background (`hybrid`, `context`), awaited up to the request timeout
+   * (`tools` with `initOnSessionStart`), or on the first tool call or delivery.
    */
   async start(): Promise<void> {
     this.name();

@@ -304,11 +304,9 @@ export class HonchoWriteHooks {
   }
 
   /**
-   * Checkpoint API v2: resolves only when every evidence message is stored
-   * in Honcho (the outbox flushed, the messages Honcho lacks by digest
-   * queued and delivered). A best-effort one takes at most 2 s and leaves
-   * what it could not deliver queued.
-   *
+   * Checkpoint API v2: resolves only when every evidence message is stored in Honcho (the outbox
+   * flushed, the messages Honcho lacks by digest queued and delivered). A best-effort one takes at
+   * most 2 s and leaves what it could not deliver queued.
    * @throws {Error} When it cannot be confirmed.
    */
   async checkpoint(messages: ChatMessage[], required: boolean): Promise<void> {
@@ -408,11 +406,10 @@ export interface TurnRecords {
 }
 
 /**
- * The outbox records of one turn (plugins/memory/honcho/SPEC.md §9), chunked at
- * `messageMaxChars`. The user side goes to the user peer, another human
- * author's peer (joined first), or a bot author's peer in its a2a session
- * (none without `a2aSessions`, or when the bot is the AI peer). A `turnId`
- * gives stable ids: the same turn handed over again is stored once.
+ * The outbox records of one turn (plugins/memory/honcho/SPEC.md §9), chunked at `messageMaxChars`.
+ * The user side goes to the user peer, another human author's peer (joined first), or a bot
+ * author's peer in its a2a session (none without `a2aSessions`, or when the bot is the AI peer). A
+ * `turnId` gives stable ids: the same turn handed over again is stored once.
  */
 export function turnRecords(
   config:

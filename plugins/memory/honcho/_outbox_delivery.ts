@@ -192,8 +192,7 @@ export class OutboxDelivery {
           await this.#settleByLookup(client, result, signal)
         ) continue;
         if (pick.kind === "wait") {
-          // Every deliverable message waits for an uncertain attempt; a flush
-          // whose deadline comes first keeps looking the messages up.
+          // All wait for uncertain attempts; a flush whose deadline comes first keeps looking up.
           const now = this.#policy.now();
           const lookAgain = maxWaitMs === Infinity && deadline !== undefined &&
             now + SETTLE_LOOKUP_INTERVAL_MS < deadline;
@@ -348,9 +347,8 @@ export class OutboxDelivery {
         : caught;
       const outcome = sendOutcome(error);
       if (outcome !== "doubt") {
-        // This attempt cannot land later: only earlier attempts still
-        // count (and, when it was surely not stored, it needs no lookup).
-        // Recorded, so another process (or a restart) need not wait either.
+        // This attempt cannot land later (if surely unsent, no lookup either): only earlier
+        // attempts count. Recorded, so another process (or a restart) need not wait either.
         const groups = new Map<
           string,
           { ids: string[]; landBy: number; attempted: boolean }
@@ -570,7 +568,7 @@ interface Refusal {
 /** What makes two refusals the same cause: the status and the server's detail. */
 function refusalKey(error: unknown): string {
   if (error instanceof HonchoError) {
-    const detail = isRecord(error.body) ? error.body.detail : undefined;
+    const detail = detailOf(error);
     return `${error.status}:${
       typeof detail === "string" ? detail : JSON.stringify(detail ?? null)
     }`;
@@ -590,7 +588,7 @@ function refusedMessage(
   if (!(error instanceof HonchoError)) return undefined;
   let index: number | undefined;
   if (error.status === 422) {
-    const detail = isRecord(error.body) ? error.body.detail : undefined;
+    const detail = detailOf(error);
     if (!Array.isArray(detail) || detail.length === 0) return undefined;
     const indexes = new Set<number>();
     for (const issue of detail) {
@@ -604,6 +602,10 @@ function refusedMessage(
   }
   if (batchSize === 1) return 0;
   return index !== undefined && index < batchSize ? index : "isolate";
+}
+
+function detailOf(error: HonchoError): unknown {
+  return isRecord(error.body) ? error.body.detail : undefined;
 }
 
 export function noDelivery(pending: number): OutboxDeliverResult {

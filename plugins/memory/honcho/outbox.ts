@@ -215,15 +215,19 @@ export class HonchoOutbox {
     this.#file = new OutboxLog(dir, name, options.workspace, this.#now);
     this.path = this.#file.path;
     this.rejectedPath = join(dir, name.replace(/\.jsonl$/, ".rejected.jsonl"));
+    const bounds = {
+      maxPendingMessages: options.maxPendingMessages ?? 10_000,
+      maxPendingBytes: options.maxPendingBytes ?? 50 * 1024 * 1024,
+    };
+    for (const [name, value] of Object.entries(bounds)) {
+      if (!(value > 0)) {
+        throw new RangeError(
+          `Cannot create a Honcho outbox: '${name}' must be positive: current value is ${value}`,
+        );
+      }
+    }
     this.#commit = new GroupCommitter(this.#file, {
-      maxPendingMessages: positive(
-        options.maxPendingMessages ?? 10_000,
-        "maxPendingMessages",
-      ),
-      maxPendingBytes: positive(
-        options.maxPendingBytes ?? 50 * 1024 * 1024,
-        "maxPendingBytes",
-      ),
+      ...bounds,
       maxStaged: Math.max(1, options.maxStagedMessages ?? 5_000),
       stageWaitMs: Math.max(0, options.stageWaitMs ?? 5_000),
       random: this.#random,
@@ -668,13 +672,4 @@ export class HonchoOutbox {
     clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
   }
-}
-
-function positive(value: number, name: string): number {
-  if (!(value > 0)) {
-    throw new RangeError(
-      `Cannot create a Honcho outbox: '${name}' must be positive: current value is ${value}`,
-    );
-  }
-  return value;
 }

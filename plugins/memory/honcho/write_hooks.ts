@@ -114,8 +114,7 @@ export class HonchoWriteHooks {
     this.#session = session;
     this.#checkpointTimeoutMs = options.checkpointTimeoutMs;
     const config = runtime.config;
-    // The file keeps the configured name (where an earlier version queued
-    // it); delivery uses the client's (sanitised) workspace.
+    // The file keeps the configured name (earlier versions queued there); delivery sanitises it.
     this.outbox = new HonchoOutbox({
       ...options.outbox,
       workspace: config.workspaceId,

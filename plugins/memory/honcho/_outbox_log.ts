@@ -577,7 +577,7 @@ async function readFrom(
   const file = await Deno.open(path, { read: true });
   try {
     await file.seek(offset, Deno.SeekMode.Start);
-    const chunks: Uint8Array[] = [];
+    const chunks: Uint8Array<ArrayBuffer>[] = [];
     let total = 0;
     const buffer = new Uint8Array(64 * 1024);
     while (total < limit) {
@@ -586,12 +586,7 @@ async function readFrom(
       chunks.push(buffer.slice(0, n));
       total += n;
     }
-    const out = new Uint8Array(total);
-    let at = 0;
-    for (const chunk of chunks) {
-      out.set(chunk, at);
-      at += chunk.length;
-    }
+    const out = new Uint8Array(await new Blob(chunks).arrayBuffer());
     return limit === Infinity ? out : out.subarray(0, Math.min(total, limit));
   } finally {
     file.close();

@@ -34,6 +34,7 @@ import {
   type HonchoConfig,
   isHonchoUsable,
   loadHonchoConfig,
+  type LoadHonchoConfigOptions,
 } from "./config.ts";
 import {
   getHonchoConfigFields,
@@ -162,15 +163,14 @@ const WARM_UP_NOTE =
 abstract class ProviderContract extends MemoryProvider {}
 
 /**
- * The Honcho memory provider: recalls what Honcho knows about the user
- * before each turn and stores the conversation through a durable outbox.
+ * The Honcho memory provider: recalls what Honcho knows about the user before each turn and stores
+ * the conversation through a durable outbox. Its hooks are the `MemoryProvider` contract's
+ * (`@hermes/memory/provider`).
  *
- * Every hook fails open: reads return what is cached (or `""`) with a
- * one-time notice naming the cause; writes stay in the outbox until Honcho
- * accepts them; no hook throws into the agent (except
- * {@linkcode HonchoMemoryProvider.onPreCompress} when a checkpoint is
- * required and cannot be confirmed, as checkpoint API v2 demands). Its
- * hooks are the `MemoryProvider` contract's (`@hermes/memory/provider`).
+ * Every hook fails open: reads return what is cached (or `""`) with a one-time notice naming the
+ * cause; writes stay in the outbox until Honcho accepts them; no hook throws into the agent (except
+ * {@linkcode HonchoMemoryProvider.onPreCompress} when a required checkpoint cannot be confirmed, as
+ * checkpoint API v2 demands).
  *
  * @example Serving one session
  * ```ts ignore
@@ -243,10 +243,7 @@ export class HonchoMemoryProvider extends ProviderContract {
    */
   async isAvailable(): Promise<boolean> {
     try {
-      const config = this.#config ?? await loadHonchoConfig({
-        hermesHome: this.#hermesHome,
-        configPath: this.#options.configPath,
-      });
+      const config = this.#config ?? await loadHonchoConfig(this.#where());
       return isHonchoUsable(config);
     } catch {
       return false;
@@ -363,10 +360,10 @@ export class HonchoMemoryProvider extends ProviderContract {
    */
   override async identitySignature(): Promise<Record<string, unknown>> {
     try {
-      this.#signature = await identitySignatureOf({
-        hermesHome: this.#hermesHome,
-        configPath: this.#options.configPath,
-      }, this.#signature);
+      this.#signature = await identitySignatureOf(
+        this.#where(),
+        this.#signature,
+      );
       return { ...this.#signature.value };
     } catch {
       return {};
@@ -675,11 +672,16 @@ export class HonchoMemoryProvider extends ProviderContract {
     log(level, `Honcho ${what} failed: ${this.#scrub(errorText(error))}`);
   }
 
-  async #loadConfig(): Promise<HonchoConfig | undefined> {
-    this.#configPromise ??= loadHonchoConfig({
+  /** Where the config is read from (the home is known only after `initialize`). */
+  #where(): LoadHonchoConfigOptions {
+    return {
       hermesHome: this.#hermesHome,
       configPath: this.#options.configPath,
-    }).then((config) => {
+    };
+  }
+
+  async #loadConfig(): Promise<HonchoConfig | undefined> {
+    this.#configPromise ??= loadHonchoConfig(this.#where()).then((config) => {
       this.#config = config;
       return config;
     }, (error) => {

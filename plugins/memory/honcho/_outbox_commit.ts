@@ -31,7 +31,6 @@ export interface CommitOptions {
   maxPendingBytes: number;
   /** Held messages not on disk yet above which `stage()` pushes back. */
   maxStaged: number;
-  /** The longest one `stage()` waits for room, in ms. */
   stageWaitMs: number;
   random: () => number;
   /** Called after each group with the turns it made durable and the messages it added. */

@@ -10,9 +10,7 @@ const TIMEOUT_FALLBACK_S = 30;
 
 /** What the provider's parts share (see the module doc). */
 export interface HonchoRuntime {
-  /** The profile's resolved configuration. */
   readonly config: HonchoConfig;
-  /** The client every request goes through. */
   readonly client: HonchoClient;
   /** The one-time `[Honcho memory status]` notices. */
   readonly notices: NoticeBoard;
@@ -20,7 +18,6 @@ export interface HonchoRuntime {
   readonly signal: AbortSignal;
   /** The provider's background tasks (awaited by `idle()` and `shutdown()`). */
   readonly tasks: TaskGroup;
-  /** The clock, epoch ms. */
   readonly now: () => number;
   /** Whether the provider is shutting down (no new background work starts). */
   readonly stopped: () => boolean;
@@ -51,7 +48,6 @@ export function scrubberOf(
 export class TaskGroup {
   #tasks = new Set<Promise<unknown>>();
 
-  /** Tasks not settled yet. */
   get size(): number {
     return this.#tasks.size;
   }

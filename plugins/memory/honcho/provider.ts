@@ -672,7 +672,6 @@ export class HonchoMemoryProvider extends ProviderContract {
     log(level, `Honcho ${what} failed: ${this.#scrub(errorText(error))}`);
   }
 
-  /** Where the config is read from (the home is known only after `initialize`). */
   #where(): LoadHonchoConfigOptions {
     return {
       hermesHome: this.#hermesHome,

@@ -102,7 +102,6 @@ export class HonchoWriteHooks {
   #session: HonchoSession;
   #checkpointTimeoutMs: number | undefined;
   #memoryWrites = new Set<Promise<void>>();
-  /** Write-path causes already warned about in this episode. */
   #warned = new Set<NoticeCause>();
 
   constructor(

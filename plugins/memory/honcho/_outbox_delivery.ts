@@ -115,9 +115,6 @@ class StageError extends Error {
 
 export class OutboxDelivery {
   #o: OutboxDeliveryOptions;
-  #file: OutboxLog;
-  #commit: GroupCommitter;
-  #policy: DeliveryPolicy;
   /** When each unconfirmed id was last looked up (epoch ms). */
   #lookedUp = new Map<string, number>();
   /** Refusal causes already warned about (one warning per cause). */
@@ -127,9 +124,6 @@ export class OutboxDelivery {
 
   constructor(options: OutboxDeliveryOptions) {
     this.#o = options;
-    this.#file = options.file;
-    this.#commit = options.commit;
-    this.#policy = options.policy;
   }
 
   /**
@@ -142,7 +136,7 @@ export class OutboxDelivery {
   ): Promise<OutboxDeliverResult> {
     const signal = options.signal;
     if (signal?.aborted) throw signal.reason;
-    await Deno.mkdir(this.#file.dir, { recursive: true, mode: 0o700 });
+    await Deno.mkdir(this.#o.file.dir, { recursive: true, mode: 0o700 });
     const lease = await Deno.open(this.#o.leasePath, {
       read: true,
       write: true,
@@ -157,7 +151,7 @@ export class OutboxDelivery {
         return await this.#deliverLocked(
           client.withWorkspace(this.#o.workspace),
           signal,
-          options.maxRetries ?? this.#policy.maxRetries,
+          options.maxRetries ?? this.#o.policy.maxRetries,
           options.deadline,
           options.maxWaitMs ?? Infinity,
         );
@@ -182,9 +176,9 @@ export class OutboxDelivery {
     try {
       for (;;) {
         if (signal?.aborted) throw signal.reason;
-        const pick = await this.#file.locked(async () => {
-          await this.#file.catchUp();
-          return this.#pickBatch(this.#policy.now());
+        const pick = await this.#o.file.locked(async () => {
+          await this.#o.file.catchUp();
+          return this.#pickBatch(this.#o.policy.now());
         });
         if (pick.kind === "empty") break;
         if (
@@ -193,7 +187,7 @@ export class OutboxDelivery {
         ) continue;
         if (pick.kind === "wait") {
           // All wait for uncertain attempts; a flush whose deadline comes first keeps looking up.
-          const now = this.#policy.now();
+          const now = this.#o.policy.now();
           const lookAgain = maxWaitMs === Infinity && deadline !== undefined &&
             now + SETTLE_LOOKUP_INTERVAL_MS < deadline;
           if (
@@ -213,7 +207,7 @@ export class OutboxDelivery {
         }
         const left = deadline === undefined
           ? Infinity
-          : deadline - this.#policy.now();
+          : deadline - this.#o.policy.now();
         if (left < MIN_REQUEST_MS) break;
         try {
           await this.#deliverBatch(client, pick.batch, result, signal, left);
@@ -234,18 +228,18 @@ export class OutboxDelivery {
               `Honcho outbox delivery failed, retrying: ${errorText(error)}`,
             );
             const delay = backoffDelayMs(failures - 1, error, {
-              baseMs: this.#policy.retryBaseDelayMs,
-              maxMs: this.#policy.retryMaxDelayMs,
-              retryAfterCapMs: this.#policy.retryAfterCapMs,
-              random: this.#policy.random,
+              baseMs: this.#o.policy.retryBaseDelayMs,
+              maxMs: this.#o.policy.retryMaxDelayMs,
+              retryAfterCapMs: this.#o.policy.retryAfterCapMs,
+              random: this.#o.policy.random,
             });
             if (
-              deadline !== undefined && this.#policy.now() + delay >= deadline
+              deadline !== undefined && this.#o.policy.now() + delay >= deadline
             ) {
               result.error = error;
               break;
             }
-            await this.#policy.sleep(delay, signal);
+            await this.#o.policy.sleep(delay, signal);
             continue;
           }
           const refused = stage === "send"
@@ -276,10 +270,10 @@ export class OutboxDelivery {
       }
     } finally {
       this.#warnRefusals(refusals);
-      await this.#file.locked(async () => {
-        await this.#file.catchUp();
-        await this.#file.maybeCompact(this.#policy.compactAfterBytes);
-        result.pending = this.#file.entries.size;
+      await this.#o.file.locked(async () => {
+        await this.#o.file.catchUp();
+        await this.#o.file.maybeCompact(this.#o.policy.compactAfterBytes);
+        result.pending = this.#o.file.entries.size;
       }).catch(() => {});
     }
     return result;
@@ -321,9 +315,9 @@ export class OutboxDelivery {
       attempted: entry.attempted,
       landBy: entry.landBy,
     }));
-    const at = this.#policy.now();
-    await this.#commit.commitLines([
-      attemptLine(ids, at, at + timeoutMs + this.#policy.lateCommitGraceMs),
+    const at = this.#o.policy.now();
+    await this.#o.commit.commitLines([
+      attemptLine(ids, at, at + timeoutMs + this.#o.policy.lateCommitGraceMs),
     ]);
     const limit = deadlineSignal(
       Number.isFinite(left) ? timeoutMs : Infinity,
@@ -362,7 +356,7 @@ export class OutboxDelivery {
           group.ids.push(entry.record.id);
           groups.set(key, group);
         }
-        await this.#commit.commitLines(
+        await this.#o.commit.commitLines(
           [...groups.values()].map(settleLine),
         ).catch(() => {});
       }
@@ -381,7 +375,7 @@ export class OutboxDelivery {
     let session: string | undefined;
     const entries: Entry[] = [];
     const check: string[] = [];
-    for (const entry of this.#file.entries.values()) {
+    for (const entry of this.#o.file.entries.values()) {
       const record = entry.record;
       if (blocked.has(record.session)) continue;
       if (session !== undefined && record.session !== session) continue;
@@ -418,9 +412,9 @@ export class OutboxDelivery {
     result: OutboxDeliverResult,
     signal: AbortSignal | undefined,
   ): Promise<boolean> {
-    const now = this.#policy.now();
+    const now = this.#o.policy.now();
     const bySession = new Map<string, string[]>();
-    for (const entry of this.#file.entries.values()) {
+    for (const entry of this.#o.file.entries.values()) {
       if (!entry.attempted || entry.landBy <= now) continue;
       const id = entry.record.id;
       const last = this.#lookedUp.get(id);
@@ -488,25 +482,25 @@ export class OutboxDelivery {
     ids: readonly string[],
     reason?: string,
   ): Promise<void> {
-    await this.#commit.commitLines([
-      finishLine(type, ids, this.#policy.now(), reason),
+    await this.#o.commit.commitLines([
+      finishLine(type, ids, this.#o.policy.now(), reason),
     ]);
     for (const id of ids) this.#isolate.delete(id);
-    this.#commit.noteRemoved();
+    this.#o.commit.noteRemoved();
   }
 
   async #reject(record: OutboxRecord, error: unknown): Promise<void> {
     const reason = errorText(error);
-    await Deno.mkdir(this.#file.dir, { recursive: true, mode: 0o700 });
+    await Deno.mkdir(this.#o.file.dir, { recursive: true, mode: 0o700 });
     const rejected: RejectedRecord = {
       ...record,
       reason,
-      rejectedAt: new Date(this.#policy.now()).toISOString(),
+      rejectedAt: new Date(this.#o.policy.now()).toISOString(),
     };
     if (error instanceof HonchoError && error.status !== undefined) {
       rejected.status = error.status;
     }
-    await this.#file.locked(() =>
+    await this.#o.file.locked(() =>
       appendSynced(
         this.#o.rejectedPath,
         encoder.encode(`${JSON.stringify(rejected)}\n`),

@@ -1,8 +1,6 @@
 /**
- * The outbox's one write queue: appends and control lines handed in while
- * the previous write was on its way to the disk go out together, in order,
- * under the state lock, with one `fdatasync`.
- *
+ * The outbox's one write queue: appends and control lines handed in while the previous write was on
+ * its way to the disk go out together, in order, under the state lock, with one `fdatasync`.
  * @module
  */
 
@@ -23,19 +21,16 @@ export interface OutboxAppendResult {
   rejected: number;
 }
 
-/** A record to append, and whether it is looked up before its first send. */
 export interface AppendRecord {
   record: OutboxRecord;
   verify: boolean;
 }
 
-/** Bounds and staging limits of the committer. */
 export interface CommitOptions {
   maxPendingMessages: number;
   maxPendingBytes: number;
   /** Held messages not on disk yet above which `stage()` pushes back. */
   maxStaged: number;
-  /** The longest one `stage()` waits for room, in ms. */
   stageWaitMs: number;
   random: () => number;
   /** Called after each group with the turns it made durable and the messages it added. */
@@ -46,7 +41,6 @@ interface Job {
   records: AppendRecord[];
   /** Records known later (a turn waiting for the session's name): jobs behind it wait. */
   later?: Promise<AppendRecord[]>;
-  /** Messages of this job counted in `#held`. */
   count: number;
   lines: string[];
   /** A turn or checkpoint: kept in memory and retried while the disk refuses it. */
@@ -64,7 +58,6 @@ export class GroupCommitter {
   #warnedFull = false;
   #jobs: Job[] = [];
   #running: Promise<void> | undefined;
-  /** Held messages not in the file yet. */
   #held = 0;
   #roomWaiters = new Set<() => void>();
   #warnedSlowDisk = false;
@@ -77,12 +70,10 @@ export class GroupCommitter {
     this.#options = options;
   }
 
-  /** Held messages not in the file yet. */
   get notDurable(): number {
     return this.#held;
   }
 
-  /** The committer's current run, if any. */
   get running(): Promise<void> | undefined {
     return this.#running;
   }
@@ -95,29 +86,20 @@ export class GroupCommitter {
     return new Promise((resolve, reject) => {
       const count = held ? records.length : 0;
       this.#held += count;
-      this.#enqueue({ records, count, lines: [], held, turn, resolve, reject });
+      this.#enqueue({ records, count, held, turn, resolve, reject });
     });
   }
 
   commitLines(lines: string[]): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.#enqueue({
-        records: [],
-        count: 0,
-        lines,
-        held: false,
-        turn: false,
-        resolve: () => resolve(),
-        reject,
-      });
+      this.#enqueue({ lines, resolve: () => resolve(), reject });
     });
   }
 
   /**
-   * Holds a turn until it is on disk, in order (records known `later` hold
-   * back the turns behind them, `count` messages estimated meanwhile);
-   * returns a promise only when more than `maxStaged` messages wait for the
-   * disk (back-pressure, at most `stageWaitMs`; the turn is kept either way).
+   * Holds a turn until it is on disk, in order (records known `later` hold back the turns behind
+   * them, `count` messages estimated meanwhile); returns a promise only when more than `maxStaged`
+   * messages wait for the disk (back-pressure, at most `stageWaitMs`; the turn is kept either way).
    */
   stage(
     records: AppendRecord[] | Promise<AppendRecord[]>,
@@ -130,10 +112,8 @@ export class GroupCommitter {
     } else {
       this.#held += count;
       this.#enqueue({
-        records: [],
         later: records,
         count,
-        lines: [],
         held: true,
         turn: true,
         resolve: () => {},
@@ -163,8 +143,9 @@ export class GroupCommitter {
     ) this.#warnedFull = false;
   }
 
-  #enqueue(job: Job): void {
-    this.#jobs.push(job);
+  #enqueue(job: Partial<Job> & Pick<Job, "resolve" | "reject">): void {
+    const defaults = { records: [], count: 0, lines: [], held: false };
+    this.#jobs.push({ ...defaults, turn: false, ...job });
     this.#start();
   }
 

@@ -1,18 +1,10 @@
 /**
- * The outbox's delivery: batches of at most 100 messages per session, in
- * order, under an exclusive lease on `<file>.deliver.lock` (released by the
- * OS when its holder dies).
- *
- * Before a batch is sent an `attempt` line is made durable with the time
- * after which Honcho can no longer commit that request (start + request
- * timeout + `lateCommitGraceMs`, since a server may finish a request its
- * client gave up on). After an uncertain outcome (a timeout, a dropped
- * connection, a 504, a process that died mid-request) the messages wait for
- * that time, then Honcho is asked which ids it holds and only the others are
- * sent. Only Honcho's refusal of one message (a 422 pointing into it, a 413)
- * moves it to the rejected file; anything else retrying cannot fix stops
- * delivery as systemic, keeping every message queued.
- *
+ * Outbox delivery: batches of at most 100 per session, in order, under a lease on
+ * `<file>.deliver.lock` (the OS releases it when its holder dies). A durable `attempt` line names
+ * when the request can no longer land (start + timeout + `lateCommitGraceMs`: servers finish
+ * requests clients gave up on); after an uncertain outcome the ids are looked up then, and only
+ * the missing ones sent. Only a refusal of one message (413, 422 into it) rejects it; other
+ * unfixable errors stop delivery as systemic with everything kept queued.
  * @module
  */
 
@@ -27,6 +19,7 @@ import {
 import { HonchoError, isHonchoError } from "./errors.ts";
 import type { GroupCommitter } from "./_outbox_commit.ts";
 import {
+  appendSynced,
   attemptLine,
   type Entry,
   finishLine,
@@ -35,16 +28,15 @@ import {
   type OutboxRecord,
   type RejectedRecord,
   settleLine,
-  writeAll,
 } from "./_outbox_log.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
+import { deadlineSignal } from "./_runtime.ts";
 import { errorText, isRecord } from "./_util.ts";
 
 /** A request is not started with less time than this before the deadline. */
 const MIN_REQUEST_MS = 250;
 /** How often a message whose acknowledgement was lost is looked up while its attempt could still land. */
 export const SETTLE_LOOKUP_INTERVAL_MS = 2_000;
-/** Ids asked about per dedup request. */
 const IDS_PER_QUERY = 40;
 
 const encoder = new TextEncoder();
@@ -81,7 +73,6 @@ export interface OutboxDeliverOptions {
   maxWaitMs?: number;
 }
 
-/** How delivery retries and waits (see `HonchoOutboxOptions`). */
 export interface DeliveryPolicy {
   maxRetries: number;
   retryBaseDelayMs: number;
@@ -101,7 +92,6 @@ export interface OutboxDeliveryOptions {
   rejectedPath: string;
   leasePath: string;
   policy: DeliveryPolicy;
-  /** How many messages are queued (for a busy answer). */
   pending: () => Promise<number>;
 }
 
@@ -117,42 +107,27 @@ type Pick =
   | { kind: "wait"; until: number; waiting: number }
   | { kind: "empty" };
 
-/** Where delivery failed: looking up stored ids, or sending. */
 class StageError extends Error {
   constructor(readonly stage: "check" | "send", readonly error: unknown) {
     super(errorText(error));
   }
 }
 
-/** Delivers an outbox's queue (see the module doc). */
 export class OutboxDelivery {
-  #workspace: string;
-  #file: OutboxLog;
-  #commit: GroupCommitter;
-  #rejectedPath: string;
+  #o: OutboxDeliveryOptions;
   /** When each unconfirmed id was last looked up (epoch ms). */
   #lookedUp = new Map<string, number>();
   /** Refusal causes already warned about (one warning per cause). */
   #warnedRefusals = new Set<string>();
-  #leasePath: string;
-  #policy: DeliveryPolicy;
-  #pending: () => Promise<number>;
   /** Ids delivered one by one to find the one Honcho refuses. */
   #isolate = new Set<string>();
 
   constructor(options: OutboxDeliveryOptions) {
-    this.#workspace = options.workspace;
-    this.#file = options.file;
-    this.#commit = options.commit;
-    this.#rejectedPath = options.rejectedPath;
-    this.#leasePath = options.leasePath;
-    this.#policy = options.policy;
-    this.#pending = options.pending;
+    this.#o = options;
   }
 
   /**
    * Delivers under the lease; `busy: true` at once when another holds it.
-   *
    * @throws The signal's reason, unchanged, when it aborts.
    */
   async deliver(
@@ -161,8 +136,8 @@ export class OutboxDelivery {
   ): Promise<OutboxDeliverResult> {
     const signal = options.signal;
     if (signal?.aborted) throw signal.reason;
-    await Deno.mkdir(this.#file.dir, { recursive: true, mode: 0o700 });
-    const lease = await Deno.open(this.#leasePath, {
+    await Deno.mkdir(this.#o.file.dir, { recursive: true, mode: 0o700 });
+    const lease = await Deno.open(this.#o.leasePath, {
       read: true,
       write: true,
       create: true,
@@ -170,19 +145,13 @@ export class OutboxDelivery {
     });
     try {
       if (!await lease.tryLock(true)) {
-        return {
-          delivered: 0,
-          duplicates: 0,
-          rejected: 0,
-          pending: await this.#pending(),
-          busy: true,
-        };
+        return { ...noDelivery(await this.#o.pending()), busy: true };
       }
       try {
         return await this.#deliverLocked(
-          client.withWorkspace(this.#workspace),
+          client.withWorkspace(this.#o.workspace),
           signal,
-          options.maxRetries ?? this.#policy.maxRetries,
+          options.maxRetries ?? this.#o.policy.maxRetries,
           options.deadline,
           options.maxWaitMs ?? Infinity,
         );
@@ -201,20 +170,15 @@ export class OutboxDelivery {
     deadline: number | undefined,
     maxWaitMs: number,
   ): Promise<OutboxDeliverResult> {
-    const result: OutboxDeliverResult = {
-      delivered: 0,
-      duplicates: 0,
-      rejected: 0,
-      pending: 0,
-    };
+    const result = noDelivery(0);
     let failures = 0;
     const refusals = new Map<string, Refusal>();
     try {
       for (;;) {
         if (signal?.aborted) throw signal.reason;
-        const pick = await this.#file.locked(async () => {
-          await this.#file.catchUp();
-          return this.#pickBatch(this.#policy.now());
+        const pick = await this.#o.file.locked(async () => {
+          await this.#o.file.catchUp();
+          return this.#pickBatch(this.#o.policy.now());
         });
         if (pick.kind === "empty") break;
         if (
@@ -222,9 +186,8 @@ export class OutboxDelivery {
           await this.#settleByLookup(client, result, signal)
         ) continue;
         if (pick.kind === "wait") {
-          // Every deliverable message waits for an uncertain attempt; a flush
-          // whose deadline comes first keeps looking the messages up.
-          const now = this.#policy.now();
+          // All wait for uncertain attempts; a flush whose deadline comes first keeps looking up.
+          const now = this.#o.policy.now();
           const lookAgain = maxWaitMs === Infinity && deadline !== undefined &&
             now + SETTLE_LOOKUP_INTERVAL_MS < deadline;
           if (
@@ -244,7 +207,7 @@ export class OutboxDelivery {
         }
         const left = deadline === undefined
           ? Infinity
-          : deadline - this.#policy.now();
+          : deadline - this.#o.policy.now();
         if (left < MIN_REQUEST_MS) break;
         try {
           await this.#deliverBatch(client, pick.batch, result, signal, left);
@@ -265,18 +228,18 @@ export class OutboxDelivery {
               `Honcho outbox delivery failed, retrying: ${errorText(error)}`,
             );
             const delay = backoffDelayMs(failures - 1, error, {
-              baseMs: this.#policy.retryBaseDelayMs,
-              maxMs: this.#policy.retryMaxDelayMs,
-              retryAfterCapMs: this.#policy.retryAfterCapMs,
-              random: this.#policy.random,
+              baseMs: this.#o.policy.retryBaseDelayMs,
+              maxMs: this.#o.policy.retryMaxDelayMs,
+              retryAfterCapMs: this.#o.policy.retryAfterCapMs,
+              random: this.#o.policy.random,
             });
             if (
-              deadline !== undefined && this.#policy.now() + delay >= deadline
+              deadline !== undefined && this.#o.policy.now() + delay >= deadline
             ) {
               result.error = error;
               break;
             }
-            await this.#policy.sleep(delay, signal);
+            await this.#o.policy.sleep(delay, signal);
             continue;
           }
           const refused = stage === "send"
@@ -307,10 +270,10 @@ export class OutboxDelivery {
       }
     } finally {
       this.#warnRefusals(refusals);
-      await this.#file.locked(async () => {
-        await this.#file.catchUp();
-        await this.#file.maybeCompact(this.#policy.compactAfterBytes);
-        result.pending = this.#file.entries.size;
+      await this.#o.file.locked(async () => {
+        await this.#o.file.catchUp();
+        await this.#o.file.maybeCompact(this.#o.policy.compactAfterBytes);
+        result.pending = this.#o.file.entries.size;
       }).catch(() => {});
     }
     return result;
@@ -352,31 +315,24 @@ export class OutboxDelivery {
       attempted: entry.attempted,
       landBy: entry.landBy,
     }));
-    const at = this.#policy.now();
-    await this.#commit.commitLines([
-      attemptLine(ids, at, at + timeoutMs + this.#policy.lateCommitGraceMs),
+    const at = this.#o.policy.now();
+    await this.#o.commit.commitLines([
+      attemptLine(ids, at, at + timeoutMs + this.#o.policy.lateCommitGraceMs),
     ]);
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort(signal!.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const timer = Number.isFinite(left)
-      ? setTimeout(
-        () =>
-          controller.abort(
-            new DOMException("Honcho delivery deadline passed", "TimeoutError"),
-          ),
-        timeoutMs,
-      )
-      : undefined;
+    const limit = deadlineSignal(
+      Number.isFinite(left) ? timeoutMs : Infinity,
+      "Honcho delivery deadline passed",
+      signal,
+    );
     try {
       await client.createMessages(
         batch.session,
         toSend.map((entry) => toMessageInput(entry.record)),
-        { signal: controller.signal },
+        { signal: limit.signal },
       );
     } catch (caught) {
       // Our own deadline ended the request: a timeout like any other.
-      const error = controller.signal.aborted && !signal?.aborted
+      const error = limit.signal.aborted && !signal?.aborted
         ? new HonchoError(
           "timeout",
           `Honcho POST messages was cut off at the delivery deadline after ${timeoutMs} ms`,
@@ -385,9 +341,8 @@ export class OutboxDelivery {
         : caught;
       const outcome = sendOutcome(error);
       if (outcome !== "doubt") {
-        // This attempt cannot land later: only earlier attempts still
-        // count (and, when it was surely not stored, it needs no lookup).
-        // Recorded, so another process (or a restart) need not wait either.
+        // This attempt cannot land later (if surely unsent, no lookup either): only earlier
+        // attempts count. Recorded, so another process (or a restart) need not wait either.
         const groups = new Map<
           string,
           { ids: string[]; landBy: number; attempted: boolean }
@@ -401,14 +356,13 @@ export class OutboxDelivery {
           group.ids.push(entry.record.id);
           groups.set(key, group);
         }
-        await this.#commit.commitLines(
+        await this.#o.commit.commitLines(
           [...groups.values()].map(settleLine),
         ).catch(() => {});
       }
       throw new StageError("send", error);
     } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
+      limit.clear();
     }
     await this.#finish("ack", ids);
     result.delivered += ids.length;
@@ -421,7 +375,7 @@ export class OutboxDelivery {
     let session: string | undefined;
     const entries: Entry[] = [];
     const check: string[] = [];
-    for (const entry of this.#file.entries.values()) {
+    for (const entry of this.#o.file.entries.values()) {
       const record = entry.record;
       if (blocked.has(record.session)) continue;
       if (session !== undefined && record.session !== session) continue;
@@ -458,9 +412,9 @@ export class OutboxDelivery {
     result: OutboxDeliverResult,
     signal: AbortSignal | undefined,
   ): Promise<boolean> {
-    const now = this.#policy.now();
+    const now = this.#o.policy.now();
     const bySession = new Map<string, string[]>();
-    for (const entry of this.#file.entries.values()) {
+    for (const entry of this.#o.file.entries.values()) {
       if (!entry.attempted || entry.landBy <= now) continue;
       const id = entry.record.id;
       const last = this.#lookedUp.get(id);
@@ -528,37 +482,30 @@ export class OutboxDelivery {
     ids: readonly string[],
     reason?: string,
   ): Promise<void> {
-    await this.#commit.commitLines([
-      finishLine(type, ids, this.#policy.now(), reason),
+    await this.#o.commit.commitLines([
+      finishLine(type, ids, this.#o.policy.now(), reason),
     ]);
     for (const id of ids) this.#isolate.delete(id);
-    this.#commit.noteRemoved();
+    this.#o.commit.noteRemoved();
   }
 
   async #reject(record: OutboxRecord, error: unknown): Promise<void> {
     const reason = errorText(error);
-    await Deno.mkdir(this.#file.dir, { recursive: true, mode: 0o700 });
+    await Deno.mkdir(this.#o.file.dir, { recursive: true, mode: 0o700 });
     const rejected: RejectedRecord = {
       ...record,
       reason,
-      rejectedAt: new Date(this.#policy.now()).toISOString(),
+      rejectedAt: new Date(this.#o.policy.now()).toISOString(),
     };
     if (error instanceof HonchoError && error.status !== undefined) {
       rejected.status = error.status;
     }
-    await this.#file.locked(async () => {
-      const file = await Deno.open(this.#rejectedPath, {
-        append: true,
-        create: true,
-        mode: 0o600,
-      });
-      try {
-        await writeAll(file, encoder.encode(`${JSON.stringify(rejected)}\n`));
-        await file.syncData();
-      } finally {
-        file.close();
-      }
-    });
+    await this.#o.file.locked(() =>
+      appendSynced(
+        this.#o.rejectedPath,
+        encoder.encode(`${JSON.stringify(rejected)}\n`),
+      )
+    );
     await this.#finish("drop", [record.id], reason);
   }
 
@@ -575,7 +522,7 @@ export class OutboxDelivery {
         first ? "warn" : "debug",
         `Honcho refused ${count} for session${
           sessions.size === 1 ? "" : "s"
-        } ${where} (${reason}): moved to ${this.#rejectedPath}; 'hermes honcho outbox retry' queues ${
+        } ${where} (${reason}): moved to ${this.#o.rejectedPath}; 'hermes honcho outbox retry' queues ${
           ids.length === 1 ? "it" : "them"
         } again once the cause is fixed${
           first ? "" : " (this cause was reported before)"
@@ -606,7 +553,6 @@ function sendOutcome(error: unknown): "unsent" | "over" | "doubt" {
     : "doubt";
 }
 
-/** Messages refused for one cause in one delivery round. */
 interface Refusal {
   reason: string;
   ids: string[];
@@ -616,7 +562,7 @@ interface Refusal {
 /** What makes two refusals the same cause: the status and the server's detail. */
 function refusalKey(error: unknown): string {
   if (error instanceof HonchoError) {
-    const detail = isRecord(error.body) ? error.body.detail : undefined;
+    const detail = detailOf(error);
     return `${error.status}:${
       typeof detail === "string" ? detail : JSON.stringify(detail ?? null)
     }`;
@@ -625,9 +571,8 @@ function refusalKey(error: unknown): string {
 }
 
 /**
- * Whether Honcho refused one message itself (a 413, or a 422 pointing only
- * into `body.messages`): its index, `"isolate"` (send one by one to find
- * it), or `undefined` (systemic).
+ * Whether Honcho refused one message itself (a 413, or a 422 pointing only into `body.messages`):
+ * its index, `"isolate"` (send one by one to find it), or `undefined` (systemic).
  */
 function refusedMessage(
   error: unknown,
@@ -637,7 +582,7 @@ function refusedMessage(
   if (!(error instanceof HonchoError)) return undefined;
   let index: number | undefined;
   if (error.status === 422) {
-    const detail = isRecord(error.body) ? error.body.detail : undefined;
+    const detail = detailOf(error);
     if (!Array.isArray(detail) || detail.length === 0) return undefined;
     const indexes = new Set<number>();
     for (const issue of detail) {
@@ -651,6 +596,14 @@ function refusedMessage(
   }
   if (batchSize === 1) return 0;
   return index !== undefined && index < batchSize ? index : "isolate";
+}
+
+function detailOf(error: HonchoError): unknown {
+  return isRecord(error.body) ? error.body.detail : undefined;
+}
+
+export function noDelivery(pending: number): OutboxDeliverResult {
+  return { delivered: 0, duplicates: 0, rejected: 0, pending };
 }
 
 function toMessageInput(record: OutboxRecord): MessageInput {

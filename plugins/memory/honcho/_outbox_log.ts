@@ -1,11 +1,7 @@
 /**
- * The outbox's file format and the state replayed from it. One JSONL log
- * per workspace: `header` (format version, generation), `message`,
- * `attempt` (`ids`, `at`, `until`), `settle` (an attempt that can no
- * longer land), `ack` and `drop`; the line builders here are the only code
- * that writes them. Every {@linkcode OutboxLog} call runs under the
+ * The outbox's JSONL format and the state replayed from it: `header`, `message`, `attempt`,
+ * `settle`, `ack`, `drop` (built only here). Every {@linkcode OutboxLog} call runs under the
  * cross-process state lock ({@linkcode OutboxLog.locked}).
- *
  * @module
  */
 
@@ -18,12 +14,10 @@ import {
 import type { JsonObject } from "./client.ts";
 import { isRecord } from "./_util.ts";
 
-/** The metadata key that carries a message's outbox id. */
 export const OUTBOX_ID_METADATA_KEY = "hermes_outbox_id";
 
 /** A file whose header names a newer version is moved aside unchanged, never read, sent or deleted. */
-export const OUTBOX_FORMAT_VERSION = 1;
-const FORMAT_VERSION = OUTBOX_FORMAT_VERSION;
+const FORMAT_VERSION = 1;
 /** An attempt recorded before `until` existed: assume twice the default request timeout. */
 const LEGACY_ATTEMPT_WINDOW_MS = 60_000;
 
@@ -37,7 +31,6 @@ export const OUTBOX_RESERVE_BYTES = 256 * 1024;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** A queued message. */
 export interface OutboxRecord {
   /** The outbox id (a UUID), also in `metadata.hermes_outbox_id`. */
   id: string;
@@ -45,25 +38,20 @@ export interface OutboxRecord {
   session: string;
   peer: string;
   content: string;
-  /** Metadata including `hermes_outbox_id`. */
   metadata: JsonObject;
   createdAt: string;
 }
 
-/** A message Honcho refused, kept in the rejected file. */
 export interface RejectedRecord extends OutboxRecord {
   reason: string;
-  /** The HTTP status of the refusal, when there was one. */
   status?: number;
   rejectedAt: string;
 }
 
-/** A queued message and what is known about its delivery. */
 export interface Entry {
   record: OutboxRecord;
   /** The size of its line, newline included. */
   bytes: number;
-  /** A delivery was attempted. */
   attempted: boolean;
   /** Epoch ms after which no attempt made so far can land (0: none). */
   landBy: number;
@@ -72,11 +60,7 @@ export interface Entry {
 }
 
 /** The size of a header line (its generation is a UUID), newline included. */
-const HEADER_BYTES = JSON.stringify({
-  type: "header",
-  version: FORMAT_VERSION,
-  generation: "00000000-0000-0000-0000-000000000000",
-}).length + 1;
+const HEADER_BYTES = headerLine().length + 1;
 
 function headerLine(): string {
   return JSON.stringify({
@@ -127,10 +111,8 @@ export function finishLine(
   return JSON.stringify(line);
 }
 
-/** The JSONL log of one outbox and the queue replayed from it. */
 export class OutboxLog {
   readonly path: string;
-  /** The folder of the outbox files. */
   readonly dir: string;
   /** Queued messages by id, oldest first. */
   readonly entries: Map<string, Entry> = new Map();
@@ -156,12 +138,10 @@ export class OutboxLog {
     this.#now = now;
   }
 
-  /** Bytes of the queued message lines. */
   get bytes(): number {
     return this.#bytes;
   }
 
-  /** Runs `fn` under the cross-process state lock of this outbox. */
   locked<T>(fn: () => Promise<T>): Promise<T> {
     return withFileLock(this.#lockPath, fn);
   }
@@ -182,10 +162,7 @@ export class OutboxLog {
     return this.#kept.length;
   }
 
-  /**
-   * Moves a file written by a newer outbox format aside, byte for byte,
-   * with one warning; returns whether it did.
-   */
+  /** Moves a file written by a newer outbox format aside, byte for byte, with one warning; returns whether it did. */
   async #setAsideNewer(): Promise<boolean> {
     let version: unknown;
     try {
@@ -274,18 +251,16 @@ export class OutboxLog {
   }
 
   #apply(line: string, size: number): void {
-    let value: unknown;
+    let item: unknown;
     try {
-      value = JSON.parse(line);
+      item = JSON.parse(line);
     } catch {
+      // Kept below, like any line this version cannot read.
+    }
+    if (!isRecord(item)) {
       this.#keep(line, size);
       return;
     }
-    if (!isRecord(value)) {
-      this.#keep(line, size);
-      return;
-    }
-    const item = value;
     switch (item.type) {
       case "header":
         this.#generation = typeof item.generation === "string"
@@ -353,13 +328,17 @@ export class OutboxLog {
   /** Appends lines (a header first in a new file) with one write and one `fdatasync`, then replays them. */
   async appendLines(lines: readonly string[]): Promise<void> {
     await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const all = this.#offset === 0 ? [headerLine(), ...lines] : [...lines];
-    const data = encoder.encode(all.map((line) => `${line}\n`).join(""));
+    // A header first in a new file (decided again for the retry).
+    const data = (): Uint8Array =>
+      encoder.encode(
+        (this.#offset === 0 ? [headerLine(), ...lines] : lines)
+          .map((line) => `${line}\n`).join(""),
+      );
     const records = lines.every((line) =>
       !line.startsWith('{"type":"message"')
     );
     try {
-      await this.#append(data);
+      await appendSynced(this.path, data());
     } catch (error) {
       if (!diskFull(error)) throw error;
       // A torn tail is cut by the replay below; then, for delivery records
@@ -368,11 +347,8 @@ export class OutboxLog {
       if (!records || !await this.#releaseReserve()) {
         throw diskFullError(this.path, error, this.entries.size);
       }
-      const retry = this.#offset === 0 ? [headerLine(), ...lines] : [...lines];
       try {
-        await this.#append(
-          encoder.encode(retry.map((line) => `${line}\n`).join("")),
-        );
+        await appendSynced(this.path, data());
       } catch (again) {
         if (!diskFull(again)) throw again;
         await this.catchUp().catch(() => {});
@@ -387,25 +363,10 @@ export class OutboxLog {
     }
   }
 
-  async #append(data: Uint8Array): Promise<void> {
-    const file = await Deno.open(this.path, {
-      append: true,
-      create: true,
-      mode: 0o600,
-    });
-    try {
-      await writeAll(file, data);
-      await file.syncData();
-    } finally {
-      file.close();
-    }
-  }
-
   get reservePath(): string {
     return `${this.path}.reserve`;
   }
 
-  /** Frees the reserve; `false` when there was none. */
   async #releaseReserve(): Promise<boolean> {
     try {
       await Deno.remove(this.reservePath);
@@ -422,10 +383,7 @@ export class OutboxLog {
     }
   }
 
-  /**
-   * Takes the reserve (real blocks, not a sparse file) when it is missing;
-   * best effort: on a full disk it is simply not there yet.
-   */
+  /** Takes the reserve (real blocks, not a sparse file) when it is missing; best effort: on a full disk it is simply not there yet. */
   async ensureReserve(): Promise<void> {
     try {
       await Deno.lstat(this.reservePath);
@@ -491,7 +449,6 @@ export class OutboxLog {
   }
 }
 
-/** Reads a rejected file (torn or foreign lines are skipped). */
 export async function readRejectedFile(
   path: string,
   workspace: string,
@@ -591,14 +548,24 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** Writes all of `data` (a write may be partial). */
-export async function writeAll(
-  file: Deno.FsFile,
+/** Appends all of `data` (a write may be partial), then `fdatasync`s. */
+export async function appendSynced(
+  path: string,
   data: Uint8Array,
 ): Promise<void> {
-  let written = 0;
-  while (written < data.length) {
-    written += await file.write(data.subarray(written));
+  const file = await Deno.open(path, {
+    append: true,
+    create: true,
+    mode: 0o600,
+  });
+  try {
+    let written = 0;
+    while (written < data.length) {
+      written += await file.write(data.subarray(written));
+    }
+    await file.syncData();
+  } finally {
+    file.close();
   }
 }
 
@@ -610,7 +577,7 @@ async function readFrom(
   const file = await Deno.open(path, { read: true });
   try {
     await file.seek(offset, Deno.SeekMode.Start);
-    const chunks: Uint8Array[] = [];
+    const chunks: Uint8Array<ArrayBuffer>[] = [];
     let total = 0;
     const buffer = new Uint8Array(64 * 1024);
     while (total < limit) {
@@ -619,12 +586,7 @@ async function readFrom(
       chunks.push(buffer.slice(0, n));
       total += n;
     }
-    const out = new Uint8Array(total);
-    let at = 0;
-    for (const chunk of chunks) {
-      out.set(chunk, at);
-      at += chunk.length;
-    }
+    const out = new Uint8Array(await new Blob(chunks).arrayBuffer());
     return limit === Infinity ? out : out.subarray(0, Math.min(total, limit));
   } finally {
     file.close();

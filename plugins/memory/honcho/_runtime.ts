@@ -10,9 +10,7 @@ const TIMEOUT_FALLBACK_S = 30;
 
 /** What the provider's parts share (see the module doc). */
 export interface HonchoRuntime {
-  /** The profile's resolved configuration. */
   readonly config: HonchoConfig;
-  /** The client every request goes through. */
   readonly client: HonchoClient;
   /** The one-time `[Honcho memory status]` notices. */
   readonly notices: NoticeBoard;
@@ -20,7 +18,6 @@ export interface HonchoRuntime {
   readonly signal: AbortSignal;
   /** The provider's background tasks (awaited by `idle()` and `shutdown()`). */
   readonly tasks: TaskGroup;
-  /** The clock, epoch ms. */
   readonly now: () => number;
   /** Whether the provider is shutting down (no new background work starts). */
   readonly stopped: () => boolean;
@@ -51,7 +48,6 @@ export function scrubberOf(
 export class TaskGroup {
   #tasks = new Set<Promise<unknown>>();
 
-  /** Tasks not settled yet. */
   get size(): number {
     return this.#tasks.size;
   }
@@ -85,6 +81,29 @@ export class TaskGroup {
     }
     return true;
   }
+}
+
+/** A signal aborted with a `TimeoutError` after `ms` (never if `ms` is not finite) or with `parent`; `clear()` stops both. */
+export function deadlineSignal(
+  ms: number,
+  message: string,
+  parent?: AbortSignal,
+): { signal: AbortSignal; reason: DOMException; clear(): void } {
+  const controller = new AbortController();
+  const reason = new DOMException(message, "TimeoutError");
+  const onAbort = (): void => controller.abort(parent!.reason);
+  parent?.addEventListener("abort", onAbort, { once: true });
+  const timer = Number.isFinite(ms)
+    ? setTimeout(() => controller.abort(reason), Math.max(0, ms))
+    : undefined;
+  return {
+    signal: controller.signal,
+    reason,
+    clear: () => {
+      clearTimeout(timer);
+      parent?.removeEventListener("abort", onAbort);
+    },
+  };
 }
 
 /** Whether `promise` settles within `ms` (`ms <= 0`: whether it already has). */

@@ -1,9 +1,7 @@
 /**
- * Pre-compress checkpoints (src/context/SPEC.md §5, API v2). Every message
- * carries a content digest (`hermes_digest`) and chunk number
- * (`hermes_chunk`); a checkpoint adds only the occurrences Honcho lacks, so
- * a retry or a grown transcript never stores a message twice.
- *
+ * Pre-compress checkpoints (src/context/SPEC.md §5, API v2). Every message carries a content digest
+ * (`hermes_digest`) and chunk number (`hermes_chunk`); a checkpoint adds only the occurrences
+ * Honcho lacks, so a retry or a grown transcript never stores a message twice.
  * @module
  */
 
@@ -14,6 +12,7 @@ import {
 } from "../../../src/provider/mod.ts";
 import type { HonchoClient, JsonObject } from "./client.ts";
 import { sanitizeContext } from "../../../src/provider/mod.ts";
+import { isRecord } from "./_util.ts";
 
 /** The metadata key holding a message's content digest. */
 export const DIGEST_METADATA_KEY = "hermes_digest";
@@ -38,13 +37,11 @@ export function messageText(content: unknown): string {
   if (!Array.isArray(content)) return "";
   return content.flatMap((part) => {
     if (typeof part === "string") return [part];
-    if (
-      part && typeof part === "object" &&
-      typeof (part as { text?: unknown }).text === "string" &&
-      ((part as { type?: unknown }).type === undefined ||
-        (part as { type?: unknown }).type === "text")
-    ) return [(part as { text: string }).text];
-    return [];
+    const text =
+      isRecord(part) && (part.type === undefined || part.type === "text")
+        ? part.text
+        : undefined;
+    return typeof text === "string" ? [text] : [];
   }).join("\n");
 }
 

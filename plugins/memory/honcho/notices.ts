@@ -55,9 +55,7 @@ const OBSERVER_LIMIT_FIX =
 
 /** "Cannot have more than 10 peers with observe_others=true in a session". */
 function isObserverLimit(error: unknown): boolean {
-  if (!isHonchoError(error) || error.status === undefined) {
-    return false;
-  }
+  if (!isHonchoError(error) || error.status === undefined) return false;
   if (error.status < 400 || error.status >= 500) return false;
   const detail = (error.body as { detail?: unknown } | undefined)?.detail;
   const text = typeof detail === "string" ? detail : error.message;
@@ -163,15 +161,7 @@ export class NoticeBoard {
   report(cause: NoticeCause, reason?: string, host?: string): boolean {
     this.#active = cause;
     if (this.#shown.has(cause) || this.#pending.has(cause)) return false;
-    this.#pending.set(
-      cause,
-      noticeText(cause, {
-        reason,
-        platform: this.#platform,
-        hermesHome: this.#hermesHome,
-        host,
-      }),
-    );
+    this.#pending.set(cause, this.#text(cause, reason, host));
     return true;
   }
 
@@ -197,13 +187,16 @@ export class NoticeBoard {
           home("honcho.json")
         } ('hermes honcho status'); the turns stay queued ('hermes honcho outbox')`;
       default:
-        return noticeText(cause, {
-          reason,
-          platform: this.#platform,
-          hermesHome: this.#hermesHome,
-          host,
-        }).replace(`${NOTICE_HEADING} `, "");
+        return this.#text(cause, reason, host).replace(
+          `${NOTICE_HEADING} `,
+          "",
+        );
     }
+  }
+
+  #text(cause: NoticeCause, reason?: string, host?: string): string {
+    const [platform, hermesHome] = [this.#platform, this.#hermesHome];
+    return noticeText(cause, { reason, platform, hermesHome, host });
   }
 
   /** Records a failure by error; errors that are not outages are ignored. */

@@ -1,16 +1,8 @@
 /**
- * The durable outbox of Honcho message writes: an append-only JSONL log
- * under `$HERMES_HOME/honcho/outbox/<workspace>.jsonl` (`_outbox_log.ts`),
- * written in groups with one `fdatasync` (`_outbox_commit.ts`) and
- * delivered in order, at most once, under a cross-process lease
- * (`_outbox_delivery.ts`). This file adds the turns' side: staging with
- * back-pressure and background delivery per `writeFrequency`.
- *
- * A failed delivery never drops anything: messages stay queued and a retry
- * is scheduled with full-jitter backoff (after an uncertain attempt, for
- * when it can no longer land). A denied network permission or an auth
- * failure schedules no retry (it cannot heal in this process).
- *
+ * The durable outbox of Honcho message writes: a JSONL log per workspace (`_outbox_log.ts`), group
+ * commits with one `fdatasync` (`_outbox_commit.ts`), ordered at-most-once delivery under a lease
+ * (`_outbox_delivery.ts`). Here: staging with back-pressure and background delivery per
+ * `writeFrequency`. A failure never drops messages; auth or a denied permission schedules no retry.
  * @module
  */
 
@@ -39,6 +31,7 @@ import {
   type OutboxAppendResult,
 } from "./_outbox_commit.ts";
 import {
+  noDelivery,
   type OutboxDeliverOptions,
   type OutboxDeliverResult,
   OutboxDelivery,
@@ -52,20 +45,10 @@ import {
   type RejectedRecord,
 } from "./_outbox_log.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
-import { waitFor } from "./_runtime.ts";
+import { deadlineSignal, waitFor } from "./_runtime.ts";
 import { errorText } from "./_util.ts";
 
 export { OUTBOX_ID_METADATA_KEY };
-export type {
-  OutboxAppendResult,
-  OutboxDeliverOptions,
-  OutboxDeliverResult,
-  OutboxRecord,
-  RejectedRecord,
-};
-
-/** How long Honcho may take to finish a request its client gave up on, by default (ms). */
-export const DEFAULT_LATE_COMMIT_GRACE_MS = 30_000;
 
 /** A message to queue (content at most 25 000 characters: chunk first). */
 export interface OutboxMessageInput {
@@ -76,19 +59,14 @@ export interface OutboxMessageInput {
   metadata?: JsonObject;
   /** ISO. @default {now} */
   createdAt?: string;
-  /**
-   * A stable id (an imported turn): queued at most once, and looked up on
-   * Honcho before its first send. @default {a random UUID}
-   */
+  /** A stable id (an imported turn): queued at most once, and looked up on Honcho before its first send. @default {a random UUID} */
   id?: string;
   /** Look the id up before the first send. @default {true when `id` is given} */
   checkFirst?: boolean;
 }
 
 export interface OutboxStats {
-  /** Queued messages. */
   pending: number;
-  /** Bytes of queued message records. */
   bytes: number;
   /** Queued messages whose delivery was attempted but not acknowledged. */
   attempted: number;
@@ -134,9 +112,8 @@ export interface HonchoOutboxOptions {
   /** Ceiling of an honoured `Retry-After`, in ms. @default {60000} */
   retryAfterCapMs?: number;
   /**
-   * How long after its client gave up a request may still be committed by
-   * Honcho, in ms: an uncertain attempt is looked up only after its start +
-   * request timeout + this. @default {30000}
+   * How long after its client gave up a request may still be committed by Honcho, in ms: an
+   * uncertain attempt is looked up only after its start + request timeout + this. @default {30000}
    */
   lateCommitGraceMs?: number;
   /** Compaction threshold for a file with acknowledged lines, in bytes. @default {1048576} */
@@ -162,10 +139,7 @@ export type WriteMode =
   | { kind: "every"; n: number }
   | { kind: "session" };
 
-/**
- * `"async"`, `"turn"`, a positive integer N (also as a string); anything
- * else is `"session"` (deferred until the session ends).
- */
+/** `"async"`, `"turn"`, a positive integer N (also as a string); anything else is `"session"` (deferred until the session ends). */
 export function writeModeOf(value: WriteFrequency | undefined): WriteMode {
   if (value === undefined) return { kind: "async" };
   if (typeof value === "number") {
@@ -200,14 +174,10 @@ export function stableOutboxId(parts: readonly (string | number)[]): string {
   }-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** The durable outbox of one workspace in one profile (see the module doc). */
 export class HonchoOutbox {
   readonly workspace: string;
-  /** The JSONL log. */
   readonly path: string;
-  /** Where permanently refused messages are kept. */
   readonly rejectedPath: string;
-  /** The configured `writeFrequency`'s behaviour. */
   readonly mode: WriteMode;
   #file: OutboxLog;
   #commit: GroupCommitter;
@@ -235,11 +205,8 @@ export class HonchoOutbox {
       );
     }
     this.workspace = options.workspace;
-    const dir = join(
-      resolve(options.hermesHome ?? getHermesHome()),
-      "honcho",
-      "outbox",
-    );
+    const home = resolve(options.hermesHome ?? getHermesHome());
+    const dir = join(home, "honcho", "outbox");
     const name = outboxFileName(options.workspace);
     this.#now = options.now ?? Date.now;
     this.#random = options.random ?? Math.random;
@@ -248,15 +215,19 @@ export class HonchoOutbox {
     this.#file = new OutboxLog(dir, name, options.workspace, this.#now);
     this.path = this.#file.path;
     this.rejectedPath = join(dir, name.replace(/\.jsonl$/, ".rejected.jsonl"));
+    const bounds = {
+      maxPendingMessages: options.maxPendingMessages ?? 10_000,
+      maxPendingBytes: options.maxPendingBytes ?? 50 * 1024 * 1024,
+    };
+    for (const [name, value] of Object.entries(bounds)) {
+      if (!(value > 0)) {
+        throw new RangeError(
+          `Cannot create a Honcho outbox: '${name}' must be positive: current value is ${value}`,
+        );
+      }
+    }
     this.#commit = new GroupCommitter(this.#file, {
-      maxPendingMessages: positive(
-        options.maxPendingMessages ?? 10_000,
-        "maxPendingMessages",
-      ),
-      maxPendingBytes: positive(
-        options.maxPendingBytes ?? 50 * 1024 * 1024,
-        "maxPendingBytes",
-      ),
+      ...bounds,
       maxStaged: Math.max(1, options.maxStagedMessages ?? 5_000),
       stageWaitMs: Math.max(0, options.stageWaitMs ?? 5_000),
       random: this.#random,
@@ -278,10 +249,7 @@ export class HonchoOutbox {
         retryBaseDelayMs: options.retryBaseDelayMs ?? 1_000,
         retryMaxDelayMs: options.retryMaxDelayMs ?? 60_000,
         retryAfterCapMs: options.retryAfterCapMs ?? 60_000,
-        lateCommitGraceMs: Math.max(
-          0,
-          options.lateCommitGraceMs ?? DEFAULT_LATE_COMMIT_GRACE_MS,
-        ),
+        lateCommitGraceMs: Math.max(0, options.lateCommitGraceMs ?? 30_000),
         compactAfterBytes: options.compactAfterBytes ?? 1024 * 1024,
         sleep: this.#sleep,
         random: this.#random,
@@ -290,18 +258,16 @@ export class HonchoOutbox {
     });
   }
 
-  /** Staged messages not in the file yet. */
   get notDurable(): number {
     return this.#commit.notDurable;
   }
 
   /**
-   * Queues messages durably: resolves once they are in the file and synced.
-   * An `id` already queued counts as accepted without a second copy; past
-   * the size bound messages are refused (counted, with a warning).
-   *
-   * @throws {RangeError} When a message has no session or peer, or its
-   * content exceeds 25 000 characters (nothing is queued then).
+   * Queues messages durably: resolves once they are in the file and synced. An `id` already queued
+   * counts as accepted without a second copy; past the size bound messages are refused (counted,
+   * with a warning).
+   * @throws {RangeError} When a message has no session or peer, or its content exceeds 25 000
+   * characters (nothing is queued then).
    */
   async append(
     messages: readonly OutboxMessageInput[],
@@ -312,10 +278,9 @@ export class HonchoOutbox {
   }
 
   /**
-   * Stages one turn's messages: on disk within one group commit, in order,
-   * kept in memory and retried while the disk refuses them; then delivered
-   * per `writeFrequency`. Messages known later (`count` estimated) hold the
-   * turns behind them. Returns a promise only when more than
+   * Stages one turn's messages: on disk within one group commit, in order, kept in memory and
+   * retried while the disk refuses them; then delivered per `writeFrequency`. Messages known later
+   * (`count` estimated) hold the turns behind them. Returns a promise only when more than
    * `maxStagedMessages` wait for the disk (back-pressure).
    */
   stage(
@@ -429,11 +394,9 @@ export class HonchoOutbox {
   }
 
   /**
-   * Delivers queued messages in order (batches of at most 100 per session)
-   * until the outbox is empty, the signal aborts, the deadline comes or
-   * delivery fails; `busy: true` at once when another delivery holds the
-   * lease (this process's or another's).
-   *
+   * Delivers queued messages in order (batches of at most 100 per session) until the outbox is
+   * empty, the signal aborts, the deadline comes or delivery fails; `busy: true` at once when
+   * another delivery holds the lease (this process's or another's).
    * @param client Its workspace is replaced by the outbox's.
    * @throws The signal's reason, unchanged, when it aborts.
    */
@@ -450,41 +413,32 @@ export class HonchoOutbox {
    */
   async flush(client: HonchoClient, timeoutMs: number): Promise<boolean> {
     const deadline = this.#now() + Math.max(0, timeoutMs);
-    const controller = new AbortController();
-    const reason = new DOMException(
+    const { signal, reason, clear } = deadlineSignal(
+      timeoutMs,
       "Honcho outbox flush deadline passed",
-      "TimeoutError",
-    );
-    const timer = setTimeout(
-      () => controller.abort(reason),
-      Math.max(0, timeoutMs),
     );
     try {
       for (;;) {
         const result = await this.deliver(client, {
-          signal: controller.signal,
+          signal,
           maxRetries: Infinity,
           deadline,
         });
         if (result.pending === 0) return true;
         if (!result.busy || this.#now() >= deadline) return false;
-        await this.#sleep(
-          Math.min(100, deadline - this.#now()),
-          controller.signal,
-        );
+        await this.#sleep(Math.min(100, deadline - this.#now()), signal);
       }
     } catch (error) {
       if (error === reason) return (await this.stats()).pending === 0;
       throw error;
     } finally {
-      clearTimeout(timer);
+      clear();
     }
   }
 
   /**
-   * The background delivery's flush (session end, shutdown, checkpoint):
-   * staged turns made durable, then everything delivered within
-   * `timeoutMs`; `true` when the outbox is empty afterwards.
+   * The background delivery's flush (session end, shutdown, checkpoint): staged turns made durable,
+   * then everything delivered within `timeoutMs`; `true` when the outbox is empty afterwards.
    */
   async flushAll(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + Math.max(0, timeoutMs);
@@ -499,11 +453,16 @@ export class HonchoOutbox {
       if ((await this.stats()).pending === 0) return true;
       if (!background) return false;
       if (background.ensureReady) {
-        await withDeadline(
-          background.ensureReady,
+        const limit = deadlineSignal(
           remaining(),
+          "Honcho deadline passed",
           this.#controller.signal,
         );
+        try {
+          await background.ensureReady(limit.signal);
+        } finally {
+          limit.clear();
+        }
       }
       const empty = await this.flush(background.client, remaining());
       if (empty) this.#failures = 0;
@@ -530,19 +489,15 @@ export class HonchoOutbox {
     });
   }
 
-  /**
-   * Once Honcho is ready: `async` and `turn` deliver everything queued;
-   * deferred modes only what earlier processes left.
-   */
+  /** Once Honcho is ready: `async` and `turn` deliver everything queued; deferred modes only what earlier processes left. */
   resume(): void {
     if (this.mode.kind === "async" || this.mode.kind === "turn") this.kick();
     else void this.deliverBacklog();
   }
 
   /**
-   * Kicks a round when the file holds more than this instance put there (an
-   * earlier process's backlog), so a deferred `writeFrequency` is not
-   * bypassed for this process's own turns.
+   * Kicks a round when the file holds more than this instance put there (an earlier process's
+   * backlog), so a deferred `writeFrequency` is not bypassed for this process's own turns.
    */
   async deliverBacklog(): Promise<void> {
     try {
@@ -562,9 +517,8 @@ export class HonchoOutbox {
   }
 
   /**
-   * Stops: no new turns, no retry; waits (at most `timeoutMs`) for staged
-   * turns to reach the file, then aborts the running round. Queued
-   * messages stay in the file.
+   * Stops: no new turns, no retry; waits (at most `timeoutMs`) for staged turns to reach the file,
+   * then aborts the running round. Queued messages stay in the file.
    */
   async close(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + Math.max(0, timeoutMs);
@@ -645,10 +599,7 @@ export class HonchoOutbox {
         if (signal.aborted) return;
         // Session set-up failed: systemic unless a retry may help.
         result = {
-          delivered: 0,
-          duplicates: 0,
-          rejected: 0,
-          pending: -1,
+          ...noDelivery(-1),
           error,
           systemic: !isRetryableHonchoError(error),
         };
@@ -720,38 +671,5 @@ export class HonchoOutbox {
   #clearRetry(): void {
     clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
-  }
-}
-
-function positive(value: number, name: string): number {
-  if (!(value > 0)) {
-    throw new RangeError(
-      `Cannot create a Honcho outbox: '${name}' must be positive: current value is ${value}`,
-    );
-  }
-  return value;
-}
-
-/** Runs `fn` with a signal that aborts after `ms` or when `parent` aborts. */
-async function withDeadline<T>(
-  fn: (signal: AbortSignal) => Promise<T>,
-  ms: number,
-  parent: AbortSignal,
-): Promise<T> {
-  const controller = new AbortController();
-  const onAbort = (): void => controller.abort(parent.reason);
-  parent.addEventListener("abort", onAbort, { once: true });
-  const timer = setTimeout(
-    () =>
-      controller.abort(
-        new DOMException("Honcho deadline passed", "TimeoutError"),
-      ),
-    Math.max(0, ms),
-  );
-  try {
-    return await fn(controller.signal);
-  } finally {
-    clearTimeout(timer);
-    parent.removeEventListener("abort", onAbort);
   }
 }

@@ -1,8 +1,6 @@
 /**
- * The Honcho memory provider (plugins/memory/honcho/SPEC.md §6–§9): the contract's
- * hooks over the session (`session.ts`), recall (`recall.ts`), the write
- * side (`write_hooks.ts`, `outbox.ts`) and the tools (`tools.ts`).
- *
+ * The Honcho memory provider (plugins/memory/honcho/SPEC.md §6–§9): contract hooks over `session.ts`,
+ * `recall.ts`, `write_hooks.ts`/`outbox.ts` and `tools.ts`.
  * @module
  */
 
@@ -36,6 +34,7 @@ import {
   type HonchoConfig,
   isHonchoUsable,
   loadHonchoConfig,
+  type LoadHonchoConfigOptions,
 } from "./config.ts";
 import {
   getHonchoConfigFields,
@@ -93,9 +92,8 @@ export interface HonchoProviderOptions {
   /** Least time between two session-init attempts started by hooks, in ms. @default {5000} */
   initRetryDelayMs?: number;
   /**
-   * Shutdown budget, in ms: staged turns are made durable, then queued
-   * messages delivered until it runs out (the rest waits for the next
-   * start). @default {4000}
+   * Shutdown budget, in ms: staged turns are made durable, then queued messages delivered until it
+   * runs out (the rest waits for the next start). @default {4000}
    */
   shutdownTimeoutMs?: number;
   /**
@@ -158,33 +156,29 @@ const WARM_UP_NOTE =
   "turn 1 shows Honcho's answer to its warm-up question about the user (who they are, what they prefer), not to this message; later turns use what was prefetched after the previous message";
 
 /**
- * `MemoryProvider` unchanged, so that the Honcho entry's documentation does
- * not repeat the contract (`@hermes/memory/provider` documents it).
- *
+ * `MemoryProvider` unchanged, so that the Honcho entry's documentation does not repeat the contract
+ * (`@hermes/memory/provider` documents it).
  * @ignore
  */
 abstract class ProviderContract extends MemoryProvider {}
 
 /**
- * The Honcho memory provider: recalls what Honcho knows about the user
- * before each turn and stores the conversation through a durable outbox.
+ * The Honcho memory provider: recalls what Honcho knows about the user before each turn and stores
+ * the conversation through a durable outbox. Its hooks are the `MemoryProvider` contract's
+ * (`@hermes/memory/provider`).
  *
- * Every hook fails open: reads return what is cached (or `""`) with a
- * one-time notice naming the cause; writes stay in the outbox until Honcho
- * accepts them; no hook throws into the agent (except
- * {@linkcode HonchoMemoryProvider.onPreCompress} when a checkpoint is
- * required and cannot be confirmed, as checkpoint API v2 demands). Its
- * hooks are the `MemoryProvider` contract's (`@hermes/memory/provider`).
+ * Every hook fails open: reads return what is cached (or `""`) with a one-time notice naming the
+ * cause; writes stay in the outbox until Honcho accepts them; no hook throws into the agent (except
+ * {@linkcode HonchoMemoryProvider.onPreCompress} when a required checkpoint cannot be confirmed, as
+ * checkpoint API v2 demands).
  *
  * @example Serving one session
  * ```ts ignore
  * import { HonchoMemoryProvider } from "./provider.ts";
  * const provider = new HonchoMemoryProvider();
  * await provider.initialize("session-1", { platform: "cli", userId: "alice" });
- * await provider.onTurnStart(1, "What did I plan for Oslo?", {});
  * const context = await provider.prefetch("What did I plan for Oslo?", {});
  * await provider.syncTurn("What did I plan for Oslo?", "A hiking trip.", {});
- * await provider.queuePrefetch("What did I plan for Oslo?", {});
  * await provider.shutdown();
  * ```
  */
@@ -210,11 +204,7 @@ export class HonchoMemoryProvider extends ProviderContract {
   #last: LastRecall = NO_RECALL;
   #signature: IdentitySignature | undefined;
 
-  /**
-   * Creates the provider (no I/O).
-   *
-   * @param options Query rewriter, transport and timing overrides.
-   */
+  /** Creates the provider (no I/O). */
   constructor(options: HonchoProviderOptions = {}) {
     super();
     this.#options = { ...options };
@@ -250,26 +240,17 @@ export class HonchoMemoryProvider extends ProviderContract {
   /**
    * Whether Honcho is configured and enabled (an API key or a base URL);
    * reads the config file, never the network.
-   *
-   * @returns `true` when usable.
    */
   async isAvailable(): Promise<boolean> {
     try {
-      const config = this.#config ?? await loadHonchoConfig({
-        hermesHome: this.#hermesHome,
-        configPath: this.#options.configPath,
-      });
+      const config = this.#config ?? await loadHonchoConfig(this.#where());
       return isHonchoUsable(config);
     } catch {
       return false;
     }
   }
 
-  /**
-   * The hint shown when Honcho is not usable.
-   *
-   * @returns The hint.
-   */
+  /** The hint shown when Honcho is not usable. */
   override unavailableReason(): string {
     return HONCHO_UNAVAILABLE_REASON;
   }
@@ -321,10 +302,7 @@ export class HonchoMemoryProvider extends ProviderContract {
         }
       }
     } catch (error) {
-      log(
-        "warn",
-        `Honcho initialize failed: ${this.#scrub(errorText(error))}`,
-      );
+      this.#failed("initialize", error, "warn");
     }
   }
 
@@ -338,12 +316,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     return this.initialize(sessionId, preview);
   }
 
-  /**
-   * The static system-prompt block for the recall mode; `""` when inert or
-   * not configured.
-   *
-   * @returns The block.
-   */
+  /** The static system-prompt block for the recall mode; `""` when inert or not configured. */
   override systemPromptBlock(): string {
     if (this.#inert || !this.#config) return "";
     return systemPromptFor(this.#config.recallMode);
@@ -376,27 +349,21 @@ export class HonchoMemoryProvider extends ProviderContract {
     await saveHonchoSetupValues(values, hermesHome);
   }
 
-  /**
-   * State outside `HERMES_HOME`: the global `~/.honcho` folder.
-   *
-   * @returns Absolute paths.
-   */
+  /** State outside `HERMES_HOME`: the global `~/.honcho` folder. */
   override backupPaths(): string[] {
     return [dirname(globalHonchoConfigPath())];
   }
 
   /**
    * The identity-affecting settings (workspace, peers, naming flags),
-   * memoized on the config file's modification time and size.
-   *
-   * @returns The signature, `{}` on error.
+   * memoized on the config file's modification time and size; `{}` on error.
    */
   override async identitySignature(): Promise<Record<string, unknown>> {
     try {
-      this.#signature = await identitySignatureOf({
-        hermesHome: this.#hermesHome,
-        configPath: this.#options.configPath,
-      }, this.#signature);
+      this.#signature = await identitySignatureOf(
+        this.#where(),
+        this.#signature,
+      );
       return { ...this.#signature.value };
     } catch {
       return {};
@@ -443,7 +410,7 @@ export class HonchoMemoryProvider extends ProviderContract {
       };
       return text;
     } catch (error) {
-      log("debug", `Honcho prefetch failed: ${this.#scrub(errorText(error))}`);
+      this.#failed("prefetch", error);
       this.#last = NO_RECALL;
       return "";
     }
@@ -460,10 +427,7 @@ export class HonchoMemoryProvider extends ProviderContract {
       if (this.#inert || this.#shutdown) return;
       this.#parts?.recall.queuePrefetch(query);
     } catch (error) {
-      log(
-        "debug",
-        `Honcho queuePrefetch failed: ${this.#scrub(errorText(error))}`,
-      );
+      this.#failed("queuePrefetch", error);
     }
   }
 
@@ -483,7 +447,7 @@ export class HonchoMemoryProvider extends ProviderContract {
         this.#author,
       );
     } catch (error) {
-      log("debug", `Honcho syncTurn failed: ${this.#scrub(errorText(error))}`);
+      this.#failed("syncTurn", error);
     }
   }
 
@@ -509,10 +473,7 @@ export class HonchoMemoryProvider extends ProviderContract {
       if (this.#inert || !parts?.rt.config.saveMessages) return;
       await parts.writes.outbox.flushAll(Math.max(10_000, parts.rt.timeoutMs));
     } catch (error) {
-      log(
-        "debug",
-        `Honcho session-end flush failed: ${this.#scrub(errorText(error))}`,
-      );
+      this.#failed("session-end flush", error);
     }
   }
 
@@ -527,10 +488,7 @@ export class HonchoMemoryProvider extends ProviderContract {
       parts.recall.discard();
       await parts.session.switchTo(newSessionId);
     } catch (error) {
-      log(
-        "debug",
-        `Honcho session switch failed: ${this.#scrub(errorText(error))}`,
-      );
+      this.#failed("session switch", error);
     }
   }
 
@@ -590,10 +548,9 @@ export class HonchoMemoryProvider extends ProviderContract {
   }
 
   /**
-   * Stops within `shutdownTimeoutMs` (4 s): every turn handed to `syncTurn`
-   * is made durable, then queued messages are delivered until the budget
-   * runs out (the rest stays in the outbox for the next start, with a
-   * warning). Never throws.
+   * Stops within `shutdownTimeoutMs` (4 s): every turn handed to `syncTurn` is made durable, then
+   * queued messages are delivered until the budget runs out (the rest stays in the outbox for the
+   * next start, with a warning). Never throws.
    */
   override async shutdown(): Promise<void> {
     if (this.#shutdown) return;
@@ -618,7 +575,7 @@ export class HonchoMemoryProvider extends ProviderContract {
         );
       }
     } catch (error) {
-      log("warn", `Honcho shutdown failed: ${this.#scrub(errorText(error))}`);
+      this.#failed("shutdown", error, "warn");
     }
   }
 
@@ -635,8 +592,6 @@ export class HonchoMemoryProvider extends ProviderContract {
   /**
    * Waits until staged turns are in the outbox, no delivery is running and
    * every background task of this provider has settled (tests, benchmarks).
-   *
-   * @param timeoutMs The most to wait.
    * @returns `true` when idle.
    */
   async idle(timeoutMs = 30_000): Promise<boolean> {
@@ -652,11 +607,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     }
   }
 
-  /**
-   * The dialectic pipeline's state (plugins/memory/honcho/SPEC.md §6).
-   *
-   * @returns The snapshot.
-   */
+  /** The dialectic pipeline's state (plugins/memory/honcho/SPEC.md §6). */
   livenessSnapshot(): HonchoLivenessSnapshot {
     return this.#parts?.recall.liveness() ??
       idleLiveness(this.#turn, this.#config?.dialecticCadence ?? 1);
@@ -713,11 +664,23 @@ export class HonchoMemoryProvider extends ProviderContract {
     return { rt, session, recall, writes, inspection };
   }
 
-  async #loadConfig(): Promise<HonchoConfig | undefined> {
-    this.#configPromise ??= loadHonchoConfig({
+  #failed(
+    what: string,
+    error: unknown,
+    level: "debug" | "warn" = "debug",
+  ): void {
+    log(level, `Honcho ${what} failed: ${this.#scrub(errorText(error))}`);
+  }
+
+  #where(): LoadHonchoConfigOptions {
+    return {
       hermesHome: this.#hermesHome,
       configPath: this.#options.configPath,
-    }).then((config) => {
+    };
+  }
+
+  async #loadConfig(): Promise<HonchoConfig | undefined> {
+    this.#configPromise ??= loadHonchoConfig(this.#where()).then((config) => {
       this.#config = config;
       return config;
     }, (error) => {

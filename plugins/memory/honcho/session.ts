@@ -1,11 +1,8 @@
 /**
- * The Honcho session of a provider (plugins/memory/honcho/SPEC.md §3–§5): naming (local,
- * may await `git`), set-up on the server (single-flight, with the
- * configured observation switches, then the planned joins) and readiness.
- * Delivery runs `ensure()` first, so Honcho never creates the session with
- * default settings. The epoch changes on a switch or stop; results fetched
- * for an older epoch are discarded.
- *
+ * The Honcho session (plugins/memory/honcho/SPEC.md §3–§5): naming (may await `git`), single-flight
+ * set-up with the observation switches and planned joins, readiness. Delivery runs `ensure()` first
+ * so Honcho never creates the session with defaults; a switch or stop changes the epoch and drops
+ * older results.
  * @module
  */
 
@@ -50,9 +47,7 @@ export interface HonchoSessionIdentity {
   runtimeIds: string[];
 }
 
-/** Options of {@linkcode HonchoSession}. */
 export interface HonchoSessionOptions {
-  /** The Hermes session id. */
   sessionId: string;
   /** What the host passed to `initialize` (cwd, title, user ids, gateway key). */
   initOptions: InitializeOptions;
@@ -60,16 +55,12 @@ export interface HonchoSessionOptions {
   gitTopLevel?: GitTopLevel;
   /** Least time between two set-up attempts started by hooks, in ms. @default {5000} */
   initRetryDelayMs?: number;
-  /**
-   * Called once set-up succeeded; `stale` when the epoch changed while it
-   * ran (a session switch or a shutdown).
-   */
+  /** Called once set-up succeeded; `stale` when the epoch changed while it ran (a session switch or a shutdown). */
   onReady?: (stale: boolean) => void;
   /** Called when a switch moved to another Honcho session (it is not ready). */
   onMoved?: () => void;
 }
 
-/** The session, its peers and their set-up on the server (see the module doc). */
 export class HonchoSession {
   #rt: HonchoRuntime;
   #observerLimitWarned = false;
@@ -93,12 +84,10 @@ export class HonchoSession {
     this.#hermesSessionId = options.sessionId;
   }
 
-  /** The resolved name and peers, once naming succeeded. */
   get identity(): HonchoSessionIdentity | undefined {
     return this.#identity;
   }
 
-  /** Whether the session is set up on the server. */
   get ready(): boolean {
     return this.#ready;
   }
@@ -119,9 +108,8 @@ export class HonchoSession {
   }
 
   /**
-   * Naming, then set-up: in the background (`hybrid`, `context`), awaited
-   * up to the request timeout (`tools` with `initOnSessionStart`), or on
-   * the first tool call or delivery.
+   * Naming, then set-up: in the background (`hybrid`, `context`), awaited up to the request timeout
+   * (`tools` with `initOnSessionStart`), or on the first tool call or delivery.
    */
   async start(): Promise<void> {
     this.name();
@@ -142,7 +130,6 @@ export class HonchoSession {
     return this.#naming;
   }
 
-  /** The naming in flight (or done). */
   named(): Promise<HonchoSessionIdentity | undefined> {
     return this.#naming ?? Promise.resolve(this.#identity);
   }
@@ -294,15 +281,14 @@ export class HonchoSession {
         peers[identity.aiPeerId] = peerConfig(flags.ai);
       }
       await client.getOrCreateSession(identity.sessionId, { peers, signal });
+      const serverConfig = (peer: string) =>
+        client.getSessionPeerConfig(identity.sessionId, peer, { signal })
+          .catch(() => undefined);
       const [userServer, aiServer] = await Promise.all([
-        client.getSessionPeerConfig(identity.sessionId, identity.userPeerId, {
-          signal,
-        }).catch(() => undefined),
+        serverConfig(identity.userPeerId),
         identity.aiPeerId === identity.userPeerId
           ? Promise.resolve(undefined)
-          : client.getSessionPeerConfig(identity.sessionId, identity.aiPeerId, {
-            signal,
-          }).catch(() => undefined),
+          : serverConfig(identity.aiPeerId),
       ]);
       if (this.#identity?.sessionId !== identity.sessionId) return;
       this.#observation = {
@@ -373,7 +359,6 @@ function safeAgentCwd(): string | undefined {
 export interface IdentitySignature {
   /** The config file's path, modification time and size (or `:missing`). */
   stamp: string;
-  /** The identity-affecting settings. */
   value: Record<string, unknown>;
 }
 

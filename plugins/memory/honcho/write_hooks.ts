@@ -1,8 +1,6 @@
 /**
- * The provider's write side (plugins/memory/honcho/SPEC.md §9): a turn becomes
- * outbox records, staged in `syncTurn` order; memory writes become
- * conclusions; checkpoints (API v2) make sure the evidence is stored.
- *
+ * The provider's write side (plugins/memory/honcho/SPEC.md §9): turns become outbox records in
+ * `syncTurn` order, memory writes conclusions; checkpoints (API v2) ensure the evidence is stored.
  * @module
  */
 
@@ -34,10 +32,10 @@ import type { NoticeCause } from "./notices.ts";
 import {
   HonchoOutbox,
   type HonchoOutboxOptions,
-  type OutboxDeliverResult,
   type OutboxMessageInput,
   stableOutboxId,
 } from "./outbox.ts";
+import type { OutboxDeliverResult } from "./_outbox_delivery.ts";
 import { type PeerNamingConfig, resolveAuthorPeerId } from "./peers.ts";
 import type { HonchoSession, HonchoSessionIdentity } from "./session.ts";
 import {
@@ -46,14 +44,13 @@ import {
   sanitizeId,
 } from "./session_naming.ts";
 import { isInternalGatewayNotification } from "./turn_filter.ts";
-import { type HonchoRuntime, waitFor } from "./_runtime.ts";
+import { deadlineSignal, type HonchoRuntime, waitFor } from "./_runtime.ts";
 import { errorText } from "./_util.ts";
 
 /** Who wrote the user side of a turn (`id` unset: the session's user). */
 export interface TurnAuthorInfo {
   id: string | undefined;
   name: string | undefined;
-  /** A bot (a2a). */
   isBot: boolean;
 }
 
@@ -79,7 +76,6 @@ export function authorFromTurn(author: TurnAuthor): TurnAuthorInfo {
   };
 }
 
-/** Options of {@linkcode HonchoWriteHooks}. */
 export interface HonchoWriteHooksOptions {
   /** The profile home (the outbox lives under it). */
   hermesHome: string;
@@ -100,16 +96,12 @@ export interface TurnJoin {
 
 const BEST_EFFORT_CHECKPOINT_MS = 2_000;
 
-/** The provider's write hooks (see the module doc). */
 export class HonchoWriteHooks {
-  /** The profile's outbox: staging, batching and delivery. */
   readonly outbox: HonchoOutbox;
   #rt: HonchoRuntime;
   #session: HonchoSession;
   #checkpointTimeoutMs: number | undefined;
-  /** Memory writes (conclusions) sent but not answered yet. */
   #memoryWrites = new Set<Promise<void>>();
-  /** Write-path causes already warned about in this episode. */
   #warned = new Set<NoticeCause>();
 
   constructor(
@@ -121,8 +113,7 @@ export class HonchoWriteHooks {
     this.#session = session;
     this.#checkpointTimeoutMs = options.checkpointTimeoutMs;
     const config = runtime.config;
-    // The file keeps the configured name (where an earlier version queued
-    // it); delivery uses the client's (sanitised) workspace.
+    // The file keeps the configured name (earlier versions queued there); delivery sanitises it.
     this.outbox = new HonchoOutbox({
       ...options.outbox,
       workspace: config.workspaceId,
@@ -139,10 +130,7 @@ export class HonchoWriteHooks {
     });
   }
 
-  /**
-   * Stores a completed turn: returns without waiting for the disk or the
-   * network, unless the disk is far behind (back-pressure).
-   */
+  /** Stores a completed turn: returns without waiting for the disk or the network, unless the disk is far behind (back-pressure). */
   syncTurn(
     userContent: string,
     assistantContent: string,
@@ -289,10 +277,13 @@ export class HonchoWriteHooks {
     }
   }
 
-  /** What the outbox still holds, by reason, for a checkpoint's error. */
-  async #unconfirmed(): Promise<string> {
+  /** Flushes the outbox; otherwise throws what it still holds, by reason. */
+  async #confirm(what: string, timeoutMs: number): Promise<void> {
+    if (await this.outbox.flushAll(timeoutMs)) return;
     const stats = await this.outbox.stats().catch(() => undefined);
-    if (stats === undefined) return "the outbox cannot be read";
+    const failure = (why: string) =>
+      new Error(`${what} not confirmed by Honcho yet: ${why}`);
+    if (stats === undefined) throw failure("the outbox cannot be read");
     const parts: string[] = [];
     if (stats.waiting > 0) {
       parts.push(
@@ -303,17 +294,17 @@ export class HonchoWriteHooks {
     }
     const unsent = stats.pending - stats.waiting;
     if (unsent > 0) parts.push(`${unsent} message(s) not delivered yet`);
-    return `${
-      parts.join("; ") || "nothing is queued now"
-    } (${this.outbox.path}); retry the checkpoint later`;
+    throw failure(
+      `${
+        parts.join("; ") || "nothing is queued now"
+      } (${this.outbox.path}); retry the checkpoint later`,
+    );
   }
 
   /**
-   * Checkpoint API v2: resolves only when every evidence message is stored
-   * in Honcho (the outbox flushed, the messages Honcho lacks by digest
-   * queued and delivered). A best-effort one takes at most 2 s and leaves
-   * what it could not deliver queued.
-   *
+   * Checkpoint API v2: resolves only when every evidence message is stored in Honcho (the outbox
+   * flushed, the messages Honcho lacks by digest queued and delivered). A best-effort one takes at
+   * most 2 s and leaves what it could not deliver queued.
    * @throws {Error} When it cannot be confirmed.
    */
   async checkpoint(messages: ChatMessage[], required: boolean): Promise<void> {
@@ -327,30 +318,21 @@ export class HonchoWriteHooks {
     const budget = required ? full : Math.min(full, BEST_EFFORT_CHECKPOINT_MS);
     const deadline = this.#rt.now() + budget;
     const left = (): number => Math.max(0, deadline - this.#rt.now());
-    const controller = new AbortController();
-    const timer = setTimeout(
-      () =>
-        controller.abort(
-          new DOMException("Honcho checkpoint deadline passed", "TimeoutError"),
-        ),
+    const { signal, clear } = deadlineSignal(
       budget,
+      "Honcho checkpoint deadline passed",
     );
     try {
       const items = evidenceItems(Array.isArray(messages) ? messages : []);
-      await this.#session.ensure(controller.signal);
+      await this.#session.ensure(signal);
       const identity = this.#session.identity!;
-      if (!await outbox.flushAll(left())) {
-        throw new Error(
-          `queued messages are not confirmed by Honcho yet: ${await this
-            .#unconfirmed()}`,
-        );
-      }
+      await this.#confirm("queued messages are", left());
       if (items.length === 0) return;
       const stored = await storedDigestCounts(
         this.#rt.client,
         identity.sessionId,
         items.map((item) => item.digest),
-        controller.signal,
+        signal,
       );
       const missing = missingEvidence(items, stored);
       if (missing.length === 0) return;
@@ -372,14 +354,9 @@ export class HonchoWriteHooks {
         outbox.kick();
         return;
       }
-      if (!await outbox.flushAll(left())) {
-        throw new Error(
-          `the checkpoint's messages are not confirmed by Honcho yet: ${await this
-            .#unconfirmed()}`,
-        );
-      }
+      await this.#confirm("the checkpoint's messages are", left());
     } finally {
-      clearTimeout(timer);
+      clear();
     }
   }
 
@@ -427,11 +404,10 @@ export interface TurnRecords {
 }
 
 /**
- * The outbox records of one turn (plugins/memory/honcho/SPEC.md §9), chunked at
- * `messageMaxChars`. The user side goes to the user peer, another human
- * author's peer (joined first), or a bot author's peer in its a2a session
- * (none without `a2aSessions`, or when the bot is the AI peer). A `turnId`
- * gives stable ids: the same turn handed over again is stored once.
+ * The outbox records of one turn (plugins/memory/honcho/SPEC.md §9), chunked at `messageMaxChars`.
+ * The user side goes to the user peer, another human author's peer (joined first), or a bot
+ * author's peer in its a2a session (none without `a2aSessions`, or when the bot is the AI peer). A
+ * `turnId` gives stable ids: the same turn handed over again is stored once.
  */
 export function turnRecords(
   config:

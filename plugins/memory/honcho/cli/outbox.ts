@@ -6,11 +6,8 @@ import {
   type HermesCommand,
   writeJson,
 } from "../../../../src/cli/mod.ts";
-import {
-  HonchoOutbox,
-  type OutboxStats,
-  type RejectedRecord,
-} from "../outbox.ts";
+import { HonchoOutbox, type OutboxStats } from "../outbox.ts";
+import type { RejectedRecord } from "../_outbox_log.ts";
 import {
   connectHoncho,
   describeHonchoFailure,

@@ -58,11 +58,7 @@ export interface SandboxStartOptions {
    * @default {512}
    */
   heapLimitMb?: number;
-  /**
-   * Called for each skill the provider registers in `register(ctx)`.
-   *
-   * @param skill The registration, not yet validated.
-   */
+  /** Called for each skill the provider registers in `register(ctx)`. */
   onSkill?: (skill: SkillRegistration) => void;
   /**
    * Create the grant's data folder when it is missing (`false` for loads

@@ -1,8 +1,4 @@
-/**
- * The profile's settings files as `hermes memory status` and `doctor` check
- * them: does each parse (line, column, fix), its mode, leftover temp files.
- * @module
- */
+/** The profile's settings files as `hermes memory status` and `doctor` check them: does each parse (line, column, fix), its mode, leftover temp files. @module */
 
 import { basename, dirname, join } from "node:path";
 import { ConfigError, getConfigPath, loadConfig } from "../config/config.ts";
@@ -86,11 +82,7 @@ export async function checkConfigYaml(
   }
 }
 
-/**
- * Reads `$HERMES_HOME/.env` and reports it: the first statement that does
- * not parse (Hermes skips it, so its variable is not set), and whether it
- * holds a credential.
- */
+/** Reads `$HERMES_HOME/.env` and reports it: the first statement that does not parse (Hermes skips it, so its variable is not set), and whether it holds a credential. */
 export async function checkEnvFile(
   hermesHome: string,
 ): Promise<SettingsFileReport> {
@@ -182,11 +174,7 @@ export function fileLocation(
   return `${report.path}:${line}:${report.error?.column ?? 1}`;
 }
 
-/**
- * Temporary files interrupted atomic writes left beside the settings
- * files (`.<name>.tmp.<pid>.<random>`, or `.<name>.tmp-<random>` of older
- * versions).
- */
+/** Temporary files interrupted atomic writes left beside the settings files (`.<name>.tmp.<pid>.<random>`, or `.<name>.tmp-<random>` of older versions). */
 export async function orphanedTempFiles(
   files: readonly string[],
 ): Promise<string[]> {

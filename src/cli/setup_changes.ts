@@ -95,10 +95,7 @@ function same(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-/**
- * The keys that differ between two snapshots, file by file in the order
- * given, plus `memory.provider` of `config.yaml` always.
- */
+/** The keys that differ between two snapshots, file by file in the order given, plus `memory.provider` of `config.yaml` always. */
 export function diffSnapshots(
   files: readonly TrackedFile[],
   before: FileSnapshot,

@@ -1,8 +1,4 @@
-/**
- * `hermes memory setup [provider] [--set key=value]… [--yes] [--json]`: picks
- * the memory provider, approves its grant and walks its setup fields.
- * @module
- */
+/** `hermes memory setup [provider] [--set key=value]… [--yes] [--json]`: picks the memory provider, approves its grant and walks its setup fields. @module */
 
 import { didYouMean } from "../suggest.ts";
 import { errorText } from "../../_util/error_text.ts";
@@ -54,6 +50,7 @@ import { setLogger } from "../../core/log.ts";
 import { terminalSafe } from "../../core/terminal_text.ts";
 import { forgetPendingApproval } from "../../plugins/provider_permissions.ts";
 import { approveRequest } from "../_setup_approval.ts";
+import { fieldEnvVar } from "../provider_report.ts";
 import {
   diffSnapshots,
   renderChanges,
@@ -107,14 +104,7 @@ async function trackProvider(
   io: CliIo,
 ): Promise<void> {
   tracking.provider = name;
-  const { description } = await describeProviderStatus(name, {
-    hermesHome: tracking.home,
-    config: {},
-    env: (variable) => io.env(variable),
-    probe: false,
-    probeTimeoutMs: 0,
-    detail: "status",
-  });
+  const description = await statusOf(name, tracking.home, {}, false, io);
   const extra: TrackedFile[] = [];
   for (const file of description?.files ?? []) {
     if (tracking.files.some((f) => f.path === file.path)) continue;
@@ -123,6 +113,23 @@ async function trackProvider(
   const snapshot = await snapshotFiles(extra);
   for (const [path, keys] of snapshot) tracking.before.set(path, keys);
   tracking.files.push(...extra);
+}
+
+async function statusOf(
+  name: string,
+  hermesHome: string,
+  config: HermesConfig,
+  probe: boolean,
+  io: CliIo,
+) {
+  return (await describeProviderStatus(name, {
+    hermesHome,
+    config,
+    env: (variable) => io.env(variable),
+    probe,
+    probeTimeoutMs: probe ? 5_000 : 0,
+    detail: "status",
+  })).description;
 }
 
 /** An I/O whose standard output goes to standard error (for `--json`). */
@@ -577,14 +584,10 @@ async function walkSchema(
     ? { ...existing }
     : {};
   const dotenv = await loadEnvFile(join(home, ".env"));
-  const envVarOf = (field: ConfigField) =>
-    typeof field.env_var === "string" && field.env_var
-      ? field.env_var
-      : undefined;
   const currentEnv = (envVar: string | undefined): string =>
     envVar === undefined ? "" : io.env(envVar) || dotenv[envVar] || "";
   for (const field of schema) {
-    if (field.secret === true && given[field.key] && !envVarOf(field)) {
+    if (field.secret === true && given[field.key] && !fieldEnvVar(field)) {
       throw new SetupValueError(
         `Cannot store secret '${field.key}' of provider '${name}': its schema names no env_var; set the provider's variable in ${
           join(home, ".env")
@@ -603,14 +606,14 @@ async function walkSchema(
     interactive,
     current: (field, values) =>
       field.secret === true
-        ? currentEnv(envVarOf(field))
+        ? currentEnv(fieldEnvVar(field))
         : providerConfig[field.key] ?? fieldDefault(field, values),
   }, io);
   // A required setting may also come from its environment variable.
   const lacking = missing.filter((f) =>
-    f.secret === true || currentEnv(envVarOf(f)) === ""
+    f.secret === true || currentEnv(fieldEnvVar(f)) === ""
   ).map((f) =>
-    f.secret === true && envVarOf(f) ? `${f.key} (${envVarOf(f)})` : f.key
+    f.secret === true && fieldEnvVar(f) ? `${f.key} (${fieldEnvVar(f)})` : f.key
   );
   if (lacking.length > 0) {
     throw new SetupStop(
@@ -627,7 +630,7 @@ async function walkSchema(
   for (const field of schema) {
     if (!Object.hasOwn(answered, field.key)) continue;
     const value = answered[field.key];
-    const envVar = envVarOf(field);
+    const envVar = fieldEnvVar(field);
     if (field.secret === true) {
       if (envVar !== undefined) {
         envQueue.set(envVar, { value: String(value), secret: true });
@@ -709,14 +712,7 @@ async function testProviderConnection(
   io: CliIo,
 ): Promise<void> {
   const config = await loadConfig().catch(() => ({}));
-  const { description } = await describeProviderStatus(name, {
-    hermesHome: home,
-    config,
-    env: (variable) => io.env(variable),
-    probe: true,
-    probeTimeoutMs: 5_000,
-    detail: "status",
-  });
+  const description = await statusOf(name, home, config, true, io);
   const c = description?.connection;
   if (!c) return;
   if (c.ok) {

@@ -1,8 +1,4 @@
-/**
- * What every `hermes honcho …` command shares: its profile scope, reading and
- * writing `honcho.json`, connecting, and wording failures.
- * @module
- */
+/** What every `hermes honcho …` command shares: its profile scope, reading and writing `honcho.json`, connecting, and wording failures. @module */
 
 import { join, resolve } from "node:path";
 import {
@@ -127,11 +123,7 @@ async function withProfileSecrets<T>(
   return await withSecretScope(scope, fn);
 }
 
-/**
- * The configuration a command works on, with the profile's `.env` as
- * environment; `--target-profile` pins the host key (`HERMES_HONCHO_HOST`
- * cannot redirect it).
- */
+/** The configuration a command works on, with the profile's `.env` as environment; `--target-profile` pins the host key (`HERMES_HONCHO_HOST` cannot redirect it). */
 export async function loadScopeConfig(
   scope: HonchoCliScope,
 ): Promise<HonchoConfig> {
@@ -164,10 +156,7 @@ export interface HonchoFileEdit {
   hostKey?: string;
 }
 
-/**
- * An edit computed from the file as read inside the lock, so a concurrent
- * writer's change is never undone; `undefined` writes nothing.
- */
+/** An edit computed from the file as read inside the lock, so a concurrent writer's change is never undone; `undefined` writes nothing. */
 export type HonchoFileUpdate = (
   current: Readonly<Record<string, unknown>>,
 ) => HonchoFileEdit | undefined;
@@ -276,11 +265,7 @@ function applyEdit(
   target.hosts = hosts;
 }
 
-/**
- * The host block a write for this configuration should go to: the block
- * that was read (a legacy `hermes.<name>` block stays where it is), else
- * the host key.
- */
+/** The host block a write for this configuration should go to: the block that was read (a legacy `hermes.<name>` block stays where it is), else the host key. */
 export function writeHostKey(
   config: Pick<HonchoConfig, "hostKey" | "hostBlockKey">,
 ): string {
@@ -320,10 +305,7 @@ async function isFile(path: string): Promise<boolean> {
   }
 }
 
-/**
- * Refuses to go on when the file the command reads does not parse: the
- * error names the file, line and column.
- */
+/** Refuses to go on when the file the command reads does not parse: the error names the file, line and column. */
 export function requireReadableConfig(
   config: Pick<HonchoConfig, "configError" | "configPath">,
 ): void {
@@ -335,10 +317,7 @@ export function requireReadableConfig(
   );
 }
 
-/**
- * Describes a config file parse error: `does not parse at line L, column C
- * (reason)`.
- */
+/** Describes a config file parse error: `does not parse at line L, column C (reason)`. */
 export function describeConfigError(
   config: Pick<HonchoConfig, "configError">,
 ): string {
@@ -358,10 +337,7 @@ export interface ConnectHonchoOptions {
   hermesHome?: string;
 }
 
-/**
- * "profile NAME" for headers, saying which files it means: `--target-profile`
- * works on its host block in this home's file, `--profile` in its own home.
- */
+/** "profile NAME" for headers, saying which files it means: `--target-profile` works on its host block in this home's file, `--profile` in its own home. */
 export function profileLabel(scope: HonchoCliScope, profile: string): string {
   if (scope.targetProfile !== undefined) {
     return `profile ${profile} (--target-profile: its host block in ${
@@ -374,10 +350,7 @@ export function profileLabel(scope: HonchoCliScope, profile: string): string {
   return `profile ${profile}`;
 }
 
-/**
- * Builds a client for the CLI: the resolved connection (cleaned base URL,
- * `"local"` key for a local server), a short timeout and no retries.
- */
+/** Builds a client for the CLI: the resolved connection (cleaned base URL, `"local"` key for a local server), a short timeout and no retries. */
 export async function connectHoncho(
   config: HonchoConfig,
   options: ConnectHonchoOptions = {},
@@ -408,10 +381,7 @@ export function serverLabel(
   }
 }
 
-/**
- * A failed Honcho call in one line for the user: what went wrong, then the
- * fix ({@linkcode connectionFix}), each once.
- */
+/** A failed Honcho call in one line for the user: what went wrong, then the fix ({@linkcode connectionFix}), each once. */
 export function describeHonchoFailure(
   error: unknown,
   url: string,
@@ -423,11 +393,7 @@ export function describeHonchoFailure(
   }`;
 }
 
-/**
- * {@linkcode describeHonchoFailure} for a profile: a missing network
- * permission gets the fix that fits whether the profile's `config.yaml`
- * already allows the server.
- */
+/** {@linkcode describeHonchoFailure} for a profile: a missing network permission gets the fix that fits whether the profile's `config.yaml` already allows the server. */
 export async function describeProfileFailure(
   config: HonchoConfig,
   error: unknown,
@@ -461,10 +427,7 @@ export function checkHonchoId(what: string, value: string): string {
   return text;
 }
 
-/**
- * Whether `error` is the CLI's prompt cancellation (Ctrl-C, Ctrl-D, end of
- * input).
- */
+/** Whether `error` is the CLI's prompt cancellation (Ctrl-C, Ctrl-D, end of input). */
 export function isPromptCancelled(error: unknown): boolean {
   return error instanceof PromptCancelled ||
     (error instanceof Error && error.name === "PromptCancelled");
@@ -497,10 +460,7 @@ export async function runGuarded(
   }
 }
 
-/**
- * The `--target-profile` value given to the `honcho` command (anywhere on
- * the command line).
- */
+/** The `--target-profile` value given to the `honcho` command (anywhere on the command line). */
 export function targetProfileOf(honcho: HermesCommand): string | undefined {
   const value = honcho.opts().targetProfile;
   return typeof value === "string" ? value : undefined;
@@ -511,10 +471,7 @@ export function hostLabel(hostKey: string): string {
   return hostKey === "hermes" ? "" : `[${hostKey}] `;
 }
 
-/**
- * Lists the profiles: `default` first, then every directory under
- * `<root>/profiles/` with a valid profile name, sorted.
- */
+/** Lists the profiles: `default` first, then every directory under `<root>/profiles/` with a valid profile name, sorted. */
 export async function listProfiles(
   defaultRoot: string,
 ): Promise<{ name: string; home: string }[]> {
@@ -537,10 +494,7 @@ export async function listProfiles(
   return out;
 }
 
-/**
- * Loads one profile's configuration with that profile's `.env` secrets
- * (for commands that go over every profile).
- */
+/** Loads one profile's configuration with that profile's `.env` secrets (for commands that go over every profile). */
 export async function loadProfileConfig(
   home: string,
   profile: string,

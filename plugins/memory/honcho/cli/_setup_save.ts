@@ -259,10 +259,7 @@ async function testConnection(
   }
 }
 
-/**
- * Warns when `logging` is on but `config.yaml` does not let the provider
- * write its injection log (every recall would then fail to log).
- */
+/** Warns when `logging` is on but `config.yaml` does not let the provider write its injection log (every recall would then fail to log). */
 function warnLoggingGrant(
   io: CliIo,
   config: HonchoConfig,

@@ -265,10 +265,7 @@ function fromFile(
   return source === "host" || source === "root";
 }
 
-/**
- * Honcho's setup questions in order, each with the value it has now as its
- * default: this profile's settings, else the wizard's defaults for a new setup.
- */
+/** Honcho's setup questions in order, each with the value it has now as its default: this profile's settings, else the wizard's defaults for a new setup. */
 function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
   const existingUrl = config.baseUrl ? cleanBaseUrl(config.baseUrl) : undefined;
   const existingLocal = existingUrl !== undefined && existingUrl !== CLOUD_URL;

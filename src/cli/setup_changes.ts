@@ -66,11 +66,7 @@ export async function snapshotFiles(
   return out;
 }
 
-/**
- * Whether a key holds a secret: a credential variable name in `.env`
- * (`…_API_KEY`, `…_TOKEN`, `…_SECRET`, `…_KEY`), or a key named like
- * `apiKey`, `token`, `secret`, `password` or `oauth` elsewhere.
- */
+/** Whether a key holds a secret: a credential name in `.env`, elsewhere a key like `apiKey`, `token`, `secret`, `password`, `oauth`. */
 export function isSecretKey(
   key: string,
   format: TrackedFile["format"],

@@ -89,15 +89,6 @@ interface Tracking {
   newDataDir?: string;
 }
 
-async function pathExists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function trackProvider(
   tracking: Tracking,
   name: string,
@@ -330,7 +321,9 @@ async function setup(
   // Loading creates the provider's data folder; a cancelled or failed run
   // removes it again when it is still empty.
   const dataDir = join(tracking.home, name);
-  if (!(await pathExists(dataDir))) tracking.newDataDir = dataDir;
+  if (!await Deno.lstat(dataDir).then(() => true, () => false)) {
+    tracking.newDataDir = dataDir;
+  }
   const cannotLoad = async (why: string) =>
     new SetupStop(
       `error: memory provider '${name}' (${location.dir}) ${why} nothing was changed${
@@ -407,18 +400,6 @@ async function runAppliedSetup(
   const values = convertAssignments(name, schema, assignments);
   const code = await apply(getHermesHome(), values, io);
   return typeof code === "number" ? code : 0;
-}
-
-function unknownSetting(
-  name: string,
-  key: string,
-  schema: readonly ConfigField[],
-): SetupValueError {
-  return new SetupValueError(
-    `Unknown setting '${key}' for memory provider '${name}'; its settings are: ${
-      schema.length > 0 ? schema.map((f) => f.key).join(", ") : "(none)"
-    }`,
-  );
 }
 
 /** The `postSetup(home, config, io)` of its `cli.ts`, else the provider's `postSetup`; `undefined` when it has neither. */
@@ -695,7 +676,13 @@ function convertAssignments(
   const values: Record<string, unknown> = {};
   for (const a of assignments) {
     const field = schema.find((f) => f.key === a.key);
-    if (field === undefined) throw unknownSetting(name, a.key, schema);
+    if (field === undefined) {
+      throw new SetupValueError(
+        `Unknown setting '${a.key}' for memory provider '${name}'; its settings are: ${
+          schema.length > 0 ? schema.map((f) => f.key).join(", ") : "(none)"
+        }`,
+      );
+    }
     values[a.key] = field.secret === true
       ? a.value
       : a.value === ""

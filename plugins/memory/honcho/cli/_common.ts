@@ -272,11 +272,7 @@ export function writeHostKey(
   return config.hostBlockKey || config.hostKey;
 }
 
-/**
- * Prints what a write did: the file, a note when settings were copied in
- * from the previously read file, and a warning when the targeted profile
- * reads its own `honcho.json` (so the change does not reach it).
- */
+/** Prints what a write did: the file, a copied-from note, and a warning when the targeted profile reads its own `honcho.json`. */
 export async function reportWrite(
   scope: HonchoCliScope,
   written: HonchoFileWrite,
@@ -289,29 +285,22 @@ export async function reportWrite(
   if (scope.targetProfile === undefined) return;
   const ownHome = profileHomeUnder(scope.defaultRoot, scope.profile);
   const own = join(ownHome, "honcho.json");
-  if (own !== written.path && await isFile(own)) {
+  const isFile = await Deno.stat(own).then((i) => i.isFile, () => false);
+  if (own !== written.path && isFile) {
     scope.io.stderr(
       `warning: profile '${scope.profile}' reads its own ${own}, so this change does not reach it; run 'hermes --profile ${scope.profile} honcho …' to change that file\n`,
     );
   }
 }
 
-/** Whether a path is an existing regular file (`false` when it cannot be checked). */
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isFile;
-  } catch {
-    return false;
-  }
-}
-
 /** Refuses to go on when the file the command reads does not parse: the error names the file, line and column. */
 export function requireReadableConfig(
   config: Pick<HonchoConfig, "configError" | "configPath">,
+  verb = "use",
 ): void {
   if (!config.configError) return;
   throw new HonchoCliError(
-    `Cannot use ${config.configPath}: ${
+    `Cannot ${verb} ${config.configPath}: ${
       describeConfigError(config)
     }; fix or remove the file, nothing was written`,
   );
@@ -433,11 +422,7 @@ export function isPromptCancelled(error: unknown): boolean {
     (error instanceof Error && error.name === "PromptCancelled");
 }
 
-/**
- * Runs a command body and turns the CLI's own failures into exit codes:
- * {@linkcode HonchoCliError} → `error: …` and its code; a cancelled prompt
- * → "Cancelled. No changes saved." and 1. Anything else propagates.
- */
+/** Runs a command body: {@linkcode HonchoCliError} → `error: …` and its code; a cancelled prompt → 1. Anything else propagates. */
 export async function runGuarded(
   io: CliIo,
   body: () => Promise<number>,
@@ -506,10 +491,7 @@ export async function loadProfileConfig(
   );
 }
 
-/**
- * The bare name of a profile for an AI peer: the part after `.` of a legacy
- * `hermes.<name>` host key, else the host key itself (plugins/memory/honcho/SPEC.md §12 `enable`).
- */
+/** The bare name of a profile for an AI peer: the part after `.` of a legacy `hermes.<name>` host key, else the host key itself (plugins/memory/honcho/SPEC.md §12 `enable`). */
 export function aiPeerForHost(hostKey: string): string {
   const dot = hostKey.indexOf(".");
   return dot >= 0 ? hostKey.slice(dot + 1) || hostKey : hostKey;

@@ -8,11 +8,7 @@ export interface ConnectionFixOptions {
   netListed?: boolean;
 }
 
-/**
- * The fix for a run without network permission for the server: when
- * `config.yaml` already allows the host, the run was not started by the
- * launcher (which grants it); otherwise the host must be allowed first.
- */
+/** The fix for a run without net permission: `config.yaml` allowing the host means the launcher (which grants it) was not used. */
 export function netPermissionFix(host: string, listed?: boolean): string {
   const launcher =
     "run hermes through its launcher ('hermes …', or 'deno task hermes …' in a checkout)";

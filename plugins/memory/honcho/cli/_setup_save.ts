@@ -26,7 +26,6 @@ import {
   checkHonchoId,
   CLI_CONNECT_TIMEOUT_MS,
   connectHoncho,
-  describeConfigError,
   errorText,
   HonchoCliError,
   type HonchoCliScope,
@@ -34,6 +33,7 @@ import {
   isRecord,
   loadScopeConfig,
   reportWrite,
+  requireReadableConfig,
   resolveScope,
   runGuarded,
   serverLabel,
@@ -81,11 +81,7 @@ export function checkBaseUrl(value: string): string {
   return cleanBaseUrl(text);
 }
 
-/**
- * Writes the plan: the host block (and, for the default host, the server and
- * cloud key at the root) to `honcho.json` in one atomic write, then
- * `memory.provider: honcho` and the net grant to `config.yaml`; then checks.
- */
+/** Writes the plan to `honcho.json` (one atomic write), then `memory.provider: honcho` and the net grant to `config.yaml`; then checks. */
 export async function saveSetup(
   scope: HonchoCliScope,
   config: HonchoConfig,
@@ -93,7 +89,6 @@ export async function saveSetup(
   { yamlHome, test }: { yamlHome: string; test: boolean },
 ): Promise<number> {
   const { io } = scope;
-  // honcho.json (one atomic write), then config.yaml.
   const hostKey = writeHostKey(config);
   const root: Record<string, unknown> = {};
   const host: Record<string, unknown> = { enabled: true, ...plan.host };
@@ -102,10 +97,8 @@ export async function saveSetup(
     host.contextTokens = 0;
   }
   if (config.hostBlock.saveMessages == null) host.saveMessages = true;
-  // The default host's server goes to the root, shared by the profiles
-  // reading this file like the cloud key (plugins/memory/honcho/SPEC.md §12: cloud removes root baseUrl);
-  // another host's server goes to its block only when it differs from the
-  // root's, so setting up one profile never moves the others.
+  // The default host's server goes to the root (plugins/memory/honcho/SPEC.md §12: cloud removes root baseUrl);
+  // another host's only to its block when it differs, so one profile's setup never moves the others.
   host.base_url = undefined;
   const endpoint = isRecord(config.raw.endpoint) ? config.raw.endpoint : {};
   const rootUrlRaw = [endpoint.baseUrl, config.raw.baseUrl, config.raw.base_url]
@@ -140,8 +133,7 @@ export async function saveSetup(
     host.apiKey = undefined;
   }
   const written = await writeHonchoFile(config, scope.hermesHome, (file) => {
-    // The endpoint object keeps the keys other writers set meanwhile: it
-    // is rebuilt from the file as it is inside the lock.
+    // Rebuilt from the file inside the lock: keeps keys other writers set meanwhile.
     if (root.endpoint !== undefined && isRecord(file.endpoint)) {
       root.endpoint = { ...file.endpoint, baseUrl: undefined };
     }
@@ -206,21 +198,11 @@ export async function loadSetupConfig(
   scope: HonchoCliScope,
 ): Promise<HonchoConfig> {
   const config = await loadScopeConfig(scope);
-  if (config.configError) {
-    throw new HonchoCliError(
-      `Cannot set up Honcho from ${config.configPath}: ${
-        describeConfigError(config)
-      }; fix or remove the file, nothing was written`,
-    );
-  }
+  requireReadableConfig(config, "set up Honcho from");
   return config;
 }
 
-/**
- * Tests the saved settings: `"ok"`, `"failed"` (a warning with the fix is
- * printed; the command then exits 1) or `"untested"` (this process may not
- * reach the server yet).
- */
+/** Tests the saved settings: `"ok"`, `"failed"` (a warning with the fix is printed; the command then exits 1) or `"untested"` (this process may not reach the server yet). */
 async function testConnection(
   io: CliIo,
   config: HonchoConfig,
@@ -332,11 +314,7 @@ function printSummary(io: CliIo, config: HonchoConfig, plan: SetupPlan): void {
   );
 }
 
-/**
- * `hermes memory setup honcho --yes --set key=value…`: saves exactly the keys
- * given (no default pinned); `apiKey` to `.env` for Honcho cloud, to the host
- * block for a self-hosted server (which is never sent the environment's key).
- */
+/** `hermes memory setup honcho --yes --set key=value…`: saves exactly the keys given; `apiKey` to `.env` for cloud, else to the host block. */
 export async function runApplySetup(
   hermesHome: string,
   values: Record<string, unknown>,
@@ -387,9 +365,7 @@ export async function runApplySetup(
     await requireConfigYaml(hermesHome);
     const hostKey = writeHostKey(config);
     if (apiKey && isLocalHonchoUrl(baseUrl)) {
-      // A self-hosted server is sent only a key from honcho.json (the
-      // environment's HONCHO_API_KEY is for Honcho cloud), as Hermes'
-      // wizard stores a local JWT: in the host block.
+      // A self-hosted server is sent only a honcho.json key (HONCHO_API_KEY is for cloud), as Hermes stores a local JWT.
       host.apiKey = apiKey;
       apiKey = undefined;
     }

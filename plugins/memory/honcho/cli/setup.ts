@@ -1,11 +1,4 @@
-/**
- * `hermes honcho setup` (and `postSetup`/`applySetup` of `hermes memory setup
- * honcho`): the framework's setup walker with Honcho's questions (deployment,
- * key, identity, tuning of plugins/memory/honcho/SPEC.md §12), then Honcho's
- * own save (`honcho.json`, `config.yaml` and its net grant), connection test
- * and summary. Nothing is written until every answer is in.
- * @module
- */
+/** `hermes honcho setup` (and `hermes memory setup honcho`): the setup walker with Honcho's questions (plugins/memory/honcho/SPEC.md §12). @module */
 
 import {
   type CliIo,
@@ -26,9 +19,9 @@ import {
   profileLabel,
   resolveScope,
   runGuarded,
-  targetProfileOf,
   writeHostKey,
 } from "./_common.ts";
+import { scopedAction } from "./_action.ts";
 import {
   checkBaseUrl,
   CLOUD_URL,
@@ -672,14 +665,11 @@ export function registerSetup(honcho: HermesCommand): HermesCommand {
     .example(
       "hermes honcho setup --yes --deployment local --base-url http://localhost:8000 --peer-name alice",
     );
-  command.action((opts: SetupOptions) => {
-    const io = command.context.io;
-    return runGuarded(io, () =>
-      runSetup(
-        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-        opts,
-      ));
-  });
+  scopedAction(
+    honcho,
+    command,
+    (scope, opts: SetupOptions) => runSetup(scope, opts),
+  );
   return command;
 }
 

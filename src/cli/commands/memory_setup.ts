@@ -185,8 +185,7 @@ export async function runMemorySetup(
     if (tracking.provider !== null) forgetPendingApproval(tracking.provider);
   }
   if (code !== 0 && tracking.newDataDir !== undefined) {
-    // A cancelled or failed run leaves no empty data folder behind (not
-    // recursive: a folder the provider wrote into stays).
+    // Not recursive: a folder the provider wrote into stays.
     await Deno.remove(tracking.newDataDir).catch(() => {});
   }
   const changes = diffSnapshots(
@@ -308,8 +307,7 @@ async function setup(
   );
   const missing = await missingProviderGrant(name);
   if (missing.length > 0) {
-    // A permission problem, not a broken plugin: a sandbox cannot get more
-    // than this process holds.
+    // A permission problem, not a broken plugin: a sandbox gets no more than this process holds.
     throw new SetupStop(
       `error: permission denied: memory provider '${name}' needs ${
         missing.join(" ")
@@ -318,8 +316,7 @@ async function setup(
     );
   }
   let provider: MemoryProvider | null;
-  // Loading creates the provider's data folder; a cancelled or failed run
-  // removes it again when it is still empty.
+  // Loading creates the data folder; a cancelled or failed run removes it when still empty.
   const dataDir = join(tracking.home, name);
   if (!await Deno.lstat(dataDir).then(() => true, () => false)) {
     tracking.newDataDir = dataDir;
@@ -485,8 +482,7 @@ async function pickProvider(io: CliIo): Promise<string> {
     discoverProviders(),
     activeProvider(),
   ]);
-  // The loader's warnings say why a provider cannot load: they become the
-  // reason shown in the list instead of lines above it.
+  // The loader's warnings become the reason shown in the list, not lines above it.
   const reasons = new Map<string, string>();
   const previous = setLogger({
     log(level, message) {
@@ -512,8 +508,6 @@ async function pickProvider(io: CliIo): Promise<string> {
   discovered.forEach((p, index) => {
     const probe = probes[index]!;
     const marker = p.name === active ? ", active" : "";
-    // A provider that cannot load right now is still listed (and kept
-    // when it is the active one), with the reason.
     const label = "hint" in probe
       ? `${p.name}  (${probe.hint}${marker})`
       : `${p.name}  (cannot load right now${marker}: ${probe.error})`;

@@ -171,10 +171,8 @@ export interface HonchoFileWrite {
 }
 
 /**
- * Edits `$HERMES_HOME/honcho.json` under its lock, atomically with mode
- * `0600`; a missing file starts as a copy of the one the profile resolves
- * (nothing is lost once it shadows that one). Refuses, writing nothing, when
- * the file does not parse, is read-only, or `hosts` is not an object.
+ * Edits `$HERMES_HOME/honcho.json` under its lock, atomically, mode `0600`; a missing file starts as a copy
+ * of the one the profile resolves. Refuses when the file does not parse, is read-only, or `hosts` is no object.
  */
 export async function writeHonchoFile(
   config: Pick<
@@ -188,13 +186,10 @@ export async function writeHonchoFile(
   await Deno.mkdir(resolve(hermesHome), { recursive: true });
   return await withFileLock(`${path}.lock`, async () => {
     const file = await readHonchoConfigFile(path);
-    if (file.error) {
-      throw new HonchoCliError(
-        `Cannot change ${path}: ${
-          describeConfigError({ configError: file.error })
-        }; fix or remove the file, nothing was written`,
-      );
-    }
+    requireReadableConfig(
+      { configError: file.error, configPath: path },
+      "change",
+    );
     let base: Record<string, unknown> = {};
     let copiedFrom: string | undefined;
     if (file.exists) {
@@ -344,14 +339,10 @@ export async function connectHoncho(
   config: HonchoConfig,
   options: ConnectHonchoOptions = {},
 ): Promise<HonchoClient> {
-  let hermesConfig: Record<string, unknown> = {};
-  try {
-    hermesConfig = await loadConfig({
-      hermesHome: options.hermesHome ?? config.hermesHome,
-    });
-  } catch {
-    // A broken config.yaml only loses its honcho.* fallbacks here.
-  }
+  // A broken config.yaml only loses its honcho.* fallbacks here.
+  const hermesConfig = await loadConfig({
+    hermesHome: options.hermesHome ?? config.hermesHome,
+  }).catch(() => ({}));
   return HonchoClient.fromConfig(config, {
     hermesConfig,
     timeoutMs: options.timeoutMs ?? CLI_CONNECT_TIMEOUT_MS,
@@ -389,15 +380,9 @@ export async function describeProfileFailure(
   url: string,
   timeoutMs: number = CLI_CONNECT_TIMEOUT_MS,
 ): Promise<string> {
-  let netListed: boolean | undefined;
-  try {
-    netListed = netListedIn(
-      await loadConfig({ hermesHome: config.hermesHome }),
-      new URL(url).host,
-    );
-  } catch {
-    netListed = undefined;
-  }
+  const netListed = await loadConfig({ hermesHome: config.hermesHome })
+    .then((yaml) => netListedIn(yaml, new URL(url).host))
+    .catch(() => undefined);
   return describeHonchoFailure(error, url, timeoutMs, { netListed });
 }
 

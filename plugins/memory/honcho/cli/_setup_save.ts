@@ -141,11 +141,13 @@ export async function saveSetup(
   });
   await reportWrite(scope, written);
 
-  const entry = new URL(plan.baseUrl).host;
   try {
-    await saveConfig((current) => ({
-      memory: { provider: "honcho", ...netGrant(current, entry) },
-    }), { hermesHome: yamlHome });
+    await selectHoncho(
+      io,
+      yamlHome,
+      new URL(plan.baseUrl).host,
+      `\nSaved Honcho settings to ${written.path} (hosts.${hostKey}, mode 0600)\n`,
+    );
   } catch (error) {
     throw new HonchoCliError(
       `Saved ${written.path}, but cannot update ${getConfigPath(yamlHome)}: ${
@@ -153,15 +155,6 @@ export async function saveSetup(
       }; set memory.provider: honcho there by hand`,
     );
   }
-
-  io.stdout(
-    `\nSaved Honcho settings to ${written.path} (hosts.${hostKey}, mode 0600)\n`,
-  );
-  io.stdout(
-    `Set memory.provider: honcho and allowed ${entry} in memory.permissions.honcho.net (${
-      getConfigPath(yamlHome)
-    })\n`,
-  );
 
   const after = await checkSaved(scope, yamlHome, test);
   printSummary(io, after.config, plan);
@@ -391,19 +384,10 @@ export async function runApplySetup(
         })\n`,
       );
     }
-    const granted = cloud ? undefined : new URL(baseUrl).host;
-    await saveConfig((current) => ({
-      memory: {
-        provider: "honcho",
-        ...(granted === undefined ? {} : netGrant(current, granted)),
-      },
-    }), { hermesHome });
-    io.stdout(
-      `Set memory.provider: honcho${
-        granted
-          ? ` and allowed ${granted} in memory.permissions.honcho.net`
-          : ""
-      } (${getConfigPath(hermesHome)})\n`,
+    await selectHoncho(
+      io,
+      hermesHome,
+      cloud ? undefined : new URL(baseUrl).host,
     );
     const { failed } = await checkSaved(scope, hermesHome, true);
     io.stdout("Start a new session to use it.\n");
@@ -411,15 +395,25 @@ export async function runApplySetup(
   });
 }
 
-/** `memory.permissions.honcho.net` with `entry` added, from the file as read inside its lock. */
-function netGrant(
-  current: HermesConfig,
-  entry: string,
-): { permissions: { honcho: { net: string[] } } } {
-  const existing = getConfigValue(current, "memory.permissions.honcho.net");
-  const net = Array.isArray(existing)
-    ? existing.filter((v): v is string => typeof v === "string")
-    : [];
-  if (!net.includes(entry)) net.push(entry);
-  return { permissions: { honcho: { net } } };
+/** `memory.provider: honcho` in `config.yaml` and `granted` added to its net grant (read inside the lock), then says so after `saved`. */
+async function selectHoncho(
+  io: CliIo,
+  hermesHome: string,
+  granted: string | undefined,
+  saved = "",
+): Promise<void> {
+  await saveConfig((current: HermesConfig) => {
+    if (granted === undefined) return { memory: { provider: "honcho" } };
+    const existing = getConfigValue(current, "memory.permissions.honcho.net");
+    const net = Array.isArray(existing)
+      ? existing.filter((v): v is string => typeof v === "string")
+      : [];
+    if (!net.includes(granted)) net.push(granted);
+    return { memory: { provider: "honcho", permissions: { honcho: { net } } } };
+  }, { hermesHome });
+  io.stdout(
+    `${saved}Set memory.provider: honcho${
+      granted ? ` and allowed ${granted} in memory.permissions.honcho.net` : ""
+    } (${getConfigPath(hermesHome)})\n`,
+  );
 }

@@ -266,14 +266,12 @@ function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
   const hostKey = config.hostBlock.apiKey;
   const written = String(config.writeFrequency);
   const numeric = /^\d+$/.test(written);
-  // Wizard defaults apply to new setups only: re-running setup changes no
-  // behaviour by itself.
+  // Wizard defaults apply to new setups only: re-running setup changes nothing by itself.
   const fresh = !config.configFileExists;
   const tuning = (field: "dialecticCadence" | "sessionStrategy") =>
     fromFile(config, field) || !fresh
       ? config[field]
       : HONCHO_TUNING_DEFAULTS[field];
-  // A question on a setting the table declares with its choices.
   const pick = (
     field: keyof HonchoSettings,
     current: unknown,
@@ -460,8 +458,7 @@ export async function runSetup(
   const given = givenByFlags(options);
 
   const config = await loadSetupConfig(scope);
-  // config.yaml (the targeted profile's, with --target-profile) must load
-  // before anything is written.
+  // The targeted profile's config.yaml must load before anything is written.
   const yamlHome = scope.targetProfile === undefined
     ? scope.hermesHome
     : profileHomeUnder(scope.defaultRoot, scope.profile);

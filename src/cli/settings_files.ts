@@ -20,12 +20,10 @@ export interface SettingsFileError {
   fix: string;
 }
 
-/** One settings file of the profile. */
 export interface SettingsFileReport {
   /** The file name (`config.yaml`, `.env`, `honcho.json`). */
   file: string;
   path: string;
-  /** What it is. */
   role: string;
   format: "yaml" | "env" | "json";
   exists: boolean;
@@ -99,27 +97,22 @@ export async function checkEnvFile(
     error: null,
   };
   if (mode === null) return report;
+  const fail = (message: string, fix: string) => {
+    report.error = { message, line: null, column: null, fix };
+    return report;
+  };
   let bytes: Uint8Array;
   try {
     bytes = await Deno.readFile(path);
   } catch (error) {
-    report.error = {
-      message: `cannot be read (${errorText(error)})`,
-      line: null,
-      column: null,
-      fix: `make it readable: chmod 600 ${path}`,
-    };
-    return report;
+    return fail(
+      `cannot be read (${errorText(error)})`,
+      `make it readable: chmod 600 ${path}`,
+    );
   }
   const decoded = decodeEnvBytes(bytes);
   if (decoded.unreadable !== undefined) {
-    report.error = {
-      message: decoded.unreadable,
-      line: null,
-      column: null,
-      fix: `save ${path} as UTF-8`,
-    };
-    return report;
+    return fail(decoded.unreadable, `save ${path} as UTF-8`);
   }
   const bad: number[] = [];
   const values = parseEnvText(decoded.text, {

@@ -6,7 +6,6 @@ import { isCredentialName, loadEnvFile } from "../profile/env_file.ts";
 import { maskSecret } from "../core/mask.ts";
 import { isRecord } from "../_util/is_record.ts";
 
-/** A settings file setup may change. */
 export interface TrackedFile {
   path: string;
   format: "yaml" | "json" | "env";

@@ -36,9 +36,7 @@ export function fieldApplies(
   values: Record<string, unknown>,
 ): boolean {
   const when = field.when;
-  if (when === undefined || when === null || typeof when !== "object") {
-    return true;
-  }
+  if (!when || typeof when !== "object") return true;
   return Object.entries(when).every(([k, v]) => values[k] === v);
 }
 

@@ -77,7 +77,6 @@ export interface SetupJsonReport {
   changes: SettingsChange[];
 }
 
-/** The files setup tracks for its change summary. */
 interface Tracking {
   home: string;
   files: TrackedFile[];
@@ -123,24 +122,13 @@ async function statusOf(
   })).description;
 }
 
-/** An I/O whose standard output goes to standard error (for `--json`). */
-function stderrIo(io: CliIo): CliIo {
-  return redirectIo(io, {
-    stdout: (text) => io.stderr(text),
-    stderr: (text) => io.stderr(text),
-    stdoutLike: "stderr",
-  });
-}
-
 const BUILTIN_CHOICE = "\u0000builtin";
 const CANCELLED = "Cancelled. No changes saved.\n";
 
 /** Thrown inside the wizard when setup must stop with an exit code. */
 class SetupStop extends Error {
-  readonly exitCode: number;
-  constructor(message: string, exitCode: number) {
+  constructor(message: string, readonly exitCode: number) {
     super(message);
-    this.exitCode = exitCode;
   }
 }
 
@@ -176,7 +164,13 @@ export async function runMemorySetup(
     before: await snapshotFiles(files),
     provider: null,
   };
-  const out = options.json ? stderrIo(io) : io;
+  const out = options.json
+    ? redirectIo(io, {
+      stdout: (text) => io.stderr(text),
+      stderr: (text) => io.stderr(text),
+      stdoutLike: "stderr",
+    })
+    : io;
   let code: number;
   try {
     code = await guardedSetup(options, out, tracking);
@@ -340,43 +334,23 @@ async function setup(
   }
 
   try {
-    return await configureProvider(
-      name,
-      provider,
-      assignments,
-      interactive,
-      io,
-    );
+    const prepared = await prepareDependencies(name).catch((error) => {
+      if (!(error instanceof DependencyInstallError)) throw error;
+      throw setupFailed(name, error);
+    });
+    for (const message of prepared.messages) io.stdout(`${message}\n`);
+    if (interactive && assignments.length === 0) {
+      const owned = await runOwnedSetup(name, provider, io);
+      if (owned !== undefined) return owned;
+    }
+    if (!interactive) {
+      const applied = await runAppliedSetup(name, provider, assignments, io);
+      if (applied !== undefined) return applied;
+    }
+    return await walkSchema(name, provider, assignments, interactive, io);
   } finally {
     await closeProvider(provider);
   }
-}
-
-async function configureProvider(
-  name: string,
-  provider: MemoryProvider,
-  assignments: SetAssignment[],
-  interactive: boolean,
-  io: CliIo,
-): Promise<number> {
-  try {
-    const prepared = await prepareDependencies(name);
-    for (const message of prepared.messages) io.stdout(`${message}\n`);
-  } catch (error) {
-    if (!(error instanceof DependencyInstallError)) throw error;
-    throw setupFailed(name, error);
-  }
-
-  if (interactive && assignments.length === 0) {
-    const owned = await runOwnedSetup(name, provider, io);
-    if (owned !== undefined) return owned;
-  }
-  if (!interactive) {
-    const applied = await runAppliedSetup(name, provider, assignments, io);
-    if (applied !== undefined) return applied;
-  }
-
-  return await walkSchema(name, provider, assignments, interactive, io);
 }
 
 /** The provider's `applySetup(home, values, io)` with the converted `--set` values; `undefined` when it has none. */
@@ -494,30 +468,27 @@ async function pickProvider(io: CliIo): Promise<string> {
       } else previous.log(level, message);
     },
   });
-  let probes: Awaited<ReturnType<typeof probeProvider>>[];
+  let probes;
   try {
     probes = await Promise.all(discovered.map((p) => probeProvider(p.name)));
   } finally {
     setLogger(previous);
   }
-  probes = probes.map((probe, index) => {
-    const reason = reasons.get(discovered[index]!.name);
-    return "error" in probe && reason !== undefined ? { error: reason } : probe;
-  });
-  const choices: { value: string; name: string; description?: string }[] = [];
-  discovered.forEach((p, index) => {
-    const probe = probes[index]!;
-    const marker = p.name === active ? ", active" : "";
-    const label = "hint" in probe
-      ? `${p.name}  (${probe.hint}${marker})`
-      : `${p.name}  (cannot load right now${marker}: ${probe.error})`;
-    choices.push({
-      value: p.name,
-      name: label,
-      description: terminalSafe(p.description, { singleLine: true }) ||
-        undefined,
+  const choices: { value: string; name: string; description?: string }[] =
+    discovered.map((p, index) => {
+      const probe = probes[index]!;
+      const marker = p.name === active ? ", active" : "";
+      return {
+        value: p.name,
+        name: "hint" in probe
+          ? `${p.name}  (${probe.hint}${marker})`
+          : `${p.name}  (cannot load right now${marker}: ${
+            reasons.get(p.name) ?? probe.error
+          })`,
+        description: terminalSafe(p.description, { singleLine: true }) ||
+          undefined,
+      };
     });
-  });
   if (active !== undefined && !discovered.some((p) => p.name === active)) {
     choices.push({
       value: active,
@@ -707,7 +678,6 @@ async function testProviderConnection(
   }
 }
 
-/** Attaches `setup` to the `memory` command. */
 export function registerMemorySetup(memory: HermesCommand): HermesCommand {
   const command = memory.command("setup")
     .argument("[provider]", "Provider to set up (picker when omitted)")
@@ -740,15 +710,8 @@ export function registerMemorySetup(memory: HermesCommand): HermesCommand {
     .example("hermes memory setup honcho")
     .example("hermes memory setup honcho --yes --set workspace=team")
     .example("hermes memory setup builtin");
-  command.action(
-    (
-      provider: string | undefined,
-      opts: { set: string[]; yes: boolean; json: boolean },
-    ) =>
-      runMemorySetup(
-        { provider, set: opts.set, yes: opts.yes, json: opts.json },
-        command.context.io,
-      ),
+  command.action((provider: string | undefined, opts: MemorySetupOptions) =>
+    runMemorySetup({ ...opts, provider }, command.context.io)
   );
   return command;
 }

@@ -44,7 +44,6 @@ export class HonchoCliError extends Error {
   }
 }
 
-/** The profile and files one command works on. */
 export interface HonchoCliScope {
   io: CliIo;
   /** The active profile home: where writes go (`<home>/honcho.json`). */
@@ -100,7 +99,6 @@ export function resolveScope(
   };
 }
 
-/** The home directory of a profile under a given default root. */
 export function profileHomeUnder(defaultRoot: string, profile: string): string {
   return profile === "default" || profile === "custom"
     ? defaultRoot
@@ -113,12 +111,9 @@ async function withProfileSecrets<T>(
   hostKey: string | undefined,
   fn: () => Promise<T>,
 ): Promise<T> {
-  let scope: Record<string, string> = {};
-  try {
-    scope = await buildProfileSecretScope(hermesHome);
-  } catch {
-    // An unreadable .env only means fewer variables.
-  }
+  // An unreadable .env only means fewer variables.
+  let scope: Record<string, string> = await buildProfileSecretScope(hermesHome)
+    .catch(() => ({}));
   if (hostKey !== undefined) scope = { ...scope, HERMES_HONCHO_HOST: hostKey };
   return await withSecretScope(scope, fn);
 }
@@ -161,7 +156,6 @@ export type HonchoFileUpdate = (
   current: Readonly<Record<string, unknown>>,
 ) => HonchoFileEdit | undefined;
 
-/** What {@linkcode writeHonchoFile} did. */
 export interface HonchoFileWrite {
   path: string;
   /** `false` when an update function asked for no change (nothing was written). */
@@ -223,7 +217,6 @@ export async function writeHonchoFile(
   });
 }
 
-/** Sets each key, or removes it when the value is `undefined`. */
 function assign(
   target: Record<string, unknown>,
   changes: Record<string, unknown>,
@@ -313,7 +306,6 @@ export function describeConfigError(
   return `it does not parse${where} (${error.message})`;
 }
 
-/** Options of {@linkcode connectHoncho}. */
 export interface ConnectHonchoOptions {
   /** The deadline of each request. @default {CLI_CONNECT_TIMEOUT_MS} */
   timeoutMs?: number;
@@ -445,7 +437,6 @@ export function hostLabel(hostKey: string): string {
 export async function listProfiles(
   defaultRoot: string,
 ): Promise<{ name: string; home: string }[]> {
-  const out = [{ name: "default", home: defaultRoot }];
   const names: string[] = [];
   try {
     for await (const entry of Deno.readDir(join(defaultRoot, "profiles"))) {
@@ -457,11 +448,13 @@ export async function listProfiles(
   } catch {
     // No profiles directory.
   }
-  names.sort();
-  for (const name of names) {
-    out.push({ name, home: join(defaultRoot, "profiles", name) });
-  }
-  return out;
+  return [
+    { name: "default", home: defaultRoot },
+    ...names.sort().map((name) => ({
+      name,
+      home: join(defaultRoot, "profiles", name),
+    })),
+  ];
 }
 
 /** Loads one profile's configuration with that profile's `.env` secrets (for commands that go over every profile). */

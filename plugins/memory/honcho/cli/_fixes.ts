@@ -2,7 +2,6 @@
 
 import type { HermesConfig } from "../../../../mod.ts";
 
-/** Options of {@linkcode connectionFix}. */
 export interface ConnectionFixOptions {
   /** Whether `config.yaml` already lists the server's host in `memory.permissions.honcho.net` (unknown when absent). */
   netListed?: boolean;

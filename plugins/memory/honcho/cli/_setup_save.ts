@@ -63,12 +63,7 @@ export interface SetupPlan {
 
 export function checkBaseUrl(value: string): string {
   const text = value.trim();
-  let url: URL | undefined;
-  try {
-    url = new URL(text);
-  } catch {
-    url = undefined;
-  }
+  const url = URL.canParse(text) ? new URL(text) : undefined;
   if (
     !url || (url.protocol !== "http:" && url.protocol !== "https:") ||
     !/^[\x20-\x7e]+$/.test(text)

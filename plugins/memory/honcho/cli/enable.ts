@@ -118,7 +118,6 @@ async function selectHoncho(scope: HonchoCliScope): Promise<void> {
   );
 }
 
-/** Attaches `enable` and `disable` to the `honcho` command. */
 export function registerEnable(honcho: HermesCommand): HermesCommand[] {
   const enable = honcho.command("enable")
     .summary("Turn Honcho on for this profile")

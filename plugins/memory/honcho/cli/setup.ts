@@ -34,7 +34,6 @@ import {
 
 const HONCHO_KEY_URL = "https://app.honcho.dev";
 
-/** The `hermes honcho setup` flags. */
 export interface SetupOptions {
   deployment?: string;
   baseUrl?: string;
@@ -54,7 +53,6 @@ export interface SetupOptions {
   skipConnectionTest?: boolean;
 }
 
-/** Injected I/O of {@linkcode runSetup}. */
 export interface SetupDeps {
   /** Reads all of standard input (for `--api-key-stdin`). */
   readStdin?: () => Promise<string>;
@@ -62,14 +60,10 @@ export interface SetupDeps {
 
 type Choices = readonly (readonly [string, string?])[];
 
-/** A setting's choices as the settings table declares them. */
-function tableChoices(field: keyof HonchoSettings): Choices {
-  return SETTINGS.find((s) => s.field === field)?.ui?.choices ?? [];
-}
-
-function tableLabel(field: keyof HonchoSettings): string {
-  return SETTINGS.find((s) => s.field === field)?.ui?.label ?? field;
-}
+const tableUi = (field: keyof HonchoSettings) =>
+  SETTINGS.find((s) => s.field === field)?.ui;
+const tableChoices = (field: keyof HonchoSettings): Choices =>
+  tableUi(field)?.choices ?? [];
 
 const WRITE_FREQUENCIES: Choices = [
   ["async", "write each turn in the background (default)"],
@@ -275,7 +269,7 @@ function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
   const pick = (
     field: keyof HonchoSettings,
     current: unknown,
-    prompt = tableLabel(field),
+    prompt = tableUi(field)?.label ?? field,
   ): SetupField => ({
     key: field,
     prompt,
@@ -341,7 +335,7 @@ function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
     },
     {
       key: "workspace",
-      prompt: tableLabel("workspaceId"),
+      prompt: tableUi("workspaceId")?.label ?? "workspaceId",
       default: fromFile(config, "workspaceId") ? config.workspaceId : "hermes",
       parse: id("workspace"),
     },
@@ -564,14 +558,10 @@ function toPlan(
 function hostSettings(
   values: Record<string, unknown>,
 ): Record<string, unknown> {
-  const host: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(values)) {
-    if (!["deployment", "apiKey", "baseUrl", "writeEvery"].includes(key)) {
-      host[key] = value;
-    }
-  }
+  const { deployment: _, apiKey: _k, baseUrl: _u, writeEvery, ...host } =
+    values;
   if (host.writeFrequency === "every-n") {
-    host.writeFrequency = Number(values.writeEvery);
+    host.writeFrequency = Number(writeEvery);
   }
   if (host.contextTokens === "uncapped") host.contextTokens = undefined;
   return host;
@@ -618,7 +608,6 @@ export async function runPostSetup(
   );
 }
 
-/** Attaches `setup` to the `honcho` command. */
 export function registerSetup(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("setup")
     .summary(

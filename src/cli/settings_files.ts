@@ -35,15 +35,12 @@ export interface SettingsFileReport {
   error: SettingsFileError | null;
 }
 
-async function modeOf(path: string): Promise<string | null> {
-  try {
-    const info = await Deno.stat(path);
-    return info.mode === null
-      ? null
-      : (info.mode & 0o777).toString(8).padStart(4, "0");
-  } catch {
-    return null;
-  }
+function modeOf(path: string): Promise<string | null> {
+  return Deno.stat(path).then(
+    ({ mode }) =>
+      mode === null ? null : (mode & 0o777).toString(8).padStart(4, "0"),
+    () => null,
+  );
 }
 
 /** Reads `config.yaml` and reports it; one that does not parse gives its line and column. */

@@ -56,7 +56,6 @@ async function readFlat(
   }
 }
 
-/** Reads the files' keys, for {@linkcode diffSnapshots}. */
 export async function snapshotFiles(
   files: readonly TrackedFile[],
 ): Promise<FileSnapshot> {
@@ -86,9 +85,8 @@ function shown(key: string, format: TrackedFile["format"], value: unknown) {
   return value;
 }
 
-function same(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
+const same = (a: unknown, b: unknown) =>
+  JSON.stringify(a) === JSON.stringify(b);
 
 /** The keys that differ between two snapshots, file by file in the order given, plus `memory.provider` of `config.yaml` always. */
 export function diffSnapshots(

@@ -6,10 +6,7 @@ import { maskSecret } from "../core/mask.ts";
 
 /** A `--set` value that cannot be used; the message says why and what to do. */
 export class SetupValueError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "SetupValueError";
-  }
+  override name = "SetupValueError";
 }
 
 /** One `--set key=value`. */
@@ -119,14 +116,15 @@ export function convertFieldValue(field: ConfigField, raw: string): unknown {
         }`,
       );
     }
-    if (typeof field.minimum === "number" && n < field.minimum) {
+    const { minimum: min, maximum: max } = field;
+    const bound = typeof min === "number" && n < min
+      ? `minimum is ${min}`
+      : typeof max === "number" && n > max
+      ? `maximum is ${max}`
+      : undefined;
+    if (bound) {
       throw new SetupValueError(
-        `Cannot use ${n} for ${field.key}: the minimum is ${field.minimum}`,
-      );
-    }
-    if (typeof field.maximum === "number" && n > field.maximum) {
-      throw new SetupValueError(
-        `Cannot use ${n} for ${field.key}: the maximum is ${field.maximum}`,
+        `Cannot use ${n} for ${field.key}: the ${bound}`,
       );
     }
     value = n;

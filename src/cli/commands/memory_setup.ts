@@ -95,11 +95,9 @@ async function trackProvider(
 ): Promise<void> {
   tracking.provider = name;
   const description = await statusOf(name, tracking.home, {}, false, io);
-  const extra: TrackedFile[] = [];
-  for (const file of description?.files ?? []) {
-    if (tracking.files.some((f) => f.path === file.path)) continue;
-    extra.push({ path: file.path, format: file.format });
-  }
+  const extra: TrackedFile[] = (description?.files ?? [])
+    .filter((file) => !tracking.files.some((f) => f.path === file.path))
+    .map(({ path, format }) => ({ path, format }));
   const snapshot = await snapshotFiles(extra);
   for (const [path, keys] of snapshot) tracking.before.set(path, keys);
   tracking.files.push(...extra);
@@ -123,7 +121,6 @@ async function statusOf(
 }
 
 const BUILTIN_CHOICE = "\u0000builtin";
-const CANCELLED = "Cancelled. No changes saved.\n";
 
 /** Thrown inside the wizard when setup must stop with an exit code. */
 class SetupStop extends Error {
@@ -189,12 +186,11 @@ export async function runMemorySetup(
     home,
   );
   if (options.json) {
-    const report: SetupJsonReport = {
-      provider: tracking.provider,
-      exitCode: code,
-      changes,
-    };
-    writeJson(io, report);
+    const { provider } = tracking;
+    writeJson(
+      io,
+      { provider, exitCode: code, changes } satisfies SetupJsonReport,
+    );
   } else if (
     code === 0 || changes.some((change) => change.change !== "unchanged")
   ) {
@@ -212,7 +208,7 @@ async function guardedSetup(
     return await setup(options, io, tracking);
   } catch (error) {
     if (error instanceof PromptCancelled) {
-      io.stdout(`\n${CANCELLED}`);
+      io.stdout("\nCancelled. No changes saved.\n");
       return 1;
     }
     if (error instanceof SetupValueError) {
@@ -442,13 +438,13 @@ async function probeProvider(
 
 /** The active provider (`memory.provider`), or `undefined` for none. */
 async function activeProvider(): Promise<string | undefined> {
-  try {
-    const raw = getConfigValue(await loadConfig(), "memory.provider");
-    const name = typeof raw === "string" ? raw.trim() : "";
-    return name === "" || isBuiltinSentinel(name) ? undefined : name;
-  } catch {
-    return undefined; // setup itself reports a broken config.yaml
-  }
+  // Setup itself reports a broken config.yaml.
+  const raw = await loadConfig().then(
+    (config) => getConfigValue(config, "memory.provider"),
+    () => undefined,
+  );
+  const name = typeof raw === "string" ? raw.trim() : "";
+  return name === "" || isBuiltinSentinel(name) ? undefined : name;
 }
 
 async function pickProvider(io: CliIo): Promise<string> {
@@ -532,14 +528,15 @@ async function walkSchema(
   const dotenv = await loadEnvFile(join(home, ".env"));
   const currentEnv = (envVar: string | undefined): string =>
     envVar === undefined ? "" : io.env(envVar) || dotenv[envVar] || "";
-  for (const field of schema) {
-    if (field.secret === true && given[field.key] && !fieldEnvVar(field)) {
-      throw new SetupValueError(
-        `Cannot store secret '${field.key}' of provider '${name}': its schema names no env_var; set the provider's variable in ${
-          join(home, ".env")
-        } by hand`,
-      );
-    }
+  const unstorable = schema.find((field) =>
+    field.secret === true && given[field.key] && !fieldEnvVar(field)
+  );
+  if (unstorable) {
+    throw new SetupValueError(
+      `Cannot store secret '${unstorable.key}' of provider '${name}': its schema names no env_var; set the provider's variable in ${
+        join(home, ".env")
+      } by hand`,
+    );
   }
 
   if (interactive && schema.length > 0) {

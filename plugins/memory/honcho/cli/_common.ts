@@ -35,12 +35,9 @@ export const CLI_CONNECT_TIMEOUT_MS = 5_000;
 
 /** A failure the user can fix: printed as `error: <message>`, exits with `exitCode`. */
 export class HonchoCliError extends Error {
-  readonly exitCode: number;
-
-  constructor(message: string, exitCode = 1) {
+  constructor(message: string, readonly exitCode = 1) {
     super(message);
     this.name = "HonchoCliError";
-    this.exitCode = exitCode;
   }
 }
 
@@ -66,7 +63,6 @@ export interface ResolveScopeOptions {
   cwd?: string;
 }
 
-/** Which profile home, profile and working directory a command uses. */
 export function resolveScope(
   io: CliIo,
   options: ResolveScopeOptions = {},
@@ -380,7 +376,6 @@ export async function describeProfileFailure(
 
 export { errorText, isRecord } from "../_util.ts";
 
-/** Checks an id the user typed (peer name, AI peer, workspace). */
 export function checkHonchoId(what: string, value: string): string {
   const text = value.trim();
   if (!/^[A-Za-z0-9_-]{1,512}$/.test(text)) {

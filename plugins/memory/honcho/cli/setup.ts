@@ -34,24 +34,12 @@ import {
 
 const HONCHO_KEY_URL = "https://app.honcho.dev";
 
-export interface SetupOptions {
-  deployment?: string;
-  baseUrl?: string;
+export type SetupOptions = { [K in keyof typeof FLAGS]?: string } & {
   apiKeyStdin?: boolean;
   apiKeyEnv?: boolean;
-  peerName?: string;
-  aiPeer?: string;
-  workspace?: string;
-  recallMode?: string;
-  observationMode?: string;
-  writeFrequency?: string;
-  contextTokens?: string;
-  dialecticCadence?: string;
-  reasoningLevel?: string;
-  sessionStrategy?: string;
   yes?: boolean;
   skipConnectionTest?: boolean;
-}
+};
 
 export interface SetupDeps {
   /** Reads all of standard input (for `--api-key-stdin`). */
@@ -71,13 +59,8 @@ const WRITE_FREQUENCIES: Choices = [
   ["session", "write everything at the end of the session"],
 ];
 
-function choiceOptions(choices: Choices) {
-  return choices.map(([value, description]) => ({
-    value,
-    label: value,
-    description,
-  }));
-}
+const choiceOptions = (choices: Choices) =>
+  choices.map(([value, description]) => ({ value, label: value, description }));
 
 const wholeNumber = (text: string, max: number): number | undefined => {
   const t = text.trim();
@@ -131,7 +114,7 @@ const kebab = (option: string) =>
   option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /** The value flags (`--base-url` sets `baseUrl`): each answers its question and is checked before anything is asked. */
-const FLAGS: Readonly<Record<string, Flag>> = {
+const FLAGS = {
   deployment: choiceFlag("kind", "cloud or local (self-hosted)", [
     ["cloud"],
     ["local"],
@@ -198,12 +181,12 @@ const FLAGS: Readonly<Record<string, Flag>> = {
     "per-session (what setup writes), per-directory (used while the key is unset), per-repo or global",
     tableChoices("sessionStrategy"),
   ),
-};
+} satisfies Record<string, Flag>;
 
 /** The flags as answers of the walk, by field key; a bad value is a usage error. */
 function givenByFlags(options: SetupOptions): Record<string, unknown> {
   const given: Record<string, unknown> = {};
-  for (const [option, { check, why }] of Object.entries(FLAGS)) {
+  for (const [option, { check, why }] of Object.entries<Flag>(FLAGS)) {
     const text = options[option as keyof SetupOptions];
     if (typeof text !== "string") continue;
     const value = check(text);
@@ -233,24 +216,15 @@ function givenByFlags(options: SetupOptions): Record<string, unknown> {
 }
 
 /** A parser that rejects what `parse` cannot read, with `message`. */
-function must(
-  parse: (text: string) => unknown,
-  message: string,
-): (text: string) => unknown {
-  return (text) => {
+const must =
+  (parse: (text: string) => unknown, message: string) => (text: string) => {
     const value = parse(text);
     if (value === undefined) throw new Error(message);
     return value;
   };
-}
 
-function fromFile(
-  config: HonchoConfig,
-  field: keyof HonchoConfig["sources"],
-): boolean {
-  const source = config.sources[field];
-  return source === "host" || source === "root";
-}
+const fromFile = (config: HonchoConfig, field: keyof HonchoConfig["sources"]) =>
+  ["host", "root"].includes(config.sources[field] as string);
 
 /** Honcho's setup questions in order, each with the value it has now as its default: this profile's settings, else the wizard's defaults for a new setup. */
 function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {

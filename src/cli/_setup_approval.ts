@@ -16,11 +16,7 @@ import {
   reviewGrant,
 } from "../plugins/provider_permissions.ts";
 
-/**
- * Shows what the manifest asks for beyond what is approved and asks (`--yes`
- * approves); the returned function records it under `memory.permissions.<name>`
- * (which no provider can write) once setup succeeds. A bundled provider is approved as it ships.
- */
+/** Shows and asks for what the manifest asks beyond the approved (`--yes` approves); the returned function records it under `memory.permissions.<name>` (which no provider can write) once setup succeeds. */
 export async function approveRequest(
   name: string,
   yes: boolean,

@@ -1,8 +1,4 @@
-/**
- * The profile's settings files as `hermes memory status` and `doctor` check
- * them: does each parse (line, column, fix), its mode, leftover temp files.
- * @module
- */
+/** The profile's settings files as `hermes memory status` and `doctor` check them: does each parse (line, column, fix), its mode, leftover temp files. @module */
 
 import { basename, dirname, join } from "node:path";
 import { ConfigError, getConfigPath, loadConfig } from "../config/config.ts";
@@ -24,12 +20,10 @@ export interface SettingsFileError {
   fix: string;
 }
 
-/** One settings file of the profile. */
 export interface SettingsFileReport {
   /** The file name (`config.yaml`, `.env`, `honcho.json`). */
   file: string;
   path: string;
-  /** What it is. */
   role: string;
   format: "yaml" | "env" | "json";
   exists: boolean;
@@ -41,15 +35,12 @@ export interface SettingsFileReport {
   error: SettingsFileError | null;
 }
 
-async function modeOf(path: string): Promise<string | null> {
-  try {
-    const info = await Deno.stat(path);
-    return info.mode === null
-      ? null
-      : (info.mode & 0o777).toString(8).padStart(4, "0");
-  } catch {
-    return null;
-  }
+function modeOf(path: string): Promise<string | null> {
+  return Deno.stat(path).then(
+    ({ mode }) =>
+      mode === null ? null : (mode & 0o777).toString(8).padStart(4, "0"),
+    () => null,
+  );
 }
 
 /** Reads `config.yaml` and reports it; one that does not parse gives its line and column. */
@@ -86,11 +77,7 @@ export async function checkConfigYaml(
   }
 }
 
-/**
- * Reads `$HERMES_HOME/.env` and reports it: the first statement that does
- * not parse (Hermes skips it, so its variable is not set), and whether it
- * holds a credential.
- */
+/** Reads `$HERMES_HOME/.env` and reports it: the first statement that does not parse (Hermes skips it, so its variable is not set), and whether it holds a credential. */
 export async function checkEnvFile(
   hermesHome: string,
 ): Promise<SettingsFileReport> {
@@ -107,27 +94,22 @@ export async function checkEnvFile(
     error: null,
   };
   if (mode === null) return report;
+  const fail = (message: string, fix: string) => {
+    report.error = { message, line: null, column: null, fix };
+    return report;
+  };
   let bytes: Uint8Array;
   try {
     bytes = await Deno.readFile(path);
   } catch (error) {
-    report.error = {
-      message: `cannot be read (${errorText(error)})`,
-      line: null,
-      column: null,
-      fix: `make it readable: chmod 600 ${path}`,
-    };
-    return report;
+    return fail(
+      `cannot be read (${errorText(error)})`,
+      `make it readable: chmod 600 ${path}`,
+    );
   }
   const decoded = decodeEnvBytes(bytes);
   if (decoded.unreadable !== undefined) {
-    report.error = {
-      message: decoded.unreadable,
-      line: null,
-      column: null,
-      fix: `save ${path} as UTF-8`,
-    };
-    return report;
+    return fail(decoded.unreadable, `save ${path} as UTF-8`);
   }
   const bad: number[] = [];
   const values = parseEnvText(decoded.text, {
@@ -182,11 +164,7 @@ export function fileLocation(
   return `${report.path}:${line}:${report.error?.column ?? 1}`;
 }
 
-/**
- * Temporary files interrupted atomic writes left beside the settings
- * files (`.<name>.tmp.<pid>.<random>`, or `.<name>.tmp-<random>` of older
- * versions).
- */
+/** Temporary files interrupted atomic writes left beside the settings files (`.<name>.tmp.<pid>.<random>`, or `.<name>.tmp-<random>` of older versions). */
 export async function orphanedTempFiles(
   files: readonly string[],
 ): Promise<string[]> {

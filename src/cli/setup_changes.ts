@@ -6,7 +6,6 @@ import { isCredentialName, loadEnvFile } from "../profile/env_file.ts";
 import { maskSecret } from "../core/mask.ts";
 import { isRecord } from "../_util/is_record.ts";
 
-/** A settings file setup may change. */
 export interface TrackedFile {
   path: string;
   format: "yaml" | "json" | "env";
@@ -57,7 +56,6 @@ async function readFlat(
   }
 }
 
-/** Reads the files' keys, for {@linkcode diffSnapshots}. */
 export async function snapshotFiles(
   files: readonly TrackedFile[],
 ): Promise<FileSnapshot> {
@@ -66,11 +64,7 @@ export async function snapshotFiles(
   return out;
 }
 
-/**
- * Whether a key holds a secret: a credential variable name in `.env`
- * (`…_API_KEY`, `…_TOKEN`, `…_SECRET`, `…_KEY`), or a key named like
- * `apiKey`, `token`, `secret`, `password` or `oauth` elsewhere.
- */
+/** Whether a key holds a secret: a credential name in `.env`, elsewhere a key like `apiKey`, `token`, `secret`, `password`, `oauth`. */
 export function isSecretKey(
   key: string,
   format: TrackedFile["format"],
@@ -91,14 +85,10 @@ function shown(key: string, format: TrackedFile["format"], value: unknown) {
   return value;
 }
 
-function same(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
+const same = (a: unknown, b: unknown) =>
+  JSON.stringify(a) === JSON.stringify(b);
 
-/**
- * The keys that differ between two snapshots, file by file in the order
- * given, plus `memory.provider` of `config.yaml` always.
- */
+/** The keys that differ between two snapshots, file by file in the order given, plus `memory.provider` of `config.yaml` always. */
 export function diffSnapshots(
   files: readonly TrackedFile[],
   before: FileSnapshot,

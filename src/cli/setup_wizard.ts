@@ -1,11 +1,4 @@
-/**
- * The one setup walker: asks a provider's setup fields in order (`when`,
- * `default_from`, choices, types, secrets), for `hermes memory setup` and
- * for a provider's own setup command; plus the field rules it shares with
- * `--set` and the dashboard.
- *
- * @module
- */
+/** The one setup walker (for `hermes memory setup` and a provider's own setup) and the field rules it shares with `--set`. @module */
 
 import { type CliIo, PromptCancelled } from "./cli_io.ts";
 import type { ConfigField } from "../core/memory_provider.ts";
@@ -13,15 +6,7 @@ import { maskSecret } from "../core/mask.ts";
 
 /** A `--set` value that cannot be used; the message says why and what to do. */
 export class SetupValueError extends Error {
-  /**
-   * Creates the error.
-   *
-   * @param message What is wrong and what to do.
-   */
-  constructor(message: string) {
-    super(message);
-    this.name = "SetupValueError";
-  }
+  override name = "SetupValueError";
 }
 
 /** One `--set key=value`. */
@@ -48,9 +33,7 @@ export function fieldApplies(
   values: Record<string, unknown>,
 ): boolean {
   const when = field.when;
-  if (when === undefined || when === null || typeof when !== "object") {
-    return true;
-  }
+  if (!when || typeof when !== "object") return true;
   return Object.entries(when).every(([k, v]) => values[k] === v);
 }
 
@@ -133,14 +116,15 @@ export function convertFieldValue(field: ConfigField, raw: string): unknown {
         }`,
       );
     }
-    if (typeof field.minimum === "number" && n < field.minimum) {
+    const { minimum: min, maximum: max } = field;
+    const bound = typeof min === "number" && n < min
+      ? `minimum is ${min}`
+      : typeof max === "number" && n > max
+      ? `maximum is ${max}`
+      : undefined;
+    if (bound) {
       throw new SetupValueError(
-        `Cannot use ${n} for ${field.key}: the minimum is ${field.minimum}`,
-      );
-    }
-    if (typeof field.maximum === "number" && n > field.maximum) {
-      throw new SetupValueError(
-        `Cannot use ${n} for ${field.key}: the maximum is ${field.maximum}`,
+        `Cannot use ${n} for ${field.key}: the ${bound}`,
       );
     }
     value = n;
@@ -191,19 +175,13 @@ export function setupHint(schema: readonly ConfigField[]): string {
   return "local";
 }
 
-/**
- * One question of a setup wizard: a provider's {@linkcode ConfigField} and,
- * optionally, how the wizard words and checks it.
- */
+/** One question of a setup wizard: a provider's {@linkcode ConfigField} and, optionally, how the wizard words and checks it. */
 export interface SetupField extends ConfigField {
   /** The question asked, instead of the field's label and description. */
   prompt?: string;
   /** Printed before a secret is asked for while none is set. Default: `Get one at <url>`. */
   note?: string;
-  /**
-   * Converts a typed answer; an `Error` it throws is printed and the
-   * question asked again. Default: the field's type and choices.
-   */
+  /** Converts a typed answer; an `Error` it throws is printed and the question asked again. Default: the field's type and choices. */
   parse?: (text: string, io: CliIo) => unknown;
 }
 

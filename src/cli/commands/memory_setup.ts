@@ -1,8 +1,4 @@
-/**
- * `hermes memory setup [provider] [--set key=value]… [--yes] [--json]`: picks
- * the memory provider, approves its grant and walks its setup fields.
- * @module
- */
+/** `hermes memory setup [provider] [--set key=value]… [--yes] [--json]`: picks the memory provider, approves its grant and walks its setup fields. @module */
 
 import { didYouMean } from "../suggest.ts";
 import { errorText } from "../../_util/error_text.ts";
@@ -54,6 +50,7 @@ import { setLogger } from "../../core/log.ts";
 import { terminalSafe } from "../../core/terminal_text.ts";
 import { forgetPendingApproval } from "../../plugins/provider_permissions.ts";
 import { approveRequest } from "../_setup_approval.ts";
+import { fieldEnvVar } from "../provider_report.ts";
 import {
   diffSnapshots,
   renderChanges,
@@ -80,7 +77,6 @@ export interface SetupJsonReport {
   changes: SettingsChange[];
 }
 
-/** The files setup tracks for its change summary. */
 interface Tracking {
   home: string;
   files: TrackedFile[];
@@ -92,57 +88,44 @@ interface Tracking {
   newDataDir?: string;
 }
 
-async function pathExists(path: string): Promise<boolean> {
-  try {
-    await Deno.lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function trackProvider(
   tracking: Tracking,
   name: string,
   io: CliIo,
 ): Promise<void> {
   tracking.provider = name;
-  const { description } = await describeProviderStatus(name, {
-    hermesHome: tracking.home,
-    config: {},
-    env: (variable) => io.env(variable),
-    probe: false,
-    probeTimeoutMs: 0,
-    detail: "status",
-  });
-  const extra: TrackedFile[] = [];
-  for (const file of description?.files ?? []) {
-    if (tracking.files.some((f) => f.path === file.path)) continue;
-    extra.push({ path: file.path, format: file.format });
-  }
+  const description = await statusOf(name, tracking.home, {}, false, io);
+  const extra: TrackedFile[] = (description?.files ?? [])
+    .filter((file) => !tracking.files.some((f) => f.path === file.path))
+    .map(({ path, format }) => ({ path, format }));
   const snapshot = await snapshotFiles(extra);
   for (const [path, keys] of snapshot) tracking.before.set(path, keys);
   tracking.files.push(...extra);
 }
 
-/** An I/O whose standard output goes to standard error (for `--json`). */
-function stderrIo(io: CliIo): CliIo {
-  return redirectIo(io, {
-    stdout: (text) => io.stderr(text),
-    stderr: (text) => io.stderr(text),
-    stdoutLike: "stderr",
-  });
+async function statusOf(
+  name: string,
+  hermesHome: string,
+  config: HermesConfig,
+  probe: boolean,
+  io: CliIo,
+) {
+  return (await describeProviderStatus(name, {
+    hermesHome,
+    config,
+    env: (variable) => io.env(variable),
+    probe,
+    probeTimeoutMs: probe ? 5_000 : 0,
+    detail: "status",
+  })).description;
 }
 
 const BUILTIN_CHOICE = "\u0000builtin";
-const CANCELLED = "Cancelled. No changes saved.\n";
 
 /** Thrown inside the wizard when setup must stop with an exit code. */
 class SetupStop extends Error {
-  readonly exitCode: number;
-  constructor(message: string, exitCode: number) {
+  constructor(message: string, readonly exitCode: number) {
     super(message);
-    this.exitCode = exitCode;
   }
 }
 
@@ -178,7 +161,13 @@ export async function runMemorySetup(
     before: await snapshotFiles(files),
     provider: null,
   };
-  const out = options.json ? stderrIo(io) : io;
+  const out = options.json
+    ? redirectIo(io, {
+      stdout: (text) => io.stderr(text),
+      stderr: (text) => io.stderr(text),
+      stdoutLike: "stderr",
+    })
+    : io;
   let code: number;
   try {
     code = await guardedSetup(options, out, tracking);
@@ -187,8 +176,7 @@ export async function runMemorySetup(
     if (tracking.provider !== null) forgetPendingApproval(tracking.provider);
   }
   if (code !== 0 && tracking.newDataDir !== undefined) {
-    // A cancelled or failed run leaves no empty data folder behind (not
-    // recursive: a folder the provider wrote into stays).
+    // Not recursive: a folder the provider wrote into stays.
     await Deno.remove(tracking.newDataDir).catch(() => {});
   }
   const changes = diffSnapshots(
@@ -198,12 +186,11 @@ export async function runMemorySetup(
     home,
   );
   if (options.json) {
-    const report: SetupJsonReport = {
-      provider: tracking.provider,
-      exitCode: code,
-      changes,
-    };
-    writeJson(io, report);
+    const { provider } = tracking;
+    writeJson(
+      io,
+      { provider, exitCode: code, changes } satisfies SetupJsonReport,
+    );
   } else if (
     code === 0 || changes.some((change) => change.change !== "unchanged")
   ) {
@@ -221,7 +208,7 @@ async function guardedSetup(
     return await setup(options, io, tracking);
   } catch (error) {
     if (error instanceof PromptCancelled) {
-      io.stdout(`\n${CANCELLED}`);
+      io.stdout("\nCancelled. No changes saved.\n");
       return 1;
     }
     if (error instanceof SetupValueError) {
@@ -310,8 +297,7 @@ async function setup(
   );
   const missing = await missingProviderGrant(name);
   if (missing.length > 0) {
-    // A permission problem, not a broken plugin: a sandbox cannot get more
-    // than this process holds.
+    // A permission problem, not a broken plugin: a sandbox gets no more than this process holds.
     throw new SetupStop(
       `error: permission denied: memory provider '${name}' needs ${
         missing.join(" ")
@@ -320,10 +306,11 @@ async function setup(
     );
   }
   let provider: MemoryProvider | null;
-  // Loading creates the provider's data folder; a cancelled or failed run
-  // removes it again when it is still empty.
+  // Loading creates the data folder; a cancelled or failed run removes it when still empty.
   const dataDir = join(tracking.home, name);
-  if (!(await pathExists(dataDir))) tracking.newDataDir = dataDir;
+  if (!await Deno.lstat(dataDir).then(() => true, () => false)) {
+    tracking.newDataDir = dataDir;
+  }
   const cannotLoad = async (why: string) =>
     new SetupStop(
       `error: memory provider '${name}' (${location.dir}) ${why} nothing was changed${
@@ -343,43 +330,23 @@ async function setup(
   }
 
   try {
-    return await configureProvider(
-      name,
-      provider,
-      assignments,
-      interactive,
-      io,
-    );
+    const prepared = await prepareDependencies(name).catch((error) => {
+      if (!(error instanceof DependencyInstallError)) throw error;
+      throw setupFailed(name, error);
+    });
+    for (const message of prepared.messages) io.stdout(`${message}\n`);
+    if (interactive && assignments.length === 0) {
+      const owned = await runOwnedSetup(name, provider, io);
+      if (owned !== undefined) return owned;
+    }
+    if (!interactive) {
+      const applied = await runAppliedSetup(name, provider, assignments, io);
+      if (applied !== undefined) return applied;
+    }
+    return await walkSchema(name, provider, assignments, interactive, io);
   } finally {
     await closeProvider(provider);
   }
-}
-
-async function configureProvider(
-  name: string,
-  provider: MemoryProvider,
-  assignments: SetAssignment[],
-  interactive: boolean,
-  io: CliIo,
-): Promise<number> {
-  try {
-    const prepared = await prepareDependencies(name);
-    for (const message of prepared.messages) io.stdout(`${message}\n`);
-  } catch (error) {
-    if (!(error instanceof DependencyInstallError)) throw error;
-    throw setupFailed(name, error);
-  }
-
-  if (interactive && assignments.length === 0) {
-    const owned = await runOwnedSetup(name, provider, io);
-    if (owned !== undefined) return owned;
-  }
-  if (!interactive) {
-    const applied = await runAppliedSetup(name, provider, assignments, io);
-    if (applied !== undefined) return applied;
-  }
-
-  return await walkSchema(name, provider, assignments, interactive, io);
 }
 
 /** The provider's `applySetup(home, values, io)` with the converted `--set` values; `undefined` when it has none. */
@@ -400,18 +367,6 @@ async function runAppliedSetup(
   const values = convertAssignments(name, schema, assignments);
   const code = await apply(getHermesHome(), values, io);
   return typeof code === "number" ? code : 0;
-}
-
-function unknownSetting(
-  name: string,
-  key: string,
-  schema: readonly ConfigField[],
-): SetupValueError {
-  return new SetupValueError(
-    `Unknown setting '${key}' for memory provider '${name}'; its settings are: ${
-      schema.length > 0 ? schema.map((f) => f.key).join(", ") : "(none)"
-    }`,
-  );
 }
 
 /** The `postSetup(home, config, io)` of its `cli.ts`, else the provider's `postSetup`; `undefined` when it has neither. */
@@ -483,13 +438,13 @@ async function probeProvider(
 
 /** The active provider (`memory.provider`), or `undefined` for none. */
 async function activeProvider(): Promise<string | undefined> {
-  try {
-    const raw = getConfigValue(await loadConfig(), "memory.provider");
-    const name = typeof raw === "string" ? raw.trim() : "";
-    return name === "" || isBuiltinSentinel(name) ? undefined : name;
-  } catch {
-    return undefined; // setup itself reports a broken config.yaml
-  }
+  // Setup itself reports a broken config.yaml.
+  const raw = await loadConfig().then(
+    (config) => getConfigValue(config, "memory.provider"),
+    () => undefined,
+  );
+  const name = typeof raw === "string" ? raw.trim() : "";
+  return name === "" || isBuiltinSentinel(name) ? undefined : name;
 }
 
 async function pickProvider(io: CliIo): Promise<string> {
@@ -497,8 +452,7 @@ async function pickProvider(io: CliIo): Promise<string> {
     discoverProviders(),
     activeProvider(),
   ]);
-  // The loader's warnings say why a provider cannot load: they become the
-  // reason shown in the list instead of lines above it.
+  // The loader's warnings become the reason shown in the list, not lines above it.
   const reasons = new Map<string, string>();
   const previous = setLogger({
     log(level, message) {
@@ -510,32 +464,27 @@ async function pickProvider(io: CliIo): Promise<string> {
       } else previous.log(level, message);
     },
   });
-  let probes: Awaited<ReturnType<typeof probeProvider>>[];
+  let probes;
   try {
     probes = await Promise.all(discovered.map((p) => probeProvider(p.name)));
   } finally {
     setLogger(previous);
   }
-  probes = probes.map((probe, index) => {
-    const reason = reasons.get(discovered[index]!.name);
-    return "error" in probe && reason !== undefined ? { error: reason } : probe;
-  });
-  const choices: { value: string; name: string; description?: string }[] = [];
-  discovered.forEach((p, index) => {
-    const probe = probes[index]!;
-    const marker = p.name === active ? ", active" : "";
-    // A provider that cannot load right now is still listed (and kept
-    // when it is the active one), with the reason.
-    const label = "hint" in probe
-      ? `${p.name}  (${probe.hint}${marker})`
-      : `${p.name}  (cannot load right now${marker}: ${probe.error})`;
-    choices.push({
-      value: p.name,
-      name: label,
-      description: terminalSafe(p.description, { singleLine: true }) ||
-        undefined,
+  const choices: { value: string; name: string; description?: string }[] =
+    discovered.map((p, index) => {
+      const probe = probes[index]!;
+      const marker = p.name === active ? ", active" : "";
+      return {
+        value: p.name,
+        name: "hint" in probe
+          ? `${p.name}  (${probe.hint}${marker})`
+          : `${p.name}  (cannot load right now${marker}: ${
+            reasons.get(p.name) ?? probe.error
+          })`,
+        description: terminalSafe(p.description, { singleLine: true }) ||
+          undefined,
+      };
     });
-  });
   if (active !== undefined && !discovered.some((p) => p.name === active)) {
     choices.push({
       value: active,
@@ -577,20 +526,17 @@ async function walkSchema(
     ? { ...existing }
     : {};
   const dotenv = await loadEnvFile(join(home, ".env"));
-  const envVarOf = (field: ConfigField) =>
-    typeof field.env_var === "string" && field.env_var
-      ? field.env_var
-      : undefined;
   const currentEnv = (envVar: string | undefined): string =>
     envVar === undefined ? "" : io.env(envVar) || dotenv[envVar] || "";
-  for (const field of schema) {
-    if (field.secret === true && given[field.key] && !envVarOf(field)) {
-      throw new SetupValueError(
-        `Cannot store secret '${field.key}' of provider '${name}': its schema names no env_var; set the provider's variable in ${
-          join(home, ".env")
-        } by hand`,
-      );
-    }
+  const unstorable = schema.find((field) =>
+    field.secret === true && given[field.key] && !fieldEnvVar(field)
+  );
+  if (unstorable) {
+    throw new SetupValueError(
+      `Cannot store secret '${unstorable.key}' of provider '${name}': its schema names no env_var; set the provider's variable in ${
+        join(home, ".env")
+      } by hand`,
+    );
   }
 
   if (interactive && schema.length > 0) {
@@ -603,14 +549,14 @@ async function walkSchema(
     interactive,
     current: (field, values) =>
       field.secret === true
-        ? currentEnv(envVarOf(field))
+        ? currentEnv(fieldEnvVar(field))
         : providerConfig[field.key] ?? fieldDefault(field, values),
   }, io);
   // A required setting may also come from its environment variable.
   const lacking = missing.filter((f) =>
-    f.secret === true || currentEnv(envVarOf(f)) === ""
+    f.secret === true || currentEnv(fieldEnvVar(f)) === ""
   ).map((f) =>
-    f.secret === true && envVarOf(f) ? `${f.key} (${envVarOf(f)})` : f.key
+    f.secret === true && fieldEnvVar(f) ? `${f.key} (${fieldEnvVar(f)})` : f.key
   );
   if (lacking.length > 0) {
     throw new SetupStop(
@@ -627,7 +573,7 @@ async function walkSchema(
   for (const field of schema) {
     if (!Object.hasOwn(answered, field.key)) continue;
     const value = answered[field.key];
-    const envVar = envVarOf(field);
+    const envVar = fieldEnvVar(field);
     if (field.secret === true) {
       if (envVar !== undefined) {
         envQueue.set(envVar, { value: String(value), secret: true });
@@ -692,7 +638,13 @@ function convertAssignments(
   const values: Record<string, unknown> = {};
   for (const a of assignments) {
     const field = schema.find((f) => f.key === a.key);
-    if (field === undefined) throw unknownSetting(name, a.key, schema);
+    if (field === undefined) {
+      throw new SetupValueError(
+        `Unknown setting '${a.key}' for memory provider '${name}'; its settings are: ${
+          schema.length > 0 ? schema.map((f) => f.key).join(", ") : "(none)"
+        }`,
+      );
+    }
     values[a.key] = field.secret === true
       ? a.value
       : a.value === ""
@@ -709,14 +661,7 @@ async function testProviderConnection(
   io: CliIo,
 ): Promise<void> {
   const config = await loadConfig().catch(() => ({}));
-  const { description } = await describeProviderStatus(name, {
-    hermesHome: home,
-    config,
-    env: (variable) => io.env(variable),
-    probe: true,
-    probeTimeoutMs: 5_000,
-    detail: "status",
-  });
+  const description = await statusOf(name, home, config, true, io);
   const c = description?.connection;
   if (!c) return;
   if (c.ok) {
@@ -730,7 +675,6 @@ async function testProviderConnection(
   }
 }
 
-/** Attaches `setup` to the `memory` command. */
 export function registerMemorySetup(memory: HermesCommand): HermesCommand {
   const command = memory.command("setup")
     .argument("[provider]", "Provider to set up (picker when omitted)")
@@ -763,15 +707,8 @@ export function registerMemorySetup(memory: HermesCommand): HermesCommand {
     .example("hermes memory setup honcho")
     .example("hermes memory setup honcho --yes --set workspace=team")
     .example("hermes memory setup builtin");
-  command.action(
-    (
-      provider: string | undefined,
-      opts: { set: string[]; yes: boolean; json: boolean },
-    ) =>
-      runMemorySetup(
-        { provider, set: opts.set, yes: opts.yes, json: opts.json },
-        command.context.io,
-      ),
+  command.action((provider: string | undefined, opts: MemorySetupOptions) =>
+    runMemorySetup({ ...opts, provider }, command.context.io)
   );
   return command;
 }

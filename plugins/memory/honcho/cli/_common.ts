@@ -1,8 +1,4 @@
-/**
- * What every `hermes honcho …` command shares: its profile scope, reading and
- * writing `honcho.json`, connecting, and wording failures.
- * @module
- */
+/** What every `hermes honcho …` command shares: its profile scope, reading and writing `honcho.json`, connecting, and wording failures. @module */
 
 import { join, resolve } from "node:path";
 import {
@@ -39,16 +35,12 @@ export const CLI_CONNECT_TIMEOUT_MS = 5_000;
 
 /** A failure the user can fix: printed as `error: <message>`, exits with `exitCode`. */
 export class HonchoCliError extends Error {
-  readonly exitCode: number;
-
-  constructor(message: string, exitCode = 1) {
+  constructor(message: string, readonly exitCode = 1) {
     super(message);
     this.name = "HonchoCliError";
-    this.exitCode = exitCode;
   }
 }
 
-/** The profile and files one command works on. */
 export interface HonchoCliScope {
   io: CliIo;
   /** The active profile home: where writes go (`<home>/honcho.json`). */
@@ -71,7 +63,6 @@ export interface ResolveScopeOptions {
   cwd?: string;
 }
 
-/** Which profile home, profile and working directory a command uses. */
 export function resolveScope(
   io: CliIo,
   options: ResolveScopeOptions = {},
@@ -104,7 +95,6 @@ export function resolveScope(
   };
 }
 
-/** The home directory of a profile under a given default root. */
 export function profileHomeUnder(defaultRoot: string, profile: string): string {
   return profile === "default" || profile === "custom"
     ? defaultRoot
@@ -117,21 +107,14 @@ async function withProfileSecrets<T>(
   hostKey: string | undefined,
   fn: () => Promise<T>,
 ): Promise<T> {
-  let scope: Record<string, string> = {};
-  try {
-    scope = await buildProfileSecretScope(hermesHome);
-  } catch {
-    // An unreadable .env only means fewer variables.
-  }
+  // An unreadable .env only means fewer variables.
+  let scope: Record<string, string> = await buildProfileSecretScope(hermesHome)
+    .catch(() => ({}));
   if (hostKey !== undefined) scope = { ...scope, HERMES_HONCHO_HOST: hostKey };
   return await withSecretScope(scope, fn);
 }
 
-/**
- * The configuration a command works on, with the profile's `.env` as
- * environment; `--target-profile` pins the host key (`HERMES_HONCHO_HOST`
- * cannot redirect it).
- */
+/** The configuration a command works on, with the profile's `.env` as environment; `--target-profile` pins the host key (`HERMES_HONCHO_HOST` cannot redirect it). */
 export async function loadScopeConfig(
   scope: HonchoCliScope,
 ): Promise<HonchoConfig> {
@@ -164,15 +147,11 @@ export interface HonchoFileEdit {
   hostKey?: string;
 }
 
-/**
- * An edit computed from the file as read inside the lock, so a concurrent
- * writer's change is never undone; `undefined` writes nothing.
- */
+/** An edit computed from the file as read inside the lock, so a concurrent writer's change is never undone; `undefined` writes nothing. */
 export type HonchoFileUpdate = (
   current: Readonly<Record<string, unknown>>,
 ) => HonchoFileEdit | undefined;
 
-/** What {@linkcode writeHonchoFile} did. */
 export interface HonchoFileWrite {
   path: string;
   /** `false` when an update function asked for no change (nothing was written). */
@@ -182,10 +161,8 @@ export interface HonchoFileWrite {
 }
 
 /**
- * Edits `$HERMES_HOME/honcho.json` under its lock, atomically with mode
- * `0600`; a missing file starts as a copy of the one the profile resolves
- * (nothing is lost once it shadows that one). Refuses, writing nothing, when
- * the file does not parse, is read-only, or `hosts` is not an object.
+ * Edits `$HERMES_HOME/honcho.json` under its lock, atomically, mode `0600`; a missing file starts as a copy
+ * of the one the profile resolves. Refuses when the file does not parse, is read-only, or `hosts` is no object.
  */
 export async function writeHonchoFile(
   config: Pick<
@@ -199,13 +176,10 @@ export async function writeHonchoFile(
   await Deno.mkdir(resolve(hermesHome), { recursive: true });
   return await withFileLock(`${path}.lock`, async () => {
     const file = await readHonchoConfigFile(path);
-    if (file.error) {
-      throw new HonchoCliError(
-        `Cannot change ${path}: ${
-          describeConfigError({ configError: file.error })
-        }; fix or remove the file, nothing was written`,
-      );
-    }
+    requireReadableConfig(
+      { configError: file.error, configPath: path },
+      "change",
+    );
     let base: Record<string, unknown> = {};
     let copiedFrom: string | undefined;
     if (file.exists) {
@@ -239,7 +213,6 @@ export async function writeHonchoFile(
   });
 }
 
-/** Sets each key, or removes it when the value is `undefined`. */
 function assign(
   target: Record<string, unknown>,
   changes: Record<string, unknown>,
@@ -276,22 +249,14 @@ function applyEdit(
   target.hosts = hosts;
 }
 
-/**
- * The host block a write for this configuration should go to: the block
- * that was read (a legacy `hermes.<name>` block stays where it is), else
- * the host key.
- */
+/** The host block a write for this configuration should go to: the block that was read (a legacy `hermes.<name>` block stays where it is), else the host key. */
 export function writeHostKey(
   config: Pick<HonchoConfig, "hostKey" | "hostBlockKey">,
 ): string {
   return config.hostBlockKey || config.hostKey;
 }
 
-/**
- * Prints what a write did: the file, a note when settings were copied in
- * from the previously read file, and a warning when the targeted profile
- * reads its own `honcho.json` (so the change does not reach it).
- */
+/** Prints what a write did: the file, a copied-from note, and a warning when the targeted profile reads its own `honcho.json`. */
 export async function reportWrite(
   scope: HonchoCliScope,
   written: HonchoFileWrite,
@@ -304,41 +269,28 @@ export async function reportWrite(
   if (scope.targetProfile === undefined) return;
   const ownHome = profileHomeUnder(scope.defaultRoot, scope.profile);
   const own = join(ownHome, "honcho.json");
-  if (own !== written.path && await isFile(own)) {
+  const isFile = await Deno.stat(own).then((i) => i.isFile, () => false);
+  if (own !== written.path && isFile) {
     scope.io.stderr(
       `warning: profile '${scope.profile}' reads its own ${own}, so this change does not reach it; run 'hermes --profile ${scope.profile} honcho …' to change that file\n`,
     );
   }
 }
 
-/** Whether a path is an existing regular file (`false` when it cannot be checked). */
-async function isFile(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isFile;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Refuses to go on when the file the command reads does not parse: the
- * error names the file, line and column.
- */
+/** Refuses to go on when the file the command reads does not parse: the error names the file, line and column. */
 export function requireReadableConfig(
   config: Pick<HonchoConfig, "configError" | "configPath">,
+  verb = "use",
 ): void {
   if (!config.configError) return;
   throw new HonchoCliError(
-    `Cannot use ${config.configPath}: ${
+    `Cannot ${verb} ${config.configPath}: ${
       describeConfigError(config)
     }; fix or remove the file, nothing was written`,
   );
 }
 
-/**
- * Describes a config file parse error: `does not parse at line L, column C
- * (reason)`.
- */
+/** Describes a config file parse error: `does not parse at line L, column C (reason)`. */
 export function describeConfigError(
   config: Pick<HonchoConfig, "configError">,
 ): string {
@@ -350,7 +302,6 @@ export function describeConfigError(
   return `it does not parse${where} (${error.message})`;
 }
 
-/** Options of {@linkcode connectHoncho}. */
 export interface ConnectHonchoOptions {
   /** The deadline of each request. @default {CLI_CONNECT_TIMEOUT_MS} */
   timeoutMs?: number;
@@ -358,10 +309,7 @@ export interface ConnectHonchoOptions {
   hermesHome?: string;
 }
 
-/**
- * "profile NAME" for headers, saying which files it means: `--target-profile`
- * works on its host block in this home's file, `--profile` in its own home.
- */
+/** "profile NAME" for headers, saying which files it means: `--target-profile` works on its host block in this home's file, `--profile` in its own home. */
 export function profileLabel(scope: HonchoCliScope, profile: string): string {
   if (scope.targetProfile !== undefined) {
     return `profile ${profile} (--target-profile: its host block in ${
@@ -374,22 +322,15 @@ export function profileLabel(scope: HonchoCliScope, profile: string): string {
   return `profile ${profile}`;
 }
 
-/**
- * Builds a client for the CLI: the resolved connection (cleaned base URL,
- * `"local"` key for a local server), a short timeout and no retries.
- */
+/** Builds a client for the CLI: the resolved connection (cleaned base URL, `"local"` key for a local server), a short timeout and no retries. */
 export async function connectHoncho(
   config: HonchoConfig,
   options: ConnectHonchoOptions = {},
 ): Promise<HonchoClient> {
-  let hermesConfig: Record<string, unknown> = {};
-  try {
-    hermesConfig = await loadConfig({
-      hermesHome: options.hermesHome ?? config.hermesHome,
-    });
-  } catch {
-    // A broken config.yaml only loses its honcho.* fallbacks here.
-  }
+  // A broken config.yaml only loses its honcho.* fallbacks here.
+  const hermesConfig = await loadConfig({
+    hermesHome: options.hermesHome ?? config.hermesHome,
+  }).catch(() => ({}));
   return HonchoClient.fromConfig(config, {
     hermesConfig,
     timeoutMs: options.timeoutMs ?? CLI_CONNECT_TIMEOUT_MS,
@@ -408,10 +349,7 @@ export function serverLabel(
   }
 }
 
-/**
- * A failed Honcho call in one line for the user: what went wrong, then the
- * fix ({@linkcode connectionFix}), each once.
- */
+/** A failed Honcho call in one line for the user: what went wrong, then the fix ({@linkcode connectionFix}), each once. */
 export function describeHonchoFailure(
   error: unknown,
   url: string,
@@ -423,32 +361,21 @@ export function describeHonchoFailure(
   }`;
 }
 
-/**
- * {@linkcode describeHonchoFailure} for a profile: a missing network
- * permission gets the fix that fits whether the profile's `config.yaml`
- * already allows the server.
- */
+/** {@linkcode describeHonchoFailure} for a profile: a missing network permission gets the fix that fits whether the profile's `config.yaml` already allows the server. */
 export async function describeProfileFailure(
   config: HonchoConfig,
   error: unknown,
   url: string,
   timeoutMs: number = CLI_CONNECT_TIMEOUT_MS,
 ): Promise<string> {
-  let netListed: boolean | undefined;
-  try {
-    netListed = netListedIn(
-      await loadConfig({ hermesHome: config.hermesHome }),
-      new URL(url).host,
-    );
-  } catch {
-    netListed = undefined;
-  }
+  const netListed = await loadConfig({ hermesHome: config.hermesHome })
+    .then((yaml) => netListedIn(yaml, new URL(url).host))
+    .catch(() => undefined);
   return describeHonchoFailure(error, url, timeoutMs, { netListed });
 }
 
 export { errorText, isRecord } from "../_util.ts";
 
-/** Checks an id the user typed (peer name, AI peer, workspace). */
 export function checkHonchoId(what: string, value: string): string {
   const text = value.trim();
   if (!/^[A-Za-z0-9_-]{1,512}$/.test(text)) {
@@ -461,20 +388,13 @@ export function checkHonchoId(what: string, value: string): string {
   return text;
 }
 
-/**
- * Whether `error` is the CLI's prompt cancellation (Ctrl-C, Ctrl-D, end of
- * input).
- */
+/** Whether `error` is the CLI's prompt cancellation (Ctrl-C, Ctrl-D, end of input). */
 export function isPromptCancelled(error: unknown): boolean {
   return error instanceof PromptCancelled ||
     (error instanceof Error && error.name === "PromptCancelled");
 }
 
-/**
- * Runs a command body and turns the CLI's own failures into exit codes:
- * {@linkcode HonchoCliError} → `error: …` and its code; a cancelled prompt
- * → "Cancelled. No changes saved." and 1. Anything else propagates.
- */
+/** Runs a command body: {@linkcode HonchoCliError} → `error: …` and its code; a cancelled prompt → 1. Anything else propagates. */
 export async function runGuarded(
   io: CliIo,
   body: () => Promise<number>,
@@ -497,10 +417,7 @@ export async function runGuarded(
   }
 }
 
-/**
- * The `--target-profile` value given to the `honcho` command (anywhere on
- * the command line).
- */
+/** The `--target-profile` value given to the `honcho` command (anywhere on the command line). */
 export function targetProfileOf(honcho: HermesCommand): string | undefined {
   const value = honcho.opts().targetProfile;
   return typeof value === "string" ? value : undefined;
@@ -511,14 +428,10 @@ export function hostLabel(hostKey: string): string {
   return hostKey === "hermes" ? "" : `[${hostKey}] `;
 }
 
-/**
- * Lists the profiles: `default` first, then every directory under
- * `<root>/profiles/` with a valid profile name, sorted.
- */
+/** Lists the profiles: `default` first, then every directory under `<root>/profiles/` with a valid profile name, sorted. */
 export async function listProfiles(
   defaultRoot: string,
 ): Promise<{ name: string; home: string }[]> {
-  const out = [{ name: "default", home: defaultRoot }];
   const names: string[] = [];
   try {
     for await (const entry of Deno.readDir(join(defaultRoot, "profiles"))) {
@@ -530,17 +443,16 @@ export async function listProfiles(
   } catch {
     // No profiles directory.
   }
-  names.sort();
-  for (const name of names) {
-    out.push({ name, home: join(defaultRoot, "profiles", name) });
-  }
-  return out;
+  return [
+    { name: "default", home: defaultRoot },
+    ...names.sort().map((name) => ({
+      name,
+      home: join(defaultRoot, "profiles", name),
+    })),
+  ];
 }
 
-/**
- * Loads one profile's configuration with that profile's `.env` secrets
- * (for commands that go over every profile).
- */
+/** Loads one profile's configuration with that profile's `.env` secrets (for commands that go over every profile). */
 export async function loadProfileConfig(
   home: string,
   profile: string,
@@ -552,10 +464,7 @@ export async function loadProfileConfig(
   );
 }
 
-/**
- * The bare name of a profile for an AI peer: the part after `.` of a legacy
- * `hermes.<name>` host key, else the host key itself (plugins/memory/honcho/SPEC.md §12 `enable`).
- */
+/** The bare name of a profile for an AI peer: the part after `.` of a legacy `hermes.<name>` host key, else the host key itself (plugins/memory/honcho/SPEC.md §12 `enable`). */
 export function aiPeerForHost(hostKey: string): string {
   const dot = hostKey.indexOf(".");
   return dot >= 0 ? hostKey.slice(dot + 1) || hostKey : hostKey;

@@ -1,21 +1,13 @@
 /** The fix printed for a failed Honcho connection, by cause (one table for every command and the status hook). @module */
 
-import type { HermesConfig } from "../../../../mod.ts";
+import { getConfigValue, type HermesConfig } from "../../../../mod.ts";
 
-/** Options of {@linkcode connectionFix}. */
 export interface ConnectionFixOptions {
-  /**
-   * Whether `config.yaml` already lists the server's host in
-   * `memory.permissions.honcho.net` (unknown when absent).
-   */
+  /** Whether `config.yaml` already lists the server's host in `memory.permissions.honcho.net` (unknown when absent). */
   netListed?: boolean;
 }
 
-/**
- * The fix for a run without network permission for the server: when
- * `config.yaml` already allows the host, the run was not started by the
- * launcher (which grants it); otherwise the host must be allowed first.
- */
+/** The fix for a run without net permission: `config.yaml` allowing the host means the launcher (which grants it) was not used. */
 export function netPermissionFix(host: string, listed?: boolean): string {
   const launcher =
     "run hermes through its launcher ('hermes …', or 'deno task hermes …' in a checkout)";
@@ -28,34 +20,20 @@ export function netPermissionFix(host: string, listed?: boolean): string {
   return `${launcher}, which grants the hosts in config.yaml memory.permissions.honcho.net ('hermes memory setup honcho' adds ${host} there), or add --allow-net=${host} to your deno command`;
 }
 
-/** Whether `config.yaml` lists a host in `memory.permissions.honcho.net`. */
 export function netListedIn(hermesConfig: HermesConfig, host: string): boolean {
-  const memory = hermesConfig.memory;
-  const permissions = isObject(memory) ? memory.permissions : undefined;
-  const honcho = isObject(permissions) ? permissions.honcho : undefined;
-  const net = isObject(honcho) ? honcho.net : undefined;
+  const net = getConfigValue(hermesConfig, "memory.permissions.honcho.net");
   if (!Array.isArray(net)) return false;
   const bare = host.replace(/:\d+$/, "");
   return net.some((entry) => entry === host || entry === bare);
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** What to do about a failed connection, by cause. */
 export function connectionFix(
   error: unknown,
   url: string,
   options: ConnectionFixOptions = {},
 ): string {
   const name = error instanceof Error ? error.name : "";
-  let host = url;
-  try {
-    host = new URL(url).host;
-  } catch {
-    // Keep the URL.
-  }
+  const host = URL.canParse(url) ? new URL(url).host : url;
   const causes: string[] = [];
   let cause: unknown = error;
   for (let depth = 0; cause instanceof Error && depth < 6; depth++) {

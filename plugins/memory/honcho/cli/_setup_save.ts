@@ -26,7 +26,6 @@ import {
   checkHonchoId,
   CLI_CONNECT_TIMEOUT_MS,
   connectHoncho,
-  describeConfigError,
   errorText,
   HonchoCliError,
   type HonchoCliScope,
@@ -34,6 +33,7 @@ import {
   isRecord,
   loadScopeConfig,
   reportWrite,
+  requireReadableConfig,
   resolveScope,
   runGuarded,
   serverLabel,
@@ -63,12 +63,7 @@ export interface SetupPlan {
 
 export function checkBaseUrl(value: string): string {
   const text = value.trim();
-  let url: URL | undefined;
-  try {
-    url = new URL(text);
-  } catch {
-    url = undefined;
-  }
+  const url = URL.canParse(text) ? new URL(text) : undefined;
   if (
     !url || (url.protocol !== "http:" && url.protocol !== "https:") ||
     !/^[\x20-\x7e]+$/.test(text)
@@ -81,11 +76,7 @@ export function checkBaseUrl(value: string): string {
   return cleanBaseUrl(text);
 }
 
-/**
- * Writes the plan: the host block (and, for the default host, the server and
- * cloud key at the root) to `honcho.json` in one atomic write, then
- * `memory.provider: honcho` and the net grant to `config.yaml`; then checks.
- */
+/** Writes the plan to `honcho.json` (one atomic write), then `memory.provider: honcho` and the net grant to `config.yaml`; then checks. */
 export async function saveSetup(
   scope: HonchoCliScope,
   config: HonchoConfig,
@@ -93,7 +84,6 @@ export async function saveSetup(
   { yamlHome, test }: { yamlHome: string; test: boolean },
 ): Promise<number> {
   const { io } = scope;
-  // honcho.json (one atomic write), then config.yaml.
   const hostKey = writeHostKey(config);
   const root: Record<string, unknown> = {};
   const host: Record<string, unknown> = { enabled: true, ...plan.host };
@@ -102,10 +92,8 @@ export async function saveSetup(
     host.contextTokens = 0;
   }
   if (config.hostBlock.saveMessages == null) host.saveMessages = true;
-  // The default host's server goes to the root, shared by the profiles
-  // reading this file like the cloud key (plugins/memory/honcho/SPEC.md §12: cloud removes root baseUrl);
-  // another host's server goes to its block only when it differs from the
-  // root's, so setting up one profile never moves the others.
+  // The default host's server goes to the root (plugins/memory/honcho/SPEC.md §12: cloud removes root baseUrl);
+  // another host's only to its block when it differs, so one profile's setup never moves the others.
   host.base_url = undefined;
   const endpoint = isRecord(config.raw.endpoint) ? config.raw.endpoint : {};
   const rootUrlRaw = [endpoint.baseUrl, config.raw.baseUrl, config.raw.base_url]
@@ -140,8 +128,7 @@ export async function saveSetup(
     host.apiKey = undefined;
   }
   const written = await writeHonchoFile(config, scope.hermesHome, (file) => {
-    // The endpoint object keeps the keys other writers set meanwhile: it
-    // is rebuilt from the file as it is inside the lock.
+    // Rebuilt from the file inside the lock: keeps keys other writers set meanwhile.
     if (root.endpoint !== undefined && isRecord(file.endpoint)) {
       root.endpoint = { ...file.endpoint, baseUrl: undefined };
     }
@@ -149,11 +136,13 @@ export async function saveSetup(
   });
   await reportWrite(scope, written);
 
-  const entry = new URL(plan.baseUrl).host;
   try {
-    await saveConfig((current) => ({
-      memory: { provider: "honcho", ...netGrant(current, entry) },
-    }), { hermesHome: yamlHome });
+    await selectHoncho(
+      io,
+      yamlHome,
+      new URL(plan.baseUrl).host,
+      `\nSaved Honcho settings to ${written.path} (hosts.${hostKey}, mode 0600)\n`,
+    );
   } catch (error) {
     throw new HonchoCliError(
       `Saved ${written.path}, but cannot update ${getConfigPath(yamlHome)}: ${
@@ -161,15 +150,6 @@ export async function saveSetup(
       }; set memory.provider: honcho there by hand`,
     );
   }
-
-  io.stdout(
-    `\nSaved Honcho settings to ${written.path} (hosts.${hostKey}, mode 0600)\n`,
-  );
-  io.stdout(
-    `Set memory.provider: honcho and allowed ${entry} in memory.permissions.honcho.net (${
-      getConfigPath(yamlHome)
-    })\n`,
-  );
 
   const after = await checkSaved(scope, yamlHome, test);
   printSummary(io, after.config, plan);
@@ -206,21 +186,11 @@ export async function loadSetupConfig(
   scope: HonchoCliScope,
 ): Promise<HonchoConfig> {
   const config = await loadScopeConfig(scope);
-  if (config.configError) {
-    throw new HonchoCliError(
-      `Cannot set up Honcho from ${config.configPath}: ${
-        describeConfigError(config)
-      }; fix or remove the file, nothing was written`,
-    );
-  }
+  requireReadableConfig(config, "set up Honcho from");
   return config;
 }
 
-/**
- * Tests the saved settings: `"ok"`, `"failed"` (a warning with the fix is
- * printed; the command then exits 1) or `"untested"` (this process may not
- * reach the server yet).
- */
+/** Tests the saved settings: `"ok"`, `"failed"` (a warning with the fix is printed; the command then exits 1) or `"untested"` (this process may not reach the server yet). */
 async function testConnection(
   io: CliIo,
   config: HonchoConfig,
@@ -259,10 +229,7 @@ async function testConnection(
   }
 }
 
-/**
- * Warns when `logging` is on but `config.yaml` does not let the provider
- * write its injection log (every recall would then fail to log).
- */
+/** Warns when `logging` is on but `config.yaml` does not let the provider write its injection log (every recall would then fail to log). */
 function warnLoggingGrant(
   io: CliIo,
   config: HonchoConfig,
@@ -335,11 +302,7 @@ function printSummary(io: CliIo, config: HonchoConfig, plan: SetupPlan): void {
   );
 }
 
-/**
- * `hermes memory setup honcho --yes --set key=value…`: saves exactly the keys
- * given (no default pinned); `apiKey` to `.env` for Honcho cloud, to the host
- * block for a self-hosted server (which is never sent the environment's key).
- */
+/** `hermes memory setup honcho --yes --set key=value…`: saves exactly the keys given; `apiKey` to `.env` for cloud, else to the host block. */
 export async function runApplySetup(
   hermesHome: string,
   values: Record<string, unknown>,
@@ -390,9 +353,7 @@ export async function runApplySetup(
     await requireConfigYaml(hermesHome);
     const hostKey = writeHostKey(config);
     if (apiKey && isLocalHonchoUrl(baseUrl)) {
-      // A self-hosted server is sent only a key from honcho.json (the
-      // environment's HONCHO_API_KEY is for Honcho cloud), as Hermes'
-      // wizard stores a local JWT: in the host block.
+      // A self-hosted server is sent only a honcho.json key (HONCHO_API_KEY is for cloud), as Hermes stores a local JWT.
       host.apiKey = apiKey;
       apiKey = undefined;
     }
@@ -418,19 +379,10 @@ export async function runApplySetup(
         })\n`,
       );
     }
-    const granted = cloud ? undefined : new URL(baseUrl).host;
-    await saveConfig((current) => ({
-      memory: {
-        provider: "honcho",
-        ...(granted === undefined ? {} : netGrant(current, granted)),
-      },
-    }), { hermesHome });
-    io.stdout(
-      `Set memory.provider: honcho${
-        granted
-          ? ` and allowed ${granted} in memory.permissions.honcho.net`
-          : ""
-      } (${getConfigPath(hermesHome)})\n`,
+    await selectHoncho(
+      io,
+      hermesHome,
+      cloud ? undefined : new URL(baseUrl).host,
     );
     const { failed } = await checkSaved(scope, hermesHome, true);
     io.stdout("Start a new session to use it.\n");
@@ -438,15 +390,25 @@ export async function runApplySetup(
   });
 }
 
-/** `memory.permissions.honcho.net` with `entry` added, from the file as read inside its lock. */
-function netGrant(
-  current: HermesConfig,
-  entry: string,
-): { permissions: { honcho: { net: string[] } } } {
-  const existing = getConfigValue(current, "memory.permissions.honcho.net");
-  const net = Array.isArray(existing)
-    ? existing.filter((v): v is string => typeof v === "string")
-    : [];
-  if (!net.includes(entry)) net.push(entry);
-  return { permissions: { honcho: { net } } };
+/** `memory.provider: honcho` in `config.yaml` and `granted` added to its net grant (read inside the lock), then says so after `saved`. */
+async function selectHoncho(
+  io: CliIo,
+  hermesHome: string,
+  granted: string | undefined,
+  saved = "",
+): Promise<void> {
+  await saveConfig((current: HermesConfig) => {
+    if (granted === undefined) return { memory: { provider: "honcho" } };
+    const existing = getConfigValue(current, "memory.permissions.honcho.net");
+    const net = Array.isArray(existing)
+      ? existing.filter((v): v is string => typeof v === "string")
+      : [];
+    if (!net.includes(granted)) net.push(granted);
+    return { memory: { provider: "honcho", permissions: { honcho: { net } } } };
+  }, { hermesHome });
+  io.stdout(
+    `${saved}Set memory.provider: honcho${
+      granted ? ` and allowed ${granted} in memory.permissions.honcho.net` : ""
+    } (${getConfigPath(hermesHome)})\n`,
+  );
 }

@@ -12,11 +12,9 @@ import {
   type HonchoCliScope,
   hostLabel,
   loadScopeConfig,
-  resolveScope,
-  runGuarded,
-  targetProfileOf,
   writeHostKey,
 } from "./_common.ts";
+import { scopedAction } from "./_action.ts";
 import { writeHostSettings } from "./setting_commands.ts";
 import {
   createPeersEagerly,
@@ -26,11 +24,7 @@ import {
   sharedWorkspace,
 } from "./_clone.ts";
 
-/**
- * `hermes honcho enable`: `enabled: true` in the host block; a block without
- * `aiPeer` first inherits the default block's settings, its own AI peer and
- * the shared workspace; then the peers are created.
- */
+/** `hermes honcho enable`: `enabled: true`; a block without `aiPeer` first inherits the default block, its own AI peer and the shared workspace. */
 export async function runEnable(scope: HonchoCliScope): Promise<number> {
   const { io } = scope;
   const config = await loadScopeConfig(scope);
@@ -39,9 +33,7 @@ export async function runEnable(scope: HonchoCliScope): Promise<number> {
   const source = hostKey === (config.defaultHost ?? "hermes")
     ? {}
     : defaultHostBlock(config.raw);
-  // Whether the block is new is decided on the file as it is inside the
-  // lock, and only missing keys are filled in, so a concurrent change to
-  // this block is never undone.
+  // Decided on the file inside the lock, filling only missing keys: a concurrent change is never undone.
   let fresh = false;
   const host = (block: Readonly<Record<string, unknown>>) => {
     fresh = block.aiPeer === undefined || block.aiPeer === null;
@@ -126,7 +118,6 @@ async function selectHoncho(scope: HonchoCliScope): Promise<void> {
   );
 }
 
-/** Attaches `enable` and `disable` to the `honcho` command. */
 export function registerEnable(honcho: HermesCommand): HermesCommand[] {
   const enable = honcho.command("enable")
     .summary("Turn Honcho on for this profile")
@@ -140,14 +131,7 @@ export function registerEnable(honcho: HermesCommand): HermesCommand[] {
     )
     .example("hermes honcho enable")
     .example("hermes honcho --target-profile coder enable");
-  enable.action(() => {
-    const io = enable.context.io;
-    return runGuarded(
-      io,
-      () =>
-        runEnable(resolveScope(io, { targetProfile: targetProfileOf(honcho) })),
-    );
-  });
+  scopedAction(honcho, enable, (scope) => runEnable(scope));
   const disable = honcho.command("disable")
     .summary("Turn Honcho off for this profile (settings are kept)")
     .description(
@@ -155,15 +139,6 @@ export function registerEnable(honcho: HermesCommand): HermesCommand[] {
         "disk or on the server; 'hermes honcho enable' turns it back on.",
     )
     .example("hermes honcho disable");
-  disable.action(() => {
-    const io = disable.context.io;
-    return runGuarded(
-      io,
-      () =>
-        runDisable(
-          resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-        ),
-    );
-  });
+  scopedAction(honcho, disable, (scope) => runDisable(scope));
   return [enable, disable];
 }

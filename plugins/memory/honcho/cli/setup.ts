@@ -1,11 +1,4 @@
-/**
- * `hermes honcho setup` (and `postSetup`/`applySetup` of `hermes memory setup
- * honcho`): the framework's setup walker with Honcho's questions (deployment,
- * key, identity, tuning of plugins/memory/honcho/SPEC.md §12), then Honcho's
- * own save (`honcho.json`, `config.yaml` and its net grant), connection test
- * and summary. Nothing is written until every answer is in.
- * @module
- */
+/** `hermes honcho setup` (and `hermes memory setup honcho`): the setup walker with Honcho's questions (plugins/memory/honcho/SPEC.md §12). @module */
 
 import {
   type CliIo,
@@ -26,9 +19,9 @@ import {
   profileLabel,
   resolveScope,
   runGuarded,
-  targetProfileOf,
   writeHostKey,
 } from "./_common.ts";
+import { scopedAction } from "./_action.ts";
 import {
   checkBaseUrl,
   CLOUD_URL,
@@ -41,27 +34,13 @@ import {
 
 const HONCHO_KEY_URL = "https://app.honcho.dev";
 
-/** The `hermes honcho setup` flags. */
-export interface SetupOptions {
-  deployment?: string;
-  baseUrl?: string;
+export type SetupOptions = { [K in keyof typeof FLAGS]?: string } & {
   apiKeyStdin?: boolean;
   apiKeyEnv?: boolean;
-  peerName?: string;
-  aiPeer?: string;
-  workspace?: string;
-  recallMode?: string;
-  observationMode?: string;
-  writeFrequency?: string;
-  contextTokens?: string;
-  dialecticCadence?: string;
-  reasoningLevel?: string;
-  sessionStrategy?: string;
   yes?: boolean;
   skipConnectionTest?: boolean;
-}
+};
 
-/** Injected I/O of {@linkcode runSetup}. */
 export interface SetupDeps {
   /** Reads all of standard input (for `--api-key-stdin`). */
   readStdin?: () => Promise<string>;
@@ -69,14 +48,10 @@ export interface SetupDeps {
 
 type Choices = readonly (readonly [string, string?])[];
 
-/** A setting's choices as the settings table declares them. */
-function tableChoices(field: keyof HonchoSettings): Choices {
-  return SETTINGS.find((s) => s.field === field)?.ui?.choices ?? [];
-}
-
-function tableLabel(field: keyof HonchoSettings): string {
-  return SETTINGS.find((s) => s.field === field)?.ui?.label ?? field;
-}
+const tableUi = (field: keyof HonchoSettings) =>
+  SETTINGS.find((s) => s.field === field)?.ui;
+const tableChoices = (field: keyof HonchoSettings): Choices =>
+  tableUi(field)?.choices ?? [];
 
 const WRITE_FREQUENCIES: Choices = [
   ["async", "write each turn in the background (default)"],
@@ -84,13 +59,8 @@ const WRITE_FREQUENCIES: Choices = [
   ["session", "write everything at the end of the session"],
 ];
 
-function choiceOptions(choices: Choices) {
-  return choices.map(([value, description]) => ({
-    value,
-    label: value,
-    description,
-  }));
-}
+const choiceOptions = (choices: Choices) =>
+  choices.map(([value, description]) => ({ value, label: value, description }));
 
 const wholeNumber = (text: string, max: number): number | undefined => {
   const t = text.trim();
@@ -144,7 +114,7 @@ const kebab = (option: string) =>
   option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
 /** The value flags (`--base-url` sets `baseUrl`): each answers its question and is checked before anything is asked. */
-const FLAGS: Readonly<Record<string, Flag>> = {
+const FLAGS = {
   deployment: choiceFlag("kind", "cloud or local (self-hosted)", [
     ["cloud"],
     ["local"],
@@ -211,12 +181,12 @@ const FLAGS: Readonly<Record<string, Flag>> = {
     "per-session (what setup writes), per-directory (used while the key is unset), per-repo or global",
     tableChoices("sessionStrategy"),
   ),
-};
+} satisfies Record<string, Flag>;
 
 /** The flags as answers of the walk, by field key; a bad value is a usage error. */
 function givenByFlags(options: SetupOptions): Record<string, unknown> {
   const given: Record<string, unknown> = {};
-  for (const [option, { check, why }] of Object.entries(FLAGS)) {
+  for (const [option, { check, why }] of Object.entries<Flag>(FLAGS)) {
     const text = options[option as keyof SetupOptions];
     if (typeof text !== "string") continue;
     const value = check(text);
@@ -246,29 +216,17 @@ function givenByFlags(options: SetupOptions): Record<string, unknown> {
 }
 
 /** A parser that rejects what `parse` cannot read, with `message`. */
-function must(
-  parse: (text: string) => unknown,
-  message: string,
-): (text: string) => unknown {
-  return (text) => {
+const must =
+  (parse: (text: string) => unknown, message: string) => (text: string) => {
     const value = parse(text);
     if (value === undefined) throw new Error(message);
     return value;
   };
-}
 
-function fromFile(
-  config: HonchoConfig,
-  field: keyof HonchoConfig["sources"],
-): boolean {
-  const source = config.sources[field];
-  return source === "host" || source === "root";
-}
+const fromFile = (config: HonchoConfig, field: keyof HonchoConfig["sources"]) =>
+  ["host", "root"].includes(config.sources[field] as string);
 
-/**
- * Honcho's setup questions in order, each with the value it has now as its
- * default: this profile's settings, else the wizard's defaults for a new setup.
- */
+/** Honcho's setup questions in order, each with the value it has now as its default: this profile's settings, else the wizard's defaults for a new setup. */
 function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
   const existingUrl = config.baseUrl ? cleanBaseUrl(config.baseUrl) : undefined;
   const existingLocal = existingUrl !== undefined && existingUrl !== CLOUD_URL;
@@ -276,18 +234,16 @@ function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
   const hostKey = config.hostBlock.apiKey;
   const written = String(config.writeFrequency);
   const numeric = /^\d+$/.test(written);
-  // Wizard defaults apply to new setups only: re-running setup changes no
-  // behaviour by itself.
+  // Wizard defaults apply to new setups only: re-running setup changes nothing by itself.
   const fresh = !config.configFileExists;
   const tuning = (field: "dialecticCadence" | "sessionStrategy") =>
     fromFile(config, field) || !fresh
       ? config[field]
       : HONCHO_TUNING_DEFAULTS[field];
-  // A question on a setting the table declares with its choices.
   const pick = (
     field: keyof HonchoSettings,
     current: unknown,
-    prompt = tableLabel(field),
+    prompt = tableUi(field)?.label ?? field,
   ): SetupField => ({
     key: field,
     prompt,
@@ -353,7 +309,7 @@ function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
     },
     {
       key: "workspace",
-      prompt: tableLabel("workspaceId"),
+      prompt: tableUi("workspaceId")?.label ?? "workspaceId",
       default: fromFile(config, "workspaceId") ? config.workspaceId : "hermes",
       parse: id("workspace"),
     },
@@ -470,8 +426,7 @@ export async function runSetup(
   const given = givenByFlags(options);
 
   const config = await loadSetupConfig(scope);
-  // config.yaml (the targeted profile's, with --target-profile) must load
-  // before anything is written.
+  // The targeted profile's config.yaml must load before anything is written.
   const yamlHome = scope.targetProfile === undefined
     ? scope.hermesHome
     : profileHomeUnder(scope.defaultRoot, scope.profile);
@@ -577,14 +532,10 @@ function toPlan(
 function hostSettings(
   values: Record<string, unknown>,
 ): Record<string, unknown> {
-  const host: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(values)) {
-    if (!["deployment", "apiKey", "baseUrl", "writeEvery"].includes(key)) {
-      host[key] = value;
-    }
-  }
+  const { deployment: _, apiKey: _k, baseUrl: _u, writeEvery, ...host } =
+    values;
   if (host.writeFrequency === "every-n") {
-    host.writeFrequency = Number(values.writeEvery);
+    host.writeFrequency = Number(writeEvery);
   }
   if (host.contextTokens === "uncapped") host.contextTokens = undefined;
   return host;
@@ -631,7 +582,6 @@ export async function runPostSetup(
   );
 }
 
-/** Attaches `setup` to the `honcho` command. */
 export function registerSetup(honcho: HermesCommand): HermesCommand {
   const command = honcho.command("setup")
     .summary(
@@ -675,14 +625,11 @@ export function registerSetup(honcho: HermesCommand): HermesCommand {
     .example(
       "hermes honcho setup --yes --deployment local --base-url http://localhost:8000 --peer-name alice",
     );
-  command.action((opts: SetupOptions) => {
-    const io = command.context.io;
-    return runGuarded(io, () =>
-      runSetup(
-        resolveScope(io, { targetProfile: targetProfileOf(honcho) }),
-        opts,
-      ));
-  });
+  scopedAction(
+    honcho,
+    command,
+    (scope, opts: SetupOptions) => runSetup(scope, opts),
+  );
   return command;
 }
 

@@ -5,14 +5,14 @@
 // per case on stdout.
 import { join } from "node:path";
 import { getHermesHome, setLogger } from "@hermes/memory";
-import { loadHonchoConfig } from "../../plugins/memory/honcho/config.ts";
+import { loadHonchoConfig } from "../../plugins/memory/honcho/config/config.ts";
 import {
   hostKeyForProfile,
   profileFromHermesHome,
   resolveHonchoConfigPath,
-} from "../../plugins/memory/honcho/config_paths.ts";
-import { resolveSessionName } from "../../plugins/memory/honcho/session_naming.ts";
-import type { HonchoConfig } from "../../plugins/memory/honcho/config.ts";
+} from "../../plugins/memory/honcho/config/paths.ts";
+import { resolveSessionName } from "../../plugins/memory/honcho/session/naming.ts";
+import type { HonchoConfig } from "../../plugins/memory/honcho/config/config.ts";
 import { decodeBytes, type EncodedBytes, substitute } from "./_vectors.ts";
 
 interface ConfigCase {

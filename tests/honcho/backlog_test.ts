@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { hermesWithWorker, testUser } from "../helpers/honcho_cli.ts";
 import { spawnRepoScript } from "../helpers/deno_child.ts";
-import { HonchoClient } from "../../plugins/memory/honcho/client.ts";
-import { HonchoOutbox } from "../../plugins/memory/honcho/outbox.ts";
+import { HonchoClient } from "../../plugins/memory/honcho/client/client.ts";
+import { HonchoOutbox } from "../../plugins/memory/honcho/outbox/outbox.ts";
 import {
   type HonchoTestServer,
   startHonchoTestServer,

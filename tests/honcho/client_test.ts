@@ -9,13 +9,13 @@ import {
   HonchoClient,
   type HonchoClientOptions,
   parseRetryAfter,
-} from "../../plugins/memory/honcho/client.ts";
+} from "../../plugins/memory/honcho/client/client.ts";
 import {
   errorFromResponse,
   HonchoError,
   type HonchoErrorKind,
   isHonchoError,
-} from "../../plugins/memory/honcho/errors.ts";
+} from "../../plugins/memory/honcho/client/errors.ts";
 import {
   type HonchoTestServer,
   startHonchoTestServer,

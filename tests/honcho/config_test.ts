@@ -8,26 +8,26 @@ import {
   cleanBaseUrl,
   isLocalHonchoUrl,
   resolveHonchoConnection,
-} from "../../plugins/memory/honcho/connection.ts";
+} from "../../plugins/memory/honcho/client/connection.ts";
 import {
   type HonchoConfig,
   isHonchoUsable,
   loadHonchoConfig,
-} from "../../plugins/memory/honcho/config.ts";
+} from "../../plugins/memory/honcho/config/config.ts";
 import {
   hostKeyForProfile,
   resolveHostKey,
-} from "../../plugins/memory/honcho/config_paths.ts";
+} from "../../plugins/memory/honcho/config/paths.ts";
 import {
   parseHonchoConfigText,
   readHonchoConfigFile,
   saveHonchoConfig,
-} from "../../plugins/memory/honcho/config_file.ts";
+} from "../../plugins/memory/honcho/config/file.ts";
 import {
   getHonchoConfigFields,
   HONCHO_CONFIG_SCHEMA,
-} from "../../plugins/memory/honcho/config_schema.ts";
-import { isHonchoError } from "../../plugins/memory/honcho/errors.ts";
+} from "../../plugins/memory/honcho/config/schema.ts";
+import { isHonchoError } from "../../plugins/memory/honcho/client/errors.ts";
 import { withHome } from "../helpers/test_home.ts";
 
 const HONCHO_ENV = [
@@ -939,12 +939,13 @@ Deno.test("resolveHonchoConfigPath() chain: profile file, default profile file, 
     const script = `
       import { loadHonchoConfig } from ${
       JSON.stringify(
-        new URL("../../plugins/memory/honcho/config.ts", import.meta.url).href,
+        new URL("../../plugins/memory/honcho/config/config.ts", import.meta.url)
+          .href,
       )
     };
       import { resolveHonchoConfigPath } from ${
       JSON.stringify(
-        new URL("../../plugins/memory/honcho/config_paths.ts", import.meta.url)
+        new URL("../../plugins/memory/honcho/config/paths.ts", import.meta.url)
           .href,
       )
     };

@@ -7,11 +7,11 @@
 // 0 duplicated messages on the server.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { HonchoClient } from "../../plugins/memory/honcho/client.ts";
+import { HonchoClient } from "../../plugins/memory/honcho/client/client.ts";
 import {
   HonchoOutbox,
   OUTBOX_ID_METADATA_KEY,
-} from "../../plugins/memory/honcho/outbox.ts";
+} from "../../plugins/memory/honcho/outbox/outbox.ts";
 import {
   type HonchoFault,
   type HonchoTestServer,
@@ -187,10 +187,10 @@ Deno.test("A server that commits after the client gave up (slow) or commits and 
 
 const CAMPAIGN_CHILD = `
 import { HonchoOutbox } from ${
-  JSON.stringify(new URL("plugins/memory/honcho/outbox.ts", ROOT).href)
+  JSON.stringify(new URL("plugins/memory/honcho/outbox/outbox.ts", ROOT).href)
 };
 import { HonchoClient } from ${
-  JSON.stringify(new URL("plugins/memory/honcho/client.ts", ROOT).href)
+  JSON.stringify(new URL("plugins/memory/honcho/client/client.ts", ROOT).href)
 };
 const [home, url, tag, count] = Deno.args;
 const outbox = new HonchoOutbox({

@@ -19,7 +19,7 @@ import {
   removeHome,
 } from "../fixtures/honcho_provider_harness.ts";
 import { HonchoMemoryProvider } from "../../plugins/memory/honcho/mod.ts";
-import { OUTBOX_ID_METADATA_KEY } from "../../plugins/memory/honcho/outbox.ts";
+import { OUTBOX_ID_METADATA_KEY } from "../../plugins/memory/honcho/outbox/outbox.ts";
 
 const PROFILES = 20;
 const TURNS = 3;

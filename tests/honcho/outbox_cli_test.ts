@@ -3,8 +3,8 @@
 // `flush` to deliver now — in-process against the Honcho test server.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { HonchoClient } from "../../plugins/memory/honcho/client.ts";
-import { HonchoOutbox } from "../../plugins/memory/honcho/outbox.ts";
+import { HonchoClient } from "../../plugins/memory/honcho/client/client.ts";
+import { HonchoOutbox } from "../../plugins/memory/honcho/outbox/outbox.ts";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import { honchoInProcess, writeJson } from "../helpers/honcho_cli.ts";
 import { ROUTES } from "../fixtures/honcho_provider_harness.ts";

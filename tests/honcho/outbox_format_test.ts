@@ -4,13 +4,13 @@
 // refusal, a retry of the refused message and a flush; the log file, the
 // rejected file and the results after each step must equal the recording
 // in tests/fixtures/honcho_outbox/scenario.txt. That recording was made
-// with the outbox as it was before it was split into _outbox_log.ts,
-// _outbox_commit.ts and _outbox_delivery.ts (commit 69c4fe1), so the split
+// with the outbox as it was before it was split into outbox/_log.ts,
+// outbox/_commit.ts and outbox/_delivery.ts (commit 69c4fe1), so the split
 // provably changed nothing a file written by an earlier version, another
 // process or `hermes honcho outbox` relies on.
 import assert from "node:assert/strict";
-import { HonchoClient } from "../../plugins/memory/honcho/client.ts";
-import { HonchoOutbox } from "../../plugins/memory/honcho/outbox.ts";
+import { HonchoClient } from "../../plugins/memory/honcho/client/client.ts";
+import { HonchoOutbox } from "../../plugins/memory/honcho/outbox/outbox.ts";
 import { startHonchoTestServer } from "../honcho_server.ts";
 
 const MSG = "POST /v3/workspaces/{workspace_id}/sessions/{session_id}/messages";

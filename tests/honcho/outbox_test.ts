@@ -4,13 +4,13 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type LogLevel, setLogger } from "@hermes/memory";
-import { HonchoClient } from "../../plugins/memory/honcho/client.ts";
-import { isHonchoError } from "../../plugins/memory/honcho/errors.ts";
+import { HonchoClient } from "../../plugins/memory/honcho/client/client.ts";
+import { isHonchoError } from "../../plugins/memory/honcho/client/errors.ts";
 import {
   HonchoOutbox,
   OUTBOX_ID_METADATA_KEY,
   outboxFileName,
-} from "../../plugins/memory/honcho/outbox.ts";
+} from "../../plugins/memory/honcho/outbox/outbox.ts";
 import {
   type HonchoTestServer,
   startHonchoTestServer,
@@ -569,8 +569,10 @@ async function runChildUntil(
     await Deno.writeTextFile(
       script,
       CHILD_SOURCE(
-        new URL("../../plugins/memory/honcho/outbox.ts", import.meta.url).href,
-        new URL("../../plugins/memory/honcho/client.ts", import.meta.url).href,
+        new URL("../../plugins/memory/honcho/outbox/outbox.ts", import.meta.url)
+          .href,
+        new URL("../../plugins/memory/honcho/client/client.ts", import.meta.url)
+          .href,
       ),
     );
     const child = new Deno.Command(Deno.execPath(), {

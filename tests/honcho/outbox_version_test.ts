@@ -7,11 +7,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type LogLevel, setLogger } from "@hermes/memory";
-import { HonchoClient } from "../../plugins/memory/honcho/client.ts";
+import { HonchoClient } from "../../plugins/memory/honcho/client/client.ts";
 import {
   HonchoOutbox,
   OUTBOX_ID_METADATA_KEY,
-} from "../../plugins/memory/honcho/outbox.ts";
+} from "../../plugins/memory/honcho/outbox/outbox.ts";
 import { startHonchoTestServer } from "../honcho_server.ts";
 
 function captureWarnings(): { lines: string[] } & Disposable {

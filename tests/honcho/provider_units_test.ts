@@ -7,14 +7,14 @@ import assert from "node:assert/strict";
 import {
   chunkMessage,
   CONTINUED_PREFIX,
-} from "../../plugins/memory/honcho/chunking.ts";
+} from "../../plugins/memory/honcho/session/chunking.ts";
 import {
   applyTokenBudget,
   capDialecticInput,
   capDialecticResult,
   cleanHonchoSummary,
   formatBaseContext,
-} from "../../plugins/memory/honcho/context.ts";
+} from "../../plugins/memory/honcho/recall/context.ts";
 import {
   COLD_PROMPT,
   effectiveCadence,
@@ -25,21 +25,21 @@ import {
   runDialecticDepth,
   signalSufficient,
   WARM_PROMPT,
-} from "../../plugins/memory/honcho/dialectic.ts";
-import { isInternalGatewayNotification } from "../../plugins/memory/honcho/turn_filter.ts";
+} from "../../plugins/memory/honcho/recall/dialectic.ts";
+import { isInternalGatewayNotification } from "../../plugins/memory/honcho/session/turn_filter.ts";
 import {
   classifyFailure,
   NoticeBoard,
   noticeText,
 } from "../../plugins/memory/honcho/notices.ts";
-import { writeModeOf } from "../../plugins/memory/honcho/outbox.ts";
+import { writeModeOf } from "../../plugins/memory/honcho/outbox/outbox.ts";
 import {
   evidenceItems,
   messageText,
   missingEvidence,
   turnDigest,
-} from "../../plugins/memory/honcho/checkpoint.ts";
-import { HonchoError } from "../../plugins/memory/honcho/errors.ts";
+} from "../../plugins/memory/honcho/session/checkpoint.ts";
+import { HonchoError } from "../../plugins/memory/honcho/client/errors.ts";
 
 Deno.test("chunkMessage() keeps short text whole and cuts long text at paragraph, sentence, word, or hard", async (t) => {
   await t.step("within the limit", () => {

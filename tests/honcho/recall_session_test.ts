@@ -4,16 +4,16 @@
 // the records a turn becomes (write_hooks.ts).
 import assert from "node:assert/strict";
 import { setLogger } from "@hermes/memory";
-import type { HonchoClient } from "../../plugins/memory/honcho/client.ts";
+import type { HonchoClient } from "../../plugins/memory/honcho/client/client.ts";
 import {
   type HonchoConfig,
   loadHonchoConfig,
-} from "../../plugins/memory/honcho/config.ts";
-import { HonchoError } from "../../plugins/memory/honcho/errors.ts";
+} from "../../plugins/memory/honcho/config/config.ts";
+import { HonchoError } from "../../plugins/memory/honcho/client/errors.ts";
 import { NoticeBoard } from "../../plugins/memory/honcho/notices.ts";
-import { HonchoRecall } from "../../plugins/memory/honcho/recall.ts";
-import { HonchoSession } from "../../plugins/memory/honcho/session.ts";
-import { turnRecords } from "../../plugins/memory/honcho/write_hooks.ts";
+import { HonchoRecall } from "../../plugins/memory/honcho/recall/recall.ts";
+import { HonchoSession } from "../../plugins/memory/honcho/session/session.ts";
+import { turnRecords } from "../../plugins/memory/honcho/session/write_hooks.ts";
 import {
   type HonchoRuntime,
   scrubberOf,

@@ -5,8 +5,8 @@
 // default) whatever the server asked, and a 413 for ten messages gave ten
 // identical warnings.
 import assert from "node:assert/strict";
-import { HonchoClient } from "../../plugins/memory/honcho/client.ts";
-import { HonchoOutbox } from "../../plugins/memory/honcho/outbox.ts";
+import { HonchoClient } from "../../plugins/memory/honcho/client/client.ts";
+import { HonchoOutbox } from "../../plugins/memory/honcho/outbox/outbox.ts";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import {
   captureLogs,

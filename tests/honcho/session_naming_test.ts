@@ -16,15 +16,15 @@ import {
   sanitizeId,
   type SessionNamingConfig,
   slugify,
-} from "../../plugins/memory/honcho/session_naming.ts";
+} from "../../plugins/memory/honcho/session/naming.ts";
 import {
   normalizeRuntimeIds,
   prefixedPeerId,
   resolveAiPeerId,
   resolveAuthorPeerId,
   resolveUserPeerId,
-} from "../../plugins/memory/honcho/peers.ts";
-import { isHonchoError } from "../../plugins/memory/honcho/errors.ts";
+} from "../../plugins/memory/honcho/session/peers.ts";
+import { isHonchoError } from "../../plugins/memory/honcho/client/errors.ts";
 import {
   cliSessionName,
   findGitRoot,
@@ -36,7 +36,7 @@ import {
   OBSERVATION_PRESETS,
   resolveObservation,
   resolveReadPerspective,
-} from "../../plugins/memory/honcho/observation.ts";
+} from "../../plugins/memory/honcho/session/observation.ts";
 
 const BASE: SessionNamingConfig = {
   sessionStrategy: "per-directory",

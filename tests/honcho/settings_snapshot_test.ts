@@ -5,12 +5,12 @@
 // (empty, a full host block over root values, environment only).
 // Regenerate only on purpose: HONCHO_SNAPSHOT_UPDATE=1 deno test … -A.
 import assert from "node:assert/strict";
-import { resolveHonchoConfig } from "../../plugins/memory/honcho/config.ts";
+import { resolveHonchoConfig } from "../../plugins/memory/honcho/config/config.ts";
 import {
   getHonchoConfigFields,
   HONCHO_CONFIG_SCHEMA,
   HONCHO_TUNING_DEFAULTS,
-} from "../../plugins/memory/honcho/config_schema.ts";
+} from "../../plugins/memory/honcho/config/schema.ts";
 import { SETTING_ROWS } from "../../plugins/memory/honcho/cli/_settings_view.ts";
 import { withSecretScope } from "@hermes/memory";
 import { HONCHO_ENV_VARS } from "../helpers/honcho_cli.ts";

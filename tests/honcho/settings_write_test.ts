@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { loadConfig } from "@hermes/memory";
 import { loadEnvFile } from "../../src/profile/env_file.ts";
-import { saveHonchoConfig } from "../../plugins/memory/honcho/config_file.ts";
+import { saveHonchoConfig } from "../../plugins/memory/honcho/config/file.ts";
 import { spawnRepoScript } from "../helpers/deno_child.ts";
 import { withHome } from "../helpers/test_home.ts";
 
@@ -78,7 +78,7 @@ Deno.test("honcho.json: two processes saving 60 keys each (saveHonchoConfig besi
     await runChildren(
       home,
       `import { saveHonchoConfig } from ${
-        JSON.stringify(url("plugins/memory/honcho/config_file.ts"))
+        JSON.stringify(url("plugins/memory/honcho/config/file.ts"))
       };
 import { writeHonchoFile } from ${
         JSON.stringify(url("plugins/memory/honcho/cli/_common.ts"))
@@ -134,7 +134,7 @@ Deno.test({
       await Deno.writeTextFile(
         script,
         `import { saveHonchoConfig } from ${
-          JSON.stringify(url("plugins/memory/honcho/config_file.ts"))
+          JSON.stringify(url("plugins/memory/honcho/config/file.ts"))
         };
 const [home, n] = Deno.args;
 const pad = "p".repeat(512 * 1024);

@@ -17,7 +17,7 @@ import {
   startProvider,
   waitUntil,
 } from "../fixtures/honcho_provider_harness.ts";
-import { OUTBOX_ID_METADATA_KEY } from "../../plugins/memory/honcho/outbox.ts";
+import { OUTBOX_ID_METADATA_KEY } from "../../plugins/memory/honcho/outbox/outbox.ts";
 
 function assertStoredOnce(
   messages: { metadata: Record<string, unknown> }[],

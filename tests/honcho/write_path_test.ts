@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { MemoryManager } from "@hermes/memory";
-import { HonchoClient } from "../../plugins/memory/honcho/client.ts";
+import { HonchoClient } from "../../plugins/memory/honcho/client/client.ts";
 import { HonchoMemoryProvider } from "../../plugins/memory/honcho/mod.ts";
-import { HonchoOutbox } from "../../plugins/memory/honcho/outbox.ts";
+import { HonchoOutbox } from "../../plugins/memory/honcho/outbox/outbox.ts";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import {
   captureLogs,

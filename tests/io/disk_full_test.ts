@@ -9,12 +9,12 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { loadConfig, saveConfig } from "@hermes/memory";
 import { saveEnvValue } from "../../src/profile/env_file.ts";
-import { saveHonchoConfig } from "../../plugins/memory/honcho/config_file.ts";
-import { HonchoClient } from "../../plugins/memory/honcho/client.ts";
+import { saveHonchoConfig } from "../../plugins/memory/honcho/config/file.ts";
+import { HonchoClient } from "../../plugins/memory/honcho/client/client.ts";
 import {
   HonchoOutbox,
   OUTBOX_ID_METADATA_KEY,
-} from "../../plugins/memory/honcho/outbox.ts";
+} from "../../plugins/memory/honcho/outbox/outbox.ts";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import { hermes, testUser } from "../helpers/honcho_cli.ts";
 import { captureLogs } from "../fixtures/honcho_provider_harness.ts";

@@ -1,8 +1,8 @@
 /** What the Honcho provider's parts share for one initialized session. */
 
 import { spawnContextTask } from "../../../src/provider/mod.ts";
-import type { HonchoClient } from "./client.ts";
-import type { HonchoConfig } from "./config.ts";
+import type { HonchoClient } from "./client/client.ts";
+import type { HonchoConfig } from "./config/config.ts";
 import type { NoticeBoard } from "./notices.ts";
 
 /** The request timeout when `timeout` is unset, in seconds. */

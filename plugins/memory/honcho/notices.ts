@@ -6,7 +6,7 @@
  */
 
 import { join } from "node:path";
-import { describeHonchoError, isHonchoError } from "./errors.ts";
+import { describeHonchoError, isHonchoError } from "./client/errors.ts";
 
 /** Why memory is degraded. */
 export type NoticeCause =

@@ -27,45 +27,45 @@ import {
   type ToolSchema,
   type TurnStartOptions,
 } from "../../../src/provider/mod.ts";
-import { HonchoClient, type HonchoTransportOptions } from "./client.ts";
-import { globalHonchoConfigPath } from "./config_paths.ts";
+import { HonchoClient, type HonchoTransportOptions } from "./client/client.ts";
+import { globalHonchoConfigPath } from "./config/paths.ts";
 import {
   HONCHO_UNAVAILABLE_REASON,
   type HonchoConfig,
   isHonchoUsable,
   loadHonchoConfig,
   type LoadHonchoConfigOptions,
-} from "./config.ts";
+} from "./config/config.ts";
 import {
   getHonchoConfigFields,
   saveHonchoSetupValues,
-} from "./config_schema.ts";
+} from "./config/schema.ts";
 import {
   NoticeBoard,
   type NoticeCause,
   RECALL_FAILURE_TEXT,
 } from "./notices.ts";
-import type { HonchoOutbox, HonchoOutboxOptions } from "./outbox.ts";
+import type { HonchoOutbox, HonchoOutboxOptions } from "./outbox/outbox.ts";
 import {
   type HonchoLivenessSnapshot,
   HonchoRecall,
   idleLiveness,
   logInjection,
   type QueryRewriter,
-} from "./recall.ts";
+} from "./recall/recall.ts";
 import {
   HonchoSession,
   type HonchoSessionIdentity,
   type IdentitySignature,
   identitySignatureOf,
-} from "./session.ts";
-import type { GitTopLevel } from "./session_naming.ts";
+} from "./session/session.ts";
+import type { GitTopLevel } from "./session/naming.ts";
 import { callHonchoTool, honchoToolSchemas, systemPromptFor } from "./tools.ts";
 import {
   authorFromTurnStart,
   HonchoWriteHooks,
   type TurnAuthorInfo,
-} from "./write_hooks.ts";
+} from "./session/write_hooks.ts";
 import {
   type HonchoRuntime,
   requestTimeoutMs,

@@ -6,18 +6,21 @@
  */
 
 import { toolError, type ToolSchema } from "../../../src/provider/mod.ts";
-import type { HonchoClient, Message } from "./client.ts";
+import type { HonchoClient, Message } from "./client/client.ts";
 import {
   type HonchoConfig,
   REASONING_LEVELS,
   type ReasoningLevel,
   type RecallMode,
-} from "./config.ts";
-import { cleanHonchoSummary } from "./context.ts";
-import { isHonchoError } from "./errors.ts";
-import { type PeerObservation, resolveReadPerspective } from "./observation.ts";
+} from "./config/config.ts";
+import { cleanHonchoSummary } from "./recall/context.ts";
+import { isHonchoError } from "./client/errors.ts";
+import {
+  type PeerObservation,
+  resolveReadPerspective,
+} from "./session/observation.ts";
 import { noticeText } from "./notices.ts";
-import type { HonchoSession } from "./session.ts";
+import type { HonchoSession } from "./session/session.ts";
 import { errorText } from "./_util.ts";
 
 const PEER_PROPERTY = {

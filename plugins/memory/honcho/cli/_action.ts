@@ -5,7 +5,7 @@ import {
   type HermesCommand,
   writeJson,
 } from "../../../../src/cli/mod.ts";
-import type { HonchoConfig } from "../config.ts";
+import type { HonchoConfig } from "../config/config.ts";
 import {
   type HonchoCliScope,
   listProfiles,

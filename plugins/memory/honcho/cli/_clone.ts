@@ -1,8 +1,8 @@
 /** A new profile's host block cloned from the default one (plugins/memory/honcho/SPEC.md §12). @module */
 
-import type { HonchoConfig } from "../config.ts";
-import { resolveAiPeerId } from "../peers.ts";
-import { sanitizeId } from "../session_naming.ts";
+import type { HonchoConfig } from "../config/config.ts";
+import { resolveAiPeerId } from "../session/peers.ts";
+import { sanitizeId } from "../session/naming.ts";
 import {
   connectHoncho,
   describeHonchoFailure,

@@ -16,13 +16,13 @@ import {
   type HermesCommand,
   PromptCancelled,
 } from "../../../../src/cli/mod.ts";
-import { HonchoClient } from "../client.ts";
-import { type HonchoConfig, loadHonchoConfig } from "../config.ts";
-import { hostKeyForProfile, profileFromHermesHome } from "../config_paths.ts";
-import { readHonchoConfigFile } from "../config_file.ts";
-import { resolveHonchoConnection } from "../connection.ts";
-import { describeHonchoError } from "../errors.ts";
-import { sanitizeId } from "../session_naming.ts";
+import { HonchoClient } from "../client/client.ts";
+import { type HonchoConfig, loadHonchoConfig } from "../config/config.ts";
+import { hostKeyForProfile, profileFromHermesHome } from "../config/paths.ts";
+import { readHonchoConfigFile } from "../config/file.ts";
+import { resolveHonchoConnection } from "../client/connection.ts";
+import { describeHonchoError } from "../client/errors.ts";
+import { sanitizeId } from "../session/naming.ts";
 import { errorText, isRecord } from "../_util.ts";
 import {
   connectionFix,

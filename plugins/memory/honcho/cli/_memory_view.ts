@@ -1,12 +1,12 @@
 /** The user card and AI representation `status` and `identity --show` print; never creates a peer. @module */
 
 import type { CliIo } from "../../../../src/cli/mod.ts";
-import type { HonchoClient } from "../client.ts";
-import type { HonchoConfig } from "../config.ts";
-import { isHonchoError } from "../errors.ts";
-import { resolveReadPerspective } from "../observation.ts";
-import { resolveAiPeerId } from "../peers.ts";
-import { sanitizeId } from "../session_naming.ts";
+import type { HonchoClient } from "../client/client.ts";
+import type { HonchoConfig } from "../config/config.ts";
+import { isHonchoError } from "../client/errors.ts";
+import { resolveReadPerspective } from "../session/observation.ts";
+import { resolveAiPeerId } from "../session/peers.ts";
+import { sanitizeId } from "../session/naming.ts";
 import {
   CLI_CONNECT_TIMEOUT_MS,
   connectHoncho,

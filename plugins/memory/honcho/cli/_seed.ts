@@ -10,11 +10,11 @@ import {
   readJsonOrEmpty,
   withFileLock,
 } from "../../../../mod.ts";
-import type { HonchoClient } from "../client.ts";
-import type { HonchoConfig } from "../config.ts";
-import { chunkMessage } from "../chunking.ts";
-import { resolveAiPeerId } from "../peers.ts";
-import { sanitizeId } from "../session_naming.ts";
+import type { HonchoClient } from "../client/client.ts";
+import type { HonchoConfig } from "../config/config.ts";
+import { chunkMessage } from "../session/chunking.ts";
+import { resolveAiPeerId } from "../session/peers.ts";
+import { sanitizeId } from "../session/naming.ts";
 import { isRecord } from "../_util.ts";
 
 /** `description` is what it holds, for the `<context>` note. */

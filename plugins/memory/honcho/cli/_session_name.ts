@@ -6,7 +6,7 @@ import {
   resolveSessionKey,
   sanitizeId,
   type SessionNamingConfig,
-} from "../session_naming.ts";
+} from "../session/naming.ts";
 
 /** The session key, its Honcho id (`key` sanitised) and the rule that picked it. */
 interface CliSessionName {

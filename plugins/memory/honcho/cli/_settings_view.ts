@@ -1,8 +1,8 @@
 /** The resolved settings as `status` and the status hook show them, secrets masked. @module */
 
 import { maskSecret } from "../../../../mod.ts";
-import type { HonchoSettings } from "../config.ts";
-import { SETTINGS } from "../settings_table.ts";
+import type { HonchoSettings } from "../config/config.ts";
+import { SETTINGS } from "../config/settings_table.ts";
 
 /** The settings shown: `[JSON key, field]`. */
 export const SETTING_ROWS: readonly [string, keyof HonchoSettings][] = SETTINGS

@@ -12,15 +12,15 @@ import {
   saveConfig,
   saveEnvValue,
 } from "../../../../mod.ts";
-import { HONCHO_CONFIG_SCHEMA } from "../config_schema.ts";
+import { HONCHO_CONFIG_SCHEMA } from "../config/schema.ts";
 import {
   cleanBaseUrl,
   HONCHO_ENVIRONMENT_URLS,
   isLocalHonchoUrl,
-} from "../connection.ts";
-import type { HonchoConfig } from "../config.ts";
-import { resolveAiPeerId } from "../peers.ts";
-import { sanitizeId } from "../session_naming.ts";
+} from "../client/connection.ts";
+import type { HonchoConfig } from "../config/config.ts";
+import { resolveAiPeerId } from "../session/peers.ts";
+import { sanitizeId } from "../session/naming.ts";
 import { HONCHO_TOOL_NAMES } from "../tools.ts";
 import {
   checkHonchoId,
@@ -40,7 +40,7 @@ import {
   writeHonchoFile,
   writeHostKey,
 } from "./_common.ts";
-import { describeHonchoError } from "../errors.ts";
+import { describeHonchoError } from "../client/errors.ts";
 import { connectionFix } from "./_fixes.ts";
 
 export const DEFAULT_LOCAL_URL = "http://localhost:8000";

@@ -1,8 +1,8 @@
 /** `hermes honcho ask` and `search` run the agent's own tool code with the profile's peers. @module */
 
-import type { HonchoConfig } from "../config.ts";
-import { resolveAiPeerId, SET_USER_PEER_COMMAND } from "../peers.ts";
-import { sanitizeId } from "../session_naming.ts";
+import type { HonchoConfig } from "../config/config.ts";
+import { resolveAiPeerId, SET_USER_PEER_COMMAND } from "../session/peers.ts";
+import { sanitizeId } from "../session/naming.ts";
 import { type HonchoToolContext, runHonchoTool } from "../tools.ts";
 import { HonchoCliError, isRecord } from "./_common.ts";
 import { reachHoncho } from "./_memory_view.ts";

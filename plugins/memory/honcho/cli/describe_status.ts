@@ -20,12 +20,12 @@ import {
   type HonchoConfig,
   isHonchoUsable,
   loadHonchoConfig,
-} from "../config.ts";
+} from "../config/config.ts";
 import {
   HONCHO_ENVIRONMENT_URLS,
   resolveHonchoConnection,
-} from "../connection.ts";
-import { resolveAiPeerId, SET_USER_PEER_COMMAND } from "../peers.ts";
+} from "../client/connection.ts";
+import { resolveAiPeerId, SET_USER_PEER_COMMAND } from "../session/peers.ts";
 import { jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
 import { connectionFix, netListedIn, netPermissionFix } from "./_fixes.ts";
 
@@ -137,8 +137,8 @@ async function probeConnection(
     // Cannot tell: try.
   }
   const [{ HonchoClient }, { describeHonchoError }] = await Promise.all([
-    import("../client.ts"),
-    import("../errors.ts"),
+    import("../client/client.ts"),
+    import("../client/errors.ts"),
   ]);
   const started = performance.now();
   try {

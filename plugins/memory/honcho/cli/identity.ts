@@ -2,7 +2,7 @@
 
 import { resolve } from "node:path";
 import type { HermesCommand } from "../../../../src/cli/mod.ts";
-import { resolveAiPeerId } from "../peers.ts";
+import { resolveAiPeerId } from "../session/peers.ts";
 import {
   connectHoncho,
   describeHonchoFailure,

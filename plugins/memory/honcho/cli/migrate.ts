@@ -11,11 +11,11 @@ import {
   columns,
   type HermesCommand,
 } from "../../../../src/cli/mod.ts";
-import type { HonchoConfig } from "../config.ts";
-import { isLocalHonchoUrl } from "../connection.ts";
-import { isHonchoError } from "../errors.ts";
-import { resolveAiPeerId } from "../peers.ts";
-import { sanitizeId } from "../session_naming.ts";
+import type { HonchoConfig } from "../config/config.ts";
+import { isLocalHonchoUrl } from "../client/connection.ts";
+import { isHonchoError } from "../client/errors.ts";
+import { resolveAiPeerId } from "../session/peers.ts";
+import { sanitizeId } from "../session/naming.ts";
 import { HONCHO_TOOL_NAMES } from "../tools.ts";
 import {
   connectHoncho,

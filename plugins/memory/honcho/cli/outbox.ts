@@ -6,8 +6,8 @@ import {
   type HermesCommand,
   writeJson,
 } from "../../../../src/cli/mod.ts";
-import { HonchoOutbox, type OutboxStats } from "../outbox.ts";
-import type { RejectedRecord } from "../_outbox_log.ts";
+import { HonchoOutbox, type OutboxStats } from "../outbox/outbox.ts";
+import type { RejectedRecord } from "../outbox/_log.ts";
 import {
   connectHoncho,
   describeHonchoFailure,

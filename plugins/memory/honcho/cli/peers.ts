@@ -6,10 +6,10 @@
 
 import { join } from "node:path";
 import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
-import type { HonchoConfig } from "../config.ts";
-import type { HonchoClient } from "../client.ts";
-import { resolveAiPeerId } from "../peers.ts";
-import { sanitizeId } from "../session_naming.ts";
+import type { HonchoConfig } from "../config/config.ts";
+import type { HonchoClient } from "../client/client.ts";
+import { resolveAiPeerId } from "../session/peers.ts";
+import { sanitizeId } from "../session/naming.ts";
 import {
   checkHonchoId,
   connectHoncho,

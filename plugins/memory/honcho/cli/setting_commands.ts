@@ -5,9 +5,9 @@ import {
   type HonchoConfig,
   type HonchoSettings,
   REASONING_LEVELS,
-} from "../config.ts";
-import { resolveAiPeerId } from "../peers.ts";
-import { sanitizeId } from "../session_naming.ts";
+} from "../config/config.ts";
+import { resolveAiPeerId } from "../session/peers.ts";
+import { sanitizeId } from "../session/naming.ts";
 import { isRecord } from "../_util.ts";
 import {
   checkHonchoId,

@@ -7,10 +7,10 @@ import {
   walkSetupFields,
 } from "../../../../src/cli/mod.ts";
 import { type HermesConfig, maskSecret } from "../../../../mod.ts";
-import { cleanBaseUrl, isLocalHonchoUrl } from "../connection.ts";
-import type { HonchoConfig } from "../config.ts";
-import { type HonchoSettings, SETTINGS } from "../settings_table.ts";
-import { HONCHO_TUNING_DEFAULTS } from "../config_schema.ts";
+import { cleanBaseUrl, isLocalHonchoUrl } from "../client/connection.ts";
+import type { HonchoConfig } from "../config/config.ts";
+import { type HonchoSettings, SETTINGS } from "../config/settings_table.ts";
+import { HONCHO_TUNING_DEFAULTS } from "../config/schema.ts";
 import {
   checkHonchoId,
   HonchoCliError,

@@ -5,13 +5,13 @@ import {
   type HermesCommand,
   writeJson,
 } from "../../../../src/cli/mod.ts";
-import { type HonchoConfig, isHonchoUsable } from "../config.ts";
+import { type HonchoConfig, isHonchoUsable } from "../config/config.ts";
 import {
   LOCAL_API_KEY_PLACEHOLDER,
   resolveHonchoConnection,
-} from "../connection.ts";
-import { resolveAiPeerId } from "../peers.ts";
-import { sanitizeId } from "../session_naming.ts";
+} from "../client/connection.ts";
+import { resolveAiPeerId } from "../session/peers.ts";
+import { sanitizeId } from "../session/naming.ts";
 import {
   describeConfigError,
   type HonchoCliScope,

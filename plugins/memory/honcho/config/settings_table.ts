@@ -13,14 +13,14 @@ import {
   pythonInt,
   pythonStr,
   pythonTruthy,
-} from "../../../src/provider/mod.ts";
+} from "../../../../src/provider/mod.ts";
 import {
   normalizeObservationMode,
   type ObservationMode,
   type ObservationOverrides,
   parseObservationOverrides,
-} from "./observation.ts";
-import { isRecord } from "./_util.ts";
+} from "../session/observation.ts";
+import { isRecord } from "../_util.ts";
 import {
   exactLevel,
   type Found,
@@ -44,7 +44,7 @@ import {
   warnOnce,
   type WriteFrequency,
 } from "./_lookup.ts";
-import { globalHonchoConfigPath } from "./config_paths.ts";
+import { globalHonchoConfigPath } from "./paths.ts";
 
 /** How a setting is edited in the desktop and dashboard. */
 export type SettingKind =
@@ -211,7 +211,7 @@ const LEVELS: readonly SettingChoice[] = REASONING_LEVELS.map((l) => [l]);
 
 // Every Honcho setting, in the order `hermes honcho status` shows them,
 // under its resolved name. (The desktop schema orders its fields by
-// SCHEMA_ORDER in config_schema.ts.)
+// SCHEMA_ORDER in schema.ts.)
 const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
   enabled: {
     // `_first_set(host.enabled, root.enabled, default=bool(key or url))`,

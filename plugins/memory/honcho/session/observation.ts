@@ -6,8 +6,8 @@
  * @module
  */
 
-import type { SessionPeerConfig } from "./client_wire.ts";
-import { isRecord } from "./_util.ts";
+import type { SessionPeerConfig } from "../client/wire.ts";
+import { isRecord } from "../_util.ts";
 
 /** The two observation presets. */
 export type ObservationMode = "directional" | "unified";

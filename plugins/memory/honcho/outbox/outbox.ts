@@ -1,7 +1,7 @@
 /**
- * The durable outbox of Honcho message writes: a JSONL log per workspace (`_outbox_log.ts`), group
- * commits with one `fdatasync` (`_outbox_commit.ts`), ordered at-most-once delivery under a lease
- * (`_outbox_delivery.ts`). Here: staging with back-pressure and background delivery per
+ * The durable outbox of Honcho message writes: a JSONL log per workspace (`_log.ts`), group
+ * commits with one `fdatasync` (`_commit.ts`), ordered at-most-once delivery under a lease
+ * (`_delivery.ts`). Here: staging with back-pressure and background delivery per
  * `writeFrequency`. A failure never drops messages; auth or a denied permission schedules no retry.
  * @module
  */
@@ -15,38 +15,38 @@ import {
   getHermesHome,
   log,
   spawnContextTask,
-} from "../../../src/provider/mod.ts";
+} from "../../../../src/provider/mod.ts";
 import {
   abortableSleep,
   type HonchoClient,
   type JsonObject,
   MAX_MESSAGE_CHARS,
   type SleepLike,
-} from "./client.ts";
-import type { WriteFrequency } from "./config.ts";
-import { isHonchoError } from "./errors.ts";
+} from "../client/client.ts";
+import type { WriteFrequency } from "../config/config.ts";
+import { isHonchoError } from "../client/errors.ts";
 import {
   type AppendRecord,
   GroupCommitter,
   type OutboxAppendResult,
-} from "./_outbox_commit.ts";
+} from "./_commit.ts";
 import {
   noDelivery,
   type OutboxDeliverOptions,
   type OutboxDeliverResult,
   OutboxDelivery,
   SETTLE_LOOKUP_INTERVAL_MS,
-} from "./_outbox_delivery.ts";
+} from "./_delivery.ts";
 import {
   OUTBOX_ID_METADATA_KEY,
   OutboxLog,
   type OutboxRecord,
   readRejectedFile,
   type RejectedRecord,
-} from "./_outbox_log.ts";
-import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
-import { deadlineSignal, waitFor } from "./_runtime.ts";
-import { errorText } from "./_util.ts";
+} from "./_log.ts";
+import { backoffDelayMs, isRetryableHonchoError } from "../client/_backoff.ts";
+import { deadlineSignal, waitFor } from "../_runtime.ts";
+import { errorText } from "../_util.ts";
 
 export { OUTBOX_ID_METADATA_KEY };
 

@@ -5,10 +5,10 @@
  */
 
 import { dirname, join, resolve } from "node:path";
-import { atomicJsonWrite, withFileLock } from "../../../src/provider/mod.ts";
-import { HonchoError } from "./errors.ts";
-import { errorText, isRecord } from "./_util.ts";
-import { profileFromHermesHome, resolveHostKey } from "./config_paths.ts";
+import { atomicJsonWrite, withFileLock } from "../../../../src/provider/mod.ts";
+import { HonchoError } from "../client/errors.ts";
+import { errorText, isRecord } from "../_util.ts";
+import { profileFromHermesHome, resolveHostKey } from "./paths.ts";
 
 /** Where a config file stopped parsing (1-based). */
 export interface HonchoConfigFileError {

@@ -4,14 +4,10 @@
  * @module
  */
 
-import { log } from "../../../src/provider/mod.ts";
-import {
-  messageLine,
-  type OutboxLog,
-  type OutboxRecord,
-} from "./_outbox_log.ts";
-import { backoffDelayMs } from "./_backoff.ts";
-import { errorText } from "./_util.ts";
+import { log } from "../../../../src/provider/mod.ts";
+import { messageLine, type OutboxLog, type OutboxRecord } from "./_log.ts";
+import { backoffDelayMs } from "../client/_backoff.ts";
+import { errorText } from "../_util.ts";
 
 /** What an append (`HonchoOutbox.append`) did. */
 export interface OutboxAppendResult {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { ConfigField } from "../../../src/provider/mod.ts";
+import type { ConfigField } from "../../../../src/provider/mod.ts";
 
 export type { ConfigField };
 import {
@@ -14,7 +14,7 @@ import {
   type SettingKind,
   SETTINGS,
 } from "./settings_table.ts";
-import { saveHonchoConfig } from "./config_file.ts";
+import { saveHonchoConfig } from "./file.ts";
 
 /** One choice of a `select` field. */
 export interface ProviderFieldOption {
@@ -75,7 +75,7 @@ const UI_SETTINGS: readonly Setting[] = (() => {
   const missing = [...byKey.keys()].filter((k) => !SCHEMA_ORDER.includes(k));
   if (missing.length > 0 || SCHEMA_ORDER.some((k) => !byKey.has(k))) {
     throw new Error(
-      `config_schema.ts: SCHEMA_ORDER and the settings table disagree (${
+      `config/schema.ts: SCHEMA_ORDER and the settings table disagree (${
         missing.join(", ")
       })`,
     );

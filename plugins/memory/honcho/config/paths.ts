@@ -12,7 +12,7 @@ import {
   getUserHome,
   pythonStr,
   pythonStrip,
-} from "../../../src/provider/mod.ts";
+} from "../../../../src/provider/mod.ts";
 
 /** Options of {@linkcode resolveHonchoConfigPath}. */
 export interface ResolveHonchoConfigPathOptions {

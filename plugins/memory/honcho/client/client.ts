@@ -16,7 +16,7 @@ import {
   HonchoTransport,
   type HonchoTransportConfig,
   type HonchoTransportOptions,
-} from "./_client_transport.ts";
+} from "./_transport.ts";
 import {
   type CallOptions,
   type Conclusion,
@@ -54,7 +54,7 @@ import {
   stringList,
   withOptional,
   type Workspace,
-} from "./client_wire.ts";
+} from "./wire.ts";
 
 export {
   abortableSleep,
@@ -62,7 +62,7 @@ export {
   type HonchoTransportOptions,
   parseRetryAfter,
   type SleepLike,
-} from "./_client_transport.ts";
+} from "./_transport.ts";
 export {
   type JsonObject,
   MAX_MESSAGE_CHARS,
@@ -70,7 +70,7 @@ export {
   type Message,
   type MessageInput,
   type SessionPeerConfig,
-} from "./client_wire.ts";
+} from "./wire.ts";
 
 /** Options of `getPeerCard` and `setPeerCard`. */
 export interface PeerCardOptions extends CallOptions {

@@ -9,10 +9,10 @@ import { createHash } from "node:crypto";
 import {
   type ChatMessage,
   normalizePreCompressEvidence,
-} from "../../../src/provider/mod.ts";
-import type { HonchoClient, JsonObject } from "./client.ts";
-import { sanitizeContext } from "../../../src/provider/mod.ts";
-import { isRecord } from "./_util.ts";
+} from "../../../../src/provider/mod.ts";
+import type { HonchoClient, JsonObject } from "../client/client.ts";
+import { sanitizeContext } from "../../../../src/provider/mod.ts";
+import { isRecord } from "../_util.ts";
 
 /** The metadata key holding a message's content digest. */
 export const DIGEST_METADATA_KEY = "hermes_digest";

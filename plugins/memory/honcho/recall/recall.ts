@@ -8,8 +8,8 @@
 
 import { appendFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { isTrivialPrompt, log } from "../../../src/provider/mod.ts";
-import type { HonchoConfig, ReasoningLevel } from "./config.ts";
+import { isTrivialPrompt, log } from "../../../../src/provider/mod.ts";
+import type { HonchoConfig, ReasoningLevel } from "../config/config.ts";
 import {
   applyTokenBudget,
   type BaseContextData,
@@ -23,11 +23,11 @@ import {
   PREWARM_QUERY,
   runDialecticDepth,
 } from "./dialectic.ts";
-import { isHonchoError } from "./errors.ts";
-import { ReadBackoff } from "./_backoff.ts";
-import type { HonchoSession } from "./session.ts";
-import { type HonchoRuntime, type TaskGroup, waitFor } from "./_runtime.ts";
-import { errorText } from "./_util.ts";
+import { isHonchoError } from "../client/errors.ts";
+import { ReadBackoff } from "../client/_backoff.ts";
+import type { HonchoSession } from "../session/session.ts";
+import { type HonchoRuntime, type TaskGroup, waitFor } from "../_runtime.ts";
+import { errorText } from "../_util.ts";
 
 /** A function that rewrites a user message into a better recall question. */
 export type QueryRewriter = (query: string) => Promise<string> | string;

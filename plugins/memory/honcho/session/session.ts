@@ -10,14 +10,18 @@ import {
   type InitializeOptions,
   log,
   resolveAgentCwd,
-} from "../../../src/provider/mod.ts";
-import type { SessionPeerConfig } from "./client.ts";
+} from "../../../../src/provider/mod.ts";
+import type { SessionPeerConfig } from "../client/client.ts";
 import {
   type HonchoConfig,
   loadHonchoConfig,
   type LoadHonchoConfigOptions,
-} from "./config.ts";
-import { describeHonchoError, HonchoError, isHonchoError } from "./errors.ts";
+} from "../config/config.ts";
+import {
+  describeHonchoError,
+  HonchoError,
+  isHonchoError,
+} from "../client/errors.ts";
 import {
   mergeServerObservation,
   type PeerObservation,
@@ -29,9 +33,9 @@ import {
   type GitTopLevel,
   honchoSessionId,
   resolveSessionKey,
-} from "./session_naming.ts";
-import { type HonchoRuntime, waitFor } from "./_runtime.ts";
-import { errorText } from "./_util.ts";
+} from "./naming.ts";
+import { type HonchoRuntime, waitFor } from "../_runtime.ts";
+import { errorText } from "../_util.ts";
 
 /** The Honcho session and peers a provider writes to and reads from. */
 export interface HonchoSessionIdentity {

@@ -3,7 +3,7 @@
  * @module
  */
 
-import { isRecord } from "./_util.ts";
+import { isRecord } from "../_util.ts";
 
 /** The most messages one create call accepts. */
 export const MAX_MESSAGES_PER_BATCH = 100;

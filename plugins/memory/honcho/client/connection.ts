@@ -3,10 +3,10 @@
  * @module
  */
 
-import { pythonFloat } from "../../../src/provider/mod.ts";
+import { pythonFloat } from "../../../../src/provider/mod.ts";
 import { HonchoError } from "./errors.ts";
-import { isRecord } from "./_util.ts";
-import type { HonchoConfig } from "./config.ts";
+import { isRecord } from "../_util.ts";
+import type { HonchoConfig } from "../config/config.ts";
 
 /** The version of the Honcho plugin sent in `X-Honcho-Plugin` (plugin.yaml). */
 export const HONCHO_PLUGIN_VERSION = "1.0.0";

@@ -14,7 +14,7 @@ import {
   type SyncTurnOptions,
   type TurnAuthor,
   type TurnStartOptions,
-} from "../../../src/provider/mod.ts";
+} from "../../../../src/provider/mod.ts";
 import { chunkMessage } from "./chunking.ts";
 import {
   CHUNK_METADATA_KEY,
@@ -26,26 +26,26 @@ import {
   storedText,
   turnDigest,
 } from "./checkpoint.ts";
-import type { HonchoConfig } from "./config.ts";
-import { describeHonchoError, HonchoError, isHonchoError } from "./errors.ts";
-import type { NoticeCause } from "./notices.ts";
+import type { HonchoConfig } from "../config/config.ts";
+import {
+  describeHonchoError,
+  HonchoError,
+  isHonchoError,
+} from "../client/errors.ts";
+import type { NoticeCause } from "../notices.ts";
 import {
   HonchoOutbox,
   type HonchoOutboxOptions,
   type OutboxMessageInput,
   stableOutboxId,
-} from "./outbox.ts";
-import type { OutboxDeliverResult } from "./_outbox_delivery.ts";
+} from "../outbox/outbox.ts";
+import type { OutboxDeliverResult } from "../outbox/_delivery.ts";
 import { type PeerNamingConfig, resolveAuthorPeerId } from "./peers.ts";
 import type { HonchoSession, HonchoSessionIdentity } from "./session.ts";
-import {
-  a2aSessionKey,
-  honchoSessionId,
-  sanitizeId,
-} from "./session_naming.ts";
+import { a2aSessionKey, honchoSessionId, sanitizeId } from "./naming.ts";
 import { isInternalGatewayNotification } from "./turn_filter.ts";
-import { deadlineSignal, type HonchoRuntime, waitFor } from "./_runtime.ts";
-import { errorText } from "./_util.ts";
+import { deadlineSignal, type HonchoRuntime, waitFor } from "../_runtime.ts";
+import { errorText } from "../_util.ts";
 
 /** Who wrote the user side of a turn (`id` unset: the session's user). */
 export interface TurnAuthorInfo {

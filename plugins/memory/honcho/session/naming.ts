@@ -4,8 +4,8 @@
  */
 
 import { createHash } from "node:crypto";
-import { resolveAgentCwd } from "../../../src/provider/mod.ts";
-import type { HonchoConfig } from "./config.ts";
+import { resolveAgentCwd } from "../../../../src/provider/mod.ts";
+import type { HonchoConfig } from "../config/config.ts";
 
 /** The longest session name kept as-is; longer ones are cut and hashed. */
 export const MAX_SESSION_ID_CHARS = 100;

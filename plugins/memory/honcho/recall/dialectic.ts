@@ -8,7 +8,7 @@ import {
   type HonchoConfig,
   REASONING_LEVELS,
   type ReasoningLevel,
-} from "./config.ts";
+} from "../config/config.ts";
 
 /** The settings that shape the passes. */
 export type DialecticSettings = Pick<

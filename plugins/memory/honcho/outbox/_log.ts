@@ -10,9 +10,9 @@ import {
   atomicWriteText,
   log,
   withFileLock,
-} from "../../../src/provider/mod.ts";
-import type { JsonObject } from "./client.ts";
-import { isRecord } from "./_util.ts";
+} from "../../../../src/provider/mod.ts";
+import type { JsonObject } from "../client/client.ts";
+import { isRecord } from "../_util.ts";
 
 export const OUTBOX_ID_METADATA_KEY = "hermes_outbox_id";
 

@@ -9,8 +9,8 @@ import {
   pythonStr,
   pythonStrip,
   pythonTruthy,
-} from "../../../src/provider/mod.ts";
-import { isRecord } from "./_util.ts";
+} from "../../../../src/provider/mod.ts";
+import { isRecord } from "../_util.ts";
 
 /** Where a resolved value came from (shown by `hermes honcho status`). */
 export type ConfigSource = "host" | "root" | "env" | "default";

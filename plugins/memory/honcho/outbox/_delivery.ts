@@ -8,16 +8,16 @@
  * @module
  */
 
-import { log } from "../../../src/provider/mod.ts";
+import { log } from "../../../../src/provider/mod.ts";
 import {
   abortableSleep,
   type HonchoClient,
   MAX_MESSAGES_PER_BATCH,
   type MessageInput,
   type SleepLike,
-} from "./client.ts";
-import { HonchoError, isHonchoError } from "./errors.ts";
-import type { GroupCommitter } from "./_outbox_commit.ts";
+} from "../client/client.ts";
+import { HonchoError, isHonchoError } from "../client/errors.ts";
+import type { GroupCommitter } from "./_commit.ts";
 import {
   appendSynced,
   attemptLine,
@@ -28,10 +28,10 @@ import {
   type OutboxRecord,
   type RejectedRecord,
   settleLine,
-} from "./_outbox_log.ts";
-import { backoffDelayMs, isRetryableHonchoError } from "./_backoff.ts";
-import { deadlineSignal } from "./_runtime.ts";
-import { errorText, isRecord } from "./_util.ts";
+} from "./_log.ts";
+import { backoffDelayMs, isRetryableHonchoError } from "../client/_backoff.ts";
+import { deadlineSignal } from "../_runtime.ts";
+import { errorText, isRecord } from "../_util.ts";
 
 /** A request is not started with less time than this before the deadline. */
 const MIN_REQUEST_MS = 250;

@@ -11,19 +11,22 @@ import {
   pythonStr,
   pythonStrip,
   pythonTruthy,
-} from "../../../src/provider/mod.ts";
-import { resolveObservation, type SessionObservation } from "./observation.ts";
-import { isRecord } from "./_util.ts";
+} from "../../../../src/provider/mod.ts";
+import {
+  resolveObservation,
+  type SessionObservation,
+} from "../session/observation.ts";
+import { isRecord } from "../_util.ts";
 import {
   type HonchoConfigFile,
   type HonchoConfigFileError,
   readHonchoConfigFile,
-} from "./config_file.ts";
+} from "./file.ts";
 import {
   profileFromHermesHome,
   resolveHonchoConfigPath,
   resolveHostKey,
-} from "./config_paths.ts";
+} from "./paths.ts";
 import { type ConfigSource, Lookup, warnOnce } from "./_lookup.ts";
 import {
   type HonchoSettings,

@@ -5,9 +5,9 @@
  */
 
 import { createHash } from "node:crypto";
-import type { HonchoConfig } from "./config.ts";
-import { HonchoError } from "./errors.ts";
-import { sanitizeId } from "./session_naming.ts";
+import type { HonchoConfig } from "../config/config.ts";
+import { HonchoError } from "../client/errors.ts";
+import { sanitizeId } from "./naming.ts";
 
 /** The AI peer used when `aiPeer` is empty. */
 export const DEFAULT_AI_PEER = "hermes-assistant";

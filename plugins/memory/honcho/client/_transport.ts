@@ -20,7 +20,7 @@ import {
   numberOr,
   record,
   ShapeError,
-} from "./client_wire.ts";
+} from "./wire.ts";
 
 /** The subset of `fetch` the client uses. */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;

@@ -4,6 +4,8 @@
  * prints. As a library, use `main()` from `@hermes/memory/cli`, which never
  * exits the process.
  *
+ * Who imports it: nobody; the launcher runs it in its own process.
+ *
  * ```sh
  * deno run --quiet --no-prompt --cached-only --allow-read=… src/cli/main.ts memory status
  * ```

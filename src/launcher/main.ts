@@ -4,6 +4,9 @@
  * the profile's configuration needs. It writes only its own cache, runs only
  * Deno and never imports provider code.
  *
+ * Who imports it: nobody; `deno install -g … jsr:@hermes/memory/launcher`
+ * installs it as the `hermes` command, and `deno task hermes` runs it.
+ *
  * ```sh
  * deno run --no-prompt --cached-only --allow-read --allow-write --allow-env --allow-run src/launcher/main.ts memory status
  * ```

@@ -55,33 +55,10 @@ export interface ProviderConfigSchema {
   fields: readonly ProviderField[];
 }
 
-// The desktop's field order (grouped; `hermes honcho status` shows the
-// table's own order). Every table entry with `ui` is listed once.
-const SCHEMA_ORDER: readonly string[] = [
-  ...["apiKey", "baseUrl", "environment", "timeout"],
-  ...["workspace", "peerName", "aiPeer", "pinUserPeer", "runtimePeerPrefix"],
-  ...["userPeerAliases", "sessionStrategy", "sessionPeerPrefix", "sessions"],
-  ...["saveMessages", "writeFrequency", "messageMaxChars", "logging"],
-  ...["recallMode", "recallSync", "contextTokens", "initOnSessionStart"],
-  ...["observationMode", "dialecticReasoningLevel", "dialecticDynamic"],
-  ...["dialecticMaxChars", "dialecticDepth", "dialecticDepthLevels"],
-  ...["dialecticMaxInputChars", "reasoningHeuristic", "reasoningLevelCap"],
-];
-
-const UI_SETTINGS: readonly Setting[] = (() => {
-  const byKey = new Map(
-    SETTINGS.filter((s) => s.ui).map((s) => [s.key ?? s.field, s] as const),
-  );
-  const missing = [...byKey.keys()].filter((k) => !SCHEMA_ORDER.includes(k));
-  if (missing.length > 0 || SCHEMA_ORDER.some((k) => !byKey.has(k))) {
-    throw new Error(
-      `config/schema.ts: SCHEMA_ORDER and the settings table disagree (${
-        missing.join(", ")
-      })`,
-    );
-  }
-  return SCHEMA_ORDER.map((key) => byKey.get(key)!);
-})();
+// The desktop's field order is each entry's `ui.order`; `hermes honcho
+// status` shows the table's own order.
+const UI_SETTINGS: readonly Setting[] = SETTINGS.filter((s) => s.ui)
+  .sort((a, b) => a.ui!.order - b.ui!.order);
 
 // One schema field from a table row; the keys are in the order the
 // desktop has always received them.

@@ -109,6 +109,8 @@ export interface SettingSpec<T> {
   envFallbacks?: readonly string[];
   /** How the desktop, dashboard and setup show it; absent = not in the schema. */
   ui?: {
+    /** Its place in the desktop's form (the order it has always had). */
+    order: number;
     label: string;
     kind: SettingKind;
     description: string;
@@ -232,6 +234,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     },
     default: undefined,
     ui: {
+      order: 1,
       label: "API key",
       kind: "secret",
       description:
@@ -248,6 +251,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       resolveBaseUrl(ctx.host, ctx.root, (n) => ctx.env(n), ctx.path),
     default: undefined,
     ui: {
+      order: 2,
       label: "Base URL",
       kind: "text",
       placeholder: "http://localhost:8000",
@@ -264,6 +268,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     },
     default: "production",
     ui: {
+      order: 3,
       label: "Environment",
       kind: "select",
       choices: [["production", "Honcho cloud"], [
@@ -279,6 +284,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: text,
     default: (ctx) => ctx.envOnly ? "hermes" : ctx.hostKey,
     ui: {
+      order: 5,
       label: "Workspace",
       kind: "text",
       placeholder: "hermes",
@@ -290,6 +296,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: text,
     default: undefined,
     ui: {
+      order: 6,
       label: "User peer name",
       kind: "text",
       description:
@@ -301,6 +308,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: text,
     default: (ctx) => ctx.hostKey,
     ui: {
+      order: 7,
       label: "AI peer name",
       kind: "text",
       placeholder: "hermes",
@@ -333,6 +341,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     },
     default: undefined,
     ui: {
+      order: 4,
       label: "Request timeout (s)",
       kind: "number",
       placeholder: "30",
@@ -345,6 +354,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       map(orFound(ctx.look.pick(keys[0]!)), normalizeRecallMode),
     default: "hybrid",
     ui: {
+      order: 18,
       label: "Recall mode",
       kind: "select",
       choices: [
@@ -360,6 +370,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: flag,
     default: false,
     ui: {
+      order: 19,
       label: "Synchronous recall",
       kind: "bool",
       description:
@@ -372,6 +383,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       map(orFound(ctx.look.pick(keys[0]!)), parseWriteFrequency),
     default: "async",
     ui: {
+      order: 15,
       label: "Write frequency",
       kind: "text",
       placeholder: "async | turn | session | N",
@@ -384,6 +396,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: setBool,
     default: true,
     ui: {
+      order: 14,
       label: "Save messages",
       kind: "bool",
       description: "Write conversation turns to Honcho",
@@ -397,6 +410,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       map(ctx.look.pick(keys[0]!), (v) => v == null ? undefined : pythonStr(v)),
     default: "per-directory",
     ui: {
+      order: 11,
       label: "Session strategy",
       kind: "select",
       choices: [
@@ -413,6 +427,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: setBool,
     default: false,
     ui: {
+      order: 12,
       label: "Prefix sessions with the user peer",
       kind: "bool",
       description: "Session names start with the user peer name",
@@ -435,6 +450,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     },
     default: {},
     ui: {
+      order: 13,
       label: "Session map",
       kind: "json",
       description: "JSON object mapping directories to session names",
@@ -446,6 +462,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: int,
     default: undefined,
     ui: {
+      order: 20,
       label: "Context budget (tokens)",
       kind: "number",
       placeholder: "uncapped",
@@ -480,6 +497,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: flag,
     default: false,
     ui: {
+      order: 21,
       label: "Initialize at session start",
       kind: "bool",
       description:
@@ -491,6 +509,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: level,
     default: "low",
     ui: {
+      order: 23,
       label: "Reasoning level",
       kind: "select",
       choices: LEVELS,
@@ -502,6 +521,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: flag,
     default: true,
     ui: {
+      order: 24,
       label: "Dynamic reasoning level",
       kind: "bool",
       description: "Let the model choose the level per call",
@@ -517,6 +537,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       }),
     default: 1,
     ui: {
+      order: 26,
       label: "Dialectic depth",
       kind: "number",
       description: "Passes per dialectic call (1 to 3)",
@@ -537,6 +558,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       }),
     default: undefined,
     ui: {
+      order: 27,
       label: "Per-pass levels",
       kind: "json",
       description:
@@ -548,6 +570,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: int,
     default: 600,
     ui: {
+      order: 25,
       label: "Dialectic output cap",
       kind: "number",
       placeholder: "1200",
@@ -559,6 +582,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: int,
     default: 10_000,
     ui: {
+      order: 28,
       label: "Dialectic input cap",
       kind: "number",
       description: "Most characters of a dialectic query",
@@ -569,6 +593,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: flag,
     default: true,
     ui: {
+      order: 29,
       label: "Reasoning heuristic",
       kind: "bool",
       description: "Raise the level for longer queries",
@@ -579,6 +604,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: level,
     default: "high",
     ui: {
+      order: 30,
       label: "Reasoning level cap",
       kind: "select",
       choices: LEVELS,
@@ -593,6 +619,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: int,
     default: 25_000,
     ui: {
+      order: 16,
       label: "Message chunk size",
       kind: "number",
       description:
@@ -606,6 +633,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     // Without the key: `unified` when explicitly configured.
     default: (ctx) => ctx.explicitlyConfigured ? "unified" : "directional",
     ui: {
+      order: 22,
       label: "Observation",
       kind: "select",
       choices: [
@@ -627,6 +655,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: flag,
     default: false,
     ui: {
+      order: 8,
       label: "Pin user peer",
       kind: "bool",
       description: "Map every runtime user to the user peer name",
@@ -637,6 +666,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: (ctx, keys) => ctx.look.stringMap(keys[0]!),
     default: {},
     ui: {
+      order: 10,
       label: "User peer aliases",
       kind: "json",
       description: "JSON object mapping platform user ids to peer ids",
@@ -647,6 +677,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     read: (ctx, keys) => ctx.look.string(keys[0]!),
     default: "",
     ui: {
+      order: 9,
       label: "Runtime peer prefix",
       kind: "text",
       description: "Prefix for peer ids generated from platform user ids",
@@ -670,6 +701,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     },
     default: false,
     ui: {
+      order: 17,
       label: "Injection log",
       kind: "bool",
       description: "Log every context injection to ~/.honcho/injection.log",

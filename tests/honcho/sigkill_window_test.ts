@@ -32,8 +32,11 @@ async function killedRun(
   mode: "default" | "durable",
   gapMs = 0,
 ): Promise<{ lost: number; duplicates: number; windowMs: number }> {
+  // A 3 s request timeout: a delivery the kill interrupts may land until
+  // then (plus a 100 ms grace), so the restart's session-end flush (10 s)
+  // can look it up and resend it; at the 30 s default it could not.
   const home = await makeProfile(server, {
-    config: { recallMode: "tools", writeFrequency: "turn" },
+    config: { recallMode: "tools", writeFrequency: "turn", timeout: 3 },
   });
   try {
     const child = new Deno.Command(Deno.execPath(), {

@@ -52,8 +52,14 @@ export {
 } from "./cli_io.ts";
 // Output helpers a provider's commands share with `hermes`'s own
 export { columns, writeJson } from "./format.ts";
-// The config a provider's `postSetup(home, config, io)` receives
+// The config a provider's `postSetup(home, config, io)` receives, and host-side
+// reads a status hook makes without loading the whole library
 export type { HermesConfig } from "../core/memory_provider.ts";
+export { getConfigValue } from "../config/config.ts";
+export {
+  buildProfileSecretScope,
+  withSecretScope,
+} from "../profile/secret_scope.ts";
 // What a provider's `describeStatus(ctx)` receives and reports (run by
 // `hermes memory status` and `doctor`: a user provider's in its sandbox)
 export type {

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { AsyncLocalStorage } from "node:async_hooks";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { getConfigPath, loadConfig } from "../config/config.ts";
@@ -450,9 +451,42 @@ function remoteBundledCandidates(seen: Set<string>): ProviderCandidate[] {
   return result;
 }
 
+// `memory status` asks for the providers a dozen times: in this scope one
+// scan per home, project and config answers them (nothing installs meanwhile).
+const scans = new AsyncLocalStorage<
+  Map<string, Promise<ProviderCandidate[]>>
+>();
+
+/** Runs a read-only `fn` with the provider scans cached. */
+export function withProviderScanCache<T>(fn: () => Promise<T>): Promise<T> {
+  return scans.run(new Map(), fn);
+}
+
 /** Every provider of the four sources in precedence order, first of each name; nothing imported. */
 export async function scanMemoryProviders(
   options: DiscoveryOptions = {},
+): Promise<ProviderCandidate[]> {
+  const cache = scans.getStore();
+  let key: string | undefined;
+  try {
+    key = cache && JSON.stringify([
+      resolve(options.hermesHome ?? getHermesHome()),
+      options.bundledDir ?? null,
+      isTruthyEnvValue(readProcessEnv("HERMES_ENABLE_PROJECT_PLUGINS")) &&
+      (options.projectDir ?? resolveAgentCwd()),
+      options.config ?? null,
+    ]);
+  } catch {
+    // A config JSON cannot hold: scan.
+  }
+  if (cache === undefined || key === undefined) return await scanFresh(options);
+  const scan = cache.get(key) ?? scanFresh(options);
+  cache.set(key, scan);
+  return [...await scan];
+}
+
+async function scanFresh(
+  options: DiscoveryOptions,
 ): Promise<ProviderCandidate[]> {
   try {
     return await scanOnce(options);

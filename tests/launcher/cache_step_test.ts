@@ -91,6 +91,17 @@ Deno.test("'hermes memory status' evaluates no module that starts a sandbox unti
   assert.deepEqual(starters, []);
 });
 
+Deno.test("the Honcho status hook evaluates neither the whole library nor node:crypto", async () => {
+  const graph = await startGraph([
+    "plugins/memory/honcho/cli.ts",
+    "plugins/memory/honcho/cli/describe_status.ts",
+  ], true);
+  const heavy = [...graph].filter((m) =>
+    m === `file://${ROOT}/mod.ts` || m === "node:crypto"
+  );
+  assert.deepEqual(heavy, []);
+});
+
 async function copyCheckout(to: string): Promise<void> {
   for (const entry of Deno.readDirSync(ROOT)) {
     if (

@@ -6,6 +6,7 @@ import {
   isValidProviderName,
   listMemoryProviderNames,
   scanMemoryProviders,
+  withProviderScanCache,
 } from "../../src/plugins/plugin_discovery.ts";
 import { discoverMemoryProviders } from "../../src/plugins/provider_listing.ts";
 import {
@@ -321,4 +322,24 @@ Deno.test("discoverMemoryProviders() counts a probe that throws as unavailable",
     probeProvider: () => Promise.reject(new Error("boom")),
   });
   assert.equal(probed[0]?.available, false);
+});
+
+Deno.test("withProviderScanCache() scans once per home and config; outside it every call rescans", async () => {
+  await using h = await tempHome();
+  const bundled = join(h.outside, "bundled");
+  await writeProvider(bundled, "zeta", { "mod.ts": "export {}" });
+  const options = { hermesHome: h.home, bundledDir: bundled, config: {} };
+  const names = async () =>
+    (await scanMemoryProviders(options)).map((c) => c.name);
+  await withProviderScanCache(async () => {
+    assert.deepEqual(await names(), ["zeta"]);
+    await writeProvider(h.plugins, "alpha", {
+      "mod.ts": simpleProviderSource("alpha"),
+    });
+    assert.deepEqual(await names(), ["zeta"]);
+    // Another config is another scan.
+    const other = await scanMemoryProviders({ ...options, config: { a: 1 } });
+    assert.deepEqual(other.map((c) => c.name), ["zeta", "alpha"]);
+  });
+  assert.deepEqual(await names(), ["zeta", "alpha"]);
 });

@@ -21,6 +21,7 @@ import {
 } from "../provider_report.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
 import { getConfigPath, getConfigValue } from "../../config/config.ts";
+import { withProviderScanCache } from "../../plugins/plugin_discovery.ts";
 import { readStoreUsage, type StoreUsage } from "../../builtin/memory_files.ts";
 import {
   formatThousands,
@@ -506,10 +507,12 @@ export async function runMemoryStatus(
     io,
     opts.json,
     () =>
-      collectStatus(io, {
-        probe: opts.probe ?? opts.json === true,
-        startProvider: opts.json === true,
-      }),
+      withProviderScanCache(() =>
+        collectStatus(io, {
+          probe: opts.probe ?? opts.json === true,
+          startProvider: opts.json === true,
+        })
+      ),
     // Provider text escaped before the CLI's own styles are added.
     (r) => renderStatus(terminalSafeDeep(r), styleFor(io, "stdout")),
   );

@@ -1,6 +1,6 @@
 /** The fix printed for a failed Honcho connection, by cause (one table for every command and the status hook). @module */
 
-import { getConfigValue, type HermesConfig } from "../../../../mod.ts";
+import { getConfigValue, type HermesConfig } from "../../../../src/cli/mod.ts";
 
 export interface ConnectionFixOptions {
   /** Whether `config.yaml` already lists the server's host in `memory.permissions.honcho.net` (unknown when absent). */

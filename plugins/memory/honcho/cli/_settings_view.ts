@@ -1,6 +1,6 @@
 /** The resolved settings as `status` and the status hook show them, secrets masked. @module */
 
-import { maskSecret } from "../../../../mod.ts";
+import { maskSecret } from "../../../../src/provider/mod.ts";
 import type { HonchoSettings } from "../config/config.ts";
 import { SETTINGS } from "../config/settings_table.ts";
 

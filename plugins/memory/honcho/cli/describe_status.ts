@@ -3,15 +3,13 @@
 import {
   buildProfileSecretScope,
   type HermesConfig,
+  type ProviderConnectionStatus,
+  type ProviderFileStatus,
+  type ProviderProblem,
+  type ProviderSettingStatus,
+  type ProviderStatusContext,
+  type ProviderStatusDescription,
   withSecretScope,
-} from "../../../../mod.ts";
-import type {
-  ProviderConnectionStatus,
-  ProviderFileStatus,
-  ProviderProblem,
-  ProviderSettingStatus,
-  ProviderStatusContext,
-  ProviderStatusDescription,
 } from "../../../../src/cli/mod.ts";
 import { resolve } from "node:path";
 import {
@@ -25,7 +23,6 @@ import {
   HONCHO_ENVIRONMENT_URLS,
   resolveHonchoConnection,
 } from "../client/connection.ts";
-import { resolveAiPeerId, SET_USER_PEER_COMMAND } from "../session/peers.ts";
 import { jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
 import { connectionFix, netListedIn, netPermissionFix } from "./_fixes.ts";
 
@@ -136,10 +133,13 @@ async function probeConnection(
   } catch {
     // Cannot tell: try.
   }
-  const [{ HonchoClient }, { describeHonchoError }] = await Promise.all([
-    import("../client/client.ts"),
-    import("../client/errors.ts"),
-  ]);
+  // Loaded here: peer naming pulls node:crypto, which status does without.
+  const [{ HonchoClient }, { describeHonchoError }, { resolveAiPeerId }] =
+    await Promise.all([
+      import("../client/client.ts"),
+      import("../client/errors.ts"),
+      import("../session/peers.ts"),
+    ]);
   const started = performance.now();
   try {
     await HonchoClient.fromConfig(config, {
@@ -263,6 +263,7 @@ export async function describeHonchoStatus(
     if (
       !config.configError && config.enabled && !config.peerName?.trim()
     ) {
+      const { SET_USER_PEER_COMMAND } = await import("../session/peers.ts");
       problems.push({
         check: "identity.user_peer",
         message:

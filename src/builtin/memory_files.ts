@@ -11,6 +11,7 @@ import type { HermesConfig, MemoryTarget } from "../core/memory_provider.ts";
 import { configFlag, configSwitch } from "../config/config_values.ts";
 import { pythonInt } from "../_util/python_values.ts";
 import { errorText } from "../_util/error_text.ts";
+import { isRecord } from "../_util/is_record.ts";
 import {
   codePointLength,
   decodeMemoryBytes,
@@ -86,9 +87,7 @@ export function readMemoryConfig(
   config: HermesConfig | undefined,
 ): MemoryConfig {
   const raw = config?.memory;
-  const section = raw !== null && typeof raw === "object" && !Array.isArray(raw)
-    ? raw as Record<string, unknown>
-    : {};
+  const section = isRecord(raw) ? raw : {};
   const limit = (key: string, fallback: number): number | undefined =>
     Object.hasOwn(section, key) ? pythonInt(section[key]) : fallback;
   let memoryCharLimit = limit("memory_char_limit", DEFAULT_MEMORY_CHAR_LIMIT);
@@ -114,7 +113,11 @@ export function readMemoryConfig(
  */
 export function memoryFilePaths(hermesHome?: string): MemoryFilePaths {
   const dir = join(hermesHome ?? getHermesHome(), "memories");
-  return { dir, memory: join(dir, "MEMORY.md"), user: join(dir, "USER.md") };
+  return {
+    dir,
+    memory: join(dir, memoryFileName("memory")),
+    user: join(dir, memoryFileName("user")),
+  };
 }
 
 /**

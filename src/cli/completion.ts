@@ -21,7 +21,7 @@ export interface CompletionNode {
 }
 
 /** One {@linkcode CompletionNode} per command, the root first. */
-export function completionNodes(root: HermesCommand): CompletionNode[] {
+function completionNodes(root: HermesCommand): CompletionNode[] {
   const nodes: CompletionNode[] = [];
   const walk = (command: HermesCommand, path: string): void => {
     const children = command.commands.filter((c) => !c.hidden);

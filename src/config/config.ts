@@ -29,6 +29,7 @@ import {
 } from "./yaml_python.ts";
 import { isPlainObject } from "../_util/is_record.ts";
 import { redactForEgress } from "../core/redact.ts";
+import { sha256Hex } from "../_util/sha256.ts";
 
 // PyYAML's safe_load: YAML 1.1 resolved by PyYAML's own rules (see
 // yaml_schema.ts), `<<` merges, a repeated key keeps its last value.
@@ -215,17 +216,6 @@ async function handedConfig(text: string): Promise<HermesConfig | undefined> {
     // Not ours: parse the YAML.
   }
   return undefined;
-}
-
-async function sha256Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest(
-    "SHA-256",
-    new TextEncoder().encode(text),
-  );
-  return Array.from(
-    new Uint8Array(digest),
-    (b) => b.toString(16).padStart(2, "0"),
-  ).join("");
 }
 
 function isJsonExact(value: unknown): boolean {

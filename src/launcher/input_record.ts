@@ -3,6 +3,8 @@
 // then the cached grant holds. Works by wrapping `Deno`'s read functions; the
 // framework reads the environment only via `Deno.env.get` (a hygiene test).
 
+import { sha256Hex } from "../_util/sha256.ts";
+
 /** One read and what it returned (as a hash). */
 export interface Observation {
   /** Which read (`env`: a variable, `envall`: the whole environment). */
@@ -65,18 +67,6 @@ function entriesOf(entries: Deno.DirEntry[]): Uint8Array {
       }`
     ).sort().join("\n"),
   );
-}
-
-async function sha256(bytes: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest(
-    "SHA-256",
-    bytes as Uint8Array<ArrayBuffer>,
-  );
-  return Array.from(
-    new Uint8Array(digest),
-    (b) => b.toString(16).padStart(2, "0"),
-  )
-    .join("");
 }
 
 function replay(op: Observation["op"], target: string): Uint8Array {
@@ -223,7 +213,7 @@ export async function recordReads<T>(
     kept.map(async (o): Promise<Observation> => ({
       op: o.op,
       target: o.target,
-      digest: await sha256(o.value),
+      digest: await sha256Hex(o.value),
     })),
   );
   return {
@@ -242,7 +232,7 @@ function combined(values: Uint8Array[]): Promise<string> {
     all.set(value, at + 12);
     at += 12 + value.length;
   }
-  return sha256(all);
+  return sha256Hex(all);
 }
 
 /** Whether replaying the reads gives the digest {@linkcode recordReads} returned. */
@@ -252,9 +242,4 @@ export async function unchanged(
 ): Promise<boolean> {
   return await combined(observations.map((o) => replay(o.op, o.target))) ===
     digest;
-}
-
-/** SHA-256 of a string, as hex. */
-export function sha256Hex(value: string): Promise<string> {
-  return sha256(text(value));
 }

@@ -15,7 +15,8 @@ import {
   ROOT_HELP_ENV,
   writeRootHelp,
 } from "../cli/root_help.ts";
-import { recordReads, sha256Hex, unchanged } from "./input_record.ts";
+import { recordReads, unchanged } from "./input_record.ts";
+import { sha256Hex } from "../_util/sha256.ts";
 import {
   denoCacheDir,
   grantSources,
@@ -140,7 +141,7 @@ async function ensureCached(
 }
 
 /** The variable that makes a failed cache step print Deno's whole output. */
-export const DEBUG_ENV = "HERMES_DEBUG";
+const DEBUG_ENV = "HERMES_DEBUG";
 
 /** One cause and fix for a failed cache step (Deno's full output only under `HERMES_DEBUG=1`). */
 function cacheFailure(

@@ -5,7 +5,8 @@
 import { denoCacheDir, readProcessEnv } from "../core/env.ts";
 
 export { denoCacheDir };
-import { type Observation, sha256Hex } from "./input_record.ts";
+import type { Observation } from "./input_record.ts";
+import { sha256Hex } from "../_util/sha256.ts";
 
 /** The format of a cached launch record; older ones are recomputed. */
 export const LAUNCH_FORMAT = 3;

@@ -332,10 +332,7 @@ export async function switchEach(
         .call(entry.provider, newSessionId, { ...options });
       if (result === false) {
         failed.add(entry);
-        log(
-          "debug",
-          `Memory provider '${entry.name}' onSessionSwitch failed: returned false`,
-        );
+        logFailure("debug", entry, "onSessionSwitch", "returned false");
       }
     } catch (error) {
       failed.add(entry);

@@ -136,7 +136,7 @@ export async function prefetchEach(
   let out = "";
   for (const part of parts) {
     const text = typeof part === "string" ? part : await part;
-    if (text !== "" && text.trim() !== "") {
+    if (text.trim() !== "") {
       out = out === "" ? text : `${out}\n\n${text}`;
     }
   }

@@ -20,8 +20,7 @@ import { denoDenial } from "../sandbox/deno_denial.ts";
  * @category Plugins: discovery, loading, permissions
  */
 export function isPermissionDenial(error: unknown): boolean {
-  return error instanceof Deno.errors.NotCapable ||
-    (error instanceof Error && error.name === "NotCapable") ||
+  return (error instanceof Error && error.name === "NotCapable") ||
     denoDenial(error) !== undefined;
 }
 

@@ -134,12 +134,15 @@ async function probeConnection(
     // Cannot tell: try.
   }
   // Loaded here: peer naming pulls node:crypto, which status does without.
-  const [{ HonchoClient }, { describeHonchoError }, { resolveAiPeerId }] =
-    await Promise.all([
-      import("../client/client.ts"),
-      import("../client/errors.ts"),
-      import("../session/peers.ts"),
-    ]);
+  const [
+    { HonchoClient },
+    { describeHonchoError, isHonchoError },
+    { resolveAiPeerId },
+  ] = await Promise.all([
+    import("../client/client.ts"),
+    import("../client/errors.ts"),
+    import("../session/peers.ts"),
+  ]);
   const started = performance.now();
   try {
     await HonchoClient.fromConfig(config, {
@@ -149,7 +152,7 @@ async function probeConnection(
     }).getPeerCard(resolveAiPeerId(config));
   } catch (error) {
     // A 404 means reached, and the credentials were accepted: the peer is new.
-    if (!(error instanceof Error && error.name === "NotFoundError")) {
+    if (!isHonchoError(error, "not_found")) {
       return {
         attempted: true,
         ok: false,

@@ -11,6 +11,7 @@ import { cleanBaseUrl, isLocalHonchoUrl } from "../client/connection.ts";
 import type { HonchoConfig } from "../config/config.ts";
 import { type HonchoSettings, SETTINGS } from "../config/settings_table.ts";
 import { HONCHO_TUNING_DEFAULTS } from "../config/schema.ts";
+import { sanitizeId } from "../session/naming.ts";
 import {
   checkHonchoId,
   HonchoCliError,
@@ -304,7 +305,7 @@ function setupFields(config: HonchoConfig, io: CliIo): SetupField[] {
         ? config.aiPeer
         : config.profile === "default" || config.profile === "custom"
         ? "hermes"
-        : config.profile.replace(/[^A-Za-z0-9_-]/g, "-"),
+        : sanitizeId(config.profile),
       parse: id("AI peer name"),
     },
     {

@@ -26,7 +26,12 @@ import {
 import { isHonchoError } from "../client/errors.ts";
 import { ReadBackoff } from "../client/_backoff.ts";
 import type { HonchoSession } from "../session/session.ts";
-import { type HonchoRuntime, type TaskGroup, waitFor } from "../_runtime.ts";
+import {
+  deadlineSignal,
+  type HonchoRuntime,
+  type TaskGroup,
+  waitFor,
+} from "../_runtime.ts";
 import { errorText } from "../_util.ts";
 
 /** A function that rewrites a user message into a better recall question. */
@@ -322,15 +327,10 @@ export class HonchoRecall {
     }
     this.#syncBusy = true;
     const outer = this.#rt.signal;
-    const controller = new AbortController();
-    const onAbort = (): void => controller.abort(outer.reason);
-    outer.addEventListener("abort", onAbort, { once: true });
-    const timer = setTimeout(
-      () =>
-        controller.abort(
-          new DOMException("Honcho recall budget passed", "TimeoutError"),
-        ),
+    const controller = deadlineSignal(
       budgetMs,
+      "Honcho recall budget passed",
+      outer,
     );
     const turnGen = this.#turnGen;
     const epoch = this.#session.epoch;
@@ -393,8 +393,7 @@ export class HonchoRecall {
       this.#rt.notices.reportError(error);
       return this.#log("recall-sync-empty", this.#rt.notices.take());
     } finally {
-      clearTimeout(timer);
-      outer.removeEventListener("abort", onAbort);
+      controller.clear();
       this.#syncBusy = false;
     }
   }

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { resolve } from "node:path";
+import { resolve } from "../_util/path.ts";
 import { loadConfig } from "../config/config.ts";
 import type { InitializeOptions } from "../core/memory_provider.ts";
 import { BuiltinMemoryProvider } from "../builtin/builtin_provider.ts";

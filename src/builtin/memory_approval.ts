@@ -1,7 +1,7 @@
 // Review of `memory` tool writes staged while `memory.write_approval` is on
 // (`/memory pending | approve <id|all> | reject <id|all>`).
 
-import { join } from "node:path";
+import { join } from "../_util/path.ts";
 import type { MemoryTarget } from "../core/memory_provider.ts";
 import type { MemoryStore } from "./memory_store.ts";
 import {

@@ -2,7 +2,7 @@
 // paths, usage, reset, the `memory:` settings, and reading, drift-checking
 // and atomically writing one file.
 
-import { join } from "node:path";
+import { join } from "../_util/path.ts";
 import { atomicWriteText } from "../io/atomic_write.ts";
 import { withFileLock } from "../io/file_lock.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";

@@ -1,7 +1,7 @@
 // The built-in `memory` tool (a host core tool): its schema, narrowed when a
 // target is disabled, and its handler, checking and answering as Hermes does.
 
-import { join } from "node:path";
+import { join } from "../_util/path.ts";
 import { atomicWriteText } from "../io/atomic_write.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import type { MemoryTarget, ToolSchema } from "../core/memory_provider.ts";

@@ -2,7 +2,7 @@
 // provider CLI, dependencies): the commands import from here only, so the
 // shapes the CLI shows are decided in one place.
 
-import { join } from "node:path";
+import { join } from "../_util/path.ts";
 import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
 import type { HermesCommand } from "./hermes_command.ts";
 import { type CliIo, PromptCancelled } from "./cli_io.ts";

@@ -1,6 +1,6 @@
 /** The profile home a `hermes` command line runs in, and checking it exists. */
 
-import { resolve } from "node:path";
+import { resolve } from "../_util/path.ts";
 import {
   getHermesHome,
   getProfileHome,

@@ -3,7 +3,7 @@
 // `env_var`s, dependency readiness and sandbox grant (status).
 
 import { errorText } from "../_util/error_text.ts";
-import { join } from "node:path";
+import { join } from "../_util/path.ts";
 import type { CliIo } from "./cli_io.ts";
 import {
   closeProvider,

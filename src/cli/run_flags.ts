@@ -1,7 +1,7 @@
 // The CLI's `deno run` permission flags, merged with a provider's worker
 // grant: a worker cannot get more than its parent holds.
 
-import { fileURLToPath } from "node:url";
+import { fileURLToPath } from "../_util/path.ts";
 import { PARSED_CONFIG_ENV } from "../config/config.ts";
 
 /** Read by the terminal libraries during a prompt (ungranted reads fail); none is a secret. */

@@ -5,7 +5,7 @@
 import { readProcessEnv } from "../core/env.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import { getConfigValue, loadConfig } from "../config/config.ts";
-import { join, resolve } from "node:path";
+import { join, resolve } from "../_util/path.ts";
 import {
   getDefaultHermesRoot,
   withHermesHome,

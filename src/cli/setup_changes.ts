@@ -1,6 +1,6 @@
 /** What `hermes memory setup` changed: every key that differs between the files before and after, secrets masked. @module */
 
-import { basename, relative } from "node:path";
+import { basename, relative } from "../_util/path.ts";
 import { loadConfig } from "../config/config.ts";
 import { isCredentialName, loadEnvFile } from "../profile/env_file.ts";
 import { maskSecret } from "../core/mask.ts";

@@ -2,7 +2,7 @@
 // values of the profile's `.env` and of its JSON settings files (profile and
 // default home) masked wherever they appear, then the generic patterns.
 
-import { join } from "node:path";
+import { join } from "../_util/path.ts";
 import { getDefaultHermesRoot } from "../profile/hermes_home.ts";
 import { isCredentialName, loadEnvFile } from "../profile/env_file.ts";
 import { REDACTED, redactText } from "../core/redact.ts";

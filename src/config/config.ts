@@ -8,7 +8,7 @@
  * @module
  */
 
-import { dirname, join } from "node:path";
+import { dirname, join } from "../_util/path.ts";
 import type {
   Document,
   Node as YamlNode,

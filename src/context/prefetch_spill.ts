@@ -2,7 +2,7 @@
 // policy built on it (src/context/SPEC.md §3–§4). Lengths count code points,
 // as Hermes does, so a surrogate pair is never split.
 
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "../_util/path.ts";
 import { getHermesHome, getUserHome } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";

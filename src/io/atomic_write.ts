@@ -7,7 +7,7 @@
  * @module
  */
 
-import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "../_util/path.ts";
 
 /**
  * Options of {@linkcode atomicWriteText} and {@linkcode atomicJsonWrite}.

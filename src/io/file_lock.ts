@@ -7,7 +7,7 @@
  * @module
  */
 
-import { dirname, resolve } from "node:path";
+import { dirname, resolve } from "../_util/path.ts";
 
 const queues = new Map<string, Promise<void>>();
 

@@ -6,8 +6,15 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { dirname, join, relative, resolve, sep } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import {
+  dirname,
+  fileURLToPath,
+  join,
+  pathToFileURL,
+  relative,
+  resolve,
+  sep,
+} from "../_util/path.ts";
 import { getConfigPath, loadConfig } from "../config/config.ts";
 import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { isAbsolute, join, normalize } from "node:path";
+import { isAbsolute, join, normalize } from "../_util/path.ts";
 import {
   loadedYamlModule,
   loadYamlModule,

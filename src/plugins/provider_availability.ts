@@ -5,7 +5,7 @@
  * @module
  */
 
-import { join, resolve } from "node:path";
+import { join, resolve } from "../_util/path.ts";
 import { readProcessEnv } from "../core/env.ts";
 import { getDefaultHermesRoot, getHermesHome } from "../profile/hermes_home.ts";
 import { loadEnvFile } from "../profile/env_file.ts";

@@ -5,8 +5,7 @@
  * @module
  */
 
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { join, pathToFileURL, resolve } from "../_util/path.ts";
 import { loadConfig } from "../config/config.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";

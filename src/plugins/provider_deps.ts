@@ -4,7 +4,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../_util/path.ts";
 import {
   type DiscoveryOptions,
   locateProvider,

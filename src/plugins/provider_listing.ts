@@ -4,7 +4,7 @@
  * @module
  */
 
-import { resolve } from "node:path";
+import { resolve } from "../_util/path.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
 import { errorText } from "../_util/error_text.ts";

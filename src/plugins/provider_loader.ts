@@ -5,7 +5,7 @@
  * @module
  */
 
-import { join, resolve } from "node:path";
+import { join, resolve } from "../_util/path.ts";
 import { getConfigPath, getConfigValue, loadConfig } from "../config/config.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { checkHostSafety } from "../sandbox/host_safety.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { join, resolve } from "node:path";
+import { join, resolve } from "../_util/path.ts";
 import { getConfigPath, getConfigValue } from "../config/config.ts";
 import { isRecord } from "../_util/is_record.ts";
 import {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { isAbsolute, join, relative, resolve, sep } from "../_util/path.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 
 /** One registered provider skill. */

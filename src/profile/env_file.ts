@@ -5,7 +5,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../_util/path.ts";
 import { atomicWriteText } from "../io/atomic_write.ts";
 import { withFileLock } from "../io/file_lock.ts";
 import { log } from "../core/log.ts";

@@ -6,7 +6,7 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { basename, dirname, join, resolve, sep } from "node:path";
+import { basename, dirname, join, resolve, sep } from "../_util/path.ts";
 import { isProcessEnvReadable, readProcessEnv } from "../core/env.ts";
 import { log } from "../core/log.ts";
 

@@ -8,7 +8,7 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { join, resolve } from "node:path";
+import { join, resolve } from "../_util/path.ts";
 import { readProcessEnv } from "../core/env.ts";
 import { log } from "../core/log.ts";
 

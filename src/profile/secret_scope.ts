@@ -10,7 +10,7 @@
  */
 
 import { AsyncLocalStorage } from "node:async_hooks";
-import { join } from "node:path";
+import { join } from "../_util/path.ts";
 import { readProcessEnv } from "../core/env.ts";
 import { credentialValue, loadEnvFile } from "./env_file.ts";
 import { getHermesHome } from "./hermes_home.ts";

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { fileURLToPath } from "node:url";
+import { fileURLToPath } from "../_util/path.ts";
 import { getConfigPath } from "../config/config.ts";
 import { getDefaultHermesRoot, getUserHome } from "../profile/hermes_home.ts";
 import {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../_util/path.ts";
 
 /** A permission Deno denied. */
 export interface DenoDenial {

@@ -5,7 +5,14 @@
  * @module
  */
 
-import { basename, dirname, join, normalize, relative, sep } from "node:path";
+import {
+  basename,
+  dirname,
+  join,
+  normalize,
+  relative,
+  sep,
+} from "../_util/path.ts";
 
 /**
  * Why an entry is in a grant.

@@ -7,8 +7,7 @@
  * @module
  */
 
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, fileURLToPath, join } from "../_util/path.ts";
 import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
 import { words } from "../_util/python_text.ts";
 

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { join } from "../_util/path.ts";
 import { getHermesHomeOverride } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
 import { redactText } from "../core/redact.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { extname, join } from "node:path";
+import { extname, join } from "../_util/path.ts";
 
 const SOURCE_EXTENSIONS = new Set([
   ".ts",

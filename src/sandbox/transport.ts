@@ -6,8 +6,7 @@
  * @module
  */
 
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, join } from "../_util/path.ts";
 import {
   denoRunFlags,
   type ProviderGrant,

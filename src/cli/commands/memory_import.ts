@@ -6,7 +6,7 @@
 
 import { createHash } from "node:crypto";
 import { errorText } from "../../_util/error_text.ts";
-import { basename, extname } from "node:path";
+import { basename, extname } from "../../_util/path.ts";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { openAgentMemory } from "../_agent_memory.ts";

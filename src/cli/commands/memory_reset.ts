@@ -2,7 +2,7 @@
 // built-in store's files (`.lock` and `.bak.*` siblings stay). Wording
 // follows Hermes.
 
-import { basename } from "node:path";
+import { basename } from "../../_util/path.ts";
 import { type CliIo, PromptCancelled } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";

@@ -2,7 +2,7 @@
 
 import { didYouMean } from "../suggest.ts";
 import { errorText } from "../../_util/error_text.ts";
-import { join } from "node:path";
+import { join } from "../../_util/path.ts";
 import { type CliIo, PromptCancelled, redirectIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { USAGE_EXIT_CODE } from "../hermes_command.ts";

@@ -121,16 +121,19 @@ export {
   getHermesRoot,
   getProfileHome,
   getUserHome,
-  withHermesHome,
 } from "./src/profile/hermes_home.ts";
 export {
   buildProfileSecretScope,
   currentSecretScope,
   getSecret,
   setMultiplexActive,
-  withSecretScope,
 } from "./src/profile/secret_scope.ts";
-export { resolveAgentCwd, withSessionCwd } from "./src/profile/runtime_cwd.ts";
+export { resolveAgentCwd } from "./src/profile/runtime_cwd.ts";
+export {
+  withHermesHome,
+  withSecretScope,
+  withSessionCwd,
+} from "./src/profile/scopes.ts";
 export {
   contextBound,
   type ContextTask,

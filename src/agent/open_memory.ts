@@ -15,8 +15,8 @@ import {
   getHermesHome,
   getProfileHome,
   missingProfile,
-  withHermesHome,
 } from "../profile/hermes_home.ts";
+import { withHermesHome } from "../profile/scopes.ts";
 
 /**
  * Options of {@linkcode openMemory}.

@@ -56,10 +56,8 @@ export { columns, writeJson } from "./format.ts";
 // reads a status hook makes without loading the whole library
 export type { HermesConfig } from "../core/memory_provider.ts";
 export { getConfigValue } from "../config/config.ts";
-export {
-  buildProfileSecretScope,
-  withSecretScope,
-} from "../profile/secret_scope.ts";
+export { buildProfileSecretScope } from "../profile/secret_scope.ts";
+export { withSecretScope } from "../profile/scopes.ts";
 // What a provider's `describeStatus(ctx)` receives and reports (run by
 // `hermes memory status` and `doctor`: a user provider's in its sandbox)
 export type {

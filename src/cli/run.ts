@@ -39,8 +39,8 @@ import {
 import {
   getHermesHome,
   HermesHomeUnknownError,
-  withHermesHome,
 } from "../profile/hermes_home.ts";
+import { resolve } from "../_util/path.ts";
 import { type Logger, setLogger } from "../core/log.ts";
 
 /** The `hermes` root command with its options, without subcommands. */
@@ -110,10 +110,11 @@ export async function main(
   const words = json ? args.filter((a) => a !== "--json") : args;
   const previousLogger = setLogger(cliLogger(context.io));
   try {
-    const code = await withHermesHome(
-      home,
-      () => run(words, context, scan, json),
-    );
+    const inHome = () => run(words, context, scan, json);
+    // Already the home (the `hermes` process): no scope, no node:async_hooks.
+    const code = await (currentHome() === resolve(home)
+      ? inHome()
+      : (await import("../profile/scopes.ts")).withHermesHome(home, inHome));
     errors?.finish(code);
     return code;
   } finally {
@@ -298,6 +299,14 @@ async function printVersion(io: CliIo, args: string[]): Promise<number> {
       : formatVersion(report),
   );
   return 0;
+}
+
+function currentHome(): string | undefined {
+  try {
+    return getHermesHome();
+  } catch {
+    return undefined;
+  }
 }
 
 /** `memory.provider`, when `config.yaml` can be read (for hints only). */

@@ -6,10 +6,8 @@ import { readProcessEnv } from "../core/env.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import { getConfigValue, loadConfig } from "../config/config.ts";
 import { join, resolve } from "../_util/path.ts";
-import {
-  getDefaultHermesRoot,
-  withHermesHome,
-} from "../profile/hermes_home.ts";
+import { getDefaultHermesRoot } from "../profile/hermes_home.ts";
+import { withHermesHome } from "../profile/scopes.ts";
 import { errorText } from "../_util/error_text.ts";
 import {
   cliGrant,

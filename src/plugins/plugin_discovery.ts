@@ -5,7 +5,7 @@
  * @module
  */
 
-import { AsyncLocalStorage } from "node:async_hooks";
+import type { AsyncLocalStorage } from "node:async_hooks";
 import {
   dirname,
   fileURLToPath,
@@ -460,20 +460,25 @@ function remoteBundledCandidates(seen: Set<string>): ProviderCandidate[] {
 
 // `memory status` asks for the providers a dozen times: in this scope one
 // scan per home, project and config answers them (nothing installs meanwhile).
-const scans = new AsyncLocalStorage<
-  Map<string, Promise<ProviderCandidate[]>>
->();
+// Created on first use: `node:async_hooks` costs a start that opens none.
+let scans:
+  | AsyncLocalStorage<Map<string, Promise<ProviderCandidate[]>>>
+  | undefined;
 
 /** Runs a read-only `fn` with the provider scans cached. */
-export function withProviderScanCache<T>(fn: () => Promise<T>): Promise<T> {
-  return scans.run(new Map(), fn);
+export async function withProviderScanCache<T>(
+  fn: () => Promise<T>,
+): Promise<T> {
+  const { AsyncLocalStorage } = await import("node:async_hooks");
+  scans ??= new AsyncLocalStorage();
+  return await scans.run(new Map(), fn);
 }
 
 /** Every provider of the four sources in precedence order, first of each name; nothing imported. */
 export async function scanMemoryProviders(
   options: DiscoveryOptions = {},
 ): Promise<ProviderCandidate[]> {
-  const cache = scans.getStore();
+  const cache = scans?.getStore();
   let key: string | undefined;
   try {
     key = cache && JSON.stringify([

@@ -5,30 +5,19 @@
  * @module
  */
 
-import { AsyncLocalStorage } from "node:async_hooks";
 import { basename, dirname, join, resolve, sep } from "../_util/path.ts";
 import { isProcessEnvReadable, readProcessEnv } from "../core/env.ts";
 import { log } from "../core/log.ts";
+import { scopeStores } from "./_scope_stores.ts";
 
-const homeOverride = new AsyncLocalStorage<string>();
 let warnedActiveProfile = false;
 // Roots whose active_profile was already looked at: the check reads a file,
 // and getHermesHome() runs on hot paths.
 const checkedActiveProfileRoots = new Set<string>();
 
-/**
- * Runs `fn` with `home` (made absolute) as the profile home for everything
- * it does, including timers, queued tasks and fetch callbacks it starts.
- *
- * @category Profiles and secrets
- */
-export function withHermesHome<T>(home: string, fn: () => T): T {
-  return homeOverride.run(resolve(home), fn);
-}
-
 /** The context-local home override, if one is installed. */
 export function getHermesHomeOverride(): string | undefined {
-  return homeOverride.getStore();
+  return scopeStores.home?.getStore();
 }
 
 /** The variables the Hermes home is found from here: what a memory process must be allowed to read. */
@@ -162,7 +151,7 @@ export function getProcessHermesHome(): string {
  * @category Profiles and secrets
  */
 export function getHermesHome(): string {
-  return homeOverride.getStore() ?? getProcessHermesHome();
+  return scopeStores.home?.getStore() ?? getProcessHermesHome();
 }
 
 /**

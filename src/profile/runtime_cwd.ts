@@ -7,25 +7,14 @@
  * @module
  */
 
-import { AsyncLocalStorage } from "node:async_hooks";
 import { join, resolve } from "../_util/path.ts";
 import { readProcessEnv } from "../core/env.ts";
 import { log } from "../core/log.ts";
+import { scopeStores } from "./_scope_stores.ts";
 
-const sessionCwd = new AsyncLocalStorage<string>();
 const warned = new Set<string>();
 // A name looked up inside a candidate directory to prove it can be entered.
 const CWD_PROBE_NAME = ".hermes-cwd-probe";
-
-/**
- * Runs `fn` with `path` (made absolute) as the conversation's working
- * directory for everything it does; the process's own directory is unchanged.
- *
- * @category Profiles and secrets
- */
-export function withSessionCwd<T>(path: string, fn: () => T): T {
-  return sessionCwd.run(resolve(path), fn);
-}
 
 /**
  * The working directory of the current conversation: the session directory
@@ -35,7 +24,7 @@ export function withSessionCwd<T>(path: string, fn: () => T): T {
  * @category Profiles and secrets
  */
 export function resolveAgentCwd(): string {
-  const session = sessionCwd.getStore();
+  const session = scopeStores.cwd?.getStore();
   if (session !== undefined && isUsableDirectory(session, "session cwd")) {
     return session;
   }

@@ -9,14 +9,13 @@
  * @module
  */
 
-import { AsyncLocalStorage } from "node:async_hooks";
 import { join } from "../_util/path.ts";
 import { readProcessEnv } from "../core/env.ts";
 import { credentialValue, loadEnvFile } from "./env_file.ts";
 import { getHermesHome } from "./hermes_home.ts";
 import { words } from "../_util/python_text.ts";
+import { scopeStores } from "./_scope_stores.ts";
 
-const scopeStore = new AsyncLocalStorage<Readonly<Record<string, string>>>();
 let multiplexActive = false;
 
 /**
@@ -76,28 +75,6 @@ export function isGlobalEnvVar(name: string): boolean {
 }
 
 /**
- * Runs `fn` with a frozen copy of `mapping` as the secret scope for
- * everything it does, including timers, queued tasks and fetch callbacks.
- *
- * @example One turn of a profile
- * ```ts
- * import { getSecret, withSecretScope } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * withSecretScope({ HONCHO_API_KEY: "alice-key" }, () => {
- *   assert.equal(getSecret("HONCHO_API_KEY"), "alice-key");
- * });
- * ```
- *
- * @category Profiles and secrets
- */
-export function withSecretScope<T>(
-  mapping: Record<string, string>,
-  fn: () => T,
-): T {
-  return scopeStore.run(Object.freeze({ ...mapping }), fn);
-}
-
-/**
  * The frozen secret scope installed for the current call, if any.
  *
  * @category Profiles and secrets
@@ -105,7 +82,7 @@ export function withSecretScope<T>(
 export function currentSecretScope():
   | Readonly<Record<string, string>>
   | undefined {
-  return scopeStore.getStore();
+  return scopeStores.secrets?.getStore();
 }
 
 /**
@@ -135,7 +112,7 @@ export function isMultiplexActive(): boolean {
  */
 export function getSecret(name: string, fallback?: string): string | undefined {
   if (isGlobalEnvVar(name)) return readProcessEnv(name) ?? fallback;
-  const scope = scopeStore.getStore();
+  const scope = scopeStores.secrets?.getStore();
   if (scope !== undefined) {
     if (Object.hasOwn(scope, name)) return scope[name];
     if (multiplexActive) return fallback;

@@ -6,7 +6,7 @@
  */
 
 import * as providerApi from "./mod.ts";
-import { withHermesHome } from "../profile/hermes_home.ts";
+import { withHermesHome, withSecretScope } from "../profile/scopes.ts";
 import { type LogLevel, setLogger } from "../core/log.ts";
 import type { MemoryProvider } from "../core/memory_provider.ts";
 import { extractMemoryProvider } from "../core/plugin_context.ts";
@@ -15,10 +15,7 @@ import {
   PROVIDER_HOOK_NAMES,
   PROVIDER_HOOKS,
 } from "../core/provider_hooks.ts";
-import {
-  setMultiplexActive,
-  withSecretScope,
-} from "../profile/secret_scope.ts";
+import { setMultiplexActive } from "../profile/secret_scope.ts";
 import {
   type AnswerMessage,
   type CallbackMarker,

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { CANCEL_PROMPT } from "../../src/cli/mod.ts";
-import { withHermesHome } from "../../src/profile/hermes_home.ts";
+import { withHermesHome } from "../../src/profile/scopes.ts";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import { honchoInProcess, readJson, writeJson } from "../helpers/honcho_cli.ts";
 import { memoryCliIo } from "../../src/cli/mod.ts";

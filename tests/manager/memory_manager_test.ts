@@ -2,10 +2,8 @@ import assert from "node:assert/strict";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  getHermesHome,
-  withHermesHome,
-} from "../../src/profile/hermes_home.ts";
+import { getHermesHome } from "../../src/profile/hermes_home.ts";
+import { withHermesHome, withSecretScope } from "../../src/profile/scopes.ts";
 import { type LogLevel, setLogger } from "../../src/core/log.ts";
 import { MemoryManager } from "../../src/manager/memory_manager.ts";
 import {
@@ -17,7 +15,7 @@ import {
   type ToolSchema,
 } from "../../src/core/memory_provider.ts";
 import { REDACTED } from "../../src/core/redact.ts";
-import { getSecret, withSecretScope } from "../../src/profile/secret_scope.ts";
+import { getSecret } from "../../src/profile/secret_scope.ts";
 
 // -- helpers -----------------------------------------------------------------
 

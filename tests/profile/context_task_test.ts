@@ -6,20 +6,18 @@ import {
   drainContextTasks,
   spawnContextTask,
 } from "../../src/profile/context_task.ts";
+import { getHermesHome } from "../../src/profile/hermes_home.ts";
 import {
-  getHermesHome,
   withHermesHome,
-} from "../../src/profile/hermes_home.ts";
+  withSecretScope,
+  withSessionCwd,
+} from "../../src/profile/scopes.ts";
 import {
   getSecret,
   setMultiplexActive,
   UnscopedSecretError,
-  withSecretScope,
 } from "../../src/profile/secret_scope.ts";
-import {
-  resolveAgentCwd,
-  withSessionCwd,
-} from "../../src/profile/runtime_cwd.ts";
+import { resolveAgentCwd } from "../../src/profile/runtime_cwd.ts";
 import { type LogLevel, setLogger } from "../../src/core/log.ts";
 
 interface Seen {

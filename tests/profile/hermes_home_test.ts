@@ -6,8 +6,8 @@ import {
   getHermesHomeOverride,
   getProcessHermesHome,
   getProfileHome,
-  withHermesHome,
 } from "../../src/profile/hermes_home.ts";
+import { withHermesHome } from "../../src/profile/scopes.ts";
 import { runDenoChild, srcUrl } from "../helpers/deno_child.ts";
 
 async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {

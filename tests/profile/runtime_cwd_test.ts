@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  resolveAgentCwd,
-  withSessionCwd,
-} from "../../src/profile/runtime_cwd.ts";
+import { resolveAgentCwd } from "../../src/profile/runtime_cwd.ts";
 import { type Logger, setLogger } from "../../src/core/log.ts";
 import { runDenoChild, srcUrl } from "../helpers/deno_child.ts";
+import { withSessionCwd } from "../../src/profile/scopes.ts";
 
 async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.realPath(await Deno.makeTempDir());
@@ -41,9 +39,10 @@ function runsAsRoot(): boolean {
   }
 }
 
-const PRINT_CWD = `import { resolveAgentCwd, withSessionCwd } from ${
+const PRINT_CWD = `import { resolveAgentCwd } from ${
   JSON.stringify(srcUrl("profile/runtime_cwd.ts"))
 };
+import { withSessionCwd } from ${JSON.stringify(srcUrl("profile/scopes.ts"))};
 const session = Deno.args[0];
 console.log(session ? withSessionCwd(session, resolveAgentCwd) : resolveAgentCwd());
 `;

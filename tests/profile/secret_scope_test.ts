@@ -8,9 +8,8 @@ import {
   isMultiplexActive,
   setMultiplexActive,
   UnscopedSecretError,
-  withSecretScope,
 } from "../../src/profile/secret_scope.ts";
-import { withHermesHome } from "../../src/profile/hermes_home.ts";
+import { withHermesHome, withSecretScope } from "../../src/profile/scopes.ts";
 import { readProcessEnv } from "../../src/core/env.ts";
 
 const PROCESS_VAR = "HERMES_TEST_SECRET_SCOPE_VAR";

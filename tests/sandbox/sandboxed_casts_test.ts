@@ -4,7 +4,7 @@
 // context capture at post time, draining at shutdown, and hung casts.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { withHermesHome } from "../../src/profile/hermes_home.ts";
+import { withHermesHome, withSecretScope } from "../../src/profile/scopes.ts";
 import { MemoryManager } from "../../src/manager/memory_manager.ts";
 import type { MemoryProvider } from "../../src/core/memory_provider.ts";
 import { findMemoryProvider } from "../../src/plugins/plugin_discovery.ts";
@@ -12,7 +12,6 @@ import { loadMemoryProvider } from "../../src/plugins/provider_loader.ts";
 import { grantForCandidate } from "../../src/plugins/provider_permissions.ts";
 import { SandboxedMemoryProvider } from "../../src/sandbox/sandboxed_provider.ts";
 import type { SandboxStartOptions } from "../../src/sandbox/sandbox_launch.ts";
-import { withSecretScope } from "../../src/profile/secret_scope.ts";
 import { ProviderCallTimeoutError } from "../../src/sandbox/worker_protocol.ts";
 import {
   captureLogs,

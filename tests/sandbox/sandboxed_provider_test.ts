@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { setLogger } from "../../src/core/log.ts";
-import { withHermesHome } from "../../src/profile/hermes_home.ts";
+import { withHermesHome, withSecretScope } from "../../src/profile/scopes.ts";
 import { findMemoryProvider } from "../../src/plugins/plugin_discovery.ts";
 import { grantForCandidate } from "../../src/plugins/provider_permissions.ts";
 import { SandboxedMemoryProvider } from "../../src/sandbox/sandboxed_provider.ts";
@@ -10,10 +10,7 @@ import {
   explainDenial,
   ProviderPermissionError,
 } from "../../src/sandbox/denial.ts";
-import {
-  setMultiplexActive,
-  withSecretScope,
-} from "../../src/profile/secret_scope.ts";
+import { setMultiplexActive } from "../../src/profile/secret_scope.ts";
 import { ProviderWorkerStoppedError } from "../../src/sandbox/worker_rpc.ts";
 import { ProviderCallTimeoutError } from "../../src/sandbox/worker_protocol.ts";
 import {

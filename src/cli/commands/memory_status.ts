@@ -20,7 +20,11 @@ import {
   type ProviderReport,
 } from "../provider_report.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
-import { getConfigPath, getConfigValue } from "../../config/config.ts";
+import {
+  getConfigPath,
+  getConfigValue,
+  loadConfig,
+} from "../../config/config.ts";
 import { withProviderScanCache } from "../../plugins/plugin_discovery.ts";
 import { readStoreUsage, type StoreUsage } from "../../builtin/memory_files.ts";
 import {
@@ -503,16 +507,17 @@ export async function runMemoryStatus(
   io: CliIo,
   opts: { json?: boolean; probe?: boolean },
 ): Promise<number> {
+  const collect = () =>
+    collectStatus(io, {
+      probe: opts.probe ?? opts.json === true,
+      startProvider: opts.json === true,
+    });
+  // Without a provider the list is the one scan: no cache to open.
+  const provider = activeProviderName(await loadConfig().catch(() => ({})));
   const report = await printReport(
     io,
     opts.json,
-    () =>
-      withProviderScanCache(() =>
-        collectStatus(io, {
-          probe: opts.probe ?? opts.json === true,
-          startProvider: opts.json === true,
-        })
-      ),
+    provider === null ? collect : () => withProviderScanCache(collect),
     // Provider text escaped before the CLI's own styles are added.
     (r) => renderStatus(terminalSafeDeep(r), styleFor(io, "stdout")),
   );

@@ -11,6 +11,7 @@ import type { HermesConfig } from "../core/memory_provider.ts";
 import type { ProviderFileStatus } from "../plugins/provider_cli.ts";
 import { errorText } from "../_util/error_text.ts";
 import { type LogLevel, setLogger } from "../core/log.ts";
+import { LAUNCHER_HINT, permissionDenial } from "./permission_problem.ts";
 
 /** Where a settings file stops parsing (1-based; never the file's content), and what to do. */
 export interface SettingsFileError {
@@ -43,6 +44,28 @@ function modeOf(path: string): Promise<string | null> {
   );
 }
 
+// A file that cannot be read: this run's missing Deno flag (the launcher
+// grants the home), the file's own mode, or not a file.
+function readFailure(
+  error: unknown,
+  path: string,
+  chmod: string,
+): Pick<SettingsFileError, "message" | "fix"> {
+  const denial = permissionDenial(error);
+  if (denial !== undefined) {
+    return {
+      message: `cannot be read: this run lacks ${denial.flag}`,
+      fix: LAUNCHER_HINT,
+    };
+  }
+  return {
+    message: `cannot be read (${errorText(error)})`,
+    fix: error instanceof Deno.errors.PermissionDenied
+      ? `make it readable: ${chmod} ${path}`
+      : `make ${path} a readable text file`,
+  };
+}
+
 /** Reads `config.yaml` and reports it; one that does not parse gives its line and column. */
 export async function checkConfigYaml(
   hermesHome: string,
@@ -64,15 +87,17 @@ export async function checkConfigYaml(
   } catch (error) {
     const where = error instanceof ConfigError ? error : undefined;
     report.exists = true;
-    report.error = {
-      message: errorText(error)
-        .replace(/^Cannot parse .*? at line \d+, column \d+: /, "")
-        .replace(/; fix the YAML.*$/, ""),
-      line: where?.line ?? null,
-      column: where?.column ?? null,
-      fix:
-        "fix the YAML there (indentation, an unclosed bracket or quote), then run 'hermes memory status' again",
-    };
+    report.error = where === undefined
+      ? { ...readFailure(error, path, "chmod u+r"), line: null, column: null }
+      : {
+        message: errorText(error)
+          .replace(/^Cannot parse .*? at line \d+, column \d+: /, "")
+          .replace(/; fix the YAML.*$/, ""),
+        line: where.line ?? null,
+        column: where.column ?? null,
+        fix:
+          "fix the YAML there (indentation, an unclosed bracket or quote), then run 'hermes memory status' again",
+      };
     return { report, config: {} };
   }
 }
@@ -93,7 +118,6 @@ export async function checkEnvFile(
     secret: false,
     error: null,
   };
-  if (mode === null) return report;
   const fail = (message: string, fix: string) => {
     report.error = { message, line: null, column: null, fix };
     return report;
@@ -102,10 +126,10 @@ export async function checkEnvFile(
   try {
     bytes = await Deno.readFile(path);
   } catch (error) {
-    return fail(
-      `cannot be read (${errorText(error)})`,
-      `make it readable: chmod 600 ${path}`,
-    );
+    if (error instanceof Deno.errors.NotFound) return report;
+    report.exists = true;
+    const { message, fix } = readFailure(error, path, "chmod 600");
+    return fail(message, fix);
   }
   const decoded = decodeEnvBytes(bytes);
   if (decoded.unreadable !== undefined) {

@@ -339,6 +339,60 @@ Deno.test("run without the launcher, a missing net permission names the launcher
   }
 });
 
+Deno.test("run without the launcher, a config.yaml or .env the run may not read names the missing flag and the launcher, not the YAML, in status and doctor", async () => {
+  const home = await Deno.realPath(
+    await Deno.makeTempDir({ prefix: "hermes-truthful-" }),
+  );
+  try {
+    const root = join(home, ".hermes");
+    await Deno.mkdir(root);
+    await Deno.writeTextFile(join(root, "config.yaml"), "memory: {}\n");
+    await Deno.writeTextFile(join(root, ".env"), "A=1\n", { mode: 0o600 });
+    const narrow = (command: string) =>
+      runDeno([
+        "run",
+        "--no-prompt",
+        "--cached-only",
+        `--allow-read=${ROOT}`,
+        "--allow-env",
+        join(ROOT, "src", "cli", "main.ts"),
+        "memory",
+        command,
+      ], {
+        cwd: ROOT,
+        clearEnv: true,
+        env: { HOME: home, PATH: "/usr/bin:/bin" },
+      });
+    const status = await narrow("status");
+    const doctor = await narrow("doctor");
+    assert.equal(status.code, 1, all(status));
+    assert.equal(doctor.code, 1, all(doctor));
+    for (const file of ["config.yaml", ".env"]) {
+      const path = join(root, file);
+      const line =
+        `${path}: cannot be read: this run lacks --allow-read=${path}`;
+      assert.ok(
+        status.stderr.includes(
+          `error: ${line}; start hermes through its launcher`,
+        ),
+        all(status),
+      );
+      assert.ok(all(doctor).includes(line), all(doctor));
+    }
+    assert.match(
+      status.stdout,
+      /config\.yaml cannot be read \(see Settings files\)/,
+    );
+    // Was: "fix the YAML there (indentation, an unclosed bracket or quote)"
+    // for config.yaml (doctor: "does not parse"), and nothing about .env.
+    for (const run of [status, doctor]) {
+      assert.doesNotMatch(all(run), /fix the YAML|does not parse|chmod/);
+    }
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});
+
 Deno.test("hermes completion bash is generated from the command tree: 'hermes mem<TAB>' completes to memory, 'hermes honcho a<TAB>' to ask", async () => {
   await using server = await startHonchoTestServer({ apiKey: KEY });
   await using user = await honchoHome(server.url, { apiKey: KEY });

@@ -110,7 +110,9 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
       add(
         "file.parse",
         fileLocation(file),
-        `does not parse: ${file.error.message}`,
+        file.error.message.startsWith("cannot be read")
+          ? file.error.message
+          : `does not parse: ${file.error.message}`,
         file.error.fix,
       );
     }

@@ -292,9 +292,9 @@ function renderStatus(report: StatusReport, style: Style): string {
   const p = report.provider;
   const yaml = report.files.find((f) => f.file === "config.yaml");
   if (p === null && yaml?.error) {
-    out += `  Provider:  ${
-      style.yellow("unknown")
-    } \u2014 config.yaml does not parse (see Settings files)\n`;
+    out += `  Provider:  ${style.yellow("unknown")} \u2014 config.yaml ${
+      yaml.error.line === null ? "cannot be read" : "does not parse"
+    } (see Settings files)\n`;
   } else if (p === null) {
     out += `  Provider:  (none \u2014 built-in only)\n`;
     if (report.providerSetting !== "") {

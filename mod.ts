@@ -133,7 +133,7 @@ export {
   withHermesHome,
   withSecretScope,
   withSessionCwd,
-} from "./src/profile/scopes.ts";
+} from "./src/profile/context_task.ts";
 export {
   contextBound,
   type ContextTask,

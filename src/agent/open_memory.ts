@@ -16,7 +16,7 @@ import {
   getProfileHome,
   missingProfile,
 } from "../profile/hermes_home.ts";
-import { withHermesHome } from "../profile/scopes.ts";
+import { withHermesHome } from "../profile/context_task.ts";
 
 /**
  * Options of {@linkcode openMemory}.

@@ -4,7 +4,8 @@
 
 import { errorText } from "../_util/error_text.ts";
 import type { CliIo } from "./cli_io.ts";
-import { activeProviderName, closeProvider, loadProvider } from "./_plugins.ts";
+import { closeProvider, loadProvider } from "./_plugins.ts";
+import { activeProviderName } from "./_provider_list.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { loadConfig } from "../config/config.ts";
 import { MemoryManager } from "../manager/memory_manager.ts";

@@ -1,18 +1,12 @@
-// The CLI's one seam over the plugin API (discovery, loader, permissions,
-// provider CLI, dependencies): the commands import from here only, so the
-// shapes the CLI shows are decided in one place.
+// The CLI's seam over running providers (loader, permissions, provider CLI,
+// dependencies, status hooks); what discovery finds is _provider_list.ts.
 
 import { join } from "../_util/path.ts";
 import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
 import type { HermesCommand } from "./hermes_command.ts";
 import { type CliIo, PromptCancelled } from "./cli_io.ts";
 import { setLogger } from "../core/log.ts";
-import {
-  findMemoryProvider,
-  isBuiltinSentinel,
-  listMemoryProviderNames,
-} from "../plugins/plugin_discovery.ts";
-import { getConfigValue } from "../config/config.ts";
+import { findMemoryProvider } from "../plugins/plugin_discovery.ts";
 import {
   approveCommand,
   denoRunFlags,
@@ -20,7 +14,6 @@ import {
   providerPermissions,
   reviewGrant,
 } from "../plugins/provider_permissions.ts";
-import { discoverMemoryProviders } from "../plugins/provider_listing.ts";
 import {
   loadProviderCli,
   loadProviderCliExport,
@@ -45,58 +38,6 @@ import type { ProviderCommandLine } from "./root_help.ts";
 
 export { isBuiltinSentinel } from "../plugins/plugin_discovery.ts";
 export { DependencyInstallError } from "../plugins/provider_deps.ts";
-
-/** `memory.provider` when it names an external provider, else `null`. */
-export function activeProviderName(config: HermesConfig): string | null {
-  const raw = getConfigValue(config, "memory.provider");
-  const name = typeof raw === "string" ? raw.trim() : "";
-  return name === "" || isBuiltinSentinel(name) ? null : name;
-}
-
-/** A discovered provider, as the CLI lists it. */
-export interface DiscoveredProvider {
-  name: string;
-  description: string;
-  source: string;
-  available: boolean | null;
-}
-
-/**
- * Lists providers with their availability decided from each manifest: no
- * provider code runs and no worker starts (status and list must never run
- * an unselected provider, nor a project plugin).
- */
-export async function discoverProviders(): Promise<DiscoveredProvider[]> {
-  return (await discoverMemoryProviders()).map((p) => ({
-    name: p.name,
-    description: p.description,
-    source: p.source,
-    available: p.available,
-  }));
-}
-
-/** The names of all discovered providers (no import). */
-export function listProviderNames(): Promise<string[]> {
-  return listMemoryProviderNames();
-}
-
-/** Where a provider was found. */
-export interface ProviderLocation {
-  dir: string;
-  source: string;
-}
-
-/** Finds a provider by name without loading it. */
-export async function locateProvider(
-  name: string,
-): Promise<ProviderLocation | null> {
-  const candidate = await findMemoryProvider(name);
-  if (candidate === null) return null;
-  return {
-    dir: candidate.dir ?? candidate.specifier,
-    source: candidate.source,
-  };
-}
 
 /** A provider's `plugin.yaml` version and where it was found. */
 export interface ProviderVersion {

@@ -5,17 +5,16 @@
 
 import type { CliIo } from "./cli_io.ts";
 import {
-  activeProviderName,
   closeProvider,
   describeProviderStatus,
   loadProvider,
-  locateProvider,
 } from "./_plugins.ts";
 import {
-  envVarSource,
-  fieldEnvVar,
+  activeProviderName,
   listPluginReports,
-} from "./provider_report.ts";
+  locateProvider,
+} from "./_provider_list.ts";
+import { envVarSource, fieldEnvVar } from "./provider_report.ts";
 import {
   fieldApplies,
   fieldChoices,

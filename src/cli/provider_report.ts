@@ -1,6 +1,5 @@
-// What the CLI reports about provider plugins: the discovered list (status,
-// list) and the active provider's config, availability, settings with
-// `env_var`s, dependency readiness and sandbox grant (status).
+// What `status` reports about the active provider: its config,
+// availability, settings with `env_var`s, dependency readiness and grant.
 
 import { errorText } from "../_util/error_text.ts";
 import { join } from "../_util/path.ts";
@@ -8,15 +7,12 @@ import type { CliIo } from "./cli_io.ts";
 import {
   closeProvider,
   type DependencyInfo,
-  type DiscoveredProvider,
-  discoverProviders,
-  listProviderNames,
   loadProvider,
-  locateProvider,
   providerDependencies,
   sandboxGrant,
   type SandboxInfo,
 } from "./_plugins.ts";
+import { listProviderNames, locateProvider } from "./_provider_list.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { loadEnvFile } from "../profile/env_file.ts";
 import { getConfigValue } from "../config/config.ts";
@@ -27,11 +23,6 @@ import type {
 } from "../core/memory_provider.ts";
 import { isRecord } from "../_util/is_record.ts";
 import { closestName } from "./suggest.ts";
-
-/** One discovered provider plugin, with whether it is `memory.provider`. */
-export interface PluginReport extends DiscoveredProvider {
-  active: boolean;
-}
 
 /**
  * One schema field of the active provider: `set` when its variable has a
@@ -70,16 +61,6 @@ export interface ProviderReport {
   fields: ProviderFieldReport[];
   dependencies?: DependencyInfo;
   sandbox?: SandboxInfo;
-}
-
-/** The discovered provider plugins, in discovery order, with an active marker. */
-export async function listPluginReports(
-  active: string | null,
-): Promise<PluginReport[]> {
-  return (await discoverProviders()).map((p) => ({
-    ...p,
-    active: p.name === active,
-  }));
 }
 
 /** Where a variable is set: the CLI's environment first, then `.env`. */

@@ -114,7 +114,10 @@ export async function main(
     // Already the home (the `hermes` process): no scope, no node:async_hooks.
     const code = await (currentHome() === resolve(home)
       ? inHome()
-      : (await import("../profile/scopes.ts")).withHermesHome(home, inHome));
+      : (await import("../profile/context_task.ts")).withHermesHome(
+        home,
+        inHome,
+      ));
     errors?.finish(code);
     return code;
   } finally {

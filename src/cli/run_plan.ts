@@ -7,7 +7,7 @@ import type { HermesConfig } from "../core/memory_provider.ts";
 import { getConfigValue, loadConfig } from "../config/config.ts";
 import { join, resolve } from "../_util/path.ts";
 import { getDefaultHermesRoot } from "../profile/hermes_home.ts";
-import { withHermesHome } from "../profile/scopes.ts";
+import { withHermesHome } from "../profile/context_task.ts";
 import { errorText } from "../_util/error_text.ts";
 import {
   cliGrant,
@@ -19,10 +19,9 @@ import {
 import {
   describeProviderCommand,
   isBuiltinSentinel,
-  listProviderNames,
-  locateProvider,
   providerRunFlags,
 } from "./_plugins.ts";
+import { listProviderNames, locateProvider } from "./_provider_list.ts";
 import { commandIntent } from "./arg_scan.ts";
 import type { ProviderCommandLine } from "./root_help.ts";
 import { cliLocation } from "./cli_location.ts";

@@ -3,7 +3,8 @@
 
 import { errorText } from "../_util/error_text.ts";
 import { loadConfig } from "../config/config.ts";
-import { activeProviderName, providerVersion } from "./_plugins.ts";
+import { providerVersion } from "./_plugins.ts";
+import { activeProviderName } from "./_provider_list.ts";
 
 /**
  * What `hermes --version --json` prints: the provider's `version` is `null`

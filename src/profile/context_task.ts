@@ -1,8 +1,10 @@
 /**
- * Background work that keeps the caller's `AsyncLocalStorage` context (profile
- * home, secret scope, session directory): work started from a listener or
- * another caller's queue would otherwise write to the wrong profile or fail
- * closed. Spawned tasks are tracked so shutdown can drain them.
+ * The per-task context on `AsyncLocalStorage` (profile home, session
+ * directory, secret scope): the scopes that set it, and background work that
+ * keeps the caller's, which started from a listener or another caller's
+ * queue would otherwise write to the wrong profile or fail closed. Spawned
+ * tasks are tracked so shutdown can drain them. Its readers live apart
+ * (`getHermesHome`, `resolveAgentCwd`, `getSecret`).
  *
  * @module
  */
@@ -11,6 +13,56 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { log } from "../core/log.ts";
 import { redactText } from "../core/redact.ts";
 import { errorText } from "../_util/error_text.ts";
+import { resolve } from "../_util/path.ts";
+import { scopeStores } from "./hermes_home.ts";
+
+const homeStore = scopeStores.home = new AsyncLocalStorage<string>();
+const cwdStore = scopeStores.cwd = new AsyncLocalStorage<string>();
+const secretStore = scopeStores.secrets = new AsyncLocalStorage<
+  Readonly<Record<string, string>>
+>();
+
+/**
+ * Runs `fn` with `home` (made absolute) as the profile home for everything
+ * it does, including timers, queued tasks and fetch callbacks it starts.
+ *
+ * @category Profiles and secrets
+ */
+export function withHermesHome<T>(home: string, fn: () => T): T {
+  return homeStore.run(resolve(home), fn);
+}
+
+/**
+ * Runs `fn` with `path` (made absolute) as the conversation's working
+ * directory for everything it does; the process's own directory is unchanged.
+ *
+ * @category Profiles and secrets
+ */
+export function withSessionCwd<T>(path: string, fn: () => T): T {
+  return cwdStore.run(resolve(path), fn);
+}
+
+/**
+ * Runs `fn` with a frozen copy of `mapping` as the secret scope for
+ * everything it does, including timers, queued tasks and fetch callbacks.
+ *
+ * @example One turn of a profile
+ * ```ts
+ * import { getSecret, withSecretScope } from "@hermes/memory";
+ * import assert from "node:assert/strict";
+ * withSecretScope({ HONCHO_API_KEY: "alice-key" }, () => {
+ *   assert.equal(getSecret("HONCHO_API_KEY"), "alice-key");
+ * });
+ * ```
+ *
+ * @category Profiles and secrets
+ */
+export function withSecretScope<T>(
+  mapping: Record<string, string>,
+  fn: () => T,
+): T {
+  return secretStore.run(Object.freeze({ ...mapping }), fn);
+}
 
 /**
  * A background task started by {@linkcode spawnContextTask}.

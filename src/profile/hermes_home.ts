@@ -8,7 +8,18 @@
 import { basename, dirname, join, resolve, sep } from "../_util/path.ts";
 import { isProcessEnvReadable, readProcessEnv } from "../core/env.ts";
 import { log } from "../core/log.ts";
-import { scopeStores } from "./_scope_stores.ts";
+import type { AsyncLocalStorage } from "node:async_hooks";
+
+// The stores of the per-task scopes, created when context_task.ts loads.
+// Readers (getHermesHome, resolveAgentCwd, getSecret) use only this, so a
+// process that opens no scope (the `hermes` CLI in its own home) never
+// evaluates `node:async_hooks`, about 15 Node-compatibility modules and
+// 10 ms of every start. Unset: no scope can have been opened.
+export const scopeStores: {
+  home?: AsyncLocalStorage<string>;
+  cwd?: AsyncLocalStorage<string>;
+  secrets?: AsyncLocalStorage<Readonly<Record<string, string>>>;
+} = {};
 
 let warnedActiveProfile = false;
 // Roots whose active_profile was already looked at: the check reads a file,

@@ -10,7 +10,7 @@
 import { join, resolve } from "../_util/path.ts";
 import { readProcessEnv } from "../core/env.ts";
 import { log } from "../core/log.ts";
-import { scopeStores } from "./_scope_stores.ts";
+import { scopeStores } from "./hermes_home.ts";
 
 const warned = new Set<string>();
 // A name looked up inside a candidate directory to prove it can be entered.

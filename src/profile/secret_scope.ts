@@ -12,9 +12,8 @@
 import { join } from "../_util/path.ts";
 import { readProcessEnv } from "../core/env.ts";
 import { credentialValue, loadEnvFile } from "./env_file.ts";
-import { getHermesHome } from "./hermes_home.ts";
+import { getHermesHome, scopeStores } from "./hermes_home.ts";
 import { words } from "../_util/python_text.ts";
-import { scopeStores } from "./_scope_stores.ts";
 
 let multiplexActive = false;
 

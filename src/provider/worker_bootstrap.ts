@@ -6,7 +6,7 @@
  */
 
 import * as providerApi from "./mod.ts";
-import { withHermesHome, withSecretScope } from "../profile/scopes.ts";
+import { withHermesHome, withSecretScope } from "../profile/context_task.ts";
 import { type LogLevel, setLogger } from "../core/log.ts";
 import type { MemoryProvider } from "../core/memory_provider.ts";
 import { extractMemoryProvider } from "../core/plugin_context.ts";

@@ -5,11 +5,10 @@
 // uploads and seeds once; setup runs from flags and from scripted answers.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { CANCEL_PROMPT } from "../../src/cli/mod.ts";
-import { withHermesHome } from "../../src/profile/scopes.ts";
+import { CANCEL_PROMPT, memoryCliIo } from "../../src/cli/mod.ts";
+import { withHermesHome } from "../../src/profile/context_task.ts";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import { honchoInProcess, readJson, writeJson } from "../helpers/honcho_cli.ts";
-import { memoryCliIo } from "../../src/cli/mod.ts";
 import { resolveScope } from "../../plugins/memory/honcho/cli/_common.ts";
 import { runSetup } from "../../plugins/memory/honcho/cli/setup.ts";
 import { postSetup } from "../../plugins/memory/honcho/cli.ts";

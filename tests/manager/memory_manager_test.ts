@@ -3,7 +3,10 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getHermesHome } from "../../src/profile/hermes_home.ts";
-import { withHermesHome, withSecretScope } from "../../src/profile/scopes.ts";
+import {
+  withHermesHome,
+  withSecretScope,
+} from "../../src/profile/context_task.ts";
 import { type LogLevel, setLogger } from "../../src/core/log.ts";
 import { MemoryManager } from "../../src/manager/memory_manager.ts";
 import {

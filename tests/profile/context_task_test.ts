@@ -5,13 +5,11 @@ import {
   contextBound,
   drainContextTasks,
   spawnContextTask,
-} from "../../src/profile/context_task.ts";
-import { getHermesHome } from "../../src/profile/hermes_home.ts";
-import {
   withHermesHome,
   withSecretScope,
   withSessionCwd,
-} from "../../src/profile/scopes.ts";
+} from "../../src/profile/context_task.ts";
+import { getHermesHome } from "../../src/profile/hermes_home.ts";
 import {
   getSecret,
   setMultiplexActive,

@@ -9,7 +9,10 @@ import {
   setMultiplexActive,
   UnscopedSecretError,
 } from "../../src/profile/secret_scope.ts";
-import { withHermesHome, withSecretScope } from "../../src/profile/scopes.ts";
+import {
+  withHermesHome,
+  withSecretScope,
+} from "../../src/profile/context_task.ts";
 import { readProcessEnv } from "../../src/core/env.ts";
 
 const PROCESS_VAR = "HERMES_TEST_SECRET_SCOPE_VAR";

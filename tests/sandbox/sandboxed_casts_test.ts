@@ -4,7 +4,10 @@
 // context capture at post time, draining at shutdown, and hung casts.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { withHermesHome, withSecretScope } from "../../src/profile/scopes.ts";
+import {
+  withHermesHome,
+  withSecretScope,
+} from "../../src/profile/context_task.ts";
 import { MemoryManager } from "../../src/manager/memory_manager.ts";
 import type { MemoryProvider } from "../../src/core/memory_provider.ts";
 import { findMemoryProvider } from "../../src/plugins/plugin_discovery.ts";

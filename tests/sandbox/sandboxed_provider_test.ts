@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { setLogger } from "../../src/core/log.ts";
-import { withHermesHome, withSecretScope } from "../../src/profile/scopes.ts";
+import {
+  withHermesHome,
+  withSecretScope,
+} from "../../src/profile/context_task.ts";
 import { findMemoryProvider } from "../../src/plugins/plugin_discovery.ts";
 import { grantForCandidate } from "../../src/plugins/provider_permissions.ts";
 import { SandboxedMemoryProvider } from "../../src/sandbox/sandboxed_provider.ts";

@@ -32,7 +32,7 @@ import {
   type ToolSchema,
 } from "../../../src/provider/mod.ts";
 import { createHash } from "node:crypto";
-import { join, resolve } from "../../../src/_util/path.ts";
+import { join, resolve } from "node:path";
 
 // The provider contract, so the provider's API can be named from this entry alone.
 export type {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { join } from "../../../src/_util/path.ts";
+import { join } from "node:path";
 import { describeHonchoError, isHonchoError } from "./client/errors.ts";
 
 /** Why memory is degraded. */

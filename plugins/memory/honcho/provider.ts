@@ -4,7 +4,7 @@
  * @module
  */
 
-import { dirname } from "../../../src/_util/path.ts";
+import { dirname } from "node:path";
 import {
   type ChatMessage,
   type ConfigField,

@@ -9,8 +9,7 @@ import {
   styleFor,
   writeJson,
 } from "../format.ts";
-import { listPluginReports } from "../provider_report.ts";
-import { activeProviderName } from "../_plugins.ts";
+import { activeProviderName, listPluginReports } from "../_provider_list.ts";
 import { loadConfig } from "../../config/config.ts";
 
 export function registerMemoryList(memory: HermesCommand): HermesCommand {

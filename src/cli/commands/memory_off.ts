@@ -8,7 +8,7 @@ import {
   loadConfig,
   saveConfig,
 } from "../../config/config.ts";
-import { activeProviderName } from "../_plugins.ts";
+import { activeProviderName } from "../_provider_list.ts";
 import { ioAction, writeJson } from "../format.ts";
 import { hasSubcommand } from "./provider_commands.ts";
 

@@ -14,7 +14,7 @@ import {
 import { formatThousands } from "../../builtin/memory_format.ts";
 import type { MemoryTarget } from "../../core/memory_provider.ts";
 import { loadConfig } from "../../config/config.ts";
-import { activeProviderName } from "../_plugins.ts";
+import { activeProviderName } from "../_provider_list.ts";
 import { ioAction, writeJson } from "../format.ts";
 import { TARGET_DESCRIPTIONS } from "../builtin_entries.ts";
 

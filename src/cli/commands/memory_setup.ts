@@ -21,16 +21,15 @@ import {
   closeProvider,
   DependencyInstallError,
   describeProviderStatus,
-  discoverProviders,
   isBuiltinSentinel,
   loadHostApplySetup,
   loadHostSaveConfig,
   loadHostSetup,
   loadProvider,
-  locateProvider,
   missingProviderGrant,
   prepareDependencies,
 } from "../_plugins.ts";
+import { discoverProviders, locateProvider } from "../_provider_list.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
 import {
   getConfigPath,

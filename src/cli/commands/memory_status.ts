@@ -13,12 +13,13 @@ import {
   styleFor,
   writeJson,
 } from "../format.ts";
+import type { ProviderReport } from "../provider_report.ts";
 import {
-  collectProviderReport,
+  activeProviderName,
   listPluginReports,
+  locateProvider,
   type PluginReport,
-  type ProviderReport,
-} from "../provider_report.ts";
+} from "../_provider_list.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
 import {
   getConfigPath,
@@ -33,12 +34,9 @@ import {
   usagePercent,
 } from "../../builtin/memory_format.ts";
 import type { HermesConfig, MemoryTarget } from "../../core/memory_provider.ts";
-import {
-  activeProviderName,
-  describeProviderStatus,
-  locateProvider,
-  type ProviderConnectionStatus,
-  type ProviderStatusDescription,
+import type {
+  ProviderConnectionStatus,
+  ProviderStatusDescription,
 } from "../_plugins.ts";
 import {
   checkConfigYaml,
@@ -106,6 +104,11 @@ export async function printReport<T extends { files: SettingsFileReport[] }>(
   return report;
 }
 
+// Loaded with a provider only: a built-in-only status loads no sandbox code.
+function runtime(): Promise<typeof import("../_plugins.ts")> {
+  return import(new URL("../_plugins.ts", import.meta.url).href);
+}
+
 /**
  * What status and doctor start from: the settings files, `config.yaml`,
  * the active provider and what its status hook reports (its own files
@@ -124,7 +127,7 @@ export async function readProfile(
     description: ProviderStatusDescription | null;
     error?: string;
   } = installed
-    ? await describeProviderStatus(name, {
+    ? await (await runtime()).describeProviderStatus(name, {
       hermesHome: home,
       config,
       env: (variable) => io.env(variable),
@@ -184,6 +187,9 @@ export async function collectStatus(
     // settings list says what to set).
     const known = options.startProvider !== true &&
       hook.description?.available === true;
+    const { collectProviderReport } = await import(
+      new URL("../provider_report.ts", import.meta.url).href
+    ) as typeof import("../provider_report.ts");
     const base = await collectProviderReport(active, config, io, {
       start: !known,
     });

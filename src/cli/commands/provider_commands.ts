@@ -6,12 +6,11 @@ import { createCommand, type HermesCommand } from "../hermes_command.ts";
 import { closestName, didYouMean } from "../suggest.ts";
 import { shortDescription } from "../format.ts";
 import {
-  activeProviderName,
   describeProviderCommand,
-  listProviderNames,
   loadCli,
   providerSubcommands,
 } from "../_plugins.ts";
+import { activeProviderName, listProviderNames } from "../_provider_list.ts";
 import type { CliIo } from "../cli_io.ts";
 import { permissionDenial } from "../permission_problem.ts";
 import {

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { basename, join } from "../../../../src/_util/path.ts";
+import { basename, join } from "node:path";
 import {
   atomicJsonWrite,
   readJsonOrEmpty,

@@ -1,6 +1,6 @@
 /** The Honcho session a CLI command in a directory uses, and the `map` sanitiser. @module */
 
-import { dirname, join, resolve } from "../../../../src/_util/path.ts";
+import { dirname, join, resolve } from "node:path";
 import {
   honchoSessionId,
   resolveSessionKey,

@@ -1,7 +1,7 @@
 /** The save side of Honcho's setup: files, net grant, checks and summary. @module */
 
 import type { CliIo } from "../../../../src/cli/mod.ts";
-import { join } from "../../../../src/_util/path.ts";
+import { join } from "node:path";
 import {
   getConfigPath,
   getConfigValue,

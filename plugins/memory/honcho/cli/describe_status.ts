@@ -11,7 +11,7 @@ import {
   type ProviderStatusDescription,
   withSecretScope,
 } from "../../../../src/cli/mod.ts";
-import { resolve } from "../../../../src/_util/path.ts";
+import { resolve } from "node:path";
 import {
   type ConfigSource,
   HONCHO_UNAVAILABLE_REASON,

@@ -1,6 +1,6 @@
 /** `hermes honcho identity [file] [--show] [--force]`. @module */
 
-import { resolve } from "../../../../src/_util/path.ts";
+import { resolve } from "node:path";
 import type { HermesCommand } from "../../../../src/cli/mod.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
 import {

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { join, resolve } from "../../../../src/_util/path.ts";
+import { join, resolve } from "node:path";
 import { getUserHome, maskSecret } from "../../../../mod.ts";
 import {
   type CliIo,

@@ -1,6 +1,6 @@
 /** `hermes honcho outbox [--json]`, `outbox retry [ids…]` and `outbox flush`. @module */
 
-import { join } from "../../../../src/_util/path.ts";
+import { join } from "node:path";
 import {
   type CliIo,
   type HermesCommand,

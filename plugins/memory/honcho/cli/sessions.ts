@@ -1,6 +1,6 @@
 /** `hermes honcho sessions` and `map [name]`: the root `sessions` map (directory → session). @module */
 
-import { resolve } from "../../../../src/_util/path.ts";
+import { resolve } from "node:path";
 import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import {
   HonchoCliError,

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { dirname, join, resolve } from "../../../../src/_util/path.ts";
+import { dirname, join, resolve } from "node:path";
 import { atomicJsonWrite, withFileLock } from "../../../../src/provider/mod.ts";
 import { HonchoError } from "../client/errors.ts";
 import { errorText, isRecord } from "../_util.ts";

@@ -3,7 +3,7 @@
  * @module
  */
 
-import { join, relative, resolve, sep } from "../../../../src/_util/path.ts";
+import { join, relative, resolve, sep } from "node:path";
 import {
   getDefaultHermesRoot,
   getHermesHome,

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { dirname, join, resolve } from "../../../../src/_util/path.ts";
+import { dirname, join, resolve } from "node:path";
 import {
   getSecret,
   isTruthyEnvValue,

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { join } from "../../../../src/_util/path.ts";
+import { join } from "node:path";
 import {
   atomicWriteText,
   log,

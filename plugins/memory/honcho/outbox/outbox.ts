@@ -7,7 +7,7 @@
  */
 
 import { createHash } from "node:crypto";
-import { join, resolve } from "../../../../src/_util/path.ts";
+import { join, resolve } from "node:path";
 import {
   atomicWriteText,
   contextBound,

@@ -7,7 +7,7 @@
  */
 
 import { appendFile } from "node:fs/promises";
-import { dirname } from "../../../../src/_util/path.ts";
+import { dirname } from "node:path";
 import { isTrivialPrompt, log } from "../../../../src/provider/mod.ts";
 import type { HonchoConfig, ReasoningLevel } from "../config/config.ts";
 import {

@@ -1,0 +1,79 @@
+// What the CLI shows of discovery: the providers there are and the one
+// config.yaml selects, from manifests only. Apart from _plugins.ts (loading,
+// permissions, provider CLIs) so a built-in-only status loads none of that.
+
+import type { HermesConfig } from "../core/memory_provider.ts";
+import {
+  findMemoryProvider,
+  isBuiltinSentinel,
+  listMemoryProviderNames,
+} from "../plugins/plugin_discovery.ts";
+import { discoverMemoryProviders } from "../plugins/provider_listing.ts";
+import { getConfigValue } from "../config/config.ts";
+
+/** `memory.provider` when it names an external provider, else `null`. */
+export function activeProviderName(config: HermesConfig): string | null {
+  const raw = getConfigValue(config, "memory.provider");
+  const name = typeof raw === "string" ? raw.trim() : "";
+  return name === "" || isBuiltinSentinel(name) ? null : name;
+}
+
+/** A discovered provider, as the CLI lists it. */
+export interface DiscoveredProvider {
+  name: string;
+  description: string;
+  source: string;
+  available: boolean | null;
+}
+
+/**
+ * Lists providers with their availability decided from each manifest: no
+ * provider code runs and no worker starts (status and list must never run
+ * an unselected provider, nor a project plugin).
+ */
+export async function discoverProviders(): Promise<DiscoveredProvider[]> {
+  return (await discoverMemoryProviders()).map((p) => ({
+    name: p.name,
+    description: p.description,
+    source: p.source,
+    available: p.available,
+  }));
+}
+
+/** The names of all discovered providers (no import). */
+export function listProviderNames(): Promise<string[]> {
+  return listMemoryProviderNames();
+}
+
+/** Where a provider was found. */
+export interface ProviderLocation {
+  dir: string;
+  source: string;
+}
+
+/** Finds a provider by name without loading it. */
+export async function locateProvider(
+  name: string,
+): Promise<ProviderLocation | null> {
+  const candidate = await findMemoryProvider(name);
+  if (candidate === null) return null;
+  return {
+    dir: candidate.dir ?? candidate.specifier,
+    source: candidate.source,
+  };
+}
+
+/** One discovered provider plugin, with whether it is `memory.provider`. */
+export interface PluginReport extends DiscoveredProvider {
+  active: boolean;
+}
+
+/** The discovered provider plugins, in discovery order, with an active marker. */
+export async function listPluginReports(
+  active: string | null,
+): Promise<PluginReport[]> {
+  return (await discoverProviders()).map((p) => ({
+    ...p,
+    active: p.name === active,
+  }));
+}

@@ -114,22 +114,15 @@ export class BackgroundQueue {
   /** Stops accepting tasks; queued ones get `timeoutMs` to finish, then unstarted ones are abandoned. */
   async close(timeoutMs: number): Promise<BackgroundDrainResult> {
     this.#closed = true;
-    if (
-      this.#outstanding > 0 && !(await settlesWithin(this.#tail, timeoutMs))
-    ) {
-      this.#abandoned = true;
-      return {
-        drained: false,
-        abandonedWrites: this.#queuedWrites,
-        abandonedPrefetches: this.#queuedPrefetches,
-        activeTasks: this.#running,
-      };
-    }
+    // Once the tail settles nothing is queued or running: the counts are 0.
+    const drained = this.#outstanding === 0 ||
+      await settlesWithin(this.#tail, timeoutMs);
+    if (!drained) this.#abandoned = true;
     return {
-      drained: true,
-      abandonedWrites: 0,
-      abandonedPrefetches: 0,
-      activeTasks: 0,
+      drained,
+      abandonedWrites: this.#queuedWrites,
+      abandonedPrefetches: this.#queuedPrefetches,
+      activeTasks: this.#running,
     };
   }
 }

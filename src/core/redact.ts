@@ -1,11 +1,5 @@
-/**
- * Egress redaction: every value handed to a memory provider passes through
- * here. Vendor-shaped keys, JWTs, PEM keys, bearer tokens, secret-named
- * assignments and URL passwords become `[redacted]`; a secret found anywhere in
- * one hand-off is masked everywhere in it. Inputs are never mutated.
- *
- * @module
- */
+// Egress redaction: every value handed to a memory provider passes through
+// here; a secret found anywhere in one hand-off is masked everywhere in it.
 
 import { isPlainObject } from "../_util/is_record.ts";
 import { words } from "../_util/python_text.ts";

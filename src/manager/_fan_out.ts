@@ -1,9 +1,5 @@
-/**
- * The manager's isolated fan-out over providers: one failure never stops the
- * others or the turn, and calls on the turn's path are bounded.
- *
- * @module
- */
+// The manager's isolated fan-out over providers: one failure never stops the
+// others or the turn, and calls on the turn's path are bounded.
 
 import { log, type LogLevel } from "../core/log.ts";
 import type {

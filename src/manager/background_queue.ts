@@ -1,11 +1,5 @@
-/**
- * The manager's one FIFO lane for end-of-turn work, so turn N is synced before
- * turn N+1. A task never runs inside the submitting call (an idle queue starts
- * on a later macrotask) and runs in the submitter's async context, because it
- * is chained with `.then()` at submission.
- *
- * @module
- */
+// The manager's one FIFO lane for end-of-turn work (turn N syncs before turn
+// N+1), never inline and in the submitter's async context.
 
 import { setImmediate } from "node:timers";
 import { log } from "../core/log.ts";

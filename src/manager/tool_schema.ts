@@ -1,11 +1,6 @@
-/**
- * Tool-schema plumbing shared by the memory manager: normalizing the shapes
- * providers return, the reserved core tool names, the `{"error": …}` JSON
- * result every failed tool call produces, and the gate that decides whether
- * an agent exposes its external memory provider's tools (and prompt block).
- *
- * @module
- */
+// Tool schemas: normalizing what providers return, reserved core tool names,
+// routing, and the gate that decides whether an agent exposes its external
+// provider's tools.
 
 import { log } from "../core/log.ts";
 import type {

@@ -1,9 +1,5 @@
-/**
- * What a sandbox worker is given: a provider's grant, its Deno permissions,
- * and the paths no grant may ever reach.
- *
- * @module
- */
+// What a sandbox worker is given: a provider's grant, its Deno permissions, and
+// the paths no grant may ever reach.
 
 import {
   basename,

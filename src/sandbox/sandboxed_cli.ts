@@ -1,9 +1,5 @@
-/**
- * A user or project provider's `cli.ts` run in its own sandbox process under
- * exactly its grant, like the provider, on `src/cli/sandbox_bootstrap.ts`.
- *
- * @module
- */
+// A user or project provider's `cli.ts` run in its own sandbox process under
+// exactly its grant, like the provider, on `src/cli/sandbox_bootstrap.ts`.
 
 import { log } from "../core/log.ts";
 import { terminalSafe } from "../core/terminal_text.ts";

@@ -1,10 +1,6 @@
-/**
- * The carriers of the sandbox protocol: a `deno run` child whose flags are
- * its grant (cleared environment, heap cap; stdout lines carry a token given
- * before provider code ran), or a confined `Worker` in `deno compile` binaries.
- *
- * @module
- */
+// The sandbox protocol's carriers: a `deno run` child whose flags are its grant
+// (stdout lines carry a token given before provider code ran), or a confined
+// `Worker` in `deno compile` binaries.
 
 import { fileURLToPath, join } from "../_util/path.ts";
 import {

@@ -1,9 +1,5 @@
-/**
- * The host side of a provider's sandbox: requests with timeouts, one-way
- * casts, a drain barrier, and a heartbeat that notices a busy loop.
- *
- * @module
- */
+// The host side of a provider's sandbox: requests with timeouts, one-way casts,
+// a drain barrier, and a heartbeat that notices a busy loop.
 
 import { errorText } from "../_util/error_text.ts";
 import { type ProviderChannel, workerChannel } from "./transport.ts";

@@ -283,7 +283,10 @@ async function statOrUndefined(
   }
 }
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+export async function writeAll(
+  file: Deno.FsFile,
+  bytes: Uint8Array,
+): Promise<void> {
   let offset = 0;
   while (offset < bytes.length) {
     offset += await file.write(bytes.subarray(offset));

@@ -12,11 +12,7 @@ import { words } from "../_util/python_text.ts";
 
 /** What the hardening reports to the worker's protocol side. */
 export interface HardeningHooks {
-  /**
-   * Close the stdio resources (in a worker they are the host's).
-   *
-   * @default {true}
-   */
+  /** Close the stdio resources (in a worker they are the host's) (default `true`). */
   closeStdio?: boolean;
   providerName(): string;
   /** Receives text provider code wrote to stdout or stderr. */

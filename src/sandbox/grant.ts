@@ -248,11 +248,7 @@ export interface ForbiddenContext {
   provider?: string;
   /** Whether that provider is bundled with the framework. */
   bundled?: boolean;
-  /**
-   * The access asked for (some places are guarded against writing only).
-   *
-   * @default {"read"}
-   */
+  /** The access asked for (some places are guarded against writing only) (default `"read"`). */
   access?: "read" | "write";
   /** The user's home, for the secrets kept outside Hermes. */
   userHome?: string;

@@ -33,11 +33,7 @@ export interface HostSafetyReport {
 
 /** Options of {@linkcode checkHostSafety}. */
 export interface HostSafetyOptions {
-  /**
-   * Probe again instead of returning the cached report.
-   *
-   * @default {false}
-   */
+  /** Probe again instead of returning the cached report (default `false`). */
   refresh?: boolean;
 }
 

@@ -115,11 +115,7 @@ export interface ProcessChannelOptions {
   grant: ProviderGrant;
   /** Whether the bootstrap graph itself needs npm (the full framework). */
   frameworkNpm: boolean;
-  /**
-   * The V8 old-space cap of the child, in MiB.
-   *
-   * @default {DEFAULT_HEAP_LIMIT_MB}
-   */
+  /** The V8 old-space cap of the child, in MiB (default `DEFAULT_HEAP_LIMIT_MB`). */
   heapLimitMb?: number;
 }
 

@@ -1,9 +1,5 @@
-/**
- * The `operations` batch of the `memory` tool: argument checks before the
- * lock, and the all-or-nothing application to the entries read under it.
- *
- * @module
- */
+// The `operations` batch of the `memory` tool: argument checks before the lock,
+// and the all-or-nothing application to the entries read under it.
 
 import { pythonStrip } from "./memory_format.ts";
 import { scanMemoryContent } from "./threat_scan.ts";

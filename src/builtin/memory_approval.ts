@@ -10,6 +10,7 @@ import {
   type PendingMemoryWrite,
 } from "./memory_tool.ts";
 import { pythonJsonDumps } from "../_util/python_json.ts";
+import { isRecord } from "../_util/is_record.ts";
 
 /**
  * What happened to one staged write at approval.
@@ -75,7 +76,7 @@ export async function approvePendingMemoryWrites(
   const outcomes: ApprovalOutcome[] = [];
   for (const record of records) {
     const args = { ...record.payload };
-    let result: string;
+    let result: string | undefined;
     const pinned = record.matched_entry;
     if (
       typeof pinned === "string" &&
@@ -89,19 +90,14 @@ export async function approvePendingMemoryWrites(
           error:
             `Entry changed since it was staged, so this write was not applied: '${pinned}' is no longer in memory as reviewed. Recreate the change against the current entry or reject it; the pending record has been preserved.`,
         });
-        outcomes.push({
-          id: record.id,
-          summary: record.summary,
-          args,
-          result,
-          applied: false,
-        });
-        continue;
+      } else {
+        // Address exactly the reviewed entry.
+        args.old_text = pinned;
       }
-      // Address exactly the reviewed entry.
-      args.old_text = pinned;
     }
-    result = await handleMemoryToolCall(store, args, { bypassApproval: true });
+    result ??= await handleMemoryToolCall(store, args, {
+      bypassApproval: true,
+    });
     const applied = isApplied(result);
     if (applied) {
       await Deno.remove(join(dir, `${record.id}.json`)).catch(() => {});
@@ -143,15 +139,10 @@ export async function rejectPendingMemoryWrites(
 
 async function readRecord(path: string): Promise<PendingMemoryWrite | null> {
   try {
-    const value: unknown = JSON.parse(await Deno.readTextFile(path));
-    if (value === null || typeof value !== "object" || Array.isArray(value)) {
-      return null;
-    }
-    const r = value as Record<string, unknown>;
+    const r: unknown = JSON.parse(await Deno.readTextFile(path));
     if (
-      typeof r.id !== "string" || r.subsystem !== "memory" ||
-      r.payload === null || typeof r.payload !== "object" ||
-      Array.isArray(r.payload)
+      !isRecord(r) || typeof r.id !== "string" || r.subsystem !== "memory" ||
+      !isRecord(r.payload)
     ) {
       return null;
     }
@@ -164,7 +155,7 @@ async function readRecord(path: string): Promise<PendingMemoryWrite | null> {
         ? "background_review"
         : "foreground",
       created_at: typeof r.created_at === "number" ? r.created_at : 0,
-      payload: r.payload as Record<string, unknown>,
+      payload: r.payload,
       ...(typeof r.matched_entry === "string"
         ? { matched_entry: r.matched_entry }
         : {}),

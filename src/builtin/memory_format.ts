@@ -2,6 +2,11 @@
 // Python counts them, so limits and numbers match Hermes.
 
 import type { MemoryTarget } from "../core/memory_provider.ts";
+import {
+  codePointLength,
+  formatThousands,
+  pythonStrip,
+} from "../_util/python_text.ts";
 
 /** The entry delimiter of a memory file: newline, `§`, newline. */
 const ENTRY_DELIMITER = "\n\u00a7\n";
@@ -14,10 +19,6 @@ export const DEFAULT_USER_CHAR_LIMIT = 1375;
 
 /** The rule line above and below a system-prompt block header: 46 × `═`. */
 const BLOCK_RULE: string = "\u2550".repeat(46);
-
-import { pythonStrip } from "../_util/python_text.ts";
-
-import { codePointLength, formatThousands } from "../_util/python_text.ts";
 
 export {
   codePointLength,
@@ -142,16 +143,10 @@ export function decodeMemoryBytes(bytes: Uint8Array): string {
   return text.includes("\r") ? text.replace(/\r\n?/g, "\n") : text;
 }
 
+const LONE_SURROGATE =
+  /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 /** The first lone surrogate in a string (UTF-8 cannot store it), if any. */
 export function findLoneSurrogate(text: string): number | undefined {
-  if (text.isWellFormed()) return undefined;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const d = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
-      if (d >= 0xdc00 && d <= 0xdfff) i++;
-      else return c;
-    } else if (c >= 0xdc00 && c <= 0xdfff) return c;
-  }
-  return undefined;
+  return LONE_SURROGATE.exec(text)?.[0].charCodeAt(0);
 }

@@ -116,14 +116,9 @@ export class MemoryStore {
     config: HermesConfig | undefined,
     options: { hermesHome?: string } = {},
   ): MemoryStore {
-    const c = readMemoryConfig(config);
     return new MemoryStore({
       hermesHome: options.hermesHome,
-      memoryCharLimit: c.memoryCharLimit,
-      userCharLimit: c.userCharLimit,
-      memoryEnabled: c.memoryEnabled,
-      userProfileEnabled: c.userProfileEnabled,
-      writeApproval: c.writeApproval,
+      ...readMemoryConfig(config),
     });
   }
 
@@ -249,7 +244,7 @@ export class MemoryStore {
           } chars. Adding this entry (${
             codePointLength(text)
           } chars) would exceed the limit. Consolidate now: use 'replace' to merge overlapping entries into shorter ones or 'remove' stale or less important entries (see current_entries below), then retry this add \u2014 all in this turn.`,
-          current_entries: this.#currentEntries(t),
+          current_entries: this.sanitizedEntries(t),
           usage: formatShortUsage(current, limit),
         });
       }
@@ -299,7 +294,7 @@ export class MemoryStore {
           error: `Replacement would put memory at ${formatThousands(newSize)}/${
             formatThousands(limit)
           } chars. Shorten the new content, or 'remove' other stale or less important entries to make room (see current_entries below), then retry \u2014 all in this turn.`,
-          current_entries: this.#currentEntries(t),
+          current_entries: this.sanitizedEntries(t),
           usage: formatShortUsage(entriesSize(entries), limit),
         });
       }
@@ -357,7 +352,7 @@ export class MemoryStore {
         return this.#failure({
           success: false,
           error: outcome.abort + BATCH_SUFFIX,
-          current_entries: this.#currentEntries(t),
+          current_entries: this.sanitizedEntries(t),
           usage,
         });
       }
@@ -372,7 +367,7 @@ export class MemoryStore {
             }/${
               formatThousands(limit)
             } chars -- over the limit. Remove or shorten more entries in the same batch (see current_entries below), then retry.`,
-          current_entries: this.#currentEntries(t),
+          current_entries: this.sanitizedEntries(t),
           usage,
         });
       }
@@ -388,12 +383,8 @@ export class MemoryStore {
 
   /** The live entries as error results show them: poisoned ones as `[BLOCKED: …]`. */
   sanitizedEntries(target: MemoryTarget): string[] {
-    return this.#currentEntries(norm(target));
-  }
-
-  #currentEntries(t: MemoryTarget): string[] {
-    const name = memoryFileName(t);
-    return this.#entries[t].map((e) => sanitizeMemoryEntry(e, name));
+    const name = memoryFileName(norm(target));
+    return this.#entries[norm(target)].map((e) => sanitizeMemoryEntry(e, name));
   }
 
   #success(
@@ -442,7 +433,7 @@ export class MemoryStore {
           success: false,
           error:
             `No entry matched '${old}'. Check current_entries below and retry with the exact text of the entry you want to ${verb}.`,
-          current_entries: this.#currentEntries(t),
+          current_entries: this.sanitizedEntries(t),
         }),
       };
     }

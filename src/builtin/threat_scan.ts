@@ -18,15 +18,6 @@ import {
  */
 export type ThreatScope = "all" | "context" | "strict";
 
-interface ThreatPattern {
-  readonly id: string;
-  /** The narrowest scope that includes the pattern. */
-  readonly scope: ThreatScope;
-  readonly source: string;
-  /** Compiled on first access, for text folded as a scan folds it. */
-  readonly regexp: RegExp;
-}
-
 /** The longest text a scan looks at, in characters; the rest is ignored. */
 export const MAX_SCAN_CHARS = 65536;
 
@@ -248,16 +239,14 @@ const PATTERN_TABLE: readonly (readonly [string, ThreatScope, string])[] = [
 
 // A pattern whose expression is compiled the first time a scan needs it, so
 // importing this module (every process and sandbox worker does) costs no
-// regular-expression compilation.
-class LazyThreatPattern implements ThreatPattern {
-  readonly id: string;
-  readonly scope: ThreatScope;
-  readonly source: string;
+// regular-expression compilation. `scope`: the narrowest that includes it.
+class ThreatPattern {
   #regexp: RegExp | undefined;
-  constructor(id: string, scope: ThreatScope, source: string) {
-    this.id = id;
-    this.scope = scope;
-    this.source = source;
+  constructor(
+    readonly id: string,
+    readonly scope: ThreatScope,
+    readonly source: string,
+  ) {
     Object.freeze(this);
   }
   get regexp(): RegExp {
@@ -268,7 +257,7 @@ class LazyThreatPattern implements ThreatPattern {
 /** Every threat pattern, in Hermes' (reporting) order. */
 export const THREAT_PATTERNS: readonly ThreatPattern[] = Object.freeze(
   PATTERN_TABLE.map(([id, scope, source]) =>
-    new LazyThreatPattern(id, scope, source)
+    new ThreatPattern(id, scope, source)
   ),
 );
 
@@ -302,6 +291,8 @@ function scanText(text: string): { raw: string; folded: string } {
   return { raw, folded: pythonCaseFold(raw.normalize("NFKC")) };
 }
 
+const INVISIBLE_PREFIX = "invisible_unicode_";
+
 /** Options of {@linkcode scanForThreats}. */
 interface ScanOptions {
   /** Which pattern set to use (default `"strict"`). */
@@ -322,7 +313,7 @@ export function scanForThreats(
   const findings: string[] = [];
   for (const ch of INVISIBLE_CHARS) {
     if (raw.includes(ch)) {
-      findings.push(`invisible_unicode_${unicodeLabel(ch)}`);
+      findings.push(`${INVISIBLE_PREFIX}${unicodeLabel(ch)}`);
     }
   }
   for (const p of THREAT_PATTERNS) {
@@ -343,25 +334,13 @@ export function firstThreatMessage(
   text: string,
   options: ScanOptions = {},
 ): string | null {
-  const rank = scopeRank(options.scope);
-  if (text === "") return null;
-  const raw = text.length > MAX_SCAN_CHARS
-    ? sliceCodePoints(text, 0, MAX_SCAN_CHARS)
-    : text;
-  for (const ch of INVISIBLE_CHARS) {
-    if (raw.includes(ch)) {
-      return `Blocked: content contains invisible unicode character ${
-        unicodeLabel(ch)
-      } (possible injection).`;
-    }
-  }
-  const { folded } = scanText(raw);
-  for (const p of THREAT_PATTERNS) {
-    if (SCOPE_RANK[p.scope] <= rank && p.regexp.test(folded)) {
-      return `Blocked: content matches threat pattern '${p.id}'. Content is injected into the system prompt and must not contain injection or exfiltration payloads.`;
-    }
-  }
-  return null;
+  const first = scanForThreats(text, options)[0];
+  if (first === undefined) return null;
+  return first.startsWith(INVISIBLE_PREFIX)
+    ? `Blocked: content contains invisible unicode character ${
+      first.slice(INVISIBLE_PREFIX.length)
+    } (possible injection).`
+    : `Blocked: content matches threat pattern '${first}'. Content is injected into the system prompt and must not contain injection or exfiltration payloads.`;
 }
 
 /** The message that blocks content about to be written to memory (strict scope), or `null`. */

@@ -135,15 +135,16 @@ export async function checkpointBeforeCompression(
     ? (messages.slice() as ChatMessage[])
     : [];
   const evidence = normalizePreCompressEvidence(raw);
+  const preCompress = (m: CheckpointManager, requireCheckpoint: boolean) =>
+    m.onPreCompress(raw, {
+      evidenceMessages: evidence,
+      requireCheckpoint,
+      checkpointApiVersion: PRE_COMPRESS_CHECKPOINT_API_VERSION,
+    });
   if (!isCheckpointGateArmed(options.config)) {
     if (!manager) return "";
     try {
-      const text = await manager.onPreCompress(raw, {
-        evidenceMessages: evidence,
-        requireCheckpoint: false,
-        checkpointApiVersion: PRE_COMPRESS_CHECKPOINT_API_VERSION,
-      });
-      return sanitized(text);
+      return sanitized(await preCompress(manager, false));
     } catch (error) {
       log(
         "debug",
@@ -175,11 +176,7 @@ export async function checkpointBeforeCompression(
   }
   let text: string;
   try {
-    text = await manager.onPreCompress(raw, {
-      evidenceMessages: evidence,
-      requireCheckpoint: true,
-      checkpointApiVersion: PRE_COMPRESS_CHECKPOINT_API_VERSION,
-    });
+    text = await preCompress(manager, true);
   } catch (error) {
     log(
       "warn",

@@ -3,9 +3,8 @@
 
 import { log } from "../core/log.ts";
 
-const MEMORY_CONTEXT_OPEN_TAG: string = "<memory-context>";
-
-const MEMORY_CONTEXT_CLOSE_TAG: string = "</memory-context>";
+const OPEN = "<memory-context>";
+const CLOSE = "</memory-context>";
 
 /** The system note written under the opening fence. */
 export const MEMORY_CONTEXT_SYSTEM_NOTE: string =
@@ -82,11 +81,9 @@ export function buildMemoryContextBlock(raw: string): string {
     log("warn", "memory provider returned pre-wrapped context; stripped");
   }
   const clean = dropRepeatedBullets(sanitized);
-  return `${MEMORY_CONTEXT_OPEN_TAG}\n${MEMORY_CONTEXT_SYSTEM_NOTE}\n\n${clean}\n${MEMORY_CONTEXT_CLOSE_TAG}`;
+  return `${OPEN}\n${MEMORY_CONTEXT_SYSTEM_NOTE}\n\n${clean}\n${CLOSE}`;
 }
 
-const OPEN = MEMORY_CONTEXT_OPEN_TAG;
-const CLOSE = MEMORY_CONTEXT_CLOSE_TAG;
 // Case-insensitive searches that keep string indices (no case mapping that
 // changes length, unlike toLowerCase()).
 const OPEN_TAG_REGEXP = /<memory-context>/gi;
@@ -107,8 +104,12 @@ function partialTagSuffix(text: string, tag: string): number {
   return 0;
 }
 
-function isWhitespaceOnly(text: string): boolean {
-  return text.trim() === "";
+/** Whether a line starts after `text`, given whether one started before it. */
+function endsAtLineStart(text: string, atLineStart: boolean): boolean {
+  const lastBreak = text.lastIndexOf("\n");
+  return lastBreak === -1
+    ? atLineStart && text.trim() === ""
+    : text.slice(lastBreak + 1).trim() === "";
 }
 
 /**
@@ -177,21 +178,13 @@ export class StreamingContextScrubber {
   }
 
   #emit(text: string): string {
-    if (text === "") return text;
-    const lastBreak = text.lastIndexOf("\n");
-    this.#atLineStart = lastBreak === -1
-      ? this.#atLineStart && isWhitespaceOnly(text)
-      : isWhitespaceOnly(text.slice(lastBreak + 1));
+    this.#atLineStart = endsAtLineStart(text, this.#atLineStart);
     return text;
   }
 
   /** Whether a tag at `index` of `buf` would start a line. */
   #startsLine(buf: string, index: number): boolean {
-    const before = buf.slice(0, index);
-    const lastBreak = before.lastIndexOf("\n");
-    return lastBreak === -1
-      ? this.#atLineStart && isWhitespaceOnly(before)
-      : isWhitespaceOnly(before.slice(lastBreak + 1));
+    return endsAtLineStart(buf.slice(0, index), this.#atLineStart);
   }
 
   /**

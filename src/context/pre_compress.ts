@@ -1,10 +1,5 @@
-/**
- * Evidence normalization for the pre-compress checkpoint (API v2): the
- * direct conversation an agent is about to compress, reduced to what a
- * checkpointing provider should store.
- *
- * @module
- */
+// Evidence normalization for the pre-compress checkpoint (API v2): the direct
+// conversation reduced to what a checkpointing provider should store.
 
 import type { ChatMessage } from "../core/memory_provider.ts";
 import { pythonTruthy } from "../_util/python_values.ts";

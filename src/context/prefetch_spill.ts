@@ -7,6 +7,7 @@ import { getHermesHome, getUserHome } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import { isRecord } from "../_util/is_record.ts";
+import { writeAll } from "../io/atomic_write.ts";
 import { codePointLength, formatThousands } from "../_util/python_text.ts";
 import {
   configFlag,
@@ -157,10 +158,7 @@ export async function spillOutput(
 /** A session's spill directory name: `/`, `\` and `..` become `_` (`no-session` when empty). */
 export function spillSessionSegment(sessionId?: string): string {
   const raw = sessionId ? String(sessionId) : "no-session";
-  const segment = raw.replaceAll("..", "_").replaceAll("/", "_").replaceAll(
-    "\\",
-    "_",
-  );
+  const segment = raw.replace(/\.\.|[/\\]/g, "_");
   return segment === "." || segment === "" ? "_" : segment;
 }
 
@@ -275,10 +273,7 @@ async function writeSpillFile(
     if (!info.isFile) {
       throw new SpillDirectoryError(path, `Spill target ${path} is not a file`);
     }
-    let offset = 0;
-    while (offset < body.length) {
-      offset += await file.write(body.subarray(offset));
-    }
+    await writeAll(file, body);
   } catch (error) {
     file.close();
     await Deno.remove(path).catch(() => {});

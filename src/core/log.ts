@@ -1,9 +1,5 @@
-/**
- * The logger seam: library code logs through the current {@linkcode Logger}
- * (warnings and errors on stderr by default; debug dropped), never prints.
- *
- * @module
- */
+// The logger seam: library code logs through the current `Logger` (warnings and
+// errors on stderr by default; debug dropped), never prints.
 
 import { terminalSafe } from "./terminal_text.ts";
 

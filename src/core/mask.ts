@@ -1,8 +1,4 @@
-/**
- * Display-safe rendering of secrets.
- *
- * @module
- */
+// Display-safe rendering of secrets.
 
 /**
  * Masks a secret for display: `...` plus its last four characters, `set`

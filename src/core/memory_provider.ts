@@ -1,10 +1,5 @@
-/**
- * The memory-provider contract: {@linkcode MemoryProvider}, its option and
- * result types and constants. Python's keyword arguments become one options
- * object; any method may return a value or a `Promise` of it.
- *
- * @module
- */
+// The memory-provider contract: `MemoryProvider`, its option and result types
+// and constants.
 
 /**
  * The highest pre-compress checkpoint API version this framework speaks.

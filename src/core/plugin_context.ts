@@ -1,10 +1,6 @@
-/**
- * The `register(ctx)` context, and how an imported module becomes one
- * provider: its last registration, else the first no-argument
- * `MemoryProvider` subclass exported (by name).
- *
- * @module
- */
+// The `register(ctx)` context, and how an imported module becomes one provider:
+// its last registration, else the first no-argument `MemoryProvider` subclass
+// exported.
 
 import { log } from "./log.ts";
 import {

@@ -1,11 +1,5 @@
-/**
- * The one table of the provider contract's hooks, from which the manager's
- * failure logging, the sandbox worker's dispatch and the sandbox proxy are
- * built. A `cast` hook's result nobody waits for: across a worker it is posted
- * one-way and runs in arrival order.
- *
- * @module
- */
+// The one table of the provider contract's hooks: the manager's failure
+// logging, the worker's dispatch and the sandbox proxy are built from it.
 
 import type { LogLevel } from "./log.ts";
 import { MemoryProvider } from "./memory_provider.ts";

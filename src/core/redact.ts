@@ -1,11 +1,5 @@
-/**
- * Egress redaction: every value handed to a memory provider passes through
- * here. Vendor-shaped keys, JWTs, PEM keys, bearer tokens, secret-named
- * assignments and URL passwords become `[redacted]`; a secret found anywhere in
- * one hand-off is masked everywhere in it. Inputs are never mutated.
- *
- * @module
- */
+// Egress redaction: every value handed to a memory provider passes through
+// here; a secret found anywhere in one hand-off is masked everywhere in it.
 
 import { isPlainObject } from "../_util/is_record.ts";
 import { words } from "../_util/python_text.ts";
@@ -292,17 +286,24 @@ function scrubSegment(text: string, ctx: RedactionContext): string {
   return out;
 }
 
-function scrubString(text: string, ctx: RedactionContext): string {
+// Applies `scrub` around the embedded data: URLs, which are kept byte-identical.
+function outsideDataUrls(
+  text: string,
+  scrub: (part: string) => string,
+): string {
   if (text === "" || text.startsWith("data:")) return text;
-  if (!text.includes("data:")) return scrubSegment(text, ctx);
-  // Keep embedded data: URLs byte-identical; scrub only the text around them.
+  if (!text.includes("data:")) return scrub(text);
   let out = "";
   let last = 0;
   for (const m of text.matchAll(DATA_URL_REGEXP)) {
-    out += scrubSegment(text.slice(last, m.index), ctx) + m[0];
+    out += scrub(text.slice(last, m.index)) + m[0];
     last = m.index + m[0].length;
   }
-  return out + scrubSegment(text.slice(last), ctx);
+  return out + scrub(text.slice(last));
+}
+
+function scrubString(text: string, ctx: RedactionContext): string {
+  return outsideDataUrls(text, (part) => scrubSegment(part, ctx));
 }
 
 function copyScrubbed(
@@ -346,15 +347,7 @@ function learnedPattern(learned: Set<string>): RegExp {
 }
 
 function maskLearnedString(text: string, pattern: RegExp): string {
-  if (text === "" || text.startsWith("data:")) return text;
-  if (!text.includes("data:")) return text.replace(pattern, REDACTED);
-  let out = "";
-  let last = 0;
-  for (const m of text.matchAll(DATA_URL_REGEXP)) {
-    out += text.slice(last, m.index).replace(pattern, REDACTED) + m[0];
-    last = m.index + m[0].length;
-  }
-  return out + text.slice(last).replace(pattern, REDACTED);
+  return outsideDataUrls(text, (part) => part.replace(pattern, REDACTED));
 }
 
 // Second pass over our own copy: mask the learned secrets everywhere.

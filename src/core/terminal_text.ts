@@ -1,9 +1,5 @@
-/**
- * Plugin-supplied text (names, descriptions, reasons, errors) printed with its
- * control characters escaped, so it cannot rewrite the terminal.
- *
- * @module
- */
+// Plugin-supplied text (names, descriptions, reasons, errors) printed with its
+// control characters escaped, so it cannot rewrite the terminal.
 
 // C0 controls but newline and tab, DEL, the C1 controls (U+0080–U+009F,
 // among them the one-character CSI U+009B), the Unicode line and paragraph

@@ -1,9 +1,5 @@
-/**
- * The `{"error": …}` JSON result of a failed tool call, shared by the
- * memory manager and the providers (through `@hermes/memory/provider`).
- *
- * @module
- */
+// The `{"error": …}` JSON result of a failed tool call, shared by the memory
+// manager and the providers (through `@hermes/memory/provider`).
 
 /**
  * Builds the JSON string a failed tool call returns: `{"error": "<message>"}`

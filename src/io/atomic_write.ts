@@ -1,11 +1,6 @@
-/**
- * Crash-safe file replacement (temp file in the same directory, fsync, rename)
- * and tolerant JSON reading. Temp files (`.<file>.tmp.<pid>.<random>`) stay
- * `flock`ed until renamed, so a later write removes only leftovers of dead
- * processes (on Windows: those older than {@linkcode STALE_TEMP_FILE_MS}).
- *
- * @module
- */
+// Crash-safe file replacement (same-directory temp file, fsync, rename) and
+// tolerant JSON reading; temp files stay `flock`ed until renamed, so only dead
+// processes' leftovers are removed.
 
 import { basename, dirname, isAbsolute, join, resolve } from "../_util/path.ts";
 
@@ -288,7 +283,10 @@ async function statOrUndefined(
   }
 }
 
-async function writeAll(file: Deno.FsFile, bytes: Uint8Array): Promise<void> {
+export async function writeAll(
+  file: Deno.FsFile,
+  bytes: Uint8Array,
+): Promise<void> {
   let offset = 0;
   while (offset < bytes.length) {
     offset += await file.write(bytes.subarray(offset));

@@ -1,11 +1,6 @@
-/**
- * A cross-process exclusive lock for read-modify-write of shared files: a
- * FIFO inside the process, an OS lock on `<file>.lock` across processes. The
- * lock file (mode `0600`) is never deleted, or two processes could lock
- * different files.
- *
- * @module
- */
+// A cross-process lock for read-modify-write of shared files: a FIFO in the
+// process, an OS lock on `<file>.lock` (never deleted, or two processes could
+// lock different files).
 
 import { dirname, resolve } from "../_util/path.ts";
 

@@ -1,8 +1,5 @@
-/**
- * Which operations of a built-in `memory` tool call are mirrored to the external provider, and how.
- *
- * @module
- */
+// Which operations of a built-in `memory` tool call are mirrored to the
+// external provider, and how.
 
 import type {
   MemoryTarget,

@@ -1,9 +1,5 @@
-/**
- * The manager's isolated fan-out over providers: one failure never stops the
- * others or the turn, and calls on the turn's path are bounded.
- *
- * @module
- */
+// The manager's isolated fan-out over providers: one failure never stops the
+// others or the turn, and calls on the turn's path are bounded.
 
 import { log, type LogLevel } from "../core/log.ts";
 import type {
@@ -18,7 +14,7 @@ import {
 import { providerHook } from "../core/provider_hooks.ts";
 import { redactText } from "../core/redact.ts";
 import type { BackgroundQueue } from "./background_queue.ts";
-import type { ShutdownDrainState } from "./manager_options.ts";
+import { NOT_STARTED, type ShutdownDrainState } from "./manager_options.ts";
 import { errorText } from "../_util/error_text.ts";
 import { isRecord } from "../_util/is_record.ts";
 
@@ -239,12 +235,9 @@ export async function shutdownWithin(
   const left = (): number => Math.max(0, deadline - performance.now());
   const seconds = `${(budget / 1000).toFixed(2)}s`;
   let state: ShutdownDrainState = {
+    ...NOT_STARTED,
     status: "draining",
-    abandonedWrites: 0,
-    abandonedPrefetches: 0,
     activeTasks: queue.size,
-    notDurable: 0,
-    undrainedProviders: [],
   };
   report(state);
   const result = await queue.close(budget);
@@ -301,15 +294,13 @@ export function checkpointVersionOf(provider: MemoryProvider): number {
   } catch {
     return 1;
   }
-  if (raw === undefined) return 1;
   if (typeof raw === "number") {
     return Number.isFinite(raw) ? Math.trunc(raw) : 1;
   }
   if (typeof raw === "boolean") return raw ? 1 : 0;
-  if (typeof raw === "string" && /^\s*[+-]?\d+\s*$/.test(raw)) {
-    return Number.parseInt(raw, 10);
-  }
-  return 1;
+  return typeof raw === "string" && /^\s*[+-]?\d+\s*$/.test(raw)
+    ? Number.parseInt(raw, 10)
+    : 1;
 }
 
 /** A session switch some providers failed, kept for the retry. */

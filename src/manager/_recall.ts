@@ -1,8 +1,5 @@
-/**
- * One provider's prefetch (bounded, spilled) and the recall indicator line built from providers' statuses.
- *
- * @module
- */
+// One provider's prefetch (bounded, spilled) and the recall indicator line
+// built from providers' statuses.
 
 import { log } from "../core/log.ts";
 import {

@@ -1,11 +1,5 @@
-/**
- * The manager's one FIFO lane for end-of-turn work, so turn N is synced before
- * turn N+1. A task never runs inside the submitting call (an idle queue starts
- * on a later macrotask) and runs in the submitter's async context, because it
- * is chained with `.then()` at submission.
- *
- * @module
- */
+// The manager's one FIFO lane for end-of-turn work (turn N syncs before turn
+// N+1), never inline and in the submitter's async context.
 
 import { setImmediate } from "node:timers";
 import { log } from "../core/log.ts";
@@ -114,22 +108,15 @@ export class BackgroundQueue {
   /** Stops accepting tasks; queued ones get `timeoutMs` to finish, then unstarted ones are abandoned. */
   async close(timeoutMs: number): Promise<BackgroundDrainResult> {
     this.#closed = true;
-    if (
-      this.#outstanding > 0 && !(await settlesWithin(this.#tail, timeoutMs))
-    ) {
-      this.#abandoned = true;
-      return {
-        drained: false,
-        abandonedWrites: this.#queuedWrites,
-        abandonedPrefetches: this.#queuedPrefetches,
-        activeTasks: this.#running,
-      };
-    }
+    // Once the tail settles nothing is queued or running: the counts are 0.
+    const drained = this.#outstanding === 0 ||
+      await settlesWithin(this.#tail, timeoutMs);
+    if (!drained) this.#abandoned = true;
     return {
-      drained: true,
-      abandonedWrites: 0,
-      abandonedPrefetches: 0,
-      activeTasks: 0,
+      drained,
+      abandonedWrites: this.#queuedWrites,
+      abandonedPrefetches: this.#queuedPrefetches,
+      activeTasks: this.#running,
     };
   }
 }

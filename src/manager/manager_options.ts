@@ -1,8 +1,4 @@
-/**
- * The options and results named by `MemoryManager`'s methods.
- *
- * @module
- */
+// The options and results named by `MemoryManager`'s methods.
 
 import type {
   ChatMessage,

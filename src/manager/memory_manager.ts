@@ -1,12 +1,5 @@
-/**
- * The memory manager: the built-in provider plus at most one external one
- * behind one set of agent hooks. Each fan-out runs in registration order and
- * logs and skips a failing provider; external calls on the turn's path are
- * bounded; end-of-turn work runs on one FIFO background queue in the caller's
- * async context; everything handed to a provider is redacted first.
- *
- * @module
- */
+// The memory manager: the built-in provider plus at most one external one
+// behind one set of agent hooks (src/manager/SPEC.md).
 
 import { log } from "../core/log.ts";
 import {

@@ -1,11 +1,6 @@
-/**
- * Tool-schema plumbing shared by the memory manager: normalizing the shapes
- * providers return, the reserved core tool names, the `{"error": …}` JSON
- * result every failed tool call produces, and the gate that decides whether
- * an agent exposes its external memory provider's tools (and prompt block).
- *
- * @module
- */
+// Tool schemas: normalizing what providers return, reserved core tool names,
+// routing, and the gate that decides whether an agent exposes its external
+// provider's tools.
 
 import { log } from "../core/log.ts";
 import type {
@@ -29,11 +24,7 @@ import { words } from "../_util/python_text.ts";
 
 export { toolError };
 
-/**
- * Tool names that belong to the host agent. A memory provider's tool with one
- * of these names is never routed: the built-in tool always wins. The set is
- * the union of the core tool lists Hermes has shipped (older and newer names).
- */
+/** The host's core tool names (every Hermes release's): never routed to a provider. */
 export const RESERVED_CORE_TOOL_NAMES: ReadonlySet<string> = new Set(words`
   web_search web_extract terminal process process_manage read_file write_file
   patch search_files vision_analyze image_generate mixture_of_agents
@@ -49,11 +40,7 @@ export const RESERVED_CORE_TOOL_NAMES: ReadonlySet<string> = new Set(words`
   kanban_attachments computer_use
 `);
 
-/**
- * Normalizes a tool schema a provider returned: the wrapped OpenAI form
- * `{"type": "function", "function": {…}}` is unwrapped, and the result must
- * carry a non-empty string `name`.
- */
+/** A provider's tool schema unwrapped from the OpenAI form, or `null` without a name. */
 export function normalizeToolSchema(schema: unknown): ToolSchema | null {
   if (!isRecord(schema)) return null;
   let bare: Record<string, unknown> = schema;
@@ -82,14 +69,9 @@ export interface MemoryProviderToolsEnabledOptions {
 }
 
 /**
- * Decides whether an agent exposes its external memory provider's tools, in
- * Hermes' order: `memory` among the disabled toolsets hides them; otherwise
- * an agent that already has the built-in `memory` tool, or has no toolset
- * filter (`null`/`undefined`), shows them; an empty filter hides them; a
- * filter naming `memory` shows them; otherwise they are shown only when a
- * listed toolset resolves to include `memory`. The same gate decides whether
- * the provider's `systemPromptBlock()` is included, so the prompt never
- * advertises tools that are not there.
+ * Whether an agent exposes its external provider's tools and prompt block, in
+ * Hermes' order: `memory` disabled hides; the built-in tool or no filter
+ * shows; an empty filter hides; else a listed toolset must include `memory`.
  */
 export function memoryProviderToolsEnabled(
   enabledToolsets: readonly string[] | null | undefined,
@@ -156,11 +138,7 @@ function surfaceToolName(tool: unknown): unknown {
   return tool.function.name;
 }
 
-/**
- * Whether an agent exposes external memory-provider tools: the gate of
- * {@linkcode memoryProviderToolsEnabled} applied to the agent's surface (the
- * built-in `memory` tool counts as present when it is among `tools`).
- */
+/** {@linkcode memoryProviderToolsEnabled} applied to an agent's tool surface. */
 export function memoryProviderToolsExposed(
   surface: MemoryToolSurface,
   options: InjectMemoryProviderToolsOptions = {},
@@ -174,12 +152,8 @@ export function memoryProviderToolsExposed(
 }
 
 /**
- * Appends the memory manager's provider tools to an agent's tool surface as
- * `{"type": "function", "function": schema}`, skipping names already there,
- * and adds each to `validToolNames`. Nothing is added when the gate
- * ({@linkcode memoryProviderToolsExposed}) is closed; then, if an external
- * provider is registered, an info line says the `memory` toolset is gated.
- * A schema without a usable name is skipped with a warning.
+ * Appends the provider tools to an agent's surface (OpenAI form, new names
+ * only, recorded in `validToolNames`) unless the gate is closed.
  */
 export async function injectMemoryProviderTools(
   surface: MemoryToolSurface,

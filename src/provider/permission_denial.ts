@@ -1,8 +1,4 @@
-/**
- * Telling a permission denial from other failures, inside a provider.
- *
- * @module
- */
+// Telling a permission denial from other failures, inside a provider.
 
 import { denoDenial } from "../sandbox/deno_denial.ts";
 

@@ -1,12 +1,5 @@
-/**
- * What a sandbox takes from provider code before it runs: the process-wide
- * APIs worker permissions do not cover (Deno 2.9.6: kill, exit, signals,
- * `chdir`, env writes, the terminal, `Deno[Deno.internal]`, `caches`,
- * `localStorage`) become locked stubs throwing `NotCapable`; file and
- * network functions report each first denial to the host.
- *
- * @module
- */
+// What a sandbox takes from provider code before it runs: process-wide APIs
+// worker permissions do not cover become stubs throwing `NotCapable`.
 
 import process from "node:process";
 import { lockProcessEnvironment } from "../core/env.ts";
@@ -19,11 +12,7 @@ import { words } from "../_util/python_text.ts";
 
 /** What the hardening reports to the worker's protocol side. */
 export interface HardeningHooks {
-  /**
-   * Close the stdio resources (in a worker they are the host's).
-   *
-   * @default {true}
-   */
+  /** Close the stdio resources (in a worker they are the host's) (default `true`). */
   closeStdio?: boolean;
   providerName(): string;
   /** Receives text provider code wrote to stdout or stderr. */

@@ -1,9 +1,5 @@
-/**
- * Permission denials of a sandboxed provider, told in terms of its grant:
- * which key of which file grants the access, or why nothing ever will.
- *
- * @module
- */
+// Permission denials of a sandboxed provider, told in terms of its grant: which
+// key of which file grants the access, or why nothing ever will.
 
 import { fileURLToPath } from "../_util/path.ts";
 import { getConfigPath } from "../config/config.ts";

@@ -1,9 +1,5 @@
-/**
- * Deno's permission denials (`Requires read access to "/x", run again with
- * the --allow-read flag`), parsed here once for the whole framework.
- *
- * @module
- */
+// Deno's permission denials (`Requires read access to "/x", run again with the
+// --allow-read flag`), parsed here once for the whole framework.
 
 import { join } from "../_util/path.ts";
 

@@ -1,9 +1,5 @@
-/**
- * What a sandbox worker is given: a provider's grant, its Deno permissions,
- * and the paths no grant may ever reach.
- *
- * @module
- */
+// What a sandbox worker is given: a provider's grant, its Deno permissions, and
+// the paths no grant may ever reach.
 
 import {
   basename,
@@ -83,26 +79,22 @@ export interface SandboxTarget {
   specifier: string;
 }
 
-function values(list: GrantEntry[]): string[] {
-  return list.map((e) => e.value);
-}
+const GRANT_LISTS = ["read", "write", "env", "net", "import"] as const;
 
 /** The `deno` worker permissions of a grant (run, ffi and sys never; import only for granted hosts). */
 export function workerPermissions(
   grant: ProviderGrant,
 ): Deno.PermissionOptionsObject {
-  const listOrFalse = (list: GrantEntry[]): string[] | false =>
-    list.length > 0 ? values(list) : false;
-  return {
-    read: listOrFalse(grant.read),
-    write: listOrFalse(grant.write),
-    env: listOrFalse(grant.env),
-    net: listOrFalse(grant.net),
-    import: listOrFalse(grant.import),
+  const permissions: Deno.PermissionOptionsObject = {
     run: false,
     ffi: false,
     sys: false,
   };
+  for (const key of GRANT_LISTS) {
+    const list = grant[key];
+    permissions[key] = list.length > 0 ? list.map((e) => e.value) : false;
+  }
+  return permissions;
 }
 
 /**
@@ -116,14 +108,8 @@ export function workerPermissions(
  */
 export function denoRunFlags(grant: ProviderGrant): string[] {
   const flags: string[] = [];
-  const lists: [string, GrantEntry[]][] = [
-    ["read", grant.read],
-    ["write", grant.write],
-    ["env", grant.env],
-    ["net", grant.net],
-    ["import", grant.import],
-  ];
-  for (const [key, list] of lists) {
+  for (const key of GRANT_LISTS) {
+    const list = grant[key];
     if (list.length === 0) continue;
     for (const entry of list) {
       const unsafe = [...entry.value].some((c) =>
@@ -137,7 +123,7 @@ export function denoRunFlags(grant: ProviderGrant): string[] {
         );
       }
     }
-    flags.push(`--allow-${key}=${values(list).join(",")}`);
+    flags.push(`--allow-${key}=${list.map((e) => e.value).join(",")}`);
   }
   return flags;
 }
@@ -262,11 +248,7 @@ export interface ForbiddenContext {
   provider?: string;
   /** Whether that provider is bundled with the framework. */
   bundled?: boolean;
-  /**
-   * The access asked for (some places are guarded against writing only).
-   *
-   * @default {"read"}
-   */
+  /** The access asked for (some places are guarded against writing only) (default `"read"`). */
   access?: "read" | "write";
   /** The user's home, for the secrets kept outside Hermes. */
   userHome?: string;

@@ -1,11 +1,5 @@
-/**
- * Checks the host flags the worker transport depends on (Deno 2.9.6): a
- * worker's denial is prompted for on a terminal (`--no-prompt`), `npm:`
- * imports skip its checks (`--cached-only`), and worker permissions need
- * the `worker-options` unstable flag.
- *
- * @module
- */
+// Checks the host flags the worker transport depends on (Deno 2.9.6):
+// `--no-prompt`, `--cached-only` and the `worker-options` unstable flag.
 
 import { dirname, fileURLToPath, join } from "../_util/path.ts";
 import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
@@ -39,11 +33,7 @@ export interface HostSafetyReport {
 
 /** Options of {@linkcode checkHostSafety}. */
 export interface HostSafetyOptions {
-  /**
-   * Probe again instead of returning the cached report.
-   *
-   * @default {false}
-   */
+  /** Probe again instead of returning the cached report (default `false`). */
   refresh?: boolean;
 }
 

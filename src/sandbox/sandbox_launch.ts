@@ -1,9 +1,5 @@
-/**
- * Starting a provider's sandbox (a `deno run` process or a confined worker:
- * `transport.ts`) and loading the provider in it.
- *
- * @module
- */
+// Starting a provider's sandbox (a `deno run` process or a confined worker:
+// `transport.ts`) and loading the provider in it.
 
 import { join } from "../_util/path.ts";
 import { syncDirectory } from "../io/atomic_write.ts";

@@ -1,9 +1,5 @@
-/**
- * A user or project provider's `cli.ts` run in its own sandbox process under
- * exactly its grant, like the provider, on `src/cli/sandbox_bootstrap.ts`.
- *
- * @module
- */
+// A user or project provider's `cli.ts` run in its own sandbox process under
+// exactly its grant, like the provider, on `src/cli/sandbox_bootstrap.ts`.
 
 import { log } from "../core/log.ts";
 import { terminalSafe } from "../core/terminal_text.ts";
@@ -45,23 +41,11 @@ export interface ProviderCliStartOptions {
   grant: ProviderGrant;
   manifestPath?: string;
   io: CliBridge;
-  /**
-   * Whether a missing data directory is created (`false`: write nothing).
-   *
-   * @default {true}
-   */
+  /** Whether a missing data directory is created (default `true`; `false`: write nothing). */
   createDataDir?: boolean;
-  /**
-   * The heap cap of the sandbox process, in MiB.
-   *
-   * @default {512}
-   */
+  /** The heap cap of the sandbox process, in MiB (default `512`). */
   heapLimitMb?: number;
-  /**
-   * How long starting and loading `cli.ts` may take.
-   *
-   * @default {30000}
-   */
+  /** How long starting and loading `cli.ts` may take (default `30000`). */
   loadTimeoutMs?: number;
 }
 

@@ -1,10 +1,5 @@
-/**
- * {@linkcode SandboxedMemoryProvider}: a `MemoryProvider` whose real
- * implementation runs in its own sandbox under exactly its grant, and the
- * process-wide cap on running sandboxes ({@linkcode setMaxLiveProviders}).
- *
- * @module
- */
+// `SandboxedMemoryProvider`, a provider run in its own sandbox under exactly
+// its grant, and the process-wide cap on running sandboxes.
 
 import { join } from "../_util/path.ts";
 import { getHermesHomeOverride } from "../profile/hermes_home.ts";

@@ -1,11 +1,6 @@
-/**
- * What a provider's source files import, read as text before its worker
- * starts: an `npm:` specifier (refused unless the grant allows npm), and
- * the whole framework `@hermes/memory` (which needs the slower worker entry
- * that preloads it).
- *
- * @module
- */
+// What a provider's sources import, read as text before its worker starts:
+// `npm:` (refused unless granted) and `@hermes/memory` (needs the full worker
+// entry).
 
 import { extname, join } from "../_util/path.ts";
 

@@ -1,10 +1,6 @@
-/**
- * The carriers of the sandbox protocol: a `deno run` child whose flags are
- * its grant (cleared environment, heap cap; stdout lines carry a token given
- * before provider code ran), or a confined `Worker` in `deno compile` binaries.
- *
- * @module
- */
+// The sandbox protocol's carriers: a `deno run` child whose flags are its grant
+// (stdout lines carry a token given before provider code ran), or a confined
+// `Worker` in `deno compile` binaries.
 
 import { fileURLToPath, join } from "../_util/path.ts";
 import {
@@ -108,6 +104,10 @@ export function workerChannel(worker: Worker): ProviderChannel {
 /** The default heap cap of a provider's process, in MiB. */
 export const DEFAULT_HEAP_LIMIT_MB = 512;
 
+function heapLimitMb(options: ProcessChannelOptions): number {
+  return Math.max(16, Math.floor(options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB));
+}
+
 /** Options of {@linkcode processChannel}. */
 export interface ProcessChannelOptions {
   entry: URL;
@@ -115,11 +115,7 @@ export interface ProcessChannelOptions {
   grant: ProviderGrant;
   /** Whether the bootstrap graph itself needs npm (the full framework). */
   frameworkNpm: boolean;
-  /**
-   * The V8 old-space cap of the child, in MiB.
-   *
-   * @default {DEFAULT_HEAP_LIMIT_MB}
-   */
+  /** The V8 old-space cap of the child, in MiB (default `DEFAULT_HEAP_LIMIT_MB`). */
   heapLimitMb?: number;
 }
 
@@ -188,9 +184,7 @@ export function processArgs(options: ProcessChannelOptions): string[] {
     "--quiet",
     "--no-prompt",
     ...(npm ? [] : ["--no-npm"]),
-    `--v8-flags=--max-old-space-size=${
-      Math.max(16, Math.floor(options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB))
-    }`,
+    `--v8-flags=--max-old-space-size=${heapLimitMb(options)}`,
     ...denoRunFlags(withFrameworkImport(grant, options.entry)),
     ...denyFlags(grant),
     ...frameworkFlags(options.entry),
@@ -321,14 +315,11 @@ export function processChannel(
     await reading;
     if (closed) return;
     closed = true;
-    const heap = Math.max(
-      16,
-      Math.floor(options.heapLimitMb ?? DEFAULT_HEAP_LIMIT_MB),
-    );
     let reason: string;
     if (/out of memory|heap limit/i.test(stderrTail)) {
-      reason =
-        `its sandbox process ran out of memory (its heap is capped at ${heap} MB) and ended`;
+      reason = `its sandbox process ran out of memory (its heap is capped at ${
+        heapLimitMb(options)
+      } MB) and ended`;
     } else if (status.signal !== null) {
       reason = `its sandbox process was ended by ${status.signal}`;
     } else {

@@ -1,9 +1,5 @@
-/**
- * The host side of a provider's sandbox: requests with timeouts, one-way
- * casts, a drain barrier, and a heartbeat that notices a busy loop.
- *
- * @module
- */
+// The host side of a provider's sandbox: requests with timeouts, one-way casts,
+// a drain barrier, and a heartbeat that notices a busy loop.
 
 import { errorText } from "../_util/error_text.ts";
 import { type ProviderChannel, workerChannel } from "./transport.ts";
@@ -48,18 +44,9 @@ export class ProviderWorkerStoppedError extends Error {
 /** Options of {@linkcode WorkerRpc}. */
 interface WorkerRpcOptions {
   provider: string;
-  /**
-   * How long a worker may leave a ping unanswered while calls are pending
-   * before it is declared stuck, in CPU-share time ({@linkcode cpuShare}).
-   *
-   * @default {5000}
-   */
+  /** How long a ping may go unanswered while calls are pending, in CPU-share time ({@linkcode cpuShare}), before the worker is declared stuck (default `5000`). */
   unresponsiveAfterMs?: number;
-  /**
-   * How often the host pings while calls are pending.
-   *
-   * @default {500}
-   */
+  /** How often the host pings while calls are pending (default `500`). */
   heartbeatMs?: number;
   /** Receives the worker's unsolicited events (log lines, skills, callbacks). */
   onEvent?: (message: WorkerMessage) => void;
@@ -72,11 +59,7 @@ interface RequestOptions {
   /** Reject after this many milliseconds (`Infinity`: never). */
   timeoutMs: number;
   label: string;
-  /**
-   * Stretch the timeout while the machine is loaded ({@linkcode cpuShare}).
-   *
-   * @default {false}
-   */
+  /** Stretch the timeout while the machine is loaded ({@linkcode cpuShare}) (default `false`). */
   adaptive?: boolean;
 }
 

@@ -580,6 +580,34 @@ Deno.test("a cached start loads no npm code: the launcher's own modules, then a 
   }
 });
 
+Deno.test("a cached 'memory status' on a built-in-only home evaluates no Node-compatibility module and no provider-loading code", async () => {
+  await using u = await user();
+  const warm = await hermes(u, ["memory", "status"]);
+  assert.equal(warm.code, 0, warm.err);
+  const dir = join(u.home, ".cache", "hermes-memory", "launcher");
+  const name =
+    [...Deno.readDirSync(dir)].find((e) => e.name.startsWith("plan-"))!.name;
+  const record = JSON.parse(await Deno.readTextFile(join(dir, name)));
+  const status = await evaluated(
+    record.denoArgs.filter((a: string) => a !== "--quiet").concat([
+      "memory",
+      "status",
+    ]),
+    { HOME: u.home, ...record.env },
+    u.work,
+  );
+  assert.ok(status.some((m) => m.endsWith("/memory_status.ts")));
+  // node:path, node:url and node:async_hooks evaluated about 50 modules of
+  // Deno's Node layer (about 10 ms of every start).
+  const node = status.filter((m) => /^(node:|ext:deno_node\/)/.test(m));
+  assert.deepEqual(node, []);
+  const loading = status.filter((m) =>
+    /\/src\/cli\/(_plugins|provider_report)\.ts$|\/src\/sandbox\/(denial|worker_protocol)\.ts$/
+      .test(m)
+  );
+  assert.deepEqual(loading, []);
+});
+
 Deno.test("the launcher passes SIGTERM on to the CLI and exits with its status", async () => {
   await using u = await user("memory:\n  provider: archive\n");
   const warm = await hermes(u, ["memory", "status"]);

@@ -236,7 +236,7 @@ export {
 export { isPermissionDenial } from "./src/provider/permission_denial.ts";
 
 // Errors callers catch
-export { ConfigError } from "./src/config/config.ts";
+export { ConfigError } from "./src/config/config_file.ts";
 export { HermesHomeUnknownError } from "./src/profile/hermes_home.ts";
 export { UnscopedSecretError } from "./src/profile/secret_scope.ts";
 export { CompressionCheckpointUnavailable } from "./src/context/compression_gate.ts";

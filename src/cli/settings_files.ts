@@ -1,7 +1,8 @@
 /** The profile's settings files as `hermes memory status` and `doctor` check them: does each parse (line, column, fix), its mode, leftover temp files. @module */
 
 import { basename, dirname, join } from "../_util/path.ts";
-import { ConfigError, getConfigPath, loadConfig } from "../config/config.ts";
+import { getConfigPath, loadConfig } from "../config/config.ts";
+import { ConfigError } from "../config/config_file.ts";
 import {
   decodeEnvBytes,
   isCredentialName,

@@ -15,12 +15,8 @@ import {
   TERMINAL_ENV_VARS,
 } from "../cli/run_flags.ts";
 import { ROOT_HELP_ENV } from "../cli/root_help.ts";
-import {
-  getConfigPath,
-  handConfig,
-  parseConfigText,
-  PARSED_CONFIG_ENV,
-} from "../config/config.ts";
+import { getConfigPath, PARSED_CONFIG_ENV } from "../config/config.ts";
+import { handConfig, parseConfigText } from "../config/config_yaml.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import type { LaunchRecord } from "./launch_cache.ts";
 

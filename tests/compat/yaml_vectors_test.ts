@@ -5,7 +5,8 @@
 // file, line and column, unless listed in deviations.json.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ConfigError, loadConfig } from "../../src/config/config.ts";
+import { loadConfig } from "../../src/config/config.ts";
+import { ConfigError } from "../../src/config/config_file.ts";
 import {
   deviationsFor,
   expectedJs,

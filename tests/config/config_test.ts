@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { ConfigError } from "../../src/config/config_file.ts";
 import {
-  ConfigError,
   getConfigPath,
   getConfigValue,
   loadConfig,

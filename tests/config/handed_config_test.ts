@@ -2,11 +2,8 @@
 // very text it parsed, never for an edited file.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import {
-  handConfig,
-  loadConfig,
-  PARSED_CONFIG_ENV,
-} from "../../src/config/config.ts";
+import { loadConfig, PARSED_CONFIG_ENV } from "../../src/config/config.ts";
+import { handConfig } from "../../src/config/config_yaml.ts";
 import { withHome } from "../helpers/test_home.ts";
 
 async function withHanded(

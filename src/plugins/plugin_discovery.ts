@@ -34,6 +34,7 @@ import {
 } from "./bundled_manifests.ts";
 import { resolveAgentCwd } from "../profile/runtime_cwd.ts";
 import { errorText } from "../_util/error_text.ts";
+import { denoDenial } from "../sandbox/deno_denial.ts";
 import { loadYamlModule } from "../config/yaml_module.ts";
 
 /**
@@ -208,11 +209,7 @@ function scanDirectorySource(
     entries = [...Deno.readDirSync(rootReal)];
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) {
-      warnOnce(
-        `Skipping unreadable plugin directory ${root}: ${
-          errorText(error)
-        }; check its permissions`,
-      );
+      warnOnce(`Skipping unreadable plugin directory ${root}: ${why(error)}`);
     }
     return [];
   }
@@ -280,8 +277,8 @@ function inspectProviderDirectory(
   } catch (error) {
     warnOnce(
       `Skipping unreadable plugin directory ${path} (memory provider '${name}'): ${
-        errorText(error)
-      }; check its permissions`,
+        why(error)
+      }`,
     );
     return undefined;
   }
@@ -436,6 +433,14 @@ function packageCandidates(
     });
   }
   return result;
+}
+
+// A read this run's flags deny is not fixed by the directory's mode.
+function why(error: unknown): string {
+  const denial = denoDenial(error);
+  return denial !== undefined
+    ? `this run lacks ${denial.flag}`
+    : `${errorText(error)}; check its permissions`;
 }
 
 /** The bundled providers of a framework loaded from a remote URL. */

@@ -386,8 +386,18 @@ Deno.test("run without the launcher, a config.yaml or .env the run may not read 
     // Was: "fix the YAML there (indentation, an unclosed bracket or quote)"
     // for config.yaml (doctor: "does not parse"), and nothing about .env.
     for (const run of [status, doctor]) {
-      assert.doesNotMatch(all(run), /fix the YAML|does not parse|chmod/);
+      assert.doesNotMatch(
+        all(run),
+        /fix the YAML|does not parse|chmod|check its permissions/,
+      );
     }
+    const plugins = join(root, "plugins");
+    assert.ok(
+      status.stderr.includes(
+        `Skipping unreadable plugin directory ${plugins}: this run lacks --allow-read=${plugins}\n`,
+      ),
+      status.stderr,
+    );
   } finally {
     await Deno.remove(home, { recursive: true });
   }

@@ -9,7 +9,7 @@ import type { Observation } from "./input_record.ts";
 import { sha256Hex } from "../_util/sha256.ts";
 
 /** The format of a cached launch record; older ones are recomputed. */
-export const LAUNCH_FORMAT = 3;
+export const LAUNCH_FORMAT = 4;
 
 /** How many launch records are kept (one per profile and directory). */
 const KEEP_RECORDS = 64;
@@ -20,6 +20,8 @@ export interface LaunchRecord {
   /** `run`, flags, entry: before the user's arguments. */
   denoArgs: string[];
   env: Record<string, string>;
+  /** The module cache's state it was made with (`depsState`). */
+  deps: string;
   /** Replayed to check the record. */
   observations: Observation[];
   inputsDigest: string;
@@ -51,26 +53,24 @@ export function launcherCacheDir(): string | undefined {
 const GRANT_CODE = "_util core io profile config sandbox plugins cli launcher"
   .split(" ");
 
-/** Files (and folders: their mtime shows adds and removes) whose change recomputes the grant. */
+/**
+ * Files (and folders: their mtime shows adds and removes) whose change
+ * recomputes the grant; not subfolders (`cli/commands/`: a test checks that
+ * `plan.ts` imports nothing outside this list).
+ */
 export function grantSources(root: string): string[] {
   const paths: string[] = [join(root, "deno.json"), join(root, "deno.lock")];
-  const walk = (dir: string, depth: number): void => {
-    let entries: Deno.DirEntry[];
+  for (const name of GRANT_CODE) {
+    const dir = join(root, "src", name);
     try {
-      entries = [...Deno.readDirSync(dir)];
+      const files = [...Deno.readDirSync(dir)].filter((e) =>
+        e.isFile && /\.(ts|json|yaml)$/.test(e.name)
+      );
+      paths.push(dir, ...files.map((e) => join(dir, e.name)));
     } catch {
-      return;
+      // Not there: nothing to watch.
     }
-    paths.push(dir);
-    for (const entry of entries) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory && depth < 6) walk(path, depth + 1);
-      else if (entry.isFile && /\.(ts|json|yaml)$/.test(entry.name)) {
-        paths.push(path);
-      }
-    }
-  };
-  for (const dir of GRANT_CODE) walk(join(root, "src", dir), 0);
+  }
   return paths;
 }
 
@@ -91,6 +91,7 @@ export function readLaunchRecord(path: string): LaunchRecord | undefined {
     const record = JSON.parse(Deno.readTextFileSync(path)) as LaunchRecord;
     if (
       record?.format !== LAUNCH_FORMAT || !Array.isArray(record.denoArgs) ||
+      typeof record.deps !== "string" ||
       !Array.isArray(record.observations) ||
       typeof record.inputsDigest !== "string" ||
       !Array.isArray(record.sources) || typeof record.sourceStamp !== "string"

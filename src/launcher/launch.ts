@@ -3,22 +3,15 @@
 // so a warm start loads only this folder. Answers `hermes --help` itself.
 
 import { commandIntent, scanGlobalArgs } from "../cli/arg_scan.ts";
-import { readProcessEnv } from "../core/env.ts";
+import { denoCacheDir, readProcessEnv } from "../core/env.ts";
 import {
   cliCacheStep,
   cliLocation,
   FRAMEWORK_URL,
 } from "../cli/cli_location.ts";
-import {
-  isRootHelpRequest,
-  parseProviderCommandLine,
-  ROOT_HELP_ENV,
-  writeRootHelp,
-} from "../cli/root_help.ts";
 import { recordReads, unchanged } from "./input_record.ts";
 import { sha256Hex } from "../_util/sha256.ts";
 import {
-  denoCacheDir,
   grantSources,
   LAUNCH_FORMAT,
   launcherCacheDir,
@@ -302,11 +295,16 @@ export async function launch(
       pruneLaunchRecords(cacheDir);
     }
   }
-  if (isRootHelpRequest(args) && relay.stopped === undefined) {
-    // The text the CLI's main.ts would print from the record's variable.
-    const provider = parseProviderCommandLine(record.env[ROOT_HELP_ENV]);
+  if (scanGlobalArgs(args).help && relay.stopped === undefined) {
+    // The text the CLI's main.ts would print from the record's variable
+    // (computed: only `--help` loads it).
+    const url = new URL("../cli/root_help.ts", import.meta.url).href;
+    const help = await import(url) as typeof import("../cli/root_help.ts");
+    const provider = help.isRootHelpRequest(args)
+      ? help.parseProviderCommandLine(record.env[help.ROOT_HELP_ENV])
+      : null;
     if (provider !== null) {
-      await writeRootHelp(provider);
+      await help.writeRootHelp(provider);
       return 0;
     }
   }

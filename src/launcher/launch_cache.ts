@@ -2,9 +2,7 @@
 // outside every profile home, so neither the CLI nor a sandboxed provider can
 // write the grant the next start uses.
 
-import { denoCacheDir, readProcessEnv } from "../core/env.ts";
-
-export { denoCacheDir };
+import { readProcessEnv } from "../core/env.ts";
 import type { Observation } from "./input_record.ts";
 import { sha256Hex } from "../_util/sha256.ts";
 
@@ -56,10 +54,11 @@ const GRANT_CODE = "_util core io profile config sandbox plugins cli launcher"
 /**
  * Files (and folders: their mtime shows adds and removes) whose change
  * recomputes the grant; not subfolders (`cli/commands/`: a test checks that
- * `plan.ts` imports nothing outside this list).
+ * `plan.ts` imports nothing outside this list); `deno.json` and `deno.lock`
+ * are in the record's `deps`.
  */
 export function grantSources(root: string): string[] {
-  const paths: string[] = [join(root, "deno.json"), join(root, "deno.lock")];
+  const paths: string[] = [];
   for (const name of GRANT_CODE) {
     const dir = join(root, "src", name);
     try {

@@ -34,8 +34,7 @@ function enterUserDirectory(root: string | undefined): void {
   const initial = readProcessEnv("INIT_CWD");
   if (!initial || root === undefined) return;
   try {
-    // Deno.cwd() has no symlinks: most starts need no realPath.
-    const cwd = Deno.cwd();
+    const cwd = Deno.cwd(); // Without symlinks: most starts need no realPath.
     if (cwd !== root && Deno.realPathSync(cwd) !== Deno.realPathSync(root)) {
       return;
     }
@@ -296,8 +295,7 @@ export async function launch(
     }
   }
   if (scanGlobalArgs(args).help && relay.stopped === undefined) {
-    // The text the CLI's main.ts would print from the record's variable
-    // (computed: only `--help` loads it).
+    // What the CLI's main.ts would print (a computed import: only for --help).
     const url = new URL("../cli/root_help.ts", import.meta.url).href;
     const help = await import(url) as typeof import("../cli/root_help.ts");
     const provider = help.isRootHelpRequest(args)

@@ -9,8 +9,9 @@ import { sha256Hex } from "../_util/sha256.ts";
 /** The format of a cached launch record; older ones are recomputed. */
 export const LAUNCH_FORMAT = 4;
 
-/** How many launch records are kept (one per profile and directory). */
+/** How many launch records (one per profile and directory) and cache markers are kept. */
 const KEEP_RECORDS = 64;
+const KEPT = /^(plan-[0-9a-f]+\.json|deps-[0-9a-f]+)$/;
 
 /** What the launcher computed for one profile, directory and install. */
 export interface LaunchRecord {
@@ -115,12 +116,12 @@ export function writeCacheFile(dir: string, name: string, text: string): void {
   }
 }
 
-/** Keeps the newest {@linkcode KEEP_RECORDS} launch records. */
+/** Keeps the newest {@linkcode KEEP_RECORDS} launch records and cache markers. */
 export function pruneLaunchRecords(dir: string): void {
   try {
     const records: { path: string; mtime: number }[] = [];
     for (const entry of Deno.readDirSync(dir)) {
-      if (!entry.isFile || !/^plan-[0-9a-f]+\.json$/.test(entry.name)) continue;
+      if (!entry.isFile || !KEPT.test(entry.name)) continue;
       const path = join(dir, entry.name);
       records.push({ path, mtime: Deno.statSync(path).mtime?.getTime() ?? 0 });
     }

@@ -72,6 +72,7 @@ export const COMPUTED_MODULES: readonly string[] = Object.freeze([
   "src/cli/completion.ts",
   "src/cli/_inquirer.ts",
   "src/launcher/plan.ts",
+  "src/cli/root_help.ts",
   "src/plugins/provider_loader.ts",
   "src/sandbox/sandboxed_cli.ts",
   "src/sandbox/transport.ts",

@@ -1,11 +1,11 @@
-// What a computation read (path or variable and a SHA-256 of the answer,
+// What a computation read (path or variable; one SHA-256 of all the answers,
 // never contents), and whether replaying the reads still answers the same:
 // then the cached grant holds. Works by wrapping `Deno`'s read functions; the
 // framework reads the environment only via `Deno.env.get` (a hygiene test).
 
 import { sha256Hex } from "../_util/sha256.ts";
 
-/** One read and what it returned (as a hash). */
+/** One read (its answer goes into the record's one digest). */
 export interface Observation {
   /** Which read (`env`: a variable, `envall`: the whole environment). */
   op:
@@ -19,13 +19,9 @@ export interface Observation {
     | "envall";
   /** The path or URL as given, or the variable's name. */
   target: string;
-  /** SHA-256 (hex) of the answer. */
-  digest: string;
 }
 
-interface RawObservation {
-  op: Observation["op"];
-  target: string;
+interface RawObservation extends Observation {
   value: Uint8Array;
 }
 
@@ -209,16 +205,9 @@ export async function recordReads<T>(
     if (!seen.has(key)) seen.set(key, o);
   }
   const kept = [...seen.values()];
-  const observations = await Promise.all(
-    kept.map(async (o): Promise<Observation> => ({
-      op: o.op,
-      target: o.target,
-      digest: await sha256Hex(o.value),
-    })),
-  );
   return {
     result,
-    observations,
+    observations: kept.map(({ op, target }) => ({ op, target })),
     digest: await combined(kept.map((o) => o.value)),
   };
 }

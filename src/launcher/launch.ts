@@ -3,22 +3,15 @@
 // so a warm start loads only this folder. Answers `hermes --help` itself.
 
 import { commandIntent, scanGlobalArgs } from "../cli/arg_scan.ts";
-import { readProcessEnv } from "../core/env.ts";
+import { denoCacheDir, readProcessEnv } from "../core/env.ts";
 import {
   cliCacheStep,
   cliLocation,
   FRAMEWORK_URL,
 } from "../cli/cli_location.ts";
-import {
-  isRootHelpRequest,
-  parseProviderCommandLine,
-  ROOT_HELP_ENV,
-  writeRootHelp,
-} from "../cli/root_help.ts";
 import { recordReads, unchanged } from "./input_record.ts";
 import { sha256Hex } from "../_util/sha256.ts";
 import {
-  denoCacheDir,
   grantSources,
   LAUNCH_FORMAT,
   launcherCacheDir,
@@ -41,7 +34,10 @@ function enterUserDirectory(root: string | undefined): void {
   const initial = readProcessEnv("INIT_CWD");
   if (!initial || root === undefined) return;
   try {
-    if (Deno.realPathSync(Deno.cwd()) !== Deno.realPathSync(root)) return;
+    const cwd = Deno.cwd(); // Without symlinks: most starts need no realPath.
+    if (cwd !== root && Deno.realPathSync(cwd) !== Deno.realPathSync(root)) {
+      return;
+    }
     Deno.chdir(initial);
   } catch {
     // Gone or unreadable: stay where the task put us.
@@ -51,6 +47,7 @@ function enterUserDirectory(root: string | undefined): void {
 async function computeRecord(
   args: string[],
   root: string | undefined,
+  deps: string,
 ): Promise<LaunchRecord> {
   const sources = root === undefined ? [] : grantSources(root);
   const stamp = sourceStamp(sources);
@@ -63,6 +60,7 @@ async function computeRecord(
   return {
     format: LAUNCH_FORMAT,
     ...result,
+    deps,
     observations,
     inputsDigest: digest,
     sources,
@@ -70,38 +68,42 @@ async function computeRecord(
   };
 }
 
-/** Marks a filled module cache: CLI, lockfile, Deno cache (inode: wiped?) and version. */
-async function cacheMarker(): Promise<string> {
-  const location = cliLocation();
+/**
+ * What the module cache was filled for: CLI, Deno cache (inode: wiped?),
+ * `deno.json` and `deno.lock` (inode, size and times, as git's index does) and
+ * Deno's version.
+ */
+function depsState(): string {
+  const { entry, dir } = cliLocation();
   const denoDir = denoCacheDir();
-  let cacheId = "missing";
-  if (denoDir !== undefined) {
+  const id = (path: string, contents: boolean): string => {
     try {
-      const info = Deno.statSync(denoDir);
-      cacheId = `${info.dev}:${info.ino}:${info.birthtime?.getTime() ?? 0}`;
+      const i = Deno.statSync(path);
+      const times = contents ? [i.size, i.mtime, i.ctime] : [];
+      return [i.dev, i.ino, i.birthtime, ...times].map(Number).join(":");
     } catch {
-      // Wiped: "missing".
+      return "missing";
     }
-  }
-  let lock = "";
-  if (location.dir !== undefined) {
-    try {
-      lock = Deno.readTextFileSync(`${location.dir}/deno.lock`);
-    } catch {
-      lock = "missing";
-    }
-  }
-  return `deps-${await sha256Hex(
-    JSON.stringify([location.entry, lock, denoDir, cacheId, Deno.version.deno]),
-  )}`;
+  };
+  const files = dir === undefined
+    ? []
+    : ["deno.json", "deno.lock"].map((name) => id(`${dir}/${name}`, true));
+  return JSON.stringify([
+    entry,
+    denoDir,
+    denoDir && id(denoDir, false),
+    ...files,
+    Deno.version.deno,
+  ]);
 }
 
-/** Fills Deno's module cache once per marker (the CLI runs `--cached-only`). */
+/** Fills Deno's module cache once per {@linkcode depsState} (the CLI runs `--cached-only`). */
 async function ensureCached(
   cacheDir: string | undefined,
+  deps: string,
   warn: (line: string) => void,
 ): Promise<boolean> {
-  const marker = await cacheMarker();
+  const marker = `deps-${await sha256Hex(deps)}`;
   if (cacheDir !== undefined) {
     try {
       Deno.statSync(`${cacheDir}/${marker}`);
@@ -261,21 +263,24 @@ export async function launch(
     ...(intent.spansProfiles ? { spansProfiles: true } : {}),
     reads: intent.reads ?? null,
   });
-  if (!(await ensureCached(cacheDir, warn))) return 1;
+  const deps = depsState();
   const path = cacheDir === undefined
     ? undefined
     : `${cacheDir}/plan-${key}.json`;
   let record = path === undefined ? undefined : readLaunchRecord(path);
   if (
     record !== undefined &&
-    (sourceStamp(record.sources) !== record.sourceStamp ||
+    (record.deps !== deps ||
+      sourceStamp(record.sources) !== record.sourceStamp ||
       !(await unchanged(record.observations, record.inputsDigest)))
   ) {
     record = undefined;
   }
   if (record === undefined) {
+    // A record exists only once the cache was filled for its `deps`.
+    if (!(await ensureCached(cacheDir, deps, warn))) return 1;
     try {
-      record = await computeRecord(args, root);
+      record = await computeRecord(args, root, deps);
     } catch (error) {
       warn(
         `hermes: cannot work out the permissions the CLI needs: ${
@@ -289,11 +294,15 @@ export async function launch(
       pruneLaunchRecords(cacheDir);
     }
   }
-  if (isRootHelpRequest(args) && relay.stopped === undefined) {
-    // The text the CLI's main.ts would print from the record's variable.
-    const provider = parseProviderCommandLine(record.env[ROOT_HELP_ENV]);
+  if (scanGlobalArgs(args).help && relay.stopped === undefined) {
+    // What the CLI's main.ts would print (a computed import: only for --help).
+    const url = new URL("../cli/root_help.ts", import.meta.url).href;
+    const help = await import(url) as typeof import("../cli/root_help.ts");
+    const provider = help.isRootHelpRequest(args)
+      ? help.parseProviderCommandLine(record.env[help.ROOT_HELP_ENV])
+      : null;
     if (provider !== null) {
-      await writeRootHelp(provider);
+      await help.writeRootHelp(provider);
       return 0;
     }
   }

@@ -2,17 +2,16 @@
 // outside every profile home, so neither the CLI nor a sandboxed provider can
 // write the grant the next start uses.
 
-import { denoCacheDir, readProcessEnv } from "../core/env.ts";
-
-export { denoCacheDir };
+import { readProcessEnv } from "../core/env.ts";
 import type { Observation } from "./input_record.ts";
 import { sha256Hex } from "../_util/sha256.ts";
 
 /** The format of a cached launch record; older ones are recomputed. */
-export const LAUNCH_FORMAT = 3;
+export const LAUNCH_FORMAT = 4;
 
-/** How many launch records are kept (one per profile and directory). */
+/** How many launch records (one per profile and directory) and cache markers are kept. */
 const KEEP_RECORDS = 64;
+const KEPT = /^(plan-[0-9a-f]+\.json|deps-[0-9a-f]+)$/;
 
 /** What the launcher computed for one profile, directory and install. */
 export interface LaunchRecord {
@@ -20,6 +19,8 @@ export interface LaunchRecord {
   /** `run`, flags, entry: before the user's arguments. */
   denoArgs: string[];
   env: Record<string, string>;
+  /** The module cache's state it was made with (`depsState`). */
+  deps: string;
   /** Replayed to check the record. */
   observations: Observation[];
   inputsDigest: string;
@@ -51,26 +52,25 @@ export function launcherCacheDir(): string | undefined {
 const GRANT_CODE = "_util core io profile config sandbox plugins cli launcher"
   .split(" ");
 
-/** Files (and folders: their mtime shows adds and removes) whose change recomputes the grant. */
+/**
+ * Files (and folders: their mtime shows adds and removes) whose change
+ * recomputes the grant; not subfolders (`cli/commands/`: a test checks that
+ * `plan.ts` imports nothing outside this list); `deno.json` and `deno.lock`
+ * are in the record's `deps`.
+ */
 export function grantSources(root: string): string[] {
-  const paths: string[] = [join(root, "deno.json"), join(root, "deno.lock")];
-  const walk = (dir: string, depth: number): void => {
-    let entries: Deno.DirEntry[];
+  const paths: string[] = [];
+  for (const name of GRANT_CODE) {
+    const dir = join(root, "src", name);
     try {
-      entries = [...Deno.readDirSync(dir)];
+      const files = [...Deno.readDirSync(dir)].filter((e) =>
+        e.isFile && /\.(ts|json|yaml)$/.test(e.name)
+      );
+      paths.push(dir, ...files.map((e) => join(dir, e.name)));
     } catch {
-      return;
+      // Not there: nothing to watch.
     }
-    paths.push(dir);
-    for (const entry of entries) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory && depth < 6) walk(path, depth + 1);
-      else if (entry.isFile && /\.(ts|json|yaml)$/.test(entry.name)) {
-        paths.push(path);
-      }
-    }
-  };
-  for (const dir of GRANT_CODE) walk(join(root, "src", dir), 0);
+  }
   return paths;
 }
 
@@ -91,6 +91,7 @@ export function readLaunchRecord(path: string): LaunchRecord | undefined {
     const record = JSON.parse(Deno.readTextFileSync(path)) as LaunchRecord;
     if (
       record?.format !== LAUNCH_FORMAT || !Array.isArray(record.denoArgs) ||
+      typeof record.deps !== "string" ||
       !Array.isArray(record.observations) ||
       typeof record.inputsDigest !== "string" ||
       !Array.isArray(record.sources) || typeof record.sourceStamp !== "string"
@@ -115,12 +116,12 @@ export function writeCacheFile(dir: string, name: string, text: string): void {
   }
 }
 
-/** Keeps the newest {@linkcode KEEP_RECORDS} launch records. */
+/** Keeps the newest {@linkcode KEEP_RECORDS} launch records and cache markers. */
 export function pruneLaunchRecords(dir: string): void {
   try {
     const records: { path: string; mtime: number }[] = [];
     for (const entry of Deno.readDirSync(dir)) {
-      if (!entry.isFile || !/^plan-[0-9a-f]+\.json$/.test(entry.name)) continue;
+      if (!entry.isFile || !KEPT.test(entry.name)) continue;
       const path = join(dir, entry.name);
       records.push({ path, mtime: Deno.statSync(path).mtime?.getTime() ?? 0 });
     }

@@ -154,3 +154,41 @@ Deno.test("a deno.lock out of date with deno.json: the launcher prints the cause
     assert.match(debug.err, /^error: The lockfile is out of date/m);
   });
 });
+
+Deno.test("after a cached start, an edited deno.lock or deno.json runs the cache step again", async () => {
+  await withHome(async (home) => {
+    const checkout = join(home, "checkout");
+    await Deno.mkdir(checkout);
+    await copyCheckout(checkout);
+    const launch = () =>
+      runCommand(
+        Deno.execPath(),
+        [...launcher(checkout), "memory", "status"],
+        { cwd: home, env: { HOME: home } },
+      );
+    const outOfDate = `${checkout}/deno.lock is out of date`;
+    // `deno run` itself prunes deno.lock after a deno.json edit: both go back.
+    const saved = await Promise.all(
+      ["deno.lock", "deno.json"].map((f) =>
+        Deno.readTextFile(join(checkout, f))
+      ),
+    );
+    for (const file of ["deno.lock", "deno.json"]) {
+      const warm = await launch();
+      assert.equal(warm.code, 0, warm.err);
+      const path = join(checkout, file);
+      const data = JSON.parse(await Deno.readTextFile(path));
+      // The lockfile forgets a dependency; deno.json asks for a range it never resolved.
+      if (file === "deno.lock") delete data.specifiers["npm:yaml@^2.9.1"];
+      else data.imports.yaml = "npm:yaml@^2.8.0";
+      await Deno.writeTextFile(path, JSON.stringify(data, null, 2));
+      const stale = await launch();
+      assert.equal(stale.code, 1, `${file}: ${stale.err}`);
+      assert.ok(stale.err.includes(outOfDate), stale.err);
+      await Deno.writeTextFile(join(checkout, "deno.lock"), saved[0]!);
+      await Deno.writeTextFile(join(checkout, "deno.json"), saved[1]!);
+    }
+    const restored = await launch();
+    assert.equal(restored.code, 0, restored.err);
+  });
+});

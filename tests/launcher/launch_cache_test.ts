@@ -1,7 +1,9 @@
 // What decides that a cached launch record is stale, besides the reads it
-// recorded: the framework's own grant code.
+// recorded: the framework's own grant code, all of it.
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { runCommand } from "../helpers/run_command.ts";
 import { grantSources, sourceStamp } from "../../src/launcher/launch_cache.ts";
 
 Deno.test("the source stamp changes when grant code is edited, added or removed", async () => {
@@ -38,4 +40,24 @@ Deno.test("the source stamp changes when grant code is edited, added or removed"
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+});
+
+Deno.test("every framework module the grant computation imports is in grantSources", async () => {
+  const root = fileURLToPath(new URL("../..", import.meta.url)).replace(
+    /\/$/,
+    "",
+  );
+  const info = await runCommand(Deno.execPath(), [
+    "info",
+    "--json",
+    join(root, "src/launcher/plan.ts"),
+  ], { cwd: root });
+  assert.equal(info.code, 0, info.err);
+  const modules = (JSON.parse(info.out) as { modules: { specifier: string }[] })
+    .modules.map((m) => m.specifier)
+    .filter((s) => s.startsWith(`file://${root}/src/`))
+    .map((s) => fileURLToPath(s));
+  assert.ok(modules.length > 20, modules.join("\n"));
+  const sources = new Set(grantSources(root));
+  assert.deepEqual(modules.filter((m) => !sources.has(m)), []);
 });

@@ -117,6 +117,9 @@ export {
   pythonTruthy,
 } from "../_util/python_values.ts";
 export { isTruthyEnvValue } from "../core/env.ts";
+// Paths with Node's rules, without evaluating Deno's Node layer (`node:path`
+// and `node:url` load about 50 modules of it).
+export * as path from "../_util/path.ts";
 // Permission denials.
 export {
   isPermissionDenial,

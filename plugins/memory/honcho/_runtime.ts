@@ -83,29 +83,6 @@ export class TaskGroup {
   }
 }
 
-/** A signal aborted with a `TimeoutError` after `ms` (never if `ms` is not finite) or with `parent`; `clear()` stops both. */
-export function deadlineSignal(
-  ms: number,
-  message: string,
-  parent?: AbortSignal,
-): { signal: AbortSignal; reason: DOMException; clear(): void } {
-  const controller = new AbortController();
-  const reason = new DOMException(message, "TimeoutError");
-  const onAbort = (): void => controller.abort(parent!.reason);
-  parent?.addEventListener("abort", onAbort, { once: true });
-  const timer = Number.isFinite(ms)
-    ? setTimeout(() => controller.abort(reason), Math.max(0, ms))
-    : undefined;
-  return {
-    signal: controller.signal,
-    reason,
-    clear: () => {
-      clearTimeout(timer);
-      parent?.removeEventListener("abort", onAbort);
-    },
-  };
-}
-
 /** Whether `promise` settles within `ms` (`ms <= 0`: whether it already has). */
 export async function waitFor(
   promise: Promise<unknown>,

@@ -30,8 +30,7 @@ import {
   settleLine,
 } from "./_log.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "../client/_backoff.ts";
-import { deadlineSignal } from "../_runtime.ts";
-import { errorText, isRecord } from "../_util.ts";
+import { deadlineSignal, errorText, isRecord } from "../_util.ts";
 
 /** A request is not started with less time than this before the deadline. */
 const MIN_REQUEST_MS = 250;

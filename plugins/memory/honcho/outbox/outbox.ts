@@ -45,8 +45,8 @@ import {
   type RejectedRecord,
 } from "./_log.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "../client/_backoff.ts";
-import { deadlineSignal, waitFor } from "../_runtime.ts";
-import { errorText } from "../_util.ts";
+import { waitFor } from "../_runtime.ts";
+import { deadlineSignal, errorText } from "../_util.ts";
 
 export { OUTBOX_ID_METADATA_KEY };
 

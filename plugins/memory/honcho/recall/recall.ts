@@ -26,13 +26,8 @@ import {
 import { isHonchoError } from "../client/errors.ts";
 import { ReadBackoff } from "../client/_backoff.ts";
 import type { HonchoSession } from "../session/session.ts";
-import {
-  deadlineSignal,
-  type HonchoRuntime,
-  type TaskGroup,
-  waitFor,
-} from "../_runtime.ts";
-import { errorText } from "../_util.ts";
+import { type HonchoRuntime, type TaskGroup, waitFor } from "../_runtime.ts";
+import { deadlineSignal, errorText } from "../_util.ts";
 
 /** A function that rewrites a user message into a better recall question. */
 export type QueryRewriter = (query: string) => Promise<string> | string;

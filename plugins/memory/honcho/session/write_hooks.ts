@@ -44,8 +44,8 @@ import { type PeerNamingConfig, resolveAuthorPeerId } from "./peers.ts";
 import type { HonchoSession, HonchoSessionIdentity } from "./session.ts";
 import { a2aSessionKey, honchoSessionId, sanitizeId } from "./naming.ts";
 import { isInternalGatewayNotification } from "./turn_filter.ts";
-import { deadlineSignal, type HonchoRuntime, waitFor } from "../_runtime.ts";
-import { errorText } from "../_util.ts";
+import { type HonchoRuntime, waitFor } from "../_runtime.ts";
+import { deadlineSignal, errorText } from "../_util.ts";
 
 /** Who wrote the user side of a turn (`id` unset: the session's user). */
 export interface TurnAuthorInfo {

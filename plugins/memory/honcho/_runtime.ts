@@ -73,14 +73,27 @@ export class TaskGroup {
   }
 
   /** Waits (at most `timeoutMs`) until no task is left, including ones started meanwhile. */
-  async settle(timeoutMs: number, now: () => number): Promise<boolean> {
-    const deadline = now() + timeoutMs;
-    while (this.#tasks.size > 0) {
-      const left = deadline - now();
-      if (left <= 0 || !await waitFor(this.current(), left)) return false;
-    }
-    return true;
+  settle(timeoutMs: number, now: () => number): Promise<boolean> {
+    return waitWhile(
+      () => this.#tasks.size > 0 ? this.current() : undefined,
+      timeoutMs,
+      now,
+    );
   }
+}
+
+/** Waits on `next()` until it returns nothing; `false` when `timeoutMs` passes first. */
+export async function waitWhile(
+  next: () => Promise<unknown> | undefined,
+  timeoutMs: number,
+  now: () => number = Date.now,
+): Promise<boolean> {
+  const deadline = now() + Math.max(0, timeoutMs);
+  for (let wait = next(); wait; wait = next()) {
+    const left = deadline - now();
+    if (left <= 0 || !await waitFor(wait, left)) return false;
+  }
+  return true;
 }
 
 /** Whether `promise` settles within `ms` (`ms <= 0`: whether it already has). */

@@ -10,6 +10,20 @@ export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** A Honcho id: each character outside `[A-Za-z0-9_-]` becomes `-` (no collapsing, no trimming). */
+export function sanitizeId(value: string): string {
+  return value.replace(/[^A-Za-z0-9_-]/g, "-");
+}
+
+/** `error` and its `cause`s, the `Error`s among the first `max`. */
+export function causeChain(error: unknown, max = 6): Error[] {
+  const chain: Error[] = [];
+  for (let e = error; e instanceof Error && chain.length < max; e = e.cause) {
+    chain.push(e);
+  }
+  return chain;
+}
+
 /** A signal aborted with a `TimeoutError` after `ms` (never if `ms` is not finite) or with `parent`; `clear()` stops both. */
 export function deadlineSignal(
   ms: number,

@@ -21,7 +21,7 @@ import {
 } from "./session/observation.ts";
 import { noticeText } from "./notices.ts";
 import type { HonchoSession } from "./session/session.ts";
-import { errorText } from "./_util.ts";
+import { errorText, sanitizeId } from "./_util.ts";
 
 const PEER_PROPERTY = {
   type: "string",
@@ -236,7 +236,7 @@ export function resolveToolPeer(
   if (raw === "" || raw.toLowerCase() === "user") return ids.userPeerId;
   const lower = raw.toLowerCase();
   if (lower === "ai" || lower === "assistant") return ids.aiPeerId;
-  return raw.replace(/[^A-Za-z0-9_-]/g, "-");
+  return sanitizeId(raw);
 }
 
 function perspective(ctx: HonchoToolContext, targetPeerId: string) {
@@ -300,21 +300,10 @@ export async function runHonchoTool(
   args: Record<string, unknown>,
   ctx: HonchoToolContext,
 ): Promise<string> {
+  const run = TOOLS[name];
+  if (!run) return toolError(`Unknown tool: ${name}`);
   try {
-    switch (name) {
-      case "honcho_profile":
-        return await profileTool(args, ctx);
-      case "honcho_search":
-        return await searchTool(args, ctx);
-      case "honcho_context":
-        return await contextTool(args, ctx);
-      case "honcho_reasoning":
-        return await reasoningTool(args, ctx);
-      case "honcho_conclude":
-        return await concludeTool(args, ctx);
-      default:
-        return toolError(`Unknown tool: ${name}`);
-    }
+    return await run(args, ctx);
   } catch (error) {
     const message = ctx.scrub(errorText(error));
     if (isHonchoError(error, "auth")) {
@@ -323,6 +312,14 @@ export async function runHonchoTool(
     return toolError(`Honcho ${name} failed: ${message}`);
   }
 }
+
+const TOOLS: Record<string, typeof profileTool> = {
+  honcho_profile: profileTool,
+  honcho_search: searchTool,
+  honcho_context: contextTool,
+  honcho_reasoning: reasoningTool,
+  honcho_conclude: concludeTool,
+};
 
 function text(value: unknown): string {
   return typeof value === "string" ? value.trim() : "";

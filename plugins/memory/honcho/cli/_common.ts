@@ -22,8 +22,7 @@ import { hostKeyForProfile, profileFromHermesHome } from "../config/paths.ts";
 import { readHonchoConfigFile } from "../config/file.ts";
 import { resolveHonchoConnection } from "../client/connection.ts";
 import { describeHonchoError } from "../client/errors.ts";
-import { sanitizeId } from "../session/naming.ts";
-import { errorText, isRecord } from "../_util.ts";
+import { errorText, isRecord, sanitizeId } from "../_util.ts";
 import {
   connectionFix,
   type ConnectionFixOptions,

@@ -6,7 +6,6 @@ import type { HonchoConfig } from "../config/config.ts";
 import { isHonchoError } from "../client/errors.ts";
 import { resolveReadPerspective } from "../session/observation.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
-import { sanitizeId } from "../session/naming.ts";
 import {
   CLI_CONNECT_TIMEOUT_MS,
   connectHoncho,
@@ -14,6 +13,7 @@ import {
   describeProfileFailure,
   serverLabel,
 } from "./_common.ts";
+import { sanitizeId } from "../_util.ts";
 
 interface MemoryView {
   url: string;

@@ -14,8 +14,7 @@ import type { HonchoClient } from "../client/client.ts";
 import type { HonchoConfig } from "../config/config.ts";
 import { chunkMessage } from "../session/chunking.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
-import { sanitizeId } from "../session/naming.ts";
-import { isRecord } from "../_util.ts";
+import { isRecord, sanitizeId } from "../_util.ts";
 
 /** `description` is what it holds, for the `<context>` note. */
 interface UserMemoryFile {

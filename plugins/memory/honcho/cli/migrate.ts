@@ -15,7 +15,6 @@ import type { HonchoConfig } from "../config/config.ts";
 import { isLocalHonchoUrl } from "../client/connection.ts";
 import { isHonchoError } from "../client/errors.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
-import { sanitizeId } from "../session/naming.ts";
 import { HONCHO_TOOL_NAMES } from "../tools.ts";
 import {
   connectHoncho,
@@ -40,6 +39,7 @@ import {
 } from "./_seed.ts";
 import { sourceText } from "./setting_commands.ts";
 import { runSetup } from "./setup.ts";
+import { sanitizeId } from "../_util.ts";
 
 interface MigrateOptions {
   yes?: boolean;

@@ -7,8 +7,7 @@ import {
   REASONING_LEVELS,
 } from "../config/config.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
-import { sanitizeId } from "../session/naming.ts";
-import { isRecord } from "../_util.ts";
+import { isRecord, sanitizeId } from "../_util.ts";
 import {
   checkHonchoId,
   HonchoCliError,

@@ -55,6 +55,7 @@ import {
   withOptional,
   type Workspace,
 } from "./wire.ts";
+import { sanitizeId } from "../_util.ts";
 
 export {
   abortableSleep,
@@ -141,10 +142,7 @@ export interface ConclusionQueryOptions extends CallOptions {
 
 /** A workspace id Honcho accepts: outside `[A-Za-z0-9_-]` becomes `-` (as for peers and sessions). */
 function honchoWorkspaceId(workspaceId: string): string {
-  const clean = workspaceId.trim().replace(/[^A-Za-z0-9_-]/g, "-").slice(
-    0,
-    512,
-  );
+  const clean = sanitizeId(workspaceId.trim()).slice(0, 512);
   return clean === "" ? "hermes" : clean;
 }
 

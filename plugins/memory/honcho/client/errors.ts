@@ -3,6 +3,8 @@
  * @module
  */
 
+import { causeChain } from "../_util.ts";
+
 // kind → `name`: the name stays per kind, it is what crosses the worker
 // boundary and shows in logs.
 const NAMES = {
@@ -143,22 +145,16 @@ export function describeHonchoError(error: unknown, call?: FailedCall): string {
 }
 
 function deniedNet(error: Error): boolean {
-  let cause: unknown = error;
-  for (let depth = 0; cause instanceof Error && depth < 6; depth++) {
-    if (cause.name === "NotCapable") return true;
-    cause = cause.cause;
-  }
-  return /no network access to /.test(error.message);
+  return causeChain(error).some((e) => e.name === "NotCapable") ||
+    /no network access to /.test(error.message);
 }
 
 function connectionCause(error: HonchoError): string {
-  const texts: string[] = [];
-  let cause: unknown = error.cause;
-  for (let depth = 0; cause instanceof Error && depth < 5; depth++) {
-    if (cause.name === "NotCapable") return "no network permission";
-    texts.push(cause.message.split("\n", 1)[0] ?? "");
-    cause = cause.cause;
+  const chain = causeChain(error.cause, 5);
+  if (chain.some((e) => e.name === "NotCapable")) {
+    return "no network permission";
   }
+  const texts = chain.map((e) => e.message.split("\n", 1)[0] ?? "");
   const all = texts.join(" ");
   if (/connection refused/i.test(all)) return "connection refused";
   if (/dns|lookup|resolve|name or service/i.test(all)) {

@@ -45,7 +45,7 @@ import {
   type RejectedRecord,
 } from "./_log.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "../client/_backoff.ts";
-import { waitFor } from "../_runtime.ts";
+import { waitFor, waitWhile } from "../_runtime.ts";
 import { deadlineSignal, errorText } from "../_util.ts";
 
 export { OUTBOX_ID_METADATA_KEY };
@@ -307,15 +307,10 @@ export class HonchoOutbox {
 
   /** Waits (at most `timeoutMs`) until everything staged is in the file; counts what is not. */
   async drain(timeoutMs?: number): Promise<DrainResult> {
-    const deadline = timeoutMs === undefined
-      ? Infinity
-      : Date.now() + Math.max(0, timeoutMs);
-    for (;;) {
-      const running = this.#commit.running;
-      if (this.#commit.notDurable === 0 || !running) break;
-      const left = deadline - Date.now();
-      if (left <= 0 || !await waitFor(running, left)) break;
-    }
+    await waitWhile(
+      () => this.#commit.notDurable === 0 ? undefined : this.#commit.running,
+      timeoutMs ?? Infinity,
+    );
     const pending = this.#commit.notDurable;
     return { drained: pending === 0, pending };
   }

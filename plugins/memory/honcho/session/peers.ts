@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import type { HonchoConfig } from "../config/config.ts";
 import { HonchoError } from "../client/errors.ts";
-import { sanitizeId } from "./naming.ts";
+import { sanitizeId } from "../_util.ts";
 
 /** The AI peer used when `aiPeer` is empty. */
 export const DEFAULT_AI_PEER = "hermes-assistant";

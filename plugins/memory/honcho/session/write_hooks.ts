@@ -32,7 +32,7 @@ import {
   HonchoError,
   isHonchoError,
 } from "../client/errors.ts";
-import type { NoticeCause } from "../notices.ts";
+import { classifyFailure, type NoticeCause } from "../notices.ts";
 import {
   HonchoOutbox,
   type HonchoOutboxOptions,
@@ -42,10 +42,10 @@ import {
 import type { OutboxDeliverResult } from "../outbox/_delivery.ts";
 import { type PeerNamingConfig, resolveAuthorPeerId } from "./peers.ts";
 import type { HonchoSession, HonchoSessionIdentity } from "./session.ts";
-import { a2aSessionKey, honchoSessionId, sanitizeId } from "./naming.ts";
+import { a2aSessionKey, honchoSessionId } from "./naming.ts";
 import { isInternalGatewayNotification } from "./turn_filter.ts";
 import { type HonchoRuntime, waitFor } from "../_runtime.ts";
-import { deadlineSignal, errorText } from "../_util.ts";
+import { deadlineSignal, errorText, sanitizeId } from "../_util.ts";
 
 /** Who wrote the user side of a turn (`id` unset: the session's user). */
 export interface TurnAuthorInfo {
@@ -372,7 +372,8 @@ export class HonchoWriteHooks {
       if (result.delivered > 0 || result.duplicates > 0) this.#warned.clear();
       return;
     }
-    let cause = notices.reportError(error);
+    const host = isHonchoError(error, "permission") ? error.host : undefined;
+    let cause = classifyFailure(error);
     let reason = describeHonchoError(error);
     if (
       cause === undefined && result.systemic &&
@@ -380,16 +381,14 @@ export class HonchoWriteHooks {
     ) {
       cause = "refused";
       reason = this.#rt.scrub(errorText(error));
-      notices.report(cause, reason);
     }
-    if (cause === undefined || !result.systemic || this.#warned.has(cause)) {
-      return;
-    }
+    if (cause === undefined) return;
+    notices.report(cause, reason, host);
+    if (!result.systemic || this.#warned.has(cause)) return;
     // In a sandbox worker the host has already warned about the denial,
     // naming the same key; the notice above still tells the user.
     if (cause === "permission" && permissionDenialsReportedByHost()) return;
     this.#warned.add(cause);
-    const host = isHonchoError(error, "permission") ? error.host : undefined;
     const queued = result.pending >= 0
       ? ` (${result.pending} message(s) in ${this.outbox.path})`
       : "";

@@ -36,14 +36,6 @@ export function requestTimeoutMs(
     1000;
 }
 
-/** Replaces `secret` (at least 4 characters) by `[redacted]`. */
-export function scrubberOf(
-  secret: string | undefined,
-): (text: string) => string {
-  return (text) =>
-    secret && secret.length >= 4 ? text.split(secret).join("[redacted]") : text;
-}
-
 /** The provider's background tasks, tracked until settled (a tracked promise never rejects). */
 export class TaskGroup {
   #tasks = new Set<Promise<unknown>>();

@@ -15,6 +15,14 @@ export function sanitizeId(value: string): string {
   return value.replace(/[^A-Za-z0-9_-]/g, "-");
 }
 
+/** Replaces `secret` (at least 4 characters) by `[redacted]`. */
+export function scrubberOf(
+  secret: string | undefined,
+): (text: string) => string {
+  return (text) =>
+    secret && secret.length >= 4 ? text.split(secret).join("[redacted]") : text;
+}
+
 /** `error` and its `cause`s, the `Error`s among the first `max`. */
 export function causeChain(error: unknown, max = 6): Error[] {
   const chain: Error[] = [];

@@ -27,7 +27,8 @@ import {
   type ToolSchema,
   type TurnStartOptions,
 } from "../../../src/provider/mod.ts";
-import { HonchoClient, type HonchoTransportOptions } from "./client/client.ts";
+import { HonchoClient } from "./client/client.ts";
+import { type HonchoTransportOptions } from "./client/_transport.ts";
 import { globalHonchoConfigPath } from "./config/paths.ts";
 import {
   HONCHO_UNAVAILABLE_REASON,
@@ -69,11 +70,10 @@ import {
 import {
   type HonchoRuntime,
   requestTimeoutMs,
-  scrubberOf,
   TaskGroup,
   waitFor,
 } from "./_runtime.ts";
-import { errorText } from "./_util.ts";
+import { errorText, scrubberOf } from "./_util.ts";
 
 export type { HonchoLivenessSnapshot, HonchoSessionIdentity, QueryRewriter };
 

@@ -6,14 +6,15 @@
  */
 
 import { toolError, type ToolSchema } from "../../../src/provider/mod.ts";
-import type { HonchoClient, Message } from "./client/client.ts";
+import type { HonchoClient } from "./client/client.ts";
+import type { Message } from "./client/wire.ts";
 import {
   type HonchoConfig,
   REASONING_LEVELS,
   type ReasoningLevel,
   type RecallMode,
 } from "./config/config.ts";
-import { cleanHonchoSummary } from "./recall/context.ts";
+import { capDialecticInput, cleanHonchoSummary } from "./recall/context.ts";
 import { isHonchoError } from "./client/errors.ts";
 import {
   type PeerObservation,
@@ -472,13 +473,11 @@ async function reasoningTool(
   args: Record<string, unknown>,
   ctx: HonchoToolContext,
 ): Promise<string> {
-  let query = text(args.query);
+  const query = capDialecticInput(
+    text(args.query),
+    ctx.config.dialecticMaxInputChars,
+  );
   if (query === "") return toolError("Missing required parameter: query");
-  if (query.length > ctx.config.dialecticMaxInputChars) {
-    const cut = query.slice(0, ctx.config.dialecticMaxInputChars);
-    const space = cut.lastIndexOf(" ");
-    query = space > 0 ? cut.slice(0, space) : cut;
-  }
   const requested = text(args.reasoning_level).toLowerCase();
   const level = ctx.config.dialecticDynamic &&
       REASONING_LEVELS.includes(requested as ReasoningLevel)

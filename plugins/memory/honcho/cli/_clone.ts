@@ -5,10 +5,9 @@ import { resolveAiPeerId } from "../session/peers.ts";
 import {
   connectHoncho,
   describeHonchoFailure,
-  isRecord,
   serverLabel,
 } from "./_common.ts";
-import { sanitizeId } from "../_util.ts";
+import { isRecord, sanitizeId } from "../_util.ts";
 
 /** Keys a fresh host block inherits from the default block on `enable`. */
 export const ENABLE_INHERITED_KEYS: readonly string[] = Object.freeze([

@@ -373,8 +373,6 @@ export async function describeProfileFailure(
   return describeHonchoFailure(error, url, timeoutMs, { netListed });
 }
 
-export { errorText, isRecord } from "../_util.ts";
-
 export function checkHonchoId(what: string, value: string): string {
   const text = value.trim();
   if (!/^[A-Za-z0-9_-]{1,512}$/.test(text)) {

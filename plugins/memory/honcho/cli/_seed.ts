@@ -11,6 +11,7 @@ import {
   withFileLock,
 } from "../../../../mod.ts";
 import type { HonchoClient } from "../client/client.ts";
+import { MAX_MESSAGE_CHARS } from "../client/wire.ts";
 import type { HonchoConfig } from "../config/config.ts";
 import { chunkMessage } from "../session/chunking.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
@@ -67,8 +68,6 @@ export const AGENT_IDENTITY_FILES: readonly string[] = Object.freeze([
   "TOOLS.md",
   "BOOTSTRAP.md",
 ]);
-
-const MAX_MESSAGE_CHARS = 25_000;
 
 /** Where a send goes (the client's workspace; the home's ledger). */
 export interface SeedTarget {

@@ -25,11 +25,9 @@ import {
   checkHonchoId,
   CLI_CONNECT_TIMEOUT_MS,
   connectHoncho,
-  errorText,
   HonchoCliError,
   type HonchoCliScope,
   isPromptCancelled,
-  isRecord,
   loadScopeConfig,
   reportWrite,
   requireReadableConfig,
@@ -41,7 +39,7 @@ import {
 } from "./_common.ts";
 import { describeHonchoError } from "../client/errors.ts";
 import { connectionFix } from "./_fixes.ts";
-import { sanitizeId } from "../_util.ts";
+import { errorText, isRecord, sanitizeId } from "../_util.ts";
 
 export const DEFAULT_LOCAL_URL = "http://localhost:8000";
 export const CLOUD_URL = HONCHO_ENVIRONMENT_URLS.production!;

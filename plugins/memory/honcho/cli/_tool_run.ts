@@ -7,9 +7,9 @@ import {
   resolveToolPeer,
   runHonchoTool,
 } from "../tools.ts";
-import { HonchoCliError, isRecord } from "./_common.ts";
+import { HonchoCliError } from "./_common.ts";
 import { reachHoncho } from "./_memory_view.ts";
-import { sanitizeId } from "../_util.ts";
+import { isRecord, sanitizeId } from "../_util.ts";
 
 /** Checks the server answers (a dead server is one plain sentence), then runs `tool` as the agent would. */
 export async function runToolFromCli(

@@ -19,7 +19,6 @@ import { HONCHO_TOOL_NAMES } from "../tools.ts";
 import {
   connectHoncho,
   describeHonchoFailure,
-  errorText,
   HonchoCliError,
   type HonchoCliScope,
   loadScopeConfig,
@@ -39,7 +38,7 @@ import {
 } from "./_seed.ts";
 import { sourceText } from "./setting_commands.ts";
 import { runSetup } from "./setup.ts";
-import { sanitizeId } from "../_util.ts";
+import { errorText, sanitizeId } from "../_util.ts";
 
 interface MigrateOptions {
   yes?: boolean;

@@ -16,7 +16,6 @@ import {
   describeHonchoFailure,
   HonchoCliError,
   type HonchoCliScope,
-  isRecord,
   listProfiles,
   loadScopeConfig,
   reportWrite,
@@ -26,7 +25,7 @@ import {
   writeHostKey,
 } from "./_common.ts";
 import { profileRows, scopedAction } from "./_action.ts";
-import { sanitizeId } from "../_util.ts";
+import { isRecord, sanitizeId } from "../_util.ts";
 
 const MAX_LISTED_PEERS = 200;
 

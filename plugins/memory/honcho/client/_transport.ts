@@ -8,7 +8,7 @@
  */
 
 import { errorFromResponse, HonchoError } from "./errors.ts";
-import { deadlineSignal } from "../_util.ts";
+import { deadlineSignal, scrubberOf } from "../_util.ts";
 import {
   backoffDelayMs,
   type BackoffPolicy,
@@ -225,7 +225,7 @@ export class HonchoTransport {
         throw new HonchoError(
           "permission",
           `Honcho ${method} ${path} was not sent: this process has no network access to ${host} (${
-            this.#redact(error.message)
+            scrubberOf(this.#apiKey)(error.message)
           })`,
           { host, cause: error },
         );
@@ -234,7 +234,7 @@ export class HonchoTransport {
         throw new HonchoError(
           "connection",
           `Cannot reach Honcho for ${method} ${path}${stage}: ${
-            this.#redact(fetchFailureText(error))
+            scrubberOf(this.#apiKey)(fetchFailureText(error))
           }`,
           {
             cause: error,
@@ -322,12 +322,6 @@ export class HonchoTransport {
     } finally {
       deadline.clear();
     }
-  }
-
-  #redact(message: string): string {
-    return this.#apiKey && this.#apiKey.length >= 4
-      ? message.split(this.#apiKey).join("[redacted]")
-      : message;
   }
 }
 

@@ -57,22 +57,6 @@ import {
 } from "./wire.ts";
 import { sanitizeId } from "../_util.ts";
 
-export {
-  abortableSleep,
-  type FetchLike,
-  type HonchoTransportOptions,
-  parseRetryAfter,
-  type SleepLike,
-} from "./_transport.ts";
-export {
-  type JsonObject,
-  MAX_MESSAGE_CHARS,
-  MAX_MESSAGES_PER_BATCH,
-  type Message,
-  type MessageInput,
-  type SessionPeerConfig,
-} from "./wire.ts";
-
 /** Options of `getPeerCard` and `setPeerCard`. */
 export interface PeerCardOptions extends CallOptions {
   /** The peer the card is about (the observer's own card when omitted). */

@@ -9,13 +9,9 @@
  */
 
 import { log } from "../../../../src/provider/mod.ts";
-import {
-  abortableSleep,
-  type HonchoClient,
-  MAX_MESSAGES_PER_BATCH,
-  type MessageInput,
-  type SleepLike,
-} from "../client/client.ts";
+import { type HonchoClient } from "../client/client.ts";
+import { abortableSleep, type SleepLike } from "../client/_transport.ts";
+import { MAX_MESSAGES_PER_BATCH, type MessageInput } from "../client/wire.ts";
 import { HonchoError, isHonchoError } from "../client/errors.ts";
 import type { GroupCommitter } from "./_commit.ts";
 import {

@@ -11,7 +11,7 @@ import {
   log,
   withFileLock,
 } from "../../../../src/provider/mod.ts";
-import type { JsonObject } from "../client/client.ts";
+import type { JsonObject } from "../client/wire.ts";
 import { isRecord } from "../_util.ts";
 
 export const OUTBOX_ID_METADATA_KEY = "hermes_outbox_id";

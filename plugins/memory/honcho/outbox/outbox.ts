@@ -16,13 +16,9 @@ import {
   log,
   spawnContextTask,
 } from "../../../../src/provider/mod.ts";
-import {
-  abortableSleep,
-  type HonchoClient,
-  type JsonObject,
-  MAX_MESSAGE_CHARS,
-  type SleepLike,
-} from "../client/client.ts";
+import { type HonchoClient } from "../client/client.ts";
+import { abortableSleep, type SleepLike } from "../client/_transport.ts";
+import { type JsonObject, MAX_MESSAGE_CHARS } from "../client/wire.ts";
 import type { WriteFrequency } from "../config/config.ts";
 import { isHonchoError } from "../client/errors.ts";
 import {

@@ -10,7 +10,8 @@ import {
   type ChatMessage,
   normalizePreCompressEvidence,
 } from "../../../../src/provider/mod.ts";
-import type { HonchoClient, JsonObject } from "../client/client.ts";
+import type { HonchoClient } from "../client/client.ts";
+import type { JsonObject } from "../client/wire.ts";
 import { sanitizeContext } from "../../../../src/provider/mod.ts";
 import { isRecord } from "../_util.ts";
 

@@ -11,7 +11,7 @@ import {
   log,
   resolveAgentCwd,
 } from "../../../../src/provider/mod.ts";
-import type { SessionPeerConfig } from "../client/client.ts";
+import type { SessionPeerConfig } from "../client/wire.ts";
 import {
   type HonchoConfig,
   loadHonchoConfig,

@@ -8,12 +8,12 @@
 import { toolError, type ToolSchema } from "../../../src/provider/mod.ts";
 import type { HonchoClient } from "./client/client.ts";
 import type { Message } from "./client/wire.ts";
+import { type HonchoConfig } from "./config/config.ts";
 import {
-  type HonchoConfig,
   REASONING_LEVELS,
   type ReasoningLevel,
   type RecallMode,
-} from "./config/config.ts";
+} from "./config/_lookup.ts";
 import { capDialecticInput, cleanHonchoSummary } from "./recall/context.ts";
 import { isHonchoError } from "./client/errors.ts";
 import {

@@ -633,5 +633,3 @@ export function registerSetup(honcho: HermesCommand): HermesCommand {
   );
   return command;
 }
-
-export { runApplySetup } from "./_setup_save.ts";

@@ -6,8 +6,6 @@
  */
 
 import type { ConfigField } from "../../../../src/provider/mod.ts";
-
-export type { ConfigField };
 import {
   type Setting,
   type SettingGroup,

@@ -19,7 +19,7 @@ import {
 import { type HonchoClient } from "../client/client.ts";
 import { abortableSleep, type SleepLike } from "../client/_transport.ts";
 import { type JsonObject, MAX_MESSAGE_CHARS } from "../client/wire.ts";
-import type { WriteFrequency } from "../config/config.ts";
+import type { WriteFrequency } from "../config/_lookup.ts";
 import { isHonchoError } from "../client/errors.ts";
 import {
   type AppendRecord,

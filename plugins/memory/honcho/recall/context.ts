@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { SessionStartSection } from "../config/config.ts";
+import type { SessionStartSection } from "../config/_lookup.ts";
 
 /** What one base-context fetch found; empty or missing values are skipped. */
 export interface BaseContextData {

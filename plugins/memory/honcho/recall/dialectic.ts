@@ -4,11 +4,8 @@
  * @module
  */
 
-import {
-  type HonchoConfig,
-  REASONING_LEVELS,
-  type ReasoningLevel,
-} from "../config/config.ts";
+import { type HonchoConfig } from "../config/config.ts";
+import { REASONING_LEVELS, type ReasoningLevel } from "../config/_lookup.ts";
 
 /** The settings that shape the passes. */
 export type DialecticSettings = Pick<

@@ -9,7 +9,8 @@
 import { appendFile } from "node:fs/promises";
 import { dirname } from "../../../../src/_util/path.ts";
 import { isTrivialPrompt, log } from "../../../../src/provider/mod.ts";
-import type { HonchoConfig, ReasoningLevel } from "../config/config.ts";
+import type { HonchoConfig } from "../config/config.ts";
+import type { ReasoningLevel } from "../config/_lookup.ts";
 import {
   applyTokenBudget,
   type BaseContextData,

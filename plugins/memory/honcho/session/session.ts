@@ -6,11 +6,7 @@
  * @module
  */
 
-import {
-  type InitializeOptions,
-  log,
-  resolveAgentCwd,
-} from "../../../../src/provider/mod.ts";
+import { type InitializeOptions, log } from "../../../../src/provider/mod.ts";
 import type { SessionPeerConfig } from "../client/wire.ts";
 import {
   type HonchoConfig,
@@ -27,7 +23,11 @@ import {
   type PeerObservation,
   type SessionObservation,
 } from "./observation.ts";
-import { resolveAiPeerId, resolveUserPeerId } from "./peers.ts";
+import {
+  normalizeRuntimeIds,
+  resolveAiPeerId,
+  resolveUserPeerId,
+} from "./peers.ts";
 import {
   gatewaySessionKeyFor,
   type GitTopLevel,
@@ -225,15 +225,11 @@ export class HonchoSession {
   async #resolve(): Promise<HonchoSessionIdentity | undefined> {
     const config = this.#rt.config;
     const options = this.#options.initOptions;
-    const runtimeIds = [options.userId, options.userIdAlt].filter(
-      (id): id is string => typeof id === "string" && id.trim() !== "",
-    ).map((id) => id.trim());
+    const runtimeIds = normalizeRuntimeIds([options.userId, options.userIdAlt]);
     try {
       const userPeerId = resolveUserPeerId(config, { runtimeIds });
       const sessionKey = await resolveSessionKey(config, {
-        cwd: typeof options.cwd === "string" && options.cwd
-          ? options.cwd
-          : safeAgentCwd(),
+        cwd: typeof options.cwd === "string" ? options.cwd : undefined,
         sessionTitle: options.sessionTitle,
         sessionTitleSource: options.sessionTitleSource,
         sessionId: this.#hermesSessionId,
@@ -349,14 +345,6 @@ function serverFlags(
     observeMe: config.observeMe ?? null,
     observeOthers: config.observeOthers ?? null,
   };
-}
-
-function safeAgentCwd(): string | undefined {
-  try {
-    return resolveAgentCwd();
-  } catch {
-    return undefined;
-  }
 }
 
 /** A computed identity signature and the config-file stamp it was computed for. */

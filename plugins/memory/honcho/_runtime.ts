@@ -5,10 +5,8 @@ import type { HonchoClient } from "./client/client.ts";
 import type { HonchoConfig } from "./config/config.ts";
 import type { NoticeBoard } from "./notices.ts";
 
-/** The request timeout when `timeout` is unset, in seconds. */
 const TIMEOUT_FALLBACK_S = 30;
 
-/** What the provider's parts share (see the module doc). */
 export interface HonchoRuntime {
   readonly config: HonchoConfig;
   readonly client: HonchoClient;
@@ -51,7 +49,6 @@ export class TaskGroup {
     return done;
   }
 
-  /** Tracks a promise until it settles. */
   track(promise: Promise<unknown>): void {
     const tracked = promise.catch(() => {}).finally(() => {
       this.#tasks.delete(tracked);

@@ -29,7 +29,6 @@ import {
   netListedIn,
 } from "./_fixes.ts";
 
-/** How long the CLI waits for Honcho before giving up: 5 s. */
 export const CLI_CONNECT_TIMEOUT_MS = 5_000;
 
 /** A failure the user can fix: printed as `error: <message>`, exits with `exitCode`. */

@@ -135,7 +135,6 @@ export interface HonchoClientOptions extends Partial<HonchoTransportConfig> {
   workspaceId: string;
 }
 
-/** Options of {@linkcode HonchoClient.fromConfig}. */
 export interface HonchoClientFromConfigOptions
   extends HonchoTransportOptions, ResolveHonchoConnectionOptions {
   /** Overrides the resolved timeout, in ms. */

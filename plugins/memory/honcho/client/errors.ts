@@ -165,7 +165,6 @@ function connectionCause(error: HonchoError): string {
   return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
 
-/** Options of {@linkcode errorFromResponse}. */
 export interface ErrorFromResponseOptions {
   method?: string;
   /** Without the query string. */

@@ -67,7 +67,6 @@ export interface HonchoConfig extends HonchoSettings {
   hostBlock: Record<string, unknown>;
 }
 
-/** Options of {@linkcode loadHonchoConfig}. */
 export interface LoadHonchoConfigOptions {
   /** @default {getHermesHome()} */
   hermesHome?: string;
@@ -106,7 +105,6 @@ export async function loadHonchoConfig(
   });
 }
 
-/** Options of {@linkcode resolveHonchoConfig}. */
 export interface ResolveHonchoConfigOptions {
   hermesHome: string;
   profile: string;

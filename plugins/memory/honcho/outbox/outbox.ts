@@ -89,7 +89,6 @@ export interface BackgroundDelivery {
   retryMaxDelayMs?: number;
 }
 
-/** Options of {@linkcode HonchoOutbox}. */
 export interface HonchoOutboxOptions {
   /** The workspace (one outbox file per workspace). */
   workspace: string;
@@ -259,11 +258,8 @@ export class HonchoOutbox {
   }
 
   /**
-   * Queues messages durably: resolves once they are in the file and synced. An `id` already queued
-   * counts as accepted without a second copy; past the size bound messages are refused (counted,
-   * with a warning).
-   * @throws {RangeError} When a message has no session or peer, or its content exceeds 25 000
-   * characters (nothing is queued then).
+   * Queues messages durably (resolves once synced); an `id` already queued is accepted without a
+   * second copy, past the size bound messages are refused. RangeError for an invalid message.
    */
   async append(
     messages: readonly OutboxMessageInput[],
@@ -274,10 +270,8 @@ export class HonchoOutbox {
   }
 
   /**
-   * Stages one turn's messages: on disk within one group commit, in order, kept in memory and
-   * retried while the disk refuses them; then delivered per `writeFrequency`. Messages known later
-   * (`count` estimated) hold the turns behind them. Returns a promise only when more than
-   * `maxStagedMessages` wait for the disk (back-pressure).
+   * Stages one turn's messages (in order, retried while the disk refuses them), then delivers per
+   * `writeFrequency`; a promise only when over `maxStagedMessages` wait for the disk.
    */
   stage(
     messages:
@@ -385,11 +379,8 @@ export class HonchoOutbox {
   }
 
   /**
-   * Delivers queued messages in order (batches of at most 100 per session) until the outbox is
-   * empty, the signal aborts, the deadline comes or delivery fails; `busy: true` at once when
-   * another delivery holds the lease (this process's or another's).
-   * @param client Its workspace is replaced by the outbox's.
-   * @throws The signal's reason, unchanged, when it aborts.
+   * Delivers in order (≤100 per batch) with the outbox's workspace until empty, aborted, past the
+   * deadline or failing; `busy: true` at once when another delivery holds the lease.
    */
   deliver(
     client: HonchoClient,

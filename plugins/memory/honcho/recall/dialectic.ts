@@ -7,7 +7,6 @@
 import { type HonchoConfig } from "../config/config.ts";
 import { REASONING_LEVELS, type ReasoningLevel } from "../config/_lookup.ts";
 
-/** The settings that shape the passes. */
 export type DialecticSettings = Pick<
   HonchoConfig,
   | "dialecticDepth"
@@ -89,7 +88,6 @@ export function signalSufficient(result: string): boolean {
   return text.length > 300;
 }
 
-/** Options of {@linkcode passPrompt}. */
 export type PassPromptOptions =
   & Pick<RunDialecticDepthOptions, "cold" | "rewritten" | "currentRequest">
   & {
@@ -137,7 +135,6 @@ export type DialecticPassRunner = (
   level: ReasoningLevel,
 ) => Promise<string>;
 
-/** Options of {@linkcode runDialecticDepth}. */
 export interface RunDialecticDepthOptions {
   /** The user's query (drives the heuristic only, unless `currentRequest`). */
   query: string;

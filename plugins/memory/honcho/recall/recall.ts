@@ -93,7 +93,6 @@ interface DialecticRun {
   firedAt: number;
 }
 
-/** Schedules and serves recall (see the module doc). */
 export class HonchoRecall {
   #warmUpAnswer = false;
   #rt: HonchoRuntime;
@@ -601,7 +600,6 @@ export class HonchoRecall {
   }
 }
 
-/** One line of the injection log. */
 export interface InjectionLogEntry {
   turn: number;
   sessionKey: string | undefined;

@@ -22,9 +22,7 @@ export const CHUNK_METADATA_KEY = "hermes_chunk";
 /** The metadata key holding the Hermes role (`user` or `assistant`). */
 export const ROLE_METADATA_KEY = "hermes_role";
 
-/** One message of checkpoint evidence. */
 export interface EvidenceItem {
-  /** `user` or `assistant`. */
   role: "user" | "assistant";
   /** The text as stored (fences removed, trimmed). */
   text: string;
@@ -85,7 +83,6 @@ export function missingEvidence(
   return out;
 }
 
-/** Digests asked about per list request. */
 const DIGESTS_PER_QUERY = 40;
 
 /** Stored copies per digest (first chunks), one list request per 40 digests. */

@@ -51,7 +51,6 @@ export function pathName(path: string): string {
   return parts[parts.length - 1] ?? "";
 }
 
-/** The configuration keys session naming reads. */
 export type SessionNamingConfig = Pick<
   HonchoConfig,
   | "sessionStrategy"
@@ -66,7 +65,6 @@ export type SessionNamingConfig = Pick<
 /** Finds the top of the git repository containing a directory. */
 export type GitTopLevel = (cwd: string) => Promise<string | undefined>;
 
-/** Options of {@linkcode resolveSessionName}. */
 export interface ResolveSessionNameOptions {
   /** @default {resolveAgentCwd()} */
   cwd?: string;

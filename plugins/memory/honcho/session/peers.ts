@@ -29,7 +29,6 @@ export function normalizeRuntimeIds(
   return out;
 }
 
-/** The configuration keys peer naming reads. */
 export type PeerNamingConfig = Pick<
   HonchoConfig,
   "pinUserPeer" | "peerName" | "userPeerAliases" | "runtimePeerPrefix"
@@ -63,7 +62,6 @@ export function prefixedPeerId(
   return candidate;
 }
 
-/** Options of {@linkcode resolveUserPeerId}. */
 export interface ResolveUserPeerIdOptions {
   /** Primary first (`userId`, `userIdAlt`). */
   runtimeIds?: readonly (string | null | undefined)[];

@@ -302,10 +302,8 @@ export class HonchoWriteHooks {
   }
 
   /**
-   * Checkpoint API v2: resolves only when every evidence message is stored in Honcho (the outbox
-   * flushed, the messages Honcho lacks by digest queued and delivered). A best-effort one takes at
-   * most 2 s and leaves what it could not deliver queued.
-   * @throws {Error} When it cannot be confirmed.
+   * Checkpoint API v2: resolves only when every evidence message is stored (missing digests queued
+   * and delivered), else throws; a best-effort one takes at most 2 s and leaves the rest queued.
    */
   async checkpoint(messages: ChatMessage[], required: boolean): Promise<void> {
     const config = this.#rt.config;

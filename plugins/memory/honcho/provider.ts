@@ -28,7 +28,7 @@ import {
   type TurnStartOptions,
 } from "../../../src/provider/mod.ts";
 import { HonchoClient } from "./client/client.ts";
-import { type HonchoTransportOptions } from "./client/_transport.ts";
+import type { HonchoTransportOptions } from "./client/_transport.ts";
 import { globalHonchoConfigPath } from "./config/paths.ts";
 import {
   HONCHO_UNAVAILABLE_REASON,
@@ -63,9 +63,9 @@ import {
 import type { GitTopLevel } from "./session/naming.ts";
 import { callHonchoTool, honchoToolSchemas, systemPromptFor } from "./tools.ts";
 import {
-  authorFromTurnStart,
   HonchoWriteHooks,
   type TurnAuthorInfo,
+  turnAuthorInfo,
 } from "./session/write_hooks.ts";
 import {
   type HonchoRuntime,
@@ -379,7 +379,11 @@ export class HonchoMemoryProvider extends ProviderContract {
     try {
       if (Number.isFinite(turnNumber)) this.#turn = Math.floor(turnNumber);
       this.#parts?.recall.startTurn();
-      this.#author = authorFromTurnStart(options);
+      this.#author = turnAuthorInfo(
+        options.authorId,
+        options.authorName,
+        options.authorIsBot,
+      );
     } catch {
       // Never throw into the agent.
     }

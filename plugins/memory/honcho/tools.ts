@@ -8,7 +8,7 @@
 import { toolError, type ToolSchema } from "../../../src/provider/mod.ts";
 import type { HonchoClient } from "./client/client.ts";
 import type { Message } from "./client/wire.ts";
-import { type HonchoConfig } from "./config/config.ts";
+import type { HonchoConfig } from "./config/config.ts";
 import {
   REASONING_LEVELS,
   type ReasoningLevel,

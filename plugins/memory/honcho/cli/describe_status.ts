@@ -18,7 +18,7 @@ import {
   isHonchoUsable,
   loadHonchoConfig,
 } from "../config/config.ts";
-import { type ConfigSource } from "../config/_lookup.ts";
+import type { ConfigSource } from "../config/_lookup.ts";
 import {
   HONCHO_ENVIRONMENT_URLS,
   resolveHonchoConnection,

@@ -9,7 +9,7 @@
  */
 
 import { log } from "../../../../src/provider/mod.ts";
-import { type HonchoClient } from "../client/client.ts";
+import type { HonchoClient } from "../client/client.ts";
 import { abortableSleep, type SleepLike } from "../client/_transport.ts";
 import { MAX_MESSAGES_PER_BATCH, type MessageInput } from "../client/wire.ts";
 import { HonchoError, isHonchoError } from "../client/errors.ts";

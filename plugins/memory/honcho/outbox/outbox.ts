@@ -16,7 +16,7 @@ import {
   log,
   spawnContextTask,
 } from "../../../../src/provider/mod.ts";
-import { type HonchoClient } from "../client/client.ts";
+import type { HonchoClient } from "../client/client.ts";
 import { abortableSleep, type SleepLike } from "../client/_transport.ts";
 import { type JsonObject, MAX_MESSAGE_CHARS } from "../client/wire.ts";
 import type { WriteFrequency } from "../config/_lookup.ts";

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { type HonchoConfig } from "../config/config.ts";
+import type { HonchoConfig } from "../config/config.ts";
 import { REASONING_LEVELS, type ReasoningLevel } from "../config/_lookup.ts";
 
 export type DialecticSettings = Pick<

@@ -12,8 +12,6 @@ import {
   type MemoryWriteAction,
   permissionDenialsReportedByHost,
   type SyncTurnOptions,
-  type TurnAuthor,
-  type TurnStartOptions,
 } from "../../../../src/provider/mod.ts";
 import { chunkMessage } from "./chunking.ts";
 import {
@@ -54,25 +52,16 @@ export interface TurnAuthorInfo {
   isBot: boolean;
 }
 
-/** The author `onTurnStart` reported (empty `authorId`: the session's user). */
-export function authorFromTurnStart(options: TurnStartOptions): TurnAuthorInfo {
+/** A turn's author, from `onTurnStart`'s options or `syncTurn`'s `turnAuthor` (no id: the session's user). */
+export function turnAuthorInfo(
+  id: unknown,
+  name: unknown,
+  isBot: unknown,
+): TurnAuthorInfo {
   return {
-    id: typeof options.authorId === "string" && options.authorId.trim()
-      ? options.authorId.trim()
-      : undefined,
-    name: typeof options.authorName === "string"
-      ? options.authorName
-      : undefined,
-    isBot: options.authorIsBot === true,
-  };
-}
-
-/** The author `syncTurn`'s `turnAuthor` names (empty id: the session's user). */
-export function authorFromTurn(author: TurnAuthor): TurnAuthorInfo {
-  return {
-    id: author.id?.trim() || undefined,
-    name: author.name,
-    isBot: author.isBot === true,
+    id: typeof id === "string" && id.trim() ? id.trim() : undefined,
+    name: typeof name === "string" ? name : undefined,
+    isBot: isBot === true,
   };
 }
 
@@ -153,8 +142,9 @@ export class HonchoWriteHooks {
     const turnId = typeof options.turnId === "string" && options.turnId
       ? options.turnId
       : undefined;
-    const turnAuthor = options.turnAuthor
-      ? authorFromTurn(options.turnAuthor)
+    const given = options.turnAuthor;
+    const turnAuthor = given
+      ? turnAuthorInfo(given.id, given.name, given.isBot)
       : author;
     const records = (identity: HonchoSessionIdentity | undefined) => {
       if (!identity) return [];
@@ -231,13 +221,9 @@ export class HonchoWriteHooks {
    */
   async drain(timeoutMs?: number): Promise<DrainResult> {
     const now = this.#rt.now;
-    const deadline = timeoutMs === undefined
-      ? Infinity
-      : now() + Math.max(0, timeoutMs);
+    const deadline = now() + Math.max(0, timeoutMs ?? Infinity);
     const left = (): number => Math.max(0, deadline - now());
-    const staged = await this.outbox.drain(
-      deadline === Infinity ? undefined : left(),
-    );
+    const staged = await this.outbox.drain(left());
     let pending = staged.pending ?? 0;
     if (this.#memoryWrites.size > 0) {
       await waitFor(Promise.all([...this.#memoryWrites]), left());

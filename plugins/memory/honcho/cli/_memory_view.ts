@@ -105,11 +105,7 @@ export async function fetchMemoryView(
     view.aiRepresentation = await client.getPeerRepresentation(aiPeer);
   } catch (error) {
     if (isHonchoError(error, "not_found")) view.aiRepresentation = "";
-    else {view.aiRepresentationError = describeHonchoFailure(
-        error,
-        url,
-        timeoutMs,
-      );}
+    else view.aiRepresentationError = describeHonchoFailure(error, url);
   }
   return view;
 }

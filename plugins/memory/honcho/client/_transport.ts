@@ -291,7 +291,7 @@ export class HonchoTransport {
               response.headers.get("retry-after"),
               this.#now(),
             ),
-            secrets: this.#apiKey ? [this.#apiKey] : [],
+            apiKey: this.#apiKey,
           },
         );
       }

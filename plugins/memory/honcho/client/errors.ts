@@ -3,7 +3,7 @@
  * @module
  */
 
-import { causeChain } from "../_util.ts";
+import { causeChain, scrubberOf } from "../_util.ts";
 
 // kind → `name`: the name stays per kind, it is what crosses the worker
 // boundary and shows in logs.
@@ -170,8 +170,8 @@ export interface ErrorFromResponseOptions {
   /** Without the query string. */
   path?: string;
   retryAfterMs?: number;
-  /** Strings to remove from the detail and body (the API key). */
-  secrets?: readonly string[];
+  /** Removed from the detail and body. */
+  apiKey?: string;
 }
 
 const MAX_DETAIL_CHARS = 300;
@@ -192,9 +192,9 @@ export function errorFromResponse(
   body: unknown,
   options: ErrorFromResponseOptions = {},
 ): HonchoError {
-  const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
-  const cleanBody = redactValue(body, secrets);
-  let detail = redactText(detailOf(cleanBody), secrets);
+  const scrub = scrubberOf(options.apiKey);
+  const cleanBody = redactValue(body, scrub);
+  let detail = scrub(detailOf(cleanBody));
   if (detail.length > MAX_DETAIL_CHARS) {
     detail = `${detail.slice(0, MAX_DETAIL_CHARS)}…`;
   }
@@ -242,22 +242,15 @@ function detailOf(body: unknown): string {
   return "";
 }
 
-function redactText(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) out = out.split(secret).join("[redacted]");
-  return out;
-}
-
-function redactValue(value: unknown, secrets: readonly string[]): unknown {
-  if (secrets.length === 0) return value;
-  if (typeof value === "string") return redactText(value, secrets);
+function redactValue(value: unknown, scrub: (text: string) => string): unknown {
+  if (typeof value === "string") return scrub(value);
   if (Array.isArray(value)) {
-    return value.map((item) => redactValue(item, secrets));
+    return value.map((item) => redactValue(item, scrub));
   }
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      out[key] = redactValue(item, secrets);
+      out[key] = redactValue(item, scrub);
     }
     return out;
   }

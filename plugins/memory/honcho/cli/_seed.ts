@@ -5,7 +5,6 @@
  */
 
 import { basename, join } from "../../../../src/_util/path.ts";
-import { sha256Hex } from "../../../../src/_util/sha256.ts";
 import {
   atomicJsonWrite,
   readJsonOrEmpty,
@@ -120,6 +119,13 @@ export async function ensureSeedSession(target: SeedTarget): Promise<void> {
 
 const ledgerPath = (hermesHome: string): string =>
   join(hermesHome, "state", "honcho_migration.json");
+
+async function sha256Hex(text: string): Promise<string> {
+  const bytes = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+  );
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
 
 async function readLedger(
   hermesHome: string,

@@ -2,10 +2,9 @@
 
 import { spawnContextTask } from "../../../src/provider/mod.ts";
 import type { HonchoClient } from "./client/client.ts";
+import { DEFAULT_HONCHO_TIMEOUT_MS } from "./client/connection.ts";
 import type { HonchoConfig } from "./config/config.ts";
 import type { NoticeBoard } from "./notices.ts";
-
-const TIMEOUT_FALLBACK_S = 30;
 
 export interface HonchoRuntime {
   readonly config: HonchoConfig;
@@ -30,8 +29,9 @@ export function requestTimeoutMs(
   config: Pick<HonchoConfig, "timeout">,
 ): number {
   const seconds = config.timeout;
-  return (seconds !== undefined && seconds > 0 ? seconds : TIMEOUT_FALLBACK_S) *
-    1000;
+  return seconds !== undefined && seconds > 0
+    ? seconds * 1000
+    : DEFAULT_HONCHO_TIMEOUT_MS;
 }
 
 /** The provider's background tasks, tracked until settled (a tracked promise never rejects). */

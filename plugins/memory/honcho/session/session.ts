@@ -20,7 +20,6 @@ import {
 } from "../client/errors.ts";
 import {
   mergeServerObservation,
-  type PeerObservation,
   type SessionObservation,
 } from "./observation.ts";
 import {
@@ -196,19 +195,15 @@ export class HonchoSession {
     if (this.#setups.has(key) || this.#joined.has(key)) return;
     const client = this.#rt.client;
     const flags = this.#observation ?? this.#rt.config.observationFlags;
-    const userConfig = peerConfig(flags.user);
     this.#setups.set(key, async () => {
       const signal = this.#rt.signal;
       if (create) {
         await client.getOrCreateSession(session, {
-          peers: {
-            [peer]: userConfig,
-            [aiPeer]: peerConfig(flags.ai),
-          },
+          peers: { [peer]: flags.user, [aiPeer]: flags.ai },
           signal,
         });
       } else {
-        await client.addSessionPeers(session, { [peer]: userConfig }, {
+        await client.addSessionPeers(session, { [peer]: flags.user }, {
           signal,
         });
       }
@@ -275,10 +270,10 @@ export class HonchoSession {
     const flags = this.#rt.config.observationFlags;
     try {
       const peers: Record<string, SessionPeerConfig> = {
-        [identity.userPeerId]: peerConfig(flags.user),
+        [identity.userPeerId]: flags.user,
       };
       if (identity.aiPeerId !== identity.userPeerId) {
-        peers[identity.aiPeerId] = peerConfig(flags.ai);
+        peers[identity.aiPeerId] = flags.ai;
       }
       await client.getOrCreateSession(identity.sessionId, { peers, signal });
       const serverConfig = (peer: string) =>
@@ -292,8 +287,8 @@ export class HonchoSession {
       ]);
       if (this.#identity?.sessionId !== identity.sessionId) return;
       this.#observation = {
-        user: mergeServerObservation(flags.user, serverFlags(userServer)),
-        ai: mergeServerObservation(flags.ai, serverFlags(aiServer)),
+        user: mergeServerObservation(flags.user, userServer),
+        ai: mergeServerObservation(flags.ai, aiServer),
       };
       this.#ready = true;
       this.#rt.notices.clear();
@@ -329,22 +324,6 @@ export class HonchoSession {
       this.#setups.delete(key);
     }
   }
-}
-
-function peerConfig(
-  { observeMe, observeOthers }: PeerObservation,
-): SessionPeerConfig {
-  return { observeMe, observeOthers };
-}
-
-function serverFlags(
-  config: SessionPeerConfig | undefined,
-): { observeMe: boolean | null; observeOthers: boolean | null } | undefined {
-  if (!config) return undefined;
-  return {
-    observeMe: config.observeMe ?? null,
-    observeOthers: config.observeOthers ?? null,
-  };
 }
 
 /** A computed identity signature and the config-file stamp it was computed for. */

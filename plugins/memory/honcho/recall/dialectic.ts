@@ -158,12 +158,7 @@ export async function runDialecticDepth(
     const prior = results.filter((r) => r.trim() !== "");
     const last = prior[prior.length - 1];
     if (last !== undefined && signalSufficient(last)) break;
-    const prompt = passPrompt(i, {
-      cold: options.cold,
-      results,
-      rewritten: options.rewritten,
-      currentRequest: options.currentRequest,
-    });
+    const prompt = passPrompt(i, { ...options, results });
     const level = resolvePassLevel(i, options.query, options.settings);
     results.push((await options.runPass(prompt, level)).trim());
   }

@@ -4,12 +4,14 @@
 // pages, multipart uploads.
 import assert from "node:assert/strict";
 import {
-  abortableSleep,
-  type FetchLike,
   HonchoClient,
   type HonchoClientOptions,
-  parseRetryAfter,
 } from "../../plugins/memory/honcho/client/client.ts";
+import {
+  abortableSleep,
+  type FetchLike,
+  parseRetryAfter,
+} from "../../plugins/memory/honcho/client/_transport.ts";
 import {
   errorFromResponse,
   HonchoError,

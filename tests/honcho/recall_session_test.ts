@@ -16,9 +16,9 @@ import { HonchoSession } from "../../plugins/memory/honcho/session/session.ts";
 import { turnRecords } from "../../plugins/memory/honcho/session/write_hooks.ts";
 import {
   type HonchoRuntime,
-  scrubberOf,
   TaskGroup,
 } from "../../plugins/memory/honcho/_runtime.ts";
+import { scrubberOf } from "../../plugins/memory/honcho/_util.ts";
 
 /** What the fake client was asked, with the turn it was asked on. */
 interface Call {

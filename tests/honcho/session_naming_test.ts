@@ -13,7 +13,6 @@ import {
   honchoSessionId,
   resolveSessionKey,
   resolveSessionName,
-  sanitizeId,
   type SessionNamingConfig,
   slugify,
 } from "../../plugins/memory/honcho/session/naming.ts";
@@ -25,6 +24,7 @@ import {
   resolveUserPeerId,
 } from "../../plugins/memory/honcho/session/peers.ts";
 import { isHonchoError } from "../../plugins/memory/honcho/client/errors.ts";
+import { sanitizeId } from "../../plugins/memory/honcho/_util.ts";
 import {
   cliSessionName,
   findGitRoot,

@@ -2,13 +2,10 @@
 
 import { spawnContextTask } from "../../../src/provider/mod.ts";
 import type { HonchoClient } from "./client/client.ts";
+import { DEFAULT_HONCHO_TIMEOUT_MS } from "./client/connection.ts";
 import type { HonchoConfig } from "./config/config.ts";
 import type { NoticeBoard } from "./notices.ts";
 
-/** The request timeout when `timeout` is unset, in seconds. */
-const TIMEOUT_FALLBACK_S = 30;
-
-/** What the provider's parts share (see the module doc). */
 export interface HonchoRuntime {
   readonly config: HonchoConfig;
   readonly client: HonchoClient;
@@ -32,16 +29,9 @@ export function requestTimeoutMs(
   config: Pick<HonchoConfig, "timeout">,
 ): number {
   const seconds = config.timeout;
-  return (seconds !== undefined && seconds > 0 ? seconds : TIMEOUT_FALLBACK_S) *
-    1000;
-}
-
-/** Replaces `secret` (at least 4 characters) by `[redacted]`. */
-export function scrubberOf(
-  secret: string | undefined,
-): (text: string) => string {
-  return (text) =>
-    secret && secret.length >= 4 ? text.split(secret).join("[redacted]") : text;
+  return seconds !== undefined && seconds > 0
+    ? seconds * 1000
+    : DEFAULT_HONCHO_TIMEOUT_MS;
 }
 
 /** The provider's background tasks, tracked until settled (a tracked promise never rejects). */
@@ -59,7 +49,6 @@ export class TaskGroup {
     return done;
   }
 
-  /** Tracks a promise until it settles. */
   track(promise: Promise<unknown>): void {
     const tracked = promise.catch(() => {}).finally(() => {
       this.#tasks.delete(tracked);
@@ -73,37 +62,27 @@ export class TaskGroup {
   }
 
   /** Waits (at most `timeoutMs`) until no task is left, including ones started meanwhile. */
-  async settle(timeoutMs: number, now: () => number): Promise<boolean> {
-    const deadline = now() + timeoutMs;
-    while (this.#tasks.size > 0) {
-      const left = deadline - now();
-      if (left <= 0 || !await waitFor(this.current(), left)) return false;
-    }
-    return true;
+  settle(timeoutMs: number, now: () => number): Promise<boolean> {
+    return waitWhile(
+      () => this.#tasks.size > 0 ? this.current() : undefined,
+      timeoutMs,
+      now,
+    );
   }
 }
 
-/** A signal aborted with a `TimeoutError` after `ms` (never if `ms` is not finite) or with `parent`; `clear()` stops both. */
-export function deadlineSignal(
-  ms: number,
-  message: string,
-  parent?: AbortSignal,
-): { signal: AbortSignal; reason: DOMException; clear(): void } {
-  const controller = new AbortController();
-  const reason = new DOMException(message, "TimeoutError");
-  const onAbort = (): void => controller.abort(parent!.reason);
-  parent?.addEventListener("abort", onAbort, { once: true });
-  const timer = Number.isFinite(ms)
-    ? setTimeout(() => controller.abort(reason), Math.max(0, ms))
-    : undefined;
-  return {
-    signal: controller.signal,
-    reason,
-    clear: () => {
-      clearTimeout(timer);
-      parent?.removeEventListener("abort", onAbort);
-    },
-  };
+/** Waits on `next()` until it returns nothing; `false` when `timeoutMs` passes first. */
+export async function waitWhile(
+  next: () => Promise<unknown> | undefined,
+  timeoutMs: number,
+  now: () => number = Date.now,
+): Promise<boolean> {
+  const deadline = now() + Math.max(0, timeoutMs);
+  for (let wait = next(); wait; wait = next()) {
+    const left = deadline - now();
+    if (left <= 0 || !await waitFor(wait, left)) return false;
+  }
+  return true;
 }
 
 /** Whether `promise` settles within `ms` (`ms <= 0`: whether it already has). */

@@ -9,3 +9,48 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** A Honcho id: each character outside `[A-Za-z0-9_-]` becomes `-` (no collapsing, no trimming). */
+export function sanitizeId(value: string): string {
+  return value.replace(/[^A-Za-z0-9_-]/g, "-");
+}
+
+/** Replaces `secret` (at least 4 characters) by `[redacted]`. */
+export function scrubberOf(
+  secret: string | undefined,
+): (text: string) => string {
+  return (text) =>
+    secret && secret.length >= 4 ? text.split(secret).join("[redacted]") : text;
+}
+
+/** `error` and its `cause`s, the `Error`s among the first `max`. */
+export function causeChain(error: unknown, max = 6): Error[] {
+  const chain: Error[] = [];
+  for (let e = error; e instanceof Error && chain.length < max; e = e.cause) {
+    chain.push(e);
+  }
+  return chain;
+}
+
+/** A signal aborted with a `TimeoutError` after `ms` (never if `ms` is not finite) or with `parent`; `clear()` stops both. */
+export function deadlineSignal(
+  ms: number,
+  message: string,
+  parent?: AbortSignal,
+): { signal: AbortSignal; reason: DOMException; clear(): void } {
+  const controller = new AbortController();
+  const reason = new DOMException(message, "TimeoutError");
+  const onAbort = (): void => controller.abort(parent!.reason);
+  parent?.addEventListener("abort", onAbort, { once: true });
+  const timer = Number.isFinite(ms)
+    ? setTimeout(() => controller.abort(reason), Math.max(0, ms))
+    : undefined;
+  return {
+    signal: controller.signal,
+    reason,
+    clear: () => {
+      clearTimeout(timer);
+      parent?.removeEventListener("abort", onAbort);
+    },
+  };
+}

@@ -80,7 +80,7 @@ export const postSetup: Hook<[string, HermesConfig, CliIo], number> = lazy(
 export const applySetup: Hook<
   [string, Record<string, unknown>, CliIo],
   number
-> = lazy("setup", "runApplySetup");
+> = lazy("_setup_save", "runApplySetup");
 
 /** Stores what setup collected: the sandboxed provider may read `honcho.json`, not write it. */
 export async function saveConfig(

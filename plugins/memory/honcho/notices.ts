@@ -34,7 +34,6 @@ export const RECALL_FAILURE_TEXT: Record<NoticeCause, string> = {
 /** The heading every notice starts with. */
 export const NOTICE_HEADING = "[Honcho memory status]";
 
-/** Options of {@linkcode noticeText}. */
 export interface NoticeTextOptions {
   /** A short reason (no secrets), e.g. `HTTP 503` or `Invalid JWT`. */
   reason?: string;

@@ -27,7 +27,8 @@ import {
   type ToolSchema,
   type TurnStartOptions,
 } from "../../../src/provider/mod.ts";
-import { HonchoClient, type HonchoTransportOptions } from "./client/client.ts";
+import { HonchoClient } from "./client/client.ts";
+import type { HonchoTransportOptions } from "./client/_transport.ts";
 import { globalHonchoConfigPath } from "./config/paths.ts";
 import {
   HONCHO_UNAVAILABLE_REASON,
@@ -62,18 +63,17 @@ import {
 import type { GitTopLevel } from "./session/naming.ts";
 import { callHonchoTool, honchoToolSchemas, systemPromptFor } from "./tools.ts";
 import {
-  authorFromTurnStart,
   HonchoWriteHooks,
   type TurnAuthorInfo,
+  turnAuthorInfo,
 } from "./session/write_hooks.ts";
 import {
   type HonchoRuntime,
   requestTimeoutMs,
-  scrubberOf,
   TaskGroup,
   waitFor,
 } from "./_runtime.ts";
-import { errorText } from "./_util.ts";
+import { errorText, scrubberOf } from "./_util.ts";
 
 export type { HonchoLivenessSnapshot, HonchoSessionIdentity, QueryRewriter };
 
@@ -379,7 +379,11 @@ export class HonchoMemoryProvider extends ProviderContract {
     try {
       if (Number.isFinite(turnNumber)) this.#turn = Math.floor(turnNumber);
       this.#parts?.recall.startTurn();
-      this.#author = authorFromTurnStart(options);
+      this.#author = turnAuthorInfo(
+        options.authorId,
+        options.authorName,
+        options.authorIsBot,
+      );
     } catch {
       // Never throw into the agent.
     }

@@ -6,14 +6,15 @@
  */
 
 import { toolError, type ToolSchema } from "../../../src/provider/mod.ts";
-import type { HonchoClient, Message } from "./client/client.ts";
+import type { HonchoClient } from "./client/client.ts";
+import type { Message } from "./client/wire.ts";
+import type { HonchoConfig } from "./config/config.ts";
 import {
-  type HonchoConfig,
   REASONING_LEVELS,
   type ReasoningLevel,
   type RecallMode,
-} from "./config/config.ts";
-import { cleanHonchoSummary } from "./recall/context.ts";
+} from "./config/_lookup.ts";
+import { capDialecticInput, cleanHonchoSummary } from "./recall/context.ts";
 import { isHonchoError } from "./client/errors.ts";
 import {
   type PeerObservation,
@@ -21,7 +22,7 @@ import {
 } from "./session/observation.ts";
 import { noticeText } from "./notices.ts";
 import type { HonchoSession } from "./session/session.ts";
-import { errorText } from "./_util.ts";
+import { errorText, sanitizeId } from "./_util.ts";
 
 const PEER_PROPERTY = {
   type: "string",
@@ -236,7 +237,7 @@ export function resolveToolPeer(
   if (raw === "" || raw.toLowerCase() === "user") return ids.userPeerId;
   const lower = raw.toLowerCase();
   if (lower === "ai" || lower === "assistant") return ids.aiPeerId;
-  return raw.replace(/[^A-Za-z0-9_-]/g, "-");
+  return sanitizeId(raw);
 }
 
 function perspective(ctx: HonchoToolContext, targetPeerId: string) {
@@ -300,21 +301,10 @@ export async function runHonchoTool(
   args: Record<string, unknown>,
   ctx: HonchoToolContext,
 ): Promise<string> {
+  const run = TOOLS[name];
+  if (!run) return toolError(`Unknown tool: ${name}`);
   try {
-    switch (name) {
-      case "honcho_profile":
-        return await profileTool(args, ctx);
-      case "honcho_search":
-        return await searchTool(args, ctx);
-      case "honcho_context":
-        return await contextTool(args, ctx);
-      case "honcho_reasoning":
-        return await reasoningTool(args, ctx);
-      case "honcho_conclude":
-        return await concludeTool(args, ctx);
-      default:
-        return toolError(`Unknown tool: ${name}`);
-    }
+    return await run(args, ctx);
   } catch (error) {
     const message = ctx.scrub(errorText(error));
     if (isHonchoError(error, "auth")) {
@@ -323,6 +313,14 @@ export async function runHonchoTool(
     return toolError(`Honcho ${name} failed: ${message}`);
   }
 }
+
+const TOOLS: Record<string, typeof profileTool> = {
+  honcho_profile: profileTool,
+  honcho_search: searchTool,
+  honcho_context: contextTool,
+  honcho_reasoning: reasoningTool,
+  honcho_conclude: concludeTool,
+};
 
 function text(value: unknown): string {
   return typeof value === "string" ? value.trim() : "";
@@ -475,13 +473,11 @@ async function reasoningTool(
   args: Record<string, unknown>,
   ctx: HonchoToolContext,
 ): Promise<string> {
-  let query = text(args.query);
+  const query = capDialecticInput(
+    text(args.query),
+    ctx.config.dialecticMaxInputChars,
+  );
   if (query === "") return toolError("Missing required parameter: query");
-  if (query.length > ctx.config.dialecticMaxInputChars) {
-    const cut = query.slice(0, ctx.config.dialecticMaxInputChars);
-    const space = cut.lastIndexOf(" ");
-    query = space > 0 ? cut.slice(0, space) : cut;
-  }
   const requested = text(args.reasoning_level).toLowerCase();
   const level = ctx.config.dialecticDynamic &&
       REASONING_LEVELS.includes(requested as ReasoningLevel)

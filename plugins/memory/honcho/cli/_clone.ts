@@ -2,13 +2,12 @@
 
 import type { HonchoConfig } from "../config/config.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
-import { sanitizeId } from "../session/naming.ts";
 import {
   connectHoncho,
   describeHonchoFailure,
-  isRecord,
   serverLabel,
 } from "./_common.ts";
+import { isRecord, sanitizeId } from "../_util.ts";
 
 /** Keys a fresh host block inherits from the default block on `enable`. */
 export const ENABLE_INHERITED_KEYS: readonly string[] = Object.freeze([

@@ -22,15 +22,13 @@ import { hostKeyForProfile, profileFromHermesHome } from "../config/paths.ts";
 import { readHonchoConfigFile } from "../config/file.ts";
 import { resolveHonchoConnection } from "../client/connection.ts";
 import { describeHonchoError } from "../client/errors.ts";
-import { sanitizeId } from "../session/naming.ts";
-import { errorText, isRecord } from "../_util.ts";
+import { errorText, isRecord, sanitizeId } from "../_util.ts";
 import {
   connectionFix,
   type ConnectionFixOptions,
   netListedIn,
 } from "./_fixes.ts";
 
-/** How long the CLI waits for Honcho before giving up: 5 s. */
 export const CLI_CONNECT_TIMEOUT_MS = 5_000;
 
 /** A failure the user can fix: printed as `error: <message>`, exits with `exitCode`. */
@@ -373,8 +371,6 @@ export async function describeProfileFailure(
     .catch(() => undefined);
   return describeHonchoFailure(error, url, timeoutMs, { netListed });
 }
-
-export { errorText, isRecord } from "../_util.ts";
 
 export function checkHonchoId(what: string, value: string): string {
   const text = value.trim();

@@ -1,6 +1,7 @@
 /** The fix printed for a failed Honcho connection, by cause (one table for every command and the status hook). @module */
 
 import { getConfigValue, type HermesConfig } from "../../../../src/cli/mod.ts";
+import { causeChain } from "../_util.ts";
 
 export interface ConnectionFixOptions {
   /** Whether `config.yaml` already lists the server's host in `memory.permissions.honcho.net` (unknown when absent). */
@@ -34,13 +35,9 @@ export function connectionFix(
 ): string {
   const name = error instanceof Error ? error.name : "";
   const host = URL.canParse(url) ? new URL(url).host : url;
-  const causes: string[] = [];
-  let cause: unknown = error;
-  for (let depth = 0; cause instanceof Error && depth < 6; depth++) {
-    causes.push(`${cause.name} ${cause.message}`);
-    cause = cause.cause;
-  }
-  const text = causes.join(" ");
+  const text = causeChain(error).map((e) => `${e.name} ${e.message}`).join(
+    " ",
+  );
   if (name === "HonchoConfigError") {
     return "configure a server: 'hermes memory setup honcho' (an API key for Honcho cloud, or --set baseUrl=http://host:port for your own server)";
   }

@@ -6,7 +6,6 @@ import type { HonchoConfig } from "../config/config.ts";
 import { isHonchoError } from "../client/errors.ts";
 import { resolveReadPerspective } from "../session/observation.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
-import { sanitizeId } from "../session/naming.ts";
 import {
   CLI_CONNECT_TIMEOUT_MS,
   connectHoncho,
@@ -14,6 +13,7 @@ import {
   describeProfileFailure,
   serverLabel,
 } from "./_common.ts";
+import { sanitizeId } from "../_util.ts";
 
 interface MemoryView {
   url: string;
@@ -105,11 +105,7 @@ export async function fetchMemoryView(
     view.aiRepresentation = await client.getPeerRepresentation(aiPeer);
   } catch (error) {
     if (isHonchoError(error, "not_found")) view.aiRepresentation = "";
-    else {view.aiRepresentationError = describeHonchoFailure(
-        error,
-        url,
-        timeoutMs,
-      );}
+    else view.aiRepresentationError = describeHonchoFailure(error, url);
   }
   return view;
 }

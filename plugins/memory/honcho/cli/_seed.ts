@@ -11,11 +11,11 @@ import {
   withFileLock,
 } from "../../../../mod.ts";
 import type { HonchoClient } from "../client/client.ts";
+import { MAX_MESSAGE_CHARS } from "../client/wire.ts";
 import type { HonchoConfig } from "../config/config.ts";
 import { chunkMessage } from "../session/chunking.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
-import { sanitizeId } from "../session/naming.ts";
-import { isRecord } from "../_util.ts";
+import { isRecord, sanitizeId } from "../_util.ts";
 
 /** `description` is what it holds, for the `<context>` note. */
 interface UserMemoryFile {
@@ -68,8 +68,6 @@ export const AGENT_IDENTITY_FILES: readonly string[] = Object.freeze([
   "TOOLS.md",
   "BOOTSTRAP.md",
 ]);
-
-const MAX_MESSAGE_CHARS = 25_000;
 
 /** Where a send goes (the client's workspace; the home's ledger). */
 export interface SeedTarget {

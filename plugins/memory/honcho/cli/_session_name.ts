@@ -4,9 +4,9 @@ import { dirname, join, resolve } from "node:path";
 import {
   honchoSessionId,
   resolveSessionKey,
-  sanitizeId,
   type SessionNamingConfig,
 } from "../session/naming.ts";
+import { sanitizeId } from "../_util.ts";
 
 /** The session key, its Honcho id (`key` sanitised) and the rule that picked it. */
 interface CliSessionName {

@@ -1,7 +1,7 @@
 /** The resolved settings as `status` and the status hook show them, secrets masked. @module */
 
 import { maskSecret } from "../../../../src/provider/mod.ts";
-import type { HonchoSettings } from "../config/config.ts";
+import type { HonchoSettings } from "../config/settings_table.ts";
 import { SETTINGS } from "../config/settings_table.ts";
 
 /** The settings shown: `[JSON key, field]`. */

@@ -20,17 +20,14 @@ import {
 } from "../client/connection.ts";
 import type { HonchoConfig } from "../config/config.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
-import { sanitizeId } from "../session/naming.ts";
 import { HONCHO_TOOL_NAMES } from "../tools.ts";
 import {
   checkHonchoId,
   CLI_CONNECT_TIMEOUT_MS,
   connectHoncho,
-  errorText,
   HonchoCliError,
   type HonchoCliScope,
   isPromptCancelled,
-  isRecord,
   loadScopeConfig,
   reportWrite,
   requireReadableConfig,
@@ -42,6 +39,7 @@ import {
 } from "./_common.ts";
 import { describeHonchoError } from "../client/errors.ts";
 import { connectionFix } from "./_fixes.ts";
+import { errorText, isRecord, sanitizeId } from "../_util.ts";
 
 export const DEFAULT_LOCAL_URL = "http://localhost:8000";
 export const CLOUD_URL = HONCHO_ENVIRONMENT_URLS.production!;

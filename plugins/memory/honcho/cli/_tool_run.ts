@@ -2,10 +2,14 @@
 
 import type { HonchoConfig } from "../config/config.ts";
 import { resolveAiPeerId, SET_USER_PEER_COMMAND } from "../session/peers.ts";
-import { sanitizeId } from "../session/naming.ts";
-import { type HonchoToolContext, runHonchoTool } from "../tools.ts";
-import { HonchoCliError, isRecord } from "./_common.ts";
+import {
+  type HonchoToolContext,
+  resolveToolPeer,
+  runHonchoTool,
+} from "../tools.ts";
+import { HonchoCliError } from "./_common.ts";
 import { reachHoncho } from "./_memory_view.ts";
+import { isRecord, sanitizeId } from "../_util.ts";
 
 /** Checks the server answers (a dead server is one plain sentence), then runs `tool` as the agent would. */
 export async function runToolFromCli(
@@ -48,11 +52,7 @@ export async function runToolFromCli(
     scrub: (text) =>
       apiKey ? text.replaceAll(apiKey, `...${apiKey.slice(-4)}`) : text,
   };
-  const peer = wantsUser
-    ? userPeerId
-    : ["ai", "assistant"].includes(peerArg.toLowerCase())
-    ? aiPeerId
-    : peerArg.replace(/[^A-Za-z0-9_-]/g, "-");
+  const peer = resolveToolPeer(args.peer, { userPeerId, aiPeerId });
   const answer = JSON.parse(await runHonchoTool(tool, args, ctx)) as unknown;
   if (isRecord(answer) && typeof answer.error === "string") {
     throw new HonchoCliError(answer.error);

@@ -1,7 +1,8 @@
 /** `hermes honcho ask` and `search`: the agent's `honcho_reasoning` and `honcho_search` from the shell. @module */
 
 import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
-import { type HonchoConfig, REASONING_LEVELS } from "../config/config.ts";
+import type { HonchoConfig } from "../config/config.ts";
+import { REASONING_LEVELS } from "../config/_lookup.ts";
 import {
   describeConfigError,
   HonchoCliError,

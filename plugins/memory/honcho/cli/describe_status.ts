@@ -13,12 +13,12 @@ import {
 } from "../../../../src/cli/mod.ts";
 import { resolve } from "node:path";
 import {
-  type ConfigSource,
   HONCHO_UNAVAILABLE_REASON,
   type HonchoConfig,
   isHonchoUsable,
   loadHonchoConfig,
 } from "../config/config.ts";
+import type { ConfigSource } from "../config/_lookup.ts";
 import {
   HONCHO_ENVIRONMENT_URLS,
   resolveHonchoConnection,

@@ -6,7 +6,6 @@ import { resolveAiPeerId } from "../session/peers.ts";
 import {
   connectHoncho,
   describeHonchoFailure,
-  errorText,
   HonchoCliError,
   type HonchoCliScope,
   hostLabel,
@@ -17,6 +16,7 @@ import { scopedAction } from "./_action.ts";
 import { fetchMemoryView, printMemoryView } from "./_memory_view.ts";
 import { cliSessionName } from "./_session_name.ts";
 import { ensureSeedSession, seedAiIdentity } from "./_seed.ts";
+import { errorText } from "../_util.ts";
 
 async function readSeedFile(path: string): Promise<string> {
   const fail = (why: string) =>

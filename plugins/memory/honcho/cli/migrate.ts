@@ -15,12 +15,10 @@ import type { HonchoConfig } from "../config/config.ts";
 import { isLocalHonchoUrl } from "../client/connection.ts";
 import { isHonchoError } from "../client/errors.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
-import { sanitizeId } from "../session/naming.ts";
 import { HONCHO_TOOL_NAMES } from "../tools.ts";
 import {
   connectHoncho,
   describeHonchoFailure,
-  errorText,
   HonchoCliError,
   type HonchoCliScope,
   loadScopeConfig,
@@ -40,6 +38,7 @@ import {
 } from "./_seed.ts";
 import { sourceText } from "./setting_commands.ts";
 import { runSetup } from "./setup.ts";
+import { errorText, sanitizeId } from "../_util.ts";
 
 interface MigrateOptions {
   yes?: boolean;

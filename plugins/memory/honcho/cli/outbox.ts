@@ -13,11 +13,11 @@ import {
   describeHonchoFailure,
   HonchoCliError,
   type HonchoCliScope,
-  isRecord,
   loadScopeConfig,
   serverLabel,
 } from "./_common.ts";
 import { scopedAction } from "./_action.ts";
+import { isRecord } from "../_util.ts";
 
 /** `oldest`: when the oldest was said (ISO). */
 interface SessionReport {

@@ -9,7 +9,6 @@ import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config/config.ts";
 import type { HonchoClient } from "../client/client.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
-import { sanitizeId } from "../session/naming.ts";
 import {
   checkHonchoId,
   connectHoncho,
@@ -17,7 +16,6 @@ import {
   describeHonchoFailure,
   HonchoCliError,
   type HonchoCliScope,
-  isRecord,
   listProfiles,
   loadScopeConfig,
   reportWrite,
@@ -27,6 +25,7 @@ import {
   writeHostKey,
 } from "./_common.ts";
 import { profileRows, scopedAction } from "./_action.ts";
+import { isRecord, sanitizeId } from "../_util.ts";
 
 const MAX_LISTED_PEERS = 200;
 

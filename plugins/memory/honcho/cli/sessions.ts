@@ -5,7 +5,6 @@ import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import {
   HonchoCliError,
   type HonchoCliScope,
-  isRecord,
   loadScopeConfig,
   reportWrite,
   requireReadableConfig,
@@ -13,6 +12,7 @@ import {
 } from "./_common.ts";
 import { scopedAction } from "./_action.ts";
 import { cliSessionName, sanitizeMapName } from "./_session_name.ts";
+import { isRecord } from "../_util.ts";
 
 /** Lists the map, marking the working directory with `←`. */
 async function runSessions(

@@ -1,14 +1,11 @@
 /** `hermes honcho mode|strategy|tokens|peer`: one generic show/set command, a spec each. @module */
 
 import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
-import {
-  type HonchoConfig,
-  type HonchoSettings,
-  REASONING_LEVELS,
-} from "../config/config.ts";
+import type { HonchoConfig } from "../config/config.ts";
+import { REASONING_LEVELS } from "../config/_lookup.ts";
+import type { HonchoSettings } from "../config/settings_table.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
-import { sanitizeId } from "../session/naming.ts";
-import { isRecord } from "../_util.ts";
+import { isRecord, sanitizeId } from "../_util.ts";
 import {
   checkHonchoId,
   HonchoCliError,

@@ -11,7 +11,6 @@ import { cleanBaseUrl, isLocalHonchoUrl } from "../client/connection.ts";
 import type { HonchoConfig } from "../config/config.ts";
 import { type HonchoSettings, SETTINGS } from "../config/settings_table.ts";
 import { HONCHO_TUNING_DEFAULTS } from "../config/schema.ts";
-import { sanitizeId } from "../session/naming.ts";
 import {
   checkHonchoId,
   HonchoCliError,
@@ -32,6 +31,7 @@ import {
   saveSetup,
   type SetupPlan,
 } from "./_setup_save.ts";
+import { sanitizeId } from "../_util.ts";
 
 const HONCHO_KEY_URL = "https://app.honcho.dev";
 
@@ -633,5 +633,3 @@ export function registerSetup(honcho: HermesCommand): HermesCommand {
   );
   return command;
 }
-
-export { runApplySetup } from "./_setup_save.ts";

@@ -11,7 +11,6 @@ import {
   resolveHonchoConnection,
 } from "../client/connection.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
-import { sanitizeId } from "../session/naming.ts";
 import {
   describeConfigError,
   type HonchoCliScope,
@@ -24,6 +23,7 @@ import { fetchMemoryView, printMemoryView } from "./_memory_view.ts";
 import { displaySetting, jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
 import { cliSessionName } from "./_session_name.ts";
 import { sourceText } from "./setting_commands.ts";
+import { sanitizeId } from "../_util.ts";
 
 interface StatusOptions {
   all?: boolean;

@@ -8,9 +8,7 @@ import { join, resolve } from "node:path";
 import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import {
   describeConfigError,
-  errorText,
   type HonchoCliScope,
-  isRecord,
   listProfiles,
   loadProfileConfig,
   resolveScope,
@@ -24,6 +22,7 @@ import {
   sharedWorkspace,
   SYNC_INHERITED_KEYS,
 } from "./_clone.ts";
+import { errorText, isRecord } from "../_util.ts";
 
 /** `reason`: why it was skipped, or why peers were not created. */
 interface SyncResult {

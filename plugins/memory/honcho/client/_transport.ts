@@ -8,6 +8,7 @@
  */
 
 import { errorFromResponse, HonchoError } from "./errors.ts";
+import { deadlineSignal, scrubberOf } from "../_util.ts";
 import {
   backoffDelayMs,
   type BackoffPolicy,
@@ -205,19 +206,14 @@ export class HonchoTransport {
     spec: Endpoint<T>,
     caller: AbortSignal | undefined,
   ): Promise<T> {
-    const controller = new AbortController();
-    let timedOut = false;
-    const onCallerAbort = (): void => controller.abort(caller!.reason);
-    caller?.addEventListener("abort", onCallerAbort, { once: true });
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort(
-        new DOMException("Honcho request deadline passed", "TimeoutError"),
-      );
-    }, this.timeoutMs);
+    const deadline = deadlineSignal(
+      this.timeoutMs,
+      "Honcho request deadline passed",
+      caller,
+    );
     const fail = (error: unknown, stage: string): never => {
       if (caller?.aborted) throw caller.reason;
-      if (timedOut) {
+      if (deadline.signal.reason === deadline.reason) {
         throw new HonchoError(
           "timeout",
           `Honcho ${method} ${path} timed out after ${this.timeoutMs} ms`,
@@ -229,7 +225,7 @@ export class HonchoTransport {
         throw new HonchoError(
           "permission",
           `Honcho ${method} ${path} was not sent: this process has no network access to ${host} (${
-            this.#redact(error.message)
+            scrubberOf(this.#apiKey)(error.message)
           })`,
           { host, cause: error },
         );
@@ -238,7 +234,7 @@ export class HonchoTransport {
         throw new HonchoError(
           "connection",
           `Cannot reach Honcho for ${method} ${path}${stage}: ${
-            this.#redact(fetchFailureText(error))
+            scrubberOf(this.#apiKey)(fetchFailureText(error))
           }`,
           {
             cause: error,
@@ -270,7 +266,7 @@ export class HonchoTransport {
           method,
           headers,
           body,
-          signal: controller.signal,
+          signal: deadline.signal,
         };
         if (!spec.retry && NO_REUSE_CLIENT) init.client = NO_REUSE_CLIENT;
         response = await this.#fetch(url, init);
@@ -295,7 +291,7 @@ export class HonchoTransport {
               response.headers.get("retry-after"),
               this.#now(),
             ),
-            secrets: this.#apiKey ? [this.#apiKey] : [],
+            apiKey: this.#apiKey,
           },
         );
       }
@@ -324,15 +320,8 @@ export class HonchoTransport {
         throw error;
       }
     } finally {
-      clearTimeout(timer);
-      caller?.removeEventListener("abort", onCallerAbort);
+      deadline.clear();
     }
-  }
-
-  #redact(message: string): string {
-    return this.#apiKey && this.#apiKey.length >= 4
-      ? message.split(this.#apiKey).join("[redacted]")
-      : message;
   }
 }
 

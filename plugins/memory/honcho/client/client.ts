@@ -55,22 +55,7 @@ import {
   withOptional,
   type Workspace,
 } from "./wire.ts";
-
-export {
-  abortableSleep,
-  type FetchLike,
-  type HonchoTransportOptions,
-  parseRetryAfter,
-  type SleepLike,
-} from "./_transport.ts";
-export {
-  type JsonObject,
-  MAX_MESSAGE_CHARS,
-  MAX_MESSAGES_PER_BATCH,
-  type Message,
-  type MessageInput,
-  type SessionPeerConfig,
-} from "./wire.ts";
+import { sanitizeId } from "../_util.ts";
 
 /** Options of `getPeerCard` and `setPeerCard`. */
 export interface PeerCardOptions extends CallOptions {
@@ -141,10 +126,7 @@ export interface ConclusionQueryOptions extends CallOptions {
 
 /** A workspace id Honcho accepts: outside `[A-Za-z0-9_-]` becomes `-` (as for peers and sessions). */
 function honchoWorkspaceId(workspaceId: string): string {
-  const clean = workspaceId.trim().replace(/[^A-Za-z0-9_-]/g, "-").slice(
-    0,
-    512,
-  );
+  const clean = sanitizeId(workspaceId.trim()).slice(0, 512);
   return clean === "" ? "hermes" : clean;
 }
 
@@ -153,7 +135,6 @@ export interface HonchoClientOptions extends Partial<HonchoTransportConfig> {
   workspaceId: string;
 }
 
-/** Options of {@linkcode HonchoClient.fromConfig}. */
 export interface HonchoClientFromConfigOptions
   extends HonchoTransportOptions, ResolveHonchoConnectionOptions {
   /** Overrides the resolved timeout, in ms. */

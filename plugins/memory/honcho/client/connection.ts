@@ -90,7 +90,6 @@ function isLocalIpv6(text: string): boolean {
   return (head & 0xfe00) === 0xfc00 || (head & 0xffc0) === 0xfe80;
 }
 
-/** Options of {@linkcode resolveHonchoConnection}. */
 export interface ResolveHonchoConnectionOptions {
   /**
    * Hermes' parsed `config.yaml`: `honcho.base_url` and

@@ -3,6 +3,8 @@
  * @module
  */
 
+import { causeChain, scrubberOf } from "../_util.ts";
+
 // kind → `name`: the name stays per kind, it is what crosses the worker
 // boundary and shows in logs.
 const NAMES = {
@@ -143,22 +145,16 @@ export function describeHonchoError(error: unknown, call?: FailedCall): string {
 }
 
 function deniedNet(error: Error): boolean {
-  let cause: unknown = error;
-  for (let depth = 0; cause instanceof Error && depth < 6; depth++) {
-    if (cause.name === "NotCapable") return true;
-    cause = cause.cause;
-  }
-  return /no network access to /.test(error.message);
+  return causeChain(error).some((e) => e.name === "NotCapable") ||
+    /no network access to /.test(error.message);
 }
 
 function connectionCause(error: HonchoError): string {
-  const texts: string[] = [];
-  let cause: unknown = error.cause;
-  for (let depth = 0; cause instanceof Error && depth < 5; depth++) {
-    if (cause.name === "NotCapable") return "no network permission";
-    texts.push(cause.message.split("\n", 1)[0] ?? "");
-    cause = cause.cause;
+  const chain = causeChain(error.cause, 5);
+  if (chain.some((e) => e.name === "NotCapable")) {
+    return "no network permission";
   }
+  const texts = chain.map((e) => e.message.split("\n", 1)[0] ?? "");
   const all = texts.join(" ");
   if (/connection refused/i.test(all)) return "connection refused";
   if (/dns|lookup|resolve|name or service/i.test(all)) {
@@ -169,14 +165,13 @@ function connectionCause(error: HonchoError): string {
   return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 }
 
-/** Options of {@linkcode errorFromResponse}. */
 export interface ErrorFromResponseOptions {
   method?: string;
   /** Without the query string. */
   path?: string;
   retryAfterMs?: number;
-  /** Strings to remove from the detail and body (the API key). */
-  secrets?: readonly string[];
+  /** Removed from the detail and body. */
+  apiKey?: string;
 }
 
 const MAX_DETAIL_CHARS = 300;
@@ -197,9 +192,9 @@ export function errorFromResponse(
   body: unknown,
   options: ErrorFromResponseOptions = {},
 ): HonchoError {
-  const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
-  const cleanBody = redactValue(body, secrets);
-  let detail = redactText(detailOf(cleanBody), secrets);
+  const scrub = scrubberOf(options.apiKey);
+  const cleanBody = redactValue(body, scrub);
+  let detail = scrub(detailOf(cleanBody));
   if (detail.length > MAX_DETAIL_CHARS) {
     detail = `${detail.slice(0, MAX_DETAIL_CHARS)}…`;
   }
@@ -247,22 +242,15 @@ function detailOf(body: unknown): string {
   return "";
 }
 
-function redactText(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) out = out.split(secret).join("[redacted]");
-  return out;
-}
-
-function redactValue(value: unknown, secrets: readonly string[]): unknown {
-  if (secrets.length === 0) return value;
-  if (typeof value === "string") return redactText(value, secrets);
+function redactValue(value: unknown, scrub: (text: string) => string): unknown {
+  if (typeof value === "string") return scrub(value);
   if (Array.isArray(value)) {
-    return value.map((item) => redactValue(item, secrets));
+    return value.map((item) => redactValue(item, scrub));
   }
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) {
-      out[key] = redactValue(item, secrets);
+      out[key] = redactValue(item, scrub);
     }
     return out;
   }

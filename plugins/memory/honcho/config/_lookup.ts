@@ -15,7 +15,6 @@ import { isRecord } from "../_util.ts";
 /** Where a resolved value came from (shown by `hermes honcho status`). */
 export type ConfigSource = "host" | "root" | "env" | "default";
 
-/** A dialectic reasoning level. */
 export type ReasoningLevel = "minimal" | "low" | "medium" | "high" | "max";
 
 /** The reasoning levels, from the cheapest to the most expensive. */

@@ -35,21 +35,6 @@ import {
   type SettingsContext,
 } from "./settings_table.ts";
 
-export {
-  type ConfigSource,
-  type InjectionFrequency,
-  normalizeRecallMode,
-  parseWriteFrequency,
-  REASONING_LEVELS,
-  type ReasoningLevel,
-  type RecallMode,
-  SESSION_START_SECTIONS,
-  type SessionStartSection,
-  type SessionStrategy,
-  type WriteFrequency,
-} from "./_lookup.ts";
-export type { HonchoSettings } from "./settings_table.ts";
-
 /** The fully resolved configuration: settings plus where they came from. */
 export interface HonchoConfig extends HonchoSettings {
   /** `hermes`, `hermes_<profile>`, or `HERMES_HONCHO_HOST`. */
@@ -82,7 +67,6 @@ export interface HonchoConfig extends HonchoSettings {
   hostBlock: Record<string, unknown>;
 }
 
-/** Options of {@linkcode loadHonchoConfig}. */
 export interface LoadHonchoConfigOptions {
   /** @default {getHermesHome()} */
   hermesHome?: string;
@@ -121,7 +105,6 @@ export async function loadHonchoConfig(
   });
 }
 
-/** Options of {@linkcode resolveHonchoConfig}. */
 export interface ResolveHonchoConfigOptions {
   hermesHome: string;
   profile: string;

@@ -18,7 +18,6 @@ export interface HonchoConfigFileError {
   column?: number;
 }
 
-/** One read of a config file. */
 export interface HonchoConfigFile {
   /** Absolute. */
   path: string;
@@ -282,7 +281,6 @@ class JsonScanError extends Error {
   }
 }
 
-/** Options of {@linkcode saveHonchoConfig}. */
 export interface SaveHonchoConfigOptions {
   /** A host block instead of the root: `true` = the active profile's. @default {false} */
   hostBlock?: boolean | string;

@@ -14,7 +14,6 @@ import {
   pythonStrip,
 } from "../../../../src/provider/mod.ts";
 
-/** Options of {@linkcode resolveHonchoConfigPath}. */
 export interface ResolveHonchoConfigPathOptions {
   /** The profile home. @default {getHermesHome()} */
   hermesHome?: string;
@@ -79,7 +78,6 @@ export function hostKeyForProfile(
   return `hermes_${cleaned || "profile"}`;
 }
 
-/** Options of {@linkcode resolveHostKey}. */
 export interface ResolveHostKeyOptions {
   /** @default {profileFromHermesHome(hermesHome)} */
   profile?: string;

@@ -6,8 +6,6 @@
  */
 
 import type { ConfigField } from "../../../../src/provider/mod.ts";
-
-export type { ConfigField };
 import {
   type Setting,
   type SettingGroup,
@@ -16,14 +14,12 @@ import {
 } from "./settings_table.ts";
 import { saveHonchoConfig } from "./file.ts";
 
-/** One choice of a `select` field. */
 export interface ProviderFieldOption {
   value: string;
   label: string;
   description?: string;
 }
 
-/** One field of a declarative provider schema. */
 export interface ProviderField {
   /** The `honcho.json` key. */
   key: string;
@@ -44,7 +40,6 @@ export interface ProviderField {
   scope: "host" | "root";
 }
 
-/** A declarative provider schema. */
 export interface ProviderConfigSchema {
   name: string;
   label: string;

@@ -55,7 +55,6 @@ export type SettingKind =
   | "number"
   | "json";
 
-/** The desktop group of a setting. */
 export type SettingGroup =
   | "connection"
   | "identity"

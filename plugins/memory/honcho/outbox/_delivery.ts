@@ -9,13 +9,9 @@
  */
 
 import { log } from "../../../../src/provider/mod.ts";
-import {
-  abortableSleep,
-  type HonchoClient,
-  MAX_MESSAGES_PER_BATCH,
-  type MessageInput,
-  type SleepLike,
-} from "../client/client.ts";
+import type { HonchoClient } from "../client/client.ts";
+import { abortableSleep, type SleepLike } from "../client/_transport.ts";
+import { MAX_MESSAGES_PER_BATCH, type MessageInput } from "../client/wire.ts";
 import { HonchoError, isHonchoError } from "../client/errors.ts";
 import type { GroupCommitter } from "./_commit.ts";
 import {
@@ -30,8 +26,7 @@ import {
   settleLine,
 } from "./_log.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "../client/_backoff.ts";
-import { deadlineSignal } from "../_runtime.ts";
-import { errorText, isRecord } from "../_util.ts";
+import { deadlineSignal, errorText, isRecord } from "../_util.ts";
 
 /** A request is not started with less time than this before the deadline. */
 const MIN_REQUEST_MS = 250;

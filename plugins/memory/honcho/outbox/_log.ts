@@ -11,7 +11,7 @@ import {
   log,
   withFileLock,
 } from "../../../../src/provider/mod.ts";
-import type { JsonObject } from "../client/client.ts";
+import type { JsonObject } from "../client/wire.ts";
 import { isRecord } from "../_util.ts";
 
 export const OUTBOX_ID_METADATA_KEY = "hermes_outbox_id";
@@ -337,22 +337,18 @@ export class OutboxLog {
     const records = lines.every((line) =>
       !line.startsWith('{"type":"message"')
     );
-    try {
-      await appendSynced(this.path, data());
-    } catch (error) {
-      if (!diskFull(error)) throw error;
-      // A torn tail is cut by the replay below; then, for delivery records
-      // only, the reserve makes room.
-      await this.catchUp().catch(() => {});
-      if (!records || !await this.#releaseReserve()) {
-        throw diskFullError(this.path, error, this.entries.size);
-      }
+    for (let attempt = 0;; attempt++) {
       try {
         await appendSynced(this.path, data());
-      } catch (again) {
-        if (!diskFull(again)) throw again;
+        break;
+      } catch (error) {
+        if (!diskFull(error)) throw error;
+        // A torn tail is cut by the replay; then, once and for delivery
+        // records only, the reserve makes room.
         await this.catchUp().catch(() => {});
-        throw diskFullError(this.path, again, this.entries.size);
+        if (attempt > 0 || !records || !await this.#releaseReserve()) {
+          throw diskFullError(this.path, error, this.entries.size);
+        }
       }
     }
     // Replay our own lines so state and offset follow the file exactly.

@@ -16,14 +16,10 @@ import {
   log,
   spawnContextTask,
 } from "../../../../src/provider/mod.ts";
-import {
-  abortableSleep,
-  type HonchoClient,
-  type JsonObject,
-  MAX_MESSAGE_CHARS,
-  type SleepLike,
-} from "../client/client.ts";
-import type { WriteFrequency } from "../config/config.ts";
+import type { HonchoClient } from "../client/client.ts";
+import { abortableSleep, type SleepLike } from "../client/_transport.ts";
+import { type JsonObject, MAX_MESSAGE_CHARS } from "../client/wire.ts";
+import type { WriteFrequency } from "../config/_lookup.ts";
 import { isHonchoError } from "../client/errors.ts";
 import {
   type AppendRecord,
@@ -45,8 +41,8 @@ import {
   type RejectedRecord,
 } from "./_log.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "../client/_backoff.ts";
-import { deadlineSignal, waitFor } from "../_runtime.ts";
-import { errorText } from "../_util.ts";
+import { waitFor, waitWhile } from "../_runtime.ts";
+import { deadlineSignal, errorText } from "../_util.ts";
 
 export { OUTBOX_ID_METADATA_KEY };
 
@@ -93,7 +89,6 @@ export interface BackgroundDelivery {
   retryMaxDelayMs?: number;
 }
 
-/** Options of {@linkcode HonchoOutbox}. */
 export interface HonchoOutboxOptions {
   /** The workspace (one outbox file per workspace). */
   workspace: string;
@@ -263,11 +258,8 @@ export class HonchoOutbox {
   }
 
   /**
-   * Queues messages durably: resolves once they are in the file and synced. An `id` already queued
-   * counts as accepted without a second copy; past the size bound messages are refused (counted,
-   * with a warning).
-   * @throws {RangeError} When a message has no session or peer, or its content exceeds 25 000
-   * characters (nothing is queued then).
+   * Queues messages durably (resolves once synced); an `id` already queued is accepted without a
+   * second copy, past the size bound messages are refused. RangeError for an invalid message.
    */
   async append(
     messages: readonly OutboxMessageInput[],
@@ -278,10 +270,8 @@ export class HonchoOutbox {
   }
 
   /**
-   * Stages one turn's messages: on disk within one group commit, in order, kept in memory and
-   * retried while the disk refuses them; then delivered per `writeFrequency`. Messages known later
-   * (`count` estimated) hold the turns behind them. Returns a promise only when more than
-   * `maxStagedMessages` wait for the disk (back-pressure).
+   * Stages one turn's messages (in order, retried while the disk refuses them), then delivers per
+   * `writeFrequency`; a promise only when over `maxStagedMessages` wait for the disk.
    */
   stage(
     messages:
@@ -307,15 +297,10 @@ export class HonchoOutbox {
 
   /** Waits (at most `timeoutMs`) until everything staged is in the file; counts what is not. */
   async drain(timeoutMs?: number): Promise<DrainResult> {
-    const deadline = timeoutMs === undefined
-      ? Infinity
-      : Date.now() + Math.max(0, timeoutMs);
-    for (;;) {
-      const running = this.#commit.running;
-      if (this.#commit.notDurable === 0 || !running) break;
-      const left = deadline - Date.now();
-      if (left <= 0 || !await waitFor(running, left)) break;
-    }
+    await waitWhile(
+      () => this.#commit.notDurable === 0 ? undefined : this.#commit.running,
+      timeoutMs ?? Infinity,
+    );
     const pending = this.#commit.notDurable;
     return { drained: pending === 0, pending };
   }
@@ -394,11 +379,8 @@ export class HonchoOutbox {
   }
 
   /**
-   * Delivers queued messages in order (batches of at most 100 per session) until the outbox is
-   * empty, the signal aborts, the deadline comes or delivery fails; `busy: true` at once when
-   * another delivery holds the lease (this process's or another's).
-   * @param client Its workspace is replaced by the outbox's.
-   * @throws The signal's reason, unchanged, when it aborts.
+   * Delivers in order (≤100 per batch) with the outbox's workspace until empty, aborted, past the
+   * deadline or failing; `busy: true` at once when another delivery holds the lease.
    */
   deliver(
     client: HonchoClient,

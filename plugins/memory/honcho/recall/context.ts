@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { SessionStartSection } from "../config/config.ts";
+import type { SessionStartSection } from "../config/_lookup.ts";
 
 /** What one base-context fetch found; empty or missing values are skipped. */
 export interface BaseContextData {
@@ -66,10 +66,7 @@ export function applyTokenBudget(
 /** Caps a dialectic result at `maxChars`, cut back to the last space, plus the marker. */
 export function capDialecticResult(text: string, maxChars: number): string {
   if (!(maxChars > 0) || text.length <= maxChars) return text;
-  let cut = safeSlice(text, maxChars);
-  const space = cut.lastIndexOf(" ");
-  if (space > 0) cut = cut.slice(0, space);
-  return `${cut.trimEnd()}${TRUNCATION_MARKER}`;
+  return `${capDialecticInput(text, maxChars)}${TRUNCATION_MARKER}`;
 }
 
 /** Caps a dialectic query at `maxChars`, cut back to the last space. */

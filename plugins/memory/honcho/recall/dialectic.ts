@@ -4,13 +4,9 @@
  * @module
  */
 
-import {
-  type HonchoConfig,
-  REASONING_LEVELS,
-  type ReasoningLevel,
-} from "../config/config.ts";
+import type { HonchoConfig } from "../config/config.ts";
+import { REASONING_LEVELS, type ReasoningLevel } from "../config/_lookup.ts";
 
-/** The settings that shape the passes. */
 export type DialecticSettings = Pick<
   HonchoConfig,
   | "dialecticDepth"
@@ -92,7 +88,6 @@ export function signalSufficient(result: string): boolean {
   return text.length > 300;
 }
 
-/** Options of {@linkcode passPrompt}. */
 export type PassPromptOptions =
   & Pick<RunDialecticDepthOptions, "cold" | "rewritten" | "currentRequest">
   & {
@@ -140,7 +135,6 @@ export type DialecticPassRunner = (
   level: ReasoningLevel,
 ) => Promise<string>;
 
-/** Options of {@linkcode runDialecticDepth}. */
 export interface RunDialecticDepthOptions {
   /** The user's query (drives the heuristic only, unless `currentRequest`). */
   query: string;
@@ -164,12 +158,7 @@ export async function runDialecticDepth(
     const prior = results.filter((r) => r.trim() !== "");
     const last = prior[prior.length - 1];
     if (last !== undefined && signalSufficient(last)) break;
-    const prompt = passPrompt(i, {
-      cold: options.cold,
-      results,
-      rewritten: options.rewritten,
-      currentRequest: options.currentRequest,
-    });
+    const prompt = passPrompt(i, { ...options, results });
     const level = resolvePassLevel(i, options.query, options.settings);
     results.push((await options.runPass(prompt, level)).trim());
   }

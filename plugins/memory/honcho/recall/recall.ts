@@ -9,7 +9,8 @@
 import { appendFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { isTrivialPrompt, log } from "../../../../src/provider/mod.ts";
-import type { HonchoConfig, ReasoningLevel } from "../config/config.ts";
+import type { HonchoConfig } from "../config/config.ts";
+import type { ReasoningLevel } from "../config/_lookup.ts";
 import {
   applyTokenBudget,
   type BaseContextData,
@@ -26,13 +27,8 @@ import {
 import { isHonchoError } from "../client/errors.ts";
 import { ReadBackoff } from "../client/_backoff.ts";
 import type { HonchoSession } from "../session/session.ts";
-import {
-  deadlineSignal,
-  type HonchoRuntime,
-  type TaskGroup,
-  waitFor,
-} from "../_runtime.ts";
-import { errorText } from "../_util.ts";
+import { type HonchoRuntime, type TaskGroup, waitFor } from "../_runtime.ts";
+import { deadlineSignal, errorText } from "../_util.ts";
 
 /** A function that rewrites a user message into a better recall question. */
 export type QueryRewriter = (query: string) => Promise<string> | string;
@@ -97,7 +93,6 @@ interface DialecticRun {
   firedAt: number;
 }
 
-/** Schedules and serves recall (see the module doc). */
 export class HonchoRecall {
   #warmUpAnswer = false;
   #rt: HonchoRuntime;
@@ -605,7 +600,6 @@ export class HonchoRecall {
   }
 }
 
-/** One line of the injection log. */
 export interface InjectionLogEntry {
   turn: number;
   sessionKey: string | undefined;

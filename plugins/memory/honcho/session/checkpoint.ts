@@ -10,7 +10,8 @@ import {
   type ChatMessage,
   normalizePreCompressEvidence,
 } from "../../../../src/provider/mod.ts";
-import type { HonchoClient, JsonObject } from "../client/client.ts";
+import type { HonchoClient } from "../client/client.ts";
+import type { JsonObject } from "../client/wire.ts";
 import { sanitizeContext } from "../../../../src/provider/mod.ts";
 import { isRecord } from "../_util.ts";
 
@@ -21,9 +22,7 @@ export const CHUNK_METADATA_KEY = "hermes_chunk";
 /** The metadata key holding the Hermes role (`user` or `assistant`). */
 export const ROLE_METADATA_KEY = "hermes_role";
 
-/** One message of checkpoint evidence. */
 export interface EvidenceItem {
-  /** `user` or `assistant`. */
   role: "user" | "assistant";
   /** The text as stored (fences removed, trimmed). */
   text: string;
@@ -84,7 +83,6 @@ export function missingEvidence(
   return out;
 }
 
-/** Digests asked about per list request. */
 const DIGESTS_PER_QUERY = 40;
 
 /** Stored copies per digest (first chunks), one list request per 40 digests. */

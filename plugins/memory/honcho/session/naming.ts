@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import { resolveAgentCwd } from "../../../../src/provider/mod.ts";
 import type { HonchoConfig } from "../config/config.ts";
+import { sanitizeId } from "../_util.ts";
 
 /** The longest session name kept as-is; longer ones are cut and hashed. */
 export const MAX_SESSION_ID_CHARS = 100;
@@ -15,11 +16,6 @@ export const AUTOMATIC_TITLE_SOURCES: ReadonlySet<string> = new Set([
   "derived",
   "llm",
 ]);
-
-/** A Honcho id: each character outside `[A-Za-z0-9_-]` becomes `-` (no collapsing, no trimming). */
-export function sanitizeId(value: string): string {
-  return value.replace(/[^A-Za-z0-9_-]/g, "-");
-}
 
 /** The session id of a key, within 100 characters (Hermes sends longer ids, which Honcho refuses). */
 export function honchoSessionId(key: string): string {
@@ -55,7 +51,6 @@ export function pathName(path: string): string {
   return parts[parts.length - 1] ?? "";
 }
 
-/** The configuration keys session naming reads. */
 export type SessionNamingConfig = Pick<
   HonchoConfig,
   | "sessionStrategy"
@@ -70,7 +65,6 @@ export type SessionNamingConfig = Pick<
 /** Finds the top of the git repository containing a directory. */
 export type GitTopLevel = (cwd: string) => Promise<string | undefined>;
 
-/** Options of {@linkcode resolveSessionName}. */
 export interface ResolveSessionNameOptions {
   /** @default {resolveAgentCwd()} */
   cwd?: string;

@@ -9,10 +9,8 @@
 import type { SessionPeerConfig } from "../client/wire.ts";
 import { isRecord } from "../_util.ts";
 
-/** The two observation presets. */
 export type ObservationMode = "directional" | "unified";
 
-/** One peer's observation switches. */
 export interface PeerObservation {
   /** Honcho builds this peer's representation from its own messages. */
   observeMe: boolean;
@@ -26,7 +24,6 @@ export interface ObservationOverrides {
   ai?: Partial<PeerObservation>;
 }
 
-/** The switches of both peers of a session. */
 export interface SessionObservation {
   user: PeerObservation;
   ai: PeerObservation;

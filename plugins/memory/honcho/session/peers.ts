@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import type { HonchoConfig } from "../config/config.ts";
 import { HonchoError } from "../client/errors.ts";
-import { sanitizeId } from "./naming.ts";
+import { sanitizeId } from "../_util.ts";
 
 /** The AI peer used when `aiPeer` is empty. */
 export const DEFAULT_AI_PEER = "hermes-assistant";
@@ -29,7 +29,6 @@ export function normalizeRuntimeIds(
   return out;
 }
 
-/** The configuration keys peer naming reads. */
 export type PeerNamingConfig = Pick<
   HonchoConfig,
   "pinUserPeer" | "peerName" | "userPeerAliases" | "runtimePeerPrefix"
@@ -63,7 +62,6 @@ export function prefixedPeerId(
   return candidate;
 }
 
-/** Options of {@linkcode resolveUserPeerId}. */
 export interface ResolveUserPeerIdOptions {
   /** Primary first (`userId`, `userIdAlt`). */
   runtimeIds?: readonly (string | null | undefined)[];

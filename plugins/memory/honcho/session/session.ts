@@ -6,12 +6,8 @@
  * @module
  */
 
-import {
-  type InitializeOptions,
-  log,
-  resolveAgentCwd,
-} from "../../../../src/provider/mod.ts";
-import type { SessionPeerConfig } from "../client/client.ts";
+import { type InitializeOptions, log } from "../../../../src/provider/mod.ts";
+import type { SessionPeerConfig } from "../client/wire.ts";
 import {
   type HonchoConfig,
   loadHonchoConfig,
@@ -24,10 +20,13 @@ import {
 } from "../client/errors.ts";
 import {
   mergeServerObservation,
-  type PeerObservation,
   type SessionObservation,
 } from "./observation.ts";
-import { resolveAiPeerId, resolveUserPeerId } from "./peers.ts";
+import {
+  normalizeRuntimeIds,
+  resolveAiPeerId,
+  resolveUserPeerId,
+} from "./peers.ts";
 import {
   gatewaySessionKeyFor,
   type GitTopLevel,
@@ -196,19 +195,15 @@ export class HonchoSession {
     if (this.#setups.has(key) || this.#joined.has(key)) return;
     const client = this.#rt.client;
     const flags = this.#observation ?? this.#rt.config.observationFlags;
-    const userConfig = peerConfig(flags.user);
     this.#setups.set(key, async () => {
       const signal = this.#rt.signal;
       if (create) {
         await client.getOrCreateSession(session, {
-          peers: {
-            [peer]: userConfig,
-            [aiPeer]: peerConfig(flags.ai),
-          },
+          peers: { [peer]: flags.user, [aiPeer]: flags.ai },
           signal,
         });
       } else {
-        await client.addSessionPeers(session, { [peer]: userConfig }, {
+        await client.addSessionPeers(session, { [peer]: flags.user }, {
           signal,
         });
       }
@@ -225,15 +220,11 @@ export class HonchoSession {
   async #resolve(): Promise<HonchoSessionIdentity | undefined> {
     const config = this.#rt.config;
     const options = this.#options.initOptions;
-    const runtimeIds = [options.userId, options.userIdAlt].filter(
-      (id): id is string => typeof id === "string" && id.trim() !== "",
-    ).map((id) => id.trim());
+    const runtimeIds = normalizeRuntimeIds([options.userId, options.userIdAlt]);
     try {
       const userPeerId = resolveUserPeerId(config, { runtimeIds });
       const sessionKey = await resolveSessionKey(config, {
-        cwd: typeof options.cwd === "string" && options.cwd
-          ? options.cwd
-          : safeAgentCwd(),
+        cwd: typeof options.cwd === "string" ? options.cwd : undefined,
         sessionTitle: options.sessionTitle,
         sessionTitleSource: options.sessionTitleSource,
         sessionId: this.#hermesSessionId,
@@ -279,10 +270,10 @@ export class HonchoSession {
     const flags = this.#rt.config.observationFlags;
     try {
       const peers: Record<string, SessionPeerConfig> = {
-        [identity.userPeerId]: peerConfig(flags.user),
+        [identity.userPeerId]: flags.user,
       };
       if (identity.aiPeerId !== identity.userPeerId) {
-        peers[identity.aiPeerId] = peerConfig(flags.ai);
+        peers[identity.aiPeerId] = flags.ai;
       }
       await client.getOrCreateSession(identity.sessionId, { peers, signal });
       const serverConfig = (peer: string) =>
@@ -296,8 +287,8 @@ export class HonchoSession {
       ]);
       if (this.#identity?.sessionId !== identity.sessionId) return;
       this.#observation = {
-        user: mergeServerObservation(flags.user, serverFlags(userServer)),
-        ai: mergeServerObservation(flags.ai, serverFlags(aiServer)),
+        user: mergeServerObservation(flags.user, userServer),
+        ai: mergeServerObservation(flags.ai, aiServer),
       };
       this.#ready = true;
       this.#rt.notices.clear();
@@ -332,30 +323,6 @@ export class HonchoSession {
       await setup();
       this.#setups.delete(key);
     }
-  }
-}
-
-function peerConfig(
-  { observeMe, observeOthers }: PeerObservation,
-): SessionPeerConfig {
-  return { observeMe, observeOthers };
-}
-
-function serverFlags(
-  config: SessionPeerConfig | undefined,
-): { observeMe: boolean | null; observeOthers: boolean | null } | undefined {
-  if (!config) return undefined;
-  return {
-    observeMe: config.observeMe ?? null,
-    observeOthers: config.observeOthers ?? null,
-  };
-}
-
-function safeAgentCwd(): string | undefined {
-  try {
-    return resolveAgentCwd();
-  } catch {
-    return undefined;
   }
 }
 

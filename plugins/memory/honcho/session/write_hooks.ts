@@ -12,8 +12,6 @@ import {
   type MemoryWriteAction,
   permissionDenialsReportedByHost,
   type SyncTurnOptions,
-  type TurnAuthor,
-  type TurnStartOptions,
 } from "../../../../src/provider/mod.ts";
 import { chunkMessage } from "./chunking.ts";
 import {
@@ -32,7 +30,7 @@ import {
   HonchoError,
   isHonchoError,
 } from "../client/errors.ts";
-import type { NoticeCause } from "../notices.ts";
+import { classifyFailure, type NoticeCause } from "../notices.ts";
 import {
   HonchoOutbox,
   type HonchoOutboxOptions,
@@ -42,10 +40,10 @@ import {
 import type { OutboxDeliverResult } from "../outbox/_delivery.ts";
 import { type PeerNamingConfig, resolveAuthorPeerId } from "./peers.ts";
 import type { HonchoSession, HonchoSessionIdentity } from "./session.ts";
-import { a2aSessionKey, honchoSessionId, sanitizeId } from "./naming.ts";
+import { a2aSessionKey, honchoSessionId } from "./naming.ts";
 import { isInternalGatewayNotification } from "./turn_filter.ts";
-import { deadlineSignal, type HonchoRuntime, waitFor } from "../_runtime.ts";
-import { errorText } from "../_util.ts";
+import { type HonchoRuntime, waitFor } from "../_runtime.ts";
+import { deadlineSignal, errorText, sanitizeId } from "../_util.ts";
 
 /** Who wrote the user side of a turn (`id` unset: the session's user). */
 export interface TurnAuthorInfo {
@@ -54,25 +52,16 @@ export interface TurnAuthorInfo {
   isBot: boolean;
 }
 
-/** The author `onTurnStart` reported (empty `authorId`: the session's user). */
-export function authorFromTurnStart(options: TurnStartOptions): TurnAuthorInfo {
+/** A turn's author, from `onTurnStart`'s options or `syncTurn`'s `turnAuthor` (no id: the session's user). */
+export function turnAuthorInfo(
+  id: unknown,
+  name: unknown,
+  isBot: unknown,
+): TurnAuthorInfo {
   return {
-    id: typeof options.authorId === "string" && options.authorId.trim()
-      ? options.authorId.trim()
-      : undefined,
-    name: typeof options.authorName === "string"
-      ? options.authorName
-      : undefined,
-    isBot: options.authorIsBot === true,
-  };
-}
-
-/** The author `syncTurn`'s `turnAuthor` names (empty id: the session's user). */
-export function authorFromTurn(author: TurnAuthor): TurnAuthorInfo {
-  return {
-    id: author.id?.trim() || undefined,
-    name: author.name,
-    isBot: author.isBot === true,
+    id: typeof id === "string" && id.trim() ? id.trim() : undefined,
+    name: typeof name === "string" ? name : undefined,
+    isBot: isBot === true,
   };
 }
 
@@ -153,8 +142,9 @@ export class HonchoWriteHooks {
     const turnId = typeof options.turnId === "string" && options.turnId
       ? options.turnId
       : undefined;
-    const turnAuthor = options.turnAuthor
-      ? authorFromTurn(options.turnAuthor)
+    const given = options.turnAuthor;
+    const turnAuthor = given
+      ? turnAuthorInfo(given.id, given.name, given.isBot)
       : author;
     const records = (identity: HonchoSessionIdentity | undefined) => {
       if (!identity) return [];
@@ -231,13 +221,9 @@ export class HonchoWriteHooks {
    */
   async drain(timeoutMs?: number): Promise<DrainResult> {
     const now = this.#rt.now;
-    const deadline = timeoutMs === undefined
-      ? Infinity
-      : now() + Math.max(0, timeoutMs);
+    const deadline = now() + Math.max(0, timeoutMs ?? Infinity);
     const left = (): number => Math.max(0, deadline - now());
-    const staged = await this.outbox.drain(
-      deadline === Infinity ? undefined : left(),
-    );
+    const staged = await this.outbox.drain(left());
     let pending = staged.pending ?? 0;
     if (this.#memoryWrites.size > 0) {
       await waitFor(Promise.all([...this.#memoryWrites]), left());
@@ -302,10 +288,8 @@ export class HonchoWriteHooks {
   }
 
   /**
-   * Checkpoint API v2: resolves only when every evidence message is stored in Honcho (the outbox
-   * flushed, the messages Honcho lacks by digest queued and delivered). A best-effort one takes at
-   * most 2 s and leaves what it could not deliver queued.
-   * @throws {Error} When it cannot be confirmed.
+   * Checkpoint API v2: resolves only when every evidence message is stored (missing digests queued
+   * and delivered), else throws; a best-effort one takes at most 2 s and leaves the rest queued.
    */
   async checkpoint(messages: ChatMessage[], required: boolean): Promise<void> {
     const config = this.#rt.config;
@@ -372,7 +356,8 @@ export class HonchoWriteHooks {
       if (result.delivered > 0 || result.duplicates > 0) this.#warned.clear();
       return;
     }
-    let cause = notices.reportError(error);
+    const host = isHonchoError(error, "permission") ? error.host : undefined;
+    let cause = classifyFailure(error);
     let reason = describeHonchoError(error);
     if (
       cause === undefined && result.systemic &&
@@ -380,16 +365,14 @@ export class HonchoWriteHooks {
     ) {
       cause = "refused";
       reason = this.#rt.scrub(errorText(error));
-      notices.report(cause, reason);
     }
-    if (cause === undefined || !result.systemic || this.#warned.has(cause)) {
-      return;
-    }
+    if (cause === undefined) return;
+    notices.report(cause, reason, host);
+    if (!result.systemic || this.#warned.has(cause)) return;
     // In a sandbox worker the host has already warned about the denial,
     // naming the same key; the notice above still tells the user.
     if (cause === "permission" && permissionDenialsReportedByHost()) return;
     this.#warned.add(cause);
-    const host = isHonchoError(error, "permission") ? error.host : undefined;
     const queued = result.pending >= 0
       ? ` (${result.pending} message(s) in ${this.outbox.path})`
       : "";

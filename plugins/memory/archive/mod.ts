@@ -27,12 +27,14 @@ import {
   type InitializeOptions,
   log,
   MemoryProvider,
+  path,
   type PreCompressOptions,
   type SessionSwitchOptions,
   type ToolSchema,
 } from "../../../src/provider/mod.ts";
 import { createHash } from "node:crypto";
-import { join, resolve } from "node:path";
+
+const { join, resolve } = path;
 
 // The provider contract, so the provider's API can be named from this entry alone.
 export type {

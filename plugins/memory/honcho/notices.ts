@@ -5,8 +5,10 @@
  * @module
  */
 
-import { join } from "node:path";
+import { path } from "../../../src/provider/mod.ts";
 import { describeHonchoError, isHonchoError } from "./client/errors.ts";
+
+const { join } = path;
 
 /** Why memory is degraded. */
 export type NoticeCause =

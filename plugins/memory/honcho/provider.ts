@@ -4,7 +4,6 @@
  * @module
  */
 
-import { dirname } from "node:path";
 import {
   type ChatMessage,
   type ConfigField,
@@ -16,6 +15,7 @@ import {
   type MemoryTarget,
   type MemoryWriteAction,
   type MemoryWriteMetadata,
+  path,
   type PreCompressOptions,
   type PrefetchOptions,
   type RecallStatus,
@@ -74,6 +74,8 @@ import {
   waitFor,
 } from "./_runtime.ts";
 import { errorText, scrubberOf } from "./_util.ts";
+
+const { dirname } = path;
 
 export type { HonchoLivenessSnapshot, HonchoSessionIdentity, QueryRewriter };
 

@@ -1,5 +1,6 @@
 /** The status hook of `hermes memory status` and `doctor`; no client loads until a probe. @module */
 
+import { path } from "../../../../src/provider/mod.ts";
 import {
   buildProfileSecretScope,
   type HermesConfig,
@@ -11,7 +12,6 @@ import {
   type ProviderStatusDescription,
   withSecretScope,
 } from "../../../../src/cli/mod.ts";
-import { resolve } from "node:path";
 import {
   HONCHO_UNAVAILABLE_REASON,
   type HonchoConfig,
@@ -25,6 +25,8 @@ import {
 } from "../client/connection.ts";
 import { jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
 import { connectionFix, netListedIn, netPermissionFix } from "./_fixes.ts";
+
+const { resolve } = path;
 
 /** Queued messages older than this make doctor report a stalled outbox. */
 const STALE_OUTBOX_MS = 60 * 60 * 1000;

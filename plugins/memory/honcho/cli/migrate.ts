@@ -4,7 +4,7 @@
  * @module
  */
 
-import { join, resolve } from "node:path";
+import { path } from "../../../../src/provider/mod.ts";
 import { getUserHome, maskSecret } from "../../../../mod.ts";
 import {
   type CliIo,
@@ -39,6 +39,8 @@ import {
 import { sourceText } from "./setting_commands.ts";
 import { runSetup } from "./setup.ts";
 import { errorText, sanitizeId } from "../_util.ts";
+
+const { join, resolve } = path;
 
 interface MigrateOptions {
   yes?: boolean;

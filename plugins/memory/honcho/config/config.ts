@@ -4,10 +4,10 @@
  * @module
  */
 
-import { join, resolve } from "node:path";
 import {
   getHermesHome,
   getSecret,
+  path,
   pythonStr,
   pythonStrip,
   pythonTruthy,
@@ -34,6 +34,8 @@ import {
   SETTINGS,
   type SettingsContext,
 } from "./settings_table.ts";
+
+const { join, resolve } = path;
 
 /** The fully resolved configuration: settings plus where they came from. */
 export interface HonchoConfig extends HonchoSettings {

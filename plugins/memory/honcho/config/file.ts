@@ -4,11 +4,16 @@
  * @module
  */
 
-import { dirname, join, resolve } from "node:path";
-import { atomicJsonWrite, withFileLock } from "../../../../src/provider/mod.ts";
+import {
+  atomicJsonWrite,
+  path,
+  withFileLock,
+} from "../../../../src/provider/mod.ts";
 import { HonchoError } from "../client/errors.ts";
 import { errorText, isRecord } from "../_util.ts";
 import { profileFromHermesHome, resolveHostKey } from "./paths.ts";
+
+const { dirname, join, resolve } = path;
 
 /** Where a config file stopped parsing (1-based). */
 export interface HonchoConfigFileError {

@@ -3,16 +3,18 @@
  * @module
  */
 
-import { join, relative, resolve, sep } from "node:path";
 import {
   getDefaultHermesRoot,
   getHermesHome,
   getHermesRoot,
   getSecret,
   getUserHome,
+  path,
   pythonStr,
   pythonStrip,
 } from "../../../../src/provider/mod.ts";
+
+const { join, relative, resolve, sep } = path;
 
 export interface ResolveHonchoConfigPathOptions {
   /** The profile home. @default {getHermesHome()} */

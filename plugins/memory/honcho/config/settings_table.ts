@@ -5,10 +5,10 @@
  * @module
  */
 
-import { dirname, join, resolve } from "node:path";
 import {
   getSecret,
   isTruthyEnvValue,
+  path,
   pythonFloat,
   pythonInt,
   pythonStr,
@@ -45,6 +45,8 @@ import {
   type WriteFrequency,
 } from "./_lookup.ts";
 import { globalHonchoConfigPath } from "./paths.ts";
+
+const { dirname, join, resolve } = path;
 
 /** How a setting is edited in the desktop and dashboard. */
 export type SettingKind =

@@ -7,13 +7,13 @@
  */
 
 import { createHash } from "node:crypto";
-import { join, resolve } from "node:path";
 import {
   atomicWriteText,
   contextBound,
   type DrainResult,
   getHermesHome,
   log,
+  path,
   spawnContextTask,
 } from "../../../../src/provider/mod.ts";
 import type { HonchoClient } from "../client/client.ts";
@@ -43,6 +43,8 @@ import {
 import { backoffDelayMs, isRetryableHonchoError } from "../client/_backoff.ts";
 import { waitFor, waitWhile } from "../_runtime.ts";
 import { deadlineSignal, errorText } from "../_util.ts";
+
+const { join, resolve } = path;
 
 export { OUTBOX_ID_METADATA_KEY };
 

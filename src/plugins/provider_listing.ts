@@ -63,8 +63,13 @@ export async function discoverMemoryProviders(
     let available: boolean | null;
     if (options.probe) {
       try {
+        // Computed: a literal import would have every start read the
+        // sandbox's modules; a probe starts a sandbox, which needs read
+        // access to them anyway.
         const probeProvider = options.probeProvider ??
-          (await import("./provider_loader.ts")).probeMemoryProvider;
+          (await import(
+            new URL("./provider_loader.ts", import.meta.url).href
+          ) as typeof import("./provider_loader.ts")).probeMemoryProvider;
         available = await probeProvider(candidate, options);
       } catch (error) {
         log(

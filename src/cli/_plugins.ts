@@ -10,6 +10,7 @@ import { findMemoryProvider } from "../plugins/plugin_discovery.ts";
 import {
   approveCommand,
   denoRunFlags,
+  grantForCandidate,
   missingHostPermissions,
   providerPermissions,
   reviewGrant,
@@ -376,8 +377,7 @@ export async function sandboxGrant(
   const candidate = await findMemoryProvider(name, { config });
   if (candidate === null) return undefined;
   const review = reviewGrant(candidate, { config });
-  const grant = await providerPermissions(name, { config });
-  if (grant === null) return undefined;
+  const grant = grantForCandidate(candidate, { config }, review);
   const notApproved = review.requested.filter((e) => !e.approved).map((e) =>
     `${e.key} ${e.value}`
   );

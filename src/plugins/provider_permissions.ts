@@ -168,15 +168,16 @@ export function markGrantReviewed(name: string): void {
 }
 
 /**
- * Computes the effective grant of a discovered provider. Logs the floor's
- * refusals once each, and, when the manifest asks for more than the user
- * approved, one notice naming the command that approves the rest.
+ * Computes the effective grant of a discovered provider (from `review` when
+ * the caller has it). Logs the floor's refusals once each, and, when the
+ * manifest asks for more than the user approved, one notice naming the
+ * command that approves the rest.
  */
 export function grantForCandidate(
   candidate: ProviderCandidate,
   options: GrantOptions = {},
+  review: GrantReview = reviewGrant(candidate, options),
 ): ProviderGrant {
-  const review = reviewGrant(candidate, options);
   reportRefused(review);
   const pending = review.requested.filter((e) => !e.approved);
   if (pending.length > 0 && !reviewedProviders.has(candidate.name)) {

@@ -119,7 +119,19 @@ export {
 export { isTruthyEnvValue } from "../core/env.ts";
 // Paths with Node's rules, without evaluating Deno's Node layer (`node:path`
 // and `node:url` load about 50 modules of it).
-export * as path from "../_util/path.ts";
+export {
+  basename,
+  dirname,
+  extname,
+  fileURLToPath,
+  isAbsolute,
+  join,
+  normalize,
+  pathToFileURL,
+  relative,
+  resolve,
+  sep,
+} from "../_util/path.ts";
 // Permission denials.
 export {
   isPermissionDenial,

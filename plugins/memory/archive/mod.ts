@@ -25,16 +25,15 @@ import {
   type ChatMessage,
   getHermesHome,
   type InitializeOptions,
+  join,
   log,
   MemoryProvider,
-  path,
   type PreCompressOptions,
+  resolve,
   type SessionSwitchOptions,
   type ToolSchema,
 } from "../../../src/provider/mod.ts";
 import { createHash } from "node:crypto";
-
-const { join, resolve } = path;
 
 // The provider contract, so the provider's API can be named from this entry alone.
 export type {

@@ -5,10 +5,8 @@
  * @module
  */
 
-import { path } from "../../../src/provider/mod.ts";
+import { join } from "../../../src/provider/mod.ts";
 import { describeHonchoError, isHonchoError } from "./client/errors.ts";
-
-const { join } = path;
 
 /** Why memory is degraded. */
 export type NoticeCause =

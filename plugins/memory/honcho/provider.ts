@@ -7,6 +7,7 @@
 import {
   type ChatMessage,
   type ConfigField,
+  dirname,
   type DrainResult,
   getHermesHome,
   type InitializeOptions,
@@ -15,7 +16,6 @@ import {
   type MemoryTarget,
   type MemoryWriteAction,
   type MemoryWriteMetadata,
-  path,
   type PreCompressOptions,
   type PrefetchOptions,
   type RecallStatus,
@@ -74,8 +74,6 @@ import {
   waitFor,
 } from "./_runtime.ts";
 import { errorText, scrubberOf } from "./_util.ts";
-
-const { dirname } = path;
 
 export type { HonchoLivenessSnapshot, HonchoSessionIdentity, QueryRewriter };
 

@@ -1,6 +1,6 @@
 /** What every `hermes honcho …` command shares: its profile scope, reading and writing `honcho.json`, connecting, and wording failures. @module */
 
-import { path } from "../../../../src/provider/mod.ts";
+import { join, resolve } from "../../../../src/provider/mod.ts";
 import {
   atomicJsonWrite,
   buildProfileSecretScope,
@@ -28,8 +28,6 @@ import {
   type ConnectionFixOptions,
   netListedIn,
 } from "./_fixes.ts";
-
-const { join, resolve } = path;
 
 export const CLI_CONNECT_TIMEOUT_MS = 5_000;
 

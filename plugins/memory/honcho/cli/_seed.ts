@@ -4,7 +4,7 @@
  * @module
  */
 
-import { path } from "../../../../src/provider/mod.ts";
+import { basename, join } from "../../../../src/provider/mod.ts";
 import {
   atomicJsonWrite,
   readJsonOrEmpty,
@@ -16,8 +16,6 @@ import type { HonchoConfig } from "../config/config.ts";
 import { chunkMessage } from "../session/chunking.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
 import { isRecord, sanitizeId } from "../_util.ts";
-
-const { basename, join } = path;
 
 /** `description` is what it holds, for the `<context>` note. */
 interface UserMemoryFile {

@@ -1,14 +1,12 @@
 /** The Honcho session a CLI command in a directory uses, and the `map` sanitiser. @module */
 
-import { path } from "../../../../src/provider/mod.ts";
+import { dirname, join, resolve } from "../../../../src/provider/mod.ts";
 import {
   honchoSessionId,
   resolveSessionKey,
   type SessionNamingConfig,
 } from "../session/naming.ts";
 import { sanitizeId } from "../_util.ts";
-
-const { dirname, join, resolve } = path;
 
 /** The session key, its Honcho id (`key` sanitised) and the rule that picked it. */
 interface CliSessionName {

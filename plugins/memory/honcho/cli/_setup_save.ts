@@ -1,6 +1,6 @@
 /** The save side of Honcho's setup: files, net grant, checks and summary. @module */
 
-import { path } from "../../../../src/provider/mod.ts";
+import { join } from "../../../../src/provider/mod.ts";
 import type { CliIo } from "../../../../src/cli/mod.ts";
 import {
   getConfigPath,
@@ -40,8 +40,6 @@ import {
 import { describeHonchoError } from "../client/errors.ts";
 import { connectionFix } from "./_fixes.ts";
 import { errorText, isRecord, sanitizeId } from "../_util.ts";
-
-const { join } = path;
 
 export const DEFAULT_LOCAL_URL = "http://localhost:8000";
 export const CLOUD_URL = HONCHO_ENVIRONMENT_URLS.production!;

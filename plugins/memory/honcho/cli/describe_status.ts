@@ -1,6 +1,6 @@
 /** The status hook of `hermes memory status` and `doctor`; no client loads until a probe. @module */
 
-import { path } from "../../../../src/provider/mod.ts";
+import { resolve } from "../../../../src/provider/mod.ts";
 import {
   buildProfileSecretScope,
   type HermesConfig,
@@ -25,8 +25,6 @@ import {
 } from "../client/connection.ts";
 import { jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
 import { connectionFix, netListedIn, netPermissionFix } from "./_fixes.ts";
-
-const { resolve } = path;
 
 /** Queued messages older than this make doctor report a stalled outbox. */
 const STALE_OUTBOX_MS = 60 * 60 * 1000;

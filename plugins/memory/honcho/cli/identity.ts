@@ -1,6 +1,6 @@
 /** `hermes honcho identity [file] [--show] [--force]`. @module */
 
-import { path } from "../../../../src/provider/mod.ts";
+import { resolve } from "../../../../src/provider/mod.ts";
 import type { HermesCommand } from "../../../../src/cli/mod.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
 import {
@@ -17,8 +17,6 @@ import { fetchMemoryView, printMemoryView } from "./_memory_view.ts";
 import { cliSessionName } from "./_session_name.ts";
 import { ensureSeedSession, seedAiIdentity } from "./_seed.ts";
 import { errorText } from "../_util.ts";
-
-const { resolve } = path;
 
 async function readSeedFile(path: string): Promise<string> {
   const fail = (why: string) =>

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { path } from "../../../../src/provider/mod.ts";
+import { join, resolve } from "../../../../src/provider/mod.ts";
 import { getUserHome, maskSecret } from "../../../../mod.ts";
 import {
   type CliIo,
@@ -39,8 +39,6 @@ import {
 import { sourceText } from "./setting_commands.ts";
 import { runSetup } from "./setup.ts";
 import { errorText, sanitizeId } from "../_util.ts";
-
-const { join, resolve } = path;
 
 interface MigrateOptions {
   yes?: boolean;

@@ -1,6 +1,6 @@
 /** `hermes honcho outbox [--json]`, `outbox retry [ids…]` and `outbox flush`. @module */
 
-import { path } from "../../../../src/provider/mod.ts";
+import { join } from "../../../../src/provider/mod.ts";
 import {
   type CliIo,
   type HermesCommand,
@@ -18,8 +18,6 @@ import {
 } from "./_common.ts";
 import { scopedAction } from "./_action.ts";
 import { isRecord } from "../_util.ts";
-
-const { join } = path;
 
 /** `oldest`: when the oldest was said (ISO). */
 interface SessionReport {

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { path } from "../../../../src/provider/mod.ts";
+import { join } from "../../../../src/provider/mod.ts";
 import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config/config.ts";
 import type { HonchoClient } from "../client/client.ts";
@@ -26,8 +26,6 @@ import {
 } from "./_common.ts";
 import { profileRows, scopedAction } from "./_action.ts";
 import { isRecord, sanitizeId } from "../_util.ts";
-
-const { join } = path;
 
 const MAX_LISTED_PEERS = 200;
 

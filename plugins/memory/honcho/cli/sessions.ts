@@ -1,6 +1,6 @@
 /** `hermes honcho sessions` and `map [name]`: the root `sessions` map (directory → session). @module */
 
-import { path } from "../../../../src/provider/mod.ts";
+import { resolve } from "../../../../src/provider/mod.ts";
 import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import {
   HonchoCliError,
@@ -13,8 +13,6 @@ import {
 import { scopedAction } from "./_action.ts";
 import { cliSessionName, sanitizeMapName } from "./_session_name.ts";
 import { isRecord } from "../_util.ts";
-
-const { resolve } = path;
 
 /** Lists the map, marking the working directory with `←`. */
 async function runSessions(

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { path } from "../../../../src/provider/mod.ts";
+import { join, resolve } from "../../../../src/provider/mod.ts";
 import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import {
   describeConfigError,
@@ -23,8 +23,6 @@ import {
   SYNC_INHERITED_KEYS,
 } from "./_clone.ts";
 import { errorText, isRecord } from "../_util.ts";
-
-const { join, resolve } = path;
 
 /** `reason`: why it was skipped, or why peers were not created. */
 interface SyncResult {

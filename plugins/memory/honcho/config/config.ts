@@ -7,10 +7,11 @@
 import {
   getHermesHome,
   getSecret,
-  path,
+  join,
   pythonStr,
   pythonStrip,
   pythonTruthy,
+  resolve,
 } from "../../../../src/provider/mod.ts";
 import {
   resolveObservation,
@@ -34,8 +35,6 @@ import {
   SETTINGS,
   type SettingsContext,
 } from "./settings_table.ts";
-
-const { join, resolve } = path;
 
 /** The fully resolved configuration: settings plus where they came from. */
 export interface HonchoConfig extends HonchoSettings {

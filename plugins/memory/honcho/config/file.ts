@@ -6,14 +6,14 @@
 
 import {
   atomicJsonWrite,
-  path,
+  dirname,
+  join,
+  resolve,
   withFileLock,
 } from "../../../../src/provider/mod.ts";
 import { HonchoError } from "../client/errors.ts";
 import { errorText, isRecord } from "../_util.ts";
 import { profileFromHermesHome, resolveHostKey } from "./paths.ts";
-
-const { dirname, join, resolve } = path;
 
 /** Where a config file stopped parsing (1-based). */
 export interface HonchoConfigFileError {

@@ -9,12 +9,13 @@ import {
   getHermesRoot,
   getSecret,
   getUserHome,
-  path,
+  join,
   pythonStr,
   pythonStrip,
+  relative,
+  resolve,
+  sep,
 } from "../../../../src/provider/mod.ts";
-
-const { join, relative, resolve, sep } = path;
 
 export interface ResolveHonchoConfigPathOptions {
   /** The profile home. @default {getHermesHome()} */

@@ -6,13 +6,15 @@
  */
 
 import {
+  dirname,
   getSecret,
   isTruthyEnvValue,
-  path,
+  join,
   pythonFloat,
   pythonInt,
   pythonStr,
   pythonTruthy,
+  resolve,
 } from "../../../../src/provider/mod.ts";
 import {
   normalizeObservationMode,
@@ -45,8 +47,6 @@ import {
   type WriteFrequency,
 } from "./_lookup.ts";
 import { globalHonchoConfigPath } from "./paths.ts";
-
-const { dirname, join, resolve } = path;
 
 /** How a setting is edited in the desktop and dashboard. */
 export type SettingKind =

@@ -7,14 +7,12 @@
 
 import {
   atomicWriteText,
+  join,
   log,
-  path,
   withFileLock,
 } from "../../../../src/provider/mod.ts";
 import type { JsonObject } from "../client/wire.ts";
 import { isRecord } from "../_util.ts";
-
-const { join } = path;
 
 export const OUTBOX_ID_METADATA_KEY = "hermes_outbox_id";
 

@@ -12,8 +12,9 @@ import {
   contextBound,
   type DrainResult,
   getHermesHome,
+  join,
   log,
-  path,
+  resolve,
   spawnContextTask,
 } from "../../../../src/provider/mod.ts";
 import type { HonchoClient } from "../client/client.ts";
@@ -43,8 +44,6 @@ import {
 import { backoffDelayMs, isRetryableHonchoError } from "../client/_backoff.ts";
 import { waitFor, waitWhile } from "../_runtime.ts";
 import { deadlineSignal, errorText } from "../_util.ts";
-
-const { join, resolve } = path;
 
 export { OUTBOX_ID_METADATA_KEY };
 

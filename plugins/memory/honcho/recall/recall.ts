@@ -7,7 +7,7 @@
  */
 
 import { appendFile } from "node:fs/promises";
-import { isTrivialPrompt, log, path } from "../../../../src/provider/mod.ts";
+import { dirname, isTrivialPrompt, log } from "../../../../src/provider/mod.ts";
 import type { HonchoConfig } from "../config/config.ts";
 import type { ReasoningLevel } from "../config/_lookup.ts";
 import {
@@ -28,8 +28,6 @@ import { ReadBackoff } from "../client/_backoff.ts";
 import type { HonchoSession } from "../session/session.ts";
 import { type HonchoRuntime, type TaskGroup, waitFor } from "../_runtime.ts";
 import { deadlineSignal, errorText } from "../_util.ts";
-
-const { dirname } = path;
 
 /** A function that rewrites a user message into a better recall question. */
 export type QueryRewriter = (query: string) => Promise<string> | string;

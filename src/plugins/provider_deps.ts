@@ -207,9 +207,11 @@ export async function providerDependencyStatus(
   const declared = await declaredDependencies(candidate);
   const external = candidate.manifest.externalDependencies;
   const details: string[] = [];
-  const grant = grantForCandidate(candidate, { hermesHome, config });
+  // The grant matters only for npm packages (a review is not free).
   const needsNpm = declared.some((d) => d.specifier.startsWith("npm:"));
-  if (needsNpm && !grant.npm) {
+  const npmDenied = needsNpm &&
+    !grantForCandidate(candidate, { hermesHome, config }).npm;
+  if (npmDenied) {
     details.push(
       `It declares npm packages but may not use them: set permissions.npm: true in its plugin.yaml or grant memory.permissions.${name}.npm: true in config.yaml`,
     );
@@ -251,7 +253,7 @@ export async function providerDependencyStatus(
     );
   }
   const missing = dependencies.filter((d) => d.cached !== true);
-  const ready = missing.length === 0 && !(needsNpm && !grant.npm);
+  const ready = missing.length === 0 && !npmDenied;
   if (missing.length > 0) {
     details.push(`Run 'hermes memory setup ${name}' to cache them`);
   }

@@ -108,6 +108,9 @@ export async function printReport<T extends { files: SettingsFileReport[] }>(
 function runtime(): Promise<typeof import("../_plugins.ts")> {
   return import(new URL("../_plugins.ts", import.meta.url).href);
 }
+function providerReport(): Promise<typeof import("../provider_report.ts")> {
+  return import(new URL("../provider_report.ts", import.meta.url).href);
+}
 
 /**
  * What status and doctor start from: the settings files, `config.yaml`,
@@ -187,9 +190,7 @@ export async function collectStatus(
     // settings list says what to set).
     const known = options.startProvider !== true &&
       hook.description?.available === true;
-    const { collectProviderReport } = await import(
-      new URL("../provider_report.ts", import.meta.url).href
-    ) as typeof import("../provider_report.ts");
+    const { collectProviderReport } = await providerReport();
     const base = await collectProviderReport(active, config, io, {
       start: !known,
     });
@@ -518,8 +519,13 @@ export async function runMemoryStatus(
       probe: opts.probe ?? opts.json === true,
       startProvider: opts.json === true,
     });
-  // Without a provider the list is the one scan: no cache to open.
+  // Without a provider the list is the one scan: no cache to open. With one,
+  // its modules load while the settings files are read.
   const provider = activeProviderName(await loadConfig().catch(() => ({})));
+  if (provider !== null) {
+    runtime().catch(() => {});
+    providerReport().catch(() => {});
+  }
   const report = await printReport(
     io,
     opts.json,

@@ -13,7 +13,10 @@ import {
 import { withTolerantProcessEnv } from "../core/env.ts";
 import { getUserHome } from "../profile/hermes_home.ts";
 import { parseSimpleYaml } from "./_simple_yaml.ts";
-import { grantPathTextProblem, isPlaceholderPath } from "../sandbox/grant.ts";
+import {
+  grantPathTextProblem,
+  isPlaceholderPath,
+} from "../sandbox/grant_path.ts";
 import { errorText } from "../_util/error_text.ts";
 import { terminalSafe } from "../core/terminal_text.ts";
 

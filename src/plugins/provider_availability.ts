@@ -9,7 +9,7 @@ import { join, resolve } from "../_util/path.ts";
 import { readProcessEnv } from "../core/env.ts";
 import { getDefaultHermesRoot, getHermesHome } from "../profile/hermes_home.ts";
 import { loadEnvFile } from "../profile/env_file.ts";
-import { expandGrantPath } from "../sandbox/grant.ts";
+import { expandGrantPath } from "../sandbox/grant_path.ts";
 import type { PluginManifest } from "./plugin_manifest.ts";
 
 /** Options of {@linkcode manifestAvailability}. */

@@ -29,7 +29,6 @@ import { errorText } from "../_util/error_text.ts";
 import {
   approveCommand,
   denoRunFlags,
-  expandGrantPath,
   forbiddenGrantEnv,
   forbiddenGrantPath,
   type GrantEntry,
@@ -40,6 +39,7 @@ import {
   type SandboxTarget,
   workerPermissions,
 } from "../sandbox/grant.ts";
+import { expandGrantPath } from "../sandbox/grant_path.ts";
 import { terminalSafe } from "../core/terminal_text.ts";
 import { BUNDLED_MANIFESTS } from "./bundled_manifests.ts";
 import { localFrameworkDir } from "../sandbox/denial.ts";

@@ -401,24 +401,25 @@ vsFloor(
 );
 for (
   const [id, label, target] of [
+    // Issue 22: 6× on a Honcho user's home, 4× with the built-in store only.
     [
       "startup.status.task",
-      "`hermes memory status` via `deno task hermes` (#9)",
-      4,
+      "`hermes memory status`, Honcho home, via `deno task hermes` (#22)",
+      6,
     ],
     [
       "startup.status.direct",
-      "`hermes memory status` via the task's `deno run` (#9)",
-      4,
+      "`hermes memory status`, Honcho home, via the task's `deno run` (#22)",
+      6,
     ],
     [
       "startup.status_builtin.task",
-      "`hermes memory status`, built-in only, via `deno task hermes` (#9)",
+      "`hermes memory status`, built-in only, via `deno task hermes` (#22)",
       4,
     ],
     [
       "startup.status_builtin.direct",
-      "`hermes memory status`, built-in only, via the task's `deno run` (#9)",
+      "`hermes memory status`, built-in only, via the task's `deno run` (#22)",
       4,
     ],
     ["startup.help.task", "`hermes --help` via `deno task hermes` (#9)", 3],

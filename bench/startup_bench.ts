@@ -302,11 +302,13 @@ async function cliBench(
 }
 
 await cliBench("startup.help", "hermes --help", ["--help"], 10);
+// The status targets (issue 22) are ratios a few per cent apart from what
+// is measured: 20 paired samples each.
 await cliBench(
   "startup.status",
   "hermes memory status",
   ["memory", "status"],
-  8,
+  20,
 );
 await cliBench(
   "startup.status_probe",
@@ -318,7 +320,7 @@ await cliBench(
   "startup.status_builtin",
   "hermes memory status (built-in only)",
   ["memory", "status"],
-  8,
+  20,
   builtinHome,
 );
 

@@ -5,7 +5,7 @@
  */
 
 import { closestName } from "./suggest.ts";
-import type { CliIo } from "./cli_io.ts";
+import { type CliIo, memoryCliIo } from "./cli_io.ts";
 import { firstLine, formatHelp } from "./help_text.ts";
 import { HELP_OPTION } from "./root_help.ts";
 
@@ -124,10 +124,10 @@ export class HermesCommand {
   #args: string[] = [];
   #parent: HermesCommand | null = null;
 
-  /** Creates a command (`context`: writes nowhere when absent; replaced on attach). */
+  /** Creates a command (`context`: kept in memory when absent; replaced on attach). */
   constructor(name = "", context?: CliContext) {
     this.#name = name;
-    this.#context = context ?? { io: nullIo(), exitCode: 0 };
+    this.#context = context ?? { io: memoryCliIo(), exitCode: 0 };
   }
 
   /** The state shared by the whole command tree. */
@@ -599,25 +599,6 @@ function optionDescription(option: CommandOption): string {
   const description = option.description;
   if (extra.length === 0) return description;
   return `${description}${description ? " " : ""}(${extra.join("; ")})`;
-}
-
-function nullIo(): CliIo {
-  const refuse = (): Promise<never> => Promise.reject(new Error("No terminal"));
-  return {
-    stdout: (): void => {},
-    stderr: (): void => {},
-    stdinIsTerminal: false,
-    stdoutIsTerminal: false,
-    stderrIsTerminal: false,
-    env: (): undefined => undefined,
-    prompts: {
-      select: refuse,
-      input: refuse,
-      password: refuse,
-      confirm: refuse,
-      line: refuse,
-    },
-  };
 }
 
 /** Creates a {@linkcode HermesCommand} (`name`, shared `context`). */

@@ -4,15 +4,16 @@
 //   ./tools/deno run --allow-read --allow-write --allow-env --allow-run bench/_status_before_after.ts 30 <before-checkout> <after-checkout>
 //
 // On a built-in-only home and on a Honcho user's home (`honchoUserHome()`, a
-// `baseUrl`, no `--probe`), through each checkout's launcher as the `hermes`
-// task runs it (its own directory as the working directory, launch records
-// cached first), in random order within each round. Prints the floor's
-// median and, per case, the median time and the median of the paired ratios.
+// `baseUrl`, no `--probe`), through each checkout's launcher with the flags
+// of this checkout's `hermes` task, from the checkout's own directory, launch
+// records cached first, in random order within each round. Prints the
+// floor's median and, per case, the median time and the median of the paired
+// ratios.
 // A script (the leading `_` keeps `deno bench` from running it): it compares
 // two trees, which one bench file cannot.
 import { join } from "node:path";
 import { childEnv, median } from "./_harness.ts";
-import { honchoUserHome } from "./_hermes_cli.ts";
+import { hermesTaskLine, honchoUserHome } from "./_hermes_cli.ts";
 
 const [roundsArg, before, after] = Deno.args;
 if (!roundsArg || !before || !after) {
@@ -46,15 +47,10 @@ async function timed(args: string[], cwd: string, home: string) {
   return ms;
 }
 
+// The `hermes` task line (this checkout's), with each checkout's launcher.
+const task = hermesTaskLine().split(" ").slice(1);
 const status = (dir: string) => [
-  "run",
-  "--no-prompt",
-  "--cached-only",
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-run",
-  join(dir, "src", "launcher", "main.ts"),
+  ...task.map((w) => w === "src/launcher/main.ts" ? join(dir, w) : w),
   "memory",
   "status",
 ];

@@ -29,7 +29,7 @@ lock="$(mktemp)"
 trap 'rm -f "$lock"' EXIT
 cp "$repo/deno.lock" "$lock"
 "$deno" install -g -f --quiet --root "$root" --name hermes \
-  --no-prompt --cached-only --allow-read --allow-write --allow-env --allow-run \
+  --no-prompt --cached-only --allow-read --allow-write --allow-env --allow-run --allow-ffi \
   --lock="$lock" --config "$repo/deno.json" "$repo/src/launcher/main.ts"
 
 echo "Installed hermes and deno $("$deno" --version | head -n 1 | cut -d' ' -f2) in $bin"

@@ -11,6 +11,7 @@ import {
 } from "../cli/cli_location.ts";
 import { recordReads, unchanged } from "./input_record.ts";
 import { sha256Hex } from "../_util/sha256.ts";
+import { execProgram } from "./exec.ts";
 import {
   grantSources,
   LAUNCH_FORMAT,
@@ -27,6 +28,12 @@ import {
 export interface LaunchOptions {
   /** Where the launcher's own messages go. @default {console.error} */
   warn?: (line: string) => void;
+  /**
+   * Replace this process with the CLI where it can (`main.ts`), instead of
+   * starting it as a child.
+   * @default {false}
+   */
+  exec?: boolean;
 }
 
 /** `deno task` runs in `deno.json`'s folder: go back to the user's (`INIT_CWD`). */
@@ -232,13 +239,14 @@ async function runChild(
   record: LaunchRecord,
   args: string[],
   relay: SignalRelay,
+  exec: boolean,
 ): Promise<number> {
   const stopped = relay.stopped;
   if (stopped !== undefined) return stopped;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [...record.denoArgs, ...args],
-    env: { ...record.env, DENO_NO_UPDATE_CHECK: "1" },
-  }).spawn();
+  const argv = [...record.denoArgs, ...args];
+  const env = { ...record.env, DENO_NO_UPDATE_CHECK: "1" };
+  if (exec) execProgram(Deno.execPath(), argv, env);
+  const child = new Deno.Command(Deno.execPath(), { args: argv, env }).spawn();
   relay.attach(child);
   return (await child.status).code;
 }
@@ -306,5 +314,5 @@ export async function launch(
       return 0;
     }
   }
-  return await runChild(record, args, relay);
+  return await runChild(record, args, relay, options.exec === true);
 }

@@ -8,7 +8,7 @@
  * installs it as the `hermes` command, and `deno task hermes` runs it.
  *
  * ```sh
- * deno run --no-prompt --cached-only --allow-read --allow-write --allow-env --allow-run src/launcher/main.ts memory status
+ * deno run --no-prompt --cached-only --allow-read --allow-write --allow-env --allow-run --allow-ffi src/launcher/main.ts memory status
  * ```
  *
  * @module
@@ -17,5 +17,5 @@
 import { launch } from "./launch.ts";
 
 if (import.meta.main) {
-  Deno.exit(await launch(Deno.args));
+  Deno.exit(await launch(Deno.args, { exec: true }));
 }

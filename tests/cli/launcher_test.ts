@@ -544,6 +544,7 @@ Deno.test("a cached start loads no npm code: the launcher's own modules, then a 
       "src/cli/help_text.ts",
       "src/cli/root_help.ts",
       "src/core/env.ts",
+      "src/launcher/exec.ts",
       "src/launcher/input_record.ts",
       "src/launcher/launch.ts",
       "src/launcher/launch_cache.ts",
@@ -608,28 +609,38 @@ Deno.test("a cached 'memory status' on a built-in-only home evaluates no Node-co
   assert.deepEqual(loading, []);
 });
 
-Deno.test("the launcher passes SIGTERM on to the CLI and exits with its status", async () => {
+Deno.test("SIGTERM ends the CLI: the launcher became it (execve), or without --allow-ffi passes the signal on and exits with its status", async () => {
   await using u = await user("memory:\n  provider: archive\n");
   const warm = await hermes(u, ["memory", "status"]);
   assert.equal(warm.code, 0, warm.err);
-  // `memory import -` waits for the transcript on standard input.
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [...LAUNCHER, "memory", "import", "-"],
-    cwd: u.work,
-    clearEnv: true,
-    env: { HOME: u.home, PATH: "/usr/bin:/bin", DENO_DIR, NO_COLOR: "1" },
-    stdin: "piped",
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode('{"role":"user",'));
-  await new Promise((resolve) => setTimeout(resolve, 1500));
-  child.kill("SIGTERM");
-  const status = await child.status;
-  await writer.close().catch(() => {});
-  // The launcher itself exits (no signal) with 128 + 15: the status of the
-  // CLI, which the signal it passed on terminated.
-  assert.equal(status.signal, null);
-  assert.equal(status.code, 143);
+  const terminate = async (flags: string[]) => {
+    // `memory import -` waits for the transcript on standard input.
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [...flags, "memory", "import", "-"],
+      cwd: u.work,
+      clearEnv: true,
+      env: { HOME: u.home, PATH: "/usr/bin:/bin", DENO_DIR, NO_COLOR: "1" },
+      stdin: "piped",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode('{"role":"user",'));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    child.kill("SIGTERM");
+    const status = await child.status;
+    await writer.close().catch(() => {});
+    return status;
+  };
+  // The task line's --allow-ffi: the process is the CLI, which SIGTERM ends
+  // as it ends any program (143 in a shell).
+  const exec = await terminate(LAUNCHER);
+  assert.equal(exec.signal, "SIGTERM");
+  assert.equal(exec.code, 143);
+  // An older install without --allow-ffi starts the CLI as a child: the
+  // launcher exits (no signal) with 128 + 15, the status of the CLI that the
+  // signal it passed on terminated.
+  const spawned = await terminate(LAUNCHER.filter((w) => w !== "--allow-ffi"));
+  assert.equal(spawned.signal, null);
+  assert.equal(spawned.code, 143);
 });

@@ -19,7 +19,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** The `hermes` task of deno.json (the line given to the maintainers). */
 export const HERMES_TASK =
-  "deno run --no-prompt --cached-only --allow-read --allow-write --allow-env --allow-run src/launcher/main.ts";
+  "deno run --no-prompt --cached-only --allow-read --allow-write --allow-env --allow-run --allow-ffi src/launcher/main.ts";
 
 /** The task's argv after `deno`. */
 function taskArgs(): string[] {

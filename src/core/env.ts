@@ -16,6 +16,15 @@ export function readProcessEnv(name: string): string | undefined {
   }
 }
 
+/** The whole process environment; `undefined` without the unscoped `--allow-env` that takes. */
+export function readWholeProcessEnv(): Record<string, string> | undefined {
+  try {
+    return Deno.env.toObject();
+  } catch {
+    return undefined;
+  }
+}
+
 /** Tells whether the process may read a variable ({@linkcode readProcessEnv} reads a denied one as unset). */
 export function isProcessEnvReadable(name: string): boolean {
   try {

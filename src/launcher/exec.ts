@@ -4,6 +4,8 @@
 // Streams, about 3 ms of every start). `--allow-ffi` gives the launcher
 // nothing `--allow-run` did not; without it, or on Windows, the caller spawns.
 
+import { readWholeProcessEnv } from "../core/env.ts";
+
 const LIBC: Partial<Record<typeof Deno.build.os, string>> = {
   linux: "libc.so.6",
   darwin: "/usr/lib/libSystem.B.dylib",
@@ -41,17 +43,14 @@ export function execProgram(
     });
     return { buffers, array: new Uint8Array(pointers.buffer) };
   };
-  try {
+  const inherited = readWholeProcessEnv();
+  if (inherited !== undefined) {
     const argv = strings([program, ...args]);
     const envp = strings(
-      Object.entries({ ...Deno.env.toObject(), ...env }).map(([k, v]) =>
-        `${k}=${v}`
-      ),
+      Object.entries({ ...inherited, ...env }).map(([k, v]) => `${k}=${v}`),
     );
     // Returns only on failure (the buffers stay referenced until then).
     library.symbols.execve(argv.buffers[0]!, argv.array, envp.array);
-  } catch {
-    // The whole environment is not readable here: spawn instead.
   }
   library.close();
 }

@@ -87,6 +87,9 @@ export async function saveConfig(
   values: Record<string, unknown>,
   hermesHome: string,
 ): Promise<void> {
-  const { HonchoMemoryProvider } = await import("./provider.ts");
+  // Computed, like the subcommands: the status hook loads this file.
+  const { HonchoMemoryProvider } = await import(
+    new URL("./provider.ts", import.meta.url).href
+  ) as typeof import("./provider.ts");
   await new HonchoMemoryProvider().saveConfig(values, hermesHome);
 }

@@ -26,6 +26,12 @@ import {
 import { jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
 import { connectionFix, netListedIn, netPermissionFix } from "./_fixes.ts";
 
+// Computed: Deno reads a literal import's whole graph before status runs
+// (the outbox, the client and peer naming: about 40 modules it never uses).
+function load<T>(path: string): Promise<T> {
+  return import(new URL(path, import.meta.url).href);
+}
+
 /** Queued messages older than this make doctor report a stalled outbox. */
 const STALE_OUTBOX_MS = 60 * 60 * 1000;
 
@@ -139,9 +145,9 @@ async function probeConnection(
     { describeHonchoError, isHonchoError },
     { resolveAiPeerId },
   ] = await Promise.all([
-    import("../client/client.ts"),
-    import("../client/errors.ts"),
-    import("../session/peers.ts"),
+    load<typeof import("../client/client.ts")>("../client/client.ts"),
+    load<typeof import("../client/errors.ts")>("../client/errors.ts"),
+    load<typeof import("../session/peers.ts")>("../session/peers.ts"),
   ]);
   const started = performance.now();
   try {
@@ -175,7 +181,9 @@ async function outboxSummary(
   workspace: string,
   problems: ProviderProblem[],
 ): Promise<Record<string, unknown>> {
-  const { outboxReports } = await import("./outbox.ts");
+  const { outboxReports } = await load<typeof import("./outbox.ts")>(
+    "./outbox.ts",
+  );
   const reports = await outboxReports(hermesHome, workspace);
   const first = (times: string[]): string | null =>
     times.length === 0 ? null : times.reduce((a, b) => b < a ? b : a);
@@ -266,7 +274,9 @@ export async function describeHonchoStatus(
     if (
       !config.configError && config.enabled && !config.peerName?.trim()
     ) {
-      const { SET_USER_PEER_COMMAND } = await import("../session/peers.ts");
+      const { SET_USER_PEER_COMMAND } = await load<
+        typeof import("../session/peers.ts")
+      >("../session/peers.ts");
       problems.push({
         check: "identity.user_peer",
         message:

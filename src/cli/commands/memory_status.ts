@@ -21,11 +21,7 @@ import {
   type PluginReport,
 } from "../_provider_list.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
-import {
-  getConfigPath,
-  getConfigValue,
-  loadConfig,
-} from "../../config/config.ts";
+import { getConfigPath, getConfigValue } from "../../config/config.ts";
 import { withProviderScanCache } from "../../plugins/plugin_discovery.ts";
 import { readStoreUsage, type StoreUsage } from "../../builtin/memory_files.ts";
 import {
@@ -120,9 +116,10 @@ function providerReport(): Promise<typeof import("../provider_report.ts")> {
 export async function readProfile(
   io: CliIo,
   hook: { probe: boolean; probeTimeoutMs: number; detail: "status" | "doctor" },
+  yaml?: Awaited<ReturnType<typeof checkConfigYaml>>,
 ) {
   const home = getHermesHome();
-  const { report: yamlFile, config } = await checkConfigYaml(home);
+  const { report: yamlFile, config } = yaml ?? await checkConfigYaml(home);
   const files: SettingsFileReport[] = [yamlFile, await checkEnvFile(home)];
   const name = activeProviderName(config);
   const installed = name !== null && await locateProvider(name) !== null;
@@ -160,6 +157,22 @@ export async function collectStatus(
   io: CliIo,
   options: { probe?: boolean; startProvider?: boolean } = {},
 ): Promise<StatusReport> {
+  const yaml = await checkConfigYaml(getHermesHome());
+  // Without a provider the list is the one scan: no cache to open. With one,
+  // its modules load while the settings files are read.
+  if (activeProviderName(yaml.config) === null) {
+    return await gatherStatus(io, options, yaml);
+  }
+  runtime().catch(() => {});
+  providerReport().catch(() => {});
+  return await withProviderScanCache(() => gatherStatus(io, options, yaml));
+}
+
+async function gatherStatus(
+  io: CliIo,
+  options: { probe?: boolean; startProvider?: boolean },
+  yaml: Awaited<ReturnType<typeof checkConfigYaml>>,
+): Promise<StatusReport> {
   const { home, config, files, name: active, status: hook } = await readProfile(
     io,
     {
@@ -167,6 +180,7 @@ export async function collectStatus(
       probeTimeoutMs: STATUS_PROBE_TIMEOUT_MS,
       detail: "status",
     },
+    yaml,
   );
   const usage = await readStoreUsage(home, config);
   const builtinFiles = (["memory", "user"] as const).map((target) => {
@@ -514,22 +528,14 @@ export async function runMemoryStatus(
   io: CliIo,
   opts: { json?: boolean; probe?: boolean },
 ): Promise<number> {
-  const collect = () =>
-    collectStatus(io, {
-      probe: opts.probe ?? opts.json === true,
-      startProvider: opts.json === true,
-    });
-  // Without a provider the list is the one scan: no cache to open. With one,
-  // its modules load while the settings files are read.
-  const provider = activeProviderName(await loadConfig().catch(() => ({})));
-  if (provider !== null) {
-    runtime().catch(() => {});
-    providerReport().catch(() => {});
-  }
   const report = await printReport(
     io,
     opts.json,
-    provider === null ? collect : () => withProviderScanCache(collect),
+    () =>
+      collectStatus(io, {
+        probe: opts.probe ?? opts.json === true,
+        startProvider: opts.json === true,
+      }),
     // Provider text escaped before the CLI's own styles are added.
     (r) => renderStatus(terminalSafeDeep(r), styleFor(io, "stdout")),
   );

@@ -1,18 +1,17 @@
 /**
- * The modules the framework loads by a URL computed at run time, named
- * here as literal `import()`s so that they belong to the static module
- * graph of everything that imports `@hermes/memory`:
+ * The modules the framework starts or imports by a URL computed at run time,
+ * named here as type references so that `deno cache` / `deno install` of
+ * anything that imports `@hermes/memory` fetches them too (both follow type
+ * dependencies; `deno run` does not read them), `deno run --cached-only`
+ * then finds them, and `deno check` checks them:
  *
  * - the entry modules of a provider's sandbox (`src/provider/worker_*.ts`),
  *   which the host starts by URL;
  * - the bundled providers, which the loader imports by a runtime value so
  *   that their whole graph is checked against the sandbox's permissions.
  *
- * Because of this list, `deno cache main.ts` (or `deno install`) of an
- * agent fetches them too, `deno run --cached-only` then finds them, and
- * `deno compile` embeds them. {@linkcode modulesLoadedByUrl} is never
- * called: the framework itself never imports them from here.
- *
+ * Type references, not `import()`: `worker_bootstrap_full.ts` preloads
+ * `mod.ts`, and a runtime edge back to it would be an import cycle.
  * When a sandbox entry module is renamed or added, update this list (a test
  * in tests/library/ runs an agent with `--cached-only` after one
  * `deno cache`, so a missing entry fails there).
@@ -20,16 +19,10 @@
  * @module
  */
 
-/**
- * Never called: the literal specifiers are what counts.
- *
- * @returns The modules' import promises.
- */
-export function modulesLoadedByUrl(): Promise<unknown>[] {
-  return [
-    import("./src/provider/worker_bootstrap.ts"),
-    import("./src/provider/worker_bootstrap_full.ts"),
-    import("./plugins/memory/archive/mod.ts"),
-    import("./plugins/memory/honcho/mod.ts"),
-  ];
-}
+/** Never used as a value: the type references are what counts. */
+export type ModulesLoadedByUrl = [
+  typeof import("./src/provider/worker_bootstrap.ts"),
+  typeof import("./src/provider/worker_bootstrap_full.ts"),
+  typeof import("./plugins/memory/archive/mod.ts"),
+  typeof import("./plugins/memory/honcho/mod.ts"),
+];

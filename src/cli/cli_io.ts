@@ -1,6 +1,7 @@
 /** The I/O seam every `hermes` command writes, reads the environment and asks through. @module */
 
 import { readProcessEnv } from "../core/env.ts";
+import { lazyImport } from "../_util/lazy_import.ts";
 
 /**
  * Thrown by a prompt when the user cancels it: Ctrl-C, Ctrl-D or end of
@@ -132,9 +133,10 @@ async function ask<T>(
   prompt: (inquirer: Inquirer, signal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   requireTerminal();
-  // Computed: a literal specifier puts inquirer into the graph read at start.
-  const inquirer: Inquirer = await import(
-    new URL("./_inquirer.ts", import.meta.url).href
+  // Lazy: a literal specifier puts inquirer into the graph read at start.
+  const inquirer: Inquirer = await lazyImport<typeof import("./_inquirer.ts")>(
+    "./_inquirer.ts",
+    import.meta.url,
   );
   const { default: process } = await import("node:process");
   const controller = new AbortController();

@@ -52,37 +52,14 @@ interface CacheStep {
   offlineArgs?: string[];
 }
 
-/** Modules imported by computed specifier (so Deno skips their graphs at start-up); a test checks the list. */
-export const COMPUTED_MODULES: readonly string[] = Object.freeze([
-  "src/cli/run.ts",
-  "src/cli/commands/provider_commands.ts",
-  "src/cli/commands/memory_status.ts",
-  "src/cli/commands/memory_setup.ts",
-  "src/cli/commands/memory_doctor.ts",
-  "src/cli/commands/memory_list.ts",
-  "src/cli/commands/memory_permissions.ts",
-  "src/cli/commands/memory_off.ts",
-  "src/cli/commands/memory_reset.ts",
-  "src/cli/commands/memory_recall.ts",
-  "src/cli/commands/memory_import.ts",
-  "src/cli/commands/memory_entries.ts",
-  "src/cli/commands/memory_mcp.ts",
-  "src/cli/commands/memory_dashboard.ts",
-  "src/cli/version.ts",
-  "src/cli/completion.ts",
-  "src/cli/_inquirer.ts",
-  "src/launcher/plan.ts",
-  "src/cli/root_help.ts",
-  "src/plugins/provider_loader.ts",
-  "src/sandbox/sandboxed_cli.ts",
-  "src/sandbox/transport.ts",
-  "src/provider/worker_bootstrap.ts",
-  "src/provider/worker_bootstrap_full.ts",
-]);
-
-/** The entry, {@linkcode COMPUTED_MODULES} and the bundled providers' `mod.ts`/`cli.ts`. */
+/**
+ * The roots to cache: the entry (its lazy loads are `typeof import` type
+ * dependencies, which `deno install`/`deno cache` follow), the modules the
+ * framework starts or imports by URL (`_loaded_by_url.ts`), and the bundled
+ * providers' `mod.ts`/`cli.ts`.
+ */
 function computedModules(base: URL): URL[] {
-  const modules = ["src/cli/main.ts", ...COMPUTED_MODULES]
+  const modules = ["src/cli/main.ts", "_loaded_by_url.ts"]
     .map((path) => new URL(path, base));
   if (base.protocol !== "file:") return modules;
   const bundled = new URL("plugins/memory/", base);

@@ -13,6 +13,7 @@
  * @module
  */
 
+import { lazyImport } from "../_util/lazy_import.ts";
 import { readProcessEnv } from "../core/env.ts";
 import {
   isRootHelpRequest,
@@ -31,12 +32,14 @@ if (import.meta.main) {
     await writeRootHelp(provider);
     Deno.exit(0);
   }
-  // Computed: Deno reads a literal dynamic import's graph at start-up (68
-  // files for `hermes --help`); named in COMPUTED_MODULES.
-  const run = new URL("./run.ts", import.meta.url).href;
+  // Lazy: Deno reads a literal dynamic import's graph at start-up (68 files
+  // for `hermes --help`).
   let loaded: typeof import("./run.ts");
   try {
-    loaded = await import(run) as typeof import("./run.ts");
+    loaded = await lazyImport<typeof import("./run.ts")>(
+      "./run.ts",
+      import.meta.url,
+    );
   } catch (error) {
     // Without read access to the framework the command tree cannot load.
     const { permissionDenial, LAUNCHER_HINT } = await import(

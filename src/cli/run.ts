@@ -42,6 +42,7 @@ import {
 } from "../profile/hermes_home.ts";
 import { resolve } from "../_util/path.ts";
 import { type Logger, setLogger } from "../core/log.ts";
+import { lazyImport } from "../_util/lazy_import.ts";
 
 /** The `hermes` root command with its options, without subcommands. */
 export function rootCommand(context: CliContext): HermesCommand {
@@ -198,7 +199,11 @@ function jsonAtLeaf(program: HermesCommand, args: string[]): string[] {
     : [...args.slice(0, end), "--json", ...args.slice(end)];
 }
 
-type ProviderCommands = typeof import("./commands/provider_commands.ts");
+const providerCommands = () =>
+  lazyImport<typeof import("./commands/provider_commands.ts")>(
+    "./commands/provider_commands.ts",
+    import.meta.url,
+  );
 
 async function run(
   args: string[],
@@ -225,29 +230,23 @@ async function run(
     }
     if (scan.command !== "memory") {
       // Only the root's help and its word list need it.
-      const { registerCompletion } = await import(
-        new URL("./completion.ts", import.meta.url).href
-      ) as typeof import("./completion.ts");
+      const { registerCompletion } = await lazyImport<
+        typeof import("./completion.ts")
+      >("./completion.ts", import.meta.url);
       registerCompletion(program);
     }
     if (completion) {
       // The script lists the active provider's whole tree too.
       const provider = await configuredProvider();
       if (provider !== null) {
-        const url = new URL("./commands/provider_commands.ts", import.meta.url);
-        const { attachProviderCommand } = await import(
-          url.href
-        ) as ProviderCommands;
+        const { attachProviderCommand } = await providerCommands();
         await attachProviderCommand(program, provider, "status");
       }
     }
     const known = program.commands.some((c) => c.name() === scan.command);
     if (!known) {
       // Loaded only for a command that is not built in (a provider's).
-      const url = new URL("./commands/provider_commands.ts", import.meta.url);
-      const { attachProviderCommand } = await import(
-        url.href
-      ) as ProviderCommands;
+      const { attachProviderCommand } = await providerCommands();
       const refused = await attachProviderCommand(
         program,
         scan.command,
@@ -291,10 +290,9 @@ export function exitCodeOf(error: unknown): number | undefined {
 
 /** `hermes [group] --version [--json]`: loads the version module only then. */
 async function printVersion(io: CliIo, args: string[]): Promise<number> {
-  const url = new URL("./version.ts", import.meta.url);
-  const { versionReport, formatVersion } = await import(
-    url.href
-  ) as typeof import("./version.ts");
+  const { versionReport, formatVersion } = await lazyImport<
+    typeof import("./version.ts")
+  >("./version.ts", import.meta.url);
   const report = await versionReport();
   io.stdout(
     args.includes("--json")

@@ -21,11 +21,7 @@ import { parseArgs } from "node:util";
 import { readProcessEnv } from "../core/env.ts";
 import { resolveCliHome } from "../cli/global_args.ts";
 import { hermesRunPlan } from "../cli/run_plan.ts";
-import {
-  cliCacheStep,
-  cliLocation,
-  COMPUTED_MODULES,
-} from "../cli/cli_location.ts";
+import { cliCacheStep, cliLocation } from "../cli/cli_location.ts";
 
 /** Options of {@linkcode compileCommand}. */
 export interface CompileOptions {
@@ -54,12 +50,12 @@ export async function compileCommand(
     ...plan.flags.filter((f) =>
       f !== "--quiet" && !f.startsWith("--allow-run=")
     ),
+    // Lazy loads and worker entries are not static imports: the folders
+    // holding them are included whole (deno compile analyses each module).
     "--include",
     `${location.dir}/plugins/memory/`,
-    ...COMPUTED_MODULES.flatMap((path) => [
-      "--include",
-      `${location.dir}/${path}`,
-    ]),
+    "--include",
+    `${location.dir}/src/`,
     "--output",
     options.output ?? "dist/hermes",
     plan.entry,

@@ -23,6 +23,7 @@ import {
   sourceStamp,
   writeCacheFile,
 } from "./launch_cache.ts";
+import { lazyImport } from "../_util/lazy_import.ts";
 
 /** Options of {@linkcode launch}. */
 export interface LaunchOptions {
@@ -58,9 +59,11 @@ async function computeRecord(
 ): Promise<LaunchRecord> {
   const sources = root === undefined ? [] : grantSources(root);
   const stamp = sourceStamp(sources);
-  // Computed: Deno reads a literal dynamic import's graph at start-up.
-  const plan = new URL("./plan.ts", import.meta.url).href;
-  const { computeLaunch } = await import(plan) as typeof import("./plan.ts");
+  // Lazy: Deno reads a literal dynamic import's graph at start-up.
+  const { computeLaunch } = await lazyImport<typeof import("./plan.ts")>(
+    "./plan.ts",
+    import.meta.url,
+  );
   const { result, observations, digest } = await recordReads(() =>
     computeLaunch(args)
   );
@@ -303,9 +306,11 @@ export async function launch(
     }
   }
   if (scanGlobalArgs(args).help && relay.stopped === undefined) {
-    // What the CLI's main.ts would print (a computed import: only for --help).
-    const url = new URL("../cli/root_help.ts", import.meta.url).href;
-    const help = await import(url) as typeof import("../cli/root_help.ts");
+    // What the CLI's main.ts would print (lazy: only for --help).
+    const help = await lazyImport<typeof import("../cli/root_help.ts")>(
+      "../cli/root_help.ts",
+      import.meta.url,
+    );
     const provider = help.isRootHelpRequest(args)
       ? help.parseProviderCommandLine(record.env[help.ROOT_HELP_ENV])
       : null;

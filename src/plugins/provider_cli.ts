@@ -18,25 +18,23 @@ import { errorText } from "../_util/error_text.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import type { CliBridge, SandboxedCli } from "../sandbox/sandboxed_cli.ts";
 import type { ProviderCandidate } from "./plugin_discovery.ts";
+import { lazyImport } from "../_util/lazy_import.ts";
 
 // The sandbox's modules load by computed specifier, only where one starts:
 // Deno does not read their graphs for `memory status` (cli_location.ts
-// names them for the cache step).
-type Module<T> = () => Promise<T>;
-const lazy = <T>(path: string): Module<T> => () =>
-  import(new URL(path, import.meta.url).href);
+// caches them as type dependencies).
 /** `src/sandbox/transport.ts`. */
-export const transportModule: Module<
+export const transportModule = (): Promise<
   typeof import("../sandbox/transport.ts")
-> = lazy("../sandbox/transport.ts");
+> => lazyImport("../sandbox/transport.ts", import.meta.url);
 /** `src/sandbox/sandboxed_cli.ts`. */
-export const sandboxedCliModule: Module<
+export const sandboxedCliModule = (): Promise<
   typeof import("../sandbox/sandboxed_cli.ts")
-> = lazy("../sandbox/sandboxed_cli.ts");
+> => lazyImport("../sandbox/sandboxed_cli.ts", import.meta.url);
 /** `src/plugins/provider_loader.ts`. */
-export const providerLoaderModule: Module<
+export const providerLoaderModule = (): Promise<
   typeof import("./provider_loader.ts")
-> = lazy("./provider_loader.ts");
+> => lazyImport("./provider_loader.ts", import.meta.url);
 
 /**
  * Whether a provider's `cli.ts` runs in its sandbox process (a user or

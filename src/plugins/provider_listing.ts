@@ -18,6 +18,7 @@ import {
   manifestAvailability,
   readDotenvForAvailability,
 } from "./provider_availability.ts";
+import { lazyImport } from "../_util/lazy_import.ts";
 
 /**
  * Options of {@linkcode discoverMemoryProviders}.
@@ -67,9 +68,10 @@ export async function discoverMemoryProviders(
         // sandbox's modules; a probe starts a sandbox, which needs read
         // access to them anyway.
         const probeProvider = options.probeProvider ??
-          (await import(
-            new URL("./provider_loader.ts", import.meta.url).href
-          ) as typeof import("./provider_loader.ts")).probeMemoryProvider;
+          (await lazyImport<typeof import("./provider_loader.ts")>(
+            "./provider_loader.ts",
+            import.meta.url,
+          )).probeMemoryProvider;
         available = await probeProvider(candidate, options);
       } catch (error) {
         log(

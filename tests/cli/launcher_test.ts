@@ -538,6 +538,7 @@ Deno.test("a cached start loads no npm code: the launcher's own modules, then a 
   assert.deepEqual(
     own.map((m) => m.slice(m.indexOf("/src/") + 1)).sort(),
     [
+      "src/_util/lazy_import.ts",
       "src/_util/sha256.ts",
       "src/cli/arg_scan.ts",
       "src/cli/cli_location.ts",

@@ -7,29 +7,71 @@ import type {
   ProviderStatusContext,
   ProviderStatusDescription,
 } from "../../../src/cli/mod.ts";
+import { lazyImport } from "../../../src/provider/_bundled.ts";
 
 type Register = (honcho: HermesCommand) => unknown;
 
-// Help order. Computed specifiers on purpose: Deno loads the graph of a
-// literal dynamic import as soon as the importing module loads, and the
-// status hook must stay cheap.
-const COMMANDS: readonly [string, string][] = [
-  ["status", "registerStatus"],
-  ["setup", "registerSetup"],
-  ["setting_commands", "registerSettingCommands"], // strategy, peer, mode, tokens
-  ["identity", "registerIdentity"],
-  ["sync", "registerSync"],
-  ["outbox", "registerOutbox"],
-  ["peers", "registerPeers"],
-  ["sessions", "registerSessions"],
-  ["ask", "registerAsk"],
-  ["enable", "registerEnable"],
-  ["migrate", "registerMigrate"],
-];
+const here = import.meta.url;
 
-async function loadModule(name: string): Promise<Record<string, unknown>> {
-  return await import(new URL(`./cli/${name}.ts`, import.meta.url).href);
-}
+// Help order. Each module is read only when `hermes honcho` runs (see
+// lazyImport): the status hook imports this file and must stay cheap.
+const COMMANDS: readonly (() => Promise<Register>)[] = [
+  async () =>
+    (await lazyImport<typeof import("./cli/status.ts")>(
+      "./cli/status.ts",
+      here,
+    ))
+      .registerStatus,
+  async () =>
+    (await lazyImport<typeof import("./cli/setup.ts")>("./cli/setup.ts", here))
+      .registerSetup,
+  async () =>
+    // strategy, peer, mode, tokens
+    (await lazyImport<typeof import("./cli/setting_commands.ts")>(
+      "./cli/setting_commands.ts",
+      here,
+    ))
+      .registerSettingCommands,
+  async () =>
+    (await lazyImport<typeof import("./cli/identity.ts")>(
+      "./cli/identity.ts",
+      here,
+    ))
+      .registerIdentity,
+  async () =>
+    (await lazyImport<typeof import("./cli/sync.ts")>("./cli/sync.ts", here))
+      .registerSync,
+  async () =>
+    (await lazyImport<typeof import("./cli/outbox.ts")>(
+      "./cli/outbox.ts",
+      here,
+    ))
+      .registerOutbox,
+  async () =>
+    (await lazyImport<typeof import("./cli/peers.ts")>("./cli/peers.ts", here))
+      .registerPeers,
+  async () =>
+    (await lazyImport<typeof import("./cli/sessions.ts")>(
+      "./cli/sessions.ts",
+      here,
+    ))
+      .registerSessions,
+  async () =>
+    (await lazyImport<typeof import("./cli/ask.ts")>("./cli/ask.ts", here))
+      .registerAsk,
+  async () =>
+    (await lazyImport<typeof import("./cli/enable.ts")>(
+      "./cli/enable.ts",
+      here,
+    ))
+      .registerEnable,
+  async () =>
+    (await lazyImport<typeof import("./cli/migrate.ts")>(
+      "./cli/migrate.ts",
+      here,
+    ))
+      .registerMigrate,
+];
 
 /** Mounts the subcommands on `hermes honcho` (called while `memory.provider` is `honcho`). */
 export async function registerCli(command: HermesCommand): Promise<void> {
@@ -47,49 +89,47 @@ export async function registerCli(command: HermesCommand): Promise<void> {
     .example("hermes honcho setup")
     .example("hermes honcho mode tools")
     .example("hermes honcho --target-profile coder status");
-  const modules = await Promise.all(COMMANDS.map(([file]) => loadModule(file)));
-  COMMANDS.forEach(([, exported], index) => {
-    (modules[index]![exported] as Register)(command);
-  });
+  const registers = await Promise.all(COMMANDS.map((load) => load()));
+  for (const register of registers) register(command);
 }
 
 type Hook<A extends unknown[], R> = (...args: A) => Promise<R>;
-
-/** `module`'s `name`, loaded when first called. */
-function lazy<A extends unknown[], R>(
-  module: string,
-  name: string,
-): Hook<A, R> {
-  return async (...args) =>
-    await ((await loadModule(module))[name] as Hook<A, R>)(...args);
-}
 
 /** The status hook of `hermes memory status` and `doctor`. */
 export const describeStatus: Hook<
   [ProviderStatusContext],
   ProviderStatusDescription
-> = lazy("describe_status", "describeHonchoStatus");
+> = async (context) =>
+  (await lazyImport<typeof import("./cli/describe_status.ts")>(
+    "./cli/describe_status.ts",
+    here,
+  )).describeHonchoStatus(context);
 
 /** The setup wizard `hermes memory setup honcho` runs; `0` saved, `1` cancelled or failed. */
-export const postSetup: Hook<[string, HermesConfig, CliIo], number> = lazy(
-  "setup",
-  "runPostSetup",
-);
+export const postSetup: Hook<[string, HermesConfig, CliIo], number> = async (
+  ...args
+) =>
+  (await lazyImport<typeof import("./cli/setup.ts")>("./cli/setup.ts", here))
+    .runPostSetup(...args);
 
 /** `hermes memory setup honcho --yes --set key=value…`; `2` for a bad value. */
 export const applySetup: Hook<
   [string, Record<string, unknown>, CliIo],
   number
-> = lazy("_setup_save", "runApplySetup");
+> = async (...args) =>
+  (await lazyImport<typeof import("./cli/_setup_save.ts")>(
+    "./cli/_setup_save.ts",
+    here,
+  )).runApplySetup(...args);
 
 /** Stores what setup collected: the sandboxed provider may read `honcho.json`, not write it. */
 export async function saveConfig(
   values: Record<string, unknown>,
   hermesHome: string,
 ): Promise<void> {
-  // Computed, like the subcommands: the status hook loads this file.
-  const { HonchoMemoryProvider } = await import(
-    new URL("./provider.ts", import.meta.url).href
-  ) as typeof import("./provider.ts");
+  // Lazy, like the subcommands: the status hook loads this file.
+  const { HonchoMemoryProvider } = await lazyImport<
+    typeof import("./provider.ts")
+  >("./provider.ts", here);
   await new HonchoMemoryProvider().saveConfig(values, hermesHome);
 }

@@ -4,34 +4,83 @@
 
 import type { HermesCommand } from "../hermes_command.ts";
 import { MEMORY_SUMMARY } from "../root_help.ts";
+import { lazyImport } from "../../_util/lazy_import.ts";
 
 type Register = (memory: HermesCommand) => HermesCommand;
 
-/**
- * The subcommands in help order. The specifiers are computed on purpose:
- * Deno reads the whole graph of a literal dynamic import as soon as the
- * importing module loads (cli_location.ts lists them for compile and cache).
- */
-const SUBCOMMANDS: readonly [string, string, string][] = [
-  ["status", "./memory_status.ts", "registerMemoryStatus"],
-  ["setup", "./memory_setup.ts", "registerMemorySetup"],
-  ["doctor", "./memory_doctor.ts", "registerMemoryDoctor"],
-  ["list", "./memory_list.ts", "registerMemoryList"],
-  ["permissions", "./memory_permissions.ts", "registerMemoryPermissions"],
-  ["off", "./memory_off.ts", "registerMemoryOff"],
-  ["reset", "./memory_reset.ts", "registerMemoryReset"],
-  ["recall", "./memory_recall.ts", "registerMemoryRecall"],
-  ["entries", "./memory_entries.ts", "registerMemoryEntries"],
-  ["mcp", "./memory_mcp.ts", "registerMemoryMcp"],
-  ["dashboard", "./memory_dashboard.ts", "registerMemoryDashboard"],
-  ["import", "./memory_import.ts", "registerMemoryImport"],
+// The subcommands in help order, each loaded only when named (see
+// lazyImport: a literal import would read every command's graph at start).
+const SUBCOMMANDS: readonly (readonly [string, () => Promise<Register>])[] = [
+  ["status", async () =>
+    (await lazyImport<typeof import("./memory_status.ts")>(
+      "./memory_status.ts",
+      import.meta.url,
+    )).registerMemoryStatus],
+  ["setup", async () =>
+    (await lazyImport<typeof import("./memory_setup.ts")>(
+      "./memory_setup.ts",
+      import.meta.url,
+    )).registerMemorySetup],
+  ["doctor", async () =>
+    (await lazyImport<typeof import("./memory_doctor.ts")>(
+      "./memory_doctor.ts",
+      import.meta.url,
+    )).registerMemoryDoctor],
+  ["list", async () =>
+    (await lazyImport<typeof import("./memory_list.ts")>(
+      "./memory_list.ts",
+      import.meta.url,
+    )).registerMemoryList],
+  [
+    "permissions",
+    async () =>
+      (await lazyImport<typeof import("./memory_permissions.ts")>(
+        "./memory_permissions.ts",
+        import.meta.url,
+      )).registerMemoryPermissions,
+  ],
+  ["off", async () =>
+    (await lazyImport<typeof import("./memory_off.ts")>(
+      "./memory_off.ts",
+      import.meta.url,
+    )).registerMemoryOff],
+  ["reset", async () =>
+    (await lazyImport<typeof import("./memory_reset.ts")>(
+      "./memory_reset.ts",
+      import.meta.url,
+    )).registerMemoryReset],
+  ["recall", async () =>
+    (await lazyImport<typeof import("./memory_recall.ts")>(
+      "./memory_recall.ts",
+      import.meta.url,
+    )).registerMemoryRecall],
+  [
+    "entries",
+    async () =>
+      (await lazyImport<typeof import("./memory_entries.ts")>(
+        "./memory_entries.ts",
+        import.meta.url,
+      )).registerMemoryEntries,
+  ],
+  ["mcp", async () =>
+    (await lazyImport<typeof import("./memory_mcp.ts")>(
+      "./memory_mcp.ts",
+      import.meta.url,
+    )).registerMemoryMcp],
+  [
+    "dashboard",
+    async () =>
+      (await lazyImport<typeof import("./memory_dashboard.ts")>(
+        "./memory_dashboard.ts",
+        import.meta.url,
+      )).registerMemoryDashboard,
+  ],
+  ["import", async () =>
+    (await lazyImport<typeof import("./memory_import.ts")>(
+      "./memory_import.ts",
+      import.meta.url,
+    )).registerMemoryImport],
 ];
-
-async function load<T>(file: string, name: string): Promise<T> {
-  const url = new URL(file, import.meta.url).href;
-  const module = await import(url) as Record<string, unknown>;
-  return module[name] as T;
-}
 
 /** Adds the `memory` group (description, usage, examples) without its subcommands. */
 export function defineMemoryGroup(program: HermesCommand): HermesCommand {
@@ -68,17 +117,15 @@ export async function attachMemoryCommand(
     : word === undefined && !help
     ? SUBCOMMANDS.filter(([name]) => name === "status")
     : SUBCOMMANDS;
-  const registers = await Promise.all(
-    wanted.map(([, file, name]) => load<Register>(file, name)),
-  );
+  const registers = await Promise.all(wanted.map(([, load]) => load()));
   for (const register of registers) register(memory);
   memory.allowExcessArguments(true).action(async () => {
     const [word] = memory.args;
     if (word !== undefined) memory.unknownSubcommand(word);
-    const status = await load<
-      (io: HermesCommand["context"]["io"], opts: object) => Promise<number>
-    >("./memory_status.ts", "runMemoryStatus");
-    return await status(memory.context.io, {});
+    const { runMemoryStatus } = await lazyImport<
+      typeof import("./memory_status.ts")
+    >("./memory_status.ts", import.meta.url);
+    return await runMemoryStatus(memory.context.io, {});
   });
   return memory;
 }

@@ -42,6 +42,7 @@ import {
   type SettingsFileReport,
   withoutDuplicateWarnings,
 } from "../settings_files.ts";
+import { lazyImport } from "../../_util/lazy_import.ts";
 
 const STATUS_PROBE_TIMEOUT_MS = 1_500;
 
@@ -101,12 +102,16 @@ export async function printReport<T extends { files: SettingsFileReport[] }>(
 }
 
 // Loaded with a provider only: a built-in-only status loads no sandbox code.
-function runtime(): Promise<typeof import("../_plugins.ts")> {
-  return import(new URL("../_plugins.ts", import.meta.url).href);
-}
-function providerReport(): Promise<typeof import("../provider_report.ts")> {
-  return import(new URL("../provider_report.ts", import.meta.url).href);
-}
+const runtime = () =>
+  lazyImport<typeof import("../_plugins.ts")>(
+    "../_plugins.ts",
+    import.meta.url,
+  );
+const providerReport = () =>
+  lazyImport<typeof import("../provider_report.ts")>(
+    "../provider_report.ts",
+    import.meta.url,
+  );
 
 /**
  * What status and doctor start from: the settings files, `config.yaml`,

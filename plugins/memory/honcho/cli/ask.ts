@@ -10,14 +10,16 @@ import {
   loadScopeConfig,
 } from "./_common.ts";
 import { scopedAction } from "./_action.ts";
+import { lazyImport } from "../../../../src/provider/_bundled.ts";
 
 /** `_tool_run.ts` is loaded (by a computed specifier) only when asked. */
 const runTool: typeof import("./_tool_run.ts").runToolFromCli = async (
   ...args
 ) =>
-  await (await import(
-    new URL("./_tool_run.ts", import.meta.url).href
-  ) as typeof import("./_tool_run.ts")).runToolFromCli(...args);
+  await (await lazyImport<typeof import("./_tool_run.ts")>(
+    "./_tool_run.ts",
+    import.meta.url,
+  )).runToolFromCli(...args);
 
 /** Refuses a settings file that does not parse (it would be ignored). */
 function requireParsedConfig(config: HonchoConfig): void {

@@ -1,6 +1,6 @@
 /** The status hook of `hermes memory status` and `doctor`; no client loads until a probe. @module */
 
-import { resolve } from "../../../../src/provider/mod.ts";
+import { lazyImport, resolve } from "../../../../src/provider/_bundled.ts";
 import {
   buildProfileSecretScope,
   type HermesConfig,
@@ -26,11 +26,10 @@ import {
 import { jsonSetting, SETTING_ROWS } from "./_settings_view.ts";
 import { connectionFix, netListedIn, netPermissionFix } from "./_fixes.ts";
 
-// Computed: Deno reads a literal import's whole graph before status runs
-// (the outbox, the client and peer naming: about 40 modules it never uses).
-function load<T>(path: string): Promise<T> {
-  return import(new URL(path, import.meta.url).href);
-}
+// Lazy (see lazyImport): a literal import would have status read the outbox,
+// the client and peer naming (about 40 modules it never uses).
+const load = <T>(path: string): Promise<T> =>
+  lazyImport<T>(path, import.meta.url);
 
 /** Queued messages older than this make doctor report a stalled outbox. */
 const STALE_OUTBOX_MS = 60 * 60 * 1000;

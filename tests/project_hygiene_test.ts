@@ -58,8 +58,8 @@ const CURATED_ENTRIES = [
   "mod.ts",
   join("src", "cli", "mod.ts"),
   join("src", "provider", "mod.ts"),
+  join("src", "plugins", "mod.ts"),
 ];
-const MAX_MOD_SYMBOLS = 151;
 
 Deno.test("mod.ts, ./cli and ./provider have no export *", async () => {
   const offenders: string[] = [];
@@ -74,49 +74,29 @@ Deno.test("mod.ts, ./cli and ./provider have no export *", async () => {
   assert.deepEqual(offenders, []);
 });
 
-Deno.test(`deno doc lists at most ${MAX_MOD_SYMBOLS} symbols for mod.ts`, async () => {
-  const { code, out } = await deno(["doc", "--json", "mod.ts"]);
-  assert.equal(code, 0, out);
-  const doc = JSON.parse(out) as {
-    nodes: Record<string, { symbols: { name: string }[] }>;
-  };
-  const names = new Set(
-    Object.values(doc.nodes).flatMap((n) => n.symbols.map((s) => s.name)),
-  );
-  assert.ok(names.has("MemoryManager"), [...names].join(", "));
-  assert.ok(
-    names.size <= MAX_MOD_SYMBOLS,
-    `mod.ts exports ${names.size} symbols (at most ${MAX_MOD_SYMBOLS}): ${
-      [...names].sort().join(", ")
-    }`,
-  );
-});
-
-// A plugin's entry exports its provider, `register` and the types they
-// name; its client, config and outbox are internals tests import by path.
-const MAX_HONCHO_SYMBOLS = 15;
-
-Deno.test(`deno doc lists at most ${MAX_HONCHO_SYMBOLS} symbols for the Honcho entry`, async () => {
-  const { code, out } = await deno([
-    "doc",
-    "--json",
-    join("plugins", "memory", "honcho", "mod.ts"),
-  ]);
-  assert.equal(code, 0, out);
-  const doc = JSON.parse(out) as {
-    nodes: Record<string, { symbols: { name: string }[] }>;
-  };
-  const names = new Set(
-    Object.values(doc.nodes).flatMap((n) => n.symbols.map((s) => s.name)),
-  );
-  assert.ok(names.has("HonchoMemoryProvider"), [...names].join(", "));
-  assert.ok(names.has("register"), [...names].join(", "));
-  assert.ok(
-    names.size <= MAX_HONCHO_SYMBOLS,
-    `the Honcho entry exports ${names.size} symbols (at most ${MAX_HONCHO_SYMBOLS}): ${
-      [...names].sort().join(", ")
-    }`,
-  );
+// Every entry's exported names are a reviewed list: a symbol becomes API by
+// an edit of tests/fixtures/public_api.json, which a reviewer sees.
+Deno.test("each entry exports exactly its reviewed list of names (tests/fixtures/public_api.json)", async () => {
+  const reviewed = JSON.parse(
+    await readFile(join(root, "tests", "fixtures", "public_api.json"), "utf8"),
+  ) as Record<string, string[]>;
+  for (const [entry, names] of Object.entries(reviewed)) {
+    const { code, out } = await deno(["doc", "--json", entry]);
+    assert.equal(code, 0, out);
+    const doc = JSON.parse(out) as {
+      nodes: Record<string, { symbols: { name: string }[] }>;
+    };
+    const exported = [
+      ...new Set(
+        Object.values(doc.nodes).flatMap((n) => n.symbols.map((s) => s.name)),
+      ),
+    ].sort();
+    assert.deepEqual(
+      exported,
+      names,
+      `${entry}: update tests/fixtures/public_api.json if this is on purpose`,
+    );
+  }
 });
 
 Deno.test("mod.ts's example runs, and every JSDoc example type-checks", async () => {
@@ -173,6 +153,9 @@ Deno.test("Deno.env is read only in src/core/env.ts", async () => {
 // import map, so the published graph must resolve without one.
 const FRAMEWORK_ENTRIES = [
   "mod.ts",
+  // Paths, Python values and lazyImport: for the bundled providers only, not
+  // published as an entry (third-party providers get the contract).
+  join("src", "provider", "_bundled.ts"),
   join("src", "provider", "mod.ts"),
   join("src", "cli", "mod.ts"),
 ];
@@ -261,34 +244,56 @@ const LAYERS: Record<string, number> = {
   launcher: 8,
 };
 
-/** Specifiers of every static and literal dynamic import or re-export. */
-function importSpecifiers(text: string): string[] {
-  // Drop comments (JSDoc examples import "@hermes/memory", not files).
-  const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(
-    /^\s*\/\/.*$/gm,
-    "",
-  );
-  const specifiers: string[] = [];
-  const patterns = [
-    /\b(?:import|export)\s[^"'`;]*?\bfrom\s*["']([^"']+)["']/g,
-    /\bimport\s*["']([^"']+)["']/g,
-    /\bimport\s*\(\s*["'`]([^"'`$]+)["'`]\s*[,)]/g,
-  ];
-  for (const pattern of patterns) {
-    for (const match of code.matchAll(pattern)) specifiers.push(match[1]!);
+/** How a module reaches another: evaluated (`run`) or only named for types. */
+type EdgeKind = "run" | "type";
+
+/** Drops comments (JSDoc examples import "@hermes/memory", not files). */
+function stripComments(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+}
+
+/**
+ * Specifiers of every static import or re-export, literal dynamic
+ * `import()`, lazy load (`lazyImport<typeof import("x")>("x", …)` and the
+ * loaders built on it) and `typeof import("x")` type reference.
+ */
+function importEdges(text: string): [string, EdgeKind][] {
+  const code = stripComments(text);
+  const edges: [string, EdgeKind][] = [];
+  for (
+    const match of code.matchAll(
+      /\b(?:import|export)\s([^"'`;]*?)\bfrom\s*["']([^"']+)["']/g,
+    )
+  ) {
+    edges.push([match[2]!, /^type\s/.test(match[1]!) ? "type" : "run"]);
   }
-  return specifiers;
+  const patterns: [RegExp, EdgeKind][] = [
+    [/\bimport\s*["']([^"']+)["']/g, "run"],
+    [/(?<!typeof\s+)\bimport\s*\(\s*["'`]([^"'`$]+)["'`]\s*[,)]/g, "run"],
+    [LAZY_LOAD, "run"],
+    [/\btypeof\s+import\(\s*"([^"]+)"\s*\)/g, "type"],
+  ];
+  for (const [pattern, kind] of patterns) {
+    for (const match of code.matchAll(pattern)) edges.push([match[1]!, kind]);
+  }
+  return edges;
 }
 
-/** Relative specifiers of every static and literal dynamic import or re-export. */
-function relativeImports(text: string): string[] {
-  return importSpecifiers(text).filter((s) => s.startsWith("."));
+/** A lazy load's path: `lazyImport(…)` or a `load(…)` built on it. */
+const LAZY_LOAD = /\b(?:lazyImport|load)\s*(?:<[^()]*?>)?\(\s*"(\.[^"]+)"/g;
+
+function importSpecifiers(text: string): string[] {
+  return importEdges(text).map(([specifier]) => specifier);
 }
 
-async function importGraph(): Promise<Map<string, string[]>> {
+/** file -> [target, kind] for every relative edge, both kinds. */
+async function importGraph(
+  kinds: EdgeKind[] = ["run", "type"],
+): Promise<Map<string, string[]>> {
   const graph = new Map<string, string[]>();
   const files = [
     "mod.ts",
+    "_loaded_by_url.ts",
     ...await sourceFiles("src"),
     ...await sourceFiles("plugins"),
   ];
@@ -296,9 +301,9 @@ async function importGraph(): Promise<Map<string, string[]>> {
     const text = await readFile(join(root, file), "utf8");
     graph.set(
       file,
-      relativeImports(text).map((s) =>
-        relative(root, join(root, file, "..", s))
-      ),
+      importEdges(text)
+        .filter(([s, kind]) => s.startsWith(".") && kinds.includes(kind))
+        .map(([s]) => relative(root, join(root, file, "..", s))),
     );
   }
   return graph;
@@ -340,8 +345,9 @@ Deno.test("src/ imports follow the layers, dynamic import() included", async () 
   );
 });
 
-Deno.test("no import cycles between modules, dynamic import() included", async () => {
-  const graph = await importGraph();
+Deno.test("no import cycles between modules, dynamic import() and lazy loads included", async () => {
+  // Modules evaluated: a type reference (`_loaded_by_url.ts`) evaluates nothing.
+  const graph = await importGraph(["run"]);
   const state = new Map<string, "open" | "done">();
   const cycles: string[] = [];
   const visit = (file: string, path: string[]): void => {
@@ -356,6 +362,41 @@ Deno.test("no import cycles between modules, dynamic import() included", async (
   };
   for (const file of graph.keys()) visit(file, []);
   assert.deepEqual(cycles, []);
+});
+
+// A provider and its cli.ts are third-party code chosen at run time: imported
+// by a value. The project's own modules load lazily only through lazyImport
+// with `typeof import` of the same path, so deno check follows them (a
+// renamed export fails it) and the rules above read them.
+const RUNTIME_CHOSEN_IMPORTS: Record<string, number> = {
+  "src/_util/lazy_import.ts": 1,
+  "src/provider/worker_bootstrap.ts": 1,
+  "src/cli/sandbox_bootstrap.ts": 1,
+  "src/plugins/provider_cli.ts": 2,
+  "src/plugins/provider_loader.ts": 1,
+};
+
+Deno.test("own modules load lazily only with their type; import() by a value is for provider code", async () => {
+  const offenders: string[] = [];
+  for (
+    const file of [...await sourceFiles("src"), ...await sourceFiles("plugins")]
+  ) {
+    const code = stripComments(await readFile(join(root, file), "utf8"));
+    const computed = [
+      ...code.matchAll(/\bimport\s*\((?!\s*["'`][^"'`$]*["'`]\s*[,)])/g),
+    ].length;
+    if (computed !== (RUNTIME_CHOSEN_IMPORTS[file] ?? 0)) {
+      offenders.push(`${file}: ${computed} import() of a computed specifier`);
+    }
+    for (const match of code.matchAll(LAZY_LOAD)) {
+      const end = match.index! + match[0].length;
+      const around = code.slice(Math.max(0, match.index! - 200), end);
+      if (!around.includes(`typeof import("${match[1]}")`)) {
+        offenders.push(`${file}: ${match[1]} loaded without its type`);
+      }
+    }
+  }
+  assert.deepEqual(offenders, []);
 });
 
 // No file in src/ or plugins/ is over 800 lines: a file that big mixes jobs
@@ -376,26 +417,52 @@ Deno.test(`no file in src/ or plugins/ is over ${MAX_FILE_LINES} lines`, async (
   assert.deepEqual(offenders, []);
 });
 
-// The size budget of issue 20: the code stays about as small as its job.
-// Lines as `wc -l` counts them, comments included.
-const MAX_TREE_LINES = 44_000;
-const MAX_HONCHO_LINES = 17_000;
+// The size budget: code lines (not comments, not blanks) of non-test
+// TypeScript. Comments are not counted, so the budget is never met by
+// deleting the "why" where an invariant lives.
+const MAX_CODE_LINES = 36_000;
+const MAX_HONCHO_CODE_LINES = 13_500;
 
-Deno.test(`src/ and plugins/ stay under ${MAX_TREE_LINES} lines, Honcho under ${MAX_HONCHO_LINES}`, async () => {
+/** Lines that are neither blank nor inside a comment. */
+function codeLines(text: string): number {
+  let count = 0;
+  let block = false;
+  for (const raw of text.split("\n")) {
+    let line = raw.trim();
+    if (block) {
+      const end = line.indexOf("*/");
+      if (end < 0) continue;
+      block = false;
+      line = line.slice(end + 2).trim();
+    }
+    if (line === "" || line.startsWith("//")) continue;
+    if (line.startsWith("/*")) {
+      const end = line.indexOf("*/", 2);
+      if (end < 0) {
+        block = true;
+        continue;
+      }
+      if (line.slice(end + 2).trim() === "") continue;
+    }
+    count++;
+  }
+  return count;
+}
+
+Deno.test(`src/ and plugins/ stay under ${MAX_CODE_LINES} code lines, Honcho under ${MAX_HONCHO_CODE_LINES}`, async () => {
   const count = async (dir: string): Promise<number> => {
     let total = 0;
     for (const file of await sourceFiles(dir)) {
-      const text = await readFile(join(root, file), "utf8");
-      total += text.split("\n").length - (text.endsWith("\n") ? 1 : 0);
+      total += codeLines(await readFile(join(root, file), "utf8"));
     }
     return total;
   };
   const tree = await count("src") + await count("plugins");
   const honcho = await count("plugins/memory/honcho");
-  assert.ok(tree <= MAX_TREE_LINES, `src/ + plugins/: ${tree} lines`);
+  assert.ok(tree <= MAX_CODE_LINES, `src/ + plugins/: ${tree} code lines`);
   assert.ok(
-    honcho <= MAX_HONCHO_LINES,
-    `plugins/memory/honcho/: ${honcho} lines`,
+    honcho <= MAX_HONCHO_CODE_LINES,
+    `plugins/memory/honcho/: ${honcho} code lines`,
   );
 });
 

@@ -108,30 +108,6 @@ export { sanitizeContext } from "../context/context_fence.ts";
 export { normalizePreCompressEvidence } from "../context/pre_compress.ts";
 export { isTrivialPrompt } from "../context/trivial_prompt.ts";
 export { toolError } from "../core/tool_result.ts";
-// Reading values the way Hermes' Python code does (files it writes).
-export { pythonStr } from "../_util/python_json.ts";
-export { pythonStrip } from "../_util/python_text.ts";
-export {
-  pythonFloat,
-  pythonInt,
-  pythonTruthy,
-} from "../_util/python_values.ts";
-export { isTruthyEnvValue } from "../core/env.ts";
-// Paths with Node's rules, without evaluating Deno's Node layer (`node:path`
-// and `node:url` load about 50 modules of it).
-export {
-  basename,
-  dirname,
-  extname,
-  fileURLToPath,
-  isAbsolute,
-  join,
-  normalize,
-  pathToFileURL,
-  relative,
-  resolve,
-  sep,
-} from "../_util/path.ts";
 // Permission denials.
 export {
   isPermissionDenial,

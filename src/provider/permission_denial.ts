@@ -13,7 +13,7 @@ import { denoDenial } from "../sandbox/deno_denial.ts";
  * @param error Anything caught.
  * @returns `true` for a permission denial.
  *
- * @category Plugins: discovery, loading, permissions
+ * @category Errors callers catch
  */
 export function isPermissionDenial(error: unknown): boolean {
   return (error instanceof Error && error.name === "NotCapable") ||

@@ -6,6 +6,9 @@
  */
 
 import * as providerApi from "./mod.ts";
+// Preloaded under the host's permissions, like the contract: the bundled
+// providers import it, and their sandbox may not read the framework's code.
+import "./_bundled.ts";
 import { withHermesHome, withSecretScope } from "../profile/context_task.ts";
 import { type LogLevel, setLogger } from "../core/log.ts";
 import type { MemoryProvider } from "../core/memory_provider.ts";

@@ -25,14 +25,13 @@ import {
   type ChatMessage,
   getHermesHome,
   type InitializeOptions,
-  join,
   log,
   MemoryProvider,
   type PreCompressOptions,
-  resolve,
   type SessionSwitchOptions,
   type ToolSchema,
 } from "../../../src/provider/mod.ts";
+import { join, resolve } from "../../../src/provider/_bundled.ts";
 import { createHash } from "node:crypto";
 
 // The provider contract, so the provider's API can be named from this entry alone.

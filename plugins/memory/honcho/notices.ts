@@ -5,7 +5,7 @@
  * @module
  */
 
-import { join } from "../../../src/provider/mod.ts";
+import { join } from "../../../src/provider/_bundled.ts";
 import { describeHonchoError, isHonchoError } from "./client/errors.ts";
 
 /** Why memory is degraded. */

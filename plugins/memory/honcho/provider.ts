@@ -7,7 +7,6 @@
 import {
   type ChatMessage,
   type ConfigField,
-  dirname,
   type DrainResult,
   getHermesHome,
   type InitializeOptions,
@@ -27,6 +26,7 @@ import {
   type ToolSchema,
   type TurnStartOptions,
 } from "../../../src/provider/mod.ts";
+import { dirname } from "../../../src/provider/_bundled.ts";
 import { HonchoClient } from "./client/client.ts";
 import type { HonchoTransportOptions } from "./client/_transport.ts";
 import { globalHonchoConfigPath } from "./config/paths.ts";

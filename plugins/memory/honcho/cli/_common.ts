@@ -1,6 +1,6 @@
 /** What every `hermes honcho …` command shares: its profile scope, reading and writing `honcho.json`, connecting, and wording failures. @module */
 
-import { join, resolve } from "../../../../src/provider/mod.ts";
+import { join, resolve } from "../../../../src/provider/_bundled.ts";
 import {
   atomicJsonWrite,
   buildProfileSecretScope,

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { basename, join } from "../../../../src/provider/mod.ts";
+import { basename, join } from "../../../../src/provider/_bundled.ts";
 import {
   atomicJsonWrite,
   readJsonOrEmpty,

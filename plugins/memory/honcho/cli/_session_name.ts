@@ -1,6 +1,6 @@
 /** The Honcho session a CLI command in a directory uses, and the `map` sanitiser. @module */
 
-import { dirname, join, resolve } from "../../../../src/provider/mod.ts";
+import { dirname, join, resolve } from "../../../../src/provider/_bundled.ts";
 import {
   honchoSessionId,
   resolveSessionKey,

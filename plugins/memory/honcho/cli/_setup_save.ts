@@ -1,6 +1,6 @@
 /** The save side of Honcho's setup: files, net grant, checks and summary. @module */
 
-import { join } from "../../../../src/provider/mod.ts";
+import { join } from "../../../../src/provider/_bundled.ts";
 import type { CliIo } from "../../../../src/cli/mod.ts";
 import {
   getConfigPath,

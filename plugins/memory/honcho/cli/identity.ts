@@ -1,6 +1,6 @@
 /** `hermes honcho identity [file] [--show] [--force]`. @module */
 
-import { resolve } from "../../../../src/provider/mod.ts";
+import { resolve } from "../../../../src/provider/_bundled.ts";
 import type { HermesCommand } from "../../../../src/cli/mod.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
 import {

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { join, resolve } from "../../../../src/provider/mod.ts";
+import { join, resolve } from "../../../../src/provider/_bundled.ts";
 import { getUserHome, maskSecret } from "../../../../mod.ts";
 import {
   type CliIo,

@@ -1,6 +1,6 @@
 /** `hermes honcho outbox [--json]`, `outbox retry [ids…]` and `outbox flush`. @module */
 
-import { join } from "../../../../src/provider/mod.ts";
+import { join } from "../../../../src/provider/_bundled.ts";
 import {
   type CliIo,
   type HermesCommand,

@@ -4,7 +4,7 @@
  * @module
  */
 
-import { join } from "../../../../src/provider/mod.ts";
+import { join } from "../../../../src/provider/_bundled.ts";
 import type { CliIo, HermesCommand } from "../../../../src/cli/mod.ts";
 import type { HonchoConfig } from "../config/config.ts";
 import type { HonchoClient } from "../client/client.ts";

@@ -1,6 +1,6 @@
 /** `hermes honcho sessions` and `map [name]`: the root `sessions` map (directory → session). @module */
 
-import { resolve } from "../../../../src/provider/mod.ts";
+import { resolve } from "../../../../src/provider/_bundled.ts";
 import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import {
   HonchoCliError,

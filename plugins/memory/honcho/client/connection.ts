@@ -3,7 +3,7 @@
  * @module
  */
 
-import { pythonFloat } from "../../../../src/provider/mod.ts";
+import { pythonFloat } from "../../../../src/provider/_bundled.ts";
 import { HonchoError } from "./errors.ts";
 import { isRecord } from "../_util.ts";
 import type { HonchoConfig } from "../config/config.ts";

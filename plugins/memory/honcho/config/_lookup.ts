@@ -2,14 +2,14 @@
 // `bool()`, `int()`, `str()`), so a home shared with Hermes resolves alike:
 // `"false"` is a true flag, `"3"` and `3.9` are the integer 3.
 
+import { log } from "../../../../src/provider/mod.ts";
 import {
-  log,
   pythonFloat,
   pythonInt,
   pythonStr,
   pythonStrip,
   pythonTruthy,
-} from "../../../../src/provider/mod.ts";
+} from "../../../../src/provider/_bundled.ts";
 import { isRecord } from "../_util.ts";
 
 /** Where a resolved value came from (shown by `hermes honcho status`). */

@@ -4,15 +4,14 @@
  * @module
  */
 
+import { getHermesHome, getSecret } from "../../../../src/provider/mod.ts";
 import {
-  getHermesHome,
-  getSecret,
   join,
   pythonStr,
   pythonStrip,
   pythonTruthy,
   resolve,
-} from "../../../../src/provider/mod.ts";
+} from "../../../../src/provider/_bundled.ts";
 import {
   resolveObservation,
   type SessionObservation,

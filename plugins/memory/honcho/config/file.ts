@@ -4,13 +4,8 @@
  * @module
  */
 
-import {
-  atomicJsonWrite,
-  dirname,
-  join,
-  resolve,
-  withFileLock,
-} from "../../../../src/provider/mod.ts";
+import { atomicJsonWrite, withFileLock } from "../../../../src/provider/mod.ts";
+import { dirname, join, resolve } from "../../../../src/provider/_bundled.ts";
 import { HonchoError } from "../client/errors.ts";
 import { errorText, isRecord } from "../_util.ts";
 import { profileFromHermesHome, resolveHostKey } from "./paths.ts";

@@ -9,13 +9,15 @@ import {
   getHermesRoot,
   getSecret,
   getUserHome,
+} from "../../../../src/provider/mod.ts";
+import {
   join,
   pythonStr,
   pythonStrip,
   relative,
   resolve,
   sep,
-} from "../../../../src/provider/mod.ts";
+} from "../../../../src/provider/_bundled.ts";
 
 export interface ResolveHonchoConfigPathOptions {
   /** The profile home. @default {getHermesHome()} */

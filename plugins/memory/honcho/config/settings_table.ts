@@ -5,9 +5,9 @@
  * @module
  */
 
+import { getSecret } from "../../../../src/provider/mod.ts";
 import {
   dirname,
-  getSecret,
   isTruthyEnvValue,
   join,
   pythonFloat,
@@ -15,7 +15,7 @@ import {
   pythonStr,
   pythonTruthy,
   resolve,
-} from "../../../../src/provider/mod.ts";
+} from "../../../../src/provider/_bundled.ts";
 import {
   normalizeObservationMode,
   type ObservationMode,

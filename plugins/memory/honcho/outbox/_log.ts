@@ -7,10 +7,10 @@
 
 import {
   atomicWriteText,
-  join,
   log,
   withFileLock,
 } from "../../../../src/provider/mod.ts";
+import { join } from "../../../../src/provider/_bundled.ts";
 import type { JsonObject } from "../client/wire.ts";
 import { isRecord } from "../_util.ts";
 

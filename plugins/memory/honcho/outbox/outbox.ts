@@ -12,11 +12,10 @@ import {
   contextBound,
   type DrainResult,
   getHermesHome,
-  join,
   log,
-  resolve,
   spawnContextTask,
 } from "../../../../src/provider/mod.ts";
+import { join, resolve } from "../../../../src/provider/_bundled.ts";
 import type { HonchoClient } from "../client/client.ts";
 import { abortableSleep, type SleepLike } from "../client/_transport.ts";
 import { type JsonObject, MAX_MESSAGE_CHARS } from "../client/wire.ts";

@@ -7,7 +7,8 @@
  */
 
 import { appendFile } from "node:fs/promises";
-import { dirname, isTrivialPrompt, log } from "../../../../src/provider/mod.ts";
+import { isTrivialPrompt, log } from "../../../../src/provider/mod.ts";
+import { dirname } from "../../../../src/provider/_bundled.ts";
 import type { HonchoConfig } from "../config/config.ts";
 import type { ReasoningLevel } from "../config/_lookup.ts";
 import {

@@ -5,8 +5,14 @@
  * Who imports it: an agent (or any Deno program) that hosts memory. It
  * starts with {@linkcode openMemory}: a session's
  * {@linkcode MemoryManager} with the built-in store and the configured
- * provider, initialized. Providers implement {@linkcode MemoryProvider} and
- * import `@hermes/memory/provider`; their `cli.ts` imports `@hermes/memory/cli`.
+ * provider, initialized. The other entries, by who imports them:
+ *
+ * | Entry | For | Starts with |
+ * | --- | --- | --- |
+ * | `@hermes/memory` | an agent | `openMemory`, `MemoryManager` |
+ * | `@hermes/memory/provider` | a provider's author | `MemoryProvider`, `register(ctx)` |
+ * | `@hermes/memory/plugins` | a host or gateway that loads providers itself | `loadMemoryProvider`, `setMaxLiveProviders` |
+ * | `@hermes/memory/cli` | a provider's `cli.ts`, or running `hermes` in-process | `main`, `HermesCommand` |
  *
  * @example Memory written in one session is in the next one's prompt
  * ```ts
@@ -87,6 +93,16 @@ export type {
   ShutdownDrainStatus,
   SyncAllOptions,
 } from "./src/manager/manager_options.ts";
+// Whether the agent offers the provider's tools (the contract's tool gate)
+export {
+  injectMemoryProviderTools,
+  type InjectMemoryProviderToolsOptions,
+  memoryProviderToolsEnabled,
+  type MemoryProviderToolsEnabledOptions,
+  memoryProviderToolsExposed,
+  type MemoryToolSource,
+  type MemoryToolSurface,
+} from "./src/manager/tool_schema.ts";
 
 // Built-in store
 export {
@@ -190,58 +206,9 @@ export {
   warnIfCheckpointGateUnsatisfied,
 } from "./src/context/compression_gate.ts";
 
-// Plugins: discovery, loading, permissions
-export {
-  discoverMemoryProviders,
-  type DiscoverOptions,
-} from "./src/plugins/provider_listing.ts";
-export {
-  loadMemoryProvider,
-  type LoadProviderOptions,
-  probeMemoryProvider,
-  type SandboxMode,
-} from "./src/plugins/provider_loader.ts";
-export type {
-  DiscoveredProvider,
-  DiscoveryOptions,
-  ProviderCandidate,
-  ProviderSource,
-} from "./src/plugins/plugin_discovery.ts";
-export type {
-  ExternalDependency,
-  ManifestAvailability,
-  ManifestPermissions,
-  PluginManifest,
-} from "./src/plugins/plugin_manifest.ts";
-export {
-  liveProviderCount,
-  SandboxedMemoryProvider,
-  setMaxLiveProviders,
-} from "./src/sandbox/sandboxed_provider.ts";
-export type { SandboxTransport } from "./src/sandbox/transport.ts";
-export {
-  denoRunFlags,
-  type GrantEntry,
-  type GrantOrigin,
-  type ProviderGrant,
-  providerPermissions,
-  type SandboxTarget,
-} from "./src/plugins/provider_permissions.ts";
-export {
-  type DependencyOptions,
-  prepareProviderDependencies,
-  type PrepareResult,
-  type ProviderDependency,
-} from "./src/plugins/provider_deps.ts";
-export { isPermissionDenial } from "./src/provider/permission_denial.ts";
-
 // Errors callers catch
+export { isPermissionDenial } from "./src/provider/permission_denial.ts";
 export { ConfigError } from "./src/config/config_file.ts";
 export { HermesHomeUnknownError } from "./src/profile/hermes_home.ts";
 export { UnscopedSecretError } from "./src/profile/secret_scope.ts";
 export { CompressionCheckpointUnavailable } from "./src/context/compression_gate.ts";
-export { PluginManifestError } from "./src/plugins/plugin_manifest.ts";
-export { DependencyInstallError } from "./src/plugins/provider_deps.ts";
-export { ProviderPermissionError } from "./src/sandbox/denial.ts";
-export { ProviderWorkerStoppedError } from "./src/sandbox/worker_rpc.ts";
-export { ProviderCallTimeoutError } from "./src/sandbox/worker_protocol.ts";

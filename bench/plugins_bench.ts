@@ -17,7 +17,8 @@
 // Loading a provider into its worker is measured against an empty worker in
 // bench/startup_bench.ts.
 import { join } from "node:path";
-import { loadMemoryProvider, type MemoryProvider } from "@hermes/memory";
+import type { MemoryProvider } from "@hermes/memory";
+import { loadMemoryProvider } from "@hermes/memory/plugins";
 import { listMemoryProviderNames } from "../src/plugins/plugin_discovery.ts";
 import { keepLogs, providerImport, setup } from "./_harness.ts";
 

@@ -16,13 +16,13 @@
 //   worker transport; and the time to start 200 profiles' providers without
 //   and with a live cap of 8. HERMES_BENCH_PROFILES=1,50 picks the counts.
 import { join } from "node:path";
+import type { MemoryProvider } from "@hermes/memory";
 import {
   loadMemoryProvider,
-  type MemoryProvider,
   type SandboxedMemoryProvider,
   type SandboxTransport,
   setMaxLiveProviders,
-} from "@hermes/memory";
+} from "@hermes/memory/plugins";
 import {
   benchmark,
   keepLogs,

@@ -22,7 +22,8 @@
 // the same minutes as the figures it divides, and bench/_report.ts can give
 // the median of the paired ratios: the machine is shared, and load drifts.
 import { join } from "node:path";
-import { loadMemoryProvider, type MemoryProvider } from "@hermes/memory";
+import type { MemoryProvider } from "@hermes/memory";
+import { loadMemoryProvider } from "@hermes/memory/plugins";
 import {
   addSample,
   benchmark,

@@ -54,7 +54,11 @@ export function normalizeToolSchema(schema: unknown): ToolSchema | null {
 /** The toolset (and tool) name that gates memory-provider tools. */
 const MEMORY_TOOLSET = "memory";
 
-/** Options of {@linkcode memoryProviderToolsEnabled}. */
+/**
+ * Options of {@linkcode memoryProviderToolsEnabled}.
+ *
+ * @category Manager
+ */
 export interface MemoryProviderToolsEnabledOptions {
   /** The toolsets the agent disables (`agent.disabled_toolsets`) (default `[]`). */
   disabledToolsets?: readonly string[] | null;
@@ -72,6 +76,8 @@ export interface MemoryProviderToolsEnabledOptions {
  * Whether an agent exposes its external provider's tools and prompt block, in
  * Hermes' order: `memory` disabled hides; the built-in tool or no filter
  * shows; an empty filter hides; else a listed toolset must include `memory`.
+ *
+ * @category Manager
  */
 export function memoryProviderToolsEnabled(
   enabledToolsets: readonly string[] | null | undefined,
@@ -103,7 +109,11 @@ function resolveWildcardToolset(name: string): string[] {
   return name === "all" || name === "*" ? [MEMORY_TOOLSET] : [];
 }
 
-/** An agent's tool surface, as {@linkcode injectMemoryProviderTools} edits it. */
+/**
+ * An agent's tool surface, as {@linkcode injectMemoryProviderTools} edits it.
+ *
+ * @category Manager
+ */
 export interface MemoryToolSurface {
   /** The tools offered to the model, in OpenAI form (`{type, function}`). */
   tools: Record<string, unknown>[];
@@ -115,7 +125,11 @@ export interface MemoryToolSurface {
   disabledToolsets?: readonly string[] | null;
 }
 
-/** What {@linkcode injectMemoryProviderTools} needs from a memory manager. */
+/**
+ * What {@linkcode injectMemoryProviderTools} needs from a memory manager.
+ *
+ * @category Manager
+ */
 export interface MemoryToolSource {
   /** The registered providers (names only are read). */
   readonly providers: readonly { readonly name: string }[];
@@ -123,7 +137,11 @@ export interface MemoryToolSource {
   getAllToolSchemas(): MaybePromise<ToolSchema[]>;
 }
 
-/** Options of {@linkcode injectMemoryProviderTools}. */
+/**
+ * Options of {@linkcode injectMemoryProviderTools}.
+ *
+ * @category Manager
+ */
 export interface InjectMemoryProviderToolsOptions {
   /**
    * Expands a toolset name to its tool names (see
@@ -138,7 +156,11 @@ function surfaceToolName(tool: unknown): unknown {
   return tool.function.name;
 }
 
-/** {@linkcode memoryProviderToolsEnabled} applied to an agent's tool surface. */
+/**
+ * {@linkcode memoryProviderToolsEnabled} applied to an agent's tool surface.
+ *
+ * @category Manager
+ */
 export function memoryProviderToolsExposed(
   surface: MemoryToolSurface,
   options: InjectMemoryProviderToolsOptions = {},
@@ -154,6 +176,8 @@ export function memoryProviderToolsExposed(
 /**
  * Appends the provider tools to an agent's surface (OpenAI form, new names
  * only, recorded in `validToolNames`) unless the gate is closed.
+ *
+ * @category Manager
  */
 export async function injectMemoryProviderTools(
   surface: MemoryToolSurface,

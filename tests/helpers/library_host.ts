@@ -15,13 +15,12 @@
 //                           syncs <turns> turns in round-robin
 import {
   BuiltinMemoryProvider,
-  liveProviderCount,
   loadConfig,
-  loadMemoryProvider,
   MemoryManager,
   setLogger,
   withHermesHome,
 } from "@hermes/memory";
+import { liveProviderCount, loadMemoryProvider } from "@hermes/memory/plugins";
 
 const [mode, ...rest] = Deno.args as [string, ...string[]];
 const warnings: string[] = [];

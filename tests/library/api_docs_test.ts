@@ -16,7 +16,6 @@ const README_GROUPS = [
   "Config",
   "Durable files and the log",
   "Context safety",
-  "Plugins: discovery, loading, permissions",
   "Errors callers catch",
 ];
 

@@ -5,6 +5,7 @@ import { getHermesHome } from "../profile/hermes_home.ts";
 import { getConfigPath, loadConfig, saveConfig } from "../config/config.ts";
 import { isRecord } from "../_util/is_record.ts";
 import { terminalSafe } from "../core/terminal_text.ts";
+import { sha256Hex } from "../_util/sha256.ts";
 import { findMemoryProvider } from "../plugins/plugin_discovery.ts";
 import {
   approveCommand,
@@ -16,13 +17,8 @@ import {
   reviewGrant,
 } from "../plugins/provider_permissions.ts";
 
-/** Shows and asks for what the manifest asks beyond the approved (`--yes` approves); the returned function records it under `memory.permissions.<name>` (which no provider can write) once setup succeeds. */
-export async function approveRequest(
-  name: string,
-  yes: boolean,
-  interactive: boolean,
-  io: CliIo,
-): Promise<(() => Promise<void>) | undefined> {
+/** A provider's request beyond what the user approved, as setup shows it: `text` (paths, variables, hosts, reasons), its `digest`; `undefined` when there is nothing to approve. */
+export async function describeRequest(name: string) {
   markGrantReviewed(name);
   const home = getHermesHome();
   const config = await loadConfig();
@@ -58,11 +54,28 @@ export async function approveRequest(
       review.grant.dataDir ?? "nothing else"
     }.`,
   );
-  io.stdout(`${lines.join("\n")}\n`);
+  const text = lines.join("\n");
+  return { text, digest: await sha256Hex(text), pending };
+}
+
+/** Shows and asks for what the manifest asks beyond the approved ({@linkcode describeRequest}; `yes` approves, a digest approves only a request with exactly that digest); the returned function records it under `memory.permissions.<name>` (which no provider can write) once setup succeeds. */
+export async function approveRequest(
+  name: string,
+  yes: boolean | string,
+  interactive: boolean,
+  io: CliIo,
+): Promise<(() => Promise<void>) | undefined> {
+  const request = await describeRequest(name);
+  if (request === undefined) return undefined;
+  const { pending } = request;
+  const home = getHermesHome();
+  const safe = (text: string) => terminalSafe(text, { singleLine: true });
+  io.stdout(`${request.text}\n`);
   const configPath = getConfigPath(home);
-  if (!yes) {
-    const approved = interactive &&
-      await io.prompts.confirm({
+  if (yes !== true) {
+    const approved = typeof yes === "string"
+      ? yes === request.digest
+      : interactive && await io.prompts.confirm({
         message: `Approve this for '${safe(name)}'?`,
         default: false,
       });

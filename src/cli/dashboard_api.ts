@@ -7,6 +7,7 @@ import type { CliIo } from "./cli_io.ts";
 import {
   closeProvider,
   describeProviderStatus,
+  isBuiltinSentinel,
   loadProvider,
 } from "./_plugins.ts";
 import {
@@ -34,10 +35,25 @@ import {
   openAgentMemory,
 } from "./_agent_memory.ts";
 import { readPluginManifest } from "../plugins/plugin_manifest.ts";
-import { readDotenvForAvailability } from "../plugins/provider_availability.ts";
+import {
+  availabilityFile,
+  readDotenvForAvailability,
+} from "../plugins/provider_availability.ts";
+import { describeRequest } from "./_setup_approval.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
-import { renderChanges } from "./setup_changes.ts";
-import { getConfigValue, loadConfig } from "../config/config.ts";
+import {
+  diffSnapshots,
+  renderChanges,
+  snapshotFiles,
+} from "./setup_changes.ts";
+import {
+  getConfigPath,
+  getConfigValue,
+  loadConfig,
+  saveConfig,
+} from "../config/config.ts";
+import { readMemoryConfig } from "../builtin/memory_files.ts";
+import { listBuiltinEntries } from "./builtin_entries.ts";
 import { isRecord } from "../_util/is_record.ts";
 import { maskSecret } from "../core/mask.ts";
 import { errorText } from "../_util/error_text.ts";
@@ -45,9 +61,9 @@ import type { ConfigField, HermesConfig } from "../core/memory_provider.ts";
 import type { ProviderConnectionStatus } from "../plugins/provider_cli.ts";
 
 /**
- * Every discovered provider with its readiness from its manifest and
- * whether its declared variables are set (environment or `.env`; names
- * only). No provider code runs.
+ * Every discovered provider with its readiness from its manifest, whether
+ * its declared variables are set (environment or `.env`; names only) and
+ * the settings file that makes it configured. No provider code runs.
  */
 export async function dashboardProviders(io: CliIo) {
   const home = getHermesHome();
@@ -59,9 +75,11 @@ export async function dashboardProviders(io: CliIo) {
   for (const plugin of await listPluginReports(active)) {
     const variables: { name: string; required: boolean; set: boolean }[] = [];
     const dir = (await locateProvider(plugin.name))?.dir;
+    let file: string | undefined;
     if (dir !== undefined) {
       try {
         const manifest = await readPluginManifest(dir);
+        file = await availabilityFile(manifest, home);
         for (const name of manifest.requiresEnv) {
           variables.push({ name, required: true, set: isSet(name) });
         }
@@ -80,6 +98,7 @@ export async function dashboardProviders(io: CliIo) {
       active: plugin.active,
       ready: plugin.available,
       variables,
+      file: file ?? null,
     });
   }
   return { active, providers };
@@ -162,9 +181,10 @@ export async function dashboardSchema(name: string, io: CliIo) {
       choices: choices === undefined
         ? null
         : choices.map((c) => ({ value: String(c.value), label: c.label })),
-      default: field.secret === true
-        ? null
-        : fieldDefault(field, effective) ?? null,
+      // The provider's own default (its status hook) when the schema has none.
+      default: field.secret === true ? null : fieldDefault(field, effective) ??
+        (status?.set ? null : status?.value) ??
+        null,
       secret: field.secret === true,
       required: field.required === true,
       envVar,
@@ -174,19 +194,32 @@ export async function dashboardSchema(name: string, io: CliIo) {
       applies: fieldApplies(field, effective),
     };
   });
-  return { provider: name, fields };
+  // What setup would ask to approve, shown before Save (null: nothing).
+  const request = await describeRequest(name);
+  return { provider: name, fields, request: request ?? null };
 }
 
 /**
  * Saves through `hermes memory setup NAME --yes --set key=value …` (the same
  * function: secrets to `.env`, the rest through the provider's own save),
- * then runs the provider's connection test.
+ * then runs the provider's connection test. `shown` is the digest of the
+ * request the page showed (`null`: none): a different request now refuses
+ * the save; `approve` approves exactly that one (else setup's default No).
  */
 export async function dashboardSetup(
   name: string,
   values: Record<string, string>,
+  approval: { shown: string | null; approve: boolean },
   io: CliIo,
 ) {
+  const request = await describeRequest(name);
+  if ((request?.digest ?? null) !== approval.shown) {
+    return {
+      refused: request
+        ? `Not saved: memory provider '${name}' asks for permissions this page did not show you; reload the page, review them and save again.\n${request.text}`
+        : `Not saved: the request this page showed for '${name}' is no longer asked; reload the page and save again.`,
+    };
+  }
   let out = "";
   let messages = "";
   const capture: CliIo = {
@@ -205,28 +238,93 @@ export async function dashboardSetup(
     },
   };
   const set = Object.entries(values).map(([key, value]) => `${key}=${value}`);
-  const exitCode = await runMemorySetup(
-    { provider: name, set, yes: true, json: true },
-    capture,
-  );
+  const exitCode = await runMemorySetup({
+    provider: name,
+    set,
+    yes: true,
+    json: true,
+    approve: approval.approve && approval.shown !== null ? approval.shown : "",
+  }, capture);
   let changes: SetupJsonReport["changes"] = [];
   try {
     changes = (JSON.parse(out) as SetupJsonReport).changes;
   } catch {
     // Setup stopped before its report: the messages say why.
   }
+  // Saved or not is what changed on disk, whatever the connection test said.
+  const saved = changes.some((c) => c.change !== "unchanged");
   let connection: ProviderConnectionStatus | null = null;
-  if (exitCode === 0) {
+  if ((exitCode === 0 || saved) && !isBuiltinSentinel(name)) {
     const config = await loadConfig().catch(() => ({}));
     const { description } = await statusHook(name, config, io, true, 5_000);
     connection = description?.connection ?? null;
   }
   return {
     exitCode,
+    saved,
     changes,
     summary: renderChanges(changes).trim(),
     messages,
     connection,
+  };
+}
+
+const BUILTIN_SETTINGS = {
+  memory_enabled: "boolean",
+  user_profile_enabled: "boolean",
+  memory_char_limit: "integer",
+  user_char_limit: "integer",
+  write_approval: "boolean",
+} as const;
+
+/** The built-in store's files and its settings under `memory:` in `config.yaml`, as Hermes reads them. */
+export async function dashboardBuiltin() {
+  const config = await loadConfig();
+  const c = readMemoryConfig(config);
+  return {
+    files: await listBuiltinEntries({ config }),
+    settings: {
+      memory_enabled: c.memoryEnabled,
+      user_profile_enabled: c.userProfileEnabled,
+      memory_char_limit: c.memoryCharLimit,
+      user_char_limit: c.userCharLimit,
+      write_approval: c.writeApproval,
+    },
+  };
+}
+
+/** Saves built-in settings into `config.yaml` (merged, as `hermes memory setup` and `off` save) and says what changed. */
+export async function dashboardBuiltinSave(values: Record<string, unknown>) {
+  for (const [key, value] of Object.entries(values)) {
+    const kind = (BUILTIN_SETTINGS as Record<string, string>)[key];
+    if (kind === undefined) {
+      return {
+        error: `unknown setting memory.${key}; the built-in settings are ${
+          Object.keys(BUILTIN_SETTINGS).map((k) => `memory.${k}`).join(", ")
+        }`,
+      };
+    }
+    if (
+      kind === "boolean"
+        ? typeof value !== "boolean"
+        : !Number.isSafeInteger(value) || (value as number) < 1
+    ) {
+      return {
+        error: `memory.${key} must be ${
+          kind === "boolean"
+            ? "true or false"
+            : "a whole number of characters, at least 1"
+        }, not ${JSON.stringify(value)}`,
+      };
+    }
+  }
+  const home = getHermesHome();
+  const files = [{ path: getConfigPath(home), format: "yaml" as const }];
+  const before = await snapshotFiles(files);
+  await saveConfig({ memory: values });
+  const after = await snapshotFiles(files);
+  return {
+    summary: renderChanges(diffSnapshots(files, before, after, home)).trim(),
   };
 }
 
@@ -271,10 +369,13 @@ export async function dashboardHealth(io: CliIo) {
     );
   }
   const c = p?.connection;
-  if (p && c?.attempted) {
+  // A failed connection is doctor's finding too: listed once, from doctor.
+  if (
+    p && c?.attempted && (c.ok || !doctor.problems.some((d) => d.fix === c.fix))
+  ) {
     add(
       !c.ok,
-      c.url ?? `provider ${p.name}`,
+      c.ok ? c.url ?? `provider ${p.name}` : `provider ${p.name}`,
       c.ok
         ? `connected in ${c.elapsedMs ?? "?"} ms`
         : c.error ?? "connection failed",
@@ -323,12 +424,30 @@ export class DashboardProviderView {
       };
     }
     const text = await callProviderTool(memory, tool, args);
+    let value: unknown = text;
     try {
-      const value = JSON.parse(text) as unknown;
-      return isRecord(value) ? value : { result: value };
+      value = JSON.parse(text);
     } catch {
-      return { result: text };
+      // Plain text: the result itself.
     }
+    const result = isRecord(value) ? value : { result: value };
+    if (typeof result.error === "string" && memory.external !== null) {
+      // The tool's error rarely says why: the status probe does.
+      const config = await loadConfig().catch(() => ({}));
+      const { description } = await statusHook(
+        memory.external,
+        config,
+        this.#io,
+        true,
+        5_000,
+      );
+      const c = description?.connection;
+      result.cause = c && !c.ok ? c.error : null;
+      result.fix = c && !c.ok
+        ? c.fix
+        : `run 'hermes memory doctor' for the cause`;
+    }
+    return result;
   }
 
   /** Forgets the opened provider (after its settings changed). */

@@ -17,6 +17,8 @@ import {
   reviewGrant,
 } from "../plugins/provider_permissions.ts";
 
+const safe = (text: string) => terminalSafe(text, { singleLine: true });
+
 /** A provider's request beyond what the user approved, as setup shows it: `text` (paths, variables, hosts, reasons), its `digest`; `undefined` when there is nothing to approve. */
 export async function describeRequest(name: string) {
   markGrantReviewed(name);
@@ -31,7 +33,6 @@ export async function describeRequest(name: string) {
   reportRefused(review);
   const pending = review.requested.filter((e) => !e.approved);
   if (review.bundled || pending.length === 0) return undefined;
-  const safe = (text: string) => terminalSafe(text, { singleLine: true });
   const lines = [
     `Memory provider '${safe(name)}' (${review.manifestPath}) asks for:`,
   ];
@@ -68,10 +69,8 @@ export async function approveRequest(
   const request = await describeRequest(name);
   if (request === undefined) return undefined;
   const { pending } = request;
-  const home = getHermesHome();
-  const safe = (text: string) => terminalSafe(text, { singleLine: true });
   io.stdout(`${request.text}\n`);
-  const configPath = getConfigPath(home);
+  const configPath = getConfigPath();
   if (yes !== true) {
     const approved = typeof yes === "string"
       ? yes === request.digest

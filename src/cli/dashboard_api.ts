@@ -3,7 +3,7 @@
 // field rules and `runMemorySetup`, `collectStatus` / `collectDoctor`, and
 // the active provider's own tools in its sandbox.
 
-import type { CliIo } from "./cli_io.ts";
+import { type CliIo, redirectIo } from "./cli_io.ts";
 import {
   closeProvider,
   describeProviderStatus,
@@ -23,7 +23,6 @@ import {
   fieldLabel,
   fieldType,
 } from "./setup_wizard.ts";
-import { collectStatus } from "./commands/memory_status.ts";
 import { collectDoctor } from "./commands/memory_doctor.ts";
 import {
   runMemorySetup,
@@ -52,7 +51,10 @@ import {
   loadConfig,
   saveConfig,
 } from "../config/config.ts";
-import { readMemoryConfig } from "../builtin/memory_files.ts";
+import {
+  type MemoryConfig,
+  readMemoryConfig,
+} from "../builtin/memory_files.ts";
 import { listBuiltinEntries } from "./builtin_entries.ts";
 import { isRecord } from "../_util/is_record.ts";
 import { maskSecret } from "../core/mask.ts";
@@ -104,21 +106,21 @@ export async function dashboardProviders(io: CliIo) {
   return { active, providers };
 }
 
-function statusHook(
+/** The provider's status hook; with `probe`, its connection test (config.yaml read afresh). */
+async function statusHook(
   name: string,
-  config: HermesConfig,
   io: CliIo,
   probe: boolean,
-  probeTimeoutMs: number,
+  config?: HermesConfig,
 ) {
-  return describeProviderStatus(name, {
+  return (await describeProviderStatus(name, {
     hermesHome: getHermesHome(),
-    config,
+    config: config ?? await loadConfig().catch(() => ({})),
     env: (variable) => io.env(variable),
     probe,
-    probeTimeoutMs,
+    probeTimeoutMs: probe ? 5_000 : 0,
     detail: "status",
-  });
+  })).description;
 }
 
 /**
@@ -146,7 +148,7 @@ export async function dashboardSchema(name: string, io: CliIo) {
   const config = await loadConfig().catch(() => ({}));
   const section = getConfigValue(config, `memory.${name}`);
   const own = isRecord(section) ? section : {};
-  const { description } = await statusHook(name, config, io, false, 0);
+  const description = await statusHook(name, io, false, config);
   const dotenv = await readDotenvForAvailability(home);
   const effective: Record<string, unknown> = { ...own };
   for (const [key, s] of Object.entries(description?.settings ?? {})) {
@@ -222,21 +224,12 @@ export async function dashboardSetup(
   }
   let out = "";
   let messages = "";
-  const capture: CliIo = {
-    stdout: (text) => {
-      out += text;
-    },
-    stderr: (text) => {
-      messages += text;
-    },
-    stdinIsTerminal: false,
-    stdoutIsTerminal: false,
-    stderrIsTerminal: false,
-    env: (variable) => io.env(variable),
-    get prompts() {
-      return io.prompts;
-    },
-  };
+  const terminal = { stdinIsTerminal: false, stderrIsTerminal: false };
+  const capture = redirectIo({ ...io, ...terminal }, {
+    stdout: (text) => void (out += text),
+    stderr: (text) => void (messages += text),
+    stdoutLike: "stderr",
+  });
   const set = Object.entries(values).map(([key, value]) => `${key}=${value}`);
   const exitCode = await runMemorySetup({
     provider: name,
@@ -255,9 +248,7 @@ export async function dashboardSetup(
   const saved = changes.some((c) => c.change !== "unchanged");
   let connection: ProviderConnectionStatus | null = null;
   if ((exitCode === 0 || saved) && !isBuiltinSentinel(name)) {
-    const config = await loadConfig().catch(() => ({}));
-    const { description } = await statusHook(name, config, io, true, 5_000);
-    connection = description?.connection ?? null;
+    connection = (await statusHook(name, io, true))?.connection ?? null;
   }
   return {
     exitCode,
@@ -269,52 +260,50 @@ export async function dashboardSetup(
   };
 }
 
+// Hermes' keys under `memory:`, each with what `readMemoryConfig` reads it into.
 const BUILTIN_SETTINGS = {
-  memory_enabled: "boolean",
-  user_profile_enabled: "boolean",
-  memory_char_limit: "integer",
-  user_char_limit: "integer",
-  write_approval: "boolean",
+  memory_enabled: "memoryEnabled",
+  user_profile_enabled: "userProfileEnabled",
+  memory_char_limit: "memoryCharLimit",
+  user_char_limit: "userCharLimit",
+  write_approval: "writeApproval",
 } as const;
 
 /** The built-in store's files and its settings under `memory:` in `config.yaml`, as Hermes reads them. */
 export async function dashboardBuiltin() {
   const config = await loadConfig();
-  const c = readMemoryConfig(config);
+  const read = readMemoryConfig(config);
+  const settings = Object.entries(BUILTIN_SETTINGS).map((
+    [k, f],
+  ) => [k, read[f]]);
   return {
     files: await listBuiltinEntries({ config }),
-    settings: {
-      memory_enabled: c.memoryEnabled,
-      user_profile_enabled: c.userProfileEnabled,
-      memory_char_limit: c.memoryCharLimit,
-      user_char_limit: c.userCharLimit,
-      write_approval: c.writeApproval,
-    },
+    settings: Object.fromEntries(settings),
   };
 }
 
 /** Saves built-in settings into `config.yaml` (merged, as `hermes memory setup` and `off` save) and says what changed. */
 export async function dashboardBuiltinSave(values: Record<string, unknown>) {
+  const known = BUILTIN_SETTINGS as Record<string, keyof MemoryConfig>;
   for (const [key, value] of Object.entries(values)) {
-    const kind = (BUILTIN_SETTINGS as Record<string, string>)[key];
-    if (kind === undefined) {
+    if (!Object.hasOwn(known, key)) {
+      const all = Object.keys(known).join(", ");
       return {
-        error: `unknown setting memory.${key}; the built-in settings are ${
-          Object.keys(BUILTIN_SETTINGS).map((k) => `memory.${k}`).join(", ")
-        }`,
+        error: `memory.${key} is not a built-in setting; they are ${all}`,
       };
     }
+    // A flag takes true or false; a limit, whole characters (at least 1).
+    const flag = typeof readMemoryConfig({})[known[key]!] === "boolean";
     if (
-      kind === "boolean"
+      flag
         ? typeof value !== "boolean"
         : !Number.isSafeInteger(value) || (value as number) < 1
     ) {
+      const want = flag
+        ? "true or false"
+        : "a whole number of characters, at least 1";
       return {
-        error: `memory.${key} must be ${
-          kind === "boolean"
-            ? "true or false"
-            : "a whole number of characters, at least 1"
-        }, not ${JSON.stringify(value)}`,
+        error: `memory.${key} must be ${want}, not ${JSON.stringify(value)}`,
       };
     }
   }
@@ -328,68 +317,27 @@ export async function dashboardBuiltinSave(values: Record<string, unknown>) {
   };
 }
 
-/** Status's and doctor's findings (`problem: false`: a passing check). */
+/**
+ * The findings of `hermes memory doctor` (its checks cover status's: files,
+ * provider, connection), each once, and a passing connection test
+ * (`problem: false`).
+ */
 export async function dashboardHealth(io: CliIo) {
   const quiet: CliIo = { ...io, stdout: () => {}, stderr: () => {} };
-  const [status, doctor] = await Promise.all([
-    collectStatus(quiet, { probe: true }),
-    collectDoctor(quiet),
-  ]);
-  type Finding = {
-    from: "status" | "doctor";
-    problem: boolean;
-    where: string;
-    message: string;
-    fix: string | null;
-  };
-  const findings: Finding[] = [];
-  const add = (
-    problem: boolean,
-    where: string,
-    message: string,
-    fix: string | null,
-  ) => findings.push({ from: "status", problem, where, message, fix });
-  for (const file of status.files) {
-    if (file.error) add(true, file.path, file.error.message, file.error.fix);
+  const doctor = await collectDoctor(quiet);
+  const c = doctor.connection;
+  const findings = doctor.problems.map(({ where, message, fix }) => ({
+    problem: true,
+    where,
+    message,
+    fix: fix as string | null,
+  }));
+  if (c?.ok) {
+    const where = c.url ?? `provider ${doctor.provider}`;
+    const message = `connected in ${c.elapsedMs ?? "?"} ms`;
+    findings.unshift({ problem: false, where, message, fix: null });
   }
-  const p = status.provider;
-  if (p?.loadError) {
-    add(
-      true,
-      `provider ${p.name}`,
-      `cannot load: ${p.loadError}`,
-      `run 'hermes memory doctor', then 'hermes memory setup ${p.name}'`,
-    );
-  } else if (p?.available === false) {
-    add(
-      true,
-      `provider ${p.name}`,
-      `not available${p.unavailableReason ? `: ${p.unavailableReason}` : ""}`,
-      `configure it: 'hermes memory setup ${p.name}' (or the panel above)`,
-    );
-  }
-  const c = p?.connection;
-  // A failed connection is doctor's finding too: listed once, from doctor.
-  if (
-    p && c?.attempted && (c.ok || !doctor.problems.some((d) => d.fix === c.fix))
-  ) {
-    add(
-      !c.ok,
-      c.ok ? c.url ?? `provider ${p.name}` : `provider ${p.name}`,
-      c.ok
-        ? `connected in ${c.elapsedMs ?? "?"} ms`
-        : c.error ?? "connection failed",
-      c.fix,
-    );
-  }
-  for (const { where, message, fix } of doctor.problems) {
-    findings.push({ from: "doctor", problem: true, where, message, fix });
-  }
-  return {
-    provider: status.provider?.name ?? null,
-    connection: doctor.connection ?? status.provider?.connection ?? null,
-    findings,
-  };
+  return { provider: doctor.provider, connection: c, findings };
 }
 
 /**
@@ -433,15 +381,8 @@ export class DashboardProviderView {
     const result = isRecord(value) ? value : { result: value };
     if (typeof result.error === "string" && memory.external !== null) {
       // The tool's error rarely says why: the status probe does.
-      const config = await loadConfig().catch(() => ({}));
-      const { description } = await statusHook(
-        memory.external,
-        config,
-        this.#io,
-        true,
-        5_000,
-      );
-      const c = description?.connection;
+      const c = (await statusHook(memory.external, this.#io, true))
+        ?.connection;
       result.cause = c && !c.ok ? c.error : null;
       result.fix = c && !c.ok
         ? c.fix

@@ -15,8 +15,8 @@ header h1 { font-size:18px; margin:0; }
 header .home { color:var(--muted); font-family:ui-monospace, monospace; font-size:12px; }
 main { display:grid; grid-template-columns:repeat(auto-fit, minmax(420px, 1fr)); gap:16px;
   padding:16px 24px; max-width:1400px; }
-main > section { min-width:0; overflow-x:auto; }
-td:last-child { width:1%; white-space:nowrap; }
+main > section { min-width:0; }
+td { overflow-wrap:anywhere; } td:nth-child(2), td:last-child { width:1%; white-space:nowrap; }
 section { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:14px 16px; }
 section h2 { font-size:15px; margin:0 0 10px; }
 table { border-collapse:collapse; width:100%; }
@@ -47,7 +47,7 @@ ol.entries li .actions { float:right; display:flex; gap:4px; margin-left:8px; }
 .result.ok { border-color:var(--ok); } .result.bad { border-color:var(--bad); }
 .finding { padding:5px 0; border-bottom:1px solid var(--line); }
 .finding .fix { color:var(--muted); }
-.var { white-space:nowrap; font-size:12px; }
+.var { font-size:12px; }
 details { margin:8px 0; } summary { cursor:pointer; color:var(--accent); }
 .row { display:flex; gap:8px; align-items:center; margin-top:6px; }
 .row > * { flex:none; width:auto; } .row > .grow { flex:1; }
@@ -193,7 +193,7 @@ async function loadHealth() {
   const problems = data.findings.filter((f) => f.problem);
   const items = data.findings.map((f) => el("div", { class: "finding" },
     el("span", { class: f.problem ? "bad" : "ok" }, f.problem ? "\\u2717 " : "\\u2713 "),
-    el("b", {}, f.where), " \\u2014 ", f.message, el("span", { class: "badge" }, f.from),
+    el("b", {}, f.where), " \\u2014 ", f.message,
     f.fix ? el("div", { class: "fix" }, "Fix: " + f.fix) : null));
   fill($("health"), el("p", { class: problems.length ? "bad" : "ok" },
     problems.length ? problems.length + " problem(s) found" : "No problems found"), items);

@@ -16,7 +16,7 @@ header .home { color:var(--muted); font-family:ui-monospace, monospace; font-siz
 main { display:grid; grid-template-columns:repeat(auto-fit, minmax(420px, 1fr)); gap:16px;
   padding:16px 24px; max-width:1400px; }
 main > section { min-width:0; }
-td { overflow-wrap:anywhere; } td:nth-child(2), td:last-child { width:1%; white-space:nowrap; }
+td:first-child { overflow-wrap:anywhere; } td:nth-child(2), td:last-child { width:1%; white-space:nowrap; }
 section { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:14px 16px; }
 section h2 { font-size:15px; margin:0 0 10px; }
 table { border-collapse:collapse; width:100%; }
@@ -94,7 +94,7 @@ async function loadProviders() {
       p.ready === false ? el("span", { class: "warn" }, "needs setup") : el("span", { class: "muted" }, "unknown"),
       // Required variables, and whichever of the alternatives makes it configured.
       p.variables.filter((v) => v.required || v.set).map((v) => el("div", { class: "var " + (v.set ? "ok" : "muted") }, (v.set ? "\\u2713 " : "\\u2717 ") + v.name)),
-      p.file ? el("div", { class: "var ok" }, "\\u2713 " + p.file) : null,
+      p.file ? el("div", { class: "var ok", title: p.file }, "\\u2713 " + p.file.replace(data.hermesHome + "/", "")) : null,
       p.ready === false && !p.variables.some((v) => !v.required && v.set) && p.variables.some((v) => !v.required)
         ? el("div", { class: "var muted" }, "set one of " + p.variables.filter((v) => !v.required).map((v) => v.name).join(", ")) : null),
     el("td", {}, el("button", { onclick: () => openConfig(p.name) }, "Configure"))));

@@ -4,7 +4,8 @@
 // dead Honcho server the page says saved and, apart, that the connection
 // failed; readiness says what is true; the Honcho panel gives the cause and
 // the fix, and renders the representation's markdown as escaped elements;
-// the favicon draws no 403.
+// the favicon draws no 403. HERMES_SCREENSHOTS=1 saves
+// docs/images/dashboard-approval.png.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
@@ -70,6 +71,15 @@ async function buttonsInside(page: Page): Promise<void> {
   }
 }
 
+async function shot(page: Page, name: string): Promise<void> {
+  if (Deno.env.get("HERMES_SCREENSHOTS") !== "1") return;
+  const images = new URL("../../docs/images/", import.meta.url);
+  await page.screenshot({
+    path: join(images.pathname, `dashboard-${name}.png`),
+    fullPage: true,
+  });
+}
+
 const text = (page: Page, selector: string) =>
   page.$eval(selector, (e) => e.textContent ?? "");
 
@@ -122,6 +132,7 @@ Deno.test({
         ),
       );
       assert.match(await text(page, "#request"), /OPENAI_API_KEY/);
+      await shot(page, "approval");
       assert.equal(
         await page.$eval(
           "#approve-request",
@@ -173,7 +184,12 @@ Deno.test({
       await page.waitForSelector('tr[data-provider="honcho"] .badge.active');
       const row = await text(page, 'tr[data-provider="honcho"]');
       assert.match(row, /ready/);
-      assert.ok(row.includes(join(root, "honcho.json")), row);
+      assert.match(row, /\u2713 honcho\.json/);
+      assert.ok(
+        await page.$(
+          `tr[data-provider="honcho"] [title="${join(root, "honcho.json")}"]`,
+        ),
+      );
       assert.doesNotMatch(row, /\u2717/);
       await buttonsInside(page);
       await page.waitForFunction(

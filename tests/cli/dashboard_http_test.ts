@@ -85,7 +85,11 @@ Deno.test({
       // The old page's call (no request named): refused, nothing written.
       let r = await setup(dash, "asker", { values: { region: "us" } });
       assert.equal(r.status, 409, JSON.stringify(r.body));
-      assert.match(String(r.body.refused), /did not show you/);
+      assert.equal(
+        r.body.refused,
+        "Not saved: memory provider 'asker' asks for permissions this page did not show you; reload the page, review them and save again.\n" +
+          request.text,
+      );
       assert.equal(await config(root), "");
 
       // Shown but not approved (the default): saved, runs without it.

@@ -1,7 +1,8 @@
 // What `hermes memory dashboard` shows and changes, each through the code the
 // matching command uses: discovery and manifests (nothing started), setup's
-// field rules and `runMemorySetup`, `collectStatus` / `collectDoctor`, and
-// the active provider's own tools in its sandbox.
+// field rules, approval request (`describeRequest`) and `runMemorySetup`,
+// `collectDoctor`, `readMemoryConfig` / `saveConfig` for the built-in
+// settings, and the active provider's own tools in its sandbox.
 
 import { type CliIo, redirectIo } from "./cli_io.ts";
 import {

@@ -19,7 +19,7 @@ import {
 
 const safe = (text: string) => terminalSafe(text, { singleLine: true });
 
-/** A provider's request beyond what the user approved, as setup shows it: `text` (paths, variables, hosts, reasons), its `digest`; `undefined` when there is nothing to approve. */
+/** A provider's request beyond what the user approved, as setup shows it: `text` (paths, variables, hosts, reasons), its `digest`, and what the floor `refused` (never offered); `undefined` when there is nothing to approve. */
 export async function describeRequest(name: string) {
   markGrantReviewed(name);
   const home = getHermesHome();
@@ -56,7 +56,8 @@ export async function describeRequest(name: string) {
     }.`,
   );
   const text = lines.join("\n");
-  return { text, digest: await sha256Hex(text), pending };
+  const digest = await sha256Hex(text);
+  return { text, digest, pending, refused: review.refused };
 }
 
 /** Shows and asks for what the manifest asks beyond the approved ({@linkcode describeRequest}; `yes` approves, a digest approves only a request with exactly that digest); the returned function records it under `memory.permissions.<name>` (which no provider can write) once setup succeeds. */
@@ -68,7 +69,6 @@ export async function approveRequest(
 ): Promise<(() => Promise<void>) | undefined> {
   const request = await describeRequest(name);
   if (request === undefined) return undefined;
-  const { pending } = request;
   io.stdout(`${request.text}\n`);
   const configPath = getConfigPath();
   if (yes !== true) {
@@ -87,7 +87,7 @@ export async function approveRequest(
       return undefined;
     }
   }
-  approvePending(name, pending);
+  approvePending(name, request.pending);
   return async () => {
     // Read inside the save: the file may have changed during setup.
     const now = await loadConfig();
@@ -97,7 +97,7 @@ export async function approveRequest(
     const block: Record<string, unknown> = isRecord(all[name])
       ? { ...all[name] }
       : {};
-    for (const entry of pending) {
+    for (const entry of request.pending) {
       if (entry.key === "npm") {
         block.npm = true;
         continue;
@@ -111,7 +111,7 @@ export async function approveRequest(
     await saveConfig({ memory: { permissions: { [name]: block } } });
     io.stdout(
       `Approved for '${safe(name)}': ${
-        safe(describeEntries(pending))
+        safe(describeEntries(request.pending))
       }. Saved under memory.permissions.${safe(name)} in ${configPath}.\n`,
     );
   };

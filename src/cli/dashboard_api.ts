@@ -274,13 +274,9 @@ const BUILTIN_SETTINGS = {
 export async function dashboardBuiltin() {
   const config = await loadConfig();
   const read = readMemoryConfig(config);
-  const settings = Object.entries(BUILTIN_SETTINGS).map((
-    [k, f],
-  ) => [k, read[f]]);
-  return {
-    files: await listBuiltinEntries({ config }),
-    settings: Object.fromEntries(settings),
-  };
+  const keys = Object.entries(BUILTIN_SETTINGS);
+  const settings = Object.fromEntries(keys.map(([k, f]) => [k, read[f]]));
+  return { files: await listBuiltinEntries({ config }), settings };
 }
 
 /** Saves built-in settings into `config.yaml` (merged, as `hermes memory setup` and `off` save) and says what changed. */

@@ -145,6 +145,7 @@ async function openConfig(name) {
   // What setup would ask to approve, shown before Save; unchecked is setup's default No.
   const approve = el("input", { type: "checkbox", id: "approve-request" });
   const request = data.request ? el("div", { class: "result bad", id: "request" }, el("pre", { class: "text" }, data.request.text),
+    data.request.refused.map((m) => el("div", { class: "muted" }, "Never granted (the floor): " + m)),
     el("label", {}, approve, " Approve this for '" + name + "' (unchecked: it runs without it)")) : null;
   const form = el("form", { onsubmit: async (ev) => {
     ev.preventDefault();

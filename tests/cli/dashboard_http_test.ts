@@ -12,7 +12,7 @@ const ASKER_YAML = (extra = "") =>
   `name: asker
 description: Asks for more than its own data
 permissions:
-  read: [~/Documents]
+  read: [~/Documents, ~/.ssh]
   env: [OPENAI_API_KEY]
   net: [api.asker.example${extra}]
   why:
@@ -80,6 +80,14 @@ Deno.test({
         request.text,
         /read the environment variable OPENAI_API_KEY/,
       );
+      // What the floor refuses is named, never offered.
+      const refused = (schema.body.request as { refused: string[] }).refused;
+      assert.equal(refused.length, 1, refused.join("\n"));
+      assert.match(
+        refused[0]!,
+        /\.ssh.*SSH keys; a memory provider is never granted it/,
+      );
+      assert.doesNotMatch(request.text, /\.ssh/);
       assert.match(request.text, /connect to api\.asker\.example/);
 
       // The old page's call (no request named): refused, nothing written.
@@ -136,6 +144,7 @@ Deno.test({
       assert.match(text, /Documents/);
       assert.match(text, /OPENAI_API_KEY/);
       assert.match(text, /evil\.example/);
+      assert.doesNotMatch(text, /\.ssh/);
       // Nothing left to approve: the form shows no request.
       const after = await dash.api("GET", "/api/providers/asker/schema");
       assert.equal(after.body.request, null);

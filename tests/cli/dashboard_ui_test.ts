@@ -31,7 +31,7 @@ async function launchBrowser(): Promise<Browser & AsyncDisposable> {
 const ASKER_YAML = `name: asker
 description: Asks for more than its own data
 permissions:
-  read: [~/Documents]
+  read: [~/Documents, ~/.ssh]
   env: [OPENAI_API_KEY]
   why:
     ~/Documents: indexes your documents
@@ -132,6 +132,10 @@ Deno.test({
         ),
       );
       assert.match(await text(page, "#request"), /OPENAI_API_KEY/);
+      assert.match(
+        await text(page, "#request"),
+        /Never granted \(the floor\): Ignoring '[^']*\.ssh'/,
+      );
       await shot(page, "approval");
       assert.equal(
         await page.$eval(
@@ -143,7 +147,7 @@ Deno.test({
       await click(page, '#config button[type="submit"]');
       await page.waitForSelector("#setup-outcome");
       assert.equal(await text(page, "#setup-outcome"), "Saved.");
-      assert.doesNotMatch(await config(), /Documents|OPENAI_API_KEY/);
+      assert.doesNotMatch(await config(), /Documents|OPENAI_API_KEY|\.ssh/);
       // Ticked: exactly what was shown is approved.
       await click(page, 'tr[data-provider="asker"] button');
       await page.waitForSelector("#approve-request");

@@ -309,9 +309,10 @@ export async function dashboardBuiltinSave(values: Record<string, unknown>) {
   const before = await snapshotFiles(files);
   await saveConfig({ memory: values });
   const after = await snapshotFiles(files);
-  return {
-    summary: renderChanges(diffSnapshots(files, before, after, home)).trim(),
-  };
+  // Setup's diff (it always lists memory.provider), only what changed.
+  const changes = diffSnapshots(files, before, after, home)
+    .filter((c) => c.change !== "unchanged");
+  return { summary: renderChanges(changes).trim() };
 }
 
 /**

@@ -209,7 +209,10 @@ async function loadEntries() {
   fill($("builtin-settings"), el("form", { onsubmit: async (ev) => {
     ev.preventDefault();
     const body = {};
-    for (const l of inputs) { const i = l.querySelector("input"); body[i.name] = i.type === "checkbox" ? i.checked : Number(i.value); }
+    for (const l of inputs) { // Only what changed: a default is not pinned.
+      const i = l.querySelector("input"), v = i.type === "checkbox" ? i.checked : Number(i.value);
+      if (v !== data.settings[i.name]) body[i.name] = v;
+    }
     const r = await api("POST", "/api/builtin", body);
     fill($("builtin-result"), el("div", { class: "result " + (r.error ? "bad" : "ok") }, r.error || r.summary));
     loadEntries();

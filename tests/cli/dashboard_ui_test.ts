@@ -241,6 +241,30 @@ Deno.test({
       assert.doesNotMatch(await text(page, "#ai-rep"), /##/);
       assert.match(await text(page, "#ai-rep"), /<img src=x id="planted">/);
       assert.equal(await page.$("#planted"), null);
+
+      // The built-in settings and built-in only, from the page.
+      await page.$eval(
+        '#builtin-settings input[name="memory_char_limit"]',
+        (e) => ((e as unknown as { value: string }).value = "3000"),
+      );
+      await click(page, '#builtin-settings input[name="write_approval"]');
+      await click(page, '#builtin-settings button[type="submit"]');
+      await page.waitForSelector("#builtin-result .result");
+      assert.match(
+        await text(page, "#builtin-result"),
+        /^Changes:\n {2}config\.yaml: memory\.memory_char_limit set to 3000\n {2}config\.yaml: memory\.write_approval set to true$/,
+      );
+      assert.match(await config(), /memory_char_limit: 3000/);
+      assert.match(await config(), /write_approval: true/);
+      await page.waitForFunction(
+        `document.querySelector('[data-file="memory"]').textContent.includes("3,000")`,
+      );
+      await click(page, "#use-builtin");
+      await page.waitForFunction(
+        `document.querySelector("#providers").textContent.includes("Active: built-in memory only")`,
+        { timeout: 60_000 },
+      );
+      assert.match(await config(), /provider: ['"]{2}/);
       assert.deepEqual(refused, []);
     } finally {
       await Deno.remove(userHome, { recursive: true }).catch(() => {});

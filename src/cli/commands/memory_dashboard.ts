@@ -309,10 +309,10 @@ export function registerMemoryDashboard(memory: HermesCommand): HermesCommand {
     .summary("Open a local web page to configure and inspect memory")
     .description(
       "Serve a web page on 127.0.0.1 for the active profile: providers and their\n" +
-        "readiness, each provider's settings (saved through 'hermes memory setup'),\n" +
-        "status and doctor findings, the built-in entries (changed through the memory\n" +
-        "tool) and, for Honcho, the peer card, representation and search. Prints a URL\n" +
-        "with a per-run token; Ctrl-C stops it.",
+        "readiness, each provider's settings and permission request (saved and approved\n" +
+        "through 'hermes memory setup'), doctor's findings, the built-in entries and\n" +
+        "settings, and, for Honcho, the peer card, representation and search. Prints a\n" +
+        "URL with a per-run token; Ctrl-C stops it.",
     )
     .option(
       "--port <port>",

@@ -5,6 +5,7 @@ import { getHermesHome } from "../profile/hermes_home.ts";
 import { getConfigPath, loadConfig, saveConfig } from "../config/config.ts";
 import { isRecord } from "../_util/is_record.ts";
 import { terminalSafe } from "../core/terminal_text.ts";
+import { sha256Hex } from "../_util/sha256.ts";
 import { findMemoryProvider } from "../plugins/plugin_discovery.ts";
 import {
   approveCommand,
@@ -16,13 +17,10 @@ import {
   reviewGrant,
 } from "../plugins/provider_permissions.ts";
 
-/** Shows and asks for what the manifest asks beyond the approved (`--yes` approves); the returned function records it under `memory.permissions.<name>` (which no provider can write) once setup succeeds. */
-export async function approveRequest(
-  name: string,
-  yes: boolean,
-  interactive: boolean,
-  io: CliIo,
-): Promise<(() => Promise<void>) | undefined> {
+const safe = (text: string) => terminalSafe(text, { singleLine: true });
+
+/** A provider's request beyond what the user approved, as setup shows it: `text` (paths, variables, hosts, reasons), its `digest`, and what the floor `refused` (never offered); `undefined` when there is nothing to approve. */
+export async function describeRequest(name: string) {
   markGrantReviewed(name);
   const home = getHermesHome();
   const config = await loadConfig();
@@ -35,7 +33,6 @@ export async function approveRequest(
   reportRefused(review);
   const pending = review.requested.filter((e) => !e.approved);
   if (review.bundled || pending.length === 0) return undefined;
-  const safe = (text: string) => terminalSafe(text, { singleLine: true });
   const lines = [
     `Memory provider '${safe(name)}' (${review.manifestPath}) asks for:`,
   ];
@@ -58,11 +55,26 @@ export async function approveRequest(
       review.grant.dataDir ?? "nothing else"
     }.`,
   );
-  io.stdout(`${lines.join("\n")}\n`);
-  const configPath = getConfigPath(home);
-  if (!yes) {
-    const approved = interactive &&
-      await io.prompts.confirm({
+  const text = lines.join("\n");
+  const digest = await sha256Hex(text);
+  return { text, digest, pending, refused: review.refused };
+}
+
+/** Shows and asks for what the manifest asks beyond the approved ({@linkcode describeRequest}; `yes` approves, a digest approves only a request with exactly that digest); the returned function records it under `memory.permissions.<name>` (which no provider can write) once setup succeeds. */
+export async function approveRequest(
+  name: string,
+  yes: boolean | string,
+  interactive: boolean,
+  io: CliIo,
+): Promise<(() => Promise<void>) | undefined> {
+  const request = await describeRequest(name);
+  if (request === undefined) return undefined;
+  io.stdout(`${request.text}\n`);
+  const configPath = getConfigPath();
+  if (yes !== true) {
+    const approved = typeof yes === "string"
+      ? yes === request.digest
+      : interactive && await io.prompts.confirm({
         message: `Approve this for '${safe(name)}'?`,
         default: false,
       });
@@ -75,7 +87,7 @@ export async function approveRequest(
       return undefined;
     }
   }
-  approvePending(name, pending);
+  approvePending(name, request.pending);
   return async () => {
     // Read inside the save: the file may have changed during setup.
     const now = await loadConfig();
@@ -85,7 +97,7 @@ export async function approveRequest(
     const block: Record<string, unknown> = isRecord(all[name])
       ? { ...all[name] }
       : {};
-    for (const entry of pending) {
+    for (const entry of request.pending) {
       if (entry.key === "npm") {
         block.npm = true;
         continue;
@@ -99,7 +111,7 @@ export async function approveRequest(
     await saveConfig({ memory: { permissions: { [name]: block } } });
     io.stdout(
       `Approved for '${safe(name)}': ${
-        safe(describeEntries(pending))
+        safe(describeEntries(request.pending))
       }. Saved under memory.permissions.${safe(name)} in ${configPath}.\n`,
     );
   };

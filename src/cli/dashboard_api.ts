@@ -1,12 +1,14 @@
 // What `hermes memory dashboard` shows and changes, each through the code the
 // matching command uses: discovery and manifests (nothing started), setup's
-// field rules and `runMemorySetup`, `collectStatus` / `collectDoctor`, and
-// the active provider's own tools in its sandbox.
+// field rules, approval request (`describeRequest`) and `runMemorySetup`,
+// `collectDoctor`, `readMemoryConfig` / `saveConfig` for the built-in
+// settings, and the active provider's own tools in its sandbox.
 
-import type { CliIo } from "./cli_io.ts";
+import { type CliIo, redirectIo } from "./cli_io.ts";
 import {
   closeProvider,
   describeProviderStatus,
+  isBuiltinSentinel,
   loadProvider,
 } from "./_plugins.ts";
 import {
@@ -22,7 +24,6 @@ import {
   fieldLabel,
   fieldType,
 } from "./setup_wizard.ts";
-import { collectStatus } from "./commands/memory_status.ts";
 import { collectDoctor } from "./commands/memory_doctor.ts";
 import {
   runMemorySetup,
@@ -34,10 +35,28 @@ import {
   openAgentMemory,
 } from "./_agent_memory.ts";
 import { readPluginManifest } from "../plugins/plugin_manifest.ts";
-import { readDotenvForAvailability } from "../plugins/provider_availability.ts";
+import {
+  availabilityFile,
+  readDotenvForAvailability,
+} from "../plugins/provider_availability.ts";
+import { describeRequest } from "./_setup_approval.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
-import { renderChanges } from "./setup_changes.ts";
-import { getConfigValue, loadConfig } from "../config/config.ts";
+import {
+  diffSnapshots,
+  renderChanges,
+  snapshotFiles,
+} from "./setup_changes.ts";
+import {
+  getConfigPath,
+  getConfigValue,
+  loadConfig,
+  saveConfig,
+} from "../config/config.ts";
+import {
+  type MemoryConfig,
+  readMemoryConfig,
+} from "../builtin/memory_files.ts";
+import { listBuiltinEntries } from "./builtin_entries.ts";
 import { isRecord } from "../_util/is_record.ts";
 import { maskSecret } from "../core/mask.ts";
 import { errorText } from "../_util/error_text.ts";
@@ -45,9 +64,9 @@ import type { ConfigField, HermesConfig } from "../core/memory_provider.ts";
 import type { ProviderConnectionStatus } from "../plugins/provider_cli.ts";
 
 /**
- * Every discovered provider with its readiness from its manifest and
- * whether its declared variables are set (environment or `.env`; names
- * only). No provider code runs.
+ * Every discovered provider with its readiness from its manifest, whether
+ * its declared variables are set (environment or `.env`; names only) and
+ * the settings file that makes it configured. No provider code runs.
  */
 export async function dashboardProviders(io: CliIo) {
   const home = getHermesHome();
@@ -59,9 +78,11 @@ export async function dashboardProviders(io: CliIo) {
   for (const plugin of await listPluginReports(active)) {
     const variables: { name: string; required: boolean; set: boolean }[] = [];
     const dir = (await locateProvider(plugin.name))?.dir;
+    let file: string | undefined;
     if (dir !== undefined) {
       try {
         const manifest = await readPluginManifest(dir);
+        file = await availabilityFile(manifest, home);
         for (const name of manifest.requiresEnv) {
           variables.push({ name, required: true, set: isSet(name) });
         }
@@ -80,26 +101,27 @@ export async function dashboardProviders(io: CliIo) {
       active: plugin.active,
       ready: plugin.available,
       variables,
+      file: file ?? null,
     });
   }
   return { active, providers };
 }
 
-function statusHook(
+/** The provider's status hook; with `probe`, its connection test (config.yaml read afresh). */
+async function statusHook(
   name: string,
-  config: HermesConfig,
   io: CliIo,
   probe: boolean,
-  probeTimeoutMs: number,
+  config?: HermesConfig,
 ) {
-  return describeProviderStatus(name, {
+  return (await describeProviderStatus(name, {
     hermesHome: getHermesHome(),
-    config,
+    config: config ?? await loadConfig().catch(() => ({})),
     env: (variable) => io.env(variable),
     probe,
-    probeTimeoutMs,
+    probeTimeoutMs: probe ? 5_000 : 0,
     detail: "status",
-  });
+  })).description;
 }
 
 /**
@@ -127,7 +149,7 @@ export async function dashboardSchema(name: string, io: CliIo) {
   const config = await loadConfig().catch(() => ({}));
   const section = getConfigValue(config, `memory.${name}`);
   const own = isRecord(section) ? section : {};
-  const { description } = await statusHook(name, config, io, false, 0);
+  const description = await statusHook(name, io, false, config);
   const dotenv = await readDotenvForAvailability(home);
   const effective: Record<string, unknown> = { ...own };
   for (const [key, s] of Object.entries(description?.settings ?? {})) {
@@ -162,9 +184,10 @@ export async function dashboardSchema(name: string, io: CliIo) {
       choices: choices === undefined
         ? null
         : choices.map((c) => ({ value: String(c.value), label: c.label })),
-      default: field.secret === true
-        ? null
-        : fieldDefault(field, effective) ?? null,
+      // The provider's own default (its status hook) when the schema has none.
+      default: field.secret === true ? null : fieldDefault(field, effective) ??
+        (status?.set ? null : status?.value) ??
+        null,
       secret: field.secret === true,
       required: field.required === true,
       envVar,
@@ -174,55 +197,63 @@ export async function dashboardSchema(name: string, io: CliIo) {
       applies: fieldApplies(field, effective),
     };
   });
-  return { provider: name, fields };
+  // What setup would ask to approve, shown before Save (null: nothing).
+  const request = await describeRequest(name);
+  return { provider: name, fields, request: request ?? null };
 }
 
 /**
  * Saves through `hermes memory setup NAME --yes --set key=value …` (the same
  * function: secrets to `.env`, the rest through the provider's own save),
- * then runs the provider's connection test.
+ * then runs the provider's connection test. `shown` is the digest of the
+ * request the page showed (`null`: none): a different request now refuses
+ * the save; `approve` approves exactly that one (else setup's default No).
  */
 export async function dashboardSetup(
   name: string,
   values: Record<string, string>,
+  approval: { shown: string | null; approve: boolean },
   io: CliIo,
 ) {
+  const request = await describeRequest(name);
+  if ((request?.digest ?? null) !== approval.shown) {
+    return {
+      refused: request
+        ? `Not saved: memory provider '${name}' asks for permissions this page did not show you; reload the page, review them and save again.\n${request.text}`
+        : `Not saved: the request this page showed for '${name}' is no longer asked; reload the page and save again.`,
+    };
+  }
   let out = "";
   let messages = "";
-  const capture: CliIo = {
-    stdout: (text) => {
-      out += text;
-    },
-    stderr: (text) => {
-      messages += text;
-    },
-    stdinIsTerminal: false,
-    stdoutIsTerminal: false,
-    stderrIsTerminal: false,
-    env: (variable) => io.env(variable),
-    get prompts() {
-      return io.prompts;
-    },
-  };
+  const terminal = { stdinIsTerminal: false, stderrIsTerminal: false };
+  const capture = redirectIo({ ...io, ...terminal }, {
+    stdout: (text) => void (out += text),
+    stderr: (text) => void (messages += text),
+    stdoutLike: "stderr",
+  });
   const set = Object.entries(values).map(([key, value]) => `${key}=${value}`);
-  const exitCode = await runMemorySetup(
-    { provider: name, set, yes: true, json: true },
-    capture,
-  );
+  const exitCode = await runMemorySetup({
+    provider: name,
+    set,
+    yes: true,
+    json: true,
+    approve: approval.approve && approval.shown !== null ? approval.shown : "",
+  }, capture);
   let changes: SetupJsonReport["changes"] = [];
   try {
     changes = (JSON.parse(out) as SetupJsonReport).changes;
   } catch {
     // Setup stopped before its report: the messages say why.
   }
+  // Saved or not is what changed on disk, whatever the connection test said.
+  const saved = changes.some((c) => c.change !== "unchanged");
   let connection: ProviderConnectionStatus | null = null;
-  if (exitCode === 0) {
-    const config = await loadConfig().catch(() => ({}));
-    const { description } = await statusHook(name, config, io, true, 5_000);
-    connection = description?.connection ?? null;
+  if ((exitCode === 0 || saved) && !isBuiltinSentinel(name)) {
+    connection = (await statusHook(name, io, true))?.connection ?? null;
   }
   return {
     exitCode,
+    saved,
     changes,
     summary: renderChanges(changes).trim(),
     messages,
@@ -230,65 +261,81 @@ export async function dashboardSetup(
   };
 }
 
-/** Status's and doctor's findings (`problem: false`: a passing check). */
+// Hermes' keys under `memory:`, each with what `readMemoryConfig` reads it into.
+const BUILTIN_SETTINGS = {
+  memory_enabled: "memoryEnabled",
+  user_profile_enabled: "userProfileEnabled",
+  memory_char_limit: "memoryCharLimit",
+  user_char_limit: "userCharLimit",
+  write_approval: "writeApproval",
+} as const;
+
+/** The built-in store's files and its settings under `memory:` in `config.yaml`, as Hermes reads them. */
+export async function dashboardBuiltin() {
+  const config = await loadConfig();
+  const read = readMemoryConfig(config);
+  const keys = Object.entries(BUILTIN_SETTINGS);
+  const settings = Object.fromEntries(keys.map(([k, f]) => [k, read[f]]));
+  return { files: await listBuiltinEntries({ config }), settings };
+}
+
+/** Saves built-in settings into `config.yaml` (merged, as `hermes memory setup` and `off` save) and says what changed. */
+export async function dashboardBuiltinSave(values: Record<string, unknown>) {
+  const known = BUILTIN_SETTINGS as Record<string, keyof MemoryConfig>;
+  for (const [key, value] of Object.entries(values)) {
+    if (!Object.hasOwn(known, key)) {
+      const all = Object.keys(known).join(", ");
+      return {
+        error: `memory.${key} is not a built-in setting; they are ${all}`,
+      };
+    }
+    // A flag takes true or false; a limit, whole characters (at least 1).
+    const flag = typeof readMemoryConfig({})[known[key]!] === "boolean";
+    if (
+      flag
+        ? typeof value !== "boolean"
+        : !Number.isSafeInteger(value) || (value as number) < 1
+    ) {
+      const want = flag
+        ? "true or false"
+        : "a whole number of characters, at least 1";
+      return {
+        error: `memory.${key} must be ${want}, not ${JSON.stringify(value)}`,
+      };
+    }
+  }
+  const home = getHermesHome();
+  const files = [{ path: getConfigPath(home), format: "yaml" as const }];
+  const before = await snapshotFiles(files);
+  await saveConfig({ memory: values });
+  const after = await snapshotFiles(files);
+  // Setup's diff (it always lists memory.provider), only what changed.
+  const changes = diffSnapshots(files, before, after, home)
+    .filter((c) => c.change !== "unchanged");
+  return { summary: renderChanges(changes).trim() };
+}
+
+/**
+ * The findings of `hermes memory doctor` (its checks cover status's: files,
+ * provider, connection), each once, and a passing connection test
+ * (`problem: false`).
+ */
 export async function dashboardHealth(io: CliIo) {
   const quiet: CliIo = { ...io, stdout: () => {}, stderr: () => {} };
-  const [status, doctor] = await Promise.all([
-    collectStatus(quiet, { probe: true }),
-    collectDoctor(quiet),
-  ]);
-  type Finding = {
-    from: "status" | "doctor";
-    problem: boolean;
-    where: string;
-    message: string;
-    fix: string | null;
-  };
-  const findings: Finding[] = [];
-  const add = (
-    problem: boolean,
-    where: string,
-    message: string,
-    fix: string | null,
-  ) => findings.push({ from: "status", problem, where, message, fix });
-  for (const file of status.files) {
-    if (file.error) add(true, file.path, file.error.message, file.error.fix);
+  const doctor = await collectDoctor(quiet);
+  const c = doctor.connection;
+  const findings = doctor.problems.map(({ where, message, fix }) => ({
+    problem: true,
+    where,
+    message,
+    fix: fix as string | null,
+  }));
+  if (c?.ok) {
+    const where = c.url ?? `provider ${doctor.provider}`;
+    const message = `connected in ${c.elapsedMs ?? "?"} ms`;
+    findings.unshift({ problem: false, where, message, fix: null });
   }
-  const p = status.provider;
-  if (p?.loadError) {
-    add(
-      true,
-      `provider ${p.name}`,
-      `cannot load: ${p.loadError}`,
-      `run 'hermes memory doctor', then 'hermes memory setup ${p.name}'`,
-    );
-  } else if (p?.available === false) {
-    add(
-      true,
-      `provider ${p.name}`,
-      `not available${p.unavailableReason ? `: ${p.unavailableReason}` : ""}`,
-      `configure it: 'hermes memory setup ${p.name}' (or the panel above)`,
-    );
-  }
-  const c = p?.connection;
-  if (p && c?.attempted) {
-    add(
-      !c.ok,
-      c.url ?? `provider ${p.name}`,
-      c.ok
-        ? `connected in ${c.elapsedMs ?? "?"} ms`
-        : c.error ?? "connection failed",
-      c.fix,
-    );
-  }
-  for (const { where, message, fix } of doctor.problems) {
-    findings.push({ from: "doctor", problem: true, where, message, fix });
-  }
-  return {
-    provider: status.provider?.name ?? null,
-    connection: doctor.connection ?? status.provider?.connection ?? null,
-    findings,
-  };
+  return { provider: doctor.provider, connection: c, findings };
 }
 
 /**
@@ -323,12 +370,23 @@ export class DashboardProviderView {
       };
     }
     const text = await callProviderTool(memory, tool, args);
+    let value: unknown = text;
     try {
-      const value = JSON.parse(text) as unknown;
-      return isRecord(value) ? value : { result: value };
+      value = JSON.parse(text);
     } catch {
-      return { result: text };
+      // Plain text: the result itself.
     }
+    const result = isRecord(value) ? value : { result: value };
+    if (typeof result.error === "string" && memory.external !== null) {
+      // The tool's error rarely says why: the status probe does.
+      const c = (await statusHook(memory.external, this.#io, true))
+        ?.connection;
+      result.cause = c && !c.ok ? c.error : null;
+      result.fix = c && !c.ok
+        ? c.fix
+        : `run 'hermes memory doctor' for the cause`;
+    }
+    return result;
   }
 
   /** Forgets the opened provider (after its settings changed). */

@@ -15,6 +15,8 @@ header h1 { font-size:18px; margin:0; }
 header .home { color:var(--muted); font-family:ui-monospace, monospace; font-size:12px; }
 main { display:grid; grid-template-columns:repeat(auto-fit, minmax(420px, 1fr)); gap:16px;
   padding:16px 24px; max-width:1400px; }
+main > section { min-width:0; }
+td:first-child { overflow-wrap:anywhere; } td:nth-child(2), td:last-child { width:1%; white-space:nowrap; }
 section { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:14px 16px; }
 section h2 { font-size:15px; margin:0 0 10px; }
 table { border-collapse:collapse; width:100%; }
@@ -29,6 +31,7 @@ button.primary { background:var(--accent); border-color:var(--accent); color:#ff
 button:disabled { opacity:.5; cursor:default; }
 input, select, textarea { font:inherit; padding:4px 6px; border:1px solid var(--line); border-radius:5px;
   background:var(--bg); color:var(--fg); width:100%; }
+input[type=checkbox] { width:auto; }
 textarea { min-height:52px; resize:vertical; }
 label.field { display:block; margin:8px 0; }
 label.field span.name { font-weight:600; }
@@ -44,7 +47,7 @@ ol.entries li .actions { float:right; display:flex; gap:4px; margin-left:8px; }
 .result.ok { border-color:var(--ok); } .result.bad { border-color:var(--bad); }
 .finding { padding:5px 0; border-bottom:1px solid var(--line); }
 .finding .fix { color:var(--muted); }
-.var { white-space:nowrap; font-size:12px; }
+.var { font-size:12px; }
 details { margin:8px 0; } summary { cursor:pointer; color:var(--accent); }
 .row { display:flex; gap:8px; align-items:center; margin-top:6px; }
 .row > * { flex:none; width:auto; } .row > .grow { flex:1; }
@@ -89,11 +92,19 @@ async function loadProviders() {
     el("td", {}, p.source),
     el("td", {}, p.ready === true ? el("span", { class: "ok" }, "ready") :
       p.ready === false ? el("span", { class: "warn" }, "needs setup") : el("span", { class: "muted" }, "unknown"),
-      p.variables.map((v) => el("div", { class: "var " + (v.set ? "ok" : "muted") }, (v.set ? "\\u2713 " : "\\u2717 ") + v.name))),
+      // Required variables, and whichever of the alternatives makes it configured.
+      p.variables.filter((v) => v.required || v.set).map((v) => el("div", { class: "var " + (v.set ? "ok" : "muted") }, (v.set ? "\\u2713 " : "\\u2717 ") + v.name)),
+      p.file ? el("div", { class: "var ok", title: p.file }, "\\u2713 " + p.file.replace(data.hermesHome + "/", "")) : null,
+      p.ready === false && !p.variables.some((v) => !v.required && v.set) && p.variables.some((v) => !v.required)
+        ? el("div", { class: "var muted" }, "set one of " + p.variables.filter((v) => !v.required).map((v) => v.name).join(", ")) : null),
     el("td", {}, el("button", { onclick: () => openConfig(p.name) }, "Configure"))));
   fill($("providers"), el("table", {}, el("tr", {}, el("th", {}, "Provider"), el("th", {}, "Source"),
     el("th", {}, "Readiness"), el("th", {})), rows),
-    el("p", { class: "muted" }, data.active ? "Active provider: " + data.active : "Active: built-in memory only"));
+    el("p", { class: "muted" }, data.active ? "Active provider: " + data.active + " " : "Active: built-in memory only",
+      data.active ? el("button", { id: "use-builtin", onclick: async () => {
+        showSetup($("provider-result"), await api("POST", "/api/providers/builtin/setup", { values: {}, request: null }));
+        loadProviders(); loadEntries();
+      } }, "Use built-in memory only") : null));
   $("honcho-section").hidden = data.active !== "honcho";
   if (data.active === "honcho") loadHoncho();
 }
@@ -131,6 +142,11 @@ async function openConfig(name) {
   const more = fields.filter((x, i) => !(x.main || i < 7)).map((x) => x.label);
   const result = el("div");
   const save = el("button", { class: "primary", type: "submit" }, "Save and test connection");
+  // What setup would ask to approve, shown before Save; unchecked is setup's default No.
+  const approve = el("input", { type: "checkbox", id: "approve-request" });
+  const request = data.request ? el("div", { class: "result bad", id: "request" }, el("pre", { class: "text" }, data.request.text),
+    data.request.refused.map((m) => el("div", { class: "muted" }, "Never granted (the floor): " + m)),
+    el("label", {}, approve, " Approve this for '" + name + "' (unchecked: it runs without it)")) : null;
   const form = el("form", { onsubmit: async (ev) => {
     ev.preventDefault();
     const values = {};
@@ -140,22 +156,25 @@ async function openConfig(name) {
     }
     save.disabled = true;
     fill(result, el("p", { class: "muted" }, "Saving through 'hermes memory setup " + name + "'\\u2026"));
-    const r = await api("POST", "/api/providers/" + encodeURIComponent(name) + "/setup", { values });
+    const r = await api("POST", "/api/providers/" + encodeURIComponent(name) + "/setup",
+      { values, request: data.request ? data.request.digest : null, approve: approve.checked });
     save.disabled = false;
     for (const { input, field } of inputs.values()) if (field.secret) input.value = "";
     showSetup(result, r);
     loadProviders(); loadHealth();
   } }, el("h3", {}, "Settings of " + name), main,
     more.length ? el("details", {}, el("summary", {}, "More settings (" + more.length + ")"), more) : null,
-    el("p", { class: "muted" }, "Saved through 'hermes memory setup " + name + " --yes --set \\u2026': secrets go to .env, the rest to the provider's own settings."),
-    el("div", { class: "row" }, save), result);
+    el("p", { class: "muted" }, "Saved through 'hermes memory setup " + name + " --set \\u2026': secrets go to .env, the rest to the provider's own settings."),
+    request, el("div", { class: "row" }, save), result);
   fill(box, form);
 }
 
 function showSetup(box, r) {
-  if (r.error) return fill(box, el("div", { class: "result bad" }, r.error));
+  if (r.error || r.refused) { fill(box, el("div", { class: "result bad", id: "setup-outcome" }, r.error || r.refused)); return box; }
   const ok = r.exitCode === 0;
-  const parts = [el("div", { class: ok ? "ok" : "bad", id: "setup-outcome" }, ok ? "Saved." : "Not saved (exit code " + r.exitCode + ").")];
+  // Saved is what changed on disk; the connection test is reported apart.
+  const parts = [el("div", { class: r.saved || ok ? "ok" : "bad", id: "setup-outcome" },
+    r.saved ? "Saved." : ok ? "Saved (no setting changed)." : "Not saved (exit code " + r.exitCode + ").")];
   if (r.summary) parts.push(el("div", { id: "setup-changes" }, r.summary));
   if (r.connection) {
     const c = r.connection;
@@ -165,6 +184,7 @@ function showSetup(box, r) {
   }
   if (r.messages) parts.push(el("div", { class: "muted" }, r.messages.trim()));
   fill(box, el("div", { class: "result " + (ok && (!r.connection || r.connection.ok) ? "ok" : "bad") }, parts));
+  return box;
 }
 
 async function loadHealth() {
@@ -174,7 +194,7 @@ async function loadHealth() {
   const problems = data.findings.filter((f) => f.problem);
   const items = data.findings.map((f) => el("div", { class: "finding" },
     el("span", { class: f.problem ? "bad" : "ok" }, f.problem ? "\\u2717 " : "\\u2713 "),
-    el("b", {}, f.where), " \\u2014 ", f.message, el("span", { class: "badge" }, f.from),
+    el("b", {}, f.where), " \\u2014 ", f.message,
     f.fix ? el("div", { class: "fix" }, "Fix: " + f.fix) : null));
   fill($("health"), el("p", { class: problems.length ? "bad" : "ok" },
     problems.length ? problems.length + " problem(s) found" : "No problems found"), items);
@@ -183,6 +203,20 @@ async function loadHealth() {
 async function loadEntries() {
   const data = await api("GET", "/api/entries");
   if (data.error) return fill($("entries"), el("p", { class: "bad" }, data.error));
+  const inputs = Object.entries(data.settings).map(([key, v]) => typeof v === "boolean"
+    ? el("label", { class: "field" }, el("input", { type: "checkbox", name: key, checked: v }), " " + key)
+    : el("label", { class: "field" }, el("span", { class: "name" }, key), el("input", { type: "number", name: key, value: v, min: 1 })));
+  fill($("builtin-settings"), el("form", { onsubmit: async (ev) => {
+    ev.preventDefault();
+    const body = {};
+    for (const l of inputs) { // Only what changed: a default is not pinned.
+      const i = l.querySelector("input"), v = i.type === "checkbox" ? i.checked : Number(i.value);
+      if (v !== data.settings[i.name]) body[i.name] = v;
+    }
+    const r = await api("POST", "/api/builtin", body);
+    fill($("builtin-result"), el("div", { class: "result " + (r.error ? "bad" : "ok") }, r.error || r.summary));
+    loadEntries();
+  } }, el("h3", {}, "Settings (config.yaml memory.*)"), inputs, el("button", { class: "primary", type: "submit" }, "Save settings")));
   fill($("entries"), data.files.map((f) => el("div", { "data-file": f.target },
     el("h3", {}, f.file + " \\u2014 " + (f.target === "user" ? "user profile" : "agent notes")),
     el("div", { class: "muted" }, f.usage + (f.enabled ? "" : " (disabled in config.yaml)")),
@@ -219,9 +253,25 @@ async function change(body, question) {
 async function loadHoncho() {
   for (const [id, path] of [["peer-card", "/api/honcho/card"], ["ai-rep", "/api/honcho/representation"]]) {
     fill($(id), el("span", { class: "muted" }, "Loading\\u2026"));
-    api("GET", path).then((r) => fill($(id), r.error ? el("span", { class: "bad" }, r.error) :
-      Array.isArray(r.result) ? el("ul", {}, r.result.map((x) => el("li", {}, x))) : el("pre", { class: "text" }, String(r.result))));
+    api("GET", path).then((r) => fill($(id), r.error ? failure(r) :
+      Array.isArray(r.result) ? el("ul", {}, r.result.map((x) => el("li", {}, x))) : markdown(String(r.result))));
   }
+}
+const failure = (r) => el("div", { class: "bad" }, r.error, r.cause ? el("div", {}, "Cause: " + r.cause) : null,
+  r.fix ? el("div", { class: "fix" }, "Fix: " + r.fix) : null);
+// Headings, bullets and bold of a provider's markdown as elements; every text node escaped.
+function markdown(text) {
+  const out = [];
+  let list = null;
+  const inline = (line) => line.split(/\\*\\*(.+?)\\*\\*/).map((part, i) => i % 2 ? el("b", {}, part) : part);
+  for (const line of text.split("\\n")) {
+    const h = /^#{1,6}\\s+(.*)$/.exec(line), li = /^\\s*[-*]\\s+(.*)$/.exec(line);
+    if (li) { if (!list) out.push(list = el("ul")); list.append(el("li", {}, inline(li[1]))); continue; }
+    list = null;
+    if (h) out.push(el("h4", {}, inline(h[1])));
+    else if (line.trim()) out.push(el("p", { class: "text" }, inline(line)));
+  }
+  return el("div", { class: "markdown" }, out);
 }
 
 $("add-form").addEventListener("submit", (ev) => {
@@ -232,7 +282,7 @@ $("search-form").addEventListener("submit", async (ev) => {
   ev.preventDefault();
   fill($("search-result"), el("span", { class: "muted" }, "Searching\\u2026"));
   const r = await api("GET", "/api/honcho/search?q=" + encodeURIComponent($("search-q").value));
-  fill($("search-result"), r.error ? el("span", { class: "bad" }, r.error) : el("pre", { class: "text" }, String(r.result)));
+  fill($("search-result"), r.error ? failure(r) : markdown(String(r.result)));
 });
 $("refresh-health").addEventListener("click", loadHealth);
 loadProviders(); loadHealth(); loadEntries();
@@ -249,13 +299,13 @@ export function dashboardPage(nonce: string): string {
 <body>
 <header><h1>Hermes memory</h1><span class="home" id="home"></span></header>
 <main>
-<section id="providers-section"><h2>Providers</h2><div id="providers"></div></section>
+<section id="providers-section"><h2>Providers</h2><div id="providers"></div><div id="provider-result"></div></section>
 <section id="config-section" hidden><h2>Configuration</h2><div id="config"></div></section>
 <section id="health-section"><h2>Status and doctor <button id="refresh-health">Re-run</button></h2><div id="health"></div></section>
 <section id="entries-section"><h2>Built-in memory</h2>
 <form id="add-form"><div class="row"><select id="new-target"><option value="memory">MEMORY.md</option><option value="user">USER.md</option></select>
 <textarea id="new-entry" class="grow" placeholder="A new entry" required></textarea><button class="primary" type="submit">Add</button></div></form>
-<div id="entry-result"></div><div id="entries"></div></section>
+<div id="entry-result"></div><div id="entries"></div><div id="builtin-settings"></div><div id="builtin-result"></div></section>
 <section id="honcho-section" hidden><h2>Honcho</h2>
 <h3>Your peer card</h3><div id="peer-card"></div>
 <h3>The AI's representation</h3><div id="ai-rep"></div>

@@ -48,14 +48,23 @@ export async function manifestAvailability(
   const { env, files } = manifest.availability;
   if (env.length === 0 && files.length === 0) return true;
   if (env.some(isSet)) return true;
+  return await availabilityFile(manifest, hermesHome) !== undefined;
+}
+
+/** The first of the manifest's `availability.files` that exists, expanded (what makes it configured without a variable). */
+export async function availabilityFile(
+  manifest: PluginManifest,
+  hermesHome: string,
+): Promise<string | undefined> {
   const homes = { hermesHome, hermesRoot: getDefaultHermesRoot() };
-  for (const file of files) {
+  for (const file of manifest.availability.files) {
+    const path = expandGrantPath(file, homes);
     try {
-      await Deno.stat(expandGrantPath(file, homes));
-      return true;
+      await Deno.stat(path);
+      return path;
     } catch {
       // Absent or unreadable: try the next one.
     }
   }
-  return false;
+  return undefined;
 }

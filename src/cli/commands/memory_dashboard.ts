@@ -9,6 +9,8 @@ import type { HermesCommand } from "../hermes_command.ts";
 import { ioAction } from "../format.ts";
 import { dashboardPage } from "../dashboard_page.ts";
 import {
+  dashboardBuiltin,
+  dashboardBuiltinSave,
   dashboardHealth,
   dashboardProviders,
   DashboardProviderView,
@@ -19,7 +21,6 @@ import {
   applyEntryChange,
   type EntryChange,
   EntryNumberError,
-  listBuiltinEntries,
 } from "../builtin_entries.ts";
 import { profileSecretMasker } from "../surface_secrets.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
@@ -166,6 +167,10 @@ async function serveDashboard(
 
   async function handle(request: Request): Promise<Response> {
     const url = new URL(request.url);
+    // Browsers ask for it without the token: no icon, and no 403 logged.
+    if (url.pathname === "/favicon.ico") {
+      return new Response(null, { status: 204 });
+    }
     check(request, url);
     const path = url.pathname;
     if (request.method === "GET" && path === "/") {
@@ -196,16 +201,26 @@ async function serveDashboard(
         return await reply(await dashboardSchema(name, io));
       }
       if (schema[2] === "setup" && request.method === "POST") {
-        const values = (await body(request)).values;
+        const { values, request: shown, approve } = await body(request);
         if (
           !isRecord(values) ||
           Object.values(values).some((v) => typeof v !== "string")
         ) {
           throw new HttpError(400, "values must map setting keys to text");
         }
+        if ((shown ?? null) !== null && typeof shown !== "string") {
+          throw new HttpError(
+            400,
+            "request must be the digest of the request shown, or null",
+          );
+        }
         const result = await serial(() =>
-          dashboardSetup(name, values as Record<string, string>, io)
+          dashboardSetup(name, values as Record<string, string>, {
+            shown: (shown as string | undefined) ?? null,
+            approve: approve === true,
+          }, io)
         );
+        if ("refused" in result) return await reply(result, 409);
         await view.reset();
         // The masker learns a secret just saved to .env.
         const fresh = await profileSecretMasker(home);
@@ -217,7 +232,7 @@ async function serveDashboard(
     }
     if (path === "/api/entries") {
       if (request.method === "GET") {
-        return await reply({ files: await listBuiltinEntries() });
+        return await reply(await dashboardBuiltin());
       }
       const change = entryChange(await body(request));
       try {
@@ -231,6 +246,12 @@ async function serveDashboard(
         }
         throw error;
       }
+    }
+    if (request.method === "POST" && path === "/api/builtin") {
+      const result = await serial(async () =>
+        dashboardBuiltinSave(await body(request))
+      );
+      return await reply(result, "error" in result ? 422 : 200);
     }
     if (request.method === "GET" && path === "/api/honcho/card") {
       return await reply(await view.call("honcho_profile", {}));
@@ -288,10 +309,10 @@ export function registerMemoryDashboard(memory: HermesCommand): HermesCommand {
     .summary("Open a local web page to configure and inspect memory")
     .description(
       "Serve a web page on 127.0.0.1 for the active profile: providers and their\n" +
-        "readiness, each provider's settings (saved through 'hermes memory setup'),\n" +
-        "status and doctor findings, the built-in entries (changed through the memory\n" +
-        "tool) and, for Honcho, the peer card, representation and search. Prints a URL\n" +
-        "with a per-run token; Ctrl-C stops it.",
+        "readiness, each provider's settings and permission request (saved and approved\n" +
+        "through 'hermes memory setup'), doctor's findings, the built-in entries and\n" +
+        "settings, and, for Honcho, the peer card, representation and search. Prints a\n" +
+        "URL with a per-run token; Ctrl-C stops it.",
     )
     .option(
       "--port <port>",

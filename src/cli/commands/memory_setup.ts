@@ -63,6 +63,8 @@ interface MemorySetupOptions {
   provider?: string;
   set?: string[];
   yes?: boolean;
+  /** Approves the provider's request only when its digest is this (the dashboard's approval of what it showed); `yes` no longer approves. */
+  approve?: string;
   /** With `yes`: the change summary as JSON on stdout, messages on stderr. */
   json?: boolean;
 }
@@ -290,7 +292,7 @@ async function setup(
   await trackProvider(tracking, name, io);
   tracking.saveApproval = await approveRequest(
     name,
-    options.yes === true,
+    options.approve ?? options.yes === true,
     interactive,
     io,
   );

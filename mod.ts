@@ -41,37 +41,7 @@
 import "./_loaded_by_url.ts";
 
 // Contract
-export {
-  type AgentContext,
-  type ChatMessage,
-  type ConfigField,
-  type DelegationOptions,
-  type DrainResult,
-  type HermesConfig,
-  INDICATOR_GLYPH,
-  type InitializeOptions,
-  type JsonValue,
-  type MaybePromise,
-  type MemoryEvictOptions,
-  MemoryProvider,
-  type MemoryTarget,
-  type MemoryWriteAction,
-  type MemoryWriteMetadata,
-  PRE_COMPRESS_CHECKPOINT_API_VERSION,
-  type PreCompressOptions,
-  type PrefetchOptions,
-  RECALL_FAILED_GLYPH,
-  type RecallStatus,
-  recallStatus,
-  type RecallStatusOptions,
-  type SessionSwitchOptions,
-  type SyncTurnOptions,
-  type ToolCallOptions,
-  type ToolSchema,
-  type TurnAuthor,
-  type TurnStartOptions,
-  type UserNoticeCallback,
-} from "./src/core/memory_provider.ts";
+export * from "./src/core/memory_provider.ts";
 export type {
   ProviderRegistrationContext,
   SkillRegistration,

@@ -61,19 +61,26 @@ const CURATED_ENTRIES = [
   join("src", "plugins", "mod.ts"),
 ];
 
-Deno.test("mod.ts, ./cli and ./provider have no export *", async () => {
+// The contract module exports the contract and nothing else, so the entries
+// re-export it whole; every other name is listed (the reviewed list below
+// holds both).
+const CONTRACT_MODULE = "memory_provider.ts";
+
+Deno.test("the entries have no export * but of the contract module", async () => {
   const offenders: string[] = [];
   for (const file of CURATED_ENTRIES) {
     const code = (await readFile(join(root, file), "utf8"))
       .replace(/\/\*[\s\S]*?\*\//g, "")
       .replace(/^\s*\/\/.*$/gm, "");
     for (const line of code.split("\n")) {
-      if (/^\s*export\s+\*/.test(line)) offenders.push(`${file}: ${line}`);
+      if (
+        /^\s*export\s+\*/.test(line) &&
+        !line.includes(`/core/${CONTRACT_MODULE}"`)
+      ) offenders.push(`${file}: ${line}`);
     }
   }
   assert.deepEqual(offenders, []);
 });
-
 // Every entry's exported names are a reviewed list: a symbol becomes API by
 // an edit of tests/fixtures/public_api.json, which a reviewer sees.
 Deno.test("each entry exports exactly its reviewed list of names (tests/fixtures/public_api.json)", async () => {

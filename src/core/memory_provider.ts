@@ -672,6 +672,8 @@ export abstract class MemoryProvider {
  * Tells whether a value is a memory provider: an instance of
  * {@linkcode MemoryProvider}, or an object with its four abstract members
  * (a provider built against another copy of the framework).
+ *
+ * @category Contract
  */
 export function isMemoryProvider(value: unknown): value is MemoryProvider {
   if (value instanceof MemoryProvider) return true;

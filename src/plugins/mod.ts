@@ -78,34 +78,4 @@ export { ProviderPermissionError } from "../sandbox/denial.ts";
 export { ProviderWorkerStoppedError } from "../sandbox/worker_rpc.ts";
 export { ProviderCallTimeoutError } from "../sandbox/worker_protocol.ts";
 // The contract the above names (the same as `./provider`'s)
-export {
-  type AgentContext,
-  type ChatMessage,
-  type ConfigField,
-  type DelegationOptions,
-  type DrainResult,
-  type HermesConfig,
-  INDICATOR_GLYPH,
-  type InitializeOptions,
-  type JsonValue,
-  type MaybePromise,
-  type MemoryEvictOptions,
-  MemoryProvider,
-  type MemoryTarget,
-  type MemoryWriteAction,
-  type MemoryWriteMetadata,
-  PRE_COMPRESS_CHECKPOINT_API_VERSION,
-  type PreCompressOptions,
-  type PrefetchOptions,
-  RECALL_FAILED_GLYPH,
-  type RecallStatus,
-  recallStatus,
-  type RecallStatusOptions,
-  type SessionSwitchOptions,
-  type SyncTurnOptions,
-  type ToolCallOptions,
-  type ToolSchema,
-  type TurnAuthor,
-  type TurnStartOptions,
-  type UserNoticeCallback,
-} from "../core/memory_provider.ts";
+export * from "../core/memory_provider.ts";

@@ -11,19 +11,31 @@ import {
   approvePending,
   describeEntries,
   markGrantReviewed,
-  reportRefused,
   type RequestedEntry,
   reviewGrant,
 } from "../plugins/provider_permissions.ts";
 
-/** Shows and asks for what the manifest asks beyond the approved (`--yes` approves); the returned function records it under `memory.permissions.<name>` (which no provider can write) once setup succeeds. */
-export async function approveRequest(
+/** What a provider asks beyond what is approved, as any screen shows it (see {@linkcode describeRequest}). */
+export interface ProviderRequest {
+  name: string;
+  manifestPath: string;
+  /** Its own data directory (read and write without asking), if any. */
+  dataDir?: string;
+  /** What waits for approval: paths expanded in `path`, reasons in `why`. */
+  pending: RequestedEntry[];
+  /** What the floor refuses whatever the answer, each with `refused` (why). */
+  refused: RequestedEntry[];
+}
+
+/**
+ * Describes provider `name`'s request (paths expanded, variables, hosts,
+ * reasons, the floor's verdicts), for `hermes memory setup` and the
+ * dashboard alike; prints and writes nothing. `undefined` when the
+ * provider is not found or bundled (approved as its manifest declares).
+ */
+export async function describeRequest(
   name: string,
-  yes: boolean,
-  interactive: boolean,
-  io: CliIo,
-): Promise<(() => Promise<void>) | undefined> {
-  markGrantReviewed(name);
+): Promise<ProviderRequest | undefined> {
   const home = getHermesHome();
   const config = await loadConfig();
   const candidate = await findMemoryProvider(name, {
@@ -32,13 +44,19 @@ export async function approveRequest(
   });
   if (candidate === null) return undefined;
   const review = reviewGrant(candidate, { hermesHome: home, config });
-  reportRefused(review);
-  const pending = review.requested.filter((e) => !e.approved);
-  if (review.bundled || pending.length === 0) return undefined;
+  if (review.bundled) return undefined;
+  return {
+    name,
+    manifestPath: review.manifestPath,
+    ...(review.grant.dataDir ? { dataDir: review.grant.dataDir } : {}),
+    pending: review.requested.filter((e) => !e.approved && !e.refused),
+    refused: review.requested.filter((e) => e.refused !== undefined),
+  };
+}
+
+/** The approval screen's text of a request (every value escaped, paths expanded). */
+export function requestText(request: ProviderRequest): string {
   const safe = (text: string) => terminalSafe(text, { singleLine: true });
-  const lines = [
-    `Memory provider '${safe(name)}' (${review.manifestPath}) asks for:`,
-  ];
   const words: Record<RequestedEntry["key"], string> = {
     read: "read",
     write: "write to",
@@ -46,19 +64,63 @@ export async function approveRequest(
     net: "connect to",
     npm: "import",
   };
-  for (const entry of pending) {
-    lines.push(
-      `  - ${words[entry.key]} ${safe(entry.value)}${
-        entry.why ? `: ${safe(entry.why)}` : " (the manifest gives no reason)"
-      }`,
-    );
-  }
-  lines.push(
+  const line = (e: RequestedEntry, tail: string) =>
+    `  - ${words[e.key]} ${safe(e.path ?? e.value)}${tail}`;
+  const lines = [
+    `Memory provider '${
+      safe(request.name)
+    }' (${request.manifestPath}) asks for:`,
+    ...request.pending.map((e) =>
+      line(e, e.why ? `: ${safe(e.why)}` : " (the manifest gives no reason)")
+    ),
+    ...request.refused.map((e) =>
+      line(e, ` — refused, no approval lifts it: ${safe(e.refused ?? "")}`)
+    ),
     `Besides that it reads its own code and reads and writes ${
-      review.grant.dataDir ?? "nothing else"
+      request.dataDir ?? "nothing else"
     }.`,
-  );
-  io.stdout(`${lines.join("\n")}\n`);
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Shows and asks for what the manifest asks beyond the approved (`yes`
+ * approves; a caller that showed the request itself, such as the
+ * dashboard, passes what it showed as `shown`, and only that is approved);
+ * the returned function records it under `memory.permissions.<name>`
+ * (which no provider can write) once setup succeeds.
+ */
+export async function approveRequest(
+  name: string,
+  yes: boolean,
+  interactive: boolean,
+  io: Pick<CliIo, "stdout" | "prompts">,
+  shown?: readonly Pick<RequestedEntry, "key" | "value">[],
+): Promise<(() => Promise<void>) | undefined> {
+  markGrantReviewed(name);
+  const request = await describeRequest(name);
+  if (request === undefined) return undefined;
+  const safe = (text: string) => terminalSafe(text, { singleLine: true });
+  const home = getHermesHome();
+  const pending = request.pending;
+  if (pending.length === 0) {
+    if (request.refused.length > 0) io.stdout(requestText(request));
+    return undefined;
+  }
+  if (
+    shown !== undefined &&
+    pending.some((e) =>
+      !shown.some((s) => s.key === e.key && s.value === e.value)
+    )
+  ) {
+    io.stdout(
+      `Not approved: '${
+        safe(name)
+      }' asks for something that was not shown (its manifest changed); review it again.\n`,
+    );
+    return undefined;
+  }
+  io.stdout(requestText(request));
   const configPath = getConfigPath(home);
   if (!yes) {
     const approved = interactive &&

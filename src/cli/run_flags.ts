@@ -47,6 +47,7 @@ export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
   "LOCALAPPDATA",
   "PATH",
   PARSED_CONFIG_ENV,
+  "HERMES_GRANT_LINKS",
 ]);
 
 /** The permission lists of one `deno run`. */

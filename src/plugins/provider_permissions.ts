@@ -33,9 +33,9 @@ import {
   forbiddenGrantPath,
   type GrantEntry,
   type GrantOrigin,
-  HERMES_HOME_AREAS,
+  hermesAreaOf,
   type ProviderGrant,
-  resolveExistingPrefix,
+  realPathOf,
   type SandboxTarget,
   workerPermissions,
 } from "../sandbox/grant.ts";
@@ -57,10 +57,7 @@ export function dataDirProblem(
   hermesHome: string,
 ): string | undefined {
   const dir = join(resolve(hermesHome), name);
-  const area = [...HERMES_HOME_AREAS.keys()].find((a) =>
-    a.toLowerCase() === name.toLowerCase()
-  );
-  if (area !== undefined) {
+  if (hermesAreaOf(name) !== undefined) {
     return `its data directory would be ${dir}, which Hermes itself uses: rename the provider`;
   }
   const why = forbiddenGrantPath(dir, {
@@ -128,6 +125,10 @@ export interface RequestedEntry {
   why?: string;
   /** Whether the user approved it (always, for a bundled provider). */
   approved: boolean;
+  /** A path with `~`, `$HERMES_HOME` and `$HERMES_ROOT` expanded, as the screen shows it. */
+  path?: string;
+  /** Why the floor refuses it whatever the user says (never approved, never granted). */
+  refused?: string;
 }
 
 /** A provider's request beside what the user approved. */
@@ -179,7 +180,7 @@ export function grantForCandidate(
   review: GrantReview = reviewGrant(candidate, options),
 ): ProviderGrant {
   reportRefused(review);
-  const pending = review.requested.filter((e) => !e.approved);
+  const pending = review.requested.filter((e) => !e.approved && !e.refused);
   if (pending.length > 0 && !reviewedProviders.has(candidate.name)) {
     warnOnce(
       `Memory provider '${candidate.name}' asks for more than you approved (${
@@ -247,20 +248,22 @@ export function reviewGrant(
     key: RequestedEntry["key"],
     value: string,
     approvedList: readonly string[] | boolean,
+    shown: Pick<RequestedEntry, "path" | "refused"> = {},
   ): boolean => {
-    const approved = approveAll ||
+    const approved = !shown.refused && (approveAll ||
       (typeof approvedList === "boolean"
         ? approvedList
         : approvedList.includes(value)) ||
       (pendingApprovals.get(candidate.name) ?? []).some((e) =>
         e.key === key && e.value === value
-      );
+      ));
     const why = manifest.why?.[value];
     requested.push({
       key,
       value,
       approved,
       ...(why !== undefined ? { why } : {}),
+      ...shown,
     });
     return approved;
   };
@@ -317,12 +320,17 @@ export function reviewGrant(
       });
       if (why !== undefined) {
         refuse(entry, from, key, why);
+        if (from === "plugin.yaml") {
+          request(key, entry, false, { path, refused: why });
+        }
         continue;
       }
-      if (from === "plugin.yaml" && !request(key, entry, user[key])) continue;
+      if (
+        from === "plugin.yaml" && !request(key, entry, user[key], { path })
+      ) continue;
       add(list, path, from);
-      const real = resolveExistingPrefix(path);
-      if (real !== path) add(list, real, from);
+      const real = realPathOf(path);
+      if (real !== undefined && real !== path) add(list, real, from);
     }
   };
   paths(grant.read, manifest.read, "plugin.yaml", "read");
@@ -337,6 +345,9 @@ export function reviewGrant(
       });
       if (why !== undefined) {
         refuse(name, from, "env", why);
+        if (from === "plugin.yaml") {
+          request("env", name, false, { refused: why });
+        }
         continue;
       }
       if (from === "plugin.yaml" && !request("env", name, user.env)) continue;

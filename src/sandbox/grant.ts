@@ -1,6 +1,8 @@
 // What a sandbox worker is given: a provider's grant, its Deno permissions, and
 // the paths no grant may ever reach.
 
+import { denoCacheDir, readProcessEnv } from "../core/env.ts";
+import { launcherCacheDir } from "../launcher/launch_cache.ts";
 import {
   basename,
   dirname,
@@ -128,88 +130,129 @@ export function denoRunFlags(grant: ProviderGrant): string[] {
   return flags;
 }
 
+/** Where a floor form is found: in each Hermes home (the profile's and `$HERMES_ROOT`), the user's home, or from `/`. */
+export type FloorPlace = "hermes" | "user" | "system";
+
 /**
- * The areas Hermes keeps in a profile home (code, prompts, memory, state):
- * no grant reaches them and no provider may be named after one. The one
- * table of this fact: `docs/permissions.md` prints it.
+ * The floor, by form: each row's forms (space-separated paths relative to
+ * its place; `*` stands for any part of one name, so backups, locks and logs
+ * of a file are covered) are never granted, to read or to write, nor is a
+ * directory holding one. The one table of this fact: setup, status, the
+ * launcher, the dashboard and the start of every provider check it, and
+ * `docs/permissions.md` prints it. What runs next (the launcher, Deno, the
+ * framework) is added by {@linkcode runtimeFloor}.
  */
-export const HERMES_HOME_AREAS: ReadonlyMap<string, string> = new Map([
+export const FLOOR: ReadonlyArray<[FloorPlace, string, string]> = [
   [
-    ".env",
+    "hermes",
+    ".env*",
     "a profile's secrets file: the host hands a provider the variables it declares",
   ],
   [
-    "config.yaml",
+    "hermes",
+    "config.yaml*",
     "a profile's config.yaml: the host hands a provider its own sections",
   ],
   [
+    "hermes",
+    "auth.* gateway.json* active_profile* .hermes_history* state.db*",
+    "Hermes' logins, gateway, session database and history",
+  ],
+  [
+    "hermes",
     "plugins",
     "the providers' code: each provider reads only its own and none may change any (changed code would run unconfined on the host)",
   ],
-  ["profiles", "the other profiles"],
-  ["memories", "the built-in memory (MEMORY.md, USER.md)"],
-  ["SOUL.md", "the agent's persona prompt"],
-  ["skills", "skills: prompts and scripts the agent runs"],
-  ["hooks", "hook handlers the agent runs"],
-  ["bin", "executables Hermes runs"],
-  ["cron", "scheduled jobs the agent runs"],
-  ["sessions", "session transcripts"],
-  ["state.db", "the session database"],
-  ["logs", "Hermes' logs"],
-  ["auth.json", "the agent's login credentials"],
-  ["hermes-agent", "Hermes Agent's own code"],
-  ["cache", "Hermes' caches"],
-  ["sandboxes", "the terminal tool's sandboxes"],
-  ["checkpoints", "file checkpoints"],
-  ["pairing", "messaging pairings"],
-  ["platforms", "messaging platform state"],
-  ["workspace", "the agent's workspace"],
-  ["image_cache", "Hermes' caches"],
-  ["audio_cache", "Hermes' caches"],
-  ["document_cache", "Hermes' caches"],
-]);
+  ["hermes", "memories", "the built-in memory (MEMORY.md, USER.md)"],
+  ["hermes", "SOUL.md*", "the agent's persona prompt"],
+  ["hermes", "skills", "skills: prompts and scripts the agent runs"],
+  ["hermes", "hooks", "hook handlers the agent runs"],
+  ["hermes", "bin", "executables Hermes runs"],
+  ["hermes", "cron", "scheduled jobs the agent runs"],
+  ["hermes", "hermes-agent", "Hermes Agent's own code"],
+  [
+    "hermes",
+    "sessions logs cache *_cache sandboxes checkpoints pairing platforms workspace",
+    "Hermes' sessions, logs, caches and workspaces",
+  ],
+  ["user", ".ssh", "SSH keys"],
+  ["user", ".gnupg .password-store", "keys and passwords"],
+  [
+    "user",
+    ".aws .config/gcloud .azure .kube .docker .netrc .git-credentials .npmrc .pgpass",
+    "login and cloud credentials",
+  ],
+  [
+    "user",
+    ".bash* .zsh* .zlog* .zprofile* .profile* .login .logout .cshrc .tcshrc .config/fish .xprofile .xsession* .xinitrc .pam_environment .config/environment.d .inputrc .*_history",
+    "a shell start-up file (code your shell runs), logout file or history",
+  ],
+  [
+    "user",
+    ".gitconfig* .config/git .config/systemd .local/share/systemd .config/autostart .local/bin .deno .cache/deno .cache/hermes-memory",
+    "code your system runs on its own (git's hooks, user services, login programs, your PATH, Deno's installs and caches, the launcher)",
+  ],
+  [
+    "system",
+    "proc sys dev/fd dev/std* var/spool/cron",
+    "the kernel's view of processes (their files and memory) and the crontabs",
+  ],
+];
 
-const SHELL_FILE = "a shell start-up file (code your shell runs)";
+/** Why a provider cannot be named `name` (its data directory would be one of Hermes' own), or `undefined`. */
+export function hermesAreaOf(name: string): string | undefined {
+  for (const [place, forms] of FLOOR) {
+    if (place !== "hermes") continue;
+    const hit = forms.split(" ").find((f) => globMatch(f, name.toLowerCase()));
+    if (hit !== undefined) return hit;
+  }
+  return undefined;
+}
+
+function globMatch(form: string, name: string): boolean {
+  if (!form.includes("*")) return form.toLowerCase() === name;
+  const [head = "", tail = ""] = form.toLowerCase().split("*");
+  return name.startsWith(head) && name.endsWith(tail) &&
+    name.length >= head.length + tail.length;
+}
+
+let runtime: [string, string][] | undefined;
 
 /**
- * Places outside Hermes, relative to the user's home, that hold keys or code
- * the shell runs: no approval reaches them. `write` entries only guard
- * writing (writing a cache plants code the host later runs).
+ * What runs next, as paths no grant reaches: the launcher's records and
+ * pinned Deno (the `hermes-memory` cache), Deno's module cache (`DENO_DIR`)
+ * and install root, the running Deno's install folder, and the framework's
+ * code (as given and its real path). Computed once per process.
  */
-export const USER_SECRET_PATHS: ReadonlyArray<
-  { path: string; what: string; write?: true }
-> = [
-  { path: ".ssh", what: "SSH keys" },
-  { path: ".gnupg", what: "GnuPG keys" },
-  { path: ".aws", what: "cloud credentials" },
-  { path: ".config/gcloud", what: "cloud credentials" },
-  { path: ".azure", what: "cloud credentials" },
-  { path: ".kube", what: "cluster credentials" },
-  { path: ".docker/config.json", what: "registry credentials" },
-  { path: ".netrc", what: "login credentials" },
-  { path: ".git-credentials", what: "login credentials" },
-  { path: ".npmrc", what: "registry credentials" },
-  { path: ".pgpass", what: "database credentials" },
-  { path: ".password-store", what: "passwords" },
-  { path: ".bashrc", what: SHELL_FILE },
-  { path: ".bash_profile", what: SHELL_FILE },
-  { path: ".bash_login", what: SHELL_FILE },
-  { path: ".profile", what: SHELL_FILE },
-  { path: ".zshrc", what: SHELL_FILE },
-  { path: ".zshenv", what: SHELL_FILE },
-  { path: ".zprofile", what: SHELL_FILE },
-  { path: ".config/fish", what: SHELL_FILE },
-  { path: ".bash_history", what: "shell history" },
-  { path: ".zsh_history", what: "shell history" },
-  { path: ".config/autostart", what: "programs started at login", write: true },
-  { path: ".local/bin", what: "programs on your PATH", write: true },
-  {
-    path: ".cache/deno",
-    what: "Deno's module cache (code the host runs)",
-    write: true,
-  },
-  { path: ".deno", what: "Deno's installed programs", write: true },
-];
+export function runtimeFloor(frameworkDir?: string): [string, string][] {
+  if (runtime === undefined) {
+    const found: [string | undefined, string][] = [];
+    const launcher = launcherCacheDir();
+    found.push([
+      launcher && dirname(launcher),
+      "the launcher's records and the pinned Deno (what runs next)",
+    ]);
+    found.push([denoCacheDir(), "Deno's module cache (code the host runs)"]);
+    const root = readProcessEnv("DENO_INSTALL_ROOT");
+    found.push([root, "Deno's installed programs (the hermes command)"]);
+    try {
+      const exe = Deno.execPath();
+      const prefix = /^(.*?)[\\/]node_modules[\\/]/.exec(exe)?.[1];
+      found.push([prefix ?? dirname(exe), "the Deno that runs Hermes"]);
+    } catch {
+      // Not allowed to ask: the launcher (which may) checks it.
+    }
+    runtime = found.filter((e): e is [string, string] => !!e[0]);
+  }
+  const code: [string, string][] = [];
+  if (frameworkDir !== undefined) {
+    const real = realPathOf(frameworkDir) ?? frameworkDir;
+    for (const dir of new Set([frameworkDir, real])) {
+      code.push([dir, "the framework's code"]);
+    }
+  }
+  return [...runtime, ...code];
+}
 
 /** The command that shows a provider's request and records the user's approval. */
 export function approveCommand(name: string): string {
@@ -229,35 +272,14 @@ export interface ForbiddenContext {
   provider?: string;
   /** Whether that provider is bundled with the framework. */
   bundled?: boolean;
-  /** The access asked for (some places are guarded against writing only) (default `"read"`). */
+  /** The access asked for (default `"read"`). */
   access?: "read" | "write";
+  /** Checked right before a start: a path this process may not resolve is refused. */
+  starting?: boolean;
   /** The user's home, for the secrets kept outside Hermes. */
   userHome?: string;
   /** The providers installed besides this one (their data directories may not exist yet). */
   otherProviders?: readonly string[];
-}
-
-/** Whether `child` is `parent` or inside it (both normalized, absolute). */
-function inside(parent: string, child: string): boolean {
-  if (child === parent) return true;
-  const prefix = parent.endsWith(sep) ? parent : `${parent}${sep}`;
-  return child.startsWith(prefix);
-}
-
-/** The path with its longest existing prefix's symlinks resolved (an unreadable prefix left as written). */
-export function resolveExistingPrefix(path: string): string {
-  let head = normalize(path);
-  const tail: string[] = [];
-  for (;;) {
-    try {
-      return join(Deno.realPathSync(head), ...tail.toReversed());
-    } catch {
-      const parent = dirname(head);
-      if (parent === head) return normalize(path);
-      tail.push(basename(head));
-      head = parent;
-    }
-  }
 }
 
 function isDirectory(path: string): boolean {
@@ -279,6 +301,89 @@ function guardReason(
   return undefined;
 }
 
+/** Whether `child` is `parent` or inside it (both normalized, absolute). */
+function inside(parent: string, child: string): boolean {
+  if (child === parent) return true;
+  const prefix = parent.endsWith(sep) ? parent : `${parent}${sep}`;
+  return child.startsWith(prefix);
+}
+
+/** Paths this process found leading elsewhere, and where (handed from the launcher to the CLI, which may not read them). */
+const links = new Map<string, string>();
+
+/** The variable carrying {@linkcode foundLinks} from the launcher to the CLI. */
+export const LINKS_ENV = "HERMES_GRANT_LINKS";
+
+/** The links this process resolved (for the launcher's record). */
+export function foundLinks(): Record<string, string> {
+  return Object.fromEntries(links);
+}
+
+/**
+ * Where a path leads: the real path of its longest existing prefix plus
+ * the rest, as this process resolves it with its own access; `undefined`
+ * when it may not resolve the path itself (then the launcher's answer, if
+ * it handed one). A missing path under a parent this process may not read
+ * is taken as written (nothing is there yet; the launcher reads all).
+ */
+export function realPathOf(path: string): string | undefined {
+  let head = normalize(path);
+  const tail: string[] = [];
+  for (;;) {
+    try {
+      const real = join(Deno.realPathSync(head), ...tail.toReversed());
+      if (real !== normalize(path)) links.set(normalize(path), real);
+      return real;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) {
+        if (tail.length > 0) return normalize(path);
+        let handed: Record<string, string> = {};
+        try {
+          handed = JSON.parse(readProcessEnv(LINKS_ENV) ?? "{}");
+        } catch { /* not ours */ }
+        return handed[normalize(path)];
+      }
+      const parent = dirname(head);
+      if (parent === head) return normalize(path);
+      tail.push(basename(head));
+      head = parent;
+    }
+  }
+}
+
+/** Where the floor forms of `place` are rooted. */
+function bases(place: FloorPlace, home: string, root: string, user?: string) {
+  if (place === "hermes") return [...new Set([home, root])];
+  if (place === "user") return user === undefined ? [] : [user];
+  return Deno.build.os === "windows" ? [] : ["/"];
+}
+
+/** Why `target` meets a floor form under `base`: it is a match, is inside one, or holds one. */
+function formReason(
+  target: string,
+  base: string,
+  form: string,
+  what: string,
+): string | undefined {
+  if (!inside(base, target)) {
+    return inside(target, base)
+      ? `it holds ${join(base, form)}, ${what}`
+      : undefined;
+  }
+  const have = relative(base, target).split(sep).filter((p) => p !== "");
+  const want = form.split("/");
+  for (let i = 0; i < want.length; i++) {
+    if (i === have.length) return `it holds ${join(base, form)}, ${what}`;
+    if (!globMatch(want[i] as string, (have[i] as string).toLowerCase())) {
+      return undefined;
+    }
+  }
+  const hit = join(base, ...have.slice(0, want.length));
+  return hit === target
+    ? `it is ${hit}, ${what}`
+    : `it is inside ${hit}, ${what}`;
+}
+
 function floorReason(
   target: string,
   home: string,
@@ -286,34 +391,30 @@ function floorReason(
   context: ForbiddenContext,
 ): string | undefined {
   const write = context.access === "write";
-  const guarded: [string, string][] = [];
-  for (const base of new Set([home, root])) {
-    for (const [area, what] of HERMES_HOME_AREAS) {
-      if (area === "profiles" && base === root) continue;
-      guarded.push([join(base, area), what]);
+  const guards: [string, string, string][] = [];
+  for (const [place, forms, what] of FLOOR) {
+    for (const base of bases(place, home, root, context.userHome)) {
+      for (const form of forms.split(" ")) guards.push([base, form, what]);
     }
   }
-  if (context.frameworkDir !== undefined) {
-    guarded.push([normalize(context.frameworkDir), "the framework's code"]);
-  }
-  const userHome = context.userHome;
-  if (userHome !== undefined) {
-    for (const secret of USER_SECRET_PATHS) {
-      if (secret.write && !write) continue;
-      guarded.push([join(userHome, secret.path), secret.what]);
-    }
+  for (const [dir, what] of runtimeFloor(context.frameworkDir)) {
+    guards.push([normalize(dir), ".", what]);
   }
   const honcho = context.provider === "honcho" && context.bundled === true;
   if (!honcho) {
     const what =
       "Honcho's credentials: only the bundled honcho provider reads them";
     for (const base of new Set([home, root])) {
-      guarded.push([join(base, "honcho.json"), what]);
+      guards.push([base, "honcho.json", what]);
     }
-    if (userHome !== undefined) guarded.push([join(userHome, ".honcho"), what]);
+    if (context.userHome !== undefined) {
+      guards.push([context.userHome, ".honcho", what]);
+    }
   }
-  for (const [guard, what] of guarded) {
-    const why = guardReason(target, guard, what);
+  for (const [base, form, what] of guards) {
+    const why = form === "."
+      ? guardReason(target, base, what)
+      : formReason(target, base, form, what);
     if (why !== undefined) return why;
   }
   // Other profiles live under <root>/profiles/; only the profile's own
@@ -367,23 +468,41 @@ export function forbiddenGrantPath(
 ): string | undefined {
   const home = normalize(context.hermesHome);
   const root = normalize(context.hermesRoot);
-  const realHome = resolveExistingPrefix(home);
-  const realRoot = resolveExistingPrefix(root);
-  const pairs = realHome === home && realRoot === root
-    ? [[home, root]]
-    : [[home, root], [realHome, realRoot]];
+  const pairs = new Set([[home, root].join("\0")]);
+  pairs.add([realPathOf(home) ?? home, realPathOf(root) ?? root].join("\0"));
   const written = normalize(path);
-  for (const target of new Set([written, resolveExistingPrefix(written)])) {
-    for (const [h, r] of pairs) {
-      const why = floorReason(target, h as string, r as string, context);
+  const real = realPathOf(written);
+  if (real === undefined && context.starting) {
+    return `this process may not read ${written} to see where it leads`;
+  }
+  for (const target of new Set([written, real ?? written])) {
+    for (const pair of pairs) {
+      const [h = home, r = root] = pair.split("\0");
+      const why = floorReason(target, h, r, context);
       if (why !== undefined) {
-        return target === written
-          ? why
-          : `${why} (${written} resolves to ${target})`;
+        return target === written ? why : `${why} (${linkOn(written, target)})`;
       }
     }
   }
   return undefined;
+}
+
+/** Names the symbolic link on the way from `written` to `real`, as far as this process may look. */
+function linkOn(written: string, real: string): string {
+  const parts = written.split(sep);
+  for (let i = 2; i <= parts.length; i++) {
+    const prefix = parts.slice(0, i).join(sep);
+    try {
+      if (!Deno.lstatSync(prefix).isSymlink) continue;
+      const to = realPathOf(prefix) ?? Deno.readLinkSync(prefix);
+      return prefix === written
+        ? `${written} is a symbolic link to ${to}`
+        : `${prefix} is a symbolic link to ${to}, so ${written} leads to ${real}`;
+    } catch {
+      break;
+    }
+  }
+  return `${written} leads to ${real} through a symbolic link`;
 }
 
 /** Why a variable may never be granted: Honcho's key reaches only the bundled `honcho`. */

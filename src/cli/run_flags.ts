@@ -78,8 +78,10 @@ export function cliGrant(hermesHome: string): RunGrant {
   } catch {
     // Not created yet: nothing to resolve.
   }
+  // A symlinked install: discovery lists plugins/memory through its real path.
+  const code = framework ? [framework, realPathOr(framework)] : [];
   const grant: RunGrant = {
-    read: framework ? [...homes, framework] : [...homes],
+    read: [...new Set([...homes, ...code])],
     write: [...homes],
     env: [...HERMES_ENV_VARS, ...TERMINAL_ENV_VARS],
     net: [],
@@ -87,6 +89,14 @@ export function cliGrant(hermesHome: string): RunGrant {
   const host = frameworkImportHost(new URL("../../", import.meta.url));
   if (host !== undefined) grant.import = [host];
   return grant;
+}
+
+function realPathOr(path: string): string {
+  try {
+    return Deno.realPathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 function frameworkImportHost(url: URL): string | undefined {

@@ -189,8 +189,8 @@ export const FLOOR: ReadonlyArray<[FloorPlace, string, string]> = [
   ],
   [
     "user",
-    ".gitconfig* .config/git .config/systemd .local/share/systemd .config/autostart .local/bin .deno .cache/deno .cache/hermes-memory",
-    "code your system runs on its own (git's hooks, user services, login programs, your PATH, Deno's installs and caches, the launcher)",
+    ".gitconfig* .config/git .config/systemd .local/share/systemd .config/autostart .local/bin .deno .cache/deno",
+    "code your system runs on its own (git settings, user services, login programs, your PATH, Deno's installs and cache)",
   ],
   [
     "system",

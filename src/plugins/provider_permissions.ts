@@ -202,7 +202,9 @@ export function reportRefused(review: GrantReview): void {
 export function describeEntries(entries: RequestedEntry[]): string {
   const parts: string[] = [];
   for (const key of ["read", "write", "env", "net", "npm"] as const) {
-    const values = entries.filter((e) => e.key === key).map((e) => e.value);
+    const values = entries.filter((e) => e.key === key).map((e) =>
+      e.path ?? e.value
+    );
     if (values.length > 0) parts.push(`${key} ${values.join(", ")}`);
   }
   return parts.join("; ");

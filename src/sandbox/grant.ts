@@ -337,11 +337,8 @@ export function realPathOf(path: string): string | undefined {
     } catch (error) {
       if (!(error instanceof Deno.errors.NotFound)) {
         if (tail.length > 0) return normalize(path);
-        let handed: Record<string, string> = {};
-        try {
-          handed = JSON.parse(readProcessEnv(LINKS_ENV) ?? "{}");
-        } catch { /* not ours */ }
-        return handed[normalize(path)];
+        const [link, to] = handedLink(normalize(path)) ?? [];
+        return link && to && join(to, relative(link, normalize(path)));
       }
       const parent = dirname(head);
       if (parent === head) return normalize(path);
@@ -487,22 +484,37 @@ export function forbiddenGrantPath(
   return undefined;
 }
 
+/** The launcher's answer for `path` or its nearest parent: `[link, where it leads]`. */
+function handedLink(path: string): [string, string] | undefined {
+  let handed: Record<string, string> = {};
+  try {
+    handed = JSON.parse(readProcessEnv(LINKS_ENV) ?? "{}");
+  } catch { /* not ours */ }
+  for (let at = path;; at = dirname(at)) {
+    const to = handed[at];
+    if (typeof to === "string") return [at, to];
+    if (dirname(at) === at) return undefined;
+  }
+}
+
 /** Names the symbolic link on the way from `written` to `real`, as far as this process may look. */
 function linkOn(written: string, real: string): string {
   const parts = written.split(sep);
-  for (let i = 2; i <= parts.length; i++) {
+  let link = handedLink(written);
+  for (let i = 2; i <= parts.length && link === undefined; i++) {
     const prefix = parts.slice(0, i).join(sep);
     try {
-      if (!Deno.lstatSync(prefix).isSymlink) continue;
-      const to = realPathOf(prefix) ?? Deno.readLinkSync(prefix);
-      return prefix === written
-        ? `${written} is a symbolic link to ${to}`
-        : `${prefix} is a symbolic link to ${to}, so ${written} leads to ${real}`;
+      if (Deno.lstatSync(prefix).isSymlink) {
+        link = [prefix, realPathOf(prefix) ?? Deno.readLinkSync(prefix)];
+      }
     } catch {
       break;
     }
   }
-  return `${written} leads to ${real} through a symbolic link`;
+  const [from, to] = link ?? [written, real];
+  return from === written
+    ? `${written} leads to ${to}`
+    : `${from} leads to ${to}, so ${written} leads to ${real}`;
 }
 
 /** Why a variable may never be granted: Honcho's key reaches only the bundled `honcho`. */

@@ -21,10 +21,11 @@ export interface ProviderRequest {
   manifestPath: string;
   /** Its own data directory (read and write without asking), if any. */
   dataDir?: string;
-  /** What waits for approval: paths expanded in `path`, reasons in `why`. */
-  pending: RequestedEntry[];
-  /** What the floor refuses whatever the answer, each with `refused` (why). */
-  refused: RequestedEntry[];
+  /**
+   * What waits for approval, then what the floor refuses whatever the
+   * answer (`refused`: why); paths expanded in `path`, reasons in `why`.
+   */
+  entries: RequestedEntry[];
 }
 
 /**
@@ -49,8 +50,8 @@ export async function describeRequest(
     name,
     manifestPath: review.manifestPath,
     ...(review.grant.dataDir ? { dataDir: review.grant.dataDir } : {}),
-    pending: review.requested.filter((e) => !e.approved && !e.refused),
-    refused: review.requested.filter((e) => e.refused !== undefined),
+    entries: review.requested.filter((e) => !e.approved)
+      .sort((a, b) => Number(!!a.refused) - Number(!!b.refused)),
   };
 }
 
@@ -64,17 +65,18 @@ export function requestText(request: ProviderRequest): string {
     net: "connect to",
     npm: "import",
   };
-  const line = (e: RequestedEntry, tail: string) =>
-    `  - ${words[e.key]} ${safe(e.path ?? e.value)}${tail}`;
   const lines = [
     `Memory provider '${
       safe(request.name)
     }' (${request.manifestPath}) asks for:`,
-    ...request.pending.map((e) =>
-      line(e, e.why ? `: ${safe(e.why)}` : " (the manifest gives no reason)")
-    ),
-    ...request.refused.map((e) =>
-      line(e, ` — refused, no approval lifts it: ${safe(e.refused ?? "")}`)
+    ...request.entries.map((e) =>
+      `  - ${words[e.key]} ${safe(e.path ?? e.value)}${
+        e.refused
+          ? ` — refused, no approval lifts it: ${safe(e.refused)}`
+          : e.why
+          ? `: ${safe(e.why)}`
+          : " (the manifest gives no reason)"
+      }`
     ),
     `Besides that it reads its own code and reads and writes ${
       request.dataDir ?? "nothing else"
@@ -101,27 +103,16 @@ export async function approveRequest(
   const request = await describeRequest(name);
   if (request === undefined) return undefined;
   const safe = (text: string) => terminalSafe(text, { singleLine: true });
-  const home = getHermesHome();
-  const pending = request.pending;
-  if (pending.length === 0) {
-    if (request.refused.length > 0) io.stdout(requestText(request));
+  const pending = request.entries.filter((e) => !e.refused);
+  const unseen = (e: RequestedEntry) =>
+    !shown?.some((s) => s.key === e.key && s.value === e.value);
+  if (shown !== undefined && pending.some(unseen)) {
+    io.stdout(`Not approved: '${safe(name)}' asks for more than was shown.\n`);
     return undefined;
   }
-  if (
-    shown !== undefined &&
-    pending.some((e) =>
-      !shown.some((s) => s.key === e.key && s.value === e.value)
-    )
-  ) {
-    io.stdout(
-      `Not approved: '${
-        safe(name)
-      }' asks for something that was not shown (its manifest changed); review it again.\n`,
-    );
-    return undefined;
-  }
-  io.stdout(requestText(request));
-  const configPath = getConfigPath(home);
+  if (request.entries.length > 0) io.stdout(requestText(request));
+  if (pending.length === 0) return undefined;
+  const configPath = getConfigPath(getHermesHome());
   if (!yes) {
     const approved = interactive &&
       await io.prompts.confirm({

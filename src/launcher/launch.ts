@@ -147,7 +147,9 @@ async function ensureCached(
     warn(cacheFailure(step, output));
     return false;
   }
-  if (cacheDir !== undefined) writeCacheFile(cacheDir, marker, "");
+  if (cacheDir !== undefined) {
+    writeCacheFile(cacheDir, marker, new Uint8Array());
+  }
   return true;
 }
 

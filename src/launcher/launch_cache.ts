@@ -93,34 +93,32 @@ export function sourceStamp(paths: readonly string[]): string {
  */
 export async function launcherKey(dir: string): Promise<CryptoKey | undefined> {
   const path = join(dir, "key");
-  let raw: Uint8Array;
   try {
-    raw = Deno.readFileSync(path);
+    Deno.statSync(path);
   } catch {
-    raw = crypto.getRandomValues(new Uint8Array(32));
     try {
       Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const raw = crypto.getRandomValues(new Uint8Array(32));
       Deno.writeFileSync(path, raw, { mode: 0o600, createNew: true });
     } catch {
-      try {
-        raw = Deno.readFileSync(path); // Another launcher made it first.
-      } catch {
-        return undefined;
-      }
+      // Made by another launcher meanwhile, or not kept: the read tells.
     }
   }
-  if (raw.length !== 32) return undefined;
-  return await crypto.subtle.importKey(
-    "raw",
-    raw as Uint8Array<ArrayBuffer>,
-    "AES-GCM",
-    false,
-    [
-      "encrypt",
-      "decrypt",
-    ],
-  );
+  try {
+    const raw = Deno.readFileSync(path) as Uint8Array<ArrayBuffer>;
+    if (raw.length !== 32) return undefined;
+    const uses: KeyUsage[] = ["encrypt", "decrypt"];
+    return await crypto.subtle.importKey("raw", raw, "AES-GCM", false, uses);
+  } catch {
+    return undefined;
+  }
 }
+
+const gcm = (name: string, iv: Uint8Array<ArrayBuffer>) => ({
+  name: "AES-GCM",
+  iv,
+  additionalData: new TextEncoder().encode(name),
+});
 
 /** A record sealed under `key` for the file `name` (12-byte nonce, then the ciphertext). */
 export async function sealRecord(
@@ -129,15 +127,9 @@ export async function sealRecord(
   name: string,
 ): Promise<Uint8Array> {
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const sealed = await crypto.subtle.encrypt(
-    { name: "AES-GCM", iv, additionalData: new TextEncoder().encode(name) },
-    key,
-    new TextEncoder().encode(JSON.stringify(record)),
-  );
-  const out = new Uint8Array(12 + sealed.byteLength);
-  out.set(iv);
-  out.set(new Uint8Array(sealed), 12);
-  return out;
+  const text = new TextEncoder().encode(JSON.stringify(record));
+  const sealed = await crypto.subtle.encrypt(gcm(name, iv), key, text);
+  return new Uint8Array([...iv, ...new Uint8Array(sealed)]);
 }
 
 /** Opens a sealed launch record; `undefined` when absent, changed, sealed by another key or of another format. */
@@ -148,12 +140,9 @@ export async function readLaunchRecord(
 ): Promise<LaunchRecord | undefined> {
   try {
     const bytes = Deno.readFileSync(join(dir, name));
+    const iv = bytes.slice(0, 12);
     const plain = await crypto.subtle.decrypt(
-      {
-        name: "AES-GCM",
-        iv: bytes.subarray(0, 12),
-        additionalData: new TextEncoder().encode(name),
-      },
+      gcm(name, iv),
       key,
       bytes.subarray(12),
     );
@@ -168,16 +157,12 @@ export async function readLaunchRecord(
 export function writeCacheFile(
   dir: string,
   name: string,
-  data: string | Uint8Array,
+  data: Uint8Array,
 ): void {
   try {
     Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const temp = join(dir, `.${name}.${crypto.randomUUID().slice(0, 8)}.tmp`);
-    Deno.writeFileSync(
-      temp,
-      typeof data === "string" ? new TextEncoder().encode(data) : data,
-      { mode: 0o600 },
-    );
+    Deno.writeFileSync(temp, data, { mode: 0o600 });
     Deno.renameSync(temp, join(dir, name));
   } catch {
     // A read-only or full cache directory only costs speed.

@@ -34,6 +34,7 @@ import {
   type GrantEntry,
   type GrantOrigin,
   hermesAreaOf,
+  insidePath,
   type ProviderGrant,
   realPathOf,
   type SandboxTarget,
@@ -42,7 +43,6 @@ import {
 import { expandGrantPath } from "../sandbox/grant_path.ts";
 import { terminalSafe } from "../core/terminal_text.ts";
 import { BUNDLED_MANIFESTS } from "./bundled_manifests.ts";
-import { localFrameworkDir } from "../sandbox/denial.ts";
 import { grantKey } from "../sandbox/deno_denial.ts";
 
 export type { GrantEntry, GrantOrigin, ProviderGrant, SandboxTarget };
@@ -63,7 +63,6 @@ export function dataDirProblem(
   const why = forbiddenGrantPath(dir, {
     hermesHome,
     hermesRoot: getDefaultHermesRoot(),
-    frameworkDir: localFrameworkDir(),
   });
   return why === undefined
     ? undefined
@@ -84,14 +83,6 @@ interface GrantOptions {
 
 function add(list: GrantEntry[], value: string, from: GrantOrigin): void {
   if (!list.some((e) => e.value === value)) list.push({ value, from });
-}
-
-function realPathSyncOr(path: string): string {
-  try {
-    return Deno.realPathSync(path);
-  } catch {
-    return path;
-  }
 }
 
 /**
@@ -278,7 +269,7 @@ export function reviewGrant(
   if (dataDirProblem(candidate.name, hermesHome) === undefined) {
     const dataDir = join(hermesHome, candidate.name);
     grant.dataDir = dataDir;
-    const real = join(realPathSyncOr(hermesHome), candidate.name);
+    const real = join(realPathOf(hermesHome) ?? hermesHome, candidate.name);
     for (const path of new Set([dataDir, real])) {
       add(grant.read, path, "data-dir");
       add(grant.write, path, "data-dir");
@@ -307,13 +298,12 @@ export function reviewGrant(
     for (const entry of entries) {
       const path = expandGrantPath(entry, homes);
       if (
-        moduleDir !== undefined && key === "read" && isInside(moduleDir, path)
+        moduleDir !== undefined && key === "read" && insidePath(moduleDir, path)
       ) {
         continue;
       }
       const why = forbiddenGrantPath(path, {
         ...homes,
-        frameworkDir: localFrameworkDir(),
         provider: candidate.name,
         bundled,
         access: key,
@@ -389,10 +379,6 @@ function installedProviderNames(hermesHome: string): string[] {
     // No plugins/ (or not readable here): the bundled names remain.
   }
   return names;
-}
-
-function isInside(parent: string, child: string): boolean {
-  return child === parent || child.startsWith(`${parent}/`);
 }
 
 /**

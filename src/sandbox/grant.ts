@@ -6,6 +6,7 @@ import { launcherCacheDir } from "../launcher/launch_cache.ts";
 import {
   basename,
   dirname,
+  fileURLToPath,
   join,
   normalize,
   relative,
@@ -113,17 +114,14 @@ export function denoRunFlags(grant: ProviderGrant): string[] {
   for (const key of GRANT_LISTS) {
     const list = grant[key];
     if (list.length === 0) continue;
-    for (const entry of list) {
-      const unsafe = [...entry.value].some((c) =>
-        c === "," || c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f
+    // deno-lint-ignore no-control-regex
+    const entry = list.find((e) => /[,\u0000-\u001f\u007f]/.test(e.value));
+    if (entry !== undefined) {
+      throw new TypeError(
+        `Memory provider '${grant.provider}' cannot be started: its ${key} grant ${
+          JSON.stringify(entry.value)
+        } (from ${entry.from}) holds a comma or a control character, which Deno would read as more than one grant; remove it`,
       );
-      if (unsafe) {
-        throw new TypeError(
-          `Memory provider '${grant.provider}' cannot be started: its ${key} grant ${
-            JSON.stringify(entry.value)
-          } (from ${entry.from}) holds a comma or a control character, which Deno would read as more than one grant; remove it`,
-        );
-      }
     }
     flags.push(`--allow-${key}=${list.map((e) => e.value).join(",")}`);
   }
@@ -142,62 +140,30 @@ export type FloorPlace = "hermes" | "user" | "system";
  * `docs/permissions.md` prints it. What runs next (the launcher, Deno, the
  * framework) is added by {@linkcode runtimeFloor}.
  */
-export const FLOOR: ReadonlyArray<[FloorPlace, string, string]> = [
-  [
-    "hermes",
-    ".env*",
-    "a profile's secrets file: the host hands a provider the variables it declares",
-  ],
-  [
-    "hermes",
-    "config.yaml*",
-    "a profile's config.yaml: the host hands a provider its own sections",
-  ],
-  [
-    "hermes",
-    "auth.* gateway.json* active_profile* .hermes_history* state.db*",
-    "Hermes' logins, gateway, session database and history",
-  ],
-  [
-    "hermes",
-    "plugins",
-    "the providers' code: each provider reads only its own and none may change any (changed code would run unconfined on the host)",
-  ],
-  ["hermes", "memories", "the built-in memory (MEMORY.md, USER.md)"],
-  ["hermes", "SOUL.md*", "the agent's persona prompt"],
-  ["hermes", "skills", "skills: prompts and scripts the agent runs"],
-  ["hermes", "hooks", "hook handlers the agent runs"],
-  ["hermes", "bin", "executables Hermes runs"],
-  ["hermes", "cron", "scheduled jobs the agent runs"],
-  ["hermes", "hermes-agent", "Hermes Agent's own code"],
-  [
-    "hermes",
-    "sessions logs cache *_cache sandboxes checkpoints pairing platforms workspace",
-    "Hermes' sessions, logs, caches and workspaces",
-  ],
-  ["user", ".ssh", "SSH keys"],
-  ["user", ".gnupg .password-store", "keys and passwords"],
-  [
-    "user",
-    ".aws .config/gcloud .azure .kube .docker .netrc .git-credentials .npmrc .pgpass",
-    "login and cloud credentials",
-  ],
-  [
-    "user",
-    ".bash* .zsh* .zlog* .zprofile* .profile* .login .logout .cshrc .tcshrc .config/fish .xprofile .xsession* .xinitrc .pam_environment .config/environment.d .inputrc .*_history",
-    "a shell start-up file (code your shell runs), logout file or history",
-  ],
-  [
-    "user",
-    ".gitconfig* .config/git .config/systemd .local/share/systemd .config/autostart .local/bin .deno .cache/deno",
-    "code your system runs on its own (git settings, user services, login programs, your PATH, Deno's installs and cache)",
-  ],
-  [
-    "system",
-    "proc sys dev/fd dev/std* var/spool/cron",
-    "the kernel's view of processes (their files and memory) and the crontabs",
-  ],
-];
+export const FLOOR: ReadonlyArray<[FloorPlace, string, string]> = `
+hermes | .env* | a profile's secrets file: the host hands a provider the variables it declares
+hermes | config.yaml* | a profile's config.yaml: the host hands a provider its own sections
+hermes | auth.* gateway.json* active_profile* .hermes_history* state.db* | Hermes' logins, gateway, session database and history
+hermes | plugins | the providers' code: each provider reads only its own and none may change any (changed code would run unconfined on the host)
+hermes | memories | the built-in memory (MEMORY.md, USER.md)
+hermes | SOUL.md* | the agent's persona prompt
+hermes | skills | skills: prompts and scripts the agent runs
+hermes | hooks | hook handlers the agent runs
+hermes | bin | executables Hermes runs
+hermes | cron | scheduled jobs the agent runs
+hermes | hermes-agent | Hermes Agent's own code
+hermes | sessions logs cache *_cache sandboxes checkpoints pairing platforms workspace | Hermes' sessions, logs, caches and workspaces
+user | .ssh | SSH keys
+user | .gnupg .password-store | keys and passwords
+user | .aws .config/gcloud .azure .kube .docker .netrc .git-credentials .npmrc .pgpass | login and cloud credentials
+user | .bash* .zsh* .zlog* .zprofile* .profile* .login .logout .cshrc .tcshrc .config/fish .xprofile .xsession* .xinitrc .pam_environment .config/environment.d .inputrc .*_history | a shell start-up file (code your shell runs), logout file or history
+user | .gitconfig* .config/git .config/systemd .local/share/systemd .config/autostart .local/bin .deno .cache/deno | code your system runs on its own (git settings, user services, login programs, your PATH, Deno's installs and cache)
+system | proc sys dev/fd dev/std* var/spool/cron | the kernel's view of processes (their files and memory) and the crontabs
+hermes | honcho.json | Honcho's credentials: only the bundled honcho provider reads them
+user | .honcho | Honcho's credentials: only the bundled honcho provider reads them
+`.trim().split("\n").map((row) =>
+  row.split(" | ") as [FloorPlace, string, string]
+);
 
 /** Why a provider cannot be named `name` (its data directory would be one of Hermes' own), or `undefined`. */
 export function hermesAreaOf(name: string): string | undefined {
@@ -216,42 +182,40 @@ function globMatch(form: string, name: string): boolean {
     name.length >= head.length + tail.length;
 }
 
-let runtime: [string, string][] | undefined;
+const FRAMEWORK_URL = new URL("../../", import.meta.url);
+/** The framework's own directory when it runs from local files. */
+const FRAMEWORK = FRAMEWORK_URL.protocol === "file:"
+  ? fileURLToPath(FRAMEWORK_URL).replace(/[\\/]$/, "")
+  : undefined;
 
 /**
  * What runs next, as paths no grant reaches: the launcher's records and
  * pinned Deno (the `hermes-memory` cache), Deno's module cache (`DENO_DIR`)
- * and install root, the running Deno's install folder, and the framework's
- * code (as given and its real path). Computed once per process.
+ * and install root, the running Deno's install folder (an npm install's
+ * prefix), and the framework's code (as given and its real path).
  */
-export function runtimeFloor(frameworkDir?: string): [string, string][] {
-  if (runtime === undefined) {
-    const found: [string | undefined, string][] = [];
-    const launcher = launcherCacheDir();
-    found.push([
-      launcher && dirname(launcher),
+export function runtimeFloor(
+  framework?: string,
+): [string | undefined, string][] {
+  const exe = Deno.execPath();
+  const code = "the framework's code";
+  return [
+    [
+      launcherCacheDir()?.replace(/[\\/]launcher$/, ""),
       "the launcher's records and the pinned Deno (what runs next)",
-    ]);
-    found.push([denoCacheDir(), "Deno's module cache (code the host runs)"]);
-    const root = readProcessEnv("DENO_INSTALL_ROOT");
-    found.push([root, "Deno's installed programs (the hermes command)"]);
-    try {
-      const exe = Deno.execPath();
-      const prefix = /^(.*?)[\\/]node_modules[\\/]/.exec(exe)?.[1];
-      found.push([prefix ?? dirname(exe), "the Deno that runs Hermes"]);
-    } catch {
-      // Not allowed to ask: the launcher (which may) checks it.
-    }
-    runtime = found.filter((e): e is [string, string] => !!e[0]);
-  }
-  const code: [string, string][] = [];
-  if (frameworkDir !== undefined) {
-    const real = realPathOf(frameworkDir) ?? frameworkDir;
-    for (const dir of new Set([frameworkDir, real])) {
-      code.push([dir, "the framework's code"]);
-    }
-  }
-  return [...runtime, ...code];
+    ],
+    [denoCacheDir(), "Deno's module cache (code the host runs)"],
+    [
+      readProcessEnv("DENO_INSTALL_ROOT"),
+      "Deno's installed programs (the hermes command)",
+    ],
+    [
+      /^(.*?)[\\/]node_modules[\\/]/.exec(exe)?.[1] ?? dirname(exe),
+      "the Deno that runs Hermes",
+    ],
+    [framework, code],
+    [framework && realPathOf(framework), code],
+  ];
 }
 
 /** The command that shows a provider's request and records the user's approval. */
@@ -266,7 +230,7 @@ const HONCHO_SECRET_ENV: ReadonlySet<string> = new Set(["HONCHO_API_KEY"]);
 export interface ForbiddenContext {
   hermesHome: string;
   hermesRoot: string;
-  /** The framework's own directory, when it runs from local files. */
+  /** The framework's own directory (default: where this module is, if local). */
   frameworkDir?: string;
   /** The provider the grant is for: its own data directory is allowed, others are not. */
   provider?: string;
@@ -290,19 +254,8 @@ function isDirectory(path: string): boolean {
   }
 }
 
-function guardReason(
-  target: string,
-  guard: string,
-  what: string,
-): string | undefined {
-  if (target === guard) return `it is ${guard}, ${what}`;
-  if (inside(guard, target)) return `it is inside ${guard}, ${what}`;
-  if (inside(target, guard)) return `it holds ${guard}, ${what}`;
-  return undefined;
-}
-
 /** Whether `child` is `parent` or inside it (both normalized, absolute). */
-function inside(parent: string, child: string): boolean {
+export function insidePath(parent: string, child: string): boolean {
   if (child === parent) return true;
   const prefix = parent.endsWith(sep) ? parent : `${parent}${sep}`;
   return child.startsWith(prefix);
@@ -348,13 +301,6 @@ export function realPathOf(path: string): string | undefined {
   }
 }
 
-/** Where the floor forms of `place` are rooted. */
-function bases(place: FloorPlace, home: string, root: string, user?: string) {
-  if (place === "hermes") return [...new Set([home, root])];
-  if (place === "user") return user === undefined ? [] : [user];
-  return Deno.build.os === "windows" ? [] : ["/"];
-}
-
 /** Why `target` meets a floor form under `base`: it is a match, is inside one, or holds one. */
 function formReason(
   target: string,
@@ -362,13 +308,13 @@ function formReason(
   form: string,
   what: string,
 ): string | undefined {
-  if (!inside(base, target)) {
-    return inside(target, base)
+  if (!insidePath(base, target)) {
+    return insidePath(target, base)
       ? `it holds ${join(base, form)}, ${what}`
       : undefined;
   }
   const have = relative(base, target).split(sep).filter((p) => p !== "");
-  const want = form.split("/");
+  const want = form === "" ? [] : form.split("/");
   for (let i = 0; i < want.length; i++) {
     if (i === have.length) return `it holds ${join(base, form)}, ${what}`;
     if (!globMatch(want[i] as string, (have[i] as string).toLowerCase())) {
@@ -388,45 +334,42 @@ function floorReason(
   context: ForbiddenContext,
 ): string | undefined {
   const write = context.access === "write";
+  const honcho = context.provider === "honcho" && context.bundled === true;
   const guards: [string, string, string][] = [];
+  const bases: Record<FloorPlace, string[]> = {
+    hermes: [...new Set([home, root])],
+    user: context.userHome === undefined ? [] : [context.userHome],
+    system: Deno.build.os === "windows" ? [] : ["/"],
+  };
   for (const [place, forms, what] of FLOOR) {
-    for (const base of bases(place, home, root, context.userHome)) {
+    if (honcho && what.startsWith("Honcho's")) continue;
+    for (const base of bases[place]) {
       for (const form of forms.split(" ")) guards.push([base, form, what]);
     }
   }
-  for (const [dir, what] of runtimeFloor(context.frameworkDir)) {
-    guards.push([normalize(dir), ".", what]);
-  }
-  const honcho = context.provider === "honcho" && context.bundled === true;
-  if (!honcho) {
-    const what =
-      "Honcho's credentials: only the bundled honcho provider reads them";
-    for (const base of new Set([home, root])) {
-      guards.push([base, "honcho.json", what]);
-    }
-    if (context.userHome !== undefined) {
-      guards.push([context.userHome, ".honcho", what]);
-    }
+  for (const [dir, what] of runtimeFloor(context.frameworkDir ?? FRAMEWORK)) {
+    if (dir) guards.push([normalize(dir), "", what]);
   }
   for (const [base, form, what] of guards) {
-    const why = form === "."
-      ? guardReason(target, base, what)
-      : formReason(target, base, form, what);
+    const why = formReason(target, base, form, what);
     if (why !== undefined) return why;
   }
   // Other profiles live under <root>/profiles/; only the profile's own
   // home (when it is one of them) may be reached inside it.
   const profiles = join(root, "profiles");
   if (target === profiles) return `it holds the other profiles (${profiles})`;
-  if (inside(profiles, target)) {
+  if (insidePath(profiles, target)) {
     if (
-      !(inside(profiles, home) && home !== profiles && inside(home, target))
+      !(insidePath(profiles, home) && home !== profiles &&
+        insidePath(home, target))
     ) {
       return `it belongs to another profile (under ${profiles})`;
     }
-  } else if (inside(target, profiles)) {
+  } else if (insidePath(target, profiles)) {
     return `it holds the other profiles (${profiles})`;
-  } else if (home !== root && inside(root, target) && !inside(home, target)) {
+  } else if (
+    home !== root && insidePath(root, target) && !insidePath(home, target)
+  ) {
     // A named profile reaching into the default one.
     const fallback = honcho && !write &&
       target === join(root, "honcho.json");
@@ -434,7 +377,7 @@ function floorReason(
       return `it belongs to the default profile (${root}), not to the active profile ${home}`;
     }
   }
-  if (context.provider !== undefined && inside(home, target)) {
+  if (context.provider !== undefined && insidePath(home, target)) {
     const rel = relative(home, target);
     if (rel === "") return undefined; // Unreachable: the home holds .env.
     const [first = "", ...rest] = rel.split(sep);
@@ -477,7 +420,9 @@ export function forbiddenGrantPath(
       const [h = home, r = root] = pair.split("\0");
       const why = floorReason(target, h, r, context);
       if (why !== undefined) {
-        return target === written ? why : `${why} (${linkOn(written, target)})`;
+        return target === written
+          ? why
+          : `${why} (${written} leads to ${target})`;
       }
     }
   }
@@ -495,26 +440,6 @@ function handedLink(path: string): [string, string] | undefined {
     if (typeof to === "string") return [at, to];
     if (dirname(at) === at) return undefined;
   }
-}
-
-/** Names the symbolic link on the way from `written` to `real`, as far as this process may look. */
-function linkOn(written: string, real: string): string {
-  const parts = written.split(sep);
-  let link = handedLink(written);
-  for (let i = 2; i <= parts.length && link === undefined; i++) {
-    const prefix = parts.slice(0, i).join(sep);
-    try {
-      if (Deno.lstatSync(prefix).isSymlink) {
-        link = [prefix, realPathOf(prefix) ?? Deno.readLinkSync(prefix)];
-      }
-    } catch {
-      break;
-    }
-  }
-  const [from, to] = link ?? [written, real];
-  return from === written
-    ? `${written} leads to ${to}`
-    : `${from} leads to ${to}, so ${written} leads to ${real}`;
 }
 
 /** Why a variable may never be granted: Honcho's key reaches only the bundled `honcho`. */

@@ -1,25 +1,19 @@
 // Starting a provider's sandbox (a `deno run` process or a confined worker:
 // `transport.ts`) and loading the provider in it.
 
-import { join, pathToFileURL } from "../_util/path.ts";
+import { fileURLToPath, join, pathToFileURL } from "../_util/path.ts";
 import { syncDirectory } from "../io/atomic_write.ts";
 import { log } from "../core/log.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import type { SkillRegistration } from "../core/plugin_context.ts";
-import {
-  forbiddenGrantPath,
-  type ProviderGrant,
-  type SandboxTarget,
-} from "./grant.ts";
+import { type ProviderGrant, realPathOf, type SandboxTarget } from "./grant.ts";
 import { getConfigPath } from "../config/config.ts";
-import { getDefaultHermesRoot, getUserHome } from "../profile/hermes_home.ts";
-import { localFrameworkDir } from "./denial.ts";
 import {
   chooseTransport,
   openChannel,
   type SandboxTransport,
 } from "./transport.ts";
-import type { DenialReporter } from "./denial.ts";
+import { type DenialReporter, floorOfGrant } from "./denial.ts";
 import {
   currentSecretScope,
   isMultiplexActive,
@@ -128,12 +122,8 @@ const WORKER_URLS: Record<SandboxFramework, URL> = {
  * would need a read grant on the framework, which no provider gets).
  */
 export function realEntry(url: URL): URL {
-  if (url.protocol !== "file:") return url;
-  try {
-    return pathToFileURL(Deno.realPathSync(url));
-  } catch {
-    return url;
-  }
+  const real = url.protocol === "file:" && realPathOf(fileURLToPath(url));
+  return real ? pathToFileURL(real) : url;
 }
 
 /**
@@ -178,17 +168,9 @@ export async function prepareDataDir(
 export function checkGrantAtStart(grant: ProviderGrant): void {
   for (const access of ["read", "write"] as const) {
     for (const { value, from } of grant[access]) {
-      if (from !== "plugin.yaml" && from !== "config.yaml") continue;
-      const why = forbiddenGrantPath(value, {
-        hermesHome: grant.hermesHome,
-        hermesRoot: getDefaultHermesRoot(),
-        frameworkDir: localFrameworkDir(),
-        provider: grant.provider,
-        bundled: grant.bundled === true,
-        access,
-        userHome: getUserHome(),
-        starting: true,
-      });
+      // Its own code and data are checked where they are made.
+      const mine = from === "provider-dir" || from === "data-dir";
+      const why = mine ? undefined : floorOfGrant(grant, value, access, true);
       if (why === undefined) continue;
       throw new Error(
         `Memory provider '${grant.provider}' was not started: its ${access} grant ${value} is refused now: ${why}; a memory provider is never granted it. Point it back where you approved it, or remove it from memory.permissions.${grant.provider} in ${

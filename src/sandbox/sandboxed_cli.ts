@@ -113,11 +113,8 @@ export async function startProviderCli(
   };
   const lineStart = { stdout: true, stderr: true };
   const print = (stream: "stdout" | "stderr", text: string): void => {
-    const terminal = stream === "stdout"
-      ? io.stdoutIsTerminal
-      : io.stderrIsTerminal;
     let shown = terminalSafe(text);
-    if (terminal && shown !== "") {
+    if (io[`${stream}IsTerminal`] && shown !== "") {
       shown = (lineStart[stream] ? mark : "") +
         shown.replace(/\n(?=.)/g, `\n${mark}`);
       lineStart[stream] = shown.endsWith("\n");

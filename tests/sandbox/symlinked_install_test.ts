@@ -76,3 +76,29 @@ Deno.test("a library host importing the framework through a symlinked directory 
     assert.equal(contents.filter((c) => c === text).length, 1, text);
   }
 });
+
+Deno.test("the launcher started through a symlinked directory lists the bundled providers", async () => {
+  const root = await Deno.realPath(await Deno.makeTempDir());
+  const home = join(root, "user");
+  await Deno.mkdir(join(home, ".hermes"), { recursive: true });
+  const link = join(root, "vendor-hermes");
+  await Deno.symlink(REPO, link);
+  const run = await runDeno([
+    "run",
+    "--no-prompt",
+    "--cached-only",
+    "--allow-read",
+    "--allow-write",
+    "--allow-env",
+    "--allow-run",
+    "--allow-ffi",
+    join(link, "src", "launcher", "main.ts"),
+    "memory",
+    "list",
+  ], { cwd: root, env: { HOME: home } });
+  await Deno.remove(root, { recursive: true });
+  assert.equal(run.code, 0, run.stderr);
+  assert.doesNotMatch(run.stderr, /Skipping unreadable plugin directory/);
+  assert.match(run.stdout, /^archive +bundled/m);
+  assert.match(run.stdout, /^honcho +bundled/m);
+});

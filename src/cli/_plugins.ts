@@ -379,7 +379,7 @@ export async function sandboxGrant(
   const review = reviewGrant(candidate, { config });
   const grant = grantForCandidate(candidate, { config }, review);
   const notApproved = review.requested.filter((e) => !e.approved && !e.refused)
-    .map((e) => `${e.key} ${e.value}`);
+    .map((e) => `${e.key} ${e.path ?? e.value}`);
   return {
     // Where it runs: its own process, or a worker in a compiled binary.
     mode: (await transportModule()).chooseTransport(),

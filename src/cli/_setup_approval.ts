@@ -96,7 +96,7 @@ export async function approveRequest(
   name: string,
   yes: boolean,
   interactive: boolean,
-  io: Pick<CliIo, "stdout" | "prompts">,
+  io: Pick<CliIo, "stdout"> & Partial<Pick<CliIo, "prompts">>,
   shown?: readonly Pick<RequestedEntry, "key" | "value">[],
 ): Promise<(() => Promise<void>) | undefined> {
   markGrantReviewed(name);
@@ -114,7 +114,7 @@ export async function approveRequest(
   if (pending.length === 0) return undefined;
   const configPath = getConfigPath(getHermesHome());
   if (!yes) {
-    const approved = interactive &&
+    const approved = interactive && io.prompts !== undefined &&
       await io.prompts.confirm({
         message: `Approve this for '${safe(name)}'?`,
         default: false,

@@ -7,6 +7,7 @@
 // - `viaDirect()`: the task line's `deno run <flags> <entry>` command alone,
 //   with `$HOME` expanded and its `NAME=value` prefixes as environment; or
 //   the reason there is none (a task line without `deno run`).
+import { launcherKey, readLaunchRecord } from "../src/launcher/launch_cache.ts";
 import { join } from "node:path";
 import { childEnv, DENO_JSON, ROOT } from "./_harness.ts";
 
@@ -124,10 +125,10 @@ export function viaDirect(
  * record a launcher run left in `home`'s cache; a string saying why when
  * there is none (run the launcher once first).
  */
-export function viaLaunchRecord(
+export async function viaLaunchRecord(
   home: string,
   args: readonly string[],
-): CliInvocation | string {
+): Promise<CliInvocation | string> {
   const dir = join(home, ".cache", "hermes-memory", "launcher");
   let newest: { path: string; mtime: number } | undefined;
   try {
@@ -141,10 +142,11 @@ export function viaLaunchRecord(
     // No cache directory: no launcher run yet.
   }
   if (newest === undefined) return `no launch record in ${dir}`;
-  const record = JSON.parse(Deno.readTextFileSync(newest.path)) as {
-    denoArgs: string[];
-    env: Record<string, string>;
-  };
+  // Sealed with the launcher's key: opened as the launcher opens it.
+  const key = await launcherKey(dir);
+  const name = newest.path.slice(dir.length + 1);
+  const record = key && await readLaunchRecord(dir, name, key);
+  if (!record) return `the launch record ${newest.path} does not open`;
   return {
     label: "the CLI alone (launch record)",
     command: Deno.execPath(),

@@ -268,7 +268,7 @@ async function cliBench(
     // The CLI alone, as the launcher starts it: what the second process
     // costs is the difference.
     await runCli(direct);
-    variants.push([`${id}.child`, viaLaunchRecord(userHome, args)]);
+    variants.push([`${id}.child`, await viaLaunchRecord(userHome, args)]);
   }
   for (const [variantId, cli] of variants) {
     if (typeof cli === "string") {

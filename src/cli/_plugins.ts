@@ -378,9 +378,8 @@ export async function sandboxGrant(
   if (candidate === null) return undefined;
   const review = reviewGrant(candidate, { config });
   const grant = grantForCandidate(candidate, { config }, review);
-  const notApproved = review.requested.filter((e) => !e.approved).map((e) =>
-    `${e.key} ${e.value}`
-  );
+  const notApproved = review.requested.filter((e) => !e.approved && !e.refused)
+    .map((e) => `${e.key} ${e.path ?? e.value}`);
   return {
     // Where it runs: its own process, or a worker in a compiled binary.
     mode: (await transportModule()).chooseTransport(),

@@ -12,16 +12,32 @@ import {
   approvePending,
   describeEntries,
   markGrantReviewed,
-  reportRefused,
   type RequestedEntry,
   reviewGrant,
 } from "../plugins/provider_permissions.ts";
 
-const safe = (text: string) => terminalSafe(text, { singleLine: true });
+/** What a provider asks beyond what is approved, as any screen shows it (see {@linkcode describeRequest}). */
+export interface ProviderRequest {
+  name: string;
+  manifestPath: string;
+  /** Its own data directory (read and write without asking), if any. */
+  dataDir?: string;
+  /**
+   * What waits for approval, then what the floor refuses whatever the
+   * answer (`refused`: why); paths expanded in `path`, reasons in `why`.
+   */
+  entries: RequestedEntry[];
+}
 
-/** A provider's request beyond what the user approved, as setup shows it: `text` (paths, variables, hosts, reasons), its `digest`, and what the floor `refused` (never offered); `undefined` when there is nothing to approve. */
-export async function describeRequest(name: string) {
-  markGrantReviewed(name);
+/**
+ * Describes provider `name`'s request (paths expanded, variables, hosts,
+ * reasons, the floor's verdicts), for `hermes memory setup` and the
+ * dashboard alike; prints and writes nothing. `undefined` when the
+ * provider is not found or bundled (approved as its manifest declares).
+ */
+export async function describeRequest(
+  name: string,
+): Promise<ProviderRequest | undefined> {
   const home = getHermesHome();
   const config = await loadConfig();
   const candidate = await findMemoryProvider(name, {
@@ -30,12 +46,19 @@ export async function describeRequest(name: string) {
   });
   if (candidate === null) return undefined;
   const review = reviewGrant(candidate, { hermesHome: home, config });
-  reportRefused(review);
-  const pending = review.requested.filter((e) => !e.approved);
-  if (review.bundled || pending.length === 0) return undefined;
-  const lines = [
-    `Memory provider '${safe(name)}' (${review.manifestPath}) asks for:`,
-  ];
+  if (review.bundled) return undefined;
+  return {
+    name,
+    manifestPath: review.manifestPath,
+    ...(review.grant.dataDir ? { dataDir: review.grant.dataDir } : {}),
+    entries: review.requested.filter((e) => !e.approved)
+      .sort((a, b) => Number(!!a.refused) - Number(!!b.refused)),
+  };
+}
+
+/** The approval screen's text of a request (every value escaped, paths expanded). */
+export function requestText(request: ProviderRequest): string {
+  const safe = (text: string) => terminalSafe(text, { singleLine: true });
   const words: Record<RequestedEntry["key"], string> = {
     read: "read",
     write: "write to",
@@ -43,41 +66,78 @@ export async function describeRequest(name: string) {
     net: "connect to",
     npm: "import",
   };
-  for (const entry of pending) {
-    lines.push(
-      `  - ${words[entry.key]} ${safe(entry.value)}${
-        entry.why ? `: ${safe(entry.why)}` : " (the manifest gives no reason)"
-      }`,
-    );
-  }
-  lines.push(
+  const lines = [
+    `Memory provider '${
+      safe(request.name)
+    }' (${request.manifestPath}) asks for:`,
+    ...request.entries.map((e) =>
+      `  - ${words[e.key]} ${safe(e.path ?? e.value)}${
+        e.refused
+          ? ` — refused, no approval lifts it: ${safe(e.refused)}`
+          : e.why
+          ? `: ${safe(e.why)}`
+          : " (the manifest gives no reason)"
+      }`
+    ),
     `Besides that it reads its own code and reads and writes ${
-      review.grant.dataDir ?? "nothing else"
+      request.dataDir ?? "nothing else"
     }.`,
-  );
-  const text = lines.join("\n");
-  const digest = await sha256Hex(text);
-  return { text, digest, pending, refused: review.refused };
+  ];
+  return `${lines.join("\n")}\n`;
 }
 
-/** Shows and asks for what the manifest asks beyond the approved ({@linkcode describeRequest}; `yes` approves, a digest approves only a request with exactly that digest); the returned function records it under `memory.permissions.<name>` (which no provider can write) once setup succeeds. */
+/**
+ * The request as a page shows it: the approval screen's `text`, the
+ * `digest` the page sends back to approve exactly that, and the floor's
+ * refusals; `undefined` when there is nothing to show.
+ */
+export async function shownRequest(
+  name: string,
+): Promise<{ text: string; digest: string; refused: string[] } | undefined> {
+  const request = await describeRequest(name);
+  if (request === undefined || request.entries.length === 0) return undefined;
+  const text = requestText(request);
+  return {
+    text,
+    digest: await sha256Hex(text),
+    refused: request.entries.flatMap((e) =>
+      e.refused ? [`${e.path ?? e.value}: ${e.refused}`] : []
+    ),
+  };
+}
+
+/**
+ * Shows and asks for what the manifest asks beyond the approved (`yes`
+ * approves; a caller that showed the request itself, such as the dashboard,
+ * passes the {@linkcode shownRequest} digest of what it showed, and only a
+ * request with exactly that text is approved);
+ * the returned function records it under `memory.permissions.<name>`
+ * (which no provider can write) once setup succeeds.
+ */
 export async function approveRequest(
   name: string,
   yes: boolean | string,
   interactive: boolean,
-  io: CliIo,
+  io: Pick<CliIo, "stdout"> & Partial<Pick<CliIo, "prompts">>,
 ): Promise<(() => Promise<void>) | undefined> {
+  markGrantReviewed(name);
   const request = await describeRequest(name);
   if (request === undefined) return undefined;
-  io.stdout(`${request.text}\n`);
-  const configPath = getConfigPath();
+  const safe = (text: string) => terminalSafe(text, { singleLine: true });
+  const pending = request.entries.filter((e) => !e.refused);
+  const text = requestText(request);
+  if (request.entries.length > 0) io.stdout(text);
+  if (pending.length === 0) return undefined;
+  const configPath = getConfigPath(getHermesHome());
   if (yes !== true) {
+    // A digest approves exactly the request whose text it was made from.
     const approved = typeof yes === "string"
-      ? yes === request.digest
-      : interactive && await io.prompts.confirm({
-        message: `Approve this for '${safe(name)}'?`,
-        default: false,
-      });
+      ? yes === await sha256Hex(text)
+      : interactive && io.prompts !== undefined &&
+        await io.prompts.confirm({
+          message: `Approve this for '${safe(name)}'?`,
+          default: false,
+        });
     if (!approved) {
       io.stdout(
         `Not approved: '${safe(name)}' runs without it. Approve later with '${
@@ -87,7 +147,7 @@ export async function approveRequest(
       return undefined;
     }
   }
-  approvePending(name, request.pending);
+  approvePending(name, pending);
   return async () => {
     // Read inside the save: the file may have changed during setup.
     const now = await loadConfig();
@@ -97,7 +157,7 @@ export async function approveRequest(
     const block: Record<string, unknown> = isRecord(all[name])
       ? { ...all[name] }
       : {};
-    for (const entry of request.pending) {
+    for (const entry of pending) {
       if (entry.key === "npm") {
         block.npm = true;
         continue;
@@ -111,7 +171,7 @@ export async function approveRequest(
     await saveConfig({ memory: { permissions: { [name]: block } } });
     io.stdout(
       `Approved for '${safe(name)}': ${
-        safe(describeEntries(request.pending))
+        safe(describeEntries(pending))
       }. Saved under memory.permissions.${safe(name)} in ${configPath}.\n`,
     );
   };

@@ -1,6 +1,6 @@
 // What `hermes memory dashboard` shows and changes, each through the code the
 // matching command uses: discovery and manifests (nothing started), setup's
-// field rules, approval request (`describeRequest`) and `runMemorySetup`,
+// field rules, approval request (`shownRequest`) and `runMemorySetup`,
 // `collectDoctor`, `readMemoryConfig` / `saveConfig` for the built-in
 // settings, and the active provider's own tools in its sandbox.
 
@@ -39,7 +39,7 @@ import {
   availabilityFile,
   readDotenvForAvailability,
 } from "../plugins/provider_availability.ts";
-import { describeRequest } from "./_setup_approval.ts";
+import { shownRequest } from "./_setup_approval.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import {
   diffSnapshots,
@@ -198,7 +198,7 @@ export async function dashboardSchema(name: string, io: CliIo) {
     };
   });
   // What setup would ask to approve, shown before Save (null: nothing).
-  const request = await describeRequest(name);
+  const request = await shownRequest(name);
   return { provider: name, fields, request: request ?? null };
 }
 
@@ -215,7 +215,7 @@ export async function dashboardSetup(
   approval: { shown: string | null; approve: boolean },
   io: CliIo,
 ) {
-  const request = await describeRequest(name);
+  const request = await shownRequest(name);
   if ((request?.digest ?? null) !== approval.shown) {
     return {
       refused: request

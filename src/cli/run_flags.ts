@@ -3,6 +3,7 @@
 
 import { fileURLToPath } from "../_util/path.ts";
 import { PARSED_CONFIG_ENV } from "../config/config.ts";
+import { realPathOf } from "../sandbox/grant.ts";
 
 /** Read by the terminal libraries during a prompt (ungranted reads fail); none is a secret. */
 export const TERMINAL_ENV_VARS: readonly string[] = Object.freeze([
@@ -47,6 +48,8 @@ export const HERMES_ENV_VARS: readonly string[] = Object.freeze([
   "LOCALAPPDATA",
   "PATH",
   PARSED_CONFIG_ENV,
+  "HERMES_GRANT_LINKS",
+  "DENO_INSTALL_ROOT",
 ]);
 
 /** The permission lists of one `deno run`. */
@@ -68,18 +71,13 @@ export function frameworkDir(): string | undefined {
 /** The CLI's own grant: the home, the framework (read) and its variables. */
 export function cliGrant(hermesHome: string): RunGrant {
   const framework = frameworkDir();
-  // A symlinked home (~/.hermes -> /data/hermes): discovery lists plugins/
-  // through its real path, so the CLI holds both forms.
-  const homes = [hermesHome];
-  try {
-    const real = Deno.realPathSync(hermesHome);
-    if (real !== hermesHome) homes.push(real);
-  } catch {
-    // Not created yet: nothing to resolve.
-  }
+  // A symlinked home (~/.hermes -> /data/hermes) or install: discovery lists
+  // plugins/ and plugins/memory through the real path, so the CLI holds both.
+  const both = (path: string) => [...new Set([path, realPathOf(path) ?? path])];
+  const homes = both(hermesHome);
   const grant: RunGrant = {
-    read: framework ? [...homes, framework] : [...homes],
-    write: [...homes],
+    read: [...homes, ...(framework ? both(framework) : [])],
+    write: homes,
     env: [...HERMES_ENV_VARS, ...TERMINAL_ENV_VARS],
     net: [],
   };

@@ -65,30 +65,33 @@ function entriesOf(entries: Deno.DirEntry[]): Uint8Array {
   );
 }
 
+// deno-lint-ignore no-explicit-any
+type Answer = (result: any) => Uint8Array;
+
+/** Each file read: the `Deno` function (and its `…Sync`) and how its answer is kept. */
+const FILE_READS: [Observation["op"], string, Answer][] = [
+  ["bytes", "readFile", (b: Uint8Array) => b],
+  ["read", "readTextFile", text],
+  ["stat", "stat", kindOf],
+  ["lstat", "lstat", kindOf],
+  ["realpath", "realPath", text],
+];
+
+const envAnswer = (value: string | undefined): Uint8Array =>
+  text(value === undefined ? "!unset" : `=${value}`);
+const allAnswer = (all: Record<string, string>): Uint8Array =>
+  text(JSON.stringify(Object.entries(all).sort()));
+
 function replay(op: Observation["op"], target: string): Uint8Array {
   try {
-    switch (op) {
-      case "read":
-        return text(
-          new TextDecoder().decode(Deno.readFileSync(asPath(target))),
-        );
-      case "bytes":
-        return Deno.readFileSync(asPath(target));
-      case "stat":
-        return kindOf(Deno.statSync(asPath(target)));
-      case "lstat":
-        return kindOf(Deno.lstatSync(asPath(target)));
-      case "realpath":
-        return text(Deno.realPathSync(asPath(target)));
-      case "readdir":
-        return entriesOf([...Deno.readDirSync(asPath(target))]);
-      case "env": {
-        const value = Deno.env.get(target);
-        return value === undefined ? text("!unset") : text(`=${value}`);
-      }
-      case "envall":
-        return text(JSON.stringify(Object.entries(Deno.env.toObject()).sort()));
+    if (op === "env") return envAnswer(Deno.env.get(target));
+    if (op === "envall") return allAnswer(Deno.env.toObject());
+    if (op === "readdir") {
+      return entriesOf([...Deno.readDirSync(asPath(target))]);
     }
+    const [, name, answer] = FILE_READS.find((r) => r[0] === op)!;
+    // deno-lint-ignore no-explicit-any
+    return answer((Deno as any)[`${name}Sync`](asPath(target)));
   } catch (error) {
     return failure(error);
   }
@@ -102,19 +105,10 @@ export async function recordReads<T>(
   const note = (op: Observation["op"], path: string | URL, value: Uint8Array) =>
     raw.push({ op, target: pathOf(path), value });
   // deno-lint-ignore no-explicit-any
-  type Read = (result: any) => Uint8Array;
-  const fileReads: [string, Observation["op"], Read][] = [
-    ["readFile", "bytes", (b: Uint8Array) => b],
-    ["readTextFile", "read", text],
-    ["stat", "stat", kindOf],
-    ["lstat", "lstat", kindOf],
-    ["realPath", "realpath", text],
-  ];
-  // deno-lint-ignore no-explicit-any
   const d = Deno as any;
   const env = Deno.env as unknown as Record<string, unknown>;
   const names = [
-    ...fileReads.flatMap(([name]) => [name, `${name}Sync`]),
+    ...FILE_READS.flatMap(([, name]) => [name, `${name}Sync`]),
     "readDir",
     "readDirSync",
   ];
@@ -138,17 +132,16 @@ export async function recordReads<T>(
       throw error;
     }
   };
-  for (const [name, op, value] of fileReads) {
+  for (const [op, name, value] of FILE_READS) {
     d[name] = async (path: string | URL, ...rest: unknown[]) => {
-      let result;
       try {
-        result = await saved[name](path, ...rest);
+        const result = await saved[name](path, ...rest);
+        note(op, path, value(result));
+        return result;
       } catch (error) {
         note(op, path, failure(error));
         throw error;
       }
-      note(op, path, value(result));
-      return result;
     };
     d[`${name}Sync`] = (path: string | URL, ...rest: unknown[]) =>
       observed(op, path, value, () => saved[`${name}Sync`](path, ...rest));
@@ -180,14 +173,14 @@ export async function recordReads<T>(
       Deno.env,
       name,
     );
-    note("env", name, value === undefined ? text("!unset") : text(`=${value}`));
+    note("env", name, envAnswer(value));
     return value;
   };
   env.toObject = (): Record<string, string> => {
     const all = (savedEnv.toObject as () => Record<string, string>).call(
       Deno.env,
     );
-    note("envall", "", text(JSON.stringify(Object.entries(all).sort())));
+    note("envall", "", allAnswer(all));
     return all;
   };
   let result: T;

@@ -16,10 +16,12 @@ import {
   grantSources,
   LAUNCH_FORMAT,
   launcherCacheDir,
+  launcherKey,
   launchKey,
   type LaunchRecord,
   pruneLaunchRecords,
   readLaunchRecord,
+  sealRecord,
   sourceStamp,
   writeCacheFile,
 } from "./launch_cache.ts";
@@ -148,7 +150,9 @@ async function ensureCached(
     warn(cacheFailure(step, output));
     return false;
   }
-  if (cacheDir !== undefined) writeCacheFile(cacheDir, marker, "");
+  if (cacheDir !== undefined) {
+    writeCacheFile(cacheDir, marker, new Uint8Array());
+  }
   return true;
 }
 
@@ -275,10 +279,13 @@ export async function launch(
     reads: intent.reads ?? null,
   });
   const deps = depsState();
-  const path = cacheDir === undefined
+  const name = `plan-${key}.json`;
+  const sealing = cacheDir === undefined
     ? undefined
-    : `${cacheDir}/plan-${key}.json`;
-  let record = path === undefined ? undefined : readLaunchRecord(path);
+    : await launcherKey(cacheDir);
+  let record = cacheDir === undefined || sealing === undefined
+    ? undefined
+    : await readLaunchRecord(cacheDir, name, sealing);
   if (
     record !== undefined &&
     (record.deps !== deps ||
@@ -300,8 +307,8 @@ export async function launch(
       );
       return 1;
     }
-    if (cacheDir !== undefined && path !== undefined) {
-      writeCacheFile(cacheDir, `plan-${key}.json`, JSON.stringify(record));
+    if (cacheDir !== undefined && sealing !== undefined) {
+      writeCacheFile(cacheDir, name, await sealRecord(record, sealing, name));
       pruneLaunchRecords(cacheDir);
     }
   }

@@ -1,13 +1,14 @@
-// The launcher's cache (plain Deno APIs: runs on every start). It lives
-// outside every profile home, so neither the CLI nor a sandboxed provider can
-// write the grant the next start uses.
+// The launcher's cache (plain Deno APIs: runs on every start). It is under
+// the floor (no grant reaches it), and each record is sealed (AES-GCM) with a
+// key kept beside it: a record changed by anyone but the launcher, or moved
+// to another name, does not open and is recomputed, never run.
 
 import { readProcessEnv } from "../core/env.ts";
 import type { Observation } from "./input_record.ts";
 import { sha256Hex } from "../_util/sha256.ts";
 
 /** The format of a cached launch record; older ones are recomputed. */
-export const LAUNCH_FORMAT = 4;
+export const LAUNCH_FORMAT = 5;
 
 /** How many launch records (one per profile and directory) and cache markers are kept. */
 const KEEP_RECORDS = 64;
@@ -85,31 +86,83 @@ export function sourceStamp(paths: readonly string[]): string {
   }).join(",");
 }
 
-/** Reads a launch record; `undefined` when absent, unreadable or of another format. */
-export function readLaunchRecord(path: string): LaunchRecord | undefined {
+/**
+ * The launcher's sealing key: 32 random bytes in `key` (mode 0600) in its
+ * cache directory, made on first use; `undefined` when it cannot be kept
+ * (then no record is kept either).
+ */
+export async function launcherKey(dir: string): Promise<CryptoKey | undefined> {
+  const path = join(dir, "key");
   try {
-    const record = JSON.parse(Deno.readTextFileSync(path)) as LaunchRecord;
-    if (
-      record?.format !== LAUNCH_FORMAT || !Array.isArray(record.denoArgs) ||
-      typeof record.deps !== "string" ||
-      !Array.isArray(record.observations) ||
-      typeof record.inputsDigest !== "string" ||
-      !Array.isArray(record.sources) || typeof record.sourceStamp !== "string"
-    ) {
-      return undefined;
+    Deno.statSync(path);
+  } catch {
+    try {
+      Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const raw = crypto.getRandomValues(new Uint8Array(32));
+      Deno.writeFileSync(path, raw, { mode: 0o600, createNew: true });
+    } catch {
+      // Made by another launcher meanwhile, or not kept: the read tells.
     }
-    return record;
+  }
+  try {
+    const raw = Deno.readFileSync(path) as Uint8Array<ArrayBuffer>;
+    if (raw.length !== 32) return undefined;
+    const uses: KeyUsage[] = ["encrypt", "decrypt"];
+    return await crypto.subtle.importKey("raw", raw, "AES-GCM", false, uses);
+  } catch {
+    return undefined;
+  }
+}
+
+const gcm = (name: string, iv: Uint8Array<ArrayBuffer>) => ({
+  name: "AES-GCM",
+  iv,
+  additionalData: new TextEncoder().encode(name),
+});
+
+/** A record sealed under `key` for the file `name` (12-byte nonce, then the ciphertext). */
+export async function sealRecord(
+  record: LaunchRecord,
+  key: CryptoKey,
+  name: string,
+): Promise<Uint8Array> {
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const text = new TextEncoder().encode(JSON.stringify(record));
+  const sealed = await crypto.subtle.encrypt(gcm(name, iv), key, text);
+  return new Uint8Array([...iv, ...new Uint8Array(sealed)]);
+}
+
+/** Opens a sealed launch record; `undefined` when absent, changed, sealed by another key or of another format. */
+export async function readLaunchRecord(
+  dir: string,
+  name: string,
+  key: CryptoKey,
+): Promise<LaunchRecord | undefined> {
+  try {
+    const bytes = Deno.readFileSync(join(dir, name));
+    const iv = bytes.slice(0, 12);
+    const plain = await crypto.subtle.decrypt(
+      gcm(name, iv),
+      key,
+      bytes.subarray(12),
+    );
+    const record = JSON.parse(new TextDecoder().decode(plain)) as LaunchRecord;
+    return record?.format === LAUNCH_FORMAT ? record : undefined;
   } catch {
     return undefined;
   }
 }
 
 /** Writes a file atomically, mode 0600 (directory 0700); failures only cost speed. */
-export function writeCacheFile(dir: string, name: string, text: string): void {
+export function writeCacheFile(
+  dir: string,
+  name: string,
+  data: Uint8Array,
+): void {
   try {
     Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const temp = join(dir, `.${name}.${crypto.randomUUID().slice(0, 8)}.tmp`);
-    Deno.writeTextFileSync(temp, text, { mode: 0o600 });
+    Deno.writeFileSync(temp, data, { mode: 0o600 });
     Deno.renameSync(temp, join(dir, name));
   } catch {
     // A read-only or full cache directory only costs speed.

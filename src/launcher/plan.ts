@@ -19,6 +19,7 @@ import { getConfigPath, PARSED_CONFIG_ENV } from "../config/config.ts";
 import { handConfig, parseConfigText } from "../config/config_yaml.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import type { LaunchRecord } from "./launch_cache.ts";
+import { foundLinks, LINKS_ENV } from "../sandbox/grant.ts";
 
 const SILENT: Logger = { log(): void {} };
 
@@ -79,7 +80,11 @@ export async function computeLaunch(
       env: {
         ...plan.env,
         [ROOT_HELP_ENV]: JSON.stringify(plan.providerCommand ?? {}),
+        // Only in the sealed record (launch_cache.ts), and the CLI's
+        // environment, which no provider process inherits or may read.
         ...(parsed?.handed ? { [PARSED_CONFIG_ENV]: parsed.handed } : {}),
+        // Where approved paths the CLI may not read lead (grant.ts).
+        [LINKS_ENV]: JSON.stringify(foundLinks()),
       },
     };
   } finally {

@@ -33,16 +33,16 @@ import {
   forbiddenGrantPath,
   type GrantEntry,
   type GrantOrigin,
-  HERMES_HOME_AREAS,
+  hermesAreaOf,
+  insidePath,
   type ProviderGrant,
-  resolveExistingPrefix,
+  realPathOf,
   type SandboxTarget,
   workerPermissions,
 } from "../sandbox/grant.ts";
 import { expandGrantPath } from "../sandbox/grant_path.ts";
 import { terminalSafe } from "../core/terminal_text.ts";
 import { BUNDLED_MANIFESTS } from "./bundled_manifests.ts";
-import { localFrameworkDir } from "../sandbox/denial.ts";
 import { grantKey } from "../sandbox/deno_denial.ts";
 
 export type { GrantEntry, GrantOrigin, ProviderGrant, SandboxTarget };
@@ -57,16 +57,12 @@ export function dataDirProblem(
   hermesHome: string,
 ): string | undefined {
   const dir = join(resolve(hermesHome), name);
-  const area = [...HERMES_HOME_AREAS.keys()].find((a) =>
-    a.toLowerCase() === name.toLowerCase()
-  );
-  if (area !== undefined) {
+  if (hermesAreaOf(name) !== undefined) {
     return `its data directory would be ${dir}, which Hermes itself uses: rename the provider`;
   }
   const why = forbiddenGrantPath(dir, {
     hermesHome,
     hermesRoot: getDefaultHermesRoot(),
-    frameworkDir: localFrameworkDir(),
   });
   return why === undefined
     ? undefined
@@ -87,14 +83,6 @@ interface GrantOptions {
 
 function add(list: GrantEntry[], value: string, from: GrantOrigin): void {
   if (!list.some((e) => e.value === value)) list.push({ value, from });
-}
-
-function realPathSyncOr(path: string): string {
-  try {
-    return Deno.realPathSync(path);
-  } catch {
-    return path;
-  }
 }
 
 /**
@@ -128,6 +116,10 @@ export interface RequestedEntry {
   why?: string;
   /** Whether the user approved it (always, for a bundled provider). */
   approved: boolean;
+  /** A path with `~`, `$HERMES_HOME` and `$HERMES_ROOT` expanded, as the screen shows it. */
+  path?: string;
+  /** Why the floor refuses it whatever the user says (never approved, never granted). */
+  refused?: string;
 }
 
 /** A provider's request beside what the user approved. */
@@ -179,7 +171,7 @@ export function grantForCandidate(
   review: GrantReview = reviewGrant(candidate, options),
 ): ProviderGrant {
   reportRefused(review);
-  const pending = review.requested.filter((e) => !e.approved);
+  const pending = review.requested.filter((e) => !e.approved && !e.refused);
   if (pending.length > 0 && !reviewedProviders.has(candidate.name)) {
     warnOnce(
       `Memory provider '${candidate.name}' asks for more than you approved (${
@@ -201,7 +193,9 @@ export function reportRefused(review: GrantReview): void {
 export function describeEntries(entries: RequestedEntry[]): string {
   const parts: string[] = [];
   for (const key of ["read", "write", "env", "net", "npm"] as const) {
-    const values = entries.filter((e) => e.key === key).map((e) => e.value);
+    const values = entries.filter((e) => e.key === key).map((e) =>
+      e.path ?? e.value
+    );
     if (values.length > 0) parts.push(`${key} ${values.join(", ")}`);
   }
   return parts.join("; ");
@@ -247,20 +241,22 @@ export function reviewGrant(
     key: RequestedEntry["key"],
     value: string,
     approvedList: readonly string[] | boolean,
+    shown: Pick<RequestedEntry, "path" | "refused"> = {},
   ): boolean => {
-    const approved = approveAll ||
+    const approved = !shown.refused && (approveAll ||
       (typeof approvedList === "boolean"
         ? approvedList
         : approvedList.includes(value)) ||
       (pendingApprovals.get(candidate.name) ?? []).some((e) =>
         e.key === key && e.value === value
-      );
+      ));
     const why = manifest.why?.[value];
     requested.push({
       key,
       value,
       approved,
       ...(why !== undefined ? { why } : {}),
+      ...shown,
     });
     return approved;
   };
@@ -273,7 +269,7 @@ export function reviewGrant(
   if (dataDirProblem(candidate.name, hermesHome) === undefined) {
     const dataDir = join(hermesHome, candidate.name);
     grant.dataDir = dataDir;
-    const real = join(realPathSyncOr(hermesHome), candidate.name);
+    const real = join(realPathOf(hermesHome) ?? hermesHome, candidate.name);
     for (const path of new Set([dataDir, real])) {
       add(grant.read, path, "data-dir");
       add(grant.write, path, "data-dir");
@@ -302,13 +298,12 @@ export function reviewGrant(
     for (const entry of entries) {
       const path = expandGrantPath(entry, homes);
       if (
-        moduleDir !== undefined && key === "read" && isInside(moduleDir, path)
+        moduleDir !== undefined && key === "read" && insidePath(moduleDir, path)
       ) {
         continue;
       }
       const why = forbiddenGrantPath(path, {
         ...homes,
-        frameworkDir: localFrameworkDir(),
         provider: candidate.name,
         bundled,
         access: key,
@@ -317,12 +312,17 @@ export function reviewGrant(
       });
       if (why !== undefined) {
         refuse(entry, from, key, why);
+        if (from === "plugin.yaml") {
+          request(key, entry, false, { path, refused: why });
+        }
         continue;
       }
-      if (from === "plugin.yaml" && !request(key, entry, user[key])) continue;
+      if (
+        from === "plugin.yaml" && !request(key, entry, user[key], { path })
+      ) continue;
       add(list, path, from);
-      const real = resolveExistingPrefix(path);
-      if (real !== path) add(list, real, from);
+      const real = realPathOf(path);
+      if (real !== undefined && real !== path) add(list, real, from);
     }
   };
   paths(grant.read, manifest.read, "plugin.yaml", "read");
@@ -337,6 +337,9 @@ export function reviewGrant(
       });
       if (why !== undefined) {
         refuse(name, from, "env", why);
+        if (from === "plugin.yaml") {
+          request("env", name, false, { refused: why });
+        }
         continue;
       }
       if (from === "plugin.yaml" && !request("env", name, user.env)) continue;
@@ -376,10 +379,6 @@ function installedProviderNames(hermesHome: string): string[] {
     // No plugins/ (or not readable here): the bundled names remain.
   }
   return names;
-}
-
-function isInside(parent: string, child: string): boolean {
-  return child === parent || child.startsWith(`${parent}/`);
 }
 
 /**

@@ -1,7 +1,6 @@
 // Permission denials of a sandboxed provider, told in terms of its grant: which
 // key of which file grants the access, or why nothing ever will.
 
-import { fileURLToPath } from "../_util/path.ts";
 import { getConfigPath } from "../config/config.ts";
 import { getDefaultHermesRoot, getUserHome } from "../profile/hermes_home.ts";
 import {
@@ -49,12 +48,22 @@ export class ProviderPermissionError extends Error {
   }
 }
 
-/** The framework's own directory, or `undefined` for a remote framework. */
-export function localFrameworkDir(): string | undefined {
-  const url = new URL("../../", import.meta.url);
-  return url.protocol === "file:"
-    ? fileURLToPath(url).replace(/[\\/]$/, "")
-    : undefined;
+/** Why the floor refuses `path` to a grant's provider (`starting`: a path this process cannot resolve too), or `undefined`. */
+export function floorOfGrant(
+  grant: ProviderGrant,
+  path: string,
+  access: "read" | "write",
+  starting = false,
+): string | undefined {
+  return forbiddenGrantPath(path, {
+    hermesHome: grant.hermesHome,
+    hermesRoot: getDefaultHermesRoot(),
+    provider: grant.provider,
+    bundled: grant.bundled === true,
+    access,
+    userHome: getUserHome(),
+    starting,
+  });
 }
 
 /**
@@ -80,15 +89,7 @@ export function explainDenial(
       }', or ${grantIt(key)}`
       : grantIt(key);
   const never = (path: string | undefined): string | undefined =>
-    path === undefined ? undefined : forbiddenGrantPath(path, {
-      hermesHome: grant.hermesHome,
-      hermesRoot: getDefaultHermesRoot(),
-      frameworkDir: localFrameworkDir(),
-      provider,
-      bundled: grant.bundled === true,
-      access: kind === "write" ? "write" : "read",
-      userHome: getUserHome(),
-    });
+    path && floorOfGrant(grant, path, kind === "write" ? "write" : "read");
   const what = (verb: string): string =>
     `Memory provider '${provider}' may not ${verb}`;
   let message: string;

@@ -1,9 +1,12 @@
 // What a sandbox worker is given: a provider's grant, its Deno permissions, and
 // the paths no grant may ever reach.
 
+import { denoCacheDir, readProcessEnv } from "../core/env.ts";
+import { launcherCacheDir } from "../launcher/launch_cache.ts";
 import {
   basename,
   dirname,
+  fileURLToPath,
   join,
   normalize,
   relative,
@@ -111,105 +114,109 @@ export function denoRunFlags(grant: ProviderGrant): string[] {
   for (const key of GRANT_LISTS) {
     const list = grant[key];
     if (list.length === 0) continue;
-    for (const entry of list) {
-      const unsafe = [...entry.value].some((c) =>
-        c === "," || c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f
+    // deno-lint-ignore no-control-regex
+    const entry = list.find((e) => /[,\u0000-\u001f\u007f]/.test(e.value));
+    if (entry !== undefined) {
+      throw new TypeError(
+        `Memory provider '${grant.provider}' cannot be started: its ${key} grant ${
+          JSON.stringify(entry.value)
+        } (from ${entry.from}) holds a comma or a control character, which Deno would read as more than one grant; remove it`,
       );
-      if (unsafe) {
-        throw new TypeError(
-          `Memory provider '${grant.provider}' cannot be started: its ${key} grant ${
-            JSON.stringify(entry.value)
-          } (from ${entry.from}) holds a comma or a control character, which Deno would read as more than one grant; remove it`,
-        );
-      }
     }
     flags.push(`--allow-${key}=${list.map((e) => e.value).join(",")}`);
   }
   return flags;
 }
 
-/**
- * The areas Hermes keeps in a profile home (code, prompts, memory, state):
- * no grant reaches them and no provider may be named after one. The one
- * table of this fact: `docs/permissions.md` prints it.
- */
-export const HERMES_HOME_AREAS: ReadonlyMap<string, string> = new Map([
-  [
-    ".env",
-    "a profile's secrets file: the host hands a provider the variables it declares",
-  ],
-  [
-    "config.yaml",
-    "a profile's config.yaml: the host hands a provider its own sections",
-  ],
-  [
-    "plugins",
-    "the providers' code: each provider reads only its own and none may change any (changed code would run unconfined on the host)",
-  ],
-  ["profiles", "the other profiles"],
-  ["memories", "the built-in memory (MEMORY.md, USER.md)"],
-  ["SOUL.md", "the agent's persona prompt"],
-  ["skills", "skills: prompts and scripts the agent runs"],
-  ["hooks", "hook handlers the agent runs"],
-  ["bin", "executables Hermes runs"],
-  ["cron", "scheduled jobs the agent runs"],
-  ["sessions", "session transcripts"],
-  ["state.db", "the session database"],
-  ["logs", "Hermes' logs"],
-  ["auth.json", "the agent's login credentials"],
-  ["hermes-agent", "Hermes Agent's own code"],
-  ["cache", "Hermes' caches"],
-  ["sandboxes", "the terminal tool's sandboxes"],
-  ["checkpoints", "file checkpoints"],
-  ["pairing", "messaging pairings"],
-  ["platforms", "messaging platform state"],
-  ["workspace", "the agent's workspace"],
-  ["image_cache", "Hermes' caches"],
-  ["audio_cache", "Hermes' caches"],
-  ["document_cache", "Hermes' caches"],
-]);
-
-const SHELL_FILE = "a shell start-up file (code your shell runs)";
+/** Where a floor form is found: in each Hermes home (the profile's and `$HERMES_ROOT`), the user's home, or from `/`. */
+export type FloorPlace = "hermes" | "user" | "system";
 
 /**
- * Places outside Hermes, relative to the user's home, that hold keys or code
- * the shell runs: no approval reaches them. `write` entries only guard
- * writing (writing a cache plants code the host later runs).
+ * The floor, by form: each row's forms (space-separated paths relative to
+ * its place; `*` stands for any part of one name, so backups, locks and logs
+ * of a file are covered) are never granted, to read or to write, nor is a
+ * directory holding one. The one table of this fact: setup, status, the
+ * launcher, the dashboard and the start of every provider check it, and
+ * `docs/permissions.md` prints it. What runs next (the launcher, Deno, the
+ * framework) is added by {@linkcode runtimeFloor}.
  */
-export const USER_SECRET_PATHS: ReadonlyArray<
-  { path: string; what: string; write?: true }
-> = [
-  { path: ".ssh", what: "SSH keys" },
-  { path: ".gnupg", what: "GnuPG keys" },
-  { path: ".aws", what: "cloud credentials" },
-  { path: ".config/gcloud", what: "cloud credentials" },
-  { path: ".azure", what: "cloud credentials" },
-  { path: ".kube", what: "cluster credentials" },
-  { path: ".docker/config.json", what: "registry credentials" },
-  { path: ".netrc", what: "login credentials" },
-  { path: ".git-credentials", what: "login credentials" },
-  { path: ".npmrc", what: "registry credentials" },
-  { path: ".pgpass", what: "database credentials" },
-  { path: ".password-store", what: "passwords" },
-  { path: ".bashrc", what: SHELL_FILE },
-  { path: ".bash_profile", what: SHELL_FILE },
-  { path: ".bash_login", what: SHELL_FILE },
-  { path: ".profile", what: SHELL_FILE },
-  { path: ".zshrc", what: SHELL_FILE },
-  { path: ".zshenv", what: SHELL_FILE },
-  { path: ".zprofile", what: SHELL_FILE },
-  { path: ".config/fish", what: SHELL_FILE },
-  { path: ".bash_history", what: "shell history" },
-  { path: ".zsh_history", what: "shell history" },
-  { path: ".config/autostart", what: "programs started at login", write: true },
-  { path: ".local/bin", what: "programs on your PATH", write: true },
-  {
-    path: ".cache/deno",
-    what: "Deno's module cache (code the host runs)",
-    write: true,
-  },
-  { path: ".deno", what: "Deno's installed programs", write: true },
-];
+export const FLOOR: ReadonlyArray<[FloorPlace, string, string]> = `
+hermes | .env* | a profile's secrets file: the host hands a provider the variables it declares
+hermes | config.yaml* | a profile's config.yaml: the host hands a provider its own sections
+hermes | auth.* gateway.json* active_profile* .hermes_history* state.db* | Hermes' logins, gateway, session database and history
+hermes | plugins | the providers' code: each provider reads only its own and none may change any (changed code would run unconfined on the host)
+hermes | memories | the built-in memory (MEMORY.md, USER.md)
+hermes | SOUL.md* | the agent's persona prompt
+hermes | skills | skills: prompts and scripts the agent runs
+hermes | hooks | hook handlers the agent runs
+hermes | bin | executables Hermes runs
+hermes | cron | scheduled jobs the agent runs
+hermes | hermes-agent | Hermes Agent's own code
+hermes | sessions logs cache *_cache sandboxes checkpoints pairing platforms workspace | Hermes' sessions, logs, caches and workspaces
+user | .ssh | SSH keys
+user | .gnupg .password-store | keys and passwords
+user | .aws .config/gcloud .azure .kube .docker .netrc .git-credentials .npmrc .pgpass | login and cloud credentials
+user | .bash* .zsh* .zlog* .zprofile* .profile* .login .logout .cshrc .tcshrc .config/fish .xprofile .xsession* .xinitrc .pam_environment .config/environment.d .inputrc .*_history | a shell start-up file (code your shell runs), logout file or history
+user | .gitconfig* .config/git .config/systemd .local/share/systemd .config/autostart .local/bin .deno .cache/deno | code your system runs on its own (git settings, user services, login programs, your PATH, Deno's installs and cache)
+system | proc sys dev/fd dev/std* var/spool/cron | the kernel's view of processes (their files and memory) and the crontabs
+hermes | honcho.json | Honcho's credentials: only the bundled honcho provider reads them
+user | .honcho | Honcho's credentials: only the bundled honcho provider reads them
+`.trim().split("\n").map((row) =>
+  row.split(" | ") as [FloorPlace, string, string]
+);
+
+/** Why a provider cannot be named `name` (its data directory would be one of Hermes' own), or `undefined`. */
+export function hermesAreaOf(name: string): string | undefined {
+  for (const [place, forms] of FLOOR) {
+    if (place !== "hermes") continue;
+    const hit = forms.split(" ").find((f) => globMatch(f, name.toLowerCase()));
+    if (hit !== undefined) return hit;
+  }
+  return undefined;
+}
+
+function globMatch(form: string, name: string): boolean {
+  if (!form.includes("*")) return form.toLowerCase() === name;
+  const [head = "", tail = ""] = form.toLowerCase().split("*");
+  return name.startsWith(head) && name.endsWith(tail) &&
+    name.length >= head.length + tail.length;
+}
+
+const FRAMEWORK_URL = new URL("../../", import.meta.url);
+/** The framework's own directory when it runs from local files. */
+const FRAMEWORK = FRAMEWORK_URL.protocol === "file:"
+  ? fileURLToPath(FRAMEWORK_URL).replace(/[\\/]$/, "")
+  : undefined;
+
+/**
+ * What runs next, as paths no grant reaches: the launcher's records and
+ * pinned Deno (the `hermes-memory` cache), Deno's module cache (`DENO_DIR`)
+ * and install root, the running Deno's install folder (an npm install's
+ * prefix), and the framework's code (as given and its real path).
+ */
+export function runtimeFloor(
+  framework?: string,
+): [string | undefined, string][] {
+  const exe = Deno.execPath();
+  const code = "the framework's code";
+  return [
+    [
+      launcherCacheDir()?.replace(/[\\/]launcher$/, ""),
+      "the launcher's records and the pinned Deno (what runs next)",
+    ],
+    [denoCacheDir(), "Deno's module cache (code the host runs)"],
+    [
+      readProcessEnv("DENO_INSTALL_ROOT"),
+      "Deno's installed programs (the hermes command)",
+    ],
+    [
+      /^(.*?)[\\/]node_modules[\\/]/.exec(exe)?.[1] ?? dirname(exe),
+      "the Deno that runs Hermes",
+    ],
+    [framework, code],
+    [framework && realPathOf(framework), code],
+  ];
+}
 
 /** The command that shows a provider's request and records the user's approval. */
 export function approveCommand(name: string): string {
@@ -223,41 +230,20 @@ const HONCHO_SECRET_ENV: ReadonlySet<string> = new Set(["HONCHO_API_KEY"]);
 export interface ForbiddenContext {
   hermesHome: string;
   hermesRoot: string;
-  /** The framework's own directory, when it runs from local files. */
+  /** The framework's own directory (default: where this module is, if local). */
   frameworkDir?: string;
   /** The provider the grant is for: its own data directory is allowed, others are not. */
   provider?: string;
   /** Whether that provider is bundled with the framework. */
   bundled?: boolean;
-  /** The access asked for (some places are guarded against writing only) (default `"read"`). */
+  /** The access asked for (default `"read"`). */
   access?: "read" | "write";
+  /** Checked right before a start: a path this process may not resolve is refused. */
+  starting?: boolean;
   /** The user's home, for the secrets kept outside Hermes. */
   userHome?: string;
   /** The providers installed besides this one (their data directories may not exist yet). */
   otherProviders?: readonly string[];
-}
-
-/** Whether `child` is `parent` or inside it (both normalized, absolute). */
-function inside(parent: string, child: string): boolean {
-  if (child === parent) return true;
-  const prefix = parent.endsWith(sep) ? parent : `${parent}${sep}`;
-  return child.startsWith(prefix);
-}
-
-/** The path with its longest existing prefix's symlinks resolved (an unreadable prefix left as written). */
-export function resolveExistingPrefix(path: string): string {
-  let head = normalize(path);
-  const tail: string[] = [];
-  for (;;) {
-    try {
-      return join(Deno.realPathSync(head), ...tail.toReversed());
-    } catch {
-      const parent = dirname(head);
-      if (parent === head) return normalize(path);
-      tail.push(basename(head));
-      head = parent;
-    }
-  }
 }
 
 function isDirectory(path: string): boolean {
@@ -268,15 +254,77 @@ function isDirectory(path: string): boolean {
   }
 }
 
-function guardReason(
+/** Whether `child` is `parent` or inside it (both normalized, absolute). */
+export function insidePath(parent: string, child: string): boolean {
+  if (child === parent) return true;
+  const prefix = parent.endsWith(sep) ? parent : `${parent}${sep}`;
+  return child.startsWith(prefix);
+}
+
+/** Paths this process found leading elsewhere, and where (handed from the launcher to the CLI, which may not read them). */
+const links = new Map<string, string>();
+
+/** The variable carrying {@linkcode foundLinks} from the launcher to the CLI. */
+export const LINKS_ENV = "HERMES_GRANT_LINKS";
+
+/** The links this process resolved (for the launcher's record). */
+export function foundLinks(): Record<string, string> {
+  return Object.fromEntries(links);
+}
+
+/**
+ * Where a path leads: the real path of its longest existing prefix plus
+ * the rest, as this process resolves it with its own access; `undefined`
+ * when it may not resolve the path itself (then the launcher's answer, if
+ * it handed one). A missing path under a parent this process may not read
+ * is taken as written (nothing is there yet; the launcher reads all).
+ */
+export function realPathOf(path: string): string | undefined {
+  let head = normalize(path);
+  const tail: string[] = [];
+  for (;;) {
+    try {
+      const real = join(Deno.realPathSync(head), ...tail.toReversed());
+      if (real !== normalize(path)) links.set(normalize(path), real);
+      return real;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotFound)) {
+        if (tail.length > 0) return normalize(path);
+        const [link, to] = handedLink(normalize(path)) ?? [];
+        return link && to && join(to, relative(link, normalize(path)));
+      }
+      const parent = dirname(head);
+      if (parent === head) return normalize(path);
+      tail.push(basename(head));
+      head = parent;
+    }
+  }
+}
+
+/** Why `target` meets a floor form under `base`: it is a match, is inside one, or holds one. */
+function formReason(
   target: string,
-  guard: string,
+  base: string,
+  form: string,
   what: string,
 ): string | undefined {
-  if (target === guard) return `it is ${guard}, ${what}`;
-  if (inside(guard, target)) return `it is inside ${guard}, ${what}`;
-  if (inside(target, guard)) return `it holds ${guard}, ${what}`;
-  return undefined;
+  if (!insidePath(base, target)) {
+    return insidePath(target, base)
+      ? `it holds ${join(base, form)}, ${what}`
+      : undefined;
+  }
+  const have = relative(base, target).split(sep).filter((p) => p !== "");
+  const want = form === "" ? [] : form.split("/");
+  for (let i = 0; i < want.length; i++) {
+    if (i === have.length) return `it holds ${join(base, form)}, ${what}`;
+    if (!globMatch(want[i] as string, (have[i] as string).toLowerCase())) {
+      return undefined;
+    }
+  }
+  const hit = join(base, ...have.slice(0, want.length));
+  return hit === target
+    ? `it is ${hit}, ${what}`
+    : `it is inside ${hit}, ${what}`;
 }
 
 function floorReason(
@@ -286,49 +334,42 @@ function floorReason(
   context: ForbiddenContext,
 ): string | undefined {
   const write = context.access === "write";
-  const guarded: [string, string][] = [];
-  for (const base of new Set([home, root])) {
-    for (const [area, what] of HERMES_HOME_AREAS) {
-      if (area === "profiles" && base === root) continue;
-      guarded.push([join(base, area), what]);
-    }
-  }
-  if (context.frameworkDir !== undefined) {
-    guarded.push([normalize(context.frameworkDir), "the framework's code"]);
-  }
-  const userHome = context.userHome;
-  if (userHome !== undefined) {
-    for (const secret of USER_SECRET_PATHS) {
-      if (secret.write && !write) continue;
-      guarded.push([join(userHome, secret.path), secret.what]);
-    }
-  }
   const honcho = context.provider === "honcho" && context.bundled === true;
-  if (!honcho) {
-    const what =
-      "Honcho's credentials: only the bundled honcho provider reads them";
-    for (const base of new Set([home, root])) {
-      guarded.push([join(base, "honcho.json"), what]);
+  const guards: [string, string, string][] = [];
+  const bases: Record<FloorPlace, string[]> = {
+    hermes: [...new Set([home, root])],
+    user: context.userHome === undefined ? [] : [context.userHome],
+    system: Deno.build.os === "windows" ? [] : ["/"],
+  };
+  for (const [place, forms, what] of FLOOR) {
+    if (honcho && what.startsWith("Honcho's")) continue;
+    for (const base of bases[place]) {
+      for (const form of forms.split(" ")) guards.push([base, form, what]);
     }
-    if (userHome !== undefined) guarded.push([join(userHome, ".honcho"), what]);
   }
-  for (const [guard, what] of guarded) {
-    const why = guardReason(target, guard, what);
+  for (const [dir, what] of runtimeFloor(context.frameworkDir ?? FRAMEWORK)) {
+    if (dir) guards.push([normalize(dir), "", what]);
+  }
+  for (const [base, form, what] of guards) {
+    const why = formReason(target, base, form, what);
     if (why !== undefined) return why;
   }
   // Other profiles live under <root>/profiles/; only the profile's own
   // home (when it is one of them) may be reached inside it.
   const profiles = join(root, "profiles");
   if (target === profiles) return `it holds the other profiles (${profiles})`;
-  if (inside(profiles, target)) {
+  if (insidePath(profiles, target)) {
     if (
-      !(inside(profiles, home) && home !== profiles && inside(home, target))
+      !(insidePath(profiles, home) && home !== profiles &&
+        insidePath(home, target))
     ) {
       return `it belongs to another profile (under ${profiles})`;
     }
-  } else if (inside(target, profiles)) {
+  } else if (insidePath(target, profiles)) {
     return `it holds the other profiles (${profiles})`;
-  } else if (home !== root && inside(root, target) && !inside(home, target)) {
+  } else if (
+    home !== root && insidePath(root, target) && !insidePath(home, target)
+  ) {
     // A named profile reaching into the default one.
     const fallback = honcho && !write &&
       target === join(root, "honcho.json");
@@ -336,7 +377,7 @@ function floorReason(
       return `it belongs to the default profile (${root}), not to the active profile ${home}`;
     }
   }
-  if (context.provider !== undefined && inside(home, target)) {
+  if (context.provider !== undefined && insidePath(home, target)) {
     const rel = relative(home, target);
     if (rel === "") return undefined; // Unreachable: the home holds .env.
     const [first = "", ...rest] = rel.split(sep);
@@ -367,23 +408,38 @@ export function forbiddenGrantPath(
 ): string | undefined {
   const home = normalize(context.hermesHome);
   const root = normalize(context.hermesRoot);
-  const realHome = resolveExistingPrefix(home);
-  const realRoot = resolveExistingPrefix(root);
-  const pairs = realHome === home && realRoot === root
-    ? [[home, root]]
-    : [[home, root], [realHome, realRoot]];
+  const pairs = new Set([[home, root].join("\0")]);
+  pairs.add([realPathOf(home) ?? home, realPathOf(root) ?? root].join("\0"));
   const written = normalize(path);
-  for (const target of new Set([written, resolveExistingPrefix(written)])) {
-    for (const [h, r] of pairs) {
-      const why = floorReason(target, h as string, r as string, context);
+  const real = realPathOf(written);
+  if (real === undefined && context.starting) {
+    return `this process may not read ${written} to see where it leads`;
+  }
+  for (const target of new Set([written, real ?? written])) {
+    for (const pair of pairs) {
+      const [h = home, r = root] = pair.split("\0");
+      const why = floorReason(target, h, r, context);
       if (why !== undefined) {
         return target === written
           ? why
-          : `${why} (${written} resolves to ${target})`;
+          : `${why} (${written} leads to ${target})`;
       }
     }
   }
   return undefined;
+}
+
+/** The launcher's answer for `path` or its nearest parent: `[link, where it leads]`. */
+function handedLink(path: string): [string, string] | undefined {
+  let handed: Record<string, string> = {};
+  try {
+    handed = JSON.parse(readProcessEnv(LINKS_ENV) ?? "{}");
+  } catch { /* not ours */ }
+  for (let at = path;; at = dirname(at)) {
+    const to = handed[at];
+    if (typeof to === "string") return [at, to];
+    if (dirname(at) === at) return undefined;
+  }
 }
 
 /** Why a variable may never be granted: Honcho's key reaches only the bundled `honcho`. */

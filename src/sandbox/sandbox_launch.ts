@@ -1,18 +1,19 @@
 // Starting a provider's sandbox (a `deno run` process or a confined worker:
 // `transport.ts`) and loading the provider in it.
 
-import { join } from "../_util/path.ts";
+import { fileURLToPath, join, pathToFileURL } from "../_util/path.ts";
 import { syncDirectory } from "../io/atomic_write.ts";
 import { log } from "../core/log.ts";
 import type { HermesConfig } from "../core/memory_provider.ts";
 import type { SkillRegistration } from "../core/plugin_context.ts";
-import type { ProviderGrant, SandboxTarget } from "./grant.ts";
+import { type ProviderGrant, realPathOf, type SandboxTarget } from "./grant.ts";
+import { getConfigPath } from "../config/config.ts";
 import {
   chooseTransport,
   openChannel,
   type SandboxTransport,
 } from "./transport.ts";
-import type { DenialReporter } from "./denial.ts";
+import { type DenialReporter, floorOfGrant } from "./denial.ts";
 import {
   currentSecretScope,
   isMultiplexActive,
@@ -115,6 +116,17 @@ const WORKER_URLS: Record<SandboxFramework, URL> = {
 };
 
 /**
+ * A bootstrap through its real path: discovery resolves links, so a
+ * provider of a symlinked install imports the framework through the real
+ * path, and must find the very modules the bootstrap loaded (a second copy
+ * would need a read grant on the framework, which no provider gets).
+ */
+export function realEntry(url: URL): URL {
+  const real = url.protocol === "file:" && realPathOf(fileURLToPath(url));
+  return real ? pathToFileURL(real) : url;
+}
+
+/**
  * Creates the data directory a grant names (mode 0700), refusing a symlink.
  *
  * @throws {Error} When it is a symlink or not a directory.
@@ -146,6 +158,29 @@ export async function prepareDataDir(
   }
 }
 
+/**
+ * Resolves every approved path of a grant with this process's own access,
+ * right before its sandbox starts: a path that now leads into the floor (a
+ * symbolic link made after the approval) stops the start.
+ *
+ * @throws {Error} Naming the entry, the link and where it leads.
+ */
+export function checkGrantAtStart(grant: ProviderGrant): void {
+  for (const access of ["read", "write"] as const) {
+    for (const { value, from } of grant[access]) {
+      // Its own code and data are checked where they are made.
+      const mine = from === "provider-dir" || from === "data-dir";
+      const why = mine ? undefined : floorOfGrant(grant, value, access, true);
+      if (why === undefined) continue;
+      throw new Error(
+        `Memory provider '${grant.provider}' was not started: its ${access} grant ${value} is refused now: ${why}; a memory provider is never granted it. Point it back where you approved it, or remove it from memory.permissions.${grant.provider} in ${
+          getConfigPath(grant.hermesHome)
+        }`,
+      );
+    }
+  }
+}
+
 /** Where a launched sandbox's events and unexpected stops go. */
 export interface LaunchHooks {
   denials: DenialReporter;
@@ -162,7 +197,7 @@ export function sandboxLauncher(
   hooks: LaunchHooks,
 ): () => Promise<Launched> {
   const grant = options.grant;
-  const entry = WORKER_URLS[framework];
+  const entry = realEntry(WORKER_URLS[framework]);
   const transport = chooseTransport(options.transport);
   // A worker replaced because it never started stops quietly.
   let replacing = false;
@@ -196,6 +231,7 @@ export function sandboxLauncher(
   );
   /** Starts a sandbox and loads the provider in it (again after a stop). */
   const launch = async (): Promise<Launched> => {
+    checkGrantAtStart(grant);
     const startedAt = Date.now();
     const load = (rpc: WorkerRpc): Promise<unknown> =>
       rpc.request({

@@ -7,7 +7,12 @@ import { errorText } from "../_util/error_text.ts";
 import type { ProviderGrant } from "./grant.ts";
 import { openChannel } from "./transport.ts";
 import { denialReporter } from "./denial.ts";
-import { limitScope, prepareDataDir } from "./sandbox_launch.ts";
+import {
+  checkGrantAtStart,
+  limitScope,
+  prepareDataDir,
+  realEntry,
+} from "./sandbox_launch.ts";
 import {
   type CallContext,
   type CliDescription,
@@ -78,29 +83,48 @@ export async function startProviderCli(
   options: ProviderCliStartOptions,
 ): Promise<SandboxedCli> {
   const { name, grant, io } = options;
+  checkGrantAtStart(grant);
   await prepareDataDir(grant, options.createDataDir !== false);
   const denials = denialReporter(name, grant, options.manifestPath);
   const explain = denials.explain;
+  // A provider speaks as itself: every prompt and every line it prints on a
+  // terminal starts with its name, and a prompt dressed as Hermes' own
+  // approval is refused.
+  const mark = `[${terminalSafe(name, { singleLine: true })}] `;
   const answerPrompt = async (ask: number, kind: string, given: unknown) => {
     try {
       const prompts = io.prompts as Record<
         string,
         (...args: unknown[]) => Promise<unknown>
       >;
-      const asked = safePrompt(given);
+      const asked = safePrompt(
+        kind === "line"
+          ? { message: String((given as { prompt?: unknown })?.prompt ?? "") }
+          : given,
+        mark,
+      );
       const value = kind === "line"
-        ? await prompts.line!(terminalSafe(String(asked.prompt ?? "")))
+        ? await prompts.line!(asked.message)
         : await prompts[kind]!.call(prompts, asked);
       rpc.answer({ t: "answer", ask, ok: true, value });
     } catch (error) {
       rpc.answer({ t: "answer", ask, ok: false, error: serializeError(error) });
     }
   };
+  const lineStart = { stdout: true, stderr: true };
+  const print = (stream: "stdout" | "stderr", text: string): void => {
+    let shown = terminalSafe(text);
+    if (io[`${stream}IsTerminal`] && shown !== "") {
+      shown = (lineStart[stream] ? mark : "") +
+        shown.replace(/\n(?=.)/g, `\n${mark}`);
+      lineStart[stream] = shown.endsWith("\n");
+    }
+    io[stream](shown);
+  };
   const onEvent = (message: WorkerMessage): void => {
     switch (message.t) {
       case "io":
-        if (message.stream === "stdout") io.stdout(terminalSafe(message.text));
-        else io.stderr(terminalSafe(message.text));
+        print(message.stream === "stdout" ? "stdout" : "stderr", message.text);
         return;
       case "ask":
         answerPrompt(message.ask, message.kind, message.options);
@@ -114,7 +138,7 @@ export async function startProviderCli(
     }
   };
   const channel = openChannel("process", {
-    entry: CLI_BOOTSTRAP,
+    entry: realEntry(CLI_BOOTSTRAP),
     grant,
     frameworkNpm: true,
     heapLimitMb: options.heapLimitMb,
@@ -205,19 +229,36 @@ export async function startProviderCli(
   };
 }
 
-/** A prompt's options with the text the user sees made terminal-safe (choice values kept). */
-function safePrompt(given: unknown): Record<string, unknown> {
-  if (given === null || typeof given !== "object" || Array.isArray(given)) {
-    return {};
-  }
+/** Hermes' own approval wording, which no provider's prompt may use. */
+const APPROVAL_WORDING = /approve this for|asks for:|memory provider '/i;
+
+/**
+ * A prompt's options with the text the user sees made terminal-safe and
+ * marked as the provider's (choice values kept).
+ *
+ * @throws {Error} `PromptCancelled` when the text imitates Hermes' approval.
+ */
+function safePrompt(given: unknown, mark: string): Record<string, unknown> {
+  const options = given !== null && typeof given === "object" &&
+      !Array.isArray(given)
+    ? { ...given as Record<string, unknown> }
+    : {};
   const shown = (value: unknown): unknown =>
     typeof value === "string"
       ? terminalSafe(value, { singleLine: true })
       : value;
-  const options = { ...given as Record<string, unknown> };
   for (const key of ["message", "default"]) {
     if (key in options) options[key] = shown(options[key]);
   }
+  if (APPROVAL_WORDING.test(String(options.message ?? ""))) {
+    throw Object.assign(
+      new Error(
+        "Hermes refused this prompt: it imitates Hermes' own approval prompt",
+      ),
+      { name: "PromptCancelled" },
+    );
+  }
+  options.message = `${mark}${options.message ?? ""}`;
   if (Array.isArray(options.choices)) {
     options.choices = options.choices.map((choice: unknown) => {
       if (choice === null || typeof choice !== "object") return choice;

@@ -15,6 +15,19 @@ import {
   runCommand,
 } from "../helpers/run_command.ts";
 import { cliCacheStep } from "../../src/cli/cli_location.ts";
+import {
+  launcherKey,
+  type LaunchRecord,
+  readLaunchRecord,
+} from "../../src/launcher/launch_cache.ts";
+
+/** Opens a launch record as the launcher does (it is sealed with its key). */
+async function openRecord(dir: string, name: string): Promise<LaunchRecord> {
+  const key = await launcherKey(dir);
+  const record = key && await readLaunchRecord(dir, name, key);
+  assert.ok(record, `${name} does not open with the launcher's key`);
+  return record;
+}
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(
   /\/$/,
@@ -143,9 +156,7 @@ Deno.test("the launcher runs the CLI under exactly the plan 'hermes memory permi
     e.name.startsWith("plan-")
   );
   assert.equal(records.length, 1);
-  const record = JSON.parse(
-    await Deno.readTextFile(join(dir, records[0]!.name)),
-  );
+  const record = await openRecord(dir, records[0]!.name);
   assert.deepEqual(record.denoArgs, [
     "run",
     ...printed.command.slice(2),
@@ -557,7 +568,7 @@ Deno.test("a cached start loads no npm code: the launcher's own modules, then a 
   const dir = join(u.home, ".cache", "hermes-memory", "launcher");
   const name =
     [...Deno.readDirSync(dir)].find((e) => e.name.startsWith("plan-"))!.name;
-  const record = JSON.parse(await Deno.readTextFile(join(dir, name)));
+  const record = await openRecord(dir, name);
   const cli = (args: string[]) =>
     evaluated(
       record.denoArgs.filter((a: string) => a !== "--quiet").concat(args),
@@ -589,7 +600,7 @@ Deno.test("a cached 'memory status' on a built-in-only home evaluates no Node-co
   const dir = join(u.home, ".cache", "hermes-memory", "launcher");
   const name =
     [...Deno.readDirSync(dir)].find((e) => e.name.startsWith("plan-"))!.name;
-  const record = JSON.parse(await Deno.readTextFile(join(dir, name)));
+  const record = await openRecord(dir, name);
   const status = await evaluated(
     record.denoArgs.filter((a: string) => a !== "--quiet").concat([
       "memory",

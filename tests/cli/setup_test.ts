@@ -549,7 +549,10 @@ Deno.test("memory setup PROVIDER runs a host-side postSetup from cli.ts with the
         interactive(["blue"]),
       );
       assert.equal(code, 0);
-      assert.deepEqual(asked.map((a) => a.message), ["Favourite colour"]);
+      // Asked through the bridge: marked as the provider's.
+      assert.deepEqual(asked.map((a) => a.message), [
+        "[hostowner] Favourite colour",
+      ]);
       assert.match(out, /host setup done/);
       assert.deepEqual(
         JSON.parse(

@@ -187,7 +187,7 @@ Deno.test("setup --yes shows the request in plain words, refuses what the floor 
       path,
       `it is ${
         join(w.userHome, ".bashrc")
-      }, a shell start-up file (code your shell runs)`,
+      }, a shell start-up file (code your shell runs), logout file or history`,
     ),
     "hermes: warn: Ignoring 'HONCHO_API_KEY' under permissions.env in " + path +
     ": it is Honcho's API key: only the bundled honcho provider reads it; a memory provider is never granted it",
@@ -197,12 +197,28 @@ Deno.test("setup --yes shows the request in plain words, refuses what the floor 
   const lines = run.stderr.trimEnd().split("\n")
     .filter((line) => !line.startsWith("hermes: caching the modules"));
   assert.deepEqual(lines, refusals);
+  // The screen shows each refusal too, its path expanded.
+  const words: Record<string, string> = {
+    read: "read",
+    write: "write to",
+    env: "read the environment variable",
+  };
+  const screen = refusals.map((line) => {
+    const [, entry = "", key = "", why = ""] =
+      /Ignoring '(.*?)' under permissions\.(\w+) in [^:]*: (.*); a memory/
+        .exec(line) ?? [];
+    const shown = entry.replace("$HERMES_HOME", root);
+    return `  - ${
+      words[key]
+    } ${shown} — refused, no approval lifts it: ${why}\n`;
+  });
   assert.equal(
     run.stdout,
     `Memory provider 'intruder' (${path}) asks for:\n` +
       "  - read /srv/intruder-notes: where its notes live\n" +
       "  - read the environment variable INTRUDER_REGION: picks the intruder's region\n" +
       "  - connect to intruder.example (the manifest gives no reason)\n" +
+      screen.join("") +
       `Besides that it reads its own code and reads and writes ${
         join(root, "intruder")
       }.\n` +

@@ -307,9 +307,10 @@ Deno.test("a sandboxed command's prompts reach the CLI's io escaped, its answers
   });
   const code = await main(["intruder", "pick"], io);
   assert.equal(code, 0, io.err);
+  // Each marked as the provider's.
   assert.deepEqual(io.asked.map((a) => a.message), [
-    "Pick\\x1b]0;owned\\x07",
-    "Sure?",
+    "[intruder] Pick\\x1b]0;owned\\x07",
+    "[intruder] Sure?",
   ]);
   assert.deepEqual(io.asked[0]?.choices?.map((c) => c.name), [
     "first\\x1b[2J",

@@ -96,14 +96,28 @@ export async function shownRequest(
 ): Promise<{ text: string; digest: string; refused: string[] } | undefined> {
   const request = await describeRequest(name);
   if (request === undefined || request.entries.length === 0) return undefined;
-  const text = requestText(request);
+  const text = approvalText(request);
   return {
     text,
     digest: await sha256Hex(text),
     refused: request.entries.flatMap((e) =>
-      e.refused ? [`${e.path ?? e.value}: ${e.refused}`] : []
+      e.refused
+        ? [
+          `${
+            e.path ?? e.value
+          }: ${e.refused}; a memory provider is never granted it`,
+        ]
+        : []
     ),
   };
+}
+
+/** What an approval covers: the request without the floor's refusals. */
+function approvalText(request: ProviderRequest): string {
+  return requestText({
+    ...request,
+    entries: request.entries.filter((e) => !e.refused),
+  });
 }
 
 /**
@@ -132,7 +146,7 @@ export async function approveRequest(
   if (yes !== true) {
     // A digest approves exactly the request whose text it was made from.
     const approved = typeof yes === "string"
-      ? yes === await sha256Hex(text)
+      ? yes === await sha256Hex(approvalText(request))
       : interactive && io.prompts !== undefined &&
         await io.prompts.confirm({
           message: `Approve this for '${safe(name)}'?`,

@@ -107,25 +107,32 @@ export function lockProcessEnvironment(refuse: () => never): void {
   });
 }
 
+const pathJoin = (...parts: string[]): string =>
+  parts.join(Deno.build.os === "windows" ? "\\" : "/");
+
+/** The platform's per-user cache directory (where Deno puts its own), or `undefined` without a home. */
+function userCacheDir(): string | undefined {
+  const os = Deno.build.os;
+  const home = readProcessEnv("HOME") || readProcessEnv("USERPROFILE");
+  if (os === "windows") return readProcessEnv("LOCALAPPDATA");
+  if (os === "darwin") {
+    return home ? pathJoin(home, "Library", "Caches") : undefined;
+  }
+  return readProcessEnv("XDG_CACHE_HOME") ||
+    (home ? pathJoin(home, ".cache") : undefined);
+}
+
 /**
  * Deno's own cache directory, as Deno finds it (`DENO_DIR`, else the
  * platform's cache directory).
  */
 export function denoCacheDir(): string | undefined {
-  const join = (...parts: string[]): string =>
-    parts.join(Deno.build.os === "windows" ? "\\" : "/");
-  const explicit = readProcessEnv("DENO_DIR");
-  if (explicit) return explicit;
-  const os = Deno.build.os;
-  const home = readProcessEnv("HOME") || readProcessEnv("USERPROFILE");
-  if (os === "windows") {
-    const local = readProcessEnv("LOCALAPPDATA");
-    return local ? join(local, "deno") : undefined;
-  }
-  if (os === "darwin") {
-    return home ? join(home, "Library", "Caches", "deno") : undefined;
-  }
-  const xdg = readProcessEnv("XDG_CACHE_HOME") ||
-    (home ? join(home, ".cache") : undefined);
-  return xdg ? join(xdg, "deno") : undefined;
+  const base = userCacheDir();
+  return readProcessEnv("DENO_DIR") || (base && pathJoin(base, "deno"));
+}
+
+/** This module's cache (`tools/deno`'s pinned Deno, the launcher's records), not created. */
+export function hermesCacheDir(): string | undefined {
+  const base = userCacheDir();
+  return base && pathJoin(base, "hermes-memory");
 }

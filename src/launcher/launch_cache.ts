@@ -3,7 +3,7 @@
 // key kept beside it: a record changed by anyone but the launcher, or moved
 // to another name, does not open and is recomputed, never run.
 
-import { readProcessEnv } from "../core/env.ts";
+import { hermesCacheDir, readProcessEnv } from "../core/env.ts";
 import type { Observation } from "./input_record.ts";
 import { sha256Hex } from "../_util/sha256.ts";
 
@@ -36,17 +36,8 @@ function join(...parts: string[]): string {
 
 /** The launcher's cache directory (not created), or `undefined` without a home. */
 export function launcherCacheDir(): string | undefined {
-  const os = Deno.build.os;
-  const home = readProcessEnv("HOME") || readProcessEnv("USERPROFILE");
-  let base: string | undefined;
-  if (os === "windows") base = readProcessEnv("LOCALAPPDATA");
-  else if (os === "darwin") {
-    base = home ? join(home, "Library", "Caches") : undefined;
-  } else {
-    base = readProcessEnv("XDG_CACHE_HOME") ||
-      (home ? join(home, ".cache") : undefined);
-  }
-  return base ? join(base, "hermes-memory", "launcher") : undefined;
+  const base = hermesCacheDir();
+  return base && join(base, "launcher");
 }
 
 /** The `src/` folders whose code computes the grant. */

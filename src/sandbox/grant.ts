@@ -1,8 +1,7 @@
 // What a sandbox worker is given: a provider's grant, its Deno permissions, and
 // the paths no grant may ever reach.
 
-import { denoCacheDir, readProcessEnv } from "../core/env.ts";
-import { launcherCacheDir } from "../launcher/launch_cache.ts";
+import { denoCacheDir, hermesCacheDir, readProcessEnv } from "../core/env.ts";
 import {
   basename,
   dirname,
@@ -201,7 +200,7 @@ export function runtimeFloor(
   const code = "the framework's code";
   return [
     [
-      launcherCacheDir()?.replace(/[\\/]launcher$/, ""),
+      hermesCacheDir(),
       "the launcher's records and the pinned Deno (what runs next)",
     ],
     [denoCacheDir(), "Deno's module cache (code the host runs)"],

@@ -169,7 +169,8 @@ Deno.test("an approved directory replaced by a symlink into another profile is r
 
 /** A library host that loads the intruder, lets the link change, then calls it. */
 const SWAP_HOST = `
-import { loadMemoryProvider, setLogger } from "@hermes/memory";
+import { setLogger } from "@hermes/memory";
+import { loadMemoryProvider } from "@hermes/memory/plugins";
 const [home, bundledDir, share, target] = Deno.args;
 setLogger({ log() {} });
 const options = { hermesHome: home, bundledDir, maxLiveProviders: 1 };

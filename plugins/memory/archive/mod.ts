@@ -27,6 +27,7 @@ import {
   type InitializeOptions,
   log,
   MemoryProvider,
+  normalizePreCompressEvidence,
   type PreCompressOptions,
   type SessionSwitchOptions,
   type ToolSchema,
@@ -254,7 +255,9 @@ export class ArchiveMemoryProvider extends MemoryProvider {
   }
 
   async #checkpoint(path: string, messages: ChatMessage[]): Promise<number> {
-    const entries = evidence(messages);
+    // The framework's evidence rule, applied here too: a provider may be
+    // handed the raw transcript.
+    const entries = normalizePreCompressEvidence(messages);
     const digests = new DigestSequence();
     for (const message of entries) digests.push(messageDigest(message));
     const directory = join(path, "..");
@@ -291,12 +294,7 @@ export class ArchiveMemoryProvider extends MemoryProvider {
             }
           };
           await file.seek(index.size, Deno.SeekMode.Start);
-          try {
-            index.size += await appendLines(file, lines());
-          } catch (error) {
-            this.#indexes.delete(path);
-            throw error;
-          }
+          index.size += await appendLines(file, lines());
           for (let i = from; i < entries.length; i++) {
             index.digests.pushFrom(digests, i);
           }
@@ -453,33 +451,6 @@ function firstNew(transcript: DigestSequence, archive: DigestSequence): number {
     if (matched === m && j < archive.length - 1) matched = fail[matched - 1]!;
   }
   return p + matched;
-}
-
-// The framework's evidence normalization again (a provider may get a raw
-// transcript): user and assistant text, no summaries or tool-call-only turns.
-function evidence(messages: readonly unknown[]): ChatMessage[] {
-  if (!Array.isArray(messages)) return [];
-  const out: ChatMessage[] = [];
-  for (const m of messages) {
-    if (m === null || typeof m !== "object" || Array.isArray(m)) continue;
-    const message = m as ChatMessage;
-    if (message.role !== "user" && message.role !== "assistant") continue;
-    if (truthy(message._compressed_summary)) continue;
-    if (message.role === "assistant" && truthy(message.tool_calls)) {
-      const c = message.content;
-      if (typeof c === "string" ? c.trim() === "" : !truthy(c)) continue;
-    }
-    out.push(message);
-  }
-  return out;
-}
-
-function truthy(value: unknown): boolean {
-  if (Array.isArray(value)) return value.length > 0;
-  if (value !== null && typeof value === "object") {
-    return Object.keys(value).length > 0;
-  }
-  return Boolean(value);
 }
 
 // Writes the lines through a fixed 64 KiB buffer, so a large checkpoint is

@@ -9,11 +9,10 @@ import type { AsyncLocalStorage } from "node:async_hooks";
 import {
   dirname,
   fileURLToPath,
+  isInside,
   join,
   pathToFileURL,
-  relative,
   resolve,
-  sep,
 } from "../_util/path.ts";
 import { getConfigPath, loadConfig } from "../config/config.ts";
 import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
@@ -150,12 +149,6 @@ export function bundledProvidersDir(): string | undefined {
   const url = new URL("../../plugins/memory/", import.meta.url);
   if (url.protocol !== "file:") return undefined;
   return fileURLToPath(url).replace(/[\\/]$/, "");
-}
-
-function isInside(parent: string, child: string): boolean {
-  const rel = relative(parent, child);
-  return rel === "" ||
-    (!rel.startsWith("..") && !rel.startsWith(sep) && rel !== "..");
 }
 
 // Directory scanning uses synchronous file calls: discovery reads a few

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { isAbsolute, join, relative, resolve, sep } from "../_util/path.ts";
+import { isAbsolute, isInside, join, resolve } from "../_util/path.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 
 /** One registered provider skill. */
@@ -54,12 +54,6 @@ function registryFor(
     registries.set(home, registry);
   }
   return registry;
-}
-
-function isInside(parent: string, child: string): boolean {
-  const rel = relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel) &&
-    !rel.startsWith(sep));
 }
 
 /**

@@ -384,6 +384,14 @@ export function checkHonchoId(what: string, value: string): string {
   return text;
 }
 
+/** Why a file could not be read: a missing Deno read grant names the path to grant. */
+export function readProblem(error: unknown, grant: string): string {
+  if (error instanceof Error && error.name === "NotCapable") {
+    return `no read permission (grant --allow-read=${grant})`;
+  }
+  return errorText(error);
+}
+
 /** Whether `error` is the CLI's prompt cancellation (Ctrl-C, Ctrl-D, end of input). */
 export function isPromptCancelled(error: unknown): boolean {
   return error instanceof PromptCancelled ||

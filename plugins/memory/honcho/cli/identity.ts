@@ -4,19 +4,18 @@ import { resolve } from "../../../../src/provider/_bundled.ts";
 import type { HermesCommand } from "../../../../src/cli/mod.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
 import {
-  connectHoncho,
   describeHonchoFailure,
   HonchoCliError,
   type HonchoCliScope,
   hostLabel,
   loadScopeConfig,
+  readProblem,
   serverLabel,
 } from "./_common.ts";
 import { scopedAction } from "./_action.ts";
 import { fetchMemoryView, printMemoryView } from "./_memory_view.ts";
 import { cliSessionName } from "./_session_name.ts";
-import { ensureSeedSession, seedAiIdentity } from "./_seed.ts";
-import { errorText } from "../_util.ts";
+import { openSeedTarget, seedAiIdentity } from "./_seed.ts";
 
 async function readSeedFile(path: string): Promise<string> {
   const fail = (why: string) =>
@@ -25,9 +24,7 @@ async function readSeedFile(path: string): Promise<string> {
     throw fail(
       error instanceof Deno.errors.NotFound
         ? "the file does not exist"
-        : error instanceof Error && error.name === "NotCapable"
-        ? `no read permission (grant --allow-read=${path})`
-        : errorText(error),
+        : readProblem(error, path),
     );
   });
   if (text.trim() === "") throw fail("the file is empty");
@@ -61,14 +58,11 @@ async function runIdentity(
     const url = serverLabel(config);
     const session = await cliSessionName(config, scope.cwd);
     try {
-      const client = await connectHoncho(config);
-      const target = {
-        client,
+      const target = await openSeedTarget(
         config,
-        sessionId: session.sessionId,
-        hermesHome: scope.hermesHome,
-      };
-      await ensureSeedSession(target);
+        session.sessionId,
+        scope.hermesHome,
+      );
       const result = await seedAiIdentity(
         target,
         path,
@@ -84,7 +78,7 @@ async function runIdentity(
         io.stdout(
           `${label}Seeded AI peer '${aiPeer}' with ${result.entry.file} (${result.entry.messageIds.length} message${
             result.entry.messageIds.length === 1 ? "" : "s"
-          }, session ${session.sessionId}, workspace ${client.workspaceId})\n`,
+          }, session ${session.sessionId}, workspace ${target.client.workspaceId})\n`,
         );
       }
     } catch (error) {

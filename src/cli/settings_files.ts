@@ -11,6 +11,7 @@ import {
 import type { HermesConfig } from "../core/memory_provider.ts";
 import type { ProviderFileStatus } from "../plugins/provider_cli.ts";
 import { errorText } from "../_util/error_text.ts";
+import { isTempFileOf } from "../io/atomic_write.ts";
 import { type LogLevel, setLogger } from "../core/log.ts";
 import { LAUNCHER_HINT, permissionDenial } from "./permission_problem.ts";
 
@@ -206,13 +207,7 @@ export async function orphanedTempFiles(
       for await (const entry of Deno.readDir(dir)) {
         if (!entry.isFile) continue;
         for (const name of names) {
-          const rest = entry.name.startsWith(`.${name}.tmp`)
-            ? entry.name.slice(name.length + 5)
-            : undefined;
-          if (
-            rest !== undefined &&
-            (/^\.\d+\.[0-9a-f]{8}$/.test(rest) || /^-[0-9a-f]{8}$/.test(rest))
-          ) out.push(join(dir, entry.name));
+          if (isTempFileOf(entry.name, name)) out.push(join(dir, entry.name));
         }
       }
     } catch {

@@ -159,15 +159,9 @@ async function removeOrphanedTempFiles(
   dir: string,
   name: string,
 ): Promise<void> {
-  const prefix = `.${name}.tmp`;
   try {
     for await (const entry of Deno.readDir(dir)) {
-      if (!entry.isFile || !entry.name.startsWith(prefix)) continue;
-      const rest = entry.name.slice(prefix.length);
-      // `.tmp.<pid>.<rand>` (this version) or `.tmp-<rand>` (earlier ones).
-      if (!/^\.\d+\.[0-9a-f]{8}$/.test(rest) && !/^-[0-9a-f]{8}$/.test(rest)) {
-        continue;
-      }
+      if (!entry.isFile || !isTempFileOf(entry.name, name)) continue;
       const path = join(dir, entry.name);
       if (writing.has(path)) continue;
       await removeIfOrphaned(path);
@@ -175,6 +169,13 @@ async function removeOrphanedTempFiles(
   } catch {
     // The directory cannot be listed: leave the leftovers.
   }
+}
+
+/** Whether `entry` names a temp file of a write of `name`: `.<name>.tmp.<pid>.<rand>` (this version) or `.<name>.tmp-<rand>` (earlier ones). */
+export function isTempFileOf(entry: string, name: string): boolean {
+  const prefix = `.${name}.tmp`;
+  const rest = entry.startsWith(prefix) ? entry.slice(prefix.length) : "";
+  return /^\.\d+\.[0-9a-f]{8}$/.test(rest) || /^-[0-9a-f]{8}$/.test(rest);
 }
 
 async function removeIfOrphaned(path: string): Promise<void> {

@@ -48,12 +48,8 @@ function registryFor(
   hermesHome: string | undefined,
 ): Map<string, ProviderSkill> {
   const home = resolve(hermesHome ?? getHermesHome());
-  let registry = registries.get(home);
-  if (registry === undefined) {
-    registry = new Map();
-    registries.set(home, registry);
-  }
-  return registry;
+  if (!registries.has(home)) registries.set(home, new Map());
+  return registries.get(home)!;
 }
 
 /**

@@ -387,12 +387,7 @@ class DigestSequence {
   }
 
   pushFrom(other: DigestSequence, index: number): void {
-    this.#grow();
-    this.#bytes.set(
-      other.#bytes.subarray(index * 32, index * 32 + 32),
-      this.length * 32,
-    );
-    this.length++;
+    this.push(other.#bytes.subarray(index * 32, index * 32 + 32));
   }
 
   equals(i: number, other: DigestSequence, j: number): boolean {
@@ -405,11 +400,10 @@ class DigestSequence {
   }
 
   hex(i: number): string {
-    let out = "";
-    for (let k = i * 32; k < i * 32 + 32; k++) {
-      out += this.#bytes[k]!.toString(16).padStart(2, "0");
-    }
-    return out;
+    return Array.from(
+      this.#bytes.subarray(i * 32, i * 32 + 32),
+      (b) => b.toString(16).padStart(2, "0"),
+    ).join("");
   }
 
   #grow(): void {
@@ -541,10 +535,7 @@ async function scanLines(
 
 function sessionSegment(sessionId: string): string {
   const raw = sessionId ? String(sessionId) : "no-session";
-  const segment = raw.replaceAll("..", "_").replaceAll("/", "_").replaceAll(
-    "\\",
-    "_",
-  );
+  const segment = raw.replace(/\.\.|[/\\]/g, "_");
   return segment === "." || segment === "" ? "_" : segment;
 }
 

@@ -187,10 +187,6 @@ async function runDenoInstall(
   return { code, output };
 }
 
-function workingDir(candidate: ProviderCandidate, hermesHome: string): string {
-  return candidate.dir ?? hermesHome;
-}
-
 /**
  * Reports whether a provider's declared dependencies are in the module
  * cache, without downloading or installing anything.
@@ -220,7 +216,7 @@ export async function providerDependencyStatus(
   if (declared.length > 0) {
     const denoPath = options.denoPath ?? Deno.execPath();
     const flags = ["--cached-only", ...await lockFlags(candidate)];
-    const cwd = workingDir(candidate, hermesHome);
+    const cwd = candidate.dir ?? hermesHome;
     let all: DenoRun | undefined;
     try {
       all = await runDenoInstall(
@@ -257,23 +253,15 @@ export async function providerDependencyStatus(
   if (missing.length > 0) {
     details.push(`Run 'hermes memory setup ${name}' to cache them`);
   }
+  const counted = `${declared.length} ${
+    declared.length === 1 ? "dependency" : "dependencies"
+  }`;
   const summary = declared.length === 0
     ? "no declared dependencies"
     : ready
-    ? `${declared.length} ${
-      declared.length === 1 ? "dependency" : "dependencies"
-    } cached`
-    : `${missing.length} of ${declared.length} ${
-      declared.length === 1 ? "dependency" : "dependencies"
-    } not ready`;
-  return {
-    provider: name,
-    ready,
-    summary,
-    details,
-    dependencies,
-    external,
-  };
+    ? `${counted} cached`
+    : `${missing.length} of ${counted} not ready`;
+  return { provider: name, ready, summary, details, dependencies, external };
 }
 
 /**
@@ -320,7 +308,7 @@ export async function prepareProviderDependencies(
       denoPath,
       declared.map((d) => d.specifier),
       await lockFlags(candidate),
-      workingDir(candidate, hermesHome),
+      candidate.dir ?? hermesHome,
     );
     if (run.code !== 0) {
       throw new DependencyInstallError(

@@ -14,7 +14,7 @@ import {
   pathToFileURL,
   resolve,
 } from "../_util/path.ts";
-import { getConfigPath, loadConfig } from "../config/config.ts";
+import { getConfigPath, getConfigValue, loadConfig } from "../config/config.ts";
 import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
@@ -385,9 +385,7 @@ function packageCandidates(
   hermesHome: string,
   seen: Set<string>,
 ): ProviderCandidate[] {
-  const memory = config.memory;
-  if (memory === null || typeof memory !== "object") return [];
-  const packages = (memory as Record<string, unknown>).packages;
+  const packages = getConfigValue(config, "memory.packages");
   if (packages === undefined || packages === null) return [];
   const where = getConfigPath(hermesHome);
   if (typeof packages !== "object" || Array.isArray(packages)) {
@@ -438,22 +436,16 @@ function why(error: unknown): string {
 
 /** The bundled providers of a framework loaded from a remote URL. */
 function remoteBundledCandidates(seen: Set<string>): ProviderCandidate[] {
-  const result: ProviderCandidate[] = [];
-  for (const [name, raw] of Object.entries(BUNDLED_MANIFESTS).sort()) {
+  return Object.entries(BUNDLED_MANIFESTS).sort().map(([name, raw]) => {
     const base = new URL(`../../plugins/memory/${name}/`, import.meta.url);
-    const manifest = pluginManifestFromValue(
-      raw,
-      new URL("plugin.yaml", base).href,
-    );
     seen.add(name);
-    result.push({
+    return {
       name,
       source: "bundled",
       specifier: new URL("mod.ts", base).href,
-      manifest,
-    });
-  }
-  return result;
+      manifest: pluginManifestFromValue(raw, new URL("plugin.yaml", base).href),
+    };
+  });
 }
 
 // `memory status` asks for the providers a dozen times: in this scope one

@@ -141,12 +141,10 @@ export async function declaredDependencies(
 async function lockFlags(candidate: ProviderCandidate): Promise<string[]> {
   if (candidate.dir === undefined) return ["--no-lock"];
   const lock = join(candidate.dir, "deno.lock");
-  try {
-    await Deno.stat(lock);
-    return [`--lock=${lock}`, "--frozen"];
-  } catch {
-    return ["--no-lock"];
-  }
+  return await Deno.stat(lock).then(
+    () => [`--lock=${lock}`, "--frozen"],
+    () => ["--no-lock"],
+  );
 }
 
 interface DenoRun {

@@ -236,15 +236,9 @@ function applyEdit(
       `Cannot change ${path}: 'hosts' is not an object; fix the file, nothing was written`,
     );
   }
-  const hosts: Record<string, unknown> = isRecord(target.hosts)
-    ? target.hosts
-    : {};
-  const block: Record<string, unknown> = isRecord(hosts[edit.hostKey])
-    ? hosts[edit.hostKey] as Record<string, unknown>
-    : {};
-  assign(block, edit.host);
-  hosts[edit.hostKey] = block;
-  target.hosts = hosts;
+  const hosts = (target.hosts ??= {}) as Record<string, unknown>;
+  if (!isRecord(hosts[edit.hostKey])) hosts[edit.hostKey] = {};
+  assign(hosts[edit.hostKey] as Record<string, unknown>, edit.host);
 }
 
 /** The host block a write for this configuration should go to: the block that was read (a legacy `hermes.<name>` block stays where it is), else the host key. */

@@ -3,6 +3,7 @@
 // processes' leftovers are removed.
 
 import { basename, dirname, isAbsolute, join, resolve } from "../_util/path.ts";
+import { isRecord } from "../_util/is_record.ts";
 
 /**
  * Options of {@linkcode atomicWriteText} and {@linkcode atomicJsonWrite}.
@@ -231,19 +232,12 @@ export async function atomicJsonWrite(
 export async function readJsonOrEmpty(
   path: string,
 ): Promise<Record<string, unknown>> {
-  let text: string;
   try {
-    text = await Deno.readTextFile(path);
-  } catch {
-    return {};
-  }
-  try {
+    const text = await Deno.readTextFile(path);
     const value: unknown = JSON.parse(text.replace(/^\uFEFF/, ""));
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-      return value as Record<string, unknown>;
-    }
+    if (isRecord(value)) return value;
   } catch {
-    // Malformed: treated like a missing file, as Hermes does.
+    // Missing, unreadable or malformed: treated like a missing file, as Hermes does.
   }
   return {};
 }

@@ -40,7 +40,7 @@ export async function atomicWriteText(
   options: AtomicWriteOptions = {},
 ): Promise<void> {
   const target = await resolveWriteTarget(path);
-  const existing = await statOrUndefined(target);
+  const existing = await unlessMissing(Deno.stat(target));
   if (existing?.isDirectory) {
     throw new Deno.errors.IsADirectory(
       `Cannot write file ${target}: it is a directory, remove it or choose another path`,
@@ -267,11 +267,12 @@ async function resolveWriteTarget(path: string): Promise<string> {
   );
 }
 
-async function statOrUndefined(
-  path: string,
-): Promise<Deno.FileInfo | undefined> {
+/** What `read` resolves to, or `undefined` when the file is missing (any other error is thrown). */
+export async function unlessMissing<T>(
+  read: Promise<T>,
+): Promise<T | undefined> {
   try {
-    return await Deno.stat(path);
+    return await read;
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
     throw error;

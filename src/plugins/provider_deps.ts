@@ -13,6 +13,7 @@ import {
 import type { ExternalDependency } from "./plugin_manifest.ts";
 import { grantForCandidate } from "./provider_permissions.ts";
 import { errorText } from "../_util/error_text.ts";
+import { unlessMissing } from "../io/atomic_write.ts";
 
 /**
  * One dependency a provider declares.
@@ -109,12 +110,7 @@ export async function declaredDependencies(
   if (candidate.dir === undefined) return [];
   let text: string | undefined;
   for (const file of ["deno.json", "deno.jsonc"]) {
-    try {
-      text = await Deno.readTextFile(join(candidate.dir, file));
-      break;
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
+    text ??= await unlessMissing(Deno.readTextFile(join(candidate.dir, file)));
   }
   if (text === undefined) return [];
   let parsed: unknown;

@@ -383,14 +383,11 @@ async function pickWorkspace(
   client: HonchoClient | undefined,
   current: string,
 ): Promise<string> {
-  let names: string[] = [];
-  try {
-    names = (await client?.listWorkspaces({ size: 50 }))?.items.map((w) =>
-      w.id
-    ) ?? [];
-  } catch {
-    // Workspace listing needs an admin key; fall back to typing.
-  }
+  // Workspace listing needs an admin key; without one, fall back to typing.
+  const names = await client?.listWorkspaces({ size: 50 }).then(
+    (page) => page.items.map((w) => w.id),
+    () => [],
+  ) ?? [];
   return await pickId(io, "Workspace", names, current, [
     "workspace",
     "Workspace id",

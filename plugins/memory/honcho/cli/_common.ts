@@ -294,13 +294,6 @@ export function describeConfigError(
   return `it does not parse${where} (${error.message})`;
 }
 
-export interface ConnectHonchoOptions {
-  /** The deadline of each request. @default {CLI_CONNECT_TIMEOUT_MS} */
-  timeoutMs?: number;
-  /** The profile home whose `config.yaml` supplies `honcho.base_url` fallbacks. */
-  hermesHome?: string;
-}
-
 /** "profile NAME" for headers, saying which files it means: `--target-profile` works on its host block in this home's file, `--profile` in its own home. */
 export function profileLabel(scope: HonchoCliScope, profile: string): string {
   if (scope.targetProfile !== undefined) {
@@ -314,18 +307,18 @@ export function profileLabel(scope: HonchoCliScope, profile: string): string {
   return `profile ${profile}`;
 }
 
-/** Builds a client for the CLI: the resolved connection (cleaned base URL, `"local"` key for a local server), a short timeout and no retries. */
+/** Builds a client for the CLI: the resolved connection (cleaned base URL, `"local"` key for a local server), a short timeout (each request's deadline) and no retries. */
 export async function connectHoncho(
   config: HonchoConfig,
-  options: ConnectHonchoOptions = {},
+  timeoutMs: number = CLI_CONNECT_TIMEOUT_MS,
 ): Promise<HonchoClient> {
-  // A broken config.yaml only loses its honcho.* fallbacks here.
-  const hermesConfig = await loadConfig({
-    hermesHome: options.hermesHome ?? config.hermesHome,
-  }).catch(() => ({}));
+  // The profile's config.yaml supplies honcho.base_url fallbacks; a broken
+  // one only loses them here.
+  const hermesConfig = await loadConfig({ hermesHome: config.hermesHome })
+    .catch(() => ({}));
   return HonchoClient.fromConfig(config, {
     hermesConfig,
-    timeoutMs: options.timeoutMs ?? CLI_CONNECT_TIMEOUT_MS,
+    timeoutMs,
     maxRetries: 0,
   });
 }

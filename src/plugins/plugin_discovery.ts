@@ -474,8 +474,7 @@ export async function scanMemoryProviders(
     key = cache && JSON.stringify([
       resolve(options.hermesHome ?? getHermesHome()),
       options.bundledDir ?? null,
-      isTruthyEnvValue(readProcessEnv("HERMES_ENABLE_PROJECT_PLUGINS")) &&
-      (options.projectDir ?? resolveAgentCwd()),
+      projectPluginsDir(options) ?? null,
       options.config ?? null,
     ]);
   } catch {
@@ -500,30 +499,27 @@ async function scanFresh(
   }
 }
 
+/** `<project>/.hermes/plugins` while `HERMES_ENABLE_PROJECT_PLUGINS` is on. */
+function projectPluginsDir(options: DiscoveryOptions): string | undefined {
+  return isTruthyEnvValue(readProcessEnv("HERMES_ENABLE_PROJECT_PLUGINS"))
+    ? join(options.projectDir ?? resolveAgentCwd(), ".hermes", "plugins")
+    : undefined;
+}
+
 async function scanOnce(
   options: DiscoveryOptions,
 ): Promise<ProviderCandidate[]> {
   const hermesHome = resolve(options.hermesHome ?? getHermesHome());
   const seen = new Set<string>();
-  const result: ProviderCandidate[] = [];
   const bundled = options.bundledDir ?? bundledProvidersDir();
-  if (bundled !== undefined) {
-    result.push(...scanDirectorySource(bundled, "bundled", seen));
-  } else {
-    result.push(...remoteBundledCandidates(seen));
-  }
-  result.push(
-    ...scanDirectorySource(join(hermesHome, "plugins"), "user", seen),
-  );
-  if (isTruthyEnvValue(readProcessEnv("HERMES_ENABLE_PROJECT_PLUGINS"))) {
-    const projectDir = options.projectDir ?? resolveAgentCwd();
-    result.push(
-      ...scanDirectorySource(
-        join(projectDir, ".hermes", "plugins"),
-        "project",
-        seen,
-      ),
-    );
+  const result = bundled === undefined
+    ? remoteBundledCandidates(seen)
+    : scanDirectorySource(bundled, "bundled", seen);
+  const user = join(hermesHome, "plugins");
+  result.push(...scanDirectorySource(user, "user", seen));
+  const project = projectPluginsDir(options);
+  if (project !== undefined) {
+    result.push(...scanDirectorySource(project, "project", seen));
   }
   const config = await configFor(options, hermesHome);
   result.push(...packageCandidates(config, hermesHome, seen));

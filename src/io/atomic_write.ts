@@ -186,12 +186,9 @@ async function removeIfOrphaned(path: string): Promise<void> {
     if (age >= STALE_TEMP_FILE_MS) await Deno.remove(path).catch(() => {});
     return;
   }
-  let file: Deno.FsFile;
-  try {
-    file = await Deno.open(path, { read: true, write: true });
-  } catch {
-    return;
-  }
+  const file = await Deno.open(path, { read: true, write: true })
+    .catch(() => undefined);
+  if (file === undefined) return;
   try {
     if (await file.tryLock(true)) await Deno.remove(path);
   } catch {

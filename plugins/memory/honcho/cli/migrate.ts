@@ -305,10 +305,9 @@ async function runMigrate(
     ]
   ) io.stdout(`  ${line}\n`);
   if (failures > 0) {
-    io.stderr(
-      `error: ${failures} file(s) were not sent; fix the problem above and run 'hermes honcho migrate' again (files already sent are skipped)\n`,
+    throw new HonchoCliError(
+      `${failures} file(s) were not sent; fix the problem above and run 'hermes honcho migrate' again (files already sent are skipped)`,
     );
-    return 1;
   }
   return 0;
 }

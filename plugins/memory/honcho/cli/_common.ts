@@ -53,12 +53,10 @@ export interface HonchoCliScope {
   cwd: string;
 }
 
-/** `--target-profile`, and the homes and directory (tests set them). */
+/** `--target-profile`, and the profile home (setup's own runs and tests set it). */
 export interface ResolveScopeOptions {
   targetProfile?: string;
   hermesHome?: string;
-  defaultRoot?: string;
-  cwd?: string;
 }
 
 export function resolveScope(
@@ -66,7 +64,7 @@ export function resolveScope(
   options: ResolveScopeOptions = {},
 ): HonchoCliScope {
   const hermesHome = resolve(options.hermesHome ?? getHermesHome());
-  const defaultRoot = resolve(options.defaultRoot ?? getDefaultHermesRoot());
+  const defaultRoot = resolve(getDefaultHermesRoot());
   let profile = profileFromHermesHome(hermesHome);
   const target = options.targetProfile?.trim();
   if (options.targetProfile !== undefined) {
@@ -89,7 +87,7 @@ export function resolveScope(
     profile,
     targetProfile: target || undefined,
     defaultRoot,
-    cwd: options.cwd ?? Deno.cwd(),
+    cwd: Deno.cwd(),
   };
 }
 

@@ -329,7 +329,7 @@ function providerLabel(manager: CheckpointManager | null | undefined): string {
       .filter((n): n is string => typeof n === "string" && n.trim() !== "")
       .map((n) => n.trim());
   } catch {
-    names = [];
+    // A provider list that throws: none named.
   }
   return names.length > 0 ? names.join(", ") : "no active provider";
 }

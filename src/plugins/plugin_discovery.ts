@@ -134,9 +134,9 @@ export function warnOnce(message: string): void {
 
 /** Tells whether a `memory.provider` value means "built-in memory only" (`""`, `default`, `none`, …). */
 export function isBuiltinSentinel(value: unknown): boolean {
-  if (value === undefined || value === null) return true;
-  return typeof value === "string" &&
-    BUILTIN_SENTINELS.has(value.trim().toLowerCase());
+  return value === undefined || value === null ||
+    (typeof value === "string" &&
+      BUILTIN_SENTINELS.has(value.trim().toLowerCase()));
 }
 
 /** Tells whether a name can be a provider's: `[A-Za-z0-9._-]`, starting alphanumeric, no `..`. */
@@ -368,16 +368,14 @@ async function configFor(
   hermesHome: string,
 ): Promise<HermesConfig> {
   if (options.config !== undefined) return options.config;
-  try {
-    return await loadConfig({ hermesHome });
-  } catch (error) {
+  return await loadConfig({ hermesHome }).catch((error) => {
     warnOnce(
       `Ignoring memory.packages: ${errorText(error)}; fix ${
         getConfigPath(hermesHome)
       }`,
     );
     return {};
-  }
+  });
 }
 
 function packageCandidates(

@@ -51,7 +51,6 @@ async function runIdentity(
     );
   }
   const label = hostLabel(config.hostKey);
-  let code = 0;
   if (file !== undefined) {
     const path = resolve(scope.cwd, file);
     const content = await readSeedFile(path);
@@ -88,17 +87,15 @@ async function runIdentity(
       );
     }
   }
-  if (options.show) {
-    if (file !== undefined) io.stdout("\n");
-    io.stdout(`${label}What Honcho knows (workspace ${config.workspaceId}):\n`);
-    const view = await fetchMemoryView(config);
-    printMemoryView(io, view, {
-      maxFacts: Number.POSITIVE_INFINITY,
-      maxRepresentationChars: 4000,
-    });
-    if (!view.ok) code = 1;
-  }
-  return code;
+  if (!options.show) return 0;
+  if (file !== undefined) io.stdout("\n");
+  io.stdout(`${label}What Honcho knows (workspace ${config.workspaceId}):\n`);
+  const view = await fetchMemoryView(config);
+  printMemoryView(io, view, {
+    maxFacts: Number.POSITIVE_INFINITY,
+    maxRepresentationChars: 4000,
+  });
+  return view.ok ? 0 : 1;
 }
 
 export function registerIdentity(honcho: HermesCommand): HermesCommand {

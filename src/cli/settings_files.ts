@@ -194,15 +194,9 @@ export function fileLocation(
 export async function orphanedTempFiles(
   files: readonly string[],
 ): Promise<string[]> {
-  const byDir = new Map<string, Set<string>>();
-  for (const path of files) {
-    const dir = dirname(path);
-    const names = byDir.get(dir) ?? new Set<string>();
-    names.add(basename(path));
-    byDir.set(dir, names);
-  }
   const out: string[] = [];
-  for (const [dir, names] of byDir) {
+  for (const [dir, paths] of Map.groupBy(files, (path) => dirname(path))) {
+    const names = new Set(paths.map((path) => basename(path)));
     try {
       for await (const entry of Deno.readDir(dir)) {
         if (!entry.isFile) continue;

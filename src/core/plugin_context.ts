@@ -87,9 +87,7 @@ export function createRegistrationContext(
   const base = {
     providerName,
     hermesConfig,
-    registerMemoryProvider(provider: MemoryProvider): void {
-      onProvider(provider);
-    },
+    registerMemoryProvider: onProvider,
     registerSkill(
       name: string,
       path: string | URL,

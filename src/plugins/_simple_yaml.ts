@@ -17,10 +17,8 @@ function scalar(text: string): string | boolean | undefined {
   if (value === "") return undefined;
   if (value === "true") return true;
   if (value === "false") return false;
-  const double = /^"([^"\\]*)"$/.exec(value);
-  if (double) return double[1];
-  const single = /^'([^']*)'$/.exec(value);
-  if (single) return single[1];
+  const quoted = /^"([^"\\]*)"$|^'([^']*)'$/.exec(value);
+  if (quoted) return quoted[1] ?? quoted[2];
   if (/^[-+.]?\d/.test(value)) return undefined;
   if (
     /^(?:null|Null|NULL|~|true|True|TRUE|false|False|FALSE|yes|no|on|off)$/i

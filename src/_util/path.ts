@@ -104,6 +104,13 @@ export function relative(from: string, to: string): string {
   return [...a.slice(common).map(() => ".."), ...b.slice(common)].join("/");
 }
 
+/** Whether `child` is `parent` or lies under it (lexically, after resolving both). */
+export function isInside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === "" ||
+    (!rel.startsWith("..") && !isAbsolute(rel) && !rel.startsWith(sep));
+}
+
 /** The file path of a `file:` URL. */
 export function fileURLToPath(url: string | URL): string {
   if (windows) return windows[1].fileURLToPath(url);

@@ -6,7 +6,7 @@
  */
 
 import { resolve } from "../_util/path.ts";
-import { loadConfig } from "../config/config.ts";
+import { getConfigValue, loadConfig } from "../config/config.ts";
 import type { InitializeOptions } from "../core/memory_provider.ts";
 import { BuiltinMemoryProvider } from "../builtin/builtin_provider.ts";
 import { MemoryManager } from "../manager/memory_manager.ts";
@@ -119,7 +119,9 @@ export async function openMemory(
     const manager = new MemoryManager({ config });
     const builtin = new BuiltinMemoryProvider({ config, hermesHome });
     await manager.addProvider(builtin);
-    const name = options.provider ?? configuredProvider(config.memory);
+    const configured = getConfigValue(config, "memory.provider");
+    const name = options.provider ??
+      (typeof configured === "string" ? configured.trim() : undefined);
     if (name) {
       const external = await loadMemoryProvider(name, { hermesHome, config });
       if (external !== null) await manager.addProvider(external);
@@ -144,12 +146,4 @@ export async function openMemory(
       [Symbol.asyncDispose]: close,
     };
   });
-}
-
-function configuredProvider(memory: unknown): string | undefined {
-  if (memory === null || typeof memory !== "object") return undefined;
-  const name = (memory as { provider?: unknown }).provider;
-  return typeof name === "string" && name.trim() !== ""
-    ? name.trim()
-    : undefined;
 }

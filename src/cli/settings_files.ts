@@ -11,6 +11,7 @@ import {
 import type { HermesConfig } from "../core/memory_provider.ts";
 import type { ProviderFileStatus } from "../plugins/provider_cli.ts";
 import { errorText } from "../_util/error_text.ts";
+import { isTempFileOf } from "../io/atomic_write.ts";
 import { type LogLevel, setLogger } from "../core/log.ts";
 import { LAUNCHER_HINT, permissionDenial } from "./permission_problem.ts";
 
@@ -193,26 +194,14 @@ export function fileLocation(
 export async function orphanedTempFiles(
   files: readonly string[],
 ): Promise<string[]> {
-  const byDir = new Map<string, Set<string>>();
-  for (const path of files) {
-    const dir = dirname(path);
-    const names = byDir.get(dir) ?? new Set<string>();
-    names.add(basename(path));
-    byDir.set(dir, names);
-  }
   const out: string[] = [];
-  for (const [dir, names] of byDir) {
+  for (const [dir, paths] of Map.groupBy(files, (path) => dirname(path))) {
+    const names = new Set(paths.map((path) => basename(path)));
     try {
       for await (const entry of Deno.readDir(dir)) {
         if (!entry.isFile) continue;
         for (const name of names) {
-          const rest = entry.name.startsWith(`.${name}.tmp`)
-            ? entry.name.slice(name.length + 5)
-            : undefined;
-          if (
-            rest !== undefined &&
-            (/^\.\d+\.[0-9a-f]{8}$/.test(rest) || /^-[0-9a-f]{8}$/.test(rest))
-          ) out.push(join(dir, entry.name));
+          if (isTempFileOf(entry.name, name)) out.push(join(dir, entry.name));
         }
       }
     } catch {

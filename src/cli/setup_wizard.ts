@@ -66,13 +66,9 @@ export interface FieldChoice {
 
 /** The field's `choices` (or `options` with `value`/`label`); `undefined` for free text. */
 export function fieldChoices(field: ConfigField): FieldChoice[] | undefined {
-  const list = Array.isArray(field.choices) && field.choices.length > 0
-    ? field.choices
-    : Array.isArray(field.options) && field.options.length > 0
-    ? field.options
-    : undefined;
-  if (list === undefined) return undefined;
-  return list.map((entry): FieldChoice => {
+  return [field.choices, field.options].find((list) =>
+    Array.isArray(list) && list.length > 0
+  )?.map((entry): FieldChoice => {
     if (entry !== null && typeof entry === "object" && "value" in entry) {
       const e = entry as Record<string, unknown>;
       return {

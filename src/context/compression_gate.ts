@@ -158,18 +158,13 @@ export async function checkpointBeforeCompression(
       CHECKPOINT_BLOCK_REASONS.noProvider,
     );
   }
-  let capable: boolean;
-  try {
-    capable = await manager.supportsPreCompressCheckpoint(
-      PRE_COMPRESS_CHECKPOINT_API_VERSION,
-    );
-  } catch (error) {
+  const capable = await probeCheckpoint(manager).catch((error) => {
     throw new CompressionCheckpointUnavailable(
       CHECKPOINT_BLOCK_REASONS.probeFailed,
       { cause: error },
     );
-  }
-  if (capable !== true) {
+  });
+  if (!capable) {
     throw new CompressionCheckpointUnavailable(
       CHECKPOINT_BLOCK_REASONS.notCapable,
     );
@@ -203,23 +198,17 @@ export async function warnIfCheckpointGateUnsatisfied(
   config: HermesConfig,
 ): Promise<boolean> {
   if (!isCheckpointGateArmed(config)) return false;
-  let capable = false;
-  if (manager && typeof manager.supportsPreCompressCheckpoint === "function") {
-    try {
-      capable = await manager.supportsPreCompressCheckpoint(
-        PRE_COMPRESS_CHECKPOINT_API_VERSION,
-      ) === true;
-    } catch (error) {
-      log(
-        "debug",
-        `Pre-compress checkpoint capability probe failed at start-up: ${
-          errorMessage(error)
-        }`,
-      );
-      return false;
-    }
+  try {
+    if (await probeCheckpoint(manager)) return false;
+  } catch (error) {
+    log(
+      "debug",
+      `Pre-compress checkpoint capability probe failed at start-up: ${
+        errorMessage(error)
+      }`,
+    );
+    return false;
   }
-  if (capable) return false;
   log(
     "warn",
     `${CHECKPOINT_REQUIRED_KEY} is enabled but the active memory provider (${
@@ -318,6 +307,16 @@ export function compactionPolicyFromConfig(
   });
 }
 
+/** Whether the manager's probe says a provider implements checkpoint API v2 (`false` without a probe); throws what the probe throws. */
+async function probeCheckpoint(
+  manager: CheckpointManager | null | undefined,
+): Promise<boolean> {
+  return typeof manager?.supportsPreCompressCheckpoint === "function" &&
+    await manager.supportsPreCompressCheckpoint(
+        PRE_COMPRESS_CHECKPOINT_API_VERSION,
+      ) === true;
+}
+
 function sanitized(text: unknown): string {
   if (typeof text !== "string" || text.trim() === "") return "";
   return sanitizeContext(text);
@@ -330,7 +329,7 @@ function providerLabel(manager: CheckpointManager | null | undefined): string {
       .filter((n): n is string => typeof n === "string" && n.trim() !== "")
       .map((n) => n.trim());
   } catch {
-    names = [];
+    // A provider list that throws: none named.
   }
   return names.length > 0 ? names.join(", ") : "no active provider";
 }

@@ -3,6 +3,7 @@
 
 import type { ChatMessage } from "../core/memory_provider.ts";
 import { pythonTruthy } from "../_util/python_values.ts";
+import { isRecord } from "../_util/is_record.ts";
 
 /**
  * The persistent marker key of a message that is itself a compression
@@ -23,7 +24,7 @@ export function normalizePreCompressEvidence(
   if (!Array.isArray(messages)) return [];
   const evidence: ChatMessage[] = [];
   for (const message of messages) {
-    if (!isPlainRecord(message)) continue;
+    if (!isRecord(message)) continue;
     const role = message.role;
     if (role !== "user" && role !== "assistant") continue;
     if (pythonTruthy(message[COMPRESSED_SUMMARY_MARKER])) continue;
@@ -42,8 +43,4 @@ export function normalizePreCompressEvidence(
 function hasProse(content: unknown): boolean {
   if (typeof content === "string") return content.trim() !== "";
   return pythonTruthy(content);
-}
-
-function isPlainRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

@@ -118,12 +118,7 @@ export async function applyRecallSpill(
 ): Promise<string> {
   if (typeof text !== "string" || text === "") return "";
   if (policy.spillEnabled) {
-    return await spillToDirectory(text, {
-      settings: policy.settings,
-      directory: policy.directory,
-      source: options.source,
-      sessionId: options.sessionId,
-    });
+    return await spillToDirectory(text, { ...policy, ...options });
   }
   return capAtCeiling(text, policy.ceilingChars, options.source);
 }
@@ -147,12 +142,7 @@ export async function spillOutput(
   } catch (error) {
     return buildPreview(text, options.settings, options.source, null, error);
   }
-  return await spillToDirectory(text, {
-    settings: options.settings,
-    directory,
-    source: options.source,
-    sessionId: options.sessionId,
-  });
+  return await spillToDirectory(text, { ...options, directory });
 }
 
 /** A session's spill directory name: `/`, `\` and `..` become `_` (`no-session` when empty). */
@@ -199,28 +189,32 @@ function buildPreview(
   failure: unknown,
   total: number = codePointLength(text),
 ): string {
-  let header: string;
-  if (path !== null) {
-    header = `[${source} output truncated — ${
-      formatThousands(total)
-    } chars; full content saved to ${path}]`;
-  } else {
+  if (path === null) {
     log(
       "warn",
       `Could not save ${source} output (${
         formatThousands(total)
       } chars) to the spill directory: ${describeError(failure)}`,
     );
-    header = `[${source} output truncated — ${
-      formatThousands(total)
-    } chars; full content unavailable — spill write failed]`;
   }
-  const lines = [header];
+  const lines = [
+    `[${source} output truncated — ${formatThousands(total)} chars; ${
+      path === null
+        ? "full content unavailable — spill write failed"
+        : `full content saved to ${path}`
+    }]`,
+  ];
   if (settings.previewHead > 0) {
-    lines.push("--- head ---", headChars(text, settings.previewHead));
+    lines.push(
+      "--- head ---",
+      text.slice(0, codePointOffset(text, settings.previewHead)),
+    );
   }
   if (settings.previewTail > 0 && total > settings.previewHead) {
-    lines.push("--- tail ---", tailChars(text, settings.previewTail));
+    lines.push(
+      "--- tail ---",
+      text.slice(codePointOffset(text, total - settings.previewTail)),
+    );
   }
   return lines.join("\n");
 }
@@ -229,7 +223,7 @@ function capAtCeiling(text: string, ceiling: number, source: string): string {
   if (text.length <= ceiling) return text;
   const total = codePointLength(text);
   if (total <= ceiling) return text;
-  let kept = headChars(text, ceiling);
+  let kept = text.slice(0, codePointOffset(text, ceiling));
   const lastBreak = kept.lastIndexOf("\n");
   if (lastBreak > 0 && lastBreak >= kept.length - Math.ceil(kept.length / 10)) {
     kept = kept.slice(0, lastBreak);
@@ -343,36 +337,14 @@ function assertRealDirectory(path: string, info: Deno.FileInfo): void {
   }
 }
 
-function headChars(text: string, count: number): string {
-  if (count <= 0) return "";
+// The UTF-16 offset after the first `count` code points (a surrogate pair is one).
+function codePointOffset(text: string, count: number): number {
   let units = 0;
-  let seen = 0;
-  while (units < text.length && seen < count) {
-    const code = text.charCodeAt(units);
-    units += isPairAt(text, units, code) ? 2 : 1;
-    seen++;
+  for (const char of text) {
+    if (count-- <= 0) break;
+    units += char.length;
   }
-  return text.slice(0, units);
-}
-
-function tailChars(text: string, count: number): string {
-  if (count <= 0) return "";
-  let start = text.length;
-  let seen = 0;
-  while (start > 0 && seen < count) {
-    const low = text.charCodeAt(start - 1);
-    const pair = start >= 2 && low >= 0xdc00 && low <= 0xdfff &&
-      isPairAt(text, start - 2, text.charCodeAt(start - 2));
-    start -= pair ? 2 : 1;
-    seen++;
-  }
-  return text.slice(start);
-}
-
-function isPairAt(text: string, index: number, high: number): boolean {
-  if (high < 0xd800 || high > 0xdbff || index + 1 >= text.length) return false;
-  const low = text.charCodeAt(index + 1);
-  return low >= 0xdc00 && low <= 0xdfff;
+  return units;
 }
 
 function describeError(error: unknown): string {

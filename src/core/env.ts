@@ -7,32 +7,28 @@
  * @module
  */
 
+/** `read()`, or `denied` when it throws (a missing `--allow-env` grant). */
+function orDenied<T>(read: () => T, denied: T): T {
+  try {
+    return read();
+  } catch {
+    return denied;
+  }
+}
+
 /** Reads one variable of the process environment. */
 export function readProcessEnv(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    return undefined;
-  }
+  return orDenied(() => Deno.env.get(name), undefined);
 }
 
 /** The whole process environment; `undefined` without the unscoped `--allow-env` that takes. */
 export function readWholeProcessEnv(): Record<string, string> | undefined {
-  try {
-    return Deno.env.toObject();
-  } catch {
-    return undefined;
-  }
+  return orDenied(() => Deno.env.toObject(), undefined);
 }
 
 /** Tells whether the process may read a variable ({@linkcode readProcessEnv} reads a denied one as unset). */
 export function isProcessEnvReadable(name: string): boolean {
-  try {
-    Deno.env.get(name);
-    return true;
-  } catch {
-    return false;
-  }
+  return orDenied(() => (Deno.env.get(name), true), false);
 }
 
 /** Tells whether a variable holds a truthy switch: `1`, `true`, `yes` or `on`, any case, trimmed. */
@@ -48,13 +44,10 @@ export function isTruthyEnvValue(value: string | undefined | null): boolean {
  * swapped, for the call; the environment is never changed.
  */
 export function withTolerantProcessEnv<T>(fn: () => T): T {
-  let allGranted = false;
-  try {
-    allGranted = Deno.permissions.querySync({ name: "env" }).state ===
-      "granted";
-  } catch {
-    allGranted = false;
-  }
+  const allGranted = orDenied(
+    () => Deno.permissions.querySync({ name: "env" }).state === "granted",
+    false,
+  );
   if (allGranted) return fn();
   // Node's `process` is looked up only here: initialising it costs a fresh
   // process or worker ~30 ms, which every importer of this module would pay.

@@ -67,12 +67,6 @@ interface ExtractOptions {
   hermesConfig?: HermesConfig;
 }
 
-/** Options of {@linkcode createRegistrationContext}. */
-interface RegistrationContextOptions {
-  /** The provider's sections of `config.yaml`, as `ctx.hermesConfig`. */
-  hermesConfig?: HermesConfig;
-}
-
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
     Object.freeze(value);
@@ -86,15 +80,14 @@ export function createRegistrationContext(
   providerName: string,
   onProvider: (provider: MemoryProvider) => void,
   onSkill: (skill: SkillRegistration) => void,
-  options: RegistrationContextOptions = {},
+  // The provider's sections of `config.yaml`, as `ctx.hermesConfig`.
+  options: Pick<ExtractOptions, "hermesConfig"> = {},
 ): ProviderRegistrationContext {
   const hermesConfig = deepFreeze(structuredClone(options.hermesConfig ?? {}));
   const base = {
     providerName,
     hermesConfig,
-    registerMemoryProvider(provider: MemoryProvider): void {
-      onProvider(provider);
-    },
+    registerMemoryProvider: onProvider,
     registerSkill(
       name: string,
       path: string | URL,
@@ -172,21 +165,15 @@ export async function extractMemoryProvider(
     try {
       await register(ctx);
     } catch (error) {
-      if (registered !== null) {
-        log(
-          "warn",
-          `Memory provider '${name}' register() raised after registering a provider, using the registered provider: ${
-            errorText(error)
-          }`,
-        );
-      } else {
-        log(
-          "debug",
-          `Memory provider '${name}' register() raised before registering a provider: ${
-            errorText(error)
-          }`,
-        );
-      }
+      const after = registered !== null;
+      log(
+        after ? "warn" : "debug",
+        `Memory provider '${name}' register() raised ${
+          after
+            ? "after registering a provider, using the registered provider"
+            : "before registering a provider"
+        }: ${errorText(error)}`,
+      );
     }
     if (registered !== null) {
       if (isMemoryProvider(registered)) return registered;

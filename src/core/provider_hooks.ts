@@ -35,36 +35,8 @@ function spec(
   });
 }
 
-/** The methods of the contract that a host calls on a provider. */
-export type ProviderHookName =
-  | "isAvailable"
-  | "initialize"
-  | "initializeForInspection"
-  | "getToolSchemas"
-  | "unavailableReason"
-  | "systemPromptBlock"
-  | "prefetch"
-  | "queuePrefetch"
-  | "recallStatus"
-  | "syncTurn"
-  | "handleToolCall"
-  | "shutdown"
-  | "onTurnStart"
-  | "identitySignature"
-  | "onSessionEnd"
-  | "onSessionSwitch"
-  | "onPreCompress"
-  | "onDelegation"
-  | "getConfigSchema"
-  | "saveConfig"
-  | "onMemoryWrite"
-  | "onMemoryEvict"
-  | "backupPaths"
-  | "postSetup"
-  | "getStatusConfig"
-  | "drain";
-
-const TABLE: Record<ProviderHookName, HookSpec> = {
+// Only methods of the contract: an unknown key fails the type check.
+const TABLE = {
   isAvailable: spec("call", "debug", { label: "isAvailable()" }),
   initialize: spec("call", "warn"),
   initializeForInspection: spec("call", "warn"),
@@ -94,16 +66,21 @@ const TABLE: Record<ProviderHookName, HookSpec> = {
     optional: true,
   }),
   drain: spec("call", "warn", { optional: true }),
-};
-for (const [name, value] of Object.entries(TABLE)) {
-  if (value.label === "") {
-    TABLE[name as ProviderHookName] = Object.freeze({ ...value, label: name });
-  }
-}
+} satisfies { [K in keyof MemoryProvider]?: HookSpec };
 
-/** Every hook of the contract with what the framework knows about it. */
+/** The methods of the contract that a host calls on a provider (the table's keys). */
+export type ProviderHookName = keyof typeof TABLE;
+
+/** Every hook of the contract with what the framework knows about it (an unset label is the hook's name). */
 export const PROVIDER_HOOKS: Readonly<Record<ProviderHookName, HookSpec>> =
-  Object.freeze(TABLE);
+  Object.freeze(
+    Object.fromEntries(
+      Object.entries(TABLE).map(([name, value]: [string, HookSpec]) => [
+        name,
+        value.label === "" ? Object.freeze({ ...value, label: name }) : value,
+      ]),
+    ) as Record<ProviderHookName, HookSpec>,
+  );
 
 /** The hook names, in the table's order. */
 export const PROVIDER_HOOK_NAMES: readonly ProviderHookName[] = Object.freeze(

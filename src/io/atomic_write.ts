@@ -3,6 +3,7 @@
 // processes' leftovers are removed.
 
 import { basename, dirname, isAbsolute, join, resolve } from "../_util/path.ts";
+import { isRecord } from "../_util/is_record.ts";
 
 /**
  * Options of {@linkcode atomicWriteText} and {@linkcode atomicJsonWrite}.
@@ -39,7 +40,7 @@ export async function atomicWriteText(
   options: AtomicWriteOptions = {},
 ): Promise<void> {
   const target = await resolveWriteTarget(path);
-  const existing = await statOrUndefined(target);
+  const existing = await unlessMissing(Deno.stat(target));
   if (existing?.isDirectory) {
     throw new Deno.errors.IsADirectory(
       `Cannot write file ${target}: it is a directory, remove it or choose another path`,
@@ -159,15 +160,9 @@ async function removeOrphanedTempFiles(
   dir: string,
   name: string,
 ): Promise<void> {
-  const prefix = `.${name}.tmp`;
   try {
     for await (const entry of Deno.readDir(dir)) {
-      if (!entry.isFile || !entry.name.startsWith(prefix)) continue;
-      const rest = entry.name.slice(prefix.length);
-      // `.tmp.<pid>.<rand>` (this version) or `.tmp-<rand>` (earlier ones).
-      if (!/^\.\d+\.[0-9a-f]{8}$/.test(rest) && !/^-[0-9a-f]{8}$/.test(rest)) {
-        continue;
-      }
+      if (!entry.isFile || !isTempFileOf(entry.name, name)) continue;
       const path = join(dir, entry.name);
       if (writing.has(path)) continue;
       await removeIfOrphaned(path);
@@ -177,6 +172,13 @@ async function removeOrphanedTempFiles(
   }
 }
 
+/** Whether `entry` names a temp file of a write of `name`: `.<name>.tmp.<pid>.<rand>` (this version) or `.<name>.tmp-<rand>` (earlier ones). */
+export function isTempFileOf(entry: string, name: string): boolean {
+  const prefix = `.${name}.tmp`;
+  const rest = entry.startsWith(prefix) ? entry.slice(prefix.length) : "";
+  return /^\.\d+\.[0-9a-f]{8}$/.test(rest) || /^-[0-9a-f]{8}$/.test(rest);
+}
+
 async function removeIfOrphaned(path: string): Promise<void> {
   if (IS_WINDOWS) {
     const info = await Deno.stat(path).catch(() => undefined);
@@ -184,12 +186,9 @@ async function removeIfOrphaned(path: string): Promise<void> {
     if (age >= STALE_TEMP_FILE_MS) await Deno.remove(path).catch(() => {});
     return;
   }
-  let file: Deno.FsFile;
-  try {
-    file = await Deno.open(path, { read: true, write: true });
-  } catch {
-    return;
-  }
+  const file = await Deno.open(path, { read: true, write: true })
+    .catch(() => undefined);
+  if (file === undefined) return;
   try {
     if (await file.tryLock(true)) await Deno.remove(path);
   } catch {
@@ -230,19 +229,12 @@ export async function atomicJsonWrite(
 export async function readJsonOrEmpty(
   path: string,
 ): Promise<Record<string, unknown>> {
-  let text: string;
   try {
-    text = await Deno.readTextFile(path);
-  } catch {
-    return {};
-  }
-  try {
+    const text = await Deno.readTextFile(path);
     const value: unknown = JSON.parse(text.replace(/^\uFEFF/, ""));
-    if (value !== null && typeof value === "object" && !Array.isArray(value)) {
-      return value as Record<string, unknown>;
-    }
+    if (isRecord(value)) return value;
   } catch {
-    // Malformed: treated like a missing file, as Hermes does.
+    // Missing, unreadable or malformed: treated like a missing file, as Hermes does.
   }
   return {};
 }
@@ -272,11 +264,12 @@ async function resolveWriteTarget(path: string): Promise<string> {
   );
 }
 
-async function statOrUndefined(
-  path: string,
-): Promise<Deno.FileInfo | undefined> {
+/** What `read` resolves to, or `undefined` when the file is missing (any other error is thrown). */
+export async function unlessMissing<T>(
+  read: Promise<T>,
+): Promise<T | undefined> {
   try {
-    return await Deno.stat(path);
+    return await read;
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
     throw error;

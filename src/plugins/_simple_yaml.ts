@@ -17,10 +17,8 @@ function scalar(text: string): string | boolean | undefined {
   if (value === "") return undefined;
   if (value === "true") return true;
   if (value === "false") return false;
-  const double = /^"([^"\\]*)"$/.exec(value);
-  if (double) return double[1];
-  const single = /^'([^']*)'$/.exec(value);
-  if (single) return single[1];
+  const quoted = /^"([^"\\]*)"$|^'([^']*)'$/.exec(value);
+  if (quoted) return quoted[1] ?? quoted[2];
   if (/^[-+.]?\d/.test(value)) return undefined;
   if (
     /^(?:null|Null|NULL|~|true|True|TRUE|false|False|FALSE|yes|no|on|off)$/i
@@ -35,6 +33,12 @@ function scalar(text: string): string | boolean | undefined {
   return value;
 }
 
+/** Every text as a scalar, or `undefined` when one is not. */
+function scalars(texts: readonly string[]): Value[] | undefined {
+  const items = texts.map(scalar);
+  return items.includes(undefined) ? undefined : items as Value[];
+}
+
 function valueOf(text: string): Value | undefined {
   const value = text.trim();
   if (value.startsWith("[")) {
@@ -42,13 +46,7 @@ function valueOf(text: string): Value | undefined {
     const inner = value.slice(1, -1).trim();
     if (inner === "") return [];
     if (/[[\]{}]/.test(inner)) return undefined;
-    const items: Value[] = [];
-    for (const part of inner.split(",")) {
-      const item = scalar(part);
-      if (item === undefined) return undefined;
-      items.push(item);
-    }
-    return items;
+    return scalars(inner.split(","));
   }
   return scalar(value);
 }
@@ -86,16 +84,11 @@ export function parseSimpleYaml(
     }
     if (block.length === 0) return undefined;
     const indent = /^[ ]+/.exec(block[0] as string)?.[0].length ?? 0;
-    if (block.every((b) => ITEM_REGEXP.exec(b)?.[1]?.length === indent)) {
-      const items: Value[] = [];
-      for (const b of block) {
-        const item = scalar(
-          (ITEM_REGEXP.exec(b) as RegExpExecArray)[2] as string,
-        );
-        if (item === undefined) return undefined;
-        items.push(item);
-      }
-      result[key] = items;
+    const items = block.map((b) => ITEM_REGEXP.exec(b));
+    if (items.every((item) => item?.[1]?.length === indent)) {
+      const values = scalars(items.map((item) => item![2]!));
+      if (values === undefined) return undefined;
+      result[key] = values;
       continue;
     }
     const mapping: { [key: string]: Value } = {};
@@ -104,8 +97,7 @@ export function parseSimpleYaml(
       if (!nested || (nested[1] as string).length !== indent) return undefined;
       const nestedKey = nested[2] as string;
       if (Object.hasOwn(mapping, nestedKey)) return undefined;
-      if (nested[3] === undefined || nested[3].trim() === "") return undefined;
-      const value = valueOf(nested[3]);
+      const value = valueOf(nested[3] ?? "");
       if (value === undefined) return undefined;
       mapping[nestedKey] = value;
     }

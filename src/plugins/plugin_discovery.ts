@@ -9,13 +9,12 @@ import type { AsyncLocalStorage } from "node:async_hooks";
 import {
   dirname,
   fileURLToPath,
+  isInside,
   join,
   pathToFileURL,
-  relative,
   resolve,
-  sep,
 } from "../_util/path.ts";
-import { getConfigPath, loadConfig } from "../config/config.ts";
+import { getConfigPath, getConfigValue, loadConfig } from "../config/config.ts";
 import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
@@ -135,9 +134,9 @@ export function warnOnce(message: string): void {
 
 /** Tells whether a `memory.provider` value means "built-in memory only" (`""`, `default`, `none`, …). */
 export function isBuiltinSentinel(value: unknown): boolean {
-  if (value === undefined || value === null) return true;
-  return typeof value === "string" &&
-    BUILTIN_SENTINELS.has(value.trim().toLowerCase());
+  return value === undefined || value === null ||
+    (typeof value === "string" &&
+      BUILTIN_SENTINELS.has(value.trim().toLowerCase()));
 }
 
 /** Tells whether a name can be a provider's: `[A-Za-z0-9._-]`, starting alphanumeric, no `..`. */
@@ -150,12 +149,6 @@ export function bundledProvidersDir(): string | undefined {
   const url = new URL("../../plugins/memory/", import.meta.url);
   if (url.protocol !== "file:") return undefined;
   return fileURLToPath(url).replace(/[\\/]$/, "");
-}
-
-function isInside(parent: string, child: string): boolean {
-  const rel = relative(parent, child);
-  return rel === "" ||
-    (!rel.startsWith("..") && !rel.startsWith(sep) && rel !== "..");
 }
 
 // Directory scanning uses synchronous file calls: discovery reads a few
@@ -375,16 +368,14 @@ async function configFor(
   hermesHome: string,
 ): Promise<HermesConfig> {
   if (options.config !== undefined) return options.config;
-  try {
-    return await loadConfig({ hermesHome });
-  } catch (error) {
+  return await loadConfig({ hermesHome }).catch((error) => {
     warnOnce(
       `Ignoring memory.packages: ${errorText(error)}; fix ${
         getConfigPath(hermesHome)
       }`,
     );
     return {};
-  }
+  });
 }
 
 function packageCandidates(
@@ -392,9 +383,7 @@ function packageCandidates(
   hermesHome: string,
   seen: Set<string>,
 ): ProviderCandidate[] {
-  const memory = config.memory;
-  if (memory === null || typeof memory !== "object") return [];
-  const packages = (memory as Record<string, unknown>).packages;
+  const packages = getConfigValue(config, "memory.packages");
   if (packages === undefined || packages === null) return [];
   const where = getConfigPath(hermesHome);
   if (typeof packages !== "object" || Array.isArray(packages)) {
@@ -445,22 +434,16 @@ function why(error: unknown): string {
 
 /** The bundled providers of a framework loaded from a remote URL. */
 function remoteBundledCandidates(seen: Set<string>): ProviderCandidate[] {
-  const result: ProviderCandidate[] = [];
-  for (const [name, raw] of Object.entries(BUNDLED_MANIFESTS).sort()) {
+  return Object.entries(BUNDLED_MANIFESTS).sort().map(([name, raw]) => {
     const base = new URL(`../../plugins/memory/${name}/`, import.meta.url);
-    const manifest = pluginManifestFromValue(
-      raw,
-      new URL("plugin.yaml", base).href,
-    );
     seen.add(name);
-    result.push({
+    return {
       name,
       source: "bundled",
       specifier: new URL("mod.ts", base).href,
-      manifest,
-    });
-  }
-  return result;
+      manifest: pluginManifestFromValue(raw, new URL("plugin.yaml", base).href),
+    };
+  });
 }
 
 // `memory status` asks for the providers a dozen times: in this scope one
@@ -489,8 +472,7 @@ export async function scanMemoryProviders(
     key = cache && JSON.stringify([
       resolve(options.hermesHome ?? getHermesHome()),
       options.bundledDir ?? null,
-      isTruthyEnvValue(readProcessEnv("HERMES_ENABLE_PROJECT_PLUGINS")) &&
-      (options.projectDir ?? resolveAgentCwd()),
+      projectPluginsDir(options) ?? null,
       options.config ?? null,
     ]);
   } catch {
@@ -515,30 +497,27 @@ async function scanFresh(
   }
 }
 
+/** `<project>/.hermes/plugins` while `HERMES_ENABLE_PROJECT_PLUGINS` is on. */
+function projectPluginsDir(options: DiscoveryOptions): string | undefined {
+  return isTruthyEnvValue(readProcessEnv("HERMES_ENABLE_PROJECT_PLUGINS"))
+    ? join(options.projectDir ?? resolveAgentCwd(), ".hermes", "plugins")
+    : undefined;
+}
+
 async function scanOnce(
   options: DiscoveryOptions,
 ): Promise<ProviderCandidate[]> {
   const hermesHome = resolve(options.hermesHome ?? getHermesHome());
   const seen = new Set<string>();
-  const result: ProviderCandidate[] = [];
   const bundled = options.bundledDir ?? bundledProvidersDir();
-  if (bundled !== undefined) {
-    result.push(...scanDirectorySource(bundled, "bundled", seen));
-  } else {
-    result.push(...remoteBundledCandidates(seen));
-  }
-  result.push(
-    ...scanDirectorySource(join(hermesHome, "plugins"), "user", seen),
-  );
-  if (isTruthyEnvValue(readProcessEnv("HERMES_ENABLE_PROJECT_PLUGINS"))) {
-    const projectDir = options.projectDir ?? resolveAgentCwd();
-    result.push(
-      ...scanDirectorySource(
-        join(projectDir, ".hermes", "plugins"),
-        "project",
-        seen,
-      ),
-    );
+  const result = bundled === undefined
+    ? remoteBundledCandidates(seen)
+    : scanDirectorySource(bundled, "bundled", seen);
+  const user = join(hermesHome, "plugins");
+  result.push(...scanDirectorySource(user, "user", seen));
+  const project = projectPluginsDir(options);
+  if (project !== undefined) {
+    result.push(...scanDirectorySource(project, "project", seen));
   }
   const config = await configFor(options, hermesHome);
   result.push(...packageCandidates(config, hermesHome, seen));

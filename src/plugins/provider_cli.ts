@@ -6,7 +6,7 @@
  */
 
 import { join, pathToFileURL, resolve } from "../_util/path.ts";
-import { loadConfig } from "../config/config.ts";
+import { getConfigValue, loadConfig } from "../config/config.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
 import {
@@ -84,12 +84,8 @@ export async function openCliSandbox(
 }
 
 /** What a provider's `cli.ts` contributes. */
-interface ProviderCli {
-  /** The provider's name: the command is `hermes <name>`. */
-  name: string;
-  help: string;
-  /** The `description` of its `plugin.yaml` (`""` when none). */
-  description: string;
+interface ProviderCli
+  extends Pick<ProviderCliLocation, "name" | "help" | "description"> {
   registerCli: (command: unknown) => void | Promise<void>;
 }
 
@@ -103,12 +99,8 @@ async function cliModuleUrl(
 ): Promise<string | null> {
   if (candidate.dir !== undefined) {
     const path = join(candidate.dir, "cli.ts");
-    try {
-      if (!(await Deno.stat(path)).isFile) return null;
-    } catch {
-      return null;
-    }
-    return pathToFileURL(path).href;
+    const isFile = await Deno.stat(path).then((i) => i.isFile, () => false);
+    return isFile ? pathToFileURL(path).href : null;
   }
   if (
     candidate.source === "bundled" && /^https?:\/\//.test(candidate.specifier)
@@ -166,10 +158,7 @@ export async function locateProviderCli(
 ): Promise<ProviderCliLocation | null> {
   const hermesHome = resolve(options.hermesHome ?? getHermesHome());
   const config = options.config ?? await loadConfig({ hermesHome });
-  const memory = config.memory as Record<string, unknown> | undefined;
-  const active = memory !== null && typeof memory === "object"
-    ? String(memory.provider ?? "").trim()
-    : "";
+  const active = String(getConfigValue(config, "memory.provider") ?? "").trim();
   if (!options.evenIfInactive && active !== name) return null;
   const found = await locateProvider(name, { ...options, hermesHome, config });
   if (found === null) return null;

@@ -13,6 +13,7 @@ import {
 import type { ExternalDependency } from "./plugin_manifest.ts";
 import { grantForCandidate } from "./provider_permissions.ts";
 import { errorText } from "../_util/error_text.ts";
+import { unlessMissing } from "../io/atomic_write.ts";
 
 /**
  * One dependency a provider declares.
@@ -109,12 +110,7 @@ export async function declaredDependencies(
   if (candidate.dir === undefined) return [];
   let text: string | undefined;
   for (const file of ["deno.json", "deno.jsonc"]) {
-    try {
-      text = await Deno.readTextFile(join(candidate.dir, file));
-      break;
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
+    text ??= await unlessMissing(Deno.readTextFile(join(candidate.dir, file)));
   }
   if (text === undefined) return [];
   let parsed: unknown;
@@ -141,12 +137,10 @@ export async function declaredDependencies(
 async function lockFlags(candidate: ProviderCandidate): Promise<string[]> {
   if (candidate.dir === undefined) return ["--no-lock"];
   const lock = join(candidate.dir, "deno.lock");
-  try {
-    await Deno.stat(lock);
-    return [`--lock=${lock}`, "--frozen"];
-  } catch {
-    return ["--no-lock"];
-  }
+  return await Deno.stat(lock).then(
+    () => [`--lock=${lock}`, "--frozen"],
+    () => ["--no-lock"],
+  );
 }
 
 interface DenoRun {
@@ -187,10 +181,6 @@ async function runDenoInstall(
   return { code, output };
 }
 
-function workingDir(candidate: ProviderCandidate, hermesHome: string): string {
-  return candidate.dir ?? hermesHome;
-}
-
 /**
  * Reports whether a provider's declared dependencies are in the module
  * cache, without downloading or installing anything.
@@ -220,7 +210,7 @@ export async function providerDependencyStatus(
   if (declared.length > 0) {
     const denoPath = options.denoPath ?? Deno.execPath();
     const flags = ["--cached-only", ...await lockFlags(candidate)];
-    const cwd = workingDir(candidate, hermesHome);
+    const cwd = candidate.dir ?? hermesHome;
     let all: DenoRun | undefined;
     try {
       all = await runDenoInstall(
@@ -257,23 +247,15 @@ export async function providerDependencyStatus(
   if (missing.length > 0) {
     details.push(`Run 'hermes memory setup ${name}' to cache them`);
   }
+  const counted = `${declared.length} ${
+    declared.length === 1 ? "dependency" : "dependencies"
+  }`;
   const summary = declared.length === 0
     ? "no declared dependencies"
     : ready
-    ? `${declared.length} ${
-      declared.length === 1 ? "dependency" : "dependencies"
-    } cached`
-    : `${missing.length} of ${declared.length} ${
-      declared.length === 1 ? "dependency" : "dependencies"
-    } not ready`;
-  return {
-    provider: name,
-    ready,
-    summary,
-    details,
-    dependencies,
-    external,
-  };
+    ? `${counted} cached`
+    : `${missing.length} of ${counted} not ready`;
+  return { provider: name, ready, summary, details, dependencies, external };
 }
 
 /**
@@ -320,7 +302,7 @@ export async function prepareProviderDependencies(
       denoPath,
       declared.map((d) => d.specifier),
       await lockFlags(candidate),
-      workingDir(candidate, hermesHome),
+      candidate.dir ?? hermesHome,
     );
     if (run.code !== 0) {
       throw new DependencyInstallError(

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { isAbsolute, join, relative, resolve, sep } from "../_util/path.ts";
+import { isAbsolute, isInside, join, resolve } from "../_util/path.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 
 /** One registered provider skill. */
@@ -48,18 +48,8 @@ function registryFor(
   hermesHome: string | undefined,
 ): Map<string, ProviderSkill> {
   const home = resolve(hermesHome ?? getHermesHome());
-  let registry = registries.get(home);
-  if (registry === undefined) {
-    registry = new Map();
-    registries.set(home, registry);
-  }
-  return registry;
-}
-
-function isInside(parent: string, child: string): boolean {
-  const rel = relative(parent, child);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel) &&
-    !rel.startsWith(sep));
+  if (!registries.has(home)) registries.set(home, new Map());
+  return registries.get(home)!;
 }
 
 /**

@@ -27,6 +27,7 @@ import {
   type InitializeOptions,
   log,
   MemoryProvider,
+  normalizePreCompressEvidence,
   type PreCompressOptions,
   type SessionSwitchOptions,
   type ToolSchema,
@@ -254,7 +255,9 @@ export class ArchiveMemoryProvider extends MemoryProvider {
   }
 
   async #checkpoint(path: string, messages: ChatMessage[]): Promise<number> {
-    const entries = evidence(messages);
+    // The framework's evidence rule, applied here too: a provider may be
+    // handed the raw transcript.
+    const entries = normalizePreCompressEvidence(messages);
     const digests = new DigestSequence();
     for (const message of entries) digests.push(messageDigest(message));
     const directory = join(path, "..");
@@ -291,12 +294,7 @@ export class ArchiveMemoryProvider extends MemoryProvider {
             }
           };
           await file.seek(index.size, Deno.SeekMode.Start);
-          try {
-            index.size += await appendLines(file, lines());
-          } catch (error) {
-            this.#indexes.delete(path);
-            throw error;
-          }
+          index.size += await appendLines(file, lines());
           for (let i = from; i < entries.length; i++) {
             index.digests.pushFrom(digests, i);
           }
@@ -389,12 +387,7 @@ class DigestSequence {
   }
 
   pushFrom(other: DigestSequence, index: number): void {
-    this.#grow();
-    this.#bytes.set(
-      other.#bytes.subarray(index * 32, index * 32 + 32),
-      this.length * 32,
-    );
-    this.length++;
+    this.push(other.#bytes.subarray(index * 32, index * 32 + 32));
   }
 
   equals(i: number, other: DigestSequence, j: number): boolean {
@@ -407,11 +400,10 @@ class DigestSequence {
   }
 
   hex(i: number): string {
-    let out = "";
-    for (let k = i * 32; k < i * 32 + 32; k++) {
-      out += this.#bytes[k]!.toString(16).padStart(2, "0");
-    }
-    return out;
+    return Array.from(
+      this.#bytes.subarray(i * 32, i * 32 + 32),
+      (b) => b.toString(16).padStart(2, "0"),
+    ).join("");
   }
 
   #grow(): void {
@@ -453,33 +445,6 @@ function firstNew(transcript: DigestSequence, archive: DigestSequence): number {
     if (matched === m && j < archive.length - 1) matched = fail[matched - 1]!;
   }
   return p + matched;
-}
-
-// The framework's evidence normalization again (a provider may get a raw
-// transcript): user and assistant text, no summaries or tool-call-only turns.
-function evidence(messages: readonly unknown[]): ChatMessage[] {
-  if (!Array.isArray(messages)) return [];
-  const out: ChatMessage[] = [];
-  for (const m of messages) {
-    if (m === null || typeof m !== "object" || Array.isArray(m)) continue;
-    const message = m as ChatMessage;
-    if (message.role !== "user" && message.role !== "assistant") continue;
-    if (truthy(message._compressed_summary)) continue;
-    if (message.role === "assistant" && truthy(message.tool_calls)) {
-      const c = message.content;
-      if (typeof c === "string" ? c.trim() === "" : !truthy(c)) continue;
-    }
-    out.push(message);
-  }
-  return out;
-}
-
-function truthy(value: unknown): boolean {
-  if (Array.isArray(value)) return value.length > 0;
-  if (value !== null && typeof value === "object") {
-    return Object.keys(value).length > 0;
-  }
-  return Boolean(value);
 }
 
 // Writes the lines through a fixed 64 KiB buffer, so a large checkpoint is
@@ -570,10 +535,7 @@ async function scanLines(
 
 function sessionSegment(sessionId: string): string {
   const raw = sessionId ? String(sessionId) : "no-session";
-  const segment = raw.replaceAll("..", "_").replaceAll("/", "_").replaceAll(
-    "\\",
-    "_",
-  );
+  const segment = raw.replace(/\.\.|[/\\]/g, "_");
   return segment === "." || segment === "" ? "_" : segment;
 }
 

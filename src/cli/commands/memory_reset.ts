@@ -17,6 +17,7 @@ import { loadConfig } from "../../config/config.ts";
 import { activeProviderName } from "../_provider_list.ts";
 import { ioAction, writeJson } from "../format.ts";
 import { TARGET_DESCRIPTIONS } from "../builtin_entries.ts";
+import { unlessMissing } from "../../io/atomic_write.ts";
 
 /** Exits 1 when cancelled. */
 async function runMemoryReset(
@@ -32,12 +33,8 @@ async function runMemoryReset(
 
   const found: { target: MemoryTarget; path: string; bytes: number }[] = [];
   for (const t of selected) {
-    try {
-      const info = await Deno.lstat(paths[t]);
-      found.push({ target: t, path: paths[t], bytes: info.size });
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-    }
+    const info = await unlessMissing(Deno.lstat(paths[t]));
+    if (info) found.push({ target: t, path: paths[t], bytes: info.size });
   }
   const provider = await loadConfig().then(activeProviderName, () => null);
   const json = options.json === true;

@@ -59,22 +59,20 @@ export function inheritedHostBlock(
   source: Record<string, unknown>,
   options: InheritedHostBlockOptions,
 ): Record<string, unknown> {
+  const { keys, ...fixed } = options;
   const block: Record<string, unknown> = {};
-  for (const key of options.keys) {
+  for (const key of keys) {
     if (source[key] !== undefined && source[key] !== null) {
       block[key] = structuredClone(source[key]);
     }
   }
   if (
-    options.keys.includes("pinUserPeer") && block.pinUserPeer === undefined &&
+    keys.includes("pinUserPeer") && block.pinUserPeer === undefined &&
     source.pinPeerName !== undefined && source.pinPeerName !== null
   ) {
     block.pinUserPeer = source.pinPeerName;
   }
-  block.aiPeer = options.aiPeer;
-  block.workspace = options.workspace;
-  block.enabled = options.enabled;
-  return block;
+  return Object.assign(block, fixed);
 }
 
 /** The workspace new blocks share: the default block's, else the root's, else `hermes`. */

@@ -53,12 +53,10 @@ export interface HonchoCliScope {
   cwd: string;
 }
 
-/** `--target-profile`, and the homes and directory (tests set them). */
+/** `--target-profile`, and the profile home (setup's own runs and tests set it). */
 export interface ResolveScopeOptions {
   targetProfile?: string;
   hermesHome?: string;
-  defaultRoot?: string;
-  cwd?: string;
 }
 
 export function resolveScope(
@@ -66,7 +64,7 @@ export function resolveScope(
   options: ResolveScopeOptions = {},
 ): HonchoCliScope {
   const hermesHome = resolve(options.hermesHome ?? getHermesHome());
-  const defaultRoot = resolve(options.defaultRoot ?? getDefaultHermesRoot());
+  const defaultRoot = resolve(getDefaultHermesRoot());
   let profile = profileFromHermesHome(hermesHome);
   const target = options.targetProfile?.trim();
   if (options.targetProfile !== undefined) {
@@ -89,7 +87,7 @@ export function resolveScope(
     profile,
     targetProfile: target || undefined,
     defaultRoot,
-    cwd: options.cwd ?? Deno.cwd(),
+    cwd: Deno.cwd(),
   };
 }
 
@@ -236,15 +234,9 @@ function applyEdit(
       `Cannot change ${path}: 'hosts' is not an object; fix the file, nothing was written`,
     );
   }
-  const hosts: Record<string, unknown> = isRecord(target.hosts)
-    ? target.hosts
-    : {};
-  const block: Record<string, unknown> = isRecord(hosts[edit.hostKey])
-    ? hosts[edit.hostKey] as Record<string, unknown>
-    : {};
-  assign(block, edit.host);
-  hosts[edit.hostKey] = block;
-  target.hosts = hosts;
+  const hosts = (target.hosts ??= {}) as Record<string, unknown>;
+  if (!isRecord(hosts[edit.hostKey])) hosts[edit.hostKey] = {};
+  assign(hosts[edit.hostKey] as Record<string, unknown>, edit.host);
 }
 
 /** The host block a write for this configuration should go to: the block that was read (a legacy `hermes.<name>` block stays where it is), else the host key. */
@@ -300,13 +292,6 @@ export function describeConfigError(
   return `it does not parse${where} (${error.message})`;
 }
 
-export interface ConnectHonchoOptions {
-  /** The deadline of each request. @default {CLI_CONNECT_TIMEOUT_MS} */
-  timeoutMs?: number;
-  /** The profile home whose `config.yaml` supplies `honcho.base_url` fallbacks. */
-  hermesHome?: string;
-}
-
 /** "profile NAME" for headers, saying which files it means: `--target-profile` works on its host block in this home's file, `--profile` in its own home. */
 export function profileLabel(scope: HonchoCliScope, profile: string): string {
   if (scope.targetProfile !== undefined) {
@@ -320,18 +305,18 @@ export function profileLabel(scope: HonchoCliScope, profile: string): string {
   return `profile ${profile}`;
 }
 
-/** Builds a client for the CLI: the resolved connection (cleaned base URL, `"local"` key for a local server), a short timeout and no retries. */
+/** Builds a client for the CLI: the resolved connection (cleaned base URL, `"local"` key for a local server), a short timeout (each request's deadline) and no retries. */
 export async function connectHoncho(
   config: HonchoConfig,
-  options: ConnectHonchoOptions = {},
+  timeoutMs: number = CLI_CONNECT_TIMEOUT_MS,
 ): Promise<HonchoClient> {
-  // A broken config.yaml only loses its honcho.* fallbacks here.
-  const hermesConfig = await loadConfig({
-    hermesHome: options.hermesHome ?? config.hermesHome,
-  }).catch(() => ({}));
+  // The profile's config.yaml supplies honcho.base_url fallbacks; a broken
+  // one only loses them here.
+  const hermesConfig = await loadConfig({ hermesHome: config.hermesHome })
+    .catch(() => ({}));
   return HonchoClient.fromConfig(config, {
     hermesConfig,
-    timeoutMs: options.timeoutMs ?? CLI_CONNECT_TIMEOUT_MS,
+    timeoutMs,
     maxRetries: 0,
   });
 }
@@ -382,6 +367,14 @@ export function checkHonchoId(what: string, value: string): string {
     );
   }
   return text;
+}
+
+/** Why a file could not be read: a missing Deno read grant names the path to grant. */
+export function readProblem(error: unknown, grant: string): string {
+  if (error instanceof Error && error.name === "NotCapable") {
+    return `no read permission (grant --allow-read=${grant})`;
+  }
+  return errorText(error);
 }
 
 /** Whether `error` is the CLI's prompt cancellation (Ctrl-C, Ctrl-D, end of input). */

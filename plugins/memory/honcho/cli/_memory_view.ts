@@ -37,7 +37,7 @@ export async function reachHoncho(
   timeoutMs: number,
 ): Promise<{ client: HonchoClient } | { error: string }> {
   try {
-    const client = await connectHoncho(config, { timeoutMs });
+    const client = await connectHoncho(config, timeoutMs);
     await client.listPeers({ size: 1 });
     return { client };
   } catch (error) {

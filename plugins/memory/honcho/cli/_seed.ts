@@ -16,6 +16,7 @@ import type { HonchoConfig } from "../config/config.ts";
 import { chunkMessage } from "../session/chunking.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
 import { isRecord, sanitizeId } from "../_util.ts";
+import { connectHoncho } from "./_common.ts";
 
 /** `description` is what it holds, for the `<context>` note. */
 interface UserMemoryFile {
@@ -103,18 +104,22 @@ function identitySeedText(source: string, content: string): string {
   return `<ai_identity_seed>\n<source>${source}</source>\n${content.trim()}\n</ai_identity_seed>`;
 }
 
-/** Creates the session with both peers and their observation switches, as the provider does. */
-export async function ensureSeedSession(target: SeedTarget): Promise<void> {
-  const { client, config, sessionId } = target;
-  const aiPeer = resolveAiPeerId(config);
+/** Connects and creates the session with both peers and their observation switches, as the provider does. */
+export async function openSeedTarget(
+  config: HonchoConfig,
+  sessionId: string,
+  hermesHome: string,
+): Promise<SeedTarget> {
+  const client = await connectHoncho(config);
   const flags = config.observationFlags;
   const peers: Record<string, { observeMe: boolean; observeOthers: boolean }> =
-    { [aiPeer]: { ...flags.ai } };
+    { [resolveAiPeerId(config)]: { ...flags.ai } };
   if (config.peerName) {
     peers[sanitizeId(config.peerName)] = { ...flags.user };
   }
   await client.getOrCreateSession(sessionId);
   await client.addSessionPeers(sessionId, peers);
+  return { client, config, sessionId, hermesHome };
 }
 
 const ledgerPath = (hermesHome: string): string =>

@@ -24,11 +24,9 @@ export function sanitizeMapName(name: string): string {
 export async function findGitRoot(cwd: string): Promise<string | undefined> {
   let dir = resolve(cwd);
   for (;;) {
-    try {
-      await Deno.lstat(join(dir, ".git"));
+    // Not here (or not readable): go up.
+    if (await Deno.lstat(join(dir, ".git")).then(() => true, () => false)) {
       return dir;
-    } catch {
-      // Not here (or not readable): go up.
     }
     const parent = dirname(dir);
     if (parent === dir) return undefined;

@@ -4,19 +4,18 @@ import { resolve } from "../../../../src/provider/_bundled.ts";
 import type { HermesCommand } from "../../../../src/cli/mod.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
 import {
-  connectHoncho,
   describeHonchoFailure,
   HonchoCliError,
   type HonchoCliScope,
   hostLabel,
   loadScopeConfig,
+  readProblem,
   serverLabel,
 } from "./_common.ts";
 import { scopedAction } from "./_action.ts";
 import { fetchMemoryView, printMemoryView } from "./_memory_view.ts";
 import { cliSessionName } from "./_session_name.ts";
-import { ensureSeedSession, seedAiIdentity } from "./_seed.ts";
-import { errorText } from "../_util.ts";
+import { openSeedTarget, seedAiIdentity } from "./_seed.ts";
 
 async function readSeedFile(path: string): Promise<string> {
   const fail = (why: string) =>
@@ -25,9 +24,7 @@ async function readSeedFile(path: string): Promise<string> {
     throw fail(
       error instanceof Deno.errors.NotFound
         ? "the file does not exist"
-        : error instanceof Error && error.name === "NotCapable"
-        ? `no read permission (grant --allow-read=${path})`
-        : errorText(error),
+        : readProblem(error, path),
     );
   });
   if (text.trim() === "") throw fail("the file is empty");
@@ -54,21 +51,17 @@ async function runIdentity(
     );
   }
   const label = hostLabel(config.hostKey);
-  let code = 0;
   if (file !== undefined) {
     const path = resolve(scope.cwd, file);
     const content = await readSeedFile(path);
     const url = serverLabel(config);
     const session = await cliSessionName(config, scope.cwd);
     try {
-      const client = await connectHoncho(config);
-      const target = {
-        client,
+      const target = await openSeedTarget(
         config,
-        sessionId: session.sessionId,
-        hermesHome: scope.hermesHome,
-      };
-      await ensureSeedSession(target);
+        session.sessionId,
+        scope.hermesHome,
+      );
       const result = await seedAiIdentity(
         target,
         path,
@@ -84,7 +77,7 @@ async function runIdentity(
         io.stdout(
           `${label}Seeded AI peer '${aiPeer}' with ${result.entry.file} (${result.entry.messageIds.length} message${
             result.entry.messageIds.length === 1 ? "" : "s"
-          }, session ${session.sessionId}, workspace ${client.workspaceId})\n`,
+          }, session ${session.sessionId}, workspace ${target.client.workspaceId})\n`,
         );
       }
     } catch (error) {
@@ -94,17 +87,15 @@ async function runIdentity(
       );
     }
   }
-  if (options.show) {
-    if (file !== undefined) io.stdout("\n");
-    io.stdout(`${label}What Honcho knows (workspace ${config.workspaceId}):\n`);
-    const view = await fetchMemoryView(config);
-    printMemoryView(io, view, {
-      maxFacts: Number.POSITIVE_INFINITY,
-      maxRepresentationChars: 4000,
-    });
-    if (!view.ok) code = 1;
-  }
-  return code;
+  if (!options.show) return 0;
+  if (file !== undefined) io.stdout("\n");
+  io.stdout(`${label}What Honcho knows (workspace ${config.workspaceId}):\n`);
+  const view = await fetchMemoryView(config);
+  printMemoryView(io, view, {
+    maxFacts: Number.POSITIVE_INFINITY,
+    maxRepresentationChars: 4000,
+  });
+  return view.ok ? 0 : 1;
 }
 
 export function registerIdentity(honcho: HermesCommand): HermesCommand {

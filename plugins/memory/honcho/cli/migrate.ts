@@ -17,11 +17,11 @@ import { isHonchoError } from "../client/errors.ts";
 import { resolveAiPeerId } from "../session/peers.ts";
 import { HONCHO_TOOL_NAMES } from "../tools.ts";
 import {
-  connectHoncho,
   describeHonchoFailure,
   HonchoCliError,
   type HonchoCliScope,
   loadScopeConfig,
+  readProblem,
   requireReadableConfig,
   serverLabel,
 } from "./_common.ts";
@@ -29,7 +29,7 @@ import { scopedAction } from "./_action.ts";
 import { cliSessionName } from "./_session_name.ts";
 import {
   AGENT_IDENTITY_FILES,
-  ensureSeedSession,
+  openSeedTarget,
   seedAiIdentity,
   type SeedResult,
   type SeedTarget,
@@ -38,7 +38,7 @@ import {
 } from "./_seed.ts";
 import { sourceText } from "./setting_commands.ts";
 import { runSetup } from "./setup.ts";
-import { errorText, sanitizeId } from "../_util.ts";
+import { sanitizeId } from "../_util.ts";
 
 interface MigrateOptions {
   yes?: boolean;
@@ -92,13 +92,6 @@ async function findMemoryFiles(
     }
   }
   return { files, problems };
-}
-
-function readProblem(error: unknown, dir: string): string {
-  if (error instanceof Error && error.name === "NotCapable") {
-    return `no read permission (grant --allow-read=${dir})`;
-  }
-  return errorText(error);
 }
 
 interface SendStep {
@@ -234,18 +227,12 @@ async function runMigrate(
 
   const session = await cliSessionName(config, scope.cwd);
   let target: SeedTarget | undefined;
-  const connect = async (): Promise<SeedTarget> => {
-    if (target) return target;
-    const client = await connectHoncho(config);
-    target = {
-      client,
+  const connect = async (): Promise<SeedTarget> =>
+    target ??= await openSeedTarget(
       config,
-      sessionId: session.sessionId,
-      hermesHome: scope.hermesHome,
-    };
-    await ensureSeedSession(target);
-    return target;
-  };
+      session.sessionId,
+      scope.hermesHome,
+    );
   const url = serverLabel(config);
   const connected = () => target !== undefined;
 
@@ -318,10 +305,9 @@ async function runMigrate(
     ]
   ) io.stdout(`  ${line}\n`);
   if (failures > 0) {
-    io.stderr(
-      `error: ${failures} file(s) were not sent; fix the problem above and run 'hermes honcho migrate' again (files already sent are skipped)\n`,
+    throw new HonchoCliError(
+      `${failures} file(s) were not sent; fix the problem above and run 'hermes honcho migrate' again (files already sent are skipped)`,
     );
-    return 1;
   }
   return 0;
 }

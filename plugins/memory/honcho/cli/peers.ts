@@ -119,12 +119,10 @@ async function listWorkspacePeers(
   const ids: string[] = [];
   for (let page = 1; ids.length < MAX_LISTED_PEERS; page++) {
     const result = await client.listPeers({ page, size: 50 });
-    for (const peer of result.items) {
-      if (ids.length < MAX_LISTED_PEERS) ids.push(peer.id);
-    }
+    ids.push(...result.items.map((peer) => peer.id));
     if (page >= result.pages || result.items.length === 0) break;
   }
-  return ids;
+  return ids.slice(0, MAX_LISTED_PEERS);
 }
 
 function parseAssignment(text: string): [string, string] {
@@ -383,14 +381,11 @@ async function pickWorkspace(
   client: HonchoClient | undefined,
   current: string,
 ): Promise<string> {
-  let names: string[] = [];
-  try {
-    names = (await client?.listWorkspaces({ size: 50 }))?.items.map((w) =>
-      w.id
-    ) ?? [];
-  } catch {
-    // Workspace listing needs an admin key; fall back to typing.
-  }
+  // Workspace listing needs an admin key; without one, fall back to typing.
+  const names = await client?.listWorkspaces({ size: 50 }).then(
+    (page) => page.items.map((w) => w.id),
+    () => [],
+  ) ?? [];
   return await pickId(io, "Workspace", names, current, [
     "workspace",
     "Workspace id",

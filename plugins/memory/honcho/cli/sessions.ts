@@ -78,47 +78,41 @@ async function runMap(
   if (name === undefined && !options.remove) return await runSessions(scope);
   const config = await loadScopeConfig(scope);
   requireReadableConfig(config);
-  // The map is read inside the file's lock (writeHonchoFile's update), so
-  // concurrent `map` commands in different directories all keep theirs.
-  const sessionsOf = (file: Readonly<Record<string, unknown>>) => ({
-    ...(isRecord(file.sessions) ? file.sessions : {}),
-  });
-  if (options.remove) {
-    if (name !== undefined) {
-      throw new HonchoCliError(
-        "Cannot use a session name with --remove: run 'hermes honcho map --remove' in the mapped directory",
-        2,
-      );
-    }
-    const written = await writeHonchoFile(config, scope.hermesHome, (file) => {
-      const sessions = sessionsOf(file);
-      if (!Object.hasOwn(sessions, cwd)) return undefined;
-      delete sessions[cwd];
-      return { root: { sessions } };
-    });
-    if (!written.changed) {
-      io.stdout(`${cwd} is not mapped; nothing to remove.\n`);
-      return 0;
-    }
-    await reportWrite(scope, written);
-    io.stdout(`Removed the mapping of ${cwd} from ${written.path}\n`);
-    return 0;
+  if (options.remove && name !== undefined) {
+    throw new HonchoCliError(
+      "Cannot use a session name with --remove: run 'hermes honcho map --remove' in the mapped directory",
+      2,
+    );
   }
-  const clean = sanitizeMapName(name ?? "");
+  const clean = options.remove ? undefined : sanitizeMapName(name ?? "");
   if (clean === "") {
     throw new HonchoCliError(
       `Cannot map to '${name}': a session name needs at least one letter, digit, '_' or '-'`,
       2,
     );
   }
-  if (clean !== name) io.stdout(`Session name sanitized to: ${clean}\n`);
-  const written = await writeHonchoFile(
-    config,
-    scope.hermesHome,
-    (file) => ({ root: { sessions: { ...sessionsOf(file), [cwd]: clean } } }),
-  );
+  if (clean !== undefined && clean !== name) {
+    io.stdout(`Session name sanitized to: ${clean}\n`);
+  }
+  // The map is read inside the file's lock (writeHonchoFile's update), so
+  // concurrent `map` commands in different directories all keep theirs.
+  const written = await writeHonchoFile(config, scope.hermesHome, (file) => {
+    const sessions = { ...(isRecord(file.sessions) ? file.sessions : {}) };
+    if (clean !== undefined) sessions[cwd] = clean;
+    else if (Object.hasOwn(sessions, cwd)) delete sessions[cwd];
+    else return undefined;
+    return { root: { sessions } };
+  });
+  if (!written.changed) {
+    io.stdout(`${cwd} is not mapped; nothing to remove.\n`);
+    return 0;
+  }
   await reportWrite(scope, written);
-  io.stdout(`Mapped ${cwd} → ${clean} (root 'sessions' in ${written.path})\n`);
+  io.stdout(
+    clean === undefined
+      ? `Removed the mapping of ${cwd} from ${written.path}\n`
+      : `Mapped ${cwd} → ${clean} (root 'sessions' in ${written.path})\n`,
+  );
   return 0;
 }
 

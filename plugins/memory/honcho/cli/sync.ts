@@ -8,9 +8,11 @@ import { join, resolve } from "../../../../src/provider/_bundled.ts";
 import { type HermesCommand, writeJson } from "../../../../src/cli/mod.ts";
 import {
   describeConfigError,
+  HonchoCliError,
   type HonchoCliScope,
   listProfiles,
   loadProfileConfig,
+  requireReadableConfig,
   resolveScope,
   runGuarded,
   writeHonchoFile,
@@ -40,19 +42,11 @@ async function runSync(
 ): Promise<number> {
   const { io } = scope;
   const base = await loadProfileConfig(scope.defaultRoot, "default");
-  if (base.configError) {
-    io.stderr(
-      `error: Cannot sync from ${base.configPath}: ${
-        describeConfigError(base)
-      }; fix or remove the file, nothing was written\n`,
-    );
-    return 1;
-  }
+  requireReadableConfig(base, "sync from");
   if (!base.explicitlyConfigured && !base.apiKey && !base.baseUrl) {
-    io.stderr(
-      `error: Nothing to sync: the default profile has no Honcho settings (${base.configPath}); run 'hermes honcho setup' first\n`,
+    throw new HonchoCliError(
+      `Nothing to sync: the default profile has no Honcho settings (${base.configPath}); run 'hermes honcho setup' first`,
     );
-    return 1;
   }
   const source = defaultHostBlock(base.raw);
   const workspace = sharedWorkspace(base.raw);

@@ -31,7 +31,7 @@ export interface AgentMemory {
  */
 export async function openAgentMemory(
   io: CliIo,
-  options: { sessionId: string; inspection?: boolean },
+  options: { sessionId: string; inspection?: boolean; platform?: string },
 ): Promise<AgentMemory> {
   const home = getHermesHome();
   const config = await loadConfig();
@@ -68,7 +68,7 @@ export async function openAgentMemory(
     }
   }
   const init = {
-    platform: "cli",
+    platform: options.platform ?? "cli",
     hermesHome: home,
     agentContext: "primary" as const,
     agentWorkspace: "hermes",

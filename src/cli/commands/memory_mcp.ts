@@ -25,6 +25,7 @@ import { BuiltinMemoryProvider } from "../../builtin/builtin_provider.ts";
 import { MEMORY_TOOL_NAME } from "../../builtin/memory_tool.ts";
 import type { ToolSchema } from "../../core/memory_provider.ts";
 import { errorText } from "../../_util/error_text.ts";
+import { terminalSafe, terminalSafeDeep } from "../../core/terminal_text.ts";
 import { isRecord } from "../../_util/is_record.ts";
 
 const RECALL_TOOL_NAME = "memory_recall";
@@ -48,12 +49,20 @@ const RECALL_TOOL: Tool = {
   },
 };
 
-function toMcpTool(schema: ToolSchema): Tool {
+/**
+ * A provider's tool as MCP clients see it: its text escaped like terminal
+ * text and its description marked as the provider's, so that a description
+ * cannot pass for the server's own instructions.
+ */
+function toMcpTool(schema: ToolSchema, provider?: string): Tool {
+  const description = terminalSafe(schema.description ?? "");
   return {
-    name: schema.name,
-    description: schema.description ?? "",
+    name: terminalSafe(schema.name, { singleLine: true }),
+    description: provider
+      ? `[provider ${provider}] ${description}`
+      : description,
     inputSchema: {
-      ...schema.parameters,
+      ...terminalSafeDeep(schema.parameters),
       type: "object",
     } as Tool["inputSchema"],
   };
@@ -80,8 +89,13 @@ async function runMemoryMcp(
   const sessionId = options.session || "mcp";
   const home = getHermesHome();
   const quiet: CliIo = { ...io, stdout: (text) => io.stderr(text) };
-  // The provider starts while the client initializes.
-  const opening: Promise<AgentMemory> = openAgentMemory(quiet, { sessionId });
+  // The provider starts while the client initializes. "mcp": a client asks
+  // and waits, there is no next turn to prefetch for (Honcho recalls for the
+  // query itself, as with recallSync).
+  const opening: Promise<AgentMemory> = openAgentMemory(quiet, {
+    sessionId,
+    platform: "mcp",
+  });
   opening.catch(() => {});
   // The SDK's modules take a few hundred ms to evaluate: done while the
   // provider's worker starts, not before.
@@ -107,6 +121,7 @@ async function runMemoryMcp(
     },
   );
 
+  let turn = 0;
   const builtin = (memory: AgentMemory): BuiltinMemoryProvider | null => {
     const provider = memory.manager.getProvider("builtin");
     return provider instanceof BuiltinMemoryProvider ? provider : null;
@@ -120,7 +135,7 @@ async function runMemoryMcp(
     for (const schema of await memory.manager.getAllToolSchemas()) {
       if (schema.name === MEMORY_TOOL_NAME) continue;
       if (schema.name === RECALL_TOOL_NAME) continue;
-      tools.push(toMcpTool(schema));
+      tools.push(toMcpTool(schema, memory.external ?? "unknown"));
     }
     tools.push(RECALL_TOOL);
     return { tools };
@@ -144,6 +159,13 @@ async function runMemoryMcp(
       }
       const { manager } = memory;
       try {
+        // Every tool call is a turn of its own: per-turn limits (the memory
+        // tool's consolidation refusals) start over, recall is for this query.
+        const query = typeof args.query === "string" ? args.query : "";
+        await manager.onTurnStart(
+          ++turn,
+          name === RECALL_TOOL_NAME ? query : "",
+        );
         if (name === MEMORY_TOOL_NAME) {
           const store = builtin(memory);
           if (store === null) {
@@ -154,8 +176,7 @@ async function runMemoryMcp(
           return reply(text, isError(text));
         }
         if (name === RECALL_TOOL_NAME) {
-          const query = args.query;
-          if (typeof query !== "string" || query.trim() === "") {
+          if (query.trim() === "") {
             return fail("query must be a non-empty string");
           }
           // What a new session would load, including writes made since.

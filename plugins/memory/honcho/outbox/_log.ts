@@ -129,6 +129,8 @@ export class OutboxLog {
   #keptBytes = 0;
   #keptNoticed = false;
   #reserveChecked = false;
+  /** Reads change nothing on disk (a report by a read-only command). */
+  readOnly = false;
 
   constructor(dir: string, name: string, workspace: string, now: () => number) {
     this.dir = dir;
@@ -206,7 +208,10 @@ export class OutboxLog {
       }
       throw error;
     }
-    if (this.#offset === 0 && info.size > 0 && await this.#setAsideNewer()) {
+    if (
+      this.#offset === 0 && info.size > 0 && !this.readOnly &&
+      await this.#setAsideNewer()
+    ) {
       this.#reset();
       return;
     }
@@ -232,9 +237,13 @@ export class OutboxLog {
           "warn",
           `Ignoring a torn last line in Honcho outbox ${this.path} (${
             bytes.length - end
-          } bytes, a crash during a write): it is removed`,
+          } bytes, a crash during a write): ${
+            this.readOnly
+              ? "the next run that delivers removes it"
+              : "it is removed"
+          }`,
         );
-        await Deno.truncate(this.path, this.#offset);
+        if (!this.readOnly) await Deno.truncate(this.path, this.#offset);
       }
     }
     this.#ino = ino;

@@ -2,6 +2,7 @@
 // so it never drifts from what `hermes` accepts.
 
 import type { HermesCommand } from "./hermes_command.ts";
+import { getDefaultHermesRoot } from "../profile/hermes_home.ts";
 import { COMPLETION_SUMMARY } from "./root_help.ts";
 
 /** The shells `hermes completion` writes a script for. */
@@ -15,25 +16,45 @@ export const COMPLETION_SHELLS: readonly string[] = Object.freeze([
 export interface CompletionNode {
   /** The path after `hermes`, joined by `/` (`""`: the root). */
   path: string;
-  /** Visible subcommands, then fixed argument values. */
+  /** Visible subcommands, then argument values. */
   commands: string[];
   options: string[];
+  /** The values an option takes, by flag (`--target`, `-t`). */
+  values: Record<string, readonly string[]>;
 }
 
-/** One {@linkcode CompletionNode} per command, the root first. */
-function completionNodes(root: HermesCommand): CompletionNode[] {
+/**
+ * One {@linkcode CompletionNode} per command, the root first; `machine`:
+ * values only this machine knows (installed providers, profiles), by path
+ * or flag.
+ */
+function completionNodes(
+  root: HermesCommand,
+  machine: Record<string, readonly string[]>,
+): CompletionNode[] {
   const nodes: CompletionNode[] = [];
   const walk = (command: HermesCommand, path: string): void => {
     const children = command.commands.filter((c) => !c.hidden);
-    const options = command.options.flatMap((o) => o.long ?? []);
+    const values: Record<string, readonly string[]> = {};
+    for (const o of command.options) {
+      const known = o.choices ?? machine[o.long ?? ""];
+      for (const flag of known ? [o.long, o.short] : []) {
+        if (flag) values[flag] = known!;
+      }
+    }
     nodes.push({
       path,
-      // Fixed argument values (`completion <shell>`) complete like words.
       commands: [
         ...children.map((c) => c.name()),
-        ...command.registeredArguments.flatMap((a) => a.choices ?? []),
+        ...command.registeredArguments.flatMap((a) =>
+          a.choices ?? a.suggest ?? []
+        ),
+        ...machine[path] ?? [],
       ],
-      options: [...new Set([...options, "--help"])],
+      options: [
+        ...new Set([...command.options.flatMap((o) => o.long ?? []), "--help"]),
+      ],
+      values,
     });
     for (const child of children) walk(child, `${path}/${child.name()}`);
   };
@@ -41,6 +62,24 @@ function completionNodes(root: HermesCommand): CompletionNode[] {
   // `--json` is accepted at every level (run.ts hands it to the command).
   nodes[0]?.options.splice(-1, 0, "--json");
   return nodes;
+}
+
+/** Installed providers (what `memory setup` takes) and the profiles. */
+async function machineValues(): Promise<Record<string, readonly string[]>> {
+  const { listProviderNames } = await import("./_provider_list.ts");
+  const profiles = ["default"];
+  try {
+    const dir = `${getDefaultHermesRoot()}/profiles`;
+    for (const entry of Deno.readDirSync(dir)) {
+      if (entry.isDirectory) profiles.push(entry.name);
+    }
+  } catch {
+    // No profiles yet, or none readable: only the default one.
+  }
+  return {
+    "/memory/setup": await listProviderNames().catch(() => []),
+    "--profile": profiles.sort(),
+  };
 }
 
 /** The completion script for `bash`, `zsh` or `fish`. */
@@ -70,6 +109,11 @@ function bashScript(nodes: readonly CompletionNode[]): string {
       quote([...n.commands, ...n.options].join(" "))
     } ;;`
   );
+  const values = nodes.flatMap((n) =>
+    Object.entries(n.values).map(([flag, list]) =>
+      `    ${quote(`${n.path} ${flag}`)}) words=${quote(list.join(" "))} ;;`
+    )
+  );
   return `_hermes_completion() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" path="" word i words=""
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -80,6 +124,9 @@ function bashScript(nodes: readonly CompletionNode[]): string {
   done
   case "$path" in
 ${words.join("\n")}
+  esac
+  case "$path \${COMP_WORDS[COMP_CWORD-1]}" in
+${values.join("\n")}
   esac
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }
@@ -114,13 +161,19 @@ function fishScript(nodes: readonly CompletionNode[]): string {
     "end",
     "complete -c hermes -f",
   ];
+  const at = (path: string, more = ""): string =>
+    fishQuote(`__hermes_at ${fishQuote(path)}${more}`);
   for (const node of nodes) {
     const all = [...node.commands, ...node.options].join(" ");
-    lines.push(
-      `complete -c hermes -n ${
-        fishQuote(`__hermes_at ${fishQuote(node.path)}`)
-      } -a ${fishQuote(all)}`,
-    );
+    lines.push(`complete -c hermes -n ${at(node.path)} -a ${fishQuote(all)}`);
+    for (const [flag, list] of Object.entries(node.values)) {
+      const after = `; and test (commandline -opc)[-1] = ${flag}`;
+      lines.push(
+        `complete -c hermes -n ${at(node.path, after)} -a ${
+          fishQuote(list.join(" "))
+        }`,
+      );
+    }
   }
   return `${lines.join("\n")}\n`;
 }
@@ -137,9 +190,9 @@ export function registerCompletion(program: HermesCommand): HermesCommand {
     .example("source <(hermes completion bash)")
     .example("source <(hermes completion zsh)")
     .example("hermes completion fish > ~/.config/fish/completions/hermes.fish");
-  command.action((shell: string) => {
+  command.action(async (shell: string) => {
     command.context.io.stdout(
-      completionScript(shell, completionNodes(program)),
+      completionScript(shell, completionNodes(program, await machineValues())),
     );
     return 0;
   });

@@ -74,6 +74,8 @@ export interface CommandArgument {
   readonly variadic: boolean;
   /** The allowed values, when limited. */
   readonly choices?: readonly string[];
+  /** Values shell completion offers without limiting what is accepted. */
+  readonly suggest?: readonly string[];
 }
 
 type Parser = (value: string, previous: unknown) => unknown;
@@ -234,15 +236,23 @@ export class HermesCommand {
     for (const child of this.#commands) child.#adopt(context);
   }
 
-  /** Adds an argument: `<name>` required, `[name]` optional, `name...` the rest; returns this. */
-  argument(spec: string, description = "", choices?: readonly string[]): this {
+  /**
+   * Adds an argument: `<name>` required, `[name]` optional, `name...` the
+   * rest; `values`: the only ones accepted (a list), or `{ suggest }` for
+   * completion only. Returns this.
+   */
+  argument(
+    spec: string,
+    description = "",
+    values?: readonly string[] | { suggest: readonly string[] },
+  ): this {
     const name = spec.replace(/^[<[]|[>\]]$/g, "");
     this.#arguments.push({
       name: name.replace(/\.\.\.$/, ""),
       description,
       required: spec.startsWith("<"),
       variadic: name.endsWith("..."),
-      ...(choices ? { choices } : {}),
+      ...(Array.isArray(values) ? { choices: values } : values),
     });
     return this;
   }

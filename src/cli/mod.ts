@@ -27,9 +27,11 @@ export {
   type CliContext,
   CliExit,
   type CommandArgument,
+  type CommandInfo,
   type CommandOption,
   createCommand,
   HermesCommand,
+  type ParsedOptions,
   USAGE_EXIT_CODE,
 } from "./hermes_command.ts";
 // Terminal I/O: the real one, and a recording one for tests

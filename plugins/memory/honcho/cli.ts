@@ -35,7 +35,7 @@ async function loadModule(name: string): Promise<Record<string, unknown>> {
 export async function registerCli(command: HermesCommand): Promise<void> {
   command
     .description(
-      command.description() ||
+      command.info.description ||
         "Manage the Honcho memory provider: settings, peers, sessions, migration",
     )
     .usage("[--target-profile NAME] [command] [options]")

@@ -2,7 +2,7 @@
 // so it never drifts from what `hermes` accepts.
 
 import type { HermesCommand } from "./hermes_command.ts";
-import { getDefaultHermesRoot } from "../profile/hermes_home.ts";
+import { listProfiles } from "../profile/hermes_home.ts";
 import { COMPLETION_SUMMARY } from "./root_help.ts";
 
 /** The shells `hermes completion` writes a script for. */
@@ -67,18 +67,9 @@ function completionNodes(
 /** Installed providers (what `memory setup` takes) and the profiles. */
 async function machineValues(): Promise<Record<string, readonly string[]>> {
   const { listProviderNames } = await import("./_provider_list.ts");
-  const profiles = ["default"];
-  try {
-    const dir = `${getDefaultHermesRoot()}/profiles`;
-    for (const entry of Deno.readDirSync(dir)) {
-      if (entry.isDirectory) profiles.push(entry.name);
-    }
-  } catch {
-    // No profiles yet, or none readable: only the default one.
-  }
   return {
     "/memory/setup": await listProviderNames().catch(() => []),
-    "--profile": profiles.sort(),
+    "--profile": (await listProfiles()).map((p) => p.name),
   };
 }
 

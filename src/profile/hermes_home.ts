@@ -182,12 +182,43 @@ export function getHermesHome(): string {
 export function getProfileHome(profile: string): string {
   const name = profile.trim();
   if (name === "" || name === "default") return getDefaultHermesRoot();
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name) || name.includes("..")) {
+  if (!isProfileName(name)) {
     throw new RangeError(
       `Cannot use profile name '${profile}': use letters, digits, '.', '_' or '-'`,
     );
   }
   return join(getDefaultHermesRoot(), "profiles", name);
+}
+
+function isProfileName(name: string): boolean {
+  return /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name) && !name.includes("..");
+}
+
+/**
+ * The profiles: `default` (the root) first, then every directory under
+ * `<root>/profiles/` with a valid profile name, sorted.
+ */
+export async function listProfiles(
+  defaultRoot: string = getDefaultHermesRoot(),
+): Promise<{ name: string; home: string }[]> {
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(join(defaultRoot, "profiles"))) {
+      const { name } = entry;
+      if (entry.isDirectory && isProfileName(name) && name !== "default") {
+        names.push(name);
+      }
+    }
+  } catch {
+    // No profiles directory (or none this run may read).
+  }
+  return [
+    { name: "default", home: defaultRoot },
+    ...names.sort().map((name) => ({
+      name,
+      home: join(defaultRoot, "profiles", name),
+    })),
+  ];
 }
 
 /** Why a `--profile NAME` (or `openMemory({ profile })`) cannot be used. */

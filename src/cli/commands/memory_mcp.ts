@@ -26,23 +26,13 @@ import { isRecord } from "../../_util/is_record.ts";
 
 const RECALL_TOOL_NAME = "memory_recall";
 
-/** A tool as MCP lists it. */
-interface Tool {
-  name: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-}
-
-/** What a `tools/call` answers. */
-interface CallToolResult {
-  content: { type: "text"; text: string }[];
-  isError?: boolean;
-}
+/** A JSON object of the protocol (a tool, a request, a result). */
+type Json = Record<string, unknown>;
 
 /** The MCP revisions this server speaks, newest first (answered in the client's when known). */
 const MCP_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-const RECALL_TOOL: Tool = {
+const RECALL_TOOL: Json = {
   name: RECALL_TOOL_NAME,
   description:
     "Show what this user's memory gives an agent for a message: the memory blocks of " +
@@ -66,7 +56,7 @@ const RECALL_TOOL: Tool = {
  * text and its description marked as the provider's, so that a description
  * cannot pass for the server's own instructions.
  */
-function toMcpTool(schema: ToolSchema, provider?: string): Tool {
+function toMcpTool(schema: ToolSchema, provider?: string): Json {
   const description = terminalSafe(schema.description ?? "");
   return {
     name: terminalSafe(schema.name, { singleLine: true }),
@@ -124,7 +114,7 @@ async function runMemoryMcp(
 
   const listTools = async () => {
     const memory = await Promise.race([adding, opening]);
-    const tools: Tool[] = [];
+    const tools: Json[] = [];
     const own = builtin(memory)?.memoryToolSchema();
     if (own) tools.push(toMcpTool(own));
     for (const schema of await memory.manager.getAllToolSchemas()) {
@@ -136,15 +126,8 @@ async function runMemoryMcp(
     return { tools };
   };
 
-  const callTool = async (
-    params: Record<string, unknown>,
-  ): Promise<CallToolResult> => {
-    const name = String(params.name);
-    const args = (isRecord(params.arguments) ? params.arguments : {}) as Record<
-      string,
-      unknown
-    >;
-    const reply = (text: string, error: boolean): CallToolResult => ({
+  const callTool = async (name: string, args: Json): Promise<Json> => {
+    const reply = (text: string, error: boolean): Json => ({
       content: [{ type: "text", text: mask(text) }],
       ...(error ? { isError: true } : {}),
     });
@@ -192,9 +175,9 @@ async function runMemoryMcp(
 
   // JSON-RPC over stdin/stdout, one message a line (MCP's stdio transport):
   // answered from the first moment, while the provider is still starting.
-  const send = (message: Record<string, unknown>) =>
+  const send = (message: Json) =>
     io.stdout(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
-  const answer = async (request: Record<string, unknown>) => {
+  const answer = async (request: Json): Promise<Json> => {
     const params = isRecord(request.params) ? request.params : {};
     switch (request.method) {
       case "initialize":
@@ -213,8 +196,13 @@ async function runMemoryMcp(
       case "tools/list":
         return await listTools();
       case "tools/call":
-        if (typeof params.name === "string") return await callTool(params);
-        throw { code: -32602, message: "tools/call needs a tool name" };
+        if (typeof params.name !== "string") {
+          throw { code: -32602, message: "tools/call needs a tool name" };
+        }
+        return await callTool(
+          params.name,
+          isRecord(params.arguments) ? params.arguments : {},
+        );
       default:
         throw { code: -32601, message: `Method not found: ${request.method}` };
     }

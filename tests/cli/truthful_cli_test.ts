@@ -450,7 +450,7 @@ Deno.test("hermes completion bash is generated from the command tree: 'hermes me
   });
   const again = await user.run("completion", "bash");
   await Deno.writeTextFile(path, again.stdout);
-  assert.equal(await complete("hermes", "--profile", ""), "coder default");
+  assert.equal(await complete("hermes", "--profile", ""), "default coder");
   for (const shell of ["zsh", "fish"]) {
     const other = await user.run("completion", shell);
     assert.equal(other.code, 0, all(other));

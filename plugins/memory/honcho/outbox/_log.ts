@@ -232,18 +232,15 @@ export class OutboxLog {
         }
       }
       this.#offset += end;
-      if (end < bytes.length) {
+      // A report leaves the torn line for the next run that delivers.
+      if (end < bytes.length && !this.readOnly) {
         log(
           "warn",
           `Ignoring a torn last line in Honcho outbox ${this.path} (${
             bytes.length - end
-          } bytes, a crash during a write): ${
-            this.readOnly
-              ? "the next run that delivers removes it"
-              : "it is removed"
-          }`,
+          } bytes, a crash during a write): it is removed`,
         );
-        if (!this.readOnly) await Deno.truncate(this.path, this.#offset);
+        await Deno.truncate(this.path, this.#offset);
       }
     }
     this.#ino = ino;

@@ -627,7 +627,8 @@ export class HonchoMemoryProvider extends ProviderContract {
     const options = this.#options;
     const inspection = INSPECTING.has(initOptions);
     const rt: HonchoRuntime = {
-      // An MCP client asks and waits: recall answers its query (SPEC.md §6).
+      // An MCP client asks and waits: recall answers its query
+      // (plugins/memory/honcho/SPEC.md §6).
       config: this.#platform === "mcp"
         ? { ...config, recallSync: true }
         : config,

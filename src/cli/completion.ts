@@ -12,21 +12,19 @@ export const COMPLETION_SHELLS: readonly string[] = Object.freeze([
   "fish",
 ]);
 
-/** One command of the tree: its path and the words that may follow it. */
+/** One command of the tree, or one option's values: a path and the words that may follow it. */
 export interface CompletionNode {
-  /** The path after `hermes`, joined by `/` (`""`: the root). */
+  /** The path after `hermes`, joined by `/` (`""`: the root); `PATH FLAG` for an option's values. */
   path: string;
-  /** Visible subcommands, then argument values. */
+  /** Visible subcommands, then argument values (or the option's values). */
   commands: string[];
   options: string[];
-  /** The values an option takes, by flag (`--target`, `-t`). */
-  values: Record<string, readonly string[]>;
 }
 
 /**
- * One {@linkcode CompletionNode} per command, the root first; `machine`:
- * values only this machine knows (installed providers, profiles), by path
- * or flag.
+ * One {@linkcode CompletionNode} per command, the root first, and one per
+ * option with values; `machine`: values only this machine knows (installed
+ * providers, profiles), by path or flag.
  */
 function completionNodes(
   root: HermesCommand,
@@ -35,13 +33,6 @@ function completionNodes(
   const nodes: CompletionNode[] = [];
   const walk = (command: HermesCommand, path: string): void => {
     const children = command.commands.filter((c) => !c.hidden);
-    const values: Record<string, readonly string[]> = {};
-    for (const o of command.options) {
-      const known = o.choices ?? machine[o.long ?? ""];
-      for (const flag of known ? [o.long, o.short] : []) {
-        if (flag) values[flag] = known!;
-      }
-    }
     nodes.push({
       path,
       commands: [
@@ -54,8 +45,19 @@ function completionNodes(
       options: [
         ...new Set([...command.options.flatMap((o) => o.long ?? []), "--help"]),
       ],
-      values,
     });
+    for (const o of command.options) {
+      const values = o.choices ?? machine[o.long ?? ""] ?? [];
+      for (const flag of values.length > 0 ? [o.long, o.short] : []) {
+        if (flag) {
+          nodes.push({
+            path: `${path} ${flag}`,
+            commands: [...values],
+            options: [],
+          });
+        }
+      }
+    }
     for (const child of children) walk(child, `${path}/${child.name()}`);
   };
   walk(root, "");
@@ -94,16 +96,13 @@ function quote(text: string): string {
 }
 
 function bashScript(nodes: readonly CompletionNode[]): string {
-  const steps = nodes.filter((n) => n.path !== "").map((n) => quote(n.path));
+  const steps = nodes.filter((n) => /^\/[^ ]*$/.test(n.path)).map((n) =>
+    quote(n.path)
+  );
   const words = nodes.map((n) =>
     `    ${quote(n.path)}) words=${
       quote([...n.commands, ...n.options].join(" "))
     } ;;`
-  );
-  const values = nodes.flatMap((n) =>
-    Object.entries(n.values).map(([flag, list]) =>
-      `    ${quote(`${n.path} ${flag}`)}) words=${quote(list.join(" "))} ;;`
-    )
   );
   return `_hermes_completion() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" path="" word i words=""
@@ -113,12 +112,12 @@ function bashScript(nodes: readonly CompletionNode[]): string {
       ${steps.join("|")}) path="$path/$word" ;;
     esac
   done
-  case "$path" in
+  # The command's words, then an option's values right after it.
+  for word in "$path" "$path \${COMP_WORDS[COMP_CWORD-1]}"; do
+    case "$word" in
 ${words.join("\n")}
-  esac
-  case "$path \${COMP_WORDS[COMP_CWORD-1]}" in
-${values.join("\n")}
-  esac
+    esac
+  done
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }
 complete -F _hermes_completion hermes
@@ -131,7 +130,7 @@ function fishQuote(text: string): string {
 }
 
 function fishScript(nodes: readonly CompletionNode[]): string {
-  const steps = nodes.filter((n) => n.path !== "").map((n) =>
+  const steps = nodes.filter((n) => /^\/[^ ]*$/.test(n.path)).map((n) =>
     fishQuote(n.path)
   );
   const lines = [
@@ -148,23 +147,18 @@ function fishScript(nodes: readonly CompletionNode[]): string {
     '    echo -n "$path"',
     "end",
     "function __hermes_at",
-    '    test (__hermes_path | string collect) = "$argv[1]"',
+    "    set -l path (__hermes_path | string collect)",
+    '    contains -- "$argv[1]" "$path" "$path "(commandline -opc)[-1]',
     "end",
     "complete -c hermes -f",
   ];
-  const at = (path: string, more = ""): string =>
-    fishQuote(`__hermes_at ${fishQuote(path)}${more}`);
   for (const node of nodes) {
     const all = [...node.commands, ...node.options].join(" ");
-    lines.push(`complete -c hermes -n ${at(node.path)} -a ${fishQuote(all)}`);
-    for (const [flag, list] of Object.entries(node.values)) {
-      const after = `; and test (commandline -opc)[-1] = ${flag}`;
-      lines.push(
-        `complete -c hermes -n ${at(node.path, after)} -a ${
-          fishQuote(list.join(" "))
-        }`,
-      );
-    }
+    lines.push(
+      `complete -c hermes -n ${
+        fishQuote(`__hermes_at ${fishQuote(node.path)}`)
+      } -a ${fishQuote(all)}`,
+    );
   }
   return `${lines.join("\n")}\n`;
 }

@@ -66,12 +66,14 @@ function completionNodes(
   return nodes;
 }
 
-/** Installed providers (what `memory setup` takes) and the profiles. */
+/** Installed providers (what `memory setup` takes) and the profiles (`--profile`, `--target-profile`). */
 async function machineValues(): Promise<Record<string, readonly string[]>> {
   const { listProviderNames } = await import("./_provider_list.ts");
+  const profiles = (await listProfiles()).map((p) => p.name);
   return {
     "/memory/setup": await listProviderNames().catch(() => []),
-    "--profile": (await listProfiles()).map((p) => p.name),
+    "--profile": profiles,
+    "--target-profile": profiles,
   };
 }
 

@@ -451,6 +451,10 @@ Deno.test("hermes completion bash is generated from the command tree: 'hermes me
   const again = await user.run("completion", "bash");
   await Deno.writeTextFile(path, again.stdout);
   assert.equal(await complete("hermes", "--profile", ""), "default coder");
+  assert.equal(
+    await complete("hermes", "honcho", "--target-profile", "c"),
+    "coder",
+  );
   for (const shell of ["zsh", "fish"]) {
     const other = await user.run("completion", shell);
     assert.equal(other.code, 0, all(other));

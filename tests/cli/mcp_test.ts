@@ -281,3 +281,37 @@ Deno.test("memory mcp: a provider's tool text reaches clients escaped and marked
     JSON.stringify({ q: { type: "string", description: "\\x1b]0;x\\x07" } }),
   );
 });
+
+Deno.test("memory mcp: JSON-RPC errors for an unknown method, a bad line and a call without a name; notifications get no answer", async () => {
+  await using user = await tempUser();
+  const c = await hermesCliCommand(["memory", "mcp"], { userHome: user.home });
+  const child = new Deno.Command(c.command, {
+    args: c.args,
+    cwd: c.cwd,
+    env: c.env,
+    clearEnv: true,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(
+    [
+      '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+      '{"jsonrpc":"2.0","id":1,"method":"no/such"}',
+      "not json",
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}',
+      '{"jsonrpc":"2.0","id":3,"method":"ping"}',
+    ].join("\n") + "\n",
+  ));
+  await writer.close();
+  const out = await new Response(child.stdout).text();
+  await child.status;
+  const answers = out.trim().split("\n").map((l) => JSON.parse(l));
+  const byId = (id: unknown) => answers.find((a) => a.id === id);
+  assert.equal(answers.length, 4, out);
+  assert.equal(byId(1).error.code, -32601);
+  assert.equal(byId(null).error.code, -32700);
+  assert.equal(byId(2).error.code, -32602);
+  assert.deepEqual(byId(3), { jsonrpc: "2.0", id: 3, result: {} });
+});

@@ -208,7 +208,7 @@ async function runMemoryMcp(
     }
   };
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-  const pending = new Set<Promise<void>>();
+  const pending: Promise<void>[] = [];
   for await (const line of lines) {
     if (line.trim() === "") continue;
     let request: unknown;
@@ -221,18 +221,18 @@ async function runMemoryMcp(
     // A notification (no id) needs no answer.
     if (!isRecord(request) || request.id === undefined) continue;
     const id = request.id;
-    const done = answer(request).then(
-      (result) => send({ id, result }),
-      (error) =>
-        send({
-          id,
-          error: isRecord(error) && typeof error.code === "number"
-            ? error
-            : { code: -32603, message: errorText(error) },
-        }),
+    pending.push(
+      answer(request).then(
+        (result) => send({ id, result }),
+        (error) =>
+          send({
+            id,
+            error: isRecord(error) && typeof error.code === "number"
+              ? error
+              : { code: -32603, message: errorText(error) },
+          }),
+      ),
     );
-    pending.add(done);
-    done.finally(() => pending.delete(done));
   }
   await Promise.all(pending);
   try {

@@ -31,7 +31,13 @@ export interface AgentMemory {
  */
 export async function openAgentMemory(
   io: CliIo,
-  options: { sessionId: string; inspection?: boolean },
+  options: {
+    sessionId: string;
+    inspection?: boolean;
+    platform?: string;
+    /** Called once the providers are added, before they initialize (their tools are known). */
+    onAdded?: (memory: AgentMemory) => void;
+  },
 ): Promise<AgentMemory> {
   const home = getHermesHome();
   const config = await loadConfig();
@@ -67,8 +73,9 @@ export async function openAgentMemory(
       );
     }
   }
+  options.onAdded?.(result);
   const init = {
-    platform: "cli",
+    platform: options.platform ?? "cli",
     hermesHome: home,
     agentContext: "primary" as const,
     agentWorkspace: "hermes",

@@ -61,7 +61,7 @@ export interface CommandIntent {
    * setup`, `NAME enable`), or `"*"` for the picker (which loads every provider).
    */
   setup?: string;
-  /** Whether the job spans profiles (`honcho sync`/`peers`): only then is `<root>/profiles/` reachable. */
+  /** Whether the job spans profiles (`honcho sync`/`peers`, `completion`): only then is `<root>/profiles/` reachable. */
   spansProfiles?: boolean;
   /**
    * Files and folders named for reading (`memory import FILE`, `<provider>
@@ -105,10 +105,13 @@ function namedReads(args: readonly string[]): string[] {
   return reads && file !== undefined && file !== "-" ? [file] : [];
 }
 
-/** Provider commands whose job spans every profile. */
+/** Commands whose job spans every profile (completion lists their names). */
 const PROFILE_SPANNING: ReadonlySet<string> = new Set([
   "honcho sync",
   "honcho peers",
+  "completion bash",
+  "completion zsh",
+  "completion fish",
 ]);
 
 /** What a command line needs granted: setup may start a provider other than the active one. */

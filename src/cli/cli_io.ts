@@ -98,11 +98,22 @@ export interface CliIo {
 
 const encoder = new TextEncoder();
 
+const closed = new WeakSet<object>();
+
+/**
+ * A reader that went away (`hermes … | head -1`) is not an error: the rest
+ * of the output is dropped and the command ends as it would have.
+ */
 function writeAll(stream: typeof Deno.stdout, text: string): void {
   const bytes = encoder.encode(text);
   let offset = 0;
-  while (offset < bytes.length) {
-    offset += stream.writeSync(bytes.subarray(offset));
+  try {
+    while (offset < bytes.length && !closed.has(stream)) {
+      offset += stream.writeSync(bytes.subarray(offset));
+    }
+  } catch (error) {
+    if (!(error instanceof Deno.errors.BrokenPipe)) throw error;
+    closed.add(stream);
   }
 }
 

@@ -2,6 +2,7 @@
 // so it never drifts from what `hermes` accepts.
 
 import type { HermesCommand } from "./hermes_command.ts";
+import { listProfiles } from "../profile/hermes_home.ts";
 import { COMPLETION_SUMMARY } from "./root_help.ts";
 
 /** The shells `hermes completion` writes a script for. */
@@ -11,36 +12,69 @@ export const COMPLETION_SHELLS: readonly string[] = Object.freeze([
   "fish",
 ]);
 
-/** One command of the tree: its path and the words that may follow it. */
+/** One command of the tree, or one option's values: a path and the words that may follow it. */
 export interface CompletionNode {
-  /** The path after `hermes`, joined by `/` (`""`: the root). */
+  /** The path after `hermes`, joined by `/` (`""`: the root); `PATH FLAG` for an option's values. */
   path: string;
-  /** Visible subcommands, then fixed argument values. */
+  /** Visible subcommands, then argument values (or the option's values). */
   commands: string[];
   options: string[];
 }
 
-/** One {@linkcode CompletionNode} per command, the root first. */
-function completionNodes(root: HermesCommand): CompletionNode[] {
+/**
+ * One {@linkcode CompletionNode} per command, the root first, and one per
+ * option with values; `machine`: values only this machine knows (installed
+ * providers, profiles), by path or flag.
+ */
+function completionNodes(
+  root: HermesCommand,
+  machine: Record<string, readonly string[]>,
+): CompletionNode[] {
   const nodes: CompletionNode[] = [];
   const walk = (command: HermesCommand, path: string): void => {
     const children = command.commands.filter((c) => !c.hidden);
-    const options = command.options.flatMap((o) => o.long ?? []);
     nodes.push({
       path,
-      // Fixed argument values (`completion <shell>`) complete like words.
       commands: [
         ...children.map((c) => c.name()),
-        ...command.registeredArguments.flatMap((a) => a.choices ?? []),
+        ...command.registeredArguments.flatMap((a) =>
+          a.choices ?? a.suggest ?? []
+        ),
+        ...machine[path] ?? [],
       ],
-      options: [...new Set([...options, "--help"])],
+      options: [
+        ...new Set([...command.options.flatMap((o) => o.long ?? []), "--help"]),
+      ],
     });
+    for (const o of command.options) {
+      const values = o.choices ?? machine[o.long ?? ""] ?? [];
+      for (const flag of values.length > 0 ? [o.long, o.short] : []) {
+        if (flag) {
+          nodes.push({
+            path: `${path} ${flag}`,
+            commands: [...values],
+            options: [],
+          });
+        }
+      }
+    }
     for (const child of children) walk(child, `${path}/${child.name()}`);
   };
   walk(root, "");
   // `--json` is accepted at every level (run.ts hands it to the command).
   nodes[0]?.options.splice(-1, 0, "--json");
   return nodes;
+}
+
+/** Installed providers (what `memory setup` takes) and the profiles (`--profile`, `--target-profile`). */
+async function machineValues(): Promise<Record<string, readonly string[]>> {
+  const { listProviderNames } = await import("./_provider_list.ts");
+  const profiles = (await listProfiles()).map((p) => p.name);
+  return {
+    "/memory/setup": await listProviderNames().catch(() => []),
+    "--profile": profiles,
+    "--target-profile": profiles,
+  };
 }
 
 /** The completion script for `bash`, `zsh` or `fish`. */
@@ -64,7 +98,9 @@ function quote(text: string): string {
 }
 
 function bashScript(nodes: readonly CompletionNode[]): string {
-  const steps = nodes.filter((n) => n.path !== "").map((n) => quote(n.path));
+  const steps = nodes.filter((n) => /^\/[^ ]*$/.test(n.path)).map((n) =>
+    quote(n.path)
+  );
   const words = nodes.map((n) =>
     `    ${quote(n.path)}) words=${
       quote([...n.commands, ...n.options].join(" "))
@@ -78,9 +114,12 @@ function bashScript(nodes: readonly CompletionNode[]): string {
       ${steps.join("|")}) path="$path/$word" ;;
     esac
   done
-  case "$path" in
+  # The command's words, then an option's values right after it.
+  for word in "$path" "$path \${COMP_WORDS[COMP_CWORD-1]}"; do
+    case "$word" in
 ${words.join("\n")}
-  esac
+    esac
+  done
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }
 complete -F _hermes_completion hermes
@@ -93,7 +132,7 @@ function fishQuote(text: string): string {
 }
 
 function fishScript(nodes: readonly CompletionNode[]): string {
-  const steps = nodes.filter((n) => n.path !== "").map((n) =>
+  const steps = nodes.filter((n) => /^\/[^ ]*$/.test(n.path)).map((n) =>
     fishQuote(n.path)
   );
   const lines = [
@@ -110,7 +149,8 @@ function fishScript(nodes: readonly CompletionNode[]): string {
     '    echo -n "$path"',
     "end",
     "function __hermes_at",
-    '    test (__hermes_path | string collect) = "$argv[1]"',
+    "    set -l path (__hermes_path | string collect)",
+    '    contains -- "$argv[1]" "$path" "$path "(commandline -opc)[-1]',
     "end",
     "complete -c hermes -f",
   ];
@@ -137,9 +177,9 @@ export function registerCompletion(program: HermesCommand): HermesCommand {
     .example("source <(hermes completion bash)")
     .example("source <(hermes completion zsh)")
     .example("hermes completion fish > ~/.config/fish/completions/hermes.fish");
-  command.action((shell: string) => {
+  command.action(async (shell: string) => {
     command.context.io.stdout(
-      completionScript(shell, completionNodes(program)),
+      completionScript(shell, completionNodes(program, await machineValues())),
     );
     return 0;
   });

@@ -74,7 +74,26 @@ export interface CommandArgument {
   readonly variadic: boolean;
   /** The allowed values, when limited. */
   readonly choices?: readonly string[];
+  /** Values shell completion offers without limiting what is accepted. */
+  readonly suggest?: readonly string[];
 }
+
+/** What {@linkcode HermesCommand.info} tells of a command. */
+export interface CommandInfo {
+  /** The description (`""` when unset). */
+  readonly description: string;
+  /** The one-line summary (`""` when unset). */
+  readonly summary: string;
+  /** The usage after the command path. */
+  readonly usage: string;
+}
+
+/**
+ * The option values of a parse, by key (`--dry-run` is `dryRun`): the
+ * string given for `<value>`, `true` for a flag given, `false` for
+ * `--no-x`, what the option's parser returned, else the default.
+ */
+export type ParsedOptions = Readonly<Record<string, unknown>>;
 
 type Parser = (value: string, previous: unknown) => unknown;
 
@@ -101,7 +120,7 @@ interface ParsedOption extends CommandOption {
  *   mine.context.io.stdout("pong\n");
  *   return 0;
  * });
- * await root.parseAsync(["mine", "ping"], { from: "user" });
+ * await root.parseAsync(["mine", "ping"]);
  * assert.equal(io.out, "pong\n");
  * ```
  */
@@ -175,41 +194,35 @@ export class HermesCommand {
     return this.#name;
   }
 
-  /** The description. */
-  description(): string;
+  /** What the help shows of this command (`usage`: after the command path). */
+  get info(): CommandInfo {
+    return {
+      description: this.#description,
+      summary: this.#summary,
+      usage: this.#usage ?? [
+        "[options]",
+        ...(this.#commands.length > 0 ? ["[command]"] : []),
+        ...this.#arguments.map(argumentTerm),
+      ].join(" "),
+    };
+  }
+
   /** Sets the description, printed first in the help; returns this command. */
-  description(text: string): this;
-  description(text?: string): string | this {
-    if (text === undefined) return this.#description;
+  description(text: string): this {
     this.#description = text;
     return this;
   }
 
-  /** The one-line summary. */
-  summary(): string;
   /** Sets the one-line summary the parent's help lists; returns this command. */
-  summary(text: string): this;
-  summary(text?: string): string | this {
-    if (text === undefined) return this.#summary;
+  summary(text: string): this {
     this.#summary = text;
     return this;
   }
 
-  /** The usage after the command path, such as `[options]`. */
-  usage(): string;
-  /** Sets the usage after the command path; returns this command. */
-  usage(text: string): this;
-  usage(text?: string): string | this {
-    if (text !== undefined) {
-      this.#usage = text;
-      return this;
-    }
-    if (this.#usage !== undefined) return this.#usage;
-    return [
-      "[options]",
-      ...(this.#commands.length > 0 ? ["[command]"] : []),
-      ...this.#arguments.map(argumentTerm),
-    ].join(" ");
+  /** Sets the usage after the command path, such as `[options]`; returns this command. */
+  usage(text: string): this {
+    this.#usage = text;
+    return this;
   }
 
   /** Adds and returns a subcommand sharing this command's context. */
@@ -234,15 +247,23 @@ export class HermesCommand {
     for (const child of this.#commands) child.#adopt(context);
   }
 
-  /** Adds an argument: `<name>` required, `[name]` optional, `name...` the rest; returns this. */
-  argument(spec: string, description = "", choices?: readonly string[]): this {
+  /**
+   * Adds an argument: `<name>` required, `[name]` optional, `name...` the
+   * rest; `values`: the only ones accepted (a list), or `{ suggest }` for
+   * completion only. Returns this.
+   */
+  argument(
+    spec: string,
+    description = "",
+    values?: readonly string[] | { suggest: readonly string[] },
+  ): this {
     const name = spec.replace(/^[<[]|[>\]]$/g, "");
     this.#arguments.push({
       name: name.replace(/\.\.\.$/, ""),
       description,
       required: spec.startsWith("<"),
       variadic: name.endsWith("..."),
-      ...(choices ? { choices } : {}),
+      ...(Array.isArray(values) ? { choices: values } : values),
     });
     return this;
   }
@@ -344,15 +365,12 @@ export class HermesCommand {
   }
 
   /** The option values (defaults until parsed): `--dry-run` is `dryRun`. */
-  opts<T extends Record<string, unknown> = Record<string, unknown>>(): T {
-    return this.#values as T;
+  opts(): ParsedOptions {
+    return this.#values;
   }
 
-  /** Parses the words after the program name and runs the named action (`_options` is ignored). @throws {CliExit} */
-  async parseAsync(
-    args: readonly string[],
-    _options?: { from?: "user" },
-  ): Promise<this> {
+  /** Parses the words after the program name and runs the named action. @throws {CliExit} */
+  async parseAsync(args: readonly string[]): Promise<this> {
     await this.#parse([], [...args]);
     return this;
   }
@@ -552,7 +570,7 @@ export class HermesCommand {
     );
     return formatHelp({
       summary: this.#description || this.#summary,
-      usage: `${this.#path()} ${this.usage()}`,
+      usage: `${this.#path()} ${this.info.usage}`,
       commands: this.#commands.filter((c) => !c.#hidden).map((
         c,
       ): [string, string] => [

@@ -27,9 +27,11 @@ export {
   type CliContext,
   CliExit,
   type CommandArgument,
+  type CommandInfo,
   type CommandOption,
   createCommand,
   HermesCommand,
+  type ParsedOptions,
   USAGE_EXIT_CODE,
 } from "./hermes_command.ts";
 // Terminal I/O: the real one, and a recording one for tests
@@ -57,6 +59,7 @@ export { columns, writeJson } from "./format.ts";
 export type { HermesConfig } from "../core/memory_provider.ts";
 export { getConfigValue } from "../config/config.ts";
 export { buildProfileSecretScope } from "../profile/secret_scope.ts";
+export { listProfiles } from "../profile/hermes_home.ts";
 export { withSecretScope } from "../profile/context_task.ts";
 // What a provider's `describeStatus(ctx)` receives and reports (run by
 // `hermes memory status` and `doctor`: a user provider's in its sandbox)

@@ -261,9 +261,7 @@ async function run(
       // in its own sandbox process.
       if (refused !== undefined) return await refused.run(io);
     }
-    await program.parseAsync(json ? jsonAtLeaf(program, args) : args, {
-      from: "user",
-    });
+    await program.parseAsync(json ? jsonAtLeaf(program, args) : args);
     return context.exitCode;
   } catch (error) {
     const code = exitCodeOf(error);

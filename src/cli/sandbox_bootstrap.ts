@@ -143,7 +143,7 @@ async function cliLoad(request: CliLoadRequest): Promise<CliDescription> {
     const { command } = await buildTree(bridgedIo(request.terminal));
     commands = command.commands.map((c) => ({
       name: c.name(),
-      summary: c.summary() || shortDescription(c.description()),
+      summary: c.info.summary || shortDescription(c.info.description),
     }));
   }
   return {
@@ -160,9 +160,7 @@ async function cliRun(
   const cli = current();
   const { program, context } = await buildTree(bridgedIo(terminal));
   try {
-    await program.parseAsync([cli.name, ...args.map(String)], {
-      from: "user",
-    });
+    await program.parseAsync([cli.name, ...args.map(String)]);
     return context.exitCode;
   } catch (error) {
     const code = exitCodeOf(error);

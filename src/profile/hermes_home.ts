@@ -98,27 +98,33 @@ export function getUserHome(): string | undefined {
 /**
  * The platform default root of Hermes data, ignoring `HERMES_HOME`:
  * `~/.hermes` on POSIX, `%LOCALAPPDATA%\hermes` on Windows (plus
- * `HERMES_DATA_DIR_SUFFIX`).
+ * `HERMES_DATA_DIR_SUFFIX`); without a user home, the root `HERMES_HOME`
+ * names (its `profiles/` parent, else itself).
  *
- * @throws {HermesHomeUnknownError} When the user's home directory cannot
- * be read or is not set.
+ * @throws {HermesHomeUnknownError} When a variable it needs cannot be read,
+ * or neither the user's home nor `HERMES_HOME` is set.
  *
  * @category Profiles and secrets
  */
 export function getDefaultHermesRoot(): string {
   const suffix = readProcessEnv("HERMES_DATA_DIR_SUFFIX") ?? "";
   if (Deno.build.os === "windows") {
+    const user = () => getUserHome();
     const local = readHomeVariable("LOCALAPPDATA") ??
-      join(requireUserHome(), "AppData", "Local");
-    return resolve(join(local, `hermes${suffix}`));
+      (user() && join(user()!, "AppData", "Local"));
+    if (local) return resolve(join(local, `hermes${suffix}`));
+  } else {
+    const user = getUserHome();
+    if (user) return resolve(join(user, `.hermes${suffix}`));
   }
-  return resolve(join(requireUserHome(), `.hermes${suffix}`));
+  // No user home (a service under systemd or cron): the root HERMES_HOME names.
+  const named = readHomeVariable("HERMES_HOME");
+  if (!named) throw new HermesHomeUnknownError(undefined);
+  return rootOf(resolve(named));
 }
 
-function requireUserHome(): string {
-  const home = getUserHome();
-  if (home === undefined) throw new HermesHomeUnknownError(undefined);
-  return home;
+function rootOf(home: string): string {
+  return basename(dirname(home)) === "profiles" ? dirname(dirname(home)) : home;
 }
 
 /**
@@ -136,7 +142,7 @@ export function getHermesRoot(): string {
   if (!fromEnv) return native;
   const home = resolve(fromEnv);
   if (home === native || home.startsWith(native + sep)) return native;
-  return basename(dirname(home)) === "profiles" ? dirname(dirname(home)) : home;
+  return rootOf(home);
 }
 
 /**
@@ -176,12 +182,43 @@ export function getHermesHome(): string {
 export function getProfileHome(profile: string): string {
   const name = profile.trim();
   if (name === "" || name === "default") return getDefaultHermesRoot();
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name) || name.includes("..")) {
+  if (!isProfileName(name)) {
     throw new RangeError(
       `Cannot use profile name '${profile}': use letters, digits, '.', '_' or '-'`,
     );
   }
   return join(getDefaultHermesRoot(), "profiles", name);
+}
+
+function isProfileName(name: string): boolean {
+  return /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(name) && !name.includes("..");
+}
+
+/**
+ * The profiles: `default` (the root) first, then every directory under
+ * `<root>/profiles/` with a valid profile name, sorted.
+ */
+export async function listProfiles(
+  defaultRoot: string = getDefaultHermesRoot(),
+): Promise<{ name: string; home: string }[]> {
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(join(defaultRoot, "profiles"))) {
+      const { name } = entry;
+      if (entry.isDirectory && isProfileName(name) && name !== "default") {
+        names.push(name);
+      }
+    }
+  } catch {
+    // No profiles directory (or none this run may read).
+  }
+  return [
+    { name: "default", home: defaultRoot },
+    ...names.sort().map((name) => ({
+      name,
+      home: join(defaultRoot, "profiles", name),
+    })),
+  ];
 }
 
 /** Why a `--profile NAME` (or `openMemory({ profile })`) cannot be used. */

@@ -452,7 +452,7 @@ Deno.test("memory doctor names the three planted problems (mode, trailing comma,
   assert.equal(keyless.code, 1);
   assert.match(
     keyless.out,
-    /^ {2}Usable +no: \S+honcho\.json does not parse \(see the error below\)$/m,
+    /^ {2}Usable +no: \S+honcho\.json does not parse \(see Connection below\)$/m,
   );
   assert.ok(!keyless.out.includes("disabled"), keyless.out);
 });

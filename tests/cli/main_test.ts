@@ -283,7 +283,7 @@ Deno.test("HermesCommand shares one context with commands added later", async ()
     return 3;
   });
   root.addCommand(detached);
-  await root.parseAsync(["tool", "ping"], { from: "user" });
+  await root.parseAsync(["tool", "ping"]);
   assert.equal(io.out, "pong\n");
   assert.equal(root.context.exitCode, 3);
   assert.equal(detached.context, root.context);

@@ -431,6 +431,30 @@ Deno.test("hermes completion bash is generated from the command tree: 'hermes me
     "--json",
   );
   assert.equal(await complete("hermes", "completion", "f"), "fish");
+  // Values too: providers, modes, strategies, targets, profiles.
+  assert.match(await complete("hermes", "memory", "setup", ""), /\bhoncho\b/);
+  assert.equal(
+    await complete("hermes", "honcho", "mode", ""),
+    "hybrid context tools --json --help",
+  );
+  assert.match(
+    await complete("hermes", "honcho", "strategy", "per-"),
+    /^per-session per-directory per-repo$/,
+  );
+  assert.equal(
+    await complete("hermes", "memory", "reset", "--target", ""),
+    "all memory user",
+  );
+  await Deno.mkdir(join(user.home, ".hermes", "profiles", "coder"), {
+    recursive: true,
+  });
+  const again = await user.run("completion", "bash");
+  await Deno.writeTextFile(path, again.stdout);
+  assert.equal(await complete("hermes", "--profile", ""), "default coder");
+  assert.equal(
+    await complete("hermes", "honcho", "--target-profile", "c"),
+    "coder",
+  );
   for (const shell of ["zsh", "fish"]) {
     const other = await user.run("completion", shell);
     assert.equal(other.code, 0, all(other));

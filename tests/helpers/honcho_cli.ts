@@ -251,7 +251,7 @@ async function runTree(io: CliIo, args: string[]): Promise<number> {
   const root = createCommand("hermes", context);
   await registerCli(root.command("honcho"));
   try {
-    await root.parseAsync(["honcho", ...args], { from: "user" });
+    await root.parseAsync(["honcho", ...args]);
     return context.exitCode;
   } catch (error) {
     const exit = (error as { exitCode?: number }).exitCode;

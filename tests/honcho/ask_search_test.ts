@@ -199,7 +199,7 @@ Deno.test("hermes honcho ask and search say why Honcho cannot answer", async () 
   const host = new URL(server.url).host;
   assert.equal(
     denied.stderr,
-    `error: cannot ask Honcho: this run may not connect to ${host} (no network permission); fix: allow ${host}: 'hermes memory setup honcho' adds it to memory.permissions.honcho.net in config.yaml; then run hermes through its launcher ('hermes …', or 'deno task hermes …' in a checkout)\n`,
+    `error: cannot ask Honcho: this run may not connect to ${host} (no network permission); fix: ${host} is not in memory.permissions.honcho.net in config.yaml, so no run of hermes is granted it: approve it with 'hermes memory setup honcho', then run this again\n`,
   );
 
   await using anon = await userFor(server.url, { apiKey: "hch-right-1111" });

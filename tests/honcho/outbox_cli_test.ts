@@ -94,3 +94,28 @@ Deno.test("hermes honcho outbox shows queued and refused messages with the reaso
     await Deno.remove(home, { recursive: true });
   }
 });
+
+Deno.test("hermes honcho outbox leaves an outbox with a torn last line as it is (read-only)", async () => {
+  const home = await Deno.realPath(
+    await Deno.makeTempDir({ prefix: "honcho-outbox-torn-" }),
+  );
+  try {
+    await writeJson(join(home, "honcho.json"), {
+      baseUrl: "http://127.0.0.1:1",
+      workspace: "ws",
+      peerName: "alice",
+    });
+    const outbox = new HonchoOutbox({ workspace: "ws", hermesHome: home });
+    await outbox.append([{ session: "s1", peer: "alice", content: "kept" }]);
+    await Deno.writeTextFile(outbox.path, '{"type":"message","id":"to', {
+      append: true,
+    });
+    const before = await Deno.readFile(outbox.path);
+    const shown = await honchoInProcess(home, ["outbox"]);
+    assert.equal(shown.code, 0, shown.io.err);
+    assert.match(shown.io.out, /Queued: 1 message\(s\)/);
+    assert.deepEqual(await Deno.readFile(outbox.path), before);
+  } finally {
+    await Deno.remove(home, { recursive: true });
+  }
+});

@@ -172,3 +172,32 @@ Deno.test("a checkpoint that cannot settle a lost acknowledgement says what is u
     await removeHome(home);
   }
 });
+
+Deno.test("a lost acknowledgement while Honcho answers everything else raises no 'unreachable' notice", async () => {
+  await using server = await startHonchoTestServer();
+  const home = await makeProfile(server, {
+    config: { writeFrequency: "turn" },
+  });
+  const provider = await startProvider(home);
+  try {
+    const shown: string[] = [];
+    for (let turn = 1; turn <= 4; turn++) {
+      if (turn === 2) {
+        server.inject(ROUTES.messages, { dropAfterHandling: true });
+      }
+      const { injected } = await runTurn(
+        provider,
+        server,
+        turn,
+        `Turn ${turn}: tea?`,
+      );
+      shown.push(injected, JSON.stringify(await provider.recallStatus()));
+    }
+    await waitUntil(() => server.state.messages.length === 8, 10_000, "all");
+    assertStoredOnce(server.state.messages);
+    assert.doesNotMatch(shown.join("\n"), /unreachable/);
+  } finally {
+    await provider.shutdown();
+    await removeHome(home);
+  }
+});

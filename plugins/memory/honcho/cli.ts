@@ -77,7 +77,7 @@ const COMMANDS: readonly (() => Promise<Register>)[] = [
 export async function registerCli(command: HermesCommand): Promise<void> {
   command
     .description(
-      command.description() ||
+      command.info.description ||
         "Manage the Honcho memory provider: settings, peers, sessions, migration",
     )
     .usage("[--target-profile NAME] [command] [options]")

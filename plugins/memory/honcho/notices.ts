@@ -105,7 +105,7 @@ export function noticeText(
         OBSERVER_LIMIT_FIX;
     case "no-peer": {
       const gateway = options.platform !== undefined &&
-        !["", "cli", "local", "tui"].includes(options.platform);
+        !["", "cli", "local", "tui", "mcp"].includes(options.platform);
       const fix = gateway
         ? "The platform supplied no user id for this conversation, so " +
           "memory cannot be attributed to anyone."

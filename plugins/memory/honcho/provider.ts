@@ -627,7 +627,11 @@ export class HonchoMemoryProvider extends ProviderContract {
     const options = this.#options;
     const inspection = INSPECTING.has(initOptions);
     const rt: HonchoRuntime = {
-      config,
+      // An MCP client asks and waits: recall answers its query
+      // (plugins/memory/honcho/SPEC.md §6).
+      config: this.#platform === "mcp"
+        ? { ...config, recallSync: true }
+        : config,
       client,
       notices: new NoticeBoard(this.#platform, this.#hermesHome!),
       signal: this.#controller.signal,

@@ -4,11 +4,7 @@
 // secrets masked.
 
 import process from "node:process";
-import type {
-  CallToolRequest,
-  CallToolResult,
-  Tool,
-} from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
+import { createInterface } from "node:readline";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { ioAction } from "../format.ts";
@@ -25,11 +21,18 @@ import { BuiltinMemoryProvider } from "../../builtin/builtin_provider.ts";
 import { MEMORY_TOOL_NAME } from "../../builtin/memory_tool.ts";
 import type { ToolSchema } from "../../core/memory_provider.ts";
 import { errorText } from "../../_util/error_text.ts";
+import { terminalSafe, terminalSafeDeep } from "../../core/terminal_text.ts";
 import { isRecord } from "../../_util/is_record.ts";
 
 const RECALL_TOOL_NAME = "memory_recall";
 
-const RECALL_TOOL: Tool = {
+/** A JSON object of the protocol (a tool, a request, a result). */
+type Json = Record<string, unknown>;
+
+/** The MCP revisions this server speaks, newest first (answered in the client's when known). */
+const MCP_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+const RECALL_TOOL: Json = {
   name: RECALL_TOOL_NAME,
   description:
     "Show what this user's memory gives an agent for a message: the memory blocks of " +
@@ -48,14 +51,22 @@ const RECALL_TOOL: Tool = {
   },
 };
 
-function toMcpTool(schema: ToolSchema): Tool {
+/**
+ * A provider's tool as MCP clients see it: its text escaped like terminal
+ * text and its description marked as the provider's, so that a description
+ * cannot pass for the server's own instructions.
+ */
+function toMcpTool(schema: ToolSchema, provider?: string): Json {
+  const description = terminalSafe(schema.description ?? "");
   return {
-    name: schema.name,
-    description: schema.description ?? "",
+    name: terminalSafe(schema.name, { singleLine: true }),
+    description: provider
+      ? `[provider ${provider}] ${description}`
+      : description,
     inputSchema: {
-      ...schema.parameters,
+      ...terminalSafeDeep(schema.parameters),
       type: "object",
-    } as Tool["inputSchema"],
+    },
   };
 }
 
@@ -80,107 +91,150 @@ async function runMemoryMcp(
   const sessionId = options.session || "mcp";
   const home = getHermesHome();
   const quiet: CliIo = { ...io, stdout: (text) => io.stderr(text) };
-  // The provider starts while the client initializes.
-  const opening: Promise<AgentMemory> = openAgentMemory(quiet, { sessionId });
+  // The provider starts at once, while the client initializes; tools/list
+  // needs its tools only, not its session set-up. "mcp": a client asks and
+  // waits, there is no next turn to prefetch for (Honcho recalls for the
+  // query itself, as with recallSync).
+  let added: (memory: AgentMemory) => void = () => {};
+  const adding = new Promise<AgentMemory>((resolve) => added = resolve);
+  const opening: Promise<AgentMemory> = openAgentMemory(quiet, {
+    sessionId,
+    platform: "mcp",
+    onAdded: added,
+  });
   opening.catch(() => {});
-  // The SDK's modules take a few hundred ms to evaluate: done while the
-  // provider's worker starts, not before.
-  const [
-    { Server },
-    { StdioServerTransport },
-    { CallToolRequestSchema, ListToolsRequestSchema },
-  ] = await Promise.all([
-    import("npm:@modelcontextprotocol/sdk@1.32.2/server/index.js"),
-    import("npm:@modelcontextprotocol/sdk@1.32.2/server/stdio.js"),
-    import("npm:@modelcontextprotocol/sdk@1.32.2/types.js"),
-  ]);
   const mask = await profileSecretMasker(home);
   const version = await moduleVersion();
 
-  const server = new Server(
-    { name: "hermes-memory", version: version.version },
-    {
-      capabilities: { tools: {} },
-      instructions:
-        "Persistent memory of the user's Hermes profile. Call memory_recall with the user's " +
-        "request before answering; save durable facts with the memory tool.",
-    },
-  );
-
+  let turn = 0;
   const builtin = (memory: AgentMemory): BuiltinMemoryProvider | null => {
     const provider = memory.manager.getProvider("builtin");
     return provider instanceof BuiltinMemoryProvider ? provider : null;
   };
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const memory = await opening;
-    const tools: Tool[] = [];
+  const listTools = async () => {
+    const memory = await Promise.race([adding, opening]);
+    const tools: Json[] = [];
     const own = builtin(memory)?.memoryToolSchema();
     if (own) tools.push(toMcpTool(own));
     for (const schema of await memory.manager.getAllToolSchemas()) {
       if (schema.name === MEMORY_TOOL_NAME) continue;
       if (schema.name === RECALL_TOOL_NAME) continue;
-      tools.push(toMcpTool(schema));
+      tools.push(toMcpTool(schema, memory.external ?? "unknown"));
     }
     tools.push(RECALL_TOOL);
     return { tools };
-  });
+  };
 
-  server.setRequestHandler(
-    CallToolRequestSchema,
-    async (request: CallToolRequest): Promise<CallToolResult> => {
-      const { name } = request.params;
-      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-      const reply = (text: string, error: boolean): CallToolResult => ({
-        content: [{ type: "text", text: mask(text) }],
-        ...(error ? { isError: true } : {}),
-      });
-      const fail = (error: string) => reply(JSON.stringify({ error }), true);
-      let memory: AgentMemory;
-      try {
-        memory = await opening;
-      } catch (error) {
-        return fail(`memory could not be opened: ${errorText(error)}`);
-      }
-      const { manager } = memory;
-      try {
-        if (name === MEMORY_TOOL_NAME) {
-          const store = builtin(memory);
-          if (store === null) {
-            return fail("Built-in memory is disabled in config.yaml.");
-          }
-          const text = await store.handleMemoryTool(args);
-          await manager.notifyMemoryToolWrite(text, args).catch(() => {});
-          return reply(text, isError(text));
+  const callTool = async (name: string, args: Json): Promise<Json> => {
+    const reply = (text: string, error: boolean): Json => ({
+      content: [{ type: "text", text: mask(text) }],
+      ...(error ? { isError: true } : {}),
+    });
+    const fail = (error: string) => reply(JSON.stringify({ error }), true);
+    let memory: AgentMemory;
+    try {
+      memory = await opening;
+    } catch (error) {
+      return fail(`memory could not be opened: ${errorText(error)}`);
+    }
+    const { manager } = memory;
+    try {
+      // Every tool call is a turn of its own: per-turn limits (the memory
+      // tool's consolidation refusals) start over, recall is for this query.
+      const query = typeof args.query === "string" ? args.query : "";
+      await manager.onTurnStart(
+        ++turn,
+        name === RECALL_TOOL_NAME ? query : "",
+      );
+      if (name === MEMORY_TOOL_NAME) {
+        const store = builtin(memory);
+        if (store === null) {
+          return fail("Built-in memory is disabled in config.yaml.");
         }
-        if (name === RECALL_TOOL_NAME) {
-          const query = args.query;
-          if (typeof query !== "string" || query.trim() === "") {
-            return fail("query must be a non-empty string");
-          }
-          // What a new session would load, including writes made since.
-          await builtin(memory)?.reloadSnapshot();
-          const preview = await previewRecall(memory, query, sessionId);
-          return reply(JSON.stringify(preview, null, 2), false);
-        }
-        if (!manager.hasTool(name)) return fail(`Unknown tool '${name}'`);
-        const text = await callProviderTool(memory, name, args);
+        const text = await store.handleMemoryTool(args);
+        await manager.notifyMemoryToolWrite(text, args).catch(() => {});
         return reply(text, isError(text));
-      } catch (error) {
-        return fail(errorText(error));
       }
-    },
-  );
+      if (name === RECALL_TOOL_NAME) {
+        if (query.trim() === "") {
+          return fail("query must be a non-empty string");
+        }
+        // What a new session would load, including writes made since.
+        await builtin(memory)?.reloadSnapshot();
+        const preview = await previewRecall(memory, query, sessionId);
+        return reply(JSON.stringify(preview, null, 2), false);
+      }
+      if (!manager.hasTool(name)) return fail(`Unknown tool '${name}'`);
+      const text = await callProviderTool(memory, name, args);
+      return reply(text, isError(text));
+    } catch (error) {
+      return fail(errorText(error));
+    }
+  };
 
-  const transport = new StdioServerTransport();
-  const closed = new Promise<void>((resolve) => {
-    server.onclose = () => resolve();
-  });
-  process.stdin.once("end", () => {
-    server.close().catch(() => {});
-  });
-  await server.connect(transport);
-  await closed;
+  // JSON-RPC over stdin/stdout, one message a line (MCP's stdio transport):
+  // answered from the first moment, while the provider is still starting.
+  const send = (message: Json) =>
+    io.stdout(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
+  const answer = async (request: Json): Promise<Json> => {
+    const params = isRecord(request.params) ? request.params : {};
+    switch (request.method) {
+      case "initialize":
+        return {
+          protocolVersion: MCP_VERSIONS.includes(String(params.protocolVersion))
+            ? params.protocolVersion
+            : MCP_VERSIONS[0],
+          capabilities: { tools: {} },
+          serverInfo: { name: "hermes-memory", version: version.version },
+          instructions:
+            "Persistent memory of the user's Hermes profile. Call memory_recall with the user's " +
+            "request before answering; save durable facts with the memory tool.",
+        };
+      case "ping":
+        return {};
+      case "tools/list":
+        return await listTools();
+      case "tools/call":
+        if (typeof params.name !== "string") {
+          throw { code: -32602, message: "tools/call needs a tool name" };
+        }
+        return await callTool(
+          params.name,
+          isRecord(params.arguments) ? params.arguments : {},
+        );
+      default:
+        throw { code: -32601, message: `Method not found: ${request.method}` };
+    }
+  };
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  const pending: Promise<void>[] = [];
+  for await (const line of lines) {
+    if (line.trim() === "") continue;
+    let request: unknown;
+    try {
+      request = JSON.parse(line);
+    } catch {
+      send({ id: null, error: { code: -32700, message: "Parse error" } });
+      continue;
+    }
+    // A notification (no id) needs no answer.
+    if (!isRecord(request) || request.id === undefined) continue;
+    const id = request.id;
+    pending.push(
+      answer(request).then(
+        (result) => send({ id, result }),
+        (error) =>
+          send({
+            id,
+            error: isRecord(error) && typeof error.code === "number"
+              ? error
+              : { code: -32603, message: errorText(error) },
+          }),
+      ),
+    );
+  }
+  await Promise.all(pending);
   try {
     const memory = await opening;
     await memory.manager.shutdownAll();

@@ -417,29 +417,7 @@ export function hostLabel(hostKey: string): string {
   return hostKey === "hermes" ? "" : `[${hostKey}] `;
 }
 
-/** Lists the profiles: `default` first, then every directory under `<root>/profiles/` with a valid profile name, sorted. */
-export async function listProfiles(
-  defaultRoot: string,
-): Promise<{ name: string; home: string }[]> {
-  const names: string[] = [];
-  try {
-    for await (const entry of Deno.readDir(join(defaultRoot, "profiles"))) {
-      if (!entry.isDirectory) continue;
-      if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(entry.name)) continue;
-      if (entry.name.includes("..") || entry.name === "default") continue;
-      names.push(entry.name);
-    }
-  } catch {
-    // No profiles directory.
-  }
-  return [
-    { name: "default", home: defaultRoot },
-    ...names.sort().map((name) => ({
-      name,
-      home: join(defaultRoot, "profiles", name),
-    })),
-  ];
-}
+export { listProfiles } from "../../../../src/cli/mod.ts";
 
 /** Loads one profile's configuration with that profile's `.env` secrets (for commands that go over every profile). */
 export async function loadProfileConfig(

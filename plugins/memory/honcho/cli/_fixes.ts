@@ -16,7 +16,8 @@ export function netPermissionFix(host: string, listed?: boolean): string {
     return `config.yaml already allows ${host}, but this run was started without it: ${launcher}, which grants it, or add --allow-net=${host} to your deno command`;
   }
   if (listed === false) {
-    return `allow ${host}: 'hermes memory setup honcho' adds it to memory.permissions.honcho.net in config.yaml; then ${launcher}`;
+    // The launcher grants only what config.yaml lists: launching is no fix.
+    return `${host} is not in memory.permissions.honcho.net in config.yaml, so no run of hermes is granted it: approve it with 'hermes memory setup honcho', then run this again`;
   }
   return `${launcher}, which grants the hosts in config.yaml memory.permissions.honcho.net ('hermes memory setup honcho' adds ${host} there), or add --allow-net=${host} to your deno command`;
 }

@@ -40,8 +40,9 @@ interface OutboxReport extends OutboxStats {
 async function profileOutboxes(
   hermesHome: string,
   workspace: string,
+  readOnly = false,
 ): Promise<HonchoOutbox[]> {
-  const configured = new HonchoOutbox({ workspace, hermesHome });
+  const configured = new HonchoOutbox({ workspace, hermesHome, readOnly });
   const out = [configured];
   const dir = join(hermesHome, "honcho", "outbox");
   const seen = new Set([configured.path, configured.rejectedPath]);
@@ -58,7 +59,7 @@ async function profileOutboxes(
     if (seen.has(path)) continue;
     const other = await workspaceOfFile(path);
     if (other === undefined) continue;
-    const outbox = new HonchoOutbox({ workspace: other, hermesHome });
+    const outbox = new HonchoOutbox({ workspace: other, hermesHome, readOnly });
     if (seen.has(outbox.path)) continue;
     seen.add(outbox.path);
     seen.add(outbox.rejectedPath);
@@ -89,7 +90,7 @@ export async function outboxReports(
   workspace: string,
 ): Promise<OutboxReport[]> {
   const reports = [];
-  for (const outbox of await profileOutboxes(hermesHome, workspace)) {
+  for (const outbox of await profileOutboxes(hermesHome, workspace, true)) {
     reports.push(await outboxReport(outbox, reports.length === 0));
   }
   return reports;

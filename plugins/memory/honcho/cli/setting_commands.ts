@@ -425,7 +425,11 @@ export function registerSettingCommands(honcho: HermesCommand): void {
   for (const spec of COMMANDS) {
     const command = honcho.command(spec.name);
     const { choice } = spec;
-    if (choice) command.argument(`[${spec.name}]`, choice.argument);
+    if (choice) {
+      command.argument(`[${spec.name}]`, choice.argument, {
+        suggest: choice.choices.map(([name]) => name),
+      });
+    }
     command.summary(spec.summary).description(spec.description);
     for (const row of spec.rows) {
       if (row.flag) command.option(row.flag.syntax, row.flag.help);

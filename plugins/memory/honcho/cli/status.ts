@@ -70,6 +70,10 @@ async function runStatus(
   const notConnected = !connect
     ? options.offline
       ? "skipped (--offline)"
+      : config.configError
+      ? `cannot read ${config.configPath}: ${
+        describeConfigError(config)
+      }, so no server or API key comes from it; fix or remove the file`
       : "no API key or base URL is configured; run 'hermes honcho setup'"
     : undefined;
   const code = config.configError || !(options.offline || view?.ok) ? 1 : 0;
@@ -131,7 +135,7 @@ async function runStatus(
         usable
           ? "yes"
           : config.configError
-          ? `no: ${config.configPath} does not parse (see the error below)`
+          ? `no: ${config.configPath} does not parse (see Connection below)`
           : config.enabled
           ? "no: no API key or base URL"
           : "no: disabled (hermes honcho enable)",

@@ -129,6 +129,8 @@ export class OutboxLog {
   #keptBytes = 0;
   #keptNoticed = false;
   #reserveChecked = false;
+  /** Reads change nothing on disk (a report by a read-only command). */
+  readOnly = false;
 
   constructor(dir: string, name: string, workspace: string, now: () => number) {
     this.dir = dir;
@@ -206,7 +208,10 @@ export class OutboxLog {
       }
       throw error;
     }
-    if (this.#offset === 0 && info.size > 0 && await this.#setAsideNewer()) {
+    if (
+      this.#offset === 0 && info.size > 0 && !this.readOnly &&
+      await this.#setAsideNewer()
+    ) {
       this.#reset();
       return;
     }
@@ -227,7 +232,8 @@ export class OutboxLog {
         }
       }
       this.#offset += end;
-      if (end < bytes.length) {
+      // A report leaves the torn line for the next run that delivers.
+      if (end < bytes.length && !this.readOnly) {
         log(
           "warn",
           `Ignoring a torn last line in Honcho outbox ${this.path} (${

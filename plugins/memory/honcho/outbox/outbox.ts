@@ -119,6 +119,8 @@ export interface HonchoOutboxOptions {
   stageWaitMs?: number;
   /** Background delivery of staged turns; none without it. */
   delivery?: BackgroundDelivery;
+  /** For a report: reading leaves the files as they are (a torn last line stays). */
+  readOnly?: boolean;
   /** The sleep between retries. @default {abortableSleep} */
   sleep?: SleepLike;
   /** Random numbers in [0, 1) for jitter. @default {Math.random} */
@@ -208,6 +210,7 @@ export class HonchoOutbox {
     this.#background = options.delivery;
     this.mode = writeModeOf(options.delivery?.writeFrequency);
     this.#file = new OutboxLog(dir, name, options.workspace, this.#now);
+    this.#file.readOnly = options.readOnly === true;
     this.path = this.#file.path;
     this.rejectedPath = join(dir, name.replace(/\.jsonl$/, ".rejected.jsonl"));
     const bounds = {

@@ -92,6 +92,8 @@ export class HonchoWriteHooks {
   #checkpointTimeoutMs: number | undefined;
   #memoryWrites = new Set<Promise<void>>();
   #warned = new Set<NoticeCause>();
+  /** The last delivery round failed to reach Honcho (see #onDeliveryResult). */
+  #missedOnce = false;
 
   constructor(
     runtime: HonchoRuntime,
@@ -353,7 +355,10 @@ export class HonchoWriteHooks {
     const error = result.error;
     const notices = this.#rt.notices;
     if (error === undefined) {
-      if (result.delivered > 0 || result.duplicates > 0) this.#warned.clear();
+      if (result.delivered > 0 || result.duplicates > 0) {
+        this.#warned.clear();
+        this.#missedOnce = false;
+      }
       return;
     }
     const host = isHonchoError(error, "permission") ? error.host : undefined;
@@ -367,6 +372,13 @@ export class HonchoWriteHooks {
       reason = this.#rt.scrub(errorText(error));
     }
     if (cause === undefined) return;
+    // One lost answer (a dropped acknowledgement, looked up before any
+    // resend) while Honcho answers the rest is no outage: "unreachable"
+    // waits for a second round in a row that cannot reach it.
+    if (cause === "unreachable" && !this.#missedOnce) {
+      this.#missedOnce = true;
+      return;
+    }
     notices.report(cause, reason, host);
     if (!result.systemic || this.#warned.has(cause)) return;
     // In a sandbox worker the host has already warned about the denial,

@@ -33,7 +33,7 @@ export interface HonchoConfigFile {
   error?: HonchoConfigFileError;
 }
 
-/** Reads and parses one config file (BOM tolerated); never throws. */
+/** Reads and parses one config file; never throws. */
 export async function readHonchoConfigFile(
   path: string,
 ): Promise<HonchoConfigFile> {
@@ -48,7 +48,9 @@ export async function readHonchoConfigFile(
   try {
     const bytes = await Deno.readFile(absolute);
     try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(
+        bytes,
+      );
     } catch {
       return broken("is not valid UTF-8 text; save it as UTF-8");
     }
@@ -61,11 +63,15 @@ export async function readHonchoConfigFile(
   return { path: absolute, exists: true, ...parseHonchoConfigText(text) };
 }
 
-/** Parses the text of a config file (BOM tolerated). */
+/** Parses the text of a config file (a BOM is an error, as in Hermes 0.19.0's `json.loads`). */
 export function parseHonchoConfigText(
-  text: string,
+  body: string,
 ): { raw: Record<string, unknown>; error?: HonchoConfigFileError } {
-  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  if (body.startsWith("\ufeff")) {
+    const message =
+      "starts with a byte-order mark, which Hermes cannot read; save it as UTF-8 without BOM";
+    return { raw: {}, error: { message, line: 1, column: 1 } };
+  }
   let value: unknown;
   try {
     value = JSON.parse(body);

@@ -32,6 +32,7 @@ import {
   type OutboxDeliverOptions,
   type OutboxDeliverResult,
   OutboxDelivery,
+  type OutboxDeliveryOptions,
   SETTLE_LOOKUP_INTERVAL_MS,
 } from "./_delivery.ts";
 import {
@@ -82,6 +83,8 @@ export interface BackgroundDelivery {
   writeFrequency?: WriteFrequency;
   /** Session set-up before each delivery (so Honcho never creates it with default settings). */
   ensureReady?: (signal: AbortSignal) => Promise<void>;
+  /** Set-up of any queued session before its first delivery in this process (its peers' settings). */
+  prepareSession?: OutboxDeliveryOptions["prepareSession"];
   /** Told the result of each background round (notices). */
   onResult?: (result: OutboxDeliverResult) => void;
   /** First retry delay of a failed round, in ms. @default {1000} */
@@ -240,6 +243,7 @@ export class HonchoOutbox {
       rejectedPath: this.rejectedPath,
       leasePath: `${this.path}.deliver.lock`,
       pending: async () => (await this.stats()).pending,
+      prepareSession: options.delivery?.prepareSession,
       policy: {
         maxRetries: Math.max(0, options.maxRetries ?? 5),
         retryBaseDelayMs: options.retryBaseDelayMs ?? 1_000,

@@ -112,6 +112,8 @@ export class HonchoWriteHooks {
         client: runtime.client,
         writeFrequency: config.writeFrequency,
         ensureReady: (signal) => session.ensure(signal),
+        prepareSession: (client, id, peers, signal) =>
+          session.prepare(client, id, peers, signal),
         retryBaseDelayMs: options.retryBaseDelayMs,
         retryMaxDelayMs: options.retryMaxDelayMs,
         onResult: (result) => this.#onDeliveryResult(result),

@@ -35,6 +35,7 @@ GENERATORS = {
     "dotenv": "gen_dotenv.py",
     "yaml": "gen_yaml.py",
     "fence": "gen_fence.py",
+    "selfhosted_home": "gen_selfhosted_home.py",
 }
 
 

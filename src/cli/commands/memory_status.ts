@@ -478,7 +478,11 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
       [
         ...(["read", "write", "env", "net", "npm"] as const).map((key) => [
           `${key}:`,
-          sandbox[key].join(", ") || "(none)",
+          sandbox[key].map((v) =>
+            key === "net" && sandbox.netFromSettings?.includes(v)
+              ? `${v} (your settings name it)`
+              : v
+          ).join(", ") || "(none)",
         ]),
         ...(sandbox.notApproved.length > 0
           ? [[

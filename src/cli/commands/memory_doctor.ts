@@ -24,6 +24,7 @@ import {
   type SettingsFileReport,
 } from "../settings_files.ts";
 import { printReport, readProfile } from "./memory_status.ts";
+import { pythonProvider } from "../_provider_list.ts";
 import { errorText } from "../../_util/error_text.ts";
 
 const DOCTOR_PROBE_TIMEOUT_MS = 3_000;
@@ -143,12 +144,14 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
 
   const needs = hook.description?.needs?.net ?? [];
   const writeNeeds = hook.description?.needs?.write ?? [];
+  const python = name !== null && !installed ? pythonProvider(name) : undefined;
   if (name !== null && !installed) {
     add(
       "provider.missing",
       `${yamlFile.path} memory.provider`,
-      `memory provider '${name}' is not installed`,
-      "pick an installed one with 'hermes memory setup' (see 'hermes memory list')",
+      python?.what ?? `memory provider '${name}' is not installed`,
+      python?.fix ??
+        "pick an installed one with 'hermes memory setup' (see 'hermes memory list')",
     );
   } else if (name !== null) {
     if (hook.error !== undefined) {

@@ -9,7 +9,11 @@ import {
   styleFor,
   writeJson,
 } from "../format.ts";
-import { activeProviderName, listPluginReports } from "../_provider_list.ts";
+import {
+  activeProviderName,
+  listPluginReports,
+  pythonProvider,
+} from "../_provider_list.ts";
 import { loadConfig } from "../../config/config.ts";
 
 export function registerMemoryList(memory: HermesCommand): HermesCommand {
@@ -50,8 +54,11 @@ export function registerMemoryList(memory: HermesCommand): HermesCommand {
     ];
     io.stdout(columns(rows));
     if (active !== null && !plugins.some((p) => p.name === active)) {
+      const python = pythonProvider(active);
       io.stdout(
-        `\nmemory.provider is '${active}', but no such plugin was found; run 'hermes memory setup' to pick an installed one.\n`,
+        python
+          ? `\nmemory.provider is '${active}': ${python.what}; ${python.fix}.\n`
+          : `\nmemory.provider is '${active}', but no such plugin was found; run 'hermes memory setup' to pick an installed one.\n`,
       );
     }
     return 0;

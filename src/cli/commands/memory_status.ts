@@ -417,6 +417,10 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
     }
   }
   out += "\n";
+  if (p.python) {
+    out += `  Plugin:    ${style.yellow("a Python provider")} ${no}\n`;
+    return out + `  ${p.python.what}: ${p.python.fix}.\n`;
+  }
   if (!p.installed) {
     out += `  Plugin:    ${style.red("NOT installed")} ${no}\n`;
     out +=

@@ -169,127 +169,17 @@ function describeJsonError(message: string): string {
   return text ? text.charAt(0).toLowerCase() + text.slice(1) : "invalid JSON";
 }
 
+// Where V8's message says (it names no position for an unexpected token:
+// then the error has none, rather than a guessed one).
 function locateJsonError(
   text: string,
   message: string,
-): { line: number; column: number } {
+): { line?: number; column?: number } {
   const lineCol = /\(line (\d+) column (\d+)\)/.exec(message);
   if (lineCol) return { line: Number(lineCol[1]), column: Number(lineCol[2]) };
-  const position = /at position (\d+)/.exec(message);
-  const offset = position ? Number(position[1]) : findJsonErrorOffset(text);
-  return offsetToLineColumn(text, offset < 0 ? text.length : offset);
-}
-
-function offsetToLineColumn(
-  text: string,
-  offset: number,
-): { line: number; column: number } {
-  const before = text.slice(0, Math.min(offset, text.length));
-  const line = before.split("\n").length;
-  const column = offset - (before.lastIndexOf("\n") + 1) + 1;
-  return { line, column };
-}
-
-/** Offset of the first JSON syntax error, or -1 when the text parses. */
-function findJsonErrorOffset(text: string): number {
-  let i = 0;
-  const fail = (): never => {
-    throw new JsonScanError(i);
-  };
-  const ws = (): void => {
-    while (i < text.length && " \t\n\r".includes(text[i]!)) i++;
-  };
-  const string = (): void => {
-    i++;
-    while (i < text.length) {
-      const ch = text.charCodeAt(i);
-      if (ch === 0x22) {
-        i++;
-        return;
-      }
-      if (ch === 0x5c) {
-        const next = text[i + 1] ?? "";
-        if (next === "u") {
-          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) fail();
-          i += 6;
-        } else if ('"\\/bfnrt'.includes(next) && next !== "") {
-          i += 2;
-        } else {
-          i++;
-          fail();
-        }
-        continue;
-      }
-      if (ch < 0x20) fail();
-      i++;
-    }
-    fail();
-  };
-  const NUMBER_REGEXP = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-  const value = (): void => {
-    ws();
-    const c = text[i];
-    if (c === "{" || c === "[") {
-      const close = c === "{" ? "}" : "]";
-      i++;
-      ws();
-      if (text[i] === close) {
-        i++;
-        return;
-      }
-      for (;;) {
-        if (c === "{") {
-          ws();
-          if (text[i] !== '"') fail();
-          string();
-          ws();
-          if (text[i] !== ":") fail();
-          i++;
-        }
-        value();
-        ws();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        if (text[i] === close) {
-          i++;
-          return;
-        }
-        fail();
-      }
-    }
-    if (c === '"') return string();
-    if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) {
-      NUMBER_REGEXP.lastIndex = i;
-      const match = NUMBER_REGEXP.exec(text);
-      if (!match || match[0] === "-") fail();
-      i += match![0].length;
-      return;
-    }
-    for (const literal of ["true", "false", "null"]) {
-      if (text.startsWith(literal, i)) {
-        i += literal.length;
-        return;
-      }
-    }
-    fail();
-  };
-  try {
-    value();
-    ws();
-    if (i < text.length) fail();
-    return -1;
-  } catch (error) {
-    if (error instanceof JsonScanError) return error.offset;
-    throw error;
-  }
-}
-
-class JsonScanError extends Error {
-  constructor(readonly offset: number) {
-    super("JSON syntax error");
-  }
+  if (!/end of JSON input/.test(message)) return {};
+  const before = text.split("\n");
+  return { line: before.length, column: before.at(-1)!.length + 1 };
 }
 
 export interface SaveHonchoConfigOptions {

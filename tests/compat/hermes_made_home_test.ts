@@ -43,6 +43,7 @@ Deno.test("a home Hermes 0.19.0 set up for a self-hosted Honcho connects with no
       [],
       doctor.stdout,
     );
+    assert.deepEqual(report.grant.fromSettings, [host]);
     const status = await runHermesCli(["memory", "status", "--json"], {
       userHome: home,
     });

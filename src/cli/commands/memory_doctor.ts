@@ -47,7 +47,13 @@ interface DoctorReport {
   files: SettingsFileReport[];
   /** Leftovers of interrupted atomic writes. */
   orphanedTempFiles: string[];
-  grant: { needs: string[]; granted: string[]; missing: string[] } | null;
+  grant: {
+    needs: string[];
+    granted: string[];
+    missing: string[];
+    /** Granted because the user's own settings name the server (honcho.json `baseUrl`). */
+    fromSettings: string[];
+  } | null;
   connection: ProviderConnectionStatus | null;
   outbox: Record<string, unknown> | null;
   /** The pre-compress checkpoint gate (`providerApiVersion` `null`: not loaded). */
@@ -178,7 +184,12 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
     const grant = await sandboxGrant(name, config);
     const have = grant?.net ?? [];
     netMissing = needs.filter((host) => !granted(host, have));
-    report.grant = { needs, granted: have, missing: netMissing };
+    report.grant = {
+      needs,
+      granted: have,
+      missing: netMissing,
+      fromSettings: grant?.netFromSettings ?? [],
+    };
     for (const path of writeNeeds) {
       if ((grant?.write ?? []).some((dir) => within(path, dir))) continue;
       add(

@@ -83,8 +83,6 @@ export interface BackgroundDelivery {
   writeFrequency?: WriteFrequency;
   /** Session set-up before each delivery (so Honcho never creates it with default settings). */
   ensureReady?: (signal: AbortSignal) => Promise<void>;
-  /** Set-up of any queued session before its first delivery in this process (its peers' settings). */
-  prepareSession?: OutboxDeliveryOptions["prepareSession"];
   /** Told the result of each background round (notices). */
   onResult?: (result: OutboxDeliverResult) => void;
   /** First retry delay of a failed round, in ms. @default {1000} */
@@ -121,6 +119,8 @@ export interface HonchoOutboxOptions {
   maxStagedMessages?: number;
   /** The longest one `stage()` waits for room, in ms. @default {5000} */
   stageWaitMs?: number;
+  /** Sets a queued session up (its peers' observation settings) before messages go to it. */
+  prepareSession?: OutboxDeliveryOptions["prepareSession"];
   /** Background delivery of staged turns; none without it. */
   delivery?: BackgroundDelivery;
   /** The sleep between retries. @default {abortableSleep} */
@@ -243,7 +243,7 @@ export class HonchoOutbox {
       rejectedPath: this.rejectedPath,
       leasePath: `${this.path}.deliver.lock`,
       pending: async () => (await this.stats()).pending,
-      prepareSession: options.delivery?.prepareSession,
+      prepareSession: options.prepareSession,
       policy: {
         maxRetries: Math.max(0, options.maxRetries ?? 5),
         retryBaseDelayMs: options.retryBaseDelayMs ?? 1_000,

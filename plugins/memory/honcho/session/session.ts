@@ -227,13 +227,13 @@ export class HonchoSession {
     signal?: AbortSignal,
   ): Promise<void> {
     if (this.#prepared.has(sessionId)) return;
-    const flags = this.#rt.config.observationFlags;
-    const aiPeer = this.#identity?.aiPeerId ?? resolveAiPeerId(this.#rt.config);
-    const peers: Record<string, PeerObservation> = {};
-    for (const id of [...peerIds, aiPeer]) {
-      peers[id] = id === aiPeer ? flags.ai : flags.user;
-    }
-    await setUpSessionPeers(client, sessionId, peers, signal);
+    await prepareQueuedSession(
+      client,
+      this.#rt.config,
+      sessionId,
+      peerIds,
+      signal,
+    );
     this.#prepared.add(sessionId);
   }
 
@@ -346,6 +346,27 @@ export class HonchoSession {
       this.#setups.delete(key);
     }
   }
+}
+
+/**
+ * Sets up a queued session as a live one is set up: its peers (and the AI
+ * peer) with the configured observation settings (user peers the user's,
+ * the AI peer the AI's), repairing any Honcho created without them.
+ */
+export async function prepareQueuedSession(
+  client: HonchoClient,
+  config: HonchoConfig,
+  sessionId: string,
+  peerIds: readonly string[],
+  signal?: AbortSignal,
+): Promise<void> {
+  const flags = config.observationFlags;
+  const aiPeer = resolveAiPeerId(config);
+  const peers: Record<string, PeerObservation> = {};
+  for (const id of [...peerIds, aiPeer]) {
+    peers[id] = id === aiPeer ? flags.ai : flags.user;
+  }
+  await setUpSessionPeers(client, sessionId, peers, signal);
 }
 
 /**

@@ -108,12 +108,12 @@ export class HonchoWriteHooks {
       workspace: config.workspaceId,
       hermesHome: options.hermesHome,
       maxStagedMessages: options.maxStagedMessages,
+      prepareSession: (client, id, peers, signal) =>
+        session.prepare(client, id, peers, signal),
       delivery: {
         client: runtime.client,
         writeFrequency: config.writeFrequency,
         ensureReady: (signal) => session.ensure(signal),
-        prepareSession: (client, id, peers, signal) =>
-          session.prepare(client, id, peers, signal),
         retryBaseDelayMs: options.retryBaseDelayMs,
         retryMaxDelayMs: options.retryMaxDelayMs,
         onResult: (result) => this.#onDeliveryResult(result),

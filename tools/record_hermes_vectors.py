@@ -36,6 +36,7 @@ GENERATORS = {
     "yaml": "gen_yaml.py",
     "fence": "gen_fence.py",
     "selfhosted_home": "gen_selfhosted_home.py",
+    "config_yaml": "gen_config_yaml.py",
 }
 
 

@@ -65,6 +65,17 @@ export function pythonProvider(
   };
 }
 
+/** The Python providers in `$HERMES_HOME/plugins/` (see {@linkcode pythonProvider}). */
+export function pythonProviderNames(): string[] {
+  try {
+    return [...Deno.readDirSync(join(getHermesHome(), "plugins"))]
+      .filter((e) => e.isDirectory && pythonProvider(e.name)).map((e) => e.name)
+      .sort();
+  } catch {
+    return []; // No plugins/ folder.
+  }
+}
+
 function exists(path: string): boolean {
   try {
     return Deno.statSync(path).isFile;

@@ -38,6 +38,14 @@ Deno.test("status, list and doctor name a Python provider in plugins/<name>/ as 
       assert.match(out, fix, `memory ${args[0]}`);
       assert.doesNotMatch(out, /NOT installed|no such plugin|not installed/);
     }
+    // Not selected: list still names it.
+    await Deno.writeTextFile(
+      join(root, "config.yaml"),
+      "memory:\n  provider: ''\n",
+    );
+    const list = await runHermesCli(["memory", "list"], { userHome: home });
+    assert.match(list.stdout, named);
+    assert.doesNotMatch(list.stdout, /memory\.provider names it/);
   } finally {
     await Deno.remove(home, { recursive: true }).catch(() => {});
   }

@@ -97,9 +97,10 @@ export function memoryFileName(target: MemoryTarget | string): string {
 }
 
 /**
- * Renders one system-prompt block as Hermes does (`""` for no entries);
- * over budget the header says so, and past `max(2 × limit, 4000)` the body
- * keeps its first 70 % and last 20 % of that cap around a marker.
+ * Renders one system-prompt block as Hermes 0.19.0 does (`""` for no
+ * entries); past `max(2 × limit, 4000)` the body keeps its first 70 % and
+ * last 20 % of that cap around a marker (0.19.0 puts it whole: listed in
+ * docs/compatibility.md, one file must not fill the model's context).
  */
 export function renderMemoryBlock(
   target: MemoryTarget,
@@ -112,8 +113,7 @@ export function renderMemoryBlock(
   const title = target === "user"
     ? "USER PROFILE (who the user is)"
     : "MEMORY (your personal notes)";
-  const over = current > limit ? " \u26a0 OVER BUDGET" : "";
-  const header = `${title} [${formatUsage(current, limit)}${over}]`;
+  const header = `${title} [${formatUsage(current, limit)}]`;
   const cap = Math.max(2 * limit, 4000);
   if (current > cap) {
     const head = Math.floor(0.7 * cap);

@@ -239,8 +239,8 @@ async function runMemoryTool(
       "Memory is not available. It may be disabled in config or this environment.",
     );
   }
-  // Python's `args.get("target", "memory")`: a present null stays None.
-  const rawTarget = "target" in args ? args.target : "memory";
+  // Hermes 0.19.0 treats `target: null` as omitted.
+  const rawTarget = args.target ?? "memory";
   if (rawTarget !== null && typeof rawTarget === "object") {
     return notAStringResult("target", rawTarget);
   }

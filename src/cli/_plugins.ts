@@ -363,6 +363,8 @@ export interface SandboxInfo {
   write: string[];
   env: string[];
   net: string[];
+  /** The `net` hosts granted because the user wrote them in the provider's settings (honcho.json `baseUrl`). */
+  netFromSettings: string[];
   npm: string[];
   /** What its manifest asks for that the user has not approved (`env X`). */
   notApproved: string[];
@@ -387,6 +389,9 @@ export async function sandboxGrant(
     write: grant.write.map((e) => e.value),
     env: grant.env.map((e) => e.value),
     net: grant.net.map((e) => e.value),
+    netFromSettings: grant.net.filter((e) => e.from === "settings").map((e) =>
+      e.value
+    ),
     npm: grant.npm ? ["allowed"] : [],
     notApproved,
     ...(notApproved.length > 0 ? { approve: approveCommand(name) } : {}),

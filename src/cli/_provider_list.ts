@@ -10,6 +10,8 @@ import {
 } from "../plugins/plugin_discovery.ts";
 import { discoverMemoryProviders } from "../plugins/provider_listing.ts";
 import { getConfigValue } from "../config/config.ts";
+import { getHermesHome } from "../profile/hermes_home.ts";
+import { join } from "../_util/path.ts";
 
 /** `memory.provider` when it names an external provider, else `null`. */
 export function activeProviderName(config: HermesConfig): string | null {
@@ -43,6 +45,43 @@ export async function discoverProviders(): Promise<DiscoveredProvider[]> {
 /** The names of all discovered providers (no import). */
 export function listProviderNames(): Promise<string[]> {
   return listMemoryProviderNames();
+}
+
+/**
+ * When `$HERMES_HOME/plugins/<name>/` holds a Python provider (Hermes
+ * Agent's `plugin.yaml` + `__init__.py`, no `mod.ts`): what it is, and what
+ * to do; `undefined` otherwise.
+ */
+export function pythonProvider(
+  name: string,
+): { what: string; fix: string } | undefined {
+  const dir = join(getHermesHome(), "plugins", name);
+  if (name.includes("/") || !exists(join(dir, "__init__.py"))) return;
+  return {
+    what:
+      `'${name}' in ${dir}/ is a Python provider (plugin.yaml + __init__.py, for Hermes Agent), which this module cannot run`,
+    fix:
+      "run it with Hermes Agent, add a TypeScript port of it (mod.ts) in that folder, or pick another provider with 'hermes memory setup'",
+  };
+}
+
+/** The Python providers in `$HERMES_HOME/plugins/` (see {@linkcode pythonProvider}). */
+export function pythonProviderNames(): string[] {
+  try {
+    return [...Deno.readDirSync(join(getHermesHome(), "plugins"))]
+      .filter((e) => e.isDirectory && pythonProvider(e.name)).map((e) => e.name)
+      .sort();
+  } catch {
+    return []; // No plugins/ folder.
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    return Deno.statSync(path).isFile;
+  } catch {
+    return false;
+  }
 }
 
 /** Where a provider was found. */

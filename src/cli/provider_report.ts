@@ -12,7 +12,11 @@ import {
   sandboxGrant,
   type SandboxInfo,
 } from "./_plugins.ts";
-import { listProviderNames, locateProvider } from "./_provider_list.ts";
+import {
+  listProviderNames,
+  locateProvider,
+  pythonProvider,
+} from "./_provider_list.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { loadEnvFile } from "../profile/env_file.ts";
 import { getConfigValue } from "../config/config.ts";
@@ -43,6 +47,8 @@ interface ProviderFieldReport {
 export interface ProviderReport {
   name: string;
   installed: boolean;
+  /** What the Python provider in `plugins/<name>/` is and what to do (see {@linkcode pythonProvider}). */
+  python?: { what: string; fix: string };
   /** The installed provider with the closest name (a likely typo's fix). */
   suggestion?: string;
   source?: string;
@@ -97,6 +103,8 @@ export async function collectProviderReport(
   };
   const location = await locateProvider(name);
   if (location === null) {
+    report.python = pythonProvider(name);
+    if (report.python) return report;
     const names = await listProviderNames().catch(() => [] as string[]);
     const close = closestName(name, names);
     if (close !== undefined) report.suggestion = close;

@@ -2,6 +2,7 @@
 // spans are stripped wherever output could echo them (streams included).
 
 import { log } from "../core/log.ts";
+import { PYTHON_WHITESPACE_CLASS } from "../_util/python_text.ts";
 
 const OPEN = "<memory-context>";
 const CLOSE = "</memory-context>";
@@ -12,14 +13,19 @@ export const MEMORY_CONTEXT_SYSTEM_NOTE: string =
   "Treat as authoritative reference data — this is the agent's persistent " +
   "memory and should inform all responses.]";
 
-// Complete fenced spans, any case, whitespace inside the tags tolerated.
-const FENCED_SPAN_REGEXP =
-  /<\s*memory-context\s*>[\s\S]*?<\s*\/\s*memory-context\s*>/gi;
-// The system note, in every wording Hermes has used ("Treat as …").
-const SYSTEM_NOTE_REGEXP =
-  /\[System note:\s*The following is recalled memory context,\s*NOT new user input\.\s*Treat as [^\]]*\]\s*/gi;
-// Stray opening or closing tags.
-const FENCE_TAG_REGEXP = /<\s*\/?\s*memory-context\s*>/gi;
+// Hermes 0.19.0's patterns (agent/memory_manager.py) with Python's `\s`:
+// complete fenced spans, the system note in its wordings (plus the spec's
+// "advisory context" one, which 0.19.0 keeps), stray tags.
+const S = `[${PYTHON_WHITESPACE_CLASS}]`;
+const FENCED_SPAN_REGEXP = new RegExp(
+  `<${S}*memory-context${S}*>[^]*?</${S}*memory-context${S}*>`,
+  "giu",
+);
+const SYSTEM_NOTE_REGEXP = new RegExp(
+  `\\[System note:${S}*The following is recalled memory context,${S}*NOT new user input\\.${S}*Treat as (?:informational background data|authoritative reference data[^\\]]*|advisory context[^\\]]*)\\.\\]${S}*`,
+  "giu",
+);
+const FENCE_TAG_REGEXP = new RegExp(`</?${S}*memory-context${S}*>`, "giu");
 // A markdown bullet: marker, whitespace, content.
 const BULLET_REGEXP = /^[-*+]\s+\S/;
 

@@ -40,7 +40,6 @@ export const BUNDLED_MANIFESTS: Readonly<Record<string, unknown>> = {
       env: [
         "HONCHO_API_KEY",
         "HONCHO_BASE_URL",
-        "HONCHO_URL",
         "HONCHO_ENVIRONMENT",
         "HONCHO_TIMEOUT",
         "HONCHO_LOGGING",
@@ -53,7 +52,7 @@ export const BUNDLED_MANIFESTS: Readonly<Record<string, unknown>> = {
       net: ["api.honcho.dev"],
     },
     availability: {
-      env: ["HONCHO_API_KEY", "HONCHO_BASE_URL", "HONCHO_URL"],
+      env: ["HONCHO_API_KEY", "HONCHO_BASE_URL"],
       files: [
         "$HERMES_HOME/honcho.json",
         "$HERMES_ROOT/honcho.json",
@@ -72,5 +71,5 @@ export const BUNDLED_MANIFEST_SOURCES: Readonly<Record<string, string>> = {
   archive:
     "name: archive\nversion: 0.1.0\ndescription: >-\n  Reference checkpointing provider: archives the user and assistant text of the\n  transcript under $HERMES_HOME/archive/<session>/ before every lossy\n  compression (pre-compress checkpoint API v2), idempotently and crash-safely.\nhooks:\n  - on_pre_compress\n  - on_session_switch\n# Nothing beyond its data directory $HERMES_HOME/archive/ (read and write)\n# and its own code (read).\npermissions:\n  read: []\n  write: []\n  env: []\n  net: []\n",
   honcho:
-    "name: honcho\nversion: 1.0.0\ndescription: \"Honcho (plastic-labs) long-term memory: user modelling, dialectic recall, durable turn sync and five memory tools\"\nhooks:\n  - on_turn_start\n  - prefetch\n  - queue_prefetch\n  - sync_turn\n  - on_memory_write\n  - on_session_end\n  - on_session_switch\n  - on_pre_compress\nprofile_clone: true\n# What the provider's sandbox gets besides its data directory\n# $HERMES_HOME/honcho/ (outbox, locks; read and write) and its own code\n# (read). Its settings files are read-only: only the host CLI writes them.\npermissions:\n  read:\n    - $HERMES_HOME/honcho.json\n    - $HERMES_ROOT/honcho.json\n    - ~/.honcho/config.json\n  env:\n    - HONCHO_API_KEY\n    - HONCHO_BASE_URL\n    - HONCHO_URL\n    - HONCHO_ENVIRONMENT\n    - HONCHO_TIMEOUT\n    - HONCHO_LOGGING\n    - HONCHO_INJECTION_LOG\n    - HERMES_HONCHO_HOST\n    - HERMES_HOME\n    - HERMES_DATA_DIR_SUFFIX\n    - HOME\n  net:\n    - api.honcho.dev\n# Configured (for 'hermes memory list') when a key or URL is set, or a\n# settings file exists; the active provider is always asked itself.\navailability:\n  env:\n    - HONCHO_API_KEY\n    - HONCHO_BASE_URL\n    - HONCHO_URL\n  files:\n    - $HERMES_HOME/honcho.json\n    - $HERMES_ROOT/honcho.json\n    - ~/.honcho/config.json\n",
+    "name: honcho\nversion: 1.0.0\ndescription: \"Honcho (plastic-labs) long-term memory: user modelling, dialectic recall, durable turn sync and five memory tools\"\nhooks:\n  - on_turn_start\n  - prefetch\n  - queue_prefetch\n  - sync_turn\n  - on_memory_write\n  - on_session_end\n  - on_session_switch\n  - on_pre_compress\nprofile_clone: true\n# What the provider's sandbox gets besides its data directory\n# $HERMES_HOME/honcho/ (outbox, locks; read and write) and its own code\n# (read). Its settings files are read-only: only the host CLI writes them.\npermissions:\n  read:\n    - $HERMES_HOME/honcho.json\n    - $HERMES_ROOT/honcho.json\n    - ~/.honcho/config.json\n  env:\n    - HONCHO_API_KEY\n    - HONCHO_BASE_URL\n    - HONCHO_ENVIRONMENT\n    - HONCHO_TIMEOUT\n    - HONCHO_LOGGING\n    - HONCHO_INJECTION_LOG\n    - HERMES_HONCHO_HOST\n    - HERMES_HOME\n    - HERMES_DATA_DIR_SUFFIX\n    - HOME\n  net:\n    - api.honcho.dev\n# Configured (for 'hermes memory list') when a key or URL is set, or a\n# settings file exists; the active provider is always asked itself.\navailability:\n  env:\n    - HONCHO_API_KEY\n    - HONCHO_BASE_URL\n  files:\n    - $HERMES_HOME/honcho.json\n    - $HERMES_ROOT/honcho.json\n    - ~/.honcho/config.json\n",
 };

@@ -352,6 +352,12 @@ export function reviewGrant(
     if (request("net", host, user.net)) add(grant.net, host, "plugin.yaml");
   }
   for (const host of user.net) add(grant.net, host, "config.yaml");
+  if (bundled) {
+    const files = manifest.read.map((entry) => expandGrantPath(entry, homes));
+    for (const host of settingsHosts(candidate.name, files, options.config)) {
+      add(grant.net, host, "settings");
+    }
+  }
   const specifier = candidate.specifier;
   if (candidate.source === "package") {
     if (specifier.startsWith("jsr:")) {
@@ -366,6 +372,43 @@ export function reviewGrant(
     add(grant.import, new URL(specifier).host, "framework");
   }
   return { grant, manifestPath, bundled, requested, refused };
+}
+
+/**
+ * The hosts of the server addresses a user wrote for a bundled provider:
+ * `baseUrl` / `base_url` (root, `endpoint`, host blocks) in the JSON
+ * settings files its manifest reads (honcho.json), and `base_url` in
+ * config.yaml's section of its name. Writing the address is the user's
+ * consent to reach it, so a home Hermes made connects with no setup step.
+ */
+function settingsHosts(
+  name: string,
+  files: string[],
+  config: HermesConfig = {},
+): string[] {
+  const section = getConfigValue(config, name);
+  const urls: unknown[] = isRecord(section) ? [section.base_url] : [];
+  for (const file of files.filter((f) => f.endsWith(".json"))) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(Deno.readTextFileSync(file));
+    } catch {
+      continue; // Missing or unusable: the provider reports that itself.
+    }
+    if (!isRecord(raw)) continue;
+    const hosts = isRecord(raw.hosts) ? Object.values(raw.hosts) : [];
+    for (const block of [raw, raw.endpoint, ...hosts]) {
+      if (isRecord(block)) urls.push(block.baseUrl, block.base_url);
+    }
+  }
+  const hosts = new Set<string>();
+  for (const url of urls) {
+    const parsed = typeof url === "string" ? URL.parse(url) : null;
+    if (parsed?.host && /^https?:$/.test(parsed.protocol)) {
+      hosts.add(parsed.host);
+    }
+  }
+  return [...hosts];
 }
 
 /** The bundled providers and those in the profile's `plugins/`. */

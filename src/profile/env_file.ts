@@ -248,12 +248,11 @@ interface DecodedEnvText {
   unreadable?: string;
 }
 
-const BOM_UTF8 = [0xef, 0xbb, 0xbf];
-
 /**
  * Turns a `.env` file's bytes into the text Hermes' loader parses
- * (`load_hermes_dotenv`): UTF-16 decoded, UTF-8 BOM dropped, non-UTF-8 read
- * as latin-1, NULs removed, non-comment lines trimmed; UTF-32 refused.
+ * (`load_hermes_dotenv`): UTF-16 decoded, non-UTF-8 read as latin-1, NULs
+ * removed, non-comment lines trimmed; UTF-32 refused. A UTF-8 BOM stays
+ * part of the first key, as in Hermes 0.19.0 (that key is then not set).
  */
 export function decodeEnvBytes(bytes: Uint8Array): DecodedEnvText {
   const starts = (prefix: number[]) => prefix.every((b, i) => bytes[i] === b);
@@ -273,7 +272,7 @@ export function decodeEnvBytes(bytes: Uint8Array): DecodedEnvText {
       return { text: "", unreadable: "it is not valid UTF-16 text" };
     }
   } else {
-    const body = starts(BOM_UTF8) ? bytes.subarray(3) : bytes;
+    const body = bytes;
     try {
       text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(
         body,

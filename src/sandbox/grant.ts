@@ -22,6 +22,8 @@ export type GrantOrigin =
   | "data-dir"
   | "plugin.yaml"
   | "config.yaml"
+  /** A bundled provider's server address the user wrote in its settings. */
+  | "settings"
   | "package"
   | "framework";
 

@@ -160,21 +160,21 @@ Deno.test("handleMemoryToolCall() checks arguments in Hermes' order", async (t) 
   });
 });
 
-Deno.test("handleMemoryToolCall() defaults a missing target to memory; a null one is invalid, as in Hermes", async () => {
+Deno.test("handleMemoryToolCall() defaults a missing or null target to memory, as Hermes 0.19.0 does", async () => {
   await withStore(async (store) => {
     const a = JSON.parse(
       await handleMemoryToolCall(store, { action: "add", content: "one" }),
     );
     assert.equal(a.target, "memory");
-    assert.equal(
+    const b = JSON.parse(
       await handleMemoryToolCall(store, {
         action: "add",
         target: null,
         content: "two",
       }),
-      `{"error": "Invalid target 'None'. Use 'memory' or 'user'.", "success": false}`,
     );
-    assert.deepEqual(store.entries("memory"), ["one"]);
+    assert.equal(b.target, "memory");
+    assert.deepEqual(store.entries("memory"), ["one", "two"]);
   });
 });
 

@@ -20,6 +20,7 @@ const HARNESSES = new Set([
   "yaml",
   "yaml_writeback",
   "dotenv_writeback",
+  "fence",
 ]);
 
 /** The table rows for the deviations, as cell arrays. */

@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { MemoryStore } from "../../src/builtin/memory_store.ts";
 import { handleMemoryToolCall } from "../../src/builtin/memory_tool.ts";
 import { setLogger } from "../../src/core/log.ts";
+import { sanitizeMemoryEntry } from "../../src/builtin/threat_scan.ts";
+import { pythonJsonDumps } from "../../src/_util/python_json.ts";
 import {
   decodeBytes,
   type Deviation,
@@ -107,6 +109,21 @@ function stripPreviousKeys(result: string): string {
   return stripped;
 }
 
+// Rule "memory-blocked-current-entries": error results list poisoned
+// entries as their `[BLOCKED: …]` placeholder, where 0.19.0 shows the raw
+// text. Python's result with that placeholder applied must be ours.
+function blockCurrentEntries(result: string, call: Record<string, unknown>) {
+  const parsed = JSON.parse(result) as { current_entries?: unknown };
+  if (!Array.isArray(parsed.current_entries)) return result;
+  const file = call.target === "user" ? "USER.md" : "MEMORY.md";
+  parsed.current_entries = parsed.current_entries.map((e) =>
+    sanitizeMemoryEntry(String(e), file)
+  );
+  const blocked = pythonJsonDumps(parsed);
+  if (blocked !== result) used("memory-blocked-current-entries");
+  return blocked;
+}
+
 // Rule "memory-drift-backup-bytes": our .bak keeps the file's original bytes;
 // Python's is the text it read (newlines translated). Compare the latter.
 function translateBackups(state: { files: Files; others: Files }): {
@@ -148,6 +165,13 @@ function checkDeviation(
         return `Python did not raise here: ${step.result}`;
       }
       return null;
+    case "memory-cjk-threat-patterns":
+      // Blocked by a *_cjk pattern 0.19.0 lacks; later steps of the case
+      // then run on a store without that entry (success stays success).
+      if (/threat pattern '\w+_cjk'/.test(String(parsed.error))) return null;
+      return parsed.success === true && step.result?.includes('"success": true')
+        ? null
+        : `expected a *_cjk block, got ${ours}`;
     case "memory-unreadable-file":
       if (
         parsed.success !== false ||
@@ -238,7 +262,8 @@ Deno.test("memory tool: every recorded Hermes sequence replays byte-for-byte (or
             `${vid}: Python raised ${step.exception.type}: ${step.exception.message}; ours ${ours} (not listed)`,
           );
         } else if (
-          fuzzy(stripPreviousKeys(ours)) !== fuzzy(step.result as string)
+          fuzzy(stripPreviousKeys(ours)) !==
+            fuzzy(blockCurrentEntries(step.result as string, step.call!))
         ) {
           failures.push(
             `${vid} ${
@@ -250,6 +275,8 @@ Deno.test("memory tool: every recorded Hermes sequence replays byte-for-byte (or
           expected = { files: step.files_after, others: step.other_files! };
         }
         const actual = translateBackups(await readState(memDir, norm));
+        // After a CJK block our files hold less than Python's: ours go on.
+        if (deviation?.id === "memory-cjk-threat-patterns") expected = actual;
         const compared = deviation
           ? [actual.files, expected.files]
           : [actual, expected];

@@ -19,7 +19,8 @@ interface Case {
     kwargs: Record<string, unknown>;
     result?: string | null;
     exception?: { type: string; message: string };
-  }[];
+  }[] | null;
+  config?: unknown;
 }
 
 Deno.test("Honcho session names: every recorded call names the session Hermes names", async () => {
@@ -36,6 +37,15 @@ Deno.test("Honcho session names: every recorded call names the session Hermes na
         calls: { result?: string | null; error?: string }[];
       };
       const ph = placeholders({ [join(root, String(i))]: "<ROOT>" });
+      if (c.calls === null) {
+        // The recorded version has no such setting (0.19.0 raises on
+        // session_ai_peer_prefix): the whole case is a listed deviation.
+        if (deviations.has(c.id)) tally.deviating++;
+        else {tally.failures.push(
+            `${c.id}: Python raised ${JSON.stringify(c.config)}`,
+          );}
+        continue;
+      }
       for (const [j, call] of c.calls.entries()) {
         const vid = `${c.id}#${j}`;
         const got = ours.calls[j]!;

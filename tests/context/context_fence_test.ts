@@ -101,6 +101,14 @@ Deno.test("sanitizeContext() removes spans, the note and stray tags", () => {
     sanitizeContext("left </memory-context> right <memory-context>"),
     "left  right ",
   );
+  // Hermes 0.19.0's patterns: no whitespace between "<" and "/", Python's
+  // whitespace (\x1c is, U+FEFF is not).
+  assert.equal(sanitizeContext("a< /memory-context>b"), "a< /memory-context>b");
+  assert.equal(sanitizeContext("a<memory-context\x1c>b"), "ab");
+  assert.equal(
+    sanitizeContext("a<memory-context\ufeff>b"),
+    "a<memory-context\ufeff>b",
+  );
   assert.equal(sanitizeContext("no fences here"), "no fences here");
 });
 

@@ -187,7 +187,8 @@ Deno.test("gateway host, 20 profiles piled into one session: one notice per refu
     const warnings = logs.lines.filter((l) => l.level === "warn");
     for (const p of refused) {
       const about = [...p.notices, ...warnings.map((w) => w.message)].filter(
-        (m) => m.includes("observe_others") || m.includes("10 peers"),
+        // Honcho's wording: "… with 12 observers. Maximum allowed is 10 …".
+        (m) => /observe_others|10 peers|\d+ observers/.test(m),
       ).filter((m) =>
         m.includes(`AI peer hermes-${p.name}:`) || p.notices.includes(m)
       );

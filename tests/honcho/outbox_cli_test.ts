@@ -90,6 +90,20 @@ Deno.test("hermes honcho outbox shows queued and refused messages with the reaso
       server.state.messages.map((m) => m.content).sort(),
       ["fine", "later", "too long for Honcho, say"],
     );
+    // Sessions only ever queued (s2), or first reached by a delivery that
+    // set nothing up (s1), get their peers' observation settings.
+    const peers = server.state.sessionPeers.map((m) => [
+      m.session_id,
+      m.peer_id,
+      m.observe_me,
+      m.observe_others,
+    ]).sort((a, b) => String(a).localeCompare(String(b)));
+    assert.deepEqual(peers, [
+      ["s1", "alice", true, true],
+      ["s1", "hermes", true, true],
+      ["s2", "alice", true, true],
+      ["s2", "hermes", true, true],
+    ]);
   } finally {
     await Deno.remove(home, { recursive: true });
   }

@@ -80,6 +80,8 @@ async function rig(
       calls.push({ route: "peerConfig", turn: turn.value });
       return Promise.resolve({ observeMe: null, observeOthers: null });
     },
+    // Set-up gives peers without settings theirs (not counted here).
+    setSessionPeerConfig: () => Promise.resolve(),
     getSessionContext: () => {
       calls.push({ route: "sessionContext", turn: turn.value });
       return Promise.resolve({

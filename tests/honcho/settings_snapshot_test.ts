@@ -79,7 +79,7 @@ const HOMES: Record<
   envOnly: {
     env: {
       HONCHO_API_KEY: "env-key-9999",
-      HONCHO_URL: "http://localhost:8000",
+      HONCHO_BASE_URL: "http://localhost:8000",
       HONCHO_ENVIRONMENT: "local",
       HONCHO_TIMEOUT: "7",
       HONCHO_LOGGING: "yes",

@@ -67,7 +67,8 @@ function checkObserverLimit(
   if (observers.length > SESSION_OBSERVERS_LIMIT) {
     throw new HonchoHttpError(
       400,
-      `Cannot have more than ${SESSION_OBSERVERS_LIMIT} peers with observe_others=true in a session (found ${observers.length}); set observe_others=false for some peers first`,
+      // Honcho 3.0.12's wording.
+      `Cannot create session ${sid} with ${observers.length} observers. Maximum allowed is ${SESSION_OBSERVERS_LIMIT} observers per session. Observers are peers with 'observe_others' set to true.`,
     );
   }
 }

@@ -30,15 +30,17 @@ Deno.test("parseEnvText() follows the Hermes .env rules", async (t) => {
       );
     },
   );
-  await t.step("tolerates a byte-order mark and CRLF line ends", () => {
-    // The BOM is the loader's business (decodeEnvBytes), as in Hermes.
-    const bytes = new TextEncoder().encode("\uFEFFA=1\r\nB=2\r\n");
-    assert.deepEqual(parseEnvText(decodeEnvBytes(bytes).text), {
-      A: "1",
-      B: "2",
-    });
-    assert.deepEqual(parseEnvText("A=1\r\nB=2\r\n"), { A: "1", B: "2" });
-  });
+  await t.step(
+    "keeps a byte-order mark in the first key (as Hermes 0.19.0) and reads CRLF line ends",
+    () => {
+      const bytes = new TextEncoder().encode("\uFEFFA=1\r\nB=2\r\n");
+      assert.deepEqual(parseEnvText(decodeEnvBytes(bytes).text), {
+        "\uFEFFA": "1",
+        B: "2",
+      });
+      assert.deepEqual(parseEnvText("A=1\r\nB=2\r\n"), { A: "1", B: "2" });
+    },
+  );
   await t.step(
     "strips an unquoted inline comment only after whitespace",
     () => {

@@ -53,6 +53,7 @@ Deno.test("honcho's grant: its code, its data directory, its settings files read
 async function runExample(
   userHome: string,
   args: string[],
+  env: Record<string, string> = {},
 ): Promise<ChildResult> {
   const dir = await Deno.makeTempDir({ prefix: "hermes-example-" });
   try {
@@ -67,7 +68,7 @@ async function runExample(
       `--config=${join(REPO, "deno.json")}`,
       script,
       ...args,
-    ], { env: { HOME: userHome } });
+    ], { env: { HOME: userHome, ...env } });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -108,7 +109,7 @@ Deno.test("honcho under the narrowed grant, from the README's library example: t
   server.assertNoViolations();
 });
 
-Deno.test("honcho without the net grant: one warning naming memory.permissions.honcho.net, and nothing sent", async () => {
+Deno.test("honcho without the net grant for a server only the environment names: one warning naming memory.permissions.honcho.net, and nothing sent", async () => {
   await using server = await startHonchoTestServer({
     apiKey: "hch-narrow-5678",
   });
@@ -117,7 +118,15 @@ Deno.test("honcho without the net grant: one warning naming memory.permissions.h
     "hch-narrow-5678",
     "memory:\n  provider: honcho\n",
   );
-  const run = await runExample(user.userHome, ["turn one", "ok"]);
+  // An address in honcho.json is the user's consent (the grant's
+  // "settings" entries); one in the environment is not.
+  await Deno.writeTextFile(
+    join(user.home, "honcho.json"),
+    JSON.stringify({ apiKey: "hch-narrow-5678", peerName: "alice" }),
+  );
+  const run = await runExample(user.userHome, ["turn one", "ok"], {
+    HONCHO_BASE_URL: server.url,
+  });
   assert.equal(run.code, 0, run.stderr);
   const host = new URL(server.url).host;
   const denial =

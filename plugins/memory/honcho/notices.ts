@@ -52,13 +52,14 @@ const OBSERVER_LIMIT_FIX =
   "per-session); or stop this AI peer observing the others " +
   "(observationMode: unified, or observation.ai.observeOthers: false)";
 
-/** "Cannot have more than 10 peers with observe_others=true in a session". */
+/** Honcho's "… with 11 observers. Maximum allowed is 10 observers per session. Observers are peers with 'observe_others' set to true." (older servers: "Cannot have more than 10 peers with observe_others=true"). */
 function isObserverLimit(error: unknown): boolean {
   if (!isHonchoError(error) || error.status === undefined) return false;
   if (error.status < 400 || error.status >= 500) return false;
   const detail = (error.body as { detail?: unknown } | undefined)?.detail;
   const text = typeof detail === "string" ? detail : error.message;
-  return /observe_others/i.test(text) && /more than \d+ peers/i.test(text);
+  return /observe_others/i.test(text) &&
+    /more than \d+ peers|maximum allowed is \d+ observers/i.test(text);
 }
 
 function inHome(hermesHome: string | undefined, file: string): string {

@@ -24,6 +24,7 @@ import {
   type SettingsFileReport,
 } from "../settings_files.ts";
 import { printReport, readProfile } from "./memory_status.ts";
+import { pythonProvider } from "../_provider_list.ts";
 import { errorText } from "../../_util/error_text.ts";
 
 const DOCTOR_PROBE_TIMEOUT_MS = 3_000;
@@ -46,7 +47,13 @@ interface DoctorReport {
   files: SettingsFileReport[];
   /** Leftovers of interrupted atomic writes. */
   orphanedTempFiles: string[];
-  grant: { needs: string[]; granted: string[]; missing: string[] } | null;
+  grant: {
+    needs: string[];
+    granted: string[];
+    missing: string[];
+    /** Granted because the user's own settings name the server (honcho.json `baseUrl`). */
+    fromSettings: string[];
+  } | null;
   connection: ProviderConnectionStatus | null;
   outbox: Record<string, unknown> | null;
   /** The pre-compress checkpoint gate (`providerApiVersion` `null`: not loaded). */
@@ -143,12 +150,14 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
 
   const needs = hook.description?.needs?.net ?? [];
   const writeNeeds = hook.description?.needs?.write ?? [];
+  const python = name !== null && !installed ? pythonProvider(name) : undefined;
   if (name !== null && !installed) {
     add(
       "provider.missing",
       `${yamlFile.path} memory.provider`,
-      `memory provider '${name}' is not installed`,
-      "pick an installed one with 'hermes memory setup' (see 'hermes memory list')",
+      python?.what ?? `memory provider '${name}' is not installed`,
+      python?.fix ??
+        "pick an installed one with 'hermes memory setup' (see 'hermes memory list')",
     );
   } else if (name !== null) {
     if (hook.error !== undefined) {
@@ -175,7 +184,12 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
     const grant = await sandboxGrant(name, config);
     const have = grant?.net ?? [];
     netMissing = needs.filter((host) => !granted(host, have));
-    report.grant = { needs, granted: have, missing: netMissing };
+    report.grant = {
+      needs,
+      granted: have,
+      missing: netMissing,
+      fromSettings: grant?.netFromSettings ?? [],
+    };
     for (const path of writeNeeds) {
       if ((grant?.write ?? []).some((dir) => within(path, dir))) continue;
       add(

@@ -9,7 +9,12 @@ import {
   styleFor,
   writeJson,
 } from "../format.ts";
-import { activeProviderName, listPluginReports } from "../_provider_list.ts";
+import {
+  activeProviderName,
+  listPluginReports,
+  pythonProvider,
+  pythonProviderNames,
+} from "../_provider_list.ts";
 import { loadConfig } from "../../config/config.ts";
 
 export function registerMemoryList(memory: HermesCommand): HermesCommand {
@@ -49,7 +54,13 @@ export function registerMemoryList(memory: HermesCommand): HermesCommand {
       ],
     ];
     io.stdout(columns(rows));
-    if (active !== null && !plugins.some((p) => p.name === active)) {
+    const found = (name: string) => plugins.some((p) => p.name === name);
+    for (const name of pythonProviderNames().filter((n) => !found(n))) {
+      const python = pythonProvider(name)!;
+      const selected = name === active ? " (memory.provider names it)" : "";
+      io.stdout(`\n${python.what}${selected}; ${python.fix}.\n`);
+    }
+    if (active !== null && !found(active) && !pythonProvider(active)) {
       io.stdout(
         `\nmemory.provider is '${active}', but no such plugin was found; run 'hermes memory setup' to pick an installed one.\n`,
       );

@@ -422,6 +422,10 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
     }
   }
   out += "\n";
+  if (p.python) {
+    out += `  Plugin:    ${style.yellow("a Python provider")} ${no}\n`;
+    return out + `  ${p.python.what}: ${p.python.fix}.\n`;
+  }
   if (!p.installed) {
     out += `  Plugin:    ${style.red("NOT installed")} ${no}\n`;
     out +=
@@ -483,7 +487,11 @@ function renderProvider(p: StatusProviderReport, style: Style): string {
       [
         ...(["read", "write", "env", "net", "npm"] as const).map((key) => [
           `${key}:`,
-          sandbox[key].join(", ") || "(none)",
+          sandbox[key].map((v) =>
+            key === "net" && sandbox.netFromSettings?.includes(v)
+              ? `${v} (your settings name it)`
+              : v
+          ).join(", ") || "(none)",
         ]),
         ...(sandbox.notApproved.length > 0
           ? [[

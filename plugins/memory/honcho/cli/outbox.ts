@@ -245,6 +245,15 @@ async function runOutboxFlush(
   const outbox = new HonchoOutbox({
     workspace: config.workspaceId,
     hermesHome: scope.hermesHome,
+    // Sessions queued during an outage are set up as a live one is.
+    prepareSession: async (client, id, peers, signal) =>
+      (await import("../session/session.ts")).prepareQueuedSession(
+        client,
+        config,
+        id,
+        peers,
+        signal,
+      ),
   });
   const before = await outbox.stats();
   if (before.pending === 0) {

@@ -396,6 +396,22 @@ export class HonchoClient {
     }, options);
   }
 
+  /** `PUT …/sessions/{sess}/peers/{peer}/config`. */
+  setSessionPeerConfig(
+    sessionId: string,
+    peerId: string,
+    config: SessionPeerConfig,
+    options: CallOptions = {},
+  ): Promise<void> {
+    return this.#send({
+      method: "PUT",
+      path: this.#ws("sessions", sessionId, "peers", peerId, "config"),
+      json: peerMap({ [peerId]: config })[peerId] as JsonObject,
+      retry: true,
+      parse: () => {},
+    }, options);
+  }
+
   /** `GET …/sessions/{sess}/context` (an unknown session gives empty messages). */
   getSessionContext(
     sessionId: string,

@@ -228,8 +228,11 @@ export function normalizeRecallMode(value: unknown): RecallMode {
   return "hybrid";
 }
 
-// Hermes' order; the first truthy value, dropped (with a warning) when it is
-// not printable ASCII text.
+// Hermes 0.19.0 reads root `baseUrl`, root `base_url`, then HONCHO_BASE_URL;
+// the host-level and `endpoint.baseUrl` places come first here (listed in
+// docs/compatibility.md). The first truthy value is dropped (with a warning)
+// when it holds a control character: it would reach logs and status as
+// terminal escapes and no server's address has one.
 export function resolveBaseUrl(
   host: Record<string, unknown>,
   root: Record<string, unknown>,
@@ -243,7 +246,7 @@ export function resolveBaseUrl(
     [endpoint.baseUrl, "root", "endpoint.baseUrl"],
     [root.baseUrl, "root", "baseUrl"],
     [root.base_url, "root", "base_url"],
-    [env("HONCHO_BASE_URL") ?? env("HONCHO_URL"), "env", "HONCHO_BASE_URL"],
+    [env("HONCHO_BASE_URL"), "env", "HONCHO_BASE_URL"],
   ];
   for (const [value, source, name] of candidates) {
     if (!pythonTruthy(value)) continue;
@@ -254,12 +257,13 @@ export function resolveBaseUrl(
       );
       return undefined;
     }
-    if (!/^[\x20-\x7e]*$/.test(value)) {
+    // deno-lint-ignore no-control-regex
+    if (/[\x00-\x1f\x7f-\x9f]/.test(value)) {
       warnOnce(
         `baseurl:${path}:${name}`,
         `Ignoring Honcho base URL from ${name}${
           source === "env" ? "" : ` in ${path}`
-        }: it contains characters outside printable ASCII`,
+        }: it contains a control character`,
       );
       return undefined;
     }

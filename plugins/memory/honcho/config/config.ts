@@ -171,17 +171,6 @@ export function resolveHonchoConfig(
       pythonStrip(pythonStr(raw.defaultHost)) !== ""
     ? pythonStrip(pythonStr(raw.defaultHost))
     : undefined;
-  const defaultBlock = hosts.hermes;
-  if (
-    !values.apiKey && Object.keys(host).length > 0 && hostKey !== "hermes" &&
-    isRecord(defaultBlock) && pythonTruthy(defaultBlock.apiKey)
-  ) {
-    warnOnce(
-      `inherit:${file.path}:${hostKey}`,
-      `Honcho host block '${hostKey}' in ${file.path} has no apiKey and does not inherit the default host's key: run 'hermes honcho setup' for this profile or set HONCHO_API_KEY`,
-    );
-  }
-
   return {
     ...values,
     hostKey,

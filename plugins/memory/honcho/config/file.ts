@@ -28,7 +28,7 @@ export interface HonchoConfigFile {
   error?: HonchoConfigFileError;
 }
 
-/** Reads and parses one config file (BOM tolerated); never throws. */
+/** Reads and parses one config file; never throws. */
 export async function readHonchoConfigFile(
   path: string,
 ): Promise<HonchoConfigFile> {
@@ -43,7 +43,9 @@ export async function readHonchoConfigFile(
   try {
     const bytes = await Deno.readFile(absolute);
     try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(
+        bytes,
+      );
     } catch {
       return broken("is not valid UTF-8 text; save it as UTF-8");
     }
@@ -56,11 +58,15 @@ export async function readHonchoConfigFile(
   return { path: absolute, exists: true, ...parseHonchoConfigText(text) };
 }
 
-/** Parses the text of a config file (BOM tolerated). */
+/** Parses the text of a config file (a BOM is an error, as in Hermes 0.19.0's `json.loads`). */
 export function parseHonchoConfigText(
-  text: string,
+  body: string,
 ): { raw: Record<string, unknown>; error?: HonchoConfigFileError } {
-  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  if (body.startsWith("\ufeff")) {
+    const message =
+      "starts with a byte-order mark, which Hermes cannot read; save it as UTF-8 without BOM";
+    return { raw: {}, error: { message, line: 1, column: 1 } };
+  }
   let value: unknown;
   try {
     value = JSON.parse(body);
@@ -158,127 +164,17 @@ function describeJsonError(message: string): string {
   return text ? text.charAt(0).toLowerCase() + text.slice(1) : "invalid JSON";
 }
 
+// Where V8's message says (it names no position for an unexpected token:
+// then the error has none, rather than a guessed one).
 function locateJsonError(
   text: string,
   message: string,
-): { line: number; column: number } {
+): { line?: number; column?: number } {
   const lineCol = /\(line (\d+) column (\d+)\)/.exec(message);
   if (lineCol) return { line: Number(lineCol[1]), column: Number(lineCol[2]) };
-  const position = /at position (\d+)/.exec(message);
-  const offset = position ? Number(position[1]) : findJsonErrorOffset(text);
-  return offsetToLineColumn(text, offset < 0 ? text.length : offset);
-}
-
-function offsetToLineColumn(
-  text: string,
-  offset: number,
-): { line: number; column: number } {
-  const before = text.slice(0, Math.min(offset, text.length));
-  const line = before.split("\n").length;
-  const column = offset - (before.lastIndexOf("\n") + 1) + 1;
-  return { line, column };
-}
-
-/** Offset of the first JSON syntax error, or -1 when the text parses. */
-function findJsonErrorOffset(text: string): number {
-  let i = 0;
-  const fail = (): never => {
-    throw new JsonScanError(i);
-  };
-  const ws = (): void => {
-    while (i < text.length && " \t\n\r".includes(text[i]!)) i++;
-  };
-  const string = (): void => {
-    i++;
-    while (i < text.length) {
-      const ch = text.charCodeAt(i);
-      if (ch === 0x22) {
-        i++;
-        return;
-      }
-      if (ch === 0x5c) {
-        const next = text[i + 1] ?? "";
-        if (next === "u") {
-          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) fail();
-          i += 6;
-        } else if ('"\\/bfnrt'.includes(next) && next !== "") {
-          i += 2;
-        } else {
-          i++;
-          fail();
-        }
-        continue;
-      }
-      if (ch < 0x20) fail();
-      i++;
-    }
-    fail();
-  };
-  const NUMBER_REGEXP = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-  const value = (): void => {
-    ws();
-    const c = text[i];
-    if (c === "{" || c === "[") {
-      const close = c === "{" ? "}" : "]";
-      i++;
-      ws();
-      if (text[i] === close) {
-        i++;
-        return;
-      }
-      for (;;) {
-        if (c === "{") {
-          ws();
-          if (text[i] !== '"') fail();
-          string();
-          ws();
-          if (text[i] !== ":") fail();
-          i++;
-        }
-        value();
-        ws();
-        if (text[i] === ",") {
-          i++;
-          continue;
-        }
-        if (text[i] === close) {
-          i++;
-          return;
-        }
-        fail();
-      }
-    }
-    if (c === '"') return string();
-    if (c === "-" || (c !== undefined && c >= "0" && c <= "9")) {
-      NUMBER_REGEXP.lastIndex = i;
-      const match = NUMBER_REGEXP.exec(text);
-      if (!match || match[0] === "-") fail();
-      i += match![0].length;
-      return;
-    }
-    for (const literal of ["true", "false", "null"]) {
-      if (text.startsWith(literal, i)) {
-        i += literal.length;
-        return;
-      }
-    }
-    fail();
-  };
-  try {
-    value();
-    ws();
-    if (i < text.length) fail();
-    return -1;
-  } catch (error) {
-    if (error instanceof JsonScanError) return error.offset;
-    throw error;
-  }
-}
-
-class JsonScanError extends Error {
-  constructor(readonly offset: number) {
-    super("JSON syntax error");
-  }
+  if (!/end of JSON input/.test(message)) return {};
+  const before = text.split("\n");
+  return { line: before.length, column: before.at(-1)!.length + 1 };
 }
 
 export interface SaveHonchoConfigOptions {

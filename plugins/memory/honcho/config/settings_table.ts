@@ -247,7 +247,6 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     aliases: ["base_url"],
     scope: "root",
     env: "HONCHO_BASE_URL",
-    envFallbacks: ["HONCHO_URL"],
     read: (ctx) =>
       resolveBaseUrl(ctx.host, ctx.root, (n) => ctx.env(n), ctx.path),
     default: undefined,
@@ -323,8 +322,8 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
     env: "HONCHO_TIMEOUT",
     unset: "30 s",
     // The first value (host timeout, host requestTimeout, root timeout, root
-    // requestTimeout, HONCHO_TIMEOUT) that parses as a positive float; like
-    // Hermes, "nan" counts (it is not <= 0).
+    // requestTimeout, HONCHO_TIMEOUT) that parses as a positive float ("nan"
+    // does not, as in Hermes 0.19.0).
     read: (ctx, keys) => {
       for (
         const found of [
@@ -334,7 +333,7 @@ const TABLE: { [K in keyof HonchoSettings]: SettingSpec<HonchoSettings[K]> } = {
       ) {
         if (found.value == null) continue;
         const n = pythonFloat(found.value);
-        if (n !== undefined && !(n <= 0)) {
+        if (n !== undefined && n > 0) {
           return { value: n, source: found.source };
         }
       }

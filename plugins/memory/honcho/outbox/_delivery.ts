@@ -88,6 +88,13 @@ export interface OutboxDeliveryOptions {
   leasePath: string;
   policy: DeliveryPolicy;
   pending: () => Promise<number>;
+  /** Sets a session up before messages go to it (see {@linkcode BackgroundDelivery.prepareSession}). */
+  prepareSession?: (
+    client: HonchoClient,
+    session: string,
+    peers: string[],
+    signal?: AbortSignal,
+  ) => Promise<void>;
 }
 
 interface Batch {
@@ -282,6 +289,15 @@ export class OutboxDelivery {
     left: number,
   ): Promise<void> {
     let toSend = batch.entries;
+    try {
+      // A session queued entirely during an outage was never set up: posting
+      // would make Honcho create it and its peers with no observation settings.
+      await this.#o.prepareSession?.(client, batch.session, [
+        ...new Set(toSend.map((entry) => entry.record.peer)),
+      ], signal);
+    } catch (error) {
+      throw new StageError("check", error);
+    }
     if (batch.check.length > 0) {
       let stored: Set<string>;
       try {

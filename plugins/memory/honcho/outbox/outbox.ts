@@ -31,6 +31,7 @@ import {
   type OutboxDeliverOptions,
   type OutboxDeliverResult,
   OutboxDelivery,
+  type OutboxDeliveryOptions,
   SETTLE_LOOKUP_INTERVAL_MS,
 } from "./_delivery.ts";
 import {
@@ -117,6 +118,8 @@ export interface HonchoOutboxOptions {
   maxStagedMessages?: number;
   /** The longest one `stage()` waits for room, in ms. @default {5000} */
   stageWaitMs?: number;
+  /** Sets a queued session up (its peers' observation settings) before messages go to it. */
+  prepareSession?: OutboxDeliveryOptions["prepareSession"];
   /** Background delivery of staged turns; none without it. */
   delivery?: BackgroundDelivery;
   /** For a report: reading leaves the files as they are (a torn last line stays). */
@@ -242,6 +245,7 @@ export class HonchoOutbox {
       rejectedPath: this.rejectedPath,
       leasePath: `${this.path}.deliver.lock`,
       pending: async () => (await this.stats()).pending,
+      prepareSession: options.prepareSession,
       policy: {
         maxRetries: Math.max(0, options.maxRetries ?? 5),
         retryBaseDelayMs: options.retryBaseDelayMs ?? 1_000,

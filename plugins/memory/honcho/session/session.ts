@@ -1,13 +1,14 @@
 /**
  * The Honcho session (plugins/memory/honcho/SPEC.md §3–§5): naming (may await `git`), single-flight
- * set-up with the observation switches and planned joins, readiness. Delivery runs `ensure()` first
- * so Honcho never creates the session with defaults; a switch or stop changes the epoch and drops
- * older results.
+ * set-up with the observation switches and planned joins, readiness. Delivery runs `ensure()` first,
+ * and `prepare()` before the first delivery to any other queued session, so Honcho never creates a
+ * session with defaults; a switch or stop changes the epoch and drops older results.
  * @module
  */
 
 import { type InitializeOptions, log } from "../../../../src/provider/mod.ts";
 import type { SessionPeerConfig } from "../client/wire.ts";
+import type { HonchoClient } from "../client/client.ts";
 import {
   type HonchoConfig,
   loadHonchoConfig,
@@ -20,6 +21,7 @@ import {
 } from "../client/errors.ts";
 import {
   mergeServerObservation,
+  type PeerObservation,
   type SessionObservation,
 } from "./observation.ts";
 import {
@@ -78,6 +80,8 @@ export class HonchoSession {
   #observation: SessionObservation | undefined;
   #setups = new Map<string, () => Promise<void>>();
   #joined = new Set<string>();
+  /** Sessions set up (or repaired) with their peers' settings in this process. */
+  #prepared = new Set<string>();
   #epoch: object = {};
 
   /** Creates the session (no I/O; call {@linkcode HonchoSession.name}). */
@@ -211,6 +215,28 @@ export class HonchoSession {
     });
   }
 
+  /**
+   * Sets up a queued session before its first delivery in this process, as
+   * a live one is set up: its peers (and the AI peer) with the configured
+   * observation settings, repairing peers Honcho created without them.
+   */
+  async prepare(
+    client: HonchoClient,
+    sessionId: string,
+    peerIds: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<void> {
+    if (this.#prepared.has(sessionId)) return;
+    await prepareQueuedSession(
+      client,
+      this.#rt.config,
+      sessionId,
+      peerIds,
+      signal,
+    );
+    this.#prepared.add(sessionId);
+  }
+
   /** Whether the AI peer observes the others: reads and conclusions then take its view. */
   aiObservesOthers(): boolean {
     return (this.#observation?.ai ?? this.#rt.config.observationFlags.ai)
@@ -269,26 +295,22 @@ export class HonchoSession {
     const epoch = this.#epoch;
     const flags = this.#rt.config.observationFlags;
     try {
-      const peers: Record<string, SessionPeerConfig> = {
+      const shared = identity.aiPeerId === identity.userPeerId;
+      const peers: Record<string, PeerObservation> = {
         [identity.userPeerId]: flags.user,
       };
-      if (identity.aiPeerId !== identity.userPeerId) {
-        peers[identity.aiPeerId] = flags.ai;
-      }
-      await client.getOrCreateSession(identity.sessionId, { peers, signal });
-      const serverConfig = (peer: string) =>
-        client.getSessionPeerConfig(identity.sessionId, peer, { signal })
-          .catch(() => undefined);
-      const [userServer, aiServer] = await Promise.all([
-        serverConfig(identity.userPeerId),
-        identity.aiPeerId === identity.userPeerId
-          ? Promise.resolve(undefined)
-          : serverConfig(identity.aiPeerId),
-      ]);
+      if (!shared) peers[identity.aiPeerId] = flags.ai;
+      const server = await setUpSessionPeers(
+        client,
+        identity.sessionId,
+        peers,
+        signal,
+      );
       if (this.#identity?.sessionId !== identity.sessionId) return;
+      this.#prepared.add(identity.sessionId);
       this.#observation = {
-        user: mergeServerObservation(flags.user, userServer),
-        ai: mergeServerObservation(flags.ai, aiServer),
+        user: server[identity.userPeerId]!,
+        ai: shared ? flags.ai : server[identity.aiPeerId]!,
       };
       this.#ready = true;
       this.#rt.notices.clear();
@@ -324,6 +346,61 @@ export class HonchoSession {
       this.#setups.delete(key);
     }
   }
+}
+
+/**
+ * Sets up a queued session as a live one is set up: its peers (and the AI
+ * peer) with the configured observation settings (user peers the user's,
+ * the AI peer the AI's), repairing any Honcho created without them.
+ */
+export async function prepareQueuedSession(
+  client: HonchoClient,
+  config: HonchoConfig,
+  sessionId: string,
+  peerIds: readonly string[],
+  signal?: AbortSignal,
+): Promise<void> {
+  const flags = config.observationFlags;
+  const aiPeer = resolveAiPeerId(config);
+  const peers: Record<string, PeerObservation> = {};
+  for (const id of [...peerIds, aiPeer]) {
+    peers[id] = id === aiPeer ? flags.ai : flags.user;
+  }
+  await setUpSessionPeers(client, sessionId, peers, signal);
+}
+
+/**
+ * Gets or creates a session with its peers' observation settings; a peer
+ * whose settings on the server are unset (Honcho created it implicitly when
+ * a message was posted before set-up, and get-or-create keeps that) gets
+ * the ones it lacks. Returns each peer's settings in effect (server values
+ * win, plugins/memory/honcho/SPEC.md §5).
+ */
+async function setUpSessionPeers(
+  client: HonchoClient,
+  sessionId: string,
+  peers: Record<string, PeerObservation>,
+  signal: AbortSignal | undefined,
+): Promise<Record<string, PeerObservation>> {
+  await client.getOrCreateSession(sessionId, { peers, signal });
+  const out: Record<string, PeerObservation> = {};
+  await Promise.all(
+    Object.entries(peers).map(async ([peer, local]) => {
+      const server: SessionPeerConfig | undefined = await client
+        .getSessionPeerConfig(sessionId, peer, { signal }).catch(() =>
+          undefined
+        );
+      out[peer] = mergeServerObservation(local, server);
+      if (
+        server && (server.observeMe == null || server.observeOthers == null)
+      ) {
+        await client.setSessionPeerConfig(sessionId, peer, out[peer], {
+          signal,
+        });
+      }
+    }),
+  );
+  return out;
 }
 
 /** A computed identity signature and the config-file stamp it was computed for. */

@@ -110,6 +110,8 @@ export class HonchoWriteHooks {
       workspace: config.workspaceId,
       hermesHome: options.hermesHome,
       maxStagedMessages: options.maxStagedMessages,
+      prepareSession: (client, id, peers, signal) =>
+        session.prepare(client, id, peers, signal),
       delivery: {
         client: runtime.client,
         writeFrequency: config.writeFrequency,

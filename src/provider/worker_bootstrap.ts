@@ -25,9 +25,11 @@ import {
   exceedsSize,
   type HostRequest,
   type LoadRequest,
+  MAX_LINE_BYTES,
   MAX_RESULT_BYTES,
   ProviderCallTimeoutError,
   type ProviderDescription,
+  readLines,
   serializeError,
   type WorkerMessage,
 } from "../sandbox/worker_protocol.ts";
@@ -57,7 +59,7 @@ const IN_WORKER = "WorkerGlobalScope" in globalThis;
 /** The process's real stdio and exit, kept before the hardening. */
 const processLink = IN_WORKER ? undefined : {
   stdout: Deno.stdout,
-  stdin: Deno.stdin.readable.getReader(),
+  read: Deno.stdin.read.bind(Deno.stdin),
   exit: Deno.exit,
   token: null as string | null,
 };
@@ -74,6 +76,14 @@ let loadStarted = false;
 function writeLine(message: WorkerMessage): void {
   const link = processLink!;
   const bytes = encoder.encode(`${link.token} ${encodeMessage(message)}\n`);
+  // The host ends a provider whose line is longer: refuse it here instead.
+  if (bytes.length > MAX_LINE_BYTES + link.token!.length) {
+    throw new RangeError(
+      `the message is longer than the ${
+        MAX_LINE_BYTES / 1048576
+      } MiB a line of the sandbox protocol may hold`,
+    );
+  }
   let written = 0;
   while (written < bytes.length) {
     written += link.stdout.writeSync(bytes.subarray(written));
@@ -481,35 +491,30 @@ function receive(data: unknown): void {
 async function readHost(
   link: NonNullable<typeof processLink>,
 ): Promise<void> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  try {
-    while (true) {
-      const { value, done } = await link.stdin.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let newline: number;
-      while ((newline = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        if (link.token === null) {
-          link.token = line;
-          for (const message of early.splice(0)) writeLine(message);
-          writeLine({ t: "ready" });
-          continue;
-        }
-        let data: unknown;
-        try {
-          data = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        receive(data);
+  const buffer = new Uint8Array(65536);
+  await readLines(async () => {
+    const n = await link.read(buffer);
+    return n === null ? null : buffer.subarray(0, n);
+  }, (line) => {
+    if (link.token === null) {
+      link.token = line;
+      for (const message of early.splice(0)) writeLine(message);
+      writeLine({ t: "ready" });
+    } else {
+      let data: unknown;
+      try {
+        data = JSON.parse(line);
+      } catch {
+        return true;
       }
+      receive(data);
     }
-  } catch {
+    return true;
+  }).catch(() => {
     // The host is gone.
-  }
+  });
+  // The end of input (or a line the host never sends): the host is gone or
+  // let go. When this thread is busy, the host's watchdog ends the process.
   link.exit(0);
 }
 

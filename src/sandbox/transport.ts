@@ -9,7 +9,8 @@ import {
   workerPermissions,
 } from "./grant.ts";
 import { errorText } from "../_util/error_text.ts";
-import { encodeMessage } from "./worker_protocol.ts";
+import { encodeMessage, MAX_LINE_BYTES, readLines } from "./worker_protocol.ts";
+import { watchProcess } from "./watchdog.ts";
 import { getDefaultHermesRoot } from "../profile/hermes_home.ts";
 import { denoCacheDir, readProcessEnv } from "../core/env.ts";
 
@@ -34,6 +35,12 @@ export interface ProviderChannel {
   close(): void;
   /** The sandbox process's id (`undefined` for a worker). */
   readonly pid?: number;
+  /**
+   * Has the host's watchdog (`watchdog.ts`) watch the whole sandbox process
+   * for a busy thread; `busy` gets the reason before the host ends it.
+   * Returns `false` when no watchdog can (not Linux, or none could start).
+   */
+  watch?(limitMs: number, busy: (reason: string) => void): boolean;
 }
 
 /** What a channel reports. */
@@ -259,6 +266,7 @@ export function processChannel(
   let closed = false;
   let handlers: ChannelHandlers | undefined;
   let stderrTail = "";
+  let unwatch: (() => void) | undefined;
   const write = (text: string): void => {
     writer.write(encoder.encode(text)).catch(() => {
       // The child is gone; its exit is reported by `status`.
@@ -266,38 +274,52 @@ export function processChannel(
   };
   // The token goes first: the bootstrap reads it before any provider code.
   write(`${token}\n`);
+  // One pipe write per turn: a one-way message (a cast, an answer) waits in
+  // `queued` for the next request or the next macrotask, whichever comes
+  // first; a request takes everything queued before it. One queue keeps the
+  // order the protocol relies on (a drain or call runs after earlier casts).
+  let queued = "";
+  let flushTimer: ReturnType<typeof setTimeout> | undefined;
+  const flush = (): void => {
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+    if (queued !== "") write(queued);
+    queued = "";
+  };
 
   const readStdout = async (): Promise<void> => {
-    const decoder = new TextDecoder();
-    let buffer = "";
+    const reader = child.stdout.getReader();
     const prefix = `${token} `;
-    try {
-      for await (const chunk of child.stdout) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let newline: number;
-        while ((newline = buffer.indexOf("\n")) >= 0) {
-          const line = buffer.slice(0, newline);
-          buffer = buffer.slice(newline + 1);
-          if (closed) return;
-          if (!line.startsWith(prefix)) {
-            handlers?.violation(
-              "a line on its output without the protocol's token (provider code writing to its stdout)",
-            );
-            return;
-          }
-          let data: unknown;
-          try {
-            data = JSON.parse(line.slice(prefix.length));
-          } catch {
-            handlers?.violation("a message that cannot be read");
-            return;
-          }
-          handlers?.message(data);
+    const end = await readLines(
+      async () => (await reader.read()).value ?? null,
+      (line) => {
+        if (closed) return false;
+        if (!line.startsWith(prefix)) {
+          handlers?.violation(
+            "a line on its output without the protocol's token (provider code writing to its stdout)",
+          );
+          return false;
         }
-      }
-    } catch {
-      // The pipe broke: the exit explains it.
+        let data: unknown;
+        try {
+          data = JSON.parse(line.slice(prefix.length));
+        } catch {
+          handlers?.violation("a message that cannot be read");
+          return false;
+        }
+        handlers?.message(data);
+        return true;
+      },
+    ).catch(() => "end" as const); // The pipe broke: the exit explains it.
+    if (end === "overlong" && !closed) {
+      handlers?.violation(
+        `a line longer than ${
+          MAX_LINE_BYTES / 1048576
+        } MiB, the longest the sandbox protocol reads (MAX_LINE_BYTES)`,
+      );
     }
+    // Whatever it writes after that costs the host nothing: it is not read.
+    if (end !== "end") reader.cancel().catch(() => {});
   };
   const readStderr = async (): Promise<void> => {
     const decoder = new TextDecoder();
@@ -312,6 +334,7 @@ export function processChannel(
   };
   const reading = Promise.all([readStdout(), readStderr()]);
   child.status.then(async (status) => {
+    unwatch?.();
     await reading;
     if (closed) return;
     closed = true;
@@ -335,14 +358,33 @@ export function processChannel(
     pid: child.pid,
     send(message: unknown): void {
       if (closed) return;
-      write(`${encodeMessage(message)}\n`);
+      const line = encodeMessage(message);
+      if (
+        line.length > MAX_LINE_BYTES / 3 &&
+        encoder.encode(line).length > MAX_LINE_BYTES
+      ) {
+        throw new TypeError(
+          `the message is longer than the ${
+            MAX_LINE_BYTES / 1048576
+          } MiB a line of the sandbox protocol may hold`,
+        );
+      }
+      queued += `${line}\n`;
+      if (typeof (message as { id?: unknown }).id === "number") flush();
+      else flushTimer ??= setTimeout(flush, 0);
     },
     listen(given: ChannelHandlers): void {
       handlers = given;
     },
+    watch(limitMs: number, busy: (reason: string) => void): boolean {
+      unwatch ??= watchProcess(child.pid, limitMs, busy);
+      return unwatch !== undefined;
+    },
     close(): void {
       if (closed) return;
       closed = true;
+      unwatch?.();
+      clearTimeout(flushTimer);
       try {
         child.kill("SIGKILL");
       } catch {

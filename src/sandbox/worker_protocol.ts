@@ -188,6 +188,59 @@ export function encodeMessage(message: unknown): string {
   });
 }
 
+/**
+ * The longest line either end of the process transport reads, in bytes: a
+ * result of {@linkcode MAX_RESULT_BYTES} with room for JSON escapes. A longer
+ * line ends the sandbox (reading on would make the host wait on it).
+ */
+export const MAX_LINE_BYTES = 40 * 1024 * 1024;
+
+/** How {@linkcode readLines} ended. */
+export type LinesEnd = "end" | "stopped" | "overlong";
+
+/**
+ * The one line reader of the process transport, used by both ends: reads
+ * chunks from `next` (`null` at the end of input; a chunk may be reused
+ * after the call) and hands each complete line, without its newline, to
+ * `line` until it returns `false`. Each byte is scanned once; a partial line
+ * is kept as a list of copies, so a long line costs linear time, and one
+ * over `limit` bytes ends the reading at once.
+ */
+export async function readLines(
+  next: () => Promise<Uint8Array | null>,
+  line: (text: string) => boolean,
+  limit: number = MAX_LINE_BYTES,
+): Promise<LinesEnd> {
+  const decoder = new TextDecoder();
+  let parts: Uint8Array[] = [];
+  let size = 0;
+  for (let chunk = await next(); chunk !== null; chunk = await next()) {
+    let start = 0;
+    for (let end; (end = chunk.indexOf(10, start)) >= 0; start = end + 1) {
+      let bytes = chunk.subarray(start, end);
+      if (size > 0) {
+        parts.push(bytes);
+        bytes = new Uint8Array(size + bytes.length);
+        let at = 0;
+        for (const part of parts) {
+          bytes.set(part, at);
+          at += part.length;
+        }
+        parts = [];
+        size = 0;
+      }
+      if (bytes.length > limit) return "overlong";
+      // A newline byte never occurs inside a UTF-8 sequence: each line
+      // decodes on its own.
+      if (!line(decoder.decode(bytes))) return "stopped";
+    }
+    size += chunk.length - start;
+    if (size > limit) return "overlong";
+    if (start < chunk.length) parts.push(chunk.slice(start));
+  }
+  return "end";
+}
+
 /** Turns any thrown value into its transportable form. */
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {

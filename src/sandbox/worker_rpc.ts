@@ -1,6 +1,7 @@
 // The host side of a provider's sandbox: requests with timeouts, one-way casts,
 // a drain barrier, and a heartbeat that notices a busy loop.
 
+import process from "node:process";
 import { errorText } from "../_util/error_text.ts";
 import { type ProviderChannel, workerChannel } from "./transport.ts";
 import {
@@ -44,7 +45,13 @@ export class ProviderWorkerStoppedError extends Error {
 /** Options of {@linkcode WorkerRpc}. */
 interface WorkerRpcOptions {
   provider: string;
-  /** How long a ping may go unanswered while calls are pending, in CPU-share time ({@linkcode cpuShare}), before the worker is declared stuck (default `5000`). */
+  /**
+   * The busy-loop limit, in milliseconds of CPU time (default `5000`): a
+   * process sandbox is ended when any of its threads stays busy this long
+   * without a pause (`watchdog.ts`); a worker sandbox (or a process where no
+   * watchdog runs) when a ping goes unanswered while the host process used
+   * this much CPU (a worker) or this much wall time passed (a process).
+   */
   unresponsiveAfterMs?: number;
   /** How often the host pings while calls are pending (default `500`). */
   heartbeatMs?: number;
@@ -59,7 +66,7 @@ interface RequestOptions {
   /** Reject after this many milliseconds (`Infinity`: never). */
   timeoutMs: number;
   label: string;
-  /** Stretch the timeout while the machine is loaded ({@linkcode cpuShare}) (default `false`). */
+  /** Stretch the timeout while the machine is loaded (its load average) (default `false`). */
   adaptive?: boolean;
 }
 
@@ -75,34 +82,31 @@ interface Pending {
   startedAt: number;
 }
 
-/** How often the measured CPU share is reused, in milliseconds. */
-const SHARE_TTL_MS = 1000;
-/** How long one measurement spins, in milliseconds. */
-const SHARE_PROBE_MS = 16;
-/** A pause between two clock readings longer than this was not running. */
-const SHARE_GAP_MS = 0.1;
-let shareMeasuredAt = -Infinity;
-let lastShare = 1;
-
 /**
- * The share of one CPU a runnable thread gets now (0.05–1), from the gaps in
- * a short spin, at most once a second: busy-loop and start-up limits count
- * wall time times this, so a loaded machine stretches them.
+ * The share of the machine a runnable thread gets, from the 1-minute load
+ * average when the host may read it without a prompt (else 1): an adaptive
+ * deadline counts wall time times this. Passive: nothing spins to measure.
  */
-export function cpuShare(): number {
-  const now = performance.now();
-  if (now - shareMeasuredAt < SHARE_TTL_MS) return lastShare;
-  const start = performance.now();
-  let last = start;
-  let lost = 0;
-  while (last - start < SHARE_PROBE_MS) {
-    const tick = performance.now();
-    if (tick - last > SHARE_GAP_MS) lost += tick - last;
-    last = tick;
+function loadShare(): number {
+  try {
+    const name = "sys" as const;
+    if (
+      Deno.permissions.querySync({ name, kind: "loadavg" }).state !== "granted"
+    ) return 1;
+    const cores = navigator.hardwareConcurrency || 1;
+    return Math.min(
+      1,
+      Math.max(0.05, cores / Math.max(1, Deno.loadavg()[0] ?? 0)),
+    );
+  } catch {
+    return 1;
   }
-  lastShare = Math.min(1, Math.max(0.05, 1 - lost / (last - start)));
-  shareMeasuredAt = last;
-  return lastShare;
+}
+
+/** The CPU time of this process, in milliseconds (a worker sandbox's thread included). */
+function processCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
 
 /** The host side of a sandbox worker's protocol. */
@@ -116,10 +120,12 @@ export class WorkerRpc {
   #readyWaiters: Array<(error?: Error) => void> = [];
   #isReady = false;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
+  /** `#clock()` when the unanswered ping was sent. */
   #pingSentAt: number | undefined;
-  /** CPU-share-weighted time the current ping has gone unanswered. */
-  #unanswered = 0;
-  #lastTick = 0;
+  /** What a ping's wait is measured in: the host's CPU time for a worker, else wall time. */
+  #clock: () => number;
+  /** Whether the host's watchdog watches the sandbox process (then no pings). */
+  #watched: boolean;
   #probeTimer: ReturnType<typeof setInterval> | undefined;
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   #armedFor = Infinity;
@@ -144,6 +150,13 @@ export class WorkerRpc {
       violation: (what) => this.#violation(what),
       ended: (reason) => this.#stop(reason, true),
     });
+    this.#clock = this.#channel.kind === "worker"
+      ? processCpuMs
+      : () => performance.now();
+    this.#watched = this.#channel.watch?.(
+      this.#unresponsiveAfterMs,
+      (reason) => this.#stop(reason, true),
+    ) ?? false;
   }
 
   /** Why the worker stopped, or `undefined` while it runs. */
@@ -290,7 +303,7 @@ export class WorkerRpc {
     for (const [id, pending] of this.#pending) {
       if (pending.deadline <= now && pending.adaptive) {
         // Count only the CPU time the machine could give it.
-        const fair = (now - pending.startedAt) * cpuShare();
+        const fair = (now - pending.startedAt) * loadShare();
         if (fair < pending.timeoutMs) {
           pending.deadline = now + (pending.timeoutMs - fair);
         }
@@ -338,7 +351,6 @@ export class WorkerRpc {
     }
     const message = checked.message;
     this.#pingSentAt = undefined;
-    this.#unanswered = 0;
     switch (message.t) {
       case "ready": {
         this.#isReady = true;
@@ -369,10 +381,9 @@ export class WorkerRpc {
   #updateHeartbeat(): void {
     if (this.#pending.size === 0) {
       this.#pingSentAt = undefined;
-      this.#unanswered = 0;
       return;
     }
-    if (this.#heartbeat !== undefined) return;
+    if (this.#heartbeat !== undefined || this.#watched) return;
     const heartbeat = setInterval(() => {
       if (this.#pending.size > 0) this.#checkAlive();
     }, this.#heartbeatMs);
@@ -382,32 +393,19 @@ export class WorkerRpc {
 
   #checkAlive(sendPing = true): void {
     if (this.#stopped !== undefined) return;
-    const now = performance.now();
     if (this.#pingSentAt !== undefined) {
-      // Wall time weighted by the CPU share a runnable thread gets: a
-      // loaded machine (or a lagging host) stretches the limit, a spinning
-      // sandbox still reaches it. A tick that comes very late counts at
-      // most two heartbeats: the host itself was not running.
-      const elapsed = Math.min(
-        now - this.#lastTick,
-        Math.max(2 * this.#heartbeatMs, 1),
-      );
-      this.#lastTick = now;
-      this.#unanswered += elapsed * cpuShare();
-      if (this.#unanswered >= this.#unresponsiveAfterMs - 1) {
+      if (this.#clock() - this.#pingSentAt >= this.#unresponsiveAfterMs - 1) {
         this.#stop(
           this.#channel.kind === "process"
-            ? `its sandbox process stopped responding for ${this.#unresponsiveAfterMs} ms of CPU time (a busy loop?) and was killed`
-            : `its sandbox worker stopped responding for ${this.#unresponsiveAfterMs} ms (a busy loop?) and was terminated; Deno 2.9 cannot interrupt JavaScript stuck in a loop, so that thread may keep a CPU busy until hermes exits`,
+            ? `its sandbox process did not answer for ${this.#unresponsiveAfterMs} ms (a busy loop?) and was killed`
+            : `its sandbox worker stopped responding while this process used ${this.#unresponsiveAfterMs} ms of CPU time (a busy loop?) and was terminated; Deno 2.9 cannot interrupt JavaScript stuck in a loop, so that thread may keep a CPU busy until hermes exits`,
           true,
         );
       }
       return;
     }
     if (!sendPing) return;
-    this.#pingSentAt = now;
-    this.#lastTick = now;
-    this.#unanswered = 0;
+    this.#pingSentAt = this.#clock();
     try {
       this.#channel.send({ t: "ping", id: 0 });
     } catch {
@@ -417,7 +415,9 @@ export class WorkerRpc {
 
   /** After a timeout with no other call pending: one ping, one check. */
   #probeAfterTimeout(): void {
-    if (this.#pending.size > 0 || this.#probeTimer !== undefined) return;
+    if (
+      this.#pending.size > 0 || this.#probeTimer !== undefined || this.#watched
+    ) return;
     this.#checkAlive();
     const probe = setInterval(() => {
       if (

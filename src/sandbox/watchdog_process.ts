@@ -26,6 +26,9 @@ interface Thread {
   wait: number;
   /** CPU nanoseconds since the thread last paused. */
   streak: number;
+  /** Wall nanoseconds since then, and how much of it was neither (slept). */
+  wall: number;
+  slack: number;
 }
 
 interface Watched {
@@ -34,12 +37,19 @@ interface Watched {
   start?: string;
   /** utime + stime, in clock ticks. */
   cpu: number;
+  /** `performance.now()` of the last look at its threads. */
+  scanned: number;
   threads: Map<string, Thread>;
 }
 
 const TICK_MS = 250;
-/** A thread runnable for this share of a tick did not pause in it. */
-const BUSY_SHARE = 0.8;
+/**
+ * A thread paused when it slept more than this share of the wall time since
+ * its streak began, plus `SLACK_NS`: the kernel adds a wait to schedstat
+ * only when the thread runs again, so one tick can show less than it was.
+ */
+const SLEPT_SHARE = 0.2;
+const SLACK_NS = 250e6;
 const watched = new Map<number, Watched>();
 const parent = Deno.ppid;
 
@@ -54,7 +64,7 @@ function killAll(): never {
   Deno.exit(0);
 }
 
-function check(pid: number, watch: Watched, wallNs: number): void {
+function check(pid: number, watch: Watched, now: number): void {
   let fields: string[];
   try {
     const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
@@ -69,10 +79,12 @@ function check(pid: number, watch: Watched, wallNs: number): void {
     return;
   }
   const cpu = Number(fields[11]) + Number(fields[12]);
-  const ran = cpu !== watch.cpu;
+  // The cheap path of an idle provider: no clock tick of CPU since the last
+  // look (the next look counts the wall time since this one as slept).
+  if (cpu === watch.cpu) return;
   watch.cpu = cpu;
-  // The cheap path of an idle provider: nothing ran, no thread is busy.
-  if (!ran) return watch.threads.clear();
+  const wallNs = (now - watch.scanned) * 1e6;
+  watch.scanned = now;
   const threads = new Map<string, Thread>();
   for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
     let run: number, wait: number;
@@ -84,11 +96,20 @@ function check(pid: number, watch: Watched, wallNs: number): void {
       continue;
     }
     const before = watch.threads.get(task.name);
-    const busy = before !== undefined &&
-      run - before.run + wait - before.wait >= BUSY_SHARE * wallNs;
-    const streak = busy ? before.streak + run - before.run : 0;
-    threads.set(task.name, { run, wait, streak });
-    if (streak >= watch.limitMs * 1e6) {
+    const thread = { run, wait, streak: 0, wall: 0, slack: 0 };
+    if (before !== undefined) {
+      const wall = before.wall + wallNs;
+      const slack = Math.max(
+        -SLACK_NS,
+        before.slack + wallNs - (run - before.run) - (wait - before.wait),
+      );
+      if (slack <= SLEPT_SHARE * wall + SLACK_NS) {
+        Object.assign(thread, { wall, slack });
+        thread.streak = before.streak + run - before.run;
+      }
+    }
+    threads.set(task.name, thread);
+    if (thread.streak >= watch.limitMs * 1e6) {
       let name = "";
       try {
         name = Deno.readTextFileSync(`/proc/${pid}/task/${task.name}/comm`)
@@ -109,13 +130,10 @@ function check(pid: number, watch: Watched, wallNs: number): void {
   watch.threads = threads;
 }
 
-let last = performance.now();
 setInterval(() => {
   if (Deno.ppid !== parent) killAll();
   const now = performance.now();
-  const wallNs = (now - last) * 1e6;
-  last = now;
-  for (const [pid, watch] of watched) check(pid, watch, wallNs);
+  for (const [pid, watch] of watched) check(pid, watch, now);
 }, TICK_MS);
 
 const stdin = Deno.stdin;
@@ -126,7 +144,12 @@ await readLines(async () => {
 }, (line) => {
   const [pid, limitMs] = line.slice(1).split(" ").map(Number);
   if (line[0] === "+" && pid! > 0 && limitMs! > 0) {
-    watched.set(pid!, { limitMs: limitMs!, cpu: -1, threads: new Map() });
+    watched.set(pid!, {
+      limitMs: limitMs!,
+      cpu: -1,
+      scanned: performance.now(),
+      threads: new Map(),
+    });
   } else if (line[0] === "-") watched.delete(pid!);
   return true;
 }).catch(() => {});

@@ -117,11 +117,14 @@ function check(pid: number, watch: Watched, now: number): void {
       } catch {
         // Ended meanwhile.
       }
-      const which = task.name === String(pid)
-        ? "its main thread"
-        : `a thread of it (${JSON.stringify(name)}, a Worker or the runtime)`;
+      // The main thread's words are those of the ping it replaced.
+      const what = task.name === String(pid)
+        ? "stopped responding"
+        : `kept a thread of it (${
+          JSON.stringify(name)
+        }, a Worker or the runtime) busy`;
       console.log(
-        `${pid} its sandbox process kept ${which} busy for ${watch.limitMs} ms of CPU time without a pause (a busy loop?) and was killed`,
+        `${pid} its sandbox process ${what} for ${watch.limitMs} ms of CPU time (a busy loop?) and was killed`,
       );
       watched.delete(pid);
       return;

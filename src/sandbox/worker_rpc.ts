@@ -120,10 +120,8 @@ export class WorkerRpc {
   #readyWaiters: Array<(error?: Error) => void> = [];
   #isReady = false;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
-  /** `#clock()` when the unanswered ping was sent. */
-  #pingSentAt: number | undefined;
-  /** What a ping's wait is measured in: the host's CPU time for a worker, else wall time. */
-  #clock: () => number;
+  /** When the unanswered ping was sent: wall time, and this process's CPU time for a worker. */
+  #pingSentAt: { wall: number; cpu: number } | undefined;
   /** Whether the host's watchdog watches the sandbox process (then no pings). */
   #watched: boolean;
   #probeTimer: ReturnType<typeof setInterval> | undefined;
@@ -150,9 +148,6 @@ export class WorkerRpc {
       violation: (what) => this.#violation(what),
       ended: (reason) => this.#stop(reason, true),
     });
-    this.#clock = this.#channel.kind === "worker"
-      ? processCpuMs
-      : () => performance.now();
     this.#watched = this.#channel.watch?.(
       this.#unresponsiveAfterMs,
       (reason) => this.#stop(reason, true),
@@ -392,9 +387,18 @@ export class WorkerRpc {
   }
 
   #checkAlive(sendPing = true): void {
-    if (this.#stopped !== undefined) return;
+    // Before its bootstrap listens, a sandbox's start (its modules' load,
+    // which uses this process's CPU for a worker) is for the load's timeout.
+    if (this.#stopped !== undefined || !this.#isReady) return;
     if (this.#pingSentAt !== undefined) {
-      if (this.#clock() - this.#pingSentAt >= this.#unresponsiveAfterMs - 1) {
+      // A worker's spin shows in this process's CPU time; a loaded machine
+      // gives it less than wall time, several busy threads more.
+      const sent = this.#pingSentAt;
+      const waited = Math.min(
+        performance.now() - sent.wall,
+        this.#channel.kind === "worker" ? processCpuMs() - sent.cpu : Infinity,
+      );
+      if (waited >= this.#unresponsiveAfterMs - 1) {
         this.#stop(
           this.#channel.kind === "process"
             ? `its sandbox process did not answer for ${this.#unresponsiveAfterMs} ms (a busy loop?) and was killed`
@@ -405,7 +409,7 @@ export class WorkerRpc {
       return;
     }
     if (!sendPing) return;
-    this.#pingSentAt = this.#clock();
+    this.#pingSentAt = { wall: performance.now(), cpu: processCpuMs() };
     try {
       this.#channel.send({ t: "ping", id: 0 });
     } catch {

@@ -57,13 +57,16 @@ const scope = globalThis as unknown as WorkerScope;
 /** Whether this runs in a worker (else as the main module of its process). */
 const IN_WORKER = "WorkerGlobalScope" in globalThis;
 /** The process's real stdio and exit, kept before the hardening. */
+// Bound before provider code runs, so that patching a prototype later does
+// not show it the token (which is no secret from in-process code: see
+// "The per-run token" in docs/sandbox.md).
 const processLink = IN_WORKER ? undefined : {
-  stdout: Deno.stdout,
+  write: Deno.stdout.writeSync.bind(Deno.stdout),
+  encode: TextEncoder.prototype.encode.bind(new TextEncoder()),
   read: Deno.stdin.read.bind(Deno.stdin),
   exit: Deno.exit,
   token: null as string | null,
 };
-const encoder = new TextEncoder();
 let provider: MemoryProvider | null = null;
 let providerName = "(loading)";
 let port: MessagePort | null = null;
@@ -75,7 +78,7 @@ let loadStarted = false;
 
 function writeLine(message: WorkerMessage): void {
   const link = processLink!;
-  const bytes = encoder.encode(`${link.token} ${encodeMessage(message)}\n`);
+  const bytes = link.encode(`${link.token} ${encodeMessage(message)}\n`);
   // The host ends a provider whose line is longer: refuse it here instead.
   if (bytes.length > MAX_LINE_BYTES + link.token!.length) {
     throw new RangeError(
@@ -84,9 +87,9 @@ function writeLine(message: WorkerMessage): void {
       } MiB a line of the sandbox protocol may hold`,
     );
   }
-  let written = 0;
+  let written = link.write(bytes);
   while (written < bytes.length) {
-    written += link.stdout.writeSync(bytes.subarray(written));
+    written += link.write(bytes.subarray(written));
   }
 }
 

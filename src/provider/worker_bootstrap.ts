@@ -21,11 +21,11 @@ import {
   type CallbackMarker,
   type CallContext,
   type CastRequest,
+  checkLineBytes,
   encodeMessage,
   exceedsSize,
   type HostRequest,
   type LoadRequest,
-  MAX_LINE_BYTES,
   MAX_RESULT_BYTES,
   ProviderCallTimeoutError,
   type ProviderDescription,
@@ -80,13 +80,7 @@ function writeLine(message: WorkerMessage): void {
   const link = processLink!;
   const bytes = link.encode(`${link.token} ${encodeMessage(message)}\n`);
   // The host ends a provider whose line is longer: refuse it here instead.
-  if (bytes.length > MAX_LINE_BYTES + link.token!.length) {
-    throw new RangeError(
-      `the message is longer than the ${
-        MAX_LINE_BYTES / 1048576
-      } MiB a line of the sandbox protocol may hold`,
-    );
-  }
+  checkLineBytes(bytes.length - link.token!.length - 1);
   let written = link.write(bytes);
   while (written < bytes.length) {
     written += link.write(bytes.subarray(written));

@@ -9,8 +9,12 @@ import {
   workerPermissions,
 } from "./grant.ts";
 import { errorText } from "../_util/error_text.ts";
-import { encodeMessage, MAX_LINE_BYTES, readLines } from "./worker_protocol.ts";
-import { watchProcess } from "./watchdog.ts";
+import {
+  checkLineBytes,
+  encodeMessage,
+  MAX_LINE_BYTES,
+  readLines,
+} from "./worker_protocol.ts";
 import { getDefaultHermesRoot } from "../profile/hermes_home.ts";
 import { denoCacheDir, readProcessEnv } from "../core/env.ts";
 
@@ -36,7 +40,7 @@ export interface ProviderChannel {
   /** The sandbox process's id (`undefined` for a worker). */
   readonly pid?: number;
   /**
-   * Has the host's watchdog (`watchdog.ts`) watch the whole sandbox process
+   * Has the host's watchdog (`watchdog_process.ts`) watch the whole sandbox process
    * for a busy thread; `busy` gets the reason before the host ends it.
    * Returns `false` when no watchdog can (not Linux, or none could start).
    */
@@ -195,14 +199,16 @@ export function processArgs(options: ProcessChannelOptions): string[] {
     ...denoRunFlags(withFrameworkImport(grant, options.entry)),
     ...denyFlags(grant),
     ...frameworkFlags(options.entry),
-    options.entry.protocol === "file:"
-      ? fileURLToPath(options.entry)
-      : options.entry.href,
+    scriptArg(options.entry),
   ];
 }
 
-/** The cleared environment of a provider process: its granted names only. */
-function processEnv(grant: ProviderGrant): Record<string, string> {
+function scriptArg(url: URL): string {
+  return url.protocol === "file:" ? fileURLToPath(url) : url.href;
+}
+
+/** The cleared environment of a child: the given (granted) names only. */
+function processEnv(names: ProviderGrant["env"]): Record<string, string> {
   const env: Record<string, string> = {
     NO_COLOR: "1",
     DENO_NO_UPDATE_CHECK: "1",
@@ -215,7 +221,7 @@ function processEnv(grant: ProviderGrant): Record<string, string> {
   // program it may not run as "not found" instead of denying it.
   const path = readProcessEnv("PATH");
   if (path !== undefined) env.PATH = path;
-  for (const entry of grant.env) {
+  for (const entry of names) {
     const value = readProcessEnv(entry.value);
     if (value !== undefined) env[entry.value] = value;
   }
@@ -224,6 +230,50 @@ function processEnv(grant: ProviderGrant): Record<string, string> {
 
 /** The most of a child's stderr kept to explain its end. */
 const STDERR_TAIL = 4096;
+
+const encoder = new TextEncoder();
+
+/** The host's one watchdog process (`watchdog_process.ts`); `null` where none runs (not Linux, or it cannot start). */
+let watchdog:
+  | { write(line: string): void; busy: Map<number, (why: string) => void> }
+  | null
+  | undefined;
+
+/** Starts the watchdog for the first provider process; the host neither waits on it nor is kept alive by it. */
+function startWatchdog(): typeof watchdog {
+  if (Deno.build.os !== "linux") return null;
+  let child: Deno.ChildProcess;
+  try {
+    // All permissions: Deno reads /proc/<pid> only under --allow-all. It
+    // runs framework code alone and reads nothing but the host's lines.
+    child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--no-prompt", "--allow-all", "--no-config"]
+        .concat(scriptArg(new URL("./watchdog_process.ts", import.meta.url))),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+      clearEnv: true,
+      env: processEnv([]),
+    }).spawn();
+  } catch {
+    return null;
+  }
+  child.unref();
+  const writer = child.stdin.getWriter();
+  const reader = child.stdout.getReader();
+  const started = {
+    write: (line: string) => writer.write(encoder.encode(line)).catch(() => {}),
+    busy: new Map<number, (why: string) => void>(),
+  };
+  readLines(async () => (await reader.read()).value ?? null, (line) => {
+    const space = line.indexOf(" ");
+    started.busy.get(Number(line.slice(0, space)))?.(line.slice(space + 1));
+    return true;
+  }).catch(() => {}).finally(() => {
+    if (watchdog === started) watchdog = undefined; // The next start starts another.
+  });
+  return started;
+}
 
 function randomToken(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
@@ -245,7 +295,7 @@ export function processChannel(
     stdout: "piped",
     stderr: "piped",
     clearEnv: true,
-    env: processEnv(options.grant),
+    env: processEnv(options.grant.env),
   });
   let child: Deno.ChildProcess;
   try {
@@ -261,7 +311,6 @@ export function processChannel(
     throw error;
   }
   const token = randomToken();
-  const encoder = new TextEncoder();
   const writer = child.stdin.getWriter();
   let closed = false;
   let handlers: ChannelHandlers | undefined;
@@ -319,7 +368,6 @@ export function processChannel(
       );
     }
     // Whatever it writes after that costs the host nothing: it is not read.
-    if (end !== "end") reader.cancel().catch(() => {});
   };
   const readStderr = async (): Promise<void> => {
     const decoder = new TextDecoder();
@@ -359,15 +407,9 @@ export function processChannel(
     send(message: unknown): void {
       if (closed) return;
       const line = encodeMessage(message);
-      if (
-        line.length > MAX_LINE_BYTES / 3 &&
-        encoder.encode(line).length > MAX_LINE_BYTES
-      ) {
-        throw new TypeError(
-          `the message is longer than the ${
-            MAX_LINE_BYTES / 1048576
-          } MiB a line of the sandbox protocol may hold`,
-        );
+      // Only a line that might be too long is measured.
+      if (line.length > MAX_LINE_BYTES / 3) {
+        checkLineBytes(encoder.encode(line).length);
       }
       queued += `${line}\n`;
       if (typeof (message as { id?: unknown }).id === "number") flush();
@@ -377,8 +419,13 @@ export function processChannel(
       handlers = given;
     },
     watch(limitMs: number, busy: (reason: string) => void): boolean {
-      unwatch ??= watchProcess(child.pid, limitMs, busy);
-      return unwatch !== undefined;
+      const dog = watchdog ??= startWatchdog();
+      if (!dog || closed) return false;
+      dog.busy.set(child.pid, busy);
+      dog.write(`+${child.pid} ${Math.max(1, Math.round(limitMs))}\n`);
+      unwatch = () =>
+        dog.busy.delete(child.pid) && dog.write(`-${child.pid}\n`);
+      return true;
     },
     close(): void {
       if (closed) return;

@@ -1,5 +1,5 @@
 /**
- * The host's watchdog: one `deno run` per host (started by `watchdog.ts`)
+ * The host's watchdog: one `deno run` per host (started by `transport.ts`)
  * that watches every provider process from outside, so neither check
  * depends on the provider's event loop or costs the host's main thread:
  *
@@ -20,13 +20,11 @@
 
 import { readLines } from "./worker_protocol.ts";
 
+/** Nanoseconds from schedstat, and since the thread last paused: CPU, wall, and the part of it neither (slept). */
 interface Thread {
-  /** Nanoseconds on the CPU and waiting for it, from schedstat. */
   run: number;
   wait: number;
-  /** CPU nanoseconds since the thread last paused. */
   streak: number;
-  /** Wall nanoseconds since then, and how much of it was neither (slept). */
   wall: number;
   slack: number;
 }
@@ -35,9 +33,8 @@ interface Watched {
   limitMs: number;
   /** The process's start time (field 22 of stat): a reused pid is not it. */
   start?: string;
-  /** utime + stime, in clock ticks. */
+  /** utime + stime in clock ticks, and `performance.now()` of the last look at its threads. */
   cpu: number;
-  /** `performance.now()` of the last look at its threads. */
   scanned: number;
   threads: Map<string, Thread>;
 }
@@ -46,12 +43,21 @@ const TICK_MS = 250;
 /**
  * A thread paused when it slept more than this share of the wall time since
  * its streak began, plus `SLACK_NS`: the kernel adds a wait to schedstat
- * only when the thread runs again, so one tick can show less than it was.
+ * only when the thread runs again, so one look can show less than it was.
  */
 const SLEPT_SHARE = 0.2;
 const SLACK_NS = 250e6;
 const watched = new Map<number, Watched>();
 const parent = Deno.ppid;
+
+/** A file under /proc, or "" when it is gone. */
+function read(path: string): string {
+  try {
+    return Deno.readTextFileSync(`/proc/${path}`);
+  } catch {
+    return "";
+  }
+}
 
 function killAll(): never {
   for (const pid of watched.keys()) {
@@ -64,70 +70,47 @@ function killAll(): never {
   Deno.exit(0);
 }
 
-function check(pid: number, watch: Watched, now: number): void {
-  let fields: string[];
-  try {
-    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  } catch {
-    watched.delete(pid);
-    return;
-  }
-  watch.start ??= fields[19];
-  if (fields[19] !== watch.start) {
-    watched.delete(pid);
-    return;
-  }
+/** One look at a process: `null` when it is gone, a reason when it is busy. */
+function check(pid: number, watch: Watched, now: number): string | null | void {
+  const stat = read(`${pid}/stat`);
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  if (stat === "" || (watch.start ??= fields[19]) !== fields[19]) return null;
   const cpu = Number(fields[11]) + Number(fields[12]);
   // The cheap path of an idle provider: no clock tick of CPU since the last
   // look (the next look counts the wall time since this one as slept).
   if (cpu === watch.cpu) return;
-  watch.cpu = cpu;
   const wallNs = (now - watch.scanned) * 1e6;
-  watch.scanned = now;
+  Object.assign(watch, { cpu, scanned: now });
   const threads = new Map<string, Thread>();
-  for (const task of Deno.readDirSync(`/proc/${pid}/task`)) {
-    let run: number, wait: number;
-    try {
-      [run, wait] = Deno.readTextFileSync(
-        `/proc/${pid}/task/${task.name}/schedstat`,
-      ).split(" ").map(Number) as [number, number];
-    } catch {
-      continue;
-    }
-    const before = watch.threads.get(task.name);
+  for (const { name: tid } of Deno.readDirSync(`/proc/${pid}/task`)) {
+    const [run, wait] = read(`${pid}/task/${tid}/schedstat`).split(" ")
+      .map(Number) as [number, number];
+    if (!(run >= 0)) continue; // It ended meanwhile.
+    const was = watch.threads.get(tid);
     const thread = { run, wait, streak: 0, wall: 0, slack: 0 };
-    if (before !== undefined) {
-      const wall = before.wall + wallNs;
+    if (was !== undefined) {
+      const wall = was.wall + wallNs;
       const slack = Math.max(
         -SLACK_NS,
-        before.slack + wallNs - (run - before.run) - (wait - before.wait),
+        was.slack + wallNs - (run - was.run) - (wait - was.wait),
       );
       if (slack <= SLEPT_SHARE * wall + SLACK_NS) {
-        Object.assign(thread, { wall, slack });
-        thread.streak = before.streak + run - before.run;
+        Object.assign(thread, {
+          wall,
+          slack,
+          streak: was.streak + run - was.run,
+        });
       }
     }
-    threads.set(task.name, thread);
+    threads.set(tid, thread);
     if (thread.streak >= watch.limitMs * 1e6) {
-      let name = "";
-      try {
-        name = Deno.readTextFileSync(`/proc/${pid}/task/${task.name}/comm`)
-          .trim();
-      } catch {
-        // Ended meanwhile.
-      }
       // The main thread's words are those of the ping it replaced.
-      const what = task.name === String(pid)
+      const what = tid === String(pid)
         ? "stopped responding"
         : `kept a thread of it (${
-          JSON.stringify(name)
+          JSON.stringify(read(`${pid}/task/${tid}/comm`).trim())
         }, a Worker or the runtime) busy`;
-      console.log(
-        `${pid} its sandbox process ${what} for ${watch.limitMs} ms of CPU time (a busy loop?) and was killed`,
-      );
-      watched.delete(pid);
-      return;
+      return `its sandbox process ${what} for ${watch.limitMs} ms of CPU time (a busy loop?) and was killed`;
     }
   }
   watch.threads = threads;
@@ -136,24 +119,24 @@ function check(pid: number, watch: Watched, now: number): void {
 setInterval(() => {
   if (Deno.ppid !== parent) killAll();
   const now = performance.now();
-  for (const [pid, watch] of watched) check(pid, watch, now);
+  for (const [pid, watch] of watched) {
+    const verdict = check(pid, watch, now);
+    if (verdict !== undefined) watched.delete(pid);
+    if (verdict) console.log(`${pid} ${verdict}`);
+  }
 }, TICK_MS);
 
-const stdin = Deno.stdin;
 const buffer = new Uint8Array(4096);
 await readLines(async () => {
-  const n = await stdin.read(buffer);
+  const n = await Deno.stdin.read(buffer);
   return n === null ? null : buffer.subarray(0, n);
 }, (line) => {
-  const [pid, limitMs] = line.slice(1).split(" ").map(Number);
-  if (line[0] === "+" && pid! > 0 && limitMs! > 0) {
-    watched.set(pid!, {
-      limitMs: limitMs!,
-      cpu: -1,
-      scanned: performance.now(),
-      threads: new Map(),
-    });
-  } else if (line[0] === "-") watched.delete(pid!);
+  const [pid, limitMs] = line.slice(1).split(" ").map(Number) as number[];
+  if (line[0] === "-") watched.delete(pid!);
+  else if (pid! > 0 && limitMs! > 0) {
+    const threads = new Map();
+    watched.set(pid!, { limitMs: limitMs!, cpu: -1, scanned: 0, threads });
+  }
   return true;
 }).catch(() => {});
 // The host is gone: so are its providers.

@@ -195,6 +195,16 @@ export function encodeMessage(message: unknown): string {
  */
 export const MAX_LINE_BYTES = 40 * 1024 * 1024;
 
+/** Refuses a message of more than {@linkcode MAX_LINE_BYTES} (its size in bytes) before it is sent. */
+export function checkLineBytes(bytes: number): void {
+  if (bytes <= MAX_LINE_BYTES) return;
+  throw new RangeError(
+    `the message is longer than the ${
+      MAX_LINE_BYTES / 1048576
+    } MiB a line of the sandbox protocol may hold`,
+  );
+}
+
 /** How {@linkcode readLines} ended. */
 export type LinesEnd = "end" | "stopped" | "overlong";
 
@@ -202,9 +212,9 @@ export type LinesEnd = "end" | "stopped" | "overlong";
  * The one line reader of the process transport, used by both ends: reads
  * chunks from `next` (`null` at the end of input; a chunk may be reused
  * after the call) and hands each complete line, without its newline, to
- * `line` until it returns `false`. Each byte is scanned once; a partial line
- * is kept as a list of copies, so a long line costs linear time, and one
- * over `limit` bytes ends the reading at once.
+ * `line` until it returns `false`. Each byte is scanned once and a partial
+ * line grows by appending (linear, however long); one over `limit` bytes
+ * ends the reading at once.
  */
 export async function readLines(
   next: () => Promise<Uint8Array | null>,
@@ -212,31 +222,22 @@ export async function readLines(
   limit: number = MAX_LINE_BYTES,
 ): Promise<LinesEnd> {
   const decoder = new TextDecoder();
-  let parts: Uint8Array[] = [];
+  let pending = "";
   let size = 0;
   for (let chunk = await next(); chunk !== null; chunk = await next()) {
     let start = 0;
     for (let end; (end = chunk.indexOf(10, start)) >= 0; start = end + 1) {
-      let bytes = chunk.subarray(start, end);
-      if (size > 0) {
-        parts.push(bytes);
-        bytes = new Uint8Array(size + bytes.length);
-        let at = 0;
-        for (const part of parts) {
-          bytes.set(part, at);
-          at += part.length;
-        }
-        parts = [];
-        size = 0;
-      }
-      if (bytes.length > limit) return "overlong";
-      // A newline byte never occurs inside a UTF-8 sequence: each line
-      // decodes on its own.
-      if (!line(decoder.decode(bytes))) return "stopped";
+      if (size + end - start > limit) return "overlong";
+      // A newline byte never occurs inside a UTF-8 sequence: the decoder's
+      // streaming state ends with the line.
+      const text = pending + decoder.decode(chunk.subarray(start, end));
+      pending = "";
+      size = 0;
+      if (!line(text)) return "stopped";
     }
     size += chunk.length - start;
     if (size > limit) return "overlong";
-    if (start < chunk.length) parts.push(chunk.slice(start));
+    pending += decoder.decode(chunk.subarray(start), { stream: true });
   }
   return "end";
 }

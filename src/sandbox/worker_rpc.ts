@@ -48,12 +48,12 @@ interface WorkerRpcOptions {
   /**
    * The busy-loop limit, in milliseconds of CPU time (default `5000`): a
    * process sandbox is ended when any of its threads stays busy this long
-   * without a pause (`watchdog.ts`); a worker sandbox (or a process where no
+   * without a pause (`watchdog_process.ts`); a worker sandbox (or a process where no
    * watchdog runs) when a ping goes unanswered while the host process used
    * this much CPU (a worker) or this much wall time passed (a process).
    */
   unresponsiveAfterMs?: number;
-  /** How often the host pings while calls are pending (default `500`). */
+  /** How often the host pings a sandbox no watchdog watches (default `500`). */
   heartbeatMs?: number;
   /** Receives the worker's unsolicited events (log lines, skills, callbacks). */
   onEvent?: (message: WorkerMessage) => void;
@@ -124,7 +124,6 @@ export class WorkerRpc {
   #pingSentAt: { wall: number; cpu: number } | undefined;
   /** Whether the host's watchdog watches the sandbox process (then no pings). */
   #watched: boolean;
-  #probeTimer: ReturnType<typeof setInterval> | undefined;
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   #armedFor = Infinity;
   #unresponsiveAfterMs: number;
@@ -228,7 +227,6 @@ export class WorkerRpc {
       startedAt: performance.now(),
     });
     if (deadline < this.#armedFor) this.#armDeadline(deadline);
-    this.#updateHeartbeat();
     return promise;
   }
 
@@ -294,7 +292,6 @@ export class WorkerRpc {
     this.#armedFor = Infinity;
     const now = performance.now();
     let next = Infinity;
-    let expired = false;
     for (const [id, pending] of this.#pending) {
       if (pending.deadline <= now && pending.adaptive) {
         // Count only the CPU time the machine could give it.
@@ -305,7 +302,6 @@ export class WorkerRpc {
       }
       if (pending.deadline <= now) {
         this.#pending.delete(id);
-        expired = true;
         pending.reject(
           new ProviderCallTimeoutError(
             this.#provider,
@@ -318,10 +314,6 @@ export class WorkerRpc {
       }
     }
     if (next !== Infinity) this.#armDeadline(next);
-    if (expired) {
-      this.#updateHeartbeat();
-      this.#probeAfterTimeout();
-    }
   };
 
   /** Terminates the worker and rejects every pending call. */
@@ -349,6 +341,15 @@ export class WorkerRpc {
     switch (message.t) {
       case "ready": {
         this.#isReady = true;
+        // Pings only where no watchdog watches (a worker; a process off
+        // Linux), while the sandbox lives: one unreferenced interval.
+        if (!this.#watched && this.#heartbeat === undefined) {
+          this.#heartbeat = setInterval(
+            () => this.#checkAlive(),
+            this.#heartbeatMs,
+          );
+          Deno.unrefTimer(this.#heartbeat);
+        }
         for (const waiter of this.#readyWaiters.splice(0)) waiter();
         return;
       }
@@ -358,7 +359,6 @@ export class WorkerRpc {
         const pending = this.#pending.get(message.id);
         if (pending === undefined) return;
         this.#pending.delete(message.id);
-        this.#updateHeartbeat();
         if (message.ok) pending.resolve(message.value);
         else pending.reject(reviveError(message.error));
         return;
@@ -372,21 +372,7 @@ export class WorkerRpc {
     }
   }
 
-  /** One unreferenced interval per worker: pings only while calls are pending. */
-  #updateHeartbeat(): void {
-    if (this.#pending.size === 0) {
-      this.#pingSentAt = undefined;
-      return;
-    }
-    if (this.#heartbeat !== undefined || this.#watched) return;
-    const heartbeat = setInterval(() => {
-      if (this.#pending.size > 0) this.#checkAlive();
-    }, this.#heartbeatMs);
-    Deno.unrefTimer(heartbeat);
-    this.#heartbeat = heartbeat;
-  }
-
-  #checkAlive(sendPing = true): void {
+  #checkAlive(): void {
     // Before its bootstrap listens, a sandbox's start (its modules' load,
     // which uses this process's CPU for a worker) is for the load's timeout.
     if (this.#stopped !== undefined || !this.#isReady) return;
@@ -408,7 +394,6 @@ export class WorkerRpc {
       }
       return;
     }
-    if (!sendPing) return;
     this.#pingSentAt = { wall: performance.now(), cpu: processCpuMs() };
     try {
       this.#channel.send({ t: "ping", id: 0 });
@@ -417,34 +402,11 @@ export class WorkerRpc {
     }
   }
 
-  /** After a timeout with no other call pending: one ping, one check. */
-  #probeAfterTimeout(): void {
-    if (
-      this.#pending.size > 0 || this.#probeTimer !== undefined || this.#watched
-    ) return;
-    this.#checkAlive();
-    const probe = setInterval(() => {
-      if (
-        this.#stopped !== undefined || this.#pingSentAt === undefined ||
-        this.#pending.size > 0
-      ) {
-        clearInterval(probe);
-        if (this.#probeTimer === probe) this.#probeTimer = undefined;
-        return;
-      }
-      this.#checkAlive(false);
-    }, this.#heartbeatMs);
-    Deno.unrefTimer(probe);
-    this.#probeTimer = probe;
-  }
-
   #stop(reason: string, unexpected: boolean): void {
     if (this.#stopped !== undefined) return;
     this.#stopped = reason;
     if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
     this.#heartbeat = undefined;
-    if (this.#probeTimer !== undefined) clearInterval(this.#probeTimer);
-    this.#probeTimer = undefined;
     if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
     this.#deadlineTimer = undefined;
     this.#armedFor = Infinity;

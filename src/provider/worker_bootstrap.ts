@@ -56,10 +56,12 @@ const OPTIONAL_HOOKS = PROVIDER_HOOK_NAMES.filter((name) =>
 const scope = globalThis as unknown as WorkerScope;
 /** Whether this runs in a worker (else as the main module of its process). */
 const IN_WORKER = "WorkerGlobalScope" in globalThis;
-/** The process's real stdio and exit, kept before the hardening. */
-// Bound before provider code runs, so that patching a prototype later does
-// not show it the token (which is no secret from in-process code: see
-// "The per-run token" in docs/sandbox.md).
+/**
+ * The process's real stdio and exit, kept before the hardening, and bound
+ * before provider code runs: patching a prototype later does not show it
+ * the token (no secret from in-process code: docs/sandbox.md, "The per-run
+ * token").
+ */
 const processLink = IN_WORKER ? undefined : {
   write: Deno.stdout.writeSync.bind(Deno.stdout),
   encode: TextEncoder.prototype.encode.bind(new TextEncoder()),
@@ -168,28 +170,13 @@ export function formatConsoleArgs(args: unknown[]): string {
   ).join(" ");
 }
 
-function forwardConsole(): void {
-  const levels: [keyof Console, LogLevel][] = [
-    ["log", "info"],
-    ["info", "info"],
-    ["debug", "debug"],
-    ["warn", "warn"],
-    ["error", "error"],
-    ["trace", "debug"],
-  ];
-  for (const [method, level] of levels) {
-    (console as unknown as Record<string, unknown>)[method] = (
-      ...args: unknown[]
-    ): void => {
-      postToHost({
-        t: "log",
-        level,
-        message: `Memory provider '${providerName}': ${
-          formatConsoleArgs(args)
-        }`,
-      });
-    };
-  }
+/** A log line of the provider's, marked as its own. */
+function logAsProvider(level: LogLevel, text: string): void {
+  postToHost({
+    t: "log",
+    level,
+    message: `Memory provider '${providerName}'${text}`,
+  });
 }
 
 setLogger({
@@ -197,29 +184,34 @@ setLogger({
     postToHost({ t: "log", level, message });
   },
 });
-forwardConsole();
+const CONSOLE_LEVELS = {
+  log: "info",
+  info: "info",
+  debug: "debug",
+  warn: "warn",
+  error: "error",
+  trace: "debug",
+} as const;
+for (const [method, level] of Object.entries(CONSOLE_LEVELS)) {
+  (console as unknown as Record<string, unknown>)[method] = (
+    ...args: unknown[]
+  ): void => logAsProvider(level, `: ${formatConsoleArgs(args)}`);
+}
 
 scope.addEventListener("unhandledrejection", (event: Event) => {
   event.preventDefault();
   const reason = (event as PromiseRejectionEvent).reason;
-  postToHost({
-    t: "log",
-    level: "warn",
-    message:
-      `Memory provider '${providerName}' left a rejected promise unhandled: ${
-        errorText(reason)
-      }`,
-  });
+  logAsProvider(
+    "warn",
+    ` left a rejected promise unhandled: ${errorText(reason)}`,
+  );
 });
 scope.addEventListener("error", (event: Event) => {
   event.preventDefault();
-  postToHost({
-    t: "log",
-    level: "warn",
-    message: `Memory provider '${providerName}' threw outside a call: ${
-      (event as ErrorEvent).message
-    }`,
-  });
+  logAsProvider(
+    "warn",
+    ` threw outside a call: ${(event as ErrorEvent).message}`,
+  );
 });
 
 function reviveCallbacks(value: unknown): unknown {

@@ -9,8 +9,8 @@
  *   that process. Runnable time comes from `/proc/<pid>/task/<tid>/schedstat`
  *   (on the CPU plus waiting for it): a busy loop is runnable all the time
  *   on a loaded machine too, and only its CPU time counts toward the limit;
- * - when the host ends in any way (its stdin here reaches its end, or this
- *   process is given a new parent), every provider process it watches is
+ * - when the host ends in any way, its end of this process's stdin closes
+ *   (no other process holds it), and every provider process watched is
  *   killed at once.
  *
  * Input lines: `+<pid> <limitMs>` watches, `-<pid>` forgets.
@@ -21,13 +21,7 @@
 import { readLines } from "./worker_protocol.ts";
 
 /** Nanoseconds from schedstat, and since the thread last paused: CPU, wall, and the part of it neither (slept). */
-interface Thread {
-  run: number;
-  wait: number;
-  streak: number;
-  wall: number;
-  slack: number;
-}
+type Thread = Record<"run" | "wait" | "streak" | "wall" | "slack", number>;
 
 interface Watched {
   limitMs: number;
@@ -48,7 +42,6 @@ const TICK_MS = 250;
 const SLEPT_SHARE = 0.2;
 const SLACK_NS = 250e6;
 const watched = new Map<number, Watched>();
-const parent = Deno.ppid;
 
 /** A file under /proc, or "" when it is gone. */
 function read(path: string): string {
@@ -117,7 +110,6 @@ function check(pid: number, watch: Watched, now: number): string | null | void {
 }
 
 setInterval(() => {
-  if (Deno.ppid !== parent) killAll();
   const now = performance.now();
   for (const [pid, watch] of watched) {
     const verdict = check(pid, watch, now);

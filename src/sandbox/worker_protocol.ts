@@ -350,6 +350,8 @@ export function checkWorkerMessage(
   }
   // Each accepted message is rebuilt from its known fields only.
   const t = data.t;
+  const text = (v: unknown, max = MAX_LOG_CHARS): v is string =>
+    typeof v === "string" && v.length <= max;
   switch (t) {
     case "ready":
       return good({ t: "ready" });
@@ -373,72 +375,57 @@ export function checkWorkerMessage(
       return bad("a result that is neither a value nor an error");
     }
     case "log": {
-      if (typeof data.level !== "string" || !LOG_LEVELS.has(data.level)) {
-        return bad("a log line without a level");
-      }
-      if (typeof data.message !== "string") {
-        return bad("a log line without text");
-      }
-      const text = data.message.length > MAX_LOG_CHARS
-        ? `${
-          data.message.slice(0, MAX_LOG_CHARS)
-        }… (cut at ${MAX_LOG_CHARS} characters)`
-        : data.message;
+      const level = data.level as "debug" | "info" | "warn" | "error";
+      if (!LOG_LEVELS.has(level)) return bad("a log line without a level");
+      const message = data.message;
+      if (typeof message !== "string") return bad("a log line without text");
       return good({
         t: "log",
-        level: data.level as "debug" | "info" | "warn" | "error",
-        message: text,
+        level,
+        message: message.length > MAX_LOG_CHARS
+          ? `${
+            message.slice(0, MAX_LOG_CHARS)
+          }… (cut at ${MAX_LOG_CHARS} characters)`
+          : message,
       });
     }
     case "skill": {
-      const skill = data.skill;
-      if (
-        !isRecord(skill) || typeof skill.name !== "string" ||
-        typeof skill.path !== "string" ||
-        typeof skill.description !== "string" ||
-        skill.name.length + skill.path.length + skill.description.length >
-          MAX_LOG_CHARS
-      ) return bad("a malformed skill registration");
+      const skill = isRecord(data.skill) ? data.skill : {};
       const { name, path, description } = skill;
+      if (
+        !text(name) || !text(path) || !text(description) ||
+        name.length + path.length + description.length > MAX_LOG_CHARS
+      ) return bad("a malformed skill registration");
       return good({ t: "skill", skill: { name, path, description } });
     }
-    case "callback": {
+    case "callback":
       if (
-        typeof data.name !== "string" || !Array.isArray(data.args) ||
+        !text(data.name, Infinity) || !Array.isArray(data.args) ||
         exceedsSize(data.args, MAX_LOG_CHARS * 4)
       ) return bad("a malformed callback");
       return good({ t: "callback", name: data.name, args: data.args });
-    }
-    case "castFailed": {
-      if (typeof data.method !== "string" || !isSerializedError(data.error)) {
+    case "castFailed":
+      if (!text(data.method, Infinity) || !isSerializedError(data.error)) {
         return bad("a malformed cast failure");
       }
       return good({ t: "castFailed", method: data.method, error: data.error });
-    }
-    case "denied": {
+    case "denied":
       if (!isSerializedError(data.error)) return bad("a malformed denial");
       return good({ t: "denied", error: data.error });
-    }
-    case "io": {
+    case "io":
       if (
         (data.stream !== "stdout" && data.stream !== "stderr") ||
-        typeof data.text !== "string" || data.text.length > MAX_RESULT_BYTES
+        !text(data.text, MAX_RESULT_BYTES)
       ) return bad("malformed output");
       return good({ t: "io", stream: data.stream, text: data.text });
-    }
     case "ask": {
+      const { ask, kind, options } = data;
       if (
-        typeof data.ask !== "number" || !Number.isInteger(data.ask) ||
-        typeof data.kind !== "string" ||
-        !CLI_PROMPT_KINDS.includes(data.kind) ||
-        exceedsSize(data.options, MAX_LOG_CHARS * 64)
+        typeof ask !== "number" || !Number.isInteger(ask) ||
+        !CLI_PROMPT_KINDS.includes(kind as string) ||
+        exceedsSize(options, MAX_LOG_CHARS * 64)
       ) return bad("a malformed prompt");
-      return good({
-        t: "ask",
-        ask: data.ask,
-        kind: data.kind,
-        options: data.options,
-      });
+      return good({ t: "ask", ask, kind: kind as string, options });
     }
     default:
       return bad(

@@ -89,15 +89,10 @@ interface Pending {
  */
 function loadShare(): number {
   try {
-    const name = "sys" as const;
-    if (
-      Deno.permissions.querySync({ name, kind: "loadavg" }).state !== "granted"
-    ) return 1;
+    const sys = { name: "sys", kind: "loadavg" } as const;
+    if (Deno.permissions.querySync(sys).state !== "granted") return 1;
     const cores = navigator.hardwareConcurrency || 1;
-    return Math.min(
-      1,
-      Math.max(0.05, cores / Math.max(1, Deno.loadavg()[0] ?? 0)),
-    );
+    return Math.min(1, Math.max(0.05, cores / (Deno.loadavg()[0] ?? 1)));
   } catch {
     return 1;
   }
@@ -405,11 +400,8 @@ export class WorkerRpc {
   #stop(reason: string, unexpected: boolean): void {
     if (this.#stopped !== undefined) return;
     this.#stopped = reason;
-    if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
-    this.#heartbeat = undefined;
-    if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
-    this.#deadlineTimer = undefined;
-    this.#armedFor = Infinity;
+    clearInterval(this.#heartbeat);
+    clearTimeout(this.#deadlineTimer);
     this.#channel.close();
     const error = new ProviderWorkerStoppedError(this.#provider, reason);
     for (const pending of this.#pending.values()) pending.reject(error);

@@ -52,7 +52,16 @@ export interface ChannelHandlers {
   message(data: unknown): void;
   violation(what: string): void;
   ended(reason: string): void;
+  /** Whether no request waits for a reply (then the provider's output is bounded by {@linkcode IDLE_OUTPUT_PER_SECOND}). */
+  idle?(): boolean;
 }
+
+/**
+ * The most a provider process may send within one second while no request
+ * waits (in characters of its lines): more ends it, so a flood of well-formed
+ * lines costs the host no more than this.
+ */
+export const IDLE_OUTPUT_PER_SECOND = 8 * 1048576;
 
 /** Whether this is a `deno compile` binary (which cannot start a `deno run` child with its own flags). */
 export function isCompiledBinary(): boolean {
@@ -339,10 +348,23 @@ export function processChannel(
   const readStdout = async (): Promise<void> => {
     const reader = child.stdout.getReader();
     const prefix = `${token} `;
+    let [idleSince, idleOutput] = [0, 0];
     const end = await readLines(
       async () => (await reader.read()).value ?? null,
       (line) => {
         if (closed) return false;
+        if (handlers?.idle?.()) {
+          const now = performance.now();
+          if (now - idleSince > 1000) [idleSince, idleOutput] = [now, 0];
+          if ((idleOutput += line.length) > IDLE_OUTPUT_PER_SECOND) {
+            handlers.violation(
+              `more than ${
+                IDLE_OUTPUT_PER_SECOND / 1048576
+              } MiB of output within a second while no call was pending (IDLE_OUTPUT_PER_SECOND)`,
+            );
+            return false;
+          }
+        }
         if (!line.startsWith(prefix)) {
           handlers?.violation(
             "a line on its output without the protocol's token (provider code writing to its stdout)",

@@ -141,6 +141,7 @@ export class WorkerRpc {
       message: (data) => this.#receive(data),
       violation: (what) => this.#violation(what),
       ended: (reason) => this.#stop(reason, true),
+      idle: () => this.#pending.size === 0,
     });
     this.#watched = this.#channel.watch?.(
       this.#unresponsiveAfterMs,

@@ -1,7 +1,6 @@
 // The host side of a provider's sandbox: requests with timeouts, one-way casts,
 // a drain barrier, and a heartbeat that notices a busy loop.
 
-import process from "node:process";
 import { errorText } from "../_util/error_text.ts";
 import { type ProviderChannel, workerChannel } from "./transport.ts";
 import {
@@ -98,10 +97,13 @@ function loadShare(): number {
   }
 }
 
-/** The CPU time of this process, in milliseconds (a worker sandbox's thread included). */
+/** `node:process`, loaded for a worker sandbox's pings only: importing it costs a host's start about 17 ms. */
+let nodeProcess: { cpuUsage(): { user: number; system: number } } | undefined;
+
+/** The CPU time of this process in milliseconds (a worker sandbox's thread included); `Infinity` until `node:process` is loaded. */
 function processCpuMs(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
+  const usage = nodeProcess?.cpuUsage();
+  return usage === undefined ? Infinity : (usage.user + usage.system) / 1000;
 }
 
 /** The host side of a sandbox worker's protocol. */
@@ -339,6 +341,9 @@ export class WorkerRpc {
         this.#isReady = true;
         // Pings only where no watchdog watches (a worker; a process off
         // Linux), while the sandbox lives: one unreferenced interval.
+        if (this.#channel.kind === "worker" && nodeProcess === undefined) {
+          import("node:process").then((m) => nodeProcess = m.default);
+        }
         if (!this.#watched && this.#heartbeat === undefined) {
           this.#heartbeat = setInterval(
             () => this.#checkAlive(),
@@ -376,6 +381,7 @@ export class WorkerRpc {
       // A worker's spin shows in this process's CPU time; a loaded machine
       // gives it less than wall time, several busy threads more.
       const sent = this.#pingSentAt;
+      if (sent.cpu === Infinity) sent.cpu = processCpuMs(); // Loaded since.
       const waited = Math.min(
         performance.now() - sent.wall,
         this.#channel.kind === "worker" ? processCpuMs() - sent.cpu : Infinity,

@@ -52,17 +52,6 @@ function read(path: string): string {
   }
 }
 
-function killAll(): never {
-  for (const pid of watched.keys()) {
-    try {
-      Deno.kill(pid, "SIGKILL");
-    } catch {
-      // Already gone.
-    }
-  }
-  Deno.exit(0);
-}
-
 /** One look at a process: `null` when it is gone, a reason when it is busy. */
 function check(pid: number, watch: Watched, now: number): string | null | void {
   const stat = read(`${pid}/stat`);
@@ -109,7 +98,7 @@ function check(pid: number, watch: Watched, now: number): string | null | void {
   watch.threads = threads;
 }
 
-setInterval(() => {
+const ticking = setInterval(() => {
   const now = performance.now();
   for (const [pid, watch] of watched) {
     const verdict = check(pid, watch, now);
@@ -131,5 +120,12 @@ await readLines(async () => {
   }
   return true;
 }).catch(() => {});
-// The host is gone: so are its providers.
-killAll();
+// The host is gone: so are its providers (and then this process).
+clearInterval(ticking);
+for (const pid of watched.keys()) {
+  try {
+    Deno.kill(pid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
+}

@@ -7,11 +7,11 @@ async function lines(chunks: Uint8Array[], limit?: number, stopAt?: string) {
   const seen: string[] = [];
   const buffer = new Uint8Array(64);
   let i = 0;
-  const end = await readLines(async () => {
+  const end = await readLines(() => {
     const chunk = chunks[i++];
-    if (chunk === undefined) return null;
+    if (chunk === undefined) return Promise.resolve(null);
     buffer.set(chunk);
-    return buffer.subarray(0, chunk.length);
+    return Promise.resolve(buffer.subarray(0, chunk.length));
   }, (line) => {
     seen.push(line);
     return line !== stopAt;

@@ -18,7 +18,8 @@
 //   and with a live cap of 8. HERMES_BENCH_PROFILES=1,50 picks the counts;
 //   HERMES_BENCH_PROFILES=0 skips this part.
 //
-// The ratios of the medians are printed when the file ends.
+// The ratios of the medians, and the medians of paired ratios (each
+// iteration runs its floor just before it), are printed when the file ends.
 import { join } from "node:path";
 import {
   loadMemoryProvider,
@@ -30,6 +31,7 @@ import {
 import {
   benchmark,
   keepLogs,
+  median,
   printRatiosAtEnd,
   providerImport,
   record,
@@ -88,6 +90,27 @@ async function load(
 
 const home0 = await profile(0);
 
+// Each start and turn iteration also runs its floor just before it: the
+// median of these paired ratios holds under a load that changes between
+// the bench groups (the ratio of the groups' medians does not).
+const pairs = new Map<string, number[]>();
+function paired(label: string, ms: number, floorMs: number): void {
+  const list = pairs.get(label) ?? [];
+  pairs.set(label, list);
+  list.push(ms / floorMs);
+}
+globalThis.addEventListener("unload", () => {
+  const lines = [
+    "\n== paired ratios (median of subject / floor, back to back) ==",
+  ];
+  for (const [label, list] of pairs) {
+    lines.push(
+      `  ${label}: ${median(list).toFixed(2)}× (${list.length} pairs)`,
+    );
+  }
+  console.log(lines.join("\n"));
+});
+
 // ---------------------------------------------------------------------------
 // Start
 // ---------------------------------------------------------------------------
@@ -117,11 +140,18 @@ for (const transport of ["process", "worker"] as const) {
     n: 20,
     warmup: 2,
     async fn(it) {
+      const floor = await runProcess(Deno.execPath(), [
+        "run",
+        "--quiet",
+        emptyFile,
+      ]);
+      const started = performance.now();
       await it.time(async () => {
         const provider = await load(home0, transport);
         await provider.prefetch("first", { sessionId: "bench" });
         await provider.shutdown();
       });
+      paired(`start, ${transport}`, performance.now() - started, floor.ms);
     },
   });
 }
@@ -191,7 +221,14 @@ for (const transport of ["process", "worker"] as const) {
     group: TURN,
     n: 500,
     warmup: 20,
-    fn: () => turn(turnProviders[transport], turnNumber++),
+    async fn(it) {
+      const started = performance.now();
+      await pipeRoundTrip(request);
+      const floorMs = performance.now() - started;
+      const turnStarted = performance.now();
+      await it.time(() => turn(turnProviders[transport], turnNumber++));
+      paired(`turn, ${transport}`, performance.now() - turnStarted, floorMs);
+    },
   });
 }
 globalThis.addEventListener("unload", () => {

@@ -24,6 +24,7 @@ import {
   type CallbackMarker,
   type CallContext,
   type CastRequest,
+  checkLineBytes,
   encodeMessage,
   exceedsSize,
   type HostRequest,
@@ -31,6 +32,7 @@ import {
   MAX_RESULT_BYTES,
   ProviderCallTimeoutError,
   type ProviderDescription,
+  readLines,
   serializeError,
   type WorkerMessage,
 } from "../sandbox/worker_protocol.ts";
@@ -57,14 +59,19 @@ const OPTIONAL_HOOKS = PROVIDER_HOOK_NAMES.filter((name) =>
 const scope = globalThis as unknown as WorkerScope;
 /** Whether this runs in a worker (else as the main module of its process). */
 const IN_WORKER = "WorkerGlobalScope" in globalThis;
-/** The process's real stdio and exit, kept before the hardening. */
+/**
+ * The process's real stdio and exit, kept before the hardening, and bound
+ * before provider code runs: patching a prototype later does not show it
+ * the token (no secret from in-process code: docs/sandbox.md, "The per-run
+ * token").
+ */
 const processLink = IN_WORKER ? undefined : {
-  stdout: Deno.stdout,
-  stdin: Deno.stdin.readable.getReader(),
+  write: Deno.stdout.writeSync.bind(Deno.stdout),
+  encode: TextEncoder.prototype.encode.bind(new TextEncoder()),
+  read: Deno.stdin.read.bind(Deno.stdin),
   exit: Deno.exit,
   token: null as string | null,
 };
-const encoder = new TextEncoder();
 let provider: MemoryProvider | null = null;
 let providerName = "(loading)";
 let port: MessagePort | null = null;
@@ -76,10 +83,12 @@ let loadStarted = false;
 
 function writeLine(message: WorkerMessage): void {
   const link = processLink!;
-  const bytes = encoder.encode(`${link.token} ${encodeMessage(message)}\n`);
-  let written = 0;
+  const bytes = link.encode(`${link.token} ${encodeMessage(message)}\n`);
+  // The host ends a provider whose line is longer: refuse it here instead.
+  checkLineBytes(bytes.length - link.token!.length - 1);
+  let written = link.write(bytes);
   while (written < bytes.length) {
-    written += link.stdout.writeSync(bytes.subarray(written));
+    written += link.write(bytes.subarray(written));
   }
 }
 
@@ -164,28 +173,13 @@ export function formatConsoleArgs(args: unknown[]): string {
   ).join(" ");
 }
 
-function forwardConsole(): void {
-  const levels: [keyof Console, LogLevel][] = [
-    ["log", "info"],
-    ["info", "info"],
-    ["debug", "debug"],
-    ["warn", "warn"],
-    ["error", "error"],
-    ["trace", "debug"],
-  ];
-  for (const [method, level] of levels) {
-    (console as unknown as Record<string, unknown>)[method] = (
-      ...args: unknown[]
-    ): void => {
-      postToHost({
-        t: "log",
-        level,
-        message: `Memory provider '${providerName}': ${
-          formatConsoleArgs(args)
-        }`,
-      });
-    };
-  }
+/** A log line of the provider's, marked as its own. */
+function logAsProvider(level: LogLevel, text: string): void {
+  postToHost({
+    t: "log",
+    level,
+    message: `Memory provider '${providerName}'${text}`,
+  });
 }
 
 setLogger({
@@ -193,29 +187,34 @@ setLogger({
     postToHost({ t: "log", level, message });
   },
 });
-forwardConsole();
+const CONSOLE_LEVELS = {
+  log: "info",
+  info: "info",
+  debug: "debug",
+  warn: "warn",
+  error: "error",
+  trace: "debug",
+} as const;
+for (const [method, level] of Object.entries(CONSOLE_LEVELS)) {
+  (console as unknown as Record<string, unknown>)[method] = (
+    ...args: unknown[]
+  ): void => logAsProvider(level, `: ${formatConsoleArgs(args)}`);
+}
 
 scope.addEventListener("unhandledrejection", (event: Event) => {
   event.preventDefault();
   const reason = (event as PromiseRejectionEvent).reason;
-  postToHost({
-    t: "log",
-    level: "warn",
-    message:
-      `Memory provider '${providerName}' left a rejected promise unhandled: ${
-        errorText(reason)
-      }`,
-  });
+  logAsProvider(
+    "warn",
+    ` left a rejected promise unhandled: ${errorText(reason)}`,
+  );
 });
 scope.addEventListener("error", (event: Event) => {
   event.preventDefault();
-  postToHost({
-    t: "log",
-    level: "warn",
-    message: `Memory provider '${providerName}' threw outside a call: ${
-      (event as ErrorEvent).message
-    }`,
-  });
+  logAsProvider(
+    "warn",
+    ` threw outside a call: ${(event as ErrorEvent).message}`,
+  );
 });
 
 function reviveCallbacks(value: unknown): unknown {
@@ -484,35 +483,30 @@ function receive(data: unknown): void {
 async function readHost(
   link: NonNullable<typeof processLink>,
 ): Promise<void> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  try {
-    while (true) {
-      const { value, done } = await link.stdin.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let newline: number;
-      while ((newline = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        if (link.token === null) {
-          link.token = line;
-          for (const message of early.splice(0)) writeLine(message);
-          writeLine({ t: "ready" });
-          continue;
-        }
-        let data: unknown;
-        try {
-          data = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        receive(data);
+  const buffer = new Uint8Array(65536);
+  await readLines(async () => {
+    const n = await link.read(buffer);
+    return n === null ? null : buffer.subarray(0, n);
+  }, (line) => {
+    if (link.token === null) {
+      link.token = line;
+      for (const message of early.splice(0)) writeLine(message);
+      writeLine({ t: "ready" });
+    } else {
+      let data: unknown;
+      try {
+        data = JSON.parse(line);
+      } catch {
+        return true;
       }
+      receive(data);
     }
-  } catch {
+    return true;
+  }).catch(() => {
     // The host is gone.
-  }
+  });
+  // The end of input (or a line the host never sends): the host is gone or
+  // let go. When this thread is busy, the host's watchdog ends the process.
   link.exit(0);
 }
 

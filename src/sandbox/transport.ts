@@ -9,7 +9,12 @@ import {
   workerPermissions,
 } from "./grant.ts";
 import { errorText } from "../_util/error_text.ts";
-import { encodeMessage } from "./worker_protocol.ts";
+import {
+  checkLineBytes,
+  encodeMessage,
+  MAX_LINE_BYTES,
+  readLines,
+} from "./worker_protocol.ts";
 import { getDefaultHermesRoot } from "../profile/hermes_home.ts";
 import { denoCacheDir, readProcessEnv } from "../core/env.ts";
 
@@ -34,6 +39,12 @@ export interface ProviderChannel {
   close(): void;
   /** The sandbox process's id (`undefined` for a worker). */
   readonly pid?: number;
+  /**
+   * Has the host's watchdog (`watchdog_process.ts`) watch the whole sandbox process
+   * for a busy thread; `busy` gets the reason before the host ends it.
+   * Returns `false` when no watchdog can (not Linux, or none could start).
+   */
+  watch?(limitMs: number, busy: (reason: string) => void): boolean;
 }
 
 /** What a channel reports. */
@@ -41,7 +52,16 @@ export interface ChannelHandlers {
   message(data: unknown): void;
   violation(what: string): void;
   ended(reason: string): void;
+  /** Whether no request waits for a reply (then the provider's output is bounded by {@linkcode IDLE_OUTPUT_PER_SECOND}). */
+  idle?(): boolean;
 }
+
+/**
+ * The most a provider process may send within one second while no request
+ * waits (in characters of its lines): more ends it, so a flood of well-formed
+ * lines costs the host no more than this.
+ */
+export const IDLE_OUTPUT_PER_SECOND = 8 * 1048576;
 
 /** Whether this is a `deno compile` binary (which cannot start a `deno run` child with its own flags). */
 export function isCompiledBinary(): boolean {
@@ -188,14 +208,16 @@ export function processArgs(options: ProcessChannelOptions): string[] {
     ...denoRunFlags(withFrameworkImport(grant, options.entry)),
     ...denyFlags(grant),
     ...frameworkFlags(options.entry),
-    options.entry.protocol === "file:"
-      ? fileURLToPath(options.entry)
-      : options.entry.href,
+    scriptArg(options.entry),
   ];
 }
 
-/** The cleared environment of a provider process: its granted names only. */
-function processEnv(grant: ProviderGrant): Record<string, string> {
+function scriptArg(url: URL): string {
+  return url.protocol === "file:" ? fileURLToPath(url) : url.href;
+}
+
+/** The cleared environment of a child: the given (granted) names only. */
+function processEnv(names: ProviderGrant["env"]): Record<string, string> {
   const env: Record<string, string> = {
     NO_COLOR: "1",
     DENO_NO_UPDATE_CHECK: "1",
@@ -208,7 +230,7 @@ function processEnv(grant: ProviderGrant): Record<string, string> {
   // program it may not run as "not found" instead of denying it.
   const path = readProcessEnv("PATH");
   if (path !== undefined) env.PATH = path;
-  for (const entry of grant.env) {
+  for (const entry of names) {
     const value = readProcessEnv(entry.value);
     if (value !== undefined) env[entry.value] = value;
   }
@@ -217,6 +239,50 @@ function processEnv(grant: ProviderGrant): Record<string, string> {
 
 /** The most of a child's stderr kept to explain its end. */
 const STDERR_TAIL = 4096;
+
+const encoder = new TextEncoder();
+
+/** The host's one watchdog process (`watchdog_process.ts`); `null` where none runs (not Linux, or it cannot start). */
+let watchdog:
+  | { write(line: string): void; busy: Map<number, (why: string) => void> }
+  | null
+  | undefined;
+
+/** Starts the watchdog for the first provider process; the host neither waits on it nor is kept alive by it. */
+function startWatchdog(): typeof watchdog {
+  if (Deno.build.os !== "linux") return null;
+  let child: Deno.ChildProcess;
+  try {
+    // All permissions: Deno reads /proc/<pid> only under --allow-all. It
+    // runs framework code alone and reads nothing but the host's lines.
+    child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--no-prompt", "--allow-all", "--no-config"]
+        .concat(scriptArg(new URL("./watchdog_process.ts", import.meta.url))),
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+      clearEnv: true,
+      env: processEnv([]),
+    }).spawn();
+  } catch {
+    return null;
+  }
+  child.unref();
+  const writer = child.stdin.getWriter();
+  const reader = child.stdout.getReader();
+  const started = {
+    write: (line: string) => writer.write(encoder.encode(line)).catch(() => {}),
+    busy: new Map<number, (why: string) => void>(),
+  };
+  readLines(async () => (await reader.read()).value ?? null, (line) => {
+    const space = line.indexOf(" ");
+    started.busy.get(Number(line.slice(0, space)))?.(line.slice(space + 1));
+    return true;
+  }).catch(() => {}).finally(() => {
+    if (watchdog === started) watchdog = undefined; // The next start starts another.
+  });
+  return started;
+}
 
 function randomToken(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
@@ -238,7 +304,7 @@ export function processChannel(
     stdout: "piped",
     stderr: "piped",
     clearEnv: true,
-    env: processEnv(options.grant),
+    env: processEnv(options.grant.env),
   });
   let child: Deno.ChildProcess;
   try {
@@ -254,11 +320,11 @@ export function processChannel(
     throw error;
   }
   const token = randomToken();
-  const encoder = new TextEncoder();
   const writer = child.stdin.getWriter();
   let closed = false;
   let handlers: ChannelHandlers | undefined;
   let stderrTail = "";
+  let unwatch: (() => void) | undefined;
   const write = (text: string): void => {
     writer.write(encoder.encode(text)).catch(() => {
       // The child is gone; its exit is reported by `status`.
@@ -266,38 +332,64 @@ export function processChannel(
   };
   // The token goes first: the bootstrap reads it before any provider code.
   write(`${token}\n`);
+  // One pipe write per turn: a one-way message (a cast, an answer) waits in
+  // `queued` for the next request or the next macrotask, whichever comes
+  // first; a request takes everything queued before it. One queue keeps the
+  // order the protocol relies on (a drain or call runs after earlier casts).
+  let queued = "";
+  let flushTimer: ReturnType<typeof setTimeout> | undefined;
+  const flush = (): void => {
+    clearTimeout(flushTimer);
+    flushTimer = undefined;
+    if (queued !== "") write(queued);
+    queued = "";
+  };
 
   const readStdout = async (): Promise<void> => {
-    const decoder = new TextDecoder();
-    let buffer = "";
+    const reader = child.stdout.getReader();
     const prefix = `${token} `;
-    try {
-      for await (const chunk of child.stdout) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let newline: number;
-        while ((newline = buffer.indexOf("\n")) >= 0) {
-          const line = buffer.slice(0, newline);
-          buffer = buffer.slice(newline + 1);
-          if (closed) return;
-          if (!line.startsWith(prefix)) {
-            handlers?.violation(
-              "a line on its output without the protocol's token (provider code writing to its stdout)",
+    let [idleSince, idleOutput] = [0, 0];
+    const end = await readLines(
+      async () => (await reader.read()).value ?? null,
+      (line) => {
+        if (closed) return false;
+        if (handlers?.idle?.()) {
+          const now = performance.now();
+          if (now - idleSince > 1000) [idleSince, idleOutput] = [now, 0];
+          if ((idleOutput += line.length) > IDLE_OUTPUT_PER_SECOND) {
+            handlers.violation(
+              `more than ${
+                IDLE_OUTPUT_PER_SECOND / 1048576
+              } MiB of output within a second while no call was pending (IDLE_OUTPUT_PER_SECOND)`,
             );
-            return;
+            return false;
           }
-          let data: unknown;
-          try {
-            data = JSON.parse(line.slice(prefix.length));
-          } catch {
-            handlers?.violation("a message that cannot be read");
-            return;
-          }
-          handlers?.message(data);
         }
-      }
-    } catch {
-      // The pipe broke: the exit explains it.
+        if (!line.startsWith(prefix)) {
+          handlers?.violation(
+            "a line on its output without the protocol's token (provider code writing to its stdout)",
+          );
+          return false;
+        }
+        let data: unknown;
+        try {
+          data = JSON.parse(line.slice(prefix.length));
+        } catch {
+          handlers?.violation("a message that cannot be read");
+          return false;
+        }
+        handlers?.message(data);
+        return true;
+      },
+    ).catch(() => "end" as const); // The pipe broke: the exit explains it.
+    if (end === "overlong" && !closed) {
+      handlers?.violation(
+        `a line longer than ${
+          MAX_LINE_BYTES / 1048576
+        } MiB, the longest the sandbox protocol reads (MAX_LINE_BYTES)`,
+      );
     }
+    // Whatever it writes after that costs the host nothing: it is not read.
   };
   const readStderr = async (): Promise<void> => {
     const decoder = new TextDecoder();
@@ -312,6 +404,7 @@ export function processChannel(
   };
   const reading = Promise.all([readStdout(), readStderr()]);
   child.status.then(async (status) => {
+    unwatch?.();
     await reading;
     if (closed) return;
     closed = true;
@@ -335,14 +428,32 @@ export function processChannel(
     pid: child.pid,
     send(message: unknown): void {
       if (closed) return;
-      write(`${encodeMessage(message)}\n`);
+      const line = encodeMessage(message);
+      // Only a line that might be too long is measured.
+      if (line.length > MAX_LINE_BYTES / 3) {
+        checkLineBytes(encoder.encode(line).length);
+      }
+      queued += `${line}\n`;
+      if (typeof (message as { id?: unknown }).id === "number") flush();
+      else flushTimer ??= setTimeout(flush, 0);
     },
     listen(given: ChannelHandlers): void {
       handlers = given;
     },
+    watch(limitMs: number, busy: (reason: string) => void): boolean {
+      const dog = watchdog ??= startWatchdog();
+      if (!dog || closed) return false;
+      dog.busy.set(child.pid, busy);
+      dog.write(`+${child.pid} ${Math.max(1, Math.round(limitMs))}\n`);
+      unwatch = () =>
+        dog.busy.delete(child.pid) && dog.write(`-${child.pid}\n`);
+      return true;
+    },
     close(): void {
       if (closed) return;
       closed = true;
+      unwatch?.();
+      clearTimeout(flushTimer);
       try {
         child.kill("SIGKILL");
       } catch {

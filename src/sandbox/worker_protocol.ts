@@ -188,6 +188,60 @@ export function encodeMessage(message: unknown): string {
   });
 }
 
+/**
+ * The longest line either end of the process transport reads, in bytes: a
+ * result of {@linkcode MAX_RESULT_BYTES} with room for JSON escapes. A longer
+ * line ends the sandbox (reading on would make the host wait on it).
+ */
+export const MAX_LINE_BYTES = 40 * 1024 * 1024;
+
+/** Refuses a message of more than {@linkcode MAX_LINE_BYTES} (its size in bytes) before it is sent. */
+export function checkLineBytes(bytes: number): void {
+  if (bytes <= MAX_LINE_BYTES) return;
+  throw new RangeError(
+    `the message is longer than the ${
+      MAX_LINE_BYTES / 1048576
+    } MiB a line of the sandbox protocol may hold`,
+  );
+}
+
+/** How {@linkcode readLines} ended. */
+export type LinesEnd = "end" | "stopped" | "overlong";
+
+/**
+ * The one line reader of the process transport, used by both ends: reads
+ * chunks from `next` (`null` at the end of input; a chunk may be reused
+ * after the call) and hands each complete line, without its newline, to
+ * `line` until it returns `false`. Each byte is scanned once and a partial
+ * line grows by appending (linear, however long); one over `limit` bytes
+ * ends the reading at once.
+ */
+export async function readLines(
+  next: () => Promise<Uint8Array | null>,
+  line: (text: string) => boolean,
+  limit: number = MAX_LINE_BYTES,
+): Promise<LinesEnd> {
+  const decoder = new TextDecoder();
+  let pending = "";
+  let size = 0;
+  for (let chunk = await next(); chunk !== null; chunk = await next()) {
+    let start = 0;
+    for (let end; (end = chunk.indexOf(10, start)) >= 0; start = end + 1) {
+      if (size + end - start > limit) return "overlong";
+      // A newline byte never occurs inside a UTF-8 sequence: the decoder's
+      // streaming state ends with the line.
+      const text = pending + decoder.decode(chunk.subarray(start, end));
+      pending = "";
+      size = 0;
+      if (!line(text)) return "stopped";
+    }
+    size += chunk.length - start;
+    if (size > limit) return "overlong";
+    pending += decoder.decode(chunk.subarray(start), { stream: true });
+  }
+  return "end";
+}
+
 /** Turns any thrown value into its transportable form. */
 export function serializeError(error: unknown): SerializedError {
   if (error instanceof Error) {
@@ -296,6 +350,8 @@ export function checkWorkerMessage(
   }
   // Each accepted message is rebuilt from its known fields only.
   const t = data.t;
+  const text = (v: unknown, max = MAX_LOG_CHARS): v is string =>
+    typeof v === "string" && v.length <= max;
   switch (t) {
     case "ready":
       return good({ t: "ready" });
@@ -319,72 +375,57 @@ export function checkWorkerMessage(
       return bad("a result that is neither a value nor an error");
     }
     case "log": {
-      if (typeof data.level !== "string" || !LOG_LEVELS.has(data.level)) {
-        return bad("a log line without a level");
-      }
-      if (typeof data.message !== "string") {
-        return bad("a log line without text");
-      }
-      const text = data.message.length > MAX_LOG_CHARS
-        ? `${
-          data.message.slice(0, MAX_LOG_CHARS)
-        }… (cut at ${MAX_LOG_CHARS} characters)`
-        : data.message;
+      const level = data.level as "debug" | "info" | "warn" | "error";
+      if (!LOG_LEVELS.has(level)) return bad("a log line without a level");
+      const message = data.message;
+      if (typeof message !== "string") return bad("a log line without text");
       return good({
         t: "log",
-        level: data.level as "debug" | "info" | "warn" | "error",
-        message: text,
+        level,
+        message: message.length > MAX_LOG_CHARS
+          ? `${
+            message.slice(0, MAX_LOG_CHARS)
+          }… (cut at ${MAX_LOG_CHARS} characters)`
+          : message,
       });
     }
     case "skill": {
-      const skill = data.skill;
-      if (
-        !isRecord(skill) || typeof skill.name !== "string" ||
-        typeof skill.path !== "string" ||
-        typeof skill.description !== "string" ||
-        skill.name.length + skill.path.length + skill.description.length >
-          MAX_LOG_CHARS
-      ) return bad("a malformed skill registration");
+      const skill = isRecord(data.skill) ? data.skill : {};
       const { name, path, description } = skill;
+      if (
+        !text(name) || !text(path) || !text(description) ||
+        name.length + path.length + description.length > MAX_LOG_CHARS
+      ) return bad("a malformed skill registration");
       return good({ t: "skill", skill: { name, path, description } });
     }
-    case "callback": {
+    case "callback":
       if (
-        typeof data.name !== "string" || !Array.isArray(data.args) ||
+        !text(data.name, Infinity) || !Array.isArray(data.args) ||
         exceedsSize(data.args, MAX_LOG_CHARS * 4)
       ) return bad("a malformed callback");
       return good({ t: "callback", name: data.name, args: data.args });
-    }
-    case "castFailed": {
-      if (typeof data.method !== "string" || !isSerializedError(data.error)) {
+    case "castFailed":
+      if (!text(data.method, Infinity) || !isSerializedError(data.error)) {
         return bad("a malformed cast failure");
       }
       return good({ t: "castFailed", method: data.method, error: data.error });
-    }
-    case "denied": {
+    case "denied":
       if (!isSerializedError(data.error)) return bad("a malformed denial");
       return good({ t: "denied", error: data.error });
-    }
-    case "io": {
+    case "io":
       if (
         (data.stream !== "stdout" && data.stream !== "stderr") ||
-        typeof data.text !== "string" || data.text.length > MAX_RESULT_BYTES
+        !text(data.text, MAX_RESULT_BYTES)
       ) return bad("malformed output");
       return good({ t: "io", stream: data.stream, text: data.text });
-    }
     case "ask": {
+      const { ask, kind, options } = data;
       if (
-        typeof data.ask !== "number" || !Number.isInteger(data.ask) ||
-        typeof data.kind !== "string" ||
-        !CLI_PROMPT_KINDS.includes(data.kind) ||
-        exceedsSize(data.options, MAX_LOG_CHARS * 64)
+        typeof ask !== "number" || !Number.isInteger(ask) ||
+        !CLI_PROMPT_KINDS.includes(kind as string) ||
+        exceedsSize(options, MAX_LOG_CHARS * 64)
       ) return bad("a malformed prompt");
-      return good({
-        t: "ask",
-        ask: data.ask,
-        kind: data.kind,
-        options: data.options,
-      });
+      return good({ t: "ask", ask, kind: kind as string, options });
     }
     default:
       return bad(

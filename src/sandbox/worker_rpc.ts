@@ -44,9 +44,15 @@ export class ProviderWorkerStoppedError extends Error {
 /** Options of {@linkcode WorkerRpc}. */
 interface WorkerRpcOptions {
   provider: string;
-  /** How long a ping may go unanswered while calls are pending, in CPU-share time ({@linkcode cpuShare}), before the worker is declared stuck (default `5000`). */
+  /**
+   * The busy-loop limit, in milliseconds of CPU time (default `5000`): a
+   * process sandbox is ended when any of its threads stays busy this long
+   * without a pause (`watchdog_process.ts`); a worker sandbox (or a process where no
+   * watchdog runs) when a ping goes unanswered while the host process used
+   * this much CPU (a worker) or this much wall time passed (a process).
+   */
   unresponsiveAfterMs?: number;
-  /** How often the host pings while calls are pending (default `500`). */
+  /** How often the host pings a sandbox no watchdog watches (default `500`). */
   heartbeatMs?: number;
   /** Receives the worker's unsolicited events (log lines, skills, callbacks). */
   onEvent?: (message: WorkerMessage) => void;
@@ -59,7 +65,7 @@ interface RequestOptions {
   /** Reject after this many milliseconds (`Infinity`: never). */
   timeoutMs: number;
   label: string;
-  /** Stretch the timeout while the machine is loaded ({@linkcode cpuShare}) (default `false`). */
+  /** Stretch the timeout while the machine is loaded (its load average) (default `false`). */
   adaptive?: boolean;
 }
 
@@ -75,34 +81,29 @@ interface Pending {
   startedAt: number;
 }
 
-/** How often the measured CPU share is reused, in milliseconds. */
-const SHARE_TTL_MS = 1000;
-/** How long one measurement spins, in milliseconds. */
-const SHARE_PROBE_MS = 16;
-/** A pause between two clock readings longer than this was not running. */
-const SHARE_GAP_MS = 0.1;
-let shareMeasuredAt = -Infinity;
-let lastShare = 1;
-
 /**
- * The share of one CPU a runnable thread gets now (0.05–1), from the gaps in
- * a short spin, at most once a second: busy-loop and start-up limits count
- * wall time times this, so a loaded machine stretches them.
+ * The share of the machine a runnable thread gets, from the 1-minute load
+ * average when the host may read it without a prompt (else 1): an adaptive
+ * deadline counts wall time times this. Passive: nothing spins to measure.
  */
-export function cpuShare(): number {
-  const now = performance.now();
-  if (now - shareMeasuredAt < SHARE_TTL_MS) return lastShare;
-  const start = performance.now();
-  let last = start;
-  let lost = 0;
-  while (last - start < SHARE_PROBE_MS) {
-    const tick = performance.now();
-    if (tick - last > SHARE_GAP_MS) lost += tick - last;
-    last = tick;
+function loadShare(): number {
+  try {
+    const sys = { name: "sys", kind: "loadavg" } as const;
+    if (Deno.permissions.querySync(sys).state !== "granted") return 1;
+    const cores = navigator.hardwareConcurrency || 1;
+    return Math.min(1, Math.max(0.05, cores / (Deno.loadavg()[0] ?? 1)));
+  } catch {
+    return 1;
   }
-  lastShare = Math.min(1, Math.max(0.05, 1 - lost / (last - start)));
-  shareMeasuredAt = last;
-  return lastShare;
+}
+
+/** `node:process`, loaded for a worker sandbox's pings only: importing it costs a host's start about 17 ms. */
+let nodeProcess: { cpuUsage(): { user: number; system: number } } | undefined;
+
+/** The CPU time of this process in milliseconds (a worker sandbox's thread included); `Infinity` until `node:process` is loaded. */
+function processCpuMs(): number {
+  const usage = nodeProcess?.cpuUsage();
+  return usage === undefined ? Infinity : (usage.user + usage.system) / 1000;
 }
 
 /** The host side of a sandbox worker's protocol. */
@@ -116,11 +117,10 @@ export class WorkerRpc {
   #readyWaiters: Array<(error?: Error) => void> = [];
   #isReady = false;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
-  #pingSentAt: number | undefined;
-  /** CPU-share-weighted time the current ping has gone unanswered. */
-  #unanswered = 0;
-  #lastTick = 0;
-  #probeTimer: ReturnType<typeof setInterval> | undefined;
+  /** When the unanswered ping was sent: wall time, and this process's CPU time for a worker. */
+  #pingSentAt: { wall: number; cpu: number } | undefined;
+  /** Whether the host's watchdog watches the sandbox process (then no pings). */
+  #watched: boolean;
   #deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   #armedFor = Infinity;
   #unresponsiveAfterMs: number;
@@ -143,7 +143,12 @@ export class WorkerRpc {
       message: (data) => this.#receive(data),
       violation: (what) => this.#violation(what),
       ended: (reason) => this.#stop(reason, true),
+      idle: () => this.#pending.size === 0,
     });
+    this.#watched = this.#channel.watch?.(
+      this.#unresponsiveAfterMs,
+      (reason) => this.#stop(reason, true),
+    ) ?? false;
   }
 
   /** Why the worker stopped, or `undefined` while it runs. */
@@ -220,7 +225,6 @@ export class WorkerRpc {
       startedAt: performance.now(),
     });
     if (deadline < this.#armedFor) this.#armDeadline(deadline);
-    this.#updateHeartbeat();
     return promise;
   }
 
@@ -286,18 +290,16 @@ export class WorkerRpc {
     this.#armedFor = Infinity;
     const now = performance.now();
     let next = Infinity;
-    let expired = false;
     for (const [id, pending] of this.#pending) {
       if (pending.deadline <= now && pending.adaptive) {
         // Count only the CPU time the machine could give it.
-        const fair = (now - pending.startedAt) * cpuShare();
+        const fair = (now - pending.startedAt) * loadShare();
         if (fair < pending.timeoutMs) {
           pending.deadline = now + (pending.timeoutMs - fair);
         }
       }
       if (pending.deadline <= now) {
         this.#pending.delete(id);
-        expired = true;
         pending.reject(
           new ProviderCallTimeoutError(
             this.#provider,
@@ -310,10 +312,6 @@ export class WorkerRpc {
       }
     }
     if (next !== Infinity) this.#armDeadline(next);
-    if (expired) {
-      this.#updateHeartbeat();
-      this.#probeAfterTimeout();
-    }
   };
 
   /** Terminates the worker and rejects every pending call. */
@@ -338,10 +336,21 @@ export class WorkerRpc {
     }
     const message = checked.message;
     this.#pingSentAt = undefined;
-    this.#unanswered = 0;
     switch (message.t) {
       case "ready": {
         this.#isReady = true;
+        // Pings only where no watchdog watches (a worker; a process off
+        // Linux), while the sandbox lives: one unreferenced interval.
+        if (this.#channel.kind === "worker" && nodeProcess === undefined) {
+          import("node:process").then((m) => nodeProcess = m.default);
+        }
+        if (!this.#watched && this.#heartbeat === undefined) {
+          this.#heartbeat = setInterval(
+            () => this.#checkAlive(),
+            this.#heartbeatMs,
+          );
+          Deno.unrefTimer(this.#heartbeat);
+        }
         for (const waiter of this.#readyWaiters.splice(0)) waiter();
         return;
       }
@@ -351,7 +360,6 @@ export class WorkerRpc {
         const pending = this.#pending.get(message.id);
         if (pending === undefined) return;
         this.#pending.delete(message.id);
-        this.#updateHeartbeat();
         if (message.ok) pending.resolve(message.value);
         else pending.reject(reviveError(message.error));
         return;
@@ -365,49 +373,30 @@ export class WorkerRpc {
     }
   }
 
-  /** One unreferenced interval per worker: pings only while calls are pending. */
-  #updateHeartbeat(): void {
-    if (this.#pending.size === 0) {
-      this.#pingSentAt = undefined;
-      this.#unanswered = 0;
-      return;
-    }
-    if (this.#heartbeat !== undefined) return;
-    const heartbeat = setInterval(() => {
-      if (this.#pending.size > 0) this.#checkAlive();
-    }, this.#heartbeatMs);
-    Deno.unrefTimer(heartbeat);
-    this.#heartbeat = heartbeat;
-  }
-
-  #checkAlive(sendPing = true): void {
-    if (this.#stopped !== undefined) return;
-    const now = performance.now();
+  #checkAlive(): void {
+    // Before its bootstrap listens, a sandbox's start (its modules' load,
+    // which uses this process's CPU for a worker) is for the load's timeout.
+    if (this.#stopped !== undefined || !this.#isReady) return;
     if (this.#pingSentAt !== undefined) {
-      // Wall time weighted by the CPU share a runnable thread gets: a
-      // loaded machine (or a lagging host) stretches the limit, a spinning
-      // sandbox still reaches it. A tick that comes very late counts at
-      // most two heartbeats: the host itself was not running.
-      const elapsed = Math.min(
-        now - this.#lastTick,
-        Math.max(2 * this.#heartbeatMs, 1),
+      // A worker's spin shows in this process's CPU time; a loaded machine
+      // gives it less than wall time, several busy threads more.
+      const sent = this.#pingSentAt;
+      if (sent.cpu === Infinity) sent.cpu = processCpuMs(); // Loaded since.
+      const waited = Math.min(
+        performance.now() - sent.wall,
+        this.#channel.kind === "worker" ? processCpuMs() - sent.cpu : Infinity,
       );
-      this.#lastTick = now;
-      this.#unanswered += elapsed * cpuShare();
-      if (this.#unanswered >= this.#unresponsiveAfterMs - 1) {
+      if (waited >= this.#unresponsiveAfterMs - 1) {
         this.#stop(
           this.#channel.kind === "process"
-            ? `its sandbox process stopped responding for ${this.#unresponsiveAfterMs} ms of CPU time (a busy loop?) and was killed`
-            : `its sandbox worker stopped responding for ${this.#unresponsiveAfterMs} ms (a busy loop?) and was terminated; Deno 2.9 cannot interrupt JavaScript stuck in a loop, so that thread may keep a CPU busy until hermes exits`,
+            ? `its sandbox process did not answer for ${this.#unresponsiveAfterMs} ms (a busy loop?) and was killed`
+            : `its sandbox worker stopped responding while this process used ${this.#unresponsiveAfterMs} ms of CPU time (a busy loop?) and was terminated; Deno 2.9 cannot interrupt JavaScript stuck in a loop, so that thread may keep a CPU busy until hermes exits`,
           true,
         );
       }
       return;
     }
-    if (!sendPing) return;
-    this.#pingSentAt = now;
-    this.#lastTick = now;
-    this.#unanswered = 0;
+    this.#pingSentAt = { wall: performance.now(), cpu: processCpuMs() };
     try {
       this.#channel.send({ t: "ping", id: 0 });
     } catch {
@@ -415,35 +404,11 @@ export class WorkerRpc {
     }
   }
 
-  /** After a timeout with no other call pending: one ping, one check. */
-  #probeAfterTimeout(): void {
-    if (this.#pending.size > 0 || this.#probeTimer !== undefined) return;
-    this.#checkAlive();
-    const probe = setInterval(() => {
-      if (
-        this.#stopped !== undefined || this.#pingSentAt === undefined ||
-        this.#pending.size > 0
-      ) {
-        clearInterval(probe);
-        if (this.#probeTimer === probe) this.#probeTimer = undefined;
-        return;
-      }
-      this.#checkAlive(false);
-    }, this.#heartbeatMs);
-    Deno.unrefTimer(probe);
-    this.#probeTimer = probe;
-  }
-
   #stop(reason: string, unexpected: boolean): void {
     if (this.#stopped !== undefined) return;
     this.#stopped = reason;
-    if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
-    this.#heartbeat = undefined;
-    if (this.#probeTimer !== undefined) clearInterval(this.#probeTimer);
-    this.#probeTimer = undefined;
-    if (this.#deadlineTimer !== undefined) clearTimeout(this.#deadlineTimer);
-    this.#deadlineTimer = undefined;
-    this.#armedFor = Infinity;
+    clearInterval(this.#heartbeat);
+    clearTimeout(this.#deadlineTimer);
     this.#channel.close();
     const error = new ProviderWorkerStoppedError(this.#provider, reason);
     for (const pending of this.#pending.values()) pending.reject(error);

@@ -175,12 +175,14 @@ Deno.test("WorkerRpc names arguments that cannot cross the boundary", async () =
   }
 });
 
-Deno.test("WorkerRpc terminates a worker that stops answering pings and fails every call", async () => {
-  // Answers nothing after "ready": to the host it looks exactly like a
-  // busy loop, without spinning a thread in the test process.
+Deno.test("WorkerRpc terminates a worker that stops answering pings while spinning, and fails every call", async () => {
+  // Spins (for at most 20 s, so the test process gets its CPU back) on the
+  // first message: the host's CPU time grows while the ping is unanswered.
   const stopped: string[] = [];
   const rpc = new WorkerRpc(
-    scripted(`postMessage({ t: "ready" }); onmessage = () => {};`),
+    scripted(
+      `postMessage({ t: "ready" }); onmessage = () => { const end = Date.now() + 20000; while (Date.now() < end) {} };`,
+    ),
     {
       provider: "p",
       unresponsiveAfterMs: 100,
@@ -197,7 +199,9 @@ Deno.test("WorkerRpc terminates a worker that stops answering pings and fails ev
     }),
     (error: unknown) =>
       error instanceof ProviderWorkerStoppedError &&
-      /stopped responding for 100 ms/.test(error.message),
+      /stopped responding while this process used 100 ms of CPU time/.test(
+        error.message,
+      ),
   );
   assert.ok(performance.now() - started < 5000);
   assert.equal(stopped.length, 1);

@@ -1,5 +1,7 @@
 // `SandboxedMemoryProvider`, a provider run in its own sandbox under exactly
-// its grant, and the process-wide cap on running sandboxes.
+// its grant and supervised by the host (restarted when its process ends, and
+// handed what it had not made durable), and the process-wide cap on running
+// sandboxes.
 
 import { join } from "../_util/path.ts";
 import { getHermesHomeOverride } from "../profile/hermes_home.ts";
@@ -9,6 +11,7 @@ import {
   type DrainResult,
   type InitializeOptions,
   MemoryProvider,
+  type SyncTurnOptions,
   type ToolSchema,
 } from "../core/memory_provider.ts";
 import {
@@ -17,6 +20,7 @@ import {
   type ProviderHookName,
 } from "../core/provider_hooks.ts";
 import type { ProviderGrant, SandboxTarget } from "./grant.ts";
+import type { SkillRegistration } from "../core/plugin_context.ts";
 import { type DenialReporter, denialReporter } from "./denial.ts";
 import { scanProviderSources } from "./source_scan.ts";
 import { isMultiplexActive } from "../profile/secret_scope.ts";
@@ -36,12 +40,17 @@ import {
   serializeError,
   type WorkerMessage,
 } from "./worker_protocol.ts";
-import type { WorkerRpc } from "./worker_rpc.ts";
+import { ProviderWorkerStoppedError, type WorkerRpc } from "./worker_rpc.ts";
+import {
+  type AcceptedWrite,
+  keptWritesPath,
+  readKeptWrites,
+  updateKeptWrites,
+} from "./kept_writes.ts";
 import { errorText } from "../_util/error_text.ts";
 
 interface SandboxState {
-  rpc: WorkerRpc;
-  /** Starts the sandbox again (after a stop under the live cap). */
+  /** Starts the sandbox and loads the provider (at the first call, after a pause or an end). */
   launch: () => Promise<Launched>;
   description: ProviderDescription;
   candidate: SandboxTarget;
@@ -52,17 +61,60 @@ interface SandboxState {
   shutdownTimeoutMs: number;
 }
 
+/** A cast the host holds: a write until the provider reports it durable, any other until posted. */
+interface Held {
+  seq: number;
+  /** The write's id (writes only): `writeId`, and `turnId` when handed over again. */
+  wid?: string;
+  method: string;
+  args: unknown[];
+  context: CallContext;
+  /** Posted to a process (which may have ended before making it durable). */
+  sent: boolean;
+}
+
+/** The hooks whose accepted calls the host keeps until they are durable (docs/sandbox.md). */
+const WRITE_HOOKS: ReadonlySet<string> = new Set([
+  "syncTurn",
+  "onMemoryWrite",
+  "onMemoryEvict",
+  "onSessionEnd",
+]);
+/** Failed starts or ends in a row (none confirmed in between) before the writes go to disk. */
+const MAX_RESTARTS = 3;
+/** The wait before the next start after n failures. */
+const RESTART_DELAYS_MS = [0, 200, 1000];
+/** After giving up, a call starts the provider again once this long has passed. */
+const RETRY_AFTER_MS = 30_000;
+/** How soon after a write the host asks whether it is durable. */
+const CONFIRM_DELAY_MS = 100;
+
 const POSTED: Promise<void> = Promise.resolve();
 
-/** Running sandboxes, least recently used first. */
-const LIVE = new Set<SandboxedMemoryProvider>();
+/** Sandboxes running or starting (a slot token while the first load runs), least recently used first. */
+const LIVE = new Set<object>();
 let maxLive = Infinity;
+/** Slot requests run one at a time, in arrival order. */
+let slotTurn: Promise<void> = POSTED;
+let slotChange = Promise.withResolvers<void>();
+/** Wakes the slot request waiting for a process to end or go idle. */
+function slotChanged(): void {
+  slotChange.resolve();
+  slotChange = Promise.withResolvers<void>();
+}
+
+/** What a provider's code offered at its first load, by code and settings: later loads start nothing. */
+const DESCRIPTIONS = new Map<
+  string,
+  { description: ProviderDescription | null; skills: SkillRegistration[] }
+>();
 
 /**
  * Caps the number of provider sandboxes running at once in this process
- * (a gateway serving many profiles): at the cap the least recently used
- * idle one is drained, shut down and stopped, and restarts as before on its
- * next call. Busy sandboxes are never stopped, so the cap may be passed.
+ * (a gateway serving many profiles). A call that needs a sandbox at the cap
+ * pauses the least recently used idle one (its writes made durable, its
+ * `shutdown()` run, its process ended); when every one is busy it waits, in
+ * order, for a slot (at most `callTimeoutMs`). The cap is never passed.
  *
  * @param limit The most running sandboxes (`Infinity`: no cap).
  * @throws {RangeError} When `limit` is not a positive integer or `Infinity`.
@@ -76,6 +128,7 @@ export function setMaxLiveProviders(limit: number): void {
     );
   }
   maxLive = limit;
+  slotChanged();
 }
 
 /** Marks a running sandbox most recently used. */
@@ -84,7 +137,7 @@ function markUsed(provider: SandboxedMemoryProvider): void {
 }
 
 /**
- * How many provider sandboxes run in this process now.
+ * How many provider sandboxes run (or start) in this process now.
  *
  * @category Plugins: discovery, loading, permissions
  */
@@ -103,25 +156,38 @@ const OWN_HOOKS: ReadonlySet<ProviderHookName> = new Set([
 ]);
 
 /**
- * A memory provider running in a permission-confined worker; the host
- * sees an ordinary {@linkcode MemoryProvider}.
+ * A memory provider running in a permission-confined sandbox process that
+ * the host supervises; the host sees an ordinary {@linkcode MemoryProvider}.
+ * The process starts at the first call; when it ends for any reason it is
+ * started again and handed every accepted write it had not reported durable.
  *
  * @category Plugins: discovery, loading, permissions
  */
 export class SandboxedMemoryProvider extends MemoryProvider {
   #state: SandboxState;
   #schemas: ToolSchema[] | null;
+  /** The running sandbox, set once started and handed what was held. */
+  #rpc: WorkerRpc | undefined;
+  #starting: Promise<WorkerRpc> | undefined;
+  #pausing: Promise<void> | undefined;
   #shutdown: Promise<void> | undefined;
-  /** Casts posted that no drain has seen finish yet. */
-  #unconfirmed = 0;
-  /** Stopped under the live cap; starts again on the next call. */
-  #suspended = false;
-  #suspending: Promise<void> | undefined;
-  #resuming: Promise<void> | undefined;
-  /** Casts waiting for the sandbox to start again, in order. */
-  #castChain: Promise<void> = POSTED;
-  #queuedCasts = 0;
-  /** The arguments of the last `initialize`, replayed after a restart. */
+  /** Why it stopped for good (shut down or terminated). */
+  #closed: string | undefined;
+  /** Why restarts were given up (writes then wait on disk), until `#retryAt`. */
+  #gaveUp: string | undefined;
+  #retryAt = 0;
+  /** Failed starts and ends since the last confirmed write. */
+  #failures = 0;
+  /** Held casts by sequence number, in order. */
+  #held = new Map<number, Held>();
+  #unsent = 0;
+  #seq = 0;
+  #nonce = crypto.randomUUID();
+  #confirmTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Write ids also in the file of kept writes; disk updates run in order. */
+  #onDisk = new Set<string>();
+  #disk: Promise<void> = POSTED;
+  /** The arguments of the last `initialize`, replayed at each start. */
   #initialized: [string, string, InitializeOptions] | undefined;
 
   /** The provider's checkpoint API version, read at load. */
@@ -150,10 +216,11 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   /** Use {@linkcode SandboxedMemoryProvider.start}. */
-  private constructor(state: SandboxState) {
+  private constructor(state: SandboxState, rpc: WorkerRpc | undefined) {
     super();
     this.#state = state;
-    this.#schemas = state.description.toolSchemas as ToolSchema[] | null;
+    this.#rpc = rpc;
+    this.#schemas = rpc ? state.description.toolSchemas as ToolSchema[] : null;
     this.preCompressCheckpointApiVersion = state.description.apiVersion;
     const self = this as unknown as Record<string, unknown>;
     for (const name of state.description.optional) {
@@ -167,8 +234,10 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * Starts a worker with the grant's permissions (its data directory created
-   * first), loads the provider in it and returns the host-side proxy.
+   * Checks and prepares a provider (its data directory created first); the
+   * first load of its code and settings in this process starts its sandbox to
+   * learn what it offers, later loads start nothing until their first call.
+   * Writes kept on disk by an earlier host are handed over at once.
    *
    * @returns The proxy, or `null` when the module offers no provider.
    * @throws {Error} When the worker cannot start or the module fails to
@@ -199,21 +268,55 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     const loaded: { proxy?: SandboxedMemoryProvider } = {};
     const early: WorkerMessage[] = [];
     const callTimeoutMs = options.callTimeoutMs ?? 30_000;
-    const launch = sandboxLauncher(candidate, options, framework, {
-      denials,
-      event: (message) => {
-        if (loaded.proxy) loaded.proxy.#onEvent(message);
-        else early.push(message);
+    // Skills are registered by the first load of the code; later loads replay them.
+    const skills: SkillRegistration[] = [];
+    let first = true;
+    const onSkill = (skill: SkillRegistration) => {
+      if (!first) return;
+      skills.push(skill);
+      options.onSkill?.(skill);
+    };
+    const launch = sandboxLauncher(
+      candidate,
+      { ...options, onSkill },
+      framework,
+      {
+        denials,
+        event: (message) => {
+          if (loaded.proxy) loaded.proxy.#onEvent(message);
+          else early.push(message);
+        },
+        stopped: () => {
+          if (loaded.proxy) loaded.proxy.#onStopped();
+        },
       },
-      stopped: () => {
-        if (loaded.proxy) LIVE.delete(loaded.proxy);
-      },
-    });
-    await SandboxedMemoryProvider.#makeRoom(undefined);
-    const { rpc, description } = await launch();
-    if (description === null) return null;
+    );
+    const key = JSON.stringify([
+      String(candidate.specifier),
+      candidate.name,
+      framework,
+      options.transport ?? "",
+      options.config ?? {},
+    ]);
+    const known = DESCRIPTIONS.get(key);
+    let description = known?.description;
+    let rpc: WorkerRpc | undefined;
+    if (known === undefined) {
+      const token = {};
+      await SandboxedMemoryProvider.#takeSlot(token, callTimeoutMs, candidate);
+      try {
+        ({ rpc, description } = await launch());
+      } finally {
+        LIVE.delete(token);
+        slotChanged();
+      }
+      DESCRIPTIONS.set(key, { description: description!, skills });
+    } else {
+      for (const skill of known.skills) options.onSkill?.(skill);
+    }
+    first = false;
+    if (description == null) return null;
     const proxy = new SandboxedMemoryProvider({
-      rpc,
       description,
       candidate,
       grant,
@@ -222,10 +325,11 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       callTimeoutMs,
       shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
       launch,
-    });
-    LIVE.add(proxy);
+    }, rpc);
+    if (rpc !== undefined) LIVE.add(proxy);
     loaded.proxy = proxy;
     for (const message of early.splice(0)) proxy.#onEvent(message);
+    if (options.createDataDir !== false) await proxy.#adoptKept();
     return proxy;
   }
 
@@ -234,9 +338,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return this.#state.description.name;
   }
 
-  /** The sandbox process's id while it runs (`undefined` for a worker, or while paused). */
+  /** The sandbox process's id while it runs (`undefined` for a worker, or while not running). */
   get pid(): number | undefined {
-    return this.#suspended ? undefined : this.#state.rpc.pid;
+    return this.#running()?.pid;
   }
 
   /** The grant the worker runs with. */
@@ -249,122 +353,382 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return this.#state.candidate;
   }
 
-  /** Why the sandbox stopped for good; `undefined` while it runs or is paused. */
+  /** Why the sandbox stopped for good, or why restarts were given up; `undefined` otherwise. */
   get stopped(): string | undefined {
-    return this.#suspended ? undefined : this.#state.rpc.stopped;
+    return this.#closed ?? this.#gaveUp;
   }
 
-  /** Stops LRU idle sandboxes until one more may start. */
-  static async #makeRoom(
-    except: SandboxedMemoryProvider | undefined,
+  /** Accepted writes the provider has not reported durable yet (held in memory, or on disk). */
+  get pendingWrites(): number {
+    let count = 0;
+    for (const held of this.#held.values()) if (held.wid) count++;
+    return count;
+  }
+
+  /** Waits, in arrival order, until `owner` holds a live slot, pausing least recently used idle sandboxes. */
+  static #takeSlot(
+    owner: object,
+    timeoutMs: number,
+    candidate: SandboxTarget,
   ): Promise<void> {
-    while (LIVE.size >= maxLive) {
-      let victim: SandboxedMemoryProvider | undefined;
-      for (const p of LIVE) {
-        if (p !== except && p.#idle()) {
-          victim = p;
-          break;
+    const turn = slotTurn.then(async () => {
+      const deadline = performance.now() + timeoutMs;
+      while (!LIVE.has(owner) && LIVE.size >= maxLive) {
+        let victim: SandboxedMemoryProvider | undefined;
+        for (const p of LIVE) {
+          if (
+            p instanceof SandboxedMemoryProvider && p !== owner && p.#idle()
+          ) {
+            victim = p;
+            break;
+          }
         }
+        if (victim !== undefined) {
+          await victim.#pause();
+          continue;
+        }
+        const left = deadline - performance.now();
+        if (left <= 0) {
+          throw new ProviderWorkerStoppedError(
+            candidate.name,
+            `all ${maxLive} live provider slots (maxLiveProviders) stayed busy for ${timeoutMs} ms: raise the cap or shorten the calls`,
+          );
+        }
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        await new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, left);
+          slotChange.promise.then(resolve);
+        });
+        clearTimeout(timer);
       }
-      if (victim === undefined) return;
-      await victim.#suspend();
-    }
+      LIVE.delete(owner);
+      LIVE.add(owner);
+    });
+    slotTurn = turn.catch(() => {});
+    return turn;
   }
 
   #idle(): boolean {
-    return !this.#state.rpc.busy && this.#resuming === undefined &&
-      this.#suspending === undefined && this.#queuedCasts === 0 &&
-      this.#shutdown === undefined && !this.#suspended &&
-      this.#state.rpc.stopped === undefined;
+    const rpc = this.#running();
+    return rpc !== undefined && !rpc.busy && this.#starting === undefined &&
+      this.#shutdown === undefined;
   }
 
-  /** Drains, shuts the provider down and ends its sandbox, to resume later. */
-  #suspend(): Promise<void> {
-    this.#suspending ??= (async () => {
-      LIVE.delete(this);
-      const state = this.#state;
-      const rpc = state.rpc;
-      const timeoutMs = state.shutdownTimeoutMs;
-      // Paused on behalf of another provider's call, maybe another
-      // profile's: its own home, and nobody's secrets.
-      const context: CallContext = {
-        hermesHome: state.grant.hermesHome,
-        multiplex: isMultiplexActive(),
-      };
-      const call = (method: string, args: unknown[]) =>
-        rpc.request(
-          { t: "call", method, args, context },
-          { timeoutMs, label: method },
-        );
+  /** The running sandbox, or `undefined` while none runs or it is being paused. */
+  #running(): WorkerRpc | undefined {
+    const rpc = this.#rpc;
+    return rpc !== undefined && rpc.stopped === undefined &&
+        this.#pausing === undefined
+      ? rpc
+      : undefined;
+  }
+
+  /** Makes what was sent durable, shuts the provider down and ends its process, to start again later. */
+  #pause(): Promise<void> {
+    this.#pausing ??= (async () => {
+      const rpc = this.#rpc!;
+      const timeoutMs = this.#state.shutdownTimeoutMs;
       try {
-        // Every cast posted so far has run; new ones wait for the restart.
-        const posted = this.#unconfirmed;
-        await rpc.request({ t: "drain" }, { timeoutMs, label: "drain" });
-        this.#unconfirmed -= posted;
-      } catch (error) {
-        // Not drained: it keeps running rather than lose a write.
-        log(
-          "debug",
-          `Memory provider '${this.name}' was not paused: ${errorText(error)}`,
-        );
-        if (rpc.stopped === undefined) LIVE.add(this);
-        this.#suspending = undefined;
-        return;
-      }
-      try {
-        if (state.description.optional.includes("drain")) {
-          await call("drain", [timeoutMs]);
+        // Whatever is not confirmed stays held and goes to the next process.
+        if ((await this.#confirm(rpc, timeoutMs)).drained) {
+          await rpc.request(
+            { t: "call", method: "shutdown", args: [], context: this.#own() },
+            { timeoutMs, label: "shutdown" },
+          );
         }
-        await call("shutdown", []);
       } catch (error) {
         log(
           "debug",
-          `Memory provider '${this.name}' pause failed: ${errorText(error)}`,
+          `Memory provider '${this.name}' pause: ${errorText(error)}`,
         );
       } finally {
-        if (state.rpc.stopped === undefined) {
-          state.rpc.terminate("it was paused under the live provider cap");
-          this.#suspended = true;
-        }
-        this.#suspending = undefined;
+        rpc.terminate("it was paused under the live provider cap");
+        if (this.#rpc === rpc) this.#rpc = undefined;
+        LIVE.delete(this);
+        slotChanged();
       }
-    })();
-    return this.#suspending;
+    })().finally(() => this.#pausing = undefined);
+    return this.#pausing;
   }
 
-  /** The running sandbox: started again first when it was paused. */
+  /** The running sandbox: started first (under the cap) when none runs. */
   async #live(): Promise<WorkerRpc> {
-    if (this.#suspending !== undefined) await this.#suspending;
-    if (this.#suspended) {
-      this.#resuming ??= this.#resume().finally(() => {
-        this.#resuming = undefined;
+    for (;;) {
+      const rpc = this.#running();
+      if (rpc !== undefined) {
+        markUsed(this);
+        return rpc;
+      }
+      if (this.#closed !== undefined) {
+        throw new ProviderWorkerStoppedError(this.name, this.#closed);
+      }
+      if (this.#pausing !== undefined) {
+        await this.#pausing;
+        continue;
+      }
+      this.#starting ??= this.#start().finally(() => {
+        this.#starting = undefined;
       });
-      await this.#resuming;
-    } else markUsed(this);
-    return this.#state.rpc;
+      return await this.#starting;
+    }
   }
 
-  async #resume(): Promise<void> {
-    await SandboxedMemoryProvider.#makeRoom(this);
-    if (!this.#suspended) return;
-    const { rpc, description } = await this.#state.launch();
-    if (description === null) {
-      throw new Error(
-        `Memory provider '${this.name}' offered no provider when started again`,
+  /** Starts the sandbox (with backoff), initializes it as before and hands it every held cast, in order. */
+  async #start(): Promise<WorkerRpc> {
+    const state = this.#state;
+    for (;;) {
+      if (this.#gaveUp !== undefined) {
+        if (performance.now() < this.#retryAt) {
+          throw new ProviderWorkerStoppedError(this.name, this.#gaveUp);
+        }
+        this.#failures = MAX_RESTARTS - 1;
+      }
+      const wait = RESTART_DELAYS_MS[this.#failures] ?? 1000;
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      await SandboxedMemoryProvider.#takeSlot(
+        this,
+        state.callTimeoutMs,
+        state.candidate,
+      );
+      let rpc: WorkerRpc | undefined;
+      try {
+        const launched = await state.launch();
+        rpc = launched.rpc;
+        if (launched.description === null) {
+          throw new Error("it offered no provider when started again");
+        }
+        if (this.#initialized !== undefined) {
+          const [method, sessionId, options] = this.#initialized;
+          await rpc.request({
+            t: "call",
+            method,
+            args: [sessionId, options],
+            context: this.#context(),
+          }, { timeoutMs: state.callTimeoutMs, label: method });
+        }
+        if (this.#closed !== undefined) {
+          throw new ProviderWorkerStoppedError(this.name, this.#closed);
+        }
+        // Synchronous from here: a cast posted meanwhile is held, so it
+        // follows everything held before it.
+        let replayed = false;
+        for (const held of [...this.#held.values()]) {
+          replayed ||= held.sent;
+          this.#post(rpc, held);
+        }
+        this.#unsent = 0;
+        this.#rpc = rpc;
+        this.#gaveUp = undefined;
+        if (!replayed) this.#failures = 0;
+        if (this.#held.size > 0) this.#confirmSoon();
+        return rpc;
+      } catch (error) {
+        rpc?.terminate("its start failed");
+        LIVE.delete(this);
+        slotChanged();
+        if (this.#closed !== undefined) throw error;
+        if (++this.#failures >= MAX_RESTARTS) {
+          this.#giveUp(errorText(error));
+          throw new ProviderWorkerStoppedError(this.name, this.#gaveUp!);
+        }
+        log(
+          "debug",
+          `Memory provider '${this.name}' did not start: ${errorText(error)}`,
+        );
+      }
+    }
+  }
+
+  /** The process ended on its own (killed, crashed, out of memory, stuck): start again when something waits. */
+  #onStopped(): void {
+    const rpc = this.#rpc;
+    if (rpc === undefined || rpc.stopped === undefined) return;
+    this.#rpc = undefined;
+    LIVE.delete(this);
+    slotChanged();
+    if (this.#closed !== undefined || this.#pausing !== undefined) return;
+    if (++this.#failures >= MAX_RESTARTS) this.#giveUp(rpc.stopped);
+    else if (this.#held.size > 0) this.#wake();
+  }
+
+  /** Starts the sandbox in the background to hand over what is held. */
+  #wake(): void {
+    if (this.#gaveUp !== undefined && performance.now() < this.#retryAt) {
+      return;
+    }
+    this.#live().catch((error) => {
+      log("debug", `Memory provider '${this.name}': ${errorText(error)}`);
+    });
+  }
+
+  /** Stops restarting for a while; the held writes go to disk, to the next start of the provider in any host. */
+  #giveUp(reason: string): void {
+    this.#gaveUp =
+      `it could not be started again (${MAX_RESTARTS} attempts in a row; last: ${reason})`;
+    this.#retryAt = performance.now() + RETRY_AFTER_MS;
+    for (const [seq, held] of this.#held) {
+      if (held.wid === undefined) this.#held.delete(seq);
+    }
+    this.#unsent = 0;
+    this.#keepHeld(this.#gaveUp);
+  }
+
+  /** Writes every held write not on disk yet to the profile's file of kept writes. */
+  #keepHeld(reason: string): Promise<void> {
+    const add: AcceptedWrite[] = [];
+    for (const held of this.#held.values()) {
+      if (held.wid === undefined || this.#onDisk.has(held.wid)) continue;
+      this.#onDisk.add(held.wid);
+      add.push({
+        wid: held.wid,
+        method: held.method,
+        args: held.args,
+        hermesHome: held.context.hermesHome,
+      });
+    }
+    if (add.length === 0) return this.#disk;
+    const path = keptWritesPath(this.#state.grant.hermesHome, this.name);
+    return this.#diskUpdate(async () => {
+      const total = await updateKeptWrites(path, reason, add, new Set());
+      log(
+        "warn",
+        `Memory provider '${this.name}' ${
+          reason.replace(/^it /, "")
+        }: ${total} accepted write(s) it did not report durable are kept in ${path} and handed over when it next starts`,
+      );
+    });
+  }
+
+  #diskUpdate(task: () => Promise<void>): Promise<void> {
+    this.#disk = this.#disk.then(task).catch((error) => {
+      log(
+        "error",
+        `Memory provider '${this.name}': cannot update its kept writes: ${
+          errorText(error)
+        }`,
+      );
+    });
+    return this.#disk;
+  }
+
+  /** Takes over writes an earlier host kept on disk for this provider and hands them over. */
+  async #adoptKept(): Promise<void> {
+    const path = keptWritesPath(this.#state.grant.hermesHome, this.name);
+    let writes: AcceptedWrite[];
+    try {
+      ({ writes } = await readKeptWrites(path));
+    } catch (error) {
+      log("warn", `Memory provider '${this.name}': ${errorText(error)}`);
+      return;
+    }
+    for (const write of writes) {
+      const seq = ++this.#seq;
+      this.#onDisk.add(write.wid);
+      this.#held.set(seq, {
+        seq,
+        wid: write.wid,
+        method: write.method,
+        args: write.args,
+        context: { ...this.#context(), hermesHome: write.hermesHome },
+        sent: true,
+      });
+    }
+    if (writes.length > 0) {
+      const rpc = this.#running();
+      if (rpc === undefined) this.#wake();
+      else {
+        for (const held of this.#held.values()) this.#post(rpc, held);
+        this.#confirmSoon();
+      }
+    }
+  }
+
+  /** Posts a held cast; a write sent before goes again with `turnId` (its id), so it is stored once. */
+  #post(rpc: WorkerRpc, held: Held): void {
+    let args = held.args;
+    if (held.sent && held.wid !== undefined && held.method === "syncTurn") {
+      const options = (args[2] ?? {}) as SyncTurnOptions;
+      args = [args[0], args[1], {
+        ...options,
+        turnId: options.turnId || held.wid,
+      }];
+    }
+    try {
+      rpc.cast({ t: "cast", method: held.method, args, context: held.context });
+      held.sent = true;
+    } catch (error) {
+      // Held for the next process; a write that cannot be posted is dropped.
+      if (error instanceof ProviderWorkerStoppedError) return;
+      this.#held.delete(held.seq);
+      this.#logCastFailure(
+        held.method,
+        serializeError(this.#state.denials.explain(error)),
+      );
+      return;
+    }
+    if (held.wid === undefined) this.#held.delete(held.seq);
+  }
+
+  /**
+   * Asks the provider whether everything sent to `rpc` is durable (every cast
+   * run, then its own `drain()`); forgets the writes it confirms.
+   */
+  async #confirm(rpc: WorkerRpc, timeoutMs?: number): Promise<DrainResult> {
+    const upTo = this.#seq;
+    const started = performance.now();
+    await rpc.request({ t: "drain" }, {
+      timeoutMs: timeoutMs ?? Infinity,
+      label: "drain",
+    });
+    let result: DrainResult = { drained: true };
+    if (this.#state.description.optional.includes("drain")) {
+      const left = timeoutMs === undefined
+        ? this.#state.callTimeoutMs
+        : Math.max(1, timeoutMs - (performance.now() - started));
+      result = toDrainResult(
+        await rpc.request({
+          t: "call",
+          method: "drain",
+          args: [timeoutMs ?? left],
+          context: this.#own(),
+        }, { timeoutMs: left, label: "drain" }),
       );
     }
-    this.#state.rpc = rpc;
-    this.#suspended = false;
-    LIVE.add(this);
-    if (this.#initialized !== undefined) {
-      const [method, sessionId, options] = this.#initialized;
-      await rpc.request({
-        t: "call",
-        method,
-        args: [sessionId, options],
-        context: this.#context(),
-      }, { timeoutMs: this.#state.callTimeoutMs, label: method });
+    if (!result.drained || rpc !== this.#rpc) return result;
+    const durable = new Set<string>();
+    for (const [seq, held] of this.#held) {
+      if (seq > upTo) break;
+      if (!held.sent) continue;
+      this.#held.delete(seq);
+      if (held.wid !== undefined && this.#onDisk.delete(held.wid)) {
+        durable.add(held.wid);
+      }
     }
+    this.#failures = 0;
+    if (durable.size > 0) {
+      const path = keptWritesPath(this.#state.grant.hermesHome, this.name);
+      this.#diskUpdate(async () => {
+        await updateKeptWrites(path, "", [], durable);
+      });
+    }
+    return result;
+  }
+
+  /** Confirms the writes just sent, shortly (one drain for a burst). */
+  #confirmSoon(): void {
+    if (this.#confirmTimer !== undefined) return;
+    this.#confirmTimer = setTimeout(() => {
+      this.#confirmTimer = undefined;
+      const rpc = this.#running();
+      if (rpc === undefined || this.#held.size === 0) return;
+      this.#confirm(rpc, this.#state.callTimeoutMs).catch((error) => {
+        log(
+          "debug",
+          `Memory provider '${this.name}' drain failed: ${errorText(error)}`,
+        );
+      });
+    }, CONFIRM_DELAY_MS);
+    Deno.unrefTimer(this.#confirmTimer);
   }
 
   /** A worker event after load: log line, cast failure, callback, denial. */
@@ -403,69 +767,95 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return context;
   }
 
+  /** The provider's own home and nobody's secrets: for what the host does on its own (drain, pause). */
+  #own(): CallContext {
+    return {
+      hermesHome: this.#state.grant.hermesHome,
+      multiplex: isMultiplexActive(),
+    };
+  }
+
   async #call(
     method: string,
     args: unknown[],
     timeoutMs: number = this.#state.callTimeoutMs,
   ): Promise<never> {
+    const context = this.#context();
     try {
-      if (this.#queuedCasts > 0) await this.#castChain;
-      const rpc = this.#suspended || this.#suspending !== undefined ||
-          this.#resuming !== undefined
-        ? await this.#live()
-        : this.#touch();
-      return await rpc.request(
-        { t: "call", method, args, context: this.#context() },
-        { timeoutMs, label: method },
-      ) as never;
+      for (let attempt = 0;; attempt++) {
+        const rpc = this.#running() ?? await this.#live();
+        markUsed(this);
+        try {
+          return await rpc.request(
+            { t: "call", method, args, context },
+            { timeoutMs, label: method },
+          ) as never;
+        } catch (error) {
+          // The process ended under the call: once more on the next one,
+          // unless a tool call (it may have acted already).
+          if (
+            !(error instanceof ProviderWorkerStoppedError) || attempt > 0 ||
+            method === "handleToolCall" || rpc.stopped === undefined ||
+            this.#closed !== undefined
+          ) throw error;
+        }
+      }
     } catch (error) {
       throw this.#state.denials.explain(error);
+    } finally {
+      slotChanged();
     }
   }
 
-  /** Posts a void hook one-way; rejects only when it cannot be posted. */
+  /**
+   * Posts a hook one-way; a write is held until the provider reports it
+   * durable. Rejects only when it cannot be posted.
+   */
   #cast(method: string, args: unknown[]): Promise<void> {
-    const request = {
-      t: "cast" as const,
+    if (this.#closed !== undefined) {
+      return Promise.reject(
+        new ProviderWorkerStoppedError(this.name, this.#closed),
+      );
+    }
+    const seq = ++this.#seq;
+    const held: Held = {
+      seq,
       method,
       args,
       context: this.#context(),
+      sent: false,
     };
-    if (
-      this.#suspended || this.#suspending !== undefined ||
-      this.#resuming !== undefined || this.#queuedCasts > 0
-    ) {
-      // Paused under the live cap: posted, in order, once it runs again.
-      this.#queuedCasts++;
-      this.#unconfirmed++;
-      this.#castChain = this.#castChain.then(async () => {
-        try {
-          (await this.#live()).cast(request);
-        } catch (error) {
-          this.#unconfirmed--;
-          this.#logCastFailure(
-            method,
-            serializeError(this.#state.denials.explain(error)),
-          );
-        } finally {
-          this.#queuedCasts--;
+    if (WRITE_HOOKS.has(method)) {
+      held.wid = `${this.#nonce}:${seq}`;
+      if (method === "syncTurn") {
+        held.args = [args[0], args[1], {
+          ...(args[2] ?? {}) as SyncTurnOptions,
+          writeId: held.wid,
+        }];
+      }
+    }
+    const rpc = this.#unsent === 0 ? this.#running() : undefined;
+    if (rpc !== undefined) {
+      markUsed(this);
+      try {
+        rpc.cast({ t: "cast", method, args: held.args, context: held.context });
+        held.sent = true;
+      } catch (error) {
+        if (!(error instanceof ProviderWorkerStoppedError)) {
+          return Promise.reject(this.#state.denials.explain(error));
         }
-      });
-      return POSTED;
+      }
     }
-    try {
-      this.#touch().cast(request);
-    } catch (error) {
-      return Promise.reject(this.#state.denials.explain(error));
-    }
-    this.#unconfirmed++;
+    if (held.sent && held.wid === undefined) return POSTED;
+    if (held.wid === undefined && this.#gaveUp !== undefined) return POSTED;
+    this.#held.set(seq, held);
+    if (!held.sent) this.#unsent++;
+    if (this.#gaveUp !== undefined) {
+      this.#keepHeld(this.#gaveUp);
+      this.#wake();
+    } else if (held.sent) this.#confirmSoon();
+    else this.#wake();
     return POSTED;
-  }
-
-  /** The running sandbox, marked most recently used. */
-  #touch(): WorkerRpc {
-    markUsed(this);
-    return this.#state.rpc;
   }
 
   /** Logs a failed cast exactly as the memory manager logs that hook. */
@@ -485,50 +875,51 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * Waits until every cast posted before this call has finished in the
-   * worker (or was abandoned after `castTimeoutMs`), then for the
-   * provider's own `drain()`, if any, with the time left.
+   * Waits until every write accepted before this call is durable: the
+   * sandbox started again when it ended, each cast run, then the provider's
+   * own `drain()`, if any, with the time left.
    *
    * @param timeoutMs How long to wait at most; without limit when omitted.
-   * @returns `drained: false` on timeout, or when the worker is gone with
-   * casts it may not have run (`pending` counts them).
+   * @returns `drained: false` on timeout, or when writes wait for a start
+   * (`pending` counts them: on disk when the provider cannot start).
    */
   override async drain(timeoutMs?: number): Promise<DrainResult> {
-    const state = this.#state;
-    const ownDrain = state.description.optional.includes("drain");
-    if (this.#queuedCasts > 0) await this.#castChain;
-    if (this.#suspended && this.#queuedCasts === 0) {
-      // Paused under the live cap: drained and shut down when paused.
-      return { drained: true };
-    }
-    if (state.rpc.stopped !== undefined) {
-      const pending = this.#unconfirmed;
-      return pending === 0 && !ownDrain
+    const ownDrain = this.#state.description.optional.includes("drain");
+    const deadline = performance.now() + (timeoutMs ?? Infinity);
+    const notDrained = (result?: DrainResult): DrainResult => {
+      const pending = result?.pending ?? this.pendingWrites;
+      return pending === 0 && !ownDrain && result === undefined
         ? { drained: true, pending: 0 }
         : { drained: false, ...(pending > 0 ? { pending } : {}) };
+    };
+    for (let attempt = 0; attempt <= MAX_RESTARTS; attempt++) {
+      if (this.#closed !== undefined || this.#gaveUp !== undefined) {
+        return notDrained();
+      }
+      if (this.#held.size === 0 && this.#running() === undefined) {
+        return { drained: true };
+      }
+      try {
+        const live = this.#live();
+        const rpc = timeoutMs === undefined
+          ? await live
+          : await raceTimeout(live, deadline - performance.now());
+        if (rpc === undefined) return notDrained({ drained: false });
+        const left = timeoutMs === undefined
+          ? undefined
+          : Math.max(1, deadline - performance.now());
+        const result = await this.#confirm(rpc, left);
+        return result.drained ? result : notDrained(result);
+      } catch (error) {
+        if (error instanceof ProviderWorkerStoppedError) continue;
+        log(
+          "debug",
+          `Memory provider '${this.name}' drain failed: ${errorText(error)}`,
+        );
+        return notDrained({ drained: false });
+      }
     }
-    const started = performance.now();
-    const posted = this.#unconfirmed;
-    try {
-      await state.rpc.request({ t: "drain" }, {
-        timeoutMs: timeoutMs ?? Infinity,
-        label: "drain",
-      });
-      this.#unconfirmed -= posted;
-      if (!ownDrain) return { drained: true };
-      const left = timeoutMs === undefined
-        ? state.callTimeoutMs
-        : Math.max(1, timeoutMs - (performance.now() - started));
-      return toDrainResult(
-        await this.#call("drain", [timeoutMs ?? left], left),
-      );
-    } catch (error) {
-      log(
-        "debug",
-        `Memory provider '${this.name}' drain failed: ${errorText(error)}`,
-      );
-      return { drained: false };
-    }
+    return notDrained({ drained: false });
   }
 
   /** Whether the provider can run (no network by contract). */
@@ -542,8 +933,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     options: InitializeOptions,
   ): Promise<void> {
     const marshaled = this.#marshal(options);
-    this.#initialized = ["initialize", sessionId, marshaled];
     await this.#call("initialize", [sessionId, marshaled]);
+    this.#initialized = ["initialize", sessionId, marshaled];
     await this.#refresh();
   }
 
@@ -553,8 +944,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     options: InitializeOptions,
   ): Promise<void> {
     const marshaled = this.#marshal(options);
-    this.#initialized = ["initializeForInspection", sessionId, marshaled];
     await this.#call("initializeForInspection", [sessionId, marshaled]);
+    this.#initialized = ["initializeForInspection", sessionId, marshaled];
     await this.#refresh();
   }
 
@@ -590,10 +981,11 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * Drains the worker's queued casts, calls the provider's `shutdown`
-   * (skipped with a warning when the casts overrun: it would wait behind
-   * them), then terminates the worker, within `shutdownTimeoutMs`.
-   * Concurrent calls share one shutdown.
+   * Makes the accepted writes durable, calls the provider's `shutdown`
+   * (skipped with a warning when they overrun: it would wait behind them),
+   * then ends the sandbox, within `shutdownTimeoutMs`; writes still not
+   * durable are kept on disk for the provider's next start. Concurrent
+   * calls share one shutdown.
    */
   override shutdown(): Promise<void> {
     this.#shutdown ??= this.#shutdownOnce();
@@ -602,58 +994,72 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   async #shutdownOnce(): Promise<void> {
     const state = this.#state;
-    if (this.#queuedCasts > 0) {
-      try {
-        await this.#castChain;
-      } catch {
-        // Logged per cast.
-      }
-    }
-    if (this.#suspending !== undefined) await this.#suspending;
-    if (this.#resuming !== undefined) {
-      await this.#resuming.catch(() => {});
-    }
-    LIVE.delete(this);
-    if (this.#suspended) {
-      // Already drained and shut down when it was paused.
-      this.#suspended = false;
-      return;
-    }
-    if (state.rpc.stopped !== undefined) return;
+    if (this.#starting !== undefined) await this.#starting.catch(() => {});
+    if (this.#pausing !== undefined) await this.#pausing;
     const started = performance.now();
+    let why = "was shut down";
     try {
+      if (this.#gaveUp !== undefined || this.#closed !== undefined) return;
       if (!(await this.drain(state.shutdownTimeoutMs)).drained) {
-        if (state.rpc.stopped === undefined) {
-          log(
-            "warn",
-            `Memory provider '${this.name}' did not finish its queued hooks within ${state.shutdownTimeoutMs} ms; its worker is terminated without them`,
-          );
+        if (this.#running() !== undefined) {
+          why =
+            `did not finish its queued hooks within ${state.shutdownTimeoutMs} ms and was stopped`;
+          if (this.pendingWrites === 0) {
+            log("warn", `Memory provider '${this.name}' ${why}`);
+          }
         }
         return;
       }
+      const rpc = this.#running();
+      if (rpc === undefined) return;
       const left = state.shutdownTimeoutMs - (performance.now() - started);
-      await this.#call("shutdown", [], Math.max(1, left));
+      await rpc.request(
+        { t: "call", method: "shutdown", args: [], context: this.#context() },
+        { timeoutMs: Math.max(1, left), label: "shutdown" },
+      );
     } catch (error) {
       log(
         "debug",
         `Memory provider '${this.name}' shutdown failed: ${errorText(error)}`,
       );
     } finally {
-      state.rpc.terminate("it was shut down");
+      this.#stop("it was shut down");
+      await this.#keepHeld(why);
     }
   }
 
-  /** Terminates the worker at once, without calling the provider. */
-  terminate(): void {
+  #stop(reason: string): void {
+    this.#closed ??= reason;
+    clearTimeout(this.#confirmTimer);
+    this.#rpc?.terminate(reason);
+    this.#rpc = undefined;
     LIVE.delete(this);
-    this.#suspended = false;
-    this.#state.rpc.terminate("it was terminated");
+    slotChanged();
+  }
+
+  /** Ends the sandbox at once, without calling the provider. */
+  terminate(): void {
+    this.#stop("it was terminated");
   }
 
   /** Shuts the provider down (for `await using`). */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.shutdown();
   }
+}
+
+/** `pending`, or `undefined` when `ms` pass first. */
+function raceTimeout<T>(
+  pending: Promise<T>,
+  ms: number,
+): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    pending,
+    new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), Math.max(0, ms));
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /** A drain answer from the worker, checked (anything else counts as not drained). */

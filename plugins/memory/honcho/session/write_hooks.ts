@@ -142,6 +142,9 @@ export class HonchoWriteHooks {
     const turnId = typeof options.turnId === "string" && options.turnId
       ? options.turnId
       : undefined;
+    const writeId = typeof options.writeId === "string" && options.writeId
+      ? options.writeId
+      : undefined;
     const given = options.turnAuthor;
     const turnAuthor = given
       ? turnAuthorInfo(given.id, given.name, given.isBot)
@@ -153,6 +156,7 @@ export class HonchoWriteHooks {
         userText,
         aiText,
         turnId,
+        writeId,
       });
       if (turn.join) {
         const { session, peer, create } = turn.join;
@@ -402,6 +406,8 @@ export function turnRecords(
     userText: string;
     aiText: string;
     turnId?: string;
+    /** The host's id of the turn: a stable key, looked up on Honcho only when handed over again (`turnId`). */
+    writeId?: string;
   },
 ): TurnRecords {
   const author = turn.author;
@@ -429,7 +435,7 @@ export function turnRecords(
       join = { session, peer, create: false };
     }
   }
-  const { turnId } = turn;
+  const key = turn.turnId ?? turn.writeId;
   const side = (role: "user" | "assistant", peer: string, text: string) =>
     text === "" ? [] : chunkRecords(config.messageMaxChars, {
       session,
@@ -437,10 +443,11 @@ export function turnRecords(
       role,
       text,
       digest: turnDigest(role, text),
-      id: turnId === undefined
+      id: key === undefined
         ? undefined
         : (index) =>
-          stableOutboxId([config.workspaceId, session, turnId, role, index]),
+          stableOutboxId([config.workspaceId, session, key, role, index]),
+      checkFirst: turn.turnId !== undefined,
     });
   const records = [
     ...side("user", userPeer, turn.userText),
@@ -461,9 +468,11 @@ function chunkRecords(
     source?: string;
     /** A stable id per chunk: the same turn handed over again is stored once. */
     id?: (index: number) => string;
+    /** Look the id up on Honcho before the first send (a turn handed over again). */
+    checkFirst?: boolean;
   },
 ): OutboxMessageInput[] {
-  const { session, peer, role, digest, source, id } = message;
+  const { session, peer, role, digest, source, id, checkFirst } = message;
   return chunkMessage(message.text, maxChars).map((content, index) => {
     const record: OutboxMessageInput = {
       session,
@@ -476,7 +485,10 @@ function chunkRecords(
         ...(source === undefined ? {} : { hermes_source: source }),
       },
     };
-    if (id) record.id = id(index);
+    if (id) {
+      record.id = id(index);
+      record.checkFirst = checkFirst ?? true;
+    }
     return record;
   });
 }

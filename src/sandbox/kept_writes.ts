@@ -1,0 +1,126 @@
+// The host's on-disk copy of writes a provider accepted but never reported
+// durable because its process kept failing to start, or the host shut down
+// first: `<profile home>/pending_writes/<provider>.json` (mode 0600), handed
+// over at the provider's next start in any host, shown by status and doctor.
+
+import { join } from "../_util/path.ts";
+import { atomicJsonWrite } from "../io/atomic_write.ts";
+import { withFileLock } from "../io/file_lock.ts";
+
+/** One accepted write: its id, the hook, its arguments and the profile home it was posted under. */
+export interface AcceptedWrite {
+  wid: string;
+  method: string;
+  args: unknown[];
+  hermesHome: string;
+}
+
+/** What `memory status` and `doctor` show for a provider's kept writes. */
+export interface KeptWritesReport {
+  provider: string;
+  count: number;
+  reason: string;
+  path: string;
+}
+
+/** The folder of kept writes in a profile home. */
+const DIR = "pending_writes";
+
+/** Where a provider's kept writes live in a profile home. */
+export function keptWritesPath(hermesHome: string, provider: string): string {
+  return join(hermesHome, DIR, `${provider.replace(/[^\w.-]/g, "_")}.json`);
+}
+
+/**
+ * The writes kept in `path` (none when it is missing).
+ *
+ * @throws {Error} When the file is not one this module wrote.
+ */
+export async function readKeptWrites(
+  path: string,
+): Promise<{ reason: string; writes: AcceptedWrite[] }> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(path);
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      return { reason: "", writes: [] };
+    }
+    throw error;
+  }
+  const value = JSON.parse(text) as { reason?: unknown; writes?: unknown };
+  const writes = Array.isArray(value?.writes) ? value.writes : undefined;
+  if (
+    writes === undefined ||
+    !writes.every((w) =>
+      typeof w?.wid === "string" && typeof w.method === "string" &&
+      Array.isArray(w.args) && typeof w.hermesHome === "string"
+    )
+  ) {
+    throw new Error(
+      `${path} is not a file of kept memory writes: move it away (its writes are then dropped)`,
+    );
+  }
+  return { reason: String(value.reason ?? ""), writes };
+}
+
+/**
+ * Adds `add` to the kept writes and drops the ids in `remove`, under the
+ * file's lock (hosts sharing a profile each change only their own ids);
+ * replaced atomically, removed when nothing is left.
+ */
+export async function updateKeptWrites(
+  path: string,
+  reason: string,
+  add: readonly AcceptedWrite[],
+  remove: ReadonlySet<string>,
+): Promise<number> {
+  await Deno.mkdir(join(path, ".."), { recursive: true, mode: 0o700 });
+  return await withFileLock(`${path}.lock`, async () => {
+    const { writes } = await readKeptWrites(path);
+    const known = new Set(writes.map((w) => w.wid));
+    const kept = [
+      ...writes,
+      ...add.filter((w) => !known.has(w.wid)),
+    ].filter((w) => !remove.has(w.wid));
+    if (kept.length === 0) {
+      await Deno.remove(path).catch(() => {});
+    } else {
+      const updatedAt = new Date().toISOString();
+      await atomicJsonWrite(path, { reason, updatedAt, writes: kept }, {
+        mode: 0o600,
+      });
+    }
+    return kept.length;
+  });
+}
+
+/** Every provider with writes kept in a profile home, for `memory status` and `doctor`. */
+export async function listKeptWrites(
+  hermesHome: string,
+): Promise<KeptWritesReport[]> {
+  const reports: KeptWritesReport[] = [];
+  try {
+    for await (const entry of Deno.readDir(join(hermesHome, DIR))) {
+      if (!entry.isFile || !entry.name.endsWith(".json")) continue;
+      const path = join(hermesHome, DIR, entry.name);
+      const provider = entry.name.slice(0, -".json".length);
+      try {
+        const { reason, writes } = await readKeptWrites(path);
+        if (writes.length > 0) {
+          reports.push({ provider, count: writes.length, reason, path });
+        }
+      } catch (error) {
+        reports.push({
+          provider,
+          count: 0,
+          reason: error instanceof Error ? error.message : String(error),
+          path,
+        });
+      }
+    }
+  } catch {
+    // No folder: nothing kept.
+  }
+  return reports;
+}

@@ -80,8 +80,10 @@ const WRITE_HOOKS: ReadonlySet<string> = new Set([
   "onMemoryEvict",
   "onSessionEnd",
 ]);
-/** Failed starts or ends in a row (none confirmed in between) before the writes go to disk. */
+/** Failed starts in a row before the writes go to disk. */
 const MAX_RESTARTS = 3;
+/** Ends of a running process in a row with no write confirmed in between (a write that kills it) before the same. */
+const MAX_ENDS = 5;
 /** The wait before the next start after n failures. */
 const RESTART_DELAYS_MS = [0, 200, 1000];
 /** After giving up, a call starts the provider again once this long has passed. */
@@ -176,8 +178,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   /** Why restarts were given up (writes then wait on disk), until `#retryAt`. */
   #gaveUp: string | undefined;
   #retryAt = 0;
-  /** Failed starts and ends since the last confirmed write. */
+  /** Failed starts in a row; ends since the last confirmed write. */
   #failures = 0;
+  #ends = 0;
   /** Held casts by sequence number, in order. */
   #held = new Map<number, Held>();
   #unsent = 0;
@@ -482,8 +485,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
           throw new ProviderWorkerStoppedError(this.name, this.#gaveUp);
         }
         this.#failures = MAX_RESTARTS - 1;
+        this.#ends = MAX_ENDS - 1;
       }
-      const wait = RESTART_DELAYS_MS[this.#failures] ?? 1000;
+      const wait = RESTART_DELAYS_MS[this.#failures + this.#ends] ?? 1000;
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       await SandboxedMemoryProvider.#takeSlot(
         this,
@@ -511,15 +515,11 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         }
         // Synchronous from here: a cast posted meanwhile is held, so it
         // follows everything held before it.
-        let replayed = false;
-        for (const held of [...this.#held.values()]) {
-          replayed ||= held.sent;
-          this.#post(rpc, held);
-        }
+        for (const held of [...this.#held.values()]) this.#post(rpc, held);
         this.#unsent = 0;
         this.#rpc = rpc;
         this.#gaveUp = undefined;
-        if (!replayed) this.#failures = 0;
+        this.#failures = 0;
         if (this.#held.size > 0) this.#confirmSoon();
         return rpc;
       } catch (error) {
@@ -528,7 +528,11 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         slotChanged();
         if (this.#closed !== undefined) throw error;
         if (++this.#failures >= MAX_RESTARTS) {
-          this.#giveUp(errorText(error));
+          this.#giveUp(
+            `it could not be started again (${MAX_RESTARTS} attempts in a row; last: ${
+              errorText(error)
+            })`,
+          );
           throw new ProviderWorkerStoppedError(this.name, this.#gaveUp!);
         }
         log(
@@ -547,8 +551,11 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     LIVE.delete(this);
     slotChanged();
     if (this.#closed !== undefined || this.#pausing !== undefined) return;
-    if (++this.#failures >= MAX_RESTARTS) this.#giveUp(rpc.stopped);
-    else if (this.#held.size > 0) this.#wake();
+    if (++this.#ends >= MAX_ENDS) {
+      this.#giveUp(
+        `it ended ${MAX_ENDS} times in a row before it reported a write durable (last: ${rpc.stopped})`,
+      );
+    } else if (this.#held.size > 0) this.#wake();
   }
 
   /** Starts the sandbox in the background to hand over what is held. */
@@ -563,8 +570,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /** Stops restarting for a while; the held writes go to disk, to the next start of the provider in any host. */
   #giveUp(reason: string): void {
-    this.#gaveUp =
-      `it could not be started again (${MAX_RESTARTS} attempts in a row; last: ${reason})`;
+    this.#gaveUp = reason;
+    this.#failures = this.#ends = 0;
     this.#retryAt = performance.now() + RETRY_AFTER_MS;
     for (const [seq, held] of this.#held) {
       if (held.wid === undefined) this.#held.delete(seq);
@@ -704,7 +711,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         durable.add(held.wid);
       }
     }
-    this.#failures = 0;
+    this.#ends = 0;
     if (durable.size > 0) {
       const path = keptWritesPath(this.#state.grant.hermesHome, this.name);
       this.#diskUpdate(async () => {

@@ -13,6 +13,7 @@ import {
 } from "../honcho_server.ts";
 import { REPO } from "../helpers/plugin_fixtures.ts";
 import { denoDir } from "../helpers/deno_child.ts";
+import { runHermesCli } from "../helpers/hermes_cli_child.ts";
 import { startProvider } from "../fixtures/honcho_provider_harness.ts";
 
 const HOST = join(REPO, "tests", "helpers", "supervised_host.ts");
@@ -314,6 +315,24 @@ Deno.test("a provider that dies at every start: the accepted turns wait on disk 
   assert.ok(warnings.includes(kept), warnings);
   let stored = count(server, ["Question 1", "Question 3", "Question 4"]);
   assert.deepEqual(stored.lost, ["Question 4"]);
+  // What waits is shown, and doctor counts it as a problem.
+  const status = await runHermesCli(["memory", "status"], {
+    userHome: w.userHome,
+  });
+  assert.match(
+    status.stdout,
+    /Waiting: +5 accepted write\(s\) for 'relay' not durable yet, kept in .*relay\.json \(it could not be started again/,
+  );
+  const doctor = await runHermesCli(["memory", "doctor", "--json"], {
+    userHome: w.userHome,
+  });
+  assert.notEqual(doctor.code, 0);
+  const problems = JSON.parse(doctor.stdout).problems as { check: string }[];
+  assert.ok(
+    problems.some((p) => p.check === "provider.waiting_writes"),
+    doctor.stdout,
+  );
+  assert.ok(await Deno.stat(kept), "status and doctor hand nothing over");
   // A working version: the next host hands the kept turns over, once.
   await Deno.writeTextFile(module, relaySource(server.url, false));
   const second = await runHost(w, ["deliver"]);

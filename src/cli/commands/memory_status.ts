@@ -21,6 +21,10 @@ import {
   type PluginReport,
 } from "../_provider_list.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
+import {
+  type KeptWritesReport,
+  listKeptWrites,
+} from "../../sandbox/kept_writes.ts";
 import { getConfigPath, getConfigValue } from "../../config/config.ts";
 import { withProviderScanCache } from "../../plugins/plugin_discovery.ts";
 import { readStoreUsage, type StoreUsage } from "../../builtin/memory_files.ts";
@@ -71,6 +75,8 @@ interface StatusReport {
   /** `memory.provider` as written (`""` when unset). */
   providerSetting: string;
   provider: StatusProviderReport | null;
+  /** Accepted writes a provider has not made durable yet, kept on disk by the host. */
+  waitingWrites: KeptWritesReport[];
   plugins: PluginReport[];
 }
 
@@ -236,6 +242,7 @@ async function gatherStatus(
     files,
     providerSetting: typeof raw === "string" ? raw.trim() : "",
     provider,
+    waitingWrites: await listKeptWrites(home),
     plugins,
   };
 }
@@ -324,6 +331,11 @@ function renderStatus(report: StatusReport, style: Style): string {
   } else {
     out += `  Provider:  ${style.bold(p.name)}\n`;
     out += renderProvider(p, style);
+  }
+  for (const w of report.waitingWrites) {
+    out += `  Waiting:   ${
+      style.yellow(`${w.count} accepted write(s)`)
+    } for '${w.provider}' not durable yet, kept in ${w.path} (${w.reason}); handed over when it next starts\n`;
   }
 
   out += "\n  Installed plugins:\n";

@@ -184,22 +184,24 @@ const result = await setup("quiet phase, then chaos", async () => {
     } catch {
       // Nothing kept.
     }
-    // What an outbox kept is delivered by the provider's next start.
-    const provider = await startProvider(p.home);
-    try {
-      await provider.onSessionEnd([]);
-    } finally {
-      await provider.shutdown();
+  }
+  // What the outboxes kept is delivered by the provider's next start; an
+  // attempt a fault left uncertain settles a few seconds later, so a few
+  // rounds (as 'hermes honcho outbox flush' run again would).
+  let missing: string[] = [];
+  let queued = 0;
+  for (let round = 0; round < 5; round++) {
+    for (const p of profiles) {
+      const provider = await startProvider(p.home);
+      try {
+        await provider.onSessionEnd([]);
+      } finally {
+        await provider.shutdown();
+      }
     }
-  }
-  const stored = new Map<string, number>();
-  for (const m of server.state.messages) {
-    stored.set(m.content, (stored.get(m.content) ?? 0) + 1);
-  }
-  const missing = sent.filter((text) => !stored.has(text));
-  const lost = missing.length;
-  if (lost > 0) {
-    let queued = 0;
+    const stored = new Set(server.state.messages.map((m) => m.content));
+    missing = sent.filter((text) => !stored.has(text));
+    queued = 0;
     for (const p of profiles) {
       for await (const e of Deno.readDir(join(p.home, "honcho", "outbox"))) {
         const text = await Deno.readTextFile(
@@ -208,11 +210,22 @@ const result = await setup("quiet phase, then chaos", async () => {
         queued += missing.filter((m) => text.includes(`"${m}"`)).length;
       }
     }
+    if (queued === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+  }
+  const counts = new Map<string, number>();
+  for (const m of server.state.messages) {
+    counts.set(m.content, (counts.get(m.content) ?? 0) + 1);
+  }
+  const lost = missing.length;
+  const doubled = [...counts.values()].filter((n) => n > 1).length;
+  if (lost > 0) {
     console.log(
-      `lost (first 20): ${missing.slice(0, 20).join(" ")}; of them still in an outbox file: ${queued}`,
+      `lost (first 20): ${
+        missing.slice(0, 20).join(" ")
+      }; of them still in an outbox file: ${queued}`,
     );
   }
-  const doubled = [...stored.values()].filter((n) => n > 1).length;
   return {
     kills,
     turns: sent.length / 2,

@@ -15,7 +15,7 @@ export interface AcceptedWrite {
   hermesHome: string;
 }
 
-/** What `memory status` and `doctor` show for a provider's kept writes. */
+/** What `memory status` and `doctor` show for a provider's kept writes (`count` 0: `reason` says why the file is unreadable). */
 export interface KeptWritesReport {
   provider: string;
   count: number;
@@ -23,12 +23,13 @@ export interface KeptWritesReport {
   path: string;
 }
 
-/** The folder of kept writes in a profile home. */
-const DIR = "pending_writes";
-
 /** Where a provider's kept writes live in a profile home. */
 export function keptWritesPath(hermesHome: string, provider: string): string {
-  return join(hermesHome, DIR, `${provider.replace(/[^\w.-]/g, "_")}.json`);
+  return join(
+    hermesHome,
+    "pending_writes",
+    `${provider.replace(/[^\w.-]/g, "_")}.json`,
+  );
 }
 
 /**
@@ -39,23 +40,19 @@ export function keptWritesPath(hermesHome: string, provider: string): string {
 export async function readKeptWrites(
   path: string,
 ): Promise<{ reason: string; writes: AcceptedWrite[] }> {
-  let text: string;
+  let value: { reason?: unknown; writes?: AcceptedWrite[] };
   try {
-    text = await Deno.readTextFile(path);
+    value = JSON.parse(await Deno.readTextFile(path));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) {
       return { reason: "", writes: [] };
     }
-    throw error;
+    value = {};
   }
-  const value = JSON.parse(text) as { reason?: unknown; writes?: unknown };
-  const writes = Array.isArray(value?.writes) ? value.writes : undefined;
+  const writes = value?.writes;
   if (
-    writes === undefined ||
-    !writes.every((w) =>
-      typeof w?.wid === "string" && typeof w.method === "string" &&
-      Array.isArray(w.args) && typeof w.hermesHome === "string"
-    )
+    !Array.isArray(writes) ||
+    !writes.every((w) => typeof w?.wid === "string" && Array.isArray(w.args))
   ) {
     throw new Error(
       `${path} is not a file of kept memory writes: move it away (its writes are then dropped)`,
@@ -79,13 +76,10 @@ export async function updateKeptWrites(
   return await withFileLock(`${path}.lock`, async () => {
     const { writes } = await readKeptWrites(path);
     const known = new Set(writes.map((w) => w.wid));
-    const kept = [
-      ...writes,
-      ...add.filter((w) => !known.has(w.wid)),
-    ].filter((w) => !remove.has(w.wid));
-    if (kept.length === 0) {
-      await Deno.remove(path).catch(() => {});
-    } else {
+    const kept = [...writes, ...add.filter((w) => !known.has(w.wid))]
+      .filter((w) => !remove.has(w.wid));
+    if (kept.length === 0) await Deno.remove(path).catch(() => {});
+    else {
       const updatedAt = new Date().toISOString();
       await atomicJsonWrite(path, { reason, updatedAt, writes: kept }, {
         mode: 0o600,
@@ -100,27 +94,18 @@ export async function listKeptWrites(
   hermesHome: string,
 ): Promise<KeptWritesReport[]> {
   const reports: KeptWritesReport[] = [];
-  try {
-    for await (const entry of Deno.readDir(join(hermesHome, DIR))) {
-      if (!entry.isFile || !entry.name.endsWith(".json")) continue;
-      const path = join(hermesHome, DIR, entry.name);
-      const provider = entry.name.slice(0, -".json".length);
-      try {
-        const { reason, writes } = await readKeptWrites(path);
-        if (writes.length > 0) {
-          reports.push({ provider, count: writes.length, reason, path });
-        }
-      } catch (error) {
-        reports.push({
-          provider,
-          count: 0,
-          reason: error instanceof Error ? error.message : String(error),
-          path,
-        });
-      }
+  const dir = join(hermesHome, "pending_writes");
+  const names = await Array.fromAsync(Deno.readDir(dir)).catch(() => []);
+  for (const { name } of names) {
+    if (!name.endsWith(".json")) continue;
+    const path = join(dir, name);
+    const report = { provider: name.slice(0, -5), count: 0, reason: "", path };
+    try {
+      const { reason, writes } = await readKeptWrites(path);
+      reports.push({ ...report, count: writes.length, reason });
+    } catch (error) {
+      reports.push({ ...report, reason: (error as Error).message });
     }
-  } catch {
-    // No folder: nothing kept.
   }
-  return reports;
+  return reports.filter((r) => r.count > 0 || r.reason !== "");
 }

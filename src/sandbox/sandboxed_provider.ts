@@ -377,15 +377,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     const turn = slotTurn.then(async () => {
       const deadline = performance.now() + timeoutMs;
       while (!LIVE.has(owner) && LIVE.size >= maxLive) {
-        let victim: SandboxedMemoryProvider | undefined;
-        for (const p of LIVE) {
-          if (
-            p instanceof SandboxedMemoryProvider && p !== owner && p.#idle()
-          ) {
-            victim = p;
-            break;
-          }
-        }
+        const victim = [...LIVE].find((p) =>
+          p instanceof SandboxedMemoryProvider && p !== owner && p.#idle()
+        ) as SandboxedMemoryProvider | undefined;
         if (victim !== undefined) {
           await victim.#pause();
           continue;
@@ -397,12 +391,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
             `all ${maxLive} live provider slots (maxLiveProviders) stayed busy for ${timeoutMs} ms: raise the cap or shorten the calls`,
           );
         }
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, left);
-          slotChange.promise.then(resolve);
-        });
-        clearTimeout(timer);
+        await raceTimeout(slotChange.promise, left);
       }
       LIVE.delete(owner);
       LIVE.add(owner);
@@ -434,10 +423,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       try {
         // Whatever is not confirmed stays held and goes to the next process.
         if ((await this.#confirm(rpc, timeoutMs)).drained) {
-          await rpc.request(
-            { t: "call", method: "shutdown", args: [], context: this.#own() },
-            { timeoutMs, label: "shutdown" },
-          );
+          await this.#request(rpc, "shutdown", [], timeoutMs);
         }
       } catch (error) {
         log(
@@ -446,9 +432,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         );
       } finally {
         rpc.terminate("it was paused under the live provider cap");
-        if (this.#rpc === rpc) this.#rpc = undefined;
-        LIVE.delete(this);
-        slotChanged();
+        this.#release();
       }
     })().finally(() => this.#pausing = undefined);
     return this.#pausing;
@@ -456,24 +440,15 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /** The running sandbox: started first (under the cap) when none runs. */
   async #live(): Promise<WorkerRpc> {
-    for (;;) {
-      const rpc = this.#running();
-      if (rpc !== undefined) {
-        markUsed(this);
-        return rpc;
-      }
-      if (this.#closed !== undefined) {
-        throw new ProviderWorkerStoppedError(this.name, this.#closed);
-      }
-      if (this.#pausing !== undefined) {
-        await this.#pausing;
-        continue;
-      }
-      this.#starting ??= this.#start().finally(() => {
-        this.#starting = undefined;
-      });
-      return await this.#starting;
+    while (this.#pausing !== undefined) await this.#pausing;
+    const rpc = this.#running();
+    if (rpc !== undefined) {
+      markUsed(this);
+      return rpc;
     }
+    if (this.#closed !== undefined) throw this.#stoppedError(this.#closed);
+    this.#starting ??= this.#start().finally(() => this.#starting = undefined);
+    return await this.#starting;
   }
 
   /** Starts the sandbox (with backoff), initializes it as before and hands it every held cast, in order. */
@@ -482,18 +457,14 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     for (;;) {
       if (this.#gaveUp !== undefined) {
         if (performance.now() < this.#retryAt) {
-          throw new ProviderWorkerStoppedError(this.name, this.#gaveUp);
+          throw this.#stoppedError(this.#gaveUp);
         }
-        this.#failures = MAX_RESTARTS - 1;
-        this.#ends = MAX_ENDS - 1;
+        [this.#failures, this.#ends] = [MAX_RESTARTS - 1, MAX_ENDS - 1];
       }
       const wait = RESTART_DELAYS_MS[this.#failures + this.#ends] ?? 1000;
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-      await SandboxedMemoryProvider.#takeSlot(
-        this,
-        state.callTimeoutMs,
-        state.candidate,
-      );
+      const timeoutMs = state.callTimeoutMs;
+      await SandboxedMemoryProvider.#takeSlot(this, timeoutMs, state.candidate);
       let rpc: WorkerRpc | undefined;
       try {
         const launched = await state.launch();
@@ -502,43 +473,30 @@ export class SandboxedMemoryProvider extends MemoryProvider {
           throw new Error("it offered no provider when started again");
         }
         if (this.#initialized !== undefined) {
-          const [method, sessionId, options] = this.#initialized;
-          await rpc.request({
-            t: "call",
-            method,
-            args: [sessionId, options],
-            context: this.#context(),
-          }, { timeoutMs: state.callTimeoutMs, label: method });
+          const [method, ...args] = this.#initialized;
+          await this.#request(rpc, method, args, timeoutMs, this.#context());
         }
-        if (this.#closed !== undefined) {
-          throw new ProviderWorkerStoppedError(this.name, this.#closed);
-        }
+        if (this.#closed !== undefined) throw this.#stoppedError(this.#closed);
         // Synchronous from here: a cast posted meanwhile is held, so it
         // follows everything held before it.
         for (const held of [...this.#held.values()]) this.#post(rpc, held);
-        this.#unsent = 0;
+        this.#unsent = this.#failures = 0;
         this.#rpc = rpc;
         this.#gaveUp = undefined;
-        this.#failures = 0;
         if (this.#held.size > 0) this.#confirmSoon();
         return rpc;
       } catch (error) {
         rpc?.terminate("its start failed");
-        LIVE.delete(this);
-        slotChanged();
+        this.#release();
         if (this.#closed !== undefined) throw error;
+        const why = errorText(error);
         if (++this.#failures >= MAX_RESTARTS) {
           this.#giveUp(
-            `it could not be started again (${MAX_RESTARTS} attempts in a row; last: ${
-              errorText(error)
-            })`,
+            `it could not be started again (${MAX_RESTARTS} attempts in a row; last: ${why})`,
           );
-          throw new ProviderWorkerStoppedError(this.name, this.#gaveUp!);
+          throw this.#stoppedError(this.#gaveUp!);
         }
-        log(
-          "debug",
-          `Memory provider '${this.name}' did not start: ${errorText(error)}`,
-        );
+        log("debug", `Memory provider '${this.name}' did not start: ${why}`);
       }
     }
   }
@@ -547,9 +505,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   #onStopped(): void {
     const rpc = this.#rpc;
     if (rpc === undefined || rpc.stopped === undefined) return;
-    this.#rpc = undefined;
-    LIVE.delete(this);
-    slotChanged();
+    this.#release();
     if (this.#closed !== undefined || this.#pausing !== undefined) return;
     if (++this.#ends >= MAX_ENDS) {
       this.#giveUp(
@@ -583,97 +539,75 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   /** Writes every held write not on disk yet to the profile's file of kept writes. */
   #keepHeld(reason: string): Promise<void> {
     const add: AcceptedWrite[] = [];
-    for (const held of this.#held.values()) {
-      if (held.wid === undefined || this.#onDisk.has(held.wid)) continue;
-      this.#onDisk.add(held.wid);
-      add.push({
-        wid: held.wid,
-        method: held.method,
-        args: held.args,
-        hermesHome: held.context.hermesHome,
-      });
+    for (const { wid, method, args, context } of this.#held.values()) {
+      if (wid === undefined || this.#onDisk.has(wid)) continue;
+      this.#onDisk.add(wid);
+      add.push({ wid, method, args, hermesHome: context.hermesHome });
     }
     if (add.length === 0) return this.#disk;
-    const path = keptWritesPath(this.#state.grant.hermesHome, this.name);
+    const path = this.#keptPath();
+    const what = `Memory provider '${this.name}' ${reason.replace(/^it /, "")}`;
     return this.#diskUpdate(async () => {
       const total = await updateKeptWrites(path, reason, add, new Set());
       log(
         "warn",
-        `Memory provider '${this.name}' ${
-          reason.replace(/^it /, "")
-        }: ${total} accepted write(s) it did not report durable are kept in ${path} and handed over when it next starts`,
+        `${what}: ${total} accepted write(s) it did not report durable are kept in ${path} and handed over when it next starts`,
       );
     });
   }
 
   #diskUpdate(task: () => Promise<void>): Promise<void> {
-    this.#disk = this.#disk.then(task).catch((error) => {
-      log(
-        "error",
-        `Memory provider '${this.name}': cannot update its kept writes: ${
-          errorText(error)
-        }`,
-      );
-    });
+    const what =
+      `Memory provider '${this.name}': cannot update its kept writes`;
+    this.#disk = this.#disk.then(task).catch((error) =>
+      log("error", `${what}: ${errorText(error)}`)
+    );
     return this.#disk;
+  }
+
+  #keptPath(): string {
+    return keptWritesPath(this.#state.grant.hermesHome, this.name);
   }
 
   /** Takes over writes an earlier host kept on disk for this provider and hands them over. */
   async #adoptKept(): Promise<void> {
-    const path = keptWritesPath(this.#state.grant.hermesHome, this.name);
-    let writes: AcceptedWrite[];
-    try {
-      ({ writes } = await readKeptWrites(path));
-    } catch (error) {
+    const kept = await readKeptWrites(this.#keptPath()).catch((error) => {
       log("warn", `Memory provider '${this.name}': ${errorText(error)}`);
-      return;
-    }
-    for (const write of writes) {
+    });
+    for (const { wid, method, args, hermesHome } of kept?.writes ?? []) {
       const seq = ++this.#seq;
-      this.#onDisk.add(write.wid);
-      this.#held.set(seq, {
-        seq,
-        wid: write.wid,
-        method: write.method,
-        args: write.args,
-        context: { ...this.#context(), hermesHome: write.hermesHome },
-        sent: true,
-      });
+      const context = { ...this.#context(), hermesHome };
+      this.#onDisk.add(wid);
+      this.#held.set(seq, { seq, wid, method, args, context, sent: true });
     }
-    if (writes.length > 0) {
-      const rpc = this.#running();
-      if (rpc === undefined) this.#wake();
-      else {
-        for (const held of this.#held.values()) this.#post(rpc, held);
-        this.#confirmSoon();
-      }
-    }
+    const rpc = this.#running();
+    if (!kept?.writes.length) return;
+    if (rpc === undefined) return this.#wake();
+    for (const held of this.#held.values()) this.#post(rpc, held);
+    this.#confirmSoon();
   }
 
   /** Posts a held cast; a write sent before goes again with `turnId` (its id), so it is stored once. */
   #post(rpc: WorkerRpc, held: Held): void {
-    let args = held.args;
+    let [first, second, options, ...rest] = held.args;
     if (held.sent && held.wid !== undefined && held.method === "syncTurn") {
-      const options = (args[2] ?? {}) as SyncTurnOptions;
-      args = [args[0], args[1], {
-        ...options,
-        turnId: options.turnId || held.wid,
-      }];
+      const o = (options ?? {}) as SyncTurnOptions;
+      options = { ...o, turnId: o.turnId || held.wid };
     }
+    const args = held.args.length > 2
+      ? [first, second, options, ...rest]
+      : held.args;
     try {
       rpc.cast({ t: "cast", method: held.method, args, context: held.context });
       held.sent = true;
+      if (held.wid === undefined) this.#held.delete(held.seq);
     } catch (error) {
       // Held for the next process; a write that cannot be posted is dropped.
       if (error instanceof ProviderWorkerStoppedError) return;
       this.#held.delete(held.seq);
-      this.#logCastFailure(
-        held.method,
-        serializeError(this.#state.denials.explain(error)),
-      );
-      return;
+      const explained = this.#state.denials.explain(error);
+      this.#logCastFailure(held.method, serializeError(explained));
     }
-    if (held.wid === undefined) this.#held.delete(held.seq);
   }
 
   /**
@@ -692,31 +626,26 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       const left = timeoutMs === undefined
         ? this.#state.callTimeoutMs
         : Math.max(1, timeoutMs - (performance.now() - started));
-      result = toDrainResult(
-        await rpc.request({
-          t: "call",
-          method: "drain",
-          args: [timeoutMs ?? left],
-          context: this.#own(),
-        }, { timeoutMs: left, label: "drain" }),
+      const answer = await this.#request(
+        rpc,
+        "drain",
+        [timeoutMs ?? left],
+        left,
       );
+      result = toDrainResult(answer);
     }
     if (!result.drained || rpc !== this.#rpc) return result;
     const durable = new Set<string>();
-    for (const [seq, held] of this.#held) {
+    for (const [seq, { sent, wid }] of this.#held) {
       if (seq > upTo) break;
-      if (!held.sent) continue;
+      if (!sent) continue;
       this.#held.delete(seq);
-      if (held.wid !== undefined && this.#onDisk.delete(held.wid)) {
-        durable.add(held.wid);
-      }
+      if (wid !== undefined && this.#onDisk.delete(wid)) durable.add(wid);
     }
     this.#ends = 0;
+    const path = this.#keptPath();
     if (durable.size > 0) {
-      const path = keptWritesPath(this.#state.grant.hermesHome, this.name);
-      this.#diskUpdate(async () => {
-        await updateKeptWrites(path, "", [], durable);
-      });
+      this.#diskUpdate(() => updateKeptWrites(path, "", [], durable).then());
     }
     return result;
   }
@@ -728,12 +657,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       this.#confirmTimer = undefined;
       const rpc = this.#running();
       if (rpc === undefined || this.#held.size === 0) return;
-      this.#confirm(rpc, this.#state.callTimeoutMs).catch((error) => {
-        log(
-          "debug",
-          `Memory provider '${this.name}' drain failed: ${errorText(error)}`,
-        );
-      });
+      this.#confirm(rpc, this.#state.callTimeoutMs).catch((error) =>
+        log("debug", `Memory provider '${this.name}': ${errorText(error)}`)
+      );
     }, CONFIRM_DELAY_MS);
     Deno.unrefTimer(this.#confirmTimer);
   }
@@ -774,12 +700,20 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return context;
   }
 
-  /** The provider's own home and nobody's secrets: for what the host does on its own (drain, pause). */
-  #own(): CallContext {
-    return {
+  /** Calls a hook on `rpc` directly; by default in the provider's own home with nobody's secrets (what the host does on its own). */
+  #request(
+    rpc: WorkerRpc,
+    method: string,
+    args: unknown[],
+    timeoutMs: number,
+    context?: CallContext,
+  ): Promise<never> {
+    context ??= {
       hermesHome: this.#state.grant.hermesHome,
       multiplex: isMultiplexActive(),
     };
+    const request = { t: "call" as const, method, args, context };
+    return rpc.request(request, { timeoutMs, label: method }) as Promise<never>;
   }
 
   async #call(
@@ -793,10 +727,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         const rpc = this.#running() ?? await this.#live();
         markUsed(this);
         try {
-          return await rpc.request(
-            { t: "call", method, args, context },
-            { timeoutMs, label: method },
-          ) as never;
+          return await this.#request(rpc, method, args, timeoutMs, context);
         } catch (error) {
           // The process ended under the call: once more on the next one,
           // unless a tool call (it may have acted already).
@@ -820,9 +751,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
    */
   #cast(method: string, args: unknown[]): Promise<void> {
     if (this.#closed !== undefined) {
-      return Promise.reject(
-        new ProviderWorkerStoppedError(this.name, this.#closed),
-      );
+      return Promise.reject(this.#stoppedError(this.#closed));
     }
     const seq = ++this.#seq;
     const held: Held = {
@@ -833,36 +762,32 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       sent: false,
     };
     if (WRITE_HOOKS.has(method)) {
-      held.wid = `${this.#nonce}:${seq}`;
+      const wid = held.wid = `${this.#nonce}:${seq}`;
       if (method === "syncTurn") {
-        held.args = [args[0], args[1], {
-          ...(args[2] ?? {}) as SyncTurnOptions,
-          writeId: held.wid,
-        }];
+        held.args = [args[0], args[1], { ...args[2] as object, writeId: wid }];
       }
     }
     const rpc = this.#unsent === 0 ? this.#running() : undefined;
-    if (rpc !== undefined) {
-      markUsed(this);
-      try {
-        rpc.cast({ t: "cast", method, args: held.args, context: held.context });
-        held.sent = true;
-      } catch (error) {
-        if (!(error instanceof ProviderWorkerStoppedError)) {
-          return Promise.reject(this.#state.denials.explain(error));
-        }
+    try {
+      rpc?.cast({ t: "cast", method, args: held.args, context: held.context });
+      held.sent = rpc !== undefined;
+      if (rpc !== undefined) markUsed(this);
+    } catch (error) {
+      if (!(error instanceof ProviderWorkerStoppedError)) {
+        return Promise.reject(this.#state.denials.explain(error));
       }
     }
-    if (held.sent && held.wid === undefined) return POSTED;
-    if (held.wid === undefined && this.#gaveUp !== undefined) return POSTED;
+    if (held.wid === undefined && (held.sent || this.#gaveUp)) return POSTED;
     this.#held.set(seq, held);
     if (!held.sent) this.#unsent++;
-    if (this.#gaveUp !== undefined) {
-      this.#keepHeld(this.#gaveUp);
-      this.#wake();
-    } else if (held.sent) this.#confirmSoon();
+    if (this.#gaveUp !== undefined) this.#keepHeld(this.#gaveUp);
+    if (held.sent) this.#confirmSoon();
     else this.#wake();
     return POSTED;
+  }
+
+  #stoppedError(reason: string): ProviderWorkerStoppedError {
+    return new ProviderWorkerStoppedError(this.name, reason);
   }
 
   /** Logs a failed cast exactly as the memory manager logs that hook. */
@@ -1020,9 +945,12 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       const rpc = this.#running();
       if (rpc === undefined) return;
       const left = state.shutdownTimeoutMs - (performance.now() - started);
-      await rpc.request(
-        { t: "call", method: "shutdown", args: [], context: this.#context() },
-        { timeoutMs: Math.max(1, left), label: "shutdown" },
+      await this.#request(
+        rpc,
+        "shutdown",
+        [],
+        Math.max(1, left),
+        this.#context(),
       );
     } catch (error) {
       log(
@@ -1039,6 +967,11 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     this.#closed ??= reason;
     clearTimeout(this.#confirmTimer);
     this.#rpc?.terminate(reason);
+    this.#release();
+  }
+
+  /** Frees the slot of a sandbox that ended. */
+  #release(): void {
     this.#rpc = undefined;
     LIVE.delete(this);
     slotChanged();

@@ -6,7 +6,6 @@
 import { join } from "../_util/path.ts";
 import { getHermesHomeOverride } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
-import { redactText } from "../core/redact.ts";
 import {
   type DrainResult,
   type InitializeOptions,
@@ -15,9 +14,11 @@ import {
   type ToolSchema,
 } from "../core/memory_provider.ts";
 import {
+  logProviderHookFailure,
   PROVIDER_HOOK_NAMES,
   PROVIDER_HOOKS,
   type ProviderHookName,
+  toDrainResult,
 } from "../core/provider_hooks.ts";
 import type { ProviderGrant, SandboxTarget } from "./grant.ts";
 import type { SkillRegistration } from "../core/plugin_context.ts";
@@ -48,6 +49,7 @@ import {
   updateKeptWrites,
 } from "./kept_writes.ts";
 import { errorText } from "../_util/error_text.ts";
+import { raceTimeout } from "../_util/race_timeout.ts";
 
 interface SandboxState {
   /** Starts the sandbox and loads the provider (at the first call, after a pause or an end). */
@@ -792,18 +794,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /** Logs a failed cast exactly as the memory manager logs that hook. */
   #logCastFailure(method: string, serialized: SerializedError): void {
-    const spec = Object.hasOwn(PROVIDER_HOOKS, method)
-      ? PROVIDER_HOOKS[method as ProviderHookName]
-      : undefined;
     const error = reviveError(serialized);
-    const explained = this.#state.denials.explain(error) as Error;
-    let message = `Memory provider '${this.name}' ${
-      spec?.label ?? method
-    } failed: ${redactText(explained.message)}`;
-    if (spec?.stack && error.stack) {
-      message += `\n${redactText(error.stack)}`;
-    }
-    log(spec?.failureLevel ?? "warn", message);
+    const explained = this.#state.denials.explain(error);
+    logProviderHookFailure(this.name, method, explained, error);
   }
 
   /**
@@ -816,42 +809,36 @@ export class SandboxedMemoryProvider extends MemoryProvider {
    * (`pending` counts them: on disk when the provider cannot start).
    */
   override async drain(timeoutMs?: number): Promise<DrainResult> {
-    const ownDrain = this.#state.description.optional.includes("drain");
     const deadline = performance.now() + (timeoutMs ?? Infinity);
-    const notDrained = (result?: DrainResult): DrainResult => {
-      const pending = result?.pending ?? this.pendingWrites;
-      return pending === 0 && !ownDrain && result === undefined
-        ? { drained: true, pending: 0 }
-        : { drained: false, ...(pending > 0 ? { pending } : {}) };
-    };
+    const left = () => Math.max(1, deadline - performance.now());
+    let result: DrainResult = { drained: false };
     for (let attempt = 0; attempt <= MAX_RESTARTS; attempt++) {
-      if (this.#closed !== undefined || this.#gaveUp !== undefined) {
-        return notDrained();
-      }
+      if (this.#closed !== undefined || this.#gaveUp !== undefined) break;
       if (this.#held.size === 0 && this.#running() === undefined) {
         return { drained: true };
       }
       try {
-        const live = this.#live();
-        const rpc = timeoutMs === undefined
-          ? await live
-          : await raceTimeout(live, deadline - performance.now());
-        if (rpc === undefined) return notDrained({ drained: false });
-        const left = timeoutMs === undefined
-          ? undefined
-          : Math.max(1, deadline - performance.now());
-        const result = await this.#confirm(rpc, left);
-        return result.drained ? result : notDrained(result);
+        const rpc = await raceTimeout(this.#live(), left());
+        if (rpc !== undefined) {
+          result = await this.#confirm(
+            rpc,
+            timeoutMs === undefined ? undefined : left(),
+          );
+        }
+        break;
       } catch (error) {
         if (error instanceof ProviderWorkerStoppedError) continue;
-        log(
-          "debug",
-          `Memory provider '${this.name}' drain failed: ${errorText(error)}`,
-        );
-        return notDrained({ drained: false });
+        log("debug", `Memory provider '${this.name}': ${errorText(error)}`);
+        break;
       }
     }
-    return notDrained({ drained: false });
+    if (result.drained) return result;
+    const pending = result.pending ?? this.pendingWrites;
+    // Ended with nothing it may have lost: nothing is pending.
+    return this.stopped !== undefined && pending === 0 &&
+        !this.#state.description.optional.includes("drain")
+      ? { drained: true, pending: 0 }
+      : { drained: false, ...(pending > 0 ? { pending } : {}) };
   }
 
   /** Whether the provider can run (no network by contract). */
@@ -986,31 +973,4 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   async [Symbol.asyncDispose](): Promise<void> {
     await this.shutdown();
   }
-}
-
-/** `pending`, or `undefined` when `ms` pass first. */
-function raceTimeout<T>(
-  pending: Promise<T>,
-  ms: number,
-): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    pending,
-    new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), Math.max(0, ms));
-    }),
-  ]).finally(() => clearTimeout(timer));
-}
-
-/** A drain answer from the worker, checked (anything else counts as not drained). */
-function toDrainResult(value: unknown): DrainResult {
-  if (value === null || typeof value !== "object") return { drained: false };
-  const { drained, pending } = value as Record<string, unknown>;
-  const result: DrainResult = { drained: drained === true };
-  if (
-    typeof pending === "number" && Number.isInteger(pending) && pending >= 0
-  ) {
-    result.pending = pending;
-  }
-  return result;
 }

@@ -15,14 +15,6 @@ export interface AcceptedWrite {
   hermesHome: string;
 }
 
-/** What `memory status` and `doctor` show for a provider's kept writes (`count` 0: `reason` says why the file is unreadable). */
-export interface KeptWritesReport {
-  provider: string;
-  count: number;
-  reason: string;
-  path: string;
-}
-
 /** Where a provider's kept writes live in a profile home. */
 export function keptWritesPath(hermesHome: string, provider: string): string {
   return join(
@@ -40,25 +32,20 @@ export function keptWritesPath(hermesHome: string, provider: string): string {
 export async function readKeptWrites(
   path: string,
 ): Promise<{ reason: string; writes: AcceptedWrite[] }> {
-  let value: { reason?: unknown; writes?: AcceptedWrite[] };
-  try {
-    value = JSON.parse(await Deno.readTextFile(path));
-  } catch (error) {
-    if (error instanceof Deno.errors.NotFound) {
-      return { reason: "", writes: [] };
-    }
-    value = {};
-  }
-  const writes = value?.writes;
+  const value = await Deno.readTextFile(path).then(JSON.parse).catch((e) =>
+    e instanceof Deno.errors.NotFound ? { reason: "", writes: [] } : {}
+  );
   if (
-    !Array.isArray(writes) ||
-    !writes.every((w) => typeof w?.wid === "string" && Array.isArray(w.args))
+    !Array.isArray(value?.writes) ||
+    value.writes.some((w: AcceptedWrite) =>
+      typeof w?.wid !== "string" || !Array.isArray(w.args)
+    )
   ) {
     throw new Error(
       `${path} is not a file of kept memory writes: move it away (its writes are then dropped)`,
     );
   }
-  return { reason: String(value.reason ?? ""), writes };
+  return { reason: String(value.reason ?? ""), writes: value.writes };
 }
 
 /**
@@ -92,8 +79,10 @@ export async function updateKeptWrites(
 /** Every provider with writes kept in a profile home, for `memory status` and `doctor`. */
 export async function listKeptWrites(
   hermesHome: string,
-): Promise<KeptWritesReport[]> {
-  const reports: KeptWritesReport[] = [];
+): Promise<
+  { provider: string; count: number; reason: string; path: string }[]
+> {
+  const reports = [];
   const dir = join(hermesHome, "pending_writes");
   const names = await Array.fromAsync(Deno.readDir(dir)).catch(() => []);
   for (const { name } of names) {

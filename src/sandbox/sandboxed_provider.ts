@@ -76,18 +76,14 @@ interface Held {
 }
 
 /** The hooks whose accepted calls the host keeps until they are durable (docs/sandbox.md). */
-const WRITE_HOOKS: ReadonlySet<string> = new Set([
-  "syncTurn",
-  "onMemoryWrite",
-  "onMemoryEvict",
-  "onSessionEnd",
-]);
+const WRITE_HOOKS: ReadonlySet<string> = new Set(
+  "syncTurn onMemoryWrite onMemoryEvict onSessionEnd".split(" "),
+);
 /** Failed starts in a row before the writes go to disk. */
 const MAX_RESTARTS = 3;
 /** Ends of a running process in a row with no write confirmed in between (a write that kills it) before the same. */
 const MAX_ENDS = 5;
-/** The wait before the next start after n failures. */
-const RESTART_DELAYS_MS = [0, 200, 1000];
+
 /** After giving up, a call starts the provider again once this long has passed. */
 const RETRY_AFTER_MS = 30_000;
 /** How soon after a write the host asks whether it is durable. */
@@ -365,9 +361,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /** Accepted writes the provider has not reported durable yet (held in memory, or on disk). */
   get pendingWrites(): number {
-    let count = 0;
-    for (const held of this.#held.values()) if (held.wid) count++;
-    return count;
+    return [...this.#held.values()].filter((held) => held.wid).length;
   }
 
   /** Waits, in arrival order, until `owner` holds a live slot, pausing least recently used idle sandboxes. */
@@ -428,10 +422,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
           await this.#request(rpc, "shutdown", [], timeoutMs);
         }
       } catch (error) {
-        log(
-          "debug",
-          `Memory provider '${this.name}' pause: ${errorText(error)}`,
-        );
+        this.#debug(error);
       } finally {
         rpc.terminate("it was paused under the live provider cap");
         this.#release();
@@ -463,7 +454,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         }
         [this.#failures, this.#ends] = [MAX_RESTARTS - 1, MAX_ENDS - 1];
       }
-      const wait = RESTART_DELAYS_MS[this.#failures + this.#ends] ?? 1000;
+      // Backoff: 0, 200, 800, then 1000 ms.
+      const wait = Math.min(1000, 200 * (this.#failures + this.#ends) ** 2);
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       const timeoutMs = state.callTimeoutMs;
       await SandboxedMemoryProvider.#takeSlot(this, timeoutMs, state.candidate);
@@ -518,12 +510,12 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /** Starts the sandbox in the background to hand over what is held. */
   #wake(): void {
-    if (this.#gaveUp !== undefined && performance.now() < this.#retryAt) {
-      return;
-    }
-    this.#live().catch((error) => {
-      log("debug", `Memory provider '${this.name}': ${errorText(error)}`);
-    });
+    if (this.#gaveUp !== undefined && performance.now() < this.#retryAt) return;
+    this.#live().catch((error) => this.#debug(error));
+  }
+
+  #debug(error: unknown): void {
+    log("debug", `Memory provider '${this.name}': ${errorText(error)}`);
   }
 
   /** Stops restarting for a while; the held writes go to disk, to the next start of the provider in any host. */
@@ -591,14 +583,11 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /** Posts a held cast; a write sent before goes again with `turnId` (its id), so it is stored once. */
   #post(rpc: WorkerRpc, held: Held): void {
-    let [first, second, options, ...rest] = held.args;
-    if (held.sent && held.wid !== undefined && held.method === "syncTurn") {
-      const o = (options ?? {}) as SyncTurnOptions;
-      options = { ...o, turnId: o.turnId || held.wid };
+    const args = [...held.args];
+    if (held.sent && held.method === "syncTurn") {
+      const options = args[2] as SyncTurnOptions;
+      args[2] = { ...options, turnId: options.turnId || held.wid };
     }
-    const args = held.args.length > 2
-      ? [first, second, options, ...rest]
-      : held.args;
     try {
       rpc.cast({ t: "cast", method: held.method, args, context: held.context });
       held.sent = true;
@@ -659,8 +648,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       this.#confirmTimer = undefined;
       const rpc = this.#running();
       if (rpc === undefined || this.#held.size === 0) return;
-      this.#confirm(rpc, this.#state.callTimeoutMs).catch((error) =>
-        log("debug", `Memory provider '${this.name}': ${errorText(error)}`)
+      this.#confirm(rpc, this.#state.callTimeoutMs).catch((e) =>
+        this.#debug(e)
       );
     }, CONFIRM_DELAY_MS);
     Deno.unrefTimer(this.#confirmTimer);
@@ -847,25 +836,16 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   /** Initializes the provider (callbacks run on the host), then refetches the tool schemas. */
-  async initialize(
-    sessionId: string,
-    options: InitializeOptions,
-  ): Promise<void> {
-    const marshaled = this.#marshal(options);
-    await this.#call("initialize", [sessionId, marshaled]);
-    this.#initialized = ["initialize", sessionId, marshaled];
-    await this.#refresh();
+  initialize(sessionId: string, options: InitializeOptions): Promise<void> {
+    return this.#init("initialize", sessionId, options);
   }
 
   /** Side-effect-free initialization for inspection. */
-  override async initializeForInspection(
+  override initializeForInspection(
     sessionId: string,
     options: InitializeOptions,
   ): Promise<void> {
-    const marshaled = this.#marshal(options);
-    await this.#call("initializeForInspection", [sessionId, marshaled]);
-    this.#initialized = ["initializeForInspection", sessionId, marshaled];
-    await this.#refresh();
+    return this.#init("initializeForInspection", sessionId, options);
   }
 
   /** The tool schemas (cached from load and `initialize`). */
@@ -874,13 +854,19 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return this.#call("getToolSchemas", []);
   }
 
-  async #refresh(): Promise<void> {
-    try {
-      const d = await this.#call("__describe", []) as ProviderDescription;
-      this.#schemas = d.toolSchemas as ToolSchema[] | null;
-    } catch {
-      this.#schemas = null;
-    }
+  /** Runs `method` (replayed at each start), then refetches the tool schemas. */
+  async #init(
+    method: string,
+    sessionId: string,
+    options: InitializeOptions,
+  ): Promise<void> {
+    const marshaled = this.#marshal(options);
+    await this.#call(method, [sessionId, marshaled]);
+    this.#initialized = [method, sessionId, marshaled];
+    const d = await this.#call("__describe", []).catch(() => null);
+    this.#schemas = (d as ProviderDescription | null)?.toolSchemas as
+      | ToolSchema[]
+      | null ?? null;
   }
 
   #marshal(options: InitializeOptions): InitializeOptions {
@@ -915,35 +901,25 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     const state = this.#state;
     if (this.#starting !== undefined) await this.#starting.catch(() => {});
     if (this.#pausing !== undefined) await this.#pausing;
-    const started = performance.now();
+    const budget = state.shutdownTimeoutMs;
+    const deadline = performance.now() + budget;
     let why = "was shut down";
     try {
-      if (this.#gaveUp !== undefined || this.#closed !== undefined) return;
-      if (!(await this.drain(state.shutdownTimeoutMs)).drained) {
-        if (this.#running() !== undefined) {
-          why =
-            `did not finish its queued hooks within ${state.shutdownTimeoutMs} ms and was stopped`;
-          if (this.pendingWrites === 0) {
-            log("warn", `Memory provider '${this.name}' ${why}`);
-          }
-        }
-        return;
-      }
+      if (this.stopped !== undefined) return;
+      const drained = (await this.drain(budget)).drained;
       const rpc = this.#running();
-      if (rpc === undefined) return;
-      const left = state.shutdownTimeoutMs - (performance.now() - started);
-      await this.#request(
-        rpc,
-        "shutdown",
-        [],
-        Math.max(1, left),
-        this.#context(),
-      );
+      if (rpc !== undefined && !drained) {
+        why =
+          `did not finish its queued hooks within ${budget} ms and was stopped`;
+        if (this.pendingWrites === 0) {
+          log("warn", `Memory provider '${this.name}' ${why}`);
+        }
+      } else if (rpc !== undefined) {
+        const left = Math.max(1, deadline - performance.now());
+        await this.#request(rpc, "shutdown", [], left, this.#context());
+      }
     } catch (error) {
-      log(
-        "debug",
-        `Memory provider '${this.name}' shutdown failed: ${errorText(error)}`,
-      );
+      log("debug", `Memory provider '${this.name}': ${errorText(error)}`);
     } finally {
       this.#stop("it was shut down");
       await this.#keepHeld(why);

@@ -21,10 +21,7 @@ import {
   type PluginReport,
 } from "../_provider_list.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
-import {
-  type KeptWritesReport,
-  listKeptWrites,
-} from "../../sandbox/kept_writes.ts";
+import { listKeptWrites } from "../../sandbox/kept_writes.ts";
 import { getConfigPath, getConfigValue } from "../../config/config.ts";
 import { withProviderScanCache } from "../../plugins/plugin_discovery.ts";
 import { readStoreUsage, type StoreUsage } from "../../builtin/memory_files.ts";
@@ -76,7 +73,7 @@ interface StatusReport {
   providerSetting: string;
   provider: StatusProviderReport | null;
   /** Accepted writes a provider has not made durable yet, kept on disk by the host. */
-  waitingWrites: KeptWritesReport[];
+  waitingWrites: Awaited<ReturnType<typeof listKeptWrites>>;
   plugins: PluginReport[];
 }
 

@@ -142,9 +142,6 @@ export class HonchoWriteHooks {
     const turnId = typeof options.turnId === "string" && options.turnId
       ? options.turnId
       : undefined;
-    const writeId = typeof options.writeId === "string" && options.writeId
-      ? options.writeId
-      : undefined;
     const given = options.turnAuthor;
     const turnAuthor = given
       ? turnAuthorInfo(given.id, given.name, given.isBot)
@@ -156,7 +153,7 @@ export class HonchoWriteHooks {
         userText,
         aiText,
         turnId,
-        writeId,
+        writeId: options.writeId || undefined,
       });
       if (turn.join) {
         const { session, peer, create } = turn.join;

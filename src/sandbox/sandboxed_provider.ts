@@ -523,9 +523,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     this.#gaveUp = reason;
     this.#failures = this.#ends = 0;
     this.#retryAt = performance.now() + RETRY_AFTER_MS;
-    for (const [seq, held] of this.#held) {
-      if (held.wid === undefined) this.#held.delete(seq);
-    }
+    for (const [seq, { wid }] of this.#held) if (!wid) this.#held.delete(seq);
     this.#unsent = 0;
     this.#keepHeld(this.#gaveUp);
   }
@@ -718,7 +716,10 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         const rpc = this.#running() ?? await this.#live();
         markUsed(this);
         try {
-          return await this.#request(rpc, method, args, timeoutMs, context);
+          const answer = this.#request(rpc, method, args, timeoutMs, context);
+          const value = await answer;
+          this.#ends = 0; // It answers: not a write that kills it.
+          return value;
         } catch (error) {
           // The process ended under the call: once more on the next one,
           // unless a tool call (it may have acted already).

@@ -4,6 +4,8 @@
 // over at the provider's next start in any host, shown by status and doctor.
 
 import { join } from "../_util/path.ts";
+import { errorText } from "../_util/error_text.ts";
+import { log } from "../core/log.ts";
 import { atomicJsonWrite } from "../io/atomic_write.ts";
 import { withFileLock } from "../io/file_lock.ts";
 
@@ -53,7 +55,7 @@ export async function readKeptWrites(
  * file's lock (hosts sharing a profile each change only their own ids);
  * replaced atomically, removed when nothing is left.
  */
-export async function updateKeptWrites(
+async function updateKeptWrites(
   path: string,
   reason: string,
   add: readonly AcceptedWrite[],
@@ -74,6 +76,61 @@ export async function updateKeptWrites(
     }
     return kept.length;
   });
+}
+
+/** A provider's file of kept writes as one host sees it: the ids it put there, its updates in order. */
+export class KeptWrites {
+  /** The file. */
+  readonly path: string;
+  #name: string;
+  #mine = new Set<string>();
+  #queue: Promise<void> = Promise.resolve();
+
+  /** The file of provider `name` in a profile home. */
+  constructor(hermesHome: string, name: string) {
+    this.path = keptWritesPath(hermesHome, name);
+    this.#name = name;
+  }
+
+  /** What an earlier host kept (this host owns those ids from now on). */
+  async adopt(): Promise<AcceptedWrite[]> {
+    const kept = await readKeptWrites(this.path).catch((error) => {
+      log("warn", `Memory provider '${this.#name}': ${errorText(error)}`);
+    });
+    for (const { wid } of kept?.writes ?? []) this.#mine.add(wid);
+    return kept?.writes ?? [];
+  }
+
+  /** Adds those of `writes` not in the file yet, with one warning saying where and why. */
+  keep(writes: readonly AcceptedWrite[], reason: string): Promise<void> {
+    const add = writes.filter(({ wid }) => !this.#mine.has(wid));
+    if (add.length === 0) return this.#queue;
+    for (const { wid } of add) this.#mine.add(wid);
+    const what = `Memory provider '${this.#name}' ${
+      reason.replace(/^it /, "")
+    }`;
+    return this.#update(async () => {
+      const total = await updateKeptWrites(this.path, reason, add, new Set());
+      log(
+        "warn",
+        `${what}: ${total} accepted write(s) it did not report durable are kept in ${this.path} and handed over when it next starts`,
+      );
+    });
+  }
+
+  /** Drops the ids the provider reported durable. */
+  forget(wids: readonly string[]): void {
+    const gone = new Set(wids.filter((wid) => this.#mine.delete(wid)));
+    if (gone.size === 0) return;
+    this.#update(() => updateKeptWrites(this.path, "", [], gone).then());
+  }
+
+  #update(task: () => Promise<void>): Promise<void> {
+    this.#queue = this.#queue.then(task).catch((error) =>
+      log("error", `Cannot update ${this.path}: ${errorText(error)}`)
+    );
+    return this.#queue;
+  }
 }
 
 /** Every provider with writes kept in a profile home, for `memory status` and `doctor`. */

@@ -10,7 +10,6 @@ import {
   type DrainResult,
   type InitializeOptions,
   MemoryProvider,
-  type SyncTurnOptions,
   type ToolSchema,
 } from "../core/memory_provider.ts";
 import {
@@ -42,16 +41,23 @@ import {
   type WorkerMessage,
 } from "./worker_protocol.ts";
 import { ProviderWorkerStoppedError, type WorkerRpc } from "./worker_rpc.ts";
-import {
-  type AcceptedWrite,
-  keptWritesPath,
-  readKeptWrites,
-  updateKeptWrites,
-} from "./kept_writes.ts";
+import { KeptWrites } from "./kept_writes.ts";
+import { type Held, HeldCasts } from "./held_casts.ts";
 import { errorText } from "../_util/error_text.ts";
 import { raceTimeout } from "../_util/race_timeout.ts";
+import {
+  markUsed,
+  releaseSlot,
+  slotChanged,
+  type SlotHolder,
+  takeSlot,
+} from "./live_cap.ts";
+
+export { liveProviderCount, setMaxLiveProviders } from "./live_cap.ts";
 
 interface SandboxState {
+  /** Its slot under the live cap (held while its process runs or starts). */
+  slot: SlotHolder;
   /** Starts the sandbox and loads the provider (at the first call, after a pause or an end). */
   launch: () => Promise<Launched>;
   description: ProviderDescription;
@@ -63,22 +69,6 @@ interface SandboxState {
   shutdownTimeoutMs: number;
 }
 
-/** A cast the host holds: a write until the provider reports it durable, any other until posted. */
-interface Held {
-  seq: number;
-  /** The write's id (writes only): `writeId`, and `turnId` when handed over again. */
-  wid?: string;
-  method: string;
-  args: unknown[];
-  context: CallContext;
-  /** Posted to a process (which may have ended before making it durable). */
-  sent: boolean;
-}
-
-/** The hooks whose accepted calls the host keeps until they are durable (docs/sandbox.md). */
-const WRITE_HOOKS: ReadonlySet<string> = new Set(
-  "syncTurn onMemoryWrite onMemoryEvict onSessionEnd".split(" "),
-);
 /** Failed starts in a row before the writes go to disk. */
 const MAX_RESTARTS = 3;
 /** Ends of a running process in a row with no write confirmed in between (a write that kills it) before the same. */
@@ -91,59 +81,11 @@ const CONFIRM_DELAY_MS = 100;
 
 const POSTED: Promise<void> = Promise.resolve();
 
-/** Sandboxes running or starting (a slot token while the first load runs), least recently used first. */
-const LIVE = new Set<object>();
-let maxLive = Infinity;
-/** Slot requests run one at a time, in arrival order. */
-let slotTurn: Promise<void> = POSTED;
-let slotChange = Promise.withResolvers<void>();
-/** Wakes the slot request waiting for a process to end or go idle. */
-function slotChanged(): void {
-  slotChange.resolve();
-  slotChange = Promise.withResolvers<void>();
-}
-
 /** What a provider's code offered at its first load, by code and settings: later loads start nothing. */
 const DESCRIPTIONS = new Map<
   string,
   { description: ProviderDescription | null; skills: SkillRegistration[] }
 >();
-
-/**
- * Caps the number of provider sandboxes running at once in this process
- * (a gateway serving many profiles). A call that needs a sandbox at the cap
- * pauses the least recently used idle one (its writes made durable, its
- * `shutdown()` run, its process ended); when every one is busy it waits, in
- * order, for a slot (at most `callTimeoutMs`). The cap is never passed.
- *
- * @param limit The most running sandboxes (`Infinity`: no cap).
- * @throws {RangeError} When `limit` is not a positive integer or `Infinity`.
- *
- * @category Plugins: discovery, loading, permissions
- */
-export function setMaxLiveProviders(limit: number): void {
-  if (!(limit === Infinity || (Number.isInteger(limit) && limit >= 1))) {
-    throw new RangeError(
-      `The live provider cap must be a whole number of at least 1 (or Infinity), not ${limit}`,
-    );
-  }
-  maxLive = limit;
-  slotChanged();
-}
-
-/** Marks a running sandbox most recently used. */
-function markUsed(provider: SandboxedMemoryProvider): void {
-  if (LIVE.delete(provider)) LIVE.add(provider);
-}
-
-/**
- * How many provider sandboxes run (or start) in this process now.
- *
- * @category Plugins: discovery, loading, permissions
- */
-export function liveProviderCount(): number {
-  return LIVE.size;
-}
 
 /** Hooks the class defines itself; every other hook is forwarded as the table says. */
 const OWN_HOOKS: ReadonlySet<ProviderHookName> = new Set([
@@ -180,14 +122,10 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   #failures = 0;
   #ends = 0;
   /** Held casts by sequence number, in order. */
-  #held = new Map<number, Held>();
-  #unsent = 0;
-  #seq = 0;
-  #nonce = crypto.randomUUID();
+  #held = new HeldCasts();
   #confirmTimer: ReturnType<typeof setTimeout> | undefined;
   /** Write ids also in the file of kept writes; disk updates run in order. */
-  #onDisk = new Set<string>();
-  #disk: Promise<void> = POSTED;
+  #kept: KeptWrites;
   /** The arguments of the last `initialize`, replayed at each start. */
   #initialized: [string, string, InitializeOptions] | undefined;
 
@@ -221,6 +159,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     super();
     this.#state = state;
     this.#rpc = rpc;
+    this.#kept = new KeptWrites(state.grant.hermesHome, this.name);
     this.#schemas = rpc ? state.description.toolSchemas as ToolSchema[] : null;
     this.preCompressCheckpointApiVersion = state.description.apiVersion;
     const self = this as unknown as Record<string, unknown>;
@@ -267,6 +206,10 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     const callbacks = new Map<string, (...args: unknown[]) => unknown>();
     // Set once loaded; cast failures can only arrive after that.
     const loaded: { proxy?: SandboxedMemoryProvider } = {};
+    const slot: SlotHolder = {
+      idle: () => loaded.proxy !== undefined && loaded.proxy.#idle(),
+      pause: () => loaded.proxy ? loaded.proxy.#pause() : POSTED,
+    };
     const early: WorkerMessage[] = [];
     const callTimeoutMs = options.callTimeoutMs ?? 30_000;
     // Skills are registered by the first load of the code; later loads replay them.
@@ -303,13 +246,11 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     let description = known?.description;
     let rpc: WorkerRpc | undefined;
     if (known === undefined) {
-      const token = {};
-      await SandboxedMemoryProvider.#takeSlot(token, callTimeoutMs, candidate);
+      await takeSlot(slot, callTimeoutMs, candidate.name);
       try {
         ({ rpc, description } = await launch());
       } finally {
-        LIVE.delete(token);
-        slotChanged();
+        if (!rpc || description === null) releaseSlot(slot);
       }
       DESCRIPTIONS.set(key, { description: description!, skills });
     } else {
@@ -318,6 +259,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     first = false;
     if (description == null) return null;
     const proxy = new SandboxedMemoryProvider({
+      slot,
       description,
       candidate,
       grant,
@@ -327,7 +269,6 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
       launch,
     }, rpc);
-    if (rpc !== undefined) LIVE.add(proxy);
     loaded.proxy = proxy;
     for (const message of early.splice(0)) proxy.#onEvent(message);
     if (options.createDataDir !== false) await proxy.#adoptKept();
@@ -361,39 +302,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /** Accepted writes the provider has not reported durable yet (held in memory, or on disk). */
   get pendingWrites(): number {
-    return [...this.#held.values()].filter((held) => held.wid).length;
-  }
-
-  /** Waits, in arrival order, until `owner` holds a live slot, pausing least recently used idle sandboxes. */
-  static #takeSlot(
-    owner: object,
-    timeoutMs: number,
-    candidate: SandboxTarget,
-  ): Promise<void> {
-    const turn = slotTurn.then(async () => {
-      const deadline = performance.now() + timeoutMs;
-      while (!LIVE.has(owner) && LIVE.size >= maxLive) {
-        const victim = [...LIVE].find((p) =>
-          p instanceof SandboxedMemoryProvider && p !== owner && p.#idle()
-        ) as SandboxedMemoryProvider | undefined;
-        if (victim !== undefined) {
-          await victim.#pause();
-          continue;
-        }
-        const left = deadline - performance.now();
-        if (left <= 0) {
-          throw new ProviderWorkerStoppedError(
-            candidate.name,
-            `all ${maxLive} live provider slots (maxLiveProviders) stayed busy for ${timeoutMs} ms: raise the cap or shorten the calls`,
-          );
-        }
-        await raceTimeout(slotChange.promise, left);
-      }
-      LIVE.delete(owner);
-      LIVE.add(owner);
-    });
-    slotTurn = turn.catch(() => {});
-    return turn;
+    return this.#held.writes.length;
   }
 
   #idle(): boolean {
@@ -436,7 +345,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     while (this.#pausing !== undefined) await this.#pausing;
     const rpc = this.#running();
     if (rpc !== undefined) {
-      markUsed(this);
+      markUsed(this.#state.slot);
       return rpc;
     }
     if (this.#closed !== undefined) throw this.#stoppedError(this.#closed);
@@ -458,7 +367,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       const wait = Math.min(1000, 200 * (this.#failures + this.#ends) ** 2);
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       const timeoutMs = state.callTimeoutMs;
-      await SandboxedMemoryProvider.#takeSlot(this, timeoutMs, state.candidate);
+      await takeSlot(state.slot, timeoutMs, this.name);
       let rpc: WorkerRpc | undefined;
       try {
         const launched = await state.launch();
@@ -473,8 +382,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         if (this.#closed !== undefined) throw this.#stoppedError(this.#closed);
         // Synchronous from here: a cast posted meanwhile is held, so it
         // follows everything held before it.
-        for (const held of [...this.#held.values()]) this.#post(rpc, held);
-        this.#unsent = this.#failures = 0;
+        for (const held of this.#held.values()) this.#post(rpc, held);
+        this.#held.unsent = this.#failures = 0;
         this.#rpc = rpc;
         this.#gaveUp = undefined;
         if (this.#held.size > 0) this.#confirmSoon();
@@ -523,57 +432,21 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     this.#gaveUp = reason;
     this.#failures = this.#ends = 0;
     this.#retryAt = performance.now() + RETRY_AFTER_MS;
-    for (const [seq, { wid }] of this.#held) if (!wid) this.#held.delete(seq);
-    this.#unsent = 0;
+    this.#held.dropCasts();
     this.#keepHeld(this.#gaveUp);
   }
 
-  /** Writes every held write not on disk yet to the profile's file of kept writes. */
+  /** Writes every held write to the profile's file of kept writes. */
   #keepHeld(reason: string): Promise<void> {
-    const add: AcceptedWrite[] = [];
-    for (const { wid, method, args, context } of this.#held.values()) {
-      if (wid === undefined || this.#onDisk.has(wid)) continue;
-      this.#onDisk.add(wid);
-      add.push({ wid, method, args, hermesHome: context.hermesHome });
-    }
-    if (add.length === 0) return this.#disk;
-    const path = this.#keptPath();
-    const what = `Memory provider '${this.name}' ${reason.replace(/^it /, "")}`;
-    return this.#diskUpdate(async () => {
-      const total = await updateKeptWrites(path, reason, add, new Set());
-      log(
-        "warn",
-        `${what}: ${total} accepted write(s) it did not report durable are kept in ${path} and handed over when it next starts`,
-      );
-    });
-  }
-
-  #diskUpdate(task: () => Promise<void>): Promise<void> {
-    const what =
-      `Memory provider '${this.name}': cannot update its kept writes`;
-    this.#disk = this.#disk.then(task).catch((error) =>
-      log("error", `${what}: ${errorText(error)}`)
-    );
-    return this.#disk;
-  }
-
-  #keptPath(): string {
-    return keptWritesPath(this.#state.grant.hermesHome, this.name);
+    return this.#kept.keep(this.#held.writes, reason);
   }
 
   /** Takes over writes an earlier host kept on disk for this provider and hands them over. */
   async #adoptKept(): Promise<void> {
-    const kept = await readKeptWrites(this.#keptPath()).catch((error) => {
-      log("warn", `Memory provider '${this.name}': ${errorText(error)}`);
-    });
-    for (const { wid, method, args, hermesHome } of kept?.writes ?? []) {
-      const seq = ++this.#seq;
-      const context = { ...this.#context(), hermesHome };
-      this.#onDisk.add(wid);
-      this.#held.set(seq, { seq, wid, method, args, context, sent: true });
-    }
+    const writes = await this.#kept.adopt();
+    this.#held.adopt(writes, this.#context());
     const rpc = this.#running();
-    if (!kept?.writes.length) return;
+    if (writes.length === 0) return;
     if (rpc === undefined) return this.#wake();
     for (const held of this.#held.values()) this.#post(rpc, held);
     this.#confirmSoon();
@@ -581,21 +454,16 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /** Posts a held cast; a write sent before goes again with `turnId` (its id), so it is stored once. */
   #post(rpc: WorkerRpc, held: Held): void {
-    const args = [...held.args];
-    if (held.sent && held.method === "syncTurn") {
-      const options = args[2] as SyncTurnOptions;
-      args[2] = { ...options, turnId: options.turnId || held.wid };
-    }
+    const { method, context } = held;
     try {
-      rpc.cast({ t: "cast", method: held.method, args, context: held.context });
-      held.sent = true;
-      if (held.wid === undefined) this.#held.delete(held.seq);
+      rpc.cast({ t: "cast", method, args: this.#held.argsOf(held), context });
+      this.#held.posted(held, true);
     } catch (error) {
       // Held for the next process; a write that cannot be posted is dropped.
       if (error instanceof ProviderWorkerStoppedError) return;
-      this.#held.delete(held.seq);
+      this.#held.posted(held, false);
       const explained = this.#state.denials.explain(error);
-      this.#logCastFailure(held.method, serializeError(explained));
+      this.#logCastFailure(method, serializeError(explained));
     }
   }
 
@@ -604,7 +472,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
    * run, then its own `drain()`); forgets the writes it confirms.
    */
   async #confirm(rpc: WorkerRpc, timeoutMs?: number): Promise<DrainResult> {
-    const upTo = this.#seq;
+    const upTo = this.#held.last;
     const started = performance.now();
     await rpc.request({ t: "drain" }, {
       timeoutMs: timeoutMs ?? Infinity,
@@ -624,18 +492,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       result = toDrainResult(answer);
     }
     if (!result.drained || rpc !== this.#rpc) return result;
-    const durable = new Set<string>();
-    for (const [seq, { sent, wid }] of this.#held) {
-      if (seq > upTo) break;
-      if (!sent) continue;
-      this.#held.delete(seq);
-      if (wid !== undefined && this.#onDisk.delete(wid)) durable.add(wid);
-    }
     this.#ends = 0;
-    const path = this.#keptPath();
-    if (durable.size > 0) {
-      this.#diskUpdate(() => updateKeptWrites(path, "", [], durable).then());
-    }
+    this.#kept.forget(this.#held.confirm(upTo));
     return result;
   }
 
@@ -714,7 +572,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     try {
       for (let attempt = 0;; attempt++) {
         const rpc = this.#running() ?? await this.#live();
-        markUsed(this);
+        markUsed(this.#state.slot);
         try {
           const answer = this.#request(rpc, method, args, timeoutMs, context);
           const value = await answer;
@@ -745,33 +603,19 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     if (this.#closed !== undefined) {
       return Promise.reject(this.#stoppedError(this.#closed));
     }
-    const seq = ++this.#seq;
-    const held: Held = {
-      seq,
-      method,
-      args,
-      context: this.#context(),
-      sent: false,
-    };
-    if (WRITE_HOOKS.has(method)) {
-      const wid = held.wid = `${this.#nonce}:${seq}`;
-      if (method === "syncTurn") {
-        held.args = [args[0], args[1], { ...args[2] as object, writeId: wid }];
-      }
-    }
-    const rpc = this.#unsent === 0 ? this.#running() : undefined;
+    const held = this.#held.next(method, args, this.#context());
+    const rpc = this.#held.unsent === 0 ? this.#running() : undefined;
     try {
       rpc?.cast({ t: "cast", method, args: held.args, context: held.context });
       held.sent = rpc !== undefined;
-      if (rpc !== undefined) markUsed(this);
+      if (rpc !== undefined) markUsed(this.#state.slot);
     } catch (error) {
       if (!(error instanceof ProviderWorkerStoppedError)) {
         return Promise.reject(this.#state.denials.explain(error));
       }
     }
     if (held.wid === undefined && (held.sent || this.#gaveUp)) return POSTED;
-    this.#held.set(seq, held);
-    if (!held.sent) this.#unsent++;
+    this.#held.hold(held);
     if (this.#gaveUp !== undefined) this.#keepHeld(this.#gaveUp);
     if (held.sent) this.#confirmSoon();
     else this.#wake();
@@ -937,8 +781,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   /** Frees the slot of a sandbox that ended. */
   #release(): void {
     this.#rpc = undefined;
-    LIVE.delete(this);
-    slotChanged();
+    releaseSlot(this.#state.slot);
   }
 
   /** Ends the sandbox at once, without calling the provider. */

@@ -444,12 +444,13 @@ export function turnRecords(
         ? undefined
         : (index) =>
           stableOutboxId([config.workspaceId, session, key, role, index]),
-      checkFirst: turn.turnId !== undefined,
     });
   const records = [
     ...side("user", userPeer, turn.userText),
     ...side("assistant", identity.aiPeerId, turn.aiText),
   ];
+  // Looked up on Honcho first only when handed over again (`turnId`).
+  for (const record of records) record.checkFirst = turn.turnId !== undefined;
   return join ? { records, join } : { records };
 }
 
@@ -465,11 +466,9 @@ function chunkRecords(
     source?: string;
     /** A stable id per chunk: the same turn handed over again is stored once. */
     id?: (index: number) => string;
-    /** Look the id up on Honcho before the first send (a turn handed over again). */
-    checkFirst?: boolean;
   },
 ): OutboxMessageInput[] {
-  const { session, peer, role, digest, source, id, checkFirst } = message;
+  const { session, peer, role, digest, source, id } = message;
   return chunkMessage(message.text, maxChars).map((content, index) => {
     const record: OutboxMessageInput = {
       session,
@@ -482,10 +481,7 @@ function chunkRecords(
         ...(source === undefined ? {} : { hermes_source: source }),
       },
     };
-    if (id) {
-      record.id = id(index);
-      record.checkFirst = checkFirst ?? true;
-    }
+    if (id) record.id = id(index);
     return record;
   });
 }

@@ -35,12 +35,9 @@ export class HeldCasts extends Map<number, Held> {
 
   /** The writes not reported durable, for the file of kept writes. */
   get writes(): AcceptedWrite[] {
-    return [...this.values()].filter((h) => h.wid).map((h) => ({
-      wid: h.wid!,
-      method: h.method,
-      args: h.args,
-      hermesHome: h.context.hermesHome,
-    }));
+    return [...this.values()].flatMap(({ wid, method, args, context }) =>
+      wid ? [{ wid, method, args, hermesHome: context.hermesHome }] : []
+    );
   }
 
   /** A new cast, numbered; a write gets its id (also `writeId` in `syncTurn`'s options). */

@@ -17,15 +17,6 @@ export interface AcceptedWrite {
   hermesHome: string;
 }
 
-/** Where a provider's kept writes live in a profile home. */
-export function keptWritesPath(hermesHome: string, provider: string): string {
-  return join(
-    hermesHome,
-    "pending_writes",
-    `${provider.replace(/[^\w.-]/g, "_")}.json`,
-  );
-}
-
 /**
  * The writes kept in `path` (none when it is missing).
  *
@@ -50,34 +41,6 @@ export async function readKeptWrites(
   return { reason: String(value.reason ?? ""), writes: value.writes };
 }
 
-/**
- * Adds `add` to the kept writes and drops the ids in `remove`, under the
- * file's lock (hosts sharing a profile each change only their own ids);
- * replaced atomically, removed when nothing is left.
- */
-async function updateKeptWrites(
-  path: string,
-  reason: string,
-  add: readonly AcceptedWrite[],
-  remove: ReadonlySet<string>,
-): Promise<number> {
-  await Deno.mkdir(join(path, ".."), { recursive: true, mode: 0o700 });
-  return await withFileLock(`${path}.lock`, async () => {
-    const { writes } = await readKeptWrites(path);
-    const known = new Set(writes.map((w) => w.wid));
-    const kept = [...writes, ...add.filter((w) => !known.has(w.wid))]
-      .filter((w) => !remove.has(w.wid));
-    if (kept.length === 0) await Deno.remove(path).catch(() => {});
-    else {
-      const updatedAt = new Date().toISOString();
-      await atomicJsonWrite(path, { reason, updatedAt, writes: kept }, {
-        mode: 0o600,
-      });
-    }
-    return kept.length;
-  });
-}
-
 /** A provider's file of kept writes as one host sees it: the ids it put there, its updates in order. */
 export class KeptWrites {
   /** The file. */
@@ -88,7 +51,8 @@ export class KeptWrites {
 
   /** The file of provider `name` in a profile home. */
   constructor(hermesHome: string, name: string) {
-    this.path = keptWritesPath(hermesHome, name);
+    const file = `${name.replace(/[^\w.-]/g, "_")}.json`;
+    this.path = join(hermesHome, "pending_writes", file);
     this.#name = name;
   }
 
@@ -109,25 +73,49 @@ export class KeptWrites {
     const what = `Memory provider '${this.#name}' ${
       reason.replace(/^it /, "")
     }`;
-    return this.#update(async () => {
-      const total = await updateKeptWrites(this.path, reason, add, new Set());
+    return this.#update(reason, add, new Set(), (total) =>
       log(
         "warn",
         `${what}: ${total} accepted write(s) it did not report durable are kept in ${this.path} and handed over when it next starts`,
-      );
-    });
+      ));
   }
 
   /** Drops the ids the provider reported durable. */
   forget(wids: readonly string[]): void {
     const gone = new Set(wids.filter((wid) => this.#mine.delete(wid)));
     if (gone.size === 0) return;
-    this.#update(() => updateKeptWrites(this.path, "", [], gone).then());
+    this.#update("", [], gone);
   }
 
-  #update(task: () => Promise<void>): Promise<void> {
+  /**
+   * Adds `add` and drops `remove` under the file's lock (hosts sharing a
+   * profile each change only their own ids), in order; replaced atomically,
+   * removed when nothing is left.
+   */
+  #update(
+    reason: string,
+    add: readonly AcceptedWrite[],
+    remove: ReadonlySet<string>,
+    then = (_total: number) => {},
+  ): Promise<void> {
+    const path = this.path;
+    const task = () =>
+      withFileLock(`${path}.lock`, async () => {
+        const { writes } = await readKeptWrites(path);
+        const known = new Set(writes.map((w) => w.wid));
+        const kept = [...writes, ...add.filter((w) => !known.has(w.wid))]
+          .filter((w) => !remove.has(w.wid));
+        if (kept.length === 0) await Deno.remove(path).catch(() => {});
+        else {
+          const updatedAt = new Date().toISOString();
+          await atomicJsonWrite(path, { reason, updatedAt, writes: kept }, {
+            mode: 0o600,
+          });
+        }
+        then(kept.length);
+      });
     this.#queue = this.#queue.then(task).catch((error) =>
-      log("error", `Cannot update ${this.path}: ${errorText(error)}`)
+      log("error", `Cannot update ${path}: ${errorText(error)}`)
     );
     return this.#queue;
   }

@@ -214,9 +214,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     const callTimeoutMs = options.callTimeoutMs ?? 30_000;
     // Skills are registered by the first load of the code; later loads replay them.
     const skills: SkillRegistration[] = [];
-    let first = true;
     const onSkill = (skill: SkillRegistration) => {
-      if (!first) return;
       skills.push(skill);
       options.onSkill?.(skill);
     };
@@ -235,13 +233,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         },
       },
     );
-    const key = JSON.stringify([
-      String(candidate.specifier),
-      candidate.name,
-      framework,
-      options.transport ?? "",
-      options.config ?? {},
-    ]);
+    const code = `${candidate.specifier} ${candidate.name} ${framework}`;
+    const key = `${code} ${JSON.stringify(options.config ?? {})}`;
     const known = DESCRIPTIONS.get(key);
     let description = known?.description;
     let rpc: WorkerRpc | undefined;
@@ -252,11 +245,10 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       } finally {
         if (!rpc || description === null) releaseSlot(slot);
       }
-      DESCRIPTIONS.set(key, { description: description!, skills });
+      DESCRIPTIONS.set(key, { description: description!, skills: [...skills] });
     } else {
       for (const skill of known.skills) options.onSkill?.(skill);
     }
-    first = false;
     if (description == null) return null;
     const proxy = new SandboxedMemoryProvider({
       slot,
@@ -306,18 +298,13 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   #idle(): boolean {
-    const rpc = this.#running();
-    return rpc !== undefined && !rpc.busy && this.#starting === undefined &&
-      this.#shutdown === undefined;
+    const busy = this.#running()?.busy ?? true;
+    return !busy && this.#starting === undefined && !this.#shutdown;
   }
 
   /** The running sandbox, or `undefined` while none runs or it is being paused. */
   #running(): WorkerRpc | undefined {
-    const rpc = this.#rpc;
-    return rpc !== undefined && rpc.stopped === undefined &&
-        this.#pausing === undefined
-      ? rpc
-      : undefined;
+    return this.#pausing || this.#rpc?.stopped ? undefined : this.#rpc;
   }
 
   /** Makes what was sent durable, shuts the provider down and ends its process, to start again later. */
@@ -357,12 +344,10 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   async #start(): Promise<WorkerRpc> {
     const state = this.#state;
     for (;;) {
-      if (this.#gaveUp !== undefined) {
-        if (performance.now() < this.#retryAt) {
-          throw this.#stoppedError(this.#gaveUp);
-        }
-        [this.#failures, this.#ends] = [MAX_RESTARTS - 1, MAX_ENDS - 1];
-      }
+      const gaveUp = this.#gaveUp;
+      if (gaveUp && performance.now() < this.#retryAt) {
+        throw this.#stoppedError(gaveUp);
+      } else if (gaveUp) this.#failures = MAX_RESTARTS - 1;
       // Backoff: 0, 200, 800, then 1000 ms.
       const wait = Math.min(1000, 200 * (this.#failures + this.#ends) ** 2);
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
@@ -420,12 +405,12 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   /** Starts the sandbox in the background to hand over what is held. */
   #wake(): void {
     if (this.#gaveUp !== undefined && performance.now() < this.#retryAt) return;
-    this.#live().catch((error) => this.#debug(error));
+    this.#live().catch(this.#debug);
   }
 
-  #debug(error: unknown): void {
+  #debug = (error: unknown): void => {
     log("debug", `Memory provider '${this.name}': ${errorText(error)}`);
-  }
+  };
 
   /** Stops restarting for a while; the held writes go to disk, to the next start of the provider in any host. */
   #giveUp(reason: string): void {
@@ -433,12 +418,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     this.#failures = this.#ends = 0;
     this.#retryAt = performance.now() + RETRY_AFTER_MS;
     this.#held.dropCasts();
-    this.#keepHeld(this.#gaveUp);
-  }
-
-  /** Writes every held write to the profile's file of kept writes. */
-  #keepHeld(reason: string): Promise<void> {
-    return this.#kept.keep(this.#held.writes, reason);
+    this.#kept.keep(this.#held.writes, this.#gaveUp);
   }
 
   /** Takes over writes an earlier host kept on disk for this provider and hands them over. */
@@ -474,22 +454,14 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   async #confirm(rpc: WorkerRpc, timeoutMs?: number): Promise<DrainResult> {
     const upTo = this.#held.last;
     const started = performance.now();
-    await rpc.request({ t: "drain" }, {
-      timeoutMs: timeoutMs ?? Infinity,
-      label: "drain",
-    });
+    const bound = { timeoutMs: timeoutMs ?? Infinity, label: "drain" };
+    await rpc.request({ t: "drain" }, bound);
     let result: DrainResult = { drained: true };
     if (this.#state.description.optional.includes("drain")) {
       const left = timeoutMs === undefined
         ? this.#state.callTimeoutMs
         : Math.max(1, timeoutMs - (performance.now() - started));
-      const answer = await this.#request(
-        rpc,
-        "drain",
-        [timeoutMs ?? left],
-        left,
-      );
-      result = toDrainResult(answer);
+      result = toDrainResult(await this.#request(rpc, "drain", [left], left));
     }
     if (!result.drained || rpc !== this.#rpc) return result;
     this.#ends = 0;
@@ -503,10 +475,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     this.#confirmTimer = setTimeout(() => {
       this.#confirmTimer = undefined;
       const rpc = this.#running();
-      if (rpc === undefined || this.#held.size === 0) return;
-      this.#confirm(rpc, this.#state.callTimeoutMs).catch((e) =>
-        this.#debug(e)
-      );
+      const ms = this.#state.callTimeoutMs;
+      if (rpc && this.#held.size) this.#confirm(rpc, ms).catch(this.#debug);
     }, CONFIRM_DELAY_MS);
     Deno.unrefTimer(this.#confirmTimer);
   }
@@ -600,9 +570,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
    * durable. Rejects only when it cannot be posted.
    */
   #cast(method: string, args: unknown[]): Promise<void> {
-    if (this.#closed !== undefined) {
-      return Promise.reject(this.#stoppedError(this.#closed));
-    }
+    if (this.#closed) return Promise.reject(this.#stoppedError(this.#closed));
     const held = this.#held.next(method, args, this.#context());
     const rpc = this.#held.unsent === 0 ? this.#running() : undefined;
     try {
@@ -616,9 +584,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     }
     if (held.wid === undefined && (held.sent || this.#gaveUp)) return POSTED;
     this.#held.hold(held);
-    if (this.#gaveUp !== undefined) this.#keepHeld(this.#gaveUp);
-    if (held.sent) this.#confirmSoon();
-    else this.#wake();
+    if (this.#gaveUp) this.#kept.keep(this.#held.writes, this.#gaveUp);
+    held.sent ? this.#confirmSoon() : this.#wake();
     return POSTED;
   }
 
@@ -646,23 +613,16 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     const deadline = performance.now() + (timeoutMs ?? Infinity);
     const left = () => Math.max(1, deadline - performance.now());
     let result: DrainResult = { drained: false };
-    for (let attempt = 0; attempt <= MAX_RESTARTS; attempt++) {
-      if (this.#closed !== undefined || this.#gaveUp !== undefined) break;
-      if (this.#held.size === 0 && this.#running() === undefined) {
-        return { drained: true };
-      }
+    for (let n = 0; n <= MAX_RESTARTS && !this.stopped; n++) {
+      if (this.#held.size === 0 && !this.#running()) return { drained: true };
       try {
         const rpc = await raceTimeout(this.#live(), left());
-        if (rpc !== undefined) {
-          result = await this.#confirm(
-            rpc,
-            timeoutMs === undefined ? undefined : left(),
-          );
-        }
+        const ms = timeoutMs === undefined ? undefined : left();
+        if (rpc !== undefined) result = await this.#confirm(rpc, ms);
         break;
       } catch (error) {
         if (error instanceof ProviderWorkerStoppedError) continue;
-        log("debug", `Memory provider '${this.name}': ${errorText(error)}`);
+        this.#debug(error);
         break;
       }
     }
@@ -767,7 +727,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       log("debug", `Memory provider '${this.name}': ${errorText(error)}`);
     } finally {
       this.#stop("it was shut down");
-      await this.#keepHeld(why);
+      await this.#kept.keep(this.#held.writes, why);
     }
   }
 

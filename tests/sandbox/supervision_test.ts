@@ -77,7 +77,7 @@ async function honchoProfile(
       recallMode: "tools",
       writeFrequency: "turn",
       sessionStrategy: "per-session",
-      timeout: 3,
+      timeout: 1,
       ...extra,
     }),
   );
@@ -172,10 +172,12 @@ for (const durability of ["default", "durable"] as const) {
           if (dead > 0) killed.push(`${what} ${dead}`);
         }),
       );
-    // Mid-delivery: the first message request in flight after turn 5.
+    // Mid-delivery: the first message request in flight, before the
+    // mid-turn kills (a lost acknowledgement then holds the session's later
+    // messages until it settles).
     let deliveryKilled = false;
     const watch = setInterval(() => {
-      if (turn < 5 || deliveryKilled) return;
+      if (turn >= 5 || deliveryKilled) return;
       if (
         server.requests.some((r) =>
           r.status === 0 && r.method === "POST" && /\/messages$/.test(r.path)
@@ -189,14 +191,14 @@ for (const durability of ["default", "durable"] as const) {
     try {
       run = await runHost(
         w,
-        ["turns", durability, String(TURNS), "60", "1"],
+        ["turns", durability, String(TURNS), "120", "1"],
         (line) => {
           const m = line.match(/^PID (\d+) (TURN (\d+)|CHECKPOINT)/);
           if (!m) return;
           pid = Number(m[1]);
           turn = Number(m[3] ?? TURNS);
           // Mid-turn: right after syncAll returned, its write in flight.
-          if ((turn === 2 || turn === 8) && m[3]) killNow(`turn ${turn}`);
+          if ((turn === 5 || turn === 8) && m[3]) killNow(`turn ${turn}`);
           if (m[2] === "CHECKPOINT") killNow("checkpoint");
         },
         {},

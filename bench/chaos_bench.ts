@@ -95,8 +95,16 @@ await builtin.initialize("s1", { hermesHome: profiles[0]!.home });
 const sent: string[] = [];
 let turnNo = 0;
 /** Turns round-robin over the profiles until `until`; the memory tool's latencies. */
-async function phase(until: number): Promise<number[]> {
+async function phase(until: number): Promise<[number[], number[]]> {
   const toolMs: number[] = [];
+  // The host's event-loop lag: how late a 10 ms timer fires.
+  const lagMs: number[] = [];
+  let tick = performance.now();
+  const lag = setInterval(() => {
+    const now = performance.now();
+    lagMs.push(Math.max(0, now - tick - 10));
+    tick = now;
+  }, 10);
   const turns = (async () => {
     while (performance.now() < until) {
       const n = turnNo++;
@@ -125,7 +133,8 @@ async function phase(until: number): Promise<number[]> {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   await turns;
-  return toolMs;
+  clearInterval(lag);
+  return [toolMs, lagMs];
 }
 
 function p99(values: number[]): number {
@@ -137,7 +146,7 @@ function p99(values: number[]): number {
 }
 
 const result = await setup("quiet phase, then chaos", async () => {
-  const quiet = await phase(performance.now() + QUIET_S * 1000);
+  const [quiet, quietLag] = await phase(performance.now() + QUIET_S * 1000);
   const faults = [
     { status: 503 },
     { status: 429, retryAfter: "1" },
@@ -169,7 +178,7 @@ const result = await setup("quiet phase, then chaos", async () => {
       }
     }
   })();
-  const loud = await phase(performance.now() + CHAOS_S * 1000);
+  const [loud, loudLag] = await phase(performance.now() + CHAOS_S * 1000);
   chaos = false;
   await chaosLoop;
   server.clearFaults();
@@ -234,6 +243,8 @@ const result = await setup("quiet phase, then chaos", async () => {
     keptOnDisk: kept.length,
     quietP99: p99(quiet),
     chaosP99: p99(loud),
+    quietLagP99: p99(quietLag),
+    chaosLagP99: p99(loudLag),
   };
 });
 record("chaos.result", { ...result, seconds: CHAOS_S, profiles: PROFILES });
@@ -247,6 +258,9 @@ console.log(
     } ms, chaos ${result.chaosP99.toFixed(1)} ms = ${
       (result.chaosP99 / result.quietP99).toFixed(2)
     }× (goal ≤ 2×)`,
+    `  host event-loop lag p99: quiet ${
+      result.quietLagP99.toFixed(1)
+    } ms, chaos ${result.chaosLagP99.toFixed(1)} ms`,
   ].join("\n"),
 );
 

@@ -246,9 +246,17 @@ export interface SyncTurnOptions {
    * A stable key of this turn, set when the same turn may be handed over
    * again (`hermes memory import` re-run on the same transcript). A
    * provider that stores turns should store a turn whose key it already
-   * holds at most once. Absent for live turns.
+   * holds at most once. Absent for live turns, except when a supervising
+   * host hands a turn over again after the provider's process ended: then
+   * it is the turn's `writeId`.
    */
   turnId?: string;
+  /**
+   * The id a supervising host gave this accepted turn (sandboxed providers):
+   * a provider that stores turns durably keys the turn with it, so that the
+   * same turn handed over again (with `turnId` set to this id) is stored once.
+   */
+  writeId?: string;
 }
 
 /**

@@ -1,8 +1,10 @@
 // The one table of the provider contract's hooks: the manager's failure
 // logging, the worker's dispatch and the sandbox proxy are built from it.
 
-import type { LogLevel } from "./log.ts";
-import { MemoryProvider } from "./memory_provider.ts";
+import { log, type LogLevel } from "./log.ts";
+import { type DrainResult, MemoryProvider } from "./memory_provider.ts";
+import { redactText } from "./redact.ts";
+import { errorText } from "../_util/error_text.ts";
 
 /** How a hook crosses a sandbox boundary. */
 export type HookTransport = "call" | "cast";
@@ -106,4 +108,38 @@ export function providerHook<K extends ProviderHookName>(
     : (MemoryProvider.prototype as unknown as Record<string, unknown>)[
       name
     ]) as MemoryProvider[K];
+}
+
+/**
+ * Logs `Memory provider '<name>' <label> failed: <error>` (redacted) at the
+ * level the table gives the hook, with the stack where it says so; `stackOf`
+ * is the error whose stack is shown (a provider's own, before explaining).
+ */
+export function logProviderHookFailure(
+  provider: string,
+  hook: string,
+  error: unknown,
+  stackOf: unknown = error,
+): void {
+  const spec = isProviderHook(hook) ? TABLE[hook] : undefined;
+  let message = `Memory provider '${provider}' ${spec?.label ?? hook} failed: ${
+    redactText(errorText(error))
+  }`;
+  if (spec?.stack && stackOf instanceof Error && stackOf.stack) {
+    message += `\n${redactText(stackOf.stack)}`;
+  }
+  log(spec?.failureLevel ?? "warn", message);
+}
+
+/** A provider's drain answer, checked (anything else counts as not drained). */
+export function toDrainResult(value: unknown): DrainResult {
+  if (value === null || typeof value !== "object") return { drained: false };
+  const { drained, pending } = value as Record<string, unknown>;
+  const result: DrainResult = { drained: drained === true };
+  if (
+    typeof pending === "number" && Number.isInteger(pending) && pending >= 0
+  ) {
+    result.pending = pending;
+  }
+  return result;
 }

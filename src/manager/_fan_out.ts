@@ -8,15 +8,16 @@ import type {
   SessionSwitchOptions,
 } from "../core/memory_provider.ts";
 import {
-  PROVIDER_HOOKS,
+  logProviderHookFailure,
+  providerHook,
   type ProviderHookName,
+  toDrainResult,
 } from "../core/provider_hooks.ts";
-import { providerHook } from "../core/provider_hooks.ts";
 import { redactText } from "../core/redact.ts";
 import type { BackgroundQueue } from "./background_queue.ts";
 import { NOT_STARTED, type ShutdownDrainState } from "./manager_options.ts";
 import { errorText } from "../_util/error_text.ts";
-import { isRecord } from "../_util/is_record.ts";
+import { raceTimeout } from "../_util/race_timeout.ts";
 
 /** One registered provider; a busy flag stays set while its last bounded call is stuck. */
 export interface ProviderEntry {
@@ -76,8 +77,7 @@ export function logHookFailure(
   name: ProviderHookName,
   error: unknown,
 ): void {
-  const spec = PROVIDER_HOOKS[name];
-  logFailure(spec.failureLevel, entry, spec.label, error, spec.stack);
+  logProviderHookFailure(entry.name, name, error);
 }
 
 type Hook = (...args: unknown[]) => unknown;
@@ -182,18 +182,6 @@ export function bounded<T>(
   });
 }
 
-/** `pending`'s value, or `undefined` when it does not settle within `ms`; rejections propagate. */
-function raceTimeout<T>(
-  pending: Promise<T>,
-  ms: number,
-): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-  });
-  return Promise.race([pending, timeout]).finally(() => clearTimeout(timer));
-}
-
 /** Calls `drain(ms)` on every provider that defines it, in parallel; a failure counts as not drained. */
 export async function drainProviders(
   entries: readonly ProviderEntry[],
@@ -213,13 +201,9 @@ export async function drainProviders(
     } catch (error) {
       logHookFailure(entry, "drain", error);
     }
-    const report = isRecord(result) ? result : {};
-    if (report.drained !== true) undrained.push(entry.name);
-    if (
-      typeof report.pending === "number" &&
-      Number.isInteger(report.pending) &&
-      report.pending > 0
-    ) notDurable += report.pending;
+    const report = toDrainResult(result);
+    if (!report.drained) undrained.push(entry.name);
+    notDurable += report.pending ?? 0;
   }));
   return { undrained, notDurable };
 }

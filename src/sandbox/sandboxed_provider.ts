@@ -1,10 +1,11 @@
 // `SandboxedMemoryProvider`, a provider run in its own sandbox under exactly
-// its grant, and the process-wide cap on running sandboxes.
+// its grant and supervised by the host (restarted when its process ends, and
+// handed what it had not made durable), and the process-wide cap on running
+// sandboxes.
 
 import { join } from "../_util/path.ts";
 import { getHermesHomeOverride } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
-import { redactText } from "../core/redact.ts";
 import {
   type DrainResult,
   type InitializeOptions,
@@ -12,11 +13,14 @@ import {
   type ToolSchema,
 } from "../core/memory_provider.ts";
 import {
+  logProviderHookFailure,
   PROVIDER_HOOK_NAMES,
   PROVIDER_HOOKS,
   type ProviderHookName,
+  toDrainResult,
 } from "../core/provider_hooks.ts";
 import type { ProviderGrant, SandboxTarget } from "./grant.ts";
+import type { SkillRegistration } from "../core/plugin_context.ts";
 import { type DenialReporter, denialReporter } from "./denial.ts";
 import { scanProviderSources } from "./source_scan.ts";
 import { isMultiplexActive } from "../profile/secret_scope.ts";
@@ -36,12 +40,25 @@ import {
   serializeError,
   type WorkerMessage,
 } from "./worker_protocol.ts";
-import type { WorkerRpc } from "./worker_rpc.ts";
+import { ProviderWorkerStoppedError, type WorkerRpc } from "./worker_rpc.ts";
+import { KeptWrites } from "./kept_writes.ts";
+import { type Held, HeldCasts } from "./held_casts.ts";
 import { errorText } from "../_util/error_text.ts";
+import { raceTimeout } from "../_util/race_timeout.ts";
+import {
+  markUsed,
+  releaseSlot,
+  slotChanged,
+  type SlotHolder,
+  takeSlot,
+} from "./live_cap.ts";
+
+export { liveProviderCount, setMaxLiveProviders } from "./live_cap.ts";
 
 interface SandboxState {
-  rpc: WorkerRpc;
-  /** Starts the sandbox again (after a stop under the live cap). */
+  /** Its slot under the live cap (held while its process runs or starts). */
+  slot: SlotHolder;
+  /** Starts the sandbox and loads the provider (at the first call, after a pause or an end). */
   launch: () => Promise<Launched>;
   description: ProviderDescription;
   candidate: SandboxTarget;
@@ -52,45 +69,23 @@ interface SandboxState {
   shutdownTimeoutMs: number;
 }
 
+/** Failed starts in a row before the writes go to disk. */
+const MAX_RESTARTS = 3;
+/** Ends of a running process in a row with no write confirmed in between (a write that kills it) before the same. */
+const MAX_ENDS = 5;
+
+/** After giving up, a call starts the provider again once this long has passed. */
+const RETRY_AFTER_MS = 30_000;
+/** How soon after a write the host asks whether it is durable. */
+const CONFIRM_DELAY_MS = 100;
+
 const POSTED: Promise<void> = Promise.resolve();
 
-/** Running sandboxes, least recently used first. */
-const LIVE = new Set<SandboxedMemoryProvider>();
-let maxLive = Infinity;
-
-/**
- * Caps the number of provider sandboxes running at once in this process
- * (a gateway serving many profiles): at the cap the least recently used
- * idle one is drained, shut down and stopped, and restarts as before on its
- * next call. Busy sandboxes are never stopped, so the cap may be passed.
- *
- * @param limit The most running sandboxes (`Infinity`: no cap).
- * @throws {RangeError} When `limit` is not a positive integer or `Infinity`.
- *
- * @category Plugins: discovery, loading, permissions
- */
-export function setMaxLiveProviders(limit: number): void {
-  if (!(limit === Infinity || (Number.isInteger(limit) && limit >= 1))) {
-    throw new RangeError(
-      `The live provider cap must be a whole number of at least 1 (or Infinity), not ${limit}`,
-    );
-  }
-  maxLive = limit;
-}
-
-/** Marks a running sandbox most recently used. */
-function markUsed(provider: SandboxedMemoryProvider): void {
-  if (LIVE.delete(provider)) LIVE.add(provider);
-}
-
-/**
- * How many provider sandboxes run in this process now.
- *
- * @category Plugins: discovery, loading, permissions
- */
-export function liveProviderCount(): number {
-  return LIVE.size;
-}
+/** What a provider's code offered at its first load, by code and settings: later loads start nothing. */
+const DESCRIPTIONS = new Map<
+  string,
+  { description: ProviderDescription | null; skills: SkillRegistration[] }
+>();
 
 /** Hooks the class defines itself; every other hook is forwarded as the table says. */
 const OWN_HOOKS: ReadonlySet<ProviderHookName> = new Set([
@@ -103,25 +98,35 @@ const OWN_HOOKS: ReadonlySet<ProviderHookName> = new Set([
 ]);
 
 /**
- * A memory provider running in a permission-confined worker; the host
- * sees an ordinary {@linkcode MemoryProvider}.
+ * A memory provider running in a permission-confined sandbox process that
+ * the host supervises; the host sees an ordinary {@linkcode MemoryProvider}.
+ * The process starts at the first call; when it ends for any reason it is
+ * started again and handed every accepted write it had not reported durable.
  *
  * @category Plugins: discovery, loading, permissions
  */
 export class SandboxedMemoryProvider extends MemoryProvider {
   #state: SandboxState;
   #schemas: ToolSchema[] | null;
+  /** The running sandbox, set once started and handed what was held. */
+  #rpc: WorkerRpc | undefined;
+  #starting: Promise<WorkerRpc> | undefined;
+  #pausing: Promise<void> | undefined;
   #shutdown: Promise<void> | undefined;
-  /** Casts posted that no drain has seen finish yet. */
-  #unconfirmed = 0;
-  /** Stopped under the live cap; starts again on the next call. */
-  #suspended = false;
-  #suspending: Promise<void> | undefined;
-  #resuming: Promise<void> | undefined;
-  /** Casts waiting for the sandbox to start again, in order. */
-  #castChain: Promise<void> = POSTED;
-  #queuedCasts = 0;
-  /** The arguments of the last `initialize`, replayed after a restart. */
+  /** Why it stopped for good (shut down or terminated). */
+  #closed: string | undefined;
+  /** Why restarts were given up (writes then wait on disk), until `#retryAt`. */
+  #gaveUp: string | undefined;
+  #retryAt = 0;
+  /** Failed starts in a row; ends since the last confirmed write. */
+  #failures = 0;
+  #ends = 0;
+  /** Held casts by sequence number, in order. */
+  #held = new HeldCasts();
+  #confirmTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Write ids also in the file of kept writes; disk updates run in order. */
+  #kept: KeptWrites;
+  /** The arguments of the last `initialize`, replayed at each start. */
   #initialized: [string, string, InitializeOptions] | undefined;
 
   /** The provider's checkpoint API version, read at load. */
@@ -150,10 +155,12 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   /** Use {@linkcode SandboxedMemoryProvider.start}. */
-  private constructor(state: SandboxState) {
+  private constructor(state: SandboxState, rpc: WorkerRpc | undefined) {
     super();
     this.#state = state;
-    this.#schemas = state.description.toolSchemas as ToolSchema[] | null;
+    this.#rpc = rpc;
+    this.#kept = new KeptWrites(state.grant.hermesHome, this.name);
+    this.#schemas = rpc ? state.description.toolSchemas as ToolSchema[] : null;
     this.preCompressCheckpointApiVersion = state.description.apiVersion;
     const self = this as unknown as Record<string, unknown>;
     for (const name of state.description.optional) {
@@ -167,8 +174,10 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * Starts a worker with the grant's permissions (its data directory created
-   * first), loads the provider in it and returns the host-side proxy.
+   * Checks and prepares a provider (its data directory created first); the
+   * first load of its code and settings in this process starts its sandbox to
+   * learn what it offers, later loads start nothing until their first call.
+   * Writes kept on disk by an earlier host are handed over at once.
    *
    * @returns The proxy, or `null` when the module offers no provider.
    * @throws {Error} When the worker cannot start or the module fails to
@@ -197,23 +206,52 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     const callbacks = new Map<string, (...args: unknown[]) => unknown>();
     // Set once loaded; cast failures can only arrive after that.
     const loaded: { proxy?: SandboxedMemoryProvider } = {};
+    const slot: SlotHolder = {
+      idle: () => loaded.proxy !== undefined && loaded.proxy.#idle(),
+      pause: () => loaded.proxy ? loaded.proxy.#pause() : POSTED,
+    };
     const early: WorkerMessage[] = [];
     const callTimeoutMs = options.callTimeoutMs ?? 30_000;
-    const launch = sandboxLauncher(candidate, options, framework, {
-      denials,
-      event: (message) => {
-        if (loaded.proxy) loaded.proxy.#onEvent(message);
-        else early.push(message);
+    // Skills are registered by the first load of the code; later loads replay them.
+    const skills: SkillRegistration[] = [];
+    const onSkill = (skill: SkillRegistration) => {
+      skills.push(skill);
+      options.onSkill?.(skill);
+    };
+    const launch = sandboxLauncher(
+      candidate,
+      { ...options, onSkill },
+      framework,
+      {
+        denials,
+        event: (message) => {
+          if (loaded.proxy) loaded.proxy.#onEvent(message);
+          else early.push(message);
+        },
+        stopped: () => {
+          if (loaded.proxy) loaded.proxy.#onStopped();
+        },
       },
-      stopped: () => {
-        if (loaded.proxy) LIVE.delete(loaded.proxy);
-      },
-    });
-    await SandboxedMemoryProvider.#makeRoom(undefined);
-    const { rpc, description } = await launch();
-    if (description === null) return null;
+    );
+    const code = `${candidate.specifier} ${candidate.name} ${framework}`;
+    const key = `${code} ${JSON.stringify(options.config ?? {})}`;
+    const known = DESCRIPTIONS.get(key);
+    let description = known?.description;
+    let rpc: WorkerRpc | undefined;
+    if (known === undefined) {
+      await takeSlot(slot, callTimeoutMs, candidate.name);
+      try {
+        ({ rpc, description } = await launch());
+      } finally {
+        if (!rpc || description === null) releaseSlot(slot);
+      }
+      DESCRIPTIONS.set(key, { description: description!, skills: [...skills] });
+    } else {
+      for (const skill of known.skills) options.onSkill?.(skill);
+    }
+    if (description == null) return null;
     const proxy = new SandboxedMemoryProvider({
-      rpc,
+      slot,
       description,
       candidate,
       grant,
@@ -222,10 +260,10 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       callTimeoutMs,
       shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
       launch,
-    });
-    LIVE.add(proxy);
+    }, rpc);
     loaded.proxy = proxy;
     for (const message of early.splice(0)) proxy.#onEvent(message);
+    if (options.createDataDir !== false) await proxy.#adoptKept();
     return proxy;
   }
 
@@ -234,9 +272,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return this.#state.description.name;
   }
 
-  /** The sandbox process's id while it runs (`undefined` for a worker, or while paused). */
+  /** The sandbox process's id while it runs (`undefined` for a worker, or while not running). */
   get pid(): number | undefined {
-    return this.#suspended ? undefined : this.#state.rpc.pid;
+    return this.#running()?.pid;
   }
 
   /** The grant the worker runs with. */
@@ -249,122 +287,198 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return this.#state.candidate;
   }
 
-  /** Why the sandbox stopped for good; `undefined` while it runs or is paused. */
+  /** Why the sandbox stopped for good, or why restarts were given up; `undefined` otherwise. */
   get stopped(): string | undefined {
-    return this.#suspended ? undefined : this.#state.rpc.stopped;
+    return this.#closed ?? this.#gaveUp;
   }
 
-  /** Stops LRU idle sandboxes until one more may start. */
-  static async #makeRoom(
-    except: SandboxedMemoryProvider | undefined,
-  ): Promise<void> {
-    while (LIVE.size >= maxLive) {
-      let victim: SandboxedMemoryProvider | undefined;
-      for (const p of LIVE) {
-        if (p !== except && p.#idle()) {
-          victim = p;
-          break;
-        }
-      }
-      if (victim === undefined) return;
-      await victim.#suspend();
-    }
+  /** Accepted writes the provider has not reported durable yet (held in memory, or on disk). */
+  get pendingWrites(): number {
+    return this.#held.writes.length;
   }
 
   #idle(): boolean {
-    return !this.#state.rpc.busy && this.#resuming === undefined &&
-      this.#suspending === undefined && this.#queuedCasts === 0 &&
-      this.#shutdown === undefined && !this.#suspended &&
-      this.#state.rpc.stopped === undefined;
+    const busy = this.#running()?.busy ?? true;
+    return !busy && this.#starting === undefined && !this.#shutdown;
   }
 
-  /** Drains, shuts the provider down and ends its sandbox, to resume later. */
-  #suspend(): Promise<void> {
-    this.#suspending ??= (async () => {
-      LIVE.delete(this);
-      const state = this.#state;
-      const rpc = state.rpc;
-      const timeoutMs = state.shutdownTimeoutMs;
-      // Paused on behalf of another provider's call, maybe another
-      // profile's: its own home, and nobody's secrets.
-      const context: CallContext = {
-        hermesHome: state.grant.hermesHome,
-        multiplex: isMultiplexActive(),
-      };
-      const call = (method: string, args: unknown[]) =>
-        rpc.request(
-          { t: "call", method, args, context },
-          { timeoutMs, label: method },
-        );
+  /** The running sandbox, or `undefined` while none runs or it is being paused. */
+  #running(): WorkerRpc | undefined {
+    return this.#pausing || this.#rpc?.stopped ? undefined : this.#rpc;
+  }
+
+  /** Makes what was sent durable, shuts the provider down and ends its process, to start again later. */
+  #pause(): Promise<void> {
+    this.#pausing ??= (async () => {
+      const rpc = this.#rpc!;
+      const timeoutMs = this.#state.shutdownTimeoutMs;
       try {
-        // Every cast posted so far has run; new ones wait for the restart.
-        const posted = this.#unconfirmed;
-        await rpc.request({ t: "drain" }, { timeoutMs, label: "drain" });
-        this.#unconfirmed -= posted;
-      } catch (error) {
-        // Not drained: it keeps running rather than lose a write.
-        log(
-          "debug",
-          `Memory provider '${this.name}' was not paused: ${errorText(error)}`,
-        );
-        if (rpc.stopped === undefined) LIVE.add(this);
-        this.#suspending = undefined;
-        return;
-      }
-      try {
-        if (state.description.optional.includes("drain")) {
-          await call("drain", [timeoutMs]);
+        // Whatever is not confirmed stays held and goes to the next process.
+        if ((await this.#confirm(rpc, timeoutMs)).drained) {
+          await this.#request(rpc, "shutdown", [], timeoutMs);
         }
-        await call("shutdown", []);
       } catch (error) {
-        log(
-          "debug",
-          `Memory provider '${this.name}' pause failed: ${errorText(error)}`,
-        );
+        this.#debug(error);
       } finally {
-        if (state.rpc.stopped === undefined) {
-          state.rpc.terminate("it was paused under the live provider cap");
-          this.#suspended = true;
-        }
-        this.#suspending = undefined;
+        rpc.terminate("it was paused under the live provider cap");
+        this.#release();
       }
-    })();
-    return this.#suspending;
+    })().finally(() => this.#pausing = undefined);
+    return this.#pausing;
   }
 
-  /** The running sandbox: started again first when it was paused. */
+  /** The running sandbox: started first (under the cap) when none runs. */
   async #live(): Promise<WorkerRpc> {
-    if (this.#suspending !== undefined) await this.#suspending;
-    if (this.#suspended) {
-      this.#resuming ??= this.#resume().finally(() => {
-        this.#resuming = undefined;
-      });
-      await this.#resuming;
-    } else markUsed(this);
-    return this.#state.rpc;
+    while (this.#pausing !== undefined) await this.#pausing;
+    const rpc = this.#running();
+    if (rpc !== undefined) {
+      markUsed(this.#state.slot);
+      return rpc;
+    }
+    if (this.#closed !== undefined) throw this.#stoppedError(this.#closed);
+    this.#starting ??= this.#start().finally(() => this.#starting = undefined);
+    return await this.#starting;
   }
 
-  async #resume(): Promise<void> {
-    await SandboxedMemoryProvider.#makeRoom(this);
-    if (!this.#suspended) return;
-    const { rpc, description } = await this.#state.launch();
-    if (description === null) {
-      throw new Error(
-        `Memory provider '${this.name}' offered no provider when started again`,
+  /** Starts the sandbox (with backoff), initializes it as before and hands it every held cast, in order. */
+  async #start(): Promise<WorkerRpc> {
+    const state = this.#state;
+    for (;;) {
+      const gaveUp = this.#gaveUp;
+      if (gaveUp && performance.now() < this.#retryAt) {
+        throw this.#stoppedError(gaveUp);
+      } else if (gaveUp) this.#failures = MAX_RESTARTS - 1;
+      // Backoff: 0, 200, 800, then 1000 ms.
+      const wait = Math.min(1000, 200 * (this.#failures + this.#ends) ** 2);
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      const timeoutMs = state.callTimeoutMs;
+      await takeSlot(state.slot, timeoutMs, this.name);
+      let rpc: WorkerRpc | undefined;
+      try {
+        const launched = await state.launch();
+        rpc = launched.rpc;
+        if (launched.description === null) {
+          throw new Error("it offered no provider when started again");
+        }
+        if (this.#initialized !== undefined) {
+          const [method, ...args] = this.#initialized;
+          await this.#request(rpc, method, args, timeoutMs, this.#context());
+        }
+        if (this.#closed !== undefined) throw this.#stoppedError(this.#closed);
+        // Synchronous from here: a cast posted meanwhile is held, so it
+        // follows everything held before it.
+        for (const held of this.#held.values()) this.#post(rpc, held);
+        this.#held.unsent = this.#failures = 0;
+        this.#rpc = rpc;
+        this.#gaveUp = undefined;
+        if (this.#held.size > 0) this.#confirmSoon();
+        return rpc;
+      } catch (error) {
+        rpc?.terminate("its start failed");
+        this.#release();
+        if (this.#closed !== undefined) throw error;
+        const why = errorText(error);
+        if (++this.#failures >= MAX_RESTARTS) {
+          this.#giveUp(
+            `it could not be started again (${MAX_RESTARTS} attempts in a row; last: ${why})`,
+          );
+          throw this.#stoppedError(this.#gaveUp!);
+        }
+        log("debug", `Memory provider '${this.name}' did not start: ${why}`);
+      }
+    }
+  }
+
+  /** The process ended on its own (killed, crashed, out of memory, stuck): start again when something waits. */
+  #onStopped(): void {
+    const rpc = this.#rpc;
+    if (rpc === undefined || rpc.stopped === undefined) return;
+    this.#release();
+    if (this.#closed !== undefined || this.#pausing !== undefined) return;
+    if (++this.#ends >= MAX_ENDS) {
+      this.#giveUp(
+        `it ended ${MAX_ENDS} times in a row before it reported a write durable (last: ${rpc.stopped})`,
       );
+    } else if (this.#held.size > 0) this.#wake();
+  }
+
+  /** Starts the sandbox in the background to hand over what is held. */
+  #wake(): void {
+    if (this.#gaveUp !== undefined && performance.now() < this.#retryAt) return;
+    this.#live().catch(this.#debug);
+  }
+
+  #debug = (error: unknown): void => {
+    log("debug", `Memory provider '${this.name}': ${errorText(error)}`);
+  };
+
+  /** Stops restarting for a while; the held writes go to disk, to the next start of the provider in any host. */
+  #giveUp(reason: string): void {
+    this.#gaveUp = reason;
+    this.#failures = this.#ends = 0;
+    this.#retryAt = performance.now() + RETRY_AFTER_MS;
+    this.#held.dropCasts();
+    this.#kept.keep(this.#held.writes, this.#gaveUp);
+  }
+
+  /** Takes over writes an earlier host kept on disk for this provider and hands them over. */
+  async #adoptKept(): Promise<void> {
+    const writes = await this.#kept.adopt();
+    this.#held.adopt(writes, this.#context());
+    const rpc = this.#running();
+    if (writes.length === 0) return;
+    if (rpc === undefined) return this.#wake();
+    for (const held of this.#held.values()) this.#post(rpc, held);
+    this.#confirmSoon();
+  }
+
+  /** Posts a held cast; a write sent before goes again with `turnId` (its id), so it is stored once. */
+  #post(rpc: WorkerRpc, held: Held): void {
+    const { method, context } = held;
+    try {
+      rpc.cast({ t: "cast", method, args: this.#held.argsOf(held), context });
+      this.#held.posted(held, true);
+    } catch (error) {
+      // Held for the next process; a write that cannot be posted is dropped.
+      if (error instanceof ProviderWorkerStoppedError) return;
+      this.#held.posted(held, false);
+      const explained = this.#state.denials.explain(error);
+      this.#logCastFailure(method, serializeError(explained));
     }
-    this.#state.rpc = rpc;
-    this.#suspended = false;
-    LIVE.add(this);
-    if (this.#initialized !== undefined) {
-      const [method, sessionId, options] = this.#initialized;
-      await rpc.request({
-        t: "call",
-        method,
-        args: [sessionId, options],
-        context: this.#context(),
-      }, { timeoutMs: this.#state.callTimeoutMs, label: method });
+  }
+
+  /**
+   * Asks the provider whether everything sent to `rpc` is durable (every cast
+   * run, then its own `drain()`); forgets the writes it confirms.
+   */
+  async #confirm(rpc: WorkerRpc, timeoutMs?: number): Promise<DrainResult> {
+    const upTo = this.#held.last;
+    const started = performance.now();
+    const bound = { timeoutMs: timeoutMs ?? Infinity, label: "drain" };
+    await rpc.request({ t: "drain" }, bound);
+    let result: DrainResult = { drained: true };
+    if (this.#state.description.optional.includes("drain")) {
+      const left = timeoutMs === undefined
+        ? this.#state.callTimeoutMs
+        : Math.max(1, timeoutMs - (performance.now() - started));
+      result = toDrainResult(await this.#request(rpc, "drain", [left], left));
     }
+    if (!result.drained || rpc !== this.#rpc) return result;
+    this.#ends = 0;
+    this.#kept.forget(this.#held.confirm(upTo));
+    return result;
+  }
+
+  /** Confirms the writes just sent, shortly (one drain for a burst). */
+  #confirmSoon(): void {
+    if (this.#confirmTimer !== undefined) return;
+    this.#confirmTimer = setTimeout(() => {
+      this.#confirmTimer = undefined;
+      const rpc = this.#running();
+      const ms = this.#state.callTimeoutMs;
+      if (rpc && this.#held.size) this.#confirm(rpc, ms).catch(this.#debug);
+    }, CONFIRM_DELAY_MS);
+    Deno.unrefTimer(this.#confirmTimer);
   }
 
   /** A worker event after load: log line, cast failure, callback, denial. */
@@ -403,132 +517,122 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return context;
   }
 
+  /** Calls a hook on `rpc` directly; by default in the provider's own home with nobody's secrets (what the host does on its own). */
+  #request(
+    rpc: WorkerRpc,
+    method: string,
+    args: unknown[],
+    timeoutMs: number,
+    context?: CallContext,
+  ): Promise<never> {
+    context ??= {
+      hermesHome: this.#state.grant.hermesHome,
+      multiplex: isMultiplexActive(),
+    };
+    const request = { t: "call" as const, method, args, context };
+    return rpc.request(request, { timeoutMs, label: method }) as Promise<never>;
+  }
+
   async #call(
     method: string,
     args: unknown[],
     timeoutMs: number = this.#state.callTimeoutMs,
   ): Promise<never> {
+    const context = this.#context();
     try {
-      if (this.#queuedCasts > 0) await this.#castChain;
-      const rpc = this.#suspended || this.#suspending !== undefined ||
-          this.#resuming !== undefined
-        ? await this.#live()
-        : this.#touch();
-      return await rpc.request(
-        { t: "call", method, args, context: this.#context() },
-        { timeoutMs, label: method },
-      ) as never;
+      for (let attempt = 0;; attempt++) {
+        const rpc = this.#running() ?? await this.#live();
+        markUsed(this.#state.slot);
+        try {
+          const answer = this.#request(rpc, method, args, timeoutMs, context);
+          const value = await answer;
+          this.#ends = 0; // It answers: not a write that kills it.
+          return value;
+        } catch (error) {
+          // The process ended under the call: once more on the next one,
+          // unless a tool call (it may have acted already).
+          if (
+            !(error instanceof ProviderWorkerStoppedError) || attempt > 0 ||
+            method === "handleToolCall" || rpc.stopped === undefined ||
+            this.#closed !== undefined
+          ) throw error;
+        }
+      }
     } catch (error) {
       throw this.#state.denials.explain(error);
+    } finally {
+      slotChanged();
     }
   }
 
-  /** Posts a void hook one-way; rejects only when it cannot be posted. */
+  /**
+   * Posts a hook one-way; a write is held until the provider reports it
+   * durable. Rejects only when it cannot be posted.
+   */
   #cast(method: string, args: unknown[]): Promise<void> {
-    const request = {
-      t: "cast" as const,
-      method,
-      args,
-      context: this.#context(),
-    };
-    if (
-      this.#suspended || this.#suspending !== undefined ||
-      this.#resuming !== undefined || this.#queuedCasts > 0
-    ) {
-      // Paused under the live cap: posted, in order, once it runs again.
-      this.#queuedCasts++;
-      this.#unconfirmed++;
-      this.#castChain = this.#castChain.then(async () => {
-        try {
-          (await this.#live()).cast(request);
-        } catch (error) {
-          this.#unconfirmed--;
-          this.#logCastFailure(
-            method,
-            serializeError(this.#state.denials.explain(error)),
-          );
-        } finally {
-          this.#queuedCasts--;
-        }
-      });
-      return POSTED;
-    }
+    if (this.#closed) return Promise.reject(this.#stoppedError(this.#closed));
+    const held = this.#held.next(method, args, this.#context());
+    const rpc = this.#held.unsent === 0 ? this.#running() : undefined;
     try {
-      this.#touch().cast(request);
+      rpc?.cast({ t: "cast", method, args: held.args, context: held.context });
+      held.sent = rpc !== undefined;
+      if (rpc !== undefined) markUsed(this.#state.slot);
     } catch (error) {
-      return Promise.reject(this.#state.denials.explain(error));
+      if (!(error instanceof ProviderWorkerStoppedError)) {
+        return Promise.reject(this.#state.denials.explain(error));
+      }
     }
-    this.#unconfirmed++;
+    if (held.wid === undefined && (held.sent || this.#gaveUp)) return POSTED;
+    this.#held.hold(held);
+    if (this.#gaveUp) this.#kept.keep(this.#held.writes, this.#gaveUp);
+    held.sent ? this.#confirmSoon() : this.#wake();
     return POSTED;
   }
 
-  /** The running sandbox, marked most recently used. */
-  #touch(): WorkerRpc {
-    markUsed(this);
-    return this.#state.rpc;
+  #stoppedError(reason: string): ProviderWorkerStoppedError {
+    return new ProviderWorkerStoppedError(this.name, reason);
   }
 
   /** Logs a failed cast exactly as the memory manager logs that hook. */
   #logCastFailure(method: string, serialized: SerializedError): void {
-    const spec = Object.hasOwn(PROVIDER_HOOKS, method)
-      ? PROVIDER_HOOKS[method as ProviderHookName]
-      : undefined;
     const error = reviveError(serialized);
-    const explained = this.#state.denials.explain(error) as Error;
-    let message = `Memory provider '${this.name}' ${
-      spec?.label ?? method
-    } failed: ${redactText(explained.message)}`;
-    if (spec?.stack && error.stack) {
-      message += `\n${redactText(error.stack)}`;
-    }
-    log(spec?.failureLevel ?? "warn", message);
+    const explained = this.#state.denials.explain(error);
+    logProviderHookFailure(this.name, method, explained, error);
   }
 
   /**
-   * Waits until every cast posted before this call has finished in the
-   * worker (or was abandoned after `castTimeoutMs`), then for the
-   * provider's own `drain()`, if any, with the time left.
+   * Waits until every write accepted before this call is durable: the
+   * sandbox started again when it ended, each cast run, then the provider's
+   * own `drain()`, if any, with the time left.
    *
    * @param timeoutMs How long to wait at most; without limit when omitted.
-   * @returns `drained: false` on timeout, or when the worker is gone with
-   * casts it may not have run (`pending` counts them).
+   * @returns `drained: false` on timeout, or when writes wait for a start
+   * (`pending` counts them: on disk when the provider cannot start).
    */
   override async drain(timeoutMs?: number): Promise<DrainResult> {
-    const state = this.#state;
-    const ownDrain = state.description.optional.includes("drain");
-    if (this.#queuedCasts > 0) await this.#castChain;
-    if (this.#suspended && this.#queuedCasts === 0) {
-      // Paused under the live cap: drained and shut down when paused.
-      return { drained: true };
+    const deadline = performance.now() + (timeoutMs ?? Infinity);
+    const left = () => Math.max(1, deadline - performance.now());
+    let result: DrainResult = { drained: false };
+    for (let n = 0; n <= MAX_RESTARTS && !this.stopped; n++) {
+      if (this.#held.size === 0 && !this.#running()) return { drained: true };
+      try {
+        const rpc = await raceTimeout(this.#live(), left());
+        const ms = timeoutMs === undefined ? undefined : left();
+        if (rpc !== undefined) result = await this.#confirm(rpc, ms);
+        break;
+      } catch (error) {
+        if (error instanceof ProviderWorkerStoppedError) continue;
+        this.#debug(error);
+        break;
+      }
     }
-    if (state.rpc.stopped !== undefined) {
-      const pending = this.#unconfirmed;
-      return pending === 0 && !ownDrain
-        ? { drained: true, pending: 0 }
-        : { drained: false, ...(pending > 0 ? { pending } : {}) };
-    }
-    const started = performance.now();
-    const posted = this.#unconfirmed;
-    try {
-      await state.rpc.request({ t: "drain" }, {
-        timeoutMs: timeoutMs ?? Infinity,
-        label: "drain",
-      });
-      this.#unconfirmed -= posted;
-      if (!ownDrain) return { drained: true };
-      const left = timeoutMs === undefined
-        ? state.callTimeoutMs
-        : Math.max(1, timeoutMs - (performance.now() - started));
-      return toDrainResult(
-        await this.#call("drain", [timeoutMs ?? left], left),
-      );
-    } catch (error) {
-      log(
-        "debug",
-        `Memory provider '${this.name}' drain failed: ${errorText(error)}`,
-      );
-      return { drained: false };
-    }
+    if (result.drained) return result;
+    const pending = result.pending ?? this.pendingWrites;
+    // Ended with nothing it may have lost: nothing is pending.
+    return this.stopped !== undefined && pending === 0 &&
+        !this.#state.description.optional.includes("drain")
+      ? { drained: true, pending: 0 }
+      : { drained: false, ...(pending > 0 ? { pending } : {}) };
   }
 
   /** Whether the provider can run (no network by contract). */
@@ -537,25 +641,16 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   /** Initializes the provider (callbacks run on the host), then refetches the tool schemas. */
-  async initialize(
-    sessionId: string,
-    options: InitializeOptions,
-  ): Promise<void> {
-    const marshaled = this.#marshal(options);
-    this.#initialized = ["initialize", sessionId, marshaled];
-    await this.#call("initialize", [sessionId, marshaled]);
-    await this.#refresh();
+  initialize(sessionId: string, options: InitializeOptions): Promise<void> {
+    return this.#init("initialize", sessionId, options);
   }
 
   /** Side-effect-free initialization for inspection. */
-  override async initializeForInspection(
+  override initializeForInspection(
     sessionId: string,
     options: InitializeOptions,
   ): Promise<void> {
-    const marshaled = this.#marshal(options);
-    this.#initialized = ["initializeForInspection", sessionId, marshaled];
-    await this.#call("initializeForInspection", [sessionId, marshaled]);
-    await this.#refresh();
+    return this.#init("initializeForInspection", sessionId, options);
   }
 
   /** The tool schemas (cached from load and `initialize`). */
@@ -564,13 +659,19 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     return this.#call("getToolSchemas", []);
   }
 
-  async #refresh(): Promise<void> {
-    try {
-      const d = await this.#call("__describe", []) as ProviderDescription;
-      this.#schemas = d.toolSchemas as ToolSchema[] | null;
-    } catch {
-      this.#schemas = null;
-    }
+  /** Runs `method` (replayed at each start), then refetches the tool schemas. */
+  async #init(
+    method: string,
+    sessionId: string,
+    options: InitializeOptions,
+  ): Promise<void> {
+    const marshaled = this.#marshal(options);
+    await this.#call(method, [sessionId, marshaled]);
+    this.#initialized = [method, sessionId, marshaled];
+    const d = await this.#call("__describe", []).catch(() => null);
+    this.#schemas = (d as ProviderDescription | null)?.toolSchemas as
+      | ToolSchema[]
+      | null ?? null;
   }
 
   #marshal(options: InitializeOptions): InitializeOptions {
@@ -590,10 +691,11 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   }
 
   /**
-   * Drains the worker's queued casts, calls the provider's `shutdown`
-   * (skipped with a warning when the casts overrun: it would wait behind
-   * them), then terminates the worker, within `shutdownTimeoutMs`.
-   * Concurrent calls share one shutdown.
+   * Makes the accepted writes durable, calls the provider's `shutdown`
+   * (skipped with a warning when they overrun: it would wait behind them),
+   * then ends the sandbox, within `shutdownTimeoutMs`; writes still not
+   * durable are kept on disk for the provider's next start. Concurrent
+   * calls share one shutdown.
    */
   override shutdown(): Promise<void> {
     this.#shutdown ??= this.#shutdownOnce();
@@ -602,69 +704,53 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   async #shutdownOnce(): Promise<void> {
     const state = this.#state;
-    if (this.#queuedCasts > 0) {
-      try {
-        await this.#castChain;
-      } catch {
-        // Logged per cast.
-      }
-    }
-    if (this.#suspending !== undefined) await this.#suspending;
-    if (this.#resuming !== undefined) {
-      await this.#resuming.catch(() => {});
-    }
-    LIVE.delete(this);
-    if (this.#suspended) {
-      // Already drained and shut down when it was paused.
-      this.#suspended = false;
-      return;
-    }
-    if (state.rpc.stopped !== undefined) return;
-    const started = performance.now();
+    if (this.#starting !== undefined) await this.#starting.catch(() => {});
+    if (this.#pausing !== undefined) await this.#pausing;
+    const budget = state.shutdownTimeoutMs;
+    const deadline = performance.now() + budget;
+    let why = "was shut down";
     try {
-      if (!(await this.drain(state.shutdownTimeoutMs)).drained) {
-        if (state.rpc.stopped === undefined) {
-          log(
-            "warn",
-            `Memory provider '${this.name}' did not finish its queued hooks within ${state.shutdownTimeoutMs} ms; its worker is terminated without them`,
-          );
+      if (this.stopped !== undefined) return;
+      const drained = (await this.drain(budget)).drained;
+      const rpc = this.#running();
+      if (rpc !== undefined && !drained) {
+        why =
+          `did not finish its queued hooks within ${budget} ms and was stopped`;
+        if (this.pendingWrites === 0) {
+          log("warn", `Memory provider '${this.name}' ${why}`);
         }
-        return;
+      } else if (rpc !== undefined) {
+        const left = Math.max(1, deadline - performance.now());
+        await this.#request(rpc, "shutdown", [], left, this.#context());
       }
-      const left = state.shutdownTimeoutMs - (performance.now() - started);
-      await this.#call("shutdown", [], Math.max(1, left));
     } catch (error) {
-      log(
-        "debug",
-        `Memory provider '${this.name}' shutdown failed: ${errorText(error)}`,
-      );
+      log("debug", `Memory provider '${this.name}': ${errorText(error)}`);
     } finally {
-      state.rpc.terminate("it was shut down");
+      this.#stop("it was shut down");
+      await this.#kept.keep(this.#held.writes, why);
     }
   }
 
-  /** Terminates the worker at once, without calling the provider. */
+  #stop(reason: string): void {
+    this.#closed ??= reason;
+    clearTimeout(this.#confirmTimer);
+    this.#rpc?.terminate(reason);
+    this.#release();
+  }
+
+  /** Frees the slot of a sandbox that ended. */
+  #release(): void {
+    this.#rpc = undefined;
+    releaseSlot(this.#state.slot);
+  }
+
+  /** Ends the sandbox at once, without calling the provider. */
   terminate(): void {
-    LIVE.delete(this);
-    this.#suspended = false;
-    this.#state.rpc.terminate("it was terminated");
+    this.#stop("it was terminated");
   }
 
   /** Shuts the provider down (for `await using`). */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.shutdown();
   }
-}
-
-/** A drain answer from the worker, checked (anything else counts as not drained). */
-function toDrainResult(value: unknown): DrainResult {
-  if (value === null || typeof value !== "object") return { drained: false };
-  const { drained, pending } = value as Record<string, unknown>;
-  const result: DrainResult = { drained: drained === true };
-  if (
-    typeof pending === "number" && Number.isInteger(pending) && pending >= 0
-  ) {
-    result.pending = pending;
-  }
-  return result;
 }

@@ -302,9 +302,17 @@ Deno.test("a hung cast never blocks the host: later calls time out and shutdown 
   const took = performance.now() - started;
   assert.ok(took < 3000, `shutdown took ${took} ms`);
   assert.equal(provider.stopped, "it was shut down");
+  // Nothing accepted is dropped: both turns wait on disk for the next start.
+  const kept = join(h.home, "pending_writes", "casts.json");
   assert.deepEqual(logs.at("warn"), [
-    "Memory provider 'casts' did not finish its queued hooks within 300 ms; its worker is terminated without them",
+    `Memory provider 'casts' did not finish its queued hooks within 300 ms and was stopped: 2 accepted write(s) it did not report durable are kept in ${kept} and handed over when it next starts`,
   ]);
+  const file = JSON.parse(await Deno.readTextFile(kept));
+  assert.deepEqual(file.writes.map((w: { args: string[] }) => w.args[0]), [
+    "hang",
+    "later",
+  ]);
+  assert.equal((await Deno.stat(kept)).mode! & 0o777, 0o600);
   await assert.rejects(async () => await provider.syncTurn("gone", "", {}), {
     name: "ProviderWorkerStoppedError",
   });

@@ -306,11 +306,13 @@ Deno.test("explainDenial() leaves other errors untouched", () => {
   );
 });
 
-Deno.test("SandboxedMemoryProvider kills a busy-looping sandbox process and rejects every later call", async () => {
+Deno.test("SandboxedMemoryProvider kills a busy-looping sandbox process, restarts it a bounded number of times, then keeps the write on disk", async () => {
   // Runs in a library host started with only --allow-read, --allow-write,
   // --allow-env and --allow-run. syncTurn is posted one-way, so it returns
-  // at once; the next call is what notices the stuck sandbox. The sandbox
-  // process is killed: nothing keeps spinning.
+  // at once; the next call is what notices the stuck sandbox. Each new
+  // process is handed the turn again and spins again: after 5 ends in a row
+  // with no write made durable the host stops restarting, keeps the turns
+  // on disk and fails fast.
   await using h = await tempHome();
   await installFixture(h.plugins, "hang");
   const source = `
@@ -325,9 +327,12 @@ const out = {};
 try { await p.syncTurn("spin", "", {}); out.cast = "posted"; } catch (e) { out.cast = e.message; }
 const started = performance.now();
 try { await p.systemPromptBlock(); } catch (e) { out.first = e.message; }
-out.ms = Math.round(performance.now() - started);
 try { await p.systemPromptBlock(); } catch (e) { out.second = e.message; }
-try { await p.syncTurn("again", "", {}); } catch (e) { out.third = e.message; }
+out.ms = Math.round(performance.now() - started);
+try { await p.syncTurn("again", "", {}); out.third = "posted"; } catch (e) { out.third = e.message; }
+out.drain = await p.drain(30000);
+try { await p.systemPromptBlock(); } catch (e) { out.fourth = e.message; }
+await p.shutdown();
 console.log(JSON.stringify(out));
 Deno.exit(0);
 `;
@@ -343,17 +348,28 @@ Deno.exit(0);
   });
   assert.equal(run.code, 0, run.stderr);
   const out = JSON.parse(run.stdout);
-  const stopped =
-    "Memory provider 'hang' is not running: its sandbox process stopped responding for 300 ms of CPU time (a busy loop?) and was killed";
+  const spun =
+    "its sandbox process stopped responding for 300 ms of CPU time (a busy loop?) and was killed";
+  const gaveUp =
+    `Memory provider 'hang' is not running: it ended 5 times in a row before it reported a write durable (last: ${spun})`;
   assert.equal(out.cast, "posted");
-  assert.equal(out.first, stopped);
-  assert.equal(out.second, stopped);
-  assert.equal(out.third, stopped);
-  assert.ok(out.ms < 10_000, `took ${out.ms} ms`);
+  assert.ok(out.first.endsWith(spun), out.first);
+  assert.ok(out.second.endsWith(spun), out.second);
+  assert.equal(out.third, "posted");
+  assert.equal(out.fourth, gaveUp);
+  assert.deepEqual(out.drain, { drained: false, pending: 2 });
+  assert.ok(out.ms < 30_000, `took ${out.ms} ms`);
   assert.match(
     run.stderr,
     /hermes: warn: Memory provider 'hang' stopped: its sandbox process stopped responding/,
   );
+  const kept = JSON.parse(
+    await Deno.readTextFile(join(h.home, "pending_writes", "hang.json")),
+  );
+  assert.deepEqual(kept.writes.map((w: { args: string[] }) => w.args[0]), [
+    "spin",
+    "again",
+  ]);
 });
 
 Deno.test("SandboxedMemoryProvider.start() replaces a worker that does not start in time, quietly (worker transport)", async () => {

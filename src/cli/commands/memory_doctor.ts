@@ -25,6 +25,7 @@ import {
 } from "../settings_files.ts";
 import { printReport, readProfile } from "./memory_status.ts";
 import { pythonProvider } from "../_provider_list.ts";
+import { listKeptWrites } from "../../sandbox/kept_writes.ts";
 import { errorText } from "../../_util/error_text.ts";
 
 const DOCTOR_PROBE_TIMEOUT_MS = 3_000;
@@ -223,6 +224,15 @@ export async function collectDoctor(io: CliIo): Promise<DoctorReport> {
         c.fix ?? `run 'hermes memory setup ${name}'`,
       );
     }
+  }
+
+  for (const w of await listKeptWrites(home)) {
+    add(
+      "provider.waiting_writes",
+      w.path,
+      `${w.count} accepted memory write(s) for '${w.provider}' are not durable yet: ${w.reason}`,
+      `fix what stops '${w.provider}' (the reason above); its next start in an agent session hands them over`,
+    );
   }
 
   // Availability and the checkpoint gate need the provider itself.

@@ -21,6 +21,7 @@ import {
   type PluginReport,
 } from "../_provider_list.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
+import { listKeptWrites } from "../../sandbox/kept_writes.ts";
 import { getConfigPath, getConfigValue } from "../../config/config.ts";
 import { withProviderScanCache } from "../../plugins/plugin_discovery.ts";
 import { readStoreUsage, type StoreUsage } from "../../builtin/memory_files.ts";
@@ -72,6 +73,8 @@ interface StatusReport {
   /** `memory.provider` as written (`""` when unset). */
   providerSetting: string;
   provider: StatusProviderReport | null;
+  /** Accepted writes a provider has not made durable yet, kept on disk by the host. */
+  waitingWrites: Awaited<ReturnType<typeof listKeptWrites>>;
   plugins: PluginReport[];
 }
 
@@ -241,6 +244,7 @@ async function gatherStatus(
     files,
     providerSetting: typeof raw === "string" ? raw.trim() : "",
     provider,
+    waitingWrites: await listKeptWrites(home),
     plugins,
   };
 }
@@ -329,6 +333,11 @@ function renderStatus(report: StatusReport, style: Style): string {
   } else {
     out += `  Provider:  ${style.bold(p.name)}\n`;
     out += renderProvider(p, style);
+  }
+  for (const w of report.waitingWrites) {
+    out += `  Waiting:   ${
+      style.yellow(`${w.count} accepted write(s)`)
+    } for '${w.provider}' not durable yet, kept in ${w.path} (${w.reason}); handed over when it next starts\n`;
   }
 
   out += "\n  Installed plugins:\n";

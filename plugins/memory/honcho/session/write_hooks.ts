@@ -157,6 +157,7 @@ export class HonchoWriteHooks {
         userText,
         aiText,
         turnId,
+        writeId: options.writeId || undefined,
       });
       if (turn.join) {
         const { session, peer, create } = turn.join;
@@ -416,6 +417,8 @@ export function turnRecords(
     userText: string;
     aiText: string;
     turnId?: string;
+    /** The host's id of the turn: a stable key, looked up on Honcho only when handed over again (`turnId`). */
+    writeId?: string;
   },
 ): TurnRecords {
   const author = turn.author;
@@ -443,7 +446,7 @@ export function turnRecords(
       join = { session, peer, create: false };
     }
   }
-  const { turnId } = turn;
+  const key = turn.turnId ?? turn.writeId;
   const side = (role: "user" | "assistant", peer: string, text: string) =>
     text === "" ? [] : chunkRecords(config.messageMaxChars, {
       session,
@@ -451,15 +454,17 @@ export function turnRecords(
       role,
       text,
       digest: turnDigest(role, text),
-      id: turnId === undefined
+      id: key === undefined
         ? undefined
         : (index) =>
-          stableOutboxId([config.workspaceId, session, turnId, role, index]),
+          stableOutboxId([config.workspaceId, session, key, role, index]),
     });
   const records = [
     ...side("user", userPeer, turn.userText),
     ...side("assistant", identity.aiPeerId, turn.aiText),
   ];
+  // Looked up on Honcho first only when handed over again (`turnId`).
+  for (const record of records) record.checkFirst = turn.turnId !== undefined;
   return join ? { records, join } : { records };
 }
 

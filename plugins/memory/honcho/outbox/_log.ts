@@ -128,7 +128,6 @@ export class OutboxLog {
   #kept: string[] = [];
   #keptBytes = 0;
   #keptNoticed = false;
-  #reserveChecked = false;
 
   constructor(dir: string, name: string, workspace: string, now: () => number) {
     this.dir = dir;
@@ -325,7 +324,12 @@ export class OutboxLog {
     }
   }
 
-  /** Appends lines (a header first in a new file) with one write and one `fdatasync`, then replays them. */
+  /**
+   * Appends lines (a header first in a new file) with one write and one `fdatasync`, then replays
+   * them. New messages are written only while the reserve is held, so the space a full disk freed
+   * for delivery records is never taken by new turns; delivery records that find no space at all
+   * release the reserve, or, when they settle the whole queue, empty the file instead.
+   */
   async appendLines(lines: readonly string[]): Promise<void> {
     await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
     // A header first in a new file (decided again for the retry).
@@ -337,26 +341,46 @@ export class OutboxLog {
     const records = lines.every((line) =>
       !line.startsWith('{"type":"message"')
     );
+    if (!records && !await this.ensureReserve()) {
+      throw diskFullError(
+        this.path,
+        "the reserve cannot be taken",
+        this.entries.size,
+      );
+    }
     for (let attempt = 0;; attempt++) {
       try {
         await appendSynced(this.path, data());
         break;
       } catch (error) {
         if (!diskFull(error)) throw error;
-        // A torn tail is cut by the replay; then, once and for delivery
-        // records only, the reserve makes room.
+        // A torn tail is cut by the replay; then, for delivery records
+        // only, the reserve makes room.
         await this.catchUp().catch(() => {});
-        if (attempt > 0 || !records || !await this.#releaseReserve()) {
-          throw diskFullError(this.path, error, this.entries.size);
-        }
+        if (records && attempt === 0 && await this.#releaseReserve()) continue;
+        if (records && await this.#emptyIfSettled(lines)) return;
+        throw diskFullError(this.path, error, this.entries.size);
       }
     }
     // Replay our own lines so state and offset follow the file exactly.
     await this.catchUp();
-    if (!this.#reserveChecked) {
-      this.#reserveChecked = true;
-      await this.ensureReserve();
+  }
+
+  /** Truncates the file when `lines` (acks, drops) settle every queued message: no space needed. */
+  async #emptyIfSettled(lines: readonly string[]): Promise<boolean> {
+    if (this.#kept.length > 0) return false;
+    const settled = new Set<string>();
+    for (const line of lines) {
+      const item = JSON.parse(line);
+      if (item.type === "ack" || item.type === "drop") {
+        for (const id of stringIds(item.ids)) settled.add(id);
+      }
     }
+    for (const id of this.entries.keys()) if (!settled.has(id)) return false;
+    await Deno.truncate(this.path, 0);
+    this.#reset();
+    await this.catchUp();
+    return true;
   }
 
   get reservePath(): string {
@@ -379,13 +403,13 @@ export class OutboxLog {
     }
   }
 
-  /** Takes the reserve (real blocks, not a sparse file) when it is missing; best effort: on a full disk it is simply not there yet. */
-  async ensureReserve(): Promise<void> {
+  /** Takes the reserve (real blocks, not a sparse file) when it is missing; returns whether it is held (on a full disk it is not). */
+  async ensureReserve(): Promise<boolean> {
     try {
       await Deno.lstat(this.reservePath);
-      return;
+      return true;
     } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) return;
+      if (!(error instanceof Deno.errors.NotFound)) return false;
     }
     try {
       await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -394,8 +418,10 @@ export class OutboxLog {
         new Uint8Array(OUTBOX_RESERVE_BYTES),
         { mode: 0o600 },
       );
+      return true;
     } catch {
       await Deno.remove(this.reservePath).catch(() => {});
+      return false;
     }
   }
 
@@ -433,11 +459,17 @@ export class OutboxLog {
     for (const [until, ids] of attempts) {
       lines.push(attemptLine(ids, this.#now(), until));
     }
-    await atomicWriteText(
-      this.path,
-      lines.map((line) => `${line}\n`).join(""),
-      { mode: 0o600 },
-    );
+    try {
+      await atomicWriteText(
+        this.path,
+        lines.map((line) => `${line}\n`).join(""),
+        { mode: 0o600 },
+      );
+    } catch (error) {
+      // A full disk has no room for the copy; a settled queue needs none.
+      if (!diskFull(error) || !allDone || this.#kept.length > 0) throw error;
+      await Deno.truncate(this.path, 0);
+    }
     this.#reset();
     await this.catchUp();
     // The file shrank: take the reserve back if it was released.

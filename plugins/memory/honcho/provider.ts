@@ -73,6 +73,7 @@ import {
   TaskGroup,
   waitFor,
 } from "./_runtime.ts";
+import { HONCHO_TIMINGS } from "./config/timings_table.ts";
 import { errorText, scrubberOf } from "./_util.ts";
 
 export type { HonchoLivenessSnapshot, HonchoSessionIdentity, QueryRewriter };
@@ -85,9 +86,23 @@ export interface HonchoProviderOptions {
   transport?: HonchoTransportOptions;
   /** @ignore */
   outbox?: Omit<HonchoOutboxOptions, "workspace" | "hermesHome" | "delivery">;
-  /** First retry delay of a failed background delivery, in ms. @default {1000} */
+  /** First retry delay of a failed delivery (within a round and before the next), in ms. @default {HONCHO_TIMINGS.delivery.baseMs} */
+  deliveryRetryBaseDelayMs?: number;
+  /** Ceiling of the delivery retry delay, in ms. @default {HONCHO_TIMINGS.delivery.maxMs} */
+  deliveryRetryMaxDelayMs?: number;
+  /** First pause of recall's reads after a failure, in ms. @default {HONCHO_TIMINGS.recall.baseMs} */
+  recallRetryBaseDelayMs?: number;
+  /** Longest pause of recall's reads, in ms. @default {HONCHO_TIMINGS.recall.maxMs} */
+  recallRetryMaxDelayMs?: number;
+  /**
+   * Sets both `deliveryRetryBaseDelayMs` and `recallRetryBaseDelayMs` (named after the writer that
+   * no longer exists). @deprecated Use `deliveryRetryBaseDelayMs` / `recallRetryBaseDelayMs`.
+   */
   writerRetryBaseDelayMs?: number;
-  /** Ceiling of the background delivery retry delay, in ms. @default {30000} */
+  /**
+   * Sets both `deliveryRetryMaxDelayMs` and `recallRetryMaxDelayMs`.
+   * @deprecated Use `deliveryRetryMaxDelayMs` / `recallRetryMaxDelayMs`.
+   */
   writerRetryMaxDelayMs?: number;
   /** Least time between two session-init attempts started by hooks, in ms. @default {5000} */
   initRetryDelayMs?: number;
@@ -117,9 +132,6 @@ export interface HonchoProviderOptions {
   /** The clock, epoch ms (liveness ages). @default {Date.now} */
   now?: () => number;
 }
-
-/** Inside the manager's and the sandbox's 5 s. */
-const SHUTDOWN_BUDGET_MS = 4_000;
 
 interface Parts {
   rt: HonchoRuntime;
@@ -561,7 +573,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     this.#shutdown = true;
     this.#parts?.session.stop();
     this.#parts?.recall.discard();
-    const budget = this.#options.shutdownTimeoutMs ?? SHUTDOWN_BUDGET_MS;
+    const budget = this.#options.shutdownTimeoutMs ?? HONCHO_TIMINGS.shutdownMs;
     const deadline = this.#now() + budget;
     const left = (): number => Math.max(0, deadline - this.#now());
     try {
@@ -642,6 +654,12 @@ export class HonchoMemoryProvider extends ProviderContract {
       initOptions: { ...initOptions },
       gitTopLevel: options.gitTopLevel,
       initRetryDelayMs: options.initRetryDelayMs,
+      // The first reads start once the session exists, while its peer
+      // configs are read back: the agent's first turn waits one round trip
+      // less. They use the configured observation, which the creation has
+      // just given Honcho; a different value read back applies from the
+      // next read on.
+      onCreated: () => recall.sessionReady(false),
       onReady: (stale) => {
         recall.sessionReady(stale);
         if (!inspection) writes.outbox.resume();
@@ -651,17 +669,22 @@ export class HonchoMemoryProvider extends ProviderContract {
         if (config.recallMode !== "tools") session.kick(true);
       },
     });
+    const o = options;
     const recall = new HonchoRecall(rt, session, {
       turn: () => this.#turn,
       queryRewriter: options.queryRewriter,
-      retryBaseDelayMs: options.writerRetryBaseDelayMs,
-      retryMaxDelayMs: options.writerRetryMaxDelayMs,
+      // writerRetry*: the deprecated names of both retry policies.
+      retryBaseDelayMs: o.recallRetryBaseDelayMs ?? o.writerRetryBaseDelayMs,
+      retryMaxDelayMs: o.recallRetryMaxDelayMs ?? o.writerRetryMaxDelayMs,
     });
     const writes = new HonchoWriteHooks(rt, session, {
       hermesHome: this.#hermesHome!,
-      outbox: options.outbox,
-      retryBaseDelayMs: options.writerRetryBaseDelayMs,
-      retryMaxDelayMs: options.writerRetryMaxDelayMs,
+      outbox: {
+        retryBaseDelayMs: o.deliveryRetryBaseDelayMs ??
+          o.writerRetryBaseDelayMs,
+        retryMaxDelayMs: o.deliveryRetryMaxDelayMs ?? o.writerRetryMaxDelayMs,
+        ...options.outbox,
+      },
       maxStagedMessages: options.maxStagedMessages,
       checkpointTimeoutMs: options.checkpointTimeoutMs,
     });

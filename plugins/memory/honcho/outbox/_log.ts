@@ -161,18 +161,21 @@ export class OutboxLog {
     return this.#kept.length;
   }
 
-  /** Moves a file written by a newer outbox format aside, byte for byte, with one warning; returns whether it did. */
-  async #setAsideNewer(): Promise<boolean> {
-    let version: unknown;
+  /** The file's first line, when it is a header. */
+  async #header(): Promise<Record<string, unknown> | undefined> {
     try {
       const head = decoder.decode(await readFrom(this.path, 0, 4096));
       const end = head.indexOf("\n");
-      const first = JSON.parse(end < 0 ? head : head.slice(0, end));
-      if (!isRecord(first) || first.type !== "header") return false;
-      version = first.version;
+      const first: unknown = JSON.parse(end < 0 ? head : head.slice(0, end));
+      return isRecord(first) && first.type === "header" ? first : undefined;
     } catch {
-      return false;
+      return undefined;
     }
+  }
+
+  /** Moves a file written by a newer outbox format aside, byte for byte, with one warning; returns whether it did. */
+  async #setAsideNewer(): Promise<boolean> {
+    const version = (await this.#header())?.version;
     if (typeof version !== "number" || !(version > FORMAT_VERSION)) {
       return false;
     }
@@ -368,18 +371,16 @@ export class OutboxLog {
 
   /** Truncates the file when `lines` (acks, drops) settle every queued message: no space needed. */
   async #emptyIfSettled(lines: readonly string[]): Promise<boolean> {
-    if (this.#kept.length > 0) return false;
-    const settled = new Set<string>();
-    for (const line of lines) {
+    const settled = new Set(lines.flatMap((line) => {
       const item = JSON.parse(line);
-      if (item.type === "ack" || item.type === "drop") {
-        for (const id of stringIds(item.ids)) settled.add(id);
-      }
-    }
+      return item.type === "ack" || item.type === "drop"
+        ? stringIds(item.ids)
+        : [];
+    }));
     for (const id of this.entries.keys()) if (!settled.has(id)) return false;
+    if (this.#kept.length > 0) return false;
     await Deno.truncate(this.path, 0);
     this.#reset();
-    await this.catchUp();
     return true;
   }
 
@@ -426,15 +427,8 @@ export class OutboxLog {
   }
 
   async #readGeneration(): Promise<string | undefined> {
-    try {
-      const head = decoder.decode(await readFrom(this.path, 0, 512));
-      const first = JSON.parse(head.slice(0, head.indexOf("\n")));
-      return typeof first?.generation === "string"
-        ? first.generation
-        : undefined;
-    } catch {
-      return undefined;
-    }
+    const generation = (await this.#header())?.generation;
+    return typeof generation === "string" ? generation : undefined;
   }
 
   /** Rewrites the file with only what is queued (and attempts that still count) when acknowledged lines dominate. */

@@ -58,6 +58,8 @@ export interface HonchoSessionOptions {
   gitTopLevel?: GitTopLevel;
   /** Least time between two set-up attempts started by hooks, in ms. @default {5000} */
   initRetryDelayMs?: number;
+  /** Called once the session exists on Honcho, before its peer configs are read back. */
+  onCreated?: () => void;
   /** Called once set-up succeeded; `stale` when the epoch changed while it ran (a session switch or a shutdown). */
   onReady?: (stale: boolean) => void;
   /** Called when a switch moved to another Honcho session (it is not ready). */
@@ -276,6 +278,7 @@ export class HonchoSession {
         peers[identity.aiPeerId] = flags.ai;
       }
       await client.getOrCreateSession(identity.sessionId, { peers, signal });
+      if (epoch === this.#epoch) this.#options.onCreated?.();
       const serverConfig = (peer: string) =>
         client.getSessionPeerConfig(identity.sessionId, peer, { signal })
           .catch(() => undefined);

@@ -46,12 +46,11 @@ const PREFIXED_TOKEN_REGEXP = new RegExp(
   "g",
 );
 
-// The pre-check, one regexp pass: a text with no match holds nothing the
-// rules below mask. It must match wherever a rule could (a superset, so
-// case-blind): a PEM head, "bearer ", URL userinfo, a `:`/`=` after a key
-// whose last segment holds a word `classifyKey` rates (see its sets; also
-// Authorization), a token prefix at a word start. Scanning for the rare
-// characters first is what keeps it cheap (0.3 µs for 100 characters of prose).
+// The pre-check, one regexp pass (about 0.3–0.5 µs per 100 characters of
+// prose): a text with no match holds nothing the rules below mask, so it must
+// match wherever a rule could (a superset, case-blind): a PEM head, "bearer ",
+// URL userinfo, `:`/`=` after a key holding a word `classifyKey` rates, a
+// token prefix at a word start.
 const SECRET_SHAPED_REGEXP = new RegExp(
   String.raw`PRIVATE KEY|\bbearer\s|:\/\/[^\s/?#@"'<>]*@|[:=](?<=(?:${
     words`pass pwd secret token key credential auth jwt sig session cookie salt`
@@ -322,10 +321,7 @@ function outsideDataUrls(
 
 function scrubString(text: string, ctx: RedactionContext): string {
   if (text === lastClean) return text;
-  if (!SECRET_SHAPED_REGEXP.test(text)) {
-    lastClean = text;
-    return text;
-  }
+  if (!SECRET_SHAPED_REGEXP.test(text)) return lastClean = text;
   return outsideDataUrls(text, (part) => scrubSegment(part, ctx));
 }
 

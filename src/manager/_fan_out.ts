@@ -119,10 +119,7 @@ export function boundedEach(
   });
 }
 
-/**
- * Calls `call` on each entry in order; failures are logged and skipped. A
- * synchronous result is not awaited (a tick per provider on every turn).
- */
+/** Calls `call` on each entry in order (a synchronous result is not awaited); failures are logged and skipped. */
 export async function eachProvider<T>(
   entries: Iterable<ProviderEntry>,
   name: ProviderHookName,

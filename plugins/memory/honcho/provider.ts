@@ -94,15 +94,9 @@ export interface HonchoProviderOptions {
   recallRetryBaseDelayMs?: number;
   /** Longest pause of recall's reads, in ms. @default {HONCHO_TIMINGS.recall.maxMs} */
   recallRetryMaxDelayMs?: number;
-  /**
-   * Sets both `deliveryRetryBaseDelayMs` and `recallRetryBaseDelayMs` (named after the writer that
-   * no longer exists). @deprecated Use `deliveryRetryBaseDelayMs` / `recallRetryBaseDelayMs`.
-   */
+  /** @deprecated Sets both `deliveryRetryBaseDelayMs` and `recallRetryBaseDelayMs`. */
   writerRetryBaseDelayMs?: number;
-  /**
-   * Sets both `deliveryRetryMaxDelayMs` and `recallRetryMaxDelayMs`.
-   * @deprecated Use `deliveryRetryMaxDelayMs` / `recallRetryMaxDelayMs`.
-   */
+  /** @deprecated Sets both `deliveryRetryMaxDelayMs` and `recallRetryMaxDelayMs`. */
   writerRetryMaxDelayMs?: number;
   /** Least time between two session-init attempts started by hooks, in ms. @default {5000} */
   initRetryDelayMs?: number;
@@ -654,11 +648,8 @@ export class HonchoMemoryProvider extends ProviderContract {
       initOptions: { ...initOptions },
       gitTopLevel: options.gitTopLevel,
       initRetryDelayMs: options.initRetryDelayMs,
-      // The first reads start once the session exists, while its peer
-      // configs are read back: the agent's first turn waits one round trip
-      // less. They use the configured observation, which the creation has
-      // just given Honcho; a different value read back applies from the
-      // next read on.
+      // Reads start while the peer configs are read back (turn 1 waits a round trip less), with
+      // the flags the creation just gave Honcho; a different read-back applies from the next read.
       onCreated: () => recall.sessionReady(false),
       onReady: (stale) => {
         recall.sessionReady(stale);
@@ -673,7 +664,6 @@ export class HonchoMemoryProvider extends ProviderContract {
     const recall = new HonchoRecall(rt, session, {
       turn: () => this.#turn,
       queryRewriter: options.queryRewriter,
-      // writerRetry*: the deprecated names of both retry policies.
       retryBaseDelayMs: o.recallRetryBaseDelayMs ?? o.writerRetryBaseDelayMs,
       retryMaxDelayMs: o.recallRetryMaxDelayMs ?? o.writerRetryMaxDelayMs,
     });

@@ -171,9 +171,7 @@ async function runMemoryImport(
     let turn = 0;
     for (const t of parsed.turns) {
       turn++;
-      // No recall: nobody reads it here, and each one may cost the
-      // provider's server a query (a Honcho import of 600 turns made about
-      // 320 recall requests and took twice as long).
+      // No recall: nobody reads it, and each may cost a server query.
       await manager.onTurnStart(turn, t.user, { platform: "cli" });
       manager.syncAll(t.user, t.assistant, {
         sessionId,

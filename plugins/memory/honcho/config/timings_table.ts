@@ -1,9 +1,6 @@
 /**
- * Every timing and retry of the Honcho provider declared once, as the
- * settings table declares its settings: the client, the outbox (delivery,
- * disk), recall and the provider's lifecycle take their defaults here. Each
+ * Every timing and retry of the Honcho provider, declared once like the settings table; each
  * entry names the option that overrides it.
- *
  * @module
  */
 
@@ -16,19 +13,15 @@ export interface RetryTiming {
 
 /** The defaults. */
 export const HONCHO_TIMINGS = {
-  /** A client request its endpoint marks `retry` (transport `retryBaseDelayMs`, `retryMaxDelayMs`, `retryAfterCapMs`). */
+  /** A client request marked `retry` (transport `retryBaseDelayMs`, `retryMaxDelayMs`, `retryAfterCapMs`). */
   request: { baseMs: 500, maxMs: 8_000, retryAfterCapMs: 30_000 },
   /** Retries of such a request after the first attempt (transport `maxRetries`). */
   requestRetries: 2,
-  /**
-   * Delivering the outbox: one policy for the failures a round tolerates and the pause before the
-   * next background round (provider `deliveryRetryBaseDelayMs`, `deliveryRetryMaxDelayMs`; outbox
-   * `retryBaseDelayMs`, `retryMaxDelayMs`, `retryAfterCapMs`).
-   */
+  /** Delivery, within a round and before the next background round (provider `deliveryRetry*DelayMs`, outbox `retry*`). */
   delivery: { baseMs: 1_000, maxMs: 30_000, retryAfterCapMs: 60_000 },
   /** Transient failures in a row one delivery round tolerates (outbox `maxRetries`). */
   deliveryRetries: 5,
-  /** Recall's reads pause after a retryable failure (provider `recallRetryBaseDelayMs`, `recallRetryMaxDelayMs`). */
+  /** Recall's reads pause after a retryable failure (provider `recallRetry*DelayMs`). */
   recall: { baseMs: 1_000, maxMs: 30_000, retryAfterCapMs: 60_000 },
   /** An outbox write the disk refused, retried while its turns wait in memory. */
   disk: { baseMs: 100, maxMs: 5_000, retryAfterCapMs: 0 },

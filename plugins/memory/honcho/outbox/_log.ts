@@ -329,9 +329,7 @@ export class OutboxLog {
 
   /**
    * Appends lines (a header first in a new file) with one write and one `fdatasync`, then replays
-   * them. New messages are written only while the reserve is held, so the space a full disk freed
-   * for delivery records is never taken by new turns; delivery records that find no space at all
-   * release the reserve, or, when they settle the whole queue, empty the file instead.
+   * them. Messages need the reserve held: the room its release freed is for delivery records only.
    */
   async appendLines(lines: readonly string[]): Promise<void> {
     await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -345,11 +343,7 @@ export class OutboxLog {
       !line.startsWith('{"type":"message"')
     );
     if (!records && !await this.ensureReserve()) {
-      throw diskFullError(
-        this.path,
-        "the reserve cannot be taken",
-        this.entries.size,
-      );
+      throw diskFullError(this.path, "no reserve", this.entries.size);
     }
     for (let attempt = 0;; attempt++) {
       try {
@@ -371,12 +365,8 @@ export class OutboxLog {
 
   /** Truncates the file when `lines` (acks, drops) settle every queued message: no space needed. */
   async #emptyIfSettled(lines: readonly string[]): Promise<boolean> {
-    const settled = new Set(lines.flatMap((line) => {
-      const item = JSON.parse(line);
-      return item.type === "ack" || item.type === "drop"
-        ? stringIds(item.ids)
-        : [];
-    }));
+    const done = lines.filter((line) => /^\{"type":"(ack|drop)"/.test(line));
+    const settled = new Set(done.flatMap((l) => stringIds(JSON.parse(l).ids)));
     for (const id of this.entries.keys()) if (!settled.has(id)) return false;
     if (this.#kept.length > 0) return false;
     await Deno.truncate(this.path, 0);
@@ -461,8 +451,7 @@ export class OutboxLog {
       );
     } catch (error) {
       // A full disk has no room for the copy; a settled queue needs none.
-      if (!diskFull(error) || !allDone || this.#kept.length > 0) throw error;
-      await Deno.truncate(this.path, 0);
+      if (!diskFull(error) || !await this.#emptyIfSettled([])) throw error;
     }
     this.#reset();
     await this.catchUp();

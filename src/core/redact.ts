@@ -419,14 +419,9 @@ export function redactText(text: string): string {
   // One turn redacts the same user text several times (turn start, prefetch,
   // queued prefetch); the result depends on the text alone.
   if (text === lastText) return lastRedacted;
-  const ctx = new RedactionContext();
-  let out = scrubString(text, ctx);
-  if (ctx.learned !== undefined) {
-    out = maskLearnedString(out, learnedPattern(ctx.learned));
-  }
+  lastRedacted = redactForEgress(text);
   lastText = text;
-  lastRedacted = out;
-  return out;
+  return lastRedacted;
 }
 
 let lastText = "";

@@ -63,9 +63,9 @@ const SECRET_SHAPED_REGEXP = new RegExp(
 // The last text found clean: a turn's user text reaches several hooks.
 let lastClean = "";
 
-// URL userinfo: scheme, user, password.
+// URL userinfo: scheme, user and `:`, then the password before `@`.
 const URL_CREDENTIALS_REGEXP =
-  /\b([a-zA-Z][a-zA-Z0-9+.-]{1,20}:\/\/)([^\s/?#@:"'<>]*):([^\s/?#@"'<>]+)@/g;
+  /\b([a-zA-Z][a-zA-Z0-9+.-]{1,20}:\/\/[^\s/?#@:"'<>]*:)([^\s/?#@"'<>]+)(?=@)/g;
 
 // An Authorization header (any case): head with optional scheme, then value.
 const AUTHORIZATION_REGEXP =
@@ -260,6 +260,18 @@ function scrubAssignments(text: string, ctx: RedactionContext): string {
   return copied === 0 ? text : out + text.slice(copied);
 }
 
+// A replacer of `(head)(value)` matches: `head[redacted]`, the value learned, unless `keep`.
+function maskValue(
+  ctx: RedactionContext,
+  keep: (value: string, head: string) => boolean,
+): (match: string, head: string, value: string) => string {
+  return (match, head, value) => {
+    if (keep(value, head)) return match;
+    ctx.learn(value);
+    return `${head}${REDACTED}`;
+  };
+}
+
 function scrubSegment(text: string, ctx: RedactionContext): string {
   let out = text;
   if (out.includes("PRIVATE KEY")) out = out.replace(PEM_REGEXP, REDACTED);
@@ -267,38 +279,18 @@ function scrubSegment(text: string, ctx: RedactionContext): string {
     ctx.learn(token);
     return REDACTED;
   });
-  if (out.includes("://")) {
-    out = out.replace(
-      URL_CREDENTIALS_REGEXP,
-      (match: string, scheme: string, user: string, password: string) => {
-        if (password.startsWith(REDACTED_STEM)) return match;
-        ctx.learn(password);
-        return `${scheme}${user}:${REDACTED}@`;
-      },
-    );
-  }
-  if (/authorization/i.test(out)) {
-    out = out.replace(
-      AUTHORIZATION_REGEXP,
-      (match: string, head: string, value: string): string => {
-        if (isPlaceholder(value)) return match;
-        ctx.learn(value);
-        return `${head}${REDACTED}`;
-      },
-    );
-  }
-  if (/bearer/i.test(out)) {
-    out = out.replace(
-      BEARER_REGEXP,
-      (match: string, head: string, value: string): string => {
-        if (value.length < 8 || isPlaceholder(value)) return match;
-        // "Bearer <token>" as a header writes it; prose needs a token shape.
-        if (!head.startsWith("Bearer") && !looksLikeBearer(value)) return match;
-        ctx.learn(value);
-        return `${head}${REDACTED}`;
-      },
-    );
-  }
+  out = out.replace(
+    URL_CREDENTIALS_REGEXP,
+    maskValue(ctx, (password) => password.startsWith(REDACTED_STEM)),
+  );
+  out = out.replace(AUTHORIZATION_REGEXP, maskValue(ctx, isPlaceholder));
+  out = out.replace(
+    BEARER_REGEXP,
+    maskValue(ctx, (value, head) =>
+      value.length < 8 || isPlaceholder(value) ||
+      // "Bearer <token>" as a header writes it; prose needs a token shape.
+      (!head.startsWith("Bearer") && !looksLikeBearer(value))),
+  );
   if (out.includes(":") || out.includes("=")) out = scrubAssignments(out, ctx);
   return out;
 }

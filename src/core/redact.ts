@@ -60,8 +60,10 @@ const SECRET_SHAPED_REGEXP = new RegExp(
   })`,
   "i",
 );
-// The last text found clean: a turn's user text reaches several hooks.
-let lastClean = "";
+// Texts found clean lately (at most about 4 M characters): a turn's user text
+// reaches several hooks, and a transcript's messages come back every turn.
+const clean = new Set<string>();
+let cleanChars = 0;
 
 // URL userinfo: scheme, user and `:`, then the password before `@`.
 const URL_CREDENTIALS_REGEXP =
@@ -312,8 +314,16 @@ function outsideDataUrls(
 }
 
 function scrubString(text: string, ctx: RedactionContext): string {
-  if (text === lastClean) return text;
-  if (!SECRET_SHAPED_REGEXP.test(text)) return lastClean = text;
+  if (clean.has(text)) return text;
+  if (!SECRET_SHAPED_REGEXP.test(text)) {
+    if (cleanChars > 1 << 22) {
+      clean.clear();
+      cleanChars = 0;
+    }
+    cleanChars += text.length;
+    clean.add(text);
+    return text;
+  }
   return outsideDataUrls(text, (part) => scrubSegment(part, ctx));
 }
 

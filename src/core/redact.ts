@@ -60,9 +60,12 @@ const SECRET_SHAPED_REGEXP = new RegExp(
   })`,
   "i",
 );
-// Texts found clean lately (at most about 4 M characters): a turn's user text
-// reaches several hooks, and a transcript's messages come back every turn.
-const clean = new Set<string>();
+// Texts found clean: the last one (a turn's user text reaches several hooks),
+// and object fields lately, up to about 4 M characters (a transcript's
+// messages come back on every turn; a set that keeps every new text would
+// cost a fresh turn more than it saves).
+let lastClean = "";
+const cleanFields = new Set<string>();
 let cleanChars = 0;
 
 // URL userinfo: scheme, user and `:`, then the password before `@`.
@@ -313,15 +316,20 @@ function outsideDataUrls(
   return out + scrub(text.slice(last));
 }
 
-function scrubString(text: string, ctx: RedactionContext): string {
-  if (clean.has(text)) return text;
+function scrubString(
+  text: string,
+  ctx: RedactionContext,
+  field = false,
+): string {
+  if (text === lastClean || (field && cleanFields.has(text))) return text;
   if (!SECRET_SHAPED_REGEXP.test(text)) {
+    if (!field) return lastClean = text;
     if (cleanChars > 1 << 22) {
-      clean.clear();
+      cleanFields.clear();
       cleanChars = 0;
     }
     cleanChars += text.length;
-    clean.add(text);
+    cleanFields.add(text);
     return text;
   }
   return outsideDataUrls(text, (part) => scrubSegment(part, ctx));
@@ -353,7 +361,10 @@ function copyScrubbed(
     : {};
   memo.set(value, out);
   for (const key of Object.keys(source)) {
-    out[key] = copyScrubbed(source[key], ctx, memo);
+    const field = source[key];
+    out[key] = typeof field === "string"
+      ? scrubString(field, ctx, true)
+      : copyScrubbed(field, ctx, memo);
   }
   return out;
 }

@@ -3,6 +3,7 @@
 // little real work per hook, the turn text (a fixed pair, or text that
 // differs every turn), and one turn run directly or through the manager.
 import {
+  BuiltinMemoryProvider,
   MemoryManager,
   MemoryProvider,
   type PrefetchOptions,
@@ -17,7 +18,8 @@ export const SAME_USER =
 export const SAME_REPLY =
   "You prefer helix with tabs. I set the pipeline up like last week: build, test, then a canary deploy at 10% for an hour before the full rollout.";
 
-const USERS = [
+/** The user-text templates of {@linkcode variedTurn} (`{n}`: the turn). */
+export const USERS = [
   "Can you remind me which editor I said I prefer, and set up the k8s deploy pipeline the same way as last week? (ticket #{n})",
   "What did we decide about the Oslo trip in June, item {n}? I think it was trains, but check.",
   "Summarise the failing test {n} in `tests/cli/process_test.ts`: it times out after 30 s on CI but not locally.",
@@ -27,7 +29,8 @@ const USERS = [
   "Fetch https://example.com/reports/{n}.json and tell me whether the p99 latency went above 250 ms.",
   "ok, thanks! one more: rename variable {n} to something clearer",
 ];
-const REPLIES = [
+/** The reply templates of {@linkcode variedTurn}. */
+export const REPLIES = [
   "You prefer helix with tabs. I set the pipeline up like last week (run {n}): build, test, then a canary deploy at 10% for an hour before the full rollout.",
   "We settled on the night train from Stockholm for trip {n}; you said planes only when the ride is over eight hours.",
   'Test {n} waits on a child process that inherits the terminal; on CI stdin is closed, so the prompt never answers. Pass `stdin: "null"`.',
@@ -117,20 +120,37 @@ export async function managerTurn(
   manager: MemoryManager,
   turn: number,
   text: (turn: number) => { user: string; reply: string },
+  options: { systemPrompt?: boolean } = {},
 ): Promise<void> {
   const { user, reply } = text(turn);
   await manager.onTurnStart(turn, user, {});
   await manager.prefetchAll(user, { sessionId: SESSION });
+  if (options.systemPrompt) await manager.buildSystemPrompt();
   manager.syncAll(user, reply, { sessionId: SESSION });
   manager.queuePrefetchAll(user, { sessionId: SESSION });
 }
 
-/** A manager with the in-process provider (and a second, `builtin`, one). */
+/** The two built-in memory files of the peer group's scratch home. */
+export const STORE_FILES = {
+  "MEMORY.md":
+    "Deploys go through the canary first.\n§\nThe CI runs on two cores.",
+  "USER.md": "Prefers helix with tabs.\n§\nLikes Taiwanese oolong.",
+};
+
+/**
+ * A manager with the in-process provider, and a second, `builtin`, one: an
+ * in-process stand-in, or (`store`: a profile home holding
+ * {@linkcode STORE_FILES}) the real built-in store.
+ */
 export async function benchManager(
-  options: { builtin?: boolean } = {},
+  options: { builtin?: boolean; store?: string } = {},
 ): Promise<MemoryManager> {
   const manager = new MemoryManager();
-  if (options.builtin) {
+  if (options.store !== undefined) {
+    await manager.addProvider(
+      new BuiltinMemoryProvider({ hermesHome: options.store, config: {} }),
+    );
+  } else if (options.builtin) {
     await manager.addProvider(new InProcessProvider("builtin"));
   }
   await manager.addProvider(new InProcessProvider("inproc"));

@@ -47,6 +47,7 @@
 // bench/honcho_bench.ts` runs only the workload and prints that report.
 import { Honcho, type Peer, type Session } from "@honcho-ai/sdk";
 import { HonchoMemoryProvider } from "@hermes/memory/honcho";
+import { loadMemoryProvider } from "@hermes/memory";
 import {
   addSample,
   benchmark,
@@ -164,29 +165,52 @@ async function makeHome(server: HonchoTestServer): Promise<string> {
 /** HonchoMemoryProvider with its own server and HERMES_HOME; one session. */
 class ProviderSide {
   readonly server: HonchoTestServer;
-  readonly provider: HonchoMemoryProvider = new HonchoMemoryProvider();
+  provider: HonchoMemoryProvider = new HonchoMemoryProvider();
+  /** Through the sandbox: the bundled provider in its own process. */
+  readonly sandboxed: boolean;
   readonly #home: string;
   #turn = 0;
   #closed = false;
 
-  private constructor(server: HonchoTestServer, home: string) {
+  private constructor(
+    server: HonchoTestServer,
+    home: string,
+    sandboxed: boolean,
+  ) {
     this.server = server;
     this.#home = home;
+    this.sandboxed = sandboxed;
   }
 
-  static async start(): Promise<ProviderSide> {
+  static async start(sandboxed = false): Promise<ProviderSide> {
     const server = await startSeededServer();
-    return new ProviderSide(server, await makeHome(server));
+    return new ProviderSide(server, await makeHome(server), sandboxed);
   }
 
-  /** `initialize`; returns how long it took. */
+  /** `initialize` (sandboxed: the load too); returns how long it took. */
   initialize(sessionId: string): Promise<number> {
-    return timed(() =>
-      this.provider.initialize(sessionId, {
+    return timed(async () => {
+      if (this.sandboxed) {
+        const host = new URL(this.server.url).host;
+        const loaded = await loadMemoryProvider("honcho", {
+          hermesHome: this.#home,
+          config: {
+            memory: {
+              provider: "honcho",
+              permissions: { honcho: { net: [host] } },
+            },
+          },
+        });
+        if (loaded === null) {
+          throw new Error("the sandboxed Honcho did not load");
+        }
+        this.provider = loaded as HonchoMemoryProvider;
+      }
+      await this.provider.initialize(sessionId, {
         hermesHome: this.#home,
         platform: "cli",
-      })
-    );
+      });
+    });
   }
 
   /** Starts the next turn and prefetches; returns the prefetch time. */
@@ -228,9 +252,12 @@ class ProviderSide {
       blockingMs += prefetch + sync;
       if (turn > 1) perTurnRequests.push(this.server.requests.length - before);
     }
-    await this.provider.idle(60_000);
+    if (this.sandboxed) await this.provider.shutdown();
+    else await this.provider.idle(60_000);
     return {
-      label: "HonchoMemoryProvider",
+      label: this.sandboxed
+        ? "HonchoMemoryProvider through the sandbox"
+        : "HonchoMemoryProvider",
       initMs,
       wallMs: performance.now() - started,
       blockingMs,
@@ -645,7 +672,7 @@ function recordRun(id: string, run: RunResult): void {
 // Module top level: servers, the counted workload, the warmed sessions
 // ---------------------------------------------------------------------------
 
-const [ours, careful, naive, floorSide] = await setup(
+const [ours, careful, naive, floorSide, boxed] = await setup(
   "start the test servers",
   () =>
     Promise.all([
@@ -653,18 +680,30 @@ const [ours, careful, naive, floorSide] = await setup(
       SdkSide.start("careful"),
       SdkSide.start("naive"),
       FloorSide.start(),
+      ProviderSide.start(true),
     ]),
 );
-const [ourRun, carefulRun, naiveRun] = await setup(
+const [ourRun, carefulRun, naiveRun, boxedRun] = await setup(
   "the 20-turn workload",
   async () => {
     const naiveRunning = naive.workload(WORKLOAD_MODEL_MS);
     const ourRun = await ours.workload(WORKLOAD_MODEL_MS);
     const carefulRun = await careful.workload(WORKLOAD_MODEL_MS);
-    return [ourRun, carefulRun, await naiveRunning] as const;
+    // The sandboxed provider's load (its process start) counts as set-up.
+    const boxedRun = await boxed.workload(WORKLOAD_MODEL_MS);
+    return [ourRun, carefulRun, await naiveRunning, boxedRun] as const;
   },
 );
 recordRun("provider", ourRun);
+recordRun("sandboxed", boxedRun);
+const boxedLine = `== through the sandbox ==\n${
+  runReport(boxedRun).join("\n")
+}\n  agent blocked, sandboxed provider / careful SDK: ${
+  (boxedRun.blockingMs / carefulRun.blockingMs).toFixed(4)
+} (goal ≤ 0.1); in-process: ${
+  (ourRun.blockingMs / carefulRun.blockingMs).toFixed(4)
+}`;
+await boxed.close();
 recordRun("sdk_careful", carefulRun);
 recordRun("sdk_naive", naiveRun);
 const floorMs: number[] = [];
@@ -682,6 +721,7 @@ const runs = { ours: ourRun, careful: carefulRun, naive: naiveRun };
 if (import.meta.main) {
   // `deno run`: the report only.
   console.log(report(runs, floorMs, [], firstTurnWaitMs));
+  console.log(boxedLine);
   await ours.close();
   await careful.close();
   await naive.close();
@@ -820,5 +860,6 @@ if (import.meta.main) {
     naive.closeNow();
     void floorSide.close();
     console.log(report(runs, floorMs, firstTurnMs, firstTurnWaitMs));
+    console.log(boxedLine);
   });
 }

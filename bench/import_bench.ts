@@ -33,6 +33,7 @@ import {
   startHonchoTestServer,
 } from "../tests/honcho_server.ts";
 import {
+  addSample,
   benchmark,
   formatMs,
   keepLogs,
@@ -53,12 +54,12 @@ const BATCH = 100;
 /** A CLI import still running after this is killed and reported. */
 const CLI_DEADLINE_MS = 90_000;
 
-/** The transcript: TURNS user/assistant pairs, every message different. */
-function transcriptText(): string {
+/** The transcript: `turns` user/assistant pairs, every message different. */
+function transcriptText(turns = TURNS): string {
   const lines: string[] = [
     JSON.stringify({ role: "system", content: "You are Hermes." }),
   ];
-  for (let turn = 1; turn <= TURNS; turn++) {
+  for (let turn = 1; turn <= turns; turn++) {
     const { user, reply } = variedTurn(turn);
     lines.push(JSON.stringify({ role: "user", content: `${user} [${turn}]` }));
     lines.push(
@@ -267,6 +268,99 @@ if (typeof cliCheck === "string") {
   });
 }
 
+// --- 600 turns against one fdatasync per turn (issue 31) ----------------------
+
+// `hermes memory import` of SMALL_TURNS turns into a local Honcho test server
+// (no latency), spawn to exit, against its floor measured right before it in
+// the same iteration: the same 2 × SMALL_TURNS outbox lines appended turn by
+// turn to a file in the same home, each append with its own fdatasync (what a
+// durable queue without group commit pays). The ratio is the median of the
+// paired ratios; every run's messages are counted on the server.
+const SMALL_TURNS = 600;
+const SMALL = transcriptText(SMALL_TURNS);
+const SMALL_EXPECTED = parseTranscript(SMALL).turns.flatMap((t) => [
+  t.user,
+  t.assistant,
+]);
+
+async function fsyncFloor(dir: string): Promise<number> {
+  const lines = SMALL_EXPECTED.map((content, i) =>
+    JSON.stringify({
+      type: "message",
+      id: crypto.randomUUID(),
+      session: "import-bench",
+      peer: i % 2 === 0 ? "alice" : "hermes",
+      content,
+    }) + "\n"
+  );
+  const encoder = new TextEncoder();
+  const started = performance.now();
+  const file = await Deno.open(join(dir, "floor.jsonl"), {
+    append: true,
+    create: true,
+  });
+  try {
+    for (let i = 0; i < lines.length; i += 2) {
+      await file.write(encoder.encode(lines[i]! + lines[i + 1]!));
+      await file.syncData();
+    }
+  } finally {
+    file.close();
+  }
+  return performance.now() - started;
+}
+
+if (typeof cliCheck !== "string") {
+  const SMALL_GROUP =
+    `import: ${SMALL_TURNS} turns, local server, vs one fdatasync per turn`;
+  benchmark({
+    id: "import.cli600",
+    title:
+      `\`hermes memory import\` of ${SMALL_TURNS} turns (${cliCheck.label})`,
+    group: SMALL_GROUP,
+    n: 5,
+    warmup: 0,
+    async fn(it) {
+      await using honcho = await startHonchoTestServer();
+      const host = new URL(honcho.url).host;
+      await using user = await honchoUserHome({
+        baseUrl: honcho.url,
+        net: [host],
+        prefix: "hermes_import600_",
+      });
+      const file = join(user.hermes, "import.jsonl");
+      await Deno.writeTextFile(file, SMALL);
+      const floor = await fsyncFloor(user.hermes);
+      const cli = viaDirect(
+        user.home,
+        ["memory", "import", file, "--session", "import-bench"],
+        { net: [host] },
+      );
+      if (typeof cli === "string") throw new Error(cli);
+      const result = await it.time(() =>
+        runProcess(cli.command, cli.args, {
+          cwd: cli.cwd,
+          env: cli.env,
+          timeoutMs: CLI_DEADLINE_MS,
+        })
+      );
+      mustSucceed(`hermes memory import (${cli.label})`, result);
+      const contents = new Map<string, number>();
+      for (const message of honcho.state.messages) {
+        contents.set(message.content, (contents.get(message.content) ?? 0) + 1);
+      }
+      const lost = SMALL_EXPECTED.filter((c) => !contents.has(c)).length;
+      const doubled = [...contents.values()].filter((n) => n > 1).length;
+      addSample("import.fsync600.floor", floor);
+      addSample("import.fsync600.ratio", result.ms / floor);
+      record("import.cli600.count", { lost, doubled });
+      small.push({ ms: result.ms, floor, lost, doubled });
+    },
+  });
+}
+const small: { ms: number; floor: number; lost: number; doubled: number }[] =
+  [];
+
 globalThis.addEventListener("unload", () => {
   for (const dir of leftovers) {
     try {
@@ -288,6 +382,21 @@ globalThis.addEventListener("unload", () => {
       } turns/s durable, ${
         (ms / floor).toFixed(2)
       }× the floor; worst run: ${stored}/${EXPECTED.length} on the server, ${missing} missing, ${dup} duplicated (${list.length} runs)`,
+    );
+  }
+  if (small.length > 0) {
+    lines.push(
+      `  import.cli600: ${
+        formatMs(median(small.map((r) => r.ms)))
+      } vs ${SMALL_TURNS} fdatasyncs ${
+        formatMs(median(small.map((r) => r.floor)))
+      }: median paired ratio ${
+        median(small.map((r) => r.ms / r.floor)).toFixed(2)
+      }× (goal ≤ 5×); lost ${
+        Math.max(...small.map((r) => r.lost))
+      }, duplicated ${
+        Math.max(...small.map((r) => r.doubled))
+      } (worst of ${small.length} runs)`,
     );
   }
   console.log(lines.join("\n"));

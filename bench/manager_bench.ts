@@ -7,6 +7,15 @@
 //   deno bench --no-prompt --allow-read --allow-write --allow-env --allow-run bench/manager_bench.ts
 //
 // Groups:
+// - "vs Hermes 0.19.0": the turn of issue 31 (onTurnStart, prefetchAll,
+//   buildSystemPrompt, syncAll, queuePrefetchAll; the built-in store + one
+//   trivial provider; 64 turns then flushPending, timed) against the shipped
+//   0.19.0 MemoryManager doing the same in its own Python process
+//   (bench/_hermes_peer.py; its flush_pending is not timed, the conservative
+//   side: its worker thread runs during the timed turns), batches
+//   interleaved; the ratio is the median of the paired batch ratios. The peer is the venv tools/hermes_venv.sh sets
+//   up ($HERMES_VENV or its default); without it the bench says so and
+//   divides by the recorded peer figure (RECORDED_PEER_US);
 // - "same text": the old figure, kept for comparison and labelled: one user
 //   string and one reply on every turn, which hits the one-entry cache in
 //   `redactText`; flushPending() every 64 turns;
@@ -46,7 +55,10 @@ import {
   directTurn,
   InProcessProvider,
   managerTurn,
+  REPLIES,
   sameTurn,
+  STORE_FILES,
+  USERS,
   variedTurn,
 } from "./_manager_workload.ts";
 
@@ -101,6 +113,110 @@ function managerBench(
     },
   });
 }
+
+// --- vs the shipped Hermes 0.19.0 MemoryManager ---------------------------
+
+// The 0.19.0 manager's turn measured on this machine (issue 31: 94 µs), the
+// divisor when the peer is not installed.
+const RECORDED_PEER_US = 94;
+const PEER_BATCH = 64;
+const VENV = Deno.env.get("HERMES_VENV") ??
+  `${
+    Deno.env.get("XDG_CACHE_HOME") ?? `${Deno.env.get("HOME")}/.cache`
+  }/hermes-memory/hermes-venv-0.19.0`;
+
+const peerHome = await Deno.makeTempDir({ prefix: "hermes-peer-" });
+await Deno.mkdir(`${peerHome}/memories`);
+for (const [file, text] of Object.entries(STORE_FILES)) {
+  await Deno.writeTextFile(`${peerHome}/memories/${file}`, text);
+}
+const storeManager = await setup(
+  "manager with the built-in store",
+  () => benchManager({ store: peerHome }),
+);
+
+/** The 0.19.0 peer process, or why there is none. */
+async function startPeer(): Promise<
+  { turns(first: number, n: number): Promise<number> } | string
+> {
+  const python = `${VENV}/bin/python`;
+  try {
+    await Deno.stat(python);
+  } catch {
+    return `Hermes 0.19.0 is not installed at ${VENV} (set it up with tools/hermes_venv.sh or point HERMES_VENV at one)`;
+  }
+  const templates = `${peerHome}/templates.json`;
+  await Deno.writeTextFile(
+    templates,
+    JSON.stringify({ users: USERS, replies: REPLIES }),
+  );
+  const child = new Deno.Command(python, {
+    args: [new URL("./_hermes_peer.py", import.meta.url).pathname, templates],
+    env: { HERMES_HOME: peerHome, PYTHONDONTWRITEBYTECODE: "1" },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let buffered = "";
+  const line = async (): Promise<string> => {
+    while (!buffered.includes("\n")) {
+      const { value, done } = await lines.read();
+      if (done) throw new Error("the Hermes 0.19.0 peer exited");
+      buffered += value;
+    }
+    const at = buffered.indexOf("\n");
+    const first = buffered.slice(0, at);
+    buffered = buffered.slice(at + 1);
+    return first;
+  };
+  if (await line() !== "ready") throw new Error("the peer did not start");
+  globalThis.addEventListener("unload", () => child.kill());
+  return {
+    async turns(first, n) {
+      await writer.write(new TextEncoder().encode(`${first} ${n}\nflush\n`));
+      const ns = Number(await line());
+      await line();
+      return ns / 1e6;
+    },
+  };
+}
+
+const peer = await setup("Hermes 0.19.0 peer", startPeer);
+if (typeof peer === "string") {
+  console.log(
+    `manager.peer: ${peer}; dividing by the recorded ${RECORDED_PEER_US} µs per turn`,
+  );
+}
+
+const PEER = "manager turn vs the shipped Hermes 0.19.0 MemoryManager";
+benchmark({
+  id: "manager.peer.manager",
+  title:
+    `MemoryManager, built-in store + 1 external, ${PEER_BATCH} turns + flush`,
+  group: PEER,
+  n: 60,
+  warmup: 5,
+  async fn(it) {
+    const first = turn + 1;
+    turn += PEER_BATCH;
+    const hermes = typeof peer === "string"
+      ? RECORDED_PEER_US * PEER_BATCH / 1000
+      : await peer.turns(first, PEER_BATCH);
+    const ours = await it.time(async () => {
+      const started = performance.now();
+      for (let t = first; t < first + PEER_BATCH; t++) {
+        await managerTurn(storeManager, t, variedTurn, { systemPrompt: true });
+      }
+      await storeManager.flushPending();
+      return performance.now() - started;
+    });
+    addSample("manager.peer.hermes", hermes / PEER_BATCH);
+    addSample("manager.peer.ours", ours / PEER_BATCH);
+    addSample("manager.peer.ratio", ours / hermes);
+  },
+});
 
 // --- same text (the old, flattering figure) --------------------------------
 
@@ -248,6 +364,13 @@ globalThis.addEventListener("unload", () => {
   const m = (id: string) => median(samples.get(id) ?? []);
   const lines = [
     `\n== manager, medians of this run ==`,
+    `  vs Hermes 0.19.0 (${
+      typeof peer === "string" ? "recorded peer figure" : "same run"
+    }): ours ${formatMs(m("manager.peer.ours"))}, 0.19.0 ${
+      formatMs(m("manager.peer.hermes"))
+    } per turn; median paired ratio ${
+      m("manager.peer.ratio").toFixed(3)
+    }× (goal ≤ 0.05×)`,
     `  paused turn: manager ${formatMs(m("manager.paused.manager"))} (${
       formatMs(m("manager.paused.manager_flushed"))
     } with flushPending), direct ${formatMs(m("manager.paused.direct"))}`,

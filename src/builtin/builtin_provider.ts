@@ -122,14 +122,15 @@ export class BuiltinMemoryProvider extends MemoryProvider {
   override systemPromptBlock(): string {
     const store = this.#store;
     if (store === null) return "";
-    const blocks: string[] = [];
-    if (store.isTargetEnabled("memory")) {
-      blocks.push(store.formatForSystemPrompt("memory"));
-    }
-    if (store.isTargetEnabled("user")) {
-      blocks.push(store.formatForSystemPrompt("user"));
-    }
-    return blocks.filter((b) => b !== "").join("\n\n");
+    const memory = store.isTargetEnabled("memory")
+      ? store.formatForSystemPrompt("memory")
+      : "";
+    const user = store.isTargetEnabled("user")
+      ? store.formatForSystemPrompt("user")
+      : "";
+    return memory !== "" && user !== ""
+      ? `${memory}\n\n${user}`
+      : memory || user;
   }
 
   /** Re-reads both files and refreshes the frozen snapshot (e.g. after compression). */

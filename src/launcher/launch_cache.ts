@@ -3,7 +3,7 @@
 // key kept beside it: a record changed by anyone but the launcher, or moved
 // to another name, does not open and is recomputed, never run.
 
-import { hermesCacheDir, readProcessEnv } from "../core/env.ts";
+import { hermesCacheDir } from "../core/env.ts";
 import type { Observation } from "./input_record.ts";
 import { sha256Hex } from "../_util/sha256.ts";
 

@@ -119,7 +119,7 @@ export function boundedEach(
   });
 }
 
-/** Calls `call` on each entry in order; failures are logged and skipped. */
+/** Calls `call` on each entry in order (a synchronous result is not awaited); failures are logged and skipped. */
 export async function eachProvider<T>(
   entries: Iterable<ProviderEntry>,
   name: ProviderHookName,
@@ -128,7 +128,8 @@ export async function eachProvider<T>(
   const results: T[] = [];
   for (const entry of entries) {
     try {
-      results.push(await call(entry));
+      const result = call(entry);
+      results.push(isThenable(result) ? await result : result);
     } catch (error) {
       logHookFailure(entry, name, error);
     }

@@ -224,3 +224,25 @@ Deno.test("redactForEgress() is idempotent on already redacted text", () => {
     `{"password": "${REDACTED}"}`,
   ]);
 });
+
+Deno.test("redactText() masks what its pre-check must not wave through", () => {
+  // Shapes at the edges of the cheap pre-check (case, blanks, quotes, a key
+  // word inside a longer key, a prefix after "." or "-", a line break).
+  const cases: [string, string][] = [
+    [
+      "PROXY-AUTHORIZATION  :\n  c3VwZXJzZWNyZXQ=",
+      "PROXY-AUTHORIZATION  :\n  ",
+    ],
+    ['"dbPassword"  = "hunter2hunter2"', '"dbPassword"  = "'],
+    ["SESSION_COOKIE=0123456789abcdef0123456789abcdef", "SESSION_COOKIE="],
+    [`see config.${GITHUB}`, "see config."],
+    [`x-${OPENAI}`, "x-"],
+    ["BEARER\tabcdefgh12345678", "BEARER\t"],
+    ["postgres://admin:s3cr3t-pw@db:5432/x", "postgres://admin:"],
+    ["-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE", ""],
+  ];
+  for (const [text, kept] of cases) {
+    const out = redactText(text);
+    assert.ok(out.startsWith(kept + REDACTED), `${text} -> ${out}`);
+  }
+});

@@ -73,6 +73,7 @@ import {
   TaskGroup,
   waitFor,
 } from "./_runtime.ts";
+import { HONCHO_TIMINGS } from "./config/timings_table.ts";
 import { errorText, scrubberOf } from "./_util.ts";
 
 export type { HonchoLivenessSnapshot, HonchoSessionIdentity, QueryRewriter };
@@ -85,9 +86,17 @@ export interface HonchoProviderOptions {
   transport?: HonchoTransportOptions;
   /** @ignore */
   outbox?: Omit<HonchoOutboxOptions, "workspace" | "hermesHome" | "delivery">;
-  /** First retry delay of a failed background delivery, in ms. @default {1000} */
+  /** First retry delay of a failed delivery (within a round and before the next), in ms. @default {HONCHO_TIMINGS.delivery.baseMs} */
+  deliveryRetryBaseDelayMs?: number;
+  /** Ceiling of the delivery retry delay, in ms. @default {HONCHO_TIMINGS.delivery.maxMs} */
+  deliveryRetryMaxDelayMs?: number;
+  /** First pause of recall's reads after a failure, in ms. @default {HONCHO_TIMINGS.recall.baseMs} */
+  recallRetryBaseDelayMs?: number;
+  /** Longest pause of recall's reads, in ms. @default {HONCHO_TIMINGS.recall.maxMs} */
+  recallRetryMaxDelayMs?: number;
+  /** @deprecated Sets both `deliveryRetryBaseDelayMs` and `recallRetryBaseDelayMs`. */
   writerRetryBaseDelayMs?: number;
-  /** Ceiling of the background delivery retry delay, in ms. @default {30000} */
+  /** @deprecated Sets both `deliveryRetryMaxDelayMs` and `recallRetryMaxDelayMs`. */
   writerRetryMaxDelayMs?: number;
   /** Least time between two session-init attempts started by hooks, in ms. @default {5000} */
   initRetryDelayMs?: number;
@@ -117,9 +126,6 @@ export interface HonchoProviderOptions {
   /** The clock, epoch ms (liveness ages). @default {Date.now} */
   now?: () => number;
 }
-
-/** Inside the manager's and the sandbox's 5 s. */
-const SHUTDOWN_BUDGET_MS = 4_000;
 
 interface Parts {
   rt: HonchoRuntime;
@@ -561,7 +567,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     this.#shutdown = true;
     this.#parts?.session.stop();
     this.#parts?.recall.discard();
-    const budget = this.#options.shutdownTimeoutMs ?? SHUTDOWN_BUDGET_MS;
+    const budget = this.#options.shutdownTimeoutMs ?? HONCHO_TIMINGS.shutdownMs;
     const deadline = this.#now() + budget;
     const left = (): number => Math.max(0, deadline - this.#now());
     try {
@@ -646,6 +652,9 @@ export class HonchoMemoryProvider extends ProviderContract {
       initOptions: { ...initOptions },
       gitTopLevel: options.gitTopLevel,
       initRetryDelayMs: options.initRetryDelayMs,
+      // Reads start while the peer configs are read back (turn 1 waits a round trip less), with
+      // the flags the creation just gave Honcho; a different read-back applies from the next read.
+      onCreated: () => recall.sessionReady(false),
       onReady: (stale) => {
         recall.sessionReady(stale);
         if (!inspection) writes.outbox.resume();
@@ -655,17 +664,21 @@ export class HonchoMemoryProvider extends ProviderContract {
         if (config.recallMode !== "tools") session.kick(true);
       },
     });
+    const o = options;
     const recall = new HonchoRecall(rt, session, {
       turn: () => this.#turn,
       queryRewriter: options.queryRewriter,
-      retryBaseDelayMs: options.writerRetryBaseDelayMs,
-      retryMaxDelayMs: options.writerRetryMaxDelayMs,
+      retryBaseDelayMs: o.recallRetryBaseDelayMs ?? o.writerRetryBaseDelayMs,
+      retryMaxDelayMs: o.recallRetryMaxDelayMs ?? o.writerRetryMaxDelayMs,
     });
     const writes = new HonchoWriteHooks(rt, session, {
       hermesHome: this.#hermesHome!,
-      outbox: options.outbox,
-      retryBaseDelayMs: options.writerRetryBaseDelayMs,
-      retryMaxDelayMs: options.writerRetryMaxDelayMs,
+      outbox: {
+        retryBaseDelayMs: o.deliveryRetryBaseDelayMs ??
+          o.writerRetryBaseDelayMs,
+        retryMaxDelayMs: o.deliveryRetryMaxDelayMs ?? o.writerRetryMaxDelayMs,
+        ...options.outbox,
+      },
       maxStagedMessages: options.maxStagedMessages,
       checkpointTimeoutMs: options.checkpointTimeoutMs,
     });

@@ -1,6 +1,6 @@
 // `hermes memory import <transcript.jsonl>`: replays an OpenAI-format
-// transcript through the memory manager turn by turn, as the agent would
-// have. Re-running stores nothing new: each turn carries a stable `turnId`
+// transcript through the memory manager turn by turn (turn start, sync), as
+// the agent would have recorded it. Re-running stores nothing new: each turn carries a stable `turnId`
 // a provider may honour (Honcho derives its message ids from it); success is
 // reported once the provider confirmed every turn durable (`drain`).
 
@@ -171,14 +171,13 @@ async function runMemoryImport(
     let turn = 0;
     for (const t of parsed.turns) {
       turn++;
+      // No recall: nobody reads it, and each may cost a server query.
       await manager.onTurnStart(turn, t.user, { platform: "cli" });
-      await manager.prefetchAll(t.user, { sessionId });
       manager.syncAll(t.user, t.assistant, {
         sessionId,
         messages: t.messages,
         turnId: turnIds[turn - 1],
       });
-      manager.queuePrefetchAll(t.user, { sessionId });
       if (showProgress) io.stderr(progressBar(turn, total));
     }
     // Every turn handed over and durable with the provider (its drain)...
@@ -221,9 +220,9 @@ export function registerMemoryImport(memory: HermesCommand): HermesCommand {
     .description(
       "Replay an OpenAI-format transcript (one JSON message per line) into the active\n" +
         "provider: each user message is paired with the assistant reply after it and\n" +
-        "sent through the memory manager turn by turn (turn start, prefetch, sync,\n" +
-        "queued prefetch). Malformed lines are reported with their line number and\n" +
-        "skipped. A progress bar is shown on stderr when it is a terminal.",
+        "sent through the memory manager turn by turn (turn start, then sync; no\n" +
+        "recall). Malformed lines are reported with their line number and skipped.\n" +
+        "A progress bar is shown on stderr when it is a terminal.",
     )
     .option(
       "--session <id>",

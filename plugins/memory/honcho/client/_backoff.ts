@@ -1,6 +1,7 @@
 // The one retry policy of the Honcho provider (client, outbox, writer).
 
 import { isHonchoError } from "./errors.ts";
+import type { RetryTiming } from "../config/timings_table.ts";
 
 /** Whether trying again may succeed (whether it is *safe* is the caller's business). */
 export function isRetryableHonchoError(error: unknown): boolean {
@@ -14,11 +15,8 @@ export function isRetryableHonchoError(error: unknown): boolean {
   );
 }
 
-export interface BackoffPolicy {
-  baseMs: number;
-  maxMs: number;
-  /** The largest `Retry-After` honoured. */
-  retryAfterCapMs: number;
+/** A retry timing (plugins/memory/honcho/config/timings_table.ts) and its jitter source. */
+export interface BackoffPolicy extends RetryTiming {
   random: () => number;
 }
 

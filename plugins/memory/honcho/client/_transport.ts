@@ -14,6 +14,7 @@ import {
   type BackoffPolicy,
   isRetryableHonchoError,
 } from "./_backoff.ts";
+import { HONCHO_TIMINGS } from "../config/timings_table.ts";
 import {
   HonchoPage,
   list,
@@ -141,11 +142,14 @@ export class HonchoTransport {
     this.#fetch = config.fetch ?? ((input, init) => fetch(input, init));
     this.#sleep = config.sleep ?? abortableSleep;
     this.#now = config.now ?? Date.now;
-    this.#maxRetries = Math.max(0, Math.floor(config.maxRetries ?? 2));
+    const t = HONCHO_TIMINGS;
+    this.#maxRetries = Math.floor(
+      Math.max(0, config.maxRetries ?? t.requestRetries),
+    );
     this.#backoff = {
-      baseMs: config.retryBaseDelayMs ?? 500,
-      maxMs: config.retryMaxDelayMs ?? 8_000,
-      retryAfterCapMs: config.retryAfterCapMs ?? 30_000,
+      baseMs: config.retryBaseDelayMs ?? t.request.baseMs,
+      maxMs: config.retryMaxDelayMs ?? t.request.maxMs,
+      retryAfterCapMs: config.retryAfterCapMs ?? t.request.retryAfterCapMs,
       random: config.random ?? Math.random,
     };
   }

@@ -7,6 +7,7 @@
 import { log } from "../../../../src/provider/mod.ts";
 import { messageLine, type OutboxLog, type OutboxRecord } from "./_log.ts";
 import { backoffDelayMs } from "../client/_backoff.ts";
+import { HONCHO_TIMINGS } from "../config/timings_table.ts";
 import { errorText } from "../_util.ts";
 
 /** What an append (`HonchoOutbox.append`) did. */
@@ -185,9 +186,7 @@ export class GroupCommitter {
           );
         }
         const delay = backoffDelayMs(this.#diskFailures - 1, error, {
-          baseMs: 100,
-          maxMs: 5_000,
-          retryAfterCapMs: 0,
+          ...HONCHO_TIMINGS.disk,
           random: this.#options.random,
         });
         await new Promise((resolve) =>

@@ -128,7 +128,6 @@ export class OutboxLog {
   #kept: string[] = [];
   #keptBytes = 0;
   #keptNoticed = false;
-  #reserveChecked = false;
   /** Reads change nothing on disk (a report by a read-only command). */
   readOnly = false;
 
@@ -164,18 +163,21 @@ export class OutboxLog {
     return this.#kept.length;
   }
 
-  /** Moves a file written by a newer outbox format aside, byte for byte, with one warning; returns whether it did. */
-  async #setAsideNewer(): Promise<boolean> {
-    let version: unknown;
+  /** The file's first line, when it is a header. */
+  async #header(): Promise<Record<string, unknown> | undefined> {
     try {
       const head = decoder.decode(await readFrom(this.path, 0, 4096));
       const end = head.indexOf("\n");
-      const first = JSON.parse(end < 0 ? head : head.slice(0, end));
-      if (!isRecord(first) || first.type !== "header") return false;
-      version = first.version;
+      const first: unknown = JSON.parse(end < 0 ? head : head.slice(0, end));
+      return isRecord(first) && first.type === "header" ? first : undefined;
     } catch {
-      return false;
+      return undefined;
     }
+  }
+
+  /** Moves a file written by a newer outbox format aside, byte for byte, with one warning; returns whether it did. */
+  async #setAsideNewer(): Promise<boolean> {
+    const version = (await this.#header())?.version;
     if (typeof version !== "number" || !(version > FORMAT_VERSION)) {
       return false;
     }
@@ -331,7 +333,10 @@ export class OutboxLog {
     }
   }
 
-  /** Appends lines (a header first in a new file) with one write and one `fdatasync`, then replays them. */
+  /**
+   * Appends lines (a header first in a new file) with one write and one `fdatasync`, then replays
+   * them. Messages need the reserve held: the room its release freed is for delivery records only.
+   */
   async appendLines(lines: readonly string[]): Promise<void> {
     await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
     // A header first in a new file (decided again for the retry).
@@ -343,26 +348,36 @@ export class OutboxLog {
     const records = lines.every((line) =>
       !line.startsWith('{"type":"message"')
     );
+    if (!records && !await this.ensureReserve()) {
+      throw diskFullError(this.path, "no reserve", this.entries.size);
+    }
     for (let attempt = 0;; attempt++) {
       try {
         await appendSynced(this.path, data());
         break;
       } catch (error) {
         if (!diskFull(error)) throw error;
-        // A torn tail is cut by the replay; then, once and for delivery
-        // records only, the reserve makes room.
+        // A torn tail is cut by the replay; then, for delivery records
+        // only, the reserve makes room.
         await this.catchUp().catch(() => {});
-        if (attempt > 0 || !records || !await this.#releaseReserve()) {
-          throw diskFullError(this.path, error, this.entries.size);
-        }
+        if (records && attempt === 0 && await this.#releaseReserve()) continue;
+        if (records && await this.#emptyIfSettled(lines)) return;
+        throw diskFullError(this.path, error, this.entries.size);
       }
     }
     // Replay our own lines so state and offset follow the file exactly.
     await this.catchUp();
-    if (!this.#reserveChecked) {
-      this.#reserveChecked = true;
-      await this.ensureReserve();
-    }
+  }
+
+  /** Truncates the file when `lines` (acks, drops) settle every queued message: no space needed. */
+  async #emptyIfSettled(lines: readonly string[]): Promise<boolean> {
+    const done = lines.filter((line) => /^\{"type":"(ack|drop)"/.test(line));
+    const settled = new Set(done.flatMap((l) => stringIds(JSON.parse(l).ids)));
+    for (const id of this.entries.keys()) if (!settled.has(id)) return false;
+    if (this.#kept.length > 0) return false;
+    await Deno.truncate(this.path, 0);
+    this.#reset();
+    return true;
   }
 
   get reservePath(): string {
@@ -385,13 +400,13 @@ export class OutboxLog {
     }
   }
 
-  /** Takes the reserve (real blocks, not a sparse file) when it is missing; best effort: on a full disk it is simply not there yet. */
-  async ensureReserve(): Promise<void> {
+  /** Takes the reserve (real blocks, not a sparse file) when it is missing; returns whether it is held (on a full disk it is not). */
+  async ensureReserve(): Promise<boolean> {
     try {
       await Deno.lstat(this.reservePath);
-      return;
+      return true;
     } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) return;
+      if (!(error instanceof Deno.errors.NotFound)) return false;
     }
     try {
       await Deno.mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -400,21 +415,16 @@ export class OutboxLog {
         new Uint8Array(OUTBOX_RESERVE_BYTES),
         { mode: 0o600 },
       );
+      return true;
     } catch {
       await Deno.remove(this.reservePath).catch(() => {});
+      return false;
     }
   }
 
   async #readGeneration(): Promise<string | undefined> {
-    try {
-      const head = decoder.decode(await readFrom(this.path, 0, 512));
-      const first = JSON.parse(head.slice(0, head.indexOf("\n")));
-      return typeof first?.generation === "string"
-        ? first.generation
-        : undefined;
-    } catch {
-      return undefined;
-    }
+    const generation = (await this.#header())?.generation;
+    return typeof generation === "string" ? generation : undefined;
   }
 
   /** Rewrites the file with only what is queued (and attempts that still count) when acknowledged lines dominate. */
@@ -439,11 +449,16 @@ export class OutboxLog {
     for (const [until, ids] of attempts) {
       lines.push(attemptLine(ids, this.#now(), until));
     }
-    await atomicWriteText(
-      this.path,
-      lines.map((line) => `${line}\n`).join(""),
-      { mode: 0o600 },
-    );
+    try {
+      await atomicWriteText(
+        this.path,
+        lines.map((line) => `${line}\n`).join(""),
+        { mode: 0o600 },
+      );
+    } catch (error) {
+      // A full disk has no room for the copy; a settled queue needs none.
+      if (!diskFull(error) || !await this.#emptyIfSettled([])) throw error;
+    }
     this.#reset();
     await this.catchUp();
     // The file shrank: take the reserve back if it was released.

@@ -20,6 +20,7 @@ import type { HonchoClient } from "../client/client.ts";
 import { abortableSleep, type SleepLike } from "../client/_transport.ts";
 import { type JsonObject, MAX_MESSAGE_CHARS } from "../client/wire.ts";
 import type { WriteFrequency } from "../config/_lookup.ts";
+import { HONCHO_TIMINGS, type RetryTiming } from "../config/timings_table.ts";
 import { isHonchoError } from "../client/errors.ts";
 import {
   type AppendRecord,
@@ -84,10 +85,6 @@ export interface BackgroundDelivery {
   ensureReady?: (signal: AbortSignal) => Promise<void>;
   /** Told the result of each background round (notices). */
   onResult?: (result: OutboxDeliverResult) => void;
-  /** First retry delay of a failed round, in ms. @default {1000} */
-  retryBaseDelayMs?: number;
-  /** Ceiling of that delay, in ms. @default {30000} */
-  retryMaxDelayMs?: number;
 }
 
 export interface HonchoOutboxOptions {
@@ -99,13 +96,16 @@ export interface HonchoOutboxOptions {
   maxPendingMessages?: number;
   /** The most bytes of queued records. @default {52428800} (50 MiB) */
   maxPendingBytes?: number;
-  /** Consecutive transient failures one `deliver()` tolerates. @default {5} */
+  /** Consecutive transient failures one `deliver()` tolerates. @default {HONCHO_TIMINGS.delivery.retries} */
   maxRetries?: number;
-  /** Base of the exponential backoff, in ms. @default {1000} */
+  /**
+   * Base of the exponential backoff within a round and before the next background round, in ms.
+   * @default {HONCHO_TIMINGS.delivery.baseMs}
+   */
   retryBaseDelayMs?: number;
-  /** Ceiling of one backoff delay, in ms. @default {60000} */
+  /** Ceiling of one backoff delay (within and between rounds), in ms. @default {HONCHO_TIMINGS.delivery.maxMs} */
   retryMaxDelayMs?: number;
-  /** Ceiling of an honoured `Retry-After`, in ms. @default {60000} */
+  /** Ceiling of an honoured `Retry-After`, in ms. @default {HONCHO_TIMINGS.delivery.retryAfterCapMs} */
   retryAfterCapMs?: number;
   /**
    * How long after its client gave up a request may still be committed by Honcho, in ms: an
@@ -154,9 +154,6 @@ export function writeModeOf(value: WriteFrequency | undefined): WriteMode {
   return { kind: "session" };
 }
 
-/** The longest `Retry-After` a background round honours. */
-const RETRY_AFTER_CAP_MS = 60_000;
-
 /** `<workspace>.jsonl`, characters outside `[A-Za-z0-9_-]` replaced (plus a short hash when any were). */
 export function outboxFileName(workspace: string): string {
   const safe = workspace.replace(/[^A-Za-z0-9_-]/g, "_");
@@ -194,6 +191,7 @@ export class HonchoOutbox {
   #again = false;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   #failures = 0;
+  #retry: RetryTiming;
   #controller = new AbortController();
   #closed = false;
 
@@ -205,6 +203,7 @@ export class HonchoOutbox {
       );
     }
     this.workspace = options.workspace;
+    const t = HONCHO_TIMINGS;
     const home = resolve(options.hermesHome ?? getHermesHome());
     const dir = join(home, "honcho", "outbox");
     const name = outboxFileName(options.workspace);
@@ -230,7 +229,7 @@ export class HonchoOutbox {
     this.#commit = new GroupCommitter(this.#file, {
       ...bounds,
       maxStaged: Math.max(1, options.maxStagedMessages ?? 5_000),
-      stageWaitMs: Math.max(0, options.stageWaitMs ?? 5_000),
+      stageWaitMs: Math.max(0, options.stageWaitMs ?? t.stageWaitMs),
       random: this.#random,
       onCommitted: (turns, added) => {
         this.#added += added;
@@ -238,6 +237,11 @@ export class HonchoOutbox {
       },
     });
     this.#sleep = options.sleep ?? abortableSleep;
+    const retry = this.#retry = {
+      baseMs: options.retryBaseDelayMs ?? t.delivery.baseMs,
+      maxMs: options.retryMaxDelayMs ?? t.delivery.maxMs,
+      retryAfterCapMs: options.retryAfterCapMs ?? t.delivery.retryAfterCapMs,
+    };
     this.#delivery = new OutboxDelivery({
       workspace: options.workspace,
       file: this.#file,
@@ -247,11 +251,14 @@ export class HonchoOutbox {
       pending: async () => (await this.stats()).pending,
       prepareSession: options.prepareSession,
       policy: {
-        maxRetries: Math.max(0, options.maxRetries ?? 5),
-        retryBaseDelayMs: options.retryBaseDelayMs ?? 1_000,
-        retryMaxDelayMs: options.retryMaxDelayMs ?? 60_000,
-        retryAfterCapMs: options.retryAfterCapMs ?? 60_000,
-        lateCommitGraceMs: Math.max(0, options.lateCommitGraceMs ?? 30_000),
+        maxRetries: Math.max(0, options.maxRetries ?? t.deliveryRetries),
+        retryBaseDelayMs: retry.baseMs,
+        retryMaxDelayMs: retry.maxMs,
+        retryAfterCapMs: retry.retryAfterCapMs,
+        lateCommitGraceMs: Math.max(
+          0,
+          options.lateCommitGraceMs ?? t.lateCommitGraceMs,
+        ),
         compactAfterBytes: options.compactAfterBytes ?? 1024 * 1024,
         sleep: this.#sleep,
         random: this.#random,
@@ -613,7 +620,7 @@ export class HonchoOutbox {
       }
       if (result.busy) {
         // Another delivery holds the lease; look again in case it stops first.
-        this.#scheduleRetry(background.retryBaseDelayMs ?? 1_000);
+        this.#scheduleRetry(this.#retry.baseMs);
         return;
       }
       this.#failures = 0;
@@ -636,15 +643,11 @@ export class HonchoOutbox {
 
   #scheduleRetry(fixedDelay?: number, error?: unknown): void {
     if (this.#closed || this.#retryTimer !== undefined) return;
-    const base = this.#background?.retryBaseDelayMs ?? 1_000;
-    const max = this.#background?.retryMaxDelayMs ?? 30_000;
     // A Retry-After (429 or 503 on a write or the session set-up) sets the wait.
     const delay = fixedDelay ?? Math.max(
-      Math.min(base, 10),
+      Math.min(this.#retry.baseMs, 10),
       backoffDelayMs(this.#failures - 1, error, {
-        baseMs: base,
-        maxMs: max,
-        retryAfterCapMs: Math.max(max, RETRY_AFTER_CAP_MS),
+        ...this.#retry,
         random: this.#random,
       }),
     );

@@ -26,6 +26,7 @@ import {
 } from "./dialectic.ts";
 import { isHonchoError } from "../client/errors.ts";
 import { ReadBackoff } from "../client/_backoff.ts";
+import { HONCHO_TIMINGS } from "../config/timings_table.ts";
 import type { HonchoSession } from "../session/session.ts";
 import { type HonchoRuntime, type TaskGroup, waitFor } from "../_runtime.ts";
 import { deadlineSignal, errorText } from "../_util.ts";
@@ -71,9 +72,9 @@ export interface HonchoRecallOptions {
   turn: () => number;
   /** Rewrites the user message into the pass-0 question when `queryRewrite` is on. */
   queryRewriter?: QueryRewriter;
-  /** First pause of reads after a failure, in ms (the writes' policy). @default {1000} */
+  /** First pause of reads after a failure, in ms. @default {HONCHO_TIMINGS.recall.baseMs} */
   retryBaseDelayMs?: number;
-  /** Longest pause of reads, in ms. @default {30000} */
+  /** Longest pause of reads, in ms. @default {HONCHO_TIMINGS.recall.maxMs} */
   retryMaxDelayMs?: number;
 }
 
@@ -122,10 +123,11 @@ export class HonchoRecall {
     this.#session = session;
     this.#turn = options.turn;
     this.#rewriter = options.queryRewriter;
+    const t = HONCHO_TIMINGS.recall;
     this.#reads = new ReadBackoff({
-      baseMs: options.retryBaseDelayMs ?? 1_000,
-      maxMs: options.retryMaxDelayMs ?? 30_000,
-      retryAfterCapMs: 60_000,
+      ...t,
+      baseMs: options.retryBaseDelayMs ?? t.baseMs,
+      maxMs: options.retryMaxDelayMs ?? t.maxMs,
       random: Math.random,
     });
   }
@@ -183,7 +185,7 @@ export class HonchoRecall {
     this.#startDialectic(query, turn);
   }
 
-  /** The session was set up: a late base-layer fetch, and the dialectic prewarm unless a rewriter waits. */
+  /** The session was created or set up: a late base-layer fetch, and the dialectic prewarm unless a rewriter waits. */
   sessionReady(stale: boolean): void {
     const config = this.#rt.config;
     if (config.recallMode === "tools" || config.recallSync) return;
@@ -312,7 +314,7 @@ export class HonchoRecall {
     const budgetMs = config.timeout !== undefined && config.timeout > 0 &&
         Number.isFinite(config.timeout)
       ? config.timeout * 1000
-      : 5_000;
+      : HONCHO_TIMINGS.recallSyncMs;
     if (isTrivialPrompt(query) || this.#syncBusy) {
       return this.#log("trivial-prompt", "");
     }

@@ -60,6 +60,8 @@ export interface HonchoSessionOptions {
   gitTopLevel?: GitTopLevel;
   /** Least time between two set-up attempts started by hooks, in ms. @default {5000} */
   initRetryDelayMs?: number;
+  /** Called once the session exists on Honcho, before its peer configs are read back. */
+  onCreated?: () => void;
   /** Called once set-up succeeded; `stale` when the epoch changed while it ran (a session switch or a shutdown). */
   onReady?: (stale: boolean) => void;
   /** Called when a switch moved to another Honcho session (it is not ready). */
@@ -305,6 +307,11 @@ export class HonchoSession {
         identity.sessionId,
         peers,
         signal,
+        // Turn 1's reads start as soon as the session exists, beside the
+        // peer-config read-back (the settings it uses were just sent).
+        () => {
+          if (epoch === this.#epoch) this.#options.onCreated?.();
+        },
       );
       if (this.#identity?.sessionId !== identity.sessionId) return;
       this.#prepared.add(identity.sessionId);
@@ -381,8 +388,10 @@ async function setUpSessionPeers(
   sessionId: string,
   peers: Record<string, PeerObservation>,
   signal: AbortSignal | undefined,
+  created?: () => void,
 ): Promise<Record<string, PeerObservation>> {
   await client.getOrCreateSession(sessionId, { peers, signal });
+  created?.();
   const out: Record<string, PeerObservation> = {};
   await Promise.all(
     Object.entries(peers).map(async ([peer, local]) => {

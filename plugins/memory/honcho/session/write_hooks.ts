@@ -69,8 +69,6 @@ export interface HonchoWriteHooksOptions {
   /** The profile home (the outbox lives under it). */
   hermesHome: string;
   outbox?: Omit<HonchoOutboxOptions, "workspace" | "hermesHome" | "delivery">;
-  retryBaseDelayMs?: number;
-  retryMaxDelayMs?: number;
   maxStagedMessages?: number;
   /** @default {max(10000, request timeout)} */
   checkpointTimeoutMs?: number;
@@ -116,8 +114,6 @@ export class HonchoWriteHooks {
         client: runtime.client,
         writeFrequency: config.writeFrequency,
         ensureReady: (signal) => session.ensure(signal),
-        retryBaseDelayMs: options.retryBaseDelayMs,
-        retryMaxDelayMs: options.retryMaxDelayMs,
         onResult: (result) => this.#onDeliveryResult(result),
       },
     });

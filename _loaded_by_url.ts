@@ -5,8 +5,9 @@
  * dependencies; `deno run` does not read them), `deno run --cached-only`
  * then finds them, and `deno check` checks them:
  *
- * - the entry modules of a provider's sandbox (`src/provider/worker_*.ts`),
- *   which the host starts by URL;
+ * - the entry modules of a provider's sandbox (`src/provider/worker_*.ts`)
+ *   and the host's watchdog (`src/sandbox/watchdog_process.ts`), which the
+ *   host starts by URL;
  * - the bundled providers, which the loader imports by a runtime value so
  *   that their whole graph is checked against the sandbox's permissions.
  *
@@ -23,6 +24,7 @@
 export type ModulesLoadedByUrl = [
   typeof import("./src/provider/worker_bootstrap.ts"),
   typeof import("./src/provider/worker_bootstrap_full.ts"),
+  typeof import("./src/sandbox/watchdog_process.ts"),
   typeof import("./plugins/memory/archive/mod.ts"),
   typeof import("./plugins/memory/honcho/mod.ts"),
 ];

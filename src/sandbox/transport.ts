@@ -254,9 +254,18 @@ function startWatchdog(): typeof watchdog {
   let child: Deno.ChildProcess;
   try {
     // All permissions: Deno reads /proc/<pid> only under --allow-all. It
-    // runs framework code alone and reads nothing but the host's lines.
+    // runs framework code alone (from the cache only: an --allow-all process
+    // downloads nothing; _loaded_by_url.ts has it cached) and reads nothing
+    // but the host's lines.
     child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "--quiet", "--no-prompt", "--allow-all", "--no-config"]
+      args: [
+        "run",
+        "--quiet",
+        "--no-prompt",
+        "--cached-only",
+        "--allow-all",
+        "--no-config",
+      ]
         .concat(scriptArg(new URL("./watchdog_process.ts", import.meta.url))),
       stdin: "piped",
       stdout: "piped",

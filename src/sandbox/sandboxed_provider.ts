@@ -195,7 +195,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         ? join(candidate.dir, "plugin.yaml")
         : undefined,
     );
-    await prepareDataDir(grant, options.createDataDir !== false);
+    // Checked now, created at the first start (a gateway loading many new
+    // profiles pays no directory sync per load).
+    await prepareDataDir(grant, false);
     let framework = options.framework;
     if (framework === undefined) {
       const scan = candidate.dir !== undefined && candidate.source !== "bundled"

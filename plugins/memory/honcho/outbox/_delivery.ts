@@ -214,8 +214,8 @@ export class OutboxDelivery {
         const left = deadline === undefined
           ? Infinity
           : deadline - this.#o.policy.now();
-        // No request starts that could outlive the deadline (a shutdown budget): its attempt
-        // would hold the session back on the next start for nothing.
+        // Too little time left: a request cut off at the deadline would only leave an
+        // uncertain attempt, holding its session back for the grace on the next start.
         if (left < MIN_REQUEST_MS) break;
         try {
           await this.#deliverBatch(client, pick.batch, result, signal, left);

@@ -418,10 +418,10 @@ export class OutboxLog {
   /** Takes the reserve (real blocks, not a sparse file) when it is missing; returns whether it is held (on a full disk it is not). */
   async ensureReserve(): Promise<boolean> {
     try {
-      // Held already: nothing to write (a full disk could not take it anyway).
       await Deno.lstat(this.reservePath);
       return true;
     } catch (error) {
+      // Cannot tell: counted as not held, so turns wait rather than use the delivery room.
       if (!(error instanceof Deno.errors.NotFound)) return false;
     }
     try {
@@ -456,8 +456,8 @@ export class OutboxLog {
     const attempts = new Map<number, string[]>();
     for (const entry of this.entries.values()) {
       lines.push(messageLine(entry.record, entry.verify));
-      // An attempt that may still land must survive compaction: without its line a restart
-      // would send again without waiting or looking up (a duplicate).
+      // An attempted message keeps its attempt through compaction: without it a restart
+      // would send it again without waiting or looking up (a duplicate).
       if (entry.attempted) {
         const ids = attempts.get(entry.landBy) ?? [];
         ids.push(entry.record.id);

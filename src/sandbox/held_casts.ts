@@ -94,7 +94,6 @@ export class HeldCasts extends Map<number, Held> {
   confirm(upTo: number): string[] {
     const durable: string[] = [];
     for (const [seq, { sent, wid }] of this) {
-      // Casts made after the drain was asked are not covered by its answer.
       if (seq > upTo) break;
       // Not sent to the process that drained: it cannot be durable there; kept for the next post.
       if (!sent) continue;

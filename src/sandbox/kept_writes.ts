@@ -61,7 +61,6 @@ export class KeptWrites {
     const kept = await readKeptWrites(this.path).catch((error) => {
       log("warn", `Memory provider '${this.#name}': ${errorText(error)}`);
     });
-    // Owned from now on: forget() removes them once this host's provider confirms them.
     for (const { wid } of kept?.writes ?? []) this.#mine.add(wid);
     return kept?.writes ?? [];
   }

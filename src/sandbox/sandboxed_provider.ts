@@ -374,7 +374,6 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         // Synchronous from here: a cast posted meanwhile is held, so it
         // follows everything held before it.
         for (const held of this.#held.values()) this.#post(rpc, held);
-        // Everything held is posted now: new casts may go straight to the process.
         this.#held.unsent = this.#failures = 0;
         this.#rpc = rpc;
         this.#gaveUp = undefined;

@@ -287,7 +287,6 @@ export class GroupCommitter {
         refused += result.rejected;
         results.push(result);
       }
-      // One write and one fdatasync for the group; no job of it resolves before that.
       if (lines.length > 0) await this.#file.appendLines(lines);
       if (refused > 0) this.#warnFull(refused);
     });

@@ -424,7 +424,6 @@ export class OutboxDelivery {
       const isolated = this.#isolate.has(record.id);
       if (isolated && entries.length > 0) break;
       entries.push(entry);
-      // Anything that may be stored already (attempted, or a stable id) is looked up first.
       if (entry.attempted || entry.verify) check.push(record.id);
       if (isolated || entries.length >= MAX_MESSAGES_PER_BATCH) break;
     }

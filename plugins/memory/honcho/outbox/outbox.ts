@@ -444,7 +444,6 @@ export class HonchoOutbox {
     // Staged turns first: a flush that skipped them would report an empty outbox while
     // turns still wait for the disk.
     if (!(await this.drain(remaining())).drained) return false;
-    // A background round holds the lease: let it end rather than be told `busy`.
     if (this.#running && !await waitFor(this.#running, remaining())) {
       return false;
     }

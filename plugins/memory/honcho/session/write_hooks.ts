@@ -336,7 +336,6 @@ export class HonchoWriteHooks {
           source: "checkpoint",
         })
       );
-      // Held like a turn: on disk before it is delivered, retried while the disk refuses it.
       const rejected = await outbox.appendHeld(records);
       if (rejected > 0) {
         throw new Error(

@@ -31,6 +31,7 @@ export class HeldCasts extends Map<number, Held> {
   last = 0;
   /** Held casts no process was sent yet: later casts queue behind them. */
   unsent = 0;
+  // Ids unique across hosts: several may share a profile's file of kept writes.
   #nonce = crypto.randomUUID();
 
   /** The writes not reported durable, for the file of kept writes. */
@@ -46,6 +47,8 @@ export class HeldCasts extends Map<number, Held> {
     const held: Held = { seq, method, args, context, sent: false };
     if (WRITE_HOOKS.has(method)) {
       const wid = held.wid = `${this.#nonce}:${seq}`;
+      // The provider gets the id at the first send too, so a later hand-over (`turnId`) names
+      // the very records the first one queued.
       if (method === "syncTurn") {
         held.args = [args[0], args[1], { ...args[2] as object, writeId: wid }];
       }
@@ -56,6 +59,7 @@ export class HeldCasts extends Map<number, Held> {
   /** Keeps a write, or a cast not posted yet. */
   hold(held: Held): void {
     this.set(held.seq, held);
+    // While anything waits unsent, new casts wait behind it: posting them would overtake it.
     if (!held.sent) this.unsent++;
   }
 
@@ -64,6 +68,8 @@ export class HeldCasts extends Map<number, Held> {
     for (const { wid, method, args, hermesHome } of writes) {
       const seq = ++this.last;
       const home = { ...context, hermesHome };
+      // Counted as sent: the earlier host may have posted them, so they go with `turnId` and
+      // are looked up before being stored.
       this.set(seq, { seq, wid, method, args, context: home, sent: true });
     }
   }
@@ -72,6 +78,7 @@ export class HeldCasts extends Map<number, Held> {
   argsOf(held: Held): unknown[] {
     if (!held.sent || held.method !== "syncTurn") return held.args;
     const options = held.args[2] as SyncTurnOptions;
+    // An ended process may have stored it: `turnId` makes the provider look it up first.
     const turnId = options.turnId || held.wid;
     return [held.args[0], held.args[1], { ...options, turnId }];
   }
@@ -79,6 +86,7 @@ export class HeldCasts extends Map<number, Held> {
   /** After posting `held`: a write stays until confirmed; a cast that cannot be posted is dropped. */
   posted(held: Held, ok: boolean): void {
     held.sent ||= ok;
+    // A posted non-write has no durability to wait for; a write stays until a drain confirms it.
     if (!ok || held.wid === undefined) this.delete(held.seq);
   }
 
@@ -87,6 +95,7 @@ export class HeldCasts extends Map<number, Held> {
     const durable: string[] = [];
     for (const [seq, { sent, wid }] of this) {
       if (seq > upTo) break;
+      // Not sent to the process that drained: it cannot be durable there; kept for the next post.
       if (!sent) continue;
       this.delete(seq);
       if (wid !== undefined) durable.push(wid);
@@ -96,6 +105,7 @@ export class HeldCasts extends Map<number, Held> {
 
   /** Drops every cast that is not a write. */
   dropCasts(): void {
+    // Restarts given up: only writes are kept (on disk); other casts carry no such promise.
     for (const [seq, { wid }] of this) if (!wid) this.delete(seq);
     this.unsent = 0;
   }

@@ -82,6 +82,7 @@ export class KeptWrites {
 
   /** Drops the ids the provider reported durable. */
   forget(wids: readonly string[]): void {
+    // Only ids this host owns (kept or adopted): another host sharing the profile holds its own.
     const gone = new Set(wids.filter((wid) => this.#mine.delete(wid)));
     if (gone.size === 0) return;
     this.#update("", [], gone);
@@ -101,6 +102,7 @@ export class KeptWrites {
     const path = this.path;
     const task = () =>
       withFileLock(`${path}.lock`, async () => {
+        // Read again under the lock: the ids other hosts added since are kept as they are.
         const { writes } = await readKeptWrites(path);
         const known = new Set(writes.map((w) => w.wid));
         const kept = [...writes, ...add.filter((w) => !known.has(w.wid))]
@@ -108,12 +110,15 @@ export class KeptWrites {
         if (kept.length === 0) await Deno.remove(path).catch(() => {});
         else {
           const updatedAt = new Date().toISOString();
+          // Atomic replace: a crash mid-write leaves the previous list, never a torn file that
+          // the next start would refuse (and its writes with it).
           await atomicJsonWrite(path, { reason, updatedAt, writes: kept }, {
             mode: 0o600,
           });
         }
         then(kept.length);
       });
+    // Chained: a forget must never run before the keep that added its ids.
     this.#queue = this.#queue.then(task).catch((error) =>
       log("error", `Cannot update ${path}: ${errorText(error)}`)
     );

@@ -77,11 +77,15 @@ export function takeSlot(
   timeoutMs: number,
   name: string,
 ): Promise<void> {
+  // Chained on the previous request: slots go in arrival order, and two requests never
+  // both see room for one.
   const mine = turn.then(async () => {
     const deadline = performance.now() + timeoutMs;
     while (!LIVE.has(holder) && LIVE.size >= maxLive) {
       const victim = [...LIVE].find((p) => p !== holder && p.idle());
       if (victim !== undefined) {
+        // Awaited to the end (writes confirmed or held, process ended): only then is its slot
+        // free, so the cap is never passed.
         await victim.pause();
         continue;
       }
@@ -97,6 +101,7 @@ export function takeSlot(
     markUsed(holder);
     LIVE.add(holder);
   });
+  // A request that timed out must not block the ones behind it.
   turn = mine.catch(() => {});
   return mine;
 }

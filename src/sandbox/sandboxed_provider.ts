@@ -316,12 +316,14 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       const timeoutMs = this.#state.shutdownTimeoutMs;
       try {
         // Whatever is not confirmed stays held and goes to the next process.
+        // shutdown only after a drain that finished: it would queue behind the unfinished casts.
         if ((await this.#confirm(rpc, timeoutMs)).drained) {
           await this.#request(rpc, "shutdown", [], timeoutMs);
         }
       } catch (error) {
         this.#debug(error);
       } finally {
+        // The slot is freed only once the process is ended: the cap counts processes.
         rpc.terminate("it was paused under the live provider cap");
         this.#release();
       }
@@ -331,6 +333,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /** The running sandbox: started first (under the cap) when none runs. */
   async #live(): Promise<WorkerRpc> {
+    // Never start beside a process still pausing: it holds the slot and is still making the
+    // writes it was sent durable.
     while (this.#pausing !== undefined) await this.#pausing;
     const rpc = this.#running();
     if (rpc !== undefined) {
@@ -354,6 +358,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       const wait = Math.min(1000, 200 * (this.#failures + this.#ends) ** 2);
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       const timeoutMs = state.callTimeoutMs;
+      // The slot before the spawn: the cap counts starting processes too.
       await takeSlot(state.slot, timeoutMs, this.name);
       let rpc: WorkerRpc | undefined;
       try {
@@ -362,6 +367,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         if (launched.description === null) {
           throw new Error("it offered no provider when started again");
         }
+        // Initialized as before, ahead of any held cast: the turns need their session.
         if (this.#initialized !== undefined) {
           const [method, ...args] = this.#initialized;
           await this.#request(rpc, method, args, timeoutMs, this.#context());
@@ -373,6 +379,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         this.#held.unsent = this.#failures = 0;
         this.#rpc = rpc;
         this.#gaveUp = undefined;
+        // Held writes are forgotten only when a drain of this process reports them durable.
         if (this.#held.size > 0) this.#confirmSoon();
         return rpc;
       } catch (error) {
@@ -397,6 +404,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     if (rpc === undefined || rpc.stopped === undefined) return;
     this.#release();
     if (this.#closed !== undefined || this.#pausing !== undefined) return;
+    // Ends with no write confirmed between them mean a write that kills each process: give
+    // up after MAX_ENDS. Otherwise a held write restarts it at once, else the next call does.
     if (++this.#ends >= MAX_ENDS) {
       this.#giveUp(
         `it ended ${MAX_ENDS} times in a row before it reported a write durable (last: ${rpc.stopped})`,
@@ -420,6 +429,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     this.#failures = this.#ends = 0;
     this.#retryAt = performance.now() + RETRY_AFTER_MS;
     this.#held.dropCasts();
+    // On disk, so the next start of the provider (this host or a later one) hands them over.
     this.#kept.keep(this.#held.writes, this.#gaveUp);
   }
 
@@ -454,9 +464,12 @@ export class SandboxedMemoryProvider extends MemoryProvider {
    * run, then its own `drain()`); forgets the writes it confirms.
    */
   async #confirm(rpc: WorkerRpc, timeoutMs?: number): Promise<DrainResult> {
+    // Taken before asking: casts made while the drain runs are not covered by its answer.
     const upTo = this.#held.last;
     const started = performance.now();
     const bound = { timeoutMs: timeoutMs ?? Infinity, label: "drain" };
+    // The worker answers only after every cast posted before it has run (its queue is in
+    // order); the provider's own drain() then says whether they are durable.
     await rpc.request({ t: "drain" }, bound);
     let result: DrainResult = { drained: true };
     if (this.#state.description.optional.includes("drain")) {
@@ -465,6 +478,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         : Math.max(1, timeoutMs - (performance.now() - started));
       result = toDrainResult(await this.#request(rpc, "drain", [left], left));
     }
+    // Answered by a process since replaced: held casts re-posted to the new one are not
+    // covered, so nothing is forgotten.
     if (!result.drained || rpc !== this.#rpc) return result;
     this.#ends = 0;
     this.#kept.forget(this.#held.confirm(upTo));
@@ -574,6 +589,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   #cast(method: string, args: unknown[]): Promise<void> {
     if (this.#closed) return Promise.reject(this.#stoppedError(this.#closed));
     const held = this.#held.next(method, args, this.#context());
+    // Posted directly only when nothing held waits to be posted: it would overtake it.
     const rpc = this.#held.unsent === 0 ? this.#running() : undefined;
     try {
       rpc?.cast({ t: "cast", method, args: held.args, context: held.context });
@@ -584,8 +600,10 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         return Promise.reject(this.#state.denials.explain(error));
       }
     }
+    // A non-write is held only until posted; while restarts are given up it is dropped.
     if (held.wid === undefined && (held.sent || this.#gaveUp)) return POSTED;
     this.#held.hold(held);
+    // No process will confirm it while restarts are given up: to disk at once.
     if (this.#gaveUp) this.#kept.keep(this.#held.writes, this.#gaveUp);
     held.sent ? this.#confirmSoon() : this.#wake();
     return POSTED;
@@ -615,6 +633,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     const deadline = performance.now() + (timeoutMs ?? Infinity);
     const left = () => Math.max(1, deadline - performance.now());
     let result: DrainResult = { drained: false };
+    // A process that ends under the drain is started again: `drained` means durable in the
+    // provider, after a restart if need be.
     for (let n = 0; n <= MAX_RESTARTS && !this.stopped; n++) {
       if (this.#held.size === 0 && !this.#running()) return { drained: true };
       try {
@@ -715,6 +735,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       if (this.stopped !== undefined) return;
       const drained = (await this.drain(budget)).drained;
       const rpc = this.#running();
+      // Not drained: the provider's shutdown would wait behind the unfinished casts; skipped.
       if (rpc !== undefined && !drained) {
         why =
           `did not finish its queued hooks within ${budget} ms and was stopped`;
@@ -729,6 +750,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       log("debug", `Memory provider '${this.name}': ${errorText(error)}`);
     } finally {
       this.#stop("it was shut down");
+      // What no drain confirmed goes to disk, for the provider's next start in any host.
       await this.#kept.keep(this.#held.writes, why);
     }
   }

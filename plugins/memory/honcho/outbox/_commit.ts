@@ -81,6 +81,7 @@ export class GroupCommitter {
     turn = false,
   ): Promise<OutboxAppendResult> {
     return new Promise((resolve, reject) => {
+      // Counted before the write starts, so drain() reports it not durable until its fsync.
       const count = held ? records.length : 0;
       this.#held += count;
       this.#enqueue({ records, count, held, turn, resolve, reject });
@@ -105,10 +106,14 @@ export class GroupCommitter {
     if (this.#closed) return undefined;
     if (Array.isArray(records)) {
       if (records.length === 0) return undefined;
+      // Held jobs are retried until written (or stop()): the caller learns durability from
+      // drain(), not from this promise.
       this.append(records, true, true).catch(() => {});
     } else {
       this.#held += count;
       this.#enqueue({
+        // Queued now, filled later: its place is fixed at `syncTurn` time, so turns stay in
+        // order even when naming the session takes a while.
         later: records,
         count,
         held: true,
@@ -157,6 +162,8 @@ export class GroupCommitter {
   async #loop(): Promise<void> {
     while (this.#jobs.length > 0) {
       const head = this.#jobs[0]!;
+      // A job whose records are not known yet holds back every job behind it: writing them
+      // first would put later turns before it in the file, and so on Honcho.
       if (head.later) {
         head.records = await head.later.catch(() => []);
         head.later = undefined;
@@ -176,6 +183,7 @@ export class GroupCommitter {
         if (held.length > 0 && rest.length > 0) await this.#settle(rest);
         else for (const job of rest) job.reject(error);
         if (held.length === 0) continue;
+        // Back at the front, in their order: a later turn must not reach the file before them.
         this.#jobs.unshift(...held);
         if (++this.#diskFailures === 1) {
           log(
@@ -192,6 +200,8 @@ export class GroupCommitter {
         await new Promise((resolve) =>
           setTimeout(resolve, Math.max(10, delay))
         );
+        // Given up only at shutdown (stop()): `#held` still counts them, so the close warns
+        // that they never reached the file.
         if (this.#stopped) {
           for (const job of this.#jobs.filter((job) => job.held)) {
             job.reject(error);
@@ -219,6 +229,8 @@ export class GroupCommitter {
   #done(jobs: Job[], results: OutboxAppendResult[]): void {
     let turns = 0;
     let added = 0;
+    // Called only after the group's write and fdatasync: a count drops and a promise
+    // resolves only for what is on disk.
     jobs.forEach((job, index) => {
       const result = results[index]!;
       this.#held -= job.count;
@@ -230,6 +242,7 @@ export class GroupCommitter {
       this.#warnedSlowDisk = false;
       for (const wake of [...this.#roomWaiters]) wake();
     }
+    // Delivery reads only what the file holds: it is kicked once these turns are in it.
     this.#options.onCommitted(turns, added);
   }
 
@@ -237,6 +250,8 @@ export class GroupCommitter {
   async #write(jobs: Job[]): Promise<OutboxAppendResult[]> {
     const results: OutboxAppendResult[] = [];
     await this.#file.locked(async () => {
+      // Under the state lock, after replaying other processes' lines: the id dedupe and the
+      // bounds see the whole queue, not only this process's part.
       await this.#file.catchUp();
       const lines: string[] = [];
       let count = this.#file.entries.size;
@@ -244,9 +259,12 @@ export class GroupCommitter {
       let refused = 0;
       const queued = new Set<string>();
       for (const job of jobs) {
+        // Lines go out in hand-in order: an attempt precedes its ack or settle line.
         lines.push(...job.lines);
         const result: OutboxAppendResult = { accepted: [], rejected: 0 };
         for (const { record, verify } of job.records) {
+          // An id already queued (a turn handed over again, an import run twice) is accepted
+          // without a second line: Honcho would store both copies.
           if (this.#file.entries.has(record.id) || queued.has(record.id)) {
             result.accepted.push(record.id);
             continue;

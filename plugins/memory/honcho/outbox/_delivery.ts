@@ -146,6 +146,8 @@ export class OutboxDelivery {
       mode: 0o600,
     });
     try {
+      // One deliverer per outbox across processes, or two would send the same message. The OS
+      // frees the lock when its holder dies; the dead one's attempt lines still bind the next.
       if (!await lease.tryLock(true)) {
         return { ...noDelivery(await this.#o.pending()), busy: true };
       }
@@ -179,6 +181,8 @@ export class OutboxDelivery {
       for (;;) {
         if (signal?.aborted) throw signal.reason;
         const pick = await this.#o.file.locked(async () => {
+          // Replayed first: an ack or attempt another process wrote since must be seen before
+          // picking, or an acknowledged message could be sent again.
           await this.#o.file.catchUp();
           return this.#pickBatch(this.#o.policy.now());
         });
@@ -210,6 +214,8 @@ export class OutboxDelivery {
         const left = deadline === undefined
           ? Infinity
           : deadline - this.#o.policy.now();
+        // Too little time left: a request cut off at the deadline would only leave an
+        // uncertain attempt, holding its session back for the grace on the next start.
         if (left < MIN_REQUEST_MS) break;
         try {
           await this.#deliverBatch(client, pick.batch, result, signal, left);
@@ -247,6 +253,8 @@ export class OutboxDelivery {
           const refused = stage === "send"
             ? refusedMessage(error, pick.batch.entries.length)
             : undefined;
+          // Anything but a refusal of that very message keeps the whole queue: rejecting on a
+          // systemic error (auth, 404) would move every message aside.
           if (refused === undefined) {
             result.error = error;
             result.systemic = true;
@@ -274,6 +282,8 @@ export class OutboxDelivery {
       this.#warnRefusals(refusals);
       await this.#o.file.locked(async () => {
         await this.#o.file.catchUp();
+        // Acks accumulate only here, so this is where the file shrinks and the reserve is
+        // taken back.
         await this.#o.file.maybeCompact(this.#o.policy.compactAfterBytes);
         result.pending = this.#o.file.entries.size;
       }).catch(() => {});
@@ -311,6 +321,8 @@ export class OutboxDelivery {
         throw new StageError("check", error);
       }
       if (stored.size > 0) {
+        // Found stored (sent before a crash, a lost answer, an earlier import): acked, not
+        // sent. The id lookup is what makes a resend idempotent.
         await this.#finish("ack", [...stored]);
         result.duplicates += stored.size;
         toSend = toSend.filter((entry) => !stored.has(entry.record.id));
@@ -326,6 +338,9 @@ export class OutboxDelivery {
       attempted: entry.attempted,
       landBy: entry.landBy,
     }));
+    // The attempt line is durable before the request leaves: after a crash mid-request the
+    // next holder waits until `until`, then looks the ids up instead of sending again.
+    // `until`: our timeout plus the grace a server may still take to commit after we gave up.
     const at = this.#o.policy.now();
     await this.#o.commit.commitLines([
       attemptLine(ids, at, at + timeoutMs + this.#o.policy.lateCommitGraceMs),
@@ -359,6 +374,8 @@ export class OutboxDelivery {
           { ids: string[]; landBy: number; attempted: boolean }
         >();
         for (const { entry, attempted, landBy } of before) {
+          // Unsent: this attempt never happened, the state before it stands. Over: it may have
+          // stored, so look up (attempted), but it cannot land later: no wait for it.
           const now = outcome === "unsent" ? attempted : true;
           entry.attempted = now;
           entry.landBy = landBy;
@@ -367,6 +384,7 @@ export class OutboxDelivery {
           group.ids.push(entry.record.id);
           groups.set(key, group);
         }
+        // Best effort: without the settle line the attempt's own `until` applies, only later.
         await this.#o.commit.commitLines(
           [...groups.values()].map(settleLine),
         ).catch(() => {});
@@ -375,6 +393,8 @@ export class OutboxDelivery {
     } finally {
       limit.clear();
     }
+    // Acked only after Honcho answered with success: a crash before this leaves the attempt
+    // line, so the ids are looked up later, neither lost nor sent twice.
     await this.#finish("ack", ids);
     result.delivered += ids.length;
   }
@@ -395,6 +415,8 @@ export class OutboxDelivery {
         blocked.add(record.session);
         until = Math.min(until, entry.landBy);
         waiting++;
+        // A blocked message inside the batch's session ends the batch: what follows it must
+        // not overtake it.
         if (session !== undefined) break;
         continue;
       }
@@ -452,6 +474,7 @@ export class OutboxDelivery {
         );
         return settled;
       }
+      // Not found proves nothing while the attempt may still land: those wait for its `until`.
       if (found.size === 0) continue;
       await this.#finish("ack", [...found]);
       for (const id of found) this.#lookedUp.delete(id);
@@ -511,6 +534,8 @@ export class OutboxDelivery {
     if (error instanceof HonchoError && error.status !== undefined) {
       rejected.status = error.status;
     }
+    // The rejected copy is fsynced before the drop line: a crash between them leaves the
+    // message queued (refused again, listed twice), never lost.
     await this.#o.file.locked(() =>
       appendSynced(
         this.#o.rejectedPath,
@@ -557,6 +582,7 @@ function sendOutcome(error: unknown): "unsent" | "over" | "doubt" {
   }
   if (isHonchoError(error, "invalid_response")) return "over";
   if (isHonchoError(error, "server_error")) {
+    // A 504 is a proxy that gave up while Honcho may still work; 500/502/503 end the request.
     return error.status === 504 ? "doubt" : "over";
   }
   return error instanceof HonchoError && error.status !== undefined

@@ -218,6 +218,8 @@ export class OutboxLog {
       return;
     }
     const ino = info.ino ?? null;
+    // Another process compacted (atomic replace) or emptied the file: our offset points into
+    // other bytes, so the whole file is replayed from its start.
     if (this.#ino !== undefined) {
       const replaced = ino !== null
         ? ino !== this.#ino
@@ -235,6 +237,8 @@ export class OutboxLog {
       }
       this.#offset += end;
       // A report leaves the torn line for the next run that delivers.
+      // Under the state lock no writer is mid-append, so a partial line is one a dead or
+      // refused writer never reported durable: cutting it loses nothing that was promised.
       if (end < bytes.length && !this.readOnly) {
         log(
           "warn",
@@ -281,6 +285,8 @@ export class OutboxLog {
           this.#keep(line, size);
           return;
         }
+        // One entry per id: a line repeating a queued id adds nothing, so that message is
+        // still sent once.
         if (!this.entries.has(record.id)) {
           this.entries.set(record.id, {
             record,
@@ -302,6 +308,8 @@ export class OutboxLog {
         for (const id of stringIds(item.ids)) {
           const entry = this.entries.get(id);
           if (!entry) continue;
+          // The latest `until` counts: any earlier request may still land until then, so nothing
+          // is re-sent (only looked up) before it.
           entry.attempted = true;
           entry.landBy = Math.max(entry.landBy, until);
         }
@@ -313,11 +321,15 @@ export class OutboxLog {
         for (const id of stringIds(item.ids)) {
           const entry = this.entries.get(id);
           if (!entry) continue;
+          // Written only once that attempt's outcome was known (refused, or over), never for
+          // one that may still be in flight, so it cannot shorten a needed wait.
           entry.landBy = landBy;
           if (item.attempted === false) entry.attempted = false;
         }
         return;
       }
+      // Written only once Honcho holds the message (its answer, or a lookup: ack) or the
+      // rejected file does (drop): a message leaves the queue only once it is kept elsewhere.
       case "ack":
       case "drop":
         for (const id of stringIds(item.ids)) {
@@ -348,6 +360,8 @@ export class OutboxLog {
     const records = lines.every((line) =>
       !line.startsWith('{"type":"message"')
     );
+    // Turns can wait in memory on a full disk; delivery records cannot, or nothing queued
+    // could be acknowledged and the file could never shrink. Hence no turns without the reserve.
     if (!records && !await this.ensureReserve()) {
       throw diskFullError(this.path, "no reserve", this.entries.size);
     }
@@ -374,6 +388,7 @@ export class OutboxLog {
     const done = lines.filter((line) => /^\{"type":"(ack|drop)"/.test(line));
     const settled = new Set(done.flatMap((l) => stringIds(JSON.parse(l).ids)));
     for (const id of this.entries.keys()) if (!settled.has(id)) return false;
+    // Lines this version cannot read belong to another version: never truncated away.
     if (this.#kept.length > 0) return false;
     await Deno.truncate(this.path, 0);
     this.#reset();
@@ -406,6 +421,7 @@ export class OutboxLog {
       await Deno.lstat(this.reservePath);
       return true;
     } catch (error) {
+      // Cannot tell: counted as not held, so turns wait rather than use the delivery room.
       if (!(error instanceof Deno.errors.NotFound)) return false;
     }
     try {
@@ -440,6 +456,8 @@ export class OutboxLog {
     const attempts = new Map<number, string[]>();
     for (const entry of this.entries.values()) {
       lines.push(messageLine(entry.record, entry.verify));
+      // An attempted message keeps its attempt through compaction: without it a restart
+      // would send it again without waiting or looking up (a duplicate).
       if (entry.attempted) {
         const ids = attempts.get(entry.landBy) ?? [];
         ids.push(entry.record.id);
@@ -450,6 +468,8 @@ export class OutboxLog {
       lines.push(attemptLine(ids, this.#now(), until));
     }
     try {
+      // Atomic replace: a crash mid-compaction leaves the old file whole; other processes
+      // see a new inode (or generation) and replay from the start.
       await atomicWriteText(
         this.path,
         lines.map((line) => `${line}\n`).join(""),
@@ -514,6 +534,8 @@ export function toRecord(
   ) {
     return undefined;
   }
+  // The id always travels in the metadata: it is what the lookup after an uncertain send
+  // finds on Honcho, so a resend can be avoided.
   const meta = isRecord(metadata) ? metadata as JsonObject : {};
   return {
     id,
@@ -580,6 +602,8 @@ export async function appendSynced(
     while (written < data.length) {
       written += await file.write(data.subarray(written));
     }
+    // Callers report lines durable (turns accepted, attempts recorded) only after this:
+    // data first, then the answer.
     await file.syncData();
   } finally {
     file.close();

@@ -315,6 +315,8 @@ export class HonchoOutbox {
       () => this.#commit.notDurable === 0 ? undefined : this.#commit.running,
       timeoutMs ?? Infinity,
     );
+    // Counts what is not on disk, not what is undelivered: once in the file, delivery is
+    // the outbox's own promise (a host may forget a handed-over write on this answer).
     const pending = this.#commit.notDurable;
     return { drained: pending === 0, pending };
   }
@@ -439,6 +441,8 @@ export class HonchoOutbox {
   async flushAll(timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + Math.max(0, timeoutMs);
     const remaining = (): number => Math.max(0, deadline - Date.now());
+    // Staged turns first: a flush that skipped them would report an empty outbox while
+    // turns still wait for the disk.
     if (!(await this.drain(remaining())).drained) return false;
     if (this.#running && !await waitFor(this.#running, remaining())) {
       return false;
@@ -522,7 +526,10 @@ export class HonchoOutbox {
     this.#commit.close();
     this.#clearRetry();
     await this.drain(Math.max(0, deadline - Date.now()));
+    // Held turns are given up only once the budget for writing them is spent.
     this.#commit.stop();
+    // Aborting a round mid-request is safe: its attempt line is on disk, so the next start
+    // waits or looks up before sending again.
     this.#controller.abort(new DOMException("Outbox closed", "AbortError"));
     await waitFor(
       Promise.all([this.#commit.running, this.#running]),
@@ -559,6 +566,8 @@ export class HonchoOutbox {
           metadata: { ...message.metadata, [OUTBOX_ID_METADATA_KEY]: id },
           createdAt: message.createdAt ?? now,
         },
+        // A caller's id may be on Honcho already (an import run again, a turn handed over
+        // again): looked up first. A fresh UUID cannot be, so it skips the round-trip.
         verify: message.checkFirst ?? message.id !== undefined,
       };
     });
@@ -588,6 +597,8 @@ export class HonchoOutbox {
         await background.ensureReady?.(signal);
         result = await this.deliver(background.client, {
           signal,
+          // One pass per round: failures and uncertain attempts are retried by the timer below,
+          // so a background round never holds the lease while it sleeps.
           maxRetries: 0,
           maxWaitMs: 0,
         });
@@ -613,6 +624,8 @@ export class HonchoOutbox {
             errorText(result.error)
           }`,
         );
+        // Auth or a denied permission cannot heal by waiting: no timer; the next turn or flush
+        // tries again.
         if (!isHonchoError(result.error, "auth", "permission")) {
           this.#scheduleRetry(undefined, result.error);
         }

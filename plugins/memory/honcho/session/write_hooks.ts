@@ -224,8 +224,11 @@ export class HonchoWriteHooks {
     const now = this.#rt.now;
     const deadline = now() + Math.max(0, timeoutMs ?? Infinity);
     const left = (): number => Math.max(0, deadline - now());
+    // Durable means in the fsynced outbox, not delivered: a sandbox host forgets a
+    // handed-over write on this answer, so it must not come before the fsync.
     const staged = await this.outbox.drain(left());
     let pending = staged.pending ?? 0;
+    // A conclusion is sent once, not queued: it stays pending until Honcho answered.
     if (this.#memoryWrites.size > 0) {
       await waitFor(Promise.all([...this.#memoryWrites]), left());
       pending += this.#memoryWrites.size;
@@ -244,6 +247,8 @@ export class HonchoWriteHooks {
     left: () => number,
   ): Promise<void> {
     const outbox = this.outbox;
+    // Turns not on disk yet get the budget (outbox.close drains them) before any delivery:
+    // a turn lost on shutdown is worse than one delivered on the next start.
     if (this.#rt.config.saveMessages && durable.drained) {
       await outbox.flushAll(left());
     }
@@ -311,6 +316,8 @@ export class HonchoWriteHooks {
       const items = evidenceItems(Array.isArray(messages) ? messages : []);
       await this.#session.ensure(signal);
       const identity = this.#session.identity!;
+      // The outbox first (every uncertain attempt resolved): counting stored digests while a
+      // write may still land would queue that evidence a second time.
       await this.#confirm("queued messages are", left());
       if (items.length === 0) return;
       const stored = await storedDigestCounts(
@@ -442,6 +449,8 @@ export function turnRecords(
       join = { session, peer, create: false };
     }
   }
+  // The same key both times (the host sets `turnId` to the write id when it hands a write
+  // over again), so the ids match and the lookup finds a copy an ended process stored.
   const key = turn.turnId ?? turn.writeId;
   const side = (role: "user" | "assistant", peer: string, text: string) =>
     text === "" ? [] : chunkRecords(config.messageMaxChars, {

@@ -15,12 +15,14 @@ import { join } from "node:path";
 import {
   BuiltinMemoryProvider,
   loadConfig,
-  loadMemoryProvider,
   MemoryManager,
-  type SandboxedMemoryProvider,
-  setMaxLiveProviders,
   withHermesHome,
 } from "@hermes/memory";
+import {
+  loadMemoryProvider,
+  type SandboxedMemoryProvider,
+  setMaxLiveProviders,
+} from "@hermes/memory/plugins";
 import { startHonchoTestServer } from "../tests/honcho_server.ts";
 import { startProvider } from "../tests/fixtures/honcho_provider_harness.ts";
 import { benchmark, keepLogs, record, setup } from "./_harness.ts";

@@ -47,7 +47,7 @@
 // bench/honcho_bench.ts` runs only the workload and prints that report.
 import { Honcho, type Peer, type Session } from "@honcho-ai/sdk";
 import { HonchoMemoryProvider } from "@hermes/memory/honcho";
-import { loadMemoryProvider } from "@hermes/memory";
+import { loadMemoryProvider } from "@hermes/memory/plugins";
 import {
   addSample,
   benchmark,

@@ -121,7 +121,7 @@ export function logProviderHookFailure(
   error: unknown,
   stackOf: unknown = error,
 ): void {
-  const spec = isProviderHook(hook) ? TABLE[hook] : undefined;
+  const spec = isProviderHook(hook) ? PROVIDER_HOOKS[hook] : undefined;
   let message = `Memory provider '${provider}' ${spec?.label ?? hook} failed: ${
     redactText(errorText(error))
   }`;

@@ -201,6 +201,7 @@ export function sandboxLauncher(
   const transport = chooseTransport(options.transport);
   // A worker replaced because it never started stops quietly.
   let replacing = false;
+  let lastStop: string | undefined;
   const spawn = (): WorkerRpc => {
     const channel = openChannel(transport, {
       entry,
@@ -219,7 +220,13 @@ export function sandboxLauncher(
       onStopped: (reason) => {
         hooks.stopped();
         if (replacing) return;
-        log("warn", `Memory provider '${candidate.name}' stopped: ${reason}`);
+        // A restarted process that ends the same way is not news: one warning.
+        const again = reason === lastStop;
+        lastStop = reason;
+        log(
+          again ? "debug" : "warn",
+          `Memory provider '${candidate.name}' stopped: ${reason}`,
+        );
       },
     });
   };

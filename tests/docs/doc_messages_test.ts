@@ -59,8 +59,15 @@ const SCENARIOS: Record<string, (p: Prepared) => Promise<unknown>> = {
       '{\n  "peerName": "alice",\n  "workspace": "notes",\n}\n',
     );
   },
-  "honcho-no-net-grant": (p) =>
-    honchoHome(p, p.live, "memory:\n  provider: honcho\n"),
+  // The address comes from .env only: not the user's consent to reach it.
+  "honcho-no-net-grant": async (p) => {
+    await write(
+      join(p.root, "honcho.json"),
+      JSON.stringify({ apiKey: KEY, hosts: { hermes: { peerName: "alice" } } }),
+    );
+    await write(join(p.root, ".env"), `HONCHO_BASE_URL=${p.live}\n`);
+    await write(join(p.root, "config.yaml"), "memory:\n  provider: honcho\n");
+  },
   "honcho-dead-server": (p) => honchoHome(p, p.dead),
   "honcho-broken-json": async (p) => {
     await honchoHome(p, p.live);

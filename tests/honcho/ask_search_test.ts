@@ -182,15 +182,28 @@ Deno.test("hermes honcho ask and search say why Honcho cannot answer", async () 
     `error: cannot ask Honcho: ${dead} is unreachable (connection refused); fix: start the Honcho server at ${dead}, or point baseUrl at the running one: 'hermes memory setup honcho --yes --set baseUrl=http://host:port'\n`,
   );
 
-  // No memory.permissions.honcho.net for the server: the launcher does not
-  // grant it, and the message says where the grant goes.
+  // The server comes from the environment only (.env), which is not the
+  // user's consent to reach it the way an address in honcho.json is, and
+  // config.yaml lists no memory.permissions.honcho.net for it: the launcher
+  // does not grant it, and the message says where the grant goes.
   await using ungranted = await userFor(server.url, {
     apiKey: "hch-right-1111",
     peerName: "alice",
   });
+  const ungrantedRoot = join(ungranted.home, ".hermes");
   await Deno.writeTextFile(
-    join(ungranted.home, ".hermes", "config.yaml"),
+    join(ungrantedRoot, "config.yaml"),
     "memory:\n  provider: honcho\n",
+  );
+  await Deno.writeTextFile(
+    join(ungrantedRoot, "honcho.json"),
+    JSON.stringify({ apiKey: "hch-right-1111", peerName: "alice" }),
+    { mode: 0o600 },
+  );
+  await Deno.writeTextFile(
+    join(ungrantedRoot, ".env"),
+    `HONCHO_BASE_URL=${server.url}\n`,
+    { mode: 0o600 },
   );
   const denied = await runHermesCli(["honcho", "ask", "hello?"], {
     userHome: ungranted.home,

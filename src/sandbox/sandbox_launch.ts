@@ -239,7 +239,6 @@ export function sandboxLauncher(
   /** Starts a sandbox and loads the provider in it (again after a stop). */
   const launch = async (): Promise<Launched> => {
     checkGrantAtStart(grant);
-    await prepareDataDir(grant, options.createDataDir !== false);
     const startedAt = Date.now();
     const load = (rpc: WorkerRpc): Promise<unknown> =>
       rpc.request({

@@ -195,9 +195,7 @@ export class SandboxedMemoryProvider extends MemoryProvider {
         ? join(candidate.dir, "plugin.yaml")
         : undefined,
     );
-    // Checked now, created at the first start (a gateway loading many new
-    // profiles pays no directory sync per load).
-    await prepareDataDir(grant, false);
+    await prepareDataDir(grant, options.createDataDir !== false);
     let framework = options.framework;
     if (framework === undefined) {
       const scan = candidate.dir !== undefined && candidate.source !== "bundled"

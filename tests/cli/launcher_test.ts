@@ -360,9 +360,15 @@ Deno.test("the launcher and the CLI work when the module is a remote URL", async
     const env = { HOME: u.home, DENO_DIR: denoDir };
     // What installing from JSR caches (the launcher, and the CLI modules
     // its first start would cache), resolved against a copy of the
-    // checkout's lockfile so that no test asks the npm registry.
+    // checkout's lockfile so that no test asks the npm registry. The copy
+    // leaves out the lock's "workspace" list: run where no deno.json
+    // declares those dependencies, Deno would drop their pins and resolve
+    // them again from the registry's newest versions.
     const lock = join(u.home, "deno.lock");
-    await Deno.copyFile(join(ROOT, "deno.lock"), lock);
+    const { workspace: _w, ...pinned } = JSON.parse(
+      await Deno.readTextFile(join(ROOT, "deno.lock")),
+    );
+    await Deno.writeTextFile(lock, JSON.stringify(pinned));
     const cliModules = cliCacheStep(new URL(`${served.url}/`)).args.filter(
       (arg) => arg.startsWith("http:"),
     );
@@ -376,6 +382,12 @@ Deno.test("the launcher and the CLI work when the module is a remote URL", async
       ...cliModules,
     ], { cwd: u.work, env });
     assert.equal(cache.code, 0, cache.err);
+    const after = JSON.parse(await Deno.readTextFile(lock));
+    assert.deepEqual(
+      [after.specifiers, after.npm],
+      [pinned.specifiers, pinned.npm],
+      "the remote modules resolved to the packages deno.lock pins",
+    );
     // With everything cached, the launcher's own cache step is answered
     // from the cache (`deno install --cached-only`), without the network.
     assert.ok(

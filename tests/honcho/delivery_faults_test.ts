@@ -273,7 +273,7 @@ Deno.test({
         // Kill both at a random point after the first one has queued.
         await waitUntil(
           () => children.some((c) => c.said.join("").includes("appended")),
-          20_000,
+          60_000,
           `round ${round} to append`,
         );
         await new Promise((r) => setTimeout(r, Math.floor(random() * 1_200)));
@@ -304,12 +304,18 @@ Deno.test({
         lateCommitGraceMs: 400,
         retryBaseDelayMs: 20,
       });
+      // The faults are gone: this drain only has to finish, so its limits
+      // are wide (on a loaded machine 500 ms requests time out and 20 s is
+      // not enough for the 2,400 messages); what is counted is the server.
       const client = new HonchoClient({
         workspaceId: "ws",
         baseUrl: server.url,
-        timeoutMs: 500,
+        timeoutMs: 10_000,
       });
-      const empty = await outbox.flush(client, 20_000);
+      let empty = false;
+      for (let i = 0; i < 6 && !empty; i++) {
+        empty = await outbox.flush(client, 30_000);
+      }
       await serverSettled(server);
       const expected = [...durable].flatMap((tag) =>
         Array.from({ length: 150 }, (_, i) => `${tag} message ${i}`)

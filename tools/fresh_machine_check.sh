@@ -53,6 +53,27 @@ downloads=$(grep -c '^Download' <(sed 's/\x1b\[[0-9;]*m//g' "$work/status.log") 
 echo "  status: $downloads Download lines (the first hermes run's packages)"
 step test-online ./tools/deno task test || failed=1
 echo "  test-online: $(summary test-online)"
+# Packages in the Deno cache that neither lock pins: what the first run fetched
+# past the locks (the newest releases that the tests playing a consumer
+# without a lockfile resolve, cached by `deno task deps:fixtures`).
+unpinned=$(node -e '
+  const fs = require("fs"), path = require("path");
+  const [root, ...locks] = process.argv.slice(1);
+  const pinned = new Set(locks.flatMap((l) => Object.keys(JSON.parse(fs.readFileSync(l, "utf8")).npm)
+    .map((k) => k.split("_")[0])));
+  const out = [];
+  const walk = (dir, name) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (!e.isDirectory()) continue;
+      if (name === undefined && e.name.startsWith("@")) walk(path.join(dir, e.name), e.name + "/");
+      else if (name === undefined || name.endsWith("/")) walk(path.join(dir, e.name), (name ?? "") + e.name);
+      else if (!pinned.has(name + "@" + e.name)) out.push(name + "@" + e.name);
+    }
+  };
+  walk(root);
+  console.log(out.sort().join(" "));
+' "$work/home/.cache/deno/npm/registry.npmjs.org" "$work/repo/deno.lock" "$work/repo/tests/deno.lock")
+echo "  test-online: cached packages no lock pins: ${unpinned:-none}"
 step test-offline "${offline[@]}" bash -c 'ip link set lo up && exec ./tools/deno task test' || failed=1
 echo "  test-offline: $(summary test-offline)"
 if [ -n "$(git -C "$work/repo" status --porcelain)" ]; then

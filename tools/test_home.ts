@@ -9,6 +9,7 @@
 //
 //   deno run --allow-all tools/test_home.ts deno test …
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 const [command, ...args] = Deno.args;
 
@@ -23,7 +24,7 @@ function withTestLock(args: string[]): string[] {
   if (rest.some((a) => a === "--no-lock" || a.startsWith("--lock"))) {
     return args;
   }
-  const lock = new URL("../tests/deno.lock", import.meta.url).pathname;
+  const lock = fileURLToPath(new URL("../tests/deno.lock", import.meta.url));
   return [sub!, `--lock=${lock}`, ...rest];
 }
 if (command === undefined) {

@@ -15,6 +15,7 @@ import {
   runCommand,
 } from "../helpers/run_command.ts";
 import { cliCacheStep } from "../../src/cli/cli_location.ts";
+import { lockedNpmCache } from "../helpers/locked_npm_cache.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(
   /\/$/,
@@ -350,10 +351,11 @@ function serveCheckout(): { url: string; close(): Promise<void> } {
 Deno.test("the launcher and the CLI work when the module is a remote URL", async () => {
   const served = serveCheckout();
   await using u = await user();
-  // A Deno cache of its own for the remote modules, sharing the npm cache.
+  // A Deno cache of its own for the remote modules, sharing the npm cache
+  // with metadata that lists only the locked versions: a remote CLI has no
+  // lockfile, and its cache step resolves from that metadata.
   const denoDir = join(u.home, "deno-dir");
-  await Deno.mkdir(denoDir);
-  await Deno.symlink(join(DENO_DIR, "npm"), join(denoDir, "npm"));
+  await lockedNpmCache(denoDir, join(ROOT, "deno.lock"));
   try {
     const launcher = `${served.url}/src/launcher/main.ts`;
     const importMap = `${served.url}/deno.json`;

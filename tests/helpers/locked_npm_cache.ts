@@ -3,10 +3,24 @@
 // lockfile (the framework run from a URL or installed from JSR) resolves npm
 // packages from the cached metadata, which names the newest releases as soon
 // as any run fetched them; through this view it resolves to the locked
-// versions, already cached, so it fetches nothing past the lock. Package
-// folders are links into the shared cache (DENO_DIR of run_command.ts).
+// versions, already cached, so it fetches nothing past the lock. The locked
+// versions' files are hard links to the shared cache (DENO_DIR of
+// run_command.ts; copies across file systems): Deno refuses to load npm
+// modules whose real path lies outside its own cache. Packages the lock does
+// not name are linked as whole folders.
 import { join } from "node:path";
 import { DENO_DIR } from "./run_command.ts";
+
+/** Recreates the tree `from` at `to`, its files hard-linked (or copied). */
+async function linkTree(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const e of Deno.readDir(from)) {
+    const [a, b] = [join(from, e.name), join(to, e.name)];
+    if (e.isDirectory) await linkTree(a, b);
+    else if (e.isSymlink) await Deno.symlink(await Deno.readLink(a), b);
+    else await Deno.link(a, b).catch(() => Deno.copyFile(a, b));
+  }
+}
 
 function compareVersions(a: string, b: string): number {
   const parts = (v: string) => v.split(/[.+-]/).map((p) => Number(p) || 0);
@@ -18,9 +32,9 @@ function compareVersions(a: string, b: string): number {
 }
 
 /**
- * Fills `<denoDir>/npm/registry.npmjs.org` with links to the shared npm
- * cache, the metadata of every package `lockPath` pins cut down to the
- * pinned versions (its `latest` tag the newest of them).
+ * Fills `<denoDir>/npm/registry.npmjs.org` from the shared npm cache: of
+ * every package `lockPath` pins, the pinned versions and metadata that lists
+ * only them (its `latest` tag the newest of them).
  */
 export async function lockedNpmCache(
   denoDir: string,
@@ -58,7 +72,9 @@ export async function lockedNpmCache(
     await Deno.mkdir(to);
     for await (const e of Deno.readDir(from)) {
       if (e.name !== "registry.json") {
-        await Deno.symlink(join(from, e.name), join(to, e.name));
+        if (versions.has(e.name)) {
+          await linkTree(join(from, e.name), join(to, e.name));
+        }
         continue;
       }
       const meta = JSON.parse(await Deno.readTextFile(join(from, e.name)));

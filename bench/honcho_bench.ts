@@ -45,7 +45,7 @@
 // total requests, wall time and agent-blocked time as ratios) is printed
 // once, when the run ends. `deno run -R -W -E --allow-net=127.0.0.1
 // bench/honcho_bench.ts` runs only the workload and prints that report.
-import { Honcho, type Peer, type Session } from "@honcho-ai/sdk";
+import { Honcho, type Peer, type Session } from "npm:@honcho-ai/sdk@2.5.0";
 import { HonchoMemoryProvider } from "@hermes/memory/honcho";
 import { loadMemoryProvider } from "@hermes/memory/plugins";
 import {

@@ -24,7 +24,7 @@
 // printed when the file ends. A run that leaves messages unstored is
 // reported, not hidden.
 import { join } from "node:path";
-import { Honcho } from "@honcho-ai/sdk";
+import { Honcho } from "npm:@honcho-ai/sdk@2.5.0";
 import { MemoryManager } from "@hermes/memory";
 import { parseTranscript } from "../src/cli/commands/memory_import.ts";
 import { HonchoMemoryProvider } from "@hermes/memory/honcho";

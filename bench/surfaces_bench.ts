@@ -16,8 +16,8 @@
 // installed `hermes` runs), read from deno.json at run time. The ratio the
 // summary prints is the median of the paired ratios' medians (bench/_report.ts
 // pairs them from the `.pair` records).
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
+import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
 import {
   addSample,
   benchmark,

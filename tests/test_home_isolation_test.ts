@@ -68,6 +68,8 @@ Deno.test("the suite's helpers and the Honcho CLI tests leave a used ~/.hermes u
     const output = await new Deno.Command(Deno.execPath(), {
       args: [
         "test",
+        // The tests' lockfile, as the test task gives it (tools/test_home.ts).
+        `--lock=${join(ROOT, "tests", "deno.lock")}`,
         "--cached-only",
         "--no-prompt",
         "--allow-read",

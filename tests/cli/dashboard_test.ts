@@ -1,17 +1,17 @@
 // `hermes memory dashboard` in a real browser: the command started as users
 // start it (the `hermes` task line, through the launcher, temp HOME),
-// Debian's headless Chromium driven by puppeteer-core. Honcho is set up
+// a headless Chromium (tests/helpers/browser.ts) driven by puppeteer-core. Honcho is set up
 // against the Honcho test server through the page and the connection result
 // read off it; a memory entry is added and removed; requests with a wrong
 // token, Host or Origin are refused; no response carries the API key.
 // HERMES_SCREENSHOTS=1 saves docs/images/dashboard-*.png.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Page } from "npm:puppeteer-core@25.16.0";
 import { startHonchoTestServer } from "../honcho_server.ts";
+import { launchBrowser } from "../helpers/browser.ts";
 import { hermesCliCommand, runHermesCli } from "../helpers/hermes_cli_child.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const SCREENSHOTS = Deno.env.get("HERMES_SCREENSHOTS") === "1";
 const IMAGES = new URL("../../docs/images/", import.meta.url);
 
@@ -69,19 +69,6 @@ async function startDashboard(userHome: string): Promise<Dashboard> {
   };
 }
 
-async function launch(): Promise<Browser & AsyncDisposable> {
-  const browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-  });
-  return Object.assign(browser, {
-    async [Symbol.asyncDispose]() {
-      await browser.close();
-    },
-  });
-}
-
 async function shot(page: Page, name: string): Promise<void> {
   if (!SCREENSHOTS) return;
   await Deno.mkdir(IMAGES, { recursive: true });
@@ -130,7 +117,7 @@ Deno.test({
         "Repo uses Deno\n\u00a7\nTests live in tests/",
       );
       await using dash = await startDashboard(userHome);
-      await using browser = await launch();
+      await using browser = await launchBrowser();
       const page = await browser.newPage();
       await page.setViewport({ width: 1280, height: 900 });
       const bodies: Promise<string>[] = [];

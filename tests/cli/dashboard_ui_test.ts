@@ -8,25 +8,10 @@
 // docs/images/dashboard-approval.png.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import type { Page } from "npm:puppeteer-core@25.16.0";
+import { launchBrowser } from "../helpers/browser.ts";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import { startDashboard } from "../helpers/dashboard_child.ts";
-
-// The browser: swap for the shared helper (a browser from the lock) once
-// there is one; until then the system's Chromium or HERMES_CHROMIUM.
-async function launchBrowser(): Promise<Browser & AsyncDisposable> {
-  const path = Deno.env.get("HERMES_CHROMIUM") ?? "/usr/bin/chromium";
-  const browser = await puppeteer.launch({
-    executablePath: path,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-  });
-  return Object.assign(browser, {
-    async [Symbol.asyncDispose]() {
-      await browser.close();
-    },
-  });
-}
 
 const ASKER_YAML = `name: asker
 description: Asks for more than its own data

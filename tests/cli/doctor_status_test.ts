@@ -7,7 +7,7 @@
 // their JSON schemas (the stable keys the README documents).
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Ajv2020 } from "ajv/dist/2020.js";
+import { Ajv2020 } from "npm:ajv@8.20.0/dist/2020.js";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import { runHermesCli } from "../helpers/hermes_cli_child.ts";
 

@@ -28,6 +28,7 @@ async function openRecord(dir: string, name: string): Promise<LaunchRecord> {
   assert.ok(record, `${name} does not open with the launcher's key`);
   return record;
 }
+import { lockedNpmCache } from "../helpers/locked_npm_cache.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url)).replace(
   /\/$/,
@@ -361,19 +362,26 @@ function serveCheckout(): { url: string; close(): Promise<void> } {
 Deno.test("the launcher and the CLI work when the module is a remote URL", async () => {
   const served = serveCheckout();
   await using u = await user();
-  // A Deno cache of its own for the remote modules, sharing the npm cache.
+  // A Deno cache of its own for the remote modules, sharing the npm cache
+  // with metadata that lists only the locked versions: a remote CLI has no
+  // lockfile, and its cache step resolves from that metadata.
   const denoDir = join(u.home, "deno-dir");
-  await Deno.mkdir(denoDir);
-  await Deno.symlink(join(DENO_DIR, "npm"), join(denoDir, "npm"));
+  await lockedNpmCache(denoDir, join(ROOT, "deno.lock"));
   try {
     const launcher = `${served.url}/src/launcher/main.ts`;
     const importMap = `${served.url}/deno.json`;
     const env = { HOME: u.home, DENO_DIR: denoDir };
     // What installing from JSR caches (the launcher, and the CLI modules
     // its first start would cache), resolved against a copy of the
-    // checkout's lockfile so that no test asks the npm registry.
+    // checkout's lockfile so that no test asks the npm registry. The copy
+    // leaves out the lock's "workspace" list: run where no deno.json
+    // declares those dependencies, Deno would drop their pins and resolve
+    // them again from the registry's newest versions.
     const lock = join(u.home, "deno.lock");
-    await Deno.copyFile(join(ROOT, "deno.lock"), lock);
+    const { workspace: _w, ...pinned } = JSON.parse(
+      await Deno.readTextFile(join(ROOT, "deno.lock")),
+    );
+    await Deno.writeTextFile(lock, JSON.stringify(pinned));
     const cliModules = cliCacheStep(new URL(`${served.url}/`)).args.filter(
       (arg) => arg.startsWith("http:"),
     );
@@ -387,6 +395,12 @@ Deno.test("the launcher and the CLI work when the module is a remote URL", async
       ...cliModules,
     ], { cwd: u.work, env });
     assert.equal(cache.code, 0, cache.err);
+    const after = JSON.parse(await Deno.readTextFile(lock));
+    assert.deepEqual(
+      [after.specifiers, after.npm],
+      [pinned.specifiers, pinned.npm],
+      "the remote modules resolved to the packages deno.lock pins",
+    );
     // With everything cached, the launcher's own cache step is answered
     // from the cache (`deno install --cached-only`), without the network.
     assert.ok(

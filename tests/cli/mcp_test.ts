@@ -4,9 +4,9 @@
 // tools against the Honcho test server, and no secret in any tool output.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { Client } from "npm:@modelcontextprotocol/sdk@1.32.2/client/index.js";
+import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/client/stdio.js";
+import type { Tool } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import { hermesCliCommand, runHermesCli } from "../helpers/hermes_cli_child.ts";
 import {

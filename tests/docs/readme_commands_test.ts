@@ -103,9 +103,9 @@ Deno.test("the README runner fails a block that does not work as written", async
     "a",
     "```",
     "",
-    "<!-- run: skip (needs a browser) -->",
+    "<!-- run: skip (needs a terminal) -->",
     "```sh",
-    "chromium",
+    "top",
     "```",
   ].join("\n");
   const blocks = commandBlocks(page);

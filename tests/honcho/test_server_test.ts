@@ -2,7 +2,7 @@
 // id rules per route, OpenAPI validation, fault injection seen by a plain
 // fetch client, and a run of the official @honcho-ai/sdk against it.
 import assert from "node:assert/strict";
-import { Honcho } from "@honcho-ai/sdk";
+import { Honcho } from "npm:@honcho-ai/sdk@2.5.0";
 import {
   type HonchoTestServer,
   startHonchoTestServer,

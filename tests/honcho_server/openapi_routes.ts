@@ -9,8 +9,11 @@
  *
  * @module
  */
-import { Ajv2020 } from "ajv/dist/2020.js";
-import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
+import { Ajv2020 } from "npm:ajv@8.20.0/dist/2020.js";
+import type {
+  ErrorObject,
+  ValidateFunction,
+} from "npm:ajv@8.20.0/dist/2020.js";
 import { readFile } from "node:fs/promises";
 
 /** One item of a FastAPI 422 body: `{"detail": [ValidationIssue, ...]}`. */

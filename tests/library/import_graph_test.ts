@@ -17,6 +17,7 @@ import {
 } from "../helpers/readme_example.ts";
 import { serveCheckout, serveJsrRegistry } from "../helpers/serve_checkout.ts";
 import { runDeno } from "../helpers/deno_child.ts";
+import { lockedNpmCache } from "../helpers/locked_npm_cache.ts";
 import { honchoUser } from "../helpers/honcho_user.ts";
 import { type CommandResult, runCommand } from "../helpers/run_command.ts";
 
@@ -91,10 +92,16 @@ Deno.test("deno install -g jsr:@hermes/memory/launcher from a JSR registry insta
     await Deno.mkdir(home, { recursive: true });
     await Deno.writeTextFile(join(home, "config.yaml"), "memory: {}\n");
     const installRoot = join(root, "install");
+    // A JSR install has no lockfile: its npm packages resolve from the
+    // registry metadata, here cut down to the locked versions (already
+    // cached), so the test fetches nothing the lock does not pin.
+    const denoDir = join(root, "deno-dir");
+    await lockedNpmCache(denoDir, join(REPO, "deno.lock"));
     const env = {
       HOME: user,
       JSR_URL: registry.jsrUrl,
       DENO_INSTALL_ROOT: installRoot,
+      DENO_DIR: denoDir,
     };
     // The README's line "3. From JSR".
     const install = await runDeno([

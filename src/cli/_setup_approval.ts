@@ -89,13 +89,17 @@ export function requestText(request: ProviderRequest): string {
 /**
  * The request as a page shows it: the approval screen's `text`, the
  * `digest` the page sends back to approve exactly that, and the floor's
- * refusals; `undefined` when there is nothing to show.
+ * refusals; `undefined` when there is nothing to approve.
  */
 export async function shownRequest(
   name: string,
 ): Promise<{ text: string; digest: string; refused: string[] } | undefined> {
   const request = await describeRequest(name);
-  if (request === undefined || request.entries.length === 0) return undefined;
+  // Nothing to approve, nothing to show (what the floor refuses stays in
+  // `hermes memory status`).
+  if (request === undefined || request.entries.every((e) => e.refused)) {
+    return undefined;
+  }
   const text = approvalText(request);
   return {
     text,

@@ -10,64 +10,11 @@ import { join } from "node:path";
 import type { Page } from "npm:puppeteer-core@25.16.0";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import { launchBrowser } from "../helpers/browser.ts";
-import { hermesCliCommand, runHermesCli } from "../helpers/hermes_cli_child.ts";
+import { runHermesCli } from "../helpers/hermes_cli_child.ts";
+import { startDashboard } from "../helpers/dashboard_child.ts";
 
 const SCREENSHOTS = Deno.env.get("HERMES_SCREENSHOTS") === "1";
 const IMAGES = new URL("../../docs/images/", import.meta.url);
-
-interface Dashboard extends AsyncDisposable {
-  url: string;
-  origin: string;
-  token: string;
-  stderr(): string;
-}
-
-async function startDashboard(userHome: string): Promise<Dashboard> {
-  const c = await hermesCliCommand(["memory", "dashboard"], { userHome });
-  const child = new Deno.Command(c.command, {
-    args: c.args,
-    env: c.env,
-    cwd: c.cwd,
-    clearEnv: true,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  let err = "";
-  const errDone = child.stderr.pipeThrough(new TextDecoderStream()).pipeTo(
-    new WritableStream({
-      write(chunk) {
-        err += chunk;
-      },
-    }),
-  );
-  const reader = child.stdout.pipeThrough(new TextDecoderStream())
-    .getReader();
-  let out = "";
-  let url: string | undefined;
-  while (url === undefined) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`dashboard exited before its URL: ${out}${err}`);
-    out += value;
-    url = /(http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+)/.exec(out)?.[1];
-  }
-  const drain = (async () => {
-    while (!(await reader.read()).done) { /* keep the pipe empty */ }
-  })();
-  const parsed = new URL(url);
-  return {
-    url,
-    origin: parsed.origin,
-    token: parsed.searchParams.get("token") as string,
-    stderr: () => err,
-    async [Symbol.asyncDispose]() {
-      child.kill("SIGTERM");
-      await child.status;
-      await drain;
-      await errDone;
-    },
-  };
-}
 
 async function shot(page: Page, name: string): Promise<void> {
   if (!SCREENSHOTS) return;

@@ -119,7 +119,7 @@ Deno.test({
       assert.match(await text(page, "#request"), /OPENAI_API_KEY/);
       assert.match(
         await text(page, "#request"),
-        /Never granted \(the floor\): Ignoring '[^']*\.ssh'/,
+        /Never granted \(the floor\): \S*\.ssh: it is \S*\.ssh, SSH keys/,
       );
       await shot(page, "approval");
       assert.equal(

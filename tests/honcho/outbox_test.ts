@@ -691,3 +691,40 @@ Deno.test("HonchoOutbox after a SIGKILL mid-flush: the restart stores every mess
     },
   );
 });
+
+Deno.test("HonchoOutbox.retryRejected() leaves in the rejected file what a full outbox refuses", async () => {
+  await withHome(async (source) => {
+    // Three records as the outbox writes them, moved aside as refused.
+    const writer = new HonchoOutbox({ workspace: "ws", hermesHome: source });
+    await writer.append(turns("s1", 3));
+    const lines = (await Deno.readTextFile(writer.path)).split("\n")
+      .filter((l) => l.includes('"content"'))
+      .map((l) => ({ ...JSON.parse(l), reason: "refused", rejectedAt: "x" }));
+    assert.equal(lines.length, 3);
+    await withHome(async (home) => {
+      const logs = captureLogs();
+      try {
+        const outbox = new HonchoOutbox({
+          workspace: "ws",
+          hermesHome: home,
+          maxPendingMessages: 2,
+        });
+        await outbox.append(turns("s2", 1));
+        await Deno.writeTextFile(
+          outbox.rejectedPath,
+          lines.map((l) => `${JSON.stringify(l)}\n`).join(""),
+        );
+        // Room for one: one is queued, the two refused stay where they were.
+        assert.equal(await outbox.retryRejected(), 1);
+        const left = await outbox.rejected();
+        assert.deepEqual(
+          left.map((r) => r.id),
+          lines.slice(1).map((l) => l.id),
+        );
+        assert.equal((await outbox.pending()).length, 2);
+      } finally {
+        logs.restore();
+      }
+    });
+  });
+});

@@ -369,21 +369,14 @@ export class HonchoOutbox {
   /** Queues refused messages again (all when `ids` is omitted); returns how many. */
   async retryRejected(ids?: readonly string[]): Promise<number> {
     const wanted = ids === undefined ? undefined : new Set(ids);
-    const picked = await this.#file.locked(async () => {
-      const all = await readRejectedFile(this.rejectedPath, this.workspace);
-      const take = all.filter((r) => !wanted || wanted.has(r.id));
-      if (take.length === 0) return [];
-      const keep = all.filter((r) => wanted && !wanted.has(r.id));
-      await atomicWriteText(
-        this.rejectedPath,
-        keep.map((r) => `${JSON.stringify(r)}\n`).join(""),
-        { mode: 0o600 },
-      );
-      return take;
-    });
+    const picked = (await readRejectedFile(this.rejectedPath, this.workspace))
+      .filter((r) => !wanted || wanted.has(r.id));
     if (picked.length === 0) return 0;
-    // Keep the id (looked up first), so a retry of the retry cannot duplicate it.
-    await this.append(picked.map((r) => ({
+    // Queued first, removed from the rejected file after: a kill between the
+    // two leaves a message in both files (its id dedupes the next retry and
+    // is looked up before sending), never in neither. Keep the id, so a retry
+    // of the retry cannot duplicate it.
+    const { accepted } = await this.append(picked.map((r) => ({
       id: r.id,
       session: r.session,
       peer: r.peer,
@@ -391,7 +384,19 @@ export class HonchoOutbox {
       metadata: r.metadata,
       createdAt: r.createdAt,
     })));
-    return picked.length;
+    // Only what the outbox took leaves the file (a full outbox refuses some).
+    const queued = new Set(accepted);
+    if (queued.size === 0) return 0;
+    await this.#file.locked(async () => {
+      const all = await readRejectedFile(this.rejectedPath, this.workspace);
+      await atomicWriteText(
+        this.rejectedPath,
+        all.filter((r) => !queued.has(r.id))
+          .map((r) => `${JSON.stringify(r)}\n`).join(""),
+        { mode: 0o600 },
+      );
+    });
+    return queued.size;
   }
 
   /**

@@ -206,3 +206,19 @@ export function lockedDenoDir(): Promise<string> {
   })();
   return shared;
 }
+
+/**
+ * A `deno` for code that takes a Deno path (`denoPath` of the provider
+ * dependency functions): this Deno on {@linkcode lockedDenoDir}.
+ */
+export async function lockedDeno(): Promise<string> {
+  const dir = await lockedDenoDir();
+  const script = join(dir, "deno");
+  const quote = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+  await Deno.writeTextFile(
+    script,
+    `#!/bin/sh\nDENO_DIR=${quote(dir)} exec ${quote(Deno.execPath())} "$@"\n`,
+    { mode: 0o755 },
+  );
+  return script;
+}

@@ -19,6 +19,7 @@ import {
 } from "../helpers/serve_checkout.ts";
 import { type CommandResult, runCommand } from "../helpers/run_command.ts";
 import { honchoUser } from "../helpers/honcho_user.ts";
+import { lockedDenoDir } from "../helpers/locked_npm_cache.ts";
 
 // Today's worker sandbox cannot confirm --unstable-worker-options without
 // --allow-all and says so once when a provider loads; the child-process
@@ -37,7 +38,9 @@ async function runReadmeExample(
   await Deno.mkdir(project, { recursive: true });
   await Deno.writeTextFile(join(project, "main.ts"), code);
   const run = await runReadmeCommands(project, {
-    env: { JSR_URL: registry.jsrUrl, ...env },
+    // No lockfile: npm packages resolve from metadata listing only the
+    // pinned versions.
+    env: { JSR_URL: registry.jsrUrl, DENO_DIR: await lockedDenoDir(), ...env },
   });
   assert.equal(run.code, 0, `${run.line}\n${run.err}`);
   return run;
@@ -78,7 +81,11 @@ Deno.test("README library example, verbatim, from jsr: on a built-in-only home: 
     // shows it.
     const check = await runCommand(Deno.execPath(), ["check", "main.ts"], {
       cwd: project,
-      env: { JSR_URL: registry.jsrUrl, ...env },
+      env: {
+        JSR_URL: registry.jsrUrl,
+        DENO_DIR: await lockedDenoDir(),
+        ...env,
+      },
     });
     assert.equal(check.code, 0, check.err);
     // Nothing but main.ts in the project: no .hermes, no lockfile.

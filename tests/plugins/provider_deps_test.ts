@@ -16,6 +16,7 @@ import {
   writeProvider,
 } from "../helpers/plugin_fixtures.ts";
 import { diffTrees, snapshotTree } from "../helpers/plugin_tree.ts";
+import { lockedDeno, lockedDenoDir } from "../helpers/locked_npm_cache.ts";
 
 Deno.test("declaredDependencies() reads remote imports of the provider's deno.json, or a package's specifier", async () => {
   await using h = await tempHome();
@@ -141,6 +142,8 @@ Deno.test("prepareProviderDependencies() verifies a provider's own deno.lock and
       hermesHome: h.home,
       bundledDir: h.outside,
       config: { memory: { permissions: { locked: { npm: true } } } },
+      // Resolves from the pinned versions' metadata, offline too.
+      denoPath: await lockedDeno(),
     }),
     /Cannot cache the dependencies of memory provider 'locked': .*lockfile is out of date/s,
   );
@@ -157,7 +160,13 @@ Deno.test("two providers pin different versions of one npm package and each load
       permissions: { ms_new: { npm: true }, ms_old: { npm: true } },
     },
   };
-  const options = { hermesHome: h.home, bundledDir: h.outside, config };
+  // The provider installs run lockless: on the pinned versions' metadata.
+  const options = {
+    hermesHome: h.home,
+    bundledDir: h.outside,
+    config,
+    denoPath: await lockedDeno(),
+  };
   const before = await snapshotTree(h.plugins);
   for (const name of ["ms_new", "ms_old"]) {
     const result = await prepareProviderDependencies(name, options);
@@ -193,6 +202,7 @@ console.log(JSON.stringify(out));
         "--allow-env",
         "--allow-run",
       ],
+      env: { DENO_DIR: await lockedDenoDir() },
     },
   );
   assert.equal(run.code, 0, run.stderr);

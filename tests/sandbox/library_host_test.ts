@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import { REPO, writeProvider } from "../helpers/plugin_fixtures.ts";
 import { runDeno } from "../helpers/deno_child.ts";
+import { lockedDenoDir } from "../helpers/locked_npm_cache.ts";
 
 const HOST = join(REPO, "tests", "helpers", "library_host.ts");
 
@@ -72,7 +73,12 @@ export async function runLibraryHost(
     `--config=${world.config}`,
     HOST,
     ...args,
-  ], { cwd: world.root, env: { HOME: world.userHome } });
+  ], {
+    // No lock: npm packages resolve from the cache's metadata, which here
+    // lists only the pinned versions.
+    cwd: world.root,
+    env: { HOME: world.userHome, DENO_DIR: await lockedDenoDir() },
+  });
   const last = run.stdout.trim().split("\n").at(-1) ?? "";
   let out: Record<string, unknown> = {};
   try {

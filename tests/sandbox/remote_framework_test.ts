@@ -13,6 +13,7 @@ import { REPO } from "../helpers/plugin_fixtures.ts";
 import { readmeLibraryExample } from "../helpers/readme_example.ts";
 import { serveCheckout } from "../helpers/serve_checkout.ts";
 import { runDeno } from "../helpers/deno_child.ts";
+import { lockedDenoDir } from "../helpers/locked_npm_cache.ts";
 import { honchoUser } from "../helpers/honcho_user.ts";
 
 Deno.test("from a remote URL, the README's library example loads the bundled honcho provider and delivers its turns", async () => {
@@ -44,7 +45,11 @@ Deno.test("from a remote URL, the README's library example loads the bundled hon
     "example.ts",
     "the kite is red",
     "noted, red kite",
-  ], { cwd: project, env: { HOME: root } });
+  ], {
+    cwd: project,
+    // The provider's sandbox resolves without a lock: pinned metadata only.
+    env: { HOME: root, DENO_DIR: await lockedDenoDir() },
+  });
   assert.equal(code, 0, stderr);
   const result = JSON.parse(stdout.trim().split("\n").at(-1)!);
   assert.equal(result.provider, "honcho", stderr);
@@ -86,6 +91,7 @@ Deno.test("from a remote URL, the CLI lists the bundled providers and runs honch
       }),
     );
     await Deno.copyFile(join(REPO, "deno.lock"), join(root, "deno.lock"));
+    const denoDir = await lockedDenoDir();
     const hermes = (args: string[]) =>
       runDeno([
         "run",
@@ -95,7 +101,11 @@ Deno.test("from a remote URL, the CLI lists the bundled providers and runs honch
         "--lock=deno.lock",
         `${checkout.url}/src/cli/main.ts`,
         ...args,
-      ], { cwd: root, env: { HOME: join(root, "user") } });
+      ], {
+        cwd: root,
+        // Its providers' sandboxes resolve without a lock: pinned metadata.
+        env: { HOME: join(root, "user"), DENO_DIR: denoDir },
+      });
     const status = await hermes(["memory", "status", "--json"]);
     assert.equal(status.code, 0, status.stderr);
     const report = JSON.parse(status.stdout);

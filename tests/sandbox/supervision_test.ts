@@ -12,7 +12,7 @@ import {
   startHonchoTestServer,
 } from "../honcho_server.ts";
 import { REPO } from "../helpers/plugin_fixtures.ts";
-import { denoDir } from "../helpers/deno_child.ts";
+import { lockedDenoDir } from "../helpers/locked_npm_cache.ts";
 import { runHermesCli } from "../helpers/hermes_cli_child.ts";
 import { startProvider } from "../fixtures/honcho_provider_harness.ts";
 
@@ -108,7 +108,8 @@ async function runHost(
     cwd: w.root,
     env: {
       HOME: w.userHome,
-      DENO_DIR: denoDir(),
+      // No lock: the pinned versions' metadata only.
+      DENO_DIR: await lockedDenoDir(),
       NO_COLOR: "1",
       ...env,
     },

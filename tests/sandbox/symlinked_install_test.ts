@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import { REPO } from "../helpers/plugin_fixtures.ts";
 import { runDeno } from "../helpers/deno_child.ts";
+import { lockedDenoDir } from "../helpers/locked_npm_cache.ts";
 
 /** Runs tests/helpers/library_host.ts with a deno.json naming the framework through `link`. */
 async function linkedHost(
@@ -39,7 +40,11 @@ async function linkedHost(
     `--config=${config}`,
     join(link, "tests", "helpers", "library_host.ts"),
     ...args,
-  ], { cwd: root, env: { HOME: join(root, "user") } });
+  ], {
+    cwd: root,
+    // No lock: the pinned versions' metadata only.
+    env: { HOME: join(root, "user"), DENO_DIR: await lockedDenoDir() },
+  });
   const last = run.stdout.trim().split("\n").at(-1) ?? "";
   return { code: run.code, out: JSON.parse(last || "{}"), stderr: run.stderr };
 }

@@ -151,3 +151,45 @@ Deno.test("deno.lock pins only what hermes imports; tests/deno.lock pins the sam
     );
   }
 });
+
+Deno.test("the fixtures' npm packages are pinned in tests/fixtures/npm_fixtures.lock and every task installs from a lock, --frozen", async () => {
+  const fixtures = await readLock("tests/fixtures/npm_fixtures.lock");
+  // What the fixture plugins declare in their deno.json: exactly the lock's.
+  const declared = new Set<string>();
+  const plugins = join(ROOT, "tests", "fixtures", "plugins");
+  for await (const e of Deno.readDir(plugins)) {
+    const config = join(plugins, e.name, "deno.json");
+    const text = await Deno.readTextFile(config).catch(() => "{}");
+    for (const value of Object.values(JSON.parse(text).imports ?? {})) {
+      if (String(value).startsWith("npm:")) declared.add(String(value));
+    }
+  }
+  assert.deepEqual(
+    Object.keys(fixtures.specifiers).sort(),
+    [...declared].sort(),
+  );
+  const reached = closure(
+    fixtures,
+    Object.entries(fixtures.specifiers).map(([s, v]) =>
+      `${s.slice(4, s.lastIndexOf("@"))}@${v}`
+    ),
+  );
+  assert.deepEqual([...reached].sort(), Object.keys(fixtures.npm).sort());
+  // No task resolves past a lock: every install is --frozen against one,
+  // and deps:fixtures installs exactly the fixtures' lock.
+  const tasks = JSON.parse(
+    await Deno.readTextFile(join(ROOT, "deno.json")),
+  ).tasks as Record<string, string>;
+  for (const [name, task] of Object.entries(tasks)) {
+    assert.doesNotMatch(task, /--no-lock/, `task ${name}`);
+    for (const install of task.match(/deno install[^&]*/g) ?? []) {
+      assert.match(install, /--frozen/, `task ${name}: ${install}`);
+    }
+  }
+  const install = tasks["deps:fixtures"]!;
+  assert.match(install, /--lock=tests\/fixtures\/npm_fixtures\.lock/);
+  assert.deepEqual(
+    install.split(" --entrypoint ")[1]!.trim().split(/\s+/).sort(),
+    Object.keys(fixtures.specifiers).sort(),
+  );
+});

@@ -53,9 +53,10 @@ downloads=$(grep -c '^Download' <(sed 's/\x1b\[[0-9;]*m//g' "$work/status.log") 
 echo "  status: $downloads Download lines (the first hermes run's packages)"
 step test-online ./tools/deno task test || failed=1
 echo "  test-online: $(summary test-online)"
-# Packages in the Deno cache that neither lock pins: what the first run fetched
-# past the locks (the newest releases that the tests playing a consumer
-# without a lockfile resolve, cached by `deno task deps:fixtures`).
+# Package versions in the Deno cache that no lock of the repository pins:
+# what the first run fetched past the locks (none expected: every task
+# installs --frozen from a lock, and the tests that resolve without one do
+# so through tests/helpers/locked_npm_cache.ts).
 unpinned=$(node -e '
   const fs = require("fs"), path = require("path");
   const [root, ...locks] = process.argv.slice(1);
@@ -72,8 +73,10 @@ unpinned=$(node -e '
   };
   walk(root);
   console.log(out.sort().join(" "));
-' "$work/home/.cache/deno/npm/registry.npmjs.org" "$work/repo/deno.lock" "$work/repo/tests/deno.lock")
+' "$work/home/.cache/deno/npm/registry.npmjs.org" "$work/repo/deno.lock" "$work/repo/tests/deno.lock" \
+  "$work/repo/tests/fixtures/npm_fixtures.lock")
 echo "  test-online: cached packages no lock pins: ${unpinned:-none}"
+[ -z "$unpinned" ] || failed=1
 step test-offline "${offline[@]}" bash -c 'ip link set lo up && exec ./tools/deno task test' || failed=1
 echo "  test-offline: $(summary test-offline)"
 if [ -n "$(git -C "$work/repo" status --porcelain)" ]; then

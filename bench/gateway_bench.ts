@@ -20,7 +20,7 @@ import {
   loadMemoryProvider,
   type SandboxedMemoryProvider,
   setMaxLiveProviders,
-} from "@hermes/memory";
+} from "@hermes/memory/plugins";
 import {
   benchmark,
   formatMs,

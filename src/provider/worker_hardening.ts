@@ -1,7 +1,6 @@
 // What a sandbox takes from provider code before it runs: process-wide APIs
 // worker permissions do not cover become stubs throwing `NotCapable`.
 
-import process from "node:process";
 import { lockProcessEnvironment } from "../core/env.ts";
 import type { LogLevel } from "../core/log.ts";
 import {
@@ -199,49 +198,68 @@ export function hardenWorker(hooks: HardeningHooks): void {
     (desc: Deno.PermissionDescriptor) => permissions.querySync(desc),
   );
 
-  // node:process: the same process-wide powers by another route.
-  const proc = process as unknown as Record<string, unknown>;
-  lock(proc, "kill", signals);
-  lock(proc, "exit", exit);
-  lock(proc, "reallyExit", exit);
-  const processEnv = process.env;
-  const guardedEnv = new Proxy(processEnv, {
-    set: envChange,
-    defineProperty: envChange,
-    deleteProperty: envChange,
-  });
-  lockGetter(proc, "env", () => guardedEnv);
-  const stdinStub = new Proxy({}, {
-    get: (_target, key): unknown => key === "isTTY" ? false : terminal,
-  });
-  const streamStub = (level: LogLevel) =>
-    Object.freeze({
-      isTTY: false,
-      columns: 80,
-      write(chunk: unknown, ...rest: unknown[]): boolean {
-        forward(level, chunk);
-        const callback = rest.find((r) => typeof r === "function");
-        if (typeof callback === "function") {
-          queueMicrotask(callback as () => void);
-        }
-        return true;
-      },
-      on(): unknown {
-        return this;
-      },
-      once(): unknown {
-        return this;
-      },
-      off(): unknown {
-        return this;
-      },
-      end(): void {},
+  // node:process: the same process-wide powers by another route, taken away
+  // when Deno's Node layer evaluates it (by any route: the global, an import,
+  // require), not before: loading it costs each start ~14 ms CPU and ~2 MB.
+  // Its evaluation ends by reading `__nodeBootstrapArgs` (Deno 2.9); the
+  // object is complete a microtask later, before an `import()` of it resolves.
+  // Where that hook is missing, it is loaded and taken away now.
+  const lazyProcess = Object.getOwnPropertyDescriptor(globalThis, "process");
+  const hook = internals === undefined
+    ? undefined
+    : Object.getOwnPropertyDescriptor(internals, "__nodeBootstrapArgs");
+  let hardened = false;
+  const hardenProcess = (): void => {
+    if (hardened) return;
+    hardened = true;
+    const proc = (lazyProcess?.get?.call(globalThis) ??
+      lazyProcess?.value) as Record<string, unknown>;
+    lock(proc, "kill", signals);
+    lock(proc, "exit", exit);
+    lock(proc, "reallyExit", exit);
+    const guardedEnv = new Proxy(proc.env as object, {
+      set: envChange,
+      defineProperty: envChange,
+      deleteProperty: envChange,
     });
-  const stdoutStub = streamStub("info");
-  const stderrStub = streamStub("warn");
-  lockGetter(proc, "stdin", () => stdinStub);
-  lockGetter(proc, "stdout", () => stdoutStub);
-  lockGetter(proc, "stderr", () => stderrStub);
+    lockGetter(proc, "env", () => guardedEnv);
+    const stdinStub = new Proxy({}, {
+      get: (_target, key): unknown => key === "isTTY" ? false : terminal,
+    });
+    function chain(this: unknown): unknown {
+      return this;
+    }
+    const streamStub = (level: LogLevel) =>
+      Object.freeze({
+        isTTY: false,
+        columns: 80,
+        write(chunk: unknown, ...rest: unknown[]): boolean {
+          forward(level, chunk);
+          const callback = rest.find((r) => typeof r === "function");
+          if (typeof callback === "function") {
+            queueMicrotask(callback as () => void);
+          }
+          return true;
+        },
+        on: chain,
+        once: chain,
+        off: chain,
+        end(): void {},
+      });
+    const stdoutStub = streamStub("info");
+    const stderrStub = streamStub("warn");
+    lockGetter(proc, "stdin", () => stdinStub);
+    lockGetter(proc, "stdout", () => stdoutStub);
+    lockGetter(proc, "stderr", () => stderrStub);
+  };
+  if (hook?.configurable !== true || !("value" in hook)) hardenProcess();
+  else {
+    let args = hook.value;
+    Object.defineProperty(internals, "__nodeBootstrapArgs", {
+      get: (): unknown => (queueMicrotask(hardenProcess), args),
+      set: (value: unknown) => void (args = value),
+    });
+  }
 
   // Denials: report the first of each, rethrow unchanged.
   markDenialsReportedByHost();

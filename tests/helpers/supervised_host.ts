@@ -19,13 +19,12 @@
 //       one manager per profile under the live cap; each round every profile
 //       takes a turn at once (a burst)
 import {
-  liveProviderCount,
   loadConfig,
-  loadMemoryProvider,
   MemoryManager,
   openMemory,
   withHermesHome,
 } from "@hermes/memory";
+import { liveProviderCount, loadMemoryProvider } from "@hermes/memory/plugins";
 import { setLogger } from "@hermes/memory";
 
 const [mode, ...rest] = Deno.args as [string, ...string[]];

@@ -223,12 +223,9 @@ function reviveCallbacks(value: unknown): unknown {
   }
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
-    const marker = item as CallbackMarker | null;
-    if (
-      marker !== null && typeof marker === "object" &&
-      typeof marker.__hermesCallback === "string"
-    ) {
-      const name = marker.__hermesCallback;
+    // Values arrive as plain data (JSON or a structured clone).
+    const name = (item as CallbackMarker | null)?.__hermesCallback;
+    if (typeof name === "string") {
       out[key] = (...args: unknown[]): void => {
         postToHost({
           t: "callback",
@@ -254,12 +251,8 @@ export function inContext<T>(context: CallContext, fn: () => T): T {
 }
 
 async function describe(p: MemoryProvider): Promise<ProviderDescription> {
-  let toolSchemas: unknown[] | null = null;
-  try {
-    toolSchemas = await p.getToolSchemas();
-  } catch {
-    toolSchemas = null;
-  }
+  const schemas = async (): Promise<unknown[]> => await p.getToolSchemas();
+  const toolSchemas = await schemas().catch(() => null);
   const optional = OPTIONAL_HOOKS.filter((m) =>
     typeof (p as unknown as Record<string, unknown>)[m] === "function"
   );

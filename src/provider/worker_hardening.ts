@@ -1,7 +1,6 @@
 // What a sandbox takes from provider code before it runs: process-wide APIs
 // worker permissions do not cover become stubs throwing `NotCapable`.
 
-import process from "node:process";
 import { lockProcessEnvironment } from "../core/env.ts";
 import type { LogLevel } from "../core/log.ts";
 import {
@@ -47,6 +46,10 @@ function lock(target: object, key: PropertyKey, value: unknown): void {
   } catch {
     // Already locked (a second worker module in the same realm).
   }
+}
+
+function lockAll(target: object, values: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(values)) lock(target, key, value);
 }
 
 function lockGetter(
@@ -149,9 +152,6 @@ export function hardenWorker(hooks: HardeningHooks): void {
         });
       },
     });
-  lock(Deno, "stdin", stdin);
-  lock(Deno, "stdout", writer("info"));
-  lock(Deno, "stderr", writer("warn"));
   for (const name of ["prompt", "confirm", "alert"]) {
     lock(
       globalThis,
@@ -164,19 +164,23 @@ export function hardenWorker(hooks: HardeningHooks): void {
     "send or handle signals",
     "signals belong to the host process, which may serve other providers and profiles",
   );
-  lock(Deno, "kill", signals);
-  lock(Deno, "addSignalListener", signals);
-  lock(Deno, "removeSignalListener", signals);
   const exit = refuse(
     "end the process",
     "its host decides when it stops; throw an error to fail a call",
   );
-  lock(Deno, "exit", exit);
-  lock(
-    Deno,
-    "chdir",
-    refuse("change the working directory", "it belongs to the host process"),
-  );
+  lockAll(Deno, {
+    stdin,
+    stdout: writer("info"),
+    stderr: writer("warn"),
+    kill: signals,
+    addSignalListener: signals,
+    removeSignalListener: signals,
+    exit,
+    chdir: refuse(
+      "change the working directory",
+      "it belongs to the host process",
+    ),
+  });
 
   const envChange = refuse(
     "change environment variables",
@@ -188,60 +192,71 @@ export function hardenWorker(hooks: HardeningHooks): void {
     // Already locked.
   }
   const permissions = Deno.permissions;
-  lock(
-    permissions,
-    "request",
-    (desc: Deno.PermissionDescriptor) => permissions.query(desc),
-  );
-  lock(
-    permissions,
-    "requestSync",
-    (desc: Deno.PermissionDescriptor) => permissions.querySync(desc),
-  );
+  lockAll(permissions, {
+    request: (desc: Deno.PermissionDescriptor) => permissions.query(desc),
+    requestSync: (d: Deno.PermissionDescriptor) => permissions.querySync(d),
+  });
 
-  // node:process: the same process-wide powers by another route.
-  const proc = process as unknown as Record<string, unknown>;
-  lock(proc, "kill", signals);
-  lock(proc, "exit", exit);
-  lock(proc, "reallyExit", exit);
-  const processEnv = process.env;
-  const guardedEnv = new Proxy(processEnv, {
-    set: envChange,
-    defineProperty: envChange,
-    deleteProperty: envChange,
-  });
-  lockGetter(proc, "env", () => guardedEnv);
-  const stdinStub = new Proxy({}, {
-    get: (_target, key): unknown => key === "isTTY" ? false : terminal,
-  });
-  const streamStub = (level: LogLevel) =>
-    Object.freeze({
-      isTTY: false,
-      columns: 80,
-      write(chunk: unknown, ...rest: unknown[]): boolean {
-        forward(level, chunk);
-        const callback = rest.find((r) => typeof r === "function");
-        if (typeof callback === "function") {
-          queueMicrotask(callback as () => void);
-        }
-        return true;
-      },
-      on(): unknown {
-        return this;
-      },
-      once(): unknown {
-        return this;
-      },
-      off(): unknown {
-        return this;
-      },
-      end(): void {},
+  // node:process: the same process-wide powers by another route, taken away
+  // when Deno's Node layer evaluates it (by any route: the global, an import,
+  // require), not before: loading it costs each start ~14 ms CPU and ~2 MB.
+  // Its evaluation ends by reading `__nodeBootstrapArgs` (Deno 2.9); the
+  // object is complete a microtask later, before an `import()` of it resolves;
+  // the global is taken away before it is returned. Code at the top level of
+  // a module importing it statically runs before. Without the hook: now.
+  const lazyProcess = Object.getOwnPropertyDescriptor(globalThis, "process");
+  const hook = Object.getOwnPropertyDescriptor(
+    internals ?? {},
+    "__nodeBootstrapArgs",
+  );
+  let hardened: Record<string, unknown> | undefined;
+  const hardenProcess = (): Record<string, unknown> => {
+    if (hardened !== undefined) return hardened;
+    const proc = hardened = (lazyProcess?.get?.call(globalThis) ??
+      lazyProcess?.value) as Record<string, unknown>;
+    lockAll(proc, { kill: signals, exit, reallyExit: exit });
+    const guardedEnv = new Proxy(proc.env as object, {
+      set: envChange,
+      defineProperty: envChange,
+      deleteProperty: envChange,
     });
-  const stdoutStub = streamStub("info");
-  const stderrStub = streamStub("warn");
-  lockGetter(proc, "stdin", () => stdinStub);
-  lockGetter(proc, "stdout", () => stdoutStub);
-  lockGetter(proc, "stderr", () => stderrStub);
+    lockGetter(proc, "env", () => guardedEnv);
+    const stdinStub = new Proxy({}, {
+      get: (_target, key): unknown => key === "isTTY" ? false : terminal,
+    });
+    function chain(this: unknown): unknown {
+      return this;
+    }
+    const streamStub = (level: LogLevel) =>
+      Object.freeze({
+        isTTY: false,
+        columns: 80,
+        write(chunk: unknown, ...rest: unknown[]): boolean {
+          forward(level, chunk);
+          const callback = rest.find((r) => typeof r === "function");
+          if (callback) queueMicrotask(callback as () => void);
+          return true;
+        },
+        on: chain,
+        once: chain,
+        off: chain,
+        end(): void {},
+      });
+    const stubs = [stdinStub, streamStub("info"), streamStub("warn")];
+    for (const [i, name] of ["stdin", "stdout", "stderr"].entries()) {
+      lockGetter(proc, name, () => stubs[i]);
+    }
+    return proc;
+  };
+  if (hook?.configurable !== true || !("value" in hook)) hardenProcess();
+  else {
+    Object.defineProperty(internals, "__nodeBootstrapArgs", {
+      get: (): unknown => (queueMicrotask(hardenProcess), hook.value),
+    });
+    if (lazyProcess?.configurable === true && lazyProcess.get !== undefined) {
+      Object.defineProperty(globalThis, "process", { get: hardenProcess });
+    }
+  }
 
   // Denials: report the first of each, rethrow unchanged.
   markDenialsReportedByHost();

@@ -69,8 +69,12 @@ interface SandboxState {
   shutdownTimeoutMs: number;
 }
 
-/** Failed starts in a row before the writes go to disk. */
-const MAX_RESTARTS = 3;
+/**
+ * Failed starts in a row before the writes go to disk: with the backoff
+ * about 3 s, so a start ended from outside (an OOM kill, a loaded machine's
+ * slow start cut short) is retried, and one that can never start gives up.
+ */
+const MAX_RESTARTS = 5;
 /** Ends of a running process in a row with no write confirmed in between (a write that kills it) before the same. */
 const MAX_ENDS = 5;
 

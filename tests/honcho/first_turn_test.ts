@@ -22,10 +22,14 @@ Deno.test("turn 1's reads start once the session exists, while its peer configs 
   try {
     provider.onTurnStart(1, "What did I plan for Oslo?", {});
     const first = provider.prefetch("What did I plan for Oslo?", {});
+    // Both first reads (context and dialectic) go out; a loaded machine may
+    // send them a moment apart.
     await waitUntil(
-      () => server.requestCount(ROUTES.sessionContext) > 0,
+      () =>
+        server.requestCount(ROUTES.sessionContext) > 0 &&
+        server.requestCount(ROUTES.chat) > 0,
       10_000,
-      "the first session context read",
+      "the first session context and dialectic reads",
     );
     const configs = server.requests.filter((r) =>
       r.route === ROUTES.peerConfig

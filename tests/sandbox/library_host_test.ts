@@ -11,50 +11,9 @@ import { startHonchoTestServer } from "../honcho_server.ts";
 import { REPO, writeProvider } from "../helpers/plugin_fixtures.ts";
 import { runDeno } from "../helpers/deno_child.ts";
 import { lockedDenoDir } from "../helpers/locked_npm_cache.ts";
+import { type LibraryWorld, libraryWorld } from "../helpers/library_world.ts";
 
 const HOST = join(REPO, "tests", "helpers", "library_host.ts");
-
-/** A user's home with `~/.hermes`, and the host's own deno.json. */
-export interface LibraryWorld extends AsyncDisposable {
-  root: string;
-  userHome: string;
-  home: string;
-  config: string;
-}
-
-/** Creates the world; `configYaml` is `~/.hermes/config.yaml`. */
-export async function libraryWorld(configYaml: string): Promise<LibraryWorld> {
-  const root = await Deno.realPath(
-    await Deno.makeTempDir({ prefix: "hermes-libhost-" }),
-  );
-  const userHome = join(root, "user");
-  const home = join(userHome, ".hermes");
-  await Deno.mkdir(join(home, "plugins"), { recursive: true });
-  await Deno.writeTextFile(join(home, "config.yaml"), configYaml);
-  // The framework's import map with absolute targets, and nothing else:
-  // no "unstable", as a JSR consumer's project has.
-  const framework = JSON.parse(
-    await Deno.readTextFile(join(REPO, "deno.json")),
-  ) as { imports: Record<string, string> };
-  const imports: Record<string, string> = {};
-  for (const [key, value] of Object.entries(framework.imports)) {
-    imports[key] = value.startsWith("./") ? join(REPO, value) : value;
-  }
-  const config = join(root, "deno.json");
-  await Deno.writeTextFile(
-    config,
-    JSON.stringify({ imports, nodeModulesDir: "none" }),
-  );
-  return {
-    root,
-    userHome,
-    home,
-    config,
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(root, { recursive: true });
-    },
-  };
-}
 
 /** Runs the library host with exactly the four flags. */
 export async function runLibraryHost(

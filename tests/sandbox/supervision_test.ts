@@ -13,48 +13,15 @@ import {
 } from "../honcho_server.ts";
 import { REPO } from "../helpers/plugin_fixtures.ts";
 import { lockedDenoDir } from "../helpers/locked_npm_cache.ts";
+import { type LibraryWorld, libraryWorld } from "../helpers/library_world.ts";
 import { runHermesCli } from "../helpers/hermes_cli_child.ts";
 import { startProvider } from "../fixtures/honcho_provider_harness.ts";
 
 const HOST = join(REPO, "tests", "helpers", "supervised_host.ts");
 
-interface World extends AsyncDisposable {
-  root: string;
-  userHome: string;
-  home: string;
-  config: string;
-}
-
 /** A user's home with `~/.hermes` and the host's own deno.json (absolute import map). */
-async function world(): Promise<World> {
-  const root = await Deno.realPath(
-    await Deno.makeTempDir({ prefix: "hermes-supervise-" }),
-  );
-  const userHome = join(root, "user");
-  const home = join(userHome, ".hermes");
-  await Deno.mkdir(join(home, "plugins"), { recursive: true });
-  const framework = JSON.parse(
-    await Deno.readTextFile(join(REPO, "deno.json")),
-  ) as { imports: Record<string, string> };
-  const imports: Record<string, string> = {};
-  for (const [key, value] of Object.entries(framework.imports)) {
-    imports[key] = value.startsWith("./") ? join(REPO, value) : value;
-  }
-  const config = join(root, "deno.json");
-  await Deno.writeTextFile(
-    config,
-    JSON.stringify({ imports, nodeModulesDir: "none" }),
-  );
-  return {
-    root,
-    userHome,
-    home,
-    config,
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(root, { recursive: true });
-    },
-  };
-}
+const world = (): Promise<LibraryWorld> =>
+  libraryWorld(undefined, "hermes-supervise-");
 
 async function honchoProfile(
   home: string,
@@ -85,7 +52,7 @@ async function honchoProfile(
 
 /** Starts the host; `onLine` sees each stdout line as it comes (it may kill). */
 async function runHost(
-  w: World,
+  w: LibraryWorld,
   args: string[],
   onLine: (line: string) => void = () => {},
   env: Record<string, string> = {},

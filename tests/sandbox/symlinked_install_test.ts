@@ -8,6 +8,7 @@ import { startHonchoTestServer } from "../honcho_server.ts";
 import { REPO } from "../helpers/plugin_fixtures.ts";
 import { runDeno } from "../helpers/deno_child.ts";
 import { lockedDenoDir } from "../helpers/locked_npm_cache.ts";
+import { hostConfig } from "../helpers/library_world.ts";
 
 /** Runs tests/helpers/library_host.ts with a deno.json naming the framework through `link`. */
 async function linkedHost(
@@ -16,18 +17,7 @@ async function linkedHost(
   args: string[],
 ): Promise<{ code: number; out: Record<string, unknown>; stderr: string }> {
   await Deno.symlink(REPO, link);
-  const framework = JSON.parse(
-    await Deno.readTextFile(join(REPO, "deno.json")),
-  ) as { imports: Record<string, string> };
-  const imports: Record<string, string> = {};
-  for (const [key, value] of Object.entries(framework.imports)) {
-    imports[key] = value.startsWith("./") ? join(link, value) : value;
-  }
-  const config = join(root, "deno.json");
-  await Deno.writeTextFile(
-    config,
-    JSON.stringify({ imports, nodeModulesDir: "none" }),
-  );
+  const config = await hostConfig(root, link);
   const run = await runDeno([
     "run",
     "--quiet",

@@ -6,32 +6,12 @@
 // setup and config code; the favicon is no 403.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type Dashboard, startDashboard } from "../helpers/dashboard_child.ts";
-
-const ASKER_YAML = (extra = "") =>
-  `name: asker
-description: Asks for more than its own data
-permissions:
-  read: [~/Documents, ~/.ssh]
-  env: [OPENAI_API_KEY]
-  net: [api.asker.example${extra}]
-  why:
-    ~/Documents: indexes your documents
-`;
-
-const ASKER_MOD = `
-import { MemoryProvider, type ConfigField, type ToolSchema } from "@hermes/memory";
-export class AskerProvider extends MemoryProvider {
-  get name(): string { return "asker"; }
-  isAvailable(): boolean { return true; }
-  initialize(): void {}
-  getToolSchemas(): ToolSchema[] { return []; }
-  override getConfigSchema(): ConfigField[] {
-    return [{ key: "region", description: "Region", default: "eu" }];
-  }
-  override async saveConfig(): Promise<void> {}
-}
-`;
+import {
+  ASKER_MOD,
+  askerManifest,
+  type Dashboard,
+  startDashboard,
+} from "../helpers/dashboard_child.ts";
 
 async function userHome(): Promise<{ userHome: string; root: string }> {
   const userHome = await Deno.realPath(
@@ -41,7 +21,7 @@ async function userHome(): Promise<{ userHome: string; root: string }> {
   await Deno.mkdir(join(root, "plugins", "asker"), { recursive: true });
   await Deno.writeTextFile(
     join(root, "plugins", "asker", "plugin.yaml"),
-    ASKER_YAML(),
+    askerManifest("api.asker.example"),
   );
   await Deno.writeTextFile(join(root, "plugins", "asker", "mod.ts"), ASKER_MOD);
   return { userHome, root };
@@ -119,7 +99,7 @@ Deno.test({
       // The manifest asks for more after the page showed it: refused.
       await Deno.writeTextFile(
         join(root, "plugins", "asker", "plugin.yaml"),
-        ASKER_YAML(", evil.example"),
+        askerManifest("api.asker.example, evil.example"),
       );
       r = await setup(dash, "asker", {
         values: {},

@@ -11,30 +11,11 @@ import { join } from "node:path";
 import type { Page } from "npm:puppeteer-core@25.16.0";
 import { launchBrowser } from "../helpers/browser.ts";
 import { startHonchoTestServer } from "../honcho_server.ts";
-import { startDashboard } from "../helpers/dashboard_child.ts";
-
-const ASKER_YAML = `name: asker
-description: Asks for more than its own data
-permissions:
-  read: [~/Documents, ~/.ssh]
-  env: [OPENAI_API_KEY]
-  why:
-    ~/Documents: indexes your documents
-`;
-
-const ASKER_MOD = `
-import { MemoryProvider, type ConfigField, type ToolSchema } from "@hermes/memory";
-export class AskerProvider extends MemoryProvider {
-  get name(): string { return "asker"; }
-  isAvailable(): boolean { return true; }
-  initialize(): void {}
-  getToolSchemas(): ToolSchema[] { return []; }
-  override getConfigSchema(): ConfigField[] {
-    return [{ key: "region", description: "Region", default: "eu" }];
-  }
-  override async saveConfig(): Promise<void> {}
-}
-`;
+import {
+  ASKER_MOD,
+  askerManifest,
+  startDashboard,
+} from "../helpers/dashboard_child.ts";
 
 // In the page: the table re-renders after every load, so a handle may go stale.
 const click = (page: Page, selector: string) =>
@@ -81,7 +62,7 @@ Deno.test({
     await Deno.mkdir(join(root, "plugins", "asker"), { recursive: true });
     await Deno.writeTextFile(
       join(root, "plugins", "asker", "plugin.yaml"),
-      ASKER_YAML,
+      askerManifest(),
     );
     await Deno.writeTextFile(
       join(root, "plugins", "asker", "mod.ts"),

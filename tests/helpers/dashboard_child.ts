@@ -79,3 +79,29 @@ export async function startDashboard(userHome: string): Promise<Dashboard> {
     },
   };
 }
+
+/** A user provider's manifest asking for more than its own data (`~/.ssh` is one the floor refuses), `net` when given. */
+export const askerManifest = (net?: string): string =>
+  `name: asker
+description: Asks for more than its own data
+permissions:
+  read: [~/Documents, ~/.ssh]
+  env: [OPENAI_API_KEY]
+${net === undefined ? "" : `  net: [${net}]\n`}  why:
+    ~/Documents: indexes your documents
+`;
+
+/** The asker's module: one setting, `region` (default `eu`), saved nowhere. */
+export const ASKER_MOD = `
+import { MemoryProvider, type ConfigField, type ToolSchema } from "@hermes/memory";
+export class AskerProvider extends MemoryProvider {
+  get name(): string { return "asker"; }
+  isAvailable(): boolean { return true; }
+  initialize(): void {}
+  getToolSchemas(): ToolSchema[] { return []; }
+  override getConfigSchema(): ConfigField[] {
+    return [{ key: "region", description: "Region", default: "eu" }];
+  }
+  override async saveConfig(): Promise<void> {}
+}
+`;

@@ -5,6 +5,7 @@ import { setImmediate } from "node:timers";
 import { log } from "../core/log.ts";
 import { redactText } from "../core/redact.ts";
 import { errorText } from "../_util/error_text.ts";
+import { raceTimeout } from "../_util/race_timeout.ts";
 
 /** What a background task is, for shutdown accounting. */
 export type BackgroundTaskKind = "write" | "prefetch";
@@ -26,14 +27,8 @@ export function settlesWithin(
   promise: Promise<unknown>,
   timeoutMs: number,
 ): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => resolve(false), Math.max(0, timeoutMs));
-    const done = (): void => {
-      clearTimeout(timer);
-      resolve(true);
-    };
-    promise.then(done, done);
-  });
+  return raceTimeout(promise.then(() => true, () => true), timeoutMs)
+    .then((settled) => settled === true);
 }
 
 /**

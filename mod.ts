@@ -119,7 +119,7 @@ export {
   withHermesHome,
   withSecretScope,
   withSessionCwd,
-} from "./src/profile/context_task.ts";
+} from "./src/profile/context_scope.ts";
 export {
   contextBound,
   type ContextTask,

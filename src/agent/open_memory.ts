@@ -16,7 +16,7 @@ import {
   getProfileHome,
   missingProfile,
 } from "../profile/hermes_home.ts";
-import { withHermesHome } from "../profile/context_task.ts";
+import { withHermesHome } from "../profile/context_scope.ts";
 
 /**
  * Options of {@linkcode openMemory}.

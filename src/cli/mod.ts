@@ -60,7 +60,7 @@ export type { HermesConfig } from "../core/memory_provider.ts";
 export { getConfigValue } from "../config/config.ts";
 export { buildProfileSecretScope } from "../profile/secret_scope.ts";
 export { listProfiles } from "../profile/hermes_home.ts";
-export { withSecretScope } from "../profile/context_task.ts";
+export { withSecretScope } from "../profile/context_scope.ts";
 // What a provider's `describeStatus(ctx)` receives and reports (run by
 // `hermes memory status` and `doctor`: a user provider's in its sandbox)
 export type {

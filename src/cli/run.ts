@@ -115,7 +115,7 @@ export async function main(
     // Already the home (the `hermes` process): no scope, no node:async_hooks.
     const code = await (currentHome() === resolve(home)
       ? inHome()
-      : (await import("../profile/context_task.ts")).withHermesHome(
+      : (await import("../profile/context_scope.ts")).withHermesHome(
         home,
         inHome,
       ));

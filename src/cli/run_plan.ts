@@ -7,7 +7,7 @@ import type { HermesConfig } from "../core/memory_provider.ts";
 import { getConfigValue, loadConfig } from "../config/config.ts";
 import { join, resolve } from "../_util/path.ts";
 import { getDefaultHermesRoot } from "../profile/hermes_home.ts";
-import { withHermesHome } from "../profile/context_task.ts";
+import { withHermesHome } from "../profile/context_scope.ts";
 import { errorText } from "../_util/error_text.ts";
 import {
   cliGrant,

@@ -1,68 +1,18 @@
 /**
- * The per-task context on `AsyncLocalStorage` (profile home, session
- * directory, secret scope): the scopes that set it, and background work that
- * keeps the caller's, which started from a listener or another caller's
- * queue would otherwise write to the wrong profile or fail closed. Spawned
- * tasks are tracked so shutdown can drain them. Its readers live apart
- * (`getHermesHome`, `resolveAgentCwd`, `getSecret`).
+ * Background work that keeps the caller's per-task context (profile home,
+ * session directory, secret scope): started from a listener or another
+ * caller's queue, it would otherwise write to the wrong profile or fail
+ * closed. Spawned tasks are tracked so shutdown can drain them. The scopes
+ * themselves are opened in `context_scope.ts`; this module never loads
+ * `node:async_hooks` (a sandbox that opens no scope starts without it).
  *
  * @module
  */
 
-import { AsyncLocalStorage } from "node:async_hooks";
 import { log } from "../core/log.ts";
 import { redactText } from "../core/redact.ts";
 import { errorText } from "../_util/error_text.ts";
-import { resolve } from "../_util/path.ts";
 import { scopeStores } from "./hermes_home.ts";
-
-const homeStore = scopeStores.home = new AsyncLocalStorage<string>();
-const cwdStore = scopeStores.cwd = new AsyncLocalStorage<string>();
-const secretStore = scopeStores.secrets = new AsyncLocalStorage<
-  Readonly<Record<string, string>>
->();
-
-/**
- * Runs `fn` with `home` (made absolute) as the profile home for everything
- * it does, including timers, queued tasks and fetch callbacks it starts.
- *
- * @category Profiles and secrets
- */
-export function withHermesHome<T>(home: string, fn: () => T): T {
-  return homeStore.run(resolve(home), fn);
-}
-
-/**
- * Runs `fn` with `path` (made absolute) as the conversation's working
- * directory for everything it does; the process's own directory is unchanged.
- *
- * @category Profiles and secrets
- */
-export function withSessionCwd<T>(path: string, fn: () => T): T {
-  return cwdStore.run(resolve(path), fn);
-}
-
-/**
- * Runs `fn` with a frozen copy of `mapping` as the secret scope for
- * everything it does, including timers, queued tasks and fetch callbacks.
- *
- * @example One turn of a profile
- * ```ts
- * import { getSecret, withSecretScope } from "@hermes/memory";
- * import assert from "node:assert/strict";
- * withSecretScope({ HONCHO_API_KEY: "alice-key" }, () => {
- *   assert.equal(getSecret("HONCHO_API_KEY"), "alice-key");
- * });
- * ```
- *
- * @category Profiles and secrets
- */
-export function withSecretScope<T>(
-  mapping: Record<string, string>,
-  fn: () => T,
-): T {
-  return secretStore.run(Object.freeze({ ...mapping }), fn);
-}
 
 /**
  * A background task started by {@linkcode spawnContextTask}.
@@ -102,9 +52,13 @@ const active = new Map<ContextTask<unknown>, Promise<void>>();
  */
 // deno-lint-ignore no-explicit-any
 export function contextBound<F extends (...args: any[]) => any>(fn: F): F {
-  const snapshot = AsyncLocalStorage.snapshot();
+  // No stores yet: no scope was ever opened, so the caller's context is the
+  // empty one; if scopes open later, `fn` still runs outside all of them.
+  const snapshot = scopeStores.snapshot?.();
   return function bound(this: unknown, ...args: Parameters<F>): ReturnType<F> {
-    return snapshot(() => fn.apply(this, args));
+    const call = () => fn.apply(this, args);
+    if (snapshot !== undefined) return snapshot(call);
+    return scopeStores.unscoped ? scopeStores.unscoped(call) : call();
   } as F;
 }
 

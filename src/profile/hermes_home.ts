@@ -10,15 +10,25 @@ import { isProcessEnvReadable, readProcessEnv } from "../core/env.ts";
 import { log } from "../core/log.ts";
 import type { AsyncLocalStorage } from "node:async_hooks";
 
-// The stores of the per-task scopes, created when context_task.ts loads.
+// The stores of the per-task scopes, created when context_scope.ts loads.
 // Readers (getHermesHome, resolveAgentCwd, getSecret) use only this, so a
-// process that opens no scope (the `hermes` CLI in its own home) never
-// evaluates `node:async_hooks`, about 15 Node-compatibility modules and
-// 10 ms of every start. Unset: no scope can have been opened.
+// process that opens no scope (the `hermes` CLI in its own home, a sandbox
+// whose calls all come from its own profile) never evaluates
+// `node:async_hooks`, about 15 Node-compatibility modules and 6–10 ms of
+// every start. Unset: no scope can have been opened.
 export const scopeStores: {
   home?: AsyncLocalStorage<string>;
   cwd?: AsyncLocalStorage<string>;
   secrets?: AsyncLocalStorage<Readonly<Record<string, string>>>;
+  /** Captures the caller's scopes (`AsyncLocalStorage.snapshot`). */
+  snapshot?: () => <R>(fn: () => R) => R;
+  /** Runs `fn` outside every scope. */
+  unscoped?: <R>(fn: () => R) => R;
+  /**
+   * The home of a process that serves one profile (a provider's sandbox),
+   * for work outside any home scope: its environment does not name it.
+   */
+  processHome?: string;
 } = {};
 
 let warnedActiveProfile = false;
@@ -160,15 +170,17 @@ export function getProcessHermesHome(): string {
 }
 
 /**
- * The active profile's home: the context-local override, else
- * `HERMES_HOME`, else the platform default. Evaluated on every call.
+ * The active profile's home: the context-local override, else the home of
+ * a sandbox serving one profile, else `HERMES_HOME`, else the platform
+ * default. Evaluated on every call.
  *
  * @throws {HermesHomeUnknownError} When the home cannot be told.
  *
  * @category Profiles and secrets
  */
 export function getHermesHome(): string {
-  return scopeStores.home?.getStore() ?? getProcessHermesHome();
+  return scopeStores.home?.getStore() ?? scopeStores.processHome ??
+    getProcessHermesHome();
 }
 
 /**

@@ -9,7 +9,6 @@ import * as providerApi from "./mod.ts";
 // Preloaded under the host's permissions, like the contract: the bundled
 // providers import it, and their sandbox may not read the framework's code.
 import "./_bundled.ts";
-import { withHermesHome, withSecretScope } from "../profile/context_task.ts";
 import { type LogLevel, setLogger } from "../core/log.ts";
 import type { MemoryProvider } from "../core/memory_provider.ts";
 import { extractMemoryProvider } from "../core/plugin_context.ts";
@@ -19,6 +18,8 @@ import {
   PROVIDER_HOOKS,
 } from "../core/provider_hooks.ts";
 import { setMultiplexActive } from "../profile/secret_scope.ts";
+import { scopeStores } from "../profile/hermes_home.ts";
+import { resolve } from "../_util/path.ts";
 import {
   type AnswerMessage,
   type CallbackMarker,
@@ -240,9 +241,33 @@ function reviveCallbacks(value: unknown): unknown {
   return out;
 }
 
-/** Runs `fn` under the call's home, multiplex flag and secret scope. */
+/**
+ * The scopes, loaded by the first call that needs one (`node:async_hooks`
+ * costs a start about a third of a bare `deno run`): until then every call
+ * came from the profile this sandbox serves, with no secret scope.
+ */
+let scopes: typeof import("../profile/context_scope.ts") | undefined;
+let scopesLoading: Promise<void> | undefined;
+
+/**
+ * Whether a call must run in scopes: it brings a secret scope, or a home
+ * other than the process's (the first call's, normally the grant's).
+ */
+function needsScope(context: CallContext): boolean {
+  const home = resolve(context.hermesHome);
+  scopeStores.processHome ??= home;
+  return context.scope !== undefined || home !== scopeStores.processHome;
+}
+
+/**
+ * Runs `fn` under the call's home, multiplex flag and secret scope (the
+ * scopes are loaded by then: {@linkcode receive} holds a call that needs
+ * them until they are).
+ */
 export function inContext<T>(context: CallContext, fn: () => T): T {
   setMultiplexActive(context.multiplex);
+  if (!needsScope(context)) return fn();
+  const { withHermesHome, withSecretScope } = scopes!;
   return withHermesHome(
     context.hermesHome,
     () =>
@@ -447,13 +472,29 @@ function dispatch(request: Incoming): void {
 }
 
 /**
- * Starts waiting messages in order until one of them is a pending cast.
+ * Whether `request` must wait: a cast is pending, or the scopes it needs are
+ * loading (started here; the waiting messages go on, in order, once loaded).
+ */
+function mustWait(request: Incoming): boolean {
+  if (runningCast !== 0 || scopesLoading !== undefined) return true;
+  const context = (request as { context?: CallContext }).context;
+  if (scopes !== undefined || !context || !needsScope(context)) return false;
+  scopesLoading = import("../profile/context_scope.ts").then((module) => {
+    scopes = module;
+    scopesLoading = undefined;
+    pump();
+  });
+  return true;
+}
+
+/**
+ * Starts waiting messages in order until one of them must wait.
  * (No message can arrive while this runs: `onmessage` is a later task.)
  */
 function pump(): void {
   let i = 0;
-  while (runningCast === 0 && i < waiting.length) {
-    dispatch(waiting[i++] as Incoming);
+  while (i < waiting.length && !mustWait(waiting[i]!)) {
+    dispatch(waiting[i++]!);
   }
   waiting = i === waiting.length ? [] : waiting.slice(i);
 }
@@ -465,7 +506,7 @@ function receive(data: unknown): void {
     postToHost({ t: "pong", id: request.id });
   } else if ((request as { t: string }).t === "answer") {
     cliMode?.answer(request as unknown as AnswerMessage);
-  } else if (runningCast !== 0) {
+  } else if (waiting.length > 0 || mustWait(request)) {
     waiting.push(request);
   } else {
     dispatch(request);

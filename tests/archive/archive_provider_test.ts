@@ -7,7 +7,7 @@ import {
   register,
 } from "../../plugins/memory/archive/mod.ts";
 import { MemoryProvider } from "../../src/core/memory_provider.ts";
-import { withHermesHome } from "../../src/profile/context_task.ts";
+import { withHermesHome } from "../../src/profile/context_scope.ts";
 import { setLogger } from "../../src/core/log.ts";
 import { syntheticTranscript } from "../fixtures/archive_transcript.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { BuiltinMemoryProvider } from "../../src/builtin/builtin_provider.ts";
-import { withHermesHome } from "../../src/profile/context_task.ts";
+import { withHermesHome } from "../../src/profile/context_scope.ts";
 import { type LogLevel, setLogger } from "../../src/core/log.ts";
 import { isMemoryProvider } from "../../src/core/memory_provider.ts";
 import { MemoryStore } from "../../src/builtin/memory_store.ts";

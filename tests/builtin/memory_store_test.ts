@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { withHermesHome } from "../../src/profile/context_task.ts";
+import { withHermesHome } from "../../src/profile/context_scope.ts";
 import { type LogLevel, setLogger } from "../../src/core/log.ts";
 import {
   parseEntries,

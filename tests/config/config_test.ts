@@ -8,7 +8,7 @@ import {
   saveConfig,
   setConfigValue,
 } from "../../src/config/config.ts";
-import { withHermesHome } from "../../src/profile/context_task.ts";
+import { withHermesHome } from "../../src/profile/context_scope.ts";
 import { runDenoChild, srcUrl } from "../helpers/deno_child.ts";
 import { withHome } from "../helpers/test_home.ts";
 

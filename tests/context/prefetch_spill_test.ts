@@ -12,7 +12,7 @@ import {
   spillOutput,
   spillSessionSegment,
 } from "../../src/context/prefetch_spill.ts";
-import { withHermesHome } from "../../src/profile/context_task.ts";
+import { withHermesHome } from "../../src/profile/context_scope.ts";
 
 const posix = Deno.build.os !== "windows";
 

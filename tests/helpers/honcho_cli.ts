@@ -12,7 +12,7 @@ import {
   memoryCliIo,
   type MemoryCliIoOptions,
 } from "../../src/cli/mod.ts";
-import { withHermesHome } from "../../src/profile/context_task.ts";
+import { withHermesHome } from "../../src/profile/context_scope.ts";
 import { HERMES_ENV_VARS, TERMINAL_ENV_VARS } from "../../src/cli/run_flags.ts";
 import { registerCli } from "../../plugins/memory/honcho/cli.ts";
 import { type PtySession, spawnPty } from "./pty.ts";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { CANCEL_PROMPT, memoryCliIo } from "../../src/cli/mod.ts";
-import { withHermesHome } from "../../src/profile/context_task.ts";
+import { withHermesHome } from "../../src/profile/context_scope.ts";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import { honchoInProcess, readJson, writeJson } from "../helpers/honcho_cli.ts";
 import { resolveScope } from "../../plugins/memory/honcho/cli/_common.ts";

@@ -6,7 +6,7 @@ import { getHermesHome } from "../../src/profile/hermes_home.ts";
 import {
   withHermesHome,
   withSecretScope,
-} from "../../src/profile/context_task.ts";
+} from "../../src/profile/context_scope.ts";
 import { type LogLevel, setLogger } from "../../src/core/log.ts";
 import { MemoryManager } from "../../src/manager/memory_manager.ts";
 import {

@@ -264,7 +264,9 @@ Deno.test("probeMemoryProvider() asks isAvailable() in the sandbox and registers
 
 Deno.test("a sandboxed provider serves a MemoryManager turn like an in-process one", async () => {
   const { MemoryManager } = await import("../../src/manager/memory_manager.ts");
-  const { withSecretScope } = await import("../../src/profile/context_task.ts");
+  const { withSecretScope } = await import(
+    "../../src/profile/context_scope.ts"
+  );
   await using h = await tempHome();
   await installFixture(h.plugins, "notes");
   const provider = await loadMemoryProvider("notes", base(h));

@@ -5,10 +5,12 @@ import {
   contextBound,
   drainContextTasks,
   spawnContextTask,
+} from "../../src/profile/context_task.ts";
+import {
   withHermesHome,
   withSecretScope,
   withSessionCwd,
-} from "../../src/profile/context_task.ts";
+} from "../../src/profile/context_scope.ts";
 import { getHermesHome } from "../../src/profile/hermes_home.ts";
 import {
   getSecret,

@@ -8,7 +8,7 @@ import {
   saveEnvValue,
   validateEnvName,
 } from "../../src/profile/env_file.ts";
-import { withHermesHome } from "../../src/profile/context_task.ts";
+import { withHermesHome } from "../../src/profile/context_scope.ts";
 import { readProcessEnv } from "../../src/core/env.ts";
 
 async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {

@@ -7,7 +7,7 @@ import {
   getProcessHermesHome,
   getProfileHome,
 } from "../../src/profile/hermes_home.ts";
-import { withHermesHome } from "../../src/profile/context_task.ts";
+import { withHermesHome } from "../../src/profile/context_scope.ts";
 import { runDenoChild, srcUrl } from "../helpers/deno_child.ts";
 
 async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {

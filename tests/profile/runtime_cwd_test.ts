@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { resolveAgentCwd } from "../../src/profile/runtime_cwd.ts";
 import { type Logger, setLogger } from "../../src/core/log.ts";
 import { runDenoChild, srcUrl } from "../helpers/deno_child.ts";
-import { withSessionCwd } from "../../src/profile/context_task.ts";
+import { withSessionCwd } from "../../src/profile/context_scope.ts";
 
 async function withTempDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const dir = await Deno.realPath(await Deno.makeTempDir());
@@ -43,7 +43,7 @@ const PRINT_CWD = `import { resolveAgentCwd } from ${
   JSON.stringify(srcUrl("profile/runtime_cwd.ts"))
 };
 import { withSessionCwd } from ${
-  JSON.stringify(srcUrl("profile/context_task.ts"))
+  JSON.stringify(srcUrl("profile/context_scope.ts"))
 };
 const session = Deno.args[0];
 console.log(session ? withSessionCwd(session, resolveAgentCwd) : resolveAgentCwd());

@@ -12,7 +12,7 @@ import {
 import {
   withHermesHome,
   withSecretScope,
-} from "../../src/profile/context_task.ts";
+} from "../../src/profile/context_scope.ts";
 import { readProcessEnv } from "../../src/core/env.ts";
 
 const PROCESS_VAR = "HERMES_TEST_SECRET_SCOPE_VAR";

@@ -6,7 +6,15 @@ import assert from "node:assert/strict";
 import { join, relative } from "node:path";
 import { REPO } from "../helpers/plugin_fixtures.ts";
 
-async function graph(entry: string): Promise<string[]> {
+interface GraphModule {
+  specifier: string;
+  dependencies?: {
+    code?: { specifier: string };
+    isDynamic?: boolean;
+  }[];
+}
+
+async function graphModules(entry: string): Promise<GraphModule[]> {
   const { stdout, code } = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", `--config=${join(REPO, "deno.json")}`, entry],
     cwd: REPO,
@@ -14,10 +22,13 @@ async function graph(entry: string): Promise<string[]> {
     stderr: "null",
   }).output();
   assert.equal(code, 0);
-  const info = JSON.parse(new TextDecoder().decode(stdout)) as {
-    modules: { specifier: string }[];
-  };
-  return info.modules.map((m) => m.specifier);
+  return (JSON.parse(new TextDecoder().decode(stdout)) as {
+    modules: GraphModule[];
+  }).modules;
+}
+
+async function graph(entry: string): Promise<string[]> {
+  return (await graphModules(entry)).map((m) => m.specifier);
 }
 
 Deno.test("the worker bootstrap's graph is the provider entry and the sandbox protocol: no npm package", async () => {
@@ -39,10 +50,41 @@ Deno.test("the worker bootstrap's graph is the provider entry and the sandbox pr
   assert.ok(!local.includes("src/sandbox/worker_rpc.ts"), local.join("\n"));
   assert.ok(!local.includes("mod.ts"));
   // 30, src/_util/path.ts, which replaced node:path and node:url (about 50
-  // Node-compatibility modules), and the bundled providers' helpers
+  // Node-compatibility modules), the bundled providers' helpers
   // (src/provider/_bundled.ts, with src/_util/lazy_import.ts), preloaded
-  // because their sandbox may not read the framework's code.
-  assert.ok(local.length <= 33, `${local.length} modules`);
+  // because their sandbox may not read the framework's code, and the scopes
+  // (src/profile/context_scope.ts), loaded only by a call that needs one.
+  assert.ok(local.length <= 34, `${local.length} modules`);
+});
+
+// Evaluating any node: module loads Deno's Node layer, 6-10 ms of a start
+// that a bare `deno run` takes about 20 ms for. A sandbox whose calls all come
+// from its own profile without a secret scope never needs it.
+Deno.test("the worker bootstrap evaluates no node: module at start (the scopes load on the first call that needs one)", async () => {
+  const modules = new Map(
+    (await graphModules("src/provider/worker_bootstrap.ts")).map((m) => [
+      m.specifier,
+      m,
+    ]),
+  );
+  const seen = new Set<string>();
+  const visit = (specifier: string, path: string[]): string[] => {
+    if (specifier.startsWith("node:")) {
+      return [[...path, specifier].join(" -> ")];
+    }
+    if (seen.has(specifier)) return [];
+    seen.add(specifier);
+    return (modules.get(specifier)?.dependencies ?? []).flatMap((dep) =>
+      dep.code && !dep.isDynamic
+        ? visit(dep.code.specifier, [
+          ...path,
+          relative(REPO, new URL(specifier).pathname),
+        ])
+        : []
+    );
+  };
+  const entry = new URL("src/provider/worker_bootstrap.ts", `file://${REPO}/`);
+  assert.deepEqual(visit(entry.href, []), []);
 });
 
 Deno.test("the bundled providers' worker-side code imports the framework only as @hermes/memory/provider", async () => {

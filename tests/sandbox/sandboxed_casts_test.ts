@@ -7,7 +7,7 @@ import { join } from "node:path";
 import {
   withHermesHome,
   withSecretScope,
-} from "../../src/profile/context_task.ts";
+} from "../../src/profile/context_scope.ts";
 import { MemoryManager } from "../../src/manager/memory_manager.ts";
 import type { MemoryProvider } from "../../src/core/memory_provider.ts";
 import { findMemoryProvider } from "../../src/plugins/plugin_discovery.ts";

@@ -4,7 +4,7 @@ import { setLogger } from "../../src/core/log.ts";
 import {
   withHermesHome,
   withSecretScope,
-} from "../../src/profile/context_task.ts";
+} from "../../src/profile/context_scope.ts";
 import { findMemoryProvider } from "../../src/plugins/plugin_discovery.ts";
 import { grantForCandidate } from "../../src/plugins/provider_permissions.ts";
 import { SandboxedMemoryProvider } from "../../src/sandbox/sandboxed_provider.ts";

@@ -254,9 +254,9 @@ let scopesLoading: Promise<void> | undefined;
  * other than the process's (the first call's, normally the grant's).
  */
 function needsScope(context: CallContext): boolean {
-  const home = resolve(context.hermesHome);
-  scopeStores.processHome ??= home;
-  return context.scope !== undefined || home !== scopeStores.processHome;
+  const home = context.hermesHome;
+  const own = scopeStores.processHome ??= resolve(home);
+  return context.scope !== undefined || (home !== own && resolve(home) !== own);
 }
 
 /**

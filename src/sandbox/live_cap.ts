@@ -16,12 +16,13 @@ const LIVE = new Set<SlotHolder>();
 let maxLive = Infinity;
 /** Slot requests run one at a time, in arrival order. */
 let turn: Promise<void> = Promise.resolve();
-let change = Promise.withResolvers<void>();
+/** Settled by the next change; made only when a slot request waits (not on every call). */
+let change: PromiseWithResolvers<void> | undefined;
 
 /** Wakes the slot request waiting for a process to end or go idle. */
 export function slotChanged(): void {
-  change.resolve();
-  change = Promise.withResolvers<void>();
+  change?.resolve();
+  change = undefined;
 }
 
 /**
@@ -96,7 +97,7 @@ export function takeSlot(
           `all ${maxLive} live provider slots (maxLiveProviders) stayed busy for ${timeoutMs} ms: raise the cap or shorten the calls`,
         );
       }
-      await raceTimeout(change.promise, left);
+      await raceTimeout((change ??= Promise.withResolvers()).promise, left);
     }
     markUsed(holder);
     LIVE.add(holder);

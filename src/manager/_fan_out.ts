@@ -25,6 +25,8 @@ export interface ProviderEntry {
   readonly name: string;
   /** Not `builtin`. */
   readonly external: boolean;
+  /** Its `syncTurn` takes `messages` (`syncTurnTakesMessages` is not `false`). */
+  readonly messages: boolean;
   prefetchBusy: boolean;
   turnStartBusy: boolean;
   recallBusy: boolean;
@@ -86,12 +88,13 @@ type Hook = (...args: unknown[]) => unknown;
 export function callEach(
   entries: readonly ProviderEntry[],
   hook: ProviderHookName,
-  args: () => unknown[],
+  args: (entry: ProviderEntry) => unknown[],
 ): Promise<unknown[]> {
   return eachProvider(
     entries,
     hook,
-    (e) => (providerHook(e.provider, hook) as Hook).call(e.provider, ...args()),
+    (e) =>
+      (providerHook(e.provider, hook) as Hook).call(e.provider, ...args(e)),
   );
 }
 

@@ -14,6 +14,7 @@ import { type LogLevel, setLogger } from "../core/log.ts";
 import type { MemoryProvider } from "../core/memory_provider.ts";
 import { extractMemoryProvider } from "../core/plugin_context.ts";
 import {
+  declarationsOf,
   isProviderHook,
   PROVIDER_HOOK_NAMES,
   PROVIDER_HOOKS,
@@ -259,7 +260,7 @@ async function describe(p: MemoryProvider): Promise<ProviderDescription> {
   return {
     name: String(p.name),
     toolSchemas,
-    apiVersion: Number(p.preCompressCheckpointApiVersion ?? 1),
+    declared: declarationsOf(p),
     optional,
   };
 }

@@ -13,6 +13,7 @@ import {
   type ToolSchema,
 } from "../core/memory_provider.ts";
 import {
+  declarationsOf,
   logProviderHookFailure,
   PROVIDER_HOOK_NAMES,
   PROVIDER_HOOKS,
@@ -133,9 +134,6 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   /** The arguments of the last `initialize`, replayed at each start. */
   #initialized: [string, string, InitializeOptions] | undefined;
 
-  /** The provider's checkpoint API version, read at load. */
-  override readonly preCompressCheckpointApiVersion: number;
-
   static {
     // One forwarding method per hook of the table: a request for a call
     // hook, a one-way post for a cast hook.
@@ -165,7 +163,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     this.#rpc = rpc;
     this.#kept = new KeptWrites(state.grant.hermesHome, this.name);
     this.#schemas = rpc ? state.description.toolSchemas as ToolSchema[] : null;
-    this.preCompressCheckpointApiVersion = state.description.apiVersion;
+    // What the provider declared, read at load (the sandbox sent it: checked again).
+    Object.assign(this, declarationsOf(state.description.declared));
     const self = this as unknown as Record<string, unknown>;
     for (const name of state.description.optional) {
       if (

@@ -6,6 +6,7 @@
  */
 
 import { isRecord } from "../_util/is_record.ts";
+import type { ProviderDeclarations } from "../core/provider_hooks.ts";
 
 /** An error as it crosses the worker boundary. */
 export interface SerializedError {
@@ -19,7 +20,8 @@ export interface ProviderDescription {
   name: string;
   /** Its tool schemas, or `null` when `getToolSchemas()` failed. */
   toolSchemas: unknown[] | null;
-  apiVersion: number;
+  /** What it declares on the contract (`declarationsOf`). */
+  declared: ProviderDeclarations;
   /** The optional hooks it defines (`postSetup`, `getStatusConfig`, `drain`). */
   optional: string[];
 }

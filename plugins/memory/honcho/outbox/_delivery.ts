@@ -33,6 +33,8 @@ const MIN_REQUEST_MS = 250;
 /** How often a message whose acknowledgement was lost is looked up while its attempt could still land. */
 export const SETTLE_LOOKUP_INTERVAL_MS = 2_000;
 const IDS_PER_QUERY = 40;
+/** The most ids of one session {@linkcode OutboxDelivery} keeps to answer a lookup by a count. */
+const MAX_OURS = 100_000;
 
 const encoder = new TextEncoder();
 
@@ -119,6 +121,11 @@ export class OutboxDelivery {
   #o: OutboxDeliveryOptions;
   /** When each unconfirmed id was last looked up (epoch ms). */
   #lookedUp = new Map<string, number>();
+  /**
+   * Per session seen empty: the ids this process stored there since, while
+   * nothing else is (`null`: not known, looked up by id).
+   */
+  #ours = new Map<string, Set<string> | null>();
   /** Refusal causes already warned about (one warning per cause). */
   #warnedRefusals = new Set<string>();
   /** Ids delivered one by one to find the one Honcho refuses. */
@@ -311,12 +318,13 @@ export class OutboxDelivery {
     if (batch.check.length > 0) {
       let stored: Set<string>;
       try {
-        stored = await this.#findStored(
-          client,
-          batch.session,
-          batch.check,
-          signal,
-        );
+        // Never sent from here (handed over: an import): a count may answer for all.
+        const held = batch.entries.some((entry) => entry.attempted)
+          ? undefined
+          : await this.#held(client, batch.session, signal);
+        stored = held
+          ? new Set(batch.check.filter((id) => held.has(id)))
+          : await this.#findStored(client, batch.session, batch.check, signal);
       } catch (error) {
         throw new StageError("check", error);
       }
@@ -395,6 +403,9 @@ export class OutboxDelivery {
     }
     // Acked only after Honcho answered with success: a crash before this leaves the attempt
     // line, so the ids are looked up later, neither lost nor sent twice.
+    const ours = this.#ours.get(batch.session);
+    for (const id of ours ? ids : []) ours!.add(id);
+    if (ours && ours.size > MAX_OURS) this.#ours.set(batch.session, null);
     await this.#finish("ack", ids);
     result.delivered += ids.length;
   }
@@ -482,6 +493,28 @@ export class OutboxDelivery {
       settled = true;
     }
     return settled;
+  }
+
+  /**
+   * The outbox ids a session holds, when it holds just what this process
+   * stored there since it was seen empty (one count instead of a lookup per
+   * 40 ids); `undefined` when not known. A page that disagrees with its
+   * `total` (a server that sends none) is no count.
+   */
+  async #held(
+    client: HonchoClient,
+    session: string,
+    signal: AbortSignal | undefined,
+  ): Promise<Set<string> | undefined> {
+    if (this.#ours.get(session) === null) return undefined;
+    const { items, total } = await client.listMessages(session, {
+      size: 1,
+      signal,
+    });
+    const ours = this.#ours.get(session) ?? new Set<string>();
+    const known = items.length === Math.min(total, 1) && ours.size === total;
+    this.#ours.set(session, known ? ours : null);
+    return known ? ours : undefined;
   }
 
   async #findStored(

@@ -70,34 +70,6 @@ const TABLE = {
   drain: spec("call", "warn", { optional: true }),
 } satisfies { [K in keyof MemoryProvider]?: HookSpec };
 
-/**
- * What a provider declares as values on the contract, not as hooks: a sandbox
- * reads them at load (a number, string or boolean crosses as declared) and its
- * proxy answers with them, so the host reads them as it reads a provider's own.
- */
-export const PROVIDER_DECLARATIONS = [
-  "preCompressCheckpointApiVersion",
-  "syncTurnTakesMessages",
-] as const satisfies readonly (keyof MemoryProvider)[];
-
-/** A provider's {@linkcode PROVIDER_DECLARATIONS}, those it holds as a number, string or boolean. */
-export type ProviderDeclarations = Partial<
-  Pick<MemoryProvider, typeof PROVIDER_DECLARATIONS[number]>
->;
-
-/**
- * The declarations `source` (a provider, or what its sandbox sent) holds as a
- * number, string or boolean: what crosses, and all a host takes from a sandbox.
- */
-export function declarationsOf(source: unknown): ProviderDeclarations {
-  const declared: Record<string, unknown> = {};
-  for (const key of PROVIDER_DECLARATIONS) {
-    const value = (source as Record<string, unknown> | undefined)?.[key];
-    if (/^(number|string|boolean)$/.test(typeof value)) declared[key] = value;
-  }
-  return declared;
-}
-
 /** The methods of the contract that a host calls on a provider (the table's keys). */
 export type ProviderHookName = keyof typeof TABLE;
 

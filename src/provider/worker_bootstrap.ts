@@ -14,7 +14,6 @@ import { type LogLevel, setLogger } from "../core/log.ts";
 import type { MemoryProvider } from "../core/memory_provider.ts";
 import { extractMemoryProvider } from "../core/plugin_context.ts";
 import {
-  declarationsOf,
   isProviderHook,
   PROVIDER_HOOK_NAMES,
   PROVIDER_HOOKS,
@@ -260,7 +259,8 @@ async function describe(p: MemoryProvider): Promise<ProviderDescription> {
   return {
     name: String(p.name),
     toolSchemas,
-    declared: declarationsOf(p),
+    apiVersion: Number(p.preCompressCheckpointApiVersion ?? 1),
+    messages: p.syncTurnTakesMessages !== false,
     optional,
   };
 }

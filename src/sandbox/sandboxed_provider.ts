@@ -13,7 +13,6 @@ import {
   type ToolSchema,
 } from "../core/memory_provider.ts";
 import {
-  declarationsOf,
   logProviderHookFailure,
   PROVIDER_HOOK_NAMES,
   PROVIDER_HOOKS,
@@ -134,6 +133,10 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   /** The arguments of the last `initialize`, replayed at each start. */
   #initialized: [string, string, InitializeOptions] | undefined;
 
+  /** The provider's checkpoint API version and whether its `syncTurn` takes `messages`, read at load. */
+  override readonly preCompressCheckpointApiVersion: number;
+  override readonly syncTurnTakesMessages: boolean;
+
   static {
     // One forwarding method per hook of the table: a request for a call
     // hook, a one-way post for a cast hook.
@@ -163,8 +166,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     this.#rpc = rpc;
     this.#kept = new KeptWrites(state.grant.hermesHome, this.name);
     this.#schemas = rpc ? state.description.toolSchemas as ToolSchema[] : null;
-    // What the provider declared, read at load (the sandbox sent it: checked again).
-    Object.assign(this, declarationsOf(state.description.declared));
+    this.preCompressCheckpointApiVersion = state.description.apiVersion;
+    // Sent by the sandbox: anything but `false` keeps the contract's default.
+    this.syncTurnTakesMessages = state.description.messages !== false;
     const self = this as unknown as Record<string, unknown>;
     for (const name of state.description.optional) {
       if (

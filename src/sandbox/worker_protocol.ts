@@ -6,7 +6,6 @@
  */
 
 import { isRecord } from "../_util/is_record.ts";
-import type { ProviderDeclarations } from "../core/provider_hooks.ts";
 
 /** An error as it crosses the worker boundary. */
 export interface SerializedError {
@@ -20,8 +19,9 @@ export interface ProviderDescription {
   name: string;
   /** Its tool schemas, or `null` when `getToolSchemas()` failed. */
   toolSchemas: unknown[] | null;
-  /** What it declares on the contract (`declarationsOf`). */
-  declared: ProviderDeclarations;
+  apiVersion: number;
+  /** Whether its `syncTurn` takes `messages` (`syncTurnTakesMessages`). */
+  messages: boolean;
   /** The optional hooks it defines (`postSetup`, `getStatusConfig`, `drain`). */
   optional: string[];
 }

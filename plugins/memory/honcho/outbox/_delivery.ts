@@ -25,7 +25,11 @@ import {
   type RejectedRecord,
   settleLine,
 } from "./_log.ts";
-import { backoffDelayMs, isRetryableHonchoError } from "../client/_backoff.ts";
+import {
+  backoffDelayMs,
+  type BackoffPolicy,
+  isRetryableHonchoError,
+} from "../client/_backoff.ts";
 import { deadlineSignal, errorText, isRecord } from "../_util.ts";
 
 /** A request is not started with less time than this before the deadline. */
@@ -70,15 +74,12 @@ export interface OutboxDeliverOptions {
   maxWaitMs?: number;
 }
 
-export interface DeliveryPolicy {
+/** The outbox's timings: its backoff (with jitter), retries, grace and clock. */
+export interface DeliveryPolicy extends BackoffPolicy {
   maxRetries: number;
-  retryBaseDelayMs: number;
-  retryMaxDelayMs: number;
-  retryAfterCapMs: number;
   lateCommitGraceMs: number;
   compactAfterBytes: number;
   sleep: SleepLike;
-  random: () => number;
   now: () => number;
 }
 
@@ -242,12 +243,7 @@ export class OutboxDelivery {
               "debug",
               `Honcho outbox delivery failed, retrying: ${errorText(error)}`,
             );
-            const delay = backoffDelayMs(failures - 1, error, {
-              baseMs: this.#o.policy.retryBaseDelayMs,
-              maxMs: this.#o.policy.retryMaxDelayMs,
-              retryAfterCapMs: this.#o.policy.retryAfterCapMs,
-              random: this.#o.policy.random,
-            });
+            const delay = backoffDelayMs(failures - 1, error, this.#o.policy);
             if (
               deadline !== undefined && this.#o.policy.now() + delay >= deadline
             ) {

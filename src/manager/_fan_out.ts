@@ -144,7 +144,7 @@ export async function eachProvider<T>(
  * Awaits an external provider's promise for at most `boundMs`; the busy flag
  * stays set until it settles, so a stuck provider is skipped, not piled on.
  */
-export function bounded<T>(
+export async function bounded<T>(
   entry: ProviderEntry,
   flag: BusyFlag,
   what: string,
@@ -152,38 +152,26 @@ export function bounded<T>(
   boundMs: number,
 ): Promise<T | typeof TIMED_OUT> {
   entry[flag] = true;
-  return new Promise<T | typeof TIMED_OUT>((resolve, reject) => {
-    let decided = false;
-    const timer = setTimeout(() => {
-      decided = true;
-      log(
-        "warn",
-        `Memory provider '${entry.name}' ${what} timed out after ${
-          (boundMs / 1000).toFixed(1)
-        }s; skipping it until the stuck call returns`,
-      );
-      resolve(TIMED_OUT);
-    }, boundMs);
-    Promise.resolve(pending).then(
-      (value) => {
-        entry[flag] = false;
-        if (decided) return;
-        decided = true;
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        entry[flag] = false;
-        if (decided) {
-          logFailure("debug", entry, `${what} (after timeout)`, error);
-          return;
-        }
-        decided = true;
-        clearTimeout(timer);
-        reject(error);
-      },
+  let late = false;
+  const outcome = Promise.resolve(pending).then((value) => ({ value }), (
+    error: unknown,
+  ) => {
+    if (late) logFailure("debug", entry, `${what} (after timeout)`, error);
+    return { error };
+  }).finally(() => entry[flag] = false);
+  const settled = await raceTimeout(outcome, boundMs);
+  if (settled === undefined) {
+    late = true;
+    log(
+      "warn",
+      `Memory provider '${entry.name}' ${what} timed out after ${
+        (boundMs / 1000).toFixed(1)
+      }s; skipping it until the stuck call returns`,
     );
-  });
+    return TIMED_OUT;
+  }
+  if ("error" in settled) throw settled.error;
+  return settled.value;
 }
 
 /** Calls `drain(ms)` on every provider that defines it, in parallel; a failure counts as not drained. */

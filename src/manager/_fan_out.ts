@@ -62,15 +62,13 @@ export function logFailure(
   entry: ProviderEntry,
   what: string,
   error: unknown,
-  stack = false,
 ): void {
-  let message = `Memory provider '${entry.name}' ${what} failed: ${
-    redactedErrorText(error)
-  }`;
-  if (stack && error instanceof Error && error.stack) {
-    message += `\n${redactText(error.stack)}`;
-  }
-  log(level, message);
+  log(
+    level,
+    `Memory provider '${entry.name}' ${what} failed: ${
+      redactedErrorText(error)
+    }`,
+  );
 }
 
 /** Logs a failed hook at the level the hook table gives it. */
@@ -187,9 +185,7 @@ export async function drainProviders(
     let result: unknown;
     try {
       const pending = Promise.resolve(provider.drain(timeoutMs));
-      result = timeoutMs === undefined
-        ? await pending
-        : await raceTimeout(pending, timeoutMs);
+      result = await raceTimeout(pending, timeoutMs ?? Infinity);
     } catch (error) {
       logHookFailure(entry, "drain", error);
     }
@@ -292,20 +288,14 @@ export async function switchEach(
   newSessionId: string,
   options: SessionSwitchOptions,
 ): Promise<Set<ProviderEntry>> {
-  const failed = new Set<ProviderEntry>();
-  for (const entry of entries) {
-    try {
-      const result = await providerHook(entry.provider, "onSessionSwitch")
-        .call(entry.provider, newSessionId, { ...options });
-      if (result === false) {
-        failed.add(entry);
-        logFailure("debug", entry, "onSessionSwitch", "returned false");
-      }
-    } catch (error) {
-      failed.add(entry);
-      logHookFailure(entry, "onSessionSwitch", error);
-    }
-  }
+  const failed = new Set(entries);
+  await eachProvider([...failed], "onSessionSwitch", async (entry) => {
+    const result = await providerHook(entry.provider, "onSessionSwitch")
+      .call(entry.provider, newSessionId, { ...options });
+    if (result === false) {
+      logFailure("debug", entry, "onSessionSwitch", "returned false");
+    } else failed.delete(entry);
+  });
   return failed;
 }
 

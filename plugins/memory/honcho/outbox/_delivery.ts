@@ -25,11 +25,8 @@ import {
   type RejectedRecord,
   settleLine,
 } from "./_log.ts";
-import {
-  backoffDelayMs,
-  type BackoffPolicy,
-  isRetryableHonchoError,
-} from "../client/_backoff.ts";
+import { backoffDelayMs, isRetryableHonchoError } from "../client/_backoff.ts";
+import type { RetryTiming } from "../config/timings_table.ts";
 import { deadlineSignal, errorText, isRecord } from "../_util.ts";
 
 /** A request is not started with less time than this before the deadline. */
@@ -75,11 +72,12 @@ export interface OutboxDeliverOptions {
 }
 
 /** The outbox's timings: its backoff (with jitter), retries, grace and clock. */
-export interface DeliveryPolicy extends BackoffPolicy {
+export interface DeliveryPolicy extends RetryTiming {
   maxRetries: number;
   lateCommitGraceMs: number;
   compactAfterBytes: number;
   sleep: SleepLike;
+  random: () => number;
   now: () => number;
 }
 
@@ -314,13 +312,14 @@ export class OutboxDelivery {
     if (batch.check.length > 0) {
       let stored: Set<string>;
       try {
-        // Never sent from here (handed over: an import): a count may answer for all.
-        const held = batch.entries.some((entry) => entry.attempted)
-          ? undefined
-          : await this.#held(client, batch.session, signal);
-        stored = held
-          ? new Set(batch.check.filter((id) => held.has(id)))
-          : await this.#findStored(client, batch.session, batch.check, signal);
+        stored = await this.#findStored(
+          client,
+          batch.session,
+          batch.check,
+          signal,
+          // Never sent from here (handed over: an import): a count may answer for all.
+          !batch.entries.some((entry) => entry.attempted),
+        );
       } catch (error) {
         throw new StageError("check", error);
       }
@@ -492,33 +491,28 @@ export class OutboxDelivery {
   }
 
   /**
-   * The outbox ids a session holds, when it holds just what this process
-   * stored there since it was seen empty (one count instead of a lookup per
-   * 40 ids); `undefined` when not known. A page that disagrees with its
-   * `total` (a server that sends none) is no count.
+   * Which of `ids` the session holds. With `count`, a session that holds just
+   * what this process stored there since it was seen empty is answered by one
+   * count instead of a lookup per 40 ids (a page that disagrees with its
+   * `total`, from a server that sends none, is no count).
    */
-  async #held(
-    client: HonchoClient,
-    session: string,
-    signal: AbortSignal | undefined,
-  ): Promise<Set<string> | undefined> {
-    if (this.#ours.get(session) === null) return undefined;
-    const { items, total } = await client.listMessages(session, {
-      size: 1,
-      signal,
-    });
-    const ours = this.#ours.get(session) ?? new Set<string>();
-    const known = items.length === Math.min(total, 1) && ours.size === total;
-    this.#ours.set(session, known ? ours : null);
-    return known ? ours : undefined;
-  }
-
   async #findStored(
     client: HonchoClient,
     session: string,
     ids: readonly string[],
     signal: AbortSignal | undefined,
+    count = false,
   ): Promise<Set<string>> {
+    if (count && this.#ours.get(session) !== null) {
+      const { items, total } = await client.listMessages(session, {
+        size: 1,
+        signal,
+      });
+      const ours = this.#ours.get(session) ?? new Set<string>();
+      const known = items.length === Math.min(total, 1) && ours.size === total;
+      this.#ours.set(session, known ? ours : null);
+      if (known) return new Set(ids.filter((id) => ours.has(id)));
+    }
     const wanted = new Set(ids);
     const found = new Set<string>();
     for (let i = 0; i < ids.length; i += IDS_PER_QUERY) {

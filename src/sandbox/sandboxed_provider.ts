@@ -133,8 +133,9 @@ export class SandboxedMemoryProvider extends MemoryProvider {
   /** The arguments of the last `initialize`, replayed at each start. */
   #initialized: [string, string, InitializeOptions] | undefined;
 
-  /** The provider's checkpoint API version and whether its `syncTurn` takes `messages`, read at load. */
+  /** The provider's checkpoint API version, read at load. */
   override readonly preCompressCheckpointApiVersion: number;
+  /** Whether the provider's `syncTurn` takes `messages`, read at load. */
   override readonly syncTurnTakesMessages: boolean;
 
   static {

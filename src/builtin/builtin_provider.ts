@@ -49,6 +49,8 @@ export interface BuiltinMemoryProviderOptions {
  * @category Built-in store
  */
 export class BuiltinMemoryProvider extends MemoryProvider {
+  /** It records no turns: no transcript on every turn. */
+  override readonly syncTurnTakesMessages: boolean = false;
   #store: MemoryStore | null;
   #config: HermesConfig | undefined;
   #hermesHome: string | undefined;

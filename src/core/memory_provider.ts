@@ -482,6 +482,15 @@ export abstract class MemoryProvider {
    */
   readonly preCompressCheckpointApiVersion: number = 1;
 
+  /**
+   * Whether {@linkcode MemoryProvider.syncTurn} reads
+   * {@linkcode SyncTurnOptions.messages} (the transcript so far, on every
+   * turn). `false` declares it does not: the manager then neither redacts nor
+   * passes it, and a sandbox never carries it across (Hermes passes
+   * `messages` only to a `sync_turn` whose signature takes it).
+   */
+  readonly syncTurnTakesMessages: boolean = true;
+
   /** A short id; `"builtin"` is reserved for the built-in store. */
   abstract get name(): string;
 

@@ -25,6 +25,8 @@ export interface ProviderEntry {
   readonly name: string;
   /** Not `builtin`. */
   readonly external: boolean;
+  /** Its `syncTurn` takes `messages` (`syncTurnTakesMessages` is not `false`). */
+  readonly messages: boolean;
   prefetchBusy: boolean;
   turnStartBusy: boolean;
   recallBusy: boolean;
@@ -60,15 +62,13 @@ export function logFailure(
   entry: ProviderEntry,
   what: string,
   error: unknown,
-  stack = false,
 ): void {
-  let message = `Memory provider '${entry.name}' ${what} failed: ${
-    redactedErrorText(error)
-  }`;
-  if (stack && error instanceof Error && error.stack) {
-    message += `\n${redactText(error.stack)}`;
-  }
-  log(level, message);
+  log(
+    level,
+    `Memory provider '${entry.name}' ${what} failed: ${
+      redactedErrorText(error)
+    }`,
+  );
 }
 
 /** Logs a failed hook at the level the hook table gives it. */
@@ -86,12 +86,13 @@ type Hook = (...args: unknown[]) => unknown;
 export function callEach(
   entries: readonly ProviderEntry[],
   hook: ProviderHookName,
-  args: () => unknown[],
+  args: (entry: ProviderEntry) => unknown[],
 ): Promise<unknown[]> {
   return eachProvider(
     entries,
     hook,
-    (e) => (providerHook(e.provider, hook) as Hook).call(e.provider, ...args()),
+    (e) =>
+      (providerHook(e.provider, hook) as Hook).call(e.provider, ...args(e)),
   );
 }
 
@@ -141,7 +142,7 @@ export async function eachProvider<T>(
  * Awaits an external provider's promise for at most `boundMs`; the busy flag
  * stays set until it settles, so a stuck provider is skipped, not piled on.
  */
-export function bounded<T>(
+export async function bounded<T>(
   entry: ProviderEntry,
   flag: BusyFlag,
   what: string,
@@ -149,38 +150,26 @@ export function bounded<T>(
   boundMs: number,
 ): Promise<T | typeof TIMED_OUT> {
   entry[flag] = true;
-  return new Promise<T | typeof TIMED_OUT>((resolve, reject) => {
-    let decided = false;
-    const timer = setTimeout(() => {
-      decided = true;
-      log(
-        "warn",
-        `Memory provider '${entry.name}' ${what} timed out after ${
-          (boundMs / 1000).toFixed(1)
-        }s; skipping it until the stuck call returns`,
-      );
-      resolve(TIMED_OUT);
-    }, boundMs);
-    Promise.resolve(pending).then(
-      (value) => {
-        entry[flag] = false;
-        if (decided) return;
-        decided = true;
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (error: unknown) => {
-        entry[flag] = false;
-        if (decided) {
-          logFailure("debug", entry, `${what} (after timeout)`, error);
-          return;
-        }
-        decided = true;
-        clearTimeout(timer);
-        reject(error);
-      },
+  let late = false;
+  const outcome = Promise.resolve(pending).then((value) => ({ value }), (
+    error: unknown,
+  ) => {
+    if (late) logFailure("debug", entry, `${what} (after timeout)`, error);
+    return { error };
+  }).finally(() => entry[flag] = false);
+  const settled = await raceTimeout(outcome, boundMs);
+  if (settled === undefined) {
+    late = true;
+    log(
+      "warn",
+      `Memory provider '${entry.name}' ${what} timed out after ${
+        (boundMs / 1000).toFixed(1)
+      }s; skipping it until the stuck call returns`,
     );
-  });
+    return TIMED_OUT;
+  }
+  if ("error" in settled) throw settled.error;
+  return settled.value;
 }
 
 /** Calls `drain(ms)` on every provider that defines it, in parallel; a failure counts as not drained. */
@@ -196,9 +185,7 @@ export async function drainProviders(
     let result: unknown;
     try {
       const pending = Promise.resolve(provider.drain(timeoutMs));
-      result = timeoutMs === undefined
-        ? await pending
-        : await raceTimeout(pending, timeoutMs);
+      result = await raceTimeout(pending, timeoutMs ?? Infinity);
     } catch (error) {
       logHookFailure(entry, "drain", error);
     }
@@ -301,20 +288,14 @@ export async function switchEach(
   newSessionId: string,
   options: SessionSwitchOptions,
 ): Promise<Set<ProviderEntry>> {
-  const failed = new Set<ProviderEntry>();
-  for (const entry of entries) {
-    try {
-      const result = await providerHook(entry.provider, "onSessionSwitch")
-        .call(entry.provider, newSessionId, { ...options });
-      if (result === false) {
-        failed.add(entry);
-        logFailure("debug", entry, "onSessionSwitch", "returned false");
-      }
-    } catch (error) {
-      failed.add(entry);
-      logHookFailure(entry, "onSessionSwitch", error);
-    }
-  }
+  const failed = new Set(entries);
+  await eachProvider([...failed], "onSessionSwitch", async (entry) => {
+    const result = await providerHook(entry.provider, "onSessionSwitch")
+      .call(entry.provider, newSessionId, { ...options });
+    if (result === false) {
+      logFailure("debug", entry, "onSessionSwitch", "returned false");
+    } else failed.delete(entry);
+  });
   return failed;
 }
 

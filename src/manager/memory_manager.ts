@@ -176,6 +176,7 @@ export class MemoryManager {
       provider,
       name,
       external,
+      messages: provider.syncTurnTakesMessages !== false,
       prefetchBusy: false,
       turnStartBusy: false,
       recallBusy: false,
@@ -312,22 +313,26 @@ export class MemoryManager {
     if (entries.length === 0) return;
     const clean = cleanQuery(userContent);
     if (clean === null) return;
+    // The transcript is redacted and passed only where `syncTurn` takes it.
     const [user, assistant, messages] = redactForEgress([
       clean,
       typeof assistantContent === "string"
         ? assistantContent
         : String(assistantContent ?? ""),
-      options.messages ?? undefined,
+      (entries.some((e) => e.messages) && options.messages) || undefined,
     ]) as [string, string, ChatMessage[] | undefined];
     const turn: SyncTurnOptions = { sessionId: options.sessionId ?? "" };
-    if (messages !== undefined) turn.messages = messages;
     if (options.turnAuthor != null) turn.turnAuthor = options.turnAuthor;
     if (typeof options.turnId === "string" && options.turnId !== "") {
       turn.turnId = options.turnId;
     }
+    const full = messages ? { ...turn, messages } : turn;
     this.#submit(
       "write",
-      () => callEach(entries, "syncTurn", () => [user, assistant, { ...turn }]),
+      () =>
+        callEach(entries, "syncTurn", (e) => [user, assistant, {
+          ...(e.messages ? full : turn),
+        }]),
     );
   }
 

@@ -285,6 +285,7 @@ async function describe(p: MemoryProvider): Promise<ProviderDescription> {
     name: String(p.name),
     toolSchemas,
     apiVersion: Number(p.preCompressCheckpointApiVersion ?? 1),
+    messages: p.syncTurnTakesMessages !== false,
     optional,
   };
 }

@@ -135,6 +135,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
 
   /** The provider's checkpoint API version, read at load. */
   override readonly preCompressCheckpointApiVersion: number;
+  /** Whether the provider's `syncTurn` takes `messages`, read at load. */
+  override readonly syncTurnTakesMessages: boolean;
 
   static {
     // One forwarding method per hook of the table: a request for a call
@@ -166,6 +168,8 @@ export class SandboxedMemoryProvider extends MemoryProvider {
     this.#kept = new KeptWrites(state.grant.hermesHome, this.name);
     this.#schemas = rpc ? state.description.toolSchemas as ToolSchema[] : null;
     this.preCompressCheckpointApiVersion = state.description.apiVersion;
+    // Sent by the sandbox: anything but `false` keeps the contract's default.
+    this.syncTurnTakesMessages = state.description.messages !== false;
     const self = this as unknown as Record<string, unknown>;
     for (const name of state.description.optional) {
       if (

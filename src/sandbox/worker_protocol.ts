@@ -20,6 +20,8 @@ export interface ProviderDescription {
   /** Its tool schemas, or `null` when `getToolSchemas()` failed. */
   toolSchemas: unknown[] | null;
   apiVersion: number;
+  /** Whether its `syncTurn` takes `messages` (`syncTurnTakesMessages`). */
+  messages: boolean;
   /** The optional hooks it defines (`postSetup`, `getStatusConfig`, `drain`). */
   optional: string[];
 }

@@ -244,6 +244,53 @@ Deno.test("HonchoOutbox settles an unacknowledged batch Honcho stored by a looku
   });
 });
 
+Deno.test("HonchoOutbox settles handed-over ids in a session it filled itself by a count per batch, and still stores each id once", async () => {
+  await using server = await startHonchoTestServer();
+  await withHome(async (home) => {
+    const outbox = new HonchoOutbox({
+      workspace: "ws",
+      hermesHome: home,
+      ...fakeSleep(),
+    });
+    const client = clientFor(server);
+    // Ids as an import gives them: each is looked up before its first send.
+    const imported = (from: number, count: number) =>
+      turns("s1", count, from).map((m, i) => ({
+        ...m,
+        id: `turn-${from + i}`,
+      }));
+    const lookups = () =>
+      server.requests.filter((r) =>
+        r.route === LIST_ROUTE &&
+        (r.body as { filters?: unknown } | null)?.filters !== undefined
+      ).length;
+    await outbox.append(imported(0, 250));
+    assert.equal((await outbox.deliver(client)).delivered, 250);
+    // A new session: one count per batch of 100 answers for every id in it.
+    assert.equal(server.requestCount(LIST_ROUTE), 3);
+    assert.equal(lookups(), 0);
+    // Handed over again in the same process: known stored, not sent again.
+    await outbox.append(imported(200, 100));
+    const again = await outbox.deliver(client);
+    assert.deepEqual([again.delivered, again.duplicates], [50, 50]);
+    assert.equal(lookups(), 0);
+    // Something else stores in the session (another host sent turn-300): the count no longer
+    // answers, the ids are looked up.
+    await client.createMessages("s1", [{
+      peerId: "alice",
+      content: "from elsewhere",
+      metadata: { [OUTBOX_ID_METADATA_KEY]: "turn-300" },
+    }]);
+    await outbox.append(imported(300, 10));
+    const after = await outbox.deliver(client);
+    assert.deepEqual([after.delivered, after.duplicates], [9, 1]);
+    assert.ok(lookups() > 0);
+    const ids = storedOutboxIds(server);
+    assert.equal(ids.length, 310);
+    assert.equal(new Set(ids).size, 310);
+  });
+});
+
 Deno.test("HonchoOutbox.deliver() stops on an auth failure and keeps every message", async () => {
   await using server = await startHonchoTestServer({ apiKey: "right-key" });
   await withHome(async (home) => {

@@ -858,6 +858,50 @@ Deno.test("MemoryManager.syncAll() passes messages and turnAuthor only when give
   ]);
 });
 
+Deno.test("MemoryManager.syncAll() gives the transcript only to providers whose syncTurn takes it, and reads it only for them", async () => {
+  class NoTranscript extends Fake {
+    override readonly syncTurnTakesMessages: boolean = false;
+  }
+  const messages: ChatMessage[] = [
+    { role: "user", content: `key ${SECRET}` },
+    { role: "assistant", content: "ok" },
+  ];
+  // Counts every read of the transcript's messages (the redaction walks them).
+  let reads = 0;
+  const watched = new Proxy(messages, {
+    get(target, key, receiver) {
+      if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+      return Reflect.get(target, key, receiver);
+    },
+  });
+  const honcho = new NoTranscript("honcho");
+  const builtin = new NoTranscript("builtin");
+  const alone = await managerWith([builtin, honcho]);
+  alone.syncAll("u1", "a1", { sessionId: "s", messages: watched });
+  await alone.flushPending(1000);
+  assert.deepEqual(honcho.callsOf("syncTurn"), [["u1", "a1", {
+    sessionId: "s",
+  }]]);
+  assert.equal(reads, 0, "a transcript no provider takes was read (redacted)");
+
+  // A provider that takes it (the default) still gets it, redacted; the other does not.
+  const takes = new Fake("builtin");
+  const other = new NoTranscript("honcho");
+  const mixed = await managerWith([takes, other]);
+  mixed.syncAll("u2", "a2", { sessionId: "s", messages: watched });
+  await mixed.flushPending(1000);
+  assert.deepEqual(takes.callsOf("syncTurn"), [["u2", "a2", {
+    sessionId: "s",
+    messages: [
+      { role: "user", content: `key ${REDACTED}` },
+      { role: "assistant", content: "ok" },
+    ],
+  }]]);
+  assert.deepEqual(other.callsOf("syncTurn"), [["u2", "a2", {
+    sessionId: "s",
+  }]]);
+});
+
 Deno.test("MemoryManager.syncAll() redacts the whole hand-off without touching the caller's transcript", async () => {
   const honcho = new Fake("honcho");
   const manager = await managerWith([honcho]);

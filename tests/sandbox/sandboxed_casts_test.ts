@@ -16,6 +16,7 @@ import { grantForCandidate } from "../../src/plugins/provider_permissions.ts";
 import { SandboxedMemoryProvider } from "../../src/sandbox/sandboxed_provider.ts";
 import type { SandboxStartOptions } from "../../src/sandbox/sandbox_launch.ts";
 import { ProviderCallTimeoutError } from "../../src/sandbox/worker_protocol.ts";
+import { REDACTED } from "../../src/core/redact.ts";
 import {
   captureLogs,
   type TempHome,
@@ -346,4 +347,61 @@ Deno.test("drain() after the worker is gone: drained when every cast was confirm
   await busy.syncTurn("slow-2", "", {});
   busy.terminate();
   assert.deepEqual(await busy.drain(5000), { drained: false, pending: 2 });
+});
+
+// Records whether each syncTurn got a transcript; `bare` declares its
+// syncTurn takes none, `full` keeps the contract's default.
+const transcriptSource = (name: string, declares: boolean) =>
+  `import {
+  MemoryProvider,
+  type SyncTurnOptions,
+  type ToolSchema,
+} from "@hermes/memory";
+export class Turns extends MemoryProvider {
+  ${declares ? "override readonly syncTurnTakesMessages: boolean = false;" : ""}
+  #seen: unknown[] = [];
+  get name(): string { return "${name}"; }
+  isAvailable(): boolean { return true; }
+  initialize(): void {}
+  getToolSchemas(): ToolSchema[] { return []; }
+  override syncTurn(_u: string, _a: string, options: SyncTurnOptions): void {
+    this.#seen.push("messages" in options ? options.messages : "none");
+  }
+  override prefetch(): string { return JSON.stringify(this.#seen); }
+}
+`;
+
+Deno.test("a sandboxed provider whose syncTurn takes no transcript is sent none; one that takes it gets it redacted", async () => {
+  await using h = await tempHome();
+  for (const [name, declares] of [["bare", true], ["full", false]] as const) {
+    await writeProvider(h.plugins, name, {
+      "mod.ts": transcriptSource(name, declares),
+      "plugin.yaml": `name: ${name}\n`,
+    });
+  }
+  const secret = "sk-proj-9f8e7d6c5b4a39281706";
+  const messages = [{ role: "user", content: `key ${secret}` }];
+  const seen: Record<string, unknown> = {};
+  for (const name of ["bare", "full"]) {
+    const provider = await loadMemoryProvider(name, {
+      hermesHome: h.home,
+      bundledDir: h.outside,
+      config: {},
+      hostCheck: false,
+    });
+    assert.ok(provider instanceof SandboxedMemoryProvider);
+    // The proxy learned the declaration at load.
+    assert.equal(provider.syncTurnTakesMessages, name === "full");
+    const manager = new MemoryManager({ config: {} });
+    assert.equal(await manager.addProvider(provider), true);
+    manager.syncAll("u", "a", { sessionId: "s", messages });
+    assert.equal(await manager.flushPending(5000), true);
+    // The worker passes a cast's arguments on as they came over the pipe.
+    seen[name] = JSON.parse(await provider.prefetch("q", {}));
+    await manager.shutdownAll();
+  }
+  assert.deepEqual(seen, {
+    bare: ["none"],
+    full: [[{ role: "user", content: `key ${REDACTED}` }]],
+  });
 });

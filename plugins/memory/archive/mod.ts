@@ -136,6 +136,8 @@ const NEWLINE = 0x0a;
 export class ArchiveMemoryProvider extends MemoryProvider {
   /** This provider implements pre-compress checkpoint API version 2. */
   override readonly preCompressCheckpointApiVersion: number = 2;
+  /** It records no turns: no transcript on every turn. */
+  override readonly syncTurnTakesMessages: boolean = false;
 
   #hermesHome: string | undefined;
   #sessionId: string;

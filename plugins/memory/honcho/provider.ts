@@ -191,6 +191,8 @@ abstract class ProviderContract extends MemoryProvider {}
 export class HonchoMemoryProvider extends ProviderContract {
   /** Implements pre-compress checkpoint API version 2. */
   override readonly preCompressCheckpointApiVersion: number = 2;
+  /** Its `syncTurn` stores the turn's two texts, never the transcript (as Hermes' Honcho). */
+  override readonly syncTurnTakesMessages: boolean = false;
 
   #options: HonchoProviderOptions;
   #now: () => number;

@@ -252,9 +252,7 @@ export class HonchoOutbox {
       prepareSession: options.prepareSession,
       policy: {
         maxRetries: Math.max(0, options.maxRetries ?? t.deliveryRetries),
-        retryBaseDelayMs: retry.baseMs,
-        retryMaxDelayMs: retry.maxMs,
-        retryAfterCapMs: retry.retryAfterCapMs,
+        ...retry,
         lateCommitGraceMs: Math.max(
           0,
           options.lateCommitGraceMs ?? t.lateCommitGraceMs,

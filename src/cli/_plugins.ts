@@ -35,6 +35,8 @@ import {
 import { errorText } from "../_util/error_text.ts";
 import { terminalSafe } from "../core/terminal_text.ts";
 import { shortDescription } from "./format.ts";
+import { getHermesHome } from "../profile/hermes_home.ts";
+import { loadConfig } from "../config/config.ts";
 import type { ProviderCommandLine } from "./root_help.ts";
 
 export { isBuiltinSentinel } from "../plugins/plugin_discovery.ts";
@@ -480,6 +482,27 @@ export async function describeProviderStatus(
   } catch (error) {
     return { description: null, error: errorText(error) };
   }
+}
+
+/**
+ * The description of the provider's status hook in the active profile
+ * (`null`: none, or it failed); with `probe`, its connection test too (at
+ * most 5 s). `config` defaults to `config.yaml` read afresh.
+ */
+export async function providerStatusNow(
+  name: string,
+  io: CliIo,
+  probe: boolean,
+  config?: HermesConfig,
+): Promise<ProviderStatusDescription | null> {
+  return (await describeProviderStatus(name, {
+    hermesHome: getHermesHome(),
+    config: config ?? await loadConfig().catch(() => ({})),
+    env: (variable) => io.env(variable),
+    probe,
+    probeTimeoutMs: probe ? 5_000 : 0,
+    detail: "status",
+  })).description;
 }
 
 /** How much longer than its probe a sandboxed status hook may take (its start). */

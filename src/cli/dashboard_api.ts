@@ -7,9 +7,9 @@
 import { type CliIo, redirectIo } from "./cli_io.ts";
 import {
   closeProvider,
-  describeProviderStatus,
   isBuiltinSentinel,
   loadProvider,
+  providerStatusNow,
 } from "./_plugins.ts";
 import {
   activeProviderName,
@@ -60,7 +60,7 @@ import { listBuiltinEntries } from "./builtin_entries.ts";
 import { isRecord } from "../_util/is_record.ts";
 import { maskSecret } from "../core/mask.ts";
 import { errorText } from "../_util/error_text.ts";
-import type { ConfigField, HermesConfig } from "../core/memory_provider.ts";
+import type { ConfigField } from "../core/memory_provider.ts";
 import type { ProviderConnectionStatus } from "../plugins/provider_cli.ts";
 
 /**
@@ -107,23 +107,6 @@ export async function dashboardProviders(io: CliIo) {
   return { active, providers };
 }
 
-/** The provider's status hook; with `probe`, its connection test (config.yaml read afresh). */
-async function statusHook(
-  name: string,
-  io: CliIo,
-  probe: boolean,
-  config?: HermesConfig,
-) {
-  return (await describeProviderStatus(name, {
-    hermesHome: getHermesHome(),
-    config: config ?? await loadConfig().catch(() => ({})),
-    env: (variable) => io.env(variable),
-    probe,
-    probeTimeoutMs: probe ? 5_000 : 0,
-    detail: "status",
-  })).description;
-}
-
 /**
  * A provider's configuration panel: its config schema (loaded in its
  * sandbox, as setup does) and the values in effect from its status hook.
@@ -149,7 +132,7 @@ export async function dashboardSchema(name: string, io: CliIo) {
   const config = await loadConfig().catch(() => ({}));
   const section = getConfigValue(config, `memory.${name}`);
   const own = isRecord(section) ? section : {};
-  const description = await statusHook(name, io, false, config);
+  const description = await providerStatusNow(name, io, false, config);
   const dotenv = await readDotenvForAvailability(home);
   const effective: Record<string, unknown> = { ...own };
   for (const [key, s] of Object.entries(description?.settings ?? {})) {
@@ -249,7 +232,7 @@ export async function dashboardSetup(
   const saved = changes.some((c) => c.change !== "unchanged");
   let connection: ProviderConnectionStatus | null = null;
   if ((exitCode === 0 || saved) && !isBuiltinSentinel(name)) {
-    connection = (await statusHook(name, io, true))?.connection ?? null;
+    connection = (await providerStatusNow(name, io, true))?.connection ?? null;
   }
   return {
     exitCode,
@@ -379,7 +362,7 @@ export class DashboardProviderView {
     const result = isRecord(value) ? value : { result: value };
     if (typeof result.error === "string" && memory.external !== null) {
       // The tool's error rarely says why: the status probe does.
-      const c = (await statusHook(memory.external, this.#io, true))
+      const c = (await providerStatusNow(memory.external, this.#io, true))
         ?.connection;
       result.cause = c && !c.ok ? c.error : null;
       result.fix = c && !c.ok

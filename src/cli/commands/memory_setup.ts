@@ -20,7 +20,6 @@ import {
 import {
   closeProvider,
   DependencyInstallError,
-  describeProviderStatus,
   isBuiltinSentinel,
   loadHostApplySetup,
   loadHostSaveConfig,
@@ -28,6 +27,7 @@ import {
   loadProvider,
   missingProviderGrant,
   prepareDependencies,
+  providerStatusNow,
 } from "../_plugins.ts";
 import { discoverProviders, locateProvider } from "../_provider_list.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
@@ -95,30 +95,13 @@ async function trackProvider(
   io: CliIo,
 ): Promise<void> {
   tracking.provider = name;
-  const description = await statusOf(name, tracking.home, {}, false, io);
+  const description = await providerStatusNow(name, io, false, {});
   const extra: TrackedFile[] = (description?.files ?? [])
     .filter((file) => !tracking.files.some((f) => f.path === file.path))
     .map(({ path, format }) => ({ path, format }));
   const snapshot = await snapshotFiles(extra);
   for (const [path, keys] of snapshot) tracking.before.set(path, keys);
   tracking.files.push(...extra);
-}
-
-async function statusOf(
-  name: string,
-  hermesHome: string,
-  config: HermesConfig,
-  probe: boolean,
-  io: CliIo,
-) {
-  return (await describeProviderStatus(name, {
-    hermesHome,
-    config,
-    env: (variable) => io.env(variable),
-    probe,
-    probeTimeoutMs: probe ? 5_000 : 0,
-    detail: "status",
-  })).description;
 }
 
 const BUILTIN_CHOICE = "\u0000builtin";
@@ -625,7 +608,7 @@ async function walkSchema(
       io.stderr(`Skipping ${envName}: ${error.message}\n`);
     }
   }
-  await testProviderConnection(name, home, io);
+  await testProviderConnection(name, io);
   io.stdout("Start a new session to use it.\n");
   return 0;
 }
@@ -658,11 +641,9 @@ function convertAssignments(
 /** Ends a generic setup with the provider's status-hook probe, when it has one. */
 async function testProviderConnection(
   name: string,
-  home: string,
   io: CliIo,
 ): Promise<void> {
-  const config = await loadConfig().catch(() => ({}));
-  const description = await statusOf(name, home, config, true, io);
+  const description = await providerStatusNow(name, io, true);
   const c = description?.connection;
   if (!c) return;
   if (c.ok) {

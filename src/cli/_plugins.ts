@@ -2,7 +2,11 @@
 // dependencies, status hooks); what discovery finds is _provider_list.ts.
 
 import { join } from "../_util/path.ts";
-import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
+import type {
+  ConfigField,
+  HermesConfig,
+  MemoryProvider,
+} from "../core/memory_provider.ts";
 import type { HermesCommand } from "./hermes_command.ts";
 import { type CliIo, PromptCancelled } from "./cli_io.ts";
 import { setLogger } from "../core/log.ts";
@@ -83,6 +87,28 @@ export async function closeProvider(
     await provider.shutdown();
   } catch {
     // Closing is best effort.
+  }
+}
+
+/**
+ * A provider's config schema, loaded in its sandbox and closed again;
+ * `error`: the first line of why it cannot load right now.
+ */
+export async function providerSchema(
+  name: string,
+  options: { inspection?: boolean } = {},
+): Promise<{ schema: ConfigField[] } | { error: string }> {
+  let provider: MemoryProvider | null = null;
+  try {
+    provider = await loadProvider(name, options);
+    if (provider === null) {
+      return { error: "the plugin registered no provider" };
+    }
+    return { schema: await provider.getConfigSchema() ?? [] };
+  } catch (error) {
+    return { error: errorText(error).split("\n", 1)[0] ?? "" };
+  } finally {
+    await closeProvider(provider);
   }
 }
 

@@ -6,9 +6,8 @@
 
 import { type CliIo, redirectIo } from "./cli_io.ts";
 import {
-  closeProvider,
   isBuiltinSentinel,
-  loadProvider,
+  providerSchema,
   providerStatusNow,
 } from "./_plugins.ts";
 import {
@@ -59,8 +58,6 @@ import {
 import { listBuiltinEntries } from "./builtin_entries.ts";
 import { isRecord } from "../_util/is_record.ts";
 import { maskSecret } from "../core/mask.ts";
-import { errorText } from "../_util/error_text.ts";
-import type { ConfigField } from "../core/memory_provider.ts";
 import type { ProviderConnectionStatus } from "../plugins/provider_cli.ts";
 
 /**
@@ -115,19 +112,9 @@ export async function dashboardSchema(name: string, io: CliIo) {
   if (await locateProvider(name) === null) {
     return { error: `memory provider '${name}' was not found` };
   }
-  let schema: ConfigField[] = [];
-  let provider = null;
-  try {
-    provider = await loadProvider(name);
-    if (provider === null) {
-      return { error: "the plugin registered no provider" };
-    }
-    schema = await provider.getConfigSchema() ?? [];
-  } catch (error) {
-    return { error: errorText(error).split("\n", 1)[0] ?? "" };
-  } finally {
-    await closeProvider(provider);
-  }
+  const loaded = await providerSchema(name);
+  if ("error" in loaded) return loaded;
+  const { schema } = loaded;
   const home = getHermesHome();
   const config = await loadConfig().catch(() => ({}));
   const section = getConfigValue(config, `memory.${name}`);

@@ -27,9 +27,14 @@ import {
   loadProvider,
   missingProviderGrant,
   prepareDependencies,
+  providerSchema,
   providerStatusNow,
 } from "../_plugins.ts";
-import { discoverProviders, locateProvider } from "../_provider_list.ts";
+import {
+  activeProviderName,
+  discoverProviders,
+  locateProvider,
+} from "../_provider_list.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
 import {
   getConfigPath,
@@ -406,29 +411,14 @@ async function loadHostHook<T>(
 async function probeProvider(
   name: string,
 ): Promise<{ hint: string } | { error: string }> {
-  let provider: MemoryProvider | null = null;
-  try {
-    provider = await loadProvider(name, { inspection: true });
-    if (provider === null) {
-      return { error: "the plugin registered no provider" };
-    }
-    return { hint: setupHint(await provider.getConfigSchema() ?? []) };
-  } catch (error) {
-    return { error: errorText(error).split("\n", 1)[0] ?? "" };
-  } finally {
-    await closeProvider(provider);
-  }
+  const loaded = await providerSchema(name, { inspection: true });
+  return "error" in loaded ? loaded : { hint: setupHint(loaded.schema) };
 }
 
-/** The active provider (`memory.provider`), or `undefined` for none. */
-async function activeProvider(): Promise<string | undefined> {
+/** The active provider (`memory.provider`), or `null` for none. */
+function activeProvider(): Promise<string | null> {
   // Setup itself reports a broken config.yaml.
-  const raw = await loadConfig().then(
-    (config) => getConfigValue(config, "memory.provider"),
-    () => undefined,
-  );
-  const name = typeof raw === "string" ? raw.trim() : "";
-  return name === "" || isBuiltinSentinel(name) ? undefined : name;
+  return loadConfig().then(activeProviderName, () => null);
 }
 
 async function pickProvider(io: CliIo): Promise<string> {
@@ -469,7 +459,7 @@ async function pickProvider(io: CliIo): Promise<string> {
           undefined,
       };
     });
-  if (active !== undefined && !discovered.some((p) => p.name === active)) {
+  if (active !== null && !discovered.some((p) => p.name === active)) {
     choices.push({
       value: active,
       name: `${active}  (active, not installed)`,
@@ -481,7 +471,7 @@ async function pickProvider(io: CliIo): Promise<string> {
     name: "Built-in only \u2014 MEMORY.md / USER.md (default)",
     description: "No external provider; the built-in store is always on",
   });
-  if (active !== undefined) {
+  if (active !== null) {
     io.stdout(
       `Current memory provider: ${active} (preselected; Enter keeps it)\n`,
     );

@@ -289,51 +289,34 @@ async function cliExport<F>(
 }
 
 /**
- * A setup wizard a provider's `cli.ts` exports as `postSetup` (the provider
- * itself runs without a terminal; a user provider's gets the terminal
- * bridged and only its own sections of `config.yaml`). Resolves to an exit
- * code (or nothing for success).
+ * A setup hook a provider's `cli.ts` exports, called `(hermesHome, value,
+ * io)`; resolves to an exit code (or nothing for success). `postSetup` is
+ * its setup wizard (`value`: `config.yaml`; the provider itself runs
+ * without a terminal, a user provider's gets the terminal bridged and only
+ * its own sections of `config.yaml`); `applySetup` its non-interactive
+ * setup (`value`: exactly the `--set` values, converted to their schema
+ * types).
  */
 export type HostSetup = (
   hermesHome: string,
-  config: HermesConfig,
+  value: Record<string, unknown>,
   io: CliIo,
 ) => unknown;
 
-/** The `postSetup(hermesHome, config, io)` of a provider's `cli.ts`. */
-export function loadHostSetup(name: string): Promise<HostSetup | null> {
+/** The `postSetup` or `applySetup` of a provider's `cli.ts`. */
+export function loadHostSetup(
+  name: string,
+  hook: "postSetup" | "applySetup",
+): Promise<HostSetup | null> {
   return cliExport<HostSetup>(
     name,
-    "postSetup",
-    (call) => async (hermesHome, config, io) =>
+    hook,
+    (call) => async (hermesHome, value, io) =>
       call(io, [
         hermesHome,
-        await ownConfig(name, config),
+        hook === "postSetup" ? await ownConfig(name, value) : value,
         (await sandboxedCliModule()).BRIDGED_IO,
       ]),
-  );
-}
-
-/**
- * A provider's non-interactive setup, `applySetup(hermesHome, values, io)`:
- * applies exactly the `--set` values (converted to their schema types) and
- * returns the exit code.
- */
-export type HostApplySetup = (
-  hermesHome: string,
-  values: Record<string, unknown>,
-  io: CliIo,
-) => unknown;
-
-/** The `applySetup(hermesHome, values, io)` of a provider's `cli.ts`. */
-export function loadHostApplySetup(
-  name: string,
-): Promise<HostApplySetup | null> {
-  return cliExport<HostApplySetup>(
-    name,
-    "applySetup",
-    (call) => async (hermesHome, values, io) =>
-      call(io, [hermesHome, values, (await sandboxedCliModule()).BRIDGED_IO]),
   );
 }
 
@@ -463,11 +446,7 @@ export async function providerRunFlags(
 }
 
 /** Caches the provider's declared dependencies; throws `DependencyInstallError`. */
-export async function prepareDependencies(
-  name: string,
-): Promise<{ messages: string[] }> {
-  return { messages: (await prepareProviderDependencies(name)).messages };
-}
+export { prepareProviderDependencies as prepareDependencies };
 
 export type {
   ProviderConnectionStatus,

@@ -43,9 +43,7 @@ export async function discoverProviders(): Promise<DiscoveredProvider[]> {
 }
 
 /** The names of all discovered providers (no import). */
-export function listProviderNames(): Promise<string[]> {
-  return listMemoryProviderNames();
-}
+export { listMemoryProviderNames as listProviderNames };
 
 /**
  * When `$HERMES_HOME/plugins/<name>/` holds a Python provider (Hermes

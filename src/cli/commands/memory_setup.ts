@@ -20,8 +20,8 @@ import {
 import {
   closeProvider,
   DependencyInstallError,
+  type HostSetup,
   isBuiltinSentinel,
-  loadHostApplySetup,
   loadHostSaveConfig,
   loadHostSetup,
   loadProvider,
@@ -347,7 +347,7 @@ async function runAppliedSetup(
 ): Promise<number | undefined> {
   const apply = await loadHostHook(
     name,
-    loadHostApplySetup,
+    "applySetup",
     "saving its settings the generic way",
     io,
   );
@@ -366,7 +366,7 @@ async function runOwnedSetup(
 ): Promise<number | undefined> {
   const hostSetup = await loadHostHook(
     name,
-    loadHostSetup,
+    "postSetup",
     "asking for its settings instead",
     io,
   ) ?? null;
@@ -389,14 +389,14 @@ async function runOwnedSetup(
 }
 
 /** Loads a host-side hook of the provider's cli.ts; a failure is a warning. */
-async function loadHostHook<T>(
+async function loadHostHook(
   name: string,
-  load: (name: string) => Promise<T | null>,
+  hook: "postSetup" | "applySetup",
   fallback: string,
   io: CliIo,
-): Promise<T | null | undefined> {
+): Promise<HostSetup | null | undefined> {
   try {
-    return await load(name);
+    return await loadHostSetup(name, hook);
   } catch (error) {
     io.stderr(
       `warning: cannot load the setup of provider '${name}' from its cli.ts (${

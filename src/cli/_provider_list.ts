@@ -4,6 +4,7 @@
 
 import type { HermesConfig } from "../core/memory_provider.ts";
 import {
+  type DiscoveredProvider as Discovered,
   findMemoryProvider,
   isBuiltinSentinel,
   listMemoryProviderNames,
@@ -20,13 +21,8 @@ export function activeProviderName(config: HermesConfig): string | null {
   return name === "" || isBuiltinSentinel(name) ? null : name;
 }
 
-/** A discovered provider, as the CLI lists it. */
-export interface DiscoveredProvider {
-  name: string;
-  description: string;
-  source: string;
-  available: boolean | null;
-}
+/** A discovered provider, as the CLI lists it (without its directory). */
+export type DiscoveredProvider = Omit<Discovered, "dir">;
 
 /**
  * Lists providers with their availability decided from each manifest: no
@@ -34,12 +30,7 @@ export interface DiscoveredProvider {
  * an unselected provider, nor a project plugin).
  */
 export async function discoverProviders(): Promise<DiscoveredProvider[]> {
-  return (await discoverMemoryProviders()).map((p) => ({
-    name: p.name,
-    description: p.description,
-    source: p.source,
-    available: p.available,
-  }));
+  return (await discoverMemoryProviders()).map(({ dir: _dir, ...p }) => p);
 }
 
 /** The names of all discovered providers (no import). */

@@ -33,6 +33,7 @@ import {
 import type { CliBridge, SandboxedCli } from "../sandbox/sandboxed_cli.ts";
 import {
   declaredDependencies,
+  type DependencyStatus,
   prepareProviderDependencies,
   providerDependencyStatus,
 } from "../plugins/provider_deps.ts";
@@ -339,11 +340,10 @@ export function loadHostSaveConfig(
 }
 
 /** Dependency readiness: one summary line, then details (missing packages, install commands). */
-export interface DependencyInfo {
-  ready: boolean;
-  summary: string;
-  details: string[];
-}
+export type DependencyInfo = Pick<
+  DependencyStatus,
+  "ready" | "summary" | "details"
+>;
 
 /** Dependency readiness, or `undefined` when it cannot be told. */
 export async function providerDependencies(
@@ -352,11 +352,8 @@ export async function providerDependencies(
   try {
     const status = await providerDependencyStatus(name);
     if (status === null) return undefined;
-    return {
-      ready: status.ready,
-      summary: status.summary,
-      details: status.details,
-    };
+    const { ready, summary, details } = status;
+    return { ready, summary, details };
   } catch (error) {
     return {
       ready: false,

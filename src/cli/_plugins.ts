@@ -43,6 +43,7 @@ import { shortDescription } from "./format.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { loadConfig } from "../config/config.ts";
 import type { ProviderCommandLine } from "./root_help.ts";
+import type { RunGrant } from "./run_flags.ts";
 
 export { isBuiltinSentinel } from "../plugins/plugin_discovery.ts";
 export { DependencyInstallError } from "../plugins/provider_deps.ts";
@@ -135,13 +136,8 @@ export async function describeProviderCommand(
 ): Promise<ProviderCommandLine | undefined> {
   const candidate = await findMemoryProvider(name);
   if (candidate?.dir === undefined) return undefined;
-  try {
-    if (!(await Deno.stat(join(candidate.dir, "cli.ts"))).isFile) {
-      return undefined;
-    }
-  } catch {
-    return undefined;
-  }
+  const cli = await Deno.stat(join(candidate.dir, "cli.ts")).catch(() => null);
+  if (!cli?.isFile) return undefined;
   return {
     name,
     summary: shortDescription(
@@ -363,14 +359,10 @@ export async function providerDependencies(
   }
 }
 
-/** A provider's effective sandbox grant. */
-export interface SandboxInfo {
+/** A provider's effective sandbox grant (its `read`, `write`, `env` and `net` lists as a `deno run` grant's). */
+export interface SandboxInfo extends Omit<RunGrant, "import"> {
   /** Where it runs: `worker` (permission-confined) or `none`. */
   mode: string;
-  read: string[];
-  write: string[];
-  env: string[];
-  net: string[];
   /** The `net` hosts granted because the user wrote them in the provider's settings (honcho.json `baseUrl`). */
   netFromSettings: string[];
   npm: string[];

@@ -220,19 +220,21 @@ async function setup(
 ): Promise<number> {
   const assignments = (options.set ?? []).map(parseSetAssignment);
   const interactive = io.stdinIsTerminal && !options.yes;
-  const noTerminal = (): SetupStop =>
-    new SetupStop(
+
+  let name = options.provider?.trim();
+  // Built-in memory asks nothing, so it needs no terminal.
+  const builtin = !!name && isBuiltinSentinel(name);
+  if (
+    !builtin && !io.stdinIsTerminal && !options.yes && assignments.length === 0
+  ) {
+    throw new SetupStop(
       "error: standard input is not a terminal, so setup cannot ask questions; re-run with --yes " +
         "(keeps current values and defaults) and --set key=value for each setting, " +
         "e.g. hermes memory setup <provider> --yes --set key=value",
       USAGE_EXIT_CODE,
     );
-
-  let name = options.provider?.trim();
+  }
   if (name === undefined || name === "") {
-    if (!io.stdinIsTerminal && !options.yes && assignments.length === 0) {
-      throw noTerminal();
-    }
     if (!interactive) {
       throw new SetupStop(
         "error: name the provider to set up without questions: hermes memory setup <provider> --yes " +
@@ -260,9 +262,6 @@ async function setup(
     return 0;
   }
 
-  if (!io.stdinIsTerminal && !options.yes && assignments.length === 0) {
-    throw noTerminal();
-  }
   const location = await locateProvider(name);
   if (location === null) {
     const names = (await discoverProviders()).map((p) => p.name);

@@ -439,6 +439,7 @@ export { prepareProviderDependencies as prepareDependencies };
 
 export type {
   ProviderConnectionStatus,
+  ProviderProblem,
   ProviderStatusDescription,
 } from "../plugins/provider_cli.ts";
 

@@ -32,6 +32,9 @@ async function runMemoryReset(
     : [target];
 
   const found: { target: MemoryTarget; path: string; bytes: number }[] = [];
+  // `MEMORY.md (agent notes)`: how the listing and the result name a file.
+  const label = (f: (typeof found)[number]) =>
+    `${basename(f.path)} (${TARGET_DESCRIPTIONS[f.target]})`;
   for (const t of selected) {
     const info = await unlessMissing(Deno.lstat(paths[t]));
     if (info) found.push({ target: t, path: paths[t], bytes: info.size });
@@ -57,9 +60,7 @@ async function runMemoryReset(
     io.stdout("This will permanently erase the following memory files:\n");
     for (const file of found) {
       io.stdout(
-        `  \u25c6 ${basename(file.path)} (${
-          TARGET_DESCRIPTIONS[file.target]
-        }) \u2014 ${formatThousands(file.bytes)} bytes\n`,
+        `  \u25c6 ${label(file)} \u2014 ${formatThousands(file.bytes)} bytes\n`,
       );
     }
     io.stdout("\n");
@@ -98,11 +99,7 @@ async function runMemoryReset(
   }
   for (const file of found) {
     if (deleted.has(file.path)) {
-      io.stdout(
-        `  \u2713 Deleted ${basename(file.path)} (${
-          TARGET_DESCRIPTIONS[file.target]
-        })\n`,
-      );
+      io.stdout(`  \u2713 Deleted ${label(file)}\n`);
     }
   }
   const left = target === "all"

@@ -498,7 +498,8 @@ async function walkSchema(
   const providerConfig: Record<string, unknown> = isRecord(existing)
     ? { ...existing }
     : {};
-  const dotenv = await loadEnvFile(join(home, ".env"));
+  const envPath = join(home, ".env");
+  const dotenv = await loadEnvFile(envPath);
   const currentEnv = (envVar: string | undefined): string =>
     envVar === undefined ? "" : io.env(envVar) || dotenv[envVar] || "";
   const unstorable = schema.find((field) =>
@@ -506,9 +507,7 @@ async function walkSchema(
   );
   if (unstorable) {
     throw new SetupValueError(
-      `Cannot store secret '${unstorable.key}' of provider '${name}': its schema names no env_var; set the provider's variable in ${
-        join(home, ".env")
-      } by hand`,
+      `Cannot store secret '${unstorable.key}' of provider '${name}': its schema names no env_var; set the provider's variable in ${envPath} by hand`,
     );
   }
 
@@ -588,7 +587,7 @@ async function walkSchema(
     try {
       await saveEnvValue(envName, entry.value, { hermesHome: home });
       io.stdout(
-        `  Saved ${envName} to ${join(home, ".env")} (${
+        `  Saved ${envName} to ${envPath} (${
           entry.secret ? maskSecret(entry.value) : entry.value
         })\n`,
       );

@@ -10,7 +10,7 @@ import {
   listMemoryProviderNames,
 } from "../plugins/plugin_discovery.ts";
 import { discoverMemoryProviders } from "../plugins/provider_listing.ts";
-import { getConfigValue } from "../config/config.ts";
+import { getConfigValue, loadConfig } from "../config/config.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { join } from "../_util/path.ts";
 
@@ -19,6 +19,14 @@ export function activeProviderName(config: HermesConfig): string | null {
   const raw = getConfigValue(config, "memory.provider");
   const name = typeof raw === "string" ? raw.trim() : "";
   return name === "" || isBuiltinSentinel(name) ? null : name;
+}
+
+/**
+ * The active provider of `config.yaml` read now, or `null` for none; a
+ * broken config.yaml counts as none (status and setup report it).
+ */
+export function readActiveProvider(): Promise<string | null> {
+  return loadConfig().then(activeProviderName, () => null);
 }
 
 /** A discovered provider, as the CLI lists it (without its directory). */

@@ -11,9 +11,9 @@ import {
   providerStatusNow,
 } from "./_plugins.ts";
 import {
-  activeProviderName,
   listPluginReports,
   locateProvider,
+  readActiveProvider,
 } from "./_provider_list.ts";
 import { envVarSource, fieldEnvVar } from "./provider_report.ts";
 import {
@@ -68,7 +68,7 @@ import type { ProviderConnectionStatus } from "../plugins/provider_cli.ts";
 export async function dashboardProviders(io: CliIo) {
   const home = getHermesHome();
   // A broken config.yaml: status shows why.
-  const active = await loadConfig().then(activeProviderName, () => null);
+  const active = await readActiveProvider();
   const dotenv = await readDotenvForAvailability(home);
   const isSet = (name: string) => envVarSource(name, io, dotenv) !== undefined;
   const providers = [];

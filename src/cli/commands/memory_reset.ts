@@ -13,8 +13,7 @@ import {
 } from "../../builtin/memory_files.ts";
 import { formatThousands } from "../../builtin/memory_format.ts";
 import type { MemoryTarget } from "../../core/memory_provider.ts";
-import { loadConfig } from "../../config/config.ts";
-import { activeProviderName } from "../_provider_list.ts";
+import { readActiveProvider } from "../_provider_list.ts";
 import { ioAction, writeJson } from "../format.ts";
 import { TARGET_DESCRIPTIONS } from "../builtin_entries.ts";
 import { unlessMissing } from "../../io/atomic_write.ts";
@@ -39,7 +38,7 @@ async function runMemoryReset(
     const info = await unlessMissing(Deno.lstat(paths[t]));
     if (info) found.push({ target: t, path: paths[t], bytes: info.size });
   }
-  const provider = await loadConfig().then(activeProviderName, () => null);
+  const provider = await readActiveProvider();
   const json = options.json === true;
   const report = (deleted: string[], cancelled: boolean): void => {
     const kept = found.map((f) => basename(f.path))

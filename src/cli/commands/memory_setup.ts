@@ -31,9 +31,9 @@ import {
   providerStatusNow,
 } from "../_plugins.ts";
 import {
-  activeProviderName,
   discoverProviders,
   locateProvider,
+  readActiveProvider,
 } from "../_provider_list.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
 import {
@@ -302,7 +302,7 @@ async function setup(
   const cannotLoad = async (why: string) =>
     new SetupStop(
       `error: memory provider '${name}' (${location.dir}) ${why} nothing was changed${
-        name === await activeProvider()
+        name === await readActiveProvider()
           ? ` (memory.provider stays '${name}')`
           : ""
       }. Fix the plugin and run 'hermes memory setup ${name}' again`,
@@ -414,16 +414,10 @@ async function probeProvider(
   return "error" in loaded ? loaded : { hint: setupHint(loaded.schema) };
 }
 
-/** The active provider (`memory.provider`), or `null` for none. */
-function activeProvider(): Promise<string | null> {
-  // Setup itself reports a broken config.yaml.
-  return loadConfig().then(activeProviderName, () => null);
-}
-
 async function pickProvider(io: CliIo): Promise<string> {
   const [discovered, active] = await Promise.all([
     discoverProviders(),
-    activeProvider(),
+    readActiveProvider(),
   ]);
   // The loader's warnings become the reason shown in the list, not lines above it.
   const reasons = new Map<string, string>();

@@ -10,7 +10,9 @@
  * `deno run` does not read it, while `deno cache`/`deno install --entrypoint`
  * and `deno check` follow it, so the module is cached and checked with the
  * entry that names it. The hygiene test requires both paths to be equal and
- * reads them for its layer and cycle rules.
+ * reads them for its layer and cycle rules. A table of loads keys the
+ * `typeof import` of each path by that same path instead
+ * (`src/cli/commands/memory_group.ts`), so its type still names its module.
  *
  * @module
  */

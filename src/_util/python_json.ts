@@ -118,13 +118,20 @@ function formatNumber(value: number): string {
   if (value === Infinity) return "Infinity";
   if (value === -Infinity) return "-Infinity";
   if (Number.isInteger(value)) return BigInt(value).toString();
-  // Python's float repr: shortest round-trip digits, scientific notation when
-  // the decimal exponent is below -4 or at least 16.
-  const [mantissa = "", expText = "0"] = value.toExponential().split("e");
+  return pythonFloatRepr(value);
+}
+
+/**
+ * Python's float `repr` of a finite number: the shortest round-trip digits,
+ * in scientific notation when the decimal exponent is below -4 or at least
+ * 16 (`1e-07`, `0.0001`, `100.0`, `-0.0`).
+ */
+export function pythonFloatRepr(value: number): string {
+  const sign = value < 0 || Object.is(value, -0) ? "-" : "";
+  const [mantissa = "", expText = "0"] = Math.abs(value).toExponential()
+    .split("e");
   const exponent = Number(expText);
-  const negative = mantissa.startsWith("-");
-  const digits = mantissa.replace("-", "").replace(".", "");
-  const sign = negative ? "-" : "";
+  const digits = mantissa.replace(".", "");
   if (exponent < -4 || exponent >= 16) {
     const head = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
     const expSign = exponent < 0 ? "-" : "+";
@@ -134,8 +141,7 @@ function formatNumber(value: number): string {
   }
   if (exponent < 0) return `${sign}0.${"0".repeat(-exponent - 1)}${digits}`;
   const intPart = digits.slice(0, exponent + 1).padEnd(exponent + 1, "0");
-  const fracPart = digits.slice(exponent + 1) || "0";
-  return `${sign}${intPart}.${fracPart}`;
+  return `${sign}${intPart}.${digits.slice(exponent + 1) || "0"}`;
 }
 
 /**

@@ -1,7 +1,7 @@
 // The `builtin` memory provider: the built-in store's frozen snapshot in the
 // system prompt; the host offers the `memory` tool as a core tool.
 
-import { loadConfig } from "../config/config.ts";
+import { loadConfigOrEmpty } from "../config/config.ts";
 import { log } from "../core/log.ts";
 import {
   type HermesConfig,
@@ -16,7 +16,6 @@ import {
   type MemoryToolCallOptions,
   memoryToolSchema,
 } from "./memory_tool.ts";
-import { errorText } from "../_util/error_text.ts";
 
 /**
  * Options of {@linkcode BuiltinMemoryProvider}.
@@ -105,7 +104,12 @@ export class BuiltinMemoryProvider extends MemoryProvider {
   async #load(options: InitializeOptions, create: boolean): Promise<void> {
     if (!this.#initialized && this.#store === null) {
       const home = this.#hermesHome ?? options.hermesHome;
-      const config = this.#config ?? await readConfigOrDefaults(home);
+      const config = this.#config ??
+        await loadConfigOrEmpty(home, (why) =>
+          log(
+            "warn",
+            `Built-in memory uses default limits: config could not be read: ${why}`,
+          ));
       const store = MemoryStore.fromConfig(config, { hermesHome: home });
       const enabled = store.isTargetEnabled("memory") ||
         store.isTargetEnabled("user");
@@ -174,21 +178,5 @@ export class BuiltinMemoryProvider extends MemoryProvider {
     if (options.reset === true || options.reason === "compression") {
       await this.reloadSnapshot();
     }
-  }
-}
-
-async function readConfigOrDefaults(
-  hermesHome: string | undefined,
-): Promise<HermesConfig> {
-  try {
-    return await loadConfig({ hermesHome });
-  } catch (error) {
-    log(
-      "warn",
-      `Built-in memory uses default limits: config could not be read: ${
-        errorText(error)
-      }`,
-    );
-    return {};
   }
 }

@@ -11,6 +11,7 @@ import {
 } from "./memory_tool.ts";
 import { pythonJsonDumps } from "../_util/python_json.ts";
 import { isRecord } from "../_util/is_record.ts";
+import { unlessMissing } from "../io/atomic_write.ts";
 
 /**
  * What happened to one staged write at approval.
@@ -127,11 +128,9 @@ export async function rejectPendingMemoryWrites(
   const removed: string[] = [];
   for (const record of await listPendingMemoryWrites(options.hermesHome)) {
     if (id !== "all" && record.id !== id) continue;
-    try {
-      await Deno.remove(join(dir, `${record.id}.json`));
+    const path = join(dir, `${record.id}.json`);
+    if (await unlessMissing(Deno.remove(path).then(() => true))) {
       removed.push(record.id);
-    } catch (error) {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
     }
   }
   return removed;

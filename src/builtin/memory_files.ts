@@ -3,7 +3,7 @@
 // and atomically writing one file.
 
 import { join } from "../_util/path.ts";
-import { atomicWriteText } from "../io/atomic_write.ts";
+import { atomicWriteText, unlessMissing } from "../io/atomic_write.ts";
 import { withFileLock } from "../io/file_lock.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
@@ -183,18 +183,10 @@ export async function resetMemoryFiles(
   const deleted: string[] = [];
   for (const t of selected) {
     const path = paths[t];
-    try {
-      await Deno.lstat(path);
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) continue;
-      throw error;
-    }
+    if (await unlessMissing(Deno.lstat(path)) === undefined) continue;
     await withFileLock(`${path}.lock`, async () => {
-      try {
-        await Deno.remove(path);
+      if (await unlessMissing(Deno.remove(path).then(() => true))) {
         deleted.push(path);
-      } catch (error) {
-        if (!(error instanceof Deno.errors.NotFound)) throw error;
       }
     });
   }

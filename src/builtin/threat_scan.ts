@@ -36,7 +36,9 @@ const B = `(?:(?<=${W})(?!${W})|(?<!${W})(?=${W}))`;
 const F = `(?:${W}+${S}+){0,8}`;
 // `[^\n]{0,16}`: the bounded gap between CJK anchor tokens.
 const CJK_GAP = "[^\\n]{0,16}";
-const LINE = (n: number): string => `[^\\n]{0,${n}}`;
+// `[^\n]{0,512}` and `[^\n]{0,2048}`: the bounded gaps within one line.
+const LINE_512 = "[^\\n]{0,512}";
+const LINE_2048 = "[^\\n]{0,2048}";
 
 // [id, scope, JavaScript source] in Hermes' `_PATTERNS` order (the order
 // findings are reported in), each a transcription of the Python expression
@@ -72,9 +74,7 @@ const PATTERN_TABLE: readonly (readonly [string, ThreatScope, string])[] = [
   [
     "translate_execute",
     "all",
-    `translate${S}+${LINE(512)}${S}+into${S}+${
-      LINE(512)
-    }${S}+and${S}+(?:execute|run|eval)`,
+    `translate${S}+${LINE_512}${S}+into${S}+${LINE_512}${S}+and${S}+(?:execute|run|eval)`,
   ],
   ["deception_hide", "all", `do${S}+not${S}+${F}tell${S}+${F}the${S}+user`],
   // Role-play / identity hijack.
@@ -145,30 +145,22 @@ const PATTERN_TABLE: readonly (readonly [string, ThreatScope, string])[] = [
   [
     "exfil_curl",
     "all",
-    `curl${S}+${
-      LINE(2048)
-    }\\$\\{?${W}*(?:key|token|secret|password|credential|api)`,
+    `curl${S}+${LINE_2048}\\$\\{?${W}*(?:key|token|secret|password|credential|api)`,
   ],
   [
     "exfil_wget",
     "all",
-    `wget${S}+${
-      LINE(2048)
-    }\\$\\{?${W}*(?:key|token|secret|password|credential|api)`,
+    `wget${S}+${LINE_2048}\\$\\{?${W}*(?:key|token|secret|password|credential|api)`,
   ],
   [
     "read_secrets",
     "all",
-    `cat${S}+${
-      LINE(2048)
-    }(?:\\.env|credentials|\\.netrc|\\.pgpass|\\.npmrc|\\.pypirc)`,
+    `cat${S}+${LINE_2048}(?:\\.env|credentials|\\.netrc|\\.pgpass|\\.npmrc|\\.pypirc)`,
   ],
   [
     "send_to_url",
     "strict",
-    `(?:send|post|upload|transmit)${S}+${
-      LINE(2048)
-    }${S}+(?:to|at)${S}+https?://`,
+    `(?:send|post|upload|transmit)${S}+${LINE_2048}${S}+(?:to|at)${S}+https?://`,
   ],
   [
     "context_exfil",
@@ -182,16 +174,12 @@ const PATTERN_TABLE: readonly (readonly [string, ThreatScope, string])[] = [
   [
     "agent_config_mod",
     "strict",
-    `(?:update|modify|edit|write|change|append|add${S}+to)${S}+${
-      LINE(2048)
-    }(?:agents\\.md|claude\\.md|\\.cursorrules|\\.clinerules)`,
+    `(?:update|modify|edit|write|change|append|add${S}+to)${S}+${LINE_2048}(?:agents\\.md|claude\\.md|\\.cursorrules|\\.clinerules)`,
   ],
   [
     "hermes_config_mod",
     "strict",
-    `(?:update|modify|edit|write|change|append|add${S}+to)${S}+${
-      LINE(2048)
-    }\\.hermes/(?:config\\.yaml|soul\\.md)`,
+    `(?:update|modify|edit|write|change|append|add${S}+to)${S}+${LINE_2048}\\.hermes/(?:config\\.yaml|soul\\.md)`,
   ],
   // Hard-coded secrets.
   [

@@ -2,7 +2,11 @@
 // dependencies, status hooks); what discovery finds is _provider_list.ts.
 
 import { join } from "../_util/path.ts";
-import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
+import type {
+  ConfigField,
+  HermesConfig,
+  MemoryProvider,
+} from "../core/memory_provider.ts";
 import type { HermesCommand } from "./hermes_command.ts";
 import { type CliIo, PromptCancelled } from "./cli_io.ts";
 import { setLogger } from "../core/log.ts";
@@ -29,13 +33,17 @@ import {
 import type { CliBridge, SandboxedCli } from "../sandbox/sandboxed_cli.ts";
 import {
   declaredDependencies,
+  type DependencyStatus,
   prepareProviderDependencies,
   providerDependencyStatus,
 } from "../plugins/provider_deps.ts";
 import { errorText } from "../_util/error_text.ts";
 import { terminalSafe } from "../core/terminal_text.ts";
 import { shortDescription } from "./format.ts";
+import { getHermesHome } from "../profile/hermes_home.ts";
+import { loadConfig } from "../config/config.ts";
 import type { ProviderCommandLine } from "./root_help.ts";
+import type { RunGrant } from "./run_flags.ts";
 
 export { isBuiltinSentinel } from "../plugins/plugin_discovery.ts";
 export { DependencyInstallError } from "../plugins/provider_deps.ts";
@@ -85,6 +93,28 @@ export async function closeProvider(
 }
 
 /**
+ * A provider's config schema, loaded in its sandbox and closed again;
+ * `error`: the first line of why it cannot load right now.
+ */
+export async function providerSchema(
+  name: string,
+  options: { inspection?: boolean } = {},
+): Promise<{ schema: ConfigField[] } | { error: string }> {
+  let provider: MemoryProvider | null = null;
+  try {
+    provider = await loadProvider(name, options);
+    if (provider === null) {
+      return { error: "the plugin registered no provider" };
+    }
+    return { schema: await provider.getConfigSchema() ?? [] };
+  } catch (error) {
+    return { error: errorText(error).split("\n", 1)[0] ?? "" };
+  } finally {
+    await closeProvider(provider);
+  }
+}
+
+/**
  * The active provider's command line: host code (bundled, or any in a
  * compiled binary) attaches its tree; a user or project provider's `cli.ts`
  * runs in its sandbox process, which parses the arguments itself.
@@ -106,13 +136,8 @@ export async function describeProviderCommand(
 ): Promise<ProviderCommandLine | undefined> {
   const candidate = await findMemoryProvider(name);
   if (candidate?.dir === undefined) return undefined;
-  try {
-    if (!(await Deno.stat(join(candidate.dir, "cli.ts"))).isFile) {
-      return undefined;
-    }
-  } catch {
-    return undefined;
-  }
+  const cli = await Deno.stat(join(candidate.dir, "cli.ts")).catch(() => null);
+  if (!cli?.isFile) return undefined;
   return {
     name,
     summary: shortDescription(
@@ -261,51 +286,34 @@ async function cliExport<F>(
 }
 
 /**
- * A setup wizard a provider's `cli.ts` exports as `postSetup` (the provider
- * itself runs without a terminal; a user provider's gets the terminal
- * bridged and only its own sections of `config.yaml`). Resolves to an exit
- * code (or nothing for success).
+ * A setup hook a provider's `cli.ts` exports, called `(hermesHome, value,
+ * io)`; resolves to an exit code (or nothing for success). `postSetup` is
+ * its setup wizard (`value`: `config.yaml`; the provider itself runs
+ * without a terminal, a user provider's gets the terminal bridged and only
+ * its own sections of `config.yaml`); `applySetup` its non-interactive
+ * setup (`value`: exactly the `--set` values, converted to their schema
+ * types).
  */
 export type HostSetup = (
   hermesHome: string,
-  config: HermesConfig,
+  value: Record<string, unknown>,
   io: CliIo,
 ) => unknown;
 
-/** The `postSetup(hermesHome, config, io)` of a provider's `cli.ts`. */
-export function loadHostSetup(name: string): Promise<HostSetup | null> {
+/** The `postSetup` or `applySetup` of a provider's `cli.ts`. */
+export function loadHostSetup(
+  name: string,
+  hook: "postSetup" | "applySetup",
+): Promise<HostSetup | null> {
   return cliExport<HostSetup>(
     name,
-    "postSetup",
-    (call) => async (hermesHome, config, io) =>
+    hook,
+    (call) => async (hermesHome, value, io) =>
       call(io, [
         hermesHome,
-        await ownConfig(name, config),
+        hook === "postSetup" ? await ownConfig(name, value) : value,
         (await sandboxedCliModule()).BRIDGED_IO,
       ]),
-  );
-}
-
-/**
- * A provider's non-interactive setup, `applySetup(hermesHome, values, io)`:
- * applies exactly the `--set` values (converted to their schema types) and
- * returns the exit code.
- */
-export type HostApplySetup = (
-  hermesHome: string,
-  values: Record<string, unknown>,
-  io: CliIo,
-) => unknown;
-
-/** The `applySetup(hermesHome, values, io)` of a provider's `cli.ts`. */
-export function loadHostApplySetup(
-  name: string,
-): Promise<HostApplySetup | null> {
-  return cliExport<HostApplySetup>(
-    name,
-    "applySetup",
-    (call) => async (hermesHome, values, io) =>
-      call(io, [hermesHome, values, (await sandboxedCliModule()).BRIDGED_IO]),
   );
 }
 
@@ -328,11 +336,10 @@ export function loadHostSaveConfig(
 }
 
 /** Dependency readiness: one summary line, then details (missing packages, install commands). */
-export interface DependencyInfo {
-  ready: boolean;
-  summary: string;
-  details: string[];
-}
+export type DependencyInfo = Pick<
+  DependencyStatus,
+  "ready" | "summary" | "details"
+>;
 
 /** Dependency readiness, or `undefined` when it cannot be told. */
 export async function providerDependencies(
@@ -341,11 +348,8 @@ export async function providerDependencies(
   try {
     const status = await providerDependencyStatus(name);
     if (status === null) return undefined;
-    return {
-      ready: status.ready,
-      summary: status.summary,
-      details: status.details,
-    };
+    const { ready, summary, details } = status;
+    return { ready, summary, details };
   } catch (error) {
     return {
       ready: false,
@@ -355,14 +359,10 @@ export async function providerDependencies(
   }
 }
 
-/** A provider's effective sandbox grant. */
-export interface SandboxInfo {
+/** A provider's effective sandbox grant (its `read`, `write`, `env` and `net` lists as a `deno run` grant's). */
+export interface SandboxInfo extends Omit<RunGrant, "import"> {
   /** Where it runs: `worker` (permission-confined) or `none`. */
   mode: string;
-  read: string[];
-  write: string[];
-  env: string[];
-  net: string[];
   /** The `net` hosts granted because the user wrote them in the provider's settings (honcho.json `baseUrl`). */
   netFromSettings: string[];
   npm: string[];
@@ -435,14 +435,11 @@ export async function providerRunFlags(
 }
 
 /** Caches the provider's declared dependencies; throws `DependencyInstallError`. */
-export async function prepareDependencies(
-  name: string,
-): Promise<{ messages: string[] }> {
-  return { messages: (await prepareProviderDependencies(name)).messages };
-}
+export { prepareProviderDependencies as prepareDependencies };
 
 export type {
   ProviderConnectionStatus,
+  ProviderProblem,
   ProviderStatusDescription,
 } from "../plugins/provider_cli.ts";
 
@@ -480,6 +477,27 @@ export async function describeProviderStatus(
   } catch (error) {
     return { description: null, error: errorText(error) };
   }
+}
+
+/**
+ * The description of the provider's status hook in the active profile
+ * (`null`: none, or it failed); with `probe`, its connection test too (at
+ * most 5 s). `config` defaults to `config.yaml` read afresh.
+ */
+export async function providerStatusNow(
+  name: string,
+  io: CliIo,
+  probe: boolean,
+  config?: HermesConfig,
+): Promise<ProviderStatusDescription | null> {
+  return (await describeProviderStatus(name, {
+    hermesHome: getHermesHome(),
+    config: config ?? await loadConfig().catch(() => ({})),
+    env: (variable) => io.env(variable),
+    probe,
+    probeTimeoutMs: probe ? 5_000 : 0,
+    detail: "status",
+  })).description;
 }
 
 /** How much longer than its probe a sandboxed status hook may take (its start). */

@@ -4,12 +4,13 @@
 
 import type { HermesConfig } from "../core/memory_provider.ts";
 import {
+  type DiscoveredProvider as Discovered,
   findMemoryProvider,
   isBuiltinSentinel,
   listMemoryProviderNames,
 } from "../plugins/plugin_discovery.ts";
 import { discoverMemoryProviders } from "../plugins/provider_listing.ts";
-import { getConfigValue } from "../config/config.ts";
+import { getConfigValue, loadConfig } from "../config/config.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { join } from "../_util/path.ts";
 
@@ -20,13 +21,16 @@ export function activeProviderName(config: HermesConfig): string | null {
   return name === "" || isBuiltinSentinel(name) ? null : name;
 }
 
-/** A discovered provider, as the CLI lists it. */
-export interface DiscoveredProvider {
-  name: string;
-  description: string;
-  source: string;
-  available: boolean | null;
+/**
+ * The active provider of `config.yaml` read now, or `null` for none; a
+ * broken config.yaml counts as none (status and setup report it).
+ */
+export function readActiveProvider(): Promise<string | null> {
+  return loadConfig().then(activeProviderName, () => null);
 }
+
+/** A discovered provider, as the CLI lists it (without its directory). */
+export type DiscoveredProvider = Omit<Discovered, "dir">;
 
 /**
  * Lists providers with their availability decided from each manifest: no
@@ -34,18 +38,11 @@ export interface DiscoveredProvider {
  * an unselected provider, nor a project plugin).
  */
 export async function discoverProviders(): Promise<DiscoveredProvider[]> {
-  return (await discoverMemoryProviders()).map((p) => ({
-    name: p.name,
-    description: p.description,
-    source: p.source,
-    available: p.available,
-  }));
+  return (await discoverMemoryProviders()).map(({ dir: _dir, ...p }) => p);
 }
 
 /** The names of all discovered providers (no import). */
-export function listProviderNames(): Promise<string[]> {
-  return listMemoryProviderNames();
-}
+export { listMemoryProviderNames as listProviderNames };
 
 /**
  * When `$HERMES_HOME/plugins/<name>/` holds a Python provider (Hermes

@@ -6,7 +6,7 @@ import { loadConfig } from "../config/config.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import type { HermesConfig, MemoryTarget } from "../core/memory_provider.ts";
 import { MemoryStore } from "../builtin/memory_store.ts";
-import { readStoreUsage } from "../builtin/memory_files.ts";
+import { readStoreUsage, type StoreUsage } from "../builtin/memory_files.ts";
 import {
   handleMemoryToolCall,
   type MemoryToolCallOptions,
@@ -28,15 +28,11 @@ export const TARGET_DESCRIPTIONS: Readonly<Record<MemoryTarget, string>> = {
  * One built-in file's entries (numbered from 1; `blocked`: kept out of the
  * system prompt by the threat scan) and usage (`62% — 1,364/2,200 chars`).
  */
-export interface BuiltinEntryFile {
+export interface BuiltinEntryFile
+  extends Pick<StoreUsage, "path" | "enabled" | "exists" | "chars" | "limit"> {
   target: MemoryTarget;
   file: string;
-  path: string;
-  enabled: boolean;
-  exists: boolean;
   error: string | null;
-  chars: number;
-  limit: number;
   percent: number;
   usage: string;
   entries: { number: number; text: string; blocked: boolean }[];

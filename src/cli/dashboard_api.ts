@@ -6,15 +6,14 @@
 
 import { type CliIo, redirectIo } from "./cli_io.ts";
 import {
-  closeProvider,
-  describeProviderStatus,
   isBuiltinSentinel,
-  loadProvider,
+  providerSchema,
+  providerStatusNow,
 } from "./_plugins.ts";
 import {
-  activeProviderName,
   listPluginReports,
   locateProvider,
+  readActiveProvider,
 } from "./_provider_list.ts";
 import { envVarSource, fieldEnvVar } from "./provider_report.ts";
 import {
@@ -59,8 +58,6 @@ import {
 import { listBuiltinEntries } from "./builtin_entries.ts";
 import { isRecord } from "../_util/is_record.ts";
 import { maskSecret } from "../core/mask.ts";
-import { errorText } from "../_util/error_text.ts";
-import type { ConfigField, HermesConfig } from "../core/memory_provider.ts";
 import type { ProviderConnectionStatus } from "../plugins/provider_cli.ts";
 
 /**
@@ -71,7 +68,7 @@ import type { ProviderConnectionStatus } from "../plugins/provider_cli.ts";
 export async function dashboardProviders(io: CliIo) {
   const home = getHermesHome();
   // A broken config.yaml: status shows why.
-  const active = await loadConfig().then(activeProviderName, () => null);
+  const active = await readActiveProvider();
   const dotenv = await readDotenvForAvailability(home);
   const isSet = (name: string) => envVarSource(name, io, dotenv) !== undefined;
   const providers = [];
@@ -107,23 +104,6 @@ export async function dashboardProviders(io: CliIo) {
   return { active, providers };
 }
 
-/** The provider's status hook; with `probe`, its connection test (config.yaml read afresh). */
-async function statusHook(
-  name: string,
-  io: CliIo,
-  probe: boolean,
-  config?: HermesConfig,
-) {
-  return (await describeProviderStatus(name, {
-    hermesHome: getHermesHome(),
-    config: config ?? await loadConfig().catch(() => ({})),
-    env: (variable) => io.env(variable),
-    probe,
-    probeTimeoutMs: probe ? 5_000 : 0,
-    detail: "status",
-  })).description;
-}
-
 /**
  * A provider's configuration panel: its config schema (loaded in its
  * sandbox, as setup does) and the values in effect from its status hook.
@@ -132,24 +112,14 @@ export async function dashboardSchema(name: string, io: CliIo) {
   if (await locateProvider(name) === null) {
     return { error: `memory provider '${name}' was not found` };
   }
-  let schema: ConfigField[] = [];
-  let provider = null;
-  try {
-    provider = await loadProvider(name);
-    if (provider === null) {
-      return { error: "the plugin registered no provider" };
-    }
-    schema = await provider.getConfigSchema() ?? [];
-  } catch (error) {
-    return { error: errorText(error).split("\n", 1)[0] ?? "" };
-  } finally {
-    await closeProvider(provider);
-  }
+  const loaded = await providerSchema(name);
+  if ("error" in loaded) return loaded;
+  const { schema } = loaded;
   const home = getHermesHome();
   const config = await loadConfig().catch(() => ({}));
   const section = getConfigValue(config, `memory.${name}`);
   const own = isRecord(section) ? section : {};
-  const description = await statusHook(name, io, false, config);
+  const description = await providerStatusNow(name, io, false, config);
   const dotenv = await readDotenvForAvailability(home);
   const effective: Record<string, unknown> = { ...own };
   for (const [key, s] of Object.entries(description?.settings ?? {})) {
@@ -249,7 +219,7 @@ export async function dashboardSetup(
   const saved = changes.some((c) => c.change !== "unchanged");
   let connection: ProviderConnectionStatus | null = null;
   if ((exitCode === 0 || saved) && !isBuiltinSentinel(name)) {
-    connection = (await statusHook(name, io, true))?.connection ?? null;
+    connection = (await providerStatusNow(name, io, true))?.connection ?? null;
   }
   return {
     exitCode,
@@ -379,7 +349,7 @@ export class DashboardProviderView {
     const result = isRecord(value) ? value : { result: value };
     if (typeof result.error === "string" && memory.external !== null) {
       // The tool's error rarely says why: the status probe does.
-      const c = (await statusHook(memory.external, this.#io, true))
+      const c = (await providerStatusNow(memory.external, this.#io, true))
         ?.connection;
       result.cause = c && !c.ok ? c.error : null;
       result.fix = c && !c.ok

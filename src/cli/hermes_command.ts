@@ -529,11 +529,7 @@ export class HermesCommand {
     );
     longs.push("--help");
     const close = flag.startsWith("--") ? closestName(flag, longs) : undefined;
-    this.error(
-      `error: unknown option '${flag}'${
-        close ? ` (Did you mean ${close}?)` : ""
-      }`,
-    );
+    this.#unknown("option", flag, "usage", close);
   }
 
   /** Prints `error: message` and a hint, then throws {@linkcode CliExit} (exit 2). @throws {CliExit} */
@@ -548,15 +544,15 @@ export class HermesCommand {
   /** Reports `word` as an unknown subcommand, with a close name if any. */
   unknownSubcommand(word: string): never {
     const names = this.#commands.filter((c) => !c.#hidden).map((c) => c.#name);
-    const close = closestName(
-      word,
-      names,
-      Math.max(1, Math.floor(word.length / 3)),
-    );
+    const distance = Math.max(1, Math.floor(word.length / 3));
+    const close = closestName(word, names, distance);
+    return this.#unknown("command", word, "unknownCommand", close);
+  }
+
+  // `error: unknown option|command '<word>'`, with the close name if any.
+  #unknown(what: string, word: string, code: string, close?: string): never {
     const hint = close ? ` (Did you mean ${close}?)` : "";
-    return this.error(`error: unknown command '${word}'${hint}`, {
-      code: "unknownCommand",
-    });
+    return this.error(`error: unknown ${what} '${word}'${hint}`, { code });
   }
 
   /** The help text, ending with a line break. */

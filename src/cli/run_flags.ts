@@ -1,7 +1,7 @@
 // The CLI's `deno run` permission flags, merged with a provider's worker
 // grant: a worker cannot get more than its parent holds.
 
-import { fileURLToPath } from "../_util/path.ts";
+import { cliLocation } from "./cli_location.ts";
 import { PARSED_CONFIG_ENV } from "../config/config.ts";
 import { realPathOf } from "../sandbox/grant.ts";
 
@@ -63,9 +63,7 @@ export interface RunGrant {
 
 /** The framework's root when it runs from local files (remote modules need no read grant). */
 export function frameworkDir(): string | undefined {
-  const url = new URL("../../", import.meta.url);
-  if (url.protocol !== "file:") return undefined;
-  return fileURLToPath(url).replace(/[\\/]$/, "");
+  return cliLocation().dir;
 }
 
 /** The CLI's own grant: the home, the framework (read) and its variables. */

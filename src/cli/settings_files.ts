@@ -23,17 +23,14 @@ export interface SettingsFileError {
   fix: string;
 }
 
-export interface SettingsFileReport {
+/** A settings file as status and doctor report it (path, role, format, exists and secret as a provider's status hook gives them for its own). */
+export interface SettingsFileReport
+  extends
+    Pick<ProviderFileStatus, "path" | "role" | "format" | "exists" | "secret"> {
   /** The file name (`config.yaml`, `.env`, `honcho.json`). */
   file: string;
-  path: string;
-  role: string;
-  format: "yaml" | "env" | "json";
-  exists: boolean;
   /** Permission bits as octal text (`"0600"`); `null` when missing or unknown. */
   mode: string | null;
-  /** Whether it holds secrets (then it must be `0600`). */
-  secret: boolean;
   /** `null` when it parses or is missing. */
   error: SettingsFileError | null;
 }

@@ -15,6 +15,7 @@ import type { HermesConfig } from "../core/memory_provider.ts";
 import { isPlainObject } from "../_util/is_record.ts";
 import { sha256Hex } from "../_util/sha256.ts";
 import { readConfigText } from "./config_file.ts";
+import { errorText } from "../_util/error_text.ts";
 
 // Only a text the launcher did not hand over, or a save, evaluates the YAML
 // side (the `yaml` package's schema, locks, atomic writes).
@@ -107,6 +108,22 @@ export async function loadConfig(
   if (text === undefined) return {};
   return await handedConfig(text) ??
     await (await configYaml()).parseConfigText(path, text);
+}
+
+/**
+ * {@linkcode loadConfig} for a caller that goes on without the settings:
+ * `{}` when `config.yaml` cannot be read or parsed, after `onError` got why.
+ */
+export async function loadConfigOrEmpty(
+  hermesHome: string | undefined,
+  onError: (why: string) => void,
+): Promise<HermesConfig> {
+  try {
+    return await loadConfig({ hermesHome });
+  } catch (error) {
+    onError(errorText(error));
+    return {};
+  }
 }
 
 /**

@@ -13,6 +13,7 @@
 //   (`1.0e3` is a string, `1.0e+3` is 1000), `-.5` is a string;
 // - `=` is PyYAML's `value` tag, which `safe_load` cannot construct.
 import type { ScalarTag, Tags } from "npm:yaml@^2.9.1";
+import { pythonFloatRepr } from "../_util/python_json.ts";
 
 const PY_BOOL =
   /^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$/;
@@ -104,26 +105,8 @@ export function pythonFloatText(value: number): string {
   if (Number.isNaN(value)) return ".nan";
   if (value === Infinity) return ".inf";
   if (value === -Infinity) return "-.inf";
-  if (Object.is(value, -0)) return "-0.0";
-  const sign = value < 0 ? "-" : "";
-  const [mantissa, expText] = Math.abs(value).toExponential().split("e") as [
-    string,
-    string,
-  ];
-  const exp = Number(expText);
-  const digits = mantissa.replace(".", "");
-  if (exp < -4 || exp >= 16) {
-    // PyYAML needs a dot in the mantissa: 1e-07 is written 1.0e-07.
-    const head = digits.length > 1
-      ? `${digits[0]}.${digits.slice(1)}`
-      : `${digits}.0`;
-    return `${sign}${head}e${exp < 0 ? "-" : "+"}${
-      String(Math.abs(exp)).padStart(2, "0")
-    }`;
-  }
-  if (exp < 0) return `${sign}0.${"0".repeat(-exp - 1)}${digits}`;
-  const whole = digits.slice(0, exp + 1).padEnd(exp + 1, "0");
-  return `${sign}${whole}.${digits.slice(exp + 1) || "0"}`;
+  // PyYAML needs a dot in the mantissa: 1e-07 is written 1.0e-07.
+  return pythonFloatRepr(value).replace(/^(-?\d+)e/, "$1.0e");
 }
 
 const floatTag: ScalarTag = {

@@ -241,11 +241,8 @@ export async function readJsonOrEmpty(
 
 async function resolveWriteTarget(path: string): Promise<string> {
   const absolute = resolve(path);
-  try {
-    return await Deno.realPath(absolute);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
+  const real = await unlessMissing(Deno.realPath(absolute));
+  if (real !== undefined) return real;
   // Missing, or a dangling symlink: follow links by hand to the file to create.
   let current = absolute;
   for (let hops = 0; hops < 40; hops++) {

@@ -14,7 +14,12 @@ import {
   pathToFileURL,
   resolve,
 } from "../_util/path.ts";
-import { getConfigPath, getConfigValue, loadConfig } from "../config/config.ts";
+import {
+  getConfigPath,
+  getConfigValue,
+  loadConfig,
+  loadConfigOrEmpty,
+} from "../config/config.ts";
 import { isTruthyEnvValue, readProcessEnv } from "../core/env.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { log } from "../core/log.ts";
@@ -363,21 +368,6 @@ export async function findEscapingSymlink(
   return undefined;
 }
 
-async function configFor(
-  options: DiscoveryOptions,
-  hermesHome: string,
-): Promise<HermesConfig> {
-  if (options.config !== undefined) return options.config;
-  return await loadConfig({ hermesHome }).catch((error) => {
-    warnOnce(
-      `Ignoring memory.packages: ${errorText(error)}; fix ${
-        getConfigPath(hermesHome)
-      }`,
-    );
-    return {};
-  });
-}
-
 function packageCandidates(
   config: HermesConfig,
   hermesHome: string,
@@ -519,7 +509,11 @@ async function scanOnce(
   if (project !== undefined) {
     result.push(...scanDirectorySource(project, "project", seen));
   }
-  const config = await configFor(options, hermesHome);
+  const config = options.config ??
+    await loadConfigOrEmpty(hermesHome, (why) =>
+      warnOnce(
+        `Ignoring memory.packages: ${why}; fix ${getConfigPath(hermesHome)}`,
+      ));
   result.push(...packageCandidates(config, hermesHome, seen));
   return result;
 }

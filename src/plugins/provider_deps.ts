@@ -34,7 +34,7 @@ interface DependencyState extends ProviderDependency {
 }
 
 /** What {@linkcode providerDependencyStatus} reports. */
-interface DependencyStatus {
+export interface DependencyStatus {
   provider: string;
   /** Whether every declared dependency is cached and allowed. */
   ready: boolean;

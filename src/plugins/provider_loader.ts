@@ -6,7 +6,11 @@
  */
 
 import { join, resolve } from "../_util/path.ts";
-import { getConfigPath, getConfigValue, loadConfig } from "../config/config.ts";
+import {
+  getConfigPath,
+  getConfigValue,
+  loadConfigOrEmpty,
+} from "../config/config.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { checkHostSafety } from "../sandbox/host_safety.ts";
 import {
@@ -163,13 +167,11 @@ async function dataDirEscape(dataDir: string): Promise<string | undefined> {
   }
 }
 
-async function readConfigOrEmpty(hermesHome: string): Promise<HermesConfig> {
-  try {
-    return await loadConfig({ hermesHome });
-  } catch (error) {
-    warnOnce(`${errorText(error)}; memory providers load without its settings`);
-    return {};
-  }
+function readConfigOrEmpty(hermesHome: string): Promise<HermesConfig> {
+  return loadConfigOrEmpty(
+    hermesHome,
+    (why) => warnOnce(`${why}; memory providers load without its settings`),
+  );
 }
 
 interface Loaded {

@@ -16,6 +16,7 @@ import {
   closeProvider,
   loadProvider,
   type ProviderConnectionStatus,
+  type ProviderProblem,
   sandboxGrant,
 } from "../_plugins.ts";
 import {
@@ -30,13 +31,10 @@ import { errorText } from "../../_util/error_text.ts";
 
 const DOCTOR_PROBE_TIMEOUT_MS = 3_000;
 
-interface DoctorProblem {
-  /** `file.parse`, `grant.net`, `provider.load`, …, or a provider's own (`outbox.stalled`). */
-  check: string;
+/** A problem: `check` is `file.parse`, `grant.net`, `provider.load`, …, or a provider's own (`outbox.stalled`). */
+interface DoctorProblem extends ProviderProblem {
   /** The file (with `:line:column` when known) or config key concerned. */
   where: string;
-  message: string;
-  fix: string;
 }
 
 /** Everything `hermes memory doctor --json` prints. */

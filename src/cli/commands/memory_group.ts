@@ -8,78 +8,49 @@ import { lazyImport } from "../../_util/lazy_import.ts";
 
 type Register = (memory: HermesCommand) => HermesCommand;
 
+// Each subcommand's module by path: `typeof import` of the same path keeps
+// deno check (a renamed export fails it) and deno cache on every one.
+interface Modules {
+  "./memory_status.ts": typeof import("./memory_status.ts");
+  "./memory_setup.ts": typeof import("./memory_setup.ts");
+  "./memory_doctor.ts": typeof import("./memory_doctor.ts");
+  "./memory_list.ts": typeof import("./memory_list.ts");
+  "./memory_permissions.ts": typeof import("./memory_permissions.ts");
+  "./memory_off.ts": typeof import("./memory_off.ts");
+  "./memory_reset.ts": typeof import("./memory_reset.ts");
+  "./memory_recall.ts": typeof import("./memory_recall.ts");
+  "./memory_entries.ts": typeof import("./memory_entries.ts");
+  "./memory_mcp.ts": typeof import("./memory_mcp.ts");
+  "./memory_dashboard.ts": typeof import("./memory_dashboard.ts");
+  "./memory_import.ts": typeof import("./memory_import.ts");
+}
+
+/** A subcommand: its name, its module and the `Register` that module exports. */
+type Subcommand = {
+  [P in keyof Modules]: readonly [
+    string,
+    P,
+    { [E in keyof Modules[P]]: Modules[P][E] extends Register ? E : never }[
+      keyof Modules[P]
+    ],
+  ];
+}[keyof Modules];
+
 // The subcommands in help order, each loaded only when named (see
 // lazyImport: a literal import would read every command's graph at start).
-const SUBCOMMANDS: readonly (readonly [string, () => Promise<Register>])[] = [
-  ["status", async () =>
-    (await lazyImport<typeof import("./memory_status.ts")>(
-      "./memory_status.ts",
-      import.meta.url,
-    )).registerMemoryStatus],
-  ["setup", async () =>
-    (await lazyImport<typeof import("./memory_setup.ts")>(
-      "./memory_setup.ts",
-      import.meta.url,
-    )).registerMemorySetup],
-  ["doctor", async () =>
-    (await lazyImport<typeof import("./memory_doctor.ts")>(
-      "./memory_doctor.ts",
-      import.meta.url,
-    )).registerMemoryDoctor],
-  ["list", async () =>
-    (await lazyImport<typeof import("./memory_list.ts")>(
-      "./memory_list.ts",
-      import.meta.url,
-    )).registerMemoryList],
-  [
-    "permissions",
-    async () =>
-      (await lazyImport<typeof import("./memory_permissions.ts")>(
-        "./memory_permissions.ts",
-        import.meta.url,
-      )).registerMemoryPermissions,
-  ],
-  ["off", async () =>
-    (await lazyImport<typeof import("./memory_off.ts")>(
-      "./memory_off.ts",
-      import.meta.url,
-    )).registerMemoryOff],
-  ["reset", async () =>
-    (await lazyImport<typeof import("./memory_reset.ts")>(
-      "./memory_reset.ts",
-      import.meta.url,
-    )).registerMemoryReset],
-  ["recall", async () =>
-    (await lazyImport<typeof import("./memory_recall.ts")>(
-      "./memory_recall.ts",
-      import.meta.url,
-    )).registerMemoryRecall],
-  [
-    "entries",
-    async () =>
-      (await lazyImport<typeof import("./memory_entries.ts")>(
-        "./memory_entries.ts",
-        import.meta.url,
-      )).registerMemoryEntries,
-  ],
-  ["mcp", async () =>
-    (await lazyImport<typeof import("./memory_mcp.ts")>(
-      "./memory_mcp.ts",
-      import.meta.url,
-    )).registerMemoryMcp],
-  [
-    "dashboard",
-    async () =>
-      (await lazyImport<typeof import("./memory_dashboard.ts")>(
-        "./memory_dashboard.ts",
-        import.meta.url,
-      )).registerMemoryDashboard,
-  ],
-  ["import", async () =>
-    (await lazyImport<typeof import("./memory_import.ts")>(
-      "./memory_import.ts",
-      import.meta.url,
-    )).registerMemoryImport],
+const SUBCOMMANDS: readonly Subcommand[] = [
+  ["status", "./memory_status.ts", "registerMemoryStatus"],
+  ["setup", "./memory_setup.ts", "registerMemorySetup"],
+  ["doctor", "./memory_doctor.ts", "registerMemoryDoctor"],
+  ["list", "./memory_list.ts", "registerMemoryList"],
+  ["permissions", "./memory_permissions.ts", "registerMemoryPermissions"],
+  ["off", "./memory_off.ts", "registerMemoryOff"],
+  ["reset", "./memory_reset.ts", "registerMemoryReset"],
+  ["recall", "./memory_recall.ts", "registerMemoryRecall"],
+  ["entries", "./memory_entries.ts", "registerMemoryEntries"],
+  ["mcp", "./memory_mcp.ts", "registerMemoryMcp"],
+  ["dashboard", "./memory_dashboard.ts", "registerMemoryDashboard"],
+  ["import", "./memory_import.ts", "registerMemoryImport"],
 ];
 
 /** Adds the `memory` group (description, usage, examples) without its subcommands. */
@@ -117,7 +88,13 @@ export async function attachMemoryCommand(
     : word === undefined && !help
     ? SUBCOMMANDS.filter(([name]) => name === "status")
     : SUBCOMMANDS;
-  const registers = await Promise.all(wanted.map(([, load]) => load()));
+  const registers = await Promise.all(
+    wanted.map(async ([, path, exported]) =>
+      (await lazyImport<Record<string, Register>>(path, import.meta.url))[
+        exported
+      ]!
+    ),
+  );
   for (const register of registers) register(memory);
   memory.allowExcessArguments(true).action(async () => {
     const [word] = memory.args;

@@ -13,8 +13,7 @@ import {
 } from "../../builtin/memory_files.ts";
 import { formatThousands } from "../../builtin/memory_format.ts";
 import type { MemoryTarget } from "../../core/memory_provider.ts";
-import { loadConfig } from "../../config/config.ts";
-import { activeProviderName } from "../_provider_list.ts";
+import { readActiveProvider } from "../_provider_list.ts";
 import { ioAction, writeJson } from "../format.ts";
 import { TARGET_DESCRIPTIONS } from "../builtin_entries.ts";
 import { unlessMissing } from "../../io/atomic_write.ts";
@@ -32,11 +31,14 @@ async function runMemoryReset(
     : [target];
 
   const found: { target: MemoryTarget; path: string; bytes: number }[] = [];
+  // `MEMORY.md (agent notes)`: how the listing and the result name a file.
+  const label = (f: (typeof found)[number]) =>
+    `${basename(f.path)} (${TARGET_DESCRIPTIONS[f.target]})`;
   for (const t of selected) {
     const info = await unlessMissing(Deno.lstat(paths[t]));
     if (info) found.push({ target: t, path: paths[t], bytes: info.size });
   }
-  const provider = await loadConfig().then(activeProviderName, () => null);
+  const provider = await readActiveProvider();
   const json = options.json === true;
   const report = (deleted: string[], cancelled: boolean): void => {
     const kept = found.map((f) => basename(f.path))
@@ -57,9 +59,7 @@ async function runMemoryReset(
     io.stdout("This will permanently erase the following memory files:\n");
     for (const file of found) {
       io.stdout(
-        `  \u25c6 ${basename(file.path)} (${
-          TARGET_DESCRIPTIONS[file.target]
-        }) \u2014 ${formatThousands(file.bytes)} bytes\n`,
+        `  \u25c6 ${label(file)} \u2014 ${formatThousands(file.bytes)} bytes\n`,
       );
     }
     io.stdout("\n");
@@ -98,11 +98,7 @@ async function runMemoryReset(
   }
   for (const file of found) {
     if (deleted.has(file.path)) {
-      io.stdout(
-        `  \u2713 Deleted ${basename(file.path)} (${
-          TARGET_DESCRIPTIONS[file.target]
-        })\n`,
-      );
+      io.stdout(`  \u2713 Deleted ${label(file)}\n`);
     }
   }
   const left = target === "all"

@@ -20,16 +20,21 @@ import {
 import {
   closeProvider,
   DependencyInstallError,
-  describeProviderStatus,
+  type HostSetup,
   isBuiltinSentinel,
-  loadHostApplySetup,
   loadHostSaveConfig,
   loadHostSetup,
   loadProvider,
   missingProviderGrant,
   prepareDependencies,
+  providerSchema,
+  providerStatusNow,
 } from "../_plugins.ts";
-import { discoverProviders, locateProvider } from "../_provider_list.ts";
+import {
+  discoverProviders,
+  locateProvider,
+  readActiveProvider,
+} from "../_provider_list.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
 import {
   getConfigPath,
@@ -95,30 +100,13 @@ async function trackProvider(
   io: CliIo,
 ): Promise<void> {
   tracking.provider = name;
-  const description = await statusOf(name, tracking.home, {}, false, io);
+  const description = await providerStatusNow(name, io, false, {});
   const extra: TrackedFile[] = (description?.files ?? [])
     .filter((file) => !tracking.files.some((f) => f.path === file.path))
     .map(({ path, format }) => ({ path, format }));
   const snapshot = await snapshotFiles(extra);
   for (const [path, keys] of snapshot) tracking.before.set(path, keys);
   tracking.files.push(...extra);
-}
-
-async function statusOf(
-  name: string,
-  hermesHome: string,
-  config: HermesConfig,
-  probe: boolean,
-  io: CliIo,
-) {
-  return (await describeProviderStatus(name, {
-    hermesHome,
-    config,
-    env: (variable) => io.env(variable),
-    probe,
-    probeTimeoutMs: probe ? 5_000 : 0,
-    detail: "status",
-  })).description;
 }
 
 const BUILTIN_CHOICE = "\u0000builtin";
@@ -232,19 +220,21 @@ async function setup(
 ): Promise<number> {
   const assignments = (options.set ?? []).map(parseSetAssignment);
   const interactive = io.stdinIsTerminal && !options.yes;
-  const noTerminal = (): SetupStop =>
-    new SetupStop(
+
+  let name = options.provider?.trim();
+  // Built-in memory asks nothing, so it needs no terminal.
+  const builtin = !!name && isBuiltinSentinel(name);
+  if (
+    !builtin && !io.stdinIsTerminal && !options.yes && assignments.length === 0
+  ) {
+    throw new SetupStop(
       "error: standard input is not a terminal, so setup cannot ask questions; re-run with --yes " +
         "(keeps current values and defaults) and --set key=value for each setting, " +
         "e.g. hermes memory setup <provider> --yes --set key=value",
       USAGE_EXIT_CODE,
     );
-
-  let name = options.provider?.trim();
+  }
   if (name === undefined || name === "") {
-    if (!io.stdinIsTerminal && !options.yes && assignments.length === 0) {
-      throw noTerminal();
-    }
     if (!interactive) {
       throw new SetupStop(
         "error: name the provider to set up without questions: hermes memory setup <provider> --yes " +
@@ -272,9 +262,6 @@ async function setup(
     return 0;
   }
 
-  if (!io.stdinIsTerminal && !options.yes && assignments.length === 0) {
-    throw noTerminal();
-  }
   const location = await locateProvider(name);
   if (location === null) {
     const names = (await discoverProviders()).map((p) => p.name);
@@ -315,7 +302,7 @@ async function setup(
   const cannotLoad = async (why: string) =>
     new SetupStop(
       `error: memory provider '${name}' (${location.dir}) ${why} nothing was changed${
-        name === await activeProvider()
+        name === await readActiveProvider()
           ? ` (memory.provider stays '${name}')`
           : ""
       }. Fix the plugin and run 'hermes memory setup ${name}' again`,
@@ -359,7 +346,7 @@ async function runAppliedSetup(
 ): Promise<number | undefined> {
   const apply = await loadHostHook(
     name,
-    loadHostApplySetup,
+    "applySetup",
     "saving its settings the generic way",
     io,
   );
@@ -378,7 +365,7 @@ async function runOwnedSetup(
 ): Promise<number | undefined> {
   const hostSetup = await loadHostHook(
     name,
-    loadHostSetup,
+    "postSetup",
     "asking for its settings instead",
     io,
   ) ?? null;
@@ -401,14 +388,14 @@ async function runOwnedSetup(
 }
 
 /** Loads a host-side hook of the provider's cli.ts; a failure is a warning. */
-async function loadHostHook<T>(
+async function loadHostHook(
   name: string,
-  load: (name: string) => Promise<T | null>,
+  hook: "postSetup" | "applySetup",
   fallback: string,
   io: CliIo,
-): Promise<T | null | undefined> {
+): Promise<HostSetup | null | undefined> {
   try {
-    return await load(name);
+    return await loadHostSetup(name, hook);
   } catch (error) {
     io.stderr(
       `warning: cannot load the setup of provider '${name}' from its cli.ts (${
@@ -423,35 +410,14 @@ async function loadHostHook<T>(
 async function probeProvider(
   name: string,
 ): Promise<{ hint: string } | { error: string }> {
-  let provider: MemoryProvider | null = null;
-  try {
-    provider = await loadProvider(name, { inspection: true });
-    if (provider === null) {
-      return { error: "the plugin registered no provider" };
-    }
-    return { hint: setupHint(await provider.getConfigSchema() ?? []) };
-  } catch (error) {
-    return { error: errorText(error).split("\n", 1)[0] ?? "" };
-  } finally {
-    await closeProvider(provider);
-  }
-}
-
-/** The active provider (`memory.provider`), or `undefined` for none. */
-async function activeProvider(): Promise<string | undefined> {
-  // Setup itself reports a broken config.yaml.
-  const raw = await loadConfig().then(
-    (config) => getConfigValue(config, "memory.provider"),
-    () => undefined,
-  );
-  const name = typeof raw === "string" ? raw.trim() : "";
-  return name === "" || isBuiltinSentinel(name) ? undefined : name;
+  const loaded = await providerSchema(name, { inspection: true });
+  return "error" in loaded ? loaded : { hint: setupHint(loaded.schema) };
 }
 
 async function pickProvider(io: CliIo): Promise<string> {
   const [discovered, active] = await Promise.all([
     discoverProviders(),
-    activeProvider(),
+    readActiveProvider(),
   ]);
   // The loader's warnings become the reason shown in the list, not lines above it.
   const reasons = new Map<string, string>();
@@ -486,7 +452,7 @@ async function pickProvider(io: CliIo): Promise<string> {
           undefined,
       };
     });
-  if (active !== undefined && !discovered.some((p) => p.name === active)) {
+  if (active !== null && !discovered.some((p) => p.name === active)) {
     choices.push({
       value: active,
       name: `${active}  (active, not installed)`,
@@ -498,7 +464,7 @@ async function pickProvider(io: CliIo): Promise<string> {
     name: "Built-in only \u2014 MEMORY.md / USER.md (default)",
     description: "No external provider; the built-in store is always on",
   });
-  if (active !== undefined) {
+  if (active !== null) {
     io.stdout(
       `Current memory provider: ${active} (preselected; Enter keeps it)\n`,
     );
@@ -526,7 +492,8 @@ async function walkSchema(
   const providerConfig: Record<string, unknown> = isRecord(existing)
     ? { ...existing }
     : {};
-  const dotenv = await loadEnvFile(join(home, ".env"));
+  const envPath = join(home, ".env");
+  const dotenv = await loadEnvFile(envPath);
   const currentEnv = (envVar: string | undefined): string =>
     envVar === undefined ? "" : io.env(envVar) || dotenv[envVar] || "";
   const unstorable = schema.find((field) =>
@@ -534,9 +501,7 @@ async function walkSchema(
   );
   if (unstorable) {
     throw new SetupValueError(
-      `Cannot store secret '${unstorable.key}' of provider '${name}': its schema names no env_var; set the provider's variable in ${
-        join(home, ".env")
-      } by hand`,
+      `Cannot store secret '${unstorable.key}' of provider '${name}': its schema names no env_var; set the provider's variable in ${envPath} by hand`,
     );
   }
 
@@ -616,7 +581,7 @@ async function walkSchema(
     try {
       await saveEnvValue(envName, entry.value, { hermesHome: home });
       io.stdout(
-        `  Saved ${envName} to ${join(home, ".env")} (${
+        `  Saved ${envName} to ${envPath} (${
           entry.secret ? maskSecret(entry.value) : entry.value
         })\n`,
       );
@@ -625,7 +590,7 @@ async function walkSchema(
       io.stderr(`Skipping ${envName}: ${error.message}\n`);
     }
   }
-  await testProviderConnection(name, home, io);
+  await testProviderConnection(name, io);
   io.stdout("Start a new session to use it.\n");
   return 0;
 }
@@ -658,11 +623,9 @@ function convertAssignments(
 /** Ends a generic setup with the provider's status-hook probe, when it has one. */
 async function testProviderConnection(
   name: string,
-  home: string,
   io: CliIo,
 ): Promise<void> {
-  const config = await loadConfig().catch(() => ({}));
-  const description = await statusOf(name, home, config, true, io);
+  const description = await providerStatusNow(name, io, true);
   const c = description?.connection;
   if (!c) return;
   if (c.ok) {

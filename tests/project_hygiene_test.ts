@@ -287,7 +287,8 @@ function importEdges(text: string): [string, EdgeKind][] {
 }
 
 /** A lazy load's path: `lazyImport(…)` or a `load(…)` built on it. */
-const LAZY_LOAD = /\b(?:lazyImport|load)\s*(?:<[^()]*?>)?\(\s*"(\.[^"]+)"/g;
+const LAZY_LOAD =
+  /\b(?:lazyImport|load)\s*(?:<(?:[^<>()]|\([^()]*\))*>)?\(\s*"(\.[^"]+)"/g;
 
 function importSpecifiers(text: string): string[] {
   return importEdges(text).map(([specifier]) => specifier);

@@ -1,5 +1,7 @@
 // Small helpers shared by the Honcho provider's modules (private).
 
+import { log } from "../../../src/provider/mod.ts";
+
 /** A non-null, non-array object. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
@@ -8,6 +10,16 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 /** `error.message` for an `Error`, else the value as a string. */
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Logs `Honcho <what> failed: <error>`, scrubbed (the API key never reaches a log). */
+export function logFailure(
+  what: string,
+  error: unknown,
+  scrub: (text: string) => string,
+  level: "debug" | "warn" = "debug",
+): void {
+  log(level, `Honcho ${what} failed: ${scrub(errorText(error))}`);
 }
 
 /** A Honcho id: each character outside `[A-Za-z0-9_-]` becomes `-` (no collapsing, no trimming). */

@@ -22,6 +22,17 @@ export function logFailure(
   log(level, `Honcho ${what} failed: ${scrub(errorText(error))}`);
 }
 
+/**
+ * SHA-256 (hex) of the parts' UTF-8, concatenated. Node's crypto is loaded at
+ * the first call, not with the provider: importing it evaluates Deno's Node
+ * layer, 12–20 ms of every sandboxed start, for digests written after turn 1.
+ */
+export function sha256Hex(...parts: string[]): string {
+  const hash = process.getBuiltinModule("node:crypto").createHash("sha256");
+  for (const part of parts) hash.update(part, "utf8");
+  return hash.digest("hex");
+}
+
 /** A Honcho id: each character outside `[A-Za-z0-9_-]` becomes `-` (no collapsing, no trimming). */
 export function sanitizeId(value: string): string {
   return value.replace(/[^A-Za-z0-9_-]/g, "-");

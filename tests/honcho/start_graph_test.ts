@@ -2,8 +2,8 @@
 // provider adds no module of Deno's Node-compatibility layer to what the
 // framework's provider entry already evaluates. `node:crypto` (turn digests,
 // long ids) and `node:fs/promises` (the injection log) evaluated it at load,
-// 12–20 ms of every start before the first call; digests now load it at the
-// first use, after set-up has started.
+// 12–20 ms of every start before the first call; digests now load it at
+// their first use (the first turn's write).
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";

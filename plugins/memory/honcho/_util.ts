@@ -24,8 +24,9 @@ export function logFailure(
 
 /**
  * SHA-256 (hex) of the parts' UTF-8, concatenated. Node's crypto is loaded at
- * the first call, not with the provider: importing it evaluates Deno's Node
- * layer, 12–20 ms of every sandboxed start, for digests written after turn 1.
+ * the first call (the first turn's write, in the background through the
+ * sandbox), not with the provider: importing it evaluates Deno's Node layer,
+ * 12–20 ms of every sandboxed start before its first call.
  */
 export function sha256Hex(...parts: string[]): string {
   const hash = process.getBuiltinModule("node:crypto").createHash("sha256");

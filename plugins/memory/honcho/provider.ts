@@ -74,7 +74,7 @@ import {
   waitFor,
 } from "./_runtime.ts";
 import { HONCHO_TIMINGS } from "./config/timings_table.ts";
-import { errorText, logFailure, scrubberOf, sha256Hex } from "./_util.ts";
+import { errorText, logFailure, scrubberOf } from "./_util.ts";
 
 export type { HonchoLivenessSnapshot, HonchoSessionIdentity, QueryRewriter };
 
@@ -297,8 +297,6 @@ export class HonchoMemoryProvider extends ProviderContract {
       const parts = this.#assemble(sessionId, options, config, client);
       this.#parts = parts;
       await parts.session.start();
-      // Turn digests need Node's crypto (12–20 ms to load): it loads while the first reads are out.
-      if (!parts.inspection) setTimeout(sha256Hex, 0);
       if (config.recallMode === "tools" && !config.initOnSessionStart) {
         // Set-up waits for the first tool call; the backlog is still delivered.
         if (!parts.inspection) {

@@ -21,9 +21,9 @@ const QUERY = "What did I plan for Oslo?";
 Deno.test("turn 1's reads go out beside the session's creation; its prefetch waits for the creation", async () => {
   await using server = await startHonchoTestServer();
   seedKnowledge(server);
-  // The creation answers late; everything else at once.
-  server.inject(ROUTES.session, { latencyMs: 1_500, times: Infinity });
-  const home = await makeProfile(server);
+  // The creation answers late (within turn 1's wait); everything else at once.
+  server.inject(ROUTES.session, { latencyMs: 3_000, times: Infinity });
+  const home = await makeProfile(server, { config: { firstTurnBaseWait: 10 } });
   const provider = await startProvider(home);
   try {
     provider.onTurnStart(1, QUERY, {});
@@ -58,7 +58,7 @@ Deno.test("turn 1's reads go out beside the session's creation; its prefetch wai
 Deno.test("turn 1's prefetch returns while the session's peer configs are read back", async () => {
   await using server = await startHonchoTestServer();
   // The read-back answers late; everything else at once.
-  server.inject(ROUTES.peerConfig, { latencyMs: 2_000, times: Infinity });
+  server.inject(ROUTES.peerConfig, { latencyMs: 4_000, times: Infinity });
   const home = await makeProfile(server);
   const provider = await startProvider(home);
   try {

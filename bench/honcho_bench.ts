@@ -85,6 +85,8 @@ const QUERIES = [
 interface RunResult {
   label: string;
   initMs: number;
+  /** Sandboxed: the provider's load (process start, module graph, describe), part of `initMs`. */
+  loadMs?: number;
   wallMs: number;
   blockingMs: number;
   requests: HonchoRequestLogEntry[];
@@ -169,6 +171,8 @@ class ProviderSide {
   /** Through the sandbox: the bundled provider in its own process. */
   readonly sandboxed: boolean;
   readonly #home: string;
+  /** Sandboxed: how long the last load took (the rest of `initialize`'s time is the call). */
+  loadMs: number | undefined;
   #turn = 0;
   #closed = false;
 
@@ -189,6 +193,7 @@ class ProviderSide {
 
   /** `initialize` (sandboxed: the load too); returns how long it took. */
   initialize(sessionId: string): Promise<number> {
+    const started = performance.now();
     return timed(async () => {
       if (this.sandboxed) {
         const host = new URL(this.server.url).host;
@@ -204,6 +209,7 @@ class ProviderSide {
         if (loaded === null) {
           throw new Error("the sandboxed Honcho did not load");
         }
+        this.loadMs = performance.now() - started;
         this.provider = loaded as HonchoMemoryProvider;
       }
       await this.provider.initialize(sessionId, {
@@ -259,6 +265,7 @@ class ProviderSide {
         ? "HonchoMemoryProvider through the sandbox"
         : "HonchoMemoryProvider",
       initMs,
+      loadMs: this.loadMs,
       wallMs: performance.now() - started,
       blockingMs,
       requests: [...this.server.requests],
@@ -556,7 +563,13 @@ function runReport(run: RunResult, budget?: number): string[] {
     : ` (budget ≤ ${budget}: EXCEEDED)`;
   return [
     `== ${run.label} ==`,
-    `  session set-up return: ${ms(run.initMs)} ms`,
+    `  session set-up return: ${ms(run.initMs)} ms${
+      run.loadMs === undefined
+        ? ""
+        : ` (load ${ms(run.loadMs)} ms, then initialize ${
+          ms(run.initMs - run.loadMs)
+        } ms)`
+    }`,
     hookLine("prefetch", run.prefetchMs),
     hookLine("syncTurn", run.syncMs),
     `  session start (set-up + turn-1 prefetch): ${run.sessionStartRequests} requests${start}`,

@@ -1,5 +1,7 @@
 // Small helpers shared by the Honcho provider's modules (private).
 
+import { log } from "../../../src/provider/mod.ts";
+
 /** A non-null, non-array object. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
@@ -8,6 +10,28 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 /** `error.message` for an `Error`, else the value as a string. */
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Logs `Honcho <what> failed: <error>`, scrubbed (the API key never reaches a log). */
+export function logFailure(
+  what: string,
+  error: unknown,
+  scrub: (text: string) => string,
+  level: "debug" | "warn" = "debug",
+): void {
+  log(level, `Honcho ${what} failed: ${scrub(errorText(error))}`);
+}
+
+/**
+ * SHA-256 (hex) of the parts' UTF-8, concatenated. Node's crypto is loaded at
+ * the first call (the first turn's write, in the background through the
+ * sandbox), not with the provider: importing it evaluates Deno's Node layer,
+ * 12–20 ms of every sandboxed start before its first call.
+ */
+export function sha256Hex(...parts: string[]): string {
+  const hash = process.getBuiltinModule("node:crypto").createHash("sha256");
+  for (const part of parts) hash.update(part, "utf8");
+  return hash.digest("hex");
 }
 
 /** A Honcho id: each character outside `[A-Za-z0-9_-]` becomes `-` (no collapsing, no trimming). */

@@ -74,7 +74,7 @@ import {
   waitFor,
 } from "./_runtime.ts";
 import { HONCHO_TIMINGS } from "./config/timings_table.ts";
-import { errorText, scrubberOf } from "./_util.ts";
+import { errorText, logFailure, scrubberOf } from "./_util.ts";
 
 export type { HonchoLivenessSnapshot, HonchoSessionIdentity, QueryRewriter };
 
@@ -310,7 +310,7 @@ export class HonchoMemoryProvider extends ProviderContract {
         }
       }
     } catch (error) {
-      this.#failed("initialize", error, "warn");
+      logFailure("initialize", error, this.#scrub, "warn");
     }
   }
 
@@ -422,7 +422,7 @@ export class HonchoMemoryProvider extends ProviderContract {
       };
       return text;
     } catch (error) {
-      this.#failed("prefetch", error);
+      logFailure("prefetch", error, this.#scrub);
       this.#last = NO_RECALL;
       return "";
     }
@@ -439,7 +439,7 @@ export class HonchoMemoryProvider extends ProviderContract {
       if (this.#inert || this.#shutdown) return;
       this.#parts?.recall.queuePrefetch(query);
     } catch (error) {
-      this.#failed("queuePrefetch", error);
+      logFailure("queuePrefetch", error, this.#scrub);
     }
   }
 
@@ -459,7 +459,7 @@ export class HonchoMemoryProvider extends ProviderContract {
         this.#author,
       );
     } catch (error) {
-      this.#failed("syncTurn", error);
+      logFailure("syncTurn", error, this.#scrub);
     }
   }
 
@@ -485,7 +485,7 @@ export class HonchoMemoryProvider extends ProviderContract {
       if (this.#inert || !parts?.rt.config.saveMessages) return;
       await parts.writes.outbox.flushAll(Math.max(10_000, parts.rt.timeoutMs));
     } catch (error) {
-      this.#failed("session-end flush", error);
+      logFailure("session-end flush", error, this.#scrub);
     }
   }
 
@@ -500,7 +500,7 @@ export class HonchoMemoryProvider extends ProviderContract {
       parts.recall.discard();
       await parts.session.switchTo(newSessionId);
     } catch (error) {
-      this.#failed("session switch", error);
+      logFailure("session switch", error, this.#scrub);
     }
   }
 
@@ -587,7 +587,7 @@ export class HonchoMemoryProvider extends ProviderContract {
         );
       }
     } catch (error) {
-      this.#failed("shutdown", error, "warn");
+      logFailure("shutdown", error, this.#scrub, "warn");
     }
   }
 
@@ -632,7 +632,7 @@ export class HonchoMemoryProvider extends ProviderContract {
     config: HonchoConfig,
     client: HonchoClient,
   ): Parts {
-    const options = this.#options;
+    const o = this.#options;
     const inspection = INSPECTING.has(initOptions);
     const rt: HonchoRuntime = {
       // An MCP client asks and waits: recall answers its query
@@ -652,11 +652,11 @@ export class HonchoMemoryProvider extends ProviderContract {
     const session: HonchoSession = new HonchoSession(rt, {
       sessionId,
       initOptions: { ...initOptions },
-      gitTopLevel: options.gitTopLevel,
-      initRetryDelayMs: options.initRetryDelayMs,
-      // Reads start while the peer configs are read back (turn 1 waits a round trip less), with
-      // the flags the creation just gave Honcho; a different read-back applies from the next read.
-      onCreated: () => recall.sessionReady(false),
+      gitTopLevel: o.gitTopLevel,
+      initRetryDelayMs: o.initRetryDelayMs,
+      // Reads start beside the session's creation (turn 1 waits one round trip), with the flags
+      // the creation gives Honcho; a different read-back applies from the next read.
+      onNamed: () => recall.sessionReady(false),
       onReady: (stale) => {
         recall.sessionReady(stale);
         if (!inspection) writes.outbox.resume();
@@ -666,10 +666,9 @@ export class HonchoMemoryProvider extends ProviderContract {
         if (config.recallMode !== "tools") session.kick(true);
       },
     });
-    const o = options;
     const recall = new HonchoRecall(rt, session, {
       turn: () => this.#turn,
-      queryRewriter: options.queryRewriter,
+      queryRewriter: o.queryRewriter,
       retryBaseDelayMs: o.recallRetryBaseDelayMs ?? o.writerRetryBaseDelayMs,
       retryMaxDelayMs: o.recallRetryMaxDelayMs ?? o.writerRetryMaxDelayMs,
     });
@@ -679,20 +678,12 @@ export class HonchoMemoryProvider extends ProviderContract {
         retryBaseDelayMs: o.deliveryRetryBaseDelayMs ??
           o.writerRetryBaseDelayMs,
         retryMaxDelayMs: o.deliveryRetryMaxDelayMs ?? o.writerRetryMaxDelayMs,
-        ...options.outbox,
+        ...o.outbox,
       },
-      maxStagedMessages: options.maxStagedMessages,
-      checkpointTimeoutMs: options.checkpointTimeoutMs,
+      maxStagedMessages: o.maxStagedMessages,
+      checkpointTimeoutMs: o.checkpointTimeoutMs,
     });
     return { rt, session, recall, writes, inspection };
-  }
-
-  #failed(
-    what: string,
-    error: unknown,
-    level: "debug" | "warn" = "debug",
-  ): void {
-    log(level, `Honcho ${what} failed: ${this.#scrub(errorText(error))}`);
   }
 
   #where(): LoadHonchoConfigOptions {

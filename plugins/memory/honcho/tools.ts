@@ -255,7 +255,7 @@ export async function callHonchoTool(
   }
   const session = call.session;
   if (!session.ready) {
-    if (session.settingUp) {
+    if (session.creating) {
       return toolError(
         "Honcho session is still initializing; try again shortly.",
       );

@@ -138,7 +138,7 @@ async function probeConnection(
   } catch {
     // Cannot tell: try.
   }
-  // Loaded here: peer naming pulls node:crypto, which status does without.
+  // Loaded here: the client and peer naming, which status does without offline.
   const [
     { HonchoClient },
     { describeHonchoError, isHonchoError },

@@ -6,7 +6,6 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
 import {
   atomicWriteText,
   contextBound,
@@ -44,7 +43,7 @@ import {
 } from "./_log.ts";
 import { backoffDelayMs, isRetryableHonchoError } from "../client/_backoff.ts";
 import { waitFor, waitWhile } from "../_runtime.ts";
-import { deadlineSignal, errorText } from "../_util.ts";
+import { deadlineSignal, errorText, sha256Hex } from "../_util.ts";
 
 export { OUTBOX_ID_METADATA_KEY };
 
@@ -158,13 +157,13 @@ export function writeModeOf(value: WriteFrequency | undefined): WriteMode {
 export function outboxFileName(workspace: string): string {
   const safe = workspace.replace(/[^A-Za-z0-9_-]/g, "_");
   if (safe === workspace && safe !== "") return `${safe}.jsonl`;
-  const hash = createHash("sha256").update(workspace).digest("hex").slice(0, 8);
+  const hash = sha256Hex(workspace).slice(0, 8);
   return `${safe || "workspace"}-${hash}.jsonl`;
 }
 
 /** A UUID-shaped id derived from its parts, for a message stored at most once across runs (an import). */
 export function stableOutboxId(parts: readonly (string | number)[]): string {
-  const hex = createHash("sha256").update(JSON.stringify(parts)).digest("hex");
+  const hex = sha256Hex(JSON.stringify(parts));
   const variant = ((Number.parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${
     hex.slice(13, 16)

@@ -6,7 +6,6 @@
  * @module
  */
 
-import { appendFile } from "node:fs/promises";
 import { isTrivialPrompt, log } from "../../../../src/provider/mod.ts";
 import { dirname } from "../../../../src/provider/_bundled.ts";
 import type { HonchoConfig } from "../config/config.ts";
@@ -29,7 +28,7 @@ import { ReadBackoff } from "../client/_backoff.ts";
 import { HONCHO_TIMINGS } from "../config/timings_table.ts";
 import type { HonchoSession } from "../session/session.ts";
 import { type HonchoRuntime, type TaskGroup, waitFor } from "../_runtime.ts";
-import { deadlineSignal, errorText } from "../_util.ts";
+import { deadlineSignal, errorText, logFailure } from "../_util.ts";
 
 /** A function that rewrites a user message into a better recall question. */
 export type QueryRewriter = (query: string) => Promise<string> | string;
@@ -52,17 +51,18 @@ export interface HonchoLivenessSnapshot {
   threadAgeSeconds: number | null;
 }
 
-/** The snapshot of a provider whose recall has not started. */
+/** The snapshot of a provider whose recall has not started (no dialectic ran or runs). */
 export function idleLiveness(
   turn: number,
   dialecticCadence: number,
+  emptyStreak = 0,
 ): HonchoLivenessSnapshot {
   return {
     turnCount: turn,
     lastDialecticTurn: NEVER,
     pendingResultFiredAt: null,
-    emptyStreak: 0,
-    effectiveCadence: effectiveCadence(dialecticCadence, 0),
+    emptyStreak,
+    effectiveCadence: effectiveCadence(dialecticCadence, emptyStreak),
     threadAlive: false,
     threadAgeSeconds: null,
   };
@@ -104,7 +104,7 @@ export class HonchoRecall {
   #turnGen: object = {};
   #lastContextTurn = NEVER;
   #lastDialecticTurn = NEVER;
-  #baseCache: string | null = null;
+  #baseCache = "";
   #baseStarted = false;
   #pendingContext: { data: BaseContextData; epoch: object } | undefined;
   #contextRun: Promise<void> | undefined;
@@ -162,7 +162,7 @@ export class HonchoRecall {
     const config = this.#rt.config;
     if (config.recallMode === "tools" || config.recallSync) return;
     if (this.#rt.stopped()) return;
-    if (!this.#session.ready || !query || !query.trim()) {
+    if (!this.#session.exists || !query || !query.trim()) {
       this.#session.kick();
       return;
     }
@@ -185,16 +185,11 @@ export class HonchoRecall {
     this.#startDialectic(query, turn);
   }
 
-  /** The session was created or set up: a late base-layer fetch, and the dialectic prewarm unless a rewriter waits. */
+  /** The session is named (its creation sent) or set up: a late base-layer fetch, and the dialectic prewarm unless a rewriter waits. */
   sessionReady(stale: boolean): void {
     const config = this.#rt.config;
     if (config.recallMode === "tools" || config.recallSync) return;
-    if (this.#turn() >= 1 && !this.#baseStarted && !this.#rt.stopped()) {
-      this.#baseStarted = true;
-      this.#baseCache = "";
-      this.#lastContextTurn = this.#turn();
-      this.#startContextFetch(this.#lastQuery);
-    }
+    if (this.#turn() >= 1) this.#startBase(this.#lastQuery);
     if (
       !(config.queryRewrite && this.#rewriter) && !stale &&
       !this.#dialecticAlive() && this.#lastDialecticTurn === NEVER &&
@@ -213,7 +208,7 @@ export class HonchoRecall {
 
   /** The session moved to another Honcho session: caches and cadences restart. */
   sessionMoved(): void {
-    this.#baseCache = null;
+    this.#baseCache = "";
     this.#baseStarted = false;
     this.#lastContextTurn = NEVER;
     this.#lastDialecticTurn = NEVER;
@@ -228,15 +223,11 @@ export class HonchoRecall {
   /** The dialectic pipeline's state (plugins/memory/honcho/SPEC.md §6). */
   liveness(): HonchoLivenessSnapshot {
     const run = this.#dialecticRun;
+    const cadence = this.#rt.config.dialecticCadence;
     return {
-      turnCount: this.#turn(),
+      ...idleLiveness(this.#turn(), cadence, this.#emptyStreak),
       lastDialecticTurn: this.#lastDialecticTurn,
       pendingResultFiredAt: this.#pendingDialectic?.firedAt ?? null,
-      emptyStreak: this.#emptyStreak,
-      effectiveCadence: effectiveCadence(
-        this.#rt.config.dialecticCadence,
-        this.#emptyStreak,
-      ),
       threadAlive: run !== undefined,
       threadAgeSeconds: run ? (this.#rt.now() - run.startedAt) / 1000 : null,
     };
@@ -253,11 +244,13 @@ export class HonchoRecall {
       (firstTurn ? waitMs(config.firstTurnBaseWait) : 0);
     if (!session.ready) {
       session.kick();
-      const settingUp = session.settingUp;
-      if (firstTurn && settingUp) {
-        await waitFor(settingUp, baseDeadline - this.#rt.now());
+      if (firstTurn && session.creating) {
+        // Turn 1's reads go out beside the session's creation (they need no session) and it waits
+        // for that, not for the peer-config read-back: one round trip, as a careful SDK user's turn.
+        if (session.identity) this.#startBase(query);
+        await waitFor(session.creating, baseDeadline - this.#rt.now());
       }
-      if (!session.ready) {
+      if (!session.exists) {
         return this.#log("session-not-ready", this.#rt.notices.take());
       }
     }
@@ -267,12 +260,7 @@ export class HonchoRecall {
     }
     const parts: string[] = [];
     if (config.injectionFrequency !== "first-turn" || firstTurn) {
-      if (!this.#baseStarted) {
-        this.#baseStarted = true;
-        this.#baseCache = "";
-        this.#lastContextTurn = turn;
-        this.#startContextFetch(query);
-      }
+      this.#startBase(query);
       if (firstTurn && this.#contextRun) {
         // Turn 1 waits (bounded) for the first base layer, whoever started it.
         await waitFor(this.#contextRun, baseDeadline - this.#rt.now());
@@ -407,6 +395,14 @@ export class HonchoRecall {
     return text ? capDialecticResult(text, config.dialecticMaxChars) : "";
   }
 
+  /** The first base-layer fetch of the session (turn 1's, or a late one), once reads may go out. */
+  #startBase(query: string): void {
+    if (this.#baseStarted || !this.#reads.open(this.#rt.now())) return;
+    this.#baseStarted = true;
+    this.#lastContextTurn = this.#turn();
+    this.#startContextFetch(query);
+  }
+
   #startContextFetch(query: string): void {
     if (this.#contextRun || this.#rt.stopped()) return;
     if (!this.#reads.open(this.#rt.now())) return;
@@ -420,14 +416,14 @@ export class HonchoRecall {
           this.#pendingContext = { data, epoch };
         }
       } catch (error) {
-        this.#reads.failed(error, this.#rt.now());
+        // A read beside a failed creation fails with it (set-up retries are paced already):
+        // no read pause, and the set-up's success fetches the base layer again.
+        if (this.#session.exists) this.#reads.failed(error, this.#rt.now());
+        else this.#baseStarted = false;
         if (epoch === this.#session.epoch) {
           this.#rt.notices.reportError(error);
         }
-        log(
-          "debug",
-          `Honcho context fetch failed: ${this.#rt.scrub(errorText(error))}`,
-        );
+        logFailure("context fetch", error, this.#rt.scrub);
       }
     });
     this.#contextRun = run;
@@ -498,7 +494,10 @@ export class HonchoRecall {
     if (failures.length > 0 && failures.length === outcomes.length) {
       throw failures[0];
     }
-    if (failures.length === 0 && outcomes.length > 0) this.#rt.notices.clear();
+    // A read's success ends a failure episode once set-up did (it may not have, beside the reads).
+    if (!failures.length && outcomes.length && this.#session.ready) {
+      this.#rt.notices.clear();
+    }
     return data;
   }
 
@@ -542,19 +541,18 @@ export class HonchoRecall {
           this.#pendingDialectic = { result, firedAt, epoch };
           this.#lastDialecticTurn = firedAt;
           this.#emptyStreak = 0;
-          this.#rt.notices.clear();
+          if (this.#session.ready) this.#rt.notices.clear();
         } else {
           this.#emptyStreak++;
         }
       } catch (error) {
-        if (!signal.aborted) this.#reads.failed(error, this.#rt.now());
+        if (!signal.aborted && this.#session.exists) {
+          this.#reads.failed(error, this.#rt.now());
+        }
         if (epoch !== this.#session.epoch || signal.aborted) return;
         if (!isHonchoError(error, "auth")) this.#emptyStreak++;
         this.#rt.notices.reportError(error);
-        log(
-          "debug",
-          `Honcho dialectic failed: ${this.#rt.scrub(errorText(error))}`,
-        );
+        logFailure("dialectic", error, this.#rt.scrub);
       }
     });
     const run: DialecticRun = { done, startedAt: this.#rt.now(), firedAt };
@@ -632,7 +630,8 @@ export function logInjection(
   tasks.spawn("honcho-injection-log", async () => {
     try {
       await Deno.mkdir(dirname(path), { recursive: true, mode: 0o700 });
-      await appendFile(path, line, { mode: 0o600 });
+      // Not node:fs/promises: Node's fs layer, a few ms of every start, for an optional log.
+      await Deno.writeTextFile(path, line, { append: true, mode: 0o600 });
     } catch (error) {
       log("debug", `Honcho injection log failed: ${errorText(error)}`);
     }

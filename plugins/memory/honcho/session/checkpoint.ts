@@ -5,7 +5,6 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
 import {
   type ChatMessage,
   normalizePreCompressEvidence,
@@ -13,7 +12,7 @@ import {
 import type { HonchoClient } from "../client/client.ts";
 import type { JsonObject } from "../client/wire.ts";
 import { sanitizeContext } from "../../../../src/provider/mod.ts";
-import { isRecord } from "../_util.ts";
+import { isRecord, sha256Hex } from "../_util.ts";
 
 /** The metadata key holding a message's content digest. */
 export const DIGEST_METADATA_KEY = "hermes_digest";
@@ -51,8 +50,7 @@ export function storedText(text: string): string {
 
 /** SHA-256 (hex) of the role, a NUL and the stored text. */
 export function turnDigest(role: string, text: string): string {
-  return createHash("sha256").update(role).update("\u0000").update(text)
-    .digest("hex");
+  return sha256Hex(role, "\u0000", text);
 }
 
 /** User and assistant prose only (the framework's evidence normalization), empty ones skipped. */

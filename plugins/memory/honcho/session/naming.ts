@@ -3,10 +3,9 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
 import { resolveAgentCwd } from "../../../../src/provider/mod.ts";
 import type { HonchoConfig } from "../config/config.ts";
-import { sanitizeId } from "../_util.ts";
+import { sanitizeId, sha256Hex } from "../_util.ts";
 
 /** The longest session name kept as-is; longer ones are cut and hashed. */
 export const MAX_SESSION_ID_CHARS = 100;
@@ -25,10 +24,6 @@ export function honchoSessionId(key: string): string {
 /** Each run outside `[A-Za-z0-9_-]` becomes one `-`; leading and trailing `-` stripped. */
 export function slugify(value: string): string {
   return value.replace(/[^A-Za-z0-9_-]+/g, "-").replace(/^-+|-+$/g, "");
-}
-
-function sha256Hex(value: string): string {
-  return createHash("sha256").update(value, "utf8").digest("hex");
 }
 
 /** Hermes' 100-code-point limit: the first 91 (trailing `-` stripped), `-`, 8 hex of sha256(original). */

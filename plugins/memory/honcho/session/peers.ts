@@ -4,10 +4,9 @@
  * @module
  */
 
-import { createHash } from "node:crypto";
 import type { HonchoConfig } from "../config/config.ts";
 import { HonchoError } from "../client/errors.ts";
-import { sanitizeId } from "../_util.ts";
+import { sanitizeId, sha256Hex } from "../_util.ts";
 
 /** The AI peer used when `aiPeer` is empty. */
 export const DEFAULT_AI_PEER = "hermes-assistant";
@@ -53,7 +52,7 @@ export function prefixedPeerId(
   const raw = `${prefix}${runtimeId}`;
   const clean = sanitizeId(raw);
   if (clean === raw && !reserved.has(raw)) return raw;
-  const hash = createHash("sha256").update(raw, "utf8").digest("hex");
+  const hash = sha256Hex(raw);
   let candidate = clean;
   for (const n of [8, 12, 16, 24, 32, 64]) {
     candidate = `${clean}-${hash.slice(0, n)}`;

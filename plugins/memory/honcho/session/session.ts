@@ -36,7 +36,7 @@ import {
   resolveSessionKey,
 } from "./naming.ts";
 import { type HonchoRuntime, waitFor } from "../_runtime.ts";
-import { errorText } from "../_util.ts";
+import { logFailure } from "../_util.ts";
 
 /** The Honcho session and peers a provider writes to and reads from. */
 export interface HonchoSessionIdentity {
@@ -60,8 +60,11 @@ export interface HonchoSessionOptions {
   gitTopLevel?: GitTopLevel;
   /** Least time between two set-up attempts started by hooks, in ms. @default {5000} */
   initRetryDelayMs?: number;
-  /** Called once the session exists on Honcho, before its peer configs are read back. */
-  onCreated?: () => void;
+  /**
+   * Called once the session is named, beside the request creating it: reads need no session
+   * (Honcho answers an unknown session's context with 200), so turn 1's go out with it.
+   */
+  onNamed?: () => void;
   /** Called once set-up succeeded; `stale` when the epoch changed while it ran (a session switch or a shutdown). */
   onReady?: (stale: boolean) => void;
   /** Called when a switch moved to another Honcho session (it is not ready). */
@@ -77,7 +80,10 @@ export class HonchoSession {
   #naming: Promise<HonchoSessionIdentity | undefined> | undefined;
   #peerError: HonchoError | undefined;
   #ready = false;
+  /** The session exists on Honcho and its set-up did not fail (ready, or its peer configs are still read back). */
+  #exists = false;
   #initRun: Promise<void> | undefined;
+  #creating: Promise<void> | undefined;
   #lastInitAttempt = Number.NEGATIVE_INFINITY;
   #observation: SessionObservation | undefined;
   #setups = new Map<string, () => Promise<void>>();
@@ -101,9 +107,14 @@ export class HonchoSession {
     return this.#ready;
   }
 
-  /** The set-up attempt in flight, if any (it never rejects). */
-  get settingUp(): Promise<void> | undefined {
-    return this.#initRun;
+  /** Whether the session exists on Honcho and its set-up did not fail: reads may go out. */
+  get exists(): boolean {
+    return this.#exists;
+  }
+
+  /** While set-up runs (else `undefined`): settles once the session exists or set-up failed (turn 1 waits for it). */
+  get creating(): Promise<void> | undefined {
+    return this.#initRun && this.#creating;
   }
 
   /** The observation switches in effect, once set up (Honcho's merged over the config's). */
@@ -161,9 +172,12 @@ export class HonchoSession {
     }
     if (!this.#initRun) {
       this.#lastInitAttempt = this.#rt.now();
-      const run = this.#setUp(signal);
+      const created = Promise.withResolvers<void>();
+      this.#creating = created.promise;
+      const run = this.#setUp(signal, created.resolve);
       this.#initRun = run;
       run.then(() => {}, () => {}).finally(() => {
+        created.resolve();
         if (this.#initRun === run) this.#initRun = undefined;
       });
     }
@@ -179,7 +193,7 @@ export class HonchoSession {
     const before = this.#identity?.sessionId;
     const after = await this.name();
     if (!after || after.sessionId === before) return false;
-    this.#ready = false;
+    this.#ready = this.#exists = false;
     this.#observation = undefined;
     this.#options.onMoved?.();
     return true;
@@ -277,17 +291,14 @@ export class HonchoSession {
         this.#peerError = error;
         this.#rt.notices.report("no-peer");
       } else {
-        log(
-          "warn",
-          `Honcho cannot name the session: ${this.#rt.scrub(errorText(error))}`,
-        );
+        logFailure("session naming", error, this.#rt.scrub, "warn");
       }
       this.#identity = undefined;
       return undefined;
     }
   }
 
-  async #setUp(signal: AbortSignal): Promise<void> {
+  async #setUp(signal: AbortSignal, created: () => void): Promise<void> {
     const identity = await (this.#naming ?? this.name());
     if (!identity) {
       throw this.#peerError ??
@@ -302,17 +313,18 @@ export class HonchoSession {
         [identity.userPeerId]: flags.user,
       };
       if (!shared) peers[identity.aiPeerId] = flags.ai;
-      const server = await setUpSessionPeers(
+      const setUp = setUpSessionPeers(
         client,
         identity.sessionId,
         peers,
         signal,
-        // Turn 1's reads start as soon as the session exists, beside the
-        // peer-config read-back (the settings it uses were just sent).
         () => {
-          if (epoch === this.#epoch) this.#options.onCreated?.();
+          this.#exists = this.#identity?.sessionId === identity.sessionId;
+          created();
         },
       );
+      if (epoch === this.#epoch) this.#options.onNamed?.();
+      const server = await setUp;
       if (this.#identity?.sessionId !== identity.sessionId) return;
       this.#prepared.add(identity.sessionId);
       this.#observation = {
@@ -322,6 +334,7 @@ export class HonchoSession {
       this.#ready = true;
       this.#rt.notices.clear();
     } catch (error) {
+      this.#exists = false;
       const cause = this.#rt.notices.reportError(error);
       if (cause === "observer-limit" && !this.#observerLimitWarned) {
         // A refusal retrying cannot fix: one warning per provider, naming
@@ -337,10 +350,7 @@ export class HonchoSession {
           ),
         );
       }
-      log(
-        "debug",
-        `Honcho session init failed: ${this.#rt.scrub(errorText(error))}`,
-      );
+      logFailure("session init", error, this.#rt.scrub);
       throw error;
     }
     this.#options.onReady?.(epoch !== this.#epoch);

@@ -3,8 +3,6 @@
 // (the code of `hermes memory recall`). Every tool result has the profile's
 // secrets masked.
 
-import process from "node:process";
-import { createInterface } from "node:readline";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { ioAction } from "../format.ts";
@@ -17,12 +15,12 @@ import { previewRecall } from "./memory_recall.ts";
 import { moduleVersion } from "../version.ts";
 import { profileSecretMasker } from "../surface_secrets.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
-import { BuiltinMemoryProvider } from "../../builtin/builtin_provider.ts";
 import { MEMORY_TOOL_NAME } from "../../builtin/memory_tool.ts";
 import type { ToolSchema } from "../../core/memory_provider.ts";
 import { errorText } from "../../_util/error_text.ts";
 import { terminalSafe, terminalSafeDeep } from "../../core/terminal_text.ts";
 import { isRecord } from "../../_util/is_record.ts";
+import { readLines } from "../../sandbox/worker_protocol.ts";
 
 const RECALL_TOOL_NAME = "memory_recall";
 
@@ -95,27 +93,22 @@ async function runMemoryMcp(
   // needs its tools only, not its session set-up. "mcp": a client asks and
   // waits, there is no next turn to prefetch for (Honcho recalls for the
   // query itself, as with recallSync).
-  let added: (memory: AgentMemory) => void = () => {};
-  const adding = new Promise<AgentMemory>((resolve) => added = resolve);
+  const added = Promise.withResolvers<AgentMemory>();
   const opening: Promise<AgentMemory> = openAgentMemory(quiet, {
     sessionId,
     platform: "mcp",
-    onAdded: added,
+    onAdded: added.resolve,
   });
   opening.catch(() => {});
   const mask = await profileSecretMasker(home);
   const version = await moduleVersion();
 
   let turn = 0;
-  const builtin = (memory: AgentMemory): BuiltinMemoryProvider | null => {
-    const provider = memory.manager.getProvider("builtin");
-    return provider instanceof BuiltinMemoryProvider ? provider : null;
-  };
 
   const listTools = async () => {
-    const memory = await Promise.race([adding, opening]);
+    const memory = await Promise.race([added.promise, opening]);
     const tools: Json[] = [];
-    const own = builtin(memory)?.memoryToolSchema();
+    const own = memory.builtin?.memoryToolSchema();
     if (own) tools.push(toMcpTool(own));
     for (const schema of await memory.manager.getAllToolSchemas()) {
       if (schema.name === MEMORY_TOOL_NAME) continue;
@@ -148,7 +141,7 @@ async function runMemoryMcp(
         name === RECALL_TOOL_NAME ? query : "",
       );
       if (name === MEMORY_TOOL_NAME) {
-        const store = builtin(memory);
+        const store = memory.builtin;
         if (store === null) {
           return fail("Built-in memory is disabled in config.yaml.");
         }
@@ -161,7 +154,7 @@ async function runMemoryMcp(
           return fail("query must be a non-empty string");
         }
         // What a new session would load, including writes made since.
-        await builtin(memory)?.reloadSnapshot();
+        await memory.builtin?.reloadSnapshot();
         const preview = await previewRecall(memory, query, sessionId);
         return reply(JSON.stringify(preview, null, 2), false);
       }
@@ -207,19 +200,24 @@ async function runMemoryMcp(
         throw { code: -32601, message: `Method not found: ${request.method}` };
     }
   };
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  // Deno's stdin, not node:readline (whose node:process costs the start ~8 ms).
   const pending: Promise<void>[] = [];
-  for await (const line of lines) {
-    if (line.trim() === "") continue;
+  const chunk = new Uint8Array(65536);
+  await readLines(async () => {
+    const n = await Deno.stdin.read(chunk);
+    return n === null ? null : chunk.subarray(0, n);
+  }, (line) => {
     let request: unknown;
     try {
       request = JSON.parse(line);
     } catch {
-      send({ id: null, error: { code: -32700, message: "Parse error" } });
-      continue;
+      if (line.trim() !== "") {
+        send({ id: null, error: { code: -32700, message: "Parse error" } });
+      }
+      return true;
     }
     // A notification (no id) needs no answer.
-    if (!isRecord(request) || request.id === undefined) continue;
+    if (!isRecord(request) || request.id === undefined) return true;
     const id = request.id;
     pending.push(
       answer(request).then(
@@ -233,7 +231,8 @@ async function runMemoryMcp(
           }),
       ),
     );
-  }
+    return true;
+  });
   await Promise.all(pending);
   try {
     const memory = await opening;

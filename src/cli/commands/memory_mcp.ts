@@ -61,10 +61,7 @@ function toMcpTool(schema: ToolSchema, provider?: string): Json {
     description: provider
       ? `[provider ${provider}] ${description}`
       : description,
-    inputSchema: {
-      ...terminalSafeDeep(schema.parameters),
-      type: "object",
-    },
+    inputSchema: { ...terminalSafeDeep(schema.parameters), type: "object" },
   };
 }
 
@@ -111,8 +108,7 @@ async function runMemoryMcp(
     const own = memory.builtin?.memoryToolSchema();
     if (own) tools.push(toMcpTool(own));
     for (const schema of await memory.manager.getAllToolSchemas()) {
-      if (schema.name === MEMORY_TOOL_NAME) continue;
-      if (schema.name === RECALL_TOOL_NAME) continue;
+      if ([MEMORY_TOOL_NAME, RECALL_TOOL_NAME].includes(schema.name)) continue;
       tools.push(toMcpTool(schema, memory.external ?? "unknown"));
     }
     tools.push(RECALL_TOOL);
@@ -125,34 +121,23 @@ async function runMemoryMcp(
       ...(error ? { isError: true } : {}),
     });
     const fail = (error: string) => reply(JSON.stringify({ error }), true);
-    let memory: AgentMemory;
-    try {
-      memory = await opening;
-    } catch (error) {
-      return fail(`memory could not be opened: ${errorText(error)}`);
-    }
+    const memory = await opening.catch(errorText); // Its text on failure.
+    if (typeof memory === "string") return fail(`memory not opened: ${memory}`);
     const { manager } = memory;
     try {
       // Every tool call is a turn of its own: per-turn limits (the memory
       // tool's consolidation refusals) start over, recall is for this query.
       const query = typeof args.query === "string" ? args.query : "";
-      await manager.onTurnStart(
-        ++turn,
-        name === RECALL_TOOL_NAME ? query : "",
-      );
+      await manager.onTurnStart(++turn, name === RECALL_TOOL_NAME ? query : "");
       if (name === MEMORY_TOOL_NAME) {
         const store = memory.builtin;
-        if (store === null) {
-          return fail("Built-in memory is disabled in config.yaml.");
-        }
+        if (!store) return fail("Built-in memory is disabled in config.yaml.");
         const text = await store.handleMemoryTool(args);
         await manager.notifyMemoryToolWrite(text, args).catch(() => {});
         return reply(text, isError(text));
       }
       if (name === RECALL_TOOL_NAME) {
-        if (query.trim() === "") {
-          return fail("query must be a non-empty string");
-        }
+        if (!query.trim()) return fail("query must be a non-empty string");
         // What a new session would load, including writes made since.
         await memory.builtin?.reloadSnapshot();
         const preview = await previewRecall(memory, query, sessionId);

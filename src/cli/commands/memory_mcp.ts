@@ -97,16 +97,15 @@ async function runMemoryMcp(
     onAdded: added.resolve,
   });
   opening.catch(() => {});
-  const mask = await profileSecretMasker(home);
   const version = await moduleVersion();
-
+  // Read at the first tool call: until then the provider's start has the CPU.
+  let mask: Promise<(text: string) => string> | undefined;
   let turn = 0;
 
   const listTools = async () => {
     const memory = await Promise.race([added.promise, opening]);
-    const tools: Json[] = [];
     const own = memory.builtin?.memoryToolSchema();
-    if (own) tools.push(toMcpTool(own));
+    const tools: Json[] = own ? [toMcpTool(own)] : [];
     for (const schema of await memory.manager.getAllToolSchemas()) {
       if ([MEMORY_TOOL_NAME, RECALL_TOOL_NAME].includes(schema.name)) continue;
       tools.push(toMcpTool(schema, memory.external ?? "unknown"));
@@ -116,8 +115,9 @@ async function runMemoryMcp(
   };
 
   const callTool = async (name: string, args: Json): Promise<Json> => {
+    const masked = await (mask ??= profileSecretMasker(home));
     const reply = (text: string, error: boolean): Json => ({
-      content: [{ type: "text", text: mask(text) }],
+      content: [{ type: "text", text: masked(text) }],
       ...(error ? { isError: true } : {}),
     });
     const fail = (error: string) => reply(JSON.stringify({ error }), true);

@@ -196,9 +196,8 @@ async function runMemoryMcp(
     try {
       request = JSON.parse(line);
     } catch {
-      if (line.trim() !== "") {
-        send({ id: null, error: { code: -32700, message: "Parse error" } });
-      }
+      const error = { code: -32700, message: "Parse error" };
+      if (line.trim() !== "") send({ id: null, error });
       return true;
     }
     // A notification (no id) needs no answer.

@@ -92,8 +92,6 @@ export async function openAgentMemory(
     }
   }
   options.onAdded?.(result);
-  // Who waits for the tools (tools/list) goes before the session set-up.
-  await new Promise((resolve) => setTimeout(resolve, 0));
   const init = {
     platform: options.platform ?? "cli",
     hermesHome: home,

@@ -196,8 +196,9 @@ async function runMemoryMcp(
     try {
       request = JSON.parse(line);
     } catch {
-      const error = { code: -32700, message: "Parse error" };
-      if (line.trim() !== "") send({ id: null, error });
+      if (line.trim() !== "") {
+        send({ id: null, error: { code: -32700, message: "Parse error" } });
+      }
       return true;
     }
     // A notification (no id) needs no answer.

@@ -8,13 +8,16 @@ import { closeProvider, loadProvider } from "./_plugins.ts";
 import { activeProviderName } from "./_provider_list.ts";
 import { getHermesHome } from "../profile/hermes_home.ts";
 import { loadConfig } from "../config/config.ts";
-import { MemoryManager } from "../manager/memory_manager.ts";
+import type { MemoryManager } from "../manager/memory_manager.ts";
 import { BuiltinMemoryProvider } from "../builtin/builtin_provider.ts";
 import type { HermesConfig, MemoryProvider } from "../core/memory_provider.ts";
+import { lazyImport } from "../_util/lazy_import.ts";
 
 /** What {@linkcode openAgentMemory} built. */
 export interface AgentMemory {
   manager: MemoryManager;
+  /** The built-in store, `null` when the manager refused it. */
+  builtin: BuiltinMemoryProvider | null;
   config: HermesConfig;
   /** The external provider in use, or `null` (built-in only). */
   external: string | null;
@@ -27,7 +30,9 @@ export interface AgentMemory {
 /**
  * A configured provider that cannot be loaded or is not available is left
  * out (as the agent does) with a warning; `inspection` initializes without
- * side effects. Throws `ConfigError` when `config.yaml` does not parse.
+ * side effects. Throws `ConfigError` when `config.yaml` does not parse. The
+ * provider's sandbox process starts first: the manager's modules load while
+ * it boots (`hermes memory mcp` lists tools once it has loaded).
  */
 export async function openAgentMemory(
   io: CliIo,
@@ -41,18 +46,31 @@ export async function openAgentMemory(
 ): Promise<AgentMemory> {
   const home = getHermesHome();
   const config = await loadConfig();
-  const manager = new MemoryManager({ config });
-  await manager.addProvider(
-    new BuiltinMemoryProvider({ hermesHome: home, config }),
-  );
   const configured = activeProviderName(config);
-  const result: AgentMemory = { manager, config, external: null, configured };
-  if (configured !== null) {
+  const spawned = Promise.withResolvers<void>();
+  const loading = configured === null ? null : loadProvider(configured, {
+    inspection: options.inspection,
+    config,
+    onStarted: spawned.resolve,
+  });
+  // Until its process is spawned nothing else competes for this thread.
+  await Promise.race([spawned.promise, loading?.catch(() => null)]);
+  const { MemoryManager } = await lazyImport<
+    typeof import("../manager/memory_manager.ts")
+  >("../manager/memory_manager.ts", import.meta.url);
+  const manager = new MemoryManager({ config });
+  const builtin = new BuiltinMemoryProvider({ hermesHome: home, config });
+  const result: AgentMemory = {
+    manager,
+    builtin: await manager.addProvider(builtin) ? builtin : null,
+    config,
+    external: null,
+    configured,
+  };
+  if (loading !== null) {
     let provider: MemoryProvider | null = null;
     try {
-      provider = await loadProvider(configured, {
-        inspection: options.inspection === true,
-      });
+      provider = await loading;
       if (provider === null) {
         result.skipped = "it could not be loaded";
       } else if (!(await provider.isAvailable())) {

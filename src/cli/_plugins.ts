@@ -31,6 +31,7 @@ import {
   transportModule,
 } from "../plugins/provider_cli.ts";
 import type { CliBridge, SandboxedCli } from "../sandbox/sandboxed_cli.ts";
+import type { LoadProviderOptions } from "../plugins/provider_loader.ts";
 import {
   declaredDependencies,
   type DependencyStatus,
@@ -68,16 +69,15 @@ export async function providerVersion(
  * Loads a provider in its sandbox without registering skills (the CLI
  * inspects, configures or replays; it never runs an agent session).
  * `inspection` loads for read-only commands: nothing is created on disk.
+ * `config`: `config.yaml` as the caller already read it.
  */
 export async function loadProvider(
   name: string,
-  options: { inspection?: boolean } = {},
+  options: Pick<LoadProviderOptions, "inspection" | "config" | "onStarted"> =
+    {},
 ): Promise<MemoryProvider | null> {
   const { loadMemoryProvider } = await providerLoaderModule();
-  return await loadMemoryProvider(name, {
-    registerSkills: false,
-    inspection: options.inspection === true,
-  });
+  return await loadMemoryProvider(name, { ...options, registerSkills: false });
 }
 
 /** Ends a provider the CLI loaded (stops its sandbox worker). */

@@ -97,6 +97,8 @@ export interface LoadProviderOptions extends DiscoveryOptions {
    * @default {name === memory.provider}
    */
   registerSkills?: boolean;
+  /** Called once its sandbox is started, before the provider has loaded. */
+  onStarted?: () => void;
   /**
    * Check the host's Deno flags before a sandboxed load (`checkHostSafety`).
    *
@@ -228,6 +230,7 @@ async function loadSandboxed(
     framework,
     config: providerConfigView(candidate.name, config),
     onSkill: (skill) => skills.push(skill),
+    onStarted: options.onStarted,
     loadTimeoutMs: options.loadTimeoutMs,
     callTimeoutMs: options.callTimeoutMs,
     unresponsiveAfterMs: options.unresponsiveAfterMs,

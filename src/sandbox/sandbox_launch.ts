@@ -57,6 +57,8 @@ export interface SandboxStartOptions {
   heapLimitMb?: number;
   /** Called for each skill the provider registers in `register(ctx)`. */
   onSkill?: (skill: SkillRegistration) => void;
+  /** Called each time its sandbox is started, before the provider has loaded. */
+  onStarted?: () => void;
   /**
    * Create the grant's data folder when it is missing (`false` for loads
    * that only inspect the provider: they write nothing).
@@ -261,6 +263,7 @@ export function sandboxLauncher(
     // Posted at once (read when the bootstrap listens): saves a round trip.
     let rpc = spawn();
     let pending = load(rpc);
+    options.onStarted?.();
     let description: ProviderDescription | null;
     try {
       try {

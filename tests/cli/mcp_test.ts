@@ -315,3 +315,101 @@ Deno.test("memory mcp: JSON-RPC errors for an unknown method, a bad line and a c
   assert.equal(byId(2).error.code, -32602);
   assert.deepEqual(byId(3), { jsonrpc: "2.0", id: 3, result: {} });
 });
+
+/** The pids of live processes (not zombies) whose parent is `parent` and whose command line has `word` (all of them without `parent`). */
+async function livePids(word: string, parent?: number): Promise<number[]> {
+  const ps = await new Deno.Command("ps", {
+    args: [
+      "-o",
+      "pid=,stat=,args=",
+      ...(parent ? ["--ppid", `${parent}`] : ["-e"]),
+    ],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return new TextDecoder().decode(ps.stdout).split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter((f) =>
+      f.length > 2 && !f[1]!.startsWith("Z") &&
+      f.slice(2).join(" ").includes(word)
+    )
+    .map((f) => Number(f[0]));
+}
+
+async function eventually<T>(
+  what: string,
+  look: () => Promise<T | undefined>,
+): Promise<T> {
+  // A bound only against hanging forever: a loaded machine may be slow.
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+    const value = await look();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+Deno.test({
+  name:
+    "memory mcp: the provider's sandbox starts before the client sends anything; CRLF, split and blank lines are read; it ends with stdin",
+  ignore: Deno.build.os === "windows", // Lists processes with ps.
+  async fn() {
+    await using user = await tempUser();
+    const home = join(user.home, ".hermes");
+    await writeProvider(join(home, "plugins"), "early", {
+      "plugin.yaml": "name: early\nversion: 1.0.0\n",
+      "mod.ts": simpleProviderSource("early").replace(
+        "return []; }",
+        `return [{ name: "early_note", description: "Notes.", parameters: { type: "object", properties: {} } }]; }`,
+      ),
+    });
+    await Deno.writeTextFile(
+      join(home, "config.yaml"),
+      "memory:\n  provider: early\n",
+    );
+    const c = await hermesCliCommand(["memory", "mcp"], {
+      userHome: user.home,
+    });
+    const child = new Deno.Command(c.command, {
+      args: c.args,
+      cwd: c.cwd,
+      env: c.env,
+      clearEnv: true,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    const output = new Response(child.stdout).text();
+    // Nothing written yet: the server starts its provider on its own.
+    const [sandbox] = await eventually("its sandbox process", async () => {
+      const pids = await livePids("worker_bootstrap", child.pid);
+      return pids.length === 1 ? pids : undefined;
+    });
+    const writer = child.stdin.getWriter();
+    const write = (text: string) =>
+      writer.write(new TextEncoder().encode(text));
+    await write('{"jsonrpc":"2.0","id":1,"method":"initi');
+    await write(
+      'alize","params":{"protocolVersion":"2025-06-18"}}\r\n\r\n\n',
+    );
+    await write('{"jsonrpc":"2.0","id":2,"method":"tools/list"}\r\n');
+    await writer.close();
+    const status = await child.status;
+    const answers = (await output).trim().split("\n").map((l) => JSON.parse(l));
+    assert.equal(status.code, 0);
+    assert.deepEqual(answers.map((a) => a.id), [1, 2]);
+    assert.equal(answers[0].result.protocolVersion, "2025-06-18");
+    assert.deepEqual(
+      answers[1].result.tools.map((t: { name: string }) => t.name),
+      ["memory", "early_note", "memory_recall"],
+    );
+    // The client went away: so did the provider's process.
+    await eventually(
+      "its sandbox process to end",
+      async () =>
+        (await livePids("worker_bootstrap")).includes(sandbox!)
+          ? undefined
+          : true,
+    );
+  },
+});

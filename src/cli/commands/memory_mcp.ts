@@ -3,8 +3,6 @@
 // (the code of `hermes memory recall`). Every tool result has the profile's
 // secrets masked.
 
-import process from "node:process";
-import { createInterface } from "node:readline";
 import type { CliIo } from "../cli_io.ts";
 import type { HermesCommand } from "../hermes_command.ts";
 import { ioAction } from "../format.ts";
@@ -17,12 +15,12 @@ import { previewRecall } from "./memory_recall.ts";
 import { moduleVersion } from "../version.ts";
 import { profileSecretMasker } from "../surface_secrets.ts";
 import { getHermesHome } from "../../profile/hermes_home.ts";
-import { BuiltinMemoryProvider } from "../../builtin/builtin_provider.ts";
 import { MEMORY_TOOL_NAME } from "../../builtin/memory_tool.ts";
 import type { ToolSchema } from "../../core/memory_provider.ts";
 import { errorText } from "../../_util/error_text.ts";
 import { terminalSafe, terminalSafeDeep } from "../../core/terminal_text.ts";
 import { isRecord } from "../../_util/is_record.ts";
+import { readLines } from "../../sandbox/worker_protocol.ts";
 
 const RECALL_TOOL_NAME = "memory_recall";
 
@@ -63,10 +61,7 @@ function toMcpTool(schema: ToolSchema, provider?: string): Json {
     description: provider
       ? `[provider ${provider}] ${description}`
       : description,
-    inputSchema: {
-      ...terminalSafeDeep(schema.parameters),
-      type: "object",
-    },
+    inputSchema: { ...terminalSafeDeep(schema.parameters), type: "object" },
   };
 }
 
@@ -95,31 +90,24 @@ async function runMemoryMcp(
   // needs its tools only, not its session set-up. "mcp": a client asks and
   // waits, there is no next turn to prefetch for (Honcho recalls for the
   // query itself, as with recallSync).
-  let added: (memory: AgentMemory) => void = () => {};
-  const adding = new Promise<AgentMemory>((resolve) => added = resolve);
+  const added = Promise.withResolvers<AgentMemory>();
   const opening: Promise<AgentMemory> = openAgentMemory(quiet, {
     sessionId,
     platform: "mcp",
-    onAdded: added,
+    onAdded: added.resolve,
   });
   opening.catch(() => {});
-  const mask = await profileSecretMasker(home);
   const version = await moduleVersion();
-
+  // Read at the first tool call: until then the provider's start has the CPU.
+  let mask: Promise<(text: string) => string> | undefined;
   let turn = 0;
-  const builtin = (memory: AgentMemory): BuiltinMemoryProvider | null => {
-    const provider = memory.manager.getProvider("builtin");
-    return provider instanceof BuiltinMemoryProvider ? provider : null;
-  };
 
   const listTools = async () => {
-    const memory = await Promise.race([adding, opening]);
-    const tools: Json[] = [];
-    const own = builtin(memory)?.memoryToolSchema();
-    if (own) tools.push(toMcpTool(own));
+    const memory = await Promise.race([added.promise, opening]);
+    const own = memory.builtin?.memoryToolSchema();
+    const tools: Json[] = own ? [toMcpTool(own)] : [];
     for (const schema of await memory.manager.getAllToolSchemas()) {
-      if (schema.name === MEMORY_TOOL_NAME) continue;
-      if (schema.name === RECALL_TOOL_NAME) continue;
+      if ([MEMORY_TOOL_NAME, RECALL_TOOL_NAME].includes(schema.name)) continue;
       tools.push(toMcpTool(schema, memory.external ?? "unknown"));
     }
     tools.push(RECALL_TOOL);
@@ -127,41 +115,31 @@ async function runMemoryMcp(
   };
 
   const callTool = async (name: string, args: Json): Promise<Json> => {
+    const masked = await (mask ??= profileSecretMasker(home));
     const reply = (text: string, error: boolean): Json => ({
-      content: [{ type: "text", text: mask(text) }],
+      content: [{ type: "text", text: masked(text) }],
       ...(error ? { isError: true } : {}),
     });
     const fail = (error: string) => reply(JSON.stringify({ error }), true);
-    let memory: AgentMemory;
-    try {
-      memory = await opening;
-    } catch (error) {
-      return fail(`memory could not be opened: ${errorText(error)}`);
-    }
+    const memory = await opening.catch(errorText); // Its text on failure.
+    if (typeof memory === "string") return fail(`memory not opened: ${memory}`);
     const { manager } = memory;
     try {
       // Every tool call is a turn of its own: per-turn limits (the memory
       // tool's consolidation refusals) start over, recall is for this query.
       const query = typeof args.query === "string" ? args.query : "";
-      await manager.onTurnStart(
-        ++turn,
-        name === RECALL_TOOL_NAME ? query : "",
-      );
+      await manager.onTurnStart(++turn, name === RECALL_TOOL_NAME ? query : "");
       if (name === MEMORY_TOOL_NAME) {
-        const store = builtin(memory);
-        if (store === null) {
-          return fail("Built-in memory is disabled in config.yaml.");
-        }
+        const store = memory.builtin;
+        if (!store) return fail("Built-in memory is disabled in config.yaml.");
         const text = await store.handleMemoryTool(args);
         await manager.notifyMemoryToolWrite(text, args).catch(() => {});
         return reply(text, isError(text));
       }
       if (name === RECALL_TOOL_NAME) {
-        if (query.trim() === "") {
-          return fail("query must be a non-empty string");
-        }
+        if (!query.trim()) return fail("query must be a non-empty string");
         // What a new session would load, including writes made since.
-        await builtin(memory)?.reloadSnapshot();
+        await memory.builtin?.reloadSnapshot();
         const preview = await previewRecall(memory, query, sessionId);
         return reply(JSON.stringify(preview, null, 2), false);
       }
@@ -207,19 +185,24 @@ async function runMemoryMcp(
         throw { code: -32601, message: `Method not found: ${request.method}` };
     }
   };
-  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  // Deno's stdin, not node:readline (whose node:process costs the start ~8 ms).
   const pending: Promise<void>[] = [];
-  for await (const line of lines) {
-    if (line.trim() === "") continue;
+  const chunk = new Uint8Array(65536);
+  await readLines(async () => {
+    const n = await Deno.stdin.read(chunk);
+    return n === null ? null : chunk.subarray(0, n);
+  }, (line) => {
     let request: unknown;
     try {
       request = JSON.parse(line);
     } catch {
-      send({ id: null, error: { code: -32700, message: "Parse error" } });
-      continue;
+      if (line.trim() !== "") {
+        send({ id: null, error: { code: -32700, message: "Parse error" } });
+      }
+      return true;
     }
     // A notification (no id) needs no answer.
-    if (!isRecord(request) || request.id === undefined) continue;
+    if (!isRecord(request) || request.id === undefined) return true;
     const id = request.id;
     pending.push(
       answer(request).then(
@@ -233,7 +216,8 @@ async function runMemoryMcp(
           }),
       ),
     );
-  }
+    return true;
+  });
   await Promise.all(pending);
   try {
     const memory = await opening;

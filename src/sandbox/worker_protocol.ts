@@ -207,6 +207,9 @@ export function checkLineBytes(bytes: number): void {
   );
 }
 
+/** Microtask turns from an answer's resolution to its awaiting caller (through two async frames). */
+const SETTLE_TURNS = 4;
+
 /** How {@linkcode readLines} ended. */
 export type LinesEnd = "end" | "stopped" | "overlong";
 
@@ -240,6 +243,10 @@ export async function readLines(
     size += chunk.length - start;
     if (size > limit) return "overlong";
     pending += decoder.decode(chunk.subarray(start), { stream: true });
+    // The next read starts once what these lines settled has run (a few
+    // microtask turns): its stream and op set-up then overlaps the other
+    // end's work instead of delaying the caller of an answer (about 10 µs).
+    for (let turn = 0; turn < SETTLE_TURNS; turn++) await undefined;
   }
   return "end";
 }

@@ -125,6 +125,18 @@ async function ensureCached(
     }
   }
   const step = cliCacheStep();
+  const unlocked = step.cwd === undefined
+    ? undefined
+    : unlockedImport(step.cwd);
+  if (unlocked !== undefined) {
+    warn(
+      cacheFailure(
+        step,
+        `deno.json imports ${unlocked}, which it does not resolve`,
+      ),
+    );
+    return false;
+  }
   const slow = setTimeout(
     () => warn("hermes: caching the modules the CLI needs (first run)…"),
     1000,
@@ -147,7 +159,9 @@ async function ensureCached(
     clearTimeout(slow);
   }
   if (!output.success) {
-    warn(cacheFailure(step, output));
+    warn(
+      cacheFailure(step, new TextDecoder().decode(output.stderr), output.code),
+    );
     return false;
   }
   if (cacheDir !== undefined) {
@@ -159,28 +173,56 @@ async function ensureCached(
 /** The variable that makes a failed cache step print Deno's whole output. */
 const DEBUG_ENV = "HERMES_DEBUG";
 
-/** One cause and fix for a failed cache step (Deno's full output only under `HERMES_DEBUG=1`). */
+/**
+ * The first `npm:`/`jsr:` import of `deno.json` that `deno.lock` does not
+ * resolve: checked before the frozen install, which on a first run with a
+ * fresh Deno cache sometimes accepted such a lockfile (and the CLI's own
+ * `deno run` would then rewrite it).
+ */
+function unlockedImport(dir: string): string | undefined {
+  try {
+    const imports = JSON.parse(Deno.readTextFileSync(`${dir}/deno.json`))
+      .imports as Record<string, unknown> | undefined;
+    const locked = JSON.parse(Deno.readTextFileSync(`${dir}/deno.lock`))
+      .specifiers as Record<string, unknown> | undefined;
+    return Object.values(imports ?? {}).find((value): value is string =>
+      typeof value === "string" && /^(?:npm|jsr):/.test(value) &&
+      !Object.hasOwn(locked ?? {}, value)
+    );
+  } catch {
+    return undefined; // Unreadable: the install reports it.
+  }
+}
+
+/**
+ * One cause and fix for a failed cache step: `stderr` and `code` are Deno's
+ * (its full output only under `HERMES_DEBUG=1`); without a code, `stderr`
+ * says which import the lockfile does not resolve.
+ */
 function cacheFailure(
   step: ReturnType<typeof cliCacheStep>,
-  output: Deno.CommandOutput,
+  stderr: string,
+  code?: number,
 ): string {
-  const detail = new TextDecoder().decode(output.stderr).trim();
+  const detail = stderr.trim();
   const cause = /^error: (.*)$/m.exec(detail)?.[1] ??
     detail.split("\n", 1)[0] ?? "";
   const debug = readProcessEnv(DEBUG_ENV) === "1";
   const more = !debug && detail.includes("\n")
     ? ` (${DEBUG_ENV}=1 shows Deno's full output)`
     : "";
-  const text = /lockfile is out of date/i.test(cause)
-    ? `${
-      step.lockfile ?? "deno.lock"
-    } is out of date (it does not match deno.json)\n` +
+  const text = code === undefined || /lockfile is out of date/i.test(cause)
+    ? `${step.lockfile ?? "deno.lock"} is out of date (${
+      code === undefined ? detail : "it does not match deno.json"
+    })\n` +
       `hint: run 'deno install' in ${step.cwd} to update it, or 'git checkout deno.lock' there if the change was not meant${more}`
-    : `'deno ${step.args[0]}' failed (exit code ${output.code})${
+    : `'deno ${step.args[0]}' failed (exit code ${code})${
       cause ? `: ${cause}` : ""
     }\nhint: check the network (the npm registry) or the Deno cache, then run hermes again${more}`;
   return `hermes: cannot cache the modules the CLI needs: ${text}${
-    debug ? `\n'deno ${step.args.join(" ")}' printed:\n${detail}` : ""
+    debug && code !== undefined
+      ? `\n'deno ${step.args.join(" ")}' printed:\n${detail}`
+      : ""
   }`;
 }
 

@@ -80,6 +80,8 @@ const MAX_ENDS = 5;
 
 /** After giving up, a call starts the provider again once this long has passed. */
 const RETRY_AFTER_MS = 30_000;
+/** The longest a paused process's slot waits for the process to exit after its kill. */
+const EXIT_WAIT_MS = 2_000;
 /** How soon after a write the host asks whether it is durable. */
 const CONFIRM_DELAY_MS = 100;
 
@@ -329,8 +331,10 @@ export class SandboxedMemoryProvider extends MemoryProvider {
       } catch (error) {
         this.#debug(error);
       } finally {
-        // The slot is freed only once the process is ended: the cap counts processes.
+        // The slot is freed only once the process has exited (a killed one takes a few ms to
+        // go): the cap counts processes.
         rpc.terminate("it was paused under the live provider cap");
+        await raceTimeout(rpc.exited, EXIT_WAIT_MS);
         this.#release();
       }
     })().finally(() => this.#pausing = undefined);

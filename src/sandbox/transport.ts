@@ -39,6 +39,8 @@ export interface ProviderChannel {
   close(): void;
   /** The sandbox process's id (`undefined` for a worker). */
   readonly pid?: number;
+  /** Settles once the sandbox process has exited (a worker: at once). */
+  readonly exited?: Promise<unknown>;
   /**
    * Has the host's watchdog (`watchdog_process.ts`) watch the whole sandbox process
    * for a busy thread; `busy` gets the reason before the host ends it.
@@ -341,14 +343,16 @@ export function processChannel(
   };
   // The token goes first: the bootstrap reads it before any provider code.
   write(`${token}\n`);
-  // One pipe write per turn: a one-way message (a cast, an answer) waits in
-  // `queued` for the next request or the next macrotask, whichever comes
-  // first; a request takes everything queued before it. One queue keeps the
-  // order the protocol relies on (a drain or call runs after earlier casts).
+  // Few pipe writes: a one-way message (a cast, an answer) waits in `queued`
+  // for the next request or the end of this macrotask, whichever comes first
+  // (`setImmediate`: a 0 ms timer fires at the next millisecond, so the casts
+  // of a turn would ride with the next call and delay its answer); a request
+  // takes everything queued before it. One queue keeps the order the protocol
+  // relies on (a drain or call runs after earlier casts).
   let queued = "";
-  let flushTimer: ReturnType<typeof setTimeout> | undefined;
+  let flushTimer: ReturnType<typeof setImmediate> | undefined;
   const flush = (): void => {
-    clearTimeout(flushTimer);
+    clearImmediate(flushTimer);
     flushTimer = undefined;
     if (queued !== "") write(queued);
     queued = "";
@@ -435,6 +439,7 @@ export function processChannel(
   return {
     kind: "process",
     pid: child.pid,
+    exited: child.status,
     send(message: unknown): void {
       if (closed) return;
       const line = encodeMessage(message);
@@ -444,7 +449,7 @@ export function processChannel(
       }
       queued += `${line}\n`;
       if (typeof (message as { id?: unknown }).id === "number") flush();
-      else flushTimer ??= setTimeout(flush, 0);
+      else flushTimer ??= setImmediate(flush);
     },
     listen(given: ChannelHandlers): void {
       handlers = given;
@@ -462,7 +467,7 @@ export function processChannel(
       if (closed) return;
       closed = true;
       unwatch?.();
-      clearTimeout(flushTimer);
+      clearImmediate(flushTimer);
       try {
         child.kill("SIGKILL");
       } catch {

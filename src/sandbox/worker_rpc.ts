@@ -161,6 +161,11 @@ export class WorkerRpc {
     return this.#channel.pid;
   }
 
+  /** Settles once the sandbox process has exited (a worker: at once). */
+  get exited(): Promise<unknown> {
+    return this.#channel.exited ?? Promise.resolve();
+  }
+
   /** Whether a request is waiting for its reply. */
   get busy(): boolean {
     return this.#pending.size > 0;

@@ -144,14 +144,9 @@ Deno.test("a deno.lock out of date with deno.json: the launcher prints the cause
     // A slow machine also gets the "(first run)…" note before the error.
     assert.equal(
       run.err.replace(/^hermes: caching .*\(first run\)…\n/, ""),
-      `hermes: cannot cache the modules the CLI needs: ${checkout}/deno.lock is out of date (it does not match deno.json)\n` +
-        `hint: run 'deno install' in ${checkout} to update it, or 'git checkout deno.lock' there if the change was not meant (HERMES_DEBUG=1 shows Deno's full output)\n`,
+      `hermes: cannot cache the modules the CLI needs: ${checkout}/deno.lock is out of date (deno.json imports npm:yaml@^2.8.0, which it does not resolve)\n` +
+        `hint: run 'deno install' in ${checkout} to update it, or 'git checkout deno.lock' there if the change was not meant\n`,
     );
-    // Asked for, Deno's own output (the lockfile diff) follows.
-    const debug = await launch({ HERMES_DEBUG: "1" });
-    assert.equal(debug.code, 1);
-    assert.match(debug.err, /^changes:$/m);
-    assert.match(debug.err, /^error: The lockfile is out of date/m);
   });
 });
 

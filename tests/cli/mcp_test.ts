@@ -9,6 +9,7 @@ import { StdioClientTransport } from "npm:@modelcontextprotocol/sdk@1.32.2/clien
 import type { Tool } from "npm:@modelcontextprotocol/sdk@1.32.2/types.js";
 import { startHonchoTestServer } from "../honcho_server.ts";
 import { hermesCliCommand, runHermesCli } from "../helpers/hermes_cli_child.ts";
+import { livePids } from "../helpers/run_command.ts";
 import {
   simpleProviderSource,
   writeProvider,
@@ -315,26 +316,6 @@ Deno.test("memory mcp: JSON-RPC errors for an unknown method, a bad line and a c
   assert.equal(byId(2).error.code, -32602);
   assert.deepEqual(byId(3), { jsonrpc: "2.0", id: 3, result: {} });
 });
-
-/** The pids of live processes (not zombies) whose parent is `parent` and whose command line has `word` (all of them without `parent`). */
-async function livePids(word: string, parent?: number): Promise<number[]> {
-  const ps = await new Deno.Command("ps", {
-    args: [
-      "-o",
-      "pid=,stat=,args=",
-      ...(parent ? ["--ppid", `${parent}`] : ["-e"]),
-    ],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return new TextDecoder().decode(ps.stdout).split("\n")
-    .map((line) => line.trim().split(/\s+/))
-    .filter((f) =>
-      f.length > 2 && !f[1]!.startsWith("Z") &&
-      f.slice(2).join(" ").includes(word)
-    )
-    .map((f) => Number(f[0]));
-}
 
 async function eventually<T>(
   what: string,

@@ -54,3 +54,26 @@ export async function runCommand(
     err: decoder.decode(output.stderr),
   };
 }
+
+/** The pids of live processes (not zombies) whose parent is `parent` and whose command line has `word` (all of them without `parent`). */
+export async function livePids(
+  word: string,
+  parent?: number,
+): Promise<number[]> {
+  const ps = await new Deno.Command("ps", {
+    args: [
+      "-o",
+      "pid=,stat=,args=",
+      ...(parent ? ["--ppid", `${parent}`] : ["-e"]),
+    ],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  return new TextDecoder().decode(ps.stdout).split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .filter((f) =>
+      f.length > 2 && !f[1]!.startsWith("Z") &&
+      f.slice(2).join(" ").includes(word)
+    )
+    .map((f) => Number(f[0]));
+}

@@ -15,6 +15,7 @@ import { REPO } from "../helpers/plugin_fixtures.ts";
 import { lockedDenoDir } from "../helpers/locked_npm_cache.ts";
 import { type LibraryWorld, libraryWorld } from "../helpers/library_world.ts";
 import { runHermesCli } from "../helpers/hermes_cli_child.ts";
+import { livePids } from "../helpers/run_command.ts";
 import { startProvider } from "../fixtures/honcho_provider_harness.ts";
 
 const HOST = join(REPO, "tests", "helpers", "supervised_host.ts");
@@ -318,19 +319,8 @@ Deno.test("a provider that dies at every start: the accepted turns wait on disk 
 });
 
 /** The pids of the provider processes `host` runs now (zombies are not alive). */
-async function providerPids(host: number): Promise<number[]> {
-  const ps = await new Deno.Command("ps", {
-    args: ["-o", "pid=,stat=,args=", "--ppid", String(host)],
-    stdout: "piped",
-    stderr: "null",
-  }).output();
-  return new TextDecoder().decode(ps.stdout).split("\n")
-    .map((line) => line.trim().split(/\s+/))
-    .filter((f) =>
-      f.length > 2 && !f[1]!.startsWith("Z") &&
-      f.slice(2).join(" ").includes("worker_bootstrap")
-    )
-    .map((f) => Number(f[0]));
+function providerPids(host: number): Promise<number[]> {
+  return livePids("worker_bootstrap", host);
 }
 
 /** SIGKILLs the provider process of `host` (waiting up to 5 s for one to run). */

@@ -406,3 +406,17 @@ export function childEnv(
     ...extra,
   };
 }
+
+/** Private memory (PSS, KiB) of each process, read by bench/_pss.ts under -A; NaN when gone. */
+export async function pss(pids: number[]): Promise<number[]> {
+  const result = await runProcess(Deno.execPath(), [
+    "run",
+    "-A",
+    "--quiet",
+    new URL("./_pss.ts", import.meta.url).href,
+    ...pids.map(String),
+  ]);
+  if (result.code !== 0) throw new Error(`_pss.ts failed: ${result.stderr}`);
+  const kb = JSON.parse(result.stdout) as Record<string, number>;
+  return pids.map((pid) => kb[String(pid)] ?? NaN);
+}

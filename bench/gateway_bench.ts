@@ -28,6 +28,7 @@ import {
   median,
   printRatiosAtEnd,
   providerImport,
+  pss,
   ratio,
   record,
   runProcess,
@@ -89,19 +90,6 @@ async function load(home: string): Promise<SandboxedMemoryProvider> {
     );
   }
   return provider as SandboxedMemoryProvider;
-}
-
-async function pss(pids: number[]): Promise<number[]> {
-  const result = await runProcess(Deno.execPath(), [
-    "run",
-    "-A",
-    "--quiet",
-    new URL("./_pss.ts", import.meta.url).href,
-    ...pids.map(String),
-  ]);
-  if (result.code !== 0) throw new Error(`_pss.ts failed: ${result.stderr}`);
-  const kb = JSON.parse(result.stdout) as Record<string, number>;
-  return pids.map((pid) => kb[String(pid)] ?? NaN);
 }
 
 const bare = async () =>

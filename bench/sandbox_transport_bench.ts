@@ -34,6 +34,7 @@ import {
   median,
   printRatiosAtEnd,
   providerImport,
+  pss,
   record,
   runProcess,
   setup,
@@ -244,19 +245,6 @@ globalThis.addEventListener("unload", () => {
 // Scale: private memory per provider, and starting 200 profiles
 // ---------------------------------------------------------------------------
 
-async function pss(pids: number[]): Promise<number[]> {
-  const result = await runProcess(Deno.execPath(), [
-    "run",
-    "-A",
-    "--quiet",
-    new URL("./_pss.ts", import.meta.url).href,
-    ...pids.map(String),
-  ]);
-  if (result.code !== 0) throw new Error(`_pss.ts failed: ${result.stderr}`);
-  const kb = JSON.parse(result.stdout) as Record<string, number>;
-  return pids.map((pid) => kb[String(pid)] ?? NaN);
-}
-
 printRatiosAtEnd("sandbox transport", [
   { label: "start, process", id: "sandbox.start.process", floor: START_FLOOR },
   { label: "start, worker", id: "sandbox.start.worker", floor: START_FLOOR },
@@ -280,7 +268,10 @@ async function scale(): Promise<void> {
       const started = performance.now();
       const providers: SandboxedMemoryProvider[] = [];
       for (const home of homes.slice(0, count)) {
-        providers.push(await load(home, transport));
+        const provider = await load(home, transport);
+        // A later load of the same code starts nothing until its first call.
+        await provider.prefetch("start", { sessionId: "bench" });
+        providers.push(provider);
       }
       const startMs = performance.now() - started;
       let perProviderMb: number;

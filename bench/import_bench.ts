@@ -36,6 +36,7 @@ import {
   addSample,
   benchmark,
   formatMs,
+  type Iteration,
   keepLogs,
   median,
   mustSucceed,
@@ -45,6 +46,30 @@ import {
 } from "./_harness.ts";
 import { honchoUserHome, viaDirect } from "./_hermes_cli.ts";
 import { variedTurn } from "./_manager_workload.ts";
+
+/** `hermes memory import <file>` in `home`, spawn to exit, timed. */
+async function timedImport(
+  it: Iteration,
+  home: string,
+  file: string,
+  host: string,
+): Promise<Awaited<ReturnType<typeof runProcess>>> {
+  const cli = viaDirect(
+    home,
+    ["memory", "import", file, "--session", "import-bench"],
+    { net: [host] },
+  );
+  if (typeof cli === "string") throw new Error(cli);
+  const result = await it.time(() =>
+    runProcess(cli.command, cli.args, {
+      cwd: cli.cwd,
+      env: cli.env,
+      timeoutMs: CLI_DEADLINE_MS,
+    })
+  );
+  mustSucceed(`hermes memory import (${cli.label})`, result);
+  return result;
+}
 
 keepLogs("import_bench");
 
@@ -244,20 +269,7 @@ if (typeof cliCheck === "string") {
       });
       const file = join(user.hermes, "import.jsonl");
       await Deno.writeTextFile(file, TRANSCRIPT);
-      const cli = viaDirect(
-        user.home,
-        ["memory", "import", file, "--session", "import-bench"],
-        { net: [host] },
-      );
-      if (typeof cli === "string") throw new Error(cli);
-      const result = await it.time(() =>
-        runProcess(cli.command, cli.args, {
-          cwd: cli.cwd,
-          env: cli.env,
-          timeoutMs: CLI_DEADLINE_MS,
-        })
-      );
-      mustSucceed(`hermes memory import (${cli.label})`, result);
+      const result = await timedImport(it, user.home, file, host);
       const stored = count("import.cli", honcho, result.ms);
       if (stored.missing > 0 || result.stderr.trim() !== "") {
         console.error(
@@ -331,20 +343,7 @@ if (typeof cliCheck !== "string") {
       const file = join(user.hermes, "import.jsonl");
       await Deno.writeTextFile(file, SMALL);
       const floor = await fsyncFloor(user.hermes);
-      const cli = viaDirect(
-        user.home,
-        ["memory", "import", file, "--session", "import-bench"],
-        { net: [host] },
-      );
-      if (typeof cli === "string") throw new Error(cli);
-      const result = await it.time(() =>
-        runProcess(cli.command, cli.args, {
-          cwd: cli.cwd,
-          env: cli.env,
-          timeoutMs: CLI_DEADLINE_MS,
-        })
-      );
-      mustSucceed(`hermes memory import (${cli.label})`, result);
+      const result = await timedImport(it, user.home, file, host);
       const contents = new Map<string, number>();
       for (const message of honcho.state.messages) {
         contents.set(message.content, (contents.get(message.content) ?? 0) + 1);

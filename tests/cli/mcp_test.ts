@@ -283,10 +283,10 @@ Deno.test("memory mcp: a provider's tool text reaches clients escaped and marked
   );
 });
 
-Deno.test("memory mcp: JSON-RPC errors for an unknown method, a bad line and a call without a name; notifications get no answer", async () => {
-  await using user = await tempUser();
-  const c = await hermesCliCommand(["memory", "mcp"], { userHome: user.home });
-  const child = new Deno.Command(c.command, {
+/** `hermes memory mcp` for `userHome`, its stdin and stdout piped. */
+async function spawnMcp(userHome: string): Promise<Deno.ChildProcess> {
+  const c = await hermesCliCommand(["memory", "mcp"], { userHome });
+  return new Deno.Command(c.command, {
     args: c.args,
     cwd: c.cwd,
     env: c.env,
@@ -295,6 +295,11 @@ Deno.test("memory mcp: JSON-RPC errors for an unknown method, a bad line and a c
     stdout: "piped",
     stderr: "null",
   }).spawn();
+}
+
+Deno.test("memory mcp: JSON-RPC errors for an unknown method, a bad line and a call without a name; notifications get no answer", async () => {
+  await using user = await tempUser();
+  const child = await spawnMcp(user.home);
   const writer = child.stdin.getWriter();
   await writer.write(new TextEncoder().encode(
     [
@@ -348,18 +353,7 @@ Deno.test({
       join(home, "config.yaml"),
       "memory:\n  provider: early\n",
     );
-    const c = await hermesCliCommand(["memory", "mcp"], {
-      userHome: user.home,
-    });
-    const child = new Deno.Command(c.command, {
-      args: c.args,
-      cwd: c.cwd,
-      env: c.env,
-      clearEnv: true,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
+    const child = await spawnMcp(user.home);
     const output = new Response(child.stdout).text();
     // Nothing written yet: the server starts its provider on its own.
     const [sandbox] = await eventually("its sandbox process", async () => {

@@ -125,9 +125,9 @@ async function ensureCached(
     }
   }
   const step = cliCacheStep();
-  const unlocked = step.cwd === undefined
+  const unlocked = step.cwd === undefined || step.lockfile === undefined
     ? undefined
-    : unlockedImport(step.cwd);
+    : unlockedImport(`${step.cwd}/deno.json`, step.lockfile);
   if (unlocked !== undefined) {
     warn(
       cacheFailure(
@@ -179,11 +179,11 @@ const DEBUG_ENV = "HERMES_DEBUG";
  * fresh Deno cache sometimes accepted such a lockfile (and the CLI's own
  * `deno run` would then rewrite it).
  */
-function unlockedImport(dir: string): string | undefined {
+function unlockedImport(config: string, lockfile: string): string | undefined {
   try {
-    const imports = JSON.parse(Deno.readTextFileSync(`${dir}/deno.json`))
+    const imports = JSON.parse(Deno.readTextFileSync(config))
       .imports as Record<string, unknown> | undefined;
-    const locked = JSON.parse(Deno.readTextFileSync(`${dir}/deno.lock`))
+    const locked = JSON.parse(Deno.readTextFileSync(lockfile))
       .specifiers as Record<string, unknown> | undefined;
     return Object.values(imports ?? {}).find((value): value is string =>
       typeof value === "string" && /^(?:npm|jsr):/.test(value) &&

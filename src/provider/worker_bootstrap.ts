@@ -218,27 +218,27 @@ scope.addEventListener("error", (event: Event) => {
   );
 });
 
+/** `value` with each callback marker in it replaced by a function that calls back (`value` itself when it holds none). */
 function reviveCallbacks(value: unknown): unknown {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return value;
   }
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    // Values arrive as plain data (JSON or a structured clone).
-    const name = (item as CallbackMarker | null)?.__hermesCallback;
-    if (typeof name === "string") {
-      out[key] = (...args: unknown[]): void => {
-        postToHost({
-          t: "callback",
-          name,
-          args: JSON.parse(JSON.stringify(args)),
-        });
-      };
-    } else {
-      out[key] = item;
-    }
+  // Values arrive as plain data (JSON or a structured clone): own keys only.
+  const record = value as Record<string, unknown>;
+  let out: Record<string, unknown> | undefined;
+  for (const key in record) {
+    const name = (record[key] as CallbackMarker | null)?.__hermesCallback;
+    if (typeof name !== "string") continue;
+    out ??= { ...record };
+    out[key] = (...args: unknown[]): void => {
+      postToHost({
+        t: "callback",
+        name,
+        args: JSON.parse(JSON.stringify(args)),
+      });
+    };
   }
-  return out;
+  return out ?? value;
 }
 
 /**

@@ -174,6 +174,46 @@ export const MAX_LOG_CHARS = 16_384;
 /** The largest value a call may return, in approximate bytes (8 per number or key); more fails the call. */
 export const MAX_RESULT_BYTES = 32 * 1024 * 1024;
 
+/** Refuses what JSON would drop but a structured clone refuses. */
+function refuseUnclonable(_key: string, value: unknown): unknown {
+  const type = typeof value;
+  if (type === "function" || type === "symbol" || type === "bigint") {
+    throw new TypeError(`a ${type} could not be cloned`);
+  }
+  return value;
+}
+
+/** How deep {@linkcode isPlainData} walks before it leaves the checks to `JSON.stringify`. */
+const WALK_DEPTH = 64;
+
+/**
+ * Whether `value` is plain data, checked in one walk (a few times cheaper
+ * than a `JSON.stringify` replacer, which is called back for every value);
+ * `false` where the walk cannot tell (a `toJSON` method, nesting deeper
+ * than {@linkcode WALK_DEPTH}, which a cycle reaches).
+ *
+ * @throws {TypeError} On a function, symbol or bigint it meets.
+ */
+function isPlainData(value: unknown, depth: number): boolean {
+  if (typeof value !== "object") return refuseUnclonable("", value) === value;
+  if (value === null) return true;
+  const record = value as Record<string, unknown>;
+  if (depth > WALK_DEPTH || typeof record.toJSON === "function") return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      if (!isPlainData(value[i], depth + 1)) return false;
+    }
+    return true;
+  }
+  for (const key in record) {
+    // Own keys only, as JSON reads them.
+    if (Object.hasOwn(record, key) && !isPlainData(record[key], depth + 1)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /**
  * One message as a JSON line of the process transport, refusing what JSON
  * would drop (a function, a symbol, a bigint) as a structured clone does.
@@ -181,13 +221,9 @@ export const MAX_RESULT_BYTES = 32 * 1024 * 1024;
  * @throws {TypeError} When part of it cannot cross.
  */
 export function encodeMessage(message: unknown): string {
-  return JSON.stringify(message, (_key, value: unknown) => {
-    const type = typeof value;
-    if (type === "function" || type === "symbol" || type === "bigint") {
-      throw new TypeError(`a ${type} could not be cloned`);
-    }
-    return value;
-  });
+  return isPlainData(message, 0)
+    ? JSON.stringify(message)
+    : JSON.stringify(message, refuseUnclonable);
 }
 
 /**
@@ -339,6 +375,11 @@ export type MessageCheck =
   | { ok: true; message: WorkerMessage }
   | { ok: false; problem: string };
 
+const bad = (problem: string): MessageCheck => ({ ok: false, problem });
+const good = (message: WorkerMessage): MessageCheck => ({ ok: true, message });
+const text = (v: unknown, max = MAX_LOG_CHARS): v is string =>
+  typeof v === "string" && v.length <= max;
+
 /**
  * Checks a worker's message before the host uses it: shape, types, size,
  * and that a reply answers a request sent; an overlong log line is cut.
@@ -347,11 +388,6 @@ export function checkWorkerMessage(
   data: unknown,
   nextId: number,
 ): MessageCheck {
-  const bad = (problem: string): MessageCheck => ({ ok: false, problem });
-  const good = (message: WorkerMessage): MessageCheck => ({
-    ok: true,
-    message,
-  });
   if (!isRecord(data)) {
     return bad(
       data === null ? "null" : Array.isArray(data) ? "an array" : typeof data,
@@ -359,8 +395,6 @@ export function checkWorkerMessage(
   }
   // Each accepted message is rebuilt from its known fields only.
   const t = data.t;
-  const text = (v: unknown, max = MAX_LOG_CHARS): v is string =>
-    typeof v === "string" && v.length <= max;
   switch (t) {
     case "ready":
       return good({ t: "ready" });

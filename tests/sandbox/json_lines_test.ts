@@ -1,6 +1,7 @@
-// The one line reader both ends of the process transport use.
+// The lines of the process transport: how a message becomes one, and the
+// one line reader both ends use.
 import assert from "node:assert/strict";
-import { readLines } from "../../src/sandbox/worker_protocol.ts";
+import { encodeMessage, readLines } from "../../src/sandbox/worker_protocol.ts";
 
 /** Feeds `chunks` to readLines (each from one reused buffer, as the bootstrap reads). */
 async function lines(chunks: Uint8Array[], limit?: number, stopAt?: string) {
@@ -52,4 +53,43 @@ Deno.test("readLines ends at a line over its limit, terminated or not, and takes
     seen: [],
     end: "overlong",
   });
+});
+
+Deno.test("encodeMessage writes what JSON writes and refuses, at any depth, what a structured clone refuses", () => {
+  /** `levels` arrays deep around `inner`. */
+  const nest = (inner: unknown, levels: number): unknown => {
+    let value = inner;
+    for (let i = 0; i < levels; i++) value = [value];
+    return value;
+  };
+  const inherited = Object.create({ method: () => 1 }) as Record<
+    string,
+    unknown
+  >;
+  inherited.own = "kept";
+  const plain = [
+    { t: "call", args: ["text", 1.5, true, null, { sessionId: "s" }] },
+    { skipped: undefined, holes: [1, , 3], date: new Date(0) },
+    { custom: { toJSON: () => ({ as: "json" }) }, inherited },
+    { deep: nest("bottom", 200) },
+  ];
+  for (const message of plain) {
+    assert.equal(encodeMessage(message), JSON.stringify(message));
+  }
+  const refused: [unknown, string][] = [
+    [{ args: [() => 1] }, "function"],
+    [{ args: [{ options: { onDone: Symbol("x") } }] }, "symbol"],
+    [{ value: 10n }, "bigint"],
+    [{ deep: nest(() => 1, 200) }, "function"],
+    [{ custom: { toJSON: () => ({ f: () => 1 }) } }, "function"],
+  ];
+  for (const [message, type] of refused) {
+    assert.throws(() => encodeMessage(message), {
+      name: "TypeError",
+      message: `a ${type} could not be cloned`,
+    });
+  }
+  const cycle: Record<string, unknown> = {};
+  cycle.self = cycle;
+  assert.throws(() => encodeMessage({ cycle }), TypeError);
 });

@@ -1,7 +1,7 @@
 // The provider sandbox's two transports side by side, each against its
 // floor measured in the same run:
 //
-//   deno bench --no-prompt --allow-read --allow-write --allow-env --allow-net=127.0.0.1,localhost --allow-run --allow-sys bench/sandbox_transport_bench.ts
+//   deno bench --lock=tests/deno.lock --no-prompt --allow-read --allow-write --allow-env --allow-net=127.0.0.1,localhost --allow-run --allow-sys bench/sandbox_transport_bench.ts
 //
 // - start: `loadMemoryProvider()` of a minimal user provider, its first
 //   prefetch and its shutdown, on the process transport (its own `deno run`)
@@ -10,7 +10,8 @@
 // - turn: one agent turn (prefetch awaited, syncTurn and queuePrefetch
 //   posted) on each transport, vs the floor: one JSON line round trip
 //   through a `deno run` child that echoes its stdin (bench/_echo_pipe.ts)
-//   (goal for the process: at most 1.5x).
+//   (goal for the process: at most 1.5x). Each transport first runs 520
+//   untimed pairs (floor, then turn), printed as the cold start.
 // - scale (printed and recorded when the file loads, before the benches):
 //   private memory per provider (PSS from /proc/<pid>/smaps_rollup, read by
 //   bench/_pss.ts under -A) with 1, 50 and 200 profiles loaded, process vs
